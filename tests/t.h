@@ -1,0 +1,73 @@
+/*
+ * Tiny test harness shared by every program in tests/.
+ *
+ *   T_BEGIN(seconds)    arm an alarm: a hang kills the test (SIGALRM -> fail)
+ *   CHECK(cond)         record a failure (and go on) when cond is false
+ *   CHECK_EQ(a, b)      same, printing both values as long long
+ *   CHECK_RC(expr, rc)  expr returns error number rc (0 = success)
+ *   T_SKIP("why")       exit 77: the test cannot run here
+ *   T_END()             exit 0 if no CHECK failed, else 1
+ */
+#ifndef POSIXTRACE_TEST_H
+#define POSIXTRACE_TEST_H
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int t_failures;
+static int t_checks;
+
+#define T_BEGIN(seconds) do { alarm(seconds); } while (0)
+
+#define CHECK(cond) do { \
+	t_checks++; \
+	if (!(cond)) { \
+		t_failures++; \
+		fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
+	} \
+} while (0)
+
+#define CHECK_EQ(a, b) do { \
+	long long t_a_ = (long long)(a), t_b_ = (long long)(b); \
+	t_checks++; \
+	if (t_a_ != t_b_) { \
+		t_failures++; \
+		fprintf(stderr, "%s:%d: CHECK_EQ failed: %s == %lld, expected %s == %lld\n", \
+		        __FILE__, __LINE__, #a, t_a_, #b, t_b_); \
+	} \
+} while (0)
+
+#define CHECK_RC(expr, rc) do { \
+	int t_rc_ = (expr), t_want_ = (rc); \
+	t_checks++; \
+	if (t_rc_ != t_want_) { \
+		t_failures++; \
+		fprintf(stderr, "%s:%d: %s returned %d (%s), expected %d (%s)\n", \
+		        __FILE__, __LINE__, #expr, t_rc_, strerror(t_rc_), t_want_, \
+		        strerror(t_want_)); \
+	} \
+} while (0)
+
+/* A check that must hold for the rest of the test to make sense. */
+#define REQUIRE(cond) do { \
+	if (!(cond)) { \
+		fprintf(stderr, "%s:%d: REQUIRE failed: %s\n", __FILE__, __LINE__, #cond); \
+		exit(1); \
+	} \
+} while (0)
+
+#define T_SKIP(why) do { printf("SKIP: %s\n", why); exit(77); } while (0)
+
+#define T_END() do { \
+	if (t_failures) { \
+		fprintf(stderr, "%d of %d checks failed\n", t_failures, t_checks); \
+		exit(1); \
+	} \
+	exit(0); \
+} while (0)
+
+#endif
