@@ -1,0 +1,148 @@
+/*
+ * layout.h -- the shared-memory format of a trace stream segment.
+ *
+ * A stream is one memfd segment mapped by every process that records into
+ * it or reads it.  It holds offsets only, never pointers.  Readers treat all
+ * of it as untrusted: every offset, length and id read from here is
+ * checked before use.  See docs/design.md for the algorithms.
+ *
+ *   +-----------------+ 0
+ *   | struct pt_hdr   |  geometry, attributes, clock, state, filter, pool
+ *   +-----------------+ chunks_off
+ *   | pt_chunk[n]     |  one 64-byte descriptor per chunk
+ *   +-----------------+ names_off
+ *   | pt_name[1024]   |  event-type name table
+ *   +-----------------+ acq_off
+ *   | u64[log_len]    |  acquisition log: chunks in the order taken
+ *   +-----------------+ seal_off
+ *   | u64[log_len]    |  seal log: chunks in the order filled
+ *   +-----------------+ data_off
+ *   | chunk data      |  n * chunk_size bytes of event records
+ *   +-----------------+ seg_size
+ */
+#ifndef POSIXTRACE_LAYOUT_H
+#define POSIXTRACE_LAYOUT_H
+
+#include <stdalign.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <trace.h>
+
+#define PT_MAGIC          0x4d52545358495350ull /* "PSIXSTRM" */
+#define PT_LAYOUT_VERSION 1u
+#define PT_NIDS           __TRACE_EVENT_ID_LIMIT /* event id space */
+#define PT_SYS_IDS        16u                    /* ids below are system events */
+#define PT_NAME_SZ        TRACE_EVENT_NAME_MAX
+#define PT_CLOCK_PTS      32u
+#define PT_NIL            0xffffffu              /* "no chunk" in 24-bit index fields */
+#define PT_MAX_CHUNKS     PT_NIL
+
+/* ---- event record: 16-byte header, then the payload padded to 8 bytes.
+ * w0 = timestamp (low 48 bits) | id << 48 (12 bits) | flags << 60
+ * w1 = caller address (low 48 bits) | payload length << 48          */
+#define PT_REC_HDR     16u
+#define PT_MASK48      0xffffffffffffull
+#define PT_RF_TRUNC    1u            /* payload cut at record time */
+#define PT_REC_SIZE(n) (PT_REC_HDR + (((uint32_t)(n) + 7u) & ~7u))
+
+/* ---- stream state word: flags in the low byte, clear-epoch above. */
+#define PT_ST_RUNNING     0x01u
+#define PT_ST_FULL        0x02u
+#define PT_ST_AUTOSTOP    0x04u /* stopped itself (UNTIL_FULL); reader restarts it */
+#define PT_ST_DEAD        0x08u /* shut down */
+#define PT_ST_EPOCH_SHIFT 8
+#define PT_ST_EPOCH(s)    ((s) >> PT_ST_EPOCH_SHIFT)
+
+/* ---- chunk states, in the low 2 bits of pt_chunk.ss (seq in the rest). */
+#define PT_CK_FREE   0u
+#define PT_CK_OPEN   1u
+#define PT_CK_SEALED 2u
+#define PT_CK_BUSY   3u /* being freed or stolen */
+#define PT_SS(seq, st)  (((uint64_t)(seq) << 2) | (st))
+#define PT_SS_SEQ(ss)   ((ss) >> 2)
+#define PT_SS_STATE(ss) ((unsigned)((ss) & 3u))
+
+/* ---- log entries: seq (40 bits) << 24 | chunk index (24 bits). */
+#define PT_LOG_ENTRY(seq, idx) ((((uint64_t)(seq) & 0xffffffffffull) << 24) | (idx))
+#define PT_LOG_SEQ(e)          ((e) >> 24)
+#define PT_LOG_IDX(e)          ((uint32_t)((e) & PT_NIL))
+#define PT_LOG_SEQ_OF(seq)     ((uint64_t)(seq) & 0xffffffffffull)
+
+struct pt_attr_img {
+	char name[TRACE_NAME_MAX];
+	char version[TRACE_NAME_MAX];
+	int64_t create_sec, create_nsec;
+	int64_t res_sec, res_nsec;
+	uint64_t stream_size, max_data, log_size;
+	int32_t stream_policy, log_policy, inherit, has_log;
+};
+
+/* Timestamp clock: raw ticks (TSC) or CLOCK_MONOTONIC ns, with calibration
+ * points (tick, monotonic ns) to convert ticks to time. */
+#define PT_CLK_MONO 1u
+#define PT_CLK_TSC  2u
+struct pt_clock_img {
+	uint32_t kind;
+	uint32_t npts;
+	int64_t real_minus_mono; /* CLOCK_REALTIME - CLOCK_MONOTONIC at create */
+	uint64_t tick[PT_CLOCK_PTS];
+	int64_t ns[PT_CLOCK_PTS];
+};
+
+struct pt_chunk {
+	_Atomic uint64_t ss;       /* seq << 2 | state */
+	_Atomic uint32_t commit;   /* bytes of complete records (release store) */
+	_Atomic uint32_t next;     /* free-stack link */
+	uint64_t base_ts;          /* timestamp of the first record */
+	uint64_t thread;           /* pthread_t of the writer */
+	int32_t pid;               /* process of the writer */
+	uint32_t epoch;            /* stream epoch when taken (see clear) */
+	_Atomic uint32_t nevents;  /* records in the chunk, set when sealed */
+	_Atomic uint32_t rd_off;   /* reader's position (loss accounting) */
+	_Atomic uint32_t rd_count; /* records the reader has taken */
+	uint32_t level;            /* signal nesting level of the writer */
+	uint32_t pad[2];
+};
+
+struct pt_name {
+	_Atomic uint32_t valid;
+	char name[PT_NAME_SZ];
+};
+
+struct pt_hdr {
+	/* written once by the creator */
+	uint64_t magic;
+	uint32_t version, hdr_size;
+	uint64_t seg_size;
+	uint32_t chunk_size, nchunks;
+	uint32_t sealed_max;  /* sealed chunks the stream may hold: its capacity */
+	uint32_t log_len;     /* entries in each log, a power of two */
+	uint64_t chunks_off, names_off, acq_off, seal_off, data_off;
+	int32_t creator_pid, traced_pid;
+	struct pt_attr_img attr;
+	struct pt_clock_img clk;
+
+	/* stream state: read by every writer on every event */
+	alignas(64) _Atomic uint32_t state;
+	_Atomic uint32_t overrun;   /* sticky, cleared by get_status */
+	_Atomic uint64_t stop_ts;   /* when UNTIL_FULL stopped the stream */
+	alignas(64) _Atomic uint64_t filter[PT_NIDS / 64];
+
+	/* loss accounting */
+	alignas(64) _Atomic uint64_t lost;     /* events lost, all causes */
+	_Atomic uint64_t loss_gen;  /* bumped when unread events are overwritten */
+	_Atomic uint64_t ovf_ts;    /* earliest lost timestamp not yet reported */
+
+	/* chunk pool */
+	alignas(64) _Atomic uint64_t free_top; /* tag << 32 | index */
+	_Atomic uint64_t acq_seq;
+	_Atomic uint32_t sealed;
+	alignas(64) _Atomic uint64_t seal_seq;
+	_Atomic uint64_t reclaim;   /* oldest seal-log entry that may be stolen */
+
+	/* blocking readers */
+	alignas(64) _Atomic uint32_t futex;
+	_Atomic uint32_t waiters;
+};
+
+#endif

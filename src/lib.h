@@ -1,0 +1,174 @@
+/*
+ * lib.h -- process-local state of libposixtrace and the interfaces between
+ * its files.  The shared-memory format is in layout.h; this header is what
+ * one process keeps about the streams it records into and controls.
+ */
+#ifndef POSIXTRACE_LIB_H
+#define POSIXTRACE_LIB_H
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <trace.h>
+#include "clock.h"
+#include "layout.h"
+
+#define PT_API __attribute__((visibility("default")))
+#define PT_LIKELY(x)   __builtin_expect(!!(x), 1)
+#define PT_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+#define PT_SLOTS   8u  /* streams one process can record into at once */
+#define PT_LEVELS  4u  /* signal-handler nesting levels with their own chunks */
+#define PT_ATTR_MAGIC 0x70744154u
+#define PT_VERSION_STRING "posixtrace 0.1.0"
+
+/* ------------------------------------------------ recording side (record.c) */
+
+/* A stream this process records into.  Filled before its live bit is set. */
+struct pt_slot {
+	struct pt_hdr *hdr;
+	struct pt_chunk *chunks;
+	char *data;
+	_Atomic uint64_t *acq_log, *seal_log;
+	struct pt_name *names;
+	uint32_t chunk_size, nchunks, sealed_max, log_mask;
+	uint32_t max_data;
+	uint32_t gen;   /* changes on attach, detach and fork: invalidates TLS */
+	int policy;     /* stream-full policy */
+	int inherit;
+	size_t map_size;
+};
+
+struct pt_proc {
+	_Atomic uint32_t live;     /* bit s: slot s is recording (or auto-stopped) */
+	_Atomic uint32_t att;      /* bit s: slot s is attached (mapped) */
+	struct pt_slot slot[PT_SLOTS];
+};
+extern struct pt_proc pt_proc;
+
+/* A writer's current chunk for one (slot, level): thread-local. */
+struct pt_tw {
+	uint32_t key;      /* slot gen << 16 | epoch; 0 = no chunk */
+	uint32_t idx;
+	uint32_t pos;
+	uint32_t nev;
+	uint64_t base_ts;
+	uint64_t seq;
+};
+
+static inline uint32_t pt_tw_key(const struct pt_slot *sl, uint32_t state)
+{
+	return (sl->gen << 16) | (PT_ST_EPOCH(state) & 0xffffu);
+}
+
+/* Record a system event into one slot (controller side). */
+void pt_record_system(unsigned s, trace_event_id_t id, const void *data, size_t len,
+                      void *addr);
+void pt_seal_thread(void); /* seal this thread's chunks (thread exit) */
+void pt_record_atfork_child(void);
+extern int32_t pt_pid;
+
+/* ------------------------------------------------------ chunk pool (pool.c) */
+int pt_pool_acquire(struct pt_slot *sl, struct pt_tw *tw, uint32_t state, uint64_t ts,
+                    unsigned level);
+void pt_pool_seal(struct pt_slot *sl, struct pt_tw *tw, uint32_t state);
+int pt_pool_free(struct pt_slot *sl, uint32_t idx, uint64_t seq, unsigned from_state);
+void pt_pool_note_lost(struct pt_hdr *h, uint64_t n);
+void pt_pool_reset(struct pt_slot *sl);
+
+/* --------------------------------------------- quiescence (quiesce.c) */
+extern _Thread_local _Atomic unsigned pt_nest;
+void pt_thread_register(void);
+int pt_quiesce(void);    /* wait until no thread is inside posix_trace_event */
+void pt_quiesce_atfork_child(void);
+
+/* ------------------------------------------------------- segment (segment.c) */
+struct pt_geom {
+	uint32_t chunk_size, nchunks, sealed_max, log_len;
+	uint64_t chunks_off, names_off, acq_off, seal_off, data_off, seg_size, prealloc;
+};
+int pt_geom_compute(struct pt_geom *g, uint64_t stream_size, uint64_t max_data);
+int pt_segment_create(const struct pt_geom *g, int *fd, struct pt_hdr **hdr);
+void pt_segment_init(struct pt_hdr *h, const struct pt_geom *g,
+                     const struct pt_attr_img *attr, const struct pt_clock_img *clk);
+int pt_segment_check(const struct pt_hdr *h, size_t map_size);
+void pt_slot_fill(struct pt_slot *sl, struct pt_hdr *h, size_t map_size);
+
+/* ---------------------------------------------------------- futex (futex.c) */
+int pt_futex_wait(_Atomic uint32_t *addr, uint32_t val, int rel_ms);
+void pt_futex_wake(_Atomic uint32_t *addr);
+void pt_wake_readers(struct pt_hdr *h);
+
+/* -------------------------------------------------------- reader (read.c) */
+struct pt_ractive {
+	uint32_t idx;
+	uint32_t off;       /* next record */
+	uint32_t count;     /* records taken */
+	uint32_t commit;    /* last commit seen */
+	uint64_t seq;
+	uint64_t base_ts;
+	uint64_t next_ts;   /* timestamp of the next record, if any */
+	uint64_t thread;    /* writer, copied when the chunk was found */
+	int32_t pid;
+	int has_next;
+};
+
+struct pt_reader {
+	uint64_t next_aseq;          /* next acquisition-log entry to look at */
+	uint64_t pend[16];           /* log entries seen unfilled */
+	unsigned npend;
+	struct pt_ractive *act;
+	uint32_t nact, cap;
+	uint64_t loss_gen;
+	int ovf_pending, need_resume, start_pending;
+	uint64_t ovf_ts, start_ts;
+	uint32_t epoch;
+	unsigned since_refine;
+};
+
+/* ------------------------------------------------ trace ids (stream.c) */
+struct pt_trid {
+	pthread_mutex_t lock;     /* control calls and the reader */
+	int in_use;
+	_Atomic int dead;
+	uint32_t gen;
+	uint64_t fork_gen;
+	int slot;                 /* index in pt_proc.slot */
+	int fd;
+	struct pt_hdr *hdr;
+	size_t map_size;
+	struct pt_slot view;      /* pointers into the segment, for the reader */
+	struct pt_attr_img attr;  /* trusted copy */
+	struct pt_clock clk;      /* trusted copy, refined over time */
+	struct pt_reader rd;
+	uint32_t typelist_pos;
+};
+
+extern pthread_mutex_t pt_ctl_lock; /* trid table, slots, registry */
+extern uint64_t pt_fork_gen;
+
+/* Find and lock a live stream; 0 or EINVAL. */
+int pt_trid_lock(trace_id_t trid, struct pt_trid **out);
+void pt_trid_unlock(struct pt_trid *t);
+void pt_trid_attrs(const struct pt_trid *t, trace_attr_t *attr);
+int pt_stream_create(pid_t pid, const trace_attr_t *attr, int logfd, trace_id_t *trid);
+void pt_reader_reset(struct pt_trid *t);
+
+/* ------------------------------------------------- event names (eventid.c) */
+void pt_names_init(struct pt_name *names);
+void pt_names_copy_registry(struct pt_name *names);
+int pt_name_get(const struct pt_name *names, trace_event_id_t id, char *out);
+
+/* ------------------------------------------------------ attrs (attr.c) */
+int pt_attr_valid(const trace_attr_t *a);
+void pt_attr_defaults(trace_attr_t *a);
+
+/* ---------------------------------------------------- sets (eventset.c) */
+static inline int pt_set_has(const trace_event_set_t *s, trace_event_id_t id)
+{
+	return id < PT_NIDS && (s->__bits[id / 64] >> (id % 64) & 1);
+}
+
+#endif

@@ -1,0 +1,229 @@
+/*
+ * pool.c -- the chunk pool: how writers take, fill and give back chunks.
+ *
+ * Free chunks sit on a lock-free LIFO stack (a tagged index in the header),
+ * so the chunks in use stay few and low in the segment.  Taking a chunk is
+ * one CAS plus one fetch-add for its acquisition sequence number, which the
+ * writer publishes in the acquisition log for readers.  Sealing a full
+ * chunk publishes it in the seal log, oldest first, for LOOP stealing.
+ * No lock anywhere: every function here is async-signal-safe.
+ */
+#include <pthread.h>
+#include "lib.h"
+
+extern int32_t pt_pid;
+
+static uint32_t pop_free(struct pt_slot *sl)
+{
+	_Atomic uint64_t *top = &sl->hdr->free_top;
+	uint64_t old = atomic_load_explicit(top, memory_order_acquire);
+
+	for (;;) {
+		uint32_t idx = (uint32_t)old;
+		if (idx >= sl->nchunks)
+			return PT_NIL; /* empty (or scribbled on: treat as empty) */
+		uint32_t next = atomic_load_explicit(&sl->chunks[idx].next, memory_order_relaxed);
+		uint64_t nw = (((old >> 32) + 1) << 32) | next;
+		if (atomic_compare_exchange_weak_explicit(top, &old, nw, memory_order_acq_rel,
+		                                          memory_order_acquire))
+			return idx;
+	}
+}
+
+static void push_free(struct pt_slot *sl, uint32_t idx)
+{
+	_Atomic uint64_t *top = &sl->hdr->free_top;
+	uint64_t old = atomic_load_explicit(top, memory_order_relaxed), nw;
+
+	do {
+		atomic_store_explicit(&sl->chunks[idx].next, (uint32_t)old, memory_order_relaxed);
+		nw = (((old >> 32) + 1) << 32) | idx;
+	} while (!atomic_compare_exchange_weak_explicit(top, &old, nw, memory_order_release,
+	                                                memory_order_relaxed));
+}
+
+/* Give chunk idx back if it is still in life seq and in state from. */
+int pt_pool_free(struct pt_slot *sl, uint32_t idx, uint64_t seq, unsigned from)
+{
+	struct pt_chunk *ck = &sl->chunks[idx];
+	uint64_t exp = PT_SS(seq, from);
+
+	if (!atomic_compare_exchange_strong_explicit(&ck->ss, &exp, PT_SS(seq, PT_CK_BUSY),
+	                                             memory_order_acq_rel, memory_order_relaxed))
+		return 0;
+	if (from == PT_CK_SEALED)
+		atomic_fetch_sub_explicit(&sl->hdr->sealed, 1, memory_order_relaxed);
+	atomic_store_explicit(&ck->ss, PT_SS(seq, PT_CK_FREE), memory_order_release);
+	push_free(sl, idx);
+	return 1;
+}
+
+void pt_pool_note_lost(struct pt_hdr *h, uint64_t n)
+{
+	atomic_fetch_add_explicit(&h->lost, n, memory_order_relaxed);
+	if (!atomic_load_explicit(&h->overrun, memory_order_relaxed))
+		atomic_store_explicit(&h->overrun, 1, memory_order_relaxed);
+}
+
+static void set_flag(struct pt_hdr *h, uint32_t flag)
+{
+	uint32_t st = atomic_load_explicit(&h->state, memory_order_relaxed);
+	while (!(st & flag) &&
+	       !atomic_compare_exchange_weak_explicit(&h->state, &st, st | flag,
+	                                              memory_order_relaxed, memory_order_relaxed))
+		;
+}
+
+/* A sealed chunk is being overwritten: count what the reader never took. */
+static void account_steal(struct pt_slot *sl, uint32_t idx)
+{
+	struct pt_chunk *ck = &sl->chunks[idx];
+	struct pt_hdr *h = sl->hdr;
+	uint32_t nev = atomic_load_explicit(&ck->nevents, memory_order_relaxed);
+	uint32_t taken = atomic_load_explicit(&ck->rd_count, memory_order_relaxed);
+	uint32_t off = atomic_load_explicit(&ck->rd_off, memory_order_relaxed);
+	uint32_t commit = atomic_load_explicit(&ck->commit, memory_order_relaxed);
+	uint64_t ts = ck->base_ts, cur;
+
+	if (taken >= nev)
+		return;
+	if (off % 8 == 0 && off + PT_REC_HDR <= commit && commit <= sl->chunk_size) {
+		uint64_t w0 = *(const uint64_t *)(sl->data + (size_t)idx * sl->chunk_size + off);
+		ts = ck->base_ts + (((w0 & PT_MASK48) - (ck->base_ts & PT_MASK48)) & PT_MASK48);
+	}
+	cur = atomic_load_explicit(&h->ovf_ts, memory_order_relaxed);
+	while (ts < cur && !atomic_compare_exchange_weak_explicit(&h->ovf_ts, &cur, ts,
+	                                                          memory_order_relaxed,
+	                                                          memory_order_relaxed))
+		;
+	pt_pool_note_lost(h, nev - taken);
+	atomic_fetch_add_explicit(&h->loss_gen, 1, memory_order_release);
+}
+
+/* LOOP: take the oldest sealed chunk, following the seal log. */
+static uint32_t steal(struct pt_slot *sl)
+{
+	struct pt_hdr *h = sl->hdr;
+	uint64_t len = (uint64_t)sl->log_mask + 1;
+
+	for (uint64_t tries = 0; tries < len; tries++) {
+		uint64_t r = atomic_load_explicit(&h->reclaim, memory_order_acquire);
+		uint64_t end = atomic_load_explicit(&h->seal_seq, memory_order_acquire);
+		if (r >= end)
+			return PT_NIL;
+		if (end - r > len) { /* the log wrapped past the cursor */
+			atomic_compare_exchange_strong(&h->reclaim, &r, end - len);
+			continue;
+		}
+		uint64_t e = atomic_load_explicit(&sl->seal_log[r & sl->log_mask],
+		                                  memory_order_acquire);
+		if (!atomic_compare_exchange_strong(&h->reclaim, &r, r + 1))
+			continue;
+		if (PT_LOG_SEQ(e) != PT_LOG_SEQ_OF(r) || PT_LOG_IDX(e) >= sl->nchunks)
+			continue; /* not written yet, or overwritten */
+		uint32_t idx = PT_LOG_IDX(e);
+		struct pt_chunk *ck = &sl->chunks[idx];
+		uint64_t ss = atomic_load_explicit(&ck->ss, memory_order_acquire);
+		if (PT_SS_STATE(ss) != PT_CK_SEALED)
+			continue; /* the reader freed it already */
+		if (!atomic_compare_exchange_strong(&ck->ss, &ss, PT_SS(PT_SS_SEQ(ss), PT_CK_BUSY)))
+			continue;
+		atomic_fetch_sub_explicit(&h->sealed, 1, memory_order_relaxed);
+		account_steal(sl, idx);
+		set_flag(h, PT_ST_FULL);
+		return idx;
+	}
+	return PT_NIL;
+}
+
+/* UNTIL_FULL (and FLUSH): the stream stops itself; the reader restarts it. */
+static void autostop(struct pt_slot *sl, uint32_t state, uint64_t ts)
+{
+	struct pt_hdr *h = sl->hdr;
+	uint32_t st = atomic_load_explicit(&h->state, memory_order_relaxed);
+
+	while ((st & PT_ST_RUNNING) && PT_ST_EPOCH(st) == PT_ST_EPOCH(state)) {
+		uint32_t nw = (st & ~PT_ST_RUNNING) | PT_ST_FULL | PT_ST_AUTOSTOP;
+		if (atomic_compare_exchange_weak_explicit(&h->state, &st, nw, memory_order_release,
+		                                          memory_order_relaxed)) {
+			atomic_store_explicit(&h->stop_ts, ts, memory_order_release);
+			pt_wake_readers(h);
+			break;
+		}
+	}
+}
+
+int pt_pool_acquire(struct pt_slot *sl, struct pt_tw *tw, uint32_t state, uint64_t ts,
+                    unsigned level)
+{
+	struct pt_hdr *h = sl->hdr;
+	uint32_t idx = PT_NIL;
+
+	if (atomic_load_explicit(&h->sealed, memory_order_relaxed) < sl->sealed_max)
+		idx = pop_free(sl);
+	if (idx == PT_NIL && sl->policy == POSIX_TRACE_LOOP)
+		idx = steal(sl);
+	if (idx == PT_NIL) {
+		if (sl->policy != POSIX_TRACE_LOOP)
+			autostop(sl, state, ts);
+		pt_pool_note_lost(h, 1);
+		return -1;
+	}
+	uint64_t seq = atomic_fetch_add_explicit(&h->acq_seq, 1, memory_order_relaxed) + 1;
+	struct pt_chunk *ck = &sl->chunks[idx];
+	atomic_store_explicit(&ck->commit, 0, memory_order_relaxed);
+	atomic_store_explicit(&ck->nevents, 0, memory_order_relaxed);
+	atomic_store_explicit(&ck->rd_off, 0, memory_order_relaxed);
+	atomic_store_explicit(&ck->rd_count, 0, memory_order_relaxed);
+	ck->base_ts = ts;
+	ck->thread = (uint64_t)pthread_self();
+	ck->pid = pt_pid;
+	ck->epoch = PT_ST_EPOCH(state);
+	ck->level = level;
+	atomic_store_explicit(&ck->ss, PT_SS(seq, PT_CK_OPEN), memory_order_release);
+	atomic_store_explicit(&sl->acq_log[seq & sl->log_mask], PT_LOG_ENTRY(seq, idx),
+	                      memory_order_release);
+	tw->key = pt_tw_key(sl, state);
+	tw->idx = idx;
+	tw->pos = 0;
+	tw->nev = 0;
+	tw->base_ts = ts;
+	tw->seq = seq;
+	pt_thread_register();
+	return 0;
+}
+
+/* The writer is done with its chunk: publish it as sealed (or, if a clear
+ * made it stale, give it straight back). */
+void pt_pool_seal(struct pt_slot *sl, struct pt_tw *tw, uint32_t state)
+{
+	struct pt_hdr *h = sl->hdr;
+	struct pt_chunk *ck = &sl->chunks[tw->idx];
+
+	if ((tw->key & 0xffffu) != (PT_ST_EPOCH(state) & 0xffffu)) {
+		pt_pool_free(sl, tw->idx, tw->seq, PT_CK_OPEN);
+	} else {
+		atomic_store_explicit(&ck->nevents, tw->nev, memory_order_relaxed);
+		atomic_fetch_add_explicit(&h->sealed, 1, memory_order_relaxed);
+		atomic_store_explicit(&ck->ss, PT_SS(tw->seq, PT_CK_SEALED), memory_order_release);
+		uint64_t s = atomic_fetch_add_explicit(&h->seal_seq, 1, memory_order_relaxed);
+		atomic_store_explicit(&sl->seal_log[s & sl->log_mask], PT_LOG_ENTRY(s, tw->idx),
+		                      memory_order_release);
+	}
+	tw->key = 0;
+}
+
+/* posix_trace_clear(): drop every sealed chunk; open ones are dropped by
+ * their writers when they see the new epoch. */
+void pt_pool_reset(struct pt_slot *sl)
+{
+	struct pt_hdr *h = sl->hdr;
+
+	for (uint32_t i = 0; i < sl->nchunks; i++) {
+		uint64_t ss = atomic_load_explicit(&sl->chunks[i].ss, memory_order_acquire);
+		if (PT_SS_STATE(ss) == PT_CK_SEALED)
+			pt_pool_free(sl, i, PT_SS_SEQ(ss), PT_CK_SEALED);
+	}
+	atomic_store(&h->reclaim, atomic_load(&h->seal_seq));
+	atomic_store(&h->ovf_ts, UINT64_MAX);
+}

@@ -1,0 +1,109 @@
+/*
+ * quiesce.c -- knowing when no thread is inside posix_trace_event().
+ *
+ * A recording thread marks itself busy (pt_nest > 0) and then re-reads the
+ * live mask.  posix_trace_shutdown() clears the stream's bit, forces a
+ * memory barrier on every thread of the process (membarrier), then waits
+ * until each registered thread has been seen outside posix_trace_event.
+ * After that nobody can touch the stream's mapping and it is unmapped.
+ * The recording path itself never fences or locks.
+ */
+#include <linux/membarrier.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include "lib.h"
+
+#define MAX_THREADS 4096
+
+_Thread_local _Atomic unsigned pt_nest __attribute__((tls_model("initial-exec")));
+static _Thread_local int my_index __attribute__((tls_model("initial-exec")));
+
+static _Atomic(_Atomic unsigned *) threads[MAX_THREADS];
+static _Atomic unsigned high;          /* entries in use are below this */
+static _Atomic int untracked;          /* a thread could not be registered */
+static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_key_t exit_key;
+static int membarrier_ok;
+
+static void on_thread_exit(void *arg)
+{
+	(void)arg;
+	pt_seal_thread();
+	pthread_mutex_lock(&reg_lock);
+	if (my_index > 0)
+		atomic_store(&threads[my_index - 1], NULL);
+	my_index = 0;
+	pthread_mutex_unlock(&reg_lock);
+}
+
+__attribute__((constructor)) static void quiesce_init(void)
+{
+	pthread_key_create(&exit_key, on_thread_exit);
+	membarrier_ok = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+}
+
+/* First chunk taken by this thread: make it visible to pt_quiesce().
+ * Lock-free (a CAS on a free entry), so it may run in a signal handler. */
+void pt_thread_register(void)
+{
+	if (PT_LIKELY(my_index != 0))
+		return;
+	for (unsigned i = 0; i < MAX_THREADS; i++) {
+		_Atomic unsigned *exp = NULL;
+		if (atomic_compare_exchange_strong(&threads[i], &exp, &pt_nest)) {
+			my_index = (int)i + 1;
+			unsigned h = atomic_load(&high);
+			while (h < i + 1 && !atomic_compare_exchange_weak(&high, &h, i + 1))
+				;
+			pthread_setspecific(exit_key, (void *)1);
+			return;
+		}
+	}
+	my_index = -1;
+	atomic_store(&untracked, 1);
+}
+
+/* Returns 0 once every thread has been seen outside posix_trace_event,
+ * -1 if that could not be established (then the caller must not unmap). */
+int pt_quiesce(void)
+{
+	int rc = 0;
+
+	if (atomic_load(&untracked) || atomic_load(&pt_nest) != 0)
+		return -1;
+	if (membarrier_ok)
+		syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
+	else {
+		struct timespec ms = { 0, 10 * 1000000 };
+		atomic_thread_fence(memory_order_seq_cst);
+		nanosleep(&ms, NULL); /* store buffers drain long before this */
+	}
+	pthread_mutex_lock(&reg_lock);
+	unsigned n = atomic_load(&high);
+	for (unsigned i = 0; i < n && rc == 0; i++) {
+		_Atomic unsigned *p = atomic_load(&threads[i]);
+		if (!p || p == &pt_nest)
+			continue;
+		for (long spins = 0; atomic_load_explicit(p, memory_order_acquire) != 0; spins++) {
+			if (spins > 200000) { /* a thread stopped mid-event (debugger, long handler) */
+				rc = -1;
+				break;
+			}
+			sched_yield();
+		}
+	}
+	pthread_mutex_unlock(&reg_lock);
+	return rc;
+}
+
+void pt_quiesce_atfork_child(void)
+{
+	pthread_mutex_init(&reg_lock, NULL);
+	for (unsigned i = 0; i < MAX_THREADS; i++)
+		atomic_store(&threads[i], NULL);
+	atomic_store(&high, 0);
+	my_index = 0;
+}

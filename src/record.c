@@ -1,0 +1,162 @@
+/*
+ * record.c -- posix_trace_event(): the recording fast path.
+ *
+ * With no stream attached it is one load and one predictable branch.
+ * Otherwise, for each attached stream: one load of the stream state, one
+ * bit test of the filter, a timestamp, a copy into the thread's own chunk
+ * and a release store of the chunk's commit offset.  No syscall, lock or
+ * allocation (a new chunk costs a few atomics).  A signal handler that
+ * interrupts a recording thread records at the next nesting level, into a
+ * chunk of its own, so neither event is lost or torn.
+ */
+#include <string.h>
+#include "lib.h"
+
+struct pt_proc pt_proc;
+int32_t pt_pid;
+
+static _Thread_local struct pt_tw pt_tw[PT_SLOTS][PT_LEVELS]
+	__attribute__((tls_model("initial-exec")));
+
+/* Small copies without a call; never reads past src + n. */
+static inline void copy_payload(char *dst, const char *src, uint32_t n)
+{
+	uint64_t a, b;
+
+	if (n > 32 || n == 0) {
+		if (n)
+			memcpy(dst, src, n);
+	} else if (n >= 16) {
+		memcpy(&a, src, 8), memcpy(&b, src + 8, 8);
+		memcpy(dst, &a, 8), memcpy(dst + 8, &b, 8);
+		memcpy(&a, src + n - 16, 8), memcpy(&b, src + n - 8, 8);
+		memcpy(dst + n - 16, &a, 8), memcpy(dst + n - 8, &b, 8);
+	} else if (n >= 8) {
+		memcpy(&a, src, 8), memcpy(&b, src + n - 8, 8);
+		memcpy(dst, &a, 8), memcpy(dst + n - 8, &b, 8);
+	} else {
+		for (uint32_t i = 0; i < n; i++)
+			dst[i] = src[i];
+	}
+}
+
+static inline void write_one(unsigned s, unsigned level, trace_event_id_t id,
+                             const void *data, size_t len, uintptr_t addr, int sys)
+{
+	struct pt_slot *sl = &pt_proc.slot[s];
+	struct pt_hdr *h = sl->hdr;
+	uint32_t st = atomic_load_explicit(&h->state, memory_order_acquire);
+
+	if (PT_UNLIKELY(!(st & PT_ST_RUNNING)) && !sys) {
+		if (st & PT_ST_AUTOSTOP)
+			pt_pool_note_lost(h, 1);
+		return;
+	}
+	if (atomic_load_explicit(&h->filter[id / 64], memory_order_relaxed) >> (id % 64) & 1)
+		return;
+
+	uint32_t lim = sys ? 2 * sizeof(trace_event_set_t) : sl->max_data;
+	uint32_t n = len > lim ? lim : (uint32_t)len;
+	uint32_t rec = PT_REC_SIZE(n);
+	struct pt_tw *tw = &pt_tw[s][level];
+	uint64_t ts = pt_now();
+
+	if (PT_UNLIKELY(tw->key != pt_tw_key(sl, st) || tw->pos + rec > sl->chunk_size ||
+	                (ts - tw->base_ts) >> 47)) {
+		if (tw->key && (tw->key >> 16) == sl->gen)
+			pt_pool_seal(sl, tw, st);
+		if (pt_pool_acquire(sl, tw, st, ts, level))
+			return;
+	}
+	char *p = sl->data + (size_t)tw->idx * sl->chunk_size + tw->pos;
+	uint64_t w0 = (ts & PT_MASK48) | (uint64_t)id << 48 | (uint64_t)(len > n) << 60;
+	uint64_t w1 = ((uint64_t)addr & PT_MASK48) | (uint64_t)n << 48;
+	memcpy(p, &w0, 8);
+	memcpy(p + 8, &w1, 8);
+	copy_payload(p + PT_REC_HDR, data, n);
+	tw->pos += rec;
+	tw->nev++;
+	atomic_store_explicit(&sl->chunks[tw->idx].commit, tw->pos, memory_order_release);
+	if (PT_UNLIKELY(atomic_load_explicit(&h->waiters, memory_order_relaxed)) &&
+	    atomic_exchange_explicit(&h->waiters, 0, memory_order_acq_rel))
+		pt_wake_readers(h);
+}
+
+static inline unsigned enter(void)
+{
+	unsigned level = atomic_load_explicit(&pt_nest, memory_order_relaxed);
+	atomic_store_explicit(&pt_nest, level + 1, memory_order_relaxed);
+	atomic_signal_fence(memory_order_seq_cst);
+	return level;
+}
+
+static inline void leave(unsigned level)
+{
+	atomic_signal_fence(memory_order_seq_cst);
+	atomic_store_explicit(&pt_nest, level, memory_order_relaxed);
+}
+
+__attribute__((noinline)) static void record_user(trace_event_id_t id, const void *data,
+                                                  size_t len, void *addr)
+{
+	if (id - PT_SYS_IDS >= PT_NIDS - PT_SYS_IDS)
+		return; /* system ids cannot be forged; others are out of range */
+	unsigned level = enter();
+	/* reload: a shutdown clears the bit, then waits for pt_nest to drop */
+	uint32_t live = atomic_load_explicit(&pt_proc.live, memory_order_acquire);
+	while (live) {
+		unsigned s = (unsigned)__builtin_ctz(live);
+		live &= live - 1;
+		if (PT_LIKELY(level < PT_LEVELS))
+			write_one(s, level, id, data, len, (uintptr_t)addr, 0);
+		else
+			pt_pool_note_lost(pt_proc.slot[s].hdr, 1);
+	}
+	leave(level);
+}
+
+PT_API void posix_trace_event(trace_event_id_t id, const void *restrict data, size_t len)
+{
+	if (PT_LIKELY(atomic_load_explicit(&pt_proc.live, memory_order_relaxed) == 0))
+		return;
+	record_user(id, data, len, __builtin_return_address(0));
+}
+
+/* A control function records a system event (START, STOP, FILTER) into
+ * slot s, whether or not the stream is running. */
+void pt_record_system(unsigned s, trace_event_id_t id, const void *data, size_t len,
+                      void *addr)
+{
+	unsigned level = enter();
+	if (level < PT_LEVELS)
+		write_one(s, level, id, data, len, (uintptr_t)addr, 1);
+	leave(level);
+}
+
+/* Thread exit: seal this thread's chunks so their space can be reused. */
+void pt_seal_thread(void)
+{
+	unsigned level = enter();
+	uint32_t att = atomic_load_explicit(&pt_proc.live, memory_order_acquire) |
+	               atomic_load_explicit(&pt_proc.att, memory_order_acquire);
+	while (att) {
+		unsigned s = (unsigned)__builtin_ctz(att);
+		struct pt_slot *sl = &pt_proc.slot[s];
+		att &= att - 1;
+		for (unsigned l = 0; l < PT_LEVELS; l++) {
+			struct pt_tw *tw = &pt_tw[s][l];
+			if (tw->key && (tw->key >> 16) == sl->gen)
+				pt_pool_seal(sl, tw,
+				             atomic_load_explicit(&sl->hdr->state, memory_order_acquire));
+			tw->key = 0;
+		}
+	}
+	leave(level);
+}
+
+/* After fork, in the child: this thread's chunks belong to the parent. */
+void pt_record_atfork_child(void)
+{
+	memset(pt_tw, 0, sizeof pt_tw);
+	atomic_store(&pt_nest, 0);
+}

@@ -1,0 +1,161 @@
+/*
+ * segment.c -- sizing, creating and checking a stream's shared segment.
+ *
+ * Capacity: a chunk is sealed only when the next record does not fit, so a
+ * sealed chunk holds more than (chunk_size - max_record) bytes.  A stream
+ * may hold sealed_max sealed chunks, enough for stream-min-size bytes of
+ * records, plus one open chunk per recording thread and nesting level,
+ * taken from a reserve that is part of the segment but, being a sparse
+ * memfd, costs memory only for the chunks actually used.
+ */
+#include <fcntl.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/sysinfo.h>
+#include <unistd.h>
+#include "lib.h"
+
+#define PAGE 4096u
+
+static uint64_t round_up(uint64_t v, uint64_t a)
+{
+	return (v + a - 1) / a * a;
+}
+
+int pt_geom_compute(struct pt_geom *g, uint64_t stream_size, uint64_t max_data)
+{
+	uint64_t biggest = max_data > 2 * sizeof(trace_event_set_t)
+	                       ? max_data : 2 * sizeof(trace_event_set_t);
+	uint32_t max_rec = PT_REC_SIZE(biggest);
+	uint32_t c = PAGE, reserve;
+	uint64_t sealed_max, n;
+
+	memset(g, 0, sizeof *g);
+	while (c < 4 * max_rec)
+		c *= 2;
+	sealed_max = stream_size / (c - max_rec) + 1;
+	reserve = (uint32_t)((64u << 20) / c);
+	reserve = reserve < 64 ? 64 : reserve > 1024 ? 1024 : reserve;
+	n = sealed_max + reserve;
+	if (n >= PT_MAX_CHUNKS)
+		return ENOMEM;
+	g->chunk_size = c;
+	g->nchunks = (uint32_t)n;
+	g->sealed_max = (uint32_t)sealed_max;
+	g->log_len = 1;
+	while (g->log_len < 2 * n)
+		g->log_len *= 2;
+	g->chunks_off = round_up(sizeof(struct pt_hdr), PAGE);
+	g->names_off = round_up(g->chunks_off + n * sizeof(struct pt_chunk), PAGE);
+	g->acq_off = round_up(g->names_off + PT_NIDS * sizeof(struct pt_name), PAGE);
+	g->seal_off = round_up(g->acq_off + g->log_len * 8ull, PAGE);
+	g->data_off = round_up(g->seal_off + g->log_len * 8ull, PAGE);
+	g->seg_size = g->data_off + n * c;
+	g->prealloc = g->data_off + (sealed_max + 16) * c;
+	if (g->prealloc > g->seg_size)
+		g->prealloc = g->seg_size;
+	return 0;
+}
+
+int pt_segment_create(const struct pt_geom *g, int *fdp, struct pt_hdr **hdrp)
+{
+	struct sysinfo si;
+	int fd, rc;
+	void *p;
+
+	if (sysinfo(&si) == 0 &&
+	    g->prealloc / si.mem_unit > (uint64_t)si.totalram + si.totalswap)
+		return ENOMEM;
+	fd = memfd_create("posixtrace-stream", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0)
+		return errno == EMFILE || errno == ENFILE ? EAGAIN : ENOMEM;
+	if (ftruncate(fd, (off_t)g->seg_size) != 0)
+		goto nomem;
+	/* reserve the memory the stream is promised; the reserve stays sparse */
+	rc = posix_fallocate(fd, 0, (off_t)g->prealloc);
+	if (rc != 0)
+		goto nomem;
+	/* nobody may shrink the segment under a reader (that would be SIGBUS) */
+	fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW);
+	p = mmap(NULL, g->seg_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		goto nomem;
+	*fdp = fd;
+	*hdrp = p;
+	return 0;
+nomem:
+	close(fd);
+	return ENOMEM;
+}
+
+void pt_segment_init(struct pt_hdr *h, const struct pt_geom *g,
+                     const struct pt_attr_img *attr, const struct pt_clock_img *clk)
+{
+	struct pt_chunk *ck = (struct pt_chunk *)((char *)h + g->chunks_off);
+
+	h->magic = PT_MAGIC;
+	h->version = PT_LAYOUT_VERSION;
+	h->hdr_size = sizeof *h;
+	h->seg_size = g->seg_size;
+	h->chunk_size = g->chunk_size;
+	h->nchunks = g->nchunks;
+	h->sealed_max = g->sealed_max;
+	h->log_len = g->log_len;
+	h->chunks_off = g->chunks_off;
+	h->names_off = g->names_off;
+	h->acq_off = g->acq_off;
+	h->seal_off = g->seal_off;
+	h->data_off = g->data_off;
+	h->creator_pid = getpid();
+	h->traced_pid = getpid();
+	h->attr = *attr;
+	h->clk = *clk;
+	for (uint32_t i = 0; i < g->nchunks; i++) {
+		atomic_init(&ck[i].ss, PT_SS(0, PT_CK_FREE));
+		atomic_init(&ck[i].next, i + 1 < g->nchunks ? i + 1 : PT_NIL);
+	}
+	atomic_init(&h->free_top, 0);
+	atomic_init(&h->state, 1u << PT_ST_EPOCH_SHIFT);
+	atomic_init(&h->ovf_ts, UINT64_MAX);
+	pt_names_init((struct pt_name *)((char *)h + g->names_off));
+}
+
+/* Check the geometry of a mapped segment before trusting any offset in it. */
+int pt_segment_check(const struct pt_hdr *h, size_t map_size)
+{
+	uint64_t n = h->nchunks, c = h->chunk_size, L = h->log_len;
+
+	if (map_size < sizeof *h || h->magic != PT_MAGIC || h->version != PT_LAYOUT_VERSION ||
+	    h->seg_size != map_size || n == 0 || n >= PT_MAX_CHUNKS ||
+	    c < PAGE || (c & (c - 1)) || L < 2 * n || (L & (L - 1)) ||
+	    h->sealed_max == 0 || h->sealed_max > n)
+		return EINVAL;
+	if (h->chunks_off < sizeof *h || h->chunks_off + n * sizeof(struct pt_chunk) > h->names_off ||
+	    h->names_off + PT_NIDS * sizeof(struct pt_name) > h->acq_off ||
+	    h->acq_off + L * 8 > h->seal_off || h->seal_off + L * 8 > h->data_off ||
+	    h->data_off + n * c > map_size || (h->chunks_off | h->data_off) % 64)
+		return EINVAL;
+	if (h->attr.max_data > TRACE_DATA_MAX || PT_REC_SIZE(h->attr.max_data) * 2 > c)
+		return EINVAL;
+	return 0;
+}
+
+void pt_slot_fill(struct pt_slot *sl, struct pt_hdr *h, size_t map_size)
+{
+	char *b = (char *)h;
+
+	sl->hdr = h;
+	sl->chunks = (struct pt_chunk *)(b + h->chunks_off);
+	sl->names = (struct pt_name *)(b + h->names_off);
+	sl->acq_log = (_Atomic uint64_t *)(b + h->acq_off);
+	sl->seal_log = (_Atomic uint64_t *)(b + h->seal_off);
+	sl->data = b + h->data_off;
+	sl->chunk_size = h->chunk_size;
+	sl->nchunks = h->nchunks;
+	sl->sealed_max = h->sealed_max;
+	sl->log_mask = h->log_len - 1;
+	sl->max_data = (uint32_t)h->attr.max_data;
+	sl->policy = h->attr.stream_policy;
+	sl->inherit = h->attr.inherit;
+	sl->map_size = map_size;
+}
