@@ -45,6 +45,44 @@
 #define PT_RF_TRUNC    1u            /* payload cut at record time */
 #define PT_REC_SIZE(n) (PT_REC_HDR + (((uint32_t)(n) + 7u) & ~7u))
 
+/* Records are read while a LOOP writer may be overwriting them (the reader
+ * then detects it and drops what it read), so every access to record
+ * memory is a relaxed atomic on an aligned 8-byte word. */
+typedef _Atomic uint64_t pt_word;
+
+static inline void pt_put_bytes(pt_word *dst, const unsigned char *src, uint32_t n)
+{
+	uint32_t i = 0;
+	uint64_t w;
+
+	for (; i + 8 <= n; i += 8) {
+		__builtin_memcpy(&w, src + i, 8);
+		atomic_store_explicit(&dst[i / 8], w, memory_order_relaxed);
+	}
+	if (i < n) {
+		w = 0;
+		for (uint32_t k = 0; i + k < n; k++)
+			w |= (uint64_t)src[i + k] << (8 * k);
+		atomic_store_explicit(&dst[i / 8], w, memory_order_relaxed);
+	}
+}
+
+static inline void pt_get_bytes(unsigned char *dst, const pt_word *src, uint32_t n)
+{
+	uint32_t i = 0;
+	uint64_t w;
+
+	for (; i + 8 <= n; i += 8) {
+		w = atomic_load_explicit(&src[i / 8], memory_order_relaxed);
+		__builtin_memcpy(dst + i, &w, 8);
+	}
+	if (i < n) {
+		w = atomic_load_explicit(&src[i / 8], memory_order_relaxed);
+		for (uint32_t k = 0; i + k < n; k++)
+			dst[i + k] = (unsigned char)(w >> (8 * k));
+	}
+}
+
 /* ---- stream state word: flags in the low byte, clear-epoch above. */
 #define PT_ST_RUNNING     0x01u
 #define PT_ST_FULL        0x02u
@@ -93,14 +131,14 @@ struct pt_chunk {
 	_Atomic uint64_t ss;       /* seq << 2 | state */
 	_Atomic uint32_t commit;   /* bytes of complete records (release store) */
 	_Atomic uint32_t next;     /* free-stack link */
-	uint64_t base_ts;          /* timestamp of the first record */
-	uint64_t thread;           /* pthread_t of the writer */
-	int32_t pid;               /* process of the writer */
-	uint32_t epoch;            /* stream epoch when taken (see clear) */
+	_Atomic uint64_t base_ts;  /* timestamp of the first record */
+	_Atomic uint64_t thread;   /* pthread_t of the writer */
+	_Atomic int32_t pid;       /* process of the writer */
+	_Atomic uint32_t epoch;    /* stream epoch when taken (see clear) */
 	_Atomic uint32_t nevents;  /* records in the chunk, set when sealed */
 	_Atomic uint32_t rd_off;   /* reader's position (loss accounting) */
 	_Atomic uint32_t rd_count; /* records the reader has taken */
-	uint32_t level;            /* signal nesting level of the writer */
+	_Atomic uint32_t level;    /* signal nesting level of the writer */
 	uint32_t pad[2];
 };
 

@@ -79,7 +79,10 @@ void pt_pool_note_lost(struct pt_hdr *h, uint64_t n);
 void pt_pool_reset(struct pt_slot *sl);
 
 /* --------------------------------------------- quiescence (quiesce.c) */
-extern _Thread_local _Atomic unsigned pt_nest;
+/* Initial-exec TLS: a fixed offset from the thread pointer, no
+ * __tls_get_addr call, so it is safe in a signal handler. */
+#define PT_TLS __attribute__((tls_model("initial-exec")))
+extern _Thread_local _Atomic unsigned pt_nest PT_TLS;
 void pt_thread_register(void);
 int pt_quiesce(void);    /* wait until no thread is inside posix_trace_event */
 void pt_quiesce_atfork_child(void);

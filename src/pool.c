@@ -83,13 +83,15 @@ static void account_steal(struct pt_slot *sl, uint32_t idx)
 	uint32_t taken = atomic_load_explicit(&ck->rd_count, memory_order_relaxed);
 	uint32_t off = atomic_load_explicit(&ck->rd_off, memory_order_relaxed);
 	uint32_t commit = atomic_load_explicit(&ck->commit, memory_order_relaxed);
-	uint64_t ts = ck->base_ts, cur;
+	uint64_t base = atomic_load_explicit(&ck->base_ts, memory_order_relaxed);
+	uint64_t ts = base, cur;
 
 	if (taken >= nev)
 		return;
 	if (off % 8 == 0 && off + PT_REC_HDR <= commit && commit <= sl->chunk_size) {
-		uint64_t w0 = *(const uint64_t *)(sl->data + (size_t)idx * sl->chunk_size + off);
-		ts = ck->base_ts + (((w0 & PT_MASK48) - (ck->base_ts & PT_MASK48)) & PT_MASK48);
+		const pt_word *rec = (const pt_word *)(sl->data + (size_t)idx * sl->chunk_size + off);
+		uint64_t w0 = atomic_load_explicit(rec, memory_order_relaxed);
+		ts = base + (((w0 & PT_MASK48) - (base & PT_MASK48)) & PT_MASK48);
 	}
 	cur = atomic_load_explicit(&h->ovf_ts, memory_order_relaxed);
 	while (ts < cur && !atomic_compare_exchange_weak_explicit(&h->ovf_ts, &cur, ts,
@@ -175,11 +177,11 @@ int pt_pool_acquire(struct pt_slot *sl, struct pt_tw *tw, uint32_t state, uint64
 	atomic_store_explicit(&ck->nevents, 0, memory_order_relaxed);
 	atomic_store_explicit(&ck->rd_off, 0, memory_order_relaxed);
 	atomic_store_explicit(&ck->rd_count, 0, memory_order_relaxed);
-	ck->base_ts = ts;
-	ck->thread = (uint64_t)pthread_self();
-	ck->pid = pt_pid;
-	ck->epoch = PT_ST_EPOCH(state);
-	ck->level = level;
+	atomic_store_explicit(&ck->base_ts, ts, memory_order_relaxed);
+	atomic_store_explicit(&ck->thread, (uint64_t)pthread_self(), memory_order_relaxed);
+	atomic_store_explicit(&ck->pid, pt_pid, memory_order_relaxed);
+	atomic_store_explicit(&ck->epoch, PT_ST_EPOCH(state), memory_order_relaxed);
+	atomic_store_explicit(&ck->level, level, memory_order_relaxed);
 	atomic_store_explicit(&ck->ss, PT_SS(seq, PT_CK_OPEN), memory_order_release);
 	atomic_store_explicit(&sl->acq_log[seq & sl->log_mask], PT_LOG_ENTRY(seq, idx),
 	                      memory_order_release);

@@ -18,8 +18,8 @@
 
 #define MAX_THREADS 4096
 
-_Thread_local _Atomic unsigned pt_nest __attribute__((tls_model("initial-exec")));
-static _Thread_local int my_index __attribute__((tls_model("initial-exec")));
+_Thread_local _Atomic unsigned pt_nest PT_TLS;
+static _Thread_local int my_index PT_TLS;
 
 static _Atomic(_Atomic unsigned *) threads[MAX_THREADS];
 static _Atomic unsigned high;          /* entries in use are below this */

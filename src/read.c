@@ -54,8 +54,8 @@ static void peek(const struct pt_trid *t, struct pt_ractive *a)
 	}
 	a->has_next = a->off + PT_REC_HDR <= a->commit;
 	if (a->has_next) {
-		uint64_t w0;
-		memcpy(&w0, v->data + (size_t)a->idx * v->chunk_size + a->off, 8);
+		const pt_word *rec = (const pt_word *)(v->data + (size_t)a->idx * v->chunk_size + a->off);
+		uint64_t w0 = atomic_load_explicit(rec, memory_order_relaxed);
 		a->next_ts = a->base_ts + (((w0 & PT_MASK48) - (a->base_ts & PT_MASK48)) & PT_MASK48);
 	}
 }
@@ -81,7 +81,7 @@ static struct pt_ractive *add(struct pt_trid *t, uint32_t idx, uint64_t seq)
 		return NULL;
 	struct pt_chunk *ck = &v->chunks[idx];
 	uint64_t ss = atomic_load_explicit(&ck->ss, memory_order_acquire);
-	if (PT_SS_SEQ(ss) != seq || ck->epoch != rd->epoch)
+	if (PT_SS_SEQ(ss) != seq || atomic_load_explicit(&ck->epoch, memory_order_relaxed) != rd->epoch)
 		return NULL; /* recycled already, or from before a clear */
 	if (rd->nact == rd->cap) {
 		uint32_t cap = rd->cap ? rd->cap * 2 : 16;
@@ -95,9 +95,9 @@ static struct pt_ractive *add(struct pt_trid *t, uint32_t idx, uint64_t seq)
 	memset(a, 0, sizeof *a);
 	a->idx = idx;
 	a->seq = seq;
-	a->base_ts = ck->base_ts;
-	a->pid = ck->pid;
-	a->thread = ck->thread;
+	a->base_ts = atomic_load_explicit(&ck->base_ts, memory_order_relaxed);
+	a->pid = atomic_load_explicit(&ck->pid, memory_order_relaxed);
+	a->thread = atomic_load_explicit(&ck->thread, memory_order_relaxed);
 	if (gone(t, a))
 		return NULL;
 	rd->nact++;
@@ -162,7 +162,8 @@ static void refresh(struct pt_trid *t)
 			continue;
 		}
 		uint32_t idx = PT_LOG_IDX(e);
-		if (min != UINT64_MAX && idx < v->nchunks && v->chunks[idx].base_ts > min)
+		if (min != UINT64_MAX && idx < v->nchunks &&
+		    atomic_load_explicit(&v->chunks[idx].base_ts, memory_order_relaxed) > min)
 			break; /* not needed yet: everything in it is later */
 		struct pt_ractive *a = add(t, idx, q);
 		if (a && a->has_next && a->next_ts < min)
@@ -189,18 +190,15 @@ static int take(struct pt_trid *t, struct pt_ractive *a, struct posix_trace_even
                 void *buf, size_t num, size_t *dlen)
 {
 	const struct pt_slot *v = &t->view;
-	const char *rec = v->data + (size_t)a->idx * v->chunk_size + a->off;
-	uint64_t w0, w1;
-
-	memcpy(&w0, rec, 8);
-	memcpy(&w1, rec + 8, 8);
+	const pt_word *rec = (const pt_word *)(v->data + (size_t)a->idx * v->chunk_size + a->off);
+	uint64_t w0 = atomic_load_explicit(&rec[0], memory_order_relaxed);
+	uint64_t w1 = atomic_load_explicit(&rec[1], memory_order_relaxed);
 	uint32_t id = (uint32_t)(w0 >> 48) & 0xfffu, n = (uint32_t)(w1 >> 48);
 	uint32_t size = PT_REC_SIZE(n);
 	if (id >= PT_NIDS || a->off + size > a->commit)
 		return gone(t, a) ? TAKE_GONE : TAKE_BAD;
 	size_t cp = n < num ? n : num;
-	if (cp)
-		memcpy(buf, rec + PT_REC_HDR, cp);
+	pt_get_bytes(buf, rec + 2, (uint32_t)cp);
 	atomic_thread_fence(memory_order_acquire);
 	if (gone(t, a))
 		return TAKE_GONE;

@@ -15,32 +15,9 @@
 struct pt_proc pt_proc;
 int32_t pt_pid;
 
-static _Thread_local struct pt_tw pt_tw[PT_SLOTS][PT_LEVELS]
-	__attribute__((tls_model("initial-exec")));
+static _Thread_local struct pt_tw pt_tw[PT_SLOTS][PT_LEVELS] PT_TLS;
 
-/* Small copies without a call; never reads past src + n. */
-static inline void copy_payload(char *dst, const char *src, uint32_t n)
-{
-	uint64_t a, b;
-
-	if (n > 32 || n == 0) {
-		if (n)
-			memcpy(dst, src, n);
-	} else if (n >= 16) {
-		memcpy(&a, src, 8), memcpy(&b, src + 8, 8);
-		memcpy(dst, &a, 8), memcpy(dst + 8, &b, 8);
-		memcpy(&a, src + n - 16, 8), memcpy(&b, src + n - 8, 8);
-		memcpy(dst + n - 16, &a, 8), memcpy(dst + n - 8, &b, 8);
-	} else if (n >= 8) {
-		memcpy(&a, src, 8), memcpy(&b, src + n - 8, 8);
-		memcpy(dst, &a, 8), memcpy(dst + n - 8, &b, 8);
-	} else {
-		for (uint32_t i = 0; i < n; i++)
-			dst[i] = src[i];
-	}
-}
-
-static inline void write_one(unsigned s, unsigned level, trace_event_id_t id,
+__attribute__((always_inline)) static inline void write_one(unsigned s, unsigned level, trace_event_id_t id,
                              const void *data, size_t len, uintptr_t addr, int sys)
 {
 	struct pt_slot *sl = &pt_proc.slot[s];
@@ -68,12 +45,12 @@ static inline void write_one(unsigned s, unsigned level, trace_event_id_t id,
 		if (pt_pool_acquire(sl, tw, st, ts, level))
 			return;
 	}
-	char *p = sl->data + (size_t)tw->idx * sl->chunk_size + tw->pos;
+	pt_word *p = (pt_word *)(sl->data + (size_t)tw->idx * sl->chunk_size + tw->pos);
 	uint64_t w0 = (ts & PT_MASK48) | (uint64_t)id << 48 | (uint64_t)(len > n) << 60;
 	uint64_t w1 = ((uint64_t)addr & PT_MASK48) | (uint64_t)n << 48;
-	memcpy(p, &w0, 8);
-	memcpy(p + 8, &w1, 8);
-	copy_payload(p + PT_REC_HDR, data, n);
+	atomic_store_explicit(&p[0], w0, memory_order_relaxed);
+	atomic_store_explicit(&p[1], w1, memory_order_relaxed);
+	pt_put_bytes(p + 2, data, n);
 	tw->pos += rec;
 	tw->nev++;
 	atomic_store_explicit(&sl->chunks[tw->idx].commit, tw->pos, memory_order_release);
