@@ -50,7 +50,15 @@ $(SHARED): $(LIB_OBJ) src/libposixtrace.map
 
 $(BUILD)/tests/%: tests/%.c tests/t.h $(STATIC)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALLCFLAGS) -Itests $< -o $@ $(STATIC) $(LDLIBS)
+	$(CC) $(ALLCFLAGS) -Itests -DPT_BUILD_DIR='"$(abspath $(BUILD))"' $< -o $@ $(STATIC) $(LDLIBS) -ldl
+
+# <trace.h> must also be valid C++ and pedantic C99
+$(BUILD)/header-ok: include/trace.h
+	@mkdir -p $(dir $@)
+	printf '#include <trace.h>\nint main(void){return 0;}\n' > $(BUILD)/hdr.c
+	$(CC) -std=c99 -pedantic -Wall -Wextra -Werror -Iinclude -fsyntax-only $(BUILD)/hdr.c
+	$${CXX:-c++} -x c++ -std=c++11 -Wall -Wextra -Werror -Iinclude -fsyntax-only $(BUILD)/hdr.c
+	touch $@
 
 $(BUILD)/examples/%: examples/%.c $(STATIC)
 	@mkdir -p $(dir $@)
@@ -62,7 +70,7 @@ $(BUILD)/bench/%: bench/%.c $(STATIC)
 
 examples: $(EXAMPLES)
 
-check: $(TESTS) $(SHARED)
+check: $(TESTS) $(SHARED) $(BUILD)/header-ok
 	@BUILD=$(BUILD) sh tests/run.sh $(TESTS)
 
 bench: $(BENCHES)

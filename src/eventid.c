@@ -102,6 +102,8 @@ PT_API int posix_trace_eventid_open(const char *restrict name, trace_event_id_t 
 	return 0;
 }
 
+/* The registry publishes each name to every stream of this process,
+ * this one included. */
 PT_API int posix_trace_trid_eventid_open(trace_id_t trid, const char *restrict name,
                                          trace_event_id_t *restrict id)
 {
@@ -110,17 +112,8 @@ PT_API int posix_trace_trid_eventid_open(trace_id_t trid, const char *restrict n
 
 	if (rc)
 		return rc;
-	rc = check_name(name);
-	if (!rc && !id)
-		rc = EINVAL;
-	if (!rc) {
-		pthread_mutex_lock(&pt_ctl_lock);
-		*id = registry_open(name);
-		name_set(t->view.names, *id, name);
-		pthread_mutex_unlock(&pt_ctl_lock);
-	}
 	pt_trid_unlock(t);
-	return rc;
+	return posix_trace_eventid_open(name, id);
 }
 
 PT_API int posix_trace_eventid_equal(trace_id_t trid, trace_event_id_t a, trace_event_id_t b)

@@ -50,6 +50,24 @@
  * memory is a relaxed atomic on an aligned 8-byte word. */
 typedef _Atomic uint64_t pt_word;
 
+/* Reader side of that check: record words are read, then the chunk's
+ * sequence number is read again.  Relaxed loads plus an acquire fence;
+ * ThreadSanitizer does not model fences, so there the loads are acquire. */
+#if defined(__SANITIZE_THREAD__)
+#define PT_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define PT_TSAN 1
+#endif
+#endif
+#ifdef PT_TSAN
+#define PT_WORD_LOAD memory_order_acquire
+#define PT_SEQ_FENCE() ((void)0)
+#else
+#define PT_WORD_LOAD memory_order_relaxed
+#define PT_SEQ_FENCE() atomic_thread_fence(memory_order_acquire)
+#endif
+
 static inline void pt_put_bytes(pt_word *dst, const unsigned char *src, uint32_t n)
 {
 	uint32_t i = 0;
@@ -73,11 +91,11 @@ static inline void pt_get_bytes(unsigned char *dst, const pt_word *src, uint32_t
 	uint64_t w;
 
 	for (; i + 8 <= n; i += 8) {
-		w = atomic_load_explicit(&src[i / 8], memory_order_relaxed);
+		w = atomic_load_explicit(&src[i / 8], PT_WORD_LOAD);
 		__builtin_memcpy(dst + i, &w, 8);
 	}
 	if (i < n) {
-		w = atomic_load_explicit(&src[i / 8], memory_order_relaxed);
+		w = atomic_load_explicit(&src[i / 8], PT_WORD_LOAD);
 		for (uint32_t k = 0; i + k < n; k++)
 			dst[i + k] = (unsigned char)(w >> (8 * k));
 	}

@@ -55,7 +55,7 @@ static void peek(const struct pt_trid *t, struct pt_ractive *a)
 	a->has_next = a->off + PT_REC_HDR <= a->commit;
 	if (a->has_next) {
 		const pt_word *rec = (const pt_word *)(v->data + (size_t)a->idx * v->chunk_size + a->off);
-		uint64_t w0 = atomic_load_explicit(rec, memory_order_relaxed);
+		uint64_t w0 = atomic_load_explicit(rec, PT_WORD_LOAD);
 		a->next_ts = a->base_ts + (((w0 & PT_MASK48) - (a->base_ts & PT_MASK48)) & PT_MASK48);
 	}
 }
@@ -191,15 +191,15 @@ static int take(struct pt_trid *t, struct pt_ractive *a, struct posix_trace_even
 {
 	const struct pt_slot *v = &t->view;
 	const pt_word *rec = (const pt_word *)(v->data + (size_t)a->idx * v->chunk_size + a->off);
-	uint64_t w0 = atomic_load_explicit(&rec[0], memory_order_relaxed);
-	uint64_t w1 = atomic_load_explicit(&rec[1], memory_order_relaxed);
+	uint64_t w0 = atomic_load_explicit(&rec[0], PT_WORD_LOAD);
+	uint64_t w1 = atomic_load_explicit(&rec[1], PT_WORD_LOAD);
 	uint32_t id = (uint32_t)(w0 >> 48) & 0xfffu, n = (uint32_t)(w1 >> 48);
 	uint32_t size = PT_REC_SIZE(n);
 	if (id >= PT_NIDS || a->off + size > a->commit)
 		return gone(t, a) ? TAKE_GONE : TAKE_BAD;
 	size_t cp = n < num ? n : num;
 	pt_get_bytes(buf, rec + 2, (uint32_t)cp);
-	atomic_thread_fence(memory_order_acquire);
+	PT_SEQ_FENCE();
 	if (gone(t, a))
 		return TAKE_GONE;
 

@@ -310,6 +310,9 @@ PT_API int posix_trace_clear(trace_id_t trid)
 	return 0;
 }
 
+/* Lock order: pt_ctl_lock before a trid's lock, never the reverse.  So
+ * shutdown marks the id dead under its lock, detaches the slot under the
+ * global lock, and only then tears the mapping down. */
 PT_API int posix_trace_shutdown(trace_id_t trid)
 {
 	struct pt_trid *t;
@@ -318,25 +321,30 @@ PT_API int posix_trace_shutdown(trace_id_t trid)
 	if (rc)
 		return rc;
 	struct pt_hdr *h = t->hdr;
-	atomic_store(&t->dead, 1);
-	pthread_mutex_lock(&pt_ctl_lock);
-	slot_detach((unsigned)t->slot);
-	pthread_mutex_unlock(&pt_ctl_lock);
+	atomic_store(&t->dead, 1); /* from now on every call with trid fails */
 	uint32_t st = atomic_load(&h->state);
 	while (!atomic_compare_exchange_weak(&h->state, &st, (st & ~PT_ST_RUNNING) | PT_ST_DEAD))
 		;
 	pt_wake_readers(h);
+	pt_trid_unlock(t);
+
+	pthread_mutex_lock(&pt_ctl_lock);
+	slot_detach((unsigned)t->slot);
+	pthread_mutex_unlock(&pt_ctl_lock);
+
 	if (pt_quiesce() == 0)
 		munmap(h, t->map_size);
 	else /* a thread may still be inside: leave it harmless memory */
 		mmap(h, t->map_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
 		     -1, 0);
+
+	pthread_mutex_lock(&t->lock);
 	close(t->fd);
 	free(t->rd.act);
 	memset(&t->rd, 0, sizeof t->rd);
 	t->hdr = NULL;
 	t->in_use = 0;
-	pt_trid_unlock(t);
+	pthread_mutex_unlock(&t->lock);
 	return 0;
 }
 

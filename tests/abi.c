@@ -1,0 +1,60 @@
+/*
+ * abi.c -- the shared library exports the POSIX API and nothing else:
+ * every public function resolves with dlsym, internal ones do not, and the
+ * symbols carry the POSIXTRACE_0.1 version.
+ */
+#include <dlfcn.h>
+#include <link.h>
+#include <string.h>
+#include "t.h"
+
+static const char *const api[] = {
+	"posix_trace_attr_init", "posix_trace_attr_destroy", "posix_trace_attr_getclockres",
+	"posix_trace_attr_getcreatetime", "posix_trace_attr_getgenversion",
+	"posix_trace_attr_getname", "posix_trace_attr_setname", "posix_trace_attr_getinherited",
+	"posix_trace_attr_setinherited", "posix_trace_attr_getlogfullpolicy",
+	"posix_trace_attr_setlogfullpolicy", "posix_trace_attr_getstreamfullpolicy",
+	"posix_trace_attr_setstreamfullpolicy", "posix_trace_attr_getlogsize",
+	"posix_trace_attr_setlogsize", "posix_trace_attr_getmaxdatasize",
+	"posix_trace_attr_setmaxdatasize", "posix_trace_attr_getmaxsystemeventsize",
+	"posix_trace_attr_getmaxusereventsize", "posix_trace_attr_getstreamsize",
+	"posix_trace_attr_setstreamsize", "posix_trace_create", "posix_trace_create_withlog",
+	"posix_trace_flush", "posix_trace_shutdown", "posix_trace_start", "posix_trace_stop",
+	"posix_trace_clear", "posix_trace_get_attr", "posix_trace_get_status",
+	"posix_trace_event", "posix_trace_eventid_open", "posix_trace_trid_eventid_open",
+	"posix_trace_eventid_equal", "posix_trace_eventid_get_name",
+	"posix_trace_eventtypelist_getnext_id", "posix_trace_eventtypelist_rewind",
+	"posix_trace_eventset_empty", "posix_trace_eventset_fill", "posix_trace_eventset_add",
+	"posix_trace_eventset_del", "posix_trace_eventset_ismember", "posix_trace_set_filter",
+	"posix_trace_get_filter", "posix_trace_getnext_event", "posix_trace_timedgetnext_event",
+	"posix_trace_trygetnext_event", "posix_trace_open", "posix_trace_rewind",
+	"posix_trace_close",
+};
+
+static const char *const internal[] = {
+	"pt_proc", "pt_pool_acquire", "pt_pool_seal", "pt_now", "pt_stream_create",
+	"pt_trid_lock", "pt_clock_tsc", "pt_nest", "pt_ctl_lock", "record_user",
+};
+
+int main(void)
+{
+	T_BEGIN(20);
+	void *h = dlopen(PT_BUILD_DIR "/libposixtrace.so", RTLD_NOW | RTLD_LOCAL);
+	if (!h)
+		T_SKIP(dlerror());
+	CHECK_EQ(sizeof api / sizeof api[0], 50);
+	for (unsigned i = 0; i < sizeof api / sizeof api[0]; i++) {
+		void *f = dlvsym(h, api[i], "POSIXTRACE_0.1");
+		if (!f)
+			fprintf(stderr, "missing: %s\n", api[i]);
+		CHECK(f != NULL);
+	}
+	for (unsigned i = 0; i < sizeof internal / sizeof internal[0]; i++) {
+		void *f = dlsym(h, internal[i]);
+		if (f)
+			fprintf(stderr, "exported but internal: %s\n", internal[i]);
+		CHECK(f == NULL);
+	}
+	dlclose(h);
+	T_END();
+}
