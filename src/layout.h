@@ -118,6 +118,14 @@ static inline void pt_get_bytes(unsigned char *dst, const pt_word *src, uint32_t
 #define PT_SS_SEQ(ss)   ((ss) >> 2)
 #define PT_SS_STATE(ss) ((unsigned)((ss) & 3u))
 
+/* ---- reader progress, tagged with the chunk's life so that a stale
+ * update can never be mistaken for progress in a later life. */
+#define PT_RD_POS(seq, off, n) ((((uint64_t)(seq) & 0xffffffu) << 40) | \
+                                ((uint64_t)(off) & 0xfffffu) << 20 | ((n) & 0xfffffu))
+#define PT_RD_SEQ_OK(p, seq)   (((p) >> 40) == ((uint64_t)(seq) & 0xffffffu))
+#define PT_RD_OFF(p)           ((uint32_t)((p) >> 20) & 0xfffffu)
+#define PT_RD_COUNT(p)         ((uint32_t)(p) & 0xfffffu)
+
 /* ---- log entries: seq (40 bits) << 24 | chunk index (24 bits). */
 #define PT_LOG_ENTRY(seq, idx) ((((uint64_t)(seq) & 0xffffffffffull) << 24) | (idx))
 #define PT_LOG_SEQ(e)          ((e) >> 24)
@@ -154,10 +162,9 @@ struct pt_chunk {
 	_Atomic int32_t pid;       /* process of the writer */
 	_Atomic uint32_t epoch;    /* stream epoch when taken (see clear) */
 	_Atomic uint32_t nevents;  /* records in the chunk, set when sealed */
-	_Atomic uint32_t rd_off;   /* reader's position (loss accounting) */
-	_Atomic uint32_t rd_count; /* records the reader has taken */
+	_Atomic uint64_t rd_pos;   /* reader's progress, PT_RD_POS(seq, off, count) */
 	_Atomic uint32_t level;    /* signal nesting level of the writer */
-	uint32_t pad[2];
+	uint32_t pad;
 };
 
 struct pt_name {
@@ -171,7 +178,7 @@ struct pt_hdr {
 	uint32_t version, hdr_size;
 	uint64_t seg_size;
 	uint32_t chunk_size, nchunks;
-	uint32_t sealed_max;  /* sealed chunks the stream may hold: its capacity */
+	uint32_t sealed_max;  /* chunks preallocated for sealed data */
 	uint32_t log_len;     /* entries in each log, a power of two */
 	uint64_t chunks_off, names_off, acq_off, seal_off, data_off;
 	int32_t creator_pid, traced_pid;
@@ -192,7 +199,7 @@ struct pt_hdr {
 	/* chunk pool */
 	alignas(64) _Atomic uint64_t free_top; /* tag << 32 | index */
 	_Atomic uint64_t acq_seq;
-	_Atomic uint32_t sealed;
+	_Atomic uint64_t sealed_bytes; /* bytes in sealed chunks: full at stream size */
 	alignas(64) _Atomic uint64_t seal_seq;
 	_Atomic uint64_t reclaim;   /* oldest seal-log entry that may be stolen */
 

@@ -35,6 +35,7 @@ struct pt_slot {
 	struct pt_name *names;
 	uint32_t chunk_size, nchunks, sealed_max, log_mask;
 	uint32_t max_data;
+	uint64_t budget;   /* stream-min-size: sealed bytes the stream holds */
 	uint32_t gen;   /* changes on attach, detach and fork: invalidates TLS */
 	int policy;     /* stream-full policy */
 	int inherit;
@@ -72,10 +73,10 @@ extern int32_t pt_pid;
 
 /* ------------------------------------------------------ chunk pool (pool.c) */
 int pt_pool_acquire(struct pt_slot *sl, struct pt_tw *tw, uint32_t state, uint64_t ts,
-                    unsigned level);
+                    unsigned level, uint32_t rec);
 void pt_pool_seal(struct pt_slot *sl, struct pt_tw *tw, uint32_t state);
 int pt_pool_free(struct pt_slot *sl, uint32_t idx, uint64_t seq, unsigned from_state);
-void pt_pool_note_lost(struct pt_hdr *h, uint64_t n);
+void pt_pool_note_lost(struct pt_hdr *h, uint64_t n, uint64_t ts, int report);
 void pt_pool_reset(struct pt_slot *sl);
 
 /* --------------------------------------------- quiescence (quiesce.c) */
@@ -105,7 +106,7 @@ void pt_futex_wake(_Atomic uint32_t *addr);
 void pt_wake_readers(struct pt_hdr *h);
 
 /* -------------------------------------------------------- reader (read.c) */
-struct pt_ractive {
+struct pt_ractive {          /* a chunk being read */
 	uint32_t idx;
 	uint32_t off;       /* next record */
 	uint32_t count;     /* records taken */
@@ -113,22 +114,36 @@ struct pt_ractive {
 	uint64_t seq;
 	uint64_t base_ts;
 	uint64_t next_ts;   /* timestamp of the next record, if any */
-	uint64_t thread;    /* writer, copied when the chunk was found */
-	int32_t pid;
 	int has_next;
+	int32_t next;       /* the same writer's next chunk, or -1 */
+};
+
+struct pt_rwriter {          /* one writer: (pid, thread, nesting level) */
+	uint64_t thread;
+	int32_t pid;
+	uint32_t level;
+	int32_t head, tail; /* its chunks, oldest first */
 };
 
 struct pt_reader {
 	uint64_t next_aseq;          /* next acquisition-log entry to look at */
-	uint64_t pend[16];           /* log entries seen unfilled */
+	uint64_t pend[16];           /* log entries seen half-published */
 	unsigned npend;
-	struct pt_ractive *act;
-	uint32_t nact, cap;
+	struct pt_ractive *ck;       /* chunk pool, linked per writer */
+	uint32_t ck_cap;
+	int32_t ck_free;
+	struct pt_rwriter *w;
+	uint32_t nw, w_cap;
 	uint64_t loss_gen;
 	int ovf_pending, need_resume, start_pending;
 	uint64_t ovf_ts, start_ts;
 	uint32_t epoch;
 	unsigned since_refine;
+	/* an event already taken, returned after the RESUME that precedes it */
+	int stashed;
+	struct posix_trace_event_info st_ev;
+	unsigned char *st_buf;
+	uint32_t st_len;
 };
 
 /* ------------------------------------------------ trace ids (stream.c) */
@@ -158,6 +173,7 @@ void pt_trid_unlock(struct pt_trid *t);
 void pt_trid_attrs(const struct pt_trid *t, trace_attr_t *attr);
 int pt_stream_create(pid_t pid, const trace_attr_t *attr, int logfd, trace_id_t *trid);
 void pt_reader_reset(struct pt_trid *t);
+void pt_reader_free(struct pt_reader *rd);
 
 /* ------------------------------------------------- event names (eventid.c) */
 void pt_names_init(struct pt_name *names);

@@ -42,6 +42,15 @@ static void push_free(struct pt_slot *sl, uint32_t idx)
 	                                                memory_order_relaxed));
 }
 
+/* A sealed chunk leaves the stream's budget. */
+static void unaccount(struct pt_slot *sl, struct pt_chunk *ck)
+{
+	uint32_t used = atomic_load_explicit(&ck->commit, memory_order_relaxed);
+	atomic_fetch_sub_explicit(&sl->hdr->sealed_bytes,
+	                          used > sl->chunk_size ? sl->chunk_size : used,
+	                          memory_order_relaxed);
+}
+
 /* Give chunk idx back if it is still in life seq and in state from. */
 int pt_pool_free(struct pt_slot *sl, uint32_t idx, uint64_t seq, unsigned from)
 {
@@ -52,17 +61,33 @@ int pt_pool_free(struct pt_slot *sl, uint32_t idx, uint64_t seq, unsigned from)
 	                                             memory_order_acq_rel, memory_order_relaxed))
 		return 0;
 	if (from == PT_CK_SEALED)
-		atomic_fetch_sub_explicit(&sl->hdr->sealed, 1, memory_order_relaxed);
+		unaccount(sl, ck);
 	atomic_store_explicit(&ck->ss, PT_SS(seq, PT_CK_FREE), memory_order_release);
 	push_free(sl, idx);
 	return 1;
 }
 
-void pt_pool_note_lost(struct pt_hdr *h, uint64_t n)
+static void lower_ovf_ts(struct pt_hdr *h, uint64_t ts)
+{
+	uint64_t cur = atomic_load_explicit(&h->ovf_ts, memory_order_relaxed);
+	while (ts < cur && !atomic_compare_exchange_weak_explicit(&h->ovf_ts, &cur, ts,
+	                                                          memory_order_relaxed,
+	                                                          memory_order_relaxed))
+		;
+}
+
+/* n events are lost.  With report, the reader is told to put an OVERFLOW
+ * (timestamped ts at the latest) before the next event it returns; an
+ * UNTIL_FULL stream reports its losses with the automatic STOP instead. */
+void pt_pool_note_lost(struct pt_hdr *h, uint64_t n, uint64_t ts, int report)
 {
 	atomic_fetch_add_explicit(&h->lost, n, memory_order_relaxed);
 	if (!atomic_load_explicit(&h->overrun, memory_order_relaxed))
 		atomic_store_explicit(&h->overrun, 1, memory_order_relaxed);
+	if (report) {
+		lower_ovf_ts(h, ts);
+		atomic_fetch_add_explicit(&h->loss_gen, 1, memory_order_release);
+	}
 }
 
 static void set_flag(struct pt_hdr *h, uint32_t flag)
@@ -74,17 +99,19 @@ static void set_flag(struct pt_hdr *h, uint32_t flag)
 		;
 }
 
-/* A sealed chunk is being overwritten: count what the reader never took. */
-static void account_steal(struct pt_slot *sl, uint32_t idx)
+/* A sealed chunk is being overwritten: count what the reader never took,
+ * as far as its progress in this life of the chunk says. */
+static void account_steal(struct pt_slot *sl, uint32_t idx, uint64_t seq)
 {
 	struct pt_chunk *ck = &sl->chunks[idx];
 	struct pt_hdr *h = sl->hdr;
 	uint32_t nev = atomic_load_explicit(&ck->nevents, memory_order_relaxed);
-	uint32_t taken = atomic_load_explicit(&ck->rd_count, memory_order_relaxed);
-	uint32_t off = atomic_load_explicit(&ck->rd_off, memory_order_relaxed);
+	uint64_t pos = atomic_load_explicit(&ck->rd_pos, memory_order_relaxed);
+	uint32_t taken = PT_RD_SEQ_OK(pos, seq) ? PT_RD_COUNT(pos) : 0;
+	uint32_t off = PT_RD_SEQ_OK(pos, seq) ? PT_RD_OFF(pos) : 0;
 	uint32_t commit = atomic_load_explicit(&ck->commit, memory_order_relaxed);
 	uint64_t base = atomic_load_explicit(&ck->base_ts, memory_order_relaxed);
-	uint64_t ts = base, cur;
+	uint64_t ts = base;
 
 	if (taken >= nev)
 		return;
@@ -93,13 +120,7 @@ static void account_steal(struct pt_slot *sl, uint32_t idx)
 		uint64_t w0 = atomic_load_explicit(rec, memory_order_relaxed);
 		ts = base + (((w0 & PT_MASK48) - (base & PT_MASK48)) & PT_MASK48);
 	}
-	cur = atomic_load_explicit(&h->ovf_ts, memory_order_relaxed);
-	while (ts < cur && !atomic_compare_exchange_weak_explicit(&h->ovf_ts, &cur, ts,
-	                                                          memory_order_relaxed,
-	                                                          memory_order_relaxed))
-		;
-	pt_pool_note_lost(h, nev - taken);
-	atomic_fetch_add_explicit(&h->loss_gen, 1, memory_order_release);
+	pt_pool_note_lost(h, nev - taken, ts, 1);
 }
 
 /* LOOP: take the oldest sealed chunk, following the seal log. */
@@ -130,8 +151,8 @@ static uint32_t steal(struct pt_slot *sl)
 			continue; /* the reader freed it already */
 		if (!atomic_compare_exchange_strong(&ck->ss, &ss, PT_SS(PT_SS_SEQ(ss), PT_CK_BUSY)))
 			continue;
-		atomic_fetch_sub_explicit(&h->sealed, 1, memory_order_relaxed);
-		account_steal(sl, idx);
+		unaccount(sl, ck);
+		account_steal(sl, idx, PT_SS_SEQ(ss));
 		set_flag(h, PT_ST_FULL);
 		return idx;
 	}
@@ -156,27 +177,28 @@ static void autostop(struct pt_slot *sl, uint32_t state, uint64_t ts)
 }
 
 int pt_pool_acquire(struct pt_slot *sl, struct pt_tw *tw, uint32_t state, uint64_t ts,
-                    unsigned level)
+                    unsigned level, uint32_t rec)
 {
 	struct pt_hdr *h = sl->hdr;
 	uint32_t idx = PT_NIL;
 
-	if (atomic_load_explicit(&h->sealed, memory_order_relaxed) < sl->sealed_max)
+	/* full when the sealed records plus this one would exceed stream-min-size:
+	 * a set of events adding up to no more than that never fills the stream */
+	if (atomic_load_explicit(&h->sealed_bytes, memory_order_relaxed) + rec <= sl->budget)
 		idx = pop_free(sl);
 	if (idx == PT_NIL && sl->policy == POSIX_TRACE_LOOP)
 		idx = steal(sl);
 	if (idx == PT_NIL) {
 		if (sl->policy != POSIX_TRACE_LOOP)
 			autostop(sl, state, ts);
-		pt_pool_note_lost(h, 1);
+		pt_pool_note_lost(h, 1, ts, sl->policy == POSIX_TRACE_LOOP);
 		return -1;
 	}
 	uint64_t seq = atomic_fetch_add_explicit(&h->acq_seq, 1, memory_order_relaxed) + 1;
 	struct pt_chunk *ck = &sl->chunks[idx];
 	atomic_store_explicit(&ck->commit, 0, memory_order_relaxed);
 	atomic_store_explicit(&ck->nevents, 0, memory_order_relaxed);
-	atomic_store_explicit(&ck->rd_off, 0, memory_order_relaxed);
-	atomic_store_explicit(&ck->rd_count, 0, memory_order_relaxed);
+	atomic_store_explicit(&ck->rd_pos, 0, memory_order_relaxed);
 	atomic_store_explicit(&ck->base_ts, ts, memory_order_relaxed);
 	atomic_store_explicit(&ck->thread, (uint64_t)pthread_self(), memory_order_relaxed);
 	atomic_store_explicit(&ck->pid, pt_pid, memory_order_relaxed);
@@ -206,7 +228,7 @@ void pt_pool_seal(struct pt_slot *sl, struct pt_tw *tw, uint32_t state)
 		pt_pool_free(sl, tw->idx, tw->seq, PT_CK_OPEN);
 	} else {
 		atomic_store_explicit(&ck->nevents, tw->nev, memory_order_relaxed);
-		atomic_fetch_add_explicit(&h->sealed, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&h->sealed_bytes, tw->pos, memory_order_relaxed);
 		atomic_store_explicit(&ck->ss, PT_SS(tw->seq, PT_CK_SEALED), memory_order_release);
 		uint64_t s = atomic_fetch_add_explicit(&h->seal_seq, 1, memory_order_relaxed);
 		atomic_store_explicit(&sl->seal_log[s & sl->log_mask], PT_LOG_ENTRY(s, tw->idx),

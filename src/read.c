@@ -1,24 +1,26 @@
 /*
  * read.c -- the analyzer side of an active stream.
  *
- * Each chunk holds one writer's records in order.  The reader finds chunks
- * through the acquisition log, keeps the ones it is reading in act[], and
- * each time returns the record with the smallest timestamp among them.
- * A chunk is added only once its first timestamp is not later than the
- * current minimum, so act[] stays about as small as the number of writers.
- * A chunk read to its end and sealed is given back to the pool: this is
- * what makes room in an UNTIL_FULL stream.
+ * A writer (one thread of one process at one signal nesting level) fills
+ * its chunks one after another, each in order; so the reader keeps, per
+ * writer, a queue of that writer's chunks, found through the acquisition
+ * log, and each time returns the record with the smallest timestamp among
+ * the queue heads.  That is an exact merge by timestamp, and one thread's
+ * events always come out in program order.  A chunk read to its end and
+ * sealed is given back to the pool: this is what makes room in an
+ * UNTIL_FULL stream.
  *
  * Every value read from the segment is checked: a record that does not
  * fit its chunk ends that chunk with a POSIX_TRACE_ERROR event; a chunk
  * overwritten while being read (LOOP) is detected by its sequence number
- * and reported as an overflow.
+ * and reported as an overflow before any later event.
  */
 #include <stdlib.h>
 #include <string.h>
 #include "lib.h"
 
 #define WAIT_SLICE_MS 20 /* a missed wake-up costs at most this much latency */
+#define NONE (-1)
 
 enum { TAKE_OK, TAKE_GONE, TAKE_BAD };
 
@@ -27,19 +29,39 @@ void pt_reader_reset(struct pt_trid *t)
 	struct pt_reader *rd = &t->rd;
 	struct pt_hdr *h = t->hdr;
 
-	rd->nact = 0;
+	rd->nw = 0;
+	rd->ck_free = NONE;
+	for (uint32_t i = rd->ck_cap; i-- > 0;) {
+		rd->ck[i].next = rd->ck_free;
+		rd->ck_free = (int32_t)i;
+	}
 	rd->npend = 0;
 	rd->next_aseq = atomic_load(&h->acq_seq) + 1;
 	rd->loss_gen = atomic_load(&h->loss_gen);
-	rd->ovf_pending = rd->need_resume = rd->start_pending = 0;
+	rd->ovf_pending = rd->need_resume = rd->start_pending = rd->stashed = 0;
 	rd->epoch = PT_ST_EPOCH(atomic_load(&h->state));
+}
+
+void pt_reader_free(struct pt_reader *rd)
+{
+	free(rd->ck);
+	free(rd->w);
+	free(rd->st_buf);
+	memset(rd, 0, sizeof *rd);
+}
+
+/* 0 if the chunk is still in a's life, else 1; *state gets its state. */
+static int gone_state(const struct pt_trid *t, const struct pt_ractive *a, unsigned *state)
+{
+	uint64_t ss = atomic_load_explicit(&t->view.chunks[a->idx].ss, memory_order_acquire);
+	*state = PT_SS_STATE(ss);
+	return PT_SS_SEQ(ss) != a->seq || (*state != PT_CK_OPEN && *state != PT_CK_SEALED);
 }
 
 static int gone(const struct pt_trid *t, const struct pt_ractive *a)
 {
-	uint64_t ss = atomic_load_explicit(&t->view.chunks[a->idx].ss, memory_order_acquire);
-	unsigned st = PT_SS_STATE(ss);
-	return PT_SS_SEQ(ss) != a->seq || (st != PT_CK_OPEN && st != PT_CK_SEALED);
+	unsigned st;
+	return gone_state(t, a, &st);
 }
 
 /* Look at the next record of a, if one is complete. */
@@ -62,113 +84,182 @@ static void peek(const struct pt_trid *t, struct pt_ractive *a)
 
 static void publish_progress(const struct pt_trid *t, const struct pt_ractive *a)
 {
-	struct pt_chunk *ck = &t->view.chunks[a->idx];
-	atomic_store_explicit(&ck->rd_off, a->off, memory_order_relaxed);
-	atomic_store_explicit(&ck->rd_count, a->count, memory_order_relaxed);
+	atomic_store_explicit(&t->view.chunks[a->idx].rd_pos, PT_RD_POS(a->seq, a->off, a->count),
+	                      memory_order_relaxed);
 }
 
-static void drop(struct pt_reader *rd, uint32_t i)
+/* ts: the first lost event's timestamp, UINT64_MAX if unknown (then the
+ * writer that overwrote the chunk has published it in ovf_ts). */
+static void note_loss(struct pt_reader *rd, uint64_t ts)
 {
-	rd->act[i] = rd->act[--rd->nact];
+	if (!rd->ovf_pending || ts < rd->ovf_ts)
+		rd->ovf_ts = ts;
+	rd->ovf_pending = 1;
 }
 
-static struct pt_ractive *add(struct pt_trid *t, uint32_t idx, uint64_t seq)
+static struct pt_rwriter *writer_of(struct pt_reader *rd, int32_t pid, uint64_t thread,
+                                    uint32_t level)
+{
+	for (uint32_t i = 0; i < rd->nw; i++)
+		if (rd->w[i].thread == thread && rd->w[i].pid == pid && rd->w[i].level == level)
+			return &rd->w[i];
+	if (rd->nw == rd->w_cap) {
+		uint32_t cap = rd->w_cap ? rd->w_cap * 2 : 8;
+		struct pt_rwriter *n = realloc(rd->w, cap * sizeof *n);
+		if (!n)
+			return NULL;
+		rd->w = n;
+		rd->w_cap = cap;
+	}
+	struct pt_rwriter *w = &rd->w[rd->nw++];
+	w->thread = thread;
+	w->pid = pid;
+	w->level = level;
+	w->head = w->tail = NONE;
+	return w;
+}
+
+static int32_t ck_alloc(struct pt_reader *rd)
+{
+	if (rd->ck_free == NONE) {
+		uint32_t cap = rd->ck_cap ? rd->ck_cap * 2 : 16;
+		struct pt_ractive *n = realloc(rd->ck, cap * sizeof *n);
+		if (!n)
+			return NONE;
+		rd->ck = n;
+		for (uint32_t i = cap; i-- > rd->ck_cap;) {
+			rd->ck[i].next = rd->ck_free;
+			rd->ck_free = (int32_t)i;
+		}
+		rd->ck_cap = cap;
+	}
+	int32_t i = rd->ck_free;
+	rd->ck_free = rd->ck[i].next;
+	return i;
+}
+
+/* Append the chunk of acquisition-log entry seq to its writer's queue. */
+static void add(struct pt_trid *t, uint32_t idx, uint64_t seq)
 {
 	struct pt_reader *rd = &t->rd;
 	const struct pt_slot *v = &t->view;
 
 	if (idx >= v->nchunks)
-		return NULL;
+		return;
 	struct pt_chunk *ck = &v->chunks[idx];
 	uint64_t ss = atomic_load_explicit(&ck->ss, memory_order_acquire);
-	if (PT_SS_SEQ(ss) != seq || atomic_load_explicit(&ck->epoch, memory_order_relaxed) != rd->epoch)
-		return NULL; /* recycled already, or from before a clear */
-	if (rd->nact == rd->cap) {
-		uint32_t cap = rd->cap ? rd->cap * 2 : 16;
-		struct pt_ractive *n = realloc(rd->act, cap * sizeof *n);
-		if (!n)
-			return NULL;
-		rd->act = n;
-		rd->cap = cap;
+	if (PT_SS_SEQ(ss) != seq) { /* taken and overwritten before we got here */
+		if (PT_SS_SEQ(ss) > seq)
+			note_loss(rd, UINT64_MAX);
+		return;
 	}
-	struct pt_ractive *a = &rd->act[rd->nact];
+	if (atomic_load_explicit(&ck->epoch, memory_order_relaxed) != rd->epoch)
+		return; /* from before a clear */
+	int32_t pid = atomic_load_explicit(&ck->pid, memory_order_relaxed);
+	uint64_t thread = atomic_load_explicit(&ck->thread, memory_order_relaxed);
+	uint32_t level = atomic_load_explicit(&ck->level, memory_order_relaxed);
+	uint64_t base = atomic_load_explicit(&ck->base_ts, memory_order_relaxed);
+	int32_t i = ck_alloc(rd);
+	struct pt_rwriter *w = writer_of(rd, pid, thread, level);
+	if (i == NONE || !w) {
+		if (i != NONE) {
+			rd->ck[i].next = rd->ck_free;
+			rd->ck_free = i;
+		}
+		note_loss(rd, base);
+		return;
+	}
+	struct pt_ractive *a = &rd->ck[i];
 	memset(a, 0, sizeof *a);
 	a->idx = idx;
 	a->seq = seq;
-	a->base_ts = atomic_load_explicit(&ck->base_ts, memory_order_relaxed);
-	a->pid = atomic_load_explicit(&ck->pid, memory_order_relaxed);
-	a->thread = atomic_load_explicit(&ck->thread, memory_order_relaxed);
-	if (gone(t, a))
-		return NULL;
-	rd->nact++;
-	peek(t, a);
-	return a;
+	a->base_ts = base;
+	a->next = NONE;
+	if (gone(t, a)) {
+		a->next = rd->ck_free;
+		rd->ck_free = i;
+		note_loss(rd, base);
+		return;
+	}
+	if (w->tail == NONE)
+		w->head = i;
+	else
+		rd->ck[w->tail].next = i;
+	w->tail = i;
 }
 
-/* Bring act[] up to date: new records in idle chunks, finished chunks
- * given back, and new chunks from the acquisition log. */
-static void refresh(struct pt_trid *t)
+static void pop_head(struct pt_reader *rd, struct pt_rwriter *w)
+{
+	int32_t i = w->head;
+	w->head = rd->ck[i].next;
+	if (w->head == NONE)
+		w->tail = NONE;
+	rd->ck[i].next = rd->ck_free;
+	rd->ck_free = i;
+}
+
+/* Make the head of w's queue a chunk with a record to read, if there is
+ * one: free finished chunks, drop overwritten ones. */
+static void service(struct pt_trid *t, struct pt_rwriter *w)
+{
+	struct pt_reader *rd = &t->rd;
+
+	while (w->head != NONE) {
+		struct pt_ractive *a = &rd->ck[w->head];
+		if (a->has_next)
+			return;
+		uint64_t ss = atomic_load_explicit(&t->view.chunks[a->idx].ss, memory_order_acquire);
+		peek(t, a);
+		if (a->has_next)
+			return;
+		if (PT_SS_SEQ(ss) != a->seq || PT_SS_STATE(ss) == PT_CK_FREE ||
+		    PT_SS_STATE(ss) == PT_CK_BUSY) {
+			note_loss(rd, UINT64_MAX); /* overwritten: its rest is lost */
+		} else if (PT_SS_STATE(ss) == PT_CK_SEALED) {
+			publish_progress(t, a);
+			pt_pool_free(&t->view, a->idx, a->seq, PT_CK_SEALED);
+		} else {
+			return; /* open, nothing new yet */
+		}
+		pop_head(rd, w);
+	}
+}
+
+static void discover(struct pt_trid *t)
 {
 	struct pt_reader *rd = &t->rd;
 	const struct pt_slot *v = &t->view;
-	uint64_t min = UINT64_MAX;
-
-	for (uint32_t i = 0; i < rd->nact;) {
-		struct pt_ractive *a = &rd->act[i];
-		if (!a->has_next) {
-			uint64_t ss = atomic_load_explicit(&v->chunks[a->idx].ss, memory_order_acquire);
-			peek(t, a);
-			if (!a->has_next) {
-				if (PT_SS_SEQ(ss) != a->seq || PT_SS_STATE(ss) == PT_CK_FREE ||
-				    PT_SS_STATE(ss) == PT_CK_BUSY) {
-					drop(rd, i); /* overwritten: loss_gen tells */
-					continue;
-				}
-				if (PT_SS_STATE(ss) == PT_CK_SEALED) {
-					publish_progress(t, a);
-					pt_pool_free(&t->view, a->idx, a->seq, PT_CK_SEALED);
-					drop(rd, i);
-					continue;
-				}
-			}
-		}
-		if (a->has_next && a->next_ts < min)
-			min = a->next_ts;
-		i++;
-	}
-
 	uint64_t end = atomic_load_explicit(&t->hdr->acq_seq, memory_order_acquire);
 	uint64_t len = (uint64_t)v->log_mask + 1;
-	if (end >= rd->next_aseq + len)
-		rd->next_aseq = end - len + 1; /* fell a whole log behind */
+
+	if (end >= rd->next_aseq + len) { /* fell a whole log behind */
+		rd->next_aseq = end - len + 1;
+		note_loss(rd, UINT64_MAX);
+	}
 	for (unsigned p = 0; p < rd->npend;) { /* entries seen half-published */
 		uint64_t q = rd->pend[p];
 		uint64_t e = atomic_load_explicit(&v->acq_log[q & v->log_mask], memory_order_acquire);
-		if (PT_LOG_SEQ(e) == PT_LOG_SEQ_OF(q) || end - q >= len) {
-			if (PT_LOG_SEQ(e) == PT_LOG_SEQ_OF(q))
-				add(t, PT_LOG_IDX(e), q);
-			rd->pend[p] = rd->pend[--rd->npend];
+		if (PT_LOG_SEQ(e) == PT_LOG_SEQ_OF(q)) {
+			add(t, PT_LOG_IDX(e), q);
+		} else if (PT_LOG_SEQ(e) > PT_LOG_SEQ_OF(q) || end - q >= len) {
+			note_loss(rd, UINT64_MAX); /* its slot was reused: the chunk is gone */
 		} else {
 			p++;
-		}
-	}
-	while (rd->next_aseq <= end) {
-		uint64_t q = rd->next_aseq;
-		uint64_t e = atomic_load_explicit(&v->acq_log[q & v->log_mask], memory_order_acquire);
-		if (PT_LOG_SEQ(e) != PT_LOG_SEQ_OF(q)) {
-			if (rd->npend < sizeof rd->pend / sizeof rd->pend[0])
-				rd->pend[rd->npend++] = q;
-			rd->next_aseq++;
 			continue;
 		}
-		uint32_t idx = PT_LOG_IDX(e);
-		if (min != UINT64_MAX && idx < v->nchunks &&
-		    atomic_load_explicit(&v->chunks[idx].base_ts, memory_order_relaxed) > min)
-			break; /* not needed yet: everything in it is later */
-		struct pt_ractive *a = add(t, idx, q);
-		if (a && a->has_next && a->next_ts < min)
-			min = a->next_ts;
-		rd->next_aseq++;
+		rd->pend[p] = rd->pend[--rd->npend];
+	}
+	for (; rd->next_aseq <= end; rd->next_aseq++) {
+		uint64_t q = rd->next_aseq;
+		uint64_t e = atomic_load_explicit(&v->acq_log[q & v->log_mask], memory_order_acquire);
+		if (PT_LOG_SEQ(e) == PT_LOG_SEQ_OF(q))
+			add(t, PT_LOG_IDX(e), q);
+		else if (PT_LOG_SEQ(e) > PT_LOG_SEQ_OF(q))
+			note_loss(rd, UINT64_MAX); /* overwritten before we got to it */
+		else if (rd->npend < sizeof rd->pend / sizeof rd->pend[0])
+			rd->pend[rd->npend++] = q; /* the writer is between two stores */
+		else
+			note_loss(rd, UINT64_MAX);
 	}
 }
 
@@ -186,26 +277,29 @@ static void synth(struct pt_trid *t, struct posix_trace_event_info *ev, void *bu
 	*dlen = n;
 }
 
-static int take(struct pt_trid *t, struct pt_ractive *a, struct posix_trace_event_info *ev,
+static int take(struct pt_trid *t, struct pt_rwriter *w, struct posix_trace_event_info *ev,
                 void *buf, size_t num, size_t *dlen)
 {
 	const struct pt_slot *v = &t->view;
+	struct pt_ractive *a = &t->rd.ck[w->head];
 	const pt_word *rec = (const pt_word *)(v->data + (size_t)a->idx * v->chunk_size + a->off);
 	uint64_t w0 = atomic_load_explicit(&rec[0], PT_WORD_LOAD);
 	uint64_t w1 = atomic_load_explicit(&rec[1], PT_WORD_LOAD);
 	uint32_t id = (uint32_t)(w0 >> 48) & 0xfffu, n = (uint32_t)(w1 >> 48);
 	uint32_t size = PT_REC_SIZE(n);
+
 	if (id >= PT_NIDS || a->off + size > a->commit)
 		return gone(t, a) ? TAKE_GONE : TAKE_BAD;
 	size_t cp = n < num ? n : num;
 	pt_get_bytes(buf, rec + 2, (uint32_t)cp);
 	PT_SEQ_FENCE();
-	if (gone(t, a))
+	unsigned state;
+	if (gone_state(t, a, &state))
 		return TAKE_GONE;
 
 	ev->posix_event_id = id;
-	ev->posix_pid = a->pid;
-	ev->posix_thread_id = (pthread_t)a->thread;
+	ev->posix_pid = w->pid;
+	ev->posix_thread_id = (pthread_t)w->thread;
 	ev->posix_prog_address = (void *)(uintptr_t)(w1 & PT_MASK48);
 	ev->posix_truncation_status = n > num ? POSIX_TRACE_TRUNCATED_READ
 	                              : (w0 >> 60) & PT_RF_TRUNC ? POSIX_TRACE_TRUNCATED_RECORD
@@ -214,10 +308,27 @@ static int take(struct pt_trid *t, struct pt_ractive *a, struct posix_trace_even
 	*dlen = cp;
 	a->off += size;
 	a->count++;
-	if ((a->count & 31) == 0)
+	/* a sealed chunk may be stolen (LOOP): keep the thief's loss count
+	 * exact; an open one has its writer on that cache line, so less often */
+	if (state == PT_CK_SEALED || (a->count & 31) == 0)
 		publish_progress(t, a);
 	peek(t, a);
 	return TAKE_OK;
+}
+
+/* Hand out the event kept behind a RESUME. */
+static void unstash(struct pt_reader *rd, struct posix_trace_event_info *ev, void *buf,
+                    size_t num, size_t *dlen)
+{
+	size_t n = rd->st_len < num ? rd->st_len : num;
+
+	*ev = rd->st_ev;
+	if (n < rd->st_len)
+		ev->posix_truncation_status = POSIX_TRACE_TRUNCATED_READ;
+	if (n)
+		memcpy(buf, rd->st_buf, n);
+	*dlen = n;
+	rd->stashed = 0;
 }
 
 /* One event into ev (returns 1), or nothing available now (returns 0). */
@@ -227,33 +338,49 @@ static int read_next(struct pt_trid *t, struct posix_trace_event_info *ev, void 
 	struct pt_reader *rd = &t->rd;
 	struct pt_hdr *h = t->hdr;
 
+	if (rd->stashed) {
+		unstash(rd, ev, buf, num, dlen);
+		return 1;
+	}
 	if (++rd->since_refine >= 4096) {
 		rd->since_refine = 0;
 		pt_clock_refine(&t->clk);
 	}
 	for (;;) {
+		discover(t);
+		for (uint32_t i = 0; i < rd->nw;) {
+			service(t, &rd->w[i]);
+			if (rd->w[i].head == NONE) /* nothing queued: forget the writer */
+				rd->w[i] = rd->w[--rd->nw];
+			else
+				i++;
+		}
+		struct pt_rwriter *best = NULL; /* no removal from rd->w below */
+		for (uint32_t i = 0; i < rd->nw; i++) {
+			struct pt_ractive *a = &rd->ck[rd->w[i].head];
+			if (a->has_next && (!best || a->next_ts < rd->ck[best->head].next_ts ||
+			                    (a->next_ts == rd->ck[best->head].next_ts &&
+			                     a->seq < rd->ck[best->head].seq)))
+				best = &rd->w[i];
+		}
+		/* losses are reported before any event that follows them */
 		uint64_t lg = atomic_load_explicit(&h->loss_gen, memory_order_acquire);
 		if (lg != rd->loss_gen) {
-			uint64_t o = atomic_exchange(&h->ovf_ts, UINT64_MAX);
 			rd->loss_gen = lg;
-			if (!rd->ovf_pending || o < rd->ovf_ts)
-				rd->ovf_ts = o;
-			rd->ovf_pending = 1;
+			note_loss(rd, atomic_exchange(&h->ovf_ts, UINT64_MAX));
 		}
-		if (rd->ovf_pending) {
-			uint64_t tick = rd->ovf_ts == UINT64_MAX ? pt_now() : rd->ovf_ts;
+		/* an OVERFLOW takes its place in time: events from before the
+		 * first lost one come first; if that time is unknown, now */
+		uint64_t best_ts = best ? rd->ck[best->head].next_ts : UINT64_MAX;
+		if (rd->ovf_pending && rd->need_resume) {
+			rd->ovf_pending = 0; /* still in the same overflow condition */
+		} else if (rd->ovf_pending &&
+		           (!best || rd->ovf_ts == UINT64_MAX || best_ts >= rd->ovf_ts)) {
+			uint64_t tick = rd->ovf_ts != UINT64_MAX ? rd->ovf_ts : best ? best_ts : pt_now();
 			synth(t, ev, buf, num, dlen, POSIX_TRACE_OVERFLOW, tick, NULL, 0);
 			rd->ovf_pending = 0;
 			rd->need_resume = 1;
 			return 1;
-		}
-		refresh(t);
-		struct pt_ractive *best = NULL;
-		for (uint32_t i = 0; i < rd->nact; i++) {
-			struct pt_ractive *a = &rd->act[i];
-			if (a->has_next && (!best || a->next_ts < best->next_ts ||
-			                    (a->next_ts == best->next_ts && a->seq < best->seq)))
-				best = a;
 		}
 		if (!best) {
 			uint32_t st = atomic_load(&h->state);
@@ -280,26 +407,37 @@ static int read_next(struct pt_trid *t, struct posix_trace_event_info *ev, void 
 			rd->start_pending = 0;
 			return 1;
 		}
+		int r;
+		uint64_t ts = rd->ck[best->head].next_ts;
 		if (rd->need_resume) {
-			synth(t, ev, buf, num, dlen, POSIX_TRACE_RESUME, best->next_ts, NULL, 0);
-			rd->need_resume = 0;
-			return 1;
+			/* take the event first, so RESUME carries exactly its time */
+			size_t n;
+			if (!rd->st_buf && !(rd->st_buf = malloc(TRACE_DATA_MAX + 1)))
+				return 0;
+			r = take(t, best, &rd->st_ev, rd->st_buf, TRACE_DATA_MAX + 1, &n);
+			if (r == TAKE_OK) {
+				rd->st_len = (uint32_t)n;
+				rd->stashed = 1;
+				rd->need_resume = 0;
+				synth(t, ev, buf, num, dlen, POSIX_TRACE_RESUME, ts, NULL, 0);
+				return 1;
+			}
+		} else {
+			r = take(t, best, ev, buf, num, dlen);
+			if (r == TAKE_OK)
+				return 1;
 		}
-		switch (take(t, best, ev, buf, num, dlen)) {
-		case TAKE_OK:
-			return 1;
-		case TAKE_GONE: /* overwritten under us; the stealer bumped loss_gen */
-			drop(rd, (uint32_t)(best - rd->act));
+		struct pt_ractive *a = &rd->ck[best->head];
+		if (r == TAKE_GONE) { /* overwritten under us */
+			note_loss(rd, ts);
+			pop_head(rd, best);
 			continue;
-		default: {
-			int err = EBADMSG;
-			uint64_t tick = best->next_ts;
-			pt_pool_free(&t->view, best->idx, best->seq, PT_CK_SEALED);
-			drop(rd, (uint32_t)(best - rd->act));
-			synth(t, ev, buf, num, dlen, POSIX_TRACE_ERROR, tick, &err, sizeof err);
-			return 1;
 		}
-		}
+		int err = EBADMSG; /* a record that does not fit: end this chunk */
+		pt_pool_free(&t->view, a->idx, a->seq, PT_CK_SEALED);
+		pop_head(rd, best);
+		synth(t, ev, buf, num, dlen, POSIX_TRACE_ERROR, ts, &err, sizeof err);
+		return 1;
 	}
 }
 

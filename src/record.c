@@ -26,7 +26,7 @@ __attribute__((always_inline)) static inline void write_one(unsigned s, unsigned
 
 	if (PT_UNLIKELY(!(st & PT_ST_RUNNING)) && !sys) {
 		if (st & PT_ST_AUTOSTOP)
-			pt_pool_note_lost(h, 1);
+			pt_pool_note_lost(h, 1, 0, 0);
 		return;
 	}
 	if (atomic_load_explicit(&h->filter[id / 64], memory_order_relaxed) >> (id % 64) & 1)
@@ -38,11 +38,15 @@ __attribute__((always_inline)) static inline void write_one(unsigned s, unsigned
 	struct pt_tw *tw = &pt_tw[s][level];
 	uint64_t ts = pt_now();
 
+	/* a thread that moved to a CPU whose TSC reads a little lower: keep
+	 * its events in its chunk, at the chunk's base time */
+	if (PT_UNLIKELY(ts < tw->base_ts) && tw->base_ts - ts < (1ull << 40))
+		ts = tw->base_ts;
 	if (PT_UNLIKELY(tw->key != pt_tw_key(sl, st) || tw->pos + rec > sl->chunk_size ||
 	                (ts - tw->base_ts) >> 47)) {
 		if (tw->key && (tw->key >> 16) == sl->gen)
 			pt_pool_seal(sl, tw, st);
-		if (pt_pool_acquire(sl, tw, st, ts, level))
+		if (pt_pool_acquire(sl, tw, st, ts, level, rec))
 			return;
 	}
 	pt_word *p = (pt_word *)(sl->data + (size_t)tw->idx * sl->chunk_size + tw->pos);
@@ -86,8 +90,8 @@ __attribute__((noinline)) static void record_user(trace_event_id_t id, const voi
 		live &= live - 1;
 		if (PT_LIKELY(level < PT_LEVELS))
 			write_one(s, level, id, data, len, (uintptr_t)addr, 0);
-		else
-			pt_pool_note_lost(pt_proc.slot[s].hdr, 1);
+		else /* nested deeper than we keep chunks for */
+			pt_pool_note_lost(pt_proc.slot[s].hdr, 1, pt_now(), 1);
 	}
 	leave(level);
 }

@@ -1,12 +1,12 @@
 /*
  * segment.c -- sizing, creating and checking a stream's shared segment.
  *
- * Capacity: a chunk is sealed only when the next record does not fit, so a
- * sealed chunk holds more than (chunk_size - max_record) bytes.  A stream
- * may hold sealed_max sealed chunks, enough for stream-min-size bytes of
- * records, plus one open chunk per recording thread and nesting level,
- * taken from a reserve that is part of the segment but, being a sparse
- * memfd, costs memory only for the chunks actually used.
+ * Capacity: the stream is full when its sealed chunks hold stream-min-size
+ * bytes.  A chunk sealed because the next record did not fit holds more
+ * than (chunk_size - max_record) bytes, so sealed_max chunks (preallocated)
+ * cover that; chunks sealed early (thread exit) and open chunks, one per
+ * recording thread and nesting level, come from a reserve that is part of
+ * the segment but, being a sparse memfd, costs memory only where used.
  */
 #include <fcntl.h>
 #include <string.h>
@@ -135,7 +135,8 @@ int pt_segment_check(const struct pt_hdr *h, size_t map_size)
 	    h->acq_off + L * 8 > h->seal_off || h->seal_off + L * 8 > h->data_off ||
 	    h->data_off + n * c > map_size || (h->chunks_off | h->data_off) % 64)
 		return EINVAL;
-	if (h->attr.max_data > TRACE_DATA_MAX || PT_REC_SIZE(h->attr.max_data) * 2 > c)
+	if (h->attr.max_data > TRACE_DATA_MAX || PT_REC_SIZE(h->attr.max_data) * 2 > c ||
+	    h->attr.stream_size == 0)
 		return EINVAL;
 	return 0;
 }
@@ -155,6 +156,7 @@ void pt_slot_fill(struct pt_slot *sl, struct pt_hdr *h, size_t map_size)
 	sl->sealed_max = h->sealed_max;
 	sl->log_mask = h->log_len - 1;
 	sl->max_data = (uint32_t)h->attr.max_data;
+	sl->budget = h->attr.stream_size;
 	sl->policy = h->attr.stream_policy;
 	sl->inherit = h->attr.inherit;
 	sl->map_size = map_size;

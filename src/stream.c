@@ -63,8 +63,7 @@ static void atfork_child(void)
 			}
 		}
 		close(t->fd);
-		free(t->rd.act);
-		memset(&t->rd, 0, sizeof t->rd);
+		pt_reader_free(&t->rd);
 		t->in_use = 0;
 	}
 }
@@ -199,8 +198,8 @@ int pt_stream_create(pid_t pid, const trace_attr_t *attr, int logfd, trace_id_t 
 	t = &trids[i];
 	pthread_mutex_lock(&t->lock);
 	memset(&t->rd, 0, sizeof t->rd);
-	t->rd.next_aseq = 1;
-	t->rd.epoch = PT_ST_EPOCH(atomic_load(&h->state));
+	t->hdr = h;
+	pt_reader_reset(t);
 	t->attr = img;
 	pt_clock_load(&t->clk, &h->clk);
 	pt_slot_fill(&t->view, h, g.seg_size);
@@ -219,7 +218,10 @@ int pt_stream_create(pid_t pid, const trace_attr_t *attr, int logfd, trace_id_t 
 	*trid = (trace_id_t)(t->gen << 8 | i);
 	pthread_mutex_unlock(&t->lock);
 
-	uint32_t gen = pt_proc.slot[s].gen;
+	/* a new generation on attach as on detach: a thread that was inside
+	 * posix_trace_event during the last detach may hold a key made from the
+	 * detach generation; it must not match this stream */
+	uint32_t gen = (pt_proc.slot[s].gen + 1) & 0xffffu;
 	pt_proc.slot[s] = t->view;
 	pt_proc.slot[s].gen = gen ? gen : 1;
 	atomic_fetch_or_explicit(&pt_proc.att, 1u << s, memory_order_release);
@@ -286,8 +288,6 @@ PT_API int posix_trace_stop(trace_id_t trid)
 	return 0;
 }
 
-void pt_reader_reset(struct pt_trid *t);
-
 PT_API int posix_trace_clear(trace_id_t trid)
 {
 	struct pt_trid *t;
@@ -340,8 +340,7 @@ PT_API int posix_trace_shutdown(trace_id_t trid)
 
 	pthread_mutex_lock(&t->lock);
 	close(t->fd);
-	free(t->rd.act);
-	memset(&t->rd, 0, sizeof t->rd);
+	pt_reader_free(&t->rd);
 	t->hdr = NULL;
 	t->in_use = 0;
 	pthread_mutex_unlock(&t->lock);

@@ -1,0 +1,263 @@
+/*
+ * bench.c -- micro-benchmarks of posixtrace (run by `make bench`).
+ *
+ * Measures the cost of posix_trace_event(id, buf, 32) with no stream, with
+ * the event filtered out, into a running LOOP stream from 1 and 2 threads,
+ * and with a reader thread draining the stream (trygetnext) meanwhile; and
+ * the reader's throughput on a pre-filled stream.  Each figure is the
+ * median of 5 timed repetitions (CLOCK_MONOTONIC) after a warm-up run.  The
+ * timed loop body is only the posix_trace_event() call plus a store of one
+ * byte of the payload, so the call cannot be hoisted.  Prints a Markdown
+ * table for docs/performance.md.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <trace.h>
+#include <unistd.h>
+
+#define REPS 5
+#define N_EVENTS 10000000ull   /* per repetition */
+#define N_READ 4000000ull      /* events pre-filled for the reader test */
+#define PAYLOAD 32
+
+static trace_event_id_t id;
+
+static double now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+static double median(double *v)
+{
+	qsort(v, REPS, sizeof *v, cmp_double);
+	return v[REPS / 2];
+}
+
+static void die(const char *what, int rc)
+{
+	fprintf(stderr, "bench: %s: %s\n", what, strerror(rc));
+	exit(1);
+}
+
+/* The measured loop: returns ns per event. */
+static double record_loop(uint64_t n)
+{
+	unsigned char buf[PAYLOAD] = { 0 };
+	double t0 = now_ns();
+
+	for (uint64_t i = 0; i < n; i++) {
+		buf[0] = (unsigned char)i;
+		posix_trace_event(id, buf, PAYLOAD);
+	}
+	return (now_ns() - t0) / (double)n;
+}
+
+static trace_id_t make_stream(int policy, size_t size)
+{
+	trace_attr_t attr;
+	trace_id_t trid;
+	int rc;
+
+	posix_trace_attr_init(&attr);
+	posix_trace_attr_setstreamfullpolicy(&attr, policy);
+	posix_trace_attr_setstreamsize(&attr, size);
+	if ((rc = posix_trace_create(0, &attr, &trid)) != 0)
+		die("posix_trace_create", rc);
+	posix_trace_attr_destroy(&attr);
+	return trid;
+}
+
+/* 1 thread: median ns/event. */
+static double bench_one(uint64_t n)
+{
+	double v[REPS];
+
+	record_loop(n / 5); /* warm-up */
+	for (int r = 0; r < REPS; r++)
+		v[r] = record_loop(n);
+	return median(v);
+}
+
+/* ------------------------------------------------------------ 2 threads */
+static pthread_barrier_t barrier;
+static double thread_ns[2];
+
+static void *two_main(void *arg)
+{
+	int i = (int)(intptr_t)arg;
+	pthread_barrier_wait(&barrier);
+	thread_ns[i] = record_loop(N_EVENTS);
+	return NULL;
+}
+
+/* Per-thread ns/event and aggregate events/s, medians. */
+static void bench_two(double *per_thread, double *aggregate)
+{
+	double pt[REPS], ag[REPS];
+	pthread_t th[2];
+
+	record_loop(N_EVENTS / 5);
+	pthread_barrier_init(&barrier, NULL, 3);
+	for (int r = 0; r < REPS; r++) {
+		for (intptr_t i = 0; i < 2; i++)
+			pthread_create(&th[i], NULL, two_main, (void *)i);
+		pthread_barrier_wait(&barrier);
+		double t0 = now_ns();
+		for (int i = 0; i < 2; i++)
+			pthread_join(th[i], NULL);
+		double wall = now_ns() - t0;
+		pt[r] = (thread_ns[0] + thread_ns[1]) / 2;
+		ag[r] = 2.0 * N_EVENTS / wall * 1e9;
+	}
+	pthread_barrier_destroy(&barrier);
+	*per_thread = median(pt);
+	*aggregate = median(ag);
+}
+
+/* ------------------------------------------- 1 writer + draining reader */
+static atomic_int reader_stop;
+static uint64_t reader_got;
+static trace_id_t reader_trid;
+
+static void *drain_main(void *arg)
+{
+	struct posix_trace_event_info ev;
+	unsigned char data[64];
+	size_t len;
+	int unavail;
+	uint64_t got = 0;
+
+	(void)arg;
+	while (!atomic_load_explicit(&reader_stop, memory_order_relaxed)) {
+		if (posix_trace_trygetnext_event(reader_trid, &ev, data, sizeof data, &len,
+		                                 &unavail) != 0)
+			break;
+		got += !unavail;
+	}
+	reader_got = got;
+	return NULL;
+}
+
+static double bench_with_reader(trace_id_t trid, double *drained)
+{
+	double v[REPS], d[REPS];
+	pthread_t rd;
+
+	reader_trid = trid;
+	record_loop(N_EVENTS / 5);
+	for (int r = 0; r < REPS; r++) {
+		atomic_store(&reader_stop, 0);
+		pthread_create(&rd, NULL, drain_main, NULL);
+		v[r] = record_loop(N_EVENTS);
+		atomic_store(&reader_stop, 1);
+		pthread_join(rd, NULL);
+		d[r] = (double)reader_got / N_EVENTS;
+	}
+	*drained = median(d);
+	return median(v);
+}
+
+/* ------------------------------------------------------- reader speed */
+static double bench_reader(void)
+{
+	double v[REPS];
+	struct posix_trace_event_info ev;
+	unsigned char data[64];
+	size_t len;
+	int unavail;
+
+	for (int r = 0; r < REPS; r++) {
+		trace_id_t trid = make_stream(POSIX_TRACE_UNTIL_FULL, 256u << 20);
+		posix_trace_start(trid);
+		record_loop(N_READ);
+		posix_trace_stop(trid);
+		uint64_t got = 0;
+		double t0 = now_ns();
+		while (posix_trace_getnext_event(trid, &ev, data, sizeof data, &len, &unavail) == 0 &&
+		       ev.posix_event_id != POSIX_TRACE_STOP)
+			got++;
+		double t = now_ns() - t0;
+		if (got != N_READ + 1) /* + START */
+			fprintf(stderr, "bench: reader got %llu events, expected %llu\n",
+			        (unsigned long long)got, (unsigned long long)N_READ + 1);
+		v[r] = (double)got / t * 1e9;
+		posix_trace_shutdown(trid);
+	}
+	return median(v);
+}
+
+int main(void)
+{
+	trace_attr_t attr;
+	trace_event_set_t set;
+	trace_id_t trid;
+	size_t evsize = 0;
+	double drained, two_pt, two_ag;
+	int rc;
+
+	if ((rc = posix_trace_eventid_open("bench.event", &id)) != 0)
+		die("posix_trace_eventid_open", rc);
+	posix_trace_attr_init(&attr);
+	posix_trace_attr_getmaxusereventsize(&attr, PAYLOAD, &evsize);
+	posix_trace_attr_destroy(&attr);
+
+	double none = bench_one(N_EVENTS);
+
+	trid = make_stream(POSIX_TRACE_LOOP, 16u << 20);
+	posix_trace_eventset_empty(&set);
+	posix_trace_eventset_add(id, &set);
+	posix_trace_set_filter(trid, &set, POSIX_TRACE_SET_EVENTSET);
+	posix_trace_start(trid);
+	double filtered = bench_one(N_EVENTS);
+	posix_trace_shutdown(trid);
+
+	trid = make_stream(POSIX_TRACE_LOOP, 16u << 20);
+	posix_trace_start(trid);
+	double one = bench_one(N_EVENTS);
+	bench_two(&two_pt, &two_ag);
+	posix_trace_shutdown(trid);
+
+	trid = make_stream(POSIX_TRACE_LOOP, 16u << 20);
+	posix_trace_start(trid);
+	double with_reader = bench_with_reader(trid, &drained);
+	posix_trace_shutdown(trid);
+
+	double reader = bench_reader();
+	double one_rate = 1e9 / one;
+
+	printf("posixtrace micro-benchmark: %ld CPUs online, %d-byte payload, "
+	       "median of %d runs of %llu events\n\n",
+	       sysconf(_SC_NPROCESSORS_ONLN), PAYLOAD, REPS, (unsigned long long)N_EVENTS);
+	printf("| case | ns/event | Mevents/s |\n");
+	printf("|---|---:|---:|\n");
+	printf("| no stream | %.2f | %.1f |\n", none, 1e3 / none);
+	printf("| stream running, event filtered out | %.2f | %.1f |\n", filtered, 1e3 / filtered);
+	printf("| LOOP stream, 1 thread | %.2f | %.1f |\n", one, 1e3 / one);
+	printf("| LOOP stream, 2 threads: each thread | %.2f | %.1f |\n", two_pt, 1e3 / two_pt);
+	printf("| LOOP stream, 2 threads: aggregate (wall time / events) | %.2f | %.1f |\n",
+	       1e9 / two_ag, two_ag / 1e6);
+	printf("| LOOP stream, 1 thread + reader draining with trygetnext | %.2f | %.1f |\n",
+	       with_reader, 1e3 / with_reader);
+	printf("| reader: getnext on a pre-filled stream (%llu events) | %.2f | %.1f |\n",
+	       (unsigned long long)N_READ, 1e9 / reader, reader / 1e6);
+	printf("\n");
+	printf("- 2-thread aggregate rate / 1-thread rate: %.2f\n", two_ag / one_rate);
+	printf("- the concurrent reader took %.0f%% of the events recorded meanwhile\n",
+	       drained * 100);
+	printf("- stream space per event with a %d-byte payload: %zu bytes (%zu bytes of "
+	       "overhead)\n", PAYLOAD, evsize, evsize - PAYLOAD);
+	return 0;
+}

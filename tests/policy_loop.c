@@ -1,0 +1,209 @@
+/*
+ * policy_loop.c -- POSIX_TRACE_LOOP on a small stream (16 KiB, max-data-size
+ * 64).  Far more events than fit are recorded (a sequence number as
+ * payload).  While overwriting, the stream keeps RUNNING and reports FULL and
+ * OVERRUN; after posix_trace_stop() get_status shows SUSPENDED + FULL +
+ * OVERRUN, and a second get_status NO_OVERRUN (reset on read).  Reading all:
+ * OVERFLOW first (its timestamp <= RESUME's), then RESUME timestamped as the
+ * next event, then the surviving user events -- contiguous, increasing
+ * sequence numbers ending with the very last one recorded, data intact --
+ * and finally STOP with int 0.  posix_trace_clear() resets FULL to NOT_FULL
+ * and the overrun status; a clear while running keeps it running and the
+ * events recorded after it come out alone, with no OVERFLOW.
+ */
+#include <stdint.h>
+#include <trace.h>
+#include "t.h"
+
+#define STREAM_SIZE (16 * 1024)
+#define MAXDATA 64
+#define ID ((trace_event_id_t)400)
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#define N 1500
+#else
+#define N 3000
+#endif
+
+static trace_id_t trid;
+
+static void fill(unsigned char *p, uint32_t seq)
+{
+	memcpy(p, &seq, sizeof seq);
+	for (int i = 4; i < MAXDATA; i++)
+		p[i] = (unsigned char)(seq * 31 + (uint32_t)i);
+}
+
+static void record_range(uint32_t from, uint32_t to)
+{
+	unsigned char p[MAXDATA];
+	for (uint32_t s = from; s < to; s++) {
+		fill(p, s);
+		posix_trace_event(ID, p, sizeof p);
+	}
+}
+
+static void status(int *run, int *full, int *overrun)
+{
+	struct posix_trace_status_info si;
+	memset(&si, 0x55, sizeof si);
+	CHECK_RC(posix_trace_get_status(trid, &si), 0);
+	*run = si.posix_stream_status;
+	*full = si.posix_stream_full_status;
+	*overrun = si.posix_stream_overrun_status;
+}
+
+static int get(struct posix_trace_event_info *ev, unsigned char *buf, size_t *len)
+{
+	int unavailable = -1;
+	CHECK_RC(posix_trace_trygetnext_event(trid, ev, buf, 256, len, &unavailable), 0);
+	return unavailable;
+}
+
+static long long ns_of(const struct timespec *ts)
+{
+	return (long long)ts->tv_sec * 1000000000LL + ts->tv_nsec;
+}
+
+int main(void)
+{
+	T_BEGIN(60);
+	trace_attr_t attr;
+	struct posix_trace_event_info ev;
+	unsigned char buf[256], want[MAXDATA];
+	size_t len;
+	int run, full, ovr;
+
+	CHECK_RC(posix_trace_attr_init(&attr), 0);
+	CHECK_RC(posix_trace_attr_setstreamsize(&attr, STREAM_SIZE), 0);
+	CHECK_RC(posix_trace_attr_setmaxdatasize(&attr, MAXDATA), 0);
+	CHECK_RC(posix_trace_attr_setstreamfullpolicy(&attr, POSIX_TRACE_LOOP), 0);
+	REQUIRE(posix_trace_create(0, &attr, &trid) == 0);
+	CHECK_RC(posix_trace_start(trid), 0);
+
+	status(&run, &full, &ovr);
+	CHECK_EQ(run, POSIX_TRACE_RUNNING);
+	CHECK_EQ(full, POSIX_TRACE_NOT_FULL);
+	CHECK_EQ(ovr, POSIX_TRACE_NO_OVERRUN);
+
+	/* wrap: still running, full, overrun */
+	record_range(0, N / 2);
+	status(&run, &full, &ovr);
+	CHECK_EQ(run, POSIX_TRACE_RUNNING);
+	CHECK_EQ(full, POSIX_TRACE_FULL);
+	CHECK_EQ(ovr, POSIX_TRACE_OVERRUN);
+	status(&run, &full, &ovr);
+	CHECK_EQ(run, POSIX_TRACE_RUNNING);
+	CHECK_EQ(full, POSIX_TRACE_FULL);
+	CHECK_EQ(ovr, POSIX_TRACE_NO_OVERRUN);
+
+	record_range(N / 2, N);
+	CHECK_RC(posix_trace_stop(trid), 0);
+	status(&run, &full, &ovr);
+	CHECK_EQ(run, POSIX_TRACE_SUSPENDED);
+	CHECK_EQ(full, POSIX_TRACE_FULL);
+	CHECK_EQ(ovr, POSIX_TRACE_OVERRUN);
+	status(&run, &full, &ovr);
+	CHECK_EQ(run, POSIX_TRACE_SUSPENDED);
+	CHECK_EQ(full, POSIX_TRACE_FULL);
+	CHECK_EQ(ovr, POSIX_TRACE_NO_OVERRUN);
+
+	/* read: OVERFLOW, RESUME, the most recent events, STOP */
+	REQUIRE(get(&ev, buf, &len) == 0);
+	CHECK_EQ(ev.posix_event_id, POSIX_TRACE_OVERFLOW);
+	CHECK_EQ(len, 0);
+	CHECK_EQ(ev.posix_pid, 0);
+	long long ovf_ts = ns_of(&ev.posix_timestamp);
+
+	REQUIRE(get(&ev, buf, &len) == 0);
+	CHECK_EQ(ev.posix_event_id, POSIX_TRACE_RESUME);
+	CHECK_EQ(len, 0);
+	CHECK_EQ(ev.posix_pid, 0);
+	long long resume_ts = ns_of(&ev.posix_timestamp);
+	CHECK(ovf_ts <= resume_ts);
+
+	long long first = -1, prev = -1, count = 0, last_ts = resume_ts;
+	int first_event = 1, bad_data = 0, bad_seq = 0, bad_ts = 0;
+	for (;;) {
+		REQUIRE(get(&ev, buf, &len) == 0);
+		if (ev.posix_event_id != ID)
+			break;
+		uint32_t seq;
+		CHECK_EQ(len, MAXDATA);
+		memcpy(&seq, buf, sizeof seq);
+		fill(want, seq);
+		bad_data += memcmp(buf, want, MAXDATA) != 0;
+		long long ts = ns_of(&ev.posix_timestamp);
+		if (first_event) {
+			CHECK_EQ(ts, resume_ts); /* RESUME carries the next event's time */
+			first = seq;
+			first_event = 0;
+		} else {
+			bad_seq += (long long)seq != prev + 1;
+		}
+		bad_ts += ts < last_ts;
+		last_ts = ts;
+		prev = seq;
+		count++;
+	}
+	CHECK_EQ(bad_data, 0);
+	CHECK_EQ(bad_seq, 0);
+	CHECK_EQ(bad_ts, 0);
+	CHECK(count > 0);
+	CHECK(first > 0);       /* the oldest ones were overwritten */
+	CHECK_EQ(prev, N - 1);  /* the most recent one survived */
+	CHECK_EQ(count, N - first);
+	/* the event that ended the loop: STOP with int 0 */
+	CHECK_EQ(ev.posix_event_id, POSIX_TRACE_STOP);
+	CHECK_EQ(ev.posix_pid, getpid());
+	CHECK_EQ(len, sizeof(int));
+	int stopdata = -1;
+	memcpy(&stopdata, buf, sizeof stopdata);
+	CHECK_EQ(stopdata, 0);
+	CHECK(ns_of(&ev.posix_timestamp) >= last_ts);
+	CHECK_EQ(get(&ev, buf, &len), 1);
+
+	/* clear on a full, suspended stream */
+	CHECK_RC(posix_trace_clear(trid), 0);
+	status(&run, &full, &ovr);
+	CHECK_EQ(run, POSIX_TRACE_SUSPENDED);
+	CHECK_EQ(full, POSIX_TRACE_NOT_FULL);
+	CHECK_EQ(ovr, POSIX_TRACE_NO_OVERRUN);
+	CHECK_EQ(get(&ev, buf, &len), 1);
+
+	/* wrap again, unread; clear while running; record a few */
+	CHECK_RC(posix_trace_start(trid), 0);
+	status(&run, &full, &ovr);
+	CHECK_EQ(run, POSIX_TRACE_RUNNING);
+	CHECK_EQ(full, POSIX_TRACE_NOT_FULL);
+	record_range(0, N);
+	status(&run, &full, &ovr);
+	CHECK_EQ(run, POSIX_TRACE_RUNNING);
+	CHECK_EQ(full, POSIX_TRACE_FULL);
+	CHECK_EQ(ovr, POSIX_TRACE_OVERRUN);
+	record_range(0, N); /* overrun again, so clear has one to reset */
+	CHECK_RC(posix_trace_clear(trid), 0);
+	status(&run, &full, &ovr);
+	CHECK_EQ(run, POSIX_TRACE_RUNNING);
+	CHECK_EQ(full, POSIX_TRACE_NOT_FULL);
+	CHECK_EQ(ovr, POSIX_TRACE_NO_OVERRUN);
+	record_range(N, N + 5);
+	CHECK_RC(posix_trace_stop(trid), 0);
+	for (uint32_t s = N; s < N + 5; s++) {
+		REQUIRE(get(&ev, buf, &len) == 0);
+		CHECK_EQ(ev.posix_event_id, ID);
+		CHECK_EQ(len, MAXDATA);
+		fill(want, s);
+		CHECK(memcmp(buf, want, MAXDATA) == 0);
+	}
+	REQUIRE(get(&ev, buf, &len) == 0);
+	CHECK_EQ(ev.posix_event_id, POSIX_TRACE_STOP);
+	CHECK_EQ(get(&ev, buf, &len), 1);
+	status(&run, &full, &ovr);
+	CHECK_EQ(run, POSIX_TRACE_SUSPENDED);
+	CHECK_EQ(full, POSIX_TRACE_NOT_FULL);
+	CHECK_EQ(ovr, POSIX_TRACE_NO_OVERRUN);
+
+	CHECK_RC(posix_trace_shutdown(trid), 0);
+	CHECK_RC(posix_trace_attr_destroy(&attr), 0);
+	T_END();
+}
