@@ -50,6 +50,8 @@ static void sample(uint64_t *tick, int64_t *ns)
 }
 #endif
 
+static void use_segment(struct pt_clock *c, uint32_t i);
+
 void pt_clock_calibrate(struct pt_clock_img *img)
 {
 	struct timespec r, m;
@@ -74,28 +76,40 @@ void pt_clock_calibrate(struct pt_clock_img *img)
 }
 
 /* Add a calibration point when the time since the last one is at least
- * twice the previous interval.  Returns 1 if a point was added. */
-static void use_segment(struct pt_clock *c, uint32_t i);
-
-int pt_clock_refine(struct pt_clock *c)
+ * twice the previous interval.  frontier is the largest tick already
+ * converted for a reader: a point pinned there first keeps conversion
+ * continuous, so times already handed out never jump.  1 if refined. */
+int pt_clock_refine(struct pt_clock *c, uint64_t frontier)
 {
 #if PT_HAVE_TSC
 	struct pt_clock_img *img = &c->img;
 	uint32_t n = img->npts;
 	int64_t now = (int64_t)pt_mono_ns();
+	uint64_t tick;
+	int64_t ns;
 
-	if (img->kind != PT_CLK_TSC || n < 2 || n >= PT_CLOCK_PTS)
+	if (img->kind != PT_CLK_TSC || n < 2 || n + 2 > PT_CLOCK_PTS)
 		return 0;
 	if (now - img->ns[n - 1] < 2 * (img->ns[n - 1] - img->ns[n - 2]))
 		return 0;
-	sample(&img->tick[n], &img->ns[n]);
-	if (img->tick[n] <= img->tick[n - 1] || img->ns[n] <= img->ns[n - 1])
+	sample(&tick, &ns);
+	if (frontier > img->tick[n - 1] && frontier < tick) {
+		int64_t at = pt_clock_ns(c, frontier) - img->real_minus_mono;
+		if (at <= img->ns[n - 1] || at >= ns)
+			return 0;
+		img->tick[n] = frontier;
+		img->ns[n] = at;
+		n++;
+	}
+	if (tick <= img->tick[n - 1] || ns <= img->ns[n - 1])
 		return 0;
+	img->tick[n] = tick;
+	img->ns[n] = ns;
 	img->npts = n + 1;
 	use_segment(c, n - 1);
 	return 1;
 #else
-	(void)c;
+	(void)c, (void)frontier;
 	return 0;
 #endif
 }

@@ -48,7 +48,7 @@ struct pt_clock {
 };
 
 void pt_clock_calibrate(struct pt_clock_img *img);
-int pt_clock_refine(struct pt_clock *c);
+int pt_clock_refine(struct pt_clock *c, uint64_t frontier);
 int pt_clock_load(struct pt_clock *c, const struct pt_clock_img *img);
 int64_t pt_clock_ns(struct pt_clock *c, uint64_t tick); /* CLOCK_REALTIME ns */
 void pt_clock_res(const struct pt_clock_img *img, struct timespec *res);

@@ -33,7 +33,8 @@
 #define PT_NIDS           __TRACE_EVENT_ID_LIMIT /* event id space */
 #define PT_SYS_IDS        16u                    /* ids below are system events */
 #define PT_NAME_SZ        TRACE_EVENT_NAME_MAX
-#define PT_CLOCK_PTS      32u
+#define PT_CLOCK_PTS      64u
+#define PT_LOSS_RING      1024u
 #define PT_NIL            0xffffffu              /* "no chunk" in 24-bit index fields */
 #define PT_MAX_CHUNKS     PT_NIL
 
@@ -191,10 +192,12 @@ struct pt_hdr {
 	_Atomic uint64_t stop_ts;   /* when UNTIL_FULL stopped the stream */
 	alignas(64) _Atomic uint64_t filter[PT_NIDS / 64];
 
-	/* loss accounting */
+	/* loss accounting: each reported loss g (0, 1, ...) puts the timestamp
+	 * of its first lost event in loss_ts[g % PT_LOSS_RING], tagged g + 1 */
 	alignas(64) _Atomic uint64_t lost;     /* events lost, all causes */
-	_Atomic uint64_t loss_gen;  /* bumped when unread events are overwritten */
-	_Atomic uint64_t ovf_ts;    /* earliest lost timestamp not yet reported */
+	_Atomic uint64_t loss_gen;  /* losses reported so far */
+	_Atomic uint64_t loss_tag[PT_LOSS_RING];
+	_Atomic uint64_t loss_ts[PT_LOSS_RING];
 
 	/* chunk pool */
 	alignas(64) _Atomic uint64_t free_top; /* tag << 32 | index */

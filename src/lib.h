@@ -56,6 +56,7 @@ struct pt_tw {
 	uint32_t pos;
 	uint32_t nev;
 	uint64_t base_ts;
+	uint64_t last_ts;  /* this writer's timestamps never go backwards */
 	uint64_t seq;
 };
 
@@ -114,6 +115,7 @@ struct pt_ractive {          /* a chunk being read */
 	uint64_t seq;
 	uint64_t base_ts;
 	uint64_t next_ts;   /* timestamp of the next record, if any */
+	uint64_t last_ts;   /* timestamp of the last record taken */
 	int has_next;
 	int32_t next;       /* the same writer's next chunk, or -1 */
 };
@@ -127,18 +129,22 @@ struct pt_rwriter {          /* one writer: (pid, thread, nesting level) */
 
 struct pt_reader {
 	uint64_t next_aseq;          /* next acquisition-log entry to look at */
-	uint64_t pend[16];           /* log entries seen half-published */
+	uint64_t pend[16];           /* log entries stepped over, half-published */
 	unsigned npend;
+	uint64_t stuck_q, stuck_since; /* a half-published entry we wait for */
 	struct pt_ractive *ck;       /* chunk pool, linked per writer */
 	uint32_t ck_cap;
 	int32_t ck_free;
 	struct pt_rwriter *w;
 	uint32_t nw, w_cap;
-	uint64_t loss_gen;
-	int ovf_pending, need_resume, start_pending;
-	uint64_t ovf_ts, start_ts;
+	uint64_t loss_gen;           /* losses taken from the segment so far */
+	uint64_t *loss;              /* timestamps of losses not reported yet, sorted */
+	unsigned nloss, loss_cap;
+	int need_resume, start_pending;
+	uint64_t start_ts;
 	uint32_t epoch;
 	unsigned since_refine;
+	uint64_t frontier;           /* largest tick converted so far */
 	/* an event already taken, returned after the RESUME that precedes it */
 	int stashed;
 	struct posix_trace_event_info st_ev;

@@ -67,15 +67,6 @@ int pt_pool_free(struct pt_slot *sl, uint32_t idx, uint64_t seq, unsigned from)
 	return 1;
 }
 
-static void lower_ovf_ts(struct pt_hdr *h, uint64_t ts)
-{
-	uint64_t cur = atomic_load_explicit(&h->ovf_ts, memory_order_relaxed);
-	while (ts < cur && !atomic_compare_exchange_weak_explicit(&h->ovf_ts, &cur, ts,
-	                                                          memory_order_relaxed,
-	                                                          memory_order_relaxed))
-		;
-}
-
 /* n events are lost.  With report, the reader is told to put an OVERFLOW
  * (timestamped ts at the latest) before the next event it returns; an
  * UNTIL_FULL stream reports its losses with the automatic STOP instead. */
@@ -85,8 +76,9 @@ void pt_pool_note_lost(struct pt_hdr *h, uint64_t n, uint64_t ts, int report)
 	if (!atomic_load_explicit(&h->overrun, memory_order_relaxed))
 		atomic_store_explicit(&h->overrun, 1, memory_order_relaxed);
 	if (report) {
-		lower_ovf_ts(h, ts);
-		atomic_fetch_add_explicit(&h->loss_gen, 1, memory_order_release);
+		uint64_t g = atomic_fetch_add_explicit(&h->loss_gen, 1, memory_order_acq_rel);
+		atomic_store_explicit(&h->loss_ts[g % PT_LOSS_RING], ts, memory_order_relaxed);
+		atomic_store_explicit(&h->loss_tag[g % PT_LOSS_RING], g + 1, memory_order_release);
 	}
 }
 
@@ -212,6 +204,7 @@ int pt_pool_acquire(struct pt_slot *sl, struct pt_tw *tw, uint32_t state, uint64
 	tw->pos = 0;
 	tw->nev = 0;
 	tw->base_ts = ts;
+	tw->last_ts = ts;
 	tw->seq = seq;
 	pt_thread_register();
 	return 0;
@@ -249,5 +242,4 @@ void pt_pool_reset(struct pt_slot *sl)
 			pt_pool_free(sl, i, PT_SS_SEQ(ss), PT_CK_SEALED);
 	}
 	atomic_store(&h->reclaim, atomic_load(&h->seal_seq));
-	atomic_store(&h->ovf_ts, UINT64_MAX);
 }

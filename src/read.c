@@ -38,7 +38,8 @@ void pt_reader_reset(struct pt_trid *t)
 	rd->npend = 0;
 	rd->next_aseq = atomic_load(&h->acq_seq) + 1;
 	rd->loss_gen = atomic_load(&h->loss_gen);
-	rd->ovf_pending = rd->need_resume = rd->start_pending = rd->stashed = 0;
+	rd->nloss = 0;
+	rd->need_resume = rd->start_pending = rd->stashed = 0;
 	rd->epoch = PT_ST_EPOCH(atomic_load(&h->state));
 }
 
@@ -47,6 +48,7 @@ void pt_reader_free(struct pt_reader *rd)
 	free(rd->ck);
 	free(rd->w);
 	free(rd->st_buf);
+	free(rd->loss);
 	memset(rd, 0, sizeof *rd);
 }
 
@@ -64,8 +66,9 @@ static int gone(const struct pt_trid *t, const struct pt_ractive *a)
 	return gone_state(t, a, &st);
 }
 
-/* Look at the next record of a, if one is complete. */
-static void peek(const struct pt_trid *t, struct pt_ractive *a)
+/* Look at the next record of a, if one is complete.  0 if the chunk has
+ * been overwritten (then nothing read from it may be used). */
+static int peek(const struct pt_trid *t, struct pt_ractive *a)
 {
 	const struct pt_slot *v = &t->view;
 
@@ -80,6 +83,8 @@ static void peek(const struct pt_trid *t, struct pt_ractive *a)
 		uint64_t w0 = atomic_load_explicit(rec, PT_WORD_LOAD);
 		a->next_ts = a->base_ts + (((w0 & PT_MASK48) - (a->base_ts & PT_MASK48)) & PT_MASK48);
 	}
+	PT_SEQ_FENCE();
+	return !gone(t, a);
 }
 
 static void publish_progress(const struct pt_trid *t, const struct pt_ractive *a)
@@ -88,13 +93,71 @@ static void publish_progress(const struct pt_trid *t, const struct pt_ractive *a
 	                      memory_order_relaxed);
 }
 
-/* ts: the first lost event's timestamp, UINT64_MAX if unknown (then the
- * writer that overwrote the chunk has published it in ovf_ts). */
+/* Events were lost from ts on (UINT64_MAX: when is unknown, report at
+ * once).  Kept sorted, one entry per loss: two losses are never folded,
+ * or events between them could come out with no OVERFLOW before a gap. */
 static void note_loss(struct pt_reader *rd, uint64_t ts)
 {
-	if (!rd->ovf_pending || ts < rd->ovf_ts)
-		rd->ovf_ts = ts;
-	rd->ovf_pending = 1;
+	if (rd->nloss == rd->loss_cap) {
+		unsigned cap = rd->loss_cap ? rd->loss_cap * 2 : 64;
+		uint64_t *n = realloc(rd->loss, cap * sizeof *n);
+		if (!n) { /* no memory: the best left is to report it at once */
+			rd->loss[0] = UINT64_MAX;
+			rd->nloss = 1;
+			return;
+		}
+		rd->loss = n;
+		rd->loss_cap = cap;
+	}
+	unsigned n = rd->nloss++;
+	while (n > 0 && rd->loss[n - 1] > ts) {
+		rd->loss[n] = rd->loss[n - 1];
+		n--;
+	}
+	rd->loss[n] = ts;
+}
+
+/* Drop the losses at or before ts: the overflow being reported covers them. */
+static void covered(struct pt_reader *rd, uint64_t ts)
+{
+	unsigned k = 0;
+
+	while (k < rd->nloss && rd->loss[k] <= ts)
+		k++;
+	memmove(rd->loss, rd->loss + k, (rd->nloss - k) * sizeof rd->loss[0]);
+	rd->nloss -= k;
+}
+
+/* Take the losses writers reported since last time, with their times. */
+static void collect_losses(struct pt_trid *t)
+{
+	struct pt_reader *rd = &t->rd;
+	struct pt_hdr *h = t->hdr;
+	uint64_t end = atomic_load_explicit(&h->loss_gen, memory_order_acquire);
+
+	if (end - rd->loss_gen > PT_LOSS_RING) { /* too many to tell apart */
+		note_loss(rd, UINT64_MAX);
+		rd->loss_gen = end - PT_LOSS_RING;
+	}
+	for (; rd->loss_gen < end; rd->loss_gen++) {
+		uint64_t g = rd->loss_gen, i = g % PT_LOSS_RING;
+		uint64_t tag = atomic_load_explicit(&h->loss_tag[i], memory_order_acquire);
+		uint64_t ts = atomic_load_explicit(&h->loss_ts[i], memory_order_relaxed);
+		if (tag < g + 1)
+			break; /* its writer is between two stores: next time */
+		PT_SEQ_FENCE();
+		if (tag != g + 1 || atomic_load_explicit(&h->loss_tag[i], memory_order_relaxed) != tag)
+			ts = UINT64_MAX; /* overwritten by a later loss */
+		note_loss(rd, ts);
+	}
+}
+
+/* The reader gives up on a chunk it could not read to the end (it was
+ * overwritten): note the loss from the earliest time it knows of the
+ * unread part.  The thief reports it too, but maybe only a moment later. */
+static void lost_rest(struct pt_reader *rd, const struct pt_ractive *a)
+{
+	note_loss(rd, a->has_next ? a->next_ts : a->count ? a->last_ts + 1 : a->base_ts);
 }
 
 static struct pt_rwriter *writer_of(struct pt_reader *rd, int32_t pid, uint64_t thread,
@@ -148,11 +211,8 @@ static void add(struct pt_trid *t, uint32_t idx, uint64_t seq)
 		return;
 	struct pt_chunk *ck = &v->chunks[idx];
 	uint64_t ss = atomic_load_explicit(&ck->ss, memory_order_acquire);
-	if (PT_SS_SEQ(ss) != seq) { /* taken and overwritten before we got here */
-		if (PT_SS_SEQ(ss) > seq)
-			note_loss(rd, UINT64_MAX);
-		return;
-	}
+	if (PT_SS_SEQ(ss) != seq) /* overwritten before we got here; the new */
+		return;               /* life is published after its thief's report */
 	if (atomic_load_explicit(&ck->epoch, memory_order_relaxed) != rd->epoch)
 		return; /* from before a clear */
 	int32_t pid = atomic_load_explicit(&ck->pid, memory_order_relaxed);
@@ -175,10 +235,10 @@ static void add(struct pt_trid *t, uint32_t idx, uint64_t seq)
 	a->seq = seq;
 	a->base_ts = base;
 	a->next = NONE;
-	if (gone(t, a)) {
+	if (gone(t, a)) { /* overwritten meanwhile */
+		lost_rest(rd, a);
 		a->next = rd->ck_free;
 		rd->ck_free = i;
-		note_loss(rd, base);
 		return;
 	}
 	if (w->tail == NONE)
@@ -198,29 +258,34 @@ static void pop_head(struct pt_reader *rd, struct pt_rwriter *w)
 	rd->ck_free = i;
 }
 
-/* Make the head of w's queue a chunk with a record to read, if there is
- * one: free finished chunks, drop overwritten ones. */
+/* Make the head of w's queue a live chunk with a record to read, if there
+ * is one: free finished chunks, drop overwritten ones (their thieves
+ * reported the loss).  The head's life is checked on every pass, so its
+ * next timestamp is never taken from a chunk that changed hands. */
 static void service(struct pt_trid *t, struct pt_rwriter *w)
 {
 	struct pt_reader *rd = &t->rd;
 
 	while (w->head != NONE) {
 		struct pt_ractive *a = &rd->ck[w->head];
-		if (a->has_next)
-			return;
 		uint64_t ss = atomic_load_explicit(&t->view.chunks[a->idx].ss, memory_order_acquire);
-		peek(t, a);
-		if (a->has_next)
-			return;
-		if (PT_SS_SEQ(ss) != a->seq || PT_SS_STATE(ss) == PT_CK_FREE ||
-		    PT_SS_STATE(ss) == PT_CK_BUSY) {
-			note_loss(rd, UINT64_MAX); /* overwritten: its rest is lost */
-		} else if (PT_SS_STATE(ss) == PT_CK_SEALED) {
-			publish_progress(t, a);
-			pt_pool_free(&t->view, a->idx, a->seq, PT_CK_SEALED);
-		} else {
-			return; /* open, nothing new yet */
+		unsigned st = PT_SS_STATE(ss);
+		if (PT_SS_SEQ(ss) == a->seq && (st == PT_CK_OPEN || st == PT_CK_SEALED)) {
+			if (a->has_next)
+				return;
+			if (peek(t, a)) {
+				if (a->has_next)
+					return;
+				if (st == PT_CK_OPEN)
+					return; /* nothing new yet */
+				/* sealed before we looked, and read to the end */
+				publish_progress(t, a);
+				pt_pool_free(&t->view, a->idx, a->seq, PT_CK_SEALED);
+				pop_head(rd, w);
+				continue;
+			}
 		}
+		lost_rest(rd, a);
 		pop_head(rd, w);
 	}
 }
@@ -252,14 +317,27 @@ static void discover(struct pt_trid *t)
 	for (; rd->next_aseq <= end; rd->next_aseq++) {
 		uint64_t q = rd->next_aseq;
 		uint64_t e = atomic_load_explicit(&v->acq_log[q & v->log_mask], memory_order_acquire);
-		if (PT_LOG_SEQ(e) == PT_LOG_SEQ_OF(q))
+		if (PT_LOG_SEQ(e) == PT_LOG_SEQ_OF(q)) {
 			add(t, PT_LOG_IDX(e), q);
-		else if (PT_LOG_SEQ(e) > PT_LOG_SEQ_OF(q))
+		} else if (PT_LOG_SEQ(e) > PT_LOG_SEQ_OF(q)) {
 			note_loss(rd, UINT64_MAX); /* overwritten before we got to it */
-		else if (rd->npend < sizeof rd->pend / sizeof rd->pend[0])
-			rd->pend[rd->npend++] = q; /* the writer is between two stores */
-		else
-			note_loss(rd, UINT64_MAX);
+		} else {
+			/* The writer is between its two stores: wait for it, or its
+			 * next chunk could be queued before this one.  Only a writer
+			 * stuck there (killed, stopped) is stepped over, after 50 ms. */
+			uint64_t now = pt_mono_ns();
+			if (rd->stuck_q != q) {
+				rd->stuck_q = q;
+				rd->stuck_since = now;
+				break;
+			}
+			if (now - rd->stuck_since < 50000000u)
+				break;
+			if (rd->npend < sizeof rd->pend / sizeof rd->pend[0])
+				rd->pend[rd->npend++] = q;
+			else
+				note_loss(rd, UINT64_MAX);
+		}
 	}
 }
 
@@ -272,6 +350,8 @@ static void synth(struct pt_trid *t, struct posix_trace_event_info *ev, void *bu
 	ev->posix_event_id = id;
 	ev->posix_truncation_status = n < len ? POSIX_TRACE_TRUNCATED_READ : POSIX_TRACE_NOT_TRUNCATED;
 	pt_ns_to_ts(pt_clock_ns(&t->clk, tick), &ev->posix_timestamp);
+	if (tick > t->rd.frontier)
+		t->rd.frontier = tick;
 	if (n)
 		memcpy(buf, data, n);
 	*dlen = n;
@@ -305,14 +385,18 @@ static int take(struct pt_trid *t, struct pt_rwriter *w, struct posix_trace_even
 	                              : (w0 >> 60) & PT_RF_TRUNC ? POSIX_TRACE_TRUNCATED_RECORD
 	                                                         : POSIX_TRACE_NOT_TRUNCATED;
 	pt_ns_to_ts(pt_clock_ns(&t->clk, a->next_ts), &ev->posix_timestamp);
+	if (a->next_ts > t->rd.frontier)
+		t->rd.frontier = a->next_ts;
 	*dlen = cp;
+	a->last_ts = a->next_ts;
 	a->off += size;
 	a->count++;
 	/* a sealed chunk may be stolen (LOOP): keep the thief's loss count
 	 * exact; an open one has its writer on that cache line, so less often */
 	if (state == PT_CK_SEALED || (a->count & 31) == 0)
 		publish_progress(t, a);
-	peek(t, a);
+	if (!peek(t, a))
+		a->has_next = 0; /* service() drops it next time */
 	return TAKE_OK;
 }
 
@@ -344,7 +428,7 @@ static int read_next(struct pt_trid *t, struct posix_trace_event_info *ev, void 
 	}
 	if (++rd->since_refine >= 4096) {
 		rd->since_refine = 0;
-		pt_clock_refine(&t->clk);
+		pt_clock_refine(&t->clk, rd->frontier);
 	}
 	for (;;) {
 		discover(t);
@@ -363,22 +447,20 @@ static int read_next(struct pt_trid *t, struct posix_trace_event_info *ev, void 
 			                     a->seq < rd->ck[best->head].seq)))
 				best = &rd->w[i];
 		}
-		/* losses are reported before any event that follows them */
-		uint64_t lg = atomic_load_explicit(&h->loss_gen, memory_order_acquire);
-		if (lg != rd->loss_gen) {
-			rd->loss_gen = lg;
-			note_loss(rd, atomic_exchange(&h->ovf_ts, UINT64_MAX));
-		}
-		/* an OVERFLOW takes its place in time: events from before the
-		 * first lost one come first; if that time is unknown, now */
+		/* An OVERFLOW takes its place in time, before the first event
+		 * after its first lost one; the RESUME that follows goes before
+		 * the next event, and covers every loss up to that event. */
+		collect_losses(t);
 		uint64_t best_ts = best ? rd->ck[best->head].next_ts : UINT64_MAX;
-		if (rd->ovf_pending && rd->need_resume) {
-			rd->ovf_pending = 0; /* still in the same overflow condition */
-		} else if (rd->ovf_pending &&
-		           (!best || rd->ovf_ts == UINT64_MAX || best_ts >= rd->ovf_ts)) {
-			uint64_t tick = rd->ovf_ts != UINT64_MAX ? rd->ovf_ts : best ? best_ts : pt_now();
+		if (rd->need_resume) {
+			covered(rd, best_ts == UINT64_MAX ? 0 : best_ts - 1);
+		} else if (rd->nloss && (!best || rd->loss[0] == UINT64_MAX || best_ts >= rd->loss[0])) {
+			uint64_t tick = rd->loss[0] != UINT64_MAX ? rd->loss[0] : best ? best_ts : pt_now();
 			synth(t, ev, buf, num, dlen, POSIX_TRACE_OVERFLOW, tick, NULL, 0);
-			rd->ovf_pending = 0;
+			if (rd->loss[0] == UINT64_MAX)
+				rd->nloss = 0;
+			else
+				covered(rd, best_ts == UINT64_MAX ? UINT64_MAX - 1 : best_ts - 1);
 			rd->need_resume = 1;
 			return 1;
 		}
@@ -429,7 +511,7 @@ static int read_next(struct pt_trid *t, struct posix_trace_event_info *ev, void 
 		}
 		struct pt_ractive *a = &rd->ck[best->head];
 		if (r == TAKE_GONE) { /* overwritten under us */
-			note_loss(rd, ts);
+			lost_rest(rd, a);
 			pop_head(rd, best);
 			continue;
 		}

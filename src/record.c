@@ -38,10 +38,10 @@ __attribute__((always_inline)) static inline void write_one(unsigned s, unsigned
 	struct pt_tw *tw = &pt_tw[s][level];
 	uint64_t ts = pt_now();
 
-	/* a thread that moved to a CPU whose TSC reads a little lower: keep
-	 * its events in its chunk, at the chunk's base time */
-	if (PT_UNLIKELY(ts < tw->base_ts) && tw->base_ts - ts < (1ull << 40))
-		ts = tw->base_ts;
+	/* a thread that moved to a CPU whose TSC reads a little lower keeps
+	 * its timestamps in program order */
+	if (PT_UNLIKELY(ts < tw->last_ts) && tw->last_ts - ts < (1ull << 40))
+		ts = tw->last_ts;
 	if (PT_UNLIKELY(tw->key != pt_tw_key(sl, st) || tw->pos + rec > sl->chunk_size ||
 	                (ts - tw->base_ts) >> 47)) {
 		if (tw->key && (tw->key >> 16) == sl->gen)
@@ -57,6 +57,7 @@ __attribute__((always_inline)) static inline void write_one(unsigned s, unsigned
 	pt_put_bytes(p + 2, data, n);
 	tw->pos += rec;
 	tw->nev++;
+	tw->last_ts = ts;
 	atomic_store_explicit(&sl->chunks[tw->idx].commit, tw->pos, memory_order_release);
 	if (PT_UNLIKELY(atomic_load_explicit(&h->waiters, memory_order_relaxed)) &&
 	    atomic_exchange_explicit(&h->waiters, 0, memory_order_acq_rel))

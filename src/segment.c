@@ -116,7 +116,6 @@ void pt_segment_init(struct pt_hdr *h, const struct pt_geom *g,
 	}
 	atomic_init(&h->free_top, 0);
 	atomic_init(&h->state, 1u << PT_ST_EPOCH_SHIFT);
-	atomic_init(&h->ovf_ts, UINT64_MAX);
 	pt_names_init((struct pt_name *)((char *)h + g->names_off));
 }
 

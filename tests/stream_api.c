@@ -258,6 +258,11 @@ static void check_child(trace_event_id_t u1)
 	CHECK_RC(posix_trace_shutdown(trid), 0);
 }
 
+/* At most 8 streams may trace one process at a time (the per-process
+ * limit in docs/implementation-defined.md); TRACE_SYS_MAX is larger and
+ * counts streams of all processes. */
+#define PER_PROCESS_MAX 8
+
 static void check_sys_max(void)
 {
 	static trace_id_t ids[TRACE_SYS_MAX + 10];
@@ -274,7 +279,7 @@ static void check_sys_max(void)
 		n++;
 	}
 	CHECK_RC(rc, EAGAIN);
-	CHECK_EQ(n, TRACE_SYS_MAX);
+	CHECK_EQ(n, PER_PROCESS_MAX < TRACE_SYS_MAX ? PER_PROCESS_MAX : TRACE_SYS_MAX);
 	if (n > 0) {
 		CHECK_RC(posix_trace_shutdown(ids[n - 1]), 0);
 		n--;
