@@ -32,7 +32,6 @@ PT_API int posix_trace_attr_init(trace_attr_t *attr)
 {
 	if (!attr)
 		return EINVAL;
-	pt_clock_init();
 	pt_attr_defaults(attr);
 	if (!pt_clock_tsc) /* a TSC ticks faster than 1 GHz: 1 ns, the default */
 		clock_getres(CLOCK_MONOTONIC, &attr->__clock_res);

@@ -17,7 +17,8 @@
 
 int pt_clock_tsc;
 
-void pt_clock_init(void)
+/* Once, when the library is loaded: from then on pt_clock_tsc is only read. */
+__attribute__((constructor)) void pt_clock_init(void)
 {
 #if PT_HAVE_TSC
 	unsigned a, b, c, d;

@@ -193,11 +193,14 @@ struct pt_hdr {
 	alignas(64) _Atomic uint64_t filter[PT_NIDS / 64];
 
 	/* loss accounting: each reported loss g (0, 1, ...) puts the timestamp
-	 * of its first lost event in loss_ts[g % PT_LOSS_RING], tagged g + 1 */
+	 * of its first lost event and its writer in slot g % PT_LOSS_RING of the
+	 * arrays below, then tags the slot g + 1 */
 	alignas(64) _Atomic uint64_t lost;     /* events lost, all causes */
 	_Atomic uint64_t loss_gen;  /* losses reported so far */
 	_Atomic uint64_t loss_tag[PT_LOSS_RING];
 	_Atomic uint64_t loss_ts[PT_LOSS_RING];
+	_Atomic uint64_t loss_thread[PT_LOSS_RING]; /* whose events: thread, */
+	_Atomic uint64_t loss_who[PT_LOSS_RING];    /* pid << 32 | level */
 
 	/* chunk pool */
 	alignas(64) _Atomic uint64_t free_top; /* tag << 32 | index */

@@ -36,7 +36,7 @@ struct pt_slot {
 	uint32_t chunk_size, nchunks, sealed_max, log_mask;
 	uint32_t max_data;
 	uint64_t budget;   /* stream-min-size: sealed bytes the stream holds */
-	uint32_t gen;   /* changes on attach, detach and fork: invalidates TLS */
+	_Atomic uint32_t gen; /* changes on attach, detach and fork: invalidates TLS */
 	int policy;     /* stream-full policy */
 	int inherit;
 	size_t map_size;
@@ -60,9 +60,21 @@ struct pt_tw {
 	uint64_t seq;
 };
 
+static inline uint32_t pt_slot_gen(const struct pt_slot *sl)
+{
+	return atomic_load_explicit(&sl->gen, memory_order_relaxed);
+}
+
 static inline uint32_t pt_tw_key(const struct pt_slot *sl, uint32_t state)
 {
-	return (sl->gen << 16) | (PT_ST_EPOCH(state) & 0xffffu);
+	return (pt_slot_gen(sl) << 16) | (PT_ST_EPOCH(state) & 0xffffu);
+}
+
+/* A new generation for slot sl (16 bits, never 0). */
+static inline void pt_slot_bump(struct pt_slot *sl)
+{
+	uint32_t g = (pt_slot_gen(sl) + 1) & 0xffffu;
+	atomic_store_explicit(&sl->gen, g ? g : 1, memory_order_relaxed);
 }
 
 /* Record a system event into one slot (controller side). */
@@ -77,7 +89,8 @@ int pt_pool_acquire(struct pt_slot *sl, struct pt_tw *tw, uint32_t state, uint64
                     unsigned level, uint32_t rec);
 void pt_pool_seal(struct pt_slot *sl, struct pt_tw *tw, uint32_t state);
 int pt_pool_free(struct pt_slot *sl, uint32_t idx, uint64_t seq, unsigned from_state);
-void pt_pool_note_lost(struct pt_hdr *h, uint64_t n, uint64_t ts, int report);
+void pt_pool_note_lost(struct pt_hdr *h, uint64_t n, uint64_t ts, int report,
+                       uint64_t thread, int32_t pid, uint32_t level);
 void pt_pool_reset(struct pt_slot *sl);
 
 /* --------------------------------------------- quiescence (quiesce.c) */
@@ -85,6 +98,7 @@ void pt_pool_reset(struct pt_slot *sl);
  * __tls_get_addr call, so it is safe in a signal handler. */
 #define PT_TLS __attribute__((tls_model("initial-exec")))
 extern _Thread_local _Atomic unsigned pt_nest PT_TLS;
+extern _Thread_local int pt_thread_index PT_TLS; /* 0: not registered yet */
 void pt_thread_register(void);
 int pt_quiesce(void);    /* wait until no thread is inside posix_trace_event */
 void pt_quiesce_atfork_child(void);
@@ -120,11 +134,19 @@ struct pt_ractive {          /* a chunk being read */
 	int32_t next;       /* the same writer's next chunk, or -1 */
 };
 
+struct pt_losses {            /* loss timestamps, sorted */
+	uint64_t *ts;
+	uint32_t n, cap;
+};
+
 struct pt_rwriter {          /* one writer: (pid, thread, nesting level) */
 	uint64_t thread;
 	int32_t pid;
 	uint32_t level;
 	int32_t head, tail; /* its chunks, oldest first */
+	struct pt_losses lost; /* losses in its sequence not yet marked */
+	uint64_t pairs_at;  /* rd->pairs when its last event was returned */
+	uint64_t unknown_seen; /* rd->unknown when it was last marked */
 };
 
 struct pt_reader {
@@ -138,9 +160,10 @@ struct pt_reader {
 	struct pt_rwriter *w;
 	uint32_t nw, w_cap;
 	uint64_t loss_gen;           /* losses taken from the segment so far */
-	uint64_t *loss;              /* timestamps of losses not reported yet, sorted */
-	unsigned nloss, loss_cap;
+	struct pt_losses loss;       /* losses not reported yet */
 	int need_resume, start_pending;
+	uint64_t pairs;              /* OVERFLOW/RESUME pairs returned so far */
+	uint64_t unknown;            /* losses whose writer is not known */
 	uint64_t start_ts;
 	uint32_t epoch;
 	unsigned since_refine;

@@ -67,18 +67,24 @@ int pt_pool_free(struct pt_slot *sl, uint32_t idx, uint64_t seq, unsigned from)
 	return 1;
 }
 
-/* n events are lost.  With report, the reader is told to put an OVERFLOW
- * (timestamped ts at the latest) before the next event it returns; an
- * UNTIL_FULL stream reports its losses with the automatic STOP instead. */
-void pt_pool_note_lost(struct pt_hdr *h, uint64_t n, uint64_t ts, int report)
+/* n events are lost.  With report, the reader is told where: from ts
+ * on, in the sequence of writer (thread, pid, level), so it can put an
+ * OVERFLOW before the next event after them.  An UNTIL_FULL stream reports
+ * its losses with the automatic STOP instead. */
+void pt_pool_note_lost(struct pt_hdr *h, uint64_t n, uint64_t ts, int report,
+                       uint64_t thread, int32_t pid, uint32_t level)
 {
 	atomic_fetch_add_explicit(&h->lost, n, memory_order_relaxed);
 	if (!atomic_load_explicit(&h->overrun, memory_order_relaxed))
 		atomic_store_explicit(&h->overrun, 1, memory_order_relaxed);
 	if (report) {
 		uint64_t g = atomic_fetch_add_explicit(&h->loss_gen, 1, memory_order_acq_rel);
-		atomic_store_explicit(&h->loss_ts[g % PT_LOSS_RING], ts, memory_order_relaxed);
-		atomic_store_explicit(&h->loss_tag[g % PT_LOSS_RING], g + 1, memory_order_release);
+		uint64_t i = g % PT_LOSS_RING;
+		atomic_store_explicit(&h->loss_ts[i], ts, memory_order_relaxed);
+		atomic_store_explicit(&h->loss_thread[i], thread, memory_order_relaxed);
+		atomic_store_explicit(&h->loss_who[i], (uint64_t)(uint32_t)pid << 32 | level,
+		                      memory_order_relaxed);
+		atomic_store_explicit(&h->loss_tag[i], g + 1, memory_order_release);
 	}
 }
 
@@ -112,7 +118,9 @@ static void account_steal(struct pt_slot *sl, uint32_t idx, uint64_t seq)
 		uint64_t w0 = atomic_load_explicit(rec, memory_order_relaxed);
 		ts = base + (((w0 & PT_MASK48) - (base & PT_MASK48)) & PT_MASK48);
 	}
-	pt_pool_note_lost(h, nev - taken, ts, 1);
+	pt_pool_note_lost(h, nev - taken, ts, 1, atomic_load_explicit(&ck->thread, memory_order_relaxed),
+	                  atomic_load_explicit(&ck->pid, memory_order_relaxed),
+	                  atomic_load_explicit(&ck->level, memory_order_relaxed));
 }
 
 /* LOOP: take the oldest sealed chunk, following the seal log. */
@@ -183,7 +191,8 @@ int pt_pool_acquire(struct pt_slot *sl, struct pt_tw *tw, uint32_t state, uint64
 	if (idx == PT_NIL) {
 		if (sl->policy != POSIX_TRACE_LOOP)
 			autostop(sl, state, ts);
-		pt_pool_note_lost(h, 1, ts, sl->policy == POSIX_TRACE_LOOP);
+		pt_pool_note_lost(h, 1, ts, sl->policy == POSIX_TRACE_LOOP, (uint64_t)pthread_self(),
+		                  pt_pid, level);
 		return -1;
 	}
 	uint64_t seq = atomic_fetch_add_explicit(&h->acq_seq, 1, memory_order_relaxed) + 1;
@@ -206,7 +215,6 @@ int pt_pool_acquire(struct pt_slot *sl, struct pt_tw *tw, uint32_t state, uint64
 	tw->base_ts = ts;
 	tw->last_ts = ts;
 	tw->seq = seq;
-	pt_thread_register();
 	return 0;
 }
 

@@ -19,7 +19,7 @@
 #define MAX_THREADS 4096
 
 _Thread_local _Atomic unsigned pt_nest PT_TLS;
-static _Thread_local int my_index PT_TLS;
+_Thread_local int pt_thread_index PT_TLS;
 
 static _Atomic(_Atomic unsigned *) threads[MAX_THREADS];
 static _Atomic unsigned high;          /* entries in use are below this */
@@ -33,9 +33,9 @@ static void on_thread_exit(void *arg)
 	(void)arg;
 	pt_seal_thread();
 	pthread_mutex_lock(&reg_lock);
-	if (my_index > 0)
-		atomic_store(&threads[my_index - 1], NULL);
-	my_index = 0;
+	if (pt_thread_index > 0)
+		atomic_store(&threads[pt_thread_index - 1], NULL);
+	pt_thread_index = 0;
 	pthread_mutex_unlock(&reg_lock);
 }
 
@@ -45,16 +45,17 @@ __attribute__((constructor)) static void quiesce_init(void)
 	membarrier_ok = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
 }
 
-/* First chunk taken by this thread: make it visible to pt_quiesce().
+/* First time this thread enters the recording path: make it visible to
+ * pt_quiesce().
  * Lock-free (a CAS on a free entry), so it may run in a signal handler. */
 void pt_thread_register(void)
 {
-	if (PT_LIKELY(my_index != 0))
+	if (PT_LIKELY(pt_thread_index != 0))
 		return;
 	for (unsigned i = 0; i < MAX_THREADS; i++) {
 		_Atomic unsigned *exp = NULL;
 		if (atomic_compare_exchange_strong(&threads[i], &exp, &pt_nest)) {
-			my_index = (int)i + 1;
+			pt_thread_index = (int)i + 1;
 			unsigned h = atomic_load(&high);
 			while (h < i + 1 && !atomic_compare_exchange_weak(&high, &h, i + 1))
 				;
@@ -62,7 +63,7 @@ void pt_thread_register(void)
 			return;
 		}
 	}
-	my_index = -1;
+	pt_thread_index = -1;
 	atomic_store(&untracked, 1);
 }
 
@@ -105,5 +106,5 @@ void pt_quiesce_atfork_child(void)
 	for (unsigned i = 0; i < MAX_THREADS; i++)
 		atomic_store(&threads[i], NULL);
 	atomic_store(&high, 0);
-	my_index = 0;
+	pt_thread_index = 0;
 }

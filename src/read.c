@@ -29,6 +29,8 @@ void pt_reader_reset(struct pt_trid *t)
 	struct pt_reader *rd = &t->rd;
 	struct pt_hdr *h = t->hdr;
 
+	for (uint32_t i = 0; i < rd->nw; i++)
+		free(rd->w[i].lost.ts);
 	rd->nw = 0;
 	rd->ck_free = NONE;
 	for (uint32_t i = rd->ck_cap; i-- > 0;) {
@@ -38,17 +40,19 @@ void pt_reader_reset(struct pt_trid *t)
 	rd->npend = 0;
 	rd->next_aseq = atomic_load(&h->acq_seq) + 1;
 	rd->loss_gen = atomic_load(&h->loss_gen);
-	rd->nloss = 0;
+	rd->loss.n = 0;
 	rd->need_resume = rd->start_pending = rd->stashed = 0;
 	rd->epoch = PT_ST_EPOCH(atomic_load(&h->state));
 }
 
 void pt_reader_free(struct pt_reader *rd)
 {
+	for (uint32_t i = 0; i < rd->nw; i++)
+		free(rd->w[i].lost.ts);
 	free(rd->ck);
 	free(rd->w);
 	free(rd->st_buf);
-	free(rd->loss);
+	free(rd->loss.ts);
 	memset(rd, 0, sizeof *rd);
 }
 
@@ -93,71 +97,48 @@ static void publish_progress(const struct pt_trid *t, const struct pt_ractive *a
 	                      memory_order_relaxed);
 }
 
-/* Events were lost from ts on (UINT64_MAX: when is unknown, report at
- * once).  Kept sorted, one entry per loss: two losses are never folded,
- * or events between them could come out with no OVERFLOW before a gap. */
-static void note_loss(struct pt_reader *rd, uint64_t ts)
+/* A sorted list of loss timestamps.  Two losses are never folded into
+ * one: events between them would come out with no OVERFLOW before a gap. */
+static void loss_add(struct pt_losses *l, uint64_t ts)
 {
-	if (rd->nloss == rd->loss_cap) {
-		unsigned cap = rd->loss_cap ? rd->loss_cap * 2 : 64;
-		uint64_t *n = realloc(rd->loss, cap * sizeof *n);
+	if (l->n == l->cap) {
+		uint32_t cap = l->cap ? l->cap * 2 : 16;
+		uint64_t *n = realloc(l->ts, cap * sizeof *n);
 		if (!n) { /* no memory: the best left is to report it at once */
-			rd->loss[0] = UINT64_MAX;
-			rd->nloss = 1;
+			l->ts[0] = 0;
+			l->n = 1;
 			return;
 		}
-		rd->loss = n;
-		rd->loss_cap = cap;
+		l->ts = n;
+		l->cap = cap;
 	}
-	unsigned n = rd->nloss++;
-	while (n > 0 && rd->loss[n - 1] > ts) {
-		rd->loss[n] = rd->loss[n - 1];
-		n--;
+	uint32_t i = l->n++;
+	while (i > 0 && l->ts[i - 1] > ts) {
+		l->ts[i] = l->ts[i - 1];
+		i--;
 	}
-	rd->loss[n] = ts;
+	l->ts[i] = ts;
 }
 
-/* Drop the losses at or before ts: the overflow being reported covers them. */
-static void covered(struct pt_reader *rd, uint64_t ts)
+/* Remove the losses at or before ts; 1 if there were any. */
+static int loss_upto(struct pt_losses *l, uint64_t ts)
 {
-	unsigned k = 0;
+	uint32_t k = 0;
 
-	while (k < rd->nloss && rd->loss[k] <= ts)
+	while (k < l->n && l->ts[k] <= ts)
 		k++;
-	memmove(rd->loss, rd->loss + k, (rd->nloss - k) * sizeof rd->loss[0]);
-	rd->nloss -= k;
+	memmove(l->ts, l->ts + k, (l->n - k) * sizeof l->ts[0]);
+	l->n -= k;
+	return k > 0;
 }
 
-/* Take the losses writers reported since last time, with their times. */
-static void collect_losses(struct pt_trid *t)
+/* Events were lost from ts on (UINT64_MAX: when is unknown, report at
+ * once, and mark every writer's next event). */
+static void note_loss(struct pt_reader *rd, uint64_t ts)
 {
-	struct pt_reader *rd = &t->rd;
-	struct pt_hdr *h = t->hdr;
-	uint64_t end = atomic_load_explicit(&h->loss_gen, memory_order_acquire);
-
-	if (end - rd->loss_gen > PT_LOSS_RING) { /* too many to tell apart */
-		note_loss(rd, UINT64_MAX);
-		rd->loss_gen = end - PT_LOSS_RING;
-	}
-	for (; rd->loss_gen < end; rd->loss_gen++) {
-		uint64_t g = rd->loss_gen, i = g % PT_LOSS_RING;
-		uint64_t tag = atomic_load_explicit(&h->loss_tag[i], memory_order_acquire);
-		uint64_t ts = atomic_load_explicit(&h->loss_ts[i], memory_order_relaxed);
-		if (tag < g + 1)
-			break; /* its writer is between two stores: next time */
-		PT_SEQ_FENCE();
-		if (tag != g + 1 || atomic_load_explicit(&h->loss_tag[i], memory_order_relaxed) != tag)
-			ts = UINT64_MAX; /* overwritten by a later loss */
-		note_loss(rd, ts);
-	}
-}
-
-/* The reader gives up on a chunk it could not read to the end (it was
- * overwritten): note the loss from the earliest time it knows of the
- * unread part.  The thief reports it too, but maybe only a moment later. */
-static void lost_rest(struct pt_reader *rd, const struct pt_ractive *a)
-{
-	note_loss(rd, a->has_next ? a->next_ts : a->count ? a->last_ts + 1 : a->base_ts);
+	if (ts == UINT64_MAX)
+		rd->unknown++;
+	loss_add(&rd->loss, ts);
 }
 
 static struct pt_rwriter *writer_of(struct pt_reader *rd, int32_t pid, uint64_t thread,
@@ -179,8 +160,54 @@ static struct pt_rwriter *writer_of(struct pt_reader *rd, int32_t pid, uint64_t 
 	w->pid = pid;
 	w->level = level;
 	w->head = w->tail = NONE;
+	memset(&w->lost, 0, sizeof w->lost);
+	w->pairs_at = rd->pairs;
+	w->unknown_seen = 0; /* after an unknown loss its first event is marked */
 	return w;
 }
+
+/* Take the losses writers reported since last time, with their times. */
+static void collect_losses(struct pt_trid *t)
+{
+	struct pt_reader *rd = &t->rd;
+	struct pt_hdr *h = t->hdr;
+	uint64_t end = atomic_load_explicit(&h->loss_gen, memory_order_acquire);
+
+	if (end - rd->loss_gen > PT_LOSS_RING) { /* too many to tell apart */
+		note_loss(rd, UINT64_MAX);
+		rd->loss_gen = end - PT_LOSS_RING;
+	}
+	for (; rd->loss_gen < end; rd->loss_gen++) {
+		uint64_t g = rd->loss_gen, i = g % PT_LOSS_RING;
+		uint64_t tag = atomic_load_explicit(&h->loss_tag[i], memory_order_acquire);
+		uint64_t ts = atomic_load_explicit(&h->loss_ts[i], memory_order_relaxed);
+		uint64_t thread = atomic_load_explicit(&h->loss_thread[i], memory_order_relaxed);
+		uint64_t who = atomic_load_explicit(&h->loss_who[i], memory_order_relaxed);
+		if (tag < g + 1)
+			break; /* its writer is between two stores: next time */
+		PT_SEQ_FENCE();
+		if (tag != g + 1 || atomic_load_explicit(&h->loss_tag[i], memory_order_relaxed) != tag) {
+			note_loss(rd, UINT64_MAX); /* overwritten by a later loss */
+			continue;
+		}
+		note_loss(rd, ts);
+		struct pt_rwriter *w = writer_of(rd, (int32_t)(who >> 32), thread, (uint32_t)who);
+		if (w)
+			loss_add(&w->lost, ts);
+	}
+}
+
+/* The reader gives up on a chunk it could not read to the end (it was
+ * overwritten): note the loss from the earliest time it knows of the
+ * unread part.  The thief reports it too, but maybe only a moment later. */
+static void lost_rest(struct pt_reader *rd, struct pt_rwriter *w, const struct pt_ractive *a)
+{
+	uint64_t ts = a->has_next ? a->next_ts : a->count ? a->last_ts + 1 : a->base_ts;
+	note_loss(rd, ts);
+	if (w)
+		loss_add(&w->lost, ts);
+}
+
 
 static int32_t ck_alloc(struct pt_reader *rd)
 {
@@ -236,7 +263,7 @@ static void add(struct pt_trid *t, uint32_t idx, uint64_t seq)
 	a->base_ts = base;
 	a->next = NONE;
 	if (gone(t, a)) { /* overwritten meanwhile */
-		lost_rest(rd, a);
+		lost_rest(rd, w, a);
 		a->next = rd->ck_free;
 		rd->ck_free = i;
 		return;
@@ -285,9 +312,42 @@ static void service(struct pt_trid *t, struct pt_rwriter *w)
 				continue;
 			}
 		}
-		lost_rest(rd, a);
+		lost_rest(rd, w, a);
 		pop_head(rd, w);
 	}
+}
+
+static int by_seq(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+	return a < b ? -1 : a > b;
+}
+
+/* The reader fell so far behind that acquisition-log entries from `from`
+ * on were overwritten.  Chunks of that range that were overwritten too
+ * were reported by their thieves; the others (an idle writer's open
+ * chunk, say) are still there: find them all, in order, with one scan. */
+static void catch_up(struct pt_trid *t, uint64_t from, uint64_t end)
+{
+	const struct pt_slot *v = &t->view;
+	uint64_t *found = malloc((size_t)v->nchunks * sizeof *found);
+	uint32_t n = 0;
+
+	if (!found) {
+		note_loss(&t->rd, UINT64_MAX);
+		return;
+	}
+	for (uint32_t i = 0; i < v->nchunks; i++) {
+		uint64_t ss = atomic_load_explicit(&v->chunks[i].ss, memory_order_acquire);
+		uint64_t q = PT_SS_SEQ(ss);
+		unsigned st = PT_SS_STATE(ss);
+		if (q >= from && q <= end && (st == PT_CK_OPEN || st == PT_CK_SEALED))
+			found[n++] = PT_LOG_ENTRY(q, i);
+	}
+	qsort(found, n, sizeof *found, by_seq);
+	for (uint32_t k = 0; k < n; k++)
+		add(t, PT_LOG_IDX(found[k]), PT_LOG_SEQ(found[k]) + (from & ~0xffffffffffull));
+	free(found);
 }
 
 static void discover(struct pt_trid *t)
@@ -297,17 +357,14 @@ static void discover(struct pt_trid *t)
 	uint64_t end = atomic_load_explicit(&t->hdr->acq_seq, memory_order_acquire);
 	uint64_t len = (uint64_t)v->log_mask + 1;
 
-	if (end >= rd->next_aseq + len) { /* fell a whole log behind */
-		rd->next_aseq = end - len + 1;
-		note_loss(rd, UINT64_MAX);
-	}
-	for (unsigned p = 0; p < rd->npend;) { /* entries seen half-published */
+	for (unsigned p = 0; p < rd->npend;) { /* entries stepped over, half-published */
 		uint64_t q = rd->pend[p];
 		uint64_t e = atomic_load_explicit(&v->acq_log[q & v->log_mask], memory_order_acquire);
 		if (PT_LOG_SEQ(e) == PT_LOG_SEQ_OF(q)) {
 			add(t, PT_LOG_IDX(e), q);
 		} else if (PT_LOG_SEQ(e) > PT_LOG_SEQ_OF(q) || end - q >= len) {
-			note_loss(rd, UINT64_MAX); /* its slot was reused: the chunk is gone */
+			/* its slot was reused: if the chunk is alive, catch_up finds it */
+			catch_up(t, q, q);
 		} else {
 			p++;
 			continue;
@@ -320,7 +377,10 @@ static void discover(struct pt_trid *t)
 		if (PT_LOG_SEQ(e) == PT_LOG_SEQ_OF(q)) {
 			add(t, PT_LOG_IDX(e), q);
 		} else if (PT_LOG_SEQ(e) > PT_LOG_SEQ_OF(q)) {
-			note_loss(rd, UINT64_MAX); /* overwritten before we got to it */
+			/* overwritten before we got to it: we are a whole log behind */
+			catch_up(t, q, end);
+			rd->next_aseq = end + 1;
+			break;
 		} else {
 			/* The writer is between its two stores: wait for it, or its
 			 * next chunk could be queued before this one.  Only a writer
@@ -336,7 +396,7 @@ static void discover(struct pt_trid *t)
 			if (rd->npend < sizeof rd->pend / sizeof rd->pend[0])
 				rd->pend[rd->npend++] = q;
 			else
-				note_loss(rd, UINT64_MAX);
+				catch_up(t, q, q);
 		}
 	}
 }
@@ -434,13 +494,18 @@ static int read_next(struct pt_trid *t, struct posix_trace_event_info *ev, void 
 		discover(t);
 		for (uint32_t i = 0; i < rd->nw;) {
 			service(t, &rd->w[i]);
-			if (rd->w[i].head == NONE) /* nothing queued: forget the writer */
+			if (rd->w[i].head == NONE && rd->w[i].lost.n == 0) {
+				free(rd->w[i].lost.ts); /* nothing to remember: forget it */
 				rd->w[i] = rd->w[--rd->nw];
+			}
 			else
 				i++;
 		}
-		struct pt_rwriter *best = NULL; /* no removal from rd->w below */
+		collect_losses(t);
+		struct pt_rwriter *best = NULL; /* rd->w does not change below */
 		for (uint32_t i = 0; i < rd->nw; i++) {
+			if (rd->w[i].head == NONE)
+				continue;
 			struct pt_ractive *a = &rd->ck[rd->w[i].head];
 			if (a->has_next && (!best || a->next_ts < rd->ck[best->head].next_ts ||
 			                    (a->next_ts == rd->ck[best->head].next_ts &&
@@ -450,17 +515,17 @@ static int read_next(struct pt_trid *t, struct posix_trace_event_info *ev, void 
 		/* An OVERFLOW takes its place in time, before the first event
 		 * after its first lost one; the RESUME that follows goes before
 		 * the next event, and covers every loss up to that event. */
-		collect_losses(t);
 		uint64_t best_ts = best ? rd->ck[best->head].next_ts : UINT64_MAX;
+		struct pt_losses *gl = &rd->loss;
 		if (rd->need_resume) {
-			covered(rd, best_ts == UINT64_MAX ? 0 : best_ts - 1);
-		} else if (rd->nloss && (!best || rd->loss[0] == UINT64_MAX || best_ts >= rd->loss[0])) {
-			uint64_t tick = rd->loss[0] != UINT64_MAX ? rd->loss[0] : best ? best_ts : pt_now();
+			loss_upto(gl, best_ts == UINT64_MAX ? 0 : best_ts - 1);
+		} else if (gl->n && (!best || gl->ts[0] == UINT64_MAX || best_ts >= gl->ts[0])) {
+			uint64_t tick = gl->ts[0] != UINT64_MAX ? gl->ts[0] : best ? best_ts : pt_now();
 			synth(t, ev, buf, num, dlen, POSIX_TRACE_OVERFLOW, tick, NULL, 0);
-			if (rd->loss[0] == UINT64_MAX)
-				rd->nloss = 0;
+			if (gl->ts[0] == UINT64_MAX)
+				gl->n = 0;
 			else
-				covered(rd, best_ts == UINT64_MAX ? UINT64_MAX - 1 : best_ts - 1);
+				loss_upto(gl, best_ts == UINT64_MAX ? UINT64_MAX - 1 : best_ts - 1);
 			rd->need_resume = 1;
 			return 1;
 		}
@@ -489,8 +554,20 @@ static int read_next(struct pt_trid *t, struct posix_trace_event_info *ev, void 
 			rd->start_pending = 0;
 			return 1;
 		}
-		int r;
+		/* A writer whose next event follows a loss of its own, with no
+		 * OVERFLOW/RESUME since its previous event (it was preempted, its
+		 * event arrived late): mark the loss right here. */
 		uint64_t ts = rd->ck[best->head].next_ts;
+		uint64_t from = best->lost.n ? best->lost.ts[0] : ts;
+		if (loss_upto(&best->lost, ts) | (best->unknown_seen != rd->unknown)) {
+			best->unknown_seen = rd->unknown;
+			if (!rd->need_resume && rd->pairs == best->pairs_at) {
+				synth(t, ev, buf, num, dlen, POSIX_TRACE_OVERFLOW, from, NULL, 0);
+				rd->need_resume = 1;
+				return 1;
+			}
+		}
+		int r;
 		if (rd->need_resume) {
 			/* take the event first, so RESUME carries exactly its time */
 			size_t n;
@@ -501,17 +578,21 @@ static int read_next(struct pt_trid *t, struct posix_trace_event_info *ev, void 
 				rd->st_len = (uint32_t)n;
 				rd->stashed = 1;
 				rd->need_resume = 0;
+				rd->pairs++;
+				best->pairs_at = rd->pairs;
 				synth(t, ev, buf, num, dlen, POSIX_TRACE_RESUME, ts, NULL, 0);
 				return 1;
 			}
 		} else {
 			r = take(t, best, ev, buf, num, dlen);
-			if (r == TAKE_OK)
+			if (r == TAKE_OK) {
+				best->pairs_at = rd->pairs;
 				return 1;
+			}
 		}
 		struct pt_ractive *a = &rd->ck[best->head];
 		if (r == TAKE_GONE) { /* overwritten under us */
-			lost_rest(rd, a);
+			lost_rest(rd, best, a);
 			pop_head(rd, best);
 			continue;
 		}

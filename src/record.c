@@ -26,7 +26,7 @@ __attribute__((always_inline)) static inline void write_one(unsigned s, unsigned
 
 	if (PT_UNLIKELY(!(st & PT_ST_RUNNING)) && !sys) {
 		if (st & PT_ST_AUTOSTOP)
-			pt_pool_note_lost(h, 1, 0, 0);
+			pt_pool_note_lost(h, 1, 0, 0, 0, 0, 0);
 		return;
 	}
 	if (atomic_load_explicit(&h->filter[id / 64], memory_order_relaxed) >> (id % 64) & 1)
@@ -44,7 +44,7 @@ __attribute__((always_inline)) static inline void write_one(unsigned s, unsigned
 		ts = tw->last_ts;
 	if (PT_UNLIKELY(tw->key != pt_tw_key(sl, st) || tw->pos + rec > sl->chunk_size ||
 	                (ts - tw->base_ts) >> 47)) {
-		if (tw->key && (tw->key >> 16) == sl->gen)
+		if (tw->key && (tw->key >> 16) == pt_slot_gen(sl))
 			pt_pool_seal(sl, tw, st);
 		if (pt_pool_acquire(sl, tw, st, ts, level, rec))
 			return;
@@ -64,18 +64,23 @@ __attribute__((always_inline)) static inline void write_one(unsigned s, unsigned
 		pt_wake_readers(h);
 }
 
+/* Mark this thread busy before it looks at any stream (see quiesce.c). */
 static inline unsigned enter(void)
 {
+	if (PT_UNLIKELY(pt_thread_index == 0))
+		pt_thread_register();
 	unsigned level = atomic_load_explicit(&pt_nest, memory_order_relaxed);
 	atomic_store_explicit(&pt_nest, level + 1, memory_order_relaxed);
 	atomic_signal_fence(memory_order_seq_cst);
 	return level;
 }
 
+/* Release: a shutdown that sees pt_nest back at 0 also sees every access
+ * made in between (a plain store on x86). */
 static inline void leave(unsigned level)
 {
 	atomic_signal_fence(memory_order_seq_cst);
-	atomic_store_explicit(&pt_nest, level, memory_order_relaxed);
+	atomic_store_explicit(&pt_nest, level, memory_order_release);
 }
 
 __attribute__((noinline)) static void record_user(trace_event_id_t id, const void *data,
@@ -92,7 +97,8 @@ __attribute__((noinline)) static void record_user(trace_event_id_t id, const voi
 		if (PT_LIKELY(level < PT_LEVELS))
 			write_one(s, level, id, data, len, (uintptr_t)addr, 0);
 		else /* nested deeper than we keep chunks for */
-			pt_pool_note_lost(pt_proc.slot[s].hdr, 1, pt_now(), 1);
+			pt_pool_note_lost(pt_proc.slot[s].hdr, 1, pt_now(), 1, (uint64_t)pthread_self(),
+			                  pt_pid, PT_LEVELS - 1);
 	}
 	leave(level);
 }
@@ -127,7 +133,7 @@ void pt_seal_thread(void)
 		att &= att - 1;
 		for (unsigned l = 0; l < PT_LEVELS; l++) {
 			struct pt_tw *tw = &pt_tw[s][l];
-			if (tw->key && (tw->key >> 16) == sl->gen)
+			if (tw->key && (tw->key >> 16) == pt_slot_gen(sl))
 				pt_pool_seal(sl, tw,
 				             atomic_load_explicit(&sl->hdr->state, memory_order_acquire));
 			tw->key = 0;

@@ -32,9 +32,7 @@ static void slot_detach(unsigned s)
 
 	atomic_fetch_and(&pt_proc.live, ~(1u << s));
 	atomic_fetch_and(&pt_proc.att, ~(1u << s));
-	sl->gen = (sl->gen + 1) & 0xffffu;
-	if (!sl->gen)
-		sl->gen = 1;
+	pt_slot_bump(sl);
 }
 
 /* In the child of a fork: streams stay with the parent, except that an
@@ -54,9 +52,7 @@ static void atfork_child(void)
 		if (t->slot >= 0) {
 			struct pt_slot *sl = &pt_proc.slot[t->slot];
 			if (sl->inherit == POSIX_TRACE_INHERITED) {
-				sl->gen = (sl->gen + 1) & 0xffffu; /* this thread's chunks are the parent's */
-				if (!sl->gen)
-					sl->gen = 1;
+				pt_slot_bump(sl); /* this thread's chunks are the parent's */
 			} else {
 				slot_detach((unsigned)t->slot);
 				munmap(t->hdr, t->map_size);
@@ -189,7 +185,6 @@ int pt_stream_create(pid_t pid, const trace_attr_t *attr, int logfd, trace_id_t 
 		goto out;
 	if ((rc = pt_segment_create(&g, &fd, &h)) != 0)
 		goto out;
-	pt_clock_init();
 	if (!proc_clock.kind)
 		pt_clock_calibrate(&proc_clock);
 	pt_segment_init(h, &g, &img, &proc_clock);
@@ -221,9 +216,11 @@ int pt_stream_create(pid_t pid, const trace_attr_t *attr, int logfd, trace_id_t 
 	/* a new generation on attach as on detach: a thread that was inside
 	 * posix_trace_event during the last detach may hold a key made from the
 	 * detach generation; it must not match this stream */
-	uint32_t gen = (pt_proc.slot[s].gen + 1) & 0xffffu;
-	pt_proc.slot[s] = t->view;
-	pt_proc.slot[s].gen = gen ? gen : 1;
+	struct pt_slot *sl = &pt_proc.slot[s];
+	uint32_t gen = pt_slot_gen(sl);
+	*sl = t->view;
+	atomic_store_explicit(&sl->gen, gen, memory_order_relaxed);
+	pt_slot_bump(sl);
 	atomic_fetch_or_explicit(&pt_proc.att, 1u << s, memory_order_release);
 	rc = 0;
 out:

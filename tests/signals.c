@@ -15,6 +15,7 @@
  * the main thread; no OVERFLOW or ERROR, status NO_OVERRUN.
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <signal.h>
 #include <stdint.h>
 #include <sys/time.h>
@@ -40,7 +41,7 @@ struct payload {
 static trace_event_id_t ev[NSRC];
 static volatile uint64_t count[NSRC]; /* events recorded per source */
 static volatile int nested;           /* case 2: A raises B */
-static volatile int pump_stop;
+static atomic_int pump_stop;
 static pthread_t main_thread;
 
 static uint32_t checksum(uint32_t src, uint64_t seq, uint64_t noise)
