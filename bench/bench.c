@@ -65,6 +65,91 @@ static double record_loop(uint64_t n)
 	return (now_ns() - t0) / (double)n;
 }
 
+/* ------------------------------------------------------------ baselines */
+
+/* The same loop calling an empty function the compiler cannot inline:
+ * the floor under "no stream" (a call, a return, the loop itself). */
+__attribute__((noinline)) static void empty_call(trace_event_id_t e, const void *p, size_t n)
+{
+	__asm__ volatile("" : : "r"(e), "r"(p), "r"(n) : "memory");
+}
+
+static double empty_loop(uint64_t n)
+{
+	unsigned char buf[PAYLOAD] = { 0 };
+	double t0 = now_ns();
+
+	for (uint64_t i = 0; i < n; i++) {
+		buf[0] = (unsigned char)i;
+		empty_call(id, buf, PAYLOAD);
+	}
+	return (now_ns() - t0) / (double)n;
+}
+
+/* How well this machine runs two CPU-bound threads at once: a dependent
+ * multiply chain, alone and then on two threads.  Returns the ratio of
+ * aggregate throughput (2.0 = two independent cores). */
+static double alu_ns(uint64_t n)
+{
+	uint64_t x = 1;
+	double t0 = now_ns();
+	for (uint64_t i = 0; i < n; i++) {
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		__asm__ volatile("" : "+r"(x));
+	}
+	return (now_ns() - t0) / (double)n;
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+/* The timestamp instruction alone, for the same comparison. */
+static double tsc_ns(uint64_t n)
+{
+	uint64_t x = 0;
+	double t0 = now_ns();
+	for (uint64_t i = 0; i < n; i++)
+		x += __rdtsc();
+	__asm__ volatile("" : : "r"(x));
+	return (now_ns() - t0) / (double)n;
+}
+#else
+static double tsc_ns(uint64_t n)
+{
+	return alu_ns(n);
+}
+#endif
+
+static double (*scaling_loop)(uint64_t);
+static double alu_ratio_ns[2];
+
+static void *alu_main(void *arg)
+{
+	alu_ratio_ns[(intptr_t)arg] = scaling_loop(N_EVENTS * 2);
+	return NULL;
+}
+
+static double machine_scaling(double (*loop)(uint64_t))
+{
+	pthread_t th[2];
+	scaling_loop = loop;
+	double one = loop(N_EVENTS * 2);
+	for (intptr_t i = 0; i < 2; i++)
+		pthread_create(&th[i], NULL, alu_main, (void *)i);
+	for (int i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	return one / alu_ratio_ns[0] + one / alu_ratio_ns[1];
+}
+
+static double bench_empty(uint64_t n)
+{
+	double v[REPS];
+
+	empty_loop(n / 5);
+	for (int r = 0; r < REPS; r++)
+		v[r] = empty_loop(n);
+	return median(v);
+}
+
 static trace_id_t make_stream(int policy, size_t size)
 {
 	trace_attr_t attr;
@@ -237,12 +322,18 @@ int main(void)
 
 	double reader = bench_reader();
 	double one_rate = 1e9 / one;
+	double floor_ns = bench_empty(N_EVENTS);
+	double scaling = machine_scaling(alu_ns);
+	double tsc_scaling = machine_scaling(tsc_ns);
+	double tsc_cost = tsc_ns(N_EVENTS);
 
 	printf("posixtrace micro-benchmark: %ld CPUs online, %d-byte payload, "
 	       "median of %d runs of %llu events\n\n",
 	       sysconf(_SC_NPROCESSORS_ONLN), PAYLOAD, REPS, (unsigned long long)N_EVENTS);
 	printf("| case | ns/event | Mevents/s |\n");
 	printf("|---|---:|---:|\n");
+	printf("| baseline: the same loop calling an empty function | %.2f | %.1f |\n", floor_ns,
+	       1e3 / floor_ns);
 	printf("| no stream | %.2f | %.1f |\n", none, 1e3 / none);
 	printf("| stream running, event filtered out | %.2f | %.1f |\n", filtered, 1e3 / filtered);
 	printf("| LOOP stream, 1 thread | %.2f | %.1f |\n", one, 1e3 / one);
@@ -254,7 +345,12 @@ int main(void)
 	printf("| reader: getnext on a pre-filled stream (%llu events) | %.2f | %.1f |\n",
 	       (unsigned long long)N_READ, 1e9 / reader, reader / 1e6);
 	printf("\n");
-	printf("- 2-thread aggregate rate / 1-thread rate: %.2f\n", two_ag / one_rate);
+	printf("- 2-thread aggregate rate / 1-thread rate: %.2f (this machine runs two "
+	       "CPU-bound threads at %.2fx one thread: a dependent multiply loop)\n",
+	       two_ag / one_rate, scaling);
+	printf("- the timestamp instruction alone: %.2f ns, and two threads reading it run at "
+	       "%.2fx one thread\n", tsc_cost, tsc_scaling);
+	printf("- no stream costs %.2f ns over an empty function call\n", none - floor_ns);
 	printf("- the concurrent reader took %.0f%% of the events recorded meanwhile\n",
 	       drained * 100);
 	printf("- stream space per event with a %d-byte payload: %zu bytes (%zu bytes of "

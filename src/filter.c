@@ -44,6 +44,7 @@ PT_API int posix_trace_set_filter(trace_id_t trid, const trace_event_set_t *set,
 		ch[0].__bits[i] = old;
 		ch[1].__bits[i] = nw;
 		atomic_store(&h->filter[i], nw);
+		atomic_store(&pt_proc.slot[t->slot].filter[i], nw);
 	}
 	if (atomic_load(&h->state) & PT_ST_RUNNING)
 		pt_record_system((unsigned)t->slot, POSIX_TRACE_FILTER, ch, sizeof ch,

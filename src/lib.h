@@ -36,6 +36,9 @@ struct pt_slot {
 	uint32_t chunk_size, nchunks, sealed_max, log_mask;
 	uint32_t max_data;
 	uint64_t budget;   /* stream-min-size: sealed bytes the stream holds */
+	/* copy of the stream's filter kept in process memory, so a filtered-out
+	 * event is dropped without touching the segment */
+	_Atomic uint64_t filter[PT_NIDS / 64];
 	_Atomic uint32_t gen; /* changes on attach, detach and fork: invalidates TLS */
 	int policy;     /* stream-full policy */
 	int inherit;
@@ -176,8 +179,24 @@ struct pt_reader {
 };
 
 /* ------------------------------------------------ trace ids (stream.c) */
+
+/* The lock of a trace id: held only for short, non-blocking sections
+ * (a read or a control call), so a spin-then-yield lock is cheaper than a
+ * mutex on the reader's per-event path. */
+typedef _Atomic int pt_lock_t;
+void pt_lock_slow(pt_lock_t *l);
+static inline void pt_lock(pt_lock_t *l)
+{
+	if (PT_UNLIKELY(atomic_exchange_explicit(l, 1, memory_order_acquire)))
+		pt_lock_slow(l);
+}
+static inline void pt_unlock(pt_lock_t *l)
+{
+	atomic_store_explicit(l, 0, memory_order_release);
+}
+
 struct pt_trid {
-	pthread_mutex_t lock;     /* control calls and the reader */
+	pt_lock_t lock;           /* control calls and the reader */
 	int in_use;
 	_Atomic int dead;
 	uint32_t gen;

@@ -286,20 +286,20 @@ static void pop_head(struct pt_reader *rd, struct pt_rwriter *w)
 }
 
 /* Make the head of w's queue a live chunk with a record to read, if there
- * is one: free finished chunks, drop overwritten ones (their thieves
- * reported the loss).  The head's life is checked on every pass, so its
- * next timestamp is never taken from a chunk that changed hands. */
+ * is one: free finished chunks, drop overwritten ones.  A head's next
+ * timestamp only ever comes from a peek that checked the chunk's life, so
+ * it is never taken from a chunk that changed hands. */
 static void service(struct pt_trid *t, struct pt_rwriter *w)
 {
 	struct pt_reader *rd = &t->rd;
 
 	while (w->head != NONE) {
 		struct pt_ractive *a = &rd->ck[w->head];
+		if (a->has_next)
+			return; /* from a peek that checked the chunk's life; take() rechecks */
 		uint64_t ss = atomic_load_explicit(&t->view.chunks[a->idx].ss, memory_order_acquire);
 		unsigned st = PT_SS_STATE(ss);
 		if (PT_SS_SEQ(ss) == a->seq && (st == PT_CK_OPEN || st == PT_CK_SEALED)) {
-			if (a->has_next)
-				return;
 			if (peek(t, a)) {
 				if (a->has_next)
 					return;

@@ -29,7 +29,7 @@ __attribute__((always_inline)) static inline void write_one(unsigned s, unsigned
 			pt_pool_note_lost(h, 1, 0, 0, 0, 0, 0);
 		return;
 	}
-	if (atomic_load_explicit(&h->filter[id / 64], memory_order_relaxed) >> (id % 64) & 1)
+	if (atomic_load_explicit(&sl->filter[id / 64], memory_order_relaxed) >> (id % 64) & 1)
 		return;
 
 	uint32_t lim = sys ? 2 * sizeof(trace_event_set_t) : sl->max_data;
@@ -83,14 +83,30 @@ static inline void leave(unsigned level)
 	atomic_store_explicit(&pt_nest, level, memory_order_release);
 }
 
-__attribute__((noinline)) static void record_user(trace_event_id_t id, const void *data,
-                                                  size_t len, void *addr)
+/* 1 if every live stream filters id out: then nothing else is needed. */
+static inline int filtered_everywhere(uint32_t live, trace_event_id_t id)
+{
+	while (live) {
+		unsigned s = (unsigned)__builtin_ctz(live);
+		live &= live - 1;
+		uint64_t w = atomic_load_explicit(&pt_proc.slot[s].filter[id / 64],
+		                                  memory_order_relaxed);
+		if (!(w >> (id % 64) & 1))
+			return 0;
+	}
+	return 1;
+}
+
+__attribute__((noinline)) static void record_user(uint32_t live, trace_event_id_t id,
+                                                  const void *data, size_t len, void *addr)
 {
 	if (id - PT_SYS_IDS >= PT_NIDS - PT_SYS_IDS)
 		return; /* system ids cannot be forged; others are out of range */
+	if (filtered_everywhere(live, id))
+		return;
 	unsigned level = enter();
 	/* reload: a shutdown clears the bit, then waits for pt_nest to drop */
-	uint32_t live = atomic_load_explicit(&pt_proc.live, memory_order_acquire);
+	live = atomic_load_explicit(&pt_proc.live, memory_order_acquire);
 	while (live) {
 		unsigned s = (unsigned)__builtin_ctz(live);
 		live &= live - 1;
@@ -105,9 +121,10 @@ __attribute__((noinline)) static void record_user(trace_event_id_t id, const voi
 
 PT_API void posix_trace_event(trace_event_id_t id, const void *restrict data, size_t len)
 {
-	if (PT_LIKELY(atomic_load_explicit(&pt_proc.live, memory_order_relaxed) == 0))
+	uint32_t live = atomic_load_explicit(&pt_proc.live, memory_order_relaxed);
+	if (PT_LIKELY(live == 0))
 		return;
-	record_user(id, data, len, __builtin_return_address(0));
+	record_user(live, id, data, len, __builtin_return_address(0));
 }
 
 /* A control function records a system event (START, STOP, FILTER) into

@@ -1,6 +1,9 @@
 /*
  * segment.c -- sizing, creating and checking a stream's shared segment.
  *
+ * Chunk size: the smallest power of two of at least 4 KiB that holds four
+ * maximum-size records and is at least 1/64 of the stream (up to 256 KiB).
+ *
  * Capacity: the stream is full when its sealed chunks hold stream-min-size
  * bytes.  A chunk sealed because the next record did not fit holds more
  * than (chunk_size - max_record) bytes, so sealed_max chunks (preallocated)
@@ -31,7 +34,9 @@ int pt_geom_compute(struct pt_geom *g, uint64_t stream_size, uint64_t max_data)
 	uint64_t sealed_max, n;
 
 	memset(g, 0, sizeof *g);
-	while (c < 4 * max_rec)
+	/* four maximum records at least; and about 1/64 of the stream, up to
+	 * 256 KiB, so that taking a chunk (a few contended atomics) is rare */
+	while (c < 4 * max_rec || (c < (256u << 10) && (uint64_t)c * 64 < stream_size))
 		c *= 2;
 	sealed_max = stream_size / (c - max_rec) + 1;
 	reserve = (uint32_t)((64u << 20) / c);
@@ -159,4 +164,8 @@ void pt_slot_fill(struct pt_slot *sl, struct pt_hdr *h, size_t map_size)
 	sl->policy = h->attr.stream_policy;
 	sl->inherit = h->attr.inherit;
 	sl->map_size = map_size;
+	for (unsigned i = 0; i < PT_NIDS / 64; i++)
+		atomic_store_explicit(&sl->filter[i],
+		                      atomic_load_explicit(&h->filter[i], memory_order_relaxed),
+		                      memory_order_relaxed);
 }

@@ -2,6 +2,7 @@
  * stream.c -- trace stream identifiers and the controller's functions:
  * create, start, stop, clear, shutdown, get_attr, get_status; fork.
  */
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,7 +47,7 @@ static void atfork_child(void)
 	pt_quiesce_atfork_child();
 	for (unsigned i = 0; i < TRACE_SYS_MAX; i++) {
 		struct pt_trid *t = &trids[i];
-		pthread_mutex_init(&t->lock, NULL);
+		atomic_store(&t->lock, 0);
 		if (!t->in_use)
 			continue;
 		if (t->slot >= 0) {
@@ -67,9 +68,22 @@ static void atfork_child(void)
 __attribute__((constructor)) static void stream_init(void)
 {
 	pt_pid = getpid();
-	for (unsigned i = 0; i < TRACE_SYS_MAX; i++)
-		pthread_mutex_init(&trids[i].lock, NULL);
 	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+}
+
+void pt_lock_slow(pt_lock_t *l)
+{
+	for (unsigned spins = 0;; spins++) {
+		if (!atomic_load_explicit(l, memory_order_relaxed) &&
+		    !atomic_exchange_explicit(l, 1, memory_order_acquire))
+			return;
+		if (spins >= 64)
+			sched_yield();
+#if defined(__x86_64__) || defined(__i386__)
+		else
+			__builtin_ia32_pause();
+#endif
+	}
 }
 
 int pt_trid_lock(trace_id_t trid, struct pt_trid **out)
@@ -80,9 +94,9 @@ int pt_trid_lock(trace_id_t trid, struct pt_trid **out)
 	if (trid <= 0 || idx >= TRACE_SYS_MAX)
 		return EINVAL;
 	t = &trids[idx];
-	pthread_mutex_lock(&t->lock);
+	pt_lock(&t->lock);
 	if (!t->in_use || t->gen != gen || atomic_load(&t->dead) || t->fork_gen != pt_fork_gen) {
-		pthread_mutex_unlock(&t->lock);
+		pt_unlock(&t->lock);
 		return EINVAL;
 	}
 	*out = t;
@@ -91,7 +105,7 @@ int pt_trid_lock(trace_id_t trid, struct pt_trid **out)
 
 void pt_trid_unlock(struct pt_trid *t)
 {
-	pthread_mutex_unlock(&t->lock);
+	pt_unlock(&t->lock);
 }
 
 static void attr_image(struct pt_attr_img *img, const trace_attr_t *a, int policy, int has_log)
@@ -191,7 +205,7 @@ int pt_stream_create(pid_t pid, const trace_attr_t *attr, int logfd, trace_id_t 
 	pt_names_copy_registry((struct pt_name *)((char *)h + g.names_off));
 
 	t = &trids[i];
-	pthread_mutex_lock(&t->lock);
+	pt_lock(&t->lock);
 	memset(&t->rd, 0, sizeof t->rd);
 	t->hdr = h;
 	pt_reader_reset(t);
@@ -211,16 +225,13 @@ int pt_stream_create(pid_t pid, const trace_attr_t *attr, int logfd, trace_id_t 
 		next_gen = 1;
 	t->in_use = 1;
 	*trid = (trace_id_t)(t->gen << 8 | i);
-	pthread_mutex_unlock(&t->lock);
+	pt_unlock(&t->lock);
 
 	/* a new generation on attach as on detach: a thread that was inside
 	 * posix_trace_event during the last detach may hold a key made from the
 	 * detach generation; it must not match this stream */
-	struct pt_slot *sl = &pt_proc.slot[s];
-	uint32_t gen = pt_slot_gen(sl);
-	*sl = t->view;
-	atomic_store_explicit(&sl->gen, gen, memory_order_relaxed);
-	pt_slot_bump(sl);
+	pt_slot_fill(&pt_proc.slot[s], h, g.seg_size); /* field by field: the gen and */
+	pt_slot_bump(&pt_proc.slot[s]);                 /* filter words are read racily */
 	atomic_fetch_or_explicit(&pt_proc.att, 1u << s, memory_order_release);
 	rc = 0;
 out:
@@ -335,12 +346,12 @@ PT_API int posix_trace_shutdown(trace_id_t trid)
 		mmap(h, t->map_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
 		     -1, 0);
 
-	pthread_mutex_lock(&t->lock);
+	pt_lock(&t->lock);
 	close(t->fd);
 	pt_reader_free(&t->rd);
 	t->hdr = NULL;
 	t->in_use = 0;
-	pthread_mutex_unlock(&t->lock);
+	pt_unlock(&t->lock);
 	return 0;
 }
 
