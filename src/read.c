@@ -21,6 +21,7 @@
 
 #define WAIT_SLICE_MS 20 /* a missed wake-up costs at most this much latency */
 #define NONE (-1)
+#define PT_MAX_WRITERS 65536 /* threads x levels a reader keeps apart */
 
 enum { TAKE_OK, TAKE_GONE, TAKE_BAD };
 
@@ -127,9 +128,11 @@ static int loss_upto(struct pt_losses *l, uint64_t ts)
 
 	while (k < l->n && l->ts[k] <= ts)
 		k++;
+	if (k == 0)
+		return 0;
 	memmove(l->ts, l->ts + k, (l->n - k) * sizeof l->ts[0]);
 	l->n -= k;
-	return k > 0;
+	return 1;
 }
 
 /* Events were lost from ts on (UINT64_MAX: when is unknown, report at
@@ -147,6 +150,8 @@ static struct pt_rwriter *writer_of(struct pt_reader *rd, int32_t pid, uint64_t 
 	for (uint32_t i = 0; i < rd->nw; i++)
 		if (rd->w[i].thread == thread && rd->w[i].pid == pid && rd->w[i].level == level)
 			return &rd->w[i];
+	if (level >= PT_LEVELS || rd->nw >= PT_MAX_WRITERS)
+		return NULL; /* not a writer that can exist: the segment was scribbled on */
 	if (rd->nw == rd->w_cap) {
 		uint32_t cap = rd->w_cap ? rd->w_cap * 2 : 8;
 		struct pt_rwriter *n = realloc(rd->w, cap * sizeof *n);
@@ -194,6 +199,8 @@ static void collect_losses(struct pt_trid *t)
 		struct pt_rwriter *w = writer_of(rd, (int32_t)(who >> 32), thread, (uint32_t)who);
 		if (w)
 			loss_add(&w->lost, ts);
+		else
+			rd->unknown++; /* whose, we cannot tell: mark every writer */
 	}
 }
 
@@ -254,6 +261,7 @@ static void add(struct pt_trid *t, uint32_t idx, uint64_t seq)
 			rd->ck_free = i;
 		}
 		note_loss(rd, base);
+		rd->unknown++;
 		return;
 	}
 	struct pt_ractive *a = &rd->ck[i];
@@ -428,7 +436,8 @@ static int take(struct pt_trid *t, struct pt_rwriter *w, struct posix_trace_even
 	uint32_t id = (uint32_t)(w0 >> 48) & 0xfffu, n = (uint32_t)(w1 >> 48);
 	uint32_t size = PT_REC_SIZE(n);
 
-	if (id >= PT_NIDS || a->off + size > a->commit)
+	uint32_t lim = id < PT_SYS_IDS ? 2 * sizeof(trace_event_set_t) : v->max_data;
+	if (id >= PT_NIDS || n > lim || a->off + size > a->commit)
 		return gone(t, a) ? TAKE_GONE : TAKE_BAD;
 	size_t cp = n < num ? n : num;
 	pt_get_bytes(buf, rec + 2, (uint32_t)cp);

@@ -1,0 +1,198 @@
+/*
+ * hostile.c -- the shared segment is a trust boundary.  While two threads
+ * record into a LOOP stream and a reader reads it, a third thread writes
+ * random words over the segment: chunk descriptors, both logs, the loss
+ * ring, the event records, the pool counters.  The reader must never
+ * crash, hang or return a record that is not well-formed, and it must
+ * report the damage it notices as POSIX_TRACE_ERROR events.  Afterwards
+ * shutdown works and a fresh stream records normally.
+ *
+ * This test reaches into the library's internals (src/lib.h) to find the
+ * segment, as a hostile traced process would find its own mapping.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <time.h>
+#include <trace.h>
+#include "t.h"
+#include "../src/lib.h"
+
+#ifdef PT_TSAN
+#define SECONDS 1.0
+#else
+#define SECONDS 1.5
+#endif
+
+static trace_event_id_t ev;
+static atomic_int stop;
+
+static double now(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+static uint64_t rnd(uint64_t *s)
+{
+	*s ^= *s << 13, *s ^= *s >> 7, *s ^= *s << 17;
+	return *s;
+}
+
+static void *writer(void *arg)
+{
+	unsigned char buf[40];
+	uint64_t seed = (uint64_t)(uintptr_t)arg * 7919 + 1;
+
+	while (!atomic_load(&stop)) {
+		size_t n = rnd(&seed) % sizeof buf;
+		memset(buf, (int)n, n);
+		posix_trace_event(ev, buf, n);
+	}
+	return NULL;
+}
+
+/* Random 8-byte words over everything but the geometry page and the name
+ * table: relaxed atomic stores, as every access to those words is atomic. */
+static void *scribbler(void *arg)
+{
+	struct pt_hdr *h = arg;
+	uint64_t seed = 88172645463325252ull;
+	uint64_t lo = h->chunks_off, hi = h->seg_size;
+	char *base = (char *)h;
+
+	while (!atomic_load(&stop)) {
+		uint64_t off = (lo + rnd(&seed) % (hi - lo)) & ~7ull;
+		if (off >= h->names_off && off < h->acq_off)
+			continue;
+		uint64_t v = rnd(&seed);
+		switch (v % 4) { /* small values hit more checks than random ones */
+		case 0: v %= 4096; break;
+		case 1: v = ~0ull; break;
+		default: break;
+		}
+		atomic_store_explicit((_Atomic uint64_t *)(base + off), v, memory_order_relaxed);
+		if (rnd(&seed) % 64 == 0) { /* the pool counters in the header too */
+			_Atomic uint64_t *ctr[] = { &h->acq_seq, &h->seal_seq, &h->reclaim, &h->loss_gen,
+			                            &h->free_top, &h->sealed_bytes };
+			atomic_store_explicit(ctr[rnd(&seed) % 6], rnd(&seed) % 100000,
+			                      memory_order_relaxed);
+		}
+	}
+	return NULL;
+}
+
+int main(void)
+{
+	T_BEGIN(60);
+	trace_attr_t attr;
+	trace_id_t trid;
+	pthread_t w[2], s;
+
+	REQUIRE(posix_trace_eventid_open("hostile", &ev) == 0);
+	REQUIRE(posix_trace_attr_init(&attr) == 0);
+	REQUIRE(posix_trace_attr_setstreamsize(&attr, 256 << 10) == 0);
+	REQUIRE(posix_trace_attr_setmaxdatasize(&attr, 64) == 0);
+	REQUIRE(posix_trace_create(0, &attr, &trid) == 0);
+	REQUIRE(posix_trace_start(trid) == 0);
+
+	struct pt_trid *t;
+	REQUIRE(pt_trid_lock(trid, &t) == 0);
+	struct pt_hdr *h = t->hdr;
+	pt_trid_unlock(t);
+
+	for (long i = 0; i < 2; i++)
+		pthread_create(&w[i], NULL, writer, (void *)(i + 1));
+	pthread_create(&s, NULL, scribbler, h);
+
+	uint64_t got = 0, errors = 0, bad = 0, other = 0;
+	double end = now() + SECONDS;
+	while (now() < end) {
+		struct posix_trace_event_info info;
+		unsigned char data[128];
+		size_t len;
+		int none;
+		int rc = posix_trace_trygetnext_event(trid, &info, data, sizeof data, &len, &none);
+		CHECK_EQ(rc, 0);
+		if (rc || none)
+			continue;
+		got++;
+		if (info.posix_event_id == POSIX_TRACE_ERROR) {
+			errors++;
+		} else if (info.posix_event_id == ev) {
+			/* a record that passed the checks is within bounds; its bytes
+			 * may be scribbled, but its length never exceeds the limit */
+			if (len > 64 || info.posix_truncation_status == POSIX_TRACE_TRUNCATED_READ)
+				bad++;
+		} else if (info.posix_event_id >= __TRACE_EVENT_ID_LIMIT) {
+			bad++;
+		} else {
+			other++;
+		}
+	}
+	atomic_store(&stop, 1);
+	for (int i = 0; i < 2; i++)
+		pthread_join(w[i], NULL);
+	pthread_join(s, NULL);
+
+	printf("hostile: %llu events read, %llu POSIX_TRACE_ERROR, %llu others\n",
+	       (unsigned long long)got, (unsigned long long)errors, (unsigned long long)other);
+	CHECK(got > 0);
+	CHECK_EQ(bad, 0);
+	/* reading on after the damage stops still terminates */
+	for (int i = 0; i < 1000000; i++) {
+		struct posix_trace_event_info info;
+		unsigned char data[128];
+		size_t len;
+		int none;
+		if (posix_trace_trygetnext_event(trid, &info, data, sizeof data, &len, &none) || none)
+			break;
+	}
+	CHECK_RC(posix_trace_shutdown(trid), 0);
+
+	/* the library is still sound: a new stream records and reads normally */
+	REQUIRE(posix_trace_create(0, &attr, &trid) == 0);
+	REQUIRE(posix_trace_start(trid) == 0);
+	for (int i = 0; i < 100; i++)
+		posix_trace_event(ev, &i, sizeof i);
+	CHECK_RC(posix_trace_stop(trid), 0);
+
+	/* and one deliberate lie, deterministically: the 50th user record of
+	 * this thread's chunk claims a payload longer than max-data-size */
+	REQUIRE(pt_trid_lock(trid, &t) == 0);
+	struct pt_slot *sv = &t->view;
+	uint32_t lie = PT_NIL;
+	for (uint32_t i = 0; i < sv->nchunks; i++) {
+		uint64_t ss = atomic_load(&sv->chunks[i].ss);
+		if (PT_SS_STATE(ss) == PT_CK_OPEN &&
+		    atomic_load(&sv->chunks[i].pid) == getpid() &&
+		    atomic_load(&sv->chunks[i].thread) == (uint64_t)pthread_self() &&
+		    atomic_load(&sv->chunks[i].commit) > 0)
+			lie = i;
+	}
+	REQUIRE(lie != PT_NIL);
+	/* records: START (16 + 128), then 100 of 16 + 8 bytes, then STOP */
+	pt_word *rec = (pt_word *)(sv->data + (size_t)lie * sv->chunk_size + 144 + 49 * 24);
+	uint64_t w1 = atomic_load(&rec[1]);
+	atomic_store(&rec[1], (w1 & PT_MASK48) | (uint64_t)1000 << 48);
+	pt_trid_unlock(t);
+	int n = 0, lies = 0;
+	for (;;) {
+		struct posix_trace_event_info info;
+		int v = -1, none;
+		size_t len;
+		unsigned char big[256];
+		REQUIRE(posix_trace_trygetnext_event(trid, &info, big, sizeof big, &len, &none) == 0);
+		memcpy(&v, big, sizeof v);
+		if (none)
+			break;
+		if (info.posix_event_id == ev)
+			CHECK_EQ(v, n++);
+		if (info.posix_event_id == POSIX_TRACE_ERROR)
+			lies++;
+	}
+	CHECK_EQ(lies, 1); /* reported once; the rest of that chunk is dropped */
+	CHECK_EQ(n, 49);
+	CHECK_RC(posix_trace_shutdown(trid), 0);
+	T_END();
+}
