@@ -97,13 +97,12 @@ static inline int filtered_everywhere(uint32_t live, trace_event_id_t id)
 	return 1;
 }
 
-__attribute__((noinline)) static void record_user(uint32_t live, trace_event_id_t id,
-                                                  const void *data, size_t len, void *addr)
+/* Arguments keep posix_trace_event's order so no register moves ahead of
+ * its branch; the heavy work (and its register saves) only for events that
+ * will be written. */
+__attribute__((noinline)) static void record_user(trace_event_id_t id, const void *data,
+                                                  size_t len, uint32_t live, void *addr)
 {
-	if (id - PT_SYS_IDS >= PT_NIDS - PT_SYS_IDS)
-		return; /* system ids cannot be forged; others are out of range */
-	if (filtered_everywhere(live, id))
-		return;
 	unsigned level = enter();
 	/* reload: a shutdown clears the bit, then waits for pt_nest to drop */
 	live = atomic_load_explicit(&pt_proc.live, memory_order_acquire);
@@ -119,12 +118,22 @@ __attribute__((noinline)) static void record_user(uint32_t live, trace_event_id_
 	leave(level);
 }
 
+__attribute__((noinline)) static void record_check(trace_event_id_t id, const void *data,
+                                                   size_t len, uint32_t live, void *addr)
+{
+	if (id - PT_SYS_IDS >= PT_NIDS - PT_SYS_IDS)
+		return; /* system ids cannot be forged; others are out of range */
+	if (filtered_everywhere(live, id))
+		return; /* a bit test in process memory, before touching any stream */
+	record_user(id, data, len, live, addr);
+}
+
 PT_API void posix_trace_event(trace_event_id_t id, const void *restrict data, size_t len)
 {
 	uint32_t live = atomic_load_explicit(&pt_proc.live, memory_order_relaxed);
 	if (PT_LIKELY(live == 0))
 		return;
-	record_user(live, id, data, len, __builtin_return_address(0));
+	record_check(id, data, len, live, __builtin_return_address(0));
 }
 
 /* A control function records a system event (START, STOP, FILTER) into
