@@ -42,22 +42,6 @@ static void record_range(uint32_t from, uint32_t to)
 	}
 }
 
-static void status(int *run, int *full, int *overrun)
-{
-	struct posix_trace_status_info si;
-	memset(&si, 0x55, sizeof si);
-	CHECK_RC(posix_trace_get_status(trid, &si), 0);
-	*run = si.posix_stream_status;
-	*full = si.posix_stream_full_status;
-	*overrun = si.posix_stream_overrun_status;
-}
-
-static int get(struct posix_trace_event_info *ev, unsigned char *buf, size_t *len)
-{
-	int unavailable = -1;
-	CHECK_RC(posix_trace_trygetnext_event(trid, ev, buf, 256, len, &unavailable), 0);
-	return unavailable;
-}
 
 static long long ns_of(const struct timespec *ts)
 {
@@ -80,41 +64,41 @@ int main(void)
 	REQUIRE(posix_trace_create(0, &attr, &trid) == 0);
 	CHECK_RC(posix_trace_start(trid), 0);
 
-	status(&run, &full, &ovr);
+	t_status(trid, &run, &full, &ovr);
 	CHECK_EQ(run, POSIX_TRACE_RUNNING);
 	CHECK_EQ(full, POSIX_TRACE_NOT_FULL);
 	CHECK_EQ(ovr, POSIX_TRACE_NO_OVERRUN);
 
 	/* wrap: still running, full, overrun */
 	record_range(0, N / 2);
-	status(&run, &full, &ovr);
+	t_status(trid, &run, &full, &ovr);
 	CHECK_EQ(run, POSIX_TRACE_RUNNING);
 	CHECK_EQ(full, POSIX_TRACE_FULL);
 	CHECK_EQ(ovr, POSIX_TRACE_OVERRUN);
-	status(&run, &full, &ovr);
+	t_status(trid, &run, &full, &ovr);
 	CHECK_EQ(run, POSIX_TRACE_RUNNING);
 	CHECK_EQ(full, POSIX_TRACE_FULL);
 	CHECK_EQ(ovr, POSIX_TRACE_NO_OVERRUN);
 
 	record_range(N / 2, N);
 	CHECK_RC(posix_trace_stop(trid), 0);
-	status(&run, &full, &ovr);
+	t_status(trid, &run, &full, &ovr);
 	CHECK_EQ(run, POSIX_TRACE_SUSPENDED);
 	CHECK_EQ(full, POSIX_TRACE_FULL);
 	CHECK_EQ(ovr, POSIX_TRACE_OVERRUN);
-	status(&run, &full, &ovr);
+	t_status(trid, &run, &full, &ovr);
 	CHECK_EQ(run, POSIX_TRACE_SUSPENDED);
 	CHECK_EQ(full, POSIX_TRACE_FULL);
 	CHECK_EQ(ovr, POSIX_TRACE_NO_OVERRUN);
 
 	/* read: OVERFLOW, RESUME, the most recent events, STOP */
-	REQUIRE(get(&ev, buf, &len) == 0);
+	REQUIRE(t_try(trid, &ev, buf, 256, &len) == 0);
 	CHECK_EQ(ev.posix_event_id, POSIX_TRACE_OVERFLOW);
 	CHECK_EQ(len, 0);
 	CHECK_EQ(ev.posix_pid, 0);
 	long long ovf_ts = ns_of(&ev.posix_timestamp);
 
-	REQUIRE(get(&ev, buf, &len) == 0);
+	REQUIRE(t_try(trid, &ev, buf, 256, &len) == 0);
 	CHECK_EQ(ev.posix_event_id, POSIX_TRACE_RESUME);
 	CHECK_EQ(len, 0);
 	CHECK_EQ(ev.posix_pid, 0);
@@ -124,7 +108,7 @@ int main(void)
 	long long first = -1, prev = -1, count = 0, last_ts = resume_ts;
 	int first_event = 1, bad_data = 0, bad_seq = 0, bad_ts = 0;
 	for (;;) {
-		REQUIRE(get(&ev, buf, &len) == 0);
+		REQUIRE(t_try(trid, &ev, buf, 256, &len) == 0);
 		if (ev.posix_event_id != ID)
 			break;
 		uint32_t seq;
@@ -160,45 +144,45 @@ int main(void)
 	memcpy(&stopdata, buf, sizeof stopdata);
 	CHECK_EQ(stopdata, 0);
 	CHECK(ns_of(&ev.posix_timestamp) >= last_ts);
-	CHECK_EQ(get(&ev, buf, &len), 1);
+	CHECK_EQ(t_try(trid, &ev, buf, 256, &len), 1);
 
 	/* clear on a full, suspended stream */
 	CHECK_RC(posix_trace_clear(trid), 0);
-	status(&run, &full, &ovr);
+	t_status(trid, &run, &full, &ovr);
 	CHECK_EQ(run, POSIX_TRACE_SUSPENDED);
 	CHECK_EQ(full, POSIX_TRACE_NOT_FULL);
 	CHECK_EQ(ovr, POSIX_TRACE_NO_OVERRUN);
-	CHECK_EQ(get(&ev, buf, &len), 1);
+	CHECK_EQ(t_try(trid, &ev, buf, 256, &len), 1);
 
 	/* wrap again, unread; clear while running; record a few */
 	CHECK_RC(posix_trace_start(trid), 0);
-	status(&run, &full, &ovr);
+	t_status(trid, &run, &full, &ovr);
 	CHECK_EQ(run, POSIX_TRACE_RUNNING);
 	CHECK_EQ(full, POSIX_TRACE_NOT_FULL);
 	record_range(0, N);
-	status(&run, &full, &ovr);
+	t_status(trid, &run, &full, &ovr);
 	CHECK_EQ(run, POSIX_TRACE_RUNNING);
 	CHECK_EQ(full, POSIX_TRACE_FULL);
 	CHECK_EQ(ovr, POSIX_TRACE_OVERRUN);
 	record_range(0, N); /* overrun again, so clear has one to reset */
 	CHECK_RC(posix_trace_clear(trid), 0);
-	status(&run, &full, &ovr);
+	t_status(trid, &run, &full, &ovr);
 	CHECK_EQ(run, POSIX_TRACE_RUNNING);
 	CHECK_EQ(full, POSIX_TRACE_NOT_FULL);
 	CHECK_EQ(ovr, POSIX_TRACE_NO_OVERRUN);
 	record_range(N, N + 5);
 	CHECK_RC(posix_trace_stop(trid), 0);
 	for (uint32_t s = N; s < N + 5; s++) {
-		REQUIRE(get(&ev, buf, &len) == 0);
+		REQUIRE(t_try(trid, &ev, buf, 256, &len) == 0);
 		CHECK_EQ(ev.posix_event_id, ID);
 		CHECK_EQ(len, MAXDATA);
 		fill(want, s);
 		CHECK(memcmp(buf, want, MAXDATA) == 0);
 	}
-	REQUIRE(get(&ev, buf, &len) == 0);
+	REQUIRE(t_try(trid, &ev, buf, 256, &len) == 0);
 	CHECK_EQ(ev.posix_event_id, POSIX_TRACE_STOP);
-	CHECK_EQ(get(&ev, buf, &len), 1);
-	status(&run, &full, &ovr);
+	CHECK_EQ(t_try(trid, &ev, buf, 256, &len), 1);
+	t_status(trid, &run, &full, &ovr);
 	CHECK_EQ(run, POSIX_TRACE_SUSPENDED);
 	CHECK_EQ(full, POSIX_TRACE_NOT_FULL);
 	CHECK_EQ(ovr, POSIX_TRACE_NO_OVERRUN);

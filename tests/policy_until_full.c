@@ -46,22 +46,6 @@ static void record(uint32_t seq)
 	posix_trace_event(ID, p, sizeof p);
 }
 
-static void status(int *run, int *full, int *overrun)
-{
-	struct posix_trace_status_info si;
-	memset(&si, 0x55, sizeof si);
-	CHECK_RC(posix_trace_get_status(trid, &si), 0);
-	*run = si.posix_stream_status;
-	*full = si.posix_stream_full_status;
-	*overrun = si.posix_stream_overrun_status;
-}
-
-static int get(struct posix_trace_event_info *ev, unsigned char *buf, size_t *len)
-{
-	int unavailable = -1;
-	CHECK_RC(posix_trace_trygetnext_event(trid, ev, buf, 256, len, &unavailable), 0);
-	return unavailable;
-}
 
 /* Fill the stream, check it stopped itself, read it all back. */
 static void cycle(int first)
@@ -73,21 +57,21 @@ static void cycle(int first)
 
 	for (uint32_t s = 0; s < N; s++)
 		record(s);
-	status(&run, &full, &ovr);
+	t_status(trid, &run, &full, &ovr);
 	CHECK_EQ(run, POSIX_TRACE_SUSPENDED);
 	CHECK_EQ(full, POSIX_TRACE_FULL);
 	CHECK_EQ(ovr, POSIX_TRACE_OVERRUN);
-	status(&run, &full, &ovr);
+	t_status(trid, &run, &full, &ovr);
 	CHECK_EQ(run, POSIX_TRACE_SUSPENDED);
 	CHECK_EQ(full, POSIX_TRACE_FULL);
 	CHECK_EQ(ovr, POSIX_TRACE_NO_OVERRUN);
 	/* posix_trace_event on the stopped stream: another overrun */
 	record(N);
-	status(&run, &full, &ovr);
+	t_status(trid, &run, &full, &ovr);
 	CHECK_EQ(run, POSIX_TRACE_SUSPENDED);
 	CHECK_EQ(ovr, POSIX_TRACE_OVERRUN);
 
-	REQUIRE(get(&ev, buf, &len) == 0);
+	REQUIRE(t_try(trid, &ev, buf, 256, &len) == 0);
 	CHECK_EQ(ev.posix_event_id, POSIX_TRACE_START);
 	CHECK_EQ(len, sizeof(trace_event_set_t));
 	if (first)
@@ -96,7 +80,7 @@ static void cycle(int first)
 	uint32_t k = 0;
 	int bad_seq = 0, bad_data = 0;
 	for (;;) {
-		REQUIRE(get(&ev, buf, &len) == 0);
+		REQUIRE(t_try(trid, &ev, buf, 256, &len) == 0);
 		if (ev.posix_event_id != ID)
 			break;
 		uint32_t seq;
@@ -116,10 +100,10 @@ static void cycle(int first)
 	int stopdata = -1;
 	memcpy(&stopdata, buf, sizeof stopdata);
 	CHECK_EQ(stopdata, 1);
-	CHECK_EQ(get(&ev, buf, &len), 1);
+	CHECK_EQ(t_try(trid, &ev, buf, 256, &len), 1);
 
 	/* drained: running again, with room */
-	status(&run, &full, &ovr);
+	t_status(trid, &run, &full, &ovr);
 	CHECK_EQ(run, POSIX_TRACE_RUNNING);
 	CHECK_EQ(full, POSIX_TRACE_NOT_FULL);
 	CHECK_EQ(ovr, POSIX_TRACE_NO_OVERRUN);
@@ -156,7 +140,7 @@ static void concurrent(void)
 	int unavailable, bad = 0, run, full, ovr;
 	pthread_t th;
 
-	REQUIRE(get(&ev, buf, &len) == 0);
+	REQUIRE(t_try(trid, &ev, buf, 256, &len) == 0);
 	CHECK_EQ(ev.posix_event_id, POSIX_TRACE_START);
 	REQUIRE(pthread_create(&th, NULL, writer, NULL) == 0);
 	for (uint32_t s = 0; s < NCONC; s++) {
@@ -179,19 +163,19 @@ static void concurrent(void)
 	CHECK_EQ(writer_full, 0);
 	CHECK_EQ(writer_overrun, 0);
 	CHECK_EQ(writer_stopped, 0);
-	status(&run, &full, &ovr);
+	t_status(trid, &run, &full, &ovr);
 	CHECK_EQ(run, POSIX_TRACE_RUNNING);
 	CHECK_EQ(full, POSIX_TRACE_NOT_FULL);
 	CHECK_EQ(ovr, POSIX_TRACE_NO_OVERRUN);
 
 	CHECK_RC(posix_trace_stop(trid), 0);
-	REQUIRE(get(&ev, buf, &len) == 0);
+	REQUIRE(t_try(trid, &ev, buf, 256, &len) == 0);
 	CHECK_EQ(ev.posix_event_id, POSIX_TRACE_STOP);
 	CHECK_EQ(len, sizeof(int));
 	int stopdata = -1;
 	memcpy(&stopdata, buf, sizeof stopdata);
 	CHECK_EQ(stopdata, 0);
-	CHECK_EQ(get(&ev, buf, &len), 1);
+	CHECK_EQ(t_try(trid, &ev, buf, 256, &len), 1);
 }
 
 int main(void)

@@ -219,7 +219,10 @@ static void run(int with_nesting)
 		CHECK_EQ(got[s], count[s]);
 	CHECK(count[SRC_A] > 0); /* 0.5 s of CPU time must trigger ITIMER_PROF */
 	if (with_nesting) {
-		CHECK_EQ(count[SRC_B], count[SRC_A]);
+		/* each A raises SIGUSR1, but a raise while B runs (SIGUSR1 blocked)
+		 * stays pending, and a second one then merges with it: standard
+		 * signals do not queue, so B may run fewer times than A */
+		CHECK(count[SRC_B] > 0 && count[SRC_B] <= count[SRC_A]);
 		CHECK(count[SRC_C] > 0);
 	}
 	CHECK_EQ(bad_payload, 0);

@@ -62,6 +62,30 @@ static int t_checks;
 
 #define T_SKIP(why) do { printf("SKIP: %s\n", why); exit(77); } while (0)
 
+/* Helpers for trace tests (static inline: a test that does not use them
+ * pays nothing).  The harness does not include <trace.h> itself. */
+#ifdef POSIXTRACE_TRACE_H
+/* One event without blocking; returns `unavailable` (0: *ev was filled). */
+static inline int t_try(trace_id_t trid, struct posix_trace_event_info *ev, void *buf,
+                        size_t cap, size_t *len)
+{
+	int unavailable = -1;
+	CHECK_RC(posix_trace_trygetnext_event(trid, ev, buf, cap, len, &unavailable), 0);
+	return unavailable;
+}
+
+/* The stream's running, full and overrun status (reading resets overrun). */
+static inline void t_status(trace_id_t trid, int *run, int *full, int *overrun)
+{
+	struct posix_trace_status_info si;
+	memset(&si, 0x55, sizeof si);
+	CHECK_RC(posix_trace_get_status(trid, &si), 0);
+	*run = si.posix_stream_status;
+	*full = si.posix_stream_full_status;
+	*overrun = si.posix_stream_overrun_status;
+}
+#endif
+
 #define T_END() do { \
 	if (t_failures) { \
 		fprintf(stderr, "%d of %d checks failed\n", t_failures, t_checks); \
