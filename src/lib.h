@@ -163,6 +163,8 @@ struct pt_reader {
 	struct pt_rwriter *w;
 	uint32_t nw, w_cap;
 	uint64_t loss_gen;           /* losses taken from the segment so far */
+	uint64_t loss_pend[64];      /* losses seen half-published */
+	unsigned nloss_pend;
 	struct pt_losses loss;       /* losses not reported yet */
 	int need_resume, start_pending;
 	uint64_t pairs;              /* OVERFLOW/RESUME pairs returned so far */

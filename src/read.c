@@ -42,6 +42,7 @@ void pt_reader_reset(struct pt_trid *t)
 	rd->next_aseq = atomic_load(&h->acq_seq) + 1;
 	rd->loss_gen = atomic_load(&h->loss_gen);
 	rd->loss.n = 0;
+	rd->nloss_pend = 0;
 	rd->need_resume = rd->start_pending = rd->stashed = 0;
 	rd->epoch = PT_ST_EPOCH(atomic_load(&h->state));
 }
@@ -171,36 +172,62 @@ static struct pt_rwriter *writer_of(struct pt_reader *rd, int32_t pid, uint64_t 
 	return w;
 }
 
-/* Take the losses writers reported since last time, with their times. */
+/* Take loss g from the ring: 1 if done with it, 0 if its writer has not
+ * finished publishing it yet. */
+static int take_loss(struct pt_reader *rd, struct pt_hdr *h, uint64_t g)
+{
+	uint64_t i = g % PT_LOSS_RING;
+	uint64_t tag = atomic_load_explicit(&h->loss_tag[i], memory_order_acquire);
+	uint64_t ts = atomic_load_explicit(&h->loss_ts[i], memory_order_relaxed);
+	uint64_t thread = atomic_load_explicit(&h->loss_thread[i], memory_order_relaxed);
+	uint64_t who = atomic_load_explicit(&h->loss_who[i], memory_order_relaxed);
+
+	if (tag < g + 1)
+		return 0;
+	PT_SEQ_FENCE();
+	if (tag != g + 1 || atomic_load_explicit(&h->loss_tag[i], memory_order_relaxed) != tag) {
+		note_loss(rd, UINT64_MAX); /* overwritten by a later loss */
+		return 1;
+	}
+	note_loss(rd, ts);
+	struct pt_rwriter *w = writer_of(rd, (int32_t)(who >> 32), thread, (uint32_t)who);
+	if (w)
+		loss_add(&w->lost, ts);
+	else
+		rd->unknown++; /* whose, we cannot tell: mark every writer */
+	return 1;
+}
+
+/* Take the losses writers reported since last time, with their times and
+ * writers.  A report still being written (its writer was preempted) does
+ * not hold up the ones after it; until it is complete nobody knows whose
+ * events it lost, so every writer is marked at once. */
 static void collect_losses(struct pt_trid *t)
 {
 	struct pt_reader *rd = &t->rd;
 	struct pt_hdr *h = t->hdr;
 	uint64_t end = atomic_load_explicit(&h->loss_gen, memory_order_acquire);
+	unsigned cap = sizeof rd->loss_pend / sizeof rd->loss_pend[0];
 
+	for (unsigned k = 0; k < rd->nloss_pend;) {
+		uint64_t g = rd->loss_pend[k];
+		if (end - g > PT_LOSS_RING || take_loss(rd, h, g))
+			rd->loss_pend[k] = rd->loss_pend[--rd->nloss_pend];
+		else
+			k++;
+	}
 	if (end - rd->loss_gen > PT_LOSS_RING) { /* too many to tell apart */
 		note_loss(rd, UINT64_MAX);
 		rd->loss_gen = end - PT_LOSS_RING;
 	}
 	for (; rd->loss_gen < end; rd->loss_gen++) {
-		uint64_t g = rd->loss_gen, i = g % PT_LOSS_RING;
-		uint64_t tag = atomic_load_explicit(&h->loss_tag[i], memory_order_acquire);
-		uint64_t ts = atomic_load_explicit(&h->loss_ts[i], memory_order_relaxed);
-		uint64_t thread = atomic_load_explicit(&h->loss_thread[i], memory_order_relaxed);
-		uint64_t who = atomic_load_explicit(&h->loss_who[i], memory_order_relaxed);
-		if (tag < g + 1)
-			break; /* its writer is between two stores: next time */
-		PT_SEQ_FENCE();
-		if (tag != g + 1 || atomic_load_explicit(&h->loss_tag[i], memory_order_relaxed) != tag) {
-			note_loss(rd, UINT64_MAX); /* overwritten by a later loss */
+		if (take_loss(rd, h, rd->loss_gen))
 			continue;
-		}
-		note_loss(rd, ts);
-		struct pt_rwriter *w = writer_of(rd, (int32_t)(who >> 32), thread, (uint32_t)who);
-		if (w)
-			loss_add(&w->lost, ts);
+		rd->unknown++;
+		if (rd->nloss_pend < cap)
+			rd->loss_pend[rd->nloss_pend++] = rd->loss_gen;
 		else
-			rd->unknown++; /* whose, we cannot tell: mark every writer */
+			note_loss(rd, UINT64_MAX);
 	}
 }
 
@@ -346,11 +373,28 @@ static void catch_up(struct pt_trid *t, uint64_t from, uint64_t end)
 		return;
 	}
 	for (uint32_t i = 0; i < v->nchunks; i++) {
-		uint64_t ss = atomic_load_explicit(&v->chunks[i].ss, memory_order_acquire);
+		struct pt_chunk *ck = &v->chunks[i];
+		uint64_t ss = atomic_load_explicit(&ck->ss, memory_order_acquire);
 		uint64_t q = PT_SS_SEQ(ss);
 		unsigned st = PT_SS_STATE(ss);
-		if (q >= from && q <= end && (st == PT_CK_OPEN || st == PT_CK_SEALED))
+		if (q < from || q > end)
+			continue;
+		if (st == PT_CK_OPEN || st == PT_CK_SEALED) {
 			found[n++] = PT_LOG_ENTRY(q, i);
+		} else if (st == PT_CK_BUSY) {
+			/* being overwritten: its thief may not have reported it yet,
+			 * so note it for the writer it still names */
+			struct pt_rwriter *w = writer_of(&t->rd,
+				atomic_load_explicit(&ck->pid, memory_order_relaxed),
+				atomic_load_explicit(&ck->thread, memory_order_relaxed),
+				atomic_load_explicit(&ck->level, memory_order_relaxed));
+			uint64_t base = atomic_load_explicit(&ck->base_ts, memory_order_relaxed);
+			note_loss(&t->rd, base);
+			if (w)
+				loss_add(&w->lost, base);
+			else
+				t->rd.unknown++;
+		}
 	}
 	qsort(found, n, sizeof *found, by_seq);
 	for (uint32_t k = 0; k < n; k++)
@@ -401,6 +445,7 @@ static void discover(struct pt_trid *t)
 			}
 			if (now - rd->stuck_since < 50000000u)
 				break;
+			rd->unknown++; /* its chunk may come late: mark every writer */
 			if (rd->npend < sizeof rd->pend / sizeof rd->pend[0])
 				rd->pend[rd->npend++] = q;
 			else

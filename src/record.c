@@ -50,7 +50,8 @@ __attribute__((always_inline)) static inline void write_one(unsigned s, unsigned
 			return;
 	}
 	pt_word *p = (pt_word *)(sl->data + (size_t)tw->idx * sl->chunk_size + tw->pos);
-	uint64_t w0 = (ts & PT_MASK48) | (uint64_t)id << 48 | (uint64_t)(len > n) << 60;
+	uint64_t w0 = (ts & PT_MASK48) | (uint64_t)id << 48 |
+	              (uint64_t)(len > n ? PT_RF_TRUNC : 0) << 60;
 	uint64_t w1 = ((uint64_t)addr & PT_MASK48) | (uint64_t)n << 48;
 	atomic_store_explicit(&p[0], w0, memory_order_relaxed);
 	atomic_store_explicit(&p[1], w1, memory_order_relaxed);

@@ -201,7 +201,19 @@ int pt_stream_create(pid_t pid, const trace_attr_t *attr, int logfd, trace_id_t 
 		goto out;
 	if (!proc_clock.kind)
 		pt_clock_calibrate(&proc_clock);
+	{ /* the resolution the calibration measured, not a guess */
+		struct timespec res;
+		pt_clock_res(&proc_clock, &res);
+		img.res_sec = res.tv_sec;
+		img.res_nsec = res.tv_nsec;
+	}
 	pt_segment_init(h, &g, &img, &proc_clock);
+	if (pt_segment_check(h, g.seg_size) != 0) { /* our own geometry, checked as a reader would */
+		munmap(h, g.seg_size);
+		close(fd);
+		rc = ENOMEM;
+		goto out;
+	}
 	pt_names_copy_registry((struct pt_name *)((char *)h + g.names_off));
 
 	t = &trids[i];
