@@ -352,9 +352,14 @@ static void service(struct pt_trid *t, struct pt_rwriter *w)
 	}
 }
 
+struct found {
+	uint64_t seq;
+	uint32_t idx;
+};
+
 static int by_seq(const void *x, const void *y)
 {
-	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+	uint64_t a = ((const struct found *)x)->seq, b = ((const struct found *)y)->seq;
 	return a < b ? -1 : a > b;
 }
 
@@ -365,7 +370,7 @@ static int by_seq(const void *x, const void *y)
 static void catch_up(struct pt_trid *t, uint64_t from, uint64_t end)
 {
 	const struct pt_slot *v = &t->view;
-	uint64_t *found = malloc((size_t)v->nchunks * sizeof *found);
+	struct found *found = malloc((size_t)v->nchunks * sizeof *found);
 	uint32_t n = 0;
 
 	if (!found) {
@@ -380,7 +385,8 @@ static void catch_up(struct pt_trid *t, uint64_t from, uint64_t end)
 		if (q < from || q > end)
 			continue;
 		if (st == PT_CK_OPEN || st == PT_CK_SEALED) {
-			found[n++] = PT_LOG_ENTRY(q, i);
+			found[n].seq = q;
+			found[n++].idx = i;
 		} else if (st == PT_CK_BUSY) {
 			/* being overwritten: its thief may not have reported it yet,
 			 * so note it for the writer it still names */
@@ -398,7 +404,7 @@ static void catch_up(struct pt_trid *t, uint64_t from, uint64_t end)
 	}
 	qsort(found, n, sizeof *found, by_seq);
 	for (uint32_t k = 0; k < n; k++)
-		add(t, PT_LOG_IDX(found[k]), PT_LOG_SEQ(found[k]) + (from & ~0xffffffffffull));
+		add(t, found[k].idx, found[k].seq);
 	free(found);
 }
 
