@@ -14,8 +14,7 @@ PT_API int posix_trace_get_filter(trace_id_t trid, trace_event_set_t *set)
 	if (!set) {
 		rc = EINVAL;
 	} else {
-		for (unsigned i = 0; i < PT_NIDS / 64; i++)
-			set->__bits[i] = atomic_load(&t->hdr->filter[i]);
+		pt_filter_get(t->hdr, set);
 	}
 	pt_trid_unlock(t);
 	return rc;

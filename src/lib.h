@@ -104,6 +104,7 @@ extern _Thread_local _Atomic unsigned pt_nest PT_TLS;
 extern _Thread_local int pt_thread_index PT_TLS; /* 0: not registered yet */
 void pt_thread_register(void);
 int pt_quiesce(void);    /* wait until no thread is inside posix_trace_event */
+void pt_quiesce_prepare(void); /* once, before the first stream exists */
 void pt_quiesce_atfork_child(void);
 
 /* ------------------------------------------------------- segment (segment.c) */
@@ -233,6 +234,13 @@ int pt_name_get(const struct pt_name *names, trace_event_id_t id, char *out);
 /* ------------------------------------------------------ attrs (attr.c) */
 int pt_attr_valid(const trace_attr_t *a);
 void pt_attr_defaults(trace_attr_t *a);
+
+/* The stream's current filter, as a set. */
+static inline void pt_filter_get(const struct pt_hdr *h, trace_event_set_t *set)
+{
+	for (unsigned i = 0; i < PT_NIDS / 64; i++)
+		set->__bits[i] = atomic_load_explicit(&h->filter[i], memory_order_relaxed);
+}
 
 /* ---------------------------------------------------- sets (eventset.c) */
 static inline int pt_set_has(const trace_event_set_t *s, trace_event_id_t id)

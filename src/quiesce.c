@@ -41,8 +41,20 @@ static void on_thread_exit(void *arg)
 
 __attribute__((constructor)) static void quiesce_init(void)
 {
-	pthread_key_create(&exit_key, on_thread_exit);
+	pthread_key_create(&exit_key, on_thread_exit); /* no syscall */
+}
+
+static void register_membarrier(void)
+{
 	membarrier_ok = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+}
+
+/* Called when a stream is created: a process that never traces pays no
+ * syscall for this at load time. */
+void pt_quiesce_prepare(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	pthread_once(&once, register_membarrier);
 }
 
 /* First time this thread enters the recording path: make it visible to

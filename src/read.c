@@ -608,8 +608,7 @@ static int read_next(struct pt_trid *t, struct posix_trace_event_info *ev, void 
 		}
 		if (rd->start_pending) {
 			trace_event_set_t f;
-			for (unsigned i = 0; i < PT_NIDS / 64; i++)
-				f.__bits[i] = atomic_load(&h->filter[i]);
+			pt_filter_get(h, &f);
 			synth(t, ev, buf, num, dlen, POSIX_TRACE_START, rd->start_ts, &f, sizeof f);
 			rd->start_pending = 0;
 			return 1;

@@ -184,6 +184,7 @@ int pt_stream_create(pid_t pid, const trace_attr_t *attr, int logfd, trace_id_t 
 		return EINVAL;
 	if ((rc = check_pid(pid)) != 0)
 		return rc;
+	pt_quiesce_prepare();
 	if ((rc = pt_geom_compute(&g, attr->__stream_size, attr->__max_data_size)) != 0)
 		return rc;
 	attr_image(&img, attr, policy, logfd >= 0);
@@ -257,12 +258,6 @@ PT_API int posix_trace_create(pid_t pid, const trace_attr_t *restrict attr,
 	return pt_stream_create(pid, attr, -1, trid);
 }
 
-static void read_filter(const struct pt_hdr *h, trace_event_set_t *set)
-{
-	for (unsigned i = 0; i < PT_NIDS / 64; i++)
-		set->__bits[i] = atomic_load_explicit(&h->filter[i], memory_order_relaxed);
-}
-
 PT_API int posix_trace_start(trace_id_t trid)
 {
 	struct pt_trid *t;
@@ -274,7 +269,7 @@ PT_API int posix_trace_start(trace_id_t trid)
 	uint32_t st = atomic_load(&h->state);
 	if (!(st & (PT_ST_RUNNING | PT_ST_FULL))) {
 		trace_event_set_t f;
-		read_filter(h, &f);
+		pt_filter_get(h, &f);
 		pt_record_system((unsigned)t->slot, POSIX_TRACE_START, &f, sizeof f,
 		                 __builtin_return_address(0));
 		atomic_fetch_or(&h->state, PT_ST_RUNNING);
