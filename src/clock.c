@@ -17,8 +17,9 @@
 
 int pt_clock_tsc;
 
-/* Once, when the library is loaded: from then on pt_clock_tsc is only read. */
-__attribute__((constructor)) void pt_clock_init(void)
+/* Once, when the library is loaded, before the program's own constructors
+ * (which may record): from then on pt_clock_tsc is only read. */
+__attribute__((constructor(101))) static void pt_clock_init(void)
 {
 #if PT_HAVE_TSC
 	unsigned a, b, c, d;

@@ -16,10 +16,10 @@
 #define PT_HAVE_TSC 0
 #endif
 
-/* 1 when ticks come from an invariant TSC; set once by pt_clock_init(). */
+/* 1 when ticks come from an invariant TSC; set once when the library is
+ * loaded (clock.c). */
 extern int pt_clock_tsc;
 
-void pt_clock_init(void);
 
 static inline uint64_t pt_mono_ns(void)
 {

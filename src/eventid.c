@@ -1,11 +1,12 @@
 /*
  * eventid.c -- event type names and ids.
  *
- * The process keeps one registry of user event names; ids are given out
- * in order from 17.  Each stream the process records into holds its own
- * copy of the table (in the shared segment), filled at creation and kept
- * up to date on every new registration, so a reader in another process,
- * or after this one is gone, can name every id.
+ * The process keeps its registry of user event names in its control
+ * segment (ctl.c), where a controller can read it and add to it; ids are
+ * given out from 17.  Each stream holds its own table (in its segment),
+ * filled from the registry when it is created and when the traced process
+ * maps it, and kept up to date on every new registration, so a reader in
+ * another process, or after this one is gone, can name every id.
  */
 #include <string.h>
 #include "lib.h"
@@ -24,17 +25,18 @@ static const char *const sys_names[] = {
 	[POSIX_TRACE_UNNAMED_USEREVENT] = "posix_trace_unnamed_userevent",
 };
 
-/* The registry: under pt_ctl_lock. */
-static char reg_name[PT_NIDS][PT_NAME_SZ];
-static uint32_t reg_count; /* user names registered */
+#define NAME_FREE  0u
+#define NAME_VALID 1u
+#define NAME_CLAIM 2u /* being written */
 
 static void name_set(struct pt_name *names, trace_event_id_t id, const char *name)
 {
-	if (atomic_load_explicit(&names[id].valid, memory_order_acquire))
+	uint32_t v = NAME_FREE;
+	if (!atomic_compare_exchange_strong(&names[id].valid, &v, NAME_CLAIM))
 		return;
 	strncpy(names[id].name, name, PT_NAME_SZ - 1);
 	names[id].name[PT_NAME_SZ - 1] = 0;
-	atomic_store_explicit(&names[id].valid, 1, memory_order_release);
+	atomic_store_explicit(&names[id].valid, NAME_VALID, memory_order_release);
 }
 
 void pt_names_init(struct pt_name *names)
@@ -44,21 +46,25 @@ void pt_names_init(struct pt_name *names)
 			name_set(names, (trace_event_id_t)i, sys_names[i]);
 }
 
-/* Under pt_ctl_lock. */
-void pt_names_copy_registry(struct pt_name *names)
-{
-	for (uint32_t i = 0; i < reg_count; i++)
-		name_set(names, FIRST_USER_ID + i, reg_name[FIRST_USER_ID + i]);
-}
-
 /* Read a name from a (possibly scribbled-on) table. */
 int pt_name_get(const struct pt_name *names, trace_event_id_t id, char *out)
 {
-	if (id >= PT_NIDS || !atomic_load_explicit(&names[id].valid, memory_order_acquire))
+	if (id >= PT_NIDS ||
+	    atomic_load_explicit(&names[id].valid, memory_order_acquire) != NAME_VALID)
 		return EINVAL;
 	memcpy(out, names[id].name, PT_NAME_SZ);
 	out[PT_NAME_SZ - 1] = 0;
 	return 0;
+}
+
+/* Copy the user names of src into the free entries of dst. */
+void pt_names_copy(struct pt_name *dst, const struct pt_name *src)
+{
+	char n[PT_NAME_SZ];
+
+	for (trace_event_id_t i = FIRST_USER_ID; i < PT_NIDS; i++)
+		if (pt_name_get(src, i, n) == 0 && n[0])
+			name_set(dst, i, n);
 }
 
 static int check_name(const char *name)
@@ -70,26 +76,86 @@ static int check_name(const char *name)
 	return 0;
 }
 
-/* Find or add name in the registry and publish it to every stream this
- * process records into.  Under pt_ctl_lock. */
-static trace_event_id_t registry_open(const char *name)
+/* Entry i of one table for name: 0 claimed now, 1 already name, -1 taken. */
+static int claim(struct pt_name *e, const char *name)
 {
-	for (uint32_t i = 0; i < reg_count; i++)
-		if (strcmp(reg_name[FIRST_USER_ID + i], name) == 0)
-			return FIRST_USER_ID + i;
-	if (reg_count >= TRACE_USER_EVENT_MAX)
-		return POSIX_TRACE_UNNAMED_USEREVENT;
-	trace_event_id_t id = FIRST_USER_ID + reg_count++;
-	strcpy(reg_name[id], name);
-	uint32_t att = atomic_load(&pt_proc.att);
-	for (unsigned s = 0; s < PT_SLOTS; s++)
-		if (att >> s & 1)
-			name_set(pt_proc.slot[s].names, id, name);
-	return id;
+	for (int spins = 0;; spins++) {
+		uint32_t v = atomic_load_explicit(&e->valid, memory_order_acquire);
+		if (v == NAME_VALID)
+			return strncmp(e->name, name, PT_NAME_SZ) == 0 ? 1 : -1;
+		if (v == NAME_FREE && atomic_compare_exchange_strong(&e->valid, &v, NAME_CLAIM)) {
+			strcpy(e->name, name);
+			atomic_store_explicit(&e->valid, NAME_VALID, memory_order_release);
+			return 0;
+		}
+		if (v != NAME_FREE && spins > 10000)
+			return -1; /* left half-written by a process that died */
+	}
+}
+
+/* Give name id i in every table at once, or in none. */
+static int claim_all(struct pt_name **tb, unsigned n, trace_event_id_t i, const char *name)
+{
+	unsigned k;
+	int got[PT_SLOTS + 2];
+
+	for (k = 0; k < n; k++)
+		if ((got[k] = claim(&tb[k][i], name)) < 0)
+			break;
+	if (k == n)
+		return 0;
+	while (k-- > 0) /* undo: another process uses i for another name */
+		if (got[k] == 0)
+			atomic_store(&tb[k][i].valid, NAME_FREE);
+	return -1;
+}
+
+static int find(const struct pt_name *t, const char *name, trace_event_id_t *id)
+{
+	for (trace_event_id_t i = FIRST_USER_ID; i < PT_NIDS; i++)
+		if (atomic_load_explicit(&t[i].valid, memory_order_acquire) == NAME_VALID &&
+		    strncmp(t[i].name, name, PT_NAME_SZ) == 0) {
+			*id = i;
+			return 1;
+		}
+	return 0;
+}
+
+/* The id of name.  tables[0] is the traced process's registry, the others
+ * the tables of streams it is traced into: an id is given in all of them
+ * at once, so every process traced into one stream (inheritance) and every
+ * controller agree.  A name a stream already knows keeps its id. */
+int pt_names_open(struct pt_name **tb, unsigned n, const char *name, trace_event_id_t *id)
+{
+	trace_event_id_t i;
+	int rc = check_name(name);
+
+	if (rc)
+		return rc;
+	if (find(tb[0], name, &i)) {
+		for (unsigned k = 1; k < n; k++)
+			claim(&tb[k][i], name);
+		*id = i;
+		return 0;
+	}
+	for (unsigned k = 1; k < n; k++)
+		if (find(tb[k], name, &i) && claim_all(tb, n, i, name) == 0) {
+			*id = i;
+			return 0;
+		}
+	for (i = FIRST_USER_ID; i < FIRST_USER_ID + TRACE_USER_EVENT_MAX; i++)
+		if (claim_all(tb, n, i, name) == 0) {
+			*id = i;
+			return 0;
+		}
+	*id = POSIX_TRACE_UNNAMED_USEREVENT;
+	return 0;
 }
 
 PT_API int posix_trace_eventid_open(const char *restrict name, trace_event_id_t *restrict id)
 {
+	struct pt_name *tb[PT_SLOTS + 1];
+	unsigned n = 0;
 	int rc = check_name(name);
 
 	if (rc)
@@ -97,29 +163,58 @@ PT_API int posix_trace_eventid_open(const char *restrict name, trace_event_id_t 
 	if (!id)
 		return EINVAL;
 	pthread_mutex_lock(&pt_ctl_lock);
-	*id = registry_open(name);
+	unsigned level = pt_enter(); /* the views stay mapped while we use them */
+	tb[n++] = pt_ctl_names(pt_ctl);
+	uint32_t att = atomic_load(&pt_proc.att);
+	for (unsigned s = 0; s < PT_SLOTS; s++)
+		if (att >> s & 1)
+			tb[n++] = pt_view(s)->names;
+	rc = pt_names_open(tb, n, name, id);
+	pt_leave(level);
 	pthread_mutex_unlock(&pt_ctl_lock);
-	return 0;
+	return rc;
 }
 
-/* The registry publishes each name to every stream of this process,
- * this one included. */
+/* The traced process's registry and the stream's table: the id the traced
+ * process gets (or got) for the same name. */
 PT_API int posix_trace_trid_eventid_open(trace_id_t trid, const char *restrict name,
                                          trace_event_id_t *restrict id)
 {
+	struct pt_name *tb[2];
 	struct pt_trid *t;
-	int rc = pt_trid_lock(trid, &t);
+	unsigned n = 0;
+	int rc = check_name(name);
 
 	if (rc)
 		return rc;
-	pt_trid_unlock(t);
-	return posix_trace_eventid_open(name, id);
+	pthread_mutex_lock(&pt_ctl_lock);
+	if ((rc = pt_trid_lock(trid, &t)) == 0) {
+		if (!id) {
+			rc = EINVAL;
+		} else {
+			if (t->tctl)
+				tb[n++] = pt_ctl_names(t->tctl);
+			tb[n++] = t->view.names;
+			rc = pt_names_open(tb, n, name, id);
+		}
+		pt_trid_unlock(t);
+	}
+	pthread_mutex_unlock(&pt_ctl_lock);
+	return rc;
 }
 
 PT_API int posix_trace_eventid_equal(trace_id_t trid, trace_event_id_t a, trace_event_id_t b)
 {
 	(void)trid;
 	return a == b;
+}
+
+/* Names the traced process registered after the stream was made, before
+ * it mapped the stream (it copies them then): take them from its registry. */
+static void sync_names(struct pt_trid *t)
+{
+	if (t->tctl)
+		pt_names_copy(t->view.names, pt_ctl_names(t->tctl));
 }
 
 PT_API int posix_trace_eventid_get_name(trace_id_t trid, trace_event_id_t id, char *name)
@@ -130,6 +225,10 @@ PT_API int posix_trace_eventid_get_name(trace_id_t trid, trace_event_id_t id, ch
 	if (rc)
 		return rc;
 	rc = name ? pt_name_get(t->view.names, id, name) : EINVAL;
+	if (rc && name && id < PT_NIDS) {
+		sync_names(t);
+		rc = pt_name_get(t->view.names, id, name);
+	}
 	pt_trid_unlock(t);
 	return rc;
 }
@@ -147,9 +246,11 @@ PT_API int posix_trace_eventtypelist_getnext_id(trace_id_t trid, trace_event_id_
 		return EINVAL;
 	}
 	*unavailable = 1;
+	if (t->typelist_pos == 0)
+		sync_names(t);
 	while (t->typelist_pos < PT_NIDS) {
 		uint32_t i = t->typelist_pos++;
-		if (atomic_load_explicit(&t->view.names[i].valid, memory_order_acquire)) {
+		if (atomic_load_explicit(&t->view.names[i].valid, memory_order_acquire) == NAME_VALID) {
 			*id = i;
 			*unavailable = 0;
 			break;

@@ -43,11 +43,11 @@ PT_API int posix_trace_set_filter(trace_id_t trid, const trace_event_set_t *set,
 		ch[0].__bits[i] = old;
 		ch[1].__bits[i] = nw;
 		atomic_store(&h->filter[i], nw);
-		atomic_store(&pt_proc.slot[t->slot].filter[i], nw);
 	}
+	if (t->slot >= 0) /* the traced process refreshes its copy of the filter */
+		pt_ctl_bump(t->tctl, 0, 0);
 	if (atomic_load(&h->state) & PT_ST_RUNNING)
-		pt_record_system((unsigned)t->slot, POSIX_TRACE_FILTER, ch, sizeof ch,
-		                 __builtin_return_address(0));
+		pt_record_system(t, POSIX_TRACE_FILTER, ch, sizeof ch, __builtin_return_address(0));
 	pt_trid_unlock(t);
 	return 0;
 }

@@ -36,6 +36,10 @@
 #define PT_CLOCK_PTS      64u
 #define PT_LOSS_RING      1024u
 #define PT_NIL            0xffffffu              /* "no chunk" in 24-bit index fields */
+#define PT_SLOTS          8u   /* streams one process can be traced into at once */
+#define PT_LEVELS         4u   /* signal-handler nesting levels with their own chunks */
+#define PT_SLOTS          8u   /* streams one process can be traced into at once */
+#define PT_LEVELS         4u   /* signal-handler nesting levels with their own chunks */
 #define PT_MAX_CHUNKS     PT_NIL
 
 /* ---- event record: 16-byte header, then the payload padded to 8 bytes.
@@ -213,5 +217,56 @@ struct pt_hdr {
 	alignas(64) _Atomic uint32_t futex;
 	_Atomic uint32_t waiters;
 };
+
+/* ---- the control segment of a process (see docs/design.md, "Tracing
+ * another process").  Every process that loads the library has one: a
+ * memfd named "posixtrace-ctl" that it maps, keeps open across exec, and
+ * finds again after exec through the environment variable POSIXTRACE_CTL.
+ * A controller opens it through /proc/PID/fd (the ptrace access rule),
+ * claims a slot, and puts the new stream's segment in the same memfd, past
+ * the control pages, so the traced process maps it from its own fd.
+ *
+ *   +-------------------+ 0
+ *   | struct pt_ctl     |  owner pid, live mask, slots
+ *   +-------------------+ PT_CTL_NAMES
+ *   | pt_name[1024]     |  the process's event-name registry
+ *   +-------------------+ PT_CTL_SIZE
+ *   | stream regions    |  one per stream a controller created, page aligned
+ *   +-------------------+
+ */
+#define PT_CTL_MAGIC      0x4c54435854534f50ull /* "POSTXCTL" */
+#define PT_CTL_VERSION    1u
+#define PT_CTL_NAMES      4096u
+#define PT_CTL_SIZE       (PT_CTL_NAMES + ((PT_NIDS * sizeof(struct pt_name) + 4095u) & ~4095u))
+#define PT_CTL_REGION_MAX (1ull << 46)      /* largest region offset accepted */
+#define PT_LIVE_MASK      0xffu             /* low bits of pt_ctl.live: running slots */
+#define PT_LIVE_BUMP      0x100u            /* the bits above count changes */
+#define PT_TICKET_BUSY    1ull              /* a slot being filled in */
+#define PT_CS_INHERITED   1u                /* slot copied from a parent at fork */
+
+struct pt_ctl_slot {
+	_Atomic uint64_t ticket;    /* 0: free; BUSY; else names the stream */
+	_Atomic uint64_t off, size; /* the stream's segment in the memfd named by fd */
+	_Atomic int32_t fd;         /* in the owner: that memfd; -1: this segment */
+	_Atomic int32_t ctl_pid;    /* the controller, for information */
+	_Atomic uint32_t lock_byte; /* its controller holds an OFD lock on this byte */
+	_Atomic uint32_t flags;
+	_Atomic uint64_t ino;       /* inode of that memfd: fd numbers get reused */
+	uint64_t pad[2];
+};
+
+struct pt_ctl {
+	uint64_t magic;
+	uint32_t version, size;
+	_Atomic int32_t pid;        /* the process this segment controls */
+	uint32_t pad0;
+	/* read by every posix_trace_event(): the running slots (low 8 bits)
+	 * and a count of changes (start, stop, filter, shutdown) above them */
+	alignas(64) _Atomic uint32_t live;
+	alignas(64) _Atomic uint64_t region_end; /* next free offset for a region */
+	_Atomic uint64_t next_ticket;
+	alignas(64) struct pt_ctl_slot slot[PT_SLOTS];
+};
+
 
 #endif

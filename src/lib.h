@@ -19,14 +19,15 @@
 #define PT_LIKELY(x)   __builtin_expect(!!(x), 1)
 #define PT_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
-#define PT_SLOTS   8u  /* streams one process can record into at once */
-#define PT_LEVELS  4u  /* signal-handler nesting levels with their own chunks */
 #define PT_ATTR_MAGIC 0x70744154u
 #define PT_VERSION_STRING "posixtrace 0.1.0"
 
 /* ------------------------------------------------ recording side (record.c) */
 
-/* A stream this process records into.  Filled before its live bit is set. */
+/* A view of a stream this process records into: pointers into its
+ * mapping and copies of its geometry.  Views are never changed while a
+ * thread may use them: attaching fills a free view and then publishes its
+ * index in pt_proc.cur (see attach.c). */
 struct pt_slot {
 	struct pt_hdr *hdr;
 	struct pt_chunk *chunks;
@@ -36,21 +37,59 @@ struct pt_slot {
 	uint32_t chunk_size, nchunks, sealed_max, log_mask;
 	uint32_t max_data;
 	uint64_t budget;   /* stream-min-size: sealed bytes the stream holds */
-	/* copy of the stream's filter kept in process memory, so a filtered-out
-	 * event is dropped without touching the segment */
+	/* a copy of the stream's filter in process memory, tested before any
+	 * stream is touched (all zero, "nothing filtered", where the copy
+	 * cannot be kept current: then write_one's test decides) */
 	_Atomic uint64_t filter[PT_NIDS / 64];
-	_Atomic uint32_t gen; /* changes on attach, detach and fork: invalidates TLS */
+	_Atomic uint32_t gen; /* a new value each time the view is filled */
 	int policy;     /* stream-full policy */
 	int inherit;
 	size_t map_size;
+	/* where the segment lives, for the controller-liveness check */
+	int home_fd;
+	uint32_t lock_byte;
+	uint64_t owner_every;           /* ticks between two checks */
+	_Atomic uint64_t owner_checked; /* tick of the last check */
+	_Atomic int dead;               /* found dead: detach at the next resync */
 };
 
+#define PT_VIEWS 64u /* views, recycled after a grace period */
+
 struct pt_proc {
-	_Atomic uint32_t live;     /* bit s: slot s is recording (or auto-stopped) */
-	_Atomic uint32_t att;      /* bit s: slot s is attached (mapped) */
-	struct pt_slot slot[PT_SLOTS];
+	_Atomic uint32_t att;      /* bit s: slot s has an attached view */
+	_Atomic uint32_t seen;     /* the control word the last resync acted on */
+	_Atomic uint32_t cur[PT_SLOTS];  /* slot -> view index */
+	uint64_t ticket[PT_SLOTS]; /* the control-slot ticket last acted on */
+	_Atomic int sync;          /* a resync is running */
+	uint64_t retry_at;         /* a deferred attach is retried after this tick */
+	struct pt_slot view[PT_VIEWS];
 };
 extern struct pt_proc pt_proc;
+
+static inline struct pt_slot *pt_view(unsigned s)
+{
+	return &pt_proc.view[atomic_load_explicit(&pt_proc.cur[s], memory_order_acquire)];
+}
+
+/* This process's control segment (never NULL: a process-local fallback
+ * when no memfd could be made) and its fd (-1 without memfd). */
+extern struct pt_ctl *pt_ctl;
+extern int pt_ctl_fd;
+void pt_ctl_atfork_child(void);
+void pt_ctl_bump(struct pt_ctl *c, uint32_t set, uint32_t clear);
+static inline struct pt_name *pt_ctl_names(struct pt_ctl *c)
+{
+	return (struct pt_name *)((char *)c + PT_CTL_NAMES);
+}
+
+/* attach.c: the traced side of the control segment */
+void pt_resync(void);
+void pt_resync_atfork_prepare(void);
+void pt_resync_atfork_parent(void);
+void pt_slot_mark_dead(unsigned s, struct pt_slot *sl);
+int pt_owner_alive(int fd, uint32_t byte);
+void pt_owner_check(unsigned s, struct pt_slot *sl, uint64_t ts);
+void pt_detach_now(unsigned s, uint64_t ticket); /* after a quiesce: unmap too */
 
 /* A writer's current chunk for one (slot, level): thread-local. */
 struct pt_tw {
@@ -73,16 +112,13 @@ static inline uint32_t pt_tw_key(const struct pt_slot *sl, uint32_t state)
 	return (pt_slot_gen(sl) << 16) | (PT_ST_EPOCH(state) & 0xffffu);
 }
 
-/* A new generation for slot sl (16 bits, never 0). */
-static inline void pt_slot_bump(struct pt_slot *sl)
-{
-	uint32_t g = (pt_slot_gen(sl) + 1) & 0xffffu;
-	atomic_store_explicit(&sl->gen, g ? g : 1, memory_order_relaxed);
-}
-
-/* Record a system event into one slot (controller side). */
-void pt_record_system(unsigned s, trace_event_id_t id, const void *data, size_t len,
+/* Controller side: record a system event (START, STOP, FILTER) into a
+ * stream through the trace id's own writer (see stream.c). */
+struct pt_trid;
+void pt_record_system(struct pt_trid *t, trace_event_id_t id, const void *data, size_t len,
                       void *addr);
+void pt_write_event(struct pt_slot *sl, struct pt_tw *tw, unsigned level, trace_event_id_t id,
+                    const void *data, size_t len, uintptr_t addr);
 void pt_seal_thread(void); /* seal this thread's chunks (thread exit) */
 void pt_record_atfork_child(void);
 extern int32_t pt_pid;
@@ -103,7 +139,27 @@ void pt_pool_reset(struct pt_slot *sl);
 extern _Thread_local _Atomic unsigned pt_nest PT_TLS;
 extern _Thread_local int pt_thread_index PT_TLS; /* 0: not registered yet */
 void pt_thread_register(void);
+
+/* Mark this thread busy before it looks at any stream (see quiesce.c). */
+static inline unsigned pt_enter(void)
+{
+	if (PT_UNLIKELY(pt_thread_index == 0))
+		pt_thread_register();
+	unsigned level = atomic_load_explicit(&pt_nest, memory_order_relaxed);
+	atomic_store_explicit(&pt_nest, level + 1, memory_order_relaxed);
+	atomic_signal_fence(memory_order_seq_cst);
+	return level;
+}
+
+/* Release: a shutdown that sees pt_nest back at 0 also sees every access
+ * made in between (a plain store on x86). */
+static inline void pt_leave(unsigned level)
+{
+	atomic_signal_fence(memory_order_seq_cst);
+	atomic_store_explicit(&pt_nest, level, memory_order_release);
+}
 int pt_quiesce(void);    /* wait until no thread is inside posix_trace_event */
+int pt_quiesce_try(void); /* the same without waiting: 0 if none is inside now */
 void pt_quiesce_prepare(void); /* once, before the first stream exists */
 void pt_quiesce_atfork_child(void);
 
@@ -204,11 +260,18 @@ struct pt_trid {
 	_Atomic int dead;
 	uint32_t gen;
 	uint64_t fork_gen;
-	int slot;                 /* index in pt_proc.slot */
-	int fd;
+	int slot;                 /* slot in the traced process's control segment, or -1 */
+	int fd;                   /* memfd holding the segment */
+	int lock_fd;              /* private open file holding the liveness lock, or -1 */
+	int sys_fd;               /* counts the stream system-wide (remote.c) */
+	pid_t pid;                /* the traced process */
+	struct pt_ctl *tctl;      /* its control segment, mapped here, or NULL */
+	int tctl_own;             /* tctl is this process's own */
+	uint64_t ticket, region_off;
 	struct pt_hdr *hdr;
 	size_t map_size;
 	struct pt_slot view;      /* pointers into the segment, for the reader */
+	struct pt_tw sys_tw;      /* the id's own writer of system events */
 	struct pt_attr_img attr;  /* trusted copy */
 	struct pt_clock clk;      /* trusted copy, refined over time */
 	struct pt_reader rd;
@@ -223,12 +286,29 @@ int pt_trid_lock(trace_id_t trid, struct pt_trid **out);
 void pt_trid_unlock(struct pt_trid *t);
 void pt_trid_attrs(const struct pt_trid *t, trace_attr_t *attr);
 int pt_stream_create(pid_t pid, const trace_attr_t *attr, int logfd, trace_id_t *trid);
+
+/* ------------------------------------------ the controller's side (remote.c) */
+struct pt_target {          /* where a new stream goes */
+	pid_t pid;
+	int fd;                 /* the target's control segment (opened here), or -1 */
+	struct pt_ctl *ctl;     /* mapped, or NULL: not linked with the library */
+	int own;                /* it is this process */
+};
+int pt_target_open(pid_t pid, struct pt_target *tg);
+void pt_target_close(struct pt_target *tg);
+int pt_region_alloc(struct pt_target *tg, uint64_t size, uint64_t prealloc, uint64_t *off);
+int pt_slot_claim(struct pt_target *tg, int lock_fd, unsigned *slot);
+void pt_slot_publish(struct pt_target *tg, unsigned s, uint64_t off, uint64_t size, int fd,
+                     uint64_t ino, uint64_t *ticket);
+void pt_slot_release(struct pt_ctl *c, unsigned s, uint64_t ticket);
+int pt_sysmax_take(int *sys_fd);
 void pt_reader_reset(struct pt_trid *t);
 void pt_reader_free(struct pt_reader *rd);
 
 /* ------------------------------------------------- event names (eventid.c) */
 void pt_names_init(struct pt_name *names);
-void pt_names_copy_registry(struct pt_name *names);
+void pt_names_copy(struct pt_name *dst, const struct pt_name *src);
+int pt_names_open(struct pt_name **tables, unsigned n, const char *name, trace_event_id_t *id);
 int pt_name_get(const struct pt_name *names, trace_event_id_t id, char *out);
 
 /* ------------------------------------------------------ attrs (attr.c) */

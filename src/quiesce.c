@@ -26,7 +26,7 @@ static _Atomic unsigned high;          /* entries in use are below this */
 static _Atomic int untracked;          /* a thread could not be registered */
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_key_t exit_key;
-static int membarrier_ok;
+static _Atomic int membarrier_ok;
 
 static void on_thread_exit(void *arg)
 {
@@ -39,22 +39,22 @@ static void on_thread_exit(void *arg)
 	pthread_mutex_unlock(&reg_lock);
 }
 
-__attribute__((constructor)) static void quiesce_init(void)
+__attribute__((constructor(102))) static void quiesce_init(void)
 {
 	pthread_key_create(&exit_key, on_thread_exit); /* no syscall */
 }
 
-static void register_membarrier(void)
-{
-	membarrier_ok = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
-}
-
-/* Called when a stream is created: a process that never traces pays no
- * syscall for this at load time. */
+/* Called when a stream is created or first attached: a process that never
+ * traces pays no syscall for this at load time.  Async-signal-safe. */
 void pt_quiesce_prepare(void)
 {
-	static pthread_once_t once = PTHREAD_ONCE_INIT;
-	pthread_once(&once, register_membarrier);
+	static _Atomic int state; /* 0 not yet, 1 being done, 2 done */
+	int exp = 0;
+
+	if (atomic_load(&state) == 2 || !atomic_compare_exchange_strong(&state, &exp, 1))
+		return;
+	membarrier_ok = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+	atomic_store(&state, 2);
 }
 
 /* First time this thread enters the recording path: make it visible to
@@ -110,6 +110,22 @@ int pt_quiesce(void)
 	}
 	pthread_mutex_unlock(&reg_lock);
 	return rc;
+}
+
+/* Without waiting (for a resync, which may run in a signal handler): 0 if,
+ * after a barrier on every thread, none was inside posix_trace_event(). */
+int pt_quiesce_try(void)
+{
+	if (!membarrier_ok || atomic_load(&untracked) || atomic_load(&pt_nest) != 0)
+		return -1;
+	syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
+	unsigned n = atomic_load(&high);
+	for (unsigned i = 0; i < n; i++) {
+		_Atomic unsigned *p = atomic_load(&threads[i]);
+		if (p && p != &pt_nest && atomic_load_explicit(p, memory_order_acquire) != 0)
+			return -1;
+	}
+	return 0;
 }
 
 void pt_quiesce_atfork_child(void)

@@ -151,7 +151,7 @@ static struct pt_rwriter *writer_of(struct pt_reader *rd, int32_t pid, uint64_t 
 	for (uint32_t i = 0; i < rd->nw; i++)
 		if (rd->w[i].thread == thread && rd->w[i].pid == pid && rd->w[i].level == level)
 			return &rd->w[i];
-	if (level >= PT_LEVELS || rd->nw >= PT_MAX_WRITERS)
+	if (level > PT_LEVELS || rd->nw >= PT_MAX_WRITERS) /* PT_LEVELS: a controller */
 		return NULL; /* not a writer that can exist: the segment was scribbled on */
 	if (rd->nw == rd->w_cap) {
 		uint32_t cap = rd->w_cap ? rd->w_cap * 2 : 8;

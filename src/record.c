@@ -17,25 +17,31 @@ int32_t pt_pid;
 
 static _Thread_local struct pt_tw pt_tw[PT_SLOTS][PT_LEVELS] PT_TLS;
 
-__attribute__((always_inline)) static inline void write_one(unsigned s, unsigned level, trace_event_id_t id,
-                             const void *data, size_t len, uintptr_t addr, int sys)
+/* Write one event into the stream sl through writer tw.  s is the slot
+ * for a traced process's own writes, -1 for a controller's system events
+ * (which bypass the running check). */
+__attribute__((always_inline)) static inline void write_one(struct pt_slot *sl, struct pt_tw *tw,
+                                                            int s, unsigned level,
+                                                            trace_event_id_t id, const void *data,
+                                                            size_t len, uintptr_t addr)
 {
-	struct pt_slot *sl = &pt_proc.slot[s];
 	struct pt_hdr *h = sl->hdr;
 	uint32_t st = atomic_load_explicit(&h->state, memory_order_acquire);
 
-	if (PT_UNLIKELY(!(st & PT_ST_RUNNING)) && !sys) {
+	if (PT_UNLIKELY(!(st & PT_ST_RUNNING)) && s >= 0) {
 		if (st & PT_ST_AUTOSTOP)
 			pt_pool_note_lost(h, 1, 0, 0, 0, 0, 0);
+		else if (st & PT_ST_DEAD)
+			pt_slot_mark_dead((unsigned)s, sl);
 		return;
 	}
-	if (atomic_load_explicit(&sl->filter[id / 64], memory_order_relaxed) >> (id % 64) & 1)
+	/* the stream's own filter decides (the copy tested earlier may lag) */
+	if (atomic_load_explicit(&h->filter[id / 64], memory_order_relaxed) >> (id % 64) & 1)
 		return;
 
-	uint32_t lim = sys ? 2 * sizeof(trace_event_set_t) : sl->max_data;
+	uint32_t lim = s < 0 ? 2 * sizeof(trace_event_set_t) : sl->max_data;
 	uint32_t n = len > lim ? lim : (uint32_t)len;
 	uint32_t rec = PT_REC_SIZE(n);
-	struct pt_tw *tw = &pt_tw[s][level];
 	uint64_t ts = pt_now();
 
 	/* a thread that moved to a CPU whose TSC reads a little lower keeps
@@ -46,6 +52,11 @@ __attribute__((always_inline)) static inline void write_one(unsigned s, unsigned
 	                (ts - tw->base_ts) >> 47)) {
 		if (tw->key && (tw->key >> 16) == pt_slot_gen(sl))
 			pt_pool_seal(sl, tw, st);
+		if (s >= 0) {
+			pt_owner_check((unsigned)s, sl, ts);
+			if (atomic_load_explicit(&sl->dead, memory_order_relaxed))
+				return;
+		}
 		if (pt_pool_acquire(sl, tw, st, ts, level, rec))
 			return;
 	}
@@ -65,37 +76,23 @@ __attribute__((always_inline)) static inline void write_one(unsigned s, unsigned
 		pt_wake_readers(h);
 }
 
-/* Mark this thread busy before it looks at any stream (see quiesce.c). */
-static inline unsigned enter(void)
-{
-	if (PT_UNLIKELY(pt_thread_index == 0))
-		pt_thread_register();
-	unsigned level = atomic_load_explicit(&pt_nest, memory_order_relaxed);
-	atomic_store_explicit(&pt_nest, level + 1, memory_order_relaxed);
-	atomic_signal_fence(memory_order_seq_cst);
-	return level;
-}
-
-/* Release: a shutdown that sees pt_nest back at 0 also sees every access
- * made in between (a plain store on x86). */
-static inline void leave(unsigned level)
-{
-	atomic_signal_fence(memory_order_seq_cst);
-	atomic_store_explicit(&pt_nest, level, memory_order_release);
-}
-
 /* 1 if every live stream filters id out: then nothing else is needed. */
 static inline int filtered_everywhere(uint32_t live, trace_event_id_t id)
 {
 	while (live) {
 		unsigned s = (unsigned)__builtin_ctz(live);
 		live &= live - 1;
-		uint64_t w = atomic_load_explicit(&pt_proc.slot[s].filter[id / 64],
-		                                  memory_order_relaxed);
+		uint64_t w = atomic_load_explicit(&pt_view(s)->filter[id / 64], memory_order_relaxed);
 		if (!(w >> (id % 64) & 1))
 			return 0;
 	}
 	return 1;
+}
+
+static inline uint32_t live_slots(void)
+{
+	return atomic_load_explicit(&pt_ctl->live, memory_order_acquire) &
+	       atomic_load_explicit(&pt_proc.att, memory_order_acquire) & PT_LIVE_MASK;
 }
 
 /* Arguments keep posix_trace_event's order so no register moves ahead of
@@ -104,59 +101,61 @@ static inline int filtered_everywhere(uint32_t live, trace_event_id_t id)
 __attribute__((noinline)) static void record_user(trace_event_id_t id, const void *data,
                                                   size_t len, uint32_t live, void *addr)
 {
-	unsigned level = enter();
+	unsigned level = pt_enter();
 	/* reload: a shutdown clears the bit, then waits for pt_nest to drop */
-	live = atomic_load_explicit(&pt_proc.live, memory_order_acquire);
+	live = live_slots();
 	while (live) {
 		unsigned s = (unsigned)__builtin_ctz(live);
 		live &= live - 1;
 		if (PT_LIKELY(level < PT_LEVELS))
-			write_one(s, level, id, data, len, (uintptr_t)addr, 0);
+			write_one(pt_view(s), &pt_tw[s][level], (int)s, level, id, data, len,
+			          (uintptr_t)addr);
 		else /* nested deeper than we keep chunks for */
-			pt_pool_note_lost(pt_proc.slot[s].hdr, 1, pt_now(), 1, (uint64_t)pthread_self(),
+			pt_pool_note_lost(pt_view(s)->hdr, 1, pt_now(), 1, (uint64_t)pthread_self(),
 			                  pt_pid, PT_LEVELS - 1);
 	}
-	leave(level);
+	pt_leave(level);
 }
 
 __attribute__((noinline)) static void record_check(trace_event_id_t id, const void *data,
-                                                   size_t len, uint32_t live, void *addr)
+                                                   size_t len, uint32_t w, void *addr)
 {
 	if (id - PT_SYS_IDS >= PT_NIDS - PT_SYS_IDS)
 		return; /* system ids cannot be forged; others are out of range */
-	if (filtered_everywhere(live, id))
+	if (PT_UNLIKELY(w != atomic_load_explicit(&pt_proc.seen, memory_order_relaxed)))
+		pt_resync(); /* a controller changed something: map, drop, refresh */
+	uint32_t live = w & atomic_load_explicit(&pt_proc.att, memory_order_acquire) & PT_LIVE_MASK;
+	if (!live || filtered_everywhere(live, id))
 		return; /* a bit test in process memory, before touching any stream */
 	record_user(id, data, len, live, addr);
 }
 
 PT_API void posix_trace_event(trace_event_id_t id, const void *restrict data, size_t len)
 {
-	uint32_t live = atomic_load_explicit(&pt_proc.live, memory_order_relaxed);
-	if (PT_LIKELY(live == 0))
+	uint32_t w = atomic_load_explicit(&pt_ctl->live, memory_order_relaxed);
+	if (PT_LIKELY(!(w & PT_LIVE_MASK)))
 		return;
-	record_check(id, data, len, live, __builtin_return_address(0));
+	record_check(id, data, len, w, __builtin_return_address(0));
 }
 
-/* A control function records a system event (START, STOP, FILTER) into
- * slot s, whether or not the stream is running. */
-void pt_record_system(unsigned s, trace_event_id_t id, const void *data, size_t len,
-                      void *addr)
+/* A control function records a system event (START, STOP, FILTER) through
+ * the trace id's own writer, whether or not the stream is running.  The
+ * writer's nesting level is PT_LEVELS, a level no thread records at, so its
+ * chunks never mix with the same thread's own events. */
+void pt_write_event(struct pt_slot *sl, struct pt_tw *tw, unsigned level, trace_event_id_t id,
+                    const void *data, size_t len, uintptr_t addr)
 {
-	unsigned level = enter();
-	if (level < PT_LEVELS)
-		write_one(s, level, id, data, len, (uintptr_t)addr, 1);
-	leave(level);
+	write_one(sl, tw, -1, level, id, data, len, addr);
 }
 
 /* Thread exit: seal this thread's chunks so their space can be reused. */
 void pt_seal_thread(void)
 {
-	unsigned level = enter();
-	uint32_t att = atomic_load_explicit(&pt_proc.live, memory_order_acquire) |
-	               atomic_load_explicit(&pt_proc.att, memory_order_acquire);
+	unsigned level = pt_enter();
+	uint32_t att = atomic_load_explicit(&pt_proc.att, memory_order_acquire);
 	while (att) {
 		unsigned s = (unsigned)__builtin_ctz(att);
-		struct pt_slot *sl = &pt_proc.slot[s];
+		struct pt_slot *sl = pt_view(s);
 		att &= att - 1;
 		for (unsigned l = 0; l < PT_LEVELS; l++) {
 			struct pt_tw *tw = &pt_tw[s][l];
@@ -166,7 +165,7 @@ void pt_seal_thread(void)
 			tw->key = 0;
 		}
 	}
-	leave(level);
+	pt_leave(level);
 }
 
 /* After fork, in the child: this thread's chunks belong to the parent. */

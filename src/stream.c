@@ -1,12 +1,13 @@
 /*
- * stream.c -- trace stream identifiers and the controller's functions:
- * create, start, stop, clear, shutdown, get_attr, get_status; fork.
+ * stream.c -- trace stream identifiers: the table, creating a stream (for
+ * this process or another one), and what becomes of them at fork and exit.
  */
 #include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "lib.h"
 
@@ -20,52 +21,65 @@ static struct pt_clock_img proc_clock; /* calibrated once per process */
 static void atfork_prepare(void)
 {
 	pthread_mutex_lock(&pt_ctl_lock);
+	pt_resync_atfork_prepare();
 }
 
 static void atfork_parent(void)
 {
+	pt_resync_atfork_parent();
 	pthread_mutex_unlock(&pt_ctl_lock);
 }
 
-static void slot_detach(unsigned s)
+/* Drop what this process holds of a stream it controls (no shutdown). */
+static void trid_release(struct pt_trid *t)
 {
-	struct pt_slot *sl = &pt_proc.slot[s];
-
-	atomic_fetch_and(&pt_proc.live, ~(1u << s));
-	atomic_fetch_and(&pt_proc.att, ~(1u << s));
-	pt_slot_bump(sl);
+	if (t->hdr)
+		munmap(t->hdr, t->map_size);
+	if (t->tctl && !t->tctl_own)
+		munmap(t->tctl, PT_CTL_SIZE);
+	if (t->fd >= 0)
+		close(t->fd);
+	if (t->sys_fd >= 0)
+		close(t->sys_fd);
+	pt_reader_free(&t->rd);
+	t->hdr = NULL;
+	t->tctl = NULL;
+	t->in_use = 0;
 }
 
-/* In the child of a fork: streams stay with the parent, except that an
- * INHERITED stream goes on recording this process (with its own pid). */
+/* In the child of a fork: trace ids stay with the parent (their locks and
+ * stream counts too); an INHERITED stream goes on recording this process,
+ * with its own pid (see ctl.c). */
 static void atfork_child(void)
 {
 	pt_pid = getpid();
 	pt_fork_gen++;
 	pthread_mutex_init(&pt_ctl_lock, NULL);
+	pt_ctl_atfork_child();
 	pt_record_atfork_child();
 	pt_quiesce_atfork_child();
+	atomic_store(&pt_proc.sync, 0);
+	atomic_store(&pt_proc.seen, 0);
 	for (unsigned i = 0; i < TRACE_SYS_MAX; i++) {
 		struct pt_trid *t = &trids[i];
 		atomic_store(&t->lock, 0);
-		if (!t->in_use)
-			continue;
-		if (t->slot >= 0) {
-			struct pt_slot *sl = &pt_proc.slot[t->slot];
-			if (sl->inherit == POSIX_TRACE_INHERITED) {
-				pt_slot_bump(sl); /* this thread's chunks are the parent's */
-			} else {
-				slot_detach((unsigned)t->slot);
-				munmap(t->hdr, t->map_size);
-			}
-		}
-		close(t->fd);
-		pt_reader_free(&t->rd);
-		t->in_use = 0;
+		if (t->in_use)
+			trid_release(t);
 	}
 }
 
-__attribute__((constructor)) static void stream_init(void)
+/* A process that exits without shutting its streams down: shut them down
+ * (exec and kill are seen by the traced side through the liveness lock). */
+__attribute__((destructor)) static void stream_fini(void)
+{
+	for (unsigned i = 0; i < TRACE_SYS_MAX; i++) {
+		struct pt_trid *t = &trids[i];
+		if (t->in_use && !atomic_load(&t->dead) && t->fork_gen == pt_fork_gen)
+			posix_trace_shutdown((trace_id_t)(t->gen << 8 | i));
+	}
+}
+
+__attribute__((constructor(102))) static void stream_init(void)
 {
 	pt_pid = getpid();
 	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
@@ -148,27 +162,67 @@ void pt_trid_attrs(const struct pt_trid *t, trace_attr_t *a)
 	a->__inherit = img->inherit;
 }
 
-static int check_pid(pid_t pid)
+static struct pt_trid *trid_alloc(void)
 {
-	if (pid < 0)
-		return ESRCH;
-	if (pid == 0 || pid == getpid())
-		return 0;
-	if (kill(pid, 0) != 0)
-		return errno == EPERM ? EPERM : ESRCH;
-	return ENOSYS; /* tracing another process: not implemented yet */
+	for (unsigned i = 0; i < TRACE_SYS_MAX; i++)
+		if (!trids[i].in_use)
+			return &trids[i];
+	return NULL;
 }
 
-/* Create a stream tracing this process; logfd < 0 for none. */
+/* Where the segment goes: a region of the traced process's control memfd
+ * (every process of the library has one), else a memfd of our own (a
+ * process that does not use the library: only system events). */
+static int place_segment(struct pt_target *tg, const struct pt_geom *g, struct pt_trid *t,
+                         unsigned *slot, uint64_t *ino)
+{
+	struct stat st;
+	void *p;
+	int rc;
+
+	if (tg->ctl && tg->fd >= 0) {
+		if ((rc = pt_slot_claim(tg, tg->fd, slot)) != 0)
+			return rc;
+		if ((rc = pt_region_alloc(tg, g->seg_size, g->prealloc, &t->region_off)) != 0 ||
+		    fstat(tg->fd, &st) != 0) {
+			pt_slot_release(tg->ctl, *slot, PT_TICKET_BUSY);
+			return rc ? rc : ENOMEM;
+		}
+		p = mmap(NULL, g->seg_size, PROT_READ | PROT_WRITE, MAP_SHARED, tg->fd,
+		         (off_t)t->region_off);
+		if (p == MAP_FAILED) {
+			pt_slot_release(tg->ctl, *slot, PT_TICKET_BUSY);
+			return ENOMEM;
+		}
+		t->hdr = p;
+		t->fd = tg->fd; /* holds the slot's lock from now on */
+		tg->fd = -1;
+		*ino = (uint64_t)st.st_ino;
+		return 0;
+	}
+	if ((rc = pt_segment_create(g, &t->fd, &t->hdr)) != 0)
+		return rc;
+	if (tg->ctl && (rc = pt_slot_claim(tg, -1, slot)) != 0) {
+		munmap(t->hdr, g->seg_size);
+		close(t->fd);
+		t->fd = -1;
+		return rc;
+	}
+	*ino = fstat(t->fd, &st) == 0 ? (uint64_t)st.st_ino : 0;
+	return 0;
+}
+
+/* Create a stream tracing pid (0: this process); logfd < 0 for none. */
 int pt_stream_create(pid_t pid, const trace_attr_t *attr, int logfd, trace_id_t *trid)
 {
 	trace_attr_t def;
 	struct pt_attr_img img;
 	struct pt_geom g;
-	struct pt_trid *t = NULL;
-	struct pt_hdr *h;
-	int fd, rc, policy;
-	unsigned s, i;
+	struct pt_target tg;
+	struct pt_trid *t;
+	int rc, policy, sys_fd = -1;
+	unsigned s = 0;
+	uint64_t ino = 0;
 
 	if (!trid)
 		return EINVAL;
@@ -182,24 +236,27 @@ int pt_stream_create(pid_t pid, const trace_attr_t *attr, int logfd, trace_id_t 
 	                               : logfd >= 0 ? POSIX_TRACE_FLUSH : POSIX_TRACE_LOOP;
 	if (policy == POSIX_TRACE_FLUSH && logfd < 0)
 		return EINVAL;
-	if ((rc = check_pid(pid)) != 0)
-		return rc;
-	pt_quiesce_prepare();
 	if ((rc = pt_geom_compute(&g, attr->__stream_size, attr->__max_data_size)) != 0)
 		return rc;
+	if ((rc = pt_target_open(pid, &tg)) != 0)
+		return rc;
+	pt_quiesce_prepare();
 	attr_image(&img, attr, policy, logfd >= 0);
 
 	pthread_mutex_lock(&pt_ctl_lock);
-	for (i = 0; i < TRACE_SYS_MAX && trids[i].in_use; i++)
-		;
-	uint32_t att = atomic_load(&pt_proc.att);
-	for (s = 0; s < PT_SLOTS && (att >> s & 1); s++)
-		;
 	rc = EAGAIN;
-	if (i == TRACE_SYS_MAX || s == PT_SLOTS)
+	if ((t = trid_alloc()) == NULL || (rc = pt_sysmax_take(&sys_fd)) != 0)
 		goto out;
-	if ((rc = pt_segment_create(&g, &fd, &h)) != 0)
+	pt_lock(&t->lock);
+	memset(&t->rd, 0, sizeof t->rd);
+	t->fd = -1;
+	t->slot = -1;
+	t->region_off = 0;
+	rc = place_segment(&tg, &g, t, &s, &ino);
+	if (rc != 0) {
+		pt_unlock(&t->lock);
 		goto out;
+	}
 	if (!proc_clock.kind)
 		pt_clock_calibrate(&proc_clock);
 	{ /* the resolution the calibration measured, not a guess */
@@ -208,47 +265,49 @@ int pt_stream_create(pid_t pid, const trace_attr_t *attr, int logfd, trace_id_t 
 		img.res_sec = res.tv_sec;
 		img.res_nsec = res.tv_nsec;
 	}
-	pt_segment_init(h, &g, &img, &proc_clock);
-	if (pt_segment_check(h, g.seg_size) != 0) { /* our own geometry, checked as a reader would */
-		munmap(h, g.seg_size);
-		close(fd);
-		rc = ENOMEM;
-		goto out;
-	}
-	pt_names_copy_registry((struct pt_name *)((char *)h + g.names_off));
-
-	t = &trids[i];
-	pt_lock(&t->lock);
-	memset(&t->rd, 0, sizeof t->rd);
-	t->hdr = h;
+	pt_segment_init(t->hdr, &g, &img, &proc_clock);
+	t->hdr->traced_pid = tg.pid;
+	if (pt_segment_check(t->hdr, g.seg_size) != 0) /* our own geometry, checked as a reader would */
+		abort();
+	if (tg.ctl) /* the names the traced process registered so far */
+		pt_names_copy((struct pt_name *)((char *)t->hdr + g.names_off), pt_ctl_names(tg.ctl));
+	t->map_size = g.seg_size;
 	pt_reader_reset(t);
 	t->attr = img;
-	pt_clock_load(&t->clk, &h->clk);
-	pt_slot_fill(&t->view, h, g.seg_size);
-	t->hdr = h;
-	t->map_size = g.seg_size;
-	t->fd = fd;
-	t->slot = (int)s;
+	pt_clock_load(&t->clk, &t->hdr->clk);
+	pt_slot_fill(&t->view, t->hdr, g.seg_size);
+	atomic_store(&t->view.gen, 1);
+	memset(&t->sys_tw, 0, sizeof t->sys_tw);
+	t->sys_fd = sys_fd;
+	sys_fd = -1;
+	t->pid = tg.pid;
 	t->typelist_pos = 0;
 	t->fork_gen = pt_fork_gen;
+	if (tg.ctl) { /* tell the traced process: it maps the stream once started */
+		int own_mem = t->region_off == 0; /* a memfd of its own: this process */
+		t->slot = (int)s;
+		t->tctl = tg.ctl;
+		t->tctl_own = tg.own;
+		tg.ctl = NULL;
+		pt_slot_publish(&(struct pt_target){ .ctl = t->tctl }, s, t->region_off, g.seg_size,
+		                own_mem ? t->fd : -1, ino, &t->ticket);
+		if (own_mem) /* a private memfd, nobody else can see it: no liveness lock */
+			atomic_store(&t->tctl->slot[s].lock_byte, UINT32_MAX);
+	}
 	atomic_store(&t->dead, 0);
 	t->gen = next_gen;
 	next_gen = (next_gen + 1) & 0x7fffffu;
 	if (!next_gen)
 		next_gen = 1;
 	t->in_use = 1;
-	*trid = (trace_id_t)(t->gen << 8 | i);
+	*trid = (trace_id_t)(t->gen << 8 | (unsigned)(t - trids));
 	pt_unlock(&t->lock);
-
-	/* a new generation on attach as on detach: a thread that was inside
-	 * posix_trace_event during the last detach may hold a key made from the
-	 * detach generation; it must not match this stream */
-	pt_slot_fill(&pt_proc.slot[s], h, g.seg_size); /* field by field: the gen and */
-	pt_slot_bump(&pt_proc.slot[s]);                 /* filter words are read racily */
-	atomic_fetch_or_explicit(&pt_proc.att, 1u << s, memory_order_release);
 	rc = 0;
 out:
+	if (sys_fd >= 0)
+		close(sys_fd);
 	pthread_mutex_unlock(&pt_ctl_lock);
+	pt_target_close(&tg);
 	return rc;
 }
 
@@ -256,149 +315,4 @@ PT_API int posix_trace_create(pid_t pid, const trace_attr_t *restrict attr,
                               trace_id_t *restrict trid)
 {
 	return pt_stream_create(pid, attr, -1, trid);
-}
-
-PT_API int posix_trace_start(trace_id_t trid)
-{
-	struct pt_trid *t;
-	int rc = pt_trid_lock(trid, &t);
-
-	if (rc)
-		return rc;
-	struct pt_hdr *h = t->hdr;
-	uint32_t st = atomic_load(&h->state);
-	if (!(st & (PT_ST_RUNNING | PT_ST_FULL))) {
-		trace_event_set_t f;
-		pt_filter_get(h, &f);
-		pt_record_system((unsigned)t->slot, POSIX_TRACE_START, &f, sizeof f,
-		                 __builtin_return_address(0));
-		atomic_fetch_or(&h->state, PT_ST_RUNNING);
-		atomic_fetch_or(&pt_proc.live, 1u << t->slot);
-		pt_wake_readers(h);
-	}
-	pt_trid_unlock(t);
-	return 0;
-}
-
-/* Stopping a LOOP stream that wrapped (RUNNING and FULL) is allowed: only a
- * stream that stopped itself because it was full ignores start and stop. */
-PT_API int posix_trace_stop(trace_id_t trid)
-{
-	struct pt_trid *t;
-	int rc = pt_trid_lock(trid, &t);
-
-	if (rc)
-		return rc;
-	struct pt_hdr *h = t->hdr;
-	uint32_t st = atomic_load(&h->state);
-	if (st & PT_ST_RUNNING) {
-		int zero = 0;
-		atomic_fetch_and(&h->state, ~PT_ST_RUNNING);
-		atomic_fetch_and(&pt_proc.live, ~(1u << t->slot));
-		pt_record_system((unsigned)t->slot, POSIX_TRACE_STOP, &zero, sizeof zero,
-		                 __builtin_return_address(0));
-		pt_wake_readers(h);
-	}
-	pt_trid_unlock(t);
-	return 0;
-}
-
-PT_API int posix_trace_clear(trace_id_t trid)
-{
-	struct pt_trid *t;
-	int rc = pt_trid_lock(trid, &t);
-
-	if (rc)
-		return rc;
-	struct pt_hdr *h = t->hdr;
-	uint32_t st = atomic_load(&h->state), nw;
-	do {
-		nw = (st & PT_ST_RUNNING) | ((PT_ST_EPOCH(st) + 1) << PT_ST_EPOCH_SHIFT);
-	} while (!atomic_compare_exchange_weak(&h->state, &st, nw));
-	if (!(nw & PT_ST_RUNNING))
-		atomic_fetch_and(&pt_proc.live, ~(1u << t->slot));
-	pt_pool_reset(&t->view);
-	atomic_store(&h->overrun, 0);
-	pt_reader_reset(t);
-	pt_wake_readers(h);
-	pt_trid_unlock(t);
-	return 0;
-}
-
-/* Lock order: pt_ctl_lock before a trid's lock, never the reverse.  So
- * shutdown marks the id dead under its lock, detaches the slot under the
- * global lock, and only then tears the mapping down. */
-PT_API int posix_trace_shutdown(trace_id_t trid)
-{
-	struct pt_trid *t;
-	int rc = pt_trid_lock(trid, &t);
-
-	if (rc)
-		return rc;
-	struct pt_hdr *h = t->hdr;
-	atomic_store(&t->dead, 1); /* from now on every call with trid fails */
-	uint32_t st = atomic_load(&h->state);
-	while (!atomic_compare_exchange_weak(&h->state, &st, (st & ~PT_ST_RUNNING) | PT_ST_DEAD))
-		;
-	pt_wake_readers(h);
-	pt_trid_unlock(t);
-
-	pthread_mutex_lock(&pt_ctl_lock);
-	slot_detach((unsigned)t->slot);
-	pthread_mutex_unlock(&pt_ctl_lock);
-
-	if (pt_quiesce() == 0)
-		munmap(h, t->map_size);
-	else /* a thread may still be inside: leave it harmless memory */
-		mmap(h, t->map_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
-		     -1, 0);
-
-	pt_lock(&t->lock);
-	close(t->fd);
-	pt_reader_free(&t->rd);
-	t->hdr = NULL;
-	t->in_use = 0;
-	pt_unlock(&t->lock);
-	return 0;
-}
-
-PT_API int posix_trace_get_attr(trace_id_t trid, trace_attr_t *attr)
-{
-	struct pt_trid *t;
-	int rc = pt_trid_lock(trid, &t);
-
-	if (rc)
-		return rc;
-	if (attr)
-		pt_trid_attrs(t, attr);
-	else
-		rc = EINVAL;
-	pt_trid_unlock(t);
-	return rc;
-}
-
-PT_API int posix_trace_get_status(trace_id_t trid, struct posix_trace_status_info *si)
-{
-	struct pt_trid *t;
-	int rc = pt_trid_lock(trid, &t);
-
-	if (rc)
-		return rc;
-	if (!si) {
-		pt_trid_unlock(t);
-		return EINVAL;
-	}
-	struct pt_hdr *h = t->hdr;
-	uint32_t st = atomic_load(&h->state);
-	memset(si, 0, sizeof *si);
-	si->posix_stream_status = st & PT_ST_RUNNING ? POSIX_TRACE_RUNNING : POSIX_TRACE_SUSPENDED;
-	si->posix_stream_full_status = st & PT_ST_FULL ? POSIX_TRACE_FULL : POSIX_TRACE_NOT_FULL;
-	si->posix_stream_overrun_status =
-		atomic_exchange(&h->overrun, 0) ? POSIX_TRACE_OVERRUN : POSIX_TRACE_NO_OVERRUN;
-	si->posix_stream_flush_status = POSIX_TRACE_NOT_FLUSHING;
-	si->posix_stream_flush_error = 0;
-	si->posix_log_overrun_status = POSIX_TRACE_NO_OVERRUN;
-	si->posix_log_full_status = POSIX_TRACE_NOT_FULL;
-	pt_trid_unlock(t);
-	return 0;
 }

@@ -171,8 +171,9 @@ int main(void)
 			lie = i;
 	}
 	REQUIRE(lie != PT_NIL);
-	/* records: START (16 + 128), then 100 of 16 + 8 bytes, then STOP */
-	pt_word *rec = (pt_word *)(sv->data + (size_t)lie * sv->chunk_size + 144 + 49 * 24);
+	/* this thread's records: 100 of 16 + 8 bytes (START and STOP are the
+	 * controller's, in a chunk of their own) */
+	pt_word *rec = (pt_word *)(sv->data + (size_t)lie * sv->chunk_size + 49 * 24);
 	uint64_t w1 = atomic_load(&rec[1]);
 	atomic_store(&rec[1], (w1 & PT_MASK48) | (uint64_t)1000 << 48);
 	pt_trid_unlock(t);

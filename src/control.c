@@ -1,0 +1,178 @@
+/*
+ * control.c -- the controller's functions on a live stream: start, stop,
+ * clear, shutdown, get_attr, get_status; and its own system events.
+ */
+#include <fcntl.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include "lib.h"
+
+/* START, STOP, FILTER: written by the trace id's own writer, under its
+ * lock, into a chunk sealed at once, so that a LOOP stream overwrites it
+ * in its turn like any other. */
+void pt_record_system(struct pt_trid *t, trace_event_id_t id, const void *data, size_t len,
+                      void *addr)
+{
+	pt_write_event(&t->view, &t->sys_tw, PT_LEVELS, id, data, len, (uintptr_t)addr);
+	if (t->sys_tw.key)
+		pt_pool_seal(&t->view, &t->sys_tw, atomic_load(&t->hdr->state));
+}
+
+/* Tell the traced process (through its control segment) that slot bits
+ * were set or cleared, or that something else changed. */
+static void notify(struct pt_trid *t, uint32_t set, uint32_t clear)
+{
+	if (t->slot >= 0)
+		pt_ctl_bump(t->tctl, set << t->slot, clear << t->slot);
+}
+
+PT_API int posix_trace_start(trace_id_t trid)
+{
+	struct pt_trid *t;
+	int rc = pt_trid_lock(trid, &t);
+
+	if (rc)
+		return rc;
+	struct pt_hdr *h = t->hdr;
+	uint32_t st = atomic_load(&h->state);
+	if (!(st & (PT_ST_RUNNING | PT_ST_FULL))) {
+		trace_event_set_t f;
+		pt_filter_get(h, &f);
+		pt_record_system(t, POSIX_TRACE_START, &f, sizeof f, __builtin_return_address(0));
+		atomic_fetch_or(&h->state, PT_ST_RUNNING);
+		notify(t, 1, 0);
+		pt_wake_readers(h);
+	}
+	pt_trid_unlock(t);
+	return 0;
+}
+
+/* Stopping a LOOP stream that wrapped (RUNNING and FULL) is allowed: only a
+ * stream that stopped itself because it was full ignores start and stop. */
+PT_API int posix_trace_stop(trace_id_t trid)
+{
+	struct pt_trid *t;
+	int rc = pt_trid_lock(trid, &t);
+
+	if (rc)
+		return rc;
+	struct pt_hdr *h = t->hdr;
+	uint32_t st = atomic_load(&h->state);
+	if (st & PT_ST_RUNNING) {
+		int zero = 0;
+		atomic_fetch_and(&h->state, ~PT_ST_RUNNING);
+		notify(t, 0, 1);
+		pt_record_system(t, POSIX_TRACE_STOP, &zero, sizeof zero, __builtin_return_address(0));
+		pt_wake_readers(h);
+	}
+	pt_trid_unlock(t);
+	return 0;
+}
+
+PT_API int posix_trace_clear(trace_id_t trid)
+{
+	struct pt_trid *t;
+	int rc = pt_trid_lock(trid, &t);
+
+	if (rc)
+		return rc;
+	struct pt_hdr *h = t->hdr;
+	uint32_t st = atomic_load(&h->state), nw;
+	do {
+		nw = (st & PT_ST_RUNNING) | ((PT_ST_EPOCH(st) + 1) << PT_ST_EPOCH_SHIFT);
+	} while (!atomic_compare_exchange_weak(&h->state, &st, nw));
+	if (!(nw & PT_ST_RUNNING))
+		notify(t, 0, 1);
+	pt_pool_reset(&t->view);
+	atomic_store(&h->overrun, 0);
+	pt_reader_reset(t);
+	pt_wake_readers(h);
+	pt_trid_unlock(t);
+	return 0;
+}
+
+/* Lock order: pt_ctl_lock before a trid's lock, never the reverse.  So
+ * shutdown marks the id dead under its lock, frees the control slot under
+ * the global lock, and only then tears the mapping down.  The traced
+ * process drops the stream at its next event; the segment's memory is
+ * freed at once (a late write can only touch a page of a dead stream). */
+PT_API int posix_trace_shutdown(trace_id_t trid)
+{
+	struct pt_trid *t;
+	int rc = pt_trid_lock(trid, &t);
+
+	if (rc)
+		return rc;
+	struct pt_hdr *h = t->hdr;
+	atomic_store(&t->dead, 1); /* from now on every call with trid fails */
+	uint32_t st = atomic_load(&h->state);
+	while (!atomic_compare_exchange_weak(&h->state, &st, (st & ~PT_ST_RUNNING) | PT_ST_DEAD))
+		;
+	pt_wake_readers(h);
+	pt_trid_unlock(t);
+
+	pthread_mutex_lock(&pt_ctl_lock);
+	if (t->slot >= 0)
+		pt_slot_release(t->tctl, (unsigned)t->slot, t->ticket);
+	pthread_mutex_unlock(&pt_ctl_lock);
+	if (t->slot >= 0 && t->tctl_own && pt_quiesce() == 0)
+		pt_detach_now((unsigned)t->slot, t->ticket); /* no thread can be using it */
+
+	pt_lock(&t->lock);
+	if (t->region_off)
+		fallocate(t->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)t->region_off,
+		          (off_t)t->map_size);
+	munmap(h, t->map_size);
+	if (t->tctl && !t->tctl_own)
+		munmap(t->tctl, PT_CTL_SIZE);
+	close(t->fd);      /* releases the liveness lock */
+	close(t->sys_fd);  /* and the system-wide count */
+	pt_reader_free(&t->rd);
+	t->hdr = NULL;
+	t->tctl = NULL;
+	t->in_use = 0;
+	pt_unlock(&t->lock);
+	return 0;
+}
+
+PT_API int posix_trace_get_attr(trace_id_t trid, trace_attr_t *attr)
+{
+	struct pt_trid *t;
+	int rc = pt_trid_lock(trid, &t);
+
+	if (rc)
+		return rc;
+	if (attr)
+		pt_trid_attrs(t, attr);
+	else
+		rc = EINVAL;
+	pt_trid_unlock(t);
+	return rc;
+}
+
+PT_API int posix_trace_get_status(trace_id_t trid, struct posix_trace_status_info *si)
+{
+	struct pt_trid *t;
+	int rc = pt_trid_lock(trid, &t);
+
+	if (rc)
+		return rc;
+	if (!si) {
+		pt_trid_unlock(t);
+		return EINVAL;
+	}
+	struct pt_hdr *h = t->hdr;
+	uint32_t st = atomic_load(&h->state);
+	memset(si, 0, sizeof *si);
+	si->posix_stream_status = st & PT_ST_RUNNING ? POSIX_TRACE_RUNNING : POSIX_TRACE_SUSPENDED;
+	si->posix_stream_full_status = st & PT_ST_FULL ? POSIX_TRACE_FULL : POSIX_TRACE_NOT_FULL;
+	si->posix_stream_overrun_status =
+		atomic_exchange(&h->overrun, 0) ? POSIX_TRACE_OVERRUN : POSIX_TRACE_NO_OVERRUN;
+	si->posix_stream_flush_status = POSIX_TRACE_NOT_FLUSHING;
+	si->posix_stream_flush_error = 0;
+	si->posix_log_overrun_status = POSIX_TRACE_NO_OVERRUN;
+	si->posix_log_full_status = POSIX_TRACE_NOT_FULL;
+	pt_trid_unlock(t);
+	return 0;
+}

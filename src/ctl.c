@@ -1,0 +1,198 @@
+/*
+ * ctl.c -- this process's control segment.
+ *
+ * Made when the library is loaded (four syscalls, no thread), found again
+ * after exec through POSIXTRACE_CTL, replaced by a fresh one in the child
+ * after fork (the child keeps the slots of inherited streams).  Controllers
+ * of other processes find it in /proc/PID/fd; see remote.c.  It also holds
+ * the process's event-name registry, so a controller agrees with the
+ * traced process on ids.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "lib.h"
+
+#define CTL_ENV "POSIXTRACE_CTL"
+
+/* Without a memfd the process can still trace itself: its control segment
+ * is then plain process memory that nobody else can reach. */
+static union {
+	struct pt_ctl c;
+	char bytes[PT_CTL_SIZE];
+} fallback;
+
+struct pt_ctl *pt_ctl = &fallback.c;
+int pt_ctl_fd = -1;
+
+/* Everything but the magic number, which is written last (ctl_publish):
+ * a controller that finds the segment early takes it for someone else's
+ * and looks again. */
+static void ctl_init_header(struct pt_ctl *c)
+{
+	c->version = PT_CTL_VERSION;
+	c->size = PT_CTL_SIZE;
+	atomic_store(&c->pid, getpid());
+	atomic_store(&c->region_end, PT_CTL_SIZE);
+	atomic_store(&c->next_ticket, 2);
+	pt_names_init(pt_ctl_names(c));
+}
+
+/* Map fd if it is a control segment; NULL otherwise. */
+static struct pt_ctl *ctl_map(int fd)
+{
+	struct stat st;
+	struct pt_ctl *c;
+
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < (off_t)PT_CTL_SIZE ||
+	    !(fcntl(fd, F_GET_SEALS) & F_SEAL_SHRINK))
+		return NULL;
+	c = mmap(NULL, PT_CTL_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (c == MAP_FAILED)
+		return NULL;
+	if (c->magic != PT_CTL_MAGIC || c->version != PT_CTL_VERSION) {
+		munmap(c, PT_CTL_SIZE);
+		return NULL;
+	}
+	return c;
+}
+
+/* A new control segment.  Not close-on-exec: it must survive exec.  Sealed
+ * against shrinking so that no mapping of it can fault; it may grow. */
+static struct pt_ctl *ctl_make(int *fdp)
+{
+	int fd = memfd_create("posixtrace-ctl", MFD_ALLOW_SEALING);
+	struct pt_ctl *c;
+
+	if (fd < 0)
+		return NULL;
+	if (ftruncate(fd, PT_CTL_SIZE) != 0 ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_SEAL) != 0 ||
+	    (c = mmap(NULL, PT_CTL_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED) {
+		close(fd);
+		return NULL;
+	}
+	ctl_init_header(c);
+	*fdp = fd;
+	return c;
+}
+
+static void ctl_publish(struct pt_ctl *c)
+{
+	atomic_thread_fence(memory_order_release);
+	c->magic = PT_CTL_MAGIC;
+}
+
+static void ctl_use(struct pt_ctl *c, int fd)
+{
+	pt_ctl = c;
+	pt_ctl_fd = fd;
+}
+
+/* Before any other constructor of ours or of the program, so a program's
+ * constructor can record its first event into a stream that was waiting
+ * for it across exec. */
+__attribute__((constructor(101))) static void ctl_init(void)
+{
+	const char *e = getenv(CTL_ENV);
+	char buf[16];
+	int fd;
+	struct pt_ctl *c;
+
+	if (e) { /* after exec: is it still ours? */
+		char *end;
+		long v = strtol(e, &end, 10);
+		if (*e && !*end && v >= 0 && v < 1 << 20 && (c = ctl_map((int)v)) != NULL) {
+			if (atomic_load(&c->pid) == getpid()) {
+				ctl_use(c, (int)v);
+				return;
+			}
+			munmap(c, PT_CTL_SIZE); /* a parent's, reached through spawn */
+		}
+	}
+	ctl_init_header(&fallback.c);
+	ctl_publish(&fallback.c);
+	if ((c = ctl_make(&fd)) == NULL)
+		return;
+	ctl_publish(c);
+	ctl_use(c, fd);
+	snprintf(buf, sizeof buf, "%d", fd);
+	setenv(CTL_ENV, buf, 1);
+}
+
+/* Set and clear live bits and count the change, so that every recording
+ * thread resyncs on its next event. */
+void pt_ctl_bump(struct pt_ctl *c, uint32_t set, uint32_t clear)
+{
+	uint32_t o = atomic_load_explicit(&c->live, memory_order_relaxed), n;
+	do {
+		n = (((o & ~PT_LIVE_MASK) + PT_LIVE_BUMP) | ((o | set) & ~clear & PT_LIVE_MASK));
+		if (!(n & ~PT_LIVE_MASK))
+			n += PT_LIVE_BUMP;
+	} while (!atomic_compare_exchange_weak_explicit(&c->live, &o, n, memory_order_release,
+	                                                memory_order_relaxed));
+}
+
+/* In the child after fork (one thread, async-signal-safe calls only): a
+ * control segment of its own at the same fd number, so POSIXTRACE_CTL stays
+ * right; the name registry copied; inherited streams kept in their slots,
+ * each with its own fd on the memfd that holds it. */
+void pt_ctl_atfork_child(void)
+{
+	struct pt_ctl *old = pt_ctl, *c;
+	int fd = -1;
+	uint32_t live = 0;
+
+	c = ctl_make(&fd);
+	if (!c) {
+		if (old != &fallback.c)
+			memcpy(fallback.bytes + PT_CTL_NAMES, (char *)old + PT_CTL_NAMES,
+			       PT_CTL_SIZE - PT_CTL_NAMES);
+		ctl_init_header(&fallback.c);
+		c = &fallback.c;
+		memset(c->slot, 0, sizeof c->slot);
+	} else {
+		pt_names_copy(pt_ctl_names(c), pt_ctl_names(old));
+	}
+	for (unsigned s = 0; s < PT_SLOTS; s++) {
+		struct pt_slot *sl = pt_view(s);
+		struct pt_ctl_slot *o = &old->slot[s], *n = &c->slot[s];
+		if (!(atomic_load(&pt_proc.att) >> s & 1))
+			continue;
+		if (sl->inherit != POSIX_TRACE_INHERITED || atomic_load(&sl->dead)) {
+			/* the parent's stream: only this thread runs, so unmap now */
+			atomic_fetch_and(&pt_proc.att, ~(1u << s));
+			munmap(sl->hdr, sl->map_size);
+			sl->hdr = NULL;
+			pt_proc.ticket[s] = 0;
+			continue;
+		}
+		int hfd = fcntl(sl->home_fd, F_DUPFD, 3); /* survives exec, like the segment */
+		atomic_store(&n->off, atomic_load(&o->off));
+		atomic_store(&n->size, atomic_load(&o->size));
+		atomic_store(&n->fd, hfd);
+		atomic_store(&n->ino, atomic_load(&o->ino));
+		atomic_store(&n->ctl_pid, atomic_load(&o->ctl_pid));
+		atomic_store(&n->lock_byte, sl->lock_byte);
+		atomic_store(&n->flags, PT_CS_INHERITED);
+		atomic_store(&n->ticket, pt_proc.ticket[s]);
+		sl->home_fd = hfd;
+		for (unsigned i = 0; i < PT_NIDS / 64; i++) /* the controller will not tell us */
+			atomic_store(&sl->filter[i], 0);
+		live |= atomic_load(&old->live) & (1u << s);
+	}
+	atomic_store(&c->live, live | PT_LIVE_BUMP);
+	ctl_publish(c);
+	if (c != &fallback.c && pt_ctl_fd >= 0 && fd != pt_ctl_fd) {
+		dup3(fd, pt_ctl_fd, 0); /* the parent's control segment is not ours */
+		close(fd);
+		fd = pt_ctl_fd;
+	}
+	if (old != &fallback.c)
+		munmap(old, PT_CTL_SIZE);
+	ctl_use(c, c == &fallback.c ? -1 : fd);
+}

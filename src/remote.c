@@ -1,0 +1,240 @@
+/*
+ * remote.c -- the controller's side of tracing a process: finding its
+ * control segment, claiming a slot, placing the stream's segment in the
+ * same memfd, the liveness lock, and the system-wide stream count.
+ *
+ * Everything read from a control segment comes from a process that may be
+ * hostile: offsets are checked, the file is checked to be a sealed regular
+ * file before it is mapped, and nothing from it is used as a pointer.
+ */
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+#include "lib.h"
+
+#define CTL_LINK "/memfd:posixtrace-ctl"
+
+/* Map fd if it is the control segment of pid. */
+static struct pt_ctl *map_ctl(int fd, pid_t pid)
+{
+	struct stat st;
+	struct pt_ctl *c;
+
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < (off_t)PT_CTL_SIZE ||
+	    !(fcntl(fd, F_GET_SEALS) & F_SEAL_SHRINK))
+		return NULL;
+	c = mmap(NULL, PT_CTL_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (c == MAP_FAILED)
+		return NULL;
+	if (c->magic != PT_CTL_MAGIC || c->version != PT_CTL_VERSION ||
+	    atomic_load(&c->pid) != pid) {
+		munmap(c, PT_CTL_SIZE);
+		return NULL;
+	}
+	return c;
+}
+
+/* A private open file of our own control segment: its locks are the
+ * stream's liveness, released when this process exits or execs. */
+static int own_ctl(struct pt_target *tg)
+{
+	char path[64];
+
+	tg->ctl = pt_ctl;
+	if (pt_ctl_fd < 0)
+		return 0;
+	snprintf(path, sizeof path, "/proc/self/fd/%d", pt_ctl_fd);
+	tg->fd = open(path, O_RDWR | O_CLOEXEC);
+	return 0;
+}
+
+/* Look through /proc/PID/fd once: 1 found, 0 none, -1 only someone
+ * else's (a child that has not yet replaced its parent's after fork). */
+static int scan_fds(DIR *d, pid_t pid, struct pt_target *tg)
+{
+	struct dirent *de;
+	char link[64];
+	int other = 0;
+
+	rewinddir(d);
+	while ((de = readdir(d)) != NULL) {
+		ssize_t n = readlinkat(dirfd(d), de->d_name, link, sizeof link - 1);
+		if (n <= 0 || (size_t)n < sizeof CTL_LINK - 1 || memcmp(link, CTL_LINK, sizeof CTL_LINK - 1))
+			continue;
+		int fd = openat(dirfd(d), de->d_name, O_RDWR | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+		if (fd < 0)
+			continue;
+		if ((tg->ctl = map_ctl(fd, pid)) != NULL) {
+			tg->fd = fd;
+			return 1;
+		}
+		other = 1;
+		close(fd);
+	}
+	return other ? -1 : 0;
+}
+
+/* Find the control segment of pid.  The caller may trace pid if it may
+ * read /proc/PID/fd: the rule of ptrace (same user, or CAP_SYS_PTRACE). */
+int pt_target_open(pid_t pid, struct pt_target *tg)
+{
+	char path[64];
+	DIR *d;
+	int r;
+
+	memset(tg, 0, sizeof *tg);
+	tg->fd = -1;
+	if (pid < 0)
+		return ESRCH;
+	if (pid == 0 || pid == getpid()) {
+		tg->pid = getpid();
+		tg->own = 1;
+		return own_ctl(tg);
+	}
+	tg->pid = pid;
+	if (kill(pid, 0) != 0)
+		return errno == EPERM ? EPERM : ESRCH;
+	snprintf(path, sizeof path, "/proc/%d/fd", (int)pid);
+	if (!(d = opendir(path)))
+		return errno == EACCES || errno == EPERM ? EPERM : ESRCH;
+	/* a child just forked still shows its parent's segment for the few
+	 * microseconds it takes to make its own: wait up to 200 ms for that */
+	for (int i = 0; (r = scan_fds(d, pid, tg)) < 0 && i < 200; i++)
+		usleep(1000);
+	closedir(d);
+	if (r <= 0 && kill(pid, 0) != 0)
+		return ESRCH; /* it died while we looked */
+	return 0; /* found, or no control segment: not linked with the library */
+}
+
+void pt_target_close(struct pt_target *tg)
+{
+	if (tg->ctl && !tg->own)
+		munmap(tg->ctl, PT_CTL_SIZE);
+	if (tg->fd >= 0)
+		close(tg->fd);
+	tg->ctl = NULL;
+	tg->fd = -1;
+}
+
+/* Room for a segment of size bytes past everything given out so far in
+ * the control memfd; the first prealloc bytes are backed now. */
+int pt_region_alloc(struct pt_target *tg, uint64_t size, uint64_t prealloc, uint64_t *off)
+{
+	struct pt_ctl *c = tg->ctl;
+	uint64_t end = atomic_load(&c->region_end), nw;
+	struct stat st;
+
+	size = (size + 4095) & ~4095ull;
+	do {
+		if (end < PT_CTL_SIZE || end % 4096 || end > PT_CTL_REGION_MAX)
+			return ENOMEM; /* scribbled on */
+		nw = end + size;
+	} while (!atomic_compare_exchange_weak(&c->region_end, &end, nw));
+	/* grow the file; a shrink is refused by the seal, so of two
+	 * controllers growing it at once the larger size wins */
+	if (fstat(tg->fd, &st) != 0)
+		return ENOMEM;
+	if ((uint64_t)st.st_size < nw && ftruncate(tg->fd, (off_t)nw) != 0 && errno != EPERM)
+		return errno == EFBIG ? ENOMEM : ENOMEM;
+	if (fstat(tg->fd, &st) != 0 || (uint64_t)st.st_size < nw)
+		return ENOMEM;
+	if (posix_fallocate(tg->fd, (off_t)end, (off_t)prealloc) != 0)
+		return ENOMEM;
+	*off = end;
+	return 0;
+}
+
+static int lock_byte(int fd, uint32_t byte, short type)
+{
+	struct flock fl = { .l_type = type, .l_whence = SEEK_SET, .l_start = byte, .l_len = 1 };
+	return fcntl(fd, F_OFD_SETLK, &fl);
+}
+
+/* Take a slot of the target's control segment: one nobody holds the lock
+ * of and that is free, or whose controller died (its lock went with it).
+ * lock_fd < 0: a process-local control segment, where a CAS suffices. */
+int pt_slot_claim(struct pt_target *tg, int lock_fd, unsigned *slot)
+{
+	struct pt_ctl *c = tg->ctl;
+
+	for (unsigned s = 0; s < PT_SLOTS; s++) {
+		struct pt_ctl_slot *e = &c->slot[s];
+		if (lock_fd >= 0 && lock_byte(lock_fd, s, F_WRLCK) != 0)
+			continue;
+		uint64_t tk = atomic_load(&e->ticket);
+		if (tk != 0 && (lock_fd < 0 || (atomic_load(&e->flags) & PT_CS_INHERITED) ||
+		                atomic_load(&e->fd) != -1))
+			tk = ~0ull; /* in use, or not ours to judge */
+		if (tk != ~0ull && atomic_compare_exchange_strong(&e->ticket, &tk, PT_TICKET_BUSY)) {
+			uint64_t off = atomic_load(&e->off), size = atomic_load(&e->size);
+			if (tk && off >= PT_CTL_SIZE && off % 4096 == 0 && size <= 1ull << 42)
+				fallocate(lock_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+				          (off_t)off, (off_t)size); /* a dead controller's stream */
+			pt_ctl_bump(c, 0, 1u << s);
+			*slot = s;
+			return 0;
+		}
+		if (lock_fd >= 0)
+			lock_byte(lock_fd, s, F_UNLCK);
+	}
+	return EAGAIN;
+}
+
+void pt_slot_publish(struct pt_target *tg, unsigned s, uint64_t off, uint64_t size, int fd,
+                     uint64_t ino, uint64_t *ticket)
+{
+	struct pt_ctl *c = tg->ctl;
+	struct pt_ctl_slot *e = &c->slot[s];
+	uint64_t tk = atomic_fetch_add(&c->next_ticket, 2);
+
+	if (tk <= PT_TICKET_BUSY) /* scribbled on: still never 0 or BUSY */
+		tk = PT_TICKET_BUSY + 1;
+
+	atomic_store(&e->off, off);
+	atomic_store(&e->size, size);
+	atomic_store(&e->fd, fd);
+	atomic_store(&e->ino, ino);
+	atomic_store(&e->ctl_pid, getpid());
+	atomic_store(&e->lock_byte, s);
+	atomic_store(&e->flags, 0);
+	atomic_store_explicit(&e->ticket, tk, memory_order_release);
+	*ticket = tk;
+}
+
+void pt_slot_release(struct pt_ctl *c, unsigned s, uint64_t ticket)
+{
+	if (atomic_compare_exchange_strong(&c->slot[s].ticket, &ticket, 0))
+		pt_ctl_bump(c, 0, 1u << s);
+}
+
+/* TRACE_SYS_MAX counts streams across the machine without a daemon: each
+ * stream holds one of TRACE_SYS_MAX abstract socket names, released by the
+ * kernel when the socket is closed, including at exit, exec or kill. */
+int pt_sysmax_take(int *sys_fd)
+{
+	for (unsigned i = 0; i < TRACE_SYS_MAX; i++) {
+		struct sockaddr_un a = { .sun_family = AF_UNIX };
+		int n = snprintf(a.sun_path + 1, sizeof a.sun_path - 1, "posixtrace/stream/%u", i);
+		int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+		if (fd < 0)
+			return EAGAIN;
+		if (bind(fd, (struct sockaddr *)&a, (socklen_t)(offsetof(struct sockaddr_un, sun_path) +
+		                                                  1 + (size_t)n)) == 0) {
+			*sys_fd = fd;
+			return 0;
+		}
+		close(fd);
+		if (errno != EADDRINUSE)
+			return EAGAIN;
+	}
+	return EAGAIN;
+}
