@@ -48,7 +48,7 @@ $(SHARED): $(LIB_OBJ) src/libposixtrace.map
 	ln -sf libposixtrace.so.$(VERSION) $(BUILD)/libposixtrace.so.$(SOVER)
 	ln -sf libposixtrace.so.$(VERSION) $(BUILD)/libposixtrace.so
 
-$(BUILD)/tests/%: tests/%.c tests/t.h $(STATIC)
+$(BUILD)/tests/%: tests/%.c $(wildcard tests/*.h) $(STATIC)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALLCFLAGS) -Itests -DPT_BUILD_DIR='"$(abspath $(BUILD))"' $< -o $@ $(STATIC) $(LDLIBS) -ldl
 
@@ -91,3 +91,49 @@ install: lib
 
 clean:
 	rm -rf build build-*
+
+# ------------------------------------------------------------------ fuzz
+# Trace log reader fuzzing (libFuzzer; clang with its compiler-rt).
+#   make fuzz        $(BUILD)/fuzz/log_fuzz, and log_fuzz_nocrc built with
+#                    PT_LOG_FUZZ_NOCRC (checksums ignored: the fuzzer gets
+#                    past them to the structure checks)
+#   make fuzz-run    each of FUZZ_TARGETS for FUZZ_SECONDS over a copy of
+#                    fuzz/corpus (crashes: $(BUILD)/fuzz/<target>-crash-*)
+#   make fuzz-seeds  regenerate fuzz/corpus with fuzz/gen_seeds.c
+FUZZ_CC      ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?= log_fuzz log_fuzz_nocrc
+FUZZ_CFLAGS  := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O1 -Iinclude -Isrc \
+                -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
+FUZZ_SRC     := fuzz/log_fuzz.c src/logread.c src/logiter.c
+FUZZ_DEPS    := $(FUZZ_SRC) src/logfmt.h src/layout.h include/trace.h
+
+.PHONY: fuzz fuzz-run fuzz-seeds
+fuzz: $(BUILD)/fuzz/log_fuzz $(BUILD)/fuzz/log_fuzz_nocrc
+
+$(BUILD)/fuzz/log_fuzz: $(FUZZ_DEPS)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_SRC) -o $@
+
+$(BUILD)/fuzz/log_fuzz_nocrc: $(FUZZ_DEPS)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -DPT_LOG_FUZZ_NOCRC $(FUZZ_SRC) -o $@
+
+fuzz-run: fuzz
+	@for f in $(FUZZ_TARGETS); do \
+	  rm -rf $(BUILD)/fuzz/corpus-$$f && mkdir -p $(BUILD)/fuzz/corpus-$$f && \
+	  cp fuzz/corpus/* $(BUILD)/fuzz/corpus-$$f/ && \
+	  echo "fuzz: $$f for $(FUZZ_SECONDS) s" && \
+	  $(BUILD)/fuzz/$$f -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=512 -timeout=5 \
+	    -print_final_stats=1 -artifact_prefix=$(BUILD)/fuzz/$$f- \
+	    $(BUILD)/fuzz/corpus-$$f || exit 1; \
+	done
+
+$(BUILD)/fuzz/gen_seeds: fuzz/gen_seeds.c src/logwrite.c src/logwio.c src/logfmt.h src/layout.h
+	@mkdir -p $(dir $@)
+	$(CC) $(ALLCFLAGS) -Isrc fuzz/gen_seeds.c src/logwrite.c src/logwio.c -o $@
+
+fuzz-seeds: $(BUILD)/fuzz/gen_seeds
+	@mkdir -p fuzz/corpus
+	$(BUILD)/fuzz/gen_seeds fuzz/corpus
+# ------------------------------------------------------------- end fuzz

@@ -1,0 +1,92 @@
+/*
+ * gen_seeds.c -- writes the seed logs of fuzz/corpus/ (small, and the same
+ * bytes every time: fixed nonce, fixed timestamps).
+ *   gen_seeds DIR
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include "../src/logfmt.h"
+
+static const char *dir;
+
+static int create(const char *name)
+{
+	char path[4096];
+	int fd;
+
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0) {
+		perror(path);
+		exit(1);
+	}
+	return fd;
+}
+
+static void must(int rc, const char *what)
+{
+	if (rc && rc != ENOSPC) {
+		fprintf(stderr, "gen_seeds: %s: %s\n", what, strerror(rc));
+		exit(1);
+	}
+}
+
+/* n events from 3 writers, payloads of 0..40 bytes, a few names */
+static void seed(const char *name, int policy, uint64_t log_max, int n, int swap, int finish,
+                 off_t cut, uint32_t block)
+{
+	struct pt_attr_img a;
+	struct pt_logw_opt o = { block, swap, 0x5eed5eed5eed5eedull };
+	struct posix_trace_status_info st = { 2, 2, 0, 0, 0, 0, 2 };
+	struct pt_logw w;
+	unsigned char d[40];
+	int fd = create(name);
+
+	memset(&a, 0, sizeof a);
+	strcpy(a.name, "seed");
+	strcpy(a.version, "posixtrace 0.1.0");
+	a.res_nsec = 1, a.max_data = 40, a.log_size = log_max, a.log_policy = policy;
+	a.stream_size = 65536, a.stream_policy = POSIX_TRACE_FLUSH, a.has_log = 1;
+	must(pt_logw_init_opt(&w, fd, &a, policy, log_max, &o), "init");
+	must(pt_logw_name(&w, 17, "open"), "name");
+	must(pt_logw_name(&w, 18, "close"), "name");
+	for (int i = 0; i < n; i++) {
+		uint32_t len = (uint32_t)(i * 7 % 41);
+		memset(d, i, sizeof d);
+		if (i == n / 2)
+			must(pt_logw_name(&w, 19, "midway"), "name");
+		must(pt_logw_event(&w, 1700000000000000000ull + (uint64_t)i * 977, 100 + i % 3,
+		                   0x7f00 + (uint64_t)(i % 2), 0x401000 + (uint64_t)i, 17 + (unsigned)(i % 3),
+		                   i % 5 == 0, d, len), "event");
+	}
+	if (finish)
+		must(pt_logw_finish(&w, &st), "finish");
+	else
+		must(pt_logw_sync(&w), "sync");
+	pt_logw_free(&w);
+	if (cut && ftruncate(fd, cut))
+		perror("ftruncate");
+	close(fd);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 2) {
+		fprintf(stderr, "usage: gen_seeds DIR\n");
+		return 2;
+	}
+	dir = argv[1];
+	seed("append.log", POSIX_TRACE_APPEND, 0, 40, 0, 1, 0, 256);
+	seed("swapped.log", POSIX_TRACE_APPEND, 0, 40, 1, 1, 0, 256);
+	seed("loop.log", POSIX_TRACE_LOOP, 1536, 120, 0, 1, 0, 256);
+	seed("until_full.log", POSIX_TRACE_UNTIL_FULL, 1200, 100, 0, 1, 0, 256);
+	seed("swapped_full.log", POSIX_TRACE_UNTIL_FULL, 1200, 100, 1, 1, 0, 256);
+	seed("unfinished.log", POSIX_TRACE_APPEND, 0, 30, 0, 0, 0, 256);
+	seed("torn.log", POSIX_TRACE_APPEND, 0, 30, 0, 0, 1000, 256);
+	seed("empty.log", POSIX_TRACE_APPEND, 0, 0, 0, 1, 0, 256);
+	seed("bigblock.log", POSIX_TRACE_APPEND, 0, 150, 0, 1, 0, 8192);
+	return 0;
+}

@@ -1,0 +1,66 @@
+/*
+ * log_fuzz.c -- libFuzzer target for the trace log reader (src/logread.c,
+ * src/logiter.c): the input is a log file.  It goes into a memfd, is
+ * opened, read to the end, rewound and read again (the same events), and
+ * closed.  Built twice by `make fuzz`: as is, and with PT_LOG_FUZZ_NOCRC
+ * (checksums ignored) to reach the checks behind them.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include "../src/logfmt.h"
+
+static int fd = -1;
+
+static size_t read_all(struct pt_logr *r, uint64_t *sum)
+{
+	static unsigned char buf[256];
+	struct posix_trace_event_info ev;
+	size_t n = 0, len;
+	int un;
+
+	*sum = 0;
+	/* small buffers too: truncated reads */
+	while (pt_logr_next(r, &ev, buf, n % 3 ? sizeof buf : n % 7, &len, &un) == 0 && !un) {
+		if (ev.posix_event_id >= PT_NIDS || len > sizeof buf || len > r->full_len ||
+		    r->full_len > TRACE_DATA_MAX ||
+		    (ev.posix_truncation_status == POSIX_TRACE_TRUNCATED_READ) != (len < r->full_len))
+			abort();
+		for (size_t i = 0; i < len; i++)
+			*sum = *sum * 31 + buf[i];
+		*sum += ev.posix_event_id + (uint64_t)ev.posix_timestamp.tv_nsec;
+		n++;
+	}
+	return n;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct posix_trace_status_info st;
+	struct pt_logr r;
+	uint64_t s1, s2;
+	size_t n1, n2;
+
+	if (fd < 0 && (fd = memfd_create("log_fuzz", 0)) < 0)
+		abort();
+	if (ftruncate(fd, 0) || (size && pwrite(fd, data, size, 0) != (ssize_t)size))
+		abort();
+	if (pt_logr_open(&r, fd))
+		return 0;
+	n1 = read_all(&r, &s1);
+	pt_logr_rewind(&r);
+	n2 = read_all(&r, &s2);
+	if (n1 != n2 || s1 != s2)
+		abort();
+	for (int id = pt_logr_next_id(&r, 0); id >= 0; id = pt_logr_next_id(&r, (unsigned)id + 1))
+		if (!pt_logr_name(&r, (unsigned)id) || strlen(pt_logr_name(&r, (unsigned)id)) > PT_LOG_NAME_MAX)
+			abort();
+	(void)pt_logr_status(&r, &st);
+	(void)pt_logr_attr(&r);
+	pt_logr_close(&r);
+	return 0;
+}

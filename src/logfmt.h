@@ -1,0 +1,321 @@
+/*
+ * logfmt.h -- the trace log file format: a writer (logwrite.c) and a
+ * reader (logread.c).  Internal to the library; see docs/log-format.md for
+ * the byte layout and the rules.  Only libc: no dependency on lib.h.
+ *
+ *   +--------------------+ 0
+ *   | file header        |  magic, byte order, version, attributes (256 B)
+ *   +--------------------+ PT_LOG_FIRST
+ *   | block, block, ...  |  8-byte aligned; each: header, writer table,
+ *   |                    |  records (events and event names), checksums
+ *   | END block          |  status, written by pt_logw_finish()
+ *   +--------------------+
+ *
+ * Every integer is in the byte order the header declares (the writer's own
+ * unless told otherwise); payload bytes are never converted.
+ */
+#ifndef POSIXTRACE_LOGFMT_H
+#define POSIXTRACE_LOGFMT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <trace.h>
+#include "layout.h"
+
+/* ---- file header (PT_LOG_HDR bytes) */
+#define PT_LOG_MAGIC      "PSXTRLOG"  /* 8 bytes, not NUL-terminated in the file */
+#define PT_LOG_BOM        0x01020304u /* u32 at PT_LOG_H_BOM, in the log's order */
+#define PT_LOG_VERSION    1u
+#define PT_LOG_HDR        256u
+#define PT_LOG_FIRST      PT_LOG_HDR  /* offset of the first block */
+
+#define PT_LOG_H_MAGIC    0   /* 8 bytes */
+#define PT_LOG_H_BOM      8   /* u32 */
+#define PT_LOG_H_VERSION  12  /* u16 */
+#define PT_LOG_H_HDRLEN   14  /* u16 */
+#define PT_LOG_H_MAXBLK   16  /* u32: no block is longer */
+#define PT_LOG_H_POLICY   20  /* u32: log-full policy of the writer */
+#define PT_LOG_H_LOGMAX   24  /* u64 */
+#define PT_LOG_H_NONCE    32  /* u64: repeated in every block */
+#define PT_LOG_H_FIRST    40  /* u64 */
+#define PT_LOG_H_ATTR     48  /* attribute image, 200 bytes (below) */
+#define PT_LOG_H_RESERVED 248 /* u32, zero */
+#define PT_LOG_H_CRC      252 /* u32: CRC-32C of bytes 0..251 */
+
+/* attribute image, relative to PT_LOG_H_ATTR */
+#define PT_LOG_A_NAME     0   /* TRACE_NAME_MAX bytes, NUL-padded */
+#define PT_LOG_A_VERSION  64  /* TRACE_NAME_MAX bytes, NUL-padded */
+#define PT_LOG_A_CREATE   128 /* i64 sec, i64 nsec */
+#define PT_LOG_A_RES      144 /* i64 sec, i64 nsec: clock resolution */
+#define PT_LOG_A_SIZES    160 /* u64 stream_size, max_data, log_size */
+#define PT_LOG_A_POLICIES 184 /* i32 stream_policy, log_policy, inherit, has_log */
+
+/* ---- block header (PT_LOG_BLK bytes), then nw writer entries, then records */
+#define PT_LOG_BLK_MAGIC  "PTLB"
+#define PT_LOG_BLK        56u
+#define PT_LOG_B_MAGIC    0   /* 4 bytes */
+#define PT_LOG_B_TYPE     4   /* u16 */
+#define PT_LOG_B_NW       6   /* u16: writer-table entries */
+#define PT_LOG_B_LEN      8   /* u32: bytes from the block start, before padding */
+#define PT_LOG_B_NREC     12  /* u32: records */
+#define PT_LOG_B_NONCE    16  /* u64 */
+#define PT_LOG_B_SEQ      24  /* u64: 1, 2, 3, ... in writing order */
+#define PT_LOG_B_OLDEST   32  /* u64: oldest sequence number still in the log */
+#define PT_LOG_B_BASE     40  /* u64: ns since the epoch; records hold deltas */
+#define PT_LOG_B_BCRC     48  /* u32: CRC-32C of bytes PT_LOG_BLK..len */
+#define PT_LOG_B_HCRC     52  /* u32: CRC-32C of bytes 0..51 */
+
+#define PT_LOG_BT_EVENTS  1u
+#define PT_LOG_BT_END     2u
+
+/* writer entry: i32 pid, u32 zero, u64 thread */
+#define PT_LOG_WENT        16u
+#define PT_LOG_MAX_WRITERS 256u
+
+/* record: u32 delta ns, u16 payload length, u16 info, u64 where; payload */
+#define PT_LOG_REC         16u
+#define PT_LOG_R_DELTA     0
+#define PT_LOG_R_LEN       4
+#define PT_LOG_R_INFO      6
+#define PT_LOG_R_WHERE     8   /* program address (48 bits) | writer index << 48 */
+#define PT_LOG_ID_MASK     0x03ffu
+#define PT_LOG_RF_TRUNC    0x0400u /* truncated when recorded */
+#define PT_LOG_RF_NAME     0x0800u /* an event name: payload = name, no NUL */
+#define PT_LOG_RF_INT      0x1000u /* payload is one i32 in the log's byte order */
+#define PT_LOG_RF_RESERVED 0xe000u
+
+/* END block body: i32 x 7 status, u32 zero, u64 lost, u64 dropped */
+#define PT_LOG_END_BODY    48u
+#define PT_LOG_END_LEN     (PT_LOG_BLK + PT_LOG_END_BODY)
+
+#define PT_LOG_NAME_MAX      (TRACE_EVENT_NAME_MAX - 1)
+#define PT_LOG_MIN_PAYLOAD   64u       /* records always take this much */
+#define PT_LOG_BLOCK_DEFAULT 65536u
+#define PT_LOG_BLOCK_LIMIT   (16u << 20) /* readers refuse larger blocks */
+#define PT_LOG_MIN_BLOCK     (PT_LOG_BLK + PT_LOG_WENT + PT_LOG_REC + PT_LOG_MIN_PAYLOAD)
+#define PT_LOG_ALIGN8(n)     (((uint64_t)(n) + 7u) & ~(uint64_t)7u)
+/* UNTIL_FULL keeps room for a block holding only the STOP event */
+#define PT_LOG_STOP_BLK      PT_LOG_ALIGN8(PT_LOG_BLK + PT_LOG_WENT + PT_LOG_REC + 4u)
+
+/* ---- byte order and checksum helpers */
+static inline uint16_t pt_log_get16(const unsigned char *p, int swap)
+{
+	uint16_t v;
+	memcpy(&v, p, 2);
+	return swap ? __builtin_bswap16(v) : v;
+}
+static inline uint32_t pt_log_get32(const unsigned char *p, int swap)
+{
+	uint32_t v;
+	memcpy(&v, p, 4);
+	return swap ? __builtin_bswap32(v) : v;
+}
+static inline uint64_t pt_log_get64(const unsigned char *p, int swap)
+{
+	uint64_t v;
+	memcpy(&v, p, 8);
+	return swap ? __builtin_bswap64(v) : v;
+}
+static inline void pt_log_put16(unsigned char *p, uint16_t v, int swap)
+{
+	v = swap ? __builtin_bswap16(v) : v;
+	memcpy(p, &v, 2);
+}
+static inline void pt_log_put32(unsigned char *p, uint32_t v, int swap)
+{
+	v = swap ? __builtin_bswap32(v) : v;
+	memcpy(p, &v, 4);
+}
+static inline void pt_log_put64(unsigned char *p, uint64_t v, int swap)
+{
+	v = swap ? __builtin_bswap64(v) : v;
+	memcpy(p, &v, 8);
+}
+
+/* CRC-32C (Castagnoli, reflected 0x82F63B78): the SSE 4.2 instruction on
+ * x86-64 processors that have it, else four bits at a time.  Chains:
+ * pt_log_crc(pt_log_crc(0, a, n), b, m) is the CRC of a then b. */
+static inline uint32_t pt_log_crc_sw(uint32_t crc, const unsigned char *p, size_t n)
+{
+	static const uint32_t t[16] = {
+		0x00000000, 0x105ec76f, 0x20bd8ede, 0x30e349b1,
+		0x417b1dbc, 0x5125dad3, 0x61c69362, 0x7198540d,
+		0x82f63b78, 0x92a8fc17, 0xa24bb5a6, 0xb21572c9,
+		0xc38d26c4, 0xd3d3e1ab, 0xe330a81a, 0xf36e6f75,
+	};
+
+	while (n--) {
+		crc ^= *p++;
+		crc = (crc >> 4) ^ t[crc & 15];
+		crc = (crc >> 4) ^ t[crc & 15];
+	}
+	return crc;
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+__attribute__((target("sse4.2")))
+static inline uint32_t pt_log_crc_hw(uint32_t crc, const unsigned char *p, size_t n)
+{
+	uint64_t c = crc, w;
+
+	for (; n >= 8; n -= 8, p += 8) {
+		memcpy(&w, p, 8);
+		c = __builtin_ia32_crc32di(c, w);
+	}
+	for (crc = (uint32_t)c; n--; p++)
+		crc = __builtin_ia32_crc32qi(crc, *p);
+	return crc;
+}
+#define PT_LOG_CRC_HW() __builtin_cpu_supports("sse4.2")
+#else
+#define pt_log_crc_hw pt_log_crc_sw
+#define PT_LOG_CRC_HW() 0
+#endif
+
+static inline uint32_t pt_log_crc(uint32_t crc, const void *data, size_t n)
+{
+	const unsigned char *p = data;
+
+	crc = ~crc;
+	crc = PT_LOG_CRC_HW() ? pt_log_crc_hw(crc, p, n) : pt_log_crc_sw(crc, p, n);
+	return ~crc;
+}
+
+/* ------------------------------------------------------------- writer */
+
+struct pt_logw_opt {
+	uint32_t block_size; /* 0: PT_LOG_BLOCK_DEFAULT; raised to fit one record */
+	int swap;            /* write the opposite byte order (tests) */
+	uint64_t nonce;      /* 0: random */
+};
+
+struct pt_logw_who {
+	int32_t pid;
+	uint64_t thread;
+};
+
+struct pt_logw_live {    /* LOOP: a block still in the file */
+	uint64_t off, seq;
+	uint32_t len, nev;
+};
+
+struct pt_logw {
+	/* results, for the caller to read */
+	int err;             /* first write error, 0 if none */
+	int full;            /* UNTIL_FULL: the STOP event is written, events refused */
+	uint64_t lost;       /* LOOP: events in blocks overwritten */
+	uint64_t dropped;    /* events discarded: log full, or their block failed to write */
+	uint64_t written;    /* bytes written successfully (header included) */
+
+	/* private */
+	int fd, policy, swap, finished;
+	int seekable, o_append, is_fifo, is_sock;
+	uint32_t cap;        /* largest block (declared in the header) */
+	uint32_t max_payload;
+	uint64_t log_max, limit, pos, seq, nonce;
+	/* block being built */
+	unsigned char *rec, *hdr;
+	uint32_t rec_len, nrec, nev, nw, wlast;
+	uint64_t base_ts, last_ts;
+	struct pt_logw_who *wt, last_who;
+	/* event names, re-emitted after each LOOP wrap */
+	char (*names)[TRACE_EVENT_NAME_MAX];
+	uint64_t known[PT_NIDS / 64];
+	int names_due, emitting;
+	uint64_t lap_new;    /* records in this lap that are not a copy of the names */
+	/* LOOP: blocks in the file, oldest first (a ring) */
+	struct pt_logw_live *live;
+	size_t live_head, live_n, live_cap;
+};
+
+/* fd: open for writing (else EBADF); LOOP and UNTIL_FULL need a regular
+ * file without O_APPEND and log_max >= pt_logw_min_size() (else EINVAL);
+ * APPEND takes any writable fd and ignores log_max.  A regular file is
+ * truncated and the header written at offset 0 (errors: ENOSPC, EFBIG...). */
+int pt_logw_init(struct pt_logw *w, int fd, const struct pt_attr_img *attr, int log_policy,
+                 uint64_t log_max);
+int pt_logw_init_opt(struct pt_logw *w, int fd, const struct pt_attr_img *attr,
+                     int log_policy, uint64_t log_max, const struct pt_logw_opt *opt);
+uint64_t pt_logw_min_size(const struct pt_attr_img *attr);
+/* Binds id (< PT_NIDS) to name (1..63 characters; EINVAL otherwise). */
+int pt_logw_name(struct pt_logw *w, unsigned id, const char *name);
+/* Buffers one event; writes a block when one is full.  Returns 0, ENOSPC
+ * when UNTIL_FULL refused it (w->full), or the error of a write it did. */
+int pt_logw_event(struct pt_logw *w, uint64_t ts_ns, int32_t pid, uint64_t thread,
+                  uint64_t addr, unsigned id, int truncated, const void *data, uint32_t len);
+int pt_logw_sync(struct pt_logw *w);
+int pt_logw_finish(struct pt_logw *w, const struct posix_trace_status_info *st);
+void pt_logw_free(struct pt_logw *w);
+/* logwio.c, for logwrite.c: writes a, b, c (one block) in one call at
+ * w->pos, finishing short writes; returns 0 or an error number. */
+int pt_logw_put(struct pt_logw *w, const void *a, uint32_t alen, const void *b,
+                uint32_t blen, const void *c, uint32_t clen);
+
+/* ------------------------------------------------------------- reader */
+
+struct pt_logr_item {    /* one step of the reading order */
+	uint64_t off, seq;
+	uint64_t ts;         /* error items: the timestamp to report */
+	uint32_t len;
+	uint32_t error;      /* 0: a block of events; else an error number */
+};
+
+struct pt_logr {
+	/* from the log */
+	struct pt_attr_img attr;
+	int policy, swap, has_status;
+	struct posix_trace_status_info status;
+	uint64_t lost, dropped, log_max, nonce, size;
+	uint32_t max_block;
+
+	/* private */
+	int fd;
+	char (*names)[TRACE_EVENT_NAME_MAX];
+	uint64_t *name_seq;
+	uint64_t known[PT_NIDS / 64];
+	struct pt_logr_item *items;
+	size_t nitems, cur;
+	unsigned char *buf;  /* one block; grown to the largest one in the log */
+	uint32_t buf_cap;
+	int loaded;
+	uint32_t roff, rleft, nw;
+	uint64_t base_ts;
+	size_t full_len;     /* payload length of the last event returned */
+};
+
+/* fd: a regular file open for reading (EBADF if not readable); anything
+ * that is not a valid log: EINVAL.  The fd stays the caller's. */
+int pt_logr_open(struct pt_logr *r, int fd);
+/* The next event in order; *unavailable = 1 at the end.  A corrupt stretch
+ * of the log reads as one POSIX_TRACE_ERROR event whose data is an int. */
+int pt_logr_next(struct pt_logr *r, struct posix_trace_event_info *ev, void *buf,
+                 size_t cap, size_t *len, int *unavailable);
+void pt_logr_rewind(struct pt_logr *r);
+void pt_logr_close(struct pt_logr *r);
+const struct pt_attr_img *pt_logr_attr(const struct pt_logr *r);
+int pt_logr_status(const struct pt_logr *r, struct posix_trace_status_info *st);
+const char *pt_logr_name(const struct pt_logr *r, unsigned id);
+/* The smallest named id >= from, or -1. */
+int pt_logr_next_id(const struct pt_logr *r, unsigned from);
+
+/* Reader internals shared by logread.c and logiter.c. */
+#ifdef PT_LOG_FUZZ_NOCRC /* fuzzing: reach the checks behind the checksums */
+#define PT_LOG_CRC_OK(stored, computed) ((void)(stored), (void)(computed), 1)
+#else
+#define PT_LOG_CRC_OK(stored, computed) ((stored) == (computed))
+#endif
+struct pt_log_bhdr {
+	unsigned type, nw;
+	uint32_t len, nrec, bcrc;
+	uint64_t seq, oldest, base;
+};
+/* pread all n bytes at off: 0, EBADMSG (end of file first), or an error */
+int pt_logr_rd(const struct pt_logr *r, uint64_t off, void *dst, size_t n);
+/* 1 if h is a block header of this log, decoded into *b */
+int pt_logr_bhdr(const struct pt_logr *r, const unsigned char *h, struct pt_log_bhdr *b);
+/* 0 if the whole block p is sound (else EBADMSG); names: record its names */
+int pt_logr_check(struct pt_logr *r, const unsigned char *p, const struct pt_log_bhdr *b,
+                  int names, uint64_t *first_ts, uint64_t *last_ts, uint32_t *nev);
+
+#endif

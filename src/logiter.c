@@ -1,0 +1,158 @@
+/*
+ * logiter.c -- trace log reader, reading: events in order, one block in
+ * memory at a time; each block is read and checked again when reached,
+ * as the file may have changed since it was opened.
+ */
+#include <errno.h>
+#include "logfmt.h"
+
+static void put_ts(struct timespec *t, uint64_t ns)
+{
+	t->tv_sec = (time_t)(ns / 1000000000u);
+	t->tv_nsec = (long)(ns % 1000000000u);
+}
+
+/* Payload out, truncated to the caller's buffer as getnext_event says. */
+static void put_data(struct pt_logr *r, struct posix_trace_event_info *ev, void *buf,
+                     size_t cap, size_t *len, const void *data, size_t n, int recorded_trunc)
+{
+	size_t k = n < cap ? n : cap;
+
+	if (k)
+		memcpy(buf, data, k);
+	*len = k;
+	r->full_len = n;
+	ev->posix_truncation_status = k < n ? POSIX_TRACE_TRUNCATED_READ
+	                            : recorded_trunc ? POSIX_TRACE_TRUNCATED_RECORD
+	                            : POSIX_TRACE_NOT_TRUNCATED;
+}
+
+static void put_error(struct pt_logr *r, struct posix_trace_event_info *ev, void *buf,
+                      size_t cap, size_t *len, uint64_t ts, int code)
+{
+	memset(ev, 0, sizeof *ev);
+	ev->posix_event_id = POSIX_TRACE_ERROR;
+	put_ts(&ev->posix_timestamp, ts);
+	put_data(r, ev, buf, cap, len, &code, sizeof code, 0);
+}
+
+/* Reads and checks the block of item it into r->buf. */
+static int load(struct pt_logr *r, const struct pt_logr_item *it)
+{
+	struct pt_log_bhdr b;
+	uint64_t first, last;
+	uint32_t nev;
+	int rc;
+
+	if (it->len > r->buf_cap || it->len < PT_LOG_BLK)
+		return EBADMSG;
+	if ((rc = pt_logr_rd(r, it->off, r->buf, it->len)))
+		return rc;
+	if (!pt_logr_bhdr(r, r->buf, &b) || b.seq != it->seq || b.len != it->len ||
+	    b.type != PT_LOG_BT_EVENTS || pt_logr_check(r, r->buf, &b, 0, &first, &last, &nev))
+		return EBADMSG;
+	r->nw = b.nw;
+	r->base_ts = b.base;
+	r->rleft = b.nrec;
+	r->roff = PT_LOG_BLK + b.nw * PT_LOG_WENT;
+	r->loaded = 1;
+	return 0;
+}
+
+int pt_logr_next(struct pt_logr *r, struct posix_trace_event_info *ev, void *buf,
+                 size_t cap, size_t *len, int *unavailable)
+{
+	int sw = r->swap;
+
+	if (!r->buf || !ev || !len || !unavailable || (cap && !buf))
+		return EINVAL;
+	for (;;) {
+		const struct pt_logr_item *it;
+		const unsigned char *p, *w;
+		unsigned char v[4];
+		unsigned info, wi;
+		uint32_t n;
+		uint64_t where;
+		int rc;
+
+		if (r->cur >= r->nitems) {
+			*unavailable = 1;
+			*len = 0;
+			return 0;
+		}
+		it = &r->items[r->cur];
+		*unavailable = 0;
+		if (it->error) {
+			r->cur++;
+			put_error(r, ev, buf, cap, len, it->ts, (int)it->error);
+			return 0;
+		}
+		if (!r->loaded && (rc = load(r, it))) {
+			r->cur++;
+			put_error(r, ev, buf, cap, len, it->ts, rc);
+			return 0;
+		}
+		if (!r->rleft) {
+			r->loaded = 0;
+			r->cur++;
+			continue;
+		}
+		/* a record of a checked block */
+		p = r->buf + r->roff;
+		n = pt_log_get16(p + PT_LOG_R_LEN, sw);
+		info = pt_log_get16(p + PT_LOG_R_INFO, sw);
+		r->roff += PT_LOG_REC + n;
+		r->rleft--;
+		if (info & PT_LOG_RF_NAME)
+			continue;
+		where = pt_log_get64(p + PT_LOG_R_WHERE, sw);
+		wi = (unsigned)(where >> 48);
+		w = r->buf + PT_LOG_BLK + wi * PT_LOG_WENT;
+		ev->posix_event_id = info & PT_LOG_ID_MASK;
+		ev->posix_pid = (pid_t)(int32_t)pt_log_get32(w, sw);
+		ev->posix_thread_id = (pthread_t)pt_log_get64(w + 8, sw);
+		ev->posix_prog_address = (void *)(uintptr_t)(where & PT_MASK48);
+		put_ts(&ev->posix_timestamp, r->base_ts + pt_log_get32(p + PT_LOG_R_DELTA, sw));
+		p += PT_LOG_REC;
+		if ((info & PT_LOG_RF_INT) && sw) { /* n == 4, checked */
+			v[0] = p[3], v[1] = p[2], v[2] = p[1], v[3] = p[0];
+			p = v;
+		}
+		put_data(r, ev, buf, cap, len, p, n, (info & PT_LOG_RF_TRUNC) != 0);
+		return 0;
+	}
+}
+
+void pt_logr_rewind(struct pt_logr *r)
+{
+	r->cur = 0;
+	r->loaded = 0;
+}
+
+const struct pt_attr_img *pt_logr_attr(const struct pt_logr *r)
+{
+	return &r->attr;
+}
+
+int pt_logr_status(const struct pt_logr *r, struct posix_trace_status_info *st)
+{
+	if (!r->has_status)
+		return ENOENT;
+	*st = r->status;
+	return 0;
+}
+
+const char *pt_logr_name(const struct pt_logr *r, unsigned id)
+{
+	if (!r->names || id >= PT_NIDS || !(r->known[id / 64] >> (id % 64) & 1))
+		return NULL;
+	return r->names[id];
+}
+
+int pt_logr_next_id(const struct pt_logr *r, unsigned from)
+{
+	for (unsigned id = from; r->names && id < PT_NIDS; id++)
+		if (r->known[id / 64] >> (id % 64) & 1)
+			return (int)id;
+	return -1;
+}

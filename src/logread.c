@@ -1,0 +1,394 @@
+/*
+ * logread.c -- trace log reader, opening: the header is checked, then
+ * every block is found and checked once (bounded memory: one block buffer
+ * and an index of block offsets), and the reading order is worked out.
+ * Reading the events: logiter.c.  Format and rules: docs/log-format.md.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "logfmt.h"
+
+/* One block found in the file. */
+struct ent {
+	uint64_t off, seq, oldest, first_ts, last_ts;
+	uint32_t len, nev;
+	unsigned type, good;
+};
+
+int pt_logr_rd(const struct pt_logr *r, uint64_t off, void *dst, size_t n)
+{
+	size_t got = 0;
+
+	while (got < n) {
+		ssize_t k = pread(r->fd, (char *)dst + got, n - got, (off_t)(off + got));
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return errno == EBADF ? EBADF : errno == EIO ? EIO : EINVAL;
+		if (k == 0)
+			return EBADMSG; /* the file ends first */
+		got += (size_t)k;
+	}
+	return 0;
+}
+
+static int get_header(struct pt_logr *r, const unsigned char *h)
+{
+	const unsigned char *at = h + PT_LOG_H_ATTR;
+	uint32_t bom = pt_log_get32(h + PT_LOG_H_BOM, 0);
+	struct pt_attr_img *a = &r->attr;
+	int sw;
+
+	if (memcmp(h + PT_LOG_H_MAGIC, PT_LOG_MAGIC, 8))
+		return EINVAL;
+	if (bom != PT_LOG_BOM && bom != __builtin_bswap32(PT_LOG_BOM))
+		return EINVAL;
+	sw = r->swap = bom != PT_LOG_BOM;
+	if (!PT_LOG_CRC_OK(pt_log_get32(h + PT_LOG_H_CRC, sw), pt_log_crc(0, h, PT_LOG_H_CRC)) ||
+	    pt_log_get16(h + PT_LOG_H_VERSION, sw) != PT_LOG_VERSION ||
+	    pt_log_get16(h + PT_LOG_H_HDRLEN, sw) != PT_LOG_HDR ||
+	    pt_log_get64(h + PT_LOG_H_FIRST, sw) != PT_LOG_FIRST ||
+	    pt_log_get32(h + PT_LOG_H_RESERVED, sw) != 0)
+		return EINVAL;
+	r->max_block = pt_log_get32(h + PT_LOG_H_MAXBLK, sw);
+	r->policy = (int)pt_log_get32(h + PT_LOG_H_POLICY, sw);
+	r->log_max = pt_log_get64(h + PT_LOG_H_LOGMAX, sw);
+	r->nonce = pt_log_get64(h + PT_LOG_H_NONCE, sw);
+	if (r->max_block < PT_LOG_MIN_BLOCK || r->max_block > PT_LOG_BLOCK_LIMIT ||
+	    (r->policy != POSIX_TRACE_LOOP && r->policy != POSIX_TRACE_UNTIL_FULL &&
+	     r->policy != POSIX_TRACE_APPEND))
+		return EINVAL;
+	if (!memchr(at + PT_LOG_A_NAME, 0, TRACE_NAME_MAX) ||
+	    !memchr(at + PT_LOG_A_VERSION, 0, TRACE_NAME_MAX))
+		return EINVAL;
+	memcpy(a->name, at + PT_LOG_A_NAME, TRACE_NAME_MAX);
+	memcpy(a->version, at + PT_LOG_A_VERSION, TRACE_NAME_MAX);
+	a->create_sec = (int64_t)pt_log_get64(at + PT_LOG_A_CREATE, sw);
+	a->create_nsec = (int64_t)pt_log_get64(at + PT_LOG_A_CREATE + 8, sw);
+	a->res_sec = (int64_t)pt_log_get64(at + PT_LOG_A_RES, sw);
+	a->res_nsec = (int64_t)pt_log_get64(at + PT_LOG_A_RES + 8, sw);
+	a->stream_size = pt_log_get64(at + PT_LOG_A_SIZES, sw);
+	a->max_data = pt_log_get64(at + PT_LOG_A_SIZES + 8, sw);
+	a->log_size = pt_log_get64(at + PT_LOG_A_SIZES + 16, sw);
+	a->stream_policy = (int32_t)pt_log_get32(at + PT_LOG_A_POLICIES, sw);
+	a->log_policy = (int32_t)pt_log_get32(at + PT_LOG_A_POLICIES + 4, sw);
+	a->inherit = (int32_t)pt_log_get32(at + PT_LOG_A_POLICIES + 8, sw);
+	a->has_log = (int32_t)pt_log_get32(at + PT_LOG_A_POLICIES + 12, sw);
+	return 0;
+}
+
+int pt_logr_bhdr(const struct pt_logr *r, const unsigned char *h, struct pt_log_bhdr *b)
+{
+	int sw = r->swap;
+	uint32_t room;
+
+	if (memcmp(h + PT_LOG_B_MAGIC, PT_LOG_BLK_MAGIC, 4) ||
+	    pt_log_get64(h + PT_LOG_B_NONCE, sw) != r->nonce ||
+	    !PT_LOG_CRC_OK(pt_log_get32(h + PT_LOG_B_HCRC, sw), pt_log_crc(0, h, PT_LOG_B_HCRC)))
+		return 0;
+	b->type = pt_log_get16(h + PT_LOG_B_TYPE, sw);
+	b->nw = pt_log_get16(h + PT_LOG_B_NW, sw);
+	b->len = pt_log_get32(h + PT_LOG_B_LEN, sw);
+	b->nrec = pt_log_get32(h + PT_LOG_B_NREC, sw);
+	b->seq = pt_log_get64(h + PT_LOG_B_SEQ, sw);
+	b->oldest = pt_log_get64(h + PT_LOG_B_OLDEST, sw);
+	b->base = pt_log_get64(h + PT_LOG_B_BASE, sw);
+	b->bcrc = pt_log_get32(h + PT_LOG_B_BCRC, sw);
+	if (b->len > r->max_block || b->nw > PT_LOG_MAX_WRITERS ||
+	    b->len < PT_LOG_BLK + b->nw * PT_LOG_WENT || !b->oldest || b->oldest > b->seq ||
+	    b->seq == UINT64_MAX)
+		return 0;
+	room = b->len - PT_LOG_BLK - b->nw * PT_LOG_WENT;
+	if (b->type == PT_LOG_BT_EVENTS)
+		return b->nrec && b->nrec <= room / PT_LOG_REC;
+	return b->type == PT_LOG_BT_END && !b->nw && !b->nrec && b->len == PT_LOG_END_LEN;
+}
+
+static void set_name(struct pt_logr *r, unsigned id, const unsigned char *s, uint32_t n,
+                     uint64_t seq)
+{
+	if ((r->known[id / 64] >> (id % 64) & 1) && r->name_seq[id] > seq)
+		return; /* a later block named it */
+	memcpy(r->names[id], s, n);
+	r->names[id][n] = 0;
+	r->name_seq[id] = seq;
+	r->known[id / 64] |= 1ull << (id % 64);
+}
+
+int pt_logr_check(struct pt_logr *r, const unsigned char *p, const struct pt_log_bhdr *b,
+                  int names, uint64_t *first_ts, uint64_t *last_ts, uint32_t *nev)
+{
+	uint32_t off = PT_LOG_BLK + b->nw * PT_LOG_WENT;
+	int sw = r->swap;
+
+	*nev = 0;
+	if (!PT_LOG_CRC_OK(b->bcrc, pt_log_crc(0, p + PT_LOG_BLK, b->len - PT_LOG_BLK)))
+		return EBADMSG;
+	if (b->type == PT_LOG_BT_END)
+		return pt_log_get32(p + PT_LOG_BLK + 28, sw) ? EBADMSG : 0;
+	for (uint32_t i = 0; i < b->nw; i++)
+		if (pt_log_get32(p + PT_LOG_BLK + i * PT_LOG_WENT + 4, sw))
+			return EBADMSG;
+	for (uint32_t i = 0; i < b->nrec; i++) {
+		uint32_t delta, n;
+		unsigned info;
+		uint64_t where;
+
+		if (b->len - off < PT_LOG_REC)
+			return EBADMSG;
+		delta = pt_log_get32(p + off + PT_LOG_R_DELTA, sw);
+		n = pt_log_get16(p + off + PT_LOG_R_LEN, sw);
+		info = pt_log_get16(p + off + PT_LOG_R_INFO, sw);
+		where = pt_log_get64(p + off + PT_LOG_R_WHERE, sw);
+		off += PT_LOG_REC;
+		if (b->len - off < n || (info & PT_LOG_RF_RESERVED))
+			return EBADMSG;
+		if (info & PT_LOG_RF_NAME) {
+			if ((info & (PT_LOG_RF_TRUNC | PT_LOG_RF_INT)) || where || delta || !n ||
+			    n > PT_LOG_NAME_MAX || memchr(p + off, 0, n))
+				return EBADMSG;
+			if (names)
+				set_name(r, info & PT_LOG_ID_MASK, p + off, n, b->seq);
+		} else {
+			if ((where >> 48) >= b->nw || ((info & PT_LOG_RF_INT) && n != 4) ||
+			    b->base + delta < b->base)
+				return EBADMSG;
+			if (!(*nev)++)
+				*first_ts = b->base + delta;
+			*last_ts = b->base + delta;
+		}
+		off += n;
+	}
+	return off == b->len ? 0 : EBADMSG;
+}
+
+/* The scan reads the file through a small window: damaged stretches are
+ * searched 8 bytes at a time, and small blocks come several per read. */
+#define SCAN_WIN 4096
+struct win {
+	unsigned char b[SCAN_WIN];
+	uint64_t off;
+	size_t len;
+};
+
+/* n (<= SCAN_WIN) bytes at pos, or NULL: the file ends first, or *rc */
+static const unsigned char *win_get(const struct pt_logr *r, struct win *w, uint64_t pos,
+                                    size_t n, int *rc)
+{
+	if (pos < w->off || pos + n > w->off + w->len) {
+		size_t k = r->size - pos < SCAN_WIN ? (size_t)(r->size - pos) : SCAN_WIN;
+		if (k < n || (*rc = pt_logr_rd(r, pos, w->b, k)))
+			return NULL;
+		w->off = pos, w->len = k;
+	}
+	return w->b + (pos - w->off);
+}
+
+static void get_status(struct pt_logr *r, const unsigned char *p)
+{
+	struct posix_trace_status_info *s = &r->status;
+	int sw = r->swap;
+
+	p += PT_LOG_BLK;
+	s->posix_stream_status = (int)pt_log_get32(p + 0, sw);
+	s->posix_stream_full_status = (int)pt_log_get32(p + 4, sw);
+	s->posix_stream_overrun_status = (int)pt_log_get32(p + 8, sw);
+	s->posix_stream_flush_status = (int)pt_log_get32(p + 12, sw);
+	s->posix_stream_flush_error = (int)pt_log_get32(p + 16, sw);
+	s->posix_log_overrun_status = (int)pt_log_get32(p + 20, sw);
+	s->posix_log_full_status = (int)pt_log_get32(p + 24, sw);
+	r->lost = pt_log_get64(p + 32, sw);
+	r->dropped = pt_log_get64(p + 40, sw);
+}
+
+/* r->buf grows to the largest block met, at most max_block bytes. */
+static int grow(struct pt_logr *r, uint32_t len)
+{
+	unsigned char *nb;
+	uint32_t cap = r->buf_cap;
+
+	if (len <= cap)
+		return 0;
+	while (cap < len)
+		cap = cap < r->max_block / 2 ? 2 * cap : r->max_block;
+	if (!(nb = realloc(r->buf, cap)))
+		return ENOMEM;
+	r->buf = nb, r->buf_cap = cap;
+	return 0;
+}
+
+/* Finds and checks every block; *pe: malloc'd array of *pn entries.
+ * Each byte is read about once: a block whose header is sound is skipped
+ * whole even if its body is not (a torn or damaged block). */
+static int scan(struct pt_logr *r, struct ent **pe, size_t *pn, uint64_t *end_seq)
+{
+	struct win *win = malloc(sizeof *win);
+	struct ent *e = NULL;
+	size_t n = 0, cap = 0;
+	uint64_t pos = PT_LOG_FIRST;
+	int rc = win ? 0 : ENOMEM;
+
+	if (win)
+		win->off = win->len = 0;
+	while (!rc && pos + PT_LOG_BLK <= r->size) {
+		const unsigned char *h = win_get(r, win, pos, PT_LOG_BLK, &rc), *p;
+		struct pt_log_bhdr b;
+		struct ent x = { 0 };
+
+		if (!h)
+			break;
+		if (!pt_logr_bhdr(r, h, &b)) {
+			pos += 8;
+			continue;
+		}
+		x.off = pos, x.seq = b.seq, x.oldest = b.oldest, x.len = b.len, x.type = b.type;
+		if (r->size - pos >= b.len && !(rc = grow(r, b.len))) {
+			if (b.len <= SCAN_WIN && (p = win_get(r, win, pos, b.len, &rc)))
+				memcpy(r->buf, p, b.len);
+			else if (!rc)
+				rc = pt_logr_rd(r, pos, r->buf, b.len);
+			if (rc)
+				break;
+			if (!pt_logr_check(r, r->buf, &b, 0, &x.first_ts, &x.last_ts, &x.nev)) {
+				x.good = 1;
+				(void)pt_logr_check(r, r->buf, &b, 1, &x.first_ts, &x.last_ts, &x.nev);
+				if (b.type == PT_LOG_BT_END && b.seq >= *end_seq) {
+					get_status(r, r->buf);
+					*end_seq = b.seq;
+				}
+			}
+		}
+		if (n == cap) {
+			struct ent *ne = realloc(e, (cap = cap ? 2 * cap : 64) * sizeof *e);
+			if (!ne) {
+				rc = ENOMEM;
+				break;
+			}
+			e = ne;
+		}
+		e[n++] = x;
+		pos += PT_LOG_ALIGN8(b.len);
+	}
+	free(win);
+	if (rc == EBADMSG) /* the file shrank while we read it */
+		rc = 0;
+	*pe = e, *pn = n;
+	return rc;
+}
+
+static int cmp_ent(const void *pa, const void *pb)
+{
+	const struct ent *a = pa, *b = pb;
+
+	if (a->seq != b->seq)
+		return a->seq < b->seq ? -1 : 1;
+	if (a->good != b->good)
+		return a->good ? -1 : 1;
+	return a->off < b->off ? -1 : a->off > b->off;
+}
+
+static void add_error(struct pt_logr *r)
+{
+	if (r->nitems && r->items[r->nitems - 1].error)
+		return; /* one error item for a whole damaged stretch */
+	r->items[r->nitems++] = (struct pt_logr_item){ .error = EBADMSG };
+}
+
+/* The reading order: blocks lo..hi of the newest block's view, by
+ * sequence number, damaged or missing stretches as error items. */
+static int order(struct pt_logr *r, struct ent *e, size_t n, uint64_t end_seq)
+{
+	uint64_t lo, hi, expect, prev_ts = 0;
+	size_t k;
+	int have_ts = 0;
+
+	if (!n)
+		return 0;
+	qsort(e, n, sizeof *e, cmp_ent);
+	for (k = n - 1; k > 0 && e[k - 1].seq == e[k].seq; k--)
+		;
+	lo = e[k].oldest, hi = e[k].seq;
+	if (!e[k].good)
+		hi--; /* a torn last block: the end of the log, not an error */
+	r->has_status = e[k].good && e[k].type == PT_LOG_BT_END && e[k].seq == end_seq;
+	if (!r->has_status) {
+		memset(&r->status, 0, sizeof r->status);
+		r->lost = r->dropped = 0;
+	}
+	if (!(r->items = calloc(2 * n + 1, sizeof *r->items)))
+		return ENOMEM;
+	expect = lo;
+	for (size_t i = 0; i < n; i++) {
+		struct pt_logr_item *it;
+
+		if (e[i].seq < lo || e[i].seq > hi || (i && e[i].seq == e[i - 1].seq))
+			continue;
+		if (e[i].seq > expect || !e[i].good)
+			add_error(r);
+		expect = e[i].seq + 1;
+		if (!e[i].good || e[i].type != PT_LOG_BT_EVENTS || !e[i].nev)
+			continue;
+		if (r->nitems && r->items[r->nitems - 1].error)
+			r->items[r->nitems - 1].ts = have_ts ? prev_ts : e[i].first_ts;
+		it = &r->items[r->nitems++];
+		it->off = e[i].off, it->seq = e[i].seq, it->len = e[i].len, it->ts = e[i].first_ts;
+		prev_ts = e[i].last_ts, have_ts = 1;
+	}
+	if (expect <= hi)
+		add_error(r);
+	if (r->nitems && r->items[r->nitems - 1].error)
+		r->items[r->nitems - 1].ts = prev_ts;
+	return 0;
+}
+
+int pt_logr_open(struct pt_logr *r, int fd)
+{
+	unsigned char h[PT_LOG_HDR];
+	struct stat st;
+	struct ent *e = NULL;
+	size_t n = 0;
+	uint64_t end_seq = 0;
+	int rc;
+
+	memset(r, 0, sizeof *r);
+	r->fd = -1;
+	if (fd < 0 || fstat(fd, &st))
+		return EBADF;
+	if (!S_ISREG(st.st_mode) || st.st_size < (off_t)PT_LOG_HDR)
+		return EINVAL;
+	r->fd = fd;
+	r->size = (uint64_t)st.st_size;
+	if ((rc = pt_logr_rd(r, 0, h, sizeof h)) || (rc = get_header(r, h)))
+		goto fail;
+	r->buf_cap = PT_LOG_MIN_BLOCK;
+	r->buf = malloc(r->buf_cap);
+	r->names = calloc(PT_NIDS, sizeof *r->names);
+	r->name_seq = calloc(PT_NIDS, sizeof *r->name_seq);
+	rc = ENOMEM;
+	if (!r->buf || !r->names || !r->name_seq)
+		goto fail;
+	if ((rc = scan(r, &e, &n, &end_seq)) || (rc = order(r, e, n, end_seq)))
+		goto fail;
+	free(e);
+	return 0;
+fail:
+	free(e);
+	pt_logr_close(r);
+	return rc == EBADMSG ? EINVAL : rc;
+}
+
+void pt_logr_close(struct pt_logr *r)
+{
+	free(r->buf);
+	free(r->names);
+	free(r->name_seq);
+	free(r->items);
+	r->buf = NULL;
+	r->names = NULL;
+	r->name_seq = NULL;
+	r->items = NULL;
+	r->nitems = r->cur = 0;
+	r->fd = -1;
+}

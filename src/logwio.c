@@ -1,0 +1,251 @@
+/*
+ * logwio.c -- trace log writer, system side: checking the file
+ * descriptor, the file header, and the write loop (short writes,
+ * interrupted writes, non-blocking descriptors, SIGPIPE).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+#include "logfmt.h"
+
+static uint32_t max_payload(const struct pt_attr_img *a)
+{
+	uint64_t m = a->max_data;
+
+	if (m < PT_LOG_MIN_PAYLOAD)
+		m = PT_LOG_MIN_PAYLOAD;
+	if (m > TRACE_DATA_MAX)
+		m = TRACE_DATA_MAX;
+	return (uint32_t)m;
+}
+
+/* The smallest block: one writer and one record of the largest payload. */
+static uint32_t min_block(const struct pt_attr_img *a)
+{
+	return PT_LOG_BLK + PT_LOG_WENT + PT_LOG_REC + max_payload(a);
+}
+
+uint64_t pt_logw_min_size(const struct pt_attr_img *attr)
+{
+	return PT_LOG_HDR + PT_LOG_ALIGN8(min_block(attr)) + PT_LOG_STOP_BLK +
+	       PT_LOG_ALIGN8(PT_LOG_END_LEN);
+}
+
+static uint64_t make_nonce(const void *salt)
+{
+	uint64_t n = 0;
+	struct timespec t;
+
+	if (getrandom(&n, sizeof n, GRND_NONBLOCK) == (ssize_t)sizeof n && n)
+		return n;
+	clock_gettime(CLOCK_REALTIME, &t);
+	n = (uint64_t)t.tv_sec * 1000000007u ^ (uint64_t)t.tv_nsec ^
+	    (uint64_t)getpid() << 40 ^ (uint64_t)(uintptr_t)salt;
+	n ^= n >> 31, n *= 0x9e3779b97f4a7c15ull, n ^= n >> 29;
+	return n ? n : 1;
+}
+
+static void put_header(const struct pt_logw *w, unsigned char *h, const struct pt_attr_img *a)
+{
+	unsigned char *at = h + PT_LOG_H_ATTR;
+	int sw = w->swap;
+
+	memset(h, 0, PT_LOG_HDR);
+	memcpy(h + PT_LOG_H_MAGIC, PT_LOG_MAGIC, 8);
+	pt_log_put32(h + PT_LOG_H_BOM, PT_LOG_BOM, sw);
+	pt_log_put16(h + PT_LOG_H_VERSION, PT_LOG_VERSION, sw);
+	pt_log_put16(h + PT_LOG_H_HDRLEN, PT_LOG_HDR, sw);
+	pt_log_put32(h + PT_LOG_H_MAXBLK, w->cap, sw);
+	pt_log_put32(h + PT_LOG_H_POLICY, (uint32_t)w->policy, sw);
+	pt_log_put64(h + PT_LOG_H_LOGMAX, w->log_max, sw);
+	pt_log_put64(h + PT_LOG_H_NONCE, w->nonce, sw);
+	pt_log_put64(h + PT_LOG_H_FIRST, PT_LOG_FIRST, sw);
+	memcpy(at + PT_LOG_A_NAME, a->name, strnlen(a->name, TRACE_NAME_MAX - 1));
+	memcpy(at + PT_LOG_A_VERSION, a->version, strnlen(a->version, TRACE_NAME_MAX - 1));
+	pt_log_put64(at + PT_LOG_A_CREATE, (uint64_t)a->create_sec, sw);
+	pt_log_put64(at + PT_LOG_A_CREATE + 8, (uint64_t)a->create_nsec, sw);
+	pt_log_put64(at + PT_LOG_A_RES, (uint64_t)a->res_sec, sw);
+	pt_log_put64(at + PT_LOG_A_RES + 8, (uint64_t)a->res_nsec, sw);
+	pt_log_put64(at + PT_LOG_A_SIZES, a->stream_size, sw);
+	pt_log_put64(at + PT_LOG_A_SIZES + 8, a->max_data, sw);
+	pt_log_put64(at + PT_LOG_A_SIZES + 16, a->log_size, sw);
+	pt_log_put32(at + PT_LOG_A_POLICIES, (uint32_t)a->stream_policy, sw);
+	pt_log_put32(at + PT_LOG_A_POLICIES + 4, (uint32_t)a->log_policy, sw);
+	pt_log_put32(at + PT_LOG_A_POLICIES + 8, (uint32_t)a->inherit, sw);
+	pt_log_put32(at + PT_LOG_A_POLICIES + 12, (uint32_t)a->has_log, sw);
+	pt_log_put32(h + PT_LOG_H_CRC, pt_log_crc(0, h, PT_LOG_H_CRC), sw);
+}
+
+int pt_logw_init(struct pt_logw *w, int fd, const struct pt_attr_img *attr, int log_policy,
+                 uint64_t log_max)
+{
+	return pt_logw_init_opt(w, fd, attr, log_policy, log_max, NULL);
+}
+
+int pt_logw_init_opt(struct pt_logw *w, int fd, const struct pt_attr_img *attr,
+                     int log_policy, uint64_t log_max, const struct pt_logw_opt *opt)
+{
+	unsigned char h[PT_LOG_HDR];
+	struct stat st;
+	uint64_t cap;
+	int fl, rc;
+
+	memset(w, 0, sizeof *w);
+	w->fd = -1;
+	fl = fd < 0 ? -1 : fcntl(fd, F_GETFL);
+	if (fl < 0 || (fl & O_ACCMODE) == O_RDONLY || (fl & O_PATH) || fstat(fd, &st))
+		return EBADF;
+	if (!attr || (log_policy != POSIX_TRACE_LOOP && log_policy != POSIX_TRACE_UNTIL_FULL &&
+	              log_policy != POSIX_TRACE_APPEND))
+		return EINVAL;
+	w->policy = log_policy;
+	w->seekable = S_ISREG(st.st_mode);
+	w->o_append = (fl & O_APPEND) != 0;
+	w->is_fifo = S_ISFIFO(st.st_mode);
+	w->is_sock = S_ISSOCK(st.st_mode);
+	if (log_policy != POSIX_TRACE_APPEND) {
+		/* LOOP writes over the start again: it cannot with O_APPEND */
+		if (!w->seekable || (log_policy == POSIX_TRACE_LOOP && w->o_append))
+			return EINVAL;
+		if (log_max < pt_logw_min_size(attr))
+			return EINVAL;
+		w->log_max = log_max;
+	}
+	w->limit = log_policy == POSIX_TRACE_LOOP ? log_max
+	         : log_policy == POSIX_TRACE_UNTIL_FULL ? log_max - PT_LOG_ALIGN8(PT_LOG_END_LEN)
+	         : UINT64_MAX;
+	w->max_payload = max_payload(attr);
+	cap = opt && opt->block_size ? opt->block_size : PT_LOG_BLOCK_DEFAULT;
+	if (cap < min_block(attr))
+		cap = min_block(attr);
+	if (cap > PT_LOG_BLOCK_LIMIT)
+		cap = PT_LOG_BLOCK_LIMIT;
+	w->cap = (uint32_t)cap;
+	w->swap = opt && opt->swap;
+	w->nonce = opt && opt->nonce ? opt->nonce : make_nonce(w);
+
+	w->rec = malloc(w->cap);
+	w->hdr = malloc(PT_LOG_BLK + PT_LOG_MAX_WRITERS * PT_LOG_WENT);
+	w->wt = calloc(PT_LOG_MAX_WRITERS, sizeof *w->wt);
+	w->names = calloc(PT_NIDS, sizeof *w->names);
+	rc = ENOMEM;
+	if (!w->rec || !w->hdr || !w->wt || !w->names)
+		goto fail;
+	w->fd = fd;
+	if (w->seekable && ftruncate(fd, 0)) {
+		rc = errno;
+		goto fail;
+	}
+	/* LOOP, UNTIL_FULL: the space of the whole log now (ENOSPC here, not
+	 * later), where the file system can reserve it */
+	if (log_policy != POSIX_TRACE_APPEND &&
+	    fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, (off_t)log_max) && errno == ENOSPC) {
+		rc = ENOSPC;
+		goto fail;
+	}
+	put_header(w, h, attr);
+	if ((rc = pt_logw_put(w, h, PT_LOG_HDR, NULL, 0, NULL, 0)))
+		goto fail;
+	w->pos = w->written = PT_LOG_FIRST;
+	w->seq = 1;
+	return 0;
+fail:
+	pt_logw_free(w);
+	return rc;
+}
+
+void pt_logw_free(struct pt_logw *w)
+{
+	free(w->rec);
+	free(w->hdr);
+	free(w->wt);
+	free(w->names);
+	free(w->live);
+	w->rec = w->hdr = NULL;
+	w->wt = NULL;
+	w->names = NULL;
+	w->live = NULL;
+	w->live_n = w->live_cap = w->live_head = 0;
+	w->fd = -1;
+}
+
+static ssize_t put_once(const struct pt_logw *w, const struct iovec *v, int n, uint64_t off)
+{
+	if (w->seekable && !w->o_append)
+		return pwritev(w->fd, v, n, (off_t)off);
+	if (w->is_sock) {
+		struct msghdr m = { .msg_iov = (struct iovec *)v, .msg_iovlen = (size_t)n };
+		return sendmsg(w->fd, &m, MSG_NOSIGNAL);
+	}
+	return writev(w->fd, v, n);
+}
+
+int pt_logw_put(struct pt_logw *w, const void *a, uint32_t alen, const void *b,
+                uint32_t blen, const void *c, uint32_t clen)
+{
+	struct iovec iov[3] = { { (void *)a, alen }, { (void *)b, blen }, { (void *)c, clen } };
+	struct iovec *v = iov;
+	uint64_t off = w->pos;
+	sigset_t pipe, old, pend;
+	int n = 3, rc = 0, guard = 0, pending = 0;
+
+	if (w->is_fifo) { /* a closed pipe must fail the write, not kill the process */
+		sigemptyset(&pipe);
+		sigaddset(&pipe, SIGPIPE);
+		pending = sigpending(&pend) == 0 && sigismember(&pend, SIGPIPE);
+		guard = pthread_sigmask(SIG_BLOCK, &pipe, &old) == 0;
+	}
+	while (n) {
+		ssize_t k;
+
+		if (!v->iov_len) {
+			v++, n--;
+			continue;
+		}
+		k = put_once(w, v, n, off);
+		if (k < 0) {
+			struct pollfd p = { w->fd, POLLOUT, 0 };
+
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK) {
+				(void)poll(&p, 1, -1);
+				continue;
+			}
+			rc = errno;
+			break;
+		}
+		if (k == 0) {
+			rc = EIO;
+			break;
+		}
+		off += (uint64_t)k;
+		for (size_t left = (size_t)k; left;) {
+			size_t take = left < v->iov_len ? left : v->iov_len;
+			v->iov_base = (char *)v->iov_base + take;
+			v->iov_len -= take;
+			left -= take;
+			if (!v->iov_len)
+				v++, n--;
+		}
+	}
+	if (guard) {
+		if (rc == EPIPE && !pending && sigpending(&pend) == 0 && sigismember(&pend, SIGPIPE)) {
+			struct timespec zero = { 0, 0 };
+			(void)sigtimedwait(&pipe, NULL, &zero);
+		}
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	}
+	/* a sequential log loses the partial block: the next one goes there */
+	if (rc && w->seekable && w->policy != POSIX_TRACE_LOOP && ftruncate(w->fd, (off_t)w->pos))
+		(void)0;
+	return rc;
+}

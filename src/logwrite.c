@@ -1,0 +1,364 @@
+/*
+ * logwrite.c -- trace log writer: events are gathered into blocks in
+ * memory and each block goes out with one write call.  Format and rules:
+ * docs/log-format.md; system calls and setup: logwio.c.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include "logfmt.h"
+
+static uint32_t blk_len(const struct pt_logw *w)
+{
+	return PT_LOG_BLK + w->nw * PT_LOG_WENT + w->rec_len;
+}
+
+static void blk_reset(struct pt_logw *w)
+{
+	w->rec_len = w->nrec = w->nev = w->nw = w->wlast = 0;
+}
+
+/* LOOP: forget the oldest live block, counting its events as lost. */
+static void live_pop(struct pt_logw *w)
+{
+	w->lost += w->live[w->live_head].nev;
+	w->live_head = (w->live_head + 1) % w->live_cap;
+	w->live_n--;
+}
+
+static const struct pt_logw_live *live_front(const struct pt_logw *w)
+{
+	return w->live_n ? &w->live[w->live_head] : NULL;
+}
+
+static int live_push(struct pt_logw *w, const struct pt_logw_live *b)
+{
+	if (w->live_n == w->live_cap) {
+		size_t ncap = w->live_cap ? 2 * w->live_cap : 64;
+		struct pt_logw_live *n = malloc(ncap * sizeof *n);
+
+		if (!n)
+			return ENOMEM;
+		for (size_t i = 0; i < w->live_n; i++)
+			n[i] = w->live[(w->live_head + i) % w->live_cap];
+		free(w->live);
+		w->live = n, w->live_cap = ncap, w->live_head = 0;
+	}
+	w->live[(w->live_head + w->live_n++) % w->live_cap] = *b;
+	return 0;
+}
+
+/* Writes one block: the header and writer table in w->hdr, then `body`
+ * (the records, or the END body).  On failure the block is lost (its
+ * events dropped) and the next block goes to the same place. */
+static int put_block(struct pt_logw *w, unsigned type, const unsigned char *body,
+                     uint32_t body_len, uint32_t nrec, uint32_t nev)
+{
+	static const unsigned char zero[8];
+	unsigned char *h = w->hdr;
+	uint32_t tab = w->nw * PT_LOG_WENT, len = PT_LOG_BLK + tab + body_len;
+	uint64_t padded = PT_LOG_ALIGN8(len), oldest = 1;
+	const struct pt_logw_live *f;
+	int rc, sw = w->swap;
+
+	if (w->policy == POSIX_TRACE_LOOP) {
+		/* blocks of the previous lap that this one overwrites */
+		while ((f = live_front(w)) && f->off >= w->pos && f->off < w->pos + padded)
+			live_pop(w);
+		oldest = (f = live_front(w)) ? f->seq : w->seq;
+	}
+	memcpy(h + PT_LOG_B_MAGIC, PT_LOG_BLK_MAGIC, 4);
+	pt_log_put16(h + PT_LOG_B_TYPE, (uint16_t)type, sw);
+	pt_log_put16(h + PT_LOG_B_NW, (uint16_t)w->nw, sw);
+	pt_log_put32(h + PT_LOG_B_LEN, len, sw);
+	pt_log_put32(h + PT_LOG_B_NREC, nrec, sw);
+	pt_log_put64(h + PT_LOG_B_NONCE, w->nonce, sw);
+	pt_log_put64(h + PT_LOG_B_SEQ, w->seq, sw);
+	pt_log_put64(h + PT_LOG_B_OLDEST, oldest, sw);
+	pt_log_put64(h + PT_LOG_B_BASE, w->nev ? w->base_ts : 0, sw);
+	for (uint32_t i = 0; i < w->nw; i++) {
+		unsigned char *e = h + PT_LOG_BLK + i * PT_LOG_WENT;
+		pt_log_put32(e, (uint32_t)w->wt[i].pid, sw);
+		pt_log_put32(e + 4, 0, sw);
+		pt_log_put64(e + 8, w->wt[i].thread, sw);
+	}
+	pt_log_put32(h + PT_LOG_B_BCRC,
+	             pt_log_crc(pt_log_crc(0, h + PT_LOG_BLK, tab), body, body_len), sw);
+	pt_log_put32(h + PT_LOG_B_HCRC, pt_log_crc(0, h, PT_LOG_B_HCRC), sw);
+
+	rc = pt_logw_put(w, h, PT_LOG_BLK + tab, body, body_len, zero, (uint32_t)(padded - len));
+	if (rc) {
+		if (!w->err)
+			w->err = rc;
+		w->dropped += nev;
+		return rc;
+	}
+	if (w->policy == POSIX_TRACE_LOOP) {
+		struct pt_logw_live b = { w->pos, w->seq, (uint32_t)padded, nev };
+		if ((rc = live_push(w, &b))) /* cannot track it: count it lost now */
+			w->lost += nev;
+	}
+	w->pos += padded;
+	w->written += padded;
+	w->seq++;
+	return rc;
+}
+
+/* Writes out the block being built, if it holds anything. */
+static int flush(struct pt_logw *w)
+{
+	int rc = 0;
+
+	if (w->nrec)
+		rc = put_block(w, PT_LOG_BT_EVENTS, w->rec, w->rec_len, w->nrec, w->nev);
+	blk_reset(w);
+	return rc;
+}
+
+static void keep_err(int *first, int rc)
+{
+	if (rc && !*first)
+		*first = rc;
+}
+
+/* LOOP: the next block goes back to the start of the log.  The rest of
+ * the previous lap, beyond where this one ended, is given up.  The names
+ * are written again at the start of the new lap, unless the lap that
+ * ends held nothing but such a copy of them (they do not fit in a lap:
+ * writing them again would never end). */
+static void wrap(struct pt_logw *w)
+{
+	const struct pt_logw_live *f;
+
+	while ((f = live_front(w)) && f->off >= w->pos)
+		live_pop(w);
+	w->pos = PT_LOG_FIRST;
+	w->names_due = w->lap_new != 0;
+	w->lap_new = 0;
+}
+
+static int find_writer(const struct pt_logw *w, const struct pt_logw_who *who)
+{
+	if (w->nw && w->wt[w->wlast].pid == who->pid && w->wt[w->wlast].thread == who->thread)
+		return (int)w->wlast;
+	for (uint32_t i = 0; i < w->nw; i++)
+		if (w->wt[i].pid == who->pid && w->wt[i].thread == who->thread)
+			return (int)i;
+	return -1;
+}
+
+static void put_rec(struct pt_logw *w, uint32_t delta, unsigned info, uint64_t where,
+                    const void *data, uint32_t len)
+{
+	unsigned char *p = w->rec + w->rec_len;
+
+	pt_log_put32(p + PT_LOG_R_DELTA, delta, w->swap);
+	pt_log_put16(p + PT_LOG_R_LEN, (uint16_t)len, w->swap);
+	pt_log_put16(p + PT_LOG_R_INFO, (uint16_t)info, w->swap);
+	pt_log_put64(p + PT_LOG_R_WHERE, where, w->swap);
+	if (len)
+		memcpy(p + PT_LOG_REC, data, len);
+	w->rec_len += PT_LOG_REC + len;
+	w->nrec++;
+}
+
+/* Appends an event record (who != NULL) or a name record; the caller
+ * made room. */
+static void add_rec(struct pt_logw *w, const struct pt_logw_who *who, uint64_t ts,
+                    uint64_t addr, unsigned info, const void *data, uint32_t len)
+{
+	int wi = 0;
+
+	if (who) {
+		if ((wi = find_writer(w, who)) < 0) {
+			wi = (int)w->nw++;
+			w->wt[wi] = *who;
+		}
+		w->wlast = (uint32_t)wi;
+		if (!w->nev++)
+			w->base_ts = ts;
+		w->last_ts = ts, w->last_who = *who;
+	}
+	if (!w->emitting)
+		w->lap_new++;
+	put_rec(w, who ? (uint32_t)(ts - w->base_ts) : 0, info,
+	        (addr & PT_MASK48) | (uint64_t)wi << 48, data, len);
+}
+
+static void emit_names(struct pt_logw *w, int *werr);
+static void go_full(struct pt_logw *w, int *werr);
+
+/* Makes room in the block being built for a record of `len` payload
+ * bytes (an event of `who` at `ts`, or a name when who is NULL): writes
+ * the block out, wraps (LOOP) or closes the log (UNTIL_FULL) as needed.
+ * Returns 0 when there is room, ENOSPC when the log is full; write errors
+ * go to *werr. */
+static int make_room(struct pt_logw *w, const struct pt_logw_who *who, uint64_t ts,
+                     uint32_t len, int *werr)
+{
+	for (;;) {
+		uint32_t need = PT_LOG_REC + len;
+		int ok = 1;
+		uint64_t end;
+
+		if (w->names_due && !w->emitting) {
+			emit_names(w, werr);
+			continue;
+		}
+		if (who && find_writer(w, who) < 0) {
+			need += PT_LOG_WENT;
+			ok = w->nw < PT_LOG_MAX_WRITERS;
+		}
+		if (who && w->nev && (ts < w->base_ts || ts - w->base_ts > UINT32_MAX))
+			ok = 0;
+		if (!ok || blk_len(w) + need > w->cap) {
+			keep_err(werr, flush(w)); /* an empty block always has room */
+			continue;
+		}
+		end = w->pos + PT_LOG_ALIGN8(blk_len(w) + need);
+		if (w->policy == POSIX_TRACE_APPEND)
+			return 0;
+		if (w->policy == POSIX_TRACE_LOOP) {
+			if (end <= w->limit)
+				return 0;
+			if (w->nrec)
+				keep_err(werr, flush(w));
+			else if (w->pos == PT_LOG_FIRST)
+				return ENOSPC; /* cannot happen: pt_logw_min_size() */
+			else
+				wrap(w);
+			continue;
+		}
+		if (end + PT_LOG_STOP_BLK <= w->limit)
+			return 0;
+		go_full(w, werr);
+		return ENOSPC;
+	}
+}
+
+/* LOOP, after a wrap: every name again, at the start of the lap.  (A
+ * wrap in here leaves names_due clear: the lap holds nothing new yet.) */
+static void emit_names(struct pt_logw *w, int *werr)
+{
+	w->names_due = 0;
+	w->emitting = 1;
+	for (unsigned id = 0; id < PT_NIDS; id++) {
+		uint32_t n;
+
+		if (!(w->known[id / 64] >> (id % 64) & 1))
+			continue;
+		n = (uint32_t)strlen(w->names[id]);
+		if (make_room(w, NULL, 0, n, werr))
+			break;
+		add_rec(w, NULL, 0, 0, id | PT_LOG_RF_NAME, w->names[id], n);
+	}
+	w->emitting = 0;
+}
+
+/* UNTIL_FULL: the log ends with a POSIX_TRACE_STOP event (data: int 1)
+ * stamped with the refused event's time and writer, in the block being
+ * built if it fits, else in a block of its own (room for it was kept). */
+static void go_full(struct pt_logw *w, int *werr)
+{
+	unsigned char one[4];
+	struct pt_logw_who who = w->last_who;
+	uint64_t ts = w->last_ts;
+	int wnew = find_writer(w, &who) < 0;
+	uint32_t need = PT_LOG_REC + 4 + (wnew ? PT_LOG_WENT : 0), nev;
+
+	if ((wnew && w->nw >= PT_LOG_MAX_WRITERS) || blk_len(w) + need > w->cap ||
+	    (w->nev && (ts < w->base_ts || ts - w->base_ts > UINT32_MAX)) ||
+	    w->pos + PT_LOG_ALIGN8(blk_len(w) + need) > w->limit)
+		keep_err(werr, flush(w));
+	nev = w->nev; /* the STOP event is not one of the caller's */
+	pt_log_put32(one, 1, w->swap);
+	add_rec(w, &who, ts, 0, POSIX_TRACE_STOP | PT_LOG_RF_INT, one, 4);
+	keep_err(werr, put_block(w, PT_LOG_BT_EVENTS, w->rec, w->rec_len, w->nrec, nev));
+	blk_reset(w);
+	w->full = 1;
+}
+
+int pt_logw_name(struct pt_logw *w, unsigned id, const char *name)
+{
+	int werr = 0;
+	size_t n;
+
+	if (!w->rec || w->finished || id >= PT_NIDS || !name)
+		return EINVAL;
+	n = strlen(name);
+	if (n == 0 || n > PT_LOG_NAME_MAX || memchr(name, 0, n))
+		return EINVAL;
+	if ((w->known[id / 64] >> (id % 64) & 1) && !strcmp(w->names[id], name))
+		return 0;
+	memcpy(w->names[id], name, n + 1);
+	w->known[id / 64] |= 1ull << (id % 64);
+	if (w->full)
+		return 0;
+	if (make_room(w, NULL, 0, (uint32_t)n, &werr) == 0)
+		add_rec(w, NULL, 0, 0, id | PT_LOG_RF_NAME, name, (uint32_t)n);
+	return werr;
+}
+
+int pt_logw_event(struct pt_logw *w, uint64_t ts_ns, int32_t pid, uint64_t thread,
+                  uint64_t addr, unsigned id, int truncated, const void *data, uint32_t len)
+{
+	struct pt_logw_who who = { pid, thread };
+	int werr = 0;
+
+	if (!w->rec || w->finished || id >= PT_NIDS || (len && !data))
+		return EINVAL;
+	if (w->full) {
+		w->dropped++;
+		return ENOSPC;
+	}
+	if (len > w->max_payload)
+		len = w->max_payload, truncated = 1;
+	w->last_ts = ts_ns, w->last_who = who;
+	if (make_room(w, &who, ts_ns, len, &werr)) {
+		w->dropped++;
+		return werr ? werr : ENOSPC;
+	}
+	add_rec(w, &who, ts_ns, addr, id | (truncated ? PT_LOG_RF_TRUNC : 0), data, len);
+	return werr;
+}
+
+int pt_logw_sync(struct pt_logw *w)
+{
+	if (!w->rec || w->finished)
+		return EINVAL;
+	return flush(w);
+}
+
+int pt_logw_finish(struct pt_logw *w, const struct posix_trace_status_info *st)
+{
+	unsigned char b[PT_LOG_END_BODY] = { 0 };
+	const struct posix_trace_status_info zst = { 0 };
+	int werr = 0;
+
+	if (!w->rec || w->finished)
+		return EINVAL;
+	if (!st)
+		st = &zst;
+	keep_err(&werr, flush(w));
+	if (w->policy == POSIX_TRACE_LOOP &&
+	    w->pos + PT_LOG_ALIGN8(PT_LOG_END_LEN) > w->limit) {
+		wrap(w);
+		if (w->names_due) {
+			emit_names(w, &werr);
+			keep_err(&werr, flush(w));
+		}
+		if (w->pos + PT_LOG_ALIGN8(PT_LOG_END_LEN) > w->limit)
+			wrap(w);
+	}
+	pt_log_put32(b + 0, (uint32_t)st->posix_stream_status, w->swap);
+	pt_log_put32(b + 4, (uint32_t)st->posix_stream_full_status, w->swap);
+	pt_log_put32(b + 8, (uint32_t)st->posix_stream_overrun_status, w->swap);
+	pt_log_put32(b + 12, (uint32_t)st->posix_stream_flush_status, w->swap);
+	pt_log_put32(b + 16, (uint32_t)st->posix_stream_flush_error, w->swap);
+	pt_log_put32(b + 20, (uint32_t)st->posix_log_overrun_status, w->swap);
+	pt_log_put32(b + 24, (uint32_t)st->posix_log_full_status, w->swap);
+	pt_log_put64(b + 32, w->lost, w->swap);
+	pt_log_put64(b + 40, w->dropped, w->swap);
+	keep_err(&werr, put_block(w, PT_LOG_BT_END, b, sizeof b, 0, 0));
+	w->finished = 1;
+	return werr;
+}
