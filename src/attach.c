@@ -26,6 +26,49 @@ static uint64_t view_retired[PT_VIEWS]; /* bit 63: retired; low bits: order */
 static uint64_t retire_count;
 static uint16_t next_gen;
 
+/* A stream this process made for itself is mapped once: the trace id and
+ * the recording view share the mapping, which goes when both let go.
+ * (One mapping is also what lets ThreadSanitizer see the two sides meet.) */
+static struct {
+	_Atomic uint64_t ticket;
+	void *hdr;
+	size_t size;
+	_Atomic int refs;
+} selfmap[PT_SLOTS];
+
+void pt_selfmap_add(unsigned s, uint64_t ticket, void *hdr, size_t size)
+{
+	selfmap[s].hdr = hdr;
+	selfmap[s].size = size;
+	atomic_store(&selfmap[s].refs, 1);
+	atomic_store_explicit(&selfmap[s].ticket, ticket, memory_order_release);
+}
+
+static void *selfmap_get(unsigned s, uint64_t ticket, size_t size)
+{
+	if (atomic_load_explicit(&selfmap[s].ticket, memory_order_acquire) != ticket ||
+	    selfmap[s].size != size)
+		return NULL;
+	int r = atomic_load(&selfmap[s].refs);
+	while (r > 0 && !atomic_compare_exchange_weak(&selfmap[s].refs, &r, r + 1))
+		;
+	return r > 0 ? selfmap[s].hdr : NULL;
+}
+
+/* Let go of a mapping of a segment (async-signal-safe). */
+void pt_map_release(void *hdr, size_t size)
+{
+	for (unsigned s = 0; s < PT_SLOTS; s++)
+		if (selfmap[s].hdr == hdr && atomic_load(&selfmap[s].refs) > 0) {
+			if (atomic_fetch_sub(&selfmap[s].refs, 1) == 1) {
+				atomic_store(&selfmap[s].ticket, 0);
+				munmap(hdr, size);
+			}
+			return;
+		}
+	munmap(hdr, size);
+}
+
 int pt_owner_alive(int fd, uint32_t byte)
 {
 	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = byte, .l_len = 1 };
@@ -45,6 +88,8 @@ static int same_file(int fd, uint64_t ino, uint64_t min_size)
 	return fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_ino == ino &&
 	       (uint64_t)st.st_size >= min_size;
 }
+
+static void reap(unsigned s, uint64_t ticket);
 
 /* The stream is over for this process: stop writing, detach at next resync. */
 void pt_slot_mark_dead(unsigned s, struct pt_slot *sl)
@@ -69,6 +114,8 @@ void pt_owner_check(unsigned s, struct pt_slot *sl, uint64_t ts)
 		                                     (st & ~PT_ST_RUNNING) | PT_ST_DEAD))
 			;
 		pt_slot_mark_dead(s, sl);
+		reap(s, sl->ticket); /* free its memory now: the live bit is gone, so
+		                      * a resync may not come soon */
 	}
 }
 
@@ -117,7 +164,7 @@ static int view_get(void)
 	if (best < 0 || pt_quiesce_try() != 0)
 		return -1;
 	if (pt_proc.view[best].hdr)
-		munmap(pt_proc.view[best].hdr, pt_proc.view[best].map_size);
+		pt_map_release(pt_proc.view[best].hdr, pt_proc.view[best].map_size);
 	pt_proc.view[best].hdr = NULL;
 	view_retired[best] = 0;
 	return best;
@@ -161,7 +208,9 @@ static int attach(unsigned s, uint64_t ticket)
 	int v = view_get();
 	if (v < 0)
 		return -1;
-	struct pt_hdr *h = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, hfd, (off_t)off);
+	struct pt_hdr *h = fd < 0 ? selfmap_get(s, ticket, size) : NULL;
+	if (!h)
+		h = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, hfd, (off_t)off);
 	struct pt_slot *sl = &pt_proc.view[v];
 	if (h == MAP_FAILED) {
 		view_retire((unsigned)v);
@@ -170,7 +219,7 @@ static int attach(unsigned s, uint64_t ticket)
 	}
 	if (pt_segment_check(h, size) != 0 ||
 	    h->clk.kind != (pt_clock_tsc ? PT_CLK_TSC : PT_CLK_MONO)) {
-		munmap(h, size);
+		pt_map_release(h, size);
 		view_retire((unsigned)v);
 		sl->hdr = NULL;
 		return 1;
@@ -184,6 +233,7 @@ static int attach(unsigned s, uint64_t ticket)
 	atomic_store_explicit(&sl->gen, next_gen, memory_order_relaxed);
 	sl->home_fd = hfd;
 	sl->lock_byte = byte;
+	sl->ticket = ticket;
 	sl->owner_every = ticks_per_10ms(&h->clk);
 	atomic_store(&sl->owner_checked, pt_now());
 	atomic_store(&sl->dead, 0);
@@ -282,7 +332,7 @@ void pt_detach_now(unsigned s, uint64_t ticket)
 	if ((atomic_load(&pt_proc.att) >> s & 1) && pt_proc.ticket[s] == ticket) {
 		unsigned v = atomic_load(&pt_proc.cur[s]);
 		atomic_fetch_and(&pt_proc.att, ~(1u << s));
-		munmap(pt_proc.view[v].hdr, pt_proc.view[v].map_size);
+		pt_map_release(pt_proc.view[v].hdr, pt_proc.view[v].map_size);
 		pt_proc.view[v].hdr = NULL;
 		view_retired[v] = 1ull << 63; /* oldest of all: reused first */
 	}

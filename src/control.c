@@ -100,10 +100,16 @@ PT_API int posix_trace_clear(trace_id_t trid)
 PT_API int posix_trace_shutdown(trace_id_t trid)
 {
 	struct pt_trid *t;
-	int rc = pt_trid_lock(trid, &t);
+	int rc = pt_trid_lock(trid, &t), log_rc = 0;
 
 	if (rc)
 		return rc;
+	if (t->fl) { /* everything not yet in the log goes there first */
+		pt_trid_unlock(t);
+		log_rc = pt_flusher_stop(t);
+		if ((rc = pt_trid_lock(trid, &t)) != 0)
+			return rc;
+	}
 	struct pt_hdr *h = t->hdr;
 	atomic_store(&t->dead, 1); /* from now on every call with trid fails */
 	uint32_t st = atomic_load(&h->state);
@@ -123,7 +129,7 @@ PT_API int posix_trace_shutdown(trace_id_t trid)
 	if (t->region_off)
 		fallocate(t->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)t->region_off,
 		          (off_t)t->map_size);
-	munmap(h, t->map_size);
+	pt_map_release(h, t->map_size);
 	if (t->tctl && !t->tctl_own)
 		munmap(t->tctl, PT_CTL_SIZE);
 	close(t->fd);      /* releases the liveness lock */
@@ -133,13 +139,13 @@ PT_API int posix_trace_shutdown(trace_id_t trid)
 	t->tctl = NULL;
 	t->in_use = 0;
 	pt_unlock(&t->lock);
-	return 0;
+	return log_rc == EFBIG || log_rc == ENOSPC || log_rc == EIO ? log_rc : 0;
 }
 
 PT_API int posix_trace_get_attr(trace_id_t trid, trace_attr_t *attr)
 {
 	struct pt_trid *t;
-	int rc = pt_trid_lock(trid, &t);
+	int rc = pt_trid_lock_any(trid, &t);
 
 	if (rc)
 		return rc;
@@ -151,19 +157,12 @@ PT_API int posix_trace_get_attr(trace_id_t trid, trace_attr_t *attr)
 	return rc;
 }
 
-PT_API int posix_trace_get_status(trace_id_t trid, struct posix_trace_status_info *si)
+/* Under t's lock. */
+void pt_status_locked(struct pt_trid *t, struct posix_trace_status_info *si)
 {
-	struct pt_trid *t;
-	int rc = pt_trid_lock(trid, &t);
-
-	if (rc)
-		return rc;
-	if (!si) {
-		pt_trid_unlock(t);
-		return EINVAL;
-	}
 	struct pt_hdr *h = t->hdr;
 	uint32_t st = atomic_load(&h->state);
+
 	memset(si, 0, sizeof *si);
 	si->posix_stream_status = st & PT_ST_RUNNING ? POSIX_TRACE_RUNNING : POSIX_TRACE_SUSPENDED;
 	si->posix_stream_full_status = st & PT_ST_FULL ? POSIX_TRACE_FULL : POSIX_TRACE_NOT_FULL;
@@ -173,6 +172,23 @@ PT_API int posix_trace_get_status(trace_id_t trid, struct posix_trace_status_inf
 	si->posix_stream_flush_error = 0;
 	si->posix_log_overrun_status = POSIX_TRACE_NO_OVERRUN;
 	si->posix_log_full_status = POSIX_TRACE_NOT_FULL;
+	if (t->fl)
+		pt_flusher_status(t, si);
+}
+
+PT_API int posix_trace_get_status(trace_id_t trid, struct posix_trace_status_info *si)
+{
+	struct pt_trid *t;
+	int rc = pt_trid_lock_any(trid, &t);
+
+	if (rc)
+		return rc;
+	if (!si)
+		rc = EINVAL;
+	else if (t->kind == PT_KIND_LOG)
+		rc = pt_logopen_status(t, si);
+	else
+		pt_status_locked(t, si);
 	pt_trid_unlock(t);
-	return 0;
+	return rc;
 }

@@ -54,7 +54,8 @@ static struct pt_ctl *ctl_map(int fd)
 	c = mmap(NULL, PT_CTL_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (c == MAP_FAILED)
 		return NULL;
-	if (c->magic != PT_CTL_MAGIC || c->version != PT_CTL_VERSION) {
+	if (atomic_load_explicit(&c->magic, memory_order_acquire) != PT_CTL_MAGIC ||
+	    c->version != PT_CTL_VERSION) {
 		munmap(c, PT_CTL_SIZE);
 		return NULL;
 	}
@@ -83,8 +84,7 @@ static struct pt_ctl *ctl_make(int *fdp)
 
 static void ctl_publish(struct pt_ctl *c)
 {
-	atomic_thread_fence(memory_order_release);
-	c->magic = PT_CTL_MAGIC;
+	atomic_store_explicit(&c->magic, PT_CTL_MAGIC, memory_order_release);
 }
 
 static void ctl_use(struct pt_ctl *c, int fd)
@@ -166,7 +166,7 @@ void pt_ctl_atfork_child(void)
 		if (sl->inherit != POSIX_TRACE_INHERITED || atomic_load(&sl->dead)) {
 			/* the parent's stream: only this thread runs, so unmap now */
 			atomic_fetch_and(&pt_proc.att, ~(1u << s));
-			munmap(sl->hdr, sl->map_size);
+			pt_map_release(sl->hdr, sl->map_size);
 			sl->hdr = NULL;
 			pt_proc.ticket[s] = 0;
 			continue;

@@ -220,10 +220,15 @@ static void sync_names(struct pt_trid *t)
 PT_API int posix_trace_eventid_get_name(trace_id_t trid, trace_event_id_t id, char *name)
 {
 	struct pt_trid *t;
-	int rc = pt_trid_lock(trid, &t);
+	int rc = pt_trid_lock_any(trid, &t);
 
 	if (rc)
 		return rc;
+	if (t->kind == PT_KIND_LOG) {
+		rc = name ? pt_logopen_name(t, id, name) : EINVAL;
+		pt_trid_unlock(t);
+		return rc;
+	}
 	rc = name ? pt_name_get(t->view.names, id, name) : EINVAL;
 	if (rc && name && id < PT_NIDS) {
 		sync_names(t);
@@ -237,13 +242,18 @@ PT_API int posix_trace_eventtypelist_getnext_id(trace_id_t trid, trace_event_id_
                                                 int *restrict unavailable)
 {
 	struct pt_trid *t;
-	int rc = pt_trid_lock(trid, &t);
+	int rc = pt_trid_lock_any(trid, &t);
 
 	if (rc)
 		return rc;
 	if (!id || !unavailable) {
 		pt_trid_unlock(t);
 		return EINVAL;
+	}
+	if (t->kind == PT_KIND_LOG) {
+		rc = pt_logopen_next_id(t, id, unavailable);
+		pt_trid_unlock(t);
+		return rc;
 	}
 	*unavailable = 1;
 	if (t->typelist_pos == 0)
@@ -263,7 +273,7 @@ PT_API int posix_trace_eventtypelist_getnext_id(trace_id_t trid, trace_event_id_
 PT_API int posix_trace_eventtypelist_rewind(trace_id_t trid)
 {
 	struct pt_trid *t;
-	int rc = pt_trid_lock(trid, &t);
+	int rc = pt_trid_lock_any(trid, &t);
 
 	if (rc)
 		return rc;

@@ -256,7 +256,7 @@ struct pt_ctl_slot {
 };
 
 struct pt_ctl {
-	uint64_t magic;
+	_Atomic uint64_t magic;     /* written last, with release */
 	uint32_t version, size;
 	_Atomic int32_t pid;        /* the process this segment controls */
 	uint32_t pad0;

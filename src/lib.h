@@ -48,6 +48,7 @@ struct pt_slot {
 	/* where the segment lives, for the controller-liveness check */
 	int home_fd;
 	uint32_t lock_byte;
+	uint64_t ticket;                /* the control slot's, when attached */
 	uint64_t owner_every;           /* ticks between two checks */
 	_Atomic uint64_t owner_checked; /* tick of the last check */
 	_Atomic int dead;               /* found dead: detach at the next resync */
@@ -90,6 +91,8 @@ void pt_slot_mark_dead(unsigned s, struct pt_slot *sl);
 int pt_owner_alive(int fd, uint32_t byte);
 void pt_owner_check(unsigned s, struct pt_slot *sl, uint64_t ts);
 void pt_detach_now(unsigned s, uint64_t ticket); /* after a quiesce: unmap too */
+void pt_selfmap_add(unsigned s, uint64_t ticket, void *hdr, size_t size);
+void pt_map_release(void *hdr, size_t size);
 
 /* A writer's current chunk for one (slot, level): thread-local. */
 struct pt_tw {
@@ -254,15 +257,18 @@ static inline void pt_unlock(pt_lock_t *l)
 	atomic_store_explicit(l, 0, memory_order_release);
 }
 
+struct pt_flusher;
+struct pt_logr;
+
 struct pt_trid {
 	pt_lock_t lock;           /* control calls and the reader */
 	int in_use;
+	int kind;                 /* PT_KIND_STREAM or PT_KIND_LOG */
 	_Atomic int dead;
 	uint32_t gen;
 	uint64_t fork_gen;
 	int slot;                 /* slot in the traced process's control segment, or -1 */
-	int fd;                   /* memfd holding the segment */
-	int lock_fd;              /* private open file holding the liveness lock, or -1 */
+	int fd;                   /* memfd holding the segment; its lock is the stream's life */
 	int sys_fd;               /* counts the stream system-wide (remote.c) */
 	pid_t pid;                /* the traced process */
 	struct pt_ctl *tctl;      /* its control segment, mapped here, or NULL */
@@ -276,13 +282,37 @@ struct pt_trid {
 	struct pt_clock clk;      /* trusted copy, refined over time */
 	struct pt_reader rd;
 	uint32_t typelist_pos;
+	struct pt_flusher *fl;    /* a stream with a log: its writer (flush.c) */
+	struct pt_logr *lr;       /* a log opened for reading (logopen.c) */
 };
+
+#define PT_KIND_STREAM 0
+#define PT_KIND_LOG    1
 
 extern pthread_mutex_t pt_ctl_lock; /* trid table, slots, registry */
 extern uint64_t pt_fork_gen;
 
 /* Find and lock a live stream; 0 or EINVAL. */
 int pt_trid_lock(trace_id_t trid, struct pt_trid **out);
+/* The same, for a stream or a log opened for reading. */
+int pt_trid_lock_any(trace_id_t trid, struct pt_trid **out);
+struct pt_trid *pt_trid_new(int kind, trace_id_t *id); /* under pt_ctl_lock; locked */
+void pt_trid_free(struct pt_trid *t);                  /* locked; unlocks */
+int pt_read_next(struct pt_trid *t, struct posix_trace_event_info *ev, void *buf, size_t num,
+                 size_t *dlen);
+
+void pt_status_locked(struct pt_trid *t, struct posix_trace_status_info *si);
+/* flush.c: a stream's log */
+int pt_flusher_start(struct pt_trid *t, int fd);
+int pt_flusher_stop(struct pt_trid *t); /* final flush, log finished; first error */
+void pt_flusher_status(struct pt_trid *t, struct posix_trace_status_info *si);
+void pt_flusher_forget(struct pt_trid *t); /* fork child: not ours */
+/* logopen.c: a log opened for reading */
+int pt_logopen_status(struct pt_trid *t, struct posix_trace_status_info *si);
+int pt_logopen_name(struct pt_trid *t, trace_event_id_t id, char *name);
+int pt_logopen_next_id(struct pt_trid *t, trace_event_id_t *id, int *unavailable);
+int pt_logopen_next(struct pt_trid *t, struct posix_trace_event_info *ev, void *buf, size_t num,
+                    size_t *len, int *unavailable);
 void pt_trid_unlock(struct pt_trid *t);
 void pt_trid_attrs(const struct pt_trid *t, trace_attr_t *attr);
 int pt_stream_create(pid_t pid, const trace_attr_t *attr, int logfd, trace_id_t *trid);

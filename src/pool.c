@@ -189,10 +189,15 @@ int pt_pool_acquire(struct pt_slot *sl, struct pt_tw *tw, uint32_t state, uint64
 	if (idx == PT_NIL && sl->policy == POSIX_TRACE_LOOP)
 		idx = steal(sl);
 	if (idx == PT_NIL) {
-		if (sl->policy != POSIX_TRACE_LOOP)
+		if (sl->policy == POSIX_TRACE_UNTIL_FULL)
 			autostop(sl, state, ts);
-		pt_pool_note_lost(h, 1, ts, sl->policy == POSIX_TRACE_LOOP, (uint64_t)pthread_self(),
-		                  pt_pid, level);
+		else if (sl->policy == POSIX_TRACE_FLUSH) /* the flusher is behind: */
+			set_flag(h, PT_ST_FULL);       /* drop, never wait for it */
+		pt_pool_note_lost(h, 1, ts, sl->policy != POSIX_TRACE_UNTIL_FULL,
+		                  (uint64_t)pthread_self(), pt_pid, level);
+		if (sl->policy == POSIX_TRACE_FLUSH && atomic_load(&h->waiters) &&
+		    atomic_exchange(&h->waiters, 0))
+			pt_wake_readers(h);
 		return -1;
 	}
 	uint64_t seq = atomic_fetch_add_explicit(&h->acq_seq, 1, memory_order_relaxed) + 1;

@@ -665,17 +665,31 @@ static int read_next(struct pt_trid *t, struct posix_trace_event_info *ev, void 
 
 enum { MODE_BLOCK, MODE_TIMED, MODE_TRY };
 
+/* For the flusher of a stream with a log (flush.c), under t's lock. */
+int pt_read_next(struct pt_trid *t, struct posix_trace_event_info *ev, void *buf, size_t num,
+                 size_t *dlen)
+{
+	return read_next(t, ev, buf, num, dlen);
+}
+
 static int getnext(trace_id_t trid, struct posix_trace_event_info *ev, void *data, size_t num,
                    size_t *dlen, int *unavail, int mode, const struct timespec *abs)
 {
 	struct pt_trid *t;
-	int rc = pt_trid_lock(trid, &t);
+	int rc = pt_trid_lock_any(trid, &t);
 
 	if (rc)
 		return rc;
-	if (!ev || !dlen || !unavail || (!data && num)) {
+	if (!ev || !dlen || !unavail || (!data && num) ||
+	    (t->kind == PT_KIND_LOG && mode != MODE_BLOCK) || t->fl) {
+		/* a stream with a log is read by its flusher; a log only by getnext */
 		pt_trid_unlock(t);
 		return EINVAL;
+	}
+	if (t->kind == PT_KIND_LOG) {
+		rc = pt_logopen_next(t, ev, data, num, dlen, unavail);
+		pt_trid_unlock(t);
+		return rc;
 	}
 	for (;;) {
 		if (read_next(t, ev, data, num, dlen)) {

@@ -34,7 +34,8 @@ static struct pt_ctl *map_ctl(int fd, pid_t pid)
 	c = mmap(NULL, PT_CTL_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (c == MAP_FAILED)
 		return NULL;
-	if (c->magic != PT_CTL_MAGIC || c->version != PT_CTL_VERSION ||
+	if (atomic_load_explicit(&c->magic, memory_order_acquire) != PT_CTL_MAGIC ||
+	    c->version != PT_CTL_VERSION ||
 	    atomic_load(&c->pid) != pid) {
 		munmap(c, PT_CTL_SIZE);
 		return NULL;

@@ -15,6 +15,7 @@ pthread_mutex_t pt_ctl_lock = PTHREAD_MUTEX_INITIALIZER;
 uint64_t pt_fork_gen;
 
 static struct pt_trid trids[TRACE_SYS_MAX];
+static struct pt_trid *trid_alloc(void);
 static uint32_t next_gen = 1;
 static struct pt_clock_img proc_clock; /* calibrated once per process */
 
@@ -33,8 +34,12 @@ static void atfork_parent(void)
 /* Drop what this process holds of a stream it controls (no shutdown). */
 static void trid_release(struct pt_trid *t)
 {
+	if (t->fl)
+		pt_flusher_forget(t);
+	if (t->lr)
+		posix_trace_close((trace_id_t)(t->gen << 8 | (unsigned)(t - trids)));
 	if (t->hdr)
-		munmap(t->hdr, t->map_size);
+		pt_map_release(t->hdr, t->map_size);
 	if (t->tctl && !t->tctl_own)
 		munmap(t->tctl, PT_CTL_SIZE);
 	if (t->fd >= 0)
@@ -74,7 +79,8 @@ __attribute__((destructor)) static void stream_fini(void)
 {
 	for (unsigned i = 0; i < TRACE_SYS_MAX; i++) {
 		struct pt_trid *t = &trids[i];
-		if (t->in_use && !atomic_load(&t->dead) && t->fork_gen == pt_fork_gen)
+		if (t->in_use && !atomic_load(&t->dead) && t->fork_gen == pt_fork_gen &&
+		    t->kind == PT_KIND_STREAM)
 			posix_trace_shutdown((trace_id_t)(t->gen << 8 | i));
 	}
 }
@@ -100,7 +106,7 @@ void pt_lock_slow(pt_lock_t *l)
 	}
 }
 
-int pt_trid_lock(trace_id_t trid, struct pt_trid **out)
+int pt_trid_lock_any(trace_id_t trid, struct pt_trid **out)
 {
 	unsigned idx = (unsigned)trid & 0xffu, gen = (unsigned)trid >> 8;
 	struct pt_trid *t;
@@ -115,6 +121,52 @@ int pt_trid_lock(trace_id_t trid, struct pt_trid **out)
 	}
 	*out = t;
 	return 0;
+}
+
+int pt_trid_lock(trace_id_t trid, struct pt_trid **out)
+{
+	int rc = pt_trid_lock_any(trid, out);
+
+	if (rc == 0 && (*out)->kind != PT_KIND_STREAM) {
+		pt_unlock(&(*out)->lock);
+		return EINVAL; /* a log opened for reading, not a stream */
+	}
+	return rc;
+}
+
+/* A free entry of the table, locked, with a new id.  Under pt_ctl_lock. */
+struct pt_trid *pt_trid_new(int kind, trace_id_t *id)
+{
+	struct pt_trid *t = trid_alloc();
+
+	if (!t)
+		return NULL;
+	pt_lock(&t->lock);
+	memset(&t->rd, 0, sizeof t->rd);
+	t->kind = kind;
+	t->fd = t->sys_fd = t->slot = -1;
+	t->hdr = NULL;
+	t->tctl = NULL;
+	t->fl = NULL;
+	t->lr = NULL;
+	t->region_off = 0;
+	t->typelist_pos = 0;
+	t->fork_gen = pt_fork_gen;
+	atomic_store(&t->dead, 0);
+	t->gen = next_gen;
+	next_gen = (next_gen + 1) & 0x7fffffu;
+	if (!next_gen)
+		next_gen = 1;
+	t->in_use = 1;
+	*id = (trace_id_t)(t->gen << 8 | (unsigned)(t - trids));
+	return t;
+}
+
+/* Give the entry back (it is locked). */
+void pt_trid_free(struct pt_trid *t)
+{
+	t->in_use = 0;
+	pt_unlock(&t->lock);
 }
 
 void pt_trid_unlock(struct pt_trid *t)
@@ -223,6 +275,7 @@ int pt_stream_create(pid_t pid, const trace_attr_t *attr, int logfd, trace_id_t 
 	int rc, policy, sys_fd = -1;
 	unsigned s = 0;
 	uint64_t ino = 0;
+	trace_id_t id;
 
 	if (!trid)
 		return EINVAL;
@@ -245,16 +298,13 @@ int pt_stream_create(pid_t pid, const trace_attr_t *attr, int logfd, trace_id_t 
 
 	pthread_mutex_lock(&pt_ctl_lock);
 	rc = EAGAIN;
-	if ((t = trid_alloc()) == NULL || (rc = pt_sysmax_take(&sys_fd)) != 0)
+	if (trid_alloc() == NULL || (rc = pt_sysmax_take(&sys_fd)) != 0)
 		goto out;
-	pt_lock(&t->lock);
-	memset(&t->rd, 0, sizeof t->rd);
-	t->fd = -1;
-	t->slot = -1;
-	t->region_off = 0;
+	t = pt_trid_new(PT_KIND_STREAM, &id);
+	t->in_use = 0; /* until it is complete */
 	rc = place_segment(&tg, &g, t, &s, &ino);
 	if (rc != 0) {
-		pt_unlock(&t->lock);
+		pt_trid_free(t);
 		goto out;
 	}
 	if (!proc_clock.kind)
@@ -281,8 +331,6 @@ int pt_stream_create(pid_t pid, const trace_attr_t *attr, int logfd, trace_id_t 
 	t->sys_fd = sys_fd;
 	sys_fd = -1;
 	t->pid = tg.pid;
-	t->typelist_pos = 0;
-	t->fork_gen = pt_fork_gen;
 	if (tg.ctl) { /* tell the traced process: it maps the stream once started */
 		int own_mem = t->region_off == 0; /* a memfd of its own: this process */
 		t->slot = (int)s;
@@ -293,14 +341,18 @@ int pt_stream_create(pid_t pid, const trace_attr_t *attr, int logfd, trace_id_t 
 		                own_mem ? t->fd : -1, ino, &t->ticket);
 		if (own_mem) /* a private memfd, nobody else can see it: no liveness lock */
 			atomic_store(&t->tctl->slot[s].lock_byte, UINT32_MAX);
+		else if (tg.own) /* the recording side will use this mapping too */
+			pt_selfmap_add(s, t->ticket, t->hdr, g.seg_size);
 	}
-	atomic_store(&t->dead, 0);
-	t->gen = next_gen;
-	next_gen = (next_gen + 1) & 0x7fffffu;
-	if (!next_gen)
-		next_gen = 1;
 	t->in_use = 1;
-	*trid = (trace_id_t)(t->gen << 8 | (unsigned)(t - trids));
+	if (logfd >= 0 && (rc = pt_flusher_start(t, logfd)) != 0) {
+		pt_unlock(&t->lock);
+		pthread_mutex_unlock(&pt_ctl_lock);
+		pt_target_close(&tg);
+		posix_trace_shutdown(id);
+		return rc;
+	}
+	*trid = id;
 	pt_unlock(&t->lock);
 	rc = 0;
 out:

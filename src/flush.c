@@ -1,0 +1,267 @@
+/*
+ * flush.c -- a stream with a log: the flusher thread that copies events
+ * from the stream into the log (logwrite.c), posix_trace_create_withlog()
+ * and posix_trace_flush().
+ *
+ * The flusher lives in the controller and is the stream's only reader.
+ * With the FLUSH stream-full policy it drains the stream continuously, so
+ * the traced process never waits for the disk (if the disk is slower than
+ * the producer, events are dropped and counted, never waited for).  With
+ * LOOP or UNTIL_FULL the stream keeps its events until a flush:
+ * posix_trace_flush() or shutdown.  A flush records FLUSH_START, copies
+ * every event recorded so far, records FLUSH_STOP, and writes out the
+ * partial block; posix_trace_get_status() reports it as in progress until
+ * then.
+ */
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include "lib.h"
+#include "logfmt.h"
+
+struct pt_flusher {
+	struct pt_logw w;
+	pthread_t thread;
+	pthread_mutex_t mu;       /* the fields below */
+	pthread_cond_t cv;
+	uint64_t req, done;       /* flushes asked for, and finished */
+	int stop;                 /* shutdown: a last flush, then finish */
+	int err;                  /* first error, until get_status reads it */
+	int err_ret;              /* first error, for shutdown to return */
+	int full, overrun;        /* the log's state, as of the last drain */
+	int autoflush;            /* FLUSH policy: drain all the time */
+	uint64_t named[PT_NIDS / 64];
+	unsigned char *buf;
+	size_t cap;
+};
+
+static void note_error(struct pt_flusher *f, int rc)
+{
+	if (!rc)
+		return;
+	pthread_mutex_lock(&f->mu);
+	if (!f->err)
+		f->err = rc;
+	if (!f->err_ret)
+		f->err_ret = rc;
+	pthread_mutex_unlock(&f->mu);
+}
+
+/* Copy up to max events from the stream to the log.  1 if it stopped for
+ * the limit (more may be waiting), 0 if the stream had no more. */
+static int drain(struct pt_trid *t, struct pt_flusher *f, unsigned max)
+{
+	struct posix_trace_event_info ev;
+	size_t len;
+	int more = 0;
+
+	pt_lock(&t->lock);
+	for (unsigned n = 0;; n++) {
+		if (n == max) {
+			more = 1;
+			break;
+		}
+		if (!pt_read_next(t, &ev, f->buf, f->cap, &len))
+			break;
+		trace_event_id_t id = ev.posix_event_id;
+		if (id < PT_NIDS && !(f->named[id / 64] >> (id % 64) & 1)) {
+			char name[PT_NAME_SZ];
+			if (pt_name_get(t->view.names, id, name) != 0 && t->tctl) {
+				pt_names_copy(t->view.names, pt_ctl_names(t->tctl));
+				if (pt_name_get(t->view.names, id, name) != 0)
+					name[0] = 0;
+			}
+			if (name[0] && pt_logw_name(&f->w, id, name) == 0)
+				f->named[id / 64] |= 1ull << (id % 64);
+		}
+		uint64_t ns = (uint64_t)ev.posix_timestamp.tv_sec * 1000000000u +
+		              (uint64_t)ev.posix_timestamp.tv_nsec;
+		int rc = pt_logw_event(&f->w, ns, ev.posix_pid, (uint64_t)ev.posix_thread_id,
+		                       (uint64_t)(uintptr_t)ev.posix_prog_address, id,
+		                       ev.posix_truncation_status != POSIX_TRACE_NOT_TRUNCATED,
+		                       f->buf, (uint32_t)len);
+		if (rc && rc != ENOSPC)
+			note_error(f, rc);
+		else if (rc == ENOSPC && !f->w.full)
+			note_error(f, rc);
+	}
+	if (t->view.policy == POSIX_TRACE_FLUSH) /* room again */
+		atomic_fetch_and(&t->hdr->state, ~PT_ST_FULL);
+	pt_unlock(&t->lock);
+	pthread_mutex_lock(&f->mu);
+	f->full = f->w.full;
+	f->overrun = f->w.lost > 0 || f->w.dropped > 0;
+	pthread_mutex_unlock(&f->mu);
+	return more;
+}
+
+static void drain_all(struct pt_trid *t, struct pt_flusher *f)
+{
+	while (drain(t, f, 4096))
+		;
+}
+
+/* One flush: FLUSH_START, everything so far, FLUSH_STOP, the block out. */
+static void flush_once(struct pt_trid *t, struct pt_flusher *f)
+{
+	pt_lock(&t->lock);
+	pt_record_system(t, POSIX_TRACE_FLUSH_START, NULL, 0, NULL);
+	pt_unlock(&t->lock);
+	drain_all(t, f);
+	pt_lock(&t->lock);
+	pt_record_system(t, POSIX_TRACE_FLUSH_STOP, NULL, 0, NULL);
+	pt_unlock(&t->lock);
+	drain_all(t, f);
+	note_error(f, pt_logw_sync(&f->w));
+}
+
+static void *flusher_main(void *arg)
+{
+	struct pt_trid *t = arg;
+	struct pt_flusher *f = t->fl;
+
+	for (;;) {
+		pthread_mutex_lock(&f->mu);
+		uint64_t req = f->req;
+		int stop = f->stop;
+		pthread_mutex_unlock(&f->mu);
+		if (f->autoflush)
+			drain_all(t, f);
+		if (req != f->done || stop) {
+			flush_once(t, f);
+			pthread_mutex_lock(&f->mu);
+			f->done = req;
+			pthread_cond_broadcast(&f->cv);
+			pthread_mutex_unlock(&f->mu);
+		}
+		if (stop)
+			return NULL;
+		if (f->autoflush) { /* sleep until writers wake us, or 20 ms */
+			struct pt_hdr *h = t->hdr;
+			uint32_t val = atomic_load(&h->futex);
+			atomic_fetch_add(&h->waiters, 1);
+			pt_futex_wait(&h->futex, val, 20);
+		} else {
+			pthread_mutex_lock(&f->mu);
+			while (f->req == f->done && !f->stop)
+				pthread_cond_wait(&f->cv, &f->mu);
+			pthread_mutex_unlock(&f->mu);
+		}
+	}
+}
+
+/* Under t's lock and pt_ctl_lock, while the stream is being created. */
+int pt_flusher_start(struct pt_trid *t, int fd)
+{
+	struct pt_flusher *f = calloc(1, sizeof *f);
+	int rc;
+
+	if (!f)
+		return ENOMEM;
+	f->cap = t->attr.max_data > 2 * sizeof(trace_event_set_t) ? t->attr.max_data
+	                                                          : 2 * sizeof(trace_event_set_t);
+	if (!(f->buf = malloc(f->cap))) {
+		free(f);
+		return ENOMEM;
+	}
+	rc = pt_logw_init(&f->w, fd, &t->attr, t->attr.log_policy, t->attr.log_size);
+	if (rc) {
+		free(f->buf);
+		free(f);
+		return rc;
+	}
+	f->autoflush = t->attr.stream_policy == POSIX_TRACE_FLUSH;
+	pthread_mutex_init(&f->mu, NULL);
+	pthread_cond_init(&f->cv, NULL);
+	t->fl = f;
+	if ((rc = pthread_create(&f->thread, NULL, flusher_main, t)) != 0) {
+		t->fl = NULL;
+		pt_logw_free(&f->w);
+		free(f->buf);
+		free(f);
+		return rc == EAGAIN ? EAGAIN : ENOMEM;
+	}
+	return 0;
+}
+
+/* Shutdown (t not locked): the last flush, the final status, the end of
+ * the log.  Returns the first error the log met, if any. */
+int pt_flusher_stop(struct pt_trid *t)
+{
+	struct pt_flusher *f = t->fl;
+	struct posix_trace_status_info si;
+
+	pthread_mutex_lock(&f->mu);
+	f->stop = 1;
+	pthread_cond_broadcast(&f->cv);
+	pthread_mutex_unlock(&f->mu);
+	pt_wake_readers(t->hdr);
+	pthread_join(f->thread, NULL);
+	pt_lock(&t->lock);
+	pt_status_locked(t, &si);
+	t->fl = NULL;
+	pt_unlock(&t->lock);
+	note_error(f, pt_logw_finish(&f->w, &si));
+	int rc = f->err_ret;
+	pt_logw_free(&f->w);
+	pthread_mutex_destroy(&f->mu);
+	pthread_cond_destroy(&f->cv);
+	free(f->buf);
+	free(f);
+	return rc;
+}
+
+/* In a child after fork: the flusher thread is the parent's. */
+void pt_flusher_forget(struct pt_trid *t)
+{
+	free(t->fl->buf);
+	free(t->fl);
+	t->fl = NULL;
+}
+
+/* The log's part of posix_trace_get_status(), under t's lock. */
+void pt_flusher_status(struct pt_trid *t, struct posix_trace_status_info *si)
+{
+	struct pt_flusher *f = t->fl;
+
+	pthread_mutex_lock(&f->mu);
+	si->posix_stream_flush_status = f->req != f->done ? POSIX_TRACE_FLUSHING
+	                                                  : POSIX_TRACE_NOT_FLUSHING;
+	si->posix_stream_flush_error = f->err;
+	f->err = 0; /* kept until read */
+	si->posix_log_full_status = f->full ? POSIX_TRACE_FULL : POSIX_TRACE_NOT_FULL;
+	si->posix_log_overrun_status = f->overrun ? POSIX_TRACE_OVERRUN : POSIX_TRACE_NO_OVERRUN;
+	pthread_mutex_unlock(&f->mu);
+}
+
+PT_API int posix_trace_create_withlog(pid_t pid, const trace_attr_t *restrict attr, int fd,
+                                      trace_id_t *restrict trid)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	if (fl < 0 || (fl & O_ACCMODE) == O_RDONLY)
+		return EBADF;
+	return pt_stream_create(pid, attr, fd, trid);
+}
+
+PT_API int posix_trace_flush(trace_id_t trid)
+{
+	struct pt_trid *t;
+	int rc = pt_trid_lock(trid, &t);
+
+	if (rc)
+		return rc;
+	if (!t->fl) {
+		pt_trid_unlock(t);
+		return EINVAL; /* not a stream with a log */
+	}
+	struct pt_flusher *f = t->fl;
+	pthread_mutex_lock(&f->mu);
+	f->req++;
+	rc = f->err; /* an error already met: say so now */
+	pthread_cond_broadcast(&f->cv);
+	pthread_mutex_unlock(&f->mu);
+	pt_wake_readers(t->hdr);
+	pt_trid_unlock(t);
+	return rc == EFBIG || rc == ENOSPC ? rc : 0;
+}
