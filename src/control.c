@@ -42,6 +42,8 @@ PT_API int posix_trace_start(trace_id_t trid)
 		pt_record_system(t, POSIX_TRACE_START, &f, sizeof f, __builtin_return_address(0));
 		atomic_fetch_or(&h->state, PT_ST_RUNNING);
 		notify(t, 1, 0);
+		if (t->tctl_own) /* map it now, not in the first event (which may */
+			pt_resync(); /* be a signal handler interrupting a resync) */
 		pt_wake_readers(h);
 	}
 	pt_trid_unlock(t);
