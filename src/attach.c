@@ -225,7 +225,8 @@ static int attach(unsigned s, uint64_t ticket)
 		return 1;
 	}
 	pt_slot_fill(sl, h, size);
-	if (flags & PT_CS_INHERITED) /* our control segment does not hear of filter changes */
+	sl->test_hdr_filter = (flags & PT_CS_INHERITED) != 0;
+	if (sl->test_hdr_filter) /* our control segment does not hear of filter changes */
 		for (unsigned i = 0; i < PT_NIDS / 64; i++)
 			atomic_store_explicit(&sl->filter[i], 0, memory_order_relaxed);
 	if (!++next_gen)
@@ -240,6 +241,7 @@ static int attach(unsigned s, uint64_t ticket)
 	/* names this process registered before the stream reached it */
 	pt_names_copy(sl->names, pt_ctl_names(pt_ctl));
 	atomic_store_explicit(&pt_proc.cur[s], (uint32_t)v, memory_order_release);
+	atomic_store_explicit(&pt_proc.curp[s], sl, memory_order_release);
 	atomic_fetch_or_explicit(&pt_proc.att, 1u << s, memory_order_release);
 	return 0;
 }

@@ -181,6 +181,7 @@ void pt_ctl_atfork_child(void)
 		atomic_store(&n->flags, PT_CS_INHERITED);
 		atomic_store(&n->ticket, pt_proc.ticket[s]);
 		sl->home_fd = hfd;
+		sl->test_hdr_filter = 1;
 		for (unsigned i = 0; i < PT_NIDS / 64; i++) /* the controller will not tell us */
 			atomic_store(&sl->filter[i], 0);
 		live |= atomic_load(&old->live) & (1u << s);

@@ -52,6 +52,7 @@ struct pt_slot {
 	uint64_t owner_every;           /* ticks between two checks */
 	_Atomic uint64_t owner_checked; /* tick of the last check */
 	_Atomic int dead;               /* found dead: detach at the next resync */
+	int test_hdr_filter;            /* the copy is all zero: test the stream's own filter */
 };
 
 #define PT_VIEWS 64u /* views, recycled after a grace period */
@@ -60,6 +61,7 @@ struct pt_proc {
 	_Atomic uint32_t att;      /* bit s: slot s has an attached view */
 	_Atomic uint32_t seen;     /* the control word the last resync acted on */
 	_Atomic uint32_t cur[PT_SLOTS];  /* slot -> view index */
+	struct pt_slot *_Atomic curp[PT_SLOTS]; /* slot -> view, for the recording path */
 	uint64_t ticket[PT_SLOTS]; /* the control-slot ticket last acted on */
 	_Atomic int sync;          /* a resync is running */
 	uint64_t retry_at;         /* a deferred attach is retried after this tick */
@@ -67,9 +69,16 @@ struct pt_proc {
 };
 extern struct pt_proc pt_proc;
 
+/* The view of slot s, whose att bit is set (the recording path). */
+static inline struct pt_slot *pt_view_att(unsigned s)
+{
+	return atomic_load_explicit(&pt_proc.curp[s], memory_order_acquire);
+}
+
 static inline struct pt_slot *pt_view(unsigned s)
 {
-	return &pt_proc.view[atomic_load_explicit(&pt_proc.cur[s], memory_order_acquire)];
+	struct pt_slot *v = atomic_load_explicit(&pt_proc.curp[s], memory_order_acquire);
+	return v ? v : &pt_proc.view[0];
 }
 
 /* This process's control segment (never NULL: a process-local fallback

@@ -35,8 +35,11 @@ __attribute__((always_inline)) static inline void write_one(struct pt_slot *sl, 
 			pt_slot_mark_dead((unsigned)s, sl);
 		return;
 	}
-	/* the stream's own filter decides (the copy tested earlier may lag) */
-	if (atomic_load_explicit(&h->filter[id / 64], memory_order_relaxed) >> (id % 64) & 1)
+	/* this stream's filter: the copy in process memory (kept current by
+	 * resync), or, where no copy can be kept (a child's inherited stream,
+	 * a controller's system events), the stream's own */
+	const _Atomic uint64_t *f = PT_UNLIKELY(sl->test_hdr_filter) ? h->filter : sl->filter;
+	if (atomic_load_explicit(&f[id / 64], memory_order_relaxed) >> (id % 64) & 1)
 		return;
 
 	uint32_t lim = s < 0 ? 2 * sizeof(trace_event_set_t) : sl->max_data;
@@ -82,7 +85,7 @@ static inline int filtered_everywhere(uint32_t live, trace_event_id_t id)
 	while (live) {
 		unsigned s = (unsigned)__builtin_ctz(live);
 		live &= live - 1;
-		uint64_t w = atomic_load_explicit(&pt_view(s)->filter[id / 64], memory_order_relaxed);
+		uint64_t w = atomic_load_explicit(&pt_view_att(s)->filter[id / 64], memory_order_relaxed);
 		if (!(w >> (id % 64) & 1))
 			return 0;
 	}
@@ -108,7 +111,7 @@ __attribute__((noinline)) static void record_user(trace_event_id_t id, const voi
 		unsigned s = (unsigned)__builtin_ctz(live);
 		live &= live - 1;
 		if (PT_LIKELY(level < PT_LEVELS))
-			write_one(pt_view(s), &pt_tw[s][level], (int)s, level, id, data, len,
+			write_one(pt_view_att(s), &pt_tw[s][level], (int)s, level, id, data, len,
 			          (uintptr_t)addr);
 		else /* nested deeper than we keep chunks for */
 			pt_pool_note_lost(pt_view(s)->hdr, 1, pt_now(), 1, (uint64_t)pthread_self(),
@@ -117,17 +120,36 @@ __attribute__((noinline)) static void record_user(trace_event_id_t id, const voi
 	pt_leave(level);
 }
 
+/* The filter test, then the write: reached by tail calls that keep the
+ * caller's argument registers, so no path here saves a register. */
+__attribute__((always_inline)) static inline void record_live(trace_event_id_t id,
+                                                              const void *data, size_t len,
+                                                              uint32_t w, void *addr)
+{
+	uint32_t live = w & atomic_load_explicit(&pt_proc.att, memory_order_acquire) & PT_LIVE_MASK;
+	if (!live || filtered_everywhere(live, id))
+		return; /* a bit test in process memory, before touching any stream */
+	record_user(id, data, len, live, addr);
+}
+
+/* A controller changed something: map, drop, refresh, then go on. */
+__attribute__((noinline, cold)) static void record_resync(trace_event_id_t id, const void *data,
+                                                          size_t len, uint32_t w, void *addr)
+{
+	pt_resync();
+	record_live(id, data, len, w, addr);
+}
+
 __attribute__((noinline)) static void record_check(trace_event_id_t id, const void *data,
                                                    size_t len, uint32_t w, void *addr)
 {
 	if (id - PT_SYS_IDS >= PT_NIDS - PT_SYS_IDS)
 		return; /* system ids cannot be forged; others are out of range */
-	if (PT_UNLIKELY(w != atomic_load_explicit(&pt_proc.seen, memory_order_relaxed)))
-		pt_resync(); /* a controller changed something: map, drop, refresh */
-	uint32_t live = w & atomic_load_explicit(&pt_proc.att, memory_order_acquire) & PT_LIVE_MASK;
-	if (!live || filtered_everywhere(live, id))
-		return; /* a bit test in process memory, before touching any stream */
-	record_user(id, data, len, live, addr);
+	if (PT_UNLIKELY(w != atomic_load_explicit(&pt_proc.seen, memory_order_relaxed))) {
+		record_resync(id, data, len, w, addr);
+		return;
+	}
+	record_live(id, data, len, w, addr);
 }
 
 PT_API void posix_trace_event(trace_event_id_t id, const void *restrict data, size_t len)

@@ -164,6 +164,7 @@ void pt_slot_fill(struct pt_slot *sl, struct pt_hdr *h, size_t map_size)
 	sl->policy = h->attr.stream_policy;
 	sl->inherit = h->attr.inherit;
 	sl->map_size = map_size;
+	sl->test_hdr_filter = 0;
 	for (unsigned i = 0; i < PT_NIDS / 64; i++)
 		atomic_store_explicit(&sl->filter[i],
 		                      atomic_load_explicit(&h->filter[i], memory_order_relaxed),

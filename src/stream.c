@@ -327,6 +327,7 @@ int pt_stream_create(pid_t pid, const trace_attr_t *attr, int logfd, trace_id_t 
 	pt_clock_load(&t->clk, &t->hdr->clk);
 	pt_slot_fill(&t->view, t->hdr, g.seg_size);
 	atomic_store(&t->view.gen, 1);
+	t->view.test_hdr_filter = 1; /* system events obey the filter too */
 	memset(&t->sys_tw, 0, sizeof t->sys_tw);
 	t->sys_fd = sys_fd;
 	sys_fd = -1;
