@@ -36,7 +36,7 @@ static void ctl_init_header(struct pt_ctl *c)
 {
 	c->version = PT_CTL_VERSION;
 	c->size = PT_CTL_SIZE;
-	atomic_store(&c->pid, getpid());
+	atomic_store(&c->pid, pt_pid);
 	atomic_store(&c->region_end, PT_CTL_SIZE);
 	atomic_store(&c->next_ticket, 2);
 	pt_names_init(pt_ctl_names(c));
@@ -103,11 +103,12 @@ __attribute__((constructor(101))) static void ctl_init(void)
 	int fd;
 	struct pt_ctl *c;
 
+	pt_pid = getpid(); /* the only getpid() at load */
 	if (e) { /* after exec: is it still ours? */
 		char *end;
 		long v = strtol(e, &end, 10);
 		if (*e && !*end && v >= 0 && v < 1 << 20 && (c = ctl_map((int)v)) != NULL) {
-			if (atomic_load(&c->pid) == getpid()) {
+			if (atomic_load(&c->pid) == pt_pid) {
 				ctl_use(c, (int)v);
 				return;
 			}

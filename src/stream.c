@@ -87,7 +87,6 @@ __attribute__((destructor)) static void stream_fini(void)
 
 __attribute__((constructor(102))) static void stream_init(void)
 {
-	pt_pid = getpid();
 	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 }
 
