@@ -107,6 +107,17 @@ PT_API int posix_trace_shutdown(trace_id_t trid)
 	if (rc)
 		return rc;
 	if (t->fl) { /* everything not yet in the log goes there first */
+		if (pt_flusher_claim(t)) { /* another thread is shutting it down */
+			pt_trid_unlock(t);
+			return EINVAL;
+		}
+		struct pt_hdr *hh = t->hdr; /* stopped "as if posix_trace_stop()" */
+		if (atomic_load(&hh->state) & PT_ST_RUNNING) {
+			int zero = 0;
+			atomic_fetch_and(&hh->state, ~PT_ST_RUNNING);
+			notify(t, 0, 1);
+			pt_record_system(t, POSIX_TRACE_STOP, &zero, sizeof zero, __builtin_return_address(0));
+		}
 		pt_trid_unlock(t);
 		log_rc = pt_flusher_stop(t);
 		if ((rc = pt_trid_lock(trid, &t)) != 0)

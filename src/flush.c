@@ -19,6 +19,15 @@
 #include "lib.h"
 #include "logfmt.h"
 
+/* Events taken from the stream under t's lock, written out without it. */
+#define STAGE_EV 256
+#define STAGE_BYTES 65536u
+struct staged {
+	struct posix_trace_event_info ev;
+	uint32_t off, len;
+	char name[PT_NAME_SZ];
+};
+
 struct pt_flusher {
 	struct pt_logw w;
 	pthread_t thread;
@@ -30,9 +39,14 @@ struct pt_flusher {
 	int err_ret;              /* first error, for shutdown to return */
 	int full, overrun;        /* the log's state, as of the last drain */
 	int autoflush;            /* FLUSH policy: drain all the time */
+	int claimed;              /* a shutdown is stopping it (under t's lock) */
+	uint64_t ovr_seen;        /* lost + dropped when get_status last said so */
+	uint64_t losses;          /* lost + dropped, as of the last write */
 	uint64_t named[PT_NIDS / 64];
 	unsigned char *buf;
 	size_t cap;
+	struct staged st[STAGE_EV]; /* a batch between the stream and the log */
+	unsigned char *stage;       /* its payloads: STAGE_BYTES + one event */
 };
 
 static void note_error(struct pt_flusher *f, int rc)
@@ -47,51 +61,81 @@ static void note_error(struct pt_flusher *f, int rc)
 	pthread_mutex_unlock(&f->mu);
 }
 
+/* The log's state after a write, for get_status (flusher thread). */
+static void log_state(struct pt_flusher *f)
+{
+	pthread_mutex_lock(&f->mu);
+	f->full = f->w.full;
+	f->losses = f->w.lost + f->w.dropped;
+	f->overrun = f->losses > 0;
+	pthread_mutex_unlock(&f->mu);
+}
+
+
 /* Copy up to max events from the stream to the log.  1 if it stopped for
- * the limit (more may be waiting), 0 if the stream had no more. */
+ * the limit (more may be waiting), 0 if the stream had no more.  A batch
+ * of events is taken under t's lock and written without it: a slow log
+ * must not hold up get_status, flush, stop... */
 static int drain(struct pt_trid *t, struct pt_flusher *f, unsigned max)
 {
-	struct posix_trace_event_info ev;
-	size_t len;
-	int more = 0;
+	struct staged *st = f->st; /* only the flusher thread drains */
+	unsigned char *data = f->stage;
+	unsigned taken = 0;
+	int more = 0, synced = 0; /* the registry copied at most once a drain */
 
-	pt_lock(&t->lock);
-	for (unsigned n = 0;; n++) {
-		if (n == max) {
+	for (;;) {
+		unsigned n = 0;
+		uint32_t used = 0;
+		int got = 1;
+
+		pt_lock(&t->lock);
+		while (n < STAGE_EV && used <= STAGE_BYTES && taken < max) {
+			struct staged *e = &st[n];
+			size_t len;
+			if (!(got = pt_read_next(t, &e->ev, data + used, f->cap, &len)))
+				break;
+			trace_event_id_t id = e->ev.posix_event_id;
+			e->off = used, e->len = (uint32_t)len, e->name[0] = 0;
+			if (id < PT_NIDS && !(f->named[id / 64] >> (id % 64) & 1) &&
+			    pt_name_get(t->view.names, id, e->name) != 0 && t->tctl && !synced++) {
+				pt_names_copy(t->view.names, pt_ctl_names(t->tctl));
+				if (pt_name_get(t->view.names, id, e->name) != 0)
+					e->name[0] = 0;
+			} else if (id < PT_NIDS && !(f->named[id / 64] >> (id % 64) & 1) &&
+			           synced > 1) {
+				e->name[0] = 0; /* (pt_name_get left it empty) */
+			}
+			used += (uint32_t)len;
+			n++, taken++;
+		}
+		if (!got && t->view.policy == POSIX_TRACE_FLUSH) /* room again */
+			atomic_fetch_and(&t->hdr->state, ~PT_ST_FULL);
+		pt_unlock(&t->lock);
+		for (unsigned i = 0; i < n; i++) {
+			struct staged *e = &st[i];
+			trace_event_id_t id = e->ev.posix_event_id;
+			if (e->name[0] && pt_logw_name(&f->w, id, e->name) == 0)
+				f->named[id / 64] |= 1ull << (id % 64);
+			uint64_t ns = (uint64_t)e->ev.posix_timestamp.tv_sec * 1000000000u +
+			              (uint64_t)e->ev.posix_timestamp.tv_nsec;
+			int rc = pt_logw_event(&f->w, ns, e->ev.posix_pid,
+			                       (uint64_t)e->ev.posix_thread_id,
+			                       (uint64_t)(uintptr_t)e->ev.posix_prog_address, id,
+			                       e->ev.posix_truncation_status != POSIX_TRACE_NOT_TRUNCATED,
+			                       data + e->off, e->len);
+			if (rc && rc != ENOSPC)
+				note_error(f, rc);
+			else if (rc == ENOSPC && !f->w.full)
+				note_error(f, rc);
+		}
+		if (!got)
+			break;
+		if (taken >= max) {
 			more = 1;
 			break;
 		}
-		if (!pt_read_next(t, &ev, f->buf, f->cap, &len))
-			break;
-		trace_event_id_t id = ev.posix_event_id;
-		if (id < PT_NIDS && !(f->named[id / 64] >> (id % 64) & 1)) {
-			char name[PT_NAME_SZ];
-			if (pt_name_get(t->view.names, id, name) != 0 && t->tctl) {
-				pt_names_copy(t->view.names, pt_ctl_names(t->tctl));
-				if (pt_name_get(t->view.names, id, name) != 0)
-					name[0] = 0;
-			}
-			if (name[0] && pt_logw_name(&f->w, id, name) == 0)
-				f->named[id / 64] |= 1ull << (id % 64);
-		}
-		uint64_t ns = (uint64_t)ev.posix_timestamp.tv_sec * 1000000000u +
-		              (uint64_t)ev.posix_timestamp.tv_nsec;
-		int rc = pt_logw_event(&f->w, ns, ev.posix_pid, (uint64_t)ev.posix_thread_id,
-		                       (uint64_t)(uintptr_t)ev.posix_prog_address, id,
-		                       ev.posix_truncation_status != POSIX_TRACE_NOT_TRUNCATED,
-		                       f->buf, (uint32_t)len);
-		if (rc && rc != ENOSPC)
-			note_error(f, rc);
-		else if (rc == ENOSPC && !f->w.full)
-			note_error(f, rc);
 	}
-	if (t->view.policy == POSIX_TRACE_FLUSH) /* room again */
-		atomic_fetch_and(&t->hdr->state, ~PT_ST_FULL);
-	pt_unlock(&t->lock);
-	pthread_mutex_lock(&f->mu);
-	f->full = f->w.full;
-	f->overrun = f->w.lost > 0 || f->w.dropped > 0;
-	pthread_mutex_unlock(&f->mu);
+	log_state(f);
 	return more;
 }
 
@@ -104,6 +148,7 @@ static void drain_all(struct pt_trid *t, struct pt_flusher *f)
 /* One flush: FLUSH_START, everything so far, FLUSH_STOP, the block out. */
 static void flush_once(struct pt_trid *t, struct pt_flusher *f)
 {
+	drain_all(t, f); /* a full stream (UNTIL_FULL) has no room for FLUSH_START */
 	pt_lock(&t->lock);
 	pt_record_system(t, POSIX_TRACE_FLUSH_START, NULL, 0, NULL);
 	pt_unlock(&t->lock);
@@ -113,6 +158,7 @@ static void flush_once(struct pt_trid *t, struct pt_flusher *f)
 	pt_unlock(&t->lock);
 	drain_all(t, f);
 	note_error(f, pt_logw_sync(&f->w));
+	log_state(f); /* the sync may have overwritten blocks (LOOP) */
 }
 
 static void *flusher_main(void *arg)
@@ -160,13 +206,16 @@ int pt_flusher_start(struct pt_trid *t, int fd)
 		return ENOMEM;
 	f->cap = t->attr.max_data > 2 * sizeof(trace_event_set_t) ? t->attr.max_data
 	                                                          : 2 * sizeof(trace_event_set_t);
-	if (!(f->buf = malloc(f->cap))) {
+	if (!(f->buf = malloc(f->cap)) || !(f->stage = malloc(STAGE_BYTES + f->cap))) {
+		free(f->buf);
+		free(f->stage);
 		free(f);
 		return ENOMEM;
 	}
 	rc = pt_logw_init(&f->w, fd, &t->attr, t->attr.log_policy, t->attr.log_size);
 	if (rc) {
 		free(f->buf);
+		free(f->stage);
 		free(f);
 		return rc;
 	}
@@ -178,6 +227,7 @@ int pt_flusher_start(struct pt_trid *t, int fd)
 		t->fl = NULL;
 		pt_logw_free(&f->w);
 		free(f->buf);
+		free(f->stage);
 		free(f);
 		return rc == EAGAIN ? EAGAIN : ENOMEM;
 	}
@@ -197,8 +247,14 @@ int pt_flusher_stop(struct pt_trid *t)
 	pthread_mutex_unlock(&f->mu);
 	pt_wake_readers(t->hdr);
 	pthread_join(f->thread, NULL);
+	pthread_mutex_lock(&f->mu);
+	f->done = f->req;    /* the final flush answered every request */
+	pthread_mutex_unlock(&f->mu);
+	log_state(f);
 	pt_lock(&t->lock);
 	pt_status_locked(t, &si);
+	/* the completed stream: did the log ever lose events */
+	si.posix_log_overrun_status = f->losses ? POSIX_TRACE_OVERRUN : POSIX_TRACE_NO_OVERRUN;
 	t->fl = NULL;
 	pt_unlock(&t->lock);
 	note_error(f, pt_logw_finish(&f->w, &si));
@@ -207,14 +263,24 @@ int pt_flusher_stop(struct pt_trid *t)
 	pthread_mutex_destroy(&f->mu);
 	pthread_cond_destroy(&f->cv);
 	free(f->buf);
+	free(f->stage);
 	free(f);
 	return rc;
+}
+
+int pt_flusher_claim(struct pt_trid *t)
+{
+	if (t->fl->claimed)
+		return EINVAL;
+	t->fl->claimed = 1;
+	return 0;
 }
 
 /* In a child after fork: the flusher thread is the parent's. */
 void pt_flusher_forget(struct pt_trid *t)
 {
 	free(t->fl->buf);
+	free(t->fl->stage);
 	free(t->fl);
 	t->fl = NULL;
 }
@@ -230,7 +296,9 @@ void pt_flusher_status(struct pt_trid *t, struct posix_trace_status_info *si)
 	si->posix_stream_flush_error = f->err;
 	f->err = 0; /* kept until read */
 	si->posix_log_full_status = f->full ? POSIX_TRACE_FULL : POSIX_TRACE_NOT_FULL;
-	si->posix_log_overrun_status = f->overrun ? POSIX_TRACE_OVERRUN : POSIX_TRACE_NO_OVERRUN;
+	si->posix_log_overrun_status = f->losses > f->ovr_seen ? POSIX_TRACE_OVERRUN
+	                                                       : POSIX_TRACE_NO_OVERRUN;
+	f->ovr_seen = f->losses; /* reset by reading */
 	pthread_mutex_unlock(&f->mu);
 }
 
@@ -257,6 +325,11 @@ PT_API int posix_trace_flush(trace_id_t trid)
 	}
 	struct pt_flusher *f = t->fl;
 	pthread_mutex_lock(&f->mu);
+	if (f->stop || f->claimed) { /* being shut down */
+		pthread_mutex_unlock(&f->mu);
+		pt_trid_unlock(t);
+		return EINVAL;
+	}
 	f->req++;
 	rc = f->err; /* an error already met: say so now */
 	pthread_cond_broadcast(&f->cv);

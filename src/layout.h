@@ -169,7 +169,7 @@ struct pt_chunk {
 	_Atomic uint32_t nevents;  /* records in the chunk, set when sealed */
 	_Atomic uint64_t rd_pos;   /* reader's progress, PT_RD_POS(seq, off, count) */
 	_Atomic uint32_t level;    /* signal nesting level of the writer */
-	uint32_t pad;
+	_Atomic uint32_t sealno;   /* seal number of its last seal (low 32 bits) */
 };
 
 struct pt_name {

@@ -186,6 +186,9 @@ void pt_segment_init(struct pt_hdr *h, const struct pt_geom *g,
                      const struct pt_attr_img *attr, const struct pt_clock_img *clk);
 int pt_segment_check(const struct pt_hdr *h, size_t map_size);
 void pt_slot_fill(struct pt_slot *sl, struct pt_hdr *h, size_t map_size);
+void pt_slot_fill_trusted(struct pt_slot *sl, struct pt_hdr *h, const struct pt_geom *g,
+                          const struct pt_attr_img *a);
+int pt_geom_backable(const struct pt_geom *g);
 
 /* ---------------------------------------------------------- futex (futex.c) */
 int pt_futex_wait(_Atomic uint32_t *addr, uint32_t val, int rel_ms);
@@ -314,6 +317,7 @@ void pt_status_locked(struct pt_trid *t, struct posix_trace_status_info *si);
 /* flush.c: a stream's log */
 int pt_flusher_start(struct pt_trid *t, int fd);
 int pt_flusher_stop(struct pt_trid *t); /* final flush, log finished; first error */
+int pt_flusher_claim(struct pt_trid *t); /* locked: 0 for the first shutdown, else EINVAL */
 void pt_flusher_status(struct pt_trid *t, struct posix_trace_status_info *si);
 void pt_flusher_forget(struct pt_trid *t); /* fork child: not ours */
 /* logopen.c: a log opened for reading */

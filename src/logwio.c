@@ -22,6 +22,8 @@ static uint32_t max_payload(const struct pt_attr_img *a)
 
 	if (m < PT_LOG_MIN_PAYLOAD)
 		m = PT_LOG_MIN_PAYLOAD;
+	if (m < 2 * sizeof(trace_event_set_t)) /* FILTER: the largest system event */
+		m = 2 * sizeof(trace_event_set_t);
 	if (m > TRACE_DATA_MAX)
 		m = TRACE_DATA_MAX;
 	return (uint32_t)m;
@@ -124,6 +126,11 @@ int pt_logw_init_opt(struct pt_logw *w, int fd, const struct pt_attr_img *attr,
 	         : UINT64_MAX;
 	w->max_payload = max_payload(attr);
 	cap = opt && opt->block_size ? opt->block_size : PT_LOG_BLOCK_DEFAULT;
+	/* LOOP: several blocks a lap, so that a wrap overwrites only the
+	 * oldest part of the log and never the whole previous lap */
+	if (log_policy == POSIX_TRACE_LOOP && !(opt && opt->block_size) &&
+	    cap > (log_max - PT_LOG_FIRST) / 4)
+		cap = (log_max - PT_LOG_FIRST) / 4;
 	if (cap < min_block(attr))
 		cap = min_block(attr);
 	if (cap > PT_LOG_BLOCK_LIMIT)

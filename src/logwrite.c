@@ -332,12 +332,13 @@ int pt_logw_finish(struct pt_logw *w, const struct posix_trace_status_info *st)
 {
 	unsigned char b[PT_LOG_END_BODY] = { 0 };
 	const struct posix_trace_status_info zst = { 0 };
+	struct posix_trace_status_info fin;
 	int werr = 0;
 
 	if (!w->rec || w->finished)
 		return EINVAL;
-	if (!st)
-		st = &zst;
+	fin = st ? *st : zst;
+	st = &fin;
 	keep_err(&werr, flush(w));
 	if (w->policy == POSIX_TRACE_LOOP &&
 	    w->pos + PT_LOG_ALIGN8(PT_LOG_END_LEN) > w->limit) {
@@ -349,6 +350,8 @@ int pt_logw_finish(struct pt_logw *w, const struct posix_trace_status_info *st)
 		if (w->pos + PT_LOG_ALIGN8(PT_LOG_END_LEN) > w->limit)
 			wrap(w);
 	}
+	if (w->lost) /* blocks overwritten, maybe by this very END block */
+		fin.posix_log_overrun_status = POSIX_TRACE_OVERRUN;
 	pt_log_put32(b + 0, (uint32_t)st->posix_stream_status, w->swap);
 	pt_log_put32(b + 4, (uint32_t)st->posix_stream_full_status, w->swap);
 	pt_log_put32(b + 8, (uint32_t)st->posix_stream_overrun_status, w->swap);

@@ -149,6 +149,8 @@ static uint32_t steal(struct pt_slot *sl)
 		uint64_t ss = atomic_load_explicit(&ck->ss, memory_order_acquire);
 		if (PT_SS_STATE(ss) != PT_CK_SEALED)
 			continue; /* the reader freed it already */
+		if (atomic_load_explicit(&ck->sealno, memory_order_relaxed) != (uint32_t)r)
+			continue; /* freed and sealed again since: a newer life, not the oldest */
 		if (!atomic_compare_exchange_strong(&ck->ss, &ss, PT_SS(PT_SS_SEQ(ss), PT_CK_BUSY)))
 			continue;
 		unaccount(sl, ck);
@@ -233,10 +235,11 @@ void pt_pool_seal(struct pt_slot *sl, struct pt_tw *tw, uint32_t state)
 	if ((tw->key & 0xffffu) != (PT_ST_EPOCH(state) & 0xffffu)) {
 		pt_pool_free(sl, tw->idx, tw->seq, PT_CK_OPEN);
 	} else {
+		uint64_t s = atomic_fetch_add_explicit(&h->seal_seq, 1, memory_order_relaxed);
 		atomic_store_explicit(&ck->nevents, tw->nev, memory_order_relaxed);
+		atomic_store_explicit(&ck->sealno, (uint32_t)s, memory_order_relaxed);
 		atomic_fetch_add_explicit(&h->sealed_bytes, tw->pos, memory_order_relaxed);
 		atomic_store_explicit(&ck->ss, PT_SS(tw->seq, PT_CK_SEALED), memory_order_release);
-		uint64_t s = atomic_fetch_add_explicit(&h->seal_seq, 1, memory_order_relaxed);
 		atomic_store_explicit(&sl->seal_log[s & sl->log_mask], PT_LOG_ENTRY(s, tw->idx),
 		                      memory_order_release);
 	}

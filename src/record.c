@@ -105,6 +105,8 @@ __attribute__((noinline)) static void record_user(trace_event_id_t id, const voi
                                                   size_t len, uint32_t live, void *addr)
 {
 	unsigned level = pt_enter();
+	if (PT_UNLIKELY(!data))
+		len = 0; /* no data to copy: an empty event rather than a crash */
 	/* reload: a shutdown clears the bit, then waits for pt_nest to drop */
 	live = live_slots();
 	while (live) {

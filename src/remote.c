@@ -105,7 +105,9 @@ int pt_target_open(pid_t pid, struct pt_target *tg)
 		return errno == EPERM ? EPERM : ESRCH;
 	snprintf(path, sizeof path, "/proc/%d/fd", (int)pid);
 	if (!(d = opendir(path)))
-		return errno == EACCES || errno == EPERM ? EPERM : ESRCH;
+		return errno == EACCES || errno == EPERM ? EPERM
+		       : errno == ENOENT || errno == ESRCH ? ESRCH
+		       : errno == EMFILE || errno == ENFILE ? EAGAIN : ENOMEM;
 	/* a child just forked still shows its parent's segment for the few
 	 * microseconds it takes to make its own: wait up to 200 ms for that */
 	for (int i = 0; (r = scan_fds(d, pid, tg)) < 0 && i < 200; i++)

@@ -62,14 +62,20 @@ int pt_geom_compute(struct pt_geom *g, uint64_t stream_size, uint64_t max_data)
 	return 0;
 }
 
-int pt_segment_create(const struct pt_geom *g, int *fdp, struct pt_hdr **hdrp)
+/* Could the machine back what the segment preallocates at all? */
+int pt_geom_backable(const struct pt_geom *g)
 {
 	struct sysinfo si;
+
+	return sysinfo(&si) != 0 || g->prealloc / si.mem_unit <= (uint64_t)si.totalram + si.totalswap;
+}
+
+int pt_segment_create(const struct pt_geom *g, int *fdp, struct pt_hdr **hdrp)
+{
 	int fd, rc;
 	void *p;
 
-	if (sysinfo(&si) == 0 &&
-	    g->prealloc / si.mem_unit > (uint64_t)si.totalram + si.totalswap)
+	if (!pt_geom_backable(g))
 		return ENOMEM;
 	fd = memfd_create("posixtrace-stream", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (fd < 0)
@@ -169,4 +175,32 @@ void pt_slot_fill(struct pt_slot *sl, struct pt_hdr *h, size_t map_size)
 		atomic_store_explicit(&sl->filter[i],
 		                      atomic_load_explicit(&h->filter[i], memory_order_relaxed),
 		                      memory_order_relaxed);
+}
+
+/* The controller's view of a segment it has just built: every pointer and
+ * size from its own geometry and attributes, none read back from the
+ * segment, which the traced process can already write. */
+void pt_slot_fill_trusted(struct pt_slot *sl, struct pt_hdr *h, const struct pt_geom *g,
+                          const struct pt_attr_img *a)
+{
+	char *b = (char *)h;
+
+	sl->hdr = h;
+	sl->chunks = (struct pt_chunk *)(b + g->chunks_off);
+	sl->names = (struct pt_name *)(b + g->names_off);
+	sl->acq_log = (_Atomic uint64_t *)(b + g->acq_off);
+	sl->seal_log = (_Atomic uint64_t *)(b + g->seal_off);
+	sl->data = b + g->data_off;
+	sl->chunk_size = g->chunk_size;
+	sl->nchunks = g->nchunks;
+	sl->sealed_max = g->sealed_max;
+	sl->log_mask = g->log_len - 1;
+	sl->max_data = (uint32_t)a->max_data;
+	sl->budget = a->stream_size;
+	sl->policy = a->stream_policy;
+	sl->inherit = a->inherit;
+	sl->map_size = g->seg_size;
+	sl->test_hdr_filter = 0;
+	for (unsigned i = 0; i < PT_NIDS / 64; i++)
+		atomic_store_explicit(&sl->filter[i], 0, memory_order_relaxed);
 }

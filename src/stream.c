@@ -290,6 +290,8 @@ int pt_stream_create(pid_t pid, const trace_attr_t *attr, int logfd, trace_id_t 
 		return EINVAL;
 	if ((rc = pt_geom_compute(&g, attr->__stream_size, attr->__max_data_size)) != 0)
 		return rc;
+	if (!pt_geom_backable(&g))
+		return ENOMEM; /* before any memfd is grown or backed */
 	if ((rc = pt_target_open(pid, &tg)) != 0)
 		return rc;
 	pt_quiesce_prepare();
@@ -316,15 +318,15 @@ int pt_stream_create(pid_t pid, const trace_attr_t *attr, int logfd, trace_id_t 
 	}
 	pt_segment_init(t->hdr, &g, &img, &proc_clock);
 	t->hdr->traced_pid = tg.pid;
-	if (pt_segment_check(t->hdr, g.seg_size) != 0) /* our own geometry, checked as a reader would */
-		abort();
+	/* the traced process may write over the segment from now on: the
+	 * view and the clock come from our own copies, never from it */
 	if (tg.ctl) /* the names the traced process registered so far */
 		pt_names_copy((struct pt_name *)((char *)t->hdr + g.names_off), pt_ctl_names(tg.ctl));
 	t->map_size = g.seg_size;
 	pt_reader_reset(t);
 	t->attr = img;
-	pt_clock_load(&t->clk, &t->hdr->clk);
-	pt_slot_fill(&t->view, t->hdr, g.seg_size);
+	pt_clock_load(&t->clk, &proc_clock);
+	pt_slot_fill_trusted(&t->view, t->hdr, &g, &img);
 	atomic_store(&t->view.gen, 1);
 	t->view.test_hdr_filter = 1; /* system events obey the filter too */
 	memset(&t->sys_tw, 0, sizeof t->sys_tw);
