@@ -1,0 +1,148 @@
+/*
+ * cli_record.c -- `posixtrace record`: examples/app recorded from its
+ * constructor on, its threads and its forked child included; the exit
+ * status passed through (a code, and 128+N for a signal); the summary; the
+ * log read back with posix_trace_open() has every event; FILE.maps holds
+ * the app's mappings; --exclude and --no-inherit; an existing -o is not
+ * overwritten without --force; a program that cannot run; SIGTERM to the
+ * command reaches the program and the log is kept; usage errors exit 2.
+ */
+#include <signal.h>
+#include <trace.h>
+#include "t.h"
+#include "cli_util.h"
+
+static void check_app_log(const char *log, int inherit, int ticks)
+{
+	struct cli_ev *ev;
+	int n = cli_read_log(log, &ev);
+	pid_t app = 0, child = 0;
+
+	CHECK_EQ(cli_count(ev, n, "app_start"), 1);
+	CHECK_EQ(cli_count(ev, n, "request"), 60);
+	CHECK_EQ(cli_count(ev, n, "reply"), 60);
+	CHECK_EQ(cli_count(ev, n, "tick"), ticks);
+	CHECK_EQ(cli_count(ev, n, "child_step"), inherit ? 5 : 0);
+	CHECK_EQ(cli_count(ev, n, "posix_trace_start"), 1);
+	CHECK_EQ(cli_count(ev, n, "posix_trace_overflow"), 0);
+	for (int i = 0; i < n; i++) {
+		if (!strcmp(ev[i].name, "app_start")) {
+			app = ev[i].info.posix_pid;
+			CHECK(ev[i].len == 11 && memcmp(ev[i].data, "constructor", 11) == 0);
+		}
+		if (!strcmp(ev[i].name, "child_step"))
+			child = ev[i].info.posix_pid;
+	}
+	CHECK(app > 0);
+	if (inherit)
+		CHECK(child > 0 && child != app);
+	/* the first event of the program is its constructor's */
+	for (int i = 0; i < n; i++)
+		if (ev[i].info.posix_pid == app) {
+			CHECK(strcmp(ev[i].name, "app_start") == 0);
+			break;
+		}
+	free(ev);
+}
+
+int main(void)
+{
+	char *out = NULL, *err = NULL;
+	int rc;
+
+	T_BEGIN(120);
+	cli_setup();
+	const char *log = cli_path("app.ptlog");
+
+	/* status passthrough, summary, the log, the maps */
+	rc = cli_run(CLI("record", "-o", (char *)log, "--", (char *)cli_app, "3"), &out, &err);
+	CHECK_EQ(rc, 3);
+	CHECK(cli_contains(err, "140 events of 9 types from 2 processes (5 threads)"));
+	CHECK(cli_contains(err, "no events lost"));
+	if (!cli_contains(err, "140 events"))
+		fprintf(stderr, "summary: %s\n", err ? err : "(none)");
+	free(out);
+	free(err);
+	check_app_log(log, 1, 10);
+	char *maps = cli_slurp(cli_path("app.ptlog.maps"));
+	CHECK(maps && strncmp(maps, "# posixtrace maps 1\n", 20) == 0);
+	CHECK(cli_contains(maps, "/examples/app\n"));
+	CHECK(cli_contains(maps, "\nS "));
+	free(maps);
+
+	/* an existing log is kept unless --force */
+	rc = cli_run(CLI("record", "-o", (char *)log, "--", (char *)cli_app), NULL, &err);
+	CHECK_EQ(rc, 1);
+	CHECK(cli_contains(err, log) && cli_contains(err, "--force"));
+	free(err);
+	check_app_log(log, 1, 10);
+	rc = cli_run(CLI("record", "--force", "-o", (char *)log, "--exclude", "tick",
+	                 "--no-inherit", "--", (char *)cli_app), NULL, NULL);
+	CHECK_EQ(rc, 0);
+	check_app_log(log, 0, 0);
+
+	/* stream and log policies */
+	rc = cli_run(CLI("record", "--force", "-o", (char *)log, "--policy", "loop", "--size", "1M",
+	                 "--log-policy", "until-full", "--log-size", "4M", "--", (char *)cli_app),
+	             NULL, NULL);
+	CHECK_EQ(rc, 0);
+	check_app_log(log, 1, 10);
+
+	/* a program killed by a signal: 128 + N; it need not use the library */
+	rc = cli_run(CLI("record", "-o", (char *)cli_path("sh.ptlog"), "--", "/bin/sh", "-c",
+	                 "kill -TERM $$"), NULL, &err);
+	CHECK_EQ(rc, 128 + SIGTERM);
+	CHECK(cli_contains(err, "sh.ptlog"));
+	free(err);
+
+	/* a program that cannot run */
+	rc = cli_run(CLI("record", "-o", (char *)cli_path("none.ptlog"), "--",
+	                 "/nonexistent/program"), NULL, &err);
+	CHECK_EQ(rc, 127);
+	CHECK(cli_contains(err, "/nonexistent/program"));
+	CHECK(access(cli_path("none.ptlog"), F_OK) != 0);
+	free(err);
+
+	/* SIGTERM to the command: forwarded, the log is finished and kept */
+	{
+		const char *slog = cli_path("sleep.ptlog");
+		char ef[300];
+		snprintf(ef, sizeof ef, "%s/sleep.err", cli_dir);
+		pid_t pid = fork();
+		REQUIRE(pid >= 0);
+		if (pid == 0) {
+			int e = open(ef, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+			dup2(e, 2);
+			execl(cli_bin, cli_bin, "record", "-o", slog, "--", "/bin/sleep", "30",
+			      (char *)NULL);
+			_exit(126);
+		}
+		usleep(300000);
+		kill(pid, SIGTERM);
+		int st;
+		REQUIRE(waitpid(pid, &st, 0) == pid);
+		CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 128 + SIGTERM);
+		err = cli_slurp(ef);
+		CHECK(cli_contains(err, "sleep.ptlog"));
+		free(err);
+		struct cli_ev *ev;
+		int n = cli_read_log(slog, &ev);
+		CHECK_EQ(cli_count(ev, n, "posix_trace_start"), 1);
+		free(ev);
+	}
+
+	/* usage errors */
+	CHECK_EQ(cli_run(CLI("record"), NULL, NULL), 2);
+	CHECK_EQ(cli_run(CLI("record", "--policy", "sometimes", "--", "/bin/true"), NULL, NULL), 2);
+	CHECK_EQ(cli_run(CLI("record", "--size", "lots", "--", "/bin/true"), NULL, NULL), 2);
+	CHECK_EQ(cli_run(CLI("frobnicate"), NULL, &err), 2);
+	CHECK(cli_contains(err, "frobnicate"));
+	free(err);
+	CHECK_EQ(cli_run(CLI("record", "--help"), &out, NULL), 0);
+	CHECK(cli_contains(out, "usage: posixtrace record"));
+	free(out);
+	CHECK_EQ(cli_run(CLI("--version"), &out, NULL), 0);
+	CHECK(cli_contains(out, "posixtrace "));
+	free(out);
+	T_END();
+}
