@@ -4,6 +4,7 @@
 #   make check SANITIZE=address,undefined | SANITIZE=thread
 #   make bench           micro-benchmarks (not part of check)
 #   make demo            record and read back a bundled example
+#   make cli             the posixtrace command ($(BUILD)/posixtrace)
 #   make install PREFIX=/usr/local
 
 VERSION  := 0.1.0
@@ -30,8 +31,19 @@ TESTS    := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/*.c))
 EXAMPLES := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
 BENCHES  := $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
 
-.PHONY: all lib check bench demo install clean examples
-all: lib examples
+# The posixtrace command: cli/*.c, linked with the static library.  Symbols
+# and source lines come from elfutils' libdw when pkg-config finds it
+# (Debian: libdw-dev); LIBDW=0 builds without it (file+offset only).
+CLI_SRC  := $(wildcard cli/*.c)
+CLI_OBJ  := $(CLI_SRC:cli/%.c=$(BUILD)/cli/%.o)
+CLI      := $(BUILD)/posixtrace
+LIBDW    ?= $(shell pkg-config --exists libdw 2>/dev/null && echo 1 || echo 0)
+CLI_DEFS := $(if $(filter 1,$(LIBDW)),-DPT_HAVE_LIBDW $(shell pkg-config --cflags libdw),)
+CLI_LIBS := $(if $(filter 1,$(LIBDW)),$(shell pkg-config --libs libdw),) -lm
+
+.PHONY: all lib check bench demo install clean examples cli
+all: lib examples cli
+cli: $(CLI)
 lib: $(STATIC) $(SHARED)
 
 $(BUILD)/obj/%.o: src/%.c $(wildcard src/*.h) include/trace.h
@@ -64,23 +76,51 @@ $(BUILD)/examples/%: examples/%.c $(STATIC)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALLCFLAGS) $< -o $@ $(STATIC) $(LDLIBS)
 
+$(BUILD)/cli/%.o: cli/%.c cli/cli.h include/trace.h
+	@mkdir -p $(dir $@)
+	$(CC) $(ALLCFLAGS) $(CLI_DEFS) -c $< -o $@
+
+$(CLI): $(CLI_OBJ) $(STATIC)
+	$(CC) $(ALLCFLAGS) $(CLI_OBJ) -o $@ $(STATIC) $(CLI_LIBS) $(LDLIBS)
+
 $(BUILD)/bench/%: bench/%.c $(STATIC)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALLCFLAGS) $< -o $@ $(STATIC) $(LDLIBS)
 
 examples: $(EXAMPLES)
 
-check: $(TESTS) $(SHARED) $(BUILD)/header-ok
+check: $(TESTS) $(SHARED) $(BUILD)/header-ok $(CLI) $(EXAMPLES)
 	@BUILD=$(BUILD) sh tests/run.sh $(TESTS)
 
 bench: $(BENCHES)
 	@for b in $(BENCHES); do $$b || exit 1; done
 
-demo: $(EXAMPLES)
+# demo: the in-process demo, then the posixtrace command on examples/app
+# (threads, a forked child, several event types): record, show, stats, and
+# an HTML timeline.
+DEMO_LOG := $(BUILD)/demo/app.ptlog
+demo: $(EXAMPLES) $(CLI)
 	@$(BUILD)/examples/demo
+	@mkdir -p $(BUILD)/demo
+	@echo
+	@echo '$$ posixtrace record --force -o $(DEMO_LOG) -- $(BUILD)/examples/app'
+	@$(CLI) record --force -o $(DEMO_LOG) -- $(BUILD)/examples/app
+	@echo
+	@echo '$$ posixtrace show $(DEMO_LOG) | head -n 20'
+	@$(CLI) show $(DEMO_LOG) | head -n 20
+	@echo
+	@echo '$$ posixtrace stats $(DEMO_LOG)'
+	@$(CLI) stats $(DEMO_LOG)
+	@echo
+	@echo '$$ posixtrace export --format html --force -o $(BUILD)/demo/app.html $(DEMO_LOG)'
+	@$(CLI) export --format html --force -o $(BUILD)/demo/app.html $(DEMO_LOG)
+	@echo "timeline: $(abspath $(BUILD)/demo/app.html)"
 
-install: lib
+install: lib $(CLI)
 	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 755 $(CLI) $(DESTDIR)$(PREFIX)/bin/posixtrace
+	install -m 644 docs/posixtrace.1 $(DESTDIR)$(PREFIX)/share/man/man1/posixtrace.1
 	install -m 644 include/trace.h $(DESTDIR)$(PREFIX)/include/trace.h
 	install -m 644 $(STATIC) $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(SHARED) $(DESTDIR)$(PREFIX)/lib/
@@ -137,3 +177,4 @@ fuzz-seeds: $(BUILD)/fuzz/gen_seeds
 	@mkdir -p fuzz/corpus
 	$(BUILD)/fuzz/gen_seeds fuzz/corpus
 # ------------------------------------------------------------- end fuzz
+-include bench/lttng/lttng.mk

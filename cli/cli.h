@@ -1,0 +1,169 @@
+/*
+ * cli.h -- what the parts of the posixtrace command share.
+ *
+ * The command uses only the public API of the library (<trace.h>).
+ * Exit codes: 0 success, 1 error, 2 usage; `record` passes the traced
+ * program's own status through.
+ */
+#ifndef POSIXTRACE_CLI_H
+#define POSIXTRACE_CLI_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+#include <trace.h>
+
+#define PT_CLI_VERSION "0.1.0"
+#define EXIT_USAGE 2
+#define PT_NIDS 1024 /* event ids are below this (docs/implementation-defined.md) */
+
+/* ------------------------------------------------------------ util.c */
+extern const char *prog_cmd;  /* "posixtrace record", for messages */
+void err_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int parse_size(const char *s, size_t *out);
+int parse_seconds(const char *s, double *out);
+int parse_pid(const char *s, pid_t *out);
+uint64_t now_realtime_ns(void);
+uint64_t now_mono_ns(void);
+void fmt_rel(char *buf, size_t cap, uint64_t ns);            /* s.nnnnnnnnn */
+void fmt_abs(char *buf, size_t cap, uint64_t ns);            /* UTC ISO 8601 */
+void fmt_duration(char *buf, size_t cap, uint64_t ns);       /* "1.23 s", "45.6 ms" */
+int terminal_width(void);
+int utf8_output(void);
+int want_help(int argc, char **argv);
+/* A progress line on stderr when it is a terminal (and the job is long). */
+struct progress { const char *what; uint64_t total, last_ns, start_ns; int shown; };
+void progress_begin(struct progress *p, const char *what, uint64_t total);
+void progress_update(struct progress *p, uint64_t done);
+void progress_end(struct progress *p);
+/* Open FILE for writing: refuse to overwrite unless force (O_EXCL). */
+int create_output(const char *path, int force);
+
+/* ------------------------------------------------------------ names.c */
+const char *system_event_name(unsigned id);     /* NULL for user ids */
+int system_event_id(const char *name, trace_event_id_t *id);
+const char *policy_name(int policy);
+int parse_policy(const char *s, int log, int *out);
+
+/* ------------------------------------------------------------ tlog.c */
+struct tev {
+	uint64_t ts;          /* ns since the epoch (CLOCK_REALTIME) */
+	uint64_t addr;        /* posix_prog_address */
+	uint64_t data;        /* offset of the payload in tlog.data */
+	uint32_t len;         /* payload bytes kept */
+	uint32_t thread;      /* index in tlog.th */
+	uint16_t id;
+	uint8_t trunc;        /* posix_truncation_status */
+	uint8_t pad_;
+};
+struct tthread { int32_t pid; uint64_t tid; unsigned idx; uint32_t proc; uint64_t count; };
+struct tproc { int32_t pid; unsigned nthreads; uint64_t count, first, last; };
+struct tlog {
+	const char *path;
+	trace_attr_t attr;
+	struct posix_trace_status_info st;
+	struct tev *ev;
+	size_t nev, cap;
+	unsigned char *data;
+	size_t ndata, dcap;
+	char *names[PT_NIDS];          /* from the log; NULL when unnamed */
+	uint64_t count[PT_NIDS];       /* events per type */
+	int listed[PT_NIDS];           /* in the log's event-type list */
+	struct tthread *th;
+	size_t nth;
+	struct tproc *pr;
+	size_t npr;
+	uint64_t overflows, errors;    /* OVERFLOW and ERROR events */
+	long long file_size;
+	void *hash_;                   /* (pid, tid) -> thread index, while loading */
+	size_t hcap_;
+};
+int tlog_load(struct tlog *l, const char *path);   /* 0, or 1 with a message */
+void tlog_free(struct tlog *l);
+const char *tlog_name(const struct tlog *l, unsigned id, char *buf, size_t cap);
+const struct tproc *tlog_proc(const struct tlog *l, int32_t pid);
+/* Incremental use (live): */
+void tlog_init(struct tlog *l);
+int tlog_add(struct tlog *l, const struct posix_trace_event_info *ev, const void *data,
+             size_t len);
+void tlog_finish(struct tlog *l);   /* per-process tables, sorted by pid */
+
+/* ------------------------------------------------------------ elf.c */
+int elf_build_id(const char *path, char *hex, size_t cap);   /* 0 = found */
+int elf_load_bias(const char *path, uint64_t map_start, uint64_t map_off, uint64_t *bias);
+
+/* ------------------------------------------------------------ maps.c */
+struct mapping { uint64_t start, end, off; char *path; char *build_id; };
+struct snapshot { int32_t pid; uint64_t ts; char *exe; struct mapping *m; size_t n; };
+struct mapsdb { struct snapshot *s; size_t n, cap; };
+struct maps_writer { FILE *f; char *path; struct { int32_t pid; uint64_t hash; } *seen;
+                     size_t nseen, cap; };
+int maps_writer_open(struct maps_writer *w, const char *path, int force);
+int maps_writer_snap(struct maps_writer *w, pid_t pid);      /* -1: process gone */
+void maps_writer_close(struct maps_writer *w);
+int maps_read_proc(pid_t pid, struct snapshot *s);          /* one live snapshot */
+int mapsdb_load(struct mapsdb *db, const char *path);       /* 0, -1 if no file */
+int mapsdb_add_live(struct mapsdb *db, pid_t pid);
+const struct mapping *mapsdb_find(const struct mapsdb *db, int32_t pid, uint64_t ts,
+                                  uint64_t addr, int *other_pid);
+const char *mapsdb_exe(const struct mapsdb *db, int32_t pid);
+void mapsdb_free(struct mapsdb *db);
+void snapshot_free(struct snapshot *s);
+int descendants(pid_t root, pid_t *out, int max);
+
+/* ------------------------------------------------------------ symbolize.c */
+struct symz;
+struct symz *symz_open(const char *log_path, int live);    /* never NULL */
+const char *symz_lookup(struct symz *z, int32_t pid, uint64_t ts, uint64_t addr);
+const char *symz_exe(struct symz *z, int32_t pid);
+int symz_have_maps(const struct symz *z);
+void symz_close(struct symz *z);
+int symz_backend_dwarf(void);
+
+/* ------------------------------------------------------------ format.c */
+/* The payload as text in quotes, or hex; at most max bytes shown. */
+void fmt_data(char *out, size_t cap, const unsigned char *d, size_t len, size_t max,
+              int *is_text);
+void fmt_event_data(char *out, size_t cap, const struct tlog *l, unsigned id,
+                    const unsigned char *d, size_t len, int trunc);
+size_t json_str(char *out, size_t cap, const char *s);      /* "..." escaped */
+void fmt_line(FILE *f, const struct tlog *l, const struct tev *e, uint64_t t0, uint64_t prev,
+              int absolute, int name_w, struct symz *z);
+
+/* ------------------------------------------------------------ commands */
+int cmd_record(int argc, char **argv);
+int cmd_attach(int argc, char **argv);
+int cmd_show(int argc, char **argv);
+int cmd_info(int argc, char **argv);
+int cmd_stats(int argc, char **argv);
+int cmd_export(int argc, char **argv);
+int cmd_live(int argc, char **argv);
+
+/* ------------------------------------------------------------ target.c */
+struct target {
+	pid_t pid;
+	int child;        /* we launched it (and can wait for it) */
+	int go_fd;        /* write end: releases the paused child */
+	int exec_fd;      /* read end: EOF when exec succeeded, else errno */
+	int pidfd;
+	int exited, status;
+};
+int target_launch(struct target *t, char **argv);
+int target_release(struct target *t);         /* 0, or the exec errno */
+int target_attach(struct target *t, pid_t pid);
+int target_poll(struct target *t);            /* 1 once the target has ended */
+void target_forward(struct target *t, int sig);
+int target_exit_code(const struct target *t);
+void signals_block(void);
+int signals_take(int timeout_ms, int *from_tty);  /* a signal, or 0 */
+
+/* ------------------------------------------------------------ summary.c */
+void print_summary(FILE *f, const char *log_path, pid_t root);
+
+/* ------------------------------------------------------------ export_*.c */
+int export_chrome(const struct tlog *l, struct symz *z, FILE *out);
+int export_html(const struct tlog *l, struct symz *z, FILE *out);
+int export_ctf(const struct tlog *l, struct symz *z, const char *dir, int force);
+
+#endif

@@ -1,0 +1,241 @@
+/*
+ * live.c -- `posixtrace live (PID | -- PROGRAM [ARGS...])`: print events
+ * as they happen, in the form of `show`, from a stream made with
+ * posix_trace_create() (no log) and read with
+ * posix_trace_timedgetnext_event().  Addresses are symbolized from
+ * /proc/PID/maps while the process lives.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include "cli.h"
+
+static const char help[] =
+"usage: posixtrace live [OPTIONS] PID\n"
+"       posixtrace live [OPTIONS] -- PROGRAM [ARGS...]\n"
+"\n"
+"Print the events of a running process (it must use libposixtrace), or of\n"
+"a program started traced, as they happen, one per line as 'posixtrace\n"
+"show' prints them.  Ends with Ctrl-C or when the process ends; nothing is\n"
+"saved.  With PROGRAM the exit status is the program's.\n"
+"\n"
+"      --policy P           stream full policy: loop (default) or until-full\n"
+"      --size BYTES         stream size (default 1M)\n"
+"      --exclude NAME,...   event types not to trace\n"
+"      --no-inherit         do not trace the program's children\n"
+"  -a, --absolute           absolute times (UTC)\n"
+"      --raw-addresses      do not symbolize addresses\n"
+"  -h, --help               this help\n";
+
+enum { O_POLICY = 256, O_SIZE, O_EXCLUDE, O_NOINHERIT, O_RAW };
+
+struct lopt { int policy, inherit, absolute, raw; size_t size; char *exclude; };
+
+static int make_stream(const struct lopt *o, pid_t pid, trace_id_t *trid)
+{
+	trace_attr_t attr;
+	int rc;
+
+	posix_trace_attr_init(&attr);
+	posix_trace_attr_setname(&attr, "live");
+	posix_trace_attr_setinherited(&attr, o->inherit ? POSIX_TRACE_INHERITED
+	                                                : POSIX_TRACE_CLOSE_FOR_CHILD);
+	posix_trace_attr_setstreamfullpolicy(&attr, o->policy);
+	if (o->size && (rc = posix_trace_attr_setstreamsize(&attr, o->size)) != 0) {
+		err_msg("--size: %s", strerror(rc));
+		return 1;
+	}
+	rc = posix_trace_create(pid, &attr, trid);
+	posix_trace_attr_destroy(&attr);
+	if (rc) {
+		err_msg("cannot trace process %d: %s%s", (int)pid, strerror(rc),
+		        rc == EPERM ? " (it belongs to another user or is not dumpable; "
+		                      "run as its user or as root)" :
+		        rc == ESRCH ? " (no such process)" : "");
+		return 1;
+	}
+	if (!o->exclude)
+		return 0;
+	trace_event_set_t set;
+	char *list = strdup(o->exclude), *save = NULL;
+	posix_trace_eventset_empty(&set);
+	for (char *n = strtok_r(list, ",", &save); n; n = strtok_r(NULL, ",", &save)) {
+		trace_event_id_t id;
+		if (system_event_id(n, &id) && (rc = posix_trace_trid_eventid_open(*trid, n, &id))) {
+			err_msg("--exclude: event type '%s': %s", n, strerror(rc));
+			free(list);
+			return 1;
+		}
+		posix_trace_eventset_add(id, &set);
+	}
+	free(list);
+	posix_trace_set_filter(*trid, &set, POSIX_TRACE_SET_EVENTSET);
+	return 0;
+}
+
+struct printer { struct tlog l; struct symz *z; uint64_t t0, prev; int absolute, first; };
+
+static void print_event(struct printer *p, trace_id_t trid, const struct posix_trace_event_info *ev,
+                        const void *data, size_t len)
+{
+	unsigned id = ev->posix_event_id < PT_NIDS ? ev->posix_event_id : 0;
+	char name[TRACE_EVENT_NAME_MAX];
+
+	if (!p->l.names[id] && posix_trace_eventid_get_name(trid, id, name) == 0)
+		p->l.names[id] = strdup(name);
+	p->l.nev = 0; /* keep the thread table, not the events */
+	p->l.ndata = 0;
+	if (tlog_add(&p->l, ev, data, len))
+		return;
+	const struct tev *e = &p->l.ev[0];
+	if (p->first) {
+		p->t0 = p->prev = e->ts;
+		p->first = 0;
+	}
+	fmt_line(stdout, &p->l, e, p->t0, p->prev, p->absolute, 16, p->z);
+	p->prev = e->ts;
+}
+
+/* Read until none is ready (or max): the count read, -1 on error. */
+static long drain(struct printer *p, trace_id_t trid, int wait_ms)
+{
+	static unsigned char buf[TRACE_DATA_MAX + 1];
+	long n = 0;
+
+	for (;;) {
+		struct posix_trace_event_info ev;
+		size_t len = 0;
+		int none = 0, rc;
+		if (wait_ms > 0 && n == 0) {
+			uint64_t d = now_realtime_ns() + (uint64_t)wait_ms * 1000000u;
+			struct timespec ts = { (time_t)(d / 1000000000u), (long)(d % 1000000000u) };
+			rc = posix_trace_timedgetnext_event(trid, &ev, buf, sizeof buf, &len, &none, &ts);
+			if (rc == ETIMEDOUT)
+				return 0;
+		} else {
+			rc = posix_trace_trygetnext_event(trid, &ev, buf, sizeof buf, &len, &none);
+		}
+		if (rc == EINTR)
+			continue;
+		if (rc) {
+			err_msg("reading events: %s", strerror(rc));
+			return -1;
+		}
+		if (none)
+			return n;
+		print_event(p, trid, &ev, buf, len);
+		if (++n >= 4096)
+			return n;
+	}
+}
+
+int cmd_live(int argc, char **argv)
+{
+	static const struct option lopts[] = {
+		{ "policy", required_argument, NULL, O_POLICY },
+		{ "size", required_argument, NULL, O_SIZE },
+		{ "exclude", required_argument, NULL, O_EXCLUDE },
+		{ "no-inherit", no_argument, NULL, O_NOINHERIT },
+		{ "absolute", no_argument, NULL, 'a' },
+		{ "raw-addresses", no_argument, NULL, O_RAW },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct lopt o = { POSIX_TRACE_LOOP, 1, 0, 0, 0, NULL };
+	struct target t;
+	pid_t pid = 0;
+	int c, rc;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+ha", lopts, NULL)) != -1) {
+		switch (c) {
+		case 'h': fputs(help, stdout); return 0;
+		case 'a': o.absolute = 1; break;
+		case O_RAW: o.raw = 1; break;
+		case O_NOINHERIT: o.inherit = 0; break;
+		case O_EXCLUDE: o.exclude = optarg; break;
+		case O_POLICY:
+			if (parse_policy(optarg, 0, &o.policy) || o.policy == POSIX_TRACE_FLUSH)
+				return usage_error("--policy: '%s' is not loop or until-full", optarg);
+			break;
+		case O_SIZE:
+			if (parse_size(optarg, &o.size))
+				return usage_error("--size: '%s' is not a size in bytes", optarg);
+			break;
+		default: return usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind >= argc)
+		return usage_error("what to trace? give a PID, or a program after '--'");
+	int launch = strcmp(argv[optind - 1], "--") == 0;
+	if (!launch && (optind + 1 != argc || parse_pid(argv[optind], &pid)))
+		return usage_error("'%s' is not a process id (to start a program, put '--' "
+		                   "before it)", argv[optind]);
+	signals_block();
+	if (launch) {
+		prctl(PR_SET_CHILD_SUBREAPER, 1);
+		if (target_launch(&t, argv + optind))
+			return 1;
+		pid = t.pid;
+	} else if (target_attach(&t, pid)) {
+		err_msg("no process %d (is it still running? see 'ps')", (int)pid);
+		return 1;
+	}
+	trace_id_t trid;
+	if (make_stream(&o, pid, &trid) || (rc = posix_trace_start(trid)) != 0) {
+		if (launch)
+			kill(t.pid, SIGKILL);
+		return 1;
+	}
+	if (launch && (rc = target_release(&t)) != 0) {
+		err_msg("cannot run %s: %s", argv[optind], strerror(rc));
+		posix_trace_shutdown(trid);
+		return 127;
+	}
+	struct printer p;
+	memset(&p, 0, sizeof p);
+	tlog_init(&p.l);
+	p.z = o.raw ? NULL : symz_open(NULL, 1);
+	p.absolute = o.absolute;
+	p.first = 1;
+	int signals = 0, stop = 0;
+	while (!stop) {
+		long n = drain(&p, trid, 50);
+		if (n < 0)
+			break;
+		fflush(stdout);
+		int tty = 0, sig;
+		while ((sig = signals_take(0, &tty)) != 0) {
+			if (sig == SIGCHLD)
+				continue;
+			if (!launch || ++signals >= 2)
+				stop = sig;
+			else if (!tty)
+				target_forward(&t, sig);
+		}
+		if (target_poll(&t))
+			break;
+	}
+	drain(&p, trid, 0); /* what the target wrote before it ended */
+	fflush(stdout);
+	posix_trace_shutdown(trid);
+	tlog_finish(&p.l);
+	uint64_t total = 0;
+	for (unsigned i = 0; i < PT_NIDS; i++)
+		total += p.l.count[i];
+	fprintf(stderr, "%s: %llu events from %zu processes (%zu threads)%s\n", prog_cmd,
+	        (unsigned long long)total, p.l.npr, p.l.nth,
+	        p.l.overflows ? "; events were lost (the reader fell behind: try --size)" : "");
+	if (p.z)
+		symz_close(p.z);
+	tlog_free(&p.l);
+	if (t.pidfd > 0)
+		close(t.pidfd);
+	if (!launch)
+		return 0;
+	return t.exited ? target_exit_code(&t) : 128 + stop;
+}

@@ -1,0 +1,75 @@
+/*
+ * main.c -- `posixtrace COMMAND ...`: the command table, --help, --version.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "cli.h"
+
+static const struct {
+	const char *name;
+	int (*fn)(int, char **);
+	const char *what;
+} cmds[] = {
+	{ "record", cmd_record, "run a program traced into a log" },
+	{ "attach", cmd_attach, "trace a running process into a log" },
+	{ "live", cmd_live, "print the events of a process as they happen" },
+	{ "show", cmd_show, "print the events of a log, one per line" },
+	{ "info", cmd_info, "attributes, status, event types, processes of a log" },
+	{ "stats", cmd_stats, "per event type: count, rate, gaps, histogram" },
+	{ "export", cmd_export, "convert a log: chrome (JSON), html (timeline), ctf" },
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: posixtrace COMMAND [ARGS...]\n\n"
+	           "POSIX trace streams (IEEE 1003.1 tracing, libposixtrace): record,\n"
+	           "inspect and convert traces of programs that use <trace.h>.\n\ncommands:\n");
+	for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
+		fprintf(f, "  %-8s %s\n", cmds[i].name, cmds[i].what);
+	fprintf(f, "\n'posixtrace COMMAND --help' describes each; 'man posixtrace' has more.\n"
+	           "Exit status: 0 success, 1 error, 2 usage error; 'record' exits with\n"
+	           "the program's status.\n");
+}
+
+int main(int argc, char **argv)
+{
+	static char cmdname[64];
+	static char *help_argv[3];
+
+	if (argc < 2) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+		if (argc > 2 && strcmp(argv[1], "help") == 0) {
+			help_argv[0] = argv[2];
+			help_argv[1] = (char *)"--help";
+			argv = help_argv;
+			argc = 2;
+		} else {
+			usage(stdout);
+			return 0;
+		}
+	} else if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
+		char v[TRACE_NAME_MAX] = "";
+		trace_attr_t a;
+		posix_trace_attr_init(&a);
+		posix_trace_attr_getgenversion(&a, v);
+		posix_trace_attr_destroy(&a);
+		printf("posixtrace %s (library: %s; symbols: %s)\n", PT_CLI_VERSION, v,
+		       symz_backend_dwarf() ? "elfutils libdw" : "no libdw, file+offset only");
+		return 0;
+	} else {
+		argv++;
+		argc--;
+	}
+	for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
+		if (!strcmp(argv[0], cmds[i].name)) {
+			snprintf(cmdname, sizeof cmdname, "posixtrace %s", cmds[i].name);
+			prog_cmd = cmdname;
+			return cmds[i].fn(argc, argv);
+		}
+	fprintf(stderr, "posixtrace: unknown command '%s'\n\n", argv[0]);
+	usage(stderr);
+	return EXIT_USAGE;
+}

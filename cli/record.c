@@ -1,0 +1,329 @@
+/*
+ * record.c -- `posixtrace record` (start a program traced into a log) and
+ * `posixtrace attach` (trace a running process into a log).
+ *
+ * The stream is made with posix_trace_create_withlog() for the target's
+ * pid: stream-full policy FLUSH (a flusher thread drains it to the log as
+ * it fills), log policy APPEND, inheritance on (forked children are traced
+ * too) unless --no-inherit.  While the target runs, its memory maps and
+ * its descendants' are saved to FILE.maps for symbolizing later.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <time.h>
+#include <unistd.h>
+#include "cli.h"
+
+static const char record_help[] =
+"usage: posixtrace record [OPTIONS] -- PROGRAM [ARGS...]\n"
+"\n"
+"Run PROGRAM traced from its first event (constructors included), and its\n"
+"forked children too, into a trace log; print a summary when it ends.\n"
+"The exit status is the program's (128+N if it was killed by signal N).\n"
+"\n"
+"  -o, --output FILE        the log (default posixtrace-YYYYmmdd-HHMMSS.ptlog);\n"
+"                           its memory maps go to FILE.maps\n"
+"      --force              overwrite FILE if it exists\n"
+"      --policy P           stream full policy: flush (default), loop, until-full\n"
+"      --size BYTES         stream size (default 1M; K, M, G suffixes)\n"
+"      --log-size BYTES     log max size (loop and until-full log policies)\n"
+"      --log-policy P       log full policy: append (default), loop, until-full\n"
+"      --exclude NAME,...   event types not to record\n"
+"      --no-inherit         do not trace the program's children\n"
+"  -h, --help               this help\n"
+"\n"
+"Ctrl-C stops the program (it gets the signal) and keeps the log;\n"
+"a second Ctrl-C stops tracing at once.\n";
+
+static const char attach_help[] =
+"usage: posixtrace attach [OPTIONS] PID\n"
+"\n"
+"Trace the running process PID (it must use libposixtrace) into a log\n"
+"until Ctrl-C, the end of --duration, or the end of the process.\n"
+"\n"
+"  -o, --output FILE        the log (default posixtrace-YYYYmmdd-HHMMSS.ptlog)\n"
+"      --force              overwrite FILE if it exists\n"
+"  -d, --duration SECONDS   stop after this long\n"
+"      --policy, --size, --log-size, --log-policy, --exclude, --no-inherit\n"
+"                           as for 'posixtrace record'\n"
+"  -h, --help               this help\n";
+
+struct ropts {
+	const char *out;
+	int force, policy, log_policy, inherit;
+	size_t size, log_size;
+	char *exclude;
+	double duration;
+};
+
+enum { O_FORCE = 256, O_POLICY, O_SIZE, O_LOGSIZE, O_LOGPOLICY, O_EXCLUDE, O_NOINHERIT };
+
+static const struct option lopts[] = {
+	{ "output", required_argument, NULL, 'o' },
+	{ "force", no_argument, NULL, O_FORCE },
+	{ "policy", required_argument, NULL, O_POLICY },
+	{ "size", required_argument, NULL, O_SIZE },
+	{ "log-size", required_argument, NULL, O_LOGSIZE },
+	{ "log-policy", required_argument, NULL, O_LOGPOLICY },
+	{ "exclude", required_argument, NULL, O_EXCLUDE },
+	{ "no-inherit", no_argument, NULL, O_NOINHERIT },
+	{ "duration", required_argument, NULL, 'd' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* -1: go on; else the exit code. */
+static int parse(int argc, char **argv, struct ropts *o, int attach)
+{
+	int c;
+
+	*o = (struct ropts){ NULL, 0, POSIX_TRACE_FLUSH, POSIX_TRACE_APPEND, 1, 0, 0, NULL, 0 };
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, attach ? "+ho:d:" : "+ho:", lopts, NULL)) != -1) {
+		switch (c) {
+		case 'h': fputs(attach ? attach_help : record_help, stdout); return 0;
+		case 'o': o->out = optarg; break;
+		case O_FORCE: o->force = 1; break;
+		case O_NOINHERIT: o->inherit = 0; break;
+		case O_EXCLUDE: o->exclude = optarg; break;
+		case O_POLICY:
+			if (parse_policy(optarg, 0, &o->policy))
+				return usage_error("--policy: '%s' is not loop, until-full or flush", optarg);
+			break;
+		case O_LOGPOLICY:
+			if (parse_policy(optarg, 1, &o->log_policy))
+				return usage_error("--log-policy: '%s' is not append, loop or until-full",
+				                   optarg);
+			break;
+		case O_SIZE:
+		case O_LOGSIZE:
+			if (parse_size(optarg, c == O_SIZE ? &o->size : &o->log_size))
+				return usage_error("%s: '%s' is not a size in bytes (like 4096, 64K, 16M)",
+				                   c == O_SIZE ? "--size" : "--log-size", optarg);
+			break;
+		case 'd':
+			if (!attach)
+				return usage_error("--duration is for 'posixtrace attach'");
+			if (parse_seconds(optarg, &o->duration) || o->duration <= 0)
+				return usage_error("--duration: '%s' is not a number of seconds", optarg);
+			break;
+		default:
+			return usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind >= argc)
+		return usage_error(attach ? "which process? give its PID"
+		                          : "which program? give it after '--'");
+	return -1;
+}
+
+static char *default_name(void)
+{
+	static char buf[64];
+	time_t now = time(NULL);
+	struct tm tm;
+	localtime_r(&now, &tm);
+	strftime(buf, sizeof buf, "posixtrace-%Y%m%d-%H%M%S.ptlog", &tm);
+	return buf;
+}
+
+/* Stream attributes and filter; the stream is created, not yet started. */
+static int create_stream(const struct ropts *o, pid_t pid, const char *name, int fd,
+                         trace_id_t *trid)
+{
+	trace_attr_t attr;
+	int rc;
+
+	posix_trace_attr_init(&attr);
+	posix_trace_attr_setname(&attr, name);
+	posix_trace_attr_setinherited(&attr, o->inherit ? POSIX_TRACE_INHERITED
+	                                                : POSIX_TRACE_CLOSE_FOR_CHILD);
+	if ((rc = posix_trace_attr_setstreamfullpolicy(&attr, o->policy)) ||
+	    (o->size && (rc = posix_trace_attr_setstreamsize(&attr, o->size))) ||
+	    (rc = posix_trace_attr_setlogfullpolicy(&attr, o->log_policy)) ||
+	    (o->log_size && (rc = posix_trace_attr_setlogsize(&attr, o->log_size)))) {
+		err_msg("invalid stream attributes: %s", strerror(rc));
+		return 1;
+	}
+	rc = posix_trace_create_withlog(pid, &attr, fd, trid);
+	posix_trace_attr_destroy(&attr);
+	if (rc) {
+		err_msg("cannot trace process %d: %s%s", (int)pid, strerror(rc),
+		        rc == EPERM ? " (it belongs to another user or is not dumpable; "
+		                      "run as its user or as root)" :
+		        rc == ESRCH ? " (no such process)" :
+		        rc == EAGAIN ? " (too many streams; shut some down)" :
+		        rc == EINVAL ? " (check --policy, --log-policy and --log-size)" : "");
+		return 1;
+	}
+	if (!o->exclude)
+		return 0;
+	trace_event_set_t set;
+	char *list = strdup(o->exclude), *save = NULL;
+	posix_trace_eventset_empty(&set);
+	for (char *n = strtok_r(list, ",", &save); n; n = strtok_r(NULL, ",", &save)) {
+		trace_event_id_t id;
+		if (system_event_id(n, &id) && (rc = posix_trace_trid_eventid_open(*trid, n, &id))) {
+			err_msg("--exclude: event type '%s': %s", n, strerror(rc));
+			free(list);
+			return 1;
+		}
+		posix_trace_eventset_add(id, &set);
+	}
+	free(list);
+	if ((rc = posix_trace_set_filter(*trid, &set, POSIX_TRACE_SET_EVENTSET)) != 0) {
+		err_msg("posix_trace_set_filter: %s", strerror(rc));
+		return 1;
+	}
+	return 0;
+}
+
+/* Snapshot the maps of the target and everything below it. */
+static void snap_all(struct maps_writer *mw, pid_t root)
+{
+	pid_t pids[512];
+	int n = descendants(root, pids, 512);
+	for (int i = 0; i < n; i++)
+		maps_writer_snap(mw, pids[i]);
+}
+
+/* Until the target ends (or the deadline, or a second signal): keep the
+ * maps.  Returns the signal that stopped us early, or 0. */
+static int run(struct target *t, struct maps_writer *mw, double duration, int forward)
+{
+	uint64_t start = now_mono_ns(), next = start, step = 1000000;
+	uint64_t end = duration > 0 ? start + (uint64_t)(duration * 1e9) : UINT64_MAX;
+	int signals = 0;
+
+	for (;;) {
+		uint64_t now = now_mono_ns();
+		if (now >= next) {
+			snap_all(mw, t->pid);
+			/* often at first, while the dynamic linker maps libraries */
+			step = step < 100000000 ? step * 2 : 100000000;
+			next = now + step;
+		}
+		if (target_poll(t))
+			return 0;
+		if (now >= end)
+			return 0;
+		uint64_t wake = next < end ? next : end;
+		int tty = 0, sig = signals_take((int)((wake - now) / 1000000) + 1, &tty);
+		if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP) {
+			if (!forward)
+				return sig;
+			if (!tty)
+				target_forward(t, sig);
+			if (++signals >= 2)
+				return sig;
+		}
+	}
+}
+
+static int trace_target(const struct ropts *o, struct target *t, char **prog)
+{
+	const char *out = o->out ? o->out : default_name();
+	char mpath[4200];
+	struct maps_writer mw;
+	trace_id_t trid;
+	int fd, rc, code = 0;
+
+	snprintf(mpath, sizeof mpath, "%s.maps", out);
+	if ((fd = create_output(out, o->force)) < 0)
+		return 1;
+	if (maps_writer_open(&mw, mpath, o->force)) {
+		close(fd);
+		unlink(out);
+		return 1;
+	}
+	const char *name = prog ? prog[0] : "attached";
+	if (strrchr(name, '/'))
+		name = strrchr(name, '/') + 1;
+	if (prog && target_launch(t, prog))
+		goto fail;
+	if (create_stream(o, t->pid, name, fd, &trid)) {
+		if (prog)
+			kill(t->pid, SIGKILL);
+		goto fail;
+	}
+	maps_writer_snap(&mw, getpid()); /* START and the flush events come from here */
+	if ((rc = posix_trace_start(trid)) != 0) {
+		err_msg("posix_trace_start: %s", strerror(rc));
+		posix_trace_shutdown(trid);
+		goto fail;
+	}
+	if (prog && (rc = target_release(t)) != 0) {
+		err_msg("cannot run %s: %s", prog[0], strerror(rc));
+		posix_trace_shutdown(trid);
+		close(fd);
+		maps_writer_close(&mw);
+		unlink(out);
+		unlink(mpath);
+		return 127;
+	}
+	int sig = run(t, &mw, o->duration, prog != NULL);
+	if (!t->exited)
+		snap_all(&mw, t->pid);
+	if ((rc = posix_trace_shutdown(trid)) != 0)
+		err_msg("%s: the log may be incomplete: %s", out, strerror(rc));
+	close(fd);
+	maps_writer_close(&mw);
+	print_summary(stderr, out, prog ? t->pid : 0);
+	if (prog)
+		code = t->exited ? target_exit_code(t) : 128 + sig;
+	return code;
+fail:
+	close(fd);
+	maps_writer_close(&mw);
+	unlink(out);
+	unlink(mpath);
+	if (prog && t->pid > 0) { /* the child waits on the pipe: let it go, and die */
+		if (t->go_fd >= 0)
+			close(t->go_fd);
+		kill(t->pid, SIGKILL);
+		while (!target_poll(t))
+			usleep(1000);
+	}
+	return 1;
+}
+
+int cmd_record(int argc, char **argv)
+{
+	struct ropts o;
+	struct target t;
+	int rc = parse(argc, argv, &o, 0);
+
+	if (rc >= 0)
+		return rc;
+	signals_block();
+	prctl(PR_SET_CHILD_SUBREAPER, 1); /* orphans stay below us: their maps are kept */
+	memset(&t, 0, sizeof t);
+	return trace_target(&o, &t, argv + optind);
+}
+
+int cmd_attach(int argc, char **argv)
+{
+	struct ropts o;
+	struct target t;
+	pid_t pid;
+	int rc = parse(argc, argv, &o, 1);
+
+	if (rc >= 0)
+		return rc;
+	if (optind + 1 != argc || parse_pid(argv[optind], &pid))
+		return usage_error("'%s' is not a process id", argv[optind]);
+	if (target_attach(&t, pid)) {
+		err_msg("no process %d (is it still running? see 'ps')", (int)pid);
+		return 1;
+	}
+	signals_block();
+	rc = trace_target(&o, &t, NULL);
+	if (t.pidfd >= 0)
+		close(t.pidfd);
+	return rc;
+}

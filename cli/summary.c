@@ -1,0 +1,49 @@
+/*
+ * summary.c -- the paragraph `record` and `attach` print when they are
+ * done, from the finished log read back with posix_trace_open().
+ */
+#include <string.h>
+#include <unistd.h>
+#include "cli.h"
+
+void print_summary(FILE *f, const char *path, pid_t root)
+{
+	struct tlog l;
+	unsigned types = 0, procs = 0, threads = 0;
+	char dur[32], lost[160];
+	pid_t self = getpid();
+
+	if (tlog_load(&l, path) != 0) {
+		fprintf(f, "posixtrace: the log %s could not be read back\n", path);
+		return;
+	}
+	for (unsigned i = 0; i < PT_NIDS; i++)
+		types += l.count[i] > 0;
+	for (size_t i = 0; i < l.npr; i++)
+		if (l.pr[i].pid != 0 && l.pr[i].pid != self) {
+			procs++;
+			threads += l.pr[i].nthreads;
+		}
+	uint64_t first = l.nev ? l.ev[0].ts : 0, last = first;
+	for (size_t i = 0; i < l.nev; i++) {
+		first = l.ev[i].ts < first ? l.ev[i].ts : first;
+		last = l.ev[i].ts > last ? l.ev[i].ts : last;
+	}
+	fmt_duration(dur, sizeof dur, last - first);
+	int overrun = l.st.posix_stream_overrun_status == POSIX_TRACE_OVERRUN ||
+	              l.st.posix_log_overrun_status == POSIX_TRACE_OVERRUN;
+	if (!l.overflows && !l.errors && !overrun)
+		snprintf(lost, sizeof lost, "no events lost");
+	else
+		snprintf(lost, sizeof lost, "EVENTS LOST: %llu gap%s in the stream%s%s%s",
+		         (unsigned long long)l.overflows, l.overflows == 1 ? "" : "s",
+		         l.errors ? ", damaged log blocks" : "",
+		         l.st.posix_log_overrun_status == POSIX_TRACE_OVERRUN ? ", the log overran" : "",
+		         l.st.posix_log_full_status == POSIX_TRACE_FULL ? ", the log filled up" : "");
+	fprintf(f, "posixtrace: %s: %zu events of %u types from %u process%s (%u thread%s)",
+	        path, l.nev, types, procs, procs == 1 ? "" : "es", threads, threads == 1 ? "" : "s");
+	if (root > 0)
+		fprintf(f, ", program pid %d", (int)root);
+	fprintf(f, ", over %s; %s. Read it with 'posixtrace show %s'.\n", dur, lost, path);
+	tlog_free(&l);
+}

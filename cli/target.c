@@ -1,0 +1,199 @@
+/*
+ * target.c -- the process being traced: a program we start (paused until
+ * the stream is running, so its first event is recorded) or a running pid;
+ * knowing when it ended; the signals the command handles.
+ *
+ * The launched child waits on a pipe before execvp().  A second pipe,
+ * close-on-exec, tells the parent that exec happened (EOF) or failed (the
+ * errno).  The library's fork handler has already given the child its own
+ * control segment, which survives exec, so the stream made for the child's
+ * pid follows it into the program.
+ *
+ * SIGINT, SIGTERM, SIGHUP and SIGCHLD are blocked and taken synchronously
+ * with sigtimedwait().  A signal the terminal sent (si_code SI_KERNEL) also
+ * reached the child, which is in our process group: it is not sent again.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "cli.h"
+
+static sigset_t orig_mask;
+
+void signals_block(void)
+{
+	sigset_t s;
+
+	sigemptyset(&s);
+	sigaddset(&s, SIGINT);
+	sigaddset(&s, SIGTERM);
+	sigaddset(&s, SIGHUP);
+	sigaddset(&s, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &s, &orig_mask);
+}
+
+int signals_take(int timeout_ms, int *from_tty)
+{
+	sigset_t s;
+	siginfo_t si;
+	struct timespec ts = { timeout_ms / 1000, (long)(timeout_ms % 1000) * 1000000L };
+
+	sigemptyset(&s);
+	sigaddset(&s, SIGINT);
+	sigaddset(&s, SIGTERM);
+	sigaddset(&s, SIGHUP);
+	sigaddset(&s, SIGCHLD);
+	int sig = sigtimedwait(&s, &si, &ts);
+	if (sig < 0)
+		return 0;
+	*from_tty = si.si_code == SI_KERNEL;
+	return sig;
+}
+
+int target_launch(struct target *t, char **argv)
+{
+	int go[2], ex[2];
+
+	memset(t, 0, sizeof *t);
+	t->pidfd = t->go_fd = t->exec_fd = -1;
+	if (pipe2(go, O_CLOEXEC) || pipe2(ex, O_CLOEXEC)) {
+		err_msg("pipe: %s", strerror(errno));
+		return -1;
+	}
+	pid_t pid = fork();
+	if (pid < 0) {
+		err_msg("fork: %s", strerror(errno));
+		return -1;
+	}
+	if (pid == 0) {
+		char c;
+		sigprocmask(SIG_SETMASK, &orig_mask, NULL);
+		close(go[1]);
+		close(ex[0]);
+		ssize_t n;
+		while ((n = read(go[0], &c, 1)) < 0 && errno == EINTR)
+			;
+		if (n != 1) /* the parent gave up: do not run untraced */
+			_exit(127);
+		execvp(argv[0], argv);
+		int e = errno;
+		if (write(ex[1], &e, sizeof e) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(go[0]);
+	close(ex[1]);
+	t->pid = pid;
+	t->child = 1;
+	t->go_fd = go[1];
+	t->exec_fd = ex[0];
+	return 0;
+}
+
+/* Let the child exec.  0 once the program runs, else the exec errno. */
+int target_release(struct target *t)
+{
+	int e = 0;
+	ssize_t n;
+
+	if (write(t->go_fd, "g", 1) != 1)
+		e = errno;
+	close(t->go_fd);
+	t->go_fd = -1;
+	if (e)
+		return e;
+	while ((n = read(t->exec_fd, &e, sizeof e)) < 0 && errno == EINTR)
+		;
+	close(t->exec_fd);
+	t->exec_fd = -1;
+	return n == (ssize_t)sizeof e ? e : 0;
+}
+
+int target_attach(struct target *t, pid_t pid)
+{
+	memset(t, 0, sizeof *t);
+	t->go_fd = t->exec_fd = -1;
+	t->pid = pid;
+#ifdef SYS_pidfd_open
+	t->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+#else
+	t->pidfd = -1;
+#endif
+	if (kill(pid, 0) != 0 && errno == ESRCH) {
+		if (t->pidfd >= 0)
+			close(t->pidfd);
+		return -1;
+	}
+	return 0;
+}
+
+/* Has a process that is not our child ended?  (A zombie has.) */
+static int gone(pid_t pid)
+{
+	char fn[64], buf[512];
+	int fd;
+	ssize_t n;
+
+	if (kill(pid, 0) != 0 && errno == ESRCH)
+		return 1;
+	snprintf(fn, sizeof fn, "/proc/%d/stat", (int)pid);
+	if ((fd = open(fn, O_RDONLY | O_CLOEXEC)) < 0)
+		return 1;
+	n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return 1;
+	buf[n] = 0;
+	char *p = strrchr(buf, ')');
+	return p && (p[2] == 'Z' || p[2] == 'X');
+}
+
+/* 1 once the target has ended.  Also reaps orphans we adopted as a
+ * subreaper. */
+int target_poll(struct target *t)
+{
+	if (t->exited)
+		return 1;
+	if (!t->child) {
+		if (t->pidfd >= 0) {
+			struct pollfd p = { t->pidfd, POLLIN, 0 };
+			if (poll(&p, 1, 0) == 1)
+				t->exited = 1;
+		} else if (gone(t->pid)) {
+			t->exited = 1;
+		}
+		return t->exited;
+	}
+	for (;;) {
+		int st;
+		pid_t p = waitpid(-1, &st, WNOHANG);
+		if (p <= 0)
+			break;
+		if (p == t->pid) {
+			t->exited = 1;
+			t->status = st;
+		}
+	}
+	return t->exited;
+}
+
+void target_forward(struct target *t, int sig)
+{
+	if (!t->exited && t->pid > 0)
+		kill(t->pid, sig);
+}
+
+int target_exit_code(const struct target *t)
+{
+	if (WIFEXITED(t->status))
+		return WEXITSTATUS(t->status);
+	if (WIFSIGNALED(t->status))
+		return 128 + WTERMSIG(t->status);
+	return 1;
+}

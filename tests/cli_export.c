@@ -1,0 +1,219 @@
+/*
+ * cli_export.c -- `posixtrace export` of a recorded examples/app log:
+ * chrome (the JSON is well-formed -- a small validator here -- with one
+ * instant event per trace event, and process and thread names), ctf (the
+ * directory and its metadata), html (one file, no external resource, an
+ * SVG marker with a title per event, the script and the tables).  An
+ * existing output is not replaced without --force; bad formats exit 2.
+ * Reading the CTF trace back with babeltrace2: cli_ctf.c; rendering the
+ * page in chromium: cli_html.c.
+ */
+#include <trace.h>
+#include "t.h"
+#include "cli_util.h"
+
+/* ------------------------------------------------ a minimal JSON checker */
+static const char *ws(const char *p)
+{
+	while (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')
+		p++;
+	return p;
+}
+
+static const char *value(const char *p, int depth);
+
+static const char *string(const char *p)
+{
+	if (*p++ != '"')
+		return NULL;
+	for (; *p != '"'; p++) {
+		if ((unsigned char)*p < 0x20)
+			return NULL;
+		if (*p == '\\') {
+			p++;
+			if (*p == 'u') {
+				for (int i = 1; i <= 4; i++)
+					if (!strchr("0123456789abcdefABCDEF", p[i]) || !p[i])
+						return NULL;
+				p += 4;
+			} else if (!*p || !strchr("\"\\/bfnrt", *p)) {
+				return NULL;
+			}
+		}
+	}
+	return p + 1;
+}
+
+static const char *number(const char *p)
+{
+	const char *s = p;
+	if (*p == '-')
+		p++;
+	if (*p == '0')
+		p++;
+	else if (*p >= '1' && *p <= '9')
+		while (*p >= '0' && *p <= '9')
+			p++;
+	else
+		return NULL;
+	if (*p == '.') {
+		if (!(*++p >= '0' && *p <= '9'))
+			return NULL;
+		while (*p >= '0' && *p <= '9')
+			p++;
+	}
+	if (*p == 'e' || *p == 'E') {
+		p++;
+		if (*p == '+' || *p == '-')
+			p++;
+		if (!(*p >= '0' && *p <= '9'))
+			return NULL;
+		while (*p >= '0' && *p <= '9')
+			p++;
+	}
+	return p > s ? p : NULL;
+}
+
+static const char *container(const char *p, int depth, char close, int obj)
+{
+	p = ws(p + 1);
+	if (*p == close)
+		return p + 1;
+	for (;;) {
+		if (obj) {
+			if (!(p = string(ws(p))) || *(p = ws(p)) != ':')
+				return NULL;
+			p++;
+		}
+		if (!(p = value(p, depth + 1)))
+			return NULL;
+		p = ws(p);
+		if (*p == close)
+			return p + 1;
+		if (*p++ != ',')
+			return NULL;
+	}
+}
+
+static const char *value(const char *p, int depth)
+{
+	p = ws(p);
+	if (depth > 64)
+		return NULL;
+	switch (*p) {
+	case '{': return container(p, depth, '}', 1);
+	case '[': return container(p, depth, ']', 0);
+	case '"': return string(p);
+	case 't': return strncmp(p, "true", 4) ? NULL : p + 4;
+	case 'f': return strncmp(p, "false", 5) ? NULL : p + 5;
+	case 'n': return strncmp(p, "null", 4) ? NULL : p + 4;
+	default: return number(p);
+	}
+}
+
+static int json_ok(const char *s)
+{
+	const char *e = s ? value(s, 0) : NULL;
+	return e && *ws(e) == 0;
+}
+
+static int occurrences(const char *s, const char *what)
+{
+	int n = 0;
+	for (; s && (s = strstr(s, what)) != NULL; s += strlen(what))
+		n++;
+	return n;
+}
+
+static void test_ctf(const char *log)
+{
+	const char *dir = cli_path("app.ctf");
+	char *err = NULL;
+
+	CHECK_EQ(cli_run(CLI("export", "--format", "ctf", (char *)log, "-o", (char *)dir), NULL, &err), 0);
+	free(err);
+	char meta[300];
+	snprintf(meta, sizeof meta, "%s/metadata", dir);
+	char *m = cli_slurp(meta);
+	CHECK(m && strncmp(m, "/* CTF 1.8 */", 13) == 0 && cli_contains(m, "freq = 1000000000;"));
+	free(m);
+	CHECK_EQ(cli_run(CLI("export", "--format", "ctf", (char *)log, "-o", (char *)dir), NULL, &err), 1);
+	CHECK(cli_contains(err, dir) && cli_contains(err, "--force"));
+	free(err);
+	CHECK_EQ(cli_run(CLI("export", "-f", "ctf", "--force", (char *)log, "-o", (char *)dir),
+	                 NULL, NULL), 0);
+
+}
+
+static void test_html(const char *log, int n)
+{
+	const char *html = cli_path("app.html");
+	char *err = NULL;
+
+	CHECK_EQ(cli_run(CLI("export", "--format", "html", (char *)log, "-o", (char *)html), NULL, &err), 0);
+	free(err);
+	char *s = cli_slurp(html);
+	REQUIRE(s != NULL);
+	CHECK(strncmp(s, "<!DOCTYPE html>", 15) == 0);
+	CHECK(cli_contains(s, "<svg id=\"plot\""));
+	CHECK_EQ(occurrences(s, "<line class=\"t"), n);
+	CHECK_EQ(occurrences(s, "<title>"), n + 1);
+	CHECK(cli_contains(s, "<script>") && cli_contains(s, "</html>"));
+	CHECK(cli_contains(s, "<table>"));
+	CHECK(!cli_contains(s, "src=") && !cli_contains(s, "href=") && !cli_contains(s, "@import") &&
+	      !cli_contains(s, "url("));
+	CHECK_EQ(occurrences(s, "http"), occurrences(s, "'http://www.w3.org/2000/svg'"));
+	free(s);
+
+}
+
+int main(void)
+{
+	char *out = NULL, *err = NULL;
+	struct cli_ev *ev;
+
+	T_BEGIN(240);
+	cli_setup();
+	const char *log = cli_path("app.ptlog");
+	REQUIRE(cli_record_app(log, "0") == 0);
+	int n = cli_read_log(log, &ev);
+
+	/* chrome */
+	const char *json = cli_path("app.json");
+	CHECK_EQ(cli_run(CLI("export", "--format", "chrome", (char *)log, "-o", (char *)json), NULL, &err), 0);
+	free(err);
+	char *j = cli_slurp(json);
+	CHECK(json_ok(j));
+	CHECK(!json_ok("{\"a\":[1,2,}") && !json_ok("{\"a\":\"x\\q\"}") && json_ok("[1.5e3,\"\\u00e9\"]"));
+	CHECK_EQ(occurrences(j, "\"ph\":\"i\""), n);
+	CHECK(cli_contains(j, "\"traceEvents\":["));
+	CHECK(cli_contains(j, "\"name\":\"process_name\""));
+	CHECK(cli_contains(j, "\"name\":\"thread_name\""));
+	CHECK(cli_contains(j, "\"text\":\"GET /item/0/0\""));
+	CHECK(cli_contains(j, "\"name\":\"app_start\",\"cat\":\"user\",\"ph\":\"i\""));
+	CHECK_EQ(occurrences(j, "\"name\":\"request\""), cli_count(ev, n, "request"));
+	free(j);
+	CHECK_EQ(cli_run(CLI("export", "--format", "chrome", (char *)log, "-o", (char *)json), NULL, &err), 1);
+	CHECK(cli_contains(err, json));
+	free(err);
+	CHECK_EQ(cli_run(CLI("export", "--format", "chrome", "--force", (char *)log, "-o", (char *)json),
+	                 NULL, NULL), 0);
+
+	test_ctf(log);
+	test_html(log, n);
+
+	/* errors */
+	CHECK_EQ(cli_run(CLI("export", "--format", "pdf", (char *)log), NULL, &err), 2);
+	CHECK(cli_contains(err, "pdf"));
+	free(err);
+	CHECK_EQ(cli_run(CLI("export", (char *)log), NULL, NULL), 2);
+	CHECK_EQ(cli_run(CLI("export", "-f", "chrome", "/nonexistent/z.ptlog", "-o", (char *)json),
+	                 NULL, &err), 1);
+	CHECK(cli_contains(err, "/nonexistent/z.ptlog"));
+	free(err);
+	CHECK_EQ(cli_run(CLI("export", "--help"), &out, NULL), 0);
+	CHECK(cli_contains(out, "usage: posixtrace export"));
+	free(out);
+	free(ev);
+	T_END();
+}

@@ -1,0 +1,159 @@
+/*
+ * cli_show.c -- `posixtrace show`: a recorded examples/app log printed one
+ * event per line, compared line by line with the same log read through
+ * posix_trace_open(): event name, pid, thread index (1, 2, ... per process
+ * in order of appearance), relative time and delta (exact), the payload
+ * (text in quotes, else hex), and the address symbolized as function+off
+ * (file:line) when the command has libdw.  Then the filters (--event,
+ * --pid, --since/--until), --absolute, and the errors: a missing file and
+ * a file that is not a log exit 1 naming the file; bad options exit 2.
+ */
+#include <trace.h>
+#include "t.h"
+#include "cli_util.h"
+
+static uint64_t ns(const struct posix_trace_event_info *i)
+{
+	return (uint64_t)i->posix_timestamp.tv_sec * 1000000000u + (uint64_t)i->posix_timestamp.tv_nsec;
+}
+
+static void rel(char *b, size_t cap, int64_t v, int sign)
+{
+	uint64_t a = v < 0 ? (uint64_t)-v : (uint64_t)v;
+	snprintf(b, cap, "%s%llu.%09llu", sign ? (v < 0 ? "-" : "+") : "",
+	         (unsigned long long)(a / 1000000000u), (unsigned long long)(a % 1000000000u));
+}
+
+int main(void)
+{
+	char *out = NULL, *err = NULL, line[1024];
+	struct cli_ev *ev;
+
+	T_BEGIN(120);
+	cli_setup();
+	const char *log = cli_path("app.ptlog");
+	REQUIRE(cli_record_app(log, "0") == 0);
+	int n = cli_read_log(log, &ev);
+	REQUIRE(n > 100);
+
+	CHECK_EQ(cli_run(CLI("--version"), &out, NULL), 0);
+	int dwarf = cli_contains(out, "elfutils libdw");
+	free(out);
+
+	/* every event, in the log's order */
+	CHECK_EQ(cli_run(CLI("show", (char *)log), &out, &err), 0);
+	CHECK_EQ(cli_nlines(out), n);
+	uint64_t t0 = ns(&ev[0].info), prev = t0;
+	for (int i = 0; i < n; i++)
+		t0 = ns(&ev[i].info) < t0 ? ns(&ev[i].info) : t0;
+	prev = t0;
+	struct { pid_t pid; pthread_t th; } seen[64];
+	int nseen = 0, bad = 0, syms = 0, lines = 0;
+	for (int i = 0; i < n && cli_line(out, i, line, sizeof line) == 0; i++) {
+		char t[32], d[32], who[32], name[80], want_t[32], want_d[32], want_who[32];
+		const struct posix_trace_event_info *e = &ev[i].info;
+		REQUIRE(sscanf(line, "%31s %31s %31s %79s", t, d, who, name) == 4);
+		int idx = 0, pos = 0;
+		for (int k = 0; k < nseen; k++)
+			if (seen[k].pid == e->posix_pid) {
+				pos++;
+				if (seen[k].th == e->posix_thread_id)
+					idx = pos;
+			}
+		if (!idx && nseen < 64) {
+			seen[nseen].pid = e->posix_pid;
+			seen[nseen++].th = e->posix_thread_id;
+			idx = pos + 1;
+		}
+		rel(want_t, sizeof want_t, (int64_t)(ns(e) - t0), 0);
+		rel(want_d, sizeof want_d, (int64_t)(ns(e) - prev), 1);
+		prev = ns(e);
+		if (e->posix_pid == 0)
+			snprintf(want_who, sizeof want_who, "-");
+		else
+			snprintf(want_who, sizeof want_who, "%d/%d", (int)e->posix_pid, idx);
+		if (strcmp(t, want_t) || strcmp(d, want_d) || strcmp(who, want_who) ||
+		    strcmp(name, ev[i].name)) {
+			if (bad++ < 5)
+				fprintf(stderr, "line %d: %s\n  expected %s %s %s %s\n", i, line, want_t,
+				        want_d, want_who, ev[i].name);
+		}
+		if (!strcmp(ev[i].name, "request")) {
+			char q[64];
+			snprintf(q, sizeof q, "\"%.*s\"", (int)ev[i].len, (char *)ev[i].data);
+			CHECK(strstr(line, q) != NULL);
+			syms += dwarf ? strstr(line, "@ worker+0x") && strstr(line, "(app.c:")
+			              : strstr(line, "@ app+0x") != NULL;
+			lines++;
+		}
+		if (!strcmp(ev[i].name, "reply")) /* struct reply: 16 bytes of hex */
+			CHECK(strstr(line, "  00000000 ") || strstr(line, "  01000000 ") ||
+			      strstr(line, "  02000000 "));
+		if (!strcmp(ev[i].name, "app_start"))
+			CHECK(strstr(line, "\"constructor\"") != NULL);
+	}
+	CHECK_EQ(bad, 0);
+	CHECK_EQ(syms, lines);
+	free(out);
+	free(err);
+
+	/* --event, --pid */
+	CHECK_EQ(cli_run(CLI("show", (char *)log, "--event", "request,tick"), &out, NULL), 0);
+	CHECK_EQ(cli_nlines(out), cli_count(ev, n, "request") + cli_count(ev, n, "tick"));
+	CHECK(!cli_contains(out, " reply "));
+	free(out);
+	pid_t child = 0;
+	for (int i = 0; i < n; i++)
+		if (!strcmp(ev[i].name, "child_step"))
+			child = ev[i].info.posix_pid;
+	char pidarg[16];
+	snprintf(pidarg, sizeof pidarg, "%d", (int)child);
+	CHECK_EQ(cli_run(CLI("show", "-p", pidarg, (char *)log), &out, NULL), 0);
+	CHECK_EQ(cli_nlines(out), 5);
+	for (int i = 0; i < 5 && cli_line(out, i, line, sizeof line) == 0; i++)
+		CHECK(strstr(line, "child_step") && strstr(line, "\"child step "));
+	free(out);
+
+	/* --since / --until: the events in the window */
+	uint64_t a = (ns(&ev[n - 1].info) - t0) / 3, b = 2 * a;
+	char sa[32], sb[32];
+	snprintf(sa, sizeof sa, "%.9f", (double)a / 1e9);
+	snprintf(sb, sizeof sb, "%.9f", (double)b / 1e9);
+	int want = 0;
+	for (int i = 0; i < n; i++) {
+		double r = (double)(int64_t)(ns(&ev[i].info) - t0) / 1e9;
+		want += r >= atof(sa) && r <= atof(sb);
+	}
+	CHECK_EQ(cli_run(CLI("show", (char *)log, "--since", sa, "--until", sb), &out, NULL), 0);
+	CHECK_EQ(cli_nlines(out), want);
+	free(out);
+
+	/* --absolute: UTC, ISO 8601 */
+	CHECK_EQ(cli_run(CLI("show", "--absolute", (char *)log), &out, NULL), 0);
+	{
+		char iso[40];
+		time_t s = ev[0].info.posix_timestamp.tv_sec;
+		struct tm tm;
+		gmtime_r(&s, &tm);
+		strftime(iso, sizeof iso, "%Y-%m-%dT%H:%M:%S.", &tm);
+		CHECK(out && strncmp(out + strspn(out, " "), iso, strlen(iso)) == 0);
+	}
+	free(out);
+
+	/* errors */
+	CHECK_EQ(cli_run(CLI("show", "/nonexistent/x.ptlog"), NULL, &err), 1);
+	CHECK(cli_contains(err, "/nonexistent/x.ptlog"));
+	free(err);
+	const char *maps = cli_path("app.ptlog.maps");
+	CHECK_EQ(cli_run(CLI("show", (char *)maps), NULL, &err), 1);
+	CHECK(cli_contains(err, maps) && cli_contains(err, "not a posixtrace log"));
+	free(err);
+	CHECK_EQ(cli_run(CLI("show", (char *)log, "--event", "no_such_type"), NULL, &err), 1);
+	CHECK(cli_contains(err, "no_such_type"));
+	free(err);
+	CHECK_EQ(cli_run(CLI("show"), NULL, NULL), 2);
+	CHECK_EQ(cli_run(CLI("show", (char *)log, "--since", "soon"), NULL, NULL), 2);
+	CHECK_EQ(cli_run(CLI("show", (char *)log, "--bogus"), NULL, NULL), 2);
+	free(ev);
+	T_END();
+}

@@ -1,0 +1,223 @@
+/*
+ * cli_util.h -- helpers for the tests of the posixtrace command
+ * (tests/cli_*.c): find the binaries, run one with its output in files,
+ * a scratch directory, and the events of a log read with posix_trace_open()
+ * to compare the command's output against.
+ *
+ * Include after <trace.h> and "t.h".
+ */
+#ifndef POSIXTRACE_CLI_UTIL_H
+#define POSIXTRACE_CLI_UTIL_H
+
+#include <fcntl.h>
+#include <stdint.h>
+#include <time.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#ifndef PT_BUILD_DIR
+#define PT_BUILD_DIR "build"
+#endif
+
+static const char *cli_bin = PT_BUILD_DIR "/posixtrace";
+static const char *cli_app = PT_BUILD_DIR "/examples/app";
+static char cli_dir[64];
+
+static inline void cli_cleanup(void)
+{
+	char cmd[128];
+	if (cli_dir[0] && !getenv("PT_KEEP")) {
+		snprintf(cmd, sizeof cmd, "rm -rf '%s'", cli_dir);
+		if (system(cmd) != 0)
+			fprintf(stderr, "could not remove %s\n", cli_dir);
+	}
+}
+
+/* Skip unless the command (and the example app) were built; make a
+ * scratch directory, removed at exit (kept with PT_KEEP=1). */
+static inline void cli_setup(void)
+{
+	if (access(cli_bin, X_OK) != 0)
+		T_SKIP("the posixtrace command is not built (make cli)");
+	if (access(cli_app, X_OK) != 0)
+		T_SKIP("examples/app is not built (make examples)");
+	snprintf(cli_dir, sizeof cli_dir, "/tmp/pt-cli-XXXXXX");
+	REQUIRE(mkdtemp(cli_dir) != NULL);
+	atexit(cli_cleanup);
+}
+
+/* A path in the scratch directory (a few rotating static buffers). */
+static inline const char *cli_path(const char *name)
+{
+	static char buf[8][256];
+	static int k;
+	char *b = buf[k++ % 8];
+	snprintf(b, 256, "%s/%s", cli_dir, name);
+	return b;
+}
+
+static inline char *cli_slurp(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	long n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	char *s = malloc((size_t)n + 1);
+	REQUIRE(s != NULL);
+	size_t got = fread(s, 1, (size_t)n, f);
+	s[got] = 0;
+	fclose(f);
+	return s;
+}
+
+/* Run argv (NULL-terminated) with stdout and stderr into files; returns
+ * the exit status, 128+N when killed by signal N.  *out / *err get the
+ * output (free them) unless NULL. */
+static inline int cli_run_env(char *const argv[], char **out, char **err, char *const *env)
+{
+	static int seq;
+	char of[300], ef[300];
+	snprintf(of, sizeof of, "%s/out.%d", cli_dir, seq);
+	snprintf(ef, sizeof ef, "%s/err.%d", cli_dir, seq++);
+	fflush(NULL);
+	pid_t pid = fork();
+	REQUIRE(pid >= 0);
+	if (pid == 0) {
+		int o = open(of, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int e = open(ef, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (o < 0 || e < 0)
+			_exit(126);
+		dup2(o, 1);
+		dup2(e, 2);
+		for (int i = 0; env && env[i]; i++)
+			putenv(env[i]);
+		execv(argv[0], argv);
+		_exit(126);
+	}
+	int st;
+	while (waitpid(pid, &st, 0) < 0)
+		REQUIRE(errno == EINTR);
+	if (out)
+		*out = cli_slurp(of);
+	if (err)
+		*err = cli_slurp(ef);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static inline int cli_run(char *const argv[], char **out, char **err)
+{
+	return cli_run_env(argv, out, err, NULL);
+}
+
+#define CLI(...) ((char *const[]){ (char *)cli_bin, __VA_ARGS__, NULL })
+
+static inline int cli_contains(const char *s, const char *what)
+{
+	return s && strstr(s, what) != NULL;
+}
+
+/* An executable in PATH, or NULL. */
+static inline const char *cli_which(const char *name)
+{
+	static char buf[4][512];
+	static int k;
+	const char *path = getenv("PATH");
+	char *b = buf[k++ % 4];
+	for (const char *p = path ? path : "/usr/bin:/bin"; *p;) {
+		size_t n = strcspn(p, ":");
+		snprintf(b, 512, "%.*s/%s", (int)n, p, name);
+		if (access(b, X_OK) == 0)
+			return b;
+		p += n + (p[n] == ':');
+	}
+	return NULL;
+}
+
+/* Record examples/app (exit status `code`) into log; 0 on success. */
+static inline int cli_record_app(const char *log, const char *code)
+{
+	char *err = NULL;
+	int rc = cli_run(CLI("record", "--force", "-o", (char *)log, "--", (char *)cli_app,
+	                     (char *)code), NULL, &err);
+	if (rc != atoi(code))
+		fprintf(stderr, "record exited %d:\n%s\n", rc, err ? err : "");
+	free(err);
+	return rc == atoi(code) ? 0 : -1;
+}
+
+/* ------------------------------------------------ the log, read directly */
+struct cli_ev {
+	struct posix_trace_event_info info;
+	char name[TRACE_EVENT_NAME_MAX];
+	size_t len;
+	unsigned char data[256];
+};
+
+/* Every event of the log with posix_trace_open(); returns the count. */
+static inline int cli_read_log(const char *path, struct cli_ev **out)
+{
+	int fd = open(path, O_RDONLY), n = 0, cap = 0;
+	trace_id_t trid;
+	struct cli_ev *ev = NULL;
+
+	REQUIRE(fd >= 0);
+	REQUIRE(posix_trace_open(fd, &trid) == 0);
+	for (;;) {
+		if (n == cap) {
+			cap = cap ? cap * 2 : 256;
+			ev = realloc(ev, (size_t)cap * sizeof *ev);
+			REQUIRE(ev != NULL);
+		}
+		int none = 0;
+		struct cli_ev *e = &ev[n];
+		REQUIRE(posix_trace_getnext_event(trid, &e->info, e->data, sizeof e->data, &e->len,
+		                                  &none) == 0);
+		if (none)
+			break;
+		if (posix_trace_eventid_get_name(trid, e->info.posix_event_id, e->name) != 0)
+			snprintf(e->name, sizeof e->name, "event-%u", e->info.posix_event_id);
+		n++;
+	}
+	posix_trace_close(trid);
+	close(fd);
+	*out = ev;
+	return n;
+}
+
+static inline int cli_count(const struct cli_ev *ev, int n, const char *name)
+{
+	int k = 0;
+	for (int i = 0; i < n; i++)
+		k += strcmp(ev[i].name, name) == 0;
+	return k;
+}
+
+/* The n-th line of s (0-based) into buf; -1 past the end. */
+static inline int cli_line(const char *s, int n, char *buf, size_t cap)
+{
+	for (; n > 0 && s; n--) {
+		s = strchr(s, '\n');
+		if (s)
+			s++;
+	}
+	if (!s || !*s)
+		return -1;
+	size_t len = strcspn(s, "\n");
+	if (len >= cap)
+		len = cap - 1;
+	memcpy(buf, s, len);
+	buf[len] = 0;
+	return 0;
+}
+
+static inline int cli_nlines(const char *s)
+{
+	int n = 0;
+	for (; s && *s; s++)
+		n += *s == '\n';
+	return n;
+}
+
+#endif
