@@ -1,0 +1,34 @@
+# bench/lttng/lttng.mk -- the same-run comparison with LTTng-UST, included
+# from the Makefile (`-include bench/lttng/lttng.mk`).
+#
+#   make bench-lttng     build $(BUILD)/bench-lttng/lttng_cmp and run it
+#                        through bench/lttng/run.sh; prints a Markdown
+#                        report.  Prints "SKIP: reason" and succeeds if
+#                        lttng-tools or the lttng-ust (>= 2.13) headers
+#                        are missing.  `make bench` depends on it.
+#   LTTNG_ARGS="-r 7 -n 20000000"   repetitions, events per repetition
+#
+# Debian packages: liblttng-ust-dev lttng-tools (babeltrace2 to count the
+# events LTTng wrote; without it only lttng's own discard counter is shown).
+
+LTTNG_DIR   := bench/lttng
+LTTNG_OUT    = $(BUILD)/bench-lttng
+LTTNG_BIN    = $(LTTNG_OUT)/lttng_cmp
+LTTNG_CFLAGS = $(ALLCFLAGS) -I$(LTTNG_DIR)
+LTTNG_LIBS   = $(or $(shell pkg-config --libs lttng-ust 2>/dev/null),-llttng-ust -llttng-ust-common -ldl)
+LTTNG_ARGS  ?=
+
+$(LTTNG_OUT)/%.o: $(LTTNG_DIR)/%.c $(LTTNG_DIR)/ptbench_tp.h include/trace.h
+	@mkdir -p $(dir $@)
+	$(CC) $(LTTNG_CFLAGS) -c $< -o $@
+
+$(LTTNG_BIN): $(LTTNG_OUT)/lttng_cmp.o $(LTTNG_OUT)/ptbench_tp.o $(STATIC)
+	$(CC) $(ALLCFLAGS) $^ -o $@ $(LTTNG_LIBS) $(LDLIBS)
+
+.PHONY: bench-lttng
+bench-lttng:
+	@reason=$$(sh $(LTTNG_DIR)/run.sh --check '$(CC)'); \
+	if [ -n "$$reason" ]; then echo "SKIP: bench-lttng: $$reason"; exit 0; fi; \
+	$(MAKE) --no-print-directory $(LTTNG_BIN) && sh $(LTTNG_DIR)/run.sh $(LTTNG_BIN) $(LTTNG_ARGS)
+
+bench: bench-lttng
