@@ -42,8 +42,9 @@ static void ctl_init_header(struct pt_ctl *c)
 	pt_names_init(pt_ctl_names(c));
 }
 
-/* Map fd if it is a control segment; NULL otherwise. */
-static struct pt_ctl *ctl_map(int fd)
+/* Map fd if it is the control segment of pid; NULL otherwise.  Also used
+ * by a controller on another process's (remote.c): nothing is trusted. */
+struct pt_ctl *pt_ctl_map(int fd, pid_t pid)
 {
 	struct stat st;
 	struct pt_ctl *c;
@@ -55,7 +56,7 @@ static struct pt_ctl *ctl_map(int fd)
 	if (c == MAP_FAILED)
 		return NULL;
 	if (atomic_load_explicit(&c->magic, memory_order_acquire) != PT_CTL_MAGIC ||
-	    c->version != PT_CTL_VERSION) {
+	    c->version != PT_CTL_VERSION || atomic_load(&c->pid) != pid) {
 		munmap(c, PT_CTL_SIZE);
 		return NULL;
 	}
@@ -107,12 +108,10 @@ __attribute__((constructor(101))) static void ctl_init(void)
 	if (e) { /* after exec: is it still ours? */
 		char *end;
 		long v = strtol(e, &end, 10);
-		if (*e && !*end && v >= 0 && v < 1 << 20 && (c = ctl_map((int)v)) != NULL) {
-			if (atomic_load(&c->pid) == pt_pid) {
-				ctl_use(c, (int)v);
-				return;
-			}
-			munmap(c, PT_CTL_SIZE); /* a parent's, reached through spawn */
+		/* still ours? (not a parent's, reached through spawn) */
+		if (*e && !*end && v >= 0 && v < 1 << 20 && (c = pt_ctl_map((int)v, pt_pid)) != NULL) {
+			ctl_use(c, (int)v);
+			return;
 		}
 	}
 	ctl_init_header(&fallback.c);

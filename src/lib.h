@@ -86,6 +86,7 @@ static inline struct pt_slot *pt_view(unsigned s)
 extern struct pt_ctl *pt_ctl;
 extern int pt_ctl_fd;
 void pt_ctl_atfork_child(void);
+struct pt_ctl *pt_ctl_map(int fd, pid_t pid);
 void pt_ctl_bump(struct pt_ctl *c, uint32_t set, uint32_t clear);
 static inline struct pt_name *pt_ctl_names(struct pt_ctl *c)
 {

@@ -22,27 +22,6 @@
 
 #define CTL_LINK "/memfd:posixtrace-ctl"
 
-/* Map fd if it is the control segment of pid. */
-static struct pt_ctl *map_ctl(int fd, pid_t pid)
-{
-	struct stat st;
-	struct pt_ctl *c;
-
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < (off_t)PT_CTL_SIZE ||
-	    !(fcntl(fd, F_GET_SEALS) & F_SEAL_SHRINK))
-		return NULL;
-	c = mmap(NULL, PT_CTL_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (c == MAP_FAILED)
-		return NULL;
-	if (atomic_load_explicit(&c->magic, memory_order_acquire) != PT_CTL_MAGIC ||
-	    c->version != PT_CTL_VERSION ||
-	    atomic_load(&c->pid) != pid) {
-		munmap(c, PT_CTL_SIZE);
-		return NULL;
-	}
-	return c;
-}
-
 /* A private open file of our own control segment: its locks are the
  * stream's liveness, released when this process exits or execs. */
 static int own_ctl(struct pt_target *tg)
@@ -73,7 +52,7 @@ static int scan_fds(DIR *d, pid_t pid, struct pt_target *tg)
 		int fd = openat(dirfd(d), de->d_name, O_RDWR | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 		if (fd < 0)
 			continue;
-		if ((tg->ctl = map_ctl(fd, pid)) != NULL) {
+		if ((tg->ctl = pt_ctl_map(fd, pid)) != NULL) {
 			tg->fd = fd;
 			return 1;
 		}
