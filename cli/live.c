@@ -57,23 +57,7 @@ static int make_stream(const struct lopt *o, pid_t pid, trace_id_t *trid)
 		        rc == ESRCH ? " (no such process)" : "");
 		return 1;
 	}
-	if (!o->exclude)
-		return 0;
-	trace_event_set_t set;
-	char *list = strdup(o->exclude), *save = NULL;
-	posix_trace_eventset_empty(&set);
-	for (char *n = strtok_r(list, ",", &save); n; n = strtok_r(NULL, ",", &save)) {
-		trace_event_id_t id;
-		if (system_event_id(n, &id) && (rc = posix_trace_trid_eventid_open(*trid, n, &id))) {
-			err_msg("--exclude: event type '%s': %s", n, strerror(rc));
-			free(list);
-			return 1;
-		}
-		posix_trace_eventset_add(id, &set);
-	}
-	free(list);
-	posix_trace_set_filter(*trid, &set, POSIX_TRACE_SET_EVENTSET);
-	return 0;
+	return o->exclude ? exclude_events(*trid, o->exclude) : 0;
 }
 
 struct printer { struct tlog l; struct symz *z; uint64_t t0, prev; int absolute, first; };

@@ -5,6 +5,8 @@
  * are resolved here, not with posix_trace_trid_eventid_open(), which would
  * register a user event of the same name.
  */
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include "cli.h"
 
@@ -33,6 +35,36 @@ int system_event_id(const char *name, trace_event_id_t *id)
 			return 0;
 		}
 	return -1;
+}
+
+/* --exclude NAME,...: a filter of those event types on trid (system names
+ * resolved here, user names through the stream).  0, or 1 after a message. */
+int exclude_events(trace_id_t trid, const char *exclude)
+{
+	trace_event_set_t set;
+	char *list = strdup(exclude), *save = NULL;
+	int rc;
+
+	if (!list) {
+		err_msg("--exclude: %s", strerror(ENOMEM));
+		return 1;
+	}
+	posix_trace_eventset_empty(&set);
+	for (char *n = strtok_r(list, ",", &save); n; n = strtok_r(NULL, ",", &save)) {
+		trace_event_id_t id;
+		if (system_event_id(n, &id) && (rc = posix_trace_trid_eventid_open(trid, n, &id))) {
+			err_msg("--exclude: event type '%s': %s", n, strerror(rc));
+			free(list);
+			return 1;
+		}
+		posix_trace_eventset_add(id, &set);
+	}
+	free(list);
+	if ((rc = posix_trace_set_filter(trid, &set, POSIX_TRACE_SET_EVENTSET)) != 0) {
+		err_msg("posix_trace_set_filter: %s", strerror(rc));
+		return 1;
+	}
+	return 0;
 }
 
 const char *policy_name(int policy)

@@ -161,26 +161,7 @@ static int create_stream(const struct ropts *o, pid_t pid, const char *name, int
 		        rc == EINVAL ? " (check --policy, --log-policy and --log-size)" : "");
 		return 1;
 	}
-	if (!o->exclude)
-		return 0;
-	trace_event_set_t set;
-	char *list = strdup(o->exclude), *save = NULL;
-	posix_trace_eventset_empty(&set);
-	for (char *n = strtok_r(list, ",", &save); n; n = strtok_r(NULL, ",", &save)) {
-		trace_event_id_t id;
-		if (system_event_id(n, &id) && (rc = posix_trace_trid_eventid_open(*trid, n, &id))) {
-			err_msg("--exclude: event type '%s': %s", n, strerror(rc));
-			free(list);
-			return 1;
-		}
-		posix_trace_eventset_add(id, &set);
-	}
-	free(list);
-	if ((rc = posix_trace_set_filter(*trid, &set, POSIX_TRACE_SET_EVENTSET)) != 0) {
-		err_msg("posix_trace_set_filter: %s", strerror(rc));
-		return 1;
-	}
-	return 0;
+	return o->exclude ? exclude_events(*trid, o->exclude) : 0;
 }
 
 /* Snapshot the maps of the target and everything below it. */
