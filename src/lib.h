@@ -113,6 +113,8 @@ struct pt_tw {
 	uint64_t base_ts;
 	uint64_t last_ts;  /* this writer's timestamps never go backwards */
 	uint64_t seq;
+	uint32_t drop_key; /* key of the stream whose loss run is reported */
+	uint32_t dropped;  /* events of that run not yet added to the count */
 };
 
 static inline uint32_t pt_slot_gen(const struct pt_slot *sl)

@@ -178,6 +178,34 @@ static void autostop(struct pt_slot *sl, uint32_t state, uint64_t ts)
 	}
 }
 
+/* No chunk for the event: it is lost.  A run of losses in one writer's
+ * sequence is reported once, at its first event: the reader puts one
+ * OVERFLOW before the writer's next event whatever the run's length.  The
+ * rest of the run is counted here and added up in batches, so a producer
+ * far ahead of its reader spends a few stores per lost event, not a report
+ * each (which would also drown the reader in reports). */
+static void drop(struct pt_slot *sl, struct pt_tw *tw, uint32_t state, uint64_t ts,
+                 unsigned level)
+{
+	struct pt_hdr *h = sl->hdr;
+	uint32_t key = pt_tw_key(sl, state);
+
+	if (tw->drop_key != key || sl->policy == POSIX_TRACE_UNTIL_FULL) {
+		if (tw->dropped)
+			pt_pool_note_lost(h, tw->dropped, 0, 0, 0, 0, 0);
+		tw->dropped = 0;
+		tw->drop_key = key;
+		pt_pool_note_lost(h, 1, ts, sl->policy != POSIX_TRACE_UNTIL_FULL,
+		                  (uint64_t)pthread_self(), pt_pid, level);
+	} else if (++tw->dropped >= 4096) {
+		pt_pool_note_lost(h, tw->dropped, 0, 0, 0, 0, 0);
+		tw->dropped = 0;
+	}
+	if (sl->policy == POSIX_TRACE_FLUSH && atomic_load(&h->waiters) &&
+	    atomic_exchange(&h->waiters, 0))
+		pt_wake_readers(h);
+}
+
 int pt_pool_acquire(struct pt_slot *sl, struct pt_tw *tw, uint32_t state, uint64_t ts,
                     unsigned level, uint32_t rec)
 {
@@ -195,13 +223,14 @@ int pt_pool_acquire(struct pt_slot *sl, struct pt_tw *tw, uint32_t state, uint64
 			autostop(sl, state, ts);
 		else if (sl->policy == POSIX_TRACE_FLUSH) /* the flusher is behind: */
 			set_flag(h, PT_ST_FULL);       /* drop, never wait for it */
-		pt_pool_note_lost(h, 1, ts, sl->policy != POSIX_TRACE_UNTIL_FULL,
-		                  (uint64_t)pthread_self(), pt_pid, level);
-		if (sl->policy == POSIX_TRACE_FLUSH && atomic_load(&h->waiters) &&
-		    atomic_exchange(&h->waiters, 0))
-			pt_wake_readers(h);
+		drop(sl, tw, state, ts, level);
 		return -1;
 	}
+	if (tw->dropped) { /* the run of losses ends: count the rest of it */
+		pt_pool_note_lost(h, tw->dropped, 0, 0, 0, 0, 0);
+		tw->dropped = 0;
+	}
+	tw->drop_key = 0;
 	uint64_t seq = atomic_fetch_add_explicit(&h->acq_seq, 1, memory_order_relaxed) + 1;
 	struct pt_chunk *ck = &sl->chunks[idx];
 	atomic_store_explicit(&ck->commit, 0, memory_order_relaxed);

@@ -12,6 +12,8 @@
 #include <string.h>
 #include "lib.h"
 
+#undef posix_trace_event /* <trace.h>'s inline test: this is the function */
+
 struct pt_proc pt_proc;
 int32_t pt_pid;
 
@@ -187,6 +189,10 @@ void pt_seal_thread(void)
 				pt_pool_seal(sl, tw,
 				             atomic_load_explicit(&sl->hdr->state, memory_order_acquire));
 			tw->key = 0;
+			if (tw->dropped && (tw->drop_key >> 16) == pt_slot_gen(sl))
+				pt_pool_note_lost(sl->hdr, tw->dropped, 0, 0, 0, 0, 0);
+			tw->dropped = 0;
+			tw->drop_key = 0;
 		}
 	}
 	pt_leave(level);
