@@ -187,6 +187,25 @@ int posix_trace_get_attr(trace_id_t, trace_attr_t *);
 int posix_trace_get_status(trace_id_t, struct posix_trace_status_info *);
 
 void posix_trace_event(trace_event_id_t, const void *__restrict, size_t);
+
+/* With no stream running in the process, posix_trace_event() does nothing.
+ * This inline test lets a call site find that out with one load and one
+ * branch, without making the call: __posix_trace_gate points at a word in
+ * the process's control segment whose low 8 bits are non-zero whenever a
+ * stream may record here (the library keeps it current; controllers in
+ * other processes set it).  (posix_trace_event)(...) or defining
+ * POSIXTRACE_NO_INLINE before including <trace.h> calls the function
+ * always; the function makes the same test itself. */
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(POSIXTRACE_NO_INLINE)
+extern const unsigned int *__posix_trace_gate;
+static __inline__ __attribute__((__always_inline__)) void
+__posix_trace_event_gated(trace_event_id_t __id, const void *__restrict __data, size_t __len)
+{
+	if (__builtin_expect(__atomic_load_n(__posix_trace_gate, __ATOMIC_RELAXED) & 0xffu, 0))
+		posix_trace_event(__id, __data, __len);
+}
+#define posix_trace_event(id, data, len) __posix_trace_event_gated(id, data, len)
+#endif
 int posix_trace_eventid_open(const char *__restrict, trace_event_id_t *__restrict);
 int posix_trace_trid_eventid_open(trace_id_t, const char *__restrict,
                                   trace_event_id_t *__restrict);

@@ -27,6 +27,9 @@ static union {
 } fallback;
 
 struct pt_ctl *pt_ctl = &fallback.c;
+/* <trace.h>'s inline test reads the live word through this */
+_Static_assert(PT_LIVE_MASK == 0xffu, "<trace.h> tests the low 8 bits of the live word");
+PT_API const unsigned int *__posix_trace_gate = (const unsigned int *)&fallback.c.live;
 int pt_ctl_fd = -1;
 
 /* Everything but the magic number, which is written last (ctl_publish):
@@ -91,6 +94,7 @@ static void ctl_publish(struct pt_ctl *c)
 static void ctl_use(struct pt_ctl *c, int fd)
 {
 	pt_ctl = c;
+	__posix_trace_gate = (const unsigned int *)&c->live;
 	pt_ctl_fd = fd;
 }
 
@@ -193,7 +197,7 @@ void pt_ctl_atfork_child(void)
 		close(fd);
 		fd = pt_ctl_fd;
 	}
+	ctl_use(c, c == &fallback.c ? -1 : fd); /* before the old one goes */
 	if (old != &fallback.c)
 		munmap(old, PT_CTL_SIZE);
-	ctl_use(c, c == &fallback.c ? -1 : fd);
 }

@@ -1,7 +1,9 @@
 /*
  * abi.c -- the shared library exports the POSIX API and nothing else:
  * every public function resolves with dlsym, internal ones do not, and the
- * symbols carry the POSIXTRACE_0.1 version.
+ * symbols carry the POSIXTRACE_0.1 version.  One data symbol more:
+ * __posix_trace_gate, which <trace.h>'s inline posix_trace_event() test
+ * reads; it points at a word that is zero while nothing is traced.
  */
 #include <dlfcn.h>
 #include <link.h>
@@ -49,6 +51,10 @@ int main(void)
 			fprintf(stderr, "missing: %s\n", api[i]);
 		CHECK(f != NULL);
 	}
+	const unsigned int **gate = dlvsym(h, "__posix_trace_gate", "POSIXTRACE_0.1");
+	CHECK(gate != NULL && *gate != NULL);
+	if (gate && *gate)
+		CHECK_EQ(**gate & 0xffu, 0u);
 	for (unsigned i = 0; i < sizeof internal / sizeof internal[0]; i++) {
 		void *f = dlsym(h, internal[i]);
 		if (f)
