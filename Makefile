@@ -67,8 +67,10 @@ $(BUILD)/tests/%: tests/%.c $(wildcard tests/*.h) $(STATIC)
 # <trace.h> must also be valid C++ and pedantic C99
 $(BUILD)/header-ok: include/trace.h
 	@mkdir -p $(dir $@)
-	printf '#include <trace.h>\nint main(void){return 0;}\n' > $(BUILD)/hdr.c
+	printf '#include <trace.h>\nint main(void){char b[4] = {0};\nposix_trace_event(1, b, sizeof b);\n(posix_trace_event)(1, b, 0);\nreturn 0;}\n' > $(BUILD)/hdr.c
 	$(CC) -std=c99 -pedantic -Wall -Wextra -Werror -Iinclude -fsyntax-only $(BUILD)/hdr.c
+	$(CC) -std=c99 -pedantic -Wall -Wextra -Werror -Iinclude -DPOSIXTRACE_NO_INLINE \
+	  -fsyntax-only $(BUILD)/hdr.c
 	$${CXX:-c++} -x c++ -std=c++11 -Wall -Wextra -Werror -Iinclude -fsyntax-only $(BUILD)/hdr.c
 	touch $@
 
@@ -133,23 +135,48 @@ clean:
 	rm -rf build build-*
 
 # ------------------------------------------------------------------ fuzz
-# Trace log reader fuzzing (libFuzzer; clang with its compiler-rt).
-#   make fuzz        $(BUILD)/fuzz/log_fuzz, and log_fuzz_nocrc built with
+# libFuzzer targets (clang with its compiler-rt):
+#   log_fuzz         the trace log reader; log_fuzz_nocrc the same built with
 #                    PT_LOG_FUZZ_NOCRC (checksums ignored: the fuzzer gets
 #                    past them to the structure checks)
-#   make fuzz-run    each of FUZZ_TARGETS for FUZZ_SECONDS over a copy of
-#                    fuzz/corpus (crashes: $(BUILD)/fuzz/<target>-crash-*)
-#   make fuzz-seeds  regenerate fuzz/corpus with fuzz/gen_seeds.c
+#   stream_fuzz      the stream reader and the controller's calls on a segment
+#                    a hostile traced process writes over (fuzz/stream_fuzz.c;
+#                    the whole library, built with its clock and thread ids
+#                    redirected to the target so that runs are deterministic)
+#   make fuzz        build them in $(BUILD)/fuzz/
+#   make fuzz-run    each of FUZZ_TARGETS for FUZZ_SECONDS.  New inputs go to
+#                    $(BUILD)/fuzz/corpus-<target>, which is kept from run to
+#                    run; the committed corpus is read as seeds.  Prints the
+#                    corpus size before and after; crashes go to
+#                    $(BUILD)/fuzz/<target>-crash-*
+#   make fuzz-merge  add the inputs of those corpora that reach new coverage
+#                    to the committed corpus (libFuzzer -merge=1), to commit
+#   make fuzz-seeds  regenerate fuzz/corpus (logs, fuzz/gen_seeds.c) and
+#                    fuzz/corpus-stream (fuzz/stream_seeds.sh)
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS ?= log_fuzz log_fuzz_nocrc
+FUZZ_MAX_LEN ?= 8192
+FUZZ_TARGETS ?= log_fuzz log_fuzz_nocrc stream_fuzz
+FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_CFLAGS  := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O1 -Iinclude -Isrc \
-                -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
+                -fsanitize=fuzzer $(FUZZ_SAN)
 FUZZ_SRC     := fuzz/log_fuzz.c src/logread.c src/logiter.c
 FUZZ_DEPS    := $(FUZZ_SRC) src/logfmt.h src/layout.h include/trace.h
+# the committed corpus of each target
+FUZZ_CORPUS_log_fuzz       := fuzz/corpus
+FUZZ_CORPUS_log_fuzz_nocrc := fuzz/corpus
+FUZZ_CORPUS_stream_fuzz    := fuzz/corpus-stream
+# the library for stream_fuzz: coverage-instrumented, sanitized, and with
+# its clock and thread ids taken from the target
+FUZZ_LIB_OBJ := $(LIB_SRC:src/%.c=$(BUILD)/fuzz/obj/%.o)
+FUZZ_LIB_CFLAGS := $(filter-out -fsanitize=fuzzer,$(FUZZ_CFLAGS)) -fsanitize=fuzzer-no-link \
+                -Dclock_gettime=ptfuzz_clock_gettime -Dpthread_self=ptfuzz_thread_self
+FUZZ_OPTS     = -rss_limit_mb=512 -timeout=5 -max_len=$(FUZZ_MAX_LEN)
+# files and bytes in a directory
+fuzz_size     = echo "$$(ls $(1) | wc -l) files, $$(cat $(1)/* 2>/dev/null | wc -c) bytes"
 
-.PHONY: fuzz fuzz-run fuzz-seeds
-fuzz: $(BUILD)/fuzz/log_fuzz $(BUILD)/fuzz/log_fuzz_nocrc
+.PHONY: fuzz fuzz-run fuzz-merge fuzz-seeds
+fuzz: $(FUZZ_TARGETS:%=$(BUILD)/fuzz/%)
 
 $(BUILD)/fuzz/log_fuzz: $(FUZZ_DEPS)
 	@mkdir -p $(dir $@)
@@ -159,22 +186,36 @@ $(BUILD)/fuzz/log_fuzz_nocrc: $(FUZZ_DEPS)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -DPT_LOG_FUZZ_NOCRC $(FUZZ_SRC) -o $@
 
+$(BUILD)/fuzz/obj/%.o: src/%.c $(wildcard src/*.h) include/trace.h
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_LIB_CFLAGS) -c $< -o $@
+
+$(BUILD)/fuzz/stream_fuzz: fuzz/stream_fuzz.c $(FUZZ_LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) fuzz/stream_fuzz.c $(FUZZ_LIB_OBJ) -o $@ -lpthread
+
 fuzz-run: fuzz
-	@for f in $(FUZZ_TARGETS); do \
-	  rm -rf $(BUILD)/fuzz/corpus-$$f && mkdir -p $(BUILD)/fuzz/corpus-$$f && \
-	  cp fuzz/corpus/* $(BUILD)/fuzz/corpus-$$f/ && \
-	  echo "fuzz: $$f for $(FUZZ_SECONDS) s" && \
-	  $(BUILD)/fuzz/$$f -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=512 -timeout=5 \
-	    -print_final_stats=1 -artifact_prefix=$(BUILD)/fuzz/$$f- \
-	    $(BUILD)/fuzz/corpus-$$f || exit 1; \
-	done
+	@$(foreach f,$(FUZZ_TARGETS),\
+	  work=$(BUILD)/fuzz/corpus-$(f) && mkdir -p $$work && \
+	  echo "fuzz: $(f) for $(FUZZ_SECONDS) s; corpus before: $$($(call fuzz_size,$$work)) + $(FUZZ_CORPUS_$(f)): $$($(call fuzz_size,$(FUZZ_CORPUS_$(f))))" && \
+	  $(BUILD)/fuzz/$(f) -max_total_time=$(FUZZ_SECONDS) $(FUZZ_OPTS) -print_final_stats=1 \
+	    -artifact_prefix=$(BUILD)/fuzz/$(f)- $$work $(FUZZ_CORPUS_$(f)) && \
+	  echo "fuzz: $(f) corpus after: $$($(call fuzz_size,$$work))" &&) true
+
+fuzz-merge: fuzz
+	@$(foreach f,$(FUZZ_TARGETS),\
+	  work=$(BUILD)/fuzz/corpus-$(f) && mkdir -p $$work && \
+	  echo "fuzz-merge: $(f): $(FUZZ_CORPUS_$(f)) was $$($(call fuzz_size,$(FUZZ_CORPUS_$(f))))" && \
+	  $(BUILD)/fuzz/$(f) -merge=1 $(FUZZ_OPTS) $(FUZZ_CORPUS_$(f)) $$work 2>$(BUILD)/fuzz/merge-$(f).log && \
+	  echo "fuzz-merge: $(f): $(FUZZ_CORPUS_$(f)) now $$($(call fuzz_size,$(FUZZ_CORPUS_$(f))))" &&) true
 
 $(BUILD)/fuzz/gen_seeds: fuzz/gen_seeds.c src/logwrite.c src/logwio.c src/logfmt.h src/layout.h
 	@mkdir -p $(dir $@)
 	$(CC) $(ALLCFLAGS) -Isrc fuzz/gen_seeds.c src/logwrite.c src/logwio.c -o $@
 
 fuzz-seeds: $(BUILD)/fuzz/gen_seeds
-	@mkdir -p fuzz/corpus
+	@mkdir -p fuzz/corpus fuzz/corpus-stream
 	$(BUILD)/fuzz/gen_seeds fuzz/corpus
+	sh fuzz/stream_seeds.sh fuzz/corpus-stream
 # ------------------------------------------------------------- end fuzz
 -include bench/lttng/lttng.mk

@@ -3,6 +3,9 @@
  * glibc's <unistd.h> said -1; the constants the header page forgets exist;
  * both spellings of the unnamed user event agree; values that must be
  * told apart are distinct; trace_event_set_t is a plain assignable struct.
+ * posix_trace_event() is both the inline test and a real function: called
+ * through the macro, by name in parentheses and through a pointer, each
+ * call records, and none records once the stream is stopped.
  * The Makefile also compiles the header as C++ and as pedantic C99.
  */
 #include <unistd.h>
@@ -66,5 +69,33 @@ int main(void)
 	struct posix_trace_event_info ev = { 0 };
 	CHECK(ev.posix_prog_address == NULL && ev.posix_event_id == 0 && ev.posix_pid == 0 &&
 	      ev.posix_truncation_status == 0 && ev.posix_timestamp.tv_sec == 0);
+
+	/* the inline test and the function itself */
+	trace_attr_t attr;
+	trace_id_t trid;
+	trace_event_id_t e;
+	void (*fp)(trace_event_id_t, const void *, size_t) = posix_trace_event;
+	CHECK_RC(posix_trace_attr_init(&attr), 0);
+	CHECK_RC(posix_trace_create(0, &attr, &trid), 0);
+	CHECK_RC(posix_trace_eventid_open("header", &e), 0);
+	posix_trace_event(e, "before", 6); /* not started: not recorded */
+	CHECK_RC(posix_trace_start(trid), 0);
+	posix_trace_event(e, "m", 1);
+	(posix_trace_event)(e, "fn", 2);
+	fp(e, "ptr", 3);
+	CHECK_RC(posix_trace_stop(trid), 0);
+	posix_trace_event(e, "after", 5);
+	(posix_trace_event)(e, "after", 5);
+	struct posix_trace_event_info info;
+	char buf[16];
+	size_t len, lens = 0;
+	int un, users = 0;
+	while (posix_trace_trygetnext_event(trid, &info, buf, sizeof buf, &len, &un) == 0 && !un)
+		if (info.posix_event_id == e)
+			users++, lens = lens * 10 + len;
+	CHECK_EQ(users, 3);
+	CHECK_EQ(lens, 123u);
+	CHECK_RC(posix_trace_shutdown(trid), 0);
+	posix_trace_attr_destroy(&attr);
 	T_END();
 }
