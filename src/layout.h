@@ -29,7 +29,7 @@
 #include <trace.h>
 
 #define PT_MAGIC          0x4d52545358495350ull /* "PSIXSTRM" */
-#define PT_LAYOUT_VERSION 1u
+#define PT_LAYOUT_VERSION 2u
 #define PT_NIDS           __TRACE_EVENT_ID_LIMIT /* event id space */
 #define PT_SYS_IDS        16u                    /* ids below are system events */
 #define PT_NAME_SZ        TRACE_EVENT_NAME_MAX
@@ -158,9 +158,12 @@ struct pt_clock_img {
 	int64_t ns[PT_CLOCK_PTS];
 };
 
+/* Two cache lines: the descriptor, which changes only when the chunk
+ * changes hands (and the reader's progress), and the commit offset, which
+ * its writer stores at every event.  Kept apart, a reader checking the
+ * chunk's life after each record reads a line no writer is storing to. */
 struct pt_chunk {
 	_Atomic uint64_t ss;       /* seq << 2 | state */
-	_Atomic uint32_t commit;   /* bytes of complete records (release store) */
 	_Atomic uint32_t next;     /* free-stack link */
 	_Atomic uint64_t base_ts;  /* timestamp of the first record */
 	_Atomic uint64_t thread;   /* pthread_t of the writer */
@@ -170,6 +173,7 @@ struct pt_chunk {
 	_Atomic uint64_t rd_pos;   /* reader's progress, PT_RD_POS(seq, off, count) */
 	_Atomic uint32_t level;    /* signal nesting level of the writer */
 	_Atomic uint32_t sealno;   /* seal number of its last seal (low 32 bits) */
+	alignas(64) _Atomic uint32_t commit; /* bytes of complete records (release store) */
 };
 
 struct pt_name {
