@@ -327,12 +327,16 @@ static void resync_locked(void)
 
 /* A stream of this process was shut down here and every thread has been
  * seen outside posix_trace_event(): its view can go at once. */
-void pt_detach_now(unsigned s, uint64_t ticket)
+void pt_detach_now(unsigned s, uint64_t ticket, const void *hdr)
 {
 	while (atomic_exchange_explicit(&pt_proc.sync, 1, memory_order_acquire))
 		sched_yield();
-	if ((atomic_load(&pt_proc.att) >> s & 1) && pt_proc.ticket[s] == ticket) {
-		unsigned v = atomic_load(&pt_proc.cur[s]);
+	unsigned v = atomic_load(&pt_proc.cur[s]);
+	/* attached; or detached by a resync during the shutdown (a thread
+	 * recorded after the slot was released), its view still mapping the
+	 * segment: with no thread inside posix_trace_event, drop it now */
+	if (pt_proc.ticket[s] == ticket && pt_proc.view[v].hdr == hdr &&
+	    ((atomic_load(&pt_proc.att) >> s & 1) || view_retired[v] >> 63)) {
 		atomic_fetch_and(&pt_proc.att, ~(1u << s));
 		pt_map_release(pt_proc.view[v].hdr, pt_proc.view[v].map_size);
 		pt_proc.view[v].hdr = NULL;

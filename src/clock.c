@@ -147,12 +147,19 @@ bad:
 	return -1;
 }
 
+/* Ticks come from the segment, which the traced process can write: any
+ * tick converts without overflow (times out of range saturate). */
+static int64_t clamp_ns(__int128 v)
+{
+	return v > INT64_MAX ? INT64_MAX : v < INT64_MIN ? INT64_MIN : (int64_t)v;
+}
+
 int64_t pt_clock_ns(struct pt_clock *c, uint64_t tick)
 {
 	const struct pt_clock_img *g = &c->img;
 
 	if (g->kind != PT_CLK_TSC)
-		return (int64_t)tick + g->real_minus_mono;
+		return clamp_ns((__int128)tick + g->real_minus_mono);
 	uint32_t n = g->npts, i = c->seg;
 	/* find the segment [i, i+1] holding tick; the first and last extend */
 	if (tick < c->seg_tick || (i + 2 < n && tick >= g->tick[i + 1])) {
@@ -161,12 +168,12 @@ int64_t pt_clock_ns(struct pt_clock *c, uint64_t tick)
 			i++;
 		use_segment(c, i);
 	}
-	int64_t d;
+	__int128 d;
 	if (tick >= c->seg_tick)
-		d = (int64_t)(((unsigned __int128)(tick - c->seg_tick) * c->seg_mult) >> 32);
+		d = (__int128)(((unsigned __int128)(tick - c->seg_tick) * c->seg_mult) >> 32);
 	else
-		d = -(int64_t)(((unsigned __int128)(c->seg_tick - tick) * c->seg_mult) >> 32);
-	return c->seg_ns + d + g->real_minus_mono;
+		d = -(__int128)(((unsigned __int128)(c->seg_tick - tick) * c->seg_mult) >> 32);
+	return clamp_ns(c->seg_ns + d + g->real_minus_mono);
 }
 
 void pt_clock_res(const struct pt_clock_img *img, struct timespec *res)

@@ -107,8 +107,10 @@ static void loss_add(struct pt_losses *l, uint64_t ts)
 		uint32_t cap = l->cap ? l->cap * 2 : 16;
 		uint64_t *n = realloc(l->ts, cap * sizeof *n);
 		if (!n) { /* no memory: the best left is to report it at once */
-			l->ts[0] = 0;
-			l->n = 1;
+			if (l->ts) {
+				l->ts[0] = 0;
+				l->n = 1;
+			}
 			return;
 		}
 		l->ts = n;
@@ -414,6 +416,9 @@ static void discover(struct pt_trid *t)
 	const struct pt_slot *v = &t->view;
 	uint64_t end = atomic_load_explicit(&t->hdr->acq_seq, memory_order_acquire);
 	uint64_t len = (uint64_t)v->log_mask + 1;
+
+	if (end == UINT64_MAX) /* forged: next_aseq must not wrap to 0 and rescan */
+		end--;
 
 	for (unsigned p = 0; p < rd->npend;) { /* entries stepped over, half-published */
 		uint64_t q = rd->pend[p];

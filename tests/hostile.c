@@ -17,7 +17,7 @@
 #include "t.h"
 #include "../src/lib.h"
 
-#ifdef PT_TSAN
+#ifdef __SANITIZE_THREAD__ /* gcc -fsanitize=thread */
 #define SECONDS 1.0
 #else
 #define SECONDS 1.5
