@@ -198,14 +198,17 @@ void posix_trace_event(trace_event_id_t, const void *__restrict, size_t);
  * always; the function makes the same test itself. */
 #if (defined(__GNUC__) || defined(__clang__)) && !defined(POSIXTRACE_NO_INLINE)
 extern const unsigned int *__posix_trace_gate;
-static __inline__ __attribute__((__always_inline__)) void
-__posix_trace_event_gated(trace_event_id_t __id, const void *__restrict __data, size_t __len)
-{
-	if (__builtin_expect(__atomic_load_n(__posix_trace_gate, __ATOMIC_RELAXED) & 0xffu, 0))
-		posix_trace_event(__id, __data, __len);
-}
-#define posix_trace_event(id, data, len) __posix_trace_event_gated(id, data, len)
+/* a statement expression rather than an inline function, so the call's
+ * address and line are the caller's own; each argument evaluated once */
+#define posix_trace_event(id, data, len) __extension__({ \
+	trace_event_id_t __pt_id = (id); \
+	const void *__pt_data = (data); \
+	size_t __pt_len = (len); \
+	if (__builtin_expect(__atomic_load_n(__posix_trace_gate, __ATOMIC_RELAXED) & 0xffu, 0)) \
+		posix_trace_event(__pt_id, __pt_data, __pt_len); \
+	(void)0; })
 #endif
+
 int posix_trace_eventid_open(const char *__restrict, trace_event_id_t *__restrict);
 int posix_trace_trid_eventid_open(trace_id_t, const char *__restrict,
                                   trace_event_id_t *__restrict);

@@ -3,7 +3,7 @@
  * glibc's <unistd.h> said -1; the constants the header page forgets exist;
  * both spellings of the unnamed user event agree; values that must be
  * told apart are distinct; trace_event_set_t is a plain assignable struct.
- * posix_trace_event() is both the inline test and a real function: called
+ * posix_trace_event() is both an inline test and a real function: called
  * through the macro, by name in parentheses and through a pointer, each
  * call records, and none records once the stream is stopped.
  * The Makefile also compiles the header as C++ and as pedantic C99.
@@ -78,7 +78,9 @@ int main(void)
 	CHECK_RC(posix_trace_attr_init(&attr), 0);
 	CHECK_RC(posix_trace_create(0, &attr, &trid), 0);
 	CHECK_RC(posix_trace_eventid_open("header", &e), 0);
-	posix_trace_event(e, "before", 6); /* not started: not recorded */
+	int once = 0;
+	posix_trace_event(e, "before", (size_t)++once); /* not started: not recorded */
+	CHECK_EQ(once, 1); /* the macro evaluates each argument once, traced or not */
 	CHECK_RC(posix_trace_start(trid), 0);
 	posix_trace_event(e, "m", 1);
 	(posix_trace_event)(e, "fn", 2);
