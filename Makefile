@@ -206,7 +206,8 @@ fuzz-merge: fuzz
 	@$(foreach f,$(FUZZ_TARGETS),\
 	  work=$(BUILD)/fuzz/corpus-$(f) && mkdir -p $$work && \
 	  echo "fuzz-merge: $(f): $(FUZZ_CORPUS_$(f)) was $$($(call fuzz_size,$(FUZZ_CORPUS_$(f))))" && \
-	  $(BUILD)/fuzz/$(f) -merge=1 $(FUZZ_OPTS) $(FUZZ_CORPUS_$(f)) $$work 2>$(BUILD)/fuzz/merge-$(f).log && \
+	  $(BUILD)/fuzz/$(f) -merge=1 $(FUZZ_OPTS) -artifact_prefix=$(BUILD)/fuzz/$(f)-merge- \
+	    $(FUZZ_CORPUS_$(f)) $$work 2>$(BUILD)/fuzz/merge-$(f).log && \
 	  echo "fuzz-merge: $(f): $(FUZZ_CORPUS_$(f)) now $$($(call fuzz_size,$(FUZZ_CORPUS_$(f))))" &&) true
 
 $(BUILD)/fuzz/gen_seeds: fuzz/gen_seeds.c src/logwrite.c src/logwio.c src/logfmt.h src/layout.h
