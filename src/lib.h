@@ -143,6 +143,7 @@ int pt_pool_acquire(struct pt_slot *sl, struct pt_tw *tw, uint32_t state, uint64
                     unsigned level, uint32_t rec);
 void pt_pool_seal(struct pt_slot *sl, struct pt_tw *tw, uint32_t state);
 int pt_pool_free(struct pt_slot *sl, uint32_t idx, uint64_t seq, unsigned from_state);
+void pt_pool_count_dropped(struct pt_hdr *h, struct pt_tw *tw);
 void pt_pool_note_lost(struct pt_hdr *h, uint64_t n, uint64_t ts, int report,
                        uint64_t thread, int32_t pid, uint32_t level);
 void pt_pool_reset(struct pt_slot *sl);

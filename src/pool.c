@@ -184,6 +184,14 @@ static void autostop(struct pt_slot *sl, uint32_t state, uint64_t ts)
  * rest of the run is counted here and added up in batches, so a producer
  * far ahead of its reader spends a few stores per lost event, not a report
  * each (which would also drown the reader in reports). */
+/* Add the events of a loss run not yet counted to the stream's count. */
+void pt_pool_count_dropped(struct pt_hdr *h, struct pt_tw *tw)
+{
+	if (tw->dropped)
+		pt_pool_note_lost(h, tw->dropped, 0, 0, 0, 0, 0);
+	tw->dropped = 0;
+}
+
 static void drop(struct pt_slot *sl, struct pt_tw *tw, uint32_t state, uint64_t ts,
                  unsigned level)
 {
@@ -191,15 +199,12 @@ static void drop(struct pt_slot *sl, struct pt_tw *tw, uint32_t state, uint64_t 
 	uint32_t key = pt_tw_key(sl, state);
 
 	if (tw->drop_key != key || sl->policy == POSIX_TRACE_UNTIL_FULL) {
-		if (tw->dropped)
-			pt_pool_note_lost(h, tw->dropped, 0, 0, 0, 0, 0);
-		tw->dropped = 0;
+		pt_pool_count_dropped(h, tw);
 		tw->drop_key = key;
 		pt_pool_note_lost(h, 1, ts, sl->policy != POSIX_TRACE_UNTIL_FULL,
 		                  (uint64_t)pthread_self(), pt_pid, level);
 	} else if (++tw->dropped >= 4096) {
-		pt_pool_note_lost(h, tw->dropped, 0, 0, 0, 0, 0);
-		tw->dropped = 0;
+		pt_pool_count_dropped(h, tw);
 	}
 	if (sl->policy == POSIX_TRACE_FLUSH && atomic_load(&h->waiters) &&
 	    atomic_exchange(&h->waiters, 0))
@@ -226,10 +231,7 @@ int pt_pool_acquire(struct pt_slot *sl, struct pt_tw *tw, uint32_t state, uint64
 		drop(sl, tw, state, ts, level);
 		return -1;
 	}
-	if (tw->dropped) { /* the run of losses ends: count the rest of it */
-		pt_pool_note_lost(h, tw->dropped, 0, 0, 0, 0, 0);
-		tw->dropped = 0;
-	}
+	pt_pool_count_dropped(h, tw); /* the run of losses ends */
 	tw->drop_key = 0;
 	uint64_t seq = atomic_fetch_add_explicit(&h->acq_seq, 1, memory_order_relaxed) + 1;
 	struct pt_chunk *ck = &sl->chunks[idx];

@@ -189,8 +189,8 @@ void pt_seal_thread(void)
 				pt_pool_seal(sl, tw,
 				             atomic_load_explicit(&sl->hdr->state, memory_order_acquire));
 			tw->key = 0;
-			if (tw->dropped && (tw->drop_key >> 16) == pt_slot_gen(sl))
-				pt_pool_note_lost(sl->hdr, tw->dropped, 0, 0, 0, 0, 0);
+			if ((tw->drop_key >> 16) == pt_slot_gen(sl))
+				pt_pool_count_dropped(sl->hdr, tw);
 			tw->dropped = 0;
 			tw->drop_key = 0;
 		}
