@@ -25,6 +25,8 @@
 struct staged {
 	struct posix_trace_event_info ev;
 	uint32_t off, len;
+	int resume;    /* a RESUME: written with lost, the stream's loss count */
+	uint64_t lost;
 	char name[PT_NAME_SZ];
 };
 
@@ -96,6 +98,8 @@ static int drain(struct pt_trid *t, struct pt_flusher *f, unsigned max)
 				break;
 			trace_event_id_t id = e->ev.posix_event_id;
 			e->off = used, e->len = (uint32_t)len, e->name[0] = 0;
+			e->resume = id == POSIX_TRACE_RESUME;
+			e->lost = t->rd.lost_at_resume;
 			if (id < PT_NIDS && !(f->named[id / 64] >> (id % 64) & 1) &&
 			    pt_name_get(t->view.names, id, e->name) != 0 && t->tctl && !synced++) {
 				pt_names_copy(t->view.names, pt_ctl_names(t->tctl));
@@ -118,9 +122,11 @@ static int drain(struct pt_trid *t, struct pt_flusher *f, unsigned max)
 				f->named[id / 64] |= 1ull << (id % 64);
 			uint64_t ns = (uint64_t)e->ev.posix_timestamp.tv_sec * 1000000000u +
 			              (uint64_t)e->ev.posix_timestamp.tv_nsec;
-			int rc = pt_logw_event(&f->w, ns, e->ev.posix_pid,
-			                       (uint64_t)e->ev.posix_thread_id,
-			                       (uint64_t)(uintptr_t)e->ev.posix_prog_address, id,
+			uint64_t thread = (uint64_t)e->ev.posix_thread_id;
+			uint64_t addr = (uint64_t)(uintptr_t)e->ev.posix_prog_address;
+			int rc = e->resume
+			       ? pt_logw_event_lost(&f->w, ns, e->ev.posix_pid, thread, addr, id, e->lost)
+			       : pt_logw_event(&f->w, ns, e->ev.posix_pid, thread, addr, id,
 			                       e->ev.posix_truncation_status != POSIX_TRACE_NOT_TRUNCATED,
 			                       data + e->off, e->len);
 			if (rc && rc != ENOSPC)
@@ -255,6 +261,9 @@ int pt_flusher_stop(struct pt_trid *t)
 	pt_status_locked(t, &si);
 	/* the completed stream: did the log ever lose events */
 	si.posix_log_overrun_status = f->losses ? POSIX_TRACE_OVERRUN : POSIX_TRACE_NO_OVERRUN;
+	f->w.stream_lost = atomic_load_explicit(&t->hdr->lost, memory_order_relaxed);
+	if (f->w.stream_lost < t->rd.lost_at_resume) /* scribbled on: keep what was said */
+		f->w.stream_lost = t->rd.lost_at_resume;
 	t->fl = NULL;
 	pt_unlock(&t->lock);
 	note_error(f, pt_logw_finish(&f->w, &si));

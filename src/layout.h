@@ -9,7 +9,7 @@
  *   +-----------------+ 0
  *   | struct pt_hdr   |  geometry, attributes, clock, state, filter, pool
  *   +-----------------+ chunks_off
- *   | pt_chunk[n]     |  one 64-byte descriptor per chunk
+ *   | pt_chunk[n]     |  one 128-byte descriptor per chunk
  *   +-----------------+ names_off
  *   | pt_name[1024]   |  event-type name table
  *   +-----------------+ acq_off
@@ -29,15 +29,13 @@
 #include <trace.h>
 
 #define PT_MAGIC          0x4d52545358495350ull /* "PSIXSTRM" */
-#define PT_LAYOUT_VERSION 2u
+#define PT_LAYOUT_VERSION 3u
 #define PT_NIDS           __TRACE_EVENT_ID_LIMIT /* event id space */
 #define PT_SYS_IDS        16u                    /* ids below are system events */
 #define PT_NAME_SZ        TRACE_EVENT_NAME_MAX
 #define PT_CLOCK_PTS      64u
 #define PT_LOSS_RING      1024u
 #define PT_NIL            0xffffffu              /* "no chunk" in 24-bit index fields */
-#define PT_SLOTS          8u   /* streams one process can be traced into at once */
-#define PT_LEVELS         4u   /* signal-handler nesting levels with their own chunks */
 #define PT_SLOTS          8u   /* streams one process can be traced into at once */
 #define PT_LEVELS         4u   /* signal-handler nesting levels with their own chunks */
 #define PT_MAX_CHUNKS     PT_NIL
@@ -130,6 +128,13 @@ static inline void pt_get_bytes(unsigned char *dst, const pt_word *src, uint32_t
 #define PT_RD_SEQ_OK(p, seq)   (((p) >> 40) == ((uint64_t)(seq) & 0xffffffu))
 #define PT_RD_OFF(p)           ((uint32_t)((p) >> 20) & 0xfffffu)
 #define PT_RD_COUNT(p)         ((uint32_t)(p) & 0xfffffu)
+#define PT_RD_CLOSED(seq)      PT_RD_POS(seq, 0xfffffu, 0xfffffu) /* set by a thief */
+
+/* ---- the count of loss report g: its low 24 bits << 40 | events (40 bits). */
+#define PT_LOSS_NMAX       ((1ull << 40) - 1)
+#define PT_LOSS_N(g, n)    ((((uint64_t)(g) & 0xffffffu) << 40) | ((uint64_t)(n) & PT_LOSS_NMAX))
+#define PT_LOSS_N_OK(v, g) (((v) >> 40) == ((uint64_t)(g) & 0xffffffu))
+#define PT_LOSS_N_COUNT(v) ((v) & PT_LOSS_NMAX)
 
 /* ---- log entries: seq (40 bits) << 24 | chunk index (24 bits). */
 #define PT_LOG_ENTRY(seq, idx) ((((uint64_t)(seq) & 0xffffffffffull) << 24) | (idx))
@@ -200,15 +205,21 @@ struct pt_hdr {
 	_Atomic uint64_t stop_ts;   /* when UNTIL_FULL stopped the stream */
 	alignas(64) _Atomic uint64_t filter[PT_NIDS / 64];
 
-	/* loss accounting: each reported loss g (0, 1, ...) puts the timestamp
-	 * of its first lost event and its writer in slot g % PT_LOSS_RING of the
-	 * arrays below, then tags the slot g + 1 */
-	alignas(64) _Atomic uint64_t lost;     /* events lost, all causes */
-	_Atomic uint64_t loss_gen;  /* losses reported so far */
+	/* events lost, all causes, each counted when lost; alone on its line,
+	 * which writers store to while they drop events */
+	alignas(64) _Atomic uint64_t lost;
+
+	/* loss reports: each reported loss g (0, 1, ...) puts the timestamp
+	 * of its first lost event, its writer and its count in slot
+	 * g % PT_LOSS_RING of the arrays below, then tags the slot g + 1.  The
+	 * writer of a run of drops adds to its report's count as the run goes
+	 * on; the count names its report, so it never adds to a later one. */
+	alignas(64) _Atomic uint64_t loss_gen;  /* losses reported so far */
 	_Atomic uint64_t loss_tag[PT_LOSS_RING];
 	_Atomic uint64_t loss_ts[PT_LOSS_RING];
 	_Atomic uint64_t loss_thread[PT_LOSS_RING]; /* whose events: thread, */
 	_Atomic uint64_t loss_who[PT_LOSS_RING];    /* pid << 32 | level */
+	_Atomic uint64_t loss_n[PT_LOSS_RING];      /* PT_LOSS_N(g, events lost) */
 
 	/* chunk pool */
 	alignas(64) _Atomic uint64_t free_top; /* tag << 32 | index */

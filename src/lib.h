@@ -114,8 +114,9 @@ struct pt_tw {
 	uint64_t last_ts;  /* this writer's timestamps never go backwards */
 	uint64_t seq;
 	uint32_t drop_key; /* key of the stream whose loss run is reported */
-	uint32_t dropped;  /* events of that run not yet added to the count */
-};
+	uint32_t drop_g;   /* low bits of that run's report; UINT32_MAX: none */
+};                     /* (48 bytes: dlopen leaves little room for TLS) */
+#define PT_NO_REPORT UINT64_MAX
 
 static inline uint32_t pt_slot_gen(const struct pt_slot *sl)
 {
@@ -143,8 +144,7 @@ int pt_pool_acquire(struct pt_slot *sl, struct pt_tw *tw, uint32_t state, uint64
                     unsigned level, uint32_t rec);
 void pt_pool_seal(struct pt_slot *sl, struct pt_tw *tw, uint32_t state);
 int pt_pool_free(struct pt_slot *sl, uint32_t idx, uint64_t seq, unsigned from_state);
-void pt_pool_count_dropped(struct pt_hdr *h, struct pt_tw *tw);
-void pt_pool_note_lost(struct pt_hdr *h, uint64_t n, uint64_t ts, int report,
+uint64_t pt_pool_note_lost(struct pt_hdr *h, uint64_t n, uint64_t ts, int report,
                        uint64_t thread, int32_t pid, uint32_t level);
 void pt_pool_reset(struct pt_slot *sl);
 
@@ -209,12 +209,14 @@ struct pt_ractive {          /* a chunk being read */
 	uint64_t base_ts;
 	uint64_t next_ts;   /* timestamp of the next record, if any */
 	uint64_t last_ts;   /* timestamp of the last record taken */
+	uint64_t pub;       /* LOOP: the progress it last published (claim) */
 	int has_next;
 	int32_t next;       /* the same writer's next chunk, or -1 */
 };
 
-struct pt_losses {            /* loss timestamps, sorted */
-	uint64_t *ts;
+struct pt_loss { uint64_t ts, g; }; /* g: its report, or PT_NO_REPORT */
+struct pt_losses {            /* losses, sorted by timestamp */
+	struct pt_loss *e;
 	uint32_t n, cap;
 };
 
@@ -244,6 +246,8 @@ struct pt_reader {
 	struct pt_losses loss;       /* losses not reported yet */
 	int need_resume, start_pending;
 	uint64_t pairs;              /* OVERFLOW/RESUME pairs returned so far */
+	uint64_t gap_lost;           /* events lost in the gap being reported */
+	uint64_t lost_at_resume;     /* events lost in the gaps reported so far */
 	uint64_t unknown;            /* losses whose writer is not known */
 	uint64_t start_ts;
 	uint32_t epoch;

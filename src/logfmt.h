@@ -26,7 +26,8 @@
 /* ---- file header (PT_LOG_HDR bytes) */
 #define PT_LOG_MAGIC      "PSXTRLOG"  /* 8 bytes, not NUL-terminated in the file */
 #define PT_LOG_BOM        0x01020304u /* u32 at PT_LOG_H_BOM, in the log's order */
-#define PT_LOG_VERSION    1u
+#define PT_LOG_VERSION    2u  /* written; 1 is still read (no loss counts) */
+#define PT_LOG_VERSION_MIN 1u
 #define PT_LOG_HDR        256u
 #define PT_LOG_FIRST      PT_LOG_HDR  /* offset of the first block */
 
@@ -83,11 +84,14 @@
 #define PT_LOG_RF_TRUNC    0x0400u /* truncated when recorded */
 #define PT_LOG_RF_NAME     0x0800u /* an event name: payload = name, no NUL */
 #define PT_LOG_RF_INT      0x1000u /* payload is one i32 in the log's byte order */
-#define PT_LOG_RF_RESERVED 0xe000u
+#define PT_LOG_RF_LOST     0x2000u /* (v2) payload is one u64: the stream's loss count */
+#define PT_LOG_RF_RESERVED 0xc000u
 
-/* END block body: i32 x 7 status, u32 zero, u64 lost, u64 dropped */
-#define PT_LOG_END_BODY    48u
+/* END block body: i32 x 7 status, u32 zero, u64 lost, u64 dropped, and
+ * (v2) u64 events the stream lost */
+#define PT_LOG_END_BODY    56u
 #define PT_LOG_END_LEN     (PT_LOG_BLK + PT_LOG_END_BODY)
+#define PT_LOG_END_LEN_V1  (PT_LOG_BLK + 48u)
 
 #define PT_LOG_NAME_MAX      (TRACE_EVENT_NAME_MAX - 1)
 #define PT_LOG_MIN_PAYLOAD   64u       /* records always take this much */
@@ -260,6 +264,8 @@ struct pt_logw {
 	uint64_t lost;       /* LOOP: events in blocks overwritten */
 	uint64_t dropped;    /* events discarded: log full, or their block failed to write */
 	uint64_t written;    /* bytes written successfully (header included) */
+	/* set by the caller before pt_logw_finish(): events the stream lost */
+	uint64_t stream_lost;
 
 	/* private */
 	int fd, policy, swap, finished;
@@ -297,6 +303,10 @@ int pt_logw_name(struct pt_logw *w, unsigned id, const char *name);
  * when UNTIL_FULL refused it (w->full), or the error of a write it did. */
 int pt_logw_event(struct pt_logw *w, uint64_t ts_ns, int32_t pid, uint64_t thread,
                   uint64_t addr, unsigned id, int truncated, const void *data, uint32_t len);
+/* The same for a RESUME (or any event with no data) that carries the
+ * stream's loss count, lost, when it was reported. */
+int pt_logw_event_lost(struct pt_logw *w, uint64_t ts_ns, int32_t pid, uint64_t thread,
+                       uint64_t addr, unsigned id, uint64_t lost);
 int pt_logw_sync(struct pt_logw *w);
 int pt_logw_finish(struct pt_logw *w, const struct posix_trace_status_info *st);
 void pt_logw_free(struct pt_logw *w);
@@ -317,9 +327,13 @@ struct pt_logr_item {    /* one step of the reading order */
 struct pt_logr {
 	/* from the log */
 	struct pt_attr_img attr;
-	int policy, swap, has_status;
+	int policy, swap, has_status, version;
 	struct posix_trace_status_info status;
 	uint64_t lost, dropped, log_max, nonce, size;
+	uint64_t stream_lost;  /* from a v2 END block; has_stream_lost says so */
+	int has_stream_lost;
+	int last_lost_ok;      /* the last event returned carried a loss count: */
+	uint64_t last_lost;    /* this one */
 	uint32_t max_block;
 
 	/* private */

@@ -31,6 +31,7 @@ static void put_error(struct pt_logr *r, struct posix_trace_event_info *ev, void
                       size_t cap, size_t *len, uint64_t ts, int code)
 {
 	memset(ev, 0, sizeof *ev);
+	r->last_lost_ok = 0;
 	ev->posix_event_id = POSIX_TRACE_ERROR;
 	put_ts(&ev->posix_timestamp, ts);
 	put_data(r, ev, buf, cap, len, &code, sizeof code, 0);
@@ -114,7 +115,11 @@ int pt_logr_next(struct pt_logr *r, struct posix_trace_event_info *ev, void *buf
 		ev->posix_prog_address = (void *)(uintptr_t)(where & PT_MASK48);
 		put_ts(&ev->posix_timestamp, r->base_ts + pt_log_get32(p + PT_LOG_R_DELTA, sw));
 		p += PT_LOG_REC;
-		if ((info & PT_LOG_RF_INT) && sw) { /* n == 4, checked */
+		r->last_lost_ok = (info & PT_LOG_RF_LOST) != 0;
+		if (r->last_lost_ok) { /* n == 8, checked: the count, not data */
+			r->last_lost = pt_log_get64(p, sw);
+			n = 0;
+		} else if ((info & PT_LOG_RF_INT) && sw) { /* n == 4, checked */
 			v[0] = p[3], v[1] = p[2], v[2] = p[1], v[3] = p[0];
 			p = v;
 		}
@@ -126,6 +131,7 @@ int pt_logr_next(struct pt_logr *r, struct posix_trace_event_info *ev, void *buf
 void pt_logr_rewind(struct pt_logr *r)
 {
 	r->cur = 0;
+	r->last_lost_ok = 0;
 	r->loaded = 0;
 }
 

@@ -47,11 +47,13 @@ static int get_header(struct pt_logr *r, const unsigned char *h)
 		return EINVAL;
 	sw = r->swap = bom != PT_LOG_BOM;
 	if (!PT_LOG_CRC_OK(pt_log_get32(h + PT_LOG_H_CRC, sw), pt_log_crc(0, h, PT_LOG_H_CRC)) ||
-	    pt_log_get16(h + PT_LOG_H_VERSION, sw) != PT_LOG_VERSION ||
+	    pt_log_get16(h + PT_LOG_H_VERSION, sw) < PT_LOG_VERSION_MIN ||
+	    pt_log_get16(h + PT_LOG_H_VERSION, sw) > PT_LOG_VERSION ||
 	    pt_log_get16(h + PT_LOG_H_HDRLEN, sw) != PT_LOG_HDR ||
 	    pt_log_get64(h + PT_LOG_H_FIRST, sw) != PT_LOG_FIRST ||
 	    pt_log_get32(h + PT_LOG_H_RESERVED, sw) != 0)
 		return EINVAL;
+	r->version = pt_log_get16(h + PT_LOG_H_VERSION, sw);
 	r->max_block = pt_log_get32(h + PT_LOG_H_MAXBLK, sw);
 	r->policy = (int)pt_log_get32(h + PT_LOG_H_POLICY, sw);
 	r->log_max = pt_log_get64(h + PT_LOG_H_LOGMAX, sw);
@@ -103,7 +105,8 @@ int pt_logr_bhdr(const struct pt_logr *r, const unsigned char *h, struct pt_log_
 	room = b->len - PT_LOG_BLK - b->nw * PT_LOG_WENT;
 	if (b->type == PT_LOG_BT_EVENTS)
 		return b->nrec && b->nrec <= room / PT_LOG_REC;
-	return b->type == PT_LOG_BT_END && !b->nw && !b->nrec && b->len == PT_LOG_END_LEN;
+	return b->type == PT_LOG_BT_END && !b->nw && !b->nrec &&
+	       b->len == (r->version >= 2 ? PT_LOG_END_LEN : PT_LOG_END_LEN_V1);
 }
 
 static void set_name(struct pt_logr *r, unsigned id, const unsigned char *s, uint32_t n,
@@ -153,6 +156,8 @@ int pt_logr_check(struct pt_logr *r, const unsigned char *p, const struct pt_log
 				set_name(r, info & PT_LOG_ID_MASK, p + off, n, b->seq);
 		} else {
 			if ((where >> 48) >= b->nw || ((info & PT_LOG_RF_INT) && n != 4) ||
+			    ((info & PT_LOG_RF_LOST) &&
+			     (n != 8 || r->version < 2 || (info & (PT_LOG_RF_INT | PT_LOG_RF_TRUNC)))) ||
 			    b->base + delta < b->base)
 				return EBADMSG;
 			if (!(*nev)++)
@@ -201,6 +206,8 @@ static void get_status(struct pt_logr *r, const unsigned char *p)
 	s->posix_log_full_status = (int)pt_log_get32(p + 24, sw);
 	r->lost = pt_log_get64(p + 32, sw);
 	r->dropped = pt_log_get64(p + 40, sw);
+	r->has_stream_lost = r->version >= 2;
+	r->stream_lost = r->has_stream_lost ? pt_log_get64(p + 48, sw) : 0;
 }
 
 /* r->buf grows to the largest block met, at most max_block bytes. */
@@ -315,7 +322,8 @@ static int order(struct pt_logr *r, struct ent *e, size_t n, uint64_t end_seq)
 	r->has_status = e[k].good && e[k].type == PT_LOG_BT_END && e[k].seq == end_seq;
 	if (!r->has_status) {
 		memset(&r->status, 0, sizeof r->status);
-		r->lost = r->dropped = 0;
+		r->lost = r->dropped = r->stream_lost = 0;
+		r->has_stream_lost = 0;
 	}
 	if (!(r->items = calloc(2 * n + 1, sizeof *r->items)))
 		return ENOMEM;

@@ -298,27 +298,45 @@ int pt_logw_name(struct pt_logw *w, unsigned id, const char *name)
 	return werr;
 }
 
-int pt_logw_event(struct pt_logw *w, uint64_t ts_ns, int32_t pid, uint64_t thread,
-                  uint64_t addr, unsigned id, int truncated, const void *data, uint32_t len)
+static int put_event(struct pt_logw *w, uint64_t ts_ns, int32_t pid, uint64_t thread,
+                     uint64_t addr, unsigned info, const void *data, uint32_t len)
 {
 	struct pt_logw_who who = { pid, thread };
 	int werr = 0;
 
-	if (!w->rec || w->finished || id >= PT_NIDS || (len && !data))
-		return EINVAL;
 	if (w->full) {
 		w->dropped++;
 		return ENOSPC;
 	}
 	if (len > w->max_payload)
-		len = w->max_payload, truncated = 1;
+		len = w->max_payload, info |= PT_LOG_RF_TRUNC;
 	w->last_ts = ts_ns, w->last_who = who;
 	if (make_room(w, &who, ts_ns, len, &werr)) {
 		w->dropped++;
 		return werr ? werr : ENOSPC;
 	}
-	add_rec(w, &who, ts_ns, addr, id | (truncated ? PT_LOG_RF_TRUNC : 0), data, len);
+	add_rec(w, &who, ts_ns, addr, info, data, len);
 	return werr;
+}
+
+int pt_logw_event(struct pt_logw *w, uint64_t ts_ns, int32_t pid, uint64_t thread,
+                  uint64_t addr, unsigned id, int truncated, const void *data, uint32_t len)
+{
+	if (!w->rec || w->finished || id >= PT_NIDS || (len && !data))
+		return EINVAL;
+	return put_event(w, ts_ns, pid, thread, addr, id | (truncated ? PT_LOG_RF_TRUNC : 0),
+	                 data, len);
+}
+
+int pt_logw_event_lost(struct pt_logw *w, uint64_t ts_ns, int32_t pid, uint64_t thread,
+                       uint64_t addr, unsigned id, uint64_t lost)
+{
+	unsigned char b[8];
+
+	if (!w->rec || w->finished || id >= PT_NIDS)
+		return EINVAL;
+	pt_log_put64(b, lost, w->swap);
+	return put_event(w, ts_ns, pid, thread, addr, id | PT_LOG_RF_LOST, b, sizeof b);
 }
 
 int pt_logw_sync(struct pt_logw *w)
@@ -361,6 +379,7 @@ int pt_logw_finish(struct pt_logw *w, const struct posix_trace_status_info *st)
 	pt_log_put32(b + 24, (uint32_t)st->posix_log_full_status, w->swap);
 	pt_log_put64(b + 32, w->lost, w->swap);
 	pt_log_put64(b + 40, w->dropped, w->swap);
+	pt_log_put64(b + 48, w->stream_lost, w->swap);
 	keep_err(&werr, put_block(w, PT_LOG_BT_END, b, sizeof b, 0, 0));
 	w->finished = 1;
 	return werr;

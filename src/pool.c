@@ -70,22 +70,40 @@ int pt_pool_free(struct pt_slot *sl, uint32_t idx, uint64_t seq, unsigned from)
 /* n events are lost.  With report, the reader is told where: from ts
  * on, in the sequence of writer (thread, pid, level), so it can put an
  * OVERFLOW before the next event after them.  An UNTIL_FULL stream reports
- * its losses with the automatic STOP instead. */
-void pt_pool_note_lost(struct pt_hdr *h, uint64_t n, uint64_t ts, int report,
-                       uint64_t thread, int32_t pid, uint32_t level)
+ * its losses with the automatic STOP instead.  Returns the report's
+ * number, or PT_NO_REPORT. */
+uint64_t pt_pool_note_lost(struct pt_hdr *h, uint64_t n, uint64_t ts, int report,
+                           uint64_t thread, int32_t pid, uint32_t level)
 {
 	atomic_fetch_add_explicit(&h->lost, n, memory_order_relaxed);
 	if (!atomic_load_explicit(&h->overrun, memory_order_relaxed))
 		atomic_store_explicit(&h->overrun, 1, memory_order_relaxed);
-	if (report) {
-		uint64_t g = atomic_fetch_add_explicit(&h->loss_gen, 1, memory_order_acq_rel);
-		uint64_t i = g % PT_LOSS_RING;
-		atomic_store_explicit(&h->loss_ts[i], ts, memory_order_relaxed);
-		atomic_store_explicit(&h->loss_thread[i], thread, memory_order_relaxed);
-		atomic_store_explicit(&h->loss_who[i], (uint64_t)(uint32_t)pid << 32 | level,
-		                      memory_order_relaxed);
-		atomic_store_explicit(&h->loss_tag[i], g + 1, memory_order_release);
-	}
+	if (!report)
+		return PT_NO_REPORT;
+	uint64_t g = atomic_fetch_add_explicit(&h->loss_gen, 1, memory_order_acq_rel);
+	uint64_t i = g % PT_LOSS_RING;
+	atomic_store_explicit(&h->loss_ts[i], ts, memory_order_relaxed);
+	atomic_store_explicit(&h->loss_thread[i], thread, memory_order_relaxed);
+	atomic_store_explicit(&h->loss_who[i], (uint64_t)(uint32_t)pid << 32 | level,
+	                      memory_order_relaxed);
+	atomic_store_explicit(&h->loss_n[i], PT_LOSS_N(g, n < PT_LOSS_NMAX ? n : PT_LOSS_NMAX),
+	                      memory_order_relaxed);
+	atomic_store_explicit(&h->loss_tag[i], g + 1, memory_order_release);
+	return g;
+}
+
+/* One more event of report g's run is lost (g: its low 32 bits, enough to
+ * find and check its slot); if the report's slot was reused meanwhile,
+ * the stream's count alone has it. */
+static void add_to_report(struct pt_hdr *h, uint32_t g)
+{
+	_Atomic uint64_t *slot = &h->loss_n[g % PT_LOSS_RING];
+	uint64_t v = atomic_load_explicit(slot, memory_order_relaxed);
+
+	while (PT_LOSS_N_OK(v, g) && PT_LOSS_N_COUNT(v) < PT_LOSS_NMAX &&
+	       !atomic_compare_exchange_weak_explicit(slot, &v, v + 1, memory_order_relaxed,
+	                                              memory_order_relaxed))
+		;
 }
 
 static void set_flag(struct pt_hdr *h, uint32_t flag)
@@ -97,16 +115,22 @@ static void set_flag(struct pt_hdr *h, uint32_t flag)
 		;
 }
 
-/* A sealed chunk is being overwritten: count what the reader never took,
- * as far as its progress in this life of the chunk says. */
+/* A sealed chunk is being overwritten: count what the reader never took.
+ * Closing the reader's progress with a CAS settles every record: the
+ * reader took it before (its CAS came first) or never will (claim()). */
 static void account_steal(struct pt_slot *sl, uint32_t idx, uint64_t seq)
 {
 	struct pt_chunk *ck = &sl->chunks[idx];
 	struct pt_hdr *h = sl->hdr;
 	uint32_t nev = atomic_load_explicit(&ck->nevents, memory_order_relaxed);
 	uint64_t pos = atomic_load_explicit(&ck->rd_pos, memory_order_relaxed);
-	uint32_t taken = PT_RD_SEQ_OK(pos, seq) ? PT_RD_COUNT(pos) : 0;
-	uint32_t off = PT_RD_SEQ_OK(pos, seq) ? PT_RD_OFF(pos) : 0;
+
+	while (!atomic_compare_exchange_weak_explicit(&ck->rd_pos, &pos, PT_RD_CLOSED(seq),
+	                                              memory_order_acq_rel, memory_order_relaxed))
+		;
+	int ok = PT_RD_SEQ_OK(pos, seq) && pos != PT_RD_CLOSED(seq);
+	uint32_t taken = ok ? PT_RD_COUNT(pos) : 0;
+	uint32_t off = ok ? PT_RD_OFF(pos) : 0;
 	uint32_t commit = atomic_load_explicit(&ck->commit, memory_order_relaxed);
 	uint64_t base = atomic_load_explicit(&ck->base_ts, memory_order_relaxed);
 	uint64_t ts = base;
@@ -178,33 +202,26 @@ static void autostop(struct pt_slot *sl, uint32_t state, uint64_t ts)
 	}
 }
 
-/* No chunk for the event: it is lost.  A run of losses in one writer's
- * sequence is reported once, at its first event: the reader puts one
- * OVERFLOW before the writer's next event whatever the run's length.  The
- * rest of the run is counted here and added up in batches, so a producer
- * far ahead of its reader spends a few stores per lost event, not a report
- * each (which would also drown the reader in reports). */
-/* Add the events of a loss run not yet counted to the stream's count. */
-void pt_pool_count_dropped(struct pt_hdr *h, struct pt_tw *tw)
-{
-	if (tw->dropped)
-		pt_pool_note_lost(h, tw->dropped, 0, 0, 0, 0, 0);
-	tw->dropped = 0;
-}
-
+/* No chunk for the event: it is lost, and counted at once, so the count
+ * is exact whenever the stream is read or shut down.  A run of losses in
+ * one writer's sequence is reported once, at its first event: the reader
+ * puts one OVERFLOW before the writer's next event whatever the run's
+ * length (a report per lost event would drown the reader).  The count sits
+ * on a cache line of its own, which readers touch only at a RESUME. */
 static void drop(struct pt_slot *sl, struct pt_tw *tw, uint32_t state, uint64_t ts,
                  unsigned level)
 {
 	struct pt_hdr *h = sl->hdr;
 	uint32_t key = pt_tw_key(sl, state);
 
-	if (tw->drop_key != key || sl->policy == POSIX_TRACE_UNTIL_FULL) {
-		pt_pool_count_dropped(h, tw);
+	if (tw->drop_key != key) { /* a new run */
 		tw->drop_key = key;
-		pt_pool_note_lost(h, 1, ts, sl->policy != POSIX_TRACE_UNTIL_FULL,
-		                  (uint64_t)pthread_self(), pt_pid, level);
-	} else if (++tw->dropped >= 4096) {
-		pt_pool_count_dropped(h, tw);
+		tw->drop_g = (uint32_t)pt_pool_note_lost(h, 1, ts, sl->policy != POSIX_TRACE_UNTIL_FULL,
+		                                         (uint64_t)pthread_self(), pt_pid, level);
+	} else {
+		pt_pool_note_lost(h, 1, ts, 0, 0, 0, 0);
+		if (tw->drop_g != UINT32_MAX)
+			add_to_report(h, tw->drop_g);
 	}
 	if (sl->policy == POSIX_TRACE_FLUSH && atomic_load(&h->waiters) &&
 	    atomic_exchange(&h->waiters, 0))
@@ -231,13 +248,14 @@ int pt_pool_acquire(struct pt_slot *sl, struct pt_tw *tw, uint32_t state, uint64
 		drop(sl, tw, state, ts, level);
 		return -1;
 	}
-	pt_pool_count_dropped(h, tw); /* the run of losses ends */
-	tw->drop_key = 0;
+	tw->drop_key = 0; /* the run of losses ends */
 	uint64_t seq = atomic_fetch_add_explicit(&h->acq_seq, 1, memory_order_relaxed) + 1;
 	struct pt_chunk *ck = &sl->chunks[idx];
 	atomic_store_explicit(&ck->commit, 0, memory_order_relaxed);
 	atomic_store_explicit(&ck->nevents, 0, memory_order_relaxed);
-	atomic_store_explicit(&ck->rd_pos, 0, memory_order_relaxed);
+	/* the life's own start value: a reader that claims with the last
+	 * life's can never move this one on */
+	atomic_store_explicit(&ck->rd_pos, PT_RD_POS(seq, 0, 0), memory_order_relaxed);
 	atomic_store_explicit(&ck->base_ts, ts, memory_order_relaxed);
 	atomic_store_explicit(&ck->thread, (uint64_t)pthread_self(), memory_order_relaxed);
 	atomic_store_explicit(&ck->pid, pt_pid, memory_order_relaxed);

@@ -31,7 +31,7 @@ void pt_reader_reset(struct pt_trid *t)
 	struct pt_hdr *h = t->hdr;
 
 	for (uint32_t i = 0; i < rd->nw; i++)
-		free(rd->w[i].lost.ts);
+		free(rd->w[i].lost.e);
 	rd->nw = 0;
 	rd->ck_free = NONE;
 	for (uint32_t i = rd->ck_cap; i-- > 0;) {
@@ -42,6 +42,7 @@ void pt_reader_reset(struct pt_trid *t)
 	rd->next_aseq = atomic_load(&h->acq_seq) + 1;
 	rd->loss_gen = atomic_load(&h->loss_gen);
 	rd->loss.n = 0;
+	rd->gap_lost = 0;
 	rd->nloss_pend = 0;
 	rd->need_resume = rd->start_pending = rd->stashed = 0;
 	rd->epoch = PT_ST_EPOCH(atomic_load(&h->state));
@@ -50,26 +51,20 @@ void pt_reader_reset(struct pt_trid *t)
 void pt_reader_free(struct pt_reader *rd)
 {
 	for (uint32_t i = 0; i < rd->nw; i++)
-		free(rd->w[i].lost.ts);
+		free(rd->w[i].lost.e);
 	free(rd->ck);
 	free(rd->w);
 	free(rd->st_buf);
-	free(rd->loss.ts);
+	free(rd->loss.e);
 	memset(rd, 0, sizeof *rd);
 }
 
-/* 0 if the chunk is still in a's life, else 1; *state gets its state. */
-static int gone_state(const struct pt_trid *t, const struct pt_ractive *a, unsigned *state)
-{
-	uint64_t ss = atomic_load_explicit(&t->view.chunks[a->idx].ss, memory_order_acquire);
-	*state = PT_SS_STATE(ss);
-	return PT_SS_SEQ(ss) != a->seq || (*state != PT_CK_OPEN && *state != PT_CK_SEALED);
-}
-
+/* 0 if the chunk is still in a's life, else 1. */
 static int gone(const struct pt_trid *t, const struct pt_ractive *a)
 {
-	unsigned st;
-	return gone_state(t, a, &st);
+	uint64_t ss = atomic_load_explicit(&t->view.chunks[a->idx].ss, memory_order_acquire);
+	unsigned state = PT_SS_STATE(ss);
+	return PT_SS_SEQ(ss) != a->seq || (state != PT_CK_OPEN && state != PT_CK_SEALED);
 }
 
 /* Look at the next record of a, if one is complete.  0 if the chunk has
@@ -93,58 +88,80 @@ static int peek(const struct pt_trid *t, struct pt_ractive *a)
 	return !gone(t, a);
 }
 
-static void publish_progress(const struct pt_trid *t, const struct pt_ractive *a)
+/* LOOP: take the next record of chunk a by moving the chunk's reader
+ * progress on with a CAS.  A thief closes the progress with a CAS before
+ * it reuses the chunk (pool.c), so each record is counted exactly once:
+ * read here, or lost by the thief.  0: the thief came first.  (Only a
+ * thief reads the progress, so other policies keep none.) */
+static int claim(const struct pt_trid *t, struct pt_ractive *a, uint32_t off, uint32_t count)
 {
-	atomic_store_explicit(&t->view.chunks[a->idx].rd_pos, PT_RD_POS(a->seq, a->off, a->count),
-	                      memory_order_relaxed);
+	uint64_t want = PT_RD_POS(a->seq, off, count), exp = a->pub;
+
+	if (!atomic_compare_exchange_strong_explicit(&t->view.chunks[a->idx].rd_pos, &exp, want,
+	                                             memory_order_acq_rel, memory_order_relaxed))
+		return 0;
+	a->pub = want;
+	return 1;
 }
 
-/* A sorted list of loss timestamps.  Two losses are never folded into
- * one: events between them would come out with no OVERFLOW before a gap. */
-static void loss_add(struct pt_losses *l, uint64_t ts)
+/* A sorted list of losses.  Two losses are never folded into one: events
+ * between them would come out with no OVERFLOW before a gap. */
+static void loss_add(struct pt_losses *l, uint64_t ts, uint64_t g)
 {
 	if (l->n == l->cap) {
 		uint32_t cap = l->cap ? l->cap * 2 : 16;
-		uint64_t *n = realloc(l->ts, cap * sizeof *n);
+		struct pt_loss *n = realloc(l->e, cap * sizeof *n);
 		if (!n) { /* no memory: the best left is to report it at once */
-			if (l->ts) {
-				l->ts[0] = 0;
+			if (l->e) {
+				l->e[0] = (struct pt_loss){ 0, PT_NO_REPORT };
 				l->n = 1;
 			}
 			return;
 		}
-		l->ts = n;
+		l->e = n;
 		l->cap = cap;
 	}
 	uint32_t i = l->n++;
-	while (i > 0 && l->ts[i - 1] > ts) {
-		l->ts[i] = l->ts[i - 1];
+	while (i > 0 && l->e[i - 1].ts > ts) {
+		l->e[i] = l->e[i - 1];
 		i--;
 	}
-	l->ts[i] = ts;
+	l->e[i] = (struct pt_loss){ ts, g };
 }
 
-/* Remove the losses at or before ts; 1 if there were any. */
-static int loss_upto(struct pt_losses *l, uint64_t ts)
+/* The events report g counts now (0 if its slot was reused: then only the
+ * stream's total has them). */
+static uint64_t report_count(const struct pt_hdr *h, uint64_t g)
+{
+	if (g == PT_NO_REPORT)
+		return 0; /* noticed by the reader: the thief's report counts them */
+	uint64_t v = atomic_load_explicit(&h->loss_n[g % PT_LOSS_RING], memory_order_relaxed);
+	return PT_LOSS_N_OK(v, g) ? PT_LOSS_N_COUNT(v) : 0;
+}
+
+/* Remove the losses at or before ts; 1 if there were any.  With h, add
+ * up their counts in *sum. */
+static int loss_upto(struct pt_losses *l, uint64_t ts, const struct pt_hdr *h, uint64_t *sum)
 {
 	uint32_t k = 0;
 
-	while (k < l->n && l->ts[k] <= ts)
-		k++;
+	for (; k < l->n && l->e[k].ts <= ts; k++)
+		if (h)
+			*sum += report_count(h, l->e[k].g);
 	if (k == 0)
 		return 0;
-	memmove(l->ts, l->ts + k, (l->n - k) * sizeof l->ts[0]);
+	memmove(l->e, l->e + k, (l->n - k) * sizeof l->e[0]);
 	l->n -= k;
 	return 1;
 }
 
 /* Events were lost from ts on (UINT64_MAX: when is unknown, report at
- * once, and mark every writer's next event). */
-static void note_loss(struct pt_reader *rd, uint64_t ts)
+ * once, and mark every writer's next event); g: the report saying so. */
+static void note_loss(struct pt_reader *rd, uint64_t ts, uint64_t g)
 {
 	if (ts == UINT64_MAX)
 		rd->unknown++;
-	loss_add(&rd->loss, ts);
+	loss_add(&rd->loss, ts, g);
 }
 
 static struct pt_rwriter *writer_of(struct pt_reader *rd, int32_t pid, uint64_t thread,
@@ -188,13 +205,13 @@ static int take_loss(struct pt_reader *rd, struct pt_hdr *h, uint64_t g)
 		return 0;
 	PT_SEQ_FENCE();
 	if (tag != g + 1 || atomic_load_explicit(&h->loss_tag[i], memory_order_relaxed) != tag) {
-		note_loss(rd, UINT64_MAX); /* overwritten by a later loss */
+		note_loss(rd, UINT64_MAX, PT_NO_REPORT); /* overwritten by a later loss */
 		return 1;
 	}
-	note_loss(rd, ts);
+	note_loss(rd, ts, g);
 	struct pt_rwriter *w = writer_of(rd, (int32_t)(who >> 32), thread, (uint32_t)who);
 	if (w)
-		loss_add(&w->lost, ts);
+		loss_add(&w->lost, ts, g);
 	else
 		rd->unknown++; /* whose, we cannot tell: mark every writer */
 	return 1;
@@ -219,7 +236,7 @@ static void collect_losses(struct pt_trid *t)
 			k++;
 	}
 	if (end - rd->loss_gen > PT_LOSS_RING) { /* too many to tell apart */
-		note_loss(rd, UINT64_MAX);
+		note_loss(rd, UINT64_MAX, PT_NO_REPORT);
 		rd->loss_gen = end - PT_LOSS_RING;
 	}
 	for (; rd->loss_gen < end; rd->loss_gen++) {
@@ -229,7 +246,7 @@ static void collect_losses(struct pt_trid *t)
 		if (rd->nloss_pend < cap)
 			rd->loss_pend[rd->nloss_pend++] = rd->loss_gen;
 		else
-			note_loss(rd, UINT64_MAX);
+			note_loss(rd, UINT64_MAX, PT_NO_REPORT);
 	}
 }
 
@@ -239,9 +256,9 @@ static void collect_losses(struct pt_trid *t)
 static void lost_rest(struct pt_reader *rd, struct pt_rwriter *w, const struct pt_ractive *a)
 {
 	uint64_t ts = a->has_next ? a->next_ts : a->count ? a->last_ts + 1 : a->base_ts;
-	note_loss(rd, ts);
+	note_loss(rd, ts, PT_NO_REPORT);
 	if (w)
-		loss_add(&w->lost, ts);
+		loss_add(&w->lost, ts, PT_NO_REPORT);
 }
 
 
@@ -289,7 +306,7 @@ static void add(struct pt_trid *t, uint32_t idx, uint64_t seq)
 			rd->ck[i].next = rd->ck_free;
 			rd->ck_free = i;
 		}
-		note_loss(rd, base);
+		note_loss(rd, base, PT_NO_REPORT);
 		rd->unknown++;
 		return;
 	}
@@ -297,6 +314,7 @@ static void add(struct pt_trid *t, uint32_t idx, uint64_t seq)
 	memset(a, 0, sizeof *a);
 	a->idx = idx;
 	a->seq = seq;
+	a->pub = PT_RD_POS(seq, 0, 0);
 	a->base_ts = base;
 	a->next = NONE;
 	if (gone(t, a)) { /* overwritten meanwhile */
@@ -343,7 +361,6 @@ static void service(struct pt_trid *t, struct pt_rwriter *w)
 				if (st == PT_CK_OPEN)
 					return; /* nothing new yet */
 				/* sealed before we looked, and read to the end */
-				publish_progress(t, a);
 				pt_pool_free(&t->view, a->idx, a->seq, PT_CK_SEALED);
 				pop_head(rd, w);
 				continue;
@@ -376,7 +393,7 @@ static void catch_up(struct pt_trid *t, uint64_t from, uint64_t end)
 	uint32_t n = 0;
 
 	if (!found) {
-		note_loss(&t->rd, UINT64_MAX);
+		note_loss(&t->rd, UINT64_MAX, PT_NO_REPORT);
 		return;
 	}
 	for (uint32_t i = 0; i < v->nchunks; i++) {
@@ -397,9 +414,9 @@ static void catch_up(struct pt_trid *t, uint64_t from, uint64_t end)
 				atomic_load_explicit(&ck->thread, memory_order_relaxed),
 				atomic_load_explicit(&ck->level, memory_order_relaxed));
 			uint64_t base = atomic_load_explicit(&ck->base_ts, memory_order_relaxed);
-			note_loss(&t->rd, base);
+			note_loss(&t->rd, base, PT_NO_REPORT);
 			if (w)
-				loss_add(&w->lost, base);
+				loss_add(&w->lost, base, PT_NO_REPORT);
 			else
 				t->rd.unknown++;
 		}
@@ -498,8 +515,9 @@ static int take(struct pt_trid *t, struct pt_rwriter *w, struct posix_trace_even
 	size_t cp = n < num ? n : num;
 	pt_get_bytes(buf, rec + 2, (uint32_t)cp);
 	PT_SEQ_FENCE();
-	unsigned state;
-	if (gone_state(t, a, &state))
+	if (gone(t, a))
+		return TAKE_GONE;
+	if (v->policy == POSIX_TRACE_LOOP && !claim(t, a, a->off + size, a->count + 1))
 		return TAKE_GONE;
 
 	ev->posix_event_id = id;
@@ -516,10 +534,6 @@ static int take(struct pt_trid *t, struct pt_rwriter *w, struct posix_trace_even
 	a->last_ts = a->next_ts;
 	a->off += size;
 	a->count++;
-	/* a sealed chunk may be stolen (LOOP): keep the thief's loss count
-	 * exact; an open one has its writer on that cache line, so less often */
-	if (state == PT_CK_SEALED || (a->count & 31) == 0)
-		publish_progress(t, a);
 	if (!peek(t, a))
 		a->has_next = 0; /* service() drops it next time */
 	return TAKE_OK;
@@ -560,7 +574,7 @@ static int read_next(struct pt_trid *t, struct posix_trace_event_info *ev, void 
 		for (uint32_t i = 0; i < rd->nw;) {
 			service(t, &rd->w[i]);
 			if (rd->w[i].head == NONE && rd->w[i].lost.n == 0) {
-				free(rd->w[i].lost.ts); /* nothing to remember: forget it */
+				free(rd->w[i].lost.e); /* nothing to remember: forget it */
 				rd->w[i] = rd->w[--rd->nw];
 			}
 			else
@@ -583,14 +597,13 @@ static int read_next(struct pt_trid *t, struct posix_trace_event_info *ev, void 
 		uint64_t best_ts = best ? rd->ck[best->head].next_ts : UINT64_MAX;
 		struct pt_losses *gl = &rd->loss;
 		if (rd->need_resume) {
-			loss_upto(gl, best_ts == UINT64_MAX ? 0 : best_ts - 1);
-		} else if (gl->n && (!best || gl->ts[0] == UINT64_MAX || best_ts >= gl->ts[0])) {
-			uint64_t tick = gl->ts[0] != UINT64_MAX ? gl->ts[0] : best ? best_ts : pt_now();
+			loss_upto(gl, best_ts == UINT64_MAX ? 0 : best_ts - 1, h, &rd->gap_lost);
+		} else if (gl->n && (!best || gl->e[0].ts == UINT64_MAX || best_ts >= gl->e[0].ts)) {
+			uint64_t tick = gl->e[0].ts != UINT64_MAX ? gl->e[0].ts : best ? best_ts : pt_now();
 			synth(t, ev, buf, num, dlen, POSIX_TRACE_OVERFLOW, tick, NULL, 0);
-			if (gl->ts[0] == UINT64_MAX)
-				gl->n = 0;
-			else
-				loss_upto(gl, best_ts == UINT64_MAX ? UINT64_MAX - 1 : best_ts - 1);
+			loss_upto(gl, gl->e[0].ts == UINT64_MAX ? UINT64_MAX
+			              : best_ts == UINT64_MAX ? UINT64_MAX - 1 : best_ts - 1,
+			          h, &rd->gap_lost);
 			rd->need_resume = 1;
 			return 1;
 		}
@@ -622,8 +635,8 @@ static int read_next(struct pt_trid *t, struct posix_trace_event_info *ev, void 
 		 * OVERFLOW/RESUME since its previous event (it was preempted, its
 		 * event arrived late): mark the loss right here. */
 		uint64_t ts = rd->ck[best->head].next_ts;
-		uint64_t from = best->lost.n ? best->lost.ts[0] : ts;
-		if (loss_upto(&best->lost, ts) | (best->unknown_seen != rd->unknown)) {
+		uint64_t from = best->lost.n ? best->lost.e[0].ts : ts;
+		if (loss_upto(&best->lost, ts, NULL, NULL) | (best->unknown_seen != rd->unknown)) {
 			best->unknown_seen = rd->unknown;
 			if (!rd->need_resume && rd->pairs == best->pairs_at) {
 				synth(t, ev, buf, num, dlen, POSIX_TRACE_OVERFLOW, from, NULL, 0);
@@ -644,6 +657,9 @@ static int read_next(struct pt_trid *t, struct posix_trace_event_info *ev, void 
 				rd->need_resume = 0;
 				rd->pairs++;
 				best->pairs_at = rd->pairs;
+				/* the counts of the reports this gap took in */
+				rd->lost_at_resume += rd->gap_lost;
+				rd->gap_lost = 0;
 				synth(t, ev, buf, num, dlen, POSIX_TRACE_RESUME, ts, NULL, 0);
 				return 1;
 			}

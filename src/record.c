@@ -18,6 +18,9 @@ struct pt_proc pt_proc;
 int32_t pt_pid;
 
 static _Thread_local struct pt_tw pt_tw[PT_SLOTS][PT_LEVELS] PT_TLS;
+/* initial-exec TLS in a library that may be dlopen()ed comes out of a small
+ * reserve (tests/abi does it): keep this table at 1.5 KiB */
+_Static_assert(sizeof(struct pt_tw) == 48, "struct pt_tw grew: mind the static TLS reserve");
 
 /* Write one event into the stream sl through writer tw.  s is the slot
  * for a traced process's own writes, -1 for a controller's system events
@@ -189,9 +192,6 @@ void pt_seal_thread(void)
 				pt_pool_seal(sl, tw,
 				             atomic_load_explicit(&sl->hdr->state, memory_order_acquire));
 			tw->key = 0;
-			if ((tw->drop_key >> 16) == pt_slot_gen(sl))
-				pt_pool_count_dropped(sl->hdr, tw);
-			tw->dropped = 0;
 			tw->drop_key = 0;
 		}
 	}

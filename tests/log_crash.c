@@ -5,7 +5,7 @@
  * the stream down, so the log is complete: START, every event (also with
  * the LOOP stream policy, where events reach the log only at a flush),
  * the final FLUSH_START/FLUSH_STOP pair, the event name, and an END block
- * (docs/log-format.md: the last 104 bytes, magic PTLB, type 2).
+ * (docs/log-format.md: the last 112 bytes, magic PTLB, type 2).
  * SIGKILL while recording (FLUSH policy, paced events): the log opens and
  * gives events with strictly increasing sequence numbers, intact (and
  * contiguous unless an OVERFLOW says events were dropped), at least those
@@ -70,7 +70,7 @@ static int has_end_block(const char *p)
 	uint16_t type;
 
 	REQUIRE(fd >= 0);
-	ok = size >= 256 + 104 && pread(fd, b, 8, size - 104) == 8;
+	ok = size >= 256 + 112 && pread(fd, b, 8, size - 112) == 8;
 	close(fd);
 	memcpy(&type, b + 4, 2);
 	return ok && memcmp(b, "PTLB", 4) == 0 && type == 2;

@@ -92,11 +92,11 @@ static void create_errors(void)
 	}
 	/* log-max-size: the minimum is the header (256), one block holding the
 	 * largest record (56 + 16 + 16 + max-data-size, to 8), the STOP block
-	 * (96) and the END block (104): 1568 for the default 1024 */
+	 * (96) and the END block (112): 1576 for the default 1024 */
 	for (int i = 0; i < 2; i++) {
-		CHECK_RC(create_log(wr, 0, pol[i], 1567), EINVAL);
+		CHECK_RC(create_log(wr, 0, pol[i], 1575), EINVAL);
 		CHECK_RC(create_log(wr, 0, pol[i], 0), EINVAL);
-		CHECK_RC(create_log(wr, 0, pol[i], 1568), 0);
+		CHECK_RC(create_log(wr, 0, pol[i], 1576), 0);
 	}
 	CHECK_RC(create_log(wr, 0, POSIX_TRACE_APPEND, 1), 0); /* size ignored */
 	CHECK_RC(create_log(pp[1], 0, POSIX_TRACE_APPEND, 1), 0);

@@ -1,0 +1,38 @@
+/*
+ * ext.c -- the loss counts of ext.h, for a stream or a log.
+ */
+#include <string.h>
+#include "ext.h"
+#include "lib.h"
+#include "logfmt.h"
+
+int pt_ext_losses(trace_id_t trid, struct pt_ext_losses *out)
+{
+	struct pt_trid *t;
+	int rc;
+
+	if (!out)
+		return EINVAL;
+	if ((rc = pt_trid_lock_any(trid, &t)) != 0)
+		return rc;
+	memset(out, 0, sizeof *out);
+	if (t->kind == PT_KIND_LOG) {
+		const struct pt_logr *r = t->lr;
+		out->resume_ok = r->last_lost_ok;
+		out->at_resume = r->last_lost;
+		out->total_ok = r->has_stream_lost;
+		out->total = r->stream_lost;
+		out->log_overwritten = r->lost;
+		out->log_dropped = r->dropped;
+	} else {
+		const struct pt_reader *rd = &t->rd;
+		out->resume_ok = rd->pairs > 0;
+		out->at_resume = rd->lost_at_resume;
+		out->total_ok = 1;
+		out->total = atomic_load_explicit(&t->hdr->lost, memory_order_relaxed);
+		if (out->total < rd->lost_at_resume) /* scribbled on by the traced process */
+			out->total = rd->lost_at_resume;
+	}
+	pt_trid_unlock(t);
+	return 0;
+}
