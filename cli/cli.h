@@ -60,6 +60,7 @@ struct tev {
 };
 struct tthread { int32_t pid; uint64_t tid; unsigned idx; uint32_t proc; uint64_t count; };
 struct tproc { int32_t pid; unsigned nthreads; uint64_t count, first, last; };
+struct tgap { size_t ev; uint64_t lost; }; /* a RESUME (index in tlog.ev), its gap's count */
 struct tlog {
 	const char *path;
 	trace_attr_t attr;
@@ -76,6 +77,13 @@ struct tlog {
 	struct tproc *pr;
 	size_t npr;
 	uint64_t overflows, errors;    /* OVERFLOW and ERROR events */
+	/* lost events (losses.c): per gap, and in all */
+	struct tgap *gaps;             /* counted RESUMEs, by event index */
+	size_t ngaps, gcap;
+	uint64_t lost_at;              /* the stream's count at the last counted RESUME */
+	uint64_t lost_stream;          /* events the stream lost: final, or at least */
+	int lost_final;                /* lost_stream is the final count (END block) */
+	uint64_t log_overwritten, log_dropped; /* lost by the log itself */
 	long long file_size;
 	void *hash_;                   /* (pid, tid) -> thread index, while loading */
 	size_t hcap_;
@@ -89,6 +97,17 @@ void tlog_init(struct tlog *l);
 int tlog_add(struct tlog *l, const struct posix_trace_event_info *ev, const void *data,
              size_t len);
 void tlog_finish(struct tlog *l);   /* per-process tables, sorted by pid */
+
+/* ------------------------------------------------------------ losses.c */
+/* After tlog_add() of event ev from trace id trid: its loss count, if it
+ * is a RESUME that has one.  After the last event: the totals. */
+int tlog_note_loss(struct tlog *l, trace_id_t trid, const struct posix_trace_event_info *ev);
+void tlog_note_totals(struct tlog *l, trace_id_t trid);
+uint64_t tlog_gap_lost(const struct tlog *l, size_t ev);   /* UINT64_MAX: not known */
+uint64_t tlog_lost_total(const struct tlog *l);            /* stream and log */
+int tlog_lost_any(const struct tlog *l);
+/* "1234 events lost in 3 gaps in the stream, ..." or "no events lost" */
+void tlog_loss_text(const struct tlog *l, char *out, size_t cap);
 
 /* ------------------------------------------------------------ elf.c */
 int elf_build_id(const char *path, char *hex, size_t cap);   /* 0 = found */
@@ -126,8 +145,7 @@ int symz_backend_dwarf(void);
 /* The payload as text in quotes, or hex; at most max bytes shown. */
 void fmt_data(char *out, size_t cap, const unsigned char *d, size_t len, size_t max,
               int *is_text);
-void fmt_event_data(char *out, size_t cap, const struct tlog *l, unsigned id,
-                    const unsigned char *d, size_t len, int trunc);
+void fmt_event_data(char *out, size_t cap, const struct tlog *l, const struct tev *e);
 size_t json_str(char *out, size_t cap, const char *s);      /* "..." escaped */
 void fmt_line(FILE *f, const struct tlog *l, const struct tev *e, uint64_t t0, uint64_t prev,
               int absolute, int name_w, struct symz *z);

@@ -22,7 +22,7 @@ static void put_data(FILE *f, const struct tlog *l, const struct tev *e)
 
 	fmt_data(desc, 2, d, e->len, e->len, &text);
 	if (e->id < 16 && e->id != POSIX_TRACE_UNNAMED_USEREVENT) {
-		fmt_event_data(desc, sizeof desc, l, e->id, d, e->len, e->trunc);
+		fmt_event_data(desc, sizeof desc, l, e);
 		char *j = malloc(2 * sizeof desc + 8);
 		if (j) {
 			json_str(j, 2 * sizeof desc + 8, desc);
@@ -77,8 +77,9 @@ int export_chrome(const struct tlog *l, struct symz *z, FILE *f)
 	json_str(j, sizeof j, name);
 	fprintf(f, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"trace_name\":%s,", j);
 	json_str(j, sizeof j, l->path);
-	fprintf(f, "\"log\":%s,\"events\":%zu,\"lost\":%llu},\n\"traceEvents\":[\n", j, l->nev,
-	        (unsigned long long)l->overflows);
+	fprintf(f, "\"log\":%s,\"events\":%zu,\"lost\":%llu,\"lost_exact\":%s,\"gaps\":%llu},\n"
+	           "\"traceEvents\":[\n", j, l->nev, (unsigned long long)tlog_lost_total(l),
+	        l->lost_final ? "true" : "false", (unsigned long long)l->overflows);
 	int first = 1;
 	for (size_t i = 0; i < l->npr; i++) {
 		label(buf, sizeof buf, z, l->pr[i].pid);

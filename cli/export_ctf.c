@@ -15,9 +15,13 @@
  * second of the first event.  Events are written in timestamp order.  A
  * packet holds about 64 KiB of events; an OVERFLOW event starts a packet
  * and the RESUME after it ends it, so that a reader places the loss
- * between the events around it.  events_discarded counts the OVERFLOW
- * events so far (the log says that events were lost there, not how many:
- * it is a lower bound).
+ * between the events around it.  events_discarded counts the events lost
+ * so far: each gap adds its count (losses.c; one per gap for a log that
+ * does not count them).  A reader learns a count from the difference
+ * with the packet before, so a trace that lost events starts with an
+ * empty packet (count 0) at its first event's time; events the log itself
+ * overwrote come before everything else, in the packet after it.  What the
+ * final count adds beyond the gaps goes in an empty packet at the end.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -178,6 +182,12 @@ static int write_stream(const struct tlog *l, FILE *f, const unsigned char *uuid
 	sort_log = l;
 	qsort(ord, l->nev, sizeof *ord, by_time);
 	progress_begin(&p, "export ctf", l->nev);
+	int counted = l->ngaps || l->lost_final;
+	if (l->nev && tlog_lost_any(l)) {
+		uint64_t t = l->ev[ord[0]].ts >= base ? l->ev[ord[0]].ts - base : 0;
+		rc = flush_packet(&b, f, uuid, t, t, 0);
+		discarded = l->log_overwritten;
+	}
 	for (size_t k = 0; k < l->nev && !rc; k++) {
 		const struct tev *e = &l->ev[ord[k]];
 		const struct tthread *th = &l->th[e->thread];
@@ -198,7 +208,12 @@ static int write_stream(const struct tlog *l, FILE *f, const unsigned char *uuid
 			rc = -1;
 			break;
 		}
-		discarded += e->id == POSIX_TRACE_OVERFLOW;
+		if (e->id == POSIX_TRACE_OVERFLOW && !counted)
+			discarded++;
+		if (e->id == POSIX_TRACE_RESUME && counted) {
+			uint64_t n = tlog_gap_lost(l, ord[k]);
+			discarded += n != UINT64_MAX ? n : 0;
+		}
 		if (b.n >= PACKET_TARGET || e->id == POSIX_TRACE_RESUME) {
 			rc = flush_packet(&b, f, uuid, tb, te, discarded);
 			empty = 1;
@@ -207,6 +222,8 @@ static int write_stream(const struct tlog *l, FILE *f, const unsigned char *uuid
 	}
 	if (!rc && !empty)
 		rc = flush_packet(&b, f, uuid, tb, te, discarded);
+	if (!rc && l->nev && tlog_lost_total(l) > discarded) /* the rest, at the end */
+		rc = flush_packet(&b, f, uuid, te, te, tlog_lost_total(l));
 	if (!rc && l->nev == 0) /* an empty trace still has one (empty) packet */
 		rc = flush_packet(&b, f, uuid, 0, 0, 0);
 	progress_end(&p);

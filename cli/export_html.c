@@ -78,9 +78,13 @@ static void head(FILE *f, const struct tlog *l, const int *order, uint64_t span)
 	xml(f, name[0] ? name : "(unnamed trace)");
 	fputs("</h1>\n<div class=\"sub\">", f);
 	xml(f, l->path);
-	fprintf(f, " &mdash; %zu events of %u types, %zu processes, %zu threads, over %s; %s</div>\n",
-	        l->nev, types, l->npr, l->nth, dur,
-	        l->overflows ? "<b style=\"color:#c00\">events were lost</b>" : "no events lost");
+	char lost[240];
+	tlog_loss_text(l, lost, sizeof lost);
+	fprintf(f, " &mdash; %zu events of %u types, %zu processes, %zu threads, over %s; ",
+	        l->nev, types, l->npr, l->nth, dur);
+	fputs(tlog_lost_any(l) ? "<b style=\"color:#c00\">" : "", f);
+	xml(f, lost);
+	fputs(tlog_lost_any(l) ? "</b></div>\n" : "</div>\n", f);
 	if (l->nev > HTML_MAX_EVENTS)
 		fprintf(f, "<p><b>The timeline shows the first %d of %zu events</b> (the tables "
 		           "count them all); 'posixtrace show' lists every one.</p>\n",
@@ -153,7 +157,7 @@ static void timeline(FILE *f, const struct tlog *l, struct symz *z, const unsign
 		xml(f, tlog_name(l, e->id, tmp, sizeof tmp));
 		fmt_rel(t, sizeof t, e->ts - t0);
 		fprintf(f, "\n%s s  pid %d thread %u\n", t, (int)th->pid, th->idx);
-		fmt_event_data(data, sizeof data, l, e->id, l->data + e->data, e->len, e->trunc);
+		fmt_event_data(data, sizeof data, l, e);
 		xml(f, data);
 		const char *s = z ? symz_lookup(z, th->pid, e->ts, e->addr) : "";
 		if (s[0]) {

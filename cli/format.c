@@ -89,13 +89,27 @@ static void set_names(char *out, size_t cap, const struct tlog *l, const unsigne
 		snprintf(out, cap, "none");
 }
 
-void fmt_event_data(char *out, size_t cap, const struct tlog *l, unsigned id,
-                    const unsigned char *d, size_t len, int trunc)
+void fmt_event_data(char *out, size_t cap, const struct tlog *l, const struct tev *e)
 {
 	const size_t set = sizeof(trace_event_set_t);
+	const unsigned char *d = l->data + e->data;
+	size_t len = e->len;
+	unsigned id = e->id;
 	char a[256], b[256];
+	uint64_t n;
 	int v;
 
+	/* RESUME: the events its gap lost, when the trace says (0: the gap
+	 * marks, in one thread's sequence, a loss an earlier gap counted) */
+	if (id == POSIX_TRACE_RESUME && !len &&
+	    (n = tlog_gap_lost(l, (size_t)(e - l->ev))) != UINT64_MAX) {
+		if (n)
+			snprintf(out, cap, "%llu event%s lost in this gap", (unsigned long long)n,
+			         n == 1 ? "" : "s");
+		else
+			snprintf(out, cap, "lost events counted with an earlier gap");
+		return;
+	}
 	/* START carries the filter (the types left out), FILTER the old and new */
 	if (id == POSIX_TRACE_START && len == set) {
 		set_names(a, sizeof a, l, d);
@@ -117,7 +131,7 @@ void fmt_event_data(char *out, size_t cap, const struct tlog *l, unsigned id,
 		return;
 	}
 	fmt_data(out, cap, d, len, 64, NULL);
-	if (trunc == POSIX_TRACE_TRUNCATED_RECORD) {
+	if (e->trunc == POSIX_TRACE_TRUNCATED_RECORD) {
 		size_t o = strlen(out);
 		snprintf(out + o, cap - o, " [truncated]");
 	}
@@ -171,7 +185,7 @@ void fmt_line(FILE *f, const struct tlog *l, const struct tev *e, uint64_t t0, u
 		snprintf(who, sizeof who, "-");
 	else
 		snprintf(who, sizeof who, "%d/%u", (int)th->pid, th->idx);
-	fmt_event_data(data, sizeof data, l, e->id, l->data + e->data, e->len, e->trunc);
+	fmt_event_data(data, sizeof data, l, e);
 	const char *sym = z ? symz_lookup(z, th->pid, e->ts, e->addr) : "";
 	if (!z && e->addr) {
 		static char raw[32];

@@ -66,18 +66,9 @@ static void status(const struct tlog *l)
 	       s->posix_stream_flush_error ? strerror(s->posix_stream_flush_error) : "",
 	       s->posix_log_full_status == POSIX_TRACE_FULL ? "FULL" : "not full",
 	       s->posix_log_overrun_status == POSIX_TRACE_OVERRUN ? "OVERRUN" : "no overrun");
-	int log_lost = s->posix_log_overrun_status == POSIX_TRACE_OVERRUN ||
-	               s->posix_log_full_status == POSIX_TRACE_FULL;
-	if (!l->overflows && !l->errors && !log_lost)
-		printf("lost events   none reported\n");
-	else
-		printf("lost events   %llu gap%s in the stream (posix_trace_overflow), "
-		       "%llu damaged part%s of the log (posix_trace_error)%s\n",
-		       (unsigned long long)l->overflows, l->overflows == 1 ? "" : "s",
-		       (unsigned long long)l->errors, l->errors == 1 ? "" : "s",
-		       s->posix_log_overrun_status == POSIX_TRACE_OVERRUN
-		               ? "; the log overran: its oldest events were overwritten"
-		       : log_lost ? "; the log filled up: later events were not kept" : "");
+	char text[240];
+	tlog_loss_text(l, text, sizeof text);
+	printf("lost events   %s\n", tlog_lost_any(l) ? text : "none");
 }
 
 int cmd_info(int argc, char **argv)

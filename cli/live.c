@@ -72,7 +72,8 @@ static void print_event(struct printer *p, trace_id_t trid, const struct posix_t
 		p->l.names[id] = strdup(name);
 	p->l.nev = 0; /* keep the thread table, not the events */
 	p->l.ndata = 0;
-	if (tlog_add(&p->l, ev, data, len))
+	p->l.ngaps = 0;
+	if (tlog_add(&p->l, ev, data, len) || tlog_note_loss(&p->l, trid, ev))
 		return;
 	const struct tev *e = &p->l.ev[0];
 	if (p->first) {
@@ -206,14 +207,17 @@ int cmd_live(int argc, char **argv)
 	}
 	drain(&p, trid, 0); /* what the target wrote before it ended */
 	fflush(stdout);
+	tlog_note_totals(&p.l, trid);
 	posix_trace_shutdown(trid);
 	tlog_finish(&p.l);
 	uint64_t total = 0;
+	char lost[240];
 	for (unsigned i = 0; i < PT_NIDS; i++)
 		total += p.l.count[i];
-	fprintf(stderr, "%s: %llu events from %zu processes (%zu threads)%s\n", prog_cmd,
-	        (unsigned long long)total, p.l.npr, p.l.nth,
-	        p.l.overflows ? "; events were lost (the reader fell behind: try --size)" : "");
+	tlog_loss_text(&p.l, lost, sizeof lost);
+	fprintf(stderr, "%s: %llu events from %zu processes (%zu threads); %s%s\n", prog_cmd,
+	        (unsigned long long)total, p.l.npr, p.l.nth, lost,
+	        tlog_lost_any(&p.l) ? " (the reader fell behind: try --size)" : "");
 	if (p.z)
 		symz_close(p.z);
 	tlog_free(&p.l);

@@ -10,7 +10,7 @@ void print_summary(FILE *f, const char *path, pid_t root)
 {
 	struct tlog l;
 	unsigned types = 0, procs = 0, threads = 0;
-	char dur[32], lost[160];
+	char dur[32], lost[256], text[240];
 	pid_t self = getpid();
 
 	if (tlog_load(&l, path) != 0) {
@@ -30,16 +30,8 @@ void print_summary(FILE *f, const char *path, pid_t root)
 		last = l.ev[i].ts > last ? l.ev[i].ts : last;
 	}
 	fmt_duration(dur, sizeof dur, last - first);
-	int overrun = l.st.posix_stream_overrun_status == POSIX_TRACE_OVERRUN ||
-	              l.st.posix_log_overrun_status == POSIX_TRACE_OVERRUN;
-	if (!l.overflows && !l.errors && !overrun)
-		snprintf(lost, sizeof lost, "no events lost");
-	else
-		snprintf(lost, sizeof lost, "EVENTS LOST: %llu gap%s in the stream%s%s%s",
-		         (unsigned long long)l.overflows, l.overflows == 1 ? "" : "s",
-		         l.errors ? ", damaged log blocks" : "",
-		         l.st.posix_log_overrun_status == POSIX_TRACE_OVERRUN ? ", the log overran" : "",
-		         l.st.posix_log_full_status == POSIX_TRACE_FULL ? ", the log filled up" : "");
+	tlog_loss_text(&l, text, sizeof text);
+	snprintf(lost, sizeof lost, "%s%s", tlog_lost_any(&l) ? "EVENTS LOST: " : "", text);
 	fprintf(f, "posixtrace: %s: %zu events of %u types from %u process%s (%u thread%s)",
 	        path, l.nev, types, procs, procs == 1 ? "" : "es", threads, threads == 1 ? "" : "s");
 	if (root > 0)

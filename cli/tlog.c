@@ -217,11 +217,13 @@ int tlog_load(struct tlog *l, const char *path)
 		rc = posix_trace_getnext_event(trid, &ev, buf, sizeof buf, &len, &none);
 		if (rc || none)
 			break;
-		if (tlog_add(l, &ev, buf, len)) {
+		if (tlog_add(l, &ev, buf, len) || tlog_note_loss(l, trid, &ev)) {
 			rc = ENOMEM;
 			break;
 		}
 	}
+	if (!rc)
+		tlog_note_totals(l, trid);
 	posix_trace_close(trid);
 	close(fd);
 	if (rc)
@@ -242,6 +244,7 @@ void tlog_free(struct tlog *l)
 	free(l->th);
 	free(l->pr);
 	free(l->hash_);
+	free(l->gaps);
 	posix_trace_attr_destroy(&l->attr);
 	memset(l, 0, sizeof *l);
 }

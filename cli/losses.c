@@ -1,0 +1,125 @@
+/*
+ * losses.c -- how many events a trace lost, and where.
+ *
+ * POSIX_TRACE_OVERFLOW and POSIX_TRACE_RESUME mark a gap but carry no
+ * data.  The library (src/ext.h) also gives, at each RESUME, the stream's
+ * count of lost events when the gap was reported, and the final count when
+ * the log was finished.  A gap's count is the difference between its
+ * RESUME's count and the previous one: the events lost since the previous
+ * gap was reported (a run of drops still going on when a gap is reported
+ * is counted by the next gap, or only in the total).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include "cli.h"
+#include "../src/ext.h"
+
+int tlog_note_loss(struct tlog *l, trace_id_t trid, const struct posix_trace_event_info *ev)
+{
+	struct pt_ext_losses x;
+
+	if (ev->posix_event_id != POSIX_TRACE_RESUME || pt_ext_losses(trid, &x) || !x.resume_ok)
+		return 0;
+	if (l->ngaps == l->gcap) {
+		size_t ncap = l->gcap ? 2 * l->gcap : 64;
+		struct tgap *n = realloc(l->gaps, ncap * sizeof *n);
+		if (!n)
+			return -1;
+		l->gaps = n;
+		l->gcap = ncap;
+	}
+	uint64_t at = x.at_resume > l->lost_at ? x.at_resume : l->lost_at;
+	l->gaps[l->ngaps++] = (struct tgap){ l->nev - 1, at - l->lost_at };
+	l->lost_at = at;
+	if (at > l->lost_stream)
+		l->lost_stream = at;
+	return 0;
+}
+
+void tlog_note_totals(struct tlog *l, trace_id_t trid)
+{
+	struct pt_ext_losses x;
+
+	if (pt_ext_losses(trid, &x))
+		return;
+	if (x.total_ok) {
+		l->lost_final = 1;
+		l->lost_stream = x.total > l->lost_at ? x.total : l->lost_at;
+	}
+	l->log_overwritten = x.log_overwritten;
+	l->log_dropped = x.log_dropped;
+}
+
+uint64_t tlog_gap_lost(const struct tlog *l, size_t ev)
+{
+	size_t lo = 0, hi = l->ngaps;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (l->gaps[mid].ev == ev)
+			return l->gaps[mid].lost;
+		if (l->gaps[mid].ev < ev)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return UINT64_MAX;
+}
+
+uint64_t tlog_lost_total(const struct tlog *l)
+{
+	return l->lost_stream + l->log_overwritten + l->log_dropped;
+}
+
+int tlog_lost_any(const struct tlog *l)
+{
+	return l->overflows || l->errors || tlog_lost_total(l) ||
+	       l->st.posix_log_overrun_status == POSIX_TRACE_OVERRUN ||
+	       l->st.posix_log_full_status == POSIX_TRACE_FULL;
+}
+
+static const char *s_(uint64_t n)
+{
+	return n == 1 ? "" : "s";
+}
+
+void tlog_loss_text(const struct tlog *l, char *out, size_t cap)
+{
+	unsigned long long g = l->overflows, n = l->lost_stream;
+	size_t o = 0;
+	int k;
+
+	if (!tlog_lost_any(l)) {
+		snprintf(out, cap, "no events lost");
+		return;
+	}
+	out[0] = 0;
+	if (g && (l->ngaps || l->lost_final))
+		k = snprintf(out, cap, "%s%llu event%s lost in %llu gap%s in the stream",
+		             l->lost_final ? "" : "at least ", n, s_(n), g, s_(g));
+	else if (g)
+		k = snprintf(out, cap, "%llu gap%s in the stream (this log does not count "
+		             "the events)", g, s_(g));
+	else if (n)
+		k = snprintf(out, cap, "%llu event%s lost in the stream (full)", n, s_(n));
+	else
+		k = 0;
+	o = k > 0 && (size_t)k < cap ? (size_t)k : o;
+	if (l->log_overwritten || l->st.posix_log_overrun_status == POSIX_TRACE_OVERRUN) {
+		k = l->log_overwritten
+		  ? snprintf(out + o, cap - o, "%s%llu overwritten in the log (it wrapped)",
+		             o ? ", " : "", (unsigned long long)l->log_overwritten)
+		  : snprintf(out + o, cap - o, "%sthe log wrapped", o ? ", " : "");
+		o = k > 0 && (size_t)k < cap - o ? o + (size_t)k : o;
+	}
+	if (l->log_dropped || l->st.posix_log_full_status == POSIX_TRACE_FULL) {
+		k = l->log_dropped
+		  ? snprintf(out + o, cap - o, "%s%llu not written (the log filled up)",
+		             o ? ", " : "", (unsigned long long)l->log_dropped)
+		  : snprintf(out + o, cap - o, "%sthe log filled up", o ? ", " : "");
+		o = k > 0 && (size_t)k < cap - o ? o + (size_t)k : o;
+	}
+	if (l->errors)
+		snprintf(out + o, cap - o, "%s%llu damaged part%s of the log", o ? ", " : "",
+		         (unsigned long long)l->errors, s_(l->errors));
+}
