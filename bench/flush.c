@@ -9,7 +9,8 @@
  * of log) (busy-wait: each batch of 1000 events waits on
  * clock_gettime for its due time); the flusher thread drains the stream
  * into the log meanwhile.  Per run: events recorded, events found in the
- * log (posix_trace_open + getnext), lost = recorded - in log, the stream's
+ * log (posix_trace_open + getnext), lost = recorded - in log, whether the
+ * count of lost events the log gives (src/ext.h) says exactly that, the stream's
  * overrun status (get_status before shutdown), MB/s written (log size /
  * wall time from the first event to the end of posix_trace_shutdown) and
  * ns per posix_trace_event() call in the producer.  Each figure is the
@@ -27,6 +28,7 @@
 #include <time.h>
 #include <trace.h>
 #include <unistd.h>
+#include "../src/ext.h"
 
 #define RUNS 3
 #define SECONDS 2.0
@@ -96,23 +98,34 @@ static void *producer(void *arg)
 }
 
 /* ------------------------------------------------------------- one run */
-struct result { double recorded, in_log, lost, overrun, mbs, ns, size; };
+struct result { double recorded, in_log, lost, overrun, mbs, ns, size, exact; };
 
-static uint64_t count_log(const char *path)
+/* The producer's events in the log; *counted: the events the log says
+ * were lost, less the controller's own (START, STOP, FLUSH_START,
+ * FLUSH_STOP: each one missing was lost too). */
+static uint64_t count_log(const char *path, uint64_t *counted)
 {
 	struct posix_trace_event_info ev;
+	struct pt_ext_losses x;
 	unsigned char data[64];
 	size_t len;
 	int un, rc, fd = open(path, O_RDONLY);
 	trace_id_t log = 0;
-	uint64_t n = 0;
+	uint64_t n = 0, sys = 0;
 
 	if (fd < 0 || (rc = posix_trace_open(fd, &log)) != 0)
 		die("posix_trace_open", fd < 0 ? errno : rc);
-	while ((rc = posix_trace_getnext_event(log, &ev, data, sizeof data, &len, &un)) == 0 && !un)
+	while ((rc = posix_trace_getnext_event(log, &ev, data, sizeof data, &len, &un)) == 0 && !un) {
 		n += ev.posix_event_id == id;
+		sys += ev.posix_event_id == POSIX_TRACE_START || ev.posix_event_id == POSIX_TRACE_STOP ||
+		       ev.posix_event_id == POSIX_TRACE_FLUSH_START ||
+		       ev.posix_event_id == POSIX_TRACE_FLUSH_STOP;
+	}
 	if (rc)
 		die("posix_trace_getnext_event", rc);
+	if ((rc = pt_ext_losses(log, &x)) != 0 || !x.total_ok)
+		die("the log's count of lost events", rc ? rc : ENOENT);
+	*counted = x.total - (4 - sys);
 	posix_trace_close(log);
 	close(fd);
 	return n;
@@ -154,11 +167,12 @@ static struct result run(const char *dir, double rate)
 	fstat(fd, &st);
 	close(fd);
 
-	uint64_t in_log = count_log(path);
+	uint64_t counted, in_log = count_log(path, &counted);
 	unlink(path);
 	r.recorded = (double)p.recorded;
 	r.in_log = (double)in_log;
 	r.lost = r.recorded - r.in_log;
+	r.exact = counted == p.recorded - in_log;
 	r.overrun = si.posix_stream_overrun_status == POSIX_TRACE_OVERRUN;
 	r.size = (double)st.st_size;
 	r.mbs = (double)st.st_size / 1e6 / (wall / 1e9);
@@ -171,8 +185,10 @@ static struct result median_of(const char *dir, double rate)
 	double v[7][RUNS];
 	struct result m;
 
+	m.exact = 1;
 	for (int i = 0; i < RUNS; i++) {
 		struct result r = run(dir, rate);
+		m.exact = m.exact && r.exact;
 		v[0][i] = r.recorded, v[1][i] = r.in_log, v[2][i] = r.lost, v[3][i] = r.overrun;
 		v[4][i] = r.mbs, v[5][i] = r.ns, v[6][i] = r.size;
 	}
@@ -183,10 +199,10 @@ static struct result median_of(const char *dir, double rate)
 
 static void row(const char *name, const struct result *r)
 {
-	printf("| %s | %.2f | %.1f | %.1f | %.1f (%.1f%%) | %s | %.0f | %.1f |\n", name, r->ns,
+	printf("| %s | %.2f | %.1f | %.1f | %.1f (%.1f%%) | %s | %s | %.0f | %.1f |\n", name, r->ns,
 	       r->recorded / 1e6, r->in_log / 1e6, r->lost / 1e6,
-	       r->recorded ? 100.0 * r->lost / r->recorded : 0.0, r->overrun ? "OVERRUN" : "no",
-	       r->size / 1e6, r->mbs);
+	       r->recorded ? 100.0 * r->lost / r->recorded : 0.0,
+	       r->exact ? "exact" : "WRONG", r->overrun ? "OVERRUN" : "no", r->size / 1e6, r->mbs);
 }
 
 int main(void)
@@ -210,9 +226,9 @@ int main(void)
 	printf("posixtrace log benchmark: %ld CPUs online, %d-byte payload, FLUSH stream of "
 	       "%u MiB, APPEND log on %s, one producer thread for %.0f s, median of %d runs\n\n",
 	       sysconf(_SC_NPROCESSORS_ONLN), PAYLOAD, STREAM_SIZE >> 20, dir, SECONDS, RUNS);
-	printf("| producer | ns/event | recorded (M) | in the log (M) | lost (M) | "
+	printf("| producer | ns/event | recorded (M) | in the log (M) | lost (M) | log's count | "
 	       "stream overrun | log MB | log MB/s |\n");
-	printf("|---|---:|---:|---:|---:|---|---:|---:|\n");
+	printf("|---|---:|---:|---:|---:|---|---|---:|---:|\n");
 	row("full speed", &full);
 	row("paced at 10 M events/s", &paced);
 	row("paced at 21 M events/s (~1 GB/s of log)", &gb);
@@ -221,6 +237,8 @@ int main(void)
 	       "includes its pacing)\n");
 	printf("- lost: recorded - events found in the log (dropped because the flusher was "
 	       "behind; reported as OVERFLOW in the log)\n");
+	printf("- log's count: the number of lost events the log gives equals that, in every "
+	       "run (exact), or not (WRONG)\n");
 	printf("- log MB/s: log file size / wall time from the first event to the end of "
 	       "posix_trace_shutdown()\n");
 	printf("- paced: %.1f and %.1f M events/s achieved\n", paced.recorded / SECONDS / 1e6,
