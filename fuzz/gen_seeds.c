@@ -61,7 +61,14 @@ static void seed(const char *name, int policy, uint64_t log_max, int n, int swap
 		must(pt_logw_event(&w, 1700000000000000000ull + (uint64_t)i * 977, 100 + i % 3,
 		                   0x7f00 + (uint64_t)(i % 2), 0x401000 + (uint64_t)i, 17 + (unsigned)(i % 3),
 		                   i % 5 == 0, d, len), "event");
+		if (i % 97 == 50) { /* a gap, with its count */
+			uint64_t ts = 1700000000000000000ull + (uint64_t)i * 977 + 1;
+			must(pt_logw_event(&w, ts, 0, 0, 0, POSIX_TRACE_OVERFLOW, 0, NULL, 0), "event");
+			must(pt_logw_event_lost(&w, ts, 0, 0, 0, POSIX_TRACE_RESUME, (uint64_t)i * 3),
+			     "event");
+		}
 	}
+	w.stream_lost = (uint64_t)n * 3;
 	if (finish)
 		must(pt_logw_finish(&w, &st), "finish");
 	else

@@ -1,8 +1,8 @@
 /*
  * log_fuzz.c -- libFuzzer target for the trace log reader (src/logread.c,
  * src/logiter.c): the input is a log file.  It goes into a memfd, is
- * opened, read to the end, rewound and read again (the same events), and
- * closed.  Built twice by `make fuzz`: as is, and with PT_LOG_FUZZ_NOCRC
+ * opened, read to the end, rewound and read again (the same events and
+ * loss counts), and closed.  Built twice by `make fuzz`: as is, and with PT_LOG_FUZZ_NOCRC
  * (checksums ignored) to reach the checks behind them.
  */
 #include <errno.h>
@@ -28,6 +28,9 @@ static size_t read_all(struct pt_logr *r, uint64_t *sum)
 		    r->full_len > TRACE_DATA_MAX ||
 		    (ev.posix_truncation_status == POSIX_TRACE_TRUNCATED_READ) != (len < r->full_len))
 			abort();
+		if (r->last_lost_ok && len) /* a loss count is never data */
+			abort();
+		*sum += r->last_lost_ok ? r->last_lost * 7 : 0; /* the same both times */
 		for (size_t i = 0; i < len; i++)
 			*sum = *sum * 31 + buf[i];
 		*sum += ev.posix_event_id + (uint64_t)ev.posix_timestamp.tv_nsec;
