@@ -9,6 +9,7 @@
  * gap was reported (a run of drops still going on when a gap is reported
  * is counted by the next gap, or only in the total).
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include "cli.h"
@@ -83,11 +84,31 @@ static const char *s_(uint64_t n)
 	return n == 1 ? "" : "s";
 }
 
+/* Appends ", " (unless first) and the clause to out, which holds *o bytes. */
+__attribute__((format(printf, 4, 5)))
+static void clause(char *out, size_t cap, size_t *o, const char *fmt, ...)
+{
+	va_list ap;
+	int k;
+
+	if (*o)
+		k = snprintf(out + *o, cap - *o, ", ");
+	else
+		k = 0;
+	if (k < 0 || (size_t)k >= cap - *o)
+		return;
+	va_start(ap, fmt);
+	int m = vsnprintf(out + *o + k, cap - *o - (size_t)k, fmt, ap);
+	va_end(ap);
+	if (m >= 0 && (size_t)(k + m) < cap - *o)
+		*o += (size_t)(k + m);
+}
+
 void tlog_loss_text(const struct tlog *l, char *out, size_t cap)
 {
 	unsigned long long g = l->overflows, n = l->lost_stream;
+	unsigned long long ow = l->log_overwritten, dr = l->log_dropped;
 	size_t o = 0;
-	int k;
 
 	if (!tlog_lost_any(l)) {
 		snprintf(out, cap, "no events lost");
@@ -95,31 +116,22 @@ void tlog_loss_text(const struct tlog *l, char *out, size_t cap)
 	}
 	out[0] = 0;
 	if (g && (l->ngaps || l->lost_final))
-		k = snprintf(out, cap, "%s%llu event%s lost in %llu gap%s in the stream",
-		             l->lost_final ? "" : "at least ", n, s_(n), g, s_(g));
+		clause(out, cap, &o, "%s%llu event%s lost in %llu gap%s in the stream",
+		       l->lost_final ? "" : "at least ", n, s_(n), g, s_(g));
 	else if (g)
-		k = snprintf(out, cap, "%llu gap%s in the stream (this log does not count "
-		             "the events)", g, s_(g));
+		clause(out, cap, &o, "%llu gap%s in the stream (this log does not count the events)",
+		       g, s_(g));
 	else if (n)
-		k = snprintf(out, cap, "%llu event%s lost in the stream (full)", n, s_(n));
-	else
-		k = 0;
-	o = k > 0 && (size_t)k < cap ? (size_t)k : o;
-	if (l->log_overwritten || l->st.posix_log_overrun_status == POSIX_TRACE_OVERRUN) {
-		k = l->log_overwritten
-		  ? snprintf(out + o, cap - o, "%s%llu overwritten in the log (it wrapped)",
-		             o ? ", " : "", (unsigned long long)l->log_overwritten)
-		  : snprintf(out + o, cap - o, "%sthe log wrapped", o ? ", " : "");
-		o = k > 0 && (size_t)k < cap - o ? o + (size_t)k : o;
-	}
-	if (l->log_dropped || l->st.posix_log_full_status == POSIX_TRACE_FULL) {
-		k = l->log_dropped
-		  ? snprintf(out + o, cap - o, "%s%llu not written (the log filled up)",
-		             o ? ", " : "", (unsigned long long)l->log_dropped)
-		  : snprintf(out + o, cap - o, "%sthe log filled up", o ? ", " : "");
-		o = k > 0 && (size_t)k < cap - o ? o + (size_t)k : o;
-	}
+		clause(out, cap, &o, "%llu event%s lost in the stream (full)", n, s_(n));
+	if (ow)
+		clause(out, cap, &o, "%llu overwritten in the log (it wrapped)", ow);
+	else if (l->st.posix_log_overrun_status == POSIX_TRACE_OVERRUN)
+		clause(out, cap, &o, "the log wrapped");
+	if (dr)
+		clause(out, cap, &o, "%llu not written (the log filled up)", dr);
+	else if (l->st.posix_log_full_status == POSIX_TRACE_FULL)
+		clause(out, cap, &o, "the log filled up");
 	if (l->errors)
-		snprintf(out + o, cap - o, "%s%llu damaged part%s of the log", o ? ", " : "",
-		         (unsigned long long)l->errors, s_(l->errors));
+		clause(out, cap, &o, "%llu damaged part%s of the log",
+		       (unsigned long long)l->errors, s_(l->errors));
 }
