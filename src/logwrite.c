@@ -192,13 +192,27 @@ static void go_full(struct pt_logw *w, int *werr);
  * the block out, wraps (LOOP) or closes the log (UNTIL_FULL) as needed.
  * Returns 0 when there is room, ENOSPC when the log is full; write errors
  * go to *werr. */
+/* 1 if `need` more bytes fit in the block being built, and the block so
+ * grown still fits in the log (UNTIL_FULL: with room for the STOP block
+ * left). */
+static int fits(const struct pt_logw *w, uint32_t need)
+{
+	uint64_t len = (uint64_t)blk_len(w) + need, end;
+
+	if (len > w->cap)
+		return 0;
+	if (w->policy == POSIX_TRACE_APPEND)
+		return 1;
+	end = w->pos + PT_LOG_ALIGN8(len);
+	return w->policy == POSIX_TRACE_LOOP ? end <= w->limit : end + PT_LOG_STOP_BLK <= w->limit;
+}
+
 static int make_room(struct pt_logw *w, const struct pt_logw_who *who, uint64_t ts,
                      uint32_t len, int *werr)
 {
 	for (;;) {
 		uint32_t need = PT_LOG_REC + len;
 		int ok = 1;
-		uint64_t end;
 
 		if (w->names_due && !w->emitting) {
 			emit_names(w, werr);
@@ -214,12 +228,9 @@ static int make_room(struct pt_logw *w, const struct pt_logw_who *who, uint64_t 
 			keep_err(werr, flush(w)); /* an empty block always has room */
 			continue;
 		}
-		end = w->pos + PT_LOG_ALIGN8(blk_len(w) + need);
-		if (w->policy == POSIX_TRACE_APPEND)
+		if (fits(w, need))
 			return 0;
 		if (w->policy == POSIX_TRACE_LOOP) {
-			if (end <= w->limit)
-				return 0;
 			if (w->nrec)
 				keep_err(werr, flush(w));
 			else if (w->pos == PT_LOG_FIRST)
@@ -228,8 +239,6 @@ static int make_room(struct pt_logw *w, const struct pt_logw_who *who, uint64_t 
 				wrap(w);
 			continue;
 		}
-		if (end + PT_LOG_STOP_BLK <= w->limit)
-			return 0;
 		go_full(w, werr);
 		return ENOSPC;
 	}
@@ -310,6 +319,17 @@ static int put_event(struct pt_logw *w, uint64_t ts_ns, int32_t pid, uint64_t th
 	}
 	if (len > w->max_payload)
 		len = w->max_payload, info |= PT_LOG_RF_TRUNC;
+	/* most events: the same writer as the last one, in the same block */
+	if (w->nev && w->wt[w->wlast].pid == pid && w->wt[w->wlast].thread == thread &&
+	    ts_ns >= w->base_ts && ts_ns - w->base_ts <= UINT32_MAX && !w->names_due &&
+	    fits(w, PT_LOG_REC + len)) {
+		w->nev++;
+		w->last_ts = ts_ns, w->last_who = who;
+		w->lap_new++;
+		put_rec(w, (uint32_t)(ts_ns - w->base_ts), info,
+		        (addr & PT_MASK48) | (uint64_t)w->wlast << 48, data, len);
+		return 0;
+	}
 	w->last_ts = ts_ns, w->last_who = who;
 	if (make_room(w, &who, ts_ns, len, &werr)) {
 		w->dropped++;
