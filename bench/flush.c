@@ -14,7 +14,10 @@
  * overrun status (get_status before shutdown), MB/s written (log size /
  * wall time from the first event to the end of posix_trace_shutdown) and
  * ns per posix_trace_event() call in the producer.  Each figure is the
- * median of 3 runs.  Prints a Markdown table.
+ * median of 3 runs.  Prints a Markdown table, then the flusher alone: 4 M
+ * events recorded first into an UNTIL_FULL stream, then flushed by
+ * shutdown (the cost per event of reading the stream and writing the log
+ * with nothing else running).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -180,6 +183,52 @@ static struct result run(const char *dir, double rate)
 	return r;
 }
 
+/* The flusher alone: ALONE_EVENTS recorded first into an UNTIL_FULL stream
+ * big enough to hold them, then flushed by posix_trace_shutdown() into a
+ * log in dir.  ns per event of the shutdown, the median of RUNS. */
+#define ALONE_EVENTS 4000000u
+static double flusher_alone(const char *dir, double *mbs)
+{
+	double ns[RUNS], rate[RUNS];
+
+	for (int r = 0; r < RUNS; r++) {
+		char path[512];
+		unsigned char buf[PAYLOAD] = { 0 };
+		struct stat st;
+		trace_attr_t attr;
+		trace_id_t trid;
+		int fd, rc;
+
+		snprintf(path, sizeof path, "%s/posixtrace-bench-alone-XXXXXX", dir);
+		if ((fd = mkstemp(path)) < 0)
+			die(path, errno);
+		posix_trace_attr_init(&attr);
+		posix_trace_attr_setstreamfullpolicy(&attr, POSIX_TRACE_UNTIL_FULL);
+		posix_trace_attr_setlogfullpolicy(&attr, POSIX_TRACE_APPEND);
+		posix_trace_attr_setstreamsize(&attr, (size_t)ALONE_EVENTS * 64);
+		if ((rc = posix_trace_create_withlog(0, &attr, fd, &trid)) != 0)
+			die("posix_trace_create_withlog", rc);
+		posix_trace_attr_destroy(&attr);
+		if ((rc = posix_trace_start(trid)) != 0)
+			die("posix_trace_start", rc);
+		for (unsigned i = 0; i < ALONE_EVENTS; i++) {
+			buf[0] = (unsigned char)i;
+			posix_trace_event(id, buf, PAYLOAD);
+		}
+		double t0 = now_ns();
+		if ((rc = posix_trace_shutdown(trid)) != 0)
+			die("posix_trace_shutdown", rc);
+		double dt = now_ns() - t0;
+		fstat(fd, &st);
+		close(fd);
+		unlink(path);
+		ns[r] = dt / ALONE_EVENTS;
+		rate[r] = (double)st.st_size / 1e6 / (dt / 1e9);
+	}
+	*mbs = median(rate);
+	return median(ns);
+}
+
 static struct result median_of(const char *dir, double rate)
 {
 	double v[7][RUNS];
@@ -222,6 +271,7 @@ int main(void)
 	struct result full = median_of(dir, 0);
 	struct result paced = median_of(dir, PACED_RATE);
 	struct result gb = median_of(dir, GB_RATE);
+	double alone_mbs, alone = flusher_alone(dir, &alone_mbs);
 
 	printf("posixtrace log benchmark: %ld CPUs online, %d-byte payload, FLUSH stream of "
 	       "%u MiB, APPEND log on %s, one producer thread for %.0f s, median of %d runs\n\n",
@@ -243,5 +293,8 @@ int main(void)
 	       "posix_trace_shutdown()\n");
 	printf("- paced: %.1f and %.1f M events/s achieved\n", paced.recorded / SECONDS / 1e6,
 	       gb.recorded / SECONDS / 1e6);
+	printf("\nflusher alone (%u M events recorded first, then flushed by "
+	       "posix_trace_shutdown into the log): %.1f ns/event, %.0f MB/s of log\n",
+	       ALONE_EVENTS / 1000000, alone, alone_mbs);
 	return 0;
 }
