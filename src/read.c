@@ -557,7 +557,7 @@ static void unstash(struct pt_reader *rd, struct posix_trace_event_info *ev, voi
 
 /* After an event of writer w was taken with nothing to put before it:
  * until when w's next events may follow with nothing else to do first
- * (pt_read_again).  Not at all if another writer waits on its open chunk
+ * (read_again).  Not at all if another writer waits on its open chunk
  * (a new record there would have to be looked at); else before the next
  * record another writer has ready, a loss to report, or a loss of w's own
  * to mark.  All strict: a tie goes the general way. */
@@ -574,8 +574,10 @@ static void allow_run(struct pt_reader *rd, struct pt_rwriter *w)
 			return;
 		lim = a->next_ts < lim ? a->next_ts : lim;
 	}
-	if (rd->loss.n && rd->loss.e[0].ts < lim)
-		lim = rd->loss.e[0].ts == UINT64_MAX ? 0 : rd->loss.e[0].ts;
+	if (rd->loss.n) { /* (a loss of unknown time is reported at once) */
+		uint64_t l = rd->loss.e[0].ts == UINT64_MAX ? 0 : rd->loss.e[0].ts;
+		lim = l < lim ? l : lim;
+	}
 	if (w->lost.n && w->lost.e[0].ts < lim)
 		lim = w->lost.e[0].ts;
 	rd->run_w = (uint32_t)(w - rd->w) + 1;
