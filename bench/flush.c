@@ -100,6 +100,30 @@ static void *producer(void *arg)
 	return NULL;
 }
 
+/* A started stream of this process with an APPEND log in a new file in
+ * dir (its name in path, its fd in *fd). */
+static trace_id_t start_stream(const char *dir, char *path, size_t cap, int policy, size_t size,
+                               int *fd)
+{
+	trace_attr_t attr;
+	trace_id_t trid;
+	int rc;
+
+	snprintf(path, cap, "%s/posixtrace-bench-flush-XXXXXX", dir);
+	if ((*fd = mkstemp(path)) < 0)
+		die(path, errno);
+	posix_trace_attr_init(&attr);
+	posix_trace_attr_setstreamfullpolicy(&attr, policy);
+	posix_trace_attr_setlogfullpolicy(&attr, POSIX_TRACE_APPEND);
+	posix_trace_attr_setstreamsize(&attr, size);
+	if ((rc = posix_trace_create_withlog(0, &attr, *fd, &trid)) != 0)
+		die("posix_trace_create_withlog", rc);
+	posix_trace_attr_destroy(&attr);
+	if ((rc = posix_trace_start(trid)) != 0)
+		die("posix_trace_start", rc);
+	return trid;
+}
+
 /* ------------------------------------------------------------- one run */
 struct result { double recorded, in_log, lost, overrun, mbs, ns, size, exact; };
 
@@ -141,23 +165,9 @@ static struct result run(const char *dir, double rate)
 	struct result r;
 	struct prod p = { rate, 0, 0 };
 	struct stat st;
-	trace_attr_t attr;
-	trace_id_t trid;
 	pthread_t th;
 	int fd, rc;
-
-	snprintf(path, sizeof path, "%s/posixtrace-bench-flush-XXXXXX", dir);
-	if ((fd = mkstemp(path)) < 0)
-		die(path, errno);
-	posix_trace_attr_init(&attr);
-	posix_trace_attr_setstreamfullpolicy(&attr, POSIX_TRACE_FLUSH);
-	posix_trace_attr_setlogfullpolicy(&attr, POSIX_TRACE_APPEND);
-	posix_trace_attr_setstreamsize(&attr, STREAM_SIZE);
-	if ((rc = posix_trace_create_withlog(0, &attr, fd, &trid)) != 0)
-		die("posix_trace_create_withlog", rc);
-	posix_trace_attr_destroy(&attr);
-	if ((rc = posix_trace_start(trid)) != 0)
-		die("posix_trace_start", rc);
+	trace_id_t trid = start_stream(dir, path, sizeof path, POSIX_TRACE_FLUSH, STREAM_SIZE, &fd);
 
 	double t0 = now_ns();
 	pthread_create(&th, NULL, producer, &p);
@@ -195,22 +205,9 @@ static double flusher_alone(const char *dir, double *mbs)
 		char path[512];
 		unsigned char buf[PAYLOAD] = { 0 };
 		struct stat st;
-		trace_attr_t attr;
-		trace_id_t trid;
 		int fd, rc;
-
-		snprintf(path, sizeof path, "%s/posixtrace-bench-alone-XXXXXX", dir);
-		if ((fd = mkstemp(path)) < 0)
-			die(path, errno);
-		posix_trace_attr_init(&attr);
-		posix_trace_attr_setstreamfullpolicy(&attr, POSIX_TRACE_UNTIL_FULL);
-		posix_trace_attr_setlogfullpolicy(&attr, POSIX_TRACE_APPEND);
-		posix_trace_attr_setstreamsize(&attr, (size_t)ALONE_EVENTS * 64);
-		if ((rc = posix_trace_create_withlog(0, &attr, fd, &trid)) != 0)
-			die("posix_trace_create_withlog", rc);
-		posix_trace_attr_destroy(&attr);
-		if ((rc = posix_trace_start(trid)) != 0)
-			die("posix_trace_start", rc);
+		trace_id_t trid = start_stream(dir, path, sizeof path, POSIX_TRACE_UNTIL_FULL,
+		                               (size_t)ALONE_EVENTS * 64, &fd);
 		for (unsigned i = 0; i < ALONE_EVENTS; i++) {
 			buf[0] = (unsigned char)i;
 			posix_trace_event(id, buf, PAYLOAD);
