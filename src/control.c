@@ -11,12 +11,14 @@
 /* START, STOP, FILTER: written by the trace id's own writer, under its
  * lock, into a chunk sealed at once, so that a LOOP stream overwrites it
  * in its turn like any other. */
-void pt_record_system(struct pt_trid *t, trace_event_id_t id, const void *data, size_t len,
-                      void *addr)
+int pt_record_system(struct pt_trid *t, trace_event_id_t id, const void *data, size_t len,
+                     void *addr, int wait)
 {
-	pt_write_event(&t->view, &t->sys_tw, PT_LEVELS, id, data, len, (uintptr_t)addr);
+	int rc = pt_write_event(&t->view, &t->sys_tw, PT_LEVELS, id, data, len, (uintptr_t)addr,
+	                        wait);
 	if (t->sys_tw.key)
 		pt_pool_seal(&t->view, &t->sys_tw, atomic_load(&t->hdr->state));
+	return rc;
 }
 
 /* Tell the traced process (through its control segment) that slot bits
@@ -39,7 +41,7 @@ PT_API int posix_trace_start(trace_id_t trid)
 	if (!(st & (PT_ST_RUNNING | PT_ST_FULL))) {
 		trace_event_set_t f;
 		pt_filter_get(h, &f);
-		pt_record_system(t, POSIX_TRACE_START, &f, sizeof f, __builtin_return_address(0));
+		pt_record_system(t, POSIX_TRACE_START, &f, sizeof f, __builtin_return_address(0), 0);
 		atomic_fetch_or(&h->state, PT_ST_RUNNING);
 		notify(t, 1, 0);
 		if (t->tctl_own) /* map it now, not in the first event (which may */
@@ -65,7 +67,7 @@ PT_API int posix_trace_stop(trace_id_t trid)
 		int zero = 0;
 		atomic_fetch_and(&h->state, ~PT_ST_RUNNING);
 		notify(t, 0, 1);
-		pt_record_system(t, POSIX_TRACE_STOP, &zero, sizeof zero, __builtin_return_address(0));
+		pt_record_system(t, POSIX_TRACE_STOP, &zero, sizeof zero, __builtin_return_address(0), 0);
 		pt_wake_readers(h);
 	}
 	pt_trid_unlock(t);
@@ -112,14 +114,13 @@ PT_API int posix_trace_shutdown(trace_id_t trid)
 			return EINVAL;
 		}
 		struct pt_hdr *hh = t->hdr; /* stopped "as if posix_trace_stop()" */
-		if (atomic_load(&hh->state) & PT_ST_RUNNING) {
-			int zero = 0;
+		int stop = (atomic_load(&hh->state) & PT_ST_RUNNING) != 0;
+		if (stop) { /* (the flusher records STOP: it can make room for it) */
 			atomic_fetch_and(&hh->state, ~PT_ST_RUNNING);
 			notify(t, 0, 1);
-			pt_record_system(t, POSIX_TRACE_STOP, &zero, sizeof zero, __builtin_return_address(0));
 		}
 		pt_trid_unlock(t);
-		log_rc = pt_flusher_stop(t);
+		log_rc = pt_flusher_stop(t, stop, __builtin_return_address(0));
 		if ((rc = pt_trid_lock(trid, &t)) != 0)
 			return rc;
 	}

@@ -37,6 +37,8 @@ struct pt_flusher {
 	pthread_cond_t cv;
 	uint64_t req, done;       /* flushes asked for, and finished */
 	int stop;                 /* shutdown: a last flush, then finish */
+	int stop_event;           /* ... which records STOP first, from stop_addr */
+	void *stop_addr;
 	int err;                  /* first error, until get_status reads it */
 	int err_ret;              /* first error, for shutdown to return */
 	int full, overrun;        /* the log's state, as of the last drain */
@@ -151,17 +153,36 @@ static void drain_all(struct pt_trid *t, struct pt_flusher *f)
 		;
 }
 
-/* One flush: FLUSH_START, everything so far, FLUSH_STOP, the block out. */
-static void flush_once(struct pt_trid *t, struct pt_flusher *f)
+/* A system event of the flusher's own.  The stream may be full of events
+ * not yet in the log, and the flusher is what empties it: it makes room
+ * rather than lose the event.  (Writers that refill the stream as fast as
+ * it empties get 64 tries; then it is recorded, or counted lost, as any
+ * other.) */
+static void record_own(struct pt_trid *t, struct pt_flusher *f, trace_event_id_t id,
+                       const void *data, size_t len, void *addr)
 {
-	drain_all(t, f); /* a full stream (UNTIL_FULL) has no room for FLUSH_START */
-	pt_lock(&t->lock);
-	pt_record_system(t, POSIX_TRACE_FLUSH_START, NULL, 0, NULL);
-	pt_unlock(&t->lock);
+	for (int tries = 0;; tries++) {
+		pt_lock(&t->lock);
+		int rc = pt_record_system(t, id, data, len, addr, tries < 64);
+		pt_unlock(&t->lock);
+		if (rc == 0 || tries >= 64)
+			return;
+		drain_all(t, f);
+	}
+}
+
+/* One flush: (at shutdown, STOP,) FLUSH_START, everything so far,
+ * FLUSH_STOP, the block out. */
+static void flush_once(struct pt_trid *t, struct pt_flusher *f, int stop)
+{
 	drain_all(t, f);
-	pt_lock(&t->lock);
-	pt_record_system(t, POSIX_TRACE_FLUSH_STOP, NULL, 0, NULL);
-	pt_unlock(&t->lock);
+	if (stop && f->stop_event) {
+		int zero = 0;
+		record_own(t, f, POSIX_TRACE_STOP, &zero, sizeof zero, f->stop_addr);
+	}
+	record_own(t, f, POSIX_TRACE_FLUSH_START, NULL, 0, NULL);
+	drain_all(t, f);
+	record_own(t, f, POSIX_TRACE_FLUSH_STOP, NULL, 0, NULL);
 	drain_all(t, f);
 	note_error(f, pt_logw_sync(&f->w));
 	log_state(f); /* the sync may have overwritten blocks (LOOP) */
@@ -180,7 +201,7 @@ static void *flusher_main(void *arg)
 		if (f->autoflush)
 			drain_all(t, f);
 		if (req != f->done || stop) {
-			flush_once(t, f);
+			flush_once(t, f, stop);
 			pthread_mutex_lock(&f->mu);
 			f->done = req;
 			pthread_cond_broadcast(&f->cv);
@@ -242,12 +263,14 @@ int pt_flusher_start(struct pt_trid *t, int fd)
 
 /* Shutdown (t not locked): the last flush, the final status, the end of
  * the log.  Returns the first error the log met, if any. */
-int pt_flusher_stop(struct pt_trid *t)
+int pt_flusher_stop(struct pt_trid *t, int stop, void *addr)
 {
 	struct pt_flusher *f = t->fl;
 	struct posix_trace_status_info si;
 
 	pthread_mutex_lock(&f->mu);
+	f->stop_event = stop;
+	f->stop_addr = addr;
 	f->stop = 1;
 	pthread_cond_broadcast(&f->cv);
 	pthread_mutex_unlock(&f->mu);

@@ -131,17 +131,23 @@ static inline uint32_t pt_tw_key(const struct pt_slot *sl, uint32_t state)
 /* Controller side: record a system event (START, STOP, FILTER) into a
  * stream through the trace id's own writer (see stream.c). */
 struct pt_trid;
-void pt_record_system(struct pt_trid *t, trace_event_id_t id, const void *data, size_t len,
-                      void *addr);
-void pt_write_event(struct pt_slot *sl, struct pt_tw *tw, unsigned level, trace_event_id_t id,
-                    const void *data, size_t len, uintptr_t addr);
+/* wait: if the stream has no room, record nothing and count nothing, and
+ * return -1 (the flusher then makes room and tries again); else 0. */
+int pt_record_system(struct pt_trid *t, trace_event_id_t id, const void *data, size_t len,
+                     void *addr, int wait);
+#define PT_SYS      (-1) /* write_one()'s slot for a controller's system event */
+#define PT_SYS_WAIT (-2) /* ... one that waits for room rather than be lost */
+int pt_write_event(struct pt_slot *sl, struct pt_tw *tw, unsigned level, trace_event_id_t id,
+                   const void *data, size_t len, uintptr_t addr, int wait);
 void pt_seal_thread(void); /* seal this thread's chunks (thread exit) */
 void pt_record_atfork_child(void);
 extern int32_t pt_pid;
 
 /* ------------------------------------------------------ chunk pool (pool.c) */
+/* 0, or -1 when no chunk could be had: the event is lost (counted,
+ * reported), or with quiet just not written */
 int pt_pool_acquire(struct pt_slot *sl, struct pt_tw *tw, uint32_t state, uint64_t ts,
-                    unsigned level, uint32_t rec);
+                    unsigned level, uint32_t rec, int quiet);
 void pt_pool_seal(struct pt_slot *sl, struct pt_tw *tw, uint32_t state);
 int pt_pool_free(struct pt_slot *sl, uint32_t idx, uint64_t seq, unsigned from_state);
 uint64_t pt_pool_note_lost(struct pt_hdr *h, uint64_t n, uint64_t ts, int report,
@@ -326,7 +332,9 @@ int pt_read_next(struct pt_trid *t, struct posix_trace_event_info *ev, void *buf
 void pt_status_locked(struct pt_trid *t, struct posix_trace_status_info *si);
 /* flush.c: a stream's log */
 int pt_flusher_start(struct pt_trid *t, int fd);
-int pt_flusher_stop(struct pt_trid *t); /* final flush, log finished; first error */
+/* final flush (with stop: a STOP event first, from addr), log finished;
+ * the first error */
+int pt_flusher_stop(struct pt_trid *t, int stop, void *addr);
 int pt_flusher_claim(struct pt_trid *t); /* locked: 0 for the first shutdown, else EINVAL */
 void pt_flusher_status(struct pt_trid *t, struct posix_trace_status_info *si);
 void pt_flusher_forget(struct pt_trid *t); /* fork child: not ours */

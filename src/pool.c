@@ -229,7 +229,7 @@ static void drop(struct pt_slot *sl, struct pt_tw *tw, uint32_t state, uint64_t 
 }
 
 int pt_pool_acquire(struct pt_slot *sl, struct pt_tw *tw, uint32_t state, uint64_t ts,
-                    unsigned level, uint32_t rec)
+                    unsigned level, uint32_t rec, int quiet)
 {
 	struct pt_hdr *h = sl->hdr;
 	uint32_t idx = PT_NIL;
@@ -241,6 +241,8 @@ int pt_pool_acquire(struct pt_slot *sl, struct pt_tw *tw, uint32_t state, uint64
 	if (idx == PT_NIL && sl->policy == POSIX_TRACE_LOOP)
 		idx = steal(sl);
 	if (idx == PT_NIL) {
+		if (quiet)
+			return -1;
 		if (sl->policy == POSIX_TRACE_UNTIL_FULL)
 			autostop(sl, state, ts);
 		else if (sl->policy == POSIX_TRACE_FLUSH) /* the flusher is behind: */

@@ -23,9 +23,11 @@ static _Thread_local struct pt_tw pt_tw[PT_SLOTS][PT_LEVELS] PT_TLS;
 _Static_assert(sizeof(struct pt_tw) == 48, "struct pt_tw grew: mind the static TLS reserve");
 
 /* Write one event into the stream sl through writer tw.  s is the slot
- * for a traced process's own writes, -1 for a controller's system events
- * (which bypass the running check). */
-__attribute__((always_inline)) static inline void write_one(struct pt_slot *sl, struct pt_tw *tw,
+ * for a traced process's own writes, PT_SYS for a controller's system
+ * events (which bypass the running check), PT_SYS_WAIT for one that
+ * would rather wait for room than be lost.  -1: no room (with PT_SYS_WAIT,
+ * nothing recorded and nothing counted), else 0. */
+__attribute__((always_inline)) static inline int write_one(struct pt_slot *sl, struct pt_tw *tw,
                                                             int s, unsigned level,
                                                             trace_event_id_t id, const void *data,
                                                             size_t len, uintptr_t addr)
@@ -38,14 +40,14 @@ __attribute__((always_inline)) static inline void write_one(struct pt_slot *sl, 
 			pt_pool_note_lost(h, 1, 0, 0, 0, 0, 0);
 		else if (st & PT_ST_DEAD)
 			pt_slot_mark_dead((unsigned)s, sl);
-		return;
+		return 0;
 	}
 	/* this stream's filter: the copy in process memory (kept current by
 	 * resync), or, where no copy can be kept (a child's inherited stream,
 	 * a controller's system events), the stream's own */
 	const _Atomic uint64_t *f = PT_UNLIKELY(sl->test_hdr_filter) ? h->filter : sl->filter;
 	if (atomic_load_explicit(&f[id / 64], memory_order_relaxed) >> (id % 64) & 1)
-		return;
+		return 0;
 
 	uint32_t lim = s < 0 ? 2 * sizeof(trace_event_set_t) : sl->max_data;
 	uint32_t n = len > lim ? lim : (uint32_t)len;
@@ -63,10 +65,10 @@ __attribute__((always_inline)) static inline void write_one(struct pt_slot *sl, 
 		if (s >= 0) {
 			pt_owner_check((unsigned)s, sl, ts);
 			if (atomic_load_explicit(&sl->dead, memory_order_relaxed))
-				return;
+				return 0;
 		}
-		if (pt_pool_acquire(sl, tw, st, ts, level, rec))
-			return;
+		if (pt_pool_acquire(sl, tw, st, ts, level, rec, s == PT_SYS_WAIT))
+			return -1;
 	}
 	pt_word *p = (pt_word *)(sl->data + (size_t)tw->idx * sl->chunk_size + tw->pos);
 	uint64_t w0 = (ts & PT_MASK48) | (uint64_t)id << 48 |
@@ -82,6 +84,7 @@ __attribute__((always_inline)) static inline void write_one(struct pt_slot *sl, 
 	if (PT_UNLIKELY(atomic_load_explicit(&h->waiters, memory_order_relaxed)) &&
 	    atomic_exchange_explicit(&h->waiters, 0, memory_order_acq_rel))
 		pt_wake_readers(h);
+	return 0;
 }
 
 /* 1 if every live stream filters id out: then nothing else is needed. */
@@ -171,10 +174,12 @@ PT_API void posix_trace_event(trace_event_id_t id, const void *restrict data, si
  * the trace id's own writer, whether or not the stream is running.  The
  * writer's nesting level is PT_LEVELS, a level no thread records at, so its
  * chunks never mix with the same thread's own events. */
-void pt_write_event(struct pt_slot *sl, struct pt_tw *tw, unsigned level, trace_event_id_t id,
-                    const void *data, size_t len, uintptr_t addr)
+int pt_write_event(struct pt_slot *sl, struct pt_tw *tw, unsigned level, trace_event_id_t id,
+                   const void *data, size_t len, uintptr_t addr, int wait)
 {
-	write_one(sl, tw, -1, level, id, data, len, addr);
+	if (wait)
+		return write_one(sl, tw, PT_SYS_WAIT, level, id, data, len, addr);
+	return write_one(sl, tw, PT_SYS, level, id, data, len, addr);
 }
 
 /* Thread exit: seal this thread's chunks so their space can be reused. */
