@@ -11,6 +11,7 @@
 #include <linux/membarrier.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -28,9 +29,20 @@ static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_key_t exit_key;
 static _Atomic int membarrier_ok;
 
+/* The thread is exiting.  From here on no signal handler may run in it:
+ * one that recorded an event would register the thread again after this
+ * destructor, and the registry would keep a pointer into thread-local
+ * storage that is freed with the thread (a later shutdown read it and
+ * crashed).  Signals sent to this thread are discarded when it is gone;
+ * process-wide ones go to another thread.  (A key destructor of another
+ * library that records registers it again and so re-arms this one.) */
 static void on_thread_exit(void *arg)
 {
+	sigset_t all;
+
 	(void)arg;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	pt_seal_thread();
 	pthread_mutex_lock(&reg_lock);
 	if (pt_thread_index > 0)
