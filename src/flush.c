@@ -90,12 +90,22 @@ static int drain(struct pt_trid *t, struct pt_flusher *f, unsigned max)
 	for (;;) {
 		unsigned n = 0;
 		uint32_t used = 0;
-		int got = 1;
+		int got = 1, full = 0;
 
 		pt_lock(&t->lock);
 		while (n < STAGE_EV && used <= STAGE_BYTES && taken < max) {
 			struct staged *e = &st[n];
 			size_t len;
+			if (n == 0) { /* nothing staged: a run goes straight into the log */
+				unsigned k = pt_flush_run(t, &f->w, f->named, &full);
+				taken += k;
+				if (full)
+					break;
+				if (k)
+					continue;
+			} else if (pt_read_run_ready(t)) {
+				break; /* write the staged events out, then take the run */
+			}
 			if (!(got = pt_read_next(t, &e->ev, data + used, f->cap, &len)))
 				break;
 			trace_event_id_t id = e->ev.posix_event_id;
@@ -114,7 +124,10 @@ static int drain(struct pt_trid *t, struct pt_flusher *f, unsigned max)
 			used += (uint32_t)len;
 			n++, taken++;
 		}
-		if (!got && t->view.policy == POSIX_TRACE_FLUSH) /* room again */
+		/* room again (a store only when needed: writers read this line
+		 * at every event) */
+		if (!got && t->view.policy == POSIX_TRACE_FLUSH &&
+		    (atomic_load_explicit(&t->hdr->state, memory_order_relaxed) & PT_ST_FULL))
 			atomic_fetch_and(&t->hdr->state, ~PT_ST_FULL);
 		pt_unlock(&t->lock);
 		for (unsigned i = 0; i < n; i++) {
@@ -136,6 +149,8 @@ static int drain(struct pt_trid *t, struct pt_flusher *f, unsigned max)
 			else if (rc == ENOSPC && !f->w.full)
 				note_error(f, rc);
 		}
+		if (full) /* the block the run filled goes out without t's lock */
+			note_error(f, pt_logw_sync(&f->w));
 		if (!got)
 			break;
 		if (taken >= max) {

@@ -328,6 +328,24 @@ struct pt_trid *pt_trid_new(int kind, trace_id_t *id); /* under pt_ctl_lock; loc
 void pt_trid_free(struct pt_trid *t);                  /* locked; unlocks */
 int pt_read_next(struct pt_trid *t, struct posix_trace_event_info *ev, void *buf, size_t num,
                  size_t *dlen);
+/* The flusher's fast path: a run of one writer's records, read in bulk
+ * (read.c; used by flushrun.c) */
+struct pt_read_run {
+	struct pt_rwriter *w;
+	struct pt_ractive *a;   /* its chunk: records from a->off to a->commit */
+	const pt_word *chunk;   /* the chunk's first record */
+	uint64_t limit;         /* records stamped at or after this go the general way */
+	uint32_t max;           /* records it may take */
+};
+int pt_read_run_ready(struct pt_trid *t);
+int pt_read_run_begin(struct pt_trid *t, struct pt_read_run *r);
+int pt_read_run_end(struct pt_trid *t, struct pt_read_run *r, uint32_t off, uint32_t n,
+                    uint64_t last_tick);
+struct pt_logw;
+/* flushrun.c: copy a run straight into the log's block; the events
+ * copied (0: none, use pt_read_next).  *full: it stopped because the
+ * block has no more room (write it out). */
+unsigned pt_flush_run(struct pt_trid *t, struct pt_logw *w, const uint64_t *named, int *full);
 
 void pt_status_locked(struct pt_trid *t, struct posix_trace_status_info *si);
 /* flush.c: a stream's log */

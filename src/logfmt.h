@@ -241,6 +241,16 @@ static inline uint32_t pt_log_crc(uint32_t crc, const void *data, size_t n)
 
 /* ------------------------------------------------------------- writer */
 
+/* One record's 16-byte header (payload follows, unpadded). */
+static inline void pt_log_put_rec(unsigned char *p, uint32_t delta, uint32_t len, unsigned info,
+                                  uint64_t where, int swap)
+{
+	pt_log_put32(p + PT_LOG_R_DELTA, delta, swap);
+	pt_log_put16(p + PT_LOG_R_LEN, (uint16_t)len, swap);
+	pt_log_put16(p + PT_LOG_R_INFO, (uint16_t)info, swap);
+	pt_log_put64(p + PT_LOG_R_WHERE, where, swap);
+}
+
 struct pt_logw_opt {
 	uint32_t block_size; /* 0: PT_LOG_BLOCK_DEFAULT; raised to fit one record */
 	int swap;            /* write the opposite byte order (tests) */
@@ -307,6 +317,26 @@ int pt_logw_event(struct pt_logw *w, uint64_t ts_ns, int32_t pid, uint64_t threa
  * stream's loss count, lost, when it was reported. */
 int pt_logw_event_lost(struct pt_logw *w, uint64_t ts_ns, int32_t pid, uint64_t thread,
                        uint64_t addr, unsigned id, uint64_t lost);
+/* A run of events of one writer encoded by the caller straight into the
+ * block being built (the flusher's fast path, flushrun.c).  Open: 1 and
+ * *s filled if the block can take events of (pid, thread) from ts on
+ * without being written out first; 0: use pt_logw_event(), which makes
+ * room.  The caller writes records at s->p (at most s->room bytes, whole
+ * 8-byte words may be stored up to that bound), each timestamp in
+ * [s->base, s->base + UINT32_MAX], writer index in s->where, and closes
+ * with what it wrote (nev 0: nothing). */
+struct pt_logw_span {
+	unsigned char *p;
+	uint32_t room, max_payload;
+	uint64_t base, where;
+	int swap;
+	uint32_t wi;
+	struct pt_logw_who who;
+};
+int pt_logw_span_open(struct pt_logw *w, int32_t pid, uint64_t thread, uint64_t ts,
+                      struct pt_logw_span *s);
+void pt_logw_span_close(struct pt_logw *w, const struct pt_logw_span *s, uint32_t bytes,
+                        uint32_t nev, uint64_t last_ts);
 int pt_logw_sync(struct pt_logw *w);
 int pt_logw_finish(struct pt_logw *w, const struct posix_trace_status_info *st);
 void pt_logw_free(struct pt_logw *w);

@@ -151,10 +151,7 @@ static void put_rec(struct pt_logw *w, uint32_t delta, unsigned info, uint64_t w
 {
 	unsigned char *p = w->rec + w->rec_len;
 
-	pt_log_put32(p + PT_LOG_R_DELTA, delta, w->swap);
-	pt_log_put16(p + PT_LOG_R_LEN, (uint16_t)len, w->swap);
-	pt_log_put16(p + PT_LOG_R_INFO, (uint16_t)info, w->swap);
-	pt_log_put64(p + PT_LOG_R_WHERE, where, w->swap);
+	pt_log_put_rec(p, delta, len, info, where, w->swap);
 	if (len)
 		memcpy(p + PT_LOG_REC, data, len);
 	w->rec_len += PT_LOG_REC + len;
@@ -357,6 +354,57 @@ int pt_logw_event_lost(struct pt_logw *w, uint64_t ts_ns, int32_t pid, uint64_t 
 		return EINVAL;
 	pt_log_put64(b, lost, w->swap);
 	return put_event(w, ts_ns, pid, thread, addr, id | PT_LOG_RF_LOST, b, sizeof b);
+}
+
+int pt_logw_span_open(struct pt_logw *w, int32_t pid, uint64_t thread, uint64_t ts,
+                      struct pt_logw_span *s)
+{
+	struct pt_logw_who who = { pid, thread };
+	int wi = find_writer(w, &who);
+	uint64_t len, end = w->cap;
+
+	if (!w->rec || w->finished || w->full || w->names_due)
+		return 0;
+	if (wi < 0 && w->nw >= PT_LOG_MAX_WRITERS)
+		return 0;
+	if (w->nev && (ts < w->base_ts || ts - w->base_ts > UINT32_MAX))
+		return 0;
+	len = (uint64_t)blk_len(w) + (wi < 0 ? PT_LOG_WENT : 0);
+	if (w->policy != POSIX_TRACE_APPEND) { /* what fits() allows: */
+		uint64_t lim = w->limit - (w->policy == POSIX_TRACE_UNTIL_FULL ? PT_LOG_STOP_BLK : 0);
+		if (w->limit < PT_LOG_STOP_BLK || lim < w->pos)
+			return 0;
+		if (((lim - w->pos) & ~7ull) < end) /* ALIGN8(len) <= lim - pos */
+			end = (lim - w->pos) & ~7ull;
+	}
+	if (len + PT_LOG_REC > end)
+		return 0;
+	s->p = w->rec + w->rec_len;
+	s->room = (uint32_t)(end - len);
+	s->max_payload = w->max_payload;
+	s->base = w->nev ? w->base_ts : ts;
+	s->wi = wi < 0 ? w->nw : (uint32_t)wi;
+	s->where = (uint64_t)s->wi << 48;
+	s->swap = w->swap;
+	s->who = who;
+	return 1;
+}
+
+void pt_logw_span_close(struct pt_logw *w, const struct pt_logw_span *s, uint32_t bytes,
+                        uint32_t nev, uint64_t last_ts)
+{
+	if (!nev)
+		return;
+	if (s->wi == w->nw)
+		w->wt[w->nw++] = s->who;
+	w->wlast = s->wi;
+	if (!w->nev)
+		w->base_ts = s->base;
+	w->nev += nev;
+	w->nrec += nev;
+	w->rec_len += bytes;
+	w->lap_new += nev;
+	w->last_ts = last_ts, w->last_who = s->who;
 }
 
 int pt_logw_sync(struct pt_logw *w)

@@ -202,6 +202,18 @@ static void autostop(struct pt_slot *sl, uint32_t state, uint64_t ts)
 	}
 }
 
+/* A FLUSH stream's flusher, asleep, is woken when a chunk is sealed and
+ * when events are dropped, not at every event (record.c): it has work
+ * worth a wake-up, and the writer makes one futex call per chunk at most. */
+static void wake_flusher(struct pt_slot *sl)
+{
+	struct pt_hdr *h = sl->hdr;
+
+	if (sl->policy == POSIX_TRACE_FLUSH && atomic_load(&h->waiters) &&
+	    atomic_exchange(&h->waiters, 0))
+		pt_wake_readers(h);
+}
+
 /* No chunk for the event: it is lost, and counted at once, so the count
  * is exact whenever the stream is read or shut down.  A run of losses in
  * one writer's sequence is reported once, at its first event: the reader
@@ -223,9 +235,7 @@ static void drop(struct pt_slot *sl, struct pt_tw *tw, uint32_t state, uint64_t 
 		if (tw->drop_g != UINT32_MAX)
 			add_to_report(h, tw->drop_g);
 	}
-	if (sl->policy == POSIX_TRACE_FLUSH && atomic_load(&h->waiters) &&
-	    atomic_exchange(&h->waiters, 0))
-		pt_wake_readers(h);
+	wake_flusher(sl);
 }
 
 int pt_pool_acquire(struct pt_slot *sl, struct pt_tw *tw, uint32_t state, uint64_t ts,
@@ -293,6 +303,7 @@ void pt_pool_seal(struct pt_slot *sl, struct pt_tw *tw, uint32_t state)
 		atomic_store_explicit(&ck->ss, PT_SS(tw->seq, PT_CK_SEALED), memory_order_release);
 		atomic_store_explicit(&sl->seal_log[s & sl->log_mask], PT_LOG_ENTRY(s, tw->idx),
 		                      memory_order_release);
+		wake_flusher(sl);
 	}
 	tw->key = 0;
 }

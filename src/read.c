@@ -589,24 +589,92 @@ static void allow_run(struct pt_reader *rd, struct pt_rwriter *w)
  * writer again.  Only while nothing changed that read_next() would look at
  * (no new chunk, no new loss report, the clock not due for refining);
  * 0: call read_next(). */
-static int read_again(struct pt_trid *t, struct posix_trace_event_info *ev, void *buf,
-                      size_t num, size_t *dlen)
+static struct pt_rwriter *run_writer(struct pt_trid *t)
 {
 	struct pt_reader *rd = &t->rd;
 	struct pt_hdr *h = t->hdr;
 
 	if (!rd->run_w || rd->since_refine + 1 >= 4096 || rd->npend || rd->nloss_pend)
-		return 0;
+		return NULL;
 	struct pt_rwriter *w = &rd->w[rd->run_w - 1];
 	if (w->head == NONE || !rd->ck[w->head].has_next ||
 	    rd->ck[w->head].next_ts >= rd->run_limit ||
 	    atomic_load_explicit(&h->acq_seq, memory_order_acquire) >= rd->next_aseq ||
 	    atomic_load_explicit(&h->loss_gen, memory_order_acquire) != rd->loss_gen)
+		return NULL;
+	return w;
+}
+
+static int read_again(struct pt_trid *t, struct posix_trace_event_info *ev, void *buf,
+                      size_t num, size_t *dlen)
+{
+	struct pt_reader *rd = &t->rd;
+	struct pt_rwriter *w = run_writer(t);
+
+	if (!w)
 		return 0;
 	if (take(t, w, ev, buf, num, dlen) != TAKE_OK)
 		return 0; /* (take changed nothing): read_next() deals with it */
 	rd->since_refine++;
 	w->pairs_at = rd->pairs;
+	return 1;
+}
+
+/* The flusher's fast path (flushrun.c), under t's lock: the run
+ * read_again() would go on with, if there is one.  The caller reads the
+ * chunk's records from r->a->off up to r->a->commit, checks each as
+ * take() does, stops before r->limit and after r->max records, and hands
+ * back how far it got with pt_read_run_end(); nothing changes until then. */
+int pt_read_run_begin(struct pt_trid *t, struct pt_read_run *r)
+{
+	struct pt_reader *rd = &t->rd;
+	const struct pt_slot *v = &t->view;
+	struct pt_rwriter *w = run_writer(t);
+
+	if (!w)
+		return 0;
+	struct pt_ractive *a = &rd->ck[w->head];
+	uint32_t c = atomic_load_explicit(&v->chunks[a->idx].commit, memory_order_acquire);
+	if (c <= v->chunk_size && c >= a->commit)
+		a->commit = c;
+	r->w = w;
+	r->a = a;
+	r->chunk = (const pt_word *)(v->data + (size_t)a->idx * v->chunk_size);
+	r->limit = rd->run_limit;
+	r->max = 4095 - rd->since_refine; /* the clock is refined every 4096 events */
+	return 1;
+}
+
+/* 1 if pt_read_run_begin() would find a run now. */
+int pt_read_run_ready(struct pt_trid *t)
+{
+	return run_writer(t) != NULL;
+}
+
+/* The records from r->a->off to off, n of them, the last at last_tick,
+ * were read: 1 if they are the reader's (the chunk was not overwritten
+ * meanwhile, and in a LOOP stream no thief took them), and the reader has
+ * moved past them; 0 if they must not be used (take() then finds out why). */
+int pt_read_run_end(struct pt_trid *t, struct pt_read_run *r, uint32_t off, uint32_t n,
+                    uint64_t last_tick)
+{
+	struct pt_reader *rd = &t->rd;
+	struct pt_ractive *a = r->a;
+
+	PT_SEQ_FENCE();
+	if (gone(t, a))
+		return 0;
+	if (t->view.policy == POSIX_TRACE_LOOP && !claim(t, a, off, a->count + n))
+		return 0;
+	a->off = off;
+	a->count += n;
+	a->last_ts = last_tick;
+	if (last_tick > rd->frontier)
+		rd->frontier = last_tick;
+	rd->since_refine += n;
+	r->w->pairs_at = rd->pairs;
+	if (!peek(t, a))
+		a->has_next = 0; /* service() drops it next time */
 	return 1;
 }
 

@@ -82,6 +82,7 @@ __attribute__((always_inline)) static inline int write_one(struct pt_slot *sl, s
 	tw->last_ts = ts;
 	atomic_store_explicit(&sl->chunks[tw->idx].commit, tw->pos, memory_order_release);
 	if (PT_UNLIKELY(atomic_load_explicit(&h->waiters, memory_order_relaxed)) &&
+	    sl->policy != POSIX_TRACE_FLUSH && /* its flusher: woken per chunk (pool.c) */
 	    atomic_exchange_explicit(&h->waiters, 0, memory_order_acq_rel))
 		pt_wake_readers(h);
 	return 0;
