@@ -53,6 +53,24 @@ int pt_clock_load(struct pt_clock *c, const struct pt_clock_img *img);
 int64_t pt_clock_ns(struct pt_clock *c, uint64_t tick); /* CLOCK_REALTIME ns */
 void pt_clock_res(const struct pt_clock_img *img, struct timespec *res);
 
+/* pt_clock_ns() for the common case, inline (the flusher's per-event
+ * path): a TSC tick inside the cached segment, not so far past it that
+ * the sum could overflow.  0: call pt_clock_ns(). */
+static inline int pt_clock_ns_cached(const struct pt_clock *c, uint64_t tick, int64_t *ns)
+{
+	const struct pt_clock_img *g = &c->img;
+
+	if (g->kind != PT_CLK_TSC || tick < c->seg_tick ||
+	    (c->seg + 2 < g->npts && tick >= g->tick[c->seg + 1]))
+		return 0;
+	uint64_t d = (uint64_t)(((unsigned __int128)(tick - c->seg_tick) * c->seg_mult) >> 32);
+	if (d >> 60 || c->seg_ns < 0 || c->seg_ns >= (int64_t)1 << 61 ||
+	    g->real_minus_mono < 0 || g->real_minus_mono >= (int64_t)1 << 62)
+		return 0; /* (2^60 + 2^61 + 2^62 < 2^63; 2^62 ns is past 2116) */
+	*ns = c->seg_ns + (int64_t)d + g->real_minus_mono;
+	return 1;
+}
+
 static inline void pt_ns_to_ts(int64_t ns, struct timespec *ts)
 {
 	ts->tv_sec = (time_t)(ns / 1000000000);

@@ -66,7 +66,9 @@ unsigned pt_flush_run(struct pt_trid *t, struct pt_logw *lw, const uint64_t *nam
 		uint64_t tk = base + (((w0 & PT_MASK48) - (base & PT_MASK48)) & PT_MASK48);
 		if (tk >= r.limit)
 			break;
-		int64_t v = pt_clock_ns(&t->clk, tk);
+		int64_t v;
+		if (!pt_clock_ns_cached(&t->clk, tk, &v))
+			v = pt_clock_ns(&t->clk, tk);
 		if (v < 0 || (uint64_t)v < s.base || (uint64_t)v - s.base > UINT32_MAX)
 			break;
 		if (used + PT_LOG_REC + words > s.room) {
