@@ -14,13 +14,14 @@
 #include "cli.h"
 
 static const char help[] =
-"usage: posixtrace live [OPTIONS] PID\n"
+"usage: posixtrace live [OPTIONS] PID [OPTIONS]\n"
 "       posixtrace live [OPTIONS] -- PROGRAM [ARGS...]\n"
 "\n"
 "Print the events of a running process (it must use libposixtrace), or of\n"
 "a program started traced, as they happen, one per line as 'posixtrace\n"
 "show' prints them.  Ends with Ctrl-C or when the process ends; nothing is\n"
-"saved.  With PROGRAM the exit status is the program's.\n"
+"saved.  With PROGRAM the exit status is the program's.  Options may\n"
+"follow PID; everything after '--' is the program's.\n"
 "\n"
 "      --policy P           stream full policy: loop (default) or until-full\n"
 "      --size BYTES         stream size (default 1M)\n"
@@ -131,14 +132,23 @@ int cmd_live(int argc, char **argv)
 	};
 	struct lopt o = { POSIX_TRACE_LOOP, 1, 0, 0, 0, NULL };
 	struct target t;
+	const char *pid_arg = NULL, *extra = NULL;
 	pid_t pid = 0;
 	int c, rc;
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+ha", lopts, NULL)) != -1) {
+	/* '-': options on both sides of a PID (operands come as 1); getopt
+	 * stops at "--", and what follows is the program */
+	while ((c = getopt_long(argc, argv, "-:ha", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'h': fputs(help, stdout); return 0;
+		case 1:
+			if (!pid_arg)
+				pid_arg = optarg;
+			else if (!extra)
+				extra = optarg;
+			break;
 		case 'a': o.absolute = 1; break;
 		case O_RAW: o.raw = 1; break;
 		case O_NOINHERIT: o.inherit = 0; break;
@@ -151,15 +161,21 @@ int cmd_live(int argc, char **argv)
 			if (parse_size(optarg, &o.size))
 				return usage_error("--size: '%s' is not a size in bytes", optarg);
 			break;
+		case ':': return usage_error("option '%s' needs an argument", argv[optind - 1]);
 		default: return usage_error("unknown option '%s'", argv[optind - 1]);
 		}
 	}
-	if (optind >= argc)
+	int launch = optind < argc;
+	if (!pid_arg && !launch)
 		return usage_error("what to trace? give a PID, or a program after '--'");
-	int launch = strcmp(argv[optind - 1], "--") == 0;
-	if (!launch && (optind + 1 != argc || parse_pid(argv[optind], &pid)))
+	if (pid_arg && parse_pid(pid_arg, &pid))
 		return usage_error("'%s' is not a process id (to start a program, put '--' "
-		                   "before it)", argv[optind]);
+		                   "before it)", pid_arg);
+	if (extra)
+		return usage_error("unexpected argument '%s' (one PID at a time)", extra);
+	if (pid_arg && launch)
+		return usage_error("a PID (%s) or a program after '--' (%s), not both", pid_arg,
+		                   argv[optind]);
 	signals_block();
 	if (launch) {
 		prctl(PR_SET_CHILD_SUBREAPER, 1);
@@ -169,6 +185,8 @@ int cmd_live(int argc, char **argv)
 	} else if (target_attach(&t, pid)) {
 		err_msg("no process %d (is it still running? see 'ps')", (int)pid);
 		return 1;
+	} else {
+		target_check_library(pid, "printed");
 	}
 	trace_id_t trid;
 	if (make_stream(&o, pid, &trid) || (rc = posix_trace_start(trid)) != 0) {

@@ -40,10 +40,11 @@ static const char record_help[] =
 "a second Ctrl-C stops tracing at once.\n";
 
 static const char attach_help[] =
-"usage: posixtrace attach [OPTIONS] PID\n"
+"usage: posixtrace attach [OPTIONS] PID [OPTIONS]\n"
 "\n"
 "Trace the running process PID (it must use libposixtrace) into a log\n"
 "until Ctrl-C, the end of --duration, or the end of the process.\n"
+"Options may come before or after PID.\n"
 "\n"
 "  -o, --output FILE        the log (default posixtrace-YYYYmmdd-HHMMSS.ptlog)\n"
 "      --force              overwrite FILE if it exists\n"
@@ -54,6 +55,7 @@ static const char attach_help[] =
 
 struct ropts {
 	const char *out;
+	const char *pid, *extra;  /* attach: its operand, and one too many */
 	int force, policy, log_policy, inherit;
 	size_t size, log_size;
 	char *exclude;
@@ -81,12 +83,21 @@ static int parse(int argc, char **argv, struct ropts *o, int attach)
 {
 	int c;
 
-	*o = (struct ropts){ NULL, 0, POSIX_TRACE_FLUSH, POSIX_TRACE_APPEND, 1, 0, 0, NULL, 0 };
+	*o = (struct ropts){ NULL, NULL, NULL, 0, POSIX_TRACE_FLUSH, POSIX_TRACE_APPEND, 1, 0, 0,
+	                     NULL, 0 };
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, attach ? "+ho:d:" : "+ho:", lopts, NULL)) != -1) {
+	/* record stops at the program ('+'): the rest is the program's; attach
+	 * takes options on both sides of its PID ('-': operands come as 1) */
+	while ((c = getopt_long(argc, argv, attach ? "-:ho:d:" : "+:ho:", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'h': fputs(attach ? attach_help : record_help, stdout); return 0;
+		case 1:
+			if (!o->pid)
+				o->pid = optarg;
+			else if (!o->extra)
+				o->extra = optarg;
+			break;
 		case 'o': o->out = optarg; break;
 		case O_FORCE: o->force = 1; break;
 		case O_NOINHERIT: o->inherit = 0; break;
@@ -112,13 +123,20 @@ static int parse(int argc, char **argv, struct ropts *o, int attach)
 			if (parse_seconds(optarg, &o->duration) || o->duration <= 0)
 				return usage_error("--duration: '%s' is not a number of seconds", optarg);
 			break;
+		case ':':
+			return usage_error("option '%s' needs an argument", argv[optind - 1]);
 		default:
 			return usage_error("unknown option '%s'", argv[optind - 1]);
 		}
 	}
-	if (optind >= argc)
-		return usage_error(attach ? "which process? give its PID"
-		                          : "which program? give it after '--'");
+	if (!attach)
+		return optind < argc ? -1 : usage_error("which program? give it after '--'");
+	if (!o->pid && optind < argc) /* attach -- PID */
+		o->pid = argv[optind++];
+	if (!o->extra && optind < argc)
+		o->extra = argv[optind];
+	if (!o->pid)
+		return usage_error("which process? give its PID");
 	return -1;
 }
 
@@ -296,12 +314,15 @@ int cmd_attach(int argc, char **argv)
 
 	if (rc >= 0)
 		return rc;
-	if (optind + 1 != argc || parse_pid(argv[optind], &pid))
-		return usage_error("'%s' is not a process id", argv[optind]);
+	if (parse_pid(o.pid, &pid))
+		return usage_error("'%s' is not a process id", o.pid);
+	if (o.extra)
+		return usage_error("unexpected argument '%s' (one PID at a time)", o.extra);
 	if (target_attach(&t, pid)) {
 		err_msg("no process %d (is it still running? see 'ps')", (int)pid);
 		return 1;
 	}
+	target_check_library(pid, "recorded");
 	signals_block();
 	rc = trace_target(&o, &t, NULL);
 	if (t.pidfd >= 0)

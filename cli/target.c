@@ -13,6 +13,7 @@
  * with sigtimedwait().  A signal the terminal sent (si_code SI_KERNEL) also
  * reached the child, which is in our process group: it is not sent again.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -131,6 +132,39 @@ int target_attach(struct target *t, pid_t pid)
 		return -1;
 	}
 	return 0;
+}
+
+/* Does pid have the library's control segment?  Every process that loads
+ * libposixtrace gets a memfd named "posixtrace-ctl" (src/ctl.c), which
+ * shows in /proc/PID/fd; without one posix_trace_create() still succeeds
+ * (src/remote.c), but the process never records an event.  1 yes, 0 no,
+ * -1 cannot tell (not ours to look at, or gone). */
+static int has_ctl(pid_t pid)
+{
+	static const char want[] = "/memfd:posixtrace-ctl";
+	char path[64], link[64];
+	struct dirent *de;
+	DIR *d;
+	int found = 0;
+
+	snprintf(path, sizeof path, "/proc/%d/fd", (int)pid);
+	if (!(d = opendir(path)))
+		return -1;
+	while (!found && (de = readdir(d)) != NULL) {
+		ssize_t n = readlinkat(dirfd(d), de->d_name, link, sizeof link - 1);
+		found = n >= (ssize_t)sizeof want - 1 && !memcmp(link, want, sizeof want - 1);
+	}
+	closedir(d);
+	return found;
+}
+
+/* Tracing such a process is legal, and yields only our own events: say so
+ * rather than let an empty trace look like a quiet program. */
+void target_check_library(pid_t pid, const char *what)
+{
+	if (has_ctl(pid) == 0)
+		err_msg("pid %d does not use libposixtrace (no posixtrace-ctl segment): only the "
+		        "tracer's own events will be %s", (int)pid, what);
 }
 
 /* Has a process that is not our child ended?  (A zombie has.) */

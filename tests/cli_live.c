@@ -5,8 +5,12 @@
  * prints it, and the exit status is the app's.  A running app (ROUNDS 0:
  * it runs until killed) is attached to: `attach PID --duration` writes a
  * log of its events (the app keeps running, untouched); `live PID` prints
- * its events until SIGINT, then exits 0.  Errors: no such pid exits 1
- * naming it; a non-number exits 2.
+ * its events until SIGINT, then exits 0.  Options go before or after the
+ * PID (`attach PID -o FILE --duration S`, `live PID --raw-addresses`).
+ * A process that does not use the library (sleep) can be attached to, with
+ * a warning that only the tracer's own events will come.  Errors: no such
+ * pid exits 1 naming it; a non-number, or a second argument, exits 2 with
+ * a message that says which.
  */
 #include <signal.h>
 #include <trace.h>
@@ -22,6 +26,51 @@ static int count_word(const char *s, const char *w)
 			n++;
 	return n;
 }
+
+/* `posixtrace live ARGS...` until SIGINT; its exit status, *out, *err. */
+static int live_sigint(char *const args[], char **out, char **err)
+{
+	char of[300], ef[300];
+	snprintf(of, sizeof of, "%s/live.out", cli_dir);
+	snprintf(ef, sizeof ef, "%s/live.err", cli_dir);
+	pid_t lv = fork();
+	REQUIRE(lv >= 0);
+	if (lv == 0) {
+		char *argv[8] = { (char *)cli_bin, "live" };
+		for (int i = 0; i < 5 && args[i]; i++)
+			argv[2 + i] = args[i];
+		int o = open(of, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int e = open(ef, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		dup2(o, 1);
+		dup2(e, 2);
+		execv(cli_bin, argv);
+		_exit(126);
+	}
+	usleep(500000);
+	kill(lv, SIGINT);
+	int st;
+	REQUIRE(waitpid(lv, &st, 0) == lv);
+	*out = cli_slurp(of);
+	*err = cli_slurp(ef);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* A program that does not use the library, with none of our descriptors
+ * (the control segment of this test is one of them). */
+static pid_t start_plain(const char *prog, const char *arg)
+{
+	pid_t pid = fork();
+	REQUIRE(pid >= 0);
+	if (pid == 0) {
+		for (int fd = 3; fd < 1024; fd++)
+			close(fd);
+		execl(prog, prog, arg, (char *)NULL);
+		_exit(126);
+	}
+	return pid;
+}
+
+static const char *no_lib = "does not use libposixtrace (no posixtrace-ctl segment)";
 
 int main(void)
 {
@@ -70,39 +119,90 @@ int main(void)
 	CHECK(cli_contains(maps, want));
 	free(maps);
 
-	/* live PID until SIGINT */
-	{
-		char of[300];
-		snprintf(of, sizeof of, "%s/live.out", cli_dir);
-		pid_t lv = fork();
-		REQUIRE(lv >= 0);
-		if (lv == 0) {
-			int o = open(of, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-			int e = open(cli_path("live.err"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-			dup2(o, 1);
-			dup2(e, 2);
-			execl(cli_bin, cli_bin, "live", pidarg, (char *)NULL);
-			_exit(126);
-		}
-		usleep(500000);
-		kill(lv, SIGINT);
-		int st;
-		REQUIRE(waitpid(lv, &st, 0) == lv);
-		CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-		out = cli_slurp(of);
-		CHECK(count_word(out, "request") > 20);
-		CHECK(count_word(out, "posix_trace_start") == 1);
-		free(out);
-		err = cli_slurp(cli_path("live.err"));
-		CHECK(cli_contains(err, " events from "));
-		free(err);
+	/* options after the PID, as the README shows them */
+	const char *log2 = cli_path("attach2.ptlog");
+	CHECK_EQ(cli_run(CLI("attach", pidarg, "-o", (char *)log2, "--duration", "0.3"), NULL,
+	                 &err), 0);
+	CHECK(cli_contains(err, "attach2.ptlog"));
+	CHECK(!cli_contains(err, "not a process id"));
+	CHECK(!cli_contains(err, no_lib));
+	free(err);
+	CHECK(access(log2, F_OK) == 0);
+	if (access(log2, F_OK) == 0) {
+		n = cli_read_log(log2, &ev);
+		from_app = 0;
+		for (int i = 0; i < n; i++)
+			from_app += ev[i].info.posix_pid == app && !strcmp(ev[i].name, "request");
+		CHECK(from_app > 10);
+		free(ev);
 	}
+	CHECK_EQ(cli_run(CLI("attach", "-o", (char *)log2, pidarg, "-d", "0.1", "--force"), NULL,
+	                 NULL), 0);
+
+	/* live PID until SIGINT, options before or after the PID */
+	CHECK_EQ(live_sigint((char *[]){ pidarg, NULL }, &out, &err), 0);
+	CHECK(count_word(out, "request") > 20);
+	CHECK(count_word(out, "posix_trace_start") == 1);
+	CHECK(cli_contains(out, "@ worker+0x") || cli_contains(out, "@ app+0x"));
+	CHECK(cli_contains(err, " events from "));
+	CHECK(!cli_contains(err, no_lib));
+	free(out);
+	free(err);
+	CHECK_EQ(live_sigint((char *[]){ pidarg, "--raw-addresses", NULL }, &out, &err), 0);
+	CHECK(count_word(out, "request") > 20);
+	CHECK(cli_contains(out, "@ 0x"));
+	CHECK(!cli_contains(out, "@ worker+0x") && !cli_contains(out, "@ app+0x"));
+	CHECK(cli_contains(err, " events from "));
+	free(out);
+	free(err);
 	CHECK(kill(app, 0) == 0);
 	kill(app, SIGKILL);
 	waitpid(app, NULL, 0);
 
+	/* a process that does not use the library: legal, with a warning */
+	const char *sleep_bin = cli_which("sleep");
+	if (sleep_bin) {
+		pid_t sl = start_plain(sleep_bin, "5");
+		char slarg[16], warn[128];
+		snprintf(slarg, sizeof slarg, "%d", (int)sl);
+		snprintf(warn, sizeof warn, "pid %d %s", (int)sl, no_lib);
+		usleep(100000);
+		CHECK_EQ(cli_run(CLI("attach", slarg, "-o", (char *)cli_path("sleep.ptlog"), "-d",
+		                     "0.2"), NULL, &err), 0);
+		CHECK(cli_contains(err, "posixtrace attach: ") && cli_contains(err, warn));
+		CHECK(cli_contains(err, "only the tracer's own events"));
+		CHECK(cli_contains(err, "sleep.ptlog")); /* the summary: it went on */
+		free(err);
+		CHECK_EQ(live_sigint((char *[]){ slarg, NULL }, &out, &err), 0);
+		CHECK(cli_contains(err, "posixtrace live: ") && cli_contains(err, warn));
+		CHECK(cli_contains(err, " events from "));
+		free(out);
+		free(err);
+		kill(sl, SIGKILL);
+		waitpid(sl, NULL, 0);
+	}
+
 	/* errors */
-	CHECK_EQ(cli_run(CLI("attach", "-o", (char *)cli_path("x.ptlog"), "12abc"), NULL, NULL), 2);
+	CHECK_EQ(cli_run(CLI("attach", "-o", (char *)cli_path("x.ptlog"), "12abc"), NULL, &err), 2);
+	CHECK(cli_contains(err, "'12abc' is not a process id"));
+	free(err);
+	CHECK_EQ(cli_run(CLI("attach", "123", "extra", "-o", (char *)cli_path("x.ptlog")), NULL,
+	                 &err), 2);
+	CHECK(cli_contains(err, "unexpected argument 'extra'"));
+	CHECK(!cli_contains(err, "not a process id"));
+	free(err);
+	CHECK_EQ(cli_run(CLI("attach", "123", "-o"), NULL, &err), 2);
+	CHECK(cli_contains(err, "-o"));
+	free(err);
+	CHECK_EQ(cli_run(CLI("live", "123", "extra"), NULL, &err), 2);
+	CHECK(cli_contains(err, "unexpected argument 'extra'"));
+	free(err);
+	CHECK_EQ(cli_run(CLI("live", "123", "--", "/bin/true"), NULL, &err), 2);
+	CHECK(cli_contains(err, "123") && cli_contains(err, "/bin/true"));
+	free(err);
+	CHECK_EQ(cli_run(CLI("live", "--bogus", "123"), NULL, &err), 2);
+	CHECK(cli_contains(err, "--bogus"));
+	free(err);
 	CHECK_EQ(cli_run(CLI("attach", "-o", (char *)cli_path("x.ptlog"), "999999999"), NULL, &err), 1);
 	CHECK(cli_contains(err, "999999999"));
 	free(err);

@@ -5,7 +5,8 @@
  * log read back with posix_trace_open() has every event; FILE.maps holds
  * the app's mappings; --exclude and --no-inherit; an existing -o is not
  * overwritten without --force; a program that cannot run; SIGTERM to the
- * command reaches the program and the log is kept; usage errors exit 2.
+ * command reaches the program and the log is kept; usage errors exit 2;
+ * every command's --help (and -h) prints its usage and exits 0.
  */
 #include <signal.h>
 #include <trace.h>
@@ -138,8 +139,35 @@ int main(void)
 	CHECK_EQ(cli_run(CLI("frobnicate"), NULL, &err), 2);
 	CHECK(cli_contains(err, "frobnicate"));
 	free(err);
-	CHECK_EQ(cli_run(CLI("record", "--help"), &out, NULL), 0);
-	CHECK(cli_contains(out, "usage: posixtrace record"));
+	/* --help and -h: every command, on stdout, exit 0, whatever else is given */
+	static const char *const cmds[] = { "record", "attach", "live", "show", "info", "stats",
+	                                    "export" };
+	for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+		char want[64];
+		snprintf(want, sizeof want, "usage: posixtrace %s", cmds[i]);
+		CHECK_EQ(cli_run(CLI((char *)cmds[i], "--help"), &out, &err), 0);
+		CHECK(cli_contains(out, want) && err && !*err);
+		if (!cli_contains(out, want))
+			fprintf(stderr, "%s --help: %s%s\n", cmds[i], out ? out : "", err ? err : "");
+		free(out);
+		free(err);
+		CHECK_EQ(cli_run(CLI((char *)cmds[i], "-h"), &out, NULL), 0);
+		CHECK(cli_contains(out, want));
+		free(out);
+		CHECK_EQ(cli_run(CLI("help", (char *)cmds[i]), &out, NULL), 0);
+		CHECK(cli_contains(out, want));
+		free(out);
+	}
+	CHECK_EQ(cli_run(CLI("attach", "123", "--help"), &out, NULL), 0);
+	CHECK(cli_contains(out, "usage: posixtrace attach"));
+	free(out);
+	CHECK_EQ(cli_run(CLI("--help"), &out, NULL), 0);
+	CHECK(cli_contains(out, "usage: posixtrace COMMAND"));
+	free(out);
+	/* the program's own --help is the program's */
+	CHECK_EQ(cli_run(CLI("record", "-o", (char *)cli_path("h.ptlog"), "/bin/sh", "-c",
+	                     "echo \"$1\"", "sh", "--help"), &out, NULL), 0);
+	CHECK(out && !strcmp(out, "--help\n"));
 	free(out);
 	CHECK_EQ(cli_run(CLI("--version"), &out, NULL), 0);
 	CHECK(cli_contains(out, "posixtrace "));
