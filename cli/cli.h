@@ -84,6 +84,9 @@ struct tlog {
 	uint64_t lost_stream;          /* events the stream lost: final, or at least */
 	int lost_final;                /* lost_stream is the final count (END block) */
 	uint64_t log_overwritten, log_dropped; /* lost by the log itself */
+	/* a log that is not whole (tlog_load) */
+	int unfinished;                /* no final status (END block): cut short */
+	uint64_t damaged;              /* stretches that could not be read */
 	long long file_size;
 	void *hash_;                   /* (pid, tid) -> thread index, while loading */
 	size_t hcap_;
@@ -97,6 +100,10 @@ void tlog_init(struct tlog *l);
 int tlog_add(struct tlog *l, const struct posix_trace_event_info *ev, const void *data,
              size_t len);
 void tlog_finish(struct tlog *l);   /* per-process tables, sorted by pid */
+/* What a log that is not whole lacks: tlog_unfinished is the text for
+ * l->unfinished; tlog_warn() notes both cases on stderr. */
+extern const char tlog_unfinished[];
+void tlog_warn(const struct tlog *l);
 
 /* ------------------------------------------------------------ losses.c */
 /* After tlog_add() of event ev from trace id trid: its loss count, if it

@@ -12,7 +12,9 @@ static const char help[] =
 "policies, inheritance, creation time, clock resolution), its status when\n"
 "it was shut down (full, overrun, flush errors, lost events), the event\n"
 "types with their counts, the processes and threads with their counts,\n"
-"and the time span.\n";
+"and the time span.  A log that is not whole is described all the same:\n"
+"one whose recording was cut short has no final status, and stretches\n"
+"that could not be read are counted (each is a posix_trace_error event).\n";
 
 static uint64_t ns_of(struct timespec t)
 {
@@ -56,7 +58,15 @@ static void attrs(const struct tlog *l)
 static void status(const struct tlog *l)
 {
 	const struct posix_trace_status_info *s = &l->st;
+	char text[240];
 
+	if (l->unfinished) { /* what the library gives then is made up */
+		printf("status        unknown: %s\n", tlog_unfinished);
+		tlog_loss_text(l, text, sizeof text);
+		printf("lost events   %s\n", tlog_lost_any(l) ? text
+		       : "none seen (the final count was not written)");
+		return;
+	}
 	printf("status        stream %s, %s, %s; flush %s%s%s; log %s, %s\n",
 	       s->posix_stream_status == POSIX_TRACE_RUNNING ? "running" : "suspended",
 	       s->posix_stream_full_status == POSIX_TRACE_FULL ? "full" : "not full",
@@ -66,9 +76,16 @@ static void status(const struct tlog *l)
 	       s->posix_stream_flush_error ? strerror(s->posix_stream_flush_error) : "",
 	       s->posix_log_full_status == POSIX_TRACE_FULL ? "FULL" : "not full",
 	       s->posix_log_overrun_status == POSIX_TRACE_OVERRUN ? "OVERRUN" : "no overrun");
-	char text[240];
 	tlog_loss_text(l, text, sizeof text);
 	printf("lost events   %s\n", tlog_lost_any(l) ? text : "none");
+}
+
+static void damage(const struct tlog *l)
+{
+	if (l->damaged)
+		printf("damaged       %llu stretch%s of the log could not be read (%s a "
+		       "posix_trace_error event)\n", (unsigned long long)l->damaged,
+		       l->damaged == 1 ? "" : "es", l->damaged == 1 ? "it is" : "each is");
 }
 
 int cmd_info(int argc, char **argv)
@@ -87,6 +104,7 @@ int cmd_info(int argc, char **argv)
 		return 1;
 	attrs(&l);
 	status(&l);
+	damage(&l);
 	uint64_t first = l.nev ? l.ev[0].ts : 0, last = first;
 	for (size_t i = 0; i < l.nev; i++) {
 		first = l.ev[i].ts < first ? l.ev[i].ts : first;

@@ -17,13 +17,16 @@ static const char help[] =
 "function+offset (file:line) when FILE.maps and the program's symbols\n"
 "are available.\n"
 "\n"
-"  -p, --pid PID[,PID...]      only these processes\n"
-"  -e, --event NAME[,NAME...]  only these event types\n"
+"  -p, --pid PID[,PID...]      only these processes (each must be in the log)\n"
+"  -e, --event NAME[,NAME...]  only these event types (each must be in the log)\n"
 "      --since SEC             only events at or after SEC seconds\n"
 "      --until SEC             only events at or before SEC seconds\n"
 "  -a, --absolute              absolute times (UTC) instead of relative\n"
 "      --raw-addresses         do not symbolize addresses\n"
-"  -h, --help                  this help\n";
+"  -h, --help                  this help\n"
+"\n"
+"A log cut short or damaged is shown as far as it reads, with a note on\n"
+"stderr; each damaged stretch is a posix_trace_error line.\n";
 
 enum { O_SINCE = 256, O_UNTIL, O_RAW };
 
@@ -91,6 +94,14 @@ int cmd_show(int argc, char **argv)
 	struct tlog l;
 	if (tlog_load(&l, argv[optind]))
 		return 1;
+	tlog_warn(&l); /* before the events: `show | head` still shows it */
+	for (int k = 0; k < npid; k++)
+		if (!tlog_proc(&l, pids[k])) {
+			err_msg("%s: no events of process %d in this log (see 'posixtrace info %s')",
+			        argv[optind], (int)pids[k], argv[optind]);
+			tlog_free(&l);
+			return 1;
+		}
 	int want[PT_NIDS];
 	for (unsigned i = 0; i < PT_NIDS; i++)
 		want[i] = nev == 0;

@@ -5,6 +5,11 @@
  *
  * Threads get a small index per process (1, 2, ... in order of their first
  * event), stable for a given log whatever is later filtered out.
+ *
+ * A log that is not whole still loads: the reader returns each damaged
+ * stretch as a POSIX_TRACE_ERROR event (data: EBADMSG), counted here, and
+ * a log whose writer never finished it has no END block, which the loss
+ * counts of src/ext.h reveal (no final count).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -161,6 +166,50 @@ const struct tproc *tlog_proc(const struct tlog *l, int32_t pid)
 	return bsearch(&key, l->pr, l->npr, sizeof key, cmp_proc);
 }
 
+const char tlog_unfinished[] =
+	"the log has no final status: the recording was cut short (killed, or the disk "
+	"filled); events up to the last complete block are kept";
+
+void tlog_warn(const struct tlog *l)
+{
+	if (l->unfinished)
+		err_msg("%s: %s", l->path, tlog_unfinished);
+	if (l->damaged)
+		err_msg("%s: %llu damaged stretch%s of the log could not be read (%s a "
+		        "posix_trace_error event)", l->path, (unsigned long long)l->damaged,
+		        l->damaged == 1 ? "" : "es", l->damaged == 1 ? "it is" : "each is");
+}
+
+/* The format version in the header (docs/log-format.md: u16 at 12, in the
+ * order of the byte-order mark at 8), 0 if unknown.  A version 1 log never
+ * has a final loss count, finished or not: there we cannot tell. */
+static unsigned log_version(int fd)
+{
+	unsigned char h[14];
+	uint32_t bom;
+	uint16_t v;
+
+	if (pread(fd, h, sizeof h, 0) != (ssize_t)sizeof h || memcmp(h, "PSXTRLOG", 8))
+		return 0;
+	memcpy(&bom, h + 8, 4);
+	memcpy(&v, h + 12, 2);
+	if (bom == 0x04030201u)
+		v = (uint16_t)(v >> 8 | v << 8);
+	else if (bom != 0x01020304u)
+		return 0;
+	return v;
+}
+
+static int is_damage(const struct posix_trace_event_info *ev, const void *data, size_t len)
+{
+	int e;
+
+	if (ev->posix_event_id != POSIX_TRACE_ERROR || len != sizeof e)
+		return 0;
+	memcpy(&e, data, sizeof e);
+	return e == EBADMSG;
+}
+
 static int fail(const char *path, const char *what, int rc)
 {
 	if (rc == EINVAL)
@@ -185,8 +234,15 @@ int tlog_load(struct tlog *l, const char *path)
 		                        : "");
 		return 1;
 	}
-	if (fstat(fd, &sb) == 0)
+	if (fstat(fd, &sb) == 0) {
 		l->file_size = sb.st_size;
+		if (!S_ISREG(sb.st_mode)) { /* the library would only say "not a log" */
+			err_msg("%s: %s (give the path of a log written by 'posixtrace record')",
+			        path, S_ISDIR(sb.st_mode) ? "is a directory" : "not a regular file");
+			close(fd);
+			return 1;
+		}
+	}
 	if ((rc = posix_trace_open(fd, &trid)) != 0) {
 		close(fd);
 		return fail(path, "posix_trace_open", rc);
@@ -221,9 +277,12 @@ int tlog_load(struct tlog *l, const char *path)
 			rc = ENOMEM;
 			break;
 		}
+		l->damaged += is_damage(&ev, buf, len);
 	}
-	if (!rc)
+	if (!rc) {
 		tlog_note_totals(l, trid);
+		l->unfinished = !l->lost_final && log_version(fd) >= 2;
+	}
 	posix_trace_close(trid);
 	close(fd);
 	if (rc)
