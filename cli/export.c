@@ -20,12 +20,13 @@ static const char help[] =
 "           thread, events colored by type, details on hover, zoom with the\n"
 "           mouse wheel or the buttons, and a summary table\n"
 "  ctf      a CTF 1.8 trace directory (metadata + one stream file) for\n"
-"           babeltrace2 and Trace Compass\n"
+"           babeltrace2 and Trace Compass; each event's address also as\n"
+"           function+offset (file:line) in its field `symbol`\n"
 "\n"
 "  -f, --format FORMAT   chrome, html or ctf\n"
 "  -o, --output OUT      default: FILE with .json, .html or .ctf instead of .ptlog\n"
 "      --force           replace OUT if it exists\n"
-"      --raw-addresses   do not symbolize addresses\n"
+"      --raw-addresses   do not symbolize addresses (ctf: no symbol field)\n"
 "  -h, --help            this help\n";
 
 static char *default_out(const char *in, const char *ext)

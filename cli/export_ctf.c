@@ -8,8 +8,11 @@
  *                   u64 content_size, packet_size (bits),
  *                   u64 events_discarded
  *   event header    u32 id (the POSIX event type id), u64 timestamp
- *   event fields    i32 pid, u64 tid, u64 addr (shown in hex), u32 payload_len,
- *                   u8 payload[payload_len]
+ *   event fields    i32 pid, u64 tid, u64 addr (shown in hex),
+ *                   string symbol (the address symbolized as `show` prints
+ *                   it, "func+0x1a (file.c:42)"; "" when not known; the
+ *                   field is left out with --raw-addresses),
+ *                   u32 payload_len, u8 payload[payload_len]
  *
  * The clock "realtime" counts nanoseconds (freq 1e9) from offset_s, the
  * second of the first event.  Events are written in timestamp order.  A
@@ -89,7 +92,7 @@ static void tsdl_str(FILE *f, const char *s)
 }
 
 static int write_metadata(const struct tlog *l, FILE *f, const unsigned char *uuid,
-                          const unsigned char *cuuid, uint64_t offset_s)
+                          const unsigned char *cuuid, uint64_t offset_s, int symbols)
 {
 	char u[40], cu[40], name[TRACE_NAME_MAX] = "", tmp[32];
 
@@ -130,9 +133,9 @@ static int write_metadata(const struct tlog *l, FILE *f, const unsigned char *uu
 		fprintf(f, "\nevent {\n\tname = ");
 		tsdl_str(f, tlog_name(l, id, tmp, sizeof tmp));
 		fprintf(f, ";\n\tid = %u;\n\tstream_id = 0;\n\tfields := struct {\n"
-		           "\t\tint32_t pid;\n\t\tuint64_hex_t tid;\n\t\tuint64_hex_t addr;\n"
+		           "\t\tint32_t pid;\n\t\tuint64_hex_t tid;\n\t\tuint64_hex_t addr;\n%s"
 		           "\t\tuint32_t payload_len;\n\t\tuint8_t payload[payload_len];\n\t};\n};\n",
-		        id);
+		        id, symbols ? "\t\tstring { encoding = UTF8; } symbol;\n" : "");
 	}
 	return ferror(f) ? -1 : 0;
 }
@@ -164,7 +167,24 @@ static int flush_packet(struct buf *b, FILE *f, const unsigned char *uuid, uint6
 	return rc;
 }
 
-static int write_stream(const struct tlog *l, FILE *f, const unsigned char *uuid, uint64_t base)
+/* The symbol field: the location as `show` prints it, "" when it is not
+ * known (no address, or one outside every mapping: a bare "0x..."). */
+static int put_symbol(struct buf *b, struct symz *z, const struct tthread *th, const struct tev *e)
+{
+	const char *s = e->addr ? symz_lookup(z, th->pid, e->ts, e->addr) : "";
+	if (!strncmp(s, "0x", 2))
+		s = "";
+	size_t at = b->n;
+	if (put(b, s, strlen(s) + 1))
+		return -1;
+	for (unsigned char *c = b->p + at; *c; c++) /* a path could hold anything */
+		if (*c < 0x20 || *c == 0x7f)
+			*c = '?';
+	return 0;
+}
+
+static int write_stream(const struct tlog *l, struct symz *z, FILE *f, const unsigned char *uuid,
+                        uint64_t base)
 {
 	struct buf b = { NULL, 0, 0 };
 	unsigned char zero[HDR_BYTES] = { 0 };
@@ -203,7 +223,8 @@ static int write_stream(const struct tlog *l, FILE *f, const unsigned char *uuid
 		te = t;
 		empty = 0;
 		if (put_le(&b, e->id, 4) || put_le(&b, t, 8) || put_le(&b, (uint32_t)th->pid, 4) ||
-		    put_le(&b, th->tid, 8) || put_le(&b, e->addr, 8) || put_le(&b, e->len, 4) ||
+		    put_le(&b, th->tid, 8) || put_le(&b, e->addr, 8) ||
+		    (z && put_symbol(&b, z, th, e)) || put_le(&b, e->len, 4) ||
 		    put(&b, l->data + e->data, e->len)) {
 			rc = -1;
 			break;
@@ -248,7 +269,6 @@ int export_ctf(const struct tlog *l, struct symz *z, const char *dir, int force)
 	char path[4200];
 	struct stat sb;
 
-	(void)z;
 	if (mkdir(dir, 0755) != 0) {
 		if (errno != EEXIST || stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
 			err_msg("cannot create the directory %s: %s", dir,
@@ -278,7 +298,7 @@ int export_ctf(const struct tlog *l, struct symz *z, const char *dir, int force)
 	FILE *m = open_in(dir, "metadata", path, sizeof path);
 	if (!m)
 		return 1;
-	int rc = write_metadata(l, m, uuid, cuuid, offset_s);
+	int rc = write_metadata(l, m, uuid, cuuid, offset_s, z != NULL);
 	if ((fclose(m) | rc) != 0) {
 		err_msg("writing %s: %s", path, strerror(errno));
 		return 1;
@@ -286,7 +306,7 @@ int export_ctf(const struct tlog *l, struct symz *z, const char *dir, int force)
 	FILE *s = open_in(dir, "stream_0", path, sizeof path);
 	if (!s)
 		return 1;
-	rc = write_stream(l, s, uuid, offset_s * 1000000000u);
+	rc = write_stream(l, z, s, uuid, offset_s * 1000000000u);
 	if ((fclose(s) | rc) != 0) {
 		err_msg("writing %s: %s", path, strerror(errno));
 		return 1;

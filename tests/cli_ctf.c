@@ -3,7 +3,10 @@
  * babeltrace2: one line per event of the log, and for each line an event
  * of the log (read with posix_trace_open()) with the same exact timestamp
  * (--clock-seconds), type name, pid, thread id, address and payload
- * length; the payload bytes of a text event.  Skipped without babeltrace2.
+ * length, and the symbol field: for every event, the location that
+ * `posixtrace show` prints for it ("" when show prints none or a bare
+ * address).  With --raw-addresses, no symbol field.  Skipped without
+ * babeltrace2.
  */
 #include <trace.h>
 #include "t.h"
@@ -14,9 +17,36 @@ static uint64_t ns(const struct posix_trace_event_info *i)
 	return (uint64_t)i->posix_timestamp.tv_sec * 1000000000u + (uint64_t)i->posix_timestamp.tv_nsec;
 }
 
+/* The location show prints on its line: after the last "  @ "; "" when
+ * none or a bare address (the CTF export leaves those empty). */
+static void show_location(const char *line, char *out, size_t cap)
+{
+	const char *at = NULL;
+	for (const char *p = line; (p = strstr(p, "  @ ")) != NULL; p++)
+		at = p;
+	snprintf(out, cap, "%s", at && strncmp(at + 4, "0x", 2) ? at + 4 : "");
+}
+
+/* `, symbol = "..."` at p in a line of babeltrace2 (backslash escapes
+ * undone) into out; returns what follows, NULL when p is not that. */
+static const char *bt_symbol(const char *p, char *out, size_t cap)
+{
+	size_t o = 0;
+	if (strncmp(p, ", symbol = \"", 12))
+		return NULL;
+	for (p += 12; *p && *p != '"'; p++) {
+		if (*p == '\\' && p[1])
+			p++;
+		if (o + 1 < cap)
+			out[o++] = *p;
+	}
+	out[o] = 0;
+	return *p == '"' ? p + 1 : NULL;
+}
+
 int main(void)
 {
-	char *out = NULL, *err = NULL, line[8192];
+	char *out = NULL, *err = NULL, *shown = NULL, line[8192], sline[1024], sym[1024], loc[1024];
 	struct cli_ev *ev;
 
 	T_BEGIN(120);
@@ -28,6 +58,12 @@ int main(void)
 	REQUIRE(cli_record_app(log, "0") == 0);
 	int n = cli_read_log(log, &ev);
 	CHECK_EQ(cli_run(CLI("export", "--format", "ctf", (char *)log, "-o", (char *)dir), NULL, NULL), 0);
+	CHECK_EQ(cli_run(CLI("--version"), &out, NULL), 0);
+	int dwarf = cli_contains(out, "elfutils libdw");
+	free(out);
+	/* show prints the events in the log's order, one line each */
+	CHECK_EQ(cli_run(CLI("show", (char *)log), &shown, NULL), 0);
+	CHECK_EQ(cli_nlines(shown), n);
 
 	int rc = cli_run((char *const[]){ (char *)bt, "--clock-seconds", (char *)dir, NULL }, &out, &err);
 	CHECK_EQ(rc, 0);
@@ -36,17 +72,25 @@ int main(void)
 	CHECK_EQ(cli_nlines(out), n);
 	/* babeltrace2 gives them in time order; so does the log, but for
 	 * events published late: match each line to an event by time + name */
-	int matched = 0;
+	int matched = 0, syms = 0, sym_ok = 0, with_line = 0;
 	for (int i = 0; cli_line(out, i, line, sizeof line) == 0; i++) {
 		unsigned long long s = 0, f = 0, tid = 0, addr = 0;
-		int pid = -1, plen = -1, k;
+		int pid = -1, plen = -1, k, at = 0;
 		char name[80];
-		if (sscanf(line, "[%llu.%llu] %*s %79[^:]: { pid = %d, tid = %llx, addr = %llx, "
-		                 "payload_len = %d", &s, &f, name, &pid, &tid, &addr, &plen) != 7) {
+		if (sscanf(line, "[%llu.%llu] %*s %79[^:]: { pid = %d, tid = %llx, addr = %llx%n", &s, &f,
+		           name, &pid, &tid, &addr, &at) != 6) {
 			if (i < 3)
 				fprintf(stderr, "unexpected babeltrace2 line: %s\n", line);
 			continue;
 		}
+		/* then the symbol, as show prints it, then payload_len */
+		const char *after = bt_symbol(line + at, sym, sizeof sym);
+		if (!after || sscanf(after, ", payload_len = %d", &plen) != 1) {
+			if (i - syms < 3)
+				fprintf(stderr, "no symbol field right after addr: %.200s\n", line);
+			continue;
+		}
+		syms++;
 		for (k = 0; k < n; k++)
 			if (ns(&ev[k].info) == s * 1000000000u + f && !strcmp(ev[k].name, name))
 				break;
@@ -57,11 +101,47 @@ int main(void)
 			matched++;
 		else if (i - matched < 3)
 			fprintf(stderr, "no event in the log for: %.200s\n", line);
+		if (k < n && cli_line(shown, k, sline, sizeof sline) == 0) {
+			show_location(sline, loc, sizeof loc);
+			if (!strcmp(sym, loc))
+				sym_ok++;
+			else if (syms - sym_ok < 4)
+				fprintf(stderr, "CTF symbol \"%s\", show prints \"%s\" for: %s\n", sym, loc,
+				        sline);
+			with_line += strstr(sym, "(app.c:") != NULL;
+		}
 	}
 	CHECK_EQ(matched, n);
+	CHECK_EQ(syms, n);
+	CHECK_EQ(sym_ok, n);
+	/* the app's events are symbolized: function+offset, and file:line with libdw */
+	CHECK(cli_contains(out, dwarf ? ", symbol = \"worker+0x" : ", symbol = \"app+0x"));
+	CHECK(dwarf ? with_line > 0 : with_line == 0);
+	char meta[300];
+	snprintf(meta, sizeof meta, "%s/metadata", dir);
+	char *m = cli_slurp(meta);
+	CHECK(cli_contains(m, "\t\tuint64_hex_t addr;\n\t\tstring { encoding = UTF8; } symbol;\n"));
+	free(m);
+	free(shown);
 	/* the payload bytes of a text event: "constructor" */
 	CHECK(cli_contains(out, "app_start: { pid = "));
 	CHECK(cli_contains(out, "payload_len = 11, payload = [ [0] = 99, [1] = 111, [2] = 110,"));
+	free(out);
+	free(err);
+
+	/* --raw-addresses: no symbol field at all */
+	const char *raw = cli_path("raw.ctf");
+	CHECK_EQ(cli_run(CLI("export", "--format", "ctf", "--raw-addresses", (char *)log, "-o",
+	                     (char *)raw), NULL, NULL), 0);
+	snprintf(meta, sizeof meta, "%s/metadata", raw);
+	m = cli_slurp(meta);
+	CHECK(m && !cli_contains(m, "symbol"));
+	free(m);
+	rc = cli_run((char *const[]){ (char *)bt, (char *)raw, NULL }, &out, &err);
+	CHECK_EQ(rc, 0);
+	CHECK_EQ(cli_nlines(out), n);
+	CHECK(!cli_contains(out, "symbol"));
+	CHECK(cli_contains(out, "app_start: { pid = "));
 	free(out);
 	free(err);
 	free(ev);

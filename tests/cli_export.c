@@ -2,9 +2,10 @@
  * cli_export.c -- `posixtrace export` of a recorded examples/app log:
  * chrome (the JSON is well-formed -- a small validator here -- with one
  * instant event per trace event, and process and thread names), ctf (the
- * directory and its metadata), html (one file, no external resource, an
- * SVG marker with a title per event, the script and the tables).  An
- * existing output is not replaced without --force; bad formats exit 2.
+ * directory and its metadata, with a symbol field unless --raw-addresses),
+ * html (one file, no external resource, an SVG marker with a title per
+ * event, the script and the tables).  An existing output is not
+ * replaced without --force; bad formats exit 2.
  * Reading the CTF trace back with babeltrace2: cli_ctf.c; rendering the
  * page in chromium: cli_html.c.
  */
@@ -136,6 +137,16 @@ static void test_ctf(const char *log)
 	snprintf(meta, sizeof meta, "%s/metadata", dir);
 	char *m = cli_slurp(meta);
 	CHECK(m && strncmp(m, "/* CTF 1.8 */", 13) == 0 && cli_contains(m, "freq = 1000000000;"));
+	/* the symbolized address next to the raw one, unless --raw-addresses */
+	CHECK(cli_contains(m, "\t\tuint64_hex_t addr;\n\t\tstring { encoding = UTF8; } symbol;\n"));
+	free(m);
+	const char *raw = cli_path("raw.ctf");
+	CHECK_EQ(cli_run(CLI("export", "-f", "ctf", "--raw-addresses", (char *)log, "-o",
+	                     (char *)raw), NULL, NULL), 0);
+	snprintf(meta, sizeof meta, "%s/metadata", raw);
+	m = cli_slurp(meta);
+	CHECK(cli_contains(m, "\t\tuint64_hex_t addr;\n\t\tuint32_t payload_len;\n"));
+	CHECK(m && !cli_contains(m, "symbol"));
 	free(m);
 	CHECK_EQ(cli_run(CLI("export", "--format", "ctf", (char *)log, "-o", (char *)dir), NULL, &err), 1);
 	CHECK(cli_contains(err, dir) && cli_contains(err, "--force"));
