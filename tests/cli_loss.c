@@ -7,7 +7,8 @@
  * overwritten); `show` prints one count per gap (on the RESUME line) and
  * they add up to the same total; the synthesized OVERFLOW/RESUME have
  * "-" for the process; the CTF export keeps every event and babeltrace2
- * reports the same number of discarded events; the Chrome export says it.
+ * reports the same number of discarded events (that part is skipped, with
+ * a SKIP line, when babeltrace2 is not in PATH); the Chrome export says it.
  */
 #include <trace.h>
 #include "t.h"
@@ -95,8 +96,9 @@ int main(void)
 
 	const char *dir = cli_path("loss.ctf");
 	CHECK_EQ(cli_run(CLI("export", "-f", "ctf", (char *)log, "-o", (char *)dir), NULL, NULL), 0);
-	if (access("/usr/bin/babeltrace2", X_OK) == 0) {
-		CHECK_EQ(cli_run((char *const[]){ "/usr/bin/babeltrace2", (char *)dir, NULL }, &out, &err), 0);
+	const char *bt = cli_which("babeltrace2");
+	if (bt) {
+		CHECK_EQ(cli_run((char *const[]){ (char *)bt, (char *)dir, NULL }, &out, &err), 0);
 		CHECK_EQ(cli_nlines(out), n);
 		/* "Tracer discarded N event(s) between ..." for every gap */
 		CHECK_EQ(sum_after(err, "Tracer discarded "), lost);
@@ -104,7 +106,10 @@ int main(void)
 		free(out);
 		free(err);
 	} else {
-		printf("note: no /usr/bin/babeltrace2; the CTF trace was not read back\n");
+		printf("SKIP: babeltrace2 is not in PATH (Debian: babeltrace2): the CTF trace was not "
+		       "read back\n");
+		if (t_checks == 0) /* nothing else was checked */
+			exit(77);
 	}
 	free(ev);
 	T_END();
