@@ -162,10 +162,21 @@ static int drain(struct pt_trid *t, struct pt_flusher *f, unsigned max)
 	return more;
 }
 
-static void drain_all(struct pt_trid *t, struct pt_flusher *f)
+/* Everything in the stream, but no more than it holds: writers faster
+ * than the flusher must not keep it here for ever (a flush would never
+ * end, and a flush asked for meanwhile, or a shutdown, would wait).  A
+ * stream holds its size in sealed chunks plus the writers' open chunks,
+ * each record at least 16 bytes: with room for 64 open chunks the bound
+ * takes everything recorded before the call.  1: stopped at the bound,
+ * more may be waiting. */
+static int drain_all(struct pt_trid *t, struct pt_flusher *f)
 {
-	while (drain(t, f, 4096))
-		;
+	uint64_t bound = (t->view.budget + 64ull * t->view.chunk_size) / PT_REC_HDR;
+
+	for (uint64_t done = 0; done < bound; done += 4096)
+		if (!drain(t, f, 4096))
+			return 0;
+	return 1;
 }
 
 /* A system event of the flusher's own.  The stream may be full of events
@@ -213,8 +224,7 @@ static void *flusher_main(void *arg)
 		uint64_t req = f->req;
 		int stop = f->stop;
 		pthread_mutex_unlock(&f->mu);
-		if (f->autoflush)
-			drain_all(t, f);
+		int more = f->autoflush && drain_all(t, f);
 		if (req != f->done || stop) {
 			flush_once(t, f, stop);
 			pthread_mutex_lock(&f->mu);
@@ -224,6 +234,8 @@ static void *flusher_main(void *arg)
 		}
 		if (stop)
 			return NULL;
+		if (more)
+			continue; /* (a flush or a shutdown asked for is served first) */
 		if (f->autoflush) { /* sleep until writers wake us, or 20 ms */
 			struct pt_hdr *h = t->hdr;
 			uint32_t val = atomic_load(&h->futex);
