@@ -107,6 +107,7 @@ int cmd_stats(int argc, char **argv)
 	struct tlog l;
 	if (tlog_load(&l, argv[optind]))
 		return 1;
+	tlog_warn(&l); /* a cut-short or damaged log: its figures are partial */
 	int utf8 = !ascii && utf8_output();
 	if (!width)
 		width = terminal_width();
