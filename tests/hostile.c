@@ -85,6 +85,36 @@ static void *scribbler(void *arg)
 	return NULL;
 }
 
+/* The attributes of both streams: small, so the scribbler hits often. */
+static void small_attr(trace_attr_t *attr)
+{
+	REQUIRE(posix_trace_attr_init(attr) == 0);
+	REQUIRE(posix_trace_attr_setstreamsize(attr, 256 << 10) == 0);
+	REQUIRE(posix_trace_attr_setmaxdatasize(attr, 64) == 0);
+}
+
+/* Two writers recording into the started stream trid and the scribbler
+ * writing over its segment, until unleashed_stop() stops them. */
+static void unleash(trace_id_t trid, pthread_t w[2], pthread_t *s)
+{
+	struct pt_trid *t;
+	REQUIRE(pt_trid_lock(trid, &t) == 0);
+	struct pt_hdr *h = t->hdr;
+	pt_trid_unlock(t);
+	atomic_store(&stop, 0);
+	for (long i = 0; i < 2; i++)
+		pthread_create(&w[i], NULL, writer, (void *)(i + 1));
+	pthread_create(s, NULL, scribbler, h);
+}
+
+static void unleashed_stop(pthread_t w[2], pthread_t s)
+{
+	atomic_store(&stop, 1);
+	for (int i = 0; i < 2; i++)
+		pthread_join(w[i], NULL);
+	pthread_join(s, NULL);
+}
+
 /* A FLUSH stream with a log, scribbled on while two threads record: its
  * flusher (the fast path for runs, the general path for the rest) never
  * crashes or hangs, and the log it leaves reads back as well-formed
@@ -99,27 +129,15 @@ static void with_log(void)
 	pthread_t w[2], s;
 
 	REQUIRE(fd >= 0);
-	atomic_store(&stop, 0);
-	REQUIRE(posix_trace_attr_init(&attr) == 0);
-	REQUIRE(posix_trace_attr_setstreamsize(&attr, 256 << 10) == 0);
-	REQUIRE(posix_trace_attr_setmaxdatasize(&attr, 64) == 0);
+	small_attr(&attr);
 	REQUIRE(posix_trace_attr_setlogfullpolicy(&attr, POSIX_TRACE_APPEND) == 0);
 	REQUIRE(posix_trace_create_withlog(0, &attr, fd, &trid) == 0);
 	REQUIRE(posix_trace_start(trid) == 0);
-	struct pt_trid *t;
-	REQUIRE(pt_trid_lock(trid, &t) == 0);
-	struct pt_hdr *h = t->hdr;
-	pt_trid_unlock(t);
-	for (long i = 0; i < 2; i++)
-		pthread_create(&w[i], NULL, writer, (void *)(i + 1));
-	pthread_create(&s, NULL, scribbler, h);
+	unleash(trid, w, &s);
 	double end = now() + SECONDS;
 	while (now() < end)
 		usleep(10000);
-	atomic_store(&stop, 1);
-	for (int i = 0; i < 2; i++)
-		pthread_join(w[i], NULL);
-	pthread_join(s, NULL);
+	unleashed_stop(w, s);
 	CHECK_RC(posix_trace_shutdown(trid), 0);
 
 	int rfd = open(path, O_RDONLY);
@@ -158,20 +176,10 @@ int main(void)
 	pthread_t w[2], s;
 
 	REQUIRE(posix_trace_eventid_open("hostile", &ev) == 0);
-	REQUIRE(posix_trace_attr_init(&attr) == 0);
-	REQUIRE(posix_trace_attr_setstreamsize(&attr, 256 << 10) == 0);
-	REQUIRE(posix_trace_attr_setmaxdatasize(&attr, 64) == 0);
+	small_attr(&attr);
 	REQUIRE(posix_trace_create(0, &attr, &trid) == 0);
 	REQUIRE(posix_trace_start(trid) == 0);
-
-	struct pt_trid *t;
-	REQUIRE(pt_trid_lock(trid, &t) == 0);
-	struct pt_hdr *h = t->hdr;
-	pt_trid_unlock(t);
-
-	for (long i = 0; i < 2; i++)
-		pthread_create(&w[i], NULL, writer, (void *)(i + 1));
-	pthread_create(&s, NULL, scribbler, h);
+	unleash(trid, w, &s);
 
 	uint64_t got = 0, errors = 0, bad = 0, other = 0;
 	double end = now() + SECONDS;
@@ -198,10 +206,7 @@ int main(void)
 			other++;
 		}
 	}
-	atomic_store(&stop, 1);
-	for (int i = 0; i < 2; i++)
-		pthread_join(w[i], NULL);
-	pthread_join(s, NULL);
+	unleashed_stop(w, s);
 
 	printf("hostile: %llu events read, %llu POSIX_TRACE_ERROR, %llu others\n",
 	       (unsigned long long)got, (unsigned long long)errors, (unsigned long long)other);
@@ -227,6 +232,7 @@ int main(void)
 
 	/* and one deliberate lie, deterministically: the 50th user record of
 	 * this thread's chunk claims a payload longer than max-data-size */
+	struct pt_trid *t;
 	REQUIRE(pt_trid_lock(trid, &t) == 0);
 	struct pt_slot *sv = &t->view;
 	uint32_t lie = PT_NIL;
