@@ -60,6 +60,7 @@ int main(void)
 	CHECK_EQ(rc, 3);
 	CHECK(cli_contains(err, "140 events of 9 types from 2 processes (5 threads)"));
 	CHECK(cli_contains(err, "no events lost"));
+	CHECK(!cli_contains(err, "recorded no events of its own"));
 	if (!cli_contains(err, "140 events"))
 		fprintf(stderr, "summary: %s\n", err ? err : "(none)");
 	free(out);
@@ -94,6 +95,8 @@ int main(void)
 	                 "kill -TERM $$"), NULL, &err);
 	CHECK_EQ(rc, 128 + SIGTERM);
 	CHECK(cli_contains(err, "sh.ptlog"));
+	/* ... and the summary says it recorded nothing, and why that may be */
+	CHECK(cli_contains(err, "recorded no events of its own: is it linked with libposixtrace"));
 	free(err);
 
 	/* a program that cannot run */
