@@ -32,8 +32,9 @@ void fmt_duration(char *buf, size_t cap, uint64_t ns);       /* "1.23 s", "45.6 
 int terminal_width(void);
 int utf8_output(void);
 int want_help(int argc, char **argv);
-/* A progress line on stderr when it is a terminal (and the job is long). */
-struct progress { const char *what; uint64_t total, last_ns, start_ns; int shown; };
+/* A progress line on stderr when it is a terminal (and the job is long);
+ * total 0: not known, the line counts events. */
+struct progress { const char *what; uint64_t total, done, last_ns, start_ns; int shown; };
 void progress_begin(struct progress *p, const char *what, uint64_t total);
 void progress_update(struct progress *p, uint64_t done);
 void progress_end(struct progress *p);

@@ -266,19 +266,25 @@ int tlog_load(struct tlog *l, const char *path)
 			l->names[id] = strdup(name);
 		}
 	}
-	for (;;) {
+	struct progress p;
+	char what[300];
+	snprintf(what, sizeof what, "reading %s", path);
+	progress_begin(&p, what, 0); /* (how many events, the log does not say) */
+	for (uint64_t n = 1;; n++) {
 		struct posix_trace_event_info ev;
 		size_t len = 0;
 		int none = 0;
 		rc = posix_trace_getnext_event(trid, &ev, buf, sizeof buf, &len, &none);
 		if (rc || none)
 			break;
+		progress_update(&p, n);
 		if (tlog_add(l, &ev, buf, len) || tlog_note_loss(l, trid, &ev)) {
 			rc = ENOMEM;
 			break;
 		}
 		l->damaged += is_damage(&ev, buf, len);
 	}
+	progress_end(&p);
 	if (!rc) {
 		tlog_note_totals(l, trid);
 		l->unfinished = !l->lost_final && log_version(fd) >= 2;

@@ -180,6 +180,7 @@ void progress_begin(struct progress *p, const char *what, uint64_t total)
 {
 	p->what = what;
 	p->total = total;
+	p->done = 0;
 	p->start_ns = p->last_ns = now_mono_ns();
 	p->shown = 0;
 }
@@ -187,21 +188,28 @@ void progress_begin(struct progress *p, const char *what, uint64_t total)
 /* Shown only on a terminal, and only once the job has taken half a second. */
 void progress_update(struct progress *p, uint64_t done)
 {
-	if ((done & 1023) != 0 || !p->total || !isatty(STDERR_FILENO))
+	p->done = done;
+	if ((done & 1023) != 0 || !isatty(STDERR_FILENO))
 		return;
 	uint64_t t = now_mono_ns();
 	if (t - p->start_ns < 500000000u || t - p->last_ns < 100000000u)
 		return;
 	p->last_ns = t;
 	p->shown = 1;
-	fprintf(stderr, "\r%s: %3d%% (%llu of %llu events)", p->what,
-	        (int)(done * 100 / p->total), (unsigned long long)done,
-	        (unsigned long long)p->total);
+	if (!p->total)
+		fprintf(stderr, "\r%s: %llu events", p->what, (unsigned long long)done);
+	else
+		fprintf(stderr, "\r%s: %3d%% (%llu of %llu events)", p->what,
+		        (int)(done * 100 / p->total), (unsigned long long)done,
+		        (unsigned long long)p->total);
 }
 
 void progress_end(struct progress *p)
 {
-	if (p->shown)
+	if (p->shown && !p->total)
+		fprintf(stderr, "\r%s: %llu events            \n", p->what,
+		        (unsigned long long)p->done);
+	else if (p->shown)
 		fprintf(stderr, "\r%s: 100%% (%llu events)            \n", p->what,
 		        (unsigned long long)p->total);
 	p->shown = 0;

@@ -8,7 +8,10 @@
  *             percentage on the terminal, once the export has taken half a
  *             second, and ends it at 100%; with stderr a pipe it writes
  *             nothing at all.  The log grows until the export takes long
- *             enough on this machine (at most 16 M events).
+ *             enough on this machine (at most 16 M events).  Reading
+ *             the log (`stats`): nothing on a pipe; on a terminal, when
+ *             the piped run took a second or more, a line counting the
+ *             events read, ending at all of them.
  *   Ctrl-C    `record -o FILE -- golden_app --sleep 30`: once the program
  *             says its events are recorded, ^C (0x03) is typed at the
  *             terminal.  The terminal interrupts the program (and record,
@@ -220,6 +223,32 @@ static void test_progress(void)
 		fprintf(stderr, "%d progress lines; the terminal showed:\n%.600s\n", lines,
 		        t.s ? t.s : "");
 	term_close(&t);
+
+	/* reading the log: a line that counts events (how many there are, the
+	 * log does not say), on a terminal only, when reading takes a while */
+	char *out = NULL;
+	rc = run_piped(CLI("stats", (char *)log), &out, &ms, 120000);
+	CHECK_EQ(rc, 0);
+	CHECK(out && !strstr(out, "reading "));
+	free(out);
+	if (ms >= 1000) {
+		term_start(&t, CLI("stats", (char *)log));
+		term_read(&t, NULL, 120000);
+		CHECK_EQ(term_wait(&t, 5000), 0);
+		char want[600];
+		const char *last = NULL;
+		snprintf(want, sizeof want, "\rreading %s: ", log);
+		for (const char *q = t.s; q && (q = strstr(q, want)) != NULL; q++)
+			last = q;
+		long long counted = -1;
+		CHECK(last && sscanf(last + strlen(want), "%lld", &counted) == 1);
+		CHECK(counted >= n); /* the last line: every event (n and the system ones) */
+		if (!last || counted < n)
+			fprintf(stderr, "stats on a terminal showed:\n%.600s\n", t.s ? t.s : "");
+		term_close(&t);
+	} else {
+		printf("stats read the log in %lld ms: too fast for its progress line\n", ms);
+	}
 	unlink(json);
 	unlink(log);
 }
