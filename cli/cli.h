@@ -102,8 +102,10 @@ int tlog_add(struct tlog *l, const struct posix_trace_event_info *ev, const void
              size_t len);
 void tlog_finish(struct tlog *l);   /* per-process tables, sorted by pid */
 /* What a log that is not whole lacks: tlog_unfinished is the text for
- * l->unfinished; tlog_warn() notes both cases on stderr. */
+ * l->unfinished, tlog_damage_text() the words after l->damaged's count;
+ * tlog_warn() notes both cases on stderr. */
 extern const char tlog_unfinished[];
+void tlog_damage_text(const struct tlog *l, char *buf, size_t cap); /* after the count */
 void tlog_warn(const struct tlog *l);
 
 /* ------------------------------------------------------------ losses.c */

@@ -82,10 +82,12 @@ static void status(const struct tlog *l)
 
 static void damage(const struct tlog *l)
 {
-	if (l->damaged)
-		printf("damaged       %llu stretch%s of the log could not be read (%s a "
-		       "posix_trace_error event)\n", (unsigned long long)l->damaged,
-		       l->damaged == 1 ? "" : "es", l->damaged == 1 ? "it is" : "each is");
+	char text[120];
+
+	if (!l->damaged)
+		return;
+	tlog_damage_text(l, text, sizeof text);
+	printf("damaged       %llu %s\n", (unsigned long long)l->damaged, text);
 }
 
 int cmd_info(int argc, char **argv)

@@ -170,14 +170,23 @@ const char tlog_unfinished[] =
 	"the log has no final status: the recording was cut short (killed, or the disk "
 	"filled); events up to the last complete block are kept";
 
+/* "stretches of the log could not be read (...)", after the count */
+void tlog_damage_text(const struct tlog *l, char *buf, size_t cap)
+{
+	snprintf(buf, cap, "stretch%s of the log could not be read (%s a posix_trace_error event)",
+	         l->damaged == 1 ? "" : "es", l->damaged == 1 ? "it is" : "each is");
+}
+
 void tlog_warn(const struct tlog *l)
 {
+	char text[120];
+
 	if (l->unfinished)
 		err_msg("%s: %s", l->path, tlog_unfinished);
-	if (l->damaged)
-		err_msg("%s: %llu damaged stretch%s of the log could not be read (%s a "
-		        "posix_trace_error event)", l->path, (unsigned long long)l->damaged,
-		        l->damaged == 1 ? "" : "es", l->damaged == 1 ? "it is" : "each is");
+	if (l->damaged) {
+		tlog_damage_text(l, text, sizeof text);
+		err_msg("%s: %llu damaged %s", l->path, (unsigned long long)l->damaged, text);
+	}
 }
 
 /* The format version in the header (docs/log-format.md: u16 at 12, in the
