@@ -2,10 +2,33 @@
  * clock.c -- tick source selection, calibration and conversion.
  *
  * Ticks are the invariant TSC when the CPU has one, else CLOCK_MONOTONIC
- * nanoseconds.  A stream stores calibration points (tick, monotonic ns):
- * two taken at creation, more added by the controller at doubling
- * intervals, so the rate estimate keeps improving over long traces while
- * conversion stays piecewise linear and monotonic.
+ * nanoseconds.  Recording only reads the TSC; a reader turns ticks into
+ * CLOCK_REALTIME with calibration points, each a true sample (a TSC read
+ * and a CLOCK_MONOTONIC read taken together, the closest of several):
+ *
+ *  - A tick between two points is interpolated between them.  Between two
+ *    true samples the error is at most theirs (well under a microsecond),
+ *    however short or long the segment: interpolation never magnifies an
+ *    error, where extrapolating with a slope measured over a short
+ *    stretch does (what the earlier design did, and why its timestamps
+ *    could be off by seconds under load).
+ *  - A tick past the last point is converted on the "tail": from the last
+ *    point at the rate measured over the last second or more (at least the
+ *    2 ms of the first calibration), but only within `gap` of it (an
+ *    eighth of that baseline, 100 us to 50 ms), where the rate's error
+ *    cannot add up to more than a few tens of nanoseconds.  Further out,
+ *    the reader first takes a new sample: the event was recorded before it
+ *    is read, so its tick lies before the new point and is interpolated.
+ *  - Conversions handed out never change and stay monotonic: the ticks
+ *    already converted on the tail are kept by a point placed on the tail
+ *    line at the largest of them (the frontier) before the new sample is
+ *    added, so the new segments pass through every value already given.
+ *
+ * So a reader, however starved or late, converts with points taken around
+ * the events it reads; a reader that keeps up samples at most once per
+ * gap.  Points are kept (thinned to every other one in the older half
+ * past 65536 points, after some hours), so late events of a thread
+ * preempted for long are converted with the points around them.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +39,17 @@
 #endif
 
 int pt_clock_tsc;
+
+enum {
+	SAMPLE_TRIES = 7,
+	SAMPLE_MAX_TICKS = 4000,     /* a wider TSC/clock_gettime window is refused */
+	OFFSET_MAX_NS = 2000,        /* the same for CLOCK_REALTIME - CLOCK_MONOTONIC */
+	CAL_BASE_NS = 2000000,       /* the first rate estimate: 2 ms */
+	PTS_MAX = 65536,             /* then the older half is thinned */
+};
+#define RATE_SPAN_NS 1000000000  /* the rate is measured over 1 s or more */
+#define GAP_MIN_NS   100000      /* the tail: 100 us */
+#define GAP_MAX_NS   50000000    /* to 50 ms */
 
 /* Once, when the library is loaded, before the program's own constructors
  * (which may record): from then on pt_clock_tsc is only read. */
@@ -34,146 +68,290 @@ __attribute__((constructor(101))) static void pt_clock_init(void)
 }
 
 #if PT_HAVE_TSC
-/* One (tick, ns) pair, taken where the two reads are closest together. */
-static void sample(uint64_t *tick, int64_t *ns)
+/* One (tick, monotonic ns) pair: the TSC read on both sides of the clock
+ * read, the narrowest of a few tries.  0 if every try was interrupted
+ * (preempted between the reads): the pair would be too loose to use. */
+static int sample(uint64_t *tick, int64_t *ns)
 {
 	uint64_t best = UINT64_MAX;
 
-	for (int i = 0; i < 7; i++) {
+	for (int i = 0; i < SAMPLE_TRIES; i++) {
 		uint64_t t0 = __rdtsc();
 		uint64_t n = pt_mono_ns();
 		uint64_t t1 = __rdtsc();
-		if (t1 - t0 < best) {
+		if (t1 > t0 && t1 - t0 < best) {
 			best = t1 - t0;
 			*tick = t0 + (t1 - t0) / 2;
 			*ns = (int64_t)n;
 		}
 	}
+	return best <= SAMPLE_MAX_TICKS;
 }
 #endif
 
-static void use_segment(struct pt_clock *c, uint32_t i);
+/* CLOCK_REALTIME - CLOCK_MONOTONIC, read between two monotonic reads (the
+ * narrowest of a few tries): a preemption between two plain reads would
+ * shift every timestamp of the stream by its length. */
+static int64_t real_offset(void)
+{
+	int64_t off = 0, best = INT64_MAX;
 
+	for (int i = 0; i < 64 && (i < SAMPLE_TRIES || best > OFFSET_MAX_NS); i++) {
+		struct timespec r;
+		int64_t m0 = (int64_t)pt_mono_ns();
+		clock_gettime(CLOCK_REALTIME, &r);
+		int64_t m1 = (int64_t)pt_mono_ns();
+		if (m1 - m0 < best) {
+			best = m1 - m0;
+			off = (int64_t)r.tv_sec * 1000000000 + r.tv_nsec - (m0 + (m1 - m0) / 2);
+		}
+	}
+	return off;
+}
+
+/* The process's first calibration: two points CAL_BASE_NS apart. */
 void pt_clock_calibrate(struct pt_clock_img *img)
 {
-	struct timespec r, m;
-
 	memset(img, 0, sizeof *img);
-	clock_gettime(CLOCK_REALTIME, &r);
-	clock_gettime(CLOCK_MONOTONIC, &m);
-	img->real_minus_mono = ((int64_t)r.tv_sec - m.tv_sec) * 1000000000 +
-	                       (r.tv_nsec - m.tv_nsec);
+	img->real_minus_mono = real_offset();
 	img->kind = PT_CLK_MONO;
 #if PT_HAVE_TSC
 	if (pt_clock_tsc) {
 		img->kind = PT_CLK_TSC;
-		sample(&img->tick[0], &img->ns[0]);
-		/* a 2 ms baseline gives the first rate estimate */
-		while ((int64_t)pt_mono_ns() - img->ns[0] < 2000000)
-			;
-		sample(&img->tick[1], &img->ns[1]);
+		for (int k = 0; k < 2; k++) {
+			for (int i = 0; i < 1000 && !sample(&img->tick[k], &img->ns[k]); i++)
+				;
+			while (k == 0 && (int64_t)pt_mono_ns() - img->ns[0] < CAL_BASE_NS)
+				;
+		}
 		img->npts = 2;
+		if (img->tick[1] <= img->tick[0] || img->ns[1] <= img->ns[0])
+			img->kind = PT_CLK_MONO; /* a TSC that does not advance */
 	}
 #endif
 }
 
-/* Add a calibration point when the time since the last one is at least
- * twice the previous interval.  frontier is the largest tick already
- * converted for a reader: a point pinned there first keeps conversion
- * continuous, so times already handed out never jump.  1 if refined. */
-int pt_clock_refine(struct pt_clock *c, uint64_t frontier)
+/* For a new stream: the offset to CLOCK_REALTIME as it is now, and a
+ * point taken now (the process's calibration may be hours old). */
+void pt_clock_restamp(struct pt_clock_img *img)
 {
+	img->real_minus_mono = real_offset();
 #if PT_HAVE_TSC
-	struct pt_clock_img *img = &c->img;
-	uint32_t n = img->npts;
-	int64_t now = (int64_t)pt_mono_ns();
-	uint64_t tick;
-	int64_t ns;
-
-	if (img->kind != PT_CLK_TSC || n < 2 || n + 2 > PT_CLOCK_PTS)
-		return 0;
-	if (now - img->ns[n - 1] < 2 * (img->ns[n - 1] - img->ns[n - 2]))
-		return 0;
-	sample(&tick, &ns);
-	if (frontier > img->tick[n - 1] && frontier < tick) {
-		int64_t at = pt_clock_ns(c, frontier) - img->real_minus_mono;
-		if (at <= img->ns[n - 1] || at >= ns)
-			return 0;
-		img->tick[n] = frontier;
-		img->ns[n] = at;
-		n++;
+	uint64_t t;
+	int64_t n;
+	uint32_t k = img->npts;
+	if (img->kind == PT_CLK_TSC && k >= 1 && k < PT_CLOCK_PTS && sample(&t, &n) &&
+	    t > img->tick[k - 1] && n > img->ns[k - 1]) {
+		img->tick[k] = t;
+		img->ns[k] = n;
+		img->npts = k + 1;
 	}
-	if (tick <= img->tick[n - 1] || ns <= img->ns[n - 1])
-		return 0;
-	img->tick[n] = tick;
-	img->ns[n] = ns;
-	img->npts = n + 1;
-	use_segment(c, n - 1);
-	return 1;
-#else
-	(void)c, (void)frontier;
-	return 0;
 #endif
 }
 
-static void use_segment(struct pt_clock *c, uint32_t i)
+static uint64_t mul32(uint64_t ticks, uint64_t mult)
 {
-	const struct pt_clock_img *g = &c->img;
-	uint64_t dt = g->tick[i + 1] - g->tick[i];
-	uint64_t dn = (uint64_t)(g->ns[i + 1] - g->ns[i]);
-
-	c->seg = i;
-	c->seg_tick = g->tick[i];
-	c->seg_ns = g->ns[i];
-	c->seg_mult = (uint64_t)(((unsigned __int128)dn << 32) / dt);
+	unsigned __int128 v = ((unsigned __int128)ticks * mult) >> 32;
+	return v > UINT64_MAX ? UINT64_MAX : (uint64_t)v;
 }
 
-/* Copy and validate a clock image (it may come from shared memory). */
-int pt_clock_load(struct pt_clock *c, const struct pt_clock_img *img)
-{
-	memset(c, 0, sizeof *c);
-	memcpy(&c->img, img, sizeof *img);
-	if (c->img.kind == PT_CLK_MONO)
-		return 0;
-	if (c->img.kind != PT_CLK_TSC || c->img.npts < 2 || c->img.npts > PT_CLOCK_PTS)
-		goto bad;
-	for (uint32_t i = 1; i < c->img.npts; i++)
-		if (c->img.tick[i] <= c->img.tick[i - 1] || c->img.ns[i] <= c->img.ns[i - 1])
-			goto bad;
-	use_segment(c, c->img.npts - 2);
-	return 0;
-bad:
-	c->img.kind = PT_CLK_MONO; /* treat ticks as nanoseconds */
-	return -1;
-}
-
-/* Ticks come from the segment, which the traced process can write: any
- * tick converts without overflow (times out of range saturate). */
+/* Ticks out of every segment can come from the segment, which the traced
+ * process can write: they convert without overflow (saturating). */
 static int64_t clamp_ns(__int128 v)
 {
 	return v > INT64_MAX ? INT64_MAX : v < INT64_MIN ? INT64_MIN : (int64_t)v;
 }
 
+/* After a point was added: the rate over the last second or more, and the
+ * tail's length. */
+static void update_rate(struct pt_clock *c)
+{
+	const struct pt_clock_pt *p = c->pt;
+	uint32_t last = c->n - 1;
+
+	while (c->base + 1 < last && p[last].ns - p[c->base + 1].ns >= RATE_SPAN_NS)
+		c->base++;
+	uint64_t dn = (uint64_t)(p[last].ns - p[c->base].ns);
+	uint64_t dt = p[last].tick - p[c->base].tick;
+	unsigned __int128 r = ((unsigned __int128)dn << 32) / dt;
+	c->rate = r == 0 ? 1 : r > UINT64_MAX ? UINT64_MAX : (uint64_t)r;
+	uint64_t g = dn / 8;
+	g = g < GAP_MIN_NS ? GAP_MIN_NS : g > GAP_MAX_NS ? GAP_MAX_NS : g;
+	unsigned __int128 gt = ((unsigned __int128)g << 32) / c->rate;
+	c->gap = gt == 0 ? 1 : gt > UINT64_MAX ? UINT64_MAX : (uint64_t)gt;
+	c->seg_tick = c->seg_end = 0; /* no cached segment */
+}
+
+/* Every other point of the older half goes (the first stays). */
+static void thin(struct pt_clock *c)
+{
+	uint32_t half = c->n / 2 < c->base ? c->n / 2 : c->base, k = 1;
+
+	for (uint32_t i = 1; i < c->n; i++)
+		if (i >= half || i % 2 == 0)
+			c->pt[k++] = c->pt[i];
+	c->base -= c->n - k;
+	c->n = k;
+}
+
+static int push(struct pt_clock *c, uint64_t tick, int64_t ns)
+{
+	if (tick <= c->pt[c->n - 1].tick || ns <= c->pt[c->n - 1].ns)
+		return 0;
+	if (c->n == c->cap) {
+		struct pt_clock_pt *p = NULL;
+		if (c->cap < PTS_MAX)
+			p = realloc(c->pt, 2 * (size_t)c->cap * sizeof *p);
+		if (p) {
+			c->pt = p;
+			c->cap *= 2;
+		} else {
+			thin(c);
+		}
+		if (c->n == c->cap)
+			return 0;
+	}
+	c->pt[c->n++] = (struct pt_clock_pt){ tick, ns };
+	return 1;
+}
+
+/* A new sample, for a tick further than the tail reaches.  Before it goes
+ * in, a point on the tail line at the frontier keeps what was already
+ * converted there. */
+static void advance(struct pt_clock *c)
+{
+#if PT_HAVE_TSC
+	const struct pt_clock_pt *last = &c->pt[c->n - 1];
+	uint64_t q;
+	int64_t qn;
+
+	if (!sample(&q, &qn))
+		return; /* interrupted: the tail goes on, the next read samples */
+	if (q > c->seen)
+		c->seen = q;
+	if (q <= last->tick || qn <= last->ns)
+		return;
+	if (c->frontier > last->tick && c->frontier < q) {
+		int64_t pn = last->ns + (int64_t)mul32(c->frontier - last->tick, c->rate);
+		if (pn >= qn)
+			return; /* the tail ran ahead of the sample: take one later */
+		if (pn > last->ns && !push(c, c->frontier, pn))
+			return;
+	}
+	/* (a frontier past q came from a tick from the future, written by a
+	 * writer or read on a CPU whose TSC is ahead: it is not kept) */
+	push(c, q, qn);
+	c->frontier = 0;
+	update_rate(c);
+#else
+	(void)c;
+#endif
+}
+
+static void use_segment(struct pt_clock *c, uint32_t i)
+{
+	const struct pt_clock_pt *a = &c->pt[i], *b = &c->pt[i + 1];
+
+	c->seg_tick = a->tick;
+	c->seg_end = b->tick;
+	c->seg_ns = a->ns;
+	unsigned __int128 m = ((unsigned __int128)(uint64_t)(b->ns - a->ns) << 32) /
+	                      (b->tick - a->tick);
+	c->seg_mult = m > UINT64_MAX ? UINT64_MAX : (uint64_t)m;
+	c->seg_tail = 0;
+}
+
+static void use_tail(struct pt_clock *c)
+{
+	const struct pt_clock_pt *a = &c->pt[c->n - 1];
+
+	c->seg_tick = a->tick;
+	c->seg_end = a->tick + c->gap < a->tick ? UINT64_MAX : a->tick + c->gap;
+	c->seg_ns = a->ns;
+	c->seg_mult = c->rate;
+	c->seg_tail = 1;
+}
+
+/* Load a clock image (from this process's own copy, but checked as if it
+ * came from anywhere: the points must increase, and their values be small
+ * enough for pt_clock_ns_cached()'s sums). */
+int pt_clock_load(struct pt_clock *c, const struct pt_clock_img *img)
+{
+	uint32_t n = img->npts;
+
+	memset(c, 0, sizeof *c);
+	c->kind = PT_CLK_MONO;
+	c->real_minus_mono = img->real_minus_mono;
+	if (img->kind == PT_CLK_MONO)
+		return 0;
+	if (img->kind != PT_CLK_TSC || n < 2 || n > PT_CLOCK_PTS ||
+	    img->real_minus_mono >= (int64_t)1 << 61 || img->real_minus_mono <= -((int64_t)1 << 61))
+		return -1;
+	for (uint32_t i = 0; i < n; i++)
+		if (img->ns[i] < 0 || img->ns[i] >= (int64_t)1 << 61 ||
+		    (i && (img->tick[i] <= img->tick[i - 1] || img->ns[i] <= img->ns[i - 1])))
+			return -1;
+	c->cap = 64;
+	c->pt = malloc(c->cap * sizeof *c->pt);
+	if (!c->pt)
+		return -1;
+	for (uint32_t i = 0; i < n; i++)
+		c->pt[i] = (struct pt_clock_pt){ img->tick[i], img->ns[i] };
+	c->n = n;
+	c->seen = img->tick[n - 1];
+	c->kind = PT_CLK_TSC;
+	update_rate(c);
+	return 0;
+}
+
+void pt_clock_free(struct pt_clock *c)
+{
+	free(c->pt);
+	memset(c, 0, sizeof *c);
+}
+
 int64_t pt_clock_ns(struct pt_clock *c, uint64_t tick)
 {
-	const struct pt_clock_img *g = &c->img;
+	int64_t v = 0;
 
-	if (g->kind != PT_CLK_TSC)
-		return clamp_ns((__int128)tick + g->real_minus_mono);
-	uint32_t n = g->npts, i = c->seg;
-	/* find the segment [i, i+1] holding tick; the first and last extend */
-	if (tick < c->seg_tick || (i + 2 < n && tick >= g->tick[i + 1])) {
-		i = 0;
-		while (i + 2 < n && tick >= g->tick[i + 1])
-			i++;
-		use_segment(c, i);
+	if (c->kind != PT_CLK_TSC)
+		return clamp_ns((__int128)tick + c->real_minus_mono);
+	if (pt_clock_ns_cached(c, tick, &v))
+		return v;
+	const struct pt_clock_pt *p = c->pt;
+	uint32_t last = c->n - 1;
+	if (tick >= p[last].tick) {
+		if (tick - p[last].tick >= c->gap) {
+			advance(c);
+			p = c->pt;
+			last = c->n - 1;
+		}
+		if (tick >= p[last].tick) {
+			use_tail(c);
+			if (pt_clock_ns_cached(c, tick, &v))
+				return v;
+			/* past the tail: the sample was interrupted, or the tick is
+			 * from the future; only a tick before a sample is kept */
+			if (tick <= c->seen && tick > c->frontier)
+				c->frontier = tick;
+			return clamp_ns((__int128)p[last].ns + mul32(tick - p[last].tick, c->rate) +
+			                c->real_minus_mono);
+		}
 	}
-	__int128 d;
-	if (tick >= c->seg_tick)
-		d = (__int128)(((unsigned __int128)(tick - c->seg_tick) * c->seg_mult) >> 32);
-	else
-		d = -(__int128)(((unsigned __int128)(c->seg_tick - tick) * c->seg_mult) >> 32);
-	return clamp_ns(c->seg_ns + d + g->real_minus_mono);
+	if (tick < p[0].tick) /* before the stream was made: not from this stream */
+		return clamp_ns((__int128)p[0].ns - mul32(p[0].tick - tick, c->rate) +
+		                c->real_minus_mono);
+	uint32_t lo = 0, hi = last; /* p[lo].tick <= tick < p[hi].tick */
+	while (hi - lo > 1) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (p[mid].tick <= tick)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	use_segment(c, lo);
+	pt_clock_ns_cached(c, tick, &v);
+	return v;
 }
 
 void pt_clock_res(const struct pt_clock_img *img, struct timespec *res)

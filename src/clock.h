@@ -38,36 +38,54 @@ static inline uint64_t pt_now(void)
 	return pt_mono_ns();
 }
 
-/* Process-local converter, built from a validated clock image. */
+/* A reader's converter from ticks to CLOCK_REALTIME (process-local, never
+ * in shared memory).  Calibration points (tick, CLOCK_MONOTONIC ns) are
+ * true samples, strictly increasing in both; a tick between two points is
+ * interpolated, and a tick past the last point is converted only within
+ * `gap` of it (with the rate measured over a long baseline): further than
+ * that, the converter first takes a new sample, which is later than the
+ * tick since the tick was recorded before it was read.  See clock.c. */
 struct pt_clock {
-	struct pt_clock_img img;
-	uint32_t seg;        /* cached segment: points seg, seg+1 */
-	uint64_t seg_tick;
+	uint32_t kind;           /* PT_CLK_TSC or PT_CLK_MONO */
+	int64_t real_minus_mono; /* CLOCK_REALTIME - CLOCK_MONOTONIC at create */
+	struct pt_clock_pt {
+		uint64_t tick;
+		int64_t ns;
+	} *pt;                   /* the points, n of them (cap allocated) */
+	uint32_t n, cap;
+	uint32_t base;           /* the rate is measured from point base */
+	uint64_t rate;           /* ns per tick, 32.32, over [base, n-1] */
+	uint64_t gap;            /* ticks past the last point converted by extrapolation */
+	uint64_t frontier;       /* largest tick so converted since the last point */
+	uint64_t seen;           /* the latest tick any sample read */
+	/* the segment last used: ticks in [seg_tick, seg_end) are
+	 * seg_ns + (tick - seg_tick) * seg_mult; seg_tail: past the last point */
+	uint64_t seg_tick, seg_end;
 	int64_t seg_ns;
-	uint64_t seg_mult;   /* ns per tick, 32.32 fixed point */
+	uint64_t seg_mult;
+	int seg_tail;
 };
 
 void pt_clock_calibrate(struct pt_clock_img *img);
-int pt_clock_refine(struct pt_clock *c, uint64_t frontier);
+void pt_clock_restamp(struct pt_clock_img *img);
 int pt_clock_load(struct pt_clock *c, const struct pt_clock_img *img);
+void pt_clock_free(struct pt_clock *c);
 int64_t pt_clock_ns(struct pt_clock *c, uint64_t tick); /* CLOCK_REALTIME ns */
 void pt_clock_res(const struct pt_clock_img *img, struct timespec *res);
 
-/* pt_clock_ns() for the common case, inline (the flusher's per-event
- * path): a TSC tick inside the cached segment, not so far past it that
- * the sum could overflow.  0: call pt_clock_ns(). */
-static inline int pt_clock_ns_cached(const struct pt_clock *c, uint64_t tick, int64_t *ns)
+/* pt_clock_ns() for the common case, inline (the reader's and the
+ * flusher's per-event path): a TSC tick in the segment last used.
+ * 0: call pt_clock_ns(). */
+static inline int pt_clock_ns_cached(struct pt_clock *c, uint64_t tick, int64_t *ns)
 {
-	const struct pt_clock_img *g = &c->img;
-
-	if (g->kind != PT_CLK_TSC || tick < c->seg_tick ||
-	    (c->seg + 2 < g->npts && tick >= g->tick[c->seg + 1]))
+	if (c->kind != PT_CLK_TSC || tick < c->seg_tick || tick >= c->seg_end)
 		return 0;
+	/* use_segment() keeps (seg_end - seg_tick) * seg_mult, seg_ns and
+	 * real_minus_mono small enough for this sum not to overflow */
 	uint64_t d = (uint64_t)(((unsigned __int128)(tick - c->seg_tick) * c->seg_mult) >> 32);
-	if (d >> 60 || c->seg_ns < 0 || c->seg_ns >= (int64_t)1 << 61 ||
-	    g->real_minus_mono < 0 || g->real_minus_mono >= (int64_t)1 << 62)
-		return 0; /* (2^60 + 2^61 + 2^62 < 2^63; 2^62 ns is past 2116) */
-	*ns = c->seg_ns + (int64_t)d + g->real_minus_mono;
+	if (c->seg_tail && tick > c->frontier)
+		c->frontier = tick;
+	*ns = c->seg_ns + (int64_t)d + c->real_minus_mono;
 	return 1;
 }
 

@@ -149,6 +149,7 @@ PT_API int posix_trace_shutdown(trace_id_t trid)
 	close(t->fd);      /* releases the liveness lock */
 	close(t->sys_fd);  /* and the system-wide count */
 	pt_reader_free(&t->rd);
+	pt_clock_free(&t->clk);
 	t->hdr = NULL;
 	t->tctl = NULL;
 	t->in_use = 0;

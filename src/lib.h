@@ -259,8 +259,6 @@ struct pt_reader {
 	uint64_t unknown;            /* losses whose writer is not known */
 	uint64_t start_ts;
 	uint32_t epoch;
-	unsigned since_refine;
-	uint64_t frontier;           /* largest tick converted so far */
 	/* an event already taken, returned after the RESUME that precedes it */
 	int stashed;
 	struct posix_trace_event_info st_ev;

@@ -492,8 +492,6 @@ static void synth(struct pt_trid *t, struct posix_trace_event_info *ev, void *bu
 	ev->posix_event_id = id;
 	ev->posix_truncation_status = n < len ? POSIX_TRACE_TRUNCATED_READ : POSIX_TRACE_NOT_TRUNCATED;
 	pt_ns_to_ts(pt_clock_ns(&t->clk, tick), &ev->posix_timestamp);
-	if (tick > t->rd.frontier)
-		t->rd.frontier = tick;
 	if (n)
 		memcpy(buf, data, n);
 	*dlen = n;
@@ -529,8 +527,6 @@ static int take(struct pt_trid *t, struct pt_rwriter *w, struct posix_trace_even
 	                              : (w0 >> 60) & PT_RF_TRUNC ? POSIX_TRACE_TRUNCATED_RECORD
 	                                                         : POSIX_TRACE_NOT_TRUNCATED;
 	pt_ns_to_ts(pt_clock_ns(&t->clk, a->next_ts), &ev->posix_timestamp);
-	if (a->next_ts > t->rd.frontier)
-		t->rd.frontier = a->next_ts;
 	*dlen = cp;
 	a->last_ts = a->next_ts;
 	a->off += size;
@@ -587,14 +583,14 @@ static void allow_run(struct pt_reader *rd, struct pt_rwriter *w)
 /* The next event, when it is simply the next record of the writer the
  * last one came from: what read_next() would do, without looking at every
  * writer again.  Only while nothing changed that read_next() would look at
- * (no new chunk, no new loss report, the clock not due for refining);
+ * (no new chunk, no new loss report);
  * 0: call read_next(). */
 static struct pt_rwriter *run_writer(struct pt_trid *t)
 {
 	struct pt_reader *rd = &t->rd;
 	struct pt_hdr *h = t->hdr;
 
-	if (!rd->run_w || rd->since_refine + 1 >= 4096 || rd->npend || rd->nloss_pend)
+	if (!rd->run_w || rd->npend || rd->nloss_pend)
 		return NULL;
 	struct pt_rwriter *w = &rd->w[rd->run_w - 1];
 	if (w->head == NONE || !rd->ck[w->head].has_next ||
@@ -615,7 +611,6 @@ static int read_again(struct pt_trid *t, struct posix_trace_event_info *ev, void
 		return 0;
 	if (take(t, w, ev, buf, num, dlen) != TAKE_OK)
 		return 0; /* (take changed nothing): read_next() deals with it */
-	rd->since_refine++;
 	w->pairs_at = rd->pairs;
 	return 1;
 }
@@ -641,7 +636,7 @@ int pt_read_run_begin(struct pt_trid *t, struct pt_read_run *r)
 	r->a = a;
 	r->chunk = (const pt_word *)(v->data + (size_t)a->idx * v->chunk_size);
 	r->limit = rd->run_limit;
-	r->max = 4095 - rd->since_refine; /* the clock is refined every 4096 events */
+	r->max = 4096; /* the flusher holds t's lock for one run at a time */
 	return 1;
 }
 
@@ -669,9 +664,6 @@ int pt_read_run_end(struct pt_trid *t, struct pt_read_run *r, uint32_t off, uint
 	a->off = off;
 	a->count += n;
 	a->last_ts = last_tick;
-	if (last_tick > rd->frontier)
-		rd->frontier = last_tick;
-	rd->since_refine += n;
 	r->w->pairs_at = rd->pairs;
 	if (!peek(t, a))
 		a->has_next = 0; /* service() drops it next time */
@@ -689,10 +681,6 @@ static int read_next(struct pt_trid *t, struct posix_trace_event_info *ev, void 
 	if (rd->stashed) {
 		unstash(rd, ev, buf, num, dlen);
 		return 1;
-	}
-	if (++rd->since_refine >= 4096) {
-		rd->since_refine = 0;
-		pt_clock_refine(&t->clk, rd->frontier);
 	}
 	for (;;) {
 		discover(t);

@@ -47,6 +47,7 @@ static void trid_release(struct pt_trid *t)
 	if (t->sys_fd >= 0)
 		close(t->sys_fd);
 	pt_reader_free(&t->rd);
+	pt_clock_free(&t->clk);
 	t->hdr = NULL;
 	t->tctl = NULL;
 	t->in_use = 0;
@@ -271,6 +272,8 @@ int pt_stream_create(pid_t pid, const trace_attr_t *attr, int logfd, trace_id_t 
 	struct pt_geom g;
 	struct pt_target tg;
 	struct pt_trid *t;
+	struct pt_clock_img clk_img;
+	struct pt_clock clk;
 	int rc, policy, sys_fd = -1;
 	unsigned s = 0;
 	uint64_t ino = 0;
@@ -301,22 +304,28 @@ int pt_stream_create(pid_t pid, const trace_attr_t *attr, int logfd, trace_id_t 
 	rc = EAGAIN;
 	if (trid_alloc() == NULL || (rc = pt_sysmax_take(&sys_fd)) != 0)
 		goto out;
+	if (!proc_clock.kind)
+		pt_clock_calibrate(&proc_clock);
+	clk_img = proc_clock; /* with a point and the offset to CLOCK_REALTIME of now */
+	pt_clock_restamp(&clk_img);
+	rc = ENOMEM;
+	if (pt_clock_load(&clk, &clk_img) != 0)
+		goto out;
 	t = pt_trid_new(PT_KIND_STREAM, &id);
 	t->in_use = 0; /* until it is complete */
 	rc = place_segment(&tg, &g, t, &s, &ino);
 	if (rc != 0) {
+		pt_clock_free(&clk);
 		pt_trid_free(t);
 		goto out;
 	}
-	if (!proc_clock.kind)
-		pt_clock_calibrate(&proc_clock);
 	{ /* the resolution the calibration measured, not a guess */
 		struct timespec res;
-		pt_clock_res(&proc_clock, &res);
+		pt_clock_res(&clk_img, &res);
 		img.res_sec = res.tv_sec;
 		img.res_nsec = res.tv_nsec;
 	}
-	pt_segment_init(t->hdr, &g, &img, &proc_clock);
+	pt_segment_init(t->hdr, &g, &img, &clk_img);
 	t->hdr->traced_pid = tg.pid;
 	/* the traced process may write over the segment from now on: the
 	 * view and the clock come from our own copies, never from it */
@@ -325,7 +334,7 @@ int pt_stream_create(pid_t pid, const trace_attr_t *attr, int logfd, trace_id_t 
 	t->map_size = g.seg_size;
 	pt_reader_reset(t);
 	t->attr = img;
-	pt_clock_load(&t->clk, &proc_clock);
+	t->clk = clk;
 	pt_slot_fill_trusted(&t->view, t->hdr, &g, &img);
 	atomic_store(&t->view.gen, 1);
 	t->view.test_hdr_filter = 1; /* system events obey the filter too */
