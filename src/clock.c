@@ -13,22 +13,32 @@
  *    stretch does (what the earlier design did, and why its timestamps
  *    could be off by seconds under load).
  *  - A tick past the last point is converted on the "tail": from the last
- *    point at the rate measured over the last second or more (at least the
+ *    point at the rate measured over the last 100 ms or more (at least the
  *    2 ms of the first calibration), but only within `gap` of it (an
- *    eighth of that baseline, 100 us to 50 ms), where the rate's error
- *    cannot add up to more than a few tens of nanoseconds.  Further out,
+ *    eighth of that baseline, 100 us to 10 ms), where the rate's error
+ *    cannot add up to more than a few tens of nanoseconds (or, while NTP
+ *    changes the clock's rate, that change times 10 ms).  Further out,
  *    the reader first takes a new sample: the event was recorded before it
  *    is read, so its tick lies before the new point and is interpolated.
  *  - Conversions handed out never change and stay monotonic: the ticks
  *    already converted on the tail are kept by a point placed on the tail
  *    line at the largest of them (the frontier) before the new sample is
- *    added, so the new segments pass through every value already given.
+ *    added, and the segment up to it keeps the tail's rate exactly, so
+ *    every value already given stays as it was.
  *
- * So a reader, however starved or late, converts with points taken around
- * the events it reads; a reader that keeps up samples at most once per
- * gap.  Points are kept (thinned to every other one in the older half
- * past 65536 points, after some hours), so late events of a thread
- * preempted for long are converted with the points around them.
+ * So a reader, however late, converts with points taken around the
+ * events it reads; a reader that keeps up samples at most once per gap.
+ * Between points taken that way, the library's clock keeper (keeper.c)
+ * adds one every KEEP_NS (40 ms) to each stream of the process, so that
+ * a reader that was starved, stopped, or reads a flight recorder only at
+ * the end still interpolates over segments of 40 ms, not over the whole
+ * time it did not read: between two points the error is how far
+ * CLOCK_MONOTONIC strays from a straight line in TSC ticks, which is
+ * nothing unless the kernel changes its rate (NTP slewing), and then that
+ * change times the segment's length.  Points are kept (thinned to every
+ * other one in the older half past 65536 points, after about 45 minutes),
+ * so late events of a thread preempted for long are converted with the
+ * points around them.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -47,9 +57,10 @@ enum {
 	CAL_BASE_NS = 2000000,       /* the first rate estimate: 2 ms */
 	PTS_MAX = 65536,             /* then the older half is thinned */
 };
-#define RATE_SPAN_NS 1000000000  /* the rate is measured over 1 s or more */
+#define RATE_SPAN_NS 100000000   /* the rate is measured over 100 ms or more */
 #define GAP_MIN_NS   100000      /* the tail: 100 us */
-#define GAP_MAX_NS   50000000    /* to 50 ms */
+#define GAP_MAX_NS   10000000    /* to 10 ms */
+#define KEEP_NS      40000000    /* the keeper's period (pt_clock_keep) */
 
 /* Once, when the library is loaded, before the program's own constructors
  * (which may record): from then on pt_clock_tsc is only read. */
@@ -162,8 +173,8 @@ static int64_t clamp_ns(__int128 v)
 	return v > INT64_MAX ? INT64_MAX : v < INT64_MIN ? INT64_MIN : (int64_t)v;
 }
 
-/* After a point was added: the rate over the last second or more, and the
- * tail's length. */
+/* After a point was added: the rate over the last 100 ms or more, and
+ * the tail's length. */
 static void update_rate(struct pt_clock *c)
 {
 	const struct pt_clock_pt *p = c->pt;
@@ -179,7 +190,15 @@ static void update_rate(struct pt_clock *c)
 	g = g < GAP_MIN_NS ? GAP_MIN_NS : g > GAP_MAX_NS ? GAP_MAX_NS : g;
 	unsigned __int128 gt = ((unsigned __int128)g << 32) / c->rate;
 	c->gap = gt == 0 ? 1 : gt > UINT64_MAX ? UINT64_MAX : (uint64_t)gt;
+	unsigned __int128 kt = ((unsigned __int128)KEEP_NS << 32) / c->rate;
+	c->keep = kt > UINT64_MAX ? UINT64_MAX : (uint64_t)kt;
 	c->seg_tick = c->seg_end = 0; /* no cached segment */
+}
+
+static uint64_t slope(const struct pt_clock_pt *a, uint64_t tick, int64_t ns)
+{
+	unsigned __int128 m = ((unsigned __int128)(uint64_t)(ns - a->ns) << 32) / (tick - a->tick);
+	return m > UINT64_MAX ? UINT64_MAX : (uint64_t)m;
 }
 
 /* Every other point of the older half goes (the first stays). */
@@ -188,13 +207,18 @@ static void thin(struct pt_clock *c)
 	uint32_t half = c->n / 2 < c->base ? c->n / 2 : c->base, k = 1;
 
 	for (uint32_t i = 1; i < c->n; i++)
-		if (i >= half || i % 2 == 0)
+		if (i >= half || i % 2 == 0) {
+			if (i - 1 < half && (i - 1) % 2) /* the point before it went */
+				c->pt[k - 1].mult = slope(&c->pt[k - 1], c->pt[i].tick, c->pt[i].ns);
 			c->pt[k++] = c->pt[i];
+		}
 	c->base -= c->n - k;
 	c->n = k;
 }
 
-static int push(struct pt_clock *c, uint64_t tick, int64_t ns)
+/* Add a point after the last; mult: the slope of the segment up to it (0:
+ * from the two points). */
+static int push(struct pt_clock *c, uint64_t tick, int64_t ns, uint64_t mult)
 {
 	if (tick <= c->pt[c->n - 1].tick || ns <= c->pt[c->n - 1].ns)
 		return 0;
@@ -211,7 +235,9 @@ static int push(struct pt_clock *c, uint64_t tick, int64_t ns)
 		if (c->n == c->cap)
 			return 0;
 	}
-	c->pt[c->n++] = (struct pt_clock_pt){ tick, ns };
+	struct pt_clock_pt *last = &c->pt[c->n - 1];
+	last->mult = mult ? mult : slope(last, tick, ns);
+	c->pt[c->n++] = (struct pt_clock_pt){ tick, ns, 0 };
 	return 1;
 }
 
@@ -235,17 +261,27 @@ static void advance(struct pt_clock *c)
 		int64_t pn = last->ns + (int64_t)mul32(c->frontier - last->tick, c->rate);
 		if (pn >= qn)
 			return; /* the tail ran ahead of the sample: take one later */
-		if (pn > last->ns && !push(c, c->frontier, pn))
+		if (pn > last->ns && !push(c, c->frontier, pn, c->rate))
 			return;
 	}
 	/* (a frontier past q came from a tick from the future, written by a
 	 * writer or read on a CPU whose TSC is ahead: it is not kept) */
-	push(c, q, qn);
+	push(c, q, qn, 0);
 	c->frontier = 0;
 	update_rate(c);
 #else
 	(void)c;
 #endif
+}
+
+/* The clock keeper's call (keeper.c), every KEEP_NS or so while the
+ * stream exists: a point when the last is that old, so that a reader that
+ * is starved, stopped or reads only at the end still has points at most
+ * that far apart around the events it reads. */
+void pt_clock_keep(struct pt_clock *c)
+{
+	if (c->kind == PT_CLK_TSC && c->n && pt_now() - c->pt[c->n - 1].tick >= c->keep)
+		advance(c);
 }
 
 static void use_segment(struct pt_clock *c, uint32_t i)
@@ -255,9 +291,7 @@ static void use_segment(struct pt_clock *c, uint32_t i)
 	c->seg_tick = a->tick;
 	c->seg_end = b->tick;
 	c->seg_ns = a->ns;
-	unsigned __int128 m = ((unsigned __int128)(uint64_t)(b->ns - a->ns) << 32) /
-	                      (b->tick - a->tick);
-	c->seg_mult = m > UINT64_MAX ? UINT64_MAX : (uint64_t)m;
+	c->seg_mult = a->mult;
 	c->seg_tail = 0;
 }
 
@@ -295,8 +329,11 @@ int pt_clock_load(struct pt_clock *c, const struct pt_clock_img *img)
 	c->pt = malloc(c->cap * sizeof *c->pt);
 	if (!c->pt)
 		return -1;
-	for (uint32_t i = 0; i < n; i++)
-		c->pt[i] = (struct pt_clock_pt){ img->tick[i], img->ns[i] };
+	for (uint32_t i = 0; i < n; i++) {
+		c->pt[i] = (struct pt_clock_pt){ img->tick[i], img->ns[i], 0 };
+		if (i)
+			c->pt[i - 1].mult = slope(&c->pt[i - 1], img->tick[i], img->ns[i]);
+	}
 	c->n = n;
 	c->seen = img->tick[n - 1];
 	c->kind = PT_CLK_TSC;

@@ -51,11 +51,13 @@ struct pt_clock {
 	struct pt_clock_pt {
 		uint64_t tick;
 		int64_t ns;
+		uint64_t mult;   /* ns per tick, 32.32, to the next point */
 	} *pt;                   /* the points, n of them (cap allocated) */
 	uint32_t n, cap;
 	uint32_t base;           /* the rate is measured from point base */
 	uint64_t rate;           /* ns per tick, 32.32, over [base, n-1] */
 	uint64_t gap;            /* ticks past the last point converted by extrapolation */
+	uint64_t keep;           /* the keeper's period, in ticks */
 	uint64_t frontier;       /* largest tick so converted since the last point */
 	uint64_t seen;           /* the latest tick any sample read */
 	/* the segment last used: ticks in [seg_tick, seg_end) are
@@ -70,6 +72,7 @@ void pt_clock_calibrate(struct pt_clock_img *img);
 void pt_clock_restamp(struct pt_clock_img *img);
 int pt_clock_load(struct pt_clock *c, const struct pt_clock_img *img);
 void pt_clock_free(struct pt_clock *c);
+void pt_clock_keep(struct pt_clock *c);
 int64_t pt_clock_ns(struct pt_clock *c, uint64_t tick); /* CLOCK_REALTIME ns */
 void pt_clock_res(const struct pt_clock_img *img, struct timespec *res);
 
