@@ -3,6 +3,7 @@
 #   make check           build and run every test (tests/*.c)
 #   make check SANITIZE=address,undefined | SANITIZE=thread
 #   make bench           micro-benchmarks (not part of check)
+#   make stress          long repetition and load loops (not part of check)
 #   make demo            record and read back a bundled example
 #   make cli             the posixtrace command ($(BUILD)/posixtrace)
 #   make install PREFIX=/usr/local
@@ -41,7 +42,7 @@ LIBDW    ?= $(shell pkg-config --exists libdw 2>/dev/null && echo 1 || echo 0)
 CLI_DEFS := $(if $(filter 1,$(LIBDW)),-DPT_HAVE_LIBDW $(shell pkg-config --cflags libdw),)
 CLI_LIBS := $(if $(filter 1,$(LIBDW)),$(shell pkg-config --libs libdw),) -lm
 
-.PHONY: all lib check bench demo install clean examples cli
+.PHONY: all lib check bench demo install clean examples cli stress
 all: lib examples cli
 cli: $(CLI)
 lib: $(STATIC) $(SHARED)
@@ -93,6 +94,13 @@ examples: $(EXAMPLES)
 
 check: $(TESTS) $(SHARED) $(BUILD)/header-ok $(CLI) $(EXAMPLES)
 	@BUILD=$(BUILD) sh tests/run.sh $(TESTS)
+
+# stress: the repetition and load loops too long for check (run before
+# resolving anything that touches timing, processes or threads)
+stress: $(TESTS) $(CLI) $(EXAMPLES)
+	@CLOCK_TRUTH_ROUNDS=20 $(BUILD)/tests/clock_truth && echo "PASS clock_truth, 20 rounds"
+	@for s in $$(seq 1 100); do CLOCK_MODEL_SEED=$$s $(BUILD)/tests/clock_model || exit 1; \
+	 done && echo "PASS clock_model, 100 seeds"
 
 bench: $(BENCHES)
 	@for b in $(BENCHES); do $$b || exit 1; done

@@ -587,6 +587,17 @@ static void cli_paths(int ms, int round)
 	if (rc != 0)
 		fprintf(stderr, "record exited %d: %s\n", rc, err ? err : "");
 	REQUIRE(rc == 0);
+	/* the summary's "over N s|ms": the program's running time, at least
+	 * its load and at most what record took */
+	const char *over = err ? strstr(err, ", over ") : NULL;
+	double span = 0;
+	char unit[4] = "";
+	CHECK(over && sscanf(over, ", over %lf %3[a-z]", &span, unit) == 2);
+	span *= !strcmp(unit, "s") ? 1e9 : !strcmp(unit, "ms") ? 1e6 : !strcmp(unit, "us") ? 1e3 : 0;
+	if (span < ms * 1e6 || span > (double)took)
+		fprintf(stderr, "record says over %.0f ns: the load ran %d ms, record %" PRId64
+		        " ns\n", span, ms, took);
+	CHECK(span >= ms * 1e6 && span <= (double)took);
 	free(out);
 	free(err);
 
@@ -609,8 +620,9 @@ static void cli_paths(int ms, int round)
 	}
 	free(ev);
 	CHECK(made > 0);
-	/* the trace's span is the program's run, not more */
+	/* the trace's span is the program's run: not more, not less */
 	CHECK(last - first <= took);
+	CHECK(last - first >= (int64_t)ms * 1000000);
 	verdict(&c, made, 1);
 
 	c.what = "posixtrace show -a";
