@@ -502,7 +502,7 @@ static void check_show(const char *out, struct check *c)
 		char name[64];
 		int used = 0;
 		if (ts != INT64_MIN &&
-		    sscanf(p, " +%*d.%*d %d/%d %63s %n", &pid, &th, name, &used) == 3 && used) {
+		    sscanf(p, " %*[-+]%*d.%*d %d/%d %63s %n", &pid, &th, name, &used) == 3 && used) {
 			const char *q = p + used;
 			if (*q == '"' && (!strcmp(name, "mark") || !strcmp(name, "witness"))) {
 				const char *e = strchr(q + 1, '"');
