@@ -6,7 +6,7 @@
 #   make stress          long repetition and load loops (not part of check)
 #   make demo            record and read back a bundled example
 #   make cli             the posixtrace command ($(BUILD)/posixtrace)
-#   make install PREFIX=/usr/local
+#   make install PREFIX=/usr/local   (man pages: docs/posixtrace.1, docs/man/man3, man7)
 
 VERSION  := 0.1.0
 SOVER    := 0
@@ -30,6 +30,10 @@ STATIC   := $(BUILD)/libposixtrace.a
 SHARED   := $(BUILD)/libposixtrace.so.$(VERSION)
 TESTS    := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/*.c))
 EXAMPLES := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
+# section 3: a page per family of functions and a one-line .so page for
+# every other name; section 7: the model (tests/manpages.c checks them)
+MAN3     := $(wildcard docs/man/man3/*.3)
+MAN7     := $(wildcard docs/man/man7/*.7)
 BENCHES  := $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
 
 # The posixtrace command: cli/*.c, linked with the static library.  Symbols
@@ -131,6 +135,9 @@ install: lib $(CLI)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 755 $(CLI) $(DESTDIR)$(PREFIX)/bin/posixtrace
 	install -m 644 docs/posixtrace.1 $(DESTDIR)$(PREFIX)/share/man/man1/posixtrace.1
+	install -d $(DESTDIR)$(PREFIX)/share/man/man3 $(DESTDIR)$(PREFIX)/share/man/man7
+	install -m 644 $(MAN3) $(DESTDIR)$(PREFIX)/share/man/man3/
+	install -m 644 $(MAN7) $(DESTDIR)$(PREFIX)/share/man/man7/
 	install -m 644 include/trace.h $(DESTDIR)$(PREFIX)/include/trace.h
 	install -m 644 $(STATIC) $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(SHARED) $(DESTDIR)$(PREFIX)/lib/

@@ -40,6 +40,7 @@ void progress_update(struct progress *p, uint64_t done);
 void progress_end(struct progress *p);
 /* Open FILE for writing: refuse to overwrite unless force (O_EXCL). */
 int create_output(const char *path, int force);
+int create_private_output(const char *path, int force); /* mode 0600 */
 
 /* ------------------------------------------------------------ names.c */
 const char *system_event_name(unsigned id);     /* NULL for user ids */

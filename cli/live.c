@@ -67,7 +67,7 @@ static void print_event(struct printer *p, trace_id_t trid, const struct posix_t
                         const void *data, size_t len)
 {
 	unsigned id = ev->posix_event_id < PT_NIDS ? ev->posix_event_id : 0;
-	char name[TRACE_EVENT_NAME_MAX];
+	char name[TRACE_EVENT_NAME_MAX + 1];
 
 	if (!p->l.names[id] && posix_trace_eventid_get_name(trid, id, name) == 0)
 		p->l.names[id] = strdup(name);

@@ -112,7 +112,7 @@ int maps_read_proc(pid_t pid, struct snapshot *s)
 int maps_writer_open(struct maps_writer *w, const char *path, int force)
 {
 	memset(w, 0, sizeof *w);
-	int fd = create_output(path, force);
+	int fd = create_private_output(path, force);
 	if (fd < 0)
 		return -1;
 	if (!(w->f = fdopen(fd, "w"))) {

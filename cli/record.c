@@ -233,7 +233,7 @@ static int trace_target(const struct ropts *o, struct target *t, char **prog)
 	int fd, rc, code = 0;
 
 	snprintf(mpath, sizeof mpath, "%s.maps", out);
-	if ((fd = create_output(out, o->force)) < 0)
+	if ((fd = create_private_output(out, o->force)) < 0)
 		return 1;
 	if (maps_writer_open(&mw, mpath, o->force)) {
 		close(fd);

@@ -266,7 +266,7 @@ int tlog_load(struct tlog *l, const char *path)
 	for (;;) {
 		trace_event_id_t id;
 		int none;
-		char name[TRACE_EVENT_NAME_MAX];
+		char name[TRACE_EVENT_NAME_MAX + 1];
 		if (posix_trace_eventtypelist_getnext_id(trid, &id, &none) != 0 || none)
 			break;
 		if (id < PT_NIDS && posix_trace_eventid_get_name(trid, id, name) == 0) {

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include "cli.h"
@@ -215,9 +216,9 @@ void progress_end(struct progress *p)
 	p->shown = 0;
 }
 
-int create_output(const char *path, int force)
+static int create_mode(const char *path, int force, mode_t mode)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | (force ? O_TRUNC : O_EXCL), 0644);
+	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | (force ? O_TRUNC : O_EXCL), mode);
 
 	if (fd < 0) {
 		if (errno == EEXIST)
@@ -226,5 +227,23 @@ int create_output(const char *path, int force)
 		else
 			err_msg("cannot create %s: %s", path, strerror(errno));
 	}
+	return fd;
+}
+
+int create_output(const char *path, int force)
+{
+	return create_mode(path, force, 0644);
+}
+
+/* A trace log and its .maps: what the program did, its arguments as event
+ * data, its memory layout -- for its owner's eyes only, as perf record's
+ * files are.  A file replaced with --force is made 0600 too (when it is
+ * ours: fchmod fails otherwise, and the log is written anyway). */
+int create_private_output(const char *path, int force)
+{
+	int fd = create_mode(path, force, 0600);
+
+	if (fd >= 0 && force && fchmod(fd, 0600) != 0 && errno != EPERM)
+		err_msg("%s: cannot make it private: %s", path, strerror(errno));
 	return fd;
 }

@@ -72,7 +72,7 @@ int main(void)
 	printf("%-20s %-8s %-20s %s\n", "time", "thread", "event", "data");
 	for (;;) {
 		struct posix_trace_event_info ev;
-		char name[TRACE_EVENT_NAME_MAX], data[256];
+		char name[TRACE_EVENT_NAME_MAX + 1], data[256];
 		size_t len;
 		int none;
 

@@ -222,7 +222,7 @@ static size_t reader_holds(void)
 static void names_and_status(void)
 {
 	struct posix_trace_status_info st;
-	char name[TRACE_EVENT_NAME_MAX];
+	char name[TRACE_EVENT_NAME_MAX + 1];
 	trace_event_id_t id;
 	int none = 0;
 

@@ -42,9 +42,14 @@ extern "C" {
 #define _POSIX_TRACE_USER_EVENT_MAX 32
 #endif
 
-/* This implementation's limits.  Name limits are buffer sizes: a name
- * holds at most LIMIT-1 characters plus the terminating NUL. */
-#define TRACE_EVENT_NAME_MAX 64
+/* This implementation's limits.  TRACE_EVENT_NAME_MAX counts characters,
+ * as the standard has it: an event name of up to 63 characters is accepted,
+ * and a buffer that receives one (posix_trace_eventid_get_name) needs
+ * TRACE_EVENT_NAME_MAX + 1 bytes.  (Earlier versions said 64 and counted
+ * the NUL; the names that fit are the same.)  TRACE_NAME_MAX is the size of a
+ * trace-name or generation-version buffer, the NUL included: names hold at
+ * most TRACE_NAME_MAX - 1 characters, as the attribute functions say. */
+#define TRACE_EVENT_NAME_MAX 63
 #define TRACE_NAME_MAX       64
 #define TRACE_SYS_MAX        128
 #define TRACE_USER_EVENT_MAX 1000

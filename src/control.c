@@ -38,7 +38,7 @@ PT_API int posix_trace_start(trace_id_t trid)
 		return rc;
 	struct pt_hdr *h = t->hdr;
 	uint32_t st = atomic_load(&h->state);
-	if (!(st & (PT_ST_RUNNING | PT_ST_FULL))) {
+	if (!(st & (PT_ST_RUNNING | PT_ST_AUTOSTOP))) {
 		trace_event_set_t f;
 		pt_filter_get(h, &f);
 		pt_record_system(t, POSIX_TRACE_START, &f, sizeof f, __builtin_return_address(0), 0);

@@ -32,7 +32,10 @@
 #define PT_LAYOUT_VERSION 3u
 #define PT_NIDS           __TRACE_EVENT_ID_LIMIT /* event id space */
 #define PT_SYS_IDS        16u                    /* ids below are system events */
-#define PT_NAME_SZ        TRACE_EVENT_NAME_MAX
+#define PT_NAME_SZ        (TRACE_EVENT_NAME_MAX + 1) /* a name and its NUL */
+/* the name slot is part of the segment layout, which a controller and a
+ * traced process built from different versions share */
+_Static_assert(PT_NAME_SZ == 64, "event name slot changed: bump PT_LAYOUT_VERSION");
 #define PT_CLOCK_PTS      64u
 #define PT_LOSS_RING      1024u
 #define PT_NIL            0xffffffu              /* "no chunk" in 24-bit index fields */

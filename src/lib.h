@@ -153,6 +153,8 @@ int pt_pool_free(struct pt_slot *sl, uint32_t idx, uint64_t seq, unsigned from_s
 uint64_t pt_pool_note_lost(struct pt_hdr *h, uint64_t n, uint64_t ts, int report,
                        uint64_t thread, int32_t pid, uint32_t level);
 void pt_pool_reset(struct pt_slot *sl);
+uint64_t pt_pool_steal_mark(const struct pt_slot *sl);
+void pt_pool_drained(struct pt_slot *sl, uint64_t mark);
 
 /* --------------------------------------------- quiescence (quiesce.c) */
 /* Initial-exec TLS: a fixed offset from the thread pointer, no

@@ -93,7 +93,9 @@
 #define PT_LOG_END_LEN     (PT_LOG_BLK + PT_LOG_END_BODY)
 #define PT_LOG_END_LEN_V1  (PT_LOG_BLK + 48u)
 
-#define PT_LOG_NAME_MAX      (TRACE_EVENT_NAME_MAX - 1)
+#define PT_LOG_NAME_MAX      TRACE_EVENT_NAME_MAX /* bytes, no NUL in the record */
+/* readers of older logs refuse longer names (logread.c) */
+_Static_assert(PT_LOG_NAME_MAX == 63, "longer event names would not read in older readers");
 #define PT_LOG_MIN_PAYLOAD   64u       /* records always take this much */
 #define PT_LOG_BLOCK_DEFAULT 65536u
 #define PT_LOG_BLOCK_LIMIT   (16u << 20) /* readers refuse larger blocks */
@@ -289,7 +291,7 @@ struct pt_logw {
 	uint64_t base_ts, last_ts;
 	struct pt_logw_who *wt, last_who;
 	/* event names, re-emitted after each LOOP wrap */
-	char (*names)[TRACE_EVENT_NAME_MAX];
+	char (*names)[PT_LOG_NAME_MAX + 1];
 	uint64_t known[PT_NIDS / 64];
 	int names_due, emitting;
 	uint64_t lap_new;    /* records in this lap that are not a copy of the names */
@@ -368,7 +370,7 @@ struct pt_logr {
 
 	/* private */
 	int fd;
-	char (*names)[TRACE_EVENT_NAME_MAX];
+	char (*names)[PT_LOG_NAME_MAX + 1];
 	uint64_t *name_seq;
 	uint64_t known[PT_NIDS / 64];
 	struct pt_logr_item *items;

@@ -99,8 +99,8 @@ int pt_logopen_name(struct pt_trid *t, trace_event_id_t id, char *name)
 
 	if (!n)
 		return EINVAL;
-	strncpy(name, n, TRACE_EVENT_NAME_MAX - 1);
-	name[TRACE_EVENT_NAME_MAX - 1] = 0;
+	strncpy(name, n, TRACE_EVENT_NAME_MAX);
+	name[TRACE_EVENT_NAME_MAX] = 0;
 	return 0;
 }
 

@@ -308,6 +308,28 @@ void pt_pool_seal(struct pt_slot *sl, struct pt_tw *tw, uint32_t state)
 	tw->key = 0;
 }
 
+/* LOOP: FULL means the stream overwrote events since it was last read to
+ * its end.  A reader that finds nothing left to read calls pt_pool_drained()
+ * with the mark it took before it began looking: it clears FULL, unless a
+ * writer moved the steal cursor since the mark -- that writer may have
+ * found the stream full after the reader looked, and set FULL before the
+ * clear.  (steal() moves the cursor before it sets FULL.) */
+uint64_t pt_pool_steal_mark(const struct pt_slot *sl)
+{
+	return atomic_load(&sl->hdr->reclaim);
+}
+
+void pt_pool_drained(struct pt_slot *sl, uint64_t mark)
+{
+	struct pt_hdr *h = sl->hdr;
+
+	if (sl->policy != POSIX_TRACE_LOOP || !(atomic_load(&h->state) & PT_ST_FULL))
+		return;
+	atomic_fetch_and(&h->state, ~PT_ST_FULL);
+	if (atomic_load(&h->reclaim) != mark)
+		set_flag(h, PT_ST_FULL);
+}
+
 /* posix_trace_clear(): drop every sealed chunk; open ones are dropped by
  * their writers when they see the new epoch. */
 void pt_pool_reset(struct pt_slot *sl)

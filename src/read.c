@@ -682,6 +682,7 @@ static int read_next(struct pt_trid *t, struct posix_trace_event_info *ev, void 
 		unstash(rd, ev, buf, num, dlen);
 		return 1;
 	}
+	uint64_t steal_mark = pt_pool_steal_mark(&t->view); /* before looking */
 	for (;;) {
 		discover(t);
 		for (uint32_t i = 0; i < rd->nw;) {
@@ -735,6 +736,7 @@ static int read_next(struct pt_trid *t, struct posix_trace_event_info *ev, void 
 				}
 				return 1;
 			}
+			pt_pool_drained(&t->view, steal_mark); /* read to its end: not full */
 			return 0;
 		}
 		if (rd->start_pending) {

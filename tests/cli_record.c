@@ -6,12 +6,22 @@
  * the app's mappings; --exclude and --no-inherit; an existing -o is not
  * overwritten without --force; a program that cannot run; SIGTERM to the
  * command reaches the program and the log is kept; usage errors exit 2;
- * every command's --help (and -h) prints its usage and exits 0.
+ * every command's --help (and -h) prints its usage and exits 0.  The log and
+ * its .maps are created with mode 0600 (under umask 022, which would let
+ * 0644 through), by record and by attach, and a log replaced with --force
+ * is made 0600 too.
  */
 #include <signal.h>
 #include <trace.h>
 #include "t.h"
 #include "cli_util.h"
+
+/* The permission bits of path (-1: no such file). */
+static int mode_of(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 ? (int)(st.st_mode & 07777) : -1;
+}
 
 static void check_app_log(const char *log, int inherit, int ticks)
 {
@@ -53,6 +63,7 @@ int main(void)
 
 	T_BEGIN(120);
 	cli_setup();
+	umask(022);
 	const char *log = cli_path("app.ptlog");
 
 	/* status passthrough, summary, the log, the maps */
@@ -71,6 +82,8 @@ int main(void)
 	CHECK(cli_contains(maps, "/examples/app\n"));
 	CHECK(cli_contains(maps, "\nS "));
 	free(maps);
+	CHECK_EQ(mode_of(log), 0600);
+	CHECK_EQ(mode_of(cli_path("app.ptlog.maps")), 0600);
 
 	/* an existing log is kept unless --force */
 	rc = cli_run(CLI("record", "-o", (char *)log, "--", (char *)cli_app), NULL, &err);
@@ -82,6 +95,35 @@ int main(void)
 	                 "--no-inherit", "--", (char *)cli_app), NULL, NULL);
 	CHECK_EQ(rc, 0);
 	check_app_log(log, 0, 0);
+
+	/* a log another tool made readable, replaced with --force: private again */
+	CHECK_EQ(chmod(log, 0644), 0);
+	CHECK_EQ(chmod(cli_path("app.ptlog.maps"), 0644), 0);
+	rc = cli_run(CLI("record", "--force", "-o", (char *)log, "--", (char *)cli_app), NULL, NULL);
+	CHECK_EQ(rc, 0);
+	CHECK_EQ(mode_of(log), 0600);
+	CHECK_EQ(mode_of(cli_path("app.ptlog.maps")), 0600);
+
+	/* attach creates its log 0600 as well */
+	{
+		char pidarg[16];
+		const char *alog = cli_path("attach.ptlog");
+		pid_t app = fork();
+		REQUIRE(app >= 0);
+		if (app == 0) {
+			int null = open("/dev/null", O_WRONLY);
+			dup2(null, 1);
+			execl(cli_app, cli_app, "0", "0", (char *)NULL);
+			_exit(126);
+		}
+		usleep(100000);
+		snprintf(pidarg, sizeof pidarg, "%d", (int)app);
+		CHECK_EQ(cli_run(CLI("attach", "-o", (char *)alog, "-d", "0.1", pidarg), NULL, NULL), 0);
+		kill(app, SIGKILL);
+		REQUIRE(waitpid(app, NULL, 0) == app);
+		CHECK_EQ(mode_of(alog), 0600);
+		CHECK_EQ(mode_of(cli_path("attach.ptlog.maps")), 0600);
+	}
 
 	/* stream and log policies */
 	rc = cli_run(CLI("record", "--force", "-o", (char *)log, "--policy", "loop", "--size", "1M",

@@ -150,7 +150,7 @@ static inline int cli_record_app(const char *log, const char *code)
 /* ------------------------------------------------ the log, read directly */
 struct cli_ev {
 	struct posix_trace_event_info info;
-	char name[TRACE_EVENT_NAME_MAX];
+	char name[TRACE_EVENT_NAME_MAX + 1];
 	size_t len;
 	unsigned char data[256];
 };

@@ -1,7 +1,11 @@
 /*
  * eventid.c -- event type names and identifiers.  posix_trace_eventid_open():
- * same name same id, distinct names distinct ids from 17 up, a 63-character
- * name accepted, 64 or more ENAMETOOLONG, "" and NULL EINVAL, and (in a
+ * same name same id, distinct names distinct ids from 17 up; TRACE_EVENT_NAME_MAX
+ * (63) counts characters, not the NUL: a name of exactly that many is accepted,
+ * one more (and 200) ENAMETOOLONG -- an error, not a truncation; get_name
+ * writes it into TRACE_EVENT_NAME_MAX + 1 bytes and not one more, and it
+ * survives a trace log (create_withlog, then posix_trace_open); "" and NULL
+ * EINVAL, and (in a
  * fork()ed child, so this process's registry stays small) exactly
  * TRACE_USER_EVENT_MAX names registered before new names get
  * POSIX_TRACE_UNNAMED_USEREVENT.  A stream knows names registered before and
@@ -17,6 +21,7 @@
 #include <sys/wait.h>
 #include <trace.h>
 #include "t.h"
+#include "log_util.h"
 
 #define MAXNAMES 32
 
@@ -91,10 +96,56 @@ static void check_user_limit(void)
 	CHECK_EQ(WEXITSTATUS(status), 0);
 }
 
+/* get_name writes the name and its NUL, TRACE_EVENT_NAME_MAX + 1 bytes at
+ * most: the byte after them is left alone. */
+static void check_name_buffer(trace_id_t trid, trace_event_id_t id, const char *want)
+{
+	char guard[TRACE_EVENT_NAME_MAX + 1 + 8];
+
+	memset(guard, '#', sizeof guard);
+	CHECK_RC(posix_trace_eventid_get_name(trid, id, guard), 0);
+	CHECK_EQ(strlen(guard), strlen(want));
+	CHECK_EQ(strcmp(guard, want), 0);
+	for (size_t i = TRACE_EVENT_NAME_MAX + 1; i < sizeof guard; i++)
+		CHECK_EQ(guard[i], '#');
+}
+
+/* A name of TRACE_EVENT_NAME_MAX characters through a trace log: written by
+ * the flusher, read back by posix_trace_open(), whole. */
+static void check_log_name(trace_event_id_t id, const char *want)
+{
+	char path[256], data[64];
+	struct posix_trace_event_info ev;
+	trace_id_t trid, log;
+	size_t len;
+	int fd = lu_tmpfile(path, sizeof path, "eventid", O_RDWR), un, seen = 0;
+
+	REQUIRE(posix_trace_create_withlog(0, NULL, fd, &trid) == 0);
+	CHECK_RC(posix_trace_start(trid), 0);
+	posix_trace_event(id, "L", 1);
+	CHECK_RC(posix_trace_shutdown(trid), 0); /* flushes and finishes the log */
+	close(fd);
+	fd = open(path, O_RDONLY);
+	REQUIRE(fd >= 0);
+	REQUIRE(posix_trace_open(fd, &log) == 0);
+	for (;;) {
+		CHECK_RC(posix_trace_getnext_event(log, &ev, data, sizeof data, &len, &un), 0);
+		if (un)
+			break;
+		REQUIRE(seen < 100);
+		seen += ev.posix_event_id == id;
+	}
+	CHECK_EQ(seen, 1);
+	check_name_buffer(log, id, want);
+	CHECK_RC(posix_trace_close(log), 0);
+	close(fd);
+	lu_rmfile(path);
+}
+
 static void check_invalid_trid(trace_id_t bad)
 {
 	trace_event_id_t id;
-	char name[TRACE_EVENT_NAME_MAX];
+	char name[TRACE_EVENT_NAME_MAX + 1];
 	int un;
 
 	CHECK_RC(posix_trace_eventid_get_name(bad, POSIX_TRACE_START, name), EINVAL);
@@ -141,11 +192,16 @@ static void check_walk(trace_id_t trid)
 int main(void)
 {
 	trace_event_id_t a, b, c, id, before, after, tfirst, free_id;
-	char name[TRACE_EVENT_NAME_MAX], n63[64], n64[65];
+	/* nmax: the longest name there may be; nover: one character more */
+	char name[TRACE_EVENT_NAME_MAX + 1], nmax[TRACE_EVENT_NAME_MAX + 1],
+	     nover[TRACE_EVENT_NAME_MAX + 2];
 	trace_id_t trid, dead;
 	int un;
 
 	T_BEGIN(60);
+
+	/* the documented value: the names that fit are those that always did */
+	CHECK_EQ(TRACE_EVENT_NAME_MAX, 63);
 
 	check_user_limit();
 
@@ -155,13 +211,15 @@ int main(void)
 	CHECK_EQ(id, a);
 	b = reg("beta");
 	CHECK(a != b);
-	memset(n63, 'x', 63);
-	n63[63] = 0;
-	c = reg(n63);
+	memset(nmax, 'x', TRACE_EVENT_NAME_MAX);
+	nmax[TRACE_EVENT_NAME_MAX] = 0;
+	c = reg(nmax);
 	CHECK(c != a && c != b);
-	memset(n64, 'x', 64);
-	n64[64] = 0;
-	CHECK_RC(posix_trace_eventid_open(n64, &id), ENAMETOOLONG);
+	memset(nover, 'x', TRACE_EVENT_NAME_MAX + 1);
+	nover[TRACE_EVENT_NAME_MAX + 1] = 0;
+	id = 12345;
+	CHECK_RC(posix_trace_eventid_open(nover, &id), ENAMETOOLONG);
+	CHECK_EQ(id, 12345); /* not truncated to nmax's id either */
 	{
 		char n200[201];
 		memset(n200, 'y', 200);
@@ -191,9 +249,9 @@ int main(void)
 	CHECK_EQ(reg("trid-first"), tfirst);
 	CHECK_RC(posix_trace_trid_eventid_open(trid, "trid-first", &id), 0);
 	CHECK_EQ(id, tfirst);
-	CHECK_RC(posix_trace_trid_eventid_open(trid, n63, &id), 0);
+	CHECK_RC(posix_trace_trid_eventid_open(trid, nmax, &id), 0);
 	CHECK_EQ(id, c);
-	CHECK_RC(posix_trace_trid_eventid_open(trid, n64, &id), ENAMETOOLONG);
+	CHECK_RC(posix_trace_trid_eventid_open(trid, nover, &id), ENAMETOOLONG);
 
 	/* get_name: the predefined names, then user names */
 	for (unsigned i = 0; i < 8; i++) {
@@ -208,7 +266,8 @@ int main(void)
 	CHECK_RC(posix_trace_eventid_get_name(trid, b, name), 0);
 	CHECK_EQ(strcmp(name, "beta"), 0);
 	CHECK_RC(posix_trace_eventid_get_name(trid, c, name), 0);
-	CHECK_EQ(strcmp(name, n63), 0);
+	CHECK_EQ(strcmp(name, nmax), 0);
+	check_name_buffer(trid, c, nmax);
 	CHECK_RC(posix_trace_eventid_get_name(trid, after, name), 0);
 	CHECK_EQ(strcmp(name, "after"), 0);
 	CHECK_RC(posix_trace_eventid_get_name(trid, tfirst, name), 0);
@@ -296,6 +355,8 @@ int main(void)
 
 	CHECK_RC(posix_trace_shutdown(trid), 0);
 	dead = trid;
+
+	check_log_name(c, nmax);
 
 	/* invalid trids */
 	check_invalid_trid(0);

@@ -128,7 +128,7 @@ static int collect(trace_id_t trid)
 
 static void check_name(trace_id_t trid, trace_event_id_t id, const char *want)
 {
-	char buf[TRACE_EVENT_NAME_MAX] = "";
+	char buf[TRACE_EVENT_NAME_MAX + 1] = "";
 	CHECK_RC(posix_trace_eventid_get_name(trid, id, buf), 0);
 	if (strcmp(buf, want) != 0)
 		fprintf(stderr, "  id %d is \"%s\", expected \"%s\"\n", (int)id, buf, want);

@@ -266,7 +266,7 @@ static void part1(void)
 		read_some(trid, &s, i % 16 == 0);
 	}
 	/* everything else that reads the segment or the control segment */
-	char name[TRACE_EVENT_NAME_MAX];
+	char name[TRACE_EVENT_NAME_MAX + 1];
 	trace_event_id_t id;
 	int un, k = 0;
 	for (id = 0; id < PT_NIDS; id++)

@@ -147,7 +147,7 @@ static struct ids register_and_record(const char *own, trace_event_id_t pre)
 
 static void check_name(trace_id_t trid, trace_event_id_t id, const char *want)
 {
-	char buf[TRACE_EVENT_NAME_MAX] = "";
+	char buf[TRACE_EVENT_NAME_MAX + 1] = "";
 	trace_event_id_t x = 0;
 	CHECK_RC(posix_trace_eventid_get_name(trid, id, buf), 0);
 	if (strcmp(buf, want) != 0)

@@ -137,7 +137,7 @@ static void dead_log(trace_id_t log)
 	struct posix_trace_status_info si;
 	trace_event_id_t id;
 	trace_attr_t a;
-	char buf[TRACE_EVENT_NAME_MAX];
+	char buf[TRACE_EVENT_NAME_MAX + 1];
 	size_t len;
 	int un;
 
@@ -344,7 +344,7 @@ static void round_trip(void)
 	lu_name(log, POSIX_TRACE_START, "posix_trace_start");
 	lu_name(log, POSIX_TRACE_FLUSH_STOP, "posix_trace_flush_stop");
 	lu_name(log, POSIX_TRACE_UNNAMED_USEREVENT, "posix_trace_unnamed_userevent");
-	char nb[TRACE_EVENT_NAME_MAX];
+	char nb[TRACE_EVENT_NAME_MAX + 1];
 	CHECK_RC(posix_trace_eventid_get_name(log, 900, nb), EINVAL);
 	CHECK_RC(posix_trace_eventid_get_name(log, 4096, nb), EINVAL);
 	CHECK_RC(posix_trace_eventid_get_name(log, id_a, NULL), EINVAL);

@@ -259,7 +259,7 @@ static void log_sweep(int policy)
 			note(&t, 0, users < 1 || lu_user(k, id, getpid(), 1, 1, &first, NULL) != users, n);
 			note(&t, 1, users < n && sl.posix_log_overrun_status != POSIX_TRACE_OVERRUN, n);
 		}
-		char name[TRACE_EVENT_NAME_MAX] = "";
+		char name[TRACE_EVENT_NAME_MAX + 1] = "";
 		note(&t, 4, users && (posix_trace_eventid_get_name(log, id, name) != 0 ||
 		                      strcmp(name, "log-policies/sweep") != 0), n);
 		lu_no_damage(k);

@@ -27,7 +27,7 @@
 #include "log_util.h"
 
 enum { OP_REG = 1, OP_REC, OP_QUIT };
-struct cmd { int op, n, nthr, pace; trace_event_id_t id; char name[TRACE_EVENT_NAME_MAX]; };
+struct cmd { int op, n, nthr, pace; trace_event_id_t id; char name[TRACE_EVENT_NAME_MAX + 1]; };
 struct rep { int rc; trace_event_id_t id; };
 struct worker { pid_t pid; int cmd, rep; };
 

@@ -334,7 +334,7 @@ static inline void lu_types(trace_id_t trid, const trace_event_id_t *exp, int ne
 /* posix_trace_eventid_get_name(trid, id) is name */
 static inline void lu_name(trace_id_t trid, trace_event_id_t id, const char *name)
 {
-	char buf[TRACE_EVENT_NAME_MAX] = "";
+	char buf[TRACE_EVENT_NAME_MAX + 1] = "";
 	CHECK_RC(posix_trace_eventid_get_name(trid, id, buf), 0);
 	if (strcmp(buf, name)) {
 		fprintf(stderr, "  id %u: \"%s\", expected \"%s\"\n", id, buf, name);

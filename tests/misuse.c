@@ -188,7 +188,7 @@ static void trid_calls(trace_id_t trid, int kind, trace_id_t live)
 	trace_event_set_t set;
 	trace_attr_t at;
 	trace_event_id_t id = 0;
-	char name[TRACE_EVENT_NAME_MAX];
+	char name[TRACE_EVENT_NAME_MAX + 1];
 	unsigned char buf[64];
 	size_t len;
 	int un;

@@ -7,9 +7,12 @@
  * OVERFLOW first (its timestamp <= RESUME's), then RESUME timestamped as the
  * next event, then the surviving user events -- contiguous, increasing
  * sequence numbers ending with the very last one recorded, data intact --
- * and finally STOP with int 0.  posix_trace_clear() resets FULL to NOT_FULL
- * and the overrun status; a clear while running keeps it running and the
- * events recorded after it come out alone, with no OVERFLOW.
+ * and finally STOP with int 0.  Read to its end, the stream is NOT_FULL.
+ * posix_trace_clear() resets FULL to NOT_FULL and the overrun status; a clear
+ * while running keeps it running and the events recorded after it come out
+ * alone, with no OVERFLOW.  A stream stopped while full (unread) starts
+ * again; read to its end while running it is NOT_FULL, stays so while
+ * what is recorded fits, and is FULL again once it wraps again.
  */
 #include <stdint.h>
 #include <trace.h>
@@ -42,6 +45,22 @@ static void record_range(uint32_t from, uint32_t to)
 	}
 }
 
+
+/* Read every event there is (the stream may be running: nothing records
+ * meanwhile); their number. */
+static int drain(void)
+{
+	struct posix_trace_event_info ev;
+	unsigned char buf[256];
+	size_t len;
+	int n = 0;
+
+	while (t_try(trid, &ev, buf, sizeof buf, &len) == 0) {
+		REQUIRE(n < 100000);
+		n++;
+	}
+	return n;
+}
 
 static long long ns_of(const struct timespec *ts)
 {
@@ -145,8 +164,13 @@ int main(void)
 	CHECK_EQ(stopdata, 0);
 	CHECK(ns_of(&ev.posix_timestamp) >= last_ts);
 	CHECK_EQ(t_try(trid, &ev, buf, 256, &len), 1);
+	/* read to its end: no longer full (it was FULL until the last read) */
+	t_status(trid, &run, &full, &ovr);
+	CHECK_EQ(run, POSIX_TRACE_SUSPENDED);
+	CHECK_EQ(full, POSIX_TRACE_NOT_FULL);
+	CHECK_EQ(ovr, POSIX_TRACE_NO_OVERRUN);
 
-	/* clear on a full, suspended stream */
+	/* clear on a suspended stream read to its end */
 	CHECK_RC(posix_trace_clear(trid), 0);
 	t_status(trid, &run, &full, &ovr);
 	CHECK_EQ(run, POSIX_TRACE_SUSPENDED);
@@ -186,6 +210,45 @@ int main(void)
 	CHECK_EQ(run, POSIX_TRACE_SUSPENDED);
 	CHECK_EQ(full, POSIX_TRACE_NOT_FULL);
 	CHECK_EQ(ovr, POSIX_TRACE_NO_OVERRUN);
+
+	/* stopped while full, unread: start runs it again (only a stream that
+	 * stopped itself because it was full ignores start) */
+	CHECK_RC(posix_trace_start(trid), 0);
+	record_range(0, N);
+	CHECK_RC(posix_trace_stop(trid), 0);
+	t_status(trid, &run, &full, &ovr);
+	CHECK_EQ(run, POSIX_TRACE_SUSPENDED);
+	CHECK_EQ(full, POSIX_TRACE_FULL);
+	CHECK_RC(posix_trace_start(trid), 0);
+	t_status(trid, &run, &full, &ovr);
+	CHECK_EQ(run, POSIX_TRACE_RUNNING);
+	CHECK_EQ(full, POSIX_TRACE_FULL); /* nothing read yet */
+	/* wrap while running, read it all while it runs: NOT_FULL */
+	record_range(0, N);
+	t_status(trid, &run, &full, &ovr);
+	CHECK_EQ(full, POSIX_TRACE_FULL);
+	CHECK(drain() > 0);
+	t_status(trid, &run, &full, &ovr);
+	CHECK_EQ(run, POSIX_TRACE_RUNNING);
+	CHECK_EQ(full, POSIX_TRACE_NOT_FULL);
+	/* a few events fit: still NOT_FULL; so many that it wraps: FULL */
+	record_range(0, 5);
+	t_status(trid, &run, &full, &ovr);
+	CHECK_EQ(full, POSIX_TRACE_NOT_FULL);
+	record_range(0, N);
+	t_status(trid, &run, &full, &ovr);
+	CHECK_EQ(run, POSIX_TRACE_RUNNING);
+	CHECK_EQ(full, POSIX_TRACE_FULL);
+	/* clear on a full, suspended stream */
+	CHECK_RC(posix_trace_stop(trid), 0);
+	t_status(trid, &run, &full, &ovr);
+	CHECK_EQ(run, POSIX_TRACE_SUSPENDED);
+	CHECK_EQ(full, POSIX_TRACE_FULL);
+	CHECK_RC(posix_trace_clear(trid), 0);
+	t_status(trid, &run, &full, &ovr);
+	CHECK_EQ(run, POSIX_TRACE_SUSPENDED);
+	CHECK_EQ(full, POSIX_TRACE_NOT_FULL);
+	CHECK_EQ(drain(), 0);
 
 	CHECK_RC(posix_trace_shutdown(trid), 0);
 	CHECK_RC(posix_trace_attr_destroy(&attr), 0);

@@ -23,7 +23,7 @@
 #include "t.h"
 
 enum { OP_REG = 1, OP_REC, OP_REC_LATE, OP_QUIT };   /* LATE: after 50 ms */
-struct cmd { int op, n, nthr; trace_event_id_t id; char name[TRACE_EVENT_NAME_MAX]; };
+struct cmd { int op, n, nthr; trace_event_id_t id; char name[TRACE_EVENT_NAME_MAX + 1]; };
 struct rep { int rc; trace_event_id_t id; };
 struct payload { int thr, seq; unsigned sum; };
 struct worker { pid_t pid; int cmd, rep; };
@@ -222,7 +222,7 @@ static void check_user(int n, trace_event_id_t id, pid_t pid, int nthr, int per)
 
 static void check_name(trace_id_t trid, trace_event_id_t id, const char *want)
 {
-	char buf[TRACE_EVENT_NAME_MAX] = "";
+	char buf[TRACE_EVENT_NAME_MAX + 1] = "";
 	CHECK_RC(posix_trace_eventid_get_name(trid, id, buf), 0);
 	if (strcmp(buf, want) != 0) {
 		CHECK(!"eventid_get_name gives another name");

@@ -367,7 +367,7 @@ static long long pt_log_count(const char *path)
 			continue;
 		int yes = e < sizeof mine ? mine[e] : -1;
 		if (yes < 0) {
-			char name[TRACE_EVENT_NAME_MAX];
+			char name[TRACE_EVENT_NAME_MAX + 1];
 			yes = posix_trace_eventid_get_name(trid, e, name) == 0 &&
 			      strcmp(name, ev_name) == 0;
 			if (e < sizeof mine)
