@@ -185,8 +185,7 @@ FUZZ_CORPUS_stream_fuzz    := fuzz/corpus-stream
 # its clock and thread ids taken from the target
 FUZZ_LIB_OBJ := $(LIB_SRC:src/%.c=$(BUILD)/fuzz/obj/%.o)
 FUZZ_LIB_CFLAGS := $(filter-out -fsanitize=fuzzer,$(FUZZ_CFLAGS)) -fsanitize=fuzzer-no-link \
-                -Dclock_gettime=ptfuzz_clock_gettime -Dpthread_self=ptfuzz_thread_self \
-                -DPT_NO_CLOCK_KEEPER
+                -Dclock_gettime=ptfuzz_clock_gettime -Dpthread_self=ptfuzz_thread_self
 FUZZ_OPTS     = -rss_limit_mb=512 -timeout=5 -max_len=$(FUZZ_MAX_LEN)
 # files and bytes in a directory
 fuzz_size     = echo "$$(ls $(1) | wc -l) files, $$(cat $(1)/* 2>/dev/null | wc -c) bytes"

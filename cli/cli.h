@@ -34,7 +34,7 @@ int utf8_output(void);
 int want_help(int argc, char **argv);
 /* A progress line on stderr when it is a terminal (and the job is long);
  * total 0: not known, the line counts events. */
-struct progress { const char *what; uint64_t total, done, last_ns, start_ns; int shown; };
+struct progress { const char *what; uint64_t total, done, last_ns, start_ns, delay_ns; int shown; };
 void progress_begin(struct progress *p, const char *what, uint64_t total);
 void progress_update(struct progress *p, uint64_t done);
 void progress_end(struct progress *p);

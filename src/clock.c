@@ -28,14 +28,16 @@
  *
  * So a reader, however late, converts with points taken around the
  * events it reads; a reader that keeps up samples at most once per gap.
- * Between points taken that way, the library's clock keeper (keeper.c)
- * adds one every KEEP_NS (40 ms) to each stream of the process, so that
- * a reader that was starved, stopped, or reads a flight recorder only at
- * the end still interpolates over segments of 40 ms, not over the whole
- * time it did not read: between two points the error is how far
+ * Between points taken that way, the threads that wait on a stream anyway
+ * add one every KEEP_NS (40 ms, pt_clock_keep): a stream's flusher, a
+ * reader blocked in getnext, a trygetnext that finds nothing.  Between two points the error is how far
  * CLOCK_MONOTONIC strays from a straight line in TSC ticks, which is
  * nothing unless the kernel changes its rate (NTP slewing), and then that
- * change times the segment's length.  Points are kept (thinned to every
+ * change times the segment's length: a stream nobody waits on and that is
+ * read only long after (a flight recorder read at the end) is converted
+ * across the time it was not read.  (A thread of the library's own taking
+ * points would make every controller multi-threaded, and its fork()ed
+ * children restricted to async-signal-safe calls.)  Points are kept (thinned to every
  * other one in the older half past 65536 points, after about 45 minutes),
  * so late events of a thread preempted for long are converted with the
  * points around them.
@@ -60,7 +62,7 @@ enum {
 #define RATE_SPAN_NS 100000000   /* the rate is measured over 100 ms or more */
 #define GAP_MIN_NS   100000      /* the tail: 100 us */
 #define GAP_MAX_NS   10000000    /* to 10 ms */
-#define KEEP_NS      40000000    /* the keeper's period (pt_clock_keep) */
+#define KEEP_NS      40000000    /* pt_clock_keep's period */
 
 /* Once, when the library is loaded, before the program's own constructors
  * (which may record): from then on pt_clock_tsc is only read. */
@@ -259,10 +261,14 @@ static void advance(struct pt_clock *c)
 		return;
 	if (c->frontier > last->tick && c->frontier < q) {
 		int64_t pn = last->ns + (int64_t)mul32(c->frontier - last->tick, c->rate);
-		if (pn >= qn)
-			return; /* the tail ran ahead of the sample: take one later */
 		if (pn > last->ns && !push(c, c->frontier, pn, c->rate))
 			return;
+		/* the tail ran ahead of the clock (by at most its own error, the
+		 * rate's error over the gap): the new point just after the pin,
+		 * so that what was handed out stays and the error stops there
+		 * rather than grow with every later tick */
+		if (qn <= pn)
+			qn = pn + 1;
 	}
 	/* (a frontier past q came from a tick from the future, written by a
 	 * writer or read on a CPU whose TSC is ahead: it is not kept) */
@@ -274,10 +280,10 @@ static void advance(struct pt_clock *c)
 #endif
 }
 
-/* The clock keeper's call (keeper.c), every KEEP_NS or so while the
- * stream exists: a point when the last is that old, so that a reader that
- * is starved, stopped or reads only at the end still has points at most
- * that far apart around the events it reads. */
+/* From a thread that waits on the stream (its flusher, a blocked
+ * reader), each time it wakes: a point when the last is KEEP_NS old, so
+ * that the events it converts after a long wait are not converted across
+ * all of it. */
 void pt_clock_keep(struct pt_clock *c)
 {
 	if (c->kind == PT_CLK_TSC && c->n && pt_now() - c->pt[c->n - 1].tick >= c->keep)

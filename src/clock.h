@@ -57,7 +57,7 @@ struct pt_clock {
 	uint32_t base;           /* the rate is measured from point base */
 	uint64_t rate;           /* ns per tick, 32.32, over [base, n-1] */
 	uint64_t gap;            /* ticks past the last point converted by extrapolation */
-	uint64_t keep;           /* the keeper's period, in ticks */
+	uint64_t keep;           /* pt_clock_keep's period, in ticks */
 	uint64_t frontier;       /* largest tick so converted since the last point */
 	uint64_t seen;           /* the latest tick any sample read */
 	/* the segment last used: ticks in [seg_tick, seg_end) are

@@ -220,6 +220,12 @@ static void *flusher_main(void *arg)
 	struct pt_flusher *f = t->fl;
 
 	for (;;) {
+		/* a calibration point when the last is 40 ms old: the events
+		 * this thread converts later are then never converted across
+		 * more than that (clock.c) */
+		pt_lock(&t->lock);
+		pt_clock_keep(&t->clk);
+		pt_unlock(&t->lock);
 		pthread_mutex_lock(&f->mu);
 		uint64_t req = f->req;
 		int stop = f->stop;
@@ -241,10 +247,17 @@ static void *flusher_main(void *arg)
 			uint32_t val = atomic_load(&h->futex);
 			atomic_fetch_add(&h->waiters, 1);
 			pt_futex_wait(&h->futex, val, 20);
-		} else {
+		} else { /* until a flush or a shutdown is asked for, or 40 ms */
+			struct timespec until;
+			clock_gettime(CLOCK_REALTIME, &until);
+			until.tv_nsec += 40000000;
+			if (until.tv_nsec >= 1000000000) {
+				until.tv_nsec -= 1000000000;
+				until.tv_sec++;
+			}
 			pthread_mutex_lock(&f->mu);
-			while (f->req == f->done && !f->stop)
-				pthread_cond_wait(&f->cv, &f->mu);
+			if (f->req == f->done && !f->stop)
+				pthread_cond_timedwait(&f->cv, &f->mu, &until);
 			pthread_mutex_unlock(&f->mu);
 		}
 	}

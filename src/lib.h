@@ -307,7 +307,7 @@ struct pt_trid {
 	struct pt_slot view;      /* pointers into the segment, for the reader */
 	struct pt_tw sys_tw;      /* the id's own writer of system events */
 	struct pt_attr_img attr;  /* trusted copy */
-	struct pt_clock clk;      /* trusted copy; points added by its readers and the keeper */
+	struct pt_clock clk;      /* trusted copy; points added as it is read */
 	struct pt_reader rd;
 	uint32_t typelist_pos;
 	struct pt_flusher *fl;    /* a stream with a log: its writer (flush.c) */
@@ -325,13 +325,6 @@ int pt_trid_lock(trace_id_t trid, struct pt_trid **out);
 /* The same, for a stream or a log opened for reading. */
 int pt_trid_lock_any(trace_id_t trid, struct pt_trid **out);
 struct pt_trid *pt_trid_new(int kind, trace_id_t *id); /* under pt_ctl_lock; locked */
-/* A point on the clock of each stream whose last is due (pt_clock_keep);
- * returns how many streams there may be (stream.c). */
-unsigned pt_trid_keep_clocks(void);
-/* The clock keeper (keeper.c): a thread that calls pt_trid_keep_clocks()
- * while this process has streams.  Start: under pt_ctl_lock. */
-void pt_keeper_start(void);
-void pt_keeper_atfork_child(void);
 void pt_trid_free(struct pt_trid *t);                  /* locked; unlocks */
 int pt_read_next(struct pt_trid *t, struct posix_trace_event_info *ev, void *buf, size_t num,
                  size_t *dlen);

@@ -836,6 +836,7 @@ static int getnext(trace_id_t trid, struct posix_trace_event_info *ev, void *dat
 		if (mode == MODE_TRY) {
 			*unavail = 1;
 			*dlen = 0;
+			pt_clock_keep(&t->clk); /* (a reader polling: as one waiting) */
 			break;
 		}
 		int ms = WAIT_SLICE_MS;
@@ -858,6 +859,10 @@ static int getnext(trace_id_t trid, struct posix_trace_event_info *ev, void *dat
 		struct pt_hdr *h = t->hdr;
 		uint32_t val = atomic_load(&h->futex);
 		atomic_fetch_add(&h->waiters, 1);
+		/* waiting: a calibration point when the last is 40 ms old, so
+		 * the events that come after a long wait are not converted
+		 * across all of it (clock.c) */
+		pt_clock_keep(&t->clk);
 		if (read_next(t, ev, data, num, dlen)) {
 			*unavail = 0;
 			break;

@@ -64,7 +64,6 @@ static void atfork_child(void)
 	pt_ctl_atfork_child();
 	pt_record_atfork_child();
 	pt_quiesce_atfork_child();
-	pt_keeper_atfork_child();
 	atomic_store(&pt_proc.sync, 0);
 	atomic_store(&pt_proc.seen, 0);
 	for (unsigned i = 0; i < TRACE_SYS_MAX; i++) {
@@ -105,25 +104,6 @@ void pt_lock_slow(pt_lock_t *l)
 			__builtin_ia32_pause();
 #endif
 	}
-}
-
-unsigned pt_trid_keep_clocks(void)
-{
-	unsigned n = 0;
-
-	for (unsigned i = 0; i < TRACE_SYS_MAX; i++) {
-		struct pt_trid *t = &trids[i];
-		if (atomic_exchange_explicit(&t->lock, 1, memory_order_acquire)) {
-			n++; /* in use right now: its reader or a control call */
-			continue;
-		}
-		if (t->in_use && t->kind == PT_KIND_STREAM && t->fork_gen == pt_fork_gen) {
-			pt_clock_keep(&t->clk);
-			n++;
-		}
-		pt_unlock(&t->lock);
-	}
-	return n;
 }
 
 int pt_trid_lock_any(trace_id_t trid, struct pt_trid **out)
@@ -376,7 +356,6 @@ int pt_stream_create(pid_t pid, const trace_attr_t *attr, int logfd, trace_id_t 
 			pt_selfmap_add(s, t->ticket, t->hdr, g.seg_size);
 	}
 	t->in_use = 1;
-	pt_keeper_start();
 	if (logfd >= 0 && (rc = pt_flusher_start(t, logfd)) != 0) {
 		pt_unlock(&t->lock);
 		pthread_mutex_unlock(&pt_ctl_lock);
