@@ -92,14 +92,7 @@ int main(void)
 	free(err);
 
 	/* a running app */
-	pid_t app = fork();
-	REQUIRE(app >= 0);
-	if (app == 0) {
-		int null = open("/dev/null", O_WRONLY);
-		dup2(null, 1);
-		execl(cli_app, cli_app, "0", "0", (char *)NULL);
-		_exit(126);
-	}
+	pid_t app = cli_spawn_app();
 	usleep(200000);
 	snprintf(pidarg, sizeof pidarg, "%d", (int)app);
 	const char *log = cli_path("attach.ptlog");

@@ -108,14 +108,7 @@ int main(void)
 	{
 		char pidarg[16];
 		const char *alog = cli_path("attach.ptlog");
-		pid_t app = fork();
-		REQUIRE(app >= 0);
-		if (app == 0) {
-			int null = open("/dev/null", O_WRONLY);
-			dup2(null, 1);
-			execl(cli_app, cli_app, "0", "0", (char *)NULL);
-			_exit(126);
-		}
+		pid_t app = cli_spawn_app();
 		usleep(100000);
 		snprintf(pidarg, sizeof pidarg, "%d", (int)app);
 		CHECK_EQ(cli_run(CLI("attach", "-o", (char *)alog, "-d", "0.1", pidarg), NULL, NULL), 0);

@@ -135,6 +135,22 @@ static inline const char *cli_which(const char *name)
 	return NULL;
 }
 
+/* examples/app started in the background ("0 0": it runs until killed),
+ * its output thrown away; for attach.  Returns its pid. */
+static inline pid_t cli_spawn_app(void)
+{
+	fflush(NULL);
+	pid_t app = fork();
+	REQUIRE(app >= 0);
+	if (app == 0) {
+		int null = open("/dev/null", O_WRONLY);
+		dup2(null, 1);
+		execl(cli_app, cli_app, "0", "0", (char *)NULL);
+		_exit(126);
+	}
+	return app;
+}
+
 /* Record examples/app (exit status `code`) into log; 0 on success. */
 static inline int cli_record_app(const char *log, const char *code)
 {
