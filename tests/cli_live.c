@@ -27,12 +27,18 @@ static int count_word(const char *s, const char *w)
 	return n;
 }
 
-/* `posixtrace live ARGS...` until SIGINT; its exit status, *out, *err. */
+/* `posixtrace live ARGS...` until SIGINT, sent once it has printed 25
+ * request events (examples/app makes about 1000 a second; live flushes
+ * what it printed every 50 ms) or after 30 s; its exit status, *out,
+ * *err.  It waits for the output rather than a fixed time: on a loaded
+ * machine, or under a sanitizer, starting live can take most of a second. */
 static int live_sigint(char *const args[], char **out, char **err)
 {
 	char of[300], ef[300];
 	snprintf(of, sizeof of, "%s/live.out", cli_dir);
 	snprintf(ef, sizeof ef, "%s/live.err", cli_dir);
+	unlink(of); /* the last call's output is not this one's */
+	unlink(ef);
 	pid_t lv = fork();
 	REQUIRE(lv >= 0);
 	if (lv == 0) {
@@ -46,7 +52,14 @@ static int live_sigint(char *const args[], char **out, char **err)
 		execv(cli_bin, argv);
 		_exit(126);
 	}
-	usleep(500000);
+	for (int waited = 0; waited < 30000; waited += 20) {
+		usleep(20000);
+		char *s = cli_slurp(of);
+		int n = s ? count_word(s, "request") : 0;
+		free(s);
+		if (n >= 25)
+			break;
+	}
 	kill(lv, SIGINT);
 	int st;
 	REQUIRE(waitpid(lv, &st, 0) == lv);
