@@ -63,6 +63,7 @@ __attribute__((always_inline)) static inline int write_one(struct pt_slot *sl, s
 		if (tw->key && (tw->key >> 16) == pt_slot_gen(sl))
 			pt_pool_seal(sl, tw, st);
 		if (s >= 0) {
+			pt_objmap_forget();
 			pt_owner_check((unsigned)s, sl, ts);
 			if (atomic_load_explicit(&sl->dead, memory_order_relaxed))
 				return 0;
@@ -116,6 +117,9 @@ __attribute__((noinline)) static void record_user(trace_event_id_t id, const voi
 	unsigned level = pt_enter();
 	if (PT_UNLIKELY(!data))
 		len = 0; /* no data to copy: an empty event rather than a crash */
+	/* from code the streams have not been told of? (objmap.c) */
+	if (PT_UNLIKELY((uintptr_t)addr - pt_obj_lo >= pt_obj_span))
+		pt_objmap_miss((uintptr_t)addr);
 	/* reload: a shutdown clears the bit, then waits for pt_nest to drop */
 	live = live_slots();
 	while (live) {

@@ -329,6 +329,8 @@ int pt_stream_create(pid_t pid, const trace_attr_t *attr, int logfd, trace_id_t 
 	pt_slot_fill_trusted(&t->view, t->hdr, &g, &img);
 	atomic_store(&t->view.gen, 1);
 	t->view.test_hdr_filter = 1; /* system events obey the filter too */
+	if (!tg.own) /* the code of this process, whose system events go in too */
+		pt_objmap_dump(&t->view, pt_pid, 0);
 	memset(&t->sys_tw, 0, sizeof t->sys_tw);
 	t->sys_fd = sys_fd;
 	sys_fd = -1;

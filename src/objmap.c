@@ -1,0 +1,322 @@
+/*
+ * objmap.c -- the map of loaded code, written by the traced process into
+ * every stream it records into, so that a trace names its own addresses
+ * (docs/design.md, "The map of loaded code").
+ *
+ * The process keeps a table of its loaded objects (path, load bias,
+ * mapped range, GNU build-id) in its own memory.  It is built at load by
+ * a constructor with dl_iterate_phdr(), reading build-ids from the
+ * program headers in memory; nothing is read from files.  Each stream
+ * gets the whole table when it reaches the process (attach, a forked
+ * child's inherited stream, the first event after exec): a BEGIN entry,
+ * then one entry per object.  Copying the table is memory copies only,
+ * so it is async-signal-safe like the rest of attaching.
+ *
+ * Objects loaded later (dlopen) are found without interposing dlopen: a
+ * recording thread keeps the range of the object its last event came
+ * from; an event from outside it (a few instructions on the recording
+ * path, after the filter) looks the address up with _dl_find_object(),
+ * which is lock-free and async-signal-safe, and an object the table does
+ * not have is added to it and to every stream (ADD).  An object found
+ * where a table entry says another one was is that one's replacement: the
+ * old entry is marked gone (DEL).  A thread forgets its cached ranges
+ * each time it takes a new chunk, so an object that replaced another at
+ * the same address is noticed by its next chunk at the latest.
+ */
+#include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#undef PT_TLS /* <elf.h>'s program header type; lib.h's TLS model from here on */
+#include "lib.h"
+
+#define OBJ_MAX 4096u /* objects one process keeps track of */
+
+_Thread_local uintptr_t pt_obj_lo PT_TLS, pt_obj_span PT_TLS;
+/* the table entries it used last (index + 1), looked at before the table */
+#define OBJ_TL 4u
+static _Thread_local uint32_t tl_idx[OBJ_TL] PT_TLS;
+static _Thread_local unsigned tl_next PT_TLS;
+
+static struct pt_obj *tab;          /* OBJ_MAX entries: ready = alive */
+static uint16_t *bid_off;           /* where each one's build-id is, from lo, if
+                                     * in the first page; else 0 */
+static _Atomic uint32_t ntab;
+static _Atomic int tab_lock;
+static char exe_path[PT_OBJ_PATH];
+
+static void copy_path(struct pt_obj *o, const char *p)
+{
+	size_t n = p ? strlen(p) : 0;
+
+	if (n >= sizeof o->path) {
+		n = sizeof o->path - 1;
+		o->flags |= PT_OBJ_F_TRUNC;
+	}
+	memcpy(o->path, p ? p : "", n);
+	o->path[n] = 0;
+}
+
+/* The GNU build-id from the PT_NOTE segments, in memory. */
+static void build_id(struct pt_obj *o, const ElfW(Phdr) *ph, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		if (ph[i].p_type != PT_NOTE)
+			continue;
+		uintptr_t a = (uintptr_t)o->base + ph[i].p_vaddr, sz = ph[i].p_filesz;
+		size_t al = ph[i].p_align == 8 ? 8 : 4;
+		if (a < o->lo || a > o->hi || sz > o->hi - a || a % 4)
+			continue;
+		const unsigned char *b = (const unsigned char *)a;
+		for (size_t off = 0; off + 12 <= sz;) {
+			ElfW(Nhdr) nh;
+			memcpy(&nh, b + off, sizeof nh);
+			size_t name = off + sizeof nh;
+			size_t desc = name + ((nh.n_namesz + al - 1) & ~(al - 1));
+			if (nh.n_namesz > sz || nh.n_descsz > sz || desc + nh.n_descsz > sz)
+				break;
+			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+			    !memcmp(b + name, "GNU", 4) && nh.n_descsz > 0) {
+				unsigned k = nh.n_descsz < PT_OBJ_BID_MAX ? nh.n_descsz : PT_OBJ_BID_MAX;
+				memcpy(o->bid, b + desc, k);
+				o->bid_len = (uint8_t)k;
+				uintptr_t at = a + desc - o->lo;
+				if (tab && o >= tab && o < tab + OBJ_MAX && at + k <= 4096)
+					bid_off[o - tab] = (uint16_t)at;
+				return;
+			}
+			off = desc + ((nh.n_descsz + al - 1) & ~(al - 1));
+		}
+	}
+}
+
+static void fill(struct pt_obj *o, uintptr_t base, const ElfW(Phdr) *ph, unsigned n,
+                 const char *path)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), lo = UINTPTR_MAX, hi = 0;
+
+	memset(o, 0, sizeof *o);
+	if (tab && o >= tab && o < tab + OBJ_MAX)
+		bid_off[o - tab] = 0;
+	for (unsigned i = 0; i < n; i++) {
+		if (ph[i].p_type != PT_LOAD)
+			continue;
+		uintptr_t a = base + (ph[i].p_vaddr & ~(page - 1)), e = base + ph[i].p_vaddr + ph[i].p_memsz;
+		lo = a < lo ? a : lo;
+		hi = e > hi ? e : hi;
+	}
+	o->base = base;
+	o->lo = lo < hi ? lo : 0;
+	o->hi = lo < hi ? hi : 0;
+	o->kind = PT_OBJ_ADD;
+	if (o->hi)
+		build_id(o, ph, n);
+	copy_path(o, path);
+}
+
+/* Append to the table (the caller holds tab_lock). */
+static struct pt_obj *tab_add(void)
+{
+	uint32_t n = atomic_load_explicit(&ntab, memory_order_relaxed);
+	return tab && n < OBJ_MAX ? &tab[n] : NULL;
+}
+
+static void tab_publish(struct pt_obj *o)
+{
+	atomic_store_explicit(&o->ready, PT_OBJ_READY, memory_order_relaxed);
+	atomic_fetch_add_explicit(&ntab, 1, memory_order_release);
+}
+
+static int first_seen;
+
+static int each_object(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size, (void)arg;
+	const char *path = info->dlpi_name;
+	if (!path || !*path) {
+		if (first_seen)
+			return 0; /* only the program itself has no name */
+		path = exe_path;
+	}
+	first_seen = 1;
+	struct pt_obj *o = tab_add();
+	if (!o)
+		return 1;
+	fill(o, info->dlpi_addr, info->dlpi_phdr, info->dlpi_phnum, path);
+	if (o->hi)
+		tab_publish(o);
+	return 0;
+}
+
+/* At load (and after exec, in the new image): the objects loaded so far.
+ * After ctl.c's constructor (101), before the program's own. */
+__attribute__((constructor(102))) static void objmap_init(void)
+{
+	size_t sz = (size_t)OBJ_MAX * (sizeof *tab + sizeof *bid_off);
+	void *p = mmap(NULL, sz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+	               -1, 0);
+	if (p == MAP_FAILED)
+		return;
+	bid_off = (uint16_t *)((char *)p + (size_t)OBJ_MAX * sizeof *tab);
+	tab = p;
+	ssize_t n = readlink("/proc/self/exe", exe_path, sizeof exe_path - 1);
+	exe_path[n > 0 ? n : 0] = 0;
+	atomic_store(&tab_lock, 1);
+	dl_iterate_phdr(each_object, NULL);
+	atomic_store_explicit(&tab_lock, 0, memory_order_release);
+}
+
+/* One entry into a stream's area. */
+static void put(struct pt_slot *sl, const struct pt_obj *src, int32_t pid, unsigned kind,
+                uint64_t tick)
+{
+	struct pt_hdr *h = sl->hdr;
+
+	if (atomic_load_explicit(&h->obj_next, memory_order_relaxed) >= PT_OBJ_SLOTS) {
+		atomic_fetch_add_explicit(&h->obj_lost, 1, memory_order_relaxed);
+		return;
+	}
+	uint32_t i = atomic_fetch_add_explicit(&h->obj_next, 1, memory_order_relaxed);
+	if (i >= PT_OBJ_SLOTS) {
+		atomic_fetch_add_explicit(&h->obj_lost, 1, memory_order_relaxed);
+		return;
+	}
+	struct pt_obj *d = &sl->objs[i];
+	size_t plen = src ? strnlen(src->path, sizeof src->path - 1) : 0;
+	d->tick = tick;
+	d->base = src ? src->base : 0;
+	d->lo = src ? src->lo : 0;
+	d->hi = src ? src->hi : 0;
+	d->pid = pid;
+	d->kind = (uint16_t)kind;
+	d->bid_len = src ? src->bid_len : 0;
+	d->flags = src ? src->flags : 0;
+	if (src)
+		memcpy(d->bid, src->bid, sizeof d->bid);
+	memcpy(d->path, src ? src->path : "", plen);
+	d->path[plen] = 0;
+	atomic_store_explicit(&d->ready, PT_OBJ_READY, memory_order_release);
+}
+
+/* Table entries [from, to) that are alive, into sl; from 0 with a BEGIN
+ * first.  Returns to. */
+static uint32_t dump(struct pt_slot *sl, int32_t pid, uint32_t from, uint32_t to)
+{
+	uint64_t tick = pt_now();
+
+	if (from == 0)
+		put(sl, NULL, pid, PT_OBJ_BEGIN, tick);
+	for (uint32_t i = from; i < to; i++)
+		if (atomic_load_explicit(&tab[i].ready, memory_order_acquire) == PT_OBJ_READY)
+			put(sl, &tab[i], pid, PT_OBJ_ADD, tick);
+	return to;
+}
+
+uint32_t pt_objmap_dump(struct pt_slot *sl, int32_t pid, uint32_t from)
+{
+	if (!tab)
+		return 0;
+	return dump(sl, pid, from, atomic_load_explicit(&ntab, memory_order_acquire));
+}
+
+/* Into every stream this process records into. */
+static void put_all(const struct pt_obj *o, unsigned kind)
+{
+	uint64_t tick = pt_now();
+
+	atomic_thread_fence(memory_order_seq_cst); /* against attach(): see pt_objmap_dump */
+	uint32_t att = atomic_load_explicit(&pt_proc.att, memory_order_acquire);
+	while (att) {
+		unsigned s = (unsigned)__builtin_ctz(att);
+		att &= att - 1;
+		struct pt_slot *sl = pt_view_att(s);
+		if (!atomic_load_explicit(&sl->dead, memory_order_relaxed))
+			put(sl, o, pt_pid, kind, tick);
+	}
+}
+
+/* Is the object mapped at lo still the one entry i describes?  Its
+ * build-id is compared where it was in memory, when that is in the
+ * first page (which any object mapped at lo has readable: the ELF
+ * header): a library loaded where an unloaded one was has other bytes
+ * there. */
+static int still(uint32_t i, uintptr_t lo, uintptr_t addr)
+{
+	const struct pt_obj *o = &tab[i];
+	if (atomic_load_explicit(&o->ready, memory_order_relaxed) != PT_OBJ_READY ||
+	    o->lo != lo || addr >= o->hi)
+		return 0;
+	return !bid_off[i] || !memcmp((const void *)(lo + bid_off[i]), o->bid, o->bid_len);
+}
+
+static void cache(uintptr_t lo, uintptr_t span, uint32_t idx)
+{
+	unsigned k = tl_next++ % OBJ_TL;
+	tl_idx[k] = idx + 1;
+	pt_obj_lo = lo;
+	pt_obj_span = span;
+}
+
+void pt_objmap_forget(void)
+{
+	pt_obj_span = 0;
+}
+
+/* An event from outside the thread's cached range (record.c): which
+ * object is it from?  _dl_find_object() (about 4 ns), then the entries
+ * this thread used last, then the table; an object the table does not
+ * have is added, and written into every stream. */
+void pt_objmap_miss(uintptr_t addr)
+{
+#ifdef DLFO_STRUCT_HAS_EH_DBASE
+	struct dl_find_object fo;
+	if (!tab || _dl_find_object((void *)addr, &fo) != 0) {
+		cache(addr, 1, UINT32_MAX); /* not in any object (generated code, say) */
+		return;
+	}
+	uintptr_t lo = (uintptr_t)fo.dlfo_map_start, hi = (uintptr_t)fo.dlfo_map_end;
+	for (unsigned k = 0; k < OBJ_TL; k++)
+		if (tl_idx[k] && tl_idx[k] <= OBJ_MAX && still(tl_idx[k] - 1, lo, addr)) {
+			pt_obj_lo = lo, pt_obj_span = hi - lo;
+			return;
+		}
+	uint32_t n = atomic_load_explicit(&ntab, memory_order_acquire);
+	for (uint32_t i = 0; i < n; i++)
+		if (still(i, lo, addr)) {
+			cache(lo, hi - lo, i);
+			return;
+		}
+	/* new to us: add it (if another thread is at it, or we interrupted
+	 * ourselves, the next event looks again) */
+	if (atomic_exchange_explicit(&tab_lock, 1, memory_order_acquire))
+		return;
+	n = atomic_load_explicit(&ntab, memory_order_relaxed);
+	for (uint32_t i = 0; i < n; i++) /* what it replaced is gone */
+		if (atomic_load_explicit(&tab[i].ready, memory_order_relaxed) == PT_OBJ_READY &&
+		    tab[i].lo < hi && lo < tab[i].hi) {
+			atomic_store_explicit(&tab[i].ready, 0, memory_order_relaxed);
+			put_all(&tab[i], PT_OBJ_DEL);
+		}
+	struct pt_obj *o = tab_add();
+	const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)lo;
+	struct link_map *lm = fo.dlfo_link_map;
+	if (o && lm && hi - lo >= sizeof *eh && !memcmp(eh->e_ident, ELFMAG, SELFMAG) &&
+	    eh->e_phentsize == sizeof(ElfW(Phdr)) && eh->e_phoff < hi - lo &&
+	    (uintptr_t)eh->e_phnum * sizeof(ElfW(Phdr)) <= hi - lo - eh->e_phoff) {
+		fill(o, lm->l_addr, (const ElfW(Phdr) *)(lo + eh->e_phoff), eh->e_phnum,
+		     lm->l_name && *lm->l_name ? lm->l_name : exe_path);
+		if (o->lo == lo && addr < o->hi) {
+			tab_publish(o);
+			put_all(o, PT_OBJ_ADD);
+			cache(lo, hi - lo, n);
+		}
+	}
+	atomic_store_explicit(&tab_lock, 0, memory_order_release);
+#else
+	(void)addr;
+	pt_obj_lo = 0; /* no lock-free lookup here: the map of the start only */
+	pt_obj_span = UINTPTR_MAX;
+#endif
+}
