@@ -34,12 +34,18 @@ BENCHES  := $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
 # The posixtrace command: cli/*.c, linked with the static library.  Symbols
 # and source lines come from elfutils' libdw when pkg-config finds it
 # (Debian: libdw-dev); LIBDW=0 builds without it (file+offset only).
+# Debug files missing here are fetched by build-id from debuginfod (when
+# DEBUGINFOD_URLS is set) with elfutils' libdebuginfod when pkg-config finds
+# it (Debian: libdebuginfod-dev); DEBUGINFOD=0 builds without it.
 CLI_SRC  := $(wildcard cli/*.c)
 CLI_OBJ  := $(CLI_SRC:cli/%.c=$(BUILD)/cli/%.o)
 CLI      := $(BUILD)/posixtrace
 LIBDW    ?= $(shell pkg-config --exists libdw 2>/dev/null && echo 1 || echo 0)
 CLI_DEFS := $(if $(filter 1,$(LIBDW)),-DPT_HAVE_LIBDW $(shell pkg-config --cflags libdw),)
-CLI_LIBS := $(if $(filter 1,$(LIBDW)),$(shell pkg-config --libs libdw),) -lm
+DEBUGINFOD ?= $(shell pkg-config --exists libdebuginfod 2>/dev/null && echo 1 || echo 0)
+CLI_DEFS += $(if $(filter 1,$(DEBUGINFOD)),-DPT_HAVE_DEBUGINFOD $(shell pkg-config --cflags libdebuginfod),)
+CLI_LIBS := $(if $(filter 1,$(LIBDW)),$(shell pkg-config --libs libdw),) \
+            $(if $(filter 1,$(DEBUGINFOD)),$(shell pkg-config --libs libdebuginfod),) -lm
 
 .PHONY: all lib check bench demo install clean examples cli
 all: lib examples cli

@@ -13,6 +13,7 @@
 #include <sys/types.h>
 #include <trace.h>
 
+struct pt_ext_obj;
 #define PT_CLI_VERSION "0.1.0"
 #define EXIT_USAGE 2
 #define PT_NIDS 1024 /* event ids are below this (docs/implementation-defined.md) */
@@ -89,6 +90,9 @@ struct tlog {
 	int unfinished;                /* no final status (END block): cut short */
 	uint64_t damaged;              /* stretches that could not be read */
 	long long file_size;
+	/* the map of loaded code the log carries (ext.h's struct pt_ext_obj) */
+	struct pt_ext_obj *objs;
+	size_t nobjs;
 	void *hash_;                   /* (pid, tid) -> thread index, while loading */
 	size_t hcap_;
 };
@@ -144,7 +148,13 @@ int descendants(pid_t root, pid_t *out, int max);
 
 /* ------------------------------------------------------------ symbolize.c */
 struct symz;
-struct symz *symz_open(const char *log_path, int live);    /* never NULL */
+/* From the map of loaded code the log carries (l), else from FILE.maps
+ * beside an older log; live: the stream's map (symz_live), else
+ * /proc/PID/maps.  Never NULL. */
+struct symz *symz_open(const struct tlog *l, const char *log_path, int live);
+void symz_live(struct symz *z, trace_id_t trid);          /* live: the stream read */
+/* The map of loaded code: per pid, its objects (info) */
+size_t symz_objects(const struct symz *z, const struct pt_ext_obj **out);
 const char *symz_lookup(struct symz *z, int32_t pid, uint64_t ts, uint64_t addr);
 const char *symz_exe(struct symz *z, int32_t pid);
 int symz_have_maps(const struct symz *z);

@@ -202,7 +202,9 @@ int cmd_live(int argc, char **argv)
 	struct printer p;
 	memset(&p, 0, sizeof p);
 	tlog_init(&p.l);
-	p.z = o.raw ? NULL : symz_open(NULL, 1);
+	p.z = o.raw ? NULL : symz_open(NULL, NULL, 1);
+	if (p.z)
+		symz_live(p.z, trid); /* the map of loaded code the stream carries */
 	p.absolute = o.absolute;
 	p.first = 1;
 	int signals = 0, stop = 0;

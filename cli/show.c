@@ -126,7 +126,7 @@ int cmd_show(int argc, char **argv)
 			int w = (int)strlen(tlog_name(&l, i, tmp, sizeof tmp));
 			name_w = w > name_w ? (w < 30 ? w : 30) : name_w;
 		}
-	struct symz *z = raw ? NULL : symz_open(argv[optind], 0);
+	struct symz *z = raw ? NULL : symz_open(&l, argv[optind], 0);
 	uint64_t t0 = l.nev ? l.ev[0].ts : 0, prev;
 	for (size_t i = 0; i < l.nev; i++)
 		t0 = l.ev[i].ts < t0 ? l.ev[i].ts : t0;
