@@ -2,6 +2,7 @@
 #   make                 library (static + shared), examples
 #   make check           build and run every test (tests/*.c)
 #   make check SANITIZE=address,undefined | SANITIZE=thread
+#   make stress          the long loops (100 short-lived programs, golden x50)
 #   make bench           micro-benchmarks (not part of check)
 #   make demo            record and read back a bundled example
 #   make cli             the posixtrace command ($(BUILD)/posixtrace)
@@ -47,7 +48,7 @@ CLI_DEFS += $(if $(filter 1,$(DEBUGINFOD)),-DPT_HAVE_DEBUGINFOD $(shell pkg-conf
 CLI_LIBS := $(if $(filter 1,$(LIBDW)),$(shell pkg-config --libs libdw),) \
             $(if $(filter 1,$(DEBUGINFOD)),$(shell pkg-config --libs libdebuginfod),) -lm
 
-.PHONY: all lib check bench demo install clean examples cli
+.PHONY: all lib check stress bench demo install clean examples cli
 all: lib examples cli
 cli: $(CLI)
 lib: $(STATIC) $(SHARED)
@@ -68,7 +69,8 @@ $(SHARED): $(LIB_OBJ) src/libposixtrace.map
 
 $(BUILD)/tests/%: tests/%.c $(wildcard tests/*.h) $(STATIC)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALLCFLAGS) -Itests -DPT_BUILD_DIR='"$(abspath $(BUILD))"' $< -o $@ $(STATIC) $(LDLIBS) -ldl
+	$(CC) $(ALLCFLAGS) -Itests -DPT_BUILD_DIR='"$(abspath $(BUILD))"' \
+	  -DPT_TEST_CC='"$(CC)"' -DPT_TEST_SANFLAGS='"$(SANFLAGS)"' $< -o $@ $(STATIC) $(LDLIBS) -ldl
 
 # <trace.h> must also be valid C++ and pedantic C99
 $(BUILD)/header-ok: include/trace.h
@@ -99,6 +101,17 @@ examples: $(EXAMPLES)
 
 check: $(TESTS) $(SHARED) $(BUILD)/header-ok $(CLI) $(EXAMPLES)
 	@BUILD=$(BUILD) sh tests/run.sh $(TESTS)
+
+# stress: the long loops (not part of check): a program that lives about a
+# millisecond recorded 100 times, every run symbolized; the golden show
+# output 50 times in a row
+STRESS_GOLDEN ?= 50
+stress: $(TESTS) $(SHARED) $(BUILD)/header-ok $(CLI) $(EXAMPLES)
+	PT_STRESS=1 $(BUILD)/tests/cli_symbols
+	@i=0; while [ $$i -lt $(STRESS_GOLDEN) ]; do i=$$((i + 1)); \
+	  $(BUILD)/tests/cli_golden >$(BUILD)/stress-golden.log 2>&1 || \
+	  { echo "cli_golden failed in run $$i of $(STRESS_GOLDEN)"; tail -n 30 $(BUILD)/stress-golden.log; exit 1; }; \
+	done; echo "cli_golden: $(STRESS_GOLDEN) of $(STRESS_GOLDEN) runs passed"
 
 bench: $(BENCHES)
 	@for b in $(BENCHES); do $$b || exit 1; done

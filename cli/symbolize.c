@@ -42,7 +42,8 @@ struct module {
 #endif
 };
 
-struct centry { int32_t pid; int used; uint64_t addr; char *s; };
+/* a name, good for events of pid at addr stamped in [from, to) */
+struct centry { int32_t pid; int used; uint64_t addr, from, to; char *s; };
 
 struct symz {
 	struct mapsdb db;
@@ -449,14 +450,21 @@ static void live_maps(struct symz *z, int32_t pid, uint64_t ts, uint64_t addr)
 	}
 }
 
-/* The cache key's pid: the pid, and which of its maps (an exec'd image
- * may put other code at the same address). */
-static int32_t ckey_pid(struct symz *z, int32_t pid, uint64_t ts)
+/* When the map could say something else of pid's addr: [*from, *to)
+ * around ts holds no entry of pid about addr (nor a whole new map). */
+static void span_of(const struct symz *z, int32_t pid, uint64_t ts, uint64_t addr,
+                    uint64_t *from, uint64_t *to)
 {
-	if (!z->nobjs)
-		return pid;
-	size_t e = epoch_of(z, pid, ts);
-	return (int32_t)((uint32_t)pid ^ (uint32_t)(e == SIZE_MAX ? 0 : e + 1) << 22);
+	*from = 0, *to = UINT64_MAX;
+	for (size_t i = 0; i < z->nobjs; i++) {
+		const struct pt_ext_obj *o = &z->objs[i];
+		if (o->pid != pid || (o->kind != PT_EXT_OBJ_BEGIN && (addr < o->lo || addr >= o->hi)))
+			continue;
+		if (o->ts <= ts)
+			*from = o->ts > *from ? o->ts : *from;
+		else
+			*to = o->ts < *to ? o->ts : *to;
+	}
 }
 
 /* "" for a null address. */
@@ -467,15 +475,17 @@ const char *symz_lookup(struct symz *z, int32_t pid, uint64_t ts, uint64_t addr)
 
 	if (!addr)
 		return "";
-	int32_t kp = ckey_pid(z, pid, ts);
-	struct centry *c = cache_slot(z, kp, addr);
-	if (c && c->used)
+	struct centry *c = cache_slot(z, pid, addr);
+	if (c && c->used && ts >= c->from && ts < c->to)
 		return c->s;
 	const struct pt_ext_obj *o = obj_find(z, pid, ts, addr);
 	if (!o && z->have_trid && pid > 0) { /* live: written since we last looked? */
+		size_t had = z->nobjs;
 		live_objects(z);
-		o = obj_find(z, pid, ts, addr);
-		c = cache_slot(z, kp = ckey_pid(z, pid, ts), addr);
+		if (z->nobjs != had) {
+			o = obj_find(z, pid, ts, addr);
+			c = cache_slot(z, pid, addr);
+		}
 	}
 	if (o) {
 		describe(z, module_for_obj(z, o), addr, tmp, sizeof tmp);
@@ -491,11 +501,15 @@ const char *symz_lookup(struct symz *z, int32_t pid, uint64_t ts, uint64_t addr)
 	}
 	if (!c)
 		return tmp;
+	if (c->used)
+		free(c->s);
+	else
+		z->ncache++;
 	c->used = 1;
-	c->pid = kp;
+	c->pid = pid;
 	c->addr = addr;
+	span_of(z, pid, ts, addr, &c->from, &c->to);
 	c->s = strdup(tmp);
-	z->ncache++;
 	return c->s ? c->s : tmp;
 }
 
