@@ -95,7 +95,7 @@ $(CLI): $(CLI_OBJ) $(STATIC)
 
 $(BUILD)/bench/%: bench/%.c $(STATIC)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALLCFLAGS) $< -o $@ $(STATIC) $(LDLIBS)
+	$(CC) $(ALLCFLAGS) -DPT_BUILD_DIR='"$(abspath $(BUILD))"' $< -o $@ $(STATIC) $(LDLIBS)
 
 examples: $(EXAMPLES)
 

@@ -131,11 +131,6 @@ int elf_load_bias(const char *path, uint64_t map_start, uint64_t map_off, uint64
 struct mapping { uint64_t start, end, off; char *path; char *build_id; };
 struct snapshot { int32_t pid; uint64_t ts; char *exe; struct mapping *m; size_t n; };
 struct mapsdb { struct snapshot *s; size_t n, cap; };
-struct maps_writer { FILE *f; char *path; struct { int32_t pid; uint64_t hash; } *seen;
-                     size_t nseen, cap; };
-int maps_writer_open(struct maps_writer *w, const char *path, int force);
-int maps_writer_snap(struct maps_writer *w, pid_t pid);      /* -1: process gone */
-void maps_writer_close(struct maps_writer *w);
 int maps_read_proc(pid_t pid, struct snapshot *s);          /* one live snapshot */
 int mapsdb_load(struct mapsdb *db, const char *path);       /* 0, -1 if no file */
 int mapsdb_add_live(struct mapsdb *db, pid_t pid);
@@ -144,7 +139,6 @@ const struct mapping *mapsdb_find(const struct mapsdb *db, int32_t pid, uint64_t
 const char *mapsdb_exe(const struct mapsdb *db, int32_t pid);
 void mapsdb_free(struct mapsdb *db);
 void snapshot_free(struct snapshot *s);
-int descendants(pid_t root, pid_t *out, int max);
 
 /* ------------------------------------------------------------ symbolize.c */
 struct symz;

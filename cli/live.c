@@ -2,8 +2,9 @@
  * live.c -- `posixtrace live (PID | -- PROGRAM [ARGS...])`: print events
  * as they happen, in the form of `show`, from a stream made with
  * posix_trace_create() (no log) and read with
- * posix_trace_timedgetnext_event().  Addresses are symbolized from
- * /proc/PID/maps while the process lives.
+ * posix_trace_timedgetnext_event().  Addresses are symbolized from the
+ * stream's map of loaded code (else /proc/PID/maps while the process
+ * lives).
  */
 #include <errno.h>
 #include <getopt.h>

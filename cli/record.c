@@ -5,8 +5,8 @@
  * The stream is made with posix_trace_create_withlog() for the target's
  * pid: stream-full policy FLUSH (a flusher thread drains it to the log as
  * it fills), log policy APPEND, inheritance on (forked children are traced
- * too) unless --no-inherit.  While the target runs, its memory maps and
- * its descendants' are saved to FILE.maps for symbolizing later.
+ * too) unless --no-inherit.  The log carries the map of the target's
+ * code, which the library writes into the trace: nothing to watch here.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -25,8 +25,7 @@ static const char record_help[] =
 "forked children too, into a trace log; print a summary when it ends.\n"
 "The exit status is the program's (128+N if it was killed by signal N).\n"
 "\n"
-"  -o, --output FILE        the log (default posixtrace-YYYYmmdd-HHMMSS.ptlog);\n"
-"                           its memory maps go to FILE.maps\n"
+"  -o, --output FILE        the log (default posixtrace-YYYYmmdd-HHMMSS.ptlog)\n"
 "      --force              overwrite FILE if it exists\n"
 "      --policy P           stream full policy: flush (default), loop, until-full\n"
 "      --size BYTES         stream size (default 1M; K, M, G suffixes)\n"

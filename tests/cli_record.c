@@ -2,8 +2,8 @@
  * cli_record.c -- `posixtrace record`: examples/app recorded from its
  * constructor on, its threads and its forked child included; the exit
  * status passed through (a code, and 128+N for a signal); the summary; the
- * log read back with posix_trace_open() has every event; FILE.maps holds
- * the app's mappings; --exclude and --no-inherit; an existing -o is not
+ * log read back with posix_trace_open() has every event; info lists the
+ * app's loaded code (no FILE.maps any more); --exclude and --no-inherit; an existing -o is not
  * overwritten without --force; a program that cannot run; SIGTERM to the
  * command reaches the program and the log is kept; usage errors exit 2;
  * every command's --help (and -h) prints its usage and exits 0.
