@@ -34,9 +34,11 @@
 /* a path in the scratch directory that stays (cli_path's rotate) */
 static const char *path_of(const char *name)
 {
-	char *p = strdup(cli_path(name));
-	REQUIRE(p != NULL);
-	return p;
+	static char buf[64][256];
+	static unsigned k;
+	REQUIRE(k < 64);
+	snprintf(buf[k], sizeof buf[k], "%s", cli_path(name));
+	return buf[k++];
 }
 
 static void put_file(const char *path, const char *text)
@@ -100,6 +102,7 @@ static const char short_c[] =
 static void short_lived(void)
 {
 	const char *src = path_of("short.c"), *bin = path_of("short");
+	const char *log = path_of("short.ptlog");
 	const char *stress = getenv("PT_STRESS");
 	int runs = stress && *stress && strcmp(stress, "0") ? 100 : 15, named = 0;
 
@@ -107,7 +110,6 @@ static void short_lived(void)
 	REQUIRE(build(src, bin, "") == 0);
 	for (int i = 0; i < runs; i++) {
 		char *out = NULL, *err = NULL;
-		const char *log = path_of("short.ptlog");
 		CHECK_EQ(cli_run(CLI("record", "--force", "-o", (char *)log, "--", (char *)bin), NULL,
 		                 &err), 0);
 		free(err);
