@@ -293,25 +293,40 @@ void pt_objmap_miss(uintptr_t addr)
 	if (atomic_exchange_explicit(&tab_lock, 1, memory_order_acquire))
 		return;
 	n = atomic_load_explicit(&ntab, memory_order_relaxed);
-	for (uint32_t i = 0; i < n; i++) /* what it replaced is gone */
-		if (atomic_load_explicit(&tab[i].ready, memory_order_relaxed) == PT_OBJ_READY &&
-		    tab[i].lo < hi && lo < tab[i].hi) {
-			atomic_store_explicit(&tab[i].ready, 0, memory_order_relaxed);
-			put_all(&tab[i], PT_OBJ_DEL);
-		}
-	struct pt_obj *o = tab_add();
+	struct pt_obj *o = tab_add(); /* (not published until it checks out) */
 	const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)lo;
 	struct link_map *lm = fo.dlfo_link_map;
+	int ok = 0;
 	if (o && lm && hi - lo >= sizeof *eh && !memcmp(eh->e_ident, ELFMAG, SELFMAG) &&
 	    eh->e_phentsize == sizeof(ElfW(Phdr)) && eh->e_phoff < hi - lo &&
 	    (uintptr_t)eh->e_phnum * sizeof(ElfW(Phdr)) <= hi - lo - eh->e_phoff) {
 		fill(o, lm->l_addr, (const ElfW(Phdr) *)(lo + eh->e_phoff), eh->e_phnum,
 		     lm->l_name && *lm->l_name ? lm->l_name : exe_path);
-		if (o->lo == lo && addr < o->hi) {
-			tab_publish(o);
-			put_all(o, PT_OBJ_ADD);
-			cache(lo, hi - lo, n);
-		}
+		ok = o->lo == lo && addr >= o->lo && addr < o->hi;
+	}
+	if (ok) {
+		for (uint32_t i = 0; i < n; i++) /* what it replaced is gone */
+			if (atomic_load_explicit(&tab[i].ready, memory_order_relaxed) == PT_OBJ_READY &&
+			    tab[i].lo < o->hi && o->lo < tab[i].hi) {
+				atomic_store_explicit(&tab[i].ready, 0, memory_order_relaxed);
+				put_all(&tab[i], PT_OBJ_DEL);
+			}
+		tab_publish(o);
+		put_all(o, PT_OBJ_ADD);
+		cache(lo, hi - lo, n);
+	} else {
+		/* the loader's idea of the object does not match its headers (a
+		 * static program's own map, say): the table's entry holding the
+		 * address, as the constructor saw it */
+		uint32_t i = 0;
+		for (; i < n; i++)
+			if (atomic_load_explicit(&tab[i].ready, memory_order_relaxed) == PT_OBJ_READY &&
+			    addr >= tab[i].lo && addr < tab[i].hi)
+				break;
+		if (i < n)
+			cache(tab[i].lo, tab[i].hi - tab[i].lo, i);
+		else /* nothing to say of it: do not look again at every event */
+			cache(lo, hi - lo, UINT32_MAX);
 	}
 	atomic_store_explicit(&tab_lock, 0, memory_order_release);
 #else

@@ -5,7 +5,8 @@
  * Small programs are compiled here (cc, with the build's sanitizer flags,
  * against the library just built) and traced:
  *   - a program that lives about a millisecond, recorded again and again:
- *     every run names its event (PT_STRESS=1: 100 runs, else 15);
+ *     every run names its event (PT_STRESS=1: 100 runs, else 15); the
+ *     same program linked statically (without sanitizers);
  *   - a program that writes its own log through the API, read after it
  *     exited: function names and file:line, no FILE.maps anywhere;
  *   - a library dlopen()ed late, unloaded, and another loaded after it
@@ -124,6 +125,33 @@ static void short_lived(void)
 	}
 	printf("short-lived program: named in %d of %d runs\n", named, runs);
 	CHECK_EQ(named, runs);
+}
+
+/* The same program linked statically (not with a sanitizer: its runtime
+ * cannot be): the library's table is the program itself. */
+static void static_program(void)
+{
+	char cmd[2048];
+	const char *src = path_of("short.c"), *bin = path_of("short-static");
+	const char *log = path_of("static.ptlog");
+	char *out = NULL, *err = NULL;
+
+	if (PT_TEST_SANFLAGS[0])
+		return;
+	snprintf(cmd, sizeof cmd,
+	         "%s -std=c11 -g -O0 -static -I'%s/../include' '%s' -o '%s' '%s/libposixtrace.a' "
+	         "-lpthread 2>/dev/null", PT_TEST_CC, PT_BUILD_DIR, src, bin, PT_BUILD_DIR);
+	if (system(cmd) != 0) {
+		printf("static program: no static libc here, not tried\n");
+		return;
+	}
+	CHECK_EQ(cli_run(CLI("record", "-o", (char *)log, "--", (char *)bin), NULL, &err), 0);
+	free(err);
+	CHECK_EQ(cli_run(CLI("show", (char *)log), &out, &err), 0);
+	char *l = line_of(out, "hit");
+	CHECK(l && strstr(l, "@ hit_once+0x") && strstr(l, "(short.c:4)"));
+	free(out);
+	free(err);
 }
 
 static const char selflog_c[] =
@@ -386,6 +414,7 @@ int main(void)
 	if (system(PT_TEST_CC " --version >/dev/null 2>&1") != 0)
 		T_SKIP("no C compiler (" PT_TEST_CC ") to build the programs traced here");
 	short_lived();
+	static_program();
 	self_logged();
 	late_libraries();
 	rebuilt();
