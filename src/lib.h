@@ -280,6 +280,7 @@ struct pt_reader {
 	uint32_t obj_first;          /* entries below this one are all taken */
 	uint64_t obj_taken[PT_OBJ_SLOTS / 64];
 	uint64_t obj_lost;           /* the segment's count, as of the last LOST entry */
+	unsigned obj_nlost;          /* LOST entries made */
 	/* an event already taken, returned after the RESUME that precedes it */
 	int stashed;
 	struct posix_trace_event_info st_ev;

@@ -80,9 +80,12 @@ size_t pt_objs_collect(struct pt_trid *t)
 	}
 	while (rd->obj_first < end && (rd->obj_taken[rd->obj_first / 64] >> (rd->obj_first % 64) & 1))
 		rd->obj_first++;
+	/* entries that found the area full: said when the count grows, at
+	 * most 64 times (the traced process could make it grow for ever) */
 	uint64_t lost = atomic_load_explicit(&t->hdr->obj_lost, memory_order_relaxed);
 	struct pt_ext_obj *o;
-	if (lost > rd->obj_lost && (o = push(rd))) {
+	if (lost > rd->obj_lost && rd->obj_nlost < 64 && (o = push(rd))) {
+		rd->obj_nlost++;
 		memset(o, 0, sizeof *o);
 		int64_t ns = pt_clock_ns(&t->clk, pt_now());
 		o->ts = ns > 0 ? (uint64_t)ns : 0;
