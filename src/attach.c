@@ -246,7 +246,7 @@ static int attach(unsigned s, uint64_t ticket)
 	atomic_store_explicit(&pt_proc.curp[s], sl, memory_order_release);
 	atomic_fetch_or_explicit(&pt_proc.att, 1u << s, memory_order_release);
 	/* objects found meanwhile by a thread that did not see this view yet */
-	atomic_thread_fence(memory_order_seq_cst);
+	pt_objmap_order();
 	pt_objmap_dump(sl, pt_pid, known ? known : 1);
 	return 0;
 }

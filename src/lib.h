@@ -196,6 +196,14 @@ void pt_objmap_forget(void); /* a new chunk: look the next address up again */
 /* This process's objects, table entries from `from` on, into a stream
  * (from 0: a BEGIN entry first).  Returns where the table ended. */
 uint32_t pt_objmap_dump(struct pt_slot *sl, int32_t pid, uint32_t from);
+/* The order between a new object in the table and a new view: each side
+ * passes here between its store and its load (a read-modify-write of one
+ * word, so each sees the other's store, or the other sees its own). */
+extern _Atomic uint32_t pt_objmap_sync;
+static inline void pt_objmap_order(void)
+{
+	atomic_fetch_add_explicit(&pt_objmap_sync, 1, memory_order_seq_cst);
+}
 
 /* ------------------------------------------------------- segment (segment.c) */
 struct pt_geom {

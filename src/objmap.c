@@ -40,6 +40,7 @@ _Thread_local uintptr_t pt_obj_lo PT_TLS, pt_obj_span PT_TLS;
 static _Thread_local uint32_t tl_idx[OBJ_TL] PT_TLS;
 static _Thread_local unsigned tl_next PT_TLS;
 
+_Atomic uint32_t pt_objmap_sync;
 static struct pt_obj *tab;          /* OBJ_MAX entries: ready = alive */
 static uint16_t *bid_off;           /* where each one's build-id is, from lo, if
                                      * in the first page; else 0 */
@@ -226,7 +227,7 @@ static void put_all(const struct pt_obj *o, unsigned kind)
 {
 	uint64_t tick = pt_now();
 
-	atomic_thread_fence(memory_order_seq_cst); /* against attach(): see pt_objmap_dump */
+	pt_objmap_order(); /* against attach() */
 	uint32_t att = atomic_load_explicit(&pt_proc.att, memory_order_acquire);
 	while (att) {
 		unsigned s = (unsigned)__builtin_ctz(att);
