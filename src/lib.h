@@ -196,6 +196,7 @@ void pt_objmap_forget(void); /* a new chunk: look the next address up again */
 /* This process's objects, table entries from `from` on, into a stream
  * (from 0: a BEGIN entry first).  Returns where the table ended. */
 uint32_t pt_objmap_dump(struct pt_slot *sl, int32_t pid, uint32_t from);
+void pt_objmap_atfork_child(void);
 /* The order between a new object in the table and a new view: each side
  * passes here between its store and its load (a read-modify-write of one
  * word, so each sees the other's store, or the other sees its own). */

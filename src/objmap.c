@@ -4,13 +4,15 @@
  * (docs/design.md, "The map of loaded code").
  *
  * The process keeps a table of its loaded objects (path, load bias,
- * mapped range, GNU build-id) in its own memory.  It is built at load by
- * a constructor with dl_iterate_phdr(), reading build-ids from the
- * program headers in memory; nothing is read from files.  Each stream
+ * mapped range, GNU build-id) in its own memory.  A constructor notes the
+ * objects loaded at start with dl_iterate_phdr(), and nothing more: their
+ * program headers, build-ids and paths are read from memory (nothing from
+ * files) the first time a stream reaches the process, so a process that
+ * is never traced touches no page of its objects for this.  Each stream
  * gets the whole table when it reaches the process (attach, a forked
  * child's inherited stream, the first event after exec): a BEGIN entry,
- * then one entry per object.  Copying the table is memory copies only,
- * so it is async-signal-safe like the rest of attaching.
+ * then one entry per object.  That is memory copies only, so it is
+ * async-signal-safe like the rest of attaching.
  *
  * Objects loaded later (dlopen) are found without interposing dlopen: a
  * recording thread keeps the range of the object its last event came
@@ -19,9 +21,9 @@
  * which is lock-free and async-signal-safe, and an object the table does
  * not have is added to it and to every stream (ADD).  An object found
  * where a table entry says another one was is that one's replacement: the
- * old entry is marked gone (DEL).  A thread forgets its cached ranges
- * each time it takes a new chunk, so an object that replaced another at
- * the same address is noticed by its next chunk at the latest.
+ * old entry is marked gone (DEL).  A thread forgets its cached range each
+ * time it takes a new chunk, so an object that replaced another at the
+ * same address is noticed by its next chunk at the latest.
  */
 #include <dlfcn.h>
 #include <elf.h>
@@ -41,12 +43,30 @@ static _Thread_local uint32_t tl_idx[OBJ_TL] PT_TLS;
 static _Thread_local unsigned tl_next PT_TLS;
 
 _Atomic uint32_t pt_objmap_sync;
-static struct pt_obj *tab;          /* OBJ_MAX entries: ready = alive */
-static uint16_t *bid_off;           /* where each one's build-id is, from lo, if
-                                     * in the first page; else 0 */
+
+/* The table: entries [0, ntab), each in one of these states (state[i]):
+ * OBJ_GONE (unloaded), OBJ_START (loaded at start, only start[i] known
+ * yet), OBJ_FULL (tab[i] complete).  Entries are added and changed under
+ * tab_lock, a try-lock (a signal handler never waits for it); an entry
+ * goes OBJ_START -> OBJ_FULL -> OBJ_GONE, each with a release store after
+ * the fields it makes valid. */
+#define OBJ_GONE  0u
+#define OBJ_START 1u
+#define OBJ_FULL  2u
+struct start_obj {               /* what dl_iterate_phdr() said at start */
+	uintptr_t base;
+	const ElfW(Phdr) *ph;
+	const char *name;        /* the loader's (objects of the start stay);
+	                          * NULL: the program */
+	uint32_t n;
+};
+static struct pt_obj *tab;
+static struct start_obj *start;
+static _Atomic uint32_t *state;
+static uint16_t *bid_off;        /* where its build-id is, from lo, if in the
+                                  * first page; else 0 */
 static _Atomic uint32_t ntab;
 static _Atomic int tab_lock;
-static char exe_path[PT_OBJ_PATH];
 
 static void copy_path(struct pt_obj *o, const char *p)
 {
@@ -117,17 +137,30 @@ static void fill(struct pt_obj *o, uintptr_t base, const ElfW(Phdr) *ph, unsigne
 	copy_path(o, path);
 }
 
-/* Append to the table (the caller holds tab_lock). */
-static struct pt_obj *tab_add(void)
+/* The whole entry of an object of the start, into o (the table's own
+ * entry only under tab_lock). */
+static void fill_start(uint32_t i, struct pt_obj *o)
 {
-	uint32_t n = atomic_load_explicit(&ntab, memory_order_relaxed);
-	return tab && n < OBJ_MAX ? &tab[n] : NULL;
+	char exe[PT_OBJ_PATH];
+	const char *name = start[i].name;
+	if (!name) { /* the program: asked only now (procfs is slow here) */
+		ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+		exe[n > 0 ? n : 0] = 0;
+		name = exe;
+	}
+	fill(o, start[i].base, start[i].ph, start[i].n, name);
 }
 
-static void tab_publish(struct pt_obj *o)
+/* Every entry of the start made whole (under tab_lock). */
+static void fill_starts(void)
 {
-	atomic_store_explicit(&o->ready, PT_OBJ_READY, memory_order_relaxed);
-	atomic_fetch_add_explicit(&ntab, 1, memory_order_release);
+	uint32_t n = atomic_load_explicit(&ntab, memory_order_relaxed);
+	for (uint32_t i = 0; i < n; i++)
+		if (atomic_load_explicit(&state[i], memory_order_relaxed) == OBJ_START) {
+			fill_start(i, &tab[i]);
+			atomic_store_explicit(&state[i], tab[i].hi ? OBJ_FULL : OBJ_GONE,
+			                      memory_order_release);
+		}
 }
 
 static int first_seen;
@@ -136,18 +169,18 @@ static int each_object(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	(void)size, (void)arg;
 	const char *path = info->dlpi_name;
+	uint32_t n = atomic_load_explicit(&ntab, memory_order_relaxed);
 	if (!path || !*path) {
 		if (first_seen)
 			return 0; /* only the program itself has no name */
-		path = exe_path;
+		path = NULL;
 	}
 	first_seen = 1;
-	struct pt_obj *o = tab_add();
-	if (!o)
+	if (n >= OBJ_MAX)
 		return 1;
-	fill(o, info->dlpi_addr, info->dlpi_phdr, info->dlpi_phnum, path);
-	if (o->hi)
-		tab_publish(o);
+	start[n] = (struct start_obj){ info->dlpi_addr, info->dlpi_phdr, path, info->dlpi_phnum };
+	atomic_store_explicit(&state[n], OBJ_START, memory_order_relaxed);
+	atomic_store_explicit(&ntab, n + 1, memory_order_release);
 	return 0;
 }
 
@@ -155,15 +188,17 @@ static int each_object(struct dl_phdr_info *info, size_t size, void *arg)
  * After ctl.c's constructor (101), before the program's own. */
 __attribute__((constructor(102))) static void objmap_init(void)
 {
-	size_t sz = (size_t)OBJ_MAX * (sizeof *tab + sizeof *bid_off);
+	size_t sz = (size_t)OBJ_MAX * (sizeof *tab + sizeof *start + sizeof *state + sizeof *bid_off);
 	void *p = mmap(NULL, sz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
 	               -1, 0);
 	if (p == MAP_FAILED)
 		return;
-	bid_off = (uint16_t *)((char *)p + (size_t)OBJ_MAX * sizeof *tab);
+	/* pages as they are used: a huge page would be zeroed whole at once */
+	madvise(p, sz, MADV_NOHUGEPAGE);
+	start = (struct start_obj *)((char *)p + (size_t)OBJ_MAX * sizeof *tab);
+	state = (_Atomic uint32_t *)(start + OBJ_MAX);
+	bid_off = (uint16_t *)(state + OBJ_MAX);
 	tab = p;
-	ssize_t n = readlink("/proc/self/exe", exe_path, sizeof exe_path - 1);
-	exe_path[n > 0 ? n : 0] = 0;
 	atomic_store(&tab_lock, 1);
 	dl_iterate_phdr(each_object, NULL);
 	atomic_store_explicit(&tab_lock, 0, memory_order_release);
@@ -206,13 +241,36 @@ static void put(struct pt_slot *sl, const struct pt_obj *src, int32_t pid, unsig
 static uint32_t dump(struct pt_slot *sl, int32_t pid, uint32_t from, uint32_t to)
 {
 	uint64_t tick = pt_now();
+	/* objects of the start not read yet: into the table if it is ours
+	 * now (not if another thread, or the code a signal handler
+	 * interrupted, has it: then read into a copy) */
+	int mine = !atomic_exchange_explicit(&tab_lock, 1, memory_order_acquire);
+	struct pt_obj tmp;
 
+	if (mine)
+		fill_starts();
 	if (from == 0)
 		put(sl, NULL, pid, PT_OBJ_BEGIN, tick);
-	for (uint32_t i = from; i < to; i++)
-		if (atomic_load_explicit(&tab[i].ready, memory_order_acquire) == PT_OBJ_READY)
+	for (uint32_t i = from; i < to; i++) {
+		uint32_t st = atomic_load_explicit(&state[i], memory_order_acquire);
+		if (st == OBJ_FULL) {
 			put(sl, &tab[i], pid, PT_OBJ_ADD, tick);
+		} else if (st == OBJ_START) {
+			fill_start(i, &tmp);
+			if (tmp.hi)
+				put(sl, &tmp, pid, PT_OBJ_ADD, tick);
+		}
+	}
+	if (mine)
+		atomic_store_explicit(&tab_lock, 0, memory_order_release);
 	return to;
+}
+
+/* In the child of a fork (one thread): a thread of the parent may have
+ * held the table. */
+void pt_objmap_atfork_child(void)
+{
+	atomic_store_explicit(&tab_lock, 0, memory_order_relaxed);
 }
 
 uint32_t pt_objmap_dump(struct pt_slot *sl, int32_t pid, uint32_t from)
@@ -238,16 +296,19 @@ static void put_all(const struct pt_obj *o, unsigned kind)
 	}
 }
 
-/* Is the object mapped at lo still the one entry i describes?  Its
- * build-id is compared where it was in memory, when that is in the
- * first page (which any object mapped at lo has readable: the ELF
- * header): a library loaded where an unloaded one was has other bytes
- * there. */
-static int still(uint32_t i, uintptr_t lo, uintptr_t addr)
+/* Is the object the loader has at lo (its link map says base) still the
+ * one entry i describes?  An object of the start is (it cannot be
+ * unloaded) if the bases agree.  Otherwise its build-id is compared where
+ * it was in memory, when that is in the first page (which any object
+ * mapped at lo has readable: the ELF header): a library loaded where an
+ * unloaded one was has other bytes there. */
+static int still(uint32_t i, uintptr_t lo, uintptr_t base, uintptr_t addr)
 {
+	uint32_t st = atomic_load_explicit(&state[i], memory_order_acquire);
+	if (st == OBJ_START)
+		return start[i].base == base;
 	const struct pt_obj *o = &tab[i];
-	if (atomic_load_explicit(&o->ready, memory_order_relaxed) != PT_OBJ_READY ||
-	    o->lo != lo || addr >= o->hi)
+	if (st != OBJ_FULL || o->lo != lo || addr >= o->hi)
 		return 0;
 	return !bid_off[i] || !memcmp((const void *)(lo + bid_off[i]), o->bid, o->bid_len);
 }
@@ -273,19 +334,20 @@ void pt_objmap_miss(uintptr_t addr)
 {
 #ifdef DLFO_STRUCT_HAS_EH_DBASE
 	struct dl_find_object fo;
-	if (!tab || _dl_find_object((void *)addr, &fo) != 0) {
+	if (!tab || _dl_find_object((void *)addr, &fo) != 0 || !fo.dlfo_link_map) {
 		cache(addr, 1, UINT32_MAX); /* not in any object (generated code, say) */
 		return;
 	}
 	uintptr_t lo = (uintptr_t)fo.dlfo_map_start, hi = (uintptr_t)fo.dlfo_map_end;
+	uintptr_t base = fo.dlfo_link_map->l_addr;
 	for (unsigned k = 0; k < OBJ_TL; k++)
-		if (tl_idx[k] && tl_idx[k] <= OBJ_MAX && still(tl_idx[k] - 1, lo, addr)) {
+		if (tl_idx[k] && tl_idx[k] <= OBJ_MAX && still(tl_idx[k] - 1, lo, base, addr)) {
 			pt_obj_lo = lo, pt_obj_span = hi - lo;
 			return;
 		}
 	uint32_t n = atomic_load_explicit(&ntab, memory_order_acquire);
 	for (uint32_t i = 0; i < n; i++)
-		if (still(i, lo, addr)) {
+		if (still(i, lo, base, addr)) {
 			cache(lo, hi - lo, i);
 			return;
 		}
@@ -293,26 +355,28 @@ void pt_objmap_miss(uintptr_t addr)
 	 * ourselves, the next event looks again) */
 	if (atomic_exchange_explicit(&tab_lock, 1, memory_order_acquire))
 		return;
+	fill_starts(); /* (ranges to compare with) */
 	n = atomic_load_explicit(&ntab, memory_order_relaxed);
-	struct pt_obj *o = tab_add(); /* (not published until it checks out) */
+	struct pt_obj *o = n < OBJ_MAX ? &tab[n] : NULL; /* (not counted until it checks out) */
 	const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)lo;
 	struct link_map *lm = fo.dlfo_link_map;
 	int ok = 0;
-	if (o && lm && hi - lo >= sizeof *eh && !memcmp(eh->e_ident, ELFMAG, SELFMAG) &&
+	if (o && hi - lo >= sizeof *eh && !memcmp(eh->e_ident, ELFMAG, SELFMAG) &&
 	    eh->e_phentsize == sizeof(ElfW(Phdr)) && eh->e_phoff < hi - lo &&
 	    (uintptr_t)eh->e_phnum * sizeof(ElfW(Phdr)) <= hi - lo - eh->e_phoff) {
 		fill(o, lm->l_addr, (const ElfW(Phdr) *)(lo + eh->e_phoff), eh->e_phnum,
-		     lm->l_name && *lm->l_name ? lm->l_name : exe_path);
+		     lm->l_name ? lm->l_name : "");
 		ok = o->lo == lo && addr >= o->lo && addr < o->hi;
 	}
 	if (ok) {
 		for (uint32_t i = 0; i < n; i++) /* what it replaced is gone */
-			if (atomic_load_explicit(&tab[i].ready, memory_order_relaxed) == PT_OBJ_READY &&
+			if (atomic_load_explicit(&state[i], memory_order_relaxed) == OBJ_FULL &&
 			    tab[i].lo < o->hi && o->lo < tab[i].hi) {
-				atomic_store_explicit(&tab[i].ready, 0, memory_order_relaxed);
+				atomic_store_explicit(&state[i], OBJ_GONE, memory_order_relaxed);
 				put_all(&tab[i], PT_OBJ_DEL);
 			}
-		tab_publish(o);
+		atomic_store_explicit(&state[n], OBJ_FULL, memory_order_release);
+		atomic_store_explicit(&ntab, n + 1, memory_order_release);
 		put_all(o, PT_OBJ_ADD);
 		cache(lo, hi - lo, n);
 	} else {
@@ -321,7 +385,7 @@ void pt_objmap_miss(uintptr_t addr)
 		 * address, as the constructor saw it */
 		uint32_t i = 0;
 		for (; i < n; i++)
-			if (atomic_load_explicit(&tab[i].ready, memory_order_relaxed) == PT_OBJ_READY &&
+			if (atomic_load_explicit(&state[i], memory_order_relaxed) == OBJ_FULL &&
 			    addr >= tab[i].lo && addr < tab[i].hi)
 				break;
 		if (i < n)

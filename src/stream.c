@@ -60,6 +60,7 @@ static void atfork_child(void)
 	pt_pid = getpid();
 	pt_fork_gen++;
 	pthread_mutex_init(&pt_ctl_lock, NULL);
+	pt_objmap_atfork_child();
 	pt_ctl_atfork_child();
 	pt_record_atfork_child();
 	pt_quiesce_atfork_child();
