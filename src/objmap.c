@@ -67,6 +67,7 @@ static uint16_t *bid_off;        /* where its build-id is, from lo, if in the
                                   * first page; else 0 */
 static _Atomic uint32_t ntab;
 static _Atomic int tab_lock;
+static uintptr_t page = 4096;    /* (sysconf is not async-signal-safe: at load) */
 
 static void copy_path(struct pt_obj *o, const char *p)
 {
@@ -116,7 +117,7 @@ static void build_id(struct pt_obj *o, const ElfW(Phdr) *ph, unsigned n)
 static void fill(struct pt_obj *o, uintptr_t base, const ElfW(Phdr) *ph, unsigned n,
                  const char *path)
 {
-	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), lo = UINTPTR_MAX, hi = 0;
+	uintptr_t lo = UINTPTR_MAX, hi = 0;
 
 	memset(o, 0, sizeof *o);
 	if (tab && o >= tab && o < tab + OBJ_MAX)
@@ -199,6 +200,7 @@ __attribute__((constructor(102))) static void objmap_init(void)
 	state = (_Atomic uint32_t *)(start + OBJ_MAX);
 	bid_off = (uint16_t *)(state + OBJ_MAX);
 	tab = p;
+	page = (uintptr_t)sysconf(_SC_PAGESIZE);
 	atomic_store(&tab_lock, 1);
 	dl_iterate_phdr(each_object, NULL);
 	atomic_store_explicit(&tab_lock, 0, memory_order_release);
