@@ -190,7 +190,8 @@ void pt_quiesce_atfork_child(void);
 /* ------------------------------------- the map of loaded code (objmap.c) */
 /* The range of the object this thread's last event came from: an event
  * from outside it calls pt_objmap_miss() (record.c). */
-extern _Thread_local uintptr_t pt_obj_lo PT_TLS, pt_obj_span PT_TLS;
+struct pt_objrange { uintptr_t lo, span; };
+extern _Thread_local struct pt_objrange pt_obj PT_TLS;
 void pt_objmap_miss(uintptr_t addr);
 void pt_objmap_forget(void); /* a new chunk: look the next address up again */
 /* This process's objects, table entries from `from` on, into a stream

@@ -36,7 +36,7 @@
 
 #define OBJ_MAX 4096u /* objects one process keeps track of */
 
-_Thread_local uintptr_t pt_obj_lo PT_TLS, pt_obj_span PT_TLS;
+_Thread_local struct pt_objrange pt_obj PT_TLS;
 /* the table entries it used last (index + 1), looked at before the table */
 #define OBJ_TL 4u
 static _Thread_local uint32_t tl_idx[OBJ_TL] PT_TLS;
@@ -319,13 +319,13 @@ static void cache(uintptr_t lo, uintptr_t span, uint32_t idx)
 {
 	unsigned k = tl_next++ % OBJ_TL;
 	tl_idx[k] = idx + 1;
-	pt_obj_lo = lo;
-	pt_obj_span = span;
+	pt_obj.lo = lo;
+	pt_obj.span = span;
 }
 
 void pt_objmap_forget(void)
 {
-	pt_obj_span = 0;
+	pt_obj.span = 0;
 }
 
 /* An event from outside the thread's cached range (record.c): which
@@ -344,7 +344,7 @@ void pt_objmap_miss(uintptr_t addr)
 	uintptr_t base = fo.dlfo_link_map->l_addr;
 	for (unsigned k = 0; k < OBJ_TL; k++)
 		if (tl_idx[k] && tl_idx[k] <= OBJ_MAX && still(tl_idx[k] - 1, lo, base, addr)) {
-			pt_obj_lo = lo, pt_obj_span = hi - lo;
+			pt_obj.lo = lo, pt_obj.span = hi - lo;
 			return;
 		}
 	uint32_t n = atomic_load_explicit(&ntab, memory_order_acquire);
@@ -398,7 +398,7 @@ void pt_objmap_miss(uintptr_t addr)
 	atomic_store_explicit(&tab_lock, 0, memory_order_release);
 #else
 	(void)addr;
-	pt_obj_lo = 0; /* no lock-free lookup here: the map of the start only */
-	pt_obj_span = UINTPTR_MAX;
+	pt_obj.lo = 0; /* no lock-free lookup here: the map of the start only */
+	pt_obj.span = UINTPTR_MAX;
 #endif
 }

@@ -118,7 +118,7 @@ __attribute__((noinline)) static void record_user(trace_event_id_t id, const voi
 	if (PT_UNLIKELY(!data))
 		len = 0; /* no data to copy: an empty event rather than a crash */
 	/* from code the streams have not been told of? (objmap.c) */
-	if (PT_UNLIKELY((uintptr_t)addr - pt_obj_lo >= pt_obj_span))
+	if (PT_UNLIKELY((uintptr_t)addr - pt_obj.lo >= pt_obj.span))
 		pt_objmap_miss((uintptr_t)addr);
 	/* reload: a shutdown clears the bit, then waits for pt_nest to drop */
 	live = live_slots();
