@@ -204,10 +204,10 @@ int main(void)
 	double s0 = run_us("p0", "s"), s100 = run_us("p100", "s");
 	double f0 = first_event_us("p0"), f100 = first_event_us("p100");
 	printf("map of loaded code, medians of %d (%d more shared objects):\n", ROUNDS, NLIBS);
-	printf("  %-24s %9.1f us  %9.1f us  (+%.1f us)\n", "constructors (load)", c0, c100, c100 - c0);
-	printf("  %-24s %9.1f us  %9.1f us  (+%.1f us)\n", "posix_trace_start (own)", s0, s100,
+	printf("  %-24s %9.1f us  %9.1f us  (%+.1f us)\n", "constructors (load)", c0, c100, c100 - c0);
+	printf("  %-24s %9.1f us  %9.1f us  (%+.1f us)\n", "posix_trace_start (own)", s0, s100,
 	       s100 - s0);
-	printf("  %-24s %9.1f us  %9.1f us  (+%.1f us)\n", "create to first event", f0, f100,
+	printf("  %-24s %9.1f us  %9.1f us  (%+.1f us)\n", "create to first event", f0, f100,
 	       f100 - f0);
 	char cmd[128];
 	if (getenv("PT_KEEP")) {
