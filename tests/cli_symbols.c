@@ -13,7 +13,8 @@
  *     (most likely where the first one was): each event names its own
  *     library's function;
  *   - a program rebuilt after recording: the mismatch is said once and no
- *     name from the new file is printed;
+ *     name from the new file is printed; with the old file where debugging
+ *     information is looked for by build-id, its names come back;
  *   - a forked child and the program it execs: named correctly.
  */
 #include <errno.h>
@@ -316,9 +317,38 @@ static void rebuilt(void)
 	CHECK(!cli_contains(err, "not the file that was traced"));
 	free(out);
 	free(err);
-	/* rebuilt in place: another build-id at the recorded path */
-	REQUIRE(unlink(bin) == 0);
+	/* the build-id the trace has for it, from info */
+	char bid[80] = "", *info = NULL, want[300];
+	CHECK_EQ(cli_run(CLI("info", (char *)log), &info, NULL), 0);
+	snprintf(want, sizeof want, "  %s\n", bin);
+	const char *at = info ? strstr(info, "\nloaded code (") : NULL;
+	at = at ? strstr(at, want) : NULL;
+	while (at && at > info && at[-1] != '\n')
+		at--;
+	int pid = 0;
+	unsigned long long bias = 0;
+	CHECK(at && sscanf(at, " %d 0x%llx %79s", &pid, &bias, bid) == 3 && strlen(bid) == 40);
+	free(info);
+	/* the file it was goes where debugging information is looked for by
+	 * build-id, and another is built in its place */
+	const char *dbg = path_of("debug");
+	char dir[400], file[500];
+	snprintf(dir, sizeof dir, "%s/.build-id/%.2s", dbg, bid);
+	snprintf(file, sizeof file, "%s/%s.debug", dir, bid + 2);
+	REQUIRE(mkdir(dbg, 0755) == 0);
+	snprintf(want, sizeof want, "%s/.build-id", dbg);
+	REQUIRE(mkdir(want, 0755) == 0 && mkdir(dir, 0755) == 0);
+	REQUIRE(rename(bin, file) == 0);
 	REQUIRE(build(src, bin, "-DVARIANT=2") == 0);
+	char env[500];
+	snprintf(env, sizeof env, "POSIXTRACE_DEBUG_DIR=%s", dbg);
+	CHECK_EQ(cli_run_env(CLI("show", (char *)log), &out, &err, (char *const[]){ env, NULL }), 0);
+	CHECK_EQ(count(out, "@ old_fn+0x"), 3);
+	CHECK_EQ(count(out, "(rebuilt.c:5)"), 3);
+	CHECK(!cli_contains(err, "not the file that was traced"));
+	free(out);
+	free(err);
+	/* without it: another build-id at the recorded path */
 	CHECK_EQ(cli_run(CLI("show", (char *)log), &out, &err), 0);
 	CHECK_EQ(count(err, "not the file that was traced"), 1);
 	CHECK(cli_contains(err, bin));
