@@ -15,7 +15,9 @@
  *   - a program rebuilt after recording: the mismatch is said once and no
  *     name from the new file is printed; with the old file where debugging
  *     information is looked for by build-id, its names come back;
- *   - a forked child and the program it execs: named correctly.
+ *   - a forked child and the program it execs: named correctly;
+ *   - a log without a map of its own, with FILE.maps beside it (as record
+ *     wrote before): still named.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -25,6 +27,7 @@
 #include <trace.h>
 #include "t.h"
 #include "cli_util.h"
+#include "../src/logfmt.h"
 
 #ifndef PT_TEST_CC
 #define PT_TEST_CC "cc"
@@ -437,6 +440,55 @@ static void fork_exec(void)
 	free(err);
 }
 
+/* A log without a map of its own (as written before the map existed),
+ * with FILE.maps beside it as `record` used to write: still named (the
+ * event's address is in this very function). */
+static void old_log(void)
+{
+	const char *log = path_of("old.ptlog"), *maps = path_of("old.ptlog.maps");
+	struct pt_logw w;
+	struct pt_attr_img a;
+	char exe[4096], line[4400];
+	char *out = NULL, *err = NULL;
+	int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+	REQUIRE(fd >= 0);
+	memset(&a, 0, sizeof a);
+	strcpy(a.name, "old");
+	a.stream_size = 1 << 20, a.max_data = 64, a.res_nsec = 1;
+	a.stream_policy = POSIX_TRACE_FLUSH, a.log_policy = POSIX_TRACE_APPEND, a.has_log = 1;
+	REQUIRE(pt_logw_init(&w, fd, &a, POSIX_TRACE_APPEND, 0) == 0);
+	REQUIRE(pt_logw_name(&w, 20, "old_event") == 0);
+	REQUIRE(pt_logw_event(&w, 1700000000000000000ull, getpid(), 1,
+	                      (uint64_t)(uintptr_t)old_log + 8, 20, 0, NULL, 0) == 0);
+	REQUIRE(pt_logw_finish(&w, &(struct posix_trace_status_info){ 0 }) == 0);
+	pt_logw_free(&w);
+	close(fd);
+	/* this program's file mappings, in FILE.maps' form */
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	REQUIRE(n > 0);
+	exe[n] = 0;
+	FILE *in = fopen("/proc/self/maps", "r"), *mf = fopen(maps, "w");
+	REQUIRE(in && mf);
+	fprintf(mf, "# posixtrace maps 1\nS %d 0 %s\n", (int)getpid(), exe);
+	while (fgets(line, sizeof line, in)) {
+		unsigned long long lo, hi, off;
+		int pos = 0;
+		if (sscanf(line, "%llx-%llx %*s %llx %*s %*s %n", &lo, &hi, &off, &pos) == 3 && pos &&
+		    !strncmp(line + pos, exe, (size_t)n) && line[pos + n] == '\n')
+			fprintf(mf, "M %llx-%llx %llx - %s\n", lo, hi, off, exe);
+	}
+	fclose(in);
+	REQUIRE(fclose(mf) == 0);
+	CHECK_EQ(cli_run(CLI("show", (char *)log), &out, &err), 0);
+	char *l = line_of(out, "old_event");
+	CHECK(l && strstr(l, "@ old_log+0x8"));
+	if (!l || !strstr(l, "old_log"))
+		fprintf(stderr, "show:\n%s%s\n", out ? out : "", err ? err : "");
+	free(out);
+	free(err);
+}
+
 int main(void)
 {
 	T_BEGIN(300);
@@ -449,5 +501,6 @@ int main(void)
 	late_libraries();
 	rebuilt();
 	fork_exec();
+	old_log();
 	T_END();
 }
