@@ -2,6 +2,7 @@
 #   make                 library (static + shared), examples
 #   make check           build and run every test (tests/*.c)
 #   make check SANITIZE=address,undefined | SANITIZE=thread
+#   make stress          the long loops (100 short-lived programs, golden x50)
 #   make bench           micro-benchmarks (not part of check)
 #   make stress          long repetition and load loops (not part of check)
 #   make demo            record and read back a bundled example
@@ -39,12 +40,18 @@ BENCHES  := $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
 # The posixtrace command: cli/*.c, linked with the static library.  Symbols
 # and source lines come from elfutils' libdw when pkg-config finds it
 # (Debian: libdw-dev); LIBDW=0 builds without it (file+offset only).
+# Debug files missing here are fetched by build-id from debuginfod (when
+# DEBUGINFOD_URLS is set) with elfutils' libdebuginfod when pkg-config finds
+# it (Debian: libdebuginfod-dev); DEBUGINFOD=0 builds without it.
 CLI_SRC  := $(wildcard cli/*.c)
 CLI_OBJ  := $(CLI_SRC:cli/%.c=$(BUILD)/cli/%.o)
 CLI      := $(BUILD)/posixtrace
 LIBDW    ?= $(shell pkg-config --exists libdw 2>/dev/null && echo 1 || echo 0)
 CLI_DEFS := $(if $(filter 1,$(LIBDW)),-DPT_HAVE_LIBDW $(shell pkg-config --cflags libdw),)
-CLI_LIBS := $(if $(filter 1,$(LIBDW)),$(shell pkg-config --libs libdw),) -lm
+DEBUGINFOD ?= $(shell pkg-config --exists libdebuginfod 2>/dev/null && echo 1 || echo 0)
+CLI_DEFS += $(if $(filter 1,$(DEBUGINFOD)),-DPT_HAVE_DEBUGINFOD $(shell pkg-config --cflags libdebuginfod),)
+CLI_LIBS := $(if $(filter 1,$(LIBDW)),$(shell pkg-config --libs libdw),) \
+            $(if $(filter 1,$(DEBUGINFOD)),$(shell pkg-config --libs libdebuginfod),) -lm
 
 .PHONY: all lib check bench demo install clean examples cli stress
 all: lib examples cli
@@ -67,7 +74,8 @@ $(SHARED): $(LIB_OBJ) src/libposixtrace.map
 
 $(BUILD)/tests/%: tests/%.c $(wildcard tests/*.h) $(STATIC)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALLCFLAGS) -Itests -DPT_BUILD_DIR='"$(abspath $(BUILD))"' $< -o $@ $(STATIC) $(LDLIBS) -ldl
+	$(CC) $(ALLCFLAGS) -Itests -DPT_BUILD_DIR='"$(abspath $(BUILD))"' \
+	  -DPT_TEST_CC='"$(CC)"' -DPT_TEST_SANFLAGS='"$(SANFLAGS)"' $< -o $@ $(STATIC) $(LDLIBS) -ldl
 
 # <trace.h> must also be valid C++ and pedantic C99
 $(BUILD)/header-ok: include/trace.h
@@ -92,16 +100,25 @@ $(CLI): $(CLI_OBJ) $(STATIC)
 
 $(BUILD)/bench/%: bench/%.c $(STATIC)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALLCFLAGS) $< -o $@ $(STATIC) $(LDLIBS)
+	$(CC) $(ALLCFLAGS) -DPT_BUILD_DIR='"$(abspath $(BUILD))"' $< -o $@ $(STATIC) $(LDLIBS)
 
 examples: $(EXAMPLES)
 
 check: $(TESTS) $(SHARED) $(BUILD)/header-ok $(CLI) $(EXAMPLES)
 	@BUILD=$(BUILD) sh tests/run.sh $(TESTS)
 
-# stress: the repetition and load loops too long for check (run before
-# resolving anything that touches timing, processes or threads)
-stress: $(TESTS) $(CLI) $(EXAMPLES)
+# stress: the long loops (not part of check; run before resolving anything
+# that touches timing, processes or threads): a program that lives about a
+# millisecond recorded 100 times, every run symbolized; the golden show
+# output 50 times in a row; clock_truth for 20 rounds; clock_model over 100
+# seeds
+STRESS_GOLDEN ?= 50
+stress: $(TESTS) $(SHARED) $(BUILD)/header-ok $(CLI) $(EXAMPLES)
+	PT_STRESS=1 $(BUILD)/tests/cli_symbols
+	@i=0; while [ $$i -lt $(STRESS_GOLDEN) ]; do i=$$((i + 1)); \
+	  $(BUILD)/tests/cli_golden >$(BUILD)/stress-golden.log 2>&1 || \
+	  { echo "cli_golden failed in run $$i of $(STRESS_GOLDEN)"; tail -n 30 $(BUILD)/stress-golden.log; exit 1; }; \
+	done; echo "cli_golden: $(STRESS_GOLDEN) of $(STRESS_GOLDEN) runs passed"
 	@CLOCK_TRUTH_ROUNDS=20 $(BUILD)/tests/clock_truth && echo "PASS clock_truth, 20 rounds"
 	@for s in $$(seq 1 100); do CLOCK_MODEL_SEED=$$s $(BUILD)/tests/clock_model || exit 1; \
 	 done && echo "PASS clock_model, 100 seeds"

@@ -13,6 +13,7 @@
 #include <sys/types.h>
 #include <trace.h>
 
+struct pt_ext_obj;
 #define PT_CLI_VERSION "0.1.0"
 #define EXIT_USAGE 2
 #define PT_NIDS 1024 /* event ids are below this (docs/implementation-defined.md) */
@@ -90,6 +91,9 @@ struct tlog {
 	int unfinished;                /* no final status (END block): cut short */
 	uint64_t damaged;              /* stretches that could not be read */
 	long long file_size;
+	/* the map of loaded code the log carries (ext.h's struct pt_ext_obj) */
+	struct pt_ext_obj *objs;
+	size_t nobjs;
 	void *hash_;                   /* (pid, tid) -> thread index, while loading */
 	size_t hcap_;
 };
@@ -128,11 +132,6 @@ int elf_load_bias(const char *path, uint64_t map_start, uint64_t map_off, uint64
 struct mapping { uint64_t start, end, off; char *path; char *build_id; };
 struct snapshot { int32_t pid; uint64_t ts; char *exe; struct mapping *m; size_t n; };
 struct mapsdb { struct snapshot *s; size_t n, cap; };
-struct maps_writer { FILE *f; char *path; struct { int32_t pid; uint64_t hash; } *seen;
-                     size_t nseen, cap; };
-int maps_writer_open(struct maps_writer *w, const char *path, int force);
-int maps_writer_snap(struct maps_writer *w, pid_t pid);      /* -1: process gone */
-void maps_writer_close(struct maps_writer *w);
 int maps_read_proc(pid_t pid, struct snapshot *s);          /* one live snapshot */
 int mapsdb_load(struct mapsdb *db, const char *path);       /* 0, -1 if no file */
 int mapsdb_add_live(struct mapsdb *db, pid_t pid);
@@ -141,11 +140,16 @@ const struct mapping *mapsdb_find(const struct mapsdb *db, int32_t pid, uint64_t
 const char *mapsdb_exe(const struct mapsdb *db, int32_t pid);
 void mapsdb_free(struct mapsdb *db);
 void snapshot_free(struct snapshot *s);
-int descendants(pid_t root, pid_t *out, int max);
 
 /* ------------------------------------------------------------ symbolize.c */
 struct symz;
-struct symz *symz_open(const char *log_path, int live);    /* never NULL */
+/* From the map of loaded code the log carries (l), else from FILE.maps
+ * beside an older log; live: the stream's map (symz_live), else
+ * /proc/PID/maps.  Never NULL. */
+struct symz *symz_open(const struct tlog *l, const char *log_path, int live);
+void symz_live(struct symz *z, trace_id_t trid);          /* live: the stream read */
+/* The map of loaded code: per pid, its objects (info) */
+size_t symz_objects(const struct symz *z, const struct pt_ext_obj **out);
 const char *symz_lookup(struct symz *z, int32_t pid, uint64_t ts, uint64_t addr);
 const char *symz_exe(struct symz *z, int32_t pid);
 int symz_have_maps(const struct symz *z);

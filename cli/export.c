@@ -84,7 +84,7 @@ int cmd_export(int argc, char **argv)
 		return 1;
 	}
 	tlog_warn(&l); /* a cut-short or damaged log exports what it holds */
-	struct symz *z = raw ? NULL : symz_open(in, 0);
+	struct symz *z = raw ? NULL : symz_open(&l, in, 0);
 	int rc;
 	if (!strcmp(fmt, "ctf")) {
 		rc = export_ctf(&l, z, out, force);

@@ -4,6 +4,7 @@
  */
 #include <string.h>
 #include "cli.h"
+#include "../src/ext.h"
 
 static const char help[] =
 "usage: posixtrace info FILE\n"
@@ -90,6 +91,54 @@ static void damage(const struct tlog *l)
 	printf("damaged       %llu %s\n", (unsigned long long)l->damaged, text);
 }
 
+/* The map of loaded code the log carries: each process's objects, once
+ * (a process writes its whole map again for each stream, fork or exec). */
+static void objects(struct symz *z)
+{
+	const struct pt_ext_obj *o;
+	size_t n = symz_objects(z, &o), nobj = 0;
+	uint64_t lost = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		int dup = 0;
+		if (o[i].kind == PT_EXT_OBJ_LOST)
+			lost = o[i].lo > lost ? o[i].lo : lost;
+		if (o[i].kind != PT_EXT_OBJ_ADD)
+			continue;
+		for (size_t k = 0; k < i && !dup; k++)
+			dup = o[k].kind == PT_EXT_OBJ_ADD && o[k].pid == o[i].pid &&
+			      o[k].lo == o[i].lo && o[k].bid_len == o[i].bid_len &&
+			      !memcmp(o[k].bid, o[i].bid, o[i].bid_len) && !strcmp(o[k].path, o[i].path);
+		nobj += !dup;
+	}
+	if (!n)
+		return;
+	printf("\nloaded code (%zu objects)\n  %8s  %-18s  %-40s  %s\n", nobj, "pid", "load bias",
+	       "build-id", "path");
+	for (size_t i = 0; i < n; i++) {
+		int dup = 0, gone = 0;
+		char bid[2 * PT_EXT_OBJ_BID_MAX + 1] = "-";
+		if (o[i].kind != PT_EXT_OBJ_ADD)
+			continue;
+		for (size_t k = 0; k < i && !dup; k++)
+			dup = o[k].kind == PT_EXT_OBJ_ADD && o[k].pid == o[i].pid &&
+			      o[k].lo == o[i].lo && o[k].bid_len == o[i].bid_len &&
+			      !memcmp(o[k].bid, o[i].bid, o[i].bid_len) && !strcmp(o[k].path, o[i].path);
+		for (size_t k = i + 1; k < n && !gone; k++)
+			gone = o[k].kind == PT_EXT_OBJ_DEL && o[k].pid == o[i].pid && o[k].lo == o[i].lo;
+		if (dup)
+			continue;
+		for (unsigned k = 0; k < o[i].bid_len; k++)
+			snprintf(bid + 2 * k, 3, "%02x", o[i].bid[k]);
+		printf("  %8d  0x%016llx  %-40s  %s%s%s\n", (int)o[i].pid,
+		       (unsigned long long)o[i].base, bid, o[i].path[0] ? o[i].path : "(no path)",
+		       o[i].flags & PT_EXT_OBJ_TRUNC ? "..." : "", gone ? "  (unloaded)" : "");
+	}
+	if (lost)
+		printf("  (%llu entries of the map were lost: its area in the stream was full)\n",
+		       (unsigned long long)lost);
+}
+
 int cmd_info(int argc, char **argv)
 {
 	struct tlog l;
@@ -128,7 +177,7 @@ int cmd_info(int argc, char **argv)
 			printf("  %10llu  %4u  %s\n", (unsigned long long)l.count[i], i,
 			       tlog_name(&l, i, a, sizeof a));
 
-	struct symz *z = symz_open(argv[1], 0);
+	struct symz *z = symz_open(&l, argv[1], 0);
 	printf("\nprocesses (%zu)\n  %8s  %7s  %10s  %12s  %12s  %s\n", l.npr, "pid", "threads",
 	       "events", "first (s)", "last (s)", "program");
 	for (size_t i = 0; i < l.npr; i++) {
@@ -149,6 +198,7 @@ int cmd_info(int argc, char **argv)
 			printf("  %-12s  0x%-16llx  %10llu\n", a, (unsigned long long)t->tid,
 			       (unsigned long long)t->count);
 		}
+	objects(z);
 	symz_close(z);
 	tlog_free(&l);
 	return 0;

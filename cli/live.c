@@ -2,8 +2,9 @@
  * live.c -- `posixtrace live (PID | -- PROGRAM [ARGS...])`: print events
  * as they happen, in the form of `show`, from a stream made with
  * posix_trace_create() (no log) and read with
- * posix_trace_timedgetnext_event().  Addresses are symbolized from
- * /proc/PID/maps while the process lives.
+ * posix_trace_timedgetnext_event().  Addresses are symbolized from the
+ * stream's map of loaded code (else /proc/PID/maps while the process
+ * lives).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -202,7 +203,9 @@ int cmd_live(int argc, char **argv)
 	struct printer p;
 	memset(&p, 0, sizeof p);
 	tlog_init(&p.l);
-	p.z = o.raw ? NULL : symz_open(NULL, 1);
+	p.z = o.raw ? NULL : symz_open(NULL, NULL, 1);
+	if (p.z)
+		symz_live(p.z, trid); /* the map of loaded code the stream carries */
 	p.absolute = o.absolute;
 	p.first = 1;
 	int signals = 0, stop = 0;

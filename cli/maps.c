@@ -1,10 +1,13 @@
 /*
  * maps.c -- memory maps of traced processes, for symbolizing addresses
- * after the processes are gone.
+ * when the trace has no map of loaded code of its own: logs written by
+ * older versions (FILE.maps beside them), and `live` on a process whose
+ * stream carries none (read from /proc/PID/maps while it lives).
  *
- * `record` and `attach` write FILE.maps next to the log: a snapshot of
- * /proc/PID/maps (file-backed mappings only) each time it changed, with
- * the time it was seen, the executable and each file's build-id:
+ * Older versions of `record` and `attach` wrote FILE.maps next to the
+ * log: a snapshot of /proc/PID/maps (file-backed mappings only) each time
+ * it changed, with the time it was seen, the executable and each file's
+ * build-id:
  *
  *   # posixtrace maps 1
  *   S <pid> <realtime-ns> <exe path or ->
@@ -16,7 +19,6 @@
  * child that lived less than one polling period) falls back to the other
  * processes' snapshots (a forked child has its parent's maps).
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -107,84 +109,6 @@ int maps_read_proc(pid_t pid, struct snapshot *s)
 		return -1;
 	}
 	return 0;
-}
-
-int maps_writer_open(struct maps_writer *w, const char *path, int force)
-{
-	memset(w, 0, sizeof *w);
-	int fd = create_private_output(path, force);
-	if (fd < 0)
-		return -1;
-	if (!(w->f = fdopen(fd, "w"))) {
-		err_msg("%s: %s", path, strerror(errno));
-		close(fd);
-		return -1;
-	}
-	w->path = strdup(path);
-	fprintf(w->f, "# posixtrace maps 1\n");
-	fflush(w->f);
-	return 0;
-}
-
-static uint64_t snap_hash(const struct snapshot *s)
-{
-	uint64_t h = 1469598103934665603ull;
-	for (size_t i = 0; i < s->n; i++) {
-		uint64_t v[3] = { s->m[i].start, s->m[i].end, s->m[i].off };
-		for (size_t k = 0; k < sizeof v; k++)
-			h = (h ^ ((unsigned char *)v)[k]) * 1099511628211ull;
-		for (const char *p = s->m[i].path; *p; p++)
-			h = (h ^ (unsigned char)*p) * 1099511628211ull;
-	}
-	return h;
-}
-
-/* Write the maps of pid if they changed since the last time. */
-int maps_writer_snap(struct maps_writer *w, pid_t pid)
-{
-	struct snapshot s;
-	size_t i;
-
-	if (!w->f || maps_read_proc(pid, &s))
-		return -1;
-	uint64_t h = snap_hash(&s);
-	for (i = 0; i < w->nseen && w->seen[i].pid != pid; i++)
-		;
-	if (i < w->nseen && w->seen[i].hash == h) {
-		snapshot_free(&s);
-		return 0;
-	}
-	if (i == w->nseen) {
-		if (w->nseen == w->cap) {
-			size_t ncap = w->cap ? w->cap * 2 : 16;
-			void *n = realloc(w->seen, ncap * sizeof *w->seen);
-			if (!n) {
-				snapshot_free(&s);
-				return 0;
-			}
-			w->seen = n;
-			w->cap = ncap;
-		}
-		w->seen[w->nseen++].pid = pid;
-	}
-	w->seen[i].hash = h;
-	fprintf(w->f, "S %d %" PRIu64 " %s\n", (int)pid, s.ts, s.exe ? s.exe : "-");
-	for (size_t k = 0; k < s.n; k++)
-		fprintf(w->f, "M %" PRIx64 "-%" PRIx64 " %" PRIx64 " %s %s\n", s.m[k].start,
-		        s.m[k].end, s.m[k].off, s.m[k].build_id ? s.m[k].build_id : "-",
-		        s.m[k].path);
-	fflush(w->f);
-	snapshot_free(&s);
-	return 0;
-}
-
-void maps_writer_close(struct maps_writer *w)
-{
-	if (w->f)
-		fclose(w->f);
-	free(w->seen);
-	free(w->path);
-	memset(w, 0, sizeof *w);
 }
 
 static struct snapshot *db_push(struct mapsdb *db)
@@ -292,44 +216,4 @@ void mapsdb_free(struct mapsdb *db)
 		snapshot_free(&db->s[i]);
 	free(db->s);
 	memset(db, 0, sizeof *db);
-}
-
-/* Children of pid, from /proc/PID/task/TID/children; appended to out. */
-static int children_of(pid_t pid, pid_t *out, int n, int max)
-{
-	char fn[64];
-	DIR *d;
-	struct dirent *de;
-
-	snprintf(fn, sizeof fn, "/proc/%d/task", (int)pid);
-	if (!(d = opendir(fn)))
-		return n;
-	while ((de = readdir(d)) && n < max) {
-		if (de->d_name[0] == '.')
-			continue;
-		char cf[300];
-		snprintf(cf, sizeof cf, "/proc/%d/task/%s/children", (int)pid, de->d_name);
-		FILE *f = fopen(cf, "re");
-		int c;
-		if (!f)
-			continue;
-		while (n < max && fscanf(f, "%d", &c) == 1)
-			out[n++] = c;
-		fclose(f);
-	}
-	closedir(d);
-	return n;
-}
-
-/* root and every process below it (breadth first), at most max. */
-int descendants(pid_t root, pid_t *out, int max)
-{
-	int n = 0;
-
-	if (max < 1)
-		return 0;
-	out[n++] = root;
-	for (int i = 0; i < n && n < max; i++)
-		n = children_of(out[i], out, n, max);
-	return n;
 }

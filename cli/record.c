@@ -5,8 +5,8 @@
  * The stream is made with posix_trace_create_withlog() for the target's
  * pid: stream-full policy FLUSH (a flusher thread drains it to the log as
  * it fills), log policy APPEND, inheritance on (forked children are traced
- * too) unless --no-inherit.  While the target runs, its memory maps and
- * its descendants' are saved to FILE.maps for symbolizing later.
+ * too) unless --no-inherit.  The log carries the map of the target's
+ * code, which the library writes into the trace: nothing to watch here.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -25,8 +25,7 @@ static const char record_help[] =
 "forked children too, into a trace log; print a summary when it ends.\n"
 "The exit status is the program's (128+N if it was killed by signal N).\n"
 "\n"
-"  -o, --output FILE        the log (default posixtrace-YYYYmmdd-HHMMSS.ptlog);\n"
-"                           its memory maps go to FILE.maps\n"
+"  -o, --output FILE        the log (default posixtrace-YYYYmmdd-HHMMSS.ptlog)\n"
 "      --force              overwrite FILE if it exists\n"
 "      --policy P           stream full policy: flush (default), loop, until-full\n"
 "      --size BYTES         stream size (default 1M; K, M, G suffixes)\n"
@@ -182,18 +181,10 @@ static int create_stream(const struct ropts *o, pid_t pid, const char *name, int
 	return o->exclude ? exclude_events(*trid, o->exclude) : 0;
 }
 
-/* Snapshot the maps of the target and everything below it. */
-static void snap_all(struct maps_writer *mw, pid_t root)
-{
-	pid_t pids[512];
-	int n = descendants(root, pids, 512);
-	for (int i = 0; i < n; i++)
-		maps_writer_snap(mw, pids[i]);
-}
-
-/* Until the target ends (or the deadline, or a second signal): keep the
- * maps.  Returns the signal that stopped us early, or 0. */
-static int run(struct target *t, struct maps_writer *mw, double duration, int forward)
+/* Until the target ends (or the deadline, or a second signal).  (The
+ * trace carries the map of the target's code: nothing to watch here.)
+ * Returns the signal that stopped us early, or 0. */
+static int run(struct target *t, double duration, int forward)
 {
 	uint64_t start = now_mono_ns(), next = start, step = 1000000;
 	uint64_t end = duration > 0 ? start + (uint64_t)(duration * 1e9) : UINT64_MAX;
@@ -202,8 +193,6 @@ static int run(struct target *t, struct maps_writer *mw, double duration, int fo
 	for (;;) {
 		uint64_t now = now_mono_ns();
 		if (now >= next) {
-			snap_all(mw, t->pid);
-			/* often at first, while the dynamic linker maps libraries */
 			step = step < 100000000 ? step * 2 : 100000000;
 			next = now + step;
 		}
@@ -227,19 +216,11 @@ static int run(struct target *t, struct maps_writer *mw, double duration, int fo
 static int trace_target(const struct ropts *o, struct target *t, char **prog)
 {
 	const char *out = o->out ? o->out : default_name();
-	char mpath[4200];
-	struct maps_writer mw;
 	trace_id_t trid;
 	int fd, rc, code = 0;
 
-	snprintf(mpath, sizeof mpath, "%s.maps", out);
 	if ((fd = create_private_output(out, o->force)) < 0)
 		return 1;
-	if (maps_writer_open(&mw, mpath, o->force)) {
-		close(fd);
-		unlink(out);
-		return 1;
-	}
 	const char *name = prog ? prog[0] : "attached";
 	if (strrchr(name, '/'))
 		name = strrchr(name, '/') + 1;
@@ -250,7 +231,6 @@ static int trace_target(const struct ropts *o, struct target *t, char **prog)
 			kill(t->pid, SIGKILL);
 		goto fail;
 	}
-	maps_writer_snap(&mw, getpid()); /* START and the flush events come from here */
 	if ((rc = posix_trace_start(trid)) != 0) {
 		err_msg("posix_trace_start: %s", strerror(rc));
 		posix_trace_shutdown(trid);
@@ -260,27 +240,20 @@ static int trace_target(const struct ropts *o, struct target *t, char **prog)
 		err_msg("cannot run %s: %s", prog[0], strerror(rc));
 		posix_trace_shutdown(trid);
 		close(fd);
-		maps_writer_close(&mw);
 		unlink(out);
-		unlink(mpath);
 		return 127;
 	}
-	int sig = run(t, &mw, o->duration, prog != NULL);
-	if (!t->exited)
-		snap_all(&mw, t->pid);
+	int sig = run(t, o->duration, prog != NULL);
 	if ((rc = posix_trace_shutdown(trid)) != 0)
 		err_msg("%s: the log may be incomplete: %s", out, strerror(rc));
 	close(fd);
-	maps_writer_close(&mw);
 	print_summary(stderr, out, prog ? t->pid : 0);
 	if (prog)
 		code = t->exited ? target_exit_code(t) : 128 + sig;
 	return code;
 fail:
 	close(fd);
-	maps_writer_close(&mw);
 	unlink(out);
-	unlink(mpath);
 	if (prog && t->pid > 0) { /* the child waits on the pipe: let it go, and die */
 		if (t->go_fd >= 0)
 			close(t->go_fd);

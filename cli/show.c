@@ -14,8 +14,8 @@ static const char help[] =
 "event, time since the previous line, PID/THREAD (threads numbered per\n"
 "process in order of appearance), event type, data (text in quotes, else\n"
 "hex, 64 bytes at most) and the address that recorded it, as\n"
-"function+offset (file:line) when FILE.maps and the program's symbols\n"
-"are available.\n"
+"function+offset (file:line), from the map of loaded code the log\n"
+"carries and the programs' symbols (found by build-id).\n"
 "\n"
 "  -p, --pid PID[,PID...]      only these processes (each must be in the log)\n"
 "  -e, --event NAME[,NAME...]  only these event types (each must be in the log)\n"
@@ -126,7 +126,7 @@ int cmd_show(int argc, char **argv)
 			int w = (int)strlen(tlog_name(&l, i, tmp, sizeof tmp));
 			name_w = w > name_w ? (w < 30 ? w : 30) : name_w;
 		}
-	struct symz *z = raw ? NULL : symz_open(argv[optind], 0);
+	struct symz *z = raw ? NULL : symz_open(&l, argv[optind], 0);
 	uint64_t t0 = l.nev ? l.ev[0].ts : 0, prev;
 	for (size_t i = 0; i < l.nev; i++)
 		t0 = l.ev[i].ts < t0 ? l.ev[i].ts : t0;

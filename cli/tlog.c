@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "cli.h"
+#include "../src/ext.h"
 
 struct hslot { int32_t pid; uint32_t used; uint64_t tid; uint32_t idx; };
 
@@ -228,6 +229,21 @@ static int fail(const char *path, const char *what, int rc)
 	return 1;
 }
 
+/* The map of loaded code the log carries. */
+static int tlog_objects(struct tlog *l, trace_id_t trid)
+{
+	for (;;) {
+		size_t n = 0, cap = l->nobjs + 256;
+		struct pt_ext_obj *o = realloc(l->objs, cap * sizeof *o);
+		if (!o)
+			return ENOMEM;
+		l->objs = o;
+		if (pt_ext_objects(trid, l->nobjs, o + l->nobjs, cap - l->nobjs, &n) != 0 || n == 0)
+			return 0;
+		l->nobjs += n;
+	}
+}
+
 int tlog_load(struct tlog *l, const char *path)
 {
 	static unsigned char buf[TRACE_DATA_MAX + 1];
@@ -294,6 +310,8 @@ int tlog_load(struct tlog *l, const char *path)
 		l->damaged += is_damage(&ev, buf, len);
 	}
 	progress_end(&p);
+	if (!rc)
+		rc = tlog_objects(l, trid);
 	if (!rc) {
 		tlog_note_totals(l, trid);
 		l->unfinished = !l->lost_final && log_version(fd) >= 2;
@@ -319,6 +337,7 @@ void tlog_free(struct tlog *l)
 	free(l->pr);
 	free(l->hash_);
 	free(l->gaps);
+	free(l->objs);
 	posix_trace_attr_destroy(&l->attr);
 	memset(l, 0, sizeof *l);
 }

@@ -53,6 +53,18 @@ static void seed(const char *name, int policy, uint64_t log_max, int n, int swap
 	must(pt_logw_init_opt(&w, fd, &a, policy, log_max, &o), "init");
 	must(pt_logw_name(&w, 17, "open"), "name");
 	must(pt_logw_name(&w, 18, "close"), "name");
+	for (int i = 0; i < 3 && n; i++) { /* the map of loaded code (v3) */
+		struct pt_ext_obj ob;
+		memset(&ob, 0, sizeof ob);
+		ob.ts = 1700000000000000000ull;
+		ob.pid = 100 + i;
+		ob.kind = i == 0 ? PT_EXT_OBJ_BEGIN : PT_EXT_OBJ_ADD;
+		ob.lo = 0x400000, ob.hi = 0x402000, ob.base = 0;
+		ob.bid_len = (uint8_t)(i * 10);
+		memset(ob.bid, 0xa0 + i, ob.bid_len);
+		snprintf(ob.path, sizeof ob.path, "/seed/lib%d.so", i);
+		must(pt_logw_obj(&w, &ob), "obj");
+	}
 	for (int i = 0; i < n; i++) {
 		uint32_t len = (uint32_t)(i * 7 % 41);
 		memset(d, i, sizeof d);

@@ -157,26 +157,28 @@ static int read_one(unsigned b, unsigned mode)
 	return !none;
 }
 
-/* A part of the segment, from the controller's own geometry: r % 8 =
- * header, one of its counters (number r / 8), chunk descriptors, the
- * acquisition and seal logs, chunk data (16 MiB at most), names, loss ring. */
+/* A part of the segment, from the controller's own geometry: r % 9 =
+ * header, one of its counters (number r / 9), chunk descriptors, the
+ * acquisition and seal logs, chunk data (16 MiB at most), names, loss ring,
+ * the map of loaded code (its first 64 entries). */
 static unsigned char *region(unsigned r, size_t *n)
 {
 #define O(f) offsetof(struct pt_hdr, f)
-	static const size_t ctr[11] = { O(state), O(overrun), O(stop_ts), O(lost), O(loss_gen),
+	static const size_t ctr[13] = { O(state), O(overrun), O(stop_ts), O(lost), O(loss_gen),
 	                                O(free_top), O(acq_seq), O(sealed_bytes), O(seal_seq),
-	                                O(reclaim), O(waiters) };
+	                                O(reclaim), O(waiters), O(obj_next), O(obj_lost) };
 	struct pt_slot *v = view;
 	unsigned char *h = (unsigned char *)v->hdr;
 	size_t log = ((size_t)v->log_mask + 1) * 8, data = (size_t)v->nchunks * v->chunk_size;
-	struct { void *p; size_t n; } rg[8] = {
-		{ h, sizeof *v->hdr }, { h + ctr[r / 8 % 11], sizeof *v->hdr - ctr[r / 8 % 11] },
+	struct { void *p; size_t n; } rg[9] = {
+		{ h, sizeof *v->hdr }, { h + ctr[r / 9 % 13], sizeof *v->hdr - ctr[r / 9 % 13] },
 		{ v->chunks, v->nchunks * sizeof *v->chunks }, { (void *)v->acq_log, log },
 		{ (void *)v->seal_log, log }, { v->data, data < (1u << 24) ? data : 1u << 24 },
 		{ v->names, PT_NIDS * sizeof *v->names }, { h + O(loss_tag), 4 * PT_LOSS_RING * 8 },
+		{ v->objs, 64 * sizeof *v->objs },
 	};
-	*n = rg[r % 8].n;
-	return rg[r % 8].p;
+	*n = rg[r % 9].n;
+	return rg[r % 9].p;
 }
 
 /* The traced process writes over its segment: kind 0 bytes, 1 a word
@@ -188,7 +190,7 @@ static void patch(int kind)
 	unsigned char *p = region(r, &n), b[64];
 	uint64_t w;
 
-	off = r % 8 == 1 ? 0 : off % n;
+	off = r % 9 == 1 ? 0 : off % n;
 	if (kind)
 		off &= ~7u;
 	if (len > n - off)
@@ -236,6 +238,15 @@ static void names_and_status(void)
 		    strnlen(name, sizeof name) == sizeof name)
 			fail("name not terminated");
 	}
+	/* the map of loaded code: whatever was written there, sound entries */
+	struct pt_ext_obj o[8];
+	size_t n = 0;
+	for (size_t from = 0; !pt_ext_objects(trid, from, o, 8, &n) && n; from += n)
+		for (size_t i = 0; i < n; i++)
+			if (o[i].kind < PT_EXT_OBJ_BEGIN || o[i].kind > PT_EXT_OBJ_LOST ||
+			    o[i].bid_len > PT_EXT_OBJ_BID_MAX || !memchr(o[i].path, 0, sizeof o[i].path) ||
+			    from + i > PT_OBJ_SLOTS + 64)
+				fail("map of loaded code");
 	/* a name this process has: found in its registry, claimed in the stream */
 	if (posix_trace_trid_eventid_open(trid, "fuzz-b", &id) || id >= PT_NIDS)
 		fail("trid_eventid_open");

@@ -240,9 +240,14 @@ static int attach(unsigned s, uint64_t ticket)
 	atomic_store(&sl->dead, 0);
 	/* names this process registered before the stream reached it */
 	pt_names_copy(sl->names, pt_ctl_names(pt_ctl));
+	/* the map of this process's code (objmap.c), before its first event */
+	uint32_t known = pt_objmap_dump(sl, pt_pid, 0);
 	atomic_store_explicit(&pt_proc.cur[s], (uint32_t)v, memory_order_release);
 	atomic_store_explicit(&pt_proc.curp[s], sl, memory_order_release);
 	atomic_fetch_or_explicit(&pt_proc.att, 1u << s, memory_order_release);
+	/* objects found meanwhile by a thread that did not see this view yet */
+	pt_objmap_order();
+	pt_objmap_dump(sl, pt_pid, known ? known : 1);
 	return 0;
 }
 

@@ -189,6 +189,7 @@ void pt_ctl_atfork_child(void)
 		for (unsigned i = 0; i < PT_NIDS / 64; i++) /* the controller will not tell us */
 			atomic_store(&sl->filter[i], 0);
 		live |= atomic_load(&old->live) & (1u << s);
+		pt_objmap_dump(sl, pt_pid, 0); /* the child's own map (the parent's) */
 	}
 	atomic_store(&c->live, live | PT_LIVE_BUMP);
 	ctl_publish(c);

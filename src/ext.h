@@ -32,4 +32,34 @@ struct pt_ext_losses {
 /* 0, or EINVAL if trid is not a trace id of this process. */
 int pt_ext_losses(trace_id_t trid, struct pt_ext_losses *out);
 
+/* The map of loaded code (docs/design.md, "The map of loaded code"): what
+ * the traced processes wrote of their loaded objects, checked.  Per pid,
+ * a BEGIN entry starts a whole map (a stream reached the process, a fork,
+ * an exec); ADD and DEL entries follow as objects come and go.  A LOST
+ * entry says how many entries the stream could not keep (in lo). */
+#define PT_EXT_OBJ_BEGIN   1u
+#define PT_EXT_OBJ_ADD     2u
+#define PT_EXT_OBJ_DEL     3u
+#define PT_EXT_OBJ_LOST    4u
+#define PT_EXT_OBJ_BID_MAX 32u
+#define PT_EXT_OBJ_PATH    432u
+#define PT_EXT_OBJ_TRUNC   1u  /* flags: the path was cut to fit */
+struct pt_ext_obj {
+	uint64_t ts;           /* ns since the epoch (CLOCK_REALTIME), like events */
+	uint64_t base;         /* load bias: run-time address - address in the file */
+	uint64_t lo, hi;       /* mapped range [lo, hi) */
+	int32_t pid;
+	uint16_t kind;
+	uint8_t bid_len;       /* GNU build-id bytes in bid; 0: none */
+	uint8_t flags;
+	unsigned char bid[PT_EXT_OBJ_BID_MAX];
+	char path[PT_EXT_OBJ_PATH]; /* NUL-terminated; "" if not known */
+};
+
+/* Entries from index `from` on (a stream: what its processes wrote so
+ * far, read now; a log: what it holds), up to cap into out; *n how many.
+ * 0, or EINVAL if trid is not a trace id of this process. */
+int pt_ext_objects(trace_id_t trid, size_t from, struct pt_ext_obj *out, size_t cap,
+                   size_t *n);
+
 #endif

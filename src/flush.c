@@ -47,6 +47,9 @@ struct pt_flusher {
 	uint64_t ovr_seen;        /* lost + dropped when get_status last said so */
 	uint64_t losses;          /* lost + dropped, as of the last write */
 	uint64_t named[PT_NIDS / 64];
+	size_t objs_done;           /* entries of the map of loaded code in the log */
+	struct pt_ext_obj *obuf;    /* ... and those to write next */
+	size_t obuf_n, obuf_cap;
 	unsigned char *buf;
 	size_t cap;
 	struct staged st[STAGE_EV]; /* a batch between the stream and the log */
@@ -76,6 +79,26 @@ static void log_state(struct pt_flusher *f)
 }
 
 
+/* The entries the traced processes added to the map of loaded code since
+ * the last time, to write into the log (locked). */
+static void take_objs(struct pt_trid *t, struct pt_flusher *f)
+{
+	pt_objs_collect(t);
+	size_t n = t->rd.nobjs - f->objs_done;
+	if (!n)
+		return;
+	if (f->obuf_n + n > f->obuf_cap) {
+		size_t ncap = f->obuf_n + n + 16;
+		struct pt_ext_obj *b = realloc(f->obuf, ncap * sizeof *b);
+		if (!b)
+			return; /* (another time) */
+		f->obuf = b, f->obuf_cap = ncap;
+	}
+	memcpy(f->obuf + f->obuf_n, t->rd.objs + f->objs_done, n * sizeof *f->obuf);
+	f->obuf_n += n;
+	f->objs_done += n;
+}
+
 /* Copy up to max events from the stream to the log.  1 if it stopped for
  * the limit (more may be waiting), 0 if the stream had no more.  A batch
  * of events is taken under t's lock and written without it: a slow log
@@ -93,6 +116,7 @@ static int drain(struct pt_trid *t, struct pt_flusher *f, unsigned max)
 		int got = 1, full = 0;
 
 		pt_lock(&t->lock);
+		take_objs(t, f);
 		while (n < STAGE_EV && used <= STAGE_BYTES && taken < max) {
 			struct staged *e = &st[n];
 			size_t len;
@@ -130,6 +154,9 @@ static int drain(struct pt_trid *t, struct pt_flusher *f, unsigned max)
 		    (atomic_load_explicit(&t->hdr->state, memory_order_relaxed) & PT_ST_FULL))
 			atomic_fetch_and(&t->hdr->state, ~PT_ST_FULL);
 		pt_unlock(&t->lock);
+		for (size_t i = 0; i < f->obuf_n; i++) /* before the events after them */
+			note_error(f, pt_logw_obj(&f->w, &f->obuf[i]));
+		f->obuf_n = 0;
 		for (unsigned i = 0; i < n; i++) {
 			struct staged *e = &st[i];
 			trace_event_id_t id = e->ev.posix_event_id;
@@ -276,6 +303,7 @@ int pt_flusher_start(struct pt_trid *t, int fd)
 	if (!(f->buf = malloc(f->cap)) || !(f->stage = malloc(STAGE_BYTES + f->cap))) {
 		free(f->buf);
 		free(f->stage);
+		free(f->obuf);
 		free(f);
 		return ENOMEM;
 	}
@@ -283,6 +311,7 @@ int pt_flusher_start(struct pt_trid *t, int fd)
 	if (rc) {
 		free(f->buf);
 		free(f->stage);
+		free(f->obuf);
 		free(f);
 		return rc;
 	}
@@ -295,6 +324,7 @@ int pt_flusher_start(struct pt_trid *t, int fd)
 		pt_logw_free(&f->w);
 		free(f->buf);
 		free(f->stage);
+		free(f->obuf);
 		free(f);
 		return rc == EAGAIN ? EAGAIN : ENOMEM;
 	}
@@ -336,6 +366,7 @@ int pt_flusher_stop(struct pt_trid *t, int stop, void *addr)
 	pthread_cond_destroy(&f->cv);
 	free(f->buf);
 	free(f->stage);
+	free(f->obuf);
 	free(f);
 	return rc;
 }

@@ -18,6 +18,8 @@
  *   | u64[log_len]    |  seal log: chunks in the order filled
  *   +-----------------+ data_off
  *   | chunk data      |  n * chunk_size bytes of event records
+ *   +-----------------+ objs_off
+ *   | pt_obj[nobjs]   |  loaded objects of the traced processes (sparse)
  *   +-----------------+ seg_size
  */
 #ifndef POSIXTRACE_LAYOUT_H
@@ -29,7 +31,7 @@
 #include <trace.h>
 
 #define PT_MAGIC          0x4d52545358495350ull /* "PSIXSTRM" */
-#define PT_LAYOUT_VERSION 3u
+#define PT_LAYOUT_VERSION 4u
 #define PT_NIDS           __TRACE_EVENT_ID_LIMIT /* event id space */
 #define PT_SYS_IDS        16u                    /* ids below are system events */
 #define PT_NAME_SZ        (TRACE_EVENT_NAME_MAX + 1) /* a name and its NUL */
@@ -189,6 +191,37 @@ struct pt_name {
 	char name[PT_NAME_SZ];
 };
 
+/* ---- the map of loaded code (docs/design.md, "The map of loaded code").
+ * Each traced process appends one entry per loaded object when a stream
+ * reaches it (a BEGIN entry first: what follows is its whole map), and
+ * one when it finds an object loaded or gone since.  An entry is claimed
+ * with a fetch-add on pt_hdr.obj_next, filled, then published by a
+ * release store of `ready`.  Entries are never overwritten, cleared or
+ * stolen: the map outlives LOOP and clear.  When the area is full,
+ * entries are counted in pt_hdr.obj_lost instead. */
+#define PT_OBJ_SLOTS    2048u
+#define PT_OBJ_SZ       512u
+#define PT_OBJ_BID_MAX  32u   /* bytes of GNU build-id kept */
+#define PT_OBJ_READY    0x4a424f5450ull /* "PTOBJ" */
+#define PT_OBJ_BEGIN    1u    /* a full map of pid follows (attach, fork, exec) */
+#define PT_OBJ_ADD      2u    /* an object is loaded */
+#define PT_OBJ_DEL      3u    /* an object is gone */
+#define PT_OBJ_F_TRUNC  1u    /* path cut to fit */
+#define PT_OBJ_PATH     (PT_OBJ_SZ - 80u)
+struct pt_obj {
+	_Atomic uint64_t ready;   /* PT_OBJ_READY once complete */
+	uint64_t tick;            /* when it was written (the stream's clock) */
+	uint64_t base;            /* load bias: run-time address - file address */
+	uint64_t lo, hi;          /* the object's mapped range [lo, hi) */
+	int32_t pid;
+	uint16_t kind;
+	uint8_t bid_len;          /* 0: no build-id */
+	uint8_t flags;
+	unsigned char bid[PT_OBJ_BID_MAX];
+	char path[PT_OBJ_PATH];   /* NUL-terminated; "" when not known */
+};
+_Static_assert(sizeof(struct pt_obj) == PT_OBJ_SZ, "struct pt_obj");
+
 struct pt_hdr {
 	/* written once by the creator */
 	uint64_t magic;
@@ -198,6 +231,7 @@ struct pt_hdr {
 	uint32_t sealed_max;  /* chunks preallocated for sealed data */
 	uint32_t log_len;     /* entries in each log, a power of two */
 	uint64_t chunks_off, names_off, acq_off, seal_off, data_off;
+	uint64_t objs_off;    /* PT_OBJ_SLOTS entries of struct pt_obj */
 	int32_t creator_pid, traced_pid;
 	struct pt_attr_img attr;
 	struct pt_clock_img clk;
@@ -234,6 +268,10 @@ struct pt_hdr {
 	/* blocking readers */
 	alignas(64) _Atomic uint32_t futex;
 	_Atomic uint32_t waiters;
+
+	/* the map of loaded code: entries claimed, entries that found no room */
+	alignas(64) _Atomic uint32_t obj_next;
+	_Atomic uint64_t obj_lost;
 };
 
 /* ---- the control segment of a process (see docs/design.md, "Tracing

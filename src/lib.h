@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <trace.h>
 #include "clock.h"
+#include "ext.h"
 #include "layout.h"
 
 #define PT_API __attribute__((visibility("default")))
@@ -34,6 +35,7 @@ struct pt_slot {
 	char *data;
 	_Atomic uint64_t *acq_log, *seal_log;
 	struct pt_name *names;
+	struct pt_obj *objs;  /* the map of loaded code: PT_OBJ_SLOTS entries */
 	uint32_t chunk_size, nchunks, sealed_max, log_mask;
 	uint32_t max_data;
 	uint64_t budget;   /* stream-min-size: sealed bytes the stream holds */
@@ -187,10 +189,30 @@ int pt_quiesce_try(void); /* the same without waiting: 0 if none is inside now *
 void pt_quiesce_prepare(void); /* once, before the first stream exists */
 void pt_quiesce_atfork_child(void);
 
+/* ------------------------------------- the map of loaded code (objmap.c) */
+/* The range of the object this thread's last event came from: an event
+ * from outside it calls pt_objmap_miss() (record.c). */
+struct pt_objrange { uintptr_t lo, span; };
+extern _Thread_local struct pt_objrange pt_obj PT_TLS;
+void pt_objmap_miss(uintptr_t addr);
+void pt_objmap_forget(void); /* a new chunk: look the next address up again */
+/* This process's objects, table entries from `from` on, into a stream
+ * (from 0: a BEGIN entry first).  Returns where the table ended. */
+uint32_t pt_objmap_dump(struct pt_slot *sl, int32_t pid, uint32_t from);
+void pt_objmap_atfork_child(void);
+/* The order between a new object in the table and a new view: each side
+ * passes here between its store and its load (a read-modify-write of one
+ * word, so each sees the other's store, or the other sees its own). */
+extern _Atomic uint32_t pt_objmap_sync;
+static inline void pt_objmap_order(void)
+{
+	atomic_fetch_add_explicit(&pt_objmap_sync, 1, memory_order_seq_cst);
+}
+
 /* ------------------------------------------------------- segment (segment.c) */
 struct pt_geom {
 	uint32_t chunk_size, nchunks, sealed_max, log_len;
-	uint64_t chunks_off, names_off, acq_off, seal_off, data_off, seg_size, prealloc;
+	uint64_t chunks_off, names_off, acq_off, seal_off, data_off, objs_off, seg_size, prealloc;
 };
 int pt_geom_compute(struct pt_geom *g, uint64_t stream_size, uint64_t max_data);
 int pt_segment_create(const struct pt_geom *g, int *fd, struct pt_hdr **hdr);
@@ -261,6 +283,14 @@ struct pt_reader {
 	uint64_t unknown;            /* losses whose writer is not known */
 	uint64_t start_ts;
 	uint32_t epoch;
+	/* the map of loaded code taken from the segment (objread.c); kept
+	 * across clear, as the segment keeps it */
+	struct pt_ext_obj *objs;
+	size_t nobjs, objs_cap;
+	uint32_t obj_first;          /* entries below this one are all taken */
+	uint64_t obj_taken[PT_OBJ_SLOTS / 64];
+	uint64_t obj_lost;           /* the segment's count, as of the last LOST entry */
+	unsigned obj_nlost;          /* LOST entries made */
 	/* an event already taken, returned after the RESUME that precedes it */
 	int stashed;
 	struct posix_trace_event_info st_ev;
@@ -347,6 +377,9 @@ struct pt_logw;
  * block has no more room (write it out). */
 unsigned pt_flush_run(struct pt_trid *t, struct pt_logw *w, const uint64_t *named, int *full);
 
+/* objread.c: take what the traced processes added to the map of loaded
+ * code (locked); the index of the first new entry in t->rd.objs */
+size_t pt_objs_collect(struct pt_trid *t);
 void pt_status_locked(struct pt_trid *t, struct posix_trace_status_info *si);
 /* flush.c: a stream's log */
 int pt_flusher_start(struct pt_trid *t, int fd);

@@ -21,12 +21,13 @@
 #include <stdint.h>
 #include <string.h>
 #include <trace.h>
+#include "ext.h"
 #include "layout.h"
 
 /* ---- file header (PT_LOG_HDR bytes) */
 #define PT_LOG_MAGIC      "PSXTRLOG"  /* 8 bytes, not NUL-terminated in the file */
 #define PT_LOG_BOM        0x01020304u /* u32 at PT_LOG_H_BOM, in the log's order */
-#define PT_LOG_VERSION    2u  /* written; 1 is still read (no loss counts) */
+#define PT_LOG_VERSION    3u  /* written; 1 and 2 are still read */
 #define PT_LOG_VERSION_MIN 1u
 #define PT_LOG_HDR        256u
 #define PT_LOG_FIRST      PT_LOG_HDR  /* offset of the first block */
@@ -85,7 +86,15 @@
 #define PT_LOG_RF_NAME     0x0800u /* an event name: payload = name, no NUL */
 #define PT_LOG_RF_INT      0x1000u /* payload is one i32 in the log's byte order */
 #define PT_LOG_RF_LOST     0x2000u /* (v2) payload is one u64: the stream's loss count */
-#define PT_LOG_RF_RESERVED 0xc000u
+#define PT_LOG_RF_OBJ      0x4000u /* (v3) the map of loaded code: payload below */
+#define PT_LOG_RF_RESERVED 0x8000u
+
+/* OBJ record payload: u64 ts (ns), u64 base, u64 lo, u64 hi, i32 pid,
+ * u16 kind, u8 build-id length, u8 flags, the build-id, the path (no
+ * NUL); delta, address and writer index 0, id 0 */
+#define PT_LOG_OBJ_FIXED   40u
+#define PT_LOG_OBJ_MAX     (PT_LOG_OBJ_FIXED + PT_EXT_OBJ_BID_MAX + PT_EXT_OBJ_PATH - 1)
+#define PT_LOG_OBJS_MAX    65536u /* entries a reader keeps */
 
 /* END block body: i32 x 7 status, u32 zero, u64 lost, u64 dropped, and
  * (v2) u64 events the stream lost */
@@ -295,6 +304,9 @@ struct pt_logw {
 	uint64_t known[PT_NIDS / 64];
 	int names_due, emitting;
 	uint64_t lap_new;    /* records in this lap that are not a copy of the names */
+	/* the map of loaded code, re-emitted with the names */
+	unsigned char **objs;
+	uint32_t nobjs, objs_cap;
 	/* LOOP: blocks in the file, oldest first (a ring) */
 	struct pt_logw_live *live;
 	size_t live_head, live_n, live_cap;
@@ -309,6 +321,9 @@ int pt_logw_init(struct pt_logw *w, int fd, const struct pt_attr_img *attr, int 
 int pt_logw_init_opt(struct pt_logw *w, int fd, const struct pt_attr_img *attr,
                      int log_policy, uint64_t log_max, const struct pt_logw_opt *opt);
 uint64_t pt_logw_min_size(const struct pt_attr_img *attr);
+/* One entry of the map of loaded code (kept, and written again after
+ * each LOOP wrap like the names).  0, ENOMEM, or a write error. */
+int pt_logw_obj(struct pt_logw *w, const struct pt_ext_obj *o);
 /* Binds id (< PT_NIDS) to name (1..63 characters; EINVAL otherwise). */
 int pt_logw_name(struct pt_logw *w, unsigned id, const char *name);
 /* Buffers one event; writes a block when one is full.  Returns 0, ENOSPC
@@ -373,6 +388,9 @@ struct pt_logr {
 	char (*names)[PT_LOG_NAME_MAX + 1];
 	uint64_t *name_seq;
 	uint64_t known[PT_NIDS / 64];
+	struct pt_ext_obj *objs; /* the map of loaded code (v3), duplicates left out */
+	uint64_t *obj_hash;
+	size_t nobjs, objs_cap;
 	struct pt_logr_item *items;
 	size_t nitems, cur;
 	unsigned char *buf;  /* one block; grown to the largest one in the log */

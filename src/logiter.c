@@ -104,7 +104,7 @@ int pt_logr_next(struct pt_logr *r, struct posix_trace_event_info *ev, void *buf
 		info = pt_log_get16(p + PT_LOG_R_INFO, sw);
 		r->roff += PT_LOG_REC + n;
 		r->rleft--;
-		if (info & PT_LOG_RF_NAME)
+		if (info & (PT_LOG_RF_NAME | PT_LOG_RF_OBJ))
 			continue;
 		where = pt_log_get64(p + PT_LOG_R_WHERE, sw);
 		wi = (unsigned)(where >> 48);

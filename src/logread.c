@@ -120,6 +120,55 @@ static void set_name(struct pt_logr *r, unsigned id, const unsigned char *s, uin
 	r->known[id / 64] |= 1ull << (id % 64);
 }
 
+/* An OBJ record: checked; kept (once) when keep. */
+static int get_obj(struct pt_logr *r, const unsigned char *p, uint32_t n, int keep)
+{
+	struct pt_ext_obj o;
+	int sw = r->swap;
+
+	if (n < PT_LOG_OBJ_FIXED || n > PT_LOG_OBJ_MAX)
+		return EBADMSG;
+	memset(&o, 0, sizeof o);
+	o.ts = pt_log_get64(p, sw);
+	o.base = pt_log_get64(p + 8, sw);
+	o.lo = pt_log_get64(p + 16, sw);
+	o.hi = pt_log_get64(p + 24, sw);
+	o.pid = (int32_t)pt_log_get32(p + 32, sw);
+	o.kind = pt_log_get16(p + 36, sw);
+	o.bid_len = p[38];
+	o.flags = p[39];
+	uint32_t pl = n - PT_LOG_OBJ_FIXED - (n - PT_LOG_OBJ_FIXED < o.bid_len ? 0 : o.bid_len);
+	if (o.bid_len > PT_EXT_OBJ_BID_MAX || n - PT_LOG_OBJ_FIXED < o.bid_len ||
+	    o.kind < PT_EXT_OBJ_BEGIN || o.kind > PT_EXT_OBJ_LOST || (o.flags & ~PT_EXT_OBJ_TRUNC) ||
+	    pl >= PT_EXT_OBJ_PATH || memchr(p + PT_LOG_OBJ_FIXED + o.bid_len, 0, pl) ||
+	    ((o.kind == PT_EXT_OBJ_ADD || o.kind == PT_EXT_OBJ_DEL) && o.lo >= o.hi))
+		return EBADMSG;
+	if (!keep)
+		return 0;
+	memcpy(o.bid, p + PT_LOG_OBJ_FIXED, o.bid_len);
+	memcpy(o.path, p + PT_LOG_OBJ_FIXED + o.bid_len, pl);
+	/* the same entry again (a copy after a LOOP wrap, or a stale block) */
+	uint64_t h = pt_log_crc(0, p, n) | (uint64_t)n << 32;
+	for (size_t i = 0; i < r->nobjs; i++)
+		if (r->obj_hash[i] == h && !memcmp(&r->objs[i], &o, sizeof o))
+			return 0;
+	if (r->nobjs >= PT_LOG_OBJS_MAX)
+		return 0;
+	if (r->nobjs == r->objs_cap) {
+		size_t ncap = r->objs_cap ? 2 * r->objs_cap : 64;
+		struct pt_ext_obj *no = realloc(r->objs, ncap * sizeof *no);
+		uint64_t *nh = no ? realloc(r->obj_hash, ncap * sizeof *nh) : NULL;
+		if (no)
+			r->objs = no;
+		if (!nh)
+			return 0; /* (memory: the map goes without it) */
+		r->obj_hash = nh, r->objs_cap = ncap;
+	}
+	r->obj_hash[r->nobjs] = h;
+	r->objs[r->nobjs++] = o;
+	return 0;
+}
+
 int pt_logr_check(struct pt_logr *r, const unsigned char *p, const struct pt_log_bhdr *b,
                   int names, uint64_t *first_ts, uint64_t *last_ts, uint32_t *nev)
 {
@@ -148,7 +197,11 @@ int pt_logr_check(struct pt_logr *r, const unsigned char *p, const struct pt_log
 		off += PT_LOG_REC;
 		if (b->len - off < n || (info & PT_LOG_RF_RESERVED))
 			return EBADMSG;
-		if (info & PT_LOG_RF_NAME) {
+		if (info & PT_LOG_RF_OBJ) {
+			if ((info & ~PT_LOG_RF_OBJ) || where || delta || r->version < 3 ||
+			    get_obj(r, p + off, n, names))
+				return EBADMSG;
+		} else if (info & PT_LOG_RF_NAME) {
 			if ((info & (PT_LOG_RF_TRUNC | PT_LOG_RF_INT)) || where || delta || !n ||
 			    n > PT_LOG_NAME_MAX || memchr(p + off, 0, n))
 				return EBADMSG;
@@ -393,6 +446,11 @@ void pt_logr_close(struct pt_logr *r)
 	free(r->names);
 	free(r->name_seq);
 	free(r->items);
+	free(r->objs);
+	free(r->obj_hash);
+	r->objs = NULL;
+	r->obj_hash = NULL;
+	r->nobjs = r->objs_cap = 0;
 	r->buf = NULL;
 	r->names = NULL;
 	r->name_seq = NULL;

@@ -176,6 +176,11 @@ void pt_logw_free(struct pt_logw *w)
 	free(w->wt);
 	free(w->names);
 	free(w->live);
+	for (uint32_t i = 0; i < w->nobjs; i++)
+		free(w->objs[i]);
+	free(w->objs);
+	w->objs = NULL;
+	w->nobjs = w->objs_cap = 0;
 	w->rec = w->hdr = NULL;
 	w->wt = NULL;
 	w->names = NULL;

@@ -257,6 +257,12 @@ static void emit_names(struct pt_logw *w, int *werr)
 			break;
 		add_rec(w, NULL, 0, 0, id | PT_LOG_RF_NAME, w->names[id], n);
 	}
+	for (uint32_t i = 0; i < w->nobjs; i++) {
+		uint32_t n = pt_log_get32(w->objs[i], 0);
+		if (make_room(w, NULL, 0, n, werr))
+			break;
+		add_rec(w, NULL, 0, 0, PT_LOG_RF_OBJ, w->objs[i] + 4, n);
+	}
 	w->emitting = 0;
 }
 
@@ -281,6 +287,47 @@ static void go_full(struct pt_logw *w, int *werr)
 	keep_err(werr, put_block(w, PT_LOG_BT_EVENTS, w->rec, w->rec_len, w->nrec, nev));
 	blk_reset(w);
 	w->full = 1;
+}
+
+int pt_logw_obj(struct pt_logw *w, const struct pt_ext_obj *o)
+{
+	int werr = 0;
+	uint32_t bl = o->bid_len < PT_EXT_OBJ_BID_MAX ? o->bid_len : PT_EXT_OBJ_BID_MAX;
+	uint32_t pl = (uint32_t)strnlen(o->path, PT_EXT_OBJ_PATH - 1);
+	uint32_t n = PT_LOG_OBJ_FIXED + bl + pl;
+	unsigned char *p;
+
+	if (!w->rec || w->finished)
+		return EINVAL;
+	if (PT_LOG_BLK + PT_LOG_REC + n > w->cap)
+		return 0; /* a block this small cannot hold it: the log goes without */
+	if (w->nobjs == w->objs_cap) {
+		uint32_t ncap = w->objs_cap ? 2 * w->objs_cap : 64;
+		unsigned char **no = realloc(w->objs, ncap * sizeof *no);
+		if (!no)
+			return ENOMEM;
+		w->objs = no, w->objs_cap = ncap;
+	}
+	if (!(p = malloc(4 + n)))
+		return ENOMEM;
+	w->objs[w->nobjs++] = p;
+	pt_log_put32(p, n, 0); /* (kept in memory: native order) */
+	p += 4;
+	pt_log_put64(p, o->ts, w->swap);
+	pt_log_put64(p + 8, o->base, w->swap);
+	pt_log_put64(p + 16, o->lo, w->swap);
+	pt_log_put64(p + 24, o->hi, w->swap);
+	pt_log_put32(p + 32, (uint32_t)o->pid, w->swap);
+	pt_log_put16(p + 36, o->kind, w->swap);
+	p[38] = (unsigned char)bl;
+	p[39] = o->flags;
+	memcpy(p + PT_LOG_OBJ_FIXED, o->bid, bl);
+	memcpy(p + PT_LOG_OBJ_FIXED + bl, o->path, pl);
+	if (w->full)
+		return 0;
+	if (make_room(w, NULL, 0, n, &werr) == 0)
+		add_rec(w, NULL, 0, 0, PT_LOG_RF_OBJ, p, n);
+	return werr;
 }
 
 int pt_logw_name(struct pt_logw *w, unsigned id, const char *name)

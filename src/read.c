@@ -57,6 +57,7 @@ void pt_reader_free(struct pt_reader *rd)
 	free(rd->w);
 	free(rd->st_buf);
 	free(rd->loss.e);
+	free(rd->objs);
 	memset(rd, 0, sizeof *rd);
 }
 

@@ -63,6 +63,7 @@ __attribute__((always_inline)) static inline int write_one(struct pt_slot *sl, s
 		if (tw->key && (tw->key >> 16) == pt_slot_gen(sl))
 			pt_pool_seal(sl, tw, st);
 		if (s >= 0) {
+			pt_objmap_forget();
 			pt_owner_check((unsigned)s, sl, ts);
 			if (atomic_load_explicit(&sl->dead, memory_order_relaxed))
 				return 0;
@@ -131,6 +132,19 @@ __attribute__((noinline)) static void record_user(trace_event_id_t id, const voi
 	pt_leave(level);
 }
 
+/* An event from code the streams have not been told of, maybe (the
+ * caller is outside the object this thread's last event came from): tell
+ * them first (objmap.c), as a recording thread, then record. */
+__attribute__((noinline, cold)) static void record_new_code(trace_event_id_t id,
+                                                            const void *data, size_t len,
+                                                            uint32_t live, void *addr)
+{
+	unsigned level = pt_enter();
+	pt_objmap_miss((uintptr_t)addr);
+	pt_leave(level);
+	record_user(id, data, len, live, addr);
+}
+
 /* The filter test, then the write: reached by tail calls that keep the
  * caller's argument registers, so no path here saves a register. */
 __attribute__((always_inline)) static inline void record_live(trace_event_id_t id,
@@ -140,6 +154,10 @@ __attribute__((always_inline)) static inline void record_live(trace_event_id_t i
 	uint32_t live = w & atomic_load_explicit(&pt_proc.att, memory_order_acquire) & PT_LIVE_MASK;
 	if (!live || filtered_everywhere(live, id))
 		return; /* a bit test in process memory, before touching any stream */
+	if (PT_UNLIKELY((uintptr_t)addr - pt_obj.lo >= pt_obj.span)) {
+		record_new_code(id, data, len, live, addr);
+		return;
+	}
 	record_user(id, data, len, live, addr);
 }
 

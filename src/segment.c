@@ -55,7 +55,8 @@ int pt_geom_compute(struct pt_geom *g, uint64_t stream_size, uint64_t max_data)
 	g->acq_off = round_up(g->names_off + PT_NIDS * sizeof(struct pt_name), PAGE);
 	g->seal_off = round_up(g->acq_off + g->log_len * 8ull, PAGE);
 	g->data_off = round_up(g->seal_off + g->log_len * 8ull, PAGE);
-	g->seg_size = g->data_off + n * c;
+	g->objs_off = g->data_off + n * c; /* after the data: sparse until used */
+	g->seg_size = g->objs_off + (uint64_t)PT_OBJ_SLOTS * PT_OBJ_SZ;
 	g->prealloc = g->data_off + (sealed_max + 16) * c;
 	if (g->prealloc > g->seg_size)
 		g->prealloc = g->seg_size;
@@ -117,6 +118,7 @@ void pt_segment_init(struct pt_hdr *h, const struct pt_geom *g,
 	h->acq_off = g->acq_off;
 	h->seal_off = g->seal_off;
 	h->data_off = g->data_off;
+	h->objs_off = g->objs_off;
 	h->creator_pid = getpid();
 	h->traced_pid = getpid();
 	h->attr = *attr;
@@ -143,7 +145,9 @@ int pt_segment_check(const struct pt_hdr *h, size_t map_size)
 	if (h->chunks_off < sizeof *h || h->chunks_off + n * sizeof(struct pt_chunk) > h->names_off ||
 	    h->names_off + PT_NIDS * sizeof(struct pt_name) > h->acq_off ||
 	    h->acq_off + L * 8 > h->seal_off || h->seal_off + L * 8 > h->data_off ||
-	    h->data_off + n * c > map_size || (h->chunks_off | h->data_off) % 64)
+	    h->data_off + n * c > h->objs_off || h->objs_off % 64 ||
+	    h->objs_off > map_size || map_size - h->objs_off < (uint64_t)PT_OBJ_SLOTS * PT_OBJ_SZ ||
+	    (h->chunks_off | h->data_off) % 64)
 		return EINVAL;
 	if (h->attr.max_data > TRACE_DATA_MAX || PT_REC_SIZE(h->attr.max_data) * 2 > c ||
 	    h->attr.stream_size == 0)
@@ -161,6 +165,7 @@ void pt_slot_fill(struct pt_slot *sl, struct pt_hdr *h, size_t map_size)
 	sl->acq_log = (_Atomic uint64_t *)(b + h->acq_off);
 	sl->seal_log = (_Atomic uint64_t *)(b + h->seal_off);
 	sl->data = b + h->data_off;
+	sl->objs = (struct pt_obj *)(b + h->objs_off);
 	sl->chunk_size = h->chunk_size;
 	sl->nchunks = h->nchunks;
 	sl->sealed_max = h->sealed_max;
@@ -191,6 +196,7 @@ void pt_slot_fill_trusted(struct pt_slot *sl, struct pt_hdr *h, const struct pt_
 	sl->acq_log = (_Atomic uint64_t *)(b + g->acq_off);
 	sl->seal_log = (_Atomic uint64_t *)(b + g->seal_off);
 	sl->data = b + g->data_off;
+	sl->objs = (struct pt_obj *)(b + g->objs_off);
 	sl->chunk_size = g->chunk_size;
 	sl->nchunks = g->nchunks;
 	sl->sealed_max = g->sealed_max;

@@ -61,6 +61,7 @@ static void atfork_child(void)
 	pt_pid = getpid();
 	pt_fork_gen++;
 	pthread_mutex_init(&pt_ctl_lock, NULL);
+	pt_objmap_atfork_child();
 	pt_ctl_atfork_child();
 	pt_record_atfork_child();
 	pt_quiesce_atfork_child();
@@ -338,6 +339,8 @@ int pt_stream_create(pid_t pid, const trace_attr_t *attr, int logfd, trace_id_t 
 	pt_slot_fill_trusted(&t->view, t->hdr, &g, &img);
 	atomic_store(&t->view.gen, 1);
 	t->view.test_hdr_filter = 1; /* system events obey the filter too */
+	if (!tg.own) /* the code of this process, whose system events go in too */
+		pt_objmap_dump(&t->view, pt_pid, 0);
 	memset(&t->sys_tw, 0, sizeof t->sys_tw);
 	t->sys_fd = sys_fd;
 	sys_fd = -1;

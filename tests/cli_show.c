@@ -144,9 +144,13 @@ int main(void)
 	CHECK_EQ(cli_run(CLI("show", "/nonexistent/x.ptlog"), NULL, &err), 1);
 	CHECK(cli_contains(err, "/nonexistent/x.ptlog"));
 	free(err);
-	const char *maps = cli_path("app.ptlog.maps");
-	CHECK_EQ(cli_run(CLI("show", (char *)maps), NULL, &err), 1);
-	CHECK(cli_contains(err, maps) && cli_contains(err, "not a posixtrace log"));
+	const char *txt = cli_path("notes.txt");
+	FILE *tf = fopen(txt, "w");
+	REQUIRE(tf != NULL);
+	fputs("# not a log\n", tf);
+	fclose(tf);
+	CHECK_EQ(cli_run(CLI("show", (char *)txt), NULL, &err), 1);
+	CHECK(cli_contains(err, txt) && cli_contains(err, "not a posixtrace log"));
 	free(err);
 	CHECK_EQ(cli_run(CLI("show", (char *)log, "--event", "no_such_type"), NULL, &err), 1);
 	CHECK(cli_contains(err, "no_such_type"));

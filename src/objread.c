@@ -1,0 +1,125 @@
+/*
+ * objread.c -- the controller's side of the map of loaded code: taking
+ * the entries the traced processes wrote into a stream's segment (each
+ * checked: the traced process can write anything there), and
+ * pt_ext_objects() for the posixtrace command.
+ */
+#include <string.h>
+#include "ext.h"
+#include "lib.h"
+#include "logfmt.h"
+
+_Static_assert(PT_EXT_OBJ_PATH == PT_OBJ_PATH && PT_EXT_OBJ_BID_MAX == PT_OBJ_BID_MAX &&
+               PT_EXT_OBJ_BEGIN == PT_OBJ_BEGIN && PT_EXT_OBJ_ADD == PT_OBJ_ADD &&
+               PT_EXT_OBJ_DEL == PT_OBJ_DEL && PT_EXT_OBJ_TRUNC == PT_OBJ_F_TRUNC,
+               "ext.h and layout.h agree");
+
+static struct pt_ext_obj *push(struct pt_reader *rd)
+{
+	if (rd->nobjs == rd->objs_cap) {
+		size_t ncap = rd->objs_cap ? 2 * rd->objs_cap : 64;
+		struct pt_ext_obj *n = realloc(rd->objs, ncap * sizeof *n);
+		if (!n)
+			return NULL;
+		rd->objs = n, rd->objs_cap = ncap;
+	}
+	return &rd->objs[rd->nobjs];
+}
+
+/* Entry i, if complete and sound, into out.  0: taken (or bad: skipped
+ * for good); 1: not complete yet. */
+static int take(struct pt_trid *t, uint32_t i, struct pt_ext_obj *out, int *ok)
+{
+	const struct pt_obj *src = &t->view.objs[i];
+	struct pt_obj o;
+
+	*ok = 0;
+	if (atomic_load_explicit(&src->ready, memory_order_acquire) != PT_OBJ_READY)
+		return 1;
+	/* word by word: the traced process may be writing it still */
+	pt_get_bytes((unsigned char *)&o, (const pt_word *)src, sizeof o);
+	o.path[sizeof o.path - 1] = 0;
+	if (o.kind < PT_OBJ_BEGIN || o.kind > PT_OBJ_DEL || o.bid_len > PT_OBJ_BID_MAX ||
+	    (o.flags & ~PT_OBJ_F_TRUNC) || o.pid <= 0 ||
+	    (o.kind != PT_OBJ_BEGIN && o.lo >= o.hi))
+		return 0;
+	memset(out, 0, sizeof *out);
+	int64_t ns = pt_clock_ns(&t->clk, o.tick);
+	out->ts = ns > 0 ? (uint64_t)ns : 0;
+	out->base = o.base;
+	out->lo = o.lo;
+	out->hi = o.hi;
+	out->pid = o.pid;
+	out->kind = o.kind;
+	out->bid_len = o.bid_len;
+	out->flags = o.flags;
+	memcpy(out->bid, o.bid, o.bid_len);
+	memcpy(out->path, o.path, strlen(o.path) + 1);
+	*ok = 1;
+	return 0;
+}
+
+size_t pt_objs_collect(struct pt_trid *t)
+{
+	struct pt_reader *rd = &t->rd;
+	size_t first = rd->nobjs;
+
+	if (t->kind != PT_KIND_STREAM || !t->view.objs)
+		return first;
+	uint32_t end = atomic_load_explicit(&t->hdr->obj_next, memory_order_acquire);
+	end = end < PT_OBJ_SLOTS ? end : PT_OBJ_SLOTS;
+	for (uint32_t i = rd->obj_first; i < end; i++) {
+		int ok;
+		struct pt_ext_obj *o;
+		if (rd->obj_taken[i / 64] >> (i % 64) & 1)
+			continue;
+		if (!(o = push(rd)) || take(t, i, o, &ok))
+			continue;
+		rd->obj_taken[i / 64] |= 1ull << (i % 64);
+		rd->nobjs += ok;
+	}
+	while (rd->obj_first < end && (rd->obj_taken[rd->obj_first / 64] >> (rd->obj_first % 64) & 1))
+		rd->obj_first++;
+	/* entries that found the area full: said when the count grows, at
+	 * most 64 times (the traced process could make it grow for ever) */
+	uint64_t lost = atomic_load_explicit(&t->hdr->obj_lost, memory_order_relaxed);
+	struct pt_ext_obj *o;
+	if (lost > rd->obj_lost && rd->obj_nlost < 64 && (o = push(rd))) {
+		rd->obj_nlost++;
+		memset(o, 0, sizeof *o);
+		int64_t ns = pt_clock_ns(&t->clk, pt_now());
+		o->ts = ns > 0 ? (uint64_t)ns : 0;
+		o->kind = PT_EXT_OBJ_LOST;
+		o->pid = t->pid;
+		o->lo = lost;
+		rd->obj_lost = lost;
+		rd->nobjs++;
+	}
+	return first;
+}
+
+int pt_ext_objects(trace_id_t trid, size_t from, struct pt_ext_obj *out, size_t cap, size_t *n)
+{
+	struct pt_trid *t;
+	int rc;
+
+	if (!n || (cap && !out))
+		return EINVAL;
+	if ((rc = pt_trid_lock_any(trid, &t)) != 0)
+		return rc;
+	const struct pt_ext_obj *src;
+	size_t have;
+	if (t->kind == PT_KIND_LOG) {
+		src = t->lr->objs;
+		have = t->lr->nobjs;
+	} else {
+		pt_objs_collect(t);
+		src = t->rd.objs;
+		have = t->rd.nobjs;
+	}
+	*n = 0;
+	for (size_t i = from; i < have && *n < cap; i++)
+		out[(*n)++] = src[i];
+	pt_trid_unlock(t);
+	return 0;
+}
