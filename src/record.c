@@ -67,7 +67,8 @@ __attribute__((always_inline)) static inline int write_one(struct pt_slot *sl, s
 			if (atomic_load_explicit(&sl->dead, memory_order_relaxed))
 				return 0;
 		}
-		if (pt_pool_acquire(sl, tw, st, ts, level, rec, s == PT_SYS_WAIT))
+		if (pt_pool_acquire(sl, tw, st, ts, level, rec,
+		                    s == PT_SYS_WAIT ? PT_ACQ_QUIET : s < 0 ? PT_ACQ_SYS : 0))
 			return -1;
 	}
 	pt_word *p = (pt_word *)(sl->data + (size_t)tw->idx * sl->chunk_size + tw->pos);
