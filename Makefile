@@ -105,6 +105,7 @@ stress: $(TESTS) $(CLI) $(EXAMPLES)
 	@CLOCK_TRUTH_ROUNDS=20 $(BUILD)/tests/clock_truth && echo "PASS clock_truth, 20 rounds"
 	@for s in $$(seq 1 100); do CLOCK_MODEL_SEED=$$s $(BUILD)/tests/clock_model || exit 1; \
 	 done && echo "PASS clock_model, 100 seeds"
+	@NOLOSS_ROUNDS=20 $(BUILD)/tests/noloss && echo "PASS noloss, 20 rounds"
 
 bench: $(BENCHES)
 	@for b in $(BENCHES); do $$b || exit 1; done
