@@ -328,8 +328,16 @@ int pt_pool_acquire(struct pt_slot *sl, struct pt_tw *tw, uint32_t state, uint64
 
 	if (idx == PT_NIL && sl->policy == POSIX_TRACE_LOOP)
 		idx = steal(sl);
-	if (idx == PT_NIL && sl->noloss_ms && !how && !pt_nowait)
+	if (idx == PT_NIL && sl->noloss_ms && !how && !pt_nowait) {
 		idx = wait_room(sl, state, rec);
+		/* waited: the event is stamped when it gets its room, still
+		 * within its call.  Readers rely on a chunk being published about
+		 * when its first event was stamped: a stamp from before a long
+		 * wait could come out after events read meanwhile. */
+		uint64_t now = pt_now();
+		if (idx != PT_NIL && now > ts)
+			ts = now;
+	}
 	if (idx == PT_NIL) {
 		if (how == PT_ACQ_QUIET)
 			return -1;
@@ -343,6 +351,12 @@ int pt_pool_acquire(struct pt_slot *sl, struct pt_tw *tw, uint32_t state, uint64
 	tw->drop_key = 0; /* the run of losses ends */
 	if (PT_UNLIKELY(atomic_load_explicit(&sl->noloss_gave_up, memory_order_relaxed)))
 		atomic_store_explicit(&sl->noloss_gave_up, 0, memory_order_relaxed); /* room again */
+	/* From taking seq to publishing it the reader waits for this writer
+	 * (read.c: it must not queue a later chunk first): a signal handler
+	 * that interrupts us here must not wait for room in no-loss mode,
+	 * which the reader, waiting for us, would not make for 50 ms. */
+	pt_nowait++;
+	atomic_signal_fence(memory_order_seq_cst);
 	uint64_t seq = atomic_fetch_add_explicit(&h->acq_seq, 1, memory_order_relaxed) + 1;
 	struct pt_chunk *ck = &sl->chunks[idx];
 	atomic_store_explicit(&ck->commit, 0, memory_order_relaxed);
@@ -358,6 +372,8 @@ int pt_pool_acquire(struct pt_slot *sl, struct pt_tw *tw, uint32_t state, uint64
 	atomic_store_explicit(&ck->ss, PT_SS(seq, PT_CK_OPEN), memory_order_release);
 	atomic_store_explicit(&sl->acq_log[seq & sl->log_mask], PT_LOG_ENTRY(seq, idx),
 	                      memory_order_release);
+	atomic_signal_fence(memory_order_seq_cst);
+	pt_nowait--;
 	tw->key = pt_tw_key(sl, state);
 	tw->idx = idx;
 	tw->pos = 0;
