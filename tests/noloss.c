@@ -273,8 +273,12 @@ static void own_noloss(uint32_t nthr, uint32_t per)
 		}
 	}
 	CHECK_EQ(bad, 0);
-	for (uint32_t w = 0; w < 2 * nthr; w++)
+	int got = 0;
+	for (uint32_t w = 0; w < 2 * nthr; w++) {
 		CHECK_EQ(per_w[w], want[w]);
+		got += per_w[w];
+	}
+	CHECK_EQ(got, made);
 	int handled = 0;
 	for (uint32_t t = 0; t < nthr; t++)
 		handled += own.hseq[t] > 0;
