@@ -23,7 +23,10 @@
  * when told to.
  * The command: `posixtrace record --no-loss --size 64K` of this program
  * re-run with --app (2 threads at full speed) loses nothing: every event
- * in the log, "no events lost" in its summary.
+ * in the log, "no events lost" in its summary; `attach --no-loss` for a
+ * second to it re-run with --spin loses at most the events its 2 threads
+ * were waiting with when the stream ended; bad --no-loss values and
+ * --no-loss with another policy are usage errors.
  *
  * The processes that start threads (this one, the controllers, the app)
  * are forked or run while this process has none (ThreadSanitizer).
@@ -476,6 +479,61 @@ static int app(uint32_t per)
 	return 0;
 }
 
+/* --spin MS: 2 threads at full speed for MS ms (for attach) */
+static atomic_int spin_stop;
+
+static void *spinner(void *arg)
+{
+	uint32_t tno = (uint32_t)(uintptr_t)arg, i = 0;
+	while (!atomic_load_explicit(&spin_stop, memory_order_relaxed))
+		put(17, i++, tno);
+	return NULL;
+}
+
+static int spin(int ms)
+{
+	pthread_t th[2];
+	for (uintptr_t t = 0; t < 2; t++)
+		REQUIRE(pthread_create(&th[t], NULL, spinner, (void *)t) == 0);
+	usleep((useconds_t)ms * 1000);
+	atomic_store(&spin_stop, 1);
+	for (int t = 0; t < 2; t++)
+		pthread_join(th[t], NULL);
+	return 0;
+}
+
+/* posixtrace attach --no-loss --duration 1 to a program recording at full
+ * speed: nothing lost but the events its threads were waiting to record
+ * when the stream was shut down (a wait cut short by the end of the
+ * stream counts its event lost): one per thread at most. */
+static void command_attach(void)
+{
+	char *err = NULL;
+	const char *log = cli_path("attach.ptlog");
+	pid_t pid = fork();
+	REQUIRE(pid >= 0);
+	if (pid == 0) {
+		execl(self, self, "--spin", "3000", (char *)NULL);
+		_exit(127);
+	}
+	usleep(200000); /* (it is running; attach needs no more) */
+	char p[16];
+	snprintf(p, sizeof p, "%d", (int)pid);
+	int rc = cli_run(CLI("attach", "--no-loss=2000", "--size", "64K", "--duration", "1", "--force",
+	                     "-o", (char *)log, p), NULL, &err);
+	CHECK_EQ(rc, 0);
+	uint64_t lost = log_lost_only(log);
+	if (rc || lost > 2)
+		fprintf(stderr, "%s\n", err ? err : "");
+	CHECK(lost <= 2);
+	CHECK(cli_contains(err, lost ? "EVENTS LOST" : "no events lost"));
+	free(err);
+	CHECK_EQ(wait_for(pid, 30000), 0);
+	rc = cli_run(CLI("attach", "--no-loss", "--policy", "until-full", "-o", (char *)log, p),
+	             NULL, NULL);
+	CHECK_EQ(rc, 2);
+}
+
 static void command(void)
 {
 	enum { PER = 100000 };
@@ -519,6 +577,8 @@ int main(int argc, char **argv)
 {
 	if (argc == 3 && !strcmp(argv[1], "--app"))
 		return app((uint32_t)atoi(argv[2]));
+	if (argc == 3 && !strcmp(argv[1], "--spin"))
+		return spin(atoi(argv[2]));
 	T_BEGIN(300);
 	REQUIRE(readlink("/proc/self/exe", self, sizeof self - 1) > 0);
 	const char *r = getenv("NOLOSS_ROUNDS");
@@ -534,6 +594,7 @@ int main(int argc, char **argv)
 	consumer_killed();
 	cli_setup();
 	command();
+	command_attach();
 
 	struct sigaction sa = { .sa_handler = on_usr1 };
 	sigemptyset(&sa.sa_mask);
