@@ -111,7 +111,7 @@ check: $(TESTS) $(SHARED) $(BUILD)/header-ok $(CLI) $(EXAMPLES)
 # that touches timing, processes or threads): a program that lives about a
 # millisecond recorded 100 times, every run symbolized; the golden show
 # output 50 times in a row; clock_truth for 20 rounds; clock_model over 100
-# seeds
+# seeds; noloss for 20 rounds
 STRESS_GOLDEN ?= 50
 stress: $(TESTS) $(SHARED) $(BUILD)/header-ok $(CLI) $(EXAMPLES)
 	PT_STRESS=1 $(BUILD)/tests/cli_symbols
@@ -122,6 +122,7 @@ stress: $(TESTS) $(SHARED) $(BUILD)/header-ok $(CLI) $(EXAMPLES)
 	@CLOCK_TRUTH_ROUNDS=20 $(BUILD)/tests/clock_truth && echo "PASS clock_truth, 20 rounds"
 	@for s in $$(seq 1 100); do CLOCK_MODEL_SEED=$$s $(BUILD)/tests/clock_model || exit 1; \
 	 done && echo "PASS clock_model, 100 seeds"
+	@NOLOSS_ROUNDS=20 $(BUILD)/tests/noloss && echo "PASS noloss, 20 rounds"
 
 bench: $(BENCHES)
 	@for b in $(BENCHES); do $$b || exit 1; done

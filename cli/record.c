@@ -7,6 +7,8 @@
  * it fills), log policy APPEND, inheritance on (forked children are traced
  * too) unless --no-inherit.  The log carries the map of the target's
  * code, which the library writes into the trace: nothing to watch here.
+ * --no-loss puts the stream in no-loss mode (posixtrace_attr_setnoloss):
+ * the program waits for the flusher rather than lose events.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -33,6 +35,10 @@ static const char record_help[] =
 "      --log-policy P       log full policy: append (default), loop, until-full\n"
 "      --exclude NAME,...   event types not to record\n"
 "      --no-inherit         do not trace the program's children\n"
+"      --no-loss[=MS]       when the stream is full, the program waits for room\n"
+"                           rather than lose events: MS at most per wait\n"
+"                           (default 1000, up to 60000), then the event is lost\n"
+"                           and counted (flush policy only)\n"
 "  -h, --help               this help\n"
 "\n"
 "Ctrl-C stops the program (it gets the signal) and keeps the log;\n"
@@ -48,8 +54,8 @@ static const char attach_help[] =
 "  -o, --output FILE        the log (default posixtrace-YYYYmmdd-HHMMSS.ptlog)\n"
 "      --force              overwrite FILE if it exists\n"
 "  -d, --duration SECONDS   stop after this long\n"
-"      --policy, --size, --log-size, --log-policy, --exclude, --no-inherit\n"
-"                           as for 'posixtrace record'\n"
+"      --policy, --size, --log-size, --log-policy, --exclude, --no-inherit,\n"
+"      --no-loss[=MS]       as for 'posixtrace record'\n"
 "  -h, --help               this help\n";
 
 struct ropts {
@@ -59,9 +65,13 @@ struct ropts {
 	size_t size, log_size;
 	char *exclude;
 	double duration;
+	unsigned noloss_ms; /* 0: off */
 };
 
-enum { O_FORCE = 256, O_POLICY, O_SIZE, O_LOGSIZE, O_LOGPOLICY, O_EXCLUDE, O_NOINHERIT };
+#define NOLOSS_DEFAULT_MS 1000u /* a second: a stopped consumer costs that, once */
+
+enum { O_FORCE = 256, O_POLICY, O_SIZE, O_LOGSIZE, O_LOGPOLICY, O_EXCLUDE, O_NOINHERIT,
+       O_NOLOSS };
 
 static const struct option lopts[] = {
 	{ "output", required_argument, NULL, 'o' },
@@ -72,6 +82,7 @@ static const struct option lopts[] = {
 	{ "log-policy", required_argument, NULL, O_LOGPOLICY },
 	{ "exclude", required_argument, NULL, O_EXCLUDE },
 	{ "no-inherit", no_argument, NULL, O_NOINHERIT },
+	{ "no-loss", optional_argument, NULL, O_NOLOSS },
 	{ "duration", required_argument, NULL, 'd' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -83,7 +94,7 @@ static int parse(int argc, char **argv, struct ropts *o, int attach)
 	int c;
 
 	*o = (struct ropts){ NULL, NULL, NULL, 0, POSIX_TRACE_FLUSH, POSIX_TRACE_APPEND, 1, 0, 0,
-	                     NULL, 0 };
+	                     NULL, 0, 0 };
 	optind = 1;
 	opterr = 0;
 	/* record stops at the program ('+'): the rest is the program's; attach
@@ -100,6 +111,20 @@ static int parse(int argc, char **argv, struct ropts *o, int attach)
 		case 'o': o->out = optarg; break;
 		case O_FORCE: o->force = 1; break;
 		case O_NOINHERIT: o->inherit = 0; break;
+		case O_NOLOSS: {
+			char *end;
+			unsigned long ms = NOLOSS_DEFAULT_MS;
+			if (optarg) {
+				errno = 0;
+				ms = strtoul(optarg, &end, 10);
+				if (errno || end == optarg || *end || *optarg == '-' || ms == 0 ||
+				    ms > 60000)
+					return usage_error("--no-loss: '%s' is not a number of "
+					                   "milliseconds from 1 to 60000", optarg);
+			}
+			o->noloss_ms = (unsigned)ms;
+			break;
+		}
 		case O_EXCLUDE: o->exclude = optarg; break;
 		case O_POLICY:
 			if (parse_policy(optarg, 0, &o->policy))
@@ -128,6 +153,8 @@ static int parse(int argc, char **argv, struct ropts *o, int attach)
 			return usage_error("unknown option '%s'", argv[optind - 1]);
 		}
 	}
+	if (o->noloss_ms && o->policy != POSIX_TRACE_FLUSH)
+		return usage_error("--no-loss waits for the flusher: it needs --policy flush");
 	if (!attach)
 		return optind < argc ? -1 : usage_error("which program? give it after '--'");
 	if (!o->pid && optind < argc) /* attach -- PID */
@@ -163,7 +190,8 @@ static int create_stream(const struct ropts *o, pid_t pid, const char *name, int
 	if ((rc = posix_trace_attr_setstreamfullpolicy(&attr, o->policy)) ||
 	    (o->size && (rc = posix_trace_attr_setstreamsize(&attr, o->size))) ||
 	    (rc = posix_trace_attr_setlogfullpolicy(&attr, o->log_policy)) ||
-	    (o->log_size && (rc = posix_trace_attr_setlogsize(&attr, o->log_size)))) {
+	    (o->log_size && (rc = posix_trace_attr_setlogsize(&attr, o->log_size))) ||
+	    (rc = posixtrace_attr_setnoloss(&attr, o->noloss_ms))) {
 		err_msg("invalid stream attributes: %s", strerror(rc));
 		return 1;
 	}

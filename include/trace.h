@@ -180,6 +180,13 @@ int posix_trace_attr_getmaxusereventsize(const trace_attr_t *__restrict, size_t,
 int posix_trace_attr_getstreamsize(const trace_attr_t *__restrict, size_t *__restrict);
 int posix_trace_attr_setstreamsize(trace_attr_t *, size_t);
 
+/* Extension (not POSIX): no-loss mode.  A traced thread that finds a
+ * POSIX_TRACE_FLUSH stream full waits for the flusher to make room, up to
+ * timeout_ms (1..60000) per wait, rather than lose the event; 0 (the
+ * default) turns it off.  See posixtrace_attr_setnoloss(3). */
+int posixtrace_attr_setnoloss(trace_attr_t *, unsigned);
+int posixtrace_attr_getnoloss(const trace_attr_t *__restrict, unsigned *__restrict);
+
 int posix_trace_create(pid_t, const trace_attr_t *__restrict, trace_id_t *__restrict);
 int posix_trace_create_withlog(pid_t, const trace_attr_t *__restrict, int,
                                trace_id_t *__restrict);

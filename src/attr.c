@@ -210,3 +210,32 @@ PT_API int posix_trace_attr_setstreamsize(trace_attr_t *attr, size_t v)
 	attr->__stream_size = v;
 	return 0;
 }
+
+/* Extension, outside the POSIX names: no-loss mode (docs/implementation-defined.md).
+ * The bound sits in the reserved words, so trace_attr_t keeps its size. */
+#define NOLOSS_WORD __reserved[0]
+
+PT_API int posixtrace_attr_setnoloss(trace_attr_t *attr, unsigned timeout_ms)
+{
+	if (!pt_attr_valid(attr) || timeout_ms > PT_NOLOSS_MAX_MS)
+		return EINVAL;
+	attr->NOLOSS_WORD = (long)timeout_ms;
+	return 0;
+}
+
+PT_API int posixtrace_attr_getnoloss(const trace_attr_t *restrict attr,
+                                     unsigned *restrict timeout_ms)
+{
+	if (!pt_attr_valid(attr) || !timeout_ms)
+		return EINVAL;
+	*timeout_ms = pt_attr_noloss(attr);
+	return 0;
+}
+
+/* What create takes: a value no setter could store (the object was
+ * written to directly) is out of bounds, not trusted. */
+uint32_t pt_attr_noloss(const trace_attr_t *a)
+{
+	long v = a->NOLOSS_WORD;
+	return v < 0 || v > (long)PT_NOLOSS_MAX_MS ? UINT32_MAX : (uint32_t)v;
+}

@@ -6,7 +6,8 @@
  * The flusher lives in the controller and is the stream's only reader.
  * With the FLUSH stream-full policy it drains the stream continuously, so
  * the traced process never waits for the disk (if the disk is slower than
- * the producer, events are dropped and counted, never waited for).  With
+ * the producer, events are dropped and counted, never waited for; unless
+ * the stream is in no-loss mode: then writers wait for room, pool.c).  With
  * LOOP or UNTIL_FULL the stream keeps its events until a flush:
  * posix_trace_flush() or shutdown.  A flush records FLUSH_START, copies
  * every event recorded so far, records FLUSH_STOP, and writes out the
@@ -246,6 +247,8 @@ static void *flusher_main(void *arg)
 	struct pt_trid *t = arg;
 	struct pt_flusher *f = t->fl;
 
+	pt_nowait = 1; /* (no-loss mode) a writer here, a signal handler, must
+	                * not wait for the room only this thread makes */
 	for (;;) {
 		/* a calibration point when the last is 40 ms old: the events
 		 * this thread converts later are then never converted across

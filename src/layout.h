@@ -26,6 +26,7 @@
 #define POSIXTRACE_LAYOUT_H
 
 #include <stdalign.h>
+#include <stddef.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <trace.h>
@@ -235,6 +236,11 @@ struct pt_hdr {
 	int32_t creator_pid, traced_pid;
 	struct pt_attr_img attr;
 	struct pt_clock_img clk;
+	/* no-loss mode (posixtrace_attr_setnoloss): a writer that finds the
+	 * stream full waits this long at most for the flusher, 0: never.  In
+	 * what was padding before the next line, so no offset moved and an
+	 * older controller's segment reads 0 (fresh memfd pages are zero). */
+	uint32_t noloss_ms;
 
 	/* stream state: read by every writer on every event */
 	alignas(64) _Atomic uint32_t state;
@@ -273,6 +279,11 @@ struct pt_hdr {
 	alignas(64) _Atomic uint32_t obj_next;
 	_Atomic uint64_t obj_lost;
 };
+/* noloss_ms went into padding: the line of the stream state did not move */
+_Static_assert(offsetof(struct pt_hdr, noloss_ms) + sizeof(uint32_t) <=
+               offsetof(struct pt_hdr, state) &&
+               offsetof(struct pt_hdr, state) == 1344, "pt_hdr offsets moved: bump PT_LAYOUT_VERSION");
+#define PT_NOLOSS_MAX_MS 60000u /* the longest bound on one wait */
 
 /* ---- the control segment of a process (see docs/design.md, "Tracing
  * another process").  Every process that loads the library has one: a

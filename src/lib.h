@@ -55,6 +55,11 @@ struct pt_slot {
 	_Atomic uint64_t owner_checked; /* tick of the last check */
 	_Atomic int dead;               /* found dead: detach at the next resync */
 	int test_hdr_filter;            /* the copy is all zero: test the stream's own filter */
+	/* no-loss mode: the bound on one wait for room (ms, clamped), 0: off;
+	 * and whether a wait ran out since a writer last got a chunk, after
+	 * which writers drop at once rather than each wait the bound out */
+	uint32_t noloss_ms;
+	_Atomic uint32_t noloss_gave_up;
 };
 
 #define PT_VIEWS 64u /* views, recycled after a grace period */
@@ -147,9 +152,12 @@ extern int32_t pt_pid;
 
 /* ------------------------------------------------------ chunk pool (pool.c) */
 /* 0, or -1 when no chunk could be had: the event is lost (counted,
- * reported), or with quiet just not written */
+ * reported), or with PT_ACQ_QUIET just not written.  PT_ACQ_SYS: a
+ * controller's system event, which never waits for room. */
+#define PT_ACQ_QUIET 1
+#define PT_ACQ_SYS   2
 int pt_pool_acquire(struct pt_slot *sl, struct pt_tw *tw, uint32_t state, uint64_t ts,
-                    unsigned level, uint32_t rec, int quiet);
+                    unsigned level, uint32_t rec, int how);
 void pt_pool_seal(struct pt_slot *sl, struct pt_tw *tw, uint32_t state);
 int pt_pool_free(struct pt_slot *sl, uint32_t idx, uint64_t seq, unsigned from_state);
 uint64_t pt_pool_note_lost(struct pt_hdr *h, uint64_t n, uint64_t ts, int report,
@@ -165,6 +173,10 @@ void pt_pool_drained(struct pt_slot *sl, uint64_t mark);
 extern _Thread_local _Atomic unsigned pt_nest PT_TLS;
 extern _Thread_local int pt_thread_index PT_TLS; /* 0: not registered yet */
 void pt_thread_register(void);
+/* Non-zero on a thread that must never wait for room (no-loss mode): a
+ * flusher thread, or one holding a trace id's lock, which a flusher may
+ * need to make the room. */
+extern _Thread_local unsigned pt_nowait PT_TLS;
 
 /* Mark this thread busy before it looks at any stream (see quiesce.c). */
 static inline unsigned pt_enter(void)
@@ -307,12 +319,16 @@ typedef _Atomic int pt_lock_t;
 void pt_lock_slow(pt_lock_t *l);
 static inline void pt_lock(pt_lock_t *l)
 {
+	pt_nowait++; /* (before: a signal handler between the two is inside too) */
+	atomic_signal_fence(memory_order_seq_cst);
 	if (PT_UNLIKELY(atomic_exchange_explicit(l, 1, memory_order_acquire)))
 		pt_lock_slow(l);
 }
 static inline void pt_unlock(pt_lock_t *l)
 {
 	atomic_store_explicit(l, 0, memory_order_release);
+	atomic_signal_fence(memory_order_seq_cst);
+	pt_nowait--;
 }
 
 struct pt_flusher;
@@ -337,6 +353,7 @@ struct pt_trid {
 	struct pt_slot view;      /* pointers into the segment, for the reader */
 	struct pt_tw sys_tw;      /* the id's own writer of system events */
 	struct pt_attr_img attr;  /* trusted copy */
+	uint32_t noloss_ms;       /* no-loss bound it was created with, 0: off */
 	struct pt_clock clk;      /* trusted copy; points added as it is read */
 	struct pt_reader rd;
 	uint32_t typelist_pos;
@@ -426,6 +443,7 @@ int pt_name_get(const struct pt_name *names, trace_event_id_t id, char *out);
 /* ------------------------------------------------------ attrs (attr.c) */
 int pt_attr_valid(const trace_attr_t *a);
 void pt_attr_defaults(trace_attr_t *a);
+uint32_t pt_attr_noloss(const trace_attr_t *a); /* UINT32_MAX: out of bounds */
 
 /* The stream's current filter, as a set. */
 static inline void pt_filter_get(const struct pt_hdr *h, trace_event_set_t *set)

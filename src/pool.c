@@ -7,11 +7,19 @@
  * writer publishes in the acquisition log for readers.  Sealing a full
  * chunk publishes it in the seal log, oldest first, for LOOP stealing.
  * No lock anywhere: every function here is async-signal-safe.
+ *
+ * No-loss mode (a FLUSH stream with a bound, posixtrace_attr_setnoloss):
+ * a writer that finds no room waits for the flusher to make some rather
+ * than drop the event, for the bound at most (wait_room()).
  */
 #include <pthread.h>
+#include <sched.h>
+#include <time.h>
 #include "lib.h"
 
 extern int32_t pt_pid;
+
+_Thread_local unsigned pt_nowait PT_TLS;
 
 static uint32_t pop_free(struct pt_slot *sl)
 {
@@ -238,29 +246,117 @@ static void drop(struct pt_slot *sl, struct pt_tw *tw, uint32_t state, uint64_t 
 	wake_flusher(sl);
 }
 
-int pt_pool_acquire(struct pt_slot *sl, struct pt_tw *tw, uint32_t state, uint64_t ts,
-                    unsigned level, uint32_t rec, int quiet)
+static uint32_t take_free(struct pt_slot *sl, uint32_t rec)
 {
-	struct pt_hdr *h = sl->hdr;
-	uint32_t idx = PT_NIL;
-
 	/* full when the sealed records plus this one would exceed stream-min-size:
 	 * a set of events adding up to no more than that never fills the stream */
-	if (atomic_load_explicit(&h->sealed_bytes, memory_order_relaxed) + rec <= sl->budget)
-		idx = pop_free(sl);
+	if (atomic_load_explicit(&sl->hdr->sealed_bytes, memory_order_relaxed) + rec <= sl->budget)
+		return pop_free(sl);
+	return PT_NIL;
+}
+
+static uint64_t mono_ms(void)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now); /* (vDSO; async-signal-safe) */
+	return (uint64_t)now.tv_sec * 1000u + (uint64_t)now.tv_nsec / 1000000u;
+}
+
+/* No-loss mode: no chunk is free, wait for the flusher to free one, for
+ * sl->noloss_ms at most.  A short spin (the flusher is often just behind),
+ * then yields and 20 us sleeps: only syscalls a signal handler may make,
+ * no lock, no allocation.  Gives up at once when the stream stops running
+ * (stop, shutdown, an automatic stop), when its controller is found dead
+ * (checked every 10 ms: the bound may be long), and when another writer's
+ * wait ran out since a chunk was last had: a stopped or killed consumer
+ * costs the program one bound, not one per event.  The chunk, or PT_NIL
+ * (then the event is dropped and counted as without the mode). */
+static uint32_t wait_room(struct pt_slot *sl, uint32_t state, uint32_t rec)
+{
+	struct pt_hdr *h = sl->hdr;
+	uint64_t start = 0, checked = 0;
+	uint32_t idx;
+
+	for (unsigned round = 0;; round++) {
+		uint32_t st = atomic_load_explicit(&h->state, memory_order_acquire);
+		if (!(st & PT_ST_RUNNING) || (st & PT_ST_DEAD) ||
+		    PT_ST_EPOCH(st) != PT_ST_EPOCH(state) ||
+		    atomic_load_explicit(&sl->noloss_gave_up, memory_order_relaxed))
+			return PT_NIL;
+		/* the flusher sleeps until a writer wakes it (or 20 ms): every
+		 * round, since it may have gone back to sleep while we waited */
+		wake_flusher(sl);
+		if ((idx = take_free(sl, rec)) != PT_NIL)
+			return idx;
+		if (round < 64) {
+#if defined(__x86_64__) || defined(__i386__)
+			__builtin_ia32_pause();
+#endif
+			continue;
+		}
+		uint64_t now = mono_ms();
+		if (!start)
+			start = checked = now;
+		if (now - start >= sl->noloss_ms) {
+			atomic_store_explicit(&sl->noloss_gave_up, 1, memory_order_relaxed);
+			return PT_NIL;
+		}
+		if (now - checked >= 10) { /* a killed controller frees nothing */
+			checked = now;
+			if (!pt_owner_alive(sl->home_fd, sl->lock_byte)) {
+				st = atomic_load(&h->state); /* as pt_owner_check() does */
+				while (!(st & PT_ST_DEAD) &&
+				       !atomic_compare_exchange_weak(&h->state, &st,
+				                                     (st & ~PT_ST_RUNNING) | PT_ST_DEAD))
+					;
+				return PT_NIL;
+			}
+		}
+		if (round & 1)
+			sched_yield();
+		else
+			nanosleep(&(struct timespec){ 0, 20000 }, NULL);
+	}
+}
+
+int pt_pool_acquire(struct pt_slot *sl, struct pt_tw *tw, uint32_t state, uint64_t ts,
+                    unsigned level, uint32_t rec, int how)
+{
+	struct pt_hdr *h = sl->hdr;
+	uint32_t idx = take_free(sl, rec);
+
 	if (idx == PT_NIL && sl->policy == POSIX_TRACE_LOOP)
 		idx = steal(sl);
+	if (idx == PT_NIL && sl->noloss_ms && !how && !pt_nowait) {
+		idx = wait_room(sl, state, rec);
+		/* waited: the event is stamped when it gets its room, still
+		 * within its call.  Readers rely on a chunk being published about
+		 * when its first event was stamped: a stamp from before a long
+		 * wait could come out after events read meanwhile. */
+		uint64_t now = pt_now();
+		if (idx != PT_NIL && now > ts)
+			ts = now;
+	}
 	if (idx == PT_NIL) {
-		if (quiet)
+		if (how == PT_ACQ_QUIET)
 			return -1;
 		if (sl->policy == POSIX_TRACE_UNTIL_FULL)
 			autostop(sl, state, ts);
 		else if (sl->policy == POSIX_TRACE_FLUSH) /* the flusher is behind: */
-			set_flag(h, PT_ST_FULL);       /* drop, never wait for it */
+			set_flag(h, PT_ST_FULL);       /* drop (no-loss: waited enough) */
 		drop(sl, tw, state, ts, level);
 		return -1;
 	}
 	tw->drop_key = 0; /* the run of losses ends */
+	if (PT_UNLIKELY(atomic_load_explicit(&sl->noloss_gave_up, memory_order_relaxed)))
+		atomic_store_explicit(&sl->noloss_gave_up, 0, memory_order_relaxed); /* room again */
+	/* From taking seq to publishing it the reader waits for this writer
+	 * (read.c: it must not queue a later chunk first): a signal handler
+	 * that interrupts us here must not wait for room in no-loss mode,
+	 * which the reader, waiting for us, would not make for 50 ms. */
+	pt_nowait++;
+	atomic_signal_fence(memory_order_seq_cst);
 	uint64_t seq = atomic_fetch_add_explicit(&h->acq_seq, 1, memory_order_relaxed) + 1;
 	struct pt_chunk *ck = &sl->chunks[idx];
 	atomic_store_explicit(&ck->commit, 0, memory_order_relaxed);
@@ -276,6 +372,8 @@ int pt_pool_acquire(struct pt_slot *sl, struct pt_tw *tw, uint32_t state, uint64
 	atomic_store_explicit(&ck->ss, PT_SS(seq, PT_CK_OPEN), memory_order_release);
 	atomic_store_explicit(&sl->acq_log[seq & sl->log_mask], PT_LOG_ENTRY(seq, idx),
 	                      memory_order_release);
+	atomic_signal_fence(memory_order_seq_cst);
+	pt_nowait--;
 	tw->key = pt_tw_key(sl, state);
 	tw->idx = idx;
 	tw->pos = 0;

@@ -71,11 +71,23 @@ void pt_quiesce_prepare(void)
 
 /* First time this thread enters the recording path: make it visible to
  * pt_quiesce().
- * Lock-free (a CAS on a free entry), so it may run in a signal handler. */
+ * Lock-free (a CAS on a free entry), so it may run in a signal handler.
+ * Signals are blocked meanwhile (two syscalls, once in a thread's life): a
+ * handler recording between the CAS and pt_thread_index would register the
+ * thread in a second entry, which the interrupted call then forgets, and
+ * which outlives the thread (a shutdown read it after the thread exited). */
 void pt_thread_register(void)
 {
+	sigset_t all, old;
+
 	if (PT_LIKELY(pt_thread_index != 0))
 		return;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	if (pt_thread_index != 0) { /* a handler did it before the block */
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		return;
+	}
 	for (unsigned i = 0; i < MAX_THREADS; i++) {
 		_Atomic unsigned *exp = NULL;
 		if (atomic_compare_exchange_strong(&threads[i], &exp, &pt_nest)) {
@@ -84,11 +96,13 @@ void pt_thread_register(void)
 			while (h < i + 1 && !atomic_compare_exchange_weak(&high, &h, i + 1))
 				;
 			pthread_setspecific(exit_key, (void *)1);
+			pthread_sigmask(SIG_SETMASK, &old, NULL);
 			return;
 		}
 	}
 	pt_thread_index = -1;
 	atomic_store(&untracked, 1);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 /* Returns 0 once every thread has been seen outside posix_trace_event,

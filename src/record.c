@@ -68,8 +68,10 @@ __attribute__((always_inline)) static inline int write_one(struct pt_slot *sl, s
 			if (atomic_load_explicit(&sl->dead, memory_order_relaxed))
 				return 0;
 		}
-		if (pt_pool_acquire(sl, tw, st, ts, level, rec, s == PT_SYS_WAIT))
+		if (pt_pool_acquire(sl, tw, st, ts, level, rec,
+		                    s == PT_SYS_WAIT ? PT_ACQ_QUIET : s < 0 ? PT_ACQ_SYS : 0))
 			return -1;
+		ts = tw->last_ts; /* later if it waited for room (no-loss mode) */
 	}
 	pt_word *p = (pt_word *)(sl->data + (size_t)tw->idx * sl->chunk_size + tw->pos);
 	uint64_t w0 = (ts & PT_MASK48) | (uint64_t)id << 48 |

@@ -176,6 +176,11 @@ void pt_slot_fill(struct pt_slot *sl, struct pt_hdr *h, size_t map_size)
 	sl->inherit = h->attr.inherit;
 	sl->map_size = map_size;
 	sl->test_hdr_filter = 0;
+	/* only a FLUSH stream has a flusher to wait for; and the header is
+	 * the controller's word, not ours to trust: the bound is clamped */
+	uint32_t nl = *(volatile uint32_t *)&h->noloss_ms; /* read once */
+	sl->noloss_ms = sl->policy != POSIX_TRACE_FLUSH ? 0 : nl > PT_NOLOSS_MAX_MS ? PT_NOLOSS_MAX_MS : nl;
+	atomic_store_explicit(&sl->noloss_gave_up, 0, memory_order_relaxed);
 	for (unsigned i = 0; i < PT_NIDS / 64; i++)
 		atomic_store_explicit(&sl->filter[i],
 		                      atomic_load_explicit(&h->filter[i], memory_order_relaxed),
@@ -207,6 +212,8 @@ void pt_slot_fill_trusted(struct pt_slot *sl, struct pt_hdr *h, const struct pt_
 	sl->inherit = a->inherit;
 	sl->map_size = g->seg_size;
 	sl->test_hdr_filter = 0;
+	sl->noloss_ms = 0; /* the controller's own writes never wait */
+	atomic_store_explicit(&sl->noloss_gave_up, 0, memory_order_relaxed);
 	for (unsigned i = 0; i < PT_NIDS / 64; i++)
 		atomic_store_explicit(&sl->filter[i], 0, memory_order_relaxed);
 }

@@ -152,6 +152,7 @@ struct pt_trid *pt_trid_new(int kind, trace_id_t *id)
 	t->lr = NULL;
 	t->region_off = 0;
 	t->typelist_pos = 0;
+	t->noloss_ms = 0;
 	t->fork_gen = pt_fork_gen;
 	atomic_store(&t->dead, 0);
 	t->gen = next_gen;
@@ -213,6 +214,7 @@ void pt_trid_attrs(const struct pt_trid *t, trace_attr_t *a)
 	a->__stream_policy = img->stream_policy;
 	a->__log_policy = img->log_policy;
 	a->__inherit = img->inherit;
+	posixtrace_attr_setnoloss(a, t->noloss_ms);
 }
 
 static struct pt_trid *trid_alloc(void)
@@ -292,6 +294,10 @@ int pt_stream_create(pid_t pid, const trace_attr_t *attr, int logfd, trace_id_t 
 	                               : logfd >= 0 ? POSIX_TRACE_FLUSH : POSIX_TRACE_LOOP;
 	if (policy == POSIX_TRACE_FLUSH && logfd < 0)
 		return EINVAL;
+	/* no-loss mode waits for a flusher: only a FLUSH stream has one */
+	uint32_t noloss = pt_attr_noloss(attr);
+	if (noloss == UINT32_MAX || (noloss && policy != POSIX_TRACE_FLUSH))
+		return EINVAL;
 	if ((rc = pt_geom_compute(&g, attr->__stream_size, attr->__max_data_size)) != 0)
 		return rc;
 	if (!pt_geom_backable(&g))
@@ -328,6 +334,8 @@ int pt_stream_create(pid_t pid, const trace_attr_t *attr, int logfd, trace_id_t 
 	}
 	pt_segment_init(t->hdr, &g, &img, &clk_img);
 	t->hdr->traced_pid = tg.pid;
+	t->hdr->noloss_ms = noloss;
+	t->noloss_ms = noloss;
 	/* the traced process may write over the segment from now on: the
 	 * view and the clock come from our own copies, never from it */
 	if (tg.ctl) /* the names the traced process registered so far */

@@ -1,7 +1,8 @@
 /*
- * abi.c -- the shared library exports the POSIX API and nothing else:
- * every public function resolves with dlsym, internal ones do not, and the
- * symbols carry the POSIXTRACE_0.1 version.  One data symbol more:
+ * abi.c -- the shared library exports the POSIX API, and the extensions
+ * <trace.h> declares outside the POSIX names (posixtrace_*), and nothing
+ * else: every public function resolves with dlsym, internal ones do not,
+ * and the symbols carry the POSIXTRACE_0.1 version.  One data symbol more:
  * __posix_trace_gate, which <trace.h>'s inline posix_trace_event() test
  * reads; it points at a word that is zero while nothing is traced.
  */
@@ -31,11 +32,14 @@ static const char *const api[] = {
 	"posix_trace_get_filter", "posix_trace_getnext_event", "posix_trace_timedgetnext_event",
 	"posix_trace_trygetnext_event", "posix_trace_open", "posix_trace_rewind",
 	"posix_trace_close",
+	/* extensions */
+	"posixtrace_attr_setnoloss", "posixtrace_attr_getnoloss",
 };
 
 static const char *const internal[] = {
 	"pt_proc", "pt_pool_acquire", "pt_pool_seal", "pt_now", "pt_stream_create",
 	"pt_trid_lock", "pt_clock_tsc", "pt_nest", "pt_ctl_lock", "record_user",
+	"pt_nowait", "pt_attr_noloss",
 };
 
 int main(void)
@@ -44,7 +48,7 @@ int main(void)
 	void *h = dlopen(PT_BUILD_DIR "/libposixtrace.so", RTLD_NOW | RTLD_LOCAL);
 	if (!h)
 		T_SKIP(dlerror());
-	CHECK_EQ(sizeof api / sizeof api[0], 50);
+	CHECK_EQ(sizeof api / sizeof api[0], 52);
 	for (unsigned i = 0; i < sizeof api / sizeof api[0]; i++) {
 		void *f = dlvsym(h, api[i], "POSIXTRACE_0.1");
 		if (!f)

@@ -11,6 +11,10 @@
  * stream keeps the attributes it was created with when the object changes
  * later, that its creation time lies between two CLOCK_REALTIME readings
  * taken around posix_trace_create(), and that its default policy is LOOP.
+ * The no-loss extension (posixtrace_attr_setnoloss/getnoloss): off by
+ * default, 0..60000 ms accepted, EINVAL beyond and on bad objects, the
+ * size of trace_attr_t unchanged by it, create with it on a stream that is
+ * not FLUSH fails with EINVAL, and get_attr gives the stream's bound back.
  */
 #include <stdint.h>
 #include <time.h>
@@ -241,6 +245,64 @@ static void check_event_sizes(trace_attr_t *a)
 }
 
 /* A stream keeps its own copy of the attributes. */
+static void check_noloss(void)
+{
+	trace_attr_t a, zero;
+	unsigned ms = 7;
+	trace_id_t trid;
+
+	/* the extension lives in the reserved words: the ABI size stays */
+	CHECK_EQ(sizeof(trace_attr_t), 4 * sizeof(int) + 3 * sizeof(size_t) +
+	                               2 * sizeof(struct timespec) + 2 * TRACE_NAME_MAX +
+	                               4 * sizeof(long));
+	memset(&zero, 0, sizeof zero);
+	CHECK_RC(posixtrace_attr_setnoloss(&zero, 10), EINVAL);
+	CHECK_RC(posixtrace_attr_getnoloss(&zero, &ms), EINVAL);
+	CHECK_RC(posixtrace_attr_setnoloss(NULL, 10), EINVAL);
+	CHECK_RC(posixtrace_attr_getnoloss(NULL, &ms), EINVAL);
+	CHECK_RC(posix_trace_attr_init(&a), 0);
+	CHECK_RC(posixtrace_attr_getnoloss(&a, NULL), EINVAL);
+	CHECK_RC(posixtrace_attr_getnoloss(&a, &ms), 0);
+	CHECK_EQ(ms, 0); /* off by default */
+	CHECK_RC(posixtrace_attr_setnoloss(&a, 1), 0);
+	CHECK_RC(posixtrace_attr_getnoloss(&a, &ms), 0);
+	CHECK_EQ(ms, 1);
+	CHECK_RC(posixtrace_attr_setnoloss(&a, 60000), 0);
+	CHECK_RC(posixtrace_attr_setnoloss(&a, 60001), EINVAL);
+	CHECK_RC(posixtrace_attr_setnoloss(&a, UINT32_MAX), EINVAL);
+	CHECK_RC(posixtrace_attr_getnoloss(&a, &ms), 0);
+	CHECK_EQ(ms, 60000); /* a rejected value leaves it unchanged */
+	CHECK_RC(posixtrace_attr_setnoloss(&a, 0), 0);
+	CHECK_RC(posixtrace_attr_getnoloss(&a, &ms), 0);
+	CHECK_EQ(ms, 0);
+
+	/* only FLUSH has a flusher to wait for: LOOP (the default without a
+	 * log) and UNTIL_FULL with the mode on are refused */
+	CHECK_RC(posixtrace_attr_setnoloss(&a, 250), 0);
+	CHECK_RC(posix_trace_create(0, &a, &trid), EINVAL);
+	CHECK_RC(posix_trace_attr_setstreamfullpolicy(&a, POSIX_TRACE_UNTIL_FULL), 0);
+	CHECK_RC(posix_trace_create(0, &a, &trid), EINVAL);
+	CHECK_RC(posix_trace_attr_setstreamfullpolicy(&a, POSIX_TRACE_FLUSH), 0);
+	FILE *f = tmpfile();
+	REQUIRE(f);
+	CHECK_RC(posix_trace_create_withlog(0, &a, fileno(f), &trid), 0);
+	trace_attr_t got;
+	CHECK_RC(posix_trace_get_attr(trid, &got), 0);
+	CHECK_RC(posixtrace_attr_getnoloss(&got, &ms), 0);
+	CHECK_EQ(ms, 250);
+	CHECK_RC(posix_trace_shutdown(trid), 0);
+	/* a stream without the mode reports 0 */
+	CHECK_RC(posixtrace_attr_setnoloss(&a, 0), 0);
+	CHECK_RC(posix_trace_create_withlog(0, &a, fileno(f), &trid), 0);
+	CHECK_RC(posix_trace_get_attr(trid, &got), 0);
+	CHECK_RC(posixtrace_attr_getnoloss(&got, &ms), 0);
+	CHECK_EQ(ms, 0);
+	CHECK_RC(posix_trace_shutdown(trid), 0);
+	fclose(f);
+	CHECK_RC(posix_trace_attr_destroy(&a), 0);
+	CHECK_RC(posixtrace_attr_setnoloss(&a, 10), EINVAL); /* destroyed */
+}
+
 static void check_stream_attrs(void)
 {
 	trace_attr_t a, got;
@@ -347,5 +409,6 @@ int main(void)
 	CHECK_RC(posix_trace_attr_destroy(&a), EINVAL);
 
 	check_stream_attrs();
+	check_noloss();
 	T_END();
 }

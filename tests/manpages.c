@@ -136,7 +136,7 @@ static int known_fn(const char *name)
 
 /* The functions of include/trace.h: on each line that starts a declaration
  * at the left margin (not a directive, a comment or a macro body), every
- * posix_trace_* identifier followed by "(". */
+ * posix_trace_* (or posixtrace_*, an extension) identifier followed by "(". */
 static void read_header(void)
 {
 	char path[4200];
@@ -148,8 +148,9 @@ static void read_header(void)
 		char *end = strchr(line, '\n');
 		if (end)
 			*end = 0;
-		if (*line >= 'a' && *line <= 'z') { /* "int ...", "void ..." */
-			for (char *p = strstr(line, "posix_trace_"); p; p = strstr(p + 1, "posix_trace_")) {
+		static const char *const pre[] = { "posix_trace_", "posixtrace_" }; /* (extensions) */
+		for (size_t k = 0; k < 2 && *line >= 'a' && *line <= 'z'; k++) { /* "int ...", "void ..." */
+			for (char *p = strstr(line, pre[k]); p; p = strstr(p + 1, pre[k])) {
 				if (p > line && is_ident((unsigned char)p[-1]))
 					continue;
 				size_t n = 0;
@@ -280,14 +281,16 @@ static void check_page(const char *fn)
 	free(page);
 }
 
-/* Every ".BR posix_trace_x (3)" of a page names a page that exists. */
+/* Every ".BR posix_trace_x (3)" (or posixtrace_x) of a page names a page that exists. */
 static void check_refs(const char *path)
 {
 	char *text = slurp(path);
 	REQUIRE(text);
-	for (char *p = strstr(text, "\n.BR posix_trace_"); p; p = strstr(p + 1, "\n.BR posix_trace_")) {
+	for (char *p = strstr(text, "\n.BR posix"); p; p = strstr(p + 1, "\n.BR posix")) {
 		char name[NAMELEN];
 		const char *q = p + 5;
+		if (strncmp(q, "posix_trace_", 12) && strncmp(q, "posixtrace_", 11))
+			continue; /* (posix_spawn) */
 		size_t n = 0;
 		while (is_ident((unsigned char)q[n]) && n < NAMELEN - 1)
 			n++;
