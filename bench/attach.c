@@ -17,22 +17,11 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <trace.h>
+#include "bench_util.h"
 #include <unistd.h>
 
 #define ROUNDS 21
 
-static double now_us(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec * 1e6 + (double)t.tv_nsec / 1e3;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
 
 static void child(int ready, int busy)
 {
@@ -72,19 +61,19 @@ static void round_once(int busy, double *create_us, double *first_us)
 	if (read(p[0], &c, 1) != 1)
 		exit(1);
 	close(p[0]);
-	double t0 = now_us();
+	double t0 = bench_now_us();
 	if (posix_trace_create(pid, NULL, &trid) != 0 || posix_trace_start(trid) != 0) {
 		fprintf(stderr, "attach bench: cannot trace pid %d\n", (int)pid);
 		exit(1);
 	}
-	double t1 = now_us();
+	double t1 = bench_now_us();
 	for (;;) {
 		if (posix_trace_getnext_event(trid, &info, &data, sizeof data, &len, &none) != 0)
 			exit(1);
 		if (!none && info.posix_pid == pid)
 			break;
 	}
-	double t2 = now_us();
+	double t2 = bench_now_us();
 	posix_trace_shutdown(trid);
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
@@ -100,8 +89,8 @@ int main(void)
 		for (int busy = 0; busy < 2; busy++)
 			round_once(busy, &cr[busy][r], &fi[busy][r]);
 	for (int b = 0; b < 2; b++) {
-		qsort(cr[b], ROUNDS, sizeof(double), cmp);
-		qsort(fi[b], ROUNDS, sizeof(double), cmp);
+		qsort(cr[b], ROUNDS, sizeof(double), bench_cmp_double);
+		qsort(fi[b], ROUNDS, sizeof(double), bench_cmp_double);
 	}
 	printf("\nposixtrace attach benchmark: median of %d rounds, a new child each\n\n", ROUNDS);
 	printf("| case | µs |\n|---|---:|\n");

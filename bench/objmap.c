@@ -25,6 +25,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <trace.h>
+#include "bench_util.h"
 #include <unistd.h>
 
 #ifndef PT_BUILD_DIR
@@ -35,18 +36,6 @@
 
 static char dir[64];
 
-static double now_us(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec * 1e6 + (double)t.tv_nsec / 1e3;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
 
 static const char prog_c[] =
 	"#include <stdio.h>\n"
@@ -153,7 +142,7 @@ static double run_us(const char *prog, const char *arg)
 			pclose(p);
 		v[r] = (double)ns / 1e3;
 	}
-	qsort(v, ROUNDS, sizeof v[0], cmp);
+	qsort(v, ROUNDS, sizeof v[0], bench_cmp_double);
 	return v[ROUNDS / 2];
 }
 
@@ -177,7 +166,7 @@ static double first_event_us(const char *prog)
 		size_t len;
 		int none;
 		posix_trace_attr_init(&a);
-		double t0 = now_us();
+		double t0 = bench_now_us();
 		v[r] = -1;
 		if (posix_trace_create(pid, &a, &t) == 0) {
 			posix_trace_start(t);
@@ -185,13 +174,13 @@ static double first_event_us(const char *prog)
 				if (posix_trace_getnext_event(t, &ev, buf, sizeof buf, &len, &none) != 0)
 					break;
 			} while (ev.posix_pid != pid);
-			v[r] = now_us() - t0;
+			v[r] = bench_now_us() - t0;
 			posix_trace_shutdown(t);
 		}
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
 	}
-	qsort(v, ROUNDS, sizeof v[0], cmp);
+	qsort(v, ROUNDS, sizeof v[0], bench_cmp_double);
 	return v[ROUNDS / 2];
 }
 

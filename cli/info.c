@@ -93,6 +93,18 @@ static void damage(const struct tlog *l)
 
 /* The map of loaded code the log carries: each process's objects, once
  * (a process writes its whole map again for each stream, fork or exec). */
+/* 1 if the same object of the same process was added before entry i (a
+ * map written again: at a LOOP log's wrap, or for another stream). */
+static int added_before(const struct pt_ext_obj *o, size_t i)
+{
+	for (size_t k = 0; k < i; k++)
+		if (o[k].kind == PT_EXT_OBJ_ADD && o[k].pid == o[i].pid && o[k].lo == o[i].lo &&
+		    o[k].bid_len == o[i].bid_len && !memcmp(o[k].bid, o[i].bid, o[i].bid_len) &&
+		    !strcmp(o[k].path, o[i].path))
+			return 1;
+	return 0;
+}
+
 static void objects(struct symz *z)
 {
 	const struct pt_ext_obj *o;
@@ -100,30 +112,19 @@ static void objects(struct symz *z)
 	uint64_t lost = 0;
 
 	for (size_t i = 0; i < n; i++) {
-		int dup = 0;
 		if (o[i].kind == PT_EXT_OBJ_LOST)
 			lost = o[i].lo > lost ? o[i].lo : lost;
-		if (o[i].kind != PT_EXT_OBJ_ADD)
-			continue;
-		for (size_t k = 0; k < i && !dup; k++)
-			dup = o[k].kind == PT_EXT_OBJ_ADD && o[k].pid == o[i].pid &&
-			      o[k].lo == o[i].lo && o[k].bid_len == o[i].bid_len &&
-			      !memcmp(o[k].bid, o[i].bid, o[i].bid_len) && !strcmp(o[k].path, o[i].path);
-		nobj += !dup;
+		nobj += o[i].kind == PT_EXT_OBJ_ADD && !added_before(o, i);
 	}
 	if (!n)
 		return;
 	printf("\nloaded code (%zu objects)\n  %8s  %-18s  %-40s  %s\n", nobj, "pid", "load bias",
 	       "build-id", "path");
 	for (size_t i = 0; i < n; i++) {
-		int dup = 0, gone = 0;
+		int dup = added_before(o, i), gone = 0;
 		char bid[2 * PT_EXT_OBJ_BID_MAX + 1] = "-";
 		if (o[i].kind != PT_EXT_OBJ_ADD)
 			continue;
-		for (size_t k = 0; k < i && !dup; k++)
-			dup = o[k].kind == PT_EXT_OBJ_ADD && o[k].pid == o[i].pid &&
-			      o[k].lo == o[i].lo && o[k].bid_len == o[i].bid_len &&
-			      !memcmp(o[k].bid, o[i].bid, o[i].bid_len) && !strcmp(o[k].path, o[i].path);
 		for (size_t k = i + 1; k < n && !gone; k++)
 			gone = o[k].kind == PT_EXT_OBJ_DEL && o[k].pid == o[i].pid && o[k].lo == o[i].lo;
 		if (dup)
