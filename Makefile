@@ -25,7 +25,11 @@ ALLCFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) $(SANFLAGS) -Iinclude
 LIBCFLAGS = $(ALLCFLAGS) -fPIC -fvisibility=hidden -Isrc
 LDLIBS   += -lpthread
 
-LIB_SRC  := $(wildcard src/*.c)
+# src/ is layered, one folder per layer, each with one header (docs/design.md):
+# shm (bottom) < ring < traced, reader < log < trid < api (top)
+LIB_LAYERS := shm ring traced reader log trid api
+LIB_SRC  := $(foreach l,$(LIB_LAYERS),$(wildcard src/$(l)/*.c))
+LIB_HDR  := $(wildcard src/*.h src/*/*.h)
 LIB_OBJ  := $(LIB_SRC:src/%.c=$(BUILD)/obj/%.o)
 STATIC   := $(BUILD)/libposixtrace.a
 SHARED   := $(BUILD)/libposixtrace.so.$(VERSION)
@@ -58,7 +62,7 @@ all: lib examples cli
 cli: $(CLI)
 lib: $(STATIC) $(SHARED)
 
-$(BUILD)/obj/%.o: src/%.c $(wildcard src/*.h) include/trace.h
+$(BUILD)/obj/%.o: src/%.c $(LIB_HDR) include/trace.h
 	@mkdir -p $(dir $@)
 	$(CC) $(LIBCFLAGS) -c $< -o $@
 
@@ -193,8 +197,8 @@ FUZZ_TARGETS ?= log_fuzz log_fuzz_nocrc stream_fuzz
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_CFLAGS  := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O1 -Iinclude -Isrc \
                 -fsanitize=fuzzer $(FUZZ_SAN)
-FUZZ_SRC     := fuzz/log_fuzz.c src/logread.c src/logiter.c
-FUZZ_DEPS    := $(FUZZ_SRC) src/logfmt.h src/layout.h include/trace.h
+FUZZ_SRC     := fuzz/log_fuzz.c src/log/logread.c src/log/logiter.c
+FUZZ_DEPS    := $(FUZZ_SRC) src/log/logfmt.h src/shm/layout.h include/trace.h
 # the committed corpus of each target
 FUZZ_CORPUS_log_fuzz       := fuzz/corpus
 FUZZ_CORPUS_log_fuzz_nocrc := fuzz/corpus
@@ -219,7 +223,7 @@ $(BUILD)/fuzz/log_fuzz_nocrc: $(FUZZ_DEPS)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -DPT_LOG_FUZZ_NOCRC $(FUZZ_SRC) -o $@
 
-$(BUILD)/fuzz/obj/%.o: src/%.c $(wildcard src/*.h) include/trace.h
+$(BUILD)/fuzz/obj/%.o: src/%.c $(LIB_HDR) include/trace.h
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_LIB_CFLAGS) -c $< -o $@
 
@@ -243,9 +247,9 @@ fuzz-merge: fuzz
 	    $(FUZZ_CORPUS_$(f)) $$work 2>$(BUILD)/fuzz/merge-$(f).log && \
 	  echo "fuzz-merge: $(f): $(FUZZ_CORPUS_$(f)) now $$($(call fuzz_size,$(FUZZ_CORPUS_$(f))))" &&) true
 
-$(BUILD)/fuzz/gen_seeds: fuzz/gen_seeds.c src/logwrite.c src/logwio.c src/logfmt.h src/layout.h
+$(BUILD)/fuzz/gen_seeds: fuzz/gen_seeds.c src/log/logwrite.c src/log/logwio.c src/log/logfmt.h src/shm/layout.h
 	@mkdir -p $(dir $@)
-	$(CC) $(ALLCFLAGS) -Isrc fuzz/gen_seeds.c src/logwrite.c src/logwio.c -o $@
+	$(CC) $(ALLCFLAGS) -Isrc fuzz/gen_seeds.c src/log/logwrite.c src/log/logwio.c -o $@
 
 fuzz-seeds: $(BUILD)/fuzz/gen_seeds
 	@mkdir -p fuzz/corpus fuzz/corpus-stream

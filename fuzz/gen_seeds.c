@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
-#include "../src/logfmt.h"
+#include "../src/log/logfmt.h"
 
 static const char *dir;
 

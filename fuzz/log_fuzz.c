@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
-#include "../src/logfmt.h"
+#include "../src/log/logfmt.h"
 
 static int fd = -1;
 

@@ -31,7 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "../src/lib.h"
+#include "../src/api/api.h"
 
 #define T0       1000000000000ull      /* virtual CLOCK_MONOTONIC at each start */
 #define REAL_OFF 1700000000000000000ull /* CLOCK_REALTIME - CLOCK_MONOTONIC */

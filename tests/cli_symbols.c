@@ -27,7 +27,7 @@
 #include <trace.h>
 #include "t.h"
 #include "cli_util.h"
-#include "../src/logfmt.h"
+#include "../src/log/logfmt.h"
 
 #ifndef PT_TEST_CC
 #define PT_TEST_CC "cc"

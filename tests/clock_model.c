@@ -29,7 +29,7 @@ static uint64_t sim_tsc(void);
 static int sim_gettime(clockid_t id, struct timespec *ts);
 #define __rdtsc sim_tsc
 #define clock_gettime sim_gettime
-#include "../src/clock.c"
+#include "../src/shm/clock.c"
 #undef __rdtsc
 #undef clock_gettime
 #include <inttypes.h>

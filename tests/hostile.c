@@ -18,7 +18,7 @@
 #include <time.h>
 #include <trace.h>
 #include "t.h"
-#include "../src/lib.h"
+#include "../src/api/api.h"
 
 #ifdef __SANITIZE_THREAD__ /* gcc -fsanitize=thread */
 #define SECONDS 1.0

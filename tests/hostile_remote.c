@@ -34,7 +34,7 @@
 #include <time.h>
 #include <trace.h>
 #include "t.h"
-#include "../src/lib.h"
+#include "../src/api/api.h"
 
 #define MAXD 64
 #define SECONDS 1.0

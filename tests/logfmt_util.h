@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <trace.h>
 #include "t.h"
-#include "../src/logfmt.h"
+#include "../src/log/logfmt.h"
 
 #define T0    1700000000000000000ull
 #define MAXN  40000

@@ -25,7 +25,7 @@
 #include <unistd.h>
 #include "t.h"
 #include "../src/ext.h"
-#include "../src/logfmt.h"
+#include "../src/log/logfmt.h"
 
 #define ID ((trace_event_id_t)300)
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)

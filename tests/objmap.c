@@ -21,8 +21,8 @@
 #include <trace.h>
 #include "t.h"
 #undef PT_TLS /* <elf.h>'s; lib.h has its own */
-#include "../src/lib.h"
-#include "../src/logfmt.h"
+#include "../src/api/api.h"
+#include "../src/log/logfmt.h"
 
 /* The GNU build-id of a 64-bit ELF file, read from the file. */
 static unsigned file_build_id(const char *path, unsigned char *out)

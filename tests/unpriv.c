@@ -23,7 +23,7 @@
 #include <time.h>
 #include <trace.h>
 #include "t.h"
-#include "../src/layout.h"
+#include "../src/shm/layout.h"
 
 #define MAXD 64
 

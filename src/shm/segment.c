@@ -16,7 +16,7 @@
 #include <sys/mman.h>
 #include <sys/sysinfo.h>
 #include <unistd.h>
-#include "lib.h"
+#include "shm.h"
 
 #define PAGE 4096u
 
@@ -216,4 +216,18 @@ void pt_slot_fill_trusted(struct pt_slot *sl, struct pt_hdr *h, const struct pt_
 	atomic_store_explicit(&sl->noloss_gave_up, 0, memory_order_relaxed);
 	for (unsigned i = 0; i < PT_NIDS / 64; i++)
 		atomic_store_explicit(&sl->filter[i], 0, memory_order_relaxed);
+}
+
+/* Is the controller of a stream alive?  It holds a write lock on one
+ * byte of the file the segment lives in for as long as the stream exists
+ * (an OFD lock: it goes with the last close, at exit or exec too). */
+int pt_owner_alive(int fd, uint32_t byte)
+{
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = byte, .l_len = 1 };
+
+	if (byte == UINT32_MAX)
+		return 1; /* a private stream of this process */
+	if (fcntl(fd, F_OFD_GETLK, &fl) != 0)
+		return 1; /* cannot tell: keep recording */
+	return fl.l_type != F_UNLCK;
 }

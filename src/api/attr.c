@@ -2,7 +2,7 @@
  * attr.c -- the trace_attr_t object: defaults, validation, get and set.
  */
 #include <string.h>
-#include "lib.h"
+#include "api.h"
 
 #define DEFAULT_STREAM_SIZE (1u << 20)
 #define DEFAULT_MAX_DATA    1024u
@@ -238,4 +238,24 @@ uint32_t pt_attr_noloss(const trace_attr_t *a)
 {
 	long v = a->NOLOSS_WORD;
 	return v < 0 || v > (long)PT_NOLOSS_MAX_MS ? UINT32_MAX : (uint32_t)v;
+}
+
+/* The attributes of a trace id, from its trusted copy. */
+void pt_trid_attrs(const struct pt_trid *t, trace_attr_t *a)
+{
+	const struct pt_attr_img *img = &t->attr;
+
+	pt_attr_defaults(a);
+	memcpy(a->__name, img->name, TRACE_NAME_MAX);
+	a->__create_time.tv_sec = (time_t)img->create_sec;
+	a->__create_time.tv_nsec = (long)img->create_nsec;
+	a->__clock_res.tv_sec = (time_t)img->res_sec;
+	a->__clock_res.tv_nsec = (long)img->res_nsec;
+	a->__stream_size = img->stream_size;
+	a->__max_data_size = img->max_data;
+	a->__log_size = img->log_size;
+	a->__stream_policy = img->stream_policy;
+	a->__log_policy = img->log_policy;
+	a->__inherit = img->inherit;
+	posixtrace_attr_setnoloss(a, t->noloss_ms);
 }

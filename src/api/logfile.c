@@ -6,8 +6,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include "lib.h"
-#include "logfmt.h"
+#include "api.h"
 
 PT_API int posix_trace_open(int fd, trace_id_t *trid)
 {

@@ -1,13 +1,11 @@
 /*
  * objread.c -- the controller's side of the map of loaded code: taking
  * the entries the traced processes wrote into a stream's segment (each
- * checked: the traced process can write anything there), and
- * pt_ext_objects() for the posixtrace command.
+ * checked: the traced process can write anything there).  The posixtrace
+ * command gets them through pt_ext_objects() (api/ext.c).
  */
 #include <string.h>
-#include "ext.h"
-#include "lib.h"
-#include "logfmt.h"
+#include "reader.h"
 
 _Static_assert(PT_EXT_OBJ_PATH == PT_OBJ_PATH && PT_EXT_OBJ_BID_MAX == PT_OBJ_BID_MAX &&
                PT_EXT_OBJ_BEGIN == PT_OBJ_BEGIN && PT_EXT_OBJ_ADD == PT_OBJ_ADD &&
@@ -96,30 +94,4 @@ size_t pt_objs_collect(struct pt_trid *t)
 		rd->nobjs++;
 	}
 	return first;
-}
-
-int pt_ext_objects(trace_id_t trid, size_t from, struct pt_ext_obj *out, size_t cap, size_t *n)
-{
-	struct pt_trid *t;
-	int rc;
-
-	if (!n || (cap && !out))
-		return EINVAL;
-	if ((rc = pt_trid_lock_any(trid, &t)) != 0)
-		return rc;
-	const struct pt_ext_obj *src;
-	size_t have;
-	if (t->kind == PT_KIND_LOG) {
-		src = t->lr->objs;
-		have = t->lr->nobjs;
-	} else {
-		pt_objs_collect(t);
-		src = t->rd.objs;
-		have = t->rd.nobjs;
-	}
-	*n = 0;
-	for (size_t i = from; i < have && *n < cap; i++)
-		out[(*n)++] = src[i];
-	pt_trid_unlock(t);
-	return 0;
 }

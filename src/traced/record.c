@@ -10,12 +10,9 @@
  * chunk of its own, so neither event is lost or torn.
  */
 #include <string.h>
-#include "lib.h"
+#include "traced.h"
 
 #undef posix_trace_event /* <trace.h>'s inline test: this is the function */
-
-struct pt_proc pt_proc;
-int32_t pt_pid;
 
 static _Thread_local struct pt_tw pt_tw[PT_SLOTS][PT_LEVELS] PT_TLS;
 /* initial-exec TLS in a library that may be dlopen()ed comes out of a small

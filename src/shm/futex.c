@@ -5,7 +5,7 @@
 #include <linux/futex.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-#include "lib.h"
+#include "shm.h"
 
 /* Wait while *addr == val, at most rel_ms milliseconds.  0 when woken or
  * the value changed, ETIMEDOUT, or EINTR when a signal handler ran. */

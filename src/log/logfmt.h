@@ -21,8 +21,8 @@
 #include <stdint.h>
 #include <string.h>
 #include <trace.h>
-#include "ext.h"
-#include "layout.h"
+#include "../ext.h"
+#include "../shm/layout.h"
 
 /* ---- file header (PT_LOG_HDR bytes) */
 #define PT_LOG_MAGIC      "PSXTRLOG"  /* 8 bytes, not NUL-terminated in the file */

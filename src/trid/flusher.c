@@ -1,13 +1,14 @@
 /*
- * flush.c -- a stream with a log: the flusher thread that copies events
- * from the stream into the log (logwrite.c), posix_trace_create_withlog()
- * and posix_trace_flush().
+ * flusher.c -- a stream with a log: the flusher thread that copies events
+ * from the stream into the log (log/logwrite.c; runs of one writer's
+ * records go the fast way, flushrun.c).  The POSIX calls that start it and
+ * ask it for a flush are api/create.c and api/control.c.
  *
  * The flusher lives in the controller and is the stream's only reader.
  * With the FLUSH stream-full policy it drains the stream continuously, so
  * the traced process never waits for the disk (if the disk is slower than
  * the producer, events are dropped and counted, never waited for; unless
- * the stream is in no-loss mode: then writers wait for room, pool.c).  With
+ * the stream is in no-loss mode: then writers wait for room, ring/pool.c).  With
  * LOOP or UNTIL_FULL the stream keeps its events until a flush:
  * posix_trace_flush() or shutdown.  A flush records FLUSH_START, copies
  * every event recorded so far, records FLUSH_STOP, and writes out the
@@ -17,8 +18,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include "lib.h"
-#include "logfmt.h"
+#include "trid.h"
 
 /* Events taken from the stream under t's lock, written out without it. */
 #define STAGE_EV 256
@@ -408,39 +408,39 @@ void pt_flusher_status(struct pt_trid *t, struct posix_trace_status_info *si)
 	pthread_mutex_unlock(&f->mu);
 }
 
-PT_API int posix_trace_create_withlog(pid_t pid, const trace_attr_t *restrict attr, int fd,
-                                      trace_id_t *restrict trid)
+/* posix_trace_flush on t (locked, a stream with a log): ask the flusher
+ * for a flush; an error it met already, or 0. */
+int pt_flusher_request(struct pt_trid *t)
 {
-	int fl = fcntl(fd, F_GETFL);
-
-	if (fl < 0 || (fl & O_ACCMODE) == O_RDONLY)
-		return EBADF;
-	return pt_stream_create(pid, attr, fd, trid);
-}
-
-PT_API int posix_trace_flush(trace_id_t trid)
-{
-	struct pt_trid *t;
-	int rc = pt_trid_lock(trid, &t);
-
-	if (rc)
-		return rc;
-	if (!t->fl) {
-		pt_trid_unlock(t);
-		return EINVAL; /* not a stream with a log */
-	}
 	struct pt_flusher *f = t->fl;
 	pthread_mutex_lock(&f->mu);
 	if (f->stop || f->claimed) { /* being shut down */
 		pthread_mutex_unlock(&f->mu);
-		pt_trid_unlock(t);
 		return EINVAL;
 	}
 	f->req++;
-	rc = f->err; /* an error already met: say so now */
+	int rc = f->err; /* an error already met: say so now */
 	pthread_cond_broadcast(&f->cv);
 	pthread_mutex_unlock(&f->mu);
 	pt_wake_readers(t->hdr);
-	pt_trid_unlock(t);
 	return rc == EFBIG || rc == ENOSPC ? rc : 0;
+}
+
+/* A stream's status (with its log's, if it has one), under t's lock. */
+void pt_status_locked(struct pt_trid *t, struct posix_trace_status_info *si)
+{
+	struct pt_hdr *h = t->hdr;
+	uint32_t st = atomic_load(&h->state);
+
+	memset(si, 0, sizeof *si);
+	si->posix_stream_status = st & PT_ST_RUNNING ? POSIX_TRACE_RUNNING : POSIX_TRACE_SUSPENDED;
+	si->posix_stream_full_status = st & PT_ST_FULL ? POSIX_TRACE_FULL : POSIX_TRACE_NOT_FULL;
+	si->posix_stream_overrun_status =
+		atomic_exchange(&h->overrun, 0) ? POSIX_TRACE_OVERRUN : POSIX_TRACE_NO_OVERRUN;
+	si->posix_stream_flush_status = POSIX_TRACE_NOT_FLUSHING;
+	si->posix_stream_flush_error = 0;
+	si->posix_log_overrun_status = POSIX_TRACE_NO_OVERRUN;
+	si->posix_log_full_status = POSIX_TRACE_NOT_FULL;
+	if (t->fl)
+		pt_flusher_status(t, si);
 }

@@ -2,7 +2,7 @@
  * filter.c -- the event filter of a stream (TEF).  The filter lives in the
  * segment as 1024 bits that writers test with one load per event.
  */
-#include "lib.h"
+#include "api.h"
 
 PT_API int posix_trace_get_filter(trace_id_t trid, trace_event_set_t *set)
 {

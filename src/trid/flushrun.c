@@ -21,8 +21,7 @@
  * block cannot express, the end of the block's room.  The general path
  * (flush.c's drain) deals with it, so the log is the same either way.
  */
-#include "lib.h"
-#include "logfmt.h"
+#include "trid.h"
 
 /* Payload words of a record (relaxed loads: the memory may be written by
  * the traced process) into the log, whole words: the caller made room for

@@ -2,7 +2,7 @@
  * eventset.c -- trace_event_set_t: a plain 1024-bit set of event ids.
  */
 #include <string.h>
-#include "lib.h"
+#include "api.h"
 
 /* System events that are not tied to a process (POSIX_TRACE_WOPID_EVENTS). */
 static const trace_event_id_t wopid[] = {

@@ -15,7 +15,7 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
-#include "lib.h"
+#include "traced.h"
 
 #define MAX_THREADS 4096
 

@@ -18,7 +18,11 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "lib.h"
+#include "traced.h"
+
+/* this process's views of the streams it records into, and which slot
+ * uses which (the recording path reads it; only a resync changes it) */
+struct pt_proc pt_proc;
 
 static _Thread_local int in_sync PT_TLS;
 static uint32_t view_used;     /* views ever used: 0..PT_VIEWS */
@@ -67,17 +71,6 @@ void pt_map_release(void *hdr, size_t size)
 			return;
 		}
 	munmap(hdr, size);
-}
-
-int pt_owner_alive(int fd, uint32_t byte)
-{
-	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = byte, .l_len = 1 };
-
-	if (byte == UINT32_MAX)
-		return 1; /* a private stream of this process */
-	if (fcntl(fd, F_OFD_GETLK, &fl) != 0)
-		return 1; /* cannot tell: keep recording */
-	return fl.l_type != F_UNLCK;
 }
 
 /* Is fd still the file whose inode is ino (fd numbers get reused)? */

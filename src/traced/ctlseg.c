@@ -15,7 +15,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "lib.h"
+#include "traced.h"
 
 #define CTL_ENV "POSIXTRACE_CTL"
 
@@ -201,4 +201,35 @@ void pt_ctl_atfork_child(void)
 	ctl_use(c, c == &fallback.c ? -1 : fd); /* before the old one goes */
 	if (old != &fallback.c)
 		munmap(old, PT_CTL_SIZE);
+}
+
+/* Fork: the traced side of the child (its pid, a control segment of its
+ * own that keeps its INHERITED streams, no chunk of the parent's, no
+ * thread but this one).  Registered at load, after ctl_init, so these run
+ * after the trace-id table's prepare handler and before its child handler
+ * (trid/table.c). */
+static void atfork_prepare(void)
+{
+	pt_resync_atfork_prepare();
+}
+
+static void atfork_parent(void)
+{
+	pt_resync_atfork_parent();
+}
+
+static void atfork_child(void)
+{
+	pt_pid = getpid();
+	pt_objmap_atfork_child();
+	pt_ctl_atfork_child();
+	pt_record_atfork_child();
+	pt_quiesce_atfork_child();
+	atomic_store(&pt_proc.sync, 0);
+	atomic_store(&pt_proc.seen, 0);
+}
+
+__attribute__((constructor(101))) static void ctl_fork_init(void)
+{
+	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 }

@@ -1,25 +1,12 @@
 /*
- * control.c -- the controller's functions on a live stream: start, stop,
- * clear, shutdown, get_attr, get_status; and its own system events.
+ * control.c -- the trace control functions on a live stream: start, stop,
+ * clear, flush, shutdown, get_attr, get_status.
  */
 #include <fcntl.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
-#include "lib.h"
-
-/* START, STOP, FILTER: written by the trace id's own writer, under its
- * lock, into a chunk sealed at once, so that a LOOP stream overwrites it
- * in its turn like any other. */
-int pt_record_system(struct pt_trid *t, trace_event_id_t id, const void *data, size_t len,
-                     void *addr, int wait)
-{
-	int rc = pt_write_event(&t->view, &t->sys_tw, PT_LEVELS, id, data, len, (uintptr_t)addr,
-	                        wait);
-	if (t->sys_tw.key)
-		pt_pool_seal(&t->view, &t->sys_tw, atomic_load(&t->hdr->state));
-	return rc;
-}
+#include "api.h"
 
 /* Tell the traced process (through its control segment) that slot bits
  * were set or cleared, or that something else changed. */
@@ -172,25 +159,6 @@ PT_API int posix_trace_get_attr(trace_id_t trid, trace_attr_t *attr)
 	return rc;
 }
 
-/* Under t's lock. */
-void pt_status_locked(struct pt_trid *t, struct posix_trace_status_info *si)
-{
-	struct pt_hdr *h = t->hdr;
-	uint32_t st = atomic_load(&h->state);
-
-	memset(si, 0, sizeof *si);
-	si->posix_stream_status = st & PT_ST_RUNNING ? POSIX_TRACE_RUNNING : POSIX_TRACE_SUSPENDED;
-	si->posix_stream_full_status = st & PT_ST_FULL ? POSIX_TRACE_FULL : POSIX_TRACE_NOT_FULL;
-	si->posix_stream_overrun_status =
-		atomic_exchange(&h->overrun, 0) ? POSIX_TRACE_OVERRUN : POSIX_TRACE_NO_OVERRUN;
-	si->posix_stream_flush_status = POSIX_TRACE_NOT_FLUSHING;
-	si->posix_stream_flush_error = 0;
-	si->posix_log_overrun_status = POSIX_TRACE_NO_OVERRUN;
-	si->posix_log_full_status = POSIX_TRACE_NOT_FULL;
-	if (t->fl)
-		pt_flusher_status(t, si);
-}
-
 PT_API int posix_trace_get_status(trace_id_t trid, struct posix_trace_status_info *si)
 {
 	struct pt_trid *t;
@@ -204,6 +172,18 @@ PT_API int posix_trace_get_status(trace_id_t trid, struct posix_trace_status_inf
 		rc = pt_logopen_status(t, si);
 	else
 		pt_status_locked(t, si);
+	pt_trid_unlock(t);
+	return rc;
+}
+
+PT_API int posix_trace_flush(trace_id_t trid)
+{
+	struct pt_trid *t;
+	int rc = pt_trid_lock(trid, &t);
+
+	if (rc)
+		return rc;
+	rc = t->fl ? pt_flusher_request(t) : EINVAL; /* EINVAL: not a stream with a log */
 	pt_trid_unlock(t);
 	return rc;
 }

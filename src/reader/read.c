@@ -17,9 +17,8 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include "lib.h"
+#include "reader.h"
 
-#define WAIT_SLICE_MS 20 /* a missed wake-up costs at most this much latency */
 #define NONE (-1)
 #define PT_MAX_WRITERS 65536 /* threads x levels a reader keeps apart */
 
@@ -801,105 +800,11 @@ static int read_next(struct pt_trid *t, struct posix_trace_event_info *ev, void 
 	}
 }
 
-enum { MODE_BLOCK, MODE_TIMED, MODE_TRY };
-
-/* For the flusher of a stream with a log (flush.c), under t's lock. */
+/* The next event of a live stream, if there is one now (1; else 0),
+ * under t's lock: for getnext (api/getnext.c) and for the flusher of a
+ * stream with a log (trid/flusher.c). */
 int pt_read_next(struct pt_trid *t, struct posix_trace_event_info *ev, void *buf, size_t num,
                  size_t *dlen)
 {
 	return read_again(t, ev, buf, num, dlen) || read_next(t, ev, buf, num, dlen);
-}
-
-static int getnext(trace_id_t trid, struct posix_trace_event_info *ev, void *data, size_t num,
-                   size_t *dlen, int *unavail, int mode, const struct timespec *abs)
-{
-	struct pt_trid *t;
-	int rc = pt_trid_lock_any(trid, &t);
-
-	if (rc)
-		return rc;
-	if (!ev || !dlen || !unavail || (!data && num) ||
-	    (t->kind == PT_KIND_LOG && mode != MODE_BLOCK) || t->fl) {
-		/* a stream with a log is read by its flusher; a log only by getnext */
-		pt_trid_unlock(t);
-		return EINVAL;
-	}
-	if (t->kind == PT_KIND_LOG) {
-		rc = pt_logopen_next(t, ev, data, num, dlen, unavail);
-		pt_trid_unlock(t);
-		return rc;
-	}
-	for (;;) {
-		if (read_again(t, ev, data, num, dlen) || read_next(t, ev, data, num, dlen)) {
-			*unavail = 0;
-			break;
-		}
-		if (mode == MODE_TRY) {
-			*unavail = 1;
-			*dlen = 0;
-			pt_clock_keep(&t->clk); /* (a reader polling: as one waiting) */
-			break;
-		}
-		int ms = WAIT_SLICE_MS;
-		if (mode == MODE_TIMED) {
-			struct timespec now;
-			if (!abs || abs->tv_nsec < 0 || abs->tv_nsec >= 1000000000) {
-				rc = EINVAL;
-				break;
-			}
-			clock_gettime(CLOCK_REALTIME, &now);
-			int64_t left = ((int64_t)abs->tv_sec - now.tv_sec) * 1000000000 +
-			               (abs->tv_nsec - now.tv_nsec);
-			if (left <= 0) {
-				rc = ETIMEDOUT;
-				break;
-			}
-			if (left < (int64_t)ms * 1000000)
-				ms = (int)((left + 999999) / 1000000);
-		}
-		struct pt_hdr *h = t->hdr;
-		uint32_t val = atomic_load(&h->futex);
-		atomic_fetch_add(&h->waiters, 1);
-		/* waiting: a calibration point when the last is 40 ms old, so
-		 * the events that come after a long wait are not converted
-		 * across all of it (clock.c) */
-		pt_clock_keep(&t->clk);
-		if (read_next(t, ev, data, num, dlen)) {
-			*unavail = 0;
-			break;
-		}
-		pt_trid_unlock(t);
-		int w = pt_futex_wait(&h->futex, val, ms);
-		if (pt_trid_lock(trid, &t))
-			return EINVAL; /* shut down while we waited */
-		if (w == EINTR) {
-			rc = EINTR;
-			break;
-		}
-	}
-	pt_trid_unlock(t);
-	return rc;
-}
-
-PT_API int posix_trace_getnext_event(trace_id_t trid, struct posix_trace_event_info *restrict ev,
-                                     void *restrict data, size_t num, size_t *restrict len,
-                                     int *restrict unavailable)
-{
-	return getnext(trid, ev, data, num, len, unavailable, MODE_BLOCK, NULL);
-}
-
-PT_API int posix_trace_timedgetnext_event(trace_id_t trid,
-                                          struct posix_trace_event_info *restrict ev,
-                                          void *restrict data, size_t num,
-                                          size_t *restrict len, int *restrict unavailable,
-                                          const struct timespec *restrict abstime)
-{
-	return getnext(trid, ev, data, num, len, unavailable, MODE_TIMED, abstime);
-}
-
-PT_API int posix_trace_trygetnext_event(trace_id_t trid, struct posix_trace_event_info *restrict ev,
-                                        void *restrict data, size_t num, size_t *restrict len,
-                                        int *restrict unavailable)
-{
-	return getnext(trid, ev, data, num, len, unavailable, MODE_TRY, NULL);
 }

@@ -1,10 +1,9 @@
 /*
- * ext.c -- the loss counts of ext.h, for a stream or a log.
+ * ext.c -- what ext.h gives the posixtrace command beyond POSIX, for a
+ * stream or a log: loss counts and the map of loaded code.
  */
 #include <string.h>
-#include "ext.h"
-#include "lib.h"
-#include "logfmt.h"
+#include "api.h"
 
 int pt_ext_losses(trace_id_t trid, struct pt_ext_losses *out)
 {
@@ -33,6 +32,34 @@ int pt_ext_losses(trace_id_t trid, struct pt_ext_losses *out)
 		if (out->total < rd->lost_at_resume) /* scribbled on by the traced process */
 			out->total = rd->lost_at_resume;
 	}
+	pt_trid_unlock(t);
+	return 0;
+}
+
+/* The map of loaded code a stream or a log holds, entries from `from`
+ * on (reader/objread.c takes a stream's). */
+int pt_ext_objects(trace_id_t trid, size_t from, struct pt_ext_obj *out, size_t cap, size_t *n)
+{
+	struct pt_trid *t;
+	int rc;
+
+	if (!n || (cap && !out))
+		return EINVAL;
+	if ((rc = pt_trid_lock_any(trid, &t)) != 0)
+		return rc;
+	const struct pt_ext_obj *src;
+	size_t have;
+	if (t->kind == PT_KIND_LOG) {
+		src = t->lr->objs;
+		have = t->lr->nobjs;
+	} else {
+		pt_objs_collect(t);
+		src = t->rd.objs;
+		have = t->rd.nobjs;
+	}
+	*n = 0;
+	for (size_t i = from; i < have && *n < cap; i++)
+		out[(*n)++] = src[i];
 	pt_trid_unlock(t);
 	return 0;
 }

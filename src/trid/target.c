@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
-#include "lib.h"
+#include "trid.h"
 
 #define CTL_LINK "/memfd:posixtrace-ctl"
 

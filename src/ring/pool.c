@@ -15,9 +15,11 @@
 #include <pthread.h>
 #include <sched.h>
 #include <time.h>
-#include "lib.h"
+#include "ring.h"
 
-extern int32_t pt_pid;
+/* this process's pid, stamped on every chunk it takes: set when the
+ * library is loaded (traced/ctlseg.c) and in a forked child */
+int32_t pt_pid;
 
 _Thread_local unsigned pt_nowait PT_TLS;
 

@@ -1,0 +1,64 @@
+/*
+ * create.c -- posix_trace_create and posix_trace_create_withlog: the
+ * attributes checked and resolved (the stream-full policy a stream gets by
+ * default, the no-loss extension), then trid/create.c makes the stream;
+ * and at exit, the streams a program left running are shut down.
+ */
+#include <fcntl.h>
+#include "api.h"
+
+/* A process that exits without shutting its streams down: shut them down
+ * (exec and kill are seen by the traced side through the liveness lock). */
+__attribute__((destructor)) static void stream_fini(void)
+{
+	for (unsigned i = 0; i < TRACE_SYS_MAX; i++) {
+		struct pt_trid *t = pt_trid_at(i);
+		if (t->in_use && !atomic_load(&t->dead) && t->fork_gen == pt_fork_gen &&
+		    t->kind == PT_KIND_STREAM)
+			posix_trace_shutdown(pt_trid_id(t));
+	}
+}
+
+static int create(pid_t pid, const trace_attr_t *attr, int logfd, trace_id_t *trid)
+{
+	trace_attr_t def;
+	trace_id_t undo;
+	int rc;
+
+	if (!trid)
+		return EINVAL;
+	if (!attr) {
+		posix_trace_attr_init(&def);
+		attr = &def;
+	} else if (!pt_attr_valid(attr)) {
+		return EINVAL;
+	}
+	int policy = attr->__stream_policy ? attr->__stream_policy
+	                                   : logfd >= 0 ? POSIX_TRACE_FLUSH : POSIX_TRACE_LOOP;
+	if (policy == POSIX_TRACE_FLUSH && logfd < 0)
+		return EINVAL;
+	/* no-loss mode waits for a flusher: only a FLUSH stream has one */
+	uint32_t noloss = pt_attr_noloss(attr);
+	if (noloss == UINT32_MAX || (noloss && policy != POSIX_TRACE_FLUSH))
+		return EINVAL;
+	rc = pt_stream_create(pid, attr, policy, noloss, logfd, trid, &undo);
+	if (undo)
+		posix_trace_shutdown(undo);
+	return rc;
+}
+
+PT_API int posix_trace_create(pid_t pid, const trace_attr_t *restrict attr,
+                              trace_id_t *restrict trid)
+{
+	return create(pid, attr, -1, trid);
+}
+
+PT_API int posix_trace_create_withlog(pid_t pid, const trace_attr_t *restrict attr, int fd,
+                                      trace_id_t *restrict trid)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	if (fl < 0 || (fl & O_ACCMODE) == O_RDONLY)
+		return EBADF;
+	return create(pid, attr, fd, trid);
+}

@@ -1,0 +1,141 @@
+/*
+ * reader.h -- the analyzer's side of a live stream: the merge of its
+ * writers' chunks by timestamp, losses, validation of everything read
+ * (read.c), and the map of loaded code taken from the segment
+ * (objread.c).  Above ring/ (it gives chunks back to the pool).  The
+ * reader works on a trace id (struct pt_trid, below), whose table and
+ * life are trid/'s.
+ */
+#ifndef POSIXTRACE_READER_H
+#define POSIXTRACE_READER_H
+
+#include "../ext.h"
+#include "../ring/ring.h"
+
+struct pt_ractive {          /* a chunk being read */
+	uint32_t idx;
+	uint32_t off;       /* next record */
+	uint32_t count;     /* records taken */
+	uint32_t commit;    /* last commit seen */
+	uint64_t seq;
+	uint64_t base_ts;
+	uint64_t next_ts;   /* timestamp of the next record, if any */
+	uint64_t last_ts;   /* timestamp of the last record taken */
+	uint64_t pub;       /* LOOP: the progress it last published (claim) */
+	int has_next;
+	int32_t next;       /* the same writer's next chunk, or -1 */
+};
+
+struct pt_loss { uint64_t ts, g; }; /* g: its report, or PT_NO_REPORT */
+struct pt_losses {            /* losses, sorted by timestamp */
+	struct pt_loss *e;
+	uint32_t n, cap;
+};
+
+struct pt_rwriter {          /* one writer: (pid, thread, nesting level) */
+	uint64_t thread;
+	int32_t pid;
+	uint32_t level;
+	int32_t head, tail; /* its chunks, oldest first */
+	struct pt_losses lost; /* losses in its sequence not yet marked */
+	uint64_t pairs_at;  /* rd->pairs when its last event was returned */
+	uint64_t unknown_seen; /* rd->unknown when it was last marked */
+};
+
+struct pt_reader {
+	uint64_t next_aseq;          /* next acquisition-log entry to look at */
+	uint64_t pend[16];           /* log entries stepped over, half-published */
+	unsigned npend;
+	uint64_t stuck_q, stuck_since; /* a half-published entry we wait for */
+	struct pt_ractive *ck;       /* chunk pool, linked per writer */
+	uint32_t ck_cap;
+	int32_t ck_free;
+	struct pt_rwriter *w;
+	uint32_t nw, w_cap;
+	uint64_t loss_gen;           /* losses taken from the segment so far */
+	uint64_t loss_pend[64];      /* losses seen half-published */
+	unsigned nloss_pend;
+	struct pt_losses loss;       /* losses not reported yet */
+	int need_resume, start_pending;
+	uint64_t pairs;              /* OVERFLOW/RESUME pairs returned so far */
+	uint32_t run_w;              /* 1 + the writer read_again() may go on with, or 0 */
+	uint64_t run_limit;          /* ... while its next record is earlier than this */
+	uint64_t gap_lost;           /* events lost in the gap being reported */
+	uint64_t lost_at_resume;     /* events lost in the gaps reported so far */
+	uint64_t unknown;            /* losses whose writer is not known */
+	uint64_t start_ts;
+	uint32_t epoch;
+	/* the map of loaded code taken from the segment (objread.c); kept
+	 * across clear, as the segment keeps it */
+	struct pt_ext_obj *objs;
+	size_t nobjs, objs_cap;
+	uint32_t obj_first;          /* entries below this one are all taken */
+	uint64_t obj_taken[PT_OBJ_SLOTS / 64];
+	uint64_t obj_lost;           /* the segment's count, as of the last LOST entry */
+	unsigned obj_nlost;          /* LOST entries made */
+	/* an event already taken, returned after the RESUME that precedes it */
+	int stashed;
+	struct posix_trace_event_info st_ev;
+	unsigned char *st_buf;
+	uint32_t st_len;
+};
+
+/* a trace id's lock (the functions are trid/trid.h's) */
+typedef _Atomic int pt_lock_t;
+
+struct pt_flusher;
+struct pt_logr;
+
+struct pt_trid {
+	pt_lock_t lock;           /* control calls and the reader */
+	int in_use;
+	int kind;                 /* PT_KIND_STREAM or PT_KIND_LOG */
+	_Atomic int dead;
+	uint32_t gen;
+	uint64_t fork_gen;
+	int slot;                 /* slot in the traced process's control segment, or -1 */
+	int fd;                   /* memfd holding the segment; its lock is the stream's life */
+	int sys_fd;               /* counts the stream system-wide (remote.c) */
+	pid_t pid;                /* the traced process */
+	struct pt_ctl *tctl;      /* its control segment, mapped here, or NULL */
+	int tctl_own;             /* tctl is this process's own */
+	uint64_t ticket, region_off;
+	struct pt_hdr *hdr;
+	size_t map_size;
+	struct pt_slot view;      /* pointers into the segment, for the reader */
+	struct pt_tw sys_tw;      /* the id's own writer of system events */
+	struct pt_attr_img attr;  /* trusted copy */
+	uint32_t noloss_ms;       /* no-loss bound it was created with, 0: off */
+	struct pt_clock clk;      /* trusted copy; points added as it is read */
+	struct pt_reader rd;
+	uint32_t typelist_pos;
+	struct pt_flusher *fl;    /* a stream with a log: its writer (flush.c) */
+	struct pt_logr *lr;       /* a log opened for reading (logopen.c) */
+};
+
+#define PT_KIND_STREAM 0
+#define PT_KIND_LOG    1
+
+void pt_reader_reset(struct pt_trid *t);
+void pt_reader_free(struct pt_reader *rd);
+/* the next event of a live stream now: 1, or 0 if none (under t's lock) */
+int pt_read_next(struct pt_trid *t, struct posix_trace_event_info *ev, void *buf, size_t num,
+                 size_t *dlen);
+/* The flusher's fast path: a run of one writer's records, read in bulk
+ * (read.c; used by flushrun.c) */
+struct pt_read_run {
+	struct pt_rwriter *w;
+	struct pt_ractive *a;   /* its chunk: records from a->off to a->commit */
+	const pt_word *chunk;   /* the chunk's first record */
+	uint64_t limit;         /* records stamped at or after this go the general way */
+	uint32_t max;           /* records it may take */
+};
+int pt_read_run_ready(struct pt_trid *t);
+int pt_read_run_begin(struct pt_trid *t, struct pt_read_run *r);
+int pt_read_run_end(struct pt_trid *t, struct pt_read_run *r, uint32_t off, uint32_t n,
+                    uint64_t last_tick);
+
+/* objread.c: take what the traced processes added to the map of loaded
+ * code (locked); the index of the first new entry in t->rd.objs */
+size_t pt_objs_collect(struct pt_trid *t);
+#endif

@@ -1,0 +1,55 @@
+/*
+ * ring.h -- the chunk pool (pool.c): the protocol by which writers take,
+ * fill and seal chunks and readers give them back; a stream's losses.
+ * Lock-free and async-signal-safe.  Above shm/, below the recording
+ * process (traced/) and the reader (reader/), which both use it.
+ */
+#ifndef POSIXTRACE_RING_H
+#define POSIXTRACE_RING_H
+
+#include "../shm/shm.h"
+
+/* A writer's current chunk for one (slot, level): thread-local. */
+struct pt_tw {
+	uint32_t key;      /* slot gen << 16 | epoch; 0 = no chunk */
+	uint32_t idx;
+	uint32_t pos;
+	uint32_t nev;
+	uint64_t base_ts;
+	uint64_t last_ts;  /* this writer's timestamps never go backwards */
+	uint64_t seq;
+	uint32_t drop_key; /* key of the stream whose loss run is reported */
+	uint32_t drop_g;   /* low bits of that run's report; UINT32_MAX: none */
+};                     /* (48 bytes: dlopen leaves little room for TLS) */
+#define PT_NO_REPORT UINT64_MAX
+
+static inline uint32_t pt_tw_key(const struct pt_slot *sl, uint32_t state)
+{
+	return (pt_slot_gen(sl) << 16) | (PT_ST_EPOCH(state) & 0xffffu);
+}
+
+/* this process's pid, as stamped on its chunks (pool.c; refreshed in a
+ * forked child) */
+extern int32_t pt_pid;
+
+/* Non-zero on a thread that must never wait for room (no-loss mode): a
+ * flusher thread, or one holding a trace id's lock, which a flusher may
+ * need to make the room. */
+extern _Thread_local unsigned pt_nowait PT_TLS;
+
+/* 0, or -1 when no chunk could be had: the event is lost (counted,
+ * reported), or with PT_ACQ_QUIET just not written.  PT_ACQ_SYS: a
+ * controller's system event, which never waits for room. */
+#define PT_ACQ_QUIET 1
+#define PT_ACQ_SYS   2
+int pt_pool_acquire(struct pt_slot *sl, struct pt_tw *tw, uint32_t state, uint64_t ts,
+                    unsigned level, uint32_t rec, int how);
+void pt_pool_seal(struct pt_slot *sl, struct pt_tw *tw, uint32_t state);
+int pt_pool_free(struct pt_slot *sl, uint32_t idx, uint64_t seq, unsigned from_state);
+uint64_t pt_pool_note_lost(struct pt_hdr *h, uint64_t n, uint64_t ts, int report,
+                       uint64_t thread, int32_t pid, uint32_t level);
+void pt_pool_reset(struct pt_slot *sl);
+uint64_t pt_pool_steal_mark(const struct pt_slot *sl);
+void pt_pool_drained(struct pt_slot *sl, uint64_t mark);
+
+#endif

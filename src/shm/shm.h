@@ -1,0 +1,118 @@
+/*
+ * shm.h -- the bottom layer: what lives in shared memory and the
+ * primitives that work on it.  layout.h is the format (a stream's segment,
+ * a process's control segment); clock.h turns its ticks into time; here:
+ * a process's view of a segment (struct pt_slot), sizing and checking a
+ * segment (segment.c), the event-name tables (names.c) and futex waits
+ * (futex.c).  Nothing here knows of trace ids, readers or logs.
+ */
+#ifndef POSIXTRACE_SHM_H
+#define POSIXTRACE_SHM_H
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <trace.h>
+#include "clock.h"
+#include "layout.h"
+
+#define PT_API __attribute__((visibility("default")))
+#define PT_LIKELY(x)   __builtin_expect(!!(x), 1)
+#define PT_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+#define PT_ATTR_MAGIC 0x70744154u
+#define PT_VERSION_STRING "posixtrace 0.1.0"
+
+/* Initial-exec TLS: a fixed offset from the thread pointer, no
+ * __tls_get_addr call, so it is safe in a signal handler. */
+#define PT_TLS __attribute__((tls_model("initial-exec")))
+
+/* A view of a stream this process records into: pointers into its
+ * mapping and copies of its geometry.  Views are never changed while a
+ * thread may use them: attaching fills a free view and then publishes its
+ * index in pt_proc.cur (see attach.c). */
+struct pt_slot {
+	struct pt_hdr *hdr;
+	struct pt_chunk *chunks;
+	char *data;
+	_Atomic uint64_t *acq_log, *seal_log;
+	struct pt_name *names;
+	struct pt_obj *objs;  /* the map of loaded code: PT_OBJ_SLOTS entries */
+	uint32_t chunk_size, nchunks, sealed_max, log_mask;
+	uint32_t max_data;
+	uint64_t budget;   /* stream-min-size: sealed bytes the stream holds */
+	/* a copy of the stream's filter in process memory, tested before any
+	 * stream is touched (all zero, "nothing filtered", where the copy
+	 * cannot be kept current: then write_one's test decides) */
+	_Atomic uint64_t filter[PT_NIDS / 64];
+	_Atomic uint32_t gen; /* a new value each time the view is filled */
+	int policy;     /* stream-full policy */
+	int inherit;
+	size_t map_size;
+	/* where the segment lives, for the controller-liveness check */
+	int home_fd;
+	uint32_t lock_byte;
+	uint64_t ticket;                /* the control slot's, when attached */
+	uint64_t owner_every;           /* ticks between two checks */
+	_Atomic uint64_t owner_checked; /* tick of the last check */
+	_Atomic int dead;               /* found dead: detach at the next resync */
+	int test_hdr_filter;            /* the copy is all zero: test the stream's own filter */
+	/* no-loss mode: the bound on one wait for room (ms, clamped), 0: off;
+	 * and whether a wait ran out since a writer last got a chunk, after
+	 * which writers drop at once rather than each wait the bound out */
+	uint32_t noloss_ms;
+	_Atomic uint32_t noloss_gave_up;
+};
+
+static inline uint32_t pt_slot_gen(const struct pt_slot *sl)
+{
+	return atomic_load_explicit(&sl->gen, memory_order_relaxed);
+}
+
+static inline struct pt_name *pt_ctl_names(struct pt_ctl *c)
+{
+	return (struct pt_name *)((char *)c + PT_CTL_NAMES);
+}
+
+
+/* The stream's current filter, as a set. */
+static inline void pt_filter_get(const struct pt_hdr *h, trace_event_set_t *set)
+{
+	for (unsigned i = 0; i < PT_NIDS / 64; i++)
+		set->__bits[i] = atomic_load_explicit(&h->filter[i], memory_order_relaxed);
+}
+
+/* ------------------------------------------------------- segment (segment.c) */
+struct pt_geom {
+	uint32_t chunk_size, nchunks, sealed_max, log_len;
+	uint64_t chunks_off, names_off, acq_off, seal_off, data_off, objs_off, seg_size, prealloc;
+};
+int pt_geom_compute(struct pt_geom *g, uint64_t stream_size, uint64_t max_data);
+int pt_segment_create(const struct pt_geom *g, int *fd, struct pt_hdr **hdr);
+void pt_segment_init(struct pt_hdr *h, const struct pt_geom *g,
+                     const struct pt_attr_img *attr, const struct pt_clock_img *clk);
+int pt_segment_check(const struct pt_hdr *h, size_t map_size);
+void pt_slot_fill(struct pt_slot *sl, struct pt_hdr *h, size_t map_size);
+void pt_slot_fill_trusted(struct pt_slot *sl, struct pt_hdr *h, const struct pt_geom *g,
+                          const struct pt_attr_img *a);
+int pt_geom_backable(const struct pt_geom *g);
+
+/* the liveness lock of a stream's controller: 1 alive (or cannot tell) */
+int pt_owner_alive(int fd, uint32_t byte);
+
+/* ---------------------------------------------------------- futex (futex.c) */
+int pt_futex_wait(_Atomic uint32_t *addr, uint32_t val, int rel_ms);
+void pt_futex_wake(_Atomic uint32_t *addr);
+void pt_wake_readers(struct pt_hdr *h);
+
+/* ----------------------------------------------------- event names (names.c) */
+void pt_names_init(struct pt_name *names);
+void pt_names_copy(struct pt_name *dst, const struct pt_name *src);
+int pt_names_open(struct pt_name **tables, unsigned n, const char *name, trace_event_id_t *id);
+int pt_name_check(const char *name); /* 0, EINVAL or ENAMETOOLONG */
+int pt_name_get(const struct pt_name *names, trace_event_id_t id, char *out);
+
+
+#endif

@@ -1,0 +1,110 @@
+/*
+ * traced.h -- the traced process's side: its control segment (ctlseg.c),
+ * the views of the streams it records into and their upkeep (attach.c),
+ * the recording path (record.c), quiescence (quiesce.c) and the map of
+ * loaded code it writes into its streams (objmap.c).  Above ring/; it
+ * never sees a trace id.
+ */
+#ifndef POSIXTRACE_TRACED_H
+#define POSIXTRACE_TRACED_H
+
+#include "../ring/ring.h"
+
+#define PT_VIEWS 64u /* views, recycled after a grace period */
+
+struct pt_proc {
+	_Atomic uint32_t att;      /* bit s: slot s has an attached view */
+	_Atomic uint32_t seen;     /* the control word the last resync acted on */
+	_Atomic uint32_t cur[PT_SLOTS];  /* slot -> view index */
+	struct pt_slot *_Atomic curp[PT_SLOTS]; /* slot -> view, for the recording path */
+	uint64_t ticket[PT_SLOTS]; /* the control-slot ticket last acted on */
+	_Atomic int sync;          /* a resync is running */
+	uint64_t retry_at;         /* a deferred attach is retried after this tick */
+	struct pt_slot view[PT_VIEWS];
+};
+extern struct pt_proc pt_proc;
+
+/* The view of slot s, whose att bit is set (the recording path). */
+static inline struct pt_slot *pt_view_att(unsigned s)
+{
+	return atomic_load_explicit(&pt_proc.curp[s], memory_order_acquire);
+}
+
+static inline struct pt_slot *pt_view(unsigned s)
+{
+	struct pt_slot *v = atomic_load_explicit(&pt_proc.curp[s], memory_order_acquire);
+	return v ? v : &pt_proc.view[0];
+}
+
+/* This process's control segment (never NULL: a process-local fallback
+ * when no memfd could be made) and its fd (-1 without memfd). */
+extern struct pt_ctl *pt_ctl;
+extern int pt_ctl_fd;
+void pt_ctl_atfork_child(void);
+struct pt_ctl *pt_ctl_map(int fd, pid_t pid);
+void pt_ctl_bump(struct pt_ctl *c, uint32_t set, uint32_t clear);
+/* attach.c: the traced side of the control segment */
+void pt_resync(void);
+void pt_resync_atfork_prepare(void);
+void pt_resync_atfork_parent(void);
+void pt_slot_mark_dead(unsigned s, struct pt_slot *sl);
+int pt_owner_alive(int fd, uint32_t byte);
+void pt_owner_check(unsigned s, struct pt_slot *sl, uint64_t ts);
+void pt_detach_now(unsigned s, uint64_t ticket, const void *hdr); /* after a quiesce: unmap too */
+void pt_selfmap_add(unsigned s, uint64_t ticket, void *hdr, size_t size);
+void pt_map_release(void *hdr, size_t size);
+
+#define PT_SYS      (-1) /* write_one()'s slot for a controller's system event */
+#define PT_SYS_WAIT (-2) /* ... one that waits for room rather than be lost */
+int pt_write_event(struct pt_slot *sl, struct pt_tw *tw, unsigned level, trace_event_id_t id,
+                   const void *data, size_t len, uintptr_t addr, int wait);
+void pt_seal_thread(void); /* seal this thread's chunks (thread exit) */
+void pt_record_atfork_child(void);
+
+extern _Thread_local _Atomic unsigned pt_nest PT_TLS;
+extern _Thread_local int pt_thread_index PT_TLS; /* 0: not registered yet */
+void pt_thread_register(void);
+/* Mark this thread busy before it looks at any stream (see quiesce.c). */
+static inline unsigned pt_enter(void)
+{
+	if (PT_UNLIKELY(pt_thread_index == 0))
+		pt_thread_register();
+	unsigned level = atomic_load_explicit(&pt_nest, memory_order_relaxed);
+	atomic_store_explicit(&pt_nest, level + 1, memory_order_relaxed);
+	atomic_signal_fence(memory_order_seq_cst);
+	return level;
+}
+
+/* Release: a shutdown that sees pt_nest back at 0 also sees every access
+ * made in between (a plain store on x86). */
+static inline void pt_leave(unsigned level)
+{
+	atomic_signal_fence(memory_order_seq_cst);
+	atomic_store_explicit(&pt_nest, level, memory_order_release);
+}
+int pt_quiesce(void);    /* wait until no thread is inside posix_trace_event */
+int pt_quiesce_try(void); /* the same without waiting: 0 if none is inside now */
+void pt_quiesce_prepare(void); /* once, before the first stream exists */
+void pt_quiesce_atfork_child(void);
+
+/* ------------------------------------- the map of loaded code (objmap.c) */
+/* The range of the object this thread's last event came from: an event
+ * from outside it calls pt_objmap_miss() (record.c). */
+struct pt_objrange { uintptr_t lo, span; };
+extern _Thread_local struct pt_objrange pt_obj PT_TLS;
+void pt_objmap_miss(uintptr_t addr);
+void pt_objmap_forget(void); /* a new chunk: look the next address up again */
+/* This process's objects, table entries from `from` on, into a stream
+ * (from 0: a BEGIN entry first).  Returns where the table ended. */
+uint32_t pt_objmap_dump(struct pt_slot *sl, int32_t pid, uint32_t from);
+void pt_objmap_atfork_child(void);
+/* The order between a new object in the table and a new view: each side
+ * passes here between its store and its load (a read-modify-write of one
+ * word, so each sees the other's store, or the other sees its own). */
+extern _Atomic uint32_t pt_objmap_sync;
+static inline void pt_objmap_order(void)
+{
+	atomic_fetch_add_explicit(&pt_objmap_sync, 1, memory_order_seq_cst);
+}
+
+#endif

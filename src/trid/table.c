@@ -1,0 +1,200 @@
+/*
+ * table.c -- trace identifiers: the table of this process's trace ids
+ * (streams it controls and logs it has opened), their locks, the trace
+ * id's own writer of system events; and what becomes of trace ids at fork:
+ * they stay with the parent (their locks and stream counts too), the child
+ * has none.  (The traced side's own fork handling is traced/ctlseg.c's; an
+ * INHERITED stream goes on recording the child.)
+ *
+ * A trace id is (generation << 8 | index): an id that was shut down or
+ * closed is refused even after its entry is reused.
+ */
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include "trid.h"
+
+pthread_mutex_t pt_ctl_lock = PTHREAD_MUTEX_INITIALIZER;
+uint64_t pt_fork_gen;
+
+static struct pt_trid trids[TRACE_SYS_MAX];
+static uint32_t next_gen = 1;
+
+static struct pt_trid *trid_alloc(void)
+{
+	for (unsigned i = 0; i < TRACE_SYS_MAX; i++)
+		if (!trids[i].in_use)
+			return &trids[i];
+	return NULL;
+}
+
+/* Is there a free entry (under pt_ctl_lock)? */
+int pt_trid_room(void)
+{
+	return trid_alloc() != NULL;
+}
+
+/* Entry i of the table, whatever its state (fork and exit handlers). */
+struct pt_trid *pt_trid_at(unsigned i)
+{
+	return &trids[i];
+}
+
+trace_id_t pt_trid_id(const struct pt_trid *t)
+{
+	return (trace_id_t)(t->gen << 8 | (unsigned)(t - trids));
+}
+
+static void atfork_prepare(void)
+{
+	pthread_mutex_lock(&pt_ctl_lock);
+}
+
+static void atfork_parent(void)
+{
+	pthread_mutex_unlock(&pt_ctl_lock);
+}
+
+/* Drop what this process holds of a stream it controls (no shutdown). */
+static void trid_release(struct pt_trid *t)
+{
+	if (t->fl)
+		pt_flusher_forget(t);
+	if (t->lr) { /* a log opened for reading */
+		pt_logr_close(t->lr);
+		free(t->lr);
+		t->lr = NULL;
+	}
+	if (t->hdr)
+		pt_map_release(t->hdr, t->map_size);
+	if (t->tctl && !t->tctl_own)
+		munmap(t->tctl, PT_CTL_SIZE);
+	if (t->fd >= 0)
+		close(t->fd);
+	if (t->sys_fd >= 0)
+		close(t->sys_fd);
+	pt_reader_free(&t->rd);
+	pt_clock_free(&t->clk);
+	t->hdr = NULL;
+	t->tctl = NULL;
+	t->in_use = 0;
+}
+
+static void atfork_child(void)
+{
+	pt_fork_gen++;
+	pthread_mutex_init(&pt_ctl_lock, NULL);
+	for (unsigned i = 0; i < TRACE_SYS_MAX; i++) {
+		struct pt_trid *t = &trids[i];
+		atomic_store(&t->lock, 0);
+		if (t->in_use)
+			trid_release(t);
+	}
+}
+
+/* After traced/ctlseg.c's handlers (101): so a fork takes pt_ctl_lock
+ * before the traced side's resync lock, and the child's traced side is
+ * set up before its trace ids are dropped. */
+__attribute__((constructor(102))) static void table_init(void)
+{
+	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+}
+
+void pt_lock_slow(pt_lock_t *l)
+{
+	for (unsigned spins = 0;; spins++) {
+		if (!atomic_load_explicit(l, memory_order_relaxed) &&
+		    !atomic_exchange_explicit(l, 1, memory_order_acquire))
+			return;
+		if (spins >= 64)
+			sched_yield();
+#if defined(__x86_64__) || defined(__i386__)
+		else
+			__builtin_ia32_pause();
+#endif
+	}
+}
+
+int pt_trid_lock_any(trace_id_t trid, struct pt_trid **out)
+{
+	unsigned idx = (unsigned)trid & 0xffu, gen = (unsigned)trid >> 8;
+	struct pt_trid *t;
+
+	if (trid <= 0 || idx >= TRACE_SYS_MAX)
+		return EINVAL;
+	t = &trids[idx];
+	pt_lock(&t->lock);
+	if (!t->in_use || t->gen != gen || atomic_load(&t->dead) || t->fork_gen != pt_fork_gen) {
+		pt_unlock(&t->lock);
+		return EINVAL;
+	}
+	*out = t;
+	return 0;
+}
+
+int pt_trid_lock(trace_id_t trid, struct pt_trid **out)
+{
+	int rc = pt_trid_lock_any(trid, out);
+
+	if (rc == 0 && (*out)->kind != PT_KIND_STREAM) {
+		pt_unlock(&(*out)->lock);
+		return EINVAL; /* a log opened for reading, not a stream */
+	}
+	return rc;
+}
+
+/* A free entry of the table, locked, with a new id.  Under pt_ctl_lock. */
+struct pt_trid *pt_trid_new(int kind, trace_id_t *id)
+{
+	struct pt_trid *t = trid_alloc();
+
+	if (!t)
+		return NULL;
+	pt_lock(&t->lock);
+	memset(&t->rd, 0, sizeof t->rd);
+	t->kind = kind;
+	t->fd = t->sys_fd = t->slot = -1;
+	t->hdr = NULL;
+	t->tctl = NULL;
+	t->fl = NULL;
+	t->lr = NULL;
+	t->region_off = 0;
+	t->typelist_pos = 0;
+	t->noloss_ms = 0;
+	t->fork_gen = pt_fork_gen;
+	atomic_store(&t->dead, 0);
+	t->gen = next_gen;
+	next_gen = (next_gen + 1) & 0x7fffffu;
+	if (!next_gen)
+		next_gen = 1;
+	t->in_use = 1;
+	*id = (trace_id_t)(t->gen << 8 | (unsigned)(t - trids));
+	return t;
+}
+
+/* Give the entry back (it is locked). */
+void pt_trid_free(struct pt_trid *t)
+{
+	t->in_use = 0;
+	pt_unlock(&t->lock);
+}
+
+void pt_trid_unlock(struct pt_trid *t)
+{
+	pt_unlock(&t->lock);
+}
+
+/* START, STOP, FILTER: written by the trace id's own writer, under its
+ * lock, into a chunk sealed at once, so that a LOOP stream overwrites it
+ * in its turn like any other. */
+int pt_record_system(struct pt_trid *t, trace_event_id_t id, const void *data, size_t len,
+                     void *addr, int wait)
+{
+	int rc = pt_write_event(&t->view, &t->sys_tw, PT_LEVELS, id, data, len, (uintptr_t)addr,
+	                        wait);
+	if (t->sys_tw.key)
+		pt_pool_seal(&t->view, &t->sys_tw, atomic_load(&t->hdr->state));
+	return rc;
+}

@@ -1,0 +1,90 @@
+/*
+ * trid.h -- trace ids: the table of this process's trace ids and their
+ * locks (table.c), creating a stream (create.c) in a target process
+ * (target.c), and a stream's log writer, the flusher (flusher.c, with its
+ * fast path flushrun.c).  Above reader/, traced/ (a controller records
+ * system events into the streams it makes, and traces itself) and log/.
+ */
+#ifndef POSIXTRACE_TRID_H
+#define POSIXTRACE_TRID_H
+
+#include "../log/logfmt.h"
+#include "../reader/reader.h"
+#include "../traced/traced.h"
+
+/* ------------------------------------------------- the table (table.c) */
+/* A trace id's lock is held only for short, non-blocking sections (a read
+ * or a control call), so a spin-then-yield lock is cheaper than a mutex on
+ * the reader's per-event path. */
+void pt_lock_slow(pt_lock_t *l);
+static inline void pt_lock(pt_lock_t *l)
+{
+	pt_nowait++; /* (before: a signal handler between the two is inside too) */
+	atomic_signal_fence(memory_order_seq_cst);
+	if (PT_UNLIKELY(atomic_exchange_explicit(l, 1, memory_order_acquire)))
+		pt_lock_slow(l);
+}
+static inline void pt_unlock(pt_lock_t *l)
+{
+	atomic_store_explicit(l, 0, memory_order_release);
+	atomic_signal_fence(memory_order_seq_cst);
+	pt_nowait--;
+}
+
+extern pthread_mutex_t pt_ctl_lock; /* trid table, slots, registry */
+extern uint64_t pt_fork_gen;
+
+/* Find and lock a live stream; 0 or EINVAL. */
+int pt_trid_lock(trace_id_t trid, struct pt_trid **out);
+/* The same, for a stream or a log opened for reading. */
+int pt_trid_lock_any(trace_id_t trid, struct pt_trid **out);
+void pt_trid_unlock(struct pt_trid *t);
+struct pt_trid *pt_trid_new(int kind, trace_id_t *id); /* under pt_ctl_lock; locked */
+void pt_trid_free(struct pt_trid *t);                  /* locked; unlocks */
+int pt_trid_room(void);                                /* under pt_ctl_lock */
+struct pt_trid *pt_trid_at(unsigned i);                /* 0 <= i < TRACE_SYS_MAX */
+trace_id_t pt_trid_id(const struct pt_trid *t);
+
+/* Record a system event (START, STOP, FILTER) into a stream through the
+ * trace id's own writer.  wait: if the stream has no room, record nothing
+ * and count nothing, and return -1 (the flusher then makes room and tries
+ * again); else 0. */
+int pt_record_system(struct pt_trid *t, trace_event_id_t id, const void *data, size_t len,
+                     void *addr, int wait);
+void pt_status_locked(struct pt_trid *t, struct posix_trace_status_info *si);
+
+/* --------------------------------------------- a new stream (create.c) */
+int pt_stream_create(pid_t pid, const trace_attr_t *attr, int policy, uint32_t noloss, int logfd,
+                     trace_id_t *trid, trace_id_t *undo);
+
+/* ----------------------------------------- the target process (target.c) */
+struct pt_target {          /* where a new stream goes */
+	pid_t pid;
+	int fd;                 /* the target's control segment (opened here), or -1 */
+	struct pt_ctl *ctl;     /* mapped, or NULL: not linked with the library */
+	int own;                /* it is this process */
+};
+int pt_target_open(pid_t pid, struct pt_target *tg);
+void pt_target_close(struct pt_target *tg);
+int pt_region_alloc(struct pt_target *tg, uint64_t size, uint64_t prealloc, uint64_t *off);
+int pt_slot_claim(struct pt_target *tg, int lock_fd, unsigned *slot);
+void pt_slot_publish(struct pt_target *tg, unsigned s, uint64_t off, uint64_t size, int fd,
+                     uint64_t ino, uint64_t *ticket);
+void pt_slot_release(struct pt_ctl *c, unsigned s, uint64_t ticket);
+int pt_sysmax_take(int *sys_fd);
+
+/* ------------------------------------ a stream's log (flusher.c, flushrun.c) */
+int pt_flusher_start(struct pt_trid *t, int fd);
+/* final flush (with stop: a STOP event first, from addr), log finished;
+ * the first error */
+int pt_flusher_stop(struct pt_trid *t, int stop, void *addr);
+int pt_flusher_claim(struct pt_trid *t); /* locked: 0 for the first shutdown, else EINVAL */
+int pt_flusher_request(struct pt_trid *t); /* posix_trace_flush */
+void pt_flusher_status(struct pt_trid *t, struct posix_trace_status_info *si);
+void pt_flusher_forget(struct pt_trid *t); /* fork child: not ours */
+/* copy a run straight into the log's block; the events copied (0: none,
+ * use pt_read_next).  *full: it stopped because the block has no more
+ * room (write it out). */
+unsigned pt_flush_run(struct pt_trid *t, struct pt_logw *w, const uint64_t *named, int *full);
+
+#endif
