@@ -1,6 +1,6 @@
 /*
- * log_fuzz.c -- libFuzzer target for the trace log reader (src/logread.c,
- * src/logiter.c): the input is a log file.  It goes into a memfd, is
+ * log_fuzz.c -- libFuzzer target for the trace log reader (src/log/logread.c,
+ * src/log/logiter.c): the input is a log file.  It goes into a memfd, is
  * opened, read to the end, rewound and read again (the same events and
  * loss counts), and closed.  Built twice by `make fuzz`: as is, and with PT_LOG_FUZZ_NOCRC
  * (checksums ignored) to reach the checks behind them.

@@ -1,5 +1,5 @@
 /*
- * stream_fuzz.c -- libFuzzer target for the stream reader (src/read.c) and
+ * stream_fuzz.c -- libFuzzer target for the stream reader (src/reader/read.c) and
  * the controller's other calls on a segment that a hostile traced process
  * writes over while the controller reads it (docs/security.md).
  *

@@ -42,7 +42,7 @@ seed acq_stuck 0x0a 40  2 0x31 0 0 0 1  5 0x08  4  10 60  4
 # three losses that nobody reported in the ring
 seed loss_ring 0x0a 20  2 0x21 0 0 0 3  4
 # chunk 1's commit points past its records (descriptors are 128 bytes,
-# commit at 64: src/layout.h)
+# commit at 64: src/shm/layout.h)
 seed commit_past 0x0a 40  3 0x00  0 2 0xc0 0 0 4 0x00 0x10 0 0  4
 # free stack and seal counter scribbled on, then the writer takes chunks
 seed pool_damage 0x08 30  1 0x29 0 0 0 5 0 0 0 0 0 0 0  2 0x41 0 0 0 2  5 0x3f  5 0x3f  5 0x3f  4

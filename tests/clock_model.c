@@ -1,5 +1,5 @@
 /*
- * clock_model -- the tick-to-time conversion (src/clock.c) against a
+ * clock_model -- the tick-to-time conversion (src/shm/clock.c) against a
  * simulated machine, deterministic and hours long in a second.
  *
  * clock.c is compiled into this test with the TSC and clock_gettime()

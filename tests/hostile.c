@@ -9,7 +9,7 @@
  * FLUSH stream with a log: its flusher survives, and the log reads back as
  * well-formed events.
  *
- * This test reaches into the library's internals (src/lib.h) to find the
+ * This test reaches into the library's internals (src/api/api.h and the layers under it) to find the
  * segment, as a hostile traced process would find its own mapping.
  */
 #include <fcntl.h>

@@ -1,5 +1,5 @@
 /*
- * logfmt.c -- the trace log file format (src/logfmt.h): round trip of
+ * logfmt.c -- the trace log file format (src/log/logfmt.h): round trip of
  * many events and names, the space overhead, the three log-full policies
  * (LOOP keeps exactly the newest events, UNTIL_FULL ends with STOP,
  * APPEND through a pipe and a socket), byte-swapped logs, API misuse.

@@ -1,6 +1,6 @@
 /*
  * logfmt_errors.c -- damaged trace logs, failing writes, bad descriptors
- * (src/logfmt.h).  A log cut at every byte offset opens (or is EINVAL when
+ * (src/log/logfmt.h).  A log cut at every byte offset opens (or is EINVAL when
  * the header is cut) and yields exactly the events of its complete blocks;
  * random byte flips yield a POSIX_TRACE_ERROR event or fewer events, never
  * a wrong one; ENOSPC (a 64 KiB tmpfs, /dev/full) and EFBIG (RLIMIT_FSIZE)

@@ -20,7 +20,7 @@
 #include <unistd.h>
 #include <trace.h>
 #include "t.h"
-#undef PT_TLS /* <elf.h>'s; lib.h has its own */
+#undef PT_TLS /* <elf.h>'s; shm/shm.h has its own */
 #include "../src/api/api.h"
 #include "../src/log/logfmt.h"
 

@@ -1,5 +1,5 @@
 /*
- * logopen.c -- a trace log opened for reading, the analyzer's side of
+ * logfile.c -- a trace log opened for reading, the analyzer's side of
  * TRL: posix_trace_open(), posix_trace_rewind(), posix_trace_close(), and
  * what get_attr, get_status, the event-type list and getnext do on such an
  * id.  The file itself is read by logread.c, which trusts nothing in it.

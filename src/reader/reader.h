@@ -95,7 +95,7 @@ struct pt_trid {
 	uint64_t fork_gen;
 	int slot;                 /* slot in the traced process's control segment, or -1 */
 	int fd;                   /* memfd holding the segment; its lock is the stream's life */
-	int sys_fd;               /* counts the stream system-wide (remote.c) */
+	int sys_fd;               /* counts the stream system-wide (trid/target.c) */
 	pid_t pid;                /* the traced process */
 	struct pt_ctl *tctl;      /* its control segment, mapped here, or NULL */
 	int tctl_own;             /* tctl is this process's own */
@@ -109,8 +109,8 @@ struct pt_trid {
 	struct pt_clock clk;      /* trusted copy; points added as it is read */
 	struct pt_reader rd;
 	uint32_t typelist_pos;
-	struct pt_flusher *fl;    /* a stream with a log: its writer (flush.c) */
-	struct pt_logr *lr;       /* a log opened for reading (logopen.c) */
+	struct pt_flusher *fl;    /* a stream with a log: its writer (trid/flusher.c) */
+	struct pt_logr *lr;       /* a log opened for reading (api/logfile.c) */
 };
 
 #define PT_KIND_STREAM 0

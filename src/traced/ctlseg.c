@@ -1,10 +1,10 @@
 /*
- * ctl.c -- this process's control segment.
+ * ctlseg.c -- this process's control segment.
  *
  * Made when the library is loaded (four syscalls, no thread), found again
  * after exec through POSIXTRACE_CTL, replaced by a fresh one in the child
  * after fork (the child keeps the slots of inherited streams).  Controllers
- * of other processes find it in /proc/PID/fd; see remote.c.  It also holds
+ * of other processes find it in /proc/PID/fd; see trid/target.c.  It also holds
  * the process's event-name registry, so a controller agrees with the
  * traced process on ids.
  */
@@ -46,7 +46,7 @@ static void ctl_init_header(struct pt_ctl *c)
 }
 
 /* Map fd if it is the control segment of pid; NULL otherwise.  Also used
- * by a controller on another process's (remote.c): nothing is trusted. */
+ * by a controller on another process's (trid/target.c): nothing is trusted. */
 struct pt_ctl *pt_ctl_map(int fd, pid_t pid)
 {
 	struct stat st;

@@ -31,7 +31,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
-#undef PT_TLS /* <elf.h>'s program header type; lib.h's TLS model from here on */
+#undef PT_TLS /* <elf.h>'s program header type; shm.h's TLS model from here on */
 #include "traced.h"
 
 #define OBJ_MAX 4096u /* objects one process keeps track of */
@@ -186,7 +186,7 @@ static int each_object(struct dl_phdr_info *info, size_t size, void *arg)
 }
 
 /* At load (and after exec, in the new image): the objects loaded so far.
- * After ctl.c's constructor (101), before the program's own. */
+ * After ctlseg.c's constructor (101), before the program's own. */
 __attribute__((constructor(102))) static void objmap_init(void)
 {
 	size_t sz = (size_t)OBJ_MAX * (sizeof *tab + sizeof *start + sizeof *state + sizeof *bid_off);

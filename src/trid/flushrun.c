@@ -19,7 +19,7 @@
  * event type whose name is not in the log yet, a payload longer than the
  * log takes whole, a record that does not fit its chunk, a timestamp the
  * block cannot express, the end of the block's room.  The general path
- * (flush.c's drain) deals with it, so the log is the same either way.
+ * (flusher.c's drain) deals with it, so the log is the same either way.
  */
 #include "trid.h"
 

@@ -1,5 +1,5 @@
 /*
- * remote.c -- the controller's side of tracing a process: finding its
+ * target.c -- the controller's side of tracing a process: finding its
  * control segment, claiming a slot, placing the stream's segment in the
  * same memfd, the liveness lock, and the system-wide stream count.
  *
