@@ -185,8 +185,14 @@ __attribute__((noinline)) static void record_check(trace_event_id_t id, const vo
 
 PT_API void posix_trace_event(trace_event_id_t id, const void *restrict data, size_t len)
 {
-	uint32_t w = atomic_load_explicit(&pt_ctl->live, memory_order_relaxed);
-	if (PT_LIKELY(!(w & PT_LIVE_MASK)))
+	/* <trace.h>'s test again, for callers that did not make it: is id
+	 * wanted by a running stream here (a superset: record_live decides) */
+	struct pt_ctl *c = pt_ctl;
+	uint64_t m = atomic_load_explicit(&c->want[(id / 64) % (PT_NIDS / 64)], memory_order_relaxed);
+	if (PT_LIKELY(!(m >> (id % 64) & 1)))
+		return;
+	uint32_t w = atomic_load_explicit(&c->live, memory_order_relaxed);
+	if (PT_UNLIKELY(!(w & PT_LIVE_MASK)))
 		return;
 	record_check(id, data, len, w, __builtin_return_address(0));
 }
