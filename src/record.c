@@ -91,6 +91,60 @@ __attribute__((always_inline)) static inline int write_one(struct pt_slot *sl, s
 	return 0;
 }
 
+/* A traced thread's event into stream s, slot s's view sl: the common case
+ * (running, the filter copy kept, room in the thread's open chunk, the
+ * clock not behind, the chunk's base near) written straight through with
+ * the writer's fields in registers; anything else goes the general way,
+ * write_one() (which takes a timestamp of its own, never earlier). */
+__attribute__((noinline)) static void write_user_slow(struct pt_slot *sl, struct pt_tw *tw,
+                                                      unsigned s, unsigned level,
+                                                      trace_event_id_t id, const void *data,
+                                                      size_t len, uintptr_t addr)
+{
+	write_one(sl, tw, (int)s, level, id, data, len, addr);
+}
+
+__attribute__((always_inline)) static inline void write_user(struct pt_slot *sl, struct pt_tw *tw,
+                                                            unsigned s, unsigned level,
+                                                            trace_event_id_t id,
+                                                            const void *data, size_t len,
+                                                            uintptr_t addr)
+{
+	struct pt_hdr *h = sl->hdr;
+	uint32_t st = atomic_load_explicit(&h->state, memory_order_acquire);
+
+	if (PT_UNLIKELY(!(st & PT_ST_RUNNING) || sl->test_hdr_filter))
+		goto slow;
+	if (atomic_load_explicit(&sl->filter[id / 64], memory_order_relaxed) >> (id % 64) & 1)
+		return;
+	uint32_t n = len > sl->max_data ? sl->max_data : (uint32_t)len;
+	uint32_t rec = PT_REC_SIZE(n), pos = tw->pos;
+	uint64_t ts = pt_now();
+	if (PT_UNLIKELY(ts < tw->last_ts || tw->key != pt_tw_key(sl, st) ||
+	                pos + rec > sl->chunk_size || (ts - tw->base_ts) >> 47))
+		goto slow;
+	uint32_t idx = tw->idx;
+	pt_word *p = (pt_word *)(sl->data + (size_t)idx * sl->chunk_size + pos);
+	uint64_t w0 = (ts & PT_MASK48) | (uint64_t)id << 48 |
+	              (uint64_t)(len > n ? PT_RF_TRUNC : 0) << 60;
+	uint64_t w1 = ((uint64_t)addr & PT_MASK48) | (uint64_t)n << 48;
+	atomic_store_explicit(&p[0], w0, memory_order_relaxed);
+	atomic_store_explicit(&p[1], w1, memory_order_relaxed);
+	pt_put_bytes(p + 2, data, n);
+	pos += rec;
+	tw->pos = pos;
+	tw->nev++;
+	tw->last_ts = ts;
+	atomic_store_explicit(&sl->chunks[idx].commit, pos, memory_order_release);
+	if (PT_UNLIKELY(atomic_load_explicit(&h->waiters, memory_order_relaxed)) &&
+	    sl->policy != POSIX_TRACE_FLUSH && /* its flusher: woken per chunk (pool.c) */
+	    atomic_exchange_explicit(&h->waiters, 0, memory_order_acq_rel))
+		pt_wake_readers(h);
+	return;
+slow:
+	write_user_slow(sl, tw, s, level, id, data, len, addr);
+}
+
 /* 1 if every live stream filters id out: then nothing else is needed. */
 static inline int filtered_everywhere(uint32_t live, trace_event_id_t id)
 {
@@ -110,6 +164,23 @@ static inline uint32_t live_slots(void)
 	       atomic_load_explicit(&pt_proc.att, memory_order_acquire) & PT_LIVE_MASK;
 }
 
+/* Several streams, or nested deeper than we keep chunks for. */
+__attribute__((noinline)) static void record_many(trace_event_id_t id, const void *data,
+                                                  size_t len, uint32_t live, void *addr,
+                                                  unsigned level)
+{
+	while (live) {
+		unsigned s = (unsigned)__builtin_ctz(live);
+		live &= live - 1;
+		if (PT_LIKELY(level < PT_LEVELS))
+			write_one(pt_view_att(s), &pt_tw[s][level], (int)s, level, id, data, len,
+			          (uintptr_t)addr);
+		else
+			pt_pool_note_lost(pt_view(s)->hdr, 1, pt_now(), 1, (uint64_t)pthread_self(),
+			                  pt_pid, PT_LEVELS - 1);
+	}
+}
+
 /* Arguments keep posix_trace_event's order so no register moves ahead of
  * its branch; the heavy work (and its register saves) only for events that
  * will be written. */
@@ -121,15 +192,12 @@ __attribute__((noinline)) static void record_user(trace_event_id_t id, const voi
 		len = 0; /* no data to copy: an empty event rather than a crash */
 	/* reload: a shutdown clears the bit, then waits for pt_nest to drop */
 	live = live_slots();
-	while (live) {
+	if (PT_LIKELY(level < PT_LEVELS && live && !(live & (live - 1)))) {
+		/* one stream: the common case, straight through */
 		unsigned s = (unsigned)__builtin_ctz(live);
-		live &= live - 1;
-		if (PT_LIKELY(level < PT_LEVELS))
-			write_one(pt_view_att(s), &pt_tw[s][level], (int)s, level, id, data, len,
-			          (uintptr_t)addr);
-		else /* nested deeper than we keep chunks for */
-			pt_pool_note_lost(pt_view(s)->hdr, 1, pt_now(), 1, (uint64_t)pthread_self(),
-			                  pt_pid, PT_LEVELS - 1);
+		write_user(pt_view_att(s), &pt_tw[s][level], s, level, id, data, len, (uintptr_t)addr);
+	} else {
+		record_many(id, data, len, live, addr, level);
 	}
 	pt_leave(level);
 }
