@@ -18,7 +18,10 @@
  * order).  Inherited streams: a child of a process traced into an
  * INHERITED stream wants every user id (its control segment hears of no
  * filter change) and still records exactly what the filter lets through,
- * also after the parent changes the filter; and the first stream a
+ * also after the parent changes the filter.  Exec: a stream started (with a
+ * filter) for a child before it execs; the new image's inline test reads
+ * the adopted control segment's bitmap and records exactly what the filter
+ * lets through.  And the first stream a
  * controller makes for a fresh child is attached though its ticket may
  * equal one the parent acted on.  Looped (WANTED_ROUNDS, 10 by default).
  */
@@ -363,8 +366,61 @@ static void inherit_round(void)
 	close(go[0]), close(go[1]), close(done[0]), close(done[1]);
 }
 
+/* ---------------------------------------------------------------- exec */
+/* The exec'd image: its wanted bitmap is the adopted control segment's. */
+static int exec_child(void)
+{
+	trace_event_id_t a, b;
+	if (posix_trace_eventid_open("wanted.xa", &a) || posix_trace_eventid_open("wanted.xb", &b))
+		return 2;
+	int ok = wanted(a) && !wanted(b);
+	for (int i = 0; i < 4; i++) {
+		posix_trace_event(a, &i, sizeof i);
+		posix_trace_event(b, &i, sizeof i);
+	}
+	return ok ? 0 : 3;
+}
+
+static void exec_round(void)
+{
+	trace_event_id_t a, b;
+	REQUIRE(posix_trace_eventid_open("wanted.xa", &a) == 0);
+	REQUIRE(posix_trace_eventid_open("wanted.xb", &b) == 0);
+	int go[2];
+	REQUIRE(pipe(go) == 0);
+	pid_t pid = fork();
+	REQUIRE(pid >= 0);
+	if (pid == 0) {
+		char c;
+		close(go[1]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(2);
+		setenv("WANTED_EXEC_CHILD", "1", 1);
+		execl("/proc/self/exe", "wanted", (char *)NULL);
+		_exit(4);
+	}
+	close(go[0]);
+	trace_id_t t = mk(pid, 0, 1 << 20);
+	trace_event_set_t s = set1(b);
+	CHECK_RC(posix_trace_set_filter(t, &s, POSIX_TRACE_SET_EVENTSET), 0);
+	CHECK_RC(posix_trace_start(t), 0);
+	REQUIRE(write(go[1], "g", 1) == 1);
+	close(go[1]);
+	int st;
+	CHECK(waitpid(pid, &st, 0) == pid && WIFEXITED(st));
+	CHECK_EQ(WEXITSTATUS(st), 0);
+	CHECK_RC(posix_trace_stop(t), 0);
+	int na, nb, other;
+	count_ids(t, a, b, &na, &nb, &other);
+	CHECK_EQ(na, 4);
+	CHECK_EQ(nb, 0);
+	CHECK_RC(posix_trace_shutdown(t), 0);
+}
+
 int main(void)
 {
+	if (getenv("WANTED_EXEC_CHILD"))
+		return exec_child();
 	T_BEGIN(120);
 	const char *e = getenv("WANTED_ROUNDS");
 	int rounds = e ? atoi(e) : 10;
@@ -374,6 +430,7 @@ int main(void)
 		local_checks();
 		remote_round();
 		inherit_round();
+		exec_round();
 	}
 	T_END();
 }
