@@ -145,19 +145,6 @@ slow:
 	write_user_slow(sl, tw, s, level, id, data, len, addr);
 }
 
-/* 1 if every live stream filters id out: then nothing else is needed. */
-static inline int filtered_everywhere(uint32_t live, trace_event_id_t id)
-{
-	while (live) {
-		unsigned s = (unsigned)__builtin_ctz(live);
-		live &= live - 1;
-		uint64_t w = atomic_load_explicit(&pt_view_att(s)->filter[id / 64], memory_order_relaxed);
-		if (!(w >> (id % 64) & 1))
-			return 0;
-	}
-	return 1;
-}
-
 static inline uint32_t live_slots(void)
 {
 	return atomic_load_explicit(&pt_ctl->live, memory_order_acquire) &
@@ -215,15 +202,18 @@ __attribute__((noinline, cold)) static void record_new_code(trace_event_id_t id,
 	record_user(id, data, len, live, addr);
 }
 
-/* The filter test, then the write: reached by tail calls that keep the
+/* The write: reached by tail calls that keep the
  * caller's argument registers, so no path here saves a register. */
 __attribute__((always_inline)) static inline void record_live(trace_event_id_t id,
                                                               const void *data, size_t len,
                                                               uint32_t w, void *addr)
 {
 	uint32_t live = w & atomic_load_explicit(&pt_proc.att, memory_order_acquire) & PT_LIVE_MASK;
-	if (!live || filtered_everywhere(live, id))
-		return; /* a bit test in process memory, before touching any stream */
+	/* (no filter test here: the wanted bitmap kept ids every running
+	 * stream filters out from reaching the call, and the write tests
+	 * each stream's filter anyway) */
+	if (!live)
+		return;
 	if (PT_UNLIKELY((uintptr_t)addr - pt_obj.lo >= pt_obj.span)) {
 		record_new_code(id, data, len, live, addr);
 		return;
