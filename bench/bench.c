@@ -8,7 +8,11 @@
  * median of 5 timed repetitions (CLOCK_MONOTONIC) after a warm-up run.  The
  * timed loop body is only the posix_trace_event() call plus a store of one
  * byte of the payload, so the call cannot be hoisted.  Prints a Markdown
- * table for docs/performance.md.
+ * table for docs/performance.md, then the goals of issue 17 each read off
+ * this run: filtered out, flight recorder 1 thread, `rdtsc` alone and the
+ * recorder's cost above it, the 2-thread/1-thread rate, and the stream
+ * bytes per event a LOOP stream's history holds with an 8-byte payload
+ * (the LTTng-UST column: make bench-lttng).
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -299,6 +303,31 @@ static double bench_reader(void)
 	return median(v);
 }
 
+/* ----------------------------------------- history kept per byte (LOOP) */
+/* A LOOP stream of `size` bytes, filled several times over with events of
+ * an 8-byte payload, then read: the stream size over the events it kept. */
+static double loop_bytes_per_event(size_t size)
+{
+	struct posix_trace_event_info ev;
+	unsigned char data[64];
+	uint64_t pl = 0, got = 0;
+	size_t len;
+	int unavail;
+	trace_id_t trid = make_stream(POSIX_TRACE_LOOP, size);
+
+	posix_trace_start(trid);
+	for (uint64_t i = 0; i < 4 * size / 8; i++) {
+		pl = i;
+		posix_trace_event(id, &pl, sizeof pl);
+	}
+	posix_trace_stop(trid);
+	while (posix_trace_trygetnext_event(trid, &ev, data, sizeof data, &len, &unavail) == 0 &&
+	       !unavail)
+		got += ev.posix_event_id == id;
+	posix_trace_shutdown(trid);
+	return got ? (double)size / (double)got : 0;
+}
+
 int main(void)
 {
 	trace_attr_t attr;
@@ -337,6 +366,11 @@ int main(void)
 	posix_trace_shutdown(trid);
 
 	double reader = bench_reader();
+	size_t ev8 = 0;
+	posix_trace_attr_init(&attr);
+	posix_trace_attr_getmaxusereventsize(&attr, 8, &ev8);
+	posix_trace_attr_destroy(&attr);
+	double hist8 = loop_bytes_per_event(4u << 20);
 	double one_rate = 1e9 / one;
 	double floor_ns = bench_loop(empty_loop, N_EVENTS);
 	double scaling = machine_scaling(alu_ns);
@@ -374,5 +408,21 @@ int main(void)
 	       drained * 100);
 	printf("- stream space per event with a %d-byte payload: %zu bytes (%zu bytes of "
 	       "overhead)\n", PAYLOAD, evsize, evsize - PAYLOAD);
+
+	/* the rows of the goals, each read off this one run (the LTTng-UST
+	 * column: make bench-lttng) */
+	double ratio = two_ag / one_rate;
+	printf("\n| goal | this run | target | met |\n|---|---:|---|---|\n");
+	printf("| event filtered out by every running stream | %.2f ns | <= 1 ns (no stream: "
+	       "%.2f ns) | %s |\n", filtered, none, filtered <= 1.0 ? "yes" : "no");
+	printf("| flight recorder (LOOP), 1 thread, %d-byte payload | %.2f ns | <= 0.15 x "
+	       "LTTng-UST (make bench-lttng) | see there |\n", PAYLOAD, one);
+	printf("| `rdtsc` alone | %.2f ns | | |\n", tsc_cost);
+	printf("| flight recorder over `rdtsc` alone | %+.2f ns | <= 4 ns | %s |\n",
+	       one - tsc_cost, one - tsc_cost <= 4.0 ? "yes" : "no");
+	printf("| 2 threads: aggregate rate / 1-thread rate | %.2f | >= 1.8 | %s |\n", ratio,
+	       ratio >= 1.8 ? "yes" : "no");
+	printf("| stream bytes per event, 8-byte payload, LOOP history | %.1f (record: %zu) | "
+	       "<= 16 | %s |\n", hist8, ev8, hist8 > 0 && hist8 <= 16.0 ? "yes" : "no");
 	return 0;
 }

@@ -200,23 +200,32 @@ int posix_trace_get_status(trace_id_t, struct posix_trace_status_info *);
 
 void posix_trace_event(trace_event_id_t, const void *__restrict, size_t);
 
-/* With no stream running in the process, posix_trace_event() does nothing.
- * This inline test lets a call site find that out with one load and one
- * branch, without making the call: __posix_trace_gate points at a word in
- * the process's control segment whose low 8 bits are non-zero whenever a
- * stream may record here (the library keeps it current; controllers in
- * other processes set it).  (posix_trace_event)(...) or defining
- * POSIXTRACE_NO_INLINE before including <trace.h> calls the function
- * always; the function makes the same test itself. */
+/* With no stream running in the process, or with every running stream
+ * filtering the id out, posix_trace_event() does nothing.  This inline test
+ * lets a call site find that out with two loads and one branch, without
+ * making the call: __posix_trace_want points at the process's wanted
+ * bitmap (in its control segment), whose bit id is set whenever a running
+ * stream may record id (the library keeps it current; controllers in
+ * other processes do too, before posix_trace_start() or
+ * posix_trace_set_filter() returns).  The index is masked, so an id out of
+ * range reads a word of the bitmap, never past it (the function rejects
+ * such an id).  (posix_trace_event)(...) or defining POSIXTRACE_NO_INLINE
+ * before including <trace.h> calls the function always; the function
+ * makes the same test itself.  __posix_trace_gate, which programs built
+ * with older headers test instead, still points at a word whose low 8 bits
+ * are non-zero whenever a stream may record here. */
 #if (defined(__GNUC__) || defined(__clang__)) && !defined(POSIXTRACE_NO_INLINE)
 extern const unsigned int *__posix_trace_gate;
+extern const unsigned long long *__posix_trace_want;
 /* a statement expression rather than an inline function, so the call's
  * address and line are the caller's own; each argument evaluated once */
 #define posix_trace_event(id, data, len) __extension__({ \
 	trace_event_id_t __pt_id = (id); \
 	const void *__pt_data = (data); \
 	size_t __pt_len = (len); \
-	if (__builtin_expect(__atomic_load_n(__posix_trace_gate, __ATOMIC_RELAXED) & 0xffu, 0)) \
+	if (__builtin_expect(__atomic_load_n(&__posix_trace_want[(__pt_id / 64u) % \
+	                     (__TRACE_EVENT_ID_LIMIT / 64u)], __ATOMIC_RELAXED) >> \
+	                     (__pt_id % 64u) & 1u, 0)) \
 		posix_trace_event(__pt_id, __pt_data, __pt_len); \
 	(void)0; })
 #endif

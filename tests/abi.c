@@ -4,7 +4,10 @@
  * else: every public function resolves with dlsym, internal ones do not,
  * and the symbols carry the POSIXTRACE_0.1 version.  One data symbol more:
  * __posix_trace_gate, which <trace.h>'s inline posix_trace_event() test
- * reads; it points at a word that is zero while nothing is traced.
+ * reads; it points at a word that is zero while nothing is traced.  And,
+ * since POSIXTRACE_0.2, __posix_trace_want, which the inline test of this
+ * <trace.h> reads: 16 words of wanted bits, all zero while nothing is
+ * traced.
  */
 #include <dlfcn.h>
 #include <link.h>
@@ -59,6 +62,12 @@ int main(void)
 	CHECK(gate != NULL && *gate != NULL);
 	if (gate && *gate)
 		CHECK_EQ(**gate & 0xffu, 0u);
+	const unsigned long long **want = dlvsym(h, "__posix_trace_want", "POSIXTRACE_0.2");
+	CHECK(want != NULL && *want != NULL);
+	if (want && *want)
+		for (unsigned i = 0; i < 16; i++)
+			CHECK_EQ((*want)[i], 0ull);
+	CHECK(dlvsym(h, "__posix_trace_want", "POSIXTRACE_0.1") == NULL);
 	for (unsigned i = 0; i < sizeof internal / sizeof internal[0]; i++) {
 		void *f = dlsym(h, internal[i]);
 		if (f)

@@ -30,6 +30,8 @@ PT_API int posix_trace_start(trace_id_t trid)
 		pt_filter_get(h, &f);
 		pt_record_system(t, POSIX_TRACE_START, &f, sizeof f, __builtin_return_address(0), 0);
 		atomic_fetch_or(&h->state, PT_ST_RUNNING);
+		if (t->slot >= 0) /* its share of the wanted bitmap, before the live bit */
+			pt_ctl_slot_want(t->tctl, (unsigned)t->slot, h->filter);
 		notify(t, 1, 0);
 		if (t->tctl_own) /* map it now, not in the first event (which may */
 			pt_resync(); /* be a signal handler interrupting a resync) */

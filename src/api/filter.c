@@ -44,8 +44,11 @@ PT_API int posix_trace_set_filter(trace_id_t trid, const trace_event_set_t *set,
 		ch[1].__bits[i] = nw;
 		atomic_store(&h->filter[i], nw);
 	}
-	if (t->slot >= 0) /* the traced process refreshes its copy of the filter */
+	if (t->slot >= 0) { /* the wanted bitmap follows; the traced process
+	                     * refreshes its copy of the filter */
+		pt_ctl_slot_want(t->tctl, (unsigned)t->slot, h->filter);
 		pt_ctl_bump(t->tctl, 0, 0);
+	}
 	if (atomic_load(&h->state) & PT_ST_RUNNING)
 		pt_record_system(t, POSIX_TRACE_FILTER, ch, sizeof ch, __builtin_return_address(0), 0);
 	pt_trid_unlock(t);

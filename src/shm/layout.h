@@ -302,7 +302,7 @@ _Static_assert(offsetof(struct pt_hdr, noloss_ms) + sizeof(uint32_t) <=
  *   +-------------------+
  */
 #define PT_CTL_MAGIC      0x4c54435854534f50ull /* "POSTXCTL" */
-#define PT_CTL_VERSION    1u
+#define PT_CTL_VERSION    2u /* 2: the wanted bitmap */
 #define PT_CTL_NAMES      4096u
 #define PT_CTL_SIZE       (PT_CTL_NAMES + ((PT_NIDS * sizeof(struct pt_name) + 4095u) & ~4095u))
 #define PT_CTL_REGION_MAX (1ull << 46)      /* largest region offset accepted */
@@ -333,7 +333,18 @@ struct pt_ctl {
 	alignas(64) _Atomic uint64_t region_end; /* next free offset for a region */
 	_Atomic uint64_t next_ticket;
 	alignas(64) struct pt_ctl_slot slot[PT_SLOTS];
+	/* The wanted bitmap, read by <trace.h>'s inline test through
+	 * __posix_trace_want: bit id is set if a running slot's stream may
+	 * record id (see docs/design.md, "The wanted bitmap").  It is the OR,
+	 * over the running slots (the low bits of live), of slot_want[s],
+	 * which the controller of slot s writes (the ids its filter lets
+	 * through; all user ids where the filter cannot be followed), and is
+	 * recomputed after every change of live (pt_ctl_bump).  A superset
+	 * while a change is under way, never a subset once it returned. */
+	alignas(64) _Atomic uint64_t want[PT_NIDS / 64];
+	alignas(64) _Atomic uint64_t slot_want[PT_SLOTS][PT_NIDS / 64];
 };
+_Static_assert(sizeof(struct pt_ctl) <= PT_CTL_NAMES, "struct pt_ctl overlaps the name registry");
 
 
 #endif

@@ -30,6 +30,9 @@ struct pt_ctl *pt_ctl = &fallback.c;
 /* <trace.h>'s inline test reads the live word through this */
 _Static_assert(PT_LIVE_MASK == 0xffu, "<trace.h> tests the low 8 bits of the live word");
 PT_API const unsigned int *__posix_trace_gate = (const unsigned int *)&fallback.c.live;
+/* ... and, since POSIXTRACE_0.2, the wanted bitmap through this */
+_Static_assert(PT_NIDS == 1024 && PT_NIDS / 64 == 16, "<trace.h> indexes 16 words of wanted bits");
+PT_API const unsigned long long *__posix_trace_want = (const unsigned long long *)fallback.c.want;
 int pt_ctl_fd = -1;
 
 /* Everything but the magic number, which is written last (ctl_publish):
@@ -95,6 +98,7 @@ static void ctl_use(struct pt_ctl *c, int fd)
 {
 	pt_ctl = c;
 	__posix_trace_gate = (const unsigned int *)&c->live;
+	__posix_trace_want = (const unsigned long long *)c->want;
 	pt_ctl_fd = fd;
 }
 
@@ -128,8 +132,44 @@ __attribute__((constructor(101))) static void ctl_init(void)
 	setenv(CTL_ENV, buf, 1);
 }
 
+/* Slot s's share of the wanted bitmap: the user ids the filter f lets
+ * through, or every user id (f NULL: a filter this segment does not hear
+ * of).  Written before the pt_ctl_bump() that makes it count. */
+void pt_ctl_slot_want(struct pt_ctl *c, unsigned s, const _Atomic uint64_t *f)
+{
+	for (unsigned i = 0; i < PT_NIDS / 64; i++) {
+		uint64_t w = f ? ~atomic_load(&f[i]) : ~0ull;
+		if (i == 0)
+			w &= ~((1ull << PT_SYS_IDS) - 1); /* system ids: never user events */
+		atomic_store(&c->slot_want[s][i], w);
+	}
+}
+
+/* The wanted bitmap anew: the OR of slot_want over the running slots.
+ * Every change (a slot's share, a live bit) is followed by a bump of the
+ * live word and then this, so a pass that saw the live word unchanged
+ * from before its loads to after its stores stored what was current; one
+ * that did not goes again.  Of two concurrent passes, a stale one ends
+ * with a pass of its own after the other's change (and a pass that ends
+ * later stores later).  Async-signal-safe: atomics only. */
+static void want_recompute(struct pt_ctl *c)
+{
+	uint32_t v = atomic_load(&c->live), v2;
+	for (;;) {
+		for (unsigned i = 0; i < PT_NIDS / 64; i++) {
+			uint64_t w = 0;
+			for (uint32_t m = v & PT_LIVE_MASK; m; m &= m - 1)
+				w |= atomic_load(&c->slot_want[__builtin_ctz(m)][i]);
+			atomic_store(&c->want[i], w);
+		}
+		if ((v2 = atomic_load(&c->live)) == v)
+			return;
+		v = v2;
+	}
+}
+
 /* Set and clear live bits and count the change, so that every recording
- * thread resyncs on its next event. */
+ * thread resyncs on its next event; then the wanted bitmap follows. */
 void pt_ctl_bump(struct pt_ctl *c, uint32_t set, uint32_t clear)
 {
 	uint32_t o = atomic_load_explicit(&c->live, memory_order_relaxed), n;
@@ -137,8 +177,9 @@ void pt_ctl_bump(struct pt_ctl *c, uint32_t set, uint32_t clear)
 		n = (((o & ~PT_LIVE_MASK) + PT_LIVE_BUMP) | ((o | set) & ~clear & PT_LIVE_MASK));
 		if (!(n & ~PT_LIVE_MASK))
 			n += PT_LIVE_BUMP;
-	} while (!atomic_compare_exchange_weak_explicit(&c->live, &o, n, memory_order_release,
+	} while (!atomic_compare_exchange_weak_explicit(&c->live, &o, n, memory_order_seq_cst,
 	                                                memory_order_relaxed));
+	want_recompute(c);
 }
 
 /* In the child after fork (one thread, async-signal-safe calls only): a
@@ -165,8 +206,13 @@ void pt_ctl_atfork_child(void)
 	for (unsigned s = 0; s < PT_SLOTS; s++) {
 		struct pt_slot *sl = pt_view(s);
 		struct pt_ctl_slot *o = &old->slot[s], *n = &c->slot[s];
-		if (!(atomic_load(&pt_proc.att) >> s & 1))
+		if (!(atomic_load(&pt_proc.att) >> s & 1)) {
+			/* tickets are per control segment: the parent's last one
+			 * means nothing in the child's (the first stream a
+			 * controller made there could carry the same number) */
+			pt_proc.ticket[s] = 0;
 			continue;
+		}
 		if (sl->inherit != POSIX_TRACE_INHERITED || atomic_load(&sl->dead)) {
 			/* the parent's stream: only this thread runs, so unmap now */
 			atomic_fetch_and(&pt_proc.att, ~(1u << s));
@@ -188,10 +234,12 @@ void pt_ctl_atfork_child(void)
 		sl->test_hdr_filter = 1;
 		for (unsigned i = 0; i < PT_NIDS / 64; i++) /* the controller will not tell us */
 			atomic_store(&sl->filter[i], 0);
+		pt_ctl_slot_want(c, s, NULL); /* nor of its filter: every user id may be wanted */
 		live |= atomic_load(&old->live) & (1u << s);
 		pt_objmap_dump(sl, pt_pid, 0); /* the child's own map (the parent's) */
 	}
 	atomic_store(&c->live, live | PT_LIVE_BUMP);
+	want_recompute(c);
 	ctl_publish(c);
 	if (c != &fallback.c && pt_ctl_fd >= 0 && fd != pt_ctl_fd) {
 		dup3(fd, pt_ctl_fd, 0); /* the parent's control segment is not ours */

@@ -88,23 +88,81 @@ __attribute__((always_inline)) static inline int write_one(struct pt_slot *sl, s
 	return 0;
 }
 
-/* 1 if every live stream filters id out: then nothing else is needed. */
-static inline int filtered_everywhere(uint32_t live, trace_event_id_t id)
+/* A traced thread's event into stream s, slot s's view sl: the common case
+ * (running, the filter copy kept, room in the thread's open chunk, the
+ * clock not behind, the chunk's base near) written straight through with
+ * the writer's fields in registers; anything else goes the general way,
+ * write_one() (which takes a timestamp of its own, never earlier). */
+__attribute__((noinline)) static void write_user_slow(struct pt_slot *sl, struct pt_tw *tw,
+                                                      unsigned s, unsigned level,
+                                                      trace_event_id_t id, const void *data,
+                                                      size_t len, uintptr_t addr)
 {
-	while (live) {
-		unsigned s = (unsigned)__builtin_ctz(live);
-		live &= live - 1;
-		uint64_t w = atomic_load_explicit(&pt_view_att(s)->filter[id / 64], memory_order_relaxed);
-		if (!(w >> (id % 64) & 1))
-			return 0;
-	}
-	return 1;
+	write_one(sl, tw, (int)s, level, id, data, len, addr);
+}
+
+__attribute__((always_inline)) static inline void write_user(struct pt_slot *sl, struct pt_tw *tw,
+                                                            unsigned s, unsigned level,
+                                                            trace_event_id_t id,
+                                                            const void *data, size_t len,
+                                                            uintptr_t addr)
+{
+	struct pt_hdr *h = sl->hdr;
+	uint32_t st = atomic_load_explicit(&h->state, memory_order_acquire);
+
+	if (PT_UNLIKELY(!(st & PT_ST_RUNNING) || sl->test_hdr_filter))
+		goto slow;
+	if (atomic_load_explicit(&sl->filter[id / 64], memory_order_relaxed) >> (id % 64) & 1)
+		return;
+	uint32_t n = len > sl->max_data ? sl->max_data : (uint32_t)len;
+	uint32_t rec = PT_REC_SIZE(n), pos = tw->pos;
+	uint64_t ts = pt_now();
+	if (PT_UNLIKELY(ts < tw->last_ts || tw->key != pt_tw_key(sl, st) ||
+	                pos + rec > sl->chunk_size || (ts - tw->base_ts) >> 47))
+		goto slow;
+	uint32_t idx = tw->idx;
+	pt_word *p = (pt_word *)(sl->data + (size_t)idx * sl->chunk_size + pos);
+	uint64_t w0 = (ts & PT_MASK48) | (uint64_t)id << 48 |
+	              (uint64_t)(len > n ? PT_RF_TRUNC : 0) << 60;
+	uint64_t w1 = ((uint64_t)addr & PT_MASK48) | (uint64_t)n << 48;
+	atomic_store_explicit(&p[0], w0, memory_order_relaxed);
+	atomic_store_explicit(&p[1], w1, memory_order_relaxed);
+	pt_put_bytes(p + 2, data, n);
+	pos += rec;
+	tw->pos = pos;
+	tw->nev++;
+	tw->last_ts = ts;
+	atomic_store_explicit(&sl->chunks[idx].commit, pos, memory_order_release);
+	if (PT_UNLIKELY(atomic_load_explicit(&h->waiters, memory_order_relaxed)) &&
+	    sl->policy != POSIX_TRACE_FLUSH && /* its flusher: woken per chunk (pool.c) */
+	    atomic_exchange_explicit(&h->waiters, 0, memory_order_acq_rel))
+		pt_wake_readers(h);
+	return;
+slow:
+	write_user_slow(sl, tw, s, level, id, data, len, addr);
 }
 
 static inline uint32_t live_slots(void)
 {
 	return atomic_load_explicit(&pt_ctl->live, memory_order_acquire) &
 	       atomic_load_explicit(&pt_proc.att, memory_order_acquire) & PT_LIVE_MASK;
+}
+
+/* Several streams, or nested deeper than we keep chunks for. */
+__attribute__((noinline)) static void record_many(trace_event_id_t id, const void *data,
+                                                  size_t len, uint32_t live, void *addr,
+                                                  unsigned level)
+{
+	while (live) {
+		unsigned s = (unsigned)__builtin_ctz(live);
+		live &= live - 1;
+		if (PT_LIKELY(level < PT_LEVELS))
+			write_one(pt_view_att(s), &pt_tw[s][level], (int)s, level, id, data, len,
+			          (uintptr_t)addr);
+		else
+			pt_pool_note_lost(pt_view(s)->hdr, 1, pt_now(), 1, (uint64_t)pthread_self(),
+			                  pt_pid, PT_LEVELS - 1);
+	}
 }
 
 /* Arguments keep posix_trace_event's order so no register moves ahead of
@@ -118,15 +176,12 @@ __attribute__((noinline)) static void record_user(trace_event_id_t id, const voi
 		len = 0; /* no data to copy: an empty event rather than a crash */
 	/* reload: a shutdown clears the bit, then waits for pt_nest to drop */
 	live = live_slots();
-	while (live) {
+	if (PT_LIKELY(level < PT_LEVELS && live && !(live & (live - 1)))) {
+		/* one stream: the common case, straight through */
 		unsigned s = (unsigned)__builtin_ctz(live);
-		live &= live - 1;
-		if (PT_LIKELY(level < PT_LEVELS))
-			write_one(pt_view_att(s), &pt_tw[s][level], (int)s, level, id, data, len,
-			          (uintptr_t)addr);
-		else /* nested deeper than we keep chunks for */
-			pt_pool_note_lost(pt_view(s)->hdr, 1, pt_now(), 1, (uint64_t)pthread_self(),
-			                  pt_pid, PT_LEVELS - 1);
+		write_user(pt_view_att(s), &pt_tw[s][level], s, level, id, data, len, (uintptr_t)addr);
+	} else {
+		record_many(id, data, len, live, addr, level);
 	}
 	pt_leave(level);
 }
@@ -144,15 +199,18 @@ __attribute__((noinline, cold)) static void record_new_code(trace_event_id_t id,
 	record_user(id, data, len, live, addr);
 }
 
-/* The filter test, then the write: reached by tail calls that keep the
+/* The write: reached by tail calls that keep the
  * caller's argument registers, so no path here saves a register. */
 __attribute__((always_inline)) static inline void record_live(trace_event_id_t id,
                                                               const void *data, size_t len,
                                                               uint32_t w, void *addr)
 {
 	uint32_t live = w & atomic_load_explicit(&pt_proc.att, memory_order_acquire) & PT_LIVE_MASK;
-	if (!live || filtered_everywhere(live, id))
-		return; /* a bit test in process memory, before touching any stream */
+	/* (no filter test here: the wanted bitmap kept ids every running
+	 * stream filters out from reaching the call, and the write tests
+	 * each stream's filter anyway) */
+	if (!live)
+		return;
 	if (PT_UNLIKELY((uintptr_t)addr - pt_obj.lo >= pt_obj.span)) {
 		record_new_code(id, data, len, live, addr);
 		return;
@@ -182,8 +240,14 @@ __attribute__((noinline)) static void record_check(trace_event_id_t id, const vo
 
 PT_API void posix_trace_event(trace_event_id_t id, const void *restrict data, size_t len)
 {
-	uint32_t w = atomic_load_explicit(&pt_ctl->live, memory_order_relaxed);
-	if (PT_LIKELY(!(w & PT_LIVE_MASK)))
+	/* <trace.h>'s test again, for callers that did not make it: is id
+	 * wanted by a running stream here (a superset: record_live decides) */
+	struct pt_ctl *c = pt_ctl;
+	uint64_t m = atomic_load_explicit(&c->want[(id / 64) % (PT_NIDS / 64)], memory_order_relaxed);
+	if (PT_LIKELY(!(m >> (id % 64) & 1)))
+		return;
+	uint32_t w = atomic_load_explicit(&c->live, memory_order_relaxed);
+	if (PT_UNLIKELY(!(w & PT_LIVE_MASK)))
 		return;
 	record_check(id, data, len, w, __builtin_return_address(0));
 }
