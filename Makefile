@@ -124,7 +124,7 @@ stress: $(TESTS) $(SHARED) $(BUILD)/header-ok $(CLI) $(EXAMPLES)
 	 done && echo "PASS clock_model, 100 seeds"
 	@NOLOSS_ROUNDS=20 $(BUILD)/tests/noloss && echo "PASS noloss, 20 rounds"
 
-bench: $(BENCHES)
+bench: $(BENCHES) $(CLI)
 	@for b in $(BENCHES); do $$b || exit 1; done
 
 # demo: the in-process demo, then the posixtrace command on examples/app
