@@ -115,7 +115,8 @@ check: $(TESTS) $(SHARED) $(BUILD)/header-ok $(CLI) $(EXAMPLES)
 # that touches timing, processes or threads): a program that lives about a
 # millisecond recorded 100 times, every run symbolized; the golden show
 # output 50 times in a row; clock_truth for 20 rounds; clock_model over 100
-# seeds; noloss for 20 rounds
+# seeds; noloss for 20 rounds; paced_log (1/2/4/8 paced threads, a log, no
+# loss) for 5 rounds
 STRESS_GOLDEN ?= 50
 stress: $(TESTS) $(SHARED) $(BUILD)/header-ok $(CLI) $(EXAMPLES)
 	PT_STRESS=1 $(BUILD)/tests/cli_symbols
@@ -127,8 +128,9 @@ stress: $(TESTS) $(SHARED) $(BUILD)/header-ok $(CLI) $(EXAMPLES)
 	@for s in $$(seq 1 100); do CLOCK_MODEL_SEED=$$s $(BUILD)/tests/clock_model || exit 1; \
 	 done && echo "PASS clock_model, 100 seeds"
 	@NOLOSS_ROUNDS=20 $(BUILD)/tests/noloss && echo "PASS noloss, 20 rounds"
+	@PACED_LOG_ROUNDS=5 $(BUILD)/tests/paced_log && echo "PASS paced_log, 5 rounds"
 
-bench: $(BENCHES)
+bench: $(BENCHES) $(CLI)
 	@for b in $(BENCHES); do $$b || exit 1; done
 
 # demo: the in-process demo, then the posixtrace command on examples/app

@@ -274,6 +274,67 @@ static double bench_with_reader(trace_id_t trid, double *drained)
 	return median(v);
 }
 
+/* ---------------- a paced writer, alone and with a blocking reader */
+/* Bursts of PACED_BURST events, PACED_GAP_US of busy wait between them
+ * (a program doing other work); only the bursts are timed.  With a
+ * reader blocked in getnext that catches up at every burst. */
+#define PACED_EVENTS 1000000u
+#define PACED_BURST 10
+#define PACED_GAP_US 20
+
+static void *block_main(void *arg)
+{
+	struct posix_trace_event_info ev;
+	unsigned char data[64];
+	size_t len;
+	int unavail;
+
+	(void)arg;
+	while (posix_trace_getnext_event(reader_trid, &ev, data, sizeof data, &len, &unavail) == 0)
+		;
+	return NULL;
+}
+
+static double paced_loop(void)
+{
+	unsigned char buf[PAYLOAD] = { 0 };
+	double in = 0;
+
+	for (uint32_t n = 0; n < PACED_EVENTS;) {
+		double t0 = now_ns();
+		for (int k = 0; k < PACED_BURST; k++, n++) {
+			buf[0] = (unsigned char)n;
+			posix_trace_event(id, buf, PAYLOAD);
+		}
+		double t1 = now_ns();
+		in += t1 - t0;
+		while (now_ns() < t1 + PACED_GAP_US * 1e3)
+			;
+	}
+	return in / PACED_EVENTS;
+}
+
+/* ns per event of the paced writer into a LOOP stream: alone (reader 0)
+ * or with a thread blocked in getnext (reader 1); medians. */
+static double bench_paced(int with_reader)
+{
+	double v[REPS];
+
+	for (int r = 0; r < REPS; r++) {
+		pthread_t rd;
+		trace_id_t trid = make_stream(POSIX_TRACE_LOOP, 16u << 20);
+		posix_trace_start(trid);
+		reader_trid = trid;
+		if (with_reader)
+			pthread_create(&rd, NULL, block_main, NULL);
+		v[r] = paced_loop();
+		posix_trace_shutdown(trid); /* wakes the reader: EINVAL */
+		if (with_reader)
+			pthread_join(rd, NULL);
+	}
+	return median(v);
+}
+
 /* ------------------------------------------------------- reader speed */
 static double bench_reader(void)
 {
@@ -365,6 +426,7 @@ int main(void)
 	double with_reader = bench_with_reader(trid, &drained);
 	posix_trace_shutdown(trid);
 
+	double paced_alone = bench_paced(0), paced_blocked = bench_paced(1);
 	double reader = bench_reader();
 	size_t ev8 = 0;
 	posix_trace_attr_init(&attr);
@@ -394,6 +456,10 @@ int main(void)
 	       1e9 / two_ag, two_ag / 1e6);
 	printf("| LOOP stream, 1 thread + reader draining with trygetnext | %.2f | %.1f |\n",
 	       with_reader, 1e3 / with_reader);
+	printf("| LOOP stream, 1 thread paced (bursts of %d, %d us apart) | %.2f | %.1f |\n",
+	       PACED_BURST, PACED_GAP_US, paced_alone, 1e3 / paced_alone);
+	printf("| the same + a reader blocked in getnext | %.2f | %.1f |\n", paced_blocked,
+	       1e3 / paced_blocked);
 	printf("| reader: getnext on a pre-filled stream (%llu events) | %.2f | %.1f |\n",
 	       (unsigned long long)N_READ, 1e9 / reader, reader / 1e6);
 	printf("\n");
@@ -406,6 +472,8 @@ int main(void)
 	       "over an empty function call\n", none, none_call - floor_ns);
 	printf("- the concurrent reader took %.0f%% of the events recorded meanwhile\n",
 	       drained * 100);
+	printf("- a reader alongside / the flight recorder alone: %.2f (trygetnext, spinning), "
+	       "%.2f (paced writer, getnext)\n", with_reader / one, paced_blocked / paced_alone);
 	printf("- stream space per event with a %d-byte payload: %zu bytes (%zu bytes of "
 	       "overhead)\n", PAYLOAD, evsize, evsize - PAYLOAD);
 

@@ -30,7 +30,8 @@ static const char record_help[] =
 "  -o, --output FILE        the log (default posixtrace-YYYYmmdd-HHMMSS.ptlog)\n"
 "      --force              overwrite FILE if it exists\n"
 "      --policy P           stream full policy: flush (default), loop, until-full\n"
-"      --size BYTES         stream size (default 1M; K, M, G suffixes)\n"
+"      --size BYTES         stream size (default 16M with --policy flush, else 1M;\n"
+"                           K, M, G suffixes)\n"
 "      --log-size BYTES     log max size (loop and until-full log policies)\n"
 "      --log-policy P       log full policy: append (default), loop, until-full\n"
 "      --exclude NAME,...   event types not to record\n"
@@ -69,6 +70,12 @@ struct ropts {
 };
 
 #define NOLOSS_DEFAULT_MS 1000u /* a second: a stopped consumer costs that, once */
+/* A FLUSH stream is the buffer between the program and the disk: it must
+ * hold what the program records while one write() of the log stalls.  On
+ * a VM a 64 KiB write to tmpfs sometimes takes 2.5 ms (a host fault per
+ * fresh page); 1 MiB is 4 ms of 250 MB/s, and paced runs at a quarter of
+ * the machine's write rate lost events.  16 MiB is 64 ms of that. */
+#define FLUSH_DEFAULT_SIZE (16u << 20)
 
 enum { O_FORCE = 256, O_POLICY, O_SIZE, O_LOGSIZE, O_LOGPOLICY, O_EXCLUDE, O_NOINHERIT,
        O_NOLOSS };
@@ -153,6 +160,8 @@ static int parse(int argc, char **argv, struct ropts *o, int attach)
 			return usage_error("unknown option '%s'", argv[optind - 1]);
 		}
 	}
+	if (!o->size && o->policy == POSIX_TRACE_FLUSH)
+		o->size = FLUSH_DEFAULT_SIZE;
 	if (o->noloss_ms && o->policy != POSIX_TRACE_FLUSH)
 		return usage_error("--no-loss waits for the flusher: it needs --policy flush");
 	if (!attach)

@@ -40,7 +40,7 @@ int main(void)
 	/* info */
 	CHECK_EQ(cli_run(CLI("info", (char *)log), &out, &err), 0);
 	CHECK(cli_contains(out, "trace name    app\n"));
-	CHECK(cli_contains(out, "stream        1048576 bytes, full policy flush"));
+	CHECK(cli_contains(out, "stream        16777216 bytes, full policy flush")); /* record's default */
 	CHECK(cli_contains(out, "log policy    append"));
 	CHECK(cli_contains(out, "inheritance   inherited"));
 	CHECK(cli_contains(out, "lost events   none\n"));

@@ -12,6 +12,8 @@
  *                running with only another event (ptbench:other) enabled
  *   flight       a 16 MiB LOOP stream / a snapshot session, overwrite
  *                channel, 8 x 1 MiB sub-buffers per CPU; 1 and 2 threads
+ *   paced        the disk case with 2 threads each paced at 2.5 M events/s
+ *                (asleep between batches of 1000): ns/event per thread
  *   disk         a 16 MiB FLUSH stream with an APPEND log on tmpfs / a
  *                normal session, discard channel, 8 x 1 MiB per CPU, the
  *                consumer daemon writing to the same tmpfs; 1 and 2
@@ -192,6 +194,50 @@ __attribute__((noinline)) static double loop_empty(uint64_t n)
 	for (uint64_t i = 0; i < n; i++) {
 		buf[0] = (unsigned char)i;
 		empty_call(id, buf, PAYLOAD);
+	}
+	return (now_ns() - t0) / (double)n;
+}
+
+/* The same loops paced: PACE_RATE events/s per thread, each batch of
+ * PACE_BATCH events due at t0 + i / rate, the thread asleep until then
+ * (a CPU stays free for the consumer).  ns per event of wall time: 1e9 /
+ * PACE_RATE when the tracer does not slow the program. */
+#define PACE_RATE 2.5e6
+#define PACE_BATCH 1000
+static void pace(double t0, uint64_t i)
+{
+	double due = t0 + (double)i * (1e9 / PACE_RATE);
+	struct timespec d = { (time_t)(due / 1e9), (long)(due - (double)(time_t)(due / 1e9) * 1e9) };
+	if (d.tv_nsec >= 1000000000L)
+		d.tv_sec++, d.tv_nsec -= 1000000000L;
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &d, NULL) == EINTR)
+		;
+}
+
+__attribute__((noinline)) static double loop_pt_paced(uint64_t n)
+{
+	unsigned char buf[PAYLOAD] = { 0 };
+	double t0 = now_ns();
+
+	for (uint64_t i = 0; i < n; i++) {
+		if (i % PACE_BATCH == 0)
+			pace(t0, i);
+		buf[0] = (unsigned char)i;
+		posix_trace_event(id, buf, PAYLOAD);
+	}
+	return (now_ns() - t0) / (double)n;
+}
+
+__attribute__((noinline)) static double loop_lt_paced(uint64_t n)
+{
+	uint8_t buf[PAYLOAD] = { 0 };
+	double t0 = now_ns();
+
+	for (uint64_t i = 0; i < n; i++) {
+		if (i % PACE_BATCH == 0)
+			pace(t0, i);
+		buf[0] = (uint8_t)i;
+		lttng_ust_tracepoint(ptbench, ev, buf);
 	}
 	return (now_ns() - t0) / (double)n;
 }
@@ -393,6 +439,7 @@ struct result {
 };
 
 static struct result r_disabled, r_excluded, r_fr1, r_fr2, r_fr2_each, r_disk1, r_disk2;
+static struct result r_paced2;
 static double floor_v[MAX_REPS];
 
 static void case_disabled(int r)
@@ -465,6 +512,41 @@ static void case_disk(int r, int threads, struct result *res)
 	lt_session(0, "ptbench:ev", path);
 	loop_lt(n_events / 5);
 	res->lt[r] = threads == 1 ? loop_lt(n_events) : run_two(loop_lt, NULL);
+	res->lt_discarded[r] = lt_end();
+	long long in_trace = bt2_count(path);
+	res->lt_lost[r] = in_trace < 0 ? -1 : emitted - in_trace;
+	run("rm -rf '%s'", path);
+}
+
+/* 2 threads paced at PACE_RATE each (warm-up paced too), to tmpfs:
+ * ns/event is per thread, wall time / its events */
+static void case_paced(int r, struct result *res)
+{
+	char path[512];
+	long long emitted = (long long)(n_events / 5 + 2 * n_events);
+	double each;
+
+	res->lost = 1;
+	res->pt_emitted = res->lt_emitted = emitted;
+
+	snprintf(path, sizeof path, "%s/pt-paced.log", dir);
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	if (fd < 0)
+		die("open %s: %s", path, strerror(errno));
+	trace_id_t trid = pt_stream(POSIX_TRACE_FLUSH, fd);
+	loop_pt_paced(n_events / 5);
+	run_two(loop_pt_paced, &each);
+	res->pt[r] = each;
+	pt_end(trid);
+	close(fd);
+	res->pt_lost[r] = emitted - pt_log_count(path);
+	unlink(path);
+
+	snprintf(path, sizeof path, "%s/lt-paced", dir);
+	lt_session(0, "ptbench:ev", path);
+	loop_lt_paced(n_events / 5);
+	run_two(loop_lt_paced, &each);
+	res->lt[r] = each;
 	res->lt_discarded[r] = lt_end();
 	long long in_trace = bt2_count(path);
 	res->lt_lost[r] = in_trace < 0 ? -1 : emitted - in_trace;
@@ -728,6 +810,8 @@ int main(int argc, char **argv)
 		case_disk(r, 1, &r_disk1);
 		progress(", to tmpfs 2 threads");
 		case_disk(r, 2, &r_disk2);
+		progress(", to tmpfs 2 threads paced");
+		case_paced(r, &r_paced2);
 		progress("\n");
 	}
 	double secs = (now_ns() - t_start) / 1e9;
@@ -777,6 +861,13 @@ int main(int argc, char **argv)
 	row("flight recorder, 2 threads: each thread", &r_fr2_each);
 	row("to tmpfs, 1 thread: FLUSH stream + log / discard channel + consumerd", &r_disk1);
 	row("to tmpfs, 2 threads: aggregate (wall / all events)", &r_disk2);
+	{
+		char label[160];
+		snprintf(label, sizeof label, "to tmpfs, 2 threads each paced at %.1f M events/s "
+		         "(%.0f ns/event when not slowed): each thread, wall / its events",
+		         PACE_RATE / 1e6, 1e9 / PACE_RATE);
+		row(label, &r_paced2);
+	}
 	printf("\nBaseline, the same loop calling an empty function: %.2f ns. "
 	       "rdtsc alone: %.2f ns; clock_gettime(CLOCK_MONOTONIC): %.2f ns.\n",
 	       median(floor_v, reps), tsc, clk);
@@ -808,8 +899,10 @@ int main(int argc, char **argv)
 	raw("flight recorder, 2 threads aggregate", &r_fr2);
 	raw("to tmpfs, 1 thread", &r_disk1);
 	raw("to tmpfs, 2 threads aggregate", &r_disk2);
+	raw("to tmpfs, 2 threads paced, each", &r_paced2);
 	printf("\nEvents lost, every repetition (posixtrace; LTTng, counted in the trace):\n\n");
 	lost_runs("to tmpfs, 1 thread", &r_disk1);
 	lost_runs("to tmpfs, 2 threads", &r_disk2);
+	lost_runs("to tmpfs, 2 threads paced", &r_paced2);
 	return 0;
 }

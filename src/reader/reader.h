@@ -57,6 +57,7 @@ struct pt_reader {
 	unsigned nloss_pend;
 	struct pt_losses loss;       /* losses not reported yet */
 	int need_resume, start_pending;
+	int flowing;                 /* a blocking read returned an event last (api/getnext.c) */
 	uint64_t pairs;              /* OVERFLOW/RESUME pairs returned so far */
 	uint32_t run_w;              /* 1 + the writer read_again() may go on with, or 0 */
 	uint64_t run_limit;          /* ... while its next record is earlier than this */
