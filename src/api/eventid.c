@@ -2,11 +2,12 @@
  * eventid.c -- event type names and ids: the POSIX functions.
  *
  * The process keeps its registry of user event names in its control
- * segment (traced/ctlseg.c), where a controller can read it and add to it; ids are
- * given out from 17.  Each stream holds its own table (in its segment),
- * filled from the registry when it is created and when the traced process
- * maps it, and kept up to date on every new registration, so a reader in
- * another process, or after this one is gone, can name every id.  The tables themselves are shm/names.c.
+ * segment (traced/ctlseg.c), where a controller can read it and add to
+ * it; ids are given out from 17.  Each stream holds its own table (in its
+ * segment), filled from the registry when it is created and when the
+ * traced process maps it, and kept up to date on every new registration,
+ * so a reader in another process, or after this one is gone, can name
+ * every id.  The tables themselves are shm/names.c.
  */
 #include <string.h>
 #include "api.h"

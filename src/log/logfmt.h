@@ -1,7 +1,8 @@
 /*
  * logfmt.h -- the trace log file format: a writer (logwrite.c) and a
  * reader (logread.c).  Internal to the library; see docs/log-format.md for
- * the byte layout and the rules.  Only libc: no dependency on the library's other layers but shm/layout.h.
+ * the byte layout and the rules.  Only libc and shm/layout.h: no other
+ * layer of the library.
  *
  *   +--------------------+ 0
  *   | file header        |  magic, byte order, version, attributes (256 B)

@@ -1,5 +1,7 @@
 /*
- * read.c -- the analyzer side of an active stream.
+ * read.c -- the analyzer side of an active stream: the merge, taking
+ * records, synthesized events, the flusher's runs.  Finding the chunks to
+ * read is chunks.c; the writers kept apart and their losses, writers.c.
  *
  * A writer (one thread of one process at one signal nesting level) fills
  * its chunks one after another, each in order; so the reader keeps, per
@@ -18,11 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include "reader.h"
-
-#define NONE (-1)
-#define PT_MAX_WRITERS 65536 /* threads x levels a reader keeps apart */
-
-enum { TAKE_OK, TAKE_GONE, TAKE_BAD };
 
 void pt_reader_reset(struct pt_trid *t)
 {
@@ -60,287 +57,6 @@ void pt_reader_free(struct pt_reader *rd)
 	memset(rd, 0, sizeof *rd);
 }
 
-/* 0 if the chunk is still in a's life, else 1. */
-static int gone(const struct pt_trid *t, const struct pt_ractive *a)
-{
-	uint64_t ss = atomic_load_explicit(&t->view.chunks[a->idx].ss, memory_order_acquire);
-	unsigned state = PT_SS_STATE(ss);
-	return PT_SS_SEQ(ss) != a->seq || (state != PT_CK_OPEN && state != PT_CK_SEALED);
-}
-
-/* Look at the next record of a, if one is complete.  0 if the chunk has
- * been overwritten (then nothing read from it may be used). */
-static int peek(const struct pt_trid *t, struct pt_ractive *a)
-{
-	const struct pt_slot *v = &t->view;
-
-	if (a->off + PT_REC_HDR > a->commit) {
-		uint32_t c = atomic_load_explicit(&v->chunks[a->idx].commit, memory_order_acquire);
-		if (c <= v->chunk_size && c >= a->commit)
-			a->commit = c;
-	}
-	a->has_next = a->off + PT_REC_HDR <= a->commit;
-	if (a->has_next) {
-		const pt_word *rec = (const pt_word *)(v->data + (size_t)a->idx * v->chunk_size + a->off);
-		uint64_t w0 = atomic_load_explicit(rec, PT_WORD_LOAD);
-		a->next_ts = a->base_ts + (((w0 & PT_MASK48) - (a->base_ts & PT_MASK48)) & PT_MASK48);
-	}
-	PT_SEQ_FENCE();
-	return !gone(t, a);
-}
-
-/* LOOP: take the next record of chunk a by moving the chunk's reader
- * progress on with a CAS.  A thief closes the progress with a CAS before
- * it reuses the chunk (pool.c), so each record is counted exactly once:
- * read here, or lost by the thief.  0: the thief came first.  (Only a
- * thief reads the progress, so other policies keep none.) */
-static int claim(const struct pt_trid *t, struct pt_ractive *a, uint32_t off, uint32_t count)
-{
-	uint64_t want = PT_RD_POS(a->seq, off, count), exp = a->pub;
-
-	if (!atomic_compare_exchange_strong_explicit(&t->view.chunks[a->idx].rd_pos, &exp, want,
-	                                             memory_order_acq_rel, memory_order_relaxed))
-		return 0;
-	a->pub = want;
-	return 1;
-}
-
-/* A sorted list of losses.  Two losses are never folded into one: events
- * between them would come out with no OVERFLOW before a gap. */
-static void loss_add(struct pt_losses *l, uint64_t ts, uint64_t g)
-{
-	if (l->n == l->cap) {
-		uint32_t cap = l->cap ? l->cap * 2 : 16;
-		struct pt_loss *n = realloc(l->e, cap * sizeof *n);
-		if (!n) { /* no memory: the best left is to report it at once */
-			if (l->e) {
-				l->e[0] = (struct pt_loss){ 0, PT_NO_REPORT };
-				l->n = 1;
-			}
-			return;
-		}
-		l->e = n;
-		l->cap = cap;
-	}
-	uint32_t i = l->n++;
-	while (i > 0 && l->e[i - 1].ts > ts) {
-		l->e[i] = l->e[i - 1];
-		i--;
-	}
-	l->e[i] = (struct pt_loss){ ts, g };
-}
-
-/* The events report g counts now (0 if its slot was reused: then only the
- * stream's total has them). */
-static uint64_t report_count(const struct pt_hdr *h, uint64_t g)
-{
-	if (g == PT_NO_REPORT)
-		return 0; /* noticed by the reader: the thief's report counts them */
-	uint64_t v = atomic_load_explicit(&h->loss_n[g % PT_LOSS_RING], memory_order_relaxed);
-	return PT_LOSS_N_OK(v, g) ? PT_LOSS_N_COUNT(v) : 0;
-}
-
-/* Remove the losses at or before ts; 1 if there were any.  With h, add
- * up their counts in *sum. */
-static int loss_upto(struct pt_losses *l, uint64_t ts, const struct pt_hdr *h, uint64_t *sum)
-{
-	uint32_t k = 0;
-
-	for (; k < l->n && l->e[k].ts <= ts; k++)
-		if (h)
-			*sum += report_count(h, l->e[k].g);
-	if (k == 0)
-		return 0;
-	memmove(l->e, l->e + k, (l->n - k) * sizeof l->e[0]);
-	l->n -= k;
-	return 1;
-}
-
-/* Events were lost from ts on (UINT64_MAX: when is unknown, report at
- * once, and mark every writer's next event); g: the report saying so. */
-static void note_loss(struct pt_reader *rd, uint64_t ts, uint64_t g)
-{
-	if (ts == UINT64_MAX)
-		rd->unknown++;
-	loss_add(&rd->loss, ts, g);
-}
-
-static struct pt_rwriter *writer_of(struct pt_reader *rd, int32_t pid, uint64_t thread,
-                                    uint32_t level)
-{
-	for (uint32_t i = 0; i < rd->nw; i++)
-		if (rd->w[i].thread == thread && rd->w[i].pid == pid && rd->w[i].level == level)
-			return &rd->w[i];
-	if (level > PT_LEVELS || rd->nw >= PT_MAX_WRITERS) /* PT_LEVELS: a controller */
-		return NULL; /* not a writer that can exist: the segment was scribbled on */
-	if (rd->nw == rd->w_cap) {
-		uint32_t cap = rd->w_cap ? rd->w_cap * 2 : 8;
-		struct pt_rwriter *n = realloc(rd->w, cap * sizeof *n);
-		if (!n)
-			return NULL;
-		rd->w = n;
-		rd->w_cap = cap;
-	}
-	struct pt_rwriter *w = &rd->w[rd->nw++];
-	w->thread = thread;
-	w->pid = pid;
-	w->level = level;
-	w->head = w->tail = NONE;
-	memset(&w->lost, 0, sizeof w->lost);
-	w->pairs_at = rd->pairs;
-	w->unknown_seen = 0; /* after an unknown loss its first event is marked */
-	return w;
-}
-
-/* Take loss g from the ring: 1 if done with it, 0 if its writer has not
- * finished publishing it yet. */
-static int take_loss(struct pt_reader *rd, struct pt_hdr *h, uint64_t g)
-{
-	uint64_t i = g % PT_LOSS_RING;
-	uint64_t tag = atomic_load_explicit(&h->loss_tag[i], memory_order_acquire);
-	uint64_t ts = atomic_load_explicit(&h->loss_ts[i], memory_order_relaxed);
-	uint64_t thread = atomic_load_explicit(&h->loss_thread[i], memory_order_relaxed);
-	uint64_t who = atomic_load_explicit(&h->loss_who[i], memory_order_relaxed);
-
-	if (tag < g + 1)
-		return 0;
-	PT_SEQ_FENCE();
-	if (tag != g + 1 || atomic_load_explicit(&h->loss_tag[i], memory_order_relaxed) != tag) {
-		note_loss(rd, UINT64_MAX, PT_NO_REPORT); /* overwritten by a later loss */
-		return 1;
-	}
-	note_loss(rd, ts, g);
-	struct pt_rwriter *w = writer_of(rd, (int32_t)(who >> 32), thread, (uint32_t)who);
-	if (w)
-		loss_add(&w->lost, ts, g);
-	else
-		rd->unknown++; /* whose, we cannot tell: mark every writer */
-	return 1;
-}
-
-/* Take the losses writers reported since last time, with their times and
- * writers.  A report still being written (its writer was preempted) does
- * not hold up the ones after it; until it is complete nobody knows whose
- * events it lost, so every writer is marked at once. */
-static void collect_losses(struct pt_trid *t)
-{
-	struct pt_reader *rd = &t->rd;
-	struct pt_hdr *h = t->hdr;
-	uint64_t end = atomic_load_explicit(&h->loss_gen, memory_order_acquire);
-	unsigned cap = sizeof rd->loss_pend / sizeof rd->loss_pend[0];
-
-	for (unsigned k = 0; k < rd->nloss_pend;) {
-		uint64_t g = rd->loss_pend[k];
-		if (end - g > PT_LOSS_RING || take_loss(rd, h, g))
-			rd->loss_pend[k] = rd->loss_pend[--rd->nloss_pend];
-		else
-			k++;
-	}
-	if (end - rd->loss_gen > PT_LOSS_RING) { /* too many to tell apart */
-		note_loss(rd, UINT64_MAX, PT_NO_REPORT);
-		rd->loss_gen = end - PT_LOSS_RING;
-	}
-	for (; rd->loss_gen < end; rd->loss_gen++) {
-		if (take_loss(rd, h, rd->loss_gen))
-			continue;
-		rd->unknown++;
-		if (rd->nloss_pend < cap)
-			rd->loss_pend[rd->nloss_pend++] = rd->loss_gen;
-		else
-			note_loss(rd, UINT64_MAX, PT_NO_REPORT);
-	}
-}
-
-/* The reader gives up on a chunk it could not read to the end (it was
- * overwritten): note the loss from the earliest time it knows of the
- * unread part.  The thief reports it too, but maybe only a moment later. */
-static void lost_rest(struct pt_reader *rd, struct pt_rwriter *w, const struct pt_ractive *a)
-{
-	uint64_t ts = a->has_next ? a->next_ts : a->count ? a->last_ts + 1 : a->base_ts;
-	note_loss(rd, ts, PT_NO_REPORT);
-	if (w)
-		loss_add(&w->lost, ts, PT_NO_REPORT);
-}
-
-
-static int32_t ck_alloc(struct pt_reader *rd)
-{
-	if (rd->ck_free == NONE) {
-		uint32_t cap = rd->ck_cap ? rd->ck_cap * 2 : 16;
-		struct pt_ractive *n = realloc(rd->ck, cap * sizeof *n);
-		if (!n)
-			return NONE;
-		rd->ck = n;
-		for (uint32_t i = cap; i-- > rd->ck_cap;) {
-			rd->ck[i].next = rd->ck_free;
-			rd->ck_free = (int32_t)i;
-		}
-		rd->ck_cap = cap;
-	}
-	int32_t i = rd->ck_free;
-	rd->ck_free = rd->ck[i].next;
-	return i;
-}
-
-/* Append the chunk of acquisition-log entry seq to its writer's queue. */
-static void add(struct pt_trid *t, uint32_t idx, uint64_t seq)
-{
-	struct pt_reader *rd = &t->rd;
-	const struct pt_slot *v = &t->view;
-
-	if (idx >= v->nchunks)
-		return;
-	struct pt_chunk *ck = &v->chunks[idx];
-	uint64_t ss = atomic_load_explicit(&ck->ss, memory_order_acquire);
-	if (PT_SS_SEQ(ss) != seq) /* overwritten before we got here; the new */
-		return;               /* life is published after its thief's report */
-	if (atomic_load_explicit(&ck->epoch, memory_order_relaxed) != rd->epoch)
-		return; /* from before a clear */
-	int32_t pid = atomic_load_explicit(&ck->pid, memory_order_relaxed);
-	uint64_t thread = atomic_load_explicit(&ck->thread, memory_order_relaxed);
-	uint32_t level = atomic_load_explicit(&ck->level, memory_order_relaxed);
-	uint64_t base = atomic_load_explicit(&ck->base_ts, memory_order_relaxed);
-	int32_t i = ck_alloc(rd);
-	struct pt_rwriter *w = writer_of(rd, pid, thread, level);
-	if (i == NONE || !w) {
-		if (i != NONE) {
-			rd->ck[i].next = rd->ck_free;
-			rd->ck_free = i;
-		}
-		note_loss(rd, base, PT_NO_REPORT);
-		rd->unknown++;
-		return;
-	}
-	struct pt_ractive *a = &rd->ck[i];
-	memset(a, 0, sizeof *a);
-	a->idx = idx;
-	a->seq = seq;
-	a->pub = PT_RD_POS(seq, 0, 0);
-	a->base_ts = base;
-	a->next = NONE;
-	if (gone(t, a)) { /* overwritten meanwhile */
-		lost_rest(rd, w, a);
-		a->next = rd->ck_free;
-		rd->ck_free = i;
-		return;
-	}
-	if (w->tail == NONE)
-		w->head = i;
-	else
-		rd->ck[w->tail].next = i;
-	w->tail = i;
-}
-
-static void pop_head(struct pt_reader *rd, struct pt_rwriter *w)
-{
-	int32_t i = w->head;
-	w->head = rd->ck[i].next;
-	if (w->head == NONE)
-		w->tail = NONE;
-	rd->ck[i].next = rd->ck_free;
-	rd->ck_free = i;
-}
-
 /* Make the head of w's queue a live chunk with a record to read, if there
  * is one: free finished chunks, drop overwritten ones.  A head's next
  * timestamp only ever comes from a peek that checked the chunk's life, so
@@ -356,130 +72,19 @@ static void service(struct pt_trid *t, struct pt_rwriter *w)
 		uint64_t ss = atomic_load_explicit(&t->view.chunks[a->idx].ss, memory_order_acquire);
 		unsigned st = PT_SS_STATE(ss);
 		if (PT_SS_SEQ(ss) == a->seq && (st == PT_CK_OPEN || st == PT_CK_SEALED)) {
-			if (peek(t, a)) {
+			if (pt_rchunk_peek(t, a)) {
 				if (a->has_next)
 					return;
 				if (st == PT_CK_OPEN)
 					return; /* nothing new yet */
 				/* sealed before we looked, and read to the end */
 				pt_pool_free(&t->view, a->idx, a->seq, PT_CK_SEALED);
-				pop_head(rd, w);
+				pt_rwriter_pop(rd, w);
 				continue;
 			}
 		}
-		lost_rest(rd, w, a);
-		pop_head(rd, w);
-	}
-}
-
-struct found {
-	uint64_t seq;
-	uint32_t idx;
-};
-
-static int by_seq(const void *x, const void *y)
-{
-	uint64_t a = ((const struct found *)x)->seq, b = ((const struct found *)y)->seq;
-	return a < b ? -1 : a > b;
-}
-
-/* The reader fell so far behind that acquisition-log entries from `from`
- * on were overwritten.  Chunks of that range that were overwritten too
- * were reported by their thieves; the others (an idle writer's open
- * chunk, say) are still there: find them all, in order, with one scan. */
-static void catch_up(struct pt_trid *t, uint64_t from, uint64_t end)
-{
-	const struct pt_slot *v = &t->view;
-	struct found *found = malloc((size_t)v->nchunks * sizeof *found);
-	uint32_t n = 0;
-
-	if (!found) {
-		note_loss(&t->rd, UINT64_MAX, PT_NO_REPORT);
-		return;
-	}
-	for (uint32_t i = 0; i < v->nchunks; i++) {
-		struct pt_chunk *ck = &v->chunks[i];
-		uint64_t ss = atomic_load_explicit(&ck->ss, memory_order_acquire);
-		uint64_t q = PT_SS_SEQ(ss);
-		unsigned st = PT_SS_STATE(ss);
-		if (q < from || q > end)
-			continue;
-		if (st == PT_CK_OPEN || st == PT_CK_SEALED) {
-			found[n].seq = q;
-			found[n++].idx = i;
-		} else if (st == PT_CK_BUSY) {
-			/* being overwritten: its thief may not have reported it yet,
-			 * so note it for the writer it still names */
-			struct pt_rwriter *w = writer_of(&t->rd,
-				atomic_load_explicit(&ck->pid, memory_order_relaxed),
-				atomic_load_explicit(&ck->thread, memory_order_relaxed),
-				atomic_load_explicit(&ck->level, memory_order_relaxed));
-			uint64_t base = atomic_load_explicit(&ck->base_ts, memory_order_relaxed);
-			note_loss(&t->rd, base, PT_NO_REPORT);
-			if (w)
-				loss_add(&w->lost, base, PT_NO_REPORT);
-			else
-				t->rd.unknown++;
-		}
-	}
-	qsort(found, n, sizeof *found, by_seq);
-	for (uint32_t k = 0; k < n; k++)
-		add(t, found[k].idx, found[k].seq);
-	free(found);
-}
-
-static void discover(struct pt_trid *t)
-{
-	struct pt_reader *rd = &t->rd;
-	const struct pt_slot *v = &t->view;
-	uint64_t end = atomic_load_explicit(&t->hdr->acq_seq, memory_order_acquire);
-	uint64_t len = (uint64_t)v->log_mask + 1;
-
-	if (end == UINT64_MAX) /* forged: next_aseq must not wrap to 0 and rescan */
-		end--;
-
-	for (unsigned p = 0; p < rd->npend;) { /* entries stepped over, half-published */
-		uint64_t q = rd->pend[p];
-		uint64_t e = atomic_load_explicit(&v->acq_log[q & v->log_mask], memory_order_acquire);
-		if (PT_LOG_SEQ(e) == PT_LOG_SEQ_OF(q)) {
-			add(t, PT_LOG_IDX(e), q);
-		} else if (PT_LOG_SEQ(e) > PT_LOG_SEQ_OF(q) || end - q >= len) {
-			/* its slot was reused: if the chunk is alive, catch_up finds it */
-			catch_up(t, q, q);
-		} else {
-			p++;
-			continue;
-		}
-		rd->pend[p] = rd->pend[--rd->npend];
-	}
-	for (; rd->next_aseq <= end; rd->next_aseq++) {
-		uint64_t q = rd->next_aseq;
-		uint64_t e = atomic_load_explicit(&v->acq_log[q & v->log_mask], memory_order_acquire);
-		if (PT_LOG_SEQ(e) == PT_LOG_SEQ_OF(q)) {
-			add(t, PT_LOG_IDX(e), q);
-		} else if (PT_LOG_SEQ(e) > PT_LOG_SEQ_OF(q)) {
-			/* overwritten before we got to it: we are a whole log behind */
-			catch_up(t, q, end);
-			rd->next_aseq = end + 1;
-			break;
-		} else {
-			/* The writer is between its two stores: wait for it, or its
-			 * next chunk could be queued before this one.  Only a writer
-			 * stuck there (killed, stopped) is stepped over, after 50 ms. */
-			uint64_t now = pt_mono_ns();
-			if (rd->stuck_q != q) {
-				rd->stuck_q = q;
-				rd->stuck_since = now;
-				break;
-			}
-			if (now - rd->stuck_since < 50000000u)
-				break;
-			rd->unknown++; /* its chunk may come late: mark every writer */
-			if (rd->npend < sizeof rd->pend / sizeof rd->pend[0])
-				rd->pend[rd->npend++] = q;
-			else
-				catch_up(t, q, q);
-		}
+		pt_lost_rest(rd, w, a);
+		pt_rwriter_pop(rd, w);
 	}
 }
 
@@ -510,13 +115,13 @@ static int take(struct pt_trid *t, struct pt_rwriter *w, struct posix_trace_even
 
 	uint32_t lim = id < PT_SYS_IDS ? 2 * sizeof(trace_event_set_t) : v->max_data;
 	if (id >= PT_NIDS || n > lim || a->off + size > a->commit)
-		return gone(t, a) ? TAKE_GONE : TAKE_BAD;
+		return pt_rchunk_gone(t, a) ? TAKE_GONE : TAKE_BAD;
 	size_t cp = n < num ? n : num;
 	pt_get_bytes(buf, rec + 2, (uint32_t)cp);
 	PT_SEQ_FENCE();
-	if (gone(t, a))
+	if (pt_rchunk_gone(t, a))
 		return TAKE_GONE;
-	if (v->policy == POSIX_TRACE_LOOP && !claim(t, a, a->off + size, a->count + 1))
+	if (v->policy == POSIX_TRACE_LOOP && !pt_rchunk_claim(t, a, a->off + size, a->count + 1))
 		return TAKE_GONE;
 
 	ev->posix_event_id = id;
@@ -531,7 +136,7 @@ static int take(struct pt_trid *t, struct pt_rwriter *w, struct posix_trace_even
 	a->last_ts = a->next_ts;
 	a->off += size;
 	a->count++;
-	if (!peek(t, a))
+	if (!pt_rchunk_peek(t, a))
 		a->has_next = 0; /* service() drops it next time */
 	return TAKE_OK;
 }
@@ -657,15 +262,15 @@ int pt_read_run_end(struct pt_trid *t, struct pt_read_run *r, uint32_t off, uint
 	struct pt_ractive *a = r->a;
 
 	PT_SEQ_FENCE();
-	if (gone(t, a))
+	if (pt_rchunk_gone(t, a))
 		return 0;
-	if (t->view.policy == POSIX_TRACE_LOOP && !claim(t, a, off, a->count + n))
+	if (t->view.policy == POSIX_TRACE_LOOP && !pt_rchunk_claim(t, a, off, a->count + n))
 		return 0;
 	a->off = off;
 	a->count += n;
 	a->last_ts = last_tick;
 	r->w->pairs_at = rd->pairs;
-	if (!peek(t, a))
+	if (!pt_rchunk_peek(t, a))
 		a->has_next = 0; /* service() drops it next time */
 	return 1;
 }
@@ -684,7 +289,7 @@ static int read_next(struct pt_trid *t, struct posix_trace_event_info *ev, void 
 	}
 	uint64_t steal_mark = pt_pool_steal_mark(&t->view); /* before looking */
 	for (;;) {
-		discover(t);
+		pt_reader_discover(t);
 		for (uint32_t i = 0; i < rd->nw;) {
 			service(t, &rd->w[i]);
 			if (rd->w[i].head == NONE && rd->w[i].lost.n == 0) {
@@ -694,7 +299,7 @@ static int read_next(struct pt_trid *t, struct posix_trace_event_info *ev, void 
 			else
 				i++;
 		}
-		collect_losses(t);
+		pt_losses_collect(t);
 		struct pt_rwriter *best = NULL; /* rd->w does not change below */
 		for (uint32_t i = 0; i < rd->nw; i++) {
 			if (rd->w[i].head == NONE)
@@ -711,11 +316,11 @@ static int read_next(struct pt_trid *t, struct posix_trace_event_info *ev, void 
 		uint64_t best_ts = best ? rd->ck[best->head].next_ts : UINT64_MAX;
 		struct pt_losses *gl = &rd->loss;
 		if (rd->need_resume) {
-			loss_upto(gl, best_ts == UINT64_MAX ? 0 : best_ts - 1, h, &rd->gap_lost);
+			pt_loss_upto(gl, best_ts == UINT64_MAX ? 0 : best_ts - 1, h, &rd->gap_lost);
 		} else if (gl->n && (!best || gl->e[0].ts == UINT64_MAX || best_ts >= gl->e[0].ts)) {
 			uint64_t tick = gl->e[0].ts != UINT64_MAX ? gl->e[0].ts : best ? best_ts : pt_now();
 			synth(t, ev, buf, num, dlen, POSIX_TRACE_OVERFLOW, tick, NULL, 0);
-			loss_upto(gl, gl->e[0].ts == UINT64_MAX ? UINT64_MAX
+			pt_loss_upto(gl, gl->e[0].ts == UINT64_MAX ? UINT64_MAX
 			              : best_ts == UINT64_MAX ? UINT64_MAX - 1 : best_ts - 1,
 			          h, &rd->gap_lost);
 			rd->need_resume = 1;
@@ -751,7 +356,7 @@ static int read_next(struct pt_trid *t, struct posix_trace_event_info *ev, void 
 		 * event arrived late): mark the loss right here. */
 		uint64_t ts = rd->ck[best->head].next_ts;
 		uint64_t from = best->lost.n ? best->lost.e[0].ts : ts;
-		if (loss_upto(&best->lost, ts, NULL, NULL) | (best->unknown_seen != rd->unknown)) {
+		if (pt_loss_upto(&best->lost, ts, NULL, NULL) | (best->unknown_seen != rd->unknown)) {
 			best->unknown_seen = rd->unknown;
 			if (!rd->need_resume && rd->pairs == best->pairs_at) {
 				synth(t, ev, buf, num, dlen, POSIX_TRACE_OVERFLOW, from, NULL, 0);
@@ -788,13 +393,13 @@ static int read_next(struct pt_trid *t, struct posix_trace_event_info *ev, void 
 		}
 		struct pt_ractive *a = &rd->ck[best->head];
 		if (r == TAKE_GONE) { /* overwritten under us */
-			lost_rest(rd, best, a);
-			pop_head(rd, best);
+			pt_lost_rest(rd, best, a);
+			pt_rwriter_pop(rd, best);
 			continue;
 		}
 		int err = EBADMSG; /* a record that does not fit: end this chunk */
 		pt_pool_free(&t->view, a->idx, a->seq, PT_CK_SEALED);
-		pop_head(rd, best);
+		pt_rwriter_pop(rd, best);
 		synth(t, ev, buf, num, dlen, POSIX_TRACE_ERROR, ts, &err, sizeof err);
 		return 1;
 	}

@@ -139,4 +139,68 @@ int pt_read_run_end(struct pt_trid *t, struct pt_read_run *r, uint32_t off, uint
 /* objread.c: take what the traced processes added to the map of loaded
  * code (locked); the index of the first new entry in t->rd.objs */
 size_t pt_objs_collect(struct pt_trid *t);
+/* ------------------------------- between the reader's files (not above) */
+#define NONE (-1)
+#define PT_MAX_WRITERS 65536 /* threads x levels a reader keeps apart */
+enum { TAKE_OK, TAKE_GONE, TAKE_BAD };
+/* writers.c */
+void pt_loss_add(struct pt_losses *l, uint64_t ts, uint64_t g);
+int pt_loss_upto(struct pt_losses *l, uint64_t ts, const struct pt_hdr *h, uint64_t *sum);
+void pt_loss_note(struct pt_reader *rd, uint64_t ts, uint64_t g);
+void pt_losses_collect(struct pt_trid *t);
+void pt_lost_rest(struct pt_reader *rd, struct pt_rwriter *w, const struct pt_ractive *a);
+struct pt_rwriter *pt_rwriter_of(struct pt_reader *rd, int32_t pid, uint64_t thread,
+                                 uint32_t level);
+/* chunks.c */
+void pt_rwriter_pop(struct pt_reader *rd, struct pt_rwriter *w);
+void pt_reader_discover(struct pt_trid *t);
+
+/* a chunk being read: is it still in its life, its next record, taking it
+ * (LOOP) -- on the per-event path, so inline */
+/* 0 if the chunk is still in a's life, else 1. */
+static inline int pt_rchunk_gone(const struct pt_trid *t, const struct pt_ractive *a)
+{
+	uint64_t ss = atomic_load_explicit(&t->view.chunks[a->idx].ss, memory_order_acquire);
+	unsigned state = PT_SS_STATE(ss);
+	return PT_SS_SEQ(ss) != a->seq || (state != PT_CK_OPEN && state != PT_CK_SEALED);
+}
+
+/* Look at the next record of a, if one is complete.  0 if the chunk has
+ * been overwritten (then nothing read from it may be used). */
+static inline int pt_rchunk_peek(const struct pt_trid *t, struct pt_ractive *a)
+{
+	const struct pt_slot *v = &t->view;
+
+	if (a->off + PT_REC_HDR > a->commit) {
+		uint32_t c = atomic_load_explicit(&v->chunks[a->idx].commit, memory_order_acquire);
+		if (c <= v->chunk_size && c >= a->commit)
+			a->commit = c;
+	}
+	a->has_next = a->off + PT_REC_HDR <= a->commit;
+	if (a->has_next) {
+		const pt_word *rec = (const pt_word *)(v->data + (size_t)a->idx * v->chunk_size + a->off);
+		uint64_t w0 = atomic_load_explicit(rec, PT_WORD_LOAD);
+		a->next_ts = a->base_ts + (((w0 & PT_MASK48) - (a->base_ts & PT_MASK48)) & PT_MASK48);
+	}
+	PT_SEQ_FENCE();
+	return !pt_rchunk_gone(t, a);
+}
+
+/* LOOP: take the next record of chunk a by moving the chunk's reader
+ * progress on with a CAS.  A thief closes the progress with a CAS before
+ * it reuses the chunk (ring/pool.c), so each record is counted exactly once:
+ * read here, or lost by the thief.  0: the thief came first.  (Only a
+ * thief reads the progress, so other policies keep none.) */
+static inline int pt_rchunk_claim(const struct pt_trid *t, struct pt_ractive *a, uint32_t off,
+                                  uint32_t count)
+{
+	uint64_t want = PT_RD_POS(a->seq, off, count), exp = a->pub;
+
+	if (!atomic_compare_exchange_strong_explicit(&t->view.chunks[a->idx].rd_pos, &exp, want,
+	                                             memory_order_acq_rel, memory_order_relaxed))
+		return 0;
+	a->pub = want;
+	return 1;
+}
+
 #endif

@@ -1,0 +1,168 @@
+/*
+ * writers.c -- the writers a reader keeps apart (one thread of one process
+ * at one nesting level each: pt_rwriter_of) and the losses it reports: a
+ * loss is placed in its writer's sequence, so the OVERFLOW/RESUME pair
+ * comes out where the gap is, never folded with another.  The losses come
+ * from the segment's loss log (checked: the traced process can write
+ * anything there) and from chunks overwritten while being read.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "reader.h"
+
+/* A sorted list of losses.  Two losses are never folded into one: events
+ * between them would come out with no OVERFLOW before a gap. */
+void pt_loss_add(struct pt_losses *l, uint64_t ts, uint64_t g)
+{
+	if (l->n == l->cap) {
+		uint32_t cap = l->cap ? l->cap * 2 : 16;
+		struct pt_loss *n = realloc(l->e, cap * sizeof *n);
+		if (!n) { /* no memory: the best left is to report it at once */
+			if (l->e) {
+				l->e[0] = (struct pt_loss){ 0, PT_NO_REPORT };
+				l->n = 1;
+			}
+			return;
+		}
+		l->e = n;
+		l->cap = cap;
+	}
+	uint32_t i = l->n++;
+	while (i > 0 && l->e[i - 1].ts > ts) {
+		l->e[i] = l->e[i - 1];
+		i--;
+	}
+	l->e[i] = (struct pt_loss){ ts, g };
+}
+
+/* The events report g counts now (0 if its slot was reused: then only the
+ * stream's total has them). */
+static uint64_t report_count(const struct pt_hdr *h, uint64_t g)
+{
+	if (g == PT_NO_REPORT)
+		return 0; /* noticed by the reader: the thief's report counts them */
+	uint64_t v = atomic_load_explicit(&h->loss_n[g % PT_LOSS_RING], memory_order_relaxed);
+	return PT_LOSS_N_OK(v, g) ? PT_LOSS_N_COUNT(v) : 0;
+}
+
+/* Remove the losses at or before ts; 1 if there were any.  With h, add
+ * up their counts in *sum. */
+int pt_loss_upto(struct pt_losses *l, uint64_t ts, const struct pt_hdr *h, uint64_t *sum)
+{
+	uint32_t k = 0;
+
+	for (; k < l->n && l->e[k].ts <= ts; k++)
+		if (h)
+			*sum += report_count(h, l->e[k].g);
+	if (k == 0)
+		return 0;
+	memmove(l->e, l->e + k, (l->n - k) * sizeof l->e[0]);
+	l->n -= k;
+	return 1;
+}
+
+/* Events were lost from ts on (UINT64_MAX: when is unknown, report at
+ * once, and mark every writer's next event); g: the report saying so. */
+void pt_loss_note(struct pt_reader *rd, uint64_t ts, uint64_t g)
+{
+	if (ts == UINT64_MAX)
+		rd->unknown++;
+	pt_loss_add(&rd->loss, ts, g);
+}
+
+struct pt_rwriter *pt_rwriter_of(struct pt_reader *rd, int32_t pid, uint64_t thread,
+                                    uint32_t level)
+{
+	for (uint32_t i = 0; i < rd->nw; i++)
+		if (rd->w[i].thread == thread && rd->w[i].pid == pid && rd->w[i].level == level)
+			return &rd->w[i];
+	if (level > PT_LEVELS || rd->nw >= PT_MAX_WRITERS) /* PT_LEVELS: a controller */
+		return NULL; /* not a writer that can exist: the segment was scribbled on */
+	if (rd->nw == rd->w_cap) {
+		uint32_t cap = rd->w_cap ? rd->w_cap * 2 : 8;
+		struct pt_rwriter *n = realloc(rd->w, cap * sizeof *n);
+		if (!n)
+			return NULL;
+		rd->w = n;
+		rd->w_cap = cap;
+	}
+	struct pt_rwriter *w = &rd->w[rd->nw++];
+	w->thread = thread;
+	w->pid = pid;
+	w->level = level;
+	w->head = w->tail = NONE;
+	memset(&w->lost, 0, sizeof w->lost);
+	w->pairs_at = rd->pairs;
+	w->unknown_seen = 0; /* after an unknown loss its first event is marked */
+	return w;
+}
+
+/* Take loss g from the ring: 1 if done with it, 0 if its writer has not
+ * finished publishing it yet. */
+static int take_loss(struct pt_reader *rd, struct pt_hdr *h, uint64_t g)
+{
+	uint64_t i = g % PT_LOSS_RING;
+	uint64_t tag = atomic_load_explicit(&h->loss_tag[i], memory_order_acquire);
+	uint64_t ts = atomic_load_explicit(&h->loss_ts[i], memory_order_relaxed);
+	uint64_t thread = atomic_load_explicit(&h->loss_thread[i], memory_order_relaxed);
+	uint64_t who = atomic_load_explicit(&h->loss_who[i], memory_order_relaxed);
+
+	if (tag < g + 1)
+		return 0;
+	PT_SEQ_FENCE();
+	if (tag != g + 1 || atomic_load_explicit(&h->loss_tag[i], memory_order_relaxed) != tag) {
+		pt_loss_note(rd, UINT64_MAX, PT_NO_REPORT); /* overwritten by a later loss */
+		return 1;
+	}
+	pt_loss_note(rd, ts, g);
+	struct pt_rwriter *w = pt_rwriter_of(rd, (int32_t)(who >> 32), thread, (uint32_t)who);
+	if (w)
+		pt_loss_add(&w->lost, ts, g);
+	else
+		rd->unknown++; /* whose, we cannot tell: mark every writer */
+	return 1;
+}
+
+/* Take the losses writers reported since last time, with their times and
+ * writers.  A report still being written (its writer was preempted) does
+ * not hold up the ones after it; until it is complete nobody knows whose
+ * events it lost, so every writer is marked at once. */
+void pt_losses_collect(struct pt_trid *t)
+{
+	struct pt_reader *rd = &t->rd;
+	struct pt_hdr *h = t->hdr;
+	uint64_t end = atomic_load_explicit(&h->loss_gen, memory_order_acquire);
+	unsigned cap = sizeof rd->loss_pend / sizeof rd->loss_pend[0];
+
+	for (unsigned k = 0; k < rd->nloss_pend;) {
+		uint64_t g = rd->loss_pend[k];
+		if (end - g > PT_LOSS_RING || take_loss(rd, h, g))
+			rd->loss_pend[k] = rd->loss_pend[--rd->nloss_pend];
+		else
+			k++;
+	}
+	if (end - rd->loss_gen > PT_LOSS_RING) { /* too many to tell apart */
+		pt_loss_note(rd, UINT64_MAX, PT_NO_REPORT);
+		rd->loss_gen = end - PT_LOSS_RING;
+	}
+	for (; rd->loss_gen < end; rd->loss_gen++) {
+		if (take_loss(rd, h, rd->loss_gen))
+			continue;
+		rd->unknown++;
+		if (rd->nloss_pend < cap)
+			rd->loss_pend[rd->nloss_pend++] = rd->loss_gen;
+		else
+			pt_loss_note(rd, UINT64_MAX, PT_NO_REPORT);
+	}
+}
+
+/* The reader gives up on a chunk it could not read to the end (it was
+ * overwritten): note the loss from the earliest time it knows of the
+ * unread part.  The thief reports it too, but maybe only a moment later. */
+void pt_lost_rest(struct pt_reader *rd, struct pt_rwriter *w, const struct pt_ractive *a)
+{
+	uint64_t ts = a->has_next ? a->next_ts : a->count ? a->last_ts + 1 : a->base_ts;
+	pt_loss_note(rd, ts, PT_NO_REPORT);
+	if (w)
+		pt_loss_add(&w->lost, ts, PT_NO_REPORT);
+}
