@@ -51,7 +51,7 @@ static unsigned char *bufs[NBUF], payload[256 + 70000];
 static int tracing, lockfd; /* lockfd: the control memfd, opened anew */
 /* per input */
 static trace_id_t trid;
-static struct pt_slot *view;
+static struct pt_view *view;
 static const uint8_t *in;
 static size_t left, max_data;
 static uint64_t recorded, nread, npatch, digest;
@@ -167,7 +167,7 @@ static unsigned char *region(unsigned r, size_t *n)
 	static const size_t ctr[13] = { O(state), O(overrun), O(stop_ts), O(lost), O(loss_gen),
 	                                O(free_top), O(acq_seq), O(sealed_bytes), O(seal_seq),
 	                                O(reclaim), O(waiters), O(obj_next), O(obj_lost) };
-	struct pt_slot *v = view;
+	struct pt_view *v = view;
 	unsigned char *h = (unsigned char *)v->hdr;
 	size_t log = ((size_t)v->log_mask + 1) * 8, data = (size_t)v->nchunks * v->chunk_size;
 	struct { void *p; size_t n; } rg[9] = {

@@ -41,7 +41,7 @@ static const char *const api[] = {
 
 static const char *const internal[] = {
 	"pt_proc", "pt_pool_acquire", "pt_pool_seal", "pt_now", "pt_stream_create",
-	"pt_trid_lock", "pt_clock_tsc", "pt_nest", "pt_ctl_lock", "record_user",
+	"pt_trid_lock", "pt_clock_tsc", "pt_nest", "pt_trid_table_lock", "record_user",
 	"pt_nowait", "pt_attr_noloss",
 };
 

@@ -234,7 +234,7 @@ int main(void)
 	 * this thread's chunk claims a payload longer than max-data-size */
 	struct pt_trid *t;
 	REQUIRE(pt_trid_lock(trid, &t) == 0);
-	struct pt_slot *sv = &t->view;
+	struct pt_view *sv = &t->view;
 	uint32_t lie = PT_NIL;
 	for (uint32_t i = 0; i < sv->nchunks; i++) {
 		uint64_t ss = atomic_load(&sv->chunks[i].ss);

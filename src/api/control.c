@@ -85,7 +85,7 @@ PT_API int posix_trace_clear(trace_id_t trid)
 	return 0;
 }
 
-/* Lock order: pt_ctl_lock before a trid's lock, never the reverse.  So
+/* Lock order: pt_trid_table_lock before a trid's lock, never the reverse.  So
  * shutdown marks the id dead under its lock, frees the control slot under
  * the global lock, and only then tears the mapping down.  The traced
  * process drops the stream at its next event; the segment's memory is
@@ -121,10 +121,10 @@ PT_API int posix_trace_shutdown(trace_id_t trid)
 	pt_wake_readers(h);
 	pt_trid_unlock(t);
 
-	pthread_mutex_lock(&pt_ctl_lock);
+	pthread_mutex_lock(&pt_trid_table_lock);
 	if (t->slot >= 0)
 		pt_slot_release(t->tctl, (unsigned)t->slot, t->ticket);
-	pthread_mutex_unlock(&pt_ctl_lock);
+	pthread_mutex_unlock(&pt_trid_table_lock);
 	if (t->slot >= 0 && t->tctl_own && pt_quiesce() == 0)
 		pt_detach_now((unsigned)t->slot, t->ticket, h); /* no thread can be using it */
 

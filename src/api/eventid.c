@@ -22,7 +22,7 @@ PT_API int posix_trace_eventid_open(const char *restrict name, trace_event_id_t 
 		return rc;
 	if (!id)
 		return EINVAL;
-	pthread_mutex_lock(&pt_ctl_lock);
+	pthread_mutex_lock(&pt_trid_table_lock);
 	unsigned level = pt_enter(); /* the views stay mapped while we use them */
 	tb[n++] = pt_ctl_names(pt_ctl);
 	uint32_t att = atomic_load(&pt_proc.att);
@@ -31,7 +31,7 @@ PT_API int posix_trace_eventid_open(const char *restrict name, trace_event_id_t 
 			tb[n++] = pt_view(s)->names;
 	rc = pt_names_open(tb, n, name, id);
 	pt_leave(level);
-	pthread_mutex_unlock(&pt_ctl_lock);
+	pthread_mutex_unlock(&pt_trid_table_lock);
 	return rc;
 }
 
@@ -47,7 +47,7 @@ PT_API int posix_trace_trid_eventid_open(trace_id_t trid, const char *restrict n
 
 	if (rc)
 		return rc;
-	pthread_mutex_lock(&pt_ctl_lock);
+	pthread_mutex_lock(&pt_trid_table_lock);
 	if ((rc = pt_trid_lock(trid, &t)) == 0) {
 		if (!id) {
 			rc = EINVAL;
@@ -59,7 +59,7 @@ PT_API int posix_trace_trid_eventid_open(trace_id_t trid, const char *restrict n
 		}
 		pt_trid_unlock(t);
 	}
-	pthread_mutex_unlock(&pt_ctl_lock);
+	pthread_mutex_unlock(&pt_trid_table_lock);
 	return rc;
 }
 

@@ -23,9 +23,9 @@ PT_API int posix_trace_open(int fd, trace_id_t *trid)
 		free(r);
 		return rc == EBADF ? EBADF : rc == ENOMEM ? ENOMEM : EINVAL;
 	}
-	pthread_mutex_lock(&pt_ctl_lock);
+	pthread_mutex_lock(&pt_trid_table_lock);
 	t = pt_trid_new(PT_KIND_LOG, &id);
-	pthread_mutex_unlock(&pt_ctl_lock);
+	pthread_mutex_unlock(&pt_trid_table_lock);
 	if (!t) {
 		pt_logr_close(r);
 		free(r);

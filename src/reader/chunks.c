@@ -33,7 +33,7 @@ static int32_t ck_alloc(struct pt_reader *rd)
 static void add(struct pt_trid *t, uint32_t idx, uint64_t seq)
 {
 	struct pt_reader *rd = &t->rd;
-	const struct pt_slot *v = &t->view;
+	const struct pt_view *v = &t->view;
 
 	if (idx >= v->nchunks)
 		return;
@@ -105,7 +105,7 @@ static int by_seq(const void *x, const void *y)
  * chunk, say) are still there: find them all, in order, with one scan. */
 static void catch_up(struct pt_trid *t, uint64_t from, uint64_t end)
 {
-	const struct pt_slot *v = &t->view;
+	const struct pt_view *v = &t->view;
 	struct found *found = malloc((size_t)v->nchunks * sizeof *found);
 	uint32_t n = 0;
 
@@ -147,7 +147,7 @@ static void catch_up(struct pt_trid *t, uint64_t from, uint64_t end)
 void pt_reader_discover(struct pt_trid *t)
 {
 	struct pt_reader *rd = &t->rd;
-	const struct pt_slot *v = &t->view;
+	const struct pt_view *v = &t->view;
 	uint64_t end = atomic_load_explicit(&t->hdr->acq_seq, memory_order_acquire);
 	uint64_t len = (uint64_t)v->log_mask + 1;
 

@@ -105,7 +105,7 @@ static void synth(struct pt_trid *t, struct posix_trace_event_info *ev, void *bu
 static int take(struct pt_trid *t, struct pt_rwriter *w, struct posix_trace_event_info *ev,
                 void *buf, size_t num, size_t *dlen)
 {
-	const struct pt_slot *v = &t->view;
+	const struct pt_view *v = &t->view;
 	struct pt_ractive *a = &t->rd.ck[w->head];
 	const pt_word *rec = (const pt_word *)(v->data + (size_t)a->idx * v->chunk_size + a->off);
 	uint64_t w0 = atomic_load_explicit(&rec[0], PT_WORD_LOAD);
@@ -228,7 +228,7 @@ static int read_again(struct pt_trid *t, struct posix_trace_event_info *ev, void
 int pt_read_run_begin(struct pt_trid *t, struct pt_read_run *r)
 {
 	struct pt_reader *rd = &t->rd;
-	const struct pt_slot *v = &t->view;
+	const struct pt_view *v = &t->view;
 	struct pt_rwriter *w = run_writer(t);
 
 	if (!w)

@@ -103,7 +103,7 @@ struct pt_trid {
 	uint64_t ticket, region_off;
 	struct pt_hdr *hdr;
 	size_t map_size;
-	struct pt_slot view;      /* pointers into the segment, for the reader */
+	struct pt_view view;      /* pointers into the segment, for the reader */
 	struct pt_tw sys_tw;      /* the id's own writer of system events */
 	struct pt_attr_img attr;  /* trusted copy */
 	uint32_t noloss_ms;       /* no-loss bound it was created with, 0: off */
@@ -169,7 +169,7 @@ static inline int pt_rchunk_gone(const struct pt_trid *t, const struct pt_ractiv
  * been overwritten (then nothing read from it may be used). */
 static inline int pt_rchunk_peek(const struct pt_trid *t, struct pt_ractive *a)
 {
-	const struct pt_slot *v = &t->view;
+	const struct pt_view *v = &t->view;
 
 	if (a->off + PT_REC_HDR > a->commit) {
 		uint32_t c = atomic_load_explicit(&v->chunks[a->idx].commit, memory_order_acquire);

@@ -23,7 +23,7 @@ int32_t pt_pid;
 
 _Thread_local unsigned pt_nowait PT_TLS;
 
-static uint32_t pop_free(struct pt_slot *sl)
+static uint32_t pop_free(struct pt_view *sl)
 {
 	_Atomic uint64_t *top = &sl->hdr->free_top;
 	uint64_t old = atomic_load_explicit(top, memory_order_acquire);
@@ -40,7 +40,7 @@ static uint32_t pop_free(struct pt_slot *sl)
 	}
 }
 
-static void push_free(struct pt_slot *sl, uint32_t idx)
+static void push_free(struct pt_view *sl, uint32_t idx)
 {
 	_Atomic uint64_t *top = &sl->hdr->free_top;
 	uint64_t old = atomic_load_explicit(top, memory_order_relaxed), nw;
@@ -53,7 +53,7 @@ static void push_free(struct pt_slot *sl, uint32_t idx)
 }
 
 /* A sealed chunk leaves the stream's budget. */
-static void unaccount(struct pt_slot *sl, struct pt_chunk *ck)
+static void unaccount(struct pt_view *sl, struct pt_chunk *ck)
 {
 	uint32_t used = atomic_load_explicit(&ck->commit, memory_order_relaxed);
 	atomic_fetch_sub_explicit(&sl->hdr->sealed_bytes,
@@ -62,7 +62,7 @@ static void unaccount(struct pt_slot *sl, struct pt_chunk *ck)
 }
 
 /* Give chunk idx back if it is still in life seq and in state from. */
-int pt_pool_free(struct pt_slot *sl, uint32_t idx, uint64_t seq, unsigned from)
+int pt_pool_free(struct pt_view *sl, uint32_t idx, uint64_t seq, unsigned from)
 {
 	struct pt_chunk *ck = &sl->chunks[idx];
 	uint64_t exp = PT_SS(seq, from);
@@ -128,7 +128,7 @@ static void set_flag(struct pt_hdr *h, uint32_t flag)
 /* A sealed chunk is being overwritten: count what the reader never took.
  * Closing the reader's progress with a CAS settles every record: the
  * reader took it before (its CAS came first) or never will (claim()). */
-static void account_steal(struct pt_slot *sl, uint32_t idx, uint64_t seq)
+static void account_steal(struct pt_view *sl, uint32_t idx, uint64_t seq)
 {
 	struct pt_chunk *ck = &sl->chunks[idx];
 	struct pt_hdr *h = sl->hdr;
@@ -158,7 +158,7 @@ static void account_steal(struct pt_slot *sl, uint32_t idx, uint64_t seq)
 }
 
 /* LOOP: take the oldest sealed chunk, following the seal log. */
-static uint32_t steal(struct pt_slot *sl)
+static uint32_t steal(struct pt_view *sl)
 {
 	struct pt_hdr *h = sl->hdr;
 	uint64_t len = (uint64_t)sl->log_mask + 1;
@@ -196,7 +196,7 @@ static uint32_t steal(struct pt_slot *sl)
 }
 
 /* UNTIL_FULL (and FLUSH): the stream stops itself; the reader restarts it. */
-static void autostop(struct pt_slot *sl, uint32_t state, uint64_t ts)
+static void autostop(struct pt_view *sl, uint32_t state, uint64_t ts)
 {
 	struct pt_hdr *h = sl->hdr;
 	uint32_t st = atomic_load_explicit(&h->state, memory_order_relaxed);
@@ -215,7 +215,7 @@ static void autostop(struct pt_slot *sl, uint32_t state, uint64_t ts)
 /* A FLUSH stream's flusher, asleep, is woken when a chunk is sealed and
  * when events are dropped, not at every event (record.c): it has work
  * worth a wake-up, and the writer makes one futex call per chunk at most. */
-static void wake_flusher(struct pt_slot *sl)
+static void wake_flusher(struct pt_view *sl)
 {
 	struct pt_hdr *h = sl->hdr;
 
@@ -230,7 +230,7 @@ static void wake_flusher(struct pt_slot *sl)
  * puts one OVERFLOW before the writer's next event whatever the run's
  * length (a report per lost event would drown the reader).  The count sits
  * on a cache line of its own, which readers touch only at a RESUME. */
-static void drop(struct pt_slot *sl, struct pt_tw *tw, uint32_t state, uint64_t ts,
+static void drop(struct pt_view *sl, struct pt_tw *tw, uint32_t state, uint64_t ts,
                  unsigned level)
 {
 	struct pt_hdr *h = sl->hdr;
@@ -248,7 +248,7 @@ static void drop(struct pt_slot *sl, struct pt_tw *tw, uint32_t state, uint64_t 
 	wake_flusher(sl);
 }
 
-static uint32_t take_free(struct pt_slot *sl, uint32_t rec)
+static uint32_t take_free(struct pt_view *sl, uint32_t rec)
 {
 	/* full when the sealed records plus this one would exceed stream-min-size:
 	 * a set of events adding up to no more than that never fills the stream */
@@ -274,7 +274,7 @@ static uint64_t mono_ms(void)
  * wait ran out since a chunk was last had: a stopped or killed consumer
  * costs the program one bound, not one per event.  The chunk, or PT_NIL
  * (then the event is dropped and counted as without the mode). */
-static uint32_t wait_room(struct pt_slot *sl, uint32_t state, uint32_t rec)
+static uint32_t wait_room(struct pt_view *sl, uint32_t state, uint32_t rec)
 {
 	struct pt_hdr *h = sl->hdr;
 	uint64_t start = 0, checked = 0;
@@ -322,7 +322,7 @@ static uint32_t wait_room(struct pt_slot *sl, uint32_t state, uint32_t rec)
 	}
 }
 
-int pt_pool_acquire(struct pt_slot *sl, struct pt_tw *tw, uint32_t state, uint64_t ts,
+int pt_pool_acquire(struct pt_view *sl, struct pt_tw *tw, uint32_t state, uint64_t ts,
                     unsigned level, uint32_t rec, int how)
 {
 	struct pt_hdr *h = sl->hdr;
@@ -388,7 +388,7 @@ int pt_pool_acquire(struct pt_slot *sl, struct pt_tw *tw, uint32_t state, uint64
 
 /* The writer is done with its chunk: publish it as sealed (or, if a clear
  * made it stale, give it straight back). */
-void pt_pool_seal(struct pt_slot *sl, struct pt_tw *tw, uint32_t state)
+void pt_pool_seal(struct pt_view *sl, struct pt_tw *tw, uint32_t state)
 {
 	struct pt_hdr *h = sl->hdr;
 	struct pt_chunk *ck = &sl->chunks[tw->idx];
@@ -414,12 +414,12 @@ void pt_pool_seal(struct pt_slot *sl, struct pt_tw *tw, uint32_t state)
  * writer moved the steal cursor since the mark -- that writer may have
  * found the stream full after the reader looked, and set FULL before the
  * clear.  (steal() moves the cursor before it sets FULL.) */
-uint64_t pt_pool_steal_mark(const struct pt_slot *sl)
+uint64_t pt_pool_steal_mark(const struct pt_view *sl)
 {
 	return atomic_load(&sl->hdr->reclaim);
 }
 
-void pt_pool_drained(struct pt_slot *sl, uint64_t mark)
+void pt_pool_drained(struct pt_view *sl, uint64_t mark)
 {
 	struct pt_hdr *h = sl->hdr;
 
@@ -432,7 +432,7 @@ void pt_pool_drained(struct pt_slot *sl, uint64_t mark)
 
 /* posix_trace_clear(): drop every sealed chunk; open ones are dropped by
  * their writers when they see the new epoch. */
-void pt_pool_reset(struct pt_slot *sl)
+void pt_pool_reset(struct pt_view *sl)
 {
 	struct pt_hdr *h = sl->hdr;
 

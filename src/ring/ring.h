@@ -23,7 +23,7 @@ struct pt_tw {
 };                     /* (48 bytes: dlopen leaves little room for TLS) */
 #define PT_NO_REPORT UINT64_MAX
 
-static inline uint32_t pt_tw_key(const struct pt_slot *sl, uint32_t state)
+static inline uint32_t pt_tw_key(const struct pt_view *sl, uint32_t state)
 {
 	return (pt_slot_gen(sl) << 16) | (PT_ST_EPOCH(state) & 0xffffu);
 }
@@ -42,14 +42,14 @@ extern _Thread_local unsigned pt_nowait PT_TLS;
  * controller's system event, which never waits for room. */
 #define PT_ACQ_QUIET 1
 #define PT_ACQ_SYS   2
-int pt_pool_acquire(struct pt_slot *sl, struct pt_tw *tw, uint32_t state, uint64_t ts,
+int pt_pool_acquire(struct pt_view *sl, struct pt_tw *tw, uint32_t state, uint64_t ts,
                     unsigned level, uint32_t rec, int how);
-void pt_pool_seal(struct pt_slot *sl, struct pt_tw *tw, uint32_t state);
-int pt_pool_free(struct pt_slot *sl, uint32_t idx, uint64_t seq, unsigned from_state);
+void pt_pool_seal(struct pt_view *sl, struct pt_tw *tw, uint32_t state);
+int pt_pool_free(struct pt_view *sl, uint32_t idx, uint64_t seq, unsigned from_state);
 uint64_t pt_pool_note_lost(struct pt_hdr *h, uint64_t n, uint64_t ts, int report,
                        uint64_t thread, int32_t pid, uint32_t level);
-void pt_pool_reset(struct pt_slot *sl);
-uint64_t pt_pool_steal_mark(const struct pt_slot *sl);
-void pt_pool_drained(struct pt_slot *sl, uint64_t mark);
+void pt_pool_reset(struct pt_view *sl);
+uint64_t pt_pool_steal_mark(const struct pt_view *sl);
+void pt_pool_drained(struct pt_view *sl, uint64_t mark);
 
 #endif

@@ -155,7 +155,7 @@ int pt_segment_check(const struct pt_hdr *h, size_t map_size)
 	return 0;
 }
 
-void pt_slot_fill(struct pt_slot *sl, struct pt_hdr *h, size_t map_size)
+void pt_slot_fill(struct pt_view *sl, struct pt_hdr *h, size_t map_size)
 {
 	char *b = (char *)h;
 
@@ -190,7 +190,7 @@ void pt_slot_fill(struct pt_slot *sl, struct pt_hdr *h, size_t map_size)
 /* The controller's view of a segment it has just built: every pointer and
  * size from its own geometry and attributes, none read back from the
  * segment, which the traced process can already write. */
-void pt_slot_fill_trusted(struct pt_slot *sl, struct pt_hdr *h, const struct pt_geom *g,
+void pt_slot_fill_trusted(struct pt_view *sl, struct pt_hdr *h, const struct pt_geom *g,
                           const struct pt_attr_img *a)
 {
 	char *b = (char *)h;

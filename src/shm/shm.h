@@ -2,7 +2,7 @@
  * shm.h -- the bottom layer: what lives in shared memory and the
  * primitives that work on it.  layout.h is the format (a stream's segment,
  * a process's control segment); clock.h turns its ticks into time; here:
- * a process's view of a segment (struct pt_slot), sizing and checking a
+ * a process's view of a segment (struct pt_view), sizing and checking a
  * segment (segment.c), the event-name tables (names.c) and futex waits
  * (futex.c).  Nothing here knows of trace ids, readers or logs.
  */
@@ -33,7 +33,7 @@
  * mapping and copies of its geometry.  Views are never changed while a
  * thread may use them: attaching fills a free view and then publishes its
  * index in pt_proc.cur (see attach.c). */
-struct pt_slot {
+struct pt_view {
 	struct pt_hdr *hdr;
 	struct pt_chunk *chunks;
 	char *data;
@@ -66,7 +66,7 @@ struct pt_slot {
 	_Atomic uint32_t noloss_gave_up;
 };
 
-static inline uint32_t pt_slot_gen(const struct pt_slot *sl)
+static inline uint32_t pt_slot_gen(const struct pt_view *sl)
 {
 	return atomic_load_explicit(&sl->gen, memory_order_relaxed);
 }
@@ -94,8 +94,8 @@ int pt_segment_create(const struct pt_geom *g, int *fd, struct pt_hdr **hdr);
 void pt_segment_init(struct pt_hdr *h, const struct pt_geom *g,
                      const struct pt_attr_img *attr, const struct pt_clock_img *clk);
 int pt_segment_check(const struct pt_hdr *h, size_t map_size);
-void pt_slot_fill(struct pt_slot *sl, struct pt_hdr *h, size_t map_size);
-void pt_slot_fill_trusted(struct pt_slot *sl, struct pt_hdr *h, const struct pt_geom *g,
+void pt_slot_fill(struct pt_view *sl, struct pt_hdr *h, size_t map_size);
+void pt_slot_fill_trusted(struct pt_view *sl, struct pt_hdr *h, const struct pt_geom *g,
                           const struct pt_attr_img *a);
 int pt_geom_backable(const struct pt_geom *g);
 

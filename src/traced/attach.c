@@ -85,7 +85,7 @@ static int same_file(int fd, uint64_t ino, uint64_t min_size)
 static void reap(unsigned s, uint64_t ticket);
 
 /* The stream is over for this process: stop writing, detach at next resync. */
-void pt_slot_mark_dead(unsigned s, struct pt_slot *sl)
+void pt_slot_mark_dead(unsigned s, struct pt_view *sl)
 {
 	if (atomic_exchange(&sl->dead, 1))
 		return;
@@ -93,7 +93,7 @@ void pt_slot_mark_dead(unsigned s, struct pt_slot *sl)
 }
 
 /* Called on a new chunk: every ~10 ms, is the controller still there? */
-void pt_owner_check(unsigned s, struct pt_slot *sl, uint64_t ts)
+void pt_owner_check(unsigned s, struct pt_view *sl, uint64_t ts)
 {
 	uint64_t last = atomic_load_explicit(&sl->owner_checked, memory_order_relaxed);
 
@@ -204,7 +204,7 @@ static int attach(unsigned s, uint64_t ticket)
 	struct pt_hdr *h = fd < 0 ? selfmap_get(s, ticket, size) : NULL;
 	if (!h)
 		h = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, hfd, (off_t)off);
-	struct pt_slot *sl = &pt_proc.view[v];
+	struct pt_view *sl = &pt_proc.view[v];
 	if (h == MAP_FAILED) {
 		view_retire((unsigned)v);
 		sl->hdr = NULL;
@@ -244,7 +244,7 @@ static int attach(unsigned s, uint64_t ticket)
 	return 0;
 }
 
-static void refresh_filter(struct pt_slot *sl, unsigned s)
+static void refresh_filter(struct pt_view *sl, unsigned s)
 {
 	if (atomic_load(&pt_ctl->slot[s].flags) & PT_CS_INHERITED)
 		return;
@@ -298,7 +298,7 @@ static void resync_locked(void)
 	for (unsigned s = 0; s < PT_SLOTS; s++) {
 		uint64_t tk = atomic_load_explicit(&pt_ctl->slot[s].ticket, memory_order_acquire);
 		int att = atomic_load(&pt_proc.att) >> s & 1;
-		struct pt_slot *sl = pt_view(s);
+		struct pt_view *sl = pt_view(s);
 
 		if (att && (tk != pt_proc.ticket[s] || atomic_load(&sl->dead))) {
 			if (tk == pt_proc.ticket[s] && atomic_load(&sl->dead))

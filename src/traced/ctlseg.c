@@ -204,7 +204,7 @@ void pt_ctl_atfork_child(void)
 		pt_names_copy(pt_ctl_names(c), pt_ctl_names(old));
 	}
 	for (unsigned s = 0; s < PT_SLOTS; s++) {
-		struct pt_slot *sl = pt_view(s);
+		struct pt_view *sl = pt_view(s);
 		struct pt_ctl_slot *o = &old->slot[s], *n = &c->slot[s];
 		if (!(atomic_load(&pt_proc.att) >> s & 1)) {
 			/* tickets are per control segment: the parent's last one

@@ -207,7 +207,7 @@ __attribute__((constructor(102))) static void objmap_init(void)
 }
 
 /* One entry into a stream's area. */
-static void put(struct pt_slot *sl, const struct pt_obj *src, int32_t pid, unsigned kind,
+static void put(struct pt_view *sl, const struct pt_obj *src, int32_t pid, unsigned kind,
                 uint64_t tick)
 {
 	struct pt_hdr *h = sl->hdr;
@@ -240,7 +240,7 @@ static void put(struct pt_slot *sl, const struct pt_obj *src, int32_t pid, unsig
 
 /* Table entries [from, to) that are alive, into sl; from 0 with a BEGIN
  * first.  Returns to. */
-static uint32_t dump(struct pt_slot *sl, int32_t pid, uint32_t from, uint32_t to)
+static uint32_t dump(struct pt_view *sl, int32_t pid, uint32_t from, uint32_t to)
 {
 	uint64_t tick = pt_now();
 	/* objects of the start not read yet: into the table if it is ours
@@ -275,7 +275,7 @@ void pt_objmap_atfork_child(void)
 	atomic_store_explicit(&tab_lock, 0, memory_order_relaxed);
 }
 
-uint32_t pt_objmap_dump(struct pt_slot *sl, int32_t pid, uint32_t from)
+uint32_t pt_objmap_dump(struct pt_view *sl, int32_t pid, uint32_t from)
 {
 	if (!tab)
 		return 0;
@@ -292,7 +292,7 @@ static void put_all(const struct pt_obj *o, unsigned kind)
 	while (att) {
 		unsigned s = (unsigned)__builtin_ctz(att);
 		att &= att - 1;
-		struct pt_slot *sl = pt_view_att(s);
+		struct pt_view *sl = pt_view_att(s);
 		if (!atomic_load_explicit(&sl->dead, memory_order_relaxed))
 			put(sl, o, pt_pid, kind, tick);
 	}

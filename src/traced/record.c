@@ -24,7 +24,7 @@ _Static_assert(sizeof(struct pt_tw) == 48, "struct pt_tw grew: mind the static T
  * events (which bypass the running check), PT_SYS_WAIT for one that
  * would rather wait for room than be lost.  -1: no room (with PT_SYS_WAIT,
  * nothing recorded and nothing counted), else 0. */
-__attribute__((always_inline)) static inline int write_one(struct pt_slot *sl, struct pt_tw *tw,
+__attribute__((always_inline)) static inline int write_one(struct pt_view *sl, struct pt_tw *tw,
                                                             int s, unsigned level,
                                                             trace_event_id_t id, const void *data,
                                                             size_t len, uintptr_t addr)
@@ -93,7 +93,7 @@ __attribute__((always_inline)) static inline int write_one(struct pt_slot *sl, s
  * clock not behind, the chunk's base near) written straight through with
  * the writer's fields in registers; anything else goes the general way,
  * write_one() (which takes a timestamp of its own, never earlier). */
-__attribute__((noinline)) static void write_user_slow(struct pt_slot *sl, struct pt_tw *tw,
+__attribute__((noinline)) static void write_user_slow(struct pt_view *sl, struct pt_tw *tw,
                                                       unsigned s, unsigned level,
                                                       trace_event_id_t id, const void *data,
                                                       size_t len, uintptr_t addr)
@@ -101,7 +101,7 @@ __attribute__((noinline)) static void write_user_slow(struct pt_slot *sl, struct
 	write_one(sl, tw, (int)s, level, id, data, len, addr);
 }
 
-__attribute__((always_inline)) static inline void write_user(struct pt_slot *sl, struct pt_tw *tw,
+__attribute__((always_inline)) static inline void write_user(struct pt_view *sl, struct pt_tw *tw,
                                                             unsigned s, unsigned level,
                                                             trace_event_id_t id,
                                                             const void *data, size_t len,
@@ -256,7 +256,7 @@ PT_API void posix_trace_event(trace_event_id_t id, const void *restrict data, si
  * the trace id's own writer, whether or not the stream is running.  The
  * writer's nesting level is PT_LEVELS, a level no thread records at, so its
  * chunks never mix with the same thread's own events. */
-int pt_write_event(struct pt_slot *sl, struct pt_tw *tw, unsigned level, trace_event_id_t id,
+int pt_write_event(struct pt_view *sl, struct pt_tw *tw, unsigned level, trace_event_id_t id,
                    const void *data, size_t len, uintptr_t addr, int wait)
 {
 	if (wait)
@@ -271,7 +271,7 @@ void pt_seal_thread(void)
 	uint32_t att = atomic_load_explicit(&pt_proc.att, memory_order_acquire);
 	while (att) {
 		unsigned s = (unsigned)__builtin_ctz(att);
-		struct pt_slot *sl = pt_view(s);
+		struct pt_view *sl = pt_view(s);
 		att &= att - 1;
 		for (unsigned l = 0; l < PT_LEVELS; l++) {
 			struct pt_tw *tw = &pt_tw[s][l];

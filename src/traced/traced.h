@@ -16,23 +16,23 @@ struct pt_proc {
 	_Atomic uint32_t att;      /* bit s: slot s has an attached view */
 	_Atomic uint32_t seen;     /* the control word the last resync acted on */
 	_Atomic uint32_t cur[PT_SLOTS];  /* slot -> view index */
-	struct pt_slot *_Atomic curp[PT_SLOTS]; /* slot -> view, for the recording path */
+	struct pt_view *_Atomic curp[PT_SLOTS]; /* slot -> view, for the recording path */
 	uint64_t ticket[PT_SLOTS]; /* the control-slot ticket last acted on */
 	_Atomic int sync;          /* a resync is running */
 	uint64_t retry_at;         /* a deferred attach is retried after this tick */
-	struct pt_slot view[PT_VIEWS];
+	struct pt_view view[PT_VIEWS];
 };
 extern struct pt_proc pt_proc;
 
 /* The view of slot s, whose att bit is set (the recording path). */
-static inline struct pt_slot *pt_view_att(unsigned s)
+static inline struct pt_view *pt_view_att(unsigned s)
 {
 	return atomic_load_explicit(&pt_proc.curp[s], memory_order_acquire);
 }
 
-static inline struct pt_slot *pt_view(unsigned s)
+static inline struct pt_view *pt_view(unsigned s)
 {
-	struct pt_slot *v = atomic_load_explicit(&pt_proc.curp[s], memory_order_acquire);
+	struct pt_view *v = atomic_load_explicit(&pt_proc.curp[s], memory_order_acquire);
 	return v ? v : &pt_proc.view[0];
 }
 
@@ -48,16 +48,16 @@ void pt_ctl_slot_want(struct pt_ctl *c, unsigned s, const _Atomic uint64_t *filt
 void pt_resync(void);
 void pt_resync_atfork_prepare(void);
 void pt_resync_atfork_parent(void);
-void pt_slot_mark_dead(unsigned s, struct pt_slot *sl);
+void pt_slot_mark_dead(unsigned s, struct pt_view *sl);
 int pt_owner_alive(int fd, uint32_t byte);
-void pt_owner_check(unsigned s, struct pt_slot *sl, uint64_t ts);
+void pt_owner_check(unsigned s, struct pt_view *sl, uint64_t ts);
 void pt_detach_now(unsigned s, uint64_t ticket, const void *hdr); /* after a quiesce: unmap too */
 void pt_selfmap_add(unsigned s, uint64_t ticket, void *hdr, size_t size);
 void pt_map_release(void *hdr, size_t size);
 
 #define PT_SYS      (-1) /* write_one()'s slot for a controller's system event */
 #define PT_SYS_WAIT (-2) /* ... one that waits for room rather than be lost */
-int pt_write_event(struct pt_slot *sl, struct pt_tw *tw, unsigned level, trace_event_id_t id,
+int pt_write_event(struct pt_view *sl, struct pt_tw *tw, unsigned level, trace_event_id_t id,
                    const void *data, size_t len, uintptr_t addr, int wait);
 void pt_seal_thread(void); /* seal this thread's chunks (thread exit) */
 void pt_record_atfork_child(void);
@@ -97,7 +97,7 @@ void pt_objmap_miss(uintptr_t addr);
 void pt_objmap_forget(void); /* a new chunk: look the next address up again */
 /* This process's objects, table entries from `from` on, into a stream
  * (from 0: a BEGIN entry first).  Returns where the table ended. */
-uint32_t pt_objmap_dump(struct pt_slot *sl, int32_t pid, uint32_t from);
+uint32_t pt_objmap_dump(struct pt_view *sl, int32_t pid, uint32_t from);
 void pt_objmap_atfork_child(void);
 /* The order between a new object in the table and a new view: each side
  * passes here between its store and its load (a read-modify-write of one

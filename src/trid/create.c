@@ -106,7 +106,7 @@ int pt_stream_create(pid_t pid, const trace_attr_t *attr, int policy, uint32_t n
 	pt_quiesce_prepare();
 	attr_image(&img, attr, policy, logfd >= 0);
 
-	pthread_mutex_lock(&pt_ctl_lock);
+	pthread_mutex_lock(&pt_trid_table_lock);
 	rc = EAGAIN;
 	if (!pt_trid_room() || (rc = pt_sysmax_take(&sys_fd)) != 0)
 		goto out;
@@ -168,7 +168,7 @@ int pt_stream_create(pid_t pid, const trace_attr_t *attr, int policy, uint32_t n
 	t->in_use = 1;
 	if (logfd >= 0 && (rc = pt_flusher_start(t, logfd)) != 0) {
 		pt_unlock(&t->lock);
-		pthread_mutex_unlock(&pt_ctl_lock);
+		pthread_mutex_unlock(&pt_trid_table_lock);
 		pt_target_close(&tg);
 		*undo = id; /* the caller shuts it down */
 		return rc;
@@ -179,7 +179,7 @@ int pt_stream_create(pid_t pid, const trace_attr_t *attr, int policy, uint32_t n
 out:
 	if (sys_fd >= 0)
 		close(sys_fd);
-	pthread_mutex_unlock(&pt_ctl_lock);
+	pthread_mutex_unlock(&pt_trid_table_lock);
 	pt_target_close(&tg);
 	return rc;
 }

@@ -293,7 +293,7 @@ static void *flusher_main(void *arg)
 	}
 }
 
-/* Under t's lock and pt_ctl_lock, while the stream is being created. */
+/* Under t's lock and pt_trid_table_lock, while the stream is being created. */
 int pt_flusher_start(struct pt_trid *t, int fd)
 {
 	struct pt_flusher *f = calloc(1, sizeof *f);

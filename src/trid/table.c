@@ -16,7 +16,7 @@
 #include <unistd.h>
 #include "trid.h"
 
-pthread_mutex_t pt_ctl_lock = PTHREAD_MUTEX_INITIALIZER;
+pthread_mutex_t pt_trid_table_lock = PTHREAD_MUTEX_INITIALIZER;
 uint64_t pt_fork_gen;
 
 static struct pt_trid trids[TRACE_SYS_MAX];
@@ -30,7 +30,7 @@ static struct pt_trid *trid_alloc(void)
 	return NULL;
 }
 
-/* Is there a free entry (under pt_ctl_lock)? */
+/* Is there a free entry (under pt_trid_table_lock)? */
 int pt_trid_room(void)
 {
 	return trid_alloc() != NULL;
@@ -49,12 +49,12 @@ trace_id_t pt_trid_id(const struct pt_trid *t)
 
 static void atfork_prepare(void)
 {
-	pthread_mutex_lock(&pt_ctl_lock);
+	pthread_mutex_lock(&pt_trid_table_lock);
 }
 
 static void atfork_parent(void)
 {
-	pthread_mutex_unlock(&pt_ctl_lock);
+	pthread_mutex_unlock(&pt_trid_table_lock);
 }
 
 /* Drop what this process holds of a stream it controls (no shutdown). */
@@ -85,7 +85,7 @@ static void trid_release(struct pt_trid *t)
 static void atfork_child(void)
 {
 	pt_fork_gen++;
-	pthread_mutex_init(&pt_ctl_lock, NULL);
+	pthread_mutex_init(&pt_trid_table_lock, NULL);
 	for (unsigned i = 0; i < TRACE_SYS_MAX; i++) {
 		struct pt_trid *t = &trids[i];
 		atomic_store(&t->lock, 0);
@@ -94,7 +94,7 @@ static void atfork_child(void)
 	}
 }
 
-/* After traced/ctlseg.c's handlers (101): so a fork takes pt_ctl_lock
+/* After traced/ctlseg.c's handlers (101): so a fork takes pt_trid_table_lock
  * before the traced side's resync lock, and the child's traced side is
  * set up before its trace ids are dropped. */
 __attribute__((constructor(102))) static void table_init(void)
@@ -145,7 +145,7 @@ int pt_trid_lock(trace_id_t trid, struct pt_trid **out)
 	return rc;
 }
 
-/* A free entry of the table, locked, with a new id.  Under pt_ctl_lock. */
+/* A free entry of the table, locked, with a new id.  Under pt_trid_table_lock. */
 struct pt_trid *pt_trid_new(int kind, trace_id_t *id)
 {
 	struct pt_trid *t = trid_alloc();

@@ -31,7 +31,7 @@ static inline void pt_unlock(pt_lock_t *l)
 	pt_nowait--;
 }
 
-extern pthread_mutex_t pt_ctl_lock; /* trid table, slots, registry */
+extern pthread_mutex_t pt_trid_table_lock; /* trid table, slots, registry */
 extern uint64_t pt_fork_gen;
 
 /* Find and lock a live stream; 0 or EINVAL. */
@@ -39,9 +39,9 @@ int pt_trid_lock(trace_id_t trid, struct pt_trid **out);
 /* The same, for a stream or a log opened for reading. */
 int pt_trid_lock_any(trace_id_t trid, struct pt_trid **out);
 void pt_trid_unlock(struct pt_trid *t);
-struct pt_trid *pt_trid_new(int kind, trace_id_t *id); /* under pt_ctl_lock; locked */
+struct pt_trid *pt_trid_new(int kind, trace_id_t *id); /* under pt_trid_table_lock; locked */
 void pt_trid_free(struct pt_trid *t);                  /* locked; unlocks */
-int pt_trid_room(void);                                /* under pt_ctl_lock */
+int pt_trid_room(void);                                /* under pt_trid_table_lock */
 struct pt_trid *pt_trid_at(unsigned i);                /* 0 <= i < TRACE_SYS_MAX */
 trace_id_t pt_trid_id(const struct pt_trid *t);
 
