@@ -37,6 +37,7 @@
 #include <trace.h>
 #include <unistd.h>
 #include "../src/ext.h"
+#include "bench_util.h"
 
 #define RUNS 3
 #define SECONDS 2.0
@@ -237,29 +238,13 @@ static double flusher_alone(const char *dir, double *mbs)
 	return median(ns);
 }
 
-/* The machine's own rate: plain write() of 64 KiB blocks into a new file
- * in dir, MB/s, for `bytes` bytes (the file is removed after).  On a VM
- * whose host backs guest memory lazily, pages the guest has not touched
- * lately cost the host a fault each: the first pass pays that, a pass
- * right after reuses the pages the first one freed. */
+/* The machine's own rate (bench_util.h); a failure ends the benchmark. */
 static double tmpfs_rate(const char *dir, uint64_t bytes)
 {
-	static unsigned char blk[65536];
-	char path[512];
-	int fd;
-
-	snprintf(path, sizeof path, "%s/posixtrace-bench-dd-XXXXXX", dir);
-	if ((fd = mkstemp(path)) < 0)
-		die(path, errno);
-	memset(blk, 0x5a, sizeof blk);
-	double t0 = now_ns();
-	for (uint64_t done = 0; done < bytes; done += sizeof blk)
-		if (write(fd, blk, sizeof blk) != (ssize_t)sizeof blk)
-			die("write", errno);
-	double dt = now_ns() - t0;
-	close(fd);
-	unlink(path);
-	return (double)bytes / 1e6 / (dt / 1e9);
+	double r = bench_write_rate(dir, bytes);
+	if (r < 0)
+		die(dir, errno);
+	return r;
 }
 
 static struct result median_of(const char *dir, double rate, int warm)

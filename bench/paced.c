@@ -128,22 +128,10 @@ static char self[1024];
 
 static double write_rate(uint64_t bytes)
 {
-	static unsigned char blk[65536];
-	char path[512];
-	int fd;
-
-	snprintf(path, sizeof path, "%s/posixtrace-bench-dd-XXXXXX", dir);
-	if ((fd = mkstemp(path)) < 0)
-		die(path, errno);
-	memset(blk, 0x5a, sizeof blk);
-	double t0 = bench_now_us();
-	for (uint64_t done = 0; done < bytes; done += sizeof blk)
-		if (write(fd, blk, sizeof blk) != (ssize_t)sizeof blk)
-			die("write", errno);
-	double dt = bench_now_us() - t0;
-	close(fd);
-	unlink(path);
-	return (double)bytes / (dt / 1e6) / 1e6;
+	double r = bench_write_rate(dir, bytes);
+	if (r < 0)
+		die(dir, errno);
+	return r;
 }
 
 struct result { double lost, in_log, elapsed, flusher_ns, mbs; int exact; };
