@@ -136,8 +136,9 @@ static double write_rate(uint64_t bytes)
 
 struct result { double lost, in_log, elapsed, flusher_ns, mbs; int exact; };
 
-/* The log's events of ours; *counted: the losses it reports, less the
- * controller's own system events that are missing. */
+/* The log's events of ours (ids from 16 up); *counted: the losses it
+ * reports, all of them (a controller's system event lost would be
+ * counted there too, and show as a mismatch). */
 static uint64_t count_log(const char *path, uint64_t *counted)
 {
 	struct posix_trace_event_info ev;
