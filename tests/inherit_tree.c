@@ -18,6 +18,7 @@
  * async-signal-safe calls there, and ThreadSanitizer refuses.)
  */
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <sys/wait.h>
 #include <trace.h>
@@ -281,14 +282,15 @@ static void close_for_child(void)
 /* ------------------------------------------- fork while threads record */
 static trace_event_id_t load_id;
 static atomic_int stop_spin;
-static int produced[2];
+static atomic_int produced[2];
 
 static void *spin(void *arg)
 {
 	int me = (int)(long)arg, i = 0;
-	while (!atomic_load(&stop_spin) && i < 100000)
+	while (!atomic_load(&stop_spin) && i < 100000) {
 		rec(load_id, me, i++);
-	produced[me] = i;
+		atomic_store_explicit(&produced[me], i, memory_order_relaxed);
+	}
 	return NULL;
 }
 
@@ -301,8 +303,14 @@ static void fork_under_load(void)
 
 	REQUIRE(posix_trace_eventid_open("tree-load", &load_id) == 0);
 	atomic_store(&stop_spin, 0);
-	for (long i = 0; i < 2; i++)
+	for (long i = 0; i < 2; i++) {
+		atomic_store(&produced[i], 0);
 		REQUIRE(pthread_create(&th[i], NULL, spin, (void *)i) == 0);
+	}
+	/* fork only once both threads record: on a busy machine a thread may
+	 * not have run at all before the children are done */
+	while (atomic_load(&produced[0]) < 1000 || atomic_load(&produced[1]) < 1000)
+		sched_yield();
 	for (int k = 0; k < 3; k++) {
 		kids[k] = fork();
 		REQUIRE(kids[k] >= 0);

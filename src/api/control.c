@@ -126,7 +126,7 @@ PT_API int posix_trace_shutdown(trace_id_t trid)
 		pt_slot_release(t->tctl, (unsigned)t->slot, t->ticket);
 	pthread_mutex_unlock(&pt_trid_table_lock);
 	if (t->slot >= 0 && t->tctl_own && pt_quiesce() == 0)
-		pt_detach_now((unsigned)t->slot, t->ticket, h); /* no thread can be using it */
+		pt_detach_now((unsigned)t->slot, t->ticket); /* no thread can be using it */
 
 	pt_lock(&t->lock);
 	if (t->region_off)

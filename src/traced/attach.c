@@ -325,15 +325,17 @@ static void resync_locked(void)
 
 /* A stream of this process was shut down here and every thread has been
  * seen outside posix_trace_event(): its view can go at once. */
-void pt_detach_now(unsigned s, uint64_t ticket, const void *hdr)
+void pt_detach_now(unsigned s, uint64_t ticket)
 {
 	while (atomic_exchange_explicit(&pt_proc.sync, 1, memory_order_acquire))
 		sched_yield();
 	unsigned v = atomic_load(&pt_proc.cur[s]);
 	/* attached; or detached by a resync during the shutdown (a thread
 	 * recorded after the slot was released), its view still mapping the
-	 * segment: with no thread inside posix_trace_event, drop it now */
-	if (pt_proc.ticket[s] == ticket && pt_proc.view[v].hdr == hdr &&
+	 * segment: with no thread inside posix_trace_event, drop it now.  The
+	 * view is known by its ticket: its mapping may be the trace id's or
+	 * one of its own. */
+	if (pt_proc.ticket[s] == ticket && pt_proc.view[v].ticket == ticket && pt_proc.view[v].hdr &&
 	    ((atomic_load(&pt_proc.att) >> s & 1) || view_retired[v] >> 63)) {
 		atomic_fetch_and(&pt_proc.att, ~(1u << s));
 		pt_map_release(pt_proc.view[v].hdr, pt_proc.view[v].map_size);

@@ -51,7 +51,7 @@ void pt_resync_atfork_parent(void);
 void pt_slot_mark_dead(unsigned s, struct pt_view *sl);
 int pt_owner_alive(int fd, uint32_t byte);
 void pt_owner_check(unsigned s, struct pt_view *sl, uint64_t ts);
-void pt_detach_now(unsigned s, uint64_t ticket, const void *hdr); /* after a quiesce: unmap too */
+void pt_detach_now(unsigned s, uint64_t ticket); /* after a quiesce: unmap too */
 void pt_selfmap_add(unsigned s, uint64_t ticket, void *hdr, size_t size);
 void pt_map_release(void *hdr, size_t size);
 

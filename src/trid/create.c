@@ -158,12 +158,17 @@ int pt_stream_create(pid_t pid, const trace_attr_t *attr, int policy, uint32_t n
 		t->tctl = tg.ctl;
 		t->tctl_own = tg.own;
 		tg.ctl = NULL;
-		pt_slot_publish(&(struct pt_target){ .ctl = t->tctl }, s, t->region_off, g.seg_size,
-		                own_mem ? t->fd : -1, ino, &t->ticket);
-		if (own_mem) /* a private memfd, nobody else can see it: no liveness lock */
-			atomic_store(&t->tctl->slot[s].lock_byte, UINT32_MAX);
-		else if (tg.own) /* the recording side will use this mapping too */
+		t->ticket = pt_slot_ticket(t->tctl);
+		/* the recording side will use this mapping too; registered before
+		 * the ticket is published, or a thread that attaches at once would
+		 * map the segment a second time, a mapping the shutdown cannot
+		 * recognise and leaves behind */
+		if (!own_mem && tg.own)
 			pt_selfmap_add(s, t->ticket, t->hdr, g.seg_size);
+		/* a private memfd (own_mem), which nobody else can see, has no
+		 * liveness lock; else the slot's byte of the region file is it */
+		pt_slot_publish(&(struct pt_target){ .ctl = t->tctl }, s, t->region_off, g.seg_size,
+		                own_mem ? t->fd : -1, ino, own_mem ? UINT32_MAX : s, t->ticket);
 	}
 	t->in_use = 1;
 	if (logfd >= 0 && (rc = pt_flusher_start(t, logfd)) != 0) {

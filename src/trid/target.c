@@ -171,25 +171,31 @@ int pt_slot_claim(struct pt_target *tg, int lock_fd, unsigned *slot)
 	return EAGAIN;
 }
 
+/* The name the next stream published in this control segment will have. */
+uint64_t pt_slot_ticket(struct pt_ctl *c)
+{
+	uint64_t tk = atomic_fetch_add(&c->next_ticket, 2);
+
+	return tk <= PT_TICKET_BUSY ? PT_TICKET_BUSY + 1 /* scribbled on: still never 0 or BUSY */
+	                            : tk;
+}
+
+/* Make slot s name the stream (ticket tk from pt_slot_ticket): from the
+ * ticket's store on, the traced process's threads may attach it. */
 void pt_slot_publish(struct pt_target *tg, unsigned s, uint64_t off, uint64_t size, int fd,
-                     uint64_t ino, uint64_t *ticket)
+                     uint64_t ino, uint32_t live_byte, uint64_t tk)
 {
 	struct pt_ctl *c = tg->ctl;
 	struct pt_ctl_slot *e = &c->slot[s];
-	uint64_t tk = atomic_fetch_add(&c->next_ticket, 2);
-
-	if (tk <= PT_TICKET_BUSY) /* scribbled on: still never 0 or BUSY */
-		tk = PT_TICKET_BUSY + 1;
 
 	atomic_store(&e->off, off);
 	atomic_store(&e->size, size);
 	atomic_store(&e->fd, fd);
 	atomic_store(&e->ino, ino);
 	atomic_store(&e->ctl_pid, getpid());
-	atomic_store(&e->lock_byte, s);
+	atomic_store(&e->lock_byte, live_byte);
 	atomic_store(&e->flags, 0);
 	atomic_store_explicit(&e->ticket, tk, memory_order_release);
-	*ticket = tk;
 }
 
 void pt_slot_release(struct pt_ctl *c, unsigned s, uint64_t ticket)

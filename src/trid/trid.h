@@ -68,8 +68,9 @@ int pt_target_open(pid_t pid, struct pt_target *tg);
 void pt_target_close(struct pt_target *tg);
 int pt_region_alloc(struct pt_target *tg, uint64_t size, uint64_t prealloc, uint64_t *off);
 int pt_slot_claim(struct pt_target *tg, int lock_fd, unsigned *slot);
+uint64_t pt_slot_ticket(struct pt_ctl *c);
 void pt_slot_publish(struct pt_target *tg, unsigned s, uint64_t off, uint64_t size, int fd,
-                     uint64_t ino, uint64_t *ticket);
+                     uint64_t ino, uint32_t live_byte, uint64_t ticket);
 void pt_slot_release(struct pt_ctl *c, unsigned s, uint64_t ticket);
 int pt_sysmax_take(int *sys_fd);
 
