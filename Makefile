@@ -116,8 +116,14 @@ check: $(TESTS) $(SHARED) $(BUILD)/header-ok $(CLI) $(EXAMPLES)
 # millisecond recorded 100 times, every run symbolized; the golden show
 # output 50 times in a row; clock_truth for 20 rounds; clock_model over 100
 # seeds; noloss for 20 rounds; paced_log (1/2/4/8 paced threads, a log, no
-# loss) for 5 rounds
+# loss) for 5 rounds; then every test of threads, processes, signals or
+# timing STRESS_REPEAT times in a row (a test that fails once fails stress)
 STRESS_GOLDEN ?= 50
+STRESS_REPEAT ?= 10
+STRESS_TESTS := autoshutdown concurrent_reader exec_trace fault_fork fault_kill fault_signals \
+                getnext_wait hostile hostile_remote inherit inherit_tree log_crash log_flusher \
+                log_policies log_remote remote shutdown_race shutdown_reuse signals threads \
+                traced_killed wanted
 stress: $(TESTS) $(SHARED) $(BUILD)/header-ok $(CLI) $(EXAMPLES)
 	PT_STRESS=1 $(BUILD)/tests/cli_symbols
 	@i=0; while [ $$i -lt $(STRESS_GOLDEN) ]; do i=$$((i + 1)); \
@@ -129,6 +135,10 @@ stress: $(TESTS) $(SHARED) $(BUILD)/header-ok $(CLI) $(EXAMPLES)
 	 done && echo "PASS clock_model, 100 seeds"
 	@NOLOSS_ROUNDS=20 $(BUILD)/tests/noloss && echo "PASS noloss, 20 rounds"
 	@PACED_LOG_ROUNDS=5 $(BUILD)/tests/paced_log && echo "PASS paced_log, 5 rounds"
+	@for t in $(STRESS_TESTS); do i=0; while [ $$i -lt $(STRESS_REPEAT) ]; do i=$$((i + 1)); \
+	  BUILD=$(BUILD) $(BUILD)/tests/$$t >$(BUILD)/stress-$$t.log 2>&1 || \
+	  { echo "$$t failed in run $$i of $(STRESS_REPEAT)"; tail -n 30 $(BUILD)/stress-$$t.log; exit 1; }; \
+	done; echo "PASS $$t, $(STRESS_REPEAT) runs"; done
 
 bench: $(BENCHES) $(CLI)
 	@for b in $(BENCHES); do $$b || exit 1; done

@@ -15,6 +15,7 @@
  * other process, no OVERFLOW or ERROR, START and STOP once, NO_OVERRUN.
  */
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <sys/wait.h>
@@ -52,13 +53,16 @@ static void rec(uint32_t thr, uint64_t seq)
 
 static atomic_int stop;
 static uint64_t produced[NTHR];
+static atomic_uint_fast64_t progress[NTHR];
 
 static void *spin(void *arg)
 {
 	uint32_t me = (uint32_t)(uintptr_t)arg;
 	uint64_t i = 0;
-	while (!atomic_load_explicit(&stop, memory_order_relaxed) && i < CAP)
+	while (!atomic_load_explicit(&stop, memory_order_relaxed) && i < CAP) {
 		rec(me, i++);
+		atomic_store_explicit(&progress[me], i, memory_order_relaxed);
+	}
 	produced[me] = i;
 	return NULL;
 }
@@ -99,6 +103,11 @@ int main(void)
 
 	for (uintptr_t i = 0; i < NTHR; i++)
 		REQUIRE(pthread_create(&th[i], NULL, spin, (void *)i) == 0);
+	/* fork only once every thread records (on a busy machine one may not
+	 * have run yet) */
+	for (int i = 0; i < NTHR; i++)
+		while (atomic_load(&progress[i]) < 100)
+			sched_yield();
 	uint64_t mseq = 0;
 	for (int k = 0; k < NFORK; k++) {
 		for (int i = 0; i < MAIN_PER_FORK; i++)
