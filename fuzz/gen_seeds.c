@@ -39,7 +39,7 @@ static void seed(const char *name, int policy, uint64_t log_max, int n, int swap
                  off_t cut, uint32_t block)
 {
 	struct pt_attr_img a;
-	struct pt_logw_opt o = { block, swap, 0x5eed5eed5eed5eedull };
+	struct pt_logw_opt o = { .block_size = block, .swap = swap, .nonce = 0x5eed5eed5eed5eedull };
 	struct posix_trace_status_info st = { 2, 2, 0, 0, 0, 0, 2 };
 	struct pt_logw w;
 	unsigned char d[40];

@@ -35,8 +35,10 @@ seed until_full 0x09 255  4  5 0x7f  4  7  8  5 0x3f  4
 # stopped, cleared, started again; big payloads in 8 KiB chunks
 seed stopped_clear 0x5a 64  3 0x10  9  8  5 0x20  6 0x10  4
 # the third record of the first user chunk (after two were read) claims 65535
-# bytes: an error event, and the rest of the chunk is dropped
-seed lying_length 0x0a 40  3 0x01  0 5 0x36 0x10 0x00 2 0xff 0xff  4
+# bytes: an error event, and the rest of the chunk is dropped.  Its records
+# are a wide one of 0 bytes (16), a short one of 1 (8 + 8), then the third,
+# at 32, whose length is its header's bytes 6-7
+seed lying_length 0x0a 40  3 0x01  0 5 0x26 0x10 0x00 2 0xff 0xff  4
 # acq_seq one ahead of the log: the reader waits, then steps over after 50 ms
 seed acq_stuck 0x0a 40  2 0x31 0 0 0 1  5 0x08  4  10 60  4
 # three losses that nobody reported in the ring

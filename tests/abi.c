@@ -49,8 +49,13 @@ int main(void)
 {
 	T_BEGIN(20);
 	void *h = dlopen(PT_BUILD_DIR "/libposixtrace.so", RTLD_NOW | RTLD_LOCAL);
+	/* a library built is one a program can dlopen(): its initial-exec
+	 * thread-local storage must fit the reserve glibc keeps for that */
+	if (!h && access(PT_BUILD_DIR "/libposixtrace.so", F_OK))
+		T_SKIP("libposixtrace.so not built");
 	if (!h)
-		T_SKIP(dlerror());
+		fprintf(stderr, "dlopen: %s\n", dlerror());
+	REQUIRE(h != NULL);
 	CHECK_EQ(sizeof api / sizeof api[0], 52);
 	for (unsigned i = 0; i < sizeof api / sizeof api[0]; i++) {
 		void *f = dlvsym(h, api[i], "POSIXTRACE_0.1");

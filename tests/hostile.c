@@ -245,11 +245,16 @@ int main(void)
 			lie = i;
 	}
 	REQUIRE(lie != PT_NIL);
-	/* this thread's records: 100 of 16 + 8 bytes (START and STOP are the
-	 * controller's, in a chunk of their own) */
-	pt_word *rec = (pt_word *)(sv->data + (size_t)lie * sv->chunk_size + 49 * 24);
-	uint64_t w1 = atomic_load(&rec[1]);
-	atomic_store(&rec[1], (w1 & PT_MASK48) | (uint64_t)1000 << 48);
+	/* this thread's records (START and STOP are the controller's, in a
+	 * chunk of their own): one wide record of 16 + 8 bytes, then, from the
+	 * same call site, 99 short ones of 8 + 8 */
+	const pt_word *first = (const pt_word *)(sv->data + (size_t)lie * sv->chunk_size);
+	CHECK(PT_REC_WIDE(atomic_load(&first[0])));
+	CHECK_EQ(atomic_load(&sv->chunks[lie].commit), 24u + 99u * 16u);
+	pt_word *rec = (pt_word *)(sv->data + (size_t)lie * sv->chunk_size + 24 + 48 * 16);
+	uint64_t w0 = atomic_load(&rec[0]);
+	CHECK(!PT_REC_WIDE(w0) && PT_REC_LEN(w0) == sizeof(int));
+	atomic_store(&rec[0], (w0 & 0xffffffffffffull) | (uint64_t)1000 << 48);
 	pt_trid_unlock(t);
 	int n = 0, lies = 0;
 	for (;;) {

@@ -85,7 +85,9 @@ static void flush_pairs(int n, int want)
 /* ------------------------------------------------------ stream FLUSH */
 static void stream_flush(void)
 {
-	enum { N = 60000, BURST = 500 };
+	/* REC: a log record of one of these events, from one call site: an
+	 * 8-byte header and 32 bytes (a block's first has 16 of header) */
+	enum { N = 60000, BURST = 500, REC = 40 };
 	int fd, n, k, rfd;
 	trace_id_t trid = make(0, 4 << 20, POSIX_TRACE_APPEND, 0, 64, &fd), log; /* holds all */
 	long long mid = 0;
@@ -96,7 +98,7 @@ static void stream_flush(void)
 			usleep(2000);            /* paced: the flusher keeps up */
 		if (i == N / 2) { /* the log grows with no flush asked for */
 			long long until = lu_mono_ms() + 10000;
-			while ((mid = lu_fsize(path)) < 48LL * N / 4 && lu_mono_ms() < until)
+			while ((mid = lu_fsize(path)) < (long long)REC * N / 4 && lu_mono_ms() < until)
 				usleep(2000);
 			k = lu_load(path, NULL, NULL);   /* the log so far, while recording */
 			CHECK(k > 10000);
@@ -104,12 +106,12 @@ static void stream_flush(void)
 			lu_no_damage(k);
 		}
 	}
-	/* 48 bytes a record: all but the block being built, with no flush */
+	/* all but the block being built, with no flush */
 	long long end = lu_mono_ms() + 5000;
-	while (lu_fsize(path) < 48LL * N - 65536 && lu_mono_ms() < end)
+	while (lu_fsize(path) < (long long)REC * N - 65536 && lu_mono_ms() < end)
 		usleep(5000);
-	CHECK(lu_fsize(path) >= 48LL * N - 65536);
-	CHECK(mid >= 48LL * N / 4);                 /* it grew before the end */
+	CHECK(lu_fsize(path) >= (long long)REC * N - 65536);
+	CHECK(mid >= (long long)REC * N / 4);                 /* it grew before the end */
 	struct posix_trace_status_info si = lu_status(trid);
 	CHECK_EQ(si.posix_stream_overrun_status, POSIX_TRACE_NO_OVERRUN);
 	CHECK_EQ(si.posix_stream_flush_status, POSIX_TRACE_NOT_FLUSHING);
@@ -134,7 +136,7 @@ static void stream_loop(void)
 	int fd, n;
 	trace_id_t trid = make(POSIX_TRACE_LOOP, 65536, POSIX_TRACE_APPEND, 0, 64, &fd);
 
-	for (uint32_t i = 0; i < 1000; i++)          /* 48 KB: fits */
+	for (uint32_t i = 0; i < 1000; i++)          /* 40 KB: fits */
 		put(17, i, 32);
 	usleep(100000);
 	CHECK_EQ(lu_fsize(path), 256);               /* nothing before a flush */
@@ -144,7 +146,7 @@ static void stream_loop(void)
 	CHECK(n > 0 && lu_ev[0].id == POSIX_TRACE_START);
 	CHECK_EQ(lu_user(n, 17, getpid(), 1, 1, NULL, NULL), 1000);
 	flush_pairs(n, 1);
-	for (uint32_t i = 0; i < 10000; i++)         /* 480 KB: the stream loops */
+	for (uint32_t i = 0; i < 10000; i++)         /* 400 KB: the stream loops */
 		put(18, 1000 + i, 32);
 	usleep(100000);
 	long long before = lu_fsize(path);
@@ -170,7 +172,7 @@ static void stream_until_full(void)
 	int fd, n;
 	trace_id_t trid = make(POSIX_TRACE_UNTIL_FULL, 65536, POSIX_TRACE_APPEND, 0, 64, &fd);
 
-	for (uint32_t i = 0; i < 5000; i++)          /* 240 KB: fills the stream */
+	for (uint32_t i = 0; i < 5000; i++)          /* 200 KB: fills the stream */
 		put(17, i, 32);
 	usleep(100000);
 	CHECK_EQ(lu_fsize(path), 256);

@@ -10,6 +10,7 @@
 #include "logfmt_util.h"
 
 static struct res A;
+static unsigned g_version; /* the format written: 0 the current one, 3 the one before */
 
 struct wcfg {
 	int policy, swap, sync_every, finish, names;
@@ -24,7 +25,8 @@ static const struct posix_trace_status_info ST = { 1, 2, 0, 0, 0, 1, 2 };
 static uint64_t write_log(int fd, const struct wcfg *c, struct pt_logw *w)
 {
 	struct pt_attr_img a = mkattr(c->max_data);
-	struct pt_logw_opt o = { c->block, c->swap, c->nonce };
+	struct pt_logw_opt o = { .block_size = c->block, .swap = c->swap, .nonce = c->nonce,
+	                         .version = g_version };
 	uint64_t i;
 
 	REQUIRE(pt_logw_init_opt(w, fd, &a, c->policy, c->log_max, &o) == 0);
@@ -108,18 +110,21 @@ static void t_roundtrip(void)
 	close(fd);
 }
 
-/* Every event costs its payload plus 16 bytes; a block a fixed amount. */
-static void t_overhead(void)
+/* Every event costs its payload plus 8 bytes when it has the writer and
+ * call site of the event before it in its block, else 16 (format 3: 16
+ * always); a block a fixed amount. */
+static void t_overhead(unsigned version)
 {
 	struct pt_attr_img a = mkattr(128);
 	unsigned char d[100];
 	uint64_t payload = 0, n = 20000, seed = 7;
 	struct pt_logw w;
 	struct pt_logr r;
+	struct pt_logw_opt o = { .version = version };
 	int fd = mfd();
 
 	memset(d, 0xab, sizeof d);
-	REQUIRE(pt_logw_init(&w, fd, &a, POSIX_TRACE_APPEND, 0) == 0);
+	REQUIRE(pt_logw_init_opt(&w, fd, &a, POSIX_TRACE_APPEND, 0, &o) == 0);
 	for (uint64_t i = 0; i < n; i++) {
 		uint32_t len = (uint32_t)((seed = mix(seed)) % 101);
 		payload += len;
@@ -129,9 +134,24 @@ static void t_overhead(void)
 	pt_logw_free(&w);
 	REQUIRE(pt_logr_open(&r, fd) == 0);
 	uint64_t fixed = PT_LOG_HDR + PT_LOG_END_LEN + r.nitems * (PT_LOG_BLK + PT_LOG_WENT + 7);
-	printf("overhead: %llu events in %zu blocks, %.2f bytes per event beyond the payload\n",
-	       (unsigned long long)n, r.nitems, (double)(fsize(fd) - payload) / (double)n);
-	CHECK(fsize(fd) - payload <= 16 * n + fixed);
+	printf("overhead, format %u: %llu events in %zu blocks, %.2f bytes per event beyond the "
+	       "payload\n", r.version, (unsigned long long)n, r.nitems,
+	       (double)(fsize(fd) - payload) / (double)n);
+	CHECK_EQ(r.version, version ? version : PT_LOG_VERSION);
+	/* (fixed counts 7 bytes of padding a block: at most) */
+	uint64_t hdrs = version == 3 ? 16 * n : 8 * n + 8 * r.nitems; /* a block's first is long */
+	CHECK(fsize(fd) - payload <= hdrs + fixed && fsize(fd) - payload >= hdrs + fixed - 7 * r.nitems);
+	uint64_t k = 0;
+	struct posix_trace_event_info ev;
+	unsigned char buf[128];
+	size_t len;
+	int un;
+	while (pt_logr_next(&r, &ev, buf, sizeof buf, &len, &un) == 0 && !un) {
+		CHECK(ev.posix_pid == 42 && ev.posix_thread_id == (pthread_t)4242 &&
+		      ev.posix_prog_address == (void *)0x401000 && ev.posix_event_id == 20);
+		k++;
+	}
+	CHECK_EQ(k, n);
 	pt_logr_close(&r);
 	close(fd);
 }
@@ -396,7 +416,11 @@ int main(void)
 {
 	T_BEGIN(120);
 	t_roundtrip();
-	t_overhead();
+	g_version = 3; /* logs as the format before wrote them read as before */
+	t_roundtrip();
+	g_version = 0;
+	t_overhead(0);
+	t_overhead(3);
 	t_loop();
 	t_until_full();
 	t_stream(0);

@@ -26,7 +26,7 @@ static uint64_t rnd(void)
 static uint64_t small_log(int fd, int policy, uint64_t log_max, uint64_t n)
 {
 	struct pt_attr_img a = mkattr(60);
-	struct pt_logw_opt o = { 512, 0, 0 };
+	struct pt_logw_opt o = { .block_size = 512 };
 	struct posix_trace_status_info st = { 0 };
 	struct pt_logw w;
 	uint64_t lost;
@@ -181,7 +181,7 @@ static void t_flip_many(int policy)
 static void fill_until(int fd, int want)
 {
 	struct pt_attr_img a = mkattr(200);
-	struct pt_logw_opt o = { 4096, 0, 0 };
+	struct pt_logw_opt o = { .block_size = 4096 };
 	struct pt_logw w;
 	uint64_t n = 0;
 	int rc = 0;

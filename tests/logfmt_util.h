@@ -7,6 +7,9 @@
  * every 1000 events so that blocks must split on the 32-bit delta), one of
  * 3 pids x 5 threads, a 48-bit address, an id 17..40, sometimes the
  * truncated flag, and a payload of 0..g_maxlen bytes pbyte(i, 0), ...
+ * Events come in runs of 4 from one writer, 3 in 4 of them from the run's
+ * call site, so that a writer writes short records (format 4) and long
+ * ones alike.
  */
 #ifndef POSIXTRACE_TEST_LOGFMT_UTIL_H
 #define POSIXTRACE_TEST_LOGFMT_UTIL_H
@@ -44,12 +47,12 @@ static inline uint64_t ev_ts(uint64_t i)
 
 static inline void gen(uint64_t i, uint32_t maxlen, struct xev *e)
 {
-	uint64_t h = mix(i + 1);
+	uint64_t h = mix(i + 1), k = mix(i / 4 + 0x5eed);
 
 	e->ts = ev_ts(i);
-	e->pid = 1000 + (int32_t)(h % 3);
-	e->thr = 0x7f0000001000ull + (h >> 8) % 5 * 0x1000;
-	e->addr = (h >> 16) & PT_MASK48;
+	e->pid = 1000 + (int32_t)(k % 3);
+	e->thr = 0x7f0000001000ull + (k >> 8) % 5 * 0x1000;
+	e->addr = ((h & 3) ? k >> 16 : h >> 16) & PT_MASK48;
 	e->id = 17 + (unsigned)((h >> 24) % 24);
 	e->trunc = (h >> 32) % 11 == 0;
 	e->len = (uint32_t)((h >> 40) % (maxlen + 1));

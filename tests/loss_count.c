@@ -277,7 +277,7 @@ static struct pt_attr_img attr_img(void)
 static void write_gap_log(int fd, int swap, int finish, uint64_t at, uint64_t total)
 {
 	struct pt_attr_img a = attr_img();
-	struct pt_logw_opt o = { 0, swap, 0 };
+	struct pt_logw_opt o = { .swap = swap };
 	struct pt_logw w;
 	uint32_t v = 7;
 
@@ -366,12 +366,14 @@ static void log_format(void)
 	CHECK_EQ(at, UINT64_MAX);
 	close(fd);
 
-	/* a version 1 log without counts reads as before */
+	/* a version 1 log without counts reads as before (written as format 3,
+	 * whose records version 1 had: no short ones) */
 	fd = tmp_file(path, sizeof path);
 	unlink(path);
 	struct pt_attr_img a = attr_img();
 	struct pt_logw w;
-	REQUIRE(pt_logw_init(&w, fd, &a, POSIX_TRACE_APPEND, 0) == 0);
+	struct pt_logw_opt o3 = { .version = 3 };
+	REQUIRE(pt_logw_init_opt(&w, fd, &a, POSIX_TRACE_APPEND, 0, &o3) == 0);
 	CHECK_RC(pt_logw_event(&w, 1000, 5, 6, 0, POSIX_TRACE_OVERFLOW, 0, NULL, 0), 0);
 	CHECK_RC(pt_logw_event(&w, 2000, 5, 6, 0, POSIX_TRACE_RESUME, 0, NULL, 0), 0);
 	CHECK_RC(pt_logw_sync(&w), 0);

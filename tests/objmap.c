@@ -223,7 +223,7 @@ static void t_log_loop(void)
 	strcpy(a.name, "objmap");
 	a.stream_size = 1 << 20, a.max_data = 64, a.log_size = 64 << 10;
 	a.stream_policy = POSIX_TRACE_FLUSH, a.log_policy = POSIX_TRACE_LOOP, a.has_log = 1;
-	struct pt_logw_opt o = { 8192, 0, 42 };
+	struct pt_logw_opt o = { .block_size = 8192, .nonce = 42 };
 	REQUIRE(pt_logw_init_opt(&w, fd, &a, POSIX_TRACE_LOOP, 64 << 10, &o) == 0);
 	for (int i = 0; i < 40; i++) {
 		memset(&in[i], 0, sizeof in[i]);

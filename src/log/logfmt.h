@@ -28,7 +28,7 @@
 /* ---- file header (PT_LOG_HDR bytes) */
 #define PT_LOG_MAGIC      "PSXTRLOG"  /* 8 bytes, not NUL-terminated in the file */
 #define PT_LOG_BOM        0x01020304u /* u32 at PT_LOG_H_BOM, in the log's order */
-#define PT_LOG_VERSION    3u  /* written; 1 and 2 are still read */
+#define PT_LOG_VERSION    4u  /* written; 1 to 3 are still read */
 #define PT_LOG_VERSION_MIN 1u
 #define PT_LOG_HDR        256u
 #define PT_LOG_FIRST      PT_LOG_HDR  /* offset of the first block */
@@ -76,8 +76,11 @@
 #define PT_LOG_WENT        16u
 #define PT_LOG_MAX_WRITERS 256u
 
-/* record: u32 delta ns, u16 payload length, u16 info, u64 where; payload */
-#define PT_LOG_REC         16u
+/* record: u32 delta ns, u16 payload length, u16 info, u64 where; payload.
+ * (v4) A short record (info bit PT_LOG_RF_SHORT) stops after info: its
+ * where is the one of the event record before it in the block. */
+#define PT_LOG_REC         16u /* the longest header */
+#define PT_LOG_REC_SHORT   8u
 #define PT_LOG_R_DELTA     0
 #define PT_LOG_R_LEN       4
 #define PT_LOG_R_INFO      6
@@ -88,7 +91,7 @@
 #define PT_LOG_RF_INT      0x1000u /* payload is one i32 in the log's byte order */
 #define PT_LOG_RF_LOST     0x2000u /* (v2) payload is one u64: the stream's loss count */
 #define PT_LOG_RF_OBJ      0x4000u /* (v3) the map of loaded code: payload below */
-#define PT_LOG_RF_RESERVED 0x8000u
+#define PT_LOG_RF_SHORT    0x8000u /* (v4) no where: the previous event record's */
 
 /* OBJ record payload: u64 ts (ns), u64 base, u64 lo, u64 hi, i32 pid,
  * u16 kind, u8 build-id length, u8 flags, the build-id, the path (no
@@ -253,20 +256,39 @@ static inline uint32_t pt_log_crc(uint32_t crc, const void *data, size_t n)
 
 /* ------------------------------------------------------------- writer */
 
-/* One record's 16-byte header (payload follows, unpadded). */
-static inline void pt_log_put_rec(unsigned char *p, uint32_t delta, uint32_t len, unsigned info,
-                                  uint64_t where, int swap)
+/* the where of the last event record of the block being built (v4) */
+struct pt_log_prev {
+	uint64_t where;
+	int ok;     /* 0: none yet */
+	int legacy; /* writing format 3 (tests): no short records */
+};
+
+/* One record's header (payload follows, unpadded): short (8 bytes) when
+ * the event record before it in the block has the same where, as *prev
+ * says, else 16 bytes.  Returns the header's length. */
+static inline uint32_t pt_log_put_rec(unsigned char *p, uint32_t delta, uint32_t len,
+                                      unsigned info, uint64_t where, int swap,
+                                      struct pt_log_prev *prev)
 {
+	int event = !(info & (PT_LOG_RF_NAME | PT_LOG_RF_OBJ));
+	int shrt = event && prev->ok && !prev->legacy && prev->where == where;
+
 	pt_log_put32(p + PT_LOG_R_DELTA, delta, swap);
 	pt_log_put16(p + PT_LOG_R_LEN, (uint16_t)len, swap);
-	pt_log_put16(p + PT_LOG_R_INFO, (uint16_t)info, swap);
+	pt_log_put16(p + PT_LOG_R_INFO, (uint16_t)(info | (shrt ? PT_LOG_RF_SHORT : 0)), swap);
+	if (event)
+		prev->where = where, prev->ok = 1;
+	if (shrt)
+		return PT_LOG_REC_SHORT;
 	pt_log_put64(p + PT_LOG_R_WHERE, where, swap);
+	return PT_LOG_REC;
 }
 
 struct pt_logw_opt {
 	uint32_t block_size; /* 0: PT_LOG_BLOCK_DEFAULT; raised to fit one record */
 	int swap;            /* write the opposite byte order (tests) */
 	uint64_t nonce;      /* 0: random */
+	unsigned version;    /* 0: PT_LOG_VERSION; 3: format 3, as older writers wrote it (tests) */
 };
 
 struct pt_logw_who {
@@ -298,6 +320,7 @@ struct pt_logw {
 	/* block being built */
 	unsigned char *rec, *hdr;
 	uint32_t rec_len, nrec, nev, nw, wlast;
+	struct pt_log_prev prev;
 	uint64_t base_ts, last_ts;
 	struct pt_logw_who *wt, last_who;
 	/* event names, re-emitted after each LOOP wrap */
@@ -341,12 +364,14 @@ int pt_logw_event_lost(struct pt_logw *w, uint64_t ts_ns, int32_t pid, uint64_t 
  * without being written out first; 0: use pt_logw_event(), which makes
  * room.  The caller writes records at s->p (at most s->room bytes, whole
  * 8-byte words may be stored up to that bound), each timestamp in
- * [s->base, s->base + UINT32_MAX], writer index in s->where, and closes
- * with what it wrote (nev 0: nothing). */
+ * [s->base, s->base + UINT32_MAX], writer index in s->where, each header
+ * through pt_log_put_rec() with &s->prev, and closes with what it wrote
+ * (nev 0: nothing). */
 struct pt_logw_span {
 	unsigned char *p;
 	uint32_t room, max_payload;
 	uint64_t base, where;
+	struct pt_log_prev prev;
 	int swap;
 	uint32_t wi;
 	struct pt_logw_who who;
@@ -398,6 +423,7 @@ struct pt_logr {
 	uint32_t buf_cap;
 	int loaded;
 	uint32_t roff, rleft, nw;
+	uint64_t where; /* the where of the block's last event record (v4 short records) */
 	uint64_t base_ts;
 	size_t full_len;     /* payload length of the last event returned */
 };

@@ -56,6 +56,7 @@ static int load(struct pt_logr *r, const struct pt_logr_item *it)
 	r->base_ts = b.base;
 	r->rleft = b.nrec;
 	r->roff = PT_LOG_BLK + b.nw * PT_LOG_WENT;
+	r->where = 0;
 	r->loaded = 1;
 	return 0;
 }
@@ -72,7 +73,7 @@ int pt_logr_next(struct pt_logr *r, struct posix_trace_event_info *ev, void *buf
 		const unsigned char *p, *w;
 		unsigned char v[4];
 		unsigned info, wi;
-		uint32_t n;
+		uint32_t n, hl;
 		uint64_t where;
 		int rc;
 
@@ -102,11 +103,14 @@ int pt_logr_next(struct pt_logr *r, struct posix_trace_event_info *ev, void *buf
 		p = r->buf + r->roff;
 		n = pt_log_get16(p + PT_LOG_R_LEN, sw);
 		info = pt_log_get16(p + PT_LOG_R_INFO, sw);
-		r->roff += PT_LOG_REC + n;
+		/* (checked: a short record follows an event record) */
+		hl = info & PT_LOG_RF_SHORT ? PT_LOG_REC_SHORT : PT_LOG_REC;
+		r->roff += hl + n;
 		r->rleft--;
 		if (info & (PT_LOG_RF_NAME | PT_LOG_RF_OBJ))
 			continue;
-		where = pt_log_get64(p + PT_LOG_R_WHERE, sw);
+		where = hl == PT_LOG_REC ? pt_log_get64(p + PT_LOG_R_WHERE, sw) : r->where;
+		r->where = where;
 		wi = (unsigned)(where >> 48);
 		w = r->buf + PT_LOG_BLK + wi * PT_LOG_WENT;
 		ev->posix_event_id = info & PT_LOG_ID_MASK;
@@ -114,7 +118,7 @@ int pt_logr_next(struct pt_logr *r, struct posix_trace_event_info *ev, void *buf
 		ev->posix_thread_id = (pthread_t)pt_log_get64(w + 8, sw);
 		ev->posix_prog_address = (void *)(uintptr_t)(where & PT_MASK48);
 		put_ts(&ev->posix_timestamp, r->base_ts + pt_log_get32(p + PT_LOG_R_DELTA, sw));
-		p += PT_LOG_REC;
+		p += hl;
 		r->last_lost_ok = (info & PT_LOG_RF_LOST) != 0;
 		if (r->last_lost_ok) { /* n == 8, checked: the count, not data */
 			r->last_lost = pt_log_get64(p, sw);

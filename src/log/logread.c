@@ -104,7 +104,7 @@ int pt_logr_bhdr(const struct pt_logr *r, const unsigned char *h, struct pt_log_
 		return 0;
 	room = b->len - PT_LOG_BLK - b->nw * PT_LOG_WENT;
 	if (b->type == PT_LOG_BT_EVENTS)
-		return b->nrec && b->nrec <= room / PT_LOG_REC;
+		return b->nrec && b->nrec <= room / (r->version >= 4 ? PT_LOG_REC_SHORT : PT_LOG_REC);
 	return b->type == PT_LOG_BT_END && !b->nw && !b->nrec &&
 	       b->len == (r->version >= 2 ? PT_LOG_END_LEN : PT_LOG_END_LEN_V1);
 }
@@ -183,19 +183,30 @@ int pt_logr_check(struct pt_logr *r, const unsigned char *p, const struct pt_log
 	for (uint32_t i = 0; i < b->nw; i++)
 		if (pt_log_get32(p + PT_LOG_BLK + i * PT_LOG_WENT + 4, sw))
 			return EBADMSG;
+	struct pt_log_prev prev = { 0, 0, 0 };
 	for (uint32_t i = 0; i < b->nrec; i++) {
 		uint32_t delta, n;
 		unsigned info;
 		uint64_t where;
 
-		if (b->len - off < PT_LOG_REC)
+		if (b->len - off < PT_LOG_REC_SHORT)
 			return EBADMSG;
 		delta = pt_log_get32(p + off + PT_LOG_R_DELTA, sw);
 		n = pt_log_get16(p + off + PT_LOG_R_LEN, sw);
 		info = pt_log_get16(p + off + PT_LOG_R_INFO, sw);
-		where = pt_log_get64(p + off + PT_LOG_R_WHERE, sw);
-		off += PT_LOG_REC;
-		if (b->len - off < n || (info & PT_LOG_RF_RESERVED))
+		if (info & PT_LOG_RF_SHORT) {
+			/* (v4) an event record after another event record */
+			if (r->version < 4 || (info & (PT_LOG_RF_NAME | PT_LOG_RF_OBJ)) || !prev.ok)
+				return EBADMSG;
+			where = prev.where;
+			off += PT_LOG_REC_SHORT;
+		} else {
+			if (b->len - off < PT_LOG_REC)
+				return EBADMSG;
+			where = pt_log_get64(p + off + PT_LOG_R_WHERE, sw);
+			off += PT_LOG_REC;
+		}
+		if (b->len - off < n)
 			return EBADMSG;
 		if (info & PT_LOG_RF_OBJ) {
 			if ((info & ~PT_LOG_RF_OBJ) || where || delta || r->version < 3 ||
@@ -208,6 +219,7 @@ int pt_logr_check(struct pt_logr *r, const unsigned char *p, const struct pt_log
 			if (names)
 				set_name(r, info & PT_LOG_ID_MASK, p + off, n, b->seq);
 		} else {
+			prev.where = where, prev.ok = 1;
 			if ((where >> 48) >= b->nw || ((info & PT_LOG_RF_INT) && n != 4) ||
 			    ((info & PT_LOG_RF_LOST) &&
 			     (n != 8 || r->version < 2 || (info & (PT_LOG_RF_INT | PT_LOG_RF_TRUNC)))) ||

@@ -15,6 +15,7 @@ static uint32_t blk_len(const struct pt_logw *w)
 static void blk_reset(struct pt_logw *w)
 {
 	w->rec_len = w->nrec = w->nev = w->nw = w->wlast = 0;
+	w->prev.ok = 0;
 }
 
 /* LOOP: forget the oldest live block, counting its events as lost. */
@@ -151,10 +152,10 @@ static void put_rec(struct pt_logw *w, uint32_t delta, unsigned info, uint64_t w
 {
 	unsigned char *p = w->rec + w->rec_len;
 
-	pt_log_put_rec(p, delta, len, info, where, w->swap);
+	uint32_t hl = pt_log_put_rec(p, delta, len, info, where, w->swap, &w->prev);
 	if (len)
-		memcpy(p + PT_LOG_REC, data, len);
-	w->rec_len += PT_LOG_REC + len;
+		memcpy(p + hl, data, len);
+	w->rec_len += hl + len;
 	w->nrec++;
 }
 
@@ -432,6 +433,7 @@ int pt_logw_span_open(struct pt_logw *w, int32_t pid, uint64_t thread, uint64_t 
 	s->base = w->nev ? w->base_ts : ts;
 	s->wi = wi < 0 ? w->nw : (uint32_t)wi;
 	s->where = (uint64_t)s->wi << 48;
+	s->prev = w->prev;
 	s->swap = w->swap;
 	s->who = who;
 	return 1;
@@ -445,6 +447,7 @@ void pt_logw_span_close(struct pt_logw *w, const struct pt_logw_span *s, uint32_
 	if (s->wi == w->nw)
 		w->wt[w->nw++] = s->who;
 	w->wlast = s->wi;
+	w->prev = s->prev;
 	if (!w->nev)
 		w->base_ts = s->base;
 	w->nev += nev;

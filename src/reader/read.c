@@ -109,15 +109,16 @@ static int take(struct pt_trid *t, struct pt_rwriter *w, struct posix_trace_even
 	struct pt_ractive *a = &t->rd.ck[w->head];
 	const pt_word *rec = (const pt_word *)(v->data + (size_t)a->idx * v->chunk_size + a->off);
 	uint64_t w0 = atomic_load_explicit(&rec[0], PT_WORD_LOAD);
-	uint64_t w1 = atomic_load_explicit(&rec[1], PT_WORD_LOAD);
-	uint32_t id = (uint32_t)(w0 >> 48) & 0xfffu, n = (uint32_t)(w1 >> 48);
-	uint32_t size = PT_REC_SIZE(n);
+	uint32_t id = PT_REC_ID(w0), n = PT_REC_LEN(w0), wide = PT_REC_WIDE(w0) ? 1 : 0;
+	uint32_t size = PT_REC_SIZE(n) - (wide ? 0 : PT_REC_HDR - PT_REC_SHORT);
 
 	uint32_t lim = id < PT_SYS_IDS ? 2 * sizeof(trace_event_set_t) : v->max_data;
-	if (id >= PT_NIDS || n > lim || a->off + size > a->commit)
+	/* a short record has its chunk's previous record's address: never first */
+	if (id >= PT_NIDS || n > lim || a->off + size > a->commit || (!wide && !a->off))
 		return pt_rchunk_gone(t, a) ? TAKE_GONE : TAKE_BAD;
+	uint64_t addr = wide ? atomic_load_explicit(&rec[1], PT_WORD_LOAD) & PT_MASK48 : a->addr;
 	size_t cp = n < num ? n : num;
-	pt_get_bytes(buf, rec + 2, (uint32_t)cp);
+	pt_get_bytes(buf, rec + 1 + wide, (uint32_t)cp);
 	PT_SEQ_FENCE();
 	if (pt_rchunk_gone(t, a))
 		return TAKE_GONE;
@@ -127,13 +128,14 @@ static int take(struct pt_trid *t, struct pt_rwriter *w, struct posix_trace_even
 	ev->posix_event_id = id;
 	ev->posix_pid = w->pid;
 	ev->posix_thread_id = (pthread_t)w->thread;
-	ev->posix_prog_address = (void *)(uintptr_t)(w1 & PT_MASK48);
+	ev->posix_prog_address = (void *)(uintptr_t)addr;
 	ev->posix_truncation_status = n > num ? POSIX_TRACE_TRUNCATED_READ
-	                              : (w0 >> 60) & PT_RF_TRUNC ? POSIX_TRACE_TRUNCATED_RECORD
-	                                                         : POSIX_TRACE_NOT_TRUNCATED;
+	                              : PT_REC_FLAGS(w0) & PT_RF_TRUNC ? POSIX_TRACE_TRUNCATED_RECORD
+	                                                               : POSIX_TRACE_NOT_TRUNCATED;
 	pt_ns_to_ts(pt_clock_ns(&t->clk, a->next_ts), &ev->posix_timestamp);
 	*dlen = cp;
 	a->last_ts = a->next_ts;
+	a->addr = addr;
 	a->off += size;
 	a->count++;
 	if (!pt_rchunk_peek(t, a))
@@ -251,12 +253,13 @@ int pt_read_run_ready(struct pt_trid *t)
 	return run_writer(t) != NULL;
 }
 
-/* The records from r->a->off to off, n of them, the last at last_tick,
- * were read: 1 if they are the reader's (the chunk was not overwritten
- * meanwhile, and in a LOOP stream no thief took them), and the reader has
- * moved past them; 0 if they must not be used (take() then finds out why). */
+/* The records from r->a->off to off, n of them, the last at last_tick
+ * with caller address last_addr, were read: 1 if they are the reader's
+ * (the chunk was not overwritten meanwhile, and in a LOOP stream no thief
+ * took them), and the reader has moved past them; 0 if they must not be
+ * used (take() then finds out why). */
 int pt_read_run_end(struct pt_trid *t, struct pt_read_run *r, uint32_t off, uint32_t n,
-                    uint64_t last_tick)
+                    uint64_t last_tick, uint64_t last_addr)
 {
 	struct pt_reader *rd = &t->rd;
 	struct pt_ractive *a = r->a;
@@ -269,6 +272,7 @@ int pt_read_run_end(struct pt_trid *t, struct pt_read_run *r, uint32_t off, uint
 	a->off = off;
 	a->count += n;
 	a->last_ts = last_tick;
+	a->addr = last_addr;
 	r->w->pairs_at = rd->pairs;
 	if (!pt_rchunk_peek(t, a))
 		a->has_next = 0; /* service() drops it next time */

@@ -22,6 +22,8 @@ struct pt_ractive {          /* a chunk being read */
 	uint64_t next_ts;   /* timestamp of the next record, if any */
 	uint64_t last_ts;   /* timestamp of the last record taken */
 	uint64_t pub;       /* LOOP: the progress it last published (claim) */
+	uint64_t addr;      /* caller address of the last record taken (a short
+	                     * record's own) */
 	int has_next;
 	int32_t next;       /* the same writer's next chunk, or -1 */
 };
@@ -134,7 +136,7 @@ struct pt_read_run {
 int pt_read_run_ready(struct pt_trid *t);
 int pt_read_run_begin(struct pt_trid *t, struct pt_read_run *r);
 int pt_read_run_end(struct pt_trid *t, struct pt_read_run *r, uint32_t off, uint32_t n,
-                    uint64_t last_tick);
+                    uint64_t last_tick, uint64_t last_addr);
 
 /* objread.c: take what the traced processes added to the map of loaded
  * code (locked); the index of the first new entry in t->rd.objs */
@@ -176,11 +178,14 @@ static inline int pt_rchunk_peek(const struct pt_trid *t, struct pt_ractive *a)
 		if (c <= v->chunk_size && c >= a->commit)
 			a->commit = c;
 	}
-	a->has_next = a->off + PT_REC_HDR <= a->commit;
+	a->has_next = a->off + PT_REC_SHORT <= a->commit;
 	if (a->has_next) {
 		const pt_word *rec = (const pt_word *)(v->data + (size_t)a->idx * v->chunk_size + a->off);
-		uint64_t w0 = atomic_load_explicit(rec, PT_WORD_LOAD);
-		a->next_ts = a->base_ts + (((w0 & PT_MASK48) - (a->base_ts & PT_MASK48)) & PT_MASK48);
+		uint64_t w0 = atomic_load_explicit(&rec[0], PT_WORD_LOAD), w1 = 0;
+		/* (a wide header cut by the commit is found bad when taken) */
+		if (PT_REC_WIDE(w0) && a->off + PT_REC_HDR <= a->commit)
+			w1 = atomic_load_explicit(&rec[1], PT_WORD_LOAD);
+		a->next_ts = pt_rec_tick(a->base_ts, w0, w1);
 	}
 	PT_SEQ_FENCE();
 	return !pt_rchunk_gone(t, a);

@@ -147,10 +147,12 @@ static void account_steal(struct pt_view *sl, uint32_t idx, uint64_t seq)
 
 	if (taken >= nev)
 		return;
-	if (off % 8 == 0 && off + PT_REC_HDR <= commit && commit <= sl->chunk_size) {
+	if (off % 8 == 0 && off + PT_REC_SHORT <= commit && commit <= sl->chunk_size) {
 		const pt_word *rec = (const pt_word *)(sl->data + (size_t)idx * sl->chunk_size + off);
-		uint64_t w0 = atomic_load_explicit(rec, memory_order_relaxed);
-		ts = base + (((w0 & PT_MASK48) - (base & PT_MASK48)) & PT_MASK48);
+		uint64_t w0 = atomic_load_explicit(&rec[0], memory_order_relaxed), w1 = 0;
+		if (PT_REC_WIDE(w0) && off + PT_REC_HDR <= commit)
+			w1 = atomic_load_explicit(&rec[1], memory_order_relaxed);
+		ts = pt_rec_tick(base, w0, w1);
 	}
 	pt_pool_note_lost(h, nev - taken, ts, 1, atomic_load_explicit(&ck->thread, memory_order_relaxed),
 	                  atomic_load_explicit(&ck->pid, memory_order_relaxed),
@@ -328,6 +330,10 @@ int pt_pool_acquire(struct pt_view *sl, struct pt_tw *tw, uint32_t state, uint64
 	struct pt_hdr *h = sl->hdr;
 	uint32_t idx = take_free(sl, rec);
 
+	if (tw->key) { /* a chunk of a stream gone from this slot, left as it is */
+		tw->key = 0;
+		tw->drop_key = 0; /* (it held the address) */
+	}
 	if (idx == PT_NIL && sl->policy == POSIX_TRACE_LOOP)
 		idx = steal(sl);
 	if (idx == PT_NIL && sl->noloss_ms && !how && !pt_nowait) {
@@ -383,6 +389,7 @@ int pt_pool_acquire(struct pt_view *sl, struct pt_tw *tw, uint32_t state, uint64
 	tw->base_ts = ts;
 	tw->last_ts = ts;
 	tw->seq = seq;
+	tw->addr = PT_NO_ADDR; /* the chunk's first record is wide */
 	return 0;
 }
 
@@ -406,6 +413,7 @@ void pt_pool_seal(struct pt_view *sl, struct pt_tw *tw, uint32_t state)
 		wake_flusher(sl);
 	}
 	tw->key = 0;
+	tw->drop_key = 0; /* (it held the address) */
 }
 
 /* LOOP: FULL means the stream overwrote events since it was last read to

@@ -18,9 +18,18 @@ struct pt_tw {
 	uint64_t base_ts;
 	uint64_t last_ts;  /* this writer's timestamps never go backwards */
 	uint64_t seq;
-	uint32_t drop_key; /* key of the stream whose loss run is reported */
-	uint32_t drop_g;   /* low bits of that run's report; UINT32_MAX: none */
+	/* while the writer holds a chunk (key != 0), the caller address of its
+	 * last record there; while it holds none, the run of losses it is in
+	 * (pool.c resets it whenever key becomes 0) */
+	union {
+		uint64_t addr;         /* PT_NO_ADDR: no record yet */
+		struct {
+			uint32_t drop_key; /* key of the stream whose loss run is reported; 0: none */
+			uint32_t drop_g;   /* low bits of that run's report; UINT32_MAX: none */
+		};
+	};
 };                     /* (48 bytes: dlopen leaves little room for TLS) */
+#define PT_NO_ADDR UINT64_MAX
 #define PT_NO_REPORT UINT64_MAX
 
 static inline uint32_t pt_tw_key(const struct pt_view *sl, uint32_t state)

@@ -32,7 +32,7 @@
 #include <trace.h>
 
 #define PT_MAGIC          0x4d52545358495350ull /* "PSIXSTRM" */
-#define PT_LAYOUT_VERSION 4u
+#define PT_LAYOUT_VERSION 5u
 #define PT_NIDS           __TRACE_EVENT_ID_LIMIT /* event id space */
 #define PT_SYS_IDS        16u                    /* ids below are system events */
 #define PT_NAME_SZ        (TRACE_EVENT_NAME_MAX + 1) /* a name and its NUL */
@@ -46,13 +46,48 @@ _Static_assert(PT_NAME_SZ == 64, "event name slot changed: bump PT_LAYOUT_VERSIO
 #define PT_LEVELS         4u   /* signal-handler nesting levels with their own chunks */
 #define PT_MAX_CHUNKS     PT_NIL
 
-/* ---- event record: 16-byte header, then the payload padded to 8 bytes.
- * w0 = timestamp (low 48 bits) | id << 48 (12 bits) | flags << 60
- * w1 = caller address (low 48 bits) | payload length << 48          */
-#define PT_REC_HDR     16u
+/* ---- event record: an 8-byte header, or a 16-byte "wide" one, then the
+ * payload padded to 8 bytes.
+ * w0 = timestamp (low 32 bits) | id << 32 (12 bits) | flags << 44 (4 bits)
+ *      | payload length << 48
+ * w1 (wide records only) = caller address (low 48 bits)
+ *      | timestamp bits 32..47 << 48
+ * A record without the wide flag has its writer's previous record's caller
+ * address (the record before it in the same chunk) and a timestamp less
+ * than 2^32 ticks after its chunk's base; so a chunk's first record is
+ * always wide, and so is one whose caller changed or whose chunk began
+ * more than 2^32 ticks before it.  PT_REC_SIZE is the most a record takes. */
+#define PT_REC_HDR     16u           /* the longest header, a wide record's */
+#define PT_REC_SHORT   8u
 #define PT_MASK48      0xffffffffffffull
 #define PT_RF_TRUNC    1u            /* payload cut at record time */
+#define PT_RF_WIDE     2u            /* w1 follows: address and high timestamp bits */
 #define PT_REC_SIZE(n) (PT_REC_HDR + (((uint32_t)(n) + 7u) & ~7u))
+#define PT_REC_ID(w0)    ((uint32_t)((w0) >> 32) & 0xfffu)
+#define PT_REC_FLAGS(w0) ((unsigned)((w0) >> 44) & 0xfu)
+#define PT_REC_LEN(w0)   ((uint32_t)((w0) >> 48))
+#define PT_REC_WIDE(w0)  (PT_REC_FLAGS(w0) & PT_RF_WIDE)
+
+static inline uint64_t pt_rec_w0(uint64_t ts, uint32_t id, unsigned flags, uint32_t n)
+{
+	return (ts & 0xffffffffull) | (uint64_t)id << 32 | (uint64_t)flags << 44 | (uint64_t)n << 48;
+}
+
+static inline uint64_t pt_rec_w1(uint64_t ts, uintptr_t addr)
+{
+	return ((uint64_t)addr & PT_MASK48) | (ts >> 32 & 0xffffu) << 48;
+}
+
+/* A record's full tick from its chunk's base tick and its words (w1 is
+ * looked at only for a wide record). */
+static inline uint64_t pt_rec_tick(uint64_t base, uint64_t w0, uint64_t w1)
+{
+	if (PT_REC_WIDE(w0)) {
+		uint64_t t48 = (w0 & 0xffffffffull) | (w1 >> 48) << 32;
+		return base + ((t48 - base) & PT_MASK48);
+	}
+	return base + (uint32_t)((uint32_t)w0 - (uint32_t)base);
+}
 
 /* Records are read while a LOOP writer may be overwriting them (the reader
  * then detects it and drops what it read), so every access to record

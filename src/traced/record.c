@@ -48,13 +48,17 @@ __attribute__((always_inline)) static inline int write_one(struct pt_view *sl, s
 
 	uint32_t lim = s < 0 ? 2 * sizeof(trace_event_set_t) : sl->max_data;
 	uint32_t n = len > lim ? lim : (uint32_t)len;
-	uint32_t rec = PT_REC_SIZE(n);
+	uint32_t pay = (n + 7u) & ~7u;
 	uint64_t ts = pt_now();
 
 	/* a thread that moved to a CPU whose TSC reads a little lower keeps
 	 * its timestamps in program order */
 	if (PT_UNLIKELY(ts < tw->last_ts) && tw->last_ts - ts < (1ull << 40))
 		ts = tw->last_ts;
+	/* the short header when the caller is the chunk's last record's and the
+	 * chunk's base is near (layout.h) */
+	unsigned wide = addr != tw->addr || (ts - tw->base_ts) >> 32;
+	uint32_t rec = pay + (wide ? PT_REC_HDR : PT_REC_SHORT);
 	if (PT_UNLIKELY(tw->key != pt_tw_key(sl, st) || tw->pos + rec > sl->chunk_size ||
 	                (ts - tw->base_ts) >> 47)) {
 		if (tw->key && (tw->key >> 16) == pt_slot_gen(sl))
@@ -65,18 +69,21 @@ __attribute__((always_inline)) static inline int write_one(struct pt_view *sl, s
 			if (atomic_load_explicit(&sl->dead, memory_order_relaxed))
 				return 0;
 		}
+		rec = pay + PT_REC_HDR;
 		if (pt_pool_acquire(sl, tw, st, ts, level, rec,
 		                    s == PT_SYS_WAIT ? PT_ACQ_QUIET : s < 0 ? PT_ACQ_SYS : 0))
 			return -1;
 		ts = tw->last_ts; /* later if it waited for room (no-loss mode) */
+		wide = 1;
 	}
 	pt_word *p = (pt_word *)(sl->data + (size_t)tw->idx * sl->chunk_size + tw->pos);
-	uint64_t w0 = (ts & PT_MASK48) | (uint64_t)id << 48 |
-	              (uint64_t)(len > n ? PT_RF_TRUNC : 0) << 60;
-	uint64_t w1 = ((uint64_t)addr & PT_MASK48) | (uint64_t)n << 48;
-	atomic_store_explicit(&p[0], w0, memory_order_relaxed);
-	atomic_store_explicit(&p[1], w1, memory_order_relaxed);
-	pt_put_bytes(p + 2, data, n);
+	unsigned flags = (len > n ? PT_RF_TRUNC : 0) | (wide ? PT_RF_WIDE : 0);
+	atomic_store_explicit(&p[0], pt_rec_w0(ts, id, flags, n), memory_order_relaxed);
+	if (wide) {
+		atomic_store_explicit(&p[1], pt_rec_w1(ts, addr), memory_order_relaxed);
+		tw->addr = addr;
+	}
+	pt_put_bytes(p + 1 + wide, data, n);
 	tw->pos += rec;
 	tw->nev++;
 	tw->last_ts = ts;
@@ -115,19 +122,22 @@ __attribute__((always_inline)) static inline void write_user(struct pt_view *sl,
 	if (atomic_load_explicit(&sl->filter[id / 64], memory_order_relaxed) >> (id % 64) & 1)
 		return;
 	uint32_t n = len > sl->max_data ? sl->max_data : (uint32_t)len;
-	uint32_t rec = PT_REC_SIZE(n), pos = tw->pos;
+	uint32_t pos = tw->pos;
 	uint64_t ts = pt_now();
+	unsigned wide = addr != tw->addr || (ts - tw->base_ts) >> 32;
+	uint32_t rec = ((n + 7u) & ~7u) + (wide ? PT_REC_HDR : PT_REC_SHORT);
 	if (PT_UNLIKELY(ts < tw->last_ts || tw->key != pt_tw_key(sl, st) ||
 	                pos + rec > sl->chunk_size || (ts - tw->base_ts) >> 47))
 		goto slow;
 	uint32_t idx = tw->idx;
 	pt_word *p = (pt_word *)(sl->data + (size_t)idx * sl->chunk_size + pos);
-	uint64_t w0 = (ts & PT_MASK48) | (uint64_t)id << 48 |
-	              (uint64_t)(len > n ? PT_RF_TRUNC : 0) << 60;
-	uint64_t w1 = ((uint64_t)addr & PT_MASK48) | (uint64_t)n << 48;
-	atomic_store_explicit(&p[0], w0, memory_order_relaxed);
-	atomic_store_explicit(&p[1], w1, memory_order_relaxed);
-	pt_put_bytes(p + 2, data, n);
+	unsigned flags = (len > n ? PT_RF_TRUNC : 0) | (wide ? PT_RF_WIDE : 0);
+	atomic_store_explicit(&p[0], pt_rec_w0(ts, id, flags, n), memory_order_relaxed);
+	if (PT_UNLIKELY(wide)) {
+		atomic_store_explicit(&p[1], pt_rec_w1(ts, addr), memory_order_relaxed);
+		tw->addr = addr;
+	}
+	pt_put_bytes(p + 1 + wide, data, n);
 	pos += rec;
 	tw->pos = pos;
 	tw->nev++;

@@ -194,12 +194,12 @@ static int drain(struct pt_trid *t, struct pt_flusher *f, unsigned max)
  * than the flusher must not keep it here for ever (a flush would never
  * end, and a flush asked for meanwhile, or a shutdown, would wait).  A
  * stream holds its size in sealed chunks plus the writers' open chunks,
- * each record at least 16 bytes: with room for 64 open chunks the bound
+ * each record at least 8 bytes: with room for 64 open chunks the bound
  * takes everything recorded before the call.  1: stopped at the bound,
  * more may be waiting. */
 static int drain_all(struct pt_trid *t, struct pt_flusher *f)
 {
-	uint64_t bound = (t->view.budget + 64ull * t->view.chunk_size) / PT_REC_HDR;
+	uint64_t bound = (t->view.budget + 64ull * t->view.chunk_size) / PT_REC_SHORT;
 
 	for (uint64_t done = 0; done < bound; done += 4096)
 		if (!drain(t, f, 4096))

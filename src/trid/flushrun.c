@@ -49,20 +49,23 @@ unsigned pt_flush_run(struct pt_trid *t, struct pt_logw *lw, const uint64_t *nam
 
 	uint32_t lim = t->view.max_data < s.max_payload ? t->view.max_data : s.max_payload;
 	uint32_t off = a->off, end = a->commit, used = 0, k = 0;
-	uint64_t base = a->base_ts, tick = 0, ns = 0;
+	uint64_t base = a->base_ts, tick = 0, ns = 0, addr = a->addr, last = a->addr;
 	const char *chunk = (const char *)r.chunk;
 
-	while (k < r.max && off + PT_REC_HDR <= end) {
+	while (k < r.max && off + PT_REC_SHORT <= end) {
 		const pt_word *rec = (const pt_word *)(chunk + off);
-		uint64_t w0 = atomic_load_explicit(&rec[0], PT_WORD_LOAD);
-		uint64_t w1 = atomic_load_explicit(&rec[1], PT_WORD_LOAD);
-		uint32_t id = (uint32_t)(w0 >> 48) & 0xfffu, n = (uint32_t)(w1 >> 48);
-		uint32_t size = PT_REC_SIZE(n), words = (n + 7u) & ~7u;
+		uint64_t w0 = atomic_load_explicit(&rec[0], PT_WORD_LOAD), w1 = 0;
+		uint32_t id = PT_REC_ID(w0), n = PT_REC_LEN(w0), wide = PT_REC_WIDE(w0) ? 1 : 0;
+		uint32_t words = (n + 7u) & ~7u, size = words + (wide ? PT_REC_HDR : PT_REC_SHORT);
 
 		if (id < PT_SYS_IDS || id >= PT_NIDS || !(named[id / 64] >> (id % 64) & 1) ||
-		    n > lim || off + size > end)
+		    n > lim || off + size > end || (!wide && !off))
 			break;
-		uint64_t tk = base + (((w0 & PT_MASK48) - (base & PT_MASK48)) & PT_MASK48);
+		if (wide) {
+			w1 = atomic_load_explicit(&rec[1], PT_WORD_LOAD);
+			addr = w1 & PT_MASK48;
+		}
+		uint64_t tk = pt_rec_tick(base, w0, w1);
 		if (tk >= r.limit)
 			break;
 		int64_t v;
@@ -75,17 +78,18 @@ unsigned pt_flush_run(struct pt_trid *t, struct pt_logw *lw, const uint64_t *nam
 			break;
 		}
 		unsigned char *p = s.p + used;
-		unsigned info = id | ((w0 >> 60) & PT_RF_TRUNC ? PT_LOG_RF_TRUNC : 0);
-		pt_log_put_rec(p, (uint32_t)((uint64_t)v - s.base), n, info,
-		               (w1 & PT_MASK48) | s.where, s.swap);
-		copy_words(p + PT_LOG_REC, rec + 2, n);
-		used += PT_LOG_REC + n;
+		unsigned info = id | (PT_REC_FLAGS(w0) & PT_RF_TRUNC ? PT_LOG_RF_TRUNC : 0);
+		uint32_t hl = pt_log_put_rec(p, (uint32_t)((uint64_t)v - s.base), n, info,
+		                             addr | s.where, s.swap, &s.prev);
+		copy_words(p + hl, rec + 1 + wide, n);
+		used += hl + n;
 		off += size;
 		k++;
 		tick = tk;
 		ns = (uint64_t)v;
+		last = addr;
 	}
-	if (!k || !pt_read_run_end(t, &r, off, k, tick)) {
+	if (!k || !pt_read_run_end(t, &r, off, k, tick, last)) {
 		*full = 0;
 		return 0;
 	}
