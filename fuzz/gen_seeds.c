@@ -11,6 +11,7 @@
 #include "../src/log/logfmt.h"
 
 static const char *dir;
+static unsigned version; /* the format written: 0 the current one, 3 the one before */
 
 static int create(const char *name)
 {
@@ -34,12 +35,14 @@ static void must(int rc, const char *what)
 	}
 }
 
-/* n events from 3 writers, payloads of 0..40 bytes, a few names */
+/* n events from 3 writers, in runs of 4, mostly from one call site (so
+ * format 4 writes short records), payloads of 0..40 bytes, a few names */
 static void seed(const char *name, int policy, uint64_t log_max, int n, int swap, int finish,
                  off_t cut, uint32_t block)
 {
 	struct pt_attr_img a;
-	struct pt_logw_opt o = { .block_size = block, .swap = swap, .nonce = 0x5eed5eed5eed5eedull };
+	struct pt_logw_opt o = { .block_size = block, .swap = swap, .nonce = 0x5eed5eed5eed5eedull,
+	                         .version = version };
 	struct posix_trace_status_info st = { 2, 2, 0, 0, 0, 0, 2 };
 	struct pt_logw w;
 	unsigned char d[40];
@@ -70,9 +73,9 @@ static void seed(const char *name, int policy, uint64_t log_max, int n, int swap
 		memset(d, i, sizeof d);
 		if (i == n / 2)
 			must(pt_logw_name(&w, 19, "midway"), "name");
-		must(pt_logw_event(&w, 1700000000000000000ull + (uint64_t)i * 977, 100 + i % 3,
-		                   0x7f00 + (uint64_t)(i % 2), 0x401000 + (uint64_t)i, 17 + (unsigned)(i % 3),
-		                   i % 5 == 0, d, len), "event");
+		must(pt_logw_event(&w, 1700000000000000000ull + (uint64_t)i * 977, 100 + i / 4 % 3,
+		                   0x7f00 + (uint64_t)(i / 4 % 2), 0x401000 + (uint64_t)(i % 5 == 4) * i,
+		                   17 + (unsigned)(i % 3), i % 5 == 0, d, len), "event");
 		if (i % 97 == 50) { /* a gap, with its count */
 			uint64_t ts = 1700000000000000000ull + (uint64_t)i * 977 + 1;
 			must(pt_logw_event(&w, ts, 0, 0, 0, POSIX_TRACE_OVERFLOW, 0, NULL, 0), "event");
@@ -107,5 +110,8 @@ int main(int argc, char **argv)
 	seed("torn.log", POSIX_TRACE_APPEND, 0, 30, 0, 0, 1000, 256);
 	seed("empty.log", POSIX_TRACE_APPEND, 0, 0, 0, 1, 0, 256);
 	seed("bigblock.log", POSIX_TRACE_APPEND, 0, 150, 0, 1, 0, 8192);
+	version = 3; /* logs of the format before, still read */
+	seed("v3_append.log", POSIX_TRACE_APPEND, 0, 40, 0, 1, 0, 256);
+	seed("v3_loop.log", POSIX_TRACE_LOOP, 1536, 120, 0, 1, 0, 256);
 	return 0;
 }
