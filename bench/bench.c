@@ -474,8 +474,9 @@ int main(void)
 	       drained * 100);
 	printf("- a reader alongside / the flight recorder alone: %.2f (trygetnext, spinning), "
 	       "%.2f (paced writer, getnext)\n", with_reader / one, paced_blocked / paced_alone);
-	printf("- stream space per event with a %d-byte payload: %zu bytes (%zu bytes of "
-	       "overhead)\n", PAYLOAD, evsize, evsize - PAYLOAD);
+	printf("- stream space per event with a %d-byte payload: %zu bytes from the call site of "
+	       "the thread's previous event (8 bytes of header), at most %zu (a wide header: a "
+	       "chunk's first event, or another call site)\n", PAYLOAD, evsize - 8, evsize);
 
 	/* the rows of the goals, each read off this one run (the LTTng-UST
 	 * column: make bench-lttng) */
@@ -490,7 +491,7 @@ int main(void)
 	       one - tsc_cost, one - tsc_cost <= 4.0 ? "yes" : "no");
 	printf("| 2 threads: aggregate rate / 1-thread rate | %.2f | >= 1.8 | %s |\n", ratio,
 	       ratio >= 1.8 ? "yes" : "no");
-	printf("| stream bytes per event, 8-byte payload, LOOP history | %.1f (record: %zu) | "
+	printf("| stream bytes per event, 8-byte payload, LOOP history | %.1f (largest record: %zu) | "
 	       "<= 16 | %s |\n", hist8, ev8, hist8 > 0 && hist8 <= 16.0 ? "yes" : "no");
 	return 0;
 }

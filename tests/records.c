@@ -98,7 +98,7 @@ static uint32_t walk(trace_id_t trid, uint32_t *nwide)
 			const pt_word *rec = (const pt_word *)(data + off);
 			uint64_t w0 = atomic_load(&rec[0]);
 			int wide = PT_REC_WIDE(w0) != 0;
-			uint64_t w1 = wide ? atomic_load(&rec[1]) : 0;
+			uint64_t w1 = wide ? atomic_load(&rec[PT_REC_W1(PT_REC_LEN(w0))]) : 0;
 			uint64_t addr = wide ? w1 & PT_MASK48 : prev;
 			uint64_t far = (pt_rec_tick(base, w0, w1) - base) >> 32;
 			/* a record whose caller did not change, near its chunk's

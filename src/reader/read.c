@@ -116,9 +116,10 @@ static int take(struct pt_trid *t, struct pt_rwriter *w, struct posix_trace_even
 	/* a short record has its chunk's previous record's address: never first */
 	if (id >= PT_NIDS || n > lim || a->off + size > a->commit || (!wide && !a->off))
 		return pt_rchunk_gone(t, a) ? TAKE_GONE : TAKE_BAD;
-	uint64_t addr = wide ? atomic_load_explicit(&rec[1], PT_WORD_LOAD) & PT_MASK48 : a->addr;
+	uint64_t addr =
+		wide ? atomic_load_explicit(&rec[PT_REC_W1(n)], PT_WORD_LOAD) & PT_MASK48 : a->addr;
 	size_t cp = n < num ? n : num;
-	pt_get_bytes(buf, rec + 1 + wide, (uint32_t)cp);
+	pt_get_bytes(buf, rec + 1, (uint32_t)cp);
 	PT_SEQ_FENCE();
 	if (pt_rchunk_gone(t, a))
 		return TAKE_GONE;

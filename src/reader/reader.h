@@ -182,9 +182,10 @@ static inline int pt_rchunk_peek(const struct pt_trid *t, struct pt_ractive *a)
 	if (a->has_next) {
 		const pt_word *rec = (const pt_word *)(v->data + (size_t)a->idx * v->chunk_size + a->off);
 		uint64_t w0 = atomic_load_explicit(&rec[0], PT_WORD_LOAD), w1 = 0;
-		/* (a wide header cut by the commit is found bad when taken) */
-		if (PT_REC_WIDE(w0) && a->off + PT_REC_HDR <= a->commit)
-			w1 = atomic_load_explicit(&rec[1], PT_WORD_LOAD);
+		uint32_t at = PT_REC_W1(PT_REC_LEN(w0));
+		/* (a wide record cut by the commit is found bad when taken) */
+		if (PT_REC_WIDE(w0) && a->off + 8 * at + 8 <= a->commit)
+			w1 = atomic_load_explicit(&rec[at], PT_WORD_LOAD);
 		a->next_ts = pt_rec_tick(a->base_ts, w0, w1);
 	}
 	PT_SEQ_FENCE();

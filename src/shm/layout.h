@@ -46,19 +46,21 @@ _Static_assert(PT_NAME_SZ == 64, "event name slot changed: bump PT_LAYOUT_VERSIO
 #define PT_LEVELS         4u   /* signal-handler nesting levels with their own chunks */
 #define PT_MAX_CHUNKS     PT_NIL
 
-/* ---- event record: an 8-byte header, or a 16-byte "wide" one, then the
- * payload padded to 8 bytes.
+/* ---- event record: an 8-byte header w0, the payload padded to 8 bytes,
+ * and, in a "wide" record only, one more word w1 after the payload.
  * w0 = timestamp (low 32 bits) | id << 32 (12 bits) | flags << 44 (4 bits)
  *      | payload length << 48
- * w1 (wide records only) = caller address (low 48 bits)
- *      | timestamp bits 32..47 << 48
+ * w1 = caller address (low 48 bits) | timestamp bits 32..47 << 48
+ * (w1 goes last so that where the payload goes never waits on whether the
+ * record is wide: the writer stores it while the TSC is being read)
  * A record without the wide flag has its writer's previous record's caller
  * address (the record before it in the same chunk) and a timestamp less
  * than 2^32 ticks after its chunk's base; so a chunk's first record is
  * always wide, and so is one whose caller changed or whose chunk began
  * more than 2^32 ticks before it.  PT_REC_SIZE is the most a record takes. */
-#define PT_REC_HDR     16u           /* the longest header, a wide record's */
-#define PT_REC_SHORT   8u
+#define PT_REC_HDR     16u           /* the most besides the payload: a wide record's */
+#define PT_REC_SHORT   8u            /* the least: w0 */
+#define PT_REC_W1(n)   (1u + ((uint32_t)(n) + 7u) / 8u) /* w1's word in a wide record */
 #define PT_MASK48      0xffffffffffffull
 #define PT_RF_TRUNC    1u            /* payload cut at record time */
 #define PT_RF_WIDE     2u            /* w1 follows: address and high timestamp bits */

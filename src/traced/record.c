@@ -79,11 +79,11 @@ __attribute__((always_inline)) static inline int write_one(struct pt_view *sl, s
 	pt_word *p = (pt_word *)(sl->data + (size_t)tw->idx * sl->chunk_size + tw->pos);
 	unsigned flags = (len > n ? PT_RF_TRUNC : 0) | (wide ? PT_RF_WIDE : 0);
 	atomic_store_explicit(&p[0], pt_rec_w0(ts, id, flags, n), memory_order_relaxed);
+	pt_put_bytes(p + 1, data, n);
 	if (wide) {
-		atomic_store_explicit(&p[1], pt_rec_w1(ts, addr), memory_order_relaxed);
+		atomic_store_explicit(&p[PT_REC_W1(n)], pt_rec_w1(ts, addr), memory_order_relaxed);
 		tw->addr = addr;
 	}
-	pt_put_bytes(p + 1 + wide, data, n);
 	tw->pos += rec;
 	tw->nev++;
 	tw->last_ts = ts;
@@ -122,22 +122,25 @@ __attribute__((always_inline)) static inline void write_user(struct pt_view *sl,
 	if (atomic_load_explicit(&sl->filter[id / 64], memory_order_relaxed) >> (id % 64) & 1)
 		return;
 	uint32_t n = len > sl->max_data ? sl->max_data : (uint32_t)len;
-	uint32_t pos = tw->pos;
 	uint64_t ts = pt_now();
-	unsigned wide = addr != tw->addr || (ts - tw->base_ts) >> 32;
+	uint32_t pos = tw->pos;
+	/* (wide does not wait for the timestamp: where the payload goes is
+	 * known while the TSC is read; a chunk's base 2^32 ticks back goes
+	 * the general way, which writes a wide record) */
+	unsigned wide = addr != tw->addr;
 	uint32_t rec = ((n + 7u) & ~7u) + (wide ? PT_REC_HDR : PT_REC_SHORT);
 	if (PT_UNLIKELY(ts < tw->last_ts || tw->key != pt_tw_key(sl, st) ||
-	                pos + rec > sl->chunk_size || (ts - tw->base_ts) >> 47))
+	                pos + rec > sl->chunk_size || (ts - tw->base_ts) >> 32))
 		goto slow;
 	uint32_t idx = tw->idx;
 	pt_word *p = (pt_word *)(sl->data + (size_t)idx * sl->chunk_size + pos);
 	unsigned flags = (len > n ? PT_RF_TRUNC : 0) | (wide ? PT_RF_WIDE : 0);
 	atomic_store_explicit(&p[0], pt_rec_w0(ts, id, flags, n), memory_order_relaxed);
+	pt_put_bytes(p + 1, data, n);
 	if (PT_UNLIKELY(wide)) {
-		atomic_store_explicit(&p[1], pt_rec_w1(ts, addr), memory_order_relaxed);
+		atomic_store_explicit(&p[PT_REC_W1(n)], pt_rec_w1(ts, addr), memory_order_relaxed);
 		tw->addr = addr;
 	}
-	pt_put_bytes(p + 1 + wide, data, n);
 	pos += rec;
 	tw->pos = pos;
 	tw->nev++;

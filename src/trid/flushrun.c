@@ -62,7 +62,7 @@ unsigned pt_flush_run(struct pt_trid *t, struct pt_logw *lw, const uint64_t *nam
 		    n > lim || off + size > end || (!wide && !off))
 			break;
 		if (wide) {
-			w1 = atomic_load_explicit(&rec[1], PT_WORD_LOAD);
+			w1 = atomic_load_explicit(&rec[PT_REC_W1(n)], PT_WORD_LOAD);
 			addr = w1 & PT_MASK48;
 		}
 		uint64_t tk = pt_rec_tick(base, w0, w1);
@@ -81,7 +81,7 @@ unsigned pt_flush_run(struct pt_trid *t, struct pt_logw *lw, const uint64_t *nam
 		unsigned info = id | (PT_REC_FLAGS(w0) & PT_RF_TRUNC ? PT_LOG_RF_TRUNC : 0);
 		uint32_t hl = pt_log_put_rec(p, (uint32_t)((uint64_t)v - s.base), n, info,
 		                             addr | s.where, s.swap, &s.prev);
-		copy_words(p + hl, rec + 1 + wide, n);
+		copy_words(p + hl, rec + 1, n);
 		used += hl + n;
 		off += size;
 		k++;
