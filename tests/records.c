@@ -117,6 +117,15 @@ static uint32_t walk(trace_id_t trid, uint32_t *nwide)
 	return total;
 }
 
+/* The next event of trid into ev, buf (64 bytes), *len: 0 when none is left. */
+static int next_event(trace_id_t trid, struct posix_trace_event_info *ev, unsigned char *buf,
+                      size_t *len)
+{
+	int none;
+	REQUIRE(posix_trace_trygetnext_event(trid, ev, buf, 64, len, &none) == 0);
+	return !none;
+}
+
 int main(void)
 {
 	trace_attr_t attr;
@@ -155,14 +164,10 @@ int main(void)
 
 	uintptr_t at[3] = { 0, 0, 0 };
 	int i = 0;
-	for (;;) {
-		struct posix_trace_event_info ev;
-		unsigned char buf[64];
-		size_t len;
-		int none;
-		REQUIRE(posix_trace_trygetnext_event(trid, &ev, buf, sizeof buf, &len, &none) == 0);
-		if (none)
-			break;
+	struct posix_trace_event_info ev;
+	unsigned char buf[64];
+	size_t len;
+	while (next_event(trid, &ev, buf, &len)) {
 		if (ev.posix_event_id < 16)
 			continue; /* START, STOP */
 		CHECK(i < N);
@@ -200,14 +205,7 @@ int main(void)
 	CHECK_EQ(walk(trid, &nwide), 2);
 	CHECK_EQ(nwide, 2); /* the same caller, but far from the base */
 	int got = 0;
-	for (;;) {
-		struct posix_trace_event_info ev;
-		unsigned char buf[64];
-		size_t len;
-		int none;
-		REQUIRE(posix_trace_trygetnext_event(trid, &ev, buf, sizeof buf, &len, &none) == 0);
-		if (none)
-			break;
+	while (next_event(trid, &ev, buf, &len)) {
 		if (ev.posix_event_id != ids[0])
 			continue;
 		CHECK(ev.posix_prog_address == (void *)at[0] && len == 8);
