@@ -108,7 +108,7 @@ static uint32_t walk(trace_id_t trid, uint32_t *nwide)
 			if (!ok)
 				break;
 			prev = addr;
-			off += (wide ? PT_REC_HDR : PT_REC_SHORT) + ((PT_REC_LEN(w0) + 7u) & ~7u);
+			off += PT_REC_BYTES(PT_REC_LEN(w0), wide);
 			*nwide += wide;
 			total++;
 		}

@@ -110,7 +110,7 @@ static int take(struct pt_trid *t, struct pt_rwriter *w, struct posix_trace_even
 	const pt_word *rec = (const pt_word *)(v->data + (size_t)a->idx * v->chunk_size + a->off);
 	uint64_t w0 = atomic_load_explicit(&rec[0], PT_WORD_LOAD);
 	uint32_t id = PT_REC_ID(w0), n = PT_REC_LEN(w0), wide = PT_REC_WIDE(w0) ? 1 : 0;
-	uint32_t size = PT_REC_SIZE(n) - (wide ? 0 : PT_REC_HDR - PT_REC_SHORT);
+	uint32_t size = PT_REC_BYTES(n, wide);
 
 	uint32_t lim = id < PT_SYS_IDS ? 2 * sizeof(trace_event_set_t) : v->max_data;
 	/* a short record has its chunk's previous record's address: never first */

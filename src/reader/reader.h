@@ -181,12 +181,7 @@ static inline int pt_rchunk_peek(const struct pt_trid *t, struct pt_ractive *a)
 	a->has_next = a->off + PT_REC_SHORT <= a->commit;
 	if (a->has_next) {
 		const pt_word *rec = (const pt_word *)(v->data + (size_t)a->idx * v->chunk_size + a->off);
-		uint64_t w0 = atomic_load_explicit(&rec[0], PT_WORD_LOAD), w1 = 0;
-		uint32_t at = PT_REC_W1(PT_REC_LEN(w0));
-		/* (a wide record cut by the commit is found bad when taken) */
-		if (PT_REC_WIDE(w0) && a->off + 8 * at + 8 <= a->commit)
-			w1 = atomic_load_explicit(&rec[at], PT_WORD_LOAD);
-		a->next_ts = pt_rec_tick(a->base_ts, w0, w1);
+		a->next_ts = pt_rec_tick_at(rec, a->commit - a->off, a->base_ts);
 	}
 	PT_SEQ_FENCE();
 	return !pt_rchunk_gone(t, a);

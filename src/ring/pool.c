@@ -149,11 +149,7 @@ static void account_steal(struct pt_view *sl, uint32_t idx, uint64_t seq)
 		return;
 	if (off % 8 == 0 && off + PT_REC_SHORT <= commit && commit <= sl->chunk_size) {
 		const pt_word *rec = (const pt_word *)(sl->data + (size_t)idx * sl->chunk_size + off);
-		uint64_t w0 = atomic_load_explicit(&rec[0], memory_order_relaxed), w1 = 0;
-		uint32_t at = PT_REC_W1(PT_REC_LEN(w0));
-		if (PT_REC_WIDE(w0) && off + 8 * at + 8 <= commit)
-			w1 = atomic_load_explicit(&rec[at], memory_order_relaxed);
-		ts = pt_rec_tick(base, w0, w1);
+		ts = pt_rec_tick_at(rec, commit - off, base);
 	}
 	pt_pool_note_lost(h, nev - taken, ts, 1, atomic_load_explicit(&ck->thread, memory_order_relaxed),
 	                  atomic_load_explicit(&ck->pid, memory_order_relaxed),

@@ -65,6 +65,8 @@ _Static_assert(PT_NAME_SZ == 64, "event name slot changed: bump PT_LAYOUT_VERSIO
 #define PT_RF_TRUNC    1u            /* payload cut at record time */
 #define PT_RF_WIDE     2u            /* w1 follows: address and high timestamp bits */
 #define PT_REC_SIZE(n) (PT_REC_HDR + (((uint32_t)(n) + 7u) & ~7u))
+/* the bytes a record of n payload bytes takes, wide or short */
+#define PT_REC_BYTES(n, wide) ((((uint32_t)(n) + 7u) & ~7u) + ((wide) ? PT_REC_HDR : PT_REC_SHORT))
 #define PT_REC_ID(w0)    ((uint32_t)((w0) >> 32) & 0xfffu)
 #define PT_REC_FLAGS(w0) ((unsigned)((w0) >> 44) & 0xfu)
 #define PT_REC_LEN(w0)   ((uint32_t)((w0) >> 48))
@@ -113,6 +115,19 @@ typedef _Atomic uint64_t pt_word;
 #define PT_WORD_LOAD memory_order_relaxed
 #define PT_SEQ_FENCE() atomic_thread_fence(memory_order_acquire)
 #endif
+
+/* The tick of the record at rec, `room` bytes of its chunk being committed
+ * from rec on; a wide record cut short by the commit is dated from w0
+ * alone (whoever takes it finds it bad). */
+static inline uint64_t pt_rec_tick_at(const pt_word *rec, uint32_t room, uint64_t base)
+{
+	uint64_t w0 = atomic_load_explicit(&rec[0], PT_WORD_LOAD), w1 = 0;
+	uint32_t at = PT_REC_W1(PT_REC_LEN(w0));
+
+	if (PT_REC_WIDE(w0) && 8u * at + 8u <= room)
+		w1 = atomic_load_explicit(&rec[at], PT_WORD_LOAD);
+	return pt_rec_tick(base, w0, w1);
+}
 
 static inline void pt_put_bytes(pt_word *dst, const unsigned char *src, uint32_t n)
 {

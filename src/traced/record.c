@@ -48,7 +48,6 @@ __attribute__((always_inline)) static inline int write_one(struct pt_view *sl, s
 
 	uint32_t lim = s < 0 ? 2 * sizeof(trace_event_set_t) : sl->max_data;
 	uint32_t n = len > lim ? lim : (uint32_t)len;
-	uint32_t pay = (n + 7u) & ~7u;
 	uint64_t ts = pt_now();
 
 	/* a thread that moved to a CPU whose TSC reads a little lower keeps
@@ -58,7 +57,7 @@ __attribute__((always_inline)) static inline int write_one(struct pt_view *sl, s
 	/* the short header when the caller is the chunk's last record's and the
 	 * chunk's base is near (layout.h) */
 	unsigned wide = addr != tw->addr || (ts - tw->base_ts) >> 32;
-	uint32_t rec = pay + (wide ? PT_REC_HDR : PT_REC_SHORT);
+	uint32_t rec = PT_REC_BYTES(n, wide);
 	if (PT_UNLIKELY(tw->key != pt_tw_key(sl, st) || tw->pos + rec > sl->chunk_size ||
 	                (ts - tw->base_ts) >> 47)) {
 		if (tw->key && (tw->key >> 16) == pt_slot_gen(sl))
@@ -69,7 +68,7 @@ __attribute__((always_inline)) static inline int write_one(struct pt_view *sl, s
 			if (atomic_load_explicit(&sl->dead, memory_order_relaxed))
 				return 0;
 		}
-		rec = pay + PT_REC_HDR;
+		rec = PT_REC_SIZE(n);
 		if (pt_pool_acquire(sl, tw, st, ts, level, rec,
 		                    s == PT_SYS_WAIT ? PT_ACQ_QUIET : s < 0 ? PT_ACQ_SYS : 0))
 			return -1;
@@ -128,7 +127,7 @@ __attribute__((always_inline)) static inline void write_user(struct pt_view *sl,
 	 * known while the TSC is read; a chunk's base 2^32 ticks back goes
 	 * the general way, which writes a wide record) */
 	unsigned wide = addr != tw->addr;
-	uint32_t rec = ((n + 7u) & ~7u) + (wide ? PT_REC_HDR : PT_REC_SHORT);
+	uint32_t rec = PT_REC_BYTES(n, wide);
 	if (PT_UNLIKELY(ts < tw->last_ts || tw->key != pt_tw_key(sl, st) ||
 	                pos + rec > sl->chunk_size || (ts - tw->base_ts) >> 32))
 		goto slow;

@@ -56,7 +56,7 @@ unsigned pt_flush_run(struct pt_trid *t, struct pt_logw *lw, const uint64_t *nam
 		const pt_word *rec = (const pt_word *)(chunk + off);
 		uint64_t w0 = atomic_load_explicit(&rec[0], PT_WORD_LOAD), w1 = 0;
 		uint32_t id = PT_REC_ID(w0), n = PT_REC_LEN(w0), wide = PT_REC_WIDE(w0) ? 1 : 0;
-		uint32_t words = (n + 7u) & ~7u, size = words + (wide ? PT_REC_HDR : PT_REC_SHORT);
+		uint32_t words = (n + 7u) & ~7u, size = PT_REC_BYTES(n, wide);
 
 		if (id < PT_SYS_IDS || id >= PT_NIDS || !(named[id / 64] >> (id % 64) & 1) ||
 		    n > lim || off + size > end || (!wide && !off))
