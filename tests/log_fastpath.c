@@ -27,6 +27,7 @@
  * in strictly increasing order, and the log's count of lost events is
  * exactly what is missing (user events and the controller's own).
  */
+#include <sched.h>
 #include <stdatomic.h>
 #include "log_util.h"
 #include "../src/ext.h"
@@ -54,7 +55,8 @@ static trace_event_id_t types[NTYPES], late, sig_ev;
 static _Atomic trace_event_id_t late_id; /* 0 until thread 0 opens it */
 static atomic_int done, nsig;
 static pthread_t workers[NTHR];
-static _Thread_local uint32_t my_no, my_sigs;
+static _Thread_local uint32_t my_no;
+static _Thread_local volatile uint32_t my_sigs; /* (changed by this thread's handler) */
 
 static uint64_t fnv(const unsigned char *p, size_t n)
 {
@@ -95,6 +97,10 @@ static void *worker(void *arg)
 			id = atomic_load(&late_id);
 		for (size_t k = 0; k < len; k++)
 			buf[k] = (unsigned char)(i * 13u + k * 3u + no);
+		/* a worker can be done before the poker's first signal reaches it
+		 * (seen under ASan): its last event waits for a handler's */
+		while (i == PER_THR - 1 && !my_sigs)
+			sched_yield();
 		posix_trace_event(id, len ? buf : NULL, len);
 	}
 	atomic_fetch_add(&done, 1);
