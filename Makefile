@@ -121,7 +121,8 @@ check: $(TESTS) $(SHARED) $(BUILD)/header-ok $(CLI) $(EXAMPLES)
 STRESS_GOLDEN ?= 50
 STRESS_REPEAT ?= 10
 STRESS_TESTS := autoshutdown concurrent_reader exec_trace fault_fork fault_kill fault_signals \
-                getnext_wait hostile hostile_remote inherit inherit_tree log_crash log_flusher \
+                getnext_wait hostile hostile_remote inherit inherit_tree log_crash log_fastpath \
+                log_flusher \
                 log_policies log_remote records remote shutdown_race shutdown_reuse signals threads \
                 traced_killed wanted
 stress: $(TESTS) $(SHARED) $(BUILD)/header-ok $(CLI) $(EXAMPLES)
