@@ -144,12 +144,39 @@ static void catch_up(struct pt_trid *t, uint64_t from, uint64_t end)
 	free(found);
 }
 
+/* Discovery waits at entry q, half-published: the chunks of the entries
+ * after it are not queued yet, though their writers may have committed
+ * records.  None of those records may be passed over, so the reader holds
+ * back whatever is stamped at or after the earliest of their chunks'
+ * bases (read_next()'s horizon).  (Entries still unpublished hold records
+ * committed after this look: they cannot precede anything it lets out.) */
+static void hold_after(struct pt_trid *t, uint64_t q, uint64_t end)
+{
+	struct pt_reader *rd = &t->rd;
+	const struct pt_view *v = &t->view;
+	uint64_t hold = UINT64_MAX;
+
+	if (end - q > v->log_mask)
+		end = q + v->log_mask;
+	for (uint64_t k = q + 1; k <= end; k++) {
+		uint64_t e = atomic_load_explicit(&v->acq_log[k & v->log_mask], memory_order_acquire);
+		if (PT_LOG_SEQ(e) != PT_LOG_SEQ_OF(k) || PT_LOG_IDX(e) >= v->nchunks)
+			continue;
+		uint64_t b = atomic_load_explicit(&v->chunks[PT_LOG_IDX(e)].base_ts,
+		                                  memory_order_relaxed);
+		hold = b < hold ? b : hold;
+	}
+	rd->hold = hold;
+}
+
 void pt_reader_discover(struct pt_trid *t)
 {
 	struct pt_reader *rd = &t->rd;
 	const struct pt_view *v = &t->view;
 	uint64_t end = atomic_load_explicit(&t->hdr->acq_seq, memory_order_acquire);
 	uint64_t len = (uint64_t)v->log_mask + 1;
+
+	rd->hold = UINT64_MAX;
 
 	if (end == UINT64_MAX) /* forged: next_aseq must not wrap to 0 and rescan */
 		end--;
@@ -186,10 +213,13 @@ void pt_reader_discover(struct pt_trid *t)
 			if (rd->stuck_q != q) {
 				rd->stuck_q = q;
 				rd->stuck_since = now;
+				hold_after(t, q, end);
 				break;
 			}
-			if (now - rd->stuck_since < 50000000u)
+			if (now - rd->stuck_since < 50000000u) {
+				hold_after(t, q, end);
 				break;
+			}
 			rd->unknown++; /* its chunk may come late: mark every writer */
 			if (rd->npend < sizeof rd->pend / sizeof rd->pend[0])
 				rd->pend[rd->npend++] = q;

@@ -161,21 +161,35 @@ static void unstash(struct pt_reader *rd, struct posix_trace_event_info *ev, voi
 
 /* After an event of writer w was taken with nothing to put before it:
  * until when w's next events may follow with nothing else to do first
- * (read_again).  Not at all if another writer waits on its open chunk
- * (a new record there would have to be looked at); else before the next
- * record another writer has ready, a loss to report, or a loss of w's own
- * to mark.  All strict: a tie goes the general way. */
-static void allow_run(struct pt_reader *rd, struct pt_rwriter *w)
+ * (read_again, the flusher's runs): before the next record another writer
+ * has ready, a loss to report, a loss of w's own to mark, or the time this
+ * began (all strict: a tie goes the general way).  A writer with nothing
+ * new in its open chunk is looked at once more, after that time was
+ * read: whatever it commits later was stamped later (the horizon,
+ * read_next()).  No run while a writer's chunk needs service(). */
+static void allow_run(struct pt_trid *t, struct pt_rwriter *w)
 {
-	uint64_t lim = UINT64_MAX;
+	struct pt_reader *rd = &t->rd;
+	uint64_t lim = pt_now();
 
 	rd->run_w = 0;
 	for (uint32_t i = 0; i < rd->nw; i++) {
 		if (&rd->w[i] == w || rd->w[i].head == NONE)
 			continue;
-		const struct pt_ractive *a = &rd->ck[rd->w[i].head];
-		if (!a->has_next)
-			return;
+		struct pt_ractive *a = &rd->ck[rd->w[i].head];
+		if (!a->has_next) {
+			if (!pt_rchunk_peek(t, a)) {
+				a->has_next = 0; /* overwritten: read_next() reports it */
+				return;
+			}
+			if (!a->has_next) {
+				uint64_t ss = atomic_load_explicit(&t->view.chunks[a->idx].ss,
+				                                   memory_order_acquire);
+				if (PT_SS_STATE(ss) != PT_CK_OPEN)
+					return; /* read to its end: service() moves on */
+				continue;
+			}
+		}
 		lim = a->next_ts < lim ? a->next_ts : lim;
 	}
 	if (rd->loss.n) { /* (a loss of unknown time is reported at once) */
@@ -294,7 +308,14 @@ static int read_next(struct pt_trid *t, struct posix_trace_event_info *ev, void 
 	}
 	uint64_t steal_mark = pt_pool_steal_mark(&t->view); /* before looking */
 	for (;;) {
+		/* the horizon: a record stamped before it whose writer commits
+		 * only after the look below cannot have happened before any
+		 * record stamped before it that the look finds, so those go out
+		 * now; later ones wait for the next look (in which whatever
+		 * happened before them is found first) */
+		uint64_t horizon = pt_now();
 		pt_reader_discover(t);
+		horizon = rd->hold < horizon ? rd->hold : horizon;
 		for (uint32_t i = 0; i < rd->nw;) {
 			service(t, &rd->w[i]);
 			if (rd->w[i].head == NONE && rd->w[i].lost.n == 0) {
@@ -320,6 +341,9 @@ static int read_next(struct pt_trid *t, struct posix_trace_event_info *ev, void 
 		 * the next event, and covers every loss up to that event. */
 		uint64_t best_ts = best ? rd->ck[best->head].next_ts : UINT64_MAX;
 		struct pt_losses *gl = &rd->loss;
+		if (best && best_ts >= horizon && best_ts - horizon < PT_HOLD_MAX &&
+		    (rd->need_resume || !(gl->n && gl->e[0].ts < horizon)))
+			return 0; /* stamped during this look: the next one */
 		if (rd->need_resume) {
 			pt_loss_upto(gl, best_ts == UINT64_MAX ? 0 : best_ts - 1, h, &rd->gap_lost);
 		} else if (gl->n && (!best || gl->e[0].ts == UINT64_MAX || best_ts >= gl->e[0].ts)) {
@@ -392,7 +416,7 @@ static int read_next(struct pt_trid *t, struct posix_trace_event_info *ev, void 
 			r = take(t, best, ev, buf, num, dlen);
 			if (r == TAKE_OK) {
 				best->pairs_at = rd->pairs;
-				allow_run(rd, best);
+				allow_run(t, best);
 				return 1;
 			}
 		}

@@ -49,6 +49,8 @@ struct pt_reader {
 	uint64_t pend[16];           /* log entries stepped over, half-published */
 	unsigned npend;
 	uint64_t stuck_q, stuck_since; /* a half-published entry we wait for */
+	uint64_t hold;               /* ... meanwhile, records stamped at or after
+	                              * this wait (chunks.c) */
 	struct pt_ractive *ck;       /* chunk pool, linked per writer */
 	uint32_t ck_cap;
 	int32_t ck_free;
@@ -144,6 +146,10 @@ size_t pt_objs_collect(struct pt_trid *t);
 /* ------------------------------- between the reader's files (not above) */
 #define NONE (-1)
 #define PT_MAX_WRITERS 65536 /* threads x levels a reader keeps apart */
+/* a record stamped after the reader's horizon waits for the next look,
+ * unless it claims to be further ahead than this (ticks): then its stamp
+ * is not waited for (a writer's clock that is wrong, or a lie) */
+#define PT_HOLD_MAX (1ull << 32)
 enum { TAKE_OK, TAKE_GONE, TAKE_BAD };
 /* writers.c */
 void pt_loss_add(struct pt_losses *l, uint64_t ts, uint64_t g);
