@@ -74,9 +74,15 @@ __attribute__((constructor(101))) static void pt_clock_init(void)
 
 	if (env && strcmp(env, "monotonic") == 0)
 		return;
-	if (__get_cpuid(0x80000000u, &a, &b, &c, &d) && a >= 0x80000007u &&
-	    __get_cpuid(0x80000007u, &a, &b, &c, &d) && (d & (1u << 8)))
-		pt_clock_tsc = 1;
+	if (!__get_cpuid(0x80000000u, &a, &b, &c, &d) || a < 0x80000007u)
+		return;
+	int ordered = env && strcmp(env, "ordered") == 0;
+	if (ordered) { /* rdtscp, else the vDSO's clock (whose TSC read is ordered) */
+		if (!__get_cpuid(0x80000001u, &a, &b, &c, &d) || !(d & (1u << 27)))
+			return;
+	}
+	if (__get_cpuid(0x80000007u, &a, &b, &c, &d) && (d & (1u << 8)))
+		pt_clock_tsc = ordered ? PT_TSC_ORDERED : PT_TSC_FAST;
 #endif
 }
 

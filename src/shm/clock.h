@@ -16,8 +16,10 @@
 #define PT_HAVE_TSC 0
 #endif
 
-/* 1 when ticks come from an invariant TSC; set once when the library is
- * loaded (clock.c). */
+/* Non-zero when ticks come from an invariant TSC; set once when the
+ * library is loaded (clock.c).  PT_TSC_ORDERED: read with rdtscp, which
+ * waits for the instructions before it (POSIXTRACE_CLOCK=ordered). */
+enum { PT_TSC_FAST = 1, PT_TSC_ORDERED = 2 };
 extern int pt_clock_tsc;
 
 
@@ -32,8 +34,12 @@ static inline uint64_t pt_mono_ns(void)
 static inline uint64_t pt_now(void)
 {
 #if PT_HAVE_TSC
-	if (__builtin_expect(pt_clock_tsc, 1))
+	if (__builtin_expect(pt_clock_tsc == PT_TSC_FAST, 1))
 		return __rdtsc();
+	if (pt_clock_tsc == PT_TSC_ORDERED) {
+		unsigned aux;
+		return __rdtscp(&aux);
+	}
 #endif
 	return pt_mono_ns();
 }
