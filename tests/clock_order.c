@@ -117,11 +117,7 @@ static int next(trace_id_t trid, int live, struct seen *s)
 		struct posix_trace_event_info ev;
 		uint32_t buf[16];
 		size_t len = 0;
-		int un = -1;
-		int rc = live ? posix_trace_trygetnext_event(trid, &ev, buf, sizeof buf, &len, &un)
-		              : posix_trace_getnext_event(trid, &ev, buf, sizeof buf, &len, &un);
-		CHECK_RC(rc, 0);
-		if (rc || un)
+		if (live ? t_try(trid, &ev, buf, sizeof buf, &len) : t_get(trid, &ev, buf, sizeof buf, &len))
 			return 0;
 		if (ev.posix_event_id != ev_id)
 			continue;

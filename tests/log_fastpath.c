@@ -135,11 +135,7 @@ static int collect(trace_id_t id, struct rec *r, int cap, int is_log, int *overf
 	for (;;) {
 		struct posix_trace_event_info ev;
 		size_t len = 0;
-		int un = -1;
-		int rc = is_log ? posix_trace_getnext_event(id, &ev, buf, sizeof buf, &len, &un)
-		                : posix_trace_trygetnext_event(id, &ev, buf, sizeof buf, &len, &un);
-		CHECK_RC(rc, 0);
-		if (rc || un)
+		if (is_log ? t_get(id, &ev, buf, sizeof buf, &len) : t_try(id, &ev, buf, sizeof buf, &len))
 			return n;
 		*overflows += ev.posix_event_id == POSIX_TRACE_OVERFLOW;
 		if (!is_ours(ev.posix_event_id))

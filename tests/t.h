@@ -74,6 +74,15 @@ static inline int t_try(trace_id_t trid, struct posix_trace_event_info *ev, void
 	return unavailable;
 }
 
+/* The same with posix_trace_getnext_event() (a log: 1 at its end). */
+static inline int t_get(trace_id_t trid, struct posix_trace_event_info *ev, void *buf,
+                        size_t cap, size_t *len)
+{
+	int unavailable = -1;
+	CHECK_RC(posix_trace_getnext_event(trid, ev, buf, cap, len, &unavailable), 0);
+	return unavailable;
+}
+
 /* The stream's running, full and overrun status (reading resets overrun). */
 static inline void t_status(trace_id_t trid, int *run, int *full, int *overrun)
 {
