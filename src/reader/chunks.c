@@ -213,8 +213,6 @@ void pt_reader_discover(struct pt_trid *t)
 			if (rd->stuck_q != q) {
 				rd->stuck_q = q;
 				rd->stuck_since = now;
-				hold_after(t, q, end);
-				break;
 			}
 			if (now - rd->stuck_since < 50000000u) {
 				hold_after(t, q, end);
