@@ -22,7 +22,9 @@
  * alone: 4 M events recorded first into an UNTIL_FULL stream, then flushed
  * by shutdown (the cost per event of reading the stream and writing the
  * log with nothing else running).  Also the machine's own rate of writing
- * a new file there (plain write() of 64 KiB blocks, twice).
+ * a new file there (plain write() of 64 KiB blocks, twice).  Last, a
+ * consumer that keeps up: the producer at full speed with the log on
+ * /dev/null, against the flight recorder, runs alternated (keep_up()).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -238,6 +240,64 @@ static double flusher_alone(const char *dir, double *mbs)
 	return median(ns);
 }
 
+/* A consumer that keeps up: the same full-speed producer into a FLUSH
+ * stream whose log is /dev/null (the flusher takes every event and the
+ * write costs it nothing), and, alternated with it, into a LOOP stream
+ * nobody reads (the flight recorder).  ns per event, min, median and max
+ * of KEEPUP_RUNS each: a producer slowed by its consumer shows in the max
+ * even when only some runs are hit. */
+#define KEEPUP_RUNS 7
+static void keep_up(double fr[3], double dn[3], double *lost)
+{
+	double v[2][KEEPUP_RUNS], l[KEEPUP_RUNS];
+
+	for (int r = 0; r < KEEPUP_RUNS; r++)
+		for (int k = 0; k < 2; k++) {
+			trace_attr_t attr;
+			trace_id_t trid;
+			struct posix_trace_status_info si;
+			struct prod p = { 0, 0, 0 };
+			pthread_t th;
+			int rc, fd = -1;
+			posix_trace_attr_init(&attr);
+			posix_trace_attr_setstreamsize(&attr, STREAM_SIZE);
+			if (k) {
+				if ((fd = open("/dev/null", O_WRONLY)) < 0)
+					die("/dev/null", errno);
+				posix_trace_attr_setstreamfullpolicy(&attr, POSIX_TRACE_FLUSH);
+				posix_trace_attr_setlogfullpolicy(&attr, POSIX_TRACE_APPEND);
+				rc = posix_trace_create_withlog(0, &attr, fd, &trid);
+			} else {
+				posix_trace_attr_setstreamfullpolicy(&attr, POSIX_TRACE_LOOP);
+				rc = posix_trace_create(0, &attr, &trid);
+			}
+			if (rc != 0)
+				die(k ? "posix_trace_create_withlog (/dev/null)" : "posix_trace_create", rc);
+			posix_trace_attr_destroy(&attr);
+			if ((rc = posix_trace_start(trid)) != 0)
+				die("posix_trace_start", rc);
+			pthread_create(&th, NULL, producer, &p);
+			pthread_join(th, NULL);
+			if ((rc = posix_trace_get_status(trid, &si)) != 0)
+				die("posix_trace_get_status", rc);
+			if ((rc = posix_trace_shutdown(trid)) != 0)
+				die("posix_trace_shutdown", rc);
+			if (fd >= 0)
+				close(fd);
+			v[k][r] = p.ns / (double)p.recorded;
+			if (k)
+				l[r] = si.posix_stream_overrun_status == POSIX_TRACE_OVERRUN;
+		}
+	for (int k = 0; k < 2; k++) {
+		double *o = k ? dn : fr;
+		qsort(v[k], KEEPUP_RUNS, sizeof(double), cmp_double);
+		o[0] = v[k][0], o[1] = v[k][KEEPUP_RUNS / 2], o[2] = v[k][KEEPUP_RUNS - 1];
+	}
+	*lost = 0;
+	for (int r = 0; r < KEEPUP_RUNS; r++)
+		*lost += l[r];
+}
+
 /* The machine's own rate (bench_util.h); a failure ends the benchmark. */
 static double tmpfs_rate(const char *dir, uint64_t bytes)
 {
@@ -294,6 +354,8 @@ int main(void)
 		res[warm][2] = median_of(dir, GB_RATE, warm);
 	}
 	double alone_mbs, alone = flusher_alone(dir, &alone_mbs);
+	double fr[3], dn[3], dn_lost;
+	keep_up(fr, dn, &dn_lost);
 
 	printf("posixtrace log benchmark: %ld CPUs online, %d-byte payload, FLUSH stream of "
 	       "%u MiB, APPEND log on %s, one producer thread for %.0f s, median of %d runs\n\n",
@@ -330,5 +392,11 @@ int main(void)
 	printf("\nflusher alone (%u M events recorded first, then flushed by "
 	       "posix_trace_shutdown into the log): %.1f ns/event, %.0f MB/s of log\n",
 	       ALONE_EVENTS / 1000000, alone, alone_mbs);
+	printf("\na consumer that keeps up (%d runs each, alternated, %.0f s of full-speed "
+	       "producer): with the log on /dev/null, %.2f / %.2f / %.2f ns/event (min / median "
+	       "/ max; %.0f runs with a stream overrun); the flight recorder (LOOP, no reader), "
+	       "%.2f / %.2f / %.2f; medians %.2fx, worst run %.2fx the flight recorder's median\n",
+	       KEEPUP_RUNS, SECONDS, dn[0], dn[1], dn[2], dn_lost, fr[0], fr[1], fr[2],
+	       dn[1] / fr[1], dn[2] / fr[1]);
 	return 0;
 }
