@@ -108,6 +108,21 @@ static void *producer(void *arg)
 	return NULL;
 }
 
+/* Run producer p on the started stream trid, then its status (into *si)
+ * and its shutdown. */
+static void produce_and_shut(trace_id_t trid, struct prod *p, struct posix_trace_status_info *si)
+{
+	pthread_t th;
+	int rc;
+
+	pthread_create(&th, NULL, producer, p);
+	pthread_join(th, NULL);
+	if ((rc = posix_trace_get_status(trid, si)) != 0)
+		die("posix_trace_get_status", rc);
+	if ((rc = posix_trace_shutdown(trid)) != 0)
+		die("posix_trace_shutdown", rc);
+}
+
 /* A started stream of this process with an APPEND log in a new file in
  * dir (its name in path, its fd in *fd). */
 static trace_id_t start_stream(const char *dir, char *path, size_t cap, int policy, size_t size,
@@ -176,20 +191,14 @@ static struct result run(const char *dir, double rate, int warm)
 	struct result r;
 	struct prod p = { rate, 0, 0 };
 	struct stat st;
-	pthread_t th;
-	int fd, rc;
+	int fd;
 
 	if (warm) /* pages the guest has just used and freed: the run reuses them */
 		(void)tmpfs_rate(dir, WARM_BYTES);
 	trace_id_t trid = start_stream(dir, path, sizeof path, POSIX_TRACE_FLUSH, STREAM_SIZE, &fd);
 
 	double t0 = now_ns();
-	pthread_create(&th, NULL, producer, &p);
-	pthread_join(th, NULL);
-	if ((rc = posix_trace_get_status(trid, &si)) != 0)
-		die("posix_trace_get_status", rc);
-	if ((rc = posix_trace_shutdown(trid)) != 0)
-		die("posix_trace_shutdown", rc);
+	produce_and_shut(trid, &p, &si);
 	double wall = now_ns() - t0;
 	fstat(fd, &st);
 	close(fd);
@@ -257,7 +266,6 @@ static void keep_up(double fr[3], double dn[3], double *lost)
 			trace_id_t trid;
 			struct posix_trace_status_info si;
 			struct prod p = { 0, 0, 0 };
-			pthread_t th;
 			int rc, fd = -1;
 			posix_trace_attr_init(&attr);
 			posix_trace_attr_setstreamsize(&attr, STREAM_SIZE);
@@ -276,12 +284,7 @@ static void keep_up(double fr[3], double dn[3], double *lost)
 			posix_trace_attr_destroy(&attr);
 			if ((rc = posix_trace_start(trid)) != 0)
 				die("posix_trace_start", rc);
-			pthread_create(&th, NULL, producer, &p);
-			pthread_join(th, NULL);
-			if ((rc = posix_trace_get_status(trid, &si)) != 0)
-				die("posix_trace_get_status", rc);
-			if ((rc = posix_trace_shutdown(trid)) != 0)
-				die("posix_trace_shutdown", rc);
+			produce_and_shut(trid, &p, &si);
 			if (fd >= 0)
 				close(fd);
 			v[k][r] = p.ns / (double)p.recorded;
