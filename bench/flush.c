@@ -258,8 +258,9 @@ static double flusher_alone(const char *dir, double *mbs)
 #define KEEPUP_RUNS 7
 static void keep_up(double fr[3], double dn[3], double *lost)
 {
-	double v[2][KEEPUP_RUNS], l[KEEPUP_RUNS];
+	double v[2][KEEPUP_RUNS];
 
+	*lost = 0;
 	for (int r = 0; r < KEEPUP_RUNS; r++)
 		for (int k = 0; k < 2; k++) {
 			trace_attr_t attr;
@@ -289,16 +290,13 @@ static void keep_up(double fr[3], double dn[3], double *lost)
 				close(fd);
 			v[k][r] = p.ns / (double)p.recorded;
 			if (k)
-				l[r] = si.posix_stream_overrun_status == POSIX_TRACE_OVERRUN;
+				*lost += si.posix_stream_overrun_status == POSIX_TRACE_OVERRUN;
 		}
 	for (int k = 0; k < 2; k++) {
 		double *o = k ? dn : fr;
 		qsort(v[k], KEEPUP_RUNS, sizeof(double), cmp_double);
 		o[0] = v[k][0], o[1] = v[k][KEEPUP_RUNS / 2], o[2] = v[k][KEEPUP_RUNS - 1];
 	}
-	*lost = 0;
-	for (int r = 0; r < KEEPUP_RUNS; r++)
-		*lost += l[r];
 }
 
 /* The machine's own rate (bench_util.h); a failure ends the benchmark. */
