@@ -43,6 +43,16 @@ static void term_start(struct term *t, char *const argv[])
 	t->pid = forkpty(&t->fd, NULL, NULL, &ws);
 	REQUIRE(t->pid >= 0);
 	if (t->pid == 0) {
+		/* a terminal's session starts with the signals a user's keys send
+		 * taken by default and none blocked; this test may run where they
+		 * are ignored (a background job of a script ignores SIGINT), and
+		 * exec would hand that on to the command and its program */
+		sigset_t none;
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGQUIT, SIG_DFL);
+		signal(SIGTSTP, SIG_DFL);
 		execv(argv[0], argv);
 		_exit(126);
 	}
