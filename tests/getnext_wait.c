@@ -10,7 +10,11 @@
  * wakes a blocked getnext and a blocked timedgetnext (far deadline), which
  * return EINVAL.  A signal whose handler was installed without SA_RESTART,
  * sent with pthread_kill() to a thread blocked in getnext or timedgetnext,
- * makes the call return EINTR.
+ * makes the call return EINTR.  A reader polling with trygetnext gets,
+ * from the first call it makes after an event was recorded, that event:
+ * in one thread (an empty poll, an event, a poll at once), and with the
+ * recording in another thread that publishes a counter after each event
+ * returns while the reader spins.
  */
 #include <pthread.h>
 #include <signal.h>
@@ -113,6 +117,76 @@ static void on_signal(int sig)
 {
 	(void)sig;
 	atomic_fetch_add(&handled, 1);
+}
+
+/* ---- polling with trygetnext: no event recorded before a call is missed */
+#define POLLS 500
+static atomic_int recorded, acked;
+
+static void *poll_recorder(void *arg)
+{
+	(void)arg;
+	for (int i = 1; i <= POLLS; i++) {
+		posix_trace_event(ID, &i, sizeof i);
+		atomic_store(&recorded, i); /* after the event was recorded */
+		while (atomic_load(&acked) != i)
+			;
+	}
+	return NULL;
+}
+
+static void polling_sees_every_event(void)
+{
+	struct posix_trace_event_info ev;
+	unsigned char buf[64];
+	size_t len;
+	int unavailable, v, empty = 0, missed = 0;
+	pthread_t th;
+
+	trid = new_stream();
+	/* one thread: empty, record, and the next call has it */
+	for (int i = 0; i < POLLS; i++) {
+		CHECK_RC(posix_trace_trygetnext_event(trid, &ev, buf, sizeof buf, &len, &unavailable),
+		         0);
+		empty += unavailable != 0;
+		posix_trace_event(ID, &i, sizeof i);
+		unavailable = -1;
+		CHECK_RC(posix_trace_trygetnext_event(trid, &ev, buf, sizeof buf, &len, &unavailable),
+		         0);
+		memcpy(&v, buf, sizeof v);
+		missed += unavailable != 0 || ev.posix_event_id != ID || v != i;
+	}
+	CHECK_EQ(empty, POLLS);
+	CHECK_EQ(missed, 0);
+
+	/* a spinning reader and a recorder in another thread */
+	atomic_store(&recorded, 0);
+	atomic_store(&acked, 0);
+	REQUIRE(pthread_create(&th, NULL, poll_recorder, NULL) == 0);
+	for (int i = 1; i <= POLLS; i++) {
+		for (;;) {
+			int before = atomic_load(&recorded); /* read before the call begins */
+			unavailable = -1;
+			if (posix_trace_trygetnext_event(trid, &ev, buf, sizeof buf, &len,
+			                                 &unavailable) != 0) {
+				missed++;
+				break;
+			}
+			if (!unavailable) {
+				memcpy(&v, buf, sizeof v);
+				missed += ev.posix_event_id != ID || v != i;
+				break;
+			}
+			if (before == i) { /* recorded before the call, and not returned */
+				missed++;
+				break;
+			}
+		}
+		atomic_store(&acked, i);
+	}
+	pthread_join(th, NULL);
+	CHECK_EQ(missed, 0);
+	CHECK_RC(posix_trace_shutdown(trid), 0);
 }
 
 /* Start a thread blocked in (timed)getnext; shut the stream down under it. */
@@ -229,6 +303,9 @@ int main(void)
 	CHECK_RC(posix_trace_trygetnext_event(trid, &ev, buf, sizeof buf, &len, &unavailable), 0);
 	CHECK(unavailable != 0);
 	CHECK_RC(posix_trace_shutdown(trid), 0);
+
+	/* --- polling with trygetnext --- */
+	polling_sees_every_event();
 
 	/* --- shutdown from another thread wakes blocked readers --- */
 	shutdown_wakes(0);
