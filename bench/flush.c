@@ -21,10 +21,11 @@
  * the guest has just touched).  Prints a Markdown table, then the flusher
  * alone: 4 M events recorded first into an UNTIL_FULL stream, then flushed
  * by posix_trace_flush (the cost per event of reading the stream and
- * writing the log with nothing else running).  Also the machine's own rate of writing
- * a new file there (plain write() of 64 KiB blocks, twice).  Last, a
- * consumer that keeps up: the producer at full speed with the log on
- * /dev/null, against the flight recorder, runs alternated (keep_up()).
+ * writing the log with nothing else running).  Also the machine's own
+ * rate of writing a new file there (plain write() of 64 KiB blocks,
+ * twice).  Last, a consumer that keeps up: the producer at full speed
+ * with the log on /dev/null, against the flight recorder, runs alternated
+ * (keep_up()).
  */
 #include <errno.h>
 #include <fcntl.h>
