@@ -12,6 +12,9 @@
  * SIGINT, SIGTERM, SIGHUP and SIGCHLD are blocked and taken synchronously
  * with sigtimedwait().  A signal the terminal sent (si_code SI_KERNEL) also
  * reached the child, which is in our process group: it is not sent again.
+ * One of the first three that we were started with ignored (nohup, a
+ * script's background job) stays ignored, here and in the child: a
+ * blocked signal is never discarded, so sigtimedwait() would take it.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -25,32 +28,28 @@
 #include <unistd.h>
 #include "cli.h"
 
-static sigset_t orig_mask;
+static sigset_t orig_mask, taken;
 
 void signals_block(void)
 {
-	sigset_t s;
+	static const int stop[] = { SIGINT, SIGTERM, SIGHUP };
 
-	sigemptyset(&s);
-	sigaddset(&s, SIGINT);
-	sigaddset(&s, SIGTERM);
-	sigaddset(&s, SIGHUP);
-	sigaddset(&s, SIGCHLD);
-	sigprocmask(SIG_BLOCK, &s, &orig_mask);
+	sigemptyset(&taken);
+	for (size_t i = 0; i < sizeof stop / sizeof stop[0]; i++) {
+		struct sigaction sa;
+		if (sigaction(stop[i], NULL, &sa) != 0 || sa.sa_handler != SIG_IGN)
+			sigaddset(&taken, stop[i]);
+	}
+	sigaddset(&taken, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &taken, &orig_mask);
 }
 
 int signals_take(int timeout_ms, int *from_tty)
 {
-	sigset_t s;
 	siginfo_t si;
 	struct timespec ts = { timeout_ms / 1000, (long)(timeout_ms % 1000) * 1000000L };
 
-	sigemptyset(&s);
-	sigaddset(&s, SIGINT);
-	sigaddset(&s, SIGTERM);
-	sigaddset(&s, SIGHUP);
-	sigaddset(&s, SIGCHLD);
-	int sig = sigtimedwait(&s, &si, &ts);
+	int sig = sigtimedwait(&taken, &si, &ts);
 	if (sig < 0)
 		return 0;
 	*from_tty = si.si_code == SI_KERNEL;

@@ -49,6 +49,9 @@ static int live_sigint(char *const args[], char **out, char **err)
 		int e = open(ef, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 		dup2(o, 1);
 		dup2(e, 2);
+		/* a command started with SIGINT ignored keeps it ignored (nohup);
+		 * this test may itself run where it is (a script's background job) */
+		signal(SIGINT, SIG_DFL);
 		execv(cli_bin, argv);
 		_exit(126);
 	}

@@ -19,6 +19,10 @@
  *             program's end), and the log is kept: posix_trace_open()
  *             reads every event of the program and the STOP of a clean
  *             shutdown.
+ *   ignored   the same, record started with SIGINT ignored (as nohup or
+ *             a script's background job would start it): ^C typed twice
+ *             stops neither record nor the program, which sleeps its 2 s
+ *             out; record exits 0 with its summary and a complete log.
  * Every wait is bounded; a command still running at its deadline is
  * killed (its process group) and the test fails.
  */
@@ -35,7 +39,7 @@ static const char *golden_app = PT_BUILD_DIR "/examples/golden_app";
 /* ------------------------------------------------------------ the pty */
 struct term { pid_t pid; int fd, closed; char *s; size_t n, cap; };
 
-static void term_start(struct term *t, char *const argv[])
+static void term_start_sigint(struct term *t, char *const argv[], void (*sigint)(int))
 {
 	struct winsize ws = { .ws_row = 24, .ws_col = 80 };
 	memset(t, 0, sizeof *t);
@@ -50,12 +54,17 @@ static void term_start(struct term *t, char *const argv[])
 		sigset_t none;
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
-		signal(SIGINT, SIG_DFL);
+		signal(SIGINT, sigint);
 		signal(SIGQUIT, SIG_DFL);
 		signal(SIGTSTP, SIG_DFL);
 		execv(argv[0], argv);
 		_exit(126);
 	}
+}
+
+static void term_start(struct term *t, char *const argv[])
+{
+	term_start_sigint(t, argv, SIG_DFL);
 }
 
 /* Reads what the terminal shows into t->s until `until` is in it (NULL:
@@ -291,6 +300,38 @@ static void test_ctrl_c(void)
 	free(ev);
 }
 
+/* ------------------------------------------------- Ctrl-C, ignored */
+static void test_ctrl_c_ignored(void)
+{
+	const char *log = cli_path("ignored.ptlog");
+	struct term t;
+
+	term_start_sigint(&t, CLI("record", "-o", (char *)log, "--", (char *)golden_app, "--sleep",
+	                          "2"), SIG_IGN);
+	int ready = term_read(&t, "golden_app: events recorded", 30000);
+	CHECK(ready);
+	for (int i = 0; i < 2; i++) {
+		usleep(100000);
+		REQUIRE(write(t.fd, "\003", 1) == 1); /* ^C, ignored */
+	}
+	term_read(&t, NULL, 30000);
+	int rc = term_wait(&t, 20000);
+	CHECK_EQ(rc, 0); /* the program's own exit status: it slept its time out */
+	if (rc != 0 || !ready)
+		fprintf(stderr, "record exited %d; the terminal showed:\n%s\n", rc, t.s ? t.s : "");
+	CHECK(cli_contains(t.s, log));
+	term_close(&t);
+
+	struct cli_ev *ev;
+	int n = cli_read_log(log, &ev);
+	CHECK(n > 0);
+	CHECK_EQ(cli_count(ev, n, "golden_start"), 1);
+	CHECK_EQ(cli_count(ev, n, "step"), 3);
+	CHECK_EQ(cli_count(ev, n, "mark"), 2);
+	CHECK_EQ(cli_count(ev, n, "posix_trace_stop"), 1);
+	free(ev);
+}
+
 int main(void)
 {
 	T_BEGIN(280);
@@ -304,5 +345,6 @@ int main(void)
 	close(sfd);
 	test_progress();
 	test_ctrl_c();
+	test_ctrl_c_ignored();
 	T_END();
 }
