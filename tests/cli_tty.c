@@ -48,9 +48,10 @@ static void term_start_sigint(struct term *t, char *const argv[], void (*sigint)
 	REQUIRE(t->pid >= 0);
 	if (t->pid == 0) {
 		/* a terminal's session starts with the signals a user's keys send
-		 * taken by default and none blocked; this test may run where they
-		 * are ignored (a background job of a script ignores SIGINT), and
-		 * exec would hand that on to the command and its program */
+		 * taken by default (SIGINT: as the caller says) and none blocked;
+		 * this test may run where they are ignored (a background job of a
+		 * script ignores SIGINT), and exec would hand that on to the
+		 * command and its program */
 		sigset_t none;
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
@@ -267,6 +268,20 @@ static void test_progress(void)
 	unlink(log);
 }
 
+/* The log of golden_app --sleep: every event of the program, and the STOP
+ * of a clean shutdown. */
+static void check_golden_log(const char *log)
+{
+	struct cli_ev *ev;
+	int n = cli_read_log(log, &ev);
+	CHECK(n > 0);
+	CHECK_EQ(cli_count(ev, n, "golden_start"), 1);
+	CHECK_EQ(cli_count(ev, n, "step"), 3);
+	CHECK_EQ(cli_count(ev, n, "mark"), 2);
+	CHECK_EQ(cli_count(ev, n, "posix_trace_stop"), 1);
+	free(ev);
+}
+
 /* ------------------------------------------------------------ Ctrl-C */
 static void test_ctrl_c(void)
 {
@@ -290,14 +305,7 @@ static void test_ctrl_c(void)
 	CHECK(cli_contains(t.s, log));
 	term_close(&t);
 
-	struct cli_ev *ev;
-	int n = cli_read_log(log, &ev);
-	CHECK(n > 0);
-	CHECK_EQ(cli_count(ev, n, "golden_start"), 1);
-	CHECK_EQ(cli_count(ev, n, "step"), 3);
-	CHECK_EQ(cli_count(ev, n, "mark"), 2);
-	CHECK_EQ(cli_count(ev, n, "posix_trace_stop"), 1);
-	free(ev);
+	check_golden_log(log);
 }
 
 /* ------------------------------------------------- Ctrl-C, ignored */
@@ -322,14 +330,7 @@ static void test_ctrl_c_ignored(void)
 	CHECK(cli_contains(t.s, log));
 	term_close(&t);
 
-	struct cli_ev *ev;
-	int n = cli_read_log(log, &ev);
-	CHECK(n > 0);
-	CHECK_EQ(cli_count(ev, n, "golden_start"), 1);
-	CHECK_EQ(cli_count(ev, n, "step"), 3);
-	CHECK_EQ(cli_count(ev, n, "mark"), 2);
-	CHECK_EQ(cli_count(ev, n, "posix_trace_stop"), 1);
-	free(ev);
+	check_golden_log(log);
 }
 
 int main(void)
