@@ -15,6 +15,10 @@
  * One of the first three that we were started with ignored (nohup, a
  * script's background job) stays ignored, here and in the child: a
  * blocked signal is never discarded, so sigtimedwait() would take it.
+ * SIGCHLD found ignored is set to its default here, or the kernel would
+ * reap the program unseen (no SIGCHLD, waitpid() failing with ECHILD) and
+ * the command would wait for ever; the program still starts with it
+ * ignored, as it would have without us.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -29,6 +33,8 @@
 #include "cli.h"
 
 static sigset_t orig_mask, taken;
+static struct sigaction orig_chld;
+static int chld_reset;
 
 void signals_block(void)
 {
@@ -41,6 +47,14 @@ void signals_block(void)
 			sigaddset(&taken, stop[i]);
 	}
 	sigaddset(&taken, SIGCHLD);
+	if (sigaction(SIGCHLD, NULL, &orig_chld) == 0 &&
+	    (orig_chld.sa_handler == SIG_IGN || (orig_chld.sa_flags & SA_NOCLDWAIT))) {
+		struct sigaction dfl;
+		memset(&dfl, 0, sizeof dfl);
+		dfl.sa_handler = SIG_DFL;
+		sigemptyset(&dfl.sa_mask);
+		chld_reset = sigaction(SIGCHLD, &dfl, NULL) == 0;
+	}
 	sigprocmask(SIG_BLOCK, &taken, &orig_mask);
 }
 
@@ -73,6 +87,8 @@ int target_launch(struct target *t, char **argv)
 	}
 	if (pid == 0) {
 		char c;
+		if (chld_reset)
+			sigaction(SIGCHLD, &orig_chld, NULL);
 		sigprocmask(SIG_SETMASK, &orig_mask, NULL);
 		close(go[1]);
 		close(ex[0]);

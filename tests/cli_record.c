@@ -9,7 +9,9 @@
  * every command's --help (and -h) prints its usage and exits 0.  The log is
  * created with mode 0600 (under umask 022, which would let 0644 through),
  * by record and by attach, and a log replaced with --force is made 0600
- * too.
+ * too.  Started with SIGCHLD ignored (which makes the kernel reap children
+ * unseen), record still sees its program end, passes its status through,
+ * and the program starts with SIGCHLD ignored as it would untraced.
  */
 #include <signal.h>
 #include <trace.h>
@@ -54,6 +56,38 @@ static void check_app_log(const char *log, int inherit, int ticks)
 			break;
 		}
 	free(ev);
+}
+
+/* record started with SIGCHLD ignored, the program's stdout in out_file:
+ * its exit status, or -1 if it had not ended after 20 s (killed then). */
+static int record_chld_ignored(const char *log, const char *out_file, char *const prog[])
+{
+	pid_t pid = fork();
+	REQUIRE(pid >= 0);
+	if (pid == 0) {
+		int o = open(out_file, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (o < 0 || dup2(o, 1) < 0)
+			_exit(126);
+		signal(SIGCHLD, SIG_IGN);
+		char *argv[16] = { (char *)cli_bin, "record", "--force", "-o", (char *)log, "--" };
+		int k = 6;
+		for (int i = 0; prog[i] && k < 15; i++)
+			argv[k++] = prog[i];
+		argv[k] = NULL;
+		execv(cli_bin, argv);
+		_exit(126);
+	}
+	int st;
+	for (int i = 0; i < 2000; i++) {
+		pid_t p = waitpid(pid, &st, WNOHANG);
+		REQUIRE(p >= 0);
+		if (p == pid)
+			return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+		usleep(10000);
+	}
+	kill(pid, SIGKILL);
+	REQUIRE(waitpid(pid, &st, 0) == pid);
+	return -1;
 }
 
 int main(void)
@@ -166,6 +200,25 @@ int main(void)
 		int n = cli_read_log(slog, &ev);
 		CHECK_EQ(cli_count(ev, n, "posix_trace_start"), 1);
 		free(ev);
+	}
+
+	/* started with SIGCHLD ignored: the end of the program is still seen,
+	 * its status passed through, and the program inherits SIGCHLD ignored */
+	{
+		const char *clog = cli_path("chld.ptlog"), *cout = cli_path("chld.out");
+		char *sh[] = { "/bin/sh", "-c", "exit 3", NULL };
+		CHECK_EQ(record_chld_ignored(clog, cout, sh), 3);
+		struct cli_ev *ev;
+		int n = cli_read_log(clog, &ev);
+		CHECK_EQ(cli_count(ev, n, "posix_trace_start"), 1);
+		free(ev);
+		char *grep[] = { "/bin/grep", "^SigIgn:", "/proc/self/status", NULL };
+		CHECK_EQ(record_chld_ignored(clog, cout, grep), 0);
+		char *o = cli_slurp(cout);
+		unsigned long long ign = 0;
+		CHECK(o && sscanf(o, "SigIgn: %llx", &ign) == 1);
+		CHECK(ign >> (SIGCHLD - 1) & 1);
+		free(o);
 	}
 
 	/* usage errors */
