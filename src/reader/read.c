@@ -57,24 +57,37 @@ void pt_reader_free(struct pt_reader *rd)
 	memset(rd, 0, sizeof *rd);
 }
 
-/* Before a chunk read to its end goes back to the pool: drop its lines
- * from this CPU's caches.  Its writer, or another, takes it again soon
- * (the pool is a stack) and stores into every line; a line this reader
- * still holds must first be taken back from it, a cross-CPU round trip
- * per line that the writer waits for.  Where the CPUs are far apart that
- * made a producer 3x slower whenever its consumer kept up; a flushed line
- * comes from memory instead, which the writer's prefetch hides
- * (docs/design.md, "Giving chunks back"; docs/performance.md).  Only a
- * hint: it changes no data, and elsewhere it is nothing. */
-static void evict(const struct pt_trid *t, const struct pt_ractive *a)
+/* Drop from this CPU's caches the lines of a chunk below end, the
+ * farthest first.  A chunk's writer, or another, stores into every line
+ * of it again soon: one read to its end goes back to the pool (a stack,
+ * so it is handed out again soon), and in a LOOP stream a chunk stolen
+ * from under the reader is being overwritten from its start already.  A
+ * line this reader still holds must first be taken back from it, a
+ * cross-CPU round trip per line that the writer waits for.  Where the
+ * CPUs are far apart that made a producer 3x slower whenever its consumer
+ * kept up, and 1.8x whenever a spinning reader kept losing its chunk to
+ * the writer; a flushed line comes from memory instead, which the
+ * writer's prefetch hides (docs/design.md, "Giving chunks back";
+ * docs/performance.md).  Only a hint: it changes no data, and elsewhere
+ * it is nothing. */
+static void evict(const struct pt_trid *t, const struct pt_ractive *a, uint32_t end)
 {
 #if defined(__x86_64__) || defined(__i386__)
-	const char *c = t->view.data + (size_t)a->idx * t->view.chunk_size;
-	for (uint32_t off = 0; off < a->commit; off += 64) /* commit <= chunk_size */
-		__builtin_ia32_clflush(c + off);
+	const char *c = pt_chunk_data(&t->view, a->idx);
+	if (end > t->view.chunk_size)
+		end = t->view.chunk_size;
+	for (uint32_t off = (end + 63u) & ~63u; off >= 64; off -= 64)
+		__builtin_ia32_clflush(c + off - 64);
 #else
-	(void)t, (void)a;
+	(void)t, (void)a, (void)end;
 #endif
+}
+
+/* A chunk lost to a thief: the lines read, and the few the CPU may have
+ * fetched ahead of the reader. */
+static void evict_lost(const struct pt_trid *t, const struct pt_ractive *a)
+{
+	evict(t, a, a->off + 256);
 }
 
 /* Make the head of w's queue a live chunk with a record to read, if there
@@ -98,12 +111,13 @@ static void service(struct pt_trid *t, struct pt_rwriter *w)
 				if (st == PT_CK_OPEN)
 					return; /* nothing new yet */
 				/* sealed before we looked, and read to the end */
-				evict(t, a);
+				evict(t, a, a->commit);
 				pt_pool_free(&t->view, a->idx, a->seq, PT_CK_SEALED);
 				pt_rwriter_pop(rd, w);
 				continue;
 			}
 		}
+		evict_lost(t, a);
 		pt_lost_rest(rd, w, a);
 		pt_rwriter_pop(rd, w);
 	}
@@ -128,7 +142,7 @@ static int take(struct pt_trid *t, struct pt_rwriter *w, struct posix_trace_even
 {
 	const struct pt_view *v = &t->view;
 	struct pt_ractive *a = &t->rd.ck[w->head];
-	const pt_word *rec = (const pt_word *)(v->data + (size_t)a->idx * v->chunk_size + a->off);
+	const pt_word *rec = (const pt_word *)(pt_chunk_data(v, a->idx) + a->off);
 	uint64_t w0 = atomic_load_explicit(&rec[0], PT_WORD_LOAD);
 	uint32_t id = PT_REC_ID(w0), n = PT_REC_LEN(w0), wide = PT_REC_WIDE(w0) ? 1 : 0;
 	uint32_t size = PT_REC_BYTES(n, wide);
@@ -277,7 +291,7 @@ int pt_read_run_begin(struct pt_trid *t, struct pt_read_run *r)
 		a->commit = c;
 	r->w = w;
 	r->a = a;
-	r->chunk = (const pt_word *)(v->data + (size_t)a->idx * v->chunk_size);
+	r->chunk = (const pt_word *)pt_chunk_data(v, a->idx);
 	r->limit = rd->run_limit;
 	r->max = 4096; /* the flusher holds t's lock for one run at a time */
 	return 1;
@@ -443,6 +457,7 @@ static int read_next(struct pt_trid *t, struct posix_trace_event_info *ev, void 
 		}
 		struct pt_ractive *a = &rd->ck[best->head];
 		if (r == TAKE_GONE) { /* overwritten under us */
+			evict_lost(t, a);
 			pt_lost_rest(rd, best, a);
 			pt_rwriter_pop(rd, best);
 			continue;

@@ -186,7 +186,7 @@ static inline int pt_rchunk_peek(const struct pt_trid *t, struct pt_ractive *a)
 	}
 	a->has_next = a->off + PT_REC_SHORT <= a->commit;
 	if (a->has_next) {
-		const pt_word *rec = (const pt_word *)(v->data + (size_t)a->idx * v->chunk_size + a->off);
+		const pt_word *rec = (const pt_word *)(pt_chunk_data(v, a->idx) + a->off);
 		a->next_ts = pt_rec_tick_at(rec, a->commit - a->off, a->base_ts);
 	}
 	PT_SEQ_FENCE();

@@ -148,7 +148,7 @@ static void account_steal(struct pt_view *sl, uint32_t idx, uint64_t seq)
 	if (taken >= nev)
 		return;
 	if (off % 8 == 0 && off + PT_REC_SHORT <= commit && commit <= sl->chunk_size) {
-		const pt_word *rec = (const pt_word *)(sl->data + (size_t)idx * sl->chunk_size + off);
+		const pt_word *rec = (const pt_word *)(pt_chunk_data(sl, idx) + off);
 		ts = pt_rec_tick_at(rec, commit - off, base);
 	}
 	pt_pool_note_lost(h, nev - taken, ts, 1, atomic_load_explicit(&ck->thread, memory_order_relaxed),

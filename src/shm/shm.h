@@ -66,6 +66,12 @@ struct pt_view {
 	_Atomic uint32_t noloss_gave_up;
 };
 
+/* Where chunk idx (< nchunks) starts in the data area. */
+static inline char *pt_chunk_data(const struct pt_view *v, uint32_t idx)
+{
+	return v->data + (size_t)idx * v->chunk_size;
+}
+
 static inline uint32_t pt_slot_gen(const struct pt_view *sl)
 {
 	return atomic_load_explicit(&sl->gen, memory_order_relaxed);

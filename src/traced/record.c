@@ -75,7 +75,7 @@ __attribute__((always_inline)) static inline int write_one(struct pt_view *sl, s
 		ts = tw->last_ts; /* later if it waited for room (no-loss mode) */
 		wide = 1;
 	}
-	pt_word *p = (pt_word *)(sl->data + (size_t)tw->idx * sl->chunk_size + tw->pos);
+	pt_word *p = (pt_word *)(pt_chunk_data(sl, tw->idx) + tw->pos);
 	unsigned flags = (len > n ? PT_RF_TRUNC : 0) | (wide ? PT_RF_WIDE : 0);
 	atomic_store_explicit(&p[0], pt_rec_w0(ts, id, flags, n), memory_order_relaxed);
 	pt_put_bytes(p + 1, data, n);
@@ -132,7 +132,7 @@ __attribute__((always_inline)) static inline void write_user(struct pt_view *sl,
 	                pos + rec > sl->chunk_size || (ts - tw->base_ts) >> 32))
 		goto slow;
 	uint32_t idx = tw->idx;
-	pt_word *p = (pt_word *)(sl->data + (size_t)idx * sl->chunk_size + pos);
+	pt_word *p = (pt_word *)(pt_chunk_data(sl, idx) + pos);
 	unsigned flags = (len > n ? PT_RF_TRUNC : 0) | (wide ? PT_RF_WIDE : 0);
 	atomic_store_explicit(&p[0], pt_rec_w0(ts, id, flags, n), memory_order_relaxed);
 	pt_put_bytes(p + 1, data, n);
