@@ -12,7 +12,11 @@
  *   - UNTIL_FULL: the events refused while it was full;
  *   - FLUSH to a log at full speed: the log's final count (END block),
  *     and the controller's STOP, FLUSH_START and FLUSH_STOP are never the
- *     ones lost.
+ *     ones lost;
+ *   - FLUSH whose flusher is stuck (its log a pipe nobody reads yet): a
+ *     run of 1001 events lost in a row, the first right after one that
+ *     was recorded, is counted whole by the RESUME before the next event
+ *     (most of a run is counted without the general path: record.c).
  * And the log format: a RESUME's count and the final count survive a
  * byte-swapped log; the count is not data (length 0); a log of format
  * version 1 reads with no counts, and a count record in one is damage.
@@ -389,6 +393,111 @@ static void log_format(void)
 	close(fd);
 }
 
+struct pump {
+	int from, to;
+};
+
+/* Copies a pipe into a file until EOF. */
+static void *pump(void *arg)
+{
+	struct pump *p = arg;
+	char buf[65536];
+	ssize_t n;
+
+	while ((n = read(p->from, buf, sizeof buf)) > 0)
+		if (write(p->to, buf, (size_t)n) != n)
+			break;
+	return NULL;
+}
+
+static void flush_stuck_run(void)
+{
+	enum { RUN = 1001, MARK = 301 };
+	char path[256];
+	int fd = tmp_file(path, sizeof path), pp[2];
+	uint32_t v[8] = { 0 };
+
+	REQUIRE(pipe(pp) == 0);
+	make_stream(POSIX_TRACE_FLUSH, 16 * 1024, pp[1]);
+	CHECK_RC(posix_trace_start(trid), 0);
+	/* fill the stream, the flusher's block and the pipe; then find RUN
+	 * events lost in a row after one recorded (each event's fate read off
+	 * the stream's count; the flusher, blocked in write(), frees nothing) */
+	uint64_t lost = total_of(trid);
+	uint32_t run = 0;
+	int recorded = 0;
+	for (uint32_t i = 0; run < RUN; i++) {
+		REQUIRE(i < 10000000);
+		v[1] = i;
+		posix_trace_event(ID, v, sizeof v);
+		uint64_t now = total_of(trid);
+		if (now == lost) {
+			recorded = 1;
+			run = 0;
+			continue;
+		}
+		REQUIRE(now == lost + 1);
+		lost = now;
+		run = recorded || run ? run + 1 : 0;
+		recorded = 0;
+	}
+	/* let the flusher go on; the next event recorded ends the run */
+	struct pump pu = { pp[0], fd };
+	pthread_t th;
+	REQUIRE(pthread_create(&th, NULL, pump, &pu) == 0);
+	uint32_t more = 0;
+	for (;;) {
+		posix_trace_event(MARK, v, sizeof v);
+		uint64_t now = total_of(trid);
+		if (now == lost)
+			break;
+		lost = now;
+		more++;
+		REQUIRE(more < 5000);
+		usleep(1000);
+	}
+	CHECK_RC(posix_trace_shutdown(trid), 0);
+	close(pp[1]);
+	pthread_join(th, NULL);
+	close(pp[0]);
+
+	/* the event before the first MARK is a RESUME counting the whole run */
+	trace_id_t log;
+	REQUIRE(lseek(fd, 0, SEEK_SET) == 0);
+	CHECK_RC(posix_trace_open(fd, &log), 0);
+	uint64_t at = 0, gap = 0;
+	trace_event_id_t prev = 0;
+	int seen = 0;
+	for (;;) {
+		struct posix_trace_event_info ev;
+		unsigned char buf[64];
+		size_t len;
+		int none;
+		CHECK_RC(posix_trace_getnext_event(log, &ev, buf, sizeof buf, &len, &none), 0);
+		if (none)
+			break;
+		if (ev.posix_event_id == POSIX_TRACE_RESUME) {
+			struct pt_ext_losses x;
+			CHECK_RC(pt_ext_losses(log, &x), 0);
+			gap = x.at_resume - at;
+			at = x.at_resume;
+		}
+		if (ev.posix_event_id == MARK) {
+			CHECK_EQ(prev, POSIX_TRACE_RESUME);
+			CHECK_EQ(gap, (uint64_t)RUN + more);
+			seen = 1;
+			break;
+		}
+		prev = ev.posix_event_id;
+	}
+	CHECK(seen);
+	printf("FLUSH, flusher stuck: a run of %u events lost, counted %llu at its RESUME\n",
+	       RUN + more, (unsigned long long)gap);
+	CHECK_RC(posix_trace_close(log), 0);
+	close(fd);
+	unlink(path);
+}
+
 int main(void)
 {
 	T_BEGIN(240);
@@ -399,6 +508,7 @@ int main(void)
 		until_full(n);
 		flush_log(n);
 	}
+	flush_stuck_run();
 	CHECK_EQ(pt_ext_losses((trace_id_t)12345, &(struct pt_ext_losses){ 0 }), EINVAL);
 	T_END();
 }

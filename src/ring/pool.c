@@ -256,6 +256,24 @@ static uint32_t take_free(struct pt_view *sl, uint32_t rec)
 	return PT_NIL;
 }
 
+int pt_pool_drop_again(struct pt_view *sl, struct pt_tw *tw, uint32_t rec)
+{
+	struct pt_hdr *h = sl->hdr;
+
+	if (sl->policy != POSIX_TRACE_FLUSH || sl->noloss_ms)
+		return 0;
+	/* take_free() would fail (a race either way is the general path's too) */
+	if (atomic_load_explicit(&h->sealed_bytes, memory_order_relaxed) + rec <= sl->budget &&
+	    (uint32_t)atomic_load_explicit(&h->free_top, memory_order_acquire) < sl->nchunks)
+		return 0;
+	set_flag(h, PT_ST_FULL);
+	pt_pool_note_lost(h, 1, 0, 0, 0, 0, 0);
+	if (tw->drop_g != UINT32_MAX)
+		add_to_report(h, tw->drop_g);
+	wake_flusher(sl);
+	return 1;
+}
+
 static uint64_t mono_ms(void)
 {
 	struct timespec now;
@@ -351,6 +369,7 @@ int pt_pool_acquire(struct pt_view *sl, struct pt_tw *tw, uint32_t state, uint64
 		else if (sl->policy == POSIX_TRACE_FLUSH) /* the flusher is behind: */
 			set_flag(h, PT_ST_FULL);       /* drop (no-loss: waited enough) */
 		drop(sl, tw, state, ts, level);
+		tw->nev = 0;
 		return -1;
 	}
 	tw->drop_key = 0; /* the run of losses ends */

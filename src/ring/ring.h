@@ -14,7 +14,7 @@ struct pt_tw {
 	uint32_t key;      /* slot gen << 16 | epoch; 0 = no chunk */
 	uint32_t idx;
 	uint32_t pos;
-	uint32_t nev;
+	uint32_t nev;      /* events in the chunk; with no chunk, losses in the run */
 	uint64_t base_ts;
 	uint64_t last_ts;  /* this writer's timestamps never go backwards */
 	uint64_t seq;
@@ -54,6 +54,11 @@ extern _Thread_local unsigned pt_nowait PT_TLS;
 int pt_pool_acquire(struct pt_view *sl, struct pt_tw *tw, uint32_t state, uint64_t ts,
                     unsigned level, uint32_t rec, int how);
 void pt_pool_seal(struct pt_view *sl, struct pt_tw *tw, uint32_t state);
+/* The next event of a run of losses whose first pt_pool_acquire() reported
+ * (FLUSH, not in no-loss mode), if the stream still has no room: 1, the
+ * event counted lost exactly as acquire would count it; 0: take the
+ * general way (there may be room). */
+int pt_pool_drop_again(struct pt_view *sl, struct pt_tw *tw, uint32_t rec);
 int pt_pool_free(struct pt_view *sl, uint32_t idx, uint64_t seq, unsigned from_state);
 uint64_t pt_pool_note_lost(struct pt_hdr *h, uint64_t n, uint64_t ts, int report,
                        uint64_t thread, int32_t pid, uint32_t level);

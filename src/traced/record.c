@@ -48,6 +48,15 @@ __attribute__((always_inline)) static inline int write_one(struct pt_view *sl, s
 
 	uint32_t lim = s < 0 ? 2 * sizeof(trace_event_set_t) : sl->max_data;
 	uint32_t n = len > lim ? lim : (uint32_t)len;
+	/* A run of losses going on in a FLUSH stream whose flusher is behind:
+	 * counted without the timestamp, the map of loaded code and the
+	 * controller check, which made a writer that drops slower than one
+	 * that records.  Every 256th event of the run goes the general way,
+	 * which checks the controller. */
+	if (PT_UNLIKELY(!tw->key) && s >= 0 && tw->drop_key && tw->drop_key == pt_tw_key(sl, st) &&
+	    (++tw->nev & 255) && !atomic_load_explicit(&sl->dead, memory_order_relaxed) &&
+	    pt_pool_drop_again(sl, tw, PT_REC_SIZE(n)))
+		return 0;
 	uint64_t ts = pt_now();
 
 	/* a thread that moved to a CPU whose TSC reads a little lower keeps
