@@ -211,6 +211,17 @@ static int tmp_file(char *path, size_t cap)
 	return fd;
 }
 
+/* The next event of a log (its data dropped): 1, or 0 at the end or on
+ * an error (a failed check). */
+static int log_next(trace_id_t log, struct posix_trace_event_info *ev, size_t *len)
+{
+	unsigned char buf[64];
+	int none = 1;
+
+	CHECK_RC(posix_trace_getnext_event(log, ev, buf, sizeof buf, len, &none), 0);
+	return !none;
+}
+
 /* FLUSH to a log at full speed: the log's final count makes up the rest. */
 static void flush_log(unsigned nthreads)
 {
@@ -227,16 +238,10 @@ static void flush_log(unsigned nthreads)
 	CHECK_RC(posix_trace_shutdown(trid), 0);
 	REQUIRE(lseek(fd, 0, SEEK_SET) == 0);
 	CHECK_RC(posix_trace_open(fd, &log), 0);
-	for (;;) {
-		struct posix_trace_event_info ev;
-		unsigned char buf[64];
-		size_t len;
-		int none;
-		CHECK_RC(posix_trace_getnext_event(log, &ev, buf, sizeof buf, &len, &none), 0);
-		if (none)
-			break;
+	struct posix_trace_event_info ev;
+	size_t len;
+	while (log_next(log, &ev, &len))
 		tally_event(log, &ev, len, &t, &last);
-	}
 	struct pt_ext_losses x;
 	CHECK_RC(pt_ext_losses(log, &x), 0);
 	CHECK(x.total_ok);
@@ -310,14 +315,9 @@ static int read_log(int fd, trace_event_id_t *ids, int cap, uint64_t *at, struct
 	*at = UINT64_MAX;
 	REQUIRE(lseek(fd, 0, SEEK_SET) == 0);
 	CHECK_RC(posix_trace_open(fd, &log), 0);
-	for (;;) {
-		struct posix_trace_event_info ev;
-		unsigned char buf[64];
-		size_t len;
-		int none;
-		CHECK_RC(posix_trace_getnext_event(log, &ev, buf, sizeof buf, &len, &none), 0);
-		if (none || n == cap)
-			break;
+	struct posix_trace_event_info ev;
+	size_t len;
+	while (n < cap && log_next(log, &ev, &len)) {
 		ids[n++] = ev.posix_event_id;
 		CHECK_RC(pt_ext_losses(log, x), 0);
 		if (ev.posix_event_id == POSIX_TRACE_RESUME) {
@@ -468,14 +468,9 @@ static void flush_stuck_run(void)
 	uint64_t at = 0, gap = 0;
 	trace_event_id_t prev = 0;
 	int seen = 0;
-	for (;;) {
-		struct posix_trace_event_info ev;
-		unsigned char buf[64];
-		size_t len;
-		int none;
-		CHECK_RC(posix_trace_getnext_event(log, &ev, buf, sizeof buf, &len, &none), 0);
-		if (none)
-			break;
+	struct posix_trace_event_info ev;
+	size_t len;
+	while (log_next(log, &ev, &len)) {
 		if (ev.posix_event_id == POSIX_TRACE_RESUME) {
 			struct pt_ext_losses x;
 			CHECK_RC(pt_ext_losses(log, &x), 0);
