@@ -31,24 +31,46 @@ static inline int bench_cmp_double(const void *a, const void *b)
  * the file cannot be made or written.  On a VM whose host backs guest
  * memory lazily, pages the guest has not touched lately cost the host a
  * fault each: a first pass pays that, a pass right after reuses the pages
- * the first one freed. */
-static inline double bench_write_rate(const char *dir, uint64_t bytes)
+ * the first one freed.  *slowest (if not NULL): the lowest rate over any
+ * BENCH_WINDOW_US of the pass, in MB/s (a log writer meets such a stretch
+ * with the stream's depth only; -1 if the pass was shorter). */
+#define BENCH_WINDOW_US 50000.0
+static inline double bench_write_rate(const char *dir, uint64_t bytes, double *slowest)
 {
 	static unsigned char blk[65536];
 	char path[512];
 	int fd, ok = 1;
+	size_t n = (size_t)(bytes / sizeof blk), done = 0;
+	double *t = malloc((n + 1) * sizeof *t);
 
 	snprintf(path, sizeof path, "%s/posixtrace-bench-dd-XXXXXX", dir);
-	if ((fd = mkstemp(path)) < 0)
+	if (!t || (fd = mkstemp(path)) < 0) {
+		free(t);
 		return -1;
+	}
 	memset(blk, 0x5a, sizeof blk);
-	double t0 = bench_now_us();
-	for (uint64_t done = 0; ok && done < bytes; done += sizeof blk)
+	t[0] = bench_now_us();
+	while (ok && done < n) {
 		ok = write(fd, blk, sizeof blk) == (ssize_t)sizeof blk;
-	double dt = bench_now_us() - t0;
+		t[++done] = bench_now_us();
+	}
 	close(fd);
 	unlink(path);
-	return ok ? (double)bytes / dt : -1; /* bytes per microsecond = MB/s */
+	if (slowest) { /* each window: from block i to the first block a window later */
+		*slowest = -1;
+		for (size_t i = 0, j = 0; ok && i < n; i++) {
+			while (j < n && t[j] - t[i] < BENCH_WINDOW_US)
+				j++;
+			if (t[j] - t[i] < BENCH_WINDOW_US)
+				break;
+			double r = (double)(j - i) * sizeof blk / (t[j] - t[i]);
+			if (*slowest < 0 || r < *slowest)
+				*slowest = r;
+		}
+	}
+	double rate = ok ? (double)n * sizeof blk / (t[n] - t[0]) : -1; /* bytes/us = MB/s */
+	free(t);
+	return rate;
 }
 
 #endif
