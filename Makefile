@@ -2,9 +2,9 @@
 #   make                 library (static + shared), examples
 #   make check           build and run every test (tests/*.c)
 #   make check SANITIZE=address,undefined | SANITIZE=thread
-#   make stress          the long loops (100 short-lived programs, golden x50)
-#   make bench           micro-benchmarks (not part of check)
 #   make stress          long repetition and load loops (not part of check)
+#   make soak            one traced program that runs for minutes (SOAK_SECONDS)
+#   make bench           micro-benchmarks (not part of check)
 #   make demo            record and read back a bundled example
 #   make cli             the posixtrace command ($(BUILD)/posixtrace)
 #   make install PREFIX=/usr/local   (man pages: docs/posixtrace.1, docs/man/man3, man7)
@@ -57,7 +57,7 @@ CLI_DEFS += $(if $(filter 1,$(DEBUGINFOD)),-DPT_HAVE_DEBUGINFOD $(shell pkg-conf
 CLI_LIBS := $(if $(filter 1,$(LIBDW)),$(shell pkg-config --libs libdw),) \
             $(if $(filter 1,$(DEBUGINFOD)),$(shell pkg-config --libs libdebuginfod),) -lm
 
-.PHONY: all lib check bench demo install clean examples cli stress
+.PHONY: all lib check bench demo install clean examples cli stress soak
 all: lib examples cli
 cli: $(CLI)
 lib: $(STATIC) $(SHARED)
@@ -141,6 +141,15 @@ stress: $(TESTS) $(SHARED) $(BUILD)/header-ok $(CLI) $(EXAMPLES)
 	  BUILD=$(BUILD) $(BUILD)/tests/$$t >$(BUILD)/stress-$$t.log 2>&1 || \
 	  { echo "$$t failed in run $$i of $(STRESS_REPEAT)"; tail -n 30 $(BUILD)/stress-$$t.log; exit 1; }; \
 	done; echo "PASS $$t, $(STRESS_REPEAT) runs"; done
+
+# soak: a program recorded for SOAK_SECONDS (6 minutes) under 2x
+# oversubscription, into a flight recorder read only at the end, a FLUSH
+# log and a live reader at once; every bracketed mark's time checked
+# against CLOCK_REALTIME and every one counted (tests/clock_truth)
+SOAK_SECONDS ?= 360
+soak: $(BUILD)/tests/clock_truth
+	@CLOCK_TRUTH_SOAK=$(SOAK_SECONDS) $(BUILD)/tests/clock_truth && \
+	 echo "PASS clock_truth soak, $(SOAK_SECONDS) s"
 
 bench: $(BENCHES) $(CLI)
 	@for b in $(BENCHES); do $$b || exit 1; done

@@ -29,11 +29,23 @@
  * that the trace reports no loss, then that every bracket made is there).
  * CLOCK_TRUTH_ROUNDS=N repeats each path N times (make stress).
  *
+ * CLOCK_TRUTH_SOAK=S runs, instead, one program for S seconds (make soak:
+ * minutes) under the same oversubscription with three streams at once:
+ * a flight recorder nobody reads until the end (its events are converted
+ * across the whole run), a FLUSH log, and a stream read live.  The busy
+ * threads spin longer between bursts and the marks come every 10 ms, so
+ * the flight recorder and the log (busy events filtered out) hold every
+ * bracket of the run.  The flight recorder's bound holds while nothing
+ * changes the clock's rate (docs/implementation-defined.md, "A stream
+ * read long after it was recorded"): where adjtimex() shows the kernel's
+ * clock disciplined (NTP), that part is reported, not asserted.
+ *
  * Run with --app NBUSY MS [fork] it is the traced program for the cli and
  * remote paths.
  */
 #include <inttypes.h>
 #include <pthread.h>
+#include <sys/timex.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <time.h>
@@ -68,6 +80,7 @@ static trace_event_id_t ev_busy, ev_mark, ev_wit;
 static atomic_int stop_busy;
 static atomic_long brackets; /* made by this process */
 static unsigned busy_burst = 8, busy_spin = 20000; /* events, then a spin */
+static long mark_gap_ns = 200000; /* the main thread's marks */
 
 static void ids(void)
 {
@@ -124,7 +137,7 @@ static void workload(int nbusy, int ms)
 	int64_t end = real_ns() + (int64_t)ms * 1000000;
 	while (real_ns() < end) {
 		bracket(seq++);
-		nanosleep(&(struct timespec){ 0, 200000 }, NULL);
+		nanosleep(&(struct timespec){ 0, mark_gap_ns }, NULL);
 	}
 	atomic_store(&stop_busy, 1);
 	for (int i = 0; i < nbusy; i++)
@@ -386,6 +399,95 @@ static void log_own(int inherit, int ms)
 	close(p[1]);
 	check_log(path, &c);
 	verdict(&c, made, 1);
+}
+
+/* ------------------------------------------------------------ soak */
+/* The kernel's discipline of the clock: 1 if it may change CLOCK_MONOTONIC's
+ * rate (an NTP daemon keeps it synchronized, or a slew is under way);
+ * *freq: its frequency offset (scaled ppm). */
+static int clock_disciplined(long *freq)
+{
+	struct timex tx = { 0 };
+	int state = adjtimex(&tx);
+
+	*freq = tx.freq;
+	return state < 0 || !(tx.status & STA_UNSYNC) || tx.offset != 0;
+}
+
+static trace_id_t soak_stream(int policy, size_t size, int fd, int filter_busy)
+{
+	trace_attr_t a;
+	trace_id_t trid;
+	trace_event_set_t set;
+
+	attr_big(&a, policy, POSIX_TRACE_CLOSE_FOR_CHILD);
+	REQUIRE(posix_trace_attr_setstreamsize(&a, size) == 0);
+	if (fd >= 0) {
+		REQUIRE(posix_trace_attr_setlogsize(&a, 1u << 30) == 0);
+		REQUIRE(posix_trace_create_withlog(0, &a, fd, &trid) == 0);
+	} else {
+		REQUIRE(posix_trace_create(0, &a, &trid) == 0);
+	}
+	posix_trace_attr_destroy(&a);
+	if (filter_busy) {
+		REQUIRE(posix_trace_eventset_empty(&set) == 0);
+		REQUIRE(posix_trace_eventset_add(ev_busy, &set) == 0);
+		REQUIRE(posix_trace_set_filter(trid, &set, POSIX_TRACE_SET_EVENTSET) == 0);
+	}
+	REQUIRE(posix_trace_start(trid) == 0);
+	return trid;
+}
+
+static void soak(int seconds)
+{
+	struct check fc = { .what = "soak: flight recorder read at the end" };
+	struct check lc = { .what = "soak: log FLUSH" };
+	struct check rc = { .what = "soak: live reader" };
+	struct reader_arg r = { .c = &rc };
+	const char *path = cli_path("soak.ptlog");
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	long f0, f1;
+	pthread_t th;
+
+	REQUIRE(fd >= 0);
+	setenv("CLOCK_TRUTH_V", "1", 1); /* each verdict's figures, passed or not */
+	busy_spin = 2000000; /* a burst every 1-2 ms per thread, still spinning */
+	mark_gap_ns = 10000000;
+	int disc = clock_disciplined(&f0);
+	trace_id_t fr = soak_stream(POSIX_TRACE_LOOP, 128u << 20, -1, 1);
+	trace_id_t lg = soak_stream(POSIX_TRACE_FLUSH, 64u << 20, fd, 1);
+	r.trid = soak_stream(POSIX_TRACE_LOOP, 64u << 20, -1, 0);
+	REQUIRE(pthread_create(&th, NULL, reader, &r) == 0);
+	atomic_store(&brackets, 0);
+	workload(nbusy_default(), seconds * 1000);
+	long made = atomic_load(&brackets);
+	disc |= clock_disciplined(&f1) || f1 != f0;
+
+	REQUIRE(posix_trace_stop(r.trid) == 0);
+	atomic_store(&r.done, 1);
+	pthread_join(th, NULL);
+	drain(r.trid, &rc);
+	REQUIRE(posix_trace_shutdown(r.trid) == 0);
+	verdict(&rc, made, 0);
+
+	REQUIRE(posix_trace_shutdown(lg) == 0);
+	close(fd);
+	check_log(path, &lc);
+	verdict(&lc, made, 1);
+
+	REQUIRE(posix_trace_stop(fr) == 0);
+	drain(fr, &fc);
+	REQUIRE(posix_trace_shutdown(fr) == 0);
+	if (disc) {
+		printf("SKIP part: the flight recorder's times (the kernel's clock is disciplined: "
+		       "NTP may change its rate; %ld of %ld brackets within 10 us, worst %" PRId64
+		       " ns off)\n", fc.checked - fc.outside, made, fc.worst);
+		free(fc.t);
+	} else {
+		verdict(&fc, made, 1);
+	}
+	printf("soak: %d s, %ld brackets, each found in the log and the flight recorder\n",
+	       seconds, made);
 }
 
 /* ------------------------------------------------------------ remote */
@@ -705,14 +807,18 @@ int main(int argc, char **argv)
 		verdict(&c, c.checked, 0);
 		T_END();
 	}
-	const char *r = getenv("CLOCK_TRUTH_ROUNDS");
-	int rounds = r ? atoi(r) : 3;
-	T_BEGIN(60 + 40 * rounds);
+	const char *r = getenv("CLOCK_TRUTH_ROUNDS"), *sk = getenv("CLOCK_TRUTH_SOAK");
+	int rounds = r ? atoi(r) : 3, soak_s = sk ? atoi(sk) : 0;
+	T_BEGIN(soak_s > 0 ? 120 + 2 * soak_s : 60 + 40 * rounds);
 	REQUIRE(readlink("/proc/self/exe", self, sizeof self - 1) > 0);
 	snprintf(cli_dir, sizeof cli_dir, "/tmp/pt-clock-XXXXXX");
 	REQUIRE(mkdtemp(cli_dir) != NULL);
 	atexit(cli_cleanup);
 	ids();
+	if (soak_s > 0) {
+		soak(soak_s);
+		T_END();
+	}
 
 	short_streams(200);
 	for (int i = 0; i < rounds; i++) {
