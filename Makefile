@@ -102,7 +102,7 @@ $(BUILD)/cli/%.o: cli/%.c cli/cli.h include/trace.h src/ext.h
 $(CLI): $(CLI_OBJ) $(STATIC)
 	$(CC) $(ALLCFLAGS) $(CLI_OBJ) -o $@ $(STATIC) $(CLI_LIBS) $(LDLIBS)
 
-$(BUILD)/bench/%: bench/%.c bench/bench_util.h $(STATIC)
+$(BUILD)/bench/%: bench/%.c bench/bench_util.h tests/pace.h $(STATIC)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALLCFLAGS) -DPT_BUILD_DIR='"$(abspath $(BUILD))"' $< -o $@ $(STATIC) $(LDLIBS)
 

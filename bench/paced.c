@@ -35,6 +35,7 @@
 #include <unistd.h>
 #include "../src/ext.h"
 #include "bench_util.h"
+#include "../tests/pace.h"
 
 #ifndef PT_BUILD_DIR
 #define PT_BUILD_DIR "build"
@@ -67,18 +68,8 @@ static void *produce_main(void *arg)
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (uint64_t i = 0; i < p->n;) {
-		if (p->rate > 0) { /* batch i / BATCH is due at t0 + i / rate */
-			double due = (double)i / p->rate;
-			struct timespec d = t0;
-			d.tv_sec += (time_t)due;
-			d.tv_nsec += (long)((due - (double)(time_t)due) * 1e9);
-			if (d.tv_nsec >= 1000000000L) {
-				d.tv_nsec -= 1000000000L;
-				d.tv_sec++;
-			}
-			while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &d, NULL) == EINTR)
-				;
-		}
+		if (p->rate > 0) /* batch i / BATCH is due at t0 + i / rate */
+			pace_until(&t0, (double)i / p->rate);
 		for (int k = 0; k < BATCH && i < p->n; k++, i++) {
 			buf[0] = (unsigned char)i;
 			posix_trace_event(p->id, buf, PAYLOAD);

@@ -21,6 +21,7 @@
 #include <stdatomic.h>
 #include <time.h>
 #include "log_util.h"
+#include "pace.h"
 
 #define BATCH 100
 #define MAXT 8
@@ -41,16 +42,7 @@ static void *produce(void *arg)
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (uint32_t i = 0; i < p->n;) {
-		double due = (double)i / p->rate;
-		struct timespec d = t0;
-		d.tv_sec += (time_t)due;
-		d.tv_nsec += (long)((due - (double)(time_t)due) * 1e9);
-		if (d.tv_nsec >= 1000000000L) {
-			d.tv_nsec -= 1000000000L;
-			d.tv_sec++;
-		}
-		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &d, NULL) == EINTR)
-			;
+		pace_until(&t0, (double)i / p->rate);
 		for (int b = 0; b < BATCH && i < p->n; b++, i++) {
 			buf[0] = (uint32_t)p->k;
 			buf[1] = i;
