@@ -406,9 +406,9 @@ int main(void)
 	       "(slowest %.0f ms: %.0f MB/s), and %.0f MB/s right after (slowest: %.0f MB/s); a "
 	       "VM whose host backs freed guest memory lazily pays a host fault per page the "
 	       "first time.  A paced row loses events when the machine writes slower than its "
-	       "rate for longer than the stream holds (%u MiB: about %.0f ms at 21 M events/s)\n", dir, dd_first,
-	       BENCH_WINDOW_US / 1e3, slow_first, dd_again, slow_again, STREAM_SIZE >> 20,
-	       STREAM_SIZE / (GB_RATE * (8 + PAYLOAD)) * 1e3);
+	       "rate for longer than the stream holds (%u MiB: about %.0f ms at 21 M events/s)\n",
+	       dir, dd_first, BENCH_WINDOW_US / 1e3, slow_first, dd_again, slow_again,
+	       STREAM_SIZE >> 20, STREAM_SIZE / (GB_RATE * (8 + PAYLOAD)) * 1e3);
 	printf("\nflusher alone (%u M events recorded first, then posix_trace_flush into "
 	       "the log, until get_status says it is done): %.1f ns/event, %.0f MB/s of log\n",
 	       ALONE_EVENTS / 1000000, alone, alone_mbs);

@@ -478,16 +478,14 @@ static void soak(int seconds)
 	REQUIRE(posix_trace_stop(fr) == 0);
 	drain(fr, &fc);
 	REQUIRE(posix_trace_shutdown(fr) == 0);
-	if (disc) {
-		printf("SKIP part: the flight recorder's times (the kernel's clock is disciplined: "
-		       "NTP may change its rate; %ld of %ld brackets within 10 us, worst %" PRId64
-		       " ns off)\n", fc.checked - fc.outside, made, fc.worst);
-		free(fc.t);
-	} else {
-		verdict(&fc, made, 1);
+	if (disc) { /* its count and order still checked, not its bound */
+		printf("SKIP part: the flight recorder's 10 us bound (the kernel's clock is "
+		       "disciplined: NTP may change its rate; %ld of %ld brackets within it, worst %"
+		       PRId64 " ns off)\n", fc.checked - fc.outside, made, fc.worst);
+		fc.outside = 0;
 	}
-	printf("soak: %d s, %ld brackets, each found in the log and the flight recorder\n",
-	       seconds, made);
+	verdict(&fc, made, 1);
+	printf("soak: %d s, %ld brackets made\n", seconds, made);
 }
 
 /* ------------------------------------------------------------ remote */
