@@ -247,13 +247,16 @@ static void drop(struct pt_view *sl, struct pt_tw *tw, uint32_t state, uint64_t 
 	wake_flusher(sl);
 }
 
+/* Full when the sealed records plus this one would exceed stream-min-size:
+ * a set of events adding up to no more than that never fills the stream. */
+static int within_budget(const struct pt_view *sl, uint32_t rec)
+{
+	return atomic_load_explicit(&sl->hdr->sealed_bytes, memory_order_relaxed) + rec <= sl->budget;
+}
+
 static uint32_t take_free(struct pt_view *sl, uint32_t rec)
 {
-	/* full when the sealed records plus this one would exceed stream-min-size:
-	 * a set of events adding up to no more than that never fills the stream */
-	if (atomic_load_explicit(&sl->hdr->sealed_bytes, memory_order_relaxed) + rec <= sl->budget)
-		return pop_free(sl);
-	return PT_NIL;
+	return within_budget(sl, rec) ? pop_free(sl) : PT_NIL;
 }
 
 int pt_pool_drop_again(struct pt_view *sl, struct pt_tw *tw, uint32_t rec)
@@ -263,7 +266,7 @@ int pt_pool_drop_again(struct pt_view *sl, struct pt_tw *tw, uint32_t rec)
 	if (sl->policy != POSIX_TRACE_FLUSH || sl->noloss_ms)
 		return 0;
 	/* take_free() would fail (a race either way is the general path's too) */
-	if (atomic_load_explicit(&h->sealed_bytes, memory_order_relaxed) + rec <= sl->budget &&
+	if (within_budget(sl, rec) &&
 	    (uint32_t)atomic_load_explicit(&h->free_top, memory_order_acquire) < sl->nchunks)
 		return 0;
 	set_flag(h, PT_ST_FULL);
