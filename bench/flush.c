@@ -13,8 +13,10 @@
  * count of lost events the log gives (src/ext.h) says exactly that, the stream's
  * overrun status (get_status before shutdown), MB/s written (log size /
  * wall time from the first event to the end of posix_trace_shutdown) and
- * ns per posix_trace_event() call in the producer.  Each figure is the
- * median of 3 runs.  Each row twice: as the machine is, and with warm
+ * ns per posix_trace_event() call in the producer, and where the flusher's
+ * time went while the producer ran (its thread's user and kernel CPU time
+ * from /proc: user ns per event, log bytes per kernel second).  Each figure
+ * is the median of 3 runs.  Each row twice: as the machine is, and with warm
  * pages (4 GB written to a file in the same directory and removed right
  * before the run: on a VM that hands freed guest memory back to its host,
  * a log's fresh pages each cost a host fault; warm, the run reuses pages
@@ -23,10 +25,12 @@
  * by posix_trace_flush (the cost per event of reading the stream and
  * writing the log with nothing else running).  Also the machine's own
  * rate of writing a new file there (plain write() of 64 KiB blocks,
- * twice).  Last, a consumer that keeps up: the producer at full speed
+ * twice, 2 GB; then, after the same warm-up, a file as large as the warm
+ * full-speed log: what the flusher's write() could reach).  Last, a consumer that keeps up: the producer at full speed
  * with the log on /dev/null, against the flight recorder, runs alternated
  * (keep_up()).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -109,15 +113,91 @@ static void *producer(void *arg)
 	return NULL;
 }
 
+/* ---------------------------------------------- the flusher's own time */
+/* The flusher is the thread the stream's creation added to this process:
+ * the one task of /proc/self/task not in `before` (tids, n of them). */
+#define MAX_TASKS 64
+static int list_tasks(pid_t *t)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	int n = 0;
+
+	while (d && (e = readdir(d)) && n < MAX_TASKS)
+		if (e->d_name[0] != '.')
+			t[n++] = (pid_t)atoi(e->d_name);
+	if (d)
+		closedir(d);
+	return n;
+}
+
+static pid_t new_task(const pid_t *before, int n)
+{
+	pid_t now[MAX_TASKS], found = 0;
+	int m = list_tasks(now);
+
+	for (int i = 0; i < m; i++) {
+		int old = 0;
+		for (int j = 0; j < n; j++)
+			old |= now[i] == before[j];
+		if (!old) {
+			if (found) /* more than one: cannot tell */
+				return 0;
+			found = now[i];
+		}
+	}
+	return found;
+}
+
+/* A thread's CPU time in user and in kernel mode, in seconds (fields 14
+ * and 15 of its stat, clock ticks); 0 if it cannot be read. */
+static int task_cpu(pid_t tid, double *user, double *sys)
+{
+	char path[64], line[1024];
+	unsigned long ut, st;
+	FILE *f;
+	int ok = 0;
+
+	snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)tid);
+	if (!tid || !(f = fopen(path, "r")))
+		return 0;
+	char *p = fgets(line, sizeof line, f) ? strrchr(line, ')') : NULL;
+	/* after the name: state (3), then fields 4..13, utime (14), stime (15) */
+	if (p && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut,
+	                &st) == 2) {
+		double hz = (double)sysconf(_SC_CLK_TCK);
+		*user = (double)ut / hz, *sys = (double)st / hz;
+		ok = 1;
+	}
+	fclose(f);
+	return ok;
+}
+
+/* What the flusher did while the producer ran: its CPU time in user and in
+ * kernel mode and the log's size when the producer ended. */
+struct flusher_cpu {
+	pid_t tid;       /* 0: unknown (nothing measured) */
+	int fd;          /* the log */
+	int ok;
+	double user, sys, bytes;
+};
+
 /* Run producer p on the started stream trid, then its status (into *si)
- * and its shutdown. */
-static void produce_and_shut(trace_id_t trid, struct prod *p, struct posix_trace_status_info *si)
+ * and its shutdown; fc (if not NULL): the flusher's time, read right after
+ * the producer's end. */
+static void produce_and_shut(trace_id_t trid, struct prod *p, struct posix_trace_status_info *si,
+                             struct flusher_cpu *fc)
 {
 	pthread_t th;
 	int rc;
 
 	pthread_create(&th, NULL, producer, p);
 	pthread_join(th, NULL);
+	if (fc) {
+		struct stat st;
+		fc->ok = task_cpu(fc->tid, &fc->user, &fc->sys) && fstat(fc->fd, &st) == 0;
+		fc->bytes = fc->ok ? (double)st.st_size : 0;
+	}
 	if ((rc = posix_trace_get_status(trid, si)) != 0)
 		die("posix_trace_get_status", rc);
 	if ((rc = posix_trace_shutdown(trid)) != 0)
@@ -149,7 +229,11 @@ static trace_id_t start_stream(const char *dir, char *path, size_t cap, int poli
 }
 
 /* ------------------------------------------------------------- one run */
-struct result { double recorded, in_log, lost, overrun, mbs, ns, size, exact; };
+struct result {
+	double recorded, in_log, lost, overrun, mbs, ns, size, exact;
+	double fl_user_ns; /* the flusher's user time per event in the log, -1: not known */
+	double fl_write;   /* log bytes / its kernel time, MB/s, -1: not known */
+};
 
 /* The producer's events in the log; *counted: the events the log says
  * were lost, less the controller's own (START, STOP, FLUSH_START,
@@ -196,10 +280,13 @@ static struct result run(const char *dir, double rate, int warm)
 
 	if (warm) /* pages the guest has just used and freed: the run reuses them */
 		(void)tmpfs_rate(dir, WARM_BYTES, NULL);
+	pid_t before[MAX_TASKS];
+	int ntask = list_tasks(before);
 	trace_id_t trid = start_stream(dir, path, sizeof path, POSIX_TRACE_FLUSH, STREAM_SIZE, &fd);
+	struct flusher_cpu fc = { new_task(before, ntask), fd, 0, 0, 0, 0 };
 
 	double t0 = now_ns();
-	produce_and_shut(trid, &p, &si);
+	produce_and_shut(trid, &p, &si, &fc);
 	double wall = now_ns() - t0;
 	fstat(fd, &st);
 	close(fd);
@@ -214,6 +301,10 @@ static struct result run(const char *dir, double rate, int warm)
 	r.size = (double)st.st_size;
 	r.mbs = (double)st.st_size / 1e6 / (wall / 1e9);
 	r.ns = p.ns / (double)p.recorded;
+	/* the events in the log when the producer ended: in proportion to size */
+	double ev_then = st.st_size ? r.in_log * fc.bytes / (double)st.st_size : 0;
+	r.fl_user_ns = fc.ok && ev_then > 0 ? fc.user * 1e9 / ev_then : -1;
+	r.fl_write = fc.ok && fc.sys > 0 ? fc.bytes / 1e6 / fc.sys : -1;
 	return r;
 }
 
@@ -298,7 +389,7 @@ static void keep_up(double fr[3], double dn[3], double *lost)
 			posix_trace_attr_destroy(&attr);
 			if ((rc = posix_trace_start(trid)) != 0)
 				die("posix_trace_start", rc);
-			produce_and_shut(trid, &p, &si);
+			produce_and_shut(trid, &p, &si, NULL);
 			if (fd >= 0)
 				close(fd);
 			v[k][r] = p.ns / (double)p.recorded;
@@ -323,7 +414,7 @@ static double tmpfs_rate(const char *dir, uint64_t bytes, double *slowest)
 
 static struct result median_of(const char *dir, double rate, int warm)
 {
-	double v[7][RUNS];
+	double v[9][RUNS];
 	struct result m;
 
 	m.exact = 1;
@@ -332,18 +423,26 @@ static struct result median_of(const char *dir, double rate, int warm)
 		m.exact = m.exact && r.exact;
 		v[0][i] = r.recorded, v[1][i] = r.in_log, v[2][i] = r.lost, v[3][i] = r.overrun;
 		v[4][i] = r.mbs, v[5][i] = r.ns, v[6][i] = r.size;
+		v[7][i] = r.fl_user_ns, v[8][i] = r.fl_write;
 	}
 	m.recorded = median(v[0]), m.in_log = median(v[1]), m.lost = median(v[2]);
 	m.overrun = median(v[3]), m.mbs = median(v[4]), m.ns = median(v[5]), m.size = median(v[6]);
+	m.fl_user_ns = median(v[7]), m.fl_write = median(v[8]);
 	return m;
 }
 
 static void row(const char *name, const struct result *r)
 {
-	printf("| %s | %.2f | %.1f | %.1f | %.1f (%.1f%%) | %s | %s | %.0f | %.1f |\n", name, r->ns,
-	       r->recorded / 1e6, r->in_log / 1e6, r->lost / 1e6,
-	       r->recorded ? 100.0 * r->lost / r->recorded : 0.0,
-	       r->exact ? "exact" : "WRONG", r->overrun ? "OVERRUN" : "no", r->size / 1e6, r->mbs);
+	char user[32] = "?", wr[32] = "?";
+
+	if (r->fl_user_ns >= 0)
+		snprintf(user, sizeof user, "%.1f", r->fl_user_ns);
+	if (r->fl_write >= 0)
+		snprintf(wr, sizeof wr, "%.0f", r->fl_write);
+	printf("| %s | %.2f | %.1f | %.1f | %.1f (%.1f%%) | %s | %s | %.0f | %.1f | %s | %s |\n",
+	       name, r->ns, r->recorded / 1e6, r->in_log / 1e6, r->lost / 1e6,
+	       r->recorded ? 100.0 * r->lost / r->recorded : 0.0, r->exact ? "exact" : "WRONG",
+	       r->overrun ? "OVERRUN" : "no", r->size / 1e6, r->mbs, user, wr);
 }
 
 int main(void)
@@ -369,6 +468,9 @@ int main(void)
 		res[warm][1] = median_of(dir, PACED_RATE, warm);
 		res[warm][2] = median_of(dir, GB_RATE, warm);
 	}
+	/* the machine, for a file as large as the warm full-speed log, warm too */
+	(void)tmpfs_rate(dir, WARM_BYTES, NULL);
+	double slow_same, dd_same = tmpfs_rate(dir, (uint64_t)res[1][0].size, &slow_same);
 	double alone_mbs, alone = flusher_alone(dir, &alone_mbs);
 	double fr[3], dn[3], dn_lost;
 	keep_up(fr, dn, &dn_lost);
@@ -377,8 +479,9 @@ int main(void)
 	       "%u MiB, APPEND log on %s, one producer thread for %.0f s, median of %d runs\n\n",
 	       sysconf(_SC_NPROCESSORS_ONLN), PAYLOAD, STREAM_SIZE >> 20, dir, SECONDS, RUNS);
 	printf("| producer | ns/event | recorded (M) | in the log (M) | lost (M) | log's count | "
-	       "stream overrun | log MB | log MB/s |\n");
-	printf("|---|---:|---:|---:|---:|---|---|---:|---:|\n");
+	       "stream overrun | log MB | log MB/s | flusher user ns/event | flusher write() "
+	       "MB/s |\n");
+	printf("|---|---:|---:|---:|---:|---|---|---:|---:|---:|---:|\n");
 	static const char *what[3] = { "full speed", "paced at 10 M events/s",
 	                               "paced at 21 M events/s (~1 GB/s of log)" };
 	static const char *how[2] = { "", ", warm pages" };
@@ -397,6 +500,10 @@ int main(void)
 	       "run (exact), or not (WRONG)\n");
 	printf("- log MB/s: log file size / wall time from the first event to the end of "
 	       "posix_trace_shutdown()\n");
+	printf("- flusher user ns/event: the flusher thread's CPU time in user mode while the "
+	       "producer ran (its /proc stat) / events in the log by then (reading the stream, "
+	       "encoding, checksums); flusher write() MB/s: log bytes by then / its CPU time in "
+	       "the kernel (almost all of it in write())\n");
 	printf("- paced: %.1f and %.1f M events/s achieved (warm: %.1f and %.1f)\n",
 	       res[0][1].recorded / SECONDS / 1e6, res[0][2].recorded / SECONDS / 1e6,
 	       res[1][1].recorded / SECONDS / 1e6, res[1][2].recorded / SECONDS / 1e6);
@@ -409,6 +516,10 @@ int main(void)
 	       "rate for longer than the stream holds (%u MiB: about %.0f ms at 21 M events/s)\n",
 	       dir, dd_first, BENCH_WINDOW_US / 1e3, slow_first, dd_again, slow_again,
 	       STREAM_SIZE >> 20, STREAM_SIZE / (GB_RATE * (8 + PAYLOAD)) * 1e3);
+	printf("- the machine, a file as large as the warm full-speed log (%.0f MB), right after "
+	       "%.0f GB written and removed: %.0f MB/s (slowest %.0f ms: %.0f MB/s).  A flusher "
+	       "whose write() keeps this rate is held back by its own work per event only\n",
+	       res[1][0].size / 1e6, WARM_BYTES / 1e9, dd_same, BENCH_WINDOW_US / 1e3, slow_same);
 	printf("\nflusher alone (%u M events recorded first, then posix_trace_flush into "
 	       "the log, until get_status says it is done): %.1f ns/event, %.0f MB/s of log\n",
 	       ALONE_EVENTS / 1000000, alone, alone_mbs);
