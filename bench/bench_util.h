@@ -1,7 +1,7 @@
 /*
  * bench_util.h -- what the benchmark programs share: a monotonic clock in
  * microseconds, the comparison qsort needs for their medians, and the
- * machine's own write rate to a file system.
+ * machine's own write rate to a file system, and a thread's CPU time.
  */
 #ifndef POSIXTRACE_BENCH_UTIL_H
 #define POSIXTRACE_BENCH_UTIL_H
@@ -71,6 +71,33 @@ static inline double bench_write_rate(const char *dir, uint64_t bytes, double *s
 	double rate = ok ? (double)n * sizeof blk / (t[n] - t[0]) : -1; /* bytes/us = MB/s */
 	free(t);
 	return rate;
+}
+
+/* A thread's CPU time so far, in user and in kernel mode, in seconds
+ * (/proc/PID/task/TID/stat, fields 14 and 15, clock ticks): 1, or 0 if it
+ * cannot be read (the thread is gone). */
+static inline int bench_task_cpu(pid_t pid, pid_t tid, double *user, double *sys)
+{
+	char path[64], line[1024];
+	unsigned long ut, st;
+	FILE *f;
+	int ok = 0;
+
+	snprintf(path, sizeof path, "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+	if (!(f = fopen(path, "r")))
+		return 0;
+	size_t n = fread(line, 1, sizeof line - 1, f);
+	fclose(f);
+	line[n] = 0;
+	/* after the name, which may hold anything: state (3), fields 4..13 */
+	char *q = strrchr(line, ')');
+	if (q && sscanf(q + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut,
+	                &st) == 2) {
+		double hz = (double)sysconf(_SC_CLK_TCK);
+		*user = (double)ut / hz, *sys = (double)st / hz;
+		ok = 1;
+	}
+	return ok;
 }
 
 #endif

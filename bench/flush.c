@@ -26,9 +26,9 @@
  * writing the log with nothing else running).  Also the machine's own
  * rate of writing a new file there (plain write() of 64 KiB blocks,
  * twice, 2 GB; then, after the same warm-up, a file as large as the warm
- * full-speed log: what the flusher's write() could reach).  Last, a consumer that keeps up: the producer at full speed
- * with the log on /dev/null, against the flight recorder, runs alternated
- * (keep_up()).
+ * full-speed log: what the flusher's write() could reach).  Last, a
+ * consumer that keeps up: the producer at full speed with the log on
+ * /dev/null, against the flight recorder, runs alternated (keep_up()).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -149,30 +149,6 @@ static pid_t new_task(const pid_t *before, int n)
 	return found;
 }
 
-/* A thread's CPU time in user and in kernel mode, in seconds (fields 14
- * and 15 of its stat, clock ticks); 0 if it cannot be read. */
-static int task_cpu(pid_t tid, double *user, double *sys)
-{
-	char path[64], line[1024];
-	unsigned long ut, st;
-	FILE *f;
-	int ok = 0;
-
-	snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)tid);
-	if (!tid || !(f = fopen(path, "r")))
-		return 0;
-	char *p = fgets(line, sizeof line, f) ? strrchr(line, ')') : NULL;
-	/* after the name: state (3), then fields 4..13, utime (14), stime (15) */
-	if (p && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut,
-	                &st) == 2) {
-		double hz = (double)sysconf(_SC_CLK_TCK);
-		*user = (double)ut / hz, *sys = (double)st / hz;
-		ok = 1;
-	}
-	fclose(f);
-	return ok;
-}
-
 /* What the flusher did while the producer ran: its CPU time in user and in
  * kernel mode and the log's size when the producer ended. */
 struct flusher_cpu {
@@ -195,7 +171,8 @@ static void produce_and_shut(trace_id_t trid, struct prod *p, struct posix_trace
 	pthread_join(th, NULL);
 	if (fc) {
 		struct stat st;
-		fc->ok = task_cpu(fc->tid, &fc->user, &fc->sys) && fstat(fc->fd, &st) == 0;
+		fc->ok = fc->tid && bench_task_cpu(getpid(), fc->tid, &fc->user, &fc->sys) &&
+		         fstat(fc->fd, &st) == 0;
 		fc->bytes = fc->ok ? (double)st.st_size : 0;
 	}
 	if ((rc = posix_trace_get_status(trid, si)) != 0)

@@ -218,7 +218,7 @@ static struct result run_one(int threads, double rate, uint64_t per_thread)
  * (the flusher), as /proc says now; 0 when it is gone. */
 static double helper_cpu(pid_t pid)
 {
-	char path[64], line[1024];
+	char path[64];
 	double sum = 0;
 
 	snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
@@ -226,21 +226,10 @@ static double helper_cpu(pid_t pid)
 	if (!d)
 		return 0;
 	for (struct dirent *e; (e = readdir(d));) {
-		if (e->d_name[0] == '.' || atoi(e->d_name) == (int)pid)
-			continue;
-		char sp[300];
-		snprintf(sp, sizeof sp, "/proc/%d/task/%s/stat", (int)pid, e->d_name);
-		FILE *f = fopen(sp, "r");
-		if (!f)
-			continue;
-		size_t n = fread(line, 1, sizeof line - 1, f);
-		fclose(f);
-		line[n] = 0;
-		char *q = strrchr(line, ')');
-		unsigned long ut, st;
-		if (q && sscanf(q + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut,
-		                &st) == 2)
-			sum += (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+		double ut, st;
+		if (e->d_name[0] != '.' && atoi(e->d_name) != (int)pid &&
+		    bench_task_cpu(pid, (pid_t)atoi(e->d_name), &ut, &st))
+			sum += ut + st;
 	}
 	closedir(d);
 	return sum;
