@@ -416,8 +416,8 @@ static void row(const char *name, const struct result *r)
 		snprintf(user, sizeof user, "%.1f", r->fl_user_ns);
 	if (r->fl_write >= 0)
 		snprintf(wr, sizeof wr, "%.0f", r->fl_write);
-	printf("| %s | %.2f | %.1f | %.1f | %.1f (%.1f%%) | %s | %s | %.0f | %.1f | %s | %s |\n",
-	       name, r->ns, r->recorded / 1e6, r->in_log / 1e6, r->lost / 1e6,
+	printf("| %s | %.2f | %.1f | %.1f | %.0f (%.2f%%) | %s | %s | %.0f | %.1f | %s | %s |\n",
+	       name, r->ns, r->recorded / 1e6, r->in_log / 1e6, r->lost,
 	       r->recorded ? 100.0 * r->lost / r->recorded : 0.0, r->exact ? "exact" : "WRONG",
 	       r->overrun ? "OVERRUN" : "no", r->size / 1e6, r->mbs, user, wr);
 }
@@ -455,7 +455,7 @@ int main(void)
 	printf("posixtrace log benchmark: %ld CPUs online, %d-byte payload, FLUSH stream of "
 	       "%u MiB, APPEND log on %s, one producer thread for %.0f s, median of %d runs\n\n",
 	       sysconf(_SC_NPROCESSORS_ONLN), PAYLOAD, STREAM_SIZE >> 20, dir, SECONDS, RUNS);
-	printf("| producer | ns/event | recorded (M) | in the log (M) | lost (M) | log's count | "
+	printf("| producer | ns/event | recorded (M) | in the log (M) | lost | log's count | "
 	       "stream overrun | log MB | log MB/s | flusher user ns/event | flusher write() "
 	       "MB/s |\n");
 	printf("|---|---:|---:|---:|---:|---|---|---:|---:|---:|---:|\n");
@@ -490,7 +490,9 @@ int main(void)
 	       "(slowest %.0f ms: %.0f MB/s), and %.0f MB/s right after (slowest: %.0f MB/s); a "
 	       "VM whose host backs freed guest memory lazily pays a host fault per page the "
 	       "first time.  A paced row loses events when the machine writes slower than its "
-	       "rate for longer than the stream holds (%u MiB: about %.0f ms at 21 M events/s)\n",
+	       "rate for longer than the stream holds (%u MiB: about %.0f ms at 21 M events/s), "
+	       "or when another task holds the flusher's CPU that long (the producer busy-waits "
+	       "on the other one)\n",
 	       dir, dd_first, BENCH_WINDOW_US / 1e3, slow_first, dd_again, slow_again,
 	       STREAM_SIZE >> 20, STREAM_SIZE / (GB_RATE * (8 + PAYLOAD)) * 1e3);
 	printf("- the machine, a file as large as the warm full-speed log (%.0f MB), right after "
