@@ -202,12 +202,13 @@ static void unstash(struct pt_reader *rd, struct posix_trace_event_info *ev, voi
  * new in its open chunk is looked at once more, after that time was
  * read: whatever it commits later was stamped later (the horizon,
  * read_next()).  No run while a writer's chunk needs service(). */
-static void allow_run(struct pt_trid *t, struct pt_rwriter *w)
+static void allow_run_at(struct pt_trid *t, struct pt_rwriter *w, uint64_t now)
 {
 	struct pt_reader *rd = &t->rd;
-	uint64_t lim = pt_now();
+	uint64_t lim = now;
 
 	rd->run_w = 0;
+	rd->run_cap = now;
 	for (uint32_t i = 0; i < rd->nw; i++) {
 		if (&rd->w[i] == w || rd->w[i].head == NONE)
 			continue;
@@ -237,24 +238,59 @@ static void allow_run(struct pt_trid *t, struct pt_rwriter *w)
 	rd->run_limit = lim;
 }
 
+static void allow_run(struct pt_trid *t, struct pt_rwriter *w)
+{
+	allow_run_at(t, w, pt_now());
+}
+
+/* A run ended where another writer's next record comes first: a run of
+ * that writer, if it is simply the next thing read_next() would return.
+ * The writer with the earliest next record (a tie: none), under the time
+ * the ended run was allowed at, which was read before any look made here:
+ * what allow_run() would permit, with an older time (so no more).  The
+ * caller checked that nothing else changed (no new chunk, no new loss).
+ * Its cost is a look at each writer, as allow_run()'s; where read_next()
+ * would also read the clock twice, service every writer and collect
+ * losses.  Interleaved writers make short runs: this is what keeps the
+ * flusher on its fast path between them. */
+static struct pt_rwriter *switch_run(struct pt_trid *t)
+{
+	struct pt_reader *rd = &t->rd;
+	struct pt_rwriter *best = NULL;
+
+	for (uint32_t i = 0; i < rd->nw; i++) {
+		if (rd->w[i].head == NONE || !rd->ck[rd->w[i].head].has_next)
+			continue;
+		if (!best || rd->ck[rd->w[i].head].next_ts < rd->ck[best->head].next_ts)
+			best = &rd->w[i];
+	}
+	if (best && best->unknown_seen == rd->unknown) {
+		allow_run_at(t, best, rd->run_cap);
+		if (rd->run_w && rd->ck[best->head].next_ts < rd->run_limit)
+			return best;
+	}
+	rd->run_w = 0; /* none until read_next() allows one again */
+	return NULL;
+}
+
 /* The next event, when it is simply the next record of the writer the
- * last one came from: what read_next() would do, without looking at every
- * writer again.  Only while nothing changed that read_next() would look at
- * (no new chunk, no new loss report);
- * 0: call read_next(). */
+ * last one came from, or else of the writer next in time (switch_run()):
+ * what read_next() would do, without its whole look.  Only while nothing
+ * changed that read_next() would look at (no new chunk, no new loss
+ * report); 0: call read_next(). */
 static struct pt_rwriter *run_writer(struct pt_trid *t)
 {
 	struct pt_reader *rd = &t->rd;
 	struct pt_hdr *h = t->hdr;
 
-	if (!rd->run_w || rd->npend || rd->nloss_pend)
-		return NULL;
-	struct pt_rwriter *w = &rd->w[rd->run_w - 1];
-	if (w->head == NONE || !rd->ck[w->head].has_next ||
-	    rd->ck[w->head].next_ts >= rd->run_limit ||
+	if (!rd->run_w || rd->npend || rd->nloss_pend ||
 	    atomic_load_explicit(&h->acq_seq, memory_order_acquire) >= rd->next_aseq ||
 	    atomic_load_explicit(&h->loss_gen, memory_order_acquire) != rd->loss_gen)
 		return NULL;
+	struct pt_rwriter *w = &rd->w[rd->run_w - 1];
+	if (w->head == NONE || !rd->ck[w->head].has_next ||
+	    rd->ck[w->head].next_ts >= rd->run_limit)
+		return switch_run(t);
 	return w;
 }
 

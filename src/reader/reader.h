@@ -65,6 +65,7 @@ struct pt_reader {
 	uint64_t pairs;              /* OVERFLOW/RESUME pairs returned so far */
 	uint32_t run_w;              /* 1 + the writer read_again() may go on with, or 0 */
 	uint64_t run_limit;          /* ... while its next record is earlier than this */
+	uint64_t run_cap;            /* the time read when that run was allowed */
 	uint64_t gap_lost;           /* events lost in the gap being reported */
 	uint64_t lost_at_resume;     /* events lost in the gaps reported so far */
 	uint64_t unknown;            /* losses whose writer is not known */
