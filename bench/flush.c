@@ -70,15 +70,9 @@ static void die(const char *what, int rc)
 	exit(1);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
 static double median(double *v)
 {
-	qsort(v, RUNS, sizeof *v, cmp_double);
+	qsort(v, RUNS, sizeof *v, bench_cmp_double);
 	return v[RUNS / 2];
 }
 
@@ -375,7 +369,7 @@ static void keep_up(double fr[3], double dn[3], double *lost)
 		}
 	for (int k = 0; k < 2; k++) {
 		double *o = k ? dn : fr;
-		qsort(v[k], KEEPUP_RUNS, sizeof(double), cmp_double);
+		qsort(v[k], KEEPUP_RUNS, sizeof(double), bench_cmp_double);
 		o[0] = v[k][0], o[1] = v[k][KEEPUP_RUNS / 2], o[2] = v[k][KEEPUP_RUNS - 1];
 	}
 }
