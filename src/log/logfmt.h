@@ -358,15 +358,18 @@ int pt_logw_event(struct pt_logw *w, uint64_t ts_ns, int32_t pid, uint64_t threa
  * stream's loss count, lost, when it was reported. */
 int pt_logw_event_lost(struct pt_logw *w, uint64_t ts_ns, int32_t pid, uint64_t thread,
                        uint64_t addr, unsigned id, uint64_t lost);
-/* A run of events of one writer encoded by the caller straight into the
- * block being built (the flusher's fast path, flushrun.c).  Open: 1 and
- * *s filled if the block can take events of (pid, thread) from ts on
- * without being written out first; 0: use pt_logw_event(), which makes
- * room.  The caller writes records at s->p (at most s->room bytes, whole
- * 8-byte words may be stored up to that bound), each timestamp in
+/* Runs of events encoded by the caller straight into the block being
+ * built (the flusher's fast path, flushrun.c).  Open: 1 and *s filled if
+ * the block can take events of (pid, thread) from ts on without being
+ * written out first; 0: use pt_logw_event(), which makes room.  The
+ * caller writes records at s->p (at most s->room bytes, whole 8-byte
+ * words may be stored up to that bound), in time order, each timestamp in
  * [s->base, s->base + UINT32_MAX], writer index in s->where, each header
  * through pt_log_put_rec() with &s->prev, and closes with what it wrote
- * (nev 0: nothing). */
+ * (nev 0: nothing).  Events of another writer: pt_logw_span_who() first,
+ * which makes it the span's writer (s->where, s->wi, s->who); the writer
+ * of the span's last event must be the span's writer when it is closed. */
+#define PT_LOGW_SPAN_ADD 64 /* writers a span may add to the block */
 struct pt_logw_span {
 	unsigned char *p;
 	uint32_t room, max_payload;
@@ -375,9 +378,16 @@ struct pt_logw_span {
 	int swap;
 	uint32_t wi;
 	struct pt_logw_who who;
+	uint32_t nadd;      /* writers new to the block, indexes w->nw, w->nw + 1... */
+	struct pt_logw_who add[PT_LOGW_SPAN_ADD];
 };
 int pt_logw_span_open(struct pt_logw *w, int32_t pid, uint64_t thread, uint64_t ts,
                       struct pt_logw_span *s);
+/* 1 if the block takes events of (pid, thread) too, with need bytes of
+ * records in all (those written so far and the next one); else 0 and
+ * nothing changed. */
+int pt_logw_span_who(const struct pt_logw *w, struct pt_logw_span *s, int32_t pid,
+                     uint64_t thread, uint32_t need);
 void pt_logw_span_close(struct pt_logw *w, const struct pt_logw_span *s, uint32_t bytes,
                         uint32_t nev, uint64_t last_ts);
 int pt_logw_sync(struct pt_logw *w);

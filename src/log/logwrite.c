@@ -436,6 +436,32 @@ int pt_logw_span_open(struct pt_logw *w, int32_t pid, uint64_t thread, uint64_t 
 	s->prev = w->prev;
 	s->swap = w->swap;
 	s->who = who;
+	s->nadd = 0;
+	if (wi < 0)
+		s->add[s->nadd++] = who;
+	return 1;
+}
+
+int pt_logw_span_who(const struct pt_logw *w, struct pt_logw_span *s, int32_t pid,
+                     uint64_t thread, uint32_t need)
+{
+	struct pt_logw_who who = { pid, thread };
+	int wi = find_writer(w, &who);
+
+	for (uint32_t j = 0; wi < 0 && j < s->nadd; j++)
+		if (s->add[j].pid == pid && s->add[j].thread == thread)
+			wi = (int)(w->nw + j);
+	if (wi < 0) { /* one more entry in the block's writer table */
+		if (s->nadd == PT_LOGW_SPAN_ADD || w->nw + s->nadd >= PT_LOG_MAX_WRITERS ||
+		    s->room < PT_LOG_WENT || need > s->room - PT_LOG_WENT)
+			return 0;
+		s->room -= PT_LOG_WENT;
+		wi = (int)(w->nw + s->nadd);
+		s->add[s->nadd++] = who;
+	}
+	s->wi = (uint32_t)wi;
+	s->where = (uint64_t)wi << 48;
+	s->who = who;
 	return 1;
 }
 
@@ -444,8 +470,8 @@ void pt_logw_span_close(struct pt_logw *w, const struct pt_logw_span *s, uint32_
 {
 	if (!nev)
 		return;
-	if (s->wi == w->nw)
-		w->wt[w->nw++] = s->who;
+	for (uint32_t j = 0; j < s->nadd; j++)
+		w->wt[w->nw++] = s->add[j];
 	w->wlast = s->wi;
 	w->prev = s->prev;
 	if (!w->nev)

@@ -273,6 +273,18 @@ static struct pt_rwriter *switch_run(struct pt_trid *t)
 	return NULL;
 }
 
+/* A run was allowed, and nothing read_next() would look at changed since
+ * (no new chunk, no new loss report, nothing half-published). */
+static int run_holds(const struct pt_trid *t)
+{
+	const struct pt_reader *rd = &t->rd;
+	struct pt_hdr *h = t->hdr;
+
+	return rd->run_w && !rd->npend && !rd->nloss_pend &&
+	       atomic_load_explicit(&h->acq_seq, memory_order_acquire) < rd->next_aseq &&
+	       atomic_load_explicit(&h->loss_gen, memory_order_acquire) == rd->loss_gen;
+}
+
 /* The next event, when it is simply the next record of the writer the
  * last one came from, or else of the writer next in time (switch_run()):
  * what read_next() would do, without its whole look.  Only while nothing
@@ -281,11 +293,8 @@ static struct pt_rwriter *switch_run(struct pt_trid *t)
 static struct pt_rwriter *run_writer(struct pt_trid *t)
 {
 	struct pt_reader *rd = &t->rd;
-	struct pt_hdr *h = t->hdr;
 
-	if (!rd->run_w || rd->npend || rd->nloss_pend ||
-	    atomic_load_explicit(&h->acq_seq, memory_order_acquire) >= rd->next_aseq ||
-	    atomic_load_explicit(&h->loss_gen, memory_order_acquire) != rd->loss_gen)
+	if (!run_holds(t))
 		return NULL;
 	struct pt_rwriter *w = &rd->w[rd->run_w - 1];
 	if (w->head == NONE || !rd->ck[w->head].has_next ||
@@ -308,60 +317,135 @@ static int read_again(struct pt_trid *t, struct posix_trace_event_info *ev, void
 	return 1;
 }
 
-/* The flusher's fast path (flushrun.c), under t's lock: the run
- * read_again() would go on with, if there is one.  The caller reads the
- * chunk's records from r->a->off up to r->a->commit, checks each as
- * take() does, stops before r->limit and after r->max records, and hands
- * back how far it got with pt_read_run_end(); nothing changes until then. */
-int pt_read_run_begin(struct pt_trid *t, struct pt_read_run *r)
+/* A fresh look at chunk a's commit (the records the caller may read). */
+static void reload_commit(const struct pt_trid *t, struct pt_ractive *a)
 {
-	struct pt_reader *rd = &t->rd;
 	const struct pt_view *v = &t->view;
-	struct pt_rwriter *w = run_writer(t);
-
-	if (!w)
-		return 0;
-	struct pt_ractive *a = &rd->ck[w->head];
 	uint32_t c = atomic_load_explicit(&v->chunks[a->idx].commit, memory_order_acquire);
+
 	if (c <= v->chunk_size && c >= a->commit)
 		a->commit = c;
-	r->w = w;
-	r->a = a;
-	r->chunk = (const pt_word *)pt_chunk_data(v, a->idx);
-	r->limit = rd->run_limit;
-	r->max = 4096; /* the flusher holds t's lock for one run at a time */
+}
+
+static void add_part(struct pt_trid *t, struct pt_read_merge *m, struct pt_rwriter *w,
+                     uint64_t limit, int open)
+{
+	struct pt_read_part *p = &m->p[m->n++];
+
+	p->w = w;
+	p->a = &t->rd.ck[w->head];
+	p->chunk = (const pt_word *)pt_chunk_data(&t->view, p->a->idx);
+	p->limit = limit;
+	p->open = open;
+	p->n = 0;
+}
+
+/* Every writer with a record to read, each up to the time the current
+ * run was allowed at (read before any of the looks below), its own next
+ * loss to mark and the next loss to report: what switch_run() allows one
+ * writer at a time, for all of them at once, so that interleaved writers
+ * are merged in one loop.  A writer whose chunk is open with nothing new
+ * in it after that time was read stays out (whatever it commits later
+ * was stamped later, or without anything read here happening before it,
+ * as allow_run_at() says); one whose chunk is read to its end and sealed
+ * makes the merge wait for the general path (service() moves it on). */
+static int merge_all(struct pt_trid *t, struct pt_read_merge *m)
+{
+	struct pt_reader *rd = &t->rd;
+	uint64_t lim = rd->run_cap;
+
+	if (rd->loss.n) { /* (a loss of unknown time is reported at once) */
+		uint64_t l = rd->loss.e[0].ts == UINT64_MAX ? 0 : rd->loss.e[0].ts;
+		lim = l < lim ? l : lim;
+	}
+	for (uint32_t i = 0; i < rd->nw; i++) {
+		struct pt_rwriter *w = &rd->w[i];
+		if (w->head == NONE)
+			continue;
+		struct pt_ractive *a = &rd->ck[w->head];
+		/* the state first: a sealed chunk's commit read after it is final */
+		uint64_t ss = atomic_load_explicit(&t->view.chunks[a->idx].ss, memory_order_acquire);
+		reload_commit(t, a);
+		if (!pt_rchunk_peek(t, a)) {
+			a->has_next = 0; /* overwritten: read_next() reports it */
+			return 0;
+		}
+		int open = PT_SS_STATE(ss) == PT_CK_OPEN;
+		if (!a->has_next) {
+			if (!open)
+				return 0;
+			continue;
+		}
+		if (w->unknown_seen != rd->unknown)
+			return 0; /* read_next() marks that loss first */
+		uint64_t own = w->lost.n && w->lost.e[0].ts < lim ? w->lost.e[0].ts : lim;
+		add_part(t, m, w, own, open);
+	}
+	return m->n != 0;
+}
+
+/* The flusher's fast path (flushrun.c), under t's lock; see reader.h.
+ * Several writers at once in a FLUSH or UNTIL_FULL stream (merge_all);
+ * else, and in a LOOP stream (whose records are claimed from thieves one
+ * chunk at a time), the run read_again() would go on with. */
+int pt_read_merge_begin(struct pt_trid *t, struct pt_read_merge *m)
+{
+	struct pt_reader *rd = &t->rd;
+
+	m->n = 0;
+	m->max = 4096; /* the flusher holds t's lock for one merge at a time */
+	if (!run_holds(t))
+		return 0;
+	if (t->view.policy != POSIX_TRACE_LOOP && rd->nw <= PT_MERGE_MAX) {
+		if (merge_all(t, m))
+			return 1;
+		m->n = 0;
+	}
+	struct pt_rwriter *w = run_writer(t);
+	if (!w)
+		return 0;
+	reload_commit(t, &rd->ck[w->head]);
+	add_part(t, m, w, rd->run_limit, 0);
 	return 1;
 }
 
-/* 1 if pt_read_run_begin() would find a run now. */
+/* 1 if pt_read_merge_begin() would find something now. */
 int pt_read_run_ready(struct pt_trid *t)
 {
 	return run_writer(t) != NULL;
 }
 
-/* The records from r->a->off to off, n of them, the last at last_tick
- * with caller address last_addr, were read: 1 if they are the reader's
- * (the chunk was not overwritten meanwhile, and in a LOOP stream no thief
- * took them), and the reader has moved past them; 0 if they must not be
- * used (take() then finds out why). */
-int pt_read_run_end(struct pt_trid *t, struct pt_read_run *r, uint32_t off, uint32_t n,
-                    uint64_t last_tick, uint64_t last_addr)
+/* The records the caller took from each part (p->off, p->n, p->tick,
+ * p->addr), if they are the reader's: no chunk was overwritten meanwhile,
+ * and in a LOOP stream no thief took them.  Then the reader has moved past
+ * them (1); else nothing changes and they must not be used (0: take()
+ * then finds out why). */
+int pt_read_merge_end(struct pt_trid *t, struct pt_read_merge *m)
 {
 	struct pt_reader *rd = &t->rd;
-	struct pt_ractive *a = r->a;
 
 	PT_SEQ_FENCE();
-	if (pt_rchunk_gone(t, a))
-		return 0;
-	if (t->view.policy == POSIX_TRACE_LOOP && !pt_rchunk_claim(t, a, off, a->count + n))
-		return 0;
-	a->off = off;
-	a->count += n;
-	a->last_ts = last_tick;
-	a->addr = last_addr;
-	r->w->pairs_at = rd->pairs;
-	if (!pt_rchunk_peek(t, a))
-		a->has_next = 0; /* service() drops it next time */
+	for (uint32_t i = 0; i < m->n; i++)
+		if (m->p[i].n && pt_rchunk_gone(t, m->p[i].a))
+			return 0;
+	if (t->view.policy == POSIX_TRACE_LOOP) { /* one part (begin) */
+		struct pt_read_part *p = &m->p[0];
+		if (!pt_rchunk_claim(t, p->a, p->off, p->a->count + p->n))
+			return 0;
+	}
+	for (uint32_t i = 0; i < m->n; i++) {
+		struct pt_read_part *p = &m->p[i];
+		struct pt_ractive *a = p->a;
+		if (!p->n)
+			continue;
+		a->off = p->off;
+		a->count += p->n;
+		a->last_ts = p->tick;
+		a->addr = p->addr;
+		p->w->pairs_at = rd->pairs;
+		if (!pt_rchunk_peek(t, a))
+			a->has_next = 0; /* service() drops it next time */
+	}
 	return 1;
 }
 

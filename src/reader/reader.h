@@ -127,19 +127,33 @@ void pt_reader_free(struct pt_reader *rd);
 /* the next event of a live stream now: 1, or 0 if none (under t's lock) */
 int pt_read_next(struct pt_trid *t, struct posix_trace_event_info *ev, void *buf, size_t num,
                  size_t *dlen);
-/* The flusher's fast path: a run of one writer's records, read in bulk
- * (read.c; used by flushrun.c) */
-struct pt_read_run {
+/* The flusher's fast path (read.c; used by flushrun.c): the next records
+ * of every writer, read in bulk and merged by the caller.  Each part is
+ * one writer's chunk: its records from a->off to a->commit, those stamped
+ * before limit.  The caller takes them in timestamp order, the earliest
+ * first, and stops at a tie, at max records, before a record at or after
+ * its part's limit, and when a part with !open is read to its end (that
+ * writer's next chunk may hold something earlier); a part with open set
+ * simply has nothing more.  It then says how far it got in each part
+ * (off, n, tick and addr of the last record taken) and calls
+ * pt_read_merge_end(); nothing changes until then. */
+#define PT_MERGE_MAX 64
+struct pt_read_part {
 	struct pt_rwriter *w;
-	struct pt_ractive *a;   /* its chunk: records from a->off to a->commit */
+	struct pt_ractive *a;
 	const pt_word *chunk;   /* the chunk's first record */
-	uint64_t limit;         /* records stamped at or after this go the general way */
-	uint32_t max;           /* records it may take */
+	uint64_t limit;
+	int open;
+	uint32_t off, n;        /* set by the caller */
+	uint64_t tick, addr;
+};
+struct pt_read_merge {
+	uint32_t n, max;
+	struct pt_read_part p[PT_MERGE_MAX];
 };
 int pt_read_run_ready(struct pt_trid *t);
-int pt_read_run_begin(struct pt_trid *t, struct pt_read_run *r);
-int pt_read_run_end(struct pt_trid *t, struct pt_read_run *r, uint32_t off, uint32_t n,
-                    uint64_t last_tick, uint64_t last_addr);
+int pt_read_merge_begin(struct pt_trid *t, struct pt_read_merge *m);
+int pt_read_merge_end(struct pt_trid *t, struct pt_read_merge *m);
 
 /* objread.c: take what the traced processes added to the map of loaded
  * code (locked); the index of the first new entry in t->rd.objs */

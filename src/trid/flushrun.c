@@ -1,27 +1,39 @@
 /*
- * flushrun.c -- the flusher's fast path: a run of one writer's records
- * copied from the stream straight into the log block being built.
+ * flushrun.c -- the flusher's fast path: the next records of the stream's
+ * writers, merged by timestamp and copied from the stream straight into
+ * the log block being built.
  *
  * Most of the time the flusher's next events are simply the next records
- * of the chunk it is in (the reader's "run", read.c).  Taking them one at
- * a time costs, per event, the reader's general checks, a conversion to a
- * struct timespec and back, a copy into the flusher's staging area and the
- * log writer's checks.  Here a run is read, checked and encoded in one
- * loop: each record is checked as the reader checks it (id, length, bounds
- * of the chunk), its tick converted to nanoseconds, and its log record
+ * of the chunks its writers are in.  Taking them one at a time costs, per
+ * event, the reader's general checks, a conversion to a struct timespec
+ * and back, a copy into the flusher's staging area and the log writer's
+ * checks.  Here they are read, checked and encoded in one loop: each
+ * record is checked as the reader checks it (id, length, bounds of the
+ * chunk), its tick converted to nanoseconds, and its log record
  * (docs/log-format.md) written where the log writer's next record goes.
- * Then, once for the whole run, the reader makes sure the chunk was not
- * overwritten meanwhile (and, in a LOOP stream, claims the records from a
- * thief with one CAS); if it was, the bytes written are simply not added
- * to the block and the general path takes over.
+ * The reader (read.c, pt_read_merge_begin) hands out one part per writer
+ * with a record to read, each with the limit it may be read up to; the
+ * loop takes the part whose next record comes first, for as long as it
+ * stays first, then the next one, so threads whose events interleave
+ * finely cost no more than a few compares per switch.  (In a LOOP stream,
+ * and with more writers than PT_MERGE_MAX, the reader hands out a single
+ * part: the run of the writer the last event came from.)  Then, once for
+ * the whole merge, the reader makes sure no chunk was overwritten
+ * meanwhile (and, in a LOOP stream, claims the records from a thief with
+ * one CAS); if one was, the bytes written are simply not added to the
+ * block and the general path takes over.
  *
- * Anything unusual ends the run before that record: a system event, an
+ * Anything unusual ends the merge before that record: a system event, an
  * event type whose name is not in the log yet, a payload longer than the
  * log takes whole, a record that does not fit its chunk, a timestamp the
- * block cannot express, the end of the block's room.  The general path
- * (flusher.c's drain) deals with it, so the log is the same either way.
+ * block cannot express, the end of the block's room, a part's limit, a
+ * part read to the end of a sealed chunk (its writer's next chunk may
+ * hold an earlier record).  The general path (flusher.c's drain) deals
+ * with it, so the log is the same either way.
  */
 #include "trid.h"
+
+_Static_assert(PT_LOGW_SPAN_ADD >= PT_MERGE_MAX, "a merge's writers fit in one span");
 
 /* Payload words of a record (relaxed loads: the memory may be written by
  * the traced process) into the log, whole words: the caller made room for
@@ -34,65 +46,156 @@ static inline void copy_words(unsigned char *dst, const pt_word *src, uint32_t n
 	}
 }
 
+/* A part's place while the merge reads it (kept apart from the reader's
+ * state, which changes only if the whole merge is kept). */
+struct cursor {
+	uint32_t off, end, k, wi;
+	uint64_t base, next, addr, tick, seq;
+	int in_block; /* its writer is the span's already (wi) */
+};
+
+/* x's next record comes before y's (read_next()'s order) */
+static inline int before(const struct cursor *x, const struct cursor *y)
+{
+	return x->next < y->next || (x->next == y->next && x->seq < y->seq);
+}
+
 unsigned pt_flush_run(struct pt_trid *t, struct pt_logw *lw, const uint64_t *named, int *full)
 {
-	struct pt_read_run r;
+	struct pt_read_merge m;
 	struct pt_logw_span s;
+	struct cursor c[PT_MERGE_MAX];
 
 	*full = 0;
-	if (!pt_read_run_begin(t, &r))
+	if (!pt_read_merge_begin(t, &m))
 		return 0;
-	const struct pt_ractive *a = r.a;
-	int64_t first = pt_clock_ns(&t->clk, a->next_ts);
-	if (first < 0 || !pt_logw_span_open(lw, r.w->pid, r.w->thread, (uint64_t)first, &s))
-		return 0;
-
-	uint32_t lim = t->view.max_data < s.max_payload ? t->view.max_data : s.max_payload;
-	uint32_t off = a->off, end = a->commit, used = 0, k = 0;
-	uint64_t base = a->base_ts, tick = 0, ns = 0, addr = a->addr, last = a->addr;
-	const char *chunk = (const char *)r.chunk;
-
-	while (k < r.max && off + PT_REC_SHORT <= end) {
-		const pt_word *rec = (const pt_word *)(chunk + off);
-		uint64_t w0 = atomic_load_explicit(&rec[0], PT_WORD_LOAD), w1 = 0;
-		uint32_t id = PT_REC_ID(w0), n = PT_REC_LEN(w0), wide = PT_REC_WIDE(w0) ? 1 : 0;
-		uint32_t words = (n + 7u) & ~7u, size = PT_REC_BYTES(n, wide);
-
-		if (id < PT_SYS_IDS || id >= PT_NIDS || !(named[id / 64] >> (id % 64) & 1) ||
-		    n > lim || off + size > end || (!wide && !off))
-			break;
-		if (wide) {
-			w1 = atomic_load_explicit(&rec[PT_REC_W1(n)], PT_WORD_LOAD);
-			addr = w1 & PT_MASK48;
-		}
-		uint64_t tk = pt_rec_tick(base, w0, w1);
-		if (tk >= r.limit)
-			break;
-		int64_t v;
-		if (!pt_clock_ns_cached(&t->clk, tk, &v))
-			v = pt_clock_ns(&t->clk, tk);
-		if (v < 0 || (uint64_t)v < s.base || (uint64_t)v - s.base > UINT32_MAX)
-			break;
-		if (used + PT_LOG_REC + words > s.room) {
-			*full = 1;
-			break;
-		}
-		unsigned char *p = s.p + used;
-		unsigned info = id | (PT_REC_FLAGS(w0) & PT_RF_TRUNC ? PT_LOG_RF_TRUNC : 0);
-		uint32_t hl = pt_log_put_rec(p, (uint32_t)((uint64_t)v - s.base), n, info,
-		                             addr | s.where, s.swap, &s.prev);
-		copy_words(p + hl, rec + 1, n);
-		used += hl + n;
-		off += size;
-		k++;
-		tick = tk;
-		ns = (uint64_t)v;
-		last = addr;
+	for (uint32_t i = 0; i < m.n; i++) {
+		const struct pt_ractive *a = m.p[i].a;
+		c[i] = (struct cursor){ .off = a->off, .end = a->commit, .base = a->base_ts,
+		                        .next = a->next_ts, .addr = a->addr, .tick = a->last_ts,
+		                        .seq = a->seq };
 	}
-	if (!k || !pt_read_run_end(t, &r, off, k, tick, last)) {
+	uint32_t lim = t->view.max_data < lw->max_payload ? t->view.max_data : lw->max_payload;
+	uint32_t used = 0, total = 0, opened = 0, lastp = 0;
+	uint64_t ns = 0;
+
+	for (;;) {
+		/* the part whose next record comes first (the earliest; of equal
+		 * timestamps, the one in the older chunk, as read_next() orders
+		 * them), and until when it stays so: before the next record of
+		 * any other part (or at the same time, if its chunk is younger),
+		 * and before its own limit */
+		uint32_t cur = PT_MERGE_MAX, oth = PT_MERGE_MAX;
+		for (uint32_t i = 0; i < m.n; i++) {
+			if (c[i].off + PT_REC_SHORT > c[i].end) {
+				if (!m.p[i].open)
+					goto done; /* its writer's next chunk may come first */
+				continue;
+			}
+			if (cur == PT_MERGE_MAX || before(&c[i], &c[cur])) {
+				oth = cur;
+				cur = i;
+			} else if (oth == PT_MERGE_MAX || before(&c[i], &c[oth])) {
+				oth = i;
+			}
+		}
+		if (cur == PT_MERGE_MAX)
+			break;
+		uint64_t bound = m.p[cur].limit;
+		if (oth != PT_MERGE_MAX && c[oth].next < UINT64_MAX) {
+			uint64_t b = c[oth].next + (c[cur].seq < c[oth].seq);
+			bound = b < bound ? b : bound;
+		}
+		if (c[cur].next >= bound)
+			break; /* its limit: the general path goes on */
+
+		struct cursor *q = &c[cur];
+		const char *chunk = (const char *)m.p[cur].chunk;
+		uint32_t off = q->off, end = q->end, k = 0, kmax = m.max - total;
+		uint64_t base = q->base, addr = q->addr, last = q->addr, tick = q->tick;
+		int first = 1, go_on = 0;
+
+		while (k < kmax) {
+			if (off + PT_REC_SHORT > end) {
+				go_on = 1; /* read to its end: the pick above decides */
+				break;
+			}
+			const pt_word *rec = (const pt_word *)(chunk + off);
+			uint64_t w0 = atomic_load_explicit(&rec[0], PT_WORD_LOAD), w1 = 0;
+			uint32_t id = PT_REC_ID(w0), n = PT_REC_LEN(w0), wide = PT_REC_WIDE(w0) ? 1 : 0;
+			uint32_t words = (n + 7u) & ~7u, size = PT_REC_BYTES(n, wide);
+
+			if (id < PT_SYS_IDS || id >= PT_NIDS || !(named[id / 64] >> (id % 64) & 1) ||
+			    n > lim || off + size > end || (!wide && !off))
+				break;
+			if (wide) {
+				w1 = atomic_load_explicit(&rec[PT_REC_W1(n)], PT_WORD_LOAD);
+				addr = w1 & PT_MASK48;
+			}
+			uint64_t tk = pt_rec_tick(base, w0, w1);
+			if (tk >= bound) {
+				q->next = tk;
+				go_on = tk < m.p[cur].limit; /* another part comes first */
+				break;
+			}
+			int64_t v;
+			if (!pt_clock_ns_cached(&t->clk, tk, &v))
+				v = pt_clock_ns(&t->clk, tk);
+			if (v < 0)
+				break;
+			if (__builtin_expect(first, 0)) { /* its first record since the pick */
+				struct pt_rwriter *w = m.p[cur].w;
+				if (!opened) {
+					if (!pt_logw_span_open(lw, w->pid, w->thread, (uint64_t)v, &s))
+						break;
+					opened = 1;
+					q->in_block = 1, q->wi = s.wi;
+				} else if (!q->in_block) {
+					if (!pt_logw_span_who(lw, &s, w->pid, w->thread,
+					                      used + PT_LOG_REC + words))
+						break;
+					q->in_block = 1, q->wi = s.wi;
+				}
+				s.where = (uint64_t)q->wi << 48;
+				first = 0;
+			}
+			if ((uint64_t)v < s.base || (uint64_t)v - s.base > UINT32_MAX)
+				break;
+			if (used + PT_LOG_REC + words > s.room) {
+				*full = 1;
+				break;
+			}
+			unsigned char *p = s.p + used;
+			unsigned info = id | (PT_REC_FLAGS(w0) & PT_RF_TRUNC ? PT_LOG_RF_TRUNC : 0);
+			uint32_t hl = pt_log_put_rec(p, (uint32_t)((uint64_t)v - s.base), n, info,
+			                             addr | s.where, s.swap, &s.prev);
+			copy_words(p + hl, rec + 1, n);
+			used += hl + n;
+			off += size;
+			k++;
+			tick = tk;
+			ns = (uint64_t)v;
+			last = addr;
+		}
+		q->off = off, q->k += k, q->addr = last, q->tick = tick;
+		total += k;
+		if (k)
+			lastp = cur;
+		if (!go_on)
+			break;
+	}
+done:
+	for (uint32_t i = 0; i < m.n; i++) {
+		m.p[i].off = c[i].off, m.p[i].n = c[i].k;
+		m.p[i].tick = c[i].tick, m.p[i].addr = c[i].addr;
+	}
+	if (!total || !pt_read_merge_end(t, &m)) {
 		*full = 0;
 		return 0;
 	}
-	pt_logw_span_close(lw, &s, used, k, ns);
-	return k;
+	/* the span's writer: the last event's */
+	s.wi = c[lastp].wi;
+	s.who = (struct pt_logw_who){ m.p[lastp].w->pid, m.p[lastp].w->thread };
+	pt_logw_span_close(lw, &s, used, total, ns);
+	return total;
 }
