@@ -21,9 +21,10 @@
  * before the run: on a VM that hands freed guest memory back to its host,
  * a log's fresh pages each cost a host fault; warm, the run reuses pages
  * the guest has just touched).  Prints a Markdown table, then the flusher
- * alone: 4 M events recorded first into an UNTIL_FULL stream, then flushed
- * by posix_trace_flush (the cost per event of reading the stream and
- * writing the log with nothing else running).  Also the machine's own
+ * alone: 4 M events recorded first into an UNTIL_FULL stream, by one thread
+ * and by 4 at once, then flushed by posix_trace_flush (the cost per event
+ * of reading the stream, merging its writers and writing the log with
+ * nothing else running).  Also the machine's own
  * rate of writing a new file there (plain write() of 64 KiB blocks,
  * twice, 2 GB; then, after the same warm-up, a file as large as the warm
  * full-speed log: what the flusher's write() could reach).  Last, a
@@ -280,27 +281,49 @@ static struct result run(const char *dir, double rate, int warm)
 }
 
 /* The flusher alone: ALONE_EVENTS recorded first into an UNTIL_FULL stream
- * big enough to hold them, then flushed into a log in dir by
- * posix_trace_flush(), waited for with get_status (every 50 us).  ns per
- * event from the flush request to the status saying it is done, the median
- * of RUNS.  (Not the time of posix_trace_shutdown(), which flushes too:
- * that includes freeing the 256 MB segment, about 10 ns per event here.) */
+ * big enough to hold them, by nthr threads at once (released together, so
+ * their events interleave finely and the flusher merges them), then
+ * flushed into a log in dir by posix_trace_flush(), waited for with
+ * get_status (every 50 us).  ns per event from the flush request to the
+ * status saying it is done, the median of RUNS.  (Not the time of
+ * posix_trace_shutdown(), which flushes too: that includes freeing the
+ * 256 MB segment, about 10 ns per event here.) */
 #define ALONE_EVENTS 4000000u
-static double flusher_alone(const char *dir, double *mbs)
+#define ALONE_THREADS_MAX 8
+static pthread_barrier_t alone_bar;
+static unsigned alone_per;
+
+static void *alone_producer(void *arg)
+{
+	unsigned char buf[PAYLOAD] = { 0 };
+
+	(void)arg;
+	pthread_barrier_wait(&alone_bar);
+	for (unsigned i = 0; i < alone_per; i++) {
+		buf[0] = (unsigned char)i;
+		posix_trace_event(id, buf, PAYLOAD);
+	}
+	return NULL;
+}
+
+static double flusher_alone(const char *dir, unsigned nthr, double *mbs)
 {
 	double ns[RUNS], rate[RUNS];
+	pthread_t th[ALONE_THREADS_MAX];
 
+	alone_per = ALONE_EVENTS / nthr;
 	for (int r = 0; r < RUNS; r++) {
 		char path[512];
-		unsigned char buf[PAYLOAD] = { 0 };
 		struct stat st;
 		int fd, rc;
 		trace_id_t trid = start_stream(dir, path, sizeof path, POSIX_TRACE_UNTIL_FULL,
 		                               (size_t)ALONE_EVENTS * 64, &fd);
-		for (unsigned i = 0; i < ALONE_EVENTS; i++) {
-			buf[0] = (unsigned char)i;
-			posix_trace_event(id, buf, PAYLOAD);
-		}
+		pthread_barrier_init(&alone_bar, NULL, nthr);
+		for (unsigned i = 0; i < nthr; i++)
+			pthread_create(&th[i], NULL, alone_producer, NULL);
+		for (unsigned i = 0; i < nthr; i++)
+			pthread_join(th[i], NULL);
+		pthread_barrier_destroy(&alone_bar);
 		struct posix_trace_status_info si;
 		struct timespec poll = { 0, 50000 };
 		double t0 = now_ns();
@@ -317,7 +340,7 @@ static double flusher_alone(const char *dir, double *mbs)
 			die("posix_trace_shutdown", rc);
 		close(fd);
 		unlink(path);
-		ns[r] = dt / ALONE_EVENTS;
+		ns[r] = dt / (alone_per * nthr);
 		rate[r] = (double)st.st_size / 1e6 / (dt / 1e9);
 	}
 	*mbs = median(rate);
@@ -442,7 +465,8 @@ int main(void)
 	/* the machine, for a file as large as the warm full-speed log, warm too */
 	(void)tmpfs_rate(dir, WARM_BYTES, NULL);
 	double slow_same, dd_same = tmpfs_rate(dir, (uint64_t)res[1][0].size, &slow_same);
-	double alone_mbs, alone = flusher_alone(dir, &alone_mbs);
+	double alone_mbs, alone = flusher_alone(dir, 1, &alone_mbs);
+	double alone4_mbs, alone4 = flusher_alone(dir, 4, &alone4_mbs);
 	double fr[3], dn[3], dn_lost;
 	keep_up(fr, dn, &dn_lost);
 
@@ -494,8 +518,10 @@ int main(void)
 	       "whose write() keeps this rate is held back by its own work per event only\n",
 	       res[1][0].size / 1e6, WARM_BYTES / 1e9, dd_same, BENCH_WINDOW_US / 1e3, slow_same);
 	printf("\nflusher alone (%u M events recorded first, then posix_trace_flush into "
-	       "the log, until get_status says it is done): %.1f ns/event, %.0f MB/s of log\n",
-	       ALONE_EVENTS / 1000000, alone, alone_mbs);
+	       "the log, until get_status says it is done): %.1f ns/event, %.0f MB/s of log; "
+	       "recorded by 4 threads at once (their events interleaved, merged by the "
+	       "flusher): %.1f ns/event, %.0f MB/s\n",
+	       ALONE_EVENTS / 1000000, alone, alone_mbs, alone4, alone4_mbs);
 	printf("\na consumer that keeps up (%d runs each, alternated, %.0f s of full-speed "
 	       "producer): with the log on /dev/null, %.2f / %.2f / %.2f ns/event (min / median "
 	       "/ max; %.0f runs with a stream overrun); the flight recorder (LOOP, no reader), "
