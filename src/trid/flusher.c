@@ -103,8 +103,21 @@ static void take_objs(struct pt_trid *t, struct pt_flusher *f)
 /* Copy up to max events from the stream to the log.  1 if it stopped for
  * the limit (more may be waiting), 0 if the stream had no more.  A batch
  * of events is taken under t's lock and written without it: a slow log
- * must not hold up get_status, flush, stop... */
-static int drain(struct pt_trid *t, struct pt_flusher *f, unsigned max)
+ * must not hold up get_status, flush, stop...
+ *
+ * lazy (the flusher between flushes): also 0 once a run of fewer than
+ * CHASE_MIN events has read every writer to the end of what it committed
+ * in its open chunk, though they may have written more since.  The
+ * flusher then sleeps until a chunk is sealed (pool.c wakes it) or its
+ * timeout, and reads the rest of that chunk then.  Looking again at once
+ * would follow the writer a few records a look: each look takes the lines
+ * the writer is storing into, and each store of the writer takes them
+ * back (a full-speed producer that the flusher followed so, 46 events a
+ * look, was slowed to 1.5x the flight recorder; docs/performance.md).  A
+ * longer run means writers that record faster than that: the flusher
+ * goes on at once, as it does when it is behind. */
+#define CHASE_MIN 1024
+static int drain(struct pt_trid *t, struct pt_flusher *f, unsigned max, int lazy)
 {
 	struct staged *st = f->st; /* only the flusher thread drains */
 	unsigned char *data = f->stage;
@@ -122,10 +135,15 @@ static int drain(struct pt_trid *t, struct pt_flusher *f, unsigned max)
 			struct staged *e = &st[n];
 			size_t len;
 			if (n == 0) { /* nothing staged: a run goes straight into the log */
-				unsigned k = pt_flush_run(t, &f->w, f->named, &full);
+				int caught;
+				unsigned k = pt_flush_run(t, &f->w, f->named, &full, &caught);
 				taken += k;
 				if (full)
 					break;
+				if (k && k < CHASE_MIN && caught && lazy) {
+					got = 0;
+					break;
+				}
 				if (k)
 					continue;
 			} else if (pt_read_run_ready(t)) {
@@ -196,13 +214,13 @@ static int drain(struct pt_trid *t, struct pt_flusher *f, unsigned max)
  * stream holds its size in sealed chunks plus the writers' open chunks,
  * each record at least 8 bytes: with room for 64 open chunks the bound
  * takes everything recorded before the call.  1: stopped at the bound,
- * more may be waiting. */
-static int drain_all(struct pt_trid *t, struct pt_flusher *f)
+ * more may be waiting.  lazy: as drain(). */
+static int drain_all(struct pt_trid *t, struct pt_flusher *f, int lazy)
 {
 	uint64_t bound = (t->view.budget + 64ull * t->view.chunk_size) / PT_REC_SHORT;
 
 	for (uint64_t done = 0; done < bound; done += 4096)
-		if (!drain(t, f, 4096))
+		if (!drain(t, f, 4096, lazy))
 			return 0;
 	return 1;
 }
@@ -221,7 +239,7 @@ static void record_own(struct pt_trid *t, struct pt_flusher *f, trace_event_id_t
 		pt_unlock(&t->lock);
 		if (rc == 0 || tries >= 64)
 			return;
-		drain_all(t, f);
+		drain_all(t, f, 0);
 	}
 }
 
@@ -229,15 +247,15 @@ static void record_own(struct pt_trid *t, struct pt_flusher *f, trace_event_id_t
  * FLUSH_STOP, the block out. */
 static void flush_once(struct pt_trid *t, struct pt_flusher *f, int stop)
 {
-	drain_all(t, f);
+	drain_all(t, f, 0);
 	if (stop && f->stop_event) {
 		int zero = 0;
 		record_own(t, f, POSIX_TRACE_STOP, &zero, sizeof zero, f->stop_addr);
 	}
 	record_own(t, f, POSIX_TRACE_FLUSH_START, NULL, 0, NULL);
-	drain_all(t, f);
+	drain_all(t, f, 0);
 	record_own(t, f, POSIX_TRACE_FLUSH_STOP, NULL, 0, NULL);
-	drain_all(t, f);
+	drain_all(t, f, 0);
 	note_error(f, pt_logw_sync(&f->w));
 	log_state(f); /* the sync may have overwritten blocks (LOOP) */
 }
@@ -260,7 +278,7 @@ static void *flusher_main(void *arg)
 		uint64_t req = f->req;
 		int stop = f->stop;
 		pthread_mutex_unlock(&f->mu);
-		int more = f->autoflush && drain_all(t, f);
+		int more = f->autoflush && drain_all(t, f, 1);
 		if (req != f->done || stop) {
 			flush_once(t, f, stop);
 			pthread_mutex_lock(&f->mu);

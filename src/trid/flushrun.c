@@ -60,13 +60,14 @@ static inline int before(const struct cursor *x, const struct cursor *y)
 	return x->next < y->next || (x->next == y->next && x->seq < y->seq);
 }
 
-unsigned pt_flush_run(struct pt_trid *t, struct pt_logw *lw, const uint64_t *named, int *full)
+unsigned pt_flush_run(struct pt_trid *t, struct pt_logw *lw, const uint64_t *named, int *full,
+                      int *caught)
 {
 	struct pt_read_merge m;
 	struct pt_logw_span s;
 	struct cursor c[PT_MERGE_MAX];
 
-	*full = 0;
+	*full = 0, *caught = 0;
 	if (!pt_read_merge_begin(t, &m))
 		return 0;
 	for (uint32_t i = 0; i < m.n; i++) {
@@ -86,10 +87,12 @@ unsigned pt_flush_run(struct pt_trid *t, struct pt_logw *lw, const uint64_t *nam
 		 * any other part (or at the same time, if its chunk is younger),
 		 * and before its own limit */
 		uint32_t cur = PT_MERGE_MAX, oth = PT_MERGE_MAX;
+		int at_commit = 0;
 		for (uint32_t i = 0; i < m.n; i++) {
 			if (c[i].off + PT_REC_SHORT > c[i].end) {
 				if (!m.p[i].open)
 					goto done; /* its writer's next chunk may come first */
+				at_commit = 1;
 				continue;
 			}
 			if (cur == PT_MERGE_MAX || before(&c[i], &c[cur])) {
@@ -99,8 +102,10 @@ unsigned pt_flush_run(struct pt_trid *t, struct pt_logw *lw, const uint64_t *nam
 				oth = i;
 			}
 		}
-		if (cur == PT_MERGE_MAX)
+		if (cur == PT_MERGE_MAX) {
+			*caught = at_commit;
 			break;
+		}
 		uint64_t bound = m.p[cur].limit;
 		if (oth != PT_MERGE_MAX && c[oth].next < UINT64_MAX) {
 			uint64_t b = c[oth].next + (c[cur].seq < c[oth].seq);

@@ -85,7 +85,9 @@ void pt_flusher_status(struct pt_trid *t, struct posix_trace_status_info *si);
 void pt_flusher_forget(struct pt_trid *t); /* fork child: not ours */
 /* copy a run straight into the log's block; the events copied (0: none,
  * use pt_read_next).  *full: it stopped because the block has no more
- * room (write it out). */
-unsigned pt_flush_run(struct pt_trid *t, struct pt_logw *w, const uint64_t *named, int *full);
+ * room (write it out).  *caught: it stopped because every writer it read
+ * was at the end of what it had committed, in a chunk still open. */
+unsigned pt_flush_run(struct pt_trid *t, struct pt_logw *w, const uint64_t *named, int *full,
+                      int *caught);
 
 #endif
