@@ -202,25 +202,7 @@ int main(int argc, char **argv)
 		run_all(1);
 		T_END();
 	}
-	char self[4096] = { 0 };
-	REQUIRE(readlink("/proc/self/exe", self, sizeof self - 1) > 0);
-	for (unsigned i = 0; i < sizeof clocks / sizeof clocks[0]; i++) {
-		pid_t p = fork();
-		REQUIRE(p >= 0);
-		if (p == 0) {
-			setenv("POSIXTRACE_CLOCK", clocks[i], 1);
-			execl(self, argv[0], (char *)NULL);
-			_exit(127);
-		}
-		int st = 0;
-		REQUIRE(waitpid(p, &st, 0) == p);
-		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-			fprintf(stderr, "clock %s: the child ended with %s %d\n", clocks[i],
-			        WIFEXITED(st) ? "status" : "signal",
-			        WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
-			CHECK(0);
-		}
-	}
+	t_rerun_with_env(argv[0], "POSIXTRACE_CLOCK", clocks, sizeof clocks / sizeof clocks[0]);
 	run_all(0);
 	T_END();
 }

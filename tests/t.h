@@ -7,6 +7,7 @@
  *   CHECK_RC(expr, rc)  expr returns error number rc (0 = success)
  *   T_SKIP("why")       exit 77: the test cannot run here
  *   T_END()             exit 0 if no CHECK failed, else 1
+ *   t_rerun_with_env()  this program again in a child per environment value
  */
 #ifndef POSIXTRACE_TEST_H
 #define POSIXTRACE_TEST_H
@@ -17,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/wait.h>
 
 static int t_failures;
 static int t_checks;
@@ -61,6 +63,34 @@ static int t_checks;
 } while (0)
 
 #define T_SKIP(why) do { printf("SKIP: %s\n", why); exit(77); } while (0)
+
+/* Run this program again, in a child, once with name=vals[i] in its
+ * environment for each of the n values, one after the other; a child that
+ * does not exit with 0 is a failed check. */
+static inline void t_rerun_with_env(const char *argv0, const char *name,
+                                    const char *const *vals, unsigned n)
+{
+	char self[4096] = { 0 };
+	REQUIRE(readlink("/proc/self/exe", self, sizeof self - 1) > 0);
+	for (unsigned i = 0; i < n; i++) {
+		fflush(NULL);
+		pid_t p = fork();
+		REQUIRE(p >= 0);
+		if (p == 0) {
+			setenv(name, vals[i], 1);
+			execl(self, argv0, (char *)NULL);
+			_exit(127);
+		}
+		int st = 0;
+		REQUIRE(waitpid(p, &st, 0) == p);
+		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+			fprintf(stderr, "%s=%s: the child ended with %s %d\n", name, vals[i],
+			        WIFEXITED(st) ? "status" : "signal",
+			        WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+			CHECK(0);
+		}
+	}
+}
 
 /* Helpers for trace tests (static inline: a test that does not use them
  * pays nothing).  The harness does not include <trace.h> itself. */
