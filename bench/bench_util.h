@@ -1,16 +1,21 @@
 /*
  * bench_util.h -- what the benchmark programs share: a monotonic clock in
- * microseconds, the comparison qsort needs for their medians, and the
- * machine's own write rate to a file system, and a thread's CPU time.
+ * microseconds, the comparison qsort needs for their medians, the
+ * machine's own write rate to a file system (of data in the writer's
+ * cache, and of data another CPU has just written), and a thread's CPU
+ * time.
  */
 #ifndef POSIXTRACE_BENCH_UTIL_H
 #define POSIXTRACE_BENCH_UTIL_H
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 static inline double bench_now_us(void)
@@ -98,6 +103,80 @@ static inline int bench_task_cpu(pid_t pid, pid_t tid, double *user, double *sys
 		ok = 1;
 	}
 	return ok;
+}
+
+/* The machine's rate for what a flusher does at full speed: write() of
+ * data another CPU has just written.  One thread stores 8-byte words into
+ * a 16 MiB ring, 64 KiB at a time, as fast as it can while it is less
+ * than the ring ahead; the calling thread write()s each 64 KiB into a new
+ * file in dir as soon as it is complete, for `seconds`.  Nothing is
+ * encoded, checked or merged: a writer with no work of its own.  The
+ * bytes are in the other CPU's cache when they are written, as a
+ * producer's records are when its flusher reads them.  MB/s, or -1 if the
+ * file cannot be made or written (it is removed after). */
+#define BENCH_BEHIND_RING (16u << 20)
+#define BENCH_BEHIND_BLK  65536u
+struct bench_behind {
+	unsigned char *ring;
+	_Atomic uint64_t made, taken;
+	_Atomic int stop;
+};
+
+static void *bench_behind_fill(void *arg)
+{
+	struct bench_behind *b = arg;
+	const uint64_t nblk = BENCH_BEHIND_RING / BENCH_BEHIND_BLK;
+	uint64_t i = 0, v = 1;
+
+	while (!atomic_load_explicit(&b->stop, memory_order_relaxed)) {
+		if (i - atomic_load_explicit(&b->taken, memory_order_acquire) >= nblk)
+			continue; /* the ring is full: wait for the writer */
+		_Atomic uint64_t *w = (_Atomic uint64_t *)(b->ring + (i % nblk) * BENCH_BEHIND_BLK);
+		for (uint32_t k = 0; k < BENCH_BEHIND_BLK / 8; k++)
+			atomic_store_explicit(&w[k], v++, memory_order_relaxed);
+		atomic_store_explicit(&b->made, ++i, memory_order_release);
+	}
+	return NULL;
+}
+
+static inline double bench_write_behind_rate(const char *dir, double seconds)
+{
+	struct bench_behind b = { 0 };
+	const uint64_t nblk = BENCH_BEHIND_RING / BENCH_BEHIND_BLK;
+	char path[512];
+	pthread_t th;
+	uint64_t done = 0;
+	int fd, ok = 1;
+
+	snprintf(path, sizeof path, "%s/posixtrace-bench-behind-XXXXXX", dir);
+	if (!(b.ring = aligned_alloc(4096, BENCH_BEHIND_RING)))
+		return -1;
+	memset(b.ring, 0, BENCH_BEHIND_RING);
+	if ((fd = mkstemp(path)) < 0) {
+		free(b.ring);
+		return -1;
+	}
+	if (pthread_create(&th, NULL, bench_behind_fill, &b) != 0) {
+		close(fd);
+		unlink(path);
+		free(b.ring);
+		return -1;
+	}
+	double t0 = bench_now_us(), t1 = t0;
+	while (ok && t1 - t0 < seconds * 1e6) {
+		while (atomic_load_explicit(&b.made, memory_order_acquire) <= done)
+			;
+		ok = write(fd, b.ring + (done % nblk) * BENCH_BEHIND_BLK, BENCH_BEHIND_BLK) ==
+		     (ssize_t)BENCH_BEHIND_BLK;
+		atomic_store_explicit(&b.taken, ++done, memory_order_release);
+		t1 = bench_now_us();
+	}
+	atomic_store(&b.stop, 1);
+	pthread_join(th, NULL);
+	close(fd);
+	unlink(path);
+	free(b.ring);
+	return ok ? (double)done * BENCH_BEHIND_BLK / (t1 - t0) : -1; /* bytes/us = MB/s */
 }
 
 #endif

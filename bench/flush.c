@@ -27,7 +27,9 @@
  * nothing else running).  Also the machine's own
  * rate of writing a new file there (plain write() of 64 KiB blocks,
  * twice, 2 GB; then, after the same warm-up, a file as large as the warm
- * full-speed log: what the flusher's write() could reach).  Last, a
+ * full-speed log: what the flusher's write() could reach), and its rate
+ * of writing what another CPU has just written (bench_write_behind_rate:
+ * what a flusher with no work of its own would reach).  Last, a
  * consumer that keeps up: the producer at full speed with the log on
  * /dev/null, against the flight recorder, runs alternated (keep_up()).
  */
@@ -465,6 +467,14 @@ int main(void)
 	/* the machine, for a file as large as the warm full-speed log, warm too */
 	(void)tmpfs_rate(dir, WARM_BYTES, NULL);
 	double slow_same, dd_same = tmpfs_rate(dir, (uint64_t)res[1][0].size, &slow_same);
+	/* the machine, writing what another CPU has just written: after 4 s
+	 * idle (the pages of files just removed given back), and warm */
+	sleep(4);
+	double behind_cold = bench_write_behind_rate(dir, SECONDS);
+	(void)tmpfs_rate(dir, WARM_BYTES, NULL);
+	double behind_warm = bench_write_behind_rate(dir, SECONDS);
+	if (behind_cold < 0 || behind_warm < 0)
+		die(dir, errno);
 	double alone_mbs, alone = flusher_alone(dir, 1, &alone_mbs);
 	double alone4_mbs, alone4 = flusher_alone(dir, 4, &alone4_mbs);
 	double fr[3], dn[3], dn_lost;
@@ -517,6 +527,13 @@ int main(void)
 	       "%.0f GB written and removed: %.0f MB/s (slowest %.0f ms: %.0f MB/s).  A flusher "
 	       "whose write() keeps this rate is held back by its own work per event only\n",
 	       res[1][0].size / 1e6, WARM_BYTES / 1e9, dd_same, BENCH_WINDOW_US / 1e3, slow_same);
+	printf("- the machine, writing what another CPU has just written (a thread stores "
+	       "into a %u MiB ring, this one write()s each 64 KiB of it as soon as it is "
+	       "complete, %.0f s; no encoding, no checks): %.0f MB/s after 4 s idle, %.0f MB/s "
+	       "after %.0f GB written and removed.  What a flusher with no work of its own "
+	       "would reach: the full-speed log rates above are %.0f%% and %.0f%% of these\n",
+	       BENCH_BEHIND_RING >> 20, SECONDS, behind_cold, behind_warm, WARM_BYTES / 1e9,
+	       100 * res[0][0].mbs / behind_cold, 100 * res[1][0].mbs / behind_warm);
 	printf("\nflusher alone (%u M events recorded first, then posix_trace_flush into "
 	       "the log, until get_status says it is done): %.1f ns/event, %.0f MB/s of log; "
 	       "recorded by 4 threads at once (their events interleaved, merged by the "
