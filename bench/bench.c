@@ -23,6 +23,7 @@
 #include <time.h>
 #include <trace.h>
 #include <unistd.h>
+#include "bench_util.h"
 
 #define REPS 5
 #define N_EVENTS 10000000ull   /* per repetition */
@@ -38,15 +39,9 @@ static double now_ns(void)
 	return ts.tv_sec * 1e9 + ts.tv_nsec;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
 static double median(double *v)
 {
-	qsort(v, REPS, sizeof *v, cmp_double);
+	qsort(v, REPS, sizeof *v, bench_cmp_double);
 	return v[REPS / 2];
 }
 

@@ -122,7 +122,7 @@ struct bench_behind {
 	_Atomic int stop;
 };
 
-static void *bench_behind_fill(void *arg)
+static inline void *bench_behind_fill(void *arg)
 {
 	struct bench_behind *b = arg;
 	const uint64_t nblk = BENCH_BEHIND_RING / BENCH_BEHIND_BLK;
