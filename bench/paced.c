@@ -18,11 +18,12 @@
  * versions paced from two 1 GB passes right after one another: on pages
  * earlier benchmarks had warmed they ran at 3.3-5.2 GB/s, where the log's
  * own pages, written after a pause, came at 444-984 MB/s
- * (docs/performance.md), so the pace was not below the rate the log met.  Per row: events
- * recorded (known in advance), events in the log, lost, whether the log's
- * count of lost events says exactly that, the producer's elapsed time
- * against its paced time, and the flusher's CPU per event (its thread's
- * CPU time in /proc, sampled every 2 ms until it ends).  Then the
+ * (docs/performance.md), so the pace was not below the rate the log met.
+ * Per row: events recorded (known in advance), events in the log, lost,
+ * whether the log's count of lost events says exactly that, the
+ * producer's elapsed time against its paced time, and the flusher's CPU
+ * per event (its thread's CPU time in /proc, sampled every 2 ms until it
+ * ends).  Then the
  * same at full speed with 2 threads: the log rate next to the machine's.
  * Each row is the median of RUNS runs by events lost.  Prints Markdown.
  */
