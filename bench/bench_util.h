@@ -40,6 +40,11 @@ static inline int bench_cmp_double(const void *a, const void *b)
  * BENCH_WINDOW_US of the pass, in MB/s (a log writer meets such a stretch
  * with the stream's depth only; -1 if the pass was shorter). */
 #define BENCH_WINDOW_US 50000.0
+/* Seconds of idle before a pass that should meet pages as a log does
+ * between runs: the guest reports memory it freed to its host about 2 s
+ * after freeing it (virtio-balloon free page reporting), so by then the
+ * pages of files just removed are the host's again. */
+#define BENCH_IDLE_S 4
 static inline double bench_write_rate(const char *dir, uint64_t bytes, double *slowest)
 {
 	static unsigned char blk[65536];

@@ -469,7 +469,7 @@ int main(void)
 	double slow_same, dd_same = tmpfs_rate(dir, (uint64_t)res[1][0].size, &slow_same);
 	/* the machine, writing what another CPU has just written: after 4 s
 	 * idle (the pages of files just removed given back), and warm */
-	sleep(4);
+	sleep(BENCH_IDLE_S);
 	double behind_cold = bench_write_behind_rate(dir, SECONDS);
 	(void)tmpfs_rate(dir, WARM_BYTES, NULL);
 	double behind_warm = bench_write_behind_rate(dir, SECONDS);
@@ -529,10 +529,10 @@ int main(void)
 	       res[1][0].size / 1e6, WARM_BYTES / 1e9, dd_same, BENCH_WINDOW_US / 1e3, slow_same);
 	printf("- the machine, writing what another CPU has just written (a thread stores "
 	       "into a %u MiB ring, this one write()s each 64 KiB of it as soon as it is "
-	       "complete, %.0f s; no encoding, no checks): %.0f MB/s after 4 s idle, %.0f MB/s "
+	       "complete, %.0f s; no encoding, no checks): %.0f MB/s after %d s idle, %.0f MB/s "
 	       "after %.0f GB written and removed.  What a flusher with no work of its own "
 	       "would reach: the full-speed log rates above are %.0f%% and %.0f%% of these\n",
-	       BENCH_BEHIND_RING >> 20, SECONDS, behind_cold, behind_warm, WARM_BYTES / 1e9,
+	       BENCH_BEHIND_RING >> 20, SECONDS, behind_cold, BENCH_IDLE_S, behind_warm, WARM_BYTES / 1e9,
 	       100 * res[0][0].mbs / behind_cold, 100 * res[1][0].mbs / behind_warm);
 	printf("\nflusher alone (%u M events recorded first, then posix_trace_flush into "
 	       "the log, until get_status says it is done): %.1f ns/event, %.0f MB/s of log; "

@@ -5,7 +5,7 @@
  * First the machine's own rate: write() of 64 KiB blocks into a new file
  * on tmpfs (/dev/shm, else $TMPDIR) as large as the largest log a paced
  * row writes (MAX_RATE events/s for SECONDS), twice, in this run: after
- * a pause of PAUSE_S, then at once.  (A VM whose host backs freed guest
+ * a pause of BENCH_IDLE_S, then at once.  (A VM whose host backs freed guest
  * memory lazily gets the pages of a file just removed back within
  * seconds, and pays a host fault per page when one is written again: so
  * the first pass meets pages as a log does between runs, the second pages
@@ -55,7 +55,6 @@
 #define BATCH 1000
 #define LOG_BYTES_PER_EVENT 50.0 /* (about: a 32-byte payload's log record) */
 #define MAX_RATE 20e6 /* events/s: the fastest pace */
-#define PAUSE_S 4     /* before the first pass of the machine's rate */
 #define TMPFS_MAGIC_ 0x01021994
 
 static void die(const char *what, int rc)
@@ -285,7 +284,7 @@ int main(int argc, char **argv)
 	}
 	uint64_t dd_bytes = (uint64_t)(MAX_RATE * SECONDS * LOG_BYTES_PER_EVENT);
 	double slow1, slow2;
-	sleep(PAUSE_S);
+	sleep(BENCH_IDLE_S);
 	double dd1 = write_rate(dd_bytes, &slow1);
 	double dd2 = write_rate(dd_bytes, &slow2);
 	double machine = dd1 < dd2 ? dd1 : dd2;
@@ -309,7 +308,7 @@ int main(int argc, char **argv)
 	       "idle: %.0f MB/s (slowest %.0f ms: %.0f MB/s), then at once: %.0f MB/s (slowest: "
 	       "%.0f MB/s); paced total below: a quarter of the lower, %.2f M events/s "
 	       "(about %.0f MB/s of log)\n\n",
-	       dd_bytes / 1e9, dir, PAUSE_S, dd1, BENCH_WINDOW_US / 1e3, slow1, dd2, slow2,
+	       dd_bytes / 1e9, dir, BENCH_IDLE_S, dd1, BENCH_WINDOW_US / 1e3, slow1, dd2, slow2,
 	       paced / 1e6, paced * LOG_BYTES_PER_EVENT / 1e6);
 	printf("| producer | events (M) | lost | log's count | elapsed / paced time | "
 	       "flusher CPU ns/event | log MB/s |\n");
