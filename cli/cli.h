@@ -30,6 +30,8 @@ uint64_t now_mono_ns(void);
 void fmt_rel(char *buf, size_t cap, uint64_t ns);            /* s.nnnnnnnnn */
 void fmt_abs(char *buf, size_t cap, uint64_t ns);            /* UTC ISO 8601 */
 void fmt_duration(char *buf, size_t cap, uint64_t ns);       /* "1.23 s", "45.6 ms" */
+#define TERM_WIDTH_MIN 40   /* what stats --width accepts, and COLUMNS is held to */
+#define TERM_WIDTH_MAX 1000
 int terminal_width(void);
 int utf8_output(void);
 int want_help(int argc, char **argv);
@@ -40,8 +42,13 @@ void progress_begin(struct progress *p, const char *what, uint64_t total);
 void progress_update(struct progress *p, uint64_t done);
 void progress_end(struct progress *p);
 /* Open FILE for writing: refuse to overwrite unless force (O_EXCL). */
+struct stat;
+/* Output files are made 0600; --force replaces by renaming a new file
+ * over the old name, refusing what output_refused() names. */
 int create_output(const char *path, int force);
-int create_private_output(const char *path, int force); /* mode 0600 */
+int create_private_output(const char *path, int force);
+int create_output_at(int dirfd, const char *name, const char *path, int force);
+const char *output_refused(const struct stat *st, int want_dir);
 
 /* ------------------------------------------------------------ names.c */
 const char *system_event_name(unsigned id);     /* NULL for user ids */
@@ -125,6 +132,7 @@ int tlog_lost_any(const struct tlog *l);
 void tlog_loss_text(const struct tlog *l, char *out, size_t cap);
 
 /* ------------------------------------------------------------ elf.c */
+int elf_open(const char *path); /* a regular file only, never blocking; -1 otherwise */
 int elf_build_id(const char *path, char *hex, size_t cap);   /* 0 = found */
 int elf_load_bias(const char *path, uint64_t map_start, uint64_t map_off, uint64_t *bias);
 

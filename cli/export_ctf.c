@@ -253,36 +253,58 @@ static int write_stream(const struct tlog *l, struct symz *z, FILE *f, const uns
 	return rc;
 }
 
-static FILE *open_in(const char *dir, const char *name, char *path, size_t cap)
+/* A file of the trace directory, 0600, made through the directory's fd
+ * (no path is followed again after the directory was checked). */
+static FILE *open_in(int dfd, const char *dir, const char *name, char *path, size_t cap, int force)
 {
 	snprintf(path, cap, "%s/%s", dir, name);
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	int fd = create_output_at(dfd, name, path, force);
 	FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
-	if (!f)
+	if (fd >= 0 && !f) {
 		err_msg("cannot create %s: %s", path, strerror(errno));
+		close(fd);
+	}
 	return f;
 }
 
-int export_ctf(const struct tlog *l, struct symz *z, const char *dir, int force)
+/* The trace directory, made 0700; with force an existing one of this
+ * user's (not a symbolic link) is written into.  Its fd, or -1. */
+static int open_dir(const char *dir, int force)
 {
-	unsigned char uuid[16], cuuid[16];
-	char path[4200];
 	struct stat sb;
+	const char *why;
+	int dfd;
 
-	if (mkdir(dir, 0755) != 0) {
-		if (errno != EEXIST || stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
-			err_msg("cannot create the directory %s: %s", dir,
-			        errno == EEXIST ? "a file of that name exists" : strerror(errno));
-			return 1;
+	if (mkdir(dir, 0700) != 0) {
+		if (errno != EEXIST || lstat(dir, &sb) != 0) {
+			err_msg("cannot create the directory %s: %s", dir, strerror(errno));
+			return -1;
 		}
 		if (!force) {
 			err_msg("%s already exists; choose another name with -o, or add --force "
 			        "to overwrite it", dir);
-			return 1;
+			return -1;
+		}
+		if ((why = output_refused(&sb, 1)) != NULL) {
+			err_msg("%s: will not write into it: %s", dir, why);
+			return -1;
 		}
 	}
-	if (getrandom(uuid, sizeof uuid, 0) != (ssize_t)sizeof uuid ||
-	    getrandom(cuuid, sizeof cuuid, 0) != (ssize_t)sizeof cuuid) {
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	why = dfd < 0 || fstat(dfd, &sb) != 0 ? strerror(errno) : output_refused(&sb, 1);
+	if (why) {
+		err_msg("%s: will not write into it: %s", dir, why);
+		if (dfd >= 0)
+			close(dfd);
+		return -1;
+	}
+	return dfd;
+}
+
+static int write_ctf(const struct tlog *l, struct symz *z, const char *dir, int dfd, int force,
+                     unsigned char *uuid, unsigned char *cuuid, char *path, size_t cap)
+{
+	if (getrandom(uuid, 16, 0) != 16 || getrandom(cuuid, 16, 0) != 16) {
 		err_msg("getrandom: %s", strerror(errno));
 		return 1;
 	}
@@ -295,7 +317,7 @@ int export_ctf(const struct tlog *l, struct symz *z, const char *dir, int force)
 		t0 = l->ev[i].ts < t0 ? l->ev[i].ts : t0;
 	uint64_t offset_s = t0 / 1000000000u;
 
-	FILE *m = open_in(dir, "metadata", path, sizeof path);
+	FILE *m = open_in(dfd, dir, "metadata", path, cap, force);
 	if (!m)
 		return 1;
 	int rc = write_metadata(l, m, uuid, cuuid, offset_s, z != NULL);
@@ -303,7 +325,7 @@ int export_ctf(const struct tlog *l, struct symz *z, const char *dir, int force)
 		err_msg("writing %s: %s", path, strerror(errno));
 		return 1;
 	}
-	FILE *s = open_in(dir, "stream_0", path, sizeof path);
+	FILE *s = open_in(dfd, dir, "stream_0", path, cap, force);
 	if (!s)
 		return 1;
 	rc = write_stream(l, z, s, uuid, offset_s * 1000000000u);
@@ -312,4 +334,17 @@ int export_ctf(const struct tlog *l, struct symz *z, const char *dir, int force)
 		return 1;
 	}
 	return 0;
+}
+
+int export_ctf(const struct tlog *l, struct symz *z, const char *dir, int force)
+{
+	unsigned char uuid[16], cuuid[16];
+	char path[4200];
+	int dfd = open_dir(dir, force), rc;
+
+	if (dfd < 0)
+		return 1;
+	rc = write_ctf(l, z, dir, dfd, force, uuid, cuuid, path, sizeof path);
+	close(dfd);
+	return rc;
 }
