@@ -11,10 +11,11 @@
  * trid/target.c.  It also holds the process's event-name registry, so a
  * controller agrees with the traced process on ids.
  */
+#include <errno.h>
 #include <fcntl.h>
+#include <linux/auxvec.h> /* AT_SECURE (<sys/auxv.h> brings <elf.h>, whose PT_TLS clashes) */
 #include <stdio.h>
 #include <stdlib.h>
-#include <linux/auxvec.h> /* AT_SECURE (<sys/auxv.h> brings <elf.h>, whose PT_TLS clashes) */
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -109,14 +110,36 @@ static void ctl_use(struct pt_ctl *c, int fd)
 	pt_ctl_fd = fd;
 }
 
+/* An inherited stream's memfd, opened again after exec where the process
+ * it came from holds it: /proc/PID/fd/FD, which the kernel opens only for
+ * a process that may ptrace PID (a child that changed its user cannot),
+ * and only if it is still the file it was (inode).  -1 if not. */
+static int reopen_inherited(int32_t pid, int32_t fd, uint64_t ino)
+{
+	char path[64];
+	struct stat st;
+	int f;
+
+	snprintf(path, sizeof path, "/proc/%d/fd/%d", (int)pid, (int)fd);
+	if ((f = open(path, O_RDWR | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)) < 0)
+		return -1;
+	if (fstat(f, &st) != 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_ino != ino ||
+	    !(fcntl(f, F_GET_SEALS) & F_SEAL_SHRINK)) {
+		close(f);
+		return -1;
+	}
+	return f;
+}
+
 /* After exec: the value of POSIXTRACE_CTL that this process's previous
- * image set (exec.c), "C" or "C/S.F/S.F...": C the control segment's fd,
- * then for each inherited stream its slot S and the fd F that holds it.
- * The segment is adopted if C is a control segment made for this pid;
- * the fds become close-on-exec again.  0 if adopted. */
+ * image set (exec.c), "C" or "C/S.P.F.I/S.P.F.I...": C the fd of the
+ * control segment, kept open across exec; then for each inherited stream
+ * its slot S and where its memfd was open (pid P, fd F, inode I).  The
+ * segment is adopted if C is a control segment made for this pid (and
+ * becomes close-on-exec again).  0 if adopted. */
 int pt_ctl_adopt(const char *e)
 {
-	long v[1 + 2 * PT_SLOTS];
+	unsigned long long v[1 + 4 * PT_SLOTS];
 	unsigned n = 0;
 	struct pt_ctl *c;
 
@@ -124,27 +147,30 @@ int pt_ctl_adopt(const char *e)
 		char *end;
 		if (*p < '0' || *p > '9' || n == sizeof v / sizeof v[0])
 			return -1;
-		v[n] = strtol(p, &end, 10);
-		if (v[n] < 0 || v[n] >= 1 << 20)
-			return -1;
+		errno = 0;
+		v[n] = strtoull(p, &end, 10);
+		if (errno || (n == 0 ? v[n] >= 1u << 20 : (n - 1) % 4 != 3 && v[n] >= 1u << 30))
+			return -1; /* (S, P and F are small; I, an inode, is not) */
 		p = end;
-		if (!*p && n % 2 == 0)
-			break;
-		if (*p != (n % 2 ? '.' : '/'))
-			return -1;
 		n++;
+		if (!*p && n % 4 == 1)
+			break;
+		if (*p != (n % 4 == 1 ? '/' : '.'))
+			return -1;
 	}
 	if ((c = pt_ctl_map((int)v[0], pt_pid)) == NULL)
 		return -1; /* not ours (a parent's, named in an environment passed on) */
 	ctl_use(c, (int)v[0]);
 	fcntl((int)v[0], F_SETFD, FD_CLOEXEC);
-	for (unsigned i = 1; i + 1 <= n; i += 2) {
+	for (unsigned i = 1; i + 3 < n; i += 4) {
 		unsigned s = (unsigned)v[i];
-		int fd = (int)v[i + 1];
-		if (s >= PT_SLOTS || pt_proc.own_fd[s] || fd == (int)v[0] || fcntl(fd, F_GETFD) < 0)
+		if (s >= PT_SLOTS || pt_proc.own_fd[s])
 			continue;
-		fcntl(fd, F_SETFD, FD_CLOEXEC);
+		int fd = reopen_inherited((int32_t)v[i + 1], (int32_t)v[i + 2], v[i + 3]);
+		if (fd < 0)
+			continue; /* gone, or not ours to open: the stream does not follow */
 		pt_slot_own_fd(s, fd, 1);
+		pt_proc.own_src[s] = (struct pt_own_src){ (int32_t)v[i + 1], (int32_t)v[i + 2], v[i + 3] };
 	}
 	return 0;
 }
@@ -279,9 +305,15 @@ void pt_ctl_atfork_child(void)
 				close(pfd);
 			continue;
 		}
-		/* a descriptor of the child's own, close-on-exec like the
-		 * segment (its own exec keeps it: exec.c) */
+		/* a descriptor of the child's own, close-on-exec: an image the
+		 * child execs opens the memfd again where the parent holds it
+		 * (pt_ctl_adopt), if it may */
 		int hfd = fcntl(sl->home_fd, F_DUPFD_CLOEXEC, 3);
+		struct stat hst;
+		pt_proc.own_src[s] = (struct pt_own_src){ 0, 0, 0 };
+		if (hfd >= 0 && fstat(hfd, &hst) == 0)
+			pt_proc.own_src[s] = (struct pt_own_src){ getppid(), sl->home_fd,
+			                                          (uint64_t)hst.st_ino };
 		if (pfd >= 0 && pclose && pfd != hfd)
 			close(pfd);
 		atomic_store(&n->off, atomic_load(&o->off));

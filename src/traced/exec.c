@@ -7,9 +7,13 @@
  * exec'd, not a program that a child of a traced process runs.  A traced
  * process's own exec through the exec functions of this library (which
  * stand in for the C library's: execve, execv, execvp, execvpe, execl,
- * execlp, execle, fexecve) keeps them open for the new image and names
- * them in its environment (POSIXTRACE_CTL, read back by ctlseg.c), so the
- * stream follows the process into the new program from its first event.
+ * execlp, execle, fexecve) keeps its control segment open for the new
+ * image and names it in its environment (POSIXTRACE_CTL, read back by
+ * ctlseg.c), so the streams follow the process into the new program from
+ * its first event.  An inherited stream's memfd -- its parent's control
+ * memfd -- is never kept: the environment names where the parent holds
+ * it, and the new image opens it there again through /proc, which the
+ * kernel allows only under the ptrace rule (pt_ctl_adopt).
  *
  * They are kept only when that is the process's own exec: not in a child
  * sharing its memory (vfork(), whose pid differs), not once the process
@@ -53,16 +57,16 @@ void pt_exec_init(void)
 #define CTL_VAR "POSIXTRACE_CTL="
 
 struct keep {
-	int fd[1 + PT_SLOTS]; /* the descriptors made inheritable */
+	int fd[1];            /* the descriptor made inheritable */
 	unsigned n;
 	char **env;           /* the environment passed, mapped here */
 	size_t env_size;
-	char val[sizeof CTL_VAR + 12 * (1 + 2 * PT_SLOTS)];
+	char val[sizeof CTL_VAR + 12 + PT_SLOTS * (4 + 12 + 12 + 22)];
 };
 
-static char *put_uint(char *p, unsigned v)
+static char *put_u64(char *p, uint64_t v)
 {
-	char d[12];
+	char d[24];
 	int n = 0;
 
 	do
@@ -71,6 +75,11 @@ static char *put_uint(char *p, unsigned v)
 	while (n)
 		*p++ = d[--n];
 	return p;
+}
+
+static char *put_uint(char *p, unsigned v)
+{
+	return put_u64(p, v);
 }
 
 static int traced_now(void)
@@ -114,14 +123,17 @@ static char *const *keep_begin(struct keep *k, char *const *envp)
 	p = put_uint(k->val + sizeof CTL_VAR - 1, (unsigned)pt_ctl_fd);
 	inheritable(k, pt_ctl_fd);
 	for (unsigned s = 0; s < PT_SLOTS; s++) {
-		int fd = pt_proc.own_fd[s] - 1;
-		if (fd < 0 || !(atomic_load(&pt_proc.own_close) >> s & 1))
+		const struct pt_own_src *o = &pt_proc.own_src[s];
+		if (!pt_proc.own_fd[s] || !(atomic_load(&pt_proc.own_close) >> s & 1) || o->pid <= 0)
 			continue; /* none, or a trace id's (gone with this image) */
 		*p++ = '/';
 		p = put_uint(p, s);
 		*p++ = '.';
-		p = put_uint(p, (unsigned)fd);
-		inheritable(k, fd);
+		p = put_uint(p, (unsigned)o->pid);
+		*p++ = '.';
+		p = put_uint(p, (unsigned)o->fd);
+		*p++ = '.';
+		p = put_u64(p, o->ino);
 	}
 	*p = 0;
 	size_t m = 0;

@@ -28,6 +28,14 @@ struct pt_proc {
 	 * write the segment could name any descriptor there. */
 	int own_fd[PT_SLOTS];
 	_Atomic uint32_t own_close;
+	/* For an inherited stream: where its memfd is open in the process it
+	 * was inherited from (pid, fd number, inode), which is where an
+	 * exec'd image of this process opens it again (through /proc, under
+	 * the ptrace rule): its own descriptor does not cross exec. */
+	struct pt_own_src {
+		int32_t pid, fd;
+		uint64_t ino;
+	} own_src[PT_SLOTS];
 	struct pt_view view[PT_VIEWS];
 };
 extern struct pt_proc pt_proc;
