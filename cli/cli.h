@@ -195,6 +195,7 @@ int target_launch(struct target *t, char **argv);
 int target_release(struct target *t);         /* 0, or the exec errno */
 int target_attach(struct target *t, pid_t pid);
 void target_check_library(pid_t pid, const char *what);  /* warns if it has none */
+void target_check_privileged(char **argv, const char *what); /* warns if setuid... */
 int target_poll(struct target *t);            /* 1 once the target has ended */
 void target_forward(struct target *t, int sig);
 int target_exit_code(const struct target *t);

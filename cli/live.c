@@ -179,6 +179,7 @@ int cmd_live(int argc, char **argv)
 		                   argv[optind]);
 	signals_block();
 	if (launch) {
+		target_check_privileged(argv + optind, "printed");
 		prctl(PR_SET_CHILD_SUBREAPER, 1);
 		if (target_launch(&t, argv + optind))
 			return 1;

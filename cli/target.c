@@ -27,7 +27,10 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
+#include <sys/xattr.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "cli.h"
@@ -180,6 +183,62 @@ void target_check_library(pid_t pid, const char *what)
 	if (has_ctl(pid) == 0)
 		err_msg("pid %d does not use libposixtrace (no posixtrace-ctl segment): only the "
 		        "tracer's own events will be %s", (int)pid, what);
+}
+
+/* The file execvp() would run for prog (into buf), or NULL. */
+static const char *exec_path(const char *prog, char *buf, size_t cap)
+{
+	if (strchr(prog, '/'))
+		return prog;
+	const char *path = getenv("PATH");
+	for (const char *p = path && *path ? path : "/usr/local/bin:/usr/bin:/bin"; *p;) {
+		size_t n = strcspn(p, ":");
+		struct stat st;
+		snprintf(buf, cap, "%.*s%s%s", (int)n, p, n ? "/" : "", prog);
+		if (stat(buf, &st) == 0 && S_ISREG(st.st_mode) && access(buf, X_OK) == 0)
+			return buf;
+		p += n + (p[n] == ':');
+	}
+	return NULL;
+}
+
+/* Would prog run with privileges this user does not have (the kernel's
+ * AT_SECURE: set-user-ID or set-group-ID to another id, or file
+ * capabilities)?  Then the library in it adopts nothing we prepared and
+ * only a controller allowed to ptrace it could reach it: nothing it
+ * records reaches our stream (docs/security.md).  The reason, or NULL. */
+static const char *privileged(const char *prog)
+{
+	char buf[4096];
+	const char *path = exec_path(prog, buf, sizeof buf);
+	struct stat st;
+	struct statvfs vfs;
+
+	if (!path || stat(path, &st) != 0 || !S_ISREG(st.st_mode) ||
+	    (statvfs(path, &vfs) == 0 && (vfs.f_flag & ST_NOSUID)))
+		return NULL;
+	if ((st.st_mode & S_ISUID) && st.st_uid != geteuid())
+		return "it is set-user-ID";
+	if ((st.st_mode & S_ISGID) && (st.st_mode & S_IXGRP) && st.st_gid != getegid()) {
+		gid_t g[256];
+		int n = getgroups(256, g), member = 0;
+		for (int i = 0; i < n; i++)
+			member |= g[i] == st.st_gid;
+		if (!member)
+			return "it is set-group-ID";
+	}
+	if (geteuid() != 0 && getxattr(path, "security.capability", NULL, 0) > 0)
+		return "it has file capabilities";
+	return NULL;
+}
+
+/* Say so when the program to trace runs with privileges we do not have. */
+void target_check_privileged(char **argv, const char *what)
+{
+	const char *why = privileged(argv[0]);
+	if (why)
+		err_msg("%s runs with privileges you do not have (%s): it cannot be traced by you, "
+		        "and nothing it records will be %s", argv[0], why, what);
 }
 
 /* Has a process that is not our child ended?  (A zombie has.) */
