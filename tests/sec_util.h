@@ -40,12 +40,12 @@ static inline void sec_setup(void)
 	atexit(sec_cleanup);
 }
 
-/* A path in the scratch directory (a few rotating static buffers). */
+/* A path in the scratch directory (64 rotating static buffers). */
 static inline const char *sec_path(const char *name)
 {
-	static char buf[8][256];
+	static char buf[64][256]; /* (enough for a test: no path is reused) */
 	static int k;
-	char *b = buf[k++ % 8];
+	char *b = buf[k++ % 64];
 	snprintf(b, 256, "%s/%s", sec_dir, name);
 	return b;
 }
