@@ -93,6 +93,7 @@ struct tlog {
 	uint64_t lost_at;              /* the stream's count at the last counted RESUME */
 	uint64_t lost_stream;          /* events the stream lost: final, or at least */
 	int lost_final;                /* lost_stream is the final count (END block) */
+	int lost_implausible;          /* the stream's count was forged: clamped */
 	uint64_t log_overwritten, log_dropped; /* lost by the log itself */
 	/* a log that is not whole (tlog_load) */
 	int unfinished;                /* no final status (END block): cut short */

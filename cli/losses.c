@@ -21,6 +21,7 @@ int tlog_note_loss(struct tlog *l, trace_id_t trid, const struct posix_trace_eve
 
 	if (ev->posix_event_id != POSIX_TRACE_RESUME || pt_ext_losses(trid, &x) || !x.resume_ok)
 		return 0;
+	l->lost_implausible |= x.implausible;
 	if (l->ngaps == l->gcap) {
 		size_t ncap = l->gcap ? 2 * l->gcap : 64;
 		struct tgap *n = realloc(l->gaps, ncap * sizeof *n);
@@ -43,6 +44,7 @@ void tlog_note_totals(struct tlog *l, trace_id_t trid)
 
 	if (pt_ext_losses(trid, &x))
 		return;
+	l->lost_implausible |= x.implausible;
 	if (x.total_ok) {
 		l->lost_final = 1;
 		l->lost_stream = x.total > l->lost_at ? x.total : l->lost_at;
@@ -134,4 +136,7 @@ void tlog_loss_text(const struct tlog *l, char *out, size_t cap)
 	if (l->errors)
 		clause(out, cap, &o, "%llu damaged part%s of the log",
 		       (unsigned long long)l->errors, s_(l->errors));
+	if (l->lost_implausible)
+		clause(out, cap, &o, "implausibly many (more than the stream could have lost: the "
+		                     "traced process wrote over its count, shown clamped)");
 }

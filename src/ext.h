@@ -27,6 +27,11 @@ struct pt_ext_losses {
 	 * overwritten (log-full policy LOOP) or not written (log full, or a
 	 * failed write). */
 	uint64_t log_overwritten, log_dropped;
+	/* The stream's counts (at_resume, total) come from memory the traced
+	 * process can write: a count above the most events the stream could
+	 * have lost (one a nanosecond on every CPU since it was created) is
+	 * clamped to that, and implausible is set. */
+	int implausible;
 };
 
 /* 0, or EINVAL if trid is not a trace id of this process. */
