@@ -123,8 +123,11 @@ static int count_names(uint32_t self_ino, struct tally *t)
 			continue;
 		if (got <= 0)
 			goto out;
-		int len = (int)got;
-		for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, len); h = NLMSG_NEXT(h, len)) {
+		size_t left = (size_t)got, step;
+		for (struct nlmsghdr *h = (struct nlmsghdr *)buf;
+		     left >= sizeof *h && h->nlmsg_len >= sizeof *h && h->nlmsg_len <= left;
+		     step = NLMSG_ALIGN(h->nlmsg_len) < left ? NLMSG_ALIGN(h->nlmsg_len) : left,
+		     left -= step, h = (struct nlmsghdr *)((char *)h + step)) {
 			if (h->nlmsg_type == NLMSG_DONE || ++looked > DUMP_MAX) {
 				rc = 0; /* (past DUMP_MAX: what was counted counts) */
 				goto out;
@@ -149,11 +152,11 @@ static int count_names(uint32_t self_ino, struct tally *t)
 					memcpy(&uid, d, sizeof uid);
 					has_uid = 1;
 				}
-				size_t step = NLA_ALIGN(a->nla_len);
-				if (step >= rem)
+				size_t astep = NLA_ALIGN(a->nla_len);
+				if (astep >= rem)
 					break;
-				rem -= step;
-				a = (const struct nlattr *)((const char *)a + step);
+				rem -= astep;
+				a = (const struct nlattr *)((const char *)a + astep);
 			}
 			if (!name || nlen < 1 + sizeof NAME_PREFIX - 1 || name[0] != 0 ||
 			    memcmp(name + 1, NAME_PREFIX, sizeof NAME_PREFIX - 1) || m->udiag_ino == self_ino)
