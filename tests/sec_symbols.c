@@ -49,25 +49,9 @@ static pid_t start(uid_t u, char *const argv[], int out_fd, const char *out_file
 	return c;
 }
 
-/* Wait up to s seconds: the status (128+N if killed by N), or -1 (then
- * it is killed). */
-static int wait_for(pid_t c, int s)
-{
-	int st;
-	for (int i = 0; i < s * 100; i++) {
-		pid_t r = waitpid(c, &st, WNOHANG);
-		if (r == c)
-			return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-		usleep(10000);
-	}
-	kill(c, SIGKILL);
-	waitpid(c, &st, 0);
-	return -1;
-}
-
 static int run_timed(char *const argv[], const char *out_file)
 {
-	return wait_for(start(0, argv, -1, out_file, 20), 30);
+	return t_wait_for(start(0, argv, -1, out_file, 20), 30000);
 }
 
 int main(void)
@@ -82,7 +66,7 @@ int main(void)
 	} else {
 		snprintf(sec_dir, sizeof sec_dir, "/tmp/pt-sec-XXXXXX");
 		REQUIRE(mkdtemp(sec_dir) != NULL);
-		atexit(sec_cleanup);
+		atexit(cli_cleanup);
 	}
 	cli = PT_BUILD_DIR "/posixtrace";
 	const char *udir = sec_path("u");
@@ -97,7 +81,7 @@ int main(void)
 	/* 1. */
 	pid_t r = start(u, (char *const[]){ (char *)cli, "record", "-o", log, "--", app, "0", NULL },
 	                -1, sec_path("record.out"), 60);
-	REQUIRE(wait_for(r, 60) == 0);
+	REQUIRE(t_wait_for(r, 60000) == 0);
 	REQUIRE(unlink(app) == 0 && mkfifo(app, 0644) == 0);
 	snprintf(out, sizeof out, "%s/show.out", sec_dir);
 	CHECK_EQ(run_timed((char *const[]){ (char *)cli, "show", log, NULL }, out), 0);
@@ -129,7 +113,7 @@ int main(void)
 	pid_t l = start(0, (char *const[]){ (char *)cli, "live", pid, NULL }, -1, out, 0);
 	usleep(1500000);
 	kill(l, SIGTERM);
-	int rc = wait_for(l, 15);
+	int rc = t_wait_for(l, 15000);
 	CHECK(rc == 0 || rc == 128 + SIGTERM);
 	text = sec_slurp(out);
 	CHECK(sec_count(text, "tick") > 0);
@@ -148,7 +132,7 @@ int main(void)
 			break;
 	}
 	kill(l, SIGTERM);
-	rc = wait_for(l, 15);
+	rc = t_wait_for(l, 15000);
 	CHECK(rc == 0 || rc == 128 + SIGTERM);
 	close(p[0]);
 	kill(a, SIGKILL);
