@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "cli.h"
+#include "perfetto.h"
 
 static const char help[] =
 "usage: posixtrace export --format FORMAT FILE [-o OUT] [--force]\n"
@@ -41,6 +42,53 @@ static char *default_out(const char *in, const char *ext)
 	return s;
 }
 
+/* The log through the Perfetto writer (perfetto.h), event by event. */
+static int export_perfetto(const struct tlog *l, struct symz *z, FILE *f)
+{
+	char tmp[32], raw[32], text[512];
+	uint64_t lost = 0, last = 0, g;
+	struct pf *w = pf_open(f);
+	struct progress p;
+
+	for (size_t i = 0; w && i < l->npr; i++) {
+		const char *exe = z && l->pr[i].pid ? symz_exe(z, l->pr[i].pid) : NULL;
+		pf_process(w, l->pr[i].pid, exe && strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe, 0);
+	}
+	for (size_t i = 0; w && i < l->nth; i++)
+		pf_thread(w, l->th[i].pid, l->th[i].tid, l->th[i].idx, NULL);
+	progress_begin(&p, "export perfetto", l->nev);
+	for (size_t i = 0; w && i < l->nev; i++) {
+		const struct tev *e = &l->ev[i];
+		const struct tthread *th = &l->th[e->thread];
+		const void *d = l->data + e->data;
+		size_t len = e->len;
+		raw[0] = 0;
+		if (e->addr && !z)
+			snprintf(raw, sizeof raw, "0x%llx", (unsigned long long)e->addr);
+		if (e->id < 16 && e->id != POSIX_TRACE_UNNAMED_USEREVENT) { /* decoded, as show does */
+			fmt_event_data(text, sizeof text, l, e);
+			d = text;
+			len = strlen(text);
+		}
+		pf_event(w, th->pid, th->tid, e->ts, e->id, tlog_name(l, e->id, tmp, sizeof tmp),
+		         z && e->addr ? symz_lookup(z, th->pid, e->ts, e->addr) : raw, d, len,
+		         e->trunc == POSIX_TRACE_TRUNCATED_RECORD ? PF_TRUNCATED : 0);
+		if (e->id == POSIX_TRACE_RESUME && (g = tlog_gap_lost(l, i)) && g != UINT64_MAX) {
+			pf_loss(w, th->pid, th->tid, e->ts, g);
+			lost += g;
+		}
+		last = e->ts > last ? e->ts : last;
+		progress_update(&p, i);
+	}
+	progress_end(&p);
+	if (w && tlog_lost_total(l) > lost) /* not counted by a gap: at the end */
+		pf_loss(w, 0, 0, last, tlog_lost_total(l) - lost);
+	int rc = w ? pf_close(w) : ENOMEM;
+	if (rc)
+		errno = rc;
+	return rc ? -1 : 0;
+}
+
 int cmd_export(int argc, char **argv)
 {
 	static const struct option lopts[] = {
@@ -67,16 +115,18 @@ int cmd_export(int argc, char **argv)
 		}
 	}
 	if (!fmt)
-		return usage_error("which format? --format chrome, html or ctf");
-	if (strcmp(fmt, "chrome") && strcmp(fmt, "html") && strcmp(fmt, "ctf"))
-		return usage_error("--format: '%s' is not chrome, html or ctf", fmt);
+		return usage_error("which format? --format chrome, html, ctf or perfetto");
+	if (strcmp(fmt, "chrome") && strcmp(fmt, "html") && strcmp(fmt, "ctf") &&
+	    strcmp(fmt, "perfetto"))
+		return usage_error("--format: '%s' is not chrome, html, ctf or perfetto", fmt);
 	if (optind != argc - 1)
 		return usage_error(optind >= argc ? "which log? give a FILE" : "one FILE at a time");
 	const char *in = argv[optind];
 	char *dflt = NULL;
 	if (!out)
 		out = dflt = default_out(in, !strcmp(fmt, "chrome") ? ".json"
-		                             : !strcmp(fmt, "html") ? ".html" : ".ctf");
+		                             : !strcmp(fmt, "html") ? ".html"
+		                             : !strcmp(fmt, "ctf") ? ".ctf" : ".pftrace");
 
 	struct tlog l;
 	if (tlog_load(&l, in)) {
@@ -94,9 +144,14 @@ int cmd_export(int argc, char **argv)
 		if (!f) {
 			rc = 1;
 		} else {
-			rc = !strcmp(fmt, "chrome") ? export_chrome(&l, z, f) : export_html(&l, z, f);
-			if (ferror(f) | fclose(f)) {
-				err_msg("writing %s: %s", out, strerror(errno));
+			rc = !strcmp(fmt, "chrome") ? export_chrome(&l, z, f)
+			     : !strcmp(fmt, "html") ? export_html(&l, z, f)
+			     : export_perfetto(&l, z, f);
+			int e = rc < 0 ? errno : 0; /* (perfetto: writing, or out of memory) */
+			if ((ferror(f) | fclose(f)) && !e)
+				e = errno;
+			if (rc < 0 || e) {
+				err_msg("writing %s: %s", out, strerror(e));
 				rc = 1;
 			}
 			if (rc)
