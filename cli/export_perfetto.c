@@ -25,16 +25,18 @@
  *   - the interned names of the debug annotations.
  * An event type's name, and a symbol (a debug annotation's string value),
  * are interned in the sequence the first time one of its events uses them.
- * A thread whose clock goes back gets a new ClockSnapshot (a delta is
- * never negative).  The event packets do not set SEQ_NEEDS_INCREMENTAL_
+ * A thread whose clock goes back goes on in a new sequence, on the same
+ * track: a delta is never negative, and trace_processor refuses a
+ * snapshot where the trace's clock (REALTIME) goes back in a sequence.  The event packets do not set SEQ_NEEDS_INCREMENTAL_
  * STATE: it only tells a reader to skip packets after a loss of packets,
  * which a file has not, and it would be 2 bytes per event.
  *
  * An event is a TrackEvent of TYPE_INSTANT with its interned name and its
  * payload as debug annotations: "text" (printable, trailing NULs dropped,
- * then "len" when some were), "u8".."u64" (1, 2, 4 or 8 bytes that are not
- * text: the bytes as a little-endian unsigned integer), else "hex"; then
- * "symbol" and "truncated".  An 8-byte payload event is about 20 bytes
+ * then "len" when some were), else "u8".."u64" for 1, 2, 4 or 8 bytes (as
+ * a little-endian unsigned integer: 1 or 2 bytes always, 4 or 8 unless
+ * text with one trailing NUL at most), else "hex"; then "symbol" and
+ * "truncated".  An 8-byte payload event is about 20 bytes
  * (docs/performance.md).
  */
 #include <errno.h>
@@ -82,7 +84,8 @@ static const char *const ann_name[A_N] = {
 struct seq {
 	int32_t pid;
 	uint64_t tid;
-	uint32_t id;           /* trusted_packet_sequence_id */
+	uint32_t id;           /* trusted_packet_sequence_id (a new one when its clock goes back) */
+	uint32_t track;        /* its track: UUID_THREAD + this */
 	unsigned idx;
 	int started;
 	uint64_t clock;        /* the value of its clock 64 */
@@ -99,6 +102,7 @@ struct pf {
 	int err;
 	struct seq *seq;
 	size_t nseq, cseq, last;
+	uint32_t seq_ids;      /* sequence ids given */
 	uint32_t *sh;          /* (pid, tid) -> seq index + 1 */
 	size_t shcap;
 	int32_t *pids;         /* described processes, open addressing (0: free) */
@@ -276,7 +280,8 @@ static struct seq *seq_of(struct pf *w, int32_t pid, uint64_t tid, unsigned idx,
 			idx += w->seq[i].pid == pid;
 	}
 	struct seq *s = &w->seq[w->nseq];
-	*s = (struct seq){ .pid = pid, .tid = tid, .id = (uint32_t)w->nseq + 1, .idx = idx };
+	w->seq_ids++;
+	*s = (struct seq){ .pid = pid, .tid = tid, .id = w->seq_ids, .track = w->seq_ids, .idx = idx };
 	w->sh[j] = (uint32_t)++w->nseq;
 	w->last = w->nseq - 1;
 
@@ -290,7 +295,7 @@ static struct seq *seq_of(struct pf *w, int32_t pid, uint64_t tid, unsigned idx,
 		pf_process(w, pid, NULL, 0);
 	size_t pkt = pb_open(&w->b, TRACE_PACKET);
 	size_t td = pb_open(&w->b, TP_TRACK_DESCRIPTOR);
-	pb_uint(&w->b, TD_UUID, UUID_THREAD + s->id);
+	pb_uint(&w->b, TD_UUID, UUID_THREAD + s->track);
 	if (pid) {
 		size_t th = pb_open(&w->b, TD_THREAD);
 		pb_int(&w->b, THD_PID, pid);
@@ -329,44 +334,55 @@ static void clock_snapshot(struct pb *b, uint64_t ts)
 	pb_close(b, cs);
 }
 
-/* The sequence's first packet (at its first event, at ts), or a new
- * clock snapshot when its clock went back. */
+/* The sequence's first packet, at its first event (at ts). */
 static void seq_start(struct pf *w, struct seq *s, uint64_t ts)
 {
 	size_t pkt = pb_open(&w->b, TRACE_PACKET);
 	pb_uint(&w->b, TP_SEQ_ID, s->id);
-	if (!s->started) {
-		pb_uint(&w->b, TP_SEQ_FLAGS, SEQ_INCREMENTAL_STATE_CLEARED);
-		size_t d = pb_open(&w->b, TP_DEFAULTS);
-		pb_uint(&w->b, DEF_CLOCK_ID, CLOCK_SEQ);
-		size_t ted = pb_open(&w->b, DEF_TRACK_EVENT);
-		pb_uint(&w->b, TED_TRACK_UUID, UUID_THREAD + s->id);
-		pb_close(&w->b, ted);
-		pb_close(&w->b, d);
-		size_t in = pb_open(&w->b, TP_INTERNED);
-		size_t m = pb_open(&w->b, ID_EVENT_NAMES);
-		pb_uint(&w->b, IN_IID, IID_LOST);
-		pb_str(&w->b, IN_NAME, "events lost");
+	pb_uint(&w->b, TP_SEQ_FLAGS, SEQ_INCREMENTAL_STATE_CLEARED);
+	size_t d = pb_open(&w->b, TP_DEFAULTS);
+	pb_uint(&w->b, DEF_CLOCK_ID, CLOCK_SEQ);
+	size_t ted = pb_open(&w->b, DEF_TRACK_EVENT);
+	pb_uint(&w->b, TED_TRACK_UUID, UUID_THREAD + s->track);
+	pb_close(&w->b, ted);
+	pb_close(&w->b, d);
+	size_t in = pb_open(&w->b, TP_INTERNED);
+	size_t m = pb_open(&w->b, ID_EVENT_NAMES);
+	pb_uint(&w->b, IN_IID, IID_LOST);
+	pb_str(&w->b, IN_NAME, "events lost");
+	pb_close(&w->b, m);
+	for (unsigned i = 1; i < A_N; i++) {
+		m = pb_open(&w->b, ID_ANNOTATION_NAMES);
+		pb_uint(&w->b, IN_IID, i);
+		pb_str(&w->b, IN_NAME, ann_name[i]);
 		pb_close(&w->b, m);
-		for (unsigned i = 1; i < A_N; i++) {
-			m = pb_open(&w->b, ID_ANNOTATION_NAMES);
-			pb_uint(&w->b, IN_IID, i);
-			pb_str(&w->b, IN_NAME, ann_name[i]);
-			pb_close(&w->b, m);
-		}
-		pb_close(&w->b, in);
-		s->started = 1;
 	}
+	pb_close(&w->b, in);
 	clock_snapshot(&w->b, ts);
 	pb_close(&w->b, pkt);
+	s->started = 1;
 	s->clock = ts;
+}
+
+/* Sequence s ready for a packet at ts: started, and a new one (nothing
+ * interned) if its clock would go back. */
+static void seq_ready(struct pf *w, struct seq *s, uint64_t ts)
+{
+	if (s->started && ts < s->clock) {
+		s->id = ++w->seq_ids;
+		s->started = 0;
+		memset(s->types, 0, s->ntypes);
+		memset(s->syms, 0, s->nsyms);
+		s->last_sym = 0;
+	}
+	if (!s->started)
+		seq_start(w, s, ts);
 }
 
 /* Opens an event's packet on sequence s at ts (its delta timestamp). */
 static size_t packet_at(struct pf *w, struct seq *s, uint64_t ts)
 {
-	if (!s->started || ts < s->clock)
-		seq_start(w, s, ts);
+	seq_ready(w, s, ts);
 	size_t pkt = pb_open(&w->b, TRACE_PACKET);
 	pb_uint(&w->b, TP_TIMESTAMP, ts - s->clock);
 	pb_uint(&w->b, TP_SEQ_ID, s->id);
@@ -441,7 +457,7 @@ static void put_payload(struct pb *b, const unsigned char *d, size_t len)
 	for (size_t i = 0; i < n && text; i++)
 		text = printable(d[i]);
 	int word = len == 1 || len == 2 || len == 4 || len == 8;
-	if (text && (!word || n + 1 >= len)) {
+	if (text && (!word || (n >= 3 && n + 1 >= len))) {
 		size_t a = pb_open(b, TE_ANNOTATION);
 		pb_uint(b, DA_NAME_IID, A_TEXT);
 		pb_bytes(b, DA_STRING, d, n);
@@ -475,6 +491,7 @@ int pf_event(struct pf *w, int32_t pid, uint64_t tid, uint64_t ts, unsigned type
 	struct seq *s = seq_of(w, pid, tid, 0, NULL);
 	if (!s)
 		return w->err;
+	seq_ready(w, s, ts); /* (before what it has interned is looked at) */
 	uint32_t sym = 0;
 	int new_type, new_sym = 0;
 	if (symbol && *symbol) {

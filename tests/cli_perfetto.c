@@ -32,6 +32,9 @@
 #include <stdint.h>
 #include "t.h"
 #include "cli_util.h"
+/* the writer itself, for the checks of run_writer() */
+#include "../cli/protobuf.c"
+#include "../cli/export_perfetto.c"
 
 #define NPROC 3
 #define NTHR 3 /* threads besides main */
@@ -128,13 +131,25 @@ static void intern(struct names *t, uint64_t iid, const char *s)
 	t->s[t->n++] = strdup(s);
 }
 
-struct xev { uint64_t ts; char name[32]; };
+struct xev {
+	uint64_t ts;
+	char name[32];
+	char *val, *sym; /* with keep_values: the payload ("ANNOTATION=VALUE ...") and symbol */
+};
 
 struct xseq {                 /* a packet sequence */
 	uint32_t id;
 	uint64_t uuid, clock;     /* its track; its clock 64 */
-	int cleared;
+	int cleared, snapshots;
 	struct names ev, ann, str;
+};
+
+struct xtrack {
+	uint64_t uuid;
+	int pid;
+	int64_t tid;
+	char name[96];
+	int counter;
 	struct xev *e;            /* its instants */
 	int ne, cap;
 	uint64_t alpha_next;      /* alpha's next value */
@@ -142,17 +157,16 @@ struct xseq {                 /* a packet sequence */
 	int sym_bad, sym_named;
 };
 
-struct xtrack { uint64_t uuid; int pid; int64_t tid; char name[96]; int counter; };
-
 struct x {                    /* what the export says */
-	struct xseq s[64];
+	struct xseq s[256];
 	int ns;
-	struct xtrack t[64];
+	struct xtrack t[256];
 	int nt;
-	int nproc, nthread, unresolved, cleared_late;
+	int nproc, nthread, unresolved, cleared_late, resnapshot;
 	uint64_t lost_sum, lost_counter;
 	int lost_instants;
 	uint64_t events;
+	int keep_values;
 };
 
 static struct xseq *xseq(struct x *x, uint32_t id)
@@ -160,7 +174,7 @@ static struct xseq *xseq(struct x *x, uint32_t id)
 	for (int i = 0; i < x->ns; i++)
 		if (x->s[i].id == id)
 			return &x->s[i];
-	REQUIRE(x->ns < 64);
+	REQUIRE(x->ns < 256);
 	memset(&x->s[x->ns], 0, sizeof x->s[0]);
 	x->s[x->ns].id = id;
 	return &x->s[x->ns++];
@@ -175,7 +189,7 @@ static struct xtrack *xtrack(struct x *x, uint64_t uuid)
 }
 
 /* A packet's fields, as protoc prints them (the ones we look at). */
-struct ann { uint64_t name, uval, siid; char str[128]; int has_u, has_s, has_siid; };
+struct ann { uint64_t name, uval, siid; char str[600]; int has_u, has_s, has_siid, has_b; };
 struct pkt {
 	int has_ts, has_seq, has_td, has_te, has_cs, proc, thread, counter;
 	uint64_t ts, seq, flags, def_uuid, cs64, td_uuid, te_uuid, type, name_iid;
@@ -213,7 +227,7 @@ static void unquote(const char *v, char *out, size_t cap)
 static void packet_end(struct x *x, struct pkt *p)
 {
 	if (p->has_td) {
-		REQUIRE(x->nt < 64);
+		REQUIRE(x->nt < 256);
 		struct xtrack *t = &x->t[x->nt++];
 		memset(t, 0, sizeof *t);
 		t->uuid = p->td_uuid;
@@ -239,8 +253,10 @@ static void packet_end(struct x *x, struct pkt *p)
 		intern(&s->ann, p->ann.iid[i], p->ann.s[i]);
 	for (int i = 0; i < p->str.n; i++)
 		intern(&s->str, p->str.iid[i], p->str.s[i]);
-	if (p->has_cs)
+	if (p->has_cs) {
 		s->clock = p->cs64;
+		x->resnapshot += s->snapshots++ > 0;
+	}
 	if (!p->has_te)
 		return;
 	REQUIRE(p->has_ts);
@@ -250,11 +266,13 @@ static void packet_end(struct x *x, struct pkt *p)
 		return;
 	}
 	const char *name = lookup(&s->ev, p->name_iid);
-	if (!name || !s->cleared) {
+	struct xtrack *t = xtrack(x, s->uuid);
+	if (!name || !s->cleared || !t) {
 		x->unresolved++;
 		return;
 	}
 	const char *sym = NULL;
+	char val[2048] = "";
 	for (int i = 0; i < p->na; i++) {
 		const char *an = lookup(&s->ann, p->a[i].name);
 		if (!an) {
@@ -263,37 +281,49 @@ static void packet_end(struct x *x, struct pkt *p)
 		}
 		if (p->a[i].has_siid && !(sym = lookup(&s->str, p->a[i].siid)))
 			x->unresolved++;
+		size_t o = strlen(val);
+		if (!p->a[i].has_siid && o < sizeof val - 700) {
+			if (p->a[i].has_u)
+				snprintf(val + o, sizeof val - o, "%s%s=%llu", o ? " " : "", an,
+				         (unsigned long long)p->a[i].uval);
+			else if (p->a[i].has_b)
+				snprintf(val + o, sizeof val - o, "%s%s", o ? " " : "", an);
+			else
+				snprintf(val + o, sizeof val - o, "%s%s=%s", o ? " " : "", an, p->a[i].str);
+		}
 		if (!strcmp(name, "events lost") && !strcmp(an, "count")) {
 			x->lost_sum += p->a[i].uval;
 			x->lost_instants++;
 		}
 		if (!strcmp(name, "alpha") && !strcmp(an, "u64")) {
-			if ((p->a[i].uval & 0xffffffffu) != s->alpha_next)
-				s->alpha_bad++;
-			s->alpha_next = (p->a[i].uval & 0xffffffffu) + 1;
+			if ((p->a[i].uval & 0xffffffffu) != t->alpha_next)
+				t->alpha_bad++;
+			t->alpha_next = (p->a[i].uval & 0xffffffffu) + 1;
 		}
 		if (!strcmp(name, "beta") && strcmp(an, "symbol") &&
 		    (strcmp(an, "text") || p->a[i].str[0] != 'p'))
-			s->beta_bad++;
+			t->beta_bad++;
 		if (!strcmp(name, "gamma") && (strcmp(an, "hex") && strcmp(an, "symbol")))
-			s->gamma_bad++;
+			t->gamma_bad++;
 	}
 	if (!strcmp(name, "events lost"))
 		return;
 	x->events++;
 	if (!strcmp(name, "alpha") || !strcmp(name, "beta") || !strcmp(name, "gamma")) {
 		if (!sym)
-			s->sym_bad++;
+			t->sym_bad++;
 		else
-			s->sym_named += strstr(sym, "thread_main") || strstr(sym, "process_main");
+			t->sym_named += strstr(sym, "thread_main") || strstr(sym, "process_main");
 	}
-	if (s->ne == s->cap) {
-		s->cap = s->cap ? 2 * s->cap : 256;
-		s->e = realloc(s->e, (size_t)s->cap * sizeof *s->e);
-		REQUIRE(s->e);
+	if (t->ne == t->cap) {
+		t->cap = t->cap ? 2 * t->cap : 256;
+		t->e = realloc(t->e, (size_t)t->cap * sizeof *t->e);
+		REQUIRE(t->e);
 	}
-	s->e[s->ne].ts = s->clock;
-	snprintf(s->e[s->ne++].name, sizeof s->e[0].name, "%s", name);
+	t->e[t->ne].ts = s->clock;
+	t->e[t->ne].val = x->keep_values ? strdup(val) : NULL;
+	t->e[t->ne].sym = x->keep_values && sym ? strdup(sym) : NULL;
+	snprintf(t->e[t->ne++].name, sizeof t->e[0].name, "%s", name);
 }
 
 static void free_names(struct names *t)
@@ -304,7 +334,7 @@ static void free_names(struct names *t)
 }
 
 /* Reads protoc's text: the path of open messages, the fields we use. */
-static void read_decoded(const char *path, struct x *x)
+static void read_decoded(const char *path, struct x *x, int keep_values)
 {
 	FILE *f = fopen(path, "r");
 	char line[4096], stack[16][48], val[4096];
@@ -314,6 +344,7 @@ static void read_decoded(const char *path, struct x *x)
 
 	REQUIRE(f);
 	memset(x, 0, sizeof *x);
+	x->keep_values = keep_values;
 	memset(&p, 0, sizeof p);
 	while (fgets(line, sizeof line, f)) {
 		char *s = line + strspn(line, " ");
@@ -402,6 +433,8 @@ static void read_decoded(const char *path, struct x *x)
 				a->siid = u, a->has_siid = 1;
 			else if (!strcmp(key, "string_value"))
 				unquote(v, a->str, sizeof a->str), a->has_s = 1;
+			else if (!strcmp(key, "bool_value"))
+				a->has_b = !strcmp(v, "true");
 		} else if (!strcmp(up, "interned_data") && !strcmp(key, "iid")) {
 			iid = u;
 		} else if (!strcmp(up, "interned_data") && (!strcmp(key, "name") || !strcmp(key, "str"))) {
@@ -420,7 +453,13 @@ static void free_x(struct x *x)
 		free_names(&x->s[i].ev);
 		free_names(&x->s[i].ann);
 		free_names(&x->s[i].str);
-		free(x->s[i].e);
+	}
+	for (int i = 0; i < x->nt; i++) {
+		for (int e = 0; e < x->t[i].ne; e++) {
+			free(x->t[i].e[e].val);
+			free(x->t[i].e[e].sym);
+		}
+		free(x->t[i].e);
 	}
 }
 
@@ -449,34 +488,35 @@ static int find_schema(void)
 	return -1;
 }
 
-static int export_decode(const char *log, const char *out, const char *txt, struct x *x,
-                         char **err)
+static int decode(const char *out, const char *txt, struct x *x, int keep_values)
 {
 	char cmd[2200];
-	int rc = cli_run(CLI("export", "--format", "perfetto", (char *)log, "-o", (char *)out), NULL,
-	                 err);
-	if (rc)
-		return rc;
 	snprintf(cmd, sizeof cmd, "'%s' --decode=perfetto.protos.Trace -I '%s' perfetto_trace.proto "
 	         "< '%s' > '%s'", protoc, schema_dir, out, txt);
-	rc = system(cmd);
+	int rc = system(cmd);
 	CHECK_EQ(rc, 0);
 	if (rc)
 		return rc;
-	read_decoded(txt, x);
+	read_decoded(txt, x, keep_values);
 	return 0;
 }
 
-/* The seq whose track is pid's thread with POSIX thread id tid. */
-static struct xseq *seq_for(struct x *x, int pid, uint64_t tid)
+static int export_decode(const char *log, const char *out, const char *txt, struct x *x,
+                         char **err)
+{
+	int rc = cli_run(CLI("export", "--format", "perfetto", (char *)log, "-o", (char *)out), NULL,
+	                 err);
+	return rc ? rc : decode(out, txt, x, 0);
+}
+
+/* The track of pid's thread with POSIX thread id tid. */
+static struct xtrack *track_for(struct x *x, int pid, uint64_t tid)
 {
 	char want[40];
 	snprintf(want, sizeof want, "(0x%llx)", (unsigned long long)tid);
-	for (int i = 0; i < x->ns; i++) {
-		struct xtrack *t = xtrack(x, x->s[i].uuid);
-		if (t && t->pid == pid && strstr(t->name, want))
-			return &x->s[i];
-	}
+	for (int i = 0; i < x->nt; i++)
+		if (x->t[i].pid == pid && x->t[i].tid && strstr(x->t[i].name, want))
+			return &x->t[i];
 	return NULL;
 }
 
@@ -521,14 +561,10 @@ static int check_threads(struct x *x, const struct cli_ev *ev, int n)
 		threads++;
 		int pid = ev[i].info.posix_pid;
 		uint64_t tid = (uint64_t)ev[i].info.posix_thread_id;
-		struct xseq *s = pid ? seq_for(x, pid, tid) : NULL;
-		if (!pid) { /* the synthesized events: the track named so */
-			for (int k = 0; k < x->ns && !s; k++) {
-				struct xtrack *t = xtrack(x, x->s[k].uuid);
-				if (t && strstr(t->name, "synthesized"))
-					s = &x->s[k];
-			}
-		}
+		struct xtrack *s = pid ? track_for(x, pid, tid) : NULL;
+		for (int k = 0; !pid && k < x->nt && !s; k++) /* the synthesized events' */
+			if (strstr(x->t[k].name, "synthesized"))
+				s = &x->t[k];
 		if (!s) {
 			fprintf(stderr, "no sequence for thread %d/0x%llx\n", pid, (unsigned long long)tid);
 			CHECK(0);
@@ -580,6 +616,7 @@ static void run_whole(const char *self)
 	free(err);
 	CHECK_EQ(x.unresolved, 0);
 	CHECK_EQ(x.cleared_late, 0);
+	CHECK_EQ(x.resnapshot, 0);
 	CHECK_EQ((long long)x.events, n);
 	int threads = check_threads(&x, ev, n);
 	CHECK_EQ(x.nthread, threads);
@@ -609,21 +646,21 @@ static void run_whole(const char *self)
 		CHECK_EQ(found, 1);
 		CHECK_EQ(nthreads, NTHR + 1);
 		int matched = 0, gamma = 0;
-		for (int s = 0; s < x.ns; s++) {
-			struct xtrack *t = xtrack(&x, x.s[s].uuid);
-			if (!t || t->pid != pids[p])
+		for (int i = 0; i < x.nt; i++) {
+			struct xtrack *t = &x.t[i];
+			if (t->pid != pids[p] || !t->tid)
 				continue;
 			int a = 0, b = 0, g = 0;
-			for (int e = 0; e < x.s[s].ne; e++) {
-				a += !strcmp(x.s[s].e[e].name, "alpha");
-				b += !strcmp(x.s[s].e[e].name, "beta");
-				g += !strcmp(x.s[s].e[e].name, "gamma");
+			for (int e = 0; e < t->ne; e++) {
+				a += !strcmp(t->e[e].name, "alpha");
+				b += !strcmp(t->e[e].name, "beta");
+				g += !strcmp(t->e[e].name, "gamma");
 			}
-			CHECK_EQ(x.s[s].alpha_bad, 0);
-			CHECK_EQ(x.s[s].beta_bad, 0);
-			CHECK_EQ(x.s[s].gamma_bad, 0);
-			CHECK_EQ(x.s[s].sym_bad, 0);
-			CHECK_EQ(x.s[s].sym_named, a + b + g);
+			CHECK_EQ(t->alpha_bad, 0);
+			CHECK_EQ(t->beta_bad, 0);
+			CHECK_EQ(t->gamma_bad, 0);
+			CHECK_EQ(t->sym_bad, 0);
+			CHECK_EQ(t->sym_named, a + b + g);
 			gamma += g;
 			for (int k = 0; k < NTHR; k++)
 				if (a == (int)plan(p, k, 1) && b == 1 && g == 0)
@@ -641,9 +678,9 @@ static void run_whole(const char *self)
 	long long want[] = { want_alpha, NPROC * NTHR, NPROC, 1, 1 };
 	for (int i = 0; i < 5; i++) {
 		long long c = 0;
-		for (int s = 0; s < x.ns; s++)
-			for (int e = 0; e < x.s[s].ne; e++)
-				c += !strcmp(x.s[s].e[e].name, types[i]);
+		for (int t = 0; t < x.nt; t++)
+			for (int e = 0; e < x.t[t].ne; e++)
+				c += !strcmp(x.t[t].e[e].name, types[i]);
 		CHECK_EQ(c, want[i]);
 		CHECK_EQ(info_type_count(info, types[i]), c);
 	}
@@ -724,9 +761,9 @@ static void run_flood(const char *self)
 	REQUIRE(export_decode(log, pf, cli_path("flood.txt"), &x, &err) == 0);
 	free(err);
 	long long flood = 0;
-	for (int s = 0; s < x.ns; s++)
-		for (int e = 0; e < x.s[s].ne; e++)
-			flood += !strcmp(x.s[s].e[e].name, "flood");
+	for (int t = 0; t < x.nt; t++)
+		for (int e = 0; e < x.t[t].ne; e++)
+			flood += !strcmp(x.t[t].e[e].name, "flood");
 	CHECK_EQ(flood, FLOOD_N);
 	CHECK_EQ(x.unresolved, 0);
 	REQUIRE(stat(pf, &sb) == 0);
@@ -774,6 +811,122 @@ static void run_damaged(const char *self)
 	free(ev);
 }
 
+/* The writer on its own (perfetto.h): every payload form, a thread whose
+ * clock goes back (a new sequence, on the same track), a thread and a
+ * process never described, pid 0 and a loss, 150 threads and 300 symbols
+ * (the tables grow), messages of 128 bytes and more (lengths of two
+ * bytes), a long delta. */
+struct wev { int pid; uint64_t tid, ts; char name[32], val[600], sym[32]; };
+
+static void push(struct pf *w, struct wev *want, int *n, int pid, uint64_t tid, uint64_t ts,
+                 unsigned id, const char *name, const char *sym, const void *d, size_t len,
+                 unsigned flags, const char *val)
+{
+	CHECK_EQ(pf_event(w, pid, tid, ts, id, name, sym, d, len, flags), 0);
+	struct wev *e = &want[(*n)++];
+	e->pid = pid;
+	e->tid = tid;
+	e->ts = ts;
+	snprintf(e->name, sizeof e->name, "%s", name ? name : "");
+	if (!name)
+		snprintf(e->name, sizeof e->name, "event-%u", id);
+	snprintf(e->val, sizeof e->val, "%s", val);
+	snprintf(e->sym, sizeof e->sym, "%s", sym ? sym : "");
+}
+
+static void run_writer(void)
+{
+	static struct wev want[400];
+	static unsigned char big[200];
+	char hex[420] = "text=", sym[32];
+	int n = 0;
+	struct x x;
+
+	const char *path = cli_path("writer.pftrace");
+	FILE *f = fopen(path, "w");
+	REQUIRE(f);
+	struct pf *w = pf_open(f);
+	REQUIRE(w);
+	CHECK_EQ(pf_process(w, 100, "proc", 1), 0);
+	CHECK_EQ(pf_thread(w, 100, 0xaaa, 1, NULL), 0);
+	push(w, want, &n, 100, 0xaaa, 5000, 20, "e20", "f+0x1", "\x80", 1, 0, "u8=128");
+	push(w, want, &n, 100, 0xaaa, 6000, 21, "e21", "f+0x1", "\x01\x02", 2, 0, "u16=513");
+	push(w, want, &n, 100, 0xaaa, 4000, 20, "e20", "g+0x2", "\x01\0\0\x80", 4, 0,
+	     "u32=2147483649");
+	push(w, want, &n, 100, 0xaaa, 4000, 22, "e22", "g+0x2", "\1\2\3\4\5\6\7\x08", 8, 0,
+	     "u64=578437695752307201");
+	push(w, want, &n, 100, 0xaaa, 4001, 23, "e23", "f+0x1", "hello\0\0\0", 9, 0,
+	     "text=hello len=9");
+	for (int i = 0; i < 200; i++)
+		big[i] = (unsigned char)(i * 7);
+	for (int i = 0; i < 200; i++)
+		snprintf(hex + 4 + 2 * i, 3, "%02x", big[i]);
+	memcpy(hex, "hex=", 4);
+	strcat(hex, " truncated");
+	push(w, want, &n, 100, 0xaaa, 4002, 24, "e24", "f+0x1", big, sizeof big, PF_TRUNCATED, hex);
+	push(w, want, &n, 100, 0xaaa, 4003, 25, "e25", "", "GET ", 4, 0, "text=GET ");
+	push(w, want, &n, 100, 0xaaa, 4004, 25, "e25", NULL, "abc", 4, 0, "text=abc len=4");
+	push(w, want, &n, 100, 0xaaa, 4005 + (1ull << 40), 25, "e25", "f+0x1", "", 0, 0, "");
+	push(w, want, &n, 200, 0xbbb, 7000, 999, NULL, NULL, NULL, 0, 0, "");
+	push(w, want, &n, 0, 0, 6500, 4, "posix_trace_overflow", NULL, NULL, 0, 0, "");
+	CHECK_EQ(pf_loss(w, 0, 0, 6600, 17), 0);
+	for (int t = 0; t < 150; t++)
+		for (int k = 0; k < 2; k++) {
+			unsigned char b = (unsigned char)t;
+			char v[16];
+			snprintf(sym, sizeof sym, "s%d", 2 * t + k);
+			snprintf(v, sizeof v, "u8=%d", t);
+			push(w, want, &n, 300, 0x1000 + (uint64_t)t, 10000 + (uint64_t)t + (uint64_t)k,
+			     30 + (unsigned)(t % 5), "many", sym, &b, 1, 0, v);
+		}
+	CHECK_EQ(pf_close(w), 0);
+	CHECK_EQ(fclose(f), 0);
+
+	REQUIRE(decode(path, cli_path("writer.txt"), &x, 1) == 0);
+	CHECK_EQ(x.unresolved, 0);
+	CHECK_EQ(x.resnapshot, 0);
+	CHECK_EQ(x.cleared_late, 0);
+	CHECK_EQ(x.nproc, 3);
+	CHECK_EQ(x.nthread, 152);
+	CHECK_EQ(x.ns, 154); /* + pid 0's, + the one after the clock went back */
+	CHECK_EQ((long long)x.events, n);
+	CHECK_EQ(x.lost_sum, 17);
+	CHECK_EQ(x.lost_counter, 17);
+	CHECK_EQ(x.lost_instants, 1);
+	int named = 0;
+	for (int t = 0; t < x.nt; t++)
+		named += (x.t[t].pid == 100 && !x.t[t].tid && !strcmp(x.t[t].name, "proc")) +
+		         (x.t[t].pid == 200 && !x.t[t].tid && !strcmp(x.t[t].name, "pid 200")) +
+		         (x.t[t].pid == 0 && !strcmp(x.t[t].name, "trace (synthesized events)")) +
+		         (x.t[t].counter && !strcmp(x.t[t].name, "lost events"));
+	CHECK_EQ(named, 4);
+	int bad = 0;
+	for (int t = 0; t < x.nt; t++) {
+		int k = 0;
+		for (int i = 0; i < n; i++) {
+			struct xtrack *tr = want[i].pid ? track_for(&x, want[i].pid, want[i].tid) : NULL;
+			for (int j = 0; !want[i].pid && j < x.nt && !tr; j++)
+				if (x.t[j].pid == 0 && strstr(x.t[j].name, "synthesized"))
+					tr = &x.t[j];
+			if (tr != &x.t[t])
+				continue;
+			struct xev *e = k < tr->ne ? &tr->e[k] : NULL;
+			k++;
+			if (!e || e->ts != want[i].ts || strcmp(e->name, want[i].name) ||
+			    strcmp(e->val, want[i].val) || strcmp(e->sym ? e->sym : "", want[i].sym)) {
+				if (bad++ < 5)
+					fprintf(stderr, "event %d: want %llu %s [%s] @%s, got %llu %s [%.80s] @%s\n",
+					        i, (unsigned long long)want[i].ts, want[i].name, want[i].val,
+					        want[i].sym, e ? (unsigned long long)e->ts : 0ull,
+					        e ? e->name : "-", e ? e->val : "-", e && e->sym ? e->sym : "");
+			}
+		}
+		CHECK_EQ(x.t[t].ne, k);
+	}
+	CHECK_EQ(bad, 0);
+	free_x(&x);
+}
+
 int main(int argc, char **argv)
 {
 	char self[4096] = { 0 };
@@ -789,6 +942,7 @@ int main(int argc, char **argv)
 		T_SKIP("Perfetto's schema is not beside the repository (../shared/formats/perfetto)");
 	cli_setup();
 	REQUIRE(readlink("/proc/self/exe", self, sizeof self - 1) > 0);
+	run_writer();
 	run_whole(self);
 	run_lossy(self);
 	run_flood(self);
