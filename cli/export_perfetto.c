@@ -36,8 +36,10 @@
  * then "len" when some were), else "u8".."u64" for 1, 2, 4 or 8 bytes (as
  * a little-endian unsigned integer: 1 or 2 bytes always, 4 or 8 unless
  * text with one trailing NUL at most), else "hex"; then "symbol" and
- * "truncated".  An 8-byte payload event is about 20 bytes
- * (docs/performance.md).
+ * "truncated".  An event with an 8-byte payload and a symbol takes
+ * 2 (packet) + 2-4 (timestamp delta) + 2 (sequence) + 2 (TrackEvent)
+ * + 2 (type) + 2 (name) + 5-14 (payload) + 7 (symbol) bytes: 25 with
+ * small deltas and values.
  */
 #include <errno.h>
 #include <stdlib.h>
