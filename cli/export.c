@@ -23,11 +23,16 @@ static const char help[] =
 "  ctf      a CTF 1.8 trace directory (metadata + one stream file) for\n"
 "           babeltrace2 and Trace Compass; each event's address also as\n"
 "           function+offset (file:line) in its field `symbol`\n"
+"  perfetto Perfetto's protobuf trace (.pftrace) for ui.perfetto.dev and\n"
+"           trace_processor: a track per process and thread, an instant per\n"
+"           event with its payload and symbol as arguments, lost events\n"
 "\n"
-"  -f, --format FORMAT   chrome, html or ctf\n"
-"  -o, --output OUT      default: FILE with .json, .html or .ctf instead of .ptlog\n"
+"  -f, --format FORMAT   chrome, html, ctf or perfetto\n"
+"  -o, --output OUT      default: FILE with .json, .html, .ctf or .pftrace\n"
+"                        instead of .ptlog\n"
 "      --force           replace OUT if it exists\n"
-"      --raw-addresses   do not symbolize addresses (ctf: no symbol field)\n"
+"      --raw-addresses   do not symbolize addresses (ctf: no symbol field;\n"
+"                        perfetto: the address in hex is the symbol)\n"
 "  -h, --help            this help\n";
 
 static char *default_out(const char *in, const char *ext)

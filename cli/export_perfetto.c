@@ -82,6 +82,7 @@ static const char *const ann_name[A_N] = {
 #define UUID_THREAD (2ull << 40)
 #define UUID_LOST (3ull << 40)
 #define FLUSH_AT (256u << 10)  /* bytes kept before a write */
+#define TYPE_BITS 65536        /* type ids a sequence keeps a bit for */
 
 struct seq {
 	int32_t pid;
@@ -98,6 +99,13 @@ struct seq {
 	uint32_t last_sym;     /* index + 1 of the symbol its last event had */
 };
 
+/* An open-addressing hash index of the n items of an array: a slot holds
+ * an item's index + 1 (0: free); at most half full. */
+struct index {
+	uint32_t *slot;
+	size_t cap;
+};
+
 struct pf {
 	FILE *f;
 	struct pb b;
@@ -105,14 +113,13 @@ struct pf {
 	struct seq *seq;
 	size_t nseq, cseq, last;
 	uint32_t seq_ids;      /* sequence ids given */
-	uint32_t *sh;          /* (pid, tid) -> seq index + 1 */
-	size_t shcap;
-	int32_t *pids;         /* described processes, open addressing (0: free) */
-	size_t npids, pcap;
+	struct index seqx;     /* by (pid, tid) */
+	int32_t *pids;         /* the processes described */
+	size_t npids, cpids;
+	struct index pidx;
 	char **sym;            /* symbols, by index */
 	size_t nsym, csym;
-	uint32_t *yh;          /* symbol -> index + 1 */
-	size_t yhcap;
+	struct index symx;     /* by the string */
 	uint64_t lost;         /* lost events so far */
 	int lost_track;
 };
@@ -154,6 +161,43 @@ static int packet_done(struct pf *w)
 	return w->b.n >= FLUSH_AT || w->b.oom ? flush(w) : w->err;
 }
 
+/* Room in ix for one more of the n items whose keys key() gives: 0, or
+ * the error. */
+static int index_room(struct pf *w, struct index *ix, size_t n,
+                      uint64_t (*key)(const struct pf *, size_t))
+{
+	if ((n + 1) * 2 <= ix->cap)
+		return 0;
+	size_t ncap = ix->cap ? 2 * ix->cap : 256;
+	uint32_t *slot = calloc(ncap, sizeof *slot);
+	if (!slot)
+		return fail(w, ENOMEM);
+	for (size_t i = 0; i < n; i++) {
+		size_t j = key(w, i) & (ncap - 1);
+		while (slot[j])
+			j = (j + 1) & (ncap - 1);
+		slot[j] = (uint32_t)i + 1;
+	}
+	free(ix->slot);
+	ix->slot = slot;
+	ix->cap = ncap;
+	return 0;
+}
+
+/* Array a of n items of size bytes with room for one more (moved, maybe);
+ * NULL when out of memory. */
+static void *array_room(struct pf *w, void *a, size_t n, size_t *cap, size_t size)
+{
+	if (n < *cap)
+		return a;
+	size_t ncap = *cap ? 2 * *cap : 64;
+	void *m = realloc(a, ncap * size);
+	if (!m)
+		return fail(w, ENOMEM), NULL;
+	*cap = ncap;
+	return m;
+}
+
 /* Sets bit i of a growable bitmap; returns 1 if it was clear, -1 out of memory. */
 static int bit_set(unsigned char **map, size_t *nbytes, size_t i)
 {
@@ -180,33 +224,31 @@ static void put_descriptor_name(struct pb *b, unsigned field, const char *name, 
 }
 
 /* --------------------------------------------------------------- tracks */
+static uint64_t pid_key(const struct pf *w, size_t i)
+{
+	return mix((uint32_t)w->pids[i]);
+}
+
+/* Whether pid was described; add: now it is (0: it was not, or out of
+ * memory). */
 static int proc_known(struct pf *w, int32_t pid, int add)
 {
-	if (add && (w->npids + 1) * 2 > w->pcap) {
-		size_t ncap = w->pcap ? 2 * w->pcap : 64;
-		int32_t *n = calloc(ncap, sizeof *n);
-		if (!n)
-			return fail(w, ENOMEM), -1;
-		for (size_t i = 0; i < w->pcap; i++)
-			if (w->pids[i]) {
-				size_t j = mix((uint32_t)w->pids[i]) & (ncap - 1);
-				while (n[j])
-					j = (j + 1) & (ncap - 1);
-				n[j] = w->pids[i];
-			}
-		free(w->pids);
-		w->pids = n;
-		w->pcap = ncap;
+	if (add) {
+		int32_t *grown;
+		if (index_room(w, &w->pidx, w->npids, pid_key) ||
+		    !(grown = array_room(w, w->pids, w->npids, &w->cpids, sizeof *w->pids)))
+			return 0;
+		w->pids = grown;
 	}
-	if (!w->pcap)
+	if (!w->pidx.cap)
 		return 0;
-	size_t j = mix((uint32_t)pid) & (w->pcap - 1);
-	for (; w->pids[j]; j = (j + 1) & (w->pcap - 1))
-		if (w->pids[j] == pid)
+	size_t j = mix((uint32_t)pid) & (w->pidx.cap - 1);
+	for (; w->pidx.slot[j]; j = (j + 1) & (w->pidx.cap - 1))
+		if (w->pids[w->pidx.slot[j] - 1] == pid)
 			return 1;
 	if (add) {
-		w->pids[j] = pid;
-		w->npids++;
+		w->pids[w->npids++] = pid;
+		w->pidx.slot[j] = (uint32_t)w->npids;
 	}
 	return 0;
 }
@@ -215,7 +257,7 @@ int pf_process(struct pf *w, int32_t pid, const char *name, int32_t ppid)
 {
 	char dflt[32], label[40];
 
-	if (pid == 0 || proc_known(w, pid, 1))
+	if (pid == 0 || proc_known(w, pid, 1) || w->err)
 		return w->err;
 	snprintf(dflt, sizeof dflt, "pid %d", (int)pid);
 	size_t pkt = pb_open(&w->b, TRACE_PACKET);
@@ -239,42 +281,30 @@ static uint64_t seq_key(int32_t pid, uint64_t tid)
 	return mix(tid ^ mix((uint32_t)pid));
 }
 
+static uint64_t seq_key_of(const struct pf *w, size_t i)
+{
+	return seq_key(w->seq[i].pid, w->seq[i].tid);
+}
+
 /* The sequence of (pid, tid), made (with its track) when new: NULL when
  * out of memory. */
 static struct seq *seq_of(struct pf *w, int32_t pid, uint64_t tid, unsigned idx, const char *name)
 {
 	if (w->last < w->nseq && w->seq[w->last].pid == pid && w->seq[w->last].tid == tid)
 		return &w->seq[w->last];
-	if ((w->nseq + 1) * 2 > w->shcap) {
-		size_t ncap = w->shcap ? 2 * w->shcap : 256;
-		uint32_t *n = calloc(ncap, sizeof *n);
-		if (!n)
-			return fail(w, ENOMEM), NULL;
-		for (size_t i = 0; i < w->nseq; i++) {
-			size_t j = seq_key(w->seq[i].pid, w->seq[i].tid) & (ncap - 1);
-			while (n[j])
-				j = (j + 1) & (ncap - 1);
-			n[j] = (uint32_t)i + 1;
-		}
-		free(w->sh);
-		w->sh = n;
-		w->shcap = ncap;
-	}
-	size_t j = seq_key(pid, tid) & (w->shcap - 1);
-	for (; w->sh[j]; j = (j + 1) & (w->shcap - 1)) {
-		struct seq *s = &w->seq[w->sh[j] - 1];
+	struct seq *grown;
+	if (index_room(w, &w->seqx, w->nseq, seq_key_of) ||
+	    !(grown = array_room(w, w->seq, w->nseq, &w->cseq, sizeof *w->seq)))
+		return NULL;
+	w->seq = grown;
+	uint32_t *slot = w->seqx.slot;
+	size_t mask = w->seqx.cap - 1, j = seq_key(pid, tid) & mask;
+	for (; slot[j]; j = (j + 1) & mask) {
+		struct seq *s = &w->seq[slot[j] - 1];
 		if (s->pid == pid && s->tid == tid) {
-			w->last = w->sh[j] - 1;
+			w->last = slot[j] - 1;
 			return s;
 		}
-	}
-	if (w->nseq == w->cseq) {
-		size_t ncap = w->cseq ? 2 * w->cseq : 64;
-		struct seq *n = realloc(w->seq, ncap * sizeof *n);
-		if (!n)
-			return fail(w, ENOMEM), NULL;
-		w->seq = n;
-		w->cseq = ncap;
 	}
 	if (!idx) { /* not described: the next index in its process */
 		idx = 1;
@@ -284,7 +314,7 @@ static struct seq *seq_of(struct pf *w, int32_t pid, uint64_t tid, unsigned idx,
 	struct seq *s = &w->seq[w->nseq];
 	w->seq_ids++;
 	*s = (struct seq){ .pid = pid, .tid = tid, .id = w->seq_ids, .track = w->seq_ids, .idx = idx };
-	w->sh[j] = (uint32_t)++w->nseq;
+	slot[j] = (uint32_t)++w->nseq;
 	w->last = w->nseq - 1;
 
 	/* its track */
@@ -393,42 +423,30 @@ static size_t packet_at(struct pf *w, struct seq *s, uint64_t ts)
 }
 
 /* ------------------------------------------------------------- symbols */
+static uint64_t sym_key(const struct pf *w, size_t i)
+{
+	return hash_str(w->sym[i]);
+}
+
 /* The index + 1 of a symbol in the table; 0 when out of memory. */
 static uint32_t sym_index(struct pf *w, const char *sym)
 {
-	if ((w->nsym + 1) * 2 > w->yhcap) {
-		size_t ncap = w->yhcap ? 2 * w->yhcap : 256;
-		uint32_t *n = calloc(ncap, sizeof *n);
-		if (!n)
-			return fail(w, ENOMEM), 0;
-		for (size_t i = 0; i < w->nsym; i++) {
-			size_t j = hash_str(w->sym[i]) & (ncap - 1);
-			while (n[j])
-				j = (j + 1) & (ncap - 1);
-			n[j] = (uint32_t)i + 1;
-		}
-		free(w->yh);
-		w->yh = n;
-		w->yhcap = ncap;
-	}
-	size_t j = hash_str(sym) & (w->yhcap - 1);
-	for (; w->yh[j]; j = (j + 1) & (w->yhcap - 1))
-		if (!strcmp(w->sym[w->yh[j] - 1], sym))
-			return w->yh[j];
-	if (w->nsym == w->csym) {
-		size_t ncap = w->csym ? 2 * w->csym : 256;
-		char **n = realloc(w->sym, ncap * sizeof *n);
-		if (!n)
-			return fail(w, ENOMEM), 0;
-		w->sym = n;
-		w->csym = ncap;
-	}
+	char **grown;
+	if (index_room(w, &w->symx, w->nsym, sym_key) ||
+	    !(grown = array_room(w, w->sym, w->nsym, &w->csym, sizeof *w->sym)))
+		return 0;
+	w->sym = grown;
+	uint32_t *slot = w->symx.slot;
+	size_t mask = w->symx.cap - 1, j = hash_str(sym) & mask;
+	for (; slot[j]; j = (j + 1) & mask)
+		if (!strcmp(w->sym[slot[j] - 1], sym))
+			return slot[j];
 	char *copy = strdup(sym);
 	if (!copy)
 		return fail(w, ENOMEM), 0;
 	w->sym[w->nsym++] = copy;
-	w->yh[j] = (uint32_t)w->nsym;
-	return w->yh[j];
+	slot[j] = (uint32_t)w->nsym;
+	return slot[j];
 }
 
 /* --------------------------------------------------------------- events */
@@ -505,7 +523,9 @@ int pf_event(struct pf *w, int32_t pid, uint64_t tid, uint64_t ts, unsigned type
 			return fail(w, ENOMEM);
 		s->last_sym = sym;
 	}
-	if ((new_type = bit_set(&s->types, &s->ntypes, type_id)) < 0)
+	/* (an id beyond any a log has: named again at each event, in no table) */
+	new_type = type_id < TYPE_BITS ? bit_set(&s->types, &s->ntypes, type_id) : 1;
+	if (new_type < 0)
 		return fail(w, ENOMEM);
 
 	struct pb *b = &w->b;
@@ -606,10 +626,11 @@ int pf_close(struct pf *w)
 	for (size_t i = 0; i < w->nsym; i++)
 		free(w->sym[i]);
 	free(w->seq);
-	free(w->sh);
+	free(w->seqx.slot);
 	free(w->pids);
+	free(w->pidx.slot);
 	free(w->sym);
-	free(w->yh);
+	free(w->symx.slot);
 	pb_free(&w->b);
 	free(w);
 	return rc;

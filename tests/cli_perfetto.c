@@ -160,7 +160,7 @@ struct xtrack {
 struct x {                    /* what the export says */
 	struct xseq s[256];
 	int ns;
-	struct xtrack t[256];
+	struct xtrack t[512];
 	int nt;
 	int nproc, nthread, unresolved, cleared_late, resnapshot;
 	uint64_t lost_sum, lost_counter;
@@ -227,7 +227,7 @@ static void unquote(const char *v, char *out, size_t cap)
 static void packet_end(struct x *x, struct pkt *p)
 {
 	if (p->has_td) {
-		REQUIRE(x->nt < 256);
+		REQUIRE(x->nt < 512);
 		struct xtrack *t = &x->t[x->nt++];
 		memset(t, 0, sizeof *t);
 		t->uuid = p->td_uuid;
@@ -371,18 +371,14 @@ static void read_decoded(const char *path, struct x *x, int keep_values)
 			snprintf(stack[depth++], sizeof stack[0], "%.*s", (int)k, s);
 			if (depth == 3 && !strcmp(stack[2], "debug_annotations"))
 				REQUIRE(p.na < 8);
-			if (!strcmp(stack[depth - 1], "process"))
-				p.proc = 1;
-			if (!strcmp(stack[depth - 1], "thread"))
-				p.thread = 1;
-			if (!strcmp(stack[depth - 1], "counter"))
-				p.counter = 1;
-			if (!strcmp(stack[depth - 1], "track_descriptor"))
-				p.has_td = 1;
-			if (!strcmp(stack[depth - 1], "track_event"))
-				p.has_te = 1;
-			if (!strcmp(stack[depth - 1], "clock_snapshot"))
-				p.has_cs = 1;
+			const struct { const char *name; int *flag; } seen[] = {
+				{ "process", &p.proc }, { "thread", &p.thread }, { "counter", &p.counter },
+				{ "track_descriptor", &p.has_td }, { "track_event", &p.has_te },
+				{ "clock_snapshot", &p.has_cs },
+			};
+			for (size_t i = 0; i < sizeof seen / sizeof seen[0]; i++)
+				if (!strcmp(stack[depth - 1], seen[i].name))
+					*seen[i].flag = 1;
 			continue;
 		}
 		if (s[k] != ':')
@@ -835,8 +831,8 @@ static void run_damaged(const char *self)
 
 /* The writer on its own (perfetto.h): every payload form, a thread whose
  * clock goes back (a new sequence, on the same track), a thread and a
- * process never described, pid 0 and a loss, 150 threads and 300 symbols
- * (the tables grow), messages of 128 bytes and more (lengths of two
+ * process never described, pid 0 and a loss, 150 more processes of a
+ * thread each and 300 symbols (the tables grow), messages of 128 bytes and more (lengths of two
  * bytes), a long delta. */
 struct wev { int pid; uint64_t tid, ts; char name[32], val[600], sym[32]; };
 
@@ -889,6 +885,8 @@ static void run_writer(void)
 	push(w, want, &n, 100, 0xaaa, 4003, 25, "e25", "", "GET ", 4, 0, "text=GET ");
 	push(w, want, &n, 100, 0xaaa, 4004, 25, "e25", NULL, "abc", 4, 0, "text=abc len=4");
 	push(w, want, &n, 100, 0xaaa, 4005 + (1ull << 40), 25, "e25", "f+0x1", "", 0, 0, "");
+	push(w, want, &n, 100, 0xaaa, 4006 + (1ull << 40), 0xfffffff0u, "huge", NULL, NULL, 0, 0, "");
+	push(w, want, &n, 100, 0xaaa, 4007 + (1ull << 40), 0xfffffff0u, "huge", NULL, NULL, 0, 0, "");
 	push(w, want, &n, 200, 0xbbb, 7000, 999, NULL, NULL, NULL, 0, 0, "");
 	push(w, want, &n, 0, 0, 6500, 4, "posix_trace_overflow", NULL, NULL, 0, 0, "");
 	CHECK_EQ(pf_loss(w, 0, 0, 6600, 17), 0);
@@ -898,7 +896,7 @@ static void run_writer(void)
 			char v[16];
 			snprintf(sym, sizeof sym, "s%d", 2 * t + k);
 			snprintf(v, sizeof v, "u8=%d", t);
-			push(w, want, &n, 300, 0x1000 + (uint64_t)t, 10000 + (uint64_t)t + (uint64_t)k,
+			push(w, want, &n, 300 + t, 0x1000 + (uint64_t)t, 10000 + (uint64_t)t + (uint64_t)k,
 			     30 + (unsigned)(t % 5), "many", sym, &b, 1, 0, v);
 		}
 	CHECK_EQ(pf_close(w), 0);
@@ -908,7 +906,7 @@ static void run_writer(void)
 	CHECK_EQ(x.unresolved, 0);
 	CHECK_EQ(x.resnapshot, 0);
 	CHECK_EQ(x.cleared_late, 0);
-	CHECK_EQ(x.nproc, 3);
+	CHECK_EQ(x.nproc, 152);
 	CHECK_EQ(x.nthread, 152);
 	CHECK_EQ(x.ns, 154); /* + pid 0's, + the one after the clock went back */
 	CHECK_EQ((long long)x.events, n);
