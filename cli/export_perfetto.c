@@ -150,6 +150,7 @@ static int flush(struct pf *w)
 {
 	if (w->b.oom)
 		fail(w, ENOMEM);
+	errno = 0;
 	if (w->b.n && !w->err && fwrite(w->b.p, 1, w->b.n, w->f) != w->b.n)
 		fail(w, errno ? errno : EIO);
 	w->b.n = 0;
