@@ -16,7 +16,7 @@
 /* The payload, whole, as "text" or "hex" JSON members. */
 static void put_data(FILE *f, const struct tlog *l, const struct tev *e)
 {
-	const unsigned char *d = l->data + e->data;
+	const unsigned char *d = e->data;
 	char desc[512];
 	int text = 0;
 
@@ -65,20 +65,18 @@ static void label(char *out, size_t cap, struct symz *z, int32_t pid)
 		snprintf(out, cap, "pid %d", (int)pid);
 }
 
-int export_chrome(const struct tlog *l, struct symz *z, FILE *f)
+int export_chrome(struct tlog *l, struct symz *z, FILE *f)
 {
 	char name[TRACE_NAME_MAX] = "", buf[600], tmp[32], j[300];
 	struct progress p;
-	uint64_t t0 = l->nev ? l->ev[0].ts : 0;
+	uint64_t t0 = l->first;
 
-	for (size_t i = 0; i < l->nev; i++)
-		t0 = l->ev[i].ts < t0 ? l->ev[i].ts : t0;
 	posix_trace_attr_getname(&l->attr, name);
 	json_str(j, sizeof j, name);
 	fprintf(f, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"trace_name\":%s,", j);
 	json_str(j, sizeof j, l->path);
-	fprintf(f, "\"log\":%s,\"events\":%zu,\"lost\":%llu,\"lost_exact\":%s,\"gaps\":%llu},\n"
-	           "\"traceEvents\":[\n", j, l->nev, (unsigned long long)tlog_lost_total(l),
+	fprintf(f, "\"log\":%s,\"events\":%llu,\"lost\":%llu,\"lost_exact\":%s,\"gaps\":%llu},\n"
+	           "\"traceEvents\":[\n", j, (unsigned long long)l->nev, (unsigned long long)tlog_lost_total(l),
 	        l->lost_final ? "true" : "false", (unsigned long long)l->overflows);
 	int first = 1;
 	for (size_t i = 0; i < l->npr; i++) {
@@ -97,8 +95,10 @@ int export_chrome(const struct tlog *l, struct symz *z, FILE *f)
 		        (int)l->th[i].pid, l->th[i].idx, l->th[i].idx,
 		        (unsigned long long)l->th[i].tid);
 	progress_begin(&p, "export chrome", l->nev);
-	for (size_t i = 0; i < l->nev; i++) {
-		const struct tev *e = &l->ev[i];
+	struct tev ev;
+	const struct tev *e = &ev;
+	int r;
+	while ((r = tlog_next(l, &ev)) > 0) {
 		const struct tthread *th = &l->th[e->thread];
 		uint64_t rel = e->ts - t0;
 		json_str(j, sizeof j, tlog_name(l, e->id, tmp, sizeof tmp));
@@ -119,9 +119,9 @@ int export_chrome(const struct tlog *l, struct symz *z, FILE *f)
 			}
 		}
 		fputs("}}", f);
-		progress_update(&p, i);
+		progress_update(&p, e->n);
 	}
 	fputs("\n]}\n", f);
 	progress_end(&p);
-	return 0;
+	return r < 0;
 }

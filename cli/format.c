@@ -92,7 +92,7 @@ static void set_names(char *out, size_t cap, const struct tlog *l, const unsigne
 void fmt_event_data(char *out, size_t cap, const struct tlog *l, const struct tev *e)
 {
 	const size_t set = sizeof(trace_event_set_t);
-	const unsigned char *d = l->data + e->data;
+	const unsigned char *d = e->data;
 	size_t len = e->len;
 	unsigned id = e->id;
 	char a[256], b[256];
@@ -101,8 +101,7 @@ void fmt_event_data(char *out, size_t cap, const struct tlog *l, const struct te
 
 	/* RESUME: the events its gap lost, when the trace says (0: the gap
 	 * marks, in one thread's sequence, a loss an earlier gap counted) */
-	if (id == POSIX_TRACE_RESUME && !len &&
-	    (n = tlog_gap_lost(l, (size_t)(e - l->ev))) != UINT64_MAX) {
+	if (id == POSIX_TRACE_RESUME && !len && (n = e->lost) != UINT64_MAX) {
 		if (n)
 			snprintf(out, cap, "%llu event%s lost in this gap", (unsigned long long)n,
 			         n == 1 ? "" : "s");

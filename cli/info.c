@@ -157,17 +157,13 @@ int cmd_info(int argc, char **argv)
 	attrs(&l);
 	status(&l);
 	damage(&l);
-	uint64_t first = l.nev ? l.ev[0].ts : 0, last = first;
-	for (size_t i = 0; i < l.nev; i++) {
-		first = l.ev[i].ts < first ? l.ev[i].ts : first;
-		last = l.ev[i].ts > last ? l.ev[i].ts : last;
-	}
+	uint64_t first = l.first, last = l.nev ? l.last : first;
 	fmt_abs(a, sizeof a, first);
 	fmt_abs(b, sizeof b, last);
 	fmt_duration(d, sizeof d, last - first);
 	if (l.nev)
 		printf("time span     %s to %s (%s)\n", a, b, d);
-	printf("events        %zu\n", l.nev);
+	printf("events        %llu\n", (unsigned long long)l.nev);
 
 	unsigned ntypes = 0;
 	for (unsigned i = 0; i < PT_NIDS; i++)

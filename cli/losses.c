@@ -15,26 +15,21 @@
 #include "cli.h"
 #include "../src/ext.h"
 
-int tlog_note_loss(struct tlog *l, trace_id_t trid, const struct posix_trace_event_info *ev)
+uint64_t tlog_note_loss(struct tlog *l, trace_id_t trid, const struct posix_trace_event_info *ev)
 {
 	struct pt_ext_losses x;
 
 	if (ev->posix_event_id != POSIX_TRACE_RESUME || pt_ext_losses(trid, &x) || !x.resume_ok)
-		return 0;
-	if (l->ngaps == l->gcap) {
-		size_t ncap = l->gcap ? 2 * l->gcap : 64;
-		struct tgap *n = realloc(l->gaps, ncap * sizeof *n);
-		if (!n)
-			return -1;
-		l->gaps = n;
-		l->gcap = ncap;
+		return UINT64_MAX;
+	uint64_t at = x.at_resume > l->pass_at_ ? x.at_resume : l->pass_at_, n = at - l->pass_at_;
+	l->pass_at_ = at;
+	if (!l->totals) {
+		l->ngaps++;
+		l->lost_at = at;
+		if (at > l->lost_stream)
+			l->lost_stream = at;
 	}
-	uint64_t at = x.at_resume > l->lost_at ? x.at_resume : l->lost_at;
-	l->gaps[l->ngaps++] = (struct tgap){ l->nev - 1, at - l->lost_at };
-	l->lost_at = at;
-	if (at > l->lost_stream)
-		l->lost_stream = at;
-	return 0;
+	return n;
 }
 
 void tlog_note_totals(struct tlog *l, trace_id_t trid)
@@ -49,22 +44,6 @@ void tlog_note_totals(struct tlog *l, trace_id_t trid)
 	}
 	l->log_overwritten = x.log_overwritten;
 	l->log_dropped = x.log_dropped;
-}
-
-uint64_t tlog_gap_lost(const struct tlog *l, size_t ev)
-{
-	size_t lo = 0, hi = l->ngaps;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (l->gaps[mid].ev == ev)
-			return l->gaps[mid].lost;
-		if (l->gaps[mid].ev < ev)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return UINT64_MAX;
 }
 
 uint64_t tlog_lost_total(const struct tlog *l)
