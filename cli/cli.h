@@ -122,6 +122,7 @@ struct tlog {
 	uint64_t pass_n_;              /* events read in this pass */
 	uint64_t pass_at_;             /* this pass's loss count at the last RESUME */
 	void *hash_;                   /* (pid, tid) -> thread index */
+	uint32_t last_th_;             /* the thread of the last event */
 	size_t hcap_;
 };
 /* A log: tlog_open() reads its attributes, names and map of loaded code;

@@ -93,58 +93,67 @@ static int select_types(const struct tlog *l, const struct list *sel, int *want,
 	return 0;
 }
 
-/* Which threads to show (want_th[i]), from --pid, --thread and --tid;
- * 1 with a message for a value that matches nothing. */
+/* Which threads to show (want_th[i]): those that pass each of --pid,
+ * --thread and --tid given (a list: any of its values); 1 with a message
+ * for a value that matches nothing, or EXIT_USAGE. */
 static int select_threads(const struct tlog *l, const struct list *pids,
                           const struct list *threads, const struct list *tids,
                           unsigned char *want_th)
 {
-	int any = pids->n || threads->n || tids->n;
+	unsigned char *m = calloc(l->nth + 1, 1);
 
+	if (!m) {
+		err_msg("out of memory");
+		return 1;
+	}
 	for (size_t i = 0; i < l->nth; i++)
-		want_th[i] = !any;
-	for (int k = 0; k < pids->n; k++) {
-		pid_t pid;
-		if (parse_pid(pids->v[k], &pid))
-			return usage_error("--pid: '%s' is not a process id", pids->v[k]);
-		if (!tlog_proc(l, pid)) {
-			err_msg("%s: no events of process %d in this log (see 'posixtrace info %s')",
-			        l->path, (int)pid, l->path);
-			return 1;
+		want_th[i] = 1;
+	for (int kind = 0; kind < 3; kind++) {
+		const struct list *sel = kind == 0 ? pids : kind == 1 ? threads : tids;
+		if (!sel->n)
+			continue;
+		memset(m, 0, l->nth + 1);
+		for (int k = 0; k < sel->n; k++) {
+			const char *v = sel->v[k];
+			int pid = 0, n = 0, found = 0;
+			unsigned idx = 0;
+			unsigned long long tid = 0;
+			char *end = NULL;
+			if (kind == 1 && (sscanf(v, "%d/%u%n", &pid, &idx, &n) != 2 || v[n])) {
+				free(m);
+				return usage_error("--thread: '%s' is not PID/N (as show prints it)", v);
+			}
+			if (kind == 2 && ((tid = strtoull(v, &end, 0)), end == v || *end)) {
+				free(m);
+				return usage_error("--tid: '%s' is not a thread id", v);
+			}
+			if (kind == 0)
+				pid = atoi(v);
+			for (size_t i = 0; i < l->nth; i++) {
+				const struct tthread *t = &l->th[i];
+				int hit = kind == 0 ? t->pid == pid
+				        : kind == 1 ? t->pid == pid && t->idx == idx : t->tid == tid;
+				m[i] |= (unsigned char)hit;
+				found |= hit;
+			}
+			if (!found) {
+				if (kind == 0)
+					err_msg("%s: no events of process %d in this log (see 'posixtrace "
+					        "info %s')", l->path, pid, l->path);
+				else if (kind == 1)
+					err_msg("%s: no thread %d/%u in this log (see 'posixtrace info %s')",
+					        l->path, pid, idx, l->path);
+				else
+					err_msg("%s: no thread with id %s in this log (see 'posixtrace info "
+					        "%s')", l->path, v, l->path);
+				free(m);
+				return 1;
+			}
 		}
 		for (size_t i = 0; i < l->nth; i++)
-			want_th[i] |= l->th[i].pid == pid;
+			want_th[i] &= m[i];
 	}
-	for (int k = 0; k < threads->n; k++) {
-		int pid, n = 0, found = 0;
-		unsigned idx;
-		if (sscanf(threads->v[k], "%d/%u%n", &pid, &idx, &n) != 2 || threads->v[k][n])
-			return usage_error("--thread: '%s' is not PID/N (as show prints it)",
-			                   threads->v[k]);
-		for (size_t i = 0; i < l->nth; i++)
-			if (l->th[i].pid == pid && l->th[i].idx == idx)
-				want_th[i] = found = 1;
-		if (!found) {
-			err_msg("%s: no thread %d/%u in this log (see 'posixtrace info %s')", l->path,
-			        pid, idx, l->path);
-			return 1;
-		}
-	}
-	for (int k = 0; k < tids->n; k++) {
-		char *end;
-		unsigned long long tid = strtoull(tids->v[k], &end, 0);
-		int found = 0;
-		if (end == tids->v[k] || *end)
-			return usage_error("--tid: '%s' is not a thread id", tids->v[k]);
-		for (size_t i = 0; i < l->nth; i++)
-			if (l->th[i].tid == tid)
-				want_th[i] = found = 1;
-		if (!found) {
-			err_msg("%s: no thread with id %s in this log (see 'posixtrace info %s')",
-			        l->path, tids->v[k], l->path);
-			return 1;
-		}
-	}
+	free(m);
 	return 0;
 }
 

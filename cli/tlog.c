@@ -56,13 +56,17 @@ static int grow_hash(struct tlog *l)
 /* The index of thread (pid, tid), made on first sight. */
 static int thread_index(struct tlog *l, int32_t pid, uint64_t tid, uint32_t *out)
 {
+	if (l->nth && l->th[l->last_th_].pid == pid && l->th[l->last_th_].tid == tid) {
+		*out = l->last_th_; /* most events: the thread of the one before */
+		return 0;
+	}
 	if ((l->nth + 1) * 2 > l->hcap_ && grow_hash(l))
 		return -1;
 	struct hslot *h = l->hash_;
 	size_t j = mix(pid, tid) & (l->hcap_ - 1);
 	for (; h[j].used; j = (j + 1) & (l->hcap_ - 1))
 		if (h[j].pid == pid && h[j].tid == tid) {
-			*out = h[j].idx;
+			*out = l->last_th_ = h[j].idx;
 			return 0;
 		}
 	if (l->nth % 64 == 0) {
@@ -76,7 +80,7 @@ static int thread_index(struct tlog *l, int32_t pid, uint64_t tid, uint32_t *out
 		idx += l->th[i].pid == pid;
 	l->th[l->nth] = (struct tthread){ pid, tid, idx, 0, 0, UINT64_MAX, 0 };
 	h[j] = (struct hslot){ pid, 1, tid, (uint32_t)l->nth };
-	*out = (uint32_t)l->nth++;
+	*out = l->last_th_ = (uint32_t)l->nth++;
 	return 0;
 }
 
