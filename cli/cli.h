@@ -116,6 +116,7 @@ struct tlog {
 	size_t nobjs;
 	/* reading (tlog.c) */
 	int totals;                    /* the tables hold the whole trace: later passes count nothing */
+	int summary;                   /* they come from the log's summary, not from reading it */
 	trace_id_t trid_;
 	int fd_, open_;
 	unsigned char *buf_;
@@ -130,11 +131,15 @@ struct tlog {
  * a message); tlog_end() after the last notes the final counts.
  * tlog_scan() reads the whole log for its totals and goes back to its
  * start: the next pass gives the same events and thread numbers and
- * leaves the totals alone.  tlog_load() = tlog_open() + tlog_scan(). */
+ * leaves the totals alone.  tlog_load() = tlog_open() + the totals: from
+ * the summary the log carries (format 5), else tlog_scan(). */
 int tlog_open(struct tlog *l, const char *path);   /* 0, or 1 with a message */
 int tlog_next(struct tlog *l, struct tev *e);
 int tlog_scan(struct tlog *l);                     /* 0, or 1 with a message */
 int tlog_load(struct tlog *l, const char *path);   /* 0, or 1 with a message */
+/* The totals only, from the log's summary when it has one (no events
+ * read: l->summary), else by reading it (tlog_load). */
+int tlog_totals(struct tlog *l, const char *path);
 void tlog_free(struct tlog *l);
 const char *tlog_name(const struct tlog *l, unsigned id, char *buf, size_t cap);
 const struct tproc *tlog_proc(const struct tlog *l, int32_t pid); /* after the totals */

@@ -152,7 +152,7 @@ int cmd_info(int argc, char **argv)
 	if (argc != 2 || argv[1][0] == '-')
 		return usage_error(argc < 2 ? "which log? give a FILE" :
 		                   argv[1][0] == '-' ? "unknown option" : "one FILE at a time");
-	if (tlog_load(&l, argv[1]))
+	if (tlog_totals(&l, argv[1]))
 		return 1;
 	attrs(&l);
 	status(&l);
@@ -164,6 +164,8 @@ int cmd_info(int argc, char **argv)
 	if (l.nev)
 		printf("time span     %s to %s (%s)\n", a, b, d);
 	printf("events        %llu\n", (unsigned long long)l.nev);
+	printf("counted       %s\n", l.summary ? "from the summary the log carries"
+	       : "by reading the log (it has no summary: an older or LOOP log, or one cut short)");
 
 	unsigned ntypes = 0;
 	for (unsigned i = 0; i < PT_NIDS; i++)

@@ -9,9 +9,11 @@
  * gap was reported (a run of drops still going on when a gap is reported
  * is counted by the next gap, or only in the total).
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "cli.h"
 #include "../src/ext.h"
 
@@ -102,12 +104,24 @@ void tlog_loss_text(const struct tlog *l, char *out, size_t cap)
 		       g, s_(g));
 	else if (n)
 		clause(out, cap, &o, "%llu event%s lost in the stream (full)", n, s_(n));
+	/* Only a LOOP log wraps.  Events not written by an APPEND log (or any
+	 * log whose writes failed) met a full disk or an I/O error, which the
+	 * final status names; an UNTIL_FULL log reached its size. */
+	int lp = 0, ferr = l->st.posix_stream_flush_error;
+	posix_trace_attr_getlogfullpolicy(&l->attr, &lp);
 	if (ow)
 		clause(out, cap, &o, "%llu overwritten in the log (it wrapped)", ow);
-	else if (l->st.posix_log_overrun_status == POSIX_TRACE_OVERRUN)
+	else if (l->st.posix_log_overrun_status == POSIX_TRACE_OVERRUN && lp == POSIX_TRACE_LOOP)
 		clause(out, cap, &o, "the log wrapped");
+	const char *why = ferr == ENOSPC ? "the disk was full"
+	                : ferr == EFBIG || ferr == EDQUOT ? "the file system refused a larger file"
+	                : ferr ? strerror(ferr)
+	                : lp == POSIX_TRACE_UNTIL_FULL ? "the log filled up"
+	                : "writing the log failed";
 	if (dr)
-		clause(out, cap, &o, "%llu not written (the log filled up)", dr);
+		clause(out, cap, &o, "%llu not written to the log (%s)", dr, why);
+	else if (ferr && lp != POSIX_TRACE_LOOP && l->st.posix_log_overrun_status == POSIX_TRACE_OVERRUN)
+		clause(out, cap, &o, "events not written to the log (%s)", why);
 	else if (l->st.posix_log_full_status == POSIX_TRACE_FULL)
 		clause(out, cap, &o, "the log filled up");
 	if (l->errors)

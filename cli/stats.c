@@ -214,9 +214,15 @@ int cmd_stats(int argc, char **argv)
 		return 1;
 	}
 	struct tev e;
+	struct progress pg;
+	char what[300];
 	int r;
 	uint64_t span_ns = t1 - t0;
+	snprintf(what, sizeof what, "reading %s", l.path);
+	progress_begin(&pg, what, 0);
 	while ((r = tlog_next(&l, &e)) > 0) {
+		if ((e.n & 1023) == 0)
+			progress_update(&pg, e.n);
 		struct tstat *t = &ts[e.id];
 		if (t->seen) { /* in the log's order; an event stamped before the latest is a 0 gap */
 			if (hist_add(&t->gaps, e.ts > t->last ? e.ts - t->last : 0))
@@ -235,6 +241,8 @@ int cmd_stats(int argc, char **argv)
 		if (r < 0)
 			break;
 	}
+	pg.done = l.nev;
+	progress_end(&pg);
 	if (r < 0) {
 		tlog_free(&l);
 		return 1;

@@ -13,7 +13,7 @@ void print_summary(FILE *f, const char *path, pid_t root)
 	char dur[32], lost[256], text[240];
 	pid_t self = getpid();
 
-	if (tlog_load(&l, path) != 0) {
+	if (tlog_totals(&l, path) != 0) {
 		fprintf(f, "posixtrace: the log %s could not be read back\n", path);
 		return;
 	}

@@ -250,11 +250,11 @@ static int open_failed(struct tlog *l, const char *what, int rc)
 	return 1;
 }
 
-int tlog_open(struct tlog *l, const char *path)
+/* The file, open for reading: its fd, or -1 after a message. */
+static int open_file(struct tlog *l, const char *path)
 {
-	trace_id_t trid;
 	struct stat sb;
-	int rc, fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
 	tlog_init(l);
 	l->path = path;
@@ -262,7 +262,7 @@ int tlog_open(struct tlog *l, const char *path)
 		err_msg("cannot open %s: %s%s", path, strerror(errno),
 		        errno == ENOENT ? " (give the path of a log written by 'posixtrace record')"
 		                        : "");
-		return 1;
+		return -1;
 	}
 	if (fstat(fd, &sb) == 0) {
 		l->file_size = sb.st_size;
@@ -270,9 +270,88 @@ int tlog_open(struct tlog *l, const char *path)
 			err_msg("%s: %s (give the path of a log written by 'posixtrace record')",
 			        path, S_ISDIR(sb.st_mode) ? "is a directory" : "not a regular file");
 			close(fd);
-			return 1;
+			return -1;
 		}
 	}
+	return fd;
+}
+
+/* The totals from the summary the log carries (src/ext.h); with all (no
+ * trace id open) also its attributes, status, names and map of loaded
+ * code.  0, or -1: it has none. */
+static int from_summary(struct tlog *l, int fd, int all)
+{
+	struct pt_ext_summary *s;
+	uint32_t th;
+
+	if (pt_ext_log_summary(fd, &s) != 0)
+		return -1;
+	if (all) {
+		l->attr = s->attr;
+		l->st = s->status;
+		for (unsigned id = 0; id < PT_NIDS; id++)
+			if (s->names[id][0] && (l->names[id] = strdup(s->names[id])))
+				l->listed[id] = 1;
+		if (s->nobjs && (l->objs = malloc(s->nobjs * sizeof *l->objs))) {
+			memcpy(l->objs, s->objs, s->nobjs * sizeof *l->objs);
+			l->nobjs = s->nobjs;
+		}
+	}
+	for (size_t i = 0; i < s->nwriters; i++) {
+		const struct pt_ext_sum_writer *w = &s->writers[i];
+		if (thread_index(l, w->pid, w->thread, &th)) {
+			pt_ext_summary_free(s);
+			return -1;
+		}
+		l->th[th].count = w->count;
+		l->th[th].first = w->first;
+		l->th[th].last = w->last;
+	}
+	memcpy(l->count, s->count, sizeof l->count);
+	memcpy(l->tfirst, s->tfirst, sizeof l->tfirst);
+	memcpy(l->tlast, s->tlast, sizeof l->tlast);
+	l->nev = s->events;
+	l->first = s->events ? s->first : 0;
+	l->last = s->last;
+	l->overflows = s->count[POSIX_TRACE_OVERFLOW];
+	l->errors = s->count[POSIX_TRACE_ERROR];
+	l->ngaps = s->gaps;
+	l->lost_at = s->losses.at_resume;
+	l->lost_stream = s->losses.at_resume;
+	l->lost_final = s->losses.total_ok;
+	if (s->losses.total_ok && s->losses.total > l->lost_stream)
+		l->lost_stream = s->losses.total;
+	l->log_overwritten = s->losses.log_overwritten;
+	l->log_dropped = s->losses.log_dropped;
+	pt_ext_summary_free(s);
+	tlog_finish(l);
+	l->summary = l->totals = 1;
+	return 0;
+}
+
+int tlog_totals(struct tlog *l, const char *path)
+{
+	int fd = open_file(l, path);
+
+	if (fd < 0)
+		return 1;
+	posix_trace_attr_init(&l->attr);
+	if (from_summary(l, fd, 1) == 0) {
+		close(fd);
+		return 0;
+	}
+	close(fd);
+	tlog_free(l);
+	return tlog_load(l, path);
+}
+
+int tlog_open(struct tlog *l, const char *path)
+{
+	trace_id_t trid;
+	int rc, fd = open_file(l, path);
+
+	if (fd < 0)
+		return 1;
 	if ((rc = posix_trace_open(fd, &trid)) != 0) {
 		close(fd);
 		return fail(path, "posix_trace_open", rc);
@@ -370,6 +449,8 @@ int tlog_load(struct tlog *l, const char *path)
 {
 	if (tlog_open(l, path))
 		return 1;
+	if (from_summary(l, l->fd_, 0) == 0)
+		return 0;
 	if (tlog_scan(l)) {
 		tlog_free(l);
 		return 1;

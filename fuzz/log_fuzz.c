@@ -2,7 +2,8 @@
  * log_fuzz.c -- libFuzzer target for the trace log reader (src/log/logread.c,
  * src/log/logiter.c): the input is a log file.  It goes into a memfd, is
  * opened, read to the end, rewound and read again (the same events and
- * loss counts), and closed.  Built twice by `make fuzz`: as is, and with PT_LOG_FUZZ_NOCRC
+ * loss counts), and closed; its summary (format 5, src/log/logsum.c) is
+ * read from the end of the file too, and checked for sound values.  Built twice by `make fuzz`: as is, and with PT_LOG_FUZZ_NOCRC
  * (checksums ignored) to reach the checks behind them.
  */
 #include <errno.h>
@@ -52,6 +53,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	if (ftruncate(fd, 0) || (size && pwrite(fd, data, size, 0) != (ssize_t)size))
 		abort();
+	struct pt_log_summary sum;
+	if (pt_log_summary_read(fd, &sum) == 0) {
+		if (!sum.names || sum.nobjs > PT_LOG_OBJS_MAX)
+			abort();
+		for (unsigned id = 0; id < PT_NIDS; id++)
+			if (strnlen(sum.names[id], PT_LOG_NAME_MAX + 1) > PT_LOG_NAME_MAX ||
+			    (!(sum.known[id / 64] >> (id % 64) & 1) && sum.names[id][0]))
+				abort();
+		for (size_t i = 0; i < sum.nobjs; i++)
+			if (strnlen(sum.objs[i].path, PT_EXT_OBJ_PATH) >= PT_EXT_OBJ_PATH ||
+			    sum.objs[i].bid_len > PT_EXT_OBJ_BID_MAX)
+				abort();
+		pt_log_summary_free(&sum);
+	}
 	if (pt_logr_open(&r, fd))
 		return 0;
 	n1 = read_all(&r, &s1);
