@@ -136,6 +136,10 @@ struct tlog {
 int tlog_open(struct tlog *l, const char *path);   /* 0, or 1 with a message */
 int tlog_next(struct tlog *l, struct tev *e);
 int tlog_scan(struct tlog *l);                     /* 0, or 1 with a message */
+/* After the totals: the next event is the first of the log's first block
+ * that may hold one stamped at or after ts (events before ts may follow,
+ * none at or after it is skipped).  0, or 1 with a message. */
+int tlog_seek(struct tlog *l, uint64_t ts);
 int tlog_load(struct tlog *l, const char *path);   /* 0, or 1 with a message */
 /* The totals only, from the log's summary when it has one (no events
  * read: l->summary), else by reading it (tlog_load). */

@@ -227,8 +227,10 @@ int cmd_show(int argc, char **argv)
 	uint64_t t0 = l.first, prev = t0;
 	uint64_t lo = have_from ? when_ns(&from, t0) : 0, hi = have_to ? when_ns(&to, t0) : UINT64_MAX;
 	struct tev e;
-	int r;
-	while ((r = tlog_next(&l, &e)) > 0) {
+	int r = 0;
+	if (have_from && lo > t0 && tlog_seek(&l, lo)) /* through the block index */
+		r = -1;
+	while (r >= 0 && (r = tlog_next(&l, &e)) > 0) {
 		if (!want[e.id] || !want_th[e.thread] || e.ts < lo || e.ts > hi)
 			continue;
 		fmt_line(stdout, &l, &e, t0, prev, absolute, name_w, z);

@@ -445,6 +445,18 @@ int tlog_scan(struct tlog *l)
 	return 0;
 }
 
+int tlog_seek(struct tlog *l, uint64_t ts)
+{
+	uint64_t before = 0;
+	int rc = pt_ext_seek(l->trid_, ts, &before);
+
+	if (rc)
+		return fail(l->path, "seeking in the log", rc);
+	l->pass_at_ = before;
+	l->pass_n_ = 0;
+	return 0;
+}
+
 int tlog_load(struct tlog *l, const char *path)
 {
 	if (tlog_open(l, path))

@@ -62,6 +62,16 @@ struct pt_ext_obj {
 int pt_ext_objects(trace_id_t trid, size_t from, struct pt_ext_obj *out, size_t cap,
                    size_t *n);
 
+/* A log open with posix_trace_open(): the next event read is the first
+ * of the first block of the log that may hold an event stamped at or
+ * after ts_ns (ns since the epoch), found through the log's block index;
+ * every event before it is stamped before ts_ns, so reading on and
+ * skipping events before ts_ns gives exactly those at or after it.
+ * *lost_before: the stream's loss count at the last RESUME before that
+ * point (0 if none), where a reader that counts each gap's losses as the
+ * difference between RESUMEs starts from.  0; EINVAL: not a log. */
+int pt_ext_seek(trace_id_t trid, uint64_t ts_ns, uint64_t *lost_before);
+
 /* The summary a log carries (format 5, APPEND and UNTIL_FULL logs): what
  * its writer counted of the events it wrote, read from the end of the
  * file without reading the events (src/log/logsum.c).  Writers are in

@@ -7,7 +7,8 @@
  * the generator's own (closed form or recomputed event by event):
  * info's totals and per-type counts, stats --json per type, process and
  * thread, the lines of show and of its filters (--type, --thread, --tid,
- * --pid, --exclude, --from/--to relative and absolute), the events of the
+ * --pid, --exclude, --from/--to relative and absolute, a late --from
+ * found through the block index with its gaps' counts), the events of the
  * Chrome export and, read back by babeltrace2 (small size; skipped
  * without it), the CTF export's events and discarded events.  A log cut
  * short (no END block) is shown whole and said to be cut short.
@@ -144,6 +145,19 @@ static void one_size(uint64_t n, struct size_run *r, const char *bt)
 	CHECK_EQ(biglog_run(CLI("show", log, "--from", arg, "--to", arg2), out, err, &rss,
 	                    &secs), 0);
 	CHECK_EQ(count_lines(out, NULL, NULL), win);
+
+	/* a window that starts late: found through the block index, and each
+	 * gap after it still counts its own losses */
+	if (n > BIGLOG_GAP * 3) {
+		long long resumes = 0;
+		CHECK_EQ(biglog_run(CLI("show", log, "--from", "0.03"), out, err, &rss, &secs), 0);
+		CHECK_EQ(count_lines(out, NULL, NULL), expect(n, 30000000, UINT64_MAX, 0, 0, -1, 0));
+		count_lines(out, "posix_trace_resume", &resumes);
+		long long seven = 0;
+		count_lines(out, "7 events lost in this gap", &seven);
+		CHECK_EQ(resumes, expect(n, 30000000, UINT64_MAX, 0, 0, 5, 0));
+		CHECK_EQ(seven, resumes);
+	}
 
 	/* exports */
 	CHECK_EQ(biglog_run(CLI("export", "--format", "ctf", "--force", log, "-o", dir), out, err,

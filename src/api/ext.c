@@ -65,6 +65,20 @@ int pt_ext_objects(trace_id_t trid, size_t from, struct pt_ext_obj *out, size_t 
 	return 0;
 }
 
+int pt_ext_seek(trace_id_t trid, uint64_t ts_ns, uint64_t *lost_before)
+{
+	struct pt_trid *t;
+	int rc;
+
+	if (!lost_before)
+		return EINVAL;
+	if ((rc = pt_trid_lock_any(trid, &t)) != 0)
+		return rc;
+	rc = t->kind == PT_KIND_LOG ? pt_logr_seek(t->lr, ts_ns, lost_before) : EINVAL;
+	pt_trid_unlock(t);
+	return rc;
+}
+
 int pt_ext_log_summary(int fd, struct pt_ext_summary **out)
 {
 	struct pt_log_summary ls;

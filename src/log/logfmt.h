@@ -437,8 +437,10 @@ int pt_logw_put(struct pt_logw *w, const void *a, uint32_t alen, const void *b,
 struct pt_logr_item {    /* one step of the reading order */
 	uint64_t off, seq;
 	uint64_t ts;         /* error items: the timestamp to report */
+	uint64_t max_ts;     /* the block's largest timestamp (pt_logr_seek) */
 	uint32_t len;
 	uint32_t error;      /* 0: a block of events; else an error number */
+	int has_lost;        /* the block has a record flagged LOST */
 };
 
 struct pt_logr {
@@ -470,6 +472,9 @@ struct pt_logr {
 	uint64_t where; /* the where of the block's last event record (v4 short records) */
 	uint64_t base_ts;
 	size_t full_len;     /* payload length of the last event returned */
+	/* what the last pt_logr_check() of an events block saw besides */
+	uint64_t chk_max_ts;
+	int chk_lost;
 };
 
 /* fd: a regular file open for reading (EBADF if not readable); anything
@@ -480,6 +485,11 @@ int pt_logr_open(struct pt_logr *r, int fd);
 int pt_logr_next(struct pt_logr *r, struct posix_trace_event_info *ev, void *buf,
                  size_t cap, size_t *len, int *unavailable);
 void pt_logr_rewind(struct pt_logr *r);
+/* The next event read is the first of the first block that may hold an
+ * event stamped at or after ts: every event before it is stamped before
+ * ts.  *lost_before: the loss count of the last LOST record before that
+ * point (0 if none).  0, or an error reading the blocks before it. */
+int pt_logr_seek(struct pt_logr *r, uint64_t ts, uint64_t *lost_before);
 void pt_logr_close(struct pt_logr *r);
 const struct pt_attr_img *pt_logr_attr(const struct pt_logr *r);
 int pt_logr_status(const struct pt_logr *r, struct posix_trace_status_info *st);

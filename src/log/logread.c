@@ -12,9 +12,10 @@
 
 /* One block found in the file. */
 struct ent {
-	uint64_t off, seq, oldest, first_ts, last_ts;
+	uint64_t off, seq, oldest, first_ts, last_ts, max_ts;
 	uint32_t len, nev;
 	unsigned type, good;
+	int has_lost;
 };
 
 int pt_logr_rd(const struct pt_logr *r, uint64_t off, void *dst, size_t n)
@@ -195,6 +196,8 @@ int pt_logr_check(struct pt_logr *r, const unsigned char *p, const struct pt_log
 		if (pt_log_get32(p + PT_LOG_BLK + i * PT_LOG_WENT + 4, sw))
 			return EBADMSG;
 	struct pt_log_prev prev = { 0, 0, 0 };
+	r->chk_max_ts = 0;
+	r->chk_lost = 0;
 	for (uint32_t i = 0; i < b->nrec; i++) {
 		uint32_t delta, n;
 		unsigned info;
@@ -237,8 +240,11 @@ int pt_logr_check(struct pt_logr *r, const unsigned char *p, const struct pt_log
 			    b->base + delta < b->base)
 				return EBADMSG;
 			if (!(*nev)++)
-				*first_ts = b->base + delta;
+				*first_ts = r->chk_max_ts = b->base + delta;
 			*last_ts = b->base + delta;
+			if (*last_ts > r->chk_max_ts)
+				r->chk_max_ts = *last_ts;
+			r->chk_lost |= (info & PT_LOG_RF_LOST) != 0;
 		}
 		off += n;
 	}
@@ -336,6 +342,8 @@ static int scan(struct pt_logr *r, struct ent **pe, size_t *pn, uint64_t *end_se
 				break;
 			if (!pt_logr_check(r, r->buf, &b, 0, &x.first_ts, &x.last_ts, &x.nev)) {
 				x.good = 1;
+				x.max_ts = r->chk_max_ts;
+				x.has_lost = r->chk_lost;
 				(void)pt_logr_check(r, r->buf, &b, 1, &x.first_ts, &x.last_ts, &x.nev);
 				if (b.type == PT_LOG_BT_END && b.seq >= *end_seq) {
 					pt_logr_end_status(r, r->buf);
@@ -418,6 +426,7 @@ static int order(struct pt_logr *r, struct ent *e, size_t n, uint64_t end_seq)
 			r->items[r->nitems - 1].ts = have_ts ? prev_ts : e[i].first_ts;
 		it = &r->items[r->nitems++];
 		it->off = e[i].off, it->seq = e[i].seq, it->len = e[i].len, it->ts = e[i].first_ts;
+		it->max_ts = e[i].max_ts, it->has_lost = e[i].has_lost;
 		prev_ts = e[i].last_ts, have_ts = 1;
 	}
 	if (expect <= hi)
