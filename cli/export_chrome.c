@@ -94,6 +94,13 @@ static char *put_u(char *o, uint64_t v)
 	return o;
 }
 
+static char *put_s(char *o, const char *s)
+{
+	size_t n = strlen(s);
+	memcpy(o, s, n);
+	return o + n;
+}
+
 int export_chrome(struct tlog *l, struct symz *z, FILE *f)
 {
 	static const char hex[] = "0123456789abcdef";
@@ -149,14 +156,20 @@ int export_chrome(struct tlog *l, struct symz *z, FILE *f)
 				break;
 			}
 		}
-		o += sprintf(o, ",\n{\"name\":%s,%s\"ph\":\"i\",\"ts\":", jname[e->id],
-		             sys ? "\"cat\":\"posix_trace\"," : "");
+		o = put_s(o, ",\n{\"name\":");
+		o = put_s(o, jname[e->id]);
+		o = put_s(o, sys ? ",\"cat\":\"posix_trace\",\"ph\":\"i\",\"ts\":" : ",\"ph\":\"i\",\"ts\":");
 		o = put_u(o, rel / 1000);
 		*o++ = '.';
 		*o++ = (char)('0' + rel % 1000 / 100);
 		*o++ = (char)('0' + rel % 100 / 10);
 		*o++ = (char)('0' + rel % 10);
-		o += sprintf(o, ",\"pid\":%d,\"tid\":%u", (int)th->pid, th->idx);
+		o = put_s(o, ",\"pid\":");
+		if (th->pid < 0)
+			*o++ = '-';
+		o = put_u(o, th->pid < 0 ? -(uint64_t)(int64_t)th->pid : (uint64_t)th->pid);
+		o = put_s(o, ",\"tid\":");
+		o = put_u(o, th->idx);
 		uint32_t sf = 0;
 		if (e->addr) {
 			const char *sym = z ? symz_lookup(z, th->pid, e->ts, e->addr) : "";
@@ -165,8 +178,10 @@ int export_chrome(struct tlog *l, struct symz *z, FILE *f)
 				snprintf(raw, sizeof raw, "0x%llx", (unsigned long long)e->addr);
 				sym = raw;
 			}
-			if ((sf = frame_of(&fr, th->pid, e->addr, sym)) != 0)
-				o += sprintf(o, ",\"sf\":%u", sf);
+			if ((sf = frame_of(&fr, th->pid, e->addr, sym)) != 0) {
+				o = put_s(o, ",\"sf\":");
+				o = put_u(o, sf);
+			}
 		}
 		int args = e->len || e->trunc == POSIX_TRACE_TRUNCATED_RECORD || (e->addr && !sf);
 		if (args) {
