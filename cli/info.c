@@ -13,9 +13,12 @@ static const char help[] =
 "policies, inheritance, creation time, clock resolution), its status when\n"
 "it was shut down (full, overrun, flush errors, lost events), the event\n"
 "types with their counts, the processes and threads with their counts,\n"
-"and the time span.  A log that is not whole is described all the same:\n"
-"one whose recording was cut short has no final status, and stretches\n"
-"that could not be read are counted (each is a posix_trace_error event).\n";
+"and the time span.  The counts come from the summary the log carries\n"
+"(finished logs of this version, policies append and until-full: nothing\n"
+"else is read), else from reading every event.  A log that is not whole\n"
+"is described all the same: one whose recording was cut short has no\n"
+"final status, and stretches that could not be read are counted (each is\n"
+"a posix_trace_error event).\n";
 
 static uint64_t ns_of(struct timespec t)
 {
