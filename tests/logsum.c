@@ -150,13 +150,14 @@ static void check_summary(int fd, const struct want *x, int swap)
 	}
 }
 
-/* The full reader: every event, no error event. */
-static void check_events(int fd, const struct want *x, size_t errors)
+/* The events the full reader returns, and of them the error events. */
+static uint64_t count_events(int fd, uint64_t *nerr)
 {
 	struct pt_logr r;
 	static unsigned char buf[TRACE_DATA_MAX + 1];
-	uint64_t n = 0, nerr = 0;
+	uint64_t n = 0;
 
+	*nerr = 0;
 	REQUIRE(pt_logr_open(&r, fd) == 0);
 	for (;;) {
 		struct posix_trace_event_info ev;
@@ -164,9 +165,20 @@ static void check_events(int fd, const struct want *x, size_t errors)
 		int un = 0;
 		if (pt_logr_next(&r, &ev, buf, sizeof buf, &len, &un) || un)
 			break;
-		nerr += ev.posix_event_id == POSIX_TRACE_ERROR;
+		*nerr += ev.posix_event_id == POSIX_TRACE_ERROR;
 		n++;
 	}
+	pt_logr_close(&r);
+	return n;
+}
+
+/* The full reader: every event, no error event but those expected. */
+static void check_events(int fd, const struct want *x, size_t errors)
+{
+	struct pt_logr r;
+	uint64_t nerr = 0, n = count_events(fd, &nerr);
+
+	REQUIRE(pt_logr_open(&r, fd) == 0);
 	CHECK_EQ(n, x->events + errors);
 	CHECK_EQ(nerr, errors);
 	CHECK(pt_logr_status(&r, &(struct posix_trace_status_info){ 0 }) == 0);
@@ -203,45 +215,43 @@ static void no_summary(int fd, const char *what)
 		pt_log_summary_free(&s);
 }
 
+/* A log of 3000 events (policy, format version 0 = current), finished
+ * or not; its fd. */
+static int small_log(int policy, unsigned version, int finish, struct want *x)
+{
+	struct pt_attr_img a = mkattr(200);
+	struct pt_logw_opt o = { .version = version };
+	struct pt_logw w;
+	int fd = mfd();
+
+	REQUIRE(pt_logw_init_opt(&w, fd, &a, policy, policy == POSIX_TRACE_LOOP ? 1 << 20 : 0,
+	                         &o) == 0);
+	write_log(fd, &w, x, 3000, 0);
+	w.stream_lost = 123456;
+	if (finish)
+		CHECK_RC(pt_logw_finish(&w, &ST), 0);
+	else
+		CHECK_RC(pt_logw_sync(&w), 0);
+	pt_logw_free(&w);
+	return fd;
+}
+
 static void t_none(void)
 {
 	static struct want x;
-	struct pt_attr_img a = mkattr(200);
-	struct pt_logw w;
 	int fd;
 
-	/* LOOP */
-	fd = mfd();
-	REQUIRE(pt_logw_init(&w, fd, &a, POSIX_TRACE_LOOP, 1 << 20) == 0);
-	write_log(fd, &w, &x, 3000, 0);
-	CHECK_RC(pt_logw_finish(&w, &ST), 0);
-	pt_logw_free(&w);
+	fd = small_log(POSIX_TRACE_LOOP, 0, 1, &x);
 	no_summary(fd, "LOOP");
 	close(fd);
-	/* cut short: never finished */
-	fd = mfd();
-	REQUIRE(pt_logw_init(&w, fd, &a, POSIX_TRACE_APPEND, 0) == 0);
-	write_log(fd, &w, &x, 3000, 0);
-	CHECK_RC(pt_logw_sync(&w), 0);
-	pt_logw_free(&w);
+	fd = small_log(POSIX_TRACE_APPEND, 0, 0, &x); /* cut short: never finished */
 	no_summary(fd, "cut short");
 	close(fd);
-	/* format 3 */
-	fd = mfd();
-	struct pt_logw_opt o3 = { .version = 3 };
-	REQUIRE(pt_logw_init_opt(&w, fd, &a, POSIX_TRACE_APPEND, 0, &o3) == 0);
-	write_log(fd, &w, &x, 3000, 0);
-	CHECK_RC(pt_logw_finish(&w, &ST), 0);
-	pt_logw_free(&w);
+	fd = small_log(POSIX_TRACE_APPEND, 3, 1, &x);
 	no_summary(fd, "format 3");
 	close(fd);
 	/* a damaged summary: none, and one error event where it was */
-	fd = mfd();
-	REQUIRE(pt_logw_init(&w, fd, &a, POSIX_TRACE_APPEND, 0) == 0);
-	write_log(fd, &w, &x, 3000, 0);
-	w.stream_lost = 123456;
-	CHECK_RC(pt_logw_finish(&w, &ST), 0);
-	pt_logw_free(&w);
+	fd = small_log(POSIX_TRACE_APPEND, 0, 1, &x);
 	off_t end = lseek(fd, 0, SEEK_END);
 	unsigned char byte;
 	/* a byte of the writer entries, just before the END block */
@@ -272,20 +282,8 @@ static void t_until_full(void)
 	int rc = pt_log_summary_read(fd, &s);
 	CHECK(rc == 0 || rc == ENOENT);
 	if (rc == 0) {
-		struct pt_logr r;
-		static unsigned char buf[TRACE_DATA_MAX + 1];
-		uint64_t n = 0;
-		REQUIRE(pt_logr_open(&r, fd) == 0);
-		for (;;) {
-			struct posix_trace_event_info ev;
-			size_t len;
-			int un = 0;
-			if (pt_logr_next(&r, &ev, buf, sizeof buf, &len, &un) || un)
-				break;
-			n++;
-		}
-		pt_logr_close(&r);
-		CHECK_EQ(s.events, n);
+		uint64_t nerr;
+		CHECK_EQ(s.events, count_events(fd, &nerr));
 		pt_log_summary_free(&s);
 	}
 	printf("until-full: %s\n", rc == 0 ? "a summary of what was written" : "no room, no summary");
