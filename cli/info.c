@@ -168,7 +168,7 @@ int cmd_info(int argc, char **argv)
 		printf("time span     %s to %s (%s)\n", a, b, d);
 	printf("events        %llu\n", (unsigned long long)l.nev);
 	printf("counted       %s\n", l.summary ? "from the summary the log carries"
-	       : "by reading the log (it has no summary: an older or LOOP log, or one cut short)");
+	       : "by reading the log (it has no summary: an older or LOOP log, one cut short, or one whose writes failed)");
 
 	unsigned ntypes = 0;
 	for (unsigned i = 0; i < PT_NIDS; i++)

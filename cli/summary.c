@@ -33,7 +33,7 @@ void print_summary(FILE *f, const char *path, pid_t root)
 	if (root > 0)
 		fprintf(f, ", program pid %d", (int)root);
 	fprintf(f, ", over %s; %s. Read it with 'posixtrace show %s'.\n", dur, lost, path);
-	if (!procs) /* only the recorder's own START/STOP/FLUSH events */
+	if (!procs && !l.log_dropped) /* only the recorder's own START/STOP/FLUSH events */
 		fprintf(f, "posixtrace: %s recorded no events of its own: is it linked with "
 		        "libposixtrace (-lposixtrace), and does it call posix_trace_event()?\n",
 		        root > 0 ? "the program" : "the process");
