@@ -11,7 +11,8 @@
  * found through the block index with its gaps' counts), the events of the
  * Chrome export and, read back by babeltrace2 (small size; skipped
  * without it), the CTF export's events and discarded events.  A log cut
- * short (no END block) is shown whole and said to be cut short.
+ * short (no END block) is shown whole and said to be cut short, and
+ * info, with no summary to read, counts it by reading it.
  */
 #include <inttypes.h>
 #include <trace.h>
@@ -101,6 +102,7 @@ static void one_size(uint64_t n, struct size_run *r, const char *bt)
 	CHECK(cli_contains(s, arg));
 	if (!cli_contains(s, arg))
 		fprintf(stderr, "info:\n%s\n", s ? s : "");
+	CHECK(cli_contains(s, "counted       from the summary the log carries\n"));
 	free(s);
 
 	/* stats --json: types, processes, threads */
@@ -219,6 +221,14 @@ int main(void)
 	CHECK_EQ(count_lines(out, NULL, NULL), 150000 + 2);
 	char *s = cli_slurp(err);
 	CHECK(cli_contains(s, "no final status"));
+	free(s);
+	/* info: no summary in it, so counted by reading it, and the same counts */
+	CHECK_EQ(biglog_run(CLI("info", log), out, err, NULL, NULL), 0);
+	s = cli_slurp(out);
+	CHECK(cli_contains(s, "events        150002\n"));
+	CHECK(cli_contains(s, "counted       by reading the log"));
+	snprintf(log, sizeof log, "  %10llu    17  alpha\n", (unsigned long long)biglog_count(150000, 17));
+	CHECK(cli_contains(s, log));
 	free(s);
 	T_END();
 }
