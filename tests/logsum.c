@@ -8,8 +8,9 @@
  * summary.  Both byte orders; a block size so small that the summary
  * takes many blocks, with 700 writers; an UNTIL_FULL log that filled
  * (the summary counts what was written, or there is none); a LOOP log, a
- * log cut short, a format-3 log and a damaged summary have none (ENOENT)
- * and still read whole (the damaged one with one error event).  Through
+ * log cut short, a format-3 log, a damaged summary and one that could not
+ * be written (no error then) have none (ENOENT) and still read whole (the
+ * damaged one with one error event).  Through
  * the API (src/ext.h): pt_ext_log_summary() on the same log.
  *
  * pt_logr_seek() (show --from): on a log whose blocks are not in time
@@ -19,6 +20,7 @@
  * sequence), and the loss count it reports is the last one before the
  * point it seeks to.
  */
+#include <sys/resource.h>
 #include "t.h"
 #include "logfmt_util.h"
 
@@ -290,6 +292,35 @@ static void t_until_full(void)
 	close(fd);
 }
 
+/* A summary whose write fails (the file may not grow past the END
+ * block: RLIMIT_FSIZE) is left out, and that is not an error: every event
+ * is in the log, which is whole and finished. */
+static void t_no_room_to_write(void)
+{
+	static struct want x;
+	struct pt_attr_img a = mkattr(200);
+	struct pt_logw w;
+	struct rlimit old, lim;
+	int fd = mfd();
+
+	REQUIRE(pt_logw_init(&w, fd, &a, POSIX_TRACE_APPEND, 0) == 0);
+	write_log(fd, &w, &x, 3000, 0);
+	w.stream_lost = 123456;
+	CHECK_RC(pt_logw_sync(&w), 0);
+	REQUIRE(getrlimit(RLIMIT_FSIZE, &old) == 0);
+	signal(SIGXFSZ, SIG_IGN);
+	lim = old;
+	lim.rlim_cur = w.pos + PT_LOG_END_LEN;
+	REQUIRE(setrlimit(RLIMIT_FSIZE, &lim) == 0);
+	CHECK_RC(pt_logw_finish(&w, &ST), 0);
+	CHECK_RC(w.err, 0);
+	REQUIRE(setrlimit(RLIMIT_FSIZE, &old) == 0);
+	pt_logw_free(&w);
+	no_summary(fd, "no room to write it");
+	check_events(fd, &x, 0);
+	close(fd);
+}
+
 struct sev { uint64_t ts; unsigned id; uint64_t lost; };
 
 static size_t read_from(struct pt_logr *r, uint64_t x, struct sev *out, size_t cap,
@@ -400,6 +431,7 @@ int main(void)
 	t_append(0, 1024, 700); /* the summary in many blocks */
 	t_none();
 	t_until_full();
+	t_no_room_to_write();
 	t_seek();
 	T_END();
 }

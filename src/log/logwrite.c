@@ -495,7 +495,7 @@ int pt_logw_sync(struct pt_logw *w)
 /* (v5) The SUMMARY blocks, right before the END block: as many as the
  * entries need, each at most a block long; none if they do not all fit
  * (UNTIL_FULL: within the log's size, the END block's room kept). */
-static void put_summary(struct pt_logw *w, int *werr)
+static void put_summary(struct pt_logw *w)
 {
 	uint32_t cap = w->cap - PT_LOG_BLK, nrec, n, parts = 0;
 	uint64_t cur = 0, total = 0;
@@ -514,7 +514,11 @@ static void put_summary(struct pt_logw *w, int *werr)
 	do {
 		n = pt_logw_sum_body(w, w->rec, cap, &cur, &nrec, parts);
 		if (put_block(w, PT_LOG_BT_SUMMARY, w->rec, n, nrec, 0)) {
-			keep_err(werr, w->err);
+			/* (no event is lost, and the failed block is not in the
+			 * log: it goes without a summary, which is not an error;
+			 * parts already written are stale, the END block goes
+			 * where this one failed) */
+			w->err = 0;
 			return;
 		}
 	} while (cur != UINT64_MAX);
@@ -543,7 +547,7 @@ int pt_logw_finish(struct pt_logw *w, const struct posix_trace_status_info *st)
 			wrap(w);
 	}
 	if (w->sum && !w->sum->failed && !w->err && w->policy != POSIX_TRACE_LOOP)
-		put_summary(w, &werr);
+		put_summary(w);
 	if (w->lost) /* blocks overwritten, maybe by this very END block */
 		fin.posix_log_overrun_status = POSIX_TRACE_OVERRUN;
 	pt_log_put32(b + 0, (uint32_t)st->posix_stream_status, w->swap);
