@@ -156,6 +156,8 @@ struct cw {
 	struct cstream *s;
 	size_t n;
 	size_t loss;         /* index of the loss stream */
+	size_t nthreads;     /* threads the totals know: stream k is thread k */
+	size_t extra;        /* the stream of the events of any other thread */
 	size_t target;       /* packet size to aim at */
 	const char *dir;
 	const unsigned char *uuid;
@@ -212,7 +214,8 @@ static int write_event(struct cw *w, struct tlog *l, struct symz *z, const struc
                        int counted)
 {
 	const struct tthread *th = &l->th[e->thread];
-	struct cstream *c = &w->s[e->thread];
+	size_t k = e->thread < w->nthreads ? e->thread : w->extra;
+	struct cstream *c = &w->s[k];
 	struct buf *b = &c->b;
 	uint64_t t = e->ts >= w->base ? e->ts - w->base : 0;
 
@@ -221,7 +224,7 @@ static int write_event(struct cw *w, struct tlog *l, struct symz *z, const struc
 	if (t < c->te) /* a stream's clock never goes back (a nested writer) */
 		t = c->te;
 	if (e->id == POSIX_TRACE_OVERFLOW && !c->empty && /* the loss in a packet of its own */
-	    flush_packet(w, e->thread, c->tb, c->te))
+	    flush_packet(w, k, c->tb, c->te))
 		return -1;
 	if (c->empty)
 		c->tb = t;
@@ -236,7 +239,7 @@ static int write_event(struct cw *w, struct tlog *l, struct symz *z, const struc
 	if (e->id == POSIX_TRACE_RESUME && counted)
 		c->discarded += e->lost != UINT64_MAX ? e->lost : 0;
 	if (b->n >= w->target || e->id == POSIX_TRACE_RESUME)
-		return flush_packet(w, e->thread, c->tb, c->te);
+		return flush_packet(w, k, c->tb, c->te);
 	return 0;
 }
 
@@ -251,9 +254,13 @@ static int write_streams(struct tlog *l, struct symz *z, const char *dir,
 	for (size_t i = 0; i < l->nth; i++)
 		if (l->th[i].pid == 0 && l->th[i].tid == 0)
 			w.loss = i;
+	/* (threads the totals did not know: events of a damaged stretch of a
+	 * log read through its summary, stamped by the reader, pid 0) */
+	w.nthreads = l->nth;
 	w.n = l->nth + (w.loss == SIZE_MAX);
 	if (w.loss == SIZE_MAX)
 		w.loss = l->nth;
+	w.extra = w.loss;
 	w.target = l->nth <= 256 ? PACKET_TARGET : (16u << 20) / l->nth;
 	w.target = w.target < 4096 ? 4096 : w.target;
 	if (!(w.s = calloc(w.n + 1, sizeof *w.s)))

@@ -145,6 +145,7 @@ static int timeline(FILE *f, struct tlog *l, struct symz *z, const unsigned *lan
 		fprintf(f, "<rect class=\"lane%s\" x=\"0\" y=\"%u\" width=\"%.3f\" height=\"%d\"/>\n",
 		        lane[i] % 2 ? " odd" : "", lane[i] * LANE_H, span_us, LANE_H);
 	uint64_t n = l->nev < HTML_MAX_EVENTS ? l->nev : HTML_MAX_EVENTS;
+	size_t nlanes = l->nth;
 	struct tev ev;
 	const struct tev *e = &ev;
 	int r = 0;
@@ -152,6 +153,8 @@ static int timeline(FILE *f, struct tlog *l, struct symz *z, const unsigned *lan
 	for (uint64_t i = 0; i < n && (r = tlog_next(l, &ev)) > 0; i++) {
 		const struct tthread *th = &l->th[e->thread];
 		double x = pad + (double)(int64_t)(e->ts - t0) / 1e3;
+		if (e->thread >= nlanes)
+			continue; /* (a thread the totals did not know: no lane) */
 		unsigned y = lane[e->thread] * LANE_H;
 		fprintf(f, "<line class=\"t%u\" x1=\"%.3f\" x2=\"%.3f\" y1=\"%u\" y2=\"%u\" "
 		           "vector-effect=\"non-scaling-stroke\"><title>", e->id, x, x, y + 4,

@@ -223,6 +223,10 @@ int cmd_show(int argc, char **argv)
 			int w = (int)strlen(tlog_name(&l, i, tmp, sizeof tmp));
 			name_w = w > name_w ? (w < 30 ? w : 30) : name_w;
 		}
+	/* a thread the totals did not know (a damaged stretch of a log read
+	 * through its summary): shown unless threads were selected */
+	size_t known = l.nth;
+	int any_th = pids.n || threads.n || tids.n;
 	struct symz *z = raw ? NULL : symz_open(&l, argv[optind], 0);
 	uint64_t t0 = l.first, prev = t0;
 	uint64_t lo = have_from ? when_ns(&from, t0) : 0, hi = have_to ? when_ns(&to, t0) : UINT64_MAX;
@@ -231,7 +235,8 @@ int cmd_show(int argc, char **argv)
 	if (have_from && lo > t0 && tlog_seek(&l, lo)) /* through the block index */
 		r = -1;
 	while (r >= 0 && (r = tlog_next(&l, &e)) > 0) {
-		if (!want[e.id] || !want_th[e.thread] || e.ts < lo || e.ts > hi)
+		if (!want[e.id] || (e.thread < known ? !want_th[e.thread] : any_th) || e.ts < lo ||
+		    e.ts > hi)
 			continue;
 		fmt_line(stdout, &l, &e, t0, prev, absolute, name_w, z);
 		prev = e.ts;

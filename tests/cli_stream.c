@@ -12,7 +12,9 @@
  * Chrome export and, read back by babeltrace2 (small size; skipped
  * without it), the CTF export's events and discarded events.  A log cut
  * short (no END block) is shown whole and said to be cut short, and
- * info, with no summary to read, counts it by reading it.
+ * info, with no summary to read, counts it by reading it; damage in the
+ * middle of a finished log (summary intact) is one error event, and
+ * every command still works.
  */
 #include <inttypes.h>
 #include <trace.h>
@@ -230,5 +232,35 @@ int main(void)
 	snprintf(log, sizeof log, "  %10llu    17  alpha\n", (unsigned long long)biglog_count(150000, 17));
 	CHECK(cli_contains(s, log));
 	free(s);
+
+	/* damage in the middle of a finished log: its summary still answers
+	 * (info), the reading commands meet one error event (a thread, pid 0,
+	 * the summary did not know) and every export still works */
+	snprintf(log, sizeof log, "%s/hurt.ptlog", cli_dir);
+	CHECK_RC(biglog_write(log, 150000, 1), 0);
+	{
+		int fd = open(log, O_RDWR);
+		unsigned char b;
+		REQUIRE(fd >= 0);
+		off_t at = lseek(fd, 0, SEEK_END) / 2;
+		REQUIRE(pread(fd, &b, 1, at) == 1);
+		b ^= 0x10;
+		REQUIRE(pwrite(fd, &b, 1, at) == 1);
+		close(fd);
+	}
+	long long errs = 0;
+	CHECK_EQ(biglog_run(CLI("show", log), out, err, NULL, NULL), 0);
+	count_lines(out, "posix_trace_error", &errs);
+	CHECK_EQ(errs, 1);
+	CHECK_EQ(biglog_run(CLI("show", log, "--pid", "4000"), out, err, NULL, NULL), 0);
+	count_lines(out, "posix_trace_error", &errs);
+	CHECK_EQ(errs, 0);
+	CHECK_EQ(biglog_run(CLI("stats", log), out, err, NULL, NULL), 0);
+	snprintf(out, sizeof out, "%s/hurt.ctf", cli_dir);
+	CHECK_EQ(biglog_run(CLI("export", "-f", "ctf", log, "-o", out), NULL, err, NULL, NULL), 0);
+	snprintf(out, sizeof out, "%s/hurt.html", cli_dir);
+	CHECK_EQ(biglog_run(CLI("export", "-f", "html", log, "-o", out), NULL, err, NULL, NULL), 0);
+	snprintf(out, sizeof out, "%s/hurt.json", cli_dir);
+	CHECK_EQ(biglog_run(CLI("export", "-f", "chrome", log, "-o", out), NULL, err, NULL, NULL), 0);
 	T_END();
 }
