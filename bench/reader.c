@@ -1,6 +1,6 @@
 /*
  * reader.c -- `make bench`'s reader section: the commands that read a log
- * (info, stats, show, export ctf/chrome/html) on logs of 5 M and 50 M
+ * (info, stats, show, export ctf/chrome/perfetto/html) on logs of 5 M and 50 M
  * events (tests/biglog.h: 2 processes x 4 threads, 9 types, 8-byte
  * payloads), each timed with its peak RSS (getrusage of the child), and
  * babeltrace2 on the CTF export of the same run when it is installed.
@@ -129,6 +129,12 @@ static void one_size(const char *dir, uint64_t n)
 	                                 "-o", out, NULL }, NULL, NULL, &rss, &secs);
 	snprintf(note, sizeof note, "  %.1f B/event", (double)file_size(out) / (double)total);
 	row("export chrome", total, rc, secs, rss, note);
+	unlink(out);
+	snprintf(out, sizeof out, "%s/posixtrace-bench-%llu.pftrace", dir, (unsigned long long)n);
+	rc = biglog_run((char *const[]){ (char *)cli, "export", "--format", "perfetto", "--force",
+	                                 log, "-o", out, NULL }, NULL, NULL, &rss, &secs);
+	snprintf(note, sizeof note, "  %.1f B/event", (double)file_size(out) / (double)total);
+	row("export perfetto", total, rc, secs, rss, note);
 	unlink(out);
 	snprintf(out, sizeof out, "%s/posixtrace-bench-%llu.html", dir, (unsigned long long)n);
 	rc = biglog_run((char *const[]){ (char *)cli, "export", "--format", "html", "--force", log,

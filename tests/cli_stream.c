@@ -2,8 +2,8 @@
  * cli_stream.c -- every command that reads a log streams it: on logs of
  * 200 000 and 2 000 000 events (tests/biglog.h: 2 processes x 4 threads,
  * 9 types, a counted gap every 100 000 events) the peak RSS of `info`,
- * `stats`, `show`, `export ctf|chrome|html` (getrusage of the child) is
- * the same within 10% at both sizes, and every count is exact against
+ * `stats`, `show`, `export ctf|chrome|perfetto|html` (getrusage of the child) is
+ * the same within 10% at both sizes (perfetto's too), and every count is exact against
  * the generator's own (closed form or recomputed event by event):
  * info's totals and per-type counts, stats --json per type, process and
  * thread, the lines of show and of its filters (--type, --thread, --tid,
@@ -71,9 +71,9 @@ static long long json_num(const char *s, const char *key)
 	return p ? strtoll(p + strlen(key), NULL, 10) : -1;
 }
 
-struct size_run { long rss[5]; };
-static const char *const cmd_names[5] = { "info", "stats", "show", "export ctf",
-                                          "export chrome" };
+struct size_run { long rss[6]; };
+static const char *const cmd_names[6] = { "info", "stats", "show", "export ctf",
+                                          "export chrome", "export perfetto" };
 
 static void one_size(uint64_t n, struct size_run *r, const char *bt)
 {
@@ -188,6 +188,10 @@ static void one_size(uint64_t n, struct size_run *r, const char *bt)
 	count_lines(dir, "\"ph\":\"i\"", &inst);
 	CHECK_EQ(inst, (long long)total);
 	unlink(dir);
+	snprintf(dir, sizeof dir, "%s/big.pftrace", cli_dir);
+	CHECK_EQ(biglog_run(CLI("export", "--format", "perfetto", "--force", log, "-o", dir), out,
+	                    err, &r->rss[5], &secs), 0);
+	unlink(dir);
 	snprintf(dir, sizeof dir, "%s/big.html", cli_dir);
 	CHECK_EQ(biglog_run(CLI("export", "--format", "html", "--force", log, "-o", dir), out, err,
 	                    &rss, &secs), 0);
@@ -208,7 +212,7 @@ int main(void)
 		       "is not read back\n");
 	one_size(200000, &small, bt);
 	one_size(2000000, &big, NULL);
-	for (int k = 0; k < 5; k++) {
+	for (int k = 0; k < 6; k++) {
 		printf("%-14s peak RSS %6ld KiB at 200 000 events, %6ld KiB at 2 000 000\n",
 		       cmd_names[k], small.rss[k], big.rss[k]);
 		CHECK(big.rss[k] * 10 <= small.rss[k] * 11);
