@@ -2,9 +2,10 @@
  * cli_stream.c -- every command that reads a log streams it: on logs of
  * 200 000 and 2 000 000 events (tests/biglog.h: 2 processes x 4 threads,
  * 9 types, a counted gap every 100 000 events) the peak RSS of `info`,
- * `stats`, `show`, `export ctf|chrome|perfetto|html` (getrusage of the child) is
- * the same within 10% at both sizes (perfetto's too), and every count is exact against
- * the generator's own (closed form or recomputed event by event):
+ * `stats`, `show`, `export ctf|chrome|perfetto` (getrusage of the child)
+ * is the same within 10% at both sizes, `export html` runs, and every
+ * count is exact against the generator's own (closed form or recomputed
+ * event by event):
  * info's totals and per-type counts, stats --json per type, process and
  * thread, the lines of show and of its filters (--type, --thread, --tid,
  * --pid, --exclude, --from/--to relative and absolute, a late --from
