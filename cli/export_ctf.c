@@ -1,7 +1,11 @@
 /*
  * export_ctf.c -- the log as a CTF 1.8 trace directory: `metadata` (TSDL
- * text) and one binary stream file, `stream_0`, little-endian, every
- * field byte aligned.
+ * text) and one binary stream file per thread of the trace, `stream_K`
+ * for the thread of index K (all of stream class 0), little-endian,
+ * every field byte aligned.  Written as the log is read: a thread's
+ * events are in time order in the log, so each stream is too, and
+ * babeltrace2 merges the streams by time; nothing is sorted or held but
+ * each stream's packet being built (64 KiB, less with many threads).
  *
  *   packet header   u32 magic 0xC1FC1FC1, u8 uuid[16], u32 stream_id
  *   packet context  u64 timestamp_begin, timestamp_end (clock values),
@@ -15,8 +19,12 @@
  *                   u32 payload_len, u8 payload[payload_len]
  *
  * The clock "realtime" counts nanoseconds (freq 1e9) from offset_s, the
- * second of the first event.  Events are written in timestamp order.  A
- * packet holds about 64 KiB of events; an OVERFLOW event starts a packet
+ * second of the first event.  A stream's clock never goes back: an event
+ * stamped before the one before it in its thread (a nested writer, a
+ * signal handler's) gets that one's time in the header (its fields keep
+ * nothing else of time).  A packet holds about 64 KiB of events; the
+ * losses are marked in the stream of the events the reader synthesizes
+ * (pid 0; one of its own if there are none).  An OVERFLOW event starts a packet
  * and the RESUME after it ends it, so that a reader places the loss
  * between the events around it.  events_discarded counts the events lost
  * so far: each gap adds its count (losses.c; one per gap for a log that

@@ -231,7 +231,7 @@ int cmd_stats(int argc, char **argv)
 		if (!t->seen || e.ts > t->last)
 			t->last = e.ts;
 		t->seen = 1;
-		if (t->act) {
+		if (t->act && e.ts >= t0 && e.ts <= t1) { /* (a summary that lies: not charted) */
 			uint64_t x = e.ts - t0;
 			/* (x * cols / (span + 1), without overflowing 64 bits) */
 			uint64_t col = span_ns ? (uint64_t)((unsigned __int128)x * (unsigned)cols /
