@@ -47,6 +47,9 @@ BENCHES  := $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
 # Debug files missing here are fetched by build-id from debuginfod (when
 # DEBUGINFOD_URLS is set) with elfutils' libdebuginfod when pkg-config finds
 # it (Debian: libdebuginfod-dev); DEBUGINFOD=0 builds without it.
+# The Perfetto export compresses its packets with zlib when pkg-config
+# finds it (Debian: zlib1g-dev); ZLIB=0 builds without it (plain packets,
+# and export says so).  The library never links it.
 CLI_SRC  := $(wildcard cli/*.c)
 CLI_OBJ  := $(CLI_SRC:cli/%.c=$(BUILD)/cli/%.o)
 CLI      := $(BUILD)/posixtrace
@@ -54,8 +57,13 @@ LIBDW    ?= $(shell pkg-config --exists libdw 2>/dev/null && echo 1 || echo 0)
 CLI_DEFS := $(if $(filter 1,$(LIBDW)),-DPT_HAVE_LIBDW $(shell pkg-config --cflags libdw),)
 DEBUGINFOD ?= $(shell pkg-config --exists libdebuginfod 2>/dev/null && echo 1 || echo 0)
 CLI_DEFS += $(if $(filter 1,$(DEBUGINFOD)),-DPT_HAVE_DEBUGINFOD $(shell pkg-config --cflags libdebuginfod),)
+ZLIB     ?= $(shell pkg-config --exists zlib 2>/dev/null && echo 1 || echo 0)
+ZLIB_DEFS := $(if $(filter 1,$(ZLIB)),-DPT_HAVE_ZLIB $(shell pkg-config --cflags zlib),)
+ZLIB_LIBS := $(if $(filter 1,$(ZLIB)),$(shell pkg-config --libs zlib),)
+CLI_DEFS += $(ZLIB_DEFS)
 CLI_LIBS := $(if $(filter 1,$(LIBDW)),$(shell pkg-config --libs libdw),) \
-            $(if $(filter 1,$(DEBUGINFOD)),$(shell pkg-config --libs libdebuginfod),) -lm
+            $(if $(filter 1,$(DEBUGINFOD)),$(shell pkg-config --libs libdebuginfod),) \
+            $(ZLIB_LIBS) -lm
 
 .PHONY: all lib check bench demo install clean examples cli stress soak
 all: lib examples cli
@@ -76,13 +84,18 @@ $(SHARED): $(LIB_OBJ) src/libposixtrace.map
 	ln -sf libposixtrace.so.$(VERSION) $(BUILD)/libposixtrace.so.$(SOVER)
 	ln -sf libposixtrace.so.$(VERSION) $(BUILD)/libposixtrace.so
 
+# (TEST_DEFS_name, TEST_LIBS_name: what one test needs besides)
 $(BUILD)/tests/%: tests/%.c $(wildcard tests/*.h) $(STATIC)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALLCFLAGS) -Itests -DPT_BUILD_DIR='"$(abspath $(BUILD))"' \
-	  -DPT_TEST_CC='"$(CC)"' -DPT_TEST_SANFLAGS='"$(SANFLAGS)"' $< -o $@ $(STATIC) $(LDLIBS) -ldl
+	$(CC) $(ALLCFLAGS) $(TEST_DEFS_$*) -Itests -DPT_BUILD_DIR='"$(abspath $(BUILD))"' \
+	  -DPT_TEST_CC='"$(CC)"' -DPT_TEST_SANFLAGS='"$(SANFLAGS)"' $< -o $@ $(STATIC) \
+	  $(TEST_LIBS_$*) $(LDLIBS) -ldl
 
-# cli_perfetto also checks the Perfetto writer on its own: it includes it
+# cli_perfetto also checks the Perfetto writer on its own: it includes it,
+# built as the command is (zlib), and inflates its compressed packets
 $(BUILD)/tests/cli_perfetto: cli/export_perfetto.c cli/protobuf.c cli/perfetto.h cli/protobuf.h
+TEST_DEFS_cli_perfetto := $(ZLIB_DEFS)
+TEST_LIBS_cli_perfetto := $(ZLIB_LIBS)
 
 # <trace.h> must also be valid C++ and pedantic C99
 $(BUILD)/header-ok: include/trace.h
@@ -107,7 +120,13 @@ $(CLI): $(CLI_OBJ) $(STATIC)
 
 $(BUILD)/bench/%: bench/%.c bench/bench_util.h tests/pace.h $(STATIC)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALLCFLAGS) -DPT_BUILD_DIR='"$(abspath $(BUILD))"' $< -o $@ $(STATIC) $(LDLIBS)
+	$(CC) $(ALLCFLAGS) $(TEST_DEFS_$*) -DPT_BUILD_DIR='"$(abspath $(BUILD))"' $< -o $@ $(STATIC) \
+	  $(TEST_LIBS_$*) $(LDLIBS)
+
+# perfetto_write: the Perfetto writer alone, built as the command is
+$(BUILD)/bench/perfetto_write: cli/export_perfetto.c cli/protobuf.c cli/perfetto.h cli/protobuf.h
+TEST_DEFS_perfetto_write := $(ZLIB_DEFS)
+TEST_LIBS_perfetto_write := $(ZLIB_LIBS)
 
 examples: $(EXAMPLES)
 
