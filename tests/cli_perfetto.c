@@ -4,24 +4,35 @@
  * (../shared/formats/perfetto/perfetto_trace.proto beside the repository,
  * README there), and every count checked.
  *
+ * Exports are compressed (built with zlib, as the command is): the test
+ * first inflates every container as trace_processor does (each alone,
+ * whole packets in it, below 512 KB), then decodes.
+ *
  * The traced program is this file (run as `cli_perfetto workload ...`):
  * 3 processes of 4 threads each; thread k of process p sends plan(p, k)
  * "alpha" events (8 bytes: p, k and the event's number), one "beta" (text)
- * and its main thread one "gamma" (16 bytes).  It prints its pids.
+ * and its main thread one "gamma" (16 bytes).  It prints its pids and the
+ * source lines of its three calls (__LINE__).
  *
+ *   0. The writer on its own (perfetto.h): every payload form, symbols
+ *      split into function, file and line or kept whole, tables that grow,
+ *      compressed and plain packets in one file (run_writer).
  *   1. Recorded whole: the export holds a process descriptor per pid and a
  *      thread descriptor per thread; on each thread's sequence the events
  *      of the log for that thread, in order, at the same ns (the
  *      incremental timestamps added up), with the interned names the log
  *      has; alpha's payload is exactly the program's, in order; every
- *      interned name and string resolves in its sequence; each user event
- *      has a symbol naming the program's function.  Per type and thread the
- *      counts are info's and the program's.
+ *      interned name and source location resolves in its sequence; each
+ *      user event's source location is the program's function, and (with
+ *      libdw) this file and the line the program printed.  Per type and
+ *      thread the counts are info's and the program's.
  *   2. The same with 20x more events into a 4 KB stream that wraps: the
  *      "events lost" counts add up to the loss info reports, and the program's
  *      own count minus what the log kept; the counter track ends at it.
- *   3. An 8-byte-payload flood (one thread, 200 000 events): the bytes per
- *      event, exactly as the encoding says (run_flood).
+ *   3. An 8-byte-payload flood (one thread, 200 000 events): in plain
+ *      packets, the bytes per event exactly as the encoding says; the
+ *      compressed export inflates to the same bytes and takes at most 20
+ *      bytes per event (run_flood).
  *   4. A log (of 100x more events) cut short and damaged: exported with
  *      both said, decoded, the reader's events (its ERROR for the damaged
  *      stretch included) on their threads.
