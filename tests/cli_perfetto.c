@@ -1026,7 +1026,7 @@ static void run_flood(const char *self)
 		       zf.file_bytes, zf.containers, (double)zf.file_bytes / (double)x.events);
 		CHECK(zf.file_bytes <= 20 * (long long)x.events);
 	}
-	printf("perfetto: export of %d events (the log read whole, then written) took %.2f s plain, "
+	printf("perfetto: export of %d events (the log read and the trace written) took %.2f s plain, "
 	       "%.2f s %s, on a machine others load\n", FLOOD_N, t1 - t0, t2 - t1,
 	       PF_CAN_COMPRESS ? "compressed" : "again (no zlib)");
 	free_x(&x);
