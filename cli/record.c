@@ -152,19 +152,16 @@ static int parse(int argc, char **argv, struct ropts *o, int attach)
 			break;
 		}
 		case O_SESSION:
-			if (!relay_name_ok(optarg, RELAY_SESSION_MAX))
-				return usage_error("--session: '%s' is not a name the relay takes (1 to %d "
-				                   "characters, no '/', not starting with '.')", optarg,
-				                   RELAY_SESSION_MAX);
-			o->relay.session = optarg;
+		case O_HOSTNAME: {
+			int h = c == O_HOSTNAME;
+			int max = h ? RELAYD_HOSTNAME_MAX : RELAY_SESSION_MAX;
+			if (!relay_name_ok(optarg, (size_t)max))
+				return usage_error("%s: '%s' is not a name the relay takes (1 to %d "
+				                   "characters, no '/', not starting with '.')",
+				                   h ? "--hostname" : "--session", optarg, max);
+			*(h ? &o->relay.hostname : &o->relay.session) = optarg;
 			break;
-		case O_HOSTNAME:
-			if (!relay_name_ok(optarg, RELAYD_HOSTNAME_MAX))
-				return usage_error("--hostname: '%s' is not a name the relay takes (1 to %d "
-				                   "characters, no '/', not starting with '.')", optarg,
-				                   RELAYD_HOSTNAME_MAX);
-			o->relay.hostname = optarg;
-			break;
+		}
 		case O_POLICY:
 			if (parse_policy(optarg, 0, &o->policy))
 				return usage_error("--policy: '%s' is not loop, until-full or flush", optarg);

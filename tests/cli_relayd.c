@@ -263,6 +263,19 @@ static char *live_sessions(void)
 	return out ? out : strdup("");
 }
 
+/* Until babeltrace2's list of live sessions has what in it. */
+static void wait_sessions(const char *what)
+{
+	for (;;) {
+		char *s = live_sessions();
+		int there = strstr(s, what) != NULL;
+		free(s);
+		if (there)
+			return;
+		usleep(100000);
+	}
+}
+
 static void case_live(void)
 {
 	char b1[600], b2[600], b3[600], lurl[128];
@@ -277,28 +290,14 @@ static void case_live(void)
 	                      batch(b2, sizeof b2, 1500, "g2", NULL),
 	                      batch(b3, sizeof b3, 0, "g3", NULL)),
 	                  NULL, rec_err);
-	for (;;) { /* the session is there */
-		char *s = live_sessions();
-		int there = strstr(s, "live") != NULL;
-		free(s);
-		if (there)
-			break;
-		usleep(100000);
-	}
+	wait_sessions("session-name: live");
 	snprintf(lurl, sizeof lurl, "net://127.0.0.1:%u/host/hlive/live", lport);
 	/* babeltrace2 2.0 stops reading when the session closes, maybe before
 	 * its last packets (record waits a second for it): the program ends
 	 * only once all of it was printed */
 	pid_t bt = spawn((char *const[]){ (char *)bt_bin, "-i", "lttng-live", lurl, NULL },
 	                 bt_out, cli_path("live.bt.err"));
-	for (;;) { /* attached: one client */
-		char *s = live_sessions();
-		int on = strstr(s, "client-count: 1") != NULL;
-		free(s);
-		if (on)
-			break;
-		usleep(100000);
-	}
+	wait_sessions("client-count: 1"); /* attached */
 	close(open(cli_path("g1"), O_WRONLY | O_CREAT, 0644));
 	int want = 1500;
 	for (;;) { /* printed live: batch 1 while the program waits, then all */
