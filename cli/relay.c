@@ -53,6 +53,8 @@
 #define FLUSH_MS 100                   /* a packet at least this often */
 #define PACKET_BYTES 65536
 #define STALL_MS 2000                  /* a send or a reply that takes longer: broken */
+#define STR_(x) #x
+#define STR(x) STR_(x)
 #define RETRY_MS 200
 #define RETRY_MAX_MS 2000
 #define INFLIGHT 64                    /* packets sent, not yet acknowledged */
@@ -82,7 +84,7 @@ struct relay {
 	char first_dir[RP_PATH_MAX + 1];
 	unsigned char rbuf[16 + RP_PATH_MAX];
 	/* packets sent and not acknowledged: their events and discarded count */
-	uint64_t infl_ev[INFLIGHT], infl_disc[INFLIGHT];
+	uint64_t infl_ev[INFLIGHT], infl_disc[INFLIGHT], infl_ns[INFLIGHT];
 	unsigned ihead, inum;
 	/* losses (see the top) */
 	uint64_t lost_down, lost_unacked, lost_stream, lost_oom;
@@ -424,6 +426,7 @@ static int send_packet(struct relay *r, const unsigned char *p, size_t n, struct
 	unsigned slot = (r->ihead + r->inum) % INFLIGHT;
 	r->infl_ev[slot] = nevents;
 	r->infl_disc[slot] = ix->discarded;
+	r->infl_ns[slot] = now_mono_ns();
 	r->inum++;
 	if (send_all(r->data, v, 2, why, cap))
 		return -1;
@@ -715,6 +718,10 @@ static void *run(void *arg)
 			char why[300];
 			if (r->ctrl >= 0 && take_acks(r, 0, why, sizeof why))
 				broke(r, why);
+			else if (r->ctrl >= 0 && r->inum &&
+			         now_mono_ns() > r->infl_ns[r->ihead] + STALL_MS * 1000000ull)
+				broke(r, "no acknowledgement of a packet within " STR(STALL_MS) " ms "
+				         "(it stalled)");
 		}
 		if (r->ctrl < 0 && !draining)
 			try_again(r);
