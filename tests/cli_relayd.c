@@ -39,10 +39,14 @@ static pid_t relayd_pid = -1;
 
 /* ------------------------------------------------------ produce mode */
 
+/* (bounded: a producer left behind by a failed test goes away) */
 static void wait_file(const char *path)
 {
-	while (access(path, F_OK) != 0)
+	for (int i = 0; access(path, F_OK) != 0; i++) {
+		if (i > 120 * 500)
+			_exit(5);
 		usleep(2000);
+	}
 }
 
 /* produce PERIOD_US N:GATE:DONE ...: per batch, wait for GATE ("-": no
@@ -97,13 +101,32 @@ static int port_open(unsigned port)
 	return ok;
 }
 
+/* What spawn() started, each in a process group of its own: killed (with
+ * the programs they run) when the test ends by its alarm. */
+static pid_t kids[64];
+static int nkids;
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	for (int i = 0; i < nkids; i++)
+		kill(-kids[i], SIGKILL);
+	static const char msg[] = "cli_relayd: timed out; its processes killed\n";
+	if (write(2, msg, sizeof msg - 1) < 0)
+		_exit(1);
+	_exit(1);
+}
+
 /* Start argv in the background, stdout and stderr into files. */
 static pid_t spawn(char *const argv[], const char *out, const char *err)
 {
 	fflush(NULL);
 	pid_t p = fork();
 	REQUIRE(p >= 0);
+	if (p > 0 && nkids < (int)(sizeof kids / sizeof kids[0]))
+		kids[nkids++] = p;
 	if (p == 0) {
+		setpgid(0, 0);
 		int o = open(out ? out : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
 		int e = open(err ? err : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
 		if (o < 0 || e < 0)
@@ -596,6 +619,7 @@ int main(int argc, char **argv)
 {
 	if (argc > 3 && !strcmp(argv[1], "produce"))
 		return produce(argc, argv);
+	signal(SIGALRM, on_alarm);
 	T_BEGIN(240);
 	cli_setup();
 	if (!(relayd_bin = cli_which("lttng-relayd")))
