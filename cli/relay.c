@@ -28,8 +28,11 @@
  * RETRY_MAX_MS); a new connection is a new session on the relay with the
  * same name, its trace in a new directory (pid-PID-N for the N-th
  * connection), whose first packets carry the count of what was missed.
- * Sockets have a send and receive timeout (STALL_MS): a relay that stops
- * reading costs the thread that long at most, never the program.
+ * Sockets have a send and receive timeout (STALL_MS), and a packet not
+ * acknowledged within STALL_MS ends the connection: a relay that stops
+ * reading costs the thread that long at most, never the program.  The
+ * session stays open LINGER_MS after the last packet: babeltrace2 2.0
+ * stops reading a live session when it closes, read or not.
  */
 #include <errno.h>
 #include <fcntl.h>
