@@ -232,6 +232,11 @@ static void wait_text(const char *path, const char *what)
 	}
 }
 
+static void touch(const char *name)
+{
+	close(open(cli_path(name), O_WRONLY | O_CREAT, 0644));
+}
+
 static char *batch(char *buf, size_t cap, unsigned n, const char *gate, const char *done)
 {
 	snprintf(buf, cap, "%u:%s:%s", n, gate ? cli_path(gate) : "-", done ? cli_path(done) : "-");
@@ -323,7 +328,7 @@ static void case_live(void)
 	pid_t bt = spawn((char *const[]){ (char *)bt_bin, "-i", "lttng-live", lurl, NULL },
 	                 bt_out, cli_path("live.bt.err"));
 	wait_sessions("client-count: 1"); /* attached */
-	close(open(cli_path("g1"), O_WRONLY | O_CREAT, 0644));
+	touch("g1");
 	int want = 1500;
 	for (;;) { /* printed live: batch 1 while the program waits, then all */
 		char *s = slurp_or_empty(bt_out);
@@ -331,11 +336,11 @@ static void case_live(void)
 		free(s);
 		REQUIRE(n <= want);
 		if (n == want && want == 3000) {
-			close(open(cli_path("g3"), O_WRONLY | O_CREAT, 0644));
+			touch("g3");
 			break;
 		}
 		if (n == want)
-			close(open(cli_path("g2"), O_WRONLY | O_CREAT, 0644));
+			touch("g2");
 		want = n == 1500 ? 3000 : want;
 		int st;
 		if (waitpid(bt, &st, WNOHANG) == bt) {
@@ -409,26 +414,38 @@ static void wait_on_disk(const char *host, int n)
 	}
 }
 
+/* record --relayd and -o of three batches of 1000 events for host (its
+ * session too): the first at once, then done file HOST.1; the second
+ * after gate HOST.g2, then HOST.2; the third after HOST.g3. */
+static pid_t record_batches(const char *host, const char *log, const char *err)
+{
+	char b1[600], b2[600], b3[600], n[4][64];
+	snprintf(n[0], sizeof n[0], "%s.1", host);
+	snprintf(n[1], sizeof n[1], "%s.g2", host);
+	snprintf(n[2], sizeof n[2], "%s.2", host);
+	snprintf(n[3], sizeof n[3], "%s.g3", host);
+	return spawn(CLI("record", "--relayd", (char *)url(), "--hostname", (char *)host,
+	                 "--session", (char *)host, "-o", (char *)log, "--", self, "produce", "100",
+	                 batch(b1, sizeof b1, 1000, NULL, n[0]),
+	                 batch(b2, sizeof b2, 1000, n[1], n[2]),
+	                 batch(b3, sizeof b3, 1000, n[3], NULL)),
+	             NULL, err);
+}
+
 static void case_restart(void)
 {
-	char b1[600], b2[600], b3[600];
 	char *log = strdup(cli_path("restart.ptlog")), *rec_err = strdup(cli_path("restart.err"));
 
-	pid_t rec = spawn(CLI("record", "--relayd", (char *)url(), "--hostname", "hrestart",
-	                      "--session", "restart", "-o", (char *)log, "--", self, "produce", "100",
-	                      batch(b1, sizeof b1, 1000, NULL, "d1"),
-	                      batch(b2, sizeof b2, 1000, "rg2", "d2"),
-	                      batch(b3, sizeof b3, 1000, "rg3", NULL)),
-	                  NULL, rec_err);
-	wait_file(cli_path("d1"));
+	pid_t rec = record_batches("hrestart", log, rec_err);
+	wait_file(cli_path("hrestart.1"));
 	wait_on_disk("hrestart", 1000);
 	relayd_stop(SIGKILL);
-	close(open(cli_path("rg2"), O_WRONLY | O_CREAT, 0644));
-	wait_file(cli_path("d2"));
+	touch("hrestart.g2");
+	wait_file(cli_path("hrestart.2"));
 	wait_text(rec_err, "connection lost");
 	relayd_start();
 	wait_text(rec_err, "connected again");
-	close(open(cli_path("rg3"), O_WRONLY | O_CREAT, 0644));
+	touch("hrestart.g3");
 	CHECK_EQ(wait_exit(rec), 0);
 	char *e = slurp_or_empty(rec_err);
 	CHECK(cli_contains(e, "1000 events missed while it was away"));
@@ -454,24 +471,18 @@ static void case_restart(void)
  * counted it lost): the sum is exact within that. */
 static void case_stall(void)
 {
-	char b1[600], b2[600], b3[600];
 	char *log = strdup(cli_path("stall.ptlog")), *rec_err = strdup(cli_path("stall.err"));
 
-	pid_t rec = spawn(CLI("record", "--relayd", (char *)url(), "--hostname", "hstall",
-	                      "--session", "stall", "-o", log, "--", self, "produce", "100",
-	                      batch(b1, sizeof b1, 1000, NULL, "s1"),
-	                      batch(b2, sizeof b2, 1000, "sg2", "s2"),
-	                      batch(b3, sizeof b3, 1000, "sg3", NULL)),
-	                  NULL, rec_err);
-	wait_file(cli_path("s1"));
+	pid_t rec = record_batches("hstall", log, rec_err);
+	wait_file(cli_path("hstall.1"));
 	wait_on_disk("hstall", 1000);
 	kill(relayd_pid, SIGSTOP);
-	close(open(cli_path("sg2"), O_WRONLY | O_CREAT, 0644));
-	wait_file(cli_path("s2")); /* the program was not held up */
+	touch("hstall.g2");
+	wait_file(cli_path("hstall.2")); /* the program was not held up */
 	wait_text(rec_err, "connection lost");
 	kill(relayd_pid, SIGCONT);
 	wait_text(rec_err, "connected again");
-	close(open(cli_path("sg3"), O_WRONLY | O_CREAT, 0644));
+	touch("hstall.g3");
 	CHECK_EQ(wait_exit(rec), 0);
 	CHECK_EQ(log_ticks(log), 3000);
 	char *e = slurp_or_empty(rec_err);
