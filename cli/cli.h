@@ -247,6 +247,7 @@ int target_poll(struct target *t);            /* 1 once the target has ended */
 void target_forward(struct target *t, int sig);
 int target_exit_code(const struct target *t);
 void signals_block(void);
+void signals_unblock(void); /* in the main thread, once the other threads exist */
 int signals_take(int timeout_ms, int *from_tty);  /* a signal, or 0 */
 
 /* ------------------------------------------------------------ summary.c */

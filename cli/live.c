@@ -198,6 +198,7 @@ int cmd_live(int argc, char **argv)
 		posix_trace_shutdown(trid);
 		return 127;
 	}
+	signals_unblock(); /* before the first print, which may block */
 	struct printer p;
 	memset(&p, 0, sizeof p);
 	tlog_init(&p.l);

@@ -11,7 +11,7 @@
  *
  * SIGINT, SIGTERM, SIGHUP and SIGCHLD are caught by a handler that only
  * counts them (and wakes the main loop through a pipe); the loop takes
- * them with signals_take().  A stop signal the loop has not taken within
+ * them with signals_take().  They stay blocked in every other thread.  A stop signal the loop has not taken within
  * STOP_GRACE_S seconds -- the main thread is stuck, in a write to a full
  * pipe for instance -- ends the command by that signal, and so does a
  * second one a second or more after the first: every command stops on
@@ -30,6 +30,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -130,7 +131,19 @@ void signals_block(void)
 	al.sa_handler = on_alarm;
 	al.sa_flags = SA_RESTART;
 	sigaction(SIGALRM, &al, NULL);
-	sigprocmask(SIG_UNBLOCK, &taken, NULL);
+}
+
+/* The main thread takes the signals from now on; threads made before
+ * (the library's flusher, the relay's) keep them blocked, so only this
+ * one is ever interrupted by the handler.  Called by the first
+ * signals_take(), or earlier by a command whose loop may block first. */
+void signals_unblock(void)
+{
+	static int done;
+	if (!done && wake_pipe[0] >= 0) {
+		done = 1;
+		pthread_sigmask(SIG_UNBLOCK, &taken, NULL);
+	}
 }
 
 static int take(int sig, int *from_tty)
@@ -151,6 +164,7 @@ int signals_take(int timeout_ms, int *from_tty)
 
 	if (wake_pipe[0] < 0)
 		return 0;
+	signals_unblock();
 	for (int pass = 0; pass < 2; pass++) {
 		while (read(wake_pipe[0], buf, sizeof buf) > 0)
 			;
