@@ -167,6 +167,7 @@ int main(void)
 	/* CTF --force: another user's directory; our own with a planted link */
 	const char *uctf = sec_path("u.ctf"), *rootfile2 = sec_path("rootfile2");
 	put(rootfile2, "ROOT2", 0600);
+	REQUIRE(chmod(sec_dir, 0777) == 0); /* (for the user's mkdir, before it runs) */
 	fflush(NULL);
 	if ((c = fork()) == 0) {
 		char m[300];
@@ -176,7 +177,6 @@ int main(void)
 		          ? 0
 		          : 1);
 	}
-	REQUIRE(chmod(sec_dir, 0777) == 0); /* (for the user's mkdir) */
 	REQUIRE(c > 0 && waitpid(c, &st, 0) == c && WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	REQUIRE(chmod(sec_dir, 0755) == 0);
 	rc = export("ctf", log, uctf, &err);
