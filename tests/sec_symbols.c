@@ -49,6 +49,23 @@ static pid_t start(uid_t u, char *const argv[], int out_fd, const char *out_file
 	return c;
 }
 
+/* Has pid exec'd path (10 s at most)? */
+static int runs(pid_t pid, const char *path)
+{
+	char link[64], exe[400];
+	snprintf(link, sizeof link, "/proc/%d/exe", (int)pid);
+	for (int i = 0; i < 1000; i++) {
+		ssize_t n = readlink(link, exe, sizeof exe - 1);
+		if (n > 0) {
+			exe[n] = 0;
+			if (!strcmp(exe, path))
+				return 1;
+		}
+		usleep(10000);
+	}
+	return 0;
+}
+
 static int run_timed(char *const argv[], const char *out_file)
 {
 	return t_wait_for(start(0, argv, -1, out_file, 20), 30000);
@@ -105,13 +122,20 @@ int main(void)
 		REQUIRE(rename(c, app) == 0 && (!u || chown(app, u, u) == 0));
 	}
 	pid_t a = start(u, (char *const[]){ app, "0", "0", NULL }, -1, sec_path("app2.out"), 120);
-	usleep(200000);
+	REQUIRE(runs(a, app));
 	REQUIRE(unlink(app) == 0 && mkfifo(app, 0644) == 0);
 	char pid[16];
 	snprintf(pid, sizeof pid, "%d", (int)a);
 	snprintf(out, sizeof out, "%s/live.out", sec_dir);
 	pid_t l = start(0, (char *const[]){ (char *)cli, "live", pid, NULL }, -1, out, 0);
-	usleep(1500000);
+	for (int i = 0; i < 400; i++) { /* until it printed a tick (20 s at most) */
+		text = sec_slurp(out);
+		int ticks = sec_count(text, "tick");
+		free(text);
+		if (ticks)
+			break;
+		usleep(50000);
+	}
 	kill(l, SIGTERM);
 	int rc = t_wait_for(l, 15000);
 	CHECK(rc == 0 || rc == 128 + SIGTERM);
