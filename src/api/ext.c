@@ -1,7 +1,9 @@
 /*
  * ext.c -- what ext.h gives the posixtrace command beyond POSIX, for a
- * stream or a log: loss counts and the map of loaded code.
+ * stream or a log: loss counts, the map of loaded code, thread identities
+ * and payload descriptions (the last two in the map's area).
  */
+#include <stdio.h>
 #include <string.h>
 #include "api.h"
 
@@ -36,30 +38,101 @@ int pt_ext_losses(trace_id_t trid, struct pt_ext_losses *out)
 	return 0;
 }
 
-/* The map of loaded code a stream or a log holds, entries from `from`
- * on (reader/objread.c takes a stream's). */
+/* The entries of the map's area a stream or a log holds (the map of
+ * loaded code, thread identities, payload descriptions; reader/objread.c
+ * takes a stream's), under t's lock. */
+static void area(struct pt_trid *t, const struct pt_ext_obj **src, size_t *have)
+{
+	if (t->kind == PT_KIND_LOG) {
+		*src = t->lr->objs;
+		*have = t->lr->nobjs;
+	} else {
+		pt_objs_collect(t);
+		*src = t->rd.objs;
+		*have = t->rd.nobjs;
+	}
+}
+
+static int is_object(unsigned kind)
+{
+	return kind >= PT_EXT_OBJ_BEGIN && kind <= PT_EXT_OBJ_LOST;
+}
+
+/* The map of loaded code, entries from `from` on (counting objects only). */
 int pt_ext_objects(trace_id_t trid, size_t from, struct pt_ext_obj *out, size_t cap, size_t *n)
 {
 	struct pt_trid *t;
+	const struct pt_ext_obj *src;
+	size_t have, k = 0;
 	int rc;
 
 	if (!n || (cap && !out))
 		return EINVAL;
 	if ((rc = pt_trid_lock_any(trid, &t)) != 0)
 		return rc;
-	const struct pt_ext_obj *src;
-	size_t have;
-	if (t->kind == PT_KIND_LOG) {
-		src = t->lr->objs;
-		have = t->lr->nobjs;
-	} else {
-		pt_objs_collect(t);
-		src = t->rd.objs;
-		have = t->rd.nobjs;
-	}
+	area(t, &src, &have);
 	*n = 0;
-	for (size_t i = from; i < have && *n < cap; i++)
-		out[(*n)++] = src[i];
+	for (size_t i = 0; i < have && *n < cap; i++)
+		if (is_object(src[i].kind) && k++ >= from)
+			out[(*n)++] = src[i];
+	pt_trid_unlock(t);
+	return 0;
+}
+
+int pt_ext_threads(trace_id_t trid, size_t from, struct pt_ext_thread *out, size_t cap,
+                   size_t *n)
+{
+	struct pt_trid *t;
+	const struct pt_ext_obj *src;
+	size_t have, k = 0;
+	int rc;
+
+	if (!n || (cap && !out))
+		return EINVAL;
+	if ((rc = pt_trid_lock_any(trid, &t)) != 0)
+		return rc;
+	area(t, &src, &have);
+	*n = 0;
+	for (size_t i = 0; i < have && *n < cap; i++) {
+		const struct pt_ext_obj *o = &src[i];
+		if (o->kind != PT_EXT_OBJ_THREAD || k++ < from)
+			continue;
+		struct pt_ext_thread *d = &out[(*n)++];
+		memset(d, 0, sizeof *d);
+		d->ts = o->ts;
+		d->thread = o->base;
+		d->pid = o->pid;
+		d->tid = (int32_t)o->lo;
+		snprintf(d->name, sizeof d->name, "%s", o->path);
+	}
+	pt_trid_unlock(t);
+	return 0;
+}
+
+int pt_ext_types(trace_id_t trid, size_t from, struct pt_ext_type *out, size_t cap, size_t *n)
+{
+	struct pt_trid *t;
+	const struct pt_ext_obj *src;
+	size_t have, k = 0;
+	int rc;
+
+	if (!n || (cap && !out))
+		return EINVAL;
+	if ((rc = pt_trid_lock_any(trid, &t)) != 0)
+		return rc;
+	area(t, &src, &have);
+	*n = 0;
+	for (size_t i = 0; i < have && *n < cap; i++) {
+		const struct pt_ext_obj *o = &src[i];
+		if (o->kind != PT_EXT_OBJ_TYPE || k++ < from)
+			continue;
+		struct pt_ext_type *d = &out[(*n)++];
+		memset(d, 0, sizeof *d);
+		d->ts = o->ts;
+		d->pid = o->pid;
+		d->id = (uint32_t)o->lo;
+		snprintf(d->desc, sizeof d->desc, "%s", o->path);
+	}
 	pt_trid_unlock(t);
 	return 0;
 }

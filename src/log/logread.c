@@ -138,10 +138,13 @@ static int get_obj(struct pt_logr *r, const unsigned char *p, uint32_t n, int ke
 	o.bid_len = p[38];
 	o.flags = p[39];
 	uint32_t pl = n - PT_LOG_OBJ_FIXED - (n - PT_LOG_OBJ_FIXED < o.bid_len ? 0 : o.bid_len);
+	int meta = o.kind == PT_EXT_OBJ_THREAD || o.kind == PT_EXT_OBJ_TYPE; /* (v5) */
 	if (o.bid_len > PT_EXT_OBJ_BID_MAX || n - PT_LOG_OBJ_FIXED < o.bid_len ||
-	    o.kind < PT_EXT_OBJ_BEGIN || o.kind > PT_EXT_OBJ_LOST || (o.flags & ~PT_EXT_OBJ_TRUNC) ||
+	    o.kind < PT_EXT_OBJ_BEGIN || o.kind > (r->version >= 5 ? PT_EXT_OBJ_TYPE : PT_EXT_OBJ_LOST) ||
+	    (o.flags & ~PT_EXT_OBJ_TRUNC) ||
 	    pl >= PT_EXT_OBJ_PATH || memchr(p + PT_LOG_OBJ_FIXED + o.bid_len, 0, pl) ||
-	    ((o.kind == PT_EXT_OBJ_ADD || o.kind == PT_EXT_OBJ_DEL) && o.lo >= o.hi))
+	    ((o.kind == PT_EXT_OBJ_ADD || o.kind == PT_EXT_OBJ_DEL) && o.lo >= o.hi) ||
+	    (meta && (!pt_ext_meta_ok(o.kind, o.lo, o.hi, pl, o.bid_len) || o.flags)))
 		return EBADMSG;
 	if (!keep)
 		return 0;
