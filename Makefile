@@ -95,7 +95,7 @@ $(BUILD)/examples/%: examples/%.c $(STATIC)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALLCFLAGS) $< -o $@ $(STATIC) $(LDLIBS)
 
-$(BUILD)/cli/%.o: cli/%.c cli/cli.h include/trace.h src/ext.h
+$(BUILD)/cli/%.o: cli/%.c cli/cli.h cli/typed.h include/trace.h src/ext.h
 	@mkdir -p $(dir $@)
 	$(CC) $(ALLCFLAGS) $(CLI_DEFS) -c $< -o $@
 
@@ -105,6 +105,9 @@ $(CLI): $(CLI_OBJ) $(STATIC)
 $(BUILD)/bench/%: bench/%.c bench/bench_util.h tests/pace.h $(STATIC)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALLCFLAGS) -DPT_BUILD_DIR='"$(abspath $(BUILD))"' $< -o $@ $(STATIC) $(LDLIBS)
+
+# tests that include a part of the command whole
+$(BUILD)/tests/typed: cli/typed.c cli/threads.c cli/typed.h
 
 examples: $(EXAMPLES)
 

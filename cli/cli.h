@@ -94,6 +94,9 @@ struct tlog {
 	/* the map of loaded code the log carries (ext.h's struct pt_ext_obj) */
 	struct pt_ext_obj *objs;
 	size_t nobjs;
+	/* thread identities and payload descriptions (typed.h); NULL: none */
+	struct thrmap *thrs;
+	struct typemap *types;
 	void *hash_;                   /* (pid, tid) -> thread index, while loading */
 	size_t hcap_;
 };
@@ -160,6 +163,7 @@ int symz_backend_dwarf(void);
 /* The payload as text in quotes, or hex; at most max bytes shown. */
 void fmt_data(char *out, size_t cap, const unsigned char *d, size_t len, size_t max,
               int *is_text);
+int fmt_is_text(const unsigned char *d, size_t len); /* plausibly text (format.c) */
 void fmt_event_data(char *out, size_t cap, const struct tlog *l, const struct tev *e);
 size_t json_str(char *out, size_t cap, const char *s);      /* "..." escaped */
 void fmt_line(FILE *f, const struct tlog *l, const struct tev *e, uint64_t t0, uint64_t prev,

@@ -44,7 +44,8 @@ static void put_data(FILE *f, const struct tlog *l, const struct tev *e)
 		}
 		free(s);
 		free(j);
-	} else if (e->len) {
+	}
+	if (e->len) { /* always: text or not, the bytes are the payload */
 		fputs(",\"hex\":\"", f);
 		for (uint32_t i = 0; i < e->len; i++)
 			fprintf(f, "%02x", d[i]);

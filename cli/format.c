@@ -6,15 +6,36 @@
  *   TIME         DELTA         PID/T    EVENT     DATA            @ ADDRESS
  *   0.000012345  +0.000001000  4242/1   request   "GET /index"    @ main+0x2c (app.c:51)
  *
- * PID/T is the process id and the thread's index in that process (1 for
- * its first thread seen in the log, 2 for the next, ...).
+ * PID/T is the process id and the thread's kernel TID and name when the
+ * trace carries them (threads.c), else the thread's index in that process
+ * (1 for its first thread seen in the log, 2 for the next, ...).  A
+ * payload whose program described it is shown field by field (typed.c).
  */
 #include <string.h>
 #include "cli.h"
+#include "typed.h"
 
 static int printable(unsigned char c)
 {
 	return (c >= 0x20 && c < 0x7f) || c == '\t' || c == '\n' || c == '\r';
+}
+
+/* Plausibly text: printable characters, then nothing, or one NUL (a C
+ * string with its NUL), or NULs fewer than the characters (a string in a
+ * fixed buffer).  So a small integer -- one or two printable bytes, then
+ * zeros -- is not text: 9 as 8 bytes was shown as "\t". */
+int fmt_is_text(const unsigned char *d, size_t len)
+{
+	size_t n = len;
+
+	while (n > 0 && d[n - 1] == 0)
+		n--;
+	if (n == 0 || (len - n > 1 && len - n >= n))
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!printable(d[i]))
+			return 0;
+	return 1;
 }
 
 void fmt_data(char *out, size_t cap, const unsigned char *d, size_t len, size_t max,
@@ -24,9 +45,7 @@ void fmt_data(char *out, size_t cap, const unsigned char *d, size_t len, size_t 
 
 	while (n > 0 && d[n - 1] == 0) /* C strings with their NUL */
 		n--;
-	int text = n > 0;
-	for (size_t i = 0; i < n && text; i++)
-		text = printable(d[i]);
+	int text = fmt_is_text(d, len);
 	if (is_text)
 		*is_text = text;
 	if (cap == 0)
@@ -130,7 +149,19 @@ void fmt_event_data(char *out, size_t cap, const struct tlog *l, const struct te
 			snprintf(out, cap, "error: %s", strerror(v));
 		return;
 	}
+	/* a payload its program described: by field (typed.c), else raw
+	 * with a note */
+	const char *desc = id >= POSIX_TRACE_UNNAMED_USEREVENT
+	                   ? typemap_desc(l->types, l->th[e->thread].pid, id) : NULL;
+	if (desc && e->trunc != POSIX_TRACE_TRUNCATED_RECORD && typed_decode(out, cap, desc, d, len) == 0)
+		return;
 	fmt_data(out, cap, d, len, 64, NULL);
+	if (desc) {
+		size_t o = strlen(out);
+		snprintf(out + o, cap - o, "%s", o ? " " : "");
+		o = strlen(out);
+		typed_misfit(out + o, cap - o, desc, d, len, e->trunc == POSIX_TRACE_TRUNCATED_RECORD);
+	}
 	if (e->trunc == POSIX_TRACE_TRUNCATED_RECORD) {
 		size_t o = strlen(out);
 		snprintf(out + o, cap - o, " [truncated]");
@@ -171,7 +202,7 @@ static void fmt_signed(char *buf, size_t cap, int64_t ns)
 void fmt_line(FILE *f, const struct tlog *l, const struct tev *e, uint64_t t0, uint64_t prev,
               int absolute, int name_w, struct symz *z)
 {
-	char t[48], dt[40], who[32], name[32], data[512];
+	char t[48], dt[40], who[48], name[32], data[512];
 	const struct tthread *th = &l->th[e->thread];
 
 	if (absolute)
@@ -183,8 +214,8 @@ void fmt_line(FILE *f, const struct tlog *l, const struct tev *e, uint64_t t0, u
 	fmt_signed(dt, sizeof dt, (int64_t)(e->ts - prev));
 	if (th->pid == 0 && th->tid == 0)
 		snprintf(who, sizeof who, "-");
-	else
-		snprintf(who, sizeof who, "%d/%u", (int)th->pid, th->idx);
+	else /* "PID/TID NAME" when the trace says who the thread was */
+		thrmap_label(l->thrs, who, sizeof who, th->pid, th->tid, e->ts, th->idx);
 	fmt_event_data(data, sizeof data, l, e);
 	const char *sym = z ? symz_lookup(z, th->pid, e->ts, e->addr) : "";
 	if (!z && e->addr) {
@@ -192,7 +223,7 @@ void fmt_line(FILE *f, const struct tlog *l, const struct tev *e, uint64_t t0, u
 		snprintf(raw, sizeof raw, "0x%llx", (unsigned long long)e->addr);
 		sym = raw;
 	}
-	fprintf(f, "%12s %13s  %-9s %-*s", t, dt, who, data[0] || sym[0] ? name_w : 0,
+	fprintf(f, "%12s %13s  %-*s %-*s", t, dt, thrmap_count(l->thrs) ? 24 : 9, who, data[0] || sym[0] ? name_w : 0,
 	        tlog_name(l, e->id, name, sizeof name));
 	if (data[0])
 		fprintf(f, "  %s", data);

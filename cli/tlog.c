@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "cli.h"
-#include "../src/ext.h"
+#include "typed.h"
 
 struct hslot { int32_t pid; uint32_t used; uint64_t tid; uint32_t idx; };
 
@@ -312,6 +312,8 @@ int tlog_load(struct tlog *l, const char *path)
 	progress_end(&p);
 	if (!rc)
 		rc = tlog_objects(l, trid);
+	if (!rc && (!(l->thrs = thrmap_load(trid)) || !(l->types = typemap_load(trid))))
+		rc = ENOMEM;
 	if (!rc) {
 		tlog_note_totals(l, trid);
 		l->unfinished = !l->lost_final && log_version(fd) >= 2;
@@ -338,6 +340,8 @@ void tlog_free(struct tlog *l)
 	free(l->hash_);
 	free(l->gaps);
 	free(l->objs);
+	thrmap_free(l->thrs);
+	typemap_free(l->types);
 	posix_trace_attr_destroy(&l->attr);
 	memset(l, 0, sizeof *l);
 }
