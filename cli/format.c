@@ -6,10 +6,16 @@
  *   TIME         DELTA         PID/T    EVENT     DATA            @ ADDRESS
  *   0.000012345  +0.000001000  4242/1   request   "GET /index"    @ main+0x2c (app.c:51)
  *
- * PID/T is the process id and the thread's kernel TID and name when the
- * trace carries them (threads.c), else the thread's index in that process
- * (1 for its first thread seen in the log, 2 for the next, ...).  A
- * payload whose program described it is shown field by field (typed.c).
+ * PID/T is the process id and the thread's index in that process (1 for
+ * its first thread seen in the log, 2 for the next, ...).  A trace that
+ * says who its threads were (threads.c) has PID/TID and a NAME column
+ * instead, one word ("-" for none; blanks shown as '_'); a thread it does
+ * not name (the recorder's own) keeps PID/index there:
+ *
+ *   TIME         DELTA         PID/TID       NAME      EVENT    DATA
+ *   0.003142083  +0.001102862  28569/28572   worker-0  reply    worker=0 round=0 ...
+ *
+ * A payload whose program described it is shown field by field (typed.c).
  */
 #include <string.h>
 #include "cli.h"
@@ -214,8 +220,16 @@ void fmt_line(FILE *f, const struct tlog *l, const struct tev *e, uint64_t t0, u
 	fmt_signed(dt, sizeof dt, (int64_t)(e->ts - prev));
 	if (th->pid == 0 && th->tid == 0)
 		snprintf(who, sizeof who, "-");
-	else /* "PID/TID NAME" when the trace says who the thread was */
-		thrmap_label(l->thrs, who, sizeof who, th->pid, th->tid, e->ts, th->idx);
+	else
+		snprintf(who, sizeof who, "%d/%u", (int)th->pid, th->idx);
+	/* a trace that says who its threads were: PID/TID and NAME columns */
+	int ident = thrmap_count(l->thrs) > 0;
+	char tname[PT_EXT_THREAD_NAME + 1] = "";
+	if (ident && (th->pid || th->tid))
+		thrmap_columns(l->thrs, who, sizeof who, tname, sizeof tname, th->pid, th->tid, e->ts,
+		               th->idx);
+	else if (ident)
+		snprintf(tname, sizeof tname, "-");
 	fmt_event_data(data, sizeof data, l, e);
 	const char *sym = z ? symz_lookup(z, th->pid, e->ts, e->addr) : "";
 	if (!z && e->addr) {
@@ -223,8 +237,12 @@ void fmt_line(FILE *f, const struct tlog *l, const struct tev *e, uint64_t t0, u
 		snprintf(raw, sizeof raw, "0x%llx", (unsigned long long)e->addr);
 		sym = raw;
 	}
-	fprintf(f, "%12s %13s  %-*s %-*s", t, dt, thrmap_count(l->thrs) ? 24 : 9, who, data[0] || sym[0] ? name_w : 0,
-	        tlog_name(l, e->id, name, sizeof name));
+	if (ident)
+		fprintf(f, "%12s %13s  %-13s %-15s %-*s", t, dt, who, tname,
+		        data[0] || sym[0] ? name_w : 0, tlog_name(l, e->id, name, sizeof name));
+	else
+		fprintf(f, "%12s %13s  %-9s %-*s", t, dt, who, data[0] || sym[0] ? name_w : 0,
+		        tlog_name(l, e->id, name, sizeof name));
 	if (data[0])
 		fprintf(f, "  %s", data);
 	if (sym[0])

@@ -115,6 +115,23 @@ void thrmap_label(const struct thrmap *m, char *buf, size_t cap, int32_t pid, ui
 		snprintf(buf, cap, "%d/%d", (int)pid, (int)t->tid);
 }
 
+void thrmap_columns(const struct thrmap *m, char *who, size_t who_cap, char *name,
+                    size_t name_cap, int32_t pid, uint64_t thread, uint64_t ts, unsigned idx)
+{
+	const struct pt_ext_thread *t = thrmap_find(m, pid, thread, ts);
+
+	if (!t) {
+		snprintf(who, who_cap, "%d/%u", (int)pid, idx);
+		snprintf(name, name_cap, "-");
+		return;
+	}
+	snprintf(who, who_cap, "%d/%d", (int)pid, (int)t->tid);
+	snprintf(name, name_cap, "%s", t->name[0] ? t->name : "-");
+	for (char *c = name; *c; c++) /* one word: a column */
+		if (*c == ' ' || *c == '\t')
+			*c = '_';
+}
+
 /* Every identity (pid, thread) had: "5678 worker-3", or with a rename or
  * a reused pthread_t "5678 main, worker-3; 5690 worker-4" (at most cap). */
 void thrmap_all(const struct thrmap *m, char *buf, size_t cap, int32_t pid, uint64_t thread)

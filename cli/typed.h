@@ -61,6 +61,10 @@ const struct pt_ext_thread *thrmap_find(const struct thrmap *m, int32_t pid, uin
  * when the trace does not say. */
 void thrmap_label(const struct thrmap *m, char *buf, size_t cap, int32_t pid, uint64_t thread,
                   uint64_t ts, unsigned idx);
+/* show's two columns: "PID/TID" and the name as one word ('_' for
+ * blanks, "-" for none); "PID/IDX" and "-" when the trace does not say. */
+void thrmap_columns(const struct thrmap *m, char *who, size_t who_cap, char *name,
+                    size_t name_cap, int32_t pid, uint64_t thread, uint64_t ts, unsigned idx);
 /* Every identity writer (pid, thread) had: "5678 main, worker-3; 5690 w". */
 void thrmap_all(const struct thrmap *m, char *buf, size_t cap, int32_t pid, uint64_t thread);
 
