@@ -66,7 +66,7 @@ int pt_ext_type_parse(const char *desc, struct pt_ext_field *out, size_t cap, si
 		while (blank(desc[i]))
 			i++;
 		*at = i;
-		size_t b = i;
+		size_t b = i, nb = i;
 		while (name_char(desc[i], i == b))
 			i++;
 		if (i == b || i - b >= PT_EXT_FIELD_NAME)
@@ -93,11 +93,10 @@ int pt_ext_type_parse(const char *desc, struct pt_ext_field *out, size_t cap, si
 			return EINVAL;
 		f.type = types[t].t;
 		f.size = types[t].size;
+		*at = nb;
 		for (size_t j = 0; j < k && j < cap; j++)
-			if (!strcmp(out[j].name, f.name)) {
-				*at = b;
+			if (!strcmp(out[j].name, f.name))
 				return EINVAL; /* a name twice */
-			}
 		if (k > 0 && k <= cap && out[k - 1].type == PT_EXT_F_BYTES)
 			return EINVAL; /* bytes is the rest: nothing after it */
 		if (k < cap)
