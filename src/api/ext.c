@@ -3,7 +3,6 @@
  * stream or a log: loss counts, the map of loaded code, thread identities
  * and payload descriptions (the last two in the map's area).
  */
-#include <stdio.h>
 #include <string.h>
 #include "api.h"
 
@@ -103,7 +102,7 @@ int pt_ext_threads(trace_id_t trid, size_t from, struct pt_ext_thread *out, size
 		d->thread = o->base;
 		d->pid = o->pid;
 		d->tid = (int32_t)o->lo;
-		snprintf(d->name, sizeof d->name, "%s", o->path);
+		memcpy(d->name, o->path, strnlen(o->path, sizeof d->name - 1)); /* (checked: shorter) */
 	}
 	pt_trid_unlock(t);
 	return 0;
@@ -131,7 +130,7 @@ int pt_ext_types(trace_id_t trid, size_t from, struct pt_ext_type *out, size_t c
 		d->ts = o->ts;
 		d->pid = o->pid;
 		d->id = (uint32_t)o->lo;
-		snprintf(d->desc, sizeof d->desc, "%s", o->path);
+		memcpy(d->desc, o->path, strnlen(o->path, sizeof d->desc - 1));
 	}
 	pt_trid_unlock(t);
 	return 0;
