@@ -6,8 +6,9 @@
  * the name it gave itself.
  *  - the main thread: TID = pid, its name the program's;
  *  - a thread named with pthread_setname_np() before its first event, then
- *    renamed with prctl(PR_SET_NAME): the first name from its first
- *    chunk, the new one from its next chunk on (it records past a chunk),
+ *    renamed with prctl(PR_SET_NAME) and, 20 ms later, recording past a
+ *    few chunks: the first name from its first chunk, the new one from
+ *    its next chunk on,
  *    and every one of its events is named as the rule says (cli's lookup
  *    by time);
  *  - two threads one after the other, which glibc gives the same pthread_t:
@@ -45,6 +46,7 @@ static void *renamed(void *arg)
 		posix_trace_event(ev, &r, sizeof r);
 	prctl(PR_SET_NAME, "beta two", 0, 0, 0);
 	renamed_at = r.seq;
+	usleep(20000); /* the name is read again at a chunk 10 ms after the last reading */
 	for (; r.seq < 10 + RUN; r.seq++)
 		posix_trace_event(ev, &r, sizeof r);
 	return NULL;

@@ -9,10 +9,11 @@
  * When.  A thread says who it is when it takes a chunk of a stream
  * (record.c's general path, never the per-event fast path): the first
  * chunk it takes in a stream, and the next chunk after its name changed.
- * The name is read at each new chunk with prctl(PR_GET_NAME), one cheap
- * system call that does not wait; a change is therefore noticed at the
- * thread's next chunk in each stream, and the events of the chunk in
- * which it changed keep the name that chunk began with.  The TID comes
+ * The name is read with prctl(PR_GET_NAME), a system call that does not
+ * wait, at a new chunk when 10 ms have passed since the thread last read
+ * it (the owner check's interval): a change is therefore noticed at the
+ * thread's first chunk 10 ms or more after its last reading, and the
+ * events recorded before that keep the old name.  The TID comes
  * from pthread_getcpuclockid() (the kernel encodes a thread's CPU-time
  * clock as ~tid << 3 | 6; glibc and musl read the TID from the thread's
  * descriptor), checked at load against gettid() for the loading thread;
@@ -30,6 +31,7 @@ struct me {
 	int32_t tid;                 /* 0: not known yet */
 	char name[PT_THREAD_NAME];
 	uint32_t said[PT_SLOTS];     /* the view generation told who we are */
+	uint64_t read_at;            /* tick of the last PR_GET_NAME; 0: never */
 };
 static _Thread_local struct me me PT_TLS;
 static int tid_by_syscall;       /* pthread_getcpuclockid() did not encode it */
@@ -58,12 +60,18 @@ void pt_thrmap_chunk(unsigned s, struct pt_view *sl, uint64_t ts)
 
 	if (s >= PT_SLOTS)
 		return;
-	if (prctl(PR_GET_NAME, now, 0, 0, 0) != 0)
-		now[0] = 0;
-	now[PT_THREAD_NAME - 1] = 0;
-	if (memcmp(now, me.name, sizeof now) != 0) { /* new, or renamed: tell every stream */
-		memcpy(me.name, now, sizeof now);
-		memset(me.said, 0, sizeof me.said);
+	/* the name, read again at most every 10 ms: a system call costs
+	 * about 0.8 us here, which per chunk of 256 short events would be 3 ns
+	 * an event */
+	if (!me.read_at || ts - me.read_at >= sl->owner_every) {
+		me.read_at = ts ? ts : 1;
+		if (prctl(PR_GET_NAME, now, 0, 0, 0) != 0)
+			now[0] = 0;
+		now[PT_THREAD_NAME - 1] = 0;
+		if (memcmp(now, me.name, sizeof now) != 0) { /* new, or renamed: tell every stream */
+			memcpy(me.name, now, sizeof now);
+			memset(me.said, 0, sizeof me.said);
+		}
 	}
 	uint32_t gen = pt_slot_gen(sl);
 	if (me.said[s] == gen && gen)
