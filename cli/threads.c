@@ -34,26 +34,18 @@ static int cmp(const void *a, const void *b)
 	return 0;
 }
 
+static int fetch_threads(trace_id_t trid, size_t from, void *out, size_t cap, size_t *n)
+{
+	return pt_ext_threads(trid, from, out, cap, n);
+}
+
 struct thrmap *thrmap_load(trace_id_t trid)
 {
 	struct thrmap *m = calloc(1, sizeof *m);
-	size_t cap = 0;
 
 	if (!m)
 		return NULL;
-	for (;;) {
-		size_t n = 0;
-		if (m->n == cap) {
-			struct pt_ext_thread *ne = realloc(m->e, (cap + 256) * sizeof *ne);
-			if (!ne)
-				break;
-			m->e = ne;
-			cap += 256;
-		}
-		if (pt_ext_threads(trid, m->n, m->e + m->n, cap - m->n, &n) != 0 || n == 0)
-			break;
-		m->n += n;
-	}
+	m->e = ext_fetch_all(trid, sizeof *m->e, fetch_threads, &m->n);
 	if (m->n)
 		qsort(m->e, m->n, sizeof *m->e, cmp);
 	/* the same entry twice (a LOOP log writes them again after each wrap;

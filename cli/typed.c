@@ -30,26 +30,17 @@ struct typemap {
 	size_t n;
 };
 
+static int fetch_types(trace_id_t trid, size_t from, void *out, size_t cap, size_t *n)
+{
+	return pt_ext_types(trid, from, out, cap, n);
+}
+
 struct typemap *typemap_load(trace_id_t trid)
 {
 	struct typemap *m = calloc(1, sizeof *m);
-	size_t cap = 0;
 
-	if (!m)
-		return NULL;
-	for (;;) {
-		size_t n = 0;
-		if (m->n == cap) {
-			struct pt_ext_type *ne = realloc(m->e, (cap + 64) * sizeof *ne);
-			if (!ne)
-				break;
-			m->e = ne;
-			cap += 64;
-		}
-		if (pt_ext_types(trid, m->n, m->e + m->n, cap - m->n, &n) != 0 || n == 0)
-			break;
-		m->n += n;
-	}
+	if (m)
+		m->e = ext_fetch_all(trid, sizeof *m->e, fetch_types, &m->n);
 	return m;
 }
 
@@ -270,7 +261,9 @@ static void put_value(struct out *o, const struct typed_at *a, const unsigned ch
 	}
 }
 
-int typed_decode(char *out, size_t cap, const char *desc, const unsigned char *d, size_t len)
+/* Every field as name=value (show) or "name":value (JSON). */
+static int fields(char *out, size_t cap, const char *desc, const unsigned char *d, size_t len,
+                  int json)
 {
 	struct typed_at at[PT_EXT_FIELDS_MAX];
 	struct out o = { out, cap, 0, 0 };
@@ -281,10 +274,15 @@ int typed_decode(char *out, size_t cap, const char *desc, const unsigned char *d
 	if (typed_layout(desc, d, len, at, &n, NULL, 0) != 0)
 		return -1;
 	for (size_t i = 0; i < n; i++) {
-		put(&o, "%s%s=", i ? " " : "", at[i].f.name);
-		put_value(&o, &at[i], d, 0);
+		put(&o, json ? "%s\"%s\":" : "%s%s=", i ? (json ? "," : " ") : "", at[i].f.name);
+		put_value(&o, &at[i], d, json);
 	}
-	return 0;
+	return o.full && json ? -1 : 0;
+}
+
+int typed_decode(char *out, size_t cap, const char *desc, const unsigned char *d, size_t len)
+{
+	return fields(out, cap, desc, d, len, 0);
 }
 
 void typed_misfit(char *out, size_t cap, const char *desc, const unsigned char *d, size_t len,
@@ -303,19 +301,7 @@ void typed_misfit(char *out, size_t cap, const char *desc, const unsigned char *
 
 int typed_json_args(char *out, size_t cap, const char *desc, const unsigned char *d, size_t len)
 {
-	struct typed_at at[PT_EXT_FIELDS_MAX];
-	struct out o = { out, cap, 0, 0 };
-	size_t n;
-
-	if (cap)
-		out[0] = 0;
-	if (typed_layout(desc, d, len, at, &n, NULL, 0) != 0)
-		return -1;
-	for (size_t i = 0; i < n; i++) {
-		put(&o, "%s\"%s\":", i ? "," : "", at[i].f.name);
-		put_value(&o, &at[i], d, 1);
-	}
-	return o.full ? -1 : 0;
+	return fields(out, cap, desc, d, len, 1);
 }
 
 /* ------------------------------------------------------------ CTF */

@@ -8,8 +8,37 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <trace.h>
 #include "../src/ext.h"
+
+/* Every entry one of ext.h's readers gives, from the first (fetch: a
+ * wrapper of pt_ext_threads(), pt_ext_types()...), in an array of elem-
+ * byte elements grown as needed (free it); *n how many, fewer if memory
+ * ran out. */
+static inline void *ext_fetch_all(trace_id_t trid, size_t elem,
+                                  int (*fetch)(trace_id_t, size_t, void *, size_t, size_t *),
+                                  size_t *n)
+{
+	char *a = NULL;
+	size_t cap = 0;
+
+	*n = 0;
+	for (;;) {
+		size_t got = 0;
+		if (*n == cap) {
+			char *na = (char *)realloc(a, (cap + 64) * elem);
+			if (!na)
+				break;
+			a = na;
+			cap += 64;
+		}
+		if (fetch(trid, *n, a + *n * elem, cap - *n, &got) != 0 || got == 0)
+			break;
+		*n += got;
+	}
+	return a;
+}
 
 /* ------------------------------------------------------ typed.c */
 struct typemap; /* the descriptions a trace carries */

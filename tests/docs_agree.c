@@ -121,14 +121,7 @@ static char *man_option(const char *man, const char *opt)
 int main(void)
 {
 	T_BEGIN(60);
-	if (access("include/trace.h", R_OK) == 0 && access("docs/man", R_OK) == 0) {
-		REQUIRE(getcwd(src, sizeof src) != NULL);
-	} else {
-		snprintf(src, sizeof src, "%s", PT_BUILD_DIR);
-		char *slash = strrchr(src, '/');
-		REQUIRE(slash);
-		*slash = 0;
-	}
+	t_source_dir(src, sizeof src); /* here (tests/run.sh), else above the build */
 	cli_setup();
 	char *man1 = read_src("docs/posixtrace.1"), *ev3 = read_src("docs/man/man3/posix_trace_event.3");
 	char *readme = read_src("README.md"), *map = read_src("src/libposixtrace.map");
