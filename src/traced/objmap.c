@@ -222,20 +222,25 @@ void pt_objmap_put(struct pt_view *sl, const struct pt_obj *src, int32_t pid, un
 		atomic_fetch_add_explicit(&h->obj_lost, 1, memory_order_relaxed);
 		return;
 	}
-	struct pt_obj *d = &sl->objs[i];
+	struct pt_obj *d = &sl->objs[i], e;
 	size_t plen = src ? strnlen(src->path, sizeof src->path - 1) : 0;
-	d->tick = tick;
-	d->base = src ? src->base : 0;
-	d->lo = src ? src->lo : 0;
-	d->hi = src ? src->hi : 0;
-	d->pid = pid;
-	d->kind = (uint16_t)kind;
-	d->bid_len = src ? src->bid_len : 0;
-	d->flags = src ? src->flags : 0;
+	memset(&e, 0, sizeof e);
+	e.tick = tick;
+	e.base = src ? src->base : 0;
+	e.lo = src ? src->lo : 0;
+	e.hi = src ? src->hi : 0;
+	e.pid = pid;
+	e.kind = (uint16_t)kind;
+	e.bid_len = src ? src->bid_len : 0;
+	e.flags = src ? src->flags : 0;
 	if (src)
-		memcpy(d->bid, src->bid, sizeof d->bid);
-	memcpy(d->path, src ? src->path : "", plen);
-	d->path[plen] = 0;
+		memcpy(e.bid, src->bid, sizeof e.bid);
+	memcpy(e.path, src ? src->path : "", plen);
+	/* into shared memory, which other processes may write too (a hostile
+	 * one): word by word, as records are (the reader reads it so) */
+	_Static_assert(offsetof(struct pt_obj, tick) == sizeof(pt_word), "ready is the first word");
+	pt_put_bytes((pt_word *)d + 1, (const unsigned char *)&e + sizeof(pt_word),
+	             (uint32_t)(sizeof e - sizeof(pt_word)));
 	atomic_store_explicit(&d->ready, PT_OBJ_READY, memory_order_release);
 }
 
