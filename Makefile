@@ -107,7 +107,7 @@ $(BUILD)/bench/%: bench/%.c bench/bench_util.h tests/pace.h $(STATIC)
 	$(CC) $(ALLCFLAGS) -DPT_BUILD_DIR='"$(abspath $(BUILD))"' $< -o $@ $(STATIC) $(LDLIBS)
 
 # tests that include a part of the command whole
-$(BUILD)/tests/typed $(BUILD)/tests/thread_ident: cli/typed.c cli/threads.c cli/typed.h
+$(BUILD)/tests/typed $(BUILD)/tests/typed_ctf $(BUILD)/tests/thread_ident: cli/typed.c cli/threads.c cli/typed.h
 
 examples: $(EXAMPLES)
 
