@@ -14,9 +14,12 @@ static const char help[] =
 "it was shut down (full, overrun, flush errors, lost events), the event\n"
 "types with their counts, the processes and threads with their counts\n"
 "(a thread with the kernel TID and name the trace gives it), and the\n"
-"time span.  A log that is not whole is described all the same:\n"
-"one whose recording was cut short has no final status, and stretches\n"
-"that could not be read are counted (each is a posix_trace_error event).\n";
+"time span.  The counts come from the summary the log carries (finished\n"
+"logs of this version, policies append and until-full: nothing else is\n"
+"read), else from reading every event.  A log that is not whole is\n"
+"described all the same: one whose recording was cut short has no final\n"
+"status, and stretches that could not be read are counted (each is a\n"
+"posix_trace_error event).\n";
 
 static uint64_t ns_of(struct timespec t)
 {
@@ -153,22 +156,20 @@ int cmd_info(int argc, char **argv)
 	if (argc != 2 || argv[1][0] == '-')
 		return usage_error(argc < 2 ? "which log? give a FILE" :
 		                   argv[1][0] == '-' ? "unknown option" : "one FILE at a time");
-	if (tlog_load(&l, argv[1]))
+	if (tlog_totals(&l, argv[1]))
 		return 1;
 	attrs(&l);
 	status(&l);
 	damage(&l);
-	uint64_t first = l.nev ? l.ev[0].ts : 0, last = first;
-	for (size_t i = 0; i < l.nev; i++) {
-		first = l.ev[i].ts < first ? l.ev[i].ts : first;
-		last = l.ev[i].ts > last ? l.ev[i].ts : last;
-	}
+	uint64_t first = l.first, last = l.nev ? l.last : first;
 	fmt_abs(a, sizeof a, first);
 	fmt_abs(b, sizeof b, last);
 	fmt_duration(d, sizeof d, last - first);
 	if (l.nev)
 		printf("time span     %s to %s (%s)\n", a, b, d);
-	printf("events        %zu\n", l.nev);
+	printf("events        %llu\n", (unsigned long long)l.nev);
+	printf("counted       %s\n", l.summary ? "from the summary the log carries"
+	       : "by reading the log (it has no summary: an older or LOOP log, one cut short, or one whose writes failed)");
 
 	unsigned ntypes = 0;
 	for (unsigned i = 0; i < PT_NIDS; i++)

@@ -41,11 +41,22 @@ static int fetch_threads(trace_id_t trid, size_t from, void *out, size_t cap, si
 
 struct thrmap *thrmap_load(trace_id_t trid)
 {
+	size_t n;
+	struct pt_ext_thread *e = ext_fetch_all(trid, sizeof *e, fetch_threads, &n);
+
+	return thrmap_from(e, n);
+}
+
+struct thrmap *thrmap_from(struct pt_ext_thread *e, size_t n)
+{
 	struct thrmap *m = calloc(1, sizeof *m);
 
-	if (!m)
+	if (!m) {
+		free(e);
 		return NULL;
-	m->e = ext_fetch_all(trid, sizeof *m->e, fetch_threads, &m->n);
+	}
+	m->e = e;
+	m->n = n;
 	if (m->n)
 		qsort(m->e, m->n, sizeof *m->e, cmp);
 	/* the same entry twice (a LOOP log writes them again after each wrap;
@@ -105,23 +116,6 @@ void thrmap_label(const struct thrmap *m, char *buf, size_t cap, int32_t pid, ui
 		snprintf(buf, cap, "%d/%d %s", (int)pid, (int)t->tid, t->name);
 	else
 		snprintf(buf, cap, "%d/%d", (int)pid, (int)t->tid);
-}
-
-void thrmap_columns(const struct thrmap *m, char *who, size_t who_cap, char *name,
-                    size_t name_cap, int32_t pid, uint64_t thread, uint64_t ts, unsigned idx)
-{
-	const struct pt_ext_thread *t = thrmap_find(m, pid, thread, ts);
-
-	if (!t) {
-		snprintf(who, who_cap, "%d/%u", (int)pid, idx);
-		snprintf(name, name_cap, "-");
-		return;
-	}
-	snprintf(who, who_cap, "%d/%d", (int)pid, (int)t->tid);
-	snprintf(name, name_cap, "%s", t->name[0] ? t->name : "-");
-	for (char *c = name; *c; c++) /* one word: a column */
-		if (*c == ' ' || *c == '\t')
-			*c = '_';
 }
 
 /* Every identity (pid, thread) had: "5678 worker-3", or with a rename or

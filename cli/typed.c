@@ -37,10 +37,22 @@ static int fetch_types(trace_id_t trid, size_t from, void *out, size_t cap, size
 
 struct typemap *typemap_load(trace_id_t trid)
 {
+	size_t n;
+	struct pt_ext_type *e = ext_fetch_all(trid, sizeof *e, fetch_types, &n);
+
+	return typemap_from(e, n);
+}
+
+struct typemap *typemap_from(struct pt_ext_type *e, size_t n)
+{
 	struct typemap *m = calloc(1, sizeof *m);
 
-	if (m)
-		m->e = ext_fetch_all(trid, sizeof *m->e, fetch_types, &m->n);
+	if (!m) {
+		free(e);
+		return NULL;
+	}
+	m->e = e;
+	m->n = n;
 	return m;
 }
 

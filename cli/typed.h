@@ -43,6 +43,8 @@ static inline void *ext_fetch_all(trace_id_t trid, size_t elem,
 /* ------------------------------------------------------ typed.c */
 struct typemap; /* the descriptions a trace carries */
 struct typemap *typemap_load(trace_id_t trid);  /* NULL: no memory */
+/* The same from entries already read (a log's summary): takes e (malloc'd). */
+struct typemap *typemap_from(struct pt_ext_type *e, size_t n);
 void typemap_free(struct typemap *m);
 size_t typemap_count(const struct typemap *m);
 /* The description of id's payloads for process pid (its own latest, else
@@ -81,6 +83,8 @@ long typed_ctf_payload(unsigned char *out, size_t cap, const char *desc, const u
 /* ------------------------------------------------------ threads.c */
 struct thrmap; /* the thread identities a trace carries */
 struct thrmap *thrmap_load(trace_id_t trid);    /* NULL: no memory */
+/* The same from entries already read (a log's summary): takes e (malloc'd). */
+struct thrmap *thrmap_from(struct pt_ext_thread *e, size_t n);
 void thrmap_free(struct thrmap *m);
 size_t thrmap_count(const struct thrmap *m);
 /* The identity of writer (pid, thread) at time ts, or NULL. */
@@ -90,10 +94,6 @@ const struct pt_ext_thread *thrmap_find(const struct thrmap *m, int32_t pid, uin
  * when the trace does not say. */
 void thrmap_label(const struct thrmap *m, char *buf, size_t cap, int32_t pid, uint64_t thread,
                   uint64_t ts, unsigned idx);
-/* show's two columns: "PID/TID" and the name as one word ('_' for
- * blanks, "-" for none); "PID/IDX" and "-" when the trace does not say. */
-void thrmap_columns(const struct thrmap *m, char *who, size_t who_cap, char *name,
-                    size_t name_cap, int32_t pid, uint64_t thread, uint64_t ts, unsigned idx);
 /* Every identity writer (pid, thread) had: "5678 main, worker-3; 5690 w". */
 void thrmap_all(const struct thrmap *m, char *buf, size_t cap, int32_t pid, uint64_t thread);
 
