@@ -323,75 +323,67 @@ static int meta_log(unsigned version, struct want *x)
 	return fd;
 }
 
-/* THREAD and TYPE entries the full reader took, and the events' errors */
-static void meta_read(int fd, unsigned version, size_t *nthr, size_t *ntyp, uint64_t *nerr)
+/* The log of meta_log() read whole (version, its THREAD and TYPE entries:
+ * `meta` of each, no error event) and through its summary. */
+static void meta_check(int fd, unsigned version, size_t meta, const struct want *x)
 {
 	struct pt_logr r;
+	struct pt_ext_summary *es;
+	size_t nthr = 0, ntyp = 0;
 
-	count_events(fd, nerr);
+	check_events(fd, x, 0);
 	REQUIRE(pt_logr_open(&r, fd) == 0);
 	CHECK_EQ((unsigned)r.version, version);
-	*nthr = *ntyp = 0;
 	for (size_t i = 0; i < r.nobjs; i++) {
-		*nthr += r.objs[i].kind == PT_EXT_OBJ_THREAD;
-		*ntyp += r.objs[i].kind == PT_EXT_OBJ_TYPE;
+		nthr += r.objs[i].kind == PT_EXT_OBJ_THREAD;
+		ntyp += r.objs[i].kind == PT_EXT_OBJ_TYPE;
 	}
 	pt_logr_close(&r);
-}
-
-static void t_versions(void)
-{
-	static struct want x;
-	struct pt_ext_summary *es;
-	size_t nthr, ntyp;
-	uint64_t nerr;
-	int fd;
-
-	CHECK_EQ(PT_LOG_VERSION, 6u);
-	fd = meta_log(0, &x);
-	meta_read(fd, 6, &nthr, &ntyp, &nerr);
-	CHECK_EQ(nthr, 1u);
-	CHECK_EQ(ntyp, 1u);
-	CHECK_EQ(nerr, 0u);
-	check_events(fd, &x, 0);
+	CHECK_EQ(nthr, meta);
+	CHECK_EQ(ntyp, meta);
 	REQUIRE(pt_ext_log_summary(fd, &es) == 0);
-	CHECK_EQ(es->events, x.events);
+	CHECK_EQ(es->events, x->events);
 	CHECK_EQ(es->nobjs, 2u); /* the map of loaded code only */
-	CHECK_EQ(es->nthreads, 1u);
-	CHECK_EQ(es->ntypes, 1u);
+	CHECK_EQ(es->nthreads, meta);
+	CHECK_EQ(es->ntypes, meta);
 	if (es->nthreads == 1)
 		CHECK(es->threads[0].pid == 77 && es->threads[0].tid == 4321 &&
 		      es->threads[0].thread == 0x7f00aa && !strcmp(es->threads[0].name, "worker-1"));
 	if (es->ntypes == 1)
 		CHECK(es->types[0].id == 20 && !strcmp(es->types[0].desc, "id:u32, cost_us:u32"));
 	pt_ext_summary_free(es);
+}
 
-	/* relabelled 5: the header says a format without such entries */
+static void t_versions(void)
+{
+	static struct want x;
+	struct pt_logr r;
+	uint64_t nerr;
+	int fd;
+
+	CHECK_EQ(PT_LOG_VERSION, 6u);
+	fd = meta_log(0, &x);
+	meta_check(fd, 6, 1, &x);
+
+/* relabelled 5: the header says a format without such entries */
 	unsigned char h[PT_LOG_HDR];
 	REQUIRE(pread(fd, h, sizeof h, 0) == (ssize_t)sizeof h);
 	pt_log_put16(h + PT_LOG_H_VERSION, 5, 0);
 	pt_log_put32(h + PT_LOG_H_CRC, pt_log_crc(0, h, PT_LOG_H_CRC), 0);
 	REQUIRE(pwrite(fd, h, sizeof h, 0) == (ssize_t)sizeof h);
-	meta_read(fd, 5, &nthr, &ntyp, &nerr);
-	CHECK_EQ(nthr, 0u);
-	CHECK_EQ(ntyp, 0u);
+	count_events(fd, &nerr);
 	CHECK(nerr >= 1);
+	REQUIRE(pt_logr_open(&r, fd) == 0);
+	CHECK_EQ(r.version, 5);
+	for (size_t i = 0; i < r.nobjs; i++)
+		CHECK(r.objs[i].kind != PT_EXT_OBJ_THREAD && r.objs[i].kind != PT_EXT_OBJ_TYPE);
+	pt_logr_close(&r);
 	no_summary(fd, "format 6 relabelled 5");
 	close(fd);
 
 	/* written as format 5 (as main's writer did): a summary, no entries */
 	fd = meta_log(5, &x);
-	meta_read(fd, 5, &nthr, &ntyp, &nerr);
-	CHECK_EQ(nthr, 0u);
-	CHECK_EQ(ntyp, 0u);
-	CHECK_EQ(nerr, 0u);
-	check_events(fd, &x, 0);
-	REQUIRE(pt_ext_log_summary(fd, &es) == 0);
-	CHECK_EQ(es->events, x.events);
-	CHECK_EQ(es->nobjs, 2u);
-	CHECK_EQ(es->nthreads, 0u);
-	CHECK_EQ(es->ntypes, 0u);
-	pt_ext_summary_free(es);
+	meta_check(fd, 5, 0, &x);
 	close(fd);
 }
 
