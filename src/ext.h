@@ -27,6 +27,12 @@ struct pt_ext_losses {
 	 * overwritten (log-full policy LOOP) or not written (log full, or a
 	 * failed write). */
 	uint64_t log_overwritten, log_dropped;
+	/* A log only: the events overwritten in the log (LOOP) that the last
+	 * RESUME returned reported, or an earlier one: the RESUME of the pair
+	 * before the oldest event kept carries log_overwritten, as a gap of
+	 * its own (0 before it, or if the log did not wrap).  A gap's count
+	 * is the growth of at_resume + wrap_at_resume. */
+	uint64_t wrap_at_resume;
 };
 
 /* 0, or EINVAL if trid is not a trace id of this process. */

@@ -23,6 +23,7 @@ int pt_ext_losses(trace_id_t trid, struct pt_ext_losses *out)
 		out->total = r->stream_lost;
 		out->log_overwritten = r->lost;
 		out->log_dropped = r->dropped;
+		out->wrap_at_resume = r->wrap_told;
 	} else {
 		const struct pt_reader *rd = &t->rd;
 		out->resume_ok = rd->pairs > 0;

@@ -328,6 +328,9 @@ struct pt_logw {
 	uint64_t known[PT_NIDS / 64];
 	int names_due, emitting;
 	uint64_t lap_new;    /* records in this lap that are not a copy of the names */
+	uint32_t nsyn;       /* OVERFLOW and RESUME events in the block being built:
+	                      * not counted as overwritten or dropped (the reader
+	                      * tells the loss of recorded events) */
 	/* the map of loaded code, re-emitted with the names */
 	unsigned char **objs;
 	uint32_t nobjs, objs_cap;
@@ -417,6 +420,11 @@ struct pt_logr {
 	int has_stream_lost;
 	int last_lost_ok;      /* the last event returned carried a loss count: */
 	uint64_t last_lost;    /* this one */
+	int wrapped;           /* LOOP: blocks were overwritten (the oldest kept is not 1) */
+	int wrap_state;        /* 0: its OVERFLOW is due, 1: its RESUME, 2: told (or none) */
+	uint64_t wrap_told;    /* the count the wrap's RESUME carried, once returned */
+	uint64_t lost_rec_seq; /* the newest good block with a RESUME's count */
+	int lost_kept;         /* ... is one the log keeps */
 	uint32_t max_block;
 
 	/* private */

@@ -39,7 +39,6 @@ void pt_reader_reset(struct pt_trid *t)
 	rd->next_aseq = atomic_load(&h->acq_seq) + 1;
 	rd->loss_gen = atomic_load(&h->loss_gen);
 	rd->loss.n = 0;
-	rd->gap_lost = 0;
 	rd->nloss_pend = 0;
 	rd->need_resume = rd->start_pending = rd->stashed = 0;
 	rd->epoch = PT_ST_EPOCH(atomic_load(&h->state));
@@ -135,6 +134,57 @@ static void synth(struct pt_trid *t, struct posix_trace_event_info *ev, void *bu
 	if (n)
 		memcpy(buf, data, n);
 	*dlen = n;
+	if (tick > t->rd.last_out)
+		t->rd.last_out = tick;
+}
+
+/* Where a synthesized OVERFLOW goes: at the first lost event (tick), but
+ * never before an event already returned (docs/implementation-defined.md,
+ * "Reading"). */
+static uint64_t not_before_out(const struct pt_reader *rd, uint64_t tick)
+{
+	return tick > rd->last_out ? tick : rd->last_out;
+}
+
+/* The count a RESUME carries: every event the stream counted lost so far
+ * that no later RESUME will count -- those of the reports this gap took
+ * in, of reports overwritten before they were read, of a run of drops
+ * that went on after its report was counted.  The stream's count is
+ * loaded first: each event in it is in a report already published
+ * (ring/pool.c, add_lost), which the reader then holds, or in none.  So
+ * the RESUMEs add up to the stream's count, exactly, once the reader has
+ * read to the end (read_next() tells a rest there). */
+static uint64_t resume_count(struct pt_trid *t)
+{
+	struct pt_reader *rd = &t->rd;
+	uint64_t all = atomic_load_explicit(&t->hdr->lost, memory_order_acquire);
+
+	pt_losses_collect(t);
+	uint64_t told = rd->lost_at_resume + pt_losses_later(rd, t->hdr);
+	return all > told ? all - told : 0;
+}
+
+/* A RESUME at tick (never before its OVERFLOW): the gap is closed. */
+static void resume(struct pt_trid *t, struct posix_trace_event_info *ev, void *buf, size_t num,
+                   size_t *dlen, uint64_t tick)
+{
+	struct pt_reader *rd = &t->rd;
+
+	rd->lost_at_resume += resume_count(t);
+	rd->need_resume = 0;
+	rd->pairs++;
+	synth(t, ev, buf, num, dlen, POSIX_TRACE_RESUME, tick > rd->ovf_tick ? tick : rd->ovf_tick,
+	      NULL, 0);
+}
+
+static void overflow(struct pt_trid *t, struct posix_trace_event_info *ev, void *buf,
+                     size_t num, size_t *dlen, uint64_t tick)
+{
+	struct pt_reader *rd = &t->rd;
+
+	rd->ovf_tick = not_before_out(rd, tick);
+	rd->need_resume = 1;
+	synth(t, ev, buf, num, dlen, POSIX_TRACE_OVERFLOW, rd->ovf_tick, NULL, 0);
 }
 
 static int take(struct pt_trid *t, struct pt_rwriter *w, struct posix_trace_event_info *ev,
@@ -170,6 +220,8 @@ static int take(struct pt_trid *t, struct pt_rwriter *w, struct posix_trace_even
 	                                                               : POSIX_TRACE_NOT_TRUNCATED;
 	pt_ns_to_ts(pt_clock_ns(&t->clk, a->next_ts), &ev->posix_timestamp);
 	*dlen = cp;
+	if (a->next_ts > t->rd.last_out)
+		t->rd.last_out = a->next_ts;
 	a->last_ts = a->next_ts;
 	a->addr = addr;
 	a->off += size;
@@ -441,6 +493,8 @@ int pt_read_merge_end(struct pt_trid *t, struct pt_read_merge *m)
 		a->off = p->off;
 		a->count += p->n;
 		a->last_ts = p->tick;
+		if (p->tick > rd->last_out)
+			rd->last_out = p->tick;
 		a->addr = p->addr;
 		p->w->pairs_at = rd->pairs;
 		if (!pt_rchunk_peek(t, a))
@@ -496,18 +550,39 @@ static int read_next(struct pt_trid *t, struct posix_trace_event_info *ev, void 
 		 * the next event, and covers every loss up to that event. */
 		uint64_t best_ts = best ? rd->ck[best->head].next_ts : UINT64_MAX;
 		struct pt_losses *gl = &rd->loss;
-		if (best && best_ts >= horizon && best_ts - horizon < PT_HOLD_MAX &&
-		    (rd->need_resume || !(gl->n && gl->e[0].ts < horizon)))
+		/* (an OVERFLOW waits for it too: a record stamped before its
+		 * first lost event may still be on its way, in a writer taking
+		 * a chunk, while the event that follows is not final) */
+		if (best && best_ts >= horizon && best_ts - horizon < PT_HOLD_MAX)
 			return 0; /* stamped during this look: the next one */
 		if (rd->need_resume) {
-			pt_loss_upto(gl, best_ts == UINT64_MAX ? 0 : best_ts - 1, h, &rd->gap_lost);
+			pt_loss_upto(gl, best_ts == UINT64_MAX ? 0 : best_ts - 1, NULL, NULL);
 		} else if (gl->n && (!best || gl->e[0].ts == UINT64_MAX || best_ts >= gl->e[0].ts)) {
-			uint64_t tick = gl->e[0].ts != UINT64_MAX ? gl->e[0].ts : best ? best_ts : pt_now();
-			synth(t, ev, buf, num, dlen, POSIX_TRACE_OVERFLOW, tick, NULL, 0);
+			/* (when the first lost event is not known: the latest
+			 * bound that keeps the order, the last event returned) */
+			uint64_t tick = gl->e[0].ts != UINT64_MAX ? gl->e[0].ts
+			              : rd->last_out ? rd->last_out : best ? best_ts : pt_now();
 			pt_loss_upto(gl, gl->e[0].ts == UINT64_MAX ? UINT64_MAX
 			              : best_ts == UINT64_MAX ? UINT64_MAX - 1 : best_ts - 1,
-			          h, &rd->gap_lost);
-			rd->need_resume = 1;
+			          NULL, NULL);
+			overflow(t, ev, buf, num, dlen, tick);
+			return 1;
+		}
+		if (!best && rd->need_resume) {
+			/* nothing more now: the gap ends here, so that a stream
+			 * that ended during a loss still tells its count */
+			resume(t, ev, buf, num, dlen, rd->ovf_tick);
+			return 1;
+		}
+		if (!best && t->view.policy != POSIX_TRACE_UNTIL_FULL && !rd->nloss_pend &&
+		    resume_count(t)) {
+			/* read to the end, and events lost that no gap told
+			 * (a run that went on after its gap was told, reports
+			 * overwritten before they were read): a gap of their
+			 * own, after the last event returned */
+			if (gl->n || rd->nloss_pend)
+				continue; /* new reports meanwhile: place them first */
+			overflow(t, ev, buf, num, dlen, rd->last_out ? rd->last_out : pt_now());
 			return 1;
 		}
 		if (!best) {
@@ -539,12 +614,11 @@ static int read_next(struct pt_trid *t, struct posix_trace_event_info *ev, void 
 		 * OVERFLOW/RESUME since its previous event (it was preempted, its
 		 * event arrived late): mark the loss right here. */
 		uint64_t ts = rd->ck[best->head].next_ts;
-		uint64_t from = best->lost.n ? best->lost.e[0].ts : ts;
+		uint64_t from = best->lost.n && best->lost.e[0].ts <= ts ? best->lost.e[0].ts : ts;
 		if (pt_loss_upto(&best->lost, ts, NULL, NULL) | (best->unknown_seen != rd->unknown)) {
 			best->unknown_seen = rd->unknown;
 			if (!rd->need_resume && rd->pairs == best->pairs_at) {
-				synth(t, ev, buf, num, dlen, POSIX_TRACE_OVERFLOW, from, NULL, 0);
-				rd->need_resume = 1;
+				overflow(t, ev, buf, num, dlen, from);
 				return 1;
 			}
 		}
@@ -558,13 +632,8 @@ static int read_next(struct pt_trid *t, struct posix_trace_event_info *ev, void 
 			if (r == TAKE_OK) {
 				rd->st_len = (uint32_t)n;
 				rd->stashed = 1;
-				rd->need_resume = 0;
-				rd->pairs++;
+				resume(t, ev, buf, num, dlen, ts);
 				best->pairs_at = rd->pairs;
-				/* the counts of the reports this gap took in */
-				rd->lost_at_resume += rd->gap_lost;
-				rd->gap_lost = 0;
-				synth(t, ev, buf, num, dlen, POSIX_TRACE_RESUME, ts, NULL, 0);
 				return 1;
 			}
 		} else {

@@ -66,8 +66,10 @@ struct pt_reader {
 	uint32_t run_w;              /* 1 + the writer read_again() may go on with, or 0 */
 	uint64_t run_limit;          /* ... while its next record is earlier than this */
 	uint64_t run_cap;            /* the time read when that run was allowed */
-	uint64_t gap_lost;           /* events lost in the gap being reported */
+	uint64_t gap_lost;           /* (the report counts of the gap being reported) */
 	uint64_t lost_at_resume;     /* events lost in the gaps reported so far */
+	uint64_t last_out;           /* the latest tick of an event returned */
+	uint64_t ovf_tick;           /* the tick of the OVERFLOW waiting for its RESUME */
 	uint64_t unknown;            /* losses whose writer is not known */
 	uint64_t start_ts;
 	uint32_t epoch;
@@ -171,6 +173,7 @@ void pt_loss_add(struct pt_losses *l, uint64_t ts, uint64_t g);
 int pt_loss_upto(struct pt_losses *l, uint64_t ts, const struct pt_hdr *h, uint64_t *sum);
 void pt_loss_note(struct pt_reader *rd, uint64_t ts, uint64_t g);
 void pt_losses_collect(struct pt_trid *t);
+uint64_t pt_losses_later(const struct pt_reader *rd, const struct pt_hdr *h);
 void pt_lost_rest(struct pt_reader *rd, struct pt_rwriter *w, const struct pt_ractive *a);
 struct pt_rwriter *pt_rwriter_of(struct pt_reader *rd, int32_t pid, uint64_t thread,
                                  uint32_t level);

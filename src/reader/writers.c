@@ -61,6 +61,17 @@ int pt_loss_upto(struct pt_losses *l, uint64_t ts, const struct pt_hdr *h, uint6
 	return 1;
 }
 
+/* The events the losses not reported yet count now: a later RESUME
+ * counts them. */
+uint64_t pt_losses_later(const struct pt_reader *rd, const struct pt_hdr *h)
+{
+	uint64_t n = 0;
+
+	for (uint32_t i = 0; i < rd->loss.n; i++)
+		n += report_count(h, rd->loss.e[i].g);
+	return n;
+}
+
 /* Events were lost from ts on (UINT64_MAX: when is unknown, report at
  * once, and mark every writer's next event); g: the report saying so. */
 void pt_loss_note(struct pt_reader *rd, uint64_t ts, uint64_t g)
