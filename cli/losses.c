@@ -29,11 +29,14 @@ int tlog_note_loss(struct tlog *l, trace_id_t trid, const struct posix_trace_eve
 		l->gaps = n;
 		l->gcap = ncap;
 	}
-	uint64_t at = x.at_resume > l->lost_at ? x.at_resume : l->lost_at;
+	/* a wrapped log's first pair carries the count overwritten in the
+	 * log (wrap_at_resume), the others the stream's (at_resume) */
+	uint64_t at = x.at_resume + x.wrap_at_resume;
+	at = at > l->lost_at ? at : l->lost_at;
 	l->gaps[l->ngaps++] = (struct tgap){ l->nev - 1, at - l->lost_at };
 	l->lost_at = at;
-	if (at > l->lost_stream)
-		l->lost_stream = at;
+	if (x.at_resume > l->lost_stream)
+		l->lost_stream = x.at_resume;
 	return 0;
 }
 
@@ -134,4 +137,6 @@ void tlog_loss_text(const struct tlog *l, char *out, size_t cap)
 	if (l->errors)
 		clause(out, cap, &o, "%llu damaged part%s of the log",
 		       (unsigned long long)l->errors, s_(l->errors));
+	if (g || n)
+		clause(out, cap, &o, "to keep them, record with --no-loss or a larger --size");
 }

@@ -40,6 +40,9 @@ void pt_reader_reset(struct pt_trid *t)
 	rd->loss_gen = atomic_load(&h->loss_gen);
 	rd->loss.n = 0;
 	rd->nloss_pend = 0;
+	/* (clear) the losses not told yet are forgotten with the events */
+	uint64_t lost = atomic_load(&h->lost);
+	rd->lost_forgot = lost > rd->lost_at_resume ? lost - rd->lost_at_resume : 0;
 	rd->need_resume = rd->start_pending = rd->stashed = 0;
 	rd->epoch = PT_ST_EPOCH(atomic_load(&h->state));
 }
@@ -138,6 +141,14 @@ static void synth(struct pt_trid *t, struct posix_trace_event_info *ev, void *bu
 		t->rd.last_out = tick;
 }
 
+uint64_t pt_read_lost(const struct pt_trid *t)
+{
+	uint64_t all = atomic_load_explicit(&t->hdr->lost, memory_order_acquire);
+
+	all = all > t->rd.lost_forgot ? all - t->rd.lost_forgot : 0;
+	return all > t->rd.lost_at_resume ? all : t->rd.lost_at_resume; /* (a scribbled count) */
+}
+
 /* Where a synthesized OVERFLOW goes: at the first lost event (tick), but
  * never before an event already returned (docs/implementation-defined.md,
  * "Reading"). */
@@ -157,7 +168,7 @@ static uint64_t not_before_out(const struct pt_reader *rd, uint64_t tick)
 static uint64_t resume_count(struct pt_trid *t)
 {
 	struct pt_reader *rd = &t->rd;
-	uint64_t all = atomic_load_explicit(&t->hdr->lost, memory_order_acquire);
+	uint64_t all = pt_read_lost(t);
 
 	pt_losses_collect(t);
 	uint64_t told = rd->lost_at_resume + pt_losses_later(rd, t->hdr);
@@ -503,6 +514,20 @@ int pt_read_merge_end(struct pt_trid *t, struct pt_read_merge *m)
 	return 1;
 }
 
+/* A loss at tick ts with no event after it yet, in a running stream: an
+ * event stamped before it may still be on its way (its writer preempted
+ * between stamping and publishing it), and would then come after the
+ * OVERFLOW.  So the OVERFLOW waits for the event after it (which the
+ * horizon makes final), for PT_LOSS_WAIT_NS at most; a stream that is not
+ * running tells it at once. */
+#define PT_LOSS_WAIT_NS 100000000 /* 100 ms */
+static int late_may_come(struct pt_trid *t, uint64_t ts, uint64_t horizon)
+{
+	if (!(atomic_load_explicit(&t->hdr->state, memory_order_acquire) & PT_ST_RUNNING))
+		return 0;
+	return pt_clock_ns(&t->clk, horizon) - pt_clock_ns(&t->clk, ts) < PT_LOSS_WAIT_NS;
+}
+
 /* One event into ev (returns 1), or nothing available now (returns 0). */
 static int read_next(struct pt_trid *t, struct posix_trace_event_info *ev, void *buf,
                      size_t num, size_t *dlen)
@@ -557,10 +582,17 @@ static int read_next(struct pt_trid *t, struct posix_trace_event_info *ev, void 
 			return 0; /* stamped during this look: the next one */
 		if (rd->need_resume) {
 			pt_loss_upto(gl, best_ts == UINT64_MAX ? 0 : best_ts - 1, NULL, NULL);
+		} else if (gl->n && !best && gl->e[0].ts != UINT64_MAX && gl->e[0].ts >= horizon &&
+		           gl->e[0].ts - horizon < PT_HOLD_MAX) {
+			return 0; /* reported during this look: the next one */
+		} else if (gl->n && !best && gl->e[0].ts < horizon && late_may_come(t, gl->e[0].ts,
+		                                                                     horizon)) {
+			return 0; /* the loss waits for the event after it */
 		} else if (gl->n && (!best || gl->e[0].ts == UINT64_MAX || best_ts >= gl->e[0].ts)) {
-			/* (when the first lost event is not known: the latest
-			 * bound that keeps the order, the last event returned) */
-			uint64_t tick = gl->e[0].ts != UINT64_MAX ? gl->e[0].ts
+			/* (when the first lost event is not known, or its time
+			 * is a lie, far ahead: the latest bound that keeps the
+			 * order, the last event returned) */
+			uint64_t tick = gl->e[0].ts < horizon ? gl->e[0].ts
 			              : rd->last_out ? rd->last_out : best ? best_ts : pt_now();
 			pt_loss_upto(gl, gl->e[0].ts == UINT64_MAX ? UINT64_MAX
 			              : best_ts == UINT64_MAX ? UINT64_MAX - 1 : best_ts - 1,

@@ -375,9 +375,7 @@ int pt_flusher_stop(struct pt_trid *t, int stop, void *addr)
 	pt_status_locked(t, &si);
 	/* the completed stream: did the log ever lose events */
 	si.posix_log_overrun_status = f->losses ? POSIX_TRACE_OVERRUN : POSIX_TRACE_NO_OVERRUN;
-	f->w.stream_lost = atomic_load_explicit(&t->hdr->lost, memory_order_relaxed);
-	if (f->w.stream_lost < t->rd.lost_at_resume) /* scribbled on: keep what was said */
-		f->w.stream_lost = t->rd.lost_at_resume;
+	f->w.stream_lost = pt_read_lost(t); /* (never below what the gaps said) */
 	uint64_t rest = f->w.stream_lost - t->rd.lost_at_resume;
 	t->fl = NULL;
 	pt_unlock(&t->lock);
