@@ -5,7 +5,8 @@
  * path (a live LOOP stream read after the fact with trygetnext and while
  * it is written with getnext, timedgetnext and trygetnext; logs written
  * from a FLUSH stream with log-full policies APPEND, LOOP and UNTIL_FULL,
- * and from a LOOP stream flushed now and then; each log read twice, the
+ * and from a LOOP stream flushed now and then, into an APPEND log and into
+ * a LOOP log of 64 KiB; each log read twice, the
  * second time after posix_trace_rewind):
  *   - a synthesized OVERFLOW or RESUME is never stamped before the event
  *     returned before it, nor after the ordinary event returned after it
@@ -17,7 +18,8 @@
  *     the two events; the events missing at its end, a pair after its
  *     last event;
  *   - the counts the RESUMEs carry (src/ext.h) add up to the total lost,
- *     exactly, and to what the sequence numbers say was lost;
+ *     exactly, and to what the sequence numbers say was lost; with one
+ *     thread, each gap's count is the events missing where it is;
  *   - a log that wrapped starts with a pair that carries the count
  *     overwritten.
  * Ordinary events that step back (a writer preempted between stamping and
@@ -59,6 +61,7 @@ struct wit {
 	int have_prev, open_ovf, synth_since_ord;
 	uint64_t synth_back, ord_back, ord_back_max, order_bad, unreported, unpaired;
 	uint64_t jumps, gap_sum, prev_at, hash;
+	uint64_t gap_since, gap_bad; /* one thread: the counts told since its last event */
 	int first_is_overflow;
 	int log_full;           /* an UNTIL_FULL log's STOP (data 1) tells the rest */
 	struct pt_ext_losses x; /* as of the last RESUME */
@@ -108,6 +111,8 @@ static void witness(trace_id_t id, struct wit *w, const struct posix_trace_event
 	}
 	if (e < 16)
 		w->sys[e]++;
+	if (e == POSIX_TRACE_ERROR)
+		fprintf(stderr, "event %llu: POSIX_TRACE_ERROR\n", (unsigned long long)w->events);
 	if (e == POSIX_TRACE_STOP && len == sizeof(int) && *(const int *)data == 1)
 		w->log_full = 1;
 	if (e == POSIX_TRACE_OVERFLOW) {
@@ -128,6 +133,7 @@ static void witness(trace_id_t id, struct wit *w, const struct posix_trace_event
 		uint64_t at = w->x.at_resume + w->x.wrap_at_resume;
 		CHECK(at >= w->prev_at);
 		w->gap_sum += at - w->prev_at;
+		w->gap_since += at - w->prev_at;
 		w->prev_at = at;
 		return;
 	}
@@ -155,6 +161,13 @@ static void witness(trace_id_t id, struct wit *w, const struct posix_trace_event
 		fprintf(stderr, "thread %u lost %llu events before its event %u with no "
 		        "OVERFLOW/RESUME\n", k, (unsigned long long)jump, p[1]);
 	}
+	if (nthr == 1 && w->seen[k] && jump != w->gap_since) {
+		w->gap_bad++;
+		fprintf(stderr, "lost %llu events before event %u, the gaps since its last one "
+		        "count %llu\n", (unsigned long long)jump, p[1],
+		        (unsigned long long)w->gap_since);
+	}
+	w->gap_since = 0;
 	w->jumps += jump;
 	w->seen[k] = 1;
 	w->last[k] = p[1];
@@ -175,6 +188,8 @@ static void witness_end(struct wit *w)
 			        k, (unsigned long long)tail);
 		}
 		w->jumps += tail;
+		if (nthr == 1 && w->seen[k] && !w->log_full && tail != w->gap_since)
+			w->gap_bad++;
 	}
 }
 
@@ -185,6 +200,8 @@ static void check_wit(const char *what, struct wit *w, uint64_t total, uint64_t 
 	CHECK_EQ(w->order_bad, 0);
 	CHECK_EQ(w->unpaired, 0);
 	CHECK_EQ(w->unreported, 0);
+	CHECK_EQ(w->gap_bad, 0);
+	CHECK_EQ(w->sys[POSIX_TRACE_ERROR], 0);
 	CHECK_EQ(w->sys[POSIX_TRACE_OVERFLOW], w->sys[POSIX_TRACE_RESUME]);
 	CHECK_EQ(w->jumps + sys_lost, total);
 	CHECK_EQ(w->gap_sum, total);
@@ -437,6 +454,16 @@ int main(int argc, char **argv)
 		         "FLUSH stream, UNTIL_FULL log");
 		flushes = 5;
 		with_log(POSIX_TRACE_LOOP, POSIX_TRACE_APPEND, 0, "LOOP stream, APPEND log, flushed");
+		with_log(POSIX_TRACE_LOOP, POSIX_TRACE_LOOP, 64 * 1024, "LOOP stream, LOOP log, flushed");
+		/* one thread: each gap's count is exactly the events missing
+		 * between the two events around it */
+		unsigned many = nthr;
+		nthr = 1;
+		flushes = 0;
+		loop_after();
+		loop_live(R_BLOCK, "1 thread, LOOP stream, getnext");
+		with_log(POSIX_TRACE_FLUSH, POSIX_TRACE_APPEND, 0, "1 thread, FLUSH stream, APPEND log");
+		nthr = many;
 	}
 	T_END();
 }

@@ -515,6 +515,14 @@ int pt_logw_finish(struct pt_logw *w, const struct posix_trace_status_info *st)
 		if (w->pos + PT_LOG_ALIGN8(PT_LOG_END_LEN) > w->limit)
 			wrap(w);
 	}
+	if (w->policy == POSIX_TRACE_LOOP) {
+		/* the blocks this END block overwrites count in the count it
+		 * carries (put_block would drop them only after it is made) */
+		const struct pt_logw_live *f;
+		while ((f = live_front(w)) && f->off >= w->pos &&
+		       f->off < w->pos + PT_LOG_ALIGN8(PT_LOG_END_LEN))
+			live_pop(w);
+	}
 	if (w->lost) /* blocks overwritten, maybe by this very END block */
 		fin.posix_log_overrun_status = POSIX_TRACE_OVERRUN;
 	pt_log_put32(b + 0, (uint32_t)st->posix_stream_status, w->swap);

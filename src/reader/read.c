@@ -40,6 +40,9 @@ void pt_reader_reset(struct pt_trid *t)
 	rd->loss_gen = atomic_load(&h->loss_gen);
 	rd->loss.n = 0;
 	rd->nloss_pend = 0;
+	rd->nsteal_wait = 0;
+	rd->gap_lost = 0;
+	rd->told_next = 0;
 	/* (clear) the losses not told yet are forgotten with the events */
 	uint64_t lost = atomic_load(&h->lost);
 	rd->lost_forgot = lost > rd->lost_at_resume ? lost - rd->lost_at_resume : 0;
@@ -157,31 +160,68 @@ static uint64_t not_before_out(const struct pt_reader *rd, uint64_t tick)
 	return tick > rd->last_out ? tick : rd->last_out;
 }
 
-/* The count a RESUME carries: every event the stream counted lost so far
- * that no later RESUME will count -- those of the reports this gap took
- * in, of reports overwritten before they were read, of a run of drops
- * that went on after its report was counted.  The stream's count is
- * loaded first: each event in it is in a report already published
- * (ring/pool.c, add_lost), which the reader then holds, or in none.  So
- * the RESUMEs add up to the stream's count, exactly, once the reader has
- * read to the end (read_next() tells a rest there). */
-static uint64_t resume_count(struct pt_trid *t)
+/* The count a RESUME carries: the counts of the reports this gap took in
+ * (pt_loss_take), what reports told earlier counted since (a run of drops
+ * that went on, pt_loss_growth), and the events the stream counted lost
+ * that are in no report at all (reports overwritten before they were
+ * read, drops that report nothing): the stream's count less what was told
+ * and what the reports not told yet count.  The stream's count is loaded
+ * first: each event in it is in a report already published (ring/pool.c,
+ * add_lost), which the reader then holds, so no event is counted by two
+ * RESUMEs, and a gap counts exactly the reports it took in.  The RESUMEs
+ * add up to the stream's count, exactly, once the reader has read to the
+ * end (read_next() tells a rest there). */
+static uint64_t resume_count(struct pt_trid *t, uint64_t upto)
 {
 	struct pt_reader *rd = &t->rd;
 	uint64_t all = pt_read_lost(t);
 
 	pt_losses_collect(t);
-	uint64_t told = rd->lost_at_resume + pt_losses_later(rd, t->hdr);
+	pt_loss_take(rd, t->hdr, upto); /* (reports that came meanwhile) */
+	uint64_t n = rd->gap_lost + pt_loss_growth(rd, t->hdr);
+	uint64_t told = rd->lost_at_resume + n + pt_losses_later(rd, t->hdr);
+	rd->gap_lost = 0;
+	return n + (all > told ? all - told : 0);
+}
+
+/* Events the stream counted lost that no gap told or will tell (the
+ * reports not told yet count theirs): 0 if none. */
+static uint64_t untold(struct pt_trid *t)
+{
+	struct pt_reader *rd = &t->rd;
+	uint64_t all = pt_read_lost(t);
+
+	pt_losses_collect(t);
+	uint64_t told = rd->lost_at_resume + rd->gap_lost + pt_losses_later(rd, t->hdr);
 	return all > told ? all - told : 0;
 }
 
-/* A RESUME at tick (never before its OVERFLOW): the gap is closed. */
+/* 1 while the thief of a chunk the reader lost under it has not reported
+ * it yet: it is between taking the chunk and handing it out again (its
+ * report is published before that, ring/pool.c).  The RESUME waits, so
+ * that it counts those events rather than a gap of their own later. */
+static int thief_busy(const struct pt_trid *t)
+{
+	struct pt_reader *rd = (struct pt_reader *)&t->rd;
+
+	for (unsigned i = 0; i < rd->nsteal_wait;) {
+		uint64_t ss = atomic_load_explicit(&t->view.chunks[rd->steal_wait[i].idx].ss,
+		                                   memory_order_acquire);
+		if (PT_SS_SEQ(ss) == rd->steal_wait[i].seq && PT_SS_STATE(ss) == PT_CK_BUSY)
+			return 1;
+		rd->steal_wait[i] = rd->steal_wait[--rd->nsteal_wait];
+	}
+	return 0;
+}
+
+/* A RESUME at tick (never before its OVERFLOW): the gap is closed, with
+ * every loss reported at or before upto. */
 static void resume(struct pt_trid *t, struct posix_trace_event_info *ev, void *buf, size_t num,
-                   size_t *dlen, uint64_t tick)
+                   size_t *dlen, uint64_t tick, uint64_t upto)
 {
 	struct pt_reader *rd = &t->rd;
 
-	rd->lost_at_resume += resume_count(t);
+	rd->lost_at_resume += resume_count(t, upto);
 	rd->need_resume = 0;
 	rd->pairs++;
 	synth(t, ev, buf, num, dlen, POSIX_TRACE_RESUME, tick > rd->ovf_tick ? tick : rd->ovf_tick,
@@ -581,7 +621,7 @@ static int read_next(struct pt_trid *t, struct posix_trace_event_info *ev, void 
 		if (best && best_ts >= horizon && best_ts - horizon < PT_HOLD_MAX)
 			return 0; /* stamped during this look: the next one */
 		if (rd->need_resume) {
-			pt_loss_upto(gl, best_ts == UINT64_MAX ? 0 : best_ts - 1, NULL, NULL);
+			pt_loss_take(rd, h, best_ts == UINT64_MAX ? 0 : best_ts - 1);
 		} else if (gl->n && !best && gl->e[0].ts != UINT64_MAX && gl->e[0].ts >= horizon &&
 		           gl->e[0].ts - horizon < PT_HOLD_MAX) {
 			return 0; /* reported during this look: the next one */
@@ -594,20 +634,21 @@ static int read_next(struct pt_trid *t, struct posix_trace_event_info *ev, void 
 			 * order, the last event returned) */
 			uint64_t tick = gl->e[0].ts < horizon ? gl->e[0].ts
 			              : rd->last_out ? rd->last_out : best ? best_ts : pt_now();
-			pt_loss_upto(gl, gl->e[0].ts == UINT64_MAX ? UINT64_MAX
-			              : best_ts == UINT64_MAX ? UINT64_MAX - 1 : best_ts - 1,
-			          NULL, NULL);
+			pt_loss_take(rd, h, gl->e[0].ts == UINT64_MAX ? UINT64_MAX
+			                    : best_ts == UINT64_MAX ? UINT64_MAX - 1 : best_ts - 1);
 			overflow(t, ev, buf, num, dlen, tick);
 			return 1;
 		}
+		if (rd->need_resume && thief_busy(t))
+			return 0; /* the RESUME waits for the thief's count */
 		if (!best && rd->need_resume) {
 			/* nothing more now: the gap ends here, so that a stream
 			 * that ended during a loss still tells its count */
-			resume(t, ev, buf, num, dlen, rd->ovf_tick);
+			resume(t, ev, buf, num, dlen, rd->ovf_tick, UINT64_MAX - 1);
 			return 1;
 		}
 		if (!best && t->view.policy != POSIX_TRACE_UNTIL_FULL && !rd->nloss_pend &&
-		    resume_count(t)) {
+		    untold(t)) {
 			/* read to the end, and events lost that no gap told
 			 * (a run that went on after its gap was told, reports
 			 * overwritten before they were read): a gap of their
@@ -647,7 +688,7 @@ static int read_next(struct pt_trid *t, struct posix_trace_event_info *ev, void 
 		 * event arrived late): mark the loss right here. */
 		uint64_t ts = rd->ck[best->head].next_ts;
 		uint64_t from = best->lost.n && best->lost.e[0].ts <= ts ? best->lost.e[0].ts : ts;
-		if (pt_loss_upto(&best->lost, ts, NULL, NULL) | (best->unknown_seen != rd->unknown)) {
+		if (pt_loss_upto(&best->lost, ts) | (best->unknown_seen != rd->unknown)) {
 			best->unknown_seen = rd->unknown;
 			if (!rd->need_resume && rd->pairs == best->pairs_at) {
 				overflow(t, ev, buf, num, dlen, from);
@@ -664,7 +705,7 @@ static int read_next(struct pt_trid *t, struct posix_trace_event_info *ev, void 
 			if (r == TAKE_OK) {
 				rd->st_len = (uint32_t)n;
 				rd->stashed = 1;
-				resume(t, ev, buf, num, dlen, ts);
+				resume(t, ev, buf, num, dlen, ts, ts - 1);
 				best->pairs_at = rd->pairs;
 				return 1;
 			}

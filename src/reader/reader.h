@@ -66,8 +66,12 @@ struct pt_reader {
 	uint32_t run_w;              /* 1 + the writer read_again() may go on with, or 0 */
 	uint64_t run_limit;          /* ... while its next record is earlier than this */
 	uint64_t run_cap;            /* the time read when that run was allowed */
-	uint64_t gap_lost;           /* (the report counts of the gap being reported) */
+	uint64_t gap_lost;           /* the report counts of the gap being told */
+	struct { uint64_t g, n; } told[64]; /* reports told lately, their counts then */
+	uint64_t told_next;
 	uint64_t lost_at_resume;     /* events lost in the gaps reported so far */
+	struct { uint32_t idx; uint64_t seq; } steal_wait[8]; /* chunks lost under the */
+	unsigned nsteal_wait;        /* reader whose thief may not have reported yet */
 	uint64_t lost_forgot;        /* lost before a clear and never told: not in
 	                              * any gap, nor in the total (pt_read_lost) */
 	uint64_t last_out;           /* the latest tick of an event returned */
@@ -174,7 +178,9 @@ size_t pt_objs_collect(struct pt_trid *t);
 enum { TAKE_OK, TAKE_GONE, TAKE_BAD };
 /* writers.c */
 void pt_loss_add(struct pt_losses *l, uint64_t ts, uint64_t g);
-int pt_loss_upto(struct pt_losses *l, uint64_t ts, const struct pt_hdr *h, uint64_t *sum);
+int pt_loss_upto(struct pt_losses *l, uint64_t ts);
+void pt_loss_take(struct pt_reader *rd, const struct pt_hdr *h, uint64_t ts);
+uint64_t pt_loss_growth(struct pt_reader *rd, const struct pt_hdr *h);
 void pt_loss_note(struct pt_reader *rd, uint64_t ts, uint64_t g);
 void pt_losses_collect(struct pt_trid *t);
 uint64_t pt_losses_later(const struct pt_reader *rd, const struct pt_hdr *h);
