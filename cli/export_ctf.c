@@ -23,7 +23,8 @@
  * does not count them).  A reader learns a count from the difference
  * with the packet before, so a trace that lost events starts with an
  * empty packet (count 0) at its first event's time; events the log itself
- * overwrote come before everything else, in the packet after it.  What the
+ * overwrote are the count of the gap the library puts before its oldest
+ * event (docs/log-format.md), so they come first too.  What the
  * final count adds beyond the gaps goes in an empty packet at the end.
  */
 #include <errno.h>
@@ -206,7 +207,6 @@ static int write_stream(const struct tlog *l, struct symz *z, FILE *f, const uns
 	if (l->nev && tlog_lost_any(l)) {
 		uint64_t t = l->ev[ord[0]].ts >= base ? l->ev[ord[0]].ts - base : 0;
 		rc = flush_packet(&b, f, uuid, t, t, 0);
-		discarded = l->log_overwritten;
 	}
 	for (size_t k = 0; k < l->nev && !rc; k++) {
 		const struct tev *e = &l->ev[ord[k]];

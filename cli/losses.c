@@ -46,9 +46,9 @@ void tlog_note_totals(struct tlog *l, trace_id_t trid)
 
 	if (pt_ext_losses(trid, &x))
 		return;
-	if (x.total_ok) {
+	if (x.total_ok) { /* (lost_at may hold a wrapped log's overwritten events too) */
 		l->lost_final = 1;
-		l->lost_stream = x.total > l->lost_at ? x.total : l->lost_at;
+		l->lost_stream = x.total > l->lost_stream ? x.total : l->lost_stream;
 	}
 	l->log_overwritten = x.log_overwritten;
 	l->log_dropped = x.log_dropped;

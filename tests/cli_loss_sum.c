@@ -12,7 +12,10 @@
  *     per RESUME line, one line per gap) add up to it, as do the
  *     discarded events babeltrace2 finds in the CTF export (skipped, with
  *     a SKIP line, without babeltrace2) and the Chrome export's count;
- *   - the summary says how to lose none (--no-loss, --size).
+ *   - the summary says how to lose none (--no-loss, --size);
+ *   - every other run writes a LOOP log of 256 KiB (--log-policy loop),
+ *     which wraps: the gap before its oldest event counts the events it
+ *     overwrote, and the sums above include them.
  * 4 runs (20 with PT_STRESS set: make stress).
  */
 #include <fcntl.h>
@@ -34,7 +37,8 @@ static unsigned long long sum_after(const char *s, const char *key)
 }
 
 struct seen {
-	uint64_t lost, gaps, gap_sum, user, unreported, unpaired, order_bad;
+	uint64_t lost, gaps, gap_sum, user, unreported, unpaired, order_bad, sys;
+	struct pt_ext_losses x; /* at the end */
 };
 
 /* The log read with the library, checked against the sequence numbers. */
@@ -74,8 +78,11 @@ static struct seen witness(const char *path)
 			at = x.at_resume + x.wrap_at_resume;
 			continue;
 		}
-		if (id < 16)
+		if (id < 16) { /* the recorder's START, STOP, FLUSH_START, FLUSH_STOP */
+			s.sys += id == POSIX_TRACE_START || id == POSIX_TRACE_STOP ||
+			         id == POSIX_TRACE_FLUSH_START || id == POSIX_TRACE_FLUSH_STOP;
 			continue;
+		}
 		REQUIRE(len == 8 && p[0] < THREADS && p[1] < EVENTS);
 		s.user++;
 		uint32_t k = p[0];
@@ -94,6 +101,8 @@ static struct seen witness(const char *path)
 		s.unreported += tail && pairs_at[k] == s.gaps;
 		s.lost += tail;
 	}
+	CHECK_RC(pt_ext_losses(log, &s.x), 0);
+	CHECK(s.x.total_ok);
 	CHECK_RC(posix_trace_close(log), 0);
 	close(fd);
 	return s;
@@ -116,22 +125,39 @@ int main(void)
 	for (int run = 0; run < runs; run++) {
 		const char *log = cli_path("flood.ptlog");
 		char *out = NULL, *err = NULL;
-		CHECK_EQ(cli_run(CLI("record", "--force", "-o", (char *)log, "--size", "64K", "--",
-		                     (char *)flood, n_events, n_threads), NULL, &err), 0);
+		/* every other run, a LOOP log that wraps: the gap before its
+		 * oldest event counts what it overwrote */
+		int wrap = run % 2;
+		if (wrap)
+			CHECK_EQ(cli_run(CLI("record", "--force", "-o", (char *)log, "--size", "64K",
+			                     "--log-policy", "loop", "--log-size", "256K", "--",
+			                     (char *)flood, n_events, n_threads), NULL, &err), 0);
+		else
+			CHECK_EQ(cli_run(CLI("record", "--force", "-o", (char *)log, "--size", "64K", "--",
+			                     (char *)flood, n_events, n_threads), NULL, &err), 0);
 		struct seen s = witness(log);
 		CHECK_EQ(s.unpaired, 0);
 		CHECK_EQ(s.unreported, 0);
 		CHECK_EQ(s.order_bad, 0);
 		CHECK_EQ(s.user + s.lost, (uint64_t)THREADS * EVENTS);
-		CHECK_EQ(s.gap_sum, s.lost);
+		/* all that was lost, the recorder's events overwritten in a
+		 * wrapped log included */
+		uint64_t all = s.x.total + s.x.log_overwritten;
+		CHECK_EQ(s.lost + (4 - s.sys), all);
+		CHECK_EQ(s.gap_sum, all);
+		CHECK_EQ(s.x.log_overwritten > 0, wrap);
 		if (!s.lost) { /* a machine fast enough to lose nothing: nothing to add up */
 			CHECK(cli_contains(err, "no events lost"));
 			free(err);
 			continue;
 		}
-		unsigned long long lost = s.lost, gaps = s.gaps;
+		unsigned long long lost = all, gaps = s.gaps, in_stream = s.x.total;
 		snprintf(want, sizeof want, "EVENTS LOST: %llu events lost in %llu gap%s in the stream",
-		         lost, gaps, gaps == 1 ? "" : "s");
+		         in_stream, gaps, gaps == 1 ? "" : "s");
+		if (wrap)
+			snprintf(want + strlen(want), sizeof want - strlen(want),
+			         ", %llu overwritten in the log (it wrapped)",
+			         (unsigned long long)s.x.log_overwritten);
 		CHECK(cli_contains(err, want));
 		CHECK(cli_contains(err, "--no-loss") && cli_contains(err, "--size"));
 		if (!cli_contains(err, want))
@@ -139,7 +165,8 @@ int main(void)
 		free(err);
 
 		CHECK_EQ(cli_run(CLI("info", (char *)log), &out, NULL), 0);
-		snprintf(want, sizeof want, "lost events   %llu events lost in %llu gap", lost, gaps);
+		snprintf(want, sizeof want, "lost events   %llu events lost in %llu gap", in_stream,
+		         gaps);
 		CHECK(cli_contains(out, want));
 		free(out);
 
@@ -177,9 +204,9 @@ int main(void)
 			free(err);
 			bt_checked++;
 		}
-		printf("run %d: %llu of %u events lost in %llu gaps; the same in the witness, record, "
-		       "info, show, Chrome%s\n", run + 1, lost, THREADS * EVENTS, gaps,
-		       bt ? ", CTF (babeltrace2)" : "");
+		printf("run %d%s: %llu of %u events lost in %llu gaps; the same in the witness, record, "
+		       "info, show, Chrome%s\n", run + 1, wrap ? " (a LOOP log that wrapped)" : "",
+		       lost, THREADS * EVENTS, gaps, bt ? ", CTF (babeltrace2)" : "");
 		if (t_failures)
 			break;
 	}
