@@ -28,16 +28,14 @@
  */
 #include <fcntl.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <trace.h>
 #include <unistd.h>
 #include "t.h"
-#include "../src/ext.h"
+#include "loss_util.h"
 
 #define MAXTHR 16
-#define ID ((trace_event_id_t)300)
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
 #define SCALE 1
 #else
@@ -46,11 +44,8 @@
 
 enum { R_TRY, R_BLOCK, R_TIMED };
 
-static trace_id_t trid;
 static unsigned nthr;
-static uint32_t per_thread;
 static uint32_t flushes;     /* posix_trace_flush calls while flooding, spread */
-static _Atomic int writers_done;
 static unsigned wraps; /* LOOP logs that wrapped */
 
 struct wit {
@@ -215,25 +210,13 @@ static void check_wit(const char *what, struct wit *w, uint64_t total, uint64_t 
 		exit(1);
 }
 
-static void *writer(void *arg)
-{
-	uint32_t p[4] = { (uint32_t)(uintptr_t)arg };
-
-	for (uint32_t i = 0; i < per_thread; i++) {
-		p[1] = i;
-		posix_trace_event(ID, p, sizeof p);
-	}
-	return NULL;
-}
-
 /* nthr threads flood; the caller's thread flushes meanwhile if asked */
 static void flood(void)
 {
 	pthread_t th[MAXTHR];
 
-	atomic_store(&writers_done, 0);
 	for (unsigned i = 0; i < nthr; i++)
-		REQUIRE(pthread_create(&th[i], NULL, writer, (void *)(uintptr_t)i) == 0);
+		REQUIRE(pthread_create(&th[i], NULL, loss_writer, (void *)(uintptr_t)i) == 0);
 	for (uint32_t f = 0; f < flushes; f++) { /* each one whole: its own FLUSH_START/STOP */
 		struct posix_trace_status_info st;
 		usleep(2000);
@@ -245,26 +228,6 @@ static void flood(void)
 	}
 	for (unsigned i = 0; i < nthr; i++)
 		pthread_join(th[i], NULL);
-	atomic_store(&writers_done, 1);
-}
-
-static void make(int policy, size_t size, int fd, int log_policy, size_t log_size)
-{
-	trace_attr_t attr;
-
-	CHECK_RC(posix_trace_attr_init(&attr), 0);
-	CHECK_RC(posix_trace_attr_setmaxdatasize(&attr, 32), 0);
-	CHECK_RC(posix_trace_attr_setstreamsize(&attr, size), 0);
-	CHECK_RC(posix_trace_attr_setstreamfullpolicy(&attr, policy), 0);
-	if (fd >= 0) {
-		CHECK_RC(posix_trace_attr_setlogfullpolicy(&attr, log_policy), 0);
-		if (log_size)
-			CHECK_RC(posix_trace_attr_setlogsize(&attr, log_size), 0);
-		CHECK_RC(posix_trace_create_withlog(0, &attr, fd, &trid), 0);
-	} else {
-		CHECK_RC(posix_trace_create(0, &attr, &trid), 0);
-	}
-	CHECK_RC(posix_trace_attr_destroy(&attr), 0);
 }
 
 static int next(trace_id_t id, int mode, struct posix_trace_event_info *ev, void *buf,
@@ -293,15 +256,6 @@ static int next(trace_id_t id, int mode, struct posix_trace_event_info *ev, void
 	return !rc && !un;
 }
 
-static uint64_t total_now(trace_id_t id)
-{
-	struct pt_ext_losses x;
-
-	CHECK_RC(pt_ext_losses(id, &x), 0);
-	CHECK(x.total_ok);
-	return x.total;
-}
-
 /* A LOOP stream read after the fact (a flight recorder). */
 static void loop_after(void)
 {
@@ -310,14 +264,14 @@ static void loop_after(void)
 	unsigned char buf[64];
 	size_t len;
 
-	make(POSIX_TRACE_LOOP, 64 * 1024, -1, 0, 0);
+	loss_stream(POSIX_TRACE_LOOP, 64 * 1024, -1, 0, 0);
 	CHECK_RC(posix_trace_start(trid), 0);
 	flood();
 	CHECK_RC(posix_trace_stop(trid), 0);
 	while (next(trid, R_TRY, &ev, buf, sizeof buf, &len))
 		witness(trid, &w, &ev, buf, len);
 	witness_end(&w);
-	check_wit("LOOP stream, after the fact", &w, total_now(trid), !w.sys[POSIX_TRACE_START]);
+	check_wit("LOOP stream, after the fact", &w, loss_total(trid), !w.sys[POSIX_TRACE_START]);
 	CHECK_RC(posix_trace_shutdown(trid), 0);
 }
 
@@ -350,14 +304,14 @@ static void loop_live(int mode, const char *what)
 
 	memset(&live_w, 0, sizeof live_w);
 	read_mode = mode;
-	make(POSIX_TRACE_LOOP, 64 * 1024, -1, 0, 0);
+	loss_stream(POSIX_TRACE_LOOP, 64 * 1024, -1, 0, 0);
 	CHECK_RC(posix_trace_start(trid), 0);
 	REQUIRE(pthread_create(&rt, NULL, live_reader, NULL) == 0);
 	flood();
 	CHECK_RC(posix_trace_stop(trid), 0);
 	pthread_join(rt, NULL);
 	witness_end(&live_w);
-	check_wit(what, &live_w, total_now(trid), !live_w.sys[POSIX_TRACE_START]);
+	check_wit(what, &live_w, loss_total(trid), !live_w.sys[POSIX_TRACE_START]);
 	CHECK_RC(posix_trace_shutdown(trid), 0);
 }
 
@@ -382,7 +336,7 @@ static void with_log(int policy, int log_policy, size_t log_size, const char *wh
 	size_t len;
 	trace_id_t log;
 
-	make(policy, 64 * 1024, fd, log_policy, log_size);
+	loss_stream(policy, 64 * 1024, fd, log_policy, log_size);
 	CHECK_RC(posix_trace_start(trid), 0);
 	flood();
 	CHECK_RC(posix_trace_shutdown(trid), 0);
