@@ -308,8 +308,9 @@ static void loop_live(int mode, const char *what)
 	CHECK_RC(posix_trace_start(trid), 0);
 	REQUIRE(pthread_create(&rt, NULL, live_reader, NULL) == 0);
 	flood();
-	CHECK_RC(posix_trace_stop(trid), 0);
+	int rc = posix_trace_stop(trid); /* checked once the reader, which checks, is done */
 	pthread_join(rt, NULL);
+	CHECK_RC(rc, 0);
 	witness_end(&live_w);
 	check_wit(what, &live_w, loss_total(trid), !live_w.sys[POSIX_TRACE_START]);
 	CHECK_RC(posix_trace_shutdown(trid), 0);
