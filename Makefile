@@ -81,6 +81,9 @@ $(BUILD)/tests/%: tests/%.c $(wildcard tests/*.h) $(STATIC)
 	$(CC) $(ALLCFLAGS) -Itests -DPT_BUILD_DIR='"$(abspath $(BUILD))"' \
 	  -DPT_TEST_CC='"$(CC)"' -DPT_TEST_SANFLAGS='"$(SANFLAGS)"' $< -o $@ $(STATIC) $(LDLIBS) -ldl
 
+# cli_perfetto also checks the Perfetto writer on its own: it includes it
+$(BUILD)/tests/cli_perfetto: cli/export_perfetto.c cli/protobuf.c cli/perfetto.h cli/protobuf.h
+
 # <trace.h> must also be valid C++ and pedantic C99
 $(BUILD)/header-ok: include/trace.h
 	@mkdir -p $(dir $@)
@@ -95,7 +98,7 @@ $(BUILD)/examples/%: examples/%.c $(STATIC)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALLCFLAGS) $< -o $@ $(STATIC) $(LDLIBS)
 
-$(BUILD)/cli/%.o: cli/%.c cli/cli.h include/trace.h src/ext.h
+$(BUILD)/cli/%.o: cli/%.c $(wildcard cli/*.h) include/trace.h src/ext.h
 	@mkdir -p $(dir $@)
 	$(CC) $(ALLCFLAGS) $(CLI_DEFS) -c $< -o $@
 
