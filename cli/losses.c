@@ -137,6 +137,10 @@ void tlog_loss_text(const struct tlog *l, char *out, size_t cap)
 	if (l->errors)
 		clause(out, cap, &o, "%llu damaged part%s of the log",
 		       (unsigned long long)l->errors, s_(l->errors));
-	if (g || n)
-		clause(out, cap, &o, "to keep them, record with --no-loss or a larger --size");
+}
+
+const char *tlog_loss_hint(const struct tlog *l)
+{
+	return l->overflows || l->lost_stream
+	       ? "; to lose none, record with --no-loss or a larger --size" : "";
 }

@@ -10,7 +10,7 @@ void print_summary(FILE *f, const char *path, pid_t root)
 {
 	struct tlog l;
 	unsigned types = 0, procs = 0, threads = 0;
-	char dur[32], lost[256], text[240];
+	char dur[32], lost[320], text[240];
 	pid_t self = getpid();
 
 	if (tlog_load(&l, path) != 0) {
@@ -31,7 +31,8 @@ void print_summary(FILE *f, const char *path, pid_t root)
 	}
 	fmt_duration(dur, sizeof dur, last - first);
 	tlog_loss_text(&l, text, sizeof text);
-	snprintf(lost, sizeof lost, "%s%s", tlog_lost_any(&l) ? "EVENTS LOST: " : "", text);
+	snprintf(lost, sizeof lost, "%s%s%s", tlog_lost_any(&l) ? "EVENTS LOST: " : "", text,
+	         tlog_loss_hint(&l));
 	fprintf(f, "posixtrace: %s: %zu events of %u types from %u process%s (%u thread%s)",
 	        path, l.nev, types, procs, procs == 1 ? "" : "es", threads, threads == 1 ? "" : "s");
 	if (root > 0)
