@@ -554,18 +554,15 @@ int pt_read_merge_end(struct pt_trid *t, struct pt_read_merge *m)
 	return 1;
 }
 
-/* A loss at tick ts with no event after it yet, in a running stream: an
- * event stamped before it may still be on its way (its writer preempted
- * between stamping and publishing it), and would then come after the
- * OVERFLOW.  So the OVERFLOW waits for the event after it (which the
- * horizon makes final), for PT_LOSS_WAIT_NS at most; a stream that is not
- * running tells it at once. */
-#define PT_LOSS_WAIT_NS 100000000 /* 100 ms */
-static int late_may_come(struct pt_trid *t, uint64_t ts, uint64_t horizon)
+/* A loss with no event after it yet, in a running stream: an event
+ * stamped before it may still be on its way (its writer preempted between
+ * stamping and publishing it, for as long as the scheduler likes: 334 ms
+ * was seen on a loaded machine), and would then come after the OVERFLOW.
+ * So the OVERFLOW waits for the event after it, which the horizon makes
+ * final; a stream that is not running tells it at once. */
+static int late_may_come(const struct pt_trid *t)
 {
-	if (!(atomic_load_explicit(&t->hdr->state, memory_order_acquire) & PT_ST_RUNNING))
-		return 0;
-	return pt_clock_ns(&t->clk, horizon) - pt_clock_ns(&t->clk, ts) < PT_LOSS_WAIT_NS;
+	return (atomic_load_explicit(&t->hdr->state, memory_order_acquire) & PT_ST_RUNNING) != 0;
 }
 
 /* One event into ev (returns 1), or nothing available now (returns 0). */
@@ -625,8 +622,7 @@ static int read_next(struct pt_trid *t, struct posix_trace_event_info *ev, void 
 		} else if (gl->n && !best && gl->e[0].ts != UINT64_MAX && gl->e[0].ts >= horizon &&
 		           gl->e[0].ts - horizon < PT_HOLD_MAX) {
 			return 0; /* reported during this look: the next one */
-		} else if (gl->n && !best && gl->e[0].ts < horizon && late_may_come(t, gl->e[0].ts,
-		                                                                     horizon)) {
+		} else if (gl->n && !best && gl->e[0].ts < horizon && late_may_come(t)) {
 			return 0; /* the loss waits for the event after it */
 		} else if (gl->n && (!best || gl->e[0].ts == UINT64_MAX || best_ts >= gl->e[0].ts)) {
 			/* (when the first lost event is not known, or its time
