@@ -53,7 +53,7 @@ struct wit {
 	int seen[MAXTHR];
 	uint64_t pairs_at[MAXTHR];
 	uint64_t pairs, user, sys[16], events;
-	long long prev_ts, prev_ord_ts;
+	long long prev_ts, prev_ord_ts, max_ord_ts;
 	int have_prev, open_ovf, synth_since_ord;
 	uint64_t synth_back, ord_back, ord_back_max, order_bad, unreported, unpaired;
 	uint64_t jumps, gap_sum, prev_at, hash;
@@ -85,12 +85,15 @@ static void witness(trace_id_t id, struct wit *w, const struct posix_trace_event
 			fprintf(stderr, "event %llu: %s stamped %lld ns before the event before it\n",
 			        (unsigned long long)w->events,
 			        e == POSIX_TRACE_OVERFLOW ? "OVERFLOW" : "RESUME", w->prev_ts - ts);
-		} else if (w->synth_since_ord && ts >= w->prev_ord_ts) {
-			w->synth_back++; /* the synthesized one is stamped after it */
+		} else if (w->synth_since_ord && ts >= w->max_ord_ts) {
+			/* the synthesized one is stamped after it, though no event
+			 * before it was (else it is a late event, below: the
+			 * synthesized one is never before one returned) */
+			w->synth_back++;
 			fprintf(stderr, "event %llu: a synthesized event stamped %lld ns after the "
-			        "event after it (id %u, %lld ns after the ordinary event before)\n",
-			        (unsigned long long)w->events, w->prev_ts - ts, (unsigned)e,
-			        ts - w->prev_ord_ts);
+			        "event after it (id %u, %lld ns after the ordinary event before, %lld "
+			        "after the latest)\n", (unsigned long long)w->events, w->prev_ts - ts,
+			        (unsigned)e, ts - w->prev_ord_ts, ts - w->max_ord_ts);
 		} else {
 			w->ord_back++;
 			if ((uint64_t)(w->prev_ts - ts) > w->ord_back_max)
@@ -104,6 +107,7 @@ static void witness(trace_id_t id, struct wit *w, const struct posix_trace_event
 	} else {
 		w->synth_since_ord = 0;
 		w->prev_ord_ts = ts;
+		w->max_ord_ts = ts > w->max_ord_ts ? ts : w->max_ord_ts;
 	}
 	if (e < 16)
 		w->sys[e]++;

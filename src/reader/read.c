@@ -199,15 +199,19 @@ static uint64_t untold(struct pt_trid *t)
 /* 1 while the thief of a chunk the reader lost under it has not reported
  * it yet: it is between taking the chunk and handing it out again (its
  * report is published before that, ring/pool.c).  The RESUME waits, so
- * that it counts those events rather than a gap of their own later. */
-static int thief_busy(const struct pt_trid *t)
+ * that it counts those events rather than a gap of their own later; for
+ * PT_THIEF_WAIT_NS at most (a thief killed with its process never hands
+ * the chunk out: then the count goes to a later gap). */
+#define PT_THIEF_WAIT_NS 1000000000u
+static int thief_busy(struct pt_trid *t)
 {
-	struct pt_reader *rd = (struct pt_reader *)&t->rd;
+	struct pt_reader *rd = &t->rd;
 
 	for (unsigned i = 0; i < rd->nsteal_wait;) {
 		uint64_t ss = atomic_load_explicit(&t->view.chunks[rd->steal_wait[i].idx].ss,
 		                                   memory_order_acquire);
-		if (PT_SS_SEQ(ss) == rd->steal_wait[i].seq && PT_SS_STATE(ss) == PT_CK_BUSY)
+		if (PT_SS_SEQ(ss) == rd->steal_wait[i].seq && PT_SS_STATE(ss) == PT_CK_BUSY &&
+		    pt_mono_ns() - rd->steal_wait[i].since < PT_THIEF_WAIT_NS)
 			return 1;
 		rd->steal_wait[i] = rd->steal_wait[--rd->nsteal_wait];
 	}

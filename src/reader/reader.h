@@ -70,8 +70,9 @@ struct pt_reader {
 	struct { uint64_t g, n; } told[64]; /* reports told lately, their counts then */
 	uint64_t told_next;
 	uint64_t lost_at_resume;     /* events lost in the gaps reported so far */
-	struct { uint32_t idx; uint64_t seq; } steal_wait[8]; /* chunks lost under the */
-	unsigned nsteal_wait;        /* reader whose thief may not have reported yet */
+	struct { uint32_t idx; uint64_t seq, since; } steal_wait[8]; /* chunks lost */
+	unsigned nsteal_wait;        /* under the reader whose thief may not have
+	                              * reported yet, and since when (mono ns) */
 	uint64_t lost_forgot;        /* lost before a clear and never told: not in
 	                              * any gap, nor in the total (pt_read_lost) */
 	uint64_t last_out;           /* the latest tick of an event returned */

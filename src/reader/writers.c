@@ -215,6 +215,7 @@ void pt_lost_rest(struct pt_reader *rd, struct pt_rwriter *w, const struct pt_ra
 	if (rd->nsteal_wait == cap)
 		memmove(rd->steal_wait, rd->steal_wait + 1, --rd->nsteal_wait * sizeof rd->steal_wait[0]);
 	rd->steal_wait[rd->nsteal_wait].idx = a->idx;
+	rd->steal_wait[rd->nsteal_wait].since = pt_mono_ns();
 	rd->steal_wait[rd->nsteal_wait++].seq = a->seq;
 	if (w)
 		pt_loss_add(&w->lost, ts, PT_NO_REPORT);
