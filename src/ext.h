@@ -12,10 +12,14 @@
 #include <trace.h>
 
 struct pt_ext_losses {
-	/* The stream's count of lost events (all causes: overwritten in LOOP,
-	 * dropped while full) as of the last POSIX_TRACE_RESUME a getnext on
-	 * this id returned; resume_ok is 0 if none did, or (a log) if that
-	 * RESUME did not say (logs of format version 1). */
+	/* The stream's lost events (all causes: overwritten in LOOP, dropped
+	 * while full) that the POSIX_TRACE_RESUMEs a getnext on this id
+	 * returned told, up to the last one; resume_ok is 0 if none did, or
+	 * (a log) if that RESUME did not say (logs of format version 1, the
+	 * wrap of a log with no END block).  Once the reader has read to the
+	 * end, it is the total: every loss is told.  (A wrapped log's first
+	 * RESUME says what the gaps it overwrote told: 0 when a later one
+	 * says, else the total.) */
 	int resume_ok;
 	uint64_t at_resume;
 	/* The stream's count in all: for a stream, now; for a log, as it was
