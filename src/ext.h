@@ -17,7 +17,8 @@ struct pt_ext_losses {
 	 * returned told, up to the last one; resume_ok is 0 if none did, or
 	 * (a log) if that RESUME did not say (logs of format version 1, the
 	 * wrap of a log with no END block).  Once the reader has read to the
-	 * end, it is the total: every loss is told.  (A wrapped log's first
+	 * end, it is the total: every loss is told (an UNTIL_FULL stream tells
+	 * its losses with its automatic STOP instead).  (A wrapped log's first
 	 * RESUME says what the gaps it overwrote told: 0 when a later one
 	 * says, else the total.) */
 	int resume_ok;
