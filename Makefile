@@ -231,7 +231,7 @@ FUZZ_TARGETS ?= log_fuzz log_fuzz_nocrc stream_fuzz
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_CFLAGS  := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O1 -Iinclude -Isrc \
                 -fsanitize=fuzzer $(FUZZ_SAN)
-FUZZ_SRC     := fuzz/log_fuzz.c src/log/logread.c src/log/logiter.c
+FUZZ_SRC     := fuzz/log_fuzz.c src/log/logread.c src/log/logiter.c src/log/logsum.c
 FUZZ_DEPS    := $(FUZZ_SRC) src/log/logfmt.h src/shm/layout.h include/trace.h
 # the committed corpus of each target
 FUZZ_CORPUS_log_fuzz       := fuzz/corpus
@@ -281,9 +281,9 @@ fuzz-merge: fuzz
 	    $(FUZZ_CORPUS_$(f)) $$work 2>$(BUILD)/fuzz/merge-$(f).log && \
 	  echo "fuzz-merge: $(f): $(FUZZ_CORPUS_$(f)) now $$($(call fuzz_size,$(FUZZ_CORPUS_$(f))))" &&) true
 
-$(BUILD)/fuzz/gen_seeds: fuzz/gen_seeds.c src/log/logwrite.c src/log/logwio.c src/log/logfmt.h src/shm/layout.h
+$(BUILD)/fuzz/gen_seeds: fuzz/gen_seeds.c $(wildcard src/log/*.c) src/log/logfmt.h src/shm/layout.h
 	@mkdir -p $(dir $@)
-	$(CC) $(ALLCFLAGS) -Isrc fuzz/gen_seeds.c src/log/logwrite.c src/log/logwio.c -o $@
+	$(CC) $(ALLCFLAGS) -Isrc fuzz/gen_seeds.c $(wildcard src/log/*.c) -o $@
 
 fuzz-seeds: $(BUILD)/fuzz/gen_seeds
 	@mkdir -p fuzz/corpus fuzz/corpus-stream

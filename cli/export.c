@@ -47,13 +47,17 @@ static char *default_out(const char *in, const char *ext)
 	return s;
 }
 
-/* The log through the Perfetto writer (perfetto.h), event by event. */
-static int export_perfetto(const struct tlog *l, struct symz *z, FILE *f)
+/* The log through the Perfetto writer (perfetto.h), event by event as
+ * it is read.  -1 with errno: writing failed; 1: reading did (said). */
+static int export_perfetto(struct tlog *l, struct symz *z, FILE *f)
 {
 	char tmp[32], raw[32], text[512];
-	uint64_t lost = 0, last = 0, g;
+	uint64_t lost = 0, last = 0;
 	struct pf *w = pf_open(f);
 	struct progress p;
+	struct tev ev;
+	const struct tev *e = &ev;
+	int r = 0;
 
 	for (size_t i = 0; w && i < l->npr; i++) {
 		const char *exe = z && l->pr[i].pid ? symz_exe(z, l->pr[i].pid) : NULL;
@@ -62,10 +66,9 @@ static int export_perfetto(const struct tlog *l, struct symz *z, FILE *f)
 	for (size_t i = 0; w && i < l->nth; i++)
 		pf_thread(w, l->th[i].pid, l->th[i].tid, l->th[i].idx, NULL);
 	progress_begin(&p, "export perfetto", l->nev);
-	for (size_t i = 0; w && i < l->nev; i++) {
-		const struct tev *e = &l->ev[i];
+	while (w && (r = tlog_next(l, &ev)) > 0) {
 		const struct tthread *th = &l->th[e->thread];
-		const void *d = l->data + e->data;
+		const void *d = e->data;
 		size_t len = e->len;
 		raw[0] = 0;
 		if (e->addr && !z)
@@ -78,17 +81,20 @@ static int export_perfetto(const struct tlog *l, struct symz *z, FILE *f)
 		pf_event(w, th->pid, th->tid, e->ts, e->id, tlog_name(l, e->id, tmp, sizeof tmp),
 		         z && e->addr ? symz_lookup(z, th->pid, e->ts, e->addr) : raw, d, len,
 		         e->trunc == POSIX_TRACE_TRUNCATED_RECORD ? PF_TRUNCATED : 0);
-		if (e->id == POSIX_TRACE_RESUME && (g = tlog_gap_lost(l, i)) && g != UINT64_MAX) {
-			pf_loss(w, th->pid, th->tid, e->ts, g);
-			lost += g;
+		if (e->id == POSIX_TRACE_RESUME && e->lost && e->lost != UINT64_MAX) {
+			pf_loss(w, th->pid, th->tid, e->ts, e->lost);
+			lost += e->lost;
 		}
 		last = e->ts > last ? e->ts : last;
-		progress_update(&p, i);
+		if ((e->n & 1023) == 0)
+			progress_update(&p, e->n);
 	}
 	progress_end(&p);
-	if (w && tlog_lost_total(l) > lost) /* not counted by a gap: at the end */
+	if (w && r == 0 && tlog_lost_total(l) > lost) /* not counted by a gap: at the end */
 		pf_loss(w, 0, 0, last, tlog_lost_total(l) - lost);
 	int rc = w ? pf_close(w) : ENOMEM;
+	if (r < 0)
+		return 1;
 	if (rc)
 		errno = rc;
 	return rc ? -1 : 0;
