@@ -14,6 +14,8 @@
 #include <trace.h>
 
 struct pt_ext_obj;
+struct tlog;
+struct tev;
 #define PT_CLI_VERSION "0.1.0"
 #define EXIT_USAGE 2
 #define PT_NIDS 1024 /* event ids are below this (docs/implementation-defined.md) */
@@ -60,6 +62,52 @@ struct hist { uint64_t n, min, max; double sum; uint64_t *row[HIST_ROWS]; };
 int hist_add(struct hist *h, uint64_t v);           /* 0, -1 out of memory */
 uint64_t hist_quantile(const struct hist *h, double q); /* q in [0, 1] */
 void hist_free(struct hist *h);
+
+/* ------------------------------------------------------------ spans.c */
+/* Spans: a begin event and its end event (docs/design.md, "Spans").  By
+ * convention types NAME/begin and NAME/end pair on one thread (nested,
+ * last begun first ended), NAME/async-begin and NAME/async-end anywhere,
+ * by a key: the first 8 bytes of the payload (zero-padded).  --span
+ * BEGIN,END[,NAME][,key] pairs two other types.  Truth first: a begin
+ * or end that cannot be paired for sure (no partner, or a lost-event gap
+ * between them, or still open at the end) makes an incomplete span, and
+ * has no duration.  Memory: the open spans and a histogram per span. */
+#define SPAN_SLOWEST 10
+#define SPAN_MAX 256            /* span definitions */
+struct span_inst { uint64_t start, dur; uint32_t thread; };
+struct span_stat {
+	char name[TRACE_EVENT_NAME_MAX + 1];
+	char begin[TRACE_EVENT_NAME_MAX + 1], end[TRACE_EVENT_NAME_MAX + 1];
+	int keyed;
+	uint64_t incomplete;        /* complete ones: h.n */
+	struct hist h;              /* durations of the complete spans */
+	struct span_inst slow[SPAN_SLOWEST]; /* the slowest, slowest first */
+	unsigned nslow;
+	uint64_t *inside;           /* per thread: ns inside the outermost span (same-thread spans) */
+	size_t ninside;
+};
+/* What an event did: kind SPAN_NONE (not a span event), SPAN_BEGIN,
+ * SPAN_END (dur, start: a complete span), SPAN_CUT (an end counted
+ * incomplete).  depth: the open same-thread spans around the event on
+ * its thread (a begin or end: those around its span). */
+enum { SPAN_NONE, SPAN_BEGIN, SPAN_END, SPAN_CUT };
+struct span_mark { int kind; unsigned def, depth; uint64_t start, dur; };
+struct spans;
+struct spans *spans_new(void);                  /* NULL: out of memory */
+int spans_option(struct spans *s, const char *arg); /* --span: 0, or EXIT_USAGE after a message */
+/* After a log's names are read: each --span type is one of its types (0,
+ * or 1 after a message). */
+int spans_check(const struct spans *s, const struct tlog *l);
+int spans_event(struct spans *s, const struct tlog *l, const struct tev *e, struct span_mark *m);
+void spans_end(struct spans *s);                /* the end of the trace: open ones are incomplete */
+size_t spans_count(const struct spans *s);
+const struct span_stat *spans_stat(const struct spans *s, size_t i);
+void spans_free(struct spans *s);
+extern const char spans_help[];                 /* the --span line of each command's help */
+/* spans_report.c: stats' part on spans, as text and as the JSON "spans"
+ * member (docs/posixtrace.1, STATS JSON); times relative to t0. */
+void spans_print(FILE *f, const struct spans *s, const struct tlog *l, uint64_t t0);
+void spans_json(FILE *f, const struct spans *s, const struct tlog *l, uint64_t t0);
 
 /* ------------------------------------------------------------ names.c */
 const char *system_event_name(unsigned id);     /* NULL for user ids */
