@@ -99,6 +99,8 @@ int spans_option(struct spans *s, const char *arg); /* --span: 0, or EXIT_USAGE 
  * or 1 after a message). */
 int spans_check(const struct spans *s, const struct tlog *l);
 int spans_event(struct spans *s, const struct tlog *l, const struct tev *e, struct span_mark *m);
+/* Whether a type of the log (its names and counts) is a span's begin or end. */
+int spans_any(struct spans *s, const struct tlog *l);
 void spans_end(struct spans *s);                /* the end of the trace: open ones are incomplete */
 size_t spans_count(const struct spans *s);
 const struct span_stat *spans_stat(const struct spans *s, size_t i);
@@ -258,6 +260,9 @@ void fmt_event_data(char *out, size_t cap, const struct tlog *l, const struct te
 size_t json_str(char *out, size_t cap, const char *s);      /* "..." escaped */
 void fmt_line(FILE *f, const struct tlog *l, const struct tev *e, uint64_t t0, uint64_t prev,
               int absolute, int name_w, struct symz *z);
+struct span_mark;
+void fmt_line_span(FILE *f, const struct tlog *l, const struct tev *e, uint64_t t0, uint64_t prev,
+                   int absolute, int name_w, struct symz *z, const struct span_mark *sm);
 
 /* ------------------------------------------------------------ commands */
 int cmd_record(int argc, char **argv);

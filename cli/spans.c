@@ -438,6 +438,18 @@ void spans_end(struct spans *s)
 	s->kn = 0;
 }
 
+int spans_any(struct spans *s, const struct tlog *l)
+{
+	int any = 0;
+	for (unsigned id = 0; id < PT_NIDS; id++)
+		if (l->names[id] || l->count[id]) {
+			if (s->role[id] == R_UNKNOWN)
+				resolve(s, l, id);
+			any |= s->role[id] == R_BEGIN || s->role[id] == R_END;
+		}
+	return any;
+}
+
 size_t spans_count(const struct spans *s)
 {
 	return s->nd;
