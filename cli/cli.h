@@ -91,10 +91,16 @@ struct span_stat {
  * incomplete).  depth: the open same-thread spans around the event on
  * its thread (a begin or end: those around its span). */
 enum { SPAN_NONE, SPAN_BEGIN, SPAN_END, SPAN_CUT };
-struct span_mark { int kind; unsigned def, depth; uint64_t start, dur; };
+struct span_mark { int kind; unsigned def, depth; uint64_t start, dur; uint32_t thread; };
+/* SPAN_END: thread is the begin's (keyed spans may end on another). */
 struct spans;
 struct spans *spans_new(void);                  /* NULL: out of memory */
 int spans_option(struct spans *s, const char *arg); /* --span: 0, or EXIT_USAGE after a message */
+/* The --span options a command collects (span_arg), then its spans:
+ * 0, 1 (out of memory) or EXIT_USAGE, after a message. */
+struct span_args { const char *v[SPAN_MAX]; int n; };
+int span_arg(struct span_args *a, const char *arg);  /* 0, or EXIT_USAGE after a message */
+int spans_make(const struct span_args *a, struct spans **out);
 /* After a log's names are read: each --span type is one of its types (0,
  * or 1 after a message). */
 int spans_check(const struct spans *s, const struct tlog *l);
@@ -110,6 +116,10 @@ extern const char spans_help[];                 /* the --span line of each comma
  * member (docs/posixtrace.1, STATS JSON); times relative to t0. */
 void spans_print(FILE *f, const struct spans *s, const struct tlog *l, uint64_t t0);
 void spans_json(FILE *f, const struct spans *s, const struct tlog *l, uint64_t t0);
+/* A complete span (m) as Chrome trace events: a complete event ("X") on
+ * its thread, or for a keyed span an async pair ("b"/"e", id n). */
+void spans_chrome(FILE *f, const struct spans *s, const struct tlog *l, const struct span_mark *m,
+                  uint32_t end_thread, uint64_t t0, uint64_t n);
 
 /* ------------------------------------------------------------ names.c */
 const char *system_event_name(unsigned id);     /* NULL for user ids */
@@ -297,7 +307,7 @@ void print_summary(FILE *f, const char *log_path, pid_t root);
 
 /* ------------------------------------------------------------ export_*.c */
 /* Each reads the events of l (its totals known: tlog_load) in one pass. */
-int export_chrome(struct tlog *l, struct symz *z, FILE *out);
+int export_chrome(struct tlog *l, struct symz *z, struct spans *sp, FILE *out);
 int export_html(struct tlog *l, struct symz *z, FILE *out);
 int export_ctf(struct tlog *l, struct symz *z, const char *dir, int force);
 

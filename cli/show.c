@@ -168,7 +168,8 @@ int cmd_show(int argc, char **argv)
 	            tids = { .n = 0 };
 	struct when from, to;
 	int absolute = 0, raw = 0, c, have_from = 0, have_to = 0;
-	struct spans *sp = spans_new();
+	struct span_args sa = { .n = 0 };
+	struct spans *sp;
 
 	optind = 1;
 	opterr = 0;
@@ -176,12 +177,10 @@ int cmd_show(int argc, char **argv)
 		struct list *sel = c == 'p' ? &pids : c == 'e' ? &evs : c == 'x' ? &excl :
 		                   c == O_THREAD ? &threads : c == O_TID ? &tids : NULL;
 		switch (c) {
-		case 'h': fputs(help, stdout); fputs(spans_help, stdout); spans_free(sp); return 0;
+		case 'h': fputs(help, stdout); fputs(spans_help, stdout); return 0;
 		case O_SPAN:
-			if (sp && spans_option(sp, optarg)) {
-				spans_free(sp);
+			if (span_arg(&sa, optarg))
 				return EXIT_USAGE;
-			}
 			break;
 		case 'a': absolute = 1; break;
 		case O_RAW: raw = 1; break;
@@ -197,26 +196,20 @@ int cmd_show(int argc, char **argv)
 				                   c == O_FROM ? "--from" : "--to", optarg);
 			*(c == O_FROM ? &have_from : &have_to) = 1;
 			break;
-		default: spans_free(sp); return usage_error("unknown option '%s'", argv[optind - 1]);
+		default: return usage_error("unknown option '%s'", argv[optind - 1]);
 		}
 	}
-	if (optind != argc - 1) {
-		spans_free(sp);
+	if (optind != argc - 1)
 		return usage_error(optind >= argc ? "which log? give a FILE" : "one FILE at a time");
-	}
 	for (int k = 0; k < pids.n; k++) {
 		pid_t pid;
-		if (parse_pid(pids.v[k], &pid)) {
-			spans_free(sp);
+		if (parse_pid(pids.v[k], &pid))
 			return usage_error("--pid: '%s' is not a process id", pids.v[k]);
-		}
 	}
 
 	struct tlog l;
-	if (!sp) {
-		err_msg("out of memory");
-		return 1;
-	}
+	if ((c = spans_make(&sa, &sp)) != 0)
+		return c;
 	if (tlog_load(&l, argv[optind]) || (spans_check(sp, &l) && (tlog_free(&l), 1))) {
 		spans_free(sp);
 		return 1;

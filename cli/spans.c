@@ -124,6 +124,32 @@ int spans_option(struct spans *s, const char *arg)
 	return 0;
 }
 
+int span_arg(struct span_args *a, const char *arg)
+{
+	if (a->n == SPAN_MAX)
+		return usage_error("--span: more than %d spans", SPAN_MAX);
+	a->v[a->n++] = arg;
+	return 0;
+}
+
+int spans_make(const struct span_args *a, struct spans **out)
+{
+	struct spans *s = spans_new();
+
+	*out = NULL;
+	if (!s) {
+		err_msg("out of memory");
+		return 1;
+	}
+	for (int i = 0; i < a->n; i++)
+		if (spans_option(s, a->v[i])) {
+			spans_free(s);
+			return EXIT_USAGE;
+		}
+	*out = s;
+	return 0;
+}
+
 static int type_known(const struct tlog *l, const char *name)
 {
 	char tmp[32];
@@ -341,6 +367,7 @@ static int same_thread(struct tstack *st, struct span_stat *d, unsigned di,
 	}
 	m->kind = SPAN_END;
 	m->start = o.start;
+	m->thread = e->thread;
 	m->dur = e->ts - o.start;
 	uint32_t outer = 1;
 	for (uint32_t i = 0; i < j && outer; i++)
@@ -378,7 +405,7 @@ static int keyed(struct spans *s, struct span_stat *d, unsigned di, int begin,
 	m->kind = SPAN_END;
 	m->start = x->start;
 	m->dur = e->ts - x->start;
-	uint32_t th = x->thread;
+	uint32_t th = m->thread = x->thread;
 	kremove(s, x);
 	return complete(d, m->start, m->dur, th);
 }

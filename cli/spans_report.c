@@ -138,3 +138,36 @@ void spans_json(FILE *f, const struct spans *s, const struct tlog *l, uint64_t t
 	}
 	fputs("]", f);
 }
+
+static void chrome_ts(FILE *f, const char *key, uint64_t ns)
+{
+	fprintf(f, ",\"%s\":%llu.%03u", key, (unsigned long long)(ns / 1000), (unsigned)(ns % 1000));
+}
+
+void spans_chrome(FILE *f, const struct spans *s, const struct tlog *l, const struct span_mark *m,
+                  uint32_t end_thread, uint64_t t0, uint64_t n)
+{
+	const struct span_stat *x = spans_stat(s, m->def);
+	const struct tthread *b = thread_of(l, m->thread), *e = thread_of(l, end_thread);
+	char j[200];
+
+	if (!b || !e)
+		return;
+	json_str(j, sizeof j, x->name);
+	uint64_t rel = m->start >= t0 ? m->start - t0 : 0;
+	if (!x->keyed) {
+		fprintf(f, ",\n{\"name\":%s,\"cat\":\"span\",\"ph\":\"X\"", j);
+		chrome_ts(f, "ts", rel);
+		chrome_ts(f, "dur", m->dur);
+		fprintf(f, ",\"pid\":%d,\"tid\":%u}", (int)b->pid, b->idx);
+		return;
+	}
+	fprintf(f, ",\n{\"name\":%s,\"cat\":\"span\",\"ph\":\"b\",\"id\":%llu", j,
+	        (unsigned long long)n);
+	chrome_ts(f, "ts", rel);
+	fprintf(f, ",\"pid\":%d,\"tid\":%u}", (int)b->pid, b->idx);
+	fprintf(f, ",\n{\"name\":%s,\"cat\":\"span\",\"ph\":\"e\",\"id\":%llu", j,
+	        (unsigned long long)n);
+	chrome_ts(f, "ts", rel + m->dur);
+	fprintf(f, ",\"pid\":%d,\"tid\":%u}", (int)e->pid, e->idx);
+}

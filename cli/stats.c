@@ -170,19 +170,18 @@ int cmd_stats(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, ascii = 0, width = 0, json = 0;
-	struct spans *sp = spans_new();
+	struct span_args sa = { .n = 0 };
+	struct spans *sp;
 
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "hw:", lopts, NULL)) != -1) {
 		switch (c) {
-		case 'h': fputs(help, stdout); fputs(spans_help, stdout); spans_free(sp); return 0;
+		case 'h': fputs(help, stdout); fputs(spans_help, stdout); return 0;
 		case 'A': ascii = 1; break;
 		case 'S':
-			if (sp && spans_option(sp, optarg)) {
-				spans_free(sp);
+			if (span_arg(&sa, optarg))
 				return EXIT_USAGE;
-			}
 			break;
 		case 'J': json = 1; break;
 		case 'w':
@@ -197,10 +196,8 @@ int cmd_stats(int argc, char **argv)
 		return usage_error(optind >= argc ? "which log? give a FILE" : "one FILE at a time");
 
 	struct tlog l;
-	if (!sp) {
-		err_msg("out of memory");
-		return 1;
-	}
+	if ((c = spans_make(&sa, &sp)) != 0)
+		return c;
 	if (tlog_load(&l, argv[optind]) || (spans_check(sp, &l) && (tlog_free(&l), 1))) {
 		spans_free(sp);
 		return 1;
