@@ -337,6 +337,66 @@ static void check_timed(void)
 	CHECK_EQ(lines, 4);
 	free(js);
 	free(w);
+
+	/* Chrome: 40 op slices, 40 inner slices each inside an op slice of
+	 * its thread, 40 async pairs each for hand and xproc */
+	const char *cj = cli_path("timed.json");
+	CHECK_EQ(cli_run(CLI("export", "-f", "chrome", (char *)log, "-o", (char *)cj), NULL, NULL),
+	         0);
+	char *c = cli_slurp(cj);
+	REQUIRE(c);
+	double op_ts[N], op_end[N];
+	int op_tid[N], nop = 0, ninner = 0, nested = 0;
+	for (const char *p = c; (p = strstr(p, "{\"name\":\"op\",\"cat\":\"span\",\"ph\":\"X\"")); p++) {
+		double ts, d;
+		int pid, tid;
+		if (sscanf(strstr(p, "\"ts\""), "\"ts\":%lf,\"dur\":%lf,\"pid\":%d,\"tid\":%d", &ts, &d,
+		           &pid, &tid) == 4 && nop < N) {
+			op_ts[nop] = ts;
+			op_end[nop] = ts + d;
+			op_tid[nop++] = tid;
+		}
+	}
+	for (const char *p = c; (p = strstr(p, "{\"name\":\"inner\",\"cat\":\"span\",\"ph\":\"X\""));
+	     p++) {
+		double ts, d;
+		int pid, tid;
+		ninner++;
+		if (sscanf(strstr(p, "\"ts\""), "\"ts\":%lf,\"dur\":%lf,\"pid\":%d,\"tid\":%d", &ts, &d,
+		           &pid, &tid) != 4)
+			continue;
+		for (int i = 0; i < nop; i++)
+			if (op_tid[i] == tid && op_ts[i] <= ts && ts + d <= op_end[i]) {
+				nested++;
+				break;
+			}
+	}
+	CHECK_EQ(nop, N);
+	CHECK_EQ(ninner, N);
+	CHECK_EQ(nested, N);
+	static const char *const pairs[4] = {
+		"{\"name\":\"hand\",\"cat\":\"span\",\"ph\":\"b\"", "{\"name\":\"hand\",\"cat\":\"span\",\"ph\":\"e\"",
+		"{\"name\":\"xproc\",\"cat\":\"span\",\"ph\":\"b\"", "{\"name\":\"xproc\",\"cat\":\"span\",\"ph\":\"e\"" };
+	for (int pk = 0; pk < 4; pk++) {
+		int cnt = 0;
+		for (const char *p = c; (p = strstr(p, pairs[pk])); p++)
+			cnt++;
+		CHECK_EQ(cnt, N);
+	}
+	free(c);
+
+	/* show: each op/end with its duration, inner indented one level */
+	char *out = NULL;
+	CHECK_EQ(cli_run(CLI("show", (char *)log, "-e", "op/end,inner/begin"), &out, NULL), 0);
+	char line[1024];
+	int ends = 0, indented = 0;
+	for (int i = 0; cli_line(out, i, line, sizeof line) == 0; i++) {
+		ends += strstr(line, "  op/end ") && strstr(line, "s]");
+		indented += strstr(line, "    inner/begin") != NULL;
+	}
+	CHECK_EQ(ends, N);
+	CHECK_EQ(indented, N);
+	free(out);
 }
 
 static void check_killed(void)
