@@ -282,6 +282,7 @@ int cmd_info(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_live(int argc, char **argv);
+int cmd_top(int argc, char **argv);
 
 /* ------------------------------------------------------------ target.c */
 struct target {
