@@ -30,9 +30,10 @@ static const char help[] =
 "      --no-inherit         do not trace the program's children\n"
 "  -a, --absolute           absolute times (UTC)\n"
 "      --raw-addresses      do not symbolize addresses\n"
-"  -h, --help               this help\n";
+"  -h, --help               this help\n"
+"Spans (NAME/begin and NAME/end, or --span): as 'posixtrace show' prints them.\n";
 
-enum { O_POLICY = 256, O_SIZE, O_EXCLUDE, O_NOINHERIT, O_RAW };
+enum { O_POLICY = 256, O_SIZE, O_EXCLUDE, O_NOINHERIT, O_RAW, O_SPAN };
 
 struct lopt { int policy, inherit, absolute, raw; size_t size; char *exclude; };
 
@@ -62,7 +63,7 @@ static int make_stream(const struct lopt *o, pid_t pid, trace_id_t *trid)
 	return o->exclude ? exclude_events(*trid, o->exclude) : 0;
 }
 
-struct printer { struct tlog l; struct symz *z; uint64_t t0, prev; int absolute, first; };
+struct printer { struct tlog l; struct symz *z; struct spans *sp; uint64_t t0, prev; int absolute, first; };
 
 static void print_event(struct printer *p, trace_id_t trid, const struct posix_trace_event_info *ev,
                         const void *data, size_t len)
@@ -79,7 +80,9 @@ static void print_event(struct printer *p, trace_id_t trid, const struct posix_t
 		p->t0 = p->prev = e.ts;
 		p->first = 0;
 	}
-	fmt_line(stdout, &p->l, &e, p->t0, p->prev, p->absolute, 16, p->z);
+	struct span_mark m;
+	int sm = spans_event(p->sp, &p->l, &e, &m) == 0;
+	fmt_line_span(stdout, &p->l, &e, p->t0, p->prev, p->absolute, 16, p->z, sm ? &m : NULL);
 	p->prev = e.ts;
 }
 
@@ -125,11 +128,13 @@ int cmd_live(int argc, char **argv)
 		{ "no-inherit", no_argument, NULL, O_NOINHERIT },
 		{ "absolute", no_argument, NULL, 'a' },
 		{ "raw-addresses", no_argument, NULL, O_RAW },
+		{ "span", required_argument, NULL, O_SPAN },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct lopt o = { POSIX_TRACE_LOOP, 1, 0, 0, 0, NULL };
 	struct target t;
+	struct span_args sa = { .n = 0 };
 	const char *pid_arg = NULL, *extra = NULL;
 	pid_t pid = 0;
 	int c, rc;
@@ -140,7 +145,11 @@ int cmd_live(int argc, char **argv)
 	 * stops at "--", and what follows is the program */
 	while ((c = getopt_long(argc, argv, "-:ha", lopts, NULL)) != -1) {
 		switch (c) {
-		case 'h': fputs(help, stdout); return 0;
+		case 'h': fputs(help, stdout); fputs(spans_help, stdout); return 0;
+		case O_SPAN:
+			if (span_arg(&sa, optarg))
+				return EXIT_USAGE;
+			break;
 		case 1:
 			if (!pid_arg)
 				pid_arg = optarg;
@@ -174,6 +183,10 @@ int cmd_live(int argc, char **argv)
 	if (pid_arg && launch)
 		return usage_error("a PID (%s) or a program after '--' (%s), not both", pid_arg,
 		                   argv[optind]);
+	struct printer p;
+	memset(&p, 0, sizeof p);
+	if ((rc = spans_make(&sa, &p.sp)) != 0)
+		return rc;
 	signals_block();
 	if (launch) {
 		prctl(PR_SET_CHILD_SUBREAPER, 1);
@@ -197,8 +210,6 @@ int cmd_live(int argc, char **argv)
 		posix_trace_shutdown(trid);
 		return 127;
 	}
-	struct printer p;
-	memset(&p, 0, sizeof p);
 	tlog_init(&p.l);
 	p.z = o.raw ? NULL : symz_open(NULL, NULL, 1);
 	if (p.z)
@@ -237,6 +248,7 @@ int cmd_live(int argc, char **argv)
 	if (p.z)
 		symz_close(p.z);
 	tlog_free(&p.l);
+	spans_free(p.sp);
 	if (t.pidfd > 0)
 		close(t.pidfd);
 	if (!launch)
