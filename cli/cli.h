@@ -284,6 +284,30 @@ int cmd_export(int argc, char **argv);
 int cmd_live(int argc, char **argv);
 int cmd_top(int argc, char **argv);
 
+/* ------------------------------------------------------------ live.c */
+/* A stream without a log for process pid (live, top): 0, or 1 after a
+ * message.  live_drain() reads what is ready (waiting up to wait_ms for
+ * the first), each event through fn (non-zero: stop, an error it said):
+ * the count read, or -1.  live_add(): the event into l, its type's name
+ * asked of the stream when new. */
+int live_stream(pid_t pid, const char *name, int policy, size_t size, int inherit,
+                const char *exclude, trace_id_t *trid);
+typedef int (*live_fn)(void *arg, trace_id_t trid, const struct posix_trace_event_info *ev,
+                       const void *data, size_t len);
+long live_drain(trace_id_t trid, int wait_ms, live_fn fn, void *arg);
+/* The target of live and top: a PID, or the program after "--" (prog:
+ * its argv, else NULL).  live_args() checks them (0, or EXIT_USAGE after
+ * a message; *pid from pid_arg); live_start() starts the program paused
+ * (or checks the pid), makes and starts the stream, lets the program
+ * go: 0, or the exit status after a message. */
+struct target;
+int live_args(const char *pid_arg, const char *extra, char **prog, const char *verb, pid_t *pid);
+int live_start(struct target *t, char **prog, pid_t *pid, const char *name, int policy,
+               size_t size, int inherit, const char *exclude, const char *what,
+               trace_id_t *trid);
+int live_add(struct tlog *l, trace_id_t trid, const struct posix_trace_event_info *ev,
+             const void *data, size_t len, struct tev *e);
+
 /* ------------------------------------------------------------ target.c */
 struct target {
 	pid_t pid;

@@ -18,7 +18,6 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <termios.h>
 #include <unistd.h>
 #include "cli.h"
@@ -52,59 +51,20 @@ struct top {
 	int tty;
 };
 
-static int add_event(struct top *t, trace_id_t trid, const struct posix_trace_event_info *ev,
+static int add_event(void *arg, trace_id_t trid, const struct posix_trace_event_info *ev,
                      const void *data, size_t len)
 {
-	unsigned id = ev->posix_event_id < PT_NIDS ? ev->posix_event_id : 0;
-	char name[TRACE_EVENT_NAME_MAX + 1];
+	struct top *t = arg;
 	struct tev e;
 	struct span_mark m;
 
-	if (!t->l.names[id] && posix_trace_eventid_get_name(trid, id, name) == 0)
-		t->l.names[id] = strdup(name);
-	if (tlog_add(&t->l, trid, ev, data, len, &e) || spans_event(t->sp, &t->l, &e, &m))
+	if (live_add(&t->l, trid, ev, data, len, &e) || spans_event(t->sp, &t->l, &e, &m) ||
+	    (m.kind == SPAN_END && hist_add(&t->win[m.def], m.dur))) {
+		err_msg("out of memory");
 		return -1;
-	t->wcount[e.id]++;
-	if (m.kind == SPAN_END && hist_add(&t->win[m.def], m.dur))
-		return -1;
-	return 0;
-}
-
-/* Reads what is ready (waiting up to wait_ms for the first): the count
- * read, -1 after a message. */
-static long drain(struct top *t, trace_id_t trid, int wait_ms)
-{
-	static unsigned char buf[TRACE_DATA_MAX + 1];
-	long n = 0;
-
-	for (;;) {
-		struct posix_trace_event_info ev;
-		size_t len = 0;
-		int none = 0, rc;
-		if (wait_ms > 0 && n == 0) {
-			uint64_t d = now_realtime_ns() + (uint64_t)wait_ms * 1000000u;
-			struct timespec ts = { (time_t)(d / 1000000000u), (long)(d % 1000000000u) };
-			rc = posix_trace_timedgetnext_event(trid, &ev, buf, sizeof buf, &len, &none, &ts);
-			if (rc == ETIMEDOUT)
-				return 0;
-		} else {
-			rc = posix_trace_trygetnext_event(trid, &ev, buf, sizeof buf, &len, &none);
-		}
-		if (rc == EINTR)
-			continue;
-		if (rc) {
-			err_msg("reading events: %s", strerror(rc));
-			return -1;
-		}
-		if (none)
-			return n;
-		if (add_event(t, trid, &ev, buf, len)) {
-			err_msg("out of memory");
-			return -1;
-		}
-		if (++n >= 65536)
-			return n;
 	}
+	t->wcount[e.id]++;
+	return 0;
 }
 
 static void dur3(char *buf, size_t cap, const struct hist *h, double q)
@@ -196,33 +156,6 @@ static int quit_key(void)
 	return 0;
 }
 
-static int make_stream(pid_t pid, size_t size, int inherit, trace_id_t *trid)
-{
-	trace_attr_t attr;
-	int rc;
-
-	posix_trace_attr_init(&attr);
-	posix_trace_attr_setname(&attr, "top");
-	posix_trace_attr_setinherited(&attr, inherit ? POSIX_TRACE_INHERITED
-	                                             : POSIX_TRACE_CLOSE_FOR_CHILD);
-	posix_trace_attr_setstreamfullpolicy(&attr, POSIX_TRACE_LOOP);
-	if (size && (rc = posix_trace_attr_setstreamsize(&attr, size)) != 0) {
-		posix_trace_attr_destroy(&attr);
-		err_msg("--size: %s", strerror(rc));
-		return 1;
-	}
-	rc = posix_trace_create(pid, &attr, trid);
-	posix_trace_attr_destroy(&attr);
-	if (rc) {
-		err_msg("cannot trace process %d: %s%s", (int)pid, strerror(rc),
-		        rc == EPERM ? " (it belongs to another user or is not dumpable; "
-		                      "run as its user or as root)" :
-		        rc == ESRCH ? " (no such process)" : "");
-		return 1;
-	}
-	return 0;
-}
-
 int cmd_top(int argc, char **argv)
 {
 	static const struct option lopts[] = {
@@ -269,16 +202,8 @@ int cmd_top(int argc, char **argv)
 		}
 	}
 	int launch = optind < argc;
-	if (!pid_arg && !launch)
-		return usage_error("what to watch? give a PID, or a program after '--'");
-	if (pid_arg && parse_pid(pid_arg, &pid))
-		return usage_error("'%s' is not a process id (to start a program, put '--' "
-		                   "before it)", pid_arg);
-	if (extra)
-		return usage_error("unexpected argument '%s' (one PID at a time)", extra);
-	if (pid_arg && launch)
-		return usage_error("a PID (%s) or a program after '--' (%s), not both", pid_arg,
-		                   argv[optind]);
+	if ((rc = live_args(pid_arg, extra, launch ? argv + optind : NULL, "watch", &pid)) != 0)
+		return rc;
 	struct top t;
 	memset(&t, 0, sizeof t);
 	if ((rc = spans_make(&sa, &t.sp)) != 0)
@@ -293,28 +218,13 @@ int cmd_top(int argc, char **argv)
 		return 1;
 	}
 	struct target tg;
-	signals_block();
-	if (launch) {
-		prctl(PR_SET_CHILD_SUBREAPER, 1);
-		if (target_launch(&tg, argv + optind))
-			return 1;
-		pid = tg.pid;
-	} else if (target_attach(&tg, pid)) {
-		err_msg("no process %d (is it still running? see 'ps')", (int)pid);
-		return 1;
-	} else {
-		target_check_library(pid, "watched");
-	}
 	trace_id_t trid;
-	if (make_stream(pid, size, inherit, &trid) || (rc = posix_trace_start(trid)) != 0) {
-		if (launch)
-			kill(tg.pid, SIGKILL);
-		return 1;
-	}
-	if (launch && (rc = target_release(&tg)) != 0) {
-		err_msg("cannot run %s: %s", argv[optind], strerror(rc));
-		posix_trace_shutdown(trid);
-		return 127;
+	if ((rc = live_start(&tg, launch ? argv + optind : NULL, &pid, "top", POSIX_TRACE_LOOP, size,
+	                     inherit, NULL, "watched", &trid)) != 0) {
+		free(t.win);
+		free(t.wcount);
+		spans_free(t.sp);
+		return rc;
 	}
 	tlog_init(&t.l);
 	t.tty = isatty(STDOUT_FILENO);
@@ -327,7 +237,7 @@ int cmd_top(int argc, char **argv)
 	uint64_t period = (uint64_t)(interval * 1e9), next = t.start_ns + period, last = t.start_ns;
 	int stop = 0, quit = 0, ended = 0;
 	while (!stop && !quit) {
-		if (drain(&t, trid, 50) < 0)
+		if (live_drain(trid, 50, add_event, &t) < 0)
 			break;
 		quit = quit_key();
 		int tty = 0, sig;
@@ -349,7 +259,7 @@ int cmd_top(int argc, char **argv)
 		}
 	}
 	if (ended) {
-		drain(&t, trid, 0); /* what the program wrote before it ended */
+		live_drain(trid, 0, add_event, &t); /* what the program wrote before it ended */
 		uint64_t now = now_mono_ns();
 		t.period_ns = now > last ? now - last : 1;
 		tlog_note_totals(&t.l, trid);

@@ -19,21 +19,8 @@
 
 static const char *server = PT_BUILD_DIR "/examples/server";
 
-/* The number after '|' on the last line of s that starts with name. */
-static long long all_count(const char *s, const char *name)
-{
-	char pat[64];
-	const char *p = NULL, *q = s;
-	snprintf(pat, sizeof pat, "\n%s ", name);
-	while ((q = strstr(q, pat)) != NULL)
-		p = q++;
-	if (!p || !(p = strchr(p + 1, '|')))
-		return -1;
-	return strtoll(p + 1, NULL, 10);
-}
-
-/* the incomplete column: the last number of that line */
-static long long incomplete(const char *s, const char *name)
+/* The last line of s that starts with name, or NULL; its end in *e. */
+static const char *last_line(const char *s, const char *name, const char **e)
 {
 	char pat[64];
 	const char *p = NULL, *q = s;
@@ -41,10 +28,28 @@ static long long incomplete(const char *s, const char *name)
 	while ((q = strstr(q, pat)) != NULL)
 		p = q++;
 	if (!p)
+		return NULL;
+	p++;
+	*e = strchr(p, '\n');
+	if (!*e)
+		*e = p + strlen(p);
+	return p;
+}
+
+/* its number after '|': the spans since the start */
+static long long all_count(const char *s, const char *name)
+{
+	const char *e, *p = last_line(s, name, &e);
+	p = p ? memchr(p, '|', (size_t)(e - p)) : NULL;
+	return p ? strtoll(p + 1, NULL, 10) : -1;
+}
+
+/* its last number: the incomplete spans */
+static long long incomplete(const char *s, const char *name)
+{
+	const char *e, *p = last_line(s, name, &e);
+	if (!p)
 		return -1;
-	const char *e = strchr(p + 1, '\n');
-	if (!e)
-		e = p + strlen(p);
 	while (e > p && e[-1] == ' ')
 		e--;
 	while (e > p && e[-1] >= '0' && e[-1] <= '9')
