@@ -78,8 +78,9 @@ static void check_pipe(void)
 
 static int sh(const char *fmt, const char *a, const char *b)
 {
-	char cmd[1024];
-	snprintf(cmd, sizeof cmd, fmt, a, b);
+	char cmd[4096];
+	if (snprintf(cmd, sizeof cmd, fmt, a, b) >= (int)sizeof cmd)
+		return -1;
 	return system(cmd);
 }
 
@@ -109,7 +110,7 @@ static int pane_wait(const char *sock, const char *what, char *buf, size_t cap, 
 static void check_tmux(void)
 {
 	static char buf[65536];
-	char sock[64], cmd[1024];
+	char sock[64], cmd[2048];
 	if (!cli_which("tmux")) {
 		printf("SKIP: tmux is not in PATH (Debian: tmux): top was not run at a terminal\n");
 		return;
