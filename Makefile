@@ -123,7 +123,7 @@ check: $(TESTS) $(SHARED) $(BUILD)/header-ok $(CLI) $(EXAMPLES)
 # timing STRESS_REPEAT times in a row (a test that fails once fails stress)
 STRESS_GOLDEN ?= 50
 STRESS_REPEAT ?= 10
-STRESS_TESTS := autoshutdown cli_live cli_record cli_tty clock_order concurrent_reader exec_trace fault_fork \
+STRESS_TESTS := autoshutdown cli_live cli_record cli_relayd cli_tty clock_order concurrent_reader exec_trace fault_fork \
                 fault_kill fault_signals \
                 getnext_wait hostile hostile_remote inherit inherit_tree log_crash log_fastpath log_merge \
                 log_flusher loss_count \
@@ -206,6 +206,8 @@ clean:
 #                    a hostile traced process writes over (fuzz/stream_fuzz.c;
 #                    the whole library, built with its clock and thread ids
 #                    redirected to the target so that runs are deterministic)
+#   relayd_fuzz      the relay's replies and the --relayd URL, as
+#                    `record --relayd` parses them (cli/relayd_proto.c)
 #   spans_fuzz       the span engine of the command (cli/spans.c) on events in
 #                    any order, with its invariants checked (fuzz/spans_fuzz.c)
 #   make fuzz        build them in $(BUILD)/fuzz/
@@ -221,7 +223,7 @@ clean:
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_MAX_LEN ?= 8192
-FUZZ_TARGETS ?= log_fuzz log_fuzz_nocrc stream_fuzz spans_fuzz
+FUZZ_TARGETS ?= log_fuzz log_fuzz_nocrc stream_fuzz relayd_fuzz spans_fuzz
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_CFLAGS  := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O1 -Iinclude -Isrc \
                 -fsanitize=fuzzer $(FUZZ_SAN)
@@ -231,6 +233,7 @@ FUZZ_DEPS    := $(FUZZ_SRC) src/log/logfmt.h src/shm/layout.h include/trace.h
 FUZZ_CORPUS_log_fuzz       := fuzz/corpus
 FUZZ_CORPUS_log_fuzz_nocrc := fuzz/corpus
 FUZZ_CORPUS_stream_fuzz    := fuzz/corpus-stream
+FUZZ_CORPUS_relayd_fuzz    := fuzz/corpus-relayd
 FUZZ_CORPUS_spans_fuzz     := fuzz/corpus-spans
 # the library for stream_fuzz: coverage-instrumented, sanitized, and with
 # its clock and thread ids taken from the target
@@ -259,6 +262,10 @@ $(BUILD)/fuzz/obj/%.o: src/%.c $(LIB_HDR) include/trace.h
 $(BUILD)/fuzz/stream_fuzz: fuzz/stream_fuzz.c $(FUZZ_LIB_OBJ)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) fuzz/stream_fuzz.c $(FUZZ_LIB_OBJ) -o $@ -lpthread
+
+$(BUILD)/fuzz/relayd_fuzz: fuzz/relayd_fuzz.c cli/relayd_proto.c cli/relay.h
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) fuzz/relayd_fuzz.c cli/relayd_proto.c -o $@
 
 $(BUILD)/fuzz/spans_fuzz: fuzz/spans_fuzz.c cli/spans.c cli/hist.c cli/cli.h include/trace.h
 	@mkdir -p $(dir $@)
