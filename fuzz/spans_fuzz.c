@@ -32,13 +32,9 @@ const char *system_event_name(unsigned id)
 }
 const char *tlog_name(const struct tlog *l, unsigned id, char *buf, size_t cap)
 {
-	if (id < PT_NIDS && l->names[id])
-		return l->names[id];
-	const char *s = system_event_name(id);
-	if (s)
-		return s;
+	const char *sys = system_event_name(id);
 	snprintf(buf, cap, "event-%u", id);
-	return buf;
+	return id < PT_NIDS && l->names[id] ? l->names[id] : sys ? sys : buf;
 }
 
 static const char *const type_names[16] = {
