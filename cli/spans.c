@@ -383,7 +383,8 @@ static int keyed(struct spans *s, struct span_stat *d, unsigned di, int begin,
 {
 	uint64_t key = 0;
 	unsigned char kb[8] = { 0 };
-	memcpy(kb, e->data, e->len < 8 ? e->len : 8);
+	if (e->len)
+		memcpy(kb, e->data, e->len < 8 ? e->len : 8);
 	memcpy(&key, kb, 8);
 	struct kslot *x = kfind(s, di, key);
 	if (begin) {
