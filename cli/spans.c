@@ -32,6 +32,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
+#include "typed.h"
+#include "../src/ext.h"
 
 const char spans_help[] =
 "      --span BEGIN,END[,NAME][,key]\n"
@@ -42,7 +44,7 @@ const char spans_help[] =
 enum { R_UNKNOWN, R_NONE, R_BEGIN, R_END };
 
 struct open { uint64_t start; uint32_t def; uint32_t cut; };
-struct tstack { struct open *o; uint32_t n, cap; };
+struct tstack { struct open *o; uint32_t n, cap; int32_t ktid; };
 struct kslot { uint64_t key, start; uint32_t def, thread; uint8_t used, cut; };
 
 struct spans {
@@ -444,6 +446,19 @@ int spans_event(struct spans *s, const struct tlog *l, const struct tev *e, stru
 	unsigned di = s->rdef[id];
 	struct span_stat *d = &s->d[di];
 	m->def = di;
+	/* a trace that says who its threads were: a pthread_t given to a new
+	 * thread (another kernel thread id) means the old one ended, with
+	 * its open spans */
+	const struct tthread *th = e->thread < l->nth ? &l->th[e->thread] : NULL;
+	const struct pt_ext_thread *who = th ? thrmap_find(l->thrs, th->pid, th->tid, e->ts) : NULL;
+	if (who) {
+		if (st->ktid && who->tid != st->ktid) {
+			for (uint32_t i = 0; i < st->n; i++)
+				s->d[st->o[i].def].incomplete++;
+			st->n = 0;
+		}
+		st->ktid = who->tid;
+	}
 	if (d->keyed) {
 		m->depth = st->n;
 		return keyed(s, d, di, s->role[id] == R_BEGIN, e, m);
