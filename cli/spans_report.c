@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
+#include "typed.h"
+#include "../src/ext.h"
 
 static const double qs[] = { 0.5, 0.9, 0.99, 0.999 };
 
@@ -70,7 +72,13 @@ void spans_print(FILE *f, const struct spans *s, const struct tlog *l, uint64_t 
 			fmt_duration(d[0], sizeof d[0], x->slow[k].dur);
 			fmt_rel(rel, sizeof rel, x->slow[k].start >= t0 ? x->slow[k].start - t0 : 0);
 			snprintf(who, sizeof who, "%d/%u", t ? (int)t->pid : 0, t ? t->idx : 0);
-			fprintf(f, "  %12s %16s  %s\n", d[0], rel, who);
+			const struct pt_ext_thread *id =
+				t ? thrmap_find(l->thrs, t->pid, t->tid, x->slow[k].start) : NULL;
+			if (id)
+				fprintf(f, "  %12s %16s  %-12s (tid %d%s%s)\n", d[0], rel, who, (int)id->tid,
+				        id->name[0] ? " " : "", id->name);
+			else
+				fprintf(f, "  %12s %16s  %s\n", d[0], rel, who);
 		}
 	}
 	int head = 0;
@@ -115,12 +123,14 @@ void spans_json(FILE *f, const struct spans *s, const struct tlog *l, uint64_t t
 		        (unsigned long long)hist_quantile(h, qs[3]), (unsigned long long)h->max);
 		for (unsigned k = 0; k < x->nslow; k++) {
 			const struct tthread *t = thread_of(l, x->slow[k].thread);
+			const struct pt_ext_thread *id =
+				t ? thrmap_find(l->thrs, t->pid, t->tid, x->slow[k].start) : NULL;
 			fprintf(f, "%s{\"start_ns\":%llu,\"offset_ns\":%llu,\"duration_ns\":%llu,"
-			           "\"pid\":%d,\"thread\":%u,\"tid\":%llu}", k ? "," : "",
+			           "\"pid\":%d,\"thread\":%u,\"tid\":%llu,\"kernel_tid\":%d}", k ? "," : "",
 			        (unsigned long long)x->slow[k].start,
 			        (unsigned long long)(x->slow[k].start >= t0 ? x->slow[k].start - t0 : 0),
 			        (unsigned long long)x->slow[k].dur, t ? (int)t->pid : 0, t ? t->idx : 0,
-			        (unsigned long long)(t ? t->tid : 0));
+			        (unsigned long long)(t ? t->tid : 0), id ? (int)id->tid : 0);
 		}
 		fputs("],\"threads\":[", f);
 		int first = 1;
