@@ -141,7 +141,9 @@ check: $(TESTS) $(SHARED) $(BUILD)/header-ok $(CLI) $(EXAMPLES)
 # millisecond recorded 100 times, every run symbolized; the golden show
 # output 50 times in a row; clock_truth for 20 rounds; clock_model over 100
 # seeds; noloss for 20 rounds; paced_log (1/2/4/8 paced threads, a log, no
-# loss) for 5 rounds; then every test of threads, processes, signals or
+# loss) for 5 rounds; loss_order (every reading path against a per-thread
+# witness) for 20 rounds; cli_loss_sum (losses that add up in every
+# output) for 20 runs; then every test of threads, processes, signals or
 # timing STRESS_REPEAT times in a row (a test that fails once fails stress)
 STRESS_GOLDEN ?= 50
 STRESS_REPEAT ?= 10
@@ -162,6 +164,12 @@ stress: $(TESTS) $(SHARED) $(BUILD)/header-ok $(CLI) $(EXAMPLES)
 	 done && echo "PASS clock_model, 100 seeds"
 	@NOLOSS_ROUNDS=20 $(BUILD)/tests/noloss && echo "PASS noloss, 20 rounds"
 	@PACED_LOG_ROUNDS=5 $(BUILD)/tests/paced_log && echo "PASS paced_log, 5 rounds"
+	@$(BUILD)/tests/loss_order 20 >$(BUILD)/stress-loss_order.log 2>&1 || \
+	  { echo "loss_order failed"; tail -n 30 $(BUILD)/stress-loss_order.log; exit 1; }; \
+	  echo "PASS loss_order, 20 rounds"
+	@PT_STRESS=1 $(BUILD)/tests/cli_loss_sum >$(BUILD)/stress-cli_loss_sum.log 2>&1 || \
+	  { echo "cli_loss_sum failed"; tail -n 30 $(BUILD)/stress-cli_loss_sum.log; exit 1; }; \
+	  echo "PASS cli_loss_sum, 20 runs"
 	@for t in $(STRESS_TESTS); do i=0; while [ $$i -lt $(STRESS_REPEAT) ]; do i=$$((i + 1)); \
 	  BUILD=$(BUILD) $(BUILD)/tests/$$t >$(BUILD)/stress-$$t.log 2>&1 || \
 	  { echo "$$t failed in run $$i of $(STRESS_REPEAT)"; tail -n 30 $(BUILD)/stress-$$t.log; exit 1; }; \

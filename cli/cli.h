@@ -234,6 +234,8 @@ uint64_t tlog_lost_total(const struct tlog *l);            /* stream and log */
 int tlog_lost_any(const struct tlog *l);
 /* "1234 events lost in 3 gaps in the stream, ..." or "no events lost" */
 void tlog_loss_text(const struct tlog *l, char *out, size_t cap);
+/* after it, when the stream lost events: what to do about it, or "" */
+const char *tlog_loss_hint(const struct tlog *l);
 
 /* ------------------------------------------------------------ elf.c */
 int elf_build_id(const char *path, char *hex, size_t cap);   /* 0 = found */

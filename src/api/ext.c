@@ -25,14 +25,13 @@ int pt_ext_losses(trace_id_t trid, struct pt_ext_losses *out)
 		out->total = r->stream_lost;
 		out->log_overwritten = r->lost;
 		out->log_dropped = r->dropped;
+		out->wrap_at_resume = r->wrap_told;
 	} else {
 		const struct pt_reader *rd = &t->rd;
 		out->resume_ok = rd->pairs > 0;
 		out->at_resume = rd->lost_at_resume;
 		out->total_ok = 1;
-		out->total = atomic_load_explicit(&t->hdr->lost, memory_order_relaxed);
-		if (out->total < rd->lost_at_resume) /* scribbled on by the traced process */
-			out->total = rd->lost_at_resume;
+		out->total = pt_read_lost(t); /* (since the last clear) */
 	}
 	pt_trid_unlock(t);
 	return 0;
