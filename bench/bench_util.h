@@ -30,6 +30,16 @@ static inline double bench_now_us(void)
 	return (double)t.tv_sec * 1e6 + (double)t.tv_nsec / 1e3;
 }
 
+/* This thread's CPU time in microseconds: on a machine others load, the
+ * time the thread was not running is not counted (what it shares while
+ * running, caches and the other hyperthread, still is). */
+static inline double bench_cpu_us(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	return (double)t.tv_sec * 1e6 + (double)t.tv_nsec / 1e3;
+}
+
 static inline int bench_cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -244,17 +254,20 @@ __attribute__((always_inline)) static inline void bench_ring_put(uint64_t ts, tr
 		__builtin_memcpy(&p[1 + i / 8], (const char *)data + i, 8);
 	if (i < len) {
 		uint64_t w = 0;
-		__builtin_memcpy(&w, (const char *)data + i, len - i);
+		for (size_t k = 0; i + k < len; k++)
+			w |= (uint64_t)((const unsigned char *)data)[i + k] << (8 * k);
 		p[1 + i / 8] = w;
 	}
 	r->pos = pos + 1 + n;
 }
 
 /* The floor's event: a function the compiler cannot inline, as
- * posix_trace_event is to its caller. */
+ * posix_trace_event is to its caller, nor specialize for the callers'
+ * constant length (the library cannot either). */
 __attribute__((noinline, unused)) static void bench_floor_event(trace_event_id_t id, const void *data,
-                                                        size_t len)
+                                                                size_t len)
 {
+	__asm__("" : "+r"(id), "+r"(data), "+r"(len));
 	bench_ring_put(bench_tsc(), id, data, len);
 }
 
