@@ -17,6 +17,13 @@
  *   filter   the stream's filter word, a bit test
  *   commit   a release store of the chunk's commit offset
  *   waiters  a load of the stream's waiters word, a branch
+ *   book     the writer's bookkeeping, as struct pt_tw keeps it: its chunk
+ *            still the stream's (key against view generation and epoch),
+ *            room for the record, short or wide (caller address against
+ *            the last one), the clock not behind, the chunk's base near;
+ *            then position, count and last timestamp updated
+ *   saves    a frame that saves and restores five callee-saved registers
+ *            (what the library's recording function did, x86-64 only)
  *
  * Each step is measured against the floor in the same run, the two
  * alternated (A/B/A/B, RUNS pairs of N events), so the machine's drift
@@ -45,8 +52,9 @@
 
 enum {
 	S_INLINE = 1, S_CHAIN = 2, S_NEST = 4, S_LOADS = 8, S_FILTER = 16, S_COMMIT = 32,
-	S_WAITERS = 64, S_ALL = 127
+	S_WAITERS = 64, S_BOOK = 128, S_SAVES = 256, S_ALL = 511
 };
+#define M_CHUNK (256u << 10) /* a 16 MiB stream's chunk size */
 
 /* the model's shared memory: each word on a line of its own, as the
  * library's control segment and stream header place them */
@@ -71,6 +79,12 @@ static struct {
 	struct m_view *_Atomic curp[8];
 } m_proc;
 static _Thread_local _Atomic unsigned m_nest;
+/* the writer's chunk, as struct pt_tw keeps it */
+static _Thread_local struct {
+	uint32_t key, idx, pos, nev;
+	uint64_t base_ts, last_ts, seq, addr;
+} m_tw;
+static _Atomic uint32_t m_gen = 1;
 static _Thread_local int m_index;
 static _Atomic uint64_t m_woken;
 static trace_event_id_t id;
@@ -78,6 +92,16 @@ static trace_event_id_t id;
 __attribute__((noinline)) static void m_register(void)
 {
 	m_index = 1;
+}
+
+/* a new chunk for the bookkeeping step (what pool.c does is not modelled) */
+__attribute__((noinline)) static void m_new_chunk(uint64_t ts, uint32_t key)
+{
+	m_tw.key = key;
+	m_tw.pos = 0;
+	m_tw.nev = 0;
+	m_tw.base_ts = m_tw.last_ts = ts;
+	m_tw.addr = UINT64_MAX;
 }
 
 __attribute__((noinline)) static void m_wake(struct m_hdr *h)
@@ -118,7 +142,29 @@ __attribute__((always_inline)) static inline void m_write(unsigned f, trace_even
 		if (atomic_load_explicit(&filter[e / 64], memory_order_relaxed) >> (e % 64) & 1)
 			goto out;
 	}
-	bench_ring_put(bench_tsc(), e, data, len);
+#if defined(__x86_64__)
+	if (f & S_SAVES)
+		__asm__ volatile("" : : : "rbx", "r12", "r13", "r14", "r15");
+#endif
+	uint64_t ts = bench_tsc();
+	if (f & S_BOOK) {
+		uintptr_t addr = (uintptr_t)__builtin_return_address(0);
+		uint32_t st = atomic_load_explicit(&h->state, memory_order_acquire);
+		uint32_t key = atomic_load_explicit(&m_gen, memory_order_relaxed) << 16 |
+		               (st >> 8 & 0xffffu);
+		unsigned wide = addr != m_tw.addr;
+		uint32_t rec = (uint32_t)((len + 7) & ~(size_t)7) + (wide ? 16 : 8);
+		if (__builtin_expect(m_tw.key != key || m_tw.pos + rec > M_CHUNK ||
+		                     ts < m_tw.last_ts || (ts - m_tw.base_ts) >> 32, 0)) {
+			m_new_chunk(ts, key);
+			rec = (uint32_t)((len + 7) & ~(size_t)7) + 16;
+		}
+		m_tw.addr = addr;
+		m_tw.pos += rec;
+		m_tw.nev++;
+		m_tw.last_ts = ts;
+	}
+	bench_ring_put(ts, e, data, len);
 	if (f & S_COMMIT)
 		atomic_store_explicit(&h->commit, (uint32_t)bench_ring.pos, memory_order_release);
 	if ((f & S_WAITERS) &&
@@ -133,13 +179,15 @@ out:
 
 /* A variant: the event function (with S_CHAIN, the entry, the check and
  * the writer as three functions, as record.c had them) and its loop. */
+/* (each function on a 64-byte boundary: where code falls moves a loop
+ * like this one by a few tenths of a ns, which would fall on one side) */
 #define VARIANT(name, F)                                                                        \
-	__attribute__((noinline)) static void user_##name(trace_event_id_t e, const void *d,     \
+	__attribute__((noinline, aligned(64))) static void user_##name(trace_event_id_t e, const void *d,     \
 	                                                  size_t n)                              \
 	{                                                                                        \
 		m_write(F, e, d, n);                                                             \
 	}                                                                                        \
-	__attribute__((noinline)) static void check_##name(trace_event_id_t e, const void *d,    \
+	__attribute__((noinline, aligned(64))) static void check_##name(trace_event_id_t e, const void *d,    \
 	                                                   size_t n, uint32_t w)                 \
 	{                                                                                        \
 		if (e - 16 >= __TRACE_EVENT_ID_LIMIT - 16)                                       \
@@ -149,7 +197,7 @@ out:
 			return;                                                                  \
 		user_##name(e, d, n);                                                            \
 	}                                                                                        \
-	__attribute__((noinline)) static void event_##name(trace_event_id_t e, const void *d,    \
+	__attribute__((noinline, aligned(64))) static void event_##name(trace_event_id_t e, const void *d,    \
 	                                                   size_t n)                             \
 	{                                                                                        \
 		if ((F) & S_CHAIN) {                                                             \
@@ -160,7 +208,7 @@ out:
 		} else                                                                           \
 			m_write(F, e, d, n);                                                     \
 	}                                                                                        \
-	static double loop_##name(uint64_t count)                                                \
+	__attribute__((aligned(64))) static double loop_##name(uint64_t count)                   \
 	{                                                                                        \
 		unsigned char buf[PAYLOAD] = { 0 };                                              \
 		double t0 = bench_cpu_us();                                                      \
@@ -183,6 +231,8 @@ VARIANT(loads, S_LOADS)
 VARIANT(filter, S_FILTER)
 VARIANT(commit, S_COMMIT)
 VARIANT(waiters, S_WAITERS)
+VARIANT(book, S_BOOK)
+VARIANT(saves, S_SAVES)
 VARIANT(all, S_ALL)
 
 /* the library's own recorder, through <trace.h>'s inline test */
@@ -250,6 +300,9 @@ int main(void)
 		{ "commit", "the commit store (release, a line of its own)", loop_commit,
 		  loop_floor },
 		{ "waiters", "the waiters load, a branch", loop_waiters, loop_floor },
+		{ "book", "the writer's bookkeeping (struct pt_tw's checks and updates)", loop_book,
+		  loop_floor },
+		{ "saves", "five callee-saved registers saved and restored", loop_saves, loop_floor },
 		{ "all", "every step above", loop_all, loop_floor },
 		{ "recorder", "the library: posix_trace_event into a LOOP stream", loop_recorder,
 		  loop_floor },
