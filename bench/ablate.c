@@ -235,17 +235,13 @@ VARIANT(book, S_BOOK)
 VARIANT(saves, S_SAVES)
 VARIANT(all, S_ALL)
 
-/* the library's own recorder, through <trace.h>'s inline test */
-static double loop_recorder(uint64_t count)
+static double cpu_ns(void)
 {
-	unsigned char buf[PAYLOAD] = { 0 };
-	double t0 = bench_cpu_us();
-	for (uint64_t i = 0; i < count; i++) {
-		buf[0] = (unsigned char)i;
-		posix_trace_event(id, buf, PAYLOAD);
-	}
-	return (bench_cpu_us() - t0) * 1e3 / (double)count;
+	return bench_cpu_us() * 1e3;
 }
+
+/* the library's own recorder, through <trace.h>'s inline test */
+BENCH_EVENT_LOOP(loop_recorder, posix_trace_event, id, PAYLOAD, cpu_ns)
 
 struct row {
 	const char *name, *what;
@@ -277,7 +273,7 @@ int main(void)
 	atomic_store(&m_proc.att, 1);
 	atomic_store(&m_proc.seen, 0x100 | 1);
 	atomic_store(&m_proc.curp[0], &m_view0);
-	if (bench_ring_init(getenv("RING_MB") ? (size_t)atoi(getenv("RING_MB")) << 20 : STREAM) != 0)
+	if (bench_ring_init(STREAM) != 0)
 		die("the floor's ring", ENOMEM);
 
 	posix_trace_attr_init(&attr);

@@ -59,47 +59,17 @@ static void die(const char *what, int rc)
 }
 
 /* The measured loop: returns ns per event. */
-static double record_loop(uint64_t n)
-{
-	unsigned char buf[PAYLOAD] = { 0 };
-	double t0 = now_ns();
-
-	for (uint64_t i = 0; i < n; i++) {
-		buf[0] = (unsigned char)i;
-		posix_trace_event(id, buf, PAYLOAD);
-	}
-	return (now_ns() - t0) / (double)n;
-}
+BENCH_EVENT_LOOP(record_loop, posix_trace_event, id, PAYLOAD, now_ns)
 
 /* The same, calling the function itself rather than through <trace.h>'s
  * inline test: what a call costs when the caller cannot inline it (a
  * function pointer, a language binding, POSIXTRACE_NO_INLINE). */
-static double call_loop(uint64_t n)
-{
-	unsigned char buf[PAYLOAD] = { 0 };
-	double t0 = now_ns();
-
-	for (uint64_t i = 0; i < n; i++) {
-		buf[0] = (unsigned char)i;
-		(posix_trace_event)(id, buf, PAYLOAD);
-	}
-	return (now_ns() - t0) / (double)n;
-}
+BENCH_EVENT_LOOP(call_loop, (posix_trace_event), id, PAYLOAD, now_ns)
 
 /* ------------------------------------------------------------ baselines */
 
 /* The same loop into the floor (bench_util.h): a minimal per-thread ring. */
-static double floor_loop(uint64_t n)
-{
-	unsigned char buf[PAYLOAD] = { 0 };
-	double t0 = now_ns();
-
-	for (uint64_t i = 0; i < n; i++) {
-		buf[0] = (unsigned char)i;
-		bench_floor_event(id, buf, PAYLOAD);
-	}
-	return (now_ns() - t0) / (double)n;
-}
+BENCH_EVENT_LOOP(floor_loop, bench_floor_event, id, PAYLOAD, now_ns)
 
 /* The same loop calling an empty function the compiler cannot inline:
  * the floor under "no stream" (a call, a return, the loop itself). */
@@ -108,17 +78,7 @@ __attribute__((noinline)) static void empty_call(trace_event_id_t e, const void 
 	__asm__ volatile("" : : "r"(e), "r"(p), "r"(n) : "memory");
 }
 
-static double empty_loop(uint64_t n)
-{
-	unsigned char buf[PAYLOAD] = { 0 };
-	double t0 = now_ns();
-
-	for (uint64_t i = 0; i < n; i++) {
-		buf[0] = (unsigned char)i;
-		empty_call(id, buf, PAYLOAD);
-	}
-	return (now_ns() - t0) / (double)n;
-}
+BENCH_EVENT_LOOP(empty_loop, empty_call, id, PAYLOAD, now_ns)
 
 /* How well this machine runs two CPU-bound threads at once: a dependent
  * multiply chain, alone and then on two threads.  Returns the ratio of
@@ -481,7 +441,7 @@ int main(void)
 	posix_trace_attr_destroy(&attr);
 	double hist8 = loop_bytes_per_event(4u << 20);
 	double one_rate = 1e9 / one;
-	double floor_ns = bench_loop(empty_loop, N_EVENTS);
+	double empty_ns = bench_loop(empty_loop, N_EVENTS);
 	double scaling = machine_scaling(alu_ns);
 	double tsc_scaling = machine_scaling(tsc_ns);
 
@@ -490,8 +450,8 @@ int main(void)
 	       sysconf(_SC_NPROCESSORS_ONLN), PAYLOAD, REPS, (unsigned long long)N_EVENTS);
 	printf("| case | ns/event | Mevents/s |\n");
 	printf("|---|---:|---:|\n");
-	printf("| baseline: the same loop calling an empty function | %.2f | %.1f |\n", floor_ns,
-	       1e3 / floor_ns);
+	printf("| baseline: the same loop calling an empty function | %.2f | %.1f |\n", empty_ns,
+	       1e3 / empty_ns);
 	printf("| no stream (the inline test in <trace.h>) | %.2f | %.1f |\n", none, 1e3 / none);
 	printf("| no stream, the function called: (posix_trace_event)(...) | %.2f | %.1f |\n",
 	       none_call, 1e3 / none_call);
@@ -517,7 +477,7 @@ int main(void)
 	printf("- the timestamp instruction alone: %.2f ns, and two threads reading it run at "
 	       "%.2fx one thread\n", tsc_cost, tsc_scaling);
 	printf("- no stream: the inline test costs %.2f ns; the function called costs %.2f ns "
-	       "over an empty function call\n", none, none_call - floor_ns);
+	       "over an empty function call\n", none, none_call - empty_ns);
 	printf("- the concurrent reader took %.0f%% of the events recorded meanwhile\n",
 	       drained * 100);
 	printf("- a reader alongside / the flight recorder alone: %.2f (trygetnext, spinning), "

@@ -40,6 +40,21 @@ static inline double bench_cpu_us(void)
 	return (double)t.tv_sec * 1e6 + (double)t.tv_nsec / 1e3;
 }
 
+/* A function `name` timing n events through call(id, buf, len), one byte
+ * of the payload changed per event so the call cannot be hoisted: ns per
+ * event by the clock now_ns() (ns). */
+#define BENCH_EVENT_LOOP(name, call, id, len, now_ns)                                     \
+	static double name(uint64_t n)                                                     \
+	{                                                                                  \
+		unsigned char buf[len] = { 0 };                                            \
+		double t0 = now_ns();                                                      \
+		for (uint64_t i = 0; i < n; i++) {                                         \
+			buf[0] = (unsigned char)i;                                         \
+			call(id, buf, len);                                                \
+		}                                                                          \
+		return (now_ns() - t0) / (double)n;                                        \
+	}
+
 static inline int bench_cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
