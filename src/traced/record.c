@@ -217,6 +217,26 @@ __attribute__((noinline, cold)) static void record_wake(struct pt_view *sl)
 	pt_leave(0);
 }
 
+/* The clock the fast path reads, clk being pt_clock_tsc's value for the
+ * copy of the path (below) that reads it: the TSC with rdtsc, or rdtscp
+ * (ordered), inline, with no call that would need registers saved; else
+ * CLOCK_MONOTONIC through the vDSO.  A copy for each, so that the default
+ * pays for no test of the others. */
+static inline uint64_t fast_now(int clk)
+{
+#if PT_HAVE_TSC
+	unsigned aux;
+	if (clk == PT_TSC_FAST)
+		return __rdtsc();
+	if (clk == PT_TSC_ORDERED)
+		return __rdtscp(&aux);
+#endif
+	(void)clk;
+	return pt_mono_ns();
+}
+static void record_other_clock(trace_event_id_t id, const void *data, size_t len,
+                               struct pt_ctl *c, uintptr_t addr, int clk);
+
 /* An event wanted by a running stream here, its id in range: the common
  * case, written straight through in one frame whose only calls are tail
  * calls.  The thread not inside posix_trace_event already (nesting level
@@ -232,19 +252,17 @@ __attribute__((noinline, cold)) static void record_wake(struct pt_view *sl)
  * chunk's geometry is the view's, checked when the segment was attached
  * and the chunk taken.  (Measured piece by piece against a minimal ring:
  * bench/ablate.c, docs/performance.md.) */
-/* the clock the fast path reads inline: the TSC where it is the clock (no
- * call that would need registers saved), else pt_now() */
-#if PT_HAVE_TSC
-#define FAST_CLOCK (pt_clock_tsc == PT_TSC_FAST)
-#else
-#define FAST_CLOCK 1
-#endif
-__attribute__((noinline)) static void record_event(trace_event_id_t id, const void *data,
-                                                  size_t len, struct pt_ctl *c, uintptr_t addr)
+__attribute__((always_inline)) static inline void record_event(trace_event_id_t id,
+                                                               const void *data, size_t len,
+                                                               struct pt_ctl *c, uintptr_t addr,
+                                                               int clk)
 {
+	if (PT_UNLIKELY(pt_clock_tsc != clk)) {
+		record_other_clock(id, data, len, c, addr, clk);
+		return;
+	}
 	if (PT_UNLIKELY(pt_thread_index == 0 ||
-	                atomic_load_explicit(&pt_nest, memory_order_relaxed) != 0 || !data ||
-	                !FAST_CLOCK))
+	                atomic_load_explicit(&pt_nest, memory_order_relaxed) != 0 || !data))
 		goto general;
 	atomic_store_explicit(&pt_nest, 1, memory_order_relaxed);
 	atomic_signal_fence(memory_order_seq_cst);
@@ -263,11 +281,7 @@ __attribute__((noinline)) static void record_event(trace_event_id_t id, const vo
 		goto done;
 	/* the timestamp as soon as the event is known to be recorded: the
 	 * rest does not wait for it */
-#if PT_HAVE_TSC
-	uint64_t ts = __rdtsc();
-#else
-	uint64_t ts = pt_now();
-#endif
+	uint64_t ts = fast_now(clk);
 	uint32_t n = (uint32_t)len;
 	unsigned wide = addr != tw->addr;
 	uint32_t rec = PT_REC_BYTES(n, wide);
@@ -301,6 +315,45 @@ general:
 	record_general(id, data, len, (void *)addr);
 }
 
+__attribute__((noinline)) static void record_event_tsc(trace_event_id_t id, const void *data,
+                                                      size_t len, struct pt_ctl *c,
+                                                      uintptr_t addr)
+{
+	record_event(id, data, len, c, addr, PT_TSC_FAST);
+}
+
+__attribute__((noinline)) static void record_event_ordered(trace_event_id_t id,
+                                                          const void *data, size_t len,
+                                                          struct pt_ctl *c, uintptr_t addr)
+{
+	record_event(id, data, len, c, addr, PT_TSC_ORDERED);
+}
+
+__attribute__((noinline)) static void record_event_mono(trace_event_id_t id, const void *data,
+                                                       size_t len, struct pt_ctl *c,
+                                                       uintptr_t addr)
+{
+	record_event(id, data, len, c, addr, 0);
+}
+
+/* Not the clock of the copy that was called (clk): the right copy's. */
+__attribute__((noinline, cold)) static void record_other_clock(trace_event_id_t id,
+                                                               const void *data, size_t len,
+                                                               struct pt_ctl *c,
+                                                               uintptr_t addr, int clk)
+{
+	int now = pt_clock_tsc;
+
+	if (now == clk) /* (it cannot change once set: clock.c) */
+		record_general(id, data, len, (void *)addr);
+	else if (now == PT_TSC_FAST)
+		record_event_tsc(id, data, len, c, addr);
+	else if (now == PT_TSC_ORDERED)
+		record_event_ordered(id, data, len, c, addr);
+	else
+		record_event_mono(id, data, len, c, addr);
+}
+
 PT_API void posix_trace_event(trace_event_id_t id, const void *restrict data, size_t len)
 {
 	/* <trace.h>'s test again, for callers that did not make it: is id
@@ -311,7 +364,7 @@ PT_API void posix_trace_event(trace_event_id_t id, const void *restrict data, si
 		return;
 	if (id - PT_SYS_IDS >= PT_NIDS - PT_SYS_IDS)
 		return; /* system ids cannot be forged; others are out of range */
-	record_event(id, data, len, c, (uintptr_t)__builtin_return_address(0));
+	record_event_tsc(id, data, len, c, (uintptr_t)__builtin_return_address(0));
 }
 
 /* A control function records a system event (START, STOP, FILTER) through
