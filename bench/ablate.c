@@ -29,7 +29,9 @@
  * alternated (A/B/A/B, RUNS pairs of N events), so the machine's drift
  * falls on both; the table gives the median over pairs of the difference
  * and its spread.  "all" is the floor with every step, against which the
- * library's own recorder (a running LOOP stream) is set the same way.
+ * library's own recorder (a running LOOP stream) is set the same way; the
+ * rows marked "+" add the steps one after another, in the library's
+ * order, to show where the timestamp's latency stops hiding them.
  * Timed in the thread's CPU time; single-threaded; run it pinned
  * (taskset -c 1) when the machine is quietest.
  */
@@ -234,6 +236,14 @@ VARIANT(waiters, S_WAITERS)
 VARIANT(book, S_BOOK)
 VARIANT(saves, S_SAVES)
 VARIANT(all, S_ALL)
+/* the steps one after another, in the library's order */
+VARIANT(c2, S_INLINE | S_CHAIN)
+VARIANT(c3, S_INLINE | S_CHAIN | S_NEST)
+VARIANT(c4, S_INLINE | S_CHAIN | S_NEST | S_LOADS)
+VARIANT(c5, S_INLINE | S_CHAIN | S_NEST | S_LOADS | S_FILTER)
+VARIANT(c6, S_INLINE | S_CHAIN | S_NEST | S_LOADS | S_FILTER | S_COMMIT)
+VARIANT(c7, S_INLINE | S_CHAIN | S_NEST | S_LOADS | S_FILTER | S_COMMIT | S_WAITERS)
+VARIANT(c8, S_ALL & ~S_SAVES)
 
 static double cpu_ns(void)
 {
@@ -248,7 +258,7 @@ struct row {
 	double (*loop)(uint64_t);
 	double (*base)(uint64_t);
 };
-static double row_ns[16][RUNS], row_diff[16][RUNS]; /* per row: its time, B - A */
+static double row_ns[24][RUNS], row_diff[24][RUNS]; /* per row: its time, B - A */
 
 static void die(const char *what, int rc)
 {
@@ -299,7 +309,14 @@ int main(void)
 		{ "book", "the writer's bookkeeping (struct pt_tw's checks and updates)", loop_book,
 		  loop_floor },
 		{ "saves", "five callee-saved registers saved and restored", loop_saves, loop_floor },
-		{ "all", "every step above", loop_all, loop_floor },
+		{ "+chain", "one after another: inline, chain", loop_c2, loop_floor },
+		{ "+nest", "... and nest", loop_c3, loop_floor },
+		{ "+loads", "... and loads", loop_c4, loop_floor },
+		{ "+filter", "... and filter", loop_c5, loop_floor },
+		{ "+commit", "... and commit", loop_c6, loop_floor },
+		{ "+waiters", "... and waiters", loop_c7, loop_floor },
+		{ "+book", "... and book", loop_c8, loop_floor },
+		{ "all", "every step (... and saves)", loop_all, loop_floor },
 		{ "recorder", "the library: posix_trace_event into a LOOP stream", loop_recorder,
 		  loop_floor },
 		{ "rec-all", "the library over the model with every step", loop_recorder, loop_all },
