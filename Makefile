@@ -81,6 +81,9 @@ $(BUILD)/tests/%: tests/%.c $(wildcard tests/*.h) $(STATIC)
 	$(CC) $(ALLCFLAGS) -Itests -DPT_BUILD_DIR='"$(abspath $(BUILD))"' \
 	  -DPT_TEST_CC='"$(CC)"' -DPT_TEST_SANFLAGS='"$(SANFLAGS)"' $< -o $@ $(STATIC) $(LDLIBS) -ldl
 
+# cli_perfetto also checks the Perfetto writer on its own: it includes it
+$(BUILD)/tests/cli_perfetto: cli/export_perfetto.c cli/protobuf.c cli/perfetto.h cli/protobuf.h
+
 # <trace.h> must also be valid C++ and pedantic C99
 $(BUILD)/header-ok: include/trace.h
 	@mkdir -p $(dir $@)
@@ -95,7 +98,7 @@ $(BUILD)/examples/%: examples/%.c $(STATIC)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALLCFLAGS) $< -o $@ $(STATIC) $(LDLIBS)
 
-$(BUILD)/cli/%.o: cli/%.c cli/cli.h include/trace.h src/ext.h
+$(BUILD)/cli/%.o: cli/%.c $(wildcard cli/*.h) include/trace.h src/ext.h
 	@mkdir -p $(dir $@)
 	$(CC) $(ALLCFLAGS) $(CLI_DEFS) -c $< -o $@
 
@@ -120,7 +123,7 @@ check: $(TESTS) $(SHARED) $(BUILD)/header-ok $(CLI) $(EXAMPLES)
 # timing STRESS_REPEAT times in a row (a test that fails once fails stress)
 STRESS_GOLDEN ?= 50
 STRESS_REPEAT ?= 10
-STRESS_TESTS := autoshutdown cli_live cli_record cli_tty clock_order concurrent_reader exec_trace fault_fork \
+STRESS_TESTS := autoshutdown cli_live cli_record cli_relayd cli_tty clock_order concurrent_reader exec_trace fault_fork \
                 fault_kill fault_signals \
                 getnext_wait hostile hostile_remote inherit inherit_tree log_crash log_fastpath log_merge \
                 log_flusher loss_count \
@@ -203,6 +206,8 @@ clean:
 #                    a hostile traced process writes over (fuzz/stream_fuzz.c;
 #                    the whole library, built with its clock and thread ids
 #                    redirected to the target so that runs are deterministic)
+#   relayd_fuzz      the relay's replies and the --relayd URL, as
+#                    `record --relayd` parses them (cli/relayd_proto.c)
 #   make fuzz        build them in $(BUILD)/fuzz/
 #   make fuzz-run    each of FUZZ_TARGETS for FUZZ_SECONDS.  New inputs go to
 #                    $(BUILD)/fuzz/corpus-<target>, which is kept from run to
@@ -216,16 +221,17 @@ clean:
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_MAX_LEN ?= 8192
-FUZZ_TARGETS ?= log_fuzz log_fuzz_nocrc stream_fuzz
+FUZZ_TARGETS ?= log_fuzz log_fuzz_nocrc stream_fuzz relayd_fuzz
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_CFLAGS  := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O1 -Iinclude -Isrc \
                 -fsanitize=fuzzer $(FUZZ_SAN)
-FUZZ_SRC     := fuzz/log_fuzz.c src/log/logread.c src/log/logiter.c
+FUZZ_SRC     := fuzz/log_fuzz.c src/log/logread.c src/log/logiter.c src/log/logsum.c
 FUZZ_DEPS    := $(FUZZ_SRC) src/log/logfmt.h src/shm/layout.h include/trace.h
 # the committed corpus of each target
 FUZZ_CORPUS_log_fuzz       := fuzz/corpus
 FUZZ_CORPUS_log_fuzz_nocrc := fuzz/corpus
 FUZZ_CORPUS_stream_fuzz    := fuzz/corpus-stream
+FUZZ_CORPUS_relayd_fuzz    := fuzz/corpus-relayd
 # the library for stream_fuzz: coverage-instrumented, sanitized, and with
 # its clock and thread ids taken from the target
 FUZZ_LIB_OBJ := $(LIB_SRC:src/%.c=$(BUILD)/fuzz/obj/%.o)
@@ -254,6 +260,10 @@ $(BUILD)/fuzz/stream_fuzz: fuzz/stream_fuzz.c $(FUZZ_LIB_OBJ)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) fuzz/stream_fuzz.c $(FUZZ_LIB_OBJ) -o $@ -lpthread
 
+$(BUILD)/fuzz/relayd_fuzz: fuzz/relayd_fuzz.c cli/relayd_proto.c cli/relay.h
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) fuzz/relayd_fuzz.c cli/relayd_proto.c -o $@
+
 fuzz-run: fuzz
 	@$(foreach f,$(FUZZ_TARGETS),\
 	  work=$(BUILD)/fuzz/corpus-$(f) && mkdir -p $$work && \
@@ -270,9 +280,9 @@ fuzz-merge: fuzz
 	    $(FUZZ_CORPUS_$(f)) $$work 2>$(BUILD)/fuzz/merge-$(f).log && \
 	  echo "fuzz-merge: $(f): $(FUZZ_CORPUS_$(f)) now $$($(call fuzz_size,$(FUZZ_CORPUS_$(f))))" &&) true
 
-$(BUILD)/fuzz/gen_seeds: fuzz/gen_seeds.c src/log/logwrite.c src/log/logwio.c src/log/logfmt.h src/shm/layout.h
+$(BUILD)/fuzz/gen_seeds: fuzz/gen_seeds.c $(wildcard src/log/*.c) src/log/logfmt.h src/shm/layout.h
 	@mkdir -p $(dir $@)
-	$(CC) $(ALLCFLAGS) -Isrc fuzz/gen_seeds.c src/log/logwrite.c src/log/logwio.c -o $@
+	$(CC) $(ALLCFLAGS) -Isrc fuzz/gen_seeds.c $(wildcard src/log/*.c) -o $@
 
 fuzz-seeds: $(BUILD)/fuzz/gen_seeds
 	@mkdir -p fuzz/corpus fuzz/corpus-stream

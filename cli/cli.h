@@ -43,6 +43,24 @@ void progress_end(struct progress *p);
 int create_output(const char *path, int force);
 int create_private_output(const char *path, int force); /* mode 0600 */
 
+/* ------------------------------------------------------------ when.c */
+/* A time in a trace: seconds since its first event ("1.5", "250ms",
+ * "20us"), an absolute UTC time ("2026-11-27T15:04:05.5Z") or epoch
+ * seconds ("@1764255845.5").  0, or -1 if s is none of these. */
+struct when { int absolute; uint64_t ns; };
+int parse_when(const char *s, struct when *w);
+uint64_t when_ns(const struct when *w, uint64_t t0);  /* ns since the epoch */
+
+/* ------------------------------------------------------------ hist.c */
+/* A histogram of durations (HdrHistogram-like): quantiles within 0.4%
+ * of the true value, min and max exact; memory bounded whatever the
+ * count (at most HIST_ROWS rows of 1 KiB).  Zero-initialize to start. */
+#define HIST_ROWS 57
+struct hist { uint64_t n, min, max; double sum; uint64_t *row[HIST_ROWS]; };
+int hist_add(struct hist *h, uint64_t v);           /* 0, -1 out of memory */
+uint64_t hist_quantile(const struct hist *h, double q); /* q in [0, 1] */
+void hist_free(struct hist *h);
+
 /* ------------------------------------------------------------ names.c */
 const char *system_event_name(unsigned id);     /* NULL for user ids */
 int system_event_id(const char *name, trace_event_id_t *id);
@@ -51,60 +69,88 @@ const char *policy_name(int policy);
 int parse_policy(const char *s, int log, int *out);
 
 /* ------------------------------------------------------------ tlog.c */
+/* A trace read as a stream of events, one at a time (a log, or a live
+ * stream), with tables that grow as processes, threads and event types
+ * appear, and totals at the end.  Memory is bounded by processes,
+ * threads, types and loaded objects, never by events. */
 struct tev {
 	uint64_t ts;          /* ns since the epoch (CLOCK_REALTIME) */
 	uint64_t addr;        /* posix_prog_address */
-	uint64_t data;        /* offset of the payload in tlog.data */
-	uint32_t len;         /* payload bytes kept */
+	const unsigned char *data; /* the payload, valid until the next event is read */
+	uint32_t len;         /* payload bytes */
 	uint32_t thread;      /* index in tlog.th */
 	uint16_t id;
 	uint8_t trunc;        /* posix_truncation_status */
-	uint8_t pad_;
+	uint64_t lost;        /* a RESUME with a count: the events its gap lost; else UINT64_MAX */
+	uint64_t n;           /* its place in the trace: 0 for the first event */
 };
-struct tthread { int32_t pid; uint64_t tid; unsigned idx; uint32_t proc; uint64_t count; };
+struct tthread { int32_t pid; uint64_t tid; unsigned idx; uint32_t proc; uint64_t count, first, last; };
 struct tproc { int32_t pid; unsigned nthreads; uint64_t count, first, last; };
-struct tgap { size_t ev; uint64_t lost; }; /* a RESUME (index in tlog.ev), its gap's count */
 struct tlog {
 	const char *path;
 	trace_attr_t attr;
 	struct posix_trace_status_info st;
-	struct tev *ev;
-	size_t nev, cap;
-	unsigned char *data;
-	size_t ndata, dcap;
 	char *names[PT_NIDS];          /* from the log; NULL when unnamed */
 	uint64_t count[PT_NIDS];       /* events per type */
+	uint64_t tfirst[PT_NIDS], tlast[PT_NIDS]; /* per type: first and last timestamp */
 	int listed[PT_NIDS];           /* in the log's event-type list */
-	struct tthread *th;
+	struct tthread *th;            /* in order of first event */
 	size_t nth;
-	struct tproc *pr;
+	struct tproc *pr;              /* sorted by pid once the totals are known */
 	size_t npr;
+	uint64_t nev;                  /* events read */
+	uint64_t first, last;          /* smallest and largest timestamp */
 	uint64_t overflows, errors;    /* OVERFLOW and ERROR events */
-	/* lost events (losses.c): per gap, and in all */
-	struct tgap *gaps;             /* counted RESUMEs, by event index */
-	size_t ngaps, gcap;
+	/* lost events (losses.c) */
+	uint64_t ngaps;                /* counted RESUMEs */
 	uint64_t lost_at;              /* the stream's count at the last counted RESUME */
 	uint64_t lost_stream;          /* events the stream lost: final, or at least */
 	int lost_final;                /* lost_stream is the final count (END block) */
 	uint64_t log_overwritten, log_dropped; /* lost by the log itself */
-	/* a log that is not whole (tlog_load) */
+	/* a log that is not whole */
 	int unfinished;                /* no final status (END block): cut short */
 	uint64_t damaged;              /* stretches that could not be read */
 	long long file_size;
 	/* the map of loaded code the log carries (ext.h's struct pt_ext_obj) */
 	struct pt_ext_obj *objs;
 	size_t nobjs;
-	void *hash_;                   /* (pid, tid) -> thread index, while loading */
+	/* reading (tlog.c) */
+	int totals;                    /* the tables hold the whole trace: later passes count nothing */
+	int summary;                   /* they come from the log's summary, not from reading it */
+	trace_id_t trid_;
+	int fd_, open_;
+	unsigned char *buf_;
+	uint64_t pass_n_;              /* events read in this pass */
+	uint64_t pass_at_;             /* this pass's loss count at the last RESUME */
+	void *hash_;                   /* (pid, tid) -> thread index */
+	uint32_t last_th_;             /* the thread of the last event */
 	size_t hcap_;
 };
+/* A log: tlog_open() reads its attributes, names and map of loaded code;
+ * tlog_next() gives its events one by one (1, or 0 at the end, -1 after
+ * a message); tlog_end() after the last notes the final counts.
+ * tlog_scan() reads the whole log for its totals and goes back to its
+ * start: the next pass gives the same events and thread numbers and
+ * leaves the totals alone.  tlog_load() = tlog_open() + the totals: from
+ * the summary the log carries (format 5), else tlog_scan(). */
+int tlog_open(struct tlog *l, const char *path);   /* 0, or 1 with a message */
+int tlog_next(struct tlog *l, struct tev *e);
+int tlog_scan(struct tlog *l);                     /* 0, or 1 with a message */
+/* After the totals: the next event is the first of the log's first block
+ * that may hold one stamped at or after ts (events before ts may follow,
+ * none at or after it is skipped).  0, or 1 with a message. */
+int tlog_seek(struct tlog *l, uint64_t ts);
 int tlog_load(struct tlog *l, const char *path);   /* 0, or 1 with a message */
+/* The totals only, from the log's summary when it has one (no events
+ * read: l->summary), else by reading it (tlog_load). */
+int tlog_totals(struct tlog *l, const char *path);
 void tlog_free(struct tlog *l);
 const char *tlog_name(const struct tlog *l, unsigned id, char *buf, size_t cap);
-const struct tproc *tlog_proc(const struct tlog *l, int32_t pid);
-/* Incremental use (live): */
+const struct tproc *tlog_proc(const struct tlog *l, int32_t pid); /* after the totals */
+/* Incremental use (live): each event read from trid becomes e. */
 void tlog_init(struct tlog *l);
-int tlog_add(struct tlog *l, const struct posix_trace_event_info *ev, const void *data,
-             size_t len);
+int tlog_add(struct tlog *l, trace_id_t trid, const struct posix_trace_event_info *ev,
+             const void *data, size_t len, struct tev *e);
 void tlog_finish(struct tlog *l);   /* per-process tables, sorted by pid */
 /* What a log that is not whole lacks: tlog_unfinished is the text for
  * l->unfinished, tlog_damage_text() the words after l->damaged's count;
@@ -114,11 +160,11 @@ void tlog_damage_text(const struct tlog *l, char *buf, size_t cap); /* after the
 void tlog_warn(const struct tlog *l);
 
 /* ------------------------------------------------------------ losses.c */
-/* After tlog_add() of event ev from trace id trid: its loss count, if it
- * is a RESUME that has one.  After the last event: the totals. */
-int tlog_note_loss(struct tlog *l, trace_id_t trid, const struct posix_trace_event_info *ev);
+/* After tlog_add() of event ev from trace id trid: the events its gap
+ * lost if it is a RESUME that says, else UINT64_MAX.  After the last
+ * event: the totals. */
+uint64_t tlog_note_loss(struct tlog *l, trace_id_t trid, const struct posix_trace_event_info *ev);
 void tlog_note_totals(struct tlog *l, trace_id_t trid);
-uint64_t tlog_gap_lost(const struct tlog *l, size_t ev);   /* UINT64_MAX: not known */
 uint64_t tlog_lost_total(const struct tlog *l);            /* stream and log */
 int tlog_lost_any(const struct tlog *l);
 /* "1234 events lost in 3 gaps in the stream, ..." or "no events lost" */
@@ -197,8 +243,9 @@ int signals_take(int timeout_ms, int *from_tty);  /* a signal, or 0 */
 void print_summary(FILE *f, const char *log_path, pid_t root);
 
 /* ------------------------------------------------------------ export_*.c */
-int export_chrome(const struct tlog *l, struct symz *z, FILE *out);
-int export_html(const struct tlog *l, struct symz *z, FILE *out);
-int export_ctf(const struct tlog *l, struct symz *z, const char *dir, int force);
+/* Each reads the events of l (its totals known: tlog_load) in one pass. */
+int export_chrome(struct tlog *l, struct symz *z, FILE *out);
+int export_html(struct tlog *l, struct symz *z, FILE *out);
+int export_ctf(struct tlog *l, struct symz *z, const char *dir, int force);
 
 #endif

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "cli.h"
+#include "perfetto.h"
 
 static const char help[] =
 "usage: posixtrace export --format FORMAT FILE [-o OUT] [--force]\n"
@@ -22,11 +23,16 @@ static const char help[] =
 "  ctf      a CTF 1.8 trace directory (metadata + one stream file) for\n"
 "           babeltrace2 and Trace Compass; each event's address also as\n"
 "           function+offset (file:line) in its field `symbol`\n"
+"  perfetto Perfetto's protobuf trace (.pftrace) for ui.perfetto.dev and\n"
+"           trace_processor: a track per process and thread, an instant per\n"
+"           event with its payload and symbol as arguments, lost events\n"
 "\n"
-"  -f, --format FORMAT   chrome, html or ctf\n"
-"  -o, --output OUT      default: FILE with .json, .html or .ctf instead of .ptlog\n"
+"  -f, --format FORMAT   chrome, html, ctf or perfetto\n"
+"  -o, --output OUT      default: FILE with .json, .html, .ctf or .pftrace\n"
+"                        instead of .ptlog\n"
 "      --force           replace OUT if it exists\n"
-"      --raw-addresses   do not symbolize addresses (ctf: no symbol field)\n"
+"      --raw-addresses   do not symbolize addresses (ctf: no symbol field;\n"
+"                        perfetto: the address in hex is the symbol)\n"
 "  -h, --help            this help\n";
 
 static char *default_out(const char *in, const char *ext)
@@ -39,6 +45,59 @@ static char *default_out(const char *in, const char *ext)
 	memcpy(s, in, (size_t)(dot - in));
 	strcpy(s + (dot - in), ext);
 	return s;
+}
+
+/* The log through the Perfetto writer (perfetto.h), event by event as
+ * it is read.  -1 with errno: writing failed; 1: reading did (said). */
+static int export_perfetto(struct tlog *l, struct symz *z, FILE *f)
+{
+	char tmp[32], raw[32], text[512];
+	uint64_t lost = 0, last = 0;
+	struct pf *w = pf_open(f);
+	struct progress p;
+	struct tev ev;
+	const struct tev *e = &ev;
+	int r = 0;
+
+	for (size_t i = 0; w && i < l->npr; i++) {
+		const char *exe = z && l->pr[i].pid ? symz_exe(z, l->pr[i].pid) : NULL;
+		pf_process(w, l->pr[i].pid, exe && strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe, 0);
+	}
+	for (size_t i = 0; w && i < l->nth; i++)
+		pf_thread(w, l->th[i].pid, l->th[i].tid, l->th[i].idx, NULL);
+	progress_begin(&p, "export perfetto", l->nev);
+	while (w && (r = tlog_next(l, &ev)) > 0) {
+		const struct tthread *th = &l->th[e->thread];
+		const void *d = e->data;
+		size_t len = e->len;
+		raw[0] = 0;
+		if (e->addr && !z)
+			snprintf(raw, sizeof raw, "0x%llx", (unsigned long long)e->addr);
+		if (e->id < 16 && e->id != POSIX_TRACE_UNNAMED_USEREVENT) { /* decoded, as show does */
+			fmt_event_data(text, sizeof text, l, e);
+			d = text;
+			len = strlen(text);
+		}
+		pf_event(w, th->pid, th->tid, e->ts, e->id, tlog_name(l, e->id, tmp, sizeof tmp),
+		         z && e->addr ? symz_lookup(z, th->pid, e->ts, e->addr) : raw, d, len,
+		         e->trunc == POSIX_TRACE_TRUNCATED_RECORD ? PF_TRUNCATED : 0);
+		if (e->id == POSIX_TRACE_RESUME && e->lost && e->lost != UINT64_MAX) {
+			pf_loss(w, th->pid, th->tid, e->ts, e->lost);
+			lost += e->lost;
+		}
+		last = e->ts > last ? e->ts : last;
+		if ((e->n & 1023) == 0)
+			progress_update(&p, e->n);
+	}
+	progress_end(&p);
+	if (w && r == 0 && tlog_lost_total(l) > lost) /* not counted by a gap: at the end */
+		pf_loss(w, 0, 0, last, tlog_lost_total(l) - lost);
+	int rc = w ? pf_close(w) : ENOMEM;
+	if (r < 0)
+		return 1;
+	if (rc)
+		errno = rc;
+	return rc ? -1 : 0;
 }
 
 int cmd_export(int argc, char **argv)
@@ -67,16 +126,18 @@ int cmd_export(int argc, char **argv)
 		}
 	}
 	if (!fmt)
-		return usage_error("which format? --format chrome, html or ctf");
-	if (strcmp(fmt, "chrome") && strcmp(fmt, "html") && strcmp(fmt, "ctf"))
-		return usage_error("--format: '%s' is not chrome, html or ctf", fmt);
+		return usage_error("which format? --format chrome, html, ctf or perfetto");
+	if (strcmp(fmt, "chrome") && strcmp(fmt, "html") && strcmp(fmt, "ctf") &&
+	    strcmp(fmt, "perfetto"))
+		return usage_error("--format: '%s' is not chrome, html, ctf or perfetto", fmt);
 	if (optind != argc - 1)
 		return usage_error(optind >= argc ? "which log? give a FILE" : "one FILE at a time");
 	const char *in = argv[optind];
 	char *dflt = NULL;
 	if (!out)
 		out = dflt = default_out(in, !strcmp(fmt, "chrome") ? ".json"
-		                             : !strcmp(fmt, "html") ? ".html" : ".ctf");
+		                             : !strcmp(fmt, "html") ? ".html"
+		                             : !strcmp(fmt, "ctf") ? ".ctf" : ".pftrace");
 
 	struct tlog l;
 	if (tlog_load(&l, in)) {
@@ -94,9 +155,14 @@ int cmd_export(int argc, char **argv)
 		if (!f) {
 			rc = 1;
 		} else {
-			rc = !strcmp(fmt, "chrome") ? export_chrome(&l, z, f) : export_html(&l, z, f);
-			if (ferror(f) | fclose(f)) {
-				err_msg("writing %s: %s", out, strerror(errno));
+			rc = !strcmp(fmt, "chrome") ? export_chrome(&l, z, f)
+			     : !strcmp(fmt, "html") ? export_html(&l, z, f)
+			     : export_perfetto(&l, z, f);
+			int e = rc < 0 ? errno : 0; /* (perfetto: writing, or out of memory) */
+			if ((ferror(f) | fclose(f)) && !e)
+				e = errno;
+			if (rc < 0 || e) {
+				err_msg("writing %s: %s", out, strerror(e));
 				rc = 1;
 			}
 			if (rc)

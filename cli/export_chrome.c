@@ -1,56 +1,21 @@
 /*
  * export_chrome.c -- the log as Chrome Trace Event Format JSON (loads in
- * chrome://tracing and ui.perfetto.dev).
+ * chrome://tracing and ui.perfetto.dev), written event by event as the
+ * log is read.
  *
- * Every trace event is an instant event, thread scoped: {"ph":"i","s":"t"}
- * with "ts" in microseconds since the first event (nanosecond digits kept),
- * "pid", "tid" (the thread's index in its process), "cat" ("user" or
- * "posix_trace" for system events) and "args": the data as "text" or
- * "hex", its length, the address and its symbol.  Metadata events name
- * each process (its program) and thread.
+ * Every trace event is an instant event, thread scoped (the default
+ * scope): {"name":..,"ph":"i","ts":..,"pid":..,"tid":..} with "ts" in
+ * microseconds since the first event (nanosecond digits kept), "tid" the
+ * thread's index in its process, "cat":"posix_trace" for system events,
+ * "sf" the event's call site in "stackFrames" (its address as `show`
+ * symbolizes it, listed once at the end of the file), and "args": the
+ * data as "text" or "hex" (system events: decoded, as "text"), and
+ * "truncated":true when it was cut.  Metadata events name each process
+ * (its program) and thread.  About 100 bytes an event of 8-byte payload.
  */
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
-
-/* The payload, whole, as "text" or "hex" JSON members. */
-static void put_data(FILE *f, const struct tlog *l, const struct tev *e)
-{
-	const unsigned char *d = l->data + e->data;
-	char desc[512];
-	int text = 0;
-
-	fmt_data(desc, 2, d, e->len, e->len, &text);
-	if (e->id < 16 && e->id != POSIX_TRACE_UNNAMED_USEREVENT) {
-		fmt_event_data(desc, sizeof desc, l, e);
-		char *j = malloc(2 * sizeof desc + 8);
-		if (j) {
-			json_str(j, 2 * sizeof desc + 8, desc);
-			fprintf(f, ",\"text\":%s", j);
-			free(j);
-		}
-		return;
-	}
-	if (text) {
-		size_t n = e->len;
-		while (n && !d[n - 1])
-			n--;
-		char *s = malloc(n + 1), *j = malloc(6 * n + 8);
-		if (s && j) {
-			memcpy(s, d, n);
-			s[n] = 0;
-			json_str(j, 6 * n + 8, s);
-			fprintf(f, ",\"text\":%s", j);
-		}
-		free(s);
-		free(j);
-	} else if (e->len) {
-		fputs(",\"hex\":\"", f);
-		for (uint32_t i = 0; i < e->len; i++)
-			fprintf(f, "%02x", d[i]);
-		fputc('"', f);
-	}
-}
 
 static void label(char *out, size_t cap, struct symz *z, int32_t pid)
 {
@@ -65,21 +30,100 @@ static void label(char *out, size_t cap, struct symz *z, int32_t pid)
 		snprintf(out, cap, "pid %d", (int)pid);
 }
 
-int export_chrome(const struct tlog *l, struct symz *z, FILE *f)
-{
-	char name[TRACE_NAME_MAX] = "", buf[600], tmp[32], j[300];
-	struct progress p;
-	uint64_t t0 = l->nev ? l->ev[0].ts : 0;
+/* The call sites met: (pid, address) -> frame id, and each one's text;
+ * bounded by the code locations of the trace (at most FRAMES_MAX, then
+ * addresses go inline in "args"). */
+#define FRAMES_MAX (1u << 20)
+struct frame { int32_t pid; uint32_t id; uint64_t addr; };
+struct frames { struct frame *h; size_t cap, n; char **text; };
 
-	for (size_t i = 0; i < l->nev; i++)
-		t0 = l->ev[i].ts < t0 ? l->ev[i].ts : t0;
+static uint64_t fkey(int32_t pid, uint64_t addr)
+{
+	uint64_t h = addr * 0x9e3779b97f4a7c15ull ^ (uint64_t)(uint32_t)pid * 0xc2b2ae3d27d4eb4full;
+	return h ^ h >> 29;
+}
+
+/* The frame id of (pid, addr), made on first sight with text; 0 if none
+ * can be made. */
+static uint32_t frame_of(struct frames *fr, int32_t pid, uint64_t addr, const char *text)
+{
+	if ((fr->n + 1) * 2 > fr->cap) {
+		size_t ncap = fr->cap ? 2 * fr->cap : 1024;
+		struct frame *n = calloc(ncap, sizeof *n);
+		if (!n || fr->n >= FRAMES_MAX) {
+			free(n);
+			goto find;
+		}
+		for (size_t i = 0; i < fr->cap; i++)
+			if (fr->h[i].id) {
+				size_t j = fkey(fr->h[i].pid, fr->h[i].addr) & (ncap - 1);
+				while (n[j].id)
+					j = (j + 1) & (ncap - 1);
+				n[j] = fr->h[i];
+			}
+		free(fr->h);
+		fr->h = n;
+		fr->cap = ncap;
+		char **t = realloc(fr->text, (ncap / 2 + 1) * sizeof *t);
+		if (!t)
+			return 0;
+		fr->text = t;
+	}
+find:
+	if (!fr->cap)
+		return 0;
+	size_t j = fkey(pid, addr) & (fr->cap - 1);
+	for (; fr->h[j].id; j = (j + 1) & (fr->cap - 1))
+		if (fr->h[j].pid == pid && fr->h[j].addr == addr)
+			return fr->h[j].id;
+	if ((fr->n + 1) * 2 > fr->cap || !(fr->text[fr->n + 1] = strdup(text)))
+		return 0;
+	fr->h[j] = (struct frame){ pid, (uint32_t)++fr->n, addr };
+	return (uint32_t)fr->n;
+}
+
+static char *put_u(char *o, uint64_t v)
+{
+	char t[24];
+	int k = 0;
+	do
+		t[k++] = (char)('0' + v % 10);
+	while (v /= 10);
+	while (k)
+		*o++ = t[--k];
+	return o;
+}
+
+static char *put_s(char *o, const char *s)
+{
+	size_t n = strlen(s);
+	memcpy(o, s, n);
+	return o + n;
+}
+
+int export_chrome(struct tlog *l, struct symz *z, FILE *f)
+{
+	static const char hex[] = "0123456789abcdef";
+	char name[TRACE_NAME_MAX] = "", buf[600], tmp[32], j[300];
+	char *jname[PT_NIDS] = { NULL };
+	struct frames fr = { NULL, 0, 0, NULL };
+	struct progress p;
+	uint64_t t0 = l->first;
+	size_t cap = 2 * TRACE_DATA_MAX * 6 + 4096;
+	char *line = malloc(cap);
+
+	if (!line) {
+		err_msg("out of memory");
+		return 1;
+	}
 	posix_trace_attr_getname(&l->attr, name);
 	json_str(j, sizeof j, name);
 	fprintf(f, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"trace_name\":%s,", j);
 	json_str(j, sizeof j, l->path);
-	fprintf(f, "\"log\":%s,\"events\":%zu,\"lost\":%llu,\"lost_exact\":%s,\"gaps\":%llu},\n"
-	           "\"traceEvents\":[\n", j, l->nev, (unsigned long long)tlog_lost_total(l),
-	        l->lost_final ? "true" : "false", (unsigned long long)l->overflows);
+	fprintf(f, "\"log\":%s,\"events\":%llu,\"lost\":%llu,\"lost_exact\":%s,\"gaps\":%llu},\n"
+	           "\"traceEvents\":[\n", j, (unsigned long long)l->nev,
+	        (unsigned long long)tlog_lost_total(l), l->lost_final ? "true" : "false",
+	        (unsigned long long)l->overflows);
 	int first = 1;
 	for (size_t i = 0; i < l->npr; i++) {
 		label(buf, sizeof buf, z, l->pr[i].pid);
@@ -97,31 +141,106 @@ int export_chrome(const struct tlog *l, struct symz *z, FILE *f)
 		        (int)l->th[i].pid, l->th[i].idx, l->th[i].idx,
 		        (unsigned long long)l->th[i].tid);
 	progress_begin(&p, "export chrome", l->nev);
-	for (size_t i = 0; i < l->nev; i++) {
-		const struct tev *e = &l->ev[i];
+	struct tev ev;
+	const struct tev *e = &ev;
+	int r;
+	while ((r = tlog_next(l, &ev)) > 0) {
 		const struct tthread *th = &l->th[e->thread];
 		uint64_t rel = e->ts - t0;
-		json_str(j, sizeof j, tlog_name(l, e->id, tmp, sizeof tmp));
-		fprintf(f, ",\n{\"name\":%s,\"cat\":\"%s\",\"ph\":\"i\",\"s\":\"t\",\"ts\":%llu.%03llu,"
-		           "\"pid\":%d,\"tid\":%u,\"args\":{\"id\":%u,\"len\":%u",
-		        j, e->id < 16 && e->id != POSIX_TRACE_UNNAMED_USEREVENT ? "posix_trace" : "user",
-		        (unsigned long long)(rel / 1000), (unsigned long long)(rel % 1000),
-		        (int)th->pid, th->idx, e->id, e->len);
-		put_data(f, l, e);
-		if (e->trunc == POSIX_TRACE_TRUNCATED_RECORD)
-			fputs(",\"truncated\":true", f);
-		if (e->addr) {
-			fprintf(f, ",\"addr\":\"0x%llx\"", (unsigned long long)e->addr);
-			const char *s = z ? symz_lookup(z, th->pid, e->ts, e->addr) : "";
-			if (s[0] && strncmp(s, "0x", 2)) {
-				json_str(buf, sizeof buf, s);
-				fprintf(f, ",\"symbol\":%s", buf);
+		int sys = e->id < 16 && e->id != POSIX_TRACE_UNNAMED_USEREVENT;
+		char *o = line;
+		if (!jname[e->id]) {
+			json_str(j, sizeof j, tlog_name(l, e->id, tmp, sizeof tmp));
+			if (!(jname[e->id] = strdup(j))) {
+				r = -1;
+				break;
 			}
 		}
-		fputs("}}", f);
-		progress_update(&p, i);
+		o = put_s(o, ",\n{\"name\":");
+		o = put_s(o, jname[e->id]);
+		o = put_s(o, sys ? ",\"cat\":\"posix_trace\",\"ph\":\"i\",\"ts\":" : ",\"ph\":\"i\",\"ts\":");
+		o = put_u(o, rel / 1000);
+		*o++ = '.';
+		*o++ = (char)('0' + rel % 1000 / 100);
+		*o++ = (char)('0' + rel % 100 / 10);
+		*o++ = (char)('0' + rel % 10);
+		o = put_s(o, ",\"pid\":");
+		if (th->pid < 0)
+			*o++ = '-';
+		o = put_u(o, th->pid < 0 ? -(uint64_t)(int64_t)th->pid : (uint64_t)th->pid);
+		o = put_s(o, ",\"tid\":");
+		o = put_u(o, th->idx);
+		uint32_t sf = 0;
+		if (e->addr) {
+			const char *sym = z ? symz_lookup(z, th->pid, e->ts, e->addr) : "";
+			char raw[40];
+			if (!sym[0] || !strncmp(sym, "0x", 2)) {
+				snprintf(raw, sizeof raw, "0x%llx", (unsigned long long)e->addr);
+				sym = raw;
+			}
+			if ((sf = frame_of(&fr, th->pid, e->addr, sym)) != 0) {
+				o = put_s(o, ",\"sf\":");
+				o = put_u(o, sf);
+			}
+		}
+		int args = e->len || e->trunc == POSIX_TRACE_TRUNCATED_RECORD || (e->addr && !sf);
+		if (args) {
+			memcpy(o, ",\"args\":{", 9);
+			o += 9;
+			char *a0 = o;
+			int text = 0;
+			fmt_data(buf, 2, e->data, e->len, e->len, &text);
+			if (sys) {
+				fmt_event_data(buf, sizeof buf, l, e);
+				memcpy(o, "\"text\":", 7);
+				o += 7;
+				o += json_str(o, 2 * sizeof buf + 8, buf);
+			} else if (text) {
+				size_t n = e->len;
+				while (n && !e->data[n - 1])
+					n--;
+				char *sdup = malloc(n + 1);
+				if (sdup) {
+					memcpy(sdup, e->data, n);
+					sdup[n] = 0;
+					memcpy(o, "\"text\":", 7);
+					o += 7;
+					o += json_str(o, 6 * n + 8, sdup);
+					free(sdup);
+				}
+			} else if (e->len) {
+				memcpy(o, "\"hex\":\"", 7);
+				o += 7;
+				for (uint32_t i = 0; i < e->len; i++) {
+					*o++ = hex[e->data[i] >> 4];
+					*o++ = hex[e->data[i] & 15];
+				}
+				*o++ = '"';
+			}
+			if (e->trunc == POSIX_TRACE_TRUNCATED_RECORD)
+				o += sprintf(o, "%s\"truncated\":true", o > a0 ? "," : "");
+			if (e->addr && !sf)
+				o += sprintf(o, "%s\"addr\":\"0x%llx\"", o > a0 ? "," : "",
+				             (unsigned long long)e->addr);
+			*o++ = '}';
+		}
+		*o++ = '}';
+		fwrite(line, 1, (size_t)(o - line), f);
+		if ((e->n & 1023) == 0)
+			progress_update(&p, e->n);
 	}
-	fputs("\n]}\n", f);
+	fputs("\n],\n\"stackFrames\":{", f);
+	for (size_t i = 1; i <= fr.n; i++) {
+		json_str(buf, sizeof buf, fr.text[i]);
+		fprintf(f, "%s\n\"%zu\":{\"name\":%s}", i > 1 ? "," : "", i, buf);
+		free(fr.text[i]);
+	}
+	fputs("}}\n", f);
 	progress_end(&p);
-	return 0;
+	for (unsigned i = 0; i < PT_NIDS; i++)
+		free(jname[i]);
+	free(fr.h);
+	free(fr.text);
+	free(line);
+	return r < 0;
 }

@@ -1,7 +1,11 @@
 /*
  * export_ctf.c -- the log as a CTF 1.8 trace directory: `metadata` (TSDL
- * text) and one binary stream file, `stream_0`, little-endian, every
- * field byte aligned.
+ * text) and one binary stream file per thread of the trace, `stream_K`
+ * for the thread of index K (all of stream class 0), little-endian,
+ * every field byte aligned.  Written as the log is read: a thread's
+ * events are in time order in the log, so each stream is too, and
+ * babeltrace2 merges the streams by time; nothing is sorted or held but
+ * each stream's packet being built (64 KiB, less with many threads).
  *
  *   packet header   u32 magic 0xC1FC1FC1, u8 uuid[16], u32 stream_id
  *   packet context  u64 timestamp_begin, timestamp_end (clock values),
@@ -15,8 +19,12 @@
  *                   u32 payload_len, u8 payload[payload_len]
  *
  * The clock "realtime" counts nanoseconds (freq 1e9) from offset_s, the
- * second of the first event.  Events are written in timestamp order.  A
- * packet holds about 64 KiB of events; an OVERFLOW event starts a packet
+ * second of the first event.  A stream's clock never goes back: an event
+ * stamped before the one before it in its thread (a nested writer, a
+ * signal handler's) gets that one's time in the header (its fields keep
+ * nothing else of time).  A packet holds about 64 KiB of events; the
+ * losses are marked in the stream of the events the reader synthesizes
+ * (pid 0; one of its own if there are none).  An OVERFLOW event starts a packet
  * and the RESUME after it ends it, so that a reader places the loss
  * between the events around it.  events_discarded counts the events lost
  * so far: each gap adds its count (losses.c; one per gap for a log that
@@ -26,6 +34,7 @@
  * overwrote come before everything else, in the packet after it.  What the
  * final count adds beyond the gaps goes in an empty packet at the end.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -140,30 +149,56 @@ static int write_metadata(const struct tlog *l, FILE *f, const unsigned char *uu
 	return ferror(f) ? -1 : 0;
 }
 
-static const struct tlog *sort_log;
+/* One CTF stream per thread of the trace: a thread's events are in time
+ * order in the log, so each stream is written as the log is read, with
+ * no sorting (babeltrace2 merges the streams by time).  The loss stream
+ * is the one of the events the reader synthesizes (pid 0), or one of its
+ * own when the trace lost events but has none. */
+struct cstream {
+	struct buf b;
+	uint64_t tb, te, discarded;
+	int empty, made;
+};
 
-static int by_time(const void *a, const void *b)
-{
-	const struct tev *x = &sort_log->ev[*(const size_t *)a], *y = &sort_log->ev[*(const size_t *)b];
-	if (x->ts != y->ts)
-		return x->ts < y->ts ? -1 : 1;
-	return *(const size_t *)a < *(const size_t *)b ? -1 : 1;
-}
+struct cw {
+	struct cstream *s;
+	size_t n;
+	size_t loss;         /* index of the loss stream */
+	size_t nthreads;     /* threads the totals know: stream k is thread k */
+	size_t extra;        /* the stream of the events of any other thread */
+	size_t target;       /* packet size to aim at */
+	const char *dir;
+	const unsigned char *uuid;
+	uint64_t base;
+};
 
 /* Fill in the packet's header and context, write it, start the next. */
-static int flush_packet(struct buf *b, FILE *f, const unsigned char *uuid, uint64_t tb,
-                        uint64_t te, uint64_t discarded)
+static int flush_packet(struct cw *w, size_t k, uint64_t tb, uint64_t te)
 {
+	struct cstream *c = &w->s[k];
+	struct buf *b = &c->b;
+	char path[4200];
+
+	if (!b->p && put(b, (unsigned char[HDR_BYTES]){ 0 }, HDR_BYTES))
+		return -1;
 	le(b->p, CTF_MAGIC, 4);
-	memcpy(b->p + 4, uuid, 16);
+	memcpy(b->p + 4, w->uuid, 16);
 	le(b->p + 20, 0, 4);
 	le(b->p + 24, tb, 8);
 	le(b->p + 32, te, 8);
 	le(b->p + 40, (uint64_t)b->n * 8, 8);
 	le(b->p + 48, (uint64_t)b->n * 8, 8);
-	le(b->p + 56, discarded, 8);
-	int rc = fwrite(b->p, 1, b->n, f) == b->n ? 0 : -1;
+	le(b->p + 56, c->discarded, 8);
+	snprintf(path, sizeof path, "%s/stream_%zu", w->dir, k);
+	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | (c->made ? O_APPEND : O_TRUNC), 0644);
+	int rc = fd < 0 || write(fd, b->p, b->n) != (ssize_t)b->n ? -1 : 0;
+	if (fd >= 0 && close(fd))
+		rc = -1;
+	if (rc)
+		err_msg("writing %s: %s", path, strerror(errno));
+	c->made = 1;
 	b->n = HDR_BYTES;
+	c->empty = 1;
 	return rc;
 }
 
@@ -183,74 +218,109 @@ static int put_symbol(struct buf *b, struct symz *z, const struct tthread *th, c
 	return 0;
 }
 
-static int write_stream(const struct tlog *l, struct symz *z, FILE *f, const unsigned char *uuid,
-                        uint64_t base)
+static int write_event(struct cw *w, struct tlog *l, struct symz *z, const struct tev *e,
+                       int counted)
 {
-	struct buf b = { NULL, 0, 0 };
-	unsigned char zero[HDR_BYTES] = { 0 };
-	size_t *ord = malloc((l->nev + 1) * sizeof *ord);
-	uint64_t tb = 0, te = 0, discarded = 0;
-	struct progress p;
-	int rc = 0, empty = 1;
+	const struct tthread *th = &l->th[e->thread];
+	size_t k = e->thread < w->nthreads ? e->thread : w->extra;
+	struct cstream *c = &w->s[k];
+	struct buf *b = &c->b;
+	uint64_t t = e->ts >= w->base ? e->ts - w->base : 0;
 
-	if (!ord || put(&b, zero, HDR_BYTES)) {
-		free(ord);
+	if (!b->p && (put(b, (unsigned char[HDR_BYTES]){ 0 }, HDR_BYTES)))
 		return -1;
+	if (t < c->te) /* a stream's clock never goes back (a nested writer) */
+		t = c->te;
+	if (e->id == POSIX_TRACE_OVERFLOW && !c->empty && /* the loss in a packet of its own */
+	    flush_packet(w, k, c->tb, c->te))
+		return -1;
+	if (c->empty)
+		c->tb = t;
+	c->te = t;
+	c->empty = 0;
+	if (put_le(b, e->id, 4) || put_le(b, t, 8) || put_le(b, (uint32_t)th->pid, 4) ||
+	    put_le(b, th->tid, 8) || put_le(b, e->addr, 8) || (z && put_symbol(b, z, th, e)) ||
+	    put_le(b, e->len, 4) || put(b, e->data, e->len))
+		return -1;
+	if (e->id == POSIX_TRACE_OVERFLOW && !counted)
+		c->discarded++;
+	if (e->id == POSIX_TRACE_RESUME && counted)
+		c->discarded += e->lost != UINT64_MAX ? e->lost : 0;
+	if (b->n >= w->target || e->id == POSIX_TRACE_RESUME)
+		return flush_packet(w, k, c->tb, c->te);
+	return 0;
+}
+
+static int write_streams(struct tlog *l, struct symz *z, const char *dir,
+                         const unsigned char *uuid, uint64_t base)
+{
+	struct cw w = { .dir = dir, .uuid = uuid, .base = base, .loss = SIZE_MAX };
+	struct progress p;
+	struct tev e;
+	int rc = 0, r = 0, counted = l->ngaps || l->lost_final;
+
+	for (size_t i = 0; i < l->nth; i++)
+		if (l->th[i].pid == 0 && l->th[i].tid == 0)
+			w.loss = i;
+	/* (threads the totals did not know: events of a damaged stretch of a
+	 * log read through its summary, stamped by the reader, pid 0) */
+	w.nthreads = l->nth;
+	w.n = l->nth + (w.loss == SIZE_MAX);
+	if (w.loss == SIZE_MAX)
+		w.loss = l->nth;
+	w.extra = w.loss;
+	w.target = l->nth <= 256 ? PACKET_TARGET : (16u << 20) / l->nth;
+	w.target = w.target < 4096 ? 4096 : w.target;
+	if (!(w.s = calloc(w.n + 1, sizeof *w.s)))
+		return -1;
+	for (size_t i = 0; i < w.n; i++)
+		w.s[i].empty = 1;
+	uint64_t t0 = l->first >= base ? l->first - base : 0;
+	uint64_t t1 = l->nev && l->last >= base ? l->last - base : t0;
+	if (l->nev && tlog_lost_any(l)) { /* a count of 0 to start from */
+		rc = flush_packet(&w, w.loss, t0, t0);
+		w.s[w.loss].discarded = l->log_overwritten;
+		w.s[w.loss].te = t0;
 	}
-	for (size_t i = 0; i < l->nev; i++)
-		ord[i] = i;
-	sort_log = l;
-	qsort(ord, l->nev, sizeof *ord, by_time);
 	progress_begin(&p, "export ctf", l->nev);
-	int counted = l->ngaps || l->lost_final;
-	if (l->nev && tlog_lost_any(l)) {
-		uint64_t t = l->ev[ord[0]].ts >= base ? l->ev[ord[0]].ts - base : 0;
-		rc = flush_packet(&b, f, uuid, t, t, 0);
-		discarded = l->log_overwritten;
+	while (!rc && (r = tlog_next(l, &e)) > 0) {
+		rc = write_event(&w, l, z, &e, counted);
+		progress_update(&p, e.n);
 	}
-	for (size_t k = 0; k < l->nev && !rc; k++) {
-		const struct tev *e = &l->ev[ord[k]];
-		const struct tthread *th = &l->th[e->thread];
-		uint64_t t = e->ts >= base ? e->ts - base : 0;
-		if (e->id == POSIX_TRACE_OVERFLOW && !empty) { /* the loss in a packet of its own */
-			rc = flush_packet(&b, f, uuid, tb, te, discarded);
-			empty = 1;
-			if (rc)
-				break;
-		}
-		if (empty)
-			tb = t;
-		te = t;
-		empty = 0;
-		if (put_le(&b, e->id, 4) || put_le(&b, t, 8) || put_le(&b, (uint32_t)th->pid, 4) ||
-		    put_le(&b, th->tid, 8) || put_le(&b, e->addr, 8) ||
-		    (z && put_symbol(&b, z, th, e)) || put_le(&b, e->len, 4) ||
-		    put(&b, l->data + e->data, e->len)) {
-			rc = -1;
-			break;
-		}
-		if (e->id == POSIX_TRACE_OVERFLOW && !counted)
-			discarded++;
-		if (e->id == POSIX_TRACE_RESUME && counted) {
-			uint64_t n = tlog_gap_lost(l, ord[k]);
-			discarded += n != UINT64_MAX ? n : 0;
-		}
-		if (b.n >= PACKET_TARGET || e->id == POSIX_TRACE_RESUME) {
-			rc = flush_packet(&b, f, uuid, tb, te, discarded);
-			empty = 1;
-		}
-		progress_update(&p, k);
-	}
-	if (!rc && !empty)
-		rc = flush_packet(&b, f, uuid, tb, te, discarded);
-	if (!rc && l->nev && tlog_lost_total(l) > discarded) /* the rest, at the end */
-		rc = flush_packet(&b, f, uuid, te, te, tlog_lost_total(l));
-	if (!rc && l->nev == 0) /* an empty trace still has one (empty) packet */
-		rc = flush_packet(&b, f, uuid, 0, 0, 0);
 	progress_end(&p);
-	free(b.p);
-	free(ord);
+	rc |= r < 0;
+	for (size_t i = 0; i < w.n && !rc; i++)
+		if (!w.s[i].empty)
+			rc = flush_packet(&w, i, w.s[i].tb, w.s[i].te);
+	struct cstream *c = &w.s[w.loss];
+	if (!rc && l->nev && tlog_lost_total(l) > c->discarded) { /* the rest, at the end */
+		uint64_t te = c->te > t1 ? c->te : t1;
+		c->discarded = tlog_lost_total(l);
+		rc = flush_packet(&w, w.loss, te, te);
+	}
+	if (!rc && l->nev == 0) /* an empty trace still has one (empty) packet */
+		rc = flush_packet(&w, 0, 0, 0);
+	for (size_t i = 0; i < w.n; i++)
+		free(w.s[i].b.p);
+	free(w.s);
 	return rc;
+}
+
+/* Stream files left by an earlier export to the same directory (--force). */
+static void remove_streams(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	char path[4200];
+
+	if (!d)
+		return;
+	while ((de = readdir(d)) != NULL)
+		if (!strncmp(de->d_name, "stream_", 7)) {
+			snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+			unlink(path);
+		}
+	closedir(d);
 }
 
 static FILE *open_in(const char *dir, const char *name, char *path, size_t cap)
@@ -263,7 +333,7 @@ static FILE *open_in(const char *dir, const char *name, char *path, size_t cap)
 	return f;
 }
 
-int export_ctf(const struct tlog *l, struct symz *z, const char *dir, int force)
+int export_ctf(struct tlog *l, struct symz *z, const char *dir, int force)
 {
 	unsigned char uuid[16], cuuid[16];
 	char path[4200];
@@ -290,10 +360,7 @@ int export_ctf(const struct tlog *l, struct symz *z, const char *dir, int force)
 	uuid[8] = (uuid[8] & 0x3f) | 0x80;
 	cuuid[6] = (cuuid[6] & 0x0f) | 0x40;
 	cuuid[8] = (cuuid[8] & 0x3f) | 0x80;
-	uint64_t t0 = l->nev ? l->ev[0].ts : 0;
-	for (size_t i = 0; i < l->nev; i++)
-		t0 = l->ev[i].ts < t0 ? l->ev[i].ts : t0;
-	uint64_t offset_s = t0 / 1000000000u;
+	uint64_t offset_s = l->first / 1000000000u;
 
 	FILE *m = open_in(dir, "metadata", path, sizeof path);
 	if (!m)
@@ -303,13 +370,6 @@ int export_ctf(const struct tlog *l, struct symz *z, const char *dir, int force)
 		err_msg("writing %s: %s", path, strerror(errno));
 		return 1;
 	}
-	FILE *s = open_in(dir, "stream_0", path, sizeof path);
-	if (!s)
-		return 1;
-	rc = write_stream(l, z, s, uuid, offset_s * 1000000000u);
-	if ((fclose(s) | rc) != 0) {
-		err_msg("writing %s: %s", path, strerror(errno));
-		return 1;
-	}
-	return 0;
+	remove_streams(dir);
+	return write_streams(l, z, dir, uuid, offset_s * 1000000000u) ? 1 : 0;
 }

@@ -80,15 +80,15 @@ static void head(FILE *f, const struct tlog *l, const int *order, uint64_t span)
 	xml(f, l->path);
 	char lost[240];
 	tlog_loss_text(l, lost, sizeof lost);
-	fprintf(f, " &mdash; %zu events of %u types, %zu processes, %zu threads, over %s; ",
-	        l->nev, types, l->npr, l->nth, dur);
+	fprintf(f, " &mdash; %llu events of %u types, %zu processes, %zu threads, over %s; ",
+	        (unsigned long long)l->nev, types, l->npr, l->nth, dur);
 	fputs(tlog_lost_any(l) ? "<b style=\"color:#c00\">" : "", f);
 	xml(f, lost);
 	fputs(tlog_lost_any(l) ? "</b></div>\n" : "</div>\n", f);
 	if (l->nev > HTML_MAX_EVENTS)
-		fprintf(f, "<p><b>The timeline shows the first %d of %zu events</b> (the tables "
+		fprintf(f, "<p><b>The timeline shows the first %d of %llu events</b> (the tables "
 		           "count them all); 'posixtrace show' lists every one.</p>\n",
-		        HTML_MAX_EVENTS, l->nev);
+		        HTML_MAX_EVENTS, (unsigned long long)l->nev);
 	fputs("<div class=\"bar\"><button id=\"zin\">+ zoom in</button>"
 	      "<button id=\"zout\">&minus; zoom out</button><button id=\"left\">&#9664;</button>"
 	      "<button id=\"right\">&#9654;</button><button id=\"reset\">reset</button>"
@@ -117,7 +117,7 @@ static unsigned *lanes(const struct tlog *l)
 	return lane;
 }
 
-static void timeline(FILE *f, const struct tlog *l, struct symz *z, const unsigned *lane,
+static int timeline(FILE *f, struct tlog *l, struct symz *z, const unsigned *lane,
                      uint64_t t0, double span_us, double pad)
 {
 	unsigned h = (unsigned)(l->nth ? l->nth : 1) * LANE_H;
@@ -144,12 +144,17 @@ static void timeline(FILE *f, const struct tlog *l, struct symz *z, const unsign
 	for (size_t i = 0; i < l->nth; i++)
 		fprintf(f, "<rect class=\"lane%s\" x=\"0\" y=\"%u\" width=\"%.3f\" height=\"%d\"/>\n",
 		        lane[i] % 2 ? " odd" : "", lane[i] * LANE_H, span_us, LANE_H);
-	size_t n = l->nev < HTML_MAX_EVENTS ? l->nev : HTML_MAX_EVENTS;
+	uint64_t n = l->nev < HTML_MAX_EVENTS ? l->nev : HTML_MAX_EVENTS;
+	size_t nlanes = l->nth;
+	struct tev ev;
+	const struct tev *e = &ev;
+	int r = 0;
 	progress_begin(&p, "export html", n);
-	for (size_t i = 0; i < n; i++) {
-		const struct tev *e = &l->ev[i];
+	for (uint64_t i = 0; i < n && (r = tlog_next(l, &ev)) > 0; i++) {
 		const struct tthread *th = &l->th[e->thread];
 		double x = pad + (double)(int64_t)(e->ts - t0) / 1e3;
+		if (e->thread >= nlanes)
+			continue; /* (a thread the totals did not know: no lane) */
 		unsigned y = lane[e->thread] * LANE_H;
 		fprintf(f, "<line class=\"t%u\" x1=\"%.3f\" x2=\"%.3f\" y1=\"%u\" y2=\"%u\" "
 		           "vector-effect=\"non-scaling-stroke\"><title>", e->id, x, x, y + 4,
@@ -170,22 +175,14 @@ static void timeline(FILE *f, const struct tlog *l, struct symz *z, const unsign
 	progress_end(&p);
 	fputs("</svg></div></div>\n<div id=\"detail\">Point at an event to see it here. "
 	      "Mouse wheel: zoom; drag: pan; click a type above to hide or show it.</div>\n", f);
+	return r < 0;
 }
 
 static void tables(FILE *f, const struct tlog *l, struct symz *z, uint64_t t0, uint64_t span)
 {
 	char tmp[32], a[40], b[40];
-	uint64_t first[PT_NIDS], last[PT_NIDS];
+	const uint64_t *first = l->tfirst, *last = l->tlast;
 
-	for (unsigned i = 0; i < PT_NIDS; i++) {
-		first[i] = UINT64_MAX;
-		last[i] = 0;
-	}
-	for (size_t i = 0; i < l->nev; i++) {
-		unsigned id = l->ev[i].id;
-		first[id] = l->ev[i].ts < first[id] ? l->ev[i].ts : first[id];
-		last[id] = l->ev[i].ts > last[id] ? l->ev[i].ts : last[id];
-	}
 	fputs("<h2>Event types</h2>\n<table><tr><th>type</th><th>id</th><th>count</th>"
 	      "<th>first (s)</th><th>last (s)</th><th>rate</th></tr>\n", f);
 	for (unsigned i = 0; i < PT_NIDS; i++) {
@@ -219,15 +216,11 @@ static void tables(FILE *f, const struct tlog *l, struct symz *z, uint64_t t0, u
 	fputs("</table>\n", f);
 }
 
-int export_html(const struct tlog *l, struct symz *z, FILE *f)
+int export_html(struct tlog *l, struct symz *z, FILE *f)
 {
 	int order[PT_NIDS], k = 0;
-	uint64_t t0 = l->nev ? l->ev[0].ts : 0, t1 = t0;
+	uint64_t t0 = l->first, t1 = l->nev ? l->last : t0;
 
-	for (size_t i = 0; i < l->nev; i++) {
-		t0 = l->ev[i].ts < t0 ? l->ev[i].ts : t0;
-		t1 = l->ev[i].ts > t1 ? l->ev[i].ts : t1;
-	}
 	for (unsigned i = 0; i < PT_NIDS; i++)
 		order[i] = l->count[i] && (i >= 16 || i == POSIX_TRACE_UNNAMED_USEREVENT) ? k++ : 0;
 	unsigned *lane = lanes(l);
@@ -238,7 +231,10 @@ int export_html(const struct tlog *l, struct symz *z, FILE *f)
 	double raw = t1 > t0 ? (double)(t1 - t0) / 1e3 : 1.0;
 	double pad = raw * 0.003; /* room for the first and last markers */
 	head(f, l, order, t1 - t0);
-	timeline(f, l, z, lane, t0, raw + 2 * pad, pad);
+	if (timeline(f, l, z, lane, t0, raw + 2 * pad, pad)) {
+		free(lane);
+		return 1;
+	}
 	tables(f, l, z, t0, t1 - t0);
 	fprintf(f, "<p class=\"sub\">Written by posixtrace %s from ", PT_CLI_VERSION);
 	xml(f, l->path);

@@ -20,6 +20,7 @@ static int printable(unsigned char c)
 void fmt_data(char *out, size_t cap, const unsigned char *d, size_t len, size_t max,
               int *is_text)
 {
+	static const char hex[] = "0123456789abcdef";
 	size_t n = len, o = 0;
 
 	while (n > 0 && d[n - 1] == 0) /* C strings with their NUL */
@@ -34,32 +35,41 @@ void fmt_data(char *out, size_t cap, const unsigned char *d, size_t len, size_t 
 	out[0] = 0;
 	if (len == 0)
 		return;
-#define PUT(...) do { int k_ = snprintf(out + o, cap - o, __VA_ARGS__); \
-	o = k_ < 0 ? o : o + (size_t)k_ >= cap ? cap - 1 : o + (size_t)k_; } while (0)
+	/* at most 5 bytes a step (an escape, or " xx"), then the tail: room
+	 * is checked before each, and what does not fit is cut */
+#define ROOM(k) (o + (k) < cap)
 	if (text) {
 		size_t shown = n < max ? n : max;
-		PUT("\"");
-		for (size_t i = 0; i < shown; i++) {
+		if (ROOM(1))
+			out[o++] = '"';
+		for (size_t i = 0; i < shown && ROOM(2); i++) {
 			unsigned char c = d[i];
-			if (c == '"' || c == '\\')
-				PUT("\\%c", c);
-			else if (c == '\n')
-				PUT("\\n");
-			else if (c == '\t')
-				PUT("\\t");
-			else if (c == '\r')
-				PUT("\\r");
-			else
-				PUT("%c", c);
+			char e = c == '"' || c == '\\' ? (char)c : c == '\n' ? 'n' : c == '\t' ? 't'
+			       : c == '\r' ? 'r' : 0;
+			if (e) {
+				out[o++] = '\\';
+				out[o++] = e;
+			} else {
+				out[o++] = (char)c;
+			}
 		}
-		PUT("\"%s", n > max ? "..." : "");
+		if (ROOM(1))
+			out[o++] = '"';
+		if (n > max && ROOM(3))
+			out[o++] = '.', out[o++] = '.', out[o++] = '.';
 	} else {
 		size_t shown = len < max ? len : max;
-		for (size_t i = 0; i < shown; i++)
-			PUT("%s%02x", i && i % 4 == 0 ? " " : "", d[i]);
-		PUT("%s", len > max ? " ..." : "");
+		for (size_t i = 0; i < shown && ROOM(3); i++) {
+			if (i && i % 4 == 0)
+				out[o++] = ' ';
+			out[o++] = hex[d[i] >> 4];
+			out[o++] = hex[d[i] & 15];
+		}
+		if (len > max && ROOM(4))
+			out[o++] = ' ', out[o++] = '.', out[o++] = '.', out[o++] = '.';
 	}
-#undef PUT
+#undef ROOM
+	out[o] = 0;
 }
 
 /* The types a set holds, as "a, b, c" (at most a few). */
@@ -92,7 +102,7 @@ static void set_names(char *out, size_t cap, const struct tlog *l, const unsigne
 void fmt_event_data(char *out, size_t cap, const struct tlog *l, const struct tev *e)
 {
 	const size_t set = sizeof(trace_event_set_t);
-	const unsigned char *d = l->data + e->data;
+	const unsigned char *d = e->data;
 	size_t len = e->len;
 	unsigned id = e->id;
 	char a[256], b[256];
@@ -101,8 +111,7 @@ void fmt_event_data(char *out, size_t cap, const struct tlog *l, const struct te
 
 	/* RESUME: the events its gap lost, when the trace says (0: the gap
 	 * marks, in one thread's sequence, a loss an earlier gap counted) */
-	if (id == POSIX_TRACE_RESUME && !len &&
-	    (n = tlog_gap_lost(l, (size_t)(e - l->ev))) != UINT64_MAX) {
+	if (id == POSIX_TRACE_RESUME && !len && (n = e->lost) != UINT64_MAX) {
 		if (n)
 			snprintf(out, cap, "%llu event%s lost in this gap", (unsigned long long)n,
 			         n == 1 ? "" : "s");
@@ -161,42 +170,102 @@ size_t json_str(char *out, size_t cap, const char *s)
 	return o;
 }
 
-static void fmt_signed(char *buf, size_t cap, int64_t ns)
+/* "s.nnnnnnnnn" (as fmt_rel) into out; its length */
+static size_t rel_text(char *out, uint64_t ns)
 {
-	uint64_t a = ns < 0 ? (uint64_t)-ns : (uint64_t)ns;
-	buf[0] = ns < 0 ? '-' : '+';
-	fmt_rel(buf + 1, cap - 1, a);
+	char tmp[24];
+	size_t k = 0, o = 0;
+	uint64_t sec = ns / 1000000000u;
+	uint32_t frac = (uint32_t)(ns % 1000000000u);
+
+	do
+		tmp[k++] = (char)('0' + sec % 10);
+	while (sec /= 10);
+	while (k)
+		out[o++] = tmp[--k];
+	out[o++] = '.';
+	for (int i = 8; i >= 0; i--, frac /= 10)
+		out[o + (size_t)i] = (char)('0' + frac % 10);
+	o += 9;
+	out[o] = 0;
+	return o;
+}
+
+static size_t signed_text(char *out, int64_t ns)
+{
+	out[0] = ns < 0 ? '-' : '+';
+	return 1 + rel_text(out + 1, ns < 0 ? -(uint64_t)ns : (uint64_t)ns);
+}
+
+/* s padded with spaces to w (right-justified when right) at out+o */
+static size_t pad(char *out, size_t o, const char *s, size_t n, int w, int right)
+{
+	size_t fill = (size_t)w > n ? (size_t)w - n : 0;
+	if (right) {
+		memset(out + o, ' ', fill);
+		o += fill;
+	}
+	memcpy(out + o, s, n);
+	o += n;
+	if (!right) {
+		memset(out + o, ' ', fill);
+		o += fill;
+	}
+	return o;
 }
 
 void fmt_line(FILE *f, const struct tlog *l, const struct tev *e, uint64_t t0, uint64_t prev,
               int absolute, int name_w, struct symz *z)
 {
-	char t[48], dt[40], who[32], name[32], data[512];
+	char t[48], dt[40], who[32], name[32], data[512], line[1600];
 	const struct tthread *th = &l->th[e->thread];
+	size_t tn, dn, wn, o;
 
-	if (absolute)
+	if (absolute) {
 		fmt_abs(t, sizeof t, e->ts);
-	else if (e->ts >= t0)
-		fmt_rel(t, sizeof t, e->ts - t0);
-	else
-		fmt_signed(t, sizeof t, (int64_t)(e->ts - t0));
-	fmt_signed(dt, sizeof dt, (int64_t)(e->ts - prev));
+		tn = strlen(t);
+	} else if (e->ts >= t0) {
+		tn = rel_text(t, e->ts - t0);
+	} else {
+		tn = signed_text(t, (int64_t)(e->ts - t0));
+	}
+	dn = signed_text(dt, (int64_t)(e->ts - prev));
 	if (th->pid == 0 && th->tid == 0)
-		snprintf(who, sizeof who, "-");
+		wn = (size_t)snprintf(who, sizeof who, "-");
 	else
-		snprintf(who, sizeof who, "%d/%u", (int)th->pid, th->idx);
+		wn = (size_t)snprintf(who, sizeof who, "%d/%u", (int)th->pid, th->idx);
 	fmt_event_data(data, sizeof data, l, e);
 	const char *sym = z ? symz_lookup(z, th->pid, e->ts, e->addr) : "";
+	char raw[32];
 	if (!z && e->addr) {
-		static char raw[32];
 		snprintf(raw, sizeof raw, "0x%llx", (unsigned long long)e->addr);
 		sym = raw;
 	}
-	fprintf(f, "%12s %13s  %-9s %-*s", t, dt, who, data[0] || sym[0] ? name_w : 0,
-	        tlog_name(l, e->id, name, sizeof name));
-	if (data[0])
-		fprintf(f, "  %s", data);
-	if (sym[0])
-		fprintf(f, "  @ %s", sym);
-	fputc('\n', f);
+	const char *nm = tlog_name(l, e->id, name, sizeof name);
+	size_t nn = strlen(nm), symn = strlen(sym), datan = strlen(data);
+	if (nn > 200)
+		nn = 200;
+	if (symn > 600)
+		symn = 600;
+	o = pad(line, 0, t, tn, 12, 1);
+	line[o++] = ' ';
+	o = pad(line, o, dt, dn, 13, 1);
+	line[o++] = ' ';
+	line[o++] = ' ';
+	o = pad(line, o, who, wn, 9, 0);
+	line[o++] = ' ';
+	o = pad(line, o, nm, nn, datan || symn ? name_w : 0, 0);
+	if (datan) {
+		line[o++] = ' ';
+		line[o++] = ' ';
+		memcpy(line + o, data, datan);
+		o += datan;
+	}
+	if (symn) {
+		memcpy(line + o, "  @ ", 4);
+		memcpy(line + o + 4, sym, symn);
+		o += 4 + symn;
+	}
+	line[o++] = '\n';
+	fwrite(line, 1, o, f);
 }

@@ -13,9 +13,12 @@ static const char help[] =
 "policies, inheritance, creation time, clock resolution), its status when\n"
 "it was shut down (full, overrun, flush errors, lost events), the event\n"
 "types with their counts, the processes and threads with their counts,\n"
-"and the time span.  A log that is not whole is described all the same:\n"
-"one whose recording was cut short has no final status, and stretches\n"
-"that could not be read are counted (each is a posix_trace_error event).\n";
+"and the time span.  The counts come from the summary the log carries\n"
+"(finished logs of this version, policies append and until-full: nothing\n"
+"else is read), else from reading every event.  A log that is not whole\n"
+"is described all the same: one whose recording was cut short has no\n"
+"final status, and stretches that could not be read are counted (each is\n"
+"a posix_trace_error event).\n";
 
 static uint64_t ns_of(struct timespec t)
 {
@@ -152,22 +155,20 @@ int cmd_info(int argc, char **argv)
 	if (argc != 2 || argv[1][0] == '-')
 		return usage_error(argc < 2 ? "which log? give a FILE" :
 		                   argv[1][0] == '-' ? "unknown option" : "one FILE at a time");
-	if (tlog_load(&l, argv[1]))
+	if (tlog_totals(&l, argv[1]))
 		return 1;
 	attrs(&l);
 	status(&l);
 	damage(&l);
-	uint64_t first = l.nev ? l.ev[0].ts : 0, last = first;
-	for (size_t i = 0; i < l.nev; i++) {
-		first = l.ev[i].ts < first ? l.ev[i].ts : first;
-		last = l.ev[i].ts > last ? l.ev[i].ts : last;
-	}
+	uint64_t first = l.first, last = l.nev ? l.last : first;
 	fmt_abs(a, sizeof a, first);
 	fmt_abs(b, sizeof b, last);
 	fmt_duration(d, sizeof d, last - first);
 	if (l.nev)
 		printf("time span     %s to %s (%s)\n", a, b, d);
-	printf("events        %zu\n", l.nev);
+	printf("events        %llu\n", (unsigned long long)l.nev);
+	printf("counted       %s\n", l.summary ? "from the summary the log carries"
+	       : "by reading the log (it has no summary: an older or LOOP log, one cut short, or one whose writes failed)");
 
 	unsigned ntypes = 0;
 	for (unsigned i = 0; i < PT_NIDS; i++)

@@ -72,18 +72,15 @@ static void print_event(struct printer *p, trace_id_t trid, const struct posix_t
 
 	if (!p->l.names[id] && posix_trace_eventid_get_name(trid, id, name) == 0)
 		p->l.names[id] = strdup(name);
-	p->l.nev = 0; /* keep the thread table, not the events */
-	p->l.ndata = 0;
-	p->l.ngaps = 0;
-	if (tlog_add(&p->l, ev, data, len) || tlog_note_loss(&p->l, trid, ev))
+	struct tev e;
+	if (tlog_add(&p->l, trid, ev, data, len, &e))
 		return;
-	const struct tev *e = &p->l.ev[0];
 	if (p->first) {
-		p->t0 = p->prev = e->ts;
+		p->t0 = p->prev = e.ts;
 		p->first = 0;
 	}
-	fmt_line(stdout, &p->l, e, p->t0, p->prev, p->absolute, 16, p->z);
-	p->prev = e->ts;
+	fmt_line(stdout, &p->l, &e, p->t0, p->prev, p->absolute, 16, p->z);
+	p->prev = e.ts;
 }
 
 /* Read until none is ready (or max): the count read, -1 on error. */
@@ -231,10 +228,8 @@ int cmd_live(int argc, char **argv)
 	tlog_note_totals(&p.l, trid);
 	posix_trace_shutdown(trid);
 	tlog_finish(&p.l);
-	uint64_t total = 0;
+	uint64_t total = p.l.nev;
 	char lost[240];
-	for (unsigned i = 0; i < PT_NIDS; i++)
-		total += p.l.count[i];
 	tlog_loss_text(&p.l, lost, sizeof lost);
 	fprintf(stderr, "%s: %llu events from %zu processes (%zu threads); %s%s\n", prog_cmd,
 	        (unsigned long long)total, p.l.npr, p.l.nth, lost,

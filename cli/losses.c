@@ -9,32 +9,29 @@
  * gap was reported (a run of drops still going on when a gap is reported
  * is counted by the next gap, or only in the total).
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "cli.h"
 #include "../src/ext.h"
 
-int tlog_note_loss(struct tlog *l, trace_id_t trid, const struct posix_trace_event_info *ev)
+uint64_t tlog_note_loss(struct tlog *l, trace_id_t trid, const struct posix_trace_event_info *ev)
 {
 	struct pt_ext_losses x;
 
 	if (ev->posix_event_id != POSIX_TRACE_RESUME || pt_ext_losses(trid, &x) || !x.resume_ok)
-		return 0;
-	if (l->ngaps == l->gcap) {
-		size_t ncap = l->gcap ? 2 * l->gcap : 64;
-		struct tgap *n = realloc(l->gaps, ncap * sizeof *n);
-		if (!n)
-			return -1;
-		l->gaps = n;
-		l->gcap = ncap;
+		return UINT64_MAX;
+	uint64_t at = x.at_resume > l->pass_at_ ? x.at_resume : l->pass_at_, n = at - l->pass_at_;
+	l->pass_at_ = at;
+	if (!l->totals) {
+		l->ngaps++;
+		l->lost_at = at;
+		if (at > l->lost_stream)
+			l->lost_stream = at;
 	}
-	uint64_t at = x.at_resume > l->lost_at ? x.at_resume : l->lost_at;
-	l->gaps[l->ngaps++] = (struct tgap){ l->nev - 1, at - l->lost_at };
-	l->lost_at = at;
-	if (at > l->lost_stream)
-		l->lost_stream = at;
-	return 0;
+	return n;
 }
 
 void tlog_note_totals(struct tlog *l, trace_id_t trid)
@@ -49,22 +46,6 @@ void tlog_note_totals(struct tlog *l, trace_id_t trid)
 	}
 	l->log_overwritten = x.log_overwritten;
 	l->log_dropped = x.log_dropped;
-}
-
-uint64_t tlog_gap_lost(const struct tlog *l, size_t ev)
-{
-	size_t lo = 0, hi = l->ngaps;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (l->gaps[mid].ev == ev)
-			return l->gaps[mid].lost;
-		if (l->gaps[mid].ev < ev)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return UINT64_MAX;
 }
 
 uint64_t tlog_lost_total(const struct tlog *l)
@@ -123,12 +104,24 @@ void tlog_loss_text(const struct tlog *l, char *out, size_t cap)
 		       g, s_(g));
 	else if (n)
 		clause(out, cap, &o, "%llu event%s lost in the stream (full)", n, s_(n));
+	/* Only a LOOP log wraps.  Events not written by an APPEND log (or any
+	 * log whose writes failed) met a full disk or an I/O error, which the
+	 * final status names; an UNTIL_FULL log reached its size. */
+	int lp = 0, ferr = l->st.posix_stream_flush_error;
+	posix_trace_attr_getlogfullpolicy(&l->attr, &lp);
 	if (ow)
 		clause(out, cap, &o, "%llu overwritten in the log (it wrapped)", ow);
-	else if (l->st.posix_log_overrun_status == POSIX_TRACE_OVERRUN)
+	else if (l->st.posix_log_overrun_status == POSIX_TRACE_OVERRUN && lp == POSIX_TRACE_LOOP)
 		clause(out, cap, &o, "the log wrapped");
+	const char *why = ferr == ENOSPC ? "the disk was full"
+	                : ferr == EFBIG || ferr == EDQUOT ? "the file system refused a larger file"
+	                : ferr ? strerror(ferr)
+	                : lp == POSIX_TRACE_UNTIL_FULL ? "the log filled up"
+	                : "writing the log failed";
 	if (dr)
-		clause(out, cap, &o, "%llu not written (the log filled up)", dr);
+		clause(out, cap, &o, "%llu not written to the log (%s)", dr, why);
+	else if (ferr && lp != POSIX_TRACE_LOOP && l->st.posix_log_overrun_status == POSIX_TRACE_OVERRUN)
+		clause(out, cap, &o, "events not written to the log (%s)", why);
 	else if (l->st.posix_log_full_status == POSIX_TRACE_FULL)
 		clause(out, cap, &o, "the log filled up");
 	if (l->errors)

@@ -1,6 +1,9 @@
 /*
  * show.c -- `posixtrace show FILE`: one event per line (see format.c),
- * filtered by process, event type and time.
+ * filtered by process, thread, event type and time, read as a stream:
+ * a first pass numbers the threads and finds the first event's time (so
+ * that numbers and times are those of the whole log, whatever is shown),
+ * the second prints.
  */
 #include <getopt.h>
 #include <stdlib.h>
@@ -18,9 +21,16 @@ static const char help[] =
 "carries and the programs' symbols (found by build-id).\n"
 "\n"
 "  -p, --pid PID[,PID...]      only these processes (each must be in the log)\n"
-"  -e, --event NAME[,NAME...]  only these event types (each must be in the log)\n"
-"      --since SEC             only events at or after SEC seconds\n"
-"      --until SEC             only events at or before SEC seconds\n"
+"      --thread PID/N[,...]    only these threads, as show numbers them\n"
+"      --tid TID[,TID...]      only the threads with these ids (as info lists them)\n"
+"  -e, --type NAME[,NAME...]   only these event types (each must be in the log;\n"
+"                              --event is the same)\n"
+"  -x, --exclude NAME[,...]    not these event types\n"
+"      --from TIME             only events at or after TIME: seconds since the\n"
+"                              first event (1.5, 250ms, 20us), a UTC time\n"
+"                              (2026-11-27T15:04:05.25Z) or @EPOCH-SECONDS\n"
+"      --to TIME               only events at or before TIME (the same forms)\n"
+"      --since SEC, --until SEC   the same as --from, --to\n"
 "  -a, --absolute              absolute times (UTC) instead of relative\n"
 "      --raw-addresses         do not symbolize addresses\n"
 "  -h, --help                  this help\n"
@@ -28,13 +38,19 @@ static const char help[] =
 "A log cut short or damaged is shown as far as it reads, with a note on\n"
 "stderr; each damaged stretch is a posix_trace_error line.\n";
 
-enum { O_SINCE = 256, O_UNTIL, O_RAW };
+enum { O_FROM = 256, O_TO, O_RAW, O_THREAD, O_TID };
 
 static const struct option lopts[] = {
 	{ "pid", required_argument, NULL, 'p' },
+	{ "thread", required_argument, NULL, O_THREAD },
+	{ "tid", required_argument, NULL, O_TID },
 	{ "event", required_argument, NULL, 'e' },
-	{ "since", required_argument, NULL, O_SINCE },
-	{ "until", required_argument, NULL, O_UNTIL },
+	{ "type", required_argument, NULL, 'e' },
+	{ "exclude", required_argument, NULL, 'x' },
+	{ "from", required_argument, NULL, O_FROM },
+	{ "since", required_argument, NULL, O_FROM },
+	{ "to", required_argument, NULL, O_TO },
+	{ "until", required_argument, NULL, O_TO },
 	{ "absolute", no_argument, NULL, 'a' },
 	{ "raw-addresses", no_argument, NULL, O_RAW },
 	{ "help", no_argument, NULL, 'h' },
@@ -43,81 +59,162 @@ static const struct option lopts[] = {
 
 #define MAXSEL 64
 
-static int add_list(char *arg, char **items, int *n)
+struct list { char *v[MAXSEL]; int n; };
+
+static int add_list(char *arg, struct list *l)
 {
 	char *save = NULL;
 	for (char *s = strtok_r(arg, ",", &save); s; s = strtok_r(NULL, ",", &save)) {
-		if (*n == MAXSEL)
+		if (l->n == MAXSEL)
 			return -1;
-		items[(*n)++] = s;
+		l->v[l->n++] = s;
 	}
+	return 0;
+}
+
+/* The ids of the types named in sel into want[] (as v); 1 with a message
+ * if one is not in the log. */
+static int select_types(const struct tlog *l, const struct list *sel, int *want, int v)
+{
+	char tmp[32];
+
+	for (int k = 0; k < sel->n; k++) {
+		int found = 0;
+		for (unsigned i = 0; i < PT_NIDS; i++)
+			if ((l->names[i] || l->count[i] || system_event_name(i)) &&
+			    !strcmp(tlog_name(l, i, tmp, sizeof tmp), sel->v[k]))
+				want[i] = v, found = 1;
+		if (!found) {
+			err_msg("%s: no event type '%s' in this log (see 'posixtrace info %s')",
+			        l->path, sel->v[k], l->path);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Which threads to show (want_th[i]): those that pass each of --pid,
+ * --thread and --tid given (a list: any of its values); 1 with a message
+ * for a value that matches nothing, or EXIT_USAGE. */
+static int select_threads(const struct tlog *l, const struct list *pids,
+                          const struct list *threads, const struct list *tids,
+                          unsigned char *want_th)
+{
+	unsigned char *m = calloc(l->nth + 1, 1);
+
+	if (!m) {
+		err_msg("out of memory");
+		return 1;
+	}
+	for (size_t i = 0; i < l->nth; i++)
+		want_th[i] = 1;
+	for (int kind = 0; kind < 3; kind++) {
+		const struct list *sel = kind == 0 ? pids : kind == 1 ? threads : tids;
+		if (!sel->n)
+			continue;
+		memset(m, 0, l->nth + 1);
+		for (int k = 0; k < sel->n; k++) {
+			const char *v = sel->v[k];
+			int pid = 0, n = 0, found = 0;
+			unsigned idx = 0;
+			unsigned long long tid = 0;
+			char *end = NULL;
+			if (kind == 1 && (sscanf(v, "%d/%u%n", &pid, &idx, &n) != 2 || v[n])) {
+				free(m);
+				return usage_error("--thread: '%s' is not PID/N (as show prints it)", v);
+			}
+			if (kind == 2 && ((tid = strtoull(v, &end, 0)), end == v || *end)) {
+				free(m);
+				return usage_error("--tid: '%s' is not a thread id", v);
+			}
+			if (kind == 0)
+				pid = atoi(v);
+			for (size_t i = 0; i < l->nth; i++) {
+				const struct tthread *t = &l->th[i];
+				int hit = kind == 0 ? t->pid == pid
+				        : kind == 1 ? t->pid == pid && t->idx == idx : t->tid == tid;
+				m[i] |= (unsigned char)hit;
+				found |= hit;
+			}
+			if (!found) {
+				if (kind == 0)
+					err_msg("%s: no events of process %d in this log (see 'posixtrace "
+					        "info %s')", l->path, pid, l->path);
+				else if (kind == 1)
+					err_msg("%s: no thread %d/%u in this log (see 'posixtrace info %s')",
+					        l->path, pid, idx, l->path);
+				else
+					err_msg("%s: no thread with id %s in this log (see 'posixtrace info "
+					        "%s')", l->path, v, l->path);
+				free(m);
+				return 1;
+			}
+		}
+		for (size_t i = 0; i < l->nth; i++)
+			want_th[i] &= m[i];
+	}
+	free(m);
 	return 0;
 }
 
 int cmd_show(int argc, char **argv)
 {
-	char *evs[MAXSEL], *pids_s[MAXSEL];
-	int nev = 0, npid = 0, absolute = 0, raw = 0, c;
-	double since = -1, until = -1;
-	pid_t pids[MAXSEL];
+	struct list evs = { .n = 0 }, excl = { .n = 0 }, pids = { .n = 0 }, threads = { .n = 0 },
+	            tids = { .n = 0 };
+	struct when from, to;
+	int absolute = 0, raw = 0, c, have_from = 0, have_to = 0;
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "hp:e:a", lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "hp:e:x:a", lopts, NULL)) != -1) {
+		struct list *sel = c == 'p' ? &pids : c == 'e' ? &evs : c == 'x' ? &excl :
+		                   c == O_THREAD ? &threads : c == O_TID ? &tids : NULL;
 		switch (c) {
 		case 'h': fputs(help, stdout); return 0;
 		case 'a': absolute = 1; break;
 		case O_RAW: raw = 1; break;
-		case 'p':
-			if (add_list(optarg, pids_s, &npid))
-				return usage_error("too many --pid values");
+		case 'p': case 'e': case 'x': case O_THREAD: case O_TID:
+			if (add_list(optarg, sel))
+				return usage_error("too many %s values", argv[optind - 1]);
 			break;
-		case 'e':
-			if (add_list(optarg, evs, &nev))
-				return usage_error("too many --event values");
-			break;
-		case O_SINCE:
-		case O_UNTIL:
-			if (parse_seconds(optarg, c == O_SINCE ? &since : &until))
-				return usage_error("%s: '%s' is not a number of seconds",
-				                   c == O_SINCE ? "--since" : "--until", optarg);
+		case O_FROM:
+		case O_TO:
+			if (parse_when(optarg, c == O_FROM ? &from : &to))
+				return usage_error("%s: '%s' is not a time (seconds since the first event, "
+				                   "a UTC time like 2026-11-27T15:04:05Z, or @EPOCH)",
+				                   c == O_FROM ? "--from" : "--to", optarg);
+			*(c == O_FROM ? &have_from : &have_to) = 1;
 			break;
 		default: return usage_error("unknown option '%s'", argv[optind - 1]);
 		}
 	}
 	if (optind != argc - 1)
 		return usage_error(optind >= argc ? "which log? give a FILE" : "one FILE at a time");
-	for (int i = 0; i < npid; i++)
-		if (parse_pid(pids_s[i], &pids[i]))
-			return usage_error("--pid: '%s' is not a process id", pids_s[i]);
+	for (int k = 0; k < pids.n; k++) {
+		pid_t pid;
+		if (parse_pid(pids.v[k], &pid))
+			return usage_error("--pid: '%s' is not a process id", pids.v[k]);
+	}
 
 	struct tlog l;
 	if (tlog_load(&l, argv[optind]))
 		return 1;
 	tlog_warn(&l); /* before the events: `show | head` still shows it */
-	for (int k = 0; k < npid; k++)
-		if (!tlog_proc(&l, pids[k])) {
-			err_msg("%s: no events of process %d in this log (see 'posixtrace info %s')",
-			        argv[optind], (int)pids[k], argv[optind]);
-			tlog_free(&l);
-			return 1;
-		}
-	int want[PT_NIDS];
+	static int want[PT_NIDS];
+	unsigned char *want_th = malloc(l.nth + 1);
+	int rc = !want_th;
 	for (unsigned i = 0; i < PT_NIDS; i++)
-		want[i] = nev == 0;
-	for (int k = 0; k < nev; k++) {
-		int found = 0;
-		char tmp[32];
-		for (unsigned i = 0; i < PT_NIDS; i++)
-			if ((l.names[i] || l.count[i] || system_event_name(i)) &&
-			    !strcmp(tlog_name(&l, i, tmp, sizeof tmp), evs[k]))
-				want[i] = found = 1;
-		if (!found) {
-			err_msg("%s: no event type '%s' in this log (see 'posixtrace info %s')",
-			        argv[optind], evs[k], argv[optind]);
-			tlog_free(&l);
-			return 1;
-		}
+		want[i] = evs.n == 0;
+	if (!rc)
+		rc = select_types(&l, &evs, want, 1);
+	if (!rc)
+		rc = select_types(&l, &excl, want, 0);
+	if (!rc)
+		rc = select_threads(&l, &pids, &threads, &tids, want_th);
+	if (rc) {
+		free(want_th);
+		tlog_free(&l);
+		return rc;
 	}
 	int name_w = 8;
 	for (unsigned i = 0; i < PT_NIDS; i++)
@@ -126,30 +223,27 @@ int cmd_show(int argc, char **argv)
 			int w = (int)strlen(tlog_name(&l, i, tmp, sizeof tmp));
 			name_w = w > name_w ? (w < 30 ? w : 30) : name_w;
 		}
+	/* a thread the totals did not know (a damaged stretch of a log read
+	 * through its summary): shown unless threads were selected */
+	size_t known = l.nth;
+	int any_th = pids.n || threads.n || tids.n;
 	struct symz *z = raw ? NULL : symz_open(&l, argv[optind], 0);
-	uint64_t t0 = l.nev ? l.ev[0].ts : 0, prev;
-	for (size_t i = 0; i < l.nev; i++)
-		t0 = l.ev[i].ts < t0 ? l.ev[i].ts : t0;
-	prev = t0;
-	for (size_t i = 0; i < l.nev; i++) {
-		const struct tev *e = &l.ev[i];
-		if (!want[e->id])
+	uint64_t t0 = l.first, prev = t0;
+	uint64_t lo = have_from ? when_ns(&from, t0) : 0, hi = have_to ? when_ns(&to, t0) : UINT64_MAX;
+	struct tev e;
+	int r = 0;
+	if (have_from && lo > t0 && tlog_seek(&l, lo)) /* through the block index */
+		r = -1;
+	while (r >= 0 && (r = tlog_next(&l, &e)) > 0) {
+		if (!want[e.id] || (e.thread < known ? !want_th[e.thread] : any_th) || e.ts < lo ||
+		    e.ts > hi)
 			continue;
-		if (npid) {
-			int ok = 0;
-			for (int k = 0; k < npid; k++)
-				ok |= pids[k] == l.th[e->thread].pid;
-			if (!ok)
-				continue;
-		}
-		double rel = (double)(int64_t)(e->ts - t0) / 1e9;
-		if ((since >= 0 && rel < since) || (until >= 0 && rel > until))
-			continue;
-		fmt_line(stdout, &l, e, t0, prev, absolute, name_w, z);
-		prev = e->ts;
+		fmt_line(stdout, &l, &e, t0, prev, absolute, name_w, z);
+		prev = e.ts;
 	}
 	if (z)
 		symz_close(z);
+	free(want_th);
 	tlog_free(&l);
-	return fflush(stdout) == 0 ? 0 : 1;
+	return fflush(stdout) == 0 && r == 0 ? 0 : 1;
 }

@@ -13,7 +13,7 @@ void print_summary(FILE *f, const char *path, pid_t root)
 	char dur[32], lost[256], text[240];
 	pid_t self = getpid();
 
-	if (tlog_load(&l, path) != 0) {
+	if (tlog_totals(&l, path) != 0) {
 		fprintf(f, "posixtrace: the log %s could not be read back\n", path);
 		return;
 	}
@@ -24,20 +24,16 @@ void print_summary(FILE *f, const char *path, pid_t root)
 			procs++;
 			threads += l.pr[i].nthreads;
 		}
-	uint64_t first = l.nev ? l.ev[0].ts : 0, last = first;
-	for (size_t i = 0; i < l.nev; i++) {
-		first = l.ev[i].ts < first ? l.ev[i].ts : first;
-		last = l.ev[i].ts > last ? l.ev[i].ts : last;
-	}
+	uint64_t first = l.first, last = l.nev ? l.last : first;
 	fmt_duration(dur, sizeof dur, last - first);
 	tlog_loss_text(&l, text, sizeof text);
 	snprintf(lost, sizeof lost, "%s%s", tlog_lost_any(&l) ? "EVENTS LOST: " : "", text);
-	fprintf(f, "posixtrace: %s: %zu events of %u types from %u process%s (%u thread%s)",
-	        path, l.nev, types, procs, procs == 1 ? "" : "es", threads, threads == 1 ? "" : "s");
+	fprintf(f, "posixtrace: %s: %llu events of %u types from %u process%s (%u thread%s)",
+	        path, (unsigned long long)l.nev, types, procs, procs == 1 ? "" : "es", threads, threads == 1 ? "" : "s");
 	if (root > 0)
 		fprintf(f, ", program pid %d", (int)root);
 	fprintf(f, ", over %s; %s. Read it with 'posixtrace show %s'.\n", dur, lost, path);
-	if (!procs) /* only the recorder's own START/STOP/FLUSH events */
+	if (!procs && !l.log_dropped) /* only the recorder's own START/STOP/FLUSH events */
 		fprintf(f, "posixtrace: %s recorded no events of its own: is it linked with "
 		        "libposixtrace (-lposixtrace), and does it call posix_trace_event()?\n",
 		        root > 0 ? "the program" : "the process");

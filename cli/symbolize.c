@@ -14,7 +14,7 @@
  * name from the wrong file.  Symbols and lines come from elfutils'
  * libdwfl when the command was built with it (PT_HAVE_LIBDW); without
  * it, "file+0xVADDR".  An address outside any known object: raw hex.
- * Results are cached per (pid, time's map, address).
+ * Results are cached per (pid, time's map, address), at most CACHE_MAX.
  */
 #include <fcntl.h>
 #include <stdlib.h>
@@ -407,8 +407,20 @@ static uint64_t ckey(int32_t pid, uint64_t addr)
 	return h ^ h >> 31;
 }
 
+/* At most this many names are cached: then the cache starts again empty
+ * (a trace with more distinct call sites pays their lookups again, in
+ * bounded memory). */
+#define CACHE_MAX 65536
+
 static struct centry *cache_slot(struct symz *z, int32_t pid, uint64_t addr)
 {
+	if (z->ncache >= CACHE_MAX) {
+		for (size_t i = 0; i < z->ccap; i++) {
+			free(z->cache[i].s);
+			z->cache[i] = (struct centry){ 0 };
+		}
+		z->ncache = 0;
+	}
 	if ((z->ncache + 1) * 2 > z->ccap) {
 		size_t ncap = z->ccap ? z->ccap * 2 : 1024;
 		struct centry *n = calloc(ncap, sizeof *n);

@@ -1,12 +1,17 @@
 /*
- * tlog.c -- a trace log read into memory through the public API:
+ * tlog.c -- a trace read as a stream of events through the public API:
  * posix_trace_open(), the attributes and status, the event-type list and
- * names, and every event with posix_trace_getnext_event().
+ * names, then one event at a time with posix_trace_getnext_event().
+ * Nothing is kept of an event once the next is read: the tables grow
+ * with processes, threads and event types, never with events.
  *
  * Threads get a small index per process (1, 2, ... in order of their first
- * event), stable for a given log whatever is later filtered out.
+ * event), stable for a given log whatever is later filtered out: a pass
+ * that shows only part of the log follows a pass over all of it
+ * (tlog_scan), which numbers every thread, and goes back to the start
+ * with posix_trace_rewind().
  *
- * A log that is not whole still loads: the reader returns each damaged
+ * A log that is not whole still reads: the reader returns each damaged
  * stretch as a POSIX_TRACE_ERROR event (data: EBADMSG), counted here, and
  * a log whose writer never finished it has no END block, which the loss
  * counts of src/ext.h reveal (no final count).
@@ -51,13 +56,17 @@ static int grow_hash(struct tlog *l)
 /* The index of thread (pid, tid), made on first sight. */
 static int thread_index(struct tlog *l, int32_t pid, uint64_t tid, uint32_t *out)
 {
+	if (l->nth && l->th[l->last_th_].pid == pid && l->th[l->last_th_].tid == tid) {
+		*out = l->last_th_; /* most events: the thread of the one before */
+		return 0;
+	}
 	if ((l->nth + 1) * 2 > l->hcap_ && grow_hash(l))
 		return -1;
 	struct hslot *h = l->hash_;
 	size_t j = mix(pid, tid) & (l->hcap_ - 1);
 	for (; h[j].used; j = (j + 1) & (l->hcap_ - 1))
 		if (h[j].pid == pid && h[j].tid == tid) {
-			*out = h[j].idx;
+			*out = l->last_th_ = h[j].idx;
 			return 0;
 		}
 	if (l->nth % 64 == 0) {
@@ -69,56 +78,50 @@ static int thread_index(struct tlog *l, int32_t pid, uint64_t tid, uint32_t *out
 	unsigned idx = 1;
 	for (size_t i = 0; i < l->nth; i++)
 		idx += l->th[i].pid == pid;
-	l->th[l->nth] = (struct tthread){ pid, tid, idx, 0, 0 };
+	l->th[l->nth] = (struct tthread){ pid, tid, idx, 0, 0, UINT64_MAX, 0 };
 	h[j] = (struct hslot){ pid, 1, tid, (uint32_t)l->nth };
-	*out = (uint32_t)l->nth++;
+	*out = l->last_th_ = (uint32_t)l->nth++;
 	return 0;
 }
 
 void tlog_init(struct tlog *l)
 {
 	memset(l, 0, sizeof *l);
+	l->fd_ = -1;
+	l->first = UINT64_MAX;
+	for (unsigned i = 0; i < PT_NIDS; i++)
+		l->tfirst[i] = UINT64_MAX;
 }
 
-int tlog_add(struct tlog *l, const struct posix_trace_event_info *ev, const void *data,
-             size_t len)
+int tlog_add(struct tlog *l, trace_id_t trid, const struct posix_trace_event_info *ev,
+             const void *data, size_t len, struct tev *e)
 {
 	uint32_t th;
 
-	if (l->nev == l->cap) {
-		size_t ncap = l->cap ? l->cap * 2 : 4096;
-		struct tev *n = realloc(l->ev, ncap * sizeof *n);
-		if (!n)
-			return -1;
-		l->ev = n;
-		l->cap = ncap;
-	}
-	if (l->ndata + len > l->dcap) {
-		size_t ncap = l->dcap ? l->dcap * 2 : 65536;
-		while (ncap < l->ndata + len)
-			ncap *= 2;
-		unsigned char *n = realloc(l->data, ncap);
-		if (!n)
-			return -1;
-		l->data = n;
-		l->dcap = ncap;
-	}
 	if (thread_index(l, ev->posix_pid, (uint64_t)ev->posix_thread_id, &th))
 		return -1;
-	struct tev *e = &l->ev[l->nev++];
 	e->ts = (uint64_t)ev->posix_timestamp.tv_sec * 1000000000u +
 	        (uint64_t)ev->posix_timestamp.tv_nsec;
 	e->addr = (uint64_t)(uintptr_t)ev->posix_prog_address;
-	e->data = l->ndata;
+	e->data = data;
 	e->len = (uint32_t)len;
 	e->thread = th;
 	e->id = (uint16_t)(ev->posix_event_id < PT_NIDS ? ev->posix_event_id : 0);
 	e->trunc = (uint8_t)ev->posix_truncation_status;
-	e->pad_ = 0;
-	memcpy(l->data + l->ndata, data, len);
-	l->ndata += len;
+	e->lost = tlog_note_loss(l, trid, ev);
+	e->n = l->pass_n_++;
+	if (l->totals) /* a later pass: the totals are known */
+		return 0;
+	l->nev++;
 	l->count[e->id]++;
-	l->th[th].count++;
+	struct tthread *t = &l->th[th];
+	t->count++;
+	t->first = e->ts < t->first ? e->ts : t->first;
+	t->last = e->ts > t->last ? e->ts : t->last;
+	l->tfirst[e->id] = e->ts < l->tfirst[e->id] ? e->ts : l->tfirst[e->id];
+	l->tlast[e->id] = e->ts > l->tlast[e->id] ? e->ts : l->tlast[e->id];
+	l->first = e->ts < l->first ? e->ts : l->first;
+	l->last = e->ts > l->last ? e->ts : l->last;
 	l->overflows += e->id == POSIX_TRACE_OVERFLOW;
 	l->errors += e->id == POSIX_TRACE_ERROR;
 	return 0;
@@ -146,19 +149,15 @@ void tlog_finish(struct tlog *l)
 			l->pr = n;
 			l->pr[l->npr++] = (struct tproc){ l->th[i].pid, 0, 0, UINT64_MAX, 0 };
 		}
-		l->pr[p].nthreads++;
-		l->pr[p].count += l->th[i].count;
+		struct tproc *q = &l->pr[p];
+		q->nthreads++;
+		q->count += l->th[i].count;
+		q->first = l->th[i].first < q->first ? l->th[i].first : q->first;
+		q->last = l->th[i].last > q->last ? l->th[i].last : q->last;
 	}
 	qsort(l->pr, l->npr, sizeof *l->pr, cmp_proc);
 	for (size_t i = 0; i < l->nth; i++)
 		l->th[i].proc = (uint32_t)(tlog_proc(l, l->th[i].pid) - l->pr);
-	for (size_t i = 0; i < l->nev; i++) {
-		struct tproc *p = &l->pr[l->th[l->ev[i].thread].proc];
-		if (l->ev[i].ts < p->first)
-			p->first = l->ev[i].ts;
-		if (l->ev[i].ts > p->last)
-			p->last = l->ev[i].ts;
-	}
 }
 
 const struct tproc *tlog_proc(const struct tlog *l, int32_t pid)
@@ -244,12 +243,18 @@ static int tlog_objects(struct tlog *l, trace_id_t trid)
 	}
 }
 
-int tlog_load(struct tlog *l, const char *path)
+static int open_failed(struct tlog *l, const char *what, int rc)
 {
-	static unsigned char buf[TRACE_DATA_MAX + 1];
-	trace_id_t trid;
+	fail(l->path, what, rc);
+	tlog_free(l);
+	return 1;
+}
+
+/* The file, open for reading: its fd, or -1 after a message. */
+static int open_file(struct tlog *l, const char *path)
+{
 	struct stat sb;
-	int rc, fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
 	tlog_init(l);
 	l->path = path;
@@ -257,7 +262,7 @@ int tlog_load(struct tlog *l, const char *path)
 		err_msg("cannot open %s: %s%s", path, strerror(errno),
 		        errno == ENOENT ? " (give the path of a log written by 'posixtrace record')"
 		                        : "");
-		return 1;
+		return -1;
 	}
 	if (fstat(fd, &sb) == 0) {
 		l->file_size = sb.st_size;
@@ -265,20 +270,99 @@ int tlog_load(struct tlog *l, const char *path)
 			err_msg("%s: %s (give the path of a log written by 'posixtrace record')",
 			        path, S_ISDIR(sb.st_mode) ? "is a directory" : "not a regular file");
 			close(fd);
-			return 1;
+			return -1;
 		}
 	}
+	return fd;
+}
+
+/* The totals from the summary the log carries (src/ext.h); with all (no
+ * trace id open) also its attributes, status, names and map of loaded
+ * code.  0, or -1: it has none. */
+static int from_summary(struct tlog *l, int fd, int all)
+{
+	struct pt_ext_summary *s;
+	uint32_t th;
+
+	if (pt_ext_log_summary(fd, &s) != 0)
+		return -1;
+	if (all) {
+		l->attr = s->attr;
+		l->st = s->status;
+		for (unsigned id = 0; id < PT_NIDS; id++)
+			if (s->names[id][0] && (l->names[id] = strdup(s->names[id])))
+				l->listed[id] = 1;
+		if (s->nobjs && (l->objs = malloc(s->nobjs * sizeof *l->objs))) {
+			memcpy(l->objs, s->objs, s->nobjs * sizeof *l->objs);
+			l->nobjs = s->nobjs;
+		}
+	}
+	for (size_t i = 0; i < s->nwriters; i++) {
+		const struct pt_ext_sum_writer *w = &s->writers[i];
+		if (thread_index(l, w->pid, w->thread, &th)) {
+			pt_ext_summary_free(s);
+			return -1;
+		}
+		l->th[th].count = w->count;
+		l->th[th].first = w->first;
+		l->th[th].last = w->last;
+	}
+	memcpy(l->count, s->count, sizeof l->count);
+	memcpy(l->tfirst, s->tfirst, sizeof l->tfirst);
+	memcpy(l->tlast, s->tlast, sizeof l->tlast);
+	l->nev = s->events;
+	l->first = s->events ? s->first : 0;
+	l->last = s->last;
+	l->overflows = s->count[POSIX_TRACE_OVERFLOW];
+	l->errors = s->count[POSIX_TRACE_ERROR];
+	l->ngaps = s->gaps;
+	l->lost_at = s->losses.at_resume;
+	l->lost_stream = s->losses.at_resume;
+	l->lost_final = s->losses.total_ok;
+	if (s->losses.total_ok && s->losses.total > l->lost_stream)
+		l->lost_stream = s->losses.total;
+	l->log_overwritten = s->losses.log_overwritten;
+	l->log_dropped = s->losses.log_dropped;
+	pt_ext_summary_free(s);
+	tlog_finish(l);
+	l->summary = l->totals = 1;
+	return 0;
+}
+
+int tlog_totals(struct tlog *l, const char *path)
+{
+	int fd = open_file(l, path);
+
+	if (fd < 0)
+		return 1;
+	posix_trace_attr_init(&l->attr);
+	if (from_summary(l, fd, 1) == 0) {
+		close(fd);
+		return 0;
+	}
+	close(fd);
+	tlog_free(l);
+	return tlog_load(l, path);
+}
+
+int tlog_open(struct tlog *l, const char *path)
+{
+	trace_id_t trid;
+	int rc, fd = open_file(l, path);
+
+	if (fd < 0)
+		return 1;
 	if ((rc = posix_trace_open(fd, &trid)) != 0) {
 		close(fd);
 		return fail(path, "posix_trace_open", rc);
 	}
+	l->trid_ = trid;
+	l->fd_ = fd;
+	l->open_ = 1;
 	posix_trace_attr_init(&l->attr);
 	if ((rc = posix_trace_get_attr(trid, &l->attr)) != 0 ||
-	    (rc = posix_trace_get_status(trid, &l->st)) != 0) {
-		posix_trace_close(trid);
-		close(fd);
-		return fail(path, "reading the attributes", rc);
-	}
+	    (rc = posix_trace_get_status(trid, &l->st)) != 0)
+		return open_failed(l, "reading the attributes", rc);
 	for (;;) {
 		trace_event_id_t id;
 		int none;
@@ -291,55 +375,117 @@ int tlog_load(struct tlog *l, const char *path)
 			l->names[id] = strdup(name);
 		}
 	}
-	struct progress p;
-	char what[300];
-	snprintf(what, sizeof what, "reading %s", path);
-	progress_begin(&p, what, 0); /* (how many events, the log does not say) */
-	for (uint64_t n = 1;; n++) {
-		struct posix_trace_event_info ev;
-		size_t len = 0;
-		int none = 0;
-		rc = posix_trace_getnext_event(trid, &ev, buf, sizeof buf, &len, &none);
-		if (rc || none)
-			break;
-		progress_update(&p, n);
-		if (tlog_add(l, &ev, buf, len) || tlog_note_loss(l, trid, &ev)) {
-			rc = ENOMEM;
-			break;
-		}
-		l->damaged += is_damage(&ev, buf, len);
-	}
-	progress_end(&p);
-	if (!rc)
-		rc = tlog_objects(l, trid);
-	if (!rc) {
-		tlog_note_totals(l, trid);
-		l->unfinished = !l->lost_final && log_version(fd) >= 2;
-	}
-	posix_trace_close(trid);
-	close(fd);
-	if (rc)
-		return fail(path, "reading events", rc);
+	if ((rc = tlog_objects(l, trid)) != 0)
+		return open_failed(l, "reading the map of loaded code", rc);
+	if (!(l->buf_ = malloc(TRACE_DATA_MAX + 1)))
+		return open_failed(l, "reading events", ENOMEM);
+	return 0;
+}
+
+/* After the last event of a pass that counts: the final counts. */
+static void tlog_end(struct tlog *l)
+{
+	tlog_note_totals(l, l->trid_);
+	l->unfinished = !l->lost_final && log_version(l->fd_) >= 2;
 	tlog_finish(l);
-	free(l->hash_);
-	l->hash_ = NULL;
-	l->hcap_ = 0;
+	if (l->first == UINT64_MAX)
+		l->first = 0;
+	l->totals = 1;
+}
+
+int tlog_next(struct tlog *l, struct tev *e)
+{
+	struct posix_trace_event_info ev;
+	size_t len = 0;
+	int none = 0, rc;
+
+	if (!l->open_)
+		return 0;
+	rc = posix_trace_getnext_event(l->trid_, &ev, l->buf_, TRACE_DATA_MAX + 1, &len, &none);
+	if (rc) {
+		fail(l->path, "reading events", rc);
+		return -1;
+	}
+	if (none) {
+		if (!l->totals)
+			tlog_end(l);
+		return 0;
+	}
+	if (tlog_add(l, l->trid_, &ev, l->buf_, len, e)) {
+		fail(l->path, "reading events", ENOMEM);
+		return -1;
+	}
+	if (!l->totals)
+		l->damaged += is_damage(&ev, l->buf_, len);
+	return 1;
+}
+
+int tlog_scan(struct tlog *l)
+{
+	struct progress p;
+	struct tev e;
+	char what[300];
+	int rc;
+
+	if (l->totals)
+		return 0;
+	snprintf(what, sizeof what, "reading %s", l->path);
+	progress_begin(&p, what, 0); /* (how many events, the log does not say) */
+	while ((rc = tlog_next(l, &e)) > 0)
+		if ((e.n & 1023) == 0)
+			progress_update(&p, e.n);
+	p.done = l->nev;
+	progress_end(&p);
+	if (rc < 0)
+		return 1;
+	if ((rc = posix_trace_rewind(l->trid_)) != 0)
+		return fail(l->path, "going back to the start", rc);
+	l->pass_n_ = 0; /* the next pass counts places again, nothing else */
+	l->pass_at_ = 0;
+	return 0;
+}
+
+int tlog_seek(struct tlog *l, uint64_t ts)
+{
+	uint64_t before = 0;
+	int rc = pt_ext_seek(l->trid_, ts, &before);
+
+	if (rc)
+		return fail(l->path, "seeking in the log", rc);
+	l->pass_at_ = before;
+	l->pass_n_ = 0;
+	return 0;
+}
+
+int tlog_load(struct tlog *l, const char *path)
+{
+	if (tlog_open(l, path))
+		return 1;
+	if (from_summary(l, l->fd_, 0) == 0)
+		return 0;
+	if (tlog_scan(l)) {
+		tlog_free(l);
+		return 1;
+	}
 	return 0;
 }
 
 void tlog_free(struct tlog *l)
 {
+	if (l->open_)
+		posix_trace_close(l->trid_);
+	if (l->fd_ >= 0)
+		close(l->fd_);
 	for (unsigned i = 0; i < PT_NIDS; i++)
 		free(l->names[i]);
-	free(l->ev);
-	free(l->data);
+	free(l->buf_);
 	free(l->th);
 	free(l->pr);
 	free(l->hash_);
-	free(l->gaps);
 	free(l->objs);
 	posix_trace_attr_destroy(&l->attr);
 	memset(l, 0, sizeof *l);
+	l->fd_ = -1;
 }
 
 /* The name of type id: the log's, the standard one, or "event-ID". */

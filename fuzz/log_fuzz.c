@@ -2,7 +2,9 @@
  * log_fuzz.c -- libFuzzer target for the trace log reader (src/log/logread.c,
  * src/log/logiter.c): the input is a log file.  It goes into a memfd, is
  * opened, read to the end, rewound and read again (the same events and
- * loss counts), and closed.  Built twice by `make fuzz`: as is, and with PT_LOG_FUZZ_NOCRC
+ * loss counts), and closed; its summary (format 5, src/log/logsum.c) is
+ * read from the end of the file too, and checked for sound values; and
+ * seeking to a time (pt_logr_seek) loses no event stamped at or after it.  Built twice by `make fuzz`: as is, and with PT_LOG_FUZZ_NOCRC
  * (checksums ignored) to reach the checks behind them.
  */
 #include <errno.h>
@@ -39,6 +41,22 @@ static size_t read_all(struct pt_logr *r, uint64_t *sum)
 	return n;
 }
 
+/* Events stamped at or after x from where the reader is (error events
+ * of damaged blocks not counted: their time is a neighbour's). */
+static size_t count_from(struct pt_logr *r, uint64_t x)
+{
+	static unsigned char buf[256];
+	struct posix_trace_event_info ev;
+	size_t n = 0, len;
+	int un;
+
+	while (pt_logr_next(r, &ev, buf, sizeof buf, &len, &un) == 0 && !un)
+		n += ev.posix_event_id != POSIX_TRACE_ERROR &&
+		     (uint64_t)ev.posix_timestamp.tv_sec * 1000000000u +
+		     (uint64_t)ev.posix_timestamp.tv_nsec >= x;
+	return n;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -52,12 +70,34 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	if (ftruncate(fd, 0) || (size && pwrite(fd, data, size, 0) != (ssize_t)size))
 		abort();
+	struct pt_log_summary sum;
+	if (pt_log_summary_read(fd, &sum) == 0) {
+		if (!sum.names || sum.nobjs > PT_LOG_OBJS_MAX)
+			abort();
+		for (unsigned id = 0; id < PT_NIDS; id++)
+			if (strnlen(sum.names[id], PT_LOG_NAME_MAX + 1) > PT_LOG_NAME_MAX ||
+			    (!(sum.known[id / 64] >> (id % 64) & 1) && sum.names[id][0]))
+				abort();
+		for (size_t i = 0; i < sum.nobjs; i++)
+			if (strnlen(sum.objs[i].path, PT_EXT_OBJ_PATH) >= PT_EXT_OBJ_PATH ||
+			    sum.objs[i].bid_len > PT_EXT_OBJ_BID_MAX)
+				abort();
+		pt_log_summary_free(&sum);
+	}
 	if (pt_logr_open(&r, fd))
 		return 0;
 	n1 = read_all(&r, &s1);
 	pt_logr_rewind(&r);
 	n2 = read_all(&r, &s2);
 	if (n1 != n2 || s1 != s2)
+		abort();
+	/* seeking (show --from): the events at or after a time, the same
+	 * whether read from the start or from where the seek goes */
+	uint64_t x = size >= 8 ? (uint64_t)data[size / 2] << 56 >> (data[size / 3] % 64) : 0;
+	uint64_t before = 0;
+	pt_logr_rewind(&r);
+	size_t whole = count_from(&r, x);
+	if (pt_logr_seek(&r, x, &before) == 0 && count_from(&r, x) != whole)
 		abort();
 	for (int id = pt_logr_next_id(&r, 0); id >= 0; id = pt_logr_next_id(&r, (unsigned)id + 1))
 		if (!pt_logr_name(&r, (unsigned)id) || strlen(pt_logr_name(&r, (unsigned)id)) > PT_LOG_NAME_MAX)

@@ -62,4 +62,41 @@ struct pt_ext_obj {
 int pt_ext_objects(trace_id_t trid, size_t from, struct pt_ext_obj *out, size_t cap,
                    size_t *n);
 
+/* A log open with posix_trace_open(): the next event read is the first
+ * of the first block of the log that may hold an event stamped at or
+ * after ts_ns (ns since the epoch), found through the log's block index;
+ * every event before it is stamped before ts_ns, so reading on and
+ * skipping events before ts_ns gives exactly those at or after it.
+ * *lost_before: the stream's loss count at the last RESUME before that
+ * point (0 if none), where a reader that counts each gap's losses as the
+ * difference between RESUMEs starts from.  0; EINVAL: not a log. */
+int pt_ext_seek(trace_id_t trid, uint64_t ts_ns, uint64_t *lost_before);
+
+/* The summary a log carries (format 5, APPEND and UNTIL_FULL logs): what
+ * its writer counted of the events it wrote, read from the end of the
+ * file without reading the events (src/log/logsum.c).  Writers are in
+ * the order of their first event in the log; types and names by id. */
+struct pt_ext_sum_writer { int32_t pid; uint64_t thread, count, first, last; };
+struct pt_ext_summary {
+	trace_attr_t attr;
+	struct posix_trace_status_info status; /* the END block's */
+	struct pt_ext_losses losses;  /* as pt_ext_losses() gives them after the last event */
+	uint64_t events, first, last; /* events, smallest and largest timestamp (ns) */
+	uint64_t gaps;                /* RESUME events that carry a loss count */
+	uint64_t count[__TRACE_EVENT_ID_LIMIT], tfirst[__TRACE_EVENT_ID_LIMIT],
+	         tlast[__TRACE_EVENT_ID_LIMIT];
+	char (*names)[TRACE_EVENT_NAME_MAX + 1]; /* by id; "" when unnamed */
+	struct pt_ext_sum_writer *writers;
+	size_t nwriters;
+	struct pt_ext_obj *objs;      /* the map of loaded code, as pt_ext_objects() */
+	size_t nobjs;
+};
+
+/* The summary of the log open for reading on fd (only pread is used).
+ * 0; ENOENT: the log has none (an older format, a LOOP log, a log cut
+ * short, or a summary that does not check); EINVAL: not a log; ENOMEM.
+ * pt_ext_summary_free() then. */
+int pt_ext_log_summary(int fd, struct pt_ext_summary **out);
+void pt_ext_summary_free(struct pt_ext_summary *s);
+
 #endif

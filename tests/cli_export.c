@@ -201,7 +201,9 @@ int main(void)
 	CHECK(cli_contains(j, "\"name\":\"process_name\""));
 	CHECK(cli_contains(j, "\"name\":\"thread_name\""));
 	CHECK(cli_contains(j, "\"text\":\"GET /item/0/0\""));
-	CHECK(cli_contains(j, "\"name\":\"app_start\",\"cat\":\"user\",\"ph\":\"i\""));
+	CHECK(cli_contains(j, "\"name\":\"app_start\",\"ph\":\"i\""));
+	CHECK(cli_contains(j, "\"name\":\"posix_trace_start\",\"cat\":\"posix_trace\",\"ph\":\"i\""));
+	CHECK(cli_contains(j, "\"stackFrames\":{"));
 	CHECK_EQ(occurrences(j, "\"name\":\"request\""), cli_count(ev, n, "request"));
 	free(j);
 	CHECK_EQ(cli_run(CLI("export", "--format", "chrome", (char *)log, "-o", (char *)json), NULL, &err), 1);

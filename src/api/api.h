@@ -14,6 +14,7 @@ int pt_attr_valid(const trace_attr_t *a);
 void pt_attr_defaults(trace_attr_t *a);
 uint32_t pt_attr_noloss(const trace_attr_t *a); /* UINT32_MAX: out of bounds */
 void pt_trid_attrs(const struct pt_trid *t, trace_attr_t *attr);
+void pt_attr_from_img(const struct pt_attr_img *img, trace_attr_t *attr);
 
 /* ---------------------------------------------------- sets (eventset.c) */
 static inline int pt_set_has(const trace_event_set_t *s, trace_event_id_t id)

@@ -240,11 +240,9 @@ uint32_t pt_attr_noloss(const trace_attr_t *a)
 	return v < 0 || v > (long)PT_NOLOSS_MAX_MS ? UINT32_MAX : (uint32_t)v;
 }
 
-/* The attributes of a trace id, from its trusted copy. */
-void pt_trid_attrs(const struct pt_trid *t, trace_attr_t *a)
+/* Attributes from an image (a trace id's trusted copy, a log's header). */
+void pt_attr_from_img(const struct pt_attr_img *img, trace_attr_t *a)
 {
-	const struct pt_attr_img *img = &t->attr;
-
 	pt_attr_defaults(a);
 	memcpy(a->__name, img->name, TRACE_NAME_MAX);
 	a->__create_time.tv_sec = (time_t)img->create_sec;
@@ -257,5 +255,11 @@ void pt_trid_attrs(const struct pt_trid *t, trace_attr_t *a)
 	a->__stream_policy = img->stream_policy;
 	a->__log_policy = img->log_policy;
 	a->__inherit = img->inherit;
+}
+
+/* The attributes of a trace id, from its trusted copy. */
+void pt_trid_attrs(const struct pt_trid *t, trace_attr_t *a)
+{
+	pt_attr_from_img(&t->attr, a);
 	posixtrace_attr_setnoloss(a, t->noloss_ms);
 }

@@ -2,6 +2,7 @@
  * ext.c -- what ext.h gives the posixtrace command beyond POSIX, for a
  * stream or a log: loss counts and the map of loaded code.
  */
+#include <stdlib.h>
 #include <string.h>
 #include "api.h"
 
@@ -62,4 +63,81 @@ int pt_ext_objects(trace_id_t trid, size_t from, struct pt_ext_obj *out, size_t 
 		out[(*n)++] = src[i];
 	pt_trid_unlock(t);
 	return 0;
+}
+
+int pt_ext_seek(trace_id_t trid, uint64_t ts_ns, uint64_t *lost_before)
+{
+	struct pt_trid *t;
+	int rc;
+
+	if (!lost_before)
+		return EINVAL;
+	if ((rc = pt_trid_lock_any(trid, &t)) != 0)
+		return rc;
+	rc = t->kind == PT_KIND_LOG ? pt_logr_seek(t->lr, ts_ns, lost_before) : EINVAL;
+	pt_trid_unlock(t);
+	return rc;
+}
+
+int pt_ext_log_summary(int fd, struct pt_ext_summary **out)
+{
+	struct pt_log_summary ls;
+	struct pt_ext_summary *s;
+	int rc;
+
+	if (!out)
+		return EINVAL;
+	*out = NULL;
+	if ((rc = pt_log_summary_read(fd, &ls)) != 0)
+		return rc;
+	if (!(s = calloc(1, sizeof *s)) || !(s->names = calloc(PT_NIDS, sizeof *s->names))) {
+		free(s);
+		pt_log_summary_free(&ls);
+		return ENOMEM;
+	}
+	pt_attr_from_img(&ls.attr, &s->attr);
+	s->status = ls.status;
+	s->losses.resume_ok = ls.gaps > 0;
+	s->losses.at_resume = ls.last_lost;
+	s->losses.total_ok = 1;
+	s->losses.total = ls.stream_lost;
+	s->losses.log_overwritten = ls.lost;
+	s->losses.log_dropped = ls.dropped;
+	s->events = ls.events;
+	s->first = ls.first;
+	s->last = ls.last;
+	s->gaps = ls.gaps;
+	memcpy(s->count, ls.count, sizeof s->count);
+	memcpy(s->tfirst, ls.tfirst, sizeof s->tfirst);
+	memcpy(s->tlast, ls.tlast, sizeof s->tlast);
+	for (unsigned id = 0; id < PT_NIDS; id++)
+		if (ls.known[id / 64] >> (id % 64) & 1)
+			memcpy(s->names[id], ls.names[id], sizeof s->names[id]);
+	s->writers = calloc(ls.nwr + 1, sizeof *s->writers);
+	if (!s->writers) {
+		pt_log_summary_free(&ls);
+		pt_ext_summary_free(s);
+		return ENOMEM;
+	}
+	for (uint32_t i = 0; i < ls.nwr; i++)
+		s->writers[i] = (struct pt_ext_sum_writer){ ls.wr[i].pid, ls.wr[i].thread,
+		                                            ls.wr[i].count, ls.wr[i].first,
+		                                            ls.wr[i].last };
+	s->nwriters = ls.nwr;
+	s->objs = ls.objs; /* (taken over) */
+	s->nobjs = ls.nobjs;
+	ls.objs = NULL;
+	pt_log_summary_free(&ls);
+	*out = s;
+	return 0;
+}
+
+void pt_ext_summary_free(struct pt_ext_summary *s)
+{
+	if (!s)
+		return;
+	free(s->names);
+	free(s->writers);
+	free(s->objs);
+	free(s);
 }

@@ -28,7 +28,7 @@
 /* ---- file header (PT_LOG_HDR bytes) */
 #define PT_LOG_MAGIC      "PSXTRLOG"  /* 8 bytes, not NUL-terminated in the file */
 #define PT_LOG_BOM        0x01020304u /* u32 at PT_LOG_H_BOM, in the log's order */
-#define PT_LOG_VERSION    4u  /* written; 1 to 3 are still read */
+#define PT_LOG_VERSION    5u  /* written; 1 to 4 are still read */
 #define PT_LOG_VERSION_MIN 1u
 #define PT_LOG_HDR        256u
 #define PT_LOG_FIRST      PT_LOG_HDR  /* offset of the first block */
@@ -71,6 +71,7 @@
 
 #define PT_LOG_BT_EVENTS  1u
 #define PT_LOG_BT_END     2u
+#define PT_LOG_BT_SUMMARY 3u  /* (v5) what the log holds, written before END (logsum.c) */
 
 /* writer entry: i32 pid, u32 zero, u64 thread */
 #define PT_LOG_WENT        16u
@@ -105,6 +106,16 @@
 #define PT_LOG_END_BODY    56u
 #define PT_LOG_END_LEN     (PT_LOG_BLK + PT_LOG_END_BODY)
 #define PT_LOG_END_LEN_V1  (PT_LOG_BLK + 48u)
+
+/* SUMMARY block (v5): nw = 0, nrec entries back to back, each a u16
+ * kind, a u16 length, then that many bytes (docs/log-format.md) */
+#define PT_LOG_S_TOTALS    1u  /* 48: u64 events, first, last, gaps, last lost; u32 parts, writers */
+#define PT_LOG_S_TYPE      2u  /* 32: u32 id, u32 0, u64 count, first, last */
+#define PT_LOG_S_WRITER    3u  /* 40: i32 pid, u32 0, u64 thread, count, first, last */
+#define PT_LOG_S_NAME      4u  /* 4 + n: u32 id, the name (1..63 bytes, no NUL) */
+#define PT_LOG_S_OBJ       5u  /* an OBJ record's payload */
+#define PT_LOG_S_HDR       4u
+#define PT_LOG_S_PARTS_MAX 4096u /* SUMMARY blocks a reader takes */
 
 #define PT_LOG_NAME_MAX      TRACE_EVENT_NAME_MAX /* bytes, no NUL in the record */
 /* readers of older logs refuse longer names (logread.c) */
@@ -301,6 +312,19 @@ struct pt_logw_live {    /* LOOP: a block still in the file */
 	uint32_t len, nev;
 };
 
+/* What the writer counts of the blocks it wrote, for the SUMMARY block
+ * (logsum.c): APPEND and UNTIL_FULL logs only (a LOOP log keeps only its
+ * last lap). */
+struct pt_logw_sumw { int32_t pid; uint64_t thread, count, first, last; };
+struct pt_logw_sum {
+	uint64_t events, first, last, gaps, last_lost;
+	uint64_t count[PT_NIDS], tfirst[PT_NIDS], tlast[PT_NIDS];
+	struct pt_logw_sumw *wr;   /* in order of first event */
+	uint32_t nwr, wcap;
+	uint32_t *hash, hcap;      /* writer (pid, thread) -> index + 1 in wr */
+	int failed;                /* out of memory once: no summary */
+};
+
 struct pt_logw {
 	/* results, for the caller to read */
 	int err;             /* first write error, 0 if none */
@@ -334,6 +358,7 @@ struct pt_logw {
 	/* LOOP: blocks in the file, oldest first (a ring) */
 	struct pt_logw_live *live;
 	size_t live_head, live_n, live_cap;
+	struct pt_logw_sum *sum;  /* NULL: no SUMMARY block (LOOP, format 3) */
 };
 
 /* fd: open for writing (else EBADF); LOOP and UNTIL_FULL need a regular
@@ -393,6 +418,15 @@ void pt_logw_span_close(struct pt_logw *w, const struct pt_logw_span *s, uint32_
 int pt_logw_sync(struct pt_logw *w);
 int pt_logw_finish(struct pt_logw *w, const struct posix_trace_status_info *st);
 void pt_logw_free(struct pt_logw *w);
+/* logsum.c, for logwrite.c: counting what a written events block holds
+ * (its records and writer table), and the SUMMARY blocks' bodies: one
+ * block's worth (at most cap bytes) from *cursor on, 0 when done. */
+int pt_logw_sum_init(struct pt_logw *w);
+void pt_logw_sum_block(struct pt_logw *w, const unsigned char *rec, uint32_t len, uint32_t nrec,
+                       uint64_t base);
+uint32_t pt_logw_sum_body(const struct pt_logw *w, unsigned char *out, uint32_t cap,
+                          uint64_t *cursor, uint32_t *nrec, uint32_t parts);
+void pt_logw_sum_free(struct pt_logw *w);
 /* logwio.c, for logwrite.c: writes a, b, c (one block) in one call at
  * w->pos, finishing short writes; returns 0 or an error number. */
 int pt_logw_put(struct pt_logw *w, const void *a, uint32_t alen, const void *b,
@@ -403,8 +437,10 @@ int pt_logw_put(struct pt_logw *w, const void *a, uint32_t alen, const void *b,
 struct pt_logr_item {    /* one step of the reading order */
 	uint64_t off, seq;
 	uint64_t ts;         /* error items: the timestamp to report */
+	uint64_t max_ts;     /* the block's largest timestamp (pt_logr_seek) */
 	uint32_t len;
 	uint32_t error;      /* 0: a block of events; else an error number */
+	int has_lost;        /* the block has a record flagged LOST */
 };
 
 struct pt_logr {
@@ -436,6 +472,9 @@ struct pt_logr {
 	uint64_t where; /* the where of the block's last event record (v4 short records) */
 	uint64_t base_ts;
 	size_t full_len;     /* payload length of the last event returned */
+	/* what the last pt_logr_check() of an events block saw besides */
+	uint64_t chk_max_ts;
+	int chk_lost;
 };
 
 /* fd: a regular file open for reading (EBADF if not readable); anything
@@ -446,6 +485,11 @@ int pt_logr_open(struct pt_logr *r, int fd);
 int pt_logr_next(struct pt_logr *r, struct posix_trace_event_info *ev, void *buf,
                  size_t cap, size_t *len, int *unavailable);
 void pt_logr_rewind(struct pt_logr *r);
+/* The next event read is the first of the first block that may hold an
+ * event stamped at or after ts: every event before it is stamped before
+ * ts.  *lost_before: the loss count of the last LOST record before that
+ * point (0 if none).  0, or an error reading the blocks before it. */
+int pt_logr_seek(struct pt_logr *r, uint64_t ts, uint64_t *lost_before);
 void pt_logr_close(struct pt_logr *r);
 const struct pt_attr_img *pt_logr_attr(const struct pt_logr *r);
 int pt_logr_status(const struct pt_logr *r, struct posix_trace_status_info *st);
@@ -464,6 +508,37 @@ struct pt_log_bhdr {
 	uint32_t len, nrec, bcrc;
 	uint64_t seq, oldest, base;
 };
+/* the file header h into r (logread.c): 0 or EINVAL */
+int pt_logr_header(struct pt_logr *r, const unsigned char *h);
+/* an END block's status into r */
+void pt_logr_end_status(struct pt_logr *r, const unsigned char *p);
+/* an OBJ record's payload: 0 and *o, or EBADMSG */
+int pt_log_obj_decode(const unsigned char *p, uint32_t n, int swap, struct pt_ext_obj *o);
+
+/* The summary of a log (v5) read without its events (logsum.c): the
+ * header, the END block at the end of the file and the SUMMARY blocks
+ * just before it.  0; ENOENT: the log has none (older format, LOOP,
+ * cut short, or a summary that does not check); EINVAL: not a log. */
+struct pt_log_summary {
+	struct pt_attr_img attr;
+	struct posix_trace_status_info status;
+	uint64_t lost, dropped, stream_lost;   /* from the END block */
+	uint64_t events, first, last, gaps, last_lost;
+	uint64_t count[PT_NIDS], tfirst[PT_NIDS], tlast[PT_NIDS];
+	char (*names)[PT_LOG_NAME_MAX + 1];
+	uint64_t known[PT_NIDS / 64];
+	struct pt_logw_sumw *wr;
+	uint32_t nwr;
+	struct pt_ext_obj *objs;
+	size_t nobjs;
+};
+int pt_log_summary_read(int fd, struct pt_log_summary *s);
+void pt_log_summary_free(struct pt_log_summary *s);
+/* Checks a SUMMARY block's entries (p: the block, len, nrec); fills s
+ * (which may be NULL) with them.  0 or EBADMSG. */
+int pt_log_sum_parse(const unsigned char *p, uint32_t len, uint32_t nrec, int swap,
+                     struct pt_log_summary *s);
+
 /* pread all n bytes at off: 0, EBADMSG (end of file first), or an error */
 int pt_logr_rd(const struct pt_logr *r, uint64_t off, void *dst, size_t n);
 /* 1 if h is a block header of this log, decoded into *b */

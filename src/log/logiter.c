@@ -139,6 +139,50 @@ void pt_logr_rewind(struct pt_logr *r)
 	r->loaded = 0;
 }
 
+/* The loss count of the last LOST record of the block of item it, if it
+ * has one (*found). */
+static int last_lost_in(struct pt_logr *r, const struct pt_logr_item *it, uint64_t *lost,
+                        int *found)
+{
+	int rc, sw = r->swap;
+
+	*found = 0;
+	if ((rc = load(r, it)) != 0)
+		return rc;
+	for (; r->rleft; r->rleft--) {
+		const unsigned char *p = r->buf + r->roff;
+		uint32_t n = pt_log_get16(p + PT_LOG_R_LEN, sw);
+		unsigned info = pt_log_get16(p + PT_LOG_R_INFO, sw);
+		uint32_t hl = info & PT_LOG_RF_SHORT ? PT_LOG_REC_SHORT : PT_LOG_REC;
+		if (info & PT_LOG_RF_LOST) { /* (checked: 8 bytes) */
+			*lost = pt_log_get64(p + hl, sw);
+			*found = 1;
+		}
+		r->roff += hl + n;
+	}
+	r->loaded = 0;
+	return 0;
+}
+
+int pt_logr_seek(struct pt_logr *r, uint64_t ts, uint64_t *lost_before)
+{
+	size_t i;
+	int found = 0, rc = 0;
+
+	*lost_before = 0;
+	for (i = 0; i < r->nitems; i++) /* the first block that may hold ts or later */
+		if ((r->items[i].error ? r->items[i].ts : r->items[i].max_ts) >= ts)
+			break;
+	for (size_t k = i; k-- > 0 && !found;) /* the count of the last gap before it */
+		if (!r->items[k].error && r->items[k].has_lost &&
+		    (rc = last_lost_in(r, &r->items[k], lost_before, &found)) != 0)
+			break;
+	r->cur = i;
+	r->loaded = 0;
+	r->last_lost_ok = 0;
+	return rc;
+}
+
 const struct pt_attr_img *pt_logr_attr(const struct pt_logr *r)
 {
 	return &r->attr;

@@ -12,9 +12,10 @@
 
 /* One block found in the file. */
 struct ent {
-	uint64_t off, seq, oldest, first_ts, last_ts;
+	uint64_t off, seq, oldest, first_ts, last_ts, max_ts;
 	uint32_t len, nev;
 	unsigned type, good;
+	int has_lost;
 };
 
 int pt_logr_rd(const struct pt_logr *r, uint64_t off, void *dst, size_t n)
@@ -34,7 +35,7 @@ int pt_logr_rd(const struct pt_logr *r, uint64_t off, void *dst, size_t n)
 	return 0;
 }
 
-static int get_header(struct pt_logr *r, const unsigned char *h)
+int pt_logr_header(struct pt_logr *r, const unsigned char *h)
 {
 	const unsigned char *at = h + PT_LOG_H_ATTR;
 	uint32_t bom = pt_log_get32(h + PT_LOG_H_BOM, 0);
@@ -105,6 +106,8 @@ int pt_logr_bhdr(const struct pt_logr *r, const unsigned char *h, struct pt_log_
 	room = b->len - PT_LOG_BLK - b->nw * PT_LOG_WENT;
 	if (b->type == PT_LOG_BT_EVENTS)
 		return b->nrec && b->nrec <= room / (r->version >= 4 ? PT_LOG_REC_SHORT : PT_LOG_REC);
+	if (b->type == PT_LOG_BT_SUMMARY) /* (v5) */
+		return r->version >= 5 && !b->nw && b->nrec && b->nrec <= room / PT_LOG_S_HDR;
 	return b->type == PT_LOG_BT_END && !b->nw && !b->nrec &&
 	       b->len == (r->version >= 2 ? PT_LOG_END_LEN : PT_LOG_END_LEN_V1);
 }
@@ -120,33 +123,40 @@ static void set_name(struct pt_logr *r, unsigned id, const unsigned char *s, uin
 	r->known[id / 64] |= 1ull << (id % 64);
 }
 
+int pt_log_obj_decode(const unsigned char *p, uint32_t n, int sw, struct pt_ext_obj *o)
+{
+	if (n < PT_LOG_OBJ_FIXED || n > PT_LOG_OBJ_MAX)
+		return EBADMSG;
+	memset(o, 0, sizeof *o);
+	o->ts = pt_log_get64(p, sw);
+	o->base = pt_log_get64(p + 8, sw);
+	o->lo = pt_log_get64(p + 16, sw);
+	o->hi = pt_log_get64(p + 24, sw);
+	o->pid = (int32_t)pt_log_get32(p + 32, sw);
+	o->kind = pt_log_get16(p + 36, sw);
+	o->bid_len = p[38];
+	o->flags = p[39];
+	uint32_t pl = n - PT_LOG_OBJ_FIXED - (n - PT_LOG_OBJ_FIXED < o->bid_len ? 0 : o->bid_len);
+	if (o->bid_len > PT_EXT_OBJ_BID_MAX || n - PT_LOG_OBJ_FIXED < o->bid_len ||
+	    o->kind < PT_EXT_OBJ_BEGIN || o->kind > PT_EXT_OBJ_LOST ||
+	    (o->flags & ~PT_EXT_OBJ_TRUNC) || pl >= PT_EXT_OBJ_PATH ||
+	    memchr(p + PT_LOG_OBJ_FIXED + o->bid_len, 0, pl) ||
+	    ((o->kind == PT_EXT_OBJ_ADD || o->kind == PT_EXT_OBJ_DEL) && o->lo >= o->hi))
+		return EBADMSG;
+	memcpy(o->bid, p + PT_LOG_OBJ_FIXED, o->bid_len);
+	memcpy(o->path, p + PT_LOG_OBJ_FIXED + o->bid_len, pl);
+	return 0;
+}
+
 /* An OBJ record: checked; kept (once) when keep. */
 static int get_obj(struct pt_logr *r, const unsigned char *p, uint32_t n, int keep)
 {
 	struct pt_ext_obj o;
-	int sw = r->swap;
 
-	if (n < PT_LOG_OBJ_FIXED || n > PT_LOG_OBJ_MAX)
-		return EBADMSG;
-	memset(&o, 0, sizeof o);
-	o.ts = pt_log_get64(p, sw);
-	o.base = pt_log_get64(p + 8, sw);
-	o.lo = pt_log_get64(p + 16, sw);
-	o.hi = pt_log_get64(p + 24, sw);
-	o.pid = (int32_t)pt_log_get32(p + 32, sw);
-	o.kind = pt_log_get16(p + 36, sw);
-	o.bid_len = p[38];
-	o.flags = p[39];
-	uint32_t pl = n - PT_LOG_OBJ_FIXED - (n - PT_LOG_OBJ_FIXED < o.bid_len ? 0 : o.bid_len);
-	if (o.bid_len > PT_EXT_OBJ_BID_MAX || n - PT_LOG_OBJ_FIXED < o.bid_len ||
-	    o.kind < PT_EXT_OBJ_BEGIN || o.kind > PT_EXT_OBJ_LOST || (o.flags & ~PT_EXT_OBJ_TRUNC) ||
-	    pl >= PT_EXT_OBJ_PATH || memchr(p + PT_LOG_OBJ_FIXED + o.bid_len, 0, pl) ||
-	    ((o.kind == PT_EXT_OBJ_ADD || o.kind == PT_EXT_OBJ_DEL) && o.lo >= o.hi))
+	if (pt_log_obj_decode(p, n, r->swap, &o))
 		return EBADMSG;
 	if (!keep)
 		return 0;
-	memcpy(o.bid, p + PT_LOG_OBJ_FIXED, o.bid_len);
-	memcpy(o.path, p + PT_LOG_OBJ_FIXED + o.bid_len, pl);
 	/* the same entry again (a copy after a LOOP wrap, or a stale block) */
 	uint64_t h = pt_log_crc(0, p, n) | (uint64_t)n << 32;
 	for (size_t i = 0; i < r->nobjs; i++)
@@ -180,10 +190,14 @@ int pt_logr_check(struct pt_logr *r, const unsigned char *p, const struct pt_log
 		return EBADMSG;
 	if (b->type == PT_LOG_BT_END)
 		return pt_log_get32(p + PT_LOG_BLK + 28, sw) ? EBADMSG : 0;
+	if (b->type == PT_LOG_BT_SUMMARY)
+		return pt_log_sum_parse(p, b->len, b->nrec, sw, NULL) ? EBADMSG : 0;
 	for (uint32_t i = 0; i < b->nw; i++)
 		if (pt_log_get32(p + PT_LOG_BLK + i * PT_LOG_WENT + 4, sw))
 			return EBADMSG;
 	struct pt_log_prev prev = { 0, 0, 0 };
+	r->chk_max_ts = 0;
+	r->chk_lost = 0;
 	for (uint32_t i = 0; i < b->nrec; i++) {
 		uint32_t delta, n;
 		unsigned info;
@@ -226,8 +240,11 @@ int pt_logr_check(struct pt_logr *r, const unsigned char *p, const struct pt_log
 			    b->base + delta < b->base)
 				return EBADMSG;
 			if (!(*nev)++)
-				*first_ts = b->base + delta;
+				*first_ts = r->chk_max_ts = b->base + delta;
 			*last_ts = b->base + delta;
+			if (*last_ts > r->chk_max_ts)
+				r->chk_max_ts = *last_ts;
+			r->chk_lost |= (info & PT_LOG_RF_LOST) != 0;
 		}
 		off += n;
 	}
@@ -256,7 +273,7 @@ static const unsigned char *win_get(const struct pt_logr *r, struct win *w, uint
 	return w->b + (pos - w->off);
 }
 
-static void get_status(struct pt_logr *r, const unsigned char *p)
+void pt_logr_end_status(struct pt_logr *r, const unsigned char *p)
 {
 	struct posix_trace_status_info *s = &r->status;
 	int sw = r->swap;
@@ -325,9 +342,11 @@ static int scan(struct pt_logr *r, struct ent **pe, size_t *pn, uint64_t *end_se
 				break;
 			if (!pt_logr_check(r, r->buf, &b, 0, &x.first_ts, &x.last_ts, &x.nev)) {
 				x.good = 1;
+				x.max_ts = r->chk_max_ts;
+				x.has_lost = r->chk_lost;
 				(void)pt_logr_check(r, r->buf, &b, 1, &x.first_ts, &x.last_ts, &x.nev);
 				if (b.type == PT_LOG_BT_END && b.seq >= *end_seq) {
-					get_status(r, r->buf);
+					pt_logr_end_status(r, r->buf);
 					*end_seq = b.seq;
 				}
 			}
@@ -407,6 +426,7 @@ static int order(struct pt_logr *r, struct ent *e, size_t n, uint64_t end_seq)
 			r->items[r->nitems - 1].ts = have_ts ? prev_ts : e[i].first_ts;
 		it = &r->items[r->nitems++];
 		it->off = e[i].off, it->seq = e[i].seq, it->len = e[i].len, it->ts = e[i].first_ts;
+		it->max_ts = e[i].max_ts, it->has_lost = e[i].has_lost;
 		prev_ts = e[i].last_ts, have_ts = 1;
 	}
 	if (expect <= hi)
@@ -433,7 +453,7 @@ int pt_logr_open(struct pt_logr *r, int fd)
 		return EINVAL;
 	r->fd = fd;
 	r->size = (uint64_t)st.st_size;
-	if ((rc = pt_logr_rd(r, 0, h, sizeof h)) || (rc = get_header(r, h)))
+	if ((rc = pt_logr_rd(r, 0, h, sizeof h)) || (rc = pt_logr_header(r, h)))
 		goto fail;
 	r->buf_cap = PT_LOG_MIN_BLOCK;
 	r->buf = malloc(r->buf_cap);

@@ -149,6 +149,8 @@ int pt_logw_init_opt(struct pt_logw *w, int fd, const struct pt_attr_img *attr,
 	rc = ENOMEM;
 	if (!w->rec || !w->hdr || !w->wt || !w->names)
 		goto fail;
+	if (log_policy != POSIX_TRACE_LOOP && !w->prev.legacy && pt_logw_sum_init(w))
+		goto fail;
 	w->fd = fd;
 	if (w->seekable && ftruncate(fd, 0)) {
 		rc = errno;
@@ -174,6 +176,7 @@ fail:
 
 void pt_logw_free(struct pt_logw *w)
 {
+	pt_logw_sum_free(w);
 	free(w->rec);
 	free(w->hdr);
 	free(w->wt);

@@ -93,6 +93,8 @@ static int put_block(struct pt_logw *w, unsigned type, const unsigned char *body
 		w->dropped += nev;
 		return rc;
 	}
+	if (w->sum && type == PT_LOG_BT_EVENTS) /* what the log now holds */
+		pt_logw_sum_block(w, body, body_len, nrec, w->nev ? w->base_ts : 0);
 	if (w->policy == POSIX_TRACE_LOOP) {
 		struct pt_logw_live b = { w->pos, w->seq, (uint32_t)padded, nev };
 		if ((rc = live_push(w, &b))) /* cannot track it: count it lost now */
@@ -490,6 +492,38 @@ int pt_logw_sync(struct pt_logw *w)
 	return flush(w);
 }
 
+/* (v5) The SUMMARY blocks, right before the END block: as many as the
+ * entries need, each at most a block long; none if they do not all fit
+ * (UNTIL_FULL: within the log's size, the END block's room kept). */
+static void put_summary(struct pt_logw *w)
+{
+	uint32_t cap = w->cap - PT_LOG_BLK, nrec, n, parts = 0;
+	uint64_t cur = 0, total = 0;
+
+	do { /* how many parts, and their size */
+		n = pt_logw_sum_body(w, NULL, cap, &cur, &nrec, 0);
+		if (!nrec)
+			return; /* an entry larger than a block: cannot happen (min block) */
+		parts++;
+		total += PT_LOG_ALIGN8(PT_LOG_BLK + n);
+	} while (cur != UINT64_MAX);
+	if (parts > PT_LOG_S_PARTS_MAX ||
+	    (w->policy == POSIX_TRACE_UNTIL_FULL && w->pos + total > w->limit))
+		return;
+	cur = 0;
+	do {
+		n = pt_logw_sum_body(w, w->rec, cap, &cur, &nrec, parts);
+		if (put_block(w, PT_LOG_BT_SUMMARY, w->rec, n, nrec, 0)) {
+			/* (no event is lost, and the failed block is not in the
+			 * log: it goes without a summary, which is not an error;
+			 * parts already written are stale, the END block goes
+			 * where this one failed) */
+			w->err = 0;
+			return;
+		}
+	} while (cur != UINT64_MAX);
+}
+
 int pt_logw_finish(struct pt_logw *w, const struct posix_trace_status_info *st)
 {
 	unsigned char b[PT_LOG_END_BODY] = { 0 };
@@ -512,6 +546,8 @@ int pt_logw_finish(struct pt_logw *w, const struct posix_trace_status_info *st)
 		if (w->pos + PT_LOG_ALIGN8(PT_LOG_END_LEN) > w->limit)
 			wrap(w);
 	}
+	if (w->sum && !w->sum->failed && !w->err && w->policy != POSIX_TRACE_LOOP)
+		put_summary(w);
 	if (w->lost) /* blocks overwritten, maybe by this very END block */
 		fin.posix_log_overrun_status = POSIX_TRACE_OVERRUN;
 	pt_log_put32(b + 0, (uint32_t)st->posix_stream_status, w->swap);

@@ -1,0 +1,42 @@
+/*
+ * perfetto.h -- a writer of Perfetto's native trace format (a protobuf
+ * `perfetto.protos.Trace`, the .pftrace files ui.perfetto.dev and
+ * trace_processor open), fed one call at a time: it keeps no events, only
+ * what it knows of each process, thread, event type and symbol.
+ *
+ *   struct pf *w = pf_open(f);
+ *   pf_process(w, pid, "app", 0);              once per process, any time
+ *   pf_thread(w, pid, tid, 1, "thread 1");     once per thread, any time
+ *   pf_event(w, pid, tid, ts, id, "request", "main+0x2c", data, len, 0);
+ *   pf_loss(w, pid, tid, ts, 120);             a gap where 120 events were lost
+ *   rc = pf_close(w);                          0, or an errno
+ *
+ * An event of a thread (or process) never described gets a descriptor of
+ * its own.  pid 0 is not a process: its events (a trace's own, such as the
+ * OVERFLOW and RESUME the reader synthesizes) go to a track of their own.
+ * Timestamps are ns since the epoch (CLOCK_REALTIME).  What goes where in
+ * the output: export_perfetto.c.
+ */
+#ifndef POSIXTRACE_PERFETTO_H
+#define POSIXTRACE_PERFETTO_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define PF_TRUNCATED 1u  /* pf_event flags: the payload was cut short */
+
+struct pf;
+struct pf *pf_open(FILE *out);   /* NULL: out of memory */
+int pf_process(struct pf *w, int32_t pid, const char *name, int32_t ppid); /* ppid 0: unknown */
+int pf_thread(struct pf *w, int32_t pid, uint64_t tid, unsigned idx, const char *name);
+/* symbol: where the event was recorded ("" or NULL: none) */
+int pf_event(struct pf *w, int32_t pid, uint64_t tid, uint64_t ts_ns, unsigned type_id,
+             const char *type_name, const char *symbol, const void *payload, size_t len,
+             unsigned flags);
+int pf_loss(struct pf *w, int32_t pid, uint64_t tid, uint64_t ts_ns, uint64_t count);
+/* Writes what is left and frees w: 0, or the first error (errno value)
+ * writing or allocating. */
+int pf_close(struct pf *w);
+
+#endif

@@ -1,0 +1,454 @@
+/*
+ * logsum.c -- the log's summary (format 5): what an APPEND or UNTIL_FULL
+ * log holds, counted by the writer as it writes its blocks and written in
+ * SUMMARY blocks just before the END block, so that a reader learns the
+ * counts per event type and per writer, the time range, the losses, the
+ * names and the map of loaded code from the end of the file without
+ * reading the events.  Layout: docs/log-format.md, "SUMMARY block".
+ *
+ * Writer: pt_logw_sum_block() walks each events block once it is written
+ * (its records were checked by whoever encoded them; this only counts);
+ * pt_logw_sum_body() gives the SUMMARY blocks' bodies at finish.
+ * Reader: pt_log_summary_read() reads the header, the END block at the
+ * end of the file and the SUMMARY blocks before it, checking each as the
+ * full reader does (logread.c also checks them when it meets them).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include "logfmt.h"
+
+/* ------------------------------------------------------------- writer */
+
+int pt_logw_sum_init(struct pt_logw *w)
+{
+	struct pt_logw_sum *s = calloc(1, sizeof *s);
+
+	if (!s)
+		return ENOMEM;
+	s->first = UINT64_MAX;
+	for (unsigned i = 0; i < PT_NIDS; i++)
+		s->tfirst[i] = UINT64_MAX;
+	w->sum = s;
+	return 0;
+}
+
+void pt_logw_sum_free(struct pt_logw *w)
+{
+	if (!w->sum)
+		return;
+	free(w->sum->wr);
+	free(w->sum->hash);
+	free(w->sum);
+	w->sum = NULL;
+}
+
+static uint32_t hash_who(int32_t pid, uint64_t thread)
+{
+	uint64_t h = thread * 0x9e3779b97f4a7c15ull ^ (uint64_t)(uint32_t)pid * 0xc2b2ae3d27d4eb4full;
+	return (uint32_t)(h ^ h >> 32);
+}
+
+/* The index of writer (pid, thread) in s->wr, added on first sight; -1
+ * when memory runs out. */
+static long sum_writer(struct pt_logw_sum *s, int32_t pid, uint64_t thread)
+{
+	if ((s->nwr + 1) * 2 > s->hcap) {
+		uint32_t ncap = s->hcap ? 2 * s->hcap : 64;
+		uint32_t *nh = calloc(ncap, sizeof *nh);
+		if (!nh)
+			return -1;
+		for (uint32_t i = 0; i < s->nwr; i++) {
+			uint32_t j = hash_who(s->wr[i].pid, s->wr[i].thread) & (ncap - 1);
+			while (nh[j])
+				j = (j + 1) & (ncap - 1);
+			nh[j] = i + 1;
+		}
+		free(s->hash);
+		s->hash = nh, s->hcap = ncap;
+	}
+	uint32_t j = hash_who(pid, thread) & (s->hcap - 1);
+	for (; s->hash[j]; j = (j + 1) & (s->hcap - 1)) {
+		const struct pt_logw_sumw *e = &s->wr[s->hash[j] - 1];
+		if (e->pid == pid && e->thread == thread)
+			return (long)s->hash[j] - 1;
+	}
+	if (s->nwr == s->wcap) {
+		uint32_t ncap = s->wcap ? 2 * s->wcap : 16;
+		struct pt_logw_sumw *n = realloc(s->wr, ncap * sizeof *n);
+		if (!n)
+			return -1;
+		s->wr = n, s->wcap = ncap;
+	}
+	s->wr[s->nwr] = (struct pt_logw_sumw){ pid, thread, 0, UINT64_MAX, 0 };
+	s->hash[j] = ++s->nwr;
+	return (long)s->nwr - 1;
+}
+
+void pt_logw_sum_block(struct pt_logw *w, const unsigned char *rec, uint32_t len, uint32_t nrec,
+                       uint64_t base)
+{
+	struct pt_logw_sum *s = w->sum;
+	long map[PT_LOG_MAX_WRITERS];
+	uint32_t off = 0, wi = 0;
+	int sw = w->swap;
+
+	if (!s || s->failed)
+		return;
+	for (uint32_t i = 0; i < w->nw; i++) /* the block's writer table, as written */
+		if ((map[i] = sum_writer(s, w->wt[i].pid, w->wt[i].thread)) < 0) {
+			s->failed = 1;
+			return;
+		}
+	for (uint32_t i = 0; i < nrec && off + PT_LOG_REC_SHORT <= len; i++) {
+		uint32_t delta = pt_log_get32(rec + off + PT_LOG_R_DELTA, sw);
+		uint32_t n = pt_log_get16(rec + off + PT_LOG_R_LEN, sw);
+		unsigned info = pt_log_get16(rec + off + PT_LOG_R_INFO, sw);
+		if (info & PT_LOG_RF_SHORT) {
+			off += PT_LOG_REC_SHORT;
+		} else {
+			wi = (uint32_t)(pt_log_get64(rec + off + PT_LOG_R_WHERE, sw) >> 48);
+			off += PT_LOG_REC;
+		}
+		if (!(info & (PT_LOG_RF_NAME | PT_LOG_RF_OBJ)) && wi < w->nw) {
+			uint64_t ts = base + delta;
+			unsigned id = info & PT_LOG_ID_MASK;
+			struct pt_logw_sumw *e = &s->wr[map[wi]];
+			s->events++;
+			s->count[id]++;
+			if (ts < s->first)
+				s->first = ts;
+			if (ts > s->last)
+				s->last = ts;
+			if (ts < s->tfirst[id])
+				s->tfirst[id] = ts;
+			if (ts > s->tlast[id])
+				s->tlast[id] = ts;
+			e->count++;
+			if (ts < e->first)
+				e->first = ts;
+			if (ts > e->last)
+				e->last = ts;
+			if ((info & PT_LOG_RF_LOST) && n == 8) {
+				s->gaps++;
+				s->last_lost = pt_log_get64(rec + off, sw);
+			}
+		}
+		off += n;
+	}
+}
+
+/* Entries in order: TOTALS, TYPE per type seen, NAME per name, WRITER per
+ * writer, OBJ per entry of the map.  The cursor: kind << 32 | index. */
+static uint32_t entry(const struct pt_logw *w, uint64_t cur, unsigned char *out, uint32_t parts,
+                      int *skip)
+{
+	const struct pt_logw_sum *s = w->sum;
+	unsigned kind = (unsigned)(cur >> 32);
+	uint32_t i = (uint32_t)cur, n;
+	unsigned char b[8 + PT_LOG_OBJ_MAX];
+	int sw = w->swap;
+
+	*skip = 0;
+	memset(b, 0, 8 + 40);
+	switch (kind) {
+	case PT_LOG_S_TOTALS:
+		n = 48;
+		pt_log_put64(b + 4, s->events, sw);
+		pt_log_put64(b + 12, s->events ? s->first : 0, sw);
+		pt_log_put64(b + 20, s->last, sw);
+		pt_log_put64(b + 28, s->gaps, sw);
+		pt_log_put64(b + 36, s->last_lost, sw);
+		pt_log_put32(b + 44, parts, sw);
+		pt_log_put32(b + 48, s->nwr, sw);
+		break;
+	case PT_LOG_S_TYPE:
+		if (!s->count[i]) {
+			*skip = 1;
+			return 0;
+		}
+		n = 32;
+		pt_log_put32(b + 4, i, sw);
+		pt_log_put64(b + 12, s->count[i], sw);
+		pt_log_put64(b + 20, s->tfirst[i], sw);
+		pt_log_put64(b + 28, s->tlast[i], sw);
+		break;
+	case PT_LOG_S_NAME:
+		if (!(w->known[i / 64] >> (i % 64) & 1)) {
+			*skip = 1;
+			return 0;
+		}
+		n = 4 + (uint32_t)strlen(w->names[i]);
+		pt_log_put32(b + 4, i, sw);
+		memcpy(b + 8, w->names[i], n - 4);
+		break;
+	case PT_LOG_S_WRITER:
+		n = 40;
+		pt_log_put32(b + 4, (uint32_t)s->wr[i].pid, sw);
+		pt_log_put64(b + 12, s->wr[i].thread, sw);
+		pt_log_put64(b + 20, s->wr[i].count, sw);
+		pt_log_put64(b + 28, s->wr[i].first, sw);
+		pt_log_put64(b + 36, s->wr[i].last, sw);
+		break;
+	default: /* PT_LOG_S_OBJ: the entry as kept for the OBJ records */
+		n = pt_log_get32(w->objs[i], 0);
+		memcpy(b + 4, w->objs[i] + 4, n);
+		break;
+	}
+	pt_log_put16(b, (uint16_t)kind, sw);
+	pt_log_put16(b + 2, (uint16_t)n, sw);
+	if (out)
+		memcpy(out, b, PT_LOG_S_HDR + n);
+	return PT_LOG_S_HDR + n;
+}
+
+/* The next cursor after cur, or 0 at the end. */
+static uint64_t next_cursor(const struct pt_logw *w, uint64_t cur)
+{
+	unsigned kind = (unsigned)(cur >> 32);
+	uint32_t i = (uint32_t)cur + 1;
+	uint32_t lim[6] = { 0, 1, PT_NIDS, w->sum->nwr, PT_NIDS, w->nobjs };
+
+	/* kinds in the order written: 1, 2, 4, 3, 5 */
+	static const unsigned after[6] = { 0, 2, 4, 5, 3, 0 };
+	while (kind && i >= lim[kind]) {
+		kind = after[kind];
+		i = 0;
+	}
+	return kind ? (uint64_t)kind << 32 | i : 0;
+}
+
+uint32_t pt_logw_sum_body(const struct pt_logw *w, unsigned char *out, uint32_t cap,
+                          uint64_t *cursor, uint32_t *nrec, uint32_t parts)
+{
+	uint32_t len = 0;
+	int skip;
+
+	*nrec = 0;
+	if (!*cursor)
+		*cursor = (uint64_t)PT_LOG_S_TOTALS << 32;
+	while (*cursor != UINT64_MAX) {
+		uint32_t n = entry(w, *cursor, NULL, parts, &skip);
+		if (!skip && len + n > cap)
+			break;
+		if (!skip) {
+			if (out)
+				entry(w, *cursor, out + len, parts, &skip);
+			len += n;
+			(*nrec)++;
+		}
+		uint64_t nx = next_cursor(w, *cursor);
+		*cursor = nx ? nx : UINT64_MAX;
+	}
+	return len;
+}
+
+/* ------------------------------------------------------------- reader */
+
+int pt_log_sum_parse(const unsigned char *p, uint32_t len, uint32_t nrec, int swap,
+                     struct pt_log_summary *s)
+{
+	uint32_t off = PT_LOG_BLK;
+	int sw = swap;
+
+	for (uint32_t i = 0; i < nrec; i++) {
+		if (len - off < PT_LOG_S_HDR)
+			return EBADMSG;
+		unsigned kind = pt_log_get16(p + off, sw);
+		uint32_t n = pt_log_get16(p + off + 2, sw);
+		const unsigned char *e = p + off + PT_LOG_S_HDR;
+		off += PT_LOG_S_HDR;
+		if (len - off < n)
+			return EBADMSG;
+		off += n;
+		switch (kind) {
+		case PT_LOG_S_TOTALS:
+			if (n != 48)
+				return EBADMSG;
+			if (s) {
+				s->events = pt_log_get64(e, sw);
+				s->first = pt_log_get64(e + 8, sw);
+				s->last = pt_log_get64(e + 16, sw);
+				s->gaps = pt_log_get64(e + 24, sw);
+				s->last_lost = pt_log_get64(e + 32, sw);
+			}
+			break;
+		case PT_LOG_S_TYPE: {
+			uint32_t id = pt_log_get32(e, sw);
+			if (n != 32 || id >= PT_NIDS || pt_log_get32(e + 4, sw))
+				return EBADMSG;
+			if (s) {
+				s->count[id] = pt_log_get64(e + 8, sw);
+				s->tfirst[id] = pt_log_get64(e + 16, sw);
+				s->tlast[id] = pt_log_get64(e + 24, sw);
+			}
+			break;
+		}
+		case PT_LOG_S_NAME: {
+			uint32_t id = n >= 4 ? pt_log_get32(e, sw) : PT_NIDS;
+			if (n < 5 || n > 4 + PT_LOG_NAME_MAX || id >= PT_NIDS || memchr(e + 4, 0, n - 4))
+				return EBADMSG;
+			if (s && s->names) {
+				memcpy(s->names[id], e + 4, n - 4);
+				s->names[id][n - 4] = 0;
+				s->known[id / 64] |= 1ull << (id % 64);
+			}
+			break;
+		}
+		case PT_LOG_S_WRITER:
+			if (n != 40 || pt_log_get32(e + 4, sw))
+				return EBADMSG;
+			if (s) {
+				struct pt_logw_sumw *nw = realloc(s->wr, (s->nwr + 1) * sizeof *nw);
+				if (!nw)
+					return ENOMEM;
+				s->wr = nw;
+				s->wr[s->nwr++] = (struct pt_logw_sumw){
+					(int32_t)pt_log_get32(e, sw), pt_log_get64(e + 8, sw),
+					pt_log_get64(e + 16, sw), pt_log_get64(e + 24, sw),
+					pt_log_get64(e + 32, sw) };
+			}
+			break;
+		case PT_LOG_S_OBJ: {
+			struct pt_ext_obj o;
+			if (pt_log_obj_decode(e, n, sw, &o))
+				return EBADMSG;
+			if (s && s->nobjs < PT_LOG_OBJS_MAX) {
+				struct pt_ext_obj *no = realloc(s->objs, (s->nobjs + 1) * sizeof *no);
+				if (!no)
+					return ENOMEM;
+				s->objs = no;
+				s->objs[s->nobjs++] = o;
+			}
+			break;
+		}
+		default:
+			return EBADMSG;
+		}
+	}
+	return off == len ? 0 : EBADMSG;
+}
+
+void pt_log_summary_free(struct pt_log_summary *s)
+{
+	free(s->names);
+	free(s->wr);
+	free(s->objs);
+	s->names = NULL;
+	s->wr = NULL;
+	s->objs = NULL;
+	s->nwr = 0;
+	s->nobjs = 0;
+}
+
+/* The SUMMARY block that ends at `end` with sequence number seq: read
+ * into r->buf and checked; its header in *b.  0, or ENOENT. */
+static int find_part(struct pt_logr *r, unsigned char *win, uint64_t end, uint64_t seq,
+                     struct pt_log_bhdr *b)
+{
+	uint64_t span = end - PT_LOG_FIRST < r->max_block + 8u ? end - PT_LOG_FIRST
+	                                                          : r->max_block + 8u;
+	uint64_t from = (end - span) & ~7ull;
+
+	if (from < PT_LOG_FIRST)
+		from = PT_LOG_FIRST;
+	if (end < from + PT_LOG_BLK || pt_logr_rd(r, from, win, (size_t)(end - from)))
+		return ENOENT;
+	for (uint64_t at = (end - PT_LOG_BLK) & ~7ull;; at -= 8) {
+		const unsigned char *h = win + (at - from);
+		if (memcmp(h, PT_LOG_BLK_MAGIC, 4) || !pt_logr_bhdr(r, h, b) ||
+		    b->type != PT_LOG_BT_SUMMARY || b->seq != seq || at + PT_LOG_ALIGN8(b->len) != end) {
+			if (at == from)
+				break;
+			continue;
+		}
+		if (pt_logr_check(r, h, b, 0, &(uint64_t){ 0 }, &(uint64_t){ 0 }, &(uint32_t){ 0 }))
+			return ENOENT;
+		memcpy(r->buf, h, b->len);
+		return 0;
+	}
+	return ENOENT;
+}
+
+int pt_log_summary_read(int fd, struct pt_log_summary *s)
+{
+	struct pt_logr r;
+	struct stat st;
+	unsigned char h[PT_LOG_HDR], *win = NULL;
+	struct pt_log_bhdr b;
+	uint64_t *offs = NULL;
+	int rc;
+
+	memset(s, 0, sizeof *s);
+	memset(&r, 0, sizeof r);
+	if (fd < 0 || fstat(fd, &st))
+		return EBADF;
+	if (!S_ISREG(st.st_mode) || st.st_size < (off_t)PT_LOG_HDR)
+		return EINVAL;
+	r.fd = fd;
+	r.size = (uint64_t)st.st_size;
+	if ((rc = pt_logr_rd(&r, 0, h, sizeof h)) != 0 || (rc = pt_logr_header(&r, h)) != 0)
+		return rc == EBADMSG ? EINVAL : rc;
+	if (r.version < 5 || r.policy == POSIX_TRACE_LOOP || r.size < PT_LOG_FIRST + PT_LOG_END_LEN)
+		return ENOENT;
+	/* the END block, last in the file */
+	uint64_t end = r.size - PT_LOG_END_LEN;
+	unsigned char eb[PT_LOG_END_LEN];
+	if (end % 8 || pt_logr_rd(&r, end, eb, sizeof eb) || !pt_logr_bhdr(&r, eb, &b) ||
+	    b.type != PT_LOG_BT_END ||
+	    pt_logr_check(&r, eb, &b, 0, &(uint64_t){ 0 }, &(uint64_t){ 0 }, &(uint32_t){ 0 }))
+		return ENOENT;
+	pt_logr_end_status(&r, eb);
+	s->attr = r.attr;
+	s->status = r.status;
+	s->lost = r.lost;
+	s->dropped = r.dropped;
+	s->stream_lost = r.stream_lost;
+	/* the SUMMARY blocks before it, last part first */
+	rc = ENOMEM;
+	win = malloc((size_t)r.max_block + 16);
+	r.buf = malloc((size_t)r.max_block + 16);
+	offs = malloc(PT_LOG_S_PARTS_MAX * sizeof *offs);
+	s->names = calloc(PT_NIDS, sizeof *s->names);
+	if (!win || !r.buf || !offs || !s->names)
+		goto out;
+	uint32_t nparts = 0, want = 0;
+	uint64_t seq = b.seq;
+	for (;;) {
+		if (nparts == PT_LOG_S_PARTS_MAX || seq < 2 ||
+		    (rc = find_part(&r, win, end, --seq, &b)) != 0) {
+			rc = ENOENT;
+			goto out;
+		}
+		end -= PT_LOG_ALIGN8(b.len);
+		offs[nparts++] = end;
+		/* the first part holds the totals: an entry of kind 1 first */
+		if (b.nrec && pt_log_get16(r.buf + PT_LOG_BLK, r.swap) == PT_LOG_S_TOTALS &&
+		    pt_log_get16(r.buf + PT_LOG_BLK + 2, r.swap) == 48) {
+			want = pt_log_get32(r.buf + PT_LOG_BLK + PT_LOG_S_HDR + 40, r.swap);
+			break;
+		}
+	}
+	if (want != nparts) {
+		rc = ENOENT;
+		goto out;
+	}
+	/* the parts in writing order */
+	for (uint32_t k = nparts; k-- > 0;) {
+		if (pt_logr_rd(&r, offs[k], win, PT_LOG_BLK) || !pt_logr_bhdr(&r, win, &b) ||
+		    b.type != PT_LOG_BT_SUMMARY || pt_logr_rd(&r, offs[k], win, b.len) ||
+		    pt_logr_check(&r, win, &b, 0, &(uint64_t){ 0 }, &(uint64_t){ 0 }, &(uint32_t){ 0 }) ||
+		    (rc = pt_log_sum_parse(win, b.len, b.nrec, r.swap, s)) != 0) {
+			rc = rc == ENOMEM ? ENOMEM : ENOENT;
+			goto out;
+		}
+	}
+	rc = 0;
+out:
+	free(win);
+	free(r.buf);
+	free(offs);
+	if (rc)
+		pt_log_summary_free(s);
+	return rc;
+}

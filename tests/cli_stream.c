@@ -1,0 +1,271 @@
+/*
+ * cli_stream.c -- every command that reads a log streams it: on logs of
+ * 200 000 and 2 000 000 events (tests/biglog.h: 2 processes x 4 threads,
+ * 9 types, a counted gap every 100 000 events) the peak RSS of `info`,
+ * `stats`, `show`, `export ctf|chrome|perfetto` (getrusage of the child)
+ * is the same within 10% at both sizes, `export html` runs, and every
+ * count is exact against the generator's own (closed form or recomputed
+ * event by event):
+ * info's totals and per-type counts, stats --json per type, process and
+ * thread, the lines of show and of its filters (--type, --thread, --tid,
+ * --pid, --exclude, --from/--to relative and absolute, a late --from
+ * found through the block index with its gaps' counts), the events of the
+ * Chrome export and, read back by babeltrace2 (small size; skipped
+ * without it), the CTF export's events and discarded events.  A log cut
+ * short (no END block) is shown whole and said to be cut short, and
+ * info, with no summary to read, counts it by reading it; damage in the
+ * middle of a finished log (summary intact) is one error event, and
+ * every command still works.
+ */
+#include <inttypes.h>
+#include <trace.h>
+#include "t.h"
+#include "cli_util.h"
+#include "biglog.h"
+
+/* lines of a file (and of them, those containing what, if not NULL) */
+static long long count_lines(const char *path, const char *what, long long *with)
+{
+	FILE *f = fopen(path, "r");
+	char line[4096];
+	long long n = 0, w = 0;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof line, f)) {
+		n += strchr(line, '\n') != NULL;
+		w += what && strstr(line, what);
+	}
+	fclose(f);
+	if (with)
+		*with = w;
+	return n;
+}
+
+/* events of the biglog of n events whose timestamp is in [lo, hi] (ns
+ * since the first user event) and that match: pid (0: any), thread index
+ * (0: any), type (-1: any), excluded types mask (bits of ids 16..24) */
+static long long expect(uint64_t n, uint64_t lo, uint64_t hi, int pid, unsigned idx, int type,
+                        unsigned excl)
+{
+	long long c = 0;
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t t = i * 200;
+		if (i && i % BIGLOG_GAP == 0 && pid == 0 && idx == 0) { /* OVERFLOW, RESUME */
+			c += t - 100 >= lo && t - 100 <= hi && (type < 0 || type == 4);
+			c += t - 50 >= lo && t - 50 <= hi && (type < 0 || type == 5);
+		}
+		unsigned id = biglog_id(i);
+		if (t < lo || t > hi || (pid && biglog_pid(i) != pid) ||
+		    (idx && (unsigned)(i / 8 % 4) + 1 != idx) || (type >= 0 && (unsigned)type != id) ||
+		    (excl >> (id - 16) & 1))
+			continue;
+		c++;
+	}
+	return c;
+}
+
+/* the number after key in s (JSON), -1 if none */
+static long long json_num(const char *s, const char *key)
+{
+	const char *p = s ? strstr(s, key) : NULL;
+	return p ? strtoll(p + strlen(key), NULL, 10) : -1;
+}
+
+struct size_run { long rss[6]; };
+static const char *const cmd_names[6] = { "info", "stats", "show", "export ctf",
+                                          "export chrome", "export perfetto" };
+
+static void one_size(uint64_t n, struct size_run *r, const char *bt)
+{
+	char log[300], out[300], err[300], dir[300], arg[64], arg2[64];
+	uint64_t total = n + 2 * biglog_gaps(n);
+	long rss = 0;
+	double secs = 0;
+	char *s;
+
+	snprintf(log, sizeof log, "%s/big-%" PRIu64 ".ptlog", cli_dir, n);
+	snprintf(out, sizeof out, "%s/out.txt", cli_dir);
+	snprintf(err, sizeof err, "%s/err.txt", cli_dir);
+	snprintf(dir, sizeof dir, "%s/big.ctf", cli_dir);
+	CHECK_RC(biglog_write(log, n, 1), 0);
+
+	/* info: the totals and the per-type counts */
+	CHECK_EQ(biglog_run(CLI("info", log), out, err, &r->rss[0], &secs), 0);
+	s = cli_slurp(out);
+	snprintf(arg, sizeof arg, "events        %" PRIu64 "\n", total);
+	CHECK(cli_contains(s, arg));
+	snprintf(arg, sizeof arg, "  %10" PRIu64 "    17  alpha\n", biglog_count(n, 17));
+	CHECK(cli_contains(s, arg));
+	snprintf(arg, sizeof arg, "  %10" PRIu64 "    16  posix_trace_unnamed_userevent\n",
+	         biglog_count(n, POSIX_TRACE_UNNAMED_USEREVENT));
+	CHECK(cli_contains(s, arg));
+	snprintf(arg, sizeof arg, "%" PRIu64 " events lost in %" PRIu64 " gap%s",
+	         BIGLOG_LOST * biglog_gaps(n), biglog_gaps(n), biglog_gaps(n) == 1 ? "" : "s");
+	CHECK(cli_contains(s, arg));
+	if (!cli_contains(s, arg))
+		fprintf(stderr, "info:\n%s\n", s ? s : "");
+	CHECK(cli_contains(s, "counted       from the summary the log carries\n"));
+	free(s);
+
+	/* stats --json: types, processes, threads */
+	CHECK_EQ(biglog_run(CLI("stats", "--json", log), out, err, &r->rss[1], &secs), 0);
+	s = cli_slurp(out);
+	CHECK_EQ(json_num(s, "\"events\":"), (long long)total);
+	for (unsigned id = 16; id <= 24; id++) {
+		char key[80];
+		const char *nm[] = { "posix_trace_unnamed_userevent", "alpha", "beta", "gamma", "delta",
+		                     "epsilon", "zeta", "eta", "theta" };
+		snprintf(key, sizeof key, "\"name\":\"%s\",\"count\":", nm[id - 16]);
+		CHECK_EQ(json_num(s, key), (long long)biglog_count(n, id));
+	}
+	CHECK_EQ(json_num(s, "{\"pid\":4000,\"threads\":4,\"count\":"),
+	         expect(n, 0, UINT64_MAX, 4000, 0, -1, 0));
+	CHECK_EQ(json_num(s, "{\"pid\":4001,\"thread\":3,\"tid\":"),
+	         (long long)biglog_thread(16));
+	CHECK_EQ(json_num(s, "\"gaps\":"), (long long)biglog_gaps(n));
+	free(s);
+
+	/* show: every event, and the filters */
+	CHECK_EQ(biglog_run(CLI("show", log), out, err, &r->rss[2], &secs), 0);
+	CHECK_EQ(count_lines(out, NULL, NULL), (long long)total);
+	CHECK_EQ(biglog_run(CLI("show", log, "--type", "beta", "--thread", "4001/2"), out, err,
+	                    &rss, &secs), 0);
+	CHECK_EQ(count_lines(out, NULL, NULL), expect(n, 0, UINT64_MAX, 4001, 2, 18, 0));
+	snprintf(arg, sizeof arg, "%#" PRIx64, biglog_thread(24));
+	CHECK_EQ(biglog_run(CLI("show", log, "--tid", arg, "--pid", "4000"), out, err, &rss,
+	                    &secs), 0);
+	CHECK_EQ(count_lines(out, NULL, NULL), expect(n, 0, UINT64_MAX, 4000, 4, -1, 0));
+	CHECK_EQ(biglog_run(CLI("show", log, "--exclude", "alpha,posix_trace_unnamed_userevent"),
+	                    out, err, &rss, &secs), 0);
+	CHECK_EQ(count_lines(out, NULL, NULL),
+	         (long long)(total - biglog_count(n, 17) - biglog_count(n, 16)));
+	/* a window: 30 ms from 10 ms on, relative; then the same absolute */
+	CHECK_EQ(biglog_run(CLI("show", log, "--from", "10ms", "--to", "0.04"), out, err, &rss,
+	                    &secs), 0);
+	long long win = expect(n, 10000000, 40000000, 0, 0, -1, 0);
+	CHECK_EQ(count_lines(out, NULL, NULL), win);
+	snprintf(arg, sizeof arg, "@%llu.01", BIGLOG_T0 / 1000000000u);
+	snprintf(arg2, sizeof arg2, "2025-11-27T15:00:00.04Z");
+	CHECK_EQ(biglog_run(CLI("show", log, "--from", arg, "--to", arg2), out, err, &rss,
+	                    &secs), 0);
+	CHECK_EQ(count_lines(out, NULL, NULL), win);
+
+	/* a window that starts late: found through the block index, and each
+	 * gap after it still counts its own losses */
+	if (n > BIGLOG_GAP * 3) {
+		long long resumes = 0;
+		CHECK_EQ(biglog_run(CLI("show", log, "--from", "0.03"), out, err, &rss, &secs), 0);
+		CHECK_EQ(count_lines(out, NULL, NULL), expect(n, 30000000, UINT64_MAX, 0, 0, -1, 0));
+		count_lines(out, "posix_trace_resume", &resumes);
+		long long seven = 0;
+		count_lines(out, "7 events lost in this gap", &seven);
+		CHECK_EQ(resumes, expect(n, 30000000, UINT64_MAX, 0, 0, 5, 0));
+		CHECK_EQ(seven, resumes);
+	}
+
+	/* exports */
+	CHECK_EQ(biglog_run(CLI("export", "--format", "ctf", "--force", log, "-o", dir), out, err,
+	                    &r->rss[3], &secs), 0);
+	if (bt && n <= 200000) {
+		char cmd[1400];
+		long long with = 0;
+		snprintf(cmd, sizeof cmd, "%s %s >%s 2>%s", bt, dir, out, err);
+		CHECK_EQ(system(cmd), 0);
+		CHECK_EQ(count_lines(out, NULL, NULL), (long long)total);
+		/* "Tracer discarded 7 events between ..." once per gap */
+		count_lines(err, "Tracer discarded 7 events", &with);
+		CHECK_EQ(with, (long long)biglog_gaps(n));
+	}
+	{
+		char cmd[400];
+		snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+		CHECK_EQ(system(cmd), 0);
+	}
+	snprintf(dir, sizeof dir, "%s/big.json", cli_dir);
+	CHECK_EQ(biglog_run(CLI("export", "--format", "chrome", "--force", log, "-o", dir), out, err,
+	                    &r->rss[4], &secs), 0);
+	long long inst = 0;
+	count_lines(dir, "\"ph\":\"i\"", &inst);
+	CHECK_EQ(inst, (long long)total);
+	unlink(dir);
+	snprintf(dir, sizeof dir, "%s/big.pftrace", cli_dir);
+	CHECK_EQ(biglog_run(CLI("export", "--format", "perfetto", "--force", log, "-o", dir), out,
+	                    err, &r->rss[5], &secs), 0);
+	unlink(dir);
+	snprintf(dir, sizeof dir, "%s/big.html", cli_dir);
+	CHECK_EQ(biglog_run(CLI("export", "--format", "html", "--force", log, "-o", dir), out, err,
+	                    &rss, &secs), 0);
+	unlink(dir);
+	unlink(log);
+}
+
+int main(void)
+{
+	struct size_run small, big;
+	char log[300], out[300], err[300];
+
+	T_BEGIN(600);
+	cli_setup();
+	const char *bt = cli_which("babeltrace2");
+	if (!bt)
+		printf("SKIP part: babeltrace2 is not installed (Debian: babeltrace2): the CTF export "
+		       "is not read back\n");
+	one_size(200000, &small, bt);
+	one_size(2000000, &big, NULL);
+	for (int k = 0; k < 6; k++) {
+		printf("%-14s peak RSS %6ld KiB at 200 000 events, %6ld KiB at 2 000 000\n",
+		       cmd_names[k], small.rss[k], big.rss[k]);
+		CHECK(big.rss[k] * 10 <= small.rss[k] * 11);
+	}
+
+	/* a log cut short: every event shown, and said */
+	snprintf(log, sizeof log, "%s/cut.ptlog", cli_dir);
+	snprintf(out, sizeof out, "%s/out.txt", cli_dir);
+	snprintf(err, sizeof err, "%s/err.txt", cli_dir);
+	CHECK_RC(biglog_write(log, 150000, 0), 0);
+	CHECK_EQ(biglog_run(CLI("show", log), out, err, NULL, NULL), 0);
+	CHECK_EQ(count_lines(out, NULL, NULL), 150000 + 2);
+	char *s = cli_slurp(err);
+	CHECK(cli_contains(s, "no final status"));
+	free(s);
+	/* info: no summary in it, so counted by reading it, and the same counts */
+	CHECK_EQ(biglog_run(CLI("info", log), out, err, NULL, NULL), 0);
+	s = cli_slurp(out);
+	CHECK(cli_contains(s, "events        150002\n"));
+	CHECK(cli_contains(s, "counted       by reading the log"));
+	snprintf(log, sizeof log, "  %10llu    17  alpha\n", (unsigned long long)biglog_count(150000, 17));
+	CHECK(cli_contains(s, log));
+	free(s);
+
+	/* damage in the middle of a finished log: its summary still answers
+	 * (info), the reading commands meet one error event (a thread, pid 0,
+	 * the summary did not know) and every export still works */
+	snprintf(log, sizeof log, "%s/hurt.ptlog", cli_dir);
+	CHECK_RC(biglog_write(log, 150000, 1), 0);
+	{
+		int fd = open(log, O_RDWR);
+		unsigned char b;
+		REQUIRE(fd >= 0);
+		off_t at = lseek(fd, 0, SEEK_END) / 2;
+		REQUIRE(pread(fd, &b, 1, at) == 1);
+		b ^= 0x10;
+		REQUIRE(pwrite(fd, &b, 1, at) == 1);
+		close(fd);
+	}
+	long long errs = 0;
+	CHECK_EQ(biglog_run(CLI("show", log), out, err, NULL, NULL), 0);
+	count_lines(out, "posix_trace_error", &errs);
+	CHECK_EQ(errs, 1);
+	CHECK_EQ(biglog_run(CLI("show", log, "--pid", "4000"), out, err, NULL, NULL), 0);
+	count_lines(out, "posix_trace_error", &errs);
+	CHECK_EQ(errs, 0);
+	CHECK_EQ(biglog_run(CLI("stats", log), out, err, NULL, NULL), 0);
+	snprintf(out, sizeof out, "%s/hurt.ctf", cli_dir);
+	CHECK_EQ(biglog_run(CLI("export", "-f", "ctf", log, "-o", out), NULL, err, NULL, NULL), 0);
+	snprintf(out, sizeof out, "%s/hurt.html", cli_dir);
+	CHECK_EQ(biglog_run(CLI("export", "-f", "html", log, "-o", out), NULL, err, NULL, NULL), 0);
+	snprintf(out, sizeof out, "%s/hurt.json", cli_dir);
+	CHECK_EQ(biglog_run(CLI("export", "-f", "chrome", log, "-o", out), NULL, err, NULL, NULL), 0);
+	T_END();
+}
