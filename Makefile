@@ -47,6 +47,9 @@ BENCHES  := $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
 # Debug files missing here are fetched by build-id from debuginfod (when
 # DEBUGINFOD_URLS is set) with elfutils' libdebuginfod when pkg-config finds
 # it (Debian: libdebuginfod-dev); DEBUGINFOD=0 builds without it.
+# The Perfetto export compresses its packets with zlib when pkg-config
+# finds it (Debian: zlib1g-dev); ZLIB=0 builds without it (plain packets,
+# and export says so).  The library never links it.
 CLI_SRC  := $(wildcard cli/*.c)
 CLI_OBJ  := $(CLI_SRC:cli/%.c=$(BUILD)/cli/%.o)
 CLI      := $(BUILD)/posixtrace
@@ -54,8 +57,13 @@ LIBDW    ?= $(shell pkg-config --exists libdw 2>/dev/null && echo 1 || echo 0)
 CLI_DEFS := $(if $(filter 1,$(LIBDW)),-DPT_HAVE_LIBDW $(shell pkg-config --cflags libdw),)
 DEBUGINFOD ?= $(shell pkg-config --exists libdebuginfod 2>/dev/null && echo 1 || echo 0)
 CLI_DEFS += $(if $(filter 1,$(DEBUGINFOD)),-DPT_HAVE_DEBUGINFOD $(shell pkg-config --cflags libdebuginfod),)
+ZLIB     ?= $(shell pkg-config --exists zlib 2>/dev/null && echo 1 || echo 0)
+ZLIB_DEFS := $(if $(filter 1,$(ZLIB)),-DPT_HAVE_ZLIB $(shell pkg-config --cflags zlib),)
+ZLIB_LIBS := $(if $(filter 1,$(ZLIB)),$(shell pkg-config --libs zlib),)
+CLI_DEFS += $(ZLIB_DEFS)
 CLI_LIBS := $(if $(filter 1,$(LIBDW)),$(shell pkg-config --libs libdw),) \
-            $(if $(filter 1,$(DEBUGINFOD)),$(shell pkg-config --libs libdebuginfod),) -lm
+            $(if $(filter 1,$(DEBUGINFOD)),$(shell pkg-config --libs libdebuginfod),) \
+            $(ZLIB_LIBS) -lm
 
 .PHONY: all lib check bench demo install clean examples cli stress soak
 all: lib examples cli
@@ -76,13 +84,18 @@ $(SHARED): $(LIB_OBJ) src/libposixtrace.map
 	ln -sf libposixtrace.so.$(VERSION) $(BUILD)/libposixtrace.so.$(SOVER)
 	ln -sf libposixtrace.so.$(VERSION) $(BUILD)/libposixtrace.so
 
+# (TEST_DEFS_name, TEST_LIBS_name: what one test needs besides)
 $(BUILD)/tests/%: tests/%.c $(wildcard tests/*.h) $(STATIC)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALLCFLAGS) -Itests -DPT_BUILD_DIR='"$(abspath $(BUILD))"' \
-	  -DPT_TEST_CC='"$(CC)"' -DPT_TEST_SANFLAGS='"$(SANFLAGS)"' $< -o $@ $(STATIC) $(LDLIBS) -ldl
+	$(CC) $(ALLCFLAGS) $(TEST_DEFS_$*) -Itests -DPT_BUILD_DIR='"$(abspath $(BUILD))"' \
+	  -DPT_TEST_CC='"$(CC)"' -DPT_TEST_SANFLAGS='"$(SANFLAGS)"' $< -o $@ $(STATIC) \
+	  $(TEST_LIBS_$*) $(LDLIBS) -ldl
 
-# cli_perfetto also checks the Perfetto writer on its own: it includes it
+# cli_perfetto also checks the Perfetto writer on its own: it includes it,
+# built as the command is (zlib), and inflates its compressed packets
 $(BUILD)/tests/cli_perfetto: cli/export_perfetto.c cli/protobuf.c cli/perfetto.h cli/protobuf.h
+TEST_DEFS_cli_perfetto := $(ZLIB_DEFS)
+TEST_LIBS_cli_perfetto := $(ZLIB_LIBS)
 
 # <trace.h> must also be valid C++ and pedantic C99
 $(BUILD)/header-ok: include/trace.h
@@ -107,7 +120,16 @@ $(CLI): $(CLI_OBJ) $(STATIC)
 
 $(BUILD)/bench/%: bench/%.c bench/bench_util.h tests/pace.h $(STATIC)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALLCFLAGS) -DPT_BUILD_DIR='"$(abspath $(BUILD))"' $< -o $@ $(STATIC) $(LDLIBS)
+	$(CC) $(ALLCFLAGS) $(TEST_DEFS_$*) -DPT_BUILD_DIR='"$(abspath $(BUILD))"' $< -o $@ $(STATIC) \
+	  $(TEST_LIBS_$*) $(LDLIBS)
+
+# perfetto_write: the Perfetto writer alone, built as the command is
+$(BUILD)/bench/perfetto_write: cli/export_perfetto.c cli/protobuf.c cli/perfetto.h cli/protobuf.h
+TEST_DEFS_perfetto_write := $(ZLIB_DEFS)
+TEST_LIBS_perfetto_write := $(ZLIB_LIBS)
+
+# tests that include a part of the command whole
+$(BUILD)/tests/typed $(BUILD)/tests/typed_ctf $(BUILD)/tests/thread_ident: cli/typed.c cli/threads.c cli/typed.h
 
 examples: $(EXAMPLES)
 
@@ -119,7 +141,9 @@ check: $(TESTS) $(SHARED) $(BUILD)/header-ok $(CLI) $(EXAMPLES)
 # millisecond recorded 100 times, every run symbolized; the golden show
 # output 50 times in a row; clock_truth for 20 rounds; clock_model over 100
 # seeds; noloss for 20 rounds; paced_log (1/2/4/8 paced threads, a log, no
-# loss) for 5 rounds; then every test of threads, processes, signals or
+# loss) for 5 rounds; loss_order (every reading path against a per-thread
+# witness) for 20 rounds; cli_loss_sum (losses that add up in every
+# output) for 20 runs; then every test of threads, processes, signals or
 # timing STRESS_REPEAT times in a row (a test that fails once fails stress)
 STRESS_GOLDEN ?= 50
 STRESS_REPEAT ?= 10
@@ -140,6 +164,12 @@ stress: $(TESTS) $(SHARED) $(BUILD)/header-ok $(CLI) $(EXAMPLES)
 	 done && echo "PASS clock_model, 100 seeds"
 	@NOLOSS_ROUNDS=20 $(BUILD)/tests/noloss && echo "PASS noloss, 20 rounds"
 	@PACED_LOG_ROUNDS=5 $(BUILD)/tests/paced_log && echo "PASS paced_log, 5 rounds"
+	@$(BUILD)/tests/loss_order 20 >$(BUILD)/stress-loss_order.log 2>&1 || \
+	  { echo "loss_order failed"; tail -n 30 $(BUILD)/stress-loss_order.log; exit 1; }; \
+	  echo "PASS loss_order, 20 rounds"
+	@PT_STRESS=1 $(BUILD)/tests/cli_loss_sum >$(BUILD)/stress-cli_loss_sum.log 2>&1 || \
+	  { echo "cli_loss_sum failed"; tail -n 30 $(BUILD)/stress-cli_loss_sum.log; exit 1; }; \
+	  echo "PASS cli_loss_sum, 20 runs"
 	@for t in $(STRESS_TESTS); do i=0; while [ $$i -lt $(STRESS_REPEAT) ]; do i=$$((i + 1)); \
 	  BUILD=$(BUILD) $(BUILD)/tests/$$t >$(BUILD)/stress-$$t.log 2>&1 || \
 	  { echo "$$t failed in run $$i of $(STRESS_REPEAT)"; tail -n 30 $(BUILD)/stress-$$t.log; exit 1; }; \
@@ -208,6 +238,9 @@ clean:
 #                    redirected to the target so that runs are deterministic)
 #   relayd_fuzz      the relay's replies and the --relayd URL, as
 #                    `record --relayd` parses them (cli/relayd_proto.c)
+#   typed_fuzz       payload descriptions read from a trace: the grammar's
+#                    parser and the command's decoder and exporters' helpers
+#                    (fuzz/typed_fuzz.c: src/api/typedesc.c, cli/typed.c)
 #   make fuzz        build them in $(BUILD)/fuzz/
 #   make fuzz-run    each of FUZZ_TARGETS for FUZZ_SECONDS.  New inputs go to
 #                    $(BUILD)/fuzz/corpus-<target>, which is kept from run to
@@ -221,7 +254,7 @@ clean:
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_MAX_LEN ?= 8192
-FUZZ_TARGETS ?= log_fuzz log_fuzz_nocrc stream_fuzz relayd_fuzz
+FUZZ_TARGETS ?= log_fuzz log_fuzz_nocrc stream_fuzz relayd_fuzz typed_fuzz
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_CFLAGS  := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O1 -Iinclude -Isrc \
                 -fsanitize=fuzzer $(FUZZ_SAN)
@@ -232,6 +265,7 @@ FUZZ_CORPUS_log_fuzz       := fuzz/corpus
 FUZZ_CORPUS_log_fuzz_nocrc := fuzz/corpus
 FUZZ_CORPUS_stream_fuzz    := fuzz/corpus-stream
 FUZZ_CORPUS_relayd_fuzz    := fuzz/corpus-relayd
+FUZZ_CORPUS_typed_fuzz     := fuzz/corpus-typed
 # the library for stream_fuzz: coverage-instrumented, sanitized, and with
 # its clock and thread ids taken from the target
 FUZZ_LIB_OBJ := $(LIB_SRC:src/%.c=$(BUILD)/fuzz/obj/%.o)
@@ -263,6 +297,9 @@ $(BUILD)/fuzz/stream_fuzz: fuzz/stream_fuzz.c $(FUZZ_LIB_OBJ)
 $(BUILD)/fuzz/relayd_fuzz: fuzz/relayd_fuzz.c cli/relayd_proto.c cli/relay.h
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) fuzz/relayd_fuzz.c cli/relayd_proto.c -o $@
+$(BUILD)/fuzz/typed_fuzz: fuzz/typed_fuzz.c cli/typed.c cli/typed.h src/api/typedesc.c src/ext.h
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) fuzz/typed_fuzz.c src/api/typedesc.c -o $@
 
 fuzz-run: fuzz
 	@$(foreach f,$(FUZZ_TARGETS),\

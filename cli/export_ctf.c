@@ -31,7 +31,8 @@
  * does not count them).  A reader learns a count from the difference
  * with the packet before, so a trace that lost events starts with an
  * empty packet (count 0) at its first event's time; events the log itself
- * overwrote come before everything else, in the packet after it.  What the
+ * overwrote are the count of the gap the library puts before its oldest
+ * event (docs/log-format.md), so they come first too.  What the
  * final count adds beyond the gaps goes in an empty packet at the end.
  */
 #include <dirent.h>
@@ -279,7 +280,6 @@ static int write_streams(struct tlog *l, struct symz *z, const char *dir,
 	uint64_t t1 = l->nev && l->last >= base ? l->last - base : t0;
 	if (l->nev && tlog_lost_any(l)) { /* a count of 0 to start from */
 		rc = flush_packet(&w, w.loss, t0, t0);
-		w.s[w.loss].discarded = l->log_overwritten;
 		w.s[w.loss].te = t0;
 	}
 	progress_begin(&p, "export ctf", l->nev);

@@ -28,8 +28,11 @@ static const char record_help[] =
 "forked children too, into a trace log; print a summary when it ends.\n"
 "The exit status is the program's (128+N if it was killed by signal N).\n"
 "\n"
-"  -o, --output FILE        the log (default posixtrace-YYYYmmdd-HHMMSS.ptlog)\n"
+"  -o, --output FILE        the log (default posixtrace-YYYYmmdd-HHMMSS-PID.ptlog,\n"
+"                           PID this command's)\n"
 "      --force              overwrite FILE if it exists\n"
+"  -d, --duration SECONDS   after this long, end the program as timeout(1) does\n"
+"                           (SIGTERM, SIGKILL 5 s later); the log keeps its end\n"
 "      --policy P           stream full policy: flush (default), loop, until-full\n"
 "      --size BYTES         stream size (default 16M with --policy flush, else 1M;\n"
 "                           K, M, G suffixes)\n"
@@ -58,9 +61,10 @@ static const char attach_help[] =
 "until Ctrl-C, the end of --duration, or the end of the process.\n"
 "Options may come before or after PID.\n"
 "\n"
-"  -o, --output FILE        the log (default posixtrace-YYYYmmdd-HHMMSS.ptlog)\n"
+"  -o, --output FILE        the log (default posixtrace-YYYYmmdd-HHMMSS-PID.ptlog,\n"
+"                           PID this command's)\n"
 "      --force              overwrite FILE if it exists\n"
-"  -d, --duration SECONDS   stop after this long\n"
+"  -d, --duration SECONDS   stop after this long (the process goes on)\n"
 "      --policy, --size, --log-size, --log-policy, --exclude, --no-inherit,\n"
 "      --no-loss[=MS], --relayd URL, --session NAME, --hostname NAME\n"
 "                           as for 'posixtrace record'\n"
@@ -117,7 +121,7 @@ static int parse(int argc, char **argv, struct ropts *o, int attach)
 	opterr = 0;
 	/* record stops at the program ('+'): the rest is the program's; attach
 	 * takes options on both sides of its PID ('-': operands come as 1) */
-	while ((c = getopt_long(argc, argv, attach ? "-:ho:d:" : "+:ho:", lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, attach ? "-:ho:d:" : "+:ho:d:", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'h': fputs(attach ? attach_help : record_help, stdout); return 0;
 		case 1:
@@ -178,8 +182,6 @@ static int parse(int argc, char **argv, struct ropts *o, int attach)
 				                   c == O_SIZE ? "--size" : "--log-size", optarg);
 			break;
 		case 'd':
-			if (!attach)
-				return usage_error("--duration is for 'posixtrace attach'");
 			if (parse_seconds(optarg, &o->duration) || o->duration <= 0)
 				return usage_error("--duration: '%s' is not a number of seconds", optarg);
 			break;
@@ -209,13 +211,17 @@ static int parse(int argc, char **argv, struct ropts *o, int attach)
 	return -1;
 }
 
+/* The time and this command's pid: two records started in the same
+ * second write two logs (the second used to stop with "already exists"). */
 static char *default_name(void)
 {
-	static char buf[64];
+	static char buf[80];
+	char when[32];
 	time_t now = time(NULL);
 	struct tm tm;
 	localtime_r(&now, &tm);
-	strftime(buf, sizeof buf, "posixtrace-%Y%m%d-%H%M%S.ptlog", &tm);
+	strftime(when, sizeof when, "%Y%m%d-%H%M%S", &tm);
+	snprintf(buf, sizeof buf, "posixtrace-%s-%d.ptlog", when, (int)getpid());
 	return buf;
 }
 
@@ -252,14 +258,18 @@ static int create_stream(const struct ropts *o, pid_t pid, const char *name, int
 	return o->exclude ? exclude_events(*trid, o->exclude) : 0;
 }
 
+#define DURATION_KILL_NS 5000000000ull /* after SIGTERM, SIGKILL: as timeout -k 5 */
+
 /* Until the target ends (or the deadline, or a second signal).  (The
  * trace carries the map of the target's code: nothing to watch here.)
- * Returns the signal that stopped us early, or 0. */
+ * At the deadline a program we started (forward) is ended as timeout(1)
+ * would, and traced until it has ended; a process attached to is left
+ * alone.  Returns the signal that stopped us early, or 0. */
 static int run(struct target *t, double duration, int forward)
 {
 	uint64_t start = now_mono_ns(), next = start, step = 1000000;
 	uint64_t end = duration > 0 ? start + (uint64_t)(duration * 1e9) : UINT64_MAX;
-	int signals = 0;
+	int signals = 0, ending = 0;
 
 	for (;;) {
 		uint64_t now = now_mono_ns();
@@ -269,8 +279,12 @@ static int run(struct target *t, double duration, int forward)
 		}
 		if (target_poll(t))
 			return 0;
-		if (now >= end)
+		if (now >= end && !forward)
 			return 0;
+		if (now >= end) {
+			target_forward(t, ending++ ? SIGKILL : SIGTERM);
+			end = ending < 2 ? now + DURATION_KILL_NS : UINT64_MAX;
+		}
 		uint64_t wake = next < end ? next : end;
 		int tty = 0, sig = signals_take((int)((wake - now) / 1000000) + 1, &tty);
 		if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP) {

@@ -236,4 +236,32 @@ static inline int cli_nlines(const char *s)
 	return n;
 }
 
+/* The numbers in s after each occurrence of key, added up. */
+static inline unsigned long long cli_sum_after(const char *s, const char *key)
+{
+	unsigned long long sum = 0;
+	for (const char *p = s; (p = strstr(p, key)) != NULL; p += strlen(key))
+		sum += strtoull(p + strlen(key), NULL, 10);
+	return sum;
+}
+
+/* The counts of `show -e posix_trace_resume` output added up: each line
+ * says how many events its gap lost, or that they were counted with an
+ * earlier gap (0); *lines: the lines read. */
+static inline unsigned long long cli_gap_sum(const char *show_out, int *lines)
+{
+	unsigned long long sum = 0;
+	char line[1024];
+
+	*lines = 0;
+	for (int i = 0; cli_line(show_out, i, line, sizeof line) == 0; i++, (*lines)++) {
+		unsigned long long k = 0;
+		char *p = strstr(line, "posix_trace_resume");
+		CHECK(p && (sscanf(p, "posix_trace_resume %llu event", &k) == 1 ||
+		            strstr(p, "counted with an earlier gap")));
+		sum += k;
+	}
+	return sum;
+}
+
 #endif

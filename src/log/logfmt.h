@@ -28,7 +28,7 @@
 /* ---- file header (PT_LOG_HDR bytes) */
 #define PT_LOG_MAGIC      "PSXTRLOG"  /* 8 bytes, not NUL-terminated in the file */
 #define PT_LOG_BOM        0x01020304u /* u32 at PT_LOG_H_BOM, in the log's order */
-#define PT_LOG_VERSION    5u  /* written; 1 to 4 are still read */
+#define PT_LOG_VERSION    6u  /* written; 1 to 5 are still read */
 #define PT_LOG_VERSION_MIN 1u
 #define PT_LOG_HDR        256u
 #define PT_LOG_FIRST      PT_LOG_HDR  /* offset of the first block */
@@ -113,7 +113,8 @@
 #define PT_LOG_S_TYPE      2u  /* 32: u32 id, u32 0, u64 count, first, last */
 #define PT_LOG_S_WRITER    3u  /* 40: i32 pid, u32 0, u64 thread, count, first, last */
 #define PT_LOG_S_NAME      4u  /* 4 + n: u32 id, the name (1..63 bytes, no NUL) */
-#define PT_LOG_S_OBJ       5u  /* an OBJ record's payload */
+#define PT_LOG_S_OBJ       5u  /* an OBJ record's payload (v6: thread identities and
+                                * payload descriptions too) */
 #define PT_LOG_S_HDR       4u
 #define PT_LOG_S_PARTS_MAX 4096u /* SUMMARY blocks a reader takes */
 
@@ -299,7 +300,8 @@ struct pt_logw_opt {
 	uint32_t block_size; /* 0: PT_LOG_BLOCK_DEFAULT; raised to fit one record */
 	int swap;            /* write the opposite byte order (tests) */
 	uint64_t nonce;      /* 0: random */
-	unsigned version;    /* 0: PT_LOG_VERSION; 3: format 3, as older writers wrote it (tests) */
+	unsigned version;    /* 0: PT_LOG_VERSION; 3 or 5: that format, as older writers
+	                      * wrote it (tests; 5: no thread identities or descriptions) */
 };
 
 struct pt_logw_who {
@@ -337,6 +339,7 @@ struct pt_logw {
 
 	/* private */
 	int fd, policy, swap, finished;
+	unsigned version;    /* written: 3, 5 or PT_LOG_VERSION */
 	int seekable, o_append, is_fifo, is_sock;
 	uint32_t cap;        /* largest block (declared in the header) */
 	uint32_t max_payload;
@@ -352,6 +355,9 @@ struct pt_logw {
 	uint64_t known[PT_NIDS / 64];
 	int names_due, emitting;
 	uint64_t lap_new;    /* records in this lap that are not a copy of the names */
+	uint32_t nsyn;       /* OVERFLOW and RESUME events in the block being built:
+	                      * not counted as overwritten or dropped (the reader
+	                      * tells the loss of recorded events) */
 	/* the map of loaded code, re-emitted with the names */
 	unsigned char **objs;
 	uint32_t nobjs, objs_cap;
@@ -453,6 +459,11 @@ struct pt_logr {
 	int has_stream_lost;
 	int last_lost_ok;      /* the last event returned carried a loss count: */
 	uint64_t last_lost;    /* this one */
+	int wrapped;           /* LOOP: blocks were overwritten (the oldest kept is not 1) */
+	int wrap_state;        /* 0: its OVERFLOW is due, 1: its RESUME, 2: told (or none) */
+	uint64_t wrap_told;    /* the count the wrap's RESUME carried, once returned */
+	uint64_t lost_rec_seq; /* the newest good block with a RESUME's count */
+	int lost_kept;         /* ... is one the log keeps */
 	uint32_t max_block;
 
 	/* private */
@@ -488,7 +499,10 @@ void pt_logr_rewind(struct pt_logr *r);
 /* The next event read is the first of the first block that may hold an
  * event stamped at or after ts: every event before it is stamped before
  * ts.  *lost_before: the loss count of the last LOST record before that
- * point (0 if none).  0, or an error reading the blocks before it. */
+ * point (0 if none), plus, past the start of a wrapped log, what its wrap's
+ * RESUME counted (as a reader from the start would have it: the count of
+ * at_resume + wrap_at_resume, src/ext.h).  0, or an error reading the
+ * blocks before it. */
 int pt_logr_seek(struct pt_logr *r, uint64_t ts, uint64_t *lost_before);
 void pt_logr_close(struct pt_logr *r);
 const struct pt_attr_img *pt_logr_attr(const struct pt_logr *r);
@@ -512,8 +526,9 @@ struct pt_log_bhdr {
 int pt_logr_header(struct pt_logr *r, const unsigned char *h);
 /* an END block's status into r */
 void pt_logr_end_status(struct pt_logr *r, const unsigned char *p);
-/* an OBJ record's payload: 0 and *o, or EBADMSG */
-int pt_log_obj_decode(const unsigned char *p, uint32_t n, int swap, struct pt_ext_obj *o);
+/* an OBJ record's payload in a log of that version: 0 and *o, or EBADMSG */
+int pt_log_obj_decode(const unsigned char *p, uint32_t n, int swap, unsigned version,
+                      struct pt_ext_obj *o);
 
 /* The summary of a log (v5) read without its events (logsum.c): the
  * header, the END block at the end of the file and the SUMMARY blocks
@@ -537,7 +552,7 @@ void pt_log_summary_free(struct pt_log_summary *s);
 /* Checks a SUMMARY block's entries (p: the block, len, nrec); fills s
  * (which may be NULL) with them.  0 or EBADMSG. */
 int pt_log_sum_parse(const unsigned char *p, uint32_t len, uint32_t nrec, int swap,
-                     struct pt_log_summary *s);
+                     unsigned version, struct pt_log_summary *s);
 
 /* pread all n bytes at off: 0, EBADMSG (end of file first), or an error */
 int pt_logr_rd(const struct pt_logr *r, uint64_t off, void *dst, size_t n);

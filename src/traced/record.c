@@ -77,6 +77,7 @@ __attribute__((always_inline)) static inline int write_one(struct pt_view *sl, s
 		if (s >= 0) {
 			pt_objmap_forget();
 			pt_owner_check((unsigned)s, sl, ts);
+			pt_thrmap_chunk((unsigned)s, sl, ts);
 			if (atomic_load_explicit(&sl->dead, memory_order_relaxed))
 				return 0;
 		}
@@ -261,7 +262,7 @@ __attribute__((always_inline)) static inline void record_event(trace_event_id_t 
 		record_other_clock(id, data, len, c, addr, clk);
 		return;
 	}
-	if (PT_UNLIKELY(pt_thread_index == 0 ||
+	if (PT_UNLIKELY(atomic_load_explicit(&pt_thread_index, memory_order_relaxed) == 0 ||
 	                atomic_load_explicit(&pt_nest, memory_order_relaxed) != 0 || !data))
 		goto general;
 	atomic_store_explicit(&pt_nest, 1, memory_order_relaxed);
