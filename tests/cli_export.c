@@ -145,7 +145,7 @@ static void test_ctf(const char *log)
 	                     (char *)raw), NULL, NULL), 0);
 	snprintf(meta, sizeof meta, "%s/metadata", raw);
 	m = cli_slurp(meta);
-	CHECK(cli_contains(m, "\t\tuint64_hex_t addr;\n\t\tuint32_t payload_len;\n"));
+	CHECK(cli_contains(m, "\t\tuint64_hex_t addr;\n\t\tuint16_t payload_len;\n"));
 	CHECK(m && !cli_contains(m, "symbol"));
 	free(m);
 	CHECK_EQ(cli_run(CLI("export", "--format", "ctf", (char *)log, "-o", (char *)dir), NULL, &err), 1);

@@ -16,7 +16,10 @@
  *  - a forked child (inherited stream): its TID is its own pid, not its
  *    parent's thread's;
  *  - the same entries in the stream's log, and `posixtrace info` on a
- *    recorded program names each thread.
+ *    recorded program names each thread;
+ *  - the log's CTF export read by babeltrace2 (skipped without it): each
+ *    event's packet context has the vtid and procname its thread reported
+ *    (LTTng's context names).
  */
 #include <fcntl.h>
 #include <pthread.h>
@@ -128,6 +131,72 @@ static void check(trace_id_t trid, int is_log, pid_t child, pthread_t main_th)
 	thrmap_free(m);
 }
 
+/* babeltrace2 on the CTF export of the log: every "ident" event's vtid
+ * and procname are what its thread reported; its payload (struct rec)
+ * says which thread it was. */
+static void check_ctf(const char *logp, pid_t child)
+{
+	const char *bt = cli_which("babeltrace2");
+	if (!bt) {
+		printf("SKIP part: CTF vtid/procname (babeltrace2 is not installed)\n");
+		return;
+	}
+	const char *dir = cli_path("ident.ctf");
+	char *out = NULL, *err = NULL, line[2048];
+	CHECK_EQ(cli_run(CLI("export", "--format", "ctf", "--raw-addresses", (char *)logp, "-o",
+	                     (char *)dir), NULL, &err), 0);
+	free(err);
+	err = NULL;
+	int rc = cli_run((char *const[]){ (char *)bt, (char *)dir, NULL }, &out, &err);
+	CHECK_EQ(rc, 0);
+	if (rc)
+		fprintf(stderr, "babeltrace2: %s\n", err ? err : "");
+	unsigned long counts[5] = { 0 };
+	for (int i = 0; out && cli_line(out, i, line, sizeof line) == 0; i++) {
+		const char *p = strstr(line, " ident: { pid = ");
+		int pid, vtid, at = 0, b[8];
+		char name[32] = "";
+		if (!p || sscanf(p, " ident: { pid = %d, vtid = %d, tid = %*x, procname = \"%n", &pid,
+		                 &vtid, &at) != 2 || !at)
+			continue;
+		const char *q = strchr(p + at, '"');
+		if (!q || (size_t)(q - (p + at)) >= sizeof name)
+			continue;
+		memcpy(name, p + at, (size_t)(q - (p + at)));
+		const char *pl = strstr(q, "payload_len = 8, payload = [ ");
+		if (!pl || sscanf(pl, "payload_len = 8, payload = [ [0] = %d, [1] = %d, [2] = %d, "
+		                      "[3] = %d, [4] = %d, [5] = %d, [6] = %d, [7] = %d ]",
+		                  &b[0], &b[1], &b[2], &b[3], &b[4], &b[5], &b[6], &b[7]) != 8)
+			continue;
+		uint32_t who = (uint32_t)(b[0] | b[1] << 8 | b[2] << 16 | b[3] << 24);
+		uint32_t seq = (uint32_t)(b[4] | b[5] << 8 | b[6] << 16 | b[7] << 24);
+		int ok = 0;
+		if (who == 0)
+			ok = pid == getpid() && vtid == getpid();
+		else if (who == 1)
+			ok = pid == getpid() && vtid == tid_renamed &&
+			     (!strcmp(name, seq < renamed_at ? "alpha" : "beta two") ||
+			      (seq >= renamed_at && seq < renamed_at + RUN / 2 && !strcmp(name, "alpha")));
+		else if (who == 2)
+			ok = vtid == tid_a && !strcmp(name, "first");
+		else if (who == 3)
+			ok = vtid == tid_b && !strcmp(name, "second");
+		else if (who == 4)
+			ok = pid == child && vtid == child;
+		if (!ok)
+			fprintf(stderr, "CTF: event of %u seq %u: %s\n", who, seq, line);
+		if (ok && who < 5)
+			counts[who]++;
+	}
+	CHECK_EQ(counts[0], 1);
+	CHECK_EQ(counts[1], 10 + RUN);
+	CHECK_EQ(counts[2], 5);
+	CHECK_EQ(counts[3], 5);
+	CHECK_EQ(counts[4], 1);
+	free(out);
+	free(err);
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc, (void)argv;
@@ -176,6 +245,7 @@ int main(int argc, char **argv)
 	check(trid, 1, child, pthread_self());
 	posix_trace_close(trid);
 	close(fd);
+	check_ctf(logp, child);
 
 	/* `posixtrace info`: TID and name of each of examples/app's threads */
 	char *out = NULL;
