@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include "cli.h"
 #include "perfetto.h"
+#include "typed.h"
 
 static const char help[] =
 "usage: posixtrace export --format FORMAT FILE [-o OUT] [--force]\n"
@@ -50,6 +51,20 @@ static char *default_out(const char *in, const char *ext)
 	return s;
 }
 
+/* The Perfetto thread of an event of th at ts: its kernel TID when the
+ * trace says (one track per kernel thread, with its real TID and its
+ * latest name; a pthread_t is reused by later threads), else its
+ * pthread_t (described beforehand). */
+static uint64_t pf_key(struct pf *w, const struct tlog *l, const struct tthread *th, uint64_t ts)
+{
+	const struct pt_ext_thread *t = thrmap_find(l->thrs, th->pid, th->tid, ts);
+	if (!t || t->tid <= 0)
+		return th->tid;
+	const char *name = thrmap_latest(l->thrs, t)->name;
+	pf_thread_ident(w, th->pid, (uint64_t)t->tid, t->tid, name[0] ? name : NULL);
+	return (uint64_t)t->tid;
+}
+
 /* The log through the Perfetto writer (perfetto.h), event by event as
  * it is read (plain: no compressed packets).  -1 with errno: writing
  * failed; 1: reading did (said). */
@@ -70,8 +85,9 @@ static int export_perfetto(struct tlog *l, struct symz *z, FILE *f, int plain)
 		const char *exe = z && l->pr[i].pid ? symz_exe(z, l->pr[i].pid) : NULL;
 		pf_process(w, l->pr[i].pid, exe && strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe, 0);
 	}
-	for (size_t i = 0; w && i < l->nth; i++)
-		pf_thread(w, l->th[i].pid, l->th[i].tid, l->th[i].idx, NULL);
+	for (size_t i = 0; w && i < l->nth; i++) /* threads the trace does not identify */
+		if (!thrmap_find(l->thrs, l->th[i].pid, l->th[i].tid, 0))
+			pf_thread(w, l->th[i].pid, l->th[i].tid, l->th[i].idx, NULL);
 	progress_begin(&p, "export perfetto", l->nev);
 	while (w && (r = tlog_next(l, &ev)) > 0) {
 		const struct tthread *th = &l->th[e->thread];
@@ -85,11 +101,12 @@ static int export_perfetto(struct tlog *l, struct symz *z, FILE *f, int plain)
 			d = text;
 			len = strlen(text);
 		}
-		pf_event(w, th->pid, th->tid, e->ts, e->id, tlog_name(l, e->id, tmp, sizeof tmp),
+		uint64_t key = pf_key(w, l, th, e->ts);
+		pf_event(w, th->pid, key, e->ts, e->id, tlog_name(l, e->id, tmp, sizeof tmp),
 		         z && e->addr ? symz_lookup(z, th->pid, e->ts, e->addr) : raw, d, len,
 		         e->trunc == POSIX_TRACE_TRUNCATED_RECORD ? PF_TRUNCATED : 0);
 		if (e->id == POSIX_TRACE_RESUME && e->lost && e->lost != UINT64_MAX) {
-			pf_loss(w, th->pid, th->tid, e->ts, e->lost);
+			pf_loss(w, th->pid, key, e->ts, e->lost);
 			lost += e->lost;
 		}
 		last = e->ts > last ? e->ts : last;

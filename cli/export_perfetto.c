@@ -4,11 +4,13 @@
  * TracePackets (docs/posixtrace.1 tells a user what is where).
  *
  * Tracks.  A process is a track with a ProcessDescriptor (pid, name); a
- * thread a track with a ThreadDescriptor (pid, its name "thread IDX
- * (0xPTHREAD_ID)").  The log holds POSIX thread ids, not the kernel's, and
- * a forked child's thread has the same id as its parent's, so the
- * descriptor's tid is made up, unique in the trace and never a real pid:
- * IDX * 2^22 + pid (Linux pids are below 2^22).  pid 0 (the trace's own
+ * thread a track with a ThreadDescriptor (pid, tid, name).  A thread the
+ * trace identifies (pf_thread_ident: its kernel TID and name, cli/threads.c)
+ * has its real TID and name.  Otherwise (an older log) only its POSIX
+ * thread id is known, and a forked child's thread has the same one as its
+ * parent's, so the descriptor's tid is made up, unique in the trace and
+ * never a real pid: IDX * 2^22 + pid (Linux pids are below 2^22), and its
+ * name is "thread IDX (0xPTHREAD_ID)".  pid 0 (the trace's own
  * events) is a plain named track.  Lost events: an instant "events lost"
  * with their count where the gap is, and a counter track "lost events"
  * with the running total.
@@ -384,7 +386,8 @@ static uint64_t seq_key_of(const struct pf *w, size_t i)
 
 /* The sequence of (pid, tid), made (with its track) when new: NULL when
  * out of memory. */
-static struct seq *seq_of(struct pf *w, int32_t pid, uint64_t tid, unsigned idx, const char *name)
+static struct seq *seq_of(struct pf *w, int32_t pid, uint64_t tid, unsigned idx, int32_t ktid,
+                          const char *name)
 {
 	if (w->last < w->nseq && w->seq[w->last].pid == pid && w->seq[w->last].tid == tid)
 		return &w->seq[w->last];
@@ -427,7 +430,7 @@ static struct seq *seq_of(struct pf *w, int32_t pid, uint64_t tid, unsigned idx,
 	if (pid) {
 		size_t th = pb_open(&w->b, TD_THREAD);
 		pb_int(&w->b, THD_PID, pid);
-		pb_int(&w->b, THD_TID, (int64_t)idx << 22 | (uint32_t)pid);
+		pb_int(&w->b, THD_TID, ktid > 0 ? ktid : (int64_t)idx << 22 | (uint32_t)pid);
 		put_descriptor_name(&w->b, THD_NAME, name, dflt);
 		pb_close(&w->b, th);
 	} else {
@@ -441,7 +444,13 @@ static struct seq *seq_of(struct pf *w, int32_t pid, uint64_t tid, unsigned idx,
 
 int pf_thread(struct pf *w, int32_t pid, uint64_t tid, unsigned idx, const char *name)
 {
-	seq_of(w, pid, tid, idx, name);
+	seq_of(w, pid, tid, idx, 0, name);
+	return w->err;
+}
+
+int pf_thread_ident(struct pf *w, int32_t pid, uint64_t tid, int32_t ktid, const char *name)
+{
+	seq_of(w, pid, tid, 0, ktid, name);
 	return w->err;
 }
 
@@ -642,7 +651,7 @@ int pf_event(struct pf *w, int32_t pid, uint64_t tid, uint64_t ts, unsigned type
              const char *type_name, const char *symbol, const void *payload, size_t len,
              unsigned flags)
 {
-	struct seq *s = seq_of(w, pid, tid, 0, NULL);
+	struct seq *s = seq_of(w, pid, tid, 0, 0, NULL);
 	if (!s)
 		return w->err;
 	seq_ready(w, s, ts); /* (before what it has interned is looked at) */
@@ -697,7 +706,7 @@ int pf_event(struct pf *w, int32_t pid, uint64_t tid, uint64_t ts, unsigned type
 
 int pf_loss(struct pf *w, int32_t pid, uint64_t tid, uint64_t ts, uint64_t count)
 {
-	struct seq *s = seq_of(w, pid, tid, 0, NULL);
+	struct seq *s = seq_of(w, pid, tid, 0, 0, NULL);
 	if (!s)
 		return w->err;
 	struct pb *b = &w->b;

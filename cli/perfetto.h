@@ -35,6 +35,9 @@ struct pf;
 struct pf *pf_open(FILE *out);   /* NULL: out of memory */
 int pf_process(struct pf *w, int32_t pid, const char *name, int32_t ppid); /* ppid 0: unknown */
 int pf_thread(struct pf *w, int32_t pid, uint64_t tid, unsigned idx, const char *name);
+/* The thread of key (pid, tid) is kernel thread ktid, named name (NULL:
+ * none): its descriptor has that real TID.  Before its first event. */
+int pf_thread_ident(struct pf *w, int32_t pid, uint64_t tid, int32_t ktid, const char *name);
 /* symbol: where the event was recorded ("" or NULL: none), as above */
 int pf_event(struct pf *w, int32_t pid, uint64_t tid, uint64_t ts_ns, unsigned type_id,
              const char *type_name, const char *symbol, const void *payload, size_t len,

@@ -19,7 +19,8 @@
  *    recorded program names each thread;
  *  - the log's CTF export read by babeltrace2 (skipped without it): each
  *    event's packet context has the vtid and procname its thread reported
- *    (LTTng's context names).
+ *    (LTTng's context names); the Chrome export's tid is the thread's TID
+ *    and its thread_name the last name the thread gave itself.
  */
 #include <fcntl.h>
 #include <pthread.h>
@@ -197,6 +198,67 @@ static void check_ctf(const char *logp, pid_t child)
 	free(err);
 }
 
+/* The Chrome JSON export of the log: each "ident" event's tid is its
+ * thread's gettid(), and the thread_name of that tid the name the thread
+ * gave itself last. */
+static const char *chrome_name(const char *json, int pid, int tid, char *out, size_t cap)
+{
+	char want[96];
+	snprintf(want, sizeof want, "\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,"
+	                            "\"args\":{\"name\":\"", pid, tid);
+	const char *p = strstr(json, want);
+	out[0] = 0;
+	if (p && sscanf(p + strlen(want), "%63[^\"]", out) != 1)
+		out[0] = 0;
+	(void)cap;
+	return out;
+}
+
+static void check_chrome(const char *logp, pid_t child)
+{
+	const char *json = cli_path("ident.json");
+	char *err = NULL, line[1024], n[64];
+	CHECK_EQ(cli_run(CLI("export", "--format", "chrome", (char *)logp, "-o", (char *)json), NULL,
+	                 &err), 0);
+	free(err);
+	char *out = cli_slurp(json);
+	REQUIRE(out);
+	unsigned long counts[5] = { 0 };
+	for (int i = 0; cli_line(out, i, line, sizeof line) == 0; i++) {
+		int pid, tid, at = 0;
+		unsigned b[8];
+		const char *p = strstr(line, "{\"name\":\"ident\",\"ph\":\"i\"");
+		const char *h = p ? strstr(p, "\"hex\":\"") : NULL;
+		if (!p || !h || sscanf(strstr(p, "\"pid\":"), "\"pid\":%d,\"tid\":%d%n", &pid, &tid, &at) != 2 ||
+		    sscanf(h + 7, "%2x%2x%2x%2x%2x%2x%2x%2x", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5], &b[6],
+		           &b[7]) != 8)
+			continue;
+		uint32_t who = b[0] | b[1] << 8 | b[2] << 16 | b[3] << 24;
+		int ok = 0;
+		chrome_name(out, pid, tid, n, sizeof n);
+		if (who == 0)
+			ok = pid == getpid() && tid == getpid();
+		else if (who == 1)
+			ok = tid == tid_renamed && !strcmp(n, "beta two");
+		else if (who == 2)
+			ok = tid == tid_a && !strcmp(n, "first");
+		else if (who == 3)
+			ok = tid == tid_b && !strcmp(n, "second");
+		else if (who == 4)
+			ok = pid == child && tid == child;
+		if (!ok)
+			fprintf(stderr, "Chrome: event of %u named \"%s\": %s\n", who, n, line);
+		if (ok && who < 5)
+			counts[who]++;
+	}
+	CHECK_EQ(counts[0], 1);
+	CHECK_EQ(counts[1], 10 + RUN);
+	CHECK_EQ(counts[2], 5);
+	CHECK_EQ(counts[3], 5);
+	CHECK_EQ(counts[4], 1);
+	free(out);
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc, (void)argv;
@@ -246,6 +308,7 @@ int main(int argc, char **argv)
 	posix_trace_close(trid);
 	close(fd);
 	check_ctf(logp, child);
+	check_chrome(logp, child);
 
 	/* `posixtrace info`: TID and name of each of examples/app's threads */
 	char *out = NULL;
