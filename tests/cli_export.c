@@ -205,6 +205,23 @@ int main(void)
 	CHECK(cli_contains(j, "\"name\":\"posix_trace_start\",\"cat\":\"posix_trace\",\"ph\":\"i\""));
 	CHECK(cli_contains(j, "\"stackFrames\":{"));
 	CHECK_EQ(occurrences(j, "\"name\":\"request\""), cli_count(ev, n, "request"));
+	/* a described payload: its fields as args, each the value the app sent */
+	char *want = cli_app_replies(ev, n), *got = calloc((size_t)n + 1, 64), line[4096];
+	REQUIRE(got);
+	for (int i = 0, o = 0; cli_line(j, i, line, sizeof line) == 0; i++) {
+		const char *a = strstr(line, "\"name\":\"reply\"") ? strstr(line, "\"args\":{") : NULL;
+		int w, r, st;
+		unsigned b;
+		if (a && sscanf(a, "\"args\":{\"worker\":%d,\"round\":%d,\"status\":%d,\"bytes\":%u,", &w,
+		                &r, &st, &b) == 4)
+			o += sprintf(got + o, "%d %d %d %u\n", w, r, st, b);
+	}
+	cli_sort_lines(got);
+	CHECK(want[0] && !strcmp(got, want));
+	if (strcmp(got, want))
+		fprintf(stderr, "Chrome reply args:\n%s\nthe app sent:\n%s", got, want);
+	free(want);
+	free(got);
 	free(j);
 	CHECK_EQ(cli_run(CLI("export", "--format", "chrome", (char *)log, "-o", (char *)json), NULL, &err), 1);
 	CHECK(cli_contains(err, json));

@@ -36,6 +36,8 @@
  *   4. A log (of 100x more events) cut short and damaged: exported with
  *      both said, decoded, the reader's events (its ERROR for the damaged
  *      stretch included) on their threads.
+ *   5. examples/app's described payloads: debug annotations by field name,
+ *      with the values the app sent (run_typed).
  * Skipped without protoc or the schema.
  */
 #include <trace.h>
@@ -1275,6 +1277,53 @@ static void run_writer(int compress)
 	free_x(&x);
 }
 
+/* 5. examples/app's described "reply" payloads: each event's debug
+ * annotations are its fields by name, with the values the app sent. */
+static void run_typed(void)
+{
+	const char *log = cli_path("typed.ptlog"), *pf = cli_path("typed.pftrace");
+	const char *txt = cli_path("typed.txt");
+	struct cli_ev *ev;
+	char cmd[2200], line[512];
+
+	REQUIRE(cli_record_app(log, "0") == 0);
+	int n = cli_read_log(log, &ev);
+	CHECK_EQ(cli_run(CLI("export", "-f", "perfetto", "--no-compress", (char *)log, "-o", (char *)pf),
+	                 NULL, NULL), 0);
+	snprintf(cmd, sizeof cmd, "'%s' --decode=perfetto.protos.Trace -I '%s' perfetto_trace.proto "
+	         "< '%s' > '%s'", protoc, schema_dir, pf, txt);
+	CHECK_EQ(system(cmd), 0);
+	char *t = cli_slurp(txt), *want = cli_app_replies(ev, n), *got = calloc((size_t)n + 1, 64);
+	REQUIRE(t && got);
+	/* protoc prints an annotation's value, then its name */
+	static const char *const names[] = { "\"worker\"", "\"round\"", "\"status\"", "\"bytes\"" };
+	long long v = 0, f[4] = { 0 };
+	int k = 0;
+	for (int i = 0, o = 0; cli_line(t, i, line, sizeof line) == 0; i++) {
+		const char *p = line + strspn(line, " ");
+		if (sscanf(p, "int_value: %lld", &v) == 1 || sscanf(p, "uint_value: %lld", &v) == 1)
+			continue;
+		if (strncmp(p, "name: ", 6))
+			continue;
+		if (k < 4 && !strcmp(p + 6, names[k]))
+			f[k++] = v;
+		else
+			k = 0;
+		if (k == 4) {
+			o += sprintf(got + o, "%lld %lld %lld %lld\n", f[0], f[1], f[2], f[3]);
+			k = 0;
+		}
+	}
+	cli_sort_lines(got);
+	CHECK(want[0] && !strcmp(got, want));
+	if (strcmp(got, want))
+		fprintf(stderr, "Perfetto reply annotations:\n%s\nthe app sent:\n%s", got, want);
+	free(t);
+	free(want);
+	free(got);
+	free(ev);
+}
+
 int main(int argc, char **argv)
 {
 	char self[4096] = { 0 };
@@ -1296,5 +1345,6 @@ int main(int argc, char **argv)
 	run_lossy(self);
 	run_flood(self);
 	run_damaged(self);
+	run_typed();
 	T_END();
 }
