@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include "cli.h"
+#include "typed.h"
 
 static const char help[] =
 "usage: posixtrace live [OPTIONS] PID [OPTIONS]\n"
@@ -62,7 +63,37 @@ static int make_stream(const struct lopt *o, pid_t pid, trace_id_t *trid)
 	return o->exclude ? exclude_events(*trid, o->exclude) : 0;
 }
 
-struct printer { struct tlog l; struct symz *z; uint64_t t0, prev; int absolute, first; };
+struct printer {
+	struct tlog l;
+	struct symz *z;
+	uint64_t t0, prev, ident_at;
+	int absolute, first;
+	size_t ident_nth;   /* threads known when the identities were last read */
+};
+
+/* The thread identities (TID, name) and payload descriptions the stream
+ * carries, read again when a thread or an event type appears, and at most
+ * once a second else (renames): bounded by threads and types, whatever
+ * the events. */
+static void refresh_identities(struct printer *p, trace_id_t trid, const struct tev *e,
+                               int new_type)
+{
+	uint64_t now = now_mono_ns();
+	if (!new_type && e->thread < p->ident_nth && now - p->ident_at < 1000000000u)
+		return;
+	struct thrmap *m = thrmap_load(trid);
+	if (m) {
+		thrmap_free(p->l.thrs);
+		p->l.thrs = m;
+	}
+	struct typemap *t = typemap_load(trid);
+	if (t) {
+		typemap_free(p->l.types);
+		p->l.types = t;
+	}
+	p->ident_nth = p->l.nth;
+	p->ident_at = now;
+}
 
 static void print_event(struct printer *p, trace_id_t trid, const struct posix_trace_event_info *ev,
                         const void *data, size_t len)
@@ -70,11 +101,13 @@ static void print_event(struct printer *p, trace_id_t trid, const struct posix_t
 	unsigned id = ev->posix_event_id < PT_NIDS ? ev->posix_event_id : 0;
 	char name[TRACE_EVENT_NAME_MAX + 1];
 
-	if (!p->l.names[id] && posix_trace_eventid_get_name(trid, id, name) == 0)
+	int new_type = !p->l.names[id];
+	if (new_type && posix_trace_eventid_get_name(trid, id, name) == 0)
 		p->l.names[id] = strdup(name);
 	struct tev e;
 	if (tlog_add(&p->l, trid, ev, data, len, &e))
 		return;
+	refresh_identities(p, trid, &e, new_type);
 	if (p->first) {
 		p->t0 = p->prev = e.ts;
 		p->first = 0;
