@@ -174,6 +174,18 @@ static void test_html(const char *log, int n)
 	CHECK(!cli_contains(s, "src=") && !cli_contains(s, "href=") && !cli_contains(s, "@import") &&
 	      !cli_contains(s, "url("));
 	CHECK_EQ(occurrences(s, "http"), occurrences(s, "'http://www.w3.org/2000/svg'"));
+	/* each worker's lane: "PROGRAM PID/TID worker-K", the name it set, a
+	 * TID of its own (not its process's) */
+	for (int k = 0; k < 3; k++) {
+		char want[40];
+		snprintf(want, sizeof want, " worker-%d</text>", k);
+		const char *at = strstr(s, want), *b = at;
+		int pid = 0, tid = 0;
+		while (b && b > s && b[-1] != '>')
+			b--;
+		CHECK(at && b && sscanf(b, "%*s %d/%d worker-", &pid, &tid) == 2 && pid > 0 && tid > 0 &&
+		      tid != pid);
+	}
 	free(s);
 
 }
