@@ -115,6 +115,12 @@ const struct pt_ext_thread *thrmap_latest(const struct thrmap *m, const struct p
 	return t;
 }
 
+int64_t thrmap_tid(const struct thrmap *m, int32_t pid, uint64_t thread, uint64_t ts, unsigned idx)
+{
+	const struct pt_ext_thread *t = thrmap_find(m, pid, thread, ts);
+	return t && t->tid > 0 ? t->tid : (int64_t)idx;
+}
+
 void thrmap_label(const struct thrmap *m, char *buf, size_t cap, int32_t pid, uint64_t thread,
                   uint64_t ts, unsigned idx)
 {
