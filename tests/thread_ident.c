@@ -132,6 +132,35 @@ static void check(trace_id_t trid, int is_log, pid_t child, pthread_t main_th)
 	thrmap_free(m);
 }
 
+/* Whether an export names the event of thread who (its seq-th) as that
+ * thread reported itself: pid, TID, and its name then (latest: the last
+ * name it gave itself, as Chrome's one thread_name per TID says). */
+static int named_as(uint32_t who, uint32_t seq, int pid, int tid, const char *name, pid_t child,
+                    int latest)
+{
+	if (who == 0)
+		return pid == getpid() && tid == getpid();
+	if (who == 1)
+		return pid == getpid() && tid == tid_renamed &&
+		       (latest ? !strcmp(name, "beta two")
+		               : !strcmp(name, seq < renamed_at ? "alpha" : "beta two") ||
+		                 (seq >= renamed_at && seq < renamed_at + RUN / 2 && !strcmp(name, "alpha")));
+	if (who == 2)
+		return tid == tid_a && !strcmp(name, "first");
+	if (who == 3)
+		return tid == tid_b && !strcmp(name, "second");
+	return who == 4 && pid == child && tid == child;
+}
+
+static void check_counts(const unsigned long *counts)
+{
+	CHECK_EQ(counts[0], 1);
+	CHECK_EQ(counts[1], 10 + RUN);
+	CHECK_EQ(counts[2], 5);
+	CHECK_EQ(counts[3], 5);
+	CHECK_EQ(counts[4], 1);
+}
+
 /* babeltrace2 on the CTF export of the log: every "ident" event's vtid
  * and procname are what its thread reported; its payload (struct rec)
  * says which thread it was. */
@@ -171,29 +200,13 @@ static void check_ctf(const char *logp, pid_t child)
 			continue;
 		uint32_t who = (uint32_t)(b[0] | b[1] << 8 | b[2] << 16 | b[3] << 24);
 		uint32_t seq = (uint32_t)(b[4] | b[5] << 8 | b[6] << 16 | b[7] << 24);
-		int ok = 0;
-		if (who == 0)
-			ok = pid == getpid() && vtid == getpid();
-		else if (who == 1)
-			ok = pid == getpid() && vtid == tid_renamed &&
-			     (!strcmp(name, seq < renamed_at ? "alpha" : "beta two") ||
-			      (seq >= renamed_at && seq < renamed_at + RUN / 2 && !strcmp(name, "alpha")));
-		else if (who == 2)
-			ok = vtid == tid_a && !strcmp(name, "first");
-		else if (who == 3)
-			ok = vtid == tid_b && !strcmp(name, "second");
-		else if (who == 4)
-			ok = pid == child && vtid == child;
+		int ok = named_as(who, seq, pid, vtid, name, child, 0);
 		if (!ok)
 			fprintf(stderr, "CTF: event of %u seq %u: %s\n", who, seq, line);
 		if (ok && who < 5)
 			counts[who]++;
 	}
-	CHECK_EQ(counts[0], 1);
-	CHECK_EQ(counts[1], 10 + RUN);
-	CHECK_EQ(counts[2], 5);
-	CHECK_EQ(counts[3], 5);
-	CHECK_EQ(counts[4], 1);
+	check_counts(counts);
 	free(out);
 	free(err);
 }
@@ -234,28 +247,15 @@ static void check_chrome(const char *logp, pid_t child)
 		           &b[7]) != 8)
 			continue;
 		uint32_t who = b[0] | b[1] << 8 | b[2] << 16 | b[3] << 24;
-		int ok = 0;
 		chrome_name(out, pid, tid, n, sizeof n);
-		if (who == 0)
-			ok = pid == getpid() && tid == getpid();
-		else if (who == 1)
-			ok = tid == tid_renamed && !strcmp(n, "beta two");
-		else if (who == 2)
-			ok = tid == tid_a && !strcmp(n, "first");
-		else if (who == 3)
-			ok = tid == tid_b && !strcmp(n, "second");
-		else if (who == 4)
-			ok = pid == child && tid == child;
+		uint32_t seq = b[4] | b[5] << 8 | b[6] << 16 | (uint32_t)b[7] << 24;
+		int ok = named_as(who, seq, pid, tid, n, child, 1);
 		if (!ok)
 			fprintf(stderr, "Chrome: event of %u named \"%s\": %s\n", who, n, line);
 		if (ok && who < 5)
 			counts[who]++;
 	}
-	CHECK_EQ(counts[0], 1);
-	CHECK_EQ(counts[1], 10 + RUN);
-	CHECK_EQ(counts[2], 5);
-	CHECK_EQ(counts[3], 5);
-	CHECK_EQ(counts[4], 1);
+	check_counts(counts);
 	free(out);
 }
 
