@@ -68,14 +68,14 @@ static uint64_t pf_key(struct pf *w, const struct tlog *l, const struct tthread 
 	return (uint64_t)t->tid;
 }
 
-/* A payload its program described, as Perfetto fields (f: PT_EXT_FIELDS_MAX,
- * text: their strings' room): how many, or -1 (none, or it does not fit). */
-static int pf_fields(const struct tlog *l, const struct tev *e, struct pf_field *f, char *text,
-                     size_t cap)
+/* A payload its program described, as Perfetto fields (f and at:
+ * PT_EXT_FIELDS_MAX, the names are at's; text: their strings' room): how
+ * many, or -1 (none, or it does not fit). */
+static int pf_fields(const struct tlog *l, const struct tev *e, struct pf_field *f,
+                     struct typed_at *at, char *text, size_t cap)
 {
 	const char *desc = e->id >= POSIX_TRACE_UNNAMED_USEREVENT && l->types
 	                   ? typemap_desc(l->types, l->th[e->thread].pid, e->id) : NULL;
-	struct typed_at at[PT_EXT_FIELDS_MAX];
 	size_t n = 0, o = 0;
 
 	if (!desc || e->trunc == POSIX_TRACE_TRUNCATED_RECORD ||
@@ -132,6 +132,7 @@ static int export_perfetto(struct tlog *l, struct symz *z, FILE *f, int plain)
 	char tmp[32], raw[32], text[512];
 	static char ftext[2 * 65536 + 64 * PT_EXT_FIELDS_MAX];
 	struct pf_field fields[PT_EXT_FIELDS_MAX];
+	struct typed_at fat[PT_EXT_FIELDS_MAX];
 	uint64_t lost = 0, last = 0;
 	struct pf *w = pf_open(f);
 	struct progress p;
@@ -165,7 +166,7 @@ static int export_perfetto(struct tlog *l, struct symz *z, FILE *f, int plain)
 		uint64_t key = pf_key(w, l, th, e->ts);
 		const char *sym = z && e->addr ? symz_lookup(z, th->pid, e->ts, e->addr) : raw;
 		unsigned flags = e->trunc == POSIX_TRACE_TRUNCATED_RECORD ? PF_TRUNCATED : 0;
-		int nf = pf_fields(l, e, fields, ftext, sizeof ftext);
+		int nf = pf_fields(l, e, fields, fat, ftext, sizeof ftext);
 		if (nf >= 0)
 			pf_event_fields(w, th->pid, key, e->ts, e->id, tlog_name(l, e->id, tmp, sizeof tmp),
 			                sym, fields, (size_t)nf, flags);
