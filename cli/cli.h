@@ -186,6 +186,7 @@ struct tlog {
 	 * names: bounded by threads and types, never by events; NULL: none */
 	struct thrmap *thrs;
 	struct typemap *types;
+	int32_t recorder;              /* its pid, shown as the trace's (pid 0); 0: none or --all */
 	/* reading (tlog.c) */
 	int totals;                    /* the tables hold the whole trace: later passes count nothing */
 	int summary;                   /* they come from the log's summary, not from reading it */
@@ -218,6 +219,9 @@ int tlog_load(struct tlog *l, const char *path);   /* 0, or 1 with a message */
  * read: l->summary), else by reading it (tlog_load). */
 int tlog_totals(struct tlog *l, const char *path);
 void tlog_free(struct tlog *l);
+/* --all: keep the recorder's own process (else its events are the
+ * trace's, pid 0, and its threads and loaded objects are not shown). */
+extern int tlog_all;
 const char *tlog_name(const struct tlog *l, unsigned id, char *buf, size_t cap);
 const struct tproc *tlog_proc(const struct tlog *l, int32_t pid); /* after the totals */
 /* Incremental use (live): each event read from trid becomes e. */

@@ -32,6 +32,34 @@ static void usage(FILE *f)
 	           "the program's status.\n");
 }
 
+/* The commands that read a log take --all (tlog.c: the recorder's own
+ * process is shown too), one option for all of them. */
+static int reads_log(const char *cmd)
+{
+	return !strcmp(cmd, "show") || !strcmp(cmd, "info") || !strcmp(cmd, "stats") ||
+	       !strcmp(cmd, "export");
+}
+
+/* Takes --all out of argv (before any "--"): the new argc. */
+static int take_all(int argc, char **argv)
+{
+	int n = 1;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--")) {
+			while (i < argc)
+				argv[n++] = argv[i++];
+			break;
+		}
+		if (!strcmp(argv[i], "--all"))
+			tlog_all = 1;
+		else
+			argv[n++] = argv[i];
+	}
+	argv[n] = NULL;
+	return n;
+}
+
 int main(int argc, char **argv)
 {
 	static char cmdname[64];
@@ -64,6 +92,8 @@ int main(int argc, char **argv)
 		argv++;
 		argc--;
 	}
+	if (reads_log(argv[0]))
+		argc = take_all(argc, argv);
 	for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
 		if (!strcmp(argv[0], cmds[i].name)) {
 			snprintf(cmdname, sizeof cmdname, "posixtrace %s", cmds[i].name);

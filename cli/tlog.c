@@ -160,6 +160,89 @@ void tlog_finish(struct tlog *l)
 		l->th[i].proc = (uint32_t)(tlog_proc(l, l->th[i].pid) - l->pr);
 }
 
+int tlog_all;
+
+/* The recorder's process: the one that wrote the trace's first
+ * POSIX_TRACE_START (the controller starts the stream), none of whose
+ * threads the trace names (the library names a traced program's threads)
+ * and that wrote no more events than the trace has system events.  A
+ * program that traces itself writes its own START but names its threads
+ * and writes its own events: it is never the recorder.  0: none. */
+static int32_t recorder_pid(const struct tlog *l)
+{
+	uint64_t nsys = 0;
+	int32_t found = 0;
+
+	if (!l->count[POSIX_TRACE_START])
+		return 0;
+	for (unsigned id = 0; id < PT_NIDS; id++)
+		if (system_event_name(id))
+			nsys += l->count[id];
+	for (size_t p = 0; p < l->npr; p++) {
+		const struct tproc *q = &l->pr[p];
+		int started = 0, named = 0;
+		if (q->pid <= 0 || q->count > nsys)
+			continue;
+		for (size_t i = 0; i < l->nth; i++)
+			if (l->th[i].pid == q->pid) {
+				started |= l->th[i].first == l->tfirst[POSIX_TRACE_START];
+				named |= l->thrs && thrmap_find(l->thrs, q->pid, l->th[i].tid,
+				                                l->th[i].first) != NULL;
+			}
+		if (started && !named) {
+			if (found)
+				return 0; /* two candidates: hide neither */
+			found = q->pid;
+		}
+	}
+	return found;
+}
+
+/* After the totals: unless --all, the recorder's threads become the
+ * trace's own writer (pid 0, thread 0: one lane, no process) and its
+ * loaded objects leave the map; the events of later passes follow
+ * (tlog_next). */
+static void tlog_front(struct tlog *l)
+{
+	int32_t pid = tlog_all ? 0 : recorder_pid(l);
+	size_t n = 0, keep = SIZE_MAX;
+
+	if (!pid)
+		return;
+	l->recorder = pid;
+	for (size_t i = 0; i < l->nth; i++) {
+		struct tthread t = l->th[i];
+		if (t.pid != pid) {
+			l->th[n++] = t;
+			continue;
+		}
+		if (keep == SIZE_MAX) {
+			keep = n;
+			l->th[n++] = (struct tthread){ 0, 0, 1, 0, t.count, t.first, t.last };
+			continue;
+		}
+		struct tthread *k = &l->th[keep];
+		k->count += t.count;
+		k->first = t.first < k->first ? t.first : k->first;
+		k->last = t.last > k->last ? t.last : k->last;
+	}
+	l->nth = n;
+	for (size_t i = n = 0; i < l->nobjs; i++)
+		if (l->objs[i].pid != pid)
+			l->objs[n++] = l->objs[i];
+	l->nobjs = n;
+	memset(l->hash_, 0, l->hcap_ * sizeof(struct hslot)); /* the index again */
+	struct hslot *h = l->hash_;
+	for (size_t i = 0; i < l->nth; i++) {
+		size_t j = mix(l->th[i].pid, l->th[i].tid) & (l->hcap_ - 1);
+		while (h[j].used)
+			j = (j + 1) & (l->hcap_ - 1);
+		h[j] = (struct hslot){ l->th[i].pid, 1, l->th[i].tid, (uint32_t)i };
+	}
+	l->last_th_ = 0;
+	tlog_finish(l);
+}
+
 const struct tproc *tlog_proc(const struct tlog *l, int32_t pid)
 {
 	struct tproc key = { .pid = pid };
@@ -334,6 +417,7 @@ static int from_summary(struct tlog *l, int fd, int all)
 	l->lost_implausible = s->losses.implausible;
 	pt_ext_summary_free(s);
 	tlog_finish(l);
+	tlog_front(l);
 	l->summary = l->totals = 1;
 	return 0;
 }
@@ -400,6 +484,7 @@ static void tlog_end(struct tlog *l)
 	tlog_note_totals(l, l->trid_);
 	l->unfinished = !l->lost_final && log_version(l->fd_) >= 2;
 	tlog_finish(l);
+	tlog_front(l);
 	if (l->first == UINT64_MAX)
 		l->first = 0;
 	l->totals = 1;
@@ -422,6 +507,10 @@ int tlog_next(struct tlog *l, struct tev *e)
 		if (!l->totals)
 			tlog_end(l);
 		return 0;
+	}
+	if (l->recorder && ev.posix_pid == l->recorder) { /* the trace's own (tlog_front) */
+		ev.posix_pid = 0;
+		ev.posix_thread_id = 0;
 	}
 	if (tlog_add(l, l->trid_, &ev, l->buf_, len, e)) {
 		fail(l->path, "reading events", ENOMEM);
