@@ -200,7 +200,7 @@ static int32_t recorder_pid(const struct tlog *l)
 
 /* After the totals: unless --all, the recorder's threads become the
  * trace's own writer (pid 0, thread 0: one lane, no process) and its
- * loaded objects leave the map; the events of later passes follow
+ * loaded objects leave the map (and its events their code address); the events of later passes follow
  * (tlog_next). */
 static void tlog_front(struct tlog *l)
 {
@@ -511,6 +511,7 @@ int tlog_next(struct tlog *l, struct tev *e)
 	if (l->recorder && ev.posix_pid == l->recorder) { /* the trace's own (tlog_front) */
 		ev.posix_pid = 0;
 		ev.posix_thread_id = 0;
+		ev.posix_prog_address = NULL; /* in the recorder's code, not shown */
 	}
 	if (tlog_add(l, l->trid_, &ev, l->buf_, len, e)) {
 		fail(l->path, "reading events", ENOMEM);

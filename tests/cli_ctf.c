@@ -58,12 +58,12 @@ int main(void)
 	const char *log = cli_path("app.ptlog"), *dir = cli_path("app.ctf");
 	REQUIRE(cli_record_app(log, "0") == 0);
 	int n = cli_read_log(log, &ev);
-	CHECK_EQ(cli_run(CLI("export", "--format", "ctf", (char *)log, "-o", (char *)dir), NULL, NULL), 0);
+	CHECK_EQ(cli_run(CLI("export", "--all", "--format", "ctf", (char *)log, "-o", (char *)dir), NULL, NULL), 0);
 	CHECK_EQ(cli_run(CLI("--version"), &out, NULL), 0);
 	int dwarf = cli_contains(out, "elfutils libdw");
 	free(out);
 	/* show prints the events in the log's order, one line each */
-	CHECK_EQ(cli_run(CLI("show", (char *)log), &shown, NULL), 0);
+	CHECK_EQ(cli_run(CLI("show", "--all", (char *)log), &shown, NULL), 0);
 	CHECK_EQ(cli_nlines(shown), n);
 
 	int rc = cli_run((char *const[]){ (char *)bt, "--clock-seconds", (char *)dir, NULL }, &out, &err);

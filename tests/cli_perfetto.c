@@ -696,7 +696,7 @@ static int decode(const char *out, const char *txt, struct x *x, int keep_values
 static int export_decode(const char *log, const char *out, const char *txt, struct x *x,
                          char **err)
 {
-	int rc = cli_run(CLI("export", "--format", "perfetto", (char *)log, "-o", (char *)out), NULL,
+	int rc = cli_run(CLI("export", "--all", "--format", "perfetto", (char *)log, "-o", (char *)out), NULL,
 	                 err);
 	if (rc || (rc = decode(out, txt, x, 0)) != 0)
 		return rc;

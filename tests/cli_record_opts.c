@@ -102,7 +102,7 @@ int main(int argc, char **argv)
 		      n == (int)strlen(e->d_name));
 		char path[600], want[32];
 		snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-		CHECK_EQ(cli_run(CLI("show", path), &out, NULL), 0);
+		CHECK_EQ(cli_run(CLI("show", "--all", path), &out, NULL), 0);
 		snprintf(want, sizeof want, " %d/1 ", pid); /* the recorder's thread */
 		const char *st = out ? strstr(out, "posix_trace_start") : NULL;
 		const char *line = st;

@@ -43,7 +43,7 @@ int main(void)
 	free(out);
 
 	/* every event, in the log's order */
-	CHECK_EQ(cli_run(CLI("show", (char *)log), &out, &err), 0);
+	CHECK_EQ(cli_run(CLI("show", "--all", (char *)log), &out, &err), 0);
 	CHECK_EQ(cli_nlines(out), n);
 	uint64_t t0 = ns(&ev[0].info), prev = t0;
 	for (int i = 0; i < n; i++)

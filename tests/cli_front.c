@@ -1,0 +1,101 @@
+/*
+ * cli_front.c -- the program in front, the recorder behind: a log of
+ * examples/app made by `posixtrace record`.  The recorder's pid is the
+ * witness read from the log itself (the writer of POSIX_TRACE_START, an
+ * event the app never writes); the program's pids are the writers of its
+ * own events.  Without --all no output of show, info, stats --json or the
+ * Chrome export names the recorder's pid, and info lists none of its
+ * loaded code; its system events are all still there, as the trace's
+ * (pid 0).  With --all the recorder comes back.
+ */
+#include <trace.h>
+#include "t.h"
+#include "cli_util.h"
+
+/* How many lines of s contain w. */
+static int lines_with(const char *s, const char *w)
+{
+	char line[4096];
+	int k = 0;
+	for (int i = 0; cli_line(s, i, line, sizeof line) == 0; i++)
+		k += strstr(line, w) != NULL;
+	return k;
+}
+
+int main(void)
+{
+	char *out = NULL, *err = NULL, rec[32], recq[48];
+	struct cli_ev *ev;
+
+	T_BEGIN(120);
+	cli_setup();
+	const char *log = cli_path("app.ptlog"), *json = cli_path("app.json");
+	REQUIRE(cli_record_app(log, "0") == 0);
+	int n = cli_read_log(log, &ev), nsys = 0;
+	pid_t recorder = 0, app = 0;
+	for (int i = 0; i < n; i++) {
+		if (ev[i].info.posix_event_id == POSIX_TRACE_START)
+			recorder = ev[i].info.posix_pid;
+		if (!strcmp(ev[i].name, "app_start"))
+			app = ev[i].info.posix_pid;
+		nsys += ev[i].info.posix_event_id < 17 && !strncmp(ev[i].name, "posix_trace_", 12);
+	}
+	REQUIRE(recorder > 0 && app > 0 && recorder != app);
+	CHECK_EQ(nsys, 4); /* start, stop, flush start and stop */
+	snprintf(rec, sizeof rec, " %d ", (int)recorder);
+	snprintf(recq, sizeof recq, "\"pid\":%d,", (int)recorder);
+	char recslash[32];
+	snprintf(recslash, sizeof recslash, "%d/", (int)recorder);
+
+	/* show: the system events are the trace's, no lane of the recorder */
+	CHECK_EQ(cli_run(CLI("show", (char *)log), &out, &err), 0);
+	CHECK_EQ(cli_nlines(out), n);
+	CHECK_EQ(lines_with(out, recslash), 0);
+	CHECK_EQ(lines_with(out, "posix_trace_"), nsys);
+	free(out), free(err);
+	CHECK_EQ(cli_run(CLI("show", "--all", (char *)log), &out, &err), 0);
+	CHECK_EQ(cli_nlines(out), n);
+	CHECK_EQ(lines_with(out, recslash), nsys);
+	free(out), free(err);
+
+	/* info: neither the process, its threads nor its loaded code */
+	CHECK_EQ(cli_run(CLI("info", (char *)log), &out, &err), 0);
+	CHECK(!cli_contains(out, rec) && !cli_contains(out, recslash));
+	CHECK(!cli_contains(out, "/posixtrace\n"));
+	CHECK(cli_contains(out, "/examples/app\n"));
+	free(out), free(err);
+	CHECK_EQ(cli_run(CLI("info", "--all", (char *)log), &out, &err), 0);
+	CHECK(cli_contains(out, rec) && cli_contains(out, recslash));
+	CHECK(cli_contains(out, "/posixtrace\n"));
+	free(out), free(err);
+
+	/* stats --json: the same counts, no trace of the pid */
+	CHECK_EQ(cli_run(CLI("stats", "--json", (char *)log), &out, &err), 0);
+	CHECK(!cli_contains(out, recq));
+	CHECK(cli_contains(out, "\"name\":\"posix_trace_start\",\"count\":1"));
+	free(out), free(err);
+	CHECK_EQ(cli_run(CLI("stats", "--json", "--all", (char *)log), &out, &err), 0);
+	CHECK(cli_contains(out, recq));
+	free(out), free(err);
+
+	/* the Chrome export: no process of the recorder, its events kept */
+	CHECK_EQ(cli_run(CLI("export", "-f", "chrome", "--force", "-o", (char *)json, (char *)log),
+	                 &out, &err), 0);
+	free(out), free(err);
+	char *c = cli_slurp(json);
+	REQUIRE(c != NULL);
+	CHECK(!cli_contains(c, recq));
+	CHECK(cli_contains(c, "\"name\":\"posix_trace_start\""));
+	free(c);
+	CHECK_EQ(cli_run(CLI("export", "--all", "-f", "chrome", "--force", "-o", (char *)json,
+	                     (char *)log), &out, &err), 0);
+	free(out), free(err);
+	c = cli_slurp(json);
+	REQUIRE(c != NULL);
+	CHECK(cli_contains(c, recq));
+	free(c);
+
+	free(ev);
+	cli_cleanup();
+	T_END();
+}
