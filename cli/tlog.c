@@ -210,21 +210,25 @@ static void tlog_front(struct tlog *l)
 	if (!pid)
 		return;
 	l->recorder = pid;
+	/* one lane (0, 0): the recorder's threads and the reader's own events (losses) */
+	struct tthread lane = { 0, 0, 1, 0, 0, UINT64_MAX, 0 };
 	for (size_t i = 0; i < l->nth; i++) {
-		struct tthread t = l->th[i];
-		if (t.pid != pid) {
-			l->th[n++] = t;
-			continue;
+		const struct tthread *t = &l->th[i];
+		if (t->pid == pid || (t->pid == 0 && t->tid == 0)) {
+			lane.count += t->count;
+			lane.first = t->first < lane.first ? t->first : lane.first;
+			lane.last = t->last > lane.last ? t->last : lane.last;
 		}
-		if (keep == SIZE_MAX) {
+	}
+	for (size_t i = 0; i < l->nth; i++) {
+		if (l->th[i].pid == pid || (l->th[i].pid == 0 && l->th[i].tid == 0)) {
+			if (keep != SIZE_MAX)
+				continue;
 			keep = n;
-			l->th[n++] = (struct tthread){ 0, 0, 1, 0, t.count, t.first, t.last };
+			l->th[n++] = lane;
 			continue;
 		}
-		struct tthread *k = &l->th[keep];
-		k->count += t.count;
-		k->first = t.first < k->first ? t.first : k->first;
-		k->last = t.last > k->last ? t.last : k->last;
+		l->th[n++] = l->th[i];
 	}
 	l->nth = n;
 	for (size_t i = n = 0; i < l->nobjs; i++)
