@@ -27,6 +27,9 @@ static void usage(FILE *f)
 	           "inspect and convert traces of programs that use <trace.h>.\n\ncommands:\n");
 	for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
 		fprintf(f, "  %-8s %s\n", cmds[i].name, cmds[i].what);
+	fprintf(f, "\nshow, info, stats and export leave out the recorder's own process, its\n"
+	           "threads and loaded code (its system events are the trace's, pid 0);\n"
+	           "--all keeps it.\n");
 	fprintf(f, "\n'posixtrace COMMAND --help' describes each; 'man posixtrace' has more.\n"
 	           "Exit status: 0 success, 1 error, 2 usage error; 'record' exits with\n"
 	           "the program's status.\n");
