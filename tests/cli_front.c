@@ -6,7 +6,9 @@
  * own events.  Without --all no output of show, info, stats --json or the
  * Chrome export names the recorder's pid, and info lists none of its
  * loaded code; its system events are all still there, as the trace's
- * (pid 0).  With --all the recorder comes back.
+ * (pid 0).  With --all the recorder comes back.  A program that traces
+ * itself (this test, run as "self LOG") writes its own START: nothing of
+ * it is left out.
  */
 #include <trace.h>
 #include "t.h"
@@ -22,8 +24,59 @@ static int lines_with(const char *s, const char *w)
 	return k;
 }
 
-int main(void)
+static trace_event_id_t mine;
+
+static void *worker(void *arg)
 {
+	(void)arg;
+	posix_trace_event(mine, "w", 1);
+	return NULL;
+}
+
+/* The program that traces itself into log: 0 on success. */
+static int self(const char *log)
+{
+	trace_attr_t a;
+	trace_id_t t;
+	pthread_t th;
+	int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+	if (fd < 0 || posix_trace_attr_init(&a) || posix_trace_create_withlog(0, &a, fd, &t) ||
+	    posix_trace_eventid_open("mine", &mine) || posix_trace_start(t))
+		return 1;
+	posix_trace_event(mine, "m", 1);
+	if (pthread_create(&th, NULL, worker, NULL) || pthread_join(th, NULL))
+		return 1;
+	return posix_trace_stop(t) || posix_trace_shutdown(t);
+}
+
+/* A log of this program tracing itself: nothing is left out. */
+static void run_self(const char *me)
+{
+	const char *log = cli_path("self.ptlog");
+	char *out = NULL, *err = NULL, who[32];
+	struct cli_ev *ev;
+
+	CHECK_EQ(cli_run((char *const[]){ (char *)me, "self", (char *)log, NULL }, NULL, NULL), 0);
+	int n = cli_read_log(log, &ev);
+	REQUIRE(n >= 6);
+	snprintf(who, sizeof who, "%d/", (int)ev[0].info.posix_pid);
+	CHECK_EQ(ev[0].info.posix_event_id, POSIX_TRACE_START);
+	CHECK_EQ(cli_run(CLI("show", (char *)log), &out, &err), 0);
+	CHECK_EQ(cli_nlines(out), n);
+	int k = 0;
+	for (int i = 0; i < n; i++)
+		k += ev[i].info.posix_pid == ev[0].info.posix_pid;
+	CHECK_EQ(lines_with(out, who), k); /* all of its events, START included */
+	CHECK_EQ(k, n);
+	printf("a program tracing itself: %d events, all under pid %d\n", n, (int)ev[0].info.posix_pid);
+	free(out), free(err), free(ev);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 3 && !strcmp(argv[1], "self"))
+		return self(argv[2]);
 	char *out = NULL, *err = NULL, rec[32], recq[48];
 	struct cli_ev *ev;
 
@@ -96,6 +149,7 @@ int main(void)
 	free(c);
 
 	free(ev);
+	run_self("/proc/self/exe");
 	cli_cleanup();
 	T_END();
 }
