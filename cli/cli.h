@@ -224,6 +224,10 @@ void tlog_free(struct tlog *l);
 extern int tlog_all;
 const char *tlog_name(const struct tlog *l, unsigned id, char *buf, size_t cap);
 const struct tproc *tlog_proc(const struct tlog *l, int32_t pid); /* after the totals */
+/* The program's processes and threads, the ones record, info and live
+ * count: not the trace's own line (pid 0) nor process `also` (the
+ * recorder's pid when it is known otherwise, else 0). */
+void tlog_program_counts(const struct tlog *l, int32_t also, unsigned *procs, unsigned *threads);
 /* Incremental use (live): each event read from trid becomes e. */
 void tlog_init(struct tlog *l);
 int tlog_add(struct tlog *l, trace_id_t trid, const struct posix_trace_event_info *ev,

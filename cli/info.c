@@ -181,17 +181,19 @@ int cmd_info(int argc, char **argv)
 			       tlog_name(&l, i, a, sizeof a));
 
 	struct symz *z = symz_open(&l, argv[1], 0);
-	printf("\nprocesses (%zu)\n  %8s  %7s  %10s  %12s  %12s  %s\n", l.npr, "pid", "threads",
+	unsigned procs, threads;
+	tlog_program_counts(&l, 0, &procs, &threads);
+	printf("\nprocesses (%u)\n  %8s  %7s  %10s  %12s  %12s  %s\n", procs, "pid", "threads",
 	       "events", "first (s)", "last (s)", "program");
 	for (size_t i = 0; i < l.npr; i++) {
 		const struct tproc *p = &l.pr[i];
-		const char *exe = p->pid ? symz_exe(z, p->pid) : "(synthesized by the reader)";
+		const char *exe = p->pid ? symz_exe(z, p->pid) : "(the trace: its system events, the reader's)";
 		fmt_rel(a, sizeof a, p->first - first);
 		fmt_rel(b, sizeof b, p->last - first);
 		printf("  %8d  %7u  %10llu  %12s  %12s  %s\n", (int)p->pid, p->nthreads,
 		       (unsigned long long)p->count, a, b, exe ? exe : "");
 	}
-	printf("\nthreads (%zu)\n  %-12s  %-18s  %10s  %s\n", l.nth, "pid/thread", "pthread_t",
+	printf("\nthreads (%u)\n  %-12s  %-18s  %10s  %s\n", threads, "pid/thread", "pthread_t",
 	       "events", "TID and name (as the trace says)");
 	for (size_t p = 0; p < l.npr; p++)
 		for (size_t i = 0; i < l.nth; i++) {

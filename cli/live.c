@@ -304,8 +304,11 @@ int cmd_live(int argc, char **argv)
 	uint64_t total = p.l.nev;
 	char lost[240];
 	tlog_loss_text(&p.l, lost, sizeof lost);
-	fprintf(stderr, "%s: %llu events from %zu processes (%zu threads); %s%s\n", prog_cmd,
-	        (unsigned long long)total, p.l.npr, p.l.nth, lost,
+	unsigned procs, threads;
+	tlog_program_counts(&p.l, getpid(), &procs, &threads);
+	fprintf(stderr, "%s: %llu events from %u process%s (%u thread%s); %s%s\n", prog_cmd,
+	        (unsigned long long)total, procs, procs == 1 ? "" : "es", threads,
+	        threads == 1 ? "" : "s", lost,
 	        tlog_lost_any(&p.l) ? " (the reader fell behind: try --size)" : "");
 	if (p.z)
 		symz_close(p.z);

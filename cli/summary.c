@@ -19,11 +19,7 @@ void print_summary(FILE *f, const char *path, pid_t root)
 	}
 	for (unsigned i = 0; i < PT_NIDS; i++)
 		types += l.count[i] > 0;
-	for (size_t i = 0; i < l.npr; i++)
-		if (l.pr[i].pid != 0 && l.pr[i].pid != self) {
-			procs++;
-			threads += l.pr[i].nthreads;
-		}
+	tlog_program_counts(&l, self, &procs, &threads);
 	uint64_t first = l.first, last = l.nev ? l.last : first;
 	fmt_duration(dur, sizeof dur, last - first);
 	tlog_loss_text(&l, text, sizeof text);

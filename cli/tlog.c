@@ -247,6 +247,16 @@ static void tlog_front(struct tlog *l)
 	tlog_finish(l);
 }
 
+void tlog_program_counts(const struct tlog *l, int32_t also, unsigned *procs, unsigned *threads)
+{
+	*procs = *threads = 0;
+	for (size_t i = 0; i < l->npr; i++)
+		if (l->pr[i].pid != 0 && l->pr[i].pid != also) {
+			++*procs;
+			*threads += l->pr[i].nthreads;
+		}
+}
+
 const struct tproc *tlog_proc(const struct tlog *l, int32_t pid)
 {
 	struct tproc key = { .pid = pid };

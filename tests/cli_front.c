@@ -83,7 +83,17 @@ int main(int argc, char **argv)
 	T_BEGIN(120);
 	cli_setup();
 	const char *log = cli_path("app.ptlog"), *json = cli_path("app.json");
-	REQUIRE(cli_record_app(log, "0") == 0);
+	/* record, info and live count the program's processes and threads:
+	 * examples/app is 2 processes (it forks one child) and 5 threads
+	 * (main, 3 workers; the child's main) */
+	const char *counts = "from 2 processes (5 threads)";
+	CHECK_EQ(cli_run(CLI("record", "--force", "-o", (char *)log, "--", (char *)cli_app, "0"),
+	                 NULL, &err), 0);
+	CHECK(cli_contains(err, counts));
+	free(err);
+	CHECK_EQ(cli_run(CLI("live", "--", (char *)cli_app, "0"), &out, &err), 0);
+	CHECK(cli_contains(err, counts));
+	free(out), free(err);
 	int n = cli_read_log(log, &ev), nsys = 0;
 	pid_t recorder = 0, app = 0;
 	for (int i = 0; i < n; i++) {
@@ -116,10 +126,12 @@ int main(int argc, char **argv)
 	CHECK(!cli_contains(out, rec) && !cli_contains(out, recslash));
 	CHECK(!cli_contains(out, "/posixtrace\n"));
 	CHECK(cli_contains(out, "/examples/app\n"));
+	CHECK(cli_contains(out, "processes (2)\n") && cli_contains(out, "threads (5)\n"));
 	free(out), free(err);
 	CHECK_EQ(cli_run(CLI("info", "--all", (char *)log), &out, &err), 0);
 	CHECK(cli_contains(out, rec) && cli_contains(out, recslash));
 	CHECK(cli_contains(out, "/posixtrace\n"));
+	CHECK(cli_contains(out, "processes (3)\n")); /* the recorder's too */
 	free(out), free(err);
 
 	/* stats --json: the same counts, no trace of the pid */

@@ -48,7 +48,7 @@ int main(void)
 	char want[64];
 	snprintf(want, sizeof want, "events        %d\n", n);
 	CHECK(cli_contains(out, want));
-	CHECK(cli_contains(out, "processes (3)"));
+	CHECK(cli_contains(out, "processes (2)"));
 	CHECK(cli_contains(out, "/examples/app\n"));
 	for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {
 		int got = -1;
