@@ -54,8 +54,14 @@ LIBDW    ?= $(shell pkg-config --exists libdw 2>/dev/null && echo 1 || echo 0)
 CLI_DEFS := $(if $(filter 1,$(LIBDW)),-DPT_HAVE_LIBDW $(shell pkg-config --cflags libdw),)
 DEBUGINFOD ?= $(shell pkg-config --exists libdebuginfod 2>/dev/null && echo 1 || echo 0)
 CLI_DEFS += $(if $(filter 1,$(DEBUGINFOD)),-DPT_HAVE_DEBUGINFOD $(shell pkg-config --cflags libdebuginfod),)
+# `posixtrace view` serves its page with libmicrohttpd when pkg-config
+# finds it (Debian: libmicrohttpd-dev); MHD=0 builds without it (the
+# command then says so).
+MHD      ?= $(shell pkg-config --exists libmicrohttpd 2>/dev/null && echo 1 || echo 0)
+CLI_DEFS += $(if $(filter 1,$(MHD)),-DPT_HAVE_MHD,)
 CLI_LIBS := $(if $(filter 1,$(LIBDW)),$(shell pkg-config --libs libdw),) \
-            $(if $(filter 1,$(DEBUGINFOD)),$(shell pkg-config --libs libdebuginfod),) -lm
+            $(if $(filter 1,$(DEBUGINFOD)),$(shell pkg-config --libs libdebuginfod),) \
+            $(if $(filter 1,$(MHD)),$(shell pkg-config --libs libmicrohttpd),) -lm
 
 .PHONY: all lib check bench demo install clean examples cli stress soak
 all: lib examples cli
@@ -101,6 +107,9 @@ $(BUILD)/examples/%: examples/%.c $(STATIC)
 $(BUILD)/cli/%.o: cli/%.c $(wildcard cli/*.h) include/trace.h src/ext.h
 	@mkdir -p $(dir $@)
 	$(CC) $(ALLCFLAGS) $(CLI_DEFS) -c $< -o $@
+
+# the page of `posixtrace view`, built in with .incbin
+$(BUILD)/cli/view_assets.o: cli/view_page.html
 
 $(CLI): $(CLI_OBJ) $(STATIC)
 	$(CC) $(ALLCFLAGS) $(CLI_OBJ) -o $@ $(STATIC) $(CLI_LIBS) $(LDLIBS)

@@ -219,6 +219,7 @@ int cmd_info(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_live(int argc, char **argv);
+int cmd_view(int argc, char **argv);   /* view.c */
 
 /* ------------------------------------------------------------ target.c */
 struct target {
