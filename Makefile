@@ -114,7 +114,7 @@ $(BUILD)/cli/view_assets.o: cli/view_page.html
 $(CLI): $(CLI_OBJ) $(STATIC)
 	$(CC) $(ALLCFLAGS) $(CLI_OBJ) -o $@ $(STATIC) $(CLI_LIBS) $(LDLIBS)
 
-$(BUILD)/bench/%: bench/%.c bench/bench_util.h tests/pace.h $(STATIC)
+$(BUILD)/bench/%: bench/%.c bench/bench_util.h tests/pace.h tests/biglog.h tests/view_http.h $(STATIC)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALLCFLAGS) -DPT_BUILD_DIR='"$(abspath $(BUILD))"' $< -o $@ $(STATIC) $(LDLIBS)
 
