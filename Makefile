@@ -215,6 +215,9 @@ clean:
 #                    a hostile traced process writes over (fuzz/stream_fuzz.c;
 #                    the whole library, built with its clock and thread ids
 #                    redirected to the target so that runs are deterministic)
+#   view_fuzz        what `posixtrace view` does with a request before it
+#                    reads the log (cli/view_req.c) and its JSON strings
+#                    (cli/vbuf.c)
 #   make fuzz        build them in $(BUILD)/fuzz/
 #   make fuzz-run    each of FUZZ_TARGETS for FUZZ_SECONDS.  New inputs go to
 #                    $(BUILD)/fuzz/corpus-<target>, which is kept from run to
@@ -228,7 +231,7 @@ clean:
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_MAX_LEN ?= 8192
-FUZZ_TARGETS ?= log_fuzz log_fuzz_nocrc stream_fuzz
+FUZZ_TARGETS ?= log_fuzz log_fuzz_nocrc stream_fuzz view_fuzz
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_CFLAGS  := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O1 -Iinclude -Isrc \
                 -fsanitize=fuzzer $(FUZZ_SAN)
@@ -238,6 +241,7 @@ FUZZ_DEPS    := $(FUZZ_SRC) src/log/logfmt.h src/shm/layout.h include/trace.h
 FUZZ_CORPUS_log_fuzz       := fuzz/corpus
 FUZZ_CORPUS_log_fuzz_nocrc := fuzz/corpus
 FUZZ_CORPUS_stream_fuzz    := fuzz/corpus-stream
+FUZZ_CORPUS_view_fuzz      := fuzz/corpus-view
 # the library for stream_fuzz: coverage-instrumented, sanitized, and with
 # its clock and thread ids taken from the target
 FUZZ_LIB_OBJ := $(LIB_SRC:src/%.c=$(BUILD)/fuzz/obj/%.o)
@@ -265,6 +269,10 @@ $(BUILD)/fuzz/obj/%.o: src/%.c $(LIB_HDR) include/trace.h
 $(BUILD)/fuzz/stream_fuzz: fuzz/stream_fuzz.c $(FUZZ_LIB_OBJ)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) fuzz/stream_fuzz.c $(FUZZ_LIB_OBJ) -o $@ -lpthread
+
+$(BUILD)/fuzz/view_fuzz: fuzz/view_fuzz.c cli/view_req.c cli/vbuf.c cli/view.h cli/cli.h include/trace.h
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) fuzz/view_fuzz.c cli/view_req.c cli/vbuf.c -o $@
 
 fuzz-run: fuzz
 	@$(foreach f,$(FUZZ_TARGETS),\

@@ -34,7 +34,7 @@ int view_route(const char *method, const char *path, const char *host, unsigned 
 int view_host_ok(const char *host, unsigned port);
 int view_parse_u64(const char *s, uint64_t *out); /* decimal, whole string */
 
-/* ------------------------------------------------------------ vbuf (vquery.c) */
+/* ------------------------------------------------------------ vbuf.c */
 struct vbuf { char *p; size_t n, cap; int oom; };
 void vb_put(struct vbuf *b, const char *s, size_t n);
 void vb_printf(struct vbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -26,7 +26,8 @@ struct view_srv { pid_t pid; unsigned port; char token[64]; char url[160]; };
 
 /* Send req (the whole request) to 127.0.0.1:port; the status (0 if none
  * came), the body in *body (malloc'd, NUL-ended) unless NULL. */
-static inline int view_http_raw(unsigned port, const char *req, size_t len, char **body)
+static inline int view_http_send(unsigned port, const char *req, size_t len, char **body,
+                                 int half_close)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
 	struct timeval tv = { 30, 0 };
@@ -50,6 +51,8 @@ static inline int view_http_raw(unsigned port, const char *req, size_t len, char
 			break;
 		done += (size_t)w;
 	}
+	if (half_close) /* the request ends here: no more from the client */
+		shutdown(fd, SHUT_WR);
 	for (;;) {
 		if (n + 1 >= cap) {
 			char *b = realloc(buf, cap * 2);
@@ -73,6 +76,11 @@ static inline int view_http_raw(unsigned port, const char *req, size_t len, char
 	}
 	free(buf);
 	return status;
+}
+
+static inline int view_http_raw(unsigned port, const char *req, size_t len, char **body)
+{
+	return view_http_send(port, req, len, body, 0);
 }
 
 /* GET path (with its query string, the token added unless notoken) with
