@@ -246,7 +246,9 @@ void print_summary(FILE *f, const char *log_path, pid_t root);
 /* ------------------------------------------------------------ export_*.c */
 /* Each reads the events of l (its totals known: tlog_load) in one pass. */
 int export_chrome(struct tlog *l, struct symz *z, FILE *out);
-int export_html(struct tlog *l, struct symz *z, FILE *out);
+/* html: every event in [from, to] (ns since the epoch; 0, UINT64_MAX: all)
+ * when they fit a page, else the overview and a window (export_html.c) */
+int export_html(struct tlog *l, struct symz *z, FILE *out, uint64_t from, uint64_t to);
 int export_ctf(struct tlog *l, struct symz *z, const char *dir, int force);
 
 #endif

@@ -86,6 +86,13 @@ int vq_answer(struct vsrv *s, const struct vreq *r, struct vbuf *b);
 int vq_init(struct vsrv *s, struct tlog *l, struct vindex *x, struct symz *z);
 void vq_free(struct vsrv *s);
 
+/* ------------------------------------------------------------ html_overview.c */
+/* export --format html of a large log: the window [*lo, *hi] cut to hold
+ * at most max events (1 if cut), and the overview of the whole trace. */
+int html_window(const struct vindex *x, uint64_t *lo, uint64_t *hi, uint64_t max);
+void html_overview(FILE *f, const struct tlog *l, const struct vindex *x, const unsigned *lane,
+                   uint64_t lo, uint64_t hi, int lane_h, int label_w);
+
 /* ------------------------------------------------------------ view_assets.c */
 extern const char view_page[];
 
