@@ -14,7 +14,11 @@
  *     of a known event gives its process, type and payload;
  *   - the index cache: a second start reads it and answers the same; a
  *     damaged cache file is built again;
- *   - a missing, non-log and directory LOG get the same message as show.
+ *   - a missing, non-log and directory LOG get the same message as show;
+ *   - `export --format html` of the same log (more than a page holds):
+ *     the overview of the whole trace, and exactly the events of the
+ *     window, by default the start (up to the time the page names), or
+ *     the one --from/--to gives.
  */
 #include <trace.h>
 #include "t.h"
@@ -247,6 +251,56 @@ static void same_error(const char *path)
 	free(e2);
 }
 
+/* Markers drawn in an exported page. */
+static int markers(const char *page)
+{
+	return count_of(page, "<line class=\"t");
+}
+
+/* The generated events (gaps too) stamped in [a, b], ns after the first. */
+static uint64_t events_in(uint64_t a, uint64_t b)
+{
+	uint64_t n = 0;
+	for (uint64_t i = 0; i < N; i++) {
+		uint64_t ts = i * 200;
+		if (i && i % BIGLOG_GAP == 0)
+			n += (ts - 100 >= a && ts - 100 <= b) + (ts - 50 >= a && ts - 50 <= b);
+		n += ts >= a && ts <= b;
+	}
+	return n;
+}
+
+static void export_html(const char *log)
+{
+	const char *html = cli_path("big.html");
+	char *page;
+	double hi = 0;
+
+	CHECK_EQ(cli_run(CLI("export", "--format", "html", "--force", "-o", (char *)html, (char *)log),
+	                 NULL, NULL), 0);
+	page = cli_slurp(html);
+	CHECK(cli_contains(page, "Overview of the whole trace"));
+	const char *note = page ? strstr(page, "The timeline shows every event from 0.000000000 s to ") : NULL;
+	CHECK(note && sscanf(note + 53, "%lf", &hi) == 1 && hi > 0.03 && hi < 0.05);
+	CHECK(cli_contains(note, "the start of the trace"));
+	uint64_t want = events_in(0, (uint64_t)(hi * 1e9 + 0.5));
+	CHECK(want <= 200000 && want > 150000);
+	CHECK_EQ((uint64_t)markers(page), want);
+	free(page);
+	CHECK_EQ(cli_run(CLI("export", "--format", "html", "--force", "-o", (char *)html, "--from",
+	                     "0.01", "--to", "0.011", (char *)log), NULL, NULL), 0);
+	page = cli_slurp(html);
+	CHECK(cli_contains(page, "Overview of the whole trace"));
+	CHECK(cli_contains(page, "from 0.010000000 s to 0.011000000 s</b> (the window asked for)"));
+	CHECK_EQ(markers(page), 5001);
+	free(page);
+	/* a window past the end; --from on another format */
+	CHECK_EQ(cli_run(CLI("export", "--format", "html", "--force", "-o", (char *)html, "--from",
+	                     "5", (char *)log), NULL, NULL), 1);
+	CHECK_EQ(cli_run(CLI("export", "--format", "chrome", "--force", "-o", (char *)html, "--from",
+	                     "0.5", (char *)log), NULL, NULL), 2);
+}
+
 int main(void)
 {
 	struct view_srv s;
@@ -328,6 +382,7 @@ int main(void)
 	free(again);
 	CHECK_EQ(view_stop(&s), 0);
 	free(whole);
+	export_html(log);
 	err = cli_slurp(er);
 	CHECK(err && err[0] == 0); /* nothing on stderr */
 	free(err);
