@@ -225,22 +225,28 @@ int cmd_view(int argc, char **argv)
 	sigaddset(&set, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &set, NULL); /* (the server's thread inherits it) */
 	signal(SIGPIPE, SIG_IGN);
+	/* the socket bound here, so that its port is known before the
+	 * server's thread starts (it reads s.port) */
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	socklen_t salen = sizeof sa;
 	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	struct MHD_Daemon *d = MHD_start_daemon(
-		MHD_USE_INTERNAL_POLLING_THREAD, (uint16_t)port, NULL, NULL, handle, &s,
-		MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
-		MHD_OPTION_CONNECTION_LIMIT, (unsigned)64,
-		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)60,
-		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)65536,
-		MHD_OPTION_END);
-	int rc = 1;
-	if (!d)
-		err_msg("cannot listen on 127.0.0.1 port %u: %s", (unsigned)port,
-		        errno ? strerror(errno) : "the server did not start");
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), rc = 1;
+	struct MHD_Daemon *d = NULL;
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof sa) != 0 || listen(fd, 64) != 0 ||
+	    getsockname(fd, (struct sockaddr *)&sa, &salen) != 0)
+		err_msg("cannot listen on 127.0.0.1 port %u: %s", (unsigned)port, strerror(errno));
 	else {
-		const union MHD_DaemonInfo *di = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
-		s.port = di ? di->port : (unsigned)port;
+		s.port = ntohs(sa.sin_port);
+		d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD, 0, NULL, NULL, handle, &s,
+		                     MHD_OPTION_LISTEN_SOCKET, fd,
+		                     MHD_OPTION_CONNECTION_LIMIT, (unsigned)64,
+		                     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)60,
+		                     MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)65536,
+		                     MHD_OPTION_END);
+		if (!d)
+			err_msg("cannot start the web server on 127.0.0.1 port %u", s.port);
+	}
+	if (d) {
 		char url[128];
 		snprintf(url, sizeof url, "http://127.0.0.1:%u/?t=%s", s.port, s.token);
 		printf("%s: %llu events%s; the page is at\n  %s\n(Ctrl-C ends it)\n", l.path,
@@ -254,7 +260,8 @@ int cmd_view(int argc, char **argv)
 			;
 		MHD_stop_daemon(d);
 		rc = 0;
-	}
+	} else if (fd >= 0)
+		close(fd); /* (MHD_stop_daemon closes the one it was given) */
 	vq_free(&s.q);
 	if (z)
 		symz_close(z);

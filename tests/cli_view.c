@@ -63,11 +63,16 @@ static double now_s(void)
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
+/* (by hand: a sanitizer's strstr measures the whole string at each call) */
 static int count_of(const char *s, const char *what)
 {
+	size_t k = strlen(what);
 	int n = 0;
-	for (const char *p = s; p && (p = strstr(p, what)); p += strlen(what))
-		n++;
+	for (const char *p = s; p && *p; p++)
+		if (*p == *what && strncmp(p, what, k) == 0) {
+			n++;
+			p += k - 1;
+		}
 	return n;
 }
 
@@ -238,6 +243,18 @@ static void answers(const struct view_srv *s, char **whole)
 	free(meta);
 }
 
+/* Stop the server: exit status 0 and nothing on its stderr (no warning,
+ * no sanitizer report). */
+static void stop(struct view_srv *s, const char *errfile)
+{
+	CHECK_EQ(view_stop(s), 0);
+	char *err = cli_slurp(errfile);
+	CHECK(err && err[0] == 0);
+	if (err && err[0])
+		fprintf(stderr, "the server said:\n%s\n", err);
+	free(err);
+}
+
 static void same_error(const char *path)
 {
 	char *e1 = NULL, *e2 = NULL;
@@ -304,7 +321,7 @@ static void export_html(const char *log)
 int main(void)
 {
 	struct view_srv s;
-	char *out = NULL, *err = NULL, *whole = NULL, *again = NULL;
+	char *out = NULL, *whole = NULL, *again = NULL;
 
 	T_BEGIN(240);
 	cli_setup();
@@ -344,7 +361,7 @@ int main(void)
 	free(out);
 	refusals(&s);
 	answers(&s, &whole);
-	CHECK_EQ(view_stop(&s), 0);
+	stop(&s, er);
 
 	/* second: from the cache, the same answers */
 	REQUIRE(view_start(&s, CLI("view", (char *)log), o, er, 120) == 0);
@@ -356,7 +373,7 @@ int main(void)
 	CHECK_EQ(view_get(&s, path, NULL, 0, &again), 200);
 	CHECK(whole && again && strcmp(whole, again) == 0);
 	free(again);
-	CHECK_EQ(view_stop(&s), 0);
+	stop(&s, er);
 
 	/* a damaged cache file: built again, the same answers */
 	char cmd[600];
@@ -371,7 +388,7 @@ int main(void)
 	CHECK_EQ(view_get(&s, path, NULL, 0, &again), 200);
 	CHECK(whole && again && strcmp(whole, again) == 0);
 	free(again);
-	CHECK_EQ(view_stop(&s), 0);
+	stop(&s, er);
 	/* a cache file cut short: the same */
 	snprintf(cmd, sizeof cmd, "for f in '%s'/posixtrace/view-*.idx; do truncate -s 5000 \"$f\"; done",
 	         cache);
@@ -380,12 +397,9 @@ int main(void)
 	CHECK_EQ(view_get(&s, path, NULL, 0, &again), 200);
 	CHECK(whole && again && strcmp(whole, again) == 0);
 	free(again);
-	CHECK_EQ(view_stop(&s), 0);
+	stop(&s, er);
 	free(whole);
 	export_html(log);
-	err = cli_slurp(er);
-	CHECK(err && err[0] == 0); /* nothing on stderr */
-	free(err);
 	(void)env;
 	printf("%d checks\n", t_checks);
 	T_END();
