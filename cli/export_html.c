@@ -256,7 +256,7 @@ int export_html(struct tlog *l, struct symz *z, FILE *f, uint64_t from, uint64_t
 	}
 	note[0] = 0;
 	if (windowed) {
-		if (vindex_get(&x, l, 1)) {
+		if (vindex_get(&x, l, VIX_CACHE_READ)) { /* (view's, if there is one) */
 			free(lane);
 			return 1;
 		}

@@ -1,8 +1,9 @@
 /*
  * html_overview.c -- for `export --format html` of a log too large to
  * draw event by event: the overview of the whole trace (event counts per
- * thread and time bucket, from the index `posixtrace view` builds and
- * caches, vindex.c) as an SVG heat strip with the lost-event gaps and
+ * thread and time bucket, from the index `posixtrace view` builds, read
+ * from its cache when view made one, else built here and not kept,
+ * vindex.c) as an SVG heat strip with the lost-event gaps and
  * damaged stretches marked, and the choice of the window whose every
  * event the page draws: the one given (--from/--to), else the start of
  * the trace, each cut to the whole buckets that hold at most max events.

@@ -173,7 +173,7 @@ static const struct option lopts[] = {
 
 int cmd_view(int argc, char **argv)
 {
-	int c, open_it = 0, cache = 1;
+	int c, open_it = 0, cache = VIX_CACHE_WRITE;
 	uint64_t port = 0;
 
 	optind = 1;
@@ -186,7 +186,7 @@ int cmd_view(int argc, char **argv)
 				return usage_error("--port: '%s' is not a port number (0-65535)", optarg);
 			break;
 		case O_OPEN: open_it = 1; break;
-		case O_NOCACHE: cache = 0; break;
+		case O_NOCACHE: cache = VIX_CACHE_NONE; break;
 		default: return usage_error("unknown option '%s'", argv[optind - 1]);
 		}
 	}

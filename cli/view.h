@@ -63,9 +63,11 @@ struct vindex {
 	double build_s;           /* seconds the build took (0 from cache) */
 };
 /* The index of the log l (open, totals known; at its start): from the
- * cache when it has one for this very file, else built in one pass and
- * cached.  The log is left at its start.  0, or 1 after a message. */
-int vindex_get(struct vindex *x, struct tlog *l, int use_cache);
+ * cache when it has one for this very file (cache >= VIX_CACHE_READ),
+ * else built in one pass, and then cached (VIX_CACHE_WRITE).  The log is
+ * left at its start.  0, or 1 after a message. */
+enum { VIX_CACHE_NONE, VIX_CACHE_READ, VIX_CACHE_WRITE };
+int vindex_get(struct vindex *x, struct tlog *l, int cache);
 void vindex_free(struct vindex *x);
 uint64_t vindex_bucket_ns(const struct vindex *x, unsigned level);
 /* Events of lane (or all when lane == UINT32_MAX) in [from, to] (ns since the epoch), as the index counts

@@ -120,7 +120,7 @@ uint64_t vindex_estimate(const struct vindex *x, uint64_t from, uint64_t to)
 
 /* ------------------------------------------------------------ the cache */
 
-static int cache_path(struct vindex *x, const struct vix_key *k)
+static int cache_path(struct vindex *x, const struct vix_key *k, int create)
 {
 	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
 	char dir[3000];
@@ -134,10 +134,10 @@ static int cache_path(struct vindex *x, const struct vix_key *k)
 	/* the directory and its parent, private */
 	char *slash = strrchr(dir, '/');
 	*slash = 0;
-	if (mkdir(dir, 0700) != 0 && errno != EEXIST)
+	if (create && mkdir(dir, 0700) != 0 && errno != EEXIST)
 		return -1;
 	*slash = '/';
-	if (mkdir(dir, 0700) != 0 && errno != EEXIST)
+	if (create && mkdir(dir, 0700) != 0 && errno != EEXIST)
 		return -1;
 	snprintf(x->cache_path, sizeof x->cache_path, "%s/view-%llx-%llx.idx", dir,
 	         (unsigned long long)k->dev, (unsigned long long)k->ino);
@@ -370,7 +370,7 @@ static int build(struct vindex *x, struct tlog *l)
 	return build_levels(x);
 }
 
-int vindex_get(struct vindex *x, struct tlog *l, int use_cache)
+int vindex_get(struct vindex *x, struct tlog *l, int cache)
 {
 	struct stat sb;
 	struct vix_key k;
@@ -386,7 +386,7 @@ int vindex_get(struct vindex *x, struct tlog *l, int use_cache)
 	k.size = (uint64_t)sb.st_size;
 	k.mtime_s = (uint64_t)sb.st_mtim.tv_sec;
 	k.mtime_ns = (uint64_t)sb.st_mtim.tv_nsec;
-	int cached = use_cache && cache_path(x, &k) == 0;
+	int cached = cache != VIX_CACHE_NONE && cache_path(x, &k, cache == VIX_CACHE_WRITE) == 0;
 	char path[sizeof x->cache_path];
 	memcpy(path, x->cache_path, sizeof path);
 	if (cached && cache_load(x, &k) == 0)
@@ -401,7 +401,7 @@ int vindex_get(struct vindex *x, struct tlog *l, int use_cache)
 		vindex_free(x);
 		return 1;
 	}
-	if (cached)
+	if (cached && cache == VIX_CACHE_WRITE)
 		cache_store(x, &k);
 	return 0;
 }
