@@ -47,6 +47,9 @@ BENCHES  := $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
 # Debug files missing here are fetched by build-id from debuginfod (when
 # DEBUGINFOD_URLS is set) with elfutils' libdebuginfod when pkg-config finds
 # it (Debian: libdebuginfod-dev); DEBUGINFOD=0 builds without it.
+# The Perfetto export compresses its packets with zlib when pkg-config
+# finds it (Debian: zlib1g-dev); ZLIB=0 builds without it (plain packets,
+# and export says so).  The library never links it.
 CLI_SRC  := $(wildcard cli/*.c)
 CLI_OBJ  := $(CLI_SRC:cli/%.c=$(BUILD)/cli/%.o)
 CLI      := $(BUILD)/posixtrace
@@ -59,9 +62,14 @@ CLI_DEFS += $(if $(filter 1,$(DEBUGINFOD)),-DPT_HAVE_DEBUGINFOD $(shell pkg-conf
 # command then says so).
 MHD      ?= $(shell pkg-config --exists libmicrohttpd 2>/dev/null && echo 1 || echo 0)
 CLI_DEFS += $(if $(filter 1,$(MHD)),-DPT_HAVE_MHD,)
+ZLIB     ?= $(shell pkg-config --exists zlib 2>/dev/null && echo 1 || echo 0)
+ZLIB_DEFS := $(if $(filter 1,$(ZLIB)),-DPT_HAVE_ZLIB $(shell pkg-config --cflags zlib),)
+ZLIB_LIBS := $(if $(filter 1,$(ZLIB)),$(shell pkg-config --libs zlib),)
+CLI_DEFS += $(ZLIB_DEFS)
 CLI_LIBS := $(if $(filter 1,$(LIBDW)),$(shell pkg-config --libs libdw),) \
             $(if $(filter 1,$(DEBUGINFOD)),$(shell pkg-config --libs libdebuginfod),) \
-            $(if $(filter 1,$(MHD)),$(shell pkg-config --libs libmicrohttpd),) -lm
+            $(if $(filter 1,$(MHD)),$(shell pkg-config --libs libmicrohttpd),) \
+            $(ZLIB_LIBS) -lm
 
 .PHONY: all lib check bench demo install clean examples cli stress soak
 all: lib examples cli
@@ -82,13 +90,18 @@ $(SHARED): $(LIB_OBJ) src/libposixtrace.map
 	ln -sf libposixtrace.so.$(VERSION) $(BUILD)/libposixtrace.so.$(SOVER)
 	ln -sf libposixtrace.so.$(VERSION) $(BUILD)/libposixtrace.so
 
+# (TEST_DEFS_name, TEST_LIBS_name: what one test needs besides)
 $(BUILD)/tests/%: tests/%.c $(wildcard tests/*.h) $(STATIC)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALLCFLAGS) -Itests -DPT_BUILD_DIR='"$(abspath $(BUILD))"' \
-	  -DPT_TEST_CC='"$(CC)"' -DPT_TEST_SANFLAGS='"$(SANFLAGS)"' $< -o $@ $(STATIC) $(LDLIBS) -ldl
+	$(CC) $(ALLCFLAGS) $(TEST_DEFS_$*) -Itests -DPT_BUILD_DIR='"$(abspath $(BUILD))"' \
+	  -DPT_TEST_CC='"$(CC)"' -DPT_TEST_SANFLAGS='"$(SANFLAGS)"' $< -o $@ $(STATIC) \
+	  $(TEST_LIBS_$*) $(LDLIBS) -ldl
 
-# cli_perfetto also checks the Perfetto writer on its own: it includes it
+# cli_perfetto also checks the Perfetto writer on its own: it includes it,
+# built as the command is (zlib), and inflates its compressed packets
 $(BUILD)/tests/cli_perfetto: cli/export_perfetto.c cli/protobuf.c cli/perfetto.h cli/protobuf.h
+TEST_DEFS_cli_perfetto := $(ZLIB_DEFS)
+TEST_LIBS_cli_perfetto := $(ZLIB_LIBS)
 
 # <trace.h> must also be valid C++ and pedantic C99
 $(BUILD)/header-ok: include/trace.h
@@ -116,7 +129,16 @@ $(CLI): $(CLI_OBJ) $(STATIC)
 
 $(BUILD)/bench/%: bench/%.c bench/bench_util.h tests/pace.h tests/biglog.h tests/view_http.h $(STATIC)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALLCFLAGS) -DPT_BUILD_DIR='"$(abspath $(BUILD))"' $< -o $@ $(STATIC) $(LDLIBS)
+	$(CC) $(ALLCFLAGS) $(TEST_DEFS_$*) -DPT_BUILD_DIR='"$(abspath $(BUILD))"' $< -o $@ $(STATIC) \
+	  $(TEST_LIBS_$*) $(LDLIBS)
+
+# perfetto_write: the Perfetto writer alone, built as the command is
+$(BUILD)/bench/perfetto_write: cli/export_perfetto.c cli/protobuf.c cli/perfetto.h cli/protobuf.h
+TEST_DEFS_perfetto_write := $(ZLIB_DEFS)
+TEST_LIBS_perfetto_write := $(ZLIB_LIBS)
+
+# tests that include a part of the command whole
+$(BUILD)/tests/typed $(BUILD)/tests/typed_ctf $(BUILD)/tests/thread_ident: cli/typed.c cli/threads.c cli/typed.h
 
 examples: $(EXAMPLES)
 
@@ -132,7 +154,7 @@ check: $(TESTS) $(SHARED) $(BUILD)/header-ok $(CLI) $(EXAMPLES)
 # timing STRESS_REPEAT times in a row (a test that fails once fails stress)
 STRESS_GOLDEN ?= 50
 STRESS_REPEAT ?= 10
-STRESS_TESTS := autoshutdown cli_live cli_record cli_tty clock_order concurrent_reader exec_trace fault_fork \
+STRESS_TESTS := autoshutdown cli_live cli_record cli_relayd cli_tty clock_order concurrent_reader exec_trace fault_fork \
                 fault_kill fault_signals \
                 getnext_wait hostile hostile_remote inherit inherit_tree log_crash log_fastpath log_merge \
                 log_flusher loss_count \
@@ -215,6 +237,11 @@ clean:
 #                    a hostile traced process writes over (fuzz/stream_fuzz.c;
 #                    the whole library, built with its clock and thread ids
 #                    redirected to the target so that runs are deterministic)
+#   relayd_fuzz      the relay's replies and the --relayd URL, as
+#                    `record --relayd` parses them (cli/relayd_proto.c)
+#   typed_fuzz       payload descriptions read from a trace: the grammar's
+#                    parser and the command's decoder and exporters' helpers
+#                    (fuzz/typed_fuzz.c: src/api/typedesc.c, cli/typed.c)
 #   view_fuzz        what `posixtrace view` does with a request before it
 #                    reads the log (cli/view_req.c) and its JSON strings
 #                    (cli/vbuf.c)
@@ -231,7 +258,7 @@ clean:
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_MAX_LEN ?= 8192
-FUZZ_TARGETS ?= log_fuzz log_fuzz_nocrc stream_fuzz view_fuzz
+FUZZ_TARGETS ?= log_fuzz log_fuzz_nocrc stream_fuzz relayd_fuzz typed_fuzz view_fuzz
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_CFLAGS  := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O1 -Iinclude -Isrc \
                 -fsanitize=fuzzer $(FUZZ_SAN)
@@ -241,6 +268,8 @@ FUZZ_DEPS    := $(FUZZ_SRC) src/log/logfmt.h src/shm/layout.h include/trace.h
 FUZZ_CORPUS_log_fuzz       := fuzz/corpus
 FUZZ_CORPUS_log_fuzz_nocrc := fuzz/corpus
 FUZZ_CORPUS_stream_fuzz    := fuzz/corpus-stream
+FUZZ_CORPUS_relayd_fuzz    := fuzz/corpus-relayd
+FUZZ_CORPUS_typed_fuzz     := fuzz/corpus-typed
 FUZZ_CORPUS_view_fuzz      := fuzz/corpus-view
 # the library for stream_fuzz: coverage-instrumented, sanitized, and with
 # its clock and thread ids taken from the target
@@ -270,6 +299,12 @@ $(BUILD)/fuzz/stream_fuzz: fuzz/stream_fuzz.c $(FUZZ_LIB_OBJ)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) fuzz/stream_fuzz.c $(FUZZ_LIB_OBJ) -o $@ -lpthread
 
+$(BUILD)/fuzz/relayd_fuzz: fuzz/relayd_fuzz.c cli/relayd_proto.c cli/relay.h
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) fuzz/relayd_fuzz.c cli/relayd_proto.c -o $@
+$(BUILD)/fuzz/typed_fuzz: fuzz/typed_fuzz.c cli/typed.c cli/typed.h src/api/typedesc.c src/ext.h
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) fuzz/typed_fuzz.c src/api/typedesc.c -o $@
 $(BUILD)/fuzz/view_fuzz: fuzz/view_fuzz.c cli/view_req.c cli/vbuf.c cli/view.h cli/cli.h include/trace.h
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) fuzz/view_fuzz.c cli/view_req.c cli/vbuf.c -o $@

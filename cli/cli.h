@@ -114,6 +114,10 @@ struct tlog {
 	/* the map of loaded code the log carries (ext.h's struct pt_ext_obj) */
 	struct pt_ext_obj *objs;
 	size_t nobjs;
+	/* thread identities and payload descriptions (typed.h), read with the
+	 * names: bounded by threads and types, never by events; NULL: none */
+	struct thrmap *thrs;
+	struct typemap *types;
 	/* reading (tlog.c) */
 	int totals;                    /* the tables hold the whole trace: later passes count nothing */
 	int summary;                   /* they come from the log's summary, not from reading it */
@@ -126,13 +130,14 @@ struct tlog {
 	uint32_t last_th_;             /* the thread of the last event */
 	size_t hcap_;
 };
-/* A log: tlog_open() reads its attributes, names and map of loaded code;
+/* A log: tlog_open() reads its attributes, names, map of loaded code,
+ * thread identities and payload descriptions;
  * tlog_next() gives its events one by one (1, or 0 at the end, -1 after
  * a message); tlog_end() after the last notes the final counts.
  * tlog_scan() reads the whole log for its totals and goes back to its
  * start: the next pass gives the same events and thread numbers and
  * leaves the totals alone.  tlog_load() = tlog_open() + the totals: from
- * the summary the log carries (format 5), else tlog_scan(). */
+ * the summary the log carries (format 5 and later), else tlog_scan(). */
 int tlog_open(struct tlog *l, const char *path);   /* 0, or 1 with a message */
 int tlog_next(struct tlog *l, struct tev *e);
 int tlog_scan(struct tlog *l);                     /* 0, or 1 with a message */
@@ -206,6 +211,7 @@ int symz_backend_dwarf(void);
 /* The payload as text in quotes, or hex; at most max bytes shown. */
 void fmt_data(char *out, size_t cap, const unsigned char *d, size_t len, size_t max,
               int *is_text);
+int fmt_is_text(const unsigned char *d, size_t len); /* plausibly text (format.c) */
 void fmt_event_data(char *out, size_t cap, const struct tlog *l, const struct tev *e);
 size_t json_str(char *out, size_t cap, const char *s);      /* "..." escaped */
 void fmt_line(FILE *f, const struct tlog *l, const struct tev *e, uint64_t t0, uint64_t prev,

@@ -25,7 +25,8 @@ static const char help[] =
 "           function+offset (file:line) in its field `symbol`\n"
 "  perfetto Perfetto's protobuf trace (.pftrace) for ui.perfetto.dev and\n"
 "           trace_processor: a track per process and thread, an instant per\n"
-"           event with its payload and symbol as arguments, lost events\n"
+"           event with its payload as arguments and its symbol as source\n"
+"           location, lost events; packets compressed with zlib\n"
 "\n"
 "  -f, --format FORMAT   chrome, html, ctf or perfetto\n"
 "  -o, --output OUT      default: FILE with .json, .html, .ctf or .pftrace\n"
@@ -38,6 +39,8 @@ static const char help[] =
 "                        of its start as holds 200 000 events\n"
 "      --raw-addresses   do not symbolize addresses (ctf: no symbol field;\n"
 "                        perfetto: the address in hex is the symbol)\n"
+"      --no-compress     perfetto: plain packets (a build without zlib\n"
+"                        writes only those, and says so)\n"
 "  -h, --help            this help\n";
 
 static char *default_out(const char *in, const char *ext)
@@ -53,8 +56,9 @@ static char *default_out(const char *in, const char *ext)
 }
 
 /* The log through the Perfetto writer (perfetto.h), event by event as
- * it is read.  -1 with errno: writing failed; 1: reading did (said). */
-static int export_perfetto(struct tlog *l, struct symz *z, FILE *f)
+ * it is read (plain: no compressed packets).  -1 with errno: writing
+ * failed; 1: reading did (said). */
+static int export_perfetto(struct tlog *l, struct symz *z, FILE *f, int plain)
 {
 	char tmp[32], raw[32], text[512];
 	uint64_t lost = 0, last = 0;
@@ -63,6 +67,9 @@ static int export_perfetto(struct tlog *l, struct symz *z, FILE *f)
 	struct tev ev;
 	const struct tev *e = &ev;
 	int r = 0;
+
+	if (w && pf_compress(w, !plain) == ENOTSUP)
+		err_msg("built without zlib: plain packets, not compressed ones");
 
 	for (size_t i = 0; w && i < l->npr; i++) {
 		const char *exe = z && l->pr[i].pid ? symz_exe(z, l->pr[i].pid) : NULL;
@@ -114,11 +121,12 @@ int cmd_export(int argc, char **argv)
 		{ "raw-addresses", no_argument, NULL, 'R' },
 		{ "from", required_argument, NULL, 'A' },
 		{ "to", required_argument, NULL, 'B' },
+		{ "no-compress", no_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *fmt = NULL, *out = NULL;
-	int c, force = 0, raw = 0, have_from = 0, have_to = 0;
+	int c, force = 0, raw = 0, plain = 0, have_from = 0, have_to = 0;
 	struct when from, to;
 
 	optind = 1;
@@ -138,6 +146,7 @@ int cmd_export(int argc, char **argv)
 				                   c == 'A' ? "--from" : "--to", optarg);
 			*(c == 'A' ? &have_from : &have_to) = 1;
 			break;
+		case 'P': plain = 1; break;
 		default: return usage_error("unknown option '%s'", argv[optind - 1]);
 		}
 	}
@@ -146,6 +155,8 @@ int cmd_export(int argc, char **argv)
 	if (strcmp(fmt, "chrome") && strcmp(fmt, "html") && strcmp(fmt, "ctf") &&
 	    strcmp(fmt, "perfetto"))
 		return usage_error("--format: '%s' is not chrome, html, ctf or perfetto", fmt);
+	if (plain && strcmp(fmt, "perfetto"))
+		return usage_error("--no-compress is for --format perfetto");
 	if (optind != argc - 1)
 		return usage_error(optind >= argc ? "which log? give a FILE" : "one FILE at a time");
 	if ((have_from || have_to) && strcmp(fmt, "html"))
@@ -177,7 +188,7 @@ int cmd_export(int argc, char **argv)
 			     : !strcmp(fmt, "html")
 			         ? export_html(&l, z, f, have_from ? when_ns(&from, l.first) : 0,
 			                       have_to ? when_ns(&to, l.first) : UINT64_MAX)
-			     : export_perfetto(&l, z, f);
+			     : export_perfetto(&l, z, f, plain);
 			int e = rc < 0 ? errno : 0; /* (perfetto: writing, or out of memory) */
 			if ((ferror(f) | fclose(f)) && !e)
 				e = errno;

@@ -9,7 +9,8 @@
  * thread's index in its process, "cat":"posix_trace" for system events,
  * "sf" the event's call site in "stackFrames" (its address as `show`
  * symbolizes it, listed once at the end of the file), and "args": the
- * data as "text" or "hex" (system events: decoded, as "text"), and
+ * data as "text" when it reads as text and always as "hex" (the bytes
+ * are the payload; system events: decoded, as "text" only), and
  * "truncated":true when it was cut.  Metadata events name each process
  * (its program) and thread.  About 100 bytes an event of 8-byte payload.
  */
@@ -208,7 +209,10 @@ int export_chrome(struct tlog *l, struct symz *z, FILE *f)
 					o += json_str(o, 6 * n + 8, sdup);
 					free(sdup);
 				}
-			} else if (e->len) {
+			}
+			if (!sys && e->len) { /* text or not, the bytes are the payload */
+				if (o > a0)
+					*o++ = ',';
 				memcpy(o, "\"hex\":\"", 7);
 				o += 7;
 				for (uint32_t i = 0; i < e->len; i++) {

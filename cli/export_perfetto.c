@@ -23,36 +23,67 @@
  *     packet's timestamp is the ns since the sequence's previous one), and
  *     the trace's clock is REALTIME;
  *   - the interned names of the debug annotations.
- * An event type's name, and a symbol (a debug annotation's string value),
- * are interned in the sequence the first time one of its events uses them.
- * A thread whose clock goes back goes on in a new sequence, on the same
- * track: a delta is never negative, and trace_processor refuses a
- * snapshot where the trace's clock (REALTIME) goes back in a sequence.  The event packets do not set SEQ_NEEDS_INCREMENTAL_
- * STATE: it only tells a reader to skip packets after a loss of packets,
- * which a file has not, and it would be 2 bytes per event.
+ * An event type's name, and a symbol (a source location), are interned in
+ * the sequence the first time one of its events uses them.  A thread
+ * whose clock goes back goes on in a new sequence, on the same track: a
+ * delta is never negative, and trace_processor refuses a snapshot where
+ * the trace's clock (REALTIME) goes back in a sequence.
  *
  * An event is a TrackEvent of TYPE_INSTANT with its interned name and its
  * payload as debug annotations: "text" (printable, trailing NULs dropped,
  * then "len" when some were), else "u8".."u64" for 1, 2, 4 or 8 bytes (as
  * a little-endian unsigned integer: 1 or 2 bytes always, 4 or 8 unless
- * text with one trailing NUL at most), else "hex"; then "symbol" and
- * "truncated".  An event with an 8-byte payload and a symbol takes
- * 2 (packet) + 2-4 (timestamp delta) + 2 (sequence) + 2 (TrackEvent)
- * + 2 (type) + 2 (name) + 5-14 (payload) + 7 (symbol) bytes: 25 with
- * small deltas and values.
+ * text with one trailing NUL at most), else "hex"; then "truncated".  Its
+ * symbol is its source location (source_location_iid): a SourceLocation
+ * interned in the sequence, whose function_name is the symbol's
+ * FUNCTION+0xOFF and file_name and line_number its (FILE:LINE) when the
+ * symbolizer gave them (trace_processor shows them as the arguments
+ * source.function_name, source.file_name, source.line_number).
+ *
+ * Bytes.  An event with an 8-byte payload and a symbol is, in bytes:
+ *   2 packet (key, length)       2 TrackEvent (key, length)
+ *   1 + D timestamp (its delta)  2 type          2 name_iid
+ *   2 sequence id                5 + V payload (annotation key and length,
+ *   3 source_location_iid          name_iid, uint_value key; V its value)
+ * = 19 + D + V, D and V the varints of the delta and of the value (1 to
+ * 10 bytes each): 22 or 23 for the events of a busy thread.  Nothing of it
+ * can go: trace_processor refuses a TrackEvent with neither a type nor a
+ * legacy phase (longer), and a debug annotation without a name; a name
+ * is what an instant shows, and 2 bytes as an iid; a packet without a
+ * sequence id is on sequence 0, which has no interned data, defaults or
+ * incremental clock, and the track would then be 2 more bytes in each
+ * event.  SEQ_NEEDS_INCREMENTAL_STATE is not set: it only tells a reader
+ * to skip packets after a loss of packets, which a file has not, and it
+ * would be 2 bytes per event.
+ *
+ * Compressed packets.  Built with zlib, the packets are written, as
+ * Perfetto's own service does, in TracePackets of compressed_packets: up
+ * to FLUSH_AT bytes of packets (whole ones, as a Trace encodes them) as
+ * one zlib stream, which trace_processor inflates before it reads them.
+ * A busy thread's 8-byte events then take 2 to 4 bytes each.  A container
+ * stays below the 512 KB Perfetto asks for: FLUSH_AT is reached at a
+ * packet's end, and a packet of a log (a payload of TRACE_DATA_MAX bytes
+ * at most, as hex) is below 132 KB.  pf_compress(w, 0): plain packets.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include "perfetto.h"
 #include "protobuf.h"
+#ifdef PT_HAVE_ZLIB
+#include <zlib.h>
+#define PF_CAN_COMPRESS 1
+#else
+#define PF_CAN_COMPRESS 0
+#endif
 
 /* field numbers, perfetto_trace.proto */
 enum {
 	TRACE_PACKET = 1,
 	/* TracePacket */
 	TP_CLOCK_SNAPSHOT = 6, TP_TIMESTAMP = 8, TP_SEQ_ID = 10, TP_TRACK_EVENT = 11,
-	TP_INTERNED = 12, TP_SEQ_FLAGS = 13, TP_DEFAULTS = 59, TP_TRACK_DESCRIPTOR = 60,
+	TP_INTERNED = 12, TP_SEQ_FLAGS = 13, TP_COMPRESSED = 50, TP_DEFAULTS = 59,
+	TP_TRACK_DESCRIPTOR = 60,
 	SEQ_INCREMENTAL_STATE_CLEARED = 1,
 	/* TracePacketDefaults, TrackEventDefaults */
 	DEF_CLOCK_ID = 58, DEF_TRACK_EVENT = 11, TED_TRACK_UUID = 11,
@@ -65,23 +96,25 @@ enum {
 	CD_UNIT = 3, UNIT_COUNT = 2,
 	/* TrackEvent */
 	TE_ANNOTATION = 4, TE_TYPE = 9, TE_NAME_IID = 10, TE_TRACK_UUID = 11, TE_COUNTER = 30,
-	TYPE_INSTANT = 3, TYPE_COUNTER = 4,
+	TE_SOURCE_LOCATION_IID = 34, TYPE_INSTANT = 3, TYPE_COUNTER = 4,
 	/* DebugAnnotation */
-	DA_NAME_IID = 1, DA_BOOL = 2, DA_UINT = 3, DA_STRING = 6, DA_STRING_IID = 17,
-	/* InternedData: EventName, DebugAnnotationName, InternedString: iid 1, name 2 */
-	ID_EVENT_NAMES = 2, ID_ANNOTATION_NAMES = 3, ID_STRING_VALUES = 29, IN_IID = 1, IN_NAME = 2,
+	DA_NAME_IID = 1, DA_BOOL = 2, DA_UINT = 3, DA_STRING = 6,
+	/* InternedData: EventName, DebugAnnotationName (iid 1, name 2), SourceLocation */
+	ID_EVENT_NAMES = 2, ID_ANNOTATION_NAMES = 3, ID_SOURCE_LOCATIONS = 4, IN_IID = 1, IN_NAME = 2,
+	SL_IID = 1, SL_FILE = 2, SL_FUNCTION = 3, SL_LINE = 4,
 };
 
 /* the debug annotations' names, interned in every sequence (iid = index) */
-enum { A_TEXT = 1, A_HEX, A_U8, A_U16, A_U32, A_U64, A_SYMBOL, A_TRUNCATED, A_LEN, A_COUNT, A_N };
+enum { A_TEXT = 1, A_HEX, A_U8, A_U16, A_U32, A_U64, A_TRUNCATED, A_LEN, A_COUNT, A_N };
 static const char *const ann_name[A_N] = {
-	"", "text", "hex", "u8", "u16", "u32", "u64", "symbol", "truncated", "len", "count",
+	"", "text", "hex", "u8", "u16", "u32", "u64", "truncated", "len", "count",
 };
 #define IID_LOST 1             /* event name "events lost"; a type's iid is its id + 2 */
 #define UUID_PROC (1ull << 40) /* track uuids: a process's is this + pid, ... */
 #define UUID_THREAD (2ull << 40)
 #define UUID_LOST (3ull << 40)
-#define FLUSH_AT (256u << 10)  /* bytes kept before a write */
+#define FLUSH_AT (256u << 10)  /* bytes kept before a write (or a compressed container) */
+#define ZLEVEL 1               /* zlib's fastest (2: a few % to a third smaller, 10% slower) */
 #define TYPE_BITS 65536        /* type ids a sequence keeps a bit for */
 
 struct seq {
@@ -94,7 +127,7 @@ struct seq {
 	uint64_t clock;        /* the value of its clock 64 */
 	unsigned char *types;  /* bitmaps: interned in this sequence */
 	size_t ntypes;         /* (bytes) */
-	unsigned char *syms;
+	unsigned char *syms;   /* (source locations) */
 	size_t nsyms;
 	uint32_t last_sym;     /* index + 1 of the symbol its last event had */
 };
@@ -122,6 +155,12 @@ struct pf {
 	struct index symx;     /* by the string */
 	uint64_t lost;         /* lost events so far */
 	int lost_track;
+	int compress;          /* packets go out in compressed containers */
+#ifdef PT_HAVE_ZLIB
+	z_stream *z;
+	unsigned char *zout;
+	size_t zcap;
+#endif
 };
 
 static uint64_t mix(uint64_t h)
@@ -145,14 +184,70 @@ static int fail(struct pf *w, int e)
 	return w->err;
 }
 
+static void put(struct pf *w, const void *p, size_t n)
+{
+	errno = 0;
+	if (!w->err && fwrite(p, 1, n, w->f) != n)
+		fail(w, errno ? errno : EIO);
+}
+
+#ifdef PT_HAVE_ZLIB
+/* The n bytes of packets at p as one TracePacket of compressed_packets:
+ * a zlib stream of its own, which trace_processor inflates alone. */
+static void put_compressed(struct pf *w, const unsigned char *p, size_t n)
+{
+	if (!w->z) {
+		if (!(w->z = calloc(1, sizeof *w->z)))
+			return (void)fail(w, ENOMEM);
+		if (deflateInit(w->z, ZLEVEL) != Z_OK) {
+			free(w->z);
+			w->z = NULL;
+			return (void)fail(w, ENOMEM);
+		}
+	} else if (deflateReset(w->z) != Z_OK) {
+		return (void)fail(w, EIO);
+	}
+	size_t bound = deflateBound(w->z, (uLong)n);
+	if (bound > w->zcap) {
+		unsigned char *m = realloc(w->zout, bound);
+		if (!m)
+			return (void)fail(w, ENOMEM);
+		w->zout = m;
+		w->zcap = bound;
+	}
+	w->z->next_in = (Bytef *)(uintptr_t)p;
+	w->z->avail_in = (uInt)n;
+	w->z->next_out = w->zout;
+	w->z->avail_out = (uInt)bound;
+	if (deflate(w->z, Z_FINISH) != Z_STREAM_END) /* (room for all of it: one call) */
+		return (void)fail(w, EIO);
+	size_t zn = (size_t)w->z->total_out;
+	/* Trace.packet { compressed_packets: the stream } */
+	unsigned char head[32];
+	size_t k = 0, inner = pb_varint_size((uint64_t)TP_COMPRESSED << 3 | PB_LEN) +
+	                      pb_varint_size(zn) + zn;
+	k += pb_put_varint(head + k, (uint64_t)TRACE_PACKET << 3 | PB_LEN);
+	k += pb_put_varint(head + k, inner);
+	k += pb_put_varint(head + k, (uint64_t)TP_COMPRESSED << 3 | PB_LEN);
+	k += pb_put_varint(head + k, zn);
+	put(w, head, k);
+	put(w, w->zout, zn);
+}
+#endif
+
 /* Writes what the buffer holds (between packets only). */
 static int flush(struct pf *w)
 {
 	if (w->b.oom)
 		fail(w, ENOMEM);
-	errno = 0;
-	if (w->b.n && !w->err && fwrite(w->b.p, 1, w->b.n, w->f) != w->b.n)
-		fail(w, errno ? errno : EIO);
+	if (w->b.n && !w->err) {
+#ifdef PT_HAVE_ZLIB
+		if (w->compress)
+			put_compressed(w, w->b.p, w->b.n);
+		else
+#endif
+			put(w, w->b.p, w->b.n);
+	}
 	w->b.n = 0;
 	return w->err;
 }
@@ -450,6 +545,44 @@ static uint32_t sym_index(struct pf *w, const char *sym)
 	return slot[j];
 }
 
+/* A symbol as InternedData's SourceLocation iid: FUNCTION+0xOFF, and
+ * " (FILE:LINE)" after it when the symbolizer knew them (a file of one
+ * character at least, a line of 1 to 4294967295 in decimal, no leading
+ * 0), which go in file_name and line_number; anything else is all
+ * function_name.  (The parts give back the symbol exactly.) */
+static void put_source_location(struct pb *b, uint32_t iid, const char *sym)
+{
+	size_t n = strlen(sym), fn = n;
+	const char *file = NULL, *colon = NULL;
+	uint64_t line = 0;
+
+	if (n && sym[n - 1] == ')')
+		for (const char *o = strstr(sym, " ("); o && !file; o = strstr(o + 1, " (")) {
+			colon = NULL;
+			for (const char *c = o + 2; c < sym + n - 1; c++)
+				colon = *c == ':' ? c : colon;
+			if (!colon || colon == o + 2 || colon[1] == '0' || colon + 1 == sym + n - 1 ||
+			    sym + n - 1 - (colon + 1) > 10)
+				continue;
+			line = 0;
+			const char *d = colon + 1;
+			for (; d < sym + n - 1 && *d >= '0' && *d <= '9'; d++)
+				line = line * 10 + (uint64_t)(*d - '0');
+			if (d == sym + n - 1 && line <= UINT32_MAX) {
+				file = o + 2;
+				fn = (size_t)(o - sym);
+			}
+		}
+	size_t m = pb_open(b, ID_SOURCE_LOCATIONS);
+	pb_uint(b, SL_IID, iid);
+	if (file)
+		pb_bytes(b, SL_FILE, file, (size_t)(colon - file));
+	pb_bytes(b, SL_FUNCTION, sym, fn);
+	if (file)
+		pb_uint(b, SL_LINE, line);
+	pb_close(b, m);
+}
+
 /* --------------------------------------------------------------- events */
 static void annotation_uint(struct pb *b, unsigned name, uint64_t v)
 {
@@ -541,24 +674,16 @@ int pf_event(struct pf *w, int32_t pid, uint64_t tid, uint64_t ts, unsigned type
 			put_descriptor_name(b, IN_NAME, type_name, dflt);
 			pb_close(b, m);
 		}
-		if (new_sym) {
-			size_t m = pb_open(b, ID_STRING_VALUES);
-			pb_uint(b, IN_IID, sym);
-			pb_str(b, IN_NAME, w->sym[sym - 1]);
-			pb_close(b, m);
-		}
+		if (new_sym)
+			put_source_location(b, sym, w->sym[sym - 1]);
 		pb_close(b, in);
 	}
 	size_t te = pb_open(b, TP_TRACK_EVENT);
 	pb_uint(b, TE_TYPE, TYPE_INSTANT);
 	pb_uint(b, TE_NAME_IID, (uint64_t)type_id + 2);
 	put_payload(b, payload, len);
-	if (sym) {
-		size_t a = pb_open(b, TE_ANNOTATION);
-		pb_uint(b, DA_NAME_IID, A_SYMBOL);
-		pb_uint(b, DA_STRING_IID, sym);
-		pb_close(b, a);
-	}
+	if (sym)
+		pb_uint(b, TE_SOURCE_LOCATION_IID, sym);
 	if (flags & PF_TRUNCATED) {
 		size_t a = pb_open(b, TE_ANNOTATION);
 		pb_uint(b, DA_NAME_IID, A_TRUNCATED);
@@ -612,9 +737,21 @@ int pf_loss(struct pf *w, int32_t pid, uint64_t tid, uint64_t ts, uint64_t count
 struct pf *pf_open(FILE *out)
 {
 	struct pf *w = calloc(1, sizeof *w);
-	if (w)
+	if (w) {
 		w->f = out;
+		w->compress = PF_CAN_COMPRESS;
+	}
 	return w;
+}
+
+int pf_compress(struct pf *w, int on)
+{
+	if (on && !PF_CAN_COMPRESS)
+		return ENOTSUP;
+	if (!on != !w->compress)
+		flush(w); /* what was written so far, as it was to be */
+	w->compress = on != 0;
+	return w->err;
 }
 
 int pf_close(struct pf *w)
@@ -633,6 +770,13 @@ int pf_close(struct pf *w)
 	free(w->sym);
 	free(w->symx.slot);
 	pb_free(&w->b);
+#ifdef PT_HAVE_ZLIB
+	if (w->z) {
+		deflateEnd(w->z);
+		free(w->z);
+	}
+	free(w->zout);
+#endif
 	free(w);
 	return rc;
 }

@@ -7,14 +7,41 @@
  *   0.000012345  +0.000001000  4242/1   request   "GET /index"    @ main+0x2c (app.c:51)
  *
  * PID/T is the process id and the thread's index in that process (1 for
- * its first thread seen in the log, 2 for the next, ...).
+ * its first thread seen in the log, 2 for the next, ...).  A trace that
+ * says who its threads were (threads.c) has PID/TID and a NAME column
+ * instead, one word ("-" for none; blanks shown as '_'); a thread it does
+ * not name (the recorder's own) keeps PID/index there:
+ *
+ *   TIME         DELTA         PID/TID       NAME      EVENT    DATA
+ *   0.003142083  +0.001102862  28569/28572   worker-0  reply    worker=0 round=0 ...
+ *
+ * A payload whose program described it is shown field by field (typed.c).
  */
 #include <string.h>
 #include "cli.h"
+#include "typed.h"
 
 static int printable(unsigned char c)
 {
 	return (c >= 0x20 && c < 0x7f) || c == '\t' || c == '\n' || c == '\r';
+}
+
+/* Plausibly text: printable characters, then nothing, or one NUL (a C
+ * string with its NUL), or NULs fewer than the characters (a string in a
+ * fixed buffer).  So a small integer -- one or two printable bytes, then
+ * zeros -- is not text: 9 as 8 bytes was shown as "\t". */
+int fmt_is_text(const unsigned char *d, size_t len)
+{
+	size_t n = len;
+
+	while (n > 0 && d[n - 1] == 0)
+		n--;
+	if (n == 0 || (len - n > 1 && len - n >= n))
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!printable(d[i]))
+			return 0;
+	return 1;
 }
 
 void fmt_data(char *out, size_t cap, const unsigned char *d, size_t len, size_t max,
@@ -25,9 +52,7 @@ void fmt_data(char *out, size_t cap, const unsigned char *d, size_t len, size_t 
 
 	while (n > 0 && d[n - 1] == 0) /* C strings with their NUL */
 		n--;
-	int text = n > 0;
-	for (size_t i = 0; i < n && text; i++)
-		text = printable(d[i]);
+	int text = fmt_is_text(d, len);
 	if (is_text)
 		*is_text = text;
 	if (cap == 0)
@@ -139,7 +164,19 @@ void fmt_event_data(char *out, size_t cap, const struct tlog *l, const struct te
 			snprintf(out, cap, "error: %s", strerror(v));
 		return;
 	}
+	/* a payload its program described: by field (typed.c), else raw
+	 * with a note */
+	const char *desc = id >= POSIX_TRACE_UNNAMED_USEREVENT
+	                   ? typemap_desc(l->types, l->th[e->thread].pid, id) : NULL;
+	if (desc && e->trunc != POSIX_TRACE_TRUNCATED_RECORD && typed_decode(out, cap, desc, d, len) == 0)
+		return;
 	fmt_data(out, cap, d, len, 64, NULL);
+	if (desc) {
+		size_t o = strlen(out);
+		snprintf(out + o, cap - o, "%s", o ? " " : "");
+		o = strlen(out);
+		typed_misfit(out + o, cap - o, desc, d, len, e->trunc == POSIX_TRACE_TRUNCATED_RECORD);
+	}
 	if (e->trunc == POSIX_TRACE_TRUNCATED_RECORD) {
 		size_t o = strlen(out);
 		snprintf(out + o, cap - o, " [truncated]");
@@ -214,12 +251,63 @@ static size_t pad(char *out, size_t o, const char *s, size_t n, int w, int right
 	return o;
 }
 
+/* v in decimal at out; its length */
+static size_t dec_text(char *out, int64_t v)
+{
+	char tmp[24];
+	size_t k = 0, o = 0;
+	uint64_t u = v < 0 ? -(uint64_t)v : (uint64_t)v;
+
+	if (v < 0)
+		out[o++] = '-';
+	do
+		tmp[k++] = (char)('0' + u % 10);
+	while (u /= 10);
+	while (k)
+		out[o++] = tmp[--k];
+	return o;
+}
+
+/* The PID/T column ("PID/IDX", or "PID/TID" when the trace names the
+ * thread) into who, and with ident the NAME column (one word: blanks as
+ * '_', "-" for none) into name; their lengths in *wn and *nmn. */
+static void who_text(const struct tlog *l, const struct tthread *th, uint64_t ts, int ident,
+                     char *who, size_t *wn, char *name, size_t *nmn)
+{
+	const struct pt_ext_thread *t = NULL;
+	size_t o;
+
+	*nmn = 0;
+	if (th->pid == 0 && th->tid == 0) {
+		who[0] = '-';
+		*wn = 1;
+	} else {
+		t = ident ? thrmap_find(l->thrs, th->pid, th->tid, ts) : NULL;
+		o = dec_text(who, th->pid);
+		who[o++] = '/';
+		o += t ? dec_text(who + o, t->tid) : dec_text(who + o, th->idx);
+		*wn = o;
+	}
+	if (!ident)
+		return;
+	if (!t || !t->name[0]) {
+		name[0] = '-';
+		*nmn = 1;
+		return;
+	}
+	for (o = 0; o < PT_EXT_THREAD_NAME - 1 && t->name[o]; o++)
+		name[o] = t->name[o] == ' ' || t->name[o] == '\t' ? '_' : t->name[o];
+	*nmn = o;
+}
+
 void fmt_line(FILE *f, const struct tlog *l, const struct tev *e, uint64_t t0, uint64_t prev,
               int absolute, int name_w, struct symz *z)
 {
-	char t[48], dt[40], who[32], name[32], data[512], line[1600];
+	char t[48], dt[40], who[48], tname[PT_EXT_THREAD_NAME], name[32], data[512], line[1600];
 	const struct tthread *th = &l->th[e->thread];
-	size_t tn, dn, wn, o;
+	size_t tn, dn, wn, tnn, o;
+	/* a trace that says who its threads were: PID/TID and NAME columns */
+	int ident = thrmap_count(l->thrs) > 0;
 
 	if (absolute) {
 		fmt_abs(t, sizeof t, e->ts);
@@ -230,10 +318,7 @@ void fmt_line(FILE *f, const struct tlog *l, const struct tev *e, uint64_t t0, u
 		tn = signed_text(t, (int64_t)(e->ts - t0));
 	}
 	dn = signed_text(dt, (int64_t)(e->ts - prev));
-	if (th->pid == 0 && th->tid == 0)
-		wn = (size_t)snprintf(who, sizeof who, "-");
-	else
-		wn = (size_t)snprintf(who, sizeof who, "%d/%u", (int)th->pid, th->idx);
+	who_text(l, th, e->ts, ident, who, &wn, tname, &tnn);
 	fmt_event_data(data, sizeof data, l, e);
 	const char *sym = z ? symz_lookup(z, th->pid, e->ts, e->addr) : "";
 	char raw[32];
@@ -252,8 +337,12 @@ void fmt_line(FILE *f, const struct tlog *l, const struct tev *e, uint64_t t0, u
 	o = pad(line, o, dt, dn, 13, 1);
 	line[o++] = ' ';
 	line[o++] = ' ';
-	o = pad(line, o, who, wn, 9, 0);
+	o = pad(line, o, who, wn, ident ? 13 : 9, 0);
 	line[o++] = ' ';
+	if (ident) {
+		o = pad(line, o, tname, tnn, 15, 0);
+		line[o++] = ' ';
+	}
 	o = pad(line, o, nm, nn, datan || symn ? name_w : 0, 0);
 	if (datan) {
 		line[o++] = ' ';

@@ -4,7 +4,7 @@
  */
 #include <string.h>
 #include "cli.h"
-#include "../src/ext.h"
+#include "typed.h"
 
 static const char help[] =
 "usage: posixtrace info FILE\n"
@@ -12,13 +12,14 @@ static const char help[] =
 "Describe the trace log FILE: the stream's attributes (name, sizes,\n"
 "policies, inheritance, creation time, clock resolution), its status when\n"
 "it was shut down (full, overrun, flush errors, lost events), the event\n"
-"types with their counts, the processes and threads with their counts,\n"
-"and the time span.  The counts come from the summary the log carries\n"
-"(finished logs of this version, policies append and until-full: nothing\n"
-"else is read), else from reading every event.  A log that is not whole\n"
-"is described all the same: one whose recording was cut short has no\n"
-"final status, and stretches that could not be read are counted (each is\n"
-"a posix_trace_error event).\n";
+"types with their counts, the processes and threads with their counts\n"
+"(a thread with the kernel TID and name the trace gives it), and the\n"
+"time span.  The counts come from the summary the log carries (finished\n"
+"logs of this version, policies append and until-full: nothing else is\n"
+"read), else from reading every event.  A log that is not whole is\n"
+"described all the same: one whose recording was cut short has no final\n"
+"status, and stretches that could not be read are counted (each is a\n"
+"posix_trace_error event).\n";
 
 static uint64_t ns_of(struct timespec t)
 {
@@ -190,15 +191,18 @@ int cmd_info(int argc, char **argv)
 		printf("  %8d  %7u  %10llu  %12s  %12s  %s\n", (int)p->pid, p->nthreads,
 		       (unsigned long long)p->count, a, b, exe ? exe : "");
 	}
-	printf("\nthreads (%zu)\n  %-12s  %-18s  %10s\n", l.nth, "pid/thread", "pthread_t", "events");
+	printf("\nthreads (%zu)\n  %-12s  %-18s  %10s  %s\n", l.nth, "pid/thread", "pthread_t",
+	       "events", "TID and name (as the trace says)");
 	for (size_t p = 0; p < l.npr; p++)
 		for (size_t i = 0; i < l.nth; i++) {
 			const struct tthread *t = &l.th[i];
+			char who[160];
 			if (t->pid != l.pr[p].pid)
 				continue;
 			snprintf(a, sizeof a, "%d/%u", (int)t->pid, t->idx);
-			printf("  %-12s  0x%-16llx  %10llu\n", a, (unsigned long long)t->tid,
-			       (unsigned long long)t->count);
+			thrmap_all(l.thrs, who, sizeof who, t->pid, t->tid);
+			printf("  %-12s  0x%-16llx  %10llu  %s\n", a, (unsigned long long)t->tid,
+			       (unsigned long long)t->count, who[0] ? who : "-");
 		}
 	objects(z);
 	symz_close(z);

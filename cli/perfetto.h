@@ -7,15 +7,20 @@
  *   struct pf *w = pf_open(f);
  *   pf_process(w, pid, "app", 0);              once per process, any time
  *   pf_thread(w, pid, tid, 1, "thread 1");     once per thread, any time
- *   pf_event(w, pid, tid, ts, id, "request", "main+0x2c", data, len, 0);
+ *   pf_event(w, pid, tid, ts, id, "request", "main+0x2c (app.c:12)", data, len, 0);
  *   pf_loss(w, pid, tid, ts, 120);             a gap where 120 events were lost
  *   rc = pf_close(w);                          0, or an errno
  *
  * An event of a thread (or process) never described gets a descriptor of
  * its own.  pid 0 is not a process: its events (a trace's own, such as the
  * OVERFLOW and RESUME the reader synthesizes) go to a track of their own.
- * Timestamps are ns since the epoch (CLOCK_REALTIME).  What goes where in
- * the output: export_perfetto.c.
+ * Timestamps are ns since the epoch (CLOCK_REALTIME).  A symbol is written
+ * as the symbolizer gives it, FUNCTION+0xOFF then " (FILE:LINE)" when it
+ * knows them: its function, file and line go in the event's source
+ * location.  Built with zlib (PT_HAVE_ZLIB), the packets are written
+ * compressed, as Perfetto's own service writes them, unless
+ * pf_compress(w, 0) is called.  What goes where in the output:
+ * export_perfetto.c.
  */
 #ifndef POSIXTRACE_PERFETTO_H
 #define POSIXTRACE_PERFETTO_H
@@ -30,11 +35,15 @@ struct pf;
 struct pf *pf_open(FILE *out);   /* NULL: out of memory */
 int pf_process(struct pf *w, int32_t pid, const char *name, int32_t ppid); /* ppid 0: unknown */
 int pf_thread(struct pf *w, int32_t pid, uint64_t tid, unsigned idx, const char *name);
-/* symbol: where the event was recorded ("" or NULL: none) */
+/* symbol: where the event was recorded ("" or NULL: none), as above */
 int pf_event(struct pf *w, int32_t pid, uint64_t tid, uint64_t ts_ns, unsigned type_id,
              const char *type_name, const char *symbol, const void *payload, size_t len,
              unsigned flags);
 int pf_loss(struct pf *w, int32_t pid, uint64_t tid, uint64_t ts_ns, uint64_t count);
+/* Compressed packets (TracePacket.compressed_packets, zlib) from here on,
+ * or plain ones (on = 0); any time.  0, ENOTSUP (on, built without zlib),
+ * or the first error writing. */
+int pf_compress(struct pf *w, int on);
 /* Writes what is left and frees w: 0, or the first error (errno value)
  * writing or allocating. */
 int pf_close(struct pf *w);

@@ -63,10 +63,5 @@ void pb_close(struct pb *b, size_t mark)
 		memmove(b->p + mark + k - 1, b->p + mark, len);
 		b->n += k - 1;
 	}
-	unsigned char *q = b->p + mark - 1;
-	while (len >= 0x80) {
-		*q++ = (unsigned char)(len | 0x80);
-		len >>= 7;
-	}
-	*q = (unsigned char)len;
+	pb_put_varint(b->p + mark - 1, len);
 }

@@ -45,17 +45,23 @@ static inline size_t pb_varint_size(uint64_t v)
 	return n;
 }
 
+/* Writes varint v at q (room for pb_varint_size(v) bytes): the bytes it took. */
+static inline size_t pb_put_varint(unsigned char *q, uint64_t v)
+{
+	size_t n = 0;
+	while (v >= 0x80) {
+		q[n++] = (unsigned char)(v | 0x80);
+		v >>= 7;
+	}
+	q[n++] = (unsigned char)v;
+	return n;
+}
+
 static inline void pb_varint(struct pb *b, uint64_t v)
 {
 	if (b->cap - b->n < 10 && pb_grow(b, 10))
 		return;
-	unsigned char *q = b->p + b->n;
-	while (v >= 0x80) {
-		*q++ = (unsigned char)(v | 0x80);
-		v >>= 7;
-	}
-	*q++ = (unsigned char)v;
-	b->n = (size_t)(q - b->p);
+	b->n += pb_put_varint(b->p + b->n, v);
 }
 
 static inline void pb_key(struct pb *b, unsigned field, unsigned wire)

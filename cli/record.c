@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "cli.h"
+#include "relay.h"
 
 static const char record_help[] =
 "usage: posixtrace record [OPTIONS] -- PROGRAM [ARGS...]\n"
@@ -27,8 +28,11 @@ static const char record_help[] =
 "forked children too, into a trace log; print a summary when it ends.\n"
 "The exit status is the program's (128+N if it was killed by signal N).\n"
 "\n"
-"  -o, --output FILE        the log (default posixtrace-YYYYmmdd-HHMMSS.ptlog)\n"
+"  -o, --output FILE        the log (default posixtrace-YYYYmmdd-HHMMSS-PID.ptlog,\n"
+"                           PID this command's)\n"
 "      --force              overwrite FILE if it exists\n"
+"  -d, --duration SECONDS   after this long, end the program as timeout(1) does\n"
+"                           (SIGTERM, SIGKILL 5 s later); the log keeps its end\n"
 "      --policy P           stream full policy: flush (default), loop, until-full\n"
 "      --size BYTES         stream size (default 16M with --policy flush, else 1M;\n"
 "                           K, M, G suffixes)\n"
@@ -39,7 +43,12 @@ static const char record_help[] =
 "      --no-loss[=MS]       when the stream is full, the program waits for room\n"
 "                           rather than lose events: MS at most per wait\n"
 "                           (default 1000, up to 60000), then the event is lost\n"
-"                           and counted (flush policy only)\n"
+"                           and counted (flush policy only; not the relay's)\n"
+"      --relayd URL         stream the events live to lttng-relayd at\n"
+"                           net://HOST[:CTRL_PORT[:DATA_PORT]] (5342, 5343);\n"
+"                           no local log unless -o is given too\n"
+"      --session NAME       the relay session (default PROGRAM-PID-TIME)\n"
+"      --hostname NAME      the host name the relay files it under\n"
 "  -h, --help               this help\n"
 "\n"
 "Ctrl-C stops the program (it gets the signal) and keeps the log;\n"
@@ -52,11 +61,13 @@ static const char attach_help[] =
 "until Ctrl-C, the end of --duration, or the end of the process.\n"
 "Options may come before or after PID.\n"
 "\n"
-"  -o, --output FILE        the log (default posixtrace-YYYYmmdd-HHMMSS.ptlog)\n"
+"  -o, --output FILE        the log (default posixtrace-YYYYmmdd-HHMMSS-PID.ptlog,\n"
+"                           PID this command's)\n"
 "      --force              overwrite FILE if it exists\n"
-"  -d, --duration SECONDS   stop after this long\n"
+"  -d, --duration SECONDS   stop after this long (the process goes on)\n"
 "      --policy, --size, --log-size, --log-policy, --exclude, --no-inherit,\n"
-"      --no-loss[=MS]       as for 'posixtrace record'\n"
+"      --no-loss[=MS], --relayd URL, --session NAME, --hostname NAME\n"
+"                           as for 'posixtrace record'\n"
 "  -h, --help               this help\n";
 
 struct ropts {
@@ -67,6 +78,7 @@ struct ropts {
 	char *exclude;
 	double duration;
 	unsigned noloss_ms; /* 0: off */
+	struct relay_opts relay; /* url_text NULL: no --relayd */
 };
 
 #define NOLOSS_DEFAULT_MS 1000u /* a second: a stopped consumer costs that, once */
@@ -78,7 +90,7 @@ struct ropts {
 #define FLUSH_DEFAULT_SIZE (16u << 20)
 
 enum { O_FORCE = 256, O_POLICY, O_SIZE, O_LOGSIZE, O_LOGPOLICY, O_EXCLUDE, O_NOINHERIT,
-       O_NOLOSS };
+       O_NOLOSS, O_RELAYD, O_SESSION, O_HOSTNAME };
 
 static const struct option lopts[] = {
 	{ "output", required_argument, NULL, 'o' },
@@ -91,6 +103,9 @@ static const struct option lopts[] = {
 	{ "no-inherit", no_argument, NULL, O_NOINHERIT },
 	{ "no-loss", optional_argument, NULL, O_NOLOSS },
 	{ "duration", required_argument, NULL, 'd' },
+	{ "relayd", required_argument, NULL, O_RELAYD },
+	{ "session", required_argument, NULL, O_SESSION },
+	{ "hostname", required_argument, NULL, O_HOSTNAME },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -101,12 +116,12 @@ static int parse(int argc, char **argv, struct ropts *o, int attach)
 	int c;
 
 	*o = (struct ropts){ NULL, NULL, NULL, 0, POSIX_TRACE_FLUSH, POSIX_TRACE_APPEND, 1, 0, 0,
-	                     NULL, 0, 0 };
+	                     NULL, 0, 0, { 0 } };
 	optind = 1;
 	opterr = 0;
 	/* record stops at the program ('+'): the rest is the program's; attach
 	 * takes options on both sides of its PID ('-': operands come as 1) */
-	while ((c = getopt_long(argc, argv, attach ? "-:ho:d:" : "+:ho:", lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, attach ? "-:ho:d:" : "+:ho:d:", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'h': fputs(attach ? attach_help : record_help, stdout); return 0;
 		case 1:
@@ -133,6 +148,24 @@ static int parse(int argc, char **argv, struct ropts *o, int attach)
 			break;
 		}
 		case O_EXCLUDE: o->exclude = optarg; break;
+		case O_RELAYD: {
+			char why[200];
+			if (relayd_url_parse(optarg, &o->relay.url, why, sizeof why))
+				return usage_error("--relayd: '%s': %s", optarg, why);
+			o->relay.url_text = optarg;
+			break;
+		}
+		case O_SESSION:
+		case O_HOSTNAME: {
+			int h = c == O_HOSTNAME;
+			int max = h ? RELAYD_HOSTNAME_MAX : RELAY_SESSION_MAX;
+			if (!relay_name_ok(optarg, (size_t)max))
+				return usage_error("%s: '%s' is not a name the relay takes (1 to %d "
+				                   "characters, no '/', not starting with '.')",
+				                   h ? "--hostname" : "--session", optarg, max);
+			*(h ? &o->relay.hostname : &o->relay.session) = optarg;
+			break;
+		}
 		case O_POLICY:
 			if (parse_policy(optarg, 0, &o->policy))
 				return usage_error("--policy: '%s' is not loop, until-full or flush", optarg);
@@ -149,8 +182,6 @@ static int parse(int argc, char **argv, struct ropts *o, int attach)
 				                   c == O_SIZE ? "--size" : "--log-size", optarg);
 			break;
 		case 'd':
-			if (!attach)
-				return usage_error("--duration is for 'posixtrace attach'");
 			if (parse_seconds(optarg, &o->duration) || o->duration <= 0)
 				return usage_error("--duration: '%s' is not a number of seconds", optarg);
 			break;
@@ -162,6 +193,11 @@ static int parse(int argc, char **argv, struct ropts *o, int attach)
 	}
 	if (!o->size && o->policy == POSIX_TRACE_FLUSH)
 		o->size = FLUSH_DEFAULT_SIZE;
+	if ((o->relay.session || o->relay.hostname) && !o->relay.url_text)
+		return usage_error("--session and --hostname name the relay's session: give --relayd");
+	o->relay.inherit = o->inherit;
+	o->relay.exclude = o->exclude;
+	o->relay.local_log = o->out != NULL;
 	if (o->noloss_ms && o->policy != POSIX_TRACE_FLUSH)
 		return usage_error("--no-loss waits for the flusher: it needs --policy flush");
 	if (!attach)
@@ -175,13 +211,17 @@ static int parse(int argc, char **argv, struct ropts *o, int attach)
 	return -1;
 }
 
+/* The time and this command's pid: two records started in the same
+ * second write two logs (the second used to stop with "already exists"). */
 static char *default_name(void)
 {
-	static char buf[64];
+	static char buf[80];
+	char when[32];
 	time_t now = time(NULL);
 	struct tm tm;
 	localtime_r(&now, &tm);
-	strftime(buf, sizeof buf, "posixtrace-%Y%m%d-%H%M%S.ptlog", &tm);
+	strftime(when, sizeof when, "%Y%m%d-%H%M%S", &tm);
+	snprintf(buf, sizeof buf, "posixtrace-%s-%d.ptlog", when, (int)getpid());
 	return buf;
 }
 
@@ -218,14 +258,18 @@ static int create_stream(const struct ropts *o, pid_t pid, const char *name, int
 	return o->exclude ? exclude_events(*trid, o->exclude) : 0;
 }
 
+#define DURATION_KILL_NS 5000000000ull /* after SIGTERM, SIGKILL: as timeout -k 5 */
+
 /* Until the target ends (or the deadline, or a second signal).  (The
  * trace carries the map of the target's code: nothing to watch here.)
- * Returns the signal that stopped us early, or 0. */
+ * At the deadline a program we started (forward) is ended as timeout(1)
+ * would, and traced until it has ended; a process attached to is left
+ * alone.  Returns the signal that stopped us early, or 0. */
 static int run(struct target *t, double duration, int forward)
 {
 	uint64_t start = now_mono_ns(), next = start, step = 1000000;
 	uint64_t end = duration > 0 ? start + (uint64_t)(duration * 1e9) : UINT64_MAX;
-	int signals = 0;
+	int signals = 0, ending = 0;
 
 	for (;;) {
 		uint64_t now = now_mono_ns();
@@ -235,8 +279,12 @@ static int run(struct target *t, double duration, int forward)
 		}
 		if (target_poll(t))
 			return 0;
-		if (now >= end)
+		if (now >= end && !forward)
 			return 0;
+		if (now >= end) {
+			target_forward(t, ending++ ? SIGKILL : SIGTERM);
+			end = ending < 2 ? now + DURATION_KILL_NS : UINT64_MAX;
+		}
 		uint64_t wake = next < end ? next : end;
 		int tty = 0, sig = signals_take((int)((wake - now) / 1000000) + 1, &tty);
 		if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP) {
@@ -252,45 +300,63 @@ static int run(struct target *t, double duration, int forward)
 
 static int trace_target(const struct ropts *o, struct target *t, char **prog)
 {
-	const char *out = o->out ? o->out : default_name();
+	/* with --relayd, a local log only with -o */
+	const char *out = o->out ? o->out : o->relay.url_text ? NULL : default_name();
+	struct relay *relay = NULL;
 	trace_id_t trid;
-	int fd, rc, code = 0;
+	int fd = -1, rc, code = 0;
 
-	if ((fd = create_private_output(out, o->force)) < 0)
+	if (o->relay.url_text && !(relay = relay_open(&o->relay)))
 		return 1;
+	if (out && (fd = create_private_output(out, o->force)) < 0)
+		goto fail;
 	const char *name = prog ? prog[0] : "attached";
 	if (strrchr(name, '/'))
 		name = strrchr(name, '/') + 1;
 	if (prog && target_launch(t, prog))
 		goto fail;
-	if (create_stream(o, t->pid, name, fd, &trid)) {
+	if (out && create_stream(o, t->pid, name, fd, &trid)) {
 		if (prog)
 			kill(t->pid, SIGKILL);
 		goto fail;
 	}
-	if ((rc = posix_trace_start(trid)) != 0) {
+	if (out && (rc = posix_trace_start(trid)) != 0) {
 		err_msg("posix_trace_start: %s", strerror(rc));
 		posix_trace_shutdown(trid);
 		goto fail;
 	}
+	if (relay && relay_attach(relay, t->pid, name)) {
+		if (out)
+			posix_trace_shutdown(trid);
+		goto fail;
+	}
 	if (prog && (rc = target_release(t)) != 0) {
 		err_msg("cannot run %s: %s", prog[0], strerror(rc));
-		posix_trace_shutdown(trid);
-		close(fd);
-		unlink(out);
+		relay_finish(relay);
+		if (out) {
+			posix_trace_shutdown(trid);
+			close(fd);
+			unlink(out);
+		}
 		return 127;
 	}
 	int sig = run(t, o->duration, prog != NULL);
-	if ((rc = posix_trace_shutdown(trid)) != 0)
-		err_msg("%s: the log may be incomplete: %s", out, strerror(rc));
-	close(fd);
-	print_summary(stderr, out, prog ? t->pid : 0);
+	relay_finish(relay);
+	if (out) {
+		if ((rc = posix_trace_shutdown(trid)) != 0)
+			err_msg("%s: the log may be incomplete: %s", out, strerror(rc));
+		close(fd);
+		print_summary(stderr, out, prog ? t->pid : 0);
+	}
 	if (prog)
 		code = t->exited ? target_exit_code(t) : 128 + sig;
 	return code;
 fail:
-	close(fd);
-	unlink(out);
+	relay_finish(relay);
+	if (fd >= 0) {
+		close(fd);
+		unlink(out);
+	}
 	if (prog && t->pid > 0) { /* the child waits on the pipe: let it go, and die */
 		if (t->go_fd >= 0)
 			close(t->go_fd);

@@ -23,7 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "cli.h"
-#include "../src/ext.h"
+#include "typed.h"
 
 struct hslot { int32_t pid; uint32_t used; uint64_t tid; uint32_t idx; };
 
@@ -296,6 +296,14 @@ static int from_summary(struct tlog *l, int fd, int all)
 			memcpy(l->objs, s->objs, s->nobjs * sizeof *l->objs);
 			l->nobjs = s->nobjs;
 		}
+		/* (format 6) who the threads were, what the payloads hold */
+		l->thrs = thrmap_from(s->threads, s->nthreads);
+		l->types = typemap_from(s->types, s->ntypes);
+		s->threads = NULL, s->types = NULL; /* (taken over) */
+		if (!l->thrs || !l->types) {
+			pt_ext_summary_free(s);
+			return -1;
+		}
 	}
 	for (size_t i = 0; i < s->nwriters; i++) {
 		const struct pt_ext_sum_writer *w = &s->writers[i];
@@ -377,6 +385,9 @@ int tlog_open(struct tlog *l, const char *path)
 	}
 	if ((rc = tlog_objects(l, trid)) != 0)
 		return open_failed(l, "reading the map of loaded code", rc);
+	if (!(l->thrs = thrmap_load(trid)) || !(l->types = typemap_load(trid)))
+		return open_failed(l, "reading the thread identities and payload descriptions",
+		                   ENOMEM);
 	if (!(l->buf_ = malloc(TRACE_DATA_MAX + 1)))
 		return open_failed(l, "reading events", ENOMEM);
 	return 0;
@@ -483,6 +494,8 @@ void tlog_free(struct tlog *l)
 	free(l->pr);
 	free(l->hash_);
 	free(l->objs);
+	thrmap_free(l->thrs);
+	typemap_free(l->types);
 	posix_trace_attr_destroy(&l->attr);
 	memset(l, 0, sizeof *l);
 	l->fd_ = -1;

@@ -1,7 +1,8 @@
 /*
  * app.c -- an instrumented program for `posixtrace record` (make demo):
- * an event from a constructor, worker threads with text and binary
- * events, a forked child with events of its own, and a clock tick.
+ * an event from a constructor, named worker threads with text and binary
+ * events (the binary ones described by field), a forked child with events
+ * of its own, and a clock tick.
  *
  *   posixtrace record -- build/examples/app [EXIT-STATUS [ROUNDS]]
  *
@@ -40,12 +41,19 @@ __attribute__((constructor)) static void app_init(void)
 	posix_trace_eventid_open("reply", &ev_reply);
 	posix_trace_eventid_open("tick", &ev_tick);
 	posix_trace_eventid_open("child_step", &ev_child);
+	/* what the binary payloads hold (an extension: `show` prints them
+	 * field by field) */
+	posixtrace_eventid_describe(ev_reply, "worker:i32, round:i32, status:i32, bytes:u32");
+	posixtrace_eventid_describe(ev_tick, "tick:i32");
 }
 
 static void *worker(void *arg)
 {
 	int me = (int)(long)arg;
 	char url[32];
+
+	snprintf(url, sizeof url, "worker-%d", me); /* traces name the thread */
+	pthread_setname_np(pthread_self(), url);
 
 	for (int r = 0; r < ROUNDS; r++) {
 		int n = snprintf(url, sizeof url, "GET /item/%d/%d", me, r);

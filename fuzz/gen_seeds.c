@@ -11,7 +11,7 @@
 #include "../src/log/logfmt.h"
 
 static const char *dir;
-static unsigned version; /* the format written: 0 the current one, 3 the one before */
+static unsigned version; /* the format written: 0 the current one, or 3 */
 
 static int create(const char *name)
 {
@@ -67,6 +67,19 @@ static void seed(const char *name, int policy, uint64_t log_max, int n, int swap
 		memset(ob.bid, 0xa0 + i, ob.bid_len);
 		snprintf(ob.path, sizeof ob.path, "/seed/lib%d.so", i);
 		must(pt_logw_obj(&w, &ob), "obj");
+	}
+	if (n) { /* (v6) a thread's identity and a payload description */
+		struct pt_ext_obj ob;
+		memset(&ob, 0, sizeof ob);
+		ob.ts = 1700000000000000000ull;
+		ob.pid = 100, ob.base = 0x7f00, ob.lo = 4242, ob.kind = PT_EXT_OBJ_THREAD;
+		snprintf(ob.path, sizeof ob.path, "seed-worker");
+		must(pt_logw_obj(&w, &ob), "thread");
+		memset(&ob, 0, sizeof ob);
+		ob.ts = 1700000000000000000ull;
+		ob.pid = 100, ob.lo = 17, ob.kind = PT_EXT_OBJ_TYPE;
+		snprintf(ob.path, sizeof ob.path, "n:u8, tag:string");
+		must(pt_logw_obj(&w, &ob), "type");
 	}
 	for (int i = 0; i < n; i++) {
 		uint32_t len = (uint32_t)(i * 7 % 41);

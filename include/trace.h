@@ -187,6 +187,13 @@ int posix_trace_attr_setstreamsize(trace_attr_t *, size_t);
 int posixtrace_attr_setnoloss(trace_attr_t *, unsigned);
 int posixtrace_attr_getnoloss(const trace_attr_t *__restrict, unsigned *__restrict);
 
+/* Extension (not POSIX): what the payload of an event type holds, given
+ * once, e.g. "id:u32,cost_us:u32" or "path:string"; carried in the trace
+ * so that readers show the fields by name.  0, or EINVAL (a system event
+ * id, an id out of range, a description that does not parse), ENOMEM.
+ * See posixtrace_eventid_describe(3). */
+int posixtrace_eventid_describe(trace_event_id_t, const char *);
+
 int posix_trace_create(pid_t, const trace_attr_t *__restrict, trace_id_t *__restrict);
 int posix_trace_create_withlog(pid_t, const trace_attr_t *__restrict, int,
                                trace_id_t *__restrict);

@@ -41,6 +41,10 @@ int pt_ext_losses(trace_id_t trid, struct pt_ext_losses *out);
 #define PT_EXT_OBJ_ADD     2u
 #define PT_EXT_OBJ_DEL     3u
 #define PT_EXT_OBJ_LOST    4u
+/* Entries of the same area that are not objects (pt_ext_threads(),
+ * pt_ext_types() give them; pt_ext_objects() leaves them out): */
+#define PT_EXT_OBJ_THREAD  5u  /* base: pthread_t, lo: kernel TID, path: name */
+#define PT_EXT_OBJ_TYPE    6u  /* lo: event id, path: payload description */
 #define PT_EXT_OBJ_BID_MAX 32u
 #define PT_EXT_OBJ_PATH    432u
 #define PT_EXT_OBJ_TRUNC   1u  /* flags: the path was cut to fit */
@@ -58,9 +62,79 @@ struct pt_ext_obj {
 
 /* Entries from index `from` on (a stream: what its processes wrote so
  * far, read now; a log: what it holds), up to cap into out; *n how many.
+ * Objects only (kinds BEGIN to LOST); `from` counts those.
  * 0, or EINVAL if trid is not a trace id of this process. */
 int pt_ext_objects(trace_id_t trid, size_t from, struct pt_ext_obj *out, size_t cap,
                    size_t *n);
+
+/* Thread identities (docs/design.md, "Thread identities"): each traced
+ * thread says who it is in each stream when it takes its first chunk
+ * there, and again at its next chunk after its name changed.  An event's
+ * writer is its (posix_pid, posix_thread_id); the entry that names it is
+ * the latest one of that pair stamped at or before the event (a pthread_t
+ * is reused after its thread ended), else the first one after. */
+#define PT_EXT_THREAD_NAME 16u  /* the kernel's name length, NUL included */
+struct pt_ext_thread {
+	uint64_t ts;           /* when it was said (ns since the epoch) */
+	uint64_t thread;       /* the pthread_t its events carry (posix_thread_id) */
+	int32_t pid;
+	int32_t tid;           /* kernel thread id (gettid()) */
+	char name[PT_EXT_THREAD_NAME]; /* NUL-terminated; "" if it had none */
+};
+/* Entries from index `from` on, as pt_ext_objects().  0, or EINVAL. */
+int pt_ext_threads(trace_id_t trid, size_t from, struct pt_ext_thread *out, size_t cap,
+                   size_t *n);
+
+/* Payload descriptions (posixtrace_eventid_describe(3)): the latest of an
+ * id (of its process, else of any) describes its events. */
+#define PT_EXT_TYPE_DESC 256u   /* a description's length, NUL included */
+struct pt_ext_type {
+	uint64_t ts;
+	int32_t pid;           /* the process that described it */
+	uint32_t id;           /* the event type */
+	char desc[PT_EXT_TYPE_DESC]; /* as given, NUL-terminated */
+};
+int pt_ext_types(trace_id_t trid, size_t from, struct pt_ext_type *out, size_t cap, size_t *n);
+
+/* A payload description parsed (the grammar is in
+ * posixtrace_eventid_describe(3)): fields in order, with the offsets they
+ * take in a payload as a C compiler lays out the struct of those types
+ * (each scalar at a multiple of its size; a string or bytes field at any
+ * byte, as long as its content).  0 and *n fields, or EINVAL (then *n is
+ * how many parsed, and *at the byte of desc where it went wrong). */
+#define PT_EXT_FIELDS_MAX 32u
+#define PT_EXT_FIELD_NAME 32u   /* a field name's length, NUL included */
+enum pt_ext_ftype {
+	PT_EXT_F_U8 = 1, PT_EXT_F_U16, PT_EXT_F_U32, PT_EXT_F_U64,
+	PT_EXT_F_I8, PT_EXT_F_I16, PT_EXT_F_I32, PT_EXT_F_I64,
+	PT_EXT_F_X8, PT_EXT_F_X16, PT_EXT_F_X32, PT_EXT_F_X64, /* unsigned, shown in hex */
+	PT_EXT_F_F32, PT_EXT_F_F64,
+	PT_EXT_F_STRING,  /* NUL-terminated; the last field may end at the payload's end */
+	PT_EXT_F_BYTES,   /* the rest of the payload (last field only) */
+};
+struct pt_ext_field {
+	char name[PT_EXT_FIELD_NAME];
+	enum pt_ext_ftype type;
+	unsigned size;        /* bytes of a scalar; 0 for string and bytes */
+};
+int pt_ext_type_parse(const char *desc, struct pt_ext_field *out, size_t cap, size_t *n,
+                      size_t *at);
+const char *pt_ext_ftype_name(enum pt_ext_ftype t); /* "u32", ...; NULL if none */
+
+/* Whether an entry of kind THREAD or TYPE read from a stream or a log is
+ * sound (bid_len and hi are 0 in both; the path is the name or the
+ * description, pathlen bytes before its NUL). */
+static inline int pt_ext_meta_ok(unsigned kind, uint64_t lo, uint64_t hi, size_t pathlen,
+                                 unsigned bid_len)
+{
+	if (hi || bid_len)
+		return 0;
+	if (kind == PT_EXT_OBJ_THREAD)
+		return lo > 0 && lo <= INT32_MAX && pathlen < PT_EXT_THREAD_NAME;
+	if (kind == PT_EXT_OBJ_TYPE)
+		return lo < __TRACE_EVENT_ID_LIMIT && pathlen > 0 && pathlen < PT_EXT_TYPE_DESC;
+	return 0;
+}
 
 /* A log open with posix_trace_open(): the next event read is the first
  * of the first block of the log that may hold an event stamped at or
@@ -72,7 +146,8 @@ int pt_ext_objects(trace_id_t trid, size_t from, struct pt_ext_obj *out, size_t 
  * difference between RESUMEs starts from.  0; EINVAL: not a log. */
 int pt_ext_seek(trace_id_t trid, uint64_t ts_ns, uint64_t *lost_before);
 
-/* The summary a log carries (format 5, APPEND and UNTIL_FULL logs): what
+/* The summary a log carries (format 5 and later, APPEND and UNTIL_FULL
+ * logs): what
  * its writer counted of the events it wrote, read from the end of the
  * file without reading the events (src/log/logsum.c).  Writers are in
  * the order of their first event in the log; types and names by id. */
@@ -90,6 +165,10 @@ struct pt_ext_summary {
 	size_t nwriters;
 	struct pt_ext_obj *objs;      /* the map of loaded code, as pt_ext_objects() */
 	size_t nobjs;
+	struct pt_ext_thread *threads; /* (format 6) thread identities, as pt_ext_threads() */
+	size_t nthreads;
+	struct pt_ext_type *types;    /* (format 6) payload descriptions, as pt_ext_types() */
+	size_t ntypes;
 };
 
 /* The summary of the log open for reading on fd (only pread is used).

@@ -7,7 +7,7 @@
  * reads; it points at a word that is zero while nothing is traced.  And,
  * since POSIXTRACE_0.2, __posix_trace_want, which the inline test of this
  * <trace.h> reads: 16 words of wanted bits, all zero while nothing is
- * traced.
+ * traced.  Since POSIXTRACE_0.3, posixtrace_eventid_describe().
  */
 #include <dlfcn.h>
 #include <link.h>
@@ -42,7 +42,8 @@ static const char *const api[] = {
 static const char *const internal[] = {
 	"pt_proc", "pt_pool_acquire", "pt_pool_seal", "pt_now", "pt_stream_create",
 	"pt_trid_lock", "pt_clock_tsc", "pt_nest", "pt_trid_table_lock", "record_user",
-	"pt_nowait", "pt_attr_noloss",
+	"pt_nowait", "pt_attr_noloss", "pt_typemap_set", "pt_thrmap_chunk", "pt_ext_type_parse",
+	"pt_ext_threads",
 };
 
 int main(void)
@@ -73,6 +74,9 @@ int main(void)
 		for (unsigned i = 0; i < 16; i++)
 			CHECK_EQ((*want)[i], 0ull);
 	CHECK(dlvsym(h, "__posix_trace_want", "POSIXTRACE_0.1") == NULL);
+	/* POSIXTRACE_0.3: payload descriptions */
+	CHECK(dlvsym(h, "posixtrace_eventid_describe", "POSIXTRACE_0.3") != NULL);
+	CHECK(dlvsym(h, "posixtrace_eventid_describe", "POSIXTRACE_0.1") == NULL);
 	for (unsigned i = 0; i < sizeof internal / sizeof internal[0]; i++) {
 		void *f = dlsym(h, internal[i]);
 		if (f)

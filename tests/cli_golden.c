@@ -14,8 +14,9 @@
  *   TIME, DELTA   the two time columns: "s.nnnnnnnnn", "+s.nnnnnnnnn"
  *                 (the sign of the delta is kept)
  *   PID           the program's pid (it prints it) "app", any other
- *                 process's (the recorder, posixtrace itself) "rec"; the
- *                 thread number after the "/" is kept
+ *                 process's (the recorder, posixtrace itself) "rec"; after
+ *                 the "/", the program's TID when it is its pid (its main
+ *                 thread) "app"; the recorder's thread numbers are kept
  *   "+0x1a"       code offsets after a function or file name: "+0x?"
  *   "0x7f..."     a location that is a bare address: "0x?"
  *   ".constprop.0", ".isra.0", ".part.0", ".cold"
@@ -24,9 +25,9 @@
  *   "@ ..."       the whole location of the recorder's own events
  *                 (posix_trace_start and _stop are recorded from
  *                 cli/record.c, whose lines change with it): "@ <posixtrace>"
- * Kept as they are: the event names and their order, the thread numbers,
- * the data, the column layout, and for the program's events the function
- * names and file:line (they come from examples/golden_app.c).
+ * Kept as they are: the event names and their order, the thread numbers
+ * and names, the data, the column layout, and for the program's events the
+ * function names and file:line (they come from examples/golden_app.c).
  *
  * To regenerate the golden file after a deliberate change (to the show
  * format or to golden_app.c):
@@ -116,15 +117,15 @@ static void mask_location(char *out, size_t cap, const char *s)
  * not have the columns of show. */
 static int mask_line(char *out, size_t cap, const char *line, int app_pid)
 {
-	char t[32], d[32], who[32], mt[32], md[32], mwho[32];
+	char t[32], d[32], who[32], tname[32], mt[32], md[32], mwho[32];
 	int n = 0;
 
-	if (sscanf(line, "%31s %31s %31s%n", t, d, who, &n) != 3 || !strchr(t, '.') ||
+	if (sscanf(line, "%31s %31s %31s %31s%n", t, d, who, tname, &n) != 4 || !strchr(t, '.') ||
 	    (d[0] != '+' && d[0] != '-'))
 		return -1;
 	const char *rest = line + n;
-	/* the PID/T column is %-9s then a space: skip its padding */
-	for (int pad = (int)strlen(who); pad < 9 && *rest == ' '; pad++)
+	/* the NAME column is %-15s then a space: skip its padding */
+	for (int pad = (int)strlen(tname); pad < 15 && *rest == ' '; pad++)
 		rest++;
 	if (*rest == ' ')
 		rest++;
@@ -138,9 +139,11 @@ static int mask_line(char *out, size_t cap, const char *line, int app_pid)
 		if (!slash)
 			return -1;
 		rec = atoi(who) != app_pid;
-		snprintf(mwho, sizeof mwho, "%s%s", rec ? "rec" : "app", slash);
+		/* the app's thread is its main thread: TID = pid */
+		snprintf(mwho, sizeof mwho, "%s/%s", rec ? "rec" : "app",
+		         !rec && atoi(slash + 1) == app_pid ? "app" : slash + 1);
 	}
-	snprintf(out, cap, "%12s %13s  %-9s ", mt, md, mwho);
+	snprintf(out, cap, "%12s %13s  %-13s %-15s ", mt, md, mwho, tname);
 	/* the location: after the last "  @ " */
 	const char *at = NULL;
 	for (const char *p = rest; (p = strstr(p, "  @ ")) != NULL; p++)
@@ -307,16 +310,23 @@ int main(void)
 	free(out);
 	free(err);
 	/* the masking itself: a line of each kind */
-	CHECK(mask_line(masked, sizeof masked, " 0.000102345  +0.000002000  4242/2    step"
-	                "      00000000  @ steps.constprop.0+0x5f (golden_app.c:79)", 4242) == 0 &&
-	      !strcmp(masked, " s.nnnnnnnnn  +s.nnnnnnnnn  app/2     step      00000000  @ "
-	                      "steps+0x? (golden_app.c:79)"));
-	CHECK(mask_line(masked, sizeof masked, "10.000000000  -0.100000000  17/1      "
-	                "posix_trace_stop  @ trace_target+0x4ef (record.c:253)", 4242) == 0 &&
-	      !strcmp(masked, " s.nnnnnnnnn  -s.nnnnnnnnn  rec/1     posix_trace_stop  @ <posixtrace>"));
-	CHECK(mask_line(masked, sizeof masked, " 0.5  +0.1  -         posix_trace_overflow  @ "
-	                "0x7f00dead", 1) == 0 &&
-	      !strcmp(masked, " s.nnnnnnnnn  +s.nnnnnnnnn  -         posix_trace_overflow  @ 0x?"));
+	CHECK(mask_line(masked, sizeof masked, " 0.000102345  +0.000002000  4242/4242     golden_app"
+	                "      step      00000000  @ steps.constprop.0+0x5f (golden_app.c:79)",
+	                4242) == 0 &&
+	      !strcmp(masked, " s.nnnnnnnnn  +s.nnnnnnnnn  app/app       golden_app      step      "
+	                      "00000000  @ steps+0x? (golden_app.c:79)"));
+	CHECK(mask_line(masked, sizeof masked, " 0.000102345  +0.000002000  4242/4250     w-1      "
+	                "       step      00000000  @ steps+0x5f (golden_app.c:79)", 4242) == 0 &&
+	      !strcmp(masked, " s.nnnnnnnnn  +s.nnnnnnnnn  app/4250      w-1             step      "
+	                      "00000000  @ steps+0x? (golden_app.c:79)"));
+	CHECK(mask_line(masked, sizeof masked, "10.000000000  -0.100000000  17/1          -          "
+	                "     posix_trace_stop  @ trace_target+0x4ef (record.c:253)", 4242) == 0 &&
+	      !strcmp(masked, " s.nnnnnnnnn  -s.nnnnnnnnn  rec/1         -               "
+	                      "posix_trace_stop  @ <posixtrace>"));
+	CHECK(mask_line(masked, sizeof masked, " 0.5  +0.1  -             -               "
+	                "posix_trace_overflow  @ 0x7f00dead", 1) == 0 &&
+	      !strcmp(masked, " s.nnnnnnnnn  +s.nnnnnnnnn  -             -               "
+	                      "posix_trace_overflow  @ 0x?"));
 	CHECK(mask_line(masked, sizeof masked, "not a line", 1) == -1);
 
 	/* what was seen, for GOLDEN_UPDATE and PT_KEEP */

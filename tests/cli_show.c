@@ -1,9 +1,11 @@
 /*
  * cli_show.c -- `posixtrace show`: a recorded examples/app log printed one
  * event per line, compared line by line with the same log read through
- * posix_trace_open(): event name, pid, thread index (1, 2, ... per process
- * in order of appearance), relative time and delta (exact), the payload
- * (text in quotes, else hex), and the address symbolized as function+off
+ * posix_trace_open(): event name, pid, thread (PID/TID, one per thread,
+ * the main thread's TID its pid; the name each worker gave itself; the
+ * recorder's threads, which the trace does not name, by their index),
+ * relative time and delta (exact), the payload (text in quotes, the
+ * described struct by field), and the address symbolized as function+off
  * (file:line) when the command has libdw.  Then the filters (--event,
  * --pid, --since/--until), --absolute, and the errors: a missing file and
  * a file that is not a log exit 1 naming the file; bad options exit 2.
@@ -47,53 +49,89 @@ int main(void)
 	for (int i = 0; i < n; i++)
 		t0 = ns(&ev[i].info) < t0 ? ns(&ev[i].info) : t0;
 	prev = t0;
-	struct { pid_t pid; pthread_t th; } seen[64];
-	int nseen = 0, bad = 0, syms = 0, lines = 0;
+	struct { pid_t pid; pthread_t th; char who[32]; } seen[64];
+	int nseen = 0, bad = 0, syms = 0, lines = 0, named = 0;
 	for (int i = 0; i < n && cli_line(out, i, line, sizeof line) == 0; i++) {
-		char t[32], d[32], who[32], name[80], want_t[32], want_d[32], want_who[32];
+		char t[32], d[32], who[32], tname[32], name[80], want_t[32], want_d[32], want_who[32];
 		const struct posix_trace_event_info *e = &ev[i].info;
-		REQUIRE(sscanf(line, "%31s %31s %31s %79s", t, d, who, name) == 4);
-		int idx = 0, pos = 0;
-		for (int k = 0; k < nseen; k++)
+		/* the trace says who its threads were: PID/TID and NAME columns */
+		REQUIRE(sscanf(line, "%31s %31s %31s %31s %79s", t, d, who, tname, name) == 5);
+		/* one PID/TID per thread, the same on each of its lines, not
+		 * another thread's (the app's threads all live to the end); the
+		 * recorder's threads, which the trace does not name, keep their
+		 * number in the process */
+		int idx = 0, pos = 0, k;
+		for (k = 0; k < nseen; k++)
 			if (seen[k].pid == e->posix_pid) {
 				pos++;
 				if (seen[k].th == e->posix_thread_id)
-					idx = pos;
+					break;
 			}
-		if (!idx && nseen < 64) {
+		if (k == nseen && nseen < 64) {
 			seen[nseen].pid = e->posix_pid;
-			seen[nseen++].th = e->posix_thread_id;
+			seen[nseen].th = e->posix_thread_id;
+			snprintf(seen[nseen].who, sizeof seen[nseen].who, "%s", who);
+			for (int j = 0; j < nseen; j++)
+				CHECK(strcmp(seen[j].who, who) != 0);
+			nseen++;
 			idx = pos + 1;
+		} else if (k < nseen) {
+			idx = pos;
+			CHECK(!strcmp(seen[k].who, who));
 		}
+		int is_rec = !strcmp(tname, "-");
 		rel(want_t, sizeof want_t, (int64_t)(ns(e) - t0), 0);
 		rel(want_d, sizeof want_d, (int64_t)(ns(e) - prev), 1);
 		prev = ns(e);
 		if (e->posix_pid == 0)
 			snprintf(want_who, sizeof want_who, "-");
-		else
+		else if (is_rec)
 			snprintf(want_who, sizeof want_who, "%d/%d", (int)e->posix_pid, idx);
+		else { /* PID/TID (which TID: checked below and by the uniqueness above) */
+			int wp = 0, wt = 0;
+			CHECK(sscanf(who, "%d/%d", &wp, &wt) == 2 && wt > 0);
+			snprintf(want_who, sizeof want_who, "%d/%d", (int)e->posix_pid, wt);
+		}
 		if (strcmp(t, want_t) || strcmp(d, want_d) || strcmp(who, want_who) ||
 		    strcmp(name, ev[i].name)) {
 			if (bad++ < 5)
 				fprintf(stderr, "line %d: %s\n  expected %s %s %s %s\n", i, line, want_t,
 				        want_d, want_who, ev[i].name);
 		}
+		if (!strcmp(ev[i].name, "app_start") || !strcmp(ev[i].name, "tick")) {
+			char w[32]; /* the main thread: its TID is the pid, its name the program's */
+			snprintf(w, sizeof w, "%d/%d", (int)e->posix_pid, (int)e->posix_pid);
+			CHECK(!strcmp(who, w) && !strcmp(tname, "app"));
+		}
 		if (!strcmp(ev[i].name, "request")) {
-			char q[64];
+			char q[64], wname[32];
+			int me = -1, r = -1;
 			snprintf(q, sizeof q, "\"%.*s\"", (int)ev[i].len, (char *)ev[i].data);
 			CHECK(strstr(line, q) != NULL);
+			/* the worker named itself "worker-N"; N is in its URL */
+			CHECK(sscanf((char *)ev[i].data, "GET /item/%d/%d", &me, &r) == 2);
+			snprintf(wname, sizeof wname, "worker-%d", me);
+			CHECK(!strcmp(tname, wname));
+			named += !strcmp(tname, wname);
 			syms += dwarf ? strstr(line, "@ worker+0x") && strstr(line, "(app.c:")
 			              : strstr(line, "@ app+0x") != NULL;
 			lines++;
 		}
-		if (!strcmp(ev[i].name, "reply")) /* struct reply: 16 bytes of hex */
-			CHECK(strstr(line, "  00000000 ") || strstr(line, "  01000000 ") ||
-			      strstr(line, "  02000000 "));
+		if (!strcmp(ev[i].name, "reply")) { /* struct reply, described: by field */
+			int v[4];
+			char want[128];
+			REQUIRE(ev[i].len == sizeof v);
+			memcpy(v, ev[i].data, sizeof v);
+			snprintf(want, sizeof want, "  worker=%d round=%d status=%d bytes=%u  ", v[0],
+			         v[1], v[2], (unsigned)v[3]);
+			CHECK(strstr(line, want) != NULL);
+		}
 		if (!strcmp(ev[i].name, "app_start"))
 			CHECK(strstr(line, "\"constructor\"") != NULL);
 	}
 	CHECK_EQ(bad, 0);
 	CHECK_EQ(syms, lines);
+	CHECK_EQ(named, lines);
 	free(out);
 	free(err);
 

@@ -596,7 +596,9 @@ static int64_t parse_iso(const char *s, const char **end)
 	return (int64_t)timegm(&tm) * 1000000000 + ns;
 }
 
-/* posixtrace show -a: time, +delta, PID/THREAD, name, "text", @ address */
+/* posixtrace show -a: time, +delta, PID/TID, thread name, event name,
+ * "text", @ address (the trace names its threads, so the thread name
+ * column is there: "-" for the recorder's) */
 static void check_show(const char *out, struct check *c)
 {
 	char l[4096];
@@ -607,7 +609,7 @@ static void check_show(const char *out, struct check *c)
 		char name[64];
 		int used = 0;
 		if (ts != INT64_MIN &&
-		    sscanf(p, " %*[-+]%*d.%*d %d/%d %63s %n", &pid, &th, name, &used) == 3 && used) {
+		    sscanf(p, " %*[-+]%*d.%*d %d/%d %*s %63s %n", &pid, &th, name, &used) == 3 && used) {
 			const char *q = p + used;
 			if (*q == '"' && (!strcmp(name, "mark") || !strcmp(name, "witness"))) {
 				const char *e = strchr(q + 1, '"');

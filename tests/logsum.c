@@ -1,5 +1,5 @@
 /*
- * logsum.c -- the log's summary (format 5, src/log/logsum.c): what
+ * logsum.c -- the log's summary (format 5 and later, src/log/logsum.c): what
  * pt_log_summary_read() gives, read from the end of the file only, is
  * checked against what this test wrote (its own counts per type and per
  * writer, first and last timestamps, writers in order of their first
@@ -11,7 +11,9 @@
  * log cut short, a format-3 log, a damaged summary and one that could not
  * be written (no error then) have none (ENOENT) and still read whole (the
  * damaged one with one error event).  Through
- * the API (src/ext.h): pt_ext_log_summary() on the same log.
+ * the API (src/ext.h): pt_ext_log_summary() on the same log.  Format 6
+ * against 5: thread identities and payload descriptions in the log and
+ * its summary (6), none (5), and a 6 relabelled 5 (damage, no summary).
  *
  * pt_logr_seek() (show --from): on a log whose blocks are not in time
  * order (a writer's events stamped before those of blocks written
@@ -292,6 +294,99 @@ static void t_until_full(void)
 	close(fd);
 }
 
+/* Format 6 (current) against 5: a log with thread identities (THREAD)
+ * and payload descriptions (TYPE) among its events.  Written as 6, the
+ * full reader and the summary both give them; written as 5 (the summary
+ * but no such entries), neither has them and the summary still reads; a
+ * version-6 log relabelled 5 (header CRC fixed) has them where format 5
+ * has none: the blocks that hold them are damage, the summary is none. */
+static int meta_log(unsigned version, struct want *x)
+{
+	struct pt_attr_img a = mkattr(200);
+	struct pt_logw_opt o = { .version = version };
+	struct pt_logw w;
+	struct pt_ext_obj m;
+	int fd = mfd();
+
+	REQUIRE(pt_logw_init_opt(&w, fd, &a, POSIX_TRACE_APPEND, 0, &o) == 0);
+	memset(&m, 0, sizeof m);
+	m.kind = PT_EXT_OBJ_THREAD, m.pid = 77, m.base = 0x7f00aa, m.lo = 4321, m.ts = T0;
+	strcpy(m.path, "worker-1");
+	CHECK_RC(pt_logw_obj(&w, &m), 0);
+	memset(&m, 0, sizeof m);
+	m.kind = PT_EXT_OBJ_TYPE, m.pid = 77, m.lo = 20, m.ts = T0;
+	strcpy(m.path, "id:u32, cost_us:u32");
+	CHECK_RC(pt_logw_obj(&w, &m), 0);
+	write_log(fd, &w, x, 3000, 0);
+	CHECK_RC(pt_logw_finish(&w, &ST), 0);
+	pt_logw_free(&w);
+	return fd;
+}
+
+/* The log of meta_log() read whole (version, its THREAD and TYPE entries:
+ * `meta` of each, no error event) and through its summary. */
+static void meta_check(int fd, unsigned version, size_t meta, const struct want *x)
+{
+	struct pt_logr r;
+	struct pt_ext_summary *es;
+	size_t nthr = 0, ntyp = 0;
+
+	check_events(fd, x, 0);
+	REQUIRE(pt_logr_open(&r, fd) == 0);
+	CHECK_EQ((unsigned)r.version, version);
+	for (size_t i = 0; i < r.nobjs; i++) {
+		nthr += r.objs[i].kind == PT_EXT_OBJ_THREAD;
+		ntyp += r.objs[i].kind == PT_EXT_OBJ_TYPE;
+	}
+	pt_logr_close(&r);
+	CHECK_EQ(nthr, meta);
+	CHECK_EQ(ntyp, meta);
+	REQUIRE(pt_ext_log_summary(fd, &es) == 0);
+	CHECK_EQ(es->events, x->events);
+	CHECK_EQ(es->nobjs, 2u); /* the map of loaded code only */
+	CHECK_EQ(es->nthreads, meta);
+	CHECK_EQ(es->ntypes, meta);
+	if (es->nthreads == 1)
+		CHECK(es->threads[0].pid == 77 && es->threads[0].tid == 4321 &&
+		      es->threads[0].thread == 0x7f00aa && !strcmp(es->threads[0].name, "worker-1"));
+	if (es->ntypes == 1)
+		CHECK(es->types[0].id == 20 && !strcmp(es->types[0].desc, "id:u32, cost_us:u32"));
+	pt_ext_summary_free(es);
+}
+
+static void t_versions(void)
+{
+	static struct want x;
+	struct pt_logr r;
+	uint64_t nerr;
+	int fd;
+
+	CHECK_EQ(PT_LOG_VERSION, 6u);
+	fd = meta_log(0, &x);
+	meta_check(fd, 6, 1, &x);
+
+/* relabelled 5: the header says a format without such entries */
+	unsigned char h[PT_LOG_HDR];
+	REQUIRE(pread(fd, h, sizeof h, 0) == (ssize_t)sizeof h);
+	pt_log_put16(h + PT_LOG_H_VERSION, 5, 0);
+	pt_log_put32(h + PT_LOG_H_CRC, pt_log_crc(0, h, PT_LOG_H_CRC), 0);
+	REQUIRE(pwrite(fd, h, sizeof h, 0) == (ssize_t)sizeof h);
+	count_events(fd, &nerr);
+	CHECK(nerr >= 1);
+	REQUIRE(pt_logr_open(&r, fd) == 0);
+	CHECK_EQ(r.version, 5);
+	for (size_t i = 0; i < r.nobjs; i++)
+		CHECK(r.objs[i].kind != PT_EXT_OBJ_THREAD && r.objs[i].kind != PT_EXT_OBJ_TYPE);
+	pt_logr_close(&r);
+	no_summary(fd, "format 6 relabelled 5");
+	close(fd);
+
+	/* written as format 5 (as main's writer did): a summary, no entries */
+	fd = meta_log(5, &x);
+	meta_check(fd, 5, 0, &x);
+	close(fd);
+}
+
 /* A summary whose write fails (the file may not grow past the END
  * block: RLIMIT_FSIZE) is left out, and that is not an error: every event
  * is in the log, which is whole and finished. */
@@ -432,6 +527,7 @@ int main(void)
 	t_none();
 	t_until_full();
 	t_no_room_to_write();
+	t_versions();
 	t_seek();
 	T_END();
 }

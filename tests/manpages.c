@@ -442,15 +442,7 @@ int main(void)
 {
 	T_BEGIN(120);
 
-	/* the source directory: here (tests/run.sh), else above the build */
-	if (access("include/trace.h", R_OK) == 0 && access("docs/man", R_OK) == 0) {
-		REQUIRE(getcwd(src, sizeof src) != NULL);
-	} else {
-		snprintf(src, sizeof src, "%s", PT_BUILD_DIR);
-		char *slash = strrchr(src, '/');
-		REQUIRE(slash);
-		*slash = 0;
-	}
+	t_source_dir(src, sizeof src); /* here (tests/run.sh), else above the build */
 	if (!have("groff"))
 		T_SKIP("groff is missing (Debian: apt-get install groff-base)");
 	snprintf(tmp, sizeof tmp, "/tmp/pt-man-XXXXXX");

@@ -64,6 +64,23 @@ static int t_checks;
 
 #define T_SKIP(why) do { printf("SKIP: %s\n", why); exit(77); } while (0)
 
+/* The source directory into buf: the current one when it has
+ * include/trace.h and docs/man (tests/run.sh runs tests there), else the
+ * parent of the build directory (PT_BUILD_DIR, which the Makefile gives). */
+#ifdef PT_BUILD_DIR
+static inline void t_source_dir(char *buf, size_t cap)
+{
+	if (access("include/trace.h", R_OK) == 0 && access("docs/man", R_OK) == 0) {
+		REQUIRE(getcwd(buf, cap) != NULL);
+	} else {
+		snprintf(buf, cap, "%s", PT_BUILD_DIR);
+		char *slash = strrchr(buf, '/');
+		REQUIRE(slash);
+		*slash = 0;
+	}
+}
+#endif
+
 /* Run this program again, in a child, once with name=vals[i] in its
  * environment for each of the n values, one after the other; a child that
  * does not exit with 0 is a failed check. */

@@ -1,6 +1,7 @@
 /*
  * ext.c -- what ext.h gives the posixtrace command beyond POSIX, for a
- * stream or a log: loss counts and the map of loaded code.
+ * stream or a log: loss counts, the map of loaded code, thread identities
+ * and payload descriptions (the last two in the map's area).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -37,32 +38,101 @@ int pt_ext_losses(trace_id_t trid, struct pt_ext_losses *out)
 	return 0;
 }
 
-/* The map of loaded code a stream or a log holds, entries from `from`
- * on (reader/objread.c takes a stream's). */
-int pt_ext_objects(trace_id_t trid, size_t from, struct pt_ext_obj *out, size_t cap, size_t *n)
+/* The entries of the map's area a stream or a log holds (the map of
+ * loaded code, thread identities, payload descriptions; reader/objread.c
+ * takes a stream's), under t's lock. */
+static void area(struct pt_trid *t, const struct pt_ext_obj **src, size_t *have)
+{
+	if (t->kind == PT_KIND_LOG) {
+		*src = t->lr->objs;
+		*have = t->lr->nobjs;
+	} else {
+		pt_objs_collect(t);
+		*src = t->rd.objs;
+		*have = t->rd.nobjs;
+	}
+}
+
+/* The entries of the area whose kind `want` accepts, from the from-th of
+ * them on, up to cap, each made into out's element by `put`. */
+static int entries(trace_id_t trid, int (*want)(unsigned kind), size_t from, void *out,
+                   size_t elem, size_t cap, size_t *n,
+                   void (*put)(void *dst, const struct pt_ext_obj *o))
 {
 	struct pt_trid *t;
+	const struct pt_ext_obj *src;
+	size_t have, k = 0;
 	int rc;
 
 	if (!n || (cap && !out))
 		return EINVAL;
 	if ((rc = pt_trid_lock_any(trid, &t)) != 0)
 		return rc;
-	const struct pt_ext_obj *src;
-	size_t have;
-	if (t->kind == PT_KIND_LOG) {
-		src = t->lr->objs;
-		have = t->lr->nobjs;
-	} else {
-		pt_objs_collect(t);
-		src = t->rd.objs;
-		have = t->rd.nobjs;
-	}
+	area(t, &src, &have);
 	*n = 0;
-	for (size_t i = from; i < have && *n < cap; i++)
-		out[(*n)++] = src[i];
+	for (size_t i = 0; i < have && *n < cap; i++)
+		if (want(src[i].kind) && k++ >= from)
+			put((char *)out + elem * (*n)++, &src[i]);
 	pt_trid_unlock(t);
 	return 0;
+}
+
+static int is_object(unsigned kind)
+{
+	return kind >= PT_EXT_OBJ_BEGIN && kind <= PT_EXT_OBJ_LOST;
+}
+
+static void put_object(void *dst, const struct pt_ext_obj *o)
+{
+	memcpy(dst, o, sizeof *o);
+}
+
+/* The map of loaded code, entries from `from` on (counting objects only). */
+int pt_ext_objects(trace_id_t trid, size_t from, struct pt_ext_obj *out, size_t cap, size_t *n)
+{
+	return entries(trid, is_object, from, out, sizeof *out, cap, n, put_object);
+}
+
+static int is_thread(unsigned kind)
+{
+	return kind == PT_EXT_OBJ_THREAD;
+}
+
+static void put_thread(void *dst, const struct pt_ext_obj *o)
+{
+	struct pt_ext_thread *d = dst;
+	memset(d, 0, sizeof *d);
+	d->ts = o->ts;
+	d->thread = o->base;
+	d->pid = o->pid;
+	d->tid = (int32_t)o->lo;
+	memcpy(d->name, o->path, strnlen(o->path, sizeof d->name - 1)); /* (checked: shorter) */
+}
+
+int pt_ext_threads(trace_id_t trid, size_t from, struct pt_ext_thread *out, size_t cap,
+                   size_t *n)
+{
+	return entries(trid, is_thread, from, out, sizeof *out, cap, n, put_thread);
+}
+
+static int is_type(unsigned kind)
+{
+	return kind == PT_EXT_OBJ_TYPE;
+}
+
+static void put_type(void *dst, const struct pt_ext_obj *o)
+{
+	struct pt_ext_type *d = dst;
+	memset(d, 0, sizeof *d);
+	d->ts = o->ts;
+	d->pid = o->pid;
+	d->id = (uint32_t)o->lo;
+	memcpy(d->desc, o->path, strnlen(o->path, sizeof d->desc - 1));
+}
+
+int pt_ext_types(trace_id_t trid, size_t from, struct pt_ext_type *out, size_t cap, size_t *n)
+{
+	return entries(trid, is_type, from, out, sizeof *out, cap, n, put_type);
 }
 
 int pt_ext_seek(trace_id_t trid, uint64_t ts_ns, uint64_t *lost_before)
@@ -124,9 +194,31 @@ int pt_ext_log_summary(int fd, struct pt_ext_summary **out)
 		                                            ls.wr[i].count, ls.wr[i].first,
 		                                            ls.wr[i].last };
 	s->nwriters = ls.nwr;
-	s->objs = ls.objs; /* (taken over) */
-	s->nobjs = ls.nobjs;
-	ls.objs = NULL;
+	/* the area's entries by kind, as pt_ext_objects(), pt_ext_threads()
+	 * and pt_ext_types() give them */
+	size_t nobj = 0, nthr = 0, ntyp = 0;
+	for (size_t i = 0; i < ls.nobjs; i++) {
+		nobj += is_object(ls.objs[i].kind);
+		nthr += is_thread(ls.objs[i].kind);
+		ntyp += is_type(ls.objs[i].kind);
+	}
+	s->objs = calloc(nobj + 1, sizeof *s->objs);
+	s->threads = calloc(nthr + 1, sizeof *s->threads);
+	s->types = calloc(ntyp + 1, sizeof *s->types);
+	if (!s->objs || !s->threads || !s->types) {
+		pt_log_summary_free(&ls);
+		pt_ext_summary_free(s);
+		return ENOMEM;
+	}
+	for (size_t i = 0; i < ls.nobjs; i++) {
+		const struct pt_ext_obj *o = &ls.objs[i];
+		if (is_object(o->kind))
+			put_object(&s->objs[s->nobjs++], o);
+		else if (is_thread(o->kind))
+			put_thread(&s->threads[s->nthreads++], o);
+		else if (is_type(o->kind))
+			put_type(&s->types[s->ntypes++], o);
+	}
 	pt_log_summary_free(&ls);
 	*out = s;
 	return 0;
@@ -139,5 +231,7 @@ void pt_ext_summary_free(struct pt_ext_summary *s)
 	free(s->names);
 	free(s->writers);
 	free(s->objs);
+	free(s->threads);
+	free(s->types);
 	free(s);
 }

@@ -28,7 +28,7 @@
 /* ---- file header (PT_LOG_HDR bytes) */
 #define PT_LOG_MAGIC      "PSXTRLOG"  /* 8 bytes, not NUL-terminated in the file */
 #define PT_LOG_BOM        0x01020304u /* u32 at PT_LOG_H_BOM, in the log's order */
-#define PT_LOG_VERSION    5u  /* written; 1 to 4 are still read */
+#define PT_LOG_VERSION    6u  /* written; 1 to 5 are still read */
 #define PT_LOG_VERSION_MIN 1u
 #define PT_LOG_HDR        256u
 #define PT_LOG_FIRST      PT_LOG_HDR  /* offset of the first block */
@@ -113,7 +113,8 @@
 #define PT_LOG_S_TYPE      2u  /* 32: u32 id, u32 0, u64 count, first, last */
 #define PT_LOG_S_WRITER    3u  /* 40: i32 pid, u32 0, u64 thread, count, first, last */
 #define PT_LOG_S_NAME      4u  /* 4 + n: u32 id, the name (1..63 bytes, no NUL) */
-#define PT_LOG_S_OBJ       5u  /* an OBJ record's payload */
+#define PT_LOG_S_OBJ       5u  /* an OBJ record's payload (v6: thread identities and
+                                * payload descriptions too) */
 #define PT_LOG_S_HDR       4u
 #define PT_LOG_S_PARTS_MAX 4096u /* SUMMARY blocks a reader takes */
 
@@ -299,7 +300,8 @@ struct pt_logw_opt {
 	uint32_t block_size; /* 0: PT_LOG_BLOCK_DEFAULT; raised to fit one record */
 	int swap;            /* write the opposite byte order (tests) */
 	uint64_t nonce;      /* 0: random */
-	unsigned version;    /* 0: PT_LOG_VERSION; 3: format 3, as older writers wrote it (tests) */
+	unsigned version;    /* 0: PT_LOG_VERSION; 3 or 5: that format, as older writers
+	                      * wrote it (tests; 5: no thread identities or descriptions) */
 };
 
 struct pt_logw_who {
@@ -337,6 +339,7 @@ struct pt_logw {
 
 	/* private */
 	int fd, policy, swap, finished;
+	unsigned version;    /* written: 3, 5 or PT_LOG_VERSION */
 	int seekable, o_append, is_fifo, is_sock;
 	uint32_t cap;        /* largest block (declared in the header) */
 	uint32_t max_payload;
@@ -512,8 +515,9 @@ struct pt_log_bhdr {
 int pt_logr_header(struct pt_logr *r, const unsigned char *h);
 /* an END block's status into r */
 void pt_logr_end_status(struct pt_logr *r, const unsigned char *p);
-/* an OBJ record's payload: 0 and *o, or EBADMSG */
-int pt_log_obj_decode(const unsigned char *p, uint32_t n, int swap, struct pt_ext_obj *o);
+/* an OBJ record's payload in a log of that version: 0 and *o, or EBADMSG */
+int pt_log_obj_decode(const unsigned char *p, uint32_t n, int swap, unsigned version,
+                      struct pt_ext_obj *o);
 
 /* The summary of a log (v5) read without its events (logsum.c): the
  * header, the END block at the end of the file and the SUMMARY blocks
@@ -537,7 +541,7 @@ void pt_log_summary_free(struct pt_log_summary *s);
 /* Checks a SUMMARY block's entries (p: the block, len, nrec); fills s
  * (which may be NULL) with them.  0 or EBADMSG. */
 int pt_log_sum_parse(const unsigned char *p, uint32_t len, uint32_t nrec, int swap,
-                     struct pt_log_summary *s);
+                     unsigned version, struct pt_log_summary *s);
 
 /* pread all n bytes at off: 0, EBADMSG (end of file first), or an error */
 int pt_logr_rd(const struct pt_logr *r, uint64_t off, void *dst, size_t n);

@@ -123,7 +123,8 @@ static void set_name(struct pt_logr *r, unsigned id, const unsigned char *s, uin
 	r->known[id / 64] |= 1ull << (id % 64);
 }
 
-int pt_log_obj_decode(const unsigned char *p, uint32_t n, int sw, struct pt_ext_obj *o)
+int pt_log_obj_decode(const unsigned char *p, uint32_t n, int sw, unsigned version,
+                      struct pt_ext_obj *o)
 {
 	if (n < PT_LOG_OBJ_FIXED || n > PT_LOG_OBJ_MAX)
 		return EBADMSG;
@@ -137,11 +138,15 @@ int pt_log_obj_decode(const unsigned char *p, uint32_t n, int sw, struct pt_ext_
 	o->bid_len = p[38];
 	o->flags = p[39];
 	uint32_t pl = n - PT_LOG_OBJ_FIXED - (n - PT_LOG_OBJ_FIXED < o->bid_len ? 0 : o->bid_len);
+	/* (v6) thread identities and payload descriptions */
+	int meta = o->kind == PT_EXT_OBJ_THREAD || o->kind == PT_EXT_OBJ_TYPE;
 	if (o->bid_len > PT_EXT_OBJ_BID_MAX || n - PT_LOG_OBJ_FIXED < o->bid_len ||
-	    o->kind < PT_EXT_OBJ_BEGIN || o->kind > PT_EXT_OBJ_LOST ||
+	    o->kind < PT_EXT_OBJ_BEGIN ||
+	    o->kind > (version >= 6 ? PT_EXT_OBJ_TYPE : PT_EXT_OBJ_LOST) ||
 	    (o->flags & ~PT_EXT_OBJ_TRUNC) || pl >= PT_EXT_OBJ_PATH ||
 	    memchr(p + PT_LOG_OBJ_FIXED + o->bid_len, 0, pl) ||
-	    ((o->kind == PT_EXT_OBJ_ADD || o->kind == PT_EXT_OBJ_DEL) && o->lo >= o->hi))
+	    ((o->kind == PT_EXT_OBJ_ADD || o->kind == PT_EXT_OBJ_DEL) && o->lo >= o->hi) ||
+	    (meta && (!pt_ext_meta_ok(o->kind, o->lo, o->hi, pl, o->bid_len) || o->flags)))
 		return EBADMSG;
 	memcpy(o->bid, p + PT_LOG_OBJ_FIXED, o->bid_len);
 	memcpy(o->path, p + PT_LOG_OBJ_FIXED + o->bid_len, pl);
@@ -153,7 +158,7 @@ static int get_obj(struct pt_logr *r, const unsigned char *p, uint32_t n, int ke
 {
 	struct pt_ext_obj o;
 
-	if (pt_log_obj_decode(p, n, r->swap, &o))
+	if (pt_log_obj_decode(p, n, r->swap, (unsigned)r->version, &o))
 		return EBADMSG;
 	if (!keep)
 		return 0;
@@ -191,7 +196,7 @@ int pt_logr_check(struct pt_logr *r, const unsigned char *p, const struct pt_log
 	if (b->type == PT_LOG_BT_END)
 		return pt_log_get32(p + PT_LOG_BLK + 28, sw) ? EBADMSG : 0;
 	if (b->type == PT_LOG_BT_SUMMARY)
-		return pt_log_sum_parse(p, b->len, b->nrec, sw, NULL) ? EBADMSG : 0;
+		return pt_log_sum_parse(p, b->len, b->nrec, sw, (unsigned)r->version, NULL) ? EBADMSG : 0;
 	for (uint32_t i = 0; i < b->nw; i++)
 		if (pt_log_get32(p + PT_LOG_BLK + i * PT_LOG_WENT + 4, sw))
 			return EBADMSG;

@@ -1,9 +1,10 @@
 /*
- * logsum.c -- the log's summary (format 5): what an APPEND or UNTIL_FULL
- * log holds, counted by the writer as it writes its blocks and written in
- * SUMMARY blocks just before the END block, so that a reader learns the
- * counts per event type and per writer, the time range, the losses, the
- * names and the map of loaded code from the end of the file without
+ * logsum.c -- the log's summary (format 5 and later): what an APPEND or
+ * UNTIL_FULL log holds, counted by the writer as it writes its blocks and
+ * written in SUMMARY blocks just before the END block, so that a reader
+ * learns the counts per event type and per writer, the time range, the
+ * losses, the names and the map of loaded code (format 6: with the thread
+ * identities and payload descriptions) from the end of the file without
  * reading the events.  Layout: docs/log-format.md, "SUMMARY block".
  *
  * Writer: pt_logw_sum_block() walks each events block once it is written
@@ -246,7 +247,7 @@ uint32_t pt_logw_sum_body(const struct pt_logw *w, unsigned char *out, uint32_t 
 /* ------------------------------------------------------------- reader */
 
 int pt_log_sum_parse(const unsigned char *p, uint32_t len, uint32_t nrec, int swap,
-                     struct pt_log_summary *s)
+                     unsigned version, struct pt_log_summary *s)
 {
 	uint32_t off = PT_LOG_BLK;
 	int sw = swap;
@@ -311,7 +312,7 @@ int pt_log_sum_parse(const unsigned char *p, uint32_t len, uint32_t nrec, int sw
 			break;
 		case PT_LOG_S_OBJ: {
 			struct pt_ext_obj o;
-			if (pt_log_obj_decode(e, n, sw, &o))
+			if (pt_log_obj_decode(e, n, sw, version, &o))
 				return EBADMSG;
 			if (s && s->nobjs < PT_LOG_OBJS_MAX) {
 				struct pt_ext_obj *no = realloc(s->objs, (s->nobjs + 1) * sizeof *no);
@@ -438,7 +439,7 @@ int pt_log_summary_read(int fd, struct pt_log_summary *s)
 		if (pt_logr_rd(&r, offs[k], win, PT_LOG_BLK) || !pt_logr_bhdr(&r, win, &b) ||
 		    b.type != PT_LOG_BT_SUMMARY || pt_logr_rd(&r, offs[k], win, b.len) ||
 		    pt_logr_check(&r, win, &b, 0, &(uint64_t){ 0 }, &(uint64_t){ 0 }, &(uint32_t){ 0 }) ||
-		    (rc = pt_log_sum_parse(win, b.len, b.nrec, r.swap, s)) != 0) {
+		    (rc = pt_log_sum_parse(win, b.len, b.nrec, r.swap, (unsigned)r.version, s)) != 0) {
 			rc = rc == ENOMEM ? ENOMEM : ENOENT;
 			goto out;
 		}

@@ -63,7 +63,7 @@ static void put_header(const struct pt_logw *w, unsigned char *h, const struct p
 	memset(h, 0, PT_LOG_HDR);
 	memcpy(h + PT_LOG_H_MAGIC, PT_LOG_MAGIC, 8);
 	pt_log_put32(h + PT_LOG_H_BOM, PT_LOG_BOM, sw);
-	pt_log_put16(h + PT_LOG_H_VERSION, w->prev.legacy ? 3 : PT_LOG_VERSION, sw);
+	pt_log_put16(h + PT_LOG_H_VERSION, (uint16_t)w->version, sw);
 	pt_log_put16(h + PT_LOG_H_HDRLEN, PT_LOG_HDR, sw);
 	pt_log_put32(h + PT_LOG_H_MAXBLK, w->cap, sw);
 	pt_log_put32(h + PT_LOG_H_POLICY, (uint32_t)w->policy, sw);
@@ -137,9 +137,10 @@ int pt_logw_init_opt(struct pt_logw *w, int fd, const struct pt_attr_img *attr,
 		cap = PT_LOG_BLOCK_LIMIT;
 	w->cap = (uint32_t)cap;
 	w->swap = opt && opt->swap;
-	if (opt && opt->version && opt->version != 3 && opt->version != PT_LOG_VERSION)
+	w->version = opt && opt->version ? opt->version : PT_LOG_VERSION;
+	if (w->version != 3 && w->version != 5 && w->version != PT_LOG_VERSION)
 		return EINVAL;
-	w->prev.legacy = opt && opt->version == 3;
+	w->prev.legacy = w->version == 3;
 	w->nonce = opt && opt->nonce ? opt->nonce : make_nonce(w);
 
 	w->rec = malloc(w->cap);

@@ -259,7 +259,15 @@ struct pt_name {
 #define PT_OBJ_BEGIN    1u    /* a full map of pid follows (attach, fork, exec) */
 #define PT_OBJ_ADD      2u    /* an object is loaded */
 #define PT_OBJ_DEL      3u    /* an object is gone */
+/* Entries that are not objects, in the same area (a reader of an older
+ * version skips them as unsound): */
+#define PT_OBJ_THREAD   5u    /* a thread's identity: base = its pthread_t,
+                               * lo = its kernel TID, path = its name */
+#define PT_OBJ_TYPE     6u    /* an event type's payload description:
+                               * lo = the event id, path = the description */
 #define PT_OBJ_F_TRUNC  1u    /* path cut to fit */
+#define PT_THREAD_NAME  16u   /* a thread's name and its NUL (the kernel's comm) */
+#define PT_TYPE_DESC    256u  /* a payload description and its NUL, at most */
 #define PT_OBJ_PATH     (PT_OBJ_SZ - 80u)
 struct pt_obj {
 	_Atomic uint64_t ready;   /* PT_OBJ_READY once complete */

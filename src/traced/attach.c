@@ -241,6 +241,9 @@ static int attach(unsigned s, uint64_t ticket)
 	/* objects found meanwhile by a thread that did not see this view yet */
 	pt_objmap_order();
 	pt_objmap_dump(sl, pt_pid, known ? known : 1);
+	/* the payload descriptions, after the view is published: one given
+	 * meanwhile is in the table now or was written into the view */
+	pt_typemap_dump(sl, pt_pid);
 	return 0;
 }
 
@@ -343,4 +346,21 @@ void pt_detach_now(unsigned s, uint64_t ticket)
 		view_retired[v] = 1ull << 63; /* oldest of all: reused first */
 	}
 	atomic_store_explicit(&pt_proc.sync, 0, memory_order_release);
+}
+
+/* At load, after the constructors that adopt the control segment (101)
+ * and note the objects of the start (102): a stream that waited for this
+ * process across exec (`posixtrace record`, or a controller that made it
+ * before the exec) is mapped now, while the process has one thread, so
+ * its first event, whichever thread records it, finds the stream mapped
+ * and the map of loaded code written.  A process nobody traces yet finds
+ * no ticket and makes no system call here. */
+__attribute__((constructor(103))) static void attach_at_load(void)
+{
+	int any = 0;
+
+	for (unsigned s = 0; s < PT_SLOTS; s++)
+		any |= atomic_load_explicit(&pt_ctl->slot[s].ticket, memory_order_acquire) > PT_TICKET_BUSY;
+	if (any)
+		pt_resync();
 }

@@ -206,9 +206,10 @@ __attribute__((constructor(102))) static void objmap_init(void)
 	atomic_store_explicit(&tab_lock, 0, memory_order_release);
 }
 
-/* One entry into a stream's area. */
-static void put(struct pt_view *sl, const struct pt_obj *src, int32_t pid, unsigned kind,
-                uint64_t tick)
+/* One entry into a stream's area (also the entries of thrmap.c and
+ * typemap.c, which are not objects). */
+void pt_objmap_put(struct pt_view *sl, const struct pt_obj *src, int32_t pid, unsigned kind,
+                   uint64_t tick)
 {
 	struct pt_hdr *h = sl->hdr;
 
@@ -221,20 +222,25 @@ static void put(struct pt_view *sl, const struct pt_obj *src, int32_t pid, unsig
 		atomic_fetch_add_explicit(&h->obj_lost, 1, memory_order_relaxed);
 		return;
 	}
-	struct pt_obj *d = &sl->objs[i];
+	struct pt_obj *d = &sl->objs[i], e;
 	size_t plen = src ? strnlen(src->path, sizeof src->path - 1) : 0;
-	d->tick = tick;
-	d->base = src ? src->base : 0;
-	d->lo = src ? src->lo : 0;
-	d->hi = src ? src->hi : 0;
-	d->pid = pid;
-	d->kind = (uint16_t)kind;
-	d->bid_len = src ? src->bid_len : 0;
-	d->flags = src ? src->flags : 0;
+	memset(&e, 0, sizeof e);
+	e.tick = tick;
+	e.base = src ? src->base : 0;
+	e.lo = src ? src->lo : 0;
+	e.hi = src ? src->hi : 0;
+	e.pid = pid;
+	e.kind = (uint16_t)kind;
+	e.bid_len = src ? src->bid_len : 0;
+	e.flags = src ? src->flags : 0;
 	if (src)
-		memcpy(d->bid, src->bid, sizeof d->bid);
-	memcpy(d->path, src ? src->path : "", plen);
-	d->path[plen] = 0;
+		memcpy(e.bid, src->bid, sizeof e.bid);
+	memcpy(e.path, src ? src->path : "", plen);
+	/* into shared memory, which other processes may write too (a hostile
+	 * one): word by word, as records are (the reader reads it so) */
+	_Static_assert(offsetof(struct pt_obj, tick) == sizeof(pt_word), "ready is the first word");
+	pt_put_bytes((pt_word *)d + 1, (const unsigned char *)&e + sizeof(pt_word),
+	             (uint32_t)(sizeof e - sizeof(pt_word)));
 	atomic_store_explicit(&d->ready, PT_OBJ_READY, memory_order_release);
 }
 
@@ -252,15 +258,15 @@ static uint32_t dump(struct pt_view *sl, int32_t pid, uint32_t from, uint32_t to
 	if (mine)
 		fill_starts();
 	if (from == 0)
-		put(sl, NULL, pid, PT_OBJ_BEGIN, tick);
+		pt_objmap_put(sl, NULL, pid, PT_OBJ_BEGIN, tick);
 	for (uint32_t i = from; i < to; i++) {
 		uint32_t st = atomic_load_explicit(&state[i], memory_order_acquire);
 		if (st == OBJ_FULL) {
-			put(sl, &tab[i], pid, PT_OBJ_ADD, tick);
+			pt_objmap_put(sl, &tab[i], pid, PT_OBJ_ADD, tick);
 		} else if (st == OBJ_START) {
 			fill_start(i, &tmp);
 			if (tmp.hi)
-				put(sl, &tmp, pid, PT_OBJ_ADD, tick);
+				pt_objmap_put(sl, &tmp, pid, PT_OBJ_ADD, tick);
 		}
 	}
 	if (mine)
@@ -283,7 +289,7 @@ uint32_t pt_objmap_dump(struct pt_view *sl, int32_t pid, uint32_t from)
 }
 
 /* Into every stream this process records into. */
-static void put_all(const struct pt_obj *o, unsigned kind)
+void pt_objmap_put_all(const struct pt_obj *o, unsigned kind)
 {
 	uint64_t tick = pt_now();
 
@@ -294,7 +300,7 @@ static void put_all(const struct pt_obj *o, unsigned kind)
 		att &= att - 1;
 		struct pt_view *sl = pt_view_att(s);
 		if (!atomic_load_explicit(&sl->dead, memory_order_relaxed))
-			put(sl, o, pt_pid, kind, tick);
+			pt_objmap_put(sl, o, pt_pid, kind, tick);
 	}
 }
 
@@ -375,11 +381,11 @@ void pt_objmap_miss(uintptr_t addr)
 			if (atomic_load_explicit(&state[i], memory_order_relaxed) == OBJ_FULL &&
 			    tab[i].lo < o->hi && o->lo < tab[i].hi) {
 				atomic_store_explicit(&state[i], OBJ_GONE, memory_order_relaxed);
-				put_all(&tab[i], PT_OBJ_DEL);
+				pt_objmap_put_all(&tab[i], PT_OBJ_DEL);
 			}
 		atomic_store_explicit(&state[n], OBJ_FULL, memory_order_release);
 		atomic_store_explicit(&ntab, n + 1, memory_order_release);
-		put_all(o, PT_OBJ_ADD);
+		pt_objmap_put_all(o, PT_OBJ_ADD);
 		cache(lo, hi - lo, n);
 	} else {
 		/* the loader's idea of the object does not match its headers (a

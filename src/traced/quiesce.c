@@ -20,7 +20,7 @@
 #define MAX_THREADS 4096
 
 _Thread_local _Atomic unsigned pt_nest PT_TLS;
-_Thread_local int pt_thread_index PT_TLS;
+_Thread_local _Atomic int pt_thread_index PT_TLS;
 
 static _Atomic(_Atomic unsigned *) threads[MAX_THREADS];
 static _Atomic unsigned high;          /* entries in use are below this */
@@ -51,13 +51,23 @@ static void on_thread_exit(void *arg)
 	pthread_mutex_unlock(&reg_lock);
 }
 
+/* At load, while the process has one thread: the kernel registers a
+ * process for expedited membarrier at once when it has a single thread,
+ * but waits for an RCU grace period (milliseconds) when it has several.
+ * Done here, a thread's first event never meets that wait (issue 39: a
+ * first event took 9-16 ms in a process that had started its threads).
+ * A library dlopen()ed by a threaded process pays it in dlopen(), still
+ * off the event path. */
 __attribute__((constructor(102))) static void quiesce_init(void)
 {
 	pthread_key_create(&exit_key, on_thread_exit); /* no syscall */
+	pt_quiesce_prepare();
 }
 
-/* Called when a stream is created or first attached: a process that never
- * traces pays no syscall for this at load time.  Async-signal-safe. */
+/* Once per process image (the registration is kept across fork and
+ * dropped at exec, when the constructor runs again); also called where a
+ * stream is made or mapped, in case the constructor's call failed or did
+ * not run.  Async-signal-safe. */
 void pt_quiesce_prepare(void)
 {
 	static _Atomic int state; /* 0 not yet, 1 being done, 2 done */
@@ -70,39 +80,36 @@ void pt_quiesce_prepare(void)
 }
 
 /* First time this thread enters the recording path: make it visible to
- * pt_quiesce().
- * Lock-free (a CAS on a free entry), so it may run in a signal handler.
- * Signals are blocked meanwhile (two syscalls, once in a thread's life): a
- * handler recording between the CAS and pt_thread_index would register the
- * thread in a second entry, which the interrupted call then forgets, and
- * which outlives the thread (a shutdown read it after the thread exited). */
+ * pt_quiesce().  Lock-free and without a system call, so it may run in a
+ * signal handler and costs a thread's first event no more than a new
+ * chunk does.  A handler that records while the code it interrupted is
+ * registering the same thread (the same &pt_nest) may claim a second
+ * entry: whichever of the two sets pt_thread_index first keeps its
+ * entry, the other frees its own, so no entry outlives the thread (a
+ * shutdown once read one after the thread exited).  Two entries for one
+ * thread meanwhile are harmless: both point to the same counter. */
 void pt_thread_register(void)
 {
-	sigset_t all, old;
-
 	if (PT_LIKELY(pt_thread_index != 0))
 		return;
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	if (pt_thread_index != 0) { /* a handler did it before the block */
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
-		return;
-	}
 	for (unsigned i = 0; i < MAX_THREADS; i++) {
 		_Atomic unsigned *exp = NULL;
-		if (atomic_compare_exchange_strong(&threads[i], &exp, &pt_nest)) {
-			pt_thread_index = (int)i + 1;
-			unsigned h = atomic_load(&high);
-			while (h < i + 1 && !atomic_compare_exchange_weak(&high, &h, i + 1))
-				;
-			pthread_setspecific(exit_key, (void *)1);
-			pthread_sigmask(SIG_SETMASK, &old, NULL);
+		if (!atomic_compare_exchange_strong(&threads[i], &exp, &pt_nest))
+			continue;
+		unsigned h = atomic_load(&high);
+		while (h < i + 1 && !atomic_compare_exchange_weak(&high, &h, i + 1))
+			;
+		int zero = 0;
+		if (!atomic_compare_exchange_strong(&pt_thread_index, &zero, (int)i + 1)) {
+			atomic_store(&threads[i], NULL); /* a handler registered us first */
 			return;
 		}
+		pthread_setspecific(exit_key, (void *)1);
+		return;
 	}
-	pt_thread_index = -1;
-	atomic_store(&untracked, 1);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	int zero = 0;
+	if (atomic_compare_exchange_strong(&pt_thread_index, &zero, -1))
+		atomic_store(&untracked, 1);
 }
 
 /* Returns 0 once every thread has been seen outside posix_trace_event,

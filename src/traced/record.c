@@ -74,6 +74,7 @@ __attribute__((always_inline)) static inline int write_one(struct pt_view *sl, s
 		if (s >= 0) {
 			pt_objmap_forget();
 			pt_owner_check((unsigned)s, sl, ts);
+			pt_thrmap_chunk((unsigned)s, sl, ts);
 			if (atomic_load_explicit(&sl->dead, memory_order_relaxed))
 				return 0;
 		}

@@ -63,12 +63,12 @@ void pt_seal_thread(void); /* seal this thread's chunks (thread exit) */
 void pt_record_atfork_child(void);
 
 extern _Thread_local _Atomic unsigned pt_nest PT_TLS;
-extern _Thread_local int pt_thread_index PT_TLS; /* 0: not registered yet */
+extern _Thread_local _Atomic int pt_thread_index PT_TLS; /* 0: not registered yet */
 void pt_thread_register(void);
 /* Mark this thread busy before it looks at any stream (see quiesce.c). */
 static inline unsigned pt_enter(void)
 {
-	if (PT_UNLIKELY(pt_thread_index == 0))
+	if (PT_UNLIKELY(atomic_load_explicit(&pt_thread_index, memory_order_relaxed) == 0))
 		pt_thread_register();
 	unsigned level = atomic_load_explicit(&pt_nest, memory_order_relaxed);
 	atomic_store_explicit(&pt_nest, level + 1, memory_order_relaxed);
@@ -99,6 +99,24 @@ void pt_objmap_forget(void); /* a new chunk: look the next address up again */
  * (from 0: a BEGIN entry first).  Returns where the table ended. */
 uint32_t pt_objmap_dump(struct pt_view *sl, int32_t pid, uint32_t from);
 void pt_objmap_atfork_child(void);
+/* One entry into sl's area, or into every attached stream's. */
+void pt_objmap_put(struct pt_view *sl, const struct pt_obj *src, int32_t pid, unsigned kind,
+                   uint64_t tick);
+void pt_objmap_put_all(const struct pt_obj *o, unsigned kind);
+
+/* ------------------------------------ thread identities (thrmap.c) */
+/* A chunk of stream s is about to be taken by this thread: say who the
+ * thread is (kernel TID, name) if the stream has not heard it, or the name
+ * changed.  One prctl(PR_GET_NAME), no other system call. */
+void pt_thrmap_chunk(unsigned s, struct pt_view *sl, uint64_t ts);
+
+
+/* ------------------------------- payload descriptions (typemap.c) */
+/* desc (checked by the caller, < PT_TYPE_DESC bytes) describes id's
+ * payload from now on: kept for streams that reach the process later and
+ * written into every stream it records into.  0, or ENOMEM. */
+int pt_typemap_set(unsigned id, const char *desc);
+void pt_typemap_dump(struct pt_view *sl, int32_t pid); /* all, into sl */
 /* The order between a new object in the table and a new view: each side
  * passes here between its store and its load (a read-modify-write of one
  * word, so each sees the other's store, or the other sees its own). */

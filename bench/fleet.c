@@ -1,0 +1,244 @@
+/*
+ * fleet.c -- a fleet simulated on one machine: FLEET_PRODUCERS (32)
+ * programs, each under `posixtrace record --relayd` with a host name of
+ * its own, stream into one lttng-relayd on loopback (free ports, a
+ * private HOME, started and stopped here).  Each program posts
+ * FLEET_EVENTS (20000) events of 32 bytes, FLEET_BURST at a time with a
+ * pause between bursts (a service, not a flood).
+ *
+ * Prints the aggregate rate the relay received (events the producers
+ * report delivered over the wall time from the first start to the last
+ * end) and, per producer, what it lost: the counts each `record` prints,
+ * which the relay gets as CTF discarded events.  babeltrace2 (if
+ * installed) counts the events in the relay's directory: the witness.
+ *
+ * The same-run comparison with LTTng-UST streaming through its consumer
+ * daemon to the relay needs the LTTng-UST headers (bench/lttng; Debian:
+ * liblttng-ust-dev); it is not part of this program.
+ *
+ * Skips (exit 0, a SKIP line) without lttng-relayd.  The machine is
+ * shared: rates are what this run saw, not a property of the code.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <trace.h>
+#include <unistd.h>
+#include "bench_util.h"
+
+#ifndef PT_BUILD_DIR
+#define PT_BUILD_DIR "build"
+#endif
+
+static int env_int(const char *name, int def)
+{
+	const char *s = getenv(name);
+	return s && atoi(s) > 0 ? atoi(s) : def;
+}
+
+static int produce(int n, int burst)
+{
+	trace_event_id_t id;
+	unsigned char payload[32] = { 0 };
+
+	if (posix_trace_eventid_open("fleet_req", &id))
+		return 3;
+	for (int i = 0; i < n; i++) {
+		memcpy(payload, &i, sizeof i);
+		posix_trace_event(id, payload, sizeof payload);
+		if ((i + 1) % burst == 0)
+			usleep(1000);
+	}
+	return 0;
+}
+
+static unsigned free_port(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t l = sizeof a;
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) || getsockname(fd, (struct sockaddr *)&a, &l))
+		return 0;
+	close(fd);
+	return ntohs(a.sin_port);
+}
+
+static int port_open(unsigned port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+	                         .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int fd = socket(AF_INET, SOCK_STREAM, 0), ok;
+	ok = fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof a) == 0;
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
+static const char *which(const char *name)
+{
+	static char b[512];
+	const char *path = getenv("PATH");
+	for (const char *p = path ? path : "/usr/bin:/bin"; *p;) {
+		size_t n = strcspn(p, ":");
+		snprintf(b, sizeof b, "%.*s/%s", (int)n, p, name);
+		if (access(b, X_OK) == 0)
+			return b;
+		p += n + (p[n] == ':');
+	}
+	return NULL;
+}
+
+static pid_t spawn(char *const argv[], const char *err, const char *home)
+{
+	fflush(NULL);
+	pid_t p = fork();
+	if (p == 0) {
+		int e = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644), o = open("/dev/null", O_WRONLY);
+		if (e < 0 || o < 0)
+			_exit(126);
+		dup2(o, 1);
+		dup2(e, 2);
+		setenv("HOME", home, 1);
+		setenv("LTTNG_HOME", home, 1);
+		execv(argv[0], argv);
+		_exit(126);
+	}
+	return p;
+}
+
+static unsigned long long after(const char *s, const char *key, int before)
+{
+	const char *p = s ? strstr(s, key) : NULL;
+	if (!p)
+		return 0;
+	if (!before)
+		return strtoull(p + strlen(key), NULL, 10);
+	while (p > s && p[-1] == ' ')
+		p--;
+	while (p > s && p[-1] >= '0' && p[-1] <= '9')
+		p--;
+	return strtoull(p, NULL, 10);
+}
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	char *s;
+	long n;
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	s = malloc((size_t)n + 1);
+	if (s)
+		s[fread(s, 1, (size_t)n, f)] = 0;
+	fclose(f);
+	return s;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 3 && !strcmp(argv[1], "produce"))
+		return produce(atoi(argv[2]), atoi(argv[3]));
+	int np = env_int("FLEET_PRODUCERS", 32), ne = env_int("FLEET_EVENTS", 20000),
+	    burst = env_int("FLEET_BURST", 100);
+	const char *relayd = which("lttng-relayd");
+	if (!relayd) {
+		printf("SKIP: bench/fleet: lttng-relayd not found (Debian: lttng-tools)\n");
+		return 0;
+	}
+	relayd = strdup(relayd);
+	const char *bt = which("babeltrace2");
+	bt = bt ? strdup(bt) : NULL;
+	char dir[] = "/tmp/pt-fleet-XXXXXX", self[4096], home[600], out[600], path[700];
+	if (!mkdtemp(dir) || !realpath("/proc/self/exe", self))
+		return 1;
+	snprintf(home, sizeof home, "%s/home", dir);
+	snprintf(out, sizeof out, "%s/out", dir);
+	mkdir(home, 0700);
+	unsigned c = free_port(), d = free_port(), l = free_port();
+	char cs[64], ds[64], ls[64], url[64];
+	snprintf(cs, sizeof cs, "tcp://127.0.0.1:%u", c);
+	snprintf(ds, sizeof ds, "tcp://127.0.0.1:%u", d);
+	snprintf(ls, sizeof ls, "tcp://127.0.0.1:%u", l);
+	snprintf(url, sizeof url, "net://127.0.0.1:%u:%u", c, d);
+	snprintf(path, sizeof path, "%s/relayd.log", dir);
+	pid_t rp = spawn((char *const[]){ (char *)relayd, "-C", cs, "-D", ds, "-L", ls, "-o", out,
+	                                  NULL }, path, home);
+	for (int i = 0; i < 2000 && !(port_open(c) && port_open(d)); i++)
+		usleep(5000);
+	if (!port_open(c)) {
+		printf("SKIP: bench/fleet: lttng-relayd did not start (%s)\n", path);
+		return 0;
+	}
+	pid_t *pids = calloc((size_t)np, sizeof *pids);
+	char ns[16], bs[16];
+	snprintf(ns, sizeof ns, "%d", ne);
+	snprintf(bs, sizeof bs, "%d", burst);
+	double t0 = bench_now_us();
+	for (int i = 0; i < np; i++) {
+		char host[32], err[700];
+		snprintf(host, sizeof host, "host%02d", i);
+		snprintf(err, sizeof err, "%s/%s.err", dir, host);
+		pids[i] = spawn((char *const[]){ PT_BUILD_DIR "/posixtrace", "record", "--relayd", url,
+		                                 "--hostname", host, "--session", "fleet", "--", self,
+		                                 "produce", ns, bs, NULL }, err, home);
+	}
+	int failed = 0;
+	for (int i = 0; i < np; i++) {
+		int st;
+		while (waitpid(pids[i], &st, 0) < 0 && errno == EINTR)
+			;
+		failed += !WIFEXITED(st) || WEXITSTATUS(st) != 0;
+	}
+	double secs = (bench_now_us() - t0) / 1e6;
+	unsigned long long sent = 0, lost = 0, worst = 0, packets = 0;
+	for (int i = 0; i < np; i++) {
+		char err[700];
+		snprintf(err, sizeof err, "%s/host%02d.err", dir, i);
+		char *s = slurp(err);
+		unsigned long long k = after(s, " events sent to ", 1), x = after(s, " not delivered", 1);
+		sent += k;
+		lost += x;
+		packets += after(s, " packets over", 1);
+		worst = x > worst ? x : worst;
+		free(s);
+	}
+	printf("bench/fleet: %d producers x %d events (32-byte payload, bursts of %d, 1 ms apart) "
+	       "into one lttng-relayd on loopback\n", np, ne, burst);
+	printf("  wall time           %.2f s (first start to last end, 1 s linger included)\n", secs);
+	printf("  delivered           %llu events in %llu packets (%d producers failed)\n", sent,
+	       packets, failed);
+	printf("  aggregate rate      %.0f events/s\n", (double)sent / secs);
+	printf("  lost                %llu in all, %llu at most by one producer\n", lost, worst);
+	if (bt) {
+		char cmd[1600];
+		snprintf(cmd, sizeof cmd, "%s %s 2>/dev/null | grep -c ' fleet_req: '", bt, out);
+		FILE *p = popen(cmd, "r");
+		unsigned long long k = 0;
+		if (p && fscanf(p, "%llu", &k) == 1)
+			printf("  babeltrace2 counts  %llu fleet_req events in the relay's directory "
+			       "(%d posted)\n", k, np * ne);
+		if (p)
+			pclose(p);
+	}
+	printf("  LTTng-UST via lttng-consumerd to the same relay: not run (needs liblttng-ust-dev; "
+	       "see bench/lttng)\n");
+	kill(rp, SIGTERM);
+	waitpid(rp, NULL, 0);
+	if (!getenv("PT_KEEP")) {
+		char cmd[700];
+		snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+		if (system(cmd) != 0)
+			fprintf(stderr, "could not remove %s\n", dir);
+	}
+	return failed ? 1 : 0;
+}

@@ -1,0 +1,665 @@
+/*
+ * cli_relayd.c -- `posixtrace record --relayd`: a traced program streamed
+ * live to Debian's lttng-relayd on loopback, read back with babeltrace2.
+ * The relay runs on free ports with a private HOME, started and stopped
+ * here.  The traced program is this test itself ("produce" mode): it posts
+ * an exact number of "relay_tick" events in batches, each batch waiting
+ * for a gate file the test creates, and creates a file after each batch.
+ *
+ *   exact      every event, from the relay's output and in the local log
+ *   live       babeltrace2 attached to the live session prints every
+ *              event, the first batch before the program goes on
+ *   hosts      three producers with different --hostname, one relay:
+ *              each host's trace apart, merged by time, every event
+ *   restart    the relay killed mid-run and started again: the events of
+ *              the batch posted while it was down are counted as CTF
+ *              discarded events, exactly; the others are on the relay;
+ *              the local log has all of them
+ *   stall      the relay stopped (SIGSTOP) mid-run: the program goes on,
+ *              record drops the connection and comes back when it runs
+ *   absent     no relay: a clear error naming the URL (exit 1); with -o
+ *              the program is recorded locally, and record says so
+ *   hostile    a fake relay that answers garbage, closes, or says
+ *              nothing: a clear error, exit 1, no crash
+ *
+ * SKIP (77) without lttng-relayd (Debian: lttng-tools) or babeltrace2.
+ */
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <trace.h>
+#include "t.h"
+#include "cli_util.h"
+
+static const char *relayd_bin, *bt_bin;
+static char self[4096];
+static unsigned cport, dport, lport;
+static pid_t relayd_pid = -1;
+
+/* ------------------------------------------------------ produce mode */
+
+/* (bounded: a producer left behind by a failed test goes away) */
+static void wait_file(const char *path)
+{
+	for (int i = 0; access(path, F_OK) != 0; i++) {
+		if (i > 120 * 500)
+			_exit(5);
+		usleep(2000);
+	}
+}
+
+/* produce PERIOD_US N:GATE:DONE ...: per batch, wait for GATE ("-": no
+ * wait), post N events, create DONE ("-": none). */
+static int produce(int argc, char **argv)
+{
+	trace_event_id_t id;
+	unsigned period = (unsigned)atoi(argv[2]);
+	uint32_t k = 0;
+
+	if (posix_trace_eventid_open("relay_tick", &id) != 0)
+		return 3;
+	for (int b = 3; b < argc; b++) {
+		char gate[512], done[512];
+		unsigned n;
+		if (sscanf(argv[b], "%u:%511[^:]:%511s", &n, gate, done) != 3)
+			return 4;
+		if (strcmp(gate, "-"))
+			wait_file(gate);
+		for (unsigned i = 0; i < n; i++, k++) {
+			posix_trace_event(id, &k, sizeof k);
+			if (period)
+				usleep(period);
+		}
+		if (strcmp(done, "-"))
+			close(open(done, O_WRONLY | O_CREAT, 0644));
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------ helpers */
+
+static unsigned free_port(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t l = sizeof a;
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	REQUIRE(fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
+	        getsockname(fd, (struct sockaddr *)&a, &l) == 0);
+	close(fd);
+	return ntohs(a.sin_port);
+}
+
+static int port_open(unsigned port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+	                         .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	int ok = fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof a) == 0;
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
+/* What spawn() started, each in a process group of its own: killed (with
+ * the programs they run) when the test ends by its alarm. */
+static pid_t kids[64];
+static int nkids;
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	for (int i = 0; i < nkids; i++)
+		kill(-kids[i], SIGKILL);
+	static const char msg[] = "cli_relayd: timed out; its processes killed\n";
+	if (write(2, msg, sizeof msg - 1) < 0)
+		_exit(1);
+	_exit(1);
+}
+
+/* Start argv in the background, stdout and stderr into files. */
+static pid_t spawn(char *const argv[], const char *out, const char *err)
+{
+	fflush(NULL);
+	pid_t p = fork();
+	REQUIRE(p >= 0);
+	if (p > 0 && nkids < (int)(sizeof kids / sizeof kids[0]))
+		kids[nkids++] = p;
+	if (p == 0) {
+		setpgid(0, 0);
+		int o = open(out ? out : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int e = open(err ? err : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (o < 0 || e < 0)
+			_exit(126);
+		dup2(o, 1);
+		dup2(e, 2);
+		setenv("HOME", cli_path("home"), 1);
+		setenv("LTTNG_HOME", cli_path("home"), 1);
+		execv(argv[0], argv);
+		_exit(126);
+	}
+	return p;
+}
+
+static int wait_exit(pid_t p)
+{
+	int st;
+	while (waitpid(p, &st, 0) < 0)
+		REQUIRE(errno == EINTR);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static void relayd_start(void)
+{
+	char c[64], d[64], l[64];
+	snprintf(c, sizeof c, "tcp://127.0.0.1:%u", cport);
+	snprintf(d, sizeof d, "tcp://127.0.0.1:%u", dport);
+	snprintf(l, sizeof l, "tcp://127.0.0.1:%u", lport);
+	mkdir(cli_path("home"), 0700);
+	relayd_pid = spawn((char *const[]){ (char *)relayd_bin, "-C", c, "-D", d, "-L", l, "-o",
+	                                    (char *)cli_path("out"), NULL },
+	                   NULL, cli_path("relayd.log"));
+	for (int i = 0; i < 2000 && !(port_open(cport) && port_open(dport) && port_open(lport)); i++)
+		usleep(5000);
+	REQUIRE(port_open(cport));
+}
+
+static void relayd_stop(int sig)
+{
+	if (relayd_pid > 0) {
+		kill(relayd_pid, sig);
+		wait_exit(relayd_pid);
+		relayd_pid = -1;
+	}
+}
+
+static void at_exit_stop(void)
+{
+	relayd_stop(SIGKILL);
+}
+
+static const char *url(void)
+{
+	static char u[64];
+	snprintf(u, sizeof u, "net://127.0.0.1:%u:%u", cport, dport);
+	return u;
+}
+
+static unsigned long long sum_after(const char *s, const char *key)
+{
+	unsigned long long sum = 0;
+	for (const char *p = s; p && (p = strstr(p, key)) != NULL; p += strlen(key))
+		sum += strtoull(p + strlen(key), NULL, 10);
+	return sum;
+}
+
+static int count_str(const char *s, const char *what)
+{
+	int n = 0;
+	for (const char *p = s; p && (p = strstr(p, what)) != NULL; p += strlen(what))
+		n++;
+	return n;
+}
+
+/* babeltrace2 on a path of the relay's output: its exit status, output
+ * and stderr. */
+static int bt_read(const char *sub, char **out, char **err)
+{
+	char path[512];
+	snprintf(path, sizeof path, "%s%s%s", cli_path("out"), *sub ? "/" : "", sub);
+	return cli_run((char *const[]){ (char *)bt_bin, path, NULL }, out, err);
+}
+
+static char *slurp_or_empty(const char *path)
+{
+	char *s = cli_slurp(path);
+	if (!s)
+		s = strdup("");
+	REQUIRE(s != NULL);
+	return s;
+}
+
+/* Wait until file path contains what (the alarm bounds it). */
+static void wait_text(const char *path, const char *what)
+{
+	for (;;) {
+		char *s = slurp_or_empty(path);
+		int found = strstr(s, what) != NULL;
+		free(s);
+		if (found)
+			return;
+		usleep(10000);
+	}
+}
+
+static void touch(const char *name)
+{
+	close(open(cli_path(name), O_WRONLY | O_CREAT, 0644));
+}
+
+static char *batch(char *buf, size_t cap, unsigned n, const char *gate, const char *done)
+{
+	snprintf(buf, cap, "%u:%s:%s", n, gate ? cli_path(gate) : "-", done ? cli_path(done) : "-");
+	return buf;
+}
+
+/* relay_tick events of the local log */
+static int log_ticks(const char *log)
+{
+	struct cli_ev *ev;
+	int n = cli_read_log(log, &ev);
+	int k = cli_count(ev, n, "relay_tick");
+	free(ev);
+	return k;
+}
+
+/* -------------------------------------------------------------- cases */
+
+static void case_exact(void)
+{
+	char b1[600], *out = NULL, *err = NULL;
+	char *log = strdup(cli_path("exact.ptlog"));
+
+	int rc = cli_run(CLI("record", "--relayd", (char *)url(), "--hostname", "hexact", "--session",
+	                     "exact", "-o", (char *)log, "--", self, "produce", "0",
+	                     batch(b1, sizeof b1, 5000, NULL, NULL)), NULL, &err);
+	CHECK_EQ(rc, 0);
+	CHECK(cli_contains(err, "5002 events sent to hexact/exact-")); /* START, STOP */
+	CHECK(cli_contains(err, "; 0 not delivered"));
+	if (rc)
+		fprintf(stderr, "record: %s\n", err);
+	free(err);
+	CHECK_EQ(bt_read("hexact", &out, &err), 0);
+	CHECK_EQ(count_str(out, " relay_tick: "), 5000);
+	CHECK_EQ(count_str(out, " posix_trace_start: "), 1);
+	CHECK_EQ(count_str(out, " posix_trace_stop: "), 1);
+	CHECK_EQ(cli_nlines(out), 5002);
+	CHECK(!cli_contains(err, "discarded"));
+	/* the payloads: 0 to 4999 in order */
+	CHECK(cli_contains(out, "payload = [ [0] = 135, [1] = 19, [2] = 0, [3] = 0 ]")); /* 4999 */
+	free(out);
+	free(err);
+	CHECK_EQ(log_ticks(log), 5000);
+	free(log);
+}
+
+/* babeltrace2's list of the relay's live sessions */
+static char *live_sessions(void)
+{
+	char u[64], *out = NULL;
+	snprintf(u, sizeof u, "url=\"net://127.0.0.1:%u\"", lport);
+	cli_run((char *const[]){ (char *)bt_bin, "query", "src.ctf.lttng-live", "sessions", "-p", u,
+	                         NULL }, &out, NULL);
+	return out ? out : strdup("");
+}
+
+/* Until babeltrace2's list of live sessions has what in it. */
+static void wait_sessions(const char *what)
+{
+	for (;;) {
+		char *s = live_sessions();
+		int there = strstr(s, what) != NULL;
+		free(s);
+		if (there)
+			return;
+		usleep(100000);
+	}
+}
+
+static void case_live(void)
+{
+	char b1[600], b2[600], b3[600], lurl[128];
+	/* (cli_path's buffers are reused: keep copies) */
+	char *rec_err = strdup(cli_path("live.rec.err")), *bt_out = strdup(cli_path("live.bt.out"));
+
+	/* batch 1 after gate g1; batch 2 after g2, which the test makes only
+	 * once the live reader has printed all of batch 1 */
+	pid_t rec = spawn(CLI("record", "--relayd", (char *)url(), "--hostname", "hlive", "--session",
+	                      "live", "--", self, "produce", "200",
+	                      batch(b1, sizeof b1, 1500, "g1", NULL),
+	                      batch(b2, sizeof b2, 1500, "g2", NULL),
+	                      batch(b3, sizeof b3, 0, "g3", NULL)),
+	                  NULL, rec_err);
+	wait_sessions("session-name: live");
+	snprintf(lurl, sizeof lurl, "net://127.0.0.1:%u/host/hlive/live", lport);
+	/* babeltrace2 2.0 stops reading when the session closes, maybe before
+	 * its last packets (record waits a second for it): the program ends
+	 * only once all of it was printed */
+	pid_t bt = spawn((char *const[]){ (char *)bt_bin, "-i", "lttng-live", lurl, NULL },
+	                 bt_out, cli_path("live.bt.err"));
+	wait_sessions("client-count: 1"); /* attached */
+	touch("g1");
+	int want = 1500;
+	for (;;) { /* printed live: batch 1 while the program waits, then all */
+		char *s = slurp_or_empty(bt_out);
+		int n = count_str(s, " relay_tick: ");
+		free(s);
+		REQUIRE(n <= want);
+		if (n == want && want == 3000) {
+			touch("g3");
+			break;
+		}
+		if (n == want)
+			touch("g2");
+		want = n == 1500 ? 3000 : want;
+		int st;
+		if (waitpid(bt, &st, WNOHANG) == bt) {
+			char *e = slurp_or_empty(cli_path("live.bt.err"));
+			fprintf(stderr, "babeltrace2 live ended early:\n%.3000s\n", e);
+			exit(1);
+		}
+		usleep(10000);
+	}
+	CHECK_EQ(wait_exit(rec), 0);
+	CHECK_EQ(wait_exit(bt), 0); /* the session closed: the reader ends */
+	char *s = slurp_or_empty(bt_out), *e = slurp_or_empty(cli_path("live.bt.err"));
+	CHECK_EQ(count_str(s, " relay_tick: "), 3000);
+	CHECK(!cli_contains(e, "discarded"));
+	free(s);
+	free(e);
+	char *out = NULL, *err = NULL;
+	CHECK_EQ(bt_read("hlive", &out, &err), 0);
+	CHECK_EQ(count_str(out, " relay_tick: "), 3000);
+	free(out);
+	free(err);
+	free(rec_err);
+	free(bt_out);
+}
+
+static void case_hosts(void)
+{
+	static const char *const hosts[] = { "hA", "hB", "hC" };
+	char b[3][600], errs[3][300];
+	pid_t rec[3];
+
+	for (int i = 0; i < 3; i++) {
+		snprintf(errs[i], sizeof errs[i], "%s", cli_path(hosts[i]));
+		rec[i] = spawn(CLI("record", "--relayd", (char *)url(), "--hostname", (char *)hosts[i],
+		                   "--session", "fleet", "--", self, "produce", "100",
+		                   batch(b[i], sizeof b[i], 1000 * (unsigned)(i + 1), NULL, NULL)),
+		               NULL, errs[i]);
+	}
+	for (int i = 0; i < 3; i++)
+		CHECK_EQ(wait_exit(rec[i]), 0);
+	char *out = NULL, *err = NULL;
+	CHECK_EQ(bt_read("", &out, &err), 0); /* every host, merged by time */
+	for (int i = 0; i < 3; i++) {
+		char want[64];
+		snprintf(want, sizeof want, " %s relay_tick: ", hosts[i]);
+		CHECK_EQ(count_str(out, want), 1000 * (i + 1));
+	}
+	free(out);
+	free(err);
+	for (int i = 0; i < 3; i++) { /* each apart */
+		CHECK_EQ(bt_read(hosts[i], &out, &err), 0);
+		CHECK_EQ(count_str(out, " relay_tick: "), 1000 * (i + 1));
+		free(out);
+		free(err);
+	}
+}
+
+/* Until babeltrace2 reads n relay_tick events in the relay's directory
+ * of host (it never reads more). */
+static void wait_on_disk(const char *host, int n)
+{
+	for (;;) {
+		char *out = NULL;
+		bt_read(host, &out, NULL);
+		int k = count_str(out, " relay_tick: ");
+		free(out);
+		REQUIRE(k <= n);
+		if (k == n)
+			return;
+		usleep(50000);
+	}
+}
+
+/* record --relayd and -o of three batches of 1000 events for host (its
+ * session too): the first at once, then done file HOST.1; the second
+ * after gate HOST.g2, then HOST.2; the third after HOST.g3. */
+static pid_t record_batches(const char *host, const char *log, const char *err)
+{
+	char b1[600], b2[600], b3[600], n[4][64];
+	snprintf(n[0], sizeof n[0], "%s.1", host);
+	snprintf(n[1], sizeof n[1], "%s.g2", host);
+	snprintf(n[2], sizeof n[2], "%s.2", host);
+	snprintf(n[3], sizeof n[3], "%s.g3", host);
+	return spawn(CLI("record", "--relayd", (char *)url(), "--hostname", (char *)host,
+	                 "--session", (char *)host, "-o", (char *)log, "--", self, "produce", "100",
+	                 batch(b1, sizeof b1, 1000, NULL, n[0]),
+	                 batch(b2, sizeof b2, 1000, n[1], n[2]),
+	                 batch(b3, sizeof b3, 1000, n[3], NULL)),
+	             NULL, err);
+}
+
+static void case_restart(void)
+{
+	char *log = strdup(cli_path("restart.ptlog")), *rec_err = strdup(cli_path("restart.err"));
+
+	pid_t rec = record_batches("hrestart", log, rec_err);
+	wait_file(cli_path("hrestart.1"));
+	wait_on_disk("hrestart", 1000);
+	relayd_stop(SIGKILL);
+	touch("hrestart.g2");
+	wait_file(cli_path("hrestart.2"));
+	wait_text(rec_err, "connection lost");
+	relayd_start();
+	wait_text(rec_err, "connected again");
+	touch("hrestart.g3");
+	CHECK_EQ(wait_exit(rec), 0);
+	char *e = slurp_or_empty(rec_err);
+	CHECK(cli_contains(e, "1000 events missed while it was away"));
+	CHECK(cli_contains(e, "; 1000 not delivered"));
+	CHECK(cli_contains(e, "over 2 connections"));
+	free(e);
+	char *out = NULL, *err = NULL;
+	CHECK_EQ(bt_read("hrestart", &out, &err), 0);
+	CHECK_EQ(count_str(out, " relay_tick: "), 2000);
+	/* "Tracer discarded N events between ..." */
+	CHECK_EQ(sum_after(err, "Tracer discarded "), 1000);
+	free(out);
+	free(err);
+	CHECK_EQ(log_ticks(log), 3000);
+	free(log);
+	free(rec_err);
+}
+
+/* The relay stopped (SIGSTOP) mid-run: the program goes on, record
+ * drops the connection after 2 s without an acknowledgement, and comes
+ * back once the relay runs again.  What the stopped relay had taken in
+ * before the drop it may still write when it runs again (and record
+ * counted it lost): the sum is exact within that. */
+static void case_stall(void)
+{
+	char *log = strdup(cli_path("stall.ptlog")), *rec_err = strdup(cli_path("stall.err"));
+
+	pid_t rec = record_batches("hstall", log, rec_err);
+	wait_file(cli_path("hstall.1"));
+	wait_on_disk("hstall", 1000);
+	kill(relayd_pid, SIGSTOP);
+	touch("hstall.g2");
+	wait_file(cli_path("hstall.2")); /* the program was not held up */
+	wait_text(rec_err, "connection lost");
+	kill(relayd_pid, SIGCONT);
+	wait_text(rec_err, "connected again");
+	touch("hstall.g3");
+	CHECK_EQ(wait_exit(rec), 0);
+	CHECK_EQ(log_ticks(log), 3000);
+	char *e = slurp_or_empty(rec_err);
+	CHECK(cli_contains(e, "it stalled"));
+	unsigned long long nd = 0;
+	const char *p = strstr(e, " not delivered");
+	if (p) {
+		while (p > e && p[-1] >= '0' && p[-1] <= '9')
+			p--;
+		nd = strtoull(p, NULL, 10);
+	}
+	free(e);
+	char *out = NULL, *err = NULL;
+	CHECK_EQ(bt_read("hstall", &out, &err), 0);
+	unsigned long long ticks = (unsigned long long)count_str(out, " relay_tick: ");
+	unsigned long long disc = sum_after(err, "Tracer discarded ");
+	CHECK(nd > 0);
+	CHECK_EQ(disc, nd);
+	CHECK(ticks >= 2000 && ticks + disc >= 3000 && ticks + disc <= 4000);
+	free(out);
+	free(err);
+	free(log);
+	free(rec_err);
+}
+
+static void case_absent(void)
+{
+	char u[64], b1[600], *err = NULL;
+	unsigned dead = free_port();
+	snprintf(u, sizeof u, "net://127.0.0.1:%u", dead);
+
+	CHECK_EQ(cli_run(CLI("record", "--relayd", u, "--", self, "produce", "0",
+	                     batch(b1, sizeof b1, 10, NULL, "absent.ran")), NULL, &err), 1);
+	CHECK(cli_contains(err, u));
+	CHECK(cli_contains(err, "cannot connect"));
+	CHECK(cli_contains(err, "Connection refused"));
+	CHECK(access(cli_path("absent.ran"), F_OK) != 0); /* not run untraced */
+	free(err);
+
+	char *log = strdup(cli_path("absent.ptlog"));
+	CHECK_EQ(cli_run(CLI("record", "--relayd", u, "-o", (char *)log, "--", self, "produce", "0",
+	                     batch(b1, sizeof b1, 700, NULL, NULL)), NULL, &err), 0);
+	CHECK(cli_contains(err, "recording goes on into the local log only"));
+	CHECK(cli_contains(err, "never reached"));
+	free(err);
+	CHECK_EQ(log_ticks(log), 700);
+	free(log);
+
+	CHECK_EQ(cli_run(CLI("record", "--relayd", "tcp://x", "--", self), NULL, &err), 2);
+	CHECK(cli_contains(err, "not net://HOST"));
+	free(err);
+	CHECK_EQ(cli_run(CLI("record", "--relayd", u, "--hostname", "../x", "--", self), NULL,
+	                 &err), 2);
+	CHECK(cli_contains(err, "--hostname"));
+	free(err);
+}
+
+/* A fake relay on two ports: after a version command (24 + 8 bytes) it
+ * answers reply[len] (len < 0: closes; 0: says nothing), and keeps
+ * reading.  Returns its pid. */
+static pid_t fake_relay(unsigned *cp, unsigned *dp, const void *reply, int len)
+{
+	int ls[2];
+	unsigned ports[2];
+	for (int i = 0; i < 2; i++) {
+		struct sockaddr_in a = { .sin_family = AF_INET,
+		                         .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+		socklen_t l = sizeof a;
+		ls[i] = socket(AF_INET, SOCK_STREAM, 0);
+		REQUIRE(ls[i] >= 0 && bind(ls[i], (struct sockaddr *)&a, sizeof a) == 0 &&
+		        listen(ls[i], 4) == 0 && getsockname(ls[i], (struct sockaddr *)&a, &l) == 0);
+		ports[i] = ntohs(a.sin_port);
+	}
+	*cp = ports[0];
+	*dp = ports[1];
+	fflush(NULL);
+	pid_t p = fork();
+	REQUIRE(p >= 0);
+	if (p == 0) {
+		int c = accept(ls[0], NULL, NULL), d = accept(ls[1], NULL, NULL);
+		unsigned char buf[4096];
+		size_t got = 0;
+		while (got < 32) {
+			ssize_t n = read(c, buf, sizeof buf);
+			if (n <= 0)
+				_exit(0);
+			got += (size_t)n;
+		}
+		if (len < 0)
+			_exit(0);
+		if (len > 0 && write(c, reply, (size_t)len) != len)
+			_exit(0);
+		while (read(c, buf, sizeof buf) > 0)
+			;
+		(void)d;
+		_exit(0);
+	}
+	close(ls[0]);
+	close(ls[1]);
+	return p;
+}
+
+static void case_hostile(void)
+{
+	static const struct { const char *reply; int len; const char *want; } cases[] = {
+		{ "HTTP/1.0 400 Bad Request\r\n\r\n", 28, "a bad reply to version check" },
+		{ "\0\0\0\2\0\0\0\1", 8, "protocol version 2.1" },
+		{ "\0\0\0\7\0\0\0\15", 8, "protocol version 7.13" },
+		{ "", -1, "it closed the connection" },
+		{ "", 0, "no reply to version check" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		unsigned cp, dp;
+		char u[64], *err = NULL;
+		pid_t f = fake_relay(&cp, &dp, cases[i].reply, cases[i].len);
+		snprintf(u, sizeof u, "net://127.0.0.1:%u:%u", cp, dp);
+		CHECK_EQ(cli_run(CLI("record", "--relayd", u, "--", self, "produce", "0", "1:-:-"),
+		                 NULL, &err), 1);
+		CHECK(cli_contains(err, u));
+		CHECK(cli_contains(err, cases[i].want));
+		if (!cli_contains(err, cases[i].want))
+			fprintf(stderr, "hostile %zu: %s\n", i, err);
+		free(err);
+		kill(f, SIGKILL);
+		wait_exit(f);
+	}
+	/* a version answered right, then a session directory longer than any */
+	{
+		unsigned char r[8 + 16] = { 0, 0, 0, 2, 0, 0, 0, 13, 0, 0, 0, 0, 0, 0, 0, 1,
+		                            0, 0, 0, 10, 0x7f, 0xff, 0xff, 0xff };
+		unsigned cp, dp;
+		char u[64], *err = NULL;
+		pid_t f = fake_relay(&cp, &dp, r, sizeof r);
+		snprintf(u, sizeof u, "net://127.0.0.1:%u:%u", cp, dp);
+		CHECK_EQ(cli_run(CLI("record", "--relayd", u, "--", self, "produce", "0", "1:-:-"),
+		                 NULL, &err), 1);
+		CHECK(cli_contains(err, "a session directory longer than 4096 bytes"));
+		free(err);
+		kill(f, SIGKILL);
+		wait_exit(f);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 3 && !strcmp(argv[1], "produce"))
+		return produce(argc, argv);
+	signal(SIGALRM, on_alarm);
+	T_BEGIN(240);
+	cli_setup();
+	if (!(relayd_bin = cli_which("lttng-relayd")))
+		T_SKIP("lttng-relayd is not installed (Debian: lttng-tools)");
+	relayd_bin = strdup(relayd_bin);
+	if (!(bt_bin = cli_which("babeltrace2")))
+		T_SKIP("babeltrace2 is not installed (Debian: babeltrace2)");
+	bt_bin = strdup(bt_bin);
+	REQUIRE(realpath("/proc/self/exe", self) != NULL);
+	cport = free_port();
+	dport = free_port();
+	lport = free_port();
+	REQUIRE(cport != dport && dport != lport && cport != lport);
+	atexit(at_exit_stop);
+	fprintf(stderr, "-- absent\n");
+	case_absent();
+	fprintf(stderr, "-- hostile\n");
+	case_hostile();
+	relayd_start();
+	fprintf(stderr, "-- exact\n");
+	case_exact();
+	fprintf(stderr, "-- live\n");
+	case_live();
+	fprintf(stderr, "-- hosts\n");
+	case_hosts();
+	fprintf(stderr, "-- restart\n");
+	case_restart();
+	fprintf(stderr, "-- stall\n");
+	case_stall();
+	relayd_stop(SIGTERM);
+	T_END();
+}
