@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "view.h"
+#include "typed.h"
 #include "../src/ext.h"
 
 int vq_init(struct vsrv *s, struct tlog *l, struct vindex *x, struct symz *z)
@@ -108,6 +109,11 @@ static void meta(struct vsrv *s, struct vbuf *b)
 		          k ? "," : "", (int)ln->pid, (unsigned long long)ln->tid, idx,
 		          (unsigned long long)count);
 		vb_str(b, exe_of(s, ln->pid));
+		char ident[256] = "";
+		if (l->thrs) /* the kernel thread ids and names it had */
+			thrmap_all(l->thrs, ident, sizeof ident, ln->pid, ln->tid);
+		vb_put(b, ",\"ident\":", 9);
+		vb_str(b, ident);
 		vb_put(b, "}", 1);
 	}
 	vb_put(b, "],\"marks\":[", 11);
@@ -203,6 +209,13 @@ static void one_event(struct vsrv *s, const struct tev *e, uint32_t lane, struct
 	vb_printf(b, ",\"pid\":%d,\"tid\":\"0x%llx\",\"thread\":%u,\"exe\":", (int)th->pid,
 	          (unsigned long long)th->tid, th->idx);
 	vb_str(b, exe_of(s, th->pid));
+	char text[600];
+	thrmap_label(s->l->thrs, text, sizeof text, th->pid, th->tid, e->ts, th->idx);
+	vb_put(b, ",\"ident\":", 9);
+	vb_str(b, text);
+	fmt_event_data(text, sizeof text, s->l, e); /* as show prints it (typed payloads decoded) */
+	vb_put(b, ",\"shown\":", 9);
+	vb_str(b, text);
 	vb_printf(b, ",\"addr\":\"0x%llx\",\"sym\":", (unsigned long long)e->addr);
 	vb_str(b, s->z && e->addr ? symz_lookup(s->z, th->pid, e->ts, e->addr) : "");
 	vb_printf(b, ",\"len\":%u,\"truncated\":%u,", e->len, e->trunc);
