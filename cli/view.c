@@ -15,6 +15,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -144,6 +145,43 @@ static MHD_RESULT handle(void *cls, struct MHD_Connection *c, const char *url,
 	return reply(c, 200, "application/json", b.p, b.n, MHD_RESPMEM_MUST_FREE);
 }
 
+/* The log opened for reading events in a thread of its own, while the
+ * server already answers from the index and the summary. */
+struct opener {
+	pthread_t th;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int state;                /* 0 opening, 1 open, -1 failed (said) */
+	int started;
+	struct tlog l;            /* the opener's until state is set */
+	const char *path;
+};
+
+static void *open_log(void *arg)
+{
+	struct opener *o = arg;
+	int rc = tlog_load(&o->l, o->path);
+
+	pthread_mutex_lock(&o->mu);
+	o->state = rc ? -1 : 1;
+	pthread_cond_broadcast(&o->cv);
+	pthread_mutex_unlock(&o->mu);
+	return NULL;
+}
+
+/* vsrv.reader: the log once opened (a query that needs events waits). */
+static struct tlog *opened_log(struct vsrv *q)
+{
+	struct opener *o = q->ctx;
+
+	pthread_mutex_lock(&o->mu);
+	while (o->state == 0)
+		pthread_cond_wait(&o->cv, &o->mu);
+	struct tlog *l = o->state > 0 ? &o->l : NULL;
+	pthread_mutex_unlock(&o->mu);
+	return l;
+}
+
 static void open_browser(const char *url)
 {
 	const char *b = getenv("BROWSER");
@@ -206,15 +244,28 @@ int cmd_view(int argc, char **argv)
 	for (size_t i = 0; i < sizeof rnd; i++)
 		snprintf(s.token + 2 * i, 3, "%02x", rnd[i]);
 
+	/* With the index in the cache and the totals in the log's summary,
+	 * the page is served at once: the log itself is opened (a pass that
+	 * checks every block) in the background, for the first query that
+	 * needs events. */
 	struct tlog l;
 	struct vindex x;
-	if (tlog_load(&l, argv[optind]))
-		return 1;
-	tlog_warn(&l);
-	if (vindex_get(&x, &l, cache)) {
-		tlog_free(&l);
-		return 1;
+	int fast = 0;
+	if (cache != VIX_CACHE_NONE && vindex_cached(&x, argv[optind]) == 0) {
+		if (tlog_totals(&l, argv[optind])) {
+			vindex_free(&x);
+			return 1;
+		}
+		fast = l.summary; /* (else tlog_totals read the log: it is open) */
+	} else {
+		if (tlog_load(&l, argv[optind]))
+			return 1;
+		if (vindex_get(&x, &l, cache)) {
+			tlog_free(&l);
+			return 1;
+		}
 	}
+	tlog_warn(&l);
 	struct symz *z = symz_open(&l, argv[optind], 0);
 	vq_init(&s.q, &l, &x, z);
 
@@ -225,6 +276,16 @@ int cmd_view(int argc, char **argv)
 	sigaddset(&set, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &set, NULL); /* (the server's thread inherits it) */
 	signal(SIGPIPE, SIG_IGN);
+	static struct opener op = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
+	if (fast) {
+		op.path = argv[optind];
+		if (pthread_create(&op.th, NULL, open_log, &op) != 0)
+			op.state = -1, err_msg("%s: cannot start a thread to open it", op.path);
+		else
+			op.started = 1;
+		s.q.reader = opened_log;
+		s.q.ctx = &op;
+	}
 	/* the socket bound here, so that its port is known before the
 	 * server's thread starts (it reads s.port) */
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
@@ -262,6 +323,11 @@ int cmd_view(int argc, char **argv)
 		rc = 0;
 	} else if (fd >= 0)
 		close(fd); /* (MHD_stop_daemon closes the one it was given) */
+	if (op.started) {
+		pthread_join(op.th, NULL);
+		if (op.state > 0)
+			tlog_free(&op.l);
+	}
 	vq_free(&s.q);
 	if (z)
 		symz_close(z);

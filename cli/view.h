@@ -68,6 +68,8 @@ struct vindex {
  * left at its start.  0, or 1 after a message. */
 enum { VIX_CACHE_NONE, VIX_CACHE_READ, VIX_CACHE_WRITE };
 int vindex_get(struct vindex *x, struct tlog *l, int cache);
+/* Only from the cache, for the log at path (not opened): 0, or -1. */
+int vindex_cached(struct vindex *x, const char *path);
 void vindex_free(struct vindex *x);
 uint64_t vindex_bucket_ns(const struct vindex *x, unsigned level);
 /* Events of lane (or all when lane == UINT32_MAX) in [from, to] (ns since the epoch), as the index counts
@@ -76,11 +78,17 @@ uint64_t vindex_estimate(const struct vindex *x, uint64_t from, uint64_t to);
 
 /* ------------------------------------------------------------ vquery.c */
 struct vsrv {
-	struct tlog *l;
+	struct tlog *l;           /* the totals, names, threads (/meta) */
+	/* the log open for reading events: l itself, or (view.c) one opened
+	 * in the background while /meta and the counts are already served;
+	 * NULL if it could not be opened */
+	struct tlog *(*reader)(struct vsrv *s);
+	struct tlog *rd;          /* what reader gave */
+	void *ctx;
 	struct vindex *x;
 	struct symz *z;
 	uint32_t *lane_of;        /* tlog thread index -> index lane */
-	size_t nlane_of;
+	size_t nlane_of;          /* (for rd's thread numbers) */
 	uint64_t max_events;      /* a window with fewer gets its events */
 };
 /* The JSON answer to a routed request into b: 0, or an HTTP status. */

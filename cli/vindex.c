@@ -370,6 +370,32 @@ static int build(struct vindex *x, struct tlog *l)
 	return build_levels(x);
 }
 
+static void key_of(struct vix_key *k, const struct stat *sb)
+{
+	memset(k, 0, sizeof *k);
+	k->dev = sb->st_dev;
+	k->ino = sb->st_ino;
+	k->size = (uint64_t)sb->st_size;
+	k->mtime_s = (uint64_t)sb->st_mtim.tv_sec;
+	k->mtime_ns = (uint64_t)sb->st_mtim.tv_nsec;
+}
+
+int vindex_cached(struct vindex *x, const char *path)
+{
+	struct stat sb;
+	struct vix_key k;
+
+	memset(x, 0, sizeof *x);
+	if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode))
+		return -1;
+	key_of(&k, &sb);
+	if (cache_path(x, &k, 0) != 0 || cache_load(x, &k) != 0) {
+		vindex_free(x);
+		return -1;
+	}
+	return 0;
+}
+
 int vindex_get(struct vindex *x, struct tlog *l, int cache)
 {
 	struct stat sb;
@@ -380,12 +406,7 @@ int vindex_get(struct vindex *x, struct tlog *l, int cache)
 		err_msg("%s: %s", l->path, strerror(errno));
 		return 1;
 	}
-	memset(&k, 0, sizeof k);
-	k.dev = sb.st_dev;
-	k.ino = sb.st_ino;
-	k.size = (uint64_t)sb.st_size;
-	k.mtime_s = (uint64_t)sb.st_mtim.tv_sec;
-	k.mtime_ns = (uint64_t)sb.st_mtim.tv_nsec;
+	key_of(&k, &sb);
 	int cached = cache != VIX_CACHE_NONE && cache_path(x, &k, cache == VIX_CACHE_WRITE) == 0;
 	char path[sizeof x->cache_path];
 	memcpy(path, x->cache_path, sizeof path);

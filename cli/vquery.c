@@ -18,10 +18,16 @@
 #include "typed.h"
 #include "../src/ext.h"
 
+static struct tlog *same_log(struct vsrv *s)
+{
+	return s->l;
+}
+
 int vq_init(struct vsrv *s, struct tlog *l, struct vindex *x, struct symz *z)
 {
 	memset(s, 0, sizeof *s);
 	s->l = l;
+	s->reader = same_log;
 	s->x = x;
 	s->z = z;
 	s->max_events = 20000;
@@ -40,15 +46,15 @@ void vq_free(struct vsrv *s)
 static uint32_t lane_of(struct vsrv *s, uint32_t t)
 {
 	if (t >= s->nlane_of) {
-		size_t n = s->l->nth;
+		size_t n = s->rd->nth;
 		uint32_t *m = realloc(s->lane_of, (n ? n : 1) * sizeof *m);
 		if (!m)
 			return UINT32_MAX;
 		for (size_t i = s->nlane_of; i < n; i++) {
 			m[i] = UINT32_MAX;
 			for (uint32_t k = 0; k < s->x->nlanes; k++)
-				if (s->x->lanes[k].pid == s->l->th[i].pid &&
-				    s->x->lanes[k].tid == s->l->th[i].tid) {
+				if (s->x->lanes[k].pid == s->rd->th[i].pid &&
+				    s->x->lanes[k].tid == s->rd->th[i].tid) {
 					m[i] = k;
 					break;
 				}
@@ -133,10 +139,10 @@ static int events(struct vsrv *s, uint64_t from, uint64_t to, struct vbuf *b)
 	int r;
 	uint64_t past = 0, n = 0;
 
-	if (tlog_seek(s->l, from))
+	if (!(s->rd = s->reader(s)) || tlog_seek(s->rd, from))
 		return 500;
 	vb_put(b, "{\"mode\":\"events\",\"ev\":[", 23);
-	while (past < VIEW_PAST && (r = tlog_next(s->l, &e)) > 0) {
+	while (past < VIEW_PAST && (r = tlog_next(s->rd, &e)) > 0) {
 		if (e.ts > to) {
 			past++;
 			continue;
@@ -199,21 +205,21 @@ static int density(struct vsrv *s, uint64_t from, uint64_t to, unsigned cols, st
 static void one_event(struct vsrv *s, const struct tev *e, uint32_t lane, struct vbuf *b)
 {
 	static const char hex[] = "0123456789abcdef";
-	const struct tthread *th = &s->l->th[e->thread];
+	const struct tthread *th = &s->rd->th[e->thread];
 	char tmp[64], abs[64];
 
 	fmt_abs(abs, sizeof abs, e->ts);
 	vb_printf(b, "{\"at\":%llu,\"abs\":\"%s\",\"lane\":%u,\"id\":%u,\"type\":",
 	          (unsigned long long)(e->ts - s->x->t0), abs, lane, e->id);
-	vb_str(b, tlog_name(s->l, e->id, tmp, sizeof tmp));
+	vb_str(b, tlog_name(s->rd, e->id, tmp, sizeof tmp));
 	vb_printf(b, ",\"pid\":%d,\"tid\":\"0x%llx\",\"thread\":%u,\"exe\":", (int)th->pid,
 	          (unsigned long long)th->tid, th->idx);
 	vb_str(b, exe_of(s, th->pid));
 	char text[600];
-	thrmap_label(s->l->thrs, text, sizeof text, th->pid, th->tid, e->ts, th->idx);
+	thrmap_label(s->rd->thrs, text, sizeof text, th->pid, th->tid, e->ts, th->idx);
 	vb_put(b, ",\"ident\":", 9);
 	vb_str(b, text);
-	fmt_event_data(text, sizeof text, s->l, e); /* as show prints it (typed payloads decoded) */
+	fmt_event_data(text, sizeof text, s->rd, e); /* as show prints it (typed payloads decoded) */
 	vb_put(b, ",\"shown\":", 9);
 	vb_str(b, text);
 	vb_printf(b, ",\"addr\":\"0x%llx\",\"sym\":", (unsigned long long)e->addr);
@@ -249,9 +255,9 @@ static int event(struct vsrv *s, const struct vreq *r, struct vbuf *b)
 
 	if (r->at > s->x->t1 - s->x->t0 || r->lane >= s->x->nlanes)
 		return 404;
-	if (tlog_seek(s->l, at))
+	if (!(s->rd = s->reader(s)) || tlog_seek(s->rd, at))
 		return 500;
-	while (past < VIEW_PAST && (rc = tlog_next(s->l, &e)) > 0) {
+	while (past < VIEW_PAST && (rc = tlog_next(s->rd, &e)) > 0) {
 		if (e.ts > at) {
 			past++;
 			continue;

@@ -373,6 +373,20 @@ int main(void)
 	CHECK_EQ(view_get(&s, path, NULL, 0, &again), 200);
 	CHECK(whole && again && strcmp(whole, again) == 0);
 	free(again);
+	/* events too (the log itself is opened in the background meanwhile) */
+	char *ev = NULL, *meta = NULL;
+	CHECK_EQ(view_get(&s, "/meta", NULL, 0, &meta), 200);
+	int lane = meta ? lane_of(meta, biglog_pid(123457), biglog_thread(123457)) : -1;
+	snprintf(path, sizeof path, "/event?at=%llu&lane=%d", 123457 * 200ull, lane);
+	CHECK_EQ(view_get(&s, path, NULL, 0, &ev), 200);
+	CHECK(cli_contains(ev, "\"hex\":\"41e2010000000000\""));
+	free(ev);
+	free(meta);
+	snprintf(path, sizeof path, "/query?from=%u&to=%u&cols=1000", 1000 * 200, 1999 * 200);
+	CHECK_EQ(view_get(&s, path, NULL, 0, &ev), 200);
+	CHECK_EQ(count_of(ev, "],["), 999);
+	free(ev);
+	snprintf(path, sizeof path, "/query?from=0&to=%llu&cols=1000", (N - 1) * 200ull);
 	stop(&s, er);
 
 	/* a damaged cache file: built again, the same answers */
