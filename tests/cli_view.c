@@ -25,6 +25,7 @@
 #include "cli_util.h"
 #include "biglog.h"
 #include "view_http.h"
+#include "view_test.h"
 
 #define N 250000u
 
@@ -324,20 +325,9 @@ int main(void)
 	char *out = NULL, *whole = NULL, *again = NULL;
 
 	T_BEGIN(240);
-	cli_setup();
-	if (cli_run(CLI("view", "--help"), &out, NULL) != 0 || !cli_contains(out, "127.0.0.1"))
-		T_SKIP("posixtrace was built without libmicrohttpd (view --help fails)");
-	free(out);
-	char *e = NULL;
-	if (cli_run(CLI("view", (char *)cli_path("none")), NULL, &e) == 1 &&
-	    cli_contains(e, "without libmicrohttpd"))
-		T_SKIP("posixtrace was built without libmicrohttpd");
-	free(e);
+	view_test_begin(NULL);
 	const char *log = cli_path("big.ptlog"), *o = cli_path("view.out"), *er = cli_path("view.err");
-	char cache[300], env[320];
-	snprintf(cache, sizeof cache, "%s/cache", cli_dir);
-	snprintf(env, sizeof env, "XDG_CACHE_HOME=%s", cache);
-	setenv("XDG_CACHE_HOME", cache, 1);
+	const char *cache = getenv("XDG_CACHE_HOME"); /* (view_test_begin's) */
 	REQUIRE(biglog_write(log, N, 1) == 0);
 
 	/* usage and bad logs */
@@ -414,7 +404,6 @@ int main(void)
 	stop(&s, er);
 	free(whole);
 	export_html(log);
-	(void)env;
 	printf("%d checks\n", t_checks);
 	T_END();
 }

@@ -21,6 +21,7 @@
 #include "cli_util.h"
 #include "biglog.h"
 #include "view_http.h"
+#include "view_test.h"
 
 static const char *chromium;
 
@@ -55,18 +56,6 @@ static long long attr(const char *dom, const char *name)
 	return p ? strtoll(p + strlen(key), NULL, 10) : -1;
 }
 
-static long long info_events(const char *log)
-{
-	char *out = NULL;
-	long long n = -1;
-	CHECK_EQ(cli_run(CLI("info", (char *)log), &out, NULL), 0);
-	const char *p = out ? strstr(out, "\nevents ") : NULL;
-	if (p)
-		n = strtoll(p + 8, NULL, 10);
-	free(out);
-	return n;
-}
-
 static void no_errors(const char *dom)
 {
 	CHECK(cli_contains(dom, "data-errors=\"\""));
@@ -81,27 +70,13 @@ int main(void)
 	char hash[64];
 
 	T_BEGIN(400);
-	chromium = cli_which("chromium");
-	if (!chromium)
-		chromium = cli_which("chromium-browser");
-	if (!chromium)
-		T_SKIP("chromium is not installed (Debian: chromium)");
-	if (!cli_which("timeout"))
-		T_SKIP("no timeout(1) to bound the browser");
-	cli_setup();
-	char *help = NULL;
-	if (cli_run(CLI("view", "--help"), &help, NULL) != 0)
-		T_SKIP("posixtrace was built without libmicrohttpd");
-	free(help);
-	char cache[300];
-	snprintf(cache, sizeof cache, "%s/cache", cli_dir);
-	setenv("XDG_CACHE_HOME", cache, 1);
+	view_test_begin(&chromium);
 	const char *o = cli_path("view.out"), *er = cli_path("view.err");
 
 	/* 1: a recording of examples/app */
 	const char *log = cli_path("app.ptlog");
 	REQUIRE(cli_record_app(log, "0") == 0);
-	long long n = info_events(log);
+	long long n = view_info_events(log);
 	CHECK(n > 50);
 	char *show = NULL;
 	CHECK_EQ(cli_run(CLI("show", (char *)log, "-e", "request"), &show, NULL), 0);
@@ -135,7 +110,7 @@ int main(void)
 	/* 2: 300 000 generated events */
 	const char *big = cli_path("big.ptlog");
 	REQUIRE(biglog_write(big, 300000, 1) == 0);
-	n = info_events(big);
+	n = view_info_events(big);
 	CHECK_EQ(n, 300000 + 2 * (long long)biglog_gaps(300000));
 	REQUIRE(view_start(&s, CLI("view", (char *)big), o, er, 60) == 0);
 	dom = browse(s.url, "", NULL);

@@ -25,19 +25,8 @@
 #include "cli_util.h"
 #include "biglog.h"
 #include "view_http.h"
+#include "view_test.h"
 #include "cdp.h"
-
-static long long info_events(const char *log)
-{
-	char *out = NULL;
-	long long n = -1;
-	CHECK_EQ(cli_run(CLI("info", (char *)log), &out, NULL), 0);
-	const char *p = out ? strstr(out, "\nevents ") : NULL;
-	if (p)
-		n = strtoll(p + 8, NULL, 10);
-	free(out);
-	return n;
-}
 
 static double span(struct cdp *c)
 {
@@ -79,23 +68,12 @@ int main(void)
 	struct cdp c;
 
 	T_BEGIN(300);
-	const char *chromium = cli_which("chromium");
-	if (!chromium)
-		chromium = cli_which("chromium-browser");
-	if (!chromium)
-		T_SKIP("chromium is not installed (Debian: chromium)");
-	cli_setup();
-	char *help = NULL;
-	if (cli_run(CLI("view", "--help"), &help, NULL) != 0)
-		T_SKIP("posixtrace was built without libmicrohttpd");
-	free(help);
-	char cache[300];
-	snprintf(cache, sizeof cache, "%s/cache", cli_dir);
-	setenv("XDG_CACHE_HOME", cache, 1);
+	const char *chromium;
+	view_test_begin(&chromium);
 	const char *o = cli_path("view.out"), *er = cli_path("view.err");
 	const char *log = cli_path("app.ptlog");
 	REQUIRE(cli_record_app(log, "0") == 0);
-	long long n = info_events(log);
+	long long n = view_info_events(log);
 	char *show = NULL;
 	CHECK_EQ(cli_run(CLI("show", (char *)log), &show, NULL), 0);
 	REQUIRE(show != NULL);
@@ -233,7 +211,7 @@ int main(void)
 	/* 300 000 generated events: the overview from counts */
 	const char *big = cli_path("big.ptlog");
 	REQUIRE(biglog_write(big, 300000, 1) == 0);
-	n = info_events(big);
+	n = view_info_events(big);
 	REQUIRE(view_start(&s, CLI("view", (char *)big), o, er, 60) == 0);
 	open_page(&c, s.url);
 	CHECK(cdp_eval_num(&c, "document.body.getAttribute('data-mode')==='density'?1:0") == 1);
