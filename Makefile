@@ -150,7 +150,9 @@ check: $(TESTS) $(SHARED) $(BUILD)/header-ok $(CLI) $(EXAMPLES)
 # millisecond recorded 100 times, every run symbolized; the golden show
 # output 50 times in a row; clock_truth for 20 rounds; clock_model over 100
 # seeds; noloss for 20 rounds; paced_log (1/2/4/8 paced threads, a log, no
-# loss) for 5 rounds; then every test of threads, processes, signals or
+# loss) for 5 rounds; loss_order (every reading path against a per-thread
+# witness) for 20 rounds; cli_loss_sum (losses that add up in every
+# output) for 20 runs; then every test of threads, processes, signals or
 # timing STRESS_REPEAT times in a row (a test that fails once fails stress)
 STRESS_GOLDEN ?= 50
 STRESS_REPEAT ?= 10
@@ -171,6 +173,12 @@ stress: $(TESTS) $(SHARED) $(BUILD)/header-ok $(CLI) $(EXAMPLES)
 	 done && echo "PASS clock_model, 100 seeds"
 	@NOLOSS_ROUNDS=20 $(BUILD)/tests/noloss && echo "PASS noloss, 20 rounds"
 	@PACED_LOG_ROUNDS=5 $(BUILD)/tests/paced_log && echo "PASS paced_log, 5 rounds"
+	@$(BUILD)/tests/loss_order 20 >$(BUILD)/stress-loss_order.log 2>&1 || \
+	  { echo "loss_order failed"; tail -n 30 $(BUILD)/stress-loss_order.log; exit 1; }; \
+	  echo "PASS loss_order, 20 rounds"
+	@PT_STRESS=1 $(BUILD)/tests/cli_loss_sum >$(BUILD)/stress-cli_loss_sum.log 2>&1 || \
+	  { echo "cli_loss_sum failed"; tail -n 30 $(BUILD)/stress-cli_loss_sum.log; exit 1; }; \
+	  echo "PASS cli_loss_sum, 20 runs"
 	@for t in $(STRESS_TESTS); do i=0; while [ $$i -lt $(STRESS_REPEAT) ]; do i=$$((i + 1)); \
 	  BUILD=$(BUILD) $(BUILD)/tests/$$t >$(BUILD)/stress-$$t.log 2>&1 || \
 	  { echo "$$t failed in run $$i of $(STRESS_REPEAT)"; tail -n 30 $(BUILD)/stress-$$t.log; exit 1; }; \
@@ -242,6 +250,8 @@ clean:
 #   typed_fuzz       payload descriptions read from a trace: the grammar's
 #                    parser and the command's decoder and exporters' helpers
 #                    (fuzz/typed_fuzz.c: src/api/typedesc.c, cli/typed.c)
+#   spans_fuzz       the span engine of the command (cli/spans.c) on events in
+#                    any order, with its invariants checked (fuzz/spans_fuzz.c)
 #   view_fuzz        what `posixtrace view` does with a request before it
 #                    reads the log (cli/view_req.c) and its JSON strings
 #                    (cli/vbuf.c)
@@ -258,7 +268,7 @@ clean:
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_MAX_LEN ?= 8192
-FUZZ_TARGETS ?= log_fuzz log_fuzz_nocrc stream_fuzz relayd_fuzz typed_fuzz view_fuzz
+FUZZ_TARGETS ?= log_fuzz log_fuzz_nocrc stream_fuzz relayd_fuzz typed_fuzz spans_fuzz view_fuzz
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_CFLAGS  := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O1 -Iinclude -Isrc \
                 -fsanitize=fuzzer $(FUZZ_SAN)
@@ -270,6 +280,7 @@ FUZZ_CORPUS_log_fuzz_nocrc := fuzz/corpus
 FUZZ_CORPUS_stream_fuzz    := fuzz/corpus-stream
 FUZZ_CORPUS_relayd_fuzz    := fuzz/corpus-relayd
 FUZZ_CORPUS_typed_fuzz     := fuzz/corpus-typed
+FUZZ_CORPUS_spans_fuzz     := fuzz/corpus-spans
 FUZZ_CORPUS_view_fuzz      := fuzz/corpus-view
 # the library for stream_fuzz: coverage-instrumented, sanitized, and with
 # its clock and thread ids taken from the target
@@ -308,6 +319,10 @@ $(BUILD)/fuzz/typed_fuzz: fuzz/typed_fuzz.c cli/typed.c cli/typed.h src/api/type
 $(BUILD)/fuzz/view_fuzz: fuzz/view_fuzz.c cli/view_req.c cli/vbuf.c cli/view.h cli/cli.h include/trace.h
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) fuzz/view_fuzz.c cli/view_req.c cli/vbuf.c -o $@
+
+$(BUILD)/fuzz/spans_fuzz: fuzz/spans_fuzz.c cli/spans.c cli/hist.c cli/cli.h include/trace.h
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) fuzz/spans_fuzz.c cli/spans.c cli/hist.c -o $@
 
 fuzz-run: fuzz
 	@$(foreach f,$(FUZZ_TARGETS),\

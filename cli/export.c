@@ -16,7 +16,8 @@ static const char help[] =
 "\n"
 "Convert the trace log FILE.  Formats:\n"
 "  chrome   Chrome Trace Event Format JSON (chrome://tracing, Perfetto UI):\n"
-"           one instant event per trace event, process and thread names\n"
+"           one instant event per trace event, process and thread names,\n"
+"           a slice per span (NAME/begin..NAME/end, or --span)\n"
 "  html     one self-contained HTML page: a timeline with a lane per\n"
 "           thread, events colored by type, details on hover, zoom with the\n"
 "           mouse wheel or the buttons, and a summary table\n"
@@ -41,7 +42,9 @@ static const char help[] =
 "                        perfetto: the address in hex is the symbol)\n"
 "      --no-compress     perfetto: plain packets (a build without zlib\n"
 "                        writes only those, and says so)\n"
-"  -h, --help            this help\n";
+"  -h, --help            this help\n"
+"      --span BEGIN,END[,NAME][,key]   chrome: pair two more types as spans\n"
+"                        (see posixtrace stats --help)\n";
 
 static char *default_out(const char *in, const char *ext)
 {
@@ -121,6 +124,7 @@ int cmd_export(int argc, char **argv)
 		{ "raw-addresses", no_argument, NULL, 'R' },
 		{ "from", required_argument, NULL, 'A' },
 		{ "to", required_argument, NULL, 'B' },
+		{ "span", required_argument, NULL, 'S' },
 		{ "no-compress", no_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -128,6 +132,8 @@ int cmd_export(int argc, char **argv)
 	const char *fmt = NULL, *out = NULL;
 	int c, force = 0, raw = 0, plain = 0, have_from = 0, have_to = 0;
 	struct when from, to;
+	struct span_args sa = { .n = 0 };
+	struct spans *sp;
 
 	optind = 1;
 	opterr = 0;
@@ -145,6 +151,10 @@ int cmd_export(int argc, char **argv)
 				                   "a UTC time like 2026-11-27T15:04:05Z, or @EPOCH)",
 				                   c == 'A' ? "--from" : "--to", optarg);
 			*(c == 'A' ? &have_from : &have_to) = 1;
+			break;
+		case 'S':
+			if (span_arg(&sa, optarg))
+				return EXIT_USAGE;
 			break;
 		case 'P': plain = 1; break;
 		default: return usage_error("unknown option '%s'", argv[optind - 1]);
@@ -169,7 +179,12 @@ int cmd_export(int argc, char **argv)
 		                             : !strcmp(fmt, "ctf") ? ".ctf" : ".pftrace");
 
 	struct tlog l;
-	if (tlog_load(&l, in)) {
+	if ((c = spans_make(&sa, &sp)) != 0) {
+		free(dflt);
+		return c;
+	}
+	if (tlog_load(&l, in) || (spans_check(sp, &l) && (tlog_free(&l), 1))) {
+		spans_free(sp);
 		free(dflt);
 		return 1;
 	}
@@ -184,7 +199,7 @@ int cmd_export(int argc, char **argv)
 		if (!f) {
 			rc = 1;
 		} else {
-			rc = !strcmp(fmt, "chrome") ? export_chrome(&l, z, f)
+			rc = !strcmp(fmt, "chrome") ? export_chrome(&l, z, sp, f)
 			     : !strcmp(fmt, "html")
 			         ? export_html(&l, z, f, have_from ? when_ns(&from, l.first) : 0,
 			                       have_to ? when_ns(&to, l.first) : UINT64_MAX)
@@ -205,6 +220,7 @@ int cmd_export(int argc, char **argv)
 	if (z)
 		symz_close(z);
 	tlog_free(&l);
+	spans_free(sp);
 	free(dflt);
 	return rc;
 }

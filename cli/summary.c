@@ -10,7 +10,7 @@ void print_summary(FILE *f, const char *path, pid_t root)
 {
 	struct tlog l;
 	unsigned types = 0, procs = 0, threads = 0;
-	char dur[32], lost[256], text[240];
+	char dur[32], lost[320], text[240];
 	pid_t self = getpid();
 
 	if (tlog_totals(&l, path) != 0) {
@@ -27,7 +27,8 @@ void print_summary(FILE *f, const char *path, pid_t root)
 	uint64_t first = l.first, last = l.nev ? l.last : first;
 	fmt_duration(dur, sizeof dur, last - first);
 	tlog_loss_text(&l, text, sizeof text);
-	snprintf(lost, sizeof lost, "%s%s", tlog_lost_any(&l) ? "EVENTS LOST: " : "", text);
+	snprintf(lost, sizeof lost, "%s%s%s", tlog_lost_any(&l) ? "EVENTS LOST: " : "", text,
+	         tlog_loss_hint(&l));
 	fprintf(f, "posixtrace: %s: %llu events of %u types from %u process%s (%u thread%s)",
 	        path, (unsigned long long)l.nev, types, procs, procs == 1 ? "" : "es", threads, threads == 1 ? "" : "s");
 	if (root > 0)

@@ -12,10 +12,15 @@
 #include <trace.h>
 
 struct pt_ext_losses {
-	/* The stream's count of lost events (all causes: overwritten in LOOP,
-	 * dropped while full) as of the last POSIX_TRACE_RESUME a getnext on
-	 * this id returned; resume_ok is 0 if none did, or (a log) if that
-	 * RESUME did not say (logs of format version 1). */
+	/* The stream's lost events (all causes: overwritten in LOOP, dropped
+	 * while full) that the POSIX_TRACE_RESUMEs a getnext on this id
+	 * returned told, up to the last one; resume_ok is 0 if none did, or
+	 * (a log) if that RESUME did not say (logs of format version 1, the
+	 * wrap of a log with no END block).  Once the reader has read to the
+	 * end, it is the total: every loss is told (an UNTIL_FULL stream tells
+	 * its losses with its automatic STOP instead).  (A wrapped log's first
+	 * RESUME says what the gaps it overwrote told: 0 when a later one
+	 * says, else the total.) */
 	int resume_ok;
 	uint64_t at_resume;
 	/* The stream's count in all: for a stream, now; for a log, as it was
@@ -27,6 +32,17 @@ struct pt_ext_losses {
 	 * overwritten (log-full policy LOOP) or not written (log full, or a
 	 * failed write). */
 	uint64_t log_overwritten, log_dropped;
+	/* A log only: the events overwritten in the log (LOOP) that the last
+	 * RESUME returned reported, or an earlier one: the RESUME of the pair
+	 * before the oldest event kept carries log_overwritten, as a gap of
+	 * its own (0 before it, or if the log did not wrap).  A gap's count
+	 * is the growth of at_resume + wrap_at_resume. */
+	uint64_t wrap_at_resume;
+	/* The stream's counts (at_resume, total) come from memory the traced
+	 * process can write: a count above the most events the stream could
+	 * have lost (one a nanosecond on every CPU since it was created) is
+	 * clamped to that, and implausible is set. */
+	int implausible;
 };
 
 /* 0, or EINVAL if trid is not a trace id of this process. */

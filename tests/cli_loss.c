@@ -16,15 +16,6 @@
 
 #define APP_EVENTS 3906 /* 1 + 30 rounds x (3 workers x 20 x 2 + 10 ticks) + 5 */
 
-/* The numbers in s after each occurrence of key, added up. */
-static unsigned long long sum_after(const char *s, const char *key)
-{
-	unsigned long long sum = 0;
-	for (const char *p = s; (p = strstr(p, key)) != NULL; p += strlen(key))
-		sum += strtoull(p + strlen(key), NULL, 10);
-	return sum;
-}
-
 int main(void)
 {
 	char *out = NULL, *err = NULL, want[160], line[1024];
@@ -75,16 +66,9 @@ int main(void)
 	free(out);
 	/* read after the fact, every loss report is there: the gaps add up */
 	CHECK_EQ(cli_run(CLI("show", (char *)log, "-e", "posix_trace_resume"), &out, NULL), 0);
-	CHECK_EQ(cli_nlines(out), gaps);
-	unsigned long long per_gap = 0;
-	for (int i = 0; cli_line(out, i, line, sizeof line) == 0; i++) {
-		unsigned long long k = 0;
-		char *p = strstr(line, "posix_trace_resume");
-		CHECK(p && (sscanf(p, "posix_trace_resume %llu event", &k) == 1 ||
-		            strstr(p, "counted with an earlier gap")));
-		per_gap += k;
-	}
-	CHECK_EQ(per_gap, lost);
+	int nl;
+	CHECK_EQ(cli_gap_sum(out, &nl), lost);
+	CHECK_EQ(nl, gaps);
 	free(out);
 
 	const char *json = cli_path("loss.json");
@@ -101,7 +85,7 @@ int main(void)
 		CHECK_EQ(cli_run((char *const[]){ (char *)bt, (char *)dir, NULL }, &out, &err), 0);
 		CHECK_EQ(cli_nlines(out), n);
 		/* "Tracer discarded N event(s) between ..." for every gap */
-		CHECK_EQ(sum_after(err, "Tracer discarded "), lost);
+		CHECK_EQ(cli_sum_after(err, "Tracer discarded "), lost);
 		CHECK(!cli_contains(err, "may have discarded"));
 		free(out);
 		free(err);

@@ -12,7 +12,9 @@
  * every user event the reader returns has an intact payload (checksum),
  * per-thread sequence numbers strictly increase, every gap is preceded by
  * an OVERFLOW immediately followed by a RESUME (stamped like the event after
- * it), no ERROR, STOP last, and a reported OVERFLOW shows up as OVERRUN.
+ * it, or like its OVERFLOW: when the reader reached the end of what was
+ * recorded during the loss, or the event after it is a late one stamped
+ * before the OVERFLOW; never before the OVERFLOW), no ERROR, STOP last, and a reported OVERFLOW shows up as OVERRUN.
  */
 #include <pthread.h>
 #include <sched.h>
@@ -92,6 +94,11 @@ static int ts_equal(const struct timespec *a, const struct timespec *b)
 	return a->tv_sec == b->tv_sec && a->tv_nsec == b->tv_nsec;
 }
 
+static int ts_before(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
+}
+
 static void user_event(const struct posix_trace_event_info *ev, const void *data, size_t len)
 {
 	struct payload p;
@@ -129,7 +136,7 @@ static void *reader_main(void *arg)
 	size_t len;
 	int unavail, rc, first = 1;
 	trace_event_id_t prev_id = POSIX_TRACE_START;
-	struct timespec resume_ts = { 0, 0 };
+	struct timespec resume_ts = { 0, 0 }, overflow_ts = { 0, 0 };
 
 	(void)arg;
 	for (;;) {
@@ -155,10 +162,16 @@ static void *reader_main(void *arg)
 			                     (loop_mode && id == POSIX_TRACE_OVERFLOW);
 		first = 0;
 		/* OVERFLOW is always followed by RESUME, RESUME only follows OVERFLOW
-		 * and carries the timestamp of the event after it */
+		 * and carries the timestamp of the event after it, or its
+		 * OVERFLOW's (docs/implementation-defined.md, "Where losses are
+		 * told") */
 		if ((prev_id == POSIX_TRACE_OVERFLOW) != (id == POSIX_TRACE_RESUME))
 			res.bad_pairing++;
-		if (prev_id == POSIX_TRACE_RESUME && !ts_equal(&resume_ts, &ev.posix_timestamp))
+		if (id == POSIX_TRACE_RESUME && prev_id == POSIX_TRACE_OVERFLOW &&
+		    ts_before(&ev.posix_timestamp, &overflow_ts))
+			res.bad_resume_ts++;
+		if (prev_id == POSIX_TRACE_RESUME && !ts_equal(&resume_ts, &ev.posix_timestamp) &&
+		    !ts_equal(&resume_ts, &overflow_ts))
 			res.bad_resume_ts++;
 		prev_id = id;
 
@@ -174,6 +187,7 @@ static void *reader_main(void *arg)
 			break;
 		} else if (id == POSIX_TRACE_OVERFLOW) {
 			res.overflows++;
+			overflow_ts = ev.posix_timestamp;
 		} else if (id == POSIX_TRACE_RESUME) {
 			res.resumes++;
 			res.pairs++;

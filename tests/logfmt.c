@@ -203,7 +203,8 @@ static void t_loop(void)
 	pt_logr_close(&r);
 	pt_logw_free(&w);
 
-	/* wraps caused by names, then by the END block: no name is lost */
+	/* wraps caused by names, then by the END block: no name is lost, and
+	 * the count overwritten is whole */
 	c.log_max = 2048, c.block = 512, c.n = 200, c.sync_every = 0;
 	for (unsigned k = 1; k <= 40; k++) {
 		int nbad = 0;
@@ -217,6 +218,8 @@ static void t_loop(void)
 		read_log(fd, &A, &r);
 		CHECK(A.rc == 0 && A.has_status && A.nerr + A.bad == 0);
 		CHECK(contiguous(&A, (long long)w.lost, 200 - w.lost));
+		/* the END block's count has the block it overwrote itself */
+		CHECK_EQ(r.lost, w.lost);
 		for (unsigned id = 17; id < 100; id++)
 			nbad += (pt_logr_name(&r, id) != NULL) !=
 			        ((id >= 60 && id < 60 + k) || (id <= 39 && id % 2));

@@ -150,19 +150,22 @@ static inline long long find(const struct posix_trace_event_info *ev, const unsi
 struct res {
 	int rc, has_status;
 	size_t n, nerr, nstop, bad, nidx, stop_at;
+	size_t nwrap;       /* the OVERFLOW/RESUME pair a wrapped LOOP log starts with */
 	long long idx[MAXN];
 	size_t item[MAXN];  /* reading-order item each event came from */
 	struct posix_trace_status_info st;
 };
 
 /* Reads the whole log; every event must be one of the sequence, in
- * increasing order (else res->bad), or ERROR (EBADMSG) or STOP (1). */
+ * increasing order (else res->bad), or ERROR (EBADMSG) or STOP (1); a log
+ * that wrapped starts with an OVERFLOW/RESUME pair, and only such a log
+ * (else res->bad). */
 static inline void read_log(int fd, struct res *o, struct pt_logr *keep)
 {
 	static unsigned char buf[TRACE_DATA_MAX + 1];
 	struct pt_logr r;
 
-	o->n = o->nerr = o->nstop = o->bad = o->nidx = o->stop_at = 0;
+	o->n = o->nerr = o->nstop = o->bad = o->nidx = o->stop_at = o->nwrap = 0;
 	o->has_status = 0;
 	if ((o->rc = pt_logr_open(&r, fd)))
 		return;
@@ -176,6 +179,12 @@ static inline void read_log(int fd, struct res *o, struct pt_logr *keep)
 		if (un)
 			break;
 		o->n++;
+		if ((ev.posix_event_id == POSIX_TRACE_OVERFLOW && o->n == 1) ||
+		    (ev.posix_event_id == POSIX_TRACE_RESUME && o->n == 2 && o->nwrap == 1)) {
+			o->nwrap++;
+			o->bad += len != 0 || !r.wrapped;
+			continue;
+		}
 		if (ev.posix_event_id == POSIX_TRACE_ERROR || ev.posix_event_id == POSIX_TRACE_STOP) {
 			memcpy(&v, buf, sizeof v);
 			if (ev.posix_event_id == POSIX_TRACE_ERROR)
@@ -193,6 +202,8 @@ static inline void read_log(int fd, struct res *o, struct pt_logr *keep)
 		o->idx[o->nidx++] = i;
 	}
 	o->has_status = pt_logr_status(&r, &o->st) == 0;
+	if (o->nwrap != (r.wrapped && r.nitems ? 2u : 0u))
+		o->bad++;
 	if (keep)
 		*keep = r;
 	else

@@ -355,6 +355,9 @@ struct pt_logw {
 	uint64_t known[PT_NIDS / 64];
 	int names_due, emitting;
 	uint64_t lap_new;    /* records in this lap that are not a copy of the names */
+	uint32_t nsyn;       /* OVERFLOW and RESUME events in the block being built:
+	                      * not counted as overwritten or dropped (the reader
+	                      * tells the loss of recorded events) */
 	/* the map of loaded code, re-emitted with the names */
 	unsigned char **objs;
 	uint32_t nobjs, objs_cap;
@@ -456,6 +459,11 @@ struct pt_logr {
 	int has_stream_lost;
 	int last_lost_ok;      /* the last event returned carried a loss count: */
 	uint64_t last_lost;    /* this one */
+	int wrapped;           /* LOOP: blocks were overwritten (the oldest kept is not 1) */
+	int wrap_state;        /* 0: its OVERFLOW is due, 1: its RESUME, 2: told (or none) */
+	uint64_t wrap_told;    /* the count the wrap's RESUME carried, once returned */
+	uint64_t lost_rec_seq; /* the newest good block with a RESUME's count */
+	int lost_kept;         /* ... is one the log keeps */
 	uint32_t max_block;
 
 	/* private */
@@ -491,7 +499,10 @@ void pt_logr_rewind(struct pt_logr *r);
 /* The next event read is the first of the first block that may hold an
  * event stamped at or after ts: every event before it is stamped before
  * ts.  *lost_before: the loss count of the last LOST record before that
- * point (0 if none).  0, or an error reading the blocks before it. */
+ * point (0 if none), plus, past the start of a wrapped log, what its wrap's
+ * RESUME counted (as a reader from the start would have it: the count of
+ * at_resume + wrap_at_resume, src/ext.h).  0, or an error reading the
+ * blocks before it. */
 int pt_logr_seek(struct pt_logr *r, uint64_t ts, uint64_t *lost_before);
 void pt_logr_close(struct pt_logr *r);
 const struct pt_attr_img *pt_logr_attr(const struct pt_logr *r);

@@ -61,6 +61,39 @@ static int load(struct pt_logr *r, const struct pt_logr_item *it)
 	return 0;
 }
 
+/* A LOOP log that wrapped lost its oldest blocks: an OVERFLOW/RESUME pair
+ * before the oldest event kept tells it, as a stream tells its losses.
+ * The first lost event's time is not in the log any more: both take the
+ * oldest kept event's, the latest bound that keeps the order.  The RESUME
+ * carries the count overwritten (r->lost) when the END block says it; a
+ * log never finished does not know it (r->last_lost_ok 0). */
+static int put_wrap(struct pt_logr *r, struct posix_trace_event_info *ev, size_t *len)
+{
+	if (r->wrap_state >= 2)
+		return 0;
+	if (!r->nitems) { /* nothing kept: nothing to put it before */
+		r->wrap_state = 2;
+		return 0;
+	}
+	memset(ev, 0, sizeof *ev);
+	ev->posix_event_id = r->wrap_state ? POSIX_TRACE_RESUME : POSIX_TRACE_OVERFLOW;
+	ev->posix_truncation_status = POSIX_TRACE_NOT_TRUNCATED;
+	put_ts(&ev->posix_timestamp, r->items[0].ts);
+	*len = 0;
+	r->full_len = 0;
+	r->last_lost_ok = 0;
+	if (r->wrap_state++) {
+		/* the stream's count before the oldest event kept is not in
+		 * the log: 0, so the first gap kept counts the gaps
+		 * overwritten too; or, when no gap is kept, all of them
+		 * (they were all told before it) */
+		r->last_lost_ok = r->has_status;
+		r->last_lost = r->lost_kept || !r->has_stream_lost ? 0 : r->stream_lost;
+		r->wrap_told = r->has_status ? r->lost : 0;
+	}
+	return 1;
+}
+
 int pt_logr_next(struct pt_logr *r, struct posix_trace_event_info *ev, void *buf,
                  size_t cap, size_t *len, int *unavailable)
 {
@@ -68,6 +101,10 @@ int pt_logr_next(struct pt_logr *r, struct posix_trace_event_info *ev, void *buf
 
 	if (!r->buf || !ev || !len || !unavailable || (cap && !buf))
 		return EINVAL;
+	if (put_wrap(r, ev, len)) {
+		*unavailable = 0;
+		return 0;
+	}
 	for (;;) {
 		const struct pt_logr_item *it;
 		const unsigned char *p, *w;
@@ -137,6 +174,8 @@ void pt_logr_rewind(struct pt_logr *r)
 	r->cur = 0;
 	r->last_lost_ok = 0;
 	r->loaded = 0;
+	r->wrap_state = r->wrapped ? 0 : 2;
+	r->wrap_told = 0;
 }
 
 /* The loss count of the last LOST record of the block of item it, if it
@@ -180,6 +219,14 @@ int pt_logr_seek(struct pt_logr *r, uint64_t ts, uint64_t *lost_before)
 	r->cur = i;
 	r->loaded = 0;
 	r->last_lost_ok = 0;
+	/* a wrapped log: the pair before its oldest event comes again from
+	 * the start; from further on, it was passed (its count in the count
+	 * before, as a reader from the start would have it) */
+	r->wrap_state = r->wrapped && i == 0 ? 0 : 2;
+	r->wrap_told = r->wrapped && i > 0 && r->has_status ? r->lost : 0;
+	if (r->wrapped && i > 0 && !found)
+		*lost_before = r->lost_kept || !r->has_stream_lost ? 0 : r->stream_lost;
+	*lost_before += r->wrap_told;
 	return rc;
 }
 

@@ -244,6 +244,8 @@ int pt_logr_check(struct pt_logr *r, const unsigned char *p, const struct pt_log
 			     (n != 8 || r->version < 2 || (info & (PT_LOG_RF_INT | PT_LOG_RF_TRUNC)))) ||
 			    b->base + delta < b->base)
 				return EBADMSG;
+			if ((info & PT_LOG_RF_LOST) && names && b->seq > r->lost_rec_seq)
+				r->lost_rec_seq = b->seq;
 			if (!(*nev)++)
 				*first_ts = r->chk_max_ts = b->base + delta;
 			*last_ts = b->base + delta;
@@ -406,6 +408,9 @@ static int order(struct pt_logr *r, struct ent *e, size_t n, uint64_t end_seq)
 	for (k = n - 1; k > 0 && e[k - 1].seq == e[k].seq; k--)
 		;
 	lo = e[k].oldest, hi = e[k].seq;
+	r->wrapped = lo > 1;
+	r->wrap_state = r->wrapped ? 0 : 2;
+	r->lost_kept = r->lost_rec_seq >= lo;
 	if (!e[k].good)
 		hi--; /* a torn last block: the end of the log, not an error */
 	r->has_status = e[k].good && e[k].type == PT_LOG_BT_END && e[k].seq == end_seq;

@@ -14,7 +14,7 @@ static uint32_t blk_len(const struct pt_logw *w)
 
 static void blk_reset(struct pt_logw *w)
 {
-	w->rec_len = w->nrec = w->nev = w->nw = w->wlast = 0;
+	w->rec_len = w->nrec = w->nev = w->nw = w->wlast = w->nsyn = 0;
 	w->prev.ok = 0;
 }
 
@@ -112,7 +112,7 @@ static int flush(struct pt_logw *w)
 	int rc = 0;
 
 	if (w->nrec)
-		rc = put_block(w, PT_LOG_BT_EVENTS, w->rec, w->rec_len, w->nrec, w->nev);
+		rc = put_block(w, PT_LOG_BT_EVENTS, w->rec, w->rec_len, w->nrec, w->nev - w->nsyn);
 	blk_reset(w);
 	return rc;
 }
@@ -284,7 +284,7 @@ static void go_full(struct pt_logw *w, int *werr)
 	    (w->nev && (ts < w->base_ts || ts - w->base_ts > UINT32_MAX)) ||
 	    w->pos + PT_LOG_ALIGN8(blk_len(w) + need) > w->limit)
 		keep_err(werr, flush(w));
-	nev = w->nev; /* the STOP event is not one of the caller's */
+	nev = w->nev - w->nsyn; /* the STOP event is not one of the caller's */
 	pt_log_put32(one, 1, w->swap);
 	add_rec(w, &who, ts, 0, POSIX_TRACE_STOP | PT_LOG_RF_INT, one, 4);
 	keep_err(werr, put_block(w, PT_LOG_BT_EVENTS, w->rec, w->rec_len, w->nrec, nev));
@@ -360,10 +360,11 @@ static int put_event(struct pt_logw *w, uint64_t ts_ns, int32_t pid, uint64_t th
                      uint64_t addr, unsigned info, const void *data, uint32_t len)
 {
 	struct pt_logw_who who = { pid, thread };
-	int werr = 0;
+	unsigned id = info & PT_LOG_ID_MASK;
+	int syn = id == POSIX_TRACE_OVERFLOW || id == POSIX_TRACE_RESUME, werr = 0;
 
 	if (w->full) {
-		w->dropped++;
+		w->dropped += !syn;
 		return ENOSPC;
 	}
 	if (len > w->max_payload)
@@ -373,6 +374,7 @@ static int put_event(struct pt_logw *w, uint64_t ts_ns, int32_t pid, uint64_t th
 	    ts_ns >= w->base_ts && ts_ns - w->base_ts <= UINT32_MAX && !w->names_due &&
 	    fits(w, PT_LOG_REC + len)) {
 		w->nev++;
+		w->nsyn += syn;
 		w->last_ts = ts_ns, w->last_who = who;
 		w->lap_new++;
 		put_rec(w, (uint32_t)(ts_ns - w->base_ts), info,
@@ -381,10 +383,11 @@ static int put_event(struct pt_logw *w, uint64_t ts_ns, int32_t pid, uint64_t th
 	}
 	w->last_ts = ts_ns, w->last_who = who;
 	if (make_room(w, &who, ts_ns, len, &werr)) {
-		w->dropped++;
+		w->dropped += !syn;
 		return werr ? werr : ENOSPC;
 	}
 	add_rec(w, &who, ts_ns, addr, info, data, len);
+	w->nsyn += syn;
 	return werr;
 }
 
@@ -550,6 +553,14 @@ int pt_logw_finish(struct pt_logw *w, const struct posix_trace_status_info *st)
 	}
 	if (w->sum && !w->sum->failed && !w->err && w->policy != POSIX_TRACE_LOOP)
 		put_summary(w);
+	if (w->policy == POSIX_TRACE_LOOP) {
+		/* the blocks this END block overwrites count in the count it
+		 * carries (put_block would drop them only after it is made) */
+		const struct pt_logw_live *f;
+		while ((f = live_front(w)) && f->off >= w->pos &&
+		       f->off < w->pos + PT_LOG_ALIGN8(PT_LOG_END_LEN))
+			live_pop(w);
+	}
 	if (w->lost) /* blocks overwritten, maybe by this very END block */
 		fin.posix_log_overrun_status = POSIX_TRACE_OVERRUN;
 	pt_log_put32(b + 0, (uint32_t)st->posix_stream_status, w->swap);

@@ -39,8 +39,13 @@ void pt_reader_reset(struct pt_trid *t)
 	rd->next_aseq = atomic_load(&h->acq_seq) + 1;
 	rd->loss_gen = atomic_load(&h->loss_gen);
 	rd->loss.n = 0;
-	rd->gap_lost = 0;
 	rd->nloss_pend = 0;
+	rd->nsteal_wait = 0;
+	rd->gap_lost = 0;
+	rd->told_next = 0;
+	/* (clear) the losses not told yet are forgotten with the events */
+	uint64_t lost = atomic_load(&h->lost);
+	rd->lost_forgot = lost > rd->lost_at_resume ? lost - rd->lost_at_resume : 0;
 	rd->need_resume = rd->start_pending = rd->stashed = 0;
 	rd->epoch = PT_ST_EPOCH(atomic_load(&h->state));
 }
@@ -135,6 +140,106 @@ static void synth(struct pt_trid *t, struct posix_trace_event_info *ev, void *bu
 	if (n)
 		memcpy(buf, data, n);
 	*dlen = n;
+	if (tick > t->rd.last_out)
+		t->rd.last_out = tick;
+}
+
+uint64_t pt_read_lost(const struct pt_trid *t)
+{
+	uint64_t all = atomic_load_explicit(&t->hdr->lost, memory_order_acquire);
+
+	all = all > t->rd.lost_forgot ? all - t->rd.lost_forgot : 0;
+	return all > t->rd.lost_at_resume ? all : t->rd.lost_at_resume; /* (a scribbled count) */
+}
+
+/* Where a synthesized OVERFLOW goes: at the first lost event (tick), but
+ * never before an event already returned (docs/implementation-defined.md,
+ * "Reading"). */
+static uint64_t not_before_out(const struct pt_reader *rd, uint64_t tick)
+{
+	return tick > rd->last_out ? tick : rd->last_out;
+}
+
+/* The count a RESUME carries: the counts of the reports this gap took in
+ * (pt_loss_take), what reports told earlier counted since (a run of drops
+ * that went on, pt_loss_growth), and the events the stream counted lost
+ * that are in no report at all (reports overwritten before they were
+ * read, drops that report nothing): the stream's count less what was told
+ * and what the reports not told yet count.  The stream's count is loaded
+ * first: each event in it is in a report already published (ring/pool.c,
+ * add_lost), which the reader then holds, so no event is counted by two
+ * RESUMEs, and a gap counts exactly the reports it took in.  The RESUMEs
+ * add up to the stream's count, exactly, once the reader has read to the
+ * end (read_next() tells a rest there). */
+static uint64_t resume_count(struct pt_trid *t, uint64_t upto)
+{
+	struct pt_reader *rd = &t->rd;
+	uint64_t all = pt_read_lost(t);
+
+	pt_losses_collect(t);
+	pt_loss_take(rd, t->hdr, upto); /* (reports that came meanwhile) */
+	uint64_t n = rd->gap_lost + pt_loss_growth(rd, t->hdr);
+	uint64_t told = rd->lost_at_resume + n + pt_losses_later(rd, t->hdr);
+	rd->gap_lost = 0;
+	return n + (all > told ? all - told : 0);
+}
+
+/* Events the stream counted lost that no gap told or will tell (the
+ * reports not told yet count theirs): 0 if none. */
+static uint64_t untold(struct pt_trid *t)
+{
+	struct pt_reader *rd = &t->rd;
+	uint64_t all = pt_read_lost(t);
+
+	pt_losses_collect(t);
+	uint64_t told = rd->lost_at_resume + rd->gap_lost + pt_losses_later(rd, t->hdr);
+	return all > told ? all - told : 0;
+}
+
+/* 1 while the thief of a chunk the reader lost under it has not reported
+ * it yet: it is between taking the chunk and handing it out again (its
+ * report is published before that, ring/pool.c).  The RESUME waits, so
+ * that it counts those events rather than a gap of their own later; for
+ * PT_THIEF_WAIT_NS at most (a thief killed with its process never hands
+ * the chunk out: then the count goes to a later gap). */
+#define PT_THIEF_WAIT_NS 1000000000u
+static int thief_busy(struct pt_trid *t)
+{
+	struct pt_reader *rd = &t->rd;
+
+	for (unsigned i = 0; i < rd->nsteal_wait;) {
+		uint64_t ss = atomic_load_explicit(&t->view.chunks[rd->steal_wait[i].idx].ss,
+		                                   memory_order_acquire);
+		if (PT_SS_SEQ(ss) == rd->steal_wait[i].seq && PT_SS_STATE(ss) == PT_CK_BUSY &&
+		    pt_mono_ns() - rd->steal_wait[i].since < PT_THIEF_WAIT_NS)
+			return 1;
+		rd->steal_wait[i] = rd->steal_wait[--rd->nsteal_wait];
+	}
+	return 0;
+}
+
+/* A RESUME at tick (never before its OVERFLOW): the gap is closed, with
+ * every loss reported at or before upto. */
+static void resume(struct pt_trid *t, struct posix_trace_event_info *ev, void *buf, size_t num,
+                   size_t *dlen, uint64_t tick, uint64_t upto)
+{
+	struct pt_reader *rd = &t->rd;
+
+	rd->lost_at_resume += resume_count(t, upto);
+	rd->need_resume = 0;
+	rd->pairs++;
+	synth(t, ev, buf, num, dlen, POSIX_TRACE_RESUME, tick > rd->ovf_tick ? tick : rd->ovf_tick,
+	      NULL, 0);
+}
+
+static void overflow(struct pt_trid *t, struct posix_trace_event_info *ev, void *buf,
+                     size_t num, size_t *dlen, uint64_t tick)
+{
+	struct pt_reader *rd = &t->rd;
+
+	rd->ovf_tick = not_before_out(rd, tick);
+	rd->need_resume = 1;
+	synth(t, ev, buf, num, dlen, POSIX_TRACE_OVERFLOW, rd->ovf_tick, NULL, 0);
 }
 
 static int take(struct pt_trid *t, struct pt_rwriter *w, struct posix_trace_event_info *ev,
@@ -170,6 +275,8 @@ static int take(struct pt_trid *t, struct pt_rwriter *w, struct posix_trace_even
 	                                                               : POSIX_TRACE_NOT_TRUNCATED;
 	pt_ns_to_ts(pt_clock_ns(&t->clk, a->next_ts), &ev->posix_timestamp);
 	*dlen = cp;
+	if (a->next_ts > t->rd.last_out)
+		t->rd.last_out = a->next_ts;
 	a->last_ts = a->next_ts;
 	a->addr = addr;
 	a->off += size;
@@ -441,12 +548,25 @@ int pt_read_merge_end(struct pt_trid *t, struct pt_read_merge *m)
 		a->off = p->off;
 		a->count += p->n;
 		a->last_ts = p->tick;
+		if (p->tick > rd->last_out)
+			rd->last_out = p->tick;
 		a->addr = p->addr;
 		p->w->pairs_at = rd->pairs;
 		if (!pt_rchunk_peek(t, a))
 			a->has_next = 0; /* service() drops it next time */
 	}
 	return 1;
+}
+
+/* A loss with no event after it yet, in a running stream: an event
+ * stamped before it may still be on its way (its writer preempted between
+ * stamping and publishing it, for as long as the scheduler likes: 334 ms
+ * was seen on a loaded machine), and would then come after the OVERFLOW.
+ * So the OVERFLOW waits for the event after it, which the horizon makes
+ * final; a stream that is not running tells it at once. */
+static int late_may_come(const struct pt_trid *t)
+{
+	return (atomic_load_explicit(&t->hdr->state, memory_order_acquire) & PT_ST_RUNNING) != 0;
 }
 
 /* One event into ev (returns 1), or nothing available now (returns 0). */
@@ -496,18 +616,46 @@ static int read_next(struct pt_trid *t, struct posix_trace_event_info *ev, void 
 		 * the next event, and covers every loss up to that event. */
 		uint64_t best_ts = best ? rd->ck[best->head].next_ts : UINT64_MAX;
 		struct pt_losses *gl = &rd->loss;
-		if (best && best_ts >= horizon && best_ts - horizon < PT_HOLD_MAX &&
-		    (rd->need_resume || !(gl->n && gl->e[0].ts < horizon)))
+		/* (an OVERFLOW waits for it too: a record stamped before its
+		 * first lost event may still be on its way, in a writer taking
+		 * a chunk, while the event that follows is not final) */
+		if (best && best_ts >= horizon && best_ts - horizon < PT_HOLD_MAX)
 			return 0; /* stamped during this look: the next one */
 		if (rd->need_resume) {
-			pt_loss_upto(gl, best_ts == UINT64_MAX ? 0 : best_ts - 1, h, &rd->gap_lost);
+			pt_loss_take(rd, h, best_ts == UINT64_MAX ? 0 : best_ts - 1);
+		} else if (gl->n && !best && gl->e[0].ts != UINT64_MAX && gl->e[0].ts >= horizon &&
+		           gl->e[0].ts - horizon < PT_HOLD_MAX) {
+			return 0; /* reported during this look: the next one */
+		} else if (gl->n && !best && gl->e[0].ts < horizon && late_may_come(t)) {
+			return 0; /* the loss waits for the event after it */
 		} else if (gl->n && (!best || gl->e[0].ts == UINT64_MAX || best_ts >= gl->e[0].ts)) {
-			uint64_t tick = gl->e[0].ts != UINT64_MAX ? gl->e[0].ts : best ? best_ts : pt_now();
-			synth(t, ev, buf, num, dlen, POSIX_TRACE_OVERFLOW, tick, NULL, 0);
-			pt_loss_upto(gl, gl->e[0].ts == UINT64_MAX ? UINT64_MAX
-			              : best_ts == UINT64_MAX ? UINT64_MAX - 1 : best_ts - 1,
-			          h, &rd->gap_lost);
-			rd->need_resume = 1;
+			/* (when the first lost event is not known, or its time
+			 * is a lie, far ahead: the latest bound that keeps the
+			 * order, the last event returned) */
+			uint64_t tick = gl->e[0].ts < horizon ? gl->e[0].ts
+			              : rd->last_out ? rd->last_out : best ? best_ts : pt_now();
+			pt_loss_take(rd, h, gl->e[0].ts == UINT64_MAX ? UINT64_MAX
+			                    : best_ts == UINT64_MAX ? UINT64_MAX - 1 : best_ts - 1);
+			overflow(t, ev, buf, num, dlen, tick);
+			return 1;
+		}
+		if (rd->need_resume && thief_busy(t))
+			return 0; /* the RESUME waits for the thief's count */
+		if (!best && rd->need_resume) {
+			/* nothing more now: the gap ends here, so that a stream
+			 * that ended during a loss still tells its count */
+			resume(t, ev, buf, num, dlen, rd->ovf_tick, UINT64_MAX - 1);
+			return 1;
+		}
+		if (!best && t->view.policy != POSIX_TRACE_UNTIL_FULL && !rd->nloss_pend &&
+		    untold(t)) {
+			/* read to the end, and events lost that no gap told
+			 * (a run that went on after its gap was told, reports
+			 * overwritten before they were read): a gap of their
+			 * own, after the last event returned */
+			if (gl->n || rd->nloss_pend)
+				continue; /* new reports meanwhile: place them first */
+			overflow(t, ev, buf, num, dlen, rd->last_out ? rd->last_out : pt_now());
 			return 1;
 		}
 		if (!best) {
@@ -539,12 +687,11 @@ static int read_next(struct pt_trid *t, struct posix_trace_event_info *ev, void 
 		 * OVERFLOW/RESUME since its previous event (it was preempted, its
 		 * event arrived late): mark the loss right here. */
 		uint64_t ts = rd->ck[best->head].next_ts;
-		uint64_t from = best->lost.n ? best->lost.e[0].ts : ts;
-		if (pt_loss_upto(&best->lost, ts, NULL, NULL) | (best->unknown_seen != rd->unknown)) {
+		uint64_t from = best->lost.n && best->lost.e[0].ts <= ts ? best->lost.e[0].ts : ts;
+		if (pt_loss_upto(&best->lost, ts) | (best->unknown_seen != rd->unknown)) {
 			best->unknown_seen = rd->unknown;
 			if (!rd->need_resume && rd->pairs == best->pairs_at) {
-				synth(t, ev, buf, num, dlen, POSIX_TRACE_OVERFLOW, from, NULL, 0);
-				rd->need_resume = 1;
+				overflow(t, ev, buf, num, dlen, from);
 				return 1;
 			}
 		}
@@ -558,13 +705,8 @@ static int read_next(struct pt_trid *t, struct posix_trace_event_info *ev, void 
 			if (r == TAKE_OK) {
 				rd->st_len = (uint32_t)n;
 				rd->stashed = 1;
-				rd->need_resume = 0;
-				rd->pairs++;
+				resume(t, ev, buf, num, dlen, ts, ts - 1);
 				best->pairs_at = rd->pairs;
-				/* the counts of the reports this gap took in */
-				rd->lost_at_resume += rd->gap_lost;
-				rd->gap_lost = 0;
-				synth(t, ev, buf, num, dlen, POSIX_TRACE_RESUME, ts, NULL, 0);
 				return 1;
 			}
 		} else {

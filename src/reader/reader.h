@@ -66,8 +66,17 @@ struct pt_reader {
 	uint32_t run_w;              /* 1 + the writer read_again() may go on with, or 0 */
 	uint64_t run_limit;          /* ... while its next record is earlier than this */
 	uint64_t run_cap;            /* the time read when that run was allowed */
-	uint64_t gap_lost;           /* events lost in the gap being reported */
+	uint64_t gap_lost;           /* the report counts of the gap being told */
+	struct { uint64_t g, n; } told[64]; /* reports told lately, their counts then */
+	uint64_t told_next;
 	uint64_t lost_at_resume;     /* events lost in the gaps reported so far */
+	struct { uint32_t idx; uint64_t seq, since; } steal_wait[8]; /* chunks lost */
+	unsigned nsteal_wait;        /* under the reader whose thief may not have
+	                              * reported yet, and since when (mono ns) */
+	uint64_t lost_forgot;        /* lost before a clear and never told: not in
+	                              * any gap, nor in the total (pt_read_lost) */
+	uint64_t last_out;           /* the latest tick of an event returned */
+	uint64_t ovf_tick;           /* the tick of the OVERFLOW waiting for its RESUME */
 	uint64_t unknown;            /* losses whose writer is not known */
 	uint64_t start_ts;
 	uint32_t epoch;
@@ -123,6 +132,8 @@ struct pt_trid {
 #define PT_KIND_LOG    1
 
 void pt_reader_reset(struct pt_trid *t);
+/* the stream's count of lost events, as the reader's gaps add up to it */
+uint64_t pt_read_lost(const struct pt_trid *t);
 void pt_reader_free(struct pt_reader *rd);
 /* the next event of a live stream now: 1, or 0 if none (under t's lock) */
 int pt_read_next(struct pt_trid *t, struct posix_trace_event_info *ev, void *buf, size_t num,
@@ -168,9 +179,12 @@ size_t pt_objs_collect(struct pt_trid *t);
 enum { TAKE_OK, TAKE_GONE, TAKE_BAD };
 /* writers.c */
 void pt_loss_add(struct pt_losses *l, uint64_t ts, uint64_t g);
-int pt_loss_upto(struct pt_losses *l, uint64_t ts, const struct pt_hdr *h, uint64_t *sum);
+int pt_loss_upto(struct pt_losses *l, uint64_t ts);
+void pt_loss_take(struct pt_reader *rd, const struct pt_hdr *h, uint64_t ts);
+uint64_t pt_loss_growth(struct pt_reader *rd, const struct pt_hdr *h);
 void pt_loss_note(struct pt_reader *rd, uint64_t ts, uint64_t g);
 void pt_losses_collect(struct pt_trid *t);
+uint64_t pt_losses_later(const struct pt_reader *rd, const struct pt_hdr *h);
 void pt_lost_rest(struct pt_reader *rd, struct pt_rwriter *w, const struct pt_ractive *a);
 struct pt_rwriter *pt_rwriter_of(struct pt_reader *rd, int32_t pid, uint64_t thread,
                                  uint32_t level);
@@ -189,23 +203,31 @@ static inline int pt_rchunk_gone(const struct pt_trid *t, const struct pt_ractiv
 }
 
 /* Look at the next record of a, if one is complete.  0 if the chunk has
- * been overwritten (then nothing read from it may be used). */
+ * been overwritten: then nothing read from it may be used, and has_next
+ * and next_ts stay what the last look that found it alive said (the time
+ * of the first record the reader lost, pt_lost_rest). */
 static inline int pt_rchunk_peek(const struct pt_trid *t, struct pt_ractive *a)
 {
 	const struct pt_view *v = &t->view;
+	uint64_t next_ts = 0;
 
 	if (a->off + PT_REC_HDR > a->commit) {
 		uint32_t c = atomic_load_explicit(&v->chunks[a->idx].commit, memory_order_acquire);
 		if (c <= v->chunk_size && c >= a->commit)
 			a->commit = c;
 	}
-	a->has_next = a->off + PT_REC_SHORT <= a->commit;
-	if (a->has_next) {
+	int has_next = a->off + PT_REC_SHORT <= a->commit;
+	if (has_next) {
 		const pt_word *rec = (const pt_word *)(pt_chunk_data(v, a->idx) + a->off);
-		a->next_ts = pt_rec_tick_at(rec, a->commit - a->off, a->base_ts);
+		next_ts = pt_rec_tick_at(rec, a->commit - a->off, a->base_ts);
 	}
 	PT_SEQ_FENCE();
-	return !pt_rchunk_gone(t, a);
+	if (pt_rchunk_gone(t, a))
+		return 0;
+	a->has_next = has_next;
+	if (has_next)
+		a->next_ts = next_ts;
+	return 1;
 }
 
 /* LOOP: take the next record of chunk a by moving the chunk's reader

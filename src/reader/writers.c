@@ -45,20 +45,67 @@ static uint64_t report_count(const struct pt_hdr *h, uint64_t g)
 	return PT_LOSS_N_OK(v, g) ? PT_LOSS_N_COUNT(v) : 0;
 }
 
-/* Remove the losses at or before ts; 1 if there were any.  With h, add
- * up their counts in *sum. */
-int pt_loss_upto(struct pt_losses *l, uint64_t ts, const struct pt_hdr *h, uint64_t *sum)
+/* Remove the losses at or before ts; 1 if there were any. */
+int pt_loss_upto(struct pt_losses *l, uint64_t ts)
 {
 	uint32_t k = 0;
 
-	for (; k < l->n && l->e[k].ts <= ts; k++)
-		if (h)
-			*sum += report_count(h, l->e[k].g);
+	while (k < l->n && l->e[k].ts <= ts)
+		k++;
 	if (k == 0)
 		return 0;
 	memmove(l->e, l->e + k, (l->n - k) * sizeof l->e[0]);
 	l->n -= k;
 	return 1;
+}
+
+/* The gap being told takes in the losses at or before ts: their reports'
+ * counts now go into rd->gap_lost, and the reports are kept (rd->told), as
+ * a run of drops may go on after it is told. */
+void pt_loss_take(struct pt_reader *rd, const struct pt_hdr *h, uint64_t ts)
+{
+	struct pt_losses *l = &rd->loss;
+	unsigned cap = sizeof rd->told / sizeof rd->told[0];
+
+	for (uint32_t k = 0; k < l->n && l->e[k].ts <= ts; k++) {
+		if (l->e[k].g == PT_NO_REPORT)
+			continue;
+		uint64_t c = report_count(h, l->e[k].g);
+		rd->gap_lost += c;
+		rd->told[rd->told_next % cap].g = l->e[k].g; /* (the oldest goes) */
+		rd->told[rd->told_next % cap].n = c;
+		rd->told_next++;
+	}
+	pt_loss_upto(l, ts);
+}
+
+/* What the reports already told counted since (a run of drops that went
+ * on), now told too.  A report whose slot was reused is forgotten: the
+ * rest of its run is in the stream's count alone. */
+uint64_t pt_loss_growth(struct pt_reader *rd, const struct pt_hdr *h)
+{
+	unsigned cap = sizeof rd->told / sizeof rd->told[0];
+	uint64_t n = 0;
+
+	for (uint64_t i = rd->told_next > cap ? rd->told_next - cap : 0; i < rd->told_next; i++) {
+		uint64_t *was = &rd->told[i % cap].n;
+		uint64_t c = report_count(h, rd->told[i % cap].g);
+		if (c > *was)
+			n += c - *was;
+		*was = c > *was ? c : *was;
+	}
+	return n;
+}
+
+/* The events the losses not reported yet count now: a later RESUME
+ * counts them. */
+uint64_t pt_losses_later(const struct pt_reader *rd, const struct pt_hdr *h)
+{
+	uint64_t n = 0;
+
+	for (uint32_t i = 0; i < rd->loss.n; i++)
+		n += report_count(h, rd->loss.e[i].g);
+	return n;
 }
 
 /* Events were lost from ts on (UINT64_MAX: when is unknown, report at
@@ -163,6 +210,13 @@ void pt_lost_rest(struct pt_reader *rd, struct pt_rwriter *w, const struct pt_ra
 {
 	uint64_t ts = a->has_next ? a->next_ts : a->count ? a->last_ts + 1 : a->base_ts;
 	pt_loss_note(rd, ts, PT_NO_REPORT);
+	/* its gap's RESUME waits for the thief's report, which counts them */
+	unsigned cap = sizeof rd->steal_wait / sizeof rd->steal_wait[0];
+	if (rd->nsteal_wait == cap)
+		memmove(rd->steal_wait, rd->steal_wait + 1, --rd->nsteal_wait * sizeof rd->steal_wait[0]);
+	rd->steal_wait[rd->nsteal_wait].idx = a->idx;
+	rd->steal_wait[rd->nsteal_wait].since = pt_mono_ns();
+	rd->steal_wait[rd->nsteal_wait++].seq = a->seq;
 	if (w)
 		pt_loss_add(&w->lost, ts, PT_NO_REPORT);
 }

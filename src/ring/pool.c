@@ -77,6 +77,17 @@ int pt_pool_free(struct pt_view *sl, uint32_t idx, uint64_t seq, unsigned from)
 	return 1;
 }
 
+/* The stream's count of lost events, added to after the report that
+ * counts them is published (its tag, or a run's count in its slot): a
+ * reader that loads the count (acquire) and then takes the reports finds
+ * every event of that count in a report it holds, or in none
+ * (reader/writers.c, pt_losses_later), so a RESUME never counts an event
+ * a later RESUME will count too. */
+static void add_lost(struct pt_hdr *h, uint64_t n)
+{
+	atomic_fetch_add_explicit(&h->lost, n, memory_order_release);
+}
+
 /* n events are lost.  With report, the reader is told where: from ts
  * on, in the sequence of writer (thread, pid, level), so it can put an
  * OVERFLOW before the next event after them.  An UNTIL_FULL stream reports
@@ -85,11 +96,12 @@ int pt_pool_free(struct pt_view *sl, uint32_t idx, uint64_t seq, unsigned from)
 uint64_t pt_pool_note_lost(struct pt_hdr *h, uint64_t n, uint64_t ts, int report,
                            uint64_t thread, int32_t pid, uint32_t level)
 {
-	atomic_fetch_add_explicit(&h->lost, n, memory_order_relaxed);
 	if (!atomic_load_explicit(&h->overrun, memory_order_relaxed))
 		atomic_store_explicit(&h->overrun, 1, memory_order_relaxed);
-	if (!report)
+	if (!report) {
+		add_lost(h, n);
 		return PT_NO_REPORT;
+	}
 	uint64_t g = atomic_fetch_add_explicit(&h->loss_gen, 1, memory_order_acq_rel);
 	uint64_t i = g % PT_LOSS_RING;
 	atomic_store_explicit(&h->loss_ts[i], ts, memory_order_relaxed);
@@ -99,6 +111,7 @@ uint64_t pt_pool_note_lost(struct pt_hdr *h, uint64_t n, uint64_t ts, int report
 	atomic_store_explicit(&h->loss_n[i], PT_LOSS_N(g, n < PT_LOSS_NMAX ? n : PT_LOSS_NMAX),
 	                      memory_order_relaxed);
 	atomic_store_explicit(&h->loss_tag[i], g + 1, memory_order_release);
+	add_lost(h, n);
 	return g;
 }
 
@@ -240,9 +253,9 @@ static void drop(struct pt_view *sl, struct pt_tw *tw, uint32_t state, uint64_t 
 		tw->drop_g = (uint32_t)pt_pool_note_lost(h, 1, ts, sl->policy != POSIX_TRACE_UNTIL_FULL,
 		                                         (uint64_t)pthread_self(), pt_pid, level);
 	} else {
-		pt_pool_note_lost(h, 1, ts, 0, 0, 0, 0);
 		if (tw->drop_g != UINT32_MAX)
 			add_to_report(h, tw->drop_g);
+		pt_pool_note_lost(h, 1, ts, 0, 0, 0, 0);
 	}
 	wake_flusher(sl);
 }
@@ -270,9 +283,9 @@ int pt_pool_drop_again(struct pt_view *sl, struct pt_tw *tw, uint32_t rec)
 	    (uint32_t)atomic_load_explicit(&h->free_top, memory_order_acquire) < sl->nchunks)
 		return 0;
 	set_flag(h, PT_ST_FULL);
-	pt_pool_note_lost(h, 1, 0, 0, 0, 0, 0);
 	if (tw->drop_g != UINT32_MAX)
 		add_to_report(h, tw->drop_g);
+	pt_pool_note_lost(h, 1, 0, 0, 0, 0, 0);
 	wake_flusher(sl);
 	return 1;
 }

@@ -375,11 +375,20 @@ int pt_flusher_stop(struct pt_trid *t, int stop, void *addr)
 	pt_status_locked(t, &si);
 	/* the completed stream: did the log ever lose events */
 	si.posix_log_overrun_status = f->losses ? POSIX_TRACE_OVERRUN : POSIX_TRACE_NO_OVERRUN;
-	f->w.stream_lost = atomic_load_explicit(&t->hdr->lost, memory_order_relaxed);
-	if (f->w.stream_lost < t->rd.lost_at_resume) /* scribbled on: keep what was said */
-		f->w.stream_lost = t->rd.lost_at_resume;
+	f->w.stream_lost = pt_read_lost(t); /* (never below what the gaps said) */
+	uint64_t rest = f->w.stream_lost - t->rd.lost_at_resume;
 	t->fl = NULL;
 	pt_unlock(&t->lock);
+	if (rest && t->view.policy != POSIX_TRACE_UNTIL_FULL) {
+		/* lost after the last flush read the stream to its end (a
+		 * writer still dropping while the stream stopped): their gap,
+		 * after the last event, so that the gaps add up to the total
+		 * (an UNTIL_FULL stream tells its losses with its STOP) */
+		uint64_t ts = f->w.last_ts;
+		note_error(f, pt_logw_event(&f->w, ts, 0, 0, 0, POSIX_TRACE_OVERFLOW, 0, NULL, 0));
+		note_error(f, pt_logw_event_lost(&f->w, ts, 0, 0, 0, POSIX_TRACE_RESUME,
+		                                 f->w.stream_lost));
+	}
 	note_error(f, pt_logw_finish(&f->w, &si));
 	int rc = f->err_ret;
 	pt_logw_free(&f->w);
