@@ -8,7 +8,7 @@
  *     A back, the wheel zooms around the pointer, a drag of 200 pixels
  *     pans by 200 pixels' worth of time;
  *   - typing the time of the first "request" event (as `posixtrace show`
- *     prints it, 100 ns early) into "jump to" and pressing Enter shows
+ *     prints it) into "jump to" and pressing Enter shows
  *     that event's details: type, payload text, source line;
  *   - a click on another event drawn shows it, and it is the event
  *     `posixtrace show` lists at that time;
@@ -132,7 +132,8 @@ int main(void)
 	double jy = cdp_eval_num(&c, "(function(){var r=document.getElementById('jump').getBoundingClientRect();return r.top+5;})()");
 	cdp_click(&c, jx, jy);
 	char params[200];
-	snprintf(params, sizeof params, "{\"text\":\"%.9f\"}", t_req - 100e-9);
+	snprintf(params, sizeof params, "{\"text\":\"%.9f\"}", t_req); /* (exact: an event of
+	                                          * another thread may lie nearer a time beside it) */
 	free(cdp_call(&c, 1, "Input.insertText", params));
 	free(cdp_call(&c, 1, "Input.dispatchKeyEvent", "{\"type\":\"keyDown\",\"key\":\"Enter\",\"code\":\"Enter\",\"windowsVirtualKeyCode\":13}"));
 	free(cdp_call(&c, 1, "Input.dispatchKeyEvent", "{\"type\":\"keyUp\",\"key\":\"Enter\",\"code\":\"Enter\",\"windowsVirtualKeyCode\":13}"));
