@@ -1,7 +1,8 @@
 /*
  * logiter.c -- trace log reader, reading: events in order, one block in
  * memory at a time; each block is read and checked again when reached,
- * as the file may have changed since it was opened.
+ * as the file may have changed since it was opened (or, opened through
+ * the block index, was never read before).
  */
 #include <errno.h>
 #include "logfmt.h"
@@ -51,6 +52,11 @@ static int load(struct pt_logr *r, const struct pt_logr_item *it)
 		return rc;
 	if (!pt_logr_bhdr(r, r->buf, &b) || b.seq != it->seq || b.len != it->len ||
 	    b.type != PT_LOG_BT_EVENTS || pt_logr_check(r, r->buf, &b, 0, &first, &last, &nev))
+		return EBADMSG;
+	/* (opened through the index) the block is what its entry says */
+	if (r->indexed && ((nev != 0) != it->has_ev || it->has_lost != r->chk_lost ||
+	                   (nev && (first != it->ts || last != it->last_ts ||
+	                            r->chk_max_ts != it->max_ts))))
 		return EBADMSG;
 	r->nw = b.nw;
 	r->base_ts = b.base;
@@ -127,8 +133,18 @@ int pt_logr_next(struct pt_logr *r, struct posix_trace_event_info *ev, void *buf
 			return 0;
 		}
 		if (!r->loaded && (rc = load(r, it))) {
-			r->cur++;
-			put_error(r, ev, buf, cap, len, it->ts, rc);
+			uint64_t ts = it->ts;
+			size_t first = r->cur++;
+			if (r->indexed) {
+				/* as a scan at open has it: one error for a damaged
+				 * stretch, at the time of the last event before it
+				 * (or the first after it, at the start of the log) */
+				while (r->cur < r->nitems && load(r, &r->items[r->cur]))
+					r->cur++;
+				ts = first ? r->items[first - 1].last_ts
+				   : r->cur < r->nitems ? r->items[r->cur].ts : 0;
+			}
+			put_error(r, ev, buf, cap, len, ts, rc);
 			return 0;
 		}
 		if (!r->rleft) {
