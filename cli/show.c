@@ -234,6 +234,8 @@ int cmd_show(int argc, char **argv)
 	int r = 0;
 	if (have_from && lo > t0 && tlog_seek(&l, lo)) /* through the block index */
 		r = -1;
+	if (have_to && r >= 0 && tlog_until(&l, hi)) /* stops after the window */
+		r = -1;
 	while (r >= 0 && (r = tlog_next(&l, &e)) > 0) {
 		if (!want[e.id] || (e.thread < known ? !want_th[e.thread] : any_th) || e.ts < lo ||
 		    e.ts > hi)

@@ -468,6 +468,13 @@ int tlog_seek(struct tlog *l, uint64_t ts)
 	return 0;
 }
 
+int tlog_until(struct tlog *l, uint64_t ts)
+{
+	int rc = pt_ext_seek_end(l->trid_, ts);
+
+	return rc ? fail(l->path, "seeking in the log", rc) : 0;
+}
+
 int tlog_load(struct tlog *l, const char *path)
 {
 	if (tlog_open(l, path))

@@ -18,7 +18,10 @@
  *   block (its checksum made right), the first then scans and the second
  *   reads that block as damage;
  * - seeking gives the same point and loss count either way;
- * - a format-6 log (no index) is scanned.
+ * - a format-6 log (no index) is scanned;
+ * - reading stopped at a window's end (pt_logr_stop_after, show --to)
+ *   reads a bounded number of bytes past the window, yet a late event
+ *   stamped inside it is read, through the index and after a scan alike.
  */
 #include "t.h"
 #include "logfmt_util.h"
@@ -37,7 +40,18 @@ struct rec {
 
 /* A log of NEV events of the sequence (RESUMEs with a count every 997),
  * blocks of BLOCK bytes; version 0: the current format. */
+static int make_log_late(int swap, unsigned version, int late);
+
 static int make_log(int swap, unsigned version)
+{
+	return make_log_late(swap, version, 0);
+}
+
+/* late: also, after event LATE_AFTER, an event stamped as LATE_TS (as one
+ * whose thread was kept off its CPU before publishing it) */
+#define LATE_AFTER 30000u
+#define LATE_TS (ev_ts(100) + 7)
+static int make_log_late(int swap, unsigned version, int late)
 {
 	struct pt_attr_img a = mkattr(200);
 	struct pt_logw_opt o = { .swap = swap, .block_size = BLOCK, .version = version };
@@ -56,6 +70,9 @@ static int make_log(int swap, unsigned version)
 		CHECK_RC(put_ev(&w, i), 0);
 		if (i % 997 == 996)
 			CHECK_RC(pt_logw_event_lost(&w, ev_ts(i), 0, 0, 0, POSIX_TRACE_RESUME, i), 0);
+		if (late && i == LATE_AFTER)
+			CHECK_RC(pt_logw_event(&w, LATE_TS, 1000, 0x7f0000001000ull, 0x401000, 33, 0,
+			                       NULL, 0), 0);
 	}
 	w.stream_lost = 77;
 	CHECK_RC(pt_logw_finish(&w, &ST), 0);
@@ -281,7 +298,7 @@ static void t_lying_index(void)
 			if (kind == PT_LOG_S_INDEX && pt_log_get32(b + o + 4, 0) == 0) {
 				/* block 10's largest timestamp, one ns later */
 				unsigned char *e = b + o + 4 + 8 + 10 * PT_LOG_IDX_ENT;
-				pt_log_put64(e + 16, pt_log_get64(e + 16, 0) + 1, 0);
+				pt_log_put64(e + 24, pt_log_get64(e + 24, 0) + 1, 0);
 				pt_log_put32(b + PT_LOG_B_BCRC, pt_log_crc(0, b + PT_LOG_BLK, h.len - PT_LOG_BLK), 0);
 				pt_log_put32(b + PT_LOG_B_HCRC, pt_log_crc(0, b, PT_LOG_B_HCRC), 0);
 				REQUIRE(pwrite(fd, b, h.len, (off_t)at) == (ssize_t)h.len);
@@ -310,6 +327,58 @@ static void t_lying_index(void)
 	close(fd);
 }
 
+/* Reading a window that ends at hi (show --to): stopped after the last
+ * block that may hold an event at or before hi, the events read are the
+ * whole read's first ones, every event at or before hi among them; with
+ * no late event, a bounded number of bytes past the window's blocks is
+ * read; a late event (stamped in the window, written 30 000 events
+ * later) is still read. */
+static void t_stop(int flags, int late)
+{
+	struct pt_logr r;
+	struct stat st;
+	struct rec *v, *w;
+	int fd = make_log_late(0, 0, late);
+	uint64_t hi = ev_ts(200);
+
+	REQUIRE(fstat(fd, &st) == 0);
+	REQUIRE(pt_logr_open_opt(&r, fd, flags) == 0);
+	CHECK_EQ(r.indexed, !flags);
+	size_t nw = read_rest(&r, &w);
+	pt_logr_rewind(&r);
+	pt_logr_stop_after(&r, hi);
+	uint64_t before = r.bytes_read;
+	size_t nv = read_rest(&r, &v);
+	uint64_t got = r.bytes_read - before;
+	size_t last_in = 0, seen_late = 0;
+	for (size_t i = 0; i < nw; i++)
+		if (w[i].ts <= hi)
+			last_in = i + 1;
+	for (size_t i = 0; i < nv; i++)
+		seen_late += v[i].ts == LATE_TS && v[i].id == 33;
+	CHECK(nv <= nw && !memcmp(v, w, nv * sizeof *v)); /* the whole read's first ones */
+	CHECK(nv >= last_in);
+	CHECK_EQ(seen_late, (size_t)late);
+	if (!late) {
+		/* the blocks up to event 200 (at most 200 events of up to 216
+		 * bytes), and the one after them */
+		CHECK(got <= 200 * 216 + 2 * BLOCK);
+		CHECK(nv < 400);
+	} else {
+		CHECK(nv > LATE_AFTER);
+		CHECK(got < (uint64_t)st.st_size);
+	}
+	/* to the end again */
+	pt_logr_stop_after(&r, UINT64_MAX);
+	pt_logr_rewind(&r);
+	free(v);
+	CHECK_EQ(read_rest(&r, &v), nw);
+	free(v);
+	free(w);
+	pt_logr_close(&r);
+	close(fd);
+}
+
 /* Format 6: no index, a scan (reads the whole file), same events. */
 static void t_format6(void)
 {
@@ -335,5 +404,9 @@ int main(void)
 	t_damage();
 	t_lying_index();
 	t_format6();
+	t_stop(0, 0);
+	t_stop(0, 1);
+	t_stop(PT_LOGR_SCAN, 0);
+	t_stop(PT_LOGR_SCAN, 1);
 	T_END();
 }

@@ -120,13 +120,13 @@
 #define PT_LOG_S_HDR       4u
 /* (v7) a block entry of the index: one events block, in writing order
  * (sequence numbers 1, 2, ... and back to back from PT_LOG_FIRST): u32
- * length, u32 flags, u64 first, largest and last event timestamps (0 when
- * it has no event) */
-#define PT_LOG_IDX_ENT     32u
+ * length, u32 flags, u64 first, smallest, largest and last event
+ * timestamps (0 when it has no event) */
+#define PT_LOG_IDX_ENT     40u
 #define PT_LOG_IDX_LOST    1u  /* the block has a record flagged LOST */
 #define PT_LOG_IDX_EVENTS  2u  /* the block has an event record */
-#define PT_LOG_IDX_RUN_MAX 2047u /* entries in one INDEX entry (its length is a u16) */
-struct pt_log_bidx { uint32_t len, flags; uint64_t first, max, last; };
+#define PT_LOG_IDX_RUN_MAX 1638u /* entries in one INDEX entry (its length is a u16) */
+struct pt_log_bidx { uint32_t len, flags; uint64_t first, min, max, last; };
 #define PT_LOG_S_PARTS_MAX 4096u /* SUMMARY blocks a reader takes */
 
 #define PT_LOG_NAME_MAX      TRACE_EVENT_NAME_MAX /* bytes, no NUL in the record */
@@ -459,6 +459,7 @@ struct pt_logr_item {    /* one step of the reading order */
 	uint64_t off, seq;
 	uint64_t ts;         /* error items: the timestamp to report */
 	uint64_t max_ts;     /* the block's largest timestamp (pt_logr_seek) */
+	uint64_t min_ts;     /* its smallest (pt_logr_stop_after) */
 	uint64_t last_ts;    /* (indexed) its last timestamp, as the index says */
 	uint32_t len;
 	uint32_t error;      /* 0: a block of events; else an error number */
@@ -501,8 +502,9 @@ struct pt_logr {
 	uint64_t base_ts;
 	size_t full_len;     /* payload length of the last event returned */
 	/* what the last pt_logr_check() of an events block saw besides */
-	uint64_t chk_max_ts;
+	uint64_t chk_max_ts, chk_min_ts;
 	int chk_lost;
+	size_t stop;         /* items from this one on are not read (pt_logr_stop_after) */
 	/* (v7) opened through the summary's block index: no block was read at
 	 * open; each is checked when read, against its index entry too */
 	int indexed;
@@ -529,6 +531,12 @@ void pt_logr_rewind(struct pt_logr *r);
  * at_resume + wrap_at_resume, src/ext.h).  0, or an error reading the
  * blocks before it. */
 int pt_logr_seek(struct pt_logr *r, uint64_t ts, uint64_t *lost_before);
+/* Reading ends (the end of the log, as if) once no block left holds an
+ * event stamped at or before ts, nor damage met before it (a late event
+ * in a later block is still read: each block's smallest timestamp is
+ * known at open).  UINT64_MAX: to the end again.  Kept by rewind and
+ * seek. */
+void pt_logr_stop_after(struct pt_logr *r, uint64_t ts);
 void pt_logr_close(struct pt_logr *r);
 const struct pt_attr_img *pt_logr_attr(const struct pt_logr *r);
 int pt_logr_status(const struct pt_logr *r, struct posix_trace_status_info *st);

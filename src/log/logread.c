@@ -14,7 +14,7 @@
 
 /* One block found in the file. */
 struct ent {
-	uint64_t off, seq, oldest, first_ts, last_ts, max_ts;
+	uint64_t off, seq, oldest, first_ts, last_ts, max_ts, min_ts;
 	uint32_t len, nev;
 	unsigned type, good;
 	int has_lost;
@@ -211,7 +211,7 @@ int pt_logr_check(struct pt_logr *r, const unsigned char *p, const struct pt_log
 		if (pt_log_get32(p + PT_LOG_BLK + i * PT_LOG_WENT + 4, sw))
 			return EBADMSG;
 	struct pt_log_prev prev = { 0, 0, 0 };
-	r->chk_max_ts = 0;
+	r->chk_max_ts = r->chk_min_ts = 0;
 	r->chk_lost = 0;
 	for (uint32_t i = 0; i < b->nrec; i++) {
 		uint32_t delta, n;
@@ -257,10 +257,12 @@ int pt_logr_check(struct pt_logr *r, const unsigned char *p, const struct pt_log
 			if ((info & PT_LOG_RF_LOST) && names && b->seq > r->lost_rec_seq)
 				r->lost_rec_seq = b->seq;
 			if (!(*nev)++)
-				*first_ts = r->chk_max_ts = b->base + delta;
+				*first_ts = r->chk_max_ts = r->chk_min_ts = b->base + delta;
 			*last_ts = b->base + delta;
 			if (*last_ts > r->chk_max_ts)
 				r->chk_max_ts = *last_ts;
+			if (*last_ts < r->chk_min_ts)
+				r->chk_min_ts = *last_ts;
 			r->chk_lost |= (info & PT_LOG_RF_LOST) != 0;
 		}
 		off += n;
@@ -360,6 +362,7 @@ static int scan(struct pt_logr *r, struct ent **pe, size_t *pn, uint64_t *end_se
 			if (!pt_logr_check(r, r->buf, &b, 0, &x.first_ts, &x.last_ts, &x.nev)) {
 				x.good = 1;
 				x.max_ts = r->chk_max_ts;
+				x.min_ts = r->chk_min_ts;
 				x.has_lost = r->chk_lost;
 				(void)pt_logr_check(r, r->buf, &b, 1, &x.first_ts, &x.last_ts, &x.nev);
 				if (b.type == PT_LOG_BT_END && b.seq >= *end_seq) {
@@ -446,7 +449,7 @@ static int order(struct pt_logr *r, struct ent *e, size_t n, uint64_t end_seq)
 			r->items[r->nitems - 1].ts = have_ts ? prev_ts : e[i].first_ts;
 		it = &r->items[r->nitems++];
 		it->off = e[i].off, it->seq = e[i].seq, it->len = e[i].len, it->ts = e[i].first_ts;
-		it->max_ts = e[i].max_ts, it->has_lost = e[i].has_lost;
+		it->max_ts = e[i].max_ts, it->min_ts = e[i].min_ts, it->has_lost = e[i].has_lost;
 		prev_ts = e[i].last_ts, have_ts = 1;
 	}
 	if (expect <= hi)
@@ -482,7 +485,9 @@ static int from_index(struct pt_logr *r)
 		int ev = (x->flags & PT_LOG_IDX_EVENTS) != 0;
 		if (x->len < PT_LOG_BLK || x->len > r->max_block ||
 		    (x->flags & ~(PT_LOG_IDX_LOST | PT_LOG_IDX_EVENTS)) ||
-		    (ev ? x->first > x->max || x->last > x->max : x->first || x->max || x->last) ||
+		    (ev ? x->min > x->first || x->min > x->last || x->first > x->max ||
+		          x->last > x->max
+		        : x->first || x->min || x->max || x->last) ||
 		    ((x->flags & PT_LOG_IDX_LOST) && !ev))
 			goto out;
 		off += PT_LOG_ALIGN8(x->len);
@@ -502,7 +507,7 @@ static int from_index(struct pt_logr *r)
 		 * error item's time, logiter.c) */
 		r->items[r->nitems++] = (struct pt_logr_item){
 			.off = off, .seq = i + 1, .len = x->len, .ts = ev ? x->first : prev_last,
-			.max_ts = x->max, .last_ts = ev ? x->last : prev_last,
+			.max_ts = x->max, .min_ts = x->min, .last_ts = ev ? x->last : prev_last,
 			.has_lost = (x->flags & PT_LOG_IDX_LOST) != 0, .has_ev = ev };
 		if (ev)
 			prev_last = x->last;
@@ -565,11 +570,13 @@ int pt_logr_open_opt(struct pt_logr *r, int fd, int flags)
 	if (!(flags & PT_LOGR_SCAN) && (rc = from_index(r)) != ENOENT) {
 		if (rc)
 			goto fail;
+		r->stop = r->nitems;
 		return 0;
 	}
 	if ((rc = scan(r, &e, &n, &end_seq)) || (rc = order(r, e, n, end_seq)))
 		goto fail;
 	free(e);
+	r->stop = r->nitems;
 	return 0;
 fail:
 	free(e);

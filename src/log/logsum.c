@@ -95,7 +95,7 @@ void pt_logw_sum_block(struct pt_logw *w, const unsigned char *rec, uint32_t len
 	uint32_t off = 0, wi = 0;
 	int sw = w->swap;
 
-	struct pt_log_bidx x = { PT_LOG_BLK + w->nw * PT_LOG_WENT + len, 0, 0, 0, 0 };
+	struct pt_log_bidx x = { PT_LOG_BLK + w->nw * PT_LOG_WENT + len, 0, 0, 0, 0, 0 };
 
 	if (!s || s->failed)
 		return;
@@ -128,7 +128,9 @@ void pt_logw_sum_block(struct pt_logw *w, const unsigned char *rec, uint32_t len
 			unsigned id = info & PT_LOG_ID_MASK;
 			struct pt_logw_sumw *e = &s->wr[map[wi]];
 			if (!(x.flags & PT_LOG_IDX_EVENTS))
-				x.first = ts;
+				x.first = x.min = ts;
+			if (ts < x.min)
+				x.min = ts;
 			x.flags |= PT_LOG_IDX_EVENTS | ((info & PT_LOG_RF_LOST) ? PT_LOG_IDX_LOST : 0);
 			x.last = ts;
 			if (ts > x.max)
@@ -185,8 +187,9 @@ static uint32_t idx_entry(const struct pt_logw *w, uint32_t i, unsigned char *ou
 			pt_log_put32(e, x->len, sw);
 			pt_log_put32(e + 4, x->flags, sw);
 			pt_log_put64(e + 8, x->first, sw);
-			pt_log_put64(e + 16, x->max, sw);
-			pt_log_put64(e + 24, x->last, sw);
+			pt_log_put64(e + 16, x->min, sw);
+			pt_log_put64(e + 24, x->max, sw);
+			pt_log_put64(e + 32, x->last, sw);
 		}
 	}
 	return 8 + k * PT_LOG_IDX_ENT;
@@ -409,7 +412,7 @@ int pt_log_sum_parse(const unsigned char *p, uint32_t len, uint32_t nrec, int sw
 					s->idx[s->nidx + j] = (struct pt_log_bidx){
 						pt_log_get32(x, sw), pt_log_get32(x + 4, sw),
 						pt_log_get64(x + 8, sw), pt_log_get64(x + 16, sw),
-						pt_log_get64(x + 24, sw) };
+						pt_log_get64(x + 24, sw), pt_log_get64(x + 32, sw) };
 				}
 			}
 			if (s)
