@@ -44,35 +44,20 @@ static size_t read_all(struct pt_logr *r, uint64_t *sum)
 	return n;
 }
 
-/* Events stamped at or after x from where the reader is (error events
- * of damaged blocks not counted: their time is a neighbour's). */
-static size_t count_from(struct pt_logr *r, uint64_t x)
+/* Events stamped in [lo, hi] from where the reader is (error events of
+ * damaged blocks not counted: their time is a neighbour's). */
+static size_t count_in(struct pt_logr *r, uint64_t lo, uint64_t hi)
 {
 	static unsigned char buf[256];
 	struct posix_trace_event_info ev;
 	size_t n = 0, len;
 	int un;
 
-	while (pt_logr_next(r, &ev, buf, sizeof buf, &len, &un) == 0 && !un)
-		n += ev.posix_event_id != POSIX_TRACE_ERROR &&
-		     (uint64_t)ev.posix_timestamp.tv_sec * 1000000000u +
-		     (uint64_t)ev.posix_timestamp.tv_nsec >= x;
-	return n;
-}
-
-/* Events stamped at or before x from where the reader is (error events
- * not counted). */
-static size_t count_upto(struct pt_logr *r, uint64_t x)
-{
-	static unsigned char buf[256];
-	struct posix_trace_event_info ev;
-	size_t n = 0, len;
-	int un;
-
-	while (pt_logr_next(r, &ev, buf, sizeof buf, &len, &un) == 0 && !un)
-		n += ev.posix_event_id != POSIX_TRACE_ERROR &&
-		     (uint64_t)ev.posix_timestamp.tv_sec * 1000000000u +
-		     (uint64_t)ev.posix_timestamp.tv_nsec <= x;
+	while (pt_logr_next(r, &ev, buf, sizeof buf, &len, &un) == 0 && !un) {
+		uint64_t t = (uint64_t)ev.posix_timestamp.tv_sec * 1000000000u +
+		             (uint64_t)ev.posix_timestamp.tv_nsec;
+		n += ev.posix_event_id != POSIX_TRACE_ERROR && t >= lo && t <= hi;
+	}
 	return n;
 }
 
@@ -132,15 +117,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint64_t x = size >= 8 ? (uint64_t)data[size / 2] << 56 >> (data[size / 3] % 64) : 0;
 	uint64_t before = 0;
 	pt_logr_rewind(&r);
-	size_t whole = count_from(&r, x);
-	if (pt_logr_seek(&r, x, &before) == 0 && count_from(&r, x) != whole)
+	size_t whole = count_in(&r, x, UINT64_MAX);
+	if (pt_logr_seek(&r, x, &before) == 0 && count_in(&r, x, UINT64_MAX) != whole)
 		abort();
 	/* stopping after a time (show --to): every event at or before it */
 	pt_logr_rewind(&r);
-	whole = count_upto(&r, x);
+	whole = count_in(&r, 0, x);
 	pt_logr_rewind(&r);
 	pt_logr_stop_after(&r, x);
-	if (count_upto(&r, x) != whole)
+	if (count_in(&r, 0, x) != whole)
 		abort();
 	for (int id = pt_logr_next_id(&r, 0); id >= 0; id = pt_logr_next_id(&r, (unsigned)id + 1))
 		if (!pt_logr_name(&r, (unsigned)id) || strlen(pt_logr_name(&r, (unsigned)id)) > PT_LOG_NAME_MAX)
