@@ -155,7 +155,8 @@ void tlog_finish(struct tlog *l)
 		q->first = l->th[i].first < q->first ? l->th[i].first : q->first;
 		q->last = l->th[i].last > q->last ? l->th[i].last : q->last;
 	}
-	qsort(l->pr, l->npr, sizeof *l->pr, cmp_proc);
+	if (l->npr) /* (an empty log: no array to sort) */
+		qsort(l->pr, l->npr, sizeof *l->pr, cmp_proc);
 	for (size_t i = 0; i < l->nth; i++)
 		l->th[i].proc = (uint32_t)(tlog_proc(l, l->th[i].pid) - l->pr);
 }
