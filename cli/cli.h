@@ -213,6 +213,10 @@ int tlog_scan(struct tlog *l);                     /* 0, or 1 with a message */
  * that may hold one stamped at or after ts (events before ts may follow,
  * none at or after it is skipped).  0, or 1 with a message. */
 int tlog_seek(struct tlog *l, uint64_t ts);
+/* After the totals: reading ends once no event stamped at or before ts
+ * can follow (a late one still comes; events after ts may come before
+ * the end).  0, or 1 with a message. */
+int tlog_until(struct tlog *l, uint64_t ts);
 int tlog_load(struct tlog *l, const char *path);   /* 0, or 1 with a message */
 /* The totals only, from the log's summary when it has one (no events
  * read: l->summary), else by reading it (tlog_load). */
