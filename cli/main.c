@@ -28,7 +28,7 @@ static void usage(FILE *f)
 	           "inspect and convert traces of programs that use <trace.h>.\n\ncommands:\n");
 	for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
 		fprintf(f, "  %-8s %s\n", cmds[i].name, cmds[i].what);
-	fprintf(f, "\nshow, info, stats and export leave out the recorder's own process, its\n"
+	fprintf(f, "\nshow, info, stats, export and view leave out the recorder's own process, its\n"
 	           "threads and loaded code (its system events are the trace's, pid 0);\n"
 	           "--all keeps it.\n");
 	fprintf(f, "\n'posixtrace COMMAND --help' describes each; 'man posixtrace' has more.\n"
@@ -41,7 +41,7 @@ static void usage(FILE *f)
 static int reads_log(const char *cmd)
 {
 	return !strcmp(cmd, "show") || !strcmp(cmd, "info") || !strcmp(cmd, "stats") ||
-	       !strcmp(cmd, "export");
+	       !strcmp(cmd, "export") || !strcmp(cmd, "view");
 }
 
 /* Takes --all out of argv (before any "--"): the new argc. */
