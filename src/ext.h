@@ -48,6 +48,12 @@ struct pt_ext_losses {
 /* 0, or EINVAL if trid is not a trace id of this process. */
 int pt_ext_losses(trace_id_t trid, struct pt_ext_losses *out);
 
+/* The value of POSIXTRACE_JOIN (src/traced/join.c) that makes a process
+ * loading the library join the stream trid, an inherited one this process
+ * made: 0, EINVAL (not such a stream), ERANGE (cap too small). */
+#define PT_EXT_JOIN_ENV "POSIXTRACE_JOIN"
+int pt_ext_join(trace_id_t trid, char *buf, size_t cap);
+
 /* The map of loaded code (docs/design.md, "The map of loaded code"): what
  * the traced processes wrote of their loaded objects, checked.  Per pid,
  * a BEGIN entry starts a whole map (a stream reached the process, a fork,

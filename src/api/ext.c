@@ -3,7 +3,10 @@
  * stream or a log: loss counts, the map of loaded code, thread identities
  * and payload descriptions (the last two in the map's area).
  */
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -267,4 +270,28 @@ void pt_ext_summary_free(struct pt_ext_summary *s)
 	free(s->threads);
 	free(s->types);
 	free(s);
+}
+
+int pt_ext_join(trace_id_t trid, char *buf, size_t cap)
+{
+	struct pt_trid *t;
+	struct stat st;
+	int rc = 0, n;
+
+	if (pt_trid_lock(trid, &t) != 0)
+		return EINVAL;
+	if (t->fd < 0 || fstat(t->fd, &st) != 0 || t->attr.inherit != POSIX_TRACE_INHERITED) {
+		pt_trid_unlock(t);
+		return EINVAL;
+	}
+	/* a region of the target's control memfd is held alive by the lock
+	 * on the slot's byte; a memfd of our own has no lock (create.c) */
+	uint32_t byte = t->region_off && t->slot >= 0 ? (uint32_t)t->slot : UINT32_MAX;
+	n = snprintf(buf, cap, "%d.%d.%llu.%llu.%llu.%u", (int)getpid(), t->fd,
+	             (unsigned long long)st.st_ino, (unsigned long long)t->region_off,
+	             (unsigned long long)t->map_size, byte);
+	if (n < 0 || (size_t)n >= cap)
+		rc = ERANGE;
+	pt_trid_unlock(t);
+	return rc;
 }
