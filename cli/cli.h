@@ -126,6 +126,8 @@ struct tlog {
 	 * names: bounded by threads and types, never by events; NULL: none */
 	struct thrmap *thrs;
 	struct typemap *types;
+	struct pt_ext_proc *procs;     /* who the processes were (parent, command line) */
+	size_t nprocs;
 	/* reading (tlog.c) */
 	int totals;                    /* the tables hold the whole trace: later passes count nothing */
 	int summary;                   /* they come from the log's summary, not from reading it */

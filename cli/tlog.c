@@ -228,6 +228,11 @@ static int fail(const char *path, const char *what, int rc)
 	return 1;
 }
 
+static int fetch_procs(trace_id_t trid, size_t from, void *out, size_t cap, size_t *n)
+{
+	return pt_ext_procs(trid, from, out, cap, n);
+}
+
 /* The map of loaded code the log carries. */
 static int tlog_objects(struct tlog *l, trace_id_t trid)
 {
@@ -299,7 +304,8 @@ static int from_summary(struct tlog *l, int fd, int all)
 		/* (format 6) who the threads were, what the payloads hold */
 		l->thrs = thrmap_from(s->threads, s->nthreads);
 		l->types = typemap_from(s->types, s->ntypes);
-		s->threads = NULL, s->types = NULL; /* (taken over) */
+		l->procs = s->procs, l->nprocs = s->nprocs;
+		s->threads = NULL, s->types = NULL, s->procs = NULL; /* (taken over) */
 		if (!l->thrs || !l->types) {
 			pt_ext_summary_free(s);
 			return -1;
@@ -386,7 +392,8 @@ int tlog_open(struct tlog *l, const char *path)
 	}
 	if ((rc = tlog_objects(l, trid)) != 0)
 		return open_failed(l, "reading the map of loaded code", rc);
-	if (!(l->thrs = thrmap_load(trid)) || !(l->types = typemap_load(trid)))
+	if (!(l->thrs = thrmap_load(trid)) || !(l->types = typemap_load(trid)) ||
+	    !(l->procs = ext_fetch_all(trid, sizeof *l->procs, fetch_procs, &l->nprocs)))
 		return open_failed(l, "reading the thread identities and payload descriptions",
 		                   ENOMEM);
 	if (!(l->buf_ = malloc(TRACE_DATA_MAX + 1)))
@@ -497,6 +504,7 @@ void tlog_free(struct tlog *l)
 	free(l->objs);
 	thrmap_free(l->thrs);
 	typemap_free(l->types);
+	free(l->procs);
 	posix_trace_attr_destroy(&l->attr);
 	memset(l, 0, sizeof *l);
 	l->fd_ = -1;

@@ -137,6 +137,10 @@ void pt_objmap_put_all(const struct pt_obj *o, unsigned kind);
  * changed.  One prctl(PR_GET_NAME), no other system call. */
 void pt_thrmap_chunk(unsigned s, struct pt_view *sl, uint64_t ts);
 
+/* ------------------------------------ the process's identity (procid.c) */
+/* Its parent's pid and command line into sl (a stream just reached it). */
+void pt_procid_put(struct pt_view *sl);
+
 
 /* ------------------------------- payload descriptions (typemap.c) */
 /* desc (checked by the caller, < PT_TYPE_DESC bytes) describes id's
