@@ -58,6 +58,8 @@ struct want {
 };
 
 /* The log holds exactly what w says, and nothing tagged otherwise. */
+static pid_t got_pid[16]; /* by check_log(): the process of each tag */
+
 static void check_log(const char *what, const char *log, const struct want *w, int nw)
 {
 	struct cli_ev *ev;
@@ -92,6 +94,7 @@ static void check_log(const char *what, const char *log, const struct want *w, i
 		CHECK(!pid_mixed[k]);
 		for (int j = 0; j < k; j++)
 			CHECK(pid[j] != pid[k]);
+		got_pid[k] = pid[k];
 	}
 	if (stray)
 		fprintf(stderr, "%s: %d events of processes outside the tree\n", what, stray);
@@ -134,6 +137,28 @@ static void script_run(void)
 	static const struct want w[] = { { "s1", 100 }, { "s2", 200 }, { "s3", 300 },
 	                                 { "p1", 150 }, { "p2", 250 } };
 	check_log("script", log, w, 5);
+
+	/* info names each with its parent (the script's shell, the same for
+	 * all five) and its command line */
+	char *argv[] = { bin, "info", (char *)log, NULL }, *out;
+	CHECK_EQ(cli_run(argv, &out, NULL), 0);
+	int ppid0 = -1;
+	for (int k = 0; k < 5; k++) {
+		char want[4200], *line;
+		snprintf(want, sizeof want, "\n  %8d  ", (int)got_pid[k]);
+		REQUIRE(out && (line = strstr(out, want)) != NULL);
+		int pid, ppid;
+		CHECK_EQ(sscanf(line, "%d %d", &pid, &ppid), 2);
+		if (ppid0 < 0)
+			ppid0 = ppid;
+		CHECK_EQ(ppid, ppid0);
+		CHECK(ppid != pid && ppid > 1);
+		snprintf(want, sizeof want, "%s emit %s %d\n", self, w[k].tag, w[k].n);
+		char *eol = strchr(line + 1, '\n');
+		CHECK(eol && (size_t)(eol + 1 - line) > strlen(want) &&
+		      memcmp(eol + 1 - strlen(want), want, strlen(want)) == 0);
+	}
+	free(out);
 }
 
 static void exec_chain_and_double_fork(void)
