@@ -22,13 +22,6 @@
 #include "t.h"
 #include "sec_util.h"
 
-#ifndef PT_TEST_CC
-#define PT_TEST_CC "cc"
-#endif
-#ifndef PT_TEST_SANFLAGS
-#define PT_TEST_SANFLAGS ""
-#endif
-
 /* ------------------------------------------------ the instrumented side */
 __attribute__((constructor)) static void emit_ctor(int argc, char **argv)
 {
