@@ -7,7 +7,8 @@
  * same time each get exactly their own processes; --no-inherit the
  * program alone; a process outside the tree given the variable of a
  * stream of another user records nothing there (and, as the same user, does:
- * the check is the kernel's ptrace rule, not secrecy).
+ * the check is the kernel's ptrace rule, not secrecy); a root process given
+ * the variable of a user's record does not join it either.
  *
  * The instrumented program is this test ("emit TAG N"): one event from a
  * constructor and N from main, each carrying TAG; the log must hold, per
@@ -302,6 +303,50 @@ static void forged(void)
 	check_log("forged", log, w, 2);
 }
 
+/* A record run by a user: a root process given its POSIXTRACE_JOIN (which
+ * root could open) does not join, one of the user's does. */
+static void more_privileged(void)
+{
+	char sc[16384];
+
+	if (geteuid() != 0)
+		return;
+	const char *dir = cli_path("user"), *copy = cli_path("tree_emit");
+	REQUIRE(mkdir(dir, 0700) == 0 && chown(dir, SEC_UID(4), SEC_UID(4)) == 0);
+	const char *log = cli_path("user/u.ptlog"), *val = cli_path("user/join.val"),
+	           *go = cli_path("user/go");
+	snprintf(sc, sizeof sc,
+	         "printf %%s \"$POSIXTRACE_JOIN\" > '%s'; \"%s\" emit u1 20; "
+	         "while ! [ -e '%s' ]; do sleep 0.01; done", val, copy, go);
+	char *argv[] = { bin, "record", "-o", (char *)log, "--", "/bin/sh", "-c", sc, NULL };
+	fflush(NULL);
+	pid_t p = fork();
+	REQUIRE(p >= 0);
+	if (p == 0)
+		_exit(cli_run_as(SEC_UID(4), argv, NULL, NULL, NULL));
+	char *v = NULL;
+	for (int i = 0; i < 20000 && (!(v = cli_slurp(val)) || !*v); i++) {
+		free(v);
+		v = NULL;
+		usleep(1000);
+	}
+	REQUIRE(v && *v);
+	char envv[300];
+	snprintf(envv, sizeof envv, "POSIXTRACE_JOIN=%s", v);
+	char *env[] = { envv, NULL };
+	char *root[] = { (char *)copy, "emit", "root", "30", NULL };
+	char *user[] = { (char *)copy, "emit", "user", "35", NULL };
+	CHECK_EQ(cli_run_env(root, NULL, NULL, env), 0); /* it runs, untraced */
+	CHECK_EQ(cli_run_as(SEC_UID(4), user, NULL, NULL, env), 0);
+	FILE *f = fopen(go, "w");
+	REQUIRE(f);
+	fclose(f);
+	CHECK_EQ(t_wait_for(p, 60000), 0);
+	free(v);
+	static const struct want w[] = { { "u1", 20 }, { "user", 35 } };
+	check_log("recorded by a user", log, w, 2);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc >= 4 && strcmp(argv[1], "emit") == 0)
@@ -317,6 +362,7 @@ int main(int argc, char **argv)
 	exec_chain_and_double_fork();
 	concurrent();
 	forged();
+	more_privileged();
 	make_j2();
 	T_END();
 }

@@ -18,7 +18,9 @@
  * the stream fails the checks attach.c makes before mapping (the segment's
  * own header).  A process started with privileges (AT_SECURE) joins
  * nothing; one whose environment was scrubbed (env -i, sudo) never hears
- * of the stream.  A process that already records into the stream (it
+ * of the stream.  Nor does a process of another user than the recorder's
+ * (the owner of /proc/P), even one that could open the descriptor (root
+ * below `su`): its events are not the recorder's to see.  A process that already records into the stream (it
  * inherited it, or kept it across exec) does not join it twice.
  */
 #include <errno.h>
@@ -61,6 +63,14 @@ int pt_join(const char *e)
 	unsigned s;
 
 	if (!e || pt_secure || parse(e, v) != 0 || (pid_t)v[0] == pt_pid)
+		return -1;
+	/* only a process of the recorder's own user: a process with more
+	 * rights (root below su, a daemon's privileged child) could open the
+	 * descriptor too, but its events are not the recorder's to see */
+	char path[32];
+	struct stat st;
+	snprintf(path, sizeof path, "/proc/%d", (int)v[0]);
+	if (stat(path, &st) != 0 || st.st_uid != geteuid() || getuid() != geteuid())
 		return -1;
 	for (s = 0; s < PT_SLOTS; s++) /* already here (inherited, or kept across exec) */
 		if (atomic_load(&c->slot[s].ticket) > PT_TICKET_BUSY &&
