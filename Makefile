@@ -241,6 +241,8 @@ clean:
 #   typed_fuzz       payload descriptions read from a trace: the grammar's
 #                    parser and the command's decoder and exporters' helpers
 #                    (fuzz/typed_fuzz.c: src/api/typedesc.c, cli/typed.c)
+#   spans_fuzz       the span engine of the command (cli/spans.c) on events in
+#                    any order, with its invariants checked (fuzz/spans_fuzz.c)
 #   make fuzz        build them in $(BUILD)/fuzz/
 #   make fuzz-run    each of FUZZ_TARGETS for FUZZ_SECONDS.  New inputs go to
 #                    $(BUILD)/fuzz/corpus-<target>, which is kept from run to
@@ -254,7 +256,7 @@ clean:
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_MAX_LEN ?= 8192
-FUZZ_TARGETS ?= log_fuzz log_fuzz_nocrc stream_fuzz relayd_fuzz typed_fuzz
+FUZZ_TARGETS ?= log_fuzz log_fuzz_nocrc stream_fuzz relayd_fuzz typed_fuzz spans_fuzz
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_CFLAGS  := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O1 -Iinclude -Isrc \
                 -fsanitize=fuzzer $(FUZZ_SAN)
@@ -266,6 +268,7 @@ FUZZ_CORPUS_log_fuzz_nocrc := fuzz/corpus
 FUZZ_CORPUS_stream_fuzz    := fuzz/corpus-stream
 FUZZ_CORPUS_relayd_fuzz    := fuzz/corpus-relayd
 FUZZ_CORPUS_typed_fuzz     := fuzz/corpus-typed
+FUZZ_CORPUS_spans_fuzz     := fuzz/corpus-spans
 # the library for stream_fuzz: coverage-instrumented, sanitized, and with
 # its clock and thread ids taken from the target
 FUZZ_LIB_OBJ := $(LIB_SRC:src/%.c=$(BUILD)/fuzz/obj/%.o)
@@ -300,6 +303,10 @@ $(BUILD)/fuzz/relayd_fuzz: fuzz/relayd_fuzz.c cli/relayd_proto.c cli/relay.h
 $(BUILD)/fuzz/typed_fuzz: fuzz/typed_fuzz.c cli/typed.c cli/typed.h src/api/typedesc.c src/ext.h
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) fuzz/typed_fuzz.c src/api/typedesc.c -o $@
+
+$(BUILD)/fuzz/spans_fuzz: fuzz/spans_fuzz.c cli/spans.c cli/hist.c cli/cli.h include/trace.h
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) fuzz/spans_fuzz.c cli/spans.c cli/hist.c -o $@
 
 fuzz-run: fuzz
 	@$(foreach f,$(FUZZ_TARGETS),\

@@ -14,6 +14,8 @@
 #include <trace.h>
 
 struct pt_ext_obj;
+struct tlog;
+struct tev;
 #define PT_CLI_VERSION "0.1.0"
 #define EXIT_USAGE 2
 #define PT_NIDS 1024 /* event ids are below this (docs/implementation-defined.md) */
@@ -67,6 +69,64 @@ struct hist { uint64_t n, min, max; double sum; uint64_t *row[HIST_ROWS]; };
 int hist_add(struct hist *h, uint64_t v);           /* 0, -1 out of memory */
 uint64_t hist_quantile(const struct hist *h, double q); /* q in [0, 1] */
 void hist_free(struct hist *h);
+
+/* ------------------------------------------------------------ spans.c */
+/* Spans: a begin event and its end event (docs/design.md, "Spans").  By
+ * convention types NAME/begin and NAME/end pair on one thread (nested,
+ * last begun first ended), NAME/async-begin and NAME/async-end anywhere,
+ * by a key: the first 8 bytes of the payload (zero-padded).  --span
+ * BEGIN,END[,NAME][,key] pairs two other types.  Truth first: a begin
+ * or end that cannot be paired for sure (no partner, or a lost-event gap
+ * between them, or still open at the end) makes an incomplete span, and
+ * has no duration.  Memory: the open spans and a histogram per span. */
+#define SPAN_SLOWEST 10
+#define SPAN_MAX 256            /* span definitions */
+struct span_inst { uint64_t start, dur; uint32_t thread; };
+struct span_stat {
+	char name[TRACE_EVENT_NAME_MAX + 1];
+	char begin[TRACE_EVENT_NAME_MAX + 1], end[TRACE_EVENT_NAME_MAX + 1];
+	int keyed;
+	uint64_t incomplete;        /* complete ones: h.n */
+	struct hist h;              /* durations of the complete spans */
+	struct span_inst slow[SPAN_SLOWEST]; /* the slowest, slowest first */
+	unsigned nslow;
+	uint64_t *inside;           /* per thread: ns inside the outermost span (same-thread spans) */
+	size_t ninside;
+};
+/* What an event did: kind SPAN_NONE (not a span event), SPAN_BEGIN,
+ * SPAN_END (dur, start: a complete span), SPAN_CUT (an end counted
+ * incomplete).  depth: the open same-thread spans around the event on
+ * its thread (a begin or end: those around its span). */
+enum { SPAN_NONE, SPAN_BEGIN, SPAN_END, SPAN_CUT };
+struct span_mark { int kind; unsigned def, depth; uint64_t start, dur; uint32_t thread; };
+/* SPAN_END: thread is the begin's (keyed spans may end on another). */
+struct spans;
+struct spans *spans_new(void);                  /* NULL: out of memory */
+int spans_option(struct spans *s, const char *arg); /* --span: 0, or EXIT_USAGE after a message */
+/* The --span options a command collects (span_arg), then its spans:
+ * 0, 1 (out of memory) or EXIT_USAGE, after a message. */
+struct span_args { const char *v[SPAN_MAX]; int n; };
+int span_arg(struct span_args *a, const char *arg);  /* 0, or EXIT_USAGE after a message */
+int spans_make(const struct span_args *a, struct spans **out);
+/* After a log's names are read: each --span type is one of its types (0,
+ * or 1 after a message). */
+int spans_check(const struct spans *s, const struct tlog *l);
+int spans_event(struct spans *s, const struct tlog *l, const struct tev *e, struct span_mark *m);
+/* Whether a type of the log (its names and counts) is a span's begin or end. */
+int spans_any(struct spans *s, const struct tlog *l);
+void spans_end(struct spans *s);                /* the end of the trace: open ones are incomplete */
+size_t spans_count(const struct spans *s);
+const struct span_stat *spans_stat(const struct spans *s, size_t i);
+void spans_free(struct spans *s);
+extern const char spans_help[];                 /* the --span line of each command's help */
+/* spans_report.c: stats' part on spans, as text and as the JSON "spans"
+ * member (docs/posixtrace.1, STATS JSON); times relative to t0. */
+void spans_print(FILE *f, const struct spans *s, const struct tlog *l, uint64_t t0);
+void spans_json(FILE *f, const struct spans *s, const struct tlog *l, uint64_t t0);
+/* A complete span (m) as Chrome trace events: a complete event ("X") on
+ * its thread, or for a keyed span an async pair ("b"/"e", id n). */
+void spans_chrome(FILE *f, const struct spans *s, const struct tlog *l, const struct span_mark *m,
+                  uint32_t end_thread, uint64_t t0, uint64_t n);
 
 /* ------------------------------------------------------------ names.c */
 const char *system_event_name(unsigned id);     /* NULL for user ids */
@@ -229,6 +289,9 @@ void fmt_event_data(char *out, size_t cap, const struct tlog *l, const struct te
 size_t json_str(char *out, size_t cap, const char *s);      /* "..." escaped */
 void fmt_line(FILE *f, const struct tlog *l, const struct tev *e, uint64_t t0, uint64_t prev,
               int absolute, int name_w, struct symz *z);
+struct span_mark;
+void fmt_line_span(FILE *f, const struct tlog *l, const struct tev *e, uint64_t t0, uint64_t prev,
+                   int absolute, int name_w, struct symz *z, const struct span_mark *sm);
 
 /* ------------------------------------------------------------ commands */
 int cmd_record(int argc, char **argv);
@@ -238,6 +301,31 @@ int cmd_info(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_live(int argc, char **argv);
+int cmd_top(int argc, char **argv);
+
+/* ------------------------------------------------------------ live.c */
+/* A stream without a log for process pid (live, top): 0, or 1 after a
+ * message.  live_drain() reads what is ready (waiting up to wait_ms for
+ * the first), each event through fn (non-zero: stop, an error it said):
+ * the count read, or -1.  live_add(): the event into l, its type's name
+ * asked of the stream when new. */
+int live_stream(pid_t pid, const char *name, int policy, size_t size, int inherit,
+                const char *exclude, trace_id_t *trid);
+typedef int (*live_fn)(void *arg, trace_id_t trid, const struct posix_trace_event_info *ev,
+                       const void *data, size_t len);
+long live_drain(trace_id_t trid, int wait_ms, live_fn fn, void *arg);
+/* The target of live and top: a PID, or the program after "--" (prog:
+ * its argv, else NULL).  live_args() checks them (0, or EXIT_USAGE after
+ * a message; *pid from pid_arg); live_start() starts the program paused
+ * (or checks the pid), makes and starts the stream, lets the program
+ * go: 0, or the exit status after a message. */
+struct target;
+int live_args(const char *pid_arg, const char *extra, char **prog, const char *verb, pid_t *pid);
+int live_start(struct target *t, char **prog, pid_t *pid, const char *name, int policy,
+               size_t size, int inherit, const char *exclude, const char *what,
+               trace_id_t *trid);
+int live_add(struct tlog *l, trace_id_t trid, const struct posix_trace_event_info *ev,
+             const void *data, size_t len, struct tev *e);
 
 /* ------------------------------------------------------------ target.c */
 struct target {
@@ -266,7 +354,7 @@ void print_summary(FILE *f, const char *log_path, pid_t root);
 
 /* ------------------------------------------------------------ export_*.c */
 /* Each reads the events of l (its totals known: tlog_load) in one pass. */
-int export_chrome(struct tlog *l, struct symz *z, FILE *out);
+int export_chrome(struct tlog *l, struct symz *z, struct spans *sp, FILE *out);
 int export_html(struct tlog *l, struct symz *z, FILE *out);
 int export_ctf(struct tlog *l, struct symz *z, const char *dir, int force);
 

@@ -16,7 +16,8 @@ static const char help[] =
 "\n"
 "Convert the trace log FILE.  Formats:\n"
 "  chrome   Chrome Trace Event Format JSON (chrome://tracing, Perfetto UI):\n"
-"           one instant event per trace event, process and thread names\n"
+"           one instant event per trace event, process and thread names,\n"
+"           a slice per span (NAME/begin..NAME/end, or --span)\n"
 "  html     one self-contained HTML page: a timeline with a lane per\n"
 "           thread, events colored by type, details on hover, zoom with the\n"
 "           mouse wheel or the buttons, and a summary table\n"
@@ -36,7 +37,9 @@ static const char help[] =
 "                        perfetto: the address in hex is the symbol)\n"
 "      --no-compress     perfetto: plain packets (a build without zlib\n"
 "                        writes only those, and says so)\n"
-"  -h, --help            this help\n";
+"  -h, --help            this help\n"
+"      --span BEGIN,END[,NAME][,key]   chrome: pair two more types as spans\n"
+"                        (see posixtrace stats --help)\n";
 
 static char *default_out(const char *in, const char *ext)
 {
@@ -114,12 +117,15 @@ int cmd_export(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "force", no_argument, NULL, 'F' },
 		{ "raw-addresses", no_argument, NULL, 'R' },
+		{ "span", required_argument, NULL, 'S' },
 		{ "no-compress", no_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *fmt = NULL, *out = NULL;
 	int c, force = 0, raw = 0, plain = 0;
+	struct span_args sa = { .n = 0 };
+	struct spans *sp;
 
 	optind = 1;
 	opterr = 0;
@@ -130,6 +136,10 @@ int cmd_export(int argc, char **argv)
 		case 'o': out = optarg; break;
 		case 'F': force = 1; break;
 		case 'R': raw = 1; break;
+		case 'S':
+			if (span_arg(&sa, optarg))
+				return EXIT_USAGE;
+			break;
 		case 'P': plain = 1; break;
 		default: return usage_error("unknown option '%s'", argv[optind - 1]);
 		}
@@ -151,7 +161,12 @@ int cmd_export(int argc, char **argv)
 		                             : !strcmp(fmt, "ctf") ? ".ctf" : ".pftrace");
 
 	struct tlog l;
-	if (tlog_load(&l, in)) {
+	if ((c = spans_make(&sa, &sp)) != 0) {
+		free(dflt);
+		return c;
+	}
+	if (tlog_load(&l, in) || (spans_check(sp, &l) && (tlog_free(&l), 1))) {
+		spans_free(sp);
 		free(dflt);
 		return 1;
 	}
@@ -166,7 +181,7 @@ int cmd_export(int argc, char **argv)
 		if (!f) {
 			rc = 1;
 		} else {
-			rc = !strcmp(fmt, "chrome") ? export_chrome(&l, z, f)
+			rc = !strcmp(fmt, "chrome") ? export_chrome(&l, z, sp, f)
 			     : !strcmp(fmt, "html") ? export_html(&l, z, f)
 			     : export_perfetto(&l, z, f, plain);
 			int e = rc < 0 ? errno : 0; /* (perfetto: writing, or out of memory) */
@@ -185,6 +200,7 @@ int cmd_export(int argc, char **argv)
 	if (z)
 		symz_close(z);
 	tlog_free(&l);
+	spans_free(sp);
 	free(dflt);
 	return rc;
 }

@@ -13,6 +13,9 @@
  * are the payload; system events: decoded, as "text" only), and
  * "truncated":true when it was cut.  Metadata events name each process
  * (its program) and thread.  About 100 bytes an event of 8-byte payload.
+ * Each complete span (spans.c) is a slice: a complete event ("ph":"X",
+ * "cat":"span") on its thread, nested by time, or an async pair
+ * ("b"/"e") for a keyed one, written when its end is read.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -102,7 +105,7 @@ static char *put_s(char *o, const char *s)
 	return o + n;
 }
 
-int export_chrome(struct tlog *l, struct symz *z, FILE *f)
+int export_chrome(struct tlog *l, struct symz *z, struct spans *sp, FILE *f)
 {
 	static const char hex[] = "0123456789abcdef";
 	char name[TRACE_NAME_MAX] = "", buf[600], tmp[32], j[300];
@@ -145,7 +148,15 @@ int export_chrome(struct tlog *l, struct symz *z, FILE *f)
 	struct tev ev;
 	const struct tev *e = &ev;
 	int r;
+	uint64_t nspans = 0;
 	while ((r = tlog_next(l, &ev)) > 0) {
+		struct span_mark m;
+		if (sp && spans_event(sp, l, e, &m)) {
+			r = -1;
+			break;
+		}
+		if (sp && m.kind == SPAN_END)
+			spans_chrome(f, sp, l, &m, e->thread, t0, ++nspans);
 		const struct tthread *th = &l->th[e->thread];
 		uint64_t rel = e->ts - t0;
 		int sys = e->id < 16 && e->id != POSIX_TRACE_UNNAMED_USEREVENT;

@@ -303,6 +303,14 @@ static void who_text(const struct tlog *l, const struct tthread *th, uint64_t ts
 void fmt_line(FILE *f, const struct tlog *l, const struct tev *e, uint64_t t0, uint64_t prev,
               int absolute, int name_w, struct symz *z)
 {
+	fmt_line_span(f, l, e, t0, prev, absolute, name_w, z, NULL);
+}
+
+/* sm (spans.c): the name indented by the span depth, and an end's span
+ * duration after the data */
+void fmt_line_span(FILE *f, const struct tlog *l, const struct tev *e, uint64_t t0, uint64_t prev,
+                   int absolute, int name_w, struct symz *z, const struct span_mark *sm)
+{
 	char t[48], dt[40], who[48], tname[PT_EXT_THREAD_NAME], name[32], data[512], line[1600];
 	const struct tthread *th = &l->th[e->thread];
 	size_t tn, dn, wn, tnn, o;
@@ -343,12 +351,22 @@ void fmt_line(FILE *f, const struct tlog *l, const struct tev *e, uint64_t t0, u
 		o = pad(line, o, tname, tnn, 15, 0);
 		line[o++] = ' ';
 	}
+	if (sm) { /* two spaces a level, at most 20 */
+		memset(line + o, ' ', 2 * (sm->depth < 20 ? sm->depth : 20));
+		o += 2 * (sm->depth < 20 ? sm->depth : 20);
+	}
 	o = pad(line, o, nm, nn, datan || symn ? name_w : 0, 0);
 	if (datan) {
 		line[o++] = ' ';
 		line[o++] = ' ';
 		memcpy(line + o, data, datan);
 		o += datan;
+	}
+	if (sm && (sm->kind == SPAN_END || sm->kind == SPAN_CUT)) {
+		char d[40];
+		if (sm->kind == SPAN_END)
+			fmt_duration(d, sizeof d, sm->dur);
+		o += (size_t)sprintf(line + o, "  [%s]", sm->kind == SPAN_END ? d : "incomplete");
 	}
 	if (symn) {
 		memcpy(line + o, "  @ ", 4);

@@ -30,23 +30,26 @@ static const char help[] =
 "      --no-inherit         do not trace the program's children\n"
 "  -a, --absolute           absolute times (UTC)\n"
 "      --raw-addresses      do not symbolize addresses\n"
-"  -h, --help               this help\n";
+"  -h, --help               this help\n"
+"Spans (NAME/begin and NAME/end, or --span): as 'posixtrace show' prints them.\n";
 
-enum { O_POLICY = 256, O_SIZE, O_EXCLUDE, O_NOINHERIT, O_RAW };
+enum { O_POLICY = 256, O_SIZE, O_EXCLUDE, O_NOINHERIT, O_RAW, O_SPAN };
 
 struct lopt { int policy, inherit, absolute, raw; size_t size; char *exclude; };
 
-static int make_stream(const struct lopt *o, pid_t pid, trace_id_t *trid)
+int live_stream(pid_t pid, const char *name, int policy, size_t size, int inherit,
+                const char *exclude, trace_id_t *trid)
 {
 	trace_attr_t attr;
 	int rc;
 
 	posix_trace_attr_init(&attr);
-	posix_trace_attr_setname(&attr, "live");
-	posix_trace_attr_setinherited(&attr, o->inherit ? POSIX_TRACE_INHERITED
-	                                                : POSIX_TRACE_CLOSE_FOR_CHILD);
-	posix_trace_attr_setstreamfullpolicy(&attr, o->policy);
-	if (o->size && (rc = posix_trace_attr_setstreamsize(&attr, o->size)) != 0) {
+	posix_trace_attr_setname(&attr, name);
+	posix_trace_attr_setinherited(&attr, inherit ? POSIX_TRACE_INHERITED
+	                                             : POSIX_TRACE_CLOSE_FOR_CHILD);
+	posix_trace_attr_setstreamfullpolicy(&attr, policy);
+	if (size && (rc = posix_trace_attr_setstreamsize(&attr, size)) != 0) {
+		posix_trace_attr_destroy(&attr);
 		err_msg("--size: %s", strerror(rc));
 		return 1;
 	}
@@ -59,32 +62,41 @@ static int make_stream(const struct lopt *o, pid_t pid, trace_id_t *trid)
 		        rc == ESRCH ? " (no such process)" : "");
 		return 1;
 	}
-	return o->exclude ? exclude_events(*trid, o->exclude) : 0;
+	return exclude ? exclude_events(*trid, exclude) : 0;
 }
 
-struct printer { struct tlog l; struct symz *z; uint64_t t0, prev; int absolute, first; };
+struct printer { struct tlog l; struct symz *z; struct spans *sp; uint64_t t0, prev; int absolute, first; };
 
-static void print_event(struct printer *p, trace_id_t trid, const struct posix_trace_event_info *ev,
-                        const void *data, size_t len)
+int live_add(struct tlog *l, trace_id_t trid, const struct posix_trace_event_info *ev,
+             const void *data, size_t len, struct tev *e)
 {
 	unsigned id = ev->posix_event_id < PT_NIDS ? ev->posix_event_id : 0;
 	char name[TRACE_EVENT_NAME_MAX + 1];
 
-	if (!p->l.names[id] && posix_trace_eventid_get_name(trid, id, name) == 0)
-		p->l.names[id] = strdup(name);
+	if (!l->names[id] && posix_trace_eventid_get_name(trid, id, name) == 0)
+		l->names[id] = strdup(name);
+	return tlog_add(l, trid, ev, data, len, e);
+}
+
+static int print_event(void *arg, trace_id_t trid, const struct posix_trace_event_info *ev,
+                       const void *data, size_t len)
+{
+	struct printer *p = arg;
 	struct tev e;
-	if (tlog_add(&p->l, trid, ev, data, len, &e))
-		return;
+	if (live_add(&p->l, trid, ev, data, len, &e))
+		return 0;
 	if (p->first) {
 		p->t0 = p->prev = e.ts;
 		p->first = 0;
 	}
-	fmt_line(stdout, &p->l, &e, p->t0, p->prev, p->absolute, 16, p->z);
+	struct span_mark m;
+	int sm = spans_event(p->sp, &p->l, &e, &m) == 0;
+	fmt_line_span(stdout, &p->l, &e, p->t0, p->prev, p->absolute, 16, p->z, sm ? &m : NULL);
 	p->prev = e.ts;
+	return 0;
 }
 
-/* Read until none is ready (or max): the count read, -1 on error. */
-static long drain(struct printer *p, trace_id_t trid, int wait_ms)
+long live_drain(trace_id_t trid, int wait_ms, live_fn fn, void *arg)
 {
 	static unsigned char buf[TRACE_DATA_MAX + 1];
 	long n = 0;
@@ -110,10 +122,60 @@ static long drain(struct printer *p, trace_id_t trid, int wait_ms)
 		}
 		if (none)
 			return n;
-		print_event(p, trid, &ev, buf, len);
+		if (fn(arg, trid, &ev, buf, len))
+			return -1;
 		if (++n >= 4096)
 			return n;
 	}
+}
+
+int live_args(const char *pid_arg, const char *extra, char **prog, const char *verb, pid_t *pid)
+{
+	if (!pid_arg && !prog)
+		return usage_error("what to %s? give a PID, or a program after '--'", verb);
+	if (pid_arg && parse_pid(pid_arg, pid))
+		return usage_error("'%s' is not a process id (to start a program, put '--' "
+		                   "before it)", pid_arg);
+	if (extra)
+		return usage_error("unexpected argument '%s' (one PID at a time)", extra);
+	if (pid_arg && prog)
+		return usage_error("a PID (%s) or a program after '--' (%s), not both", pid_arg,
+		                   prog[0]);
+	return 0;
+}
+
+int live_start(struct target *t, char **prog, pid_t *pid, const char *name, int policy,
+               size_t size, int inherit, const char *exclude, const char *what,
+               trace_id_t *trid)
+{
+	int rc;
+
+	signals_block();
+	if (prog) {
+		target_check_privileged(prog, what);
+		prctl(PR_SET_CHILD_SUBREAPER, 1);
+		if (target_launch(t, prog))
+			return 1;
+		*pid = t->pid;
+	} else if (target_attach(t, *pid)) {
+		err_msg("no process %d (is it still running? see 'ps')", (int)*pid);
+		return 1;
+	} else {
+		target_check_library(*pid, what);
+	}
+	if (live_stream(*pid, name, policy, size, inherit, exclude, trid) ||
+	    (rc = posix_trace_start(*trid)) != 0) {
+		if (prog)
+			kill(t->pid, SIGKILL);
+		return 1;
+	}
+	if (prog && (rc = target_release(t)) != 0) {
+		err_msg("cannot run %s: %s", prog[0], strerror(rc));
+		posix_trace_shutdown(*trid);
+		return 127;
+	}
+	signals_unblock(); /* before the first print, which may block */
+	return 0;
 }
 
 int cmd_live(int argc, char **argv)
@@ -125,11 +187,13 @@ int cmd_live(int argc, char **argv)
 		{ "no-inherit", no_argument, NULL, O_NOINHERIT },
 		{ "absolute", no_argument, NULL, 'a' },
 		{ "raw-addresses", no_argument, NULL, O_RAW },
+		{ "span", required_argument, NULL, O_SPAN },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct lopt o = { POSIX_TRACE_LOOP, 1, 0, 0, 0, NULL };
 	struct target t;
+	struct span_args sa = { .n = 0 };
 	const char *pid_arg = NULL, *extra = NULL;
 	pid_t pid = 0;
 	int c, rc;
@@ -140,7 +204,11 @@ int cmd_live(int argc, char **argv)
 	 * stops at "--", and what follows is the program */
 	while ((c = getopt_long(argc, argv, "-:ha", lopts, NULL)) != -1) {
 		switch (c) {
-		case 'h': fputs(help, stdout); return 0;
+		case 'h': fputs(help, stdout); fputs(spans_help, stdout); return 0;
+		case O_SPAN:
+			if (span_arg(&sa, optarg))
+				return EXIT_USAGE;
+			break;
 		case 1:
 			if (!pid_arg)
 				pid_arg = optarg;
@@ -164,43 +232,18 @@ int cmd_live(int argc, char **argv)
 		}
 	}
 	int launch = optind < argc;
-	if (!pid_arg && !launch)
-		return usage_error("what to trace? give a PID, or a program after '--'");
-	if (pid_arg && parse_pid(pid_arg, &pid))
-		return usage_error("'%s' is not a process id (to start a program, put '--' "
-		                   "before it)", pid_arg);
-	if (extra)
-		return usage_error("unexpected argument '%s' (one PID at a time)", extra);
-	if (pid_arg && launch)
-		return usage_error("a PID (%s) or a program after '--' (%s), not both", pid_arg,
-		                   argv[optind]);
-	signals_block();
-	if (launch) {
-		target_check_privileged(argv + optind, "printed");
-		prctl(PR_SET_CHILD_SUBREAPER, 1);
-		if (target_launch(&t, argv + optind))
-			return 1;
-		pid = t.pid;
-	} else if (target_attach(&t, pid)) {
-		err_msg("no process %d (is it still running? see 'ps')", (int)pid);
-		return 1;
-	} else {
-		target_check_library(pid, "printed");
-	}
-	trace_id_t trid;
-	if (make_stream(&o, pid, &trid) || (rc = posix_trace_start(trid)) != 0) {
-		if (launch)
-			kill(t.pid, SIGKILL);
-		return 1;
-	}
-	if (launch && (rc = target_release(&t)) != 0) {
-		err_msg("cannot run %s: %s", argv[optind], strerror(rc));
-		posix_trace_shutdown(trid);
-		return 127;
-	}
-	signals_unblock(); /* before the first print, which may block */
+	if ((rc = live_args(pid_arg, extra, launch ? argv + optind : NULL, "trace", &pid)) != 0)
+		return rc;
 	struct printer p;
 	memset(&p, 0, sizeof p);
+	if ((rc = spans_make(&sa, &p.sp)) != 0)
+		return rc;
+	trace_id_t trid;
+	if ((rc = live_start(&t, launch ? argv + optind : NULL, &pid, "live", o.policy, o.size,
+	                     o.inherit, o.exclude, "printed", &trid)) != 0) {
+		spans_free(p.sp);
+		return rc;
+	}
 	tlog_init(&p.l);
 	p.z = o.raw ? NULL : symz_open(NULL, NULL, 1);
 	if (p.z)
@@ -209,7 +252,7 @@ int cmd_live(int argc, char **argv)
 	p.first = 1;
 	int signals = 0, stop = 0;
 	while (!stop) {
-		long n = drain(&p, trid, 50);
+		long n = live_drain(trid, 50, print_event, &p);
 		if (n < 0)
 			break;
 		fflush(stdout);
@@ -225,7 +268,7 @@ int cmd_live(int argc, char **argv)
 		if (target_poll(&t))
 			break;
 	}
-	drain(&p, trid, 0); /* what the target wrote before it ended */
+	live_drain(trid, 0, print_event, &p); /* what the target wrote before it ended */
 	fflush(stdout);
 	tlog_note_totals(&p.l, trid);
 	posix_trace_shutdown(trid);
@@ -239,6 +282,7 @@ int cmd_live(int argc, char **argv)
 	if (p.z)
 		symz_close(p.z);
 	tlog_free(&p.l);
+	spans_free(p.sp);
 	if (t.pidfd > 0)
 		close(t.pidfd);
 	if (!launch)

@@ -13,6 +13,7 @@ static const struct {
 	{ "record", cmd_record, "run a program traced into a log" },
 	{ "attach", cmd_attach, "trace a running process into a log" },
 	{ "live", cmd_live, "print the events of a process as they happen" },
+	{ "top", cmd_top, "live rates and span latencies of a process, every second" },
 	{ "show", cmd_show, "print the events of a log, one per line" },
 	{ "info", cmd_info, "attributes, status, event types, processes of a log" },
 	{ "stats", cmd_stats, "per event type: count, rate, gaps, histogram" },

@@ -35,10 +35,14 @@ static const char help[] =
 "      --raw-addresses         do not symbolize addresses\n"
 "  -h, --help                  this help\n"
 "\n"
+"Spans (NAME/begin and NAME/end events, or --span, see stats): an end\n"
+"event shows its span's duration in [brackets] ([incomplete] when it has\n"
+"none), and event names are indented by the depth of same-thread spans.\n"
+"\n"
 "A log cut short or damaged is shown as far as it reads, with a note on\n"
 "stderr; each damaged stretch is a posix_trace_error line.\n";
 
-enum { O_FROM = 256, O_TO, O_RAW, O_THREAD, O_TID };
+enum { O_FROM = 256, O_TO, O_RAW, O_THREAD, O_TID, O_SPAN };
 
 static const struct option lopts[] = {
 	{ "pid", required_argument, NULL, 'p' },
@@ -53,6 +57,7 @@ static const struct option lopts[] = {
 	{ "until", required_argument, NULL, O_TO },
 	{ "absolute", no_argument, NULL, 'a' },
 	{ "raw-addresses", no_argument, NULL, O_RAW },
+	{ "span", required_argument, NULL, O_SPAN },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -163,6 +168,8 @@ int cmd_show(int argc, char **argv)
 	            tids = { .n = 0 };
 	struct when from, to;
 	int absolute = 0, raw = 0, c, have_from = 0, have_to = 0;
+	struct span_args sa = { .n = 0 };
+	struct spans *sp;
 
 	optind = 1;
 	opterr = 0;
@@ -170,7 +177,11 @@ int cmd_show(int argc, char **argv)
 		struct list *sel = c == 'p' ? &pids : c == 'e' ? &evs : c == 'x' ? &excl :
 		                   c == O_THREAD ? &threads : c == O_TID ? &tids : NULL;
 		switch (c) {
-		case 'h': fputs(help, stdout); return 0;
+		case 'h': fputs(help, stdout); fputs(spans_help, stdout); return 0;
+		case O_SPAN:
+			if (span_arg(&sa, optarg))
+				return EXIT_USAGE;
+			break;
 		case 'a': absolute = 1; break;
 		case O_RAW: raw = 1; break;
 		case 'p': case 'e': case 'x': case O_THREAD: case O_TID:
@@ -197,8 +208,12 @@ int cmd_show(int argc, char **argv)
 	}
 
 	struct tlog l;
-	if (tlog_load(&l, argv[optind]))
+	if ((c = spans_make(&sa, &sp)) != 0)
+		return c;
+	if (tlog_load(&l, argv[optind]) || (spans_check(sp, &l) && (tlog_free(&l), 1))) {
+		spans_free(sp);
 		return 1;
+	}
 	tlog_warn(&l); /* before the events: `show | head` still shows it */
 	static int want[PT_NIDS];
 	unsigned char *want_th = malloc(l.nth + 1);
@@ -213,6 +228,7 @@ int cmd_show(int argc, char **argv)
 		rc = select_threads(&l, &pids, &threads, &tids, want_th);
 	if (rc) {
 		free(want_th);
+		spans_free(sp);
 		tlog_free(&l);
 		return rc;
 	}
@@ -232,18 +248,27 @@ int cmd_show(int argc, char **argv)
 	uint64_t lo = have_from ? when_ns(&from, t0) : 0, hi = have_to ? when_ns(&to, t0) : UINT64_MAX;
 	struct tev e;
 	int r = 0;
-	if (have_from && lo > t0 && tlog_seek(&l, lo)) /* through the block index */
+	/* (with spans, from the start: a span begun before --from still pairs) */
+	int spans = spans_any(sp, &l);
+	if (have_from && lo > t0 && !spans && tlog_seek(&l, lo)) /* through the block index */
 		r = -1;
 	while (r >= 0 && (r = tlog_next(&l, &e)) > 0) {
+		struct span_mark m;
+		if (spans && spans_event(sp, &l, &e, &m)) {
+			err_msg("out of memory");
+			r = -1;
+			break;
+		}
 		if (!want[e.id] || (e.thread < known ? !want_th[e.thread] : any_th) || e.ts < lo ||
 		    e.ts > hi)
 			continue;
-		fmt_line(stdout, &l, &e, t0, prev, absolute, name_w, z);
+		fmt_line_span(stdout, &l, &e, t0, prev, absolute, name_w, z, spans ? &m : NULL);
 		prev = e.ts;
 	}
 	if (z)
 		symz_close(z);
 	free(want_th);
+	spans_free(sp);
 	tlog_free(&l);
 	return fflush(stdout) == 0 && r == 0 ? 0 : 1;
 }

@@ -19,13 +19,16 @@
 #include "cli.h"
 
 static const char help[] =
-"usage: posixtrace stats FILE [--ascii] [--width N] [--json]\n"
+"usage: posixtrace stats FILE [--ascii] [--width N] [--json] [--span ...]\n"
 "\n"
 "Per event type of the log FILE: count, rate (events per second over the\n"
 "whole trace), min / median / 99th percentile / max gap between\n"
 "consecutive events of that type, and a bar proportional to the count;\n"
 "per process and per thread: count and rate; then an activity chart: how\n"
 "many events of each type fell in each slice of the trace.\n"
+"Spans (NAME/begin and NAME/end events, or --span): count, incomplete,\n"
+"total, mean, p50/p90/p99/p99.9/max duration, the 10 slowest (start and\n"
+"thread, for show --from) and each one's share of its threads' time.\n"
 "\n"
 "      --ascii      '#' bars and ' .:-=+*#%@' shades, whatever the locale\n"
 "      --json       the same figures as one JSON object (see posixtrace(1))\n"
@@ -104,7 +107,7 @@ static void json_gaps(const struct hist *h)
 	       h->sum / (double)h->n);
 }
 
-static void json_out(const struct tlog *l, struct tstat *ts, double span)
+static void json_out(const struct tlog *l, struct tstat *ts, double span, const struct spans *sp)
 {
 	char j[600], tmp[32], lost[240];
 
@@ -151,7 +154,9 @@ static void json_out(const struct tlog *l, struct tstat *ts, double span)
 			       span > 0 ? (double)t->count / span : 0.0);
 			first = 0;
 		}
-	fputs("]}\n", stdout);
+	fputs("],\n", stdout);
+	spans_json(stdout, sp, l, l->first);
+	fputs("}\n", stdout);
 }
 
 int cmd_stats(int argc, char **argv)
@@ -160,17 +165,24 @@ int cmd_stats(int argc, char **argv)
 		{ "ascii", no_argument, NULL, 'A' },
 		{ "width", required_argument, NULL, 'w' },
 		{ "json", no_argument, NULL, 'J' },
+		{ "span", required_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, ascii = 0, width = 0, json = 0;
+	struct span_args sa = { .n = 0 };
+	struct spans *sp;
 
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "hw:", lopts, NULL)) != -1) {
 		switch (c) {
-		case 'h': fputs(help, stdout); return 0;
+		case 'h': fputs(help, stdout); fputs(spans_help, stdout); return 0;
 		case 'A': ascii = 1; break;
+		case 'S':
+			if (span_arg(&sa, optarg))
+				return EXIT_USAGE;
+			break;
 		case 'J': json = 1; break;
 		case 'w':
 			width = atoi(optarg);
@@ -184,8 +196,12 @@ int cmd_stats(int argc, char **argv)
 		return usage_error(optind >= argc ? "which log? give a FILE" : "one FILE at a time");
 
 	struct tlog l;
-	if (tlog_load(&l, argv[optind]))
+	if ((c = spans_make(&sa, &sp)) != 0)
+		return c;
+	if (tlog_load(&l, argv[optind]) || (spans_check(sp, &l) && (tlog_free(&l), 1))) {
+		spans_free(sp);
 		return 1;
+	}
 	tlog_warn(&l); /* a cut-short or damaged log: its figures are partial */
 	int utf8 = !ascii && utf8_output();
 	if (!width)
@@ -238,18 +254,25 @@ int cmd_stats(int argc, char **argv)
 			                                    (span_ns + 1)) : 0;
 			t->act[col]++;
 		}
+		struct span_mark m;
+		if (r >= 0 && spans_event(sp, &l, &e, &m)) {
+			err_msg("out of memory");
+			r = -1;
+		}
 		if (r < 0)
 			break;
 	}
+	spans_end(sp);
 	pg.done = l.nev;
 	progress_end(&pg);
 	if (r < 0) {
+		spans_free(sp);
 		tlog_free(&l);
 		return 1;
 	}
 	double span = (double)(t1 - t0) / 1e9;
 	if (json) {
-		json_out(&l, ts, span);
+		json_out(&l, ts, span, sp);
 	} else {
 		fmt_duration(span_s, sizeof span_s, t1 - t0);
 		printf("%llu events over %s\n\n", (unsigned long long)l.nev, span_s);
@@ -308,12 +331,14 @@ int cmd_stats(int argc, char **argv)
 				activity(ts[i].act, cols, utf8);
 				printf("|\n");
 			}
+		spans_print(stdout, sp, &l, l.first);
 	}
 	for (unsigned i = 0; i < PT_NIDS; i++) {
 		hist_free(&ts[i].gaps);
 		free(ts[i].act);
 	}
 	free(ts);
+	spans_free(sp);
 	tlog_free(&l);
 	return fflush(stdout) == 0 ? 0 : 1;
 }

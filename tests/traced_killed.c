@@ -113,14 +113,21 @@ static void *victim_thread(void *arg)
 	return NULL;
 }
 
+/* Each thread records its first 10001 events, then waits for the other
+ * two to have theirs before going on at full speed: a thread starved
+ * while the others spun on could otherwise find the UNTIL_FULL stream
+ * already full before its own 10001st event (4 MiB hold about 130 000). */
 static void *spinner(void *arg)
 {
 	int me = (int)(long)arg;
-	for (long long i = 0;; i++) {
+	long long i = 0;
+	for (; i <= 10000; i++)
 		rec(vid, me, i);
-		if (i == 10000)
-			atomic_fetch_add(&done_threads, 1);
-	}
+	atomic_fetch_add(&done_threads, 1);
+	while (atomic_load(&done_threads) < 3)
+		sched_yield();
+	for (;; i++)
+		rec(vid, me, i);
 	return NULL;
 }
 

@@ -1,0 +1,536 @@
+/*
+ * cli_spans.c -- spans (cli/spans.c) against an independent witness: this
+ * program, run as `cli_spans witness MODE FILE` under `posixtrace record`,
+ * times its own spans with CLOCK_MONOTONIC (each event bracketed by two
+ * clock reads, the midpoint taken) and writes its own figures to FILE.
+ *
+ *   timed   spans of 100 us to 100 ms: "op" with "inner" nested in it on
+ *           the main thread, "hand" begun on one thread and ended on
+ *           another (keyed), "xproc" begun in this process and ended in a
+ *           forked child (keyed); 40 of each.  Quantiles on both sides by
+ *           one rule: the value of rank ceil(q n) among the n sorted
+ *           durations (hist.c reports the middle of its bucket, within
+ *           0.4%).  Each stats --json figure must be within 1% or 2 us of
+ *           the witness's.
+ *   killed  5 complete spans, then 3 nested spans left open, an end with
+ *           no begin, 2 keyed spans left open, a thread that ends with a
+ *           span open, a later thread (given the same pthread_t by the C
+ *           library, most likely) that ends a span of that name, and
+ *           SIGKILL: every one is incomplete.
+ *   loss    10 spans, then 3 nested and 1 keyed span open across a flood
+ *           that overflows a small stream, then closed, then 10 more: the
+ *           4 cut spans are incomplete, the 20 others complete.
+ *
+ * Then a log of 10 M events (tests/biglog.h) through `stats --span`: the
+ * counts equal those of a plain simulation of the pairing rule, and the
+ * peak RSS is that of a log of 200 000 events (within 10%).
+ */
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <trace.h>
+#include "t.h"
+#include "cli_util.h"
+#include "biglog.h"
+
+#define N 40
+
+static uint64_t mono(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+static void sleep_ns(uint64_t ns)
+{
+	struct timespec t = { (time_t)(ns / 1000000000u), (long)(ns % 1000000000u) };
+	while (nanosleep(&t, &t) != 0)
+		;
+}
+
+/* An event, and the midpoint of the clock reads around it. */
+static uint64_t ev(trace_event_id_t id, const void *d, size_t n)
+{
+	uint64_t a = mono();
+	posix_trace_event(id, d, n);
+	return a + (mono() - a) / 2;
+}
+
+static trace_event_id_t tid_of(const char *name)
+{
+	trace_event_id_t id;
+	REQUIRE(posix_trace_eventid_open(name, &id) == 0);
+	return id;
+}
+
+/* duration k of 40: 100 us to 100 ms, evenly on a log scale */
+static uint64_t dur(unsigned k)
+{
+	double v = 100000.0;
+	for (unsigned i = 0; i < k % N; i++)
+		v *= 1.19378; /* 1000^(1/39) */
+	return (uint64_t)v;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* the rule: the value of rank ceil(q n), 1-based, of the sorted values */
+static uint64_t quantile(const uint64_t *sorted, size_t n, double q)
+{
+	size_t r = (size_t)(q * (double)n);
+	if ((double)r < q * (double)n)
+		r++;
+	return sorted[(r ? r : 1) - 1];
+}
+
+static void report(FILE *f, const char *name, uint64_t *d, size_t n)
+{
+	qsort(d, n, sizeof *d, cmp_u64);
+	fprintf(f, "%s %zu %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n", name, n,
+	        quantile(d, n, 0.5), quantile(d, n, 0.9), quantile(d, n, 0.99),
+	        quantile(d, n, 0.999), d[n - 1]);
+}
+
+/* ------------------------------------------------ the witness: timed */
+static uint64_t d_op[N], d_inner[N];
+
+/* A keyed span, begun on one side and ended on the other (a thread, or a
+ * forked child): the begin side sends the key, the end side sleeps its
+ * duration, records the end and sends its time back. */
+struct keyed { const char *begin, *end; uint64_t key0; unsigned mul, add; int req[2], ack[2];
+               uint64_t d[N]; };
+static struct keyed hand = { "hand/async-begin", "hand/async-end", 1000, 7, 3, { 0 }, { 0 }, { 0 } };
+static struct keyed xproc = { "xproc/async-begin", "xproc/async-end", 5000, 11, 5, { 0 }, { 0 },
+                              { 0 } };
+
+static void *keyed_begin(void *arg)
+{
+	struct keyed *k = arg;
+	trace_event_id_t b = tid_of(k->begin);
+	for (uint64_t i = 0; i < N; i++) {
+		uint64_t key = k->key0 + i, t1;
+		uint64_t t0 = ev(b, &key, sizeof key);
+		REQUIRE(write(k->req[1], &key, sizeof key) == sizeof key);
+		REQUIRE(read(k->ack[0], &t1, sizeof t1) == sizeof t1);
+		k->d[i] = t1 - t0;
+	}
+	return NULL;
+}
+
+static void *keyed_end(void *arg)
+{
+	struct keyed *k = arg;
+	trace_event_id_t e = tid_of(k->end);
+	for (unsigned i = 0; i < N; i++) {
+		uint64_t key;
+		REQUIRE(read(k->req[0], &key, sizeof key) == sizeof key);
+		sleep_ns(dur(i * k->mul + k->add));
+		uint64_t t1 = ev(e, &key, sizeof key);
+		REQUIRE(write(k->ack[1], &t1, sizeof t1) == sizeof t1);
+	}
+	return NULL;
+}
+
+static int witness_timed(const char *out)
+{
+	REQUIRE(pipe(hand.req) == 0 && pipe(hand.ack) == 0 && pipe(xproc.req) == 0 &&
+	        pipe(xproc.ack) == 0);
+	pid_t child = fork(); /* before any thread */
+	REQUIRE(child >= 0);
+	if (child == 0) {
+		keyed_end(&xproc);
+		_exit(0);
+	}
+	trace_event_id_t ob = tid_of("op/begin"), oe = tid_of("op/end");
+	trace_event_id_t ib = tid_of("inner/begin"), ie = tid_of("inner/end");
+	pthread_t t[3];
+	REQUIRE(pthread_create(&t[0], NULL, keyed_begin, &hand) == 0);
+	REQUIRE(pthread_create(&t[1], NULL, keyed_end, &hand) == 0);
+	REQUIRE(pthread_create(&t[2], NULL, keyed_begin, &xproc) == 0);
+	for (unsigned k = 0; k < N; k++) {
+		uint64_t a = ev(ob, NULL, 0);
+		sleep_ns(dur(k * 13) / 2);
+		uint64_t b = ev(ib, NULL, 0);
+		sleep_ns(dur(k * 17 + 1) / 2);
+		uint64_t c = ev(ie, NULL, 0);
+		uint64_t d = ev(oe, NULL, 0);
+		d_op[k] = d - a;
+		d_inner[k] = c - b;
+	}
+	for (int i = 0; i < 3; i++)
+		pthread_join(t[i], NULL);
+	int st;
+	REQUIRE(waitpid(child, &st, 0) == child && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	FILE *f = fopen(out, "w");
+	REQUIRE(f != NULL);
+	report(f, "op", d_op, N);
+	report(f, "inner", d_inner, N);
+	report(f, "hand", hand.d, N);
+	report(f, "xproc", xproc.d, N);
+	REQUIRE(fclose(f) == 0);
+	return 0;
+}
+
+/* ------------------------------------------------ the witness: killed */
+static pthread_t first_self, second_self;
+
+static void *open_and_end(void *arg)
+{
+	(void)arg;
+	first_self = pthread_self();
+	posix_trace_event(tid_of("held/begin"), NULL, 0);
+	return NULL; /* the thread ends with its span open */
+}
+
+/* a later thread, likely given the same pthread_t: its end is not the
+ * dead thread's begin's */
+static void *end_other(void *arg)
+{
+	(void)arg;
+	second_self = pthread_self();
+	posix_trace_event(tid_of("held/end"), NULL, 0);
+	return NULL;
+}
+
+static int witness_killed(const char *out)
+{
+	trace_event_id_t okb = tid_of("ok/begin"), oke = tid_of("ok/end");
+	trace_event_id_t hb = tid_of("held/begin"), lone = tid_of("lone/end");
+	trace_event_id_t pb = tid_of("pending/async-begin");
+	for (int i = 0; i < 5; i++) {
+		posix_trace_event(okb, NULL, 0);
+		sleep_ns(100000);
+		posix_trace_event(oke, NULL, 0);
+	}
+	for (int i = 0; i < 3; i++)
+		posix_trace_event(hb, NULL, 0);
+	posix_trace_event(lone, NULL, 0);
+	for (uint64_t key = 1; key <= 2; key++)
+		posix_trace_event(pb, &key, sizeof key);
+	pthread_t t;
+	REQUIRE(pthread_create(&t, NULL, open_and_end, NULL) == 0);
+	pthread_join(t, NULL);
+	REQUIRE(pthread_create(&t, NULL, end_other, NULL) == 0);
+	pthread_join(t, NULL);
+	FILE *f = fopen(out, "w");
+	REQUIRE(f != NULL);
+	fprintf(f, "%d\n", pthread_equal(first_self, second_self) != 0);
+	REQUIRE(fclose(f) == 0);
+	sleep_ns(20000000);
+	raise(SIGKILL);
+	return 1;
+}
+
+/* ------------------------------------------------ the witness: loss */
+static trace_event_id_t ck_end;
+static int ck_pipe[2];
+
+static void *cut_keyed_end(void *arg)
+{
+	uint64_t key;
+	(void)arg;
+	REQUIRE(read(ck_pipe[0], &key, sizeof key) == sizeof key);
+	posix_trace_event(ck_end, &key, sizeof key);
+	return NULL;
+}
+
+static int witness_loss(void)
+{
+	trace_event_id_t okb = tid_of("ok/begin"), oke = tid_of("ok/end");
+	trace_event_id_t cb = tid_of("cut/begin"), ce = tid_of("cut/end");
+	trace_event_id_t ckb = tid_of("cutk/async-begin"), flood = tid_of("flood");
+	ck_end = tid_of("cutk/async-end");
+	REQUIRE(pipe(ck_pipe) == 0);
+	pthread_t t;
+	REQUIRE(pthread_create(&t, NULL, cut_keyed_end, NULL) == 0);
+	for (int i = 0; i < 10; i++) {
+		posix_trace_event(okb, NULL, 0);
+		sleep_ns(100000);
+		posix_trace_event(oke, NULL, 0);
+	}
+	sleep_ns(100000000); /* (flushed) */
+	uint64_t key = 7;
+	for (int i = 0; i < 3; i++)
+		posix_trace_event(cb, NULL, 0);
+	posix_trace_event(ckb, &key, sizeof key);
+	for (uint64_t i = 0; i < 2000000; i++)
+		posix_trace_event(flood, &i, sizeof i);
+	/* the flusher empties the 16 KiB stream in well under a millisecond
+	 * once the flood stops; a second leaves room for a loaded machine */
+	sleep_ns(1000000000);
+	REQUIRE(write(ck_pipe[1], &key, sizeof key) == sizeof key);
+	pthread_join(t, NULL);
+	for (int i = 0; i < 3; i++)
+		posix_trace_event(ce, NULL, 0);
+	for (int i = 0; i < 10; i++) {
+		posix_trace_event(okb, NULL, 0);
+		sleep_ns(100000);
+		posix_trace_event(oke, NULL, 0);
+	}
+	return 0;
+}
+
+/* ------------------------------------------------ the checks */
+/* The number after key in the object of span name in js, or -1. */
+static long long span_num(const char *js, const char *name, const char *key)
+{
+	char pat[96];
+	snprintf(pat, sizeof pat, "{\"name\":\"%s\",\"begin\"", name);
+	const char *p = js ? strstr(js, pat) : NULL;
+	if (!p)
+		return -1;
+	const char *end = strstr(p, "\"slowest\":");
+	const char *k = strstr(p, key);
+	if (!k || (end && k > end))
+		return -1;
+	return strtoll(k + strlen(key), NULL, 10);
+}
+
+/* span name has count complete and incomplete incomplete spans */
+static void expect(const char *js, const char *name, long long count, long long incomplete)
+{
+	long long c = span_num(js, name, "\"count\":"), i = span_num(js, name, "\"incomplete\":");
+	CHECK_EQ(c, count);
+	CHECK_EQ(i, incomplete);
+	if (c != count || i != incomplete)
+		fprintf(stderr, "span %s: %lld complete, %lld incomplete\n", name, c, i);
+}
+
+static int near(long long got, unsigned long long want)
+{
+	double tol = 0.01 * (double)want > 2000 ? 0.01 * (double)want : 2000;
+	double diff = (double)got - (double)want;
+	return got >= 0 && (diff < 0 ? -diff : diff) <= tol;
+}
+
+static char self[512];
+
+static char *stats_json(const char *log, const char *extra)
+{
+	char *out = NULL;
+	int rc = extra ? cli_run(CLI("stats", "--json", (char *)log, "--span", (char *)extra), &out,
+	                         NULL)
+	               : cli_run(CLI("stats", "--json", (char *)log), &out, NULL);
+	CHECK_EQ(rc, 0);
+	return out;
+}
+
+static void check_timed(void)
+{
+	const char *log = cli_path("timed.ptlog"), *wf = cli_path("timed.txt");
+	CHECK_EQ(cli_run(CLI("record", "-o", (char *)log, "--", self, "witness", "timed",
+	                     (char *)wf), NULL, NULL), 0);
+	char *js = stats_json(log, NULL), *w = cli_slurp(wf);
+	REQUIRE(js && w);
+	char name[32];
+	unsigned long long n, q[5];
+	int lines = 0, off = 0, k;
+	while (sscanf(w + off, "%31s %llu %llu %llu %llu %llu %llu%n", name, &n, &q[0], &q[1],
+	              &q[2], &q[3], &q[4], &k) == 7) {
+		static const char *const keys[5] = { "\"p50_ns\":", "\"p90_ns\":", "\"p99_ns\":",
+		                                     "\"p999_ns\":", "\"max_ns\":" };
+		off += k;
+		lines++;
+		CHECK_EQ(span_num(js, name, "\"count\":"), (long long)n);
+		CHECK_EQ(span_num(js, name, "\"incomplete\":"), 0);
+		for (int i = 0; i < 5; i++) {
+			long long got = span_num(js, name, keys[i]);
+			CHECK(near(got, q[i]));
+			if (!near(got, q[i]))
+				fprintf(stderr, "%s %s: stats %lld, the program %llu\n", name, keys[i], got,
+				        q[i]);
+		}
+	}
+	CHECK_EQ(lines, 4);
+	free(js);
+	free(w);
+
+	/* Chrome: 40 op slices, 40 inner slices each inside an op slice of
+	 * its thread, 40 async pairs each for hand and xproc */
+	const char *cj = cli_path("timed.json");
+	CHECK_EQ(cli_run(CLI("export", "-f", "chrome", (char *)log, "-o", (char *)cj), NULL, NULL),
+	         0);
+	char *c = cli_slurp(cj);
+	REQUIRE(c);
+	double op_ts[N], op_end[N];
+	int op_tid[N], nop = 0, ninner = 0, nested = 0;
+	for (const char *p = c; (p = strstr(p, "{\"name\":\"op\",\"cat\":\"span\",\"ph\":\"X\"")); p++) {
+		double ts, d;
+		int pid, tid;
+		if (sscanf(strstr(p, "\"ts\""), "\"ts\":%lf,\"dur\":%lf,\"pid\":%d,\"tid\":%d", &ts, &d,
+		           &pid, &tid) == 4 && nop < N) {
+			op_ts[nop] = ts;
+			op_end[nop] = ts + d;
+			op_tid[nop++] = tid;
+		}
+	}
+	for (const char *p = c; (p = strstr(p, "{\"name\":\"inner\",\"cat\":\"span\",\"ph\":\"X\""));
+	     p++) {
+		double ts, d;
+		int pid, tid;
+		ninner++;
+		if (sscanf(strstr(p, "\"ts\""), "\"ts\":%lf,\"dur\":%lf,\"pid\":%d,\"tid\":%d", &ts, &d,
+		           &pid, &tid) != 4)
+			continue;
+		for (int i = 0; i < nop; i++)
+			if (op_tid[i] == tid && op_ts[i] <= ts && ts + d <= op_end[i]) {
+				nested++;
+				break;
+			}
+	}
+	CHECK_EQ(nop, N);
+	CHECK_EQ(ninner, N);
+	CHECK_EQ(nested, N);
+	static const char *const pairs[4] = {
+		"{\"name\":\"hand\",\"cat\":\"span\",\"ph\":\"b\"", "{\"name\":\"hand\",\"cat\":\"span\",\"ph\":\"e\"",
+		"{\"name\":\"xproc\",\"cat\":\"span\",\"ph\":\"b\"", "{\"name\":\"xproc\",\"cat\":\"span\",\"ph\":\"e\"" };
+	for (int pk = 0; pk < 4; pk++) {
+		int cnt = 0;
+		for (const char *p = c; (p = strstr(p, pairs[pk])); p++)
+			cnt++;
+		CHECK_EQ(cnt, N);
+	}
+	free(c);
+
+	/* show: each op/end with its duration, inner indented one level */
+	char *out = NULL;
+	CHECK_EQ(cli_run(CLI("show", (char *)log, "-e", "op/end,inner/begin"), &out, NULL), 0);
+	char line[1024];
+	int ends = 0, indented = 0;
+	for (int i = 0; cli_line(out, i, line, sizeof line) == 0; i++) {
+		ends += strstr(line, "  op/end ") && strstr(line, "s]");
+		indented += strstr(line, "    inner/begin") != NULL;
+	}
+	CHECK_EQ(ends, N);
+	CHECK_EQ(indented, N);
+	free(out);
+}
+
+static void check_killed(void)
+{
+	const char *log = cli_path("killed.ptlog"), *wf = cli_path("killed.txt");
+	CHECK_EQ(cli_run(CLI("record", "-o", (char *)log, "--", self, "witness", "killed",
+	                     (char *)wf), NULL, NULL), 128 + SIGKILL);
+	char *js = stats_json(log, NULL), *w = cli_slurp(wf);
+	if (!w || w[0] != '1')
+		printf("note: the second thread did not get the first one's pthread_t: the case of "
+		       "a reused pthread_t was not exercised\n");
+	free(w);
+	/* 3 open at the kill, 1 left open by a thread that ended, 1 end on a
+	 * later thread (with the same pthread_t, most likely) */
+	expect(js, "held", 0, 5);
+	expect(js, "ok", 5, 0);
+	expect(js, "lone", 0, 1);
+	expect(js, "pending", 0, 2);
+	free(js);
+	/* --span: the same begin and end types under another name, keyed */
+	js = stats_json(log, "pending/async-begin,ok/end,mixed,key");
+	expect(js, "mixed", 0, 7); /* (no payload: key 0, never begun) */
+	free(js);
+}
+
+static void check_loss(void)
+{
+	const char *log = cli_path("loss.ptlog");
+	CHECK_EQ(cli_run(CLI("record", "-o", (char *)log, "--size", "16K", "--", self, "witness",
+	                     "loss", "-"), NULL, NULL), 0);
+	char *js = stats_json(log, NULL);
+	REQUIRE(js);
+	const char *lost = strstr(js, "\"lost\":{\"events\":");
+	long long nlost = lost ? strtoll(lost + 18, NULL, 10) : -1;
+	CHECK(nlost > 0); /* the flood overflowed the stream */
+	expect(js, "ok", 20, 0);
+	expect(js, "cut", 0, 3);
+	expect(js, "cutk", 0, 1);
+	free(js);
+}
+
+/* The pairing rule for --span alpha,beta over the biglog, simply: per
+ * thread a stack of (start, cut); a gap cuts every open span. */
+struct sim { uint64_t count, incomplete, max; };
+static void simulate(uint64_t n, struct sim *s)
+{
+	static uint64_t start[8][64];
+	static int cut[8][64];
+	int depth[8] = { 0 };
+	memset(s, 0, sizeof *s);
+	for (uint64_t i = 0; i < n; i++) {
+		if (i && i % BIGLOG_GAP == 0)
+			for (int t = 0; t < 8; t++)
+				for (int k = 0; k < depth[t]; k++)
+					cut[t][k] = 1;
+		int t = (int)(biglog_pid(i) - 4000) * 4 + (int)((biglog_thread(i) - 0x7f0000001000ull) /
+		                                                0x1000);
+		uint64_t ts = BIGLOG_T0 + i * 200;
+		if (biglog_id(i) == 17) {
+			REQUIRE(depth[t] < 64);
+			start[t][depth[t]] = ts;
+			cut[t][depth[t]++] = 0;
+		} else if (biglog_id(i) == 18) {
+			if (!depth[t]) {
+				s->incomplete++;
+			} else if (cut[t][--depth[t]]) {
+				s->incomplete++;
+			} else {
+				s->count++;
+				uint64_t d = ts - start[t][depth[t]];
+				s->max = d > s->max ? d : s->max;
+			}
+		}
+	}
+	for (int t = 0; t < 8; t++)
+		s->incomplete += (uint64_t)depth[t];
+}
+
+static long big_stats(uint64_t n)
+{
+	char log[300], out[300];
+	long rss = 0;
+	double secs = 0;
+	struct sim s;
+	snprintf(log, sizeof log, "%s/big.ptlog", cli_dir);
+	snprintf(out, sizeof out, "%s/big.json", cli_dir);
+	CHECK_RC(biglog_write(log, n, 1), 0);
+	CHECK_EQ(biglog_run(CLI("stats", "--json", log, "--span", "alpha,beta,ab"), out, NULL, &rss,
+	                    &secs), 0);
+	char *js = cli_slurp(out);
+	simulate(n, &s);
+	CHECK_EQ(span_num(js, "ab", "\"count\":"), (long long)s.count);
+	CHECK_EQ(span_num(js, "ab", "\"incomplete\":"), (long long)s.incomplete);
+	CHECK_EQ(span_num(js, "ab", "\"max_ns\":"), (long long)s.max);
+	printf("stats --span, %" PRIu64 " events: %.2f s (%.1f M events/s, machine shared and "
+	       "loaded), peak RSS %ld KiB; %" PRIu64 " spans, %" PRIu64 " incomplete\n", n, secs,
+	       (double)n / secs / 1e6, rss, s.count, s.incomplete);
+	free(js);
+	unlink(log);
+	return rss;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 4 && !strcmp(argv[1], "witness")) {
+		if (!strcmp(argv[2], "timed"))
+			return witness_timed(argv[3]);
+		if (!strcmp(argv[2], "killed"))
+			return witness_killed(argv[3]);
+		if (!strcmp(argv[2], "loss"))
+			return witness_loss();
+		return 2;
+	}
+	T_BEGIN(600);
+	cli_setup();
+	REQUIRE(readlink("/proc/self/exe", self, sizeof self - 1) > 0);
+	check_timed();
+	check_killed();
+	check_loss();
+	long small = big_stats(200000);
+	long big = big_stats(getenv("PT_SPANS_EVENTS") ? strtoull(getenv("PT_SPANS_EVENTS"), NULL, 10)
+	                                               : 10000000);
+	CHECK(big * 10 <= small * 11);
+	T_END();
+}
