@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
+#include "typed.h"
 
 #define HTML_MAX_EVENTS 200000
 #define LANE_H 22
@@ -132,8 +133,12 @@ static int timeline(FILE *f, struct tlog *l, struct symz *z, const unsigned *lan
 		if (th->pid == 0 && th->tid == 0)
 			fputs("(synthesized by the reader)", f);
 		else {
+			char who[64];
 			xml(f, program(z, th->pid));
-			fprintf(f, " %d &#183; thread %u", (int)th->pid, th->idx);
+			/* "PID/TID NAME" when the trace says who the thread was */
+			thrmap_label(l->thrs, who, sizeof who, th->pid, th->tid, th->last, th->idx);
+			fputs(" ", f);
+			xml(f, who);
 		}
 		fputs("</text>\n", f);
 	}
