@@ -249,6 +249,30 @@ static void concurrent(void)
 	check_log("concurrent b", log[1], wb, 3);
 }
 
+/* The POSIXTRACE_JOIN a recorded shell wrote into the file val, once it
+ * has (malloc'd), and "POSIXTRACE_JOIN=" it into env. */
+static char *join_value(const char *val, char *env, size_t cap)
+{
+	char *v = NULL;
+	for (int i = 0; i < 20000 && (!(v = cli_slurp(val)) || !*v); i++) {
+		free(v);
+		v = NULL;
+		usleep(1000);
+	}
+	REQUIRE(v && *v);
+	snprintf(env, cap, "POSIXTRACE_JOIN=%s", v);
+	return v;
+}
+
+/* Let the recorded shell end (it waits for the file go), and its record. */
+static void release(const char *go, pid_t record)
+{
+	FILE *f = fopen(go, "w");
+	REQUIRE(f);
+	fclose(f);
+	CHECK_EQ(t_wait_for(record, 60000), 0);
+}
+
 /* A process outside the tree given a running record's POSIXTRACE_JOIN: as
  * another user it cannot open the recorder's descriptor (and records
  * nothing there); as the recorder's user it may, as it may ptrace it. */
@@ -271,16 +295,7 @@ static void forged(void)
 	REQUIRE(p >= 0);
 	if (p == 0)
 		_exit(record_sh(log, NULL, sc, &err));
-	char *v = NULL;
-	for (int i = 0; i < 20000 && (!(v = cli_slurp(val)) || !*v); i++) {
-		free(v);
-		v = NULL;
-		usleep(1000);
-	}
-	REQUIRE(v && *v);
-	char envv[300];
-	snprintf(envv, sizeof envv, "POSIXTRACE_JOIN=%s", v);
-	char *env[] = { envv, NULL };
+	char envv[300], *env[] = { envv, NULL }, *v = join_value(val, envv, sizeof envv);
 	char *other[] = { (char *)copy, "emit", "other", "30", NULL };
 	char *same[] = { (char *)copy, "emit", "same", "25", NULL };
 	CHECK_EQ(cli_run_as(SEC_UID(3), other, NULL, NULL, env), 0); /* it runs, untraced */
@@ -294,10 +309,7 @@ static void forged(void)
 	snprintf(bad, sizeof bad, "POSIXTRACE_JOIN=%.*s%llu%s", (int)(dot + 1 - v), v, ino + 1,
 	         strchr(dot + 1, '.'));
 	CHECK_EQ(cli_run_env(badv, NULL, NULL, bad_env), 0);
-	FILE *f = fopen(go, "w");
-	REQUIRE(f);
-	fclose(f);
-	CHECK_EQ(t_wait_for(p, 60000), 0);
+	release(go, p);
 	free(v);
 	static const struct want w[] = { { "in1", 20 }, { "same", 25 } };
 	check_log("forged", log, w, 2);
@@ -324,24 +336,12 @@ static void more_privileged(void)
 	REQUIRE(p >= 0);
 	if (p == 0)
 		_exit(cli_run_as(SEC_UID(4), argv, NULL, NULL, NULL));
-	char *v = NULL;
-	for (int i = 0; i < 20000 && (!(v = cli_slurp(val)) || !*v); i++) {
-		free(v);
-		v = NULL;
-		usleep(1000);
-	}
-	REQUIRE(v && *v);
-	char envv[300];
-	snprintf(envv, sizeof envv, "POSIXTRACE_JOIN=%s", v);
-	char *env[] = { envv, NULL };
+	char envv[300], *env[] = { envv, NULL }, *v = join_value(val, envv, sizeof envv);
 	char *root[] = { (char *)copy, "emit", "root", "30", NULL };
 	char *user[] = { (char *)copy, "emit", "user", "35", NULL };
 	CHECK_EQ(cli_run_env(root, NULL, NULL, env), 0); /* it runs, untraced */
 	CHECK_EQ(cli_run_as(SEC_UID(4), user, NULL, NULL, env), 0);
-	FILE *f = fopen(go, "w");
-	REQUIRE(f);
-	fclose(f);
-	CHECK_EQ(t_wait_for(p, 60000), 0);
+	release(go, p);
 	free(v);
 	static const struct want w[] = { { "u1", 20 }, { "user", 35 } };
 	check_log("recorded by a user", log, w, 2);
