@@ -286,4 +286,26 @@ __attribute__((noinline, unused)) static void bench_floor_event(trace_event_id_t
 	bench_ring_put(bench_tsc(), id, data, len);
 }
 
+/* A benchmark of sizes: what, the load average before and after (the
+ * machine may be shared), one(dir, n) for each size given on the command
+ * line, else for each of dflt (0-ended). */
+static inline void bench_sizes(const char *what, int argc, char **argv, const char *dir,
+                               void (*one)(const char *, uint64_t), const uint64_t *dflt)
+{
+	double load[3] = { 0, 0, 0 };
+
+	if (getloadavg(load, 3) < 0)
+		load[0] = -1;
+	printf("%s\n(load average %.2f %.2f %.2f on %ld CPUs when it started)\n", what, load[0],
+	       load[1], load[2], sysconf(_SC_NPROCESSORS_ONLN));
+	if (argc > 1)
+		for (int i = 1; i < argc; i++)
+			one(dir, strtoull(argv[i], NULL, 10));
+	else
+		for (; *dflt; dflt++)
+			one(dir, *dflt);
+	if (getloadavg(load, 3) == 3)
+		printf("(load average %.2f %.2f %.2f when it ended)\n", load[0], load[1], load[2]);
+}
+
 #endif

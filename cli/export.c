@@ -34,6 +34,11 @@ static const char help[] =
 "  -o, --output OUT      default: FILE with .json, .html, .ctf or .pftrace\n"
 "                        instead of .ptlog\n"
 "      --force           replace OUT if it exists\n"
+"      --from T, --to T  html: draw every event of this window (seconds since\n"
+"                        the first event, a UTC time, or @EPOCH as in show);\n"
+"                        a log of more than 200 000 events gets the overview\n"
+"                        of the whole trace and a window: by default as much\n"
+"                        of its start as holds 200 000 events\n"
 "      --raw-addresses   do not symbolize addresses (ctf: no symbol field;\n"
 "                        perfetto: the address in hex is the symbol)\n"
 "      --no-compress     perfetto: plain packets (a build without zlib\n"
@@ -199,13 +204,16 @@ int cmd_export(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "force", no_argument, NULL, 'F' },
 		{ "raw-addresses", no_argument, NULL, 'R' },
+		{ "from", required_argument, NULL, 'A' },
+		{ "to", required_argument, NULL, 'B' },
 		{ "span", required_argument, NULL, 'S' },
 		{ "no-compress", no_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *fmt = NULL, *out = NULL;
-	int c, force = 0, raw = 0, plain = 0;
+	int c, force = 0, raw = 0, plain = 0, have_from = 0, have_to = 0;
+	struct when from, to;
 	struct span_args sa = { .n = 0 };
 	struct spans *sp;
 
@@ -218,6 +226,14 @@ int cmd_export(int argc, char **argv)
 		case 'o': out = optarg; break;
 		case 'F': force = 1; break;
 		case 'R': raw = 1; break;
+		case 'A':
+		case 'B':
+			if (parse_when(optarg, c == 'A' ? &from : &to))
+				return usage_error("%s: '%s' is not a time (seconds since the first event, "
+				                   "a UTC time like 2026-11-27T15:04:05Z, or @EPOCH)",
+				                   c == 'A' ? "--from" : "--to", optarg);
+			*(c == 'A' ? &have_from : &have_to) = 1;
+			break;
 		case 'S':
 			if (span_arg(&sa, optarg))
 				return EXIT_USAGE;
@@ -235,6 +251,8 @@ int cmd_export(int argc, char **argv)
 		return usage_error("--no-compress is for --format perfetto");
 	if (optind != argc - 1)
 		return usage_error(optind >= argc ? "which log? give a FILE" : "one FILE at a time");
+	if ((have_from || have_to) && strcmp(fmt, "html"))
+		return usage_error("--from and --to are for --format html");
 	const char *in = argv[optind];
 	char *dflt = NULL;
 	if (!out)
@@ -264,7 +282,9 @@ int cmd_export(int argc, char **argv)
 			rc = 1;
 		} else {
 			rc = !strcmp(fmt, "chrome") ? export_chrome(&l, z, sp, f)
-			     : !strcmp(fmt, "html") ? export_html(&l, z, f)
+			     : !strcmp(fmt, "html")
+			         ? export_html(&l, z, f, have_from ? when_ns(&from, l.first) : 0,
+			                       have_to ? when_ns(&to, l.first) : UINT64_MAX)
 			     : export_perfetto(&l, z, f, plain);
 			int e = rc < 0 ? errno : 0; /* (perfetto: writing, or out of memory) */
 			if ((ferror(f) | fclose(f)) && !e)

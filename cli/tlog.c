@@ -155,7 +155,8 @@ void tlog_finish(struct tlog *l)
 		q->first = l->th[i].first < q->first ? l->th[i].first : q->first;
 		q->last = l->th[i].last > q->last ? l->th[i].last : q->last;
 	}
-	qsort(l->pr, l->npr, sizeof *l->pr, cmp_proc);
+	if (l->npr) /* (an empty log: no array to sort) */
+		qsort(l->pr, l->npr, sizeof *l->pr, cmp_proc);
 	for (size_t i = 0; i < l->nth; i++)
 		l->th[i].proc = (uint32_t)(tlog_proc(l, l->th[i].pid) - l->pr);
 }
@@ -474,6 +475,13 @@ int tlog_seek(struct tlog *l, uint64_t ts)
 	l->pass_at_ = before;
 	l->pass_n_ = 0;
 	return 0;
+}
+
+int tlog_until(struct tlog *l, uint64_t ts)
+{
+	int rc = pt_ext_seek_end(l->trid_, ts);
+
+	return rc ? fail(l->path, "seeking in the log", rc) : 0;
 }
 
 int tlog_load(struct tlog *l, const char *path)

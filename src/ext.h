@@ -185,6 +185,15 @@ static inline int pt_ext_meta_ok(unsigned kind, uint64_t lo, uint64_t hi, size_t
  * difference between RESUMEs starts from.  0; EINVAL: not a log. */
 int pt_ext_seek(trace_id_t trid, uint64_t ts_ns, uint64_t *lost_before);
 
+/* A log open with posix_trace_open(): reading ends (no event available,
+ * as at the end of the log) once no block left may hold an event stamped
+ * at or before ts_ns, so that a reader of a window [.., ts_ns] stops at
+ * its end without skipping a late event (a block's smallest timestamp is
+ * known without reading it: the block index, or the scan at open).
+ * UINT64_MAX: to the end of the log again.  posix_trace_rewind() and
+ * pt_ext_seek() keep it.  0; EINVAL: not a log. */
+int pt_ext_seek_end(trace_id_t trid, uint64_t ts_ns);
+
 /* The summary a log carries (format 5 and later, APPEND and UNTIL_FULL
  * logs): what
  * its writer counted of the events it wrote, read from the end of the

@@ -203,6 +203,21 @@ int pt_ext_seek(trace_id_t trid, uint64_t ts_ns, uint64_t *lost_before)
 	return rc;
 }
 
+int pt_ext_seek_end(trace_id_t trid, uint64_t ts_ns)
+{
+	struct pt_trid *t;
+	int rc;
+
+	if ((rc = pt_trid_lock_any(trid, &t)) != 0)
+		return rc;
+	if (t->kind == PT_KIND_LOG)
+		pt_logr_stop_after(t->lr, ts_ns);
+	else
+		rc = EINVAL;
+	pt_trid_unlock(t);
+	return rc;
+}
+
 int pt_ext_log_summary(int fd, struct pt_ext_summary **out)
 {
 	struct pt_log_summary ls;
