@@ -187,6 +187,8 @@ struct tlog {
 	struct thrmap *thrs;
 	struct typemap *types;
 	int32_t recorder;              /* its pid, shown as the trace's (pid 0); 0: none or --all */
+	struct pt_ext_proc *procs;     /* who the processes were (parent, command line) */
+	size_t nprocs;
 	/* reading (tlog.c) */
 	int totals;                    /* the tables hold the whole trace: later passes count nothing */
 	int summary;                   /* they come from the log's summary, not from reading it */
@@ -346,6 +348,7 @@ struct target {
 	int exec_fd;      /* read end: EOF when exec succeeded, else errno */
 	int pidfd;
 	int exited, status;
+	char join[128];   /* launched: the stream its tree joins (POSIXTRACE_JOIN), or "" */
 };
 int target_launch(struct target *t, char **argv);
 int target_release(struct target *t);         /* 0, or the exec errno */

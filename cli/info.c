@@ -144,6 +144,26 @@ static void objects(struct symz *z)
 		       (unsigned long long)lost);
 }
 
+/* The latest identity pid gave (an exec changes its command line). */
+static const struct pt_ext_proc *proc_identity(const struct tlog *l, int32_t pid)
+{
+	const struct pt_ext_proc *best = NULL;
+	for (size_t i = 0; i < l->nprocs; i++)
+		if (l->procs[i].pid == pid && (!best || l->procs[i].ts >= best->ts))
+			best = &l->procs[i];
+	return best;
+}
+
+/* A command line the traced process wrote: control characters shown as
+ * '?' (it must not drive the terminal). */
+static void print_safe(const char *s, int cut)
+{
+	for (; *s; s++)
+		putchar((unsigned char)*s < 32 || *s == 127 ? '?' : *s);
+	if (cut)
+		fputs("...", stdout);
+}
+
 int cmd_info(int argc, char **argv)
 {
 	struct tlog l;
@@ -183,15 +203,24 @@ int cmd_info(int argc, char **argv)
 	struct symz *z = symz_open(&l, argv[1], 0);
 	unsigned procs, threads;
 	tlog_program_counts(&l, 0, &procs, &threads);
-	printf("\nprocesses (%u)\n  %8s  %7s  %10s  %12s  %12s  %s\n", procs, "pid", "threads",
-	       "events", "first (s)", "last (s)", "program");
+	printf("\nprocesses (%u)\n  %8s  %8s  %7s  %10s  %12s  %12s  %s\n", procs, "pid", "ppid",
+	       "threads", "events", "first (s)", "last (s)", "command line (else program)");
 	for (size_t i = 0; i < l.npr; i++) {
 		const struct tproc *p = &l.pr[i];
 		const char *exe = p->pid ? symz_exe(z, p->pid) : "(the trace: its system events, the reader's)";
+		const struct pt_ext_proc *id = proc_identity(&l, p->pid);
+		char pp[16] = "-";
+		if (id)
+			snprintf(pp, sizeof pp, "%d", (int)id->ppid);
 		fmt_rel(a, sizeof a, p->first - first);
 		fmt_rel(b, sizeof b, p->last - first);
-		printf("  %8d  %7u  %10llu  %12s  %12s  %s\n", (int)p->pid, p->nthreads,
-		       (unsigned long long)p->count, a, b, exe ? exe : "");
+		printf("  %8d  %8s  %7u  %10llu  %12s  %12s  ", (int)p->pid, pp, p->nthreads,
+		       (unsigned long long)p->count, a, b);
+		if (id && id->cmdline[0])
+			print_safe(id->cmdline, id->cut);
+		else
+			fputs(exe ? exe : "", stdout);
+		putchar('\n');
 	}
 	printf("\nthreads (%u)\n  %-12s  %-18s  %10s  %s\n", threads, "pid/thread", "pthread_t",
 	       "events", "TID and name (as the trace says)");

@@ -201,7 +201,8 @@ static int32_t recorder_pid(const struct tlog *l)
 
 /* After the totals: unless --all, the recorder's threads become the
  * trace's own writer (pid 0, thread 0: one lane, no process) and its
- * loaded objects leave the map (and its events their code address); the events of later passes follow
+ * loaded objects leave the map (and its events their code address), its
+ * identity (parent, command line) the process table; the events of later passes follow
  * (tlog_next). */
 static void tlog_front(struct tlog *l)
 {
@@ -236,6 +237,10 @@ static void tlog_front(struct tlog *l)
 		if (l->objs[i].pid != pid)
 			l->objs[n++] = l->objs[i];
 	l->nobjs = n;
+	for (size_t i = n = 0; i < l->nprocs; i++) /* nor its parent and command line */
+		if (l->procs[i].pid != pid)
+			l->procs[n++] = l->procs[i];
+	l->nprocs = n;
 	memset(l->hash_, 0, l->hcap_ * sizeof(struct hslot)); /* the index again */
 	struct hslot *h = l->hash_;
 	for (size_t i = 0; i < l->nth; i++) {
@@ -326,6 +331,11 @@ static int fail(const char *path, const char *what, int rc)
 	return 1;
 }
 
+static int fetch_procs(trace_id_t trid, size_t from, void *out, size_t cap, size_t *n)
+{
+	return pt_ext_procs(trid, from, out, cap, n);
+}
+
 /* The map of loaded code the log carries. */
 static int tlog_objects(struct tlog *l, trace_id_t trid)
 {
@@ -397,7 +407,8 @@ static int from_summary(struct tlog *l, int fd, int all)
 		/* (format 6) who the threads were, what the payloads hold */
 		l->thrs = thrmap_from(s->threads, s->nthreads);
 		l->types = typemap_from(s->types, s->ntypes);
-		s->threads = NULL, s->types = NULL; /* (taken over) */
+		l->procs = s->procs, l->nprocs = s->nprocs;
+		s->threads = NULL, s->types = NULL, s->procs = NULL; /* (taken over) */
 		if (!l->thrs || !l->types) {
 			pt_ext_summary_free(s);
 			return -1;
@@ -485,7 +496,8 @@ int tlog_open(struct tlog *l, const char *path)
 	}
 	if ((rc = tlog_objects(l, trid)) != 0)
 		return open_failed(l, "reading the map of loaded code", rc);
-	if (!(l->thrs = thrmap_load(trid)) || !(l->types = typemap_load(trid)))
+	if (!(l->thrs = thrmap_load(trid)) || !(l->types = typemap_load(trid)) ||
+	    !(l->procs = ext_fetch_all(trid, sizeof *l->procs, fetch_procs, &l->nprocs)))
 		return open_failed(l, "reading the thread identities and payload descriptions",
 		                   ENOMEM);
 	if (!(l->buf_ = malloc(TRACE_DATA_MAX + 1)))
@@ -609,6 +621,7 @@ void tlog_free(struct tlog *l)
 	free(l->objs);
 	thrmap_free(l->thrs);
 	typemap_free(l->types);
+	free(l->procs);
 	posix_trace_attr_destroy(&l->attr);
 	memset(l, 0, sizeof *l);
 	l->fd_ = -1;

@@ -105,7 +105,7 @@ int main(int argc, char **argv)
 	}
 	REQUIRE(recorder > 0 && app > 0 && recorder != app);
 	CHECK_EQ(nsys, 4); /* start, stop, flush start and stop */
-	snprintf(rec, sizeof rec, " %d ", (int)recorder);
+	snprintf(rec, sizeof rec, "\n  %8d  ", (int)recorder); /* a row of processes (its pid may be the program's ppid) */
 	snprintf(recq, sizeof recq, "\"pid\":%d,", (int)recorder);
 	char recslash[32];
 	snprintf(recslash, sizeof recslash, "%d/", (int)recorder);

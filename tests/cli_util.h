@@ -19,6 +19,14 @@
 #ifndef PT_BUILD_DIR
 #define PT_BUILD_DIR "build"
 #endif
+/* the compiler and sanitizer flags the suite was built with (the
+ * Makefile gives them), for tests that build programs to trace */
+#ifndef PT_TEST_CC
+#define PT_TEST_CC "cc"
+#endif
+#ifndef PT_TEST_SANFLAGS
+#define PT_TEST_SANFLAGS ""
+#endif
 
 static const char *cli_bin = PT_BUILD_DIR "/posixtrace";
 static const char *cli_app = PT_BUILD_DIR "/examples/app";

@@ -142,14 +142,16 @@ int pt_log_obj_decode(const unsigned char *p, uint32_t n, int sw, unsigned versi
 	o->flags = p[39];
 	uint32_t pl = n - PT_LOG_OBJ_FIXED - (n - PT_LOG_OBJ_FIXED < o->bid_len ? 0 : o->bid_len);
 	/* (v6) thread identities and payload descriptions */
-	int meta = o->kind == PT_EXT_OBJ_THREAD || o->kind == PT_EXT_OBJ_TYPE;
+	int meta = o->kind == PT_EXT_OBJ_THREAD || o->kind == PT_EXT_OBJ_TYPE ||
+	           o->kind == PT_EXT_OBJ_PROC;
 	if (o->bid_len > PT_EXT_OBJ_BID_MAX || n - PT_LOG_OBJ_FIXED < o->bid_len ||
 	    o->kind < PT_EXT_OBJ_BEGIN ||
-	    o->kind > (version >= 6 ? PT_EXT_OBJ_TYPE : PT_EXT_OBJ_LOST) ||
+	    o->kind > (version >= 6 ? PT_EXT_OBJ_PROC : PT_EXT_OBJ_LOST) ||
 	    (o->flags & ~PT_EXT_OBJ_TRUNC) || pl >= PT_EXT_OBJ_PATH ||
 	    memchr(p + PT_LOG_OBJ_FIXED + o->bid_len, 0, pl) ||
 	    ((o->kind == PT_EXT_OBJ_ADD || o->kind == PT_EXT_OBJ_DEL) && o->lo >= o->hi) ||
-	    (meta && (!pt_ext_meta_ok(o->kind, o->lo, o->hi, pl, o->bid_len) || o->flags)))
+	    (meta && (!pt_ext_meta_ok(o->kind, o->lo, o->hi, pl, o->bid_len) ||
+	              (o->flags & ~(o->kind == PT_EXT_OBJ_PROC ? PT_EXT_OBJ_TRUNC : 0u)))))
 		return EBADMSG;
 	memcpy(o->bid, p + PT_LOG_OBJ_FIXED, o->bid_len);
 	memcpy(o->path, p + PT_LOG_OBJ_FIXED + o->bid_len, pl);

@@ -302,7 +302,8 @@ int pt_logw_obj(struct pt_logw *w, const struct pt_ext_obj *o)
 
 	if (!w->rec || w->finished)
 		return EINVAL;
-	if (w->version < 6 && (o->kind == PT_EXT_OBJ_THREAD || o->kind == PT_EXT_OBJ_TYPE))
+	if (w->version < 6 && (o->kind == PT_EXT_OBJ_THREAD || o->kind == PT_EXT_OBJ_TYPE ||
+	                       o->kind == PT_EXT_OBJ_PROC))
 		return 0; /* formats 3 and 5 have no such entries */
 	if (PT_LOG_BLK + PT_LOG_REC + n > w->cap)
 		return 0; /* a block this small cannot hold it: the log goes without */

@@ -266,6 +266,8 @@ struct pt_name {
                                * lo = its kernel TID, path = its name */
 #define PT_OBJ_TYPE     6u    /* an event type's payload description:
                                * lo = the event id, path = the description */
+#define PT_OBJ_PROC     7u    /* a process's identity: lo = its parent's pid,
+                               * path = its command line (flags: cut) */
 #define PT_OBJ_F_TRUNC  1u    /* path cut to fit */
 #define PT_THREAD_NAME  16u   /* a thread's name and its NUL (the kernel's comm) */
 #define PT_TYPE_DESC    256u  /* a payload description and its NUL, at most */
