@@ -12,9 +12,13 @@
  * which the relay gets as CTF discarded events.  babeltrace2 (if
  * installed) counts the events in the relay's directory: the witness.
  *
- * The same-run comparison with LTTng-UST streaming through its consumer
- * daemon to the relay needs the LTTng-UST headers (bench/lttng; Debian:
- * liblttng-ust-dev); it is not part of this program.
+ * Then, in the same run and into the same relay, LTTng-UST's side: as
+ * many producers of the same events (bench/lttng/lttng_fleet, built by
+ * `make bench-lttng` when lttng-tools and liblttng-ust-dev are there, run
+ * through bench/lttng/run.sh for a session daemon of its own) stream
+ * through lttng-sessiond and lttng-consumerd; babeltrace2 counts what the
+ * relay holds of each and the events LTTng-UST discarded.  The two are
+ * printed side by side, producer by producer.  Without LTTng it says why.
  *
  * Skips (exit 0, a SKIP line) without lttng-relayd.  The machine is
  * shared: rates are what this run saw, not a property of the code.
@@ -35,6 +39,9 @@
 
 #ifndef PT_BUILD_DIR
 #define PT_BUILD_DIR "build"
+#endif
+#ifndef PT_SRC_DIR
+#define PT_SRC_DIR "."
 #endif
 
 static int env_int(const char *name, int def)
@@ -144,6 +151,89 @@ static char *slurp(const char *path)
 	return s;
 }
 
+/* Why LTTng's side cannot run (empty if it can): run.sh --check's answer,
+ * or the driver not built. */
+static void lttng_reason(char *why, size_t cap, const char *drv)
+{
+	FILE *p = popen("sh '" PT_SRC_DIR "/bench/lttng/run.sh' --check cc 2>&1", "r");
+	why[0] = 0;
+	if (!p || !fgets(why, (int)cap, p))
+		why[0] = 0;
+	if (p)
+		pclose(p);
+	why[strcspn(why, "\n")] = 0;
+	if (!why[0] && access(drv, X_OK) != 0)
+		snprintf(why, cap, "%s not built (make bench-lttng builds it)", drv);
+}
+
+/* LTTng-UST's fleet into the same relay (ports c, d; output directory out),
+ * printed beside posixtrace's per-producer counts.  Returns 1 if it ran
+ * and failed, 0 otherwise (ran, or skipped with the reason printed). */
+static int lttng_side(int np, int ne, int burst, unsigned c, unsigned d, const char *out,
+                      const unsigned long long *psent, const unsigned long long *plost)
+{
+	const char *drv = PT_BUILD_DIR "/bench-lttng/lttng_fleet";
+	char why[512], cmd[2048], line[512];
+	lttng_reason(why, sizeof why, drv);
+	if (why[0]) {
+		printf("LTTng-UST via lttng-consumerd to the same relay: not run: %s\n", why);
+		return 0;
+	}
+	long long *ev = calloc((size_t)np, sizeof *ev), *disc = calloc((size_t)np, sizeof *disc);
+	int seen = 0, bad = 0;
+	double run_s = 0, stop_s = 0;
+	snprintf(cmd, sizeof cmd, "sh '" PT_SRC_DIR "/bench/lttng/run.sh' '%s' -c %u -D %u -o '%s' "
+	         "-p %d -n %d -b %d 2>&1", drv, c, d, out, np, ne, burst);
+	FILE *p = popen(cmd, "r");
+	while (p && fgets(line, sizeof line, p)) {
+		int i;
+		long pid;
+		long long a, b;
+		if (sscanf(line, "P %d %ld %lld %lld", &i, &pid, &a, &b) == 4 && i >= 0 && i < np) {
+			ev[i] = a;
+			disc[i] = b;
+			seen++;
+		} else if (sscanf(line, "T %lf %lf", &run_s, &stop_s) == 2) {
+			;
+		} else if (line[0] == 'E' || strncmp(line, "run.sh:", 7)) {
+			bad |= line[0] == 'E';
+			printf("  lttng_fleet: %s", line);
+		}
+	}
+	int st = p ? pclose(p) : -1;
+	if (st != 0 || bad || seen != np) {
+		printf("LTTng-UST via lttng-consumerd to the same relay: FAILED (status %d, %d of %d "
+		       "producers read)\n", st, seen, np);
+		free(ev);
+		free(disc);
+		return 1;
+	}
+	long long lsum = 0, dsum = 0, dworst = 0, unacc = 0;
+	for (int i = 0; i < np; i++) {
+		lsum += ev[i];
+		dsum += disc[i];
+		dworst = disc[i] > dworst ? disc[i] : dworst;
+		unacc += ne - ev[i] - disc[i];
+	}
+	printf("LTTng-UST 2.13 via lttng-sessiond + lttng-consumerd (per-PID buffers, default "
+	       "sizes, discard mode), same relay, same run:\n");
+	printf("  wall time           %.2f s (first start to last end) + %.2f s lttng stop/destroy\n",
+	       run_s, stop_s);
+	printf("  delivered           %lld events (babeltrace2, each producer's trace in the relay's "
+	       "directory)\n", lsum);
+	printf("  aggregate rate      %.0f events/s over the run, %.0f counting stop/destroy\n",
+	       (double)lsum / run_s, (double)lsum / (run_s + stop_s));
+	printf("  discarded           %lld in all, %lld at most by one producer (babeltrace2's "
+	       "discarded-events warnings); %lld unaccounted\n", dsum, dworst, unacc);
+	printf("\n| producer | posixtrace delivered | posixtrace lost | LTTng-UST delivered | "
+	       "LTTng-UST discarded |\n|---|---|---|---|---|\n");
+	for (int i = 0; i < np; i++)
+		printf("| %d | %llu | %llu | %lld | %lld |\n", i, psent[i], plost[i], ev[i], disc[i]);
+	free(ev);
+	free(disc);
+	return unacc != 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 3 && !strcmp(argv[1], "produce"))
@@ -201,19 +291,23 @@ int main(int argc, char **argv)
 	}
 	double secs = (bench_now_us() - t0) / 1e6;
 	unsigned long long sent = 0, lost = 0, worst = 0, packets = 0;
+	unsigned long long *psent = calloc((size_t)np, sizeof *psent),
+	                   *plost = calloc((size_t)np, sizeof *plost);
 	for (int i = 0; i < np; i++) {
 		char err[700];
 		snprintf(err, sizeof err, "%s/host%02d.err", dir, i);
 		char *s = slurp(err);
-		unsigned long long k = after(s, " events sent to ", 1), x = after(s, " not delivered", 1);
-		sent += k;
-		lost += x;
+		psent[i] = after(s, " events sent to ", 1);
+		plost[i] = after(s, " not delivered", 1);
+		sent += psent[i];
+		lost += plost[i];
 		packets += after(s, " packets over", 1);
-		worst = x > worst ? x : worst;
+		worst = plost[i] > worst ? plost[i] : worst;
 		free(s);
 	}
 	printf("bench/fleet: %d producers x %d events (32-byte payload, bursts of %d, 1 ms apart) "
 	       "into one lttng-relayd on loopback\n", np, ne, burst);
+	printf("posixtrace record --relayd:\n");
 	printf("  wall time           %.2f s (first start to last end, 1 s linger included)\n", secs);
 	printf("  delivered           %llu events in %llu packets (%d producers failed)\n", sent,
 	       packets, failed);
@@ -230,8 +324,7 @@ int main(int argc, char **argv)
 		if (p)
 			pclose(p);
 	}
-	printf("  LTTng-UST via lttng-consumerd to the same relay: not run (needs liblttng-ust-dev; "
-	       "see bench/lttng)\n");
+	failed += lttng_side(np, ne, burst, c, d, out, psent, plost);
 	kill(rp, SIGTERM);
 	waitpid(rp, NULL, 0);
 	if (!getenv("PT_KEEP")) {
