@@ -166,32 +166,35 @@ static void lttng_reason(char *why, size_t cap, const char *drv)
 		snprintf(why, cap, "%s not built (make bench-lttng builds it)", drv);
 }
 
-/* LTTng-UST's fleet into the same relay (ports c, d; output directory out),
- * printed beside posixtrace's per-producer counts.  Returns 1 if it ran
- * and failed, 0 otherwise (ran, or skipped with the reason printed). */
-static int lttng_side(int np, int ne, int burst, unsigned c, unsigned d, const char *out,
-                      const unsigned long long *psent, const unsigned long long *plost)
+/* One LTTng-UST configuration's results, producer by producer. */
+struct lt_run {
+	const char *label;      /* the column's name */
+	const char *args;       /* lttng_fleet's channel options */
+	long long *ev, *disc;   /* per producer: delivered, discarded */
+	int ok;
+};
+
+/* LTTng-UST's fleet into the same relay (ports c, d; output directory out).
+ * Returns 1 if it ran and failed, 0 otherwise. */
+static int lttng_side(struct lt_run *r, int np, int ne, int burst, unsigned c, unsigned d,
+                      const char *out)
 {
 	const char *drv = PT_BUILD_DIR "/bench-lttng/lttng_fleet";
-	char why[512], cmd[2048], line[512];
-	lttng_reason(why, sizeof why, drv);
-	if (why[0]) {
-		printf("LTTng-UST via lttng-consumerd to the same relay: not run: %s\n", why);
-		return 0;
-	}
-	long long *ev = calloc((size_t)np, sizeof *ev), *disc = calloc((size_t)np, sizeof *disc);
+	char cmd[2048], line[512];
 	int seen = 0, bad = 0;
 	double run_s = 0, stop_s = 0;
+	r->ev = calloc((size_t)np, sizeof *r->ev);
+	r->disc = calloc((size_t)np, sizeof *r->disc);
 	snprintf(cmd, sizeof cmd, "sh '" PT_SRC_DIR "/bench/lttng/run.sh' '%s' -c %u -D %u -o '%s' "
-	         "-p %d -n %d -b %d 2>&1", drv, c, d, out, np, ne, burst);
+	         "-p %d -n %d -b %d %s 2>&1", drv, c, d, out, np, ne, burst, r->args);
 	FILE *p = popen(cmd, "r");
 	while (p && fgets(line, sizeof line, p)) {
 		int i;
 		long pid;
 		long long a, b;
 		if (sscanf(line, "P %d %ld %lld %lld", &i, &pid, &a, &b) == 4 && i >= 0 && i < np) {
-			ev[i] = a;
-			disc[i] = b;
+			r->ev[i] = a;
+			r->disc[i] = b;
 			seen++;
 		} else if (sscanf(line, "T %lf %lf", &run_s, &stop_s) == 2) {
 			;
@@ -201,22 +204,19 @@ static int lttng_side(int np, int ne, int burst, unsigned c, unsigned d, const c
 		}
 	}
 	int st = p ? pclose(p) : -1;
+	printf("LTTng-UST 2.13 via lttng-sessiond + lttng-consumerd, same relay, same run: %s\n",
+	       r->label);
 	if (st != 0 || bad || seen != np) {
-		printf("LTTng-UST via lttng-consumerd to the same relay: FAILED (status %d, %d of %d "
-		       "producers read)\n", st, seen, np);
-		free(ev);
-		free(disc);
+		printf("  FAILED (status %d, %d of %d producers read)\n", st, seen, np);
 		return 1;
 	}
 	long long lsum = 0, dsum = 0, dworst = 0, unacc = 0;
 	for (int i = 0; i < np; i++) {
-		lsum += ev[i];
-		dsum += disc[i];
-		dworst = disc[i] > dworst ? disc[i] : dworst;
-		unacc += ne - ev[i] - disc[i];
+		lsum += r->ev[i];
+		dsum += r->disc[i];
+		dworst = r->disc[i] > dworst ? r->disc[i] : dworst;
+		unacc += ne - r->ev[i] - r->disc[i];
 	}
-	printf("LTTng-UST 2.13 via lttng-sessiond + lttng-consumerd (per-PID buffers, default "
-	       "sizes, discard mode), same relay, same run:\n");
 	printf("  wall time           %.2f s (first start to last end) + %.2f s lttng stop/destroy\n",
 	       run_s, stop_s);
 	printf("  delivered           %lld events (babeltrace2, each producer's trace in the relay's "
@@ -225,13 +225,29 @@ static int lttng_side(int np, int ne, int burst, unsigned c, unsigned d, const c
 	       (double)lsum / run_s, (double)lsum / (run_s + stop_s));
 	printf("  discarded           %lld in all, %lld at most by one producer (babeltrace2's "
 	       "discarded-events warnings); %lld unaccounted\n", dsum, dworst, unacc);
-	printf("\n| producer | posixtrace delivered | posixtrace lost | LTTng-UST delivered | "
-	       "LTTng-UST discarded |\n|---|---|---|---|---|\n");
-	for (int i = 0; i < np; i++)
-		printf("| %d | %llu | %llu | %lld | %lld |\n", i, psent[i], plost[i], ev[i], disc[i]);
-	free(ev);
-	free(disc);
+	r->ok = 1;
 	return unacc != 0;
+}
+
+/* The per-producer table: posixtrace's counts beside each LTTng run's. */
+static void table(int np, const unsigned long long *psent, const unsigned long long *plost,
+                  const struct lt_run *r, int nr)
+{
+	printf("\n| producer | posixtrace sent | posixtrace lost |");
+	for (int k = 0; k < nr; k++)
+		printf(" LTTng %s delivered | LTTng %s discarded |", r[k].label, r[k].label);
+	printf("\n|---|---|---|");
+	for (int k = 0; k < nr; k++)
+		printf("---|---|");
+	printf("\n");
+	for (int i = 0; i < np; i++) {
+		printf("| %d | %llu | %llu |", i, psent[i], plost[i]);
+		for (int k = 0; k < nr; k++)
+			printf(" %lld | %lld |", r[k].ev[i], r[k].disc[i]);
+		printf("\n");
+	}
+	printf("\n(posixtrace sent: `record`'s count, the program's events and its two "
+	       "system events, start and stop)\n");
 }
 
 int main(int argc, char **argv)
@@ -324,7 +340,32 @@ int main(int argc, char **argv)
 		if (p)
 			pclose(p);
 	}
-	failed += lttng_side(np, ne, burst, c, d, out, psent, plost);
+	char why[512];
+	lttng_reason(why, sizeof why, PT_BUILD_DIR "/bench-lttng/lttng_fleet");
+	if (why[0]) {
+		printf("LTTng-UST via lttng-consumerd to the same relay: not run: %s\n", why);
+	} else {
+		/* LTTng's default per-PID sub-buffers, then as much buffer per
+		 * process as posixtrace's relay stream has (16 MiB: 2 CPUs x 4
+		 * sub-buffers of 2 MiB here) */
+		struct lt_run r[2] = { { .label = "default buffers", .args = "-t dflt" },
+		                       { .label = "16 MiB per process", .args = "-t big" } };
+		char big[64];
+		long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+		snprintf(big, sizeof big, "-t big -S %ldk -N 4", 16384 / 4 / (ncpu > 0 ? ncpu : 1));
+		r[1].args = big;
+		int nr = 0;
+		for (int k = 0; k < 2; k++) {
+			failed += lttng_side(&r[k], np, ne, burst, c, d, out);
+			nr += r[k].ok && nr == k;
+		}
+		if (nr)
+			table(np, psent, plost, r, nr);
+		for (int k = 0; k < 2; k++) {
+			free(r[k].ev);
+			free(r[k].disc);
+		}
+	}
 	kill(rp, SIGTERM);
 	waitpid(rp, NULL, 0);
 	if (!getenv("PT_KEEP")) {

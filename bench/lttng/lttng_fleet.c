@@ -7,16 +7,18 @@
  *       one producer: N ptbench:ev tracepoints (32-byte payload), BURST at
  *       a time with 1 ms between bursts (bench/fleet's producers' pattern)
  *   lttng_fleet -d SCRATCH -s PREFIX -c CTRL -D DATA -p PRODUCERS -n N -b BURST
+ *               [-S SUBBUF_SIZE -N NUM_SUBBUF] [-t TAG]
  *       the driver (run through bench/lttng/run.sh, which gives it a
  *       session daemon, -d and -s): creates session PREFIX-fleet streaming
- *       to net://127.0.0.1:CTRL:DATA, one per-PID-buffer channel (default
- *       sizes, discard mode) so that each producer's losses are its own,
+ *       to net://127.0.0.1:CTRL:DATA (PREFIX-TAG-fleet with -t), one
+ *       per-PID-buffer channel (default sizes, or -S/-N; discard mode)
+ *       so that each producer's losses are its own,
  *       enables ptbench:ev, starts, runs PRODUCERS producers at once,
  *       stops (lttng waits until the relay has the data), destroys, then
  *       reads each producer's trace in the relay's output directory (-o
  *       RELAY_OUT, required) with babeltrace2: the events it holds and the
  *       events LTTng-UST discarded ("Tracer discarded N events" warnings,
- *       "1 event" in the singular).
+ *       "1 event" in the singular), its standard error kept in SCRATCH.
  *
  * Output, one line each, for bench/fleet to parse:
  *   P INDEX PID DELIVERED DISCARDED     one line per producer
@@ -73,15 +75,18 @@ static int sh(const char *fmt, ...)
 	return st;
 }
 
-/* Events and discarded events in one trace directory, by babeltrace2. */
-static int bt2_read(const char *dir, long long *events, long long *discarded)
+/* Events and discarded events in one trace directory, by babeltrace2: the
+ * events from its standard output, the discarded-events warnings from its
+ * standard error (kept apart: interleaved, a warning can land in the
+ * middle of an event's line).  err: a scratch file. */
+static int bt2_read(const char *dir, const char *err, long long *events, long long *discarded)
 {
-	char cmd[2048], line[1024];
+	char cmd[8192], line[1024];
 	snprintf(cmd, sizeof cmd,
-	         "babeltrace2 '%s' 2>&1 | awk '/ ptbench:ev: / { n++ } "
-	         "/discarded [0-9]+ events?( |$)/ { for (i = 1; i < NF; i++) "
-	         "if ($i == \"discarded\") d += $(i + 1) } "
-	         "END { print \"R\", n + 0, d + 0 }'", dir);
+	         "n=$(babeltrace2 '%s' 2>'%s' | grep -c ' ptbench:ev: '); "
+	         "d=$(awk '/discarded [0-9]+ events?( |$)/ { for (i = 1; i < NF; i++) "
+	         "if ($i == \"discarded\") d += $(i + 1) } END { print d + 0 }' '%s'); "
+	         "echo \"R $n $d\"", dir, err, err);
 	FILE *p = popen(cmd, "r");
 	int ok = 0;
 	if (!p)
@@ -96,11 +101,12 @@ int main(int argc, char **argv)
 {
 	if (argc == 4 && !strcmp(argv[1], "produce"))
 		return produce(atol(argv[2]), atol(argv[3]) > 0 ? atol(argv[3]) : 1);
-	const char *scratch = NULL, *prefix = "ptfleet", *relay_out = NULL;
+	const char *scratch = NULL, *prefix = "ptfleet", *relay_out = NULL, *subbuf = NULL,
+	           *nsubbuf = NULL, *tag = NULL;
 	unsigned ctrl = 0, data = 0;
 	int np = 32, opt;
 	long ne = 20000, burst = 100;
-	while ((opt = getopt(argc, argv, "d:s:c:D:p:n:b:o:")) != -1) {
+	while ((opt = getopt(argc, argv, "d:s:c:D:p:n:b:o:S:N:t:")) != -1) {
 		switch (opt) {
 		case 'd': scratch = optarg; break;
 		case 's': prefix = optarg; break;
@@ -110,22 +116,29 @@ int main(int argc, char **argv)
 		case 'n': ne = atol(optarg); break;
 		case 'b': burst = atol(optarg); break;
 		case 'o': relay_out = optarg; break;
+		case 'S': subbuf = optarg; break;
+		case 'N': nsubbuf = optarg; break;
+		case 't': tag = optarg; break;
 		default: printf("E bad option\n"); return 2;
 		}
 	}
-	(void)scratch;
 	if (!ctrl || !data || !relay_out || np < 1 || np > 4096 || ne < 1 || burst < 1) {
 		printf("E usage: lttng_fleet -c CTRL -D DATA -o RELAY_OUT [-p N] [-n N] [-b N]\n");
 		return 2;
 	}
-	char self[4096], sess[128];
+	char self[4096], sess[128], sizes[128] = "";
+	if (subbuf && nsubbuf && strspn(subbuf, "0123456789kMG") == strlen(subbuf) &&
+	    strspn(nsubbuf, "0123456789") == strlen(nsubbuf))
+		snprintf(sizes, sizeof sizes, "--subbuf-size=%s --num-subbuf=%s", subbuf, nsubbuf);
+	if (tag && strspn(tag, "abcdefghijklmnopqrstuvwxyz0123456789") != strlen(tag))
+		tag = NULL;
 	ssize_t k = readlink("/proc/self/exe", self, sizeof self - 1);
 	if (k <= 0)
 		return 1;
 	self[k] = 0;
-	snprintf(sess, sizeof sess, "%s-fleet", prefix);
+	snprintf(sess, sizeof sess, "%s-%s%sfleet", prefix, tag ? tag : "", tag ? "-" : "");
 	if (sh("lttng create %s --set-url=net://127.0.0.1:%u:%u >/dev/null", sess, ctrl, data) ||
-	    sh("lttng enable-channel -u -s %s --buffers-pid --discard ch >/dev/null", sess) ||
+	    sh("lttng enable-channel -u -s %s --buffers-pid --discard %s ch >/dev/null", sess, sizes) ||
 	    sh("lttng enable-event -u -s %s -c ch ptbench:ev >/dev/null", sess) ||
 	    sh("lttng start %s >/dev/null", sess))
 		return 1;
@@ -178,7 +191,9 @@ int main(int argc, char **argv)
 			printf("E no trace of producer %d (pid %ld) under %s\n", i, (long)pids[i], relay_out);
 			return 1;
 		}
-		if (bt2_read(dir, &ev, &disc)) {
+		char err[1024];
+		snprintf(err, sizeof err, "%s/bt2.err", scratch ? scratch : "/tmp");
+		if (bt2_read(dir, err, &ev, &disc)) {
 			printf("E babeltrace2 could not read %s\n", dir);
 			return 1;
 		}
