@@ -19,6 +19,8 @@
  * through lttng-sessiond and lttng-consumerd; babeltrace2 counts what the
  * relay holds of each and the events LTTng-UST discarded.  The two are
  * printed side by side, producer by producer.  Without LTTng it says why.
+ * Environment: FLEET_PRODUCERS, FLEET_EVENTS, FLEET_BURST; FLEET_LTTNG=0
+ * leaves LTTng's side out.
  *
  * Skips (exit 0, a SKIP line) without lttng-relayd.  The machine is
  * shared: rates are what this run saw, not a property of the code.
@@ -162,6 +164,8 @@ static void lttng_reason(char *why, size_t cap, const char *drv)
 	if (p)
 		pclose(p);
 	why[strcspn(why, "\n")] = 0;
+	if (getenv("FLEET_LTTNG") && !strcmp(getenv("FLEET_LTTNG"), "0"))
+		snprintf(why, cap, "FLEET_LTTNG=0");
 	if (!why[0] && access(drv, X_OK) != 0)
 		snprintf(why, cap, "%s not built (make bench-lttng builds it)", drv);
 }
