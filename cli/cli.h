@@ -32,6 +32,8 @@ uint64_t now_mono_ns(void);
 void fmt_rel(char *buf, size_t cap, uint64_t ns);            /* s.nnnnnnnnn */
 void fmt_abs(char *buf, size_t cap, uint64_t ns);            /* UTC ISO 8601 */
 void fmt_duration(char *buf, size_t cap, uint64_t ns);       /* "1.23 s", "45.6 ms" */
+#define TERM_WIDTH_MIN 40   /* what stats --width accepts, and COLUMNS is held to */
+#define TERM_WIDTH_MAX 1000
 int terminal_width(void);
 int utf8_output(void);
 int want_help(int argc, char **argv);
@@ -42,8 +44,13 @@ void progress_begin(struct progress *p, const char *what, uint64_t total);
 void progress_update(struct progress *p, uint64_t done);
 void progress_end(struct progress *p);
 /* Open FILE for writing: refuse to overwrite unless force (O_EXCL). */
+struct stat;
+/* Output files are made 0600; --force replaces by renaming a new file
+ * over the old name, refusing what output_refused() names. */
 int create_output(const char *path, int force);
-int create_private_output(const char *path, int force); /* mode 0600 */
+int create_private_output(const char *path, int force);
+int create_output_at(int dirfd, const char *name, const char *path, int force);
+const char *output_refused(const struct stat *st, int want_dir);
 
 /* ------------------------------------------------------------ when.c */
 /* A time in a trace: seconds since its first event ("1.5", "250ms",
@@ -166,6 +173,7 @@ struct tlog {
 	uint64_t lost_at;              /* the stream's count at the last counted RESUME */
 	uint64_t lost_stream;          /* events the stream lost: final, or at least */
 	int lost_final;                /* lost_stream is the final count (END block) */
+	int lost_implausible;          /* the stream's count was forged: clamped */
 	uint64_t log_overwritten, log_dropped; /* lost by the log itself */
 	/* a log that is not whole */
 	int unfinished;                /* no final status (END block): cut short */
@@ -238,6 +246,7 @@ void tlog_loss_text(const struct tlog *l, char *out, size_t cap);
 const char *tlog_loss_hint(const struct tlog *l);
 
 /* ------------------------------------------------------------ elf.c */
+int elf_open(const char *path); /* a regular file only, never blocking; -1 otherwise */
 int elf_build_id(const char *path, char *hex, size_t cap);   /* 0 = found */
 int elf_load_bias(const char *path, uint64_t map_start, uint64_t map_off, uint64_t *bias);
 
@@ -329,10 +338,12 @@ int target_launch(struct target *t, char **argv);
 int target_release(struct target *t);         /* 0, or the exec errno */
 int target_attach(struct target *t, pid_t pid);
 void target_check_library(pid_t pid, const char *what);  /* warns if it has none */
+void target_check_privileged(char **argv, const char *what); /* warns if setuid... */
 int target_poll(struct target *t);            /* 1 once the target has ended */
 void target_forward(struct target *t, int sig);
 int target_exit_code(const struct target *t);
 void signals_block(void);
+void signals_unblock(void); /* in the main thread, once the other threads exist */
 int signals_take(int timeout_ms, int *from_tty);  /* a signal, or 0 */
 
 /* ------------------------------------------------------------ summary.c */

@@ -3,15 +3,41 @@
  * library: its GNU build-id (from a PT_NOTE segment) and the load bias of
  * a mapping of it (from the PT_LOAD segment the mapping's offset holds).
  * 32- and 64-bit files of the host's byte order.
+ *
+ * The paths come from a trace, which the traced process wrote: only a
+ * regular file is opened, and without blocking, so a FIFO, a device or a
+ * socket put at a path a trace names cannot stall or steer the command.
  */
 #include <elf.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "cli.h"
 
 struct phdr { uint32_t type; uint64_t off, vaddr, filesz, align; };
+
+/* path for reading if it is a regular file, else -1: looked at before it
+ * is opened (no open of a device, which can act on open), opened with
+ * O_NONBLOCK (a FIFO swapped in meanwhile does not block) and checked
+ * again to be the same regular file. */
+int elf_open(const char *path)
+{
+	struct stat a, b;
+	int fd;
+
+	if (stat(path, &a) != 0 || !S_ISREG(a.st_mode))
+		return -1;
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &b) != 0 || !S_ISREG(b.st_mode) || a.st_dev != b.st_dev || a.st_ino != b.st_ino) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
 
 /* Program headers of path; returns the count (at most max), -1 if not ELF. */
 static int read_phdrs(int fd, struct phdr *ph, int max)
@@ -55,7 +81,7 @@ static int read_phdrs(int fd, struct phdr *ph, int max)
 int elf_build_id(const char *path, char *hex, size_t cap)
 {
 	struct phdr ph[64];
-	int fd = open(path, O_RDONLY | O_CLOEXEC), n, found = -1;
+	int fd = elf_open(path), n, found = -1;
 
 	if (fd < 0)
 		return -1;
@@ -97,7 +123,7 @@ int elf_build_id(const char *path, char *hex, size_t cap)
 int elf_load_bias(const char *path, uint64_t map_start, uint64_t map_off, uint64_t *bias)
 {
 	struct phdr ph[64];
-	int fd = open(path, O_RDONLY | O_CLOEXEC), n;
+	int fd = elf_open(path), n;
 	const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
 
 	if (fd < 0)

@@ -169,6 +169,7 @@ struct cw {
 	size_t extra;        /* the stream of the events of any other thread */
 	size_t target;       /* packet size to aim at */
 	const char *dir;
+	int dfd, force;      /* the directory's fd (open_dir), --force */
 	const unsigned char *uuid;
 	uint64_t base;
 };
@@ -190,8 +191,15 @@ static int flush_packet(struct cw *w, size_t k, uint64_t tb, uint64_t te)
 	le(b->p + 40, (uint64_t)b->n * 8, 8);
 	le(b->p + 48, (uint64_t)b->n * 8, 8);
 	le(b->p + 56, c->discarded, 8);
-	snprintf(path, sizeof path, "%s/stream_%zu", w->dir, k);
-	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | (c->made ? O_APPEND : O_TRUNC), 0644);
+	char name[64];
+	snprintf(name, sizeof name, "stream_%zu", k);
+	snprintf(path, sizeof path, "%s/%s", w->dir, name);
+	/* made 0600 through the directory's fd, then appended to (never
+	 * through a symbolic link) */
+	int fd = c->made ? openat(w->dfd, name, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC)
+	                 : create_output_at(w->dfd, name, path, w->force);
+	if (fd < 0 && !c->made)
+		return -1; /* (said) */
 	int rc = fd < 0 || write(fd, b->p, b->n) != (ssize_t)b->n ? -1 : 0;
 	if (fd >= 0 && close(fd))
 		rc = -1;
@@ -252,10 +260,11 @@ static int write_event(struct cw *w, struct tlog *l, struct symz *z, const struc
 	return 0;
 }
 
-static int write_streams(struct tlog *l, struct symz *z, const char *dir,
+static int write_streams(struct tlog *l, struct symz *z, const char *dir, int dfd, int force,
                          const unsigned char *uuid, uint64_t base)
 {
-	struct cw w = { .dir = dir, .uuid = uuid, .base = base, .loss = SIZE_MAX };
+	struct cw w = { .dir = dir, .dfd = dfd, .force = force, .uuid = uuid, .base = base,
+	                .loss = SIZE_MAX };
 	struct progress p;
 	struct tev e;
 	int rc = 0, r = 0, counted = l->ngaps || l->lost_final;
@@ -307,50 +316,76 @@ static int write_streams(struct tlog *l, struct symz *z, const char *dir,
 }
 
 /* Stream files left by an earlier export to the same directory (--force). */
-static void remove_streams(const char *dir)
+static void remove_streams(int dfd)
 {
-	DIR *d = opendir(dir);
+	int fd = dup(dfd);
+	DIR *d = fd < 0 ? NULL : fdopendir(fd);
 	struct dirent *de;
-	char path[4200];
 
-	if (!d)
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
 		return;
+	}
 	while ((de = readdir(d)) != NULL)
-		if (!strncmp(de->d_name, "stream_", 7)) {
-			snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
-			unlink(path);
-		}
+		if (!strncmp(de->d_name, "stream_", 7))
+			unlinkat(dfd, de->d_name, 0);
 	closedir(d);
 }
 
-static FILE *open_in(const char *dir, const char *name, char *path, size_t cap)
+/* A file of the trace directory, 0600, made through the directory's fd
+ * (no path is followed again after the directory was checked). */
+static FILE *open_in(int dfd, const char *dir, const char *name, char *path, size_t cap, int force)
 {
 	snprintf(path, cap, "%s/%s", dir, name);
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	int fd = create_output_at(dfd, name, path, force);
 	FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
-	if (!f)
+	if (fd >= 0 && !f) {
 		err_msg("cannot create %s: %s", path, strerror(errno));
+		close(fd);
+	}
 	return f;
 }
 
-int export_ctf(struct tlog *l, struct symz *z, const char *dir, int force)
+/* The trace directory, made 0700; with force an existing one of this
+ * user's (not a symbolic link) is written into.  Its fd, or -1. */
+static int open_dir(const char *dir, int force)
 {
-	unsigned char uuid[16], cuuid[16];
-	char path[4200];
 	struct stat sb;
+	const char *why;
+	int dfd;
 
-	if (mkdir(dir, 0755) != 0) {
-		if (errno != EEXIST || stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
-			err_msg("cannot create the directory %s: %s", dir,
-			        errno == EEXIST ? "a file of that name exists" : strerror(errno));
-			return 1;
+	if (mkdir(dir, 0700) != 0) {
+		if (errno != EEXIST || lstat(dir, &sb) != 0) {
+			err_msg("cannot create the directory %s: %s", dir, strerror(errno));
+			return -1;
 		}
 		if (!force) {
 			err_msg("%s already exists; choose another name with -o, or add --force "
 			        "to overwrite it", dir);
-			return 1;
+			return -1;
+		}
+		if ((why = output_refused(&sb, 1)) != NULL) {
+			err_msg("%s: will not write into it: %s", dir, why);
+			return -1;
 		}
 	}
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	why = dfd < 0 || fstat(dfd, &sb) != 0 ? strerror(errno) : output_refused(&sb, 1);
+	if (why) {
+		err_msg("%s: will not write into it: %s", dir, why);
+		if (dfd >= 0)
+			close(dfd);
+		return -1;
+	}
+	return dfd;
+}
+
+static int write_ctf(struct tlog *l, struct symz *z, const char *dir, int dfd, int force)
+{
+	unsigned char uuid[16], cuuid[16];
+	char path[4200];
+
 	if (getrandom(uuid, sizeof uuid, 0) != (ssize_t)sizeof uuid ||
 	    getrandom(cuuid, sizeof cuuid, 0) != (ssize_t)sizeof cuuid) {
 		err_msg("getrandom: %s", strerror(errno));
@@ -362,7 +397,7 @@ int export_ctf(struct tlog *l, struct symz *z, const char *dir, int force)
 	cuuid[8] = (cuuid[8] & 0x3f) | 0x80;
 	uint64_t offset_s = l->first / 1000000000u;
 
-	FILE *m = open_in(dir, "metadata", path, sizeof path);
+	FILE *m = open_in(dfd, dir, "metadata", path, sizeof path, force);
 	if (!m)
 		return 1;
 	int rc = write_metadata(l, m, uuid, cuuid, offset_s, z != NULL);
@@ -370,6 +405,17 @@ int export_ctf(struct tlog *l, struct symz *z, const char *dir, int force)
 		err_msg("writing %s: %s", path, strerror(errno));
 		return 1;
 	}
-	remove_streams(dir);
-	return write_streams(l, z, dir, uuid, offset_s * 1000000000u) ? 1 : 0;
+	remove_streams(dfd);
+	return write_streams(l, z, dir, dfd, force, uuid, offset_s * 1000000000u) ? 1 : 0;
+}
+
+int export_ctf(struct tlog *l, struct symz *z, const char *dir, int force)
+{
+	int dfd = open_dir(dir, force), rc;
+
+	if (dfd < 0)
+		return 1;
+	rc = write_ctf(l, z, dir, dfd, force);
+	close(dfd);
+	return rc;
 }

@@ -152,6 +152,7 @@ int live_start(struct target *t, char **prog, pid_t *pid, const char *name, int 
 
 	signals_block();
 	if (prog) {
+		target_check_privileged(prog, what);
 		prctl(PR_SET_CHILD_SUBREAPER, 1);
 		if (target_launch(t, prog))
 			return 1;
@@ -173,6 +174,7 @@ int live_start(struct target *t, char **prog, pid_t *pid, const char *name, int 
 		posix_trace_shutdown(*trid);
 		return 127;
 	}
+	signals_unblock(); /* before the first print, which may block */
 	return 0;
 }
 

@@ -23,6 +23,7 @@ uint64_t tlog_note_loss(struct tlog *l, trace_id_t trid, const struct posix_trac
 
 	if (ev->posix_event_id != POSIX_TRACE_RESUME || pt_ext_losses(trid, &x) || !x.resume_ok)
 		return UINT64_MAX;
+	l->lost_implausible |= x.implausible;
 	/* a wrapped log's first pair also carries the count overwritten in
 	 * the log (wrap_at_resume), the others only the stream's (at_resume) */
 	uint64_t told = x.at_resume + x.wrap_at_resume;
@@ -43,6 +44,7 @@ void tlog_note_totals(struct tlog *l, trace_id_t trid)
 
 	if (pt_ext_losses(trid, &x))
 		return;
+	l->lost_implausible |= x.implausible;
 	if (x.total_ok) { /* (lost_at may hold a wrapped log's overwritten events too) */
 		l->lost_final = 1;
 		l->lost_stream = x.total > l->lost_stream ? x.total : l->lost_stream;
@@ -130,6 +132,9 @@ void tlog_loss_text(const struct tlog *l, char *out, size_t cap)
 	if (l->errors)
 		clause(out, cap, &o, "%llu damaged part%s of the log",
 		       (unsigned long long)l->errors, s_(l->errors));
+	if (l->lost_implausible)
+		clause(out, cap, &o, "implausibly many (more than the stream could have lost: the "
+		                     "traced process wrote over its count, shown clamped)");
 }
 
 const char *tlog_loss_hint(const struct tlog *l)

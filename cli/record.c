@@ -375,6 +375,7 @@ int cmd_record(int argc, char **argv)
 
 	if (rc >= 0)
 		return rc;
+	target_check_privileged(argv + optind, "recorded");
 	signals_block();
 	prctl(PR_SET_CHILD_SUBREAPER, 1); /* orphans stay below us: their maps are kept */
 	memset(&t, 0, sizeof t);

@@ -19,6 +19,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "cli.h"
 #include "../src/ext.h"
@@ -240,6 +241,14 @@ static char *from_debuginfod(struct symz *z, const unsigned char *bid, unsigned 
 }
 #endif
 
+/* A regular file this user may read (a trace names it: see elf.c) */
+static int regular_readable(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, R_OK) == 0;
+}
+
 /* Where the symbols of an object with build-id bid (hex; "" if none
  * recorded) recorded at path are: a file to free, or NULL.  *changed:
  * a file is at path, with another build-id. */
@@ -250,7 +259,7 @@ static char *find_file(struct symz *z, const char *path, const char *bid,
 
 	*changed = 0;
 	if (!bid[0]) /* nothing to check it by */
-		return path[0] && access(path, R_OK) == 0 ? strdup(path) : NULL;
+		return path[0] && regular_readable(path) ? strdup(path) : NULL;
 	if (path[0] && elf_build_id(path, fb, sizeof fb) == 0) {
 		if (!strcmp(fb, bid))
 			return strdup(path);
@@ -293,7 +302,7 @@ static struct module *module_new(struct symz *z, const char *path, uint64_t bias
 	int changed = 0;
 	if (check) {
 		mod->file = find_file(z, path, bid, raw, nraw, &changed);
-	} else if (access(path, R_OK) == 0) {
+	} else if (regular_readable(path)) {
 		mod->file = strdup(path);
 	}
 	mod->usable = mod->file != NULL;
@@ -308,18 +317,29 @@ static struct module *module_new(struct symz *z, const char *path, uint64_t bias
 	}
 #ifdef PT_HAVE_LIBDW
 	if (mod->usable) {
-		static char *debuginfo_path;
+		/* separate debugging information by build-id or by debuglink
+		 * name only under /usr/lib/debug: not beside the file, in a
+		 * directory the traced program's user may own (libdwfl opens
+		 * what it finds there, and a FIFO would block it) */
+		static char *debuginfo_path = (char *)"/usr/lib/debug";
 		static const Dwfl_Callbacks cb = {
 			.find_debuginfo = dwfl_standard_find_debuginfo,
 			.section_address = dwfl_offline_section_address,
 			.debuginfo_path = &debuginfo_path,
 		};
-		if ((mod->dwfl = dwfl_begin(&cb)) != NULL) {
+		int fd = elf_open(mod->file);
+		if (fd >= 0 && (mod->dwfl = dwfl_begin(&cb)) != NULL) {
 			dwfl_report_begin(mod->dwfl);
-			mod->mod = dwfl_report_elf(mod->dwfl, base_name(path), mod->file, -1, bias,
+			/* on success the module owns fd */
+			mod->mod = dwfl_report_elf(mod->dwfl, base_name(path), mod->file, fd, bias,
 			                           false);
+			if (!mod->mod)
+				close(fd);
+			fd = -1;
 			dwfl_report_end(mod->dwfl, NULL, NULL);
 		}
+		if (fd >= 0)
+			close(fd);
 	}
 #endif
 	return mod;

@@ -331,6 +331,7 @@ static int from_summary(struct tlog *l, int fd, int all)
 		l->lost_stream = s->losses.total;
 	l->log_overwritten = s->losses.log_overwritten;
 	l->log_dropped = s->losses.log_dropped;
+	l->lost_implausible = s->losses.implausible;
 	pt_ext_summary_free(s);
 	tlog_finish(l);
 	l->summary = l->totals = 1;

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -140,16 +141,26 @@ void fmt_duration(char *buf, size_t cap, uint64_t ns)
 		snprintf(buf, cap, "%llu ns", (unsigned long long)ns);
 }
 
+/* COLUMNS, else the terminal's width, else 80; bounded as --width is
+ * (40 to 1000), so that no environment makes a chart of a billion cells. */
 int terminal_width(void)
 {
 	struct winsize ws;
 	const char *c = getenv("COLUMNS");
+	long w = 0;
 
-	if (c && atoi(c) >= 20)
-		return atoi(c);
-	if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 20)
-		return ws.ws_col;
-	return 80;
+	if (c && *c) {
+		char *end;
+		errno = 0;
+		w = strtol(c, &end, 10);
+		if (errno || *end || w < 20)
+			w = 0;
+	}
+	if (!w && isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 20)
+		w = ws.ws_col;
+	if (!w)
+		w = 80;
+	return w < TERM_WIDTH_MIN ? TERM_WIDTH_MIN : w > TERM_WIDTH_MAX ? TERM_WIDTH_MAX : (int)w;
 }
 
 int utf8_output(void)
@@ -231,34 +242,92 @@ void progress_end(struct progress *p)
 	p->shown = 0;
 }
 
-static int create_mode(const char *path, int force, mode_t mode)
+/* Why an existing path may not be replaced with --force, or NULL.  What
+ * is replaced must be an ordinary file (or, want_dir, a directory) of
+ * this user's: never through a symbolic link, never a FIFO or a device,
+ * never another user's file. */
+const char *output_refused(const struct stat *st, int want_dir)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | (force ? O_TRUNC : O_EXCL), mode);
+	if (S_ISLNK(st->st_mode))
+		return "it is a symbolic link";
+	if (want_dir ? !S_ISDIR(st->st_mode) : !S_ISREG(st->st_mode))
+		return want_dir ? "it is not a directory" :
+		       S_ISDIR(st->st_mode) ? "it is a directory" :
+		                              "it is not a regular file (a FIFO, a device or a socket)";
+	if (st->st_uid != geteuid())
+		return "it belongs to another user";
+	return NULL;
+}
 
-	if (fd < 0) {
-		if (errno == EEXIST)
+/* name in the directory dirfd (AT_FDCWD: the current one; shown as path),
+ * created 0600 for writing.  Without force an existing name is an error.
+ * With force a new file is made under a random name beside it (O_EXCL,
+ * no symbolic link followed) and renamed over the old name at once: the
+ * old file is never opened, and what held the name is replaced, not
+ * written through. */
+int create_output_at(int dirfd, const char *name, const char *path, int force)
+{
+	struct stat st;
+	char tmp[4352];
+	int fd;
+
+	if (!force) {
+		fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd < 0 && errno == EEXIST)
 			err_msg("%s already exists; choose another name with -o, or add --force "
 			        "to overwrite it", path);
-		else
+		else if (fd < 0)
 			err_msg("cannot create %s: %s", path, strerror(errno));
+		return fd;
+	}
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		const char *why = output_refused(&st, 0);
+		if (why) {
+			err_msg("%s: will not overwrite it: %s", path, why);
+			return -1;
+		}
+	} else if (errno != ENOENT) {
+		err_msg("cannot create %s: %s", path, strerror(errno));
+		return -1;
+	}
+	for (int tries = 0;; tries++) {
+		unsigned char r[6];
+		if (getrandom(r, sizeof r, 0) != (ssize_t)sizeof r) {
+			err_msg("getrandom: %s", strerror(errno));
+			return -1;
+		}
+		if (snprintf(tmp, sizeof tmp, "%s.%02x%02x%02x%02x%02x%02x.tmp", name, r[0], r[1],
+		             r[2], r[3], r[4], r[5]) >= (int)sizeof tmp) {
+			err_msg("cannot create %s: %s", path, strerror(ENAMETOOLONG));
+			return -1;
+		}
+		fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd >= 0 || errno != EEXIST || tries >= 16)
+			break;
+	}
+	if (fd < 0) {
+		err_msg("cannot create %s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (renameat(dirfd, tmp, dirfd, name) != 0) {
+		int e = errno;
+		unlinkat(dirfd, tmp, 0);
+		close(fd);
+		err_msg("cannot replace %s: %s", path, strerror(e));
+		return -1;
 	}
 	return fd;
 }
 
+/* Logs, their .maps and exports: what the program did, its arguments as
+ * event data, its memory layout -- for its owner's eyes only (0600), as
+ * perf record's files are. */
 int create_output(const char *path, int force)
 {
-	return create_mode(path, force, 0644);
+	return create_output_at(AT_FDCWD, path, path, force);
 }
 
-/* A trace log and its .maps: what the program did, its arguments as event
- * data, its memory layout -- for its owner's eyes only, as perf record's
- * files are.  A file replaced with --force is made 0600 too (when it is
- * ours: fchmod fails otherwise, and the log is written anyway). */
 int create_private_output(const char *path, int force)
 {
-	int fd = create_mode(path, force, 0600);
-
-	if (fd >= 0 && force && fchmod(fd, 0600) != 0 && errno != EPERM)
-		err_msg("%s: cannot make it private: %s", path, strerror(errno));
-	return fd;
+	return create_output(path, force);
 }

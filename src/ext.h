@@ -38,6 +38,11 @@ struct pt_ext_losses {
 	 * its own (0 before it, or if the log did not wrap).  A gap's count
 	 * is the growth of at_resume + wrap_at_resume. */
 	uint64_t wrap_at_resume;
+	/* The stream's counts (at_resume, total) come from memory the traced
+	 * process can write: a count above the most events the stream could
+	 * have lost (one a nanosecond on every CPU since it was created) is
+	 * clamped to that, and implausible is set. */
+	int implausible;
 };
 
 /* 0, or EINVAL if trid is not a trace id of this process. */

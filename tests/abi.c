@@ -7,7 +7,9 @@
  * reads; it points at a word that is zero while nothing is traced.  And,
  * since POSIXTRACE_0.2, __posix_trace_want, which the inline test of this
  * <trace.h> reads: 16 words of wanted bits, all zero while nothing is
- * traced.  Since POSIXTRACE_0.3, posixtrace_eventid_describe().
+ * traced.  Since POSIXTRACE_0.3, posixtrace_eventid_describe().  Since
+ * POSIXTRACE_0.4, the C library's exec functions, which the library
+ * stands in for (src/traced/exec.c): each differs from the C library's.
  */
 #include <dlfcn.h>
 #include <link.h>
@@ -76,6 +78,13 @@ int main(void)
 	CHECK(dlvsym(h, "__posix_trace_want", "POSIXTRACE_0.1") == NULL);
 	/* POSIXTRACE_0.3: payload descriptions */
 	CHECK(dlvsym(h, "posixtrace_eventid_describe", "POSIXTRACE_0.3") != NULL);
+	/* POSIXTRACE_0.4: the exec functions (a traced process's own exec) */
+	static const char *const execs[] = { "execve", "execv", "execvp", "execvpe",
+	                                     "execl",  "execlp", "execle", "fexecve" };
+	for (unsigned i = 0; i < sizeof execs / sizeof execs[0]; i++) {
+		void *f = dlvsym(h, execs[i], "POSIXTRACE_0.4");
+		CHECK(f != NULL && f != dlsym(RTLD_NEXT, execs[i]));
+	}
 	CHECK(dlvsym(h, "posixtrace_eventid_describe", "POSIXTRACE_0.1") == NULL);
 	for (unsigned i = 0; i < sizeof internal / sizeof internal[0]; i++) {
 		void *f = dlsym(h, internal[i]);

@@ -10,6 +10,7 @@
 #define POSIXTRACE_CLI_UTIL_H
 
 #include <fcntl.h>
+#include <grp.h>
 #include <stdint.h>
 #include <time.h>
 #include <sys/stat.h>
@@ -46,12 +47,12 @@ static inline void cli_setup(void)
 	atexit(cli_cleanup);
 }
 
-/* A path in the scratch directory (a few rotating static buffers). */
+/* A path in the scratch directory (32 rotating static buffers). */
 static inline const char *cli_path(const char *name)
 {
-	static char buf[8][256];
+	static char buf[32][256];
 	static int k;
-	char *b = buf[k++ % 8];
+	char *b = buf[k++ % 32];
 	snprintf(b, 256, "%s/%s", cli_dir, name);
 	return b;
 }
@@ -75,7 +76,18 @@ static inline char *cli_slurp(const char *path)
 /* Run argv (NULL-terminated) with stdout and stderr into files; returns
  * the exit status, 128+N when killed by signal N.  *out / *err get the
  * output (free them) unless NULL. */
+/* The same as user u (0: as this process is), from the scratch directory
+ * (tests/sec_util.h makes unprivileged users). */
+static inline int cli_run_as(uid_t u, char *const argv[], char **out, char **err,
+                             char *const *env);
+
 static inline int cli_run_env(char *const argv[], char **out, char **err, char *const *env)
+{
+	return cli_run_as(0, argv, out, err, env);
+}
+
+static inline int cli_run_as(uid_t u, char *const argv[], char **out, char **err,
+                             char *const *env)
 {
 	static int seq;
 	char of[300], ef[300];
@@ -91,6 +103,9 @@ static inline int cli_run_env(char *const argv[], char **out, char **err, char *
 			_exit(126);
 		dup2(o, 1);
 		dup2(e, 2);
+		if (u && (chdir(cli_dir) != 0 || setgroups(0, NULL) != 0 || setgid((gid_t)u) != 0 ||
+		          setuid(u) != 0))
+			_exit(125);
 		for (int i = 0; env && env[i]; i++)
 			putenv(env[i]);
 		execv(argv[0], argv);

@@ -109,21 +109,6 @@ static uint64_t count_log(const char *file, pid_t pid, uint32_t *last, int *dama
 	return k;
 }
 
-/* Wait for child pid at most ms; its exit status, or -1 (then killed). */
-static int wait_for(pid_t pid, int ms)
-{
-	int st;
-	for (int i = 0; i < ms; i++) {
-		pid_t r = waitpid(pid, &st, WNOHANG);
-		if (r == pid)
-			return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-		usleep(1000);
-	}
-	kill(pid, SIGKILL);
-	waitpid(pid, &st, 0);
-	return -1;
-}
-
 /* -------------------------------------------- own process, threads, handlers */
 enum { MAXTHR = 4 };
 static struct {
@@ -240,7 +225,7 @@ static void own_noloss(uint32_t nthr, uint32_t per)
 	/* a bound no working flusher comes near: a loss here is a bug */
 	run_own(p[1], 10000, nthr, per, 1, -1);
 	close(p[1]);
-	CHECK_EQ(wait_for(rd, 60000), 0);
+	CHECK_EQ(t_wait_for(rd, 60000), 0);
 	close(out);
 
 	int n = lu_load(path, NULL, NULL), per_w[2 * MAXTHR] = { 0 }, made = 0, bad = 0;
@@ -307,7 +292,7 @@ static long long own_stalled(unsigned noloss_ms)
 	long long spent = run_own(p[1], noloss_ms, NTHR, PER, 0, go[1]);
 	close(go[1]);
 	close(p[1]);
-	CHECK_EQ(wait_for(rd, 60000), 0);
+	CHECK_EQ(t_wait_for(rd, 60000), 0);
 	close(out);
 
 	int n = lu_load(path, NULL, NULL);
@@ -425,10 +410,10 @@ static void consumer_stopped(void)
 	CHECK_EQ(kill(c, SIGCONT), 0);
 	usleep(500000);
 	atomic_store(&sh->stop, 1);
-	CHECK_EQ(wait_for(t, 10000), 0);
+	CHECK_EQ(t_wait_for(t, 10000), 0);
 	uint64_t all = made();
 	atomic_store(&sh->shut, 1);
-	CHECK_EQ(wait_for(c, 30000), 0);
+	CHECK_EQ(t_wait_for(c, 30000), 0);
 
 	uint32_t last;
 	int damage;
@@ -451,7 +436,7 @@ static void consumer_killed(void)
 		return;
 	usleep(300000);
 	CHECK_EQ(kill(c, SIGKILL), 0);
-	CHECK_EQ(wait_for(c, 10000), 128 + SIGKILL);
+	CHECK_EQ(t_wait_for(c, 10000), 128 + SIGKILL);
 	uint64_t m0 = made();
 	usleep(300000);
 	uint64_t m1 = made();
@@ -460,7 +445,7 @@ static void consumer_killed(void)
 		        (unsigned long long)m0, (unsigned long long)m1);
 	CHECK(m1 > m0); /* not waiting out the 30 s bound */
 	atomic_store(&sh->stop, 1);
-	CHECK_EQ(wait_for(t, 10000), 0);
+	CHECK_EQ(t_wait_for(t, 10000), 0);
 	lu_rmfile(path);
 }
 
@@ -528,7 +513,7 @@ static void command_attach(void)
 	CHECK(lost <= 2);
 	CHECK(cli_contains(err, lost ? "EVENTS LOST" : "no events lost"));
 	free(err);
-	CHECK_EQ(wait_for(pid, 30000), 0);
+	CHECK_EQ(t_wait_for(pid, 30000), 0);
 	rc = cli_run(CLI("attach", "--no-loss", "--policy", "until-full", "-o", (char *)log, p),
 	             NULL, NULL);
 	CHECK_EQ(rc, 2);

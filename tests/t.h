@@ -64,6 +64,22 @@ static int t_checks;
 
 #define T_SKIP(why) do { printf("SKIP: %s\n", why); exit(77); } while (0)
 
+/* Wait for child pid at most ms; its exit status (128+N if killed by
+ * signal N), or -1 (then it is killed). */
+static inline int t_wait_for(pid_t pid, int ms)
+{
+	int st;
+	for (int i = 0; i < ms; i++) {
+		pid_t r = waitpid(pid, &st, WNOHANG);
+		if (r == pid)
+			return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+		usleep(1000);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	return -1;
+}
+
 /* The source directory into buf: the current one when it has
  * include/trace.h and docs/man (tests/run.sh runs tests there), else the
  * parent of the build directory (PT_BUILD_DIR, which the Makefile gives). */

@@ -5,7 +5,35 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 #include "api.h"
+
+/* The most events a stream created at a could have lost by now: one a
+ * nanosecond on every CPU (no writer records faster), over at least a
+ * second (the realtime clock may have been set back). */
+static uint64_t lost_cap(const struct pt_attr_img *a)
+{
+	struct timespec now;
+	long cpus = sysconf(_SC_NPROCESSORS_CONF);
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	int64_t el = ((int64_t)now.tv_sec - a->create_sec) * 1000000000 +
+	             ((int64_t)now.tv_nsec - a->create_nsec);
+	if (el < 1000000000)
+		el = 1000000000;
+	if (cpus < 1)
+		cpus = 1;
+	return (uint64_t)el > UINT64_MAX / (uint64_t)cpus ? UINT64_MAX : (uint64_t)el * (uint64_t)cpus;
+}
+
+static void clamp(uint64_t *v, uint64_t cap, int *implausible)
+{
+	if (*v > cap) {
+		*v = cap;
+		*implausible = 1;
+	}
+}
 
 int pt_ext_losses(trace_id_t trid, struct pt_ext_losses *out)
 {
@@ -33,6 +61,9 @@ int pt_ext_losses(trace_id_t trid, struct pt_ext_losses *out)
 		out->total_ok = 1;
 		out->total = pt_read_lost(t); /* (since the last clear) */
 	}
+	uint64_t cap = lost_cap(&t->attr);
+	clamp(&out->at_resume, cap, &out->implausible);
+	clamp(&out->total, cap, &out->implausible);
 	pt_trid_unlock(t);
 	return 0;
 }
@@ -172,6 +203,9 @@ int pt_ext_log_summary(int fd, struct pt_ext_summary **out)
 	s->losses.total = ls.stream_lost;
 	s->losses.log_overwritten = ls.lost;
 	s->losses.log_dropped = ls.dropped;
+	uint64_t cap = lost_cap(&ls.attr); /* (the traced process wrote these) */
+	clamp(&s->losses.at_resume, cap, &s->losses.implausible);
+	clamp(&s->losses.total, cap, &s->losses.implausible);
 	s->events = ls.events;
 	s->first = ls.first;
 	s->last = ls.last;

@@ -70,7 +70,7 @@ __attribute__((constructor(101))) static void pt_clock_init(void)
 {
 #if PT_HAVE_TSC
 	unsigned a, b, c, d;
-	const char *env = getenv("POSIXTRACE_CLOCK");
+	const char *env = secure_getenv("POSIXTRACE_CLOCK"); /* none in a set-user-ID program */
 
 	if (env && strcmp(env, "monotonic") == 0)
 		return;

@@ -347,8 +347,9 @@ _Static_assert(offsetof(struct pt_hdr, noloss_ms) + sizeof(uint32_t) <=
 
 /* ---- the control segment of a process (see docs/design.md, "Tracing
  * another process").  Every process that loads the library has one: a
- * memfd named "posixtrace-ctl" that it maps, keeps open across exec, and
- * finds again after exec through the environment variable POSIXTRACE_CTL.
+ * memfd named "posixtrace-ctl" that it maps, close-on-exec except across
+ * its own exec (traced/exec.c), and finds again after exec through the
+ * environment variable POSIXTRACE_CTL.
  * A controller opens it through /proc/PID/fd (the ptrace access rule),
  * claims a slot, and puts the new stream's segment in the same memfd, past
  * the control pages, so the traced process maps it from its own fd.
@@ -374,7 +375,8 @@ _Static_assert(offsetof(struct pt_hdr, noloss_ms) + sizeof(uint32_t) <=
 struct pt_ctl_slot {
 	_Atomic uint64_t ticket;    /* 0: free; BUSY; else names the stream */
 	_Atomic uint64_t off, size; /* the stream's segment in the memfd named by fd */
-	_Atomic int32_t fd;         /* in the owner: that memfd; -1: this segment */
+	_Atomic int32_t fd;         /* >= 0: not in this segment (for information:
+	                             * the owner uses only fds it holds itself) */
 	_Atomic int32_t ctl_pid;    /* the controller, for information */
 	_Atomic uint32_t lock_byte; /* its controller holds an OFD lock on this byte */
 	_Atomic uint32_t flags;

@@ -73,6 +73,39 @@ void pt_map_release(void *hdr, size_t size)
 	munmap(hdr, size);
 }
 
+/* Slot s's stream is held by fd, which this process made (close_it: a
+ * dup of its own, closed when the stream ends here). */
+void pt_slot_own_fd(unsigned s, int fd, int close_it)
+{
+	pt_proc.own_fd[s] = fd + 1;
+	if (close_it)
+		atomic_fetch_or(&pt_proc.own_close, 1u << s);
+	else
+		atomic_fetch_and(&pt_proc.own_close, ~(1u << s));
+}
+
+/* The descriptor to map slot s's stream from: the one this process holds
+ * for it, if the slot says the stream is not in the control memfd (it
+ * was inherited, or is in a memfd of this process's own); else the
+ * control memfd.  -1 if this process holds none: whatever fd number the
+ * slot names, it is never used. */
+static int slot_home(unsigned s, const struct pt_ctl_slot *e)
+{
+	if ((atomic_load(&e->flags) & PT_CS_INHERITED) || atomic_load(&e->fd) >= 0)
+		return pt_proc.own_fd[s] - 1;
+	return pt_ctl_fd;
+}
+
+/* This process no longer needs its own descriptor of slot s. */
+static void own_fd_drop(unsigned s)
+{
+	int fd = pt_proc.own_fd[s] - 1;
+
+	pt_proc.own_fd[s] = 0;
+	if (fd >= 0 && (atomic_fetch_and(&pt_proc.own_close, ~(1u << s)) >> s & 1))
+		close(fd);
+}
+
 /* Is fd still the file whose inode is ino (fd numbers get reused)? */
 static int same_file(int fd, uint64_t ino, uint64_t min_size)
 {
@@ -117,19 +150,19 @@ void pt_owner_check(unsigned s, struct pt_view *sl, uint64_t ts)
 static void reap(unsigned s, uint64_t ticket)
 {
 	struct pt_ctl_slot *e = &pt_ctl->slot[s];
-	int32_t fd = atomic_load(&e->fd);
-	int hfd = fd < 0 ? pt_ctl_fd : fd;
+	int hfd = slot_home(s, e);
 	uint64_t off = atomic_load(&e->off), size = atomic_load(&e->size);
 
 	if (!atomic_compare_exchange_strong(&e->ticket, &ticket, 0))
 		return;
 	pt_ctl_bump(pt_ctl, 0, 1u << s);
-	if (hfd < 0 || !same_file(hfd, atomic_load(&e->ino), 0))
-		return; /* the fd is not the stream's any more: leave it alone */
-	if (size && off % 4096 == 0 && atomic_load(&e->lock_byte) != UINT32_MAX)
+	/* only a stream region of a file of ours, never the control pages */
+	if (hfd >= 0 && same_file(hfd, atomic_load(&e->ino), 0) && size && off % 4096 == 0 &&
+	    off >= PT_CTL_SIZE && off <= PT_CTL_REGION_MAX && size <= 1ull << 42 &&
+	    atomic_load(&e->lock_byte) != UINT32_MAX)
 		fallocate(hfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)off, (off_t)size);
-	if (fd >= 0)
-		close(fd);
+	if (hfd >= 0 && hfd != pt_ctl_fd)
+		own_fd_drop(s);
 }
 
 static uint64_t ticks_per_10ms(const struct pt_clock_img *c)
@@ -180,14 +213,15 @@ static int attach(unsigned s, uint64_t ticket)
 	struct pt_ctl_slot *e = &pt_ctl->slot[s];
 	uint64_t off = atomic_load(&e->off), size = atomic_load(&e->size);
 	uint64_t ino = atomic_load(&e->ino);
-	int32_t fd = atomic_load(&e->fd);
 	uint32_t byte = atomic_load(&e->lock_byte), flags = atomic_load(&e->flags);
-	int hfd = fd < 0 ? pt_ctl_fd : fd;
+	int hfd = slot_home(s, e), own = hfd >= 0 && hfd != pt_ctl_fd;
 
 	if (atomic_load_explicit(&e->ticket, memory_order_acquire) != ticket)
 		return -1;
+	if (!own && pt_proc.own_fd[s])
+		own_fd_drop(s); /* an inherited stream's slot now names another one */
 	if (hfd < 0 || off % 4096 || size < sizeof(struct pt_hdr) || size > 1ull << 42 ||
-	    off > PT_CTL_REGION_MAX)
+	    off > PT_CTL_REGION_MAX || (!own && off < PT_CTL_SIZE))
 		return 1;
 	if (!same_file(hfd, ino, off + size)) { /* its memfd is gone (exec) */
 		reap(s, ticket);
@@ -201,7 +235,7 @@ static int attach(unsigned s, uint64_t ticket)
 	int v = view_get();
 	if (v < 0)
 		return -1;
-	struct pt_hdr *h = fd < 0 ? selfmap_get(s, ticket, size) : NULL;
+	struct pt_hdr *h = !own ? selfmap_get(s, ticket, size) : NULL;
 	if (!h)
 		h = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, hfd, (off_t)off);
 	struct pt_view *sl = &pt_proc.view[v];

@@ -1,14 +1,19 @@
 /*
  * ctlseg.c -- this process's control segment.
  *
- * Made when the library is loaded (four syscalls, no thread), found again
- * after exec through POSIXTRACE_CTL, replaced by a fresh one in the child
- * after fork (the child keeps the slots of inherited streams).  Controllers
- * of other processes find it in /proc/PID/fd; see trid/target.c.  It also holds
- * the process's event-name registry, so a controller agrees with the
- * traced process on ids.
+ * Made when the library is loaded (four syscalls, no thread), close-on-exec:
+ * it reaches no other program (system(), posix_spawn(), a child's exec).
+ * The process's own exec keeps it (exec.c) and names it in POSIXTRACE_CTL,
+ * where the new image finds it again -- unless that image runs with
+ * privileges (AT_SECURE), which then starts afresh.  Replaced by a fresh
+ * one in the child after fork (the child keeps the slots of inherited
+ * streams).  Controllers of other processes find it in /proc/PID/fd; see
+ * trid/target.c.  It also holds the process's event-name registry, so a
+ * controller agrees with the traced process on ids.
  */
+#include <errno.h>
 #include <fcntl.h>
+#include <linux/auxvec.h> /* AT_SECURE (<sys/auxv.h> brings <elf.h>, whose PT_TLS clashes) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +39,8 @@ PT_API const unsigned int *__posix_trace_gate = (const unsigned int *)&fallback.
 _Static_assert(PT_NIDS == 1024 && PT_NIDS / 64 == 16, "<trace.h> indexes 16 words of wanted bits");
 PT_API const unsigned long long *__posix_trace_want = (const unsigned long long *)fallback.c.want;
 int pt_ctl_fd = -1;
+int pt_secure;
+extern unsigned long getauxval(unsigned long type); /* <sys/auxv.h> */
 
 /* Everything but the magic number, which is written last (ctl_publish):
  * a controller that finds the segment early takes it for someone else's
@@ -69,11 +76,12 @@ struct pt_ctl *pt_ctl_map(int fd, pid_t pid)
 	return c;
 }
 
-/* A new control segment.  Not close-on-exec: it must survive exec.  Sealed
- * against shrinking so that no mapping of it can fault; it may grow. */
+/* A new control segment, close-on-exec (exec.c keeps it across this
+ * process's own exec).  Sealed against shrinking so that no mapping of it
+ * can fault; it may grow. */
 static struct pt_ctl *ctl_make(int *fdp)
 {
-	int fd = memfd_create("posixtrace-ctl", MFD_ALLOW_SEALING);
+	int fd = memfd_create("posixtrace-ctl", MFD_ALLOW_SEALING | MFD_CLOEXEC);
 	struct pt_ctl *c;
 
 	if (fd < 0)
@@ -102,25 +110,92 @@ static void ctl_use(struct pt_ctl *c, int fd)
 	pt_ctl_fd = fd;
 }
 
+/* An inherited stream's memfd, opened again after exec where the process
+ * it came from holds it: /proc/PID/fd/FD, which the kernel opens only for
+ * a process that may ptrace PID (a child that changed its user cannot),
+ * and only if it is still the file it was (inode).  -1 if not. */
+static int reopen_inherited(int32_t pid, int32_t fd, uint64_t ino)
+{
+	char path[64];
+	struct stat st;
+	int f;
+
+	snprintf(path, sizeof path, "/proc/%d/fd/%d", (int)pid, (int)fd);
+	if ((f = open(path, O_RDWR | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)) < 0)
+		return -1;
+	if (fstat(f, &st) != 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_ino != ino ||
+	    !(fcntl(f, F_GET_SEALS) & F_SEAL_SHRINK)) {
+		close(f);
+		return -1;
+	}
+	return f;
+}
+
+/* After exec: the value of POSIXTRACE_CTL that this process's previous
+ * image set (exec.c), "C" or "C/S.P.F.I/S.P.F.I...": C the fd of the
+ * control segment, kept open across exec; then for each inherited stream
+ * its slot S and where its memfd was open (pid P, fd F, inode I).  The
+ * segment is adopted if C is a control segment made for this pid (and
+ * becomes close-on-exec again).  0 if adopted. */
+int pt_ctl_adopt(const char *e)
+{
+	unsigned long long v[1 + 4 * PT_SLOTS];
+	unsigned n = 0;
+	struct pt_ctl *c;
+
+	for (const char *p = e;; p++) {
+		char *end;
+		if (*p < '0' || *p > '9' || n == sizeof v / sizeof v[0])
+			return -1;
+		errno = 0;
+		v[n] = strtoull(p, &end, 10);
+		if (errno || (n == 0 ? v[n] >= 1u << 20 : (n - 1) % 4 != 3 && v[n] >= 1u << 30))
+			return -1; /* (S, P and F are small; I, an inode, is not) */
+		p = end;
+		n++;
+		if (!*p && n % 4 == 1)
+			break;
+		if (*p != (n % 4 == 1 ? '/' : '.'))
+			return -1;
+	}
+	if ((c = pt_ctl_map((int)v[0], pt_pid)) == NULL)
+		return -1; /* not ours (a parent's, named in an environment passed on) */
+	ctl_use(c, (int)v[0]);
+	fcntl((int)v[0], F_SETFD, FD_CLOEXEC);
+	for (unsigned i = 1; i + 3 < n; i += 4) {
+		unsigned s = (unsigned)v[i];
+		if (s >= PT_SLOTS || pt_proc.own_fd[s])
+			continue;
+		int fd = reopen_inherited((int32_t)v[i + 1], (int32_t)v[i + 2], v[i + 3]);
+		if (fd < 0)
+			continue; /* gone, or not ours to open: the stream does not follow */
+		pt_slot_own_fd(s, fd, 1);
+		pt_proc.own_src[s] = (struct pt_own_src){ (int32_t)v[i + 1], (int32_t)v[i + 2], v[i + 3] };
+	}
+	return 0;
+}
+
 /* Before any other constructor of ours or of the program, so a program's
  * constructor can record its first event into a stream that was waiting
  * for it across exec. */
 __attribute__((constructor(101))) static void ctl_init(void)
 {
-	const char *e = getenv(CTL_ENV);
 	char buf[16];
 	int fd;
 	struct pt_ctl *c;
 
 	pt_pid = getpid(); /* the only getpid() at load */
-	if (e) { /* after exec: is it still ours? */
-		char *end;
-		long v = strtol(e, &end, 10);
-		/* still ours? (not a parent's, reached through spawn) */
-		if (*e && !*end && v >= 0 && v < 1 << 20 && (c = pt_ctl_map((int)v, pt_pid)) != NULL) {
-			ctl_use(c, (int)v);
-			return;
-		}
+	/* A program that runs with privileges its caller does not have
+	 * (set-user-ID, set-group-ID, file capabilities) adopts nothing its
+	 * environment names: its control segment is a new one, which only a
+	 * controller allowed to ptrace it can reach. */
+	pt_secure = getauxval(AT_SECURE) != 0;
+	const char *e = pt_secure ? NULL : secure_getenv(CTL_ENV);
+	pt_exec_init();
+	if (e && pt_ctl_adopt(e) == 0) {
+		snprintf(buf, sizeof buf, "%d", pt_ctl_fd);
+		setenv(CTL_ENV, buf, 1);
+		return;
 	}
 	ctl_init_header(&fallback.c);
 	ctl_publish(&fallback.c);
@@ -206,11 +281,18 @@ void pt_ctl_atfork_child(void)
 	for (unsigned s = 0; s < PT_SLOTS; s++) {
 		struct pt_view *sl = pt_view(s);
 		struct pt_ctl_slot *o = &old->slot[s], *n = &c->slot[s];
+		/* the parent's descriptor for the slot, copied by fork: the
+		 * child's own dup replaces it below, if the stream is inherited */
+		int pfd = pt_proc.own_fd[s] - 1, pclose = atomic_load(&pt_proc.own_close) >> s & 1;
+		pt_proc.own_fd[s] = 0;
+		atomic_fetch_and(&pt_proc.own_close, ~(1u << s));
 		if (!(atomic_load(&pt_proc.att) >> s & 1)) {
 			/* tickets are per control segment: the parent's last one
 			 * means nothing in the child's (the first stream a
 			 * controller made there could carry the same number) */
 			pt_proc.ticket[s] = 0;
+			if (pfd >= 0 && pclose)
+				close(pfd);
 			continue;
 		}
 		if (sl->inherit != POSIX_TRACE_INHERITED || atomic_load(&sl->dead)) {
@@ -219,9 +301,21 @@ void pt_ctl_atfork_child(void)
 			pt_map_release(sl->hdr, sl->map_size);
 			sl->hdr = NULL;
 			pt_proc.ticket[s] = 0;
+			if (pfd >= 0 && pclose)
+				close(pfd);
 			continue;
 		}
-		int hfd = fcntl(sl->home_fd, F_DUPFD, 3); /* survives exec, like the segment */
+		/* a descriptor of the child's own, close-on-exec: an image the
+		 * child execs opens the memfd again where the parent holds it
+		 * (pt_ctl_adopt), if it may */
+		int hfd = fcntl(sl->home_fd, F_DUPFD_CLOEXEC, 3);
+		struct stat hst;
+		pt_proc.own_src[s] = (struct pt_own_src){ 0, 0, 0 };
+		if (hfd >= 0 && fstat(hfd, &hst) == 0)
+			pt_proc.own_src[s] = (struct pt_own_src){ getppid(), sl->home_fd,
+			                                          (uint64_t)hst.st_ino };
+		if (pfd >= 0 && pclose && pfd != hfd)
+			close(pfd);
 		atomic_store(&n->off, atomic_load(&o->off));
 		atomic_store(&n->size, atomic_load(&o->size));
 		atomic_store(&n->fd, hfd);
@@ -231,6 +325,8 @@ void pt_ctl_atfork_child(void)
 		atomic_store(&n->flags, PT_CS_INHERITED);
 		atomic_store(&n->ticket, pt_proc.ticket[s]);
 		sl->home_fd = hfd;
+		if (hfd >= 0)
+			pt_slot_own_fd(s, hfd, 1);
 		sl->test_hdr_filter = 1;
 		for (unsigned i = 0; i < PT_NIDS / 64; i++) /* the controller will not tell us */
 			atomic_store(&sl->filter[i], 0);
@@ -242,7 +338,7 @@ void pt_ctl_atfork_child(void)
 	want_recompute(c);
 	ctl_publish(c);
 	if (c != &fallback.c && pt_ctl_fd >= 0 && fd != pt_ctl_fd) {
-		dup3(fd, pt_ctl_fd, 0); /* the parent's control segment is not ours */
+		dup3(fd, pt_ctl_fd, O_CLOEXEC); /* the parent's control segment is not ours */
 		close(fd);
 		fd = pt_ctl_fd;
 	}

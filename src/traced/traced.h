@@ -20,6 +20,22 @@ struct pt_proc {
 	uint64_t ticket[PT_SLOTS]; /* the control-slot ticket last acted on */
 	_Atomic int sync;          /* a resync is running */
 	uint64_t retry_at;         /* a deferred attach is retried after this tick */
+	/* The descriptor this process holds for slot s's stream when it is
+	 * not in the control memfd (fd + 1; 0: none), which it made itself:
+	 * a dup made at fork for an inherited stream (own_close bit s: closed
+	 * when the stream ends here) or a memfd of its own.  The fd a slot of
+	 * the shared control segment names is never used: anyone who may
+	 * write the segment could name any descriptor there. */
+	int own_fd[PT_SLOTS];
+	_Atomic uint32_t own_close;
+	/* For an inherited stream: where its memfd is open in the process it
+	 * was inherited from (pid, fd number, inode), which is where an
+	 * exec'd image of this process opens it again (through /proc, under
+	 * the ptrace rule): its own descriptor does not cross exec. */
+	struct pt_own_src {
+		int32_t pid, fd;
+		uint64_t ino;
+	} own_src[PT_SLOTS];
 	struct pt_view view[PT_VIEWS];
 };
 extern struct pt_proc pt_proc;
@@ -53,6 +69,12 @@ int pt_owner_alive(int fd, uint32_t byte);
 void pt_owner_check(unsigned s, struct pt_view *sl, uint64_t ts);
 void pt_detach_now(unsigned s, uint64_t ticket); /* after a quiesce: unmap too */
 void pt_selfmap_add(unsigned s, uint64_t ticket, void *hdr, size_t size);
+void pt_slot_own_fd(unsigned s, int fd, int close_it);
+/* exec.c: the process's own exec keeps its control segment (and the fds
+ * of inherited streams), which are otherwise close-on-exec */
+void pt_exec_init(void);
+int pt_ctl_adopt(const char *env); /* after exec: 0 if the value named ours */
+extern int pt_secure; /* AT_SECURE: set-user-ID, set-group-ID, capabilities */
 void pt_map_release(void *hdr, size_t size);
 
 #define PT_SYS      (-1) /* write_one()'s slot for a controller's system event */

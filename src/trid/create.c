@@ -165,6 +165,8 @@ int pt_stream_create(pid_t pid, const trace_attr_t *attr, int policy, uint32_t n
 		 * recognise and leaves behind */
 		if (!own_mem && tg.own)
 			pt_selfmap_add(s, t->ticket, t->hdr, g.seg_size);
+		if (own_mem) /* the recording side maps it from this fd, ours */
+			pt_slot_own_fd(s, t->fd, 0);
 		/* a private memfd (own_mem), which nobody else can see, has no
 		 * liveness lock; else the slot's byte of the region file is it */
 		pt_slot_publish(&(struct pt_target){ .ctl = t->tctl }, s, t->region_off, g.seg_size,

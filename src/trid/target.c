@@ -1,7 +1,7 @@
 /*
  * target.c -- the controller's side of tracing a process: finding its
  * control segment, claiming a slot, placing the stream's segment in the
- * same memfd, the liveness lock, and the system-wide stream count.
+ * same memfd, and the liveness lock.
  *
  * Everything read from a control segment comes from a process that may be
  * hostile: offsets are checked, the file is checked to be a sealed regular
@@ -10,13 +10,11 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 #include "trid.h"
 
@@ -36,19 +34,52 @@ static int own_ctl(struct pt_target *tg)
 	return 0;
 }
 
+/* Finding a target's control segment costs bounded work whatever
+ * descriptors the target holds (it may hold thousands of memfds named
+ * like ours): a look reads at most SCAN_MAX entries of /proc/PID/fd and
+ * opens at most SCAN_OPEN_MAX distinct files among them (a file already
+ * refused is known by its inode and not opened again); looks are repeated
+ * (see below) for at most SCAN_RETRY_NS.  A control segment beyond those
+ * bounds is not found: the process is then traced as one without the
+ * library (docs/implementation-defined.md). */
+#define SCAN_MAX      65536u
+#define SCAN_OPEN_MAX 32u
+#define SCAN_RETRY_NS 200000000ull
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 /* Look through /proc/PID/fd once: 1 found, 0 none, -1 only someone
  * else's (a child that has not yet replaced its parent's after fork). */
 static int scan_fds(DIR *d, pid_t pid, struct pt_target *tg)
 {
 	struct dirent *de;
 	char link[64];
+	ino_t refused[SCAN_OPEN_MAX];
+	unsigned nref = 0, seen = 0;
 	int other = 0;
 
 	rewinddir(d);
-	while ((de = readdir(d)) != NULL) {
+	while ((de = readdir(d)) != NULL && seen++ < SCAN_MAX) {
+		struct stat st;
 		ssize_t n = readlinkat(dirfd(d), de->d_name, link, sizeof link - 1);
 		if (n <= 0 || (size_t)n < sizeof CTL_LINK - 1 || memcmp(link, CTL_LINK, sizeof CTL_LINK - 1))
 			continue;
+		if (fstatat(dirfd(d), de->d_name, &st, 0) != 0)
+			continue;
+		unsigned k = 0;
+		while (k < nref && refused[k] != st.st_ino)
+			k++;
+		if (k < nref) { /* the same file again (a dup): refused already */
+			other = 1;
+			continue;
+		}
+		if (nref == SCAN_OPEN_MAX)
+			break;
 		int fd = openat(dirfd(d), de->d_name, O_RDWR | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 		if (fd < 0)
 			continue;
@@ -56,6 +87,7 @@ static int scan_fds(DIR *d, pid_t pid, struct pt_target *tg)
 			tg->fd = fd;
 			return 1;
 		}
+		refused[nref++] = st.st_ino;
 		other = 1;
 		close(fd);
 	}
@@ -88,8 +120,9 @@ int pt_target_open(pid_t pid, struct pt_target *tg)
 		       : errno == ENOENT || errno == ESRCH ? ESRCH
 		       : errno == EMFILE || errno == ENFILE ? EAGAIN : ENOMEM;
 	/* a child just forked still shows its parent's segment for the few
-	 * microseconds it takes to make its own: wait up to 200 ms for that */
-	for (int i = 0; (r = scan_fds(d, pid, tg)) < 0 && i < 200; i++)
+	 * microseconds it takes to make its own: look again for up to 200 ms */
+	uint64_t end = mono_ns() + SCAN_RETRY_NS;
+	while ((r = scan_fds(d, pid, tg)) < 0 && mono_ns() < end)
 		usleep(1000);
 	closedir(d);
 	if (r <= 0 && kill(pid, 0) != 0)
@@ -158,7 +191,8 @@ int pt_slot_claim(struct pt_target *tg, int lock_fd, unsigned *slot)
 			tk = ~0ull; /* in use, or not ours to judge */
 		if (tk != ~0ull && atomic_compare_exchange_strong(&e->ticket, &tk, PT_TICKET_BUSY)) {
 			uint64_t off = atomic_load(&e->off), size = atomic_load(&e->size);
-			if (tk && off >= PT_CTL_SIZE && off % 4096 == 0 && size <= 1ull << 42)
+			if (tk && off >= PT_CTL_SIZE && off % 4096 == 0 && off <= PT_CTL_REGION_MAX &&
+			    size <= 1ull << 42)
 				fallocate(lock_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
 				          (off_t)off, (off_t)size); /* a dead controller's stream */
 			pt_ctl_bump(c, 0, 1u << s);
@@ -202,27 +236,4 @@ void pt_slot_release(struct pt_ctl *c, unsigned s, uint64_t ticket)
 {
 	if (atomic_compare_exchange_strong(&c->slot[s].ticket, &ticket, 0))
 		pt_ctl_bump(c, 0, 1u << s);
-}
-
-/* TRACE_SYS_MAX counts streams across the machine without a daemon: each
- * stream holds one of TRACE_SYS_MAX abstract socket names, released by the
- * kernel when the socket is closed, including at exit, exec or kill. */
-int pt_sysmax_take(int *sys_fd)
-{
-	for (unsigned i = 0; i < TRACE_SYS_MAX; i++) {
-		struct sockaddr_un a = { .sun_family = AF_UNIX };
-		int n = snprintf(a.sun_path + 1, sizeof a.sun_path - 1, "posixtrace/stream/%u", i);
-		int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-		if (fd < 0)
-			return EAGAIN;
-		if (bind(fd, (struct sockaddr *)&a, (socklen_t)(offsetof(struct sockaddr_un, sun_path) +
-		                                                  1 + (size_t)n)) == 0) {
-			*sys_fd = fd;
-			return 0;
-		}
-		close(fd);
-		if (errno != EADDRINUSE)
-			return EAGAIN;
-	}
-	return EAGAIN;
 }

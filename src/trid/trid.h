@@ -72,6 +72,10 @@ uint64_t pt_slot_ticket(struct pt_ctl *c);
 void pt_slot_publish(struct pt_target *tg, unsigned s, uint64_t off, uint64_t size, int fd,
                      uint64_t ino, uint32_t live_byte, uint64_t ticket);
 void pt_slot_release(struct pt_ctl *c, unsigned s, uint64_t ticket);
+/* sysmax.c: a place among the TRACE_SYS_MAX streams of the machine (its
+ * socket in *sys_fd), of which one user other than root may hold at most
+ * PT_USER_SHARE; EAGAIN if none */
+#define PT_USER_SHARE 64u
 int pt_sysmax_take(int *sys_fd);
 
 /* ------------------------------------ a stream's log (flusher.c, flushrun.c) */
