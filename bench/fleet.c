@@ -338,9 +338,12 @@ int main(int argc, char **argv)
 		snprintf(cmd, sizeof cmd, "%s %s 2>/dev/null | grep -c ' fleet_req: '", bt, out);
 		FILE *p = popen(cmd, "r");
 		unsigned long long k = 0;
-		if (p && fscanf(p, "%llu", &k) == 1)
+		if (p && fscanf(p, "%llu", &k) == 1) {
+			long long unacc = (long long)np * ne - (long long)k - (long long)lost;
 			printf("  babeltrace2 counts  %llu fleet_req events in the relay's directory "
-			       "(%d posted)\n", k, np * ne);
+			       "(%d posted; %lld unaccounted)\n", k, np * ne, unacc);
+			failed += unacc != 0;
+		}
 		if (p)
 			pclose(p);
 	}
