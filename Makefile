@@ -57,12 +57,18 @@ LIBDW    ?= $(shell pkg-config --exists libdw 2>/dev/null && echo 1 || echo 0)
 CLI_DEFS := $(if $(filter 1,$(LIBDW)),-DPT_HAVE_LIBDW $(shell pkg-config --cflags libdw),)
 DEBUGINFOD ?= $(shell pkg-config --exists libdebuginfod 2>/dev/null && echo 1 || echo 0)
 CLI_DEFS += $(if $(filter 1,$(DEBUGINFOD)),-DPT_HAVE_DEBUGINFOD $(shell pkg-config --cflags libdebuginfod),)
+# `posixtrace view` serves its page with libmicrohttpd when pkg-config
+# finds it (Debian: libmicrohttpd-dev); MHD=0 builds without it (the
+# command then says so).
+MHD      ?= $(shell pkg-config --exists libmicrohttpd 2>/dev/null && echo 1 || echo 0)
+CLI_DEFS += $(if $(filter 1,$(MHD)),-DPT_HAVE_MHD,)
 ZLIB     ?= $(shell pkg-config --exists zlib 2>/dev/null && echo 1 || echo 0)
 ZLIB_DEFS := $(if $(filter 1,$(ZLIB)),-DPT_HAVE_ZLIB $(shell pkg-config --cflags zlib),)
 ZLIB_LIBS := $(if $(filter 1,$(ZLIB)),$(shell pkg-config --libs zlib),)
 CLI_DEFS += $(ZLIB_DEFS)
 CLI_LIBS := $(if $(filter 1,$(LIBDW)),$(shell pkg-config --libs libdw),) \
             $(if $(filter 1,$(DEBUGINFOD)),$(shell pkg-config --libs libdebuginfod),) \
+            $(if $(filter 1,$(MHD)),$(shell pkg-config --libs libmicrohttpd),) \
             $(ZLIB_LIBS) -lm
 
 .PHONY: all lib check bench demo install clean examples cli stress soak
@@ -115,10 +121,13 @@ $(BUILD)/cli/%.o: cli/%.c $(wildcard cli/*.h) include/trace.h src/ext.h
 	@mkdir -p $(dir $@)
 	$(CC) $(ALLCFLAGS) $(CLI_DEFS) -c $< -o $@
 
+# the page of `posixtrace view`, built in with .incbin
+$(BUILD)/cli/view_assets.o: cli/view_page.html
+
 $(CLI): $(CLI_OBJ) $(STATIC)
 	$(CC) $(ALLCFLAGS) $(CLI_OBJ) -o $@ $(STATIC) $(CLI_LIBS) $(LDLIBS)
 
-$(BUILD)/bench/%: bench/%.c bench/bench_util.h tests/pace.h $(STATIC)
+$(BUILD)/bench/%: bench/%.c bench/bench_util.h tests/pace.h tests/biglog.h tests/view_http.h $(STATIC)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALLCFLAGS) $(TEST_DEFS_$*) -DPT_BUILD_DIR='"$(abspath $(BUILD))"' $< -o $@ $(STATIC) \
 	  $(TEST_LIBS_$*) $(LDLIBS)
@@ -243,6 +252,9 @@ clean:
 #                    (fuzz/typed_fuzz.c: src/api/typedesc.c, cli/typed.c)
 #   spans_fuzz       the span engine of the command (cli/spans.c) on events in
 #                    any order, with its invariants checked (fuzz/spans_fuzz.c)
+#   view_fuzz        what `posixtrace view` does with a request before it
+#                    reads the log (cli/view_req.c) and its JSON strings
+#                    (cli/vbuf.c)
 #   make fuzz        build them in $(BUILD)/fuzz/
 #   make fuzz-run    each of FUZZ_TARGETS for FUZZ_SECONDS.  New inputs go to
 #                    $(BUILD)/fuzz/corpus-<target>, which is kept from run to
@@ -256,7 +268,7 @@ clean:
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_MAX_LEN ?= 8192
-FUZZ_TARGETS ?= log_fuzz log_fuzz_nocrc stream_fuzz relayd_fuzz typed_fuzz spans_fuzz
+FUZZ_TARGETS ?= log_fuzz log_fuzz_nocrc stream_fuzz relayd_fuzz typed_fuzz spans_fuzz view_fuzz
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_CFLAGS  := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O1 -Iinclude -Isrc \
                 -fsanitize=fuzzer $(FUZZ_SAN)
@@ -269,6 +281,7 @@ FUZZ_CORPUS_stream_fuzz    := fuzz/corpus-stream
 FUZZ_CORPUS_relayd_fuzz    := fuzz/corpus-relayd
 FUZZ_CORPUS_typed_fuzz     := fuzz/corpus-typed
 FUZZ_CORPUS_spans_fuzz     := fuzz/corpus-spans
+FUZZ_CORPUS_view_fuzz      := fuzz/corpus-view
 # the library for stream_fuzz: coverage-instrumented, sanitized, and with
 # its clock and thread ids taken from the target
 FUZZ_LIB_OBJ := $(LIB_SRC:src/%.c=$(BUILD)/fuzz/obj/%.o)
@@ -303,6 +316,9 @@ $(BUILD)/fuzz/relayd_fuzz: fuzz/relayd_fuzz.c cli/relayd_proto.c cli/relay.h
 $(BUILD)/fuzz/typed_fuzz: fuzz/typed_fuzz.c cli/typed.c cli/typed.h src/api/typedesc.c src/ext.h
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) fuzz/typed_fuzz.c src/api/typedesc.c -o $@
+$(BUILD)/fuzz/view_fuzz: fuzz/view_fuzz.c cli/view_req.c cli/vbuf.c cli/view.h cli/cli.h include/trace.h
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) fuzz/view_fuzz.c cli/view_req.c cli/vbuf.c -o $@
 
 $(BUILD)/fuzz/spans_fuzz: fuzz/spans_fuzz.c cli/spans.c cli/hist.c cli/cli.h include/trace.h
 	@mkdir -p $(dir $@)

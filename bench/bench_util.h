@@ -2,8 +2,9 @@
  * bench_util.h -- what the benchmark programs share: a monotonic clock in
  * microseconds, the comparison qsort needs for their medians, the
  * machine's own write rate to a file system (of data in the writer's
- * cache, and of data another CPU has just written), and a thread's CPU
- * time.
+ * cache, and of data another CPU has just written), a thread's CPU
+ * time, and the floor: the least a per-thread ring recorder does per
+ * event, which bench.c and ablate.c measure the recorder against.
  */
 #ifndef POSIXTRACE_BENCH_UTIL_H
 #define POSIXTRACE_BENCH_UTIL_H
@@ -16,7 +17,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <trace.h>
 #include <unistd.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#endif
 
 static inline double bench_now_us(void)
 {
@@ -24,6 +29,31 @@ static inline double bench_now_us(void)
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return (double)t.tv_sec * 1e6 + (double)t.tv_nsec / 1e3;
 }
+
+/* This thread's CPU time in microseconds: on a machine others load, the
+ * time the thread was not running is not counted (what it shares while
+ * running, caches and the other hyperthread, still is). */
+static inline double bench_cpu_us(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	return (double)t.tv_sec * 1e6 + (double)t.tv_nsec / 1e3;
+}
+
+/* A function `name` timing n events through call(id, buf, len), one byte
+ * of the payload changed per event so the call cannot be hoisted: ns per
+ * event by the clock now_ns() (ns). */
+#define BENCH_EVENT_LOOP(name, call, id, len, now_ns)                                     \
+	static double name(uint64_t n)                                                     \
+	{                                                                                  \
+		unsigned char buf[len] = { 0 };                                            \
+		double t0 = now_ns();                                                      \
+		for (uint64_t i = 0; i < n; i++) {                                         \
+			buf[0] = (unsigned char)i;                                         \
+			call(id, buf, len);                                                \
+		}                                                                          \
+		return (now_ns() - t0) / (double)n;                                        \
+	}
 
 static inline int bench_cmp_double(const void *a, const void *b)
 {
@@ -182,6 +212,100 @@ static inline double bench_write_behind_rate(const char *dir, double seconds)
 	unlink(path);
 	free(b.ring);
 	return ok ? (double)done * BENCH_BEHIND_BLK / (t1 - t0) : -1; /* bytes/us = MB/s */
+}
+
+/* ---------------------------------------------------------------- the floor
+ * A minimal per-thread ring: a timestamp, one header word (timestamp, id,
+ * length), the payload in 8-byte words, stored into a private buffer of
+ * the stream's size that wraps, and the thread's position kept in
+ * thread-local memory.  No control word, no filter, no commit, no waking:
+ * nothing another thread or a reader could use.  Any recorder that
+ * timestamps and keeps each event must do at least this, so what the
+ * library costs above it is what its guarantees (and its overhead) cost. */
+struct bench_ring {
+	uint64_t *buf;
+	size_t words, pos;
+};
+static _Thread_local struct bench_ring bench_ring __attribute__((unused));
+
+static inline uint64_t bench_tsc(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	return __rdtsc();
+#else
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+#endif
+}
+
+/* This thread's ring, `bytes` long (a stream's size), its pages touched
+ * once as a stream's are: 0, or -1 without memory. */
+static inline int bench_ring_init(size_t bytes)
+{
+	if (bench_ring.buf)
+		return 0;
+	if (!(bench_ring.buf = aligned_alloc(4096, bytes)))
+		return -1;
+	memset(bench_ring.buf, 0, bytes);
+	bench_ring.words = bytes / 8;
+	bench_ring.pos = 0;
+	return 0;
+}
+
+/* One event into this thread's ring, the timestamp ts already taken
+ * (the header word, then the payload: the order the library writes) */
+__attribute__((always_inline)) static inline void bench_ring_put(uint64_t ts, trace_event_id_t id,
+                                                                 const void *data, size_t len)
+{
+	struct bench_ring *r = &bench_ring;
+	size_t n = (len + 7) / 8, pos = r->pos;
+	if (pos + 1 + n > r->words)
+		pos = 0;
+	uint64_t *p = r->buf + pos;
+	p[0] = (ts & 0xffffffffull) | (uint64_t)id << 32 | (uint64_t)len << 48;
+	size_t i = 0;
+	for (; i + 8 <= len; i += 8)
+		__builtin_memcpy(&p[1 + i / 8], (const char *)data + i, 8);
+	if (i < len) {
+		uint64_t w = 0;
+		for (size_t k = 0; i + k < len; k++)
+			w |= (uint64_t)((const unsigned char *)data)[i + k] << (8 * k);
+		p[1 + i / 8] = w;
+	}
+	r->pos = pos + 1 + n;
+}
+
+/* The floor's event: a function the compiler cannot inline, as
+ * posix_trace_event is to its caller, nor specialize for the callers'
+ * constant length (the library cannot either). */
+__attribute__((noinline, unused)) static void bench_floor_event(trace_event_id_t id, const void *data,
+                                                                size_t len)
+{
+	__asm__("" : "+r"(id), "+r"(data), "+r"(len));
+	bench_ring_put(bench_tsc(), id, data, len);
+}
+
+/* A benchmark of sizes: what, the load average before and after (the
+ * machine may be shared), one(dir, n) for each size given on the command
+ * line, else for each of dflt (0-ended). */
+static inline void bench_sizes(const char *what, int argc, char **argv, const char *dir,
+                               void (*one)(const char *, uint64_t), const uint64_t *dflt)
+{
+	double load[3] = { 0, 0, 0 };
+
+	if (getloadavg(load, 3) < 0)
+		load[0] = -1;
+	printf("%s\n(load average %.2f %.2f %.2f on %ld CPUs when it started)\n", what, load[0],
+	       load[1], load[2], sysconf(_SC_NPROCESSORS_ONLN));
+	if (argc > 1)
+		for (int i = 1; i < argc; i++)
+			one(dir, strtoull(argv[i], NULL, 10));
+	else
+		for (; *dflt; dflt++)
+			one(dir, *dflt);
+	if (getloadavg(load, 3) == 3)
+		printf("(load average %.2f %.2f %.2f when it ended)\n", load[0], load[1], load[2]);
 }
 
 #endif

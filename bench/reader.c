@@ -146,22 +146,8 @@ static void one_size(const char *dir, uint64_t n)
 
 int main(int argc, char **argv)
 {
-	const char *dir = getenv("READER_DIR") ? getenv("READER_DIR") : "/tmp";
-	double load[3] = { 0, 0, 0 };
-
-	if (getloadavg(load, 3) < 0)
-		load[0] = -1;
-	printf("reader: the commands that read a log, on logs of generated events\n"
-	       "(load average %.2f %.2f %.2f on %ld CPUs when it started)\n", load[0], load[1],
-	       load[2], sysconf(_SC_NPROCESSORS_ONLN));
-	if (argc > 1)
-		for (int i = 1; i < argc; i++)
-			one_size(dir, strtoull(argv[i], NULL, 10));
-	else {
-		one_size(dir, 5000000);
-		one_size(dir, 50000000);
-	}
-	if (getloadavg(load, 3) == 3)
-		printf("(load average %.2f %.2f %.2f when it ended)\n", load[0], load[1], load[2]);
+	static const uint64_t sizes[] = { 5000000, 50000000, 0 };
+	bench_sizes("reader: the commands that read a log, on logs of generated events", argc, argv,
+	            getenv("READER_DIR") ? getenv("READER_DIR") : "/tmp", one_size, sizes);
 	return 0;
 }

@@ -186,6 +186,8 @@ struct tlog {
 	 * names: bounded by threads and types, never by events; NULL: none */
 	struct thrmap *thrs;
 	struct typemap *types;
+	struct pt_ext_proc *procs;     /* who the processes were (parent, command line) */
+	size_t nprocs;
 	/* reading (tlog.c) */
 	int totals;                    /* the tables hold the whole trace: later passes count nothing */
 	int summary;                   /* they come from the log's summary, not from reading it */
@@ -213,6 +215,10 @@ int tlog_scan(struct tlog *l);                     /* 0, or 1 with a message */
  * that may hold one stamped at or after ts (events before ts may follow,
  * none at or after it is skipped).  0, or 1 with a message. */
 int tlog_seek(struct tlog *l, uint64_t ts);
+/* After the totals: reading ends once no event stamped at or before ts
+ * can follow (a late one still comes; events after ts may come before
+ * the end).  0, or 1 with a message. */
+int tlog_until(struct tlog *l, uint64_t ts);
 int tlog_load(struct tlog *l, const char *path);   /* 0, or 1 with a message */
 /* The totals only, from the log's summary when it has one (no events
  * read: l->summary), else by reading it (tlog_load). */
@@ -300,6 +306,7 @@ int cmd_stats(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_live(int argc, char **argv);
 int cmd_top(int argc, char **argv);
+int cmd_view(int argc, char **argv);   /* view.c */
 
 /* ------------------------------------------------------------ live.c */
 /* A stream without a log for process pid (live, top): 0, or 1 after a
@@ -333,6 +340,7 @@ struct target {
 	int exec_fd;      /* read end: EOF when exec succeeded, else errno */
 	int pidfd;
 	int exited, status;
+	char join[128];   /* launched: the stream its tree joins (POSIXTRACE_JOIN), or "" */
 };
 int target_launch(struct target *t, char **argv);
 int target_release(struct target *t);         /* 0, or the exec errno */
@@ -352,7 +360,9 @@ void print_summary(FILE *f, const char *log_path, pid_t root);
 /* ------------------------------------------------------------ export_*.c */
 /* Each reads the events of l (its totals known: tlog_load) in one pass. */
 int export_chrome(struct tlog *l, struct symz *z, struct spans *sp, FILE *out);
-int export_html(struct tlog *l, struct symz *z, FILE *out);
+/* html: every event in [from, to] (ns since the epoch; 0, UINT64_MAX: all)
+ * when they fit a page, else the overview and a window (export_html.c) */
+int export_html(struct tlog *l, struct symz *z, FILE *out, uint64_t from, uint64_t to);
 int export_ctf(struct tlog *l, struct symz *z, const char *dir, int force);
 
 #endif

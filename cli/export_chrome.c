@@ -6,13 +6,15 @@
  * Every trace event is an instant event, thread scoped (the default
  * scope): {"name":..,"ph":"i","ts":..,"pid":..,"tid":..} with "ts" in
  * microseconds since the first event (nanosecond digits kept), "tid" the
- * thread's index in its process, "cat":"posix_trace" for system events,
+ * thread's kernel TID (the thread's index in its process when the trace
+ * does not say), "cat":"posix_trace" for system events,
  * "sf" the event's call site in "stackFrames" (its address as `show`
  * symbolizes it, listed once at the end of the file), and "args": the
- * data as "text" when it reads as text and always as "hex" (the bytes
+ * data by field when its program described it (typed.h: "id":3,...),
+ * else as "text" when it reads as text, and always as "hex" (the bytes
  * are the payload; system events: decoded, as "text" only), and
  * "truncated":true when it was cut.  Metadata events name each process
- * (its program) and thread.  About 100 bytes an event of 8-byte payload.
+ * (its program) and thread (its name, or "thread IDX (0xPTHREAD_ID)").  About 100 bytes an event of 8-byte payload.
  * Each complete span (spans.c) is a slice: a complete event ("ph":"X",
  * "cat":"span") on its thread, nested by time, or an async pair
  * ("b"/"e") for a keyed one, written when its end is read.
@@ -20,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
+#include "typed.h"
 
 static void label(char *out, size_t cap, struct symz *z, int32_t pid)
 {
@@ -105,6 +108,41 @@ static char *put_s(char *o, const char *s)
 	return o + n;
 }
 
+/* The tid of an event: its thread's kernel TID when the trace says, named
+ * by a thread_name metadata event (its latest name) the first time; else
+ * the thread's index in its process (named beforehand). */
+static uint64_t thread_tid(FILE *f, const struct tlog *l, const struct tthread *th,
+                           const struct tev *e, int32_t *named)
+{
+	const struct pt_ext_thread *t = thrmap_find(l->thrs, th->pid, th->tid, e->ts);
+	if (!t || t->tid <= 0)
+		return th->idx;
+	if (named && named[e->thread] != t->tid) {
+		char j[80], n[64];
+		snprintf(n, sizeof n, "%s", thrmap_latest(l->thrs, t)->name);
+		if (!n[0])
+			snprintf(n, sizeof n, "%d", (int)t->tid);
+		json_str(j, sizeof j, n);
+		fprintf(f, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,"
+		           "\"args\":{\"name\":%s}}", (int)th->pid, (int)t->tid, j);
+		named[e->thread] = t->tid;
+	}
+	return (uint64_t)t->tid;
+}
+
+/* A payload its program described: its fields as args (typed.c), at o;
+ * 1 and *end past them, or 0 (none, or it does not fit). */
+static int typed_args(char *o, size_t cap, const struct tlog *l, const struct tev *e, char **end)
+{
+	const char *desc = e->id >= POSIX_TRACE_UNNAMED_USEREVENT && l->types
+	                   ? typemap_desc(l->types, l->th[e->thread].pid, e->id) : NULL;
+	if (!desc || e->trunc == POSIX_TRACE_TRUNCATED_RECORD ||
+	    typed_json_args(o, cap, desc, e->data, e->len) != 0)
+		return 0;
+	*end = o + strlen(o);
+	return 1;
+}
+
 int export_chrome(struct tlog *l, struct symz *z, struct spans *sp, FILE *f)
 {
 	static const char hex[] = "0123456789abcdef";
@@ -139,11 +177,13 @@ int export_chrome(struct tlog *l, struct symz *z, struct spans *sp, FILE *f)
 		           "\"args\":{\"sort_index\":%zu}}", (int)l->pr[i].pid, i);
 		first = 0;
 	}
-	for (size_t i = 0; i < l->nth; i++)
-		fprintf(f, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%u,"
-		           "\"args\":{\"name\":\"thread %u (0x%llx)\"}}",
-		        (int)l->th[i].pid, l->th[i].idx, l->th[i].idx,
-		        (unsigned long long)l->th[i].tid);
+	for (size_t i = 0; i < l->nth; i++) /* threads the trace does not identify */
+		if (!thrmap_find(l->thrs, l->th[i].pid, l->th[i].tid, 0))
+			fprintf(f, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%u,"
+			           "\"args\":{\"name\":\"thread %u (0x%llx)\"}}",
+			        (int)l->th[i].pid, l->th[i].idx, l->th[i].idx,
+			        (unsigned long long)l->th[i].tid);
+	int32_t *named = calloc(l->nth + 1, sizeof *named); /* the TID each thread was named as */
 	progress_begin(&p, "export chrome", l->nev);
 	struct tev ev;
 	const struct tev *e = &ev;
@@ -181,7 +221,7 @@ int export_chrome(struct tlog *l, struct symz *z, struct spans *sp, FILE *f)
 			*o++ = '-';
 		o = put_u(o, th->pid < 0 ? -(uint64_t)(int64_t)th->pid : (uint64_t)th->pid);
 		o = put_s(o, ",\"tid\":");
-		o = put_u(o, th->idx);
+		o = put_u(o, thread_tid(f, l, th, e, named));
 		uint32_t sf = 0;
 		if (e->addr) {
 			const char *sym = z ? symz_lookup(z, th->pid, e->ts, e->addr) : "";
@@ -207,6 +247,7 @@ int export_chrome(struct tlog *l, struct symz *z, struct spans *sp, FILE *f)
 				memcpy(o, "\"text\":", 7);
 				o += 7;
 				o += json_str(o, 2 * sizeof buf + 8, buf);
+			} else if (typed_args(o, 2 * TRACE_DATA_MAX * 6, l, e, &o)) {
 			} else if (text) {
 				size_t n = e->len;
 				while (n && !e->data[n - 1])
@@ -257,5 +298,6 @@ int export_chrome(struct tlog *l, struct symz *z, struct spans *sp, FILE *f)
 	free(fr.h);
 	free(fr.text);
 	free(line);
+	free(named);
 	return r < 0;
 }

@@ -44,9 +44,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "cli.h"
+#include "typed.h"
 
 #define CTF_MAGIC 0xC1FC1FC1u
-#define HDR_BYTES 64
+#define HDR_BYTES 96 /* packet header 24, context 72 */
 #define PACKET_TARGET 65536
 
 struct buf { unsigned char *p; size_t n, cap; };
@@ -101,21 +102,84 @@ static void tsdl_str(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+/* The event classes: one per event type of the trace, and for a type
+ * whose payloads a program described (typed.h) a second one of the same
+ * name with the raw payload, for those that do not fit.  Class ids go
+ * to the most frequent types first, so that most events get the 4-byte
+ * compact header (class id below 31). */
+struct classes {
+	uint16_t cid[PT_NIDS];        /* the class of a type's events */
+	uint16_t raw[PT_NIDS];        /* a described type's raw class */
+	const char *desc[PT_NIDS];    /* the description its class declares */
+	unsigned n;
+};
+
+static const struct tlog *sort_log;
+static int by_count(const void *a, const void *b)
+{
+	uint64_t x = sort_log->count[*(const uint16_t *)a], y = sort_log->count[*(const uint16_t *)b];
+	return x > y ? -1 : x < y ? 1 : *(const uint16_t *)a - *(const uint16_t *)b;
+}
+
+/* The description type id's payloads have: the first process's that has
+ * one (typemap_desc(), which falls back on any process's).  A process
+ * that described it otherwise gets the raw class. */
+static const char *class_desc(const struct tlog *l, unsigned id)
+{
+	if (id < POSIX_TRACE_UNNAMED_USEREVENT || !l->types)
+		return NULL;
+	for (size_t i = 0; i < l->npr; i++) {
+		const char *d = typemap_desc(l->types, l->pr[i].pid, id);
+		if (d)
+			return d;
+	}
+	return NULL;
+}
+
+static void make_classes(const struct tlog *l, struct classes *c)
+{
+	uint16_t order[PT_NIDS];
+	unsigned n = 0;
+	char tsdl[8192];
+
+	memset(c, 0, sizeof *c);
+	for (unsigned id = 0; id < PT_NIDS; id++)
+		if (l->count[id])
+			order[n++] = (uint16_t)id;
+	sort_log = l;
+	qsort(order, n, sizeof *order, by_count);
+	for (unsigned i = 0; i < n; i++)
+		c->cid[order[i]] = (uint16_t)c->n++;
+	for (unsigned i = 0; i < n; i++) {
+		const char *d = class_desc(l, order[i]);
+		if (d && typed_tsdl_fields(tsdl, sizeof tsdl, d, "") == 0) {
+			c->desc[order[i]] = d;
+			c->raw[order[i]] = (uint16_t)c->n++;
+		}
+	}
+}
+
 static int write_metadata(const struct tlog *l, FILE *f, const unsigned char *uuid,
-                          const unsigned char *cuuid, uint64_t offset_s, int symbols)
+                          const unsigned char *cuuid, uint64_t offset_s, int symbols,
+                          const struct classes *c, int wide)
 {
 	char u[40], cu[40], name[TRACE_NAME_MAX] = "", tmp[32];
+	static char tsdl[8192];
 
 	uuid_str(u, uuid);
 	uuid_str(cu, cuuid);
 	posix_trace_attr_getname(&l->attr, name);
 	fprintf(f, "/* CTF 1.8 */\n\n"
 	           "typealias integer { size = 8; align = 8; signed = false; } := uint8_t;\n"
+	           "typealias integer { size = 16; align = 8; signed = false; } := uint16_t;\n"
 	           "typealias integer { size = 32; align = 8; signed = false; } := uint32_t;\n"
 	           "typealias integer { size = 64; align = 8; signed = false; } := uint64_t;\n"
 	           "typealias integer { size = 32; align = 8; signed = true; } := int32_t;\n"
 	           "typealias integer { size = 64; align = 8; signed = false; base = 16; } "
-	           ":= uint64_hex_t;\n\n"
+	           ":= uint64_hex_t;\n"
+	           "typealias integer { size = 5; align = 1; signed = false; } := uint5_t;\n"
+	           "typealias integer { size = 8; align = 8; signed = true; encoding = UTF8; } "
+	           ":= char_t;\n\n"
 	           "trace {\n\tmajor = 1;\n\tminor = 8;\n\tuuid = \"%s\";\n\tbyte_order = le;\n"
 	           "\tpacket.header := struct {\n\t\tuint32_t magic;\n\t\tuint8_t uuid[16];\n"
 	           "\t\tuint32_t stream_id;\n\t};\n};\n\n", u);
@@ -130,22 +194,43 @@ static int write_metadata(const struct tlog *l, FILE *f, const unsigned char *uu
 	           "\tfreq = 1000000000;\n\tprecision = 1;\n\toffset_s = %llu;\n\toffset = 0;\n"
 	           "\tabsolute = true;\n};\n\n"
 	           "typealias integer {\n\tsize = 64; align = 8; signed = false;\n"
-	           "\tmap = clock.realtime.value;\n} := uint64_clock_t;\n\n"
+	           "\tmap = clock.realtime.value;\n} := uint64_clock_t;\n"
+	           "typealias integer {\n\tsize = 27; align = 1; signed = false;\n"
+	           "\tmap = clock.realtime.value;\n} := uint27_clock_t;\n\n"
 	           "stream {\n\tid = 0;\n\tpacket.context := struct {\n"
 	           "\t\tuint64_clock_t timestamp_begin;\n\t\tuint64_clock_t timestamp_end;\n"
 	           "\t\tuint64_t content_size;\n\t\tuint64_t packet_size;\n"
-	           "\t\tuint64_t events_discarded;\n\t};\n"
-	           "\tevent.header := struct {\n\t\tuint32_t id;\n\t\tuint64_clock_t timestamp;\n"
-	           "\t};\n};\n", cu, (unsigned long long)offset_s);
+	           "\t\tuint64_t events_discarded;\n"
+	           "\t\tint32_t pid;\n\t\tint32_t vtid;\n\t\tuint64_hex_t tid;\n"
+	           "\t\tchar_t procname[16];\n\t};\n"
+	           "\tevent.header := struct {\n"
+	           "\t\tenum : uint5_t { compact = 0 ... 30, extended = 31 } id;\n"
+	           "\t\tvariant <id> {\n"
+	           "\t\t\tstruct { uint27_clock_t timestamp; } compact;\n"
+	           "\t\t\tstruct { uint32_t id; uint64_clock_t timestamp; } extended;\n"
+	           "\t\t} v;\n\t} align(8);\n};\n", cu, (unsigned long long)offset_s);
+	const char *sym = symbols ? "\t\tstring { encoding = UTF8; } symbol;\n" : "";
 	for (unsigned id = 0; id < PT_NIDS; id++) {
 		if (!l->count[id])
 			continue;
-		fprintf(f, "\nevent {\n\tname = ");
-		tsdl_str(f, tlog_name(l, id, tmp, sizeof tmp));
-		fprintf(f, ";\n\tid = %u;\n\tstream_id = 0;\n\tfields := struct {\n"
-		           "\t\tint32_t pid;\n\t\tuint64_hex_t tid;\n\t\tuint64_hex_t addr;\n%s"
-		           "\t\tuint32_t payload_len;\n\t\tuint8_t payload[payload_len];\n\t};\n};\n",
-		        id, symbols ? "\t\tstring { encoding = UTF8; } symbol;\n" : "");
+		for (int typed = 0; typed < 2; typed++) {
+			if (typed && !c->desc[id])
+				break;
+			fprintf(f, "\nevent {\n\tname = ");
+			tsdl_str(f, tlog_name(l, id, tmp, sizeof tmp));
+			fprintf(f, ";\n\tid = %u;\n\tstream_id = 0;\n\tfields := struct {\n"
+			           "\t\tuint64_hex_t addr;\n%s",
+			        typed ? c->cid[id] : c->desc[id] ? c->raw[id] : c->cid[id], sym);
+			if (typed) {
+				if (typed_tsdl_fields(tsdl, sizeof tsdl, c->desc[id], "\t\t\t"))
+					return -1;
+				fprintf(f, "\t\tstruct {\n%s\t\t} align(64) payload;\n", tsdl);
+			} else {
+				fprintf(f, "\t\t%s payload_len;\n\t\tuint8_t payload[payload_len];\n",
+				        wide ? "uint32_t" : "uint16_t");
+			}
+			fprintf(f, "\t};\n};\n");
+		}
 	}
 	return ferror(f) ? -1 : 0;
 }
@@ -154,11 +239,16 @@ static int write_metadata(const struct tlog *l, FILE *f, const unsigned char *uu
  * order in the log, so each stream is written as the log is read, with
  * no sorting (babeltrace2 merges the streams by time).  The loss stream
  * is the one of the events the reader synthesizes (pid 0), or one of its
- * own when the trace lost events but has none. */
+ * own when the trace lost events but has none.  A packet's context names
+ * its thread (pid, vtid: the kernel TID, tid: the pthread_t, procname:
+ * the thread's name), so its events need not; a rename ends a packet. */
 struct cstream {
 	struct buf b;
 	uint64_t tb, te, discarded;
 	int empty, made;
+	int32_t pid, vtid;
+	uint64_t tid;
+	char name[16];
 };
 
 struct cw {
@@ -172,6 +262,10 @@ struct cw {
 	int dfd, force;      /* the directory's fd (open_dir), --force */
 	const unsigned char *uuid;
 	uint64_t base;
+	const struct classes *c;
+	int wide;            /* payload_len is 32 bits (max data size beyond 65535) */
+	unsigned char *tmp;  /* a typed payload being laid out */
+	size_t tmpcap;
 };
 
 /* Fill in the packet's header and context, write it, start the next. */
@@ -191,6 +285,10 @@ static int flush_packet(struct cw *w, size_t k, uint64_t tb, uint64_t te)
 	le(b->p + 40, (uint64_t)b->n * 8, 8);
 	le(b->p + 48, (uint64_t)b->n * 8, 8);
 	le(b->p + 56, c->discarded, 8);
+	le(b->p + 64, (uint32_t)c->pid, 4);
+	le(b->p + 68, (uint32_t)c->vtid, 4);
+	le(b->p + 72, c->tid, 8);
+	memcpy(b->p + 80, c->name, 16);
 	char name[64];
 	snprintf(name, sizeof name, "stream_%zu", k);
 	snprintf(path, sizeof path, "%s/%s", w->dir, name);
@@ -227,6 +325,40 @@ static int put_symbol(struct buf *b, struct symz *z, const struct tthread *th, c
 	return 0;
 }
 
+/* The event header: 5 bits of class id and the low 27 bits of the time
+ * when the class id is below 31 and the time is less than 2^27 ns after
+ * the stream's last (a reader adds the wrap), else id 31 then the class
+ * id and the whole time. */
+static int put_header(struct buf *b, unsigned cid, uint64_t t, uint64_t last)
+{
+	if (cid < 31 && t - last < (1u << 27))
+		return put_le(b, cid | (t & ((1u << 27) - 1)) << 5, 4);
+	return put_le(b, 31, 1) || put_le(b, cid, 4) || put_le(b, t, 8);
+}
+
+/* Event e's payload laid out by its class's description in w->tmp: its
+ * length, -1 when the type has none or the payload does not fit it (its
+ * process described it otherwise, truncated, too short...), -2 out of
+ * memory. */
+static long lay_typed(struct cw *w, const struct tlog *l, const struct tev *e)
+{
+	const char *d = w->c->desc[e->id];
+	if (!d || e->trunc == POSIX_TRACE_TRUNCATED_RECORD)
+		return -1;
+	const char *mine = typemap_desc(l->types, l->th[e->thread].pid, e->id);
+	if (!mine || strcmp(mine, d))
+		return -1;
+	size_t need = (size_t)e->len * 2 + 256; /* padding, NULs, lengths */
+	if (need > w->tmpcap) {
+		unsigned char *p = realloc(w->tmp, need);
+		if (!p)
+			return -2;
+		w->tmp = p;
+		w->tmpcap = need;
+	}
+	return typed_ctf_payload(w->tmp, w->tmpcap, d, e->data, e->len);
+}
+
 static int write_event(struct cw *w, struct tlog *l, struct symz *z, const struct tev *e,
                        int counted)
 {
@@ -235,22 +367,42 @@ static int write_event(struct cw *w, struct tlog *l, struct symz *z, const struc
 	struct cstream *c = &w->s[k];
 	struct buf *b = &c->b;
 	uint64_t t = e->ts >= w->base ? e->ts - w->base : 0;
+	const struct pt_ext_thread *id = thrmap_find(l->thrs, th->pid, th->tid, e->ts);
+	int32_t vtid = id ? id->tid : 0;
+	char name[16] = "";
 
+	if (id)
+		memcpy(name, id->name, sizeof name - 1);
 	if (!b->p && (put(b, (unsigned char[HDR_BYTES]){ 0 }, HDR_BYTES)))
 		return -1;
 	if (t < c->te) /* a stream's clock never goes back (a nested writer) */
 		t = c->te;
-	if (e->id == POSIX_TRACE_OVERFLOW && !c->empty && /* the loss in a packet of its own */
+	if (!c->empty && (e->id == POSIX_TRACE_OVERFLOW || /* the loss in a packet of its own */
+	                  c->pid != th->pid || c->vtid != vtid || c->tid != th->tid ||
+	                  memcmp(c->name, name, sizeof name)) && /* a new name */
 	    flush_packet(w, k, c->tb, c->te))
 		return -1;
-	if (c->empty)
+	if (c->empty) {
 		c->tb = t;
+		c->te = t;
+		c->pid = th->pid;
+		c->vtid = vtid;
+		c->tid = th->tid;
+		memcpy(c->name, name, sizeof name);
+	}
+	long typed = lay_typed(w, l, e);
+	unsigned cid = typed >= 0 || !w->c->desc[e->id] ? w->c->cid[e->id] : w->c->raw[e->id];
+	static const unsigned char zero[8];
+	if (typed < -1 || put_header(b, cid, t, c->te) ||
+	    (typed >= 0 && put(b, zero, (8 - b->n % 8) % 8)) || /* its fields are 8-aligned */
+	    put_le(b, e->addr, 8) ||
+	    (z && put_symbol(b, z, th, e)))
+		return -1;
+	if (typed >= 0 ? put(b, zero, (8 - b->n % 8) % 8) || put(b, w->tmp, (size_t)typed)
+	               : put_le(b, e->len, w->wide ? 4 : 2) || put(b, e->data, e->len))
+		return -1;
 	c->te = t;
 	c->empty = 0;
-	if (put_le(b, e->id, 4) || put_le(b, t, 8) || put_le(b, (uint32_t)th->pid, 4) ||
-	    put_le(b, th->tid, 8) || put_le(b, e->addr, 8) || (z && put_symbol(b, z, th, e)) ||
-	    put_le(b, e->len, 4) || put(b, e->data, e->len))
-		return -1;
 	if (e->id == POSIX_TRACE_OVERFLOW && !counted)
 		c->discarded++;
 	if (e->id == POSIX_TRACE_RESUME && counted)
@@ -261,10 +413,11 @@ static int write_event(struct cw *w, struct tlog *l, struct symz *z, const struc
 }
 
 static int write_streams(struct tlog *l, struct symz *z, const char *dir, int dfd, int force,
-                         const unsigned char *uuid, uint64_t base)
+                         const unsigned char *uuid, uint64_t base, const struct classes *cl,
+                         int wide)
 {
 	struct cw w = { .dir = dir, .dfd = dfd, .force = force, .uuid = uuid, .base = base,
-	                .loss = SIZE_MAX };
+	                .loss = SIZE_MAX, .c = cl, .wide = wide };
 	struct progress p;
 	struct tev e;
 	int rc = 0, r = 0, counted = l->ngaps || l->lost_final;
@@ -312,6 +465,7 @@ static int write_streams(struct tlog *l, struct symz *z, const char *dir, int df
 	for (size_t i = 0; i < w.n; i++)
 		free(w.s[i].b.p);
 	free(w.s);
+	free(w.tmp);
 	return rc;
 }
 
@@ -396,17 +550,21 @@ static int write_ctf(struct tlog *l, struct symz *z, const char *dir, int dfd, i
 	cuuid[6] = (cuuid[6] & 0x0f) | 0x40;
 	cuuid[8] = (cuuid[8] & 0x3f) | 0x80;
 	uint64_t offset_s = l->first / 1000000000u;
+	static struct classes cl;
+	make_classes(l, &cl);
+	size_t mds = 0;
+	int wide = posix_trace_attr_getmaxdatasize(&l->attr, &mds) != 0 || mds > 65535;
 
 	FILE *m = open_in(dfd, dir, "metadata", path, sizeof path, force);
 	if (!m)
 		return 1;
-	int rc = write_metadata(l, m, uuid, cuuid, offset_s, z != NULL);
+	int rc = write_metadata(l, m, uuid, cuuid, offset_s, z != NULL, &cl, wide);
 	if ((fclose(m) | rc) != 0) {
 		err_msg("writing %s: %s", path, strerror(errno));
 		return 1;
 	}
 	remove_streams(dfd);
-	return write_streams(l, z, dir, dfd, force, uuid, offset_s * 1000000000u) ? 1 : 0;
+	return write_streams(l, z, dir, dfd, force, uuid, offset_s * 1000000000u, &cl, wide) ? 1 : 0;
 }
 
 int export_ctf(struct tlog *l, struct symz *z, const char *dir, int force)

@@ -7,12 +7,17 @@
  * is loaded from the network.
  *
  * A page with more than HTML_MAX_EVENTS markers would not stay usable in
- * a browser: the first HTML_MAX_EVENTS are drawn and the page says so
- * (the tables count every event).
+ * a browser: a larger log (or one exported with --from/--to) gets the
+ * overview of the whole trace (html_overview.c) and every event of a
+ * window: the one asked for, else the start of the trace, as much of it
+ * as holds at most HTML_MAX_EVENTS events; the page says which (the
+ * tables count every event).
  */
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
+#include "typed.h"
+#include "view.h"
 
 #define HTML_MAX_EVENTS 200000
 #define LANE_H 22
@@ -57,7 +62,7 @@ static const char *program(struct symz *z, int32_t pid)
 	return pid == 0 ? "(reader)" : b ? b + 1 : exe ? exe : "";
 }
 
-static void head(FILE *f, const struct tlog *l, const int *order, uint64_t span)
+static void head(FILE *f, const struct tlog *l, const int *order, uint64_t span, const char *note)
 {
 	char name[TRACE_NAME_MAX] = "", dur[32], tmp[32];
 	unsigned types = 0;
@@ -85,10 +90,8 @@ static void head(FILE *f, const struct tlog *l, const int *order, uint64_t span)
 	fputs(tlog_lost_any(l) ? "<b style=\"color:#c00\">" : "", f);
 	xml(f, lost);
 	fputs(tlog_lost_any(l) ? "</b></div>\n" : "</div>\n", f);
-	if (l->nev > HTML_MAX_EVENTS)
-		fprintf(f, "<p><b>The timeline shows the first %d of %llu events</b> (the tables "
-		           "count them all); 'posixtrace show' lists every one.</p>\n",
-		        HTML_MAX_EVENTS, (unsigned long long)l->nev);
+	if (note)
+		fputs(note, f);
 	fputs("<div class=\"bar\"><button id=\"zin\">+ zoom in</button>"
 	      "<button id=\"zout\">&minus; zoom out</button><button id=\"left\">&#9664;</button>"
 	      "<button id=\"right\">&#9654;</button><button id=\"reset\">reset</button>"
@@ -117,8 +120,10 @@ static unsigned *lanes(const struct tlog *l)
 	return lane;
 }
 
+/* Every event in [t0, hi], at most HTML_MAX_EVENTS; off: microseconds
+ * from the trace's first event to t0. */
 static int timeline(FILE *f, struct tlog *l, struct symz *z, const unsigned *lane,
-                     uint64_t t0, double span_us, double pad)
+                     uint64_t t0, uint64_t hi, double span_us, double pad, double off)
 {
 	unsigned h = (unsigned)(l->nth ? l->nth : 1) * LANE_H;
 	struct progress p;
@@ -132,25 +137,40 @@ static int timeline(FILE *f, struct tlog *l, struct symz *z, const unsigned *lan
 		if (th->pid == 0 && th->tid == 0)
 			fputs("(synthesized by the reader)", f);
 		else {
+			char who[64];
 			xml(f, program(z, th->pid));
-			fprintf(f, " %d &#183; thread %u", (int)th->pid, th->idx);
+			/* "PID/TID NAME" when the trace says who the thread was */
+			thrmap_label(l->thrs, who, sizeof who, th->pid, th->tid, th->last, th->idx);
+			fputs(" ", f);
+			xml(f, who);
 		}
 		fputs("</text>\n", f);
 	}
 	fprintf(f, "</svg></div>\n<div class=\"plotcol\"><svg id=\"axis\" height=\"24\" "
 	           "width=\"100%%\"></svg>\n<svg id=\"plot\" width=\"100%%\" height=\"%u\" "
 	           "viewBox=\"0 0 %.3f %u\" preserveAspectRatio=\"none\" data-span=\"%.3f\" "
-	           "data-pad=\"%.3f\" data-height=\"%u\">\n", h, span_us, h, span_us, pad, h);
+	           "data-pad=\"%.3f\" data-off=\"%.3f\" data-height=\"%u\">\n", h, span_us, h, span_us, pad,
+	        off, h);
 	for (size_t i = 0; i < l->nth; i++)
 		fprintf(f, "<rect class=\"lane%s\" x=\"0\" y=\"%u\" width=\"%.3f\" height=\"%d\"/>\n",
 		        lane[i] % 2 ? " odd" : "", lane[i] * LANE_H, span_us, LANE_H);
-	uint64_t n = l->nev < HTML_MAX_EVENTS ? l->nev : HTML_MAX_EVENTS;
+	uint64_t n = l->nev < HTML_MAX_EVENTS ? l->nev : HTML_MAX_EVENTS, past = 0;
 	size_t nlanes = l->nth;
 	struct tev ev;
 	const struct tev *e = &ev;
 	int r = 0;
+	if (t0 > l->first && tlog_seek(l, t0)) /* through the block index */
+		return 1;
 	progress_begin(&p, "export html", n);
-	for (uint64_t i = 0; i < n && (r = tlog_next(l, &ev)) > 0; i++) {
+	/* (the log is in time order per block: past the window for 4096
+	 * events in a row, it is over) */
+	for (uint64_t i = 0; i < n && past < 4096 && (r = tlog_next(l, &ev)) > 0;) {
+		if (e->ts < t0 || e->ts > hi) {
+			past += e->ts > hi;
+			continue;
+		}
+		past = 0;
+		i++;
 		const struct tthread *th = &l->th[e->thread];
 		double x = pad + (double)(int64_t)(e->ts - t0) / 1e3;
 		if (e->thread >= nlanes)
@@ -216,11 +236,22 @@ static void tables(FILE *f, const struct tlog *l, struct symz *z, uint64_t t0, u
 	fputs("</table>\n", f);
 }
 
-int export_html(struct tlog *l, struct symz *z, FILE *f)
+int export_html(struct tlog *l, struct symz *z, FILE *f, uint64_t from, uint64_t to)
 {
 	int order[PT_NIDS], k = 0;
 	uint64_t t0 = l->first, t1 = l->nev ? l->last : t0;
+	uint64_t lo = from > t0 ? from : t0, hi = to < t1 ? to : t1;
+	int windowed = l->nev > HTML_MAX_EVENTS || from > t0 || to < t1;
+	struct vindex x;
+	char note[1200], a[40], b[40], dur[32];
 
+	if (windowed && lo > hi) {
+		fmt_rel(a, sizeof a, lo - t0);
+		fmt_rel(b, sizeof b, hi > t0 ? hi - t0 : 0);
+		err_msg("%s: --from/--to: no time of the trace is in that window (%s s to %s s); the "
+		        "trace lasts %s s", l->path, a, b, (fmt_rel(dur, sizeof dur, t1 - t0), dur));
+		return 1;
+	}
 	for (unsigned i = 0; i < PT_NIDS; i++)
 		order[i] = l->count[i] && (i >= 16 || i == POSIX_TRACE_UNNAMED_USEREVENT) ? k++ : 0;
 	unsigned *lane = lanes(l);
@@ -228,10 +259,32 @@ int export_html(struct tlog *l, struct symz *z, FILE *f)
 		err_msg("out of memory");
 		return 1;
 	}
-	double raw = t1 > t0 ? (double)(t1 - t0) / 1e3 : 1.0;
+	note[0] = 0;
+	if (windowed) {
+		if (vindex_get(&x, l, VIX_CACHE_READ)) { /* (view's, if there is one) */
+			free(lane);
+			return 1;
+		}
+		int cut = html_window(&x, &lo, &hi, HTML_MAX_EVENTS);
+		fmt_rel(a, sizeof a, lo - t0);
+		fmt_rel(b, sizeof b, hi - t0);
+		snprintf(note, sizeof note,
+		         "<p><b>The timeline shows every event from %s s to %s s</b> (%s%s), of "
+		         "%llu in the trace: a page holds at most %d events. The overview shows the "
+		         "whole trace; 'export --from/--to' chooses another window, 'posixtrace view' "
+		         "shows any part, 'posixtrace show' lists every event.</p>\n", a, b,
+		         from > t0 || to < t1 ? "the window asked for" : "the start of the trace",
+		         cut ? ", as much of it as fits" : "", (unsigned long long)l->nev,
+		         HTML_MAX_EVENTS);
+	}
+	double raw = hi > lo ? (double)(hi - lo) / 1e3 : 1.0;
 	double pad = raw * 0.003; /* room for the first and last markers */
-	head(f, l, order, t1 - t0);
-	if (timeline(f, l, z, lane, t0, raw + 2 * pad, pad)) {
+	head(f, l, order, t1 - t0, note[0] ? note : NULL);
+	if (windowed) {
+		html_overview(f, l, &x, lane, lo, hi, LANE_H, LABEL_W);
+		vindex_free(&x);
+	}
+	if (timeline(f, l, z, lane, lo, hi, raw + 2 * pad, pad, (double)(lo - t0) / 1e3)) {
 		free(lane);
 		return 1;
 	}

@@ -4,11 +4,13 @@
  * TracePackets (docs/posixtrace.1 tells a user what is where).
  *
  * Tracks.  A process is a track with a ProcessDescriptor (pid, name); a
- * thread a track with a ThreadDescriptor (pid, its name "thread IDX
- * (0xPTHREAD_ID)").  The log holds POSIX thread ids, not the kernel's, and
- * a forked child's thread has the same id as its parent's, so the
- * descriptor's tid is made up, unique in the trace and never a real pid:
- * IDX * 2^22 + pid (Linux pids are below 2^22).  pid 0 (the trace's own
+ * thread a track with a ThreadDescriptor (pid, tid, name).  A thread the
+ * trace identifies (pf_thread_ident: its kernel TID and name, cli/threads.c)
+ * has its real TID and name.  Otherwise (an older log) only its POSIX
+ * thread id is known, and a forked child's thread has the same one as its
+ * parent's, so the descriptor's tid is made up, unique in the trace and
+ * never a real pid: IDX * 2^22 + pid (Linux pids are below 2^22), and its
+ * name is "thread IDX (0xPTHREAD_ID)".  pid 0 (the trace's own
  * events) is a plain named track.  Lost events: an instant "events lost"
  * with their count where the gap is, and a counter track "lost events"
  * with the running total.
@@ -33,7 +35,10 @@
  * payload as debug annotations: "text" (printable, trailing NULs dropped,
  * then "len" when some were), else "u8".."u64" for 1, 2, 4 or 8 bytes (as
  * a little-endian unsigned integer: 1 or 2 bytes always, 4 or 8 unless
- * text with one trailing NUL at most), else "hex"; then "truncated".  Its
+ * text with one trailing NUL at most), else "hex"; then "truncated".
+ * A payload its program described (pf_event_fields) is one annotation per
+ * field instead, named by the field (not interned: a name is said in each
+ * event), an unsigned, signed, double or string value.  Its
  * symbol is its source location (source_location_iid): a SourceLocation
  * interned in the sequence, whose function_name is the symbol's
  * FUNCTION+0xOFF and file_name and line_number its (FILE:LINE) when the
@@ -98,7 +103,8 @@ enum {
 	TE_ANNOTATION = 4, TE_TYPE = 9, TE_NAME_IID = 10, TE_TRACK_UUID = 11, TE_COUNTER = 30,
 	TE_SOURCE_LOCATION_IID = 34, TYPE_INSTANT = 3, TYPE_COUNTER = 4,
 	/* DebugAnnotation */
-	DA_NAME_IID = 1, DA_BOOL = 2, DA_UINT = 3, DA_STRING = 6,
+	DA_NAME_IID = 1, DA_BOOL = 2, DA_UINT = 3, DA_INT = 4, DA_DOUBLE = 5, DA_STRING = 6,
+	DA_NAME = 10,
 	/* InternedData: EventName, DebugAnnotationName (iid 1, name 2), SourceLocation */
 	ID_EVENT_NAMES = 2, ID_ANNOTATION_NAMES = 3, ID_SOURCE_LOCATIONS = 4, IN_IID = 1, IN_NAME = 2,
 	SL_IID = 1, SL_FILE = 2, SL_FUNCTION = 3, SL_LINE = 4,
@@ -384,7 +390,8 @@ static uint64_t seq_key_of(const struct pf *w, size_t i)
 
 /* The sequence of (pid, tid), made (with its track) when new: NULL when
  * out of memory. */
-static struct seq *seq_of(struct pf *w, int32_t pid, uint64_t tid, unsigned idx, const char *name)
+static struct seq *seq_of(struct pf *w, int32_t pid, uint64_t tid, unsigned idx, int32_t ktid,
+                          const char *name)
 {
 	if (w->last < w->nseq && w->seq[w->last].pid == pid && w->seq[w->last].tid == tid)
 		return &w->seq[w->last];
@@ -427,7 +434,7 @@ static struct seq *seq_of(struct pf *w, int32_t pid, uint64_t tid, unsigned idx,
 	if (pid) {
 		size_t th = pb_open(&w->b, TD_THREAD);
 		pb_int(&w->b, THD_PID, pid);
-		pb_int(&w->b, THD_TID, (int64_t)idx << 22 | (uint32_t)pid);
+		pb_int(&w->b, THD_TID, ktid > 0 ? ktid : (int64_t)idx << 22 | (uint32_t)pid);
 		put_descriptor_name(&w->b, THD_NAME, name, dflt);
 		pb_close(&w->b, th);
 	} else {
@@ -441,7 +448,13 @@ static struct seq *seq_of(struct pf *w, int32_t pid, uint64_t tid, unsigned idx,
 
 int pf_thread(struct pf *w, int32_t pid, uint64_t tid, unsigned idx, const char *name)
 {
-	seq_of(w, pid, tid, idx, name);
+	seq_of(w, pid, tid, idx, 0, name);
+	return w->err;
+}
+
+int pf_thread_ident(struct pf *w, int32_t pid, uint64_t tid, int32_t ktid, const char *name)
+{
+	seq_of(w, pid, tid, 0, ktid, name);
 	return w->err;
 }
 
@@ -638,11 +651,53 @@ static void put_payload(struct pb *b, const unsigned char *d, size_t len)
 	}
 }
 
+/* A described payload's fields, one debug annotation each, by name. */
+static void put_fields(struct pb *b, const struct pf_field *f, size_t n)
+{
+	for (size_t i = 0; i < n; i++, f++) {
+		size_t a = pb_open(b, TE_ANNOTATION);
+		pb_str(b, DA_NAME, f->name);
+		if (f->kind == PF_UINT) {
+			pb_uint(b, DA_UINT, f->u);
+		} else if (f->kind == PF_INT) {
+			pb_int(b, DA_INT, f->i);
+		} else if (f->kind == PF_DOUBLE) {
+			uint64_t bits;
+			memcpy(&bits, &f->d, sizeof bits);
+			pb_key(b, DA_DOUBLE, PB_I64);
+			if (b->cap - b->n >= 8 || !pb_grow(b, 8))
+				for (int k = 0; k < 8; k++)
+					b->p[b->n++] = (unsigned char)(bits >> (8 * k));
+		} else {
+			pb_bytes(b, DA_STRING, f->s, f->len);
+		}
+		pb_close(b, a);
+	}
+}
+
+static int event(struct pf *w, int32_t pid, uint64_t tid, uint64_t ts, unsigned type_id,
+                 const char *type_name, const char *symbol, const void *payload, size_t len,
+                 const struct pf_field *fields, size_t nfields, unsigned flags);
+
 int pf_event(struct pf *w, int32_t pid, uint64_t tid, uint64_t ts, unsigned type_id,
              const char *type_name, const char *symbol, const void *payload, size_t len,
              unsigned flags)
 {
-	struct seq *s = seq_of(w, pid, tid, 0, NULL);
+	return event(w, pid, tid, ts, type_id, type_name, symbol, payload, len, NULL, 0, flags);
+}
+
+int pf_event_fields(struct pf *w, int32_t pid, uint64_t tid, uint64_t ts, unsigned type_id,
+                    const char *type_name, const char *symbol, const struct pf_field *f,
+                    size_t n, unsigned flags)
+{
+	return event(w, pid, tid, ts, type_id, type_name, symbol, NULL, 0, f, n, flags);
+}
+
+static int event(struct pf *w, int32_t pid, uint64_t tid, uint64_t ts, unsigned type_id,
+                 const char *type_name, const char *symbol, const void *payload, size_t len,
+                 const struct pf_field *fields, size_t nfields, unsigned flags)
+{
+	struct seq *s = seq_of(w, pid, tid, 0, 0, NULL);
 	if (!s)
 		return w->err;
 	seq_ready(w, s, ts); /* (before what it has interned is looked at) */
@@ -681,7 +736,10 @@ int pf_event(struct pf *w, int32_t pid, uint64_t tid, uint64_t ts, unsigned type
 	size_t te = pb_open(b, TP_TRACK_EVENT);
 	pb_uint(b, TE_TYPE, TYPE_INSTANT);
 	pb_uint(b, TE_NAME_IID, (uint64_t)type_id + 2);
-	put_payload(b, payload, len);
+	if (fields)
+		put_fields(b, fields, nfields);
+	else
+		put_payload(b, payload, len);
 	if (sym)
 		pb_uint(b, TE_SOURCE_LOCATION_IID, sym);
 	if (flags & PF_TRUNCATED) {
@@ -697,7 +755,7 @@ int pf_event(struct pf *w, int32_t pid, uint64_t tid, uint64_t ts, unsigned type
 
 int pf_loss(struct pf *w, int32_t pid, uint64_t tid, uint64_t ts, uint64_t count)
 {
-	struct seq *s = seq_of(w, pid, tid, 0, NULL);
+	struct seq *s = seq_of(w, pid, tid, 0, 0, NULL);
 	if (!s)
 		return w->err;
 	struct pb *b = &w->b;

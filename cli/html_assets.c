@@ -4,7 +4,7 @@
  * is inline.
  *
  * The plot is an <svg id="plot"> whose viewBox is in microseconds since
- * the first event horizontally and pixels vertically, with
+ * the first event drawn (data-off after the trace's first) horizontally and pixels vertically, with
  * preserveAspectRatio="none": zooming and panning only change the
  * viewBox.  Markers are <line> elements with vector-effect
  * "non-scaling-stroke", so they keep their width in pixels at any zoom,
@@ -51,14 +51,15 @@ const char html_js[] =
 "var plot=document.getElementById('plot'),axis=document.getElementById('axis'),\n"
 "  col=document.querySelector('.plotcol'),detail=document.getElementById('detail'),\n"
 "  range=document.getElementById('range'),SPAN=+plot.dataset.span||1,PAD=+plot.dataset.pad||0,\n"
+"  OFF=+plot.dataset.off||0,\n"
 "  H=+plot.dataset.height,v0=0,v1=SPAN,NS='http://www.w3.org/2000/svg';\n"
-"function fmt(us,step){var s=(us-PAD)/1e6,d=Math.max(0,Math.min(9,Math.ceil(-Math.log10(step/1e6))));\n"
+"function fmt(us,step){var s=(us-PAD+OFF)/1e6,d=Math.max(0,Math.min(9,Math.ceil(-Math.log10(step/1e6))));\n"
 "  return s.toFixed(d)+' s';}\n"
 "function draw(){var w=col.clientWidth;axis.setAttribute('width',w);\n"
 "  while(axis.firstChild)axis.removeChild(axis.firstChild);\n"
 "  var span=v1-v0,raw=span/Math.max(2,w/110),p=Math.pow(10,Math.floor(Math.log10(raw))),\n"
 "    step=raw/p<2?2*p:raw/p<5?5*p:10*p;\n"
-"  for(var t=PAD+Math.ceil((v0-PAD)/step)*step;t<=v1;t+=step){var x=(t-v0)/span*w;\n"
+"  for(var t=PAD-OFF+Math.ceil((v0-PAD+OFF)/step)*step;t<=v1;t+=step){var x=(t-v0)/span*w;\n"
 "    var l=document.createElementNS(NS,'line');l.setAttribute('x1',x);l.setAttribute('x2',x);\n"
 "    l.setAttribute('y1',16);l.setAttribute('y2',24);axis.appendChild(l);\n"
 "    var tx=document.createElementNS(NS,'text');tx.setAttribute('x',x+2);tx.setAttribute('y',12);\n"

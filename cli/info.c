@@ -144,6 +144,26 @@ static void objects(struct symz *z)
 		       (unsigned long long)lost);
 }
 
+/* The latest identity pid gave (an exec changes its command line). */
+static const struct pt_ext_proc *proc_identity(const struct tlog *l, int32_t pid)
+{
+	const struct pt_ext_proc *best = NULL;
+	for (size_t i = 0; i < l->nprocs; i++)
+		if (l->procs[i].pid == pid && (!best || l->procs[i].ts >= best->ts))
+			best = &l->procs[i];
+	return best;
+}
+
+/* A command line the traced process wrote: control characters shown as
+ * '?' (it must not drive the terminal). */
+static void print_safe(const char *s, int cut)
+{
+	for (; *s; s++)
+		putchar((unsigned char)*s < 32 || *s == 127 ? '?' : *s);
+	if (cut)
+		fputs("...", stdout);
+}
+
 int cmd_info(int argc, char **argv)
 {
 	struct tlog l;
@@ -181,15 +201,24 @@ int cmd_info(int argc, char **argv)
 			       tlog_name(&l, i, a, sizeof a));
 
 	struct symz *z = symz_open(&l, argv[1], 0);
-	printf("\nprocesses (%zu)\n  %8s  %7s  %10s  %12s  %12s  %s\n", l.npr, "pid", "threads",
-	       "events", "first (s)", "last (s)", "program");
+	printf("\nprocesses (%zu)\n  %8s  %8s  %7s  %10s  %12s  %12s  %s\n", l.npr, "pid", "ppid",
+	       "threads", "events", "first (s)", "last (s)", "command line (else program)");
 	for (size_t i = 0; i < l.npr; i++) {
 		const struct tproc *p = &l.pr[i];
 		const char *exe = p->pid ? symz_exe(z, p->pid) : "(synthesized by the reader)";
+		const struct pt_ext_proc *id = proc_identity(&l, p->pid);
+		char pp[16] = "-";
+		if (id)
+			snprintf(pp, sizeof pp, "%d", (int)id->ppid);
 		fmt_rel(a, sizeof a, p->first - first);
 		fmt_rel(b, sizeof b, p->last - first);
-		printf("  %8d  %7u  %10llu  %12s  %12s  %s\n", (int)p->pid, p->nthreads,
-		       (unsigned long long)p->count, a, b, exe ? exe : "");
+		printf("  %8d  %8s  %7u  %10llu  %12s  %12s  ", (int)p->pid, pp, p->nthreads,
+		       (unsigned long long)p->count, a, b);
+		if (id && id->cmdline[0])
+			print_safe(id->cmdline, id->cut);
+		else
+			fputs(exe ? exe : "", stdout);
+		putchar('\n');
 	}
 	printf("\nthreads (%zu)\n  %-12s  %-18s  %10s  %s\n", l.nth, "pid/thread", "pthread_t",
 	       "events", "TID and name (as the trace says)");

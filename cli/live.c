@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include "cli.h"
+#include "typed.h"
 
 static const char help[] =
 "usage: posixtrace live [OPTIONS] PID [OPTIONS]\n"
@@ -67,15 +68,42 @@ int live_stream(pid_t pid, const char *name, int policy, size_t size, int inheri
 
 struct printer { struct tlog l; struct symz *z; struct spans *sp; uint64_t t0, prev; int absolute, first; };
 
+/* The thread identities (TID, name) and payload descriptions the stream
+ * carries, read again when a thread or an event type appears, and at most
+ * once a second else (renames): bounded by threads and types, whatever
+ * the events.  (One stream a process: live or top.) */
+static void refresh_identities(struct tlog *l, trace_id_t trid, const struct tev *e, int new_type)
+{
+	static uint64_t at;
+	uint64_t now = now_mono_ns();
+	if (!new_type && l->th[e->thread].count > 1 && now - at < 1000000000u)
+		return;
+	struct thrmap *m = thrmap_load(trid);
+	if (m) {
+		thrmap_free(l->thrs);
+		l->thrs = m;
+	}
+	struct typemap *t = typemap_load(trid);
+	if (t) {
+		typemap_free(l->types);
+		l->types = t;
+	}
+	at = now;
+}
+
 int live_add(struct tlog *l, trace_id_t trid, const struct posix_trace_event_info *ev,
              const void *data, size_t len, struct tev *e)
 {
 	unsigned id = ev->posix_event_id < PT_NIDS ? ev->posix_event_id : 0;
 	char name[TRACE_EVENT_NAME_MAX + 1];
 
-	if (!l->names[id] && posix_trace_eventid_get_name(trid, id, name) == 0)
+	int new_type = !l->names[id];
+	if (new_type && posix_trace_eventid_get_name(trid, id, name) == 0)
 		l->names[id] = strdup(name);
-	return tlog_add(l, trid, ev, data, len, e);
+	int rc = tlog_add(l, trid, ev, data, len, e);
+	if (rc == 0)
+		refresh_identities(l, trid, e, new_type);
+	return rc;
 }
 
 static int print_event(void *arg, trace_id_t trid, const struct posix_trace_event_info *ev,

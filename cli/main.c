@@ -17,6 +17,7 @@ static const struct {
 	{ "show", cmd_show, "print the events of a log, one per line" },
 	{ "info", cmd_info, "attributes, status, event types, processes of a log" },
 	{ "stats", cmd_stats, "per event type: count, rate, gaps, histogram" },
+	{ "view", cmd_view, "browse a log in a web browser, overview to each event" },
 	{ "export", cmd_export, "convert a log: chrome (JSON), html (timeline), ctf" },
 };
 

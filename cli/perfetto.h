@@ -35,10 +35,27 @@ struct pf;
 struct pf *pf_open(FILE *out);   /* NULL: out of memory */
 int pf_process(struct pf *w, int32_t pid, const char *name, int32_t ppid); /* ppid 0: unknown */
 int pf_thread(struct pf *w, int32_t pid, uint64_t tid, unsigned idx, const char *name);
+/* The thread of key (pid, tid) is kernel thread ktid, named name (NULL:
+ * none): its descriptor has that real TID.  Before its first event. */
+int pf_thread_ident(struct pf *w, int32_t pid, uint64_t tid, int32_t ktid, const char *name);
 /* symbol: where the event was recorded ("" or NULL: none), as above */
 int pf_event(struct pf *w, int32_t pid, uint64_t tid, uint64_t ts_ns, unsigned type_id,
              const char *type_name, const char *symbol, const void *payload, size_t len,
              unsigned flags);
+/* The same for a payload its program described: its fields by name. */
+enum pf_kind { PF_UINT, PF_INT, PF_DOUBLE, PF_STRING };
+struct pf_field {
+	const char *name;
+	enum pf_kind kind;
+	uint64_t u;
+	int64_t i;
+	double d;
+	const char *s;     /* PF_STRING: len bytes */
+	size_t len;
+};
+int pf_event_fields(struct pf *w, int32_t pid, uint64_t tid, uint64_t ts_ns, unsigned type_id,
+                    const char *type_name, const char *symbol, const struct pf_field *f,
+                    size_t n, unsigned flags);
 int pf_loss(struct pf *w, int32_t pid, uint64_t tid, uint64_t ts_ns, uint64_t count);
 /* Compressed packets (TracePacket.compressed_packets, zlib) from here on,
  * or plain ones (on = 0); any time.  0, ENOTSUP (on, built without zlib),

@@ -20,12 +20,14 @@
 #include <unistd.h>
 #include "cli.h"
 #include "relay.h"
+#include "../src/ext.h"
 
 static const char record_help[] =
 "usage: posixtrace record [OPTIONS] -- PROGRAM [ARGS...]\n"
 "\n"
-"Run PROGRAM traced from its first event (constructors included), and its\n"
-"forked children too, into a trace log; print a summary when it ends.\n"
+"Run PROGRAM traced from its first event (constructors included), and every\n"
+"process started below it that uses libposixtrace, whatever runs in between\n"
+"(shells, make, env, daemons), into a trace log; print a summary when it ends.\n"
 "The exit status is the program's (128+N if it was killed by signal N).\n"
 "\n"
 "  -o, --output FILE        the log (default posixtrace-YYYYmmdd-HHMMSS-PID.ptlog,\n"
@@ -39,7 +41,7 @@ static const char record_help[] =
 "      --log-size BYTES     log max size (loop and until-full log policies)\n"
 "      --log-policy P       log full policy: append (default), loop, until-full\n"
 "      --exclude NAME,...   event types not to record\n"
-"      --no-inherit         do not trace the program's children\n"
+"      --no-inherit         trace the program alone, not the processes below it\n"
 "      --no-loss[=MS]       when the stream is full, the program waits for room\n"
 "                           rather than lose events: MS at most per wait\n"
 "                           (default 1000, up to 60000), then the event is lost\n"
@@ -325,6 +327,11 @@ static int trace_target(const struct ropts *o, struct target *t, char **prog)
 		posix_trace_shutdown(trid);
 		goto fail;
 	}
+	/* the processes started below the program join the stream through
+	 * their environment, whoever their parent is (src/traced/join.c) */
+	if (prog && out && o->inherit && (rc = pt_ext_join(trid, t->join, sizeof t->join)) != 0)
+		err_msg("the program's descendants will be traced only where their "
+		        "parents are: %s", strerror(rc));
 	if (relay && relay_attach(relay, t->pid, name)) {
 		if (out)
 			posix_trace_shutdown(trid);

@@ -252,6 +252,8 @@ int cmd_show(int argc, char **argv)
 	int spans = spans_any(sp, &l);
 	if (have_from && lo > t0 && !spans && tlog_seek(&l, lo)) /* through the block index */
 		r = -1;
+	if (have_to && r >= 0 && tlog_until(&l, hi)) /* stops after the window */
+		r = -1;
 	while (r >= 0 && (r = tlog_next(&l, &e)) > 0) {
 		struct span_mark m;
 		if (spans && spans_event(sp, &l, &e, &m)) {

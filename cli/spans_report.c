@@ -169,15 +169,18 @@ void spans_chrome(FILE *f, const struct spans *s, const struct tlog *l, const st
 		fprintf(f, ",\n{\"name\":%s,\"cat\":\"span\",\"ph\":\"X\"", j);
 		chrome_ts(f, "ts", rel);
 		chrome_ts(f, "dur", m->dur);
-		fprintf(f, ",\"pid\":%d,\"tid\":%u}", (int)b->pid, b->idx);
+		fprintf(f, ",\"pid\":%d,\"tid\":%lld}", (int)b->pid,
+		        (long long)thrmap_tid(l->thrs, b->pid, b->tid, m->start, b->idx));
 		return;
 	}
 	fprintf(f, ",\n{\"name\":%s,\"cat\":\"span\",\"ph\":\"b\",\"id\":%llu", j,
 	        (unsigned long long)n);
 	chrome_ts(f, "ts", rel);
-	fprintf(f, ",\"pid\":%d,\"tid\":%u}", (int)b->pid, b->idx);
+	fprintf(f, ",\"pid\":%d,\"tid\":%lld}", (int)b->pid,
+	        (long long)thrmap_tid(l->thrs, b->pid, b->tid, m->start, b->idx));
 	fprintf(f, ",\n{\"name\":%s,\"cat\":\"span\",\"ph\":\"e\",\"id\":%llu", j,
 	        (unsigned long long)n);
 	chrome_ts(f, "ts", rel + m->dur);
-	fprintf(f, ",\"pid\":%d,\"tid\":%u}", (int)e->pid, e->idx);
+	fprintf(f, ",\"pid\":%d,\"tid\":%lld}", (int)e->pid,
+	        (long long)thrmap_tid(l->thrs, e->pid, e->tid, m->start + m->dur, e->idx));
 }

@@ -36,7 +36,9 @@ void print_summary(FILE *f, const char *path, pid_t root)
 	fprintf(f, ", over %s; %s. Read it with 'posixtrace show %s'.\n", dur, lost, path);
 	if (!procs && !l.log_dropped) /* only the recorder's own START/STOP/FLUSH events */
 		fprintf(f, "posixtrace: %s recorded no events of its own: is it linked with "
-		        "libposixtrace (-lposixtrace), and does it call posix_trace_event()?\n",
-		        root > 0 ? "the program" : "the process");
+		        "libposixtrace (-lposixtrace), and does it call posix_trace_event()?%s\n",
+		        root > 0 ? "the program" : "the process",
+		        root > 0 ? " No process below it did either (one started with its "
+		                   "environment cleared, as by 'env -i' or sudo, is not traced)." : "");
 	tlog_free(&l);
 }

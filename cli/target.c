@@ -184,23 +184,44 @@ int signals_take(int timeout_ms, int *from_tty)
 	return 0;
 }
 
+#define JOIN_VAR "POSIXTRACE_JOIN="
+
 int target_launch(struct target *t, char **argv)
 {
 	int go[2], ex[2];
+	/* the program's environment, made before the fork: ours without
+	 * POSIXTRACE_JOIN, and room for the one the parent sends with "go" */
+	static char join_var[sizeof JOIN_VAR + sizeof t->join];
+	size_t nenv = 0, m = 0;
+	char **envp;
 
 	memset(t, 0, sizeof *t);
 	t->pidfd = t->go_fd = t->exec_fd = -1;
+	while (environ[nenv])
+		nenv++;
+	if (!(envp = malloc((nenv + 2) * sizeof *envp))) {
+		err_msg("out of memory");
+		return -1;
+	}
+	for (size_t i = 0; i < nenv; i++)
+		if (strncmp(environ[i], JOIN_VAR, sizeof JOIN_VAR - 1) != 0)
+			envp[m++] = environ[i];
+	envp[m] = NULL;
+	memcpy(join_var, JOIN_VAR, sizeof JOIN_VAR - 1);
 	if (pipe2(go, O_CLOEXEC) || pipe2(ex, O_CLOEXEC)) {
 		err_msg("pipe: %s", strerror(errno));
+		free(envp);
 		return -1;
 	}
 	pid_t pid = fork();
 	if (pid < 0) {
 		err_msg("fork: %s", strerror(errno));
+		free(envp);
 		return -1;
 	}
 	if (pid == 0) {
 		char c;
+		size_t j = sizeof JOIN_VAR - 1;
 		/* the program starts with the dispositions and mask we found */
 		for (int sig = 1; sig < NSIG; sig++)
 			if (sigismember(&taken, sig) == 1)
@@ -213,14 +234,23 @@ int target_launch(struct target *t, char **argv)
 		ssize_t n;
 		while ((n = read(go[0], &c, 1)) < 0 && errno == EINTR)
 			;
-		if (n != 1) /* the parent gave up: do not run untraced */
+		if (n != 1 || c != 'g') /* the parent gave up: do not run untraced */
 			_exit(127);
-		execvp(argv[0], argv);
+		/* then the value of POSIXTRACE_JOIN, up to a NUL ("": none) */
+		while (j < sizeof join_var - 1 && (n = read(go[0], &c, 1)) == 1 && c)
+			join_var[j++] = c;
+		join_var[j] = 0;
+		if (j > sizeof JOIN_VAR - 1) {
+			envp[m++] = join_var;
+			envp[m] = NULL;
+		}
+		execvpe(argv[0], argv, envp);
 		int e = errno;
 		if (write(ex[1], &e, sizeof e) < 0)
 			_exit(127);
 		_exit(127);
 	}
+	free(envp);
 	close(go[0]);
 	close(ex[1]);
 	t->pid = pid;
@@ -235,9 +265,15 @@ int target_release(struct target *t)
 {
 	int e = 0;
 	ssize_t n;
+	char go[2 + sizeof t->join];
+	size_t len = strnlen(t->join, sizeof t->join - 1);
 
-	if (write(t->go_fd, "g", 1) != 1)
-		e = errno;
+	go[0] = 'g'; /* then the join value and its NUL, in one write (a pipe's
+	              * atomic size): the child reads it all or sees EOF */
+	memcpy(go + 1, t->join, len);
+	go[1 + len] = 0;
+	if (write(t->go_fd, go, len + 2) != (ssize_t)(len + 2))
+		e = errno ? errno : EIO;
 	close(t->go_fd);
 	t->go_fd = -1;
 	if (e)

@@ -105,6 +105,22 @@ const struct pt_ext_thread *thrmap_find(const struct thrmap *m, int32_t pid, uin
 	return NULL;
 }
 
+const struct pt_ext_thread *thrmap_latest(const struct thrmap *m, const struct pt_ext_thread *t)
+{
+	if (!m || !t || t < m->e || t >= m->e + m->n)
+		return t;
+	while (t + 1 < m->e + m->n && t[1].pid == t->pid && t[1].thread == t->thread &&
+	       t[1].tid == t->tid)
+		t++;
+	return t;
+}
+
+int64_t thrmap_tid(const struct thrmap *m, int32_t pid, uint64_t thread, uint64_t ts, unsigned idx)
+{
+	const struct pt_ext_thread *t = thrmap_find(m, pid, thread, ts);
+	return t && t->tid > 0 ? t->tid : (int64_t)idx;
+}
+
 void thrmap_label(const struct thrmap *m, char *buf, size_t cap, int32_t pid, uint64_t thread,
                   uint64_t ts, unsigned idx)
 {

@@ -155,7 +155,8 @@ void tlog_finish(struct tlog *l)
 		q->first = l->th[i].first < q->first ? l->th[i].first : q->first;
 		q->last = l->th[i].last > q->last ? l->th[i].last : q->last;
 	}
-	qsort(l->pr, l->npr, sizeof *l->pr, cmp_proc);
+	if (l->npr) /* (an empty log: no array to sort) */
+		qsort(l->pr, l->npr, sizeof *l->pr, cmp_proc);
 	for (size_t i = 0; i < l->nth; i++)
 		l->th[i].proc = (uint32_t)(tlog_proc(l, l->th[i].pid) - l->pr);
 }
@@ -226,6 +227,11 @@ static int fail(const char *path, const char *what, int rc)
 	else
 		err_msg("%s: %s: %s", path, what, strerror(rc));
 	return 1;
+}
+
+static int fetch_procs(trace_id_t trid, size_t from, void *out, size_t cap, size_t *n)
+{
+	return pt_ext_procs(trid, from, out, cap, n);
 }
 
 /* The map of loaded code the log carries. */
@@ -299,7 +305,8 @@ static int from_summary(struct tlog *l, int fd, int all)
 		/* (format 6) who the threads were, what the payloads hold */
 		l->thrs = thrmap_from(s->threads, s->nthreads);
 		l->types = typemap_from(s->types, s->ntypes);
-		s->threads = NULL, s->types = NULL; /* (taken over) */
+		l->procs = s->procs, l->nprocs = s->nprocs;
+		s->threads = NULL, s->types = NULL, s->procs = NULL; /* (taken over) */
 		if (!l->thrs || !l->types) {
 			pt_ext_summary_free(s);
 			return -1;
@@ -386,7 +393,8 @@ int tlog_open(struct tlog *l, const char *path)
 	}
 	if ((rc = tlog_objects(l, trid)) != 0)
 		return open_failed(l, "reading the map of loaded code", rc);
-	if (!(l->thrs = thrmap_load(trid)) || !(l->types = typemap_load(trid)))
+	if (!(l->thrs = thrmap_load(trid)) || !(l->types = typemap_load(trid)) ||
+	    !(l->procs = ext_fetch_all(trid, sizeof *l->procs, fetch_procs, &l->nprocs)))
 		return open_failed(l, "reading the thread identities and payload descriptions",
 		                   ENOMEM);
 	if (!(l->buf_ = malloc(TRACE_DATA_MAX + 1)))
@@ -469,6 +477,13 @@ int tlog_seek(struct tlog *l, uint64_t ts)
 	return 0;
 }
 
+int tlog_until(struct tlog *l, uint64_t ts)
+{
+	int rc = pt_ext_seek_end(l->trid_, ts);
+
+	return rc ? fail(l->path, "seeking in the log", rc) : 0;
+}
+
 int tlog_load(struct tlog *l, const char *path)
 {
 	if (tlog_open(l, path))
@@ -497,6 +512,7 @@ void tlog_free(struct tlog *l)
 	free(l->objs);
 	thrmap_free(l->thrs);
 	typemap_free(l->types);
+	free(l->procs);
 	posix_trace_attr_destroy(&l->attr);
 	memset(l, 0, sizeof *l);
 	l->fd_ = -1;

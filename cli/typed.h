@@ -90,6 +90,12 @@ size_t thrmap_count(const struct thrmap *m);
 /* The identity of writer (pid, thread) at time ts, or NULL. */
 const struct pt_ext_thread *thrmap_find(const struct thrmap *m, int32_t pid, uint64_t thread,
                                         uint64_t ts);
+/* The latest identity of t's kernel thread (its name after any rename):
+ * the same (pid, pthread_t, TID).  t from thrmap_find(). */
+const struct pt_ext_thread *thrmap_latest(const struct thrmap *m, const struct pt_ext_thread *t);
+/* The kernel TID of writer (pid, thread) at ts, else idx (its number in
+ * its process): the tid of the Chrome export's rows. */
+int64_t thrmap_tid(const struct thrmap *m, int32_t pid, uint64_t thread, uint64_t ts, unsigned idx);
 /* "PID/TID NAME", or "PID/IDX" (idx: the thread's number in its process)
  * when the trace does not say. */
 void thrmap_label(const struct thrmap *m, char *buf, size_t cap, int32_t pid, uint64_t thread,

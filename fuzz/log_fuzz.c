@@ -3,8 +3,11 @@
  * src/log/logiter.c): the input is a log file.  It goes into a memfd, is
  * opened, read to the end, rewound and read again (the same events and
  * loss counts), and closed; its summary (format 5, src/log/logsum.c) is
- * read from the end of the file too, and checked for sound values; and
- * seeking to a time (pt_logr_seek) loses no event stamped at or after it.  Built twice by `make fuzz`: as is, and with PT_LOG_FUZZ_NOCRC
+ * read from the end of the file too, and checked for sound values, with
+ * its block index (format 7) too; a log opened through that index is
+ * also opened by a scan and read whole; and
+ * seeking to a time (pt_logr_seek) loses no event stamped at or after it,
+ * nor stopping after one (pt_logr_stop_after) any stamped at or before it.  Built twice by `make fuzz`: as is, and with PT_LOG_FUZZ_NOCRC
  * (checksums ignored) to reach the checks behind them.
  */
 #include <errno.h>
@@ -41,19 +44,20 @@ static size_t read_all(struct pt_logr *r, uint64_t *sum)
 	return n;
 }
 
-/* Events stamped at or after x from where the reader is (error events
- * of damaged blocks not counted: their time is a neighbour's). */
-static size_t count_from(struct pt_logr *r, uint64_t x)
+/* Events stamped in [lo, hi] from where the reader is (error events of
+ * damaged blocks not counted: their time is a neighbour's). */
+static size_t count_in(struct pt_logr *r, uint64_t lo, uint64_t hi)
 {
 	static unsigned char buf[256];
 	struct posix_trace_event_info ev;
 	size_t n = 0, len;
 	int un;
 
-	while (pt_logr_next(r, &ev, buf, sizeof buf, &len, &un) == 0 && !un)
-		n += ev.posix_event_id != POSIX_TRACE_ERROR &&
-		     (uint64_t)ev.posix_timestamp.tv_sec * 1000000000u +
-		     (uint64_t)ev.posix_timestamp.tv_nsec >= x;
+	while (pt_logr_next(r, &ev, buf, sizeof buf, &len, &un) == 0 && !un) {
+		uint64_t t = (uint64_t)ev.posix_timestamp.tv_sec * 1000000000u +
+		             (uint64_t)ev.posix_timestamp.tv_nsec;
+		n += ev.posix_event_id != POSIX_TRACE_ERROR && t >= lo && t <= hi;
+	}
 	return n;
 }
 
@@ -82,7 +86,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (strnlen(sum.objs[i].path, PT_EXT_OBJ_PATH) >= PT_EXT_OBJ_PATH ||
 			    sum.objs[i].bid_len > PT_EXT_OBJ_BID_MAX)
 				abort();
+		if (sum.idx || sum.sum_seq < 1 || sum.sum_off < PT_LOG_FIRST || sum.sum_off >= size)
+			abort(); /* the index is kept only when asked for */
 		pt_log_summary_free(&sum);
+	}
+	if (pt_log_summary_read_index(fd, &sum) == 0) {
+		if ((sum.nidx && !sum.idx) || sum.nidx > sum.idx_cap)
+			abort();
+		pt_log_summary_free(&sum);
+	}
+	/* (v7) opened through the block index when it holds: also scanned,
+	 * both read whole */
+	if (pt_logr_open(&r, fd) == 0) {
+		int indexed = r.indexed;
+		pt_logr_close(&r);
+		if (indexed && pt_logr_open_opt(&r, fd, PT_LOGR_SCAN) == 0) {
+			(void)read_all(&r, &s1);
+			pt_logr_close(&r);
+		}
 	}
 	if (pt_logr_open(&r, fd))
 		return 0;
@@ -96,8 +117,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint64_t x = size >= 8 ? (uint64_t)data[size / 2] << 56 >> (data[size / 3] % 64) : 0;
 	uint64_t before = 0;
 	pt_logr_rewind(&r);
-	size_t whole = count_from(&r, x);
-	if (pt_logr_seek(&r, x, &before) == 0 && count_from(&r, x) != whole)
+	size_t whole = count_in(&r, x, UINT64_MAX);
+	if (pt_logr_seek(&r, x, &before) == 0 && count_in(&r, x, UINT64_MAX) != whole)
+		abort();
+	/* stopping after a time (show --to): every event at or before it */
+	pt_logr_rewind(&r);
+	whole = count_in(&r, 0, x);
+	pt_logr_rewind(&r);
+	pt_logr_stop_after(&r, x);
+	if (count_in(&r, 0, x) != whole)
 		abort();
 	for (int id = pt_logr_next_id(&r, 0); id >= 0; id = pt_logr_next_id(&r, (unsigned)id + 1))
 		if (!pt_logr_name(&r, (unsigned)id) || strlen(pt_logr_name(&r, (unsigned)id)) > PT_LOG_NAME_MAX)

@@ -48,6 +48,12 @@ struct pt_ext_losses {
 /* 0, or EINVAL if trid is not a trace id of this process. */
 int pt_ext_losses(trace_id_t trid, struct pt_ext_losses *out);
 
+/* The value of POSIXTRACE_JOIN (src/traced/join.c) that makes a process
+ * loading the library join the stream trid, an inherited one this process
+ * made: 0, EINVAL (not such a stream), ERANGE (cap too small). */
+#define PT_EXT_JOIN_ENV "POSIXTRACE_JOIN"
+int pt_ext_join(trace_id_t trid, char *buf, size_t cap);
+
 /* The map of loaded code (docs/design.md, "The map of loaded code"): what
  * the traced processes wrote of their loaded objects, checked.  Per pid,
  * a BEGIN entry starts a whole map (a stream reached the process, a fork,
@@ -61,6 +67,7 @@ int pt_ext_losses(trace_id_t trid, struct pt_ext_losses *out);
  * pt_ext_types() give them; pt_ext_objects() leaves them out): */
 #define PT_EXT_OBJ_THREAD  5u  /* base: pthread_t, lo: kernel TID, path: name */
 #define PT_EXT_OBJ_TYPE    6u  /* lo: event id, path: payload description */
+#define PT_EXT_OBJ_PROC    7u  /* lo: parent's pid, path: command line */
 #define PT_EXT_OBJ_BID_MAX 32u
 #define PT_EXT_OBJ_PATH    432u
 #define PT_EXT_OBJ_TRUNC   1u  /* flags: the path was cut to fit */
@@ -137,7 +144,21 @@ int pt_ext_type_parse(const char *desc, struct pt_ext_field *out, size_t cap, si
                       size_t *at);
 const char *pt_ext_ftype_name(enum pt_ext_ftype t); /* "u32", ...; NULL if none */
 
-/* Whether an entry of kind THREAD or TYPE read from a stream or a log is
+/* Process identities (docs/design.md, "Tracing a process tree"): each
+ * traced process says, in each stream that reaches it (attached, inherited
+ * at fork, kept across exec, joined), its parent's pid and its command
+ * line (its arguments separated by spaces; cut: it did not fit).  The
+ * latest entry of a pid says who it is (an exec changes the command line).
+ * Entries from index `from` on, as pt_ext_objects().  0, or EINVAL. */
+struct pt_ext_proc {
+	uint64_t ts;
+	int32_t pid, ppid;
+	int cut;
+	char cmdline[PT_EXT_OBJ_PATH];
+};
+int pt_ext_procs(trace_id_t trid, size_t from, struct pt_ext_proc *out, size_t cap, size_t *n);
+
+/* Whether an entry of kind THREAD, TYPE or PROC read from a stream or a log is
  * sound (bid_len and hi are 0 in both; the path is the name or the
  * description, pathlen bytes before its NUL). */
 static inline int pt_ext_meta_ok(unsigned kind, uint64_t lo, uint64_t hi, size_t pathlen,
@@ -149,6 +170,8 @@ static inline int pt_ext_meta_ok(unsigned kind, uint64_t lo, uint64_t hi, size_t
 		return lo > 0 && lo <= INT32_MAX && pathlen < PT_EXT_THREAD_NAME;
 	if (kind == PT_EXT_OBJ_TYPE)
 		return lo < __TRACE_EVENT_ID_LIMIT && pathlen > 0 && pathlen < PT_EXT_TYPE_DESC;
+	if (kind == PT_EXT_OBJ_PROC)
+		return lo <= INT32_MAX && pathlen < PT_EXT_OBJ_PATH;
 	return 0;
 }
 
@@ -161,6 +184,15 @@ static inline int pt_ext_meta_ok(unsigned kind, uint64_t lo, uint64_t hi, size_t
  * point (0 if none), where a reader that counts each gap's losses as the
  * difference between RESUMEs starts from.  0; EINVAL: not a log. */
 int pt_ext_seek(trace_id_t trid, uint64_t ts_ns, uint64_t *lost_before);
+
+/* A log open with posix_trace_open(): reading ends (no event available,
+ * as at the end of the log) once no block left may hold an event stamped
+ * at or before ts_ns, so that a reader of a window [.., ts_ns] stops at
+ * its end without skipping a late event (a block's smallest timestamp is
+ * known without reading it: the block index, or the scan at open).
+ * UINT64_MAX: to the end of the log again.  posix_trace_rewind() and
+ * pt_ext_seek() keep it.  0; EINVAL: not a log. */
+int pt_ext_seek_end(trace_id_t trid, uint64_t ts_ns);
 
 /* The summary a log carries (format 5 and later, APPEND and UNTIL_FULL
  * logs): what
@@ -185,6 +217,8 @@ struct pt_ext_summary {
 	size_t nthreads;
 	struct pt_ext_type *types;    /* (format 6) payload descriptions, as pt_ext_types() */
 	size_t ntypes;
+	struct pt_ext_proc *procs;    /* (format 6) process identities, as pt_ext_procs() */
+	size_t nprocs;
 };
 
 /* The summary of the log open for reading on fd (only pread is used).

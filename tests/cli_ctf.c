@@ -3,7 +3,8 @@
  * babeltrace2: one line per event of the log, and for each line an event
  * of the log (read with posix_trace_open()) with the same exact timestamp
  * (--clock-seconds), type name, pid, thread id, address and payload
- * length, and the symbol field: for every event, the location that
+ * length (the thread from the packet context: pid, vtid, tid, procname),
+ * and the symbol field: for every event, the location that
  * `posixtrace show` prints for it ("" when show prints none or a bare
  * address).  With --raw-addresses, no symbol field.  Skipped without
  * babeltrace2.
@@ -72,20 +73,43 @@ int main(void)
 	CHECK_EQ(cli_nlines(out), n);
 	/* babeltrace2 gives them in time order; so does the log, but for
 	 * events published late: match each line to an event by time + name */
-	int matched = 0, syms = 0, sym_ok = 0, with_line = 0;
+	int matched = 0, syms = 0, sym_ok = 0, with_line = 0, typed = 0, typed_ok = 0;
 	for (int i = 0; cli_line(out, i, line, sizeof line) == 0; i++) {
 		unsigned long long s = 0, f = 0, tid = 0, addr = 0;
-		int pid = -1, plen = -1, k, at = 0;
+		int pid = -1, vtid = -1, plen = -1, k, at = 0;
 		char name[80];
-		if (sscanf(line, "[%llu.%llu] %*s %79[^:]: { pid = %d, tid = %llx, addr = %llx%n", &s, &f,
-		           name, &pid, &tid, &addr, &at) != 6) {
+		/* the packet context names the thread (pid, vtid, tid, procname),
+		 * then the event's fields */
+		const char *pn = NULL;
+		if (sscanf(line, "[%llu.%llu] %*s %79[^:]: { pid = %d, vtid = %d, tid = %llx, procname = %n",
+		           &s, &f, name, &pid, &vtid, &tid, &at) == 6 && at && line[at] == '"')
+			pn = strchr(line + at + 1, '"');
+		at = 0;
+		if (!pn || sscanf(pn, "\" }, { addr = %llx%n", &addr, &at) != 1 || !at) {
 			if (i < 3)
 				fprintf(stderr, "unexpected babeltrace2 line: %s\n", line);
 			continue;
 		}
 		/* then the symbol, as show prints it, then payload_len */
-		const char *after = bt_symbol(line + at, sym, sizeof sym);
-		if (!after || sscanf(after, ", payload_len = %d", &plen) != 1) {
+		const char *after = bt_symbol(pn + at, sym, sizeof sym);
+		/* a payload its program described (examples/app: 32-bit integers
+		 * only) comes field by field: "payload = { worker = 1, round = 0 }" */
+		long long vals[16];
+		int nv = -1;
+		if (after && !strncmp(after, ", payload = { ", 14)) {
+			const char *q = after + 14;
+			int used = 0;
+			for (nv = 0; nv < 16 && sscanf(q, "%*[a-z_] = %lld%n", &vals[nv], &used) == 1; nv++) {
+				q += used;
+				if (strncmp(q, ", ", 2))
+					break;
+				q += 2;
+			}
+			nv += nv < 16;
+			plen = 4 * nv;
+			typed++;
+		}
+		if (!after || (nv < 0 && sscanf(after, ", payload_len = %d", &plen) != 1)) {
 			if (i - syms < 3)
 				fprintf(stderr, "no symbol field right after addr: %.200s\n", line);
 			continue;
@@ -97,9 +121,18 @@ int main(void)
 		if (k < n && ev[k].info.posix_pid == pid &&
 		    (unsigned long long)ev[k].info.posix_thread_id == tid &&
 		    (unsigned long long)(uintptr_t)ev[k].info.posix_prog_address == addr &&
-		    (int)ev[k].len == plen)
-			matched++;
-		else if (i - matched < 3)
+		    (int)ev[k].len == plen) {
+			int same = 1;
+			for (int v = 0; v < nv; v++) {
+				int32_t x;
+				memcpy(&x, ev[k].data + 4 * v, 4);
+				same &= x == vals[v] || (uint32_t)x == vals[v];
+			}
+			matched += same;
+			typed_ok += same && nv > 0;
+			if (!same)
+				fprintf(stderr, "CTF fields differ from the payload: %.300s\n", line);
+		} else if (i - matched < 3)
 			fprintf(stderr, "no event in the log for: %.200s\n", line);
 		if (k < n && cli_line(shown, k, sline, sizeof sline) == 0) {
 			show_location(sline, loc, sizeof loc);
@@ -112,6 +145,9 @@ int main(void)
 		}
 	}
 	CHECK_EQ(matched, n);
+	/* every reply and tick described by field, each value the payload's */
+	CHECK_EQ(typed, cli_count(ev, n, "reply") + cli_count(ev, n, "tick"));
+	CHECK_EQ(typed_ok, typed);
 	CHECK_EQ(syms, n);
 	CHECK_EQ(sym_ok, n);
 	/* the app's events are symbolized: function+offset, and file:line with libdw */
@@ -121,6 +157,8 @@ int main(void)
 	snprintf(meta, sizeof meta, "%s/metadata", dir);
 	char *m = cli_slurp(meta);
 	CHECK(cli_contains(m, "\t\tuint64_hex_t addr;\n\t\tstring { encoding = UTF8; } symbol;\n"));
+	/* compact event headers, as LTTng's: 5-bit class id, 27-bit time */
+	CHECK(cli_contains(m, "enum : uint5_t { compact = 0 ... 30, extended = 31 } id;"));
 	free(m);
 	free(shown);
 	/* the payload bytes of a text event: "constructor" */

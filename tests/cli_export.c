@@ -145,7 +145,7 @@ static void test_ctf(const char *log)
 	                     (char *)raw), NULL, NULL), 0);
 	snprintf(meta, sizeof meta, "%s/metadata", raw);
 	m = cli_slurp(meta);
-	CHECK(cli_contains(m, "\t\tuint64_hex_t addr;\n\t\tuint32_t payload_len;\n"));
+	CHECK(cli_contains(m, "\t\tuint64_hex_t addr;\n\t\tuint16_t payload_len;\n"));
 	CHECK(m && !cli_contains(m, "symbol"));
 	free(m);
 	CHECK_EQ(cli_run(CLI("export", "--format", "ctf", (char *)log, "-o", (char *)dir), NULL, &err), 1);
@@ -174,6 +174,18 @@ static void test_html(const char *log, int n)
 	CHECK(!cli_contains(s, "src=") && !cli_contains(s, "href=") && !cli_contains(s, "@import") &&
 	      !cli_contains(s, "url("));
 	CHECK_EQ(occurrences(s, "http"), occurrences(s, "'http://www.w3.org/2000/svg'"));
+	/* each worker's lane: "PROGRAM PID/TID worker-K", the name it set, a
+	 * TID of its own (not its process's) */
+	for (int k = 0; k < 3; k++) {
+		char want[40];
+		snprintf(want, sizeof want, " worker-%d</text>", k);
+		const char *at = strstr(s, want), *b = at;
+		int pid = 0, tid = 0;
+		while (b && b > s && b[-1] != '>')
+			b--;
+		CHECK(at && b && sscanf(b, "%*s %d/%d worker-", &pid, &tid) == 2 && pid > 0 && tid > 0 &&
+		      tid != pid);
+	}
 	free(s);
 
 }
@@ -205,6 +217,23 @@ int main(void)
 	CHECK(cli_contains(j, "\"name\":\"posix_trace_start\",\"cat\":\"posix_trace\",\"ph\":\"i\""));
 	CHECK(cli_contains(j, "\"stackFrames\":{"));
 	CHECK_EQ(occurrences(j, "\"name\":\"request\""), cli_count(ev, n, "request"));
+	/* a described payload: its fields as args, each the value the app sent */
+	char *want = cli_app_replies(ev, n), *got = calloc((size_t)n + 1, 64), line[4096];
+	REQUIRE(got);
+	for (int i = 0, o = 0; cli_line(j, i, line, sizeof line) == 0; i++) {
+		const char *a = strstr(line, "\"name\":\"reply\"") ? strstr(line, "\"args\":{") : NULL;
+		int w, r, st;
+		unsigned b;
+		if (a && sscanf(a, "\"args\":{\"worker\":%d,\"round\":%d,\"status\":%d,\"bytes\":%u,", &w,
+		                &r, &st, &b) == 4)
+			o += sprintf(got + o, "%d %d %d %u\n", w, r, st, b);
+	}
+	cli_sort_lines(got);
+	CHECK(want[0] && !strcmp(got, want));
+	if (strcmp(got, want))
+		fprintf(stderr, "Chrome reply args:\n%s\nthe app sent:\n%s", got, want);
+	free(want);
+	free(got);
 	free(j);
 	CHECK_EQ(cli_run(CLI("export", "--format", "chrome", (char *)log, "-o", (char *)json), NULL, &err), 1);
 	CHECK(cli_contains(err, json));

@@ -19,11 +19,15 @@
 
 static int count_word(const char *s, const char *w)
 {
-	char line[2048], c[4][80];
+	char line[2048], c[5][80];
 	int n = 0;
-	for (int i = 0; cli_line(s, i, line, sizeof line) == 0; i++)
-		if (sscanf(line, "%79s %79s %79s %79s", c[0], c[1], c[2], c[3]) == 4 && !strcmp(c[3], w))
+	/* time, delta, PID/TID, then the thread's NAME when the stream says
+	 * who its threads are (as show prints it), then the event's type */
+	for (int i = 0; cli_line(s, i, line, sizeof line) == 0; i++) {
+		int k = sscanf(line, "%79s %79s %79s %79s %79s", c[0], c[1], c[2], c[3], c[4]);
+		if ((k >= 4 && !strcmp(c[3], w)) || (k == 5 && strcmp(c[3], w) && !strcmp(c[4], w)))
 			n++;
+	}
 	return n;
 }
 
@@ -103,6 +107,23 @@ int main(void)
 	CHECK_EQ(count_word(out, "tick"), 10);
 	CHECK_EQ(count_word(out, "child_step"), 5);
 	CHECK(cli_contains(out, "\"GET /item/1/3\""));
+	/* as show does: each reply on the line of the thread that sent it,
+	 * "PID/TID NAME" with the name the thread set (worker-K), and its
+	 * payload by field, worker=K as the thread sent it */
+	int named = 0;
+	char line[1024];
+	for (int i = 0; cli_line(out, i, line, sizeof line) == 0; i++) {
+		const char *r = strstr(line, " reply ");
+		const char *w = r ? strstr(r, "worker=") : NULL;
+		int pid = 0, tid = 0, k = -1, at = 0;
+		char name[32], want[32];
+		if (!w || sscanf(line, "%*s %*s %d/%d %31s%n", &pid, &tid, name, &at) != 3 ||
+		    sscanf(w, "worker=%d round=%*d status=%*d bytes=%*u", &k) != 1)
+			continue;
+		snprintf(want, sizeof want, "worker-%d", k);
+		named += !strcmp(name, want) && tid != pid && tid > 0;
+	}
+	CHECK_EQ(named, 60);
 	CHECK(cli_contains(err, "137 events"));
 	free(out);
 	free(err);

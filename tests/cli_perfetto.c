@@ -36,12 +36,17 @@
  *   4. A log (of 100x more events) cut short and damaged: exported with
  *      both said, decoded, the reader's events (its ERROR for the damaged
  *      stretch included) on their threads.
+ *   5. examples/app's described payloads: debug annotations by field name,
+ *      with the values the app sent (run_typed).
  * Skipped without protoc or the schema.
  */
 #include <trace.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include "t.h"
 #include "cli_util.h"
 #ifdef PT_HAVE_ZLIB
@@ -68,11 +73,24 @@ static _Atomic int line_alpha, line_beta, line_gamma;
 
 struct who { int p, k; };
 
+/* The witness of a thread's identity: "thread PID 0xPTHREAD TID NAME"
+ * on stdout, its gettid() and the name it gave itself (or has). */
+static void say_who(void)
+{
+	char name[16] = "";
+	prctl(PR_GET_NAME, name, 0, 0, 0);
+	printf("thread %d 0x%llx %d %s\n", (int)getpid(), (unsigned long long)pthread_self(),
+	       (int)syscall(SYS_gettid), name);
+	fflush(stdout); /* a child ends with _exit */
+}
+
 static void *thread_main(void *arg)
 {
 	const struct who *w = arg;
 	char text[32];
 	int n = snprintf(text, sizeof text, "p%d t%d", w->p, w->k);
+	pthread_setname_np(pthread_self(), text);
+	say_who();
 	posix_trace_event(ev_beta, text, (size_t)n); HERE(line_beta);
 	for (uint64_t i = 0; i < plan(w->p, w->k, w_scale); i++) {
 		uint64_t v = (uint64_t)w->p << 40 | (uint64_t)w->k << 32 | i;
@@ -93,6 +111,7 @@ __attribute__((noinline)) static void process_main(int p)
 		w[k] = (struct who){ p, k };
 		pthread_create(&th[k], NULL, thread_main, &w[k]);
 	}
+	say_who();
 	for (int i = 0; i < 16; i++)
 		g[i] = (unsigned char)(0xf0 + i - p);
 	posix_trace_event(ev_gamma, g, sizeof g); HERE(line_gamma);
@@ -690,8 +709,39 @@ static int export_decode(const char *log, const char *out, const char *txt, stru
 }
 
 /* The track of pid's thread with POSIX thread id tid. */
+/* What the program's threads said of themselves (say_who), for the
+ * export recorded last: its tracks have their TIDs and names. */
+static struct wit { int pid, tid; uint64_t thread; char name[16]; } wit[64];
+static int nwit;
+
+static void read_witness(const char *out)
+{
+	char l[256];
+	nwit = 0;
+	for (int i = 0; out && cli_line(out, i, l, sizeof l) == 0 && nwit < 64; i++) {
+		struct wit *w = &wit[nwit];
+		unsigned long long th;
+		if (sscanf(l, "thread %d 0x%llx %d %15[^\n]", &w->pid, &th, &w->tid, w->name) == 4) {
+			w->thread = th;
+			nwit++;
+		}
+	}
+}
+
+static const struct wit *witness(int pid, uint64_t thread)
+{
+	for (int i = 0; i < nwit; i++)
+		if (wit[i].pid == pid && wit[i].thread == thread)
+			return &wit[i];
+	return NULL;
+}
+
 static struct xtrack *track_for(struct x *x, int pid, uint64_t tid)
 {
+	const struct wit *w = witness(pid, tid);
+	for (int i = 0; w && i < x->nt; i++) /* its real TID */
+		if (x->t[i].pid == pid && x->t[i].tid == (int64_t)w->tid)
+			return &x->t[i];
 	char want[40];
 	snprintf(want, sizeof want, "(0x%llx)", (unsigned long long)tid);
 	for (int i = 0; i < x->nt; i++)
@@ -780,7 +830,7 @@ static void run_whole(const char *self)
 	const char *log = cli_path("whole.ptlog");
 	CHECK_EQ(cli_run(CLI("record", "-o", (char *)log, "--", (char *)self, "workload", "1"), &out,
 	                 &err), 0);
-	for (int i = 0; out && i < 4 * NPROC; i++) {
+	for (int i = 0; out && i < 64; i++) {
 		char l[128];
 		int p, pid;
 		if (cli_line(out, i, l, sizeof l) != 0)
@@ -791,6 +841,8 @@ static void run_whole(const char *self)
 		           &want_line[2]) == 3)
 			lines_known = 1;
 	}
+	read_witness(out);
+	CHECK_EQ(nwit, NPROC * (NTHR + 1));
 	free(out);
 	free(err);
 	for (int p = 0; p < NPROC; p++)
@@ -827,8 +879,15 @@ static void run_whole(const char *self)
 			found += x.t[t].pid == pids[p] && x.t[t].tid == 0 && !strcmp(x.t[t].name, "cli_perfetto");
 			if (x.t[t].pid == pids[p] && x.t[t].tid) {
 				nthreads++;
-				/* made up: IDX * 2^22 + pid */
-				CHECK_EQ(x.t[t].tid % (1 << 22), pids[p]);
+				/* the TID and name the thread said it had */
+				int ok = 0;
+				for (int i = 0; i < nwit; i++)
+					ok |= wit[i].pid == pids[p] && (int64_t)wit[i].tid == x.t[t].tid &&
+					      !strcmp(wit[i].name, x.t[t].name);
+				if (!ok)
+					fprintf(stderr, "track %d/%llu \"%s\": no thread said so\n", pids[p],
+					        (unsigned long long)x.t[t].tid, x.t[t].name);
+				CHECK(ok);
 			}
 		}
 		CHECK_EQ(found, 1);
@@ -890,7 +949,10 @@ static void run_lossy(const char *self)
 
 	const char *log = cli_path("lossy.ptlog");
 	CHECK_EQ(cli_run(CLI("record", "-o", (char *)log, "--policy", "loop", "--size", "4K", "--",
-	                     (char *)self, "workload", "20"), NULL, &err), 0);
+	                     (char *)self, "workload", "20"), &out, &err), 0);
+	read_witness(out);
+	free(out);
+	out = NULL;
 	free(err);
 	int n = cli_read_log(log, &ev);
 	int gaps = cli_count(ev, n, "posix_trace_overflow");
@@ -1036,14 +1098,17 @@ static void run_flood(const char *self)
  * says so and holds what the reader returns. */
 static void run_damaged(const char *self)
 {
-	char *err = NULL;
+	char *err = NULL, *out = NULL;
 	struct cli_ev *ev;
 	struct x x;
 	struct stat sb;
 
 	const char *log = cli_path("cut.ptlog");
-	CHECK_EQ(cli_run(CLI("record", "-o", (char *)log, "--", (char *)self, "workload", "100"), NULL,
+	CHECK_EQ(cli_run(CLI("record", "-o", (char *)log, "--", (char *)self, "workload", "100"), &out,
 	                 &err), 0);
+	read_witness(out);
+	free(out);
+	out = NULL;
 	free(err);
 	REQUIRE(stat(log, &sb) == 0);
 	REQUIRE(truncate(log, sb.st_size * 2 / 3) == 0);
@@ -1212,6 +1277,53 @@ static void run_writer(int compress)
 	free_x(&x);
 }
 
+/* 5. examples/app's described "reply" payloads: each event's debug
+ * annotations are its fields by name, with the values the app sent. */
+static void run_typed(void)
+{
+	const char *log = cli_path("typed.ptlog"), *pf = cli_path("typed.pftrace");
+	const char *txt = cli_path("typed.txt");
+	struct cli_ev *ev;
+	char cmd[2200], line[512];
+
+	REQUIRE(cli_record_app(log, "0") == 0);
+	int n = cli_read_log(log, &ev);
+	CHECK_EQ(cli_run(CLI("export", "-f", "perfetto", "--no-compress", (char *)log, "-o", (char *)pf),
+	                 NULL, NULL), 0);
+	snprintf(cmd, sizeof cmd, "'%s' --decode=perfetto.protos.Trace -I '%s' perfetto_trace.proto "
+	         "< '%s' > '%s'", protoc, schema_dir, pf, txt);
+	CHECK_EQ(system(cmd), 0);
+	char *t = cli_slurp(txt), *want = cli_app_replies(ev, n), *got = calloc((size_t)n + 1, 64);
+	REQUIRE(t && got);
+	/* protoc prints an annotation's value, then its name */
+	static const char *const names[] = { "\"worker\"", "\"round\"", "\"status\"", "\"bytes\"" };
+	long long v = 0, f[4] = { 0 };
+	int k = 0;
+	for (int i = 0, o = 0; cli_line(t, i, line, sizeof line) == 0; i++) {
+		const char *p = line + strspn(line, " ");
+		if (sscanf(p, "int_value: %lld", &v) == 1 || sscanf(p, "uint_value: %lld", &v) == 1)
+			continue;
+		if (strncmp(p, "name: ", 6))
+			continue;
+		if (k < 4 && !strcmp(p + 6, names[k]))
+			f[k++] = v;
+		else
+			k = 0;
+		if (k == 4) {
+			o += sprintf(got + o, "%lld %lld %lld %lld\n", f[0], f[1], f[2], f[3]);
+			k = 0;
+		}
+	}
+	cli_sort_lines(got);
+	CHECK(want[0] && !strcmp(got, want));
+	if (strcmp(got, want))
+		fprintf(stderr, "Perfetto reply annotations:\n%s\nthe app sent:\n%s", got, want);
+	free(t);
+	free(want);
+	free(got);
+	free(ev);
+}
+
 int main(int argc, char **argv)
 {
 	char self[4096] = { 0 };
@@ -1233,5 +1345,6 @@ int main(int argc, char **argv)
 	run_lossy(self);
 	run_flood(self);
 	run_damaged(self);
+	run_typed();
 	T_END();
 }

@@ -29,13 +29,6 @@
 #include "cli_util.h"
 #include "../src/log/logfmt.h"
 
-#ifndef PT_TEST_CC
-#define PT_TEST_CC "cc"
-#endif
-#ifndef PT_TEST_SANFLAGS
-#define PT_TEST_SANFLAGS ""
-#endif
-
 /* a path in the scratch directory that stays (cli_path's rotate) */
 static const char *path_of(const char *name)
 {

@@ -19,6 +19,14 @@
 #ifndef PT_BUILD_DIR
 #define PT_BUILD_DIR "build"
 #endif
+/* the compiler and sanitizer flags the suite was built with (the
+ * Makefile gives them), for tests that build programs to trace */
+#ifndef PT_TEST_CC
+#define PT_TEST_CC "cc"
+#endif
+#ifndef PT_TEST_SANFLAGS
+#define PT_TEST_SANFLAGS ""
+#endif
 
 static const char *cli_bin = PT_BUILD_DIR "/posixtrace";
 static const char *cli_app = PT_BUILD_DIR "/examples/app";
@@ -215,6 +223,50 @@ static inline int cli_read_log(const char *path, struct cli_ev **out)
 	close(fd);
 	*out = ev;
 	return n;
+}
+
+/* Lines of text (each ending in '\n') sorted in place: a multiset to compare. */
+static inline int cli_cmp_line(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static inline void cli_sort_lines(char *s)
+{
+	size_t n = 0, len = strlen(s);
+	for (size_t i = 0; i < len; i++)
+		n += s[i] == '\n';
+	char **v = malloc((n + 1) * sizeof *v), *copy = strdup(s);
+	REQUIRE(v && copy);
+	n = 0;
+	for (char *p = copy, *nl; (nl = strchr(p, '\n')) != NULL; p = nl + 1) {
+		*nl = 0;
+		v[n++] = p;
+	}
+	qsort(v, n, sizeof *v, cli_cmp_line);
+	s[0] = 0;
+	for (size_t i = 0, o = 0; i < n; i++)
+		o += (size_t)sprintf(s + o, "%s\n", v[i]);
+	free(v);
+	free(copy);
+}
+
+/* examples/app's "reply" payloads as it sent them (worker:i32, round:i32,
+ * status:i32, bytes:u32): "W R S B" lines, sorted (malloc'd). */
+static inline char *cli_app_replies(const struct cli_ev *ev, int n)
+{
+	char *s = calloc((size_t)n + 1, 64);
+	size_t o = 0;
+	REQUIRE(s);
+	for (int i = 0; i < n; i++) {
+		int32_t v[4];
+		if (strcmp(ev[i].name, "reply") || ev[i].len != sizeof v)
+			continue;
+		memcpy(v, ev[i].data, sizeof v);
+		o += (size_t)sprintf(s + o, "%d %d %d %u\n", v[0], v[1], v[2], (uint32_t)v[3]);
+	}
+	cli_sort_lines(s);
+	return s;
 }
 
 static inline int cli_count(const struct cli_ev *ev, int n, const char *name)

@@ -649,7 +649,8 @@ static void check_chrome(const char *js, struct check *c)
 }
 
 /* babeltrace2's text output with --clock-seconds:
- * [S.NNNNNNNNN] name: { pid = P, tid = 0x.., ..., payload = [ [0] = 77, ... ] } */
+ * [S.NNNNNNNNN] name: { pid = P, vtid = T, tid = 0x.., procname = ".." }, { ...,
+ * payload = [ [0] = 77, ... ] } */
 static void check_ctf(const char *out, struct check *c)
 {
 	char l[4096];
@@ -658,7 +659,7 @@ static void check_ctf(const char *out, struct check *c)
 		long long s, ns;
 		int used = 0;
 		if (sscanf(l, "[%lld.%9lld]%n", &s, &ns, &used) == 2 && used) {
-			const char *pid = in_line(l, nl, "pid = "), *tid = in_line(l, nl, "tid = ");
+			const char *pid = in_line(l, nl, "pid = "), *tid = in_line(l, nl, ", tid = ");
 			const char *pl = in_line(l, nl, "payload = [");
 			int64_t ts = s * 1000000000 + ns;
 			char text[128];
@@ -674,7 +675,7 @@ static void check_ctf(const char *out, struct check *c)
 				}
 			}
 			if (pid && tid)
-				feed(c, atoi(pid + 6), strtoull(tid + 6, NULL, 0), ts, text, len);
+				feed(c, atoi(pid + 6), strtoull(tid + 8, NULL, 0), ts, text, len);
 		}
 	}
 }

@@ -134,9 +134,12 @@ static void t_overhead(unsigned version)
 	pt_logw_free(&w);
 	REQUIRE(pt_logr_open(&r, fd) == 0);
 	/* format 5: a SUMMARY block before the END block: totals, one type,
-	 * one writer (docs/log-format.md) */
+	 * one writer (docs/log-format.md); format 7: and the block index, one
+	 * entry for all the blocks here */
+	int idx = !version || version >= 7;
 	uint64_t summary = version == 3 ? 0
-	                 : PT_LOG_ALIGN8(PT_LOG_BLK + 3 * PT_LOG_S_HDR + 48 + 32 + 40);
+	                 : PT_LOG_ALIGN8(PT_LOG_BLK + (3 + idx) * PT_LOG_S_HDR + 48 + 32 + 40 +
+	                                 (idx ? 8 + r.nitems * PT_LOG_IDX_ENT : 0));
 	uint64_t fixed = PT_LOG_HDR + PT_LOG_END_LEN + summary +
 	                 r.nitems * (PT_LOG_BLK + PT_LOG_WENT + 7);
 	printf("overhead, format %u: %llu events in %zu blocks, %.2f bytes per event beyond the "

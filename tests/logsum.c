@@ -294,7 +294,7 @@ static void t_until_full(void)
 	close(fd);
 }
 
-/* Format 6 (current) against 5: a log with thread identities (THREAD)
+/* Format 6 against 5 (and 7, the current one, against 6): a log with thread identities (THREAD)
  * and payload descriptions (TYPE) among its events.  Written as 6, the
  * full reader and the summary both give them; written as 5 (the summary
  * but no such entries), neither has them and the summary still reads; a
@@ -354,6 +354,17 @@ static void meta_check(int fd, unsigned version, size_t meta, const struct want 
 	pt_ext_summary_free(es);
 }
 
+/* The header says format version (CRC fixed). */
+static void relabel(int fd, unsigned version)
+{
+	unsigned char h[PT_LOG_HDR];
+
+	REQUIRE(pread(fd, h, sizeof h, 0) == (ssize_t)sizeof h);
+	pt_log_put16(h + PT_LOG_H_VERSION, (uint16_t)version, 0);
+	pt_log_put32(h + PT_LOG_H_CRC, pt_log_crc(0, h, PT_LOG_H_CRC), 0);
+	REQUIRE(pwrite(fd, h, sizeof h, 0) == (ssize_t)sizeof h);
+}
+
 static void t_versions(void)
 {
 	static struct want x;
@@ -361,16 +372,23 @@ static void t_versions(void)
 	uint64_t nerr;
 	int fd;
 
-	CHECK_EQ(PT_LOG_VERSION, 6u);
+	CHECK_EQ(PT_LOG_VERSION, 7u);
 	fd = meta_log(0, &x);
+	meta_check(fd, 7, 1, &x);
+
+	/* relabelled 6: its block index is a kind format 6 does not have */
+	relabel(fd, 6);
+	count_events(fd, &nerr);
+	CHECK(nerr >= 1);
+	no_summary(fd, "format 7 relabelled 6");
+	close(fd);
+
+	/* written as format 6 (as main's writer did): a summary without index */
+	fd = meta_log(6, &x);
 	meta_check(fd, 6, 1, &x);
 
 /* relabelled 5: the header says a format without such entries */
-	unsigned char h[PT_LOG_HDR];
-	REQUIRE(pread(fd, h, sizeof h, 0) == (ssize_t)sizeof h);
-	pt_log_put16(h + PT_LOG_H_VERSION, 5, 0);
-	pt_log_put32(h + PT_LOG_H_CRC, pt_log_crc(0, h, PT_LOG_H_CRC), 0);
-	REQUIRE(pwrite(fd, h, sizeof h, 0) == (ssize_t)sizeof h);
+	relabel(fd, 5);
 	count_events(fd, &nerr);
 	CHECK(nerr >= 1);
 	REQUIRE(pt_logr_open(&r, fd) == 0);

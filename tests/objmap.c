@@ -166,7 +166,14 @@ static void t_hostile(void)
 	pt_trid_unlock(t);
 	REQUIRE(used >= 3 && used < 200);
 	size_t good = objects(trid, objs, 4096);
-	CHECK_EQ(good, used); /* (nothing lost yet: no LOST entry) */
+	/* and this process's identity: its parent, its command line */
+	struct pt_ext_proc pr[4];
+	size_t np = 0;
+	REQUIRE(pt_ext_procs(trid, 0, pr, 4, &np) == 0);
+	CHECK_EQ(np, 1);
+	CHECK(np == 1 && pr[0].pid == getpid() && pr[0].ppid == getppid() &&
+	      strstr(pr[0].cmdline, "objmap") != NULL && !pr[0].cut);
+	CHECK_EQ(good + np, used); /* (nothing lost yet: no LOST entry) */
 
 	/* bad entries, each published */
 	uint32_t i = used;

@@ -16,7 +16,11 @@
  *  - a forked child (inherited stream): its TID is its own pid, not its
  *    parent's thread's;
  *  - the same entries in the stream's log, and `posixtrace info` on a
- *    recorded program names each thread.
+ *    recorded program names each thread;
+ *  - the log's CTF export read by babeltrace2 (skipped without it): each
+ *    event's packet context has the vtid and procname its thread reported
+ *    (LTTng's context names); the Chrome export's tid is the thread's TID
+ *    and its thread_name the last name the thread gave itself.
  */
 #include <fcntl.h>
 #include <pthread.h>
@@ -128,6 +132,133 @@ static void check(trace_id_t trid, int is_log, pid_t child, pthread_t main_th)
 	thrmap_free(m);
 }
 
+/* Whether an export names the event of thread who (its seq-th) as that
+ * thread reported itself: pid, TID, and its name then (latest: the last
+ * name it gave itself, as Chrome's one thread_name per TID says). */
+static int named_as(uint32_t who, uint32_t seq, int pid, int tid, const char *name, pid_t child,
+                    int latest)
+{
+	if (who == 0)
+		return pid == getpid() && tid == getpid();
+	if (who == 1)
+		return pid == getpid() && tid == tid_renamed &&
+		       (latest ? !strcmp(name, "beta two")
+		               : !strcmp(name, seq < renamed_at ? "alpha" : "beta two") ||
+		                 (seq >= renamed_at && seq < renamed_at + RUN / 2 && !strcmp(name, "alpha")));
+	if (who == 2)
+		return tid == tid_a && !strcmp(name, "first");
+	if (who == 3)
+		return tid == tid_b && !strcmp(name, "second");
+	return who == 4 && pid == child && tid == child;
+}
+
+static void check_counts(const unsigned long *counts)
+{
+	CHECK_EQ(counts[0], 1);
+	CHECK_EQ(counts[1], 10 + RUN);
+	CHECK_EQ(counts[2], 5);
+	CHECK_EQ(counts[3], 5);
+	CHECK_EQ(counts[4], 1);
+}
+
+/* babeltrace2 on the CTF export of the log: every "ident" event's vtid
+ * and procname are what its thread reported; its payload (struct rec)
+ * says which thread it was. */
+static void check_ctf(const char *logp, pid_t child)
+{
+	const char *bt = cli_which("babeltrace2");
+	if (!bt) {
+		printf("SKIP part: CTF vtid/procname (babeltrace2 is not installed)\n");
+		return;
+	}
+	const char *dir = cli_path("ident.ctf");
+	char *out = NULL, *err = NULL, line[2048];
+	CHECK_EQ(cli_run(CLI("export", "--format", "ctf", "--raw-addresses", (char *)logp, "-o",
+	                     (char *)dir), NULL, &err), 0);
+	free(err);
+	err = NULL;
+	int rc = cli_run((char *const[]){ (char *)bt, (char *)dir, NULL }, &out, &err);
+	CHECK_EQ(rc, 0);
+	if (rc)
+		fprintf(stderr, "babeltrace2: %s\n", err ? err : "");
+	unsigned long counts[5] = { 0 };
+	for (int i = 0; out && cli_line(out, i, line, sizeof line) == 0; i++) {
+		const char *p = strstr(line, " ident: { pid = ");
+		int pid, vtid, at = 0, b[8];
+		char name[32] = "";
+		if (!p || sscanf(p, " ident: { pid = %d, vtid = %d, tid = %*x, procname = \"%n", &pid,
+		                 &vtid, &at) != 2 || !at)
+			continue;
+		const char *q = strchr(p + at, '"');
+		if (!q || (size_t)(q - (p + at)) >= sizeof name)
+			continue;
+		memcpy(name, p + at, (size_t)(q - (p + at)));
+		const char *pl = strstr(q, "payload_len = 8, payload = [ ");
+		if (!pl || sscanf(pl, "payload_len = 8, payload = [ [0] = %d, [1] = %d, [2] = %d, "
+		                      "[3] = %d, [4] = %d, [5] = %d, [6] = %d, [7] = %d ]",
+		                  &b[0], &b[1], &b[2], &b[3], &b[4], &b[5], &b[6], &b[7]) != 8)
+			continue;
+		uint32_t who = (uint32_t)(b[0] | b[1] << 8 | b[2] << 16 | b[3] << 24);
+		uint32_t seq = (uint32_t)(b[4] | b[5] << 8 | b[6] << 16 | b[7] << 24);
+		int ok = named_as(who, seq, pid, vtid, name, child, 0);
+		if (!ok)
+			fprintf(stderr, "CTF: event of %u seq %u: %s\n", who, seq, line);
+		if (ok && who < 5)
+			counts[who]++;
+	}
+	check_counts(counts);
+	free(out);
+	free(err);
+}
+
+/* The Chrome JSON export of the log: each "ident" event's tid is its
+ * thread's gettid(), and the thread_name of that tid the name the thread
+ * gave itself last. */
+static const char *chrome_name(const char *json, int pid, int tid, char *out, size_t cap)
+{
+	char want[96];
+	snprintf(want, sizeof want, "\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,"
+	                            "\"args\":{\"name\":\"", pid, tid);
+	const char *p = strstr(json, want);
+	out[0] = 0;
+	if (p && sscanf(p + strlen(want), "%63[^\"]", out) != 1)
+		out[0] = 0;
+	(void)cap;
+	return out;
+}
+
+static void check_chrome(const char *logp, pid_t child)
+{
+	const char *json = cli_path("ident.json");
+	char *err = NULL, line[1024], n[64];
+	CHECK_EQ(cli_run(CLI("export", "--format", "chrome", (char *)logp, "-o", (char *)json), NULL,
+	                 &err), 0);
+	free(err);
+	char *out = cli_slurp(json);
+	REQUIRE(out);
+	unsigned long counts[5] = { 0 };
+	for (int i = 0; cli_line(out, i, line, sizeof line) == 0; i++) {
+		int pid, tid, at = 0;
+		unsigned b[8];
+		const char *p = strstr(line, "{\"name\":\"ident\",\"ph\":\"i\"");
+		const char *h = p ? strstr(p, "\"hex\":\"") : NULL;
+		if (!p || !h || sscanf(strstr(p, "\"pid\":"), "\"pid\":%d,\"tid\":%d%n", &pid, &tid, &at) != 2 ||
+		    sscanf(h + 7, "%2x%2x%2x%2x%2x%2x%2x%2x", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5], &b[6],
+		           &b[7]) != 8)
+			continue;
+		uint32_t who = b[0] | b[1] << 8 | b[2] << 16 | b[3] << 24;
+		chrome_name(out, pid, tid, n, sizeof n);
+		uint32_t seq = b[4] | b[5] << 8 | b[6] << 16 | (uint32_t)b[7] << 24;
+		int ok = named_as(who, seq, pid, tid, n, child, 1);
+		if (!ok)
+			fprintf(stderr, "Chrome: event of %u named \"%s\": %s\n", who, n, line);
+		if (ok && who < 5)
+			counts[who]++;
+	}
+	check_counts(counts);
+	free(out);
+}
+
 int main(int argc, char **argv)
 {
 	(void)argc, (void)argv;
@@ -176,6 +307,8 @@ int main(int argc, char **argv)
 	check(trid, 1, child, pthread_self());
 	posix_trace_close(trid);
 	close(fd);
+	check_ctf(logp, child);
+	check_chrome(logp, child);
 
 	/* `posixtrace info`: TID and name of each of examples/app's threads */
 	char *out = NULL;

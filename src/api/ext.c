@@ -3,7 +3,10 @@
  * stream or a log: loss counts, the map of loaded code, thread identities
  * and payload descriptions (the last two in the map's area).
  */
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -145,6 +148,27 @@ int pt_ext_threads(trace_id_t trid, size_t from, struct pt_ext_thread *out, size
 	return entries(trid, is_thread, from, out, sizeof *out, cap, n, put_thread);
 }
 
+static int is_proc(unsigned kind)
+{
+	return kind == PT_EXT_OBJ_PROC;
+}
+
+static void put_proc(void *dst, const struct pt_ext_obj *o)
+{
+	struct pt_ext_proc *d = dst;
+	memset(d, 0, sizeof *d);
+	d->ts = o->ts;
+	d->pid = o->pid;
+	d->ppid = (int32_t)o->lo;
+	d->cut = (o->flags & PT_EXT_OBJ_TRUNC) != 0;
+	memcpy(d->cmdline, o->path, strnlen(o->path, sizeof d->cmdline - 1));
+}
+
+int pt_ext_procs(trace_id_t trid, size_t from, struct pt_ext_proc *out, size_t cap, size_t *n)
+{
+	return entries(trid, is_proc, from, out, sizeof *out, cap, n, put_proc);
+}
+
 static int is_type(unsigned kind)
 {
 	return kind == PT_EXT_OBJ_TYPE;
@@ -175,6 +199,21 @@ int pt_ext_seek(trace_id_t trid, uint64_t ts_ns, uint64_t *lost_before)
 	if ((rc = pt_trid_lock_any(trid, &t)) != 0)
 		return rc;
 	rc = t->kind == PT_KIND_LOG ? pt_logr_seek(t->lr, ts_ns, lost_before) : EINVAL;
+	pt_trid_unlock(t);
+	return rc;
+}
+
+int pt_ext_seek_end(trace_id_t trid, uint64_t ts_ns)
+{
+	struct pt_trid *t;
+	int rc;
+
+	if ((rc = pt_trid_lock_any(trid, &t)) != 0)
+		return rc;
+	if (t->kind == PT_KIND_LOG)
+		pt_logr_stop_after(t->lr, ts_ns);
+	else
+		rc = EINVAL;
 	pt_trid_unlock(t);
 	return rc;
 }
@@ -229,16 +268,18 @@ int pt_ext_log_summary(int fd, struct pt_ext_summary **out)
 	s->nwriters = ls.nwr;
 	/* the area's entries by kind, as pt_ext_objects(), pt_ext_threads()
 	 * and pt_ext_types() give them */
-	size_t nobj = 0, nthr = 0, ntyp = 0;
+	size_t nobj = 0, nthr = 0, ntyp = 0, npro = 0;
 	for (size_t i = 0; i < ls.nobjs; i++) {
 		nobj += is_object(ls.objs[i].kind);
 		nthr += is_thread(ls.objs[i].kind);
 		ntyp += is_type(ls.objs[i].kind);
+		npro += is_proc(ls.objs[i].kind);
 	}
 	s->objs = calloc(nobj + 1, sizeof *s->objs);
 	s->threads = calloc(nthr + 1, sizeof *s->threads);
 	s->types = calloc(ntyp + 1, sizeof *s->types);
-	if (!s->objs || !s->threads || !s->types) {
+	s->procs = calloc(npro + 1, sizeof *s->procs);
+	if (!s->objs || !s->threads || !s->types || !s->procs) {
 		pt_log_summary_free(&ls);
 		pt_ext_summary_free(s);
 		return ENOMEM;
@@ -251,6 +292,8 @@ int pt_ext_log_summary(int fd, struct pt_ext_summary **out)
 			put_thread(&s->threads[s->nthreads++], o);
 		else if (is_type(o->kind))
 			put_type(&s->types[s->ntypes++], o);
+		else if (is_proc(o->kind))
+			put_proc(&s->procs[s->nprocs++], o);
 	}
 	pt_log_summary_free(&ls);
 	*out = s;
@@ -266,5 +309,30 @@ void pt_ext_summary_free(struct pt_ext_summary *s)
 	free(s->objs);
 	free(s->threads);
 	free(s->types);
+	free(s->procs);
 	free(s);
+}
+
+int pt_ext_join(trace_id_t trid, char *buf, size_t cap)
+{
+	struct pt_trid *t;
+	struct stat st;
+	int rc = 0, n;
+
+	if (pt_trid_lock(trid, &t) != 0)
+		return EINVAL;
+	if (t->fd < 0 || fstat(t->fd, &st) != 0 || t->attr.inherit != POSIX_TRACE_INHERITED) {
+		pt_trid_unlock(t);
+		return EINVAL;
+	}
+	/* a region of the target's control memfd is held alive by the lock
+	 * on the slot's byte; a memfd of our own has no lock (create.c) */
+	uint32_t byte = t->region_off && t->slot >= 0 ? (uint32_t)t->slot : UINT32_MAX;
+	n = snprintf(buf, cap, "%d.%d.%llu.%llu.%llu.%u", (int)getpid(), t->fd,
+	             (unsigned long long)st.st_ino, (unsigned long long)t->region_off,
+	             (unsigned long long)t->map_size, byte);
+	if (n < 0 || (size_t)n >= cap)
+		rc = ERANGE;
+	pt_trid_unlock(t);
+	return rc;
 }

@@ -28,7 +28,7 @@
 /* ---- file header (PT_LOG_HDR bytes) */
 #define PT_LOG_MAGIC      "PSXTRLOG"  /* 8 bytes, not NUL-terminated in the file */
 #define PT_LOG_BOM        0x01020304u /* u32 at PT_LOG_H_BOM, in the log's order */
-#define PT_LOG_VERSION    6u  /* written; 1 to 5 are still read */
+#define PT_LOG_VERSION    7u  /* written; 1 to 6 are still read */
 #define PT_LOG_VERSION_MIN 1u
 #define PT_LOG_HDR        256u
 #define PT_LOG_FIRST      PT_LOG_HDR  /* offset of the first block */
@@ -115,7 +115,18 @@
 #define PT_LOG_S_NAME      4u  /* 4 + n: u32 id, the name (1..63 bytes, no NUL) */
 #define PT_LOG_S_OBJ       5u  /* an OBJ record's payload (v6: thread identities and
                                 * payload descriptions too) */
+#define PT_LOG_S_INDEX     6u  /* (v7) 8 + 32 k: u32 first block (0: the first block of the
+                                * log), u32 k, then k block entries (below) */
 #define PT_LOG_S_HDR       4u
+/* (v7) a block entry of the index: one events block, in writing order
+ * (sequence numbers 1, 2, ... and back to back from PT_LOG_FIRST): u32
+ * length, u32 flags, u64 first, smallest, largest and last event
+ * timestamps (0 when it has no event) */
+#define PT_LOG_IDX_ENT     40u
+#define PT_LOG_IDX_LOST    1u  /* the block has a record flagged LOST */
+#define PT_LOG_IDX_EVENTS  2u  /* the block has an event record */
+#define PT_LOG_IDX_RUN_MAX 1638u /* entries in one INDEX entry (its length is a u16) */
+struct pt_log_bidx { uint32_t len, flags; uint64_t first, min, max, last; };
 #define PT_LOG_S_PARTS_MAX 4096u /* SUMMARY blocks a reader takes */
 
 #define PT_LOG_NAME_MAX      TRACE_EVENT_NAME_MAX /* bytes, no NUL in the record */
@@ -300,8 +311,9 @@ struct pt_logw_opt {
 	uint32_t block_size; /* 0: PT_LOG_BLOCK_DEFAULT; raised to fit one record */
 	int swap;            /* write the opposite byte order (tests) */
 	uint64_t nonce;      /* 0: random */
-	unsigned version;    /* 0: PT_LOG_VERSION; 3 or 5: that format, as older writers
-	                      * wrote it (tests; 5: no thread identities or descriptions) */
+	unsigned version;    /* 0: PT_LOG_VERSION; 3, 5 or 6: that format, as older writers
+	                      * wrote it (tests; 5: no thread identities or descriptions;
+	                      * 6: no block index in the summary) */
 };
 
 struct pt_logw_who {
@@ -324,6 +336,9 @@ struct pt_logw_sum {
 	struct pt_logw_sumw *wr;   /* in order of first event */
 	uint32_t nwr, wcap;
 	uint32_t *hash, hcap;      /* writer (pid, thread) -> index + 1 in wr */
+	struct pt_log_bidx *idx;   /* (v7) the block index: one entry per events block */
+	uint64_t nidx, idx_cap;
+	int no_index;              /* the summary goes without the index (no room for it) */
 	int failed;                /* out of memory once: no summary */
 };
 
@@ -444,9 +459,12 @@ struct pt_logr_item {    /* one step of the reading order */
 	uint64_t off, seq;
 	uint64_t ts;         /* error items: the timestamp to report */
 	uint64_t max_ts;     /* the block's largest timestamp (pt_logr_seek) */
+	uint64_t min_ts;     /* its smallest (pt_logr_stop_after) */
+	uint64_t last_ts;    /* (indexed) its last timestamp, as the index says */
 	uint32_t len;
 	uint32_t error;      /* 0: a block of events; else an error number */
 	int has_lost;        /* the block has a record flagged LOST */
+	int has_ev;          /* (indexed) the index says it has event records */
 };
 
 struct pt_logr {
@@ -484,13 +502,22 @@ struct pt_logr {
 	uint64_t base_ts;
 	size_t full_len;     /* payload length of the last event returned */
 	/* what the last pt_logr_check() of an events block saw besides */
-	uint64_t chk_max_ts;
+	uint64_t chk_max_ts, chk_min_ts;
 	int chk_lost;
+	size_t stop;         /* items from this one on are not read (pt_logr_stop_after) */
+	/* (v7) opened through the summary's block index: no block was read at
+	 * open; each is checked when read, against its index entry too */
+	int indexed;
+	uint64_t bytes_read; /* bytes read from the file so far (tests) */
 };
 
 /* fd: a regular file open for reading (EBADF if not readable); anything
  * that is not a valid log: EINVAL.  The fd stays the caller's. */
 int pt_logr_open(struct pt_logr *r, int fd);
+/* The same; flags PT_LOGR_SCAN: scan every block even if the log has a
+ * block index (tests, fuzzing: the two ways agree). */
+#define PT_LOGR_SCAN 1
+int pt_logr_open_opt(struct pt_logr *r, int fd, int flags);
 /* The next event in order; *unavailable = 1 at the end.  A corrupt stretch
  * of the log reads as one POSIX_TRACE_ERROR event whose data is an int. */
 int pt_logr_next(struct pt_logr *r, struct posix_trace_event_info *ev, void *buf,
@@ -504,6 +531,12 @@ void pt_logr_rewind(struct pt_logr *r);
  * at_resume + wrap_at_resume, src/ext.h).  0, or an error reading the
  * blocks before it. */
 int pt_logr_seek(struct pt_logr *r, uint64_t ts, uint64_t *lost_before);
+/* Reading ends (the end of the log, as if) once no block left holds an
+ * event stamped at or before ts, nor damage met before it (a late event
+ * in a later block is still read: each block's smallest timestamp is
+ * known at open).  UINT64_MAX: to the end again.  Kept by rewind and
+ * seek. */
+void pt_logr_stop_after(struct pt_logr *r, uint64_t ts);
 void pt_logr_close(struct pt_logr *r);
 const struct pt_attr_img *pt_logr_attr(const struct pt_logr *r);
 int pt_logr_status(const struct pt_logr *r, struct posix_trace_status_info *st);
@@ -546,8 +579,16 @@ struct pt_log_summary {
 	uint32_t nwr;
 	struct pt_ext_obj *objs;
 	size_t nobjs;
+	/* (v7) the block index: its entries counted (nidx), kept only when
+	 * want_index; where the first SUMMARY block is and its sequence number */
+	int want_index;
+	struct pt_log_bidx *idx;
+	uint64_t nidx, idx_cap, sum_off, sum_seq;
+	uint64_t bytes_read; /* from the file (tests) */
 };
 int pt_log_summary_read(int fd, struct pt_log_summary *s);
+/* The same, keeping the block index (logread.c's open) */
+int pt_log_summary_read_index(int fd, struct pt_log_summary *s);
 void pt_log_summary_free(struct pt_log_summary *s);
 /* Checks a SUMMARY block's entries (p: the block, len, nrec); fills s
  * (which may be NULL) with them.  0 or EBADMSG. */
@@ -555,7 +596,7 @@ int pt_log_sum_parse(const unsigned char *p, uint32_t len, uint32_t nrec, int sw
                      unsigned version, struct pt_log_summary *s);
 
 /* pread all n bytes at off: 0, EBADMSG (end of file first), or an error */
-int pt_logr_rd(const struct pt_logr *r, uint64_t off, void *dst, size_t n);
+int pt_logr_rd(struct pt_logr *r, uint64_t off, void *dst, size_t n);
 /* 1 if h is a block header of this log, decoded into *b */
 int pt_logr_bhdr(const struct pt_logr *r, const unsigned char *h, struct pt_log_bhdr *b);
 /* 0 if the whole block p is sound (else EBADMSG); names: record its names */

@@ -1,7 +1,8 @@
 /*
  * logiter.c -- trace log reader, reading: events in order, one block in
  * memory at a time; each block is read and checked again when reached,
- * as the file may have changed since it was opened.
+ * as the file may have changed since it was opened (or, opened through
+ * the block index, was never read before).
  */
 #include <errno.h>
 #include "logfmt.h"
@@ -51,6 +52,11 @@ static int load(struct pt_logr *r, const struct pt_logr_item *it)
 		return rc;
 	if (!pt_logr_bhdr(r, r->buf, &b) || b.seq != it->seq || b.len != it->len ||
 	    b.type != PT_LOG_BT_EVENTS || pt_logr_check(r, r->buf, &b, 0, &first, &last, &nev))
+		return EBADMSG;
+	/* (opened through the index) the block is what its entry says */
+	if (r->indexed && ((nev != 0) != it->has_ev || it->has_lost != r->chk_lost ||
+	                   (nev && (first != it->ts || last != it->last_ts ||
+	                            r->chk_max_ts != it->max_ts || r->chk_min_ts != it->min_ts))))
 		return EBADMSG;
 	r->nw = b.nw;
 	r->base_ts = b.base;
@@ -114,7 +120,7 @@ int pt_logr_next(struct pt_logr *r, struct posix_trace_event_info *ev, void *buf
 		uint64_t where;
 		int rc;
 
-		if (r->cur >= r->nitems) {
+		if (r->cur >= r->nitems || r->cur >= r->stop) {
 			*unavailable = 1;
 			*len = 0;
 			return 0;
@@ -127,8 +133,19 @@ int pt_logr_next(struct pt_logr *r, struct posix_trace_event_info *ev, void *buf
 			return 0;
 		}
 		if (!r->loaded && (rc = load(r, it))) {
-			r->cur++;
-			put_error(r, ev, buf, cap, len, it->ts, rc);
+			uint64_t ts = it->ts;
+			size_t first = r->cur++;
+			if (r->indexed) {
+				/* as a scan at open has it: one error for a damaged
+				 * stretch, at the time of the last event before it
+				 * (or the first after it, at the start of the log) */
+				while (r->cur < r->nitems && r->cur < r->stop &&
+				       load(r, &r->items[r->cur]))
+					r->cur++;
+				ts = first ? r->items[first - 1].last_ts
+				   : r->cur < r->nitems ? r->items[r->cur].ts : 0;
+			}
+			put_error(r, ev, buf, cap, len, ts, rc);
 			return 0;
 		}
 		if (!r->rleft) {
@@ -228,6 +245,21 @@ int pt_logr_seek(struct pt_logr *r, uint64_t ts, uint64_t *lost_before)
 		*lost_before = r->lost_kept || !r->has_stream_lost ? 0 : r->stream_lost;
 	*lost_before += r->wrap_told;
 	return rc;
+}
+
+void pt_logr_stop_after(struct pt_logr *r, uint64_t ts)
+{
+	size_t k = r->nitems;
+
+	/* past the last item that may hold an event at or before ts: an
+	 * error item (its time is a neighbour's) at or before it, or a block
+	 * whose smallest timestamp is */
+	for (; ts != UINT64_MAX && k > 0; k--) {
+		const struct pt_logr_item *it = &r->items[k - 1];
+		if (it->error ? it->ts <= ts : (it->has_ev || !r->indexed) && it->min_ts <= ts)
+			break;
+	}
+	r->stop = k;
 }
 
 const struct pt_attr_img *pt_logr_attr(const struct pt_logr *r)

@@ -1,7 +1,9 @@
 /*
  * logread.c -- trace log reader, opening: the header is checked, then
- * every block is found and checked once (bounded memory: one block buffer
- * and an index of block offsets), and the reading order is worked out.
+ * either (format 7, a finished log with its summary) the reading order is
+ * taken from the summary's block index without reading a block, or every
+ * block is found and checked once (bounded memory: one block buffer and an
+ * index of block offsets) and the reading order is worked out.
  * Reading the events: logiter.c.  Format and rules: docs/log-format.md.
  */
 #include <errno.h>
@@ -12,16 +14,17 @@
 
 /* One block found in the file. */
 struct ent {
-	uint64_t off, seq, oldest, first_ts, last_ts, max_ts;
+	uint64_t off, seq, oldest, first_ts, last_ts, max_ts, min_ts;
 	uint32_t len, nev;
 	unsigned type, good;
 	int has_lost;
 };
 
-int pt_logr_rd(const struct pt_logr *r, uint64_t off, void *dst, size_t n)
+int pt_logr_rd(struct pt_logr *r, uint64_t off, void *dst, size_t n)
 {
 	size_t got = 0;
 
+	r->bytes_read += n;
 	while (got < n) {
 		ssize_t k = pread(r->fd, (char *)dst + got, n - got, (off_t)(off + got));
 		if (k < 0 && errno == EINTR)
@@ -139,19 +142,23 @@ int pt_log_obj_decode(const unsigned char *p, uint32_t n, int sw, unsigned versi
 	o->flags = p[39];
 	uint32_t pl = n - PT_LOG_OBJ_FIXED - (n - PT_LOG_OBJ_FIXED < o->bid_len ? 0 : o->bid_len);
 	/* (v6) thread identities and payload descriptions */
-	int meta = o->kind == PT_EXT_OBJ_THREAD || o->kind == PT_EXT_OBJ_TYPE;
+	int meta = o->kind == PT_EXT_OBJ_THREAD || o->kind == PT_EXT_OBJ_TYPE ||
+	           o->kind == PT_EXT_OBJ_PROC;
 	if (o->bid_len > PT_EXT_OBJ_BID_MAX || n - PT_LOG_OBJ_FIXED < o->bid_len ||
 	    o->kind < PT_EXT_OBJ_BEGIN ||
-	    o->kind > (version >= 6 ? PT_EXT_OBJ_TYPE : PT_EXT_OBJ_LOST) ||
+	    o->kind > (version >= 6 ? PT_EXT_OBJ_PROC : PT_EXT_OBJ_LOST) ||
 	    (o->flags & ~PT_EXT_OBJ_TRUNC) || pl >= PT_EXT_OBJ_PATH ||
 	    memchr(p + PT_LOG_OBJ_FIXED + o->bid_len, 0, pl) ||
 	    ((o->kind == PT_EXT_OBJ_ADD || o->kind == PT_EXT_OBJ_DEL) && o->lo >= o->hi) ||
-	    (meta && (!pt_ext_meta_ok(o->kind, o->lo, o->hi, pl, o->bid_len) || o->flags)))
+	    (meta && (!pt_ext_meta_ok(o->kind, o->lo, o->hi, pl, o->bid_len) ||
+	              (o->flags & ~(o->kind == PT_EXT_OBJ_PROC ? PT_EXT_OBJ_TRUNC : 0u)))))
 		return EBADMSG;
 	memcpy(o->bid, p + PT_LOG_OBJ_FIXED, o->bid_len);
 	memcpy(o->path, p + PT_LOG_OBJ_FIXED + o->bid_len, pl);
 	return 0;
 }
+
+static int keep_obj(struct pt_logr *r, const struct pt_ext_obj *op, uint64_t h);
 
 /* An OBJ record: checked; kept (once) when keep. */
 static int get_obj(struct pt_logr *r, const unsigned char *p, uint32_t n, int keep)
@@ -160,10 +167,15 @@ static int get_obj(struct pt_logr *r, const unsigned char *p, uint32_t n, int ke
 
 	if (pt_log_obj_decode(p, n, r->swap, (unsigned)r->version, &o))
 		return EBADMSG;
-	if (!keep)
-		return 0;
+	return keep ? keep_obj(r, &o, pt_log_crc(0, p, n) | (uint64_t)n << 32) : 0;
+}
+
+/* An entry of the map of loaded code, kept once (h: a hash of it). */
+static int keep_obj(struct pt_logr *r, const struct pt_ext_obj *op, uint64_t h)
+{
+	const struct pt_ext_obj o = *op;
+
 	/* the same entry again (a copy after a LOOP wrap, or a stale block) */
-	uint64_t h = pt_log_crc(0, p, n) | (uint64_t)n << 32;
 	for (size_t i = 0; i < r->nobjs; i++)
 		if (r->obj_hash[i] == h && !memcmp(&r->objs[i], &o, sizeof o))
 			return 0;
@@ -201,7 +213,7 @@ int pt_logr_check(struct pt_logr *r, const unsigned char *p, const struct pt_log
 		if (pt_log_get32(p + PT_LOG_BLK + i * PT_LOG_WENT + 4, sw))
 			return EBADMSG;
 	struct pt_log_prev prev = { 0, 0, 0 };
-	r->chk_max_ts = 0;
+	r->chk_max_ts = r->chk_min_ts = 0;
 	r->chk_lost = 0;
 	for (uint32_t i = 0; i < b->nrec; i++) {
 		uint32_t delta, n;
@@ -247,10 +259,12 @@ int pt_logr_check(struct pt_logr *r, const unsigned char *p, const struct pt_log
 			if ((info & PT_LOG_RF_LOST) && names && b->seq > r->lost_rec_seq)
 				r->lost_rec_seq = b->seq;
 			if (!(*nev)++)
-				*first_ts = r->chk_max_ts = b->base + delta;
+				*first_ts = r->chk_max_ts = r->chk_min_ts = b->base + delta;
 			*last_ts = b->base + delta;
 			if (*last_ts > r->chk_max_ts)
 				r->chk_max_ts = *last_ts;
+			if (*last_ts < r->chk_min_ts)
+				r->chk_min_ts = *last_ts;
 			r->chk_lost |= (info & PT_LOG_RF_LOST) != 0;
 		}
 		off += n;
@@ -268,7 +282,7 @@ struct win {
 };
 
 /* n (<= SCAN_WIN) bytes at pos, or NULL: the file ends first, or *rc */
-static const unsigned char *win_get(const struct pt_logr *r, struct win *w, uint64_t pos,
+static const unsigned char *win_get(struct pt_logr *r, struct win *w, uint64_t pos,
                                     size_t n, int *rc)
 {
 	if (pos < w->off || pos + n > w->off + w->len) {
@@ -350,6 +364,7 @@ static int scan(struct pt_logr *r, struct ent **pe, size_t *pn, uint64_t *end_se
 			if (!pt_logr_check(r, r->buf, &b, 0, &x.first_ts, &x.last_ts, &x.nev)) {
 				x.good = 1;
 				x.max_ts = r->chk_max_ts;
+				x.min_ts = r->chk_min_ts;
 				x.has_lost = r->chk_lost;
 				(void)pt_logr_check(r, r->buf, &b, 1, &x.first_ts, &x.last_ts, &x.nev);
 				if (b.type == PT_LOG_BT_END && b.seq >= *end_seq) {
@@ -436,7 +451,7 @@ static int order(struct pt_logr *r, struct ent *e, size_t n, uint64_t end_seq)
 			r->items[r->nitems - 1].ts = have_ts ? prev_ts : e[i].first_ts;
 		it = &r->items[r->nitems++];
 		it->off = e[i].off, it->seq = e[i].seq, it->len = e[i].len, it->ts = e[i].first_ts;
-		it->max_ts = e[i].max_ts, it->has_lost = e[i].has_lost;
+		it->max_ts = e[i].max_ts, it->min_ts = e[i].min_ts, it->has_lost = e[i].has_lost;
 		prev_ts = e[i].last_ts, have_ts = 1;
 	}
 	if (expect <= hi)
@@ -446,7 +461,89 @@ static int order(struct pt_logr *r, struct ent *e, size_t n, uint64_t end_seq)
 	return 0;
 }
 
+/* (v7) The reading order from the block index of the log's summary,
+ * without reading a block: 0; ENOENT: no index, or one that does not
+ * agree with the summary's place in the file (then the log is scanned);
+ * ENOMEM.  Each block is read and checked when reached (logiter.c), and
+ * against its entry: a block that disagrees is damage. */
+static int from_index(struct pt_logr *r)
+{
+	struct pt_log_summary s;
+	uint64_t off = PT_LOG_FIRST, prev_last = 0;
+	uint32_t maxlen = 0;
+	int rc;
+
+	if (r->version < 7 || r->policy == POSIX_TRACE_LOOP)
+		return ENOENT;
+	rc = pt_log_summary_read_index(r->fd, &s);
+	r->bytes_read += s.bytes_read;
+	if (rc)
+		return rc == ENOMEM ? ENOMEM : ENOENT;
+	rc = ENOENT;
+	if (s.nidx != s.sum_seq - 1 || s.nidx > (r->size - PT_LOG_FIRST) / PT_LOG_BLK)
+		goto out;
+	for (uint64_t i = 0; i < s.nidx; i++) {
+		const struct pt_log_bidx *x = &s.idx[i];
+		int ev = (x->flags & PT_LOG_IDX_EVENTS) != 0;
+		if (x->len < PT_LOG_BLK || x->len > r->max_block ||
+		    (x->flags & ~(PT_LOG_IDX_LOST | PT_LOG_IDX_EVENTS)) ||
+		    (ev ? x->min > x->first || x->min > x->last || x->first > x->max ||
+		          x->last > x->max
+		        : x->first || x->min || x->max || x->last) ||
+		    ((x->flags & PT_LOG_IDX_LOST) && !ev))
+			goto out;
+		off += PT_LOG_ALIGN8(x->len);
+		if (x->len > maxlen)
+			maxlen = x->len;
+	}
+	if (off != s.sum_off)
+		goto out;
+	rc = ENOMEM;
+	if ((maxlen && grow(r, maxlen)) || !(r->items = calloc(s.nidx + 1, sizeof *r->items)))
+		goto out;
+	off = PT_LOG_FIRST;
+	for (uint64_t i = 0; i < s.nidx; i++) {
+		const struct pt_log_bidx *x = &s.idx[i];
+		int ev = (x->flags & PT_LOG_IDX_EVENTS) != 0;
+		/* a block without events: its time is the one before it (an
+		 * error item's time, logiter.c) */
+		r->items[r->nitems++] = (struct pt_logr_item){
+			.off = off, .seq = i + 1, .len = x->len, .ts = ev ? x->first : prev_last,
+			.max_ts = x->max, .min_ts = x->min, .last_ts = ev ? x->last : prev_last,
+			.has_lost = (x->flags & PT_LOG_IDX_LOST) != 0, .has_ev = ev };
+		if (ev)
+			prev_last = x->last;
+		off += PT_LOG_ALIGN8(x->len);
+	}
+	for (unsigned id = 0; id < PT_NIDS; id++)
+		if (s.known[id / 64] >> (id % 64) & 1)
+			set_name(r, id, (const unsigned char *)s.names[id],
+			         (uint32_t)strlen(s.names[id]), 0);
+	for (size_t i = 0; i < s.nobjs; i++)
+		(void)keep_obj(r, &s.objs[i], pt_log_crc(0, &s.objs[i], sizeof s.objs[i]));
+	r->status = s.status;
+	r->lost = s.lost, r->dropped = s.dropped, r->stream_lost = s.stream_lost;
+	r->has_stream_lost = r->has_status = 1;
+	r->wrapped = 0;
+	r->wrap_state = 2;
+	r->indexed = 1;
+	rc = 0;
+out:
+	if (rc) {
+		free(r->items);
+		r->items = NULL;
+		r->nitems = 0;
+	}
+	pt_log_summary_free(&s);
+	return rc;
+}
+
 int pt_logr_open(struct pt_logr *r, int fd)
+{
+	return pt_logr_open_opt(r, fd, 0);
+}
+
+int pt_logr_open_opt(struct pt_logr *r, int fd, int flags)
 {
 	unsigned char h[PT_LOG_HDR];
 	struct stat st;
@@ -472,9 +569,16 @@ int pt_logr_open(struct pt_logr *r, int fd)
 	rc = ENOMEM;
 	if (!r->buf || !r->names || !r->name_seq)
 		goto fail;
+	if (!(flags & PT_LOGR_SCAN) && (rc = from_index(r)) != ENOENT) {
+		if (rc)
+			goto fail;
+		r->stop = r->nitems;
+		return 0;
+	}
 	if ((rc = scan(r, &e, &n, &end_seq)) || (rc = order(r, e, n, end_seq)))
 		goto fail;
 	free(e);
+	r->stop = r->nitems;
 	return 0;
 fail:
 	free(e);

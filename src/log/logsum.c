@@ -40,6 +40,7 @@ void pt_logw_sum_free(struct pt_logw *w)
 		return;
 	free(w->sum->wr);
 	free(w->sum->hash);
+	free(w->sum->idx);
 	free(w->sum);
 	w->sum = NULL;
 }
@@ -94,8 +95,19 @@ void pt_logw_sum_block(struct pt_logw *w, const unsigned char *rec, uint32_t len
 	uint32_t off = 0, wi = 0;
 	int sw = w->swap;
 
+	struct pt_log_bidx x = { PT_LOG_BLK + w->nw * PT_LOG_WENT + len, 0, 0, 0, 0, 0 };
+
 	if (!s || s->failed)
 		return;
+	if (w->version >= 7 && s->nidx == s->idx_cap) {
+		uint64_t ncap = s->idx_cap ? 2 * s->idx_cap : 256;
+		struct pt_log_bidx *n = realloc(s->idx, ncap * sizeof *n);
+		if (!n) {
+			s->failed = 1;
+			return;
+		}
+		s->idx = n, s->idx_cap = ncap;
+	}
 	for (uint32_t i = 0; i < w->nw; i++) /* the block's writer table, as written */
 		if ((map[i] = sum_writer(s, w->wt[i].pid, w->wt[i].thread)) < 0) {
 			s->failed = 1;
@@ -115,6 +127,14 @@ void pt_logw_sum_block(struct pt_logw *w, const unsigned char *rec, uint32_t len
 			uint64_t ts = base + delta;
 			unsigned id = info & PT_LOG_ID_MASK;
 			struct pt_logw_sumw *e = &s->wr[map[wi]];
+			if (!(x.flags & PT_LOG_IDX_EVENTS))
+				x.first = x.min = ts;
+			if (ts < x.min)
+				x.min = ts;
+			x.flags |= PT_LOG_IDX_EVENTS | ((info & PT_LOG_RF_LOST) ? PT_LOG_IDX_LOST : 0);
+			x.last = ts;
+			if (ts > x.max)
+				x.max = ts;
 			s->events++;
 			s->count[id]++;
 			if (ts < s->first)
@@ -137,10 +157,47 @@ void pt_logw_sum_block(struct pt_logw *w, const unsigned char *rec, uint32_t len
 		}
 		off += n;
 	}
+	if (w->version >= 7)
+		s->idx[s->nidx++] = x;
+}
+
+/* (v7) Block entries in one INDEX entry: as many as a SUMMARY block takes. */
+static uint32_t idx_run(const struct pt_logw *w)
+{
+	uint32_t k = (w->cap - PT_LOG_BLK - PT_LOG_S_HDR - 8) / PT_LOG_IDX_ENT;
+
+	return k < PT_LOG_IDX_RUN_MAX ? k : PT_LOG_IDX_RUN_MAX;
+}
+
+/* INDEX entry i (its block entries i * idx_run() on) into out, if not
+ * NULL; its length without the entry header. */
+static uint32_t idx_entry(const struct pt_logw *w, uint32_t i, unsigned char *out)
+{
+	const struct pt_logw_sum *s = w->sum;
+	uint64_t from = (uint64_t)i * idx_run(w);
+	uint32_t k = s->nidx - from < idx_run(w) ? (uint32_t)(s->nidx - from) : idx_run(w);
+	int sw = w->swap;
+
+	if (out) {
+		pt_log_put32(out, (uint32_t)from, sw);
+		pt_log_put32(out + 4, k, sw);
+		for (uint32_t j = 0; j < k; j++) {
+			const struct pt_log_bidx *x = &s->idx[from + j];
+			unsigned char *e = out + 8 + j * PT_LOG_IDX_ENT;
+			pt_log_put32(e, x->len, sw);
+			pt_log_put32(e + 4, x->flags, sw);
+			pt_log_put64(e + 8, x->first, sw);
+			pt_log_put64(e + 16, x->min, sw);
+			pt_log_put64(e + 24, x->max, sw);
+			pt_log_put64(e + 32, x->last, sw);
+		}
+	}
+	return 8 + k * PT_LOG_IDX_ENT;
 }
 
 /* Entries in order: TOTALS, TYPE per type seen, NAME per name, WRITER per
- * writer, OBJ per entry of the map.  The cursor: kind << 32 | index. */
+ * writer, OBJ per entry of the map, (v7) INDEX entries.  The cursor:
+ * kind << 32 | index. */
 static uint32_t entry(const struct pt_logw *w, uint64_t cur, unsigned char *out, uint32_t parts,
                       int *skip)
 {
@@ -151,6 +208,14 @@ static uint32_t entry(const struct pt_logw *w, uint64_t cur, unsigned char *out,
 	int sw = w->swap;
 
 	*skip = 0;
+	if (kind == PT_LOG_S_INDEX) { /* too long for b: straight into out */
+		n = idx_entry(w, i, out ? out + PT_LOG_S_HDR : NULL);
+		if (out) {
+			pt_log_put16(out, (uint16_t)kind, sw);
+			pt_log_put16(out + 2, (uint16_t)n, sw);
+		}
+		return PT_LOG_S_HDR + n;
+	}
 	memset(b, 0, 8 + 40);
 	switch (kind) {
 	case PT_LOG_S_TOTALS:
@@ -208,10 +273,13 @@ static uint64_t next_cursor(const struct pt_logw *w, uint64_t cur)
 {
 	unsigned kind = (unsigned)(cur >> 32);
 	uint32_t i = (uint32_t)cur + 1;
-	uint32_t lim[6] = { 0, 1, PT_NIDS, w->sum->nwr, PT_NIDS, w->nobjs };
+	uint32_t run = idx_run(w);
+	uint64_t nrun = w->version < 7 || w->sum->no_index ? 0 : (w->sum->nidx + run - 1) / run;
+	uint32_t lim[7] = { 0, 1, PT_NIDS, w->sum->nwr, PT_NIDS, w->nobjs,
+		            nrun > UINT32_MAX ? UINT32_MAX : (uint32_t)nrun };
 
-	/* kinds in the order written: 1, 2, 4, 3, 5 */
-	static const unsigned after[6] = { 0, 2, 4, 5, 3, 0 };
+	/* kinds in the order written: 1, 2, 4, 3, 5, 6 */
+	static const unsigned after[7] = { 0, 2, 4, 5, 3, 6, 0 };
 	while (kind && i >= lim[kind]) {
 		kind = after[kind];
 		i = 0;
@@ -323,6 +391,34 @@ int pt_log_sum_parse(const unsigned char *p, uint32_t len, uint32_t nrec, int sw
 			}
 			break;
 		}
+		case PT_LOG_S_INDEX: { /* (v7) */
+			uint32_t from = n >= 8 ? pt_log_get32(e, sw) : 0;
+			uint32_t k = n >= 8 ? pt_log_get32(e + 4, sw) : 0;
+			if (version < 7 || n < 8 + PT_LOG_IDX_ENT || (n - 8) % PT_LOG_IDX_ENT ||
+			    k != (n - 8) / PT_LOG_IDX_ENT || (s && from != s->nidx))
+				return EBADMSG;
+			if (s && s->want_index) {
+				if (s->nidx + k > s->idx_cap) {
+					uint64_t ncap = s->idx_cap ? 2 * s->idx_cap : 256;
+					while (ncap < s->nidx + k)
+						ncap *= 2;
+					struct pt_log_bidx *ni = realloc(s->idx, ncap * sizeof *ni);
+					if (!ni)
+						return ENOMEM;
+					s->idx = ni, s->idx_cap = ncap;
+				}
+				for (uint32_t j = 0; j < k; j++) {
+					const unsigned char *x = e + 8 + j * PT_LOG_IDX_ENT;
+					s->idx[s->nidx + j] = (struct pt_log_bidx){
+						pt_log_get32(x, sw), pt_log_get32(x + 4, sw),
+						pt_log_get64(x + 8, sw), pt_log_get64(x + 16, sw),
+						pt_log_get64(x + 24, sw), pt_log_get64(x + 32, sw) };
+				}
+			}
+			if (s)
+				s->nidx += k;
+			break;
+		}
 		default:
 			return EBADMSG;
 		}
@@ -335,6 +431,9 @@ void pt_log_summary_free(struct pt_log_summary *s)
 	free(s->names);
 	free(s->wr);
 	free(s->objs);
+	free(s->idx);
+	s->idx = NULL;
+	s->nidx = s->idx_cap = 0;
 	s->names = NULL;
 	s->wr = NULL;
 	s->objs = NULL;
@@ -371,7 +470,19 @@ static int find_part(struct pt_logr *r, unsigned char *win, uint64_t end, uint64
 	return ENOENT;
 }
 
+static int summary_read(int fd, struct pt_log_summary *s, int want_index);
+
 int pt_log_summary_read(int fd, struct pt_log_summary *s)
+{
+	return summary_read(fd, s, 0);
+}
+
+int pt_log_summary_read_index(int fd, struct pt_log_summary *s)
+{
+	return summary_read(fd, s, 1);
+}
+
+static int summary_read(int fd, struct pt_log_summary *s, int want_index)
 {
 	struct pt_logr r;
 	struct stat st;
@@ -382,6 +493,7 @@ int pt_log_summary_read(int fd, struct pt_log_summary *s)
 
 	memset(s, 0, sizeof *s);
 	memset(&r, 0, sizeof r);
+	s->want_index = want_index;
 	if (fd < 0 || fstat(fd, &st))
 		return EBADF;
 	if (!S_ISREG(st.st_mode) || st.st_size < (off_t)PT_LOG_HDR)
@@ -444,8 +556,11 @@ int pt_log_summary_read(int fd, struct pt_log_summary *s)
 			goto out;
 		}
 	}
+	s->sum_off = offs[nparts - 1];
+	s->sum_seq = seq;
 	rc = 0;
 out:
+	s->bytes_read = r.bytes_read;
 	free(win);
 	free(r.buf);
 	free(offs);

@@ -138,7 +138,7 @@ int pt_logw_init_opt(struct pt_logw *w, int fd, const struct pt_attr_img *attr,
 	w->cap = (uint32_t)cap;
 	w->swap = opt && opt->swap;
 	w->version = opt && opt->version ? opt->version : PT_LOG_VERSION;
-	if (w->version != 3 && w->version != 5 && w->version != PT_LOG_VERSION)
+	if (w->version != 3 && w->version != 5 && w->version != 6 && w->version != PT_LOG_VERSION)
 		return EINVAL;
 	w->prev.legacy = w->version == 3;
 	w->nonce = opt && opt->nonce ? opt->nonce : make_nonce(w);

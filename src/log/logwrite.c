@@ -302,7 +302,8 @@ int pt_logw_obj(struct pt_logw *w, const struct pt_ext_obj *o)
 
 	if (!w->rec || w->finished)
 		return EINVAL;
-	if (w->version < 6 && (o->kind == PT_EXT_OBJ_THREAD || o->kind == PT_EXT_OBJ_TYPE))
+	if (w->version < 6 && (o->kind == PT_EXT_OBJ_THREAD || o->kind == PT_EXT_OBJ_TYPE ||
+	                       o->kind == PT_EXT_OBJ_PROC))
 		return 0; /* formats 3 and 5 have no such entries */
 	if (PT_LOG_BLK + PT_LOG_REC + n > w->cap)
 		return 0; /* a block this small cannot hold it: the log goes without */
@@ -502,19 +503,25 @@ int pt_logw_sync(struct pt_logw *w)
  * (UNTIL_FULL: within the log's size, the END block's room kept). */
 static void put_summary(struct pt_logw *w)
 {
-	uint32_t cap = w->cap - PT_LOG_BLK, nrec, n, parts = 0;
-	uint64_t cur = 0, total = 0;
+	uint32_t cap = w->cap - PT_LOG_BLK, nrec, n, parts;
+	uint64_t cur, total;
 
-	do { /* how many parts, and their size */
-		n = pt_logw_sum_body(w, NULL, cap, &cur, &nrec, 0);
-		if (!nrec)
-			return; /* an entry larger than a block: cannot happen (min block) */
-		parts++;
-		total += PT_LOG_ALIGN8(PT_LOG_BLK + n);
-	} while (cur != UINT64_MAX);
-	if (parts > PT_LOG_S_PARTS_MAX ||
-	    (w->policy == POSIX_TRACE_UNTIL_FULL && w->pos + total > w->limit))
-		return;
+	for (;;) {
+		parts = 0, total = 0, cur = 0;
+		do { /* how many parts, and their size */
+			n = pt_logw_sum_body(w, NULL, cap, &cur, &nrec, 0);
+			if (!nrec)
+				return; /* an entry larger than a block: cannot happen (min block) */
+			parts++;
+			total += PT_LOG_ALIGN8(PT_LOG_BLK + n);
+		} while (cur != UINT64_MAX);
+		if (parts <= PT_LOG_S_PARTS_MAX &&
+		    (w->policy != POSIX_TRACE_UNTIL_FULL || w->pos + total <= w->limit))
+			break;
+		if (w->version < 7 || w->sum->no_index)
+			return;
+		w->sum->no_index = 1; /* (v7) no room for the block index: without it */
+	}
 	cur = 0;
 	do {
 		n = pt_logw_sum_body(w, w->rec, cap, &cur, &nrec, parts);

@@ -11,6 +11,7 @@ _Static_assert(PT_EXT_OBJ_PATH == PT_OBJ_PATH && PT_EXT_OBJ_BID_MAX == PT_OBJ_BI
                PT_EXT_OBJ_BEGIN == PT_OBJ_BEGIN && PT_EXT_OBJ_ADD == PT_OBJ_ADD &&
                PT_EXT_OBJ_DEL == PT_OBJ_DEL && PT_EXT_OBJ_TRUNC == PT_OBJ_F_TRUNC &&
                PT_EXT_OBJ_THREAD == PT_OBJ_THREAD && PT_EXT_OBJ_TYPE == PT_OBJ_TYPE &&
+               PT_EXT_OBJ_PROC == PT_OBJ_PROC &&
                PT_EXT_THREAD_NAME == PT_THREAD_NAME && PT_EXT_TYPE_DESC == PT_TYPE_DESC &&
                PT_TYPE_DESC <= PT_OBJ_PATH && PT_NIDS == __TRACE_EVENT_ID_LIMIT,
                "ext.h and layout.h agree");
@@ -40,8 +41,9 @@ static int take(struct pt_trid *t, uint32_t i, struct pt_ext_obj *out, int *ok)
 	/* word by word: the traced process may be writing it still */
 	pt_get_bytes((unsigned char *)&o, (const pt_word *)src, sizeof o);
 	o.path[sizeof o.path - 1] = 0;
-	int meta = o.kind == PT_OBJ_THREAD || o.kind == PT_OBJ_TYPE;
-	if (meta ? !pt_ext_meta_ok(o.kind, o.lo, o.hi, strlen(o.path), o.bid_len) || o.flags ||
+	int meta = o.kind == PT_OBJ_THREAD || o.kind == PT_OBJ_TYPE || o.kind == PT_OBJ_PROC;
+	if (meta ? !pt_ext_meta_ok(o.kind, o.lo, o.hi, strlen(o.path), o.bid_len) ||
+	               (o.flags & ~(o.kind == PT_OBJ_PROC ? PT_OBJ_F_TRUNC : 0u)) ||
 	               o.pid <= 0
 	         : o.kind < PT_OBJ_BEGIN || o.kind > PT_OBJ_DEL || o.bid_len > PT_OBJ_BID_MAX ||
 	               (o.flags & ~PT_OBJ_F_TRUNC) || o.pid <= 0 ||

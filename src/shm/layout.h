@@ -131,18 +131,19 @@ static inline uint64_t pt_rec_tick_at(const pt_word *rec, uint32_t room, uint64_
 
 static inline void pt_put_bytes(pt_word *dst, const unsigned char *src, uint32_t n)
 {
-	uint32_t i = 0;
+	const unsigned char *end = src + (n & ~7u);
 	uint64_t w;
 
-	for (; i + 8 <= n; i += 8) {
-		__builtin_memcpy(&w, src + i, 8);
-		atomic_store_explicit(&dst[i / 8], w, memory_order_relaxed);
+	/* (by pointers: the recording path's copy, with no index to scale) */
+	for (; src != end; src += 8, dst++) {
+		__builtin_memcpy(&w, src, 8);
+		atomic_store_explicit(dst, w, memory_order_relaxed);
 	}
-	if (i < n) {
+	if (__builtin_expect(n & 7, 0)) {
 		w = 0;
-		for (uint32_t k = 0; i + k < n; k++)
-			w |= (uint64_t)src[i + k] << (8 * k);
-		atomic_store_explicit(&dst[i / 8], w, memory_order_relaxed);
+		for (uint32_t k = 0; k < (n & 7); k++)
+			w |= (uint64_t)src[k] << (8 * k);
+		atomic_store_explicit(dst, w, memory_order_relaxed);
 	}
 }
 
@@ -265,6 +266,8 @@ struct pt_name {
                                * lo = its kernel TID, path = its name */
 #define PT_OBJ_TYPE     6u    /* an event type's payload description:
                                * lo = the event id, path = the description */
+#define PT_OBJ_PROC     7u    /* a process's identity: lo = its parent's pid,
+                               * path = its command line (flags: cut) */
 #define PT_OBJ_F_TRUNC  1u    /* path cut to fit */
 #define PT_THREAD_NAME  16u   /* a thread's name and its NUL (the kernel's comm) */
 #define PT_TYPE_DESC    256u  /* a payload description and its NUL, at most */

@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdalign.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -34,21 +35,24 @@
  * thread may use them: attaching fills a free view and then publishes its
  * index in pt_proc.cur (see attach.c). */
 struct pt_view {
-	struct pt_hdr *hdr;
+	/* what the recording path reads on every event, on one cache line
+	 * (with the filter word of the event's id) */
+	alignas(64) struct pt_hdr *hdr;
 	struct pt_chunk *chunks;
 	char *data;
+	uint32_t chunk_size, max_data;
+	_Atomic uint32_t gen; /* a new value each time the view is filled */
+	int test_hdr_filter;  /* the copy is all zero: test the stream's own filter */
+	int policy;           /* stream-full policy */
+	uint32_t nchunks, sealed_max, log_mask;
 	_Atomic uint64_t *acq_log, *seal_log;
 	struct pt_name *names;
 	struct pt_obj *objs;  /* the map of loaded code: PT_OBJ_SLOTS entries */
-	uint32_t chunk_size, nchunks, sealed_max, log_mask;
-	uint32_t max_data;
 	uint64_t budget;   /* stream-min-size: sealed bytes the stream holds */
 	/* a copy of the stream's filter in process memory, tested before any
 	 * stream is touched (all zero, "nothing filtered", where the copy
 	 * cannot be kept current: then write_one's test decides) */
 	_Atomic uint64_t filter[PT_NIDS / 64];
-	_Atomic uint32_t gen; /* a new value each time the view is filled */
-	int policy;     /* stream-full policy */
 	int inherit;
 	size_t map_size;
 	/* where the segment lives, for the controller-liveness check */
@@ -58,13 +62,13 @@ struct pt_view {
 	uint64_t owner_every;           /* ticks between two checks */
 	_Atomic uint64_t owner_checked; /* tick of the last check */
 	_Atomic int dead;               /* found dead: detach at the next resync */
-	int test_hdr_filter;            /* the copy is all zero: test the stream's own filter */
 	/* no-loss mode: the bound on one wait for room (ms, clamped), 0: off;
 	 * and whether a wait ran out since a writer last got a chunk, after
 	 * which writers drop at once rather than each wait the bound out */
 	uint32_t noloss_ms;
 	_Atomic uint32_t noloss_gave_up;
 };
+_Static_assert(offsetof(struct pt_view, nchunks) <= 64, "the recording path's view fields span two lines");
 
 /* Where chunk idx (< nchunks) starts in the data area. */
 static inline char *pt_chunk_data(const struct pt_view *v, uint32_t idx)

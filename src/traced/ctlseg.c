@@ -113,8 +113,9 @@ static void ctl_use(struct pt_ctl *c, int fd)
 /* An inherited stream's memfd, opened again after exec where the process
  * it came from holds it: /proc/PID/fd/FD, which the kernel opens only for
  * a process that may ptrace PID (a child that changed its user cannot),
- * and only if it is still the file it was (inode).  -1 if not. */
-static int reopen_inherited(int32_t pid, int32_t fd, uint64_t ino)
+ * and only if it is still the file it was (inode).  -1 if not.  Also how
+ * a process joins the stream its environment names (join.c). */
+int pt_reopen_at(int32_t pid, int32_t fd, uint64_t ino)
 {
 	char path[64];
 	struct stat st;
@@ -166,7 +167,7 @@ int pt_ctl_adopt(const char *e)
 		unsigned s = (unsigned)v[i];
 		if (s >= PT_SLOTS || pt_proc.own_fd[s])
 			continue;
-		int fd = reopen_inherited((int32_t)v[i + 1], (int32_t)v[i + 2], v[i + 3]);
+		int fd = pt_reopen_at((int32_t)v[i + 1], (int32_t)v[i + 2], v[i + 3]);
 		if (fd < 0)
 			continue; /* gone, or not ours to open: the stream does not follow */
 		pt_slot_own_fd(s, fd, 1);
@@ -195,6 +196,7 @@ __attribute__((constructor(101))) static void ctl_init(void)
 	if (e && pt_ctl_adopt(e) == 0) {
 		snprintf(buf, sizeof buf, "%d", pt_ctl_fd);
 		setenv(CTL_ENV, buf, 1);
+		pt_join(pt_secure ? NULL : secure_getenv(PT_JOIN_ENV));
 		return;
 	}
 	ctl_init_header(&fallback.c);
@@ -205,6 +207,7 @@ __attribute__((constructor(101))) static void ctl_init(void)
 	ctl_use(c, fd);
 	snprintf(buf, sizeof buf, "%d", fd);
 	setenv(CTL_ENV, buf, 1);
+	pt_join(pt_secure ? NULL : secure_getenv(PT_JOIN_ENV)); /* before attach_at_load */
 }
 
 /* Slot s's share of the wanted bitmap: the user ids the filter f lets
@@ -333,6 +336,7 @@ void pt_ctl_atfork_child(void)
 		pt_ctl_slot_want(c, s, NULL); /* nor of its filter: every user id may be wanted */
 		live |= atomic_load(&old->live) & (1u << s);
 		pt_objmap_dump(sl, pt_pid, 0); /* the child's own map (the parent's) */
+		pt_procid_put(sl);
 	}
 	atomic_store(&c->live, live | PT_LIVE_BUMP);
 	want_recompute(c);

@@ -2,10 +2,13 @@
  * record.c -- posix_trace_event(): the recording fast path.
  *
  * With no stream attached it is one load and one predictable branch.
- * Otherwise, for each attached stream: one load of the stream state, one
- * bit test of the filter, a timestamp, a copy into the thread's own chunk
- * and a release store of the chunk's commit offset.  No syscall, lock or
- * allocation (a new chunk costs a few atomics).  A signal handler that
+ * Otherwise, in the common case (record_event: one stream, nothing
+ * changed): the thread's busy mark, the live word, one load of the stream
+ * state, one bit test of the filter, a timestamp, a copy into the
+ * thread's own chunk and a release store of the chunk's commit offset;
+ * anything else goes the general way (record_check, write_one), which
+ * also serves several streams at once.  No syscall, lock or allocation
+ * (a new chunk costs a few atomics).  A signal handler that
  * interrupts a recording thread records at the next nesting level, into a
  * chunk of its own, so neither event is lost or torn.
  */
@@ -104,76 +107,16 @@ __attribute__((always_inline)) static inline int write_one(struct pt_view *sl, s
 	return 0;
 }
 
-/* A traced thread's event into stream s, slot s's view sl: the common case
- * (running, the filter copy kept, room in the thread's open chunk, the
- * clock not behind, the chunk's base near) written straight through with
- * the writer's fields in registers; anything else goes the general way,
- * write_one() (which takes a timestamp of its own, never earlier). */
-__attribute__((noinline)) static void write_user_slow(struct pt_view *sl, struct pt_tw *tw,
-                                                      unsigned s, unsigned level,
-                                                      trace_event_id_t id, const void *data,
-                                                      size_t len, uintptr_t addr)
-{
-	write_one(sl, tw, (int)s, level, id, data, len, addr);
-}
-
-__attribute__((always_inline)) static inline void write_user(struct pt_view *sl, struct pt_tw *tw,
-                                                            unsigned s, unsigned level,
-                                                            trace_event_id_t id,
-                                                            const void *data, size_t len,
-                                                            uintptr_t addr)
-{
-	struct pt_hdr *h = sl->hdr;
-	uint32_t st = atomic_load_explicit(&h->state, memory_order_acquire);
-
-	if (PT_UNLIKELY(!(st & PT_ST_RUNNING) || sl->test_hdr_filter))
-		goto slow;
-	if (atomic_load_explicit(&sl->filter[id / 64], memory_order_relaxed) >> (id % 64) & 1)
-		return;
-	uint32_t n = len > sl->max_data ? sl->max_data : (uint32_t)len;
-	uint64_t ts = pt_now();
-	uint32_t pos = tw->pos;
-	/* (wide does not wait for the timestamp: where the payload goes is
-	 * known while the TSC is read; a chunk's base 2^32 ticks back goes
-	 * the general way, which writes a wide record) */
-	unsigned wide = addr != tw->addr;
-	uint32_t rec = PT_REC_BYTES(n, wide);
-	if (PT_UNLIKELY(ts < tw->last_ts || tw->key != pt_tw_key(sl, st) ||
-	                pos + rec > sl->chunk_size || (ts - tw->base_ts) >> 32))
-		goto slow;
-	uint32_t idx = tw->idx;
-	pt_word *p = (pt_word *)(pt_chunk_data(sl, idx) + pos);
-	unsigned flags = (len > n ? PT_RF_TRUNC : 0) | (wide ? PT_RF_WIDE : 0);
-	atomic_store_explicit(&p[0], pt_rec_w0(ts, id, flags, n), memory_order_relaxed);
-	pt_put_bytes(p + 1, data, n);
-	if (PT_UNLIKELY(wide)) {
-		atomic_store_explicit(&p[PT_REC_W1(n)], pt_rec_w1(ts, addr), memory_order_relaxed);
-		tw->addr = addr;
-	}
-	pos += rec;
-	tw->pos = pos;
-	tw->nev++;
-	tw->last_ts = ts;
-	atomic_store_explicit(&sl->chunks[idx].commit, pos, memory_order_release);
-	if (PT_UNLIKELY(atomic_load_explicit(&h->waiters, memory_order_relaxed)) &&
-	    sl->policy != POSIX_TRACE_FLUSH && /* its flusher: woken per chunk (pool.c) */
-	    atomic_exchange_explicit(&h->waiters, 0, memory_order_acq_rel))
-		pt_wake_readers(h);
-	return;
-slow:
-	write_user_slow(sl, tw, s, level, id, data, len, addr);
-}
-
 static inline uint32_t live_slots(void)
 {
 	return atomic_load_explicit(&pt_ctl->live, memory_order_acquire) &
 	       atomic_load_explicit(&pt_proc.att, memory_order_acquire) & PT_LIVE_MASK;
 }
 
-/* Several streams, or nested deeper than we keep chunks for. */
-__attribute__((noinline)) static void record_many(trace_event_id_t id, const void *data,
-                                                  size_t len, uint32_t live, void *addr,
-                                                  unsigned level)
+/* Into each running stream, or counted lost when nested deeper than we
+ * keep chunks for. */
+static void record_each(trace_event_id_t id, const void *data, size_t len, uint32_t live,
+                        void *addr, unsigned level)
 {
 	while (live) {
 		unsigned s = (unsigned)__builtin_ctz(live);
@@ -187,24 +130,16 @@ __attribute__((noinline)) static void record_many(trace_event_id_t id, const voi
 	}
 }
 
-/* Arguments keep posix_trace_event's order so no register moves ahead of
- * its branch; the heavy work (and its register saves) only for events that
- * will be written. */
+/* The general way: any nesting level, any number of streams, every
+ * condition record_event's fast path leaves to write_one(). */
 __attribute__((noinline)) static void record_user(trace_event_id_t id, const void *data,
-                                                  size_t len, uint32_t live, void *addr)
+                                                  size_t len, void *addr)
 {
 	unsigned level = pt_enter();
 	if (PT_UNLIKELY(!data))
 		len = 0; /* no data to copy: an empty event rather than a crash */
 	/* reload: a shutdown clears the bit, then waits for pt_nest to drop */
-	live = live_slots();
-	if (PT_LIKELY(level < PT_LEVELS && live && !(live & (live - 1)))) {
-		/* one stream: the common case, straight through */
-		unsigned s = (unsigned)__builtin_ctz(live);
-		write_user(pt_view_att(s), &pt_tw[s][level], s, level, id, data, len, (uintptr_t)addr);
-	} else {
-		record_many(id, data, len, live, addr, level);
-	}
+	record_each(id, data, len, live_slots(), addr, level);
 	pt_leave(level);
 }
 
@@ -213,16 +148,16 @@ __attribute__((noinline)) static void record_user(trace_event_id_t id, const voi
  * them first (objmap.c), as a recording thread, then record. */
 __attribute__((noinline, cold)) static void record_new_code(trace_event_id_t id,
                                                             const void *data, size_t len,
-                                                            uint32_t live, void *addr)
+                                                            void *addr)
 {
 	unsigned level = pt_enter();
 	pt_objmap_miss((uintptr_t)addr);
 	pt_leave(level);
-	record_user(id, data, len, live, addr);
+	record_user(id, data, len, addr);
 }
 
-/* The write: reached by tail calls that keep the
- * caller's argument registers, so no path here saves a register. */
+/* The general way's write: reached by tail calls that keep the caller's
+ * argument registers. */
 __attribute__((always_inline)) static inline void record_live(trace_event_id_t id,
                                                               const void *data, size_t len,
                                                               uint32_t w, void *addr)
@@ -234,10 +169,10 @@ __attribute__((always_inline)) static inline void record_live(trace_event_id_t i
 	if (!live)
 		return;
 	if (PT_UNLIKELY((uintptr_t)addr - pt_obj.lo >= pt_obj.span)) {
-		record_new_code(id, data, len, live, addr);
+		record_new_code(id, data, len, addr);
 		return;
 	}
-	record_user(id, data, len, live, addr);
+	record_user(id, data, len, addr);
 }
 
 /* A controller changed something: map, drop, refresh, then go on. */
@@ -260,18 +195,177 @@ __attribute__((noinline)) static void record_check(trace_event_id_t id, const vo
 	record_live(id, data, len, w, addr);
 }
 
+/* The general way, for an event the fast path below left before writing
+ * anything (pt_nest back where it was): every test again. */
+__attribute__((noinline)) static void record_general(trace_event_id_t id, const void *data,
+                                                     size_t len, void *addr)
+{
+	uint32_t w = atomic_load_explicit(&pt_ctl->live, memory_order_relaxed);
+	if (PT_UNLIKELY(!(w & PT_LIVE_MASK)))
+		return;
+	record_check(id, data, len, w, addr);
+}
+
+/* A reader waits for the event just committed: wake it, then leave (the
+ * stream stays mapped while this thread is marked busy). */
+__attribute__((noinline, cold)) static void record_wake(struct pt_view *sl)
+{
+	struct pt_hdr *h = sl->hdr;
+
+	if (sl->policy != POSIX_TRACE_FLUSH && /* its flusher: woken per chunk (pool.c) */
+	    atomic_exchange_explicit(&h->waiters, 0, memory_order_acq_rel))
+		pt_wake_readers(h);
+	pt_leave(0);
+}
+
+/* The clock the fast path reads, clk being pt_clock_tsc's value for the
+ * copy of the path (below) that reads it: the TSC with rdtsc, or rdtscp
+ * (ordered), inline, with no call that would need registers saved; else
+ * CLOCK_MONOTONIC through the vDSO.  A copy for each, so that the default
+ * pays for no test of the others. */
+static inline uint64_t fast_now(int clk)
+{
+#if PT_HAVE_TSC
+	unsigned aux;
+	if (clk == PT_TSC_FAST)
+		return __rdtsc();
+	if (clk == PT_TSC_ORDERED)
+		return __rdtscp(&aux);
+#endif
+	(void)clk;
+	return pt_mono_ns();
+}
+static void record_other_clock(trace_event_id_t id, const void *data, size_t len,
+                               struct pt_ctl *c, uintptr_t addr, int clk);
+
+/* An event wanted by a running stream here, its id in range: the common
+ * case, written straight through in one frame whose only calls are tail
+ * calls.  The thread not inside posix_trace_event already (nesting level
+ * 0), nothing changed since its last resync, one stream running, the
+ * caller in the object of the thread's last event, the stream's filter
+ * copy kept, the payload not cut, room in the thread's open chunk, the
+ * clock not behind and the chunk's base near.  When any of that is not so,
+ * it leaves before writing anything and the general way (record_general)
+ * tests everything again.  The guarantees are that way's: the thread is
+ * marked busy (pt_nest) before it reads the live word, so a shutdown that
+ * cleared the stream's bit waits for it; a signal handler that interrupts
+ * it sees the mark and records at level 1, into a chunk of its own; the
+ * chunk's geometry is the view's, checked when the segment was attached
+ * and the chunk taken.  (Measured piece by piece against a minimal ring:
+ * bench/ablate.c, docs/performance.md.) */
+__attribute__((always_inline)) static inline void record_event(trace_event_id_t id,
+                                                               const void *data, size_t len,
+                                                               struct pt_ctl *c, uintptr_t addr,
+                                                               int clk)
+{
+	if (PT_UNLIKELY(pt_clock_tsc != clk)) {
+		record_other_clock(id, data, len, c, addr, clk);
+		return;
+	}
+	if (PT_UNLIKELY(atomic_load_explicit(&pt_thread_index, memory_order_relaxed) == 0 ||
+	                atomic_load_explicit(&pt_nest, memory_order_relaxed) != 0 || !data))
+		goto general;
+	atomic_store_explicit(&pt_nest, 1, memory_order_relaxed);
+	atomic_signal_fence(memory_order_seq_cst);
+	uint32_t w = atomic_load_explicit(&c->live, memory_order_acquire);
+	uint32_t live = w & atomic_load_explicit(&pt_proc.att, memory_order_acquire) & PT_LIVE_MASK;
+	if (PT_UNLIKELY(w != atomic_load_explicit(&pt_proc.seen, memory_order_relaxed) || !live ||
+	                (live & (live - 1)) || addr - pt_obj.lo >= pt_obj.span))
+		goto bail;
+	unsigned s = (unsigned)__builtin_ctz(live);
+	struct pt_view *sl = pt_view_att(s);
+	struct pt_tw *tw = &pt_tw[s][0];
+	uint32_t st = atomic_load_explicit(&sl->hdr->state, memory_order_acquire);
+	if (PT_UNLIKELY(!(st & PT_ST_RUNNING) || sl->test_hdr_filter || len > sl->max_data))
+		goto bail;
+	if (atomic_load_explicit(&sl->filter[id / 64], memory_order_relaxed) >> (id % 64) & 1)
+		goto done;
+	/* the timestamp as soon as the event is known to be recorded: the
+	 * rest does not wait for it */
+	uint64_t ts = fast_now(clk);
+	uint32_t n = (uint32_t)len;
+	unsigned wide = addr != tw->addr;
+	uint32_t rec = PT_REC_BYTES(n, wide);
+	uint32_t pos = tw->pos;
+	if (PT_UNLIKELY(tw->key != pt_tw_key(sl, st) || pos + rec > sl->chunk_size ||
+	                ts < tw->last_ts || (ts - tw->base_ts) >> 32))
+		goto bail;
+	pt_word *p = (pt_word *)(pt_chunk_data(sl, tw->idx) + pos);
+	atomic_store_explicit(&p[0], pt_rec_w0(ts, id, wide ? PT_RF_WIDE : 0, n),
+	                      memory_order_relaxed);
+	pt_put_bytes(p + 1, data, n);
+	if (PT_UNLIKELY(wide)) {
+		atomic_store_explicit(&p[PT_REC_W1(n)], pt_rec_w1(ts, addr), memory_order_relaxed);
+		tw->addr = addr;
+	}
+	pos += rec;
+	tw->pos = pos;
+	tw->nev++;
+	tw->last_ts = ts;
+	atomic_store_explicit(&sl->chunks[tw->idx].commit, pos, memory_order_release);
+	if (PT_UNLIKELY(atomic_load_explicit(&sl->hdr->waiters, memory_order_relaxed))) {
+		record_wake(sl);
+		return;
+	}
+done:
+	pt_leave(0);
+	return;
+bail:
+	pt_leave(0);
+general:
+	record_general(id, data, len, (void *)addr);
+}
+
+__attribute__((noinline)) static void record_event_tsc(trace_event_id_t id, const void *data,
+                                                      size_t len, struct pt_ctl *c,
+                                                      uintptr_t addr)
+{
+	record_event(id, data, len, c, addr, PT_TSC_FAST);
+}
+
+__attribute__((noinline)) static void record_event_ordered(trace_event_id_t id,
+                                                          const void *data, size_t len,
+                                                          struct pt_ctl *c, uintptr_t addr)
+{
+	record_event(id, data, len, c, addr, PT_TSC_ORDERED);
+}
+
+__attribute__((noinline)) static void record_event_mono(trace_event_id_t id, const void *data,
+                                                       size_t len, struct pt_ctl *c,
+                                                       uintptr_t addr)
+{
+	record_event(id, data, len, c, addr, 0);
+}
+
+/* Not the clock of the copy that was called (clk): the right copy's. */
+__attribute__((noinline, cold)) static void record_other_clock(trace_event_id_t id,
+                                                               const void *data, size_t len,
+                                                               struct pt_ctl *c,
+                                                               uintptr_t addr, int clk)
+{
+	int now = pt_clock_tsc;
+
+	if (now == clk) /* (it cannot change once set: clock.c) */
+		record_general(id, data, len, (void *)addr);
+	else if (now == PT_TSC_FAST)
+		record_event_tsc(id, data, len, c, addr);
+	else if (now == PT_TSC_ORDERED)
+		record_event_ordered(id, data, len, c, addr);
+	else
+		record_event_mono(id, data, len, c, addr);
+}
+
 PT_API void posix_trace_event(trace_event_id_t id, const void *restrict data, size_t len)
 {
 	/* <trace.h>'s test again, for callers that did not make it: is id
-	 * wanted by a running stream here (a superset: record_live decides) */
+	 * wanted by a running stream here (a superset: the write decides) */
 	struct pt_ctl *c = pt_ctl;
 	uint64_t m = atomic_load_explicit(&c->want[(id / 64) % (PT_NIDS / 64)], memory_order_relaxed);
 	if (PT_LIKELY(!(m >> (id % 64) & 1)))
 		return;
-	uint32_t w = atomic_load_explicit(&c->live, memory_order_relaxed);
-	if (PT_UNLIKELY(!(w & PT_LIVE_MASK)))
-		return;
-	record_check(id, data, len, w, __builtin_return_address(0));
+	if (id - PT_SYS_IDS >= PT_NIDS - PT_SYS_IDS)
+		return; /* system ids cannot be forged; others are out of range */
+	record_event_tsc(id, data, len, c, (uintptr_t)__builtin_return_address(0));
 }
 
 /* A control function records a system event (START, STOP, FILTER) through

@@ -75,6 +75,11 @@ void pt_slot_own_fd(unsigned s, int fd, int close_it);
 void pt_exec_init(void);
 int pt_ctl_adopt(const char *env); /* after exec: 0 if the value named ours */
 extern int pt_secure; /* AT_SECURE: set-user-ID, set-group-ID, capabilities */
+int pt_reopen_at(int32_t pid, int32_t fd, uint64_t ino); /* /proc/PID/fd/FD if inode ino */
+/* join.c: the stream `posixtrace record` names in the environment, joined
+ * at load as if inherited (docs/design.md, "Tracing a process tree") */
+#define PT_JOIN_ENV "POSIXTRACE_JOIN"
+int pt_join(const char *value);
 void pt_map_release(void *hdr, size_t size);
 
 #define PT_SYS      (-1) /* write_one()'s slot for a controller's system event */
@@ -87,7 +92,9 @@ void pt_record_atfork_child(void);
 extern _Thread_local _Atomic unsigned pt_nest PT_TLS;
 extern _Thread_local _Atomic int pt_thread_index PT_TLS; /* 0: not registered yet */
 void pt_thread_register(void);
-/* Mark this thread busy before it looks at any stream (see quiesce.c). */
+/* Mark this thread busy before it looks at any stream (see quiesce.c).
+ * (record.c's record_event does the same inline for level 0, and sends a
+ * thread not registered yet the general way, which comes here.) */
 static inline unsigned pt_enter(void)
 {
 	if (PT_UNLIKELY(atomic_load_explicit(&pt_thread_index, memory_order_relaxed) == 0))
@@ -131,6 +138,10 @@ void pt_objmap_put_all(const struct pt_obj *o, unsigned kind);
  * thread is (kernel TID, name) if the stream has not heard it, or the name
  * changed.  One prctl(PR_GET_NAME), no other system call. */
 void pt_thrmap_chunk(unsigned s, struct pt_view *sl, uint64_t ts);
+
+/* ------------------------------------ the process's identity (procid.c) */
+/* Its parent's pid and command line into sl (a stream just reached it). */
+void pt_procid_put(struct pt_view *sl);
 
 
 /* ------------------------------- payload descriptions (typemap.c) */

@@ -1,0 +1,127 @@
+/*
+ * view.c -- `make bench`'s view section: `posixtrace view` on logs of
+ * generated events (tests/biglog.h: 2 processes x 4 threads, 9 types),
+ * default 5 M and 50 M events:
+ *   - index build: the server started with no cached index, from exec to
+ *     its URL (one pass over the log), and its rate in events/s;
+ *   - first paint: started again (the index from the cache), from exec to
+ *     the answers of the page's first two requests (/meta, then /query of
+ *     the whole trace, 1600 columns);
+ *   - zoom and pan: 40 /query requests of windows from the whole trace
+ *     down to 2 us (the smallest give the events themselves), each from
+ *     a different place: median and worst latency;
+ *   - the server's peak RSS (VmHWM) after all of them.
+ *   build/bench/view [N1 N2 ...]   VIEW_DIR: where the logs go (/tmp)
+ * The machine may be loaded (a shared VM): the load average is printed.
+ */
+#include <stdlib.h>
+#include <sys/stat.h>
+#include "../tests/biglog.h"
+#include "../tests/view_http.h"
+#include "bench_util.h"
+
+#ifndef PT_BUILD_DIR
+#define PT_BUILD_DIR "build"
+#endif
+
+static long long file_size_of(const char *p)
+{
+	struct stat sb;
+	return stat(p, &sb) == 0 ? (long long)sb.st_size : -1;
+}
+
+static double query(const struct view_srv *s, const char *path, int *st, size_t *bytes)
+{
+	char *body = NULL;
+	double t = bench_now_us();
+	*st = view_get(s, path, NULL, 0, &body);
+	t = bench_now_us() - t;
+	*bytes = body ? strlen(body) : 0;
+	free(body);
+	return t / 1e3;
+}
+
+static void one_size(const char *dir, uint64_t n)
+{
+	char log[512], out[600], err[600], cache[600], cmd[700], path[256];
+	char *argv[] = { (char *)PT_BUILD_DIR "/posixtrace", (char *)"view", log, NULL };
+	struct view_srv s;
+	int st;
+	size_t bytes;
+
+	snprintf(log, sizeof log, "%s/pt-bench-view-%llu.ptlog", dir, (unsigned long long)n);
+	snprintf(out, sizeof out, "%s.out", log);
+	snprintf(err, sizeof err, "%s.err", log);
+	snprintf(cache, sizeof cache, "%s.cache", log);
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", cache);
+	if (system(cmd) != 0 || biglog_write(log, n, 1) != 0) {
+		printf("  %llu events: cannot write the log\n", (unsigned long long)n);
+		return;
+	}
+	setenv("XDG_CACHE_HOME", cache, 1);
+	uint64_t total = n + 2 * biglog_gaps(n);
+	printf("%llu events (%.0f MB log):\n", (unsigned long long)total,
+	       (double)file_size_of(log) / 1e6);
+
+	double t = bench_now_us();
+	if (view_start(&s, argv, out, err, 600) != 0) {
+		printf("  the server did not start (see %s)\n", err);
+		view_stop(&s);
+		return;
+	}
+	double build = (bench_now_us() - t) / 1e6;
+	printf("  index build (exec to URL)    %7.2f s   %6.1f M events/s   RSS %6.1f MB\n", build,
+	       (double)total / build / 1e6, (double)view_hwm_kb(s.pid) / 1024);
+	view_stop(&s);
+
+	t = bench_now_us();
+	if (view_start(&s, argv, out, err, 600) != 0) {
+		printf("  the server did not start again\n");
+		view_stop(&s);
+		return;
+	}
+	double m = query(&s, "/meta", &st, &bytes);
+	int st2;
+	uint64_t span = (n - 1) * 200;
+	snprintf(path, sizeof path, "/query?from=0&to=%llu&cols=1600", (unsigned long long)span);
+	double q = query(&s, path, &st2, &bytes);
+	double paint = (bench_now_us() - t) / 1e3;
+	printf("  first paint (cached index)   %7.1f ms  (/meta %.1f ms, /query %.1f ms, %zu bytes)%s\n",
+	       paint, m, q, bytes, st != 200 || st2 != 200 ? "  FAILED" : "");
+
+	double lat[40];
+	int bad = 0, nev = 0;
+	uint64_t seed = 12345;
+	for (int i = 0; i < 40; i++) {
+		uint64_t w = span >> (i % 24); /* whole trace down to ~2 us */
+		w = w < 2000 ? 2000 : w;
+		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+		uint64_t from = span > w ? (seed >> 11) % (span - w) : 0;
+		snprintf(path, sizeof path, "/query?from=%llu&to=%llu&cols=1600",
+		         (unsigned long long)from, (unsigned long long)(from + w));
+		char *body = NULL;
+		double a = bench_now_us();
+		bad += view_get(&s, path, NULL, 0, &body) != 200;
+		lat[i] = (bench_now_us() - a) / 1e3;
+		nev += body && strstr(body, "\"mode\":\"events\"") != NULL;
+		free(body);
+	}
+	qsort(lat, 40, sizeof lat[0], bench_cmp_double);
+	printf("  zoom/pan /query, 40 windows  median %6.1f ms, worst %6.1f ms (%d gave events)%s\n",
+	       lat[20], lat[39], nev, bad ? "  FAILED" : "");
+	printf("  server peak RSS              %7.1f MB\n", (double)view_hwm_kb(s.pid) / 1024);
+	view_stop(&s);
+	unlink(log);
+	unlink(out);
+	unlink(err);
+	if (system(cmd) != 0)
+		printf("  (could not remove %s)\n", cache);
+}
+
+int main(int argc, char **argv)
+{
+	static const uint64_t sizes[] = { 5000000, 50000000, 0 };
+	bench_sizes("view: posixtrace view on logs of generated events", argc, argv,
+	            getenv("VIEW_DIR") ? getenv("VIEW_DIR") : "/tmp", one_size, sizes);
+	return 0;
+}

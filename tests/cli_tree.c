@@ -1,0 +1,368 @@
+/*
+ * cli_tree.c -- `posixtrace record` traces every process below the program
+ * that uses the library, whatever runs in between (issue 35): a shell
+ * script running three instrumented programs in sequence and two in
+ * parallel, `make -j2` building and running instrumented programs, an exec
+ * chain through env, a double fork; two records of similar trees at the
+ * same time each get exactly their own processes; --no-inherit the
+ * program alone; a process outside the tree given the variable of a
+ * stream of another user records nothing there (and, as the same user, does:
+ * the check is the kernel's ptrace rule, not secrecy); a root process given
+ * the variable of a user's record does not join it either.
+ *
+ * The instrumented program is this test ("emit TAG N"): one event from a
+ * constructor and N from main, each carrying TAG; the log must hold, per
+ * tag, exactly 1 + N events, all from one process, and no other tag.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <trace.h>
+#include <unistd.h>
+#include "t.h"
+#include "sec_util.h"
+
+/* ------------------------------------------------ the instrumented side */
+__attribute__((constructor)) static void emit_ctor(int argc, char **argv)
+{
+	trace_event_id_t id;
+	if (argc >= 4 && strcmp(argv[1], "emit") == 0 &&
+	    posix_trace_eventid_open("tree-ctor", &id) == 0)
+		posix_trace_event(id, argv[2], strlen(argv[2]));
+}
+
+static int emit_main(char **argv)
+{
+	trace_event_id_t id;
+	int n = atoi(argv[3]);
+	if (posix_trace_eventid_open("tree-ev", &id) != 0)
+		return 1;
+	for (int i = 0; i < n; i++)
+		posix_trace_event(id, argv[2], strlen(argv[2]));
+	return 0;
+}
+
+/* ------------------------------------------------------- the checks */
+static char self[4096], bin[4096];
+
+struct want {
+	const char *tag;
+	int n;
+};
+
+/* The log holds exactly what w says, and nothing tagged otherwise. */
+static pid_t got_pid[16]; /* by check_log(): the process of each tag */
+
+static void check_log(const char *what, const char *log, const struct want *w, int nw)
+{
+	struct cli_ev *ev;
+	int n = cli_read_log(log, &ev), ctor[16] = { 0 }, evs[16] = { 0 }, stray = 0;
+	pid_t pid[16] = { 0 };
+	int pid_mixed[16] = { 0 };
+
+	REQUIRE(nw <= 16);
+	for (int i = 0; i < n; i++) {
+		int is_ctor = strcmp(ev[i].name, "tree-ctor") == 0;
+		if (!is_ctor && strcmp(ev[i].name, "tree-ev") != 0)
+			continue;
+		int k = 0;
+		while (k < nw && (strlen(w[k].tag) != ev[i].len ||
+		                  memcmp(w[k].tag, ev[i].data, ev[i].len) != 0))
+			k++;
+		if (k == nw) {
+			stray++;
+			continue;
+		}
+		(is_ctor ? ctor : evs)[k]++;
+		if (pid[k] && pid[k] != ev[i].info.posix_pid)
+			pid_mixed[k] = 1;
+		pid[k] = ev[i].info.posix_pid;
+	}
+	for (int k = 0; k < nw; k++) {
+		if (ctor[k] != 1 || evs[k] != w[k].n || pid_mixed[k])
+			fprintf(stderr, "%s: %s: %d constructor events, %d of %d others%s\n", what,
+			        w[k].tag, ctor[k], evs[k], w[k].n, pid_mixed[k] ? ", mixed pids" : "");
+		CHECK_EQ(ctor[k], 1);
+		CHECK_EQ(evs[k], w[k].n);
+		CHECK(!pid_mixed[k]);
+		for (int j = 0; j < k; j++)
+			CHECK(pid[j] != pid[k]);
+		got_pid[k] = pid[k];
+	}
+	if (stray)
+		fprintf(stderr, "%s: %d events of processes outside the tree\n", what, stray);
+	CHECK_EQ(stray, 0);
+	free(ev);
+}
+
+/* record -o log [opt] -- /bin/sh -c script */
+static int record_sh(const char *log, const char *opt, const char *script, char **err)
+{
+	char *argv[10];
+	int k = 0;
+	argv[k++] = bin;
+	argv[k++] = "record";
+	argv[k++] = "-o";
+	argv[k++] = (char *)log;
+	if (opt)
+		argv[k++] = (char *)opt;
+	argv[k++] = "--";
+	argv[k++] = "/bin/sh";
+	argv[k++] = "-c";
+	argv[k++] = (char *)script;
+	argv[k] = NULL;
+	return cli_run(argv, NULL, err);
+}
+
+static void script_run(void)
+{
+	char sc[16384], *err;
+	const char *log = cli_path("script.ptlog"), *file = cli_path("script.sh");
+	FILE *f = fopen(file, "w");
+	REQUIRE(f);
+	fprintf(f, "#!/bin/sh\nT='%s'\n"
+	           "\"$T\" emit s1 100\n\"$T\" emit s2 200\n\"$T\" emit s3 300\n"
+	           "\"$T\" emit p1 150 &\n\"$T\" emit p2 250 &\nwait\n", self);
+	fclose(f);
+	snprintf(sc, sizeof sc, "sh '%s'", file);
+	CHECK_EQ(record_sh(log, NULL, sc, &err), 0);
+	free(err);
+	static const struct want w[] = { { "s1", 100 }, { "s2", 200 }, { "s3", 300 },
+	                                 { "p1", 150 }, { "p2", 250 } };
+	check_log("script", log, w, 5);
+
+	/* info names each with its parent (the script's shell, the same for
+	 * all five) and its command line */
+	char *argv[] = { bin, "info", (char *)log, NULL }, *out;
+	CHECK_EQ(cli_run(argv, &out, NULL), 0);
+	int ppid0 = -1;
+	for (int k = 0; k < 5; k++) {
+		char want[4200], *line;
+		snprintf(want, sizeof want, "\n  %8d  ", (int)got_pid[k]);
+		REQUIRE(out && (line = strstr(out, want)) != NULL);
+		int pid, ppid;
+		CHECK_EQ(sscanf(line, "%d %d", &pid, &ppid), 2);
+		if (ppid0 < 0)
+			ppid0 = ppid;
+		CHECK_EQ(ppid, ppid0);
+		CHECK(ppid != pid && ppid > 1);
+		snprintf(want, sizeof want, "%s emit %s %d\n", self, w[k].tag, w[k].n);
+		char *eol = strchr(line + 1, '\n');
+		CHECK(eol && (size_t)(eol + 1 - line) > strlen(want) &&
+		      memcmp(eol + 1 - strlen(want), want, strlen(want)) == 0);
+	}
+	free(out);
+}
+
+static void exec_chain_and_double_fork(void)
+{
+	char sc[16384], *err;
+	const char *log = cli_path("chain.ptlog"), *done = cli_path("daemon.done");
+
+	/* env, then a shell exec'ing the program; and a daemon: a subshell
+	 * that backgrounds it and exits at once (its parent is then gone);
+	 * the script waits for the file it writes when it has finished */
+	snprintf(sc, sizeof sc,
+	         "exec env TREE_X=1 /bin/sh -c '"
+	         "( \"%s\" emit d1 60 && : > \"%s\" & ) ; "
+	         "env -u TREE_Y \"%s\" emit e1 40; "
+	         "while ! [ -e \"%s\" ]; do sleep 0.01; done'",
+	         self, done, self, done);
+	CHECK_EQ(record_sh(log, NULL, sc, &err), 0);
+	free(err);
+	static const struct want w[] = { { "e1", 40 }, { "d1", 60 } };
+	check_log("exec chain, double fork", log, w, 2);
+
+	/* --no-inherit: the program alone (here a shell: nothing) */
+	const char *log2 = cli_path("noinh.ptlog");
+	snprintf(sc, sizeof sc, "\"%s\" emit n1 10", self);
+	CHECK_EQ(record_sh(log2, "--no-inherit", sc, &err), 0);
+	free(err);
+	check_log("--no-inherit", log2, NULL, 0);
+}
+
+static void make_j2(void)
+{
+	char cmd[16384], *err;
+	const char *dir = cli_path("mk"), *log = cli_path("make.ptlog");
+
+	if (!cli_which("make")) {
+		printf("make: not installed, its case skipped\n");
+		return;
+	}
+	REQUIRE(mkdir(dir, 0755) == 0);
+	FILE *f = fopen(cli_path("mk/prog.c"), "w");
+	REQUIRE(f);
+	fputs("#include <stdlib.h>\n#include <string.h>\n#include <trace.h>\n"
+	      "__attribute__((constructor)) static void c(int argc, char **argv)\n"
+	      "{ trace_event_id_t id; if (argc >= 3 && !posix_trace_eventid_open(\"tree-ctor\", &id))\n"
+	      "  posix_trace_event(id, argv[1], strlen(argv[1])); }\n"
+	      "int main(int argc, char **argv)\n"
+	      "{ trace_event_id_t id; if (argc < 3 || posix_trace_eventid_open(\"tree-ev\", &id))\n"
+	      "  return 1; for (int i = atoi(argv[2]); i > 0; i--)\n"
+	      "  posix_trace_event(id, argv[1], strlen(argv[1])); return 0; }\n", f);
+	fclose(f);
+	REQUIRE((f = fopen(cli_path("mk/Makefile"), "w")) != NULL);
+	fprintf(f, "all: run1 run2\nrun1: p1\n\t./p1 m1 70\nrun2: p2\n\t./p2 m2 90\n"
+	           "p1 p2: prog.c\n\t%s -std=c11 %s -I'%s/../include' prog.c -o $@ -L'%s' "
+	           "-lposixtrace -Wl,-rpath,'%s' -lpthread -ldl\n",
+	        PT_TEST_CC, PT_TEST_SANFLAGS, PT_BUILD_DIR, PT_BUILD_DIR, PT_BUILD_DIR);
+	fclose(f);
+	snprintf(cmd, sizeof cmd, "make -s -j2 -C '%s'", dir);
+	int rc = record_sh(log, NULL, cmd, &err);
+	if (rc != 0)
+		fprintf(stderr, "make: %s", err ? err : "");
+	CHECK_EQ(rc, 0);
+	free(err);
+	static const struct want w[] = { { "m1", 70 }, { "m2", 90 } };
+	check_log("make -j2", log, w, 2);
+}
+
+/* Two records of similar trees at once: each gets its own, nothing of
+ * the other's. */
+static void concurrent(void)
+{
+	char sc[2][16384];
+	const char *log[2] = { cli_path("ca.ptlog"), cli_path("cb.ptlog") };
+	pid_t p[2];
+
+	for (int k = 0; k < 2; k++) {
+		const char *x = k ? "b" : "a";
+		snprintf(sc[k], sizeof sc[k],
+		         "T='%s'; \"$T\" emit %s1 300 & \"$T\" emit %s2 200 & "
+		         "sh -c '\"$0\" emit %s3 100' \"$T\"; wait", self, x, x, x);
+	}
+	fflush(NULL);
+	for (int k = 0; k < 2; k++) {
+		REQUIRE((p[k] = fork()) >= 0);
+		if (p[k] == 0) {
+			char *err;
+			_exit(record_sh(log[k], NULL, sc[k], &err));
+		}
+	}
+	for (int k = 0; k < 2; k++)
+		CHECK_EQ(t_wait_for(p[k], 60000), 0);
+	static const struct want wa[] = { { "a1", 300 }, { "a2", 200 }, { "a3", 100 } };
+	static const struct want wb[] = { { "b1", 300 }, { "b2", 200 }, { "b3", 100 } };
+	check_log("concurrent a", log[0], wa, 3);
+	check_log("concurrent b", log[1], wb, 3);
+}
+
+/* The POSIXTRACE_JOIN a recorded shell wrote into the file val, once it
+ * has (malloc'd), and "POSIXTRACE_JOIN=" it into env. */
+static char *join_value(const char *val, char *env, size_t cap)
+{
+	char *v = NULL;
+	for (int i = 0; i < 20000 && (!(v = cli_slurp(val)) || !*v); i++) {
+		free(v);
+		v = NULL;
+		usleep(1000);
+	}
+	REQUIRE(v && *v);
+	snprintf(env, cap, "POSIXTRACE_JOIN=%s", v);
+	return v;
+}
+
+/* Let the recorded shell end (it waits for the file go), and its record. */
+static void release(const char *go, pid_t record)
+{
+	FILE *f = fopen(go, "w");
+	REQUIRE(f);
+	fclose(f);
+	CHECK_EQ(t_wait_for(record, 60000), 0);
+}
+
+/* A process outside the tree given a running record's POSIXTRACE_JOIN: as
+ * another user it cannot open the recorder's descriptor (and records
+ * nothing there); as the recorder's user it may, as it may ptrace it. */
+static void forged(void)
+{
+	char sc[16384], *err;
+	const char *log = cli_path("forged.ptlog"), *val = cli_path("join.val"),
+	           *go = cli_path("forged.go");
+
+	if (geteuid() != 0) {
+		printf("forged variable: needs root to run as another user, skipped\n");
+		return;
+	}
+	const char *copy = sec_copy(self, "tree_emit", 0755);
+	snprintf(sc, sizeof sc,
+	         "printf %%s \"$POSIXTRACE_JOIN\" > '%s'; \"%s\" emit in1 20; "
+	         "while ! [ -e '%s' ]; do sleep 0.01; done", val, self, go);
+	fflush(NULL);
+	pid_t p = fork();
+	REQUIRE(p >= 0);
+	if (p == 0)
+		_exit(record_sh(log, NULL, sc, &err));
+	char envv[300], *env[] = { envv, NULL }, *v = join_value(val, envv, sizeof envv);
+	char *other[] = { (char *)copy, "emit", "other", "30", NULL };
+	char *same[] = { (char *)copy, "emit", "same", "25", NULL };
+	CHECK_EQ(cli_run_as(SEC_UID(3), other, NULL, NULL, env), 0); /* it runs, untraced */
+	CHECK_EQ(cli_run_env(same, NULL, NULL, env), 0);
+	/* a forged value naming this stream's fd but another inode: refused */
+	unsigned long long ino = 0;
+	const char *dot = strchr(strchr(v, '.') + 1, '.');
+	REQUIRE(sscanf(dot + 1, "%llu", &ino) == 1);
+	char bad[300], *bad_env[] = { bad, NULL }, *badv[] = { (char *)copy, "emit", "badino", "5",
+	                                                       NULL };
+	snprintf(bad, sizeof bad, "POSIXTRACE_JOIN=%.*s%llu%s", (int)(dot + 1 - v), v, ino + 1,
+	         strchr(dot + 1, '.'));
+	CHECK_EQ(cli_run_env(badv, NULL, NULL, bad_env), 0);
+	release(go, p);
+	free(v);
+	static const struct want w[] = { { "in1", 20 }, { "same", 25 } };
+	check_log("forged", log, w, 2);
+}
+
+/* A record run by a user: a root process given its POSIXTRACE_JOIN (which
+ * root could open) does not join, one of the user's does. */
+static void more_privileged(void)
+{
+	char sc[16384];
+
+	if (geteuid() != 0)
+		return;
+	const char *dir = cli_path("user"), *copy = cli_path("tree_emit");
+	REQUIRE(mkdir(dir, 0700) == 0 && chown(dir, SEC_UID(4), SEC_UID(4)) == 0);
+	const char *log = cli_path("user/u.ptlog"), *val = cli_path("user/join.val"),
+	           *go = cli_path("user/go");
+	snprintf(sc, sizeof sc,
+	         "printf %%s \"$POSIXTRACE_JOIN\" > '%s'; \"%s\" emit u1 20; "
+	         "while ! [ -e '%s' ]; do sleep 0.01; done", val, copy, go);
+	char *argv[] = { bin, "record", "-o", (char *)log, "--", "/bin/sh", "-c", sc, NULL };
+	fflush(NULL);
+	pid_t p = fork();
+	REQUIRE(p >= 0);
+	if (p == 0)
+		_exit(cli_run_as(SEC_UID(4), argv, NULL, NULL, NULL));
+	char envv[300], *env[] = { envv, NULL }, *v = join_value(val, envv, sizeof envv);
+	char *root[] = { (char *)copy, "emit", "root", "30", NULL };
+	char *user[] = { (char *)copy, "emit", "user", "35", NULL };
+	CHECK_EQ(cli_run_env(root, NULL, NULL, env), 0); /* it runs, untraced */
+	CHECK_EQ(cli_run_as(SEC_UID(4), user, NULL, NULL, env), 0);
+	release(go, p);
+	free(v);
+	static const struct want w[] = { { "u1", 20 }, { "user", 35 } };
+	check_log("recorded by a user", log, w, 2);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc >= 4 && strcmp(argv[1], "emit") == 0)
+		return emit_main(argv);
+	T_BEGIN(120);
+	if (geteuid() == 0)
+		sec_setup();
+	else
+		cli_setup();
+	REQUIRE(realpath("/proc/self/exe", self) != NULL);
+	REQUIRE(realpath(cli_bin, bin) != NULL);
+	script_run();
+	exec_chain_and_double_fork();
+	concurrent();
+	forged();
+	more_privileged();
+	make_j2();
+	T_END();
+}
