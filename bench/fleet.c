@@ -12,9 +12,15 @@
  * which the relay gets as CTF discarded events.  babeltrace2 (if
  * installed) counts the events in the relay's directory: the witness.
  *
- * The same-run comparison with LTTng-UST streaming through its consumer
- * daemon to the relay needs the LTTng-UST headers (bench/lttng; Debian:
- * liblttng-ust-dev); it is not part of this program.
+ * Then, in the same run and into the same relay, LTTng-UST's side: as
+ * many producers of the same events (bench/lttng/lttng_fleet, built by
+ * `make bench-lttng` when lttng-tools and liblttng-ust-dev are there, run
+ * through bench/lttng/run.sh for a session daemon of its own) stream
+ * through lttng-sessiond and lttng-consumerd; babeltrace2 counts what the
+ * relay holds of each and the events LTTng-UST discarded.  The two are
+ * printed side by side, producer by producer.  Without LTTng it says why.
+ * Environment: FLEET_PRODUCERS, FLEET_EVENTS, FLEET_BURST; FLEET_LTTNG=0
+ * leaves LTTng's side out.
  *
  * Skips (exit 0, a SKIP line) without lttng-relayd.  The machine is
  * shared: rates are what this run saw, not a property of the code.
@@ -35,6 +41,9 @@
 
 #ifndef PT_BUILD_DIR
 #define PT_BUILD_DIR "build"
+#endif
+#ifndef PT_SRC_DIR
+#define PT_SRC_DIR "."
 #endif
 
 static int env_int(const char *name, int def)
@@ -144,6 +153,107 @@ static char *slurp(const char *path)
 	return s;
 }
 
+/* Why LTTng's side cannot run (empty if it can): run.sh --check's answer,
+ * or the driver not built. */
+static void lttng_reason(char *why, size_t cap, const char *drv)
+{
+	FILE *p = popen("sh '" PT_SRC_DIR "/bench/lttng/run.sh' --check cc 2>&1", "r");
+	why[0] = 0;
+	if (!p || !fgets(why, (int)cap, p))
+		why[0] = 0;
+	if (p)
+		pclose(p);
+	why[strcspn(why, "\n")] = 0;
+	if (getenv("FLEET_LTTNG") && !strcmp(getenv("FLEET_LTTNG"), "0"))
+		snprintf(why, cap, "FLEET_LTTNG=0");
+	if (!why[0] && access(drv, X_OK) != 0)
+		snprintf(why, cap, "%s not built (make bench-lttng builds it)", drv);
+}
+
+/* One LTTng-UST configuration's results, producer by producer. */
+struct lt_run {
+	const char *label;      /* the column's name */
+	const char *args;       /* lttng_fleet's channel options */
+	long long *ev, *disc;   /* per producer: delivered, discarded */
+	int ok;
+};
+
+/* LTTng-UST's fleet into the same relay (ports c, d; output directory out).
+ * Returns 1 if it ran and failed, 0 otherwise. */
+static int lttng_side(struct lt_run *r, int np, int ne, int burst, unsigned c, unsigned d,
+                      const char *out)
+{
+	const char *drv = PT_BUILD_DIR "/bench-lttng/lttng_fleet";
+	char cmd[2048], line[512];
+	int seen = 0, bad = 0;
+	double run_s = 0, stop_s = 0;
+	r->ev = calloc((size_t)np, sizeof *r->ev);
+	r->disc = calloc((size_t)np, sizeof *r->disc);
+	snprintf(cmd, sizeof cmd, "sh '" PT_SRC_DIR "/bench/lttng/run.sh' '%s' -c %u -D %u -o '%s' "
+	         "-p %d -n %d -b %d %s 2>&1", drv, c, d, out, np, ne, burst, r->args);
+	FILE *p = popen(cmd, "r");
+	while (p && fgets(line, sizeof line, p)) {
+		int i;
+		long pid;
+		long long a, b;
+		if (sscanf(line, "P %d %ld %lld %lld", &i, &pid, &a, &b) == 4 && i >= 0 && i < np) {
+			r->ev[i] = a;
+			r->disc[i] = b;
+			seen++;
+		} else if (sscanf(line, "T %lf %lf", &run_s, &stop_s) == 2) {
+			;
+		} else if (line[0] == 'E' || strncmp(line, "run.sh:", 7)) {
+			bad |= line[0] == 'E';
+			printf("  lttng_fleet: %s", line);
+		}
+	}
+	int st = p ? pclose(p) : -1;
+	printf("LTTng-UST 2.13 via lttng-sessiond + lttng-consumerd, same relay, same run: %s\n",
+	       r->label);
+	if (st != 0 || bad || seen != np) {
+		printf("  FAILED (status %d, %d of %d producers read)\n", st, seen, np);
+		return 1;
+	}
+	long long lsum = 0, dsum = 0, dworst = 0, unacc = 0;
+	for (int i = 0; i < np; i++) {
+		lsum += r->ev[i];
+		dsum += r->disc[i];
+		dworst = r->disc[i] > dworst ? r->disc[i] : dworst;
+		unacc += ne - r->ev[i] - r->disc[i];
+	}
+	printf("  wall time           %.2f s (first start to last end) + %.2f s lttng stop/destroy\n",
+	       run_s, stop_s);
+	printf("  delivered           %lld events (babeltrace2, each producer's trace in the relay's "
+	       "directory)\n", lsum);
+	printf("  aggregate rate      %.0f events/s over the run, %.0f counting stop/destroy\n",
+	       (double)lsum / run_s, (double)lsum / (run_s + stop_s));
+	printf("  discarded           %lld in all, %lld at most by one producer (babeltrace2's "
+	       "discarded-events warnings); %lld unaccounted\n", dsum, dworst, unacc);
+	r->ok = 1;
+	return unacc != 0;
+}
+
+/* The per-producer table: posixtrace's counts beside each LTTng run's. */
+static void table(int np, const unsigned long long *psent, const unsigned long long *plost,
+                  const struct lt_run *r, int nr)
+{
+	printf("\n| producer | posixtrace sent | posixtrace lost |");
+	for (int k = 0; k < nr; k++)
+		printf(" LTTng %s delivered | LTTng %s discarded |", r[k].label, r[k].label);
+	printf("\n|---|---|---|");
+	for (int k = 0; k < nr; k++)
+		printf("---|---|");
+	printf("\n");
+	for (int i = 0; i < np; i++) {
+		printf("| %d | %llu | %llu |", i, psent[i], plost[i]);
+		for (int k = 0; k < nr; k++)
+			printf(" %lld | %lld |", r[k].ev[i], r[k].disc[i]);
+		printf("\n");
+	}
+	printf("\n(posixtrace sent: `record`'s count, the program's events and its two "
+	       "system events, start and stop)\n");
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 3 && !strcmp(argv[1], "produce"))
@@ -201,19 +311,23 @@ int main(int argc, char **argv)
 	}
 	double secs = (bench_now_us() - t0) / 1e6;
 	unsigned long long sent = 0, lost = 0, worst = 0, packets = 0;
+	unsigned long long *psent = calloc((size_t)np, sizeof *psent),
+	                   *plost = calloc((size_t)np, sizeof *plost);
 	for (int i = 0; i < np; i++) {
 		char err[700];
 		snprintf(err, sizeof err, "%s/host%02d.err", dir, i);
 		char *s = slurp(err);
-		unsigned long long k = after(s, " events sent to ", 1), x = after(s, " not delivered", 1);
-		sent += k;
-		lost += x;
+		psent[i] = after(s, " events sent to ", 1);
+		plost[i] = after(s, " not delivered", 1);
+		sent += psent[i];
+		lost += plost[i];
 		packets += after(s, " packets over", 1);
-		worst = x > worst ? x : worst;
+		worst = plost[i] > worst ? plost[i] : worst;
 		free(s);
 	}
 	printf("bench/fleet: %d producers x %d events (32-byte payload, bursts of %d, 1 ms apart) "
 	       "into one lttng-relayd on loopback\n", np, ne, burst);
+	printf("posixtrace record --relayd:\n");
 	printf("  wall time           %.2f s (first start to last end, 1 s linger included)\n", secs);
 	printf("  delivered           %llu events in %llu packets (%d producers failed)\n", sent,
 	       packets, failed);
@@ -224,14 +338,41 @@ int main(int argc, char **argv)
 		snprintf(cmd, sizeof cmd, "%s %s 2>/dev/null | grep -c ' fleet_req: '", bt, out);
 		FILE *p = popen(cmd, "r");
 		unsigned long long k = 0;
-		if (p && fscanf(p, "%llu", &k) == 1)
+		if (p && fscanf(p, "%llu", &k) == 1) {
+			long long unacc = (long long)np * ne - (long long)k - (long long)lost;
 			printf("  babeltrace2 counts  %llu fleet_req events in the relay's directory "
-			       "(%d posted)\n", k, np * ne);
+			       "(%d posted; %lld unaccounted)\n", k, np * ne, unacc);
+			failed += unacc != 0;
+		}
 		if (p)
 			pclose(p);
 	}
-	printf("  LTTng-UST via lttng-consumerd to the same relay: not run (needs liblttng-ust-dev; "
-	       "see bench/lttng)\n");
+	char why[512];
+	lttng_reason(why, sizeof why, PT_BUILD_DIR "/bench-lttng/lttng_fleet");
+	if (why[0]) {
+		printf("LTTng-UST via lttng-consumerd to the same relay: not run: %s\n", why);
+	} else {
+		/* LTTng's default per-PID sub-buffers, then as much buffer per
+		 * process as posixtrace's relay stream has (16 MiB: 2 CPUs x 4
+		 * sub-buffers of 2 MiB here) */
+		struct lt_run r[2] = { { .label = "default buffers", .args = "-t dflt" },
+		                       { .label = "16 MiB per process", .args = "-t big" } };
+		char big[64];
+		long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+		snprintf(big, sizeof big, "-t big -S %ldk -N 4", 16384 / 4 / (ncpu > 0 ? ncpu : 1));
+		r[1].args = big;
+		int nr = 0;
+		for (int k = 0; k < 2; k++) {
+			failed += lttng_side(&r[k], np, ne, burst, c, d, out);
+			nr += r[k].ok && nr == k;
+		}
+		if (nr)
+			table(np, psent, plost, r, nr);
+		for (int k = 0; k < 2; k++) {
+			free(r[k].ev);
+			free(r[k].disc);
+		}
+	}
 	kill(rp, SIGTERM);
 	waitpid(rp, NULL, 0);
 	if (!getenv("PT_KEEP")) {

@@ -6,6 +6,9 @@
 #                        report.  Prints "SKIP: reason" and succeeds if
 #                        lttng-tools or the lttng-ust (>= 2.13) headers
 #                        are missing.  `make bench` depends on it.
+#                        It also builds $(BUILD)/bench-lttng/lttng_fleet,
+#                        LTTng-UST's side of bench/fleet (which runs it
+#                        through run.sh, in the same run as its own fleet).
 #   LTTNG_ARGS="-r 7 -n 20000000"   repetitions, events per repetition
 #
 # Debian packages: liblttng-ust-dev lttng-tools (babeltrace2 to count the
@@ -16,11 +19,18 @@ LTTNG_OUT    = $(BUILD)/bench-lttng
 LTTNG_BIN    = $(LTTNG_OUT)/lttng_cmp
 LTTNG_CFLAGS = $(ALLCFLAGS) -I$(LTTNG_DIR)
 LTTNG_LIBS   = $(or $(shell pkg-config --libs lttng-ust 2>/dev/null),-llttng-ust -llttng-ust-common -ldl)
+LTTNG_FLEET  = $(LTTNG_OUT)/lttng_fleet
 LTTNG_ARGS  ?=
+
+# bench/fleet runs $(LTTNG_FLEET) through run.sh when it is built
+TEST_DEFS_fleet := -DPT_SRC_DIR='"$(abspath .)"'
 
 $(LTTNG_OUT)/%.o: $(LTTNG_DIR)/%.c $(LTTNG_DIR)/ptbench_tp.h include/trace.h
 	@mkdir -p $(dir $@)
 	$(CC) $(LTTNG_CFLAGS) -c $< -o $@
+
+$(LTTNG_FLEET): $(LTTNG_OUT)/lttng_fleet.o $(LTTNG_OUT)/ptbench_tp.o
+	$(CC) $(ALLCFLAGS) $^ -o $@ $(LTTNG_LIBS) $(LDLIBS)
 
 $(LTTNG_BIN): $(LTTNG_OUT)/lttng_cmp.o $(LTTNG_OUT)/ptbench_tp.o $(STATIC)
 	$(CC) $(ALLCFLAGS) $^ -o $@ $(LTTNG_LIBS) $(LDLIBS)
@@ -29,6 +39,6 @@ $(LTTNG_BIN): $(LTTNG_OUT)/lttng_cmp.o $(LTTNG_OUT)/ptbench_tp.o $(STATIC)
 bench-lttng:
 	@reason=$$(sh $(LTTNG_DIR)/run.sh --check '$(CC)'); \
 	if [ -n "$$reason" ]; then echo "SKIP: bench-lttng: $$reason"; exit 0; fi; \
-	$(MAKE) --no-print-directory $(LTTNG_BIN) && sh $(LTTNG_DIR)/run.sh $(LTTNG_BIN) $(LTTNG_ARGS)
+	$(MAKE) --no-print-directory $(LTTNG_BIN) $(LTTNG_FLEET) && sh $(LTTNG_DIR)/run.sh $(LTTNG_BIN) $(LTTNG_ARGS)
 
 bench: bench-lttng
