@@ -143,7 +143,17 @@ int main(void)
 	CHECK(sec_count(text, "tick") > 0);
 	free(text);
 
-	/* 3. live writing into a pipe nobody reads */
+	/* 3. live writing into a pipe nobody reads.  Not under ThreadSanitizer:
+	 * it runs a signal handler only at a call it intercepts, and a thread
+	 * blocked inside stdio's own write() is at none, so neither the stop
+	 * signal nor the grace period's alarm is ever handled there (the plain
+	 * and ASan+UBSan suites check this case) */
+#if defined(__SANITIZE_THREAD__)
+	puts("SKIP case 3 under ThreadSanitizer: handlers deferred while blocked in stdio's write()");
+	kill(a, SIGKILL);
+	waitpid(a, NULL, 0);
+	T_END();
+#endif
 	int p[2];
 	REQUIRE(pipe(p) == 0);
 	l = start(0, (char *const[]){ (char *)cli, "live", pid, NULL }, p[1], NULL, 0);
