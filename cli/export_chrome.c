@@ -5,7 +5,8 @@
  *
  * Every trace event is an instant event, thread scoped (the default
  * scope): {"name":..,"ph":"i","ts":..,"pid":..,"tid":..} with "ts" in
- * microseconds since the first event (nanosecond digits kept), "tid" the
+ * microseconds since the first event (its nanoseconds as fraction digits,
+ * as many as they need: 12, 12.5, 12.345), "tid" the
  * thread's kernel TID (the thread's index in its process when the trace
  * does not say), "cat":"posix_trace" for system events,
  * "sf" the event's call site in "stackFrames" (its address as `show`
@@ -14,7 +15,8 @@
  * else as "text" when it reads as text, and always as "hex" (the bytes
  * are the payload; system events: decoded, as "text" only), and
  * "truncated":true when it was cut.  Metadata events name each process
- * (its program) and thread (its name, or "thread IDX (0xPTHREAD_ID)").  About 100 bytes an event of 8-byte payload.
+ * (its program) and thread (its name, or "thread IDX (0xPTHREAD_ID)").  About 103 bytes an event of 8-byte
+ * payload, times on 200 ns steps (tests/biglog.h).
  * Each complete span (spans.c) is a slice: a complete event ("ph":"X",
  * "cat":"span") on its thread, nested by time, or an async pair
  * ("b"/"e") for a keyed one, written when its end is read.
@@ -212,10 +214,16 @@ int export_chrome(struct tlog *l, struct symz *z, struct spans *sp, FILE *f)
 		o = put_s(o, jname[e->id]);
 		o = put_s(o, sys ? ",\"cat\":\"posix_trace\",\"ph\":\"i\",\"ts\":" : ",\"ph\":\"i\",\"ts\":");
 		o = put_u(o, rel / 1000);
-		*o++ = '.';
-		*o++ = (char)('0' + rel % 1000 / 100);
-		*o++ = (char)('0' + rel % 100 / 10);
-		*o++ = (char)('0' + rel % 10);
+		if (rel % 1000) { /* the nanoseconds, without trailing zeros */
+			unsigned ns = (unsigned)(rel % 1000);
+			*o++ = '.';
+			*o++ = (char)('0' + ns / 100);
+			if (ns % 100) {
+				*o++ = (char)('0' + ns / 10 % 10);
+				if (ns % 10)
+					*o++ = (char)('0' + ns % 10);
+			}
+		}
 		o = put_s(o, ",\"pid\":");
 		if (th->pid < 0)
 			*o++ = '-';
