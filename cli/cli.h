@@ -212,6 +212,9 @@ struct tlog {
 int tlog_open(struct tlog *l, const char *path);   /* 0, or 1 with a message */
 int tlog_next(struct tlog *l, struct tev *e);
 int tlog_scan(struct tlog *l);                     /* 0, or 1 with a message */
+/* After the totals: back to the first event, for another pass.  0, or 1
+ * with a message. */
+int tlog_rewind(struct tlog *l);
 /* After the totals: the next event is the first of the log's first block
  * that may hold one stamped at or after ts (events before ts may follow,
  * none at or after it is skipped).  0, or 1 with a message. */

@@ -567,7 +567,14 @@ int tlog_scan(struct tlog *l)
 	progress_end(&p);
 	if (rc < 0)
 		return 1;
-	if ((rc = posix_trace_rewind(l->trid_)) != 0)
+	return tlog_rewind(l);
+}
+
+int tlog_rewind(struct tlog *l)
+{
+	int rc = posix_trace_rewind(l->trid_);
+
+	if (rc)
 		return fail(l->path, "going back to the start", rc);
 	l->pass_n_ = 0; /* the next pass counts places again, nothing else */
 	l->pass_at_ = 0;

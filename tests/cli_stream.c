@@ -11,7 +11,9 @@
  * --pid, --exclude, --from/--to relative and absolute, a late --from
  * found through the block index with its gaps' counts), the events of the
  * Chrome export and, read back by babeltrace2 (small size; skipped
- * without it), the CTF export's events and discarded events.  A log cut
+ * without it), the CTF export's events, each event's call site and the
+ * discarded events; a type recorded from more call sites than 16 bits
+ * number gets 32-bit site numbers, each site listed once.  A log cut
  * short (no END block) is shown whole and said to be cut short, and
  * info, with no summary to read, counts it by reading it; damage in the
  * middle of a finished log (summary intact) is one error event, and
@@ -70,6 +72,43 @@ static long long json_num(const char *s, const char *key)
 {
 	const char *p = s ? strstr(s, key) : NULL;
 	return p ? strtoll(p + strlen(key), NULL, 10) : -1;
+}
+
+/* babeltrace2's lines (path) whose call site is the event's: its label
+ * "0xADDR" (biglog's addresses are in no mapping: no location) is
+ * biglog_addr() of the event, whose payload is its number i; 0x0 for the
+ * reader's gap events (no payload) */
+static long long sites_right(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char line[4096];
+	long long ok = 0;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof line, f)) {
+		const char *p = strstr(line, "{ site = ( \"0x");
+		unsigned long long addr = 0, want = 0;
+		unsigned b[8];
+		int used = 0, len = -1;
+		if (!p || sscanf(p, "{ site = ( \"0x%llx\" : container = %*u ), payload_len = %d%n",
+		                 &addr, &len, &used) != 2 || !used)
+			continue;
+		p += used;
+		if (len == 8 && sscanf(p, ", payload = [ [0] = %u, [1] = %u, [2] = %u, [3] = %u, "
+		                          "[4] = %u, [5] = %u, [6] = %u, [7] = %u ]", &b[0], &b[1], &b[2],
+		                       &b[3], &b[4], &b[5], &b[6], &b[7]) == 8) {
+			uint64_t i = 0;
+			for (int k = 7; k >= 0; k--)
+				i = i << 8 | (b[k] & 0xff);
+			want = biglog_addr(i, 16);
+		} else if (len != 0) {
+			continue;
+		}
+		ok += addr == want;
+	}
+	fclose(f);
+	return ok;
 }
 
 struct size_run { long rss[6]; };
@@ -173,6 +212,8 @@ static void one_size(uint64_t n, struct size_run *r, const char *bt)
 		snprintf(cmd, sizeof cmd, "%s %s >%s 2>%s", bt, dir, out, err);
 		CHECK_EQ(system(cmd), 0);
 		CHECK_EQ(count_lines(out, NULL, NULL), (long long)total);
+		/* each event's call site: a number whose label is its address */
+		CHECK_EQ(sites_right(out), (long long)total);
 		/* "Tracer discarded 7 events between ..." once per gap */
 		count_lines(err, "Tracer discarded 7 events", &with);
 		CHECK_EQ(with, (long long)biglog_gaps(n));
@@ -217,6 +258,32 @@ int main(void)
 		printf("%-14s peak RSS %6ld KiB at 200 000 events, %6ld KiB at 2 000 000\n",
 		       cmd_names[k], small.rss[k], big.rss[k]);
 		CHECK(big.rss[k] * 10 <= small.rss[k] * 11);
+	}
+
+	/* more call sites to a type than 16 bits number (66 000 each): the
+	 * export starts again with 32-bit numbers; each site's label once
+	 * (babeltrace2 would take minutes over such metadata: not read) */
+	{
+		char dir[300], meta[400];
+		snprintf(log, sizeof log, "%s/sites.ptlog", cli_dir);
+		snprintf(dir, sizeof dir, "%s/sites.ctf", cli_dir);
+		CHECK_RC(biglog_write_sites(log, 600000, 1, 9 * 66000), 0);
+		CHECK_EQ(biglog_run(CLI("export", "-f", "ctf", log, "-o", dir), NULL, NULL, NULL, NULL),
+		         0);
+		snprintf(meta, sizeof meta, "%s/metadata", dir);
+		char *s = cli_slurp(meta);
+		long long labels = 0, wide = 0;
+		for (const char *q = s; q && (q = strstr(q, "\n\t\"0x")) != NULL; q++)
+			labels++;
+		for (const char *q = s; q && (q = strstr(q, "typealias enum : uint32_t {")) != NULL; q++)
+			wide++;
+		CHECK_EQ(labels, 9 * 66000 + 2); /* and the gaps' OVERFLOW, RESUME: 0x0 */
+		CHECK_EQ(wide, 11);
+		CHECK(s && !strstr(s, "enum : uint16_t"));
+		free(s);
+		char cmd[700];
+		snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s'", dir, log);
+		CHECK_EQ(system(cmd), 0);
 	}
 
 	/* a log cut short: every event shown, and said */
