@@ -208,7 +208,9 @@ struct tlog {
  * tlog_scan() reads the whole log for its totals and goes back to its
  * start: the next pass gives the same events and thread numbers and
  * leaves the totals alone.  tlog_load() = tlog_open() + the totals: from
- * the summary the log carries (format 5 and later), else tlog_scan(). */
+ * the summary the log carries (format 5 and later), else from the count
+ * the scan at open made (pt_ext_log_census(): the same figures, and the
+ * damaged stretches and a missing final status), else tlog_scan(). */
 int tlog_open(struct tlog *l, const char *path);   /* 0, or 1 with a message */
 int tlog_next(struct tlog *l, struct tev *e);
 int tlog_scan(struct tlog *l);                     /* 0, or 1 with a message */

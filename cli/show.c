@@ -1,9 +1,10 @@
 /*
  * show.c -- `posixtrace show FILE`: one event per line (see format.c),
- * filtered by process, thread, event type and time, read as a stream:
- * a first pass numbers the threads and finds the first event's time (so
- * that numbers and times are those of the whole log, whatever is shown),
- * the second prints.
+ * filtered by process, thread, event type and time, read as a stream in
+ * one pass: the totals (tlog_load: the log's summary, or the count the
+ * library made when it opened the log) number the threads and give the
+ * first event's time, so that numbers and times are those of the whole
+ * log, whatever is shown.
  */
 #include <getopt.h>
 #include <stdlib.h>

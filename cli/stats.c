@@ -8,9 +8,10 @@
  * block characters on a UTF-8 locale, '#' otherwise (or with --ascii).
  * --json: the same figures for scripts (docs/posixtrace.1, STATS JSON).
  *
- * The log is read as a stream: the totals (and the trace's span, which
- * the activity chart needs before its first event) come from a first
- * pass, the gaps and the chart from a second.  Memory: a histogram per
+ * The log is read as a stream, once: the totals (and the trace's span,
+ * which the activity chart needs before its first event) come first
+ * (tlog_load: the log's summary, or the count the library made when it
+ * opened the log), then the events give the gaps and the chart.  Memory: a histogram per
  * event type and a row of the chart per type, whatever the length.
  */
 #include <getopt.h>
@@ -218,7 +219,7 @@ int cmd_stats(int argc, char **argv)
 		}
 	int cols = width - name_w - 3 > 10 ? width - name_w - 3 : 10;
 
-	/* the second pass: gaps per type, and the activity chart */
+	/* the events: gaps per type, and the activity chart */
 	struct tstat *ts = calloc(PT_NIDS, sizeof *ts);
 	int rc = !ts;
 	for (unsigned i = 0; i < PT_NIDS && !rc && !json; i++)

@@ -6,10 +6,12 @@
  * with processes, threads and event types, never with events.
  *
  * Threads get a small index per process (1, 2, ... in order of their first
- * event), stable for a given log whatever is later filtered out: a pass
- * that shows only part of the log follows a pass over all of it
- * (tlog_scan), which numbers every thread, and goes back to the start
- * with posix_trace_rewind().
+ * event, as the writers' tables list them), stable for a given log
+ * whatever is later filtered out: they are numbered from the totals
+ * before the first event is given -- the log's summary, else the count
+ * the library made of it when it opened it (pt_ext_log_census), else a
+ * pass over all of it (tlog_scan) that goes back to the start with
+ * posix_trace_rewind().
  *
  * A log that is not whole still reads: the reader returns each damaged
  * stretch as a POSIX_TRACE_ERROR event (data: EBADMSG), counted here, and
@@ -384,13 +386,14 @@ static int open_file(struct tlog *l, const char *path)
 	return fd;
 }
 
+static int take_counts(struct tlog *l, const struct pt_ext_summary *s);
+
 /* The totals from the summary the log carries (src/ext.h); with all (no
  * trace id open) also its attributes, status, names and map of loaded
  * code.  0, or -1: it has none. */
 static int from_summary(struct tlog *l, int fd, int all)
 {
 	struct pt_ext_summary *s;
-	uint32_t th;
 
 	if (pt_ext_log_summary(fd, &s) != 0)
 		return -1;
@@ -414,12 +417,26 @@ static int from_summary(struct tlog *l, int fd, int all)
 			return -1;
 		}
 	}
+	if (take_counts(l, s)) {
+		pt_ext_summary_free(s);
+		return -1;
+	}
+	pt_ext_summary_free(s);
+	l->summary = l->totals = 1;
+	return 0;
+}
+
+/* The counts of s (a summary, or the census of the scan at open) as the
+ * totals, then the threads by process and the recorder's (tlog_front).
+ * 0, or -1 out of memory. */
+static int take_counts(struct tlog *l, const struct pt_ext_summary *s)
+{
+	uint32_t th;
+
 	for (size_t i = 0; i < s->nwriters; i++) {
 		const struct pt_ext_sum_writer *w = &s->writers[i];
-		if (thread_index(l, w->pid, w->thread, &th)) {
-			pt_ext_summary_free(s);
+		if (thread_index(l, w->pid, w->thread, &th))
 			return -1;
-		}
 		l->th[th].count = w->count;
 		l->th[th].first = w->first;
 		l->th[th].last = w->last;
@@ -441,10 +458,31 @@ static int from_summary(struct tlog *l, int fd, int all)
 	l->log_overwritten = s->losses.log_overwritten;
 	l->log_dropped = s->losses.log_dropped;
 	l->lost_implausible = s->losses.implausible;
-	pt_ext_summary_free(s);
 	tlog_finish(l);
 	tlog_front(l);
-	l->summary = l->totals = 1;
+	l->totals = 1;
+	return 0;
+}
+
+/* The totals of a log with no summary, from the scan posix_trace_open()
+ * did (pt_ext_log_census): as a summary would give them, and the reader's
+ * error events and a missing final status as reading it would tell.  0,
+ * or -1: not known (then a pass reads them). */
+static int from_census(struct tlog *l)
+{
+	struct pt_ext_summary *s;
+	uint64_t damaged = 0;
+
+	if (pt_ext_log_census(l->trid_, &s, &damaged) != 0)
+		return -1;
+	int rc = take_counts(l, s);
+	pt_ext_summary_free(s);
+	if (rc)
+		return -1;
+	l->damaged = damaged;
+	l->unfinished = !l->lost_final && log_version(l->fd_) >= 2;
+	if (l->first == UINT64_MAX || !l->nev)
+		l->first = 0;
 	return 0;
 }
 
@@ -604,7 +642,7 @@ int tlog_load(struct tlog *l, const char *path)
 {
 	if (tlog_open(l, path))
 		return 1;
-	if (from_summary(l, l->fd_, 0) == 0)
+	if (from_summary(l, l->fd_, 0) == 0 || from_census(l) == 0)
 		return 0;
 	if (tlog_scan(l)) {
 		tlog_free(l);

@@ -226,6 +226,15 @@ struct pt_ext_summary {
  * short, or a summary that does not check); EINVAL: not a log; ENOMEM.
  * pt_ext_summary_free() then. */
 int pt_ext_log_summary(int fd, struct pt_ext_summary **out);
+/* For a log open for reading that has no summary to read (cut short,
+ * killed writer, LOOP, an older format): the same counts (events, time
+ * range, per type, per writer, gaps and losses as they will be known
+ * after the last event), taken by the scan posix_trace_open() does
+ * anyway, with the reader's error events counted too (*damaged of them);
+ * attr, names and the map's entries are left empty.  0; ENOENT: not
+ * known exactly (a wrapped LOOP log, blocks out of order, a log opened
+ * through its summary); EINVAL: not a log; ENOMEM. */
+int pt_ext_log_census(trace_id_t trid, struct pt_ext_summary **out, uint64_t *damaged);
 void pt_ext_summary_free(struct pt_ext_summary *s);
 
 #endif

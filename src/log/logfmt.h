@@ -509,6 +509,14 @@ struct pt_logr {
 	 * open; each is checked when read, against its index entry too */
 	int indexed;
 	uint64_t bytes_read; /* bytes read from the file so far (tests) */
+	/* (scanned at open) the events of the blocks that will be read,
+	 * counted as the writer counts its summary (logsum.c), in the order
+	 * of the file; census_ok once order() found that order is the
+	 * reading order and every block counted is read (no wrap, no stale
+	 * block), with the reader's error events added */
+	struct pt_logw *census;
+	int census_ok;
+	uint64_t census_seq, census_blocks, census_errors;
 };
 
 /* fd: a regular file open for reading (EBADF if not readable); anything
@@ -594,6 +602,14 @@ void pt_log_summary_free(struct pt_log_summary *s);
  * (which may be NULL) with them.  0 or EBADMSG. */
 int pt_log_sum_parse(const unsigned char *p, uint32_t len, uint32_t nrec, int swap,
                      unsigned version, struct pt_log_summary *s);
+
+/* (a log read by a scan at open) What its events are, counted as its
+ * writer counts the SUMMARY (the same code), plus the reader's error
+ * events, and the error events (damaged stretches): 0; ENOENT when the
+ * log was opened through its block index, or the count is not exact (a
+ * wrapped LOOP log, blocks out of order). */
+int pt_logr_census(const struct pt_logr *r, const struct pt_logw_sum **sum,
+                   uint64_t *damaged);
 
 /* pread all n bytes at off: 0, EBADMSG (end of file first), or an error */
 int pt_logr_rd(struct pt_logr *r, uint64_t off, void *dst, size_t n);
