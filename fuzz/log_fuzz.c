@@ -5,7 +5,8 @@
  * loss counts), and closed; its summary (format 5, src/log/logsum.c) is
  * read from the end of the file too, and checked for sound values, with
  * its block index (format 7) too; a log opened through that index is
- * also opened by a scan and read whole; and
+ * also opened by a scan and read whole; the count a scan makes at open
+ * (pt_logr_census) is what reading every event gives; and
  * seeking to a time (pt_logr_seek) loses no event stamped at or after it,
  * nor stopping after one (pt_logr_stop_after) any stamped at or before it.  Built twice by `make fuzz`: as is, and with PT_LOG_FUZZ_NOCRC
  * (checksums ignored) to reach the checks behind them.
@@ -61,6 +62,39 @@ static size_t count_in(struct pt_logr *r, uint64_t lo, uint64_t hi)
 	return n;
 }
 
+/* The count the scan at open made (pt_logr_census), when it has one, is
+ * what reading every event gives: per type, in all, the time range (r
+ * just opened; read to its end). */
+static void census_check(struct pt_logr *r)
+{
+	static unsigned char buf[256];
+	static uint64_t count[PT_NIDS];
+	const struct pt_logw_sum *c;
+	struct posix_trace_event_info ev;
+	uint64_t damaged = 0, n = 0, lo = UINT64_MAX, hi = 0, errors = 0;
+	size_t len;
+	int un;
+
+	if (pt_logr_census(r, &c, &damaged) != 0)
+		return;
+	memset(count, 0, sizeof count);
+	while (pt_logr_next(r, &ev, buf, sizeof buf, &len, &un) == 0 && !un) {
+		uint64_t t = (uint64_t)ev.posix_timestamp.tv_sec * 1000000000u +
+		             (uint64_t)ev.posix_timestamp.tv_nsec;
+		if (ev.posix_event_id >= PT_NIDS)
+			abort();
+		count[ev.posix_event_id]++;
+		errors += ev.posix_event_id == POSIX_TRACE_ERROR;
+		lo = t < lo ? t : lo;
+		hi = t > hi ? t : hi;
+		n++;
+	}
+	/* (a log may hold recorded POSIX_TRACE_ERROR events too) */
+	if (n != c->events || memcmp(count, c->count, sizeof count) || errors < damaged ||
+	    (n && (lo != c->first || hi != c->last)))
+		abort();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -99,8 +133,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	 * both read whole */
 	if (pt_logr_open(&r, fd) == 0) {
 		int indexed = r.indexed;
+		if (!indexed)
+			census_check(&r);
 		pt_logr_close(&r);
 		if (indexed && pt_logr_open_opt(&r, fd, PT_LOGR_SCAN) == 0) {
+			census_check(&r);
+			pt_logr_rewind(&r);
 			(void)read_all(&r, &s1);
 			pt_logr_close(&r);
 		}
