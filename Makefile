@@ -41,7 +41,8 @@ MAN3     := $(wildcard docs/man/man3/*.3)
 MAN7     := $(wildcard docs/man/man7/*.7)
 BENCHES  := $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
 
-# The posixtrace command: cli/*.c, linked with the static library.  Symbols
+# The posixtrace command: cli/*/*.c (layers: read < enrich < out < cmd,
+# docs/design.md), linked with the static library.  Symbols
 # and source lines come from elfutils' libdw when pkg-config finds it
 # (Debian: libdw-dev); LIBDW=0 builds without it (file+offset only).
 # Debug files missing here are fetched by build-id from debuginfod (when
@@ -50,8 +51,9 @@ BENCHES  := $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
 # The Perfetto export compresses its packets with zlib when pkg-config
 # finds it (Debian: zlib1g-dev); ZLIB=0 builds without it (plain packets,
 # and export says so).  The library never links it.
-CLI_SRC  := $(wildcard cli/*.c)
+CLI_SRC  := $(wildcard cli/*/*.c)
 CLI_OBJ  := $(CLI_SRC:cli/%.c=$(BUILD)/cli/%.o)
+CLI_HDR  := $(wildcard cli/*.h cli/*/*.h)
 CLI      := $(BUILD)/posixtrace
 LIBDW    ?= $(shell pkg-config --exists libdw 2>/dev/null && echo 1 || echo 0)
 CLI_DEFS := $(if $(filter 1,$(LIBDW)),-DPT_HAVE_LIBDW $(shell pkg-config --cflags libdw),)
@@ -99,7 +101,7 @@ $(BUILD)/tests/%: tests/%.c $(wildcard tests/*.h) $(STATIC)
 
 # cli_perfetto also checks the Perfetto writer on its own: it includes it,
 # built as the command is (zlib), and inflates its compressed packets
-$(BUILD)/tests/cli_perfetto: cli/export_perfetto.c cli/protobuf.c cli/perfetto.h cli/protobuf.h
+$(BUILD)/tests/cli_perfetto: cli/out/export_perfetto.c cli/out/protobuf.c $(CLI_HDR)
 TEST_DEFS_cli_perfetto := $(ZLIB_DEFS)
 TEST_LIBS_cli_perfetto := $(ZLIB_LIBS)
 
@@ -117,12 +119,12 @@ $(BUILD)/examples/%: examples/%.c $(STATIC)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALLCFLAGS) $< -o $@ $(STATIC) $(LDLIBS)
 
-$(BUILD)/cli/%.o: cli/%.c $(wildcard cli/*.h) include/trace.h src/ext.h
+$(BUILD)/cli/%.o: cli/%.c $(CLI_HDR) include/trace.h src/ext.h
 	@mkdir -p $(dir $@)
 	$(CC) $(ALLCFLAGS) $(CLI_DEFS) -c $< -o $@
 
 # the page of `posixtrace view`, built in with .incbin
-$(BUILD)/cli/view_assets.o: cli/view_page.html
+$(BUILD)/cli/out/view_assets.o: cli/out/view_page.html
 
 $(CLI): $(CLI_OBJ) $(STATIC)
 	$(CC) $(ALLCFLAGS) $(CLI_OBJ) -o $@ $(STATIC) $(CLI_LIBS) $(LDLIBS)
@@ -133,12 +135,12 @@ $(BUILD)/bench/%: bench/%.c bench/bench_util.h tests/pace.h tests/biglog.h tests
 	  $(TEST_LIBS_$*) $(LDLIBS)
 
 # perfetto_write: the Perfetto writer alone, built as the command is
-$(BUILD)/bench/perfetto_write: cli/export_perfetto.c cli/protobuf.c cli/perfetto.h cli/protobuf.h
+$(BUILD)/bench/perfetto_write: cli/out/export_perfetto.c cli/out/protobuf.c $(CLI_HDR)
 TEST_DEFS_perfetto_write := $(ZLIB_DEFS)
 TEST_LIBS_perfetto_write := $(ZLIB_LIBS)
 
 # tests that include a part of the command whole
-$(BUILD)/tests/typed $(BUILD)/tests/typed_ctf $(BUILD)/tests/thread_ident: cli/typed.c cli/threads.c cli/typed.h
+$(BUILD)/tests/typed $(BUILD)/tests/typed_ctf $(BUILD)/tests/thread_ident: cli/enrich/typed.c cli/read/threads.c $(CLI_HDR)
 
 examples: $(EXAMPLES)
 
@@ -310,19 +312,19 @@ $(BUILD)/fuzz/stream_fuzz: fuzz/stream_fuzz.c $(FUZZ_LIB_OBJ)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) fuzz/stream_fuzz.c $(FUZZ_LIB_OBJ) -o $@ -lpthread
 
-$(BUILD)/fuzz/relayd_fuzz: fuzz/relayd_fuzz.c cli/relayd_proto.c cli/relay.h
+$(BUILD)/fuzz/relayd_fuzz: fuzz/relayd_fuzz.c cli/out/relayd_proto.c $(CLI_HDR)
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) fuzz/relayd_fuzz.c cli/relayd_proto.c -o $@
-$(BUILD)/fuzz/typed_fuzz: fuzz/typed_fuzz.c cli/typed.c cli/typed.h src/api/typedesc.c src/ext.h
+	$(FUZZ_CC) $(FUZZ_CFLAGS) fuzz/relayd_fuzz.c cli/out/relayd_proto.c -o $@
+$(BUILD)/fuzz/typed_fuzz: fuzz/typed_fuzz.c cli/enrich/typed.c $(CLI_HDR) src/api/typedesc.c src/ext.h
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) fuzz/typed_fuzz.c src/api/typedesc.c -o $@
-$(BUILD)/fuzz/view_fuzz: fuzz/view_fuzz.c cli/view_req.c cli/vbuf.c cli/view.h cli/cli.h include/trace.h
+$(BUILD)/fuzz/view_fuzz: fuzz/view_fuzz.c cli/out/view_req.c cli/read/vbuf.c $(CLI_HDR) include/trace.h
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) fuzz/view_fuzz.c cli/view_req.c cli/vbuf.c -o $@
+	$(FUZZ_CC) $(FUZZ_CFLAGS) fuzz/view_fuzz.c cli/out/view_req.c cli/read/vbuf.c -o $@
 
-$(BUILD)/fuzz/spans_fuzz: fuzz/spans_fuzz.c cli/spans.c cli/hist.c cli/cli.h include/trace.h
+$(BUILD)/fuzz/spans_fuzz: fuzz/spans_fuzz.c cli/enrich/spans.c cli/read/hist.c $(CLI_HDR) include/trace.h
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) fuzz/spans_fuzz.c cli/spans.c cli/hist.c -o $@
+	$(FUZZ_CC) $(FUZZ_CFLAGS) fuzz/spans_fuzz.c cli/enrich/spans.c cli/read/hist.c -o $@
 
 fuzz-run: fuzz
 	@$(foreach f,$(FUZZ_TARGETS),\

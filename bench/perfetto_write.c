@@ -10,8 +10,8 @@
  * when others load the machine); the best of 3 runs.
  */
 #include "bench_util.h"
-#include "../cli/protobuf.c"
-#include "../cli/export_perfetto.c"
+#include "../cli/out/protobuf.c"
+#include "../cli/out/export_perfetto.c"
 
 #define N 5000000ull
 

@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "../cli/typed.c"
+#include "../cli/enrich/typed.c"
 
 /* what typedesc.c and typed.c call of the rest of the library */
 int pt_typemap_set(unsigned id, const char *desc)

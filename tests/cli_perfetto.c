@@ -53,8 +53,8 @@
 #include <zlib.h>
 #endif
 /* the writer itself, for the checks of run_writer() */
-#include "../cli/protobuf.c"
-#include "../cli/export_perfetto.c"
+#include "../cli/out/protobuf.c"
+#include "../cli/out/export_perfetto.c"
 
 #define NPROC 3
 #define NTHR 3 /* threads besides main */

@@ -7,7 +7,7 @@
  * most HIST_ROWS rows whatever the count.
  */
 #include "t.h"
-#include "../cli/hist.c"
+#include "../cli/read/hist.c"
 
 static int cmp(const void *a, const void *b)
 {

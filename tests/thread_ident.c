@@ -30,7 +30,7 @@
 #include <trace.h>
 #include "t.h"
 #include "cli_util.h"
-#include "../cli/threads.c"
+#include "../cli/read/threads.c"
 
 static trace_event_id_t ev;
 #define RUN 20000 /* events of 16 bytes: past a few chunks of 64 KiB (4096 events) */

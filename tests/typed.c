@@ -15,7 +15,7 @@
 #include <trace.h>
 #include "t.h"
 #include "cli_util.h"
-#include "../cli/typed.c"
+#include "../cli/enrich/typed.c"
 
 /* ------------------------------------------------------------ grammar */
 static void grammar(void)
