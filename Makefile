@@ -41,7 +41,7 @@ MAN3     := $(wildcard docs/man/man3/*.3)
 MAN7     := $(wildcard docs/man/man7/*.7)
 BENCHES  := $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
 
-# The posixtrace command: cli/*/*.c (layers: read < enrich < out < cmd,
+# The posixtrace command: cli/*/*.c (layers: read < enrich < write < cmd,
 # docs/design.md), linked with the static library.  Symbols
 # and source lines come from elfutils' libdw when pkg-config finds it
 # (Debian: libdw-dev); LIBDW=0 builds without it (file+offset only).
@@ -101,7 +101,7 @@ $(BUILD)/tests/%: tests/%.c $(wildcard tests/*.h) $(STATIC)
 
 # cli_perfetto also checks the Perfetto writer on its own: it includes it,
 # built as the command is (zlib), and inflates its compressed packets
-$(BUILD)/tests/cli_perfetto: cli/out/export_perfetto.c cli/out/protobuf.c $(CLI_HDR)
+$(BUILD)/tests/cli_perfetto: cli/write/export_perfetto.c cli/write/protobuf.c $(CLI_HDR)
 TEST_DEFS_cli_perfetto := $(ZLIB_DEFS)
 TEST_LIBS_cli_perfetto := $(ZLIB_LIBS)
 
@@ -124,7 +124,7 @@ $(BUILD)/cli/%.o: cli/%.c $(CLI_HDR) include/trace.h src/ext.h
 	$(CC) $(ALLCFLAGS) $(CLI_DEFS) -c $< -o $@
 
 # the page of `posixtrace view`, built in with .incbin
-$(BUILD)/cli/out/view_assets.o: cli/out/view_page.html
+$(BUILD)/cli/write/view_assets.o: cli/write/view_page.html
 
 $(CLI): $(CLI_OBJ) $(STATIC)
 	$(CC) $(ALLCFLAGS) $(CLI_OBJ) -o $@ $(STATIC) $(CLI_LIBS) $(LDLIBS)
@@ -135,12 +135,12 @@ $(BUILD)/bench/%: bench/%.c bench/bench_util.h tests/pace.h tests/biglog.h tests
 	  $(TEST_LIBS_$*) $(LDLIBS)
 
 # perfetto_write: the Perfetto writer alone, built as the command is
-$(BUILD)/bench/perfetto_write: cli/out/export_perfetto.c cli/out/protobuf.c $(CLI_HDR)
+$(BUILD)/bench/perfetto_write: cli/write/export_perfetto.c cli/write/protobuf.c $(CLI_HDR)
 TEST_DEFS_perfetto_write := $(ZLIB_DEFS)
 TEST_LIBS_perfetto_write := $(ZLIB_LIBS)
 
 # tests that include a part of the command whole
-$(BUILD)/tests/typed $(BUILD)/tests/typed_ctf $(BUILD)/tests/thread_ident: cli/enrich/typed.c cli/read/threads.c $(CLI_HDR)
+$(BUILD)/tests/typed $(BUILD)/tests/typed_ctf $(BUILD)/tests/thread_ident: cli/enrich/typed.c cli/read/typemap.c cli/read/threads.c $(CLI_HDR)
 
 examples: $(EXAMPLES)
 
@@ -248,15 +248,15 @@ clean:
 #                    the whole library, built with its clock and thread ids
 #                    redirected to the target so that runs are deterministic)
 #   relayd_fuzz      the relay's replies and the --relayd URL, as
-#                    `record --relayd` parses them (cli/relayd_proto.c)
+#                    `record --relayd` parses them (cli/write/relayd_proto.c)
 #   typed_fuzz       payload descriptions read from a trace: the grammar's
 #                    parser and the command's decoder and exporters' helpers
-#                    (fuzz/typed_fuzz.c: src/api/typedesc.c, cli/typed.c)
-#   spans_fuzz       the span engine of the command (cli/spans.c) on events in
+#                    (fuzz/typed_fuzz.c: src/api/typedesc.c, cli/enrich/typed.c)
+#   spans_fuzz       the span engine of the command (cli/enrich/spans.c) on events in
 #                    any order, with its invariants checked (fuzz/spans_fuzz.c)
 #   view_fuzz        what `posixtrace view` does with a request before it
-#                    reads the log (cli/view_req.c) and its JSON strings
-#                    (cli/vbuf.c)
+#                    reads the log (cli/write/view_req.c) and its JSON strings
+#                    (cli/read/vbuf.c)
 #   make fuzz        build them in $(BUILD)/fuzz/
 #   make fuzz-run    each of FUZZ_TARGETS for FUZZ_SECONDS.  New inputs go to
 #                    $(BUILD)/fuzz/corpus-<target>, which is kept from run to
@@ -312,15 +312,15 @@ $(BUILD)/fuzz/stream_fuzz: fuzz/stream_fuzz.c $(FUZZ_LIB_OBJ)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) fuzz/stream_fuzz.c $(FUZZ_LIB_OBJ) -o $@ -lpthread
 
-$(BUILD)/fuzz/relayd_fuzz: fuzz/relayd_fuzz.c cli/out/relayd_proto.c $(CLI_HDR)
+$(BUILD)/fuzz/relayd_fuzz: fuzz/relayd_fuzz.c cli/write/relayd_proto.c $(CLI_HDR)
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) fuzz/relayd_fuzz.c cli/out/relayd_proto.c -o $@
+	$(FUZZ_CC) $(FUZZ_CFLAGS) fuzz/relayd_fuzz.c cli/write/relayd_proto.c -o $@
 $(BUILD)/fuzz/typed_fuzz: fuzz/typed_fuzz.c cli/enrich/typed.c $(CLI_HDR) src/api/typedesc.c src/ext.h
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) fuzz/typed_fuzz.c src/api/typedesc.c -o $@
-$(BUILD)/fuzz/view_fuzz: fuzz/view_fuzz.c cli/out/view_req.c cli/read/vbuf.c $(CLI_HDR) include/trace.h
+$(BUILD)/fuzz/view_fuzz: fuzz/view_fuzz.c cli/write/view_req.c cli/read/vbuf.c $(CLI_HDR) include/trace.h
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) fuzz/view_fuzz.c cli/out/view_req.c cli/read/vbuf.c -o $@
+	$(FUZZ_CC) $(FUZZ_CFLAGS) fuzz/view_fuzz.c cli/write/view_req.c cli/read/vbuf.c -o $@
 
 $(BUILD)/fuzz/spans_fuzz: fuzz/spans_fuzz.c cli/enrich/spans.c cli/read/hist.c $(CLI_HDR) include/trace.h
 	@mkdir -p $(dir $@)

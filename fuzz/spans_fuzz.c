@@ -1,5 +1,5 @@
 /*
- * spans_fuzz.c -- libFuzzer target for the span engine (cli/spans.c):
+ * spans_fuzz.c -- libFuzzer target for the span engine (cli/enrich/spans.c):
  * the input is a sequence of events as a trace could hold them in any
  * order (a log is a trust boundary: a hostile or damaged one can hold
  * ends without begins, keys reused, gaps anywhere, timestamps going back).
@@ -19,8 +19,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include "../cli/cli.h"
-#include "../cli/typed.h"
+#include "../cli/enrich/enrich.h"
 
 /* what spans.c needs from the rest of the command */
 const char *prog_cmd = "spans_fuzz";

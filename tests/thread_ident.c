@@ -1,6 +1,6 @@
 /*
  * thread_ident.c -- a trace says who each thread was (src/traced/thrmap.c,
- * ext.h pt_ext_threads(), cli/threads.c): its kernel TID and its name.
+ * ext.h pt_ext_threads(), cli/read/threads.c): its kernel TID and its name.
  *
  * The witnesses are the threads themselves: each reports its gettid() and
  * the name it gave itself.

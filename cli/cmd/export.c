@@ -8,9 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "../cli.h"
-#include "../perfetto.h"
-#include "../typed.h"
+#include "cmd.h"
 
 static const char help[] =
 "usage: posixtrace export --format FORMAT FILE [-o OUT] [--force]\n"
@@ -129,7 +127,7 @@ static int pf_fields(const struct tlog *l, const struct tev *e, struct pf_field 
 	return (int)n;
 }
 
-/* The log through the Perfetto writer (perfetto.h), event by event as
+/* The log through the Perfetto writer (write.h), event by event as
  * it is read (plain: no compressed packets).  -1 with errno: writing
  * failed; 1: reading did (said). */
 static int export_perfetto(struct tlog *l, struct symz *z, FILE *f, int plain)

@@ -3,8 +3,7 @@
  * its event types with counts, its processes and threads, its time span.
  */
 #include <string.h>
-#include "../cli.h"
-#include "../typed.h"
+#include "cmd.h"
 
 static const char help[] =
 "usage: posixtrace info FILE\n"

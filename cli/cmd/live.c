@@ -12,8 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include "../cli.h"
-#include "../typed.h"
+#include "cmd.h"
 
 static const char help[] =
 "usage: posixtrace live [OPTIONS] PID [OPTIONS]\n"
@@ -38,73 +37,7 @@ enum { O_POLICY = 256, O_SIZE, O_EXCLUDE, O_NOINHERIT, O_RAW, O_SPAN };
 
 struct lopt { int policy, inherit, absolute, raw; size_t size; char *exclude; };
 
-int live_stream(pid_t pid, const char *name, int policy, size_t size, int inherit,
-                const char *exclude, trace_id_t *trid)
-{
-	trace_attr_t attr;
-	int rc;
-
-	posix_trace_attr_init(&attr);
-	posix_trace_attr_setname(&attr, name);
-	posix_trace_attr_setinherited(&attr, inherit ? POSIX_TRACE_INHERITED
-	                                             : POSIX_TRACE_CLOSE_FOR_CHILD);
-	posix_trace_attr_setstreamfullpolicy(&attr, policy);
-	if (size && (rc = posix_trace_attr_setstreamsize(&attr, size)) != 0) {
-		posix_trace_attr_destroy(&attr);
-		err_msg("--size: %s", strerror(rc));
-		return 1;
-	}
-	rc = posix_trace_create(pid, &attr, trid);
-	posix_trace_attr_destroy(&attr);
-	if (rc) {
-		err_msg("cannot trace process %d: %s%s", (int)pid, strerror(rc),
-		        rc == EPERM ? " (it belongs to another user or is not dumpable; "
-		                      "run as its user or as root)" :
-		        rc == ESRCH ? " (no such process)" : "");
-		return 1;
-	}
-	return exclude ? exclude_events(*trid, exclude) : 0;
-}
-
 struct printer { struct tlog l; struct symz *z; struct spans *sp; uint64_t t0, prev; int absolute, first; };
-
-/* The thread identities (TID, name) and payload descriptions the stream
- * carries, read again when a thread or an event type appears, and at most
- * once a second else (renames): bounded by threads and types, whatever
- * the events.  (One stream a process: live or top.) */
-static void refresh_identities(struct tlog *l, trace_id_t trid, const struct tev *e, int new_type)
-{
-	static uint64_t at;
-	uint64_t now = now_mono_ns();
-	if (!new_type && l->th[e->thread].count > 1 && now - at < 1000000000u)
-		return;
-	struct thrmap *m = thrmap_load(trid);
-	if (m) {
-		thrmap_free(l->thrs);
-		l->thrs = m;
-	}
-	struct typemap *t = typemap_load(trid);
-	if (t) {
-		typemap_free(l->types);
-		l->types = t;
-	}
-	at = now;
-}
-
-int live_add(struct tlog *l, trace_id_t trid, const struct posix_trace_event_info *ev,
-             const void *data, size_t len, struct tev *e)
-{
-	unsigned id = ev->posix_event_id < PT_NIDS ? ev->posix_event_id : 0;
-	char name[TRACE_EVENT_NAME_MAX + 1];
-
-	int new_type = !l->names[id];
-	if (new_type && posix_trace_eventid_get_name(trid, id, name) == 0)
-		l->names[id] = strdup(name);
-	int rc = tlog_add(l, trid, ev, data, len, e);
-	if (rc == 0)
-		refresh_identities(l, trid, e, new_type);
-	return rc;
-}
 
 static int print_event(void *arg, trace_id_t trid, const struct posix_trace_event_info *ev,
                        const void *data, size_t len)
@@ -122,39 +55,6 @@ static int print_event(void *arg, trace_id_t trid, const struct posix_trace_even
 	fmt_line_span(stdout, &p->l, &e, p->t0, p->prev, p->absolute, 16, p->z, sm ? &m : NULL);
 	p->prev = e.ts;
 	return 0;
-}
-
-long live_drain(trace_id_t trid, int wait_ms, live_fn fn, void *arg)
-{
-	static unsigned char buf[TRACE_DATA_MAX + 1];
-	long n = 0;
-
-	for (;;) {
-		struct posix_trace_event_info ev;
-		size_t len = 0;
-		int none = 0, rc;
-		if (wait_ms > 0 && n == 0) {
-			uint64_t d = now_realtime_ns() + (uint64_t)wait_ms * 1000000u;
-			struct timespec ts = { (time_t)(d / 1000000000u), (long)(d % 1000000000u) };
-			rc = posix_trace_timedgetnext_event(trid, &ev, buf, sizeof buf, &len, &none, &ts);
-			if (rc == ETIMEDOUT)
-				return 0;
-		} else {
-			rc = posix_trace_trygetnext_event(trid, &ev, buf, sizeof buf, &len, &none);
-		}
-		if (rc == EINTR)
-			continue;
-		if (rc) {
-			err_msg("reading events: %s", strerror(rc));
-			return -1;
-		}
-		if (none)
-			return n;
-		if (fn(arg, trid, &ev, buf, len))
-			return -1;
-		if (++n >= 4096)
-			return n;
-	}
 }
 
 int live_args(const char *pid_arg, const char *extra, char **prog, const char *verb, pid_t *pid)

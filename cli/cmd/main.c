@@ -3,7 +3,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include "../cli.h"
+#include "cmd.h"
 
 static const struct {
 	const char *name;

@@ -18,9 +18,7 @@
 #include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
-#include "../cli.h"
-#include "../relay.h"
-#include "../../src/ext.h"
+#include "cmd.h"
 
 static const char record_help[] =
 "usage: posixtrace record [OPTIONS] -- PROGRAM [ARGS...]\n"

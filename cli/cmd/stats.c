@@ -16,7 +16,7 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
-#include "../cli.h"
+#include "cmd.h"
 
 static const char help[] =
 "usage: posixtrace stats FILE [--ascii] [--width N] [--json] [--span ...]\n"

@@ -4,7 +4,7 @@
  */
 #include <string.h>
 #include <unistd.h>
-#include "../cli.h"
+#include "cmd.h"
 
 void print_summary(FILE *f, const char *path, pid_t root)
 {

@@ -42,7 +42,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include "../cli.h"
+#include "cmd.h"
 
 static sigset_t orig_mask, taken;
 static struct sigaction orig_chld;

@@ -20,7 +20,7 @@
 #include <string.h>
 #include <termios.h>
 #include <unistd.h>
-#include "../cli.h"
+#include "cmd.h"
 
 static const char help[] =
 "usage: posixtrace top [OPTIONS] PID\n"

@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "../view.h"
+#include "cmd.h"
 
 static const char help[] =
 "usage: posixtrace view [OPTIONS] LOG\n"

@@ -14,7 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "../cli.h"
+#include "enrich.h"
 
 struct phdr { uint32_t type; uint64_t off, vaddr, filesz, align; };
 

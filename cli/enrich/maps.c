@@ -25,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "../cli.h"
+#include "enrich.h"
 
 void snapshot_free(struct snapshot *s)
 {

@@ -31,9 +31,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include "../cli.h"
-#include "../typed.h"
-#include "../../src/ext.h"
+#include "enrich.h"
 
 const char spans_help[] =
 "      --span BEGIN,END[,NAME][,key]\n"

@@ -21,8 +21,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "../cli.h"
-#include "../../src/ext.h"
+#include "enrich.h"
 #ifdef PT_HAVE_DEBUGINFOD
 #include <elfutils/debuginfod.h>
 #endif

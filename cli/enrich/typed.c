@@ -15,75 +15,14 @@
  * caller shows it raw, with typed_misfit()'s note.  Values are read in
  * this machine's byte order (a trace read where it was recorded).
  *
- * Self-contained (libc and ext.h), so tests/typed.c includes it whole.
+ * Self-contained (libc and ext.h), so tests/typed.c includes it whole
+ * (with read/typemap.c, the descriptions a trace carries).
  */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "../../src/ext.h"
-#include "../typed.h"
-
-/* ------------------------------------------------------ descriptions */
-struct typemap {
-	struct pt_ext_type *e;
-	size_t n;
-};
-
-static int fetch_types(trace_id_t trid, size_t from, void *out, size_t cap, size_t *n)
-{
-	return pt_ext_types(trid, from, out, cap, n);
-}
-
-struct typemap *typemap_load(trace_id_t trid)
-{
-	size_t n;
-	struct pt_ext_type *e = ext_fetch_all(trid, sizeof *e, fetch_types, &n);
-
-	return typemap_from(e, n);
-}
-
-struct typemap *typemap_from(struct pt_ext_type *e, size_t n)
-{
-	struct typemap *m = calloc(1, sizeof *m);
-
-	if (!m) {
-		free(e);
-		return NULL;
-	}
-	m->e = e;
-	m->n = n;
-	return m;
-}
-
-void typemap_free(struct typemap *m)
-{
-	if (!m)
-		return;
-	free(m->e);
-	free(m);
-}
-
-size_t typemap_count(const struct typemap *m)
-{
-	return m ? m->n : 0;
-}
-
-const char *typemap_desc(const struct typemap *m, int32_t pid, unsigned id)
-{
-	const struct pt_ext_type *mine = NULL, *any = NULL;
-
-	for (size_t i = 0; m && i < m->n; i++) {
-		const struct pt_ext_type *t = &m->e[i];
-		if (t->id != id)
-			continue;
-		if (!any || t->ts >= any->ts)
-			any = t;
-		if (t->pid == pid && (!mine || t->ts >= mine->ts))
-			mine = t;
-	}
-	return mine ? mine->desc : any ? any->desc : NULL;
-}
+#include "enrich.h"
 
 /* ------------------------------------------------------------ layout */
 static size_t round_up(size_t v, size_t a)

@@ -23,7 +23,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "../view.h"
+#include "enrich.h"
 
 #define VIX_CELLS (4u << 20)  /* level-0 counters: 16 MiB */
 #define VIX_MAX_NB 65536u

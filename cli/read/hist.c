@@ -10,7 +10,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include "../cli.h"
+#include "read.h"
 
 #define SUB 128u
 

@@ -8,7 +8,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include "../cli.h"
+#include "read.h"
 
 static const char *const sys_names[] = {
 	[POSIX_TRACE_ERROR] = "posix_trace_error",

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stdio.h>
-#include "../typed.h"
+#include "read.h"
 
 struct thrmap {
 	struct pt_ext_thread *e;  /* by pid, pthread_t, then time */

@@ -22,8 +22,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "../cli.h"
-#include "../typed.h"
+#include "read.h"
 
 struct hslot { int32_t pid; uint32_t used; uint64_t tid; uint32_t idx; };
 

@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include "../cli.h"
+#include "read.h"
 
 const char *prog_cmd = "posixtrace";
 

@@ -8,7 +8,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include "../view.h"
+#include "read.h"
 
 void vb_put(struct vbuf *b, const char *s, size_t n)
 {

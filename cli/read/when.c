@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "../cli.h"
+#include "read.h"
 
 /* digits after a '.', as nanoseconds (at most 9 taken, the rest must be digits) */
 static int frac_ns(const char **p, uint64_t *ns)

@@ -1,11 +1,11 @@
 /*
  * export_perfetto.c -- Perfetto's native trace format, written as the
- * events come (perfetto.h): a `perfetto.protos.Trace`, a series of
+ * events come (write.h): a `perfetto.protos.Trace`, a series of
  * TracePackets (docs/posixtrace.1 tells a user what is where).
  *
  * Tracks.  A process is a track with a ProcessDescriptor (pid, name); a
  * thread a track with a ThreadDescriptor (pid, tid, name).  A thread the
- * trace identifies (pf_thread_ident: its kernel TID and name, cli/threads.c)
+ * trace identifies (pf_thread_ident: its kernel TID and name, cli/read/threads.c)
  * has its real TID and name.  Otherwise (an older log) only its POSIX
  * thread id is known, and a forked child's thread has the same one as its
  * parent's, so the descriptor's tid is made up, unique in the trace and
@@ -73,8 +73,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include "../perfetto.h"
-#include "../protobuf.h"
+#include "write.h"
 #ifdef PT_HAVE_ZLIB
 #include <zlib.h>
 #define PF_CAN_COMPRESS 1

@@ -1,6 +1,6 @@
 /*
  * relay_ctf.c -- events into CTF 1.8 packets for the relay daemon, and the
- * metadata (TSDL text) that describes them.  The layout is in relay.h.
+ * metadata (TSDL text) that describes them.  The layout is in write.h.
  *
  * The relay and its live readers want what LTTng's own packets carry:
  * the packet context has timestamp_begin/end, content_size, packet_size,
@@ -20,8 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
-#include "../cli.h"
-#include "../relay.h"
+#include "write.h"
 
 #define CTF_MAGIC 0xC1FC1FC1u
 

@@ -13,7 +13,7 @@
  * buttons, pans by dragging, shows the hovered event's details below the
  * plot, and hides or shows a type when its legend entry is clicked.
  */
-#include "../cli.h"
+#include "write.h"
 
 const char html_css[] =
 "body{font:13px/1.4 system-ui,sans-serif;margin:16px;color:#222;background:#fff}\n"

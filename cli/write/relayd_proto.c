@@ -20,7 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "../relay.h"
+#include "write.h"
 
 #define HDR 24
 #define CTRL_PAYLOAD_MAX (128u << 10) /* stay below the relay's limit on a command */

@@ -15,9 +15,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include "../cli.h"
-#include "../typed.h"
-#include "../view.h"
+#include "write.h"
 
 #define HTML_MAX_EVENTS 200000
 #define LANE_H 22

@@ -9,9 +9,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include "../cli.h"
-#include "../typed.h"
-#include "../../src/ext.h"
+#include "write.h"
 
 static const double qs[] = { 0.5, 0.9, 0.99, 0.999 };
 

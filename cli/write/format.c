@@ -18,8 +18,7 @@
  * A payload whose program described it is shown field by field (typed.c).
  */
 #include <string.h>
-#include "../cli.h"
-#include "../typed.h"
+#include "write.h"
 
 static int printable(unsigned char c)
 {

@@ -14,9 +14,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include "../view.h"
-#include "../typed.h"
-#include "../../src/ext.h"
+#include "write.h"
 
 static struct tlog *same_log(struct vsrv *s)
 {

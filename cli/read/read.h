@@ -1,19 +1,28 @@
 /*
- * cli.h -- what the parts of the posixtrace command share.
+ * read.h -- the bottom layer of the posixtrace command (cli/read/): a
+ * trace read as a stream of events, from a log (tlog.c) or a live stream
+ * (live.c), with the tables that grow as processes, threads and event
+ * types appear (threads.c, typemap.c), the losses counted (losses.c); and
+ * what every layer shares: messages, parsing and formatting helpers
+ * (util.c), times (when.c), histograms (hist.c), a growable text buffer
+ * (vbuf.c), event and policy names as a user types them (names.c).
  *
- * The command uses only the public API of the library (<trace.h>).
- * Exit codes: 0 success, 1 error, 2 usage; `record` passes the traced
- * program's own status through.
+ * The command uses the public API of the library (<trace.h>) and its
+ * extensions for the command (src/ext.h).  Exit codes: 0 success, 1
+ * error, 2 usage; `record` passes the traced program's own status through.
+ * The layers above: enrich.h, write.h, cmd.h, each including the one below.
  */
-#ifndef POSIXTRACE_CLI_H
-#define POSIXTRACE_CLI_H
+#ifndef POSIXTRACE_CLI_READ_H
+#define POSIXTRACE_CLI_READ_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/types.h>
 #include <trace.h>
+#include "../../src/ext.h"
 
-struct pt_ext_obj;
 struct tlog;
 struct tev;
 #define PT_CLI_VERSION "0.1.0"
@@ -70,63 +79,11 @@ int hist_add(struct hist *h, uint64_t v);           /* 0, -1 out of memory */
 uint64_t hist_quantile(const struct hist *h, double q); /* q in [0, 1] */
 void hist_free(struct hist *h);
 
-/* ------------------------------------------------------------ spans.c */
-/* Spans: a begin event and its end event (docs/design.md, "Spans").  By
- * convention types NAME/begin and NAME/end pair on one thread (nested,
- * last begun first ended), NAME/async-begin and NAME/async-end anywhere,
- * by a key: the first 8 bytes of the payload (zero-padded).  --span
- * BEGIN,END[,NAME][,key] pairs two other types.  Truth first: a begin
- * or end that cannot be paired for sure (no partner, or a lost-event gap
- * between them, or still open at the end) makes an incomplete span, and
- * has no duration.  Memory: the open spans and a histogram per span. */
-#define SPAN_SLOWEST 10
-#define SPAN_MAX 256            /* span definitions */
-struct span_inst { uint64_t start, dur; uint32_t thread; };
-struct span_stat {
-	char name[TRACE_EVENT_NAME_MAX + 1];
-	char begin[TRACE_EVENT_NAME_MAX + 1], end[TRACE_EVENT_NAME_MAX + 1];
-	int keyed;
-	uint64_t incomplete;        /* complete ones: h.n */
-	struct hist h;              /* durations of the complete spans */
-	struct span_inst slow[SPAN_SLOWEST]; /* the slowest, slowest first */
-	unsigned nslow;
-	uint64_t *inside;           /* per thread: ns inside the outermost span (same-thread spans) */
-	size_t ninside;
-};
-/* What an event did: kind SPAN_NONE (not a span event), SPAN_BEGIN,
- * SPAN_END (dur, start: a complete span), SPAN_CUT (an end counted
- * incomplete).  depth: the open same-thread spans around the event on
- * its thread (a begin or end: those around its span). */
-enum { SPAN_NONE, SPAN_BEGIN, SPAN_END, SPAN_CUT };
-struct span_mark { int kind; unsigned def, depth; uint64_t start, dur; uint32_t thread; };
-/* SPAN_END: thread is the begin's (keyed spans may end on another). */
-struct spans;
-struct spans *spans_new(void);                  /* NULL: out of memory */
-int spans_option(struct spans *s, const char *arg); /* --span: 0, or EXIT_USAGE after a message */
-/* The --span options a command collects (span_arg), then its spans:
- * 0, 1 (out of memory) or EXIT_USAGE, after a message. */
-struct span_args { const char *v[SPAN_MAX]; int n; };
-int span_arg(struct span_args *a, const char *arg);  /* 0, or EXIT_USAGE after a message */
-int spans_make(const struct span_args *a, struct spans **out);
-/* After a log's names are read: each --span type is one of its types (0,
- * or 1 after a message). */
-int spans_check(const struct spans *s, const struct tlog *l);
-int spans_event(struct spans *s, const struct tlog *l, const struct tev *e, struct span_mark *m);
-/* Whether a type of the log (its names and counts) is a span's begin or end. */
-int spans_any(struct spans *s, const struct tlog *l);
-void spans_end(struct spans *s);                /* the end of the trace: open ones are incomplete */
-size_t spans_count(const struct spans *s);
-const struct span_stat *spans_stat(const struct spans *s, size_t i);
-void spans_free(struct spans *s);
-extern const char spans_help[];                 /* the --span line of each command's help */
-/* spans_report.c: stats' part on spans, as text and as the JSON "spans"
- * member (docs/posixtrace.1, STATS JSON); times relative to t0. */
-void spans_print(FILE *f, const struct spans *s, const struct tlog *l, uint64_t t0);
-void spans_json(FILE *f, const struct spans *s, const struct tlog *l, uint64_t t0);
-/* A complete span (m) as Chrome trace events: a complete event ("X") on
- * its thread, or for a keyed span an async pair ("b"/"e", id n). */
-void spans_chrome(FILE *f, const struct spans *s, const struct tlog *l, const struct span_mark *m,
-                  uint32_t end_thread, uint64_t t0, uint64_t n);
+/* ------------------------------------------------------------ vbuf.c */
+struct vbuf { char *p; size_t n, cap; int oom; };
+void vb_put(struct vbuf *b, const char *s, size_t n);
+void vb_printf(struct vbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void vb_str(struct vbuf *b, const char *s);  /* a JSON string */
 
 /* ------------------------------------------------------------ names.c */
 const char *system_event_name(unsigned id);     /* NULL for user ids */
@@ -182,7 +139,7 @@ struct tlog {
 	/* the map of loaded code the log carries (ext.h's struct pt_ext_obj) */
 	struct pt_ext_obj *objs;
 	size_t nobjs;
-	/* thread identities and payload descriptions (typed.h), read with the
+	/* thread identities and payload descriptions (read.h), read with the
 	 * names: bounded by threads and types, never by events; NULL: none */
 	struct thrmap *thrs;
 	struct typemap *types;
@@ -259,66 +216,72 @@ void tlog_loss_text(const struct tlog *l, char *out, size_t cap);
 /* after it, when the stream lost events: what to do about it, or "" */
 const char *tlog_loss_hint(const struct tlog *l);
 
-/* ------------------------------------------------------------ elf.c */
-int elf_open(const char *path); /* a regular file only, never blocking; -1 otherwise */
-int elf_build_id(const char *path, char *hex, size_t cap);   /* 0 = found */
-int elf_load_bias(const char *path, uint64_t map_start, uint64_t map_off, uint64_t *bias);
+/* ------------------------------------------------------------ ext.h */
+/* Every entry one of ext.h's readers gives, from the first (fetch: a
+ * wrapper of pt_ext_threads(), pt_ext_types()...), in an array of elem-
+ * byte elements grown as needed (free it); *n how many, fewer if memory
+ * ran out. */
+static inline void *ext_fetch_all(trace_id_t trid, size_t elem,
+                                  int (*fetch)(trace_id_t, size_t, void *, size_t, size_t *),
+                                  size_t *n)
+{
+	char *a = NULL;
+	size_t cap = 0;
 
-/* ------------------------------------------------------------ maps.c */
-struct mapping { uint64_t start, end, off; char *path; char *build_id; };
-struct snapshot { int32_t pid; uint64_t ts; char *exe; struct mapping *m; size_t n; };
-struct mapsdb { struct snapshot *s; size_t n, cap; };
-int maps_read_proc(pid_t pid, struct snapshot *s);          /* one live snapshot */
-int mapsdb_load(struct mapsdb *db, const char *path);       /* 0, -1 if no file */
-int mapsdb_add_live(struct mapsdb *db, pid_t pid);
-const struct mapping *mapsdb_find(const struct mapsdb *db, int32_t pid, uint64_t ts,
-                                  uint64_t addr, int *other_pid);
-const char *mapsdb_exe(const struct mapsdb *db, int32_t pid);
-void mapsdb_free(struct mapsdb *db);
-void snapshot_free(struct snapshot *s);
+	*n = 0;
+	for (;;) {
+		size_t got = 0;
+		if (*n == cap) {
+			char *na = (char *)realloc(a, (cap + 64) * elem);
+			if (!na)
+				break;
+			a = na;
+			cap += 64;
+		}
+		if (fetch(trid, *n, a + *n * elem, cap - *n, &got) != 0 || got == 0)
+			break;
+		*n += got;
+	}
+	return a;
+}
 
-/* ------------------------------------------------------------ symbolize.c */
-struct symz;
-/* From the map of loaded code the log carries (l), else from FILE.maps
- * beside an older log; live: the stream's map (symz_live), else
- * /proc/PID/maps.  Never NULL. */
-struct symz *symz_open(const struct tlog *l, const char *log_path, int live);
-void symz_live(struct symz *z, trace_id_t trid);          /* live: the stream read */
-/* The map of loaded code: per pid, its objects (info) */
-size_t symz_objects(const struct symz *z, const struct pt_ext_obj **out);
-const char *symz_lookup(struct symz *z, int32_t pid, uint64_t ts, uint64_t addr);
-const char *symz_exe(struct symz *z, int32_t pid);
-int symz_have_maps(const struct symz *z);
-void symz_close(struct symz *z);
-int symz_backend_dwarf(void);
+/* ------------------------------------------------------------ typemap.c */
+struct typemap; /* the descriptions a trace carries */
+struct typemap *typemap_load(trace_id_t trid);  /* NULL: no memory */
+/* The same from entries already read (a log's summary): takes e (malloc'd). */
+struct typemap *typemap_from(struct pt_ext_type *e, size_t n);
+void typemap_free(struct typemap *m);
+size_t typemap_count(const struct typemap *m);
+/* The description of id's payloads for process pid (its own latest, else
+ * any process's latest), or NULL. */
+const char *typemap_desc(const struct typemap *m, int32_t pid, unsigned id);
 
-/* ------------------------------------------------------------ format.c */
-/* The payload as text in quotes, or hex; at most max bytes shown. */
-void fmt_data(char *out, size_t cap, const unsigned char *d, size_t len, size_t max,
-              int *is_text);
-int fmt_is_text(const unsigned char *d, size_t len); /* plausibly text (format.c) */
-void fmt_event_data(char *out, size_t cap, const struct tlog *l, const struct tev *e);
-size_t json_str(char *out, size_t cap, const char *s);      /* "..." escaped */
-void fmt_line(FILE *f, const struct tlog *l, const struct tev *e, uint64_t t0, uint64_t prev,
-              int absolute, int name_w, struct symz *z);
-struct span_mark;
-void fmt_line_span(FILE *f, const struct tlog *l, const struct tev *e, uint64_t t0, uint64_t prev,
-                   int absolute, int name_w, struct symz *z, const struct span_mark *sm);
-
-/* ------------------------------------------------------------ commands */
-int cmd_record(int argc, char **argv);
-int cmd_attach(int argc, char **argv);
-int cmd_show(int argc, char **argv);
-int cmd_info(int argc, char **argv);
-int cmd_stats(int argc, char **argv);
-int cmd_export(int argc, char **argv);
-int cmd_live(int argc, char **argv);
-int cmd_top(int argc, char **argv);
-int cmd_view(int argc, char **argv);   /* view.c */
+/* ------------------------------------------------------------ threads.c */
+struct thrmap; /* the thread identities a trace carries */
+struct thrmap *thrmap_load(trace_id_t trid);    /* NULL: no memory */
+/* The same from entries already read (a log's summary): takes e (malloc'd). */
+struct thrmap *thrmap_from(struct pt_ext_thread *e, size_t n);
+void thrmap_free(struct thrmap *m);
+size_t thrmap_count(const struct thrmap *m);
+/* The identity of writer (pid, thread) at time ts, or NULL. */
+const struct pt_ext_thread *thrmap_find(const struct thrmap *m, int32_t pid, uint64_t thread,
+                                        uint64_t ts);
+/* The latest identity of t's kernel thread (its name after any rename):
+ * the same (pid, pthread_t, TID).  t from thrmap_find(). */
+const struct pt_ext_thread *thrmap_latest(const struct thrmap *m, const struct pt_ext_thread *t);
+/* The kernel TID of writer (pid, thread) at ts, else idx (its number in
+ * its process): the tid of the Chrome export's rows. */
+int64_t thrmap_tid(const struct thrmap *m, int32_t pid, uint64_t thread, uint64_t ts, unsigned idx);
+/* "PID/TID NAME", or "PID/IDX" (idx: the thread's number in its process)
+ * when the trace does not say. */
+void thrmap_label(const struct thrmap *m, char *buf, size_t cap, int32_t pid, uint64_t thread,
+                  uint64_t ts, unsigned idx);
+/* Every identity writer (pid, thread) had: "5678 main, worker-3; 5690 w". */
+void thrmap_all(const struct thrmap *m, char *buf, size_t cap, int32_t pid, uint64_t thread);
 
 /* ------------------------------------------------------------ live.c */
-/* A stream without a log for process pid (live, top): 0, or 1 after a
- * message.  live_drain() reads what is ready (waiting up to wait_ms for
+/* read/live.c: a stream without a log for process pid (live, top): 0,
+ * or 1 after a message.  live_drain() reads what is ready (waiting up to wait_ms for
  * the first), each event through fn (non-zero: stop, an error it said):
  * the count read, or -1.  live_add(): the event into l, its type's name
  * asked of the stream when new. */
@@ -327,50 +290,7 @@ int live_stream(pid_t pid, const char *name, int policy, size_t size, int inheri
 typedef int (*live_fn)(void *arg, trace_id_t trid, const struct posix_trace_event_info *ev,
                        const void *data, size_t len);
 long live_drain(trace_id_t trid, int wait_ms, live_fn fn, void *arg);
-/* The target of live and top: a PID, or the program after "--" (prog:
- * its argv, else NULL).  live_args() checks them (0, or EXIT_USAGE after
- * a message; *pid from pid_arg); live_start() starts the program paused
- * (or checks the pid), makes and starts the stream, lets the program
- * go: 0, or the exit status after a message. */
-struct target;
-int live_args(const char *pid_arg, const char *extra, char **prog, const char *verb, pid_t *pid);
-int live_start(struct target *t, char **prog, pid_t *pid, const char *name, int policy,
-               size_t size, int inherit, const char *exclude, const char *what,
-               trace_id_t *trid);
 int live_add(struct tlog *l, trace_id_t trid, const struct posix_trace_event_info *ev,
              const void *data, size_t len, struct tev *e);
-
-/* ------------------------------------------------------------ target.c */
-struct target {
-	pid_t pid;
-	int child;        /* we launched it (and can wait for it) */
-	int go_fd;        /* write end: releases the paused child */
-	int exec_fd;      /* read end: EOF when exec succeeded, else errno */
-	int pidfd;
-	int exited, status;
-	char join[128];   /* launched: the stream its tree joins (POSIXTRACE_JOIN), or "" */
-};
-int target_launch(struct target *t, char **argv);
-int target_release(struct target *t);         /* 0, or the exec errno */
-int target_attach(struct target *t, pid_t pid);
-void target_check_library(pid_t pid, const char *what);  /* warns if it has none */
-void target_check_privileged(char **argv, const char *what); /* warns if setuid... */
-int target_poll(struct target *t);            /* 1 once the target has ended */
-void target_forward(struct target *t, int sig);
-int target_exit_code(const struct target *t);
-void signals_block(void);
-void signals_unblock(void); /* in the main thread, once the other threads exist */
-int signals_take(int timeout_ms, int *from_tty);  /* a signal, or 0 */
-
-/* ------------------------------------------------------------ summary.c */
-void print_summary(FILE *f, const char *log_path, pid_t root);
-
-/* ------------------------------------------------------------ export_*.c */
-/* Each reads the events of l (its totals known: tlog_load) in one pass. */
-int export_chrome(struct tlog *l, struct symz *z, struct spans *sp, FILE *out);
-/* html: every event in [from, to] (ns since the epoch; 0, UINT64_MAX: all)
- * when they fit a page, else the overview and a window (export_html.c) */
-int export_html(struct tlog *l, struct symz *z, FILE *out, uint64_t from, uint64_t to);
-int export_ctf(struct tlog *l, struct symz *z, const char *dir, int force);
 
 #endif

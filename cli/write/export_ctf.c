@@ -43,8 +43,7 @@
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "../cli.h"
-#include "../typed.h"
+#include "write.h"
 
 #define CTF_MAGIC 0xC1FC1FC1u
 #define HDR_BYTES 96 /* packet header 24, context 72 */
@@ -103,7 +102,7 @@ static void tsdl_str(FILE *f, const char *s)
 }
 
 /* The event classes: one per event type of the trace, and for a type
- * whose payloads a program described (typed.h) a second one of the same
+ * whose payloads a program described (enrich.h) a second one of the same
  * name with the raw payload, for those that do not fit.  Class ids go
  * to the most frequent types first, so that most events get the 4-byte
  * compact header (class id below 31). */

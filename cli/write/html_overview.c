@@ -11,7 +11,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "../view.h"
+#include "write.h"
 
 /* The window [*lo, *hi] (ns since the epoch) cut at the last whole
  * level-0 bucket before max events; 1 if cut. */

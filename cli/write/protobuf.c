@@ -1,34 +1,11 @@
 /*
- * protobuf.c -- the protocol buffers encoder's buffer: growth, strings and
- * bytes, and the back-patched length of a nested message (protobuf.h).
+ * protobuf.c -- the protocol buffers encoder's strings and bytes, and the
+ * back-patched length of a nested message (write.h has its varints and
+ * the buffer's growth, inline).
  */
 #include <stdlib.h>
 #include <string.h>
-#include "../protobuf.h"
-
-int pb_grow(struct pb *b, size_t more)
-{
-	if (b->oom)
-		return -1;
-	if (b->cap - b->n >= more)
-		return 0;
-	size_t ncap = b->cap ? b->cap : 4096;
-	while (ncap - b->n < more) {
-		if (ncap > SIZE_MAX / 2) {
-			b->oom = 1;
-			return -1;
-		}
-		ncap *= 2;
-	}
-	unsigned char *p = realloc(b->p, ncap);
-	if (!p) {
-		b->oom = 1;
-		return -1;
-	}
-	b->p = p;
-	b->cap = ncap;
-	return 0;
-}
+#include "write.h"
 
 void pb_free(struct pb *b)
 {

@@ -49,9 +49,7 @@
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
-#include "../cli.h"
-#include "../relay.h"
-#include "../../src/ext.h"
+#include "write.h"
 
 #define FLUSH_MS 100                   /* a packet at least this often */
 #define PACKET_BYTES 65536

@@ -10,7 +10,7 @@
  * (fuzz/view_fuzz.c) hands over arbitrary bytes.
  */
 #include <string.h>
-#include "../view.h"
+#include "write.h"
 
 int view_parse_u64(const char *s, uint64_t *out)
 {

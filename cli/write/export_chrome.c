@@ -10,7 +10,7 @@
  * does not say), "cat":"posix_trace" for system events,
  * "sf" the event's call site in "stackFrames" (its address as `show`
  * symbolizes it, listed once at the end of the file), and "args": the
- * data by field when its program described it (typed.h: "id":3,...),
+ * data by field when its program described it (enrich.h: "id":3,...),
  * else as "text" when it reads as text, and always as "hex" (the bytes
  * are the payload; system events: decoded, as "text" only), and
  * "truncated":true when it was cut.  Metadata events name each process
@@ -21,8 +21,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include "../cli.h"
-#include "../typed.h"
+#include "write.h"
 
 static void label(char *out, size_t cap, struct symz *z, int32_t pid)
 {
