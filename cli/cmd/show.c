@@ -86,7 +86,7 @@ static int select_types(const struct tlog *l, const struct list *sel, int *want,
 	for (int k = 0; k < sel->n; k++) {
 		int found = 0;
 		for (unsigned i = 0; i < PT_NIDS; i++)
-			if ((l->names[i] || l->count[i] || system_event_name(i)) &&
+			if ((l->names[i] || l->count[i] || posixtrace_eventid_system_name(i)) &&
 			    !strcmp(tlog_name(l, i, tmp, sizeof tmp), sel->v[k]))
 				want[i] = v, found = 1;
 		if (!found) {

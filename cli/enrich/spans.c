@@ -155,7 +155,7 @@ static int type_known(const struct tlog *l, const char *name)
 	char tmp[32];
 
 	for (unsigned i = 0; i < PT_NIDS; i++)
-		if ((l->names[i] || l->count[i] || system_event_name(i)) &&
+		if ((l->names[i] || l->count[i] || posixtrace_eventid_system_name(i)) &&
 		    !strcmp(tlog_name(l, i, tmp, sizeof tmp), name))
 			return 1;
 	return 0;
@@ -434,7 +434,7 @@ int spans_event(struct spans *s, const struct tlog *l, const struct tev *e, stru
 	}
 	if (s->role[id] == R_UNKNOWN) {
 		resolve(s, l, id);
-		if (!l->names[id] && !system_event_name(id))
+		if (!l->names[id] && !posixtrace_eventid_system_name(id))
 			s->role[id] = R_UNKNOWN; /* (live: its name may come later) */
 	}
 	if (s->role[id] != R_BEGIN && s->role[id] != R_END) {

@@ -1,41 +1,16 @@
 /*
- * names.c -- the names of system event types and of policies.
+ * names.c -- names as a user types them: the event types of --exclude
+ * and the policies.
  *
- * System event names are the ones in docs/implementation-defined.md.  They
- * are resolved here, not with posix_trace_trid_eventid_open(), which would
- * register a user event of the same name.
+ * System event names (docs/implementation-defined.md) are resolved by the
+ * library's table (posixtrace_eventid_system(3)), not with
+ * posix_trace_trid_eventid_open(), which would register a user event of
+ * the same name.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include "read.h"
-
-static const char *const sys_names[] = {
-	[POSIX_TRACE_ERROR] = "posix_trace_error",
-	[POSIX_TRACE_START] = "posix_trace_start",
-	[POSIX_TRACE_STOP] = "posix_trace_stop",
-	[POSIX_TRACE_FILTER] = "posix_trace_filter",
-	[POSIX_TRACE_OVERFLOW] = "posix_trace_overflow",
-	[POSIX_TRACE_RESUME] = "posix_trace_resume",
-	[POSIX_TRACE_FLUSH_START] = "posix_trace_flush_start",
-	[POSIX_TRACE_FLUSH_STOP] = "posix_trace_flush_stop",
-	[POSIX_TRACE_UNNAMED_USEREVENT] = "posix_trace_unnamed_userevent",
-};
-
-const char *system_event_name(unsigned id)
-{
-	return id < sizeof sys_names / sizeof sys_names[0] ? sys_names[id] : NULL;
-}
-
-int system_event_id(const char *name, trace_event_id_t *id)
-{
-	for (unsigned i = 0; i < sizeof sys_names / sizeof sys_names[0]; i++)
-		if (sys_names[i] && !strcmp(sys_names[i], name)) {
-			*id = i;
-			return 0;
-		}
-	return -1;
-}
 
 /* --exclude NAME,...: a filter of those event types on trid (system names
  * resolved here, user names through the stream).  0, or 1 after a message. */
@@ -52,7 +27,7 @@ int exclude_events(trace_id_t trid, const char *exclude)
 	posix_trace_eventset_empty(&set);
 	for (char *n = strtok_r(list, ",", &save); n; n = strtok_r(NULL, ",", &save)) {
 		trace_event_id_t id;
-		if (system_event_id(n, &id) && (rc = posix_trace_trid_eventid_open(trid, n, &id))) {
+		if (posixtrace_eventid_system(n, &id) && (rc = posix_trace_trid_eventid_open(trid, n, &id))) {
 			err_msg("--exclude: event type '%s': %s", n, strerror(rc));
 			free(list);
 			return 1;

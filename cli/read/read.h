@@ -86,8 +86,6 @@ void vb_printf(struct vbuf *b, const char *fmt, ...) __attribute__((format(print
 void vb_str(struct vbuf *b, const char *s);  /* a JSON string */
 
 /* ------------------------------------------------------------ names.c */
-const char *system_event_name(unsigned id);     /* NULL for user ids */
-int system_event_id(const char *name, trace_event_id_t *id);
 int exclude_events(trace_id_t trid, const char *exclude); /* --exclude NAME,... */
 const char *policy_name(int policy);
 int parse_policy(const char *s, int log, int *out);

@@ -176,7 +176,7 @@ static int32_t recorder_pid(const struct tlog *l)
 	if (!l->count[POSIX_TRACE_START])
 		return 0;
 	for (unsigned id = 0; id < PT_NIDS; id++)
-		if (system_event_name(id))
+		if (posixtrace_eventid_system_name(id))
 			nsys += l->count[id];
 	for (size_t p = 0; p < l->npr; p++) {
 		const struct tproc *q = &l->pr[p];
@@ -631,7 +631,7 @@ const char *tlog_name(const struct tlog *l, unsigned id, char *buf, size_t cap)
 {
 	if (id < PT_NIDS && l->names[id])
 		return l->names[id];
-	const char *s = system_event_name(id);
+	const char *s = posixtrace_eventid_system_name(id);
 	if (s)
 		return s;
 	snprintf(buf, cap, "event-%u", id);

@@ -493,7 +493,7 @@ static void flush(struct relay *r)
 
 static void event_name(struct relay *r, unsigned id, char *name, size_t cap)
 {
-	const char *s = system_event_name(id);
+	const char *s = posixtrace_eventid_system_name(id);
 	if (s)
 		snprintf(name, cap, "%s", s);
 	else if (posix_trace_eventid_get_name(r->trid, id, name) != 0 || !name[0])
