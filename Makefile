@@ -24,12 +24,14 @@ CFLAGS   ?= $(OPT) -g
 ALLCFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) $(SANFLAGS) -Iinclude
 LIBCFLAGS = $(ALLCFLAGS) -fPIC -fvisibility=hidden -Isrc
 LDLIBS   += -lpthread
+# Each compile writes the headers it read into a .d file beside its output
+# (included at the end), so a changed header rebuilds what includes it.
+DEPFLAGS  = -MMD -MP -MF $@.d -MT $@
 
 # src/ is layered, one folder per layer, each with one header (docs/design.md):
 # shm (bottom) < ring < traced, reader < log < trid < api (top)
 LIB_LAYERS := shm ring traced reader log trid api
 LIB_SRC  := $(foreach l,$(LIB_LAYERS),$(wildcard src/$(l)/*.c))
-LIB_HDR  := $(wildcard src/*.h src/*/*.h)
 LIB_OBJ  := $(LIB_SRC:src/%.c=$(BUILD)/obj/%.o)
 STATIC   := $(BUILD)/libposixtrace.a
 SHARED   := $(BUILD)/libposixtrace.so.$(VERSION)
@@ -78,9 +80,9 @@ all: lib examples cli
 cli: $(CLI)
 lib: $(STATIC) $(SHARED)
 
-$(BUILD)/obj/%.o: src/%.c $(LIB_HDR) include/trace.h
+$(BUILD)/obj/%.o: src/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(LIBCFLAGS) -c $< -o $@
+	$(CC) $(LIBCFLAGS) $(DEPFLAGS) -c $< -o $@
 
 $(STATIC): $(LIB_OBJ)
 	rm -f $@
@@ -93,15 +95,14 @@ $(SHARED): $(LIB_OBJ) src/libposixtrace.map
 	ln -sf libposixtrace.so.$(VERSION) $(BUILD)/libposixtrace.so
 
 # (TEST_DEFS_name, TEST_LIBS_name: what one test needs besides)
-$(BUILD)/tests/%: tests/%.c $(wildcard tests/*.h) $(STATIC)
+$(BUILD)/tests/%: tests/%.c $(STATIC)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALLCFLAGS) $(TEST_DEFS_$*) -Itests -DPT_BUILD_DIR='"$(abspath $(BUILD))"' \
+	$(CC) $(ALLCFLAGS) $(DEPFLAGS) $(TEST_DEFS_$*) -Itests -DPT_BUILD_DIR='"$(abspath $(BUILD))"' \
 	  -DPT_TEST_CC='"$(CC)"' -DPT_TEST_SANFLAGS='"$(SANFLAGS)"' $< -o $@ $(STATIC) \
 	  $(TEST_LIBS_$*) $(LDLIBS) -ldl
 
 # cli_perfetto also checks the Perfetto writer on its own: it includes it,
 # built as the command is (zlib), and inflates its compressed packets
-$(BUILD)/tests/cli_perfetto: cli/write/export_perfetto.c cli/write/protobuf.c $(CLI_HDR)
 TEST_DEFS_cli_perfetto := $(ZLIB_DEFS)
 TEST_LIBS_cli_perfetto := $(ZLIB_LIBS)
 
@@ -117,11 +118,11 @@ $(BUILD)/header-ok: include/trace.h
 
 $(BUILD)/examples/%: examples/%.c $(STATIC)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALLCFLAGS) $< -o $@ $(STATIC) $(LDLIBS)
+	$(CC) $(ALLCFLAGS) $(DEPFLAGS) $< -o $@ $(STATIC) $(LDLIBS)
 
-$(BUILD)/cli/%.o: cli/%.c $(CLI_HDR) include/trace.h src/ext.h
+$(BUILD)/cli/%.o: cli/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(ALLCFLAGS) $(CLI_DEFS) -c $< -o $@
+	$(CC) $(ALLCFLAGS) $(DEPFLAGS) $(CLI_DEFS) -c $< -o $@
 
 # the page of `posixtrace view`, built in with .incbin
 $(BUILD)/cli/write/view_assets.o: cli/write/view_page.html
@@ -129,18 +130,15 @@ $(BUILD)/cli/write/view_assets.o: cli/write/view_page.html
 $(CLI): $(CLI_OBJ) $(STATIC)
 	$(CC) $(ALLCFLAGS) $(CLI_OBJ) -o $@ $(STATIC) $(CLI_LIBS) $(LDLIBS)
 
-$(BUILD)/bench/%: bench/%.c bench/bench_util.h tests/pace.h tests/biglog.h tests/view_http.h $(STATIC)
+$(BUILD)/bench/%: bench/%.c $(STATIC)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALLCFLAGS) $(TEST_DEFS_$*) -DPT_BUILD_DIR='"$(abspath $(BUILD))"' $< -o $@ $(STATIC) \
+	$(CC) $(ALLCFLAGS) $(DEPFLAGS) $(TEST_DEFS_$*) -DPT_BUILD_DIR='"$(abspath $(BUILD))"' $< -o $@ $(STATIC) \
 	  $(TEST_LIBS_$*) $(LDLIBS)
 
 # perfetto_write: the Perfetto writer alone, built as the command is
-$(BUILD)/bench/perfetto_write: cli/write/export_perfetto.c cli/write/protobuf.c $(CLI_HDR)
 TEST_DEFS_perfetto_write := $(ZLIB_DEFS)
 TEST_LIBS_perfetto_write := $(ZLIB_LIBS)
 
-# tests that include a part of the command whole
-$(BUILD)/tests/typed $(BUILD)/tests/typed_ctf $(BUILD)/tests/thread_ident: cli/enrich/typed.c cli/read/typemap.c cli/read/threads.c $(CLI_HDR)
 
 examples: $(EXAMPLES)
 
@@ -304,9 +302,9 @@ $(BUILD)/fuzz/log_fuzz_nocrc: $(FUZZ_DEPS)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -DPT_LOG_FUZZ_NOCRC $(FUZZ_SRC) -o $@
 
-$(BUILD)/fuzz/obj/%.o: src/%.c $(LIB_HDR) include/trace.h
+$(BUILD)/fuzz/obj/%.o: src/%.c
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_LIB_CFLAGS) -c $< -o $@
+	$(FUZZ_CC) $(FUZZ_LIB_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
 $(BUILD)/fuzz/stream_fuzz: fuzz/stream_fuzz.c $(FUZZ_LIB_OBJ)
 	@mkdir -p $(dir $@)
@@ -352,3 +350,7 @@ fuzz-seeds: $(BUILD)/fuzz/gen_seeds
 	sh fuzz/stream_seeds.sh fuzz/corpus-stream
 # ------------------------------------------------------------- end fuzz
 -include bench/lttng/lttng.mk
+
+# the headers each object, test, example and bench was built from (DEPFLAGS)
+-include $(wildcard $(BUILD)/obj/*/*.d $(BUILD)/cli/*/*.d $(BUILD)/tests/*.d \
+  $(BUILD)/examples/*.d $(BUILD)/bench/*.d $(BUILD)/fuzz/obj/*/*.d)
