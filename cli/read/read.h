@@ -278,8 +278,8 @@ void thrmap_label(const struct thrmap *m, char *buf, size_t cap, int32_t pid, ui
 void thrmap_all(const struct thrmap *m, char *buf, size_t cap, int32_t pid, uint64_t thread);
 
 /* ------------------------------------------------------------ live.c */
-/* read/live.c: a stream without a log for process pid (live, top): 0,
- * or 1 after a message.  live_drain() reads what is ready (waiting up to wait_ms for
+/* A stream without a log for process pid (live, top): 0, or 1 after a
+ * message.  live_drain() reads what is ready (waiting up to wait_ms for
  * the first), each event through fn (non-zero: stop, an error it said):
  * the count read, or -1.  live_add(): the event into l, its type's name
  * asked of the stream when new. */
