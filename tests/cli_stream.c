@@ -339,8 +339,9 @@ int main(void)
 		snprintf(meta, sizeof meta, "%s/metadata", dir);
 		char *s = cli_slurp(meta);
 		long long labels = 0, wide = 0;
-		for (const char *q = s; q && (q = strstr(q, "\n\t\"0x")) != NULL; q++)
-			labels++;
+		for (const char *q = s; q && *q; q++) /* (one pass: no strstr on 30 MB) */
+			labels += q[0] == '\n' && q[1] == '\t' && q[2] == '"' && q[3] == '0' &&
+			          q[4] == 'x';
 		for (const char *q = s; q && (q = strstr(q, "typealias enum : uint32_t {")) != NULL; q++)
 			wide++;
 		CHECK_EQ(labels, 9 * 66000 + 2); /* and the gaps' OVERFLOW, RESUME: 0x0 */
