@@ -373,4 +373,23 @@ int export_chrome(struct tlog *l, struct symz *z, struct spans *sp, FILE *out);
 int export_html(struct tlog *l, struct symz *z, FILE *out, uint64_t from, uint64_t to);
 int export_ctf(struct tlog *l, struct symz *z, const char *dir, int force);
 
+/* ------------------------------------------------------------ ctf_text.c */
+/* What export_ctf.c and the relay's relay_ctf.c share: CTF 1.8, little
+ * endian, byte-aligned integers. */
+#define CTF_PACKET_MAGIC 0xC1FC1FC1u
+void ctf_le(unsigned char *o, uint64_t v, int bytes);  /* v's low bytes at o */
+int ctf_uuid_new(unsigned char u[16]);                 /* random (v4); 0, or -1 (errno) */
+void ctf_uuid_str(char out[37], const unsigned char u[16]);
+void ctf_tsdl_str(FILE *f, const char *s);             /* a TSDL string literal */
+/* The metadata's start: the integer types uint8_t, uint16_t, uint32_t,
+ * uint64_t, int32_t, uint64_hex_t, and the trace block (packet header:
+ * magic, uuid, stream_id, and stream_instance_id if instance_id). */
+void ctf_tsdl_trace(FILE *f, const unsigned char uuid[16], int instance_id);
+/* The env block: the tracer's name and version, then each key kv[2i]
+ * with string value kv[2i+1], up to a NULL key. */
+void ctf_tsdl_env(FILE *f, const char *const kv[]);
+/* The clock "realtime": CLOCK_REALTIME in ns from offset_s seconds after
+ * the epoch, and uint64_clock_t, a 64-bit value of it. */
+void ctf_tsdl_clock(FILE *f, const unsigned char cuuid[16], uint64_t offset_s);
+
 #endif
