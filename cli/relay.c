@@ -844,6 +844,11 @@ int relay_attach(struct relay *r, pid_t pid, const char *name)
 	return 0;
 }
 
+int relay_join(struct relay *r, char *buf, size_t cap)
+{
+	return r->have_trid ? pt_ext_join(r->trid, buf, cap) : EINVAL;
+}
+
 int relay_finish(struct relay *r)
 {
 	char why[300];

@@ -157,6 +157,9 @@ struct relay *relay_open(const struct relay_opts *o);
  * relay could not be reached and there is no local log (with one, the
  * relay is tried again while the program runs). */
 int relay_attach(struct relay *r, pid_t pid, const char *name);
+/* The relay stream's POSIXTRACE_JOIN entry (pt_ext_join), for the tree
+ * below the program to join it as the local log's: 0, or an errno. */
+int relay_join(struct relay *r, char *buf, size_t cap);
 /* After the program ended: send what is left, close, say what happened.
  * Returns 0, or 1 when nothing reached the relay. */
 int relay_finish(struct relay *r);

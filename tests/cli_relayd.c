@@ -24,6 +24,10 @@
  *   fleet      FLEET_N producers started at once, each under its own
  *              record --relayd: each host's events in the relay's
  *              directory are exactly what that program counted posting
+ *   tree       the program started through a shell (no library in it):
+ *              it joins the relay's stream as it joins the local log's
+ *              (POSIXTRACE_JOIN names both), and the relay, the log and
+ *              the program's own count agree
  *   slowfork   record's new child held stopped (ptrace) for a second
  *              before it runs: the stream is made for the program only
  *              once the child has its own control segment, so the relay
@@ -713,6 +717,26 @@ static void case_fleet(void)
 		check_host(hosts[i], errs[i]);
 }
 
+/* The program below a shell, which does not load the library: it reaches
+ * the relay through POSIXTRACE_JOIN, as it reaches the local log. */
+static void case_tree(void)
+{
+	char cmd[4096 + 400], *err = NULL;
+	char *log = strdup(cli_path("tree.ptlog"));
+
+	snprintf(cmd, sizeof cmd, "'%s' produce 0 2500:-:- '=%s.count'; true", self,
+	         cli_path("htree"));
+	CHECK_EQ(cli_run(CLI("record", "--relayd", (char *)url(), "--hostname", "htree",
+	                     "--session", "tree", "-o", log, "--", "/bin/sh", "-c", cmd),
+	                 NULL, &err), 0);
+	FILE *f = fopen(cli_path("htree"), "w");
+	REQUIRE(f && fputs(err ? err : "", f) >= 0 && fclose(f) == 0);
+	free(err);
+	check_host("htree", cli_path("htree"));
+	CHECK_EQ(log_ticks(log), program_count("htree.count"));
+	free(log);
+}
+
 /* Run argv as spawn() does, under ptrace: each process it forks is held
  * stopped, before it runs a single instruction of its own, for hold_ms,
  * then let go (detached).  Returns its exit status, or -1 if ptrace is
@@ -834,6 +858,8 @@ int main(int argc, char **argv)
 	case_stall();
 	fprintf(stderr, "-- fleet\n");
 	case_fleet();
+	fprintf(stderr, "-- tree\n");
+	case_tree();
 	fprintf(stderr, "-- slowfork\n");
 	case_slowfork();
 	relayd_stop(SIGTERM);
