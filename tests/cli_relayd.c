@@ -24,6 +24,8 @@
  *   fleet      FLEET_N producers started at once, each under its own
  *              record --relayd: each host's events in the relay's
  *              directory are exactly what that program counted posting
+ *   attach     attach --relayd to a running program: what it posts once
+ *              the relay has the stream's start, exactly
  *   tree       the program started through a shell (no library in it):
  *              it joins the relay's stream as it joins the local log's
  *              (POSIXTRACE_JOIN names both), and the relay, the log and
@@ -423,18 +425,23 @@ static void case_hosts(void)
 
 /* Until babeltrace2 reads n relay_tick events in the relay's directory
  * of host (it never reads more). */
-static void wait_on_disk(const char *host, int n)
+static void wait_on_disk_of(const char *host, const char *what, int n)
 {
 	for (;;) {
 		char *out = NULL;
 		bt_read(host, &out, NULL);
-		int k = count_str(out, " relay_tick: ");
+		int k = count_str(out, what);
 		free(out);
 		REQUIRE(k <= n);
 		if (k == n)
 			return;
 		usleep(50000);
 	}
+}
+
+static void wait_on_disk(const char *host, int n)
+{
+	wait_on_disk_of(host, " relay_tick: ", n);
 }
 
 /* record --relayd and -o of three batches of 1000 events for host (its
@@ -717,6 +724,25 @@ static void case_fleet(void)
 		check_host(hosts[i], errs[i]);
 }
 
+/* attach --relayd PID: the program waits for a gate, which opens once the
+ * relay has the stream's START; then every event it counted is there. */
+static void case_attach(void)
+{
+	char b1[600], cnt[300], ps[32];
+	snprintf(cnt, sizeof cnt, "=%s.count", cli_path("hattach"));
+	pid_t prog = spawn((char *const[]){ self, "produce", "0",
+	                                    batch(b1, sizeof b1, 2000, "hattach.g", NULL), cnt,
+	                                    NULL }, NULL, NULL);
+	snprintf(ps, sizeof ps, "%d", (int)prog);
+	pid_t rec = spawn(CLI("attach", "--relayd", (char *)url(), "--hostname", "hattach",
+	                      "--session", "attach", ps), NULL, cli_path("hattach"));
+	wait_on_disk_of("hattach", " posix_trace_start: ", 1);
+	touch("hattach.g");
+	CHECK_EQ(wait_exit(prog), 0);
+	CHECK_EQ(wait_exit(rec), 0);
+	check_host("hattach", cli_path("hattach"));
+}
+
 /* The program below a shell, which does not load the library: it reaches
  * the relay through POSIXTRACE_JOIN, as it reaches the local log. */
 static void case_tree(void)
@@ -802,10 +828,12 @@ static void case_slowfork(void)
 	char *log = strdup(cli_path("slowfork.ptlog")), *rec_err = strdup(cli_path("hslow"));
 
 	snprintf(cnt, sizeof cnt, "=%s.count", cli_path("hslow"));
+	/* --no-inherit: no POSIXTRACE_JOIN, which would let the program join
+	 * the streams at load even if they were made too early */
 	int rc = run_slow_fork(CLI("record", "--relayd", (char *)url(), "--hostname", "hslow",
-	                            "--session", "slow", "-o", log, "--", self, "produce", "0",
-	                            batch(b1, sizeof b1, 3000, NULL, NULL), cnt),
-	                        rec_err, 1000);
+	                           "--session", "slow", "-o", log, "--no-inherit", "--", self,
+	                           "produce", "0", batch(b1, sizeof b1, 3000, NULL, NULL), cnt),
+	                       rec_err, 1000);
 	if (rc < 0) {
 		printf("SKIP (case slowfork): ptrace is not allowed here\n");
 	} else {
@@ -858,6 +886,8 @@ int main(int argc, char **argv)
 	case_stall();
 	fprintf(stderr, "-- fleet\n");
 	case_fleet();
+	fprintf(stderr, "-- attach\n");
+	case_attach();
 	fprintf(stderr, "-- tree\n");
 	case_tree();
 	fprintf(stderr, "-- slowfork\n");
