@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <trace.h>
+#include "bench_util.h"
 
 #define MAXM (1 << 20)
 struct bracket { int64_t t0, t1; };
@@ -142,13 +143,19 @@ static void report(const char *what)
 	}
 	if (!n) {
 		printf("| %s | no marks read | | | |\n", what);
+		bench_json("clock", what, "marks", 0.0, NULL);
 		return;
 	}
 	qsort(dmid, n, sizeof *dmid, cmp64);
 	qsort(dout, n, sizeof *dout, cmp64);
 	qsort(width, n, sizeof *width, cmp64);
 	printf("| %s | %zu of %u | %" PRId64 " | %" PRId64 " | %" PRId64 " | %" PRId64 " |\n",
-	       what, n, atomic_load(&nmarks), dmid[n / 2], tight, dout[n - 1], width[n / 2]);
+	       what, n, atomic_load(&nmarks), dmid[n / 2], tight, dout[n - 1], width[n / 2]);	bench_json("clock", what, "marks", (double)n, "posted", (double)atomic_load(&nmarks),
+	           "threads", (double)(2 * (sysconf(_SC_NPROCESSORS_ONLN) + 1)), "median_ns",
+	           (double)dmid[n / 2], "p90_ns", (double)dmid[n * 9 / 10], "p99_ns",
+	           (double)dmid[n * 99 / 100], "p999_ns", (double)dmid[n * 999 / 1000], "max_ns",
+	           (double)dmid[n - 1], "worst_narrow_ns", (double)tight, "worst_outside_ns",
+	           (double)dout[n - 1], "median_bracket_ns", (double)width[n / 2], NULL);
 }
 
 int main(void)

@@ -86,6 +86,8 @@ static void show(const char *what, double *f, double *s, int n)
 	qsort(s, (size_t)n, sizeof *s, bench_cmp_double);
 	printf("| %s | %d | %.2f | %.2f | %.2f | %.2f |\n", what, n, f[n / 2], f[n - 1], s[n / 2],
 	       s[n - 1]);
+	bench_json("first_event", what, "rounds", (double)n, "first_us", f[n / 2], "first_worst_us",
+	           f[n - 1], "second_us", s[n / 2], "second_worst_us", s[n - 1], NULL);
 }
 
 int main(int argc, char **argv)

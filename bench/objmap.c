@@ -198,6 +198,9 @@ int main(void)
 	       s100 - s0);
 	printf("  %-24s %9.1f us  %9.1f us  (%+.1f us)\n", "create to first event", f0, f100,
 	       f100 - f0);
+	bench_json("objmap", "constructors", "us_0", c0, "us_100", c100, NULL);
+	bench_json("objmap", "posix_trace_start", "us_0", s0, "us_100", s100, NULL);
+	bench_json("objmap", "create to first event", "us_0", f0, "us_100", f100, NULL);
 	char cmd[128];
 	if (getenv("PT_KEEP")) {
 		printf("  (programs kept in %s)\n", dir);

@@ -5,7 +5,7 @@
 #                        through bench/lttng/run.sh; prints a Markdown
 #                        report.  Prints "SKIP: reason" and succeeds if
 #                        lttng-tools or the lttng-ust (>= 2.13) headers
-#                        are missing.  `make bench` depends on it.
+#                        are missing.  `make bench` runs it first.
 #                        It also builds $(BUILD)/bench-lttng/lttng_fleet,
 #                        LTTng-UST's side of bench/fleet (which runs it
 #                        through run.sh, in the same run as its own fleet).
@@ -41,4 +41,3 @@ bench-lttng:
 	if [ -n "$$reason" ]; then echo "SKIP: bench-lttng: $$reason"; exit 0; fi; \
 	$(MAKE) --no-print-directory $(LTTNG_BIN) $(LTTNG_FLEET) && sh $(LTTNG_DIR)/run.sh $(LTTNG_BIN) $(LTTNG_ARGS)
 
-bench: bench-lttng
