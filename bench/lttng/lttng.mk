@@ -25,7 +25,7 @@ LTTNG_ARGS  ?=
 # bench/fleet runs $(LTTNG_FLEET) through run.sh when it is built
 TEST_DEFS_fleet := -DPT_SRC_DIR='"$(abspath .)"'
 
-$(LTTNG_OUT)/%.o: $(LTTNG_DIR)/%.c $(LTTNG_DIR)/ptbench_tp.h include/trace.h
+$(LTTNG_OUT)/%.o: $(LTTNG_DIR)/%.c $(LTTNG_DIR)/ptbench_tp.h bench/bench_util.h include/trace.h
 	@mkdir -p $(dir $@)
 	$(CC) $(LTTNG_CFLAGS) -c $< -o $@
 
