@@ -213,7 +213,8 @@ plots:
 	@sh bench/plots.sh $(BENCH_DIR)/results.json $(BUILD)/plots
 
 docs-plots: plots
-	@cp $(BUILD)/plots/*.svg docs/img/ && cp $(BENCH_DIR)/results.json docs/img/results.json && \
+	@mkdir -p docs/img && cp $(BUILD)/plots/*.svg docs/img/ && \
+	 cp $(BENCH_DIR)/results.json docs/img/results.json && \
 	 sh bench/table.sh $(BENCH_DIR)/results.json docs/performance.md && \
 	 echo "docs/img and the table in docs/performance.md are from $(BENCH_DIR)/results.json"
 

@@ -51,6 +51,7 @@ tables() {
 		else if (b == "clock") ck[nc++] = $0
 		else if (b == "flush") fl[nf++] = $0
 		else if (b == "paced") pc[np++] = $0
+		else if (b == "ablate") ab[na++] = $0
 		else other[no++] = $0
 	}
 	END {
@@ -86,6 +87,11 @@ tables() {
 			if ("floor vs recorder" in bench) { $0 = bench["floor vs recorder"]; printf "| recorder − floor (median of interleaved pairs) | %+.2f |\n", num("above_floor_ns") }
 			if ("loop 2 threads aggregate" in bench) { $0 = bench["loop 2 threads aggregate"]; printf "\n2 threads / 1 thread: %s (two CPU-bound threads of plain arithmetic: %s). ", f(num("ratio_to_1_thread"), 2), f(num("machine_scaling"), 2) }
 			if ("stream reader getnext" in bench) { $0 = bench["stream reader getnext"]; printf "getnext on a filled stream: %s M events/s. ", f(num("events_per_s") / 1e6, 1) }
+			if (na) {
+				printf "\n`bench/ablate`, each step of the recording path added to the floor (ns, median of interleaved pairs; a `+` step adds to the ones before it; `recorder` is the library):"
+				for (i = 0; i < na; i++) { $0 = ab[i]; printf " %s %+.2f%s%s", str("case"), num("difference_ns"), (num("added_to_floor") + 0 ? "" : " (over all)"), (i + 1 < na ? ";" : ".") }
+				print ""
+			}
 			if ("stream bytes per event" in bench) { $0 = bench["stream bytes per event"]; printf "A LOOP stream keeps one 8-byte event per %s bytes.", f(num("bytes"), 1) }
 			print ""
 		}
