@@ -44,25 +44,14 @@ run="$(head_field date | sed 's/T/ /; s/:[0-9]*Z$/ UTC/'), $(mfield model), $(mf
 # gnuplot strings are in double quotes: keep the model's text plain
 run=$(printf '%s' "$run" | tr -d '"\\')
 
-# awk over the rows of one program: num(key) and str(key) read a field
+# awk over the rows of one program, with bench/rows.awk's num(), numq()
+# and str() to read a field
+rowsawk=$(cat "$(dirname "$0")/rows.awk") || exit 1
 rows() {
 	prog=$1
 	shift
-	grep "^{\"bench\":\"$prog\"" "$res" | awk '
-	function num(key,   re, v) {
-		re = "\"" key "\":[^,}]*"
-		if (!match($0, re))
-			return "?"
-		v = substr($0, RSTART + length(key) + 3, RLENGTH - length(key) - 3)
-		return v == "null" ? "?" : v
-	}
-	function str(key,   re) {
-		re = "\"" key "\":\"[^\"]*\""
-		if (!match($0, re))
-			return ""
-		return substr($0, RSTART + length(key) + 4, RLENGTH - length(key) - 5)
-	}
-	'"$*"
+	grep "^{\"bench\":\"$prog\"" "$res" | awk "$rowsawk
+$*"
 }
 
 # a figure that says why it has nothing to show
@@ -85,10 +74,10 @@ set key top left
 set rmargin 12'
 
 # ------------------------------------------------------------ recording
-rows lttng_cmp '{ if (str("case") != "baseline") printf "\"%s\" %s %s\n", str("case"), num("posixtrace_ns"), num("lttng_ns") }' >"$tmp/rec.dat"
-rdtsc=$(rows lttng_cmp '$0 ~ /"case":"baseline"/ { v = num("rdtsc_ns"); if (v != "?") printf "%.2f\n", v }')
-floor=$(rows bench '$0 ~ /"case":"floor"/ { v = num("ns_per_event"); if (v != "?") printf "%.2f\n", v }')
-[ -n "$rdtsc" ] || rdtsc=$(rows bench '$0 ~ /"case":"rdtsc"/ { v = num("ns_per_event"); if (v != "?") printf "%.2f\n", v }')
+rows lttng_cmp '{ if (str("case") != "baseline") printf "\"%s\" %s %s\n", str("case"), numq("posixtrace_ns"), numq("lttng_ns") }' >"$tmp/rec.dat"
+rdtsc=$(rows lttng_cmp '$0 ~ /"case":"baseline"/ { v = numq("rdtsc_ns"); if (v != "?") printf "%.2f\n", v }')
+floor=$(rows bench '$0 ~ /"case":"floor"/ { v = numq("ns_per_event"); if (v != "?") printf "%.2f\n", v }')
+[ -n "$rdtsc" ] || rdtsc=$(rows bench '$0 ~ /"case":"rdtsc"/ { v = numq("ns_per_event"); if (v != "?") printf "%.2f\n", v }')
 # the reference lines: drawn across, named in the key
 refs= keys=
 if [ -n "$floor" ]; then
@@ -101,38 +90,32 @@ if [ -n "$rdtsc" ]; then
 set arrow 2 from graph 0, first $rdtsc to graph 1, first $rdtsc nohead dt 3 lc rgb \"#7f7f7f\" lw 1.5"
 	keys="$keys, NaN with lines dt 3 lc rgb \"#7f7f7f\" lw 1.5 title \"rdtsc alone, $rdtsc ns\""
 fi
+recset="set style data histogram
+set style histogram clustered gap 1
+set logscale y
+set yrange [0.1:*]
+set ylabel \"ns per event (log scale)\"
+set xtics rotate by -25 nomirror
+set datafile missing \"?\"
+$refs"
 if [ -s "$tmp/rec.dat" ]; then
 	gnuplot <<EOF
 $common
 set output "$out/recording.svg"
 set title "Recording: ns per event, posixtrace and LTTng-UST in the same run (32-byte payload; lower is better)\n$run"
-set style data histogram
-set style histogram clustered gap 1
-set logscale y
-set yrange [0.1:*]
-set ylabel "ns per event (log scale)"
-set xtics rotate by -25 nomirror
-set datafile missing "?"
-$refs
+$recset
 plot "$tmp/rec.dat" using 2:xtic(1) title "posixtrace" lc rgb "#1f77b4", \
      "" using 3 title "LTTng-UST" lc rgb "#d62728"$keys
 EOF
 else
 	# no LTTng-UST rows: posixtrace's own from bench/bench, and why
-	rows bench '{ c = str("case"); if (c ~ /^(no stream|filtered out|loop 1 thread|loop 2 threads each|loop \+ trygetnext reader|loop paced)$/) printf "\"%s\" %s\n", c, num("ns_per_event") }' >"$tmp/rec1.dat"
+	rows bench '{ c = str("case"); if (c ~ /^(no stream|filtered out|loop 1 thread|loop 2 threads each|loop \+ trygetnext reader|loop paced)$/) printf "\"%s\" %s\n", c, numq("ns_per_event") }' >"$tmp/rec1.dat"
 	if [ -s "$tmp/rec1.dat" ]; then
 		gnuplot <<EOF
 $common
 set output "$out/recording.svg"
 set title "Recording: ns per event, posixtrace (32-byte payload; lower is better)\n$run"
-set style data histogram
-set style histogram clustered gap 1
-set logscale y
-set yrange [0.1:*]
-set ylabel "ns per event (log scale)"
-set xtics rotate by -25 nomirror
-set datafile missing "?"
-$refs
+$recset
 set label 3 "LTTng-UST: no rows in this run (make bench-lttng skipped it: lttng-tools or liblttng-ust-dev missing?)" at graph 0.5, graph 0.95 center tc rgb "#d62728"
 plot "$tmp/rec1.dat" using 2:xtic(1) title "posixtrace" lc rgb "#1f77b4"$keys
 EOF
@@ -142,9 +125,9 @@ EOF
 fi
 
 # ------------------------------------------------------------ reader throughput
-big=$(rows reader '{ n = num("trace_events"); if (n != "?" && n + 0 > m) m = n + 0 } END { if (m) printf "%.0f\n", m }')
+big=$(rows reader '{ n = numq("trace_events"); if (n != "?" && n + 0 > m) m = n + 0 } END { if (m) printf "%.0f\n", m }')
 if [ -n "$big" ]; then
-	rows reader '{ c = str("case"); n = num("trace_events") + 0; r = num("events_per_s")
+	rows reader '{ c = str("case"); n = numq("trace_events") + 0; r = numq("events_per_s")
 		if (n != '"$big"' || c == "log" || c == "info" || c ~ /--from/) next
 		bt = c ~ /^babeltrace2/
 		sub(/ > file$/, "", c); sub(/ > \/dev\/null$/, "", c)
@@ -173,8 +156,8 @@ fi
 # ------------------------------------------------------------ size: time and memory
 rows reader '{ c = str("case"); if (c == "log" || c ~ /--from/) next
 	sub(/ > file$/, "", c); sub(/ > \/dev\/null$/, "", c)
-	printf "%s\t%s\t%s\t%s\n", c, num("trace_events"), num("s"), num("rss_mb") }' >"$tmp/size.tsv"
-rows view '{ if (str("case") == "index build") printf "view (index build)\t%s\t%s\t%s\n", num("trace_events"), num("s"), num("rss_mb") }' >>"$tmp/size.tsv"
+	printf "%s\t%s\t%s\t%s\n", c, numq("trace_events"), numq("s"), numq("rss_mb") }' >"$tmp/size.tsv"
+rows view '{ if (str("case") == "index build") printf "view (index build)\t%s\t%s\t%s\n", numq("trace_events"), numq("s"), numq("rss_mb") }' >>"$tmp/size.tsv"
 if [ -s "$tmp/size.tsv" ]; then
 	# one block per command (gnuplot's index), in the order they came
 	awk -F '\t' '{ if (!($1 in k)) { k[$1] = n++; name[k[$1]] = $1 } line[k[$1]] = line[k[$1]] $2 " " $3 " " $4 "\n" }
@@ -214,7 +197,7 @@ fi
 # bracket at most 1 us wide (percentiles), and how far any mark lies
 # outside its bracket (0 when inside); a wide bracket (a preempted
 # thread) is no witness of anything
-rows clock '{ if (num("marks") + 0 > 0 && num("narrow") + 0 > 0) printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", str("case"), num("narrow_median_ns"), num("narrow_p99_ns"), num("narrow_p999_ns"), num("worst_narrow_ns"), num("worst_outside_ns"), num("median_bracket_ns"), num("threads"), num("narrow"), num("marks") }' >"$tmp/clock.tsv"
+rows clock '{ if (numq("marks") + 0 > 0 && numq("narrow") + 0 > 0) printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", str("case"), numq("narrow_median_ns"), numq("narrow_p99_ns"), numq("narrow_p999_ns"), numq("worst_narrow_ns"), numq("worst_outside_ns"), numq("median_bracket_ns"), numq("threads"), numq("narrow"), numq("marks") }' >"$tmp/clock.tsv"
 if [ -s "$tmp/clock.tsv" ]; then
 	# one line per statistic, one column per read (live, log); 0 drawn as 1
 	awk -F '\t' '{ n = NR; for (k = 2; k <= 6; k++) v[n, k] = ($k + 0 < 1 ? 1 : $k) }

@@ -15,20 +15,7 @@ res=${1:?usage: table.sh RESULTS.json [FILE.md]}
 [ -r "$res" ] || { echo "table: $res not found: run make bench first" >&2; exit 1; }
 
 tables() {
-	awk '
-	function num(key,   re, v) {
-		re = "\"" key "\":[^,}]*"
-		if (!match($0, re))
-			return ""
-		v = substr($0, RSTART + length(key) + 3, RLENGTH - length(key) - 3)
-		return v == "null" ? "" : v
-	}
-	function str(key,   re) {
-		re = "\"" key "\":\"[^\"]*\""
-		if (!match($0, re))
-			return ""
-		return substr($0, RSTART + length(key) + 4, RLENGTH - length(key) - 5)
-	}
+	awk "$(cat "$(dirname "$0")/rows.awk")"'
 	function f(v, d) { return v == "" ? "—" : sprintf("%." d "f", v) }
 	function mb(v) { return v == "" ? "—" : sprintf("%.1f", v) }
 	function pct(a, b) { return a == "" || b == "" || b + 0 == 0 ? "—" : sprintf("%.0f (%.1f%%)", a, 100 * a / b) }
