@@ -198,11 +198,14 @@ soak: $(BUILD)/tests/clock_truth
 
 # bench: bench-lttng first (it builds bench/fleet's LTTng side), then every
 # bench/*.c; each row also goes to $(BENCH_DIR)/results.json (bench/results.sh)
+# (a failure is noted in $(BENCH_DIR)/failed, so that the line that calls
+# $(MAKE), which make -n runs too, runs nothing else)
 BENCH_DIR = $(BUILD)/bench
+BENCH_ROWS = BENCH_JSON='$(abspath $(BENCH_DIR))/rows.jsonl'
 bench: $(BENCHES) $(CLI)
-	@sh bench/results.sh begin $(BENCH_DIR)
-	@BENCH_JSON='$(abspath $(BENCH_DIR))/rows.jsonl'; export BENCH_JSON; st=0; \
-	 $(MAKE) --no-print-directory bench-lttng || st=1; \
+	@rm -f $(BENCH_DIR)/failed && sh bench/results.sh begin $(BENCH_DIR)
+	@$(BENCH_ROWS) $(MAKE) --no-print-directory bench-lttng || : >$(BENCH_DIR)/failed
+	@export $(BENCH_ROWS); st=0; [ ! -e $(BENCH_DIR)/failed ] || st=1; \
 	 if [ $$st = 0 ]; then for b in $(BENCHES); do $$b || { st=1; break; }; done; fi; \
 	 sh bench/results.sh end $(BENCH_DIR) $$st; exit $$st
 

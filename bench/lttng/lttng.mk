@@ -35,9 +35,14 @@ $(LTTNG_FLEET): $(LTTNG_OUT)/lttng_fleet.o $(LTTNG_OUT)/ptbench_tp.o
 $(LTTNG_BIN): $(LTTNG_OUT)/lttng_cmp.o $(LTTNG_OUT)/ptbench_tp.o $(STATIC)
 	$(CC) $(ALLCFLAGS) $^ -o $@ $(LTTNG_LIBS) $(LDLIBS)
 
+# (three lines, so that make -n, which runs the line that calls $(MAKE),
+# runs nothing else: a reason to skip is kept in $(LTTNG_SKIP))
+LTTNG_SKIP   = $(BUILD)/bench-lttng.skip
 .PHONY: bench-lttng
 bench-lttng:
-	@reason=$$(sh $(LTTNG_DIR)/run.sh --check '$(CC)'); \
-	if [ -n "$$reason" ]; then echo "SKIP: bench-lttng: $$reason"; exit 0; fi; \
-	$(MAKE) --no-print-directory $(LTTNG_BIN) $(LTTNG_FLEET) && sh $(LTTNG_DIR)/run.sh $(LTTNG_BIN) $(LTTNG_ARGS)
+	@mkdir -p $(BUILD) && reason=$$(sh $(LTTNG_DIR)/run.sh --check '$(CC)'); \
+	if [ -n "$$reason" ]; then echo "SKIP: bench-lttng: $$reason"; echo "$$reason" >$(LTTNG_SKIP); \
+	else rm -f $(LTTNG_SKIP); fi
+	@[ -e $(LTTNG_SKIP) ] || $(MAKE) --no-print-directory $(LTTNG_BIN) $(LTTNG_FLEET)
+	@[ -e $(LTTNG_SKIP) ] || sh $(LTTNG_DIR)/run.sh $(LTTNG_BIN) $(LTTNG_ARGS)
 
