@@ -211,8 +211,9 @@ bench: $(BENCHES) $(CLI)
 
 # plots: the figures of the last make bench, drawn by gnuplot (bench/plots.sh)
 # into $(BUILD)/plots; docs-plots: the same, copied into docs/img with the
-# results they come from (what docs/performance.md shows)
-plots:
+# results they come from (what docs/performance.md shows).  `make bench
+# docs-plots` refreshes the page's figures and tables in one command.
+plots: $(filter bench,$(MAKECMDGOALS))
 	@sh bench/plots.sh $(BENCH_DIR)/results.json $(BUILD)/plots
 
 docs-plots: plots
