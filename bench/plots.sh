@@ -79,7 +79,7 @@ rdtsc=$(rows lttng_cmp '$0 ~ /"case":"baseline"/ { v = numq("rdtsc_ns"); if (v !
 floor=$(rows bench '$0 ~ /"case":"floor"/ { v = numq("ns_per_event"); if (v != "?") printf "%.2f\n", v }')
 [ -n "$rdtsc" ] || rdtsc=$(rows bench '$0 ~ /"case":"rdtsc"/ { v = numq("ns_per_event"); if (v != "?") printf "%.2f\n", v }')
 # the reference lines: drawn across, named in the key
-refs= keys=
+refs='' keys=''
 if [ -n "$floor" ]; then
 	refs="$refs
 set arrow 1 from graph 0, first $floor to graph 1, first $floor nohead dt 2 lc rgb \"#2ca02c\" lw 1.5"
@@ -163,7 +163,7 @@ if [ -s "$tmp/size.tsv" ]; then
 	awk -F '\t' '{ if (!($1 in k)) { k[$1] = n++; name[k[$1]] = $1 } line[k[$1]] = line[k[$1]] $2 " " $3 " " $4 "\n" }
 		END { for (i = 0; i < n; i++) printf "# %s\n%s\n\n", name[i], line[i] }' "$tmp/size.tsv" >"$tmp/size.dat"
 	names=$(awk -F '\t' '!($1 in k) { k[$1] = 1; print $1 }' "$tmp/size.tsv")
-	t= m= i=0
+	t='' m='' i=0
 	IFS='
 '
 	for nm in $names; do
@@ -206,7 +206,7 @@ if [ -s "$tmp/clock.tsv" ]; then
 		"$tmp/clock.tsv" >"$tmp/clock.dat"
 	bracket=$(awk -F '\t' 'NR == 1 { print $7 }' "$tmp/clock.tsv")
 	threads=$(awk -F '\t' 'NR == 1 { print $8 }' "$tmp/clock.tsv")
-	plot= col=2
+	plot='' col=2
 	tab=$(printf '\t')
 	while IFS=$tab read -r nm _ _ _ _ _ _ _ nn nk; do
 		plot="$plot${plot:+, }\"$tmp/clock.dat\" using $col$([ $col = 2 ] && printf ':xtic(1)') title \"$nm ($nn of $nk marks in brackets <= 1 us)\""
