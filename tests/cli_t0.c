@@ -15,8 +15,9 @@
  *       t0_ns - first_ns is what --t0 trace moves every line of show by,
  *       exactly; --t0 t0_second, --t0 0.005, --t0 UTC-TIME and --t0 trace
  *       move every line by the same amount, to the nanosecond; info's
- *       processes and the HTML export count from the same time 0; --all
- *       shows the recorder without moving time 0.
+ *       processes, the HTML export and view's /meta (t0: time 0 after
+ *       the trace's first event) count from the same time 0; --all shows
+ *       the recorder without moving time 0.
  *   live -- emit: the same lines (START first, at a negative time, on the
  *       trace's line; t0_first at 0); with --all the START is live's own
  *       process's; top counts only the program's events (START with --all).
@@ -28,6 +29,7 @@
 #include <trace.h>
 #include "t.h"
 #include "cli_util.h"
+#include "view_http.h"
 
 #define B_NS 10000 /* the clock's accuracy bound, docs/implementation-defined.md */
 
@@ -242,6 +244,22 @@ static void recorded(void)
 	         -v[0].t % 1000000000LL);
 	CHECK(cli_contains(out, want));
 	free(out);
+
+	/* view: the page counts from t0, given in ns after the trace's first event */
+	for (int k = 0; k < 2; k++) {
+		struct view_srv vs;
+		char *body = NULL;
+		const char *vo = cli_path("view.out"), *ve = cli_path("view.err");
+		int up = view_start(&vs, k ? CLI("view", "--t0", "trace", (char *)log)
+		                           : CLI("view", (char *)log), vo, ve, 60);
+		CHECK_EQ(up, 0);
+		if (up == 0) {
+			CHECK_EQ(view_get(&vs, "/meta", NULL, 0, &body), 200);
+			CHECK_EQ(json_num(body, "t0"), k ? 0 : -v[0].t);
+			free(body);
+		}
+		view_stop(&vs);
+	}
 
 	/* errors */
 	CHECK_EQ(cli_run(CLI("show", "--t0", "no_such_type", (char *)log), NULL, &err), 1);
