@@ -10,7 +10,9 @@
  *      hole ending at its last step (4999) when it has any (the oldest
  *      are lost, whoever wrote them), after one OVERFLOW/RESUME pair
  *      (64 KiB cannot hold 10000 steps), all before the first flush; the
- *      count lines agree with the lines, and with the log read directly.
+ *      count lines agree with the lines, and with the log read directly;
+ *      the steps kept and the events `posixtrace info` counts lost add up
+ *      to every step recorded and the START.
  *   2. examples/readlog on a log of examples/app written by `posixtrace
  *      record`: the counts of app's own types are those app records (3
  *      workers x 20 rounds of request and reply, 10 ticks, 5 child steps,
@@ -137,6 +139,15 @@ static void flight_case(void)
 	CHECK_EQ(count_of(o, "step"), lines_steps);
 	CHECK_EQ(count_of(o, "posix_trace_overflow"), 1);
 	CHECK_EQ(count_of(o, "posix_trace_flush_start"), 3);
+	/* what was lost, as `posixtrace info` counts it: with what was kept,
+	 * every step the workers recorded and the START */
+	char *info = NULL;
+	unsigned long long lost = 0;
+	CHECK_EQ(cli_run(CLI("info", (char *)log), &info, NULL), 0);
+	const char *lp = info ? strstr(info, "\nlost events") : NULL;
+	CHECK(lp && sscanf(lp, "\nlost events %llu events lost", &lost) == 1);
+	CHECK_EQ((long long)lost + lines_steps + count_of(o, "posix_trace_start"), 2 * STEPS + 1);
+	free(info);
 	struct cli_ev *ev = NULL;
 	int n = cli_read_log(log, &ev);
 	CHECK_EQ(cli_count(ev, n, "step"), lines_steps);
