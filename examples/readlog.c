@@ -47,7 +47,7 @@ int main(int argc, char **argv)
 	static unsigned long count[MAX_TYPES];
 	struct posix_trace_event_info ev;
 	unsigned char data[4096];
-	char name[TRACE_EVENT_NAME_MAX];
+	char name[TRACE_EVENT_NAME_MAX + 1]; /* (the most characters, and the NUL) */
 	trace_id_t trid;
 	size_t len;
 	int none = 0, rc, fd;
