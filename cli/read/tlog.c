@@ -346,9 +346,10 @@ const char *t0_what(const struct tlog *l)
 	case T0_TRACE: return "the trace's first event";
 	case T0_TYPE: return "the first event of the type --t0 names";
 	case T0_TIME: return "the time --t0 gives";
-	default:
-		return tlog_program_first(l) == l->first && l->tracer ? "the trace's first event: no program events"
-		                                                      : "the program's first event";
+	default: /* (the recorder known, and nothing after its first event: no program events) */
+		return l->tracer && tlog_program_first(l) == l->first
+		               ? "the trace's first event: no program events"
+		               : "the program's first event";
 	}
 }
 
