@@ -38,8 +38,10 @@ void spans_chrome(FILE *f, const struct spans *s, const struct tlog *l, const st
 /* Each reads the events of l (its totals known: tlog_load) in one pass. */
 int export_chrome(struct tlog *l, struct symz *z, struct spans *sp, FILE *out);
 /* html: every event in [from, to] (ns since the epoch; 0, UINT64_MAX: all)
- * when they fit a page, else the overview and a window (export_html.c) */
-int export_html(struct tlog *l, struct symz *z, FILE *out, uint64_t from, uint64_t to);
+ * when they fit a page, else the overview and a window (export_html.c);
+ * times labelled from t0 */
+int export_html(struct tlog *l, struct symz *z, FILE *out, uint64_t t0, uint64_t from,
+                uint64_t to);
 int export_ctf(struct tlog *l, struct symz *z, const char *dir, int force);
 
 /* ------------------------------------------------------------ ctf_text.c */
