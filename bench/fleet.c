@@ -20,7 +20,8 @@
  * relay holds of each and the events LTTng-UST discarded.  The two are
  * printed side by side, producer by producer.  Without LTTng it says why.
  * Environment: FLEET_PRODUCERS, FLEET_EVENTS, FLEET_BURST; FLEET_LTTNG=0
- * leaves LTTng's side out.
+ * leaves LTTng's side out; PT_KEEP keeps (and names) the run's directory,
+ * made under TMPDIR (default /tmp).
  *
  * Skips (exit 0, a SKIP line) without lttng-relayd.  The machine is
  * shared: rates are what this run saw, not a property of the code.
@@ -229,6 +230,9 @@ static int lttng_side(struct lt_run *r, int np, int ne, int burst, unsigned c, u
 	       (double)lsum / run_s, (double)lsum / (run_s + stop_s));
 	printf("  discarded           %lld in all, %lld at most by one producer (babeltrace2's "
 	       "discarded-events warnings); %lld unaccounted\n", dsum, dworst, unacc);
+	bench_json("fleet", r->label, "producers", (double)np, "posted", (double)np * ne,
+	           "delivered", (double)lsum, "discarded", (double)dsum, "worst_discarded",
+	           (double)dworst, "unaccounted", (double)unacc, "s", run_s, NULL);
 	r->ok = 1;
 	return unacc != 0;
 }
@@ -268,7 +272,9 @@ int main(int argc, char **argv)
 	relayd = strdup(relayd);
 	const char *bt = which("babeltrace2");
 	bt = bt ? strdup(bt) : NULL;
-	char dir[] = "/tmp/pt-fleet-XXXXXX", self[4096], home[600], out[600], path[700];
+	char dir[400], self[4096], home[600], out[600], path[700];
+	const char *tmp = getenv("TMPDIR");
+	snprintf(dir, sizeof dir, "%s/pt-fleet-XXXXXX", tmp && *tmp ? tmp : "/tmp");
 	if (!mkdtemp(dir) || !realpath("/proc/self/exe", self))
 		return 1;
 	snprintf(home, sizeof home, "%s/home", dir);
@@ -333,6 +339,9 @@ int main(int argc, char **argv)
 	       packets, failed);
 	printf("  aggregate rate      %.0f events/s\n", (double)sent / secs);
 	printf("  lost                %llu in all, %llu at most by one producer\n", lost, worst);
+	bench_json("fleet", "posixtrace", "producers", (double)np, "posted", (double)np * ne,
+	           "delivered", (double)sent, "lost", (double)lost, "worst_lost", (double)worst,
+	           "failed", (double)failed, "s", secs, NULL);
 	if (bt) {
 		char cmd[1600];
 		snprintf(cmd, sizeof cmd, "%s %s 2>/dev/null | grep -c ' fleet_req: '", bt, out);
@@ -375,7 +384,9 @@ int main(int argc, char **argv)
 	}
 	kill(rp, SIGTERM);
 	waitpid(rp, NULL, 0);
-	if (!getenv("PT_KEEP")) {
+	if (getenv("PT_KEEP")) {
+		printf("kept: %s\n", dir);
+	} else {
 		char cmd[700];
 		snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
 		if (system(cmd) != 0)
