@@ -362,6 +362,15 @@ void signals_block(void);
 void signals_unblock(void); /* in the main thread, once the other threads exist */
 int signals_take(int timeout_ms, int *from_tty);  /* a signal, or 0 */
 
+/* ------------------------------------------------------------ proctree.c */
+/* attach --tree: the running descendants of root, each asked to join the
+ * stream trid when it uses the library (ptree_poll, once per look). */
+struct ptree;
+struct ptree *ptree_new(pid_t root); /* NULL: no such process, or no memory */
+void ptree_poll(struct ptree *t, trace_id_t trid);
+/* frees t; how many joined when asked, were in already, were refused */
+void ptree_free(struct ptree *t, unsigned *joined, unsigned *inherited, unsigned *refused);
+
 /* ------------------------------------------------------------ summary.c */
 void print_summary(FILE *f, const char *log_path, pid_t root);
 

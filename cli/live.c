@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include "cli.h"
+#include "../src/ext.h"
 #include "typed.h"
 
 static const char help[] =
@@ -197,6 +198,11 @@ int live_start(struct target *t, char **prog, pid_t *pid, const char *name, int 
 			kill(t->pid, SIGKILL);
 		return 1;
 	}
+	/* the processes started below the program join the stream, as
+	 * record's do (src/traced/join.c) */
+	if (prog && inherit && (rc = pt_ext_join(*trid, t->join, sizeof t->join)) != 0)
+		err_msg("the program's descendants will be traced only where their "
+		        "parents are: %s", strerror(rc));
 	if (prog && (rc = target_release(t)) != 0) {
 		err_msg("cannot run %s: %s", prog[0], strerror(rc));
 		posix_trace_shutdown(*trid);

@@ -8,7 +8,12 @@
  * program alone; a process outside the tree given the variable of a
  * stream of another user records nothing there (and, as the same user, does:
  * the check is the kernel's ptrace rule, not secrecy); a root process given
- * the variable of a user's record does not join it either.
+ * the variable of a user's record does not join it either.  `live --
+ * sh -c ...` shows the same tree.  `attach --tree` of a running program
+ * that uses the library, and of a shell that does not: the descendants
+ * running at attach time join when asked (from then on), and those
+ * started after join too (from their constructor where the environment
+ * could tell them), and nothing from outside the tree.
  *
  * The instrumented program is this test ("emit TAG N"): one event from a
  * constructor and N from main, each carrying TAG; the log must hold, per
@@ -32,6 +37,79 @@ __attribute__((constructor)) static void emit_ctor(int argc, char **argv)
 		posix_trace_event(id, argv[2], strlen(argv[2]));
 }
 
+/* A file appears (another process's signal); bounded by the test's alarm. */
+static void await_file(const char *path)
+{
+	while (access(path, F_OK) != 0)
+		usleep(1000);
+}
+
+static void touch(const char *path)
+{
+	FILE *f = fopen(path, "w");
+	if (f)
+		fclose(f);
+}
+
+/* Until this process's environment names a stream (it joined one, or a
+ * stream that traces a tree reached it): an event now and then, which is
+ * when the library looks at its control segment. */
+static void until_joined(void)
+{
+	trace_event_id_t tick;
+	if (posix_trace_eventid_open("tree-tick", &tick) != 0)
+		exit(1);
+	while (!getenv("POSIXTRACE_JOIN")) {
+		posix_trace_event(tick, NULL, 0);
+		usleep(1000);
+	}
+}
+
+/* "wait TAG N DIR": a process running before `attach --tree` (or started
+ * where no environment tells it): DIR/TAG.started; once asked to join,
+ * DIR/TAG.ready;
+ * then, once DIR/go exists, N events; then DIR/TAG.done. */
+static int wait_main(char **argv)
+{
+	char path[4200];
+	trace_event_id_t id;
+	snprintf(path, sizeof path, "%s/%s.started", argv[4], argv[2]);
+	touch(path);
+	until_joined();
+	snprintf(path, sizeof path, "%s/%s.ready", argv[4], argv[2]);
+	touch(path);
+	snprintf(path, sizeof path, "%s/go", argv[4]);
+	await_file(path);
+	if (posix_trace_eventid_open("tree-ev", &id) != 0)
+		return 1;
+	for (int i = atoi(argv[3]); i > 0; i--)
+		posix_trace_event(id, argv[2], strlen(argv[2]));
+	snprintf(path, sizeof path, "%s/%s.done", argv[4], argv[2]);
+	touch(path);
+	return 0;
+}
+
+/* "root DIR BEFORE AFTER": starts the shell command BEFORE, then, once
+ * attached with --tree (its environment then names the stream),
+ * DIR/root.ready; once DIR/go exists, the shell command AFTER. */
+static int root_main(char **argv)
+{
+	char path[4200];
+	pid_t p = fork();
+	if (p < 0)
+		return 1;
+	if (p == 0) {
+		execl("/bin/sh", "sh", "-c", argv[3], (char *)NULL);
+		_exit(127);
+	}
+	until_joined();
+	snprintf(path, sizeof path, "%s/root.ready", argv[2]);
+	touch(path);
+	snprintf(path, sizeof path, "%s/go", argv[2]);
+	await_file(path);
+	return system(argv[4]) == 0 ? 0 : 1;
+}
+
 static int emit_main(char **argv)
 {
 	trace_event_id_t id;
@@ -49,6 +127,7 @@ static char self[4096], bin[4096];
 struct want {
 	const char *tag;
 	int n;
+	int no_ctor; /* its constructor ran before it was traced */
 };
 
 /* The log holds exactly what w says, and nothing tagged otherwise. */
@@ -80,10 +159,10 @@ static void check_log(const char *what, const char *log, const struct want *w, i
 		pid[k] = ev[i].info.posix_pid;
 	}
 	for (int k = 0; k < nw; k++) {
-		if (ctor[k] != 1 || evs[k] != w[k].n || pid_mixed[k])
+		if (ctor[k] != !w[k].no_ctor || evs[k] != w[k].n || pid_mixed[k])
 			fprintf(stderr, "%s: %s: %d constructor events, %d of %d others%s\n", what,
 			        w[k].tag, ctor[k], evs[k], w[k].n, pid_mixed[k] ? ", mixed pids" : "");
-		CHECK_EQ(ctor[k], 1);
+		CHECK_EQ(ctor[k], !w[k].no_ctor);
 		CHECK_EQ(evs[k], w[k].n);
 		CHECK(!pid_mixed[k]);
 		for (int j = 0; j < k; j++)
@@ -128,8 +207,8 @@ static void script_run(void)
 	snprintf(sc, sizeof sc, "sh '%s'", file);
 	CHECK_EQ(record_sh(log, NULL, sc, &err), 0);
 	free(err);
-	static const struct want w[] = { { "s1", 100 }, { "s2", 200 }, { "s3", 300 },
-	                                 { "p1", 150 }, { "p2", 250 } };
+	static const struct want w[] = { { "s1", 100, 0 }, { "s2", 200, 0 }, { "s3", 300, 0 },
+	                                 { "p1", 150, 0 }, { "p2", 250, 0 } };
 	check_log("script", log, w, 5);
 
 	/* info names each with its parent (the script's shell, the same for
@@ -171,7 +250,7 @@ static void exec_chain_and_double_fork(void)
 	         self, done, self, done);
 	CHECK_EQ(record_sh(log, NULL, sc, &err), 0);
 	free(err);
-	static const struct want w[] = { { "e1", 40 }, { "d1", 60 } };
+	static const struct want w[] = { { "e1", 40, 0 }, { "d1", 60, 0 } };
 	check_log("exec chain, double fork", log, w, 2);
 
 	/* --no-inherit: the program alone (here a shell: nothing) */
@@ -215,7 +294,7 @@ static void make_j2(void)
 		fprintf(stderr, "make: %s", err ? err : "");
 	CHECK_EQ(rc, 0);
 	free(err);
-	static const struct want w[] = { { "m1", 70 }, { "m2", 90 } };
+	static const struct want w[] = { { "m1", 70, 0 }, { "m2", 90, 0 } };
 	check_log("make -j2", log, w, 2);
 }
 
@@ -243,8 +322,8 @@ static void concurrent(void)
 	}
 	for (int k = 0; k < 2; k++)
 		CHECK_EQ(t_wait_for(p[k], 60000), 0);
-	static const struct want wa[] = { { "a1", 300 }, { "a2", 200 }, { "a3", 100 } };
-	static const struct want wb[] = { { "b1", 300 }, { "b2", 200 }, { "b3", 100 } };
+	static const struct want wa[] = { { "a1", 300, 0 }, { "a2", 200, 0 }, { "a3", 100, 0 } };
+	static const struct want wb[] = { { "b1", 300, 0 }, { "b2", 200, 0 }, { "b3", 100, 0 } };
 	check_log("concurrent a", log[0], wa, 3);
 	check_log("concurrent b", log[1], wb, 3);
 }
@@ -311,7 +390,7 @@ static void forged(void)
 	CHECK_EQ(cli_run_env(badv, NULL, NULL, bad_env), 0);
 	release(go, p);
 	free(v);
-	static const struct want w[] = { { "in1", 20 }, { "same", 25 } };
+	static const struct want w[] = { { "in1", 20, 0 }, { "same", 25, 0 } };
 	check_log("forged", log, w, 2);
 }
 
@@ -343,15 +422,159 @@ static void more_privileged(void)
 	CHECK_EQ(cli_run_as(SEC_UID(4), user, NULL, NULL, env), 0);
 	release(go, p);
 	free(v);
-	static const struct want w[] = { { "u1", 20 }, { "user", 35 } };
+	static const struct want w[] = { { "u1", 20, 0 }, { "user", 35, 0 } };
 	check_log("recorded by a user", log, w, 2);
+}
+
+/* live -- sh -c '...': the instrumented programs the shell runs are
+ * printed, each from its constructor's event, as record records them. */
+static void live_tree(void)
+{
+	char sc[8192], *out = NULL, *err = NULL;
+	snprintf(sc, sizeof sc, "T='%s'; \"$T\" emit l1 30; \"$T\" emit l2 20 & wait", self);
+	char *argv[] = { bin, "live", "--", "/bin/sh", "-c", sc, NULL };
+	int rc = cli_run(argv, &out, &err);
+	if (rc != 0)
+		fprintf(stderr, "live: %s", err ? err : "");
+	CHECK_EQ(rc, 0);
+	REQUIRE(out);
+	static const char *tag[] = { "l1", "l2" };
+	static const int want[] = { 30, 20 };
+	for (int k = 0; k < 2; k++) {
+		int ctor = 0, evs = 0;
+		char q[8];
+		snprintf(q, sizeof q, "\"%s\"", tag[k]);
+		for (char *l = out; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+			char *eol = strchr(l, '\n'), *hit = strstr(l, q);
+			if (!hit || (eol && hit > eol))
+				continue;
+			char *name = strstr(l, "tree-");
+			if (!name || (eol && name > eol))
+				continue;
+			ctor += strncmp(name, "tree-ctor ", 10) == 0;
+			evs += strncmp(name, "tree-ev ", 8) == 0;
+		}
+		if (ctor != 1 || evs != want[k])
+			fprintf(stderr, "live: %s: %d constructor events, %d of %d others\n", tag[k],
+			        ctor, evs, want[k]);
+		CHECK_EQ(ctor, 1);
+		CHECK_EQ(evs, want[k]);
+	}
+	free(out);
+	free(err);
+}
+
+/* attach --tree -o log pid, in the background. */
+static pid_t attach_tree_start(const char *log, pid_t pid)
+{
+	char p[16];
+	snprintf(p, sizeof p, "%d", (int)pid);
+	fflush(NULL);
+	pid_t a = fork();
+	REQUIRE(a >= 0);
+	if (a == 0) {
+		char *err = NULL;
+		char *argv[] = { bin, "attach", "--tree", "-o", (char *)log, p, NULL };
+		int rc = cli_run(argv, NULL, &err);
+		if (rc != 0)
+			fprintf(stderr, "attach --tree: %s", err ? err : "");
+		_exit(rc);
+	}
+	return a;
+}
+
+/* A running program that uses the library, attached with --tree: a
+ * descendant it started before (through a shell that does not use the
+ * library) is asked to join and does, from then on; what it starts after
+ * (system(), a shell, a double fork) joins from its first event through
+ * the environment; a process outside the tree, recording meanwhile, is
+ * not in the log. */
+static void attach_tree(void)
+{
+	char before[8192], after[8192], dir[300];
+	const char *log = cli_path("attach.ptlog");
+
+	snprintf(dir, sizeof dir, "%s", cli_path("at"));
+	REQUIRE(mkdir(dir, 0755) == 0);
+	snprintf(before, sizeof before, "\"%s\" wait x1 30 \"%s\"; :", self, dir);
+	snprintf(after, sizeof after,
+	         "T='%s'; D='%s'; \"$T\" emit c1 100; "
+	         "( \"$T\" emit c2 50 && : > \"$D/c2.done\" & ); "
+	         "while ! [ -e \"$D/c2.done\" ] || ! [ -e \"$D/x1.done\" ]; do sleep 0.01; done",
+	         self, dir);
+	fflush(NULL);
+	pid_t root = fork();
+	REQUIRE(root >= 0);
+	if (root == 0) {
+		execl(self, self, "root", dir, before, after, (char *)NULL);
+		_exit(127);
+	}
+	/* attached once the earlier descendant is there to be found */
+	char ready[400], go[400];
+	snprintf(ready, sizeof ready, "%s/x1.started", dir);
+	await_file(ready);
+	pid_t a = attach_tree_start(log, root);
+	snprintf(ready, sizeof ready, "%s/root.ready", dir);
+	await_file(ready);
+	snprintf(ready, sizeof ready, "%s/x1.ready", dir);
+	await_file(ready);
+	/* outside the tree: records as much meanwhile, and is not in the log */
+	char *outside[] = { self, "emit", "out", "200", NULL };
+	snprintf(go, sizeof go, "%s/go", dir);
+	touch(go);
+	CHECK_EQ(cli_run(outside, NULL, NULL), 0);
+	CHECK_EQ(t_wait_for(root, 60000), 0);
+	CHECK_EQ(t_wait_for(a, 60000), 0);
+	static const struct want w[] = { { "x1", 30, 1 }, { "c1", 100, 0 }, { "c2", 50, 0 } };
+	check_log("attach --tree", log, w, 3);
+}
+
+/* A shell that does not use the library, attached with --tree: its
+ * descendant that does, running before, and one it starts after (whose
+ * environment names nothing: it is found in /proc and asked) join. */
+static void attach_tree_shell(void)
+{
+	char sc[8192], dir[300], ready[400], go[400];
+	const char *log = cli_path("attach_sh.ptlog");
+
+	snprintf(dir, sizeof dir, "%s", cli_path("ash"));
+	REQUIRE(mkdir(dir, 0755) == 0);
+	snprintf(ready, sizeof ready, "%s/y1.ready", dir);
+	snprintf(go, sizeof go, "%s/go", dir);
+	snprintf(sc, sizeof sc,
+	         "T='%s'; D='%s'; \"$T\" wait y1 40 \"$D\" & "
+	         "while ! [ -e \"$D/started\" ]; do sleep 0.01; done; "
+	         "\"$T\" wait y2 20 \"$D\"; wait", self, dir);
+	fflush(NULL);
+	pid_t sh = fork();
+	REQUIRE(sh >= 0);
+	if (sh == 0) {
+		execl("/bin/sh", "sh", "-c", sc, (char *)NULL);
+		_exit(127);
+	}
+	pid_t a = attach_tree_start(log, sh);
+	char started[400];
+	snprintf(started, sizeof started, "%s/started", dir);
+	await_file(ready); /* y1 joined: attach runs */
+	touch(started);
+	snprintf(ready, sizeof ready, "%s/y2.ready", dir);
+	await_file(ready);
+	touch(go);
+	CHECK_EQ(t_wait_for(sh, 60000), 0);
+	CHECK_EQ(t_wait_for(a, 60000), 0);
+	static const struct want w[] = { { "y1", 40, 1 }, { "y2", 20, 1 } };
+	check_log("attach --tree of a shell", log, w, 2);
 }
 
 int main(int argc, char **argv)
 {
 	if (argc >= 4 && strcmp(argv[1], "emit") == 0)
 		return emit_main(argv);
-	T_BEGIN(120);
+	if (argc >= 5 && strcmp(argv[1], "wait") == 0)
+		return wait_main(argv);
+	if (argc >= 5 && strcmp(argv[1], "root") == 0)
+		return root_main(argv);
+	T_BEGIN(180);
 	if (geteuid() == 0)
 		sec_setup();
 	else
@@ -364,5 +587,8 @@ int main(int argc, char **argv)
 	forged();
 	more_privileged();
 	make_j2();
+	live_tree();
+	attach_tree();
+	attach_tree_shell();
 	T_END();
 }
