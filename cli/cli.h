@@ -230,6 +230,13 @@ void tlog_free(struct tlog *l);
 extern int tlog_all;
 const char *tlog_name(const struct tlog *l, unsigned id, char *buf, size_t cap);
 const struct tproc *tlog_proc(const struct tlog *l, int32_t pid); /* after the totals */
+/* Who process pid said it was (its latest identity: an exec changes its
+ * command line), or NULL. */
+const struct pt_ext_proc *tlog_identity(const struct tlog *l, int32_t pid);
+/* The process tree: l->pr's indices with each process right after its
+ * parent (the one its identity names, when the trace has it), siblings
+ * and roots in pid order; depth[k] is order[k]'s depth (roots 0). */
+void tlog_tree_order(const struct tlog *l, size_t *order, unsigned *depth);
 /* The program's processes and threads, the ones record, info and live
  * count: not the trace's own line (pid 0) nor process `also` (the
  * recorder's pid when it is known otherwise, else 0). */
