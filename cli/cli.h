@@ -369,6 +369,12 @@ void signals_block(void);
 void signals_unblock(void); /* in the main thread, once the other threads exist */
 int signals_take(int timeout_ms, int *from_tty);  /* a signal, or 0 */
 
+/* ------------------------------------------------------------ info.c */
+struct symz;
+/* The processes table (a child below its parent, indented), as info
+ * prints it; first: the trace's first event.  0, or 1 after a message. */
+int info_processes(const struct tlog *l, struct symz *z, uint64_t first);
+
 /* ------------------------------------------------------------ proctree.c */
 /* attach --tree: the running descendants of root, each asked to join the
  * stream trid when it uses the library (ptree_poll, once per look). */

@@ -154,6 +154,48 @@ static void print_safe(const char *s, int cut)
 		fputs("...", stdout);
 }
 
+/* The processes table: each below its parent, its command line
+ * indented by its depth in the tree (info; show --processes). */
+int info_processes(const struct tlog *l, struct symz *z, uint64_t first)
+{
+	char a[64], b[64];
+	unsigned procs, threads;
+	tlog_program_counts(l, 0, &procs, &threads);
+	printf("\nprocesses (%u)\n  %8s  %8s  %7s  %10s  %12s  %12s  %s\n", procs, "pid", "ppid",
+	       "threads", "events", "first (s)", "last (s)", "command line (else program)");
+	size_t *order = malloc((l->npr + 1) * sizeof *order);
+	unsigned *depth = malloc((l->npr + 1) * sizeof *depth);
+	if (!order || !depth) {
+		err_msg("out of memory");
+		free(order);
+		free(depth);
+		return 1;
+	}
+	tlog_tree_order(l, order, depth); /* a child below its parent, indented */
+	for (size_t k = 0; k < l->npr; k++) {
+		const struct tproc *p = &l->pr[order[k]];
+		const char *exe = p->pid ? symz_exe(z, p->pid) : "(the trace: its system events, the reader's)";
+		const struct pt_ext_proc *id = tlog_identity(l, p->pid);
+		char pp[16] = "-";
+		if (id)
+			snprintf(pp, sizeof pp, "%d", (int)id->ppid);
+		fmt_rel(a, sizeof a, p->first - first);
+		fmt_rel(b, sizeof b, p->last - first);
+		printf("  %8d  %8s  %7u  %10llu  %12s  %12s  ", (int)p->pid, pp, p->nthreads,
+		       (unsigned long long)p->count, a, b);
+		for (unsigned lv = 0; lv < depth[k] && lv < 16; lv++)
+			fputs("  ", stdout);
+		if (id && id->cmdline[0])
+			print_safe(id->cmdline, id->cut);
+		else
+			fputs(exe ? exe : "", stdout);
+		putchar('\n');
+	}
+	free(order);
+	free(depth);
+	return 0;
+}
+
 int cmd_info(int argc, char **argv)
 {
 	struct tlog l;
@@ -193,40 +235,11 @@ int cmd_info(int argc, char **argv)
 	struct symz *z = symz_open(&l, argv[1], 0);
 	unsigned procs, threads;
 	tlog_program_counts(&l, 0, &procs, &threads);
-	printf("\nprocesses (%u)\n  %8s  %8s  %7s  %10s  %12s  %12s  %s\n", procs, "pid", "ppid",
-	       "threads", "events", "first (s)", "last (s)", "command line (else program)");
-	size_t *order = malloc((l.npr + 1) * sizeof *order);
-	unsigned *depth = malloc((l.npr + 1) * sizeof *depth);
-	if (!order || !depth) {
-		err_msg("out of memory");
-		free(order);
-		free(depth);
+	if (info_processes(&l, z, first)) {
 		symz_close(z);
 		tlog_free(&l);
 		return 1;
 	}
-	tlog_tree_order(&l, order, depth); /* a child below its parent, indented */
-	for (size_t k = 0; k < l.npr; k++) {
-		const struct tproc *p = &l.pr[order[k]];
-		const char *exe = p->pid ? symz_exe(z, p->pid) : "(the trace: its system events, the reader's)";
-		const struct pt_ext_proc *id = tlog_identity(&l, p->pid);
-		char pp[16] = "-";
-		if (id)
-			snprintf(pp, sizeof pp, "%d", (int)id->ppid);
-		fmt_rel(a, sizeof a, p->first - first);
-		fmt_rel(b, sizeof b, p->last - first);
-		printf("  %8d  %8s  %7u  %10llu  %12s  %12s  ", (int)p->pid, pp, p->nthreads,
-		       (unsigned long long)p->count, a, b);
-		for (unsigned lv = 0; lv < depth[k] && lv < 16; lv++)
-			fputs("  ", stdout);
-		if (id && id->cmdline[0])
-			print_safe(id->cmdline, id->cut);
-		else
-			fputs(exe ? exe : "", stdout);
-		putchar('\n');
-	}
-	free(order);
-	free(depth);
 	printf("\nthreads (%u)\n  %-12s  %-18s  %10s  %s\n", threads, "pid/thread", "pthread_t",
 	       "events", "TID and name (as the trace says)");
 	for (size_t p = 0; p < l.npr; p++)

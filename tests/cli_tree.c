@@ -194,6 +194,196 @@ static int record_sh(const char *log, const char *opt, const char *script, char 
 	return cli_run(argv, NULL, err);
 }
 
+/* ------------------------------------------- the tree in show and exports */
+/* What a consumer read of the script's trace: per process, its parent,
+ * its command line and its events of the test (tree-ctor, tree-ev). */
+struct seen {
+	int pid, ppid, events;
+	char cmd[4400];
+};
+
+static struct seen *seen_of(struct seen *s, int *n, int pid)
+{
+	for (int i = 0; i < *n; i++)
+		if (s[i].pid == pid)
+			return &s[i];
+	REQUIRE(*n < 32);
+	memset(&s[*n], 0, sizeof s[*n]);
+	s[*n].pid = pid;
+	s[*n].ppid = -1;
+	return &s[(*n)++];
+}
+
+/* Each of the script's five processes, as the consumer `what` read them:
+ * its parent is the script's shell, its command line what it was run
+ * with, its events exactly 1 + N; and no other process has any. */
+static void check_seen(const char *what, struct seen *s, int n, const struct want *w,
+                       const pid_t *pid, int ppid, int check_cmd, int check_events)
+{
+	int others = 0;
+	for (int k = 0; k < 5; k++) {
+		struct seen *x = seen_of(s, &n, (int)pid[k]);
+		char cmd[4400];
+		snprintf(cmd, sizeof cmd, "%s emit %s %d", self, w[k].tag, w[k].n);
+		if (x->ppid != ppid || (check_cmd && strcmp(x->cmd, cmd)) ||
+		    (check_events && x->events != w[k].n + 1))
+			fprintf(stderr, "%s: pid %d: ppid %d (want %d), cmdline '%s', %d events (want %d)\n",
+			        what, x->pid, x->ppid, ppid, x->cmd, x->events, w[k].n + 1);
+		CHECK_EQ(x->ppid, ppid);
+		if (check_cmd)
+			CHECK_EQ(strcmp(x->cmd, cmd), 0);
+		if (check_events)
+			CHECK_EQ(x->events, w[k].n + 1);
+	}
+	for (int i = 0; i < n; i++) {
+		int mine = 0;
+		for (int k = 0; k < 5; k++)
+			mine |= s[i].pid == (int)pid[k];
+		others += !mine && s[i].events;
+	}
+	CHECK_EQ(others, 0);
+}
+
+/* The script's trace (five processes of one shell) in show --processes,
+ * and exported: Chrome read by node's JSON parser, Perfetto by protoc
+ * against Perfetto's schema, CTF by babeltrace2. */
+static void tree_in_outputs(const char *log, const struct want *w, const pid_t *pid, int ppid)
+{
+	struct seen s[32];
+	int n = 0;
+	char *out = NULL, *err = NULL, line[4096];
+
+	/* show --processes: the table first (pid, ppid, ..., command line),
+	 * a blank line, then the events ("PID/THREAD" third) */
+	char *sh[] = { bin, "show", "--processes", (char *)log, NULL };
+	CHECK_EQ(cli_run(sh, &out, NULL), 0);
+	REQUIRE(out);
+	int in_table = 0, rows = 0;
+	for (int i = 0; cli_line(out, i, line, sizeof line) == 0; i++) {
+		int p, pp, used = 0;
+		if (!strncmp(line, "processes (", 11)) {
+			in_table = 1;
+			continue;
+		}
+		if (in_table && !line[0] && rows) {
+			in_table = 0;
+			continue;
+		}
+		if (in_table && sscanf(line, " %d %d %*u %*u %*s %*s %n", &p, &pp, &used) == 2 && used) {
+			struct seen *x = seen_of(s, &n, p);
+			x->ppid = pp;
+			snprintf(x->cmd, sizeof x->cmd, "%s", line + used);
+			rows++;
+		} else if (!in_table && (strstr(line, " tree-ev ") || strstr(line, " tree-ctor ")) &&
+		           sscanf(line, "%*s %*s %d/", &p) == 1) {
+			seen_of(s, &n, p)->events++;
+		}
+	}
+	CHECK_EQ(rows, 5);
+	check_seen("show --processes", s, n, w, pid, ppid, 1, 1);
+	free(out);
+
+	/* Chrome: process_name's args (ppid, cmdline), events by pid */
+	const char *json = cli_path("script.json"), *node = cli_which("node");
+	char *ex[] = { bin, "export", "--format", "chrome", (char *)log, "-o", (char *)json, NULL };
+	CHECK_EQ(cli_run(ex, NULL, NULL), 0);
+	if (!node) {
+		printf("SKIP part: Chrome read by node (node is not installed)\n");
+	} else {
+		static const char js[] =
+			"const t = JSON.parse(require('fs').readFileSync(process.argv[1], 'utf8'));"
+			"const ev = {};"
+			"for (const e of t.traceEvents) {"
+			"  if (e.ph === 'M' && e.name === 'process_name' && e.args.ppid !== undefined)"
+			"    console.log('P ' + e.pid + ' ' + e.args.ppid + ' ' + e.args.cmdline);"
+			"  else if (e.ph !== 'M' && (e.name === 'tree-ev' || e.name === 'tree-ctor'))"
+			"    ev[e.pid] = (ev[e.pid] || 0) + 1;"
+			"}"
+			"for (const p in ev) console.log('E ' + p + ' ' + ev[p]);";
+		char *nv[] = { (char *)node, "-e", (char *)js, (char *)json, NULL };
+		n = 0;
+		CHECK_EQ(cli_run(nv, &out, &err), 0);
+		for (int i = 0; out && cli_line(out, i, line, sizeof line) == 0; i++) {
+			int p, v, used = 0;
+			if (sscanf(line, "P %d %d %n", &p, &v, &used) == 2 && used) {
+				struct seen *x = seen_of(s, &n, p);
+				x->ppid = v;
+				snprintf(x->cmd, sizeof x->cmd, "%s", line + used);
+			} else if (sscanf(line, "E %d %d", &p, &v) == 2) {
+				seen_of(s, &n, p)->events = v;
+			}
+		}
+		check_seen("chrome (node)", s, n, w, pid, ppid, 1, 1);
+		free(out);
+		free(err);
+	}
+
+	/* Perfetto: a ProcessTree per process (pid, ppid, cmdline), decoded
+	 * by protoc against the schema */
+	char src[4096], schema[4200];
+	t_source_dir(src, sizeof src);
+	const char *protoc = cli_which("protoc");
+	snprintf(schema, sizeof schema, "%s/../../shared/formats/perfetto", src);
+	if (access(schema, R_OK) != 0)
+		snprintf(schema, sizeof schema, "%s/../shared/formats/perfetto", src);
+	const char *pf = cli_path("script.pftrace"), *txt = cli_path("script.pftxt");
+	char *ep[] = { bin, "export", "--format", "perfetto", "--no-compress", (char *)log, "-o",
+		       (char *)pf, NULL };
+	CHECK_EQ(cli_run(ep, NULL, NULL), 0);
+	if (!protoc || access(schema, R_OK) != 0) {
+		printf("SKIP part: Perfetto read by protoc (%s)\n",
+		       protoc ? "Perfetto's schema not found" : "protoc is not installed");
+	} else {
+		char cmd[13000];
+		snprintf(cmd, sizeof cmd, "'%s' --decode=perfetto.protos.Trace -I '%s' "
+		         "perfetto_trace.proto < '%s' > '%s'", protoc, schema, pf, txt);
+		CHECK_EQ(system(cmd), 0);
+		char *dec = cli_slurp(txt);
+		REQUIRE(dec);
+		n = 0;
+		int trees = 0;
+		for (const char *q = dec; (q = strstr(q, "process_tree {")) != NULL; q++) {
+			int p = 0, pp = 0;
+			const char *a = strstr(q, "pid: "), *b = strstr(q, "ppid: "),
+			           *c = strstr(q, "cmdline: \"");
+			REQUIRE(a && b && c);
+			p = atoi(a + 5);
+			pp = atoi(b + 6);
+			struct seen *x = seen_of(s, &n, p);
+			x->ppid = pp;
+			const char *e = strchr(c + 10, '"');
+			REQUIRE(e);
+			snprintf(x->cmd, sizeof x->cmd, "%.*s", (int)(e - c - 10), c + 10);
+			trees++;
+		}
+		CHECK_EQ(trees, 5);
+		check_seen("perfetto (protoc)", s, n, w, pid, ppid, 1, 0);
+		free(dec);
+	}
+
+	/* CTF: ppid in each packet's context, events by pid */
+	const char *bt = cli_which("babeltrace2"), *ctf = cli_path("script.ctf");
+	char *ec[] = { bin, "export", "--format", "ctf", (char *)log, "-o", (char *)ctf, NULL };
+	CHECK_EQ(cli_run(ec, NULL, NULL), 0);
+	if (!bt) {
+		printf("SKIP part: CTF read by babeltrace2 (babeltrace2 is not installed)\n");
+	} else {
+		char *bv[] = { (char *)bt, (char *)ctf, NULL };
+		CHECK_EQ(cli_run(bv, &out, NULL), 0);
+		n = 0;
+		for (int i = 0; out && cli_line(out, i, line, sizeof line) == 0; i++) {
+			const char *a = strstr(line, "{ pid = "), *b = strstr(line, ", ppid = ");
+			if (!a || !b || (!strstr(line, " tree-ev: ") && !strstr(line, " tree-ctor: ")))
+				continue;
+			struct seen *x = seen_of(s, &n, atoi(a + 8));
+			x->ppid = atoi(b + 9);
+			x->events++;
+		}
+		check_seen("ctf (babeltrace2)", s, n, w, pid, ppid, 0, 1);
+		free(out);
+	}
+}
+
 static void script_run(void)
 {
 	char sc[16384], *err;
@@ -232,6 +422,9 @@ static void script_run(void)
 		      memcmp(eol + 1 - strlen(want), want, strlen(want)) == 0);
 	}
 	free(out);
+	pid_t pids[5];
+	memcpy(pids, got_pid, sizeof pids);
+	tree_in_outputs(log, w, pids, ppid0);
 }
 
 static void exec_chain_and_double_fork(void)
