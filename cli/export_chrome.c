@@ -171,16 +171,12 @@ int export_chrome(struct tlog *l, struct symz *z, struct spans *sp, FILE *f)
 	/* the process tree: a process sorts right after its parent; its
 	 * parent and command line are in process_name's args and in its
 	 * labels */
-	size_t *order = malloc((l->npr + 1) * sizeof *order);
-	unsigned *depth = malloc((l->npr + 1) * sizeof *depth);
-	if (!order || !depth) {
-		err_msg("out of memory");
-		free(order);
-		free(depth);
+	size_t *order;
+	unsigned *depth;
+	if (tlog_tree(l, &order, &depth)) {
 		free(line);
 		return 1;
 	}
-	tlog_tree_order(l, order, depth);
 	for (size_t k = 0; k < l->npr; k++) {
 		size_t i = order[k];
 		const struct pt_ext_proc *id = tlog_identity(l, l->pr[i].pid);

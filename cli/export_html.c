@@ -111,16 +111,12 @@ static void head(FILE *f, const struct tlog *l, const int *order, uint64_t span,
  * (a child's lanes below its parent's), then by index. */
 static unsigned *lanes(const struct tlog *l)
 {
-	unsigned *lane = calloc(l->nth + 1, sizeof *lane), k = 0;
-	size_t *order = malloc((l->npr + 1) * sizeof *order);
-	unsigned *depth = malloc((l->npr + 1) * sizeof *depth);
-	if (!lane || !order || !depth) {
+	unsigned *lane = calloc(l->nth + 1, sizeof *lane), k = 0, *depth;
+	size_t *order;
+	if (!lane || tlog_tree(l, &order, &depth)) {
 		free(lane);
-		free(order);
-		free(depth);
 		return NULL;
 	}
-	tlog_tree_order(l, order, depth);
 	for (size_t q = 0; q < l->npr; q++) {
 		size_t p = order[q];
 		for (unsigned idx = 1; idx <= l->pr[p].nthreads; idx++)
@@ -235,12 +231,11 @@ static void tables(FILE *f, const struct tlog *l, struct symz *z, uint64_t t0, u
 	fputs("</table>\n<h2>Processes and threads</h2>\n<table><tr><th>pid</th><th>ppid</th>"
 	      "<th>command line (else program)</th><th>thread</th><th>pthread_t</th>"
 	      "<th>events</th></tr>\n", f);
-	size_t *order = malloc((l->npr + 1) * sizeof *order);
-	unsigned *depth = malloc((l->npr + 1) * sizeof *depth);
-	if (order && depth)
-		tlog_tree_order(l, order, depth); /* a child below its parent, indented */
+	size_t *order;
+	unsigned *depth;
+	tlog_tree(l, &order, &depth); /* a child below its parent, indented (else pid order) */
 	for (size_t q = 0; q < l->npr; q++) {
-		size_t p = order && depth ? order[q] : q;
+		size_t p = order ? order[q] : q;
 		const struct pt_ext_proc *id = tlog_identity(l, l->pr[p].pid);
 		fprintf(f, "<tr class=\"proc\" data-pid=\"%d\" data-ppid=\"%d\"><td class=\"n\"><b>%d</b>"
 		           "</td><td class=\"n\">", (int)l->pr[p].pid, id ? (int)id->ppid : 0,
@@ -248,7 +243,7 @@ static void tables(FILE *f, const struct tlog *l, struct symz *z, uint64_t t0, u
 		if (id)
 			fprintf(f, "%d", (int)id->ppid);
 		fprintf(f, "</td><td style=\"padding-left:%upx\"><b>",
-		        (order && depth ? (depth[q] < 16 ? depth[q] : 16) : 0) * 16 + 4);
+		        (order ? (depth[q] < 16 ? depth[q] : 16) : 0) * 16 + 4);
 		xml(f, id && id->cmdline[0] ? id->cmdline : program(z, l->pr[p].pid));
 		if (id && id->cut)
 			fputs("...", f);

@@ -163,15 +163,10 @@ int info_processes(const struct tlog *l, struct symz *z, uint64_t first)
 	tlog_program_counts(l, 0, &procs, &threads);
 	printf("\nprocesses (%u)\n  %8s  %8s  %7s  %10s  %12s  %12s  %s\n", procs, "pid", "ppid",
 	       "threads", "events", "first (s)", "last (s)", "command line (else program)");
-	size_t *order = malloc((l->npr + 1) * sizeof *order);
-	unsigned *depth = malloc((l->npr + 1) * sizeof *depth);
-	if (!order || !depth) {
-		err_msg("out of memory");
-		free(order);
-		free(depth);
+	size_t *order;
+	unsigned *depth;
+	if (tlog_tree(l, &order, &depth)) /* a child below its parent, indented */
 		return 1;
-	}
-	tlog_tree_order(l, order, depth); /* a child below its parent, indented */
 	for (size_t k = 0; k < l->npr; k++) {
 		const struct tproc *p = &l->pr[order[k]];
 		const char *exe = p->pid ? symz_exe(z, p->pid) : "(the trace: its system events, the reader's)";

@@ -281,17 +281,25 @@ static long tree_parent(const struct tlog *l, size_t i)
 	return pp ? pp - l->pr : -1;
 }
 
-void tlog_tree_order(const struct tlog *l, size_t *order, unsigned *depth)
+int tlog_tree(const struct tlog *l, size_t **orderp, unsigned **depthp)
 {
 	size_t n = l->npr, k = 0, sp = 0;
 	long *parent = malloc((n + 1) * sizeof *parent);
-	size_t *stack = malloc((n + 1) * sizeof *stack);
-	unsigned *sdepth = malloc((n + 1) * sizeof *sdepth);
+	size_t *stack = malloc((n + 1) * sizeof *stack), *order = malloc((n + 1) * sizeof *order);
+	unsigned *sdepth = malloc((n + 1) * sizeof *sdepth), *depth = malloc((n + 1) * sizeof *depth);
 
-	if (!parent || !stack || !sdepth) { /* in pid order, flat */
-		for (size_t i = 0; i < n; i++)
-			order[i] = i, depth[i] = 0;
-		n = 0;
+	*orderp = order;
+	*depthp = depth;
+	if (!parent || !stack || !sdepth || !order || !depth) {
+		free(parent);
+		free(stack);
+		free(sdepth);
+		free(order);
+		free(depth);
+		*orderp = NULL;
+		*depthp = NULL;
+		err_msg("out of memory");
+		return 1;
 	}
 	for (size_t i = 0; i < n; i++)
 		parent[i] = tree_parent(l, i);
@@ -320,6 +328,7 @@ void tlog_tree_order(const struct tlog *l, size_t *order, unsigned *depth)
 	free(parent);
 	free(stack);
 	free(sdepth);
+	return 0;
 }
 
 const struct tproc *tlog_proc(const struct tlog *l, int32_t pid)
