@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include "cli.h"
@@ -373,8 +374,14 @@ static int trace_target(const struct ropts *o, struct target *t, char **prog)
 	struct ptree *tree = NULL;
 	if (o->tree) { /* attach --tree: what the process starts joins, and its
 	                * descendants running now are asked to (proctree.c) */
-		char join[128];
-		if ((rc = pt_ext_join(trid, join, sizeof join)) != 0)
+		char join[128], path[32];
+		struct stat st;
+		snprintf(path, sizeof path, "/proc/%d", (int)t->pid);
+		if (stat(path, &st) == 0 && st.st_uid != geteuid())
+			err_msg("--tree: pid %d is another user's: its descendants join only a "
+			        "stream of their own user's (run attach as that user); tracing pid "
+			        "%d alone", (int)t->pid, (int)t->pid);
+		else if ((rc = pt_ext_join(trid, join, sizeof join)) != 0)
 			err_msg("pid %d: its descendants cannot be traced: %s", (int)t->pid,
 			        strerror(rc));
 		else if (!(tree = ptree_new(t->pid)))
