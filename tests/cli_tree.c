@@ -13,7 +13,11 @@
  * that uses the library, and of a shell that does not: the descendants
  * running at attach time join when asked (from then on), and those
  * started after join too (from their constructor where the environment
- * could tell them), and nothing from outside the tree.
+ * could tell them), and nothing from outside the tree.  A request to join
+ * written into a process's control segment: one of this user joins and
+ * records exactly its events; one of another user refuses and records
+ * nothing.  The tree read back from show --processes and the exports
+ * (node, protoc, babeltrace2): parent, command line, events per process.
  *
  * The instrumented program is this test ("emit TAG N"): one event from a
  * constructor and N from main, each carrying TAG; the log must hold, per
@@ -27,6 +31,7 @@
 #include <unistd.h>
 #include "t.h"
 #include "sec_util.h"
+#include "../src/ext.h"
 
 /* ------------------------------------------------ the instrumented side */
 __attribute__((constructor)) static void emit_ctor(int argc, char **argv)
@@ -657,6 +662,102 @@ static void live_tree(void)
 	free(err);
 }
 
+/* What the processes p[0] and p[1] recorded into trid (this process's
+ * own stream): tree-ev events of p[0], tree-tick events of p[1]. */
+static void stream_counts(trace_id_t trid, const pid_t *p, int *evs, int *ticks)
+{
+	trace_event_id_t ev_id, tick_id;
+	struct posix_trace_event_info ev;
+	char data[64];
+	size_t len;
+	int unavail;
+	*evs = *ticks = 0;
+	REQUIRE(posix_trace_trid_eventid_open(trid, "tree-ev", &ev_id) == 0);
+	REQUIRE(posix_trace_trid_eventid_open(trid, "tree-tick", &tick_id) == 0);
+	while (posix_trace_trygetnext_event(trid, &ev, data, sizeof data, &len, &unavail) == 0 &&
+	       !unavail) {
+		*evs += ev.posix_pid == p[0] && posix_trace_eventid_equal(trid, ev.posix_event_id, ev_id);
+		*ticks += ev.posix_pid == p[1] &&
+		          posix_trace_eventid_equal(trid, ev.posix_event_id, tick_id);
+	}
+}
+
+/* A request to join (what attach --tree writes into a running process's
+ * control segment) is acted on by the process itself: a process of this
+ * user joins and records exactly its events into the stream, asked again
+ * it is in already; one of another user refuses (it cannot open this
+ * process's descriptor, nor may it join another user's stream), frees
+ * the slot (asked again, the request is new), and records nothing. */
+static void join_requests(void)
+{
+	trace_attr_t attr;
+	trace_id_t trid;
+	char dir[300], path[400];
+
+	if (geteuid() != 0) {
+		printf("join requests: needs root to run as another user, skipped\n");
+		return;
+	}
+	snprintf(dir, sizeof dir, "%s", cli_path("jr"));
+	REQUIRE(mkdir(dir, 0777) == 0 && chmod(dir, 0777) == 0);
+	const char *copy = cli_path("tree_emit");
+	if (access(copy, X_OK) != 0)
+		copy = sec_copy(self, "tree_emit", 0755);
+	pid_t v[2];
+	for (int k = 0; k < 2; k++) { /* k 0: this user; 1: another */
+		char tag[8];
+		snprintf(tag, sizeof tag, "j%d", k);
+		fflush(NULL);
+		REQUIRE((v[k] = fork()) >= 0);
+		if (v[k] == 0) {
+			char *argv[] = { (char *)copy, "wait", tag, "40", dir, NULL };
+			_exit(cli_run_as(k ? SEC_UID(5) : 0, argv, NULL, NULL, NULL));
+		}
+		snprintf(path, sizeof path, "%s/%s.started", dir, tag);
+		await_file(path);
+	}
+	/* the processes themselves (the children of cli_run_as) */
+	pid_t p[2] = { 0, 0 };
+	for (int k = 0; k < 2; k++) {
+		char cmd[600];
+		snprintf(cmd, sizeof cmd, "pgrep -P %d", (int)v[k]);
+		FILE *f = popen(cmd, "r");
+		REQUIRE(f && fscanf(f, "%d", &p[k]) == 1);
+		pclose(f);
+	}
+	/* (made after they started: they did not inherit it) */
+	REQUIRE(posix_trace_attr_init(&attr) == 0);
+	REQUIRE(posix_trace_attr_setinherited(&attr, POSIX_TRACE_INHERITED) == 0);
+	REQUIRE(posix_trace_attr_setstreamsize(&attr, 1 << 20) == 0);
+	REQUIRE(posix_trace_create(0, &attr, &trid) == 0);
+	REQUIRE(posix_trace_start(trid) == 0);
+	posix_trace_attr_destroy(&attr);
+	int seen[2] = { 0, 0 };
+	CHECK_EQ(pt_ext_join_pid(trid, p[0]), 0);
+	CHECK_EQ(pt_ext_join_pid(trid, p[1]), 0);
+	snprintf(path, sizeof path, "%s/j0.ready", dir);
+	await_file(path); /* it joined */
+	CHECK_EQ(pt_ext_join_pid(trid, p[0]), EEXIST);
+	/* the other refuses: its slot is freed, so a new request is written */
+	int rc = EEXIST;
+	for (int i = 0; i < 5000 && rc == EEXIST; i++) {
+		usleep(1000);
+		rc = pt_ext_join_pid(trid, p[1]);
+	}
+	CHECK_EQ(rc, 0);
+	snprintf(path, sizeof path, "%s/go", dir);
+	touch(path);
+	snprintf(path, sizeof path, "%s/j0.done", dir);
+	await_file(path);
+	CHECK_EQ(t_wait_for(v[0], 60000), 0);
+	kill(p[1], SIGKILL);
+	t_wait_for(v[1], 60000);
+	stream_counts(trid, p, &seen[0], &seen[1]);
+	CHECK_EQ(seen[0], 40);
+	CHECK_EQ(seen[1], 0); /* nothing of the other: its ticks would be here */
+	REQUIRE(posix_trace_shutdown(trid) == 0);
+}
+
 /* attach --tree -o log pid, in the background. */
 static pid_t attach_tree_start(const char *log, pid_t pid)
 {
@@ -783,5 +884,6 @@ int main(int argc, char **argv)
 	live_tree();
 	attach_tree();
 	attach_tree_shell();
+	join_requests();
 	T_END();
 }
