@@ -42,11 +42,18 @@ __attribute__((constructor)) static void emit_ctor(int argc, char **argv)
 		posix_trace_event(id, argv[2], strlen(argv[2]));
 }
 
-/* A file appears (another process's signal); bounded by the test's alarm. */
+/* A helper process gives up after this long (the test's alarm ends the
+ * test before; its helpers must not outlive it for ever). */
+#define HELPER_WAIT_MS 200000
+
+/* A file appears (another process's signal). */
 static void await_file(const char *path)
 {
-	while (access(path, F_OK) != 0)
+	for (int ms = 0; access(path, F_OK) != 0; ms++) {
+		if (ms > HELPER_WAIT_MS)
+			exit(1);
 		usleep(1000);
+	}
 }
 
 static void touch(const char *path)
@@ -64,7 +71,9 @@ static void until_joined(void)
 	trace_event_id_t tick;
 	if (posix_trace_eventid_open("tree-tick", &tick) != 0)
 		exit(1);
-	while (!getenv("POSIXTRACE_JOIN")) {
+	for (int ms = 0; !getenv("POSIXTRACE_JOIN"); ms++) {
+		if (ms > HELPER_WAIT_MS)
+			exit(1);
 		posix_trace_event(tick, NULL, 0);
 		usleep(1000);
 	}
