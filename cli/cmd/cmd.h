@@ -66,7 +66,7 @@ int info_processes(const struct tlog *l, struct symz *z, uint64_t first);
 struct ptree;
 struct ptree *ptree_new(pid_t root); /* NULL: no such process, or no memory */
 void ptree_poll(struct ptree *t, trace_id_t trid);
-/* frees t; how many joined when asked, were in already, were refused */
+/* frees t; how many were asked to join, were in already, could not be asked */
 void ptree_free(struct ptree *t, unsigned *joined, unsigned *inherited, unsigned *refused);
 
 /* ------------------------------------------------------------ summary.c */

@@ -391,9 +391,9 @@ static int trace_target(const struct ropts *o, struct target *t, char **prog)
 	if (o->tree) {
 		unsigned joined, in, refused;
 		ptree_free(tree, &joined, &in, &refused);
-		err_msg("--tree: %u process%s of the tree joined when asked, %u %s in already "
-		        "(inherited, or through the environment)", joined,
-		        joined == 1 ? "" : "es", in, in == 1 ? "was" : "were");
+		err_msg("--tree: %u process%s of the tree asked to join (each joins if it may: "
+		        "same user, not privileged), %u %s in already (inherited, or through the "
+		        "environment)", joined, joined == 1 ? "" : "es", in, in == 1 ? "was" : "were");
 		if (refused)
 			err_msg("--tree: %u process%s of the tree could not be traced (another "
 			        "user's, or not dumpable)", refused, refused == 1 ? "" : "es");
