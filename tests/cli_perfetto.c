@@ -1185,7 +1185,7 @@ static void run_writer(int compress)
 	struct pf *w = pf_open(f);
 	REQUIRE(w);
 	CHECK_EQ(pf_compress(w, compress), compress && !PF_CAN_COMPRESS ? ENOTSUP : 0);
-	CHECK_EQ(pf_process(w, 100, "proc", 1), 0);
+	CHECK_EQ(pf_process(w, 100, "proc", 1, "proc --flag"), 0);
 	CHECK_EQ(pf_thread(w, 100, 0xaaa, 1, NULL), 0);
 	push(w, want, &n, 100, 0xaaa, 5000, 20, "e20", "f+0x1", "\x80", 1, 0, "u8=128");
 	push(w, want, &n, 100, 0xaaa, 6000, 21, "e21", "f+0x1", "\x01\x02", 2, 0, "u16=513");

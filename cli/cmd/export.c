@@ -151,7 +151,9 @@ static int export_perfetto(struct tlog *l, struct symz *z, FILE *f, int plain)
 
 	for (size_t i = 0; w && i < l->npr; i++) {
 		const char *exe = z && l->pr[i].pid ? symz_exe(z, l->pr[i].pid) : NULL;
-		pf_process(w, l->pr[i].pid, exe && strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe, 0);
+		const struct pt_ext_proc *id = tlog_identity(l, l->pr[i].pid);
+		pf_process(w, l->pr[i].pid, exe && strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe,
+		           id ? id->ppid : 0, id ? id->cmdline : NULL);
 	}
 	for (size_t i = 0; w && i < l->nth; i++) /* threads the trace does not identify */
 		if (!thrmap_find(l->thrs, l->th[i].pid, l->th[i].tid, 0))

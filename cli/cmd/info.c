@@ -145,16 +145,6 @@ static void objects(struct symz *z)
 		       (unsigned long long)lost);
 }
 
-/* The latest identity pid gave (an exec changes its command line). */
-static const struct pt_ext_proc *proc_identity(const struct tlog *l, int32_t pid)
-{
-	const struct pt_ext_proc *best = NULL;
-	for (size_t i = 0; i < l->nprocs; i++)
-		if (l->procs[i].pid == pid && (!best || l->procs[i].ts >= best->ts))
-			best = &l->procs[i];
-	return best;
-}
-
 /* A command line the traced process wrote: control characters shown as
  * '?' (it must not drive the terminal). */
 static void print_safe(const char *s, int cut)
@@ -163,6 +153,43 @@ static void print_safe(const char *s, int cut)
 		putchar((unsigned char)*s < 32 || *s == 127 ? '?' : *s);
 	if (cut)
 		fputs("...", stdout);
+}
+
+/* The processes table: each below its parent, its command line
+ * indented by its depth in the tree (info; show --processes). */
+int info_processes(const struct tlog *l, struct symz *z, uint64_t first)
+{
+	char a[64], b[64];
+	unsigned procs, threads;
+	tlog_program_counts(l, 0, &procs, &threads);
+	printf("\nprocesses (%u)\n  %8s  %8s  %7s  %10s  %12s  %12s  %s\n", procs, "pid", "ppid",
+	       "threads", "events", "first (s)", "last (s)", "command line (else program)");
+	size_t *order;
+	unsigned *depth;
+	if (tlog_tree(l, &order, &depth)) /* a child below its parent, indented */
+		return 1;
+	for (size_t k = 0; k < l->npr; k++) {
+		const struct tproc *p = &l->pr[order[k]];
+		const char *exe = p->pid ? symz_exe(z, p->pid) : "(the trace: its system events, the reader's)";
+		const struct pt_ext_proc *id = tlog_identity(l, p->pid);
+		char pp[16] = "-";
+		if (id)
+			snprintf(pp, sizeof pp, "%d", (int)id->ppid);
+		fmt_since(a, sizeof a, p->first, first);
+		fmt_since(b, sizeof b, p->last, first);
+		printf("  %8d  %8s  %7u  %10llu  %12s  %12s  ", (int)p->pid, pp, p->nthreads,
+		       (unsigned long long)p->count, a, b);
+		for (unsigned lv = 0; lv < depth[k] && lv < 16; lv++)
+			fputs("  ", stdout);
+		if (id && id->cmdline[0])
+			print_safe(id->cmdline, id->cut);
+		else
+			fputs(exe ? exe : "", stdout);
+		putchar('\n');
+	}
+	free(order);
+	free(depth);
+	return 0;
 }
 
 int cmd_info(int argc, char **argv)
@@ -215,24 +242,10 @@ int cmd_info(int argc, char **argv)
 	struct symz *z = symz_open(&l, argv[1], 0);
 	unsigned procs, threads;
 	tlog_program_counts(&l, 0, &procs, &threads);
-	printf("\nprocesses (%u)\n  %8s  %8s  %7s  %10s  %12s  %12s  %s\n", procs, "pid", "ppid",
-	       "threads", "events", "first (s)", "last (s)", "command line (else program)");
-	for (size_t i = 0; i < l.npr; i++) {
-		const struct tproc *p = &l.pr[i];
-		const char *exe = p->pid ? symz_exe(z, p->pid) : "(the trace: its system events, the reader's)";
-		const struct pt_ext_proc *id = proc_identity(&l, p->pid);
-		char pp[16] = "-";
-		if (id)
-			snprintf(pp, sizeof pp, "%d", (int)id->ppid);
-		fmt_since(a, sizeof a, p->first, t0);
-		fmt_since(b, sizeof b, p->last, t0);
-		printf("  %8d  %8s  %7u  %10llu  %12s  %12s  ", (int)p->pid, pp, p->nthreads,
-		       (unsigned long long)p->count, a, b);
-		if (id && id->cmdline[0])
-			print_safe(id->cmdline, id->cut);
-		else
-			fputs(exe ? exe : "", stdout);
-		putchar('\n');
+	if (info_processes(&l, z, t0)) {
+		symz_close(z);
+		tlog_free(&l);
+		return 1;
 	}
 	printf("\nthreads (%u)\n  %-12s  %-18s  %10s  %s\n", threads, "pid/thread", "pthread_t",
 	       "events", "TID and name (as the trace says)");

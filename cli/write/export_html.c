@@ -104,17 +104,25 @@ static void head(FILE *f, const struct tlog *l, const int *order, uint64_t span,
 	fputs("</div>\n", f);
 }
 
-/* Lane of each thread: by process, then by index. */
+/* Lane of each thread: by process, in the order of the process tree
+ * (a child's lanes below its parent's), then by index. */
 static unsigned *lanes(const struct tlog *l)
 {
-	unsigned *lane = calloc(l->nth + 1, sizeof *lane), k = 0;
-	if (!lane)
+	unsigned *lane = calloc(l->nth + 1, sizeof *lane), k = 0, *depth;
+	size_t *order;
+	if (!lane || tlog_tree(l, &order, &depth)) {
+		free(lane);
 		return NULL;
-	for (size_t p = 0; p < l->npr; p++)
+	}
+	for (size_t q = 0; q < l->npr; q++) {
+		size_t p = order[q];
 		for (unsigned idx = 1; idx <= l->pr[p].nthreads; idx++)
 			for (size_t i = 0; i < l->nth; i++)
 				if (l->th[i].pid == l->pr[p].pid && l->th[i].idx == idx)
 					lane[i] = k++;
+	}
+	free(order);
+	free(depth);
 	return lane;
 }
 
@@ -219,20 +227,36 @@ static void tables(FILE *f, const struct tlog *l, struct symz *z, uint64_t t0, u
 			fprintf(f, "%.1f/s", (double)l->count[i] * 1e9 / (double)span);
 		fputs("</td></tr>\n", f);
 	}
-	fputs("</table>\n<h2>Processes and threads</h2>\n<table><tr><th>pid</th><th>program</th>"
-	      "<th>thread</th><th>pthread_t</th><th>events</th></tr>\n", f);
-	for (size_t p = 0; p < l->npr; p++) {
-		fprintf(f, "<tr><td class=\"n\"><b>%d</b></td><td><b>", (int)l->pr[p].pid);
-		xml(f, program(z, l->pr[p].pid));
+	fputs("</table>\n<h2>Processes and threads</h2>\n<table><tr><th>pid</th><th>ppid</th>"
+	      "<th>command line (else program)</th><th>thread</th><th>pthread_t</th>"
+	      "<th>events</th></tr>\n", f);
+	size_t *order;
+	unsigned *depth;
+	tlog_tree(l, &order, &depth); /* a child below its parent, indented (else pid order) */
+	for (size_t q = 0; q < l->npr; q++) {
+		size_t p = order ? order[q] : q;
+		const struct pt_ext_proc *id = tlog_identity(l, l->pr[p].pid);
+		fprintf(f, "<tr class=\"proc\" data-pid=\"%d\" data-ppid=\"%d\"><td class=\"n\"><b>%d</b>"
+		           "</td><td class=\"n\">", (int)l->pr[p].pid, id ? (int)id->ppid : 0,
+		        (int)l->pr[p].pid);
+		if (id)
+			fprintf(f, "%d", (int)id->ppid);
+		fprintf(f, "</td><td style=\"padding-left:%upx\"><b>",
+		        (order ? (depth[q] < 16 ? depth[q] : 16) : 0) * 16 + 4);
+		xml(f, id && id->cmdline[0] ? id->cmdline : program(z, l->pr[p].pid));
+		if (id && id->cut)
+			fputs("...", f);
 		fprintf(f, "</b></td><td>%u thread%s</td><td></td><td class=\"n\"><b>%llu</b></td></tr>\n",
 		        l->pr[p].nthreads, l->pr[p].nthreads == 1 ? "" : "s",
 		        (unsigned long long)l->pr[p].count);
 		for (size_t i = 0; i < l->nth; i++)
 			if (l->th[i].pid == l->pr[p].pid)
-				fprintf(f, "<tr><td></td><td></td><td>%u</td><td>0x%llx</td>"
+				fprintf(f, "<tr><td></td><td></td><td></td><td>%u</td><td>0x%llx</td>"
 				           "<td class=\"n\">%llu</td></tr>\n", l->th[i].idx,
 				        (unsigned long long)l->th[i].tid, (unsigned long long)l->th[i].count);
 	}
+	free(order);
+	free(depth);
 	fputs("</table>\n", f);
 }
 

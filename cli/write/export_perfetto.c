@@ -85,6 +85,7 @@
 enum {
 	TRACE_PACKET = 1,
 	/* TracePacket */
+	TP_PROCESS_TREE = 2,
 	TP_CLOCK_SNAPSHOT = 6, TP_TIMESTAMP = 8, TP_SEQ_ID = 10, TP_TRACK_EVENT = 11,
 	TP_INTERNED = 12, TP_SEQ_FLAGS = 13, TP_COMPRESSED = 50, TP_DEFAULTS = 59,
 	TP_TRACK_DESCRIPTOR = 60,
@@ -96,8 +97,10 @@ enum {
 	CLOCK_REALTIME_ID = 1, CLOCK_SEQ = 64,
 	/* TrackDescriptor, ProcessDescriptor, ThreadDescriptor, CounterDescriptor */
 	TD_UUID = 1, TD_NAME = 2, TD_PROCESS = 3, TD_THREAD = 4, TD_COUNTER = 8,
-	PD_PID = 1, PD_NAME = 6, PD_LABELS = 8, THD_PID = 1, THD_TID = 2, THD_NAME = 5,
+	PD_PID = 1, PD_CMDLINE = 2, PD_NAME = 6, PD_LABELS = 8, THD_PID = 1, THD_TID = 2, THD_NAME = 5,
 	CD_UNIT = 3, UNIT_COUNT = 2,
+	/* ProcessTree, its Process */
+	PT_PROCESSES = 1, PTP_PID = 1, PTP_PPID = 2, PTP_CMDLINE = 3,
 	/* TrackEvent */
 	TE_ANNOTATION = 4, TE_TYPE = 9, TE_NAME_IID = 10, TE_TRACK_UUID = 11, TE_COUNTER = 30,
 	TE_SOURCE_LOCATION_IID = 34, TYPE_INSTANT = 3, TYPE_COUNTER = 4,
@@ -354,7 +357,7 @@ static int proc_known(struct pf *w, int32_t pid, int add)
 	return 0;
 }
 
-int pf_process(struct pf *w, int32_t pid, const char *name, int32_t ppid)
+int pf_process(struct pf *w, int32_t pid, const char *name, int32_t ppid, const char *cmdline)
 {
 	char dflt[32], label[40];
 
@@ -366,6 +369,8 @@ int pf_process(struct pf *w, int32_t pid, const char *name, int32_t ppid)
 	pb_uint(&w->b, TD_UUID, UUID_PROC + (uint32_t)pid);
 	size_t pd = pb_open(&w->b, TD_PROCESS);
 	pb_int(&w->b, PD_PID, pid);
+	if (cmdline && *cmdline)
+		pb_str(&w->b, PD_CMDLINE, cmdline);
 	put_descriptor_name(&w->b, PD_NAME, name, dflt);
 	if (ppid) {
 		snprintf(label, sizeof label, "parent %d", (int)ppid);
@@ -373,6 +378,20 @@ int pf_process(struct pf *w, int32_t pid, const char *name, int32_t ppid)
 	}
 	pb_close(&w->b, pd);
 	pb_close(&w->b, td);
+	pb_close(&w->b, pkt);
+	if (packet_done(w) || !ppid)
+		return w->err;
+	/* the parent, where Perfetto builds its process tree from: a
+	 * ProcessTree with this one process */
+	pkt = pb_open(&w->b, TRACE_PACKET);
+	size_t pt = pb_open(&w->b, TP_PROCESS_TREE);
+	size_t pr = pb_open(&w->b, PT_PROCESSES);
+	pb_int(&w->b, PTP_PID, pid);
+	pb_int(&w->b, PTP_PPID, ppid);
+	if (cmdline && *cmdline)
+		pb_str(&w->b, PTP_CMDLINE, cmdline);
+	pb_close(&w->b, pr);
+	pb_close(&w->b, pt);
 	pb_close(&w->b, pkt);
 	return packet_done(w);
 }
@@ -426,7 +445,7 @@ static struct seq *seq_of(struct pf *w, int32_t pid, uint64_t tid, unsigned idx,
 	else
 		snprintf(dflt, sizeof dflt, "trace (synthesized events)");
 	if (pid && !proc_known(w, pid, 0))
-		pf_process(w, pid, NULL, 0);
+		pf_process(w, pid, NULL, 0, NULL);
 	size_t pkt = pb_open(&w->b, TRACE_PACKET);
 	size_t td = pb_open(&w->b, TP_TRACK_DESCRIPTOR);
 	pb_uint(&w->b, TD_UUID, UUID_THREAD + s->track);

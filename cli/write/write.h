@@ -80,7 +80,7 @@ void html_overview(FILE *f, const struct tlog *l, const struct vindex *x, const 
  * what it knows of each process, thread, event type and symbol.
  *
  *   struct pf *w = pf_open(f);
- *   pf_process(w, pid, "app", 0);              once per process, any time
+ *   pf_process(w, pid, "app", 0, NULL);        once per process, any time
  *   pf_thread(w, pid, tid, 1, "thread 1");     once per thread, any time
  *   pf_event(w, pid, tid, ts, id, "request", "main+0x2c (app.c:12)", data, len, 0);
  *   pf_loss(w, pid, tid, ts, 120);             a gap where 120 events were lost
@@ -101,7 +101,10 @@ void html_overview(FILE *f, const struct tlog *l, const struct vindex *x, const 
 
 struct pf;
 struct pf *pf_open(FILE *out);   /* NULL: out of memory */
-int pf_process(struct pf *w, int32_t pid, const char *name, int32_t ppid); /* ppid 0: unknown */
+/* ppid 0: unknown; cmdline NULL or "": unknown (its arguments, space
+ * separated, as the trace has them).  With a ppid, a ProcessTree packet
+ * too, which is where Perfetto builds its process tree from. */
+int pf_process(struct pf *w, int32_t pid, const char *name, int32_t ppid, const char *cmdline);
 int pf_thread(struct pf *w, int32_t pid, uint64_t tid, unsigned idx, const char *name);
 /* The thread of key (pid, tid) is kernel thread ktid, named name (NULL:
  * none): its descriptor has that real TID.  Before its first event. */
