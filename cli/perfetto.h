@@ -57,6 +57,19 @@ int pf_event_fields(struct pf *w, int32_t pid, uint64_t tid, uint64_t ts_ns, uns
                     const char *type_name, const char *symbol, const struct pf_field *f,
                     size_t n, unsigned flags);
 int pf_loss(struct pf *w, int32_t pid, uint64_t tid, uint64_t ts_ns, uint64_t count);
+/* Spans as slices (TYPE_SLICE_BEGIN, TYPE_SLICE_END), written by the
+ * thread (pid, tid) at ts.  track 0: the thread's own track, where slices
+ * nest (an end closes the last begun one); else async track number
+ * track (not 0), described once with pf_async_track() beforehand.  span:
+ * a number for the name (interned per sequence).  flags, on an end:
+ * PF_INCOMPLETE (the span has no true duration: a "incomplete" argument),
+ * PF_SPLIT (on an end and the begin after it: one span cut in two
+ * slices, to keep the nesting of a track: a "split" argument). */
+#define PF_INCOMPLETE 2u
+#define PF_SPLIT 4u
+int pf_async_track(struct pf *w, uint64_t track, const char *name);
+int pf_slice(struct pf *w, int32_t pid, uint64_t tid, uint64_t ts_ns, int begin, unsigned span,
+             const char *name, uint64_t track, unsigned flags);
 /* Compressed packets (TracePacket.compressed_packets, zlib) from here on,
  * or plain ones (on = 0); any time.  0, ENOTSUP (on, built without zlib),
  * or the first error writing. */
