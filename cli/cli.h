@@ -68,6 +68,9 @@ uint64_t when_ns(const struct when *w, uint64_t t0);  /* ns since the epoch */
 struct hist { uint64_t n, min, max; double sum; uint64_t *row[HIST_ROWS]; };
 int hist_add(struct hist *h, uint64_t v);           /* 0, -1 out of memory */
 uint64_t hist_quantile(const struct hist *h, double q); /* q in [0, 1] */
+/* The values counted below v: exact when v is below 256, or a bucket's
+ * edge, (128 + j) 2^k for j < 128 (such as 2^k, 1.25 2^k, 1.5 2^k...). */
+uint64_t hist_below(const struct hist *h, uint64_t v);
 void hist_free(struct hist *h);
 
 /* ------------------------------------------------------------ spans.c */
@@ -380,7 +383,20 @@ void print_summary(FILE *f, const char *log_path, pid_t root);
 int export_chrome(struct tlog *l, struct symz *z, struct spans *sp, FILE *out);
 /* html: every event in [from, to] (ns since the epoch; 0, UINT64_MAX: all)
  * when they fit a page, else the overview and a window (export_html.c) */
-int export_html(struct tlog *l, struct symz *z, FILE *out, uint64_t from, uint64_t to);
+int export_html(struct tlog *l, struct symz *z, struct spans *sp, FILE *out, uint64_t from,
+                uint64_t to);
+/* html_spans.c: the spans of the page (bars on the lanes of the window
+ * [lo, hi] drawn: lane[thread] * lane_h down, x in us from lo plus pad;
+ * at the end a section per span name: figures, latency histogram, p99
+ * over time).  hspans_event: after spans_event() gave m; 0, or -1 out of
+ * memory. */
+struct hlane { const unsigned *lane; int lane_h; uint64_t lo, hi; double pad; };
+struct hspans;
+struct hspans *hspans_new(struct spans *sp, const struct tlog *l); /* NULL: out of memory */
+int hspans_event(struct hspans *h, FILE *f, const struct tlog *l, const struct span_mark *m,
+                 const struct hlane *g);
+void hspans_report(struct hspans *h, FILE *f);
+void hspans_free(struct hspans *h);
 int export_ctf(struct tlog *l, struct symz *z, const char *dir, int force);
 
 #endif

@@ -348,7 +348,7 @@ int cmd_export(int argc, char **argv)
 		} else {
 			rc = !strcmp(fmt, "chrome") ? export_chrome(&l, z, sp, f)
 			     : !strcmp(fmt, "html")
-			         ? export_html(&l, z, f, have_from ? when_ns(&from, l.first) : 0,
+			         ? export_html(&l, z, sp, f, have_from ? when_ns(&from, l.first) : 0,
 			                       have_to ? when_ns(&to, l.first) : UINT64_MAX)
 			     : export_perfetto(&l, z, sp, f, plain);
 			int e = rc < 0 ? errno : 0; /* (perfetto: writing, or out of memory) */

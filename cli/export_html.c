@@ -121,9 +121,12 @@ static unsigned *lanes(const struct tlog *l)
 }
 
 /* Every event in [t0, hi], at most HTML_MAX_EVENTS; off: microseconds
- * from the trace's first event to t0. */
+ * from the trace's first event to t0.  With spans (hs): the whole log is
+ * read, for the spans' figures, and each complete span in the window is
+ * a bar (html_spans.c). */
 static int timeline(FILE *f, struct tlog *l, struct symz *z, const unsigned *lane,
-                     uint64_t t0, uint64_t hi, double span_us, double pad, double off)
+                     uint64_t t0, uint64_t hi, double span_us, double pad, double off,
+                     struct spans *sp, struct hspans *hs)
 {
 	unsigned h = (unsigned)(l->nth ? l->nth : 1) * LANE_H;
 	struct progress p;
@@ -159,13 +162,24 @@ static int timeline(FILE *f, struct tlog *l, struct symz *z, const unsigned *lan
 	struct tev ev;
 	const struct tev *e = &ev;
 	int r = 0;
-	if (t0 > l->first && tlog_seek(l, t0)) /* through the block index */
+	if (!hs && t0 > l->first && tlog_seek(l, t0)) /* through the block index */
 		return 1;
-	progress_begin(&p, "export html", n);
+	struct hlane g = { lane, LANE_H, t0, hi, pad };
+	progress_begin(&p, "export html", hs ? l->nev : n);
 	/* (the log is in time order per block: past the window for 4096
 	 * events in a row, it is over) */
-	for (uint64_t i = 0; i < n && past < 4096 && (r = tlog_next(l, &ev)) > 0;) {
-		if (e->ts < t0 || e->ts > hi) {
+	for (uint64_t i = 0; (hs || (i < n && past < 4096)) && (r = tlog_next(l, &ev)) > 0;) {
+		if (hs) {
+			struct span_mark m;
+			if (spans_event(sp, l, e, &m) || hspans_event(hs, f, l, &m, &g)) {
+				err_msg("out of memory");
+				r = -1;
+				break;
+			}
+			if ((e->n & 1023) == 0)
+				progress_update(&p, e->n);
+		}
+		if (i >= n || e->ts < t0 || e->ts > hi) {
 			past += e->ts > hi;
 			continue;
 		}
@@ -190,9 +204,12 @@ static int timeline(FILE *f, struct tlog *l, struct symz *z, const unsigned *lan
 			xml(f, s);
 		}
 		fputs("</title></line>\n", f);
-		progress_update(&p, i);
+		if (!hs)
+			progress_update(&p, i);
 	}
 	progress_end(&p);
+	if (hs)
+		spans_end(sp);
 	fputs("</svg></div></div>\n<div id=\"detail\">Point at an event to see it here. "
 	      "Mouse wheel: zoom; drag: pan; click a type above to hide or show it.</div>\n", f);
 	return r < 0;
@@ -236,7 +253,8 @@ static void tables(FILE *f, const struct tlog *l, struct symz *z, uint64_t t0, u
 	fputs("</table>\n", f);
 }
 
-int export_html(struct tlog *l, struct symz *z, FILE *f, uint64_t from, uint64_t to)
+int export_html(struct tlog *l, struct symz *z, struct spans *sp, FILE *f, uint64_t from,
+                uint64_t to)
 {
 	int order[PT_NIDS], k = 0;
 	uint64_t t0 = l->first, t1 = l->nev ? l->last : t0;
@@ -279,15 +297,27 @@ int export_html(struct tlog *l, struct symz *z, FILE *f, uint64_t from, uint64_t
 	}
 	double raw = hi > lo ? (double)(hi - lo) / 1e3 : 1.0;
 	double pad = raw * 0.003; /* room for the first and last markers */
+	struct hspans *hs = NULL;
+	if (spans_any(sp, l) && !(hs = hspans_new(sp, l))) {
+		err_msg("out of memory");
+		free(lane);
+		if (windowed)
+			vindex_free(&x);
+		return 1;
+	}
 	head(f, l, order, t1 - t0, note[0] ? note : NULL);
 	if (windowed) {
 		html_overview(f, l, &x, lane, lo, hi, LANE_H, LABEL_W);
 		vindex_free(&x);
 	}
-	if (timeline(f, l, z, lane, lo, hi, raw + 2 * pad, pad, (double)(lo - t0) / 1e3)) {
+	if (timeline(f, l, z, lane, lo, hi, raw + 2 * pad, pad, (double)(lo - t0) / 1e3, sp, hs)) {
+		hspans_free(hs);
 		free(lane);
 		return 1;
 	}
+	if (hs)
+		hspans_report(hs, f);
+	hspans_free(hs);
 	tables(f, l, z, t0, t1 - t0);
 	fprintf(f, "<p class=\"sub\">Written by posixtrace %s from ", PT_CLI_VERSION);
 	xml(f, l->path);
