@@ -136,6 +136,9 @@ extern const char spans_help[];                 /* the --span line of each comma
  * member (docs/posixtrace.1, STATS JSON); times relative to t0. */
 void spans_print(FILE *f, const struct spans *s, const struct tlog *l, uint64_t t0);
 void spans_json(FILE *f, const struct spans *s, const struct tlog *l, uint64_t t0);
+/* info's part: a line per span (its pairing, figures, types and their
+ * counts in l). */
+void spans_summary(FILE *f, const struct spans *s, const struct tlog *l);
 /* A complete span (m) as Chrome trace events: a complete event ("X") on
  * its thread, or for a keyed span an async pair ("b"/"e", id n). */
 void spans_chrome(FILE *f, const struct spans *s, const struct tlog *l, const struct span_mark *m,

@@ -534,6 +534,31 @@ static long long span_num(const char *js, const char *name, const char *key)
 	return strtoll(k + strlen(key), NULL, 10);
 }
 
+/* info's line for span name: its complete and incomplete counts, or -1 */
+static void info_span(const char *info, const char *name, const char *pairs, long long count,
+                      long long incomplete)
+{
+	char pat[64];
+	long long c = -1, i = -1;
+	snprintf(pat, sizeof pat, "\n  %-20s %-7s ", name, pairs);
+	const char *p = info ? strstr(info, pat) : NULL;
+	if (p)
+		sscanf(p + strlen(pat), "%lld %lld", &c, &i);
+	CHECK_EQ(c, count);
+	CHECK_EQ(i, incomplete);
+	if (c != count || i != incomplete)
+		fprintf(stderr, "info, span %s (%s): %lld complete, %lld incomplete\n", name, pairs, c, i);
+}
+
+static char *info_of(const char *log, const char *extra)
+{
+	char *out = NULL;
+	int rc = extra ? cli_run(CLI("info", "--span", (char *)extra, (char *)log), &out, NULL)
+	               : cli_run(CLI("info", (char *)log), &out, NULL);
+	CHECK_EQ(rc, 0);
+	return out;
+}
+
 /* span name has count complete and incomplete incomplete spans */
 static void expect(const char *js, const char *name, long long count, long long incomplete)
 {
@@ -590,6 +615,13 @@ static void check_timed(void)
 		}
 	}
 	CHECK_EQ(lines, 4);
+	char *info = info_of(log, NULL);
+	info_span(info, "op", "thread", N, 0);
+	info_span(info, "inner", "thread", N, 0);
+	info_span(info, "hand", "by key", N, 0);
+	info_span(info, "xproc", "by key", N, 0);
+	CHECK(cli_contains(info, "\nspans (4)\n"));
+	free(info);
 	/* Perfetto: every span a slice, inner nested in op on the thread's
 	 * track, the keyed ones on tracks of their own; durations exact */
 	struct pfx *x = calloc(1, sizeof *x);
@@ -708,6 +740,16 @@ static void check_killed(void)
 	js = stats_json(log, "pending/async-begin,ok/end,mixed,key");
 	expect(js, "mixed", 0, 7); /* (no payload: key 0, never begun) */
 	free(js);
+	/* info: the same figures */
+	char *info = info_of(log, NULL);
+	info_span(info, "held", "thread", 0, 5);
+	info_span(info, "ok", "thread", 5, 0);
+	info_span(info, "lone", "thread", 0, 1);
+	info_span(info, "pending", "by key", 0, 2);
+	free(info);
+	info = info_of(log, "pending/async-begin,ok/end,mixed,key");
+	info_span(info, "mixed", "by key", 0, 7);
+	free(info);
 }
 
 static void check_loss(void)
