@@ -30,7 +30,9 @@
  *
  * Then a log of 10 M events (tests/biglog.h) through `stats --span`: the
  * counts equal those of a plain simulation of the pairing rule, and the
- * peak RSS is that of a log of 200 000 events (within 10%).
+ * peak RSS is that of a log of 200 000 events (within 10%); and through
+ * `export -f html --span`: the page's figures are the same, and its peak
+ * RSS does not grow with the log beyond the view index's bound.
  */
 #include <inttypes.h>
 #include <pthread.h>
@@ -827,9 +829,9 @@ static void simulate(uint64_t n, struct sim *s)
 		s->incomplete += (uint64_t)depth[t];
 }
 
-static long big_stats(uint64_t n)
+static long big_stats(uint64_t n, long *html_rss)
 {
-	char log[300], out[300];
+	char log[300], out[300], page[300];
 	long rss = 0;
 	double secs = 0;
 	struct sim s;
@@ -847,6 +849,19 @@ static long big_stats(uint64_t n)
 	       "loaded), peak RSS %ld KiB; %" PRIu64 " spans, %" PRIu64 " incomplete\n", n, secs,
 	       (double)n / secs / 1e6, rss, s.count, s.incomplete);
 	free(js);
+	/* the HTML page of it: its span figures are the same (a log this
+	 * large gets a window, and the whole log is read for the spans) */
+	snprintf(page, sizeof page, "%s/big.html", cli_dir);
+	CHECK_EQ(biglog_run(CLI("export", "-f", "html", "--force", log, "-o", page, "--span",
+	                        "alpha,beta,ab"), NULL, NULL, html_rss, &secs), 0);
+	char *h = cli_slurp(page), want[200];
+	snprintf(want, sizeof want, "class=\"span\" data-name=\"ab\" data-count=\"%" PRIu64
+	         "\" data-incomplete=\"%" PRIu64 "\"", s.count, s.incomplete);
+	CHECK(cli_contains(h, want));
+	printf("export -f html --span, %" PRIu64 " events: %.2f s, peak RSS %ld KiB\n", n, secs,
+	       *html_rss);
+	free(h);
+	unlink(page);
 	unlink(log);
 	return rss;
 }
@@ -868,9 +883,16 @@ int main(int argc, char **argv)
 	check_timed();
 	check_killed();
 	check_loss();
-	long small = big_stats(200000);
+	long hsmall = 0, hbig = 0;
+	long small = big_stats(200000, &hsmall);
 	long big = big_stats(getenv("PT_SPANS_EVENTS") ? strtoull(getenv("PT_SPANS_EVENTS"), NULL, 10)
-	                                               : 10000000);
+	                                               : 10000000, &hbig);
 	CHECK(big * 10 <= small * 11);
+	/* (the page's window and its index do not grow with the log: the
+	 * index is at most ~32 MiB; the rest is bounded as for stats) */
+	CHECK(hbig <= hsmall + 40 * 1024);
+	if (hbig > hsmall + 40 * 1024)
+		fprintf(stderr, "export html: peak RSS %ld KiB for the large log, %ld KiB for 200 000 "
+		        "events\n", hbig, hsmall);
 	T_END();
 }
