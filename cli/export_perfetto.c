@@ -519,9 +519,12 @@ static void seq_ready(struct pf *w, struct seq *s, uint64_t ts)
 	if (s->started && ts < s->clock) {
 		s->id = ++w->seq_ids;
 		s->started = 0;
-		memset(s->types, 0, s->ntypes);
-		memset(s->syms, 0, s->nsyms);
-		memset(s->spans, 0, s->nspans);
+		if (s->ntypes) /* (the maps: NULL until a first bit is set) */
+			memset(s->types, 0, s->ntypes);
+		if (s->nsyms)
+			memset(s->syms, 0, s->nsyms);
+		if (s->nspans)
+			memset(s->spans, 0, s->nspans);
 		s->last_sym = 0;
 	}
 	if (!s->started)
