@@ -388,6 +388,7 @@ int export_chrome(struct tlog *l, struct symz *z, struct spans *sp, FILE *out);
  * when they fit a page, else the overview and a window (export_html.c) */
 int export_html(struct tlog *l, struct symz *z, struct spans *sp, FILE *out, uint64_t from,
                 uint64_t to);
+void html_text(FILE *f, const char *s);  /* as XML character data or an attribute's value */
 /* html_spans.c: the spans of the page (bars on the lanes of the window
  * [lo, hi] drawn: lane[thread] * lane_h down, x in us from lo plus pad;
  * at the end a section per span name: figures, latency histogram, p99

@@ -31,7 +31,7 @@ static const char *const palette[] = {
 };
 
 /* Text as XML character data or attribute value. */
-static void xml(FILE *f, const char *s)
+void html_text(FILE *f, const char *s)
 {
 	for (; *s; s++) {
 		switch (*s) {
@@ -73,22 +73,22 @@ static void head(FILE *f, const struct tlog *l, const int *order, uint64_t span,
 		types += l->count[i] > 0;
 	fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
 	      "<meta name=\"viewport\" content=\"width=device-width\">\n<title>posixtrace: ", f);
-	xml(f, name[0] ? name : l->path);
+	html_text(f, name[0] ? name : l->path);
 	fprintf(f, "</title>\n<style>\n%s", html_css);
 	for (unsigned i = 0; i < PT_NIDS; i++)
 		if (l->count[i])
 			fprintf(f, "#plot line.t%u{stroke:%s}.sw.t%u{background:%s}\n", i,
 			        color_of(i, order), i, color_of(i, order));
 	fputs("</style></head>\n<body>\n<h1>posixtrace timeline: ", f);
-	xml(f, name[0] ? name : "(unnamed trace)");
+	html_text(f, name[0] ? name : "(unnamed trace)");
 	fputs("</h1>\n<div class=\"sub\">", f);
-	xml(f, l->path);
+	html_text(f, l->path);
 	char lost[240];
 	tlog_loss_text(l, lost, sizeof lost);
 	fprintf(f, " &mdash; %llu events of %u types, %zu processes, %zu threads, over %s; ",
 	        (unsigned long long)l->nev, types, l->npr, l->nth, dur);
 	fputs(tlog_lost_any(l) ? "<b style=\"color:#c00\">" : "", f);
-	xml(f, lost);
+	html_text(f, lost);
 	fputs(tlog_lost_any(l) ? "</b></div>\n" : "</div>\n", f);
 	if (note)
 		fputs(note, f);
@@ -100,7 +100,7 @@ static void head(FILE *f, const struct tlog *l, const int *order, uint64_t span,
 		if (l->count[i]) {
 			fprintf(f, "<span data-t=\"t%u\" title=\"click to hide or show\">"
 			           "<i class=\"sw t%u\"></i>", i, i);
-			xml(f, tlog_name(l, i, tmp, sizeof tmp));
+			html_text(f, tlog_name(l, i, tmp, sizeof tmp));
 			fprintf(f, " (%llu)</span>", (unsigned long long)l->count[i]);
 		}
 	fputs("</div>\n", f);
@@ -141,11 +141,11 @@ static int timeline(FILE *f, struct tlog *l, struct symz *z, const unsigned *lan
 			fputs("(synthesized by the reader)", f);
 		else {
 			char who[64];
-			xml(f, program(z, th->pid));
+			html_text(f, program(z, th->pid));
 			/* "PID/TID NAME" when the trace says who the thread was */
 			thrmap_label(l->thrs, who, sizeof who, th->pid, th->tid, th->last, th->idx);
 			fputs(" ", f);
-			xml(f, who);
+			html_text(f, who);
 		}
 		fputs("</text>\n", f);
 	}
@@ -193,15 +193,15 @@ static int timeline(FILE *f, struct tlog *l, struct symz *z, const unsigned *lan
 		fprintf(f, "<line class=\"t%u\" x1=\"%.3f\" x2=\"%.3f\" y1=\"%u\" y2=\"%u\" "
 		           "vector-effect=\"non-scaling-stroke\"><title>", e->id, x, x, y + 4,
 		        y + LANE_H - 4);
-		xml(f, tlog_name(l, e->id, tmp, sizeof tmp));
+		html_text(f, tlog_name(l, e->id, tmp, sizeof tmp));
 		fmt_rel(t, sizeof t, e->ts - t0);
 		fprintf(f, "\n%s s  pid %d thread %u\n", t, (int)th->pid, th->idx);
 		fmt_event_data(data, sizeof data, l, e);
-		xml(f, data);
+		html_text(f, data);
 		const char *s = z ? symz_lookup(z, th->pid, e->ts, e->addr) : "";
 		if (s[0]) {
 			fputs("\n@ ", f);
-			xml(f, s);
+			html_text(f, s);
 		}
 		fputs("</title></line>\n", f);
 		if (!hs)
@@ -228,7 +228,7 @@ static void tables(FILE *f, const struct tlog *l, struct symz *z, uint64_t t0, u
 		fmt_rel(a, sizeof a, first[i] - t0);
 		fmt_rel(b, sizeof b, last[i] - t0);
 		fprintf(f, "<tr><td><i class=\"sw t%u\"></i>", i);
-		xml(f, tlog_name(l, i, tmp, sizeof tmp));
+		html_text(f, tlog_name(l, i, tmp, sizeof tmp));
 		fprintf(f, "</td><td class=\"n\">%u</td><td class=\"n\">%llu</td><td class=\"n\">%s</td>"
 		           "<td class=\"n\">%s</td><td class=\"n\">", i,
 		        (unsigned long long)l->count[i], a, b);
@@ -240,7 +240,7 @@ static void tables(FILE *f, const struct tlog *l, struct symz *z, uint64_t t0, u
 	      "<th>thread</th><th>pthread_t</th><th>events</th></tr>\n", f);
 	for (size_t p = 0; p < l->npr; p++) {
 		fprintf(f, "<tr><td class=\"n\"><b>%d</b></td><td><b>", (int)l->pr[p].pid);
-		xml(f, program(z, l->pr[p].pid));
+		html_text(f, program(z, l->pr[p].pid));
 		fprintf(f, "</b></td><td>%u thread%s</td><td></td><td class=\"n\"><b>%llu</b></td></tr>\n",
 		        l->pr[p].nthreads, l->pr[p].nthreads == 1 ? "" : "s",
 		        (unsigned long long)l->pr[p].count);
@@ -320,7 +320,7 @@ int export_html(struct tlog *l, struct symz *z, struct spans *sp, FILE *f, uint6
 	hspans_free(hs);
 	tables(f, l, z, t0, t1 - t0);
 	fprintf(f, "<p class=\"sub\">Written by posixtrace %s from ", PT_CLI_VERSION);
-	xml(f, l->path);
+	html_text(f, l->path);
 	fprintf(f, ".</p>\n<script>\n%s</script>\n</body></html>\n", html_js);
 	free(lane);
 	return 0;

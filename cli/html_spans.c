@@ -45,20 +45,6 @@ struct hspans {
 	uint64_t bars[SPAN_MAX];          /* bars drawn */
 };
 
-static void xml(FILE *f, const char *s)
-{
-	for (; *s; s++)
-		switch (*s) {
-		case '&': fputs("&amp;", f); break;
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '"': fputs("&quot;", f); break;
-		default:
-			if ((unsigned char)*s >= 0x20)
-				fputc(*s, f);
-		}
-}
-
 static const char *hspans_color(unsigned def)
 {
 	return colors[def % (sizeof colors / sizeof colors[0])];
@@ -113,12 +99,12 @@ int hspans_event(struct hspans *h, FILE *f, const struct tlog *l, const struct s
 		fputs("<rect class=\"sp k\" data-s=\"", f);
 	else
 		fputs("<rect class=\"sp\" data-s=\"", f);
-	xml(f, x->name);
+	html_text(f, x->name);
 	fprintf(f, "\" x=\"%.3f\" y=\"%u\" width=\"%.3f\" height=\"%u\" fill=\"%s\"><title>",
 	        g->pad + (double)(a - g->lo) / 1e3,
 	        x->keyed ? y + 1 : y + (unsigned)g->lane_h - 6 - 4 * depth,
 	        (double)(z - a) / 1e3, x->keyed ? 3u : 4u, hspans_color(m->def));
-	xml(f, x->name);
+	html_text(f, x->name);
 	fprintf(f, " %s (depth %u)</title></rect>\n", d, m->depth);
 	h->bars[m->def]++;
 	return 0;
@@ -234,7 +220,7 @@ void hspans_report(struct hspans *hs, FILE *f)
 		fmt_duration(v[3], sizeof v[3], hist_quantile(h, 0.99));
 		fmt_duration(v[4], sizeof v[4], h->max);
 		fprintf(f, "<tr><td><i class=\"sw\" style=\"background:%s\"></i>", hspans_color((unsigned)i));
-		xml(f, x->name);
+		html_text(f, x->name);
 		fprintf(f, "</td><td class=\"n\">%llu</td><td class=\"n\">%llu</td>",
 		        (unsigned long long)h->n, (unsigned long long)x->incomplete);
 		for (int k = 0; k < 5; k++)
@@ -245,11 +231,11 @@ void hspans_report(struct hspans *hs, FILE *f)
 	for (size_t i = 0; i < n; i++) {
 		const struct span_stat *x = spans_stat(hs->sp, i);
 		fputs("<div class=\"span\" data-name=\"", f);
-		xml(f, x->name);
+		html_text(f, x->name);
 		fprintf(f, "\" data-count=\"%llu\" data-incomplete=\"%llu\" data-bars=\"%llu\"><h3>",
 		        (unsigned long long)x->h.n, (unsigned long long)x->incomplete,
 		        (unsigned long long)hs->bars[i]);
-		xml(f, x->name);
+		html_text(f, x->name);
 		fprintf(f, "%s</h3>\n", x->keyed ? " (keyed)" : "");
 		if (x->h.n) {
 			histogram(f, x, (unsigned)i);

@@ -41,38 +41,10 @@
 #include "t.h"
 #include "cli_util.h"
 #include "pf_util.h"
+#include "span_witness.h"
 #include "biglog.h"
 
 #define N 40
-
-static uint64_t mono(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
-
-static void sleep_ns(uint64_t ns)
-{
-	struct timespec t = { (time_t)(ns / 1000000000u), (long)(ns % 1000000000u) };
-	while (nanosleep(&t, &t) != 0)
-		;
-}
-
-/* An event, and the midpoint of the clock reads around it. */
-static uint64_t ev(trace_event_id_t id, const void *d, size_t n)
-{
-	uint64_t a = mono();
-	posix_trace_event(id, d, n);
-	return a + (mono() - a) / 2;
-}
-
-static trace_event_id_t tid_of(const char *name)
-{
-	trace_event_id_t id;
-	REQUIRE(posix_trace_eventid_open(name, &id) == 0);
-	return id;
-}
 
 /* duration k of 40: 100 us to 100 ms, evenly on a log scale */
 static uint64_t dur(unsigned k)

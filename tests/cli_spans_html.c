@@ -30,33 +30,11 @@
 #include "t.h"
 #include "cli_util.h"
 #include "cdp.h"
-
-static uint64_t mono(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
+#include "span_witness.h"
 
 static void sleep_us(unsigned us)
 {
-	struct timespec t = { 0, (long)us * 1000 };
-	while (nanosleep(&t, &t) != 0)
-		;
-}
-
-static uint64_t ev(trace_event_id_t id, const void *d, size_t n)
-{
-	uint64_t a = mono();
-	posix_trace_event(id, d, n);
-	return a + (mono() - a) / 2;
-}
-
-static trace_event_id_t id_of(const char *name)
-{
-	trace_event_id_t id;
-	REQUIRE(posix_trace_eventid_open(name, &id) == 0);
-	return id;
+	sleep_ns((uint64_t)us * 1000);
 }
 
 /* ------------------------------------------------ the witness */
@@ -81,7 +59,7 @@ static void note(int s, uint64_t d)
 static void *jobs(void *arg)
 {
 	unsigned k = (unsigned)(uintptr_t)arg;
-	trace_event_id_t b = id_of("job/begin"), e = id_of("job/end");
+	trace_event_id_t b = tid_of("job/begin"), e = tid_of("job/end");
 	for (unsigned i = 0; i < NJOB; i++) {
 		uint64_t t0 = ev(b, NULL, 0);
 		sleep_us(200 + 137 * ((i * 7 + k * 3) % 15));
@@ -94,7 +72,7 @@ static void *jobs(void *arg)
 static void *hop_end(void *arg)
 {
 	(void)arg;
-	trace_event_id_t e = id_of("hop/async-end");
+	trace_event_id_t e = tid_of("hop/async-end");
 	for (unsigned i = 0; i < NHOP; i++) {
 		uint64_t key;
 		REQUIRE(read(hop_req[0], &key, sizeof key) == sizeof key);
@@ -107,9 +85,9 @@ static void *hop_end(void *arg)
 
 static int witness(const char *out)
 {
-	trace_event_id_t rb = id_of("req/begin"), re = id_of("req/end");
-	trace_event_id_t sb = id_of("sub/begin"), se = id_of("sub/end");
-	trace_event_id_t hb = id_of("hop/async-begin");
+	trace_event_id_t rb = tid_of("req/begin"), re = tid_of("req/end");
+	trace_event_id_t sb = tid_of("sub/begin"), se = tid_of("sub/end");
+	trace_event_id_t hb = tid_of("hop/async-begin");
 	REQUIRE(pipe(hop_req) == 0 && pipe(hop_ack) == 0);
 	pthread_t t[3];
 	REQUIRE(pthread_create(&t[0], NULL, jobs, (void *)1) == 0);
@@ -131,7 +109,7 @@ static int witness(const char *out)
 			note(S_HOP, t1 - h);
 		}
 	}
-	posix_trace_event(id_of("open/begin"), NULL, 0);
+	posix_trace_event(tid_of("open/begin"), NULL, 0);
 	for (int i = 0; i < 3; i++)
 		pthread_join(t[i], NULL);
 	FILE *f = fopen(out, "w");
