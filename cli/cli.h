@@ -105,10 +105,11 @@ struct span_mark { int kind; unsigned def, depth; uint64_t start, dur; uint32_t 
                    uint8_t paired, replaced; };
 /* SPAN_END: thread is the begin's (keyed spans may end on another).
  * paired: an end (SPAN_END, or SPAN_CUT) that closed an open span (else
- * it had no begin).  lane (keyed spans, begin and paired end): the
- * lowest lane of its definition free at its begin, so that the spans of
- * one lane never overlap; replaced (a keyed begin): a span of the same
- * key was open in that lane, and is now incomplete. */
+ * it had no begin); start is then its begin's time.  lane (keyed spans,
+ * begin and paired end): the lowest lane of its definition free at its
+ * begin (every span in it ended before), so that the spans of one lane
+ * never overlap; replaced (a keyed begin): a span of the same key was
+ * open in that lane, and is now incomplete. */
 struct spans;
 struct spans *spans_new(void);                  /* NULL: out of memory */
 int spans_option(struct spans *s, const char *arg); /* --span: 0, or EXIT_USAGE after a message */

@@ -171,18 +171,20 @@ static void pf_span(struct pf *w, struct spans *sp, const struct tev *e, const s
 	if (!end || (m->kind != SPAN_END && m->kind != SPAN_CUT) || !m->paired)
 		return;
 	unsigned flags = m->kind == SPAN_CUT ? PF_INCOMPLETE : 0;
+	/* (an end stamped before its begin, incomplete: at its begin's time) */
+	uint64_t ts = e->ts > m->start ? e->ts : m->start;
 	if (x->keyed) {
-		pf_slice(w, pid, key, e->ts, 0, m->def, x->name,
+		pf_slice(w, pid, key, ts, 0, m->def, x->name,
 		         pf_lane(w, x, m->def, m->lane, described), flags);
 		return;
 	}
 	unsigned n = spans_open(sp, e->thread);
 	for (unsigned i = n; i-- > m->depth;)
-		pf_slice(w, pid, key, e->ts, 0, spans_open_def(sp, e->thread, i), NULL, 0, PF_SPLIT);
-	pf_slice(w, pid, key, e->ts, 0, m->def, x->name, 0, flags);
+		pf_slice(w, pid, key, ts, 0, spans_open_def(sp, e->thread, i), NULL, 0, PF_SPLIT);
+	pf_slice(w, pid, key, ts, 0, m->def, x->name, 0, flags);
 	for (unsigned i = m->depth; i < n; i++) {
 		unsigned d = spans_open_def(sp, e->thread, i);
-		pf_slice(w, pid, key, e->ts, 1, d, spans_stat(sp, d)->name, 0, PF_SPLIT);
+		pf_slice(w, pid, key, ts, 1, d, spans_stat(sp, d)->name, 0, PF_SPLIT);
 	}
 }
 

@@ -46,8 +46,9 @@ enum { R_UNKNOWN, R_NONE, R_BEGIN, R_END };
 struct open { uint64_t start; uint32_t def; uint32_t cut; };
 struct tstack { struct open *o; uint32_t n, cap; int32_t ktid; };
 struct kslot { uint64_t key, start; uint32_t def, thread, lane; uint8_t used, cut; };
-/* the lanes of a keyed definition: bit i set while lane i holds an open span */
-struct lanes { uint64_t *w; size_t n; };
+/* the lanes of a keyed definition: bit i of w set while lane i holds an
+ * open span; end[i]: the latest end time of a span in lane i */
+struct lanes { uint64_t *w, *end; size_t n; };
 
 struct spans {
 	struct span_stat *d;         /* SPAN_MAX of them, nd in use */
@@ -297,33 +298,47 @@ static void kremove(struct spans *s, struct kslot *x)
 	s->kn--;
 }
 
-/* The lowest free lane of definition def, now taken: 0.., or -1 out of
- * memory.  (Lanes: how many spans of def are open at once, at most.) */
-static int64_t lane_take(struct spans *s, uint32_t def)
+/* The lowest lane of definition def free since ts at least (its spans
+ * then never overlap in time, even when a log's events are not in time
+ * order across threads), now taken: 0.., or -1 out of memory.  (Lanes:
+ * about as many as spans of def are open at once.) */
+static int64_t lane_take(struct spans *s, uint32_t def, uint64_t ts)
 {
 	struct lanes *L = &s->ln[def];
 	size_t i = 0;
-	while (i < L->n && L->w[i] == UINT64_MAX)
-		i++;
-	if (i == L->n) {
-		size_t n = L->n ? 2 * L->n : 1;
-		uint64_t *w = realloc(L->w, n * sizeof *w);
-		if (!w)
-			return -1;
-		memset(w + L->n, 0, (n - L->n) * sizeof *w);
-		L->w = w;
-		L->n = n;
+	for (; i < L->n; i++) {
+		uint64_t free = ~L->w[i];
+		while (free) {
+			unsigned b = (unsigned)__builtin_ctzll(free);
+			if (L->end[i * 64 + b] <= ts) {
+				L->w[i] |= 1ull << b;
+				return (int64_t)(i * 64 + b);
+			}
+			free &= free - 1;
+		}
 	}
-	unsigned b = (unsigned)__builtin_ctzll(~L->w[i]);
-	L->w[i] |= 1ull << b;
-	return (int64_t)(i * 64 + b);
+	size_t n = L->n ? 2 * L->n : 1;
+	uint64_t *w = realloc(L->w, n * sizeof *w);
+	if (w)
+		L->w = w;
+	uint64_t *end = w ? realloc(L->end, n * 64 * sizeof *end) : NULL;
+	if (!end)
+		return -1;
+	L->end = end;
+	memset(w + L->n, 0, (n - L->n) * sizeof *w);
+	memset(end + L->n * 64, 0, (n - L->n) * 64 * sizeof *end);
+	L->n = n;
+	L->w[i] |= 1;
+	return (int64_t)(i * 64);
 }
 
-static void lane_give(struct spans *s, uint32_t def, uint32_t lane)
+static void lane_give(struct spans *s, uint32_t def, uint32_t lane, uint64_t ts)
 {
 	struct lanes *L = &s->ln[def];
-	if (lane / 64 < L->n)
+	if (lane / 64 < L->n) {
 		L->w[lane / 64] &= ~(1ull << lane % 64);
+		L->end[lane] = ts > L->end[lane] ? ts : L->end[lane];
+	}
 }
 
 static int complete(struct span_stat *d, uint64_t start, uint64_t dur, uint32_t thread)
@@ -397,6 +412,7 @@ static int same_thread(struct tstack *st, struct span_stat *d, unsigned di,
 	st->n--;
 	m->depth = j;
 	m->paired = 1;
+	m->start = o.start;
 	if (o.cut || e->ts < o.start) {
 		d->incomplete++;
 		m->kind = SPAN_CUT;
@@ -431,7 +447,7 @@ static int keyed(struct spans *s, struct span_stat *d, unsigned di, int begin,
 			lane = x->lane;          /* (the new one takes its lane) */
 			m->replaced = 1;
 			kremove(s, x);
-		} else if ((lane = lane_take(s, di)) < 0) {
+		} else if ((lane = lane_take(s, di, e->ts)) < 0) {
 			return -1;
 		}
 		m->kind = SPAN_BEGIN;
@@ -442,7 +458,8 @@ static int keyed(struct spans *s, struct span_stat *d, unsigned di, int begin,
 	if (x) {
 		m->paired = 1;
 		m->lane = x->lane;
-		lane_give(s, di, x->lane);
+		m->start = x->start;
+		lane_give(s, di, x->lane, e->ts > x->start ? e->ts : x->start);
 	}
 	if (!x || x->cut || e->ts < x->start) {
 		d->incomplete++;
@@ -528,8 +545,10 @@ void spans_end(struct spans *s)
 		}
 	s->kn = 0;
 	for (size_t i = 0; i < s->nd; i++)
-		if (s->ln[i].n)
+		if (s->ln[i].n) {
 			memset(s->ln[i].w, 0, s->ln[i].n * sizeof *s->ln[i].w);
+			memset(s->ln[i].end, 0, s->ln[i].n * 64 * sizeof *s->ln[i].end);
+		}
 }
 
 unsigned spans_open(const struct spans *s, uint32_t thread)
@@ -572,8 +591,10 @@ void spans_free(struct spans *s)
 		hist_free(&s->d[i].h);
 		free(s->d[i].inside);
 	}
-	for (size_t i = 0; i < SPAN_MAX; i++)
+	for (size_t i = 0; i < SPAN_MAX; i++) {
 		free(s->ln[i].w);
+		free(s->ln[i].end);
+	}
 	free(s->ln);
 	for (size_t t = 0; t < s->nts; t++)
 		free(s->ts[t].o);
