@@ -1,0 +1,428 @@
+/*
+ * vindex.c -- the index `posixtrace view` answers from: per thread lane,
+ * event counts per time bucket per type slot, at levels of detail (level
+ * 0 the finest, each next one half as many buckets), built in one
+ * streaming pass over the log and cached under $XDG_CACHE_HOME (else
+ * ~/.cache)/posixtrace, keyed by the log file's identity (device, inode,
+ * size, modification time).  Also the places of the lost-event and
+ * damage markers (OVERFLOW, RESUME, ERROR events; at most VIX_MAX_MARKS).
+ *
+ * Memory is bounded by lanes, not events: level 0 holds at most
+ * VIX_CELLS counters (the bucket count shrinks as lanes grow, down to
+ * 64), and the levels above it as much again.  The events of a window
+ * are not in the index: they are read from the log through its block
+ * index (tlog_seek), so the index never grows with the events.
+ *
+ * The cache file is read as untrusted input: every size is checked
+ * against the file's length and every slot and lane number against its
+ * range; a file that fails any check is rebuilt.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "enrich.h"
+
+#define VIX_CELLS (4u << 20)  /* level-0 counters: 16 MiB */
+#define VIX_MAX_NB 65536u
+#define VIX_MIN_NB 64u
+#define VIX_MAX_LANES (1u << 20)
+static const char vix_magic[8] = "PTVIDX01";
+
+struct vix_key { uint64_t dev, ino, size, mtime_s, mtime_ns; };
+
+struct vix_head {
+	char magic[8];
+	struct vix_key key;
+	uint64_t t0, t1, nev;
+	uint32_t nlanes, nb, nslots, nmarks, marks_dropped, pad;
+	uint16_t slot_of[PT_NIDS];
+};
+
+uint64_t vindex_bucket_ns(const struct vindex *x, unsigned level)
+{
+	uint64_t span = x->t1 - x->t0 + 1;
+	uint64_t w0 = (span + x->nb - 1) / x->nb;
+	return w0 << (level < 63 ? level : 63);
+}
+
+static size_t level_cells(const struct vindex *x, unsigned k)
+{
+	return (size_t)x->nlanes * (x->nb >> k) * x->nslots;
+}
+
+/* Levels 1.. from level 0. */
+static int build_levels(struct vindex *x)
+{
+	unsigned nl = 1;
+	while ((x->nb >> nl) >= 1 && nl < 32)
+		nl++;
+	uint32_t **c = realloc(x->cnt, nl * sizeof *c);
+	if (!c)
+		return -1;
+	x->cnt = c;
+	for (unsigned k = 1; k < nl; k++)
+		x->cnt[k] = NULL;
+	x->nlevels = nl;
+	for (unsigned k = 1; k < nl; k++) {
+		uint32_t nbk = x->nb >> k, ns = x->nslots;
+		uint32_t *dst = calloc(level_cells(x, k) ? level_cells(x, k) : 1, sizeof *dst);
+		const uint32_t *src = x->cnt[k - 1];
+		if (!dst)
+			return -1;
+		for (uint32_t ln = 0; ln < x->nlanes; ln++)
+			for (uint32_t b = 0; b < nbk; b++)
+				for (uint32_t s = 0; s < ns; s++) {
+					const uint32_t *p = src + ((size_t)ln * (nbk * 2) + b * 2) * ns + s;
+					uint64_t v = (uint64_t)p[0] + p[ns];
+					dst[((size_t)ln * nbk + b) * ns + s] = v > UINT32_MAX ? UINT32_MAX
+					                                                       : (uint32_t)v;
+				}
+		x->cnt[k] = dst;
+	}
+	return 0;
+}
+
+void vindex_free(struct vindex *x)
+{
+	for (unsigned k = 0; x->cnt && k < (x->nlevels ? x->nlevels : 1); k++)
+		free(x->cnt[k]);
+	free(x->cnt);
+	free(x->lanes);
+	free(x->marks);
+	memset(x, 0, sizeof *x);
+}
+
+static uint64_t bucket_sum(const struct vindex *x, unsigned k, uint64_t b0, uint64_t b1)
+{
+	uint64_t n = 0, nbk = x->nb >> k;
+	for (uint32_t ln = 0; ln < x->nlanes; ln++)
+		for (uint64_t b = b0; b <= b1 && b < nbk; b++)
+			for (uint32_t s = 0; s < x->nslots; s++)
+				n += x->cnt[k][((size_t)ln * nbk + b) * x->nslots + s];
+	return n;
+}
+
+uint64_t vindex_estimate(const struct vindex *x, uint64_t from, uint64_t to)
+{
+	if (to < x->t0 || from > x->t1 || !x->nlanes)
+		return 0;
+	from = from < x->t0 ? x->t0 : from;
+	to = to > x->t1 ? x->t1 : to;
+	unsigned k = 0;
+	while (k + 1 < x->nlevels && (to - from) / vindex_bucket_ns(x, k) > 4096)
+		k++;
+	uint64_t w = vindex_bucket_ns(x, k);
+	return bucket_sum(x, k, (from - x->t0) / w, (to - x->t0) / w);
+}
+
+/* ------------------------------------------------------------ the cache */
+
+static int cache_path(struct vindex *x, const struct vix_key *k, int create)
+{
+	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+	char dir[3000];
+
+	if (xdg && xdg[0] == '/')
+		snprintf(dir, sizeof dir, "%s/posixtrace", xdg);
+	else if (home && home[0] == '/')
+		snprintf(dir, sizeof dir, "%s/.cache/posixtrace", home);
+	else
+		return -1;
+	/* the directory and its parent, private */
+	char *slash = strrchr(dir, '/');
+	*slash = 0;
+	if (create && mkdir(dir, 0700) != 0 && errno != EEXIST)
+		return -1;
+	*slash = '/';
+	if (create && mkdir(dir, 0700) != 0 && errno != EEXIST)
+		return -1;
+	snprintf(x->cache_path, sizeof x->cache_path, "%s/view-%llx-%llx.idx", dir,
+	         (unsigned long long)k->dev, (unsigned long long)k->ino);
+	return 0;
+}
+
+static int read_all(int fd, void *p, size_t n)
+{
+	for (size_t got = 0; got < n;) {
+		ssize_t r = read(fd, (char *)p + got, n - got);
+		if (r <= 0) {
+			if (r < 0 && errno == EINTR)
+				continue;
+			return -1;
+		}
+		got += (size_t)r;
+	}
+	return 0;
+}
+
+static int write_all(int fd, const void *p, size_t n)
+{
+	for (size_t done = 0; done < n;) {
+		ssize_t r = write(fd, (const char *)p + done, n - done);
+		if (r <= 0) {
+			if (r < 0 && errno == EINTR)
+				continue;
+			return -1;
+		}
+		done += (size_t)r;
+	}
+	return 0;
+}
+
+/* 0: x holds the cached index of the log with key k; -1: none usable. */
+static int cache_load(struct vindex *x, const struct vix_key *k)
+{
+	struct vix_head h;
+	struct stat sb;
+	int fd = open(x->cache_path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_uid != geteuid() ||
+	    read_all(fd, &h, sizeof h) || memcmp(h.magic, vix_magic, 8) ||
+	    memcmp(&h.key, k, sizeof *k) || h.nlanes > VIX_MAX_LANES || h.nb < 1 ||
+	    h.nb > VIX_MAX_NB || (h.nb & (h.nb - 1)) || h.nslots < 1 || h.nslots > VIX_SLOTS ||
+	    h.nmarks > VIX_MAX_MARKS || h.t1 < h.t0) {
+		close(fd);
+		return -1;
+	}
+	size_t cells = (size_t)h.nlanes * h.nb * h.nslots;
+	size_t want = sizeof h + h.nlanes * sizeof(struct vlane) + cells * 4 +
+	              h.nmarks * sizeof(struct vmark);
+	if ((uint64_t)sb.st_size != want || cells > 2 * (size_t)VIX_CELLS) {
+		close(fd);
+		return -1;
+	}
+	x->t0 = h.t0;
+	x->t1 = h.t1;
+	x->nev = h.nev;
+	x->nlanes = h.nlanes;
+	x->nb = h.nb;
+	x->nslots = h.nslots;
+	x->nmarks = h.nmarks;
+	x->marks_dropped = h.marks_dropped;
+	memcpy(x->slot_of, h.slot_of, sizeof x->slot_of);
+	x->lanes = malloc((h.nlanes ? h.nlanes : 1) * sizeof *x->lanes);
+	x->cnt = calloc(1, sizeof *x->cnt);
+	x->marks = malloc((h.nmarks ? h.nmarks : 1) * sizeof *x->marks);
+	if (x->cnt)
+		x->cnt[0] = malloc((cells ? cells : 1) * 4);
+	int bad = !x->lanes || !x->cnt || !x->cnt[0] || !x->marks ||
+	          read_all(fd, x->lanes, h.nlanes * sizeof *x->lanes) ||
+	          read_all(fd, x->cnt[0], cells * 4) ||
+	          read_all(fd, x->marks, h.nmarks * sizeof *x->marks);
+	close(fd);
+	for (unsigned i = 0; !bad && i < PT_NIDS; i++)
+		bad = x->slot_of[i] >= x->nslots;
+	for (uint32_t i = 0; !bad && i < x->nmarks; i++)
+		bad = x->marks[i].lane >= x->nlanes;
+	x->nlevels = 1;
+	if (bad || build_levels(x)) {
+		vindex_free(x);
+		return -1;
+	}
+	x->from_cache = 1;
+	return 0;
+}
+
+static void cache_store(const struct vindex *x, const struct vix_key *k)
+{
+	struct vix_head h;
+	char tmp[sizeof x->cache_path + 16];
+
+	memset(&h, 0, sizeof h);
+	memcpy(h.magic, vix_magic, 8);
+	h.key = *k;
+	h.t0 = x->t0;
+	h.t1 = x->t1;
+	h.nev = x->nev;
+	h.nlanes = x->nlanes;
+	h.nb = x->nb;
+	h.nslots = x->nslots;
+	h.nmarks = x->nmarks;
+	h.marks_dropped = x->marks_dropped;
+	memcpy(h.slot_of, x->slot_of, sizeof h.slot_of);
+	snprintf(tmp, sizeof tmp, "%s.%ld", x->cache_path, (long)getpid());
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return; /* (no cache: the next start builds it again) */
+	int bad = write_all(fd, &h, sizeof h) ||
+	          write_all(fd, x->lanes, x->nlanes * sizeof *x->lanes) ||
+	          write_all(fd, x->cnt[0], level_cells(x, 0) * 4) ||
+	          write_all(fd, x->marks, x->nmarks * sizeof *x->marks);
+	if (close(fd) != 0 || bad || rename(tmp, x->cache_path) != 0)
+		unlink(tmp);
+}
+
+/* ------------------------------------------------------------ the pass */
+
+static int by_count_desc(const void *a, const void *b, void *ctx)
+{
+	const uint64_t *c = ctx;
+	unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
+	return (c[y] > c[x]) - (c[y] < c[x]);
+}
+
+static void choose_slots(struct vindex *x, const struct tlog *l)
+{
+	unsigned ids[PT_NIDS], n = 0;
+	static const unsigned first[] = { POSIX_TRACE_ERROR, POSIX_TRACE_OVERFLOW,
+	                                  POSIX_TRACE_RESUME };
+
+	/* the markers of losses and damage first, then by count */
+	for (unsigned i = 0; i < 3; i++)
+		if (l->count[first[i]])
+			ids[n++] = first[i];
+	unsigned nfirst = n;
+	for (unsigned i = 0; i < PT_NIDS; i++)
+		if (l->count[i] && i != POSIX_TRACE_ERROR && i != POSIX_TRACE_OVERFLOW &&
+		    i != POSIX_TRACE_RESUME)
+			ids[n++] = i;
+	qsort_r(ids + nfirst, n - nfirst, sizeof *ids, by_count_desc, (void *)l->count);
+	unsigned own = n <= VIX_SLOTS ? n : VIX_SLOTS - 1;
+	x->nslots = n <= VIX_SLOTS ? (n ? n : 1) : VIX_SLOTS;
+	for (unsigned i = 0; i < PT_NIDS; i++)
+		x->slot_of[i] = (uint16_t)(x->nslots - 1); /* the shared slot (or the only one) */
+	for (unsigned i = 0; i < own; i++)
+		x->slot_of[ids[i]] = (uint16_t)i;
+}
+
+static int add_lane(struct vindex *x, int32_t pid, uint64_t tid)
+{
+	size_t per = (size_t)x->nb * x->nslots;
+	struct vlane *nl = realloc(x->lanes, (x->nlanes + 1) * sizeof *nl);
+	if (!nl)
+		return -1;
+	x->lanes = nl;
+	uint32_t *c = realloc(x->cnt[0], (x->nlanes + 1) * per * sizeof *c);
+	if (!c)
+		return -1;
+	memset(c + x->nlanes * per, 0, per * sizeof *c);
+	x->cnt[0] = c;
+	x->lanes[x->nlanes++] = (struct vlane){ pid, tid };
+	return 0;
+}
+
+static int build(struct vindex *x, struct tlog *l)
+{
+	struct progress p;
+	struct tev e;
+	char what[300];
+	int r;
+
+	x->t0 = l->nev ? l->first : 0;
+	x->t1 = l->nev && l->last > x->t0 ? l->last : x->t0;
+	choose_slots(x, l);
+	uint32_t lanes0 = l->nth ? (uint32_t)l->nth : 1;
+	/* about 16 events a bucket on average, at most VIX_CELLS counters:
+	 * a window of few buckets is read from the log itself (vquery.c) */
+	x->nb = VIX_MAX_NB;
+	while (x->nb > VIX_MIN_NB && ((size_t)lanes0 * x->nb * x->nslots > VIX_CELLS ||
+	                              x->nb > l->nev / 16))
+		x->nb >>= 1;
+	if (!(x->cnt = calloc(1, sizeof *x->cnt)) || !(x->marks = malloc(64 * sizeof *x->marks)))
+		return -1;
+	x->nlevels = 1;
+	for (size_t i = 0; i < l->nth; i++)
+		if (add_lane(x, l->th[i].pid, l->th[i].tid))
+			return -1;
+	uint32_t mcap = 64;
+	uint64_t w = vindex_bucket_ns(x, 0), t0 = x->t0, nb = x->nb, ns = x->nslots;
+	uint64_t start = now_mono_ns();
+	snprintf(what, sizeof what, "indexing %s", l->path);
+	progress_begin(&p, what, l->nev);
+	while ((r = tlog_next(l, &e)) > 0) {
+		/* a thread the totals did not know: a lane of its own (tlog
+		 * numbers threads in order of first sight, as lanes are) */
+		while (e.thread >= x->nlanes)
+			if (add_lane(x, l->th[x->nlanes].pid, l->th[x->nlanes].tid))
+				return -1;
+		uint64_t b = e.ts < t0 ? 0 : (e.ts - t0) / w;
+		b = b < nb ? b : nb - 1;
+		uint32_t *c = &x->cnt[0][((size_t)e.thread * nb + b) * ns + x->slot_of[e.id]];
+		*c += *c != UINT32_MAX;
+		x->nev++;
+		if (e.id == POSIX_TRACE_ERROR || e.id == POSIX_TRACE_OVERFLOW ||
+		    e.id == POSIX_TRACE_RESUME) {
+			if (x->nmarks == VIX_MAX_MARKS)
+				x->marks_dropped++;
+			else {
+				if (x->nmarks == mcap) {
+					struct vmark *m = realloc(x->marks, mcap * 2 * sizeof *m);
+					if (!m)
+						return -1;
+					x->marks = m;
+					mcap *= 2;
+				}
+				x->marks[x->nmarks++] = (struct vmark){ e.thread, e.id, e.ts };
+			}
+		}
+		if ((e.n & 65535) == 0)
+			progress_update(&p, e.n);
+	}
+	progress_end(&p);
+	if (r < 0)
+		return 1;
+	x->build_s = (double)(now_mono_ns() - start) / 1e9;
+	return build_levels(x);
+}
+
+static void key_of(struct vix_key *k, const struct stat *sb)
+{
+	memset(k, 0, sizeof *k);
+	k->dev = sb->st_dev;
+	k->ino = sb->st_ino;
+	k->size = (uint64_t)sb->st_size;
+	k->mtime_s = (uint64_t)sb->st_mtim.tv_sec;
+	k->mtime_ns = (uint64_t)sb->st_mtim.tv_nsec;
+}
+
+int vindex_cached(struct vindex *x, const char *path)
+{
+	struct stat sb;
+	struct vix_key k;
+
+	memset(x, 0, sizeof *x);
+	if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode))
+		return -1;
+	key_of(&k, &sb);
+	if (cache_path(x, &k, 0) != 0 || cache_load(x, &k) != 0) {
+		vindex_free(x);
+		return -1;
+	}
+	return 0;
+}
+
+int vindex_get(struct vindex *x, struct tlog *l, int cache)
+{
+	struct stat sb;
+	struct vix_key k;
+
+	memset(x, 0, sizeof *x);
+	if (fstat(l->fd_, &sb) != 0) {
+		err_msg("%s: %s", l->path, strerror(errno));
+		return 1;
+	}
+	key_of(&k, &sb);
+	int cached = cache != VIX_CACHE_NONE && cache_path(x, &k, cache == VIX_CACHE_WRITE) == 0;
+	char path[sizeof x->cache_path];
+	memcpy(path, x->cache_path, sizeof path);
+	if (cached && cache_load(x, &k) == 0)
+		return 0;
+	memcpy(x->cache_path, path, sizeof path); /* (a failed load cleared it) */
+	int rc = build(x, l);
+	if (rc == 0 && tlog_seek(l, l->first))
+		rc = 1;
+	if (rc) {
+		if (rc < 0)
+			err_msg("%s: indexing: out of memory", l->path);
+		vindex_free(x);
+		return 1;
+	}
+	if (cached && cache == VIX_CACHE_WRITE)
+		cache_store(x, &k);
+	return 0;
+}
