@@ -72,6 +72,8 @@ static void one_size(const char *dir, uint64_t n)
 	double build = (bench_now_us() - t) / 1e6;
 	printf("  index build (exec to URL)    %7.2f s   %6.1f M events/s   RSS %6.1f MB\n", build,
 	       (double)total / build / 1e6, (double)view_hwm_kb(s.pid) / 1024);
+	bench_json("view", "index build", "trace_events", (double)total, "s", build, "rss_mb",
+	           (double)view_hwm_kb(s.pid) / 1024, NULL);
 	view_stop(&s);
 
 	t = bench_now_us();
@@ -110,6 +112,11 @@ static void one_size(const char *dir, uint64_t n)
 	printf("  zoom/pan /query, 40 windows  median %6.1f ms, worst %6.1f ms (%d gave events)%s\n",
 	       lat[20], lat[39], nev, bad ? "  FAILED" : "");
 	printf("  server peak RSS              %7.1f MB\n", (double)view_hwm_kb(s.pid) / 1024);
+	bench_json("view", "first paint", "trace_events", (double)total, "ms", paint, "failed",
+	           (double)(st != 200 || st2 != 200), NULL);
+	bench_json("view", "zoom/pan", "trace_events", (double)total, "median_ms", lat[20],
+	           "worst_ms", lat[39], "failed", (double)bad, "rss_mb",
+	           (double)view_hwm_kb(s.pid) / 1024, NULL);
 	view_stop(&s);
 	unlink(log);
 	unlink(out);
