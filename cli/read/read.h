@@ -78,6 +78,9 @@ uint64_t when_ns(const struct when *w, uint64_t t0);  /* ns since the epoch */
 struct hist { uint64_t n, min, max; double sum; uint64_t *row[HIST_ROWS]; };
 int hist_add(struct hist *h, uint64_t v);           /* 0, -1 out of memory */
 uint64_t hist_quantile(const struct hist *h, double q); /* q in [0, 1] */
+/* The values counted below v: exact when v is below 256, or a bucket's
+ * edge, (128 + j) 2^k for j < 128 (such as 2^k, 1.25 2^k, 1.5 2^k...). */
+uint64_t hist_below(const struct hist *h, uint64_t v);
 void hist_free(struct hist *h);
 
 /* ------------------------------------------------------------ vbuf.c */
