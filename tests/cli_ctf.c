@@ -101,10 +101,13 @@ int main(void)
 		           &s, &f, name, &pid, &vtid, &tid, &at) == 6 && at && line[at] == '"')
 			pn = strchr(line + at + 1, '"');
 		unsigned id = 0;
-		/* then the call site: its number, labelled with the address and
-		 * the location show prints for it; then the payload */
-		const char *after = pn && !strncmp(pn, "\" }, { ", 7)
-		                    ? bt_site(pn + 7, &addr, sym, sizeof sym, &id) : NULL;
+		int ppid = -1;
+		/* then the parent (ppid), then the call site: its number,
+		 * labelled with the address and the location show prints for
+		 * it; then the payload */
+		at = 0;
+		const char *after = pn && sscanf(pn, "\", ppid = %d }, { %n", &ppid, &at) == 1 && at
+		                    ? bt_site(pn + at, &addr, sym, sizeof sym, &id) : NULL;
 		if (!after) {
 			if (i < 3)
 				fprintf(stderr, "unexpected babeltrace2 line: %s\n", line);
