@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "cli.h"
+#include "../src/ext.h"
 #include "typed.h"
 
 struct hslot { int32_t pid; uint32_t used; uint64_t tid; uint32_t idx; };
@@ -546,6 +547,39 @@ int tlog_next(struct tlog *l, struct tev *e)
 	}
 	if (!l->totals)
 		l->damaged += is_damage(&ev, l->buf_, len);
+	return 1;
+}
+
+int tlog_next_batch(struct tlog *l, struct pt_ext_batch *b, uint32_t *thread_of)
+{
+	int rc, resumes = 0;
+
+	if (!l->open_ || !l->totals)
+		return 0;
+	if ((rc = pt_ext_next_batch(l->trid_, b)) != 0) {
+		fail(l->path, "reading events", rc);
+		return -1;
+	}
+	if (!b->n)
+		return 0;
+	for (size_t w = 0; w < b->nw; w++) {
+		int32_t pid = b->w[w].pid;
+		uint64_t tid = b->w[w].thread;
+		if (l->recorder && pid == l->recorder) /* the trace's own (tlog_next) */
+			pid = 0, tid = 0;
+		if (thread_index(l, pid, tid, &thread_of[w])) {
+			fail(l->path, "reading events", ENOMEM);
+			return -1;
+		}
+	}
+	for (size_t i = 0; i < b->n; i++)
+		resumes |= b->ev[i].id == POSIX_TRACE_RESUME;
+	if (resumes) { /* the pass's loss count, as tlog_note_loss() keeps it */
+		struct pt_ext_losses x;
+		if (pt_ext_losses(l->trid_, &x) == 0 && x.at_resume + x.wrap_at_resume > l->pass_at_)
+			l->pass_at_ = x.at_resume + x.wrap_at_resume;
+	}
+	l->pass_n_ += b->n;
 	return 1;
 }
 

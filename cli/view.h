@@ -61,6 +61,7 @@ struct vindex {
 	int from_cache;
 	char cache_path[4096];
 	double build_s;           /* seconds the build took (0 from cache) */
+	const struct tlog *l;     /* (while building) */
 };
 /* The index of the log l (open, totals known; at its start): from the
  * cache when it has one for this very file (cache >= VIX_CACHE_READ),

@@ -24,6 +24,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "view.h"
+#include "../src/ext.h"
 
 #define VIX_CELLS (4u << 20)  /* level-0 counters: 16 MiB */
 #define VIX_MAX_NB 65536u
@@ -306,11 +307,59 @@ static int add_lane(struct vindex *x, int32_t pid, uint64_t tid)
 	return 0;
 }
 
+/* The events of one batch into level 0 and the markers. */
+static int count_batch(struct vindex *x, const struct pt_ext_batch *b, const uint32_t *thread_of,
+                       uint32_t *mcap)
+{
+	size_t lane_at[PT_EXT_BATCH_W];
+	const uint64_t w = vindex_bucket_ns(x, 0), t0 = x->t0, nb = x->nb, ns = x->nslots;
+	/* markers: ERROR, OVERFLOW, RESUME (ids 0, 4, 5) */
+	const unsigned marks = 1u << POSIX_TRACE_ERROR | 1u << POSIX_TRACE_OVERFLOW |
+	                       1u << POSIX_TRACE_RESUME;
+
+	for (size_t i = 0; i < b->nw; i++) {
+		/* a thread the totals did not know: a lane of its own (tlog
+		 * numbers threads in order of first sight, as lanes are) */
+		while (thread_of[i] >= x->nlanes)
+			if (add_lane(x, x->l->th[x->nlanes].pid, x->l->th[x->nlanes].tid))
+				return -1;
+		lane_at[i] = (size_t)thread_of[i] * nb * ns;
+	}
+	uint32_t *cnt = x->cnt[0];
+	uint64_t cur = 0, lo = 0; /* the bucket of the last event, its start - t0 */
+	for (size_t i = 0; i < b->n; i++) {
+		const struct pt_ext_bevent *e = &b->ev[i];
+		uint64_t d = e->ts > t0 ? e->ts - t0 : 0;
+		if (d - lo >= w) { /* (most events fall in the bucket of the one before) */
+			cur = d / w;
+			lo = cur * w;
+		}
+		uint32_t *c = &cnt[lane_at[e->w] + (cur < nb ? cur : nb - 1) * ns + x->slot_of[e->id]];
+		*c += *c != UINT32_MAX;
+		if (e->id < 32 && (marks >> e->id & 1)) {
+			if (x->nmarks == VIX_MAX_MARKS) {
+				x->marks_dropped++;
+				continue;
+			}
+			if (x->nmarks == *mcap) {
+				struct vmark *m = realloc(x->marks, *mcap * 2 * sizeof *m);
+				if (!m)
+					return -1;
+				x->marks = m;
+				*mcap *= 2;
+			}
+			x->marks[x->nmarks++] = (struct vmark){ thread_of[e->w], e->id, e->ts };
+		}
+	}
+	x->nev += b->n;
+	return 0;
+}
+
 static int build(struct vindex *x, struct tlog *l)
 {
 	struct progress p;
-	struct tev e;
 	char what[300];
+	uint32_t thread_of[PT_EXT_BATCH_W];
 	int r;
 
 	x->t0 = l->nev ? l->first : 0;
@@ -326,44 +375,30 @@ static int build(struct vindex *x, struct tlog *l)
 	if (!(x->cnt = calloc(1, sizeof *x->cnt)) || !(x->marks = malloc(64 * sizeof *x->marks)))
 		return -1;
 	x->nlevels = 1;
+	x->l = l;
 	for (size_t i = 0; i < l->nth; i++)
 		if (add_lane(x, l->th[i].pid, l->th[i].tid))
 			return -1;
+	struct pt_ext_batch *b = malloc(sizeof *b);
+	if (!b)
+		return -1;
 	uint32_t mcap = 64;
-	uint64_t w = vindex_bucket_ns(x, 0), t0 = x->t0, nb = x->nb, ns = x->nslots;
-	uint64_t start = now_mono_ns();
+	uint64_t start = now_mono_ns(), shown = 0;
 	snprintf(what, sizeof what, "indexing %s", l->path);
 	progress_begin(&p, what, l->nev);
-	while ((r = tlog_next(l, &e)) > 0) {
-		/* a thread the totals did not know: a lane of its own (tlog
-		 * numbers threads in order of first sight, as lanes are) */
-		while (e.thread >= x->nlanes)
-			if (add_lane(x, l->th[x->nlanes].pid, l->th[x->nlanes].tid))
-				return -1;
-		uint64_t b = e.ts < t0 ? 0 : (e.ts - t0) / w;
-		b = b < nb ? b : nb - 1;
-		uint32_t *c = &x->cnt[0][((size_t)e.thread * nb + b) * ns + x->slot_of[e.id]];
-		*c += *c != UINT32_MAX;
-		x->nev++;
-		if (e.id == POSIX_TRACE_ERROR || e.id == POSIX_TRACE_OVERFLOW ||
-		    e.id == POSIX_TRACE_RESUME) {
-			if (x->nmarks == VIX_MAX_MARKS)
-				x->marks_dropped++;
-			else {
-				if (x->nmarks == mcap) {
-					struct vmark *m = realloc(x->marks, mcap * 2 * sizeof *m);
-					if (!m)
-						return -1;
-					x->marks = m;
-					mcap *= 2;
-				}
-				x->marks[x->nmarks++] = (struct vmark){ e.thread, e.id, e.ts };
-			}
+	while ((r = tlog_next_batch(l, b, thread_of)) > 0) {
+		if (count_batch(x, b, thread_of, &mcap)) {
+			r = -2;
+			break;
 		}
-		if ((e.n & 65535) == 0)
-			progress_update(&p, e.n);
+		if (x->nev - shown >= 65536)
+			progress_update(&p, shown = x->nev);
 	}
 	progress_end(&p);
+	free(b);
+	x->l = NULL;
+	if (r == -2)
+		return -1;
 	if (r < 0)
 		return 1;
 	x->build_s = (double)(now_mono_ns() - start) / 1e9;
