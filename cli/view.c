@@ -29,8 +29,11 @@ static const char help[] =
 "thread, grouped by process, from the whole trace down to single events.\n"
 "It prints the page's URL (with a random token: keep it to yourself) and\n"
 "serves until interrupted (Ctrl-C).  An index of the log is built in one\n"
-"pass and kept in $XDG_CACHE_HOME/posixtrace (else ~/.cache/posixtrace)\n"
-"for the next start.\n"
+"pass and kept in $XDG_CACHE_HOME/posixtrace (else ~/.cache/posixtrace,\n"
+"a private directory) for the next start of the same file; each start\n"
+"removes the entries of logs that are gone or changed, those unused for\n"
+"30 days, and the least recently used beyond 256 MiB in all\n"
+"(POSIXTRACE_VIEW_CACHE_MAX).\n"
 "\n"
 "In the page: W/S or the mouse wheel zoom, A/D or dragging pan, a click\n"
 "on an event shows its details; types, processes and threads can be\n"
@@ -265,6 +268,8 @@ int cmd_view(int argc, char **argv)
 			return 1;
 		}
 	}
+	if (cache != VIX_CACHE_NONE)
+		vindex_sweep(&x); /* stale, old and least recently used entries out */
 	tlog_warn(&l);
 	struct symz *z = symz_open(&l, argv[optind], 0);
 	vq_init(&s.q, &l, &x, z);

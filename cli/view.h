@@ -40,6 +40,27 @@ void vb_put(struct vbuf *b, const char *s, size_t n);
 void vb_printf(struct vbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void vb_str(struct vbuf *b, const char *s);  /* a JSON string */
 
+/* ------------------------------------------------------------ vcache.c */
+/* Where view keeps its indexes, and when it removes them (the policy is
+ * at the top of vcache.c).  A log file's identity: */
+struct stat;
+struct iovec;
+struct vkey { uint64_t dev, ino, size, mtime_s, mtime_ns; };
+void vkey_of(struct vkey *k, const struct stat *sb);
+/* The cache directory, open (made if create): its fd, or -1 (none, or
+ * not private: said if create). */
+int vcache_dir(int create);
+/* The entry of the log whose identity is k: an fd at the start of its
+ * index, *len bytes of it; or -1.  The entry is marked used. */
+int vcache_open(int dir, const struct vkey *k, uint64_t *len);
+/* Keeps the index (iov) of the log at path, identity k (not if larger
+ * than the cap; failures are silent: the next start builds it again). */
+void vcache_store(int dir, const struct vkey *k, const char *path, const struct iovec *iov,
+                  size_t niov);
+/* Removes stale, old and unreadable entries, then the least recently
+ * used while over the cap, never keep's (NULL: none).  How many. */
+size_t vcache_sweep(int dir, const struct vkey *keep);
+
 /* ------------------------------------------------------------ vindex.c */
 /* Event counts per lane (thread), per time bucket, per type slot, at
  * levels of detail: level 0 has nb buckets over [t0, t1], level k
@@ -59,7 +80,7 @@ struct vindex {
 	struct vmark *marks;
 	uint32_t nmarks, marks_dropped;
 	int from_cache;
-	char cache_path[4096];
+	struct vkey key;          /* the log's identity */
 	double build_s;           /* seconds the build took (0 from cache) */
 	const struct tlog *l;     /* (while building) */
 };
@@ -71,6 +92,8 @@ enum { VIX_CACHE_NONE, VIX_CACHE_READ, VIX_CACHE_WRITE };
 int vindex_get(struct vindex *x, struct tlog *l, int cache);
 /* Only from the cache, for the log at path (not opened): 0, or -1. */
 int vindex_cached(struct vindex *x, const char *path);
+/* view: the cache swept (vcache_sweep), keeping x's entry. */
+void vindex_sweep(const struct vindex *x);
 void vindex_free(struct vindex *x);
 uint64_t vindex_bucket_ns(const struct vindex *x, unsigned level);
 /* Events of lane (or all when lane == UINT32_MAX) in [from, to] (ns since the epoch), as the index counts

@@ -2,9 +2,9 @@
  * vindex.c -- the index `posixtrace view` answers from: per thread lane,
  * event counts per time bucket per type slot, at levels of detail (level
  * 0 the finest, each next one half as many buckets), built in one
- * streaming pass over the log and cached under $XDG_CACHE_HOME (else
- * ~/.cache)/posixtrace, keyed by the log file's identity (device, inode,
- * size, modification time).  Also the places of the lost-event and
+ * streaming pass over the log and cached (vcache.c: where, how named,
+ * when removed), keyed by the log file's identity (device, inode, size,
+ * modification time).  Also the places of the lost-event and
  * damage markers (OVERFLOW, RESUME, ERROR events; at most VIX_MAX_MARKS).
  *
  * Memory is bounded by lanes, not events: level 0 holds at most
@@ -13,7 +13,7 @@
  * are not in the index: they are read from the log through its block
  * index (tlog_seek), so the index never grows with the events.
  *
- * The cache file is read as untrusted input: every size is checked
+ * The cache entry is read as untrusted input: every size is checked
  * against the file's length and every slot and lane number against its
  * range; a file that fails any check is rebuilt.
  */
@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 #include "view.h"
 #include "../src/ext.h"
@@ -30,13 +31,11 @@
 #define VIX_MAX_NB 65536u
 #define VIX_MIN_NB 64u
 #define VIX_MAX_LANES (1u << 20)
-static const char vix_magic[8] = "PTVIDX01";
+static const char vix_magic[8] = "PTVIDX02";
 
-struct vix_key { uint64_t dev, ino, size, mtime_s, mtime_ns; };
-
+/* The index in a cache entry (vcache.c, after the log's identity). */
 struct vix_head {
 	char magic[8];
-	struct vix_key key;
 	uint64_t t0, t1, nev;
 	uint32_t nlanes, nb, nslots, nmarks, marks_dropped, pad;
 	uint16_t slot_of[PT_NIDS];
@@ -121,30 +120,6 @@ uint64_t vindex_estimate(const struct vindex *x, uint64_t from, uint64_t to)
 
 /* ------------------------------------------------------------ the cache */
 
-static int cache_path(struct vindex *x, const struct vix_key *k, int create)
-{
-	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-	char dir[3000];
-
-	if (xdg && xdg[0] == '/')
-		snprintf(dir, sizeof dir, "%s/posixtrace", xdg);
-	else if (home && home[0] == '/')
-		snprintf(dir, sizeof dir, "%s/.cache/posixtrace", home);
-	else
-		return -1;
-	/* the directory and its parent, private */
-	char *slash = strrchr(dir, '/');
-	*slash = 0;
-	if (create && mkdir(dir, 0700) != 0 && errno != EEXIST)
-		return -1;
-	*slash = '/';
-	if (create && mkdir(dir, 0700) != 0 && errno != EEXIST)
-		return -1;
-	snprintf(x->cache_path, sizeof x->cache_path, "%s/view-%llx-%llx.idx", dir,
-	         (unsigned long long)k->dev, (unsigned long long)k->ino);
-	return 0;
-}
-
 static int read_all(int fd, void *p, size_t n)
 {
 	for (size_t got = 0; got < n;) {
@@ -159,41 +134,26 @@ static int read_all(int fd, void *p, size_t n)
 	return 0;
 }
 
-static int write_all(int fd, const void *p, size_t n)
-{
-	for (size_t done = 0; done < n;) {
-		ssize_t r = write(fd, (const char *)p + done, n - done);
-		if (r <= 0) {
-			if (r < 0 && errno == EINTR)
-				continue;
-			return -1;
-		}
-		done += (size_t)r;
-	}
-	return 0;
-}
-
-/* 0: x holds the cached index of the log with key k; -1: none usable. */
-static int cache_load(struct vindex *x, const struct vix_key *k)
+/* 0: x holds the cached index of the log with identity x->key; -1: none
+ * usable (no entry, or one that does not check). */
+static int cache_load(struct vindex *x, int dir)
 {
 	struct vix_head h;
-	struct stat sb;
-	int fd = open(x->cache_path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	uint64_t len;
+	int fd = vcache_open(dir, &x->key, &len);
 
 	if (fd < 0)
 		return -1;
-	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_uid != geteuid() ||
-	    read_all(fd, &h, sizeof h) || memcmp(h.magic, vix_magic, 8) ||
-	    memcmp(&h.key, k, sizeof *k) || h.nlanes > VIX_MAX_LANES || h.nb < 1 ||
-	    h.nb > VIX_MAX_NB || (h.nb & (h.nb - 1)) || h.nslots < 1 || h.nslots > VIX_SLOTS ||
-	    h.nmarks > VIX_MAX_MARKS || h.t1 < h.t0) {
+	if (read_all(fd, &h, sizeof h) || memcmp(h.magic, vix_magic, 8) ||
+	    h.nlanes > VIX_MAX_LANES || h.nb < 1 || h.nb > VIX_MAX_NB || (h.nb & (h.nb - 1)) ||
+	    h.nslots < 1 || h.nslots > VIX_SLOTS || h.nmarks > VIX_MAX_MARKS || h.t1 < h.t0) {
 		close(fd);
 		return -1;
 	}
 	size_t cells = (size_t)h.nlanes * h.nb * h.nslots;
 	size_t want = sizeof h + h.nlanes * sizeof(struct vlane) + cells * 4 +
 	              h.nmarks * sizeof(struct vmark);
-	if ((uint64_t)sb.st_size != want || cells > 2 * (size_t)VIX_CELLS) {
+	if (len != want || cells > 2 * (size_t)VIX_CELLS) {
 		close(fd);
 		return -1;
 	}
@@ -222,21 +182,21 @@ static int cache_load(struct vindex *x, const struct vix_key *k)
 		bad = x->marks[i].lane >= x->nlanes;
 	x->nlevels = 1;
 	if (bad || build_levels(x)) {
+		struct vkey k = x->key;
 		vindex_free(x);
+		x->key = k;
 		return -1;
 	}
 	x->from_cache = 1;
 	return 0;
 }
 
-static void cache_store(const struct vindex *x, const struct vix_key *k)
+static void cache_store(const struct vindex *x, int dir, const char *path)
 {
 	struct vix_head h;
-	char tmp[sizeof x->cache_path + 16];
 
 	memset(&h, 0, sizeof h);
 	memcpy(h.magic, vix_magic, 8);
-	h.key = *k;
 	h.t0 = x->t0;
 	h.t1 = x->t1;
 	h.nev = x->nev;
@@ -246,16 +206,23 @@ static void cache_store(const struct vindex *x, const struct vix_key *k)
 	h.nmarks = x->nmarks;
 	h.marks_dropped = x->marks_dropped;
 	memcpy(h.slot_of, x->slot_of, sizeof h.slot_of);
-	snprintf(tmp, sizeof tmp, "%s.%ld", x->cache_path, (long)getpid());
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0)
-		return; /* (no cache: the next start builds it again) */
-	int bad = write_all(fd, &h, sizeof h) ||
-	          write_all(fd, x->lanes, x->nlanes * sizeof *x->lanes) ||
-	          write_all(fd, x->cnt[0], level_cells(x, 0) * 4) ||
-	          write_all(fd, x->marks, x->nmarks * sizeof *x->marks);
-	if (close(fd) != 0 || bad || rename(tmp, x->cache_path) != 0)
-		unlink(tmp);
+	struct iovec iov[] = {
+		{ &h, sizeof h },
+		{ x->lanes, x->nlanes * sizeof *x->lanes },
+		{ x->cnt[0], level_cells(x, 0) * 4 },
+		{ x->marks, x->nmarks * sizeof *x->marks },
+	};
+	vcache_store(dir, &x->key, path, iov, sizeof iov / sizeof iov[0]);
+}
+
+void vindex_sweep(const struct vindex *x)
+{
+	int dir = vcache_dir(0);
+
+	if (dir >= 0) {
+		vcache_sweep(dir, &x->key);
+		close(dir);
+	}
 }
 
 /* ------------------------------------------------------------ the pass */
@@ -405,49 +372,36 @@ static int build(struct vindex *x, struct tlog *l)
 	return build_levels(x);
 }
 
-static void key_of(struct vix_key *k, const struct stat *sb)
-{
-	memset(k, 0, sizeof *k);
-	k->dev = sb->st_dev;
-	k->ino = sb->st_ino;
-	k->size = (uint64_t)sb->st_size;
-	k->mtime_s = (uint64_t)sb->st_mtim.tv_sec;
-	k->mtime_ns = (uint64_t)sb->st_mtim.tv_nsec;
-}
-
 int vindex_cached(struct vindex *x, const char *path)
 {
 	struct stat sb;
-	struct vix_key k;
+	int dir;
 
 	memset(x, 0, sizeof *x);
-	if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode))
+	if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode) || (dir = vcache_dir(0)) < 0)
 		return -1;
-	key_of(&k, &sb);
-	if (cache_path(x, &k, 0) != 0 || cache_load(x, &k) != 0) {
-		vindex_free(x);
-		return -1;
-	}
-	return 0;
+	vkey_of(&x->key, &sb);
+	int rc = cache_load(x, dir);
+	close(dir);
+	return rc;
 }
 
 int vindex_get(struct vindex *x, struct tlog *l, int cache)
 {
 	struct stat sb;
-	struct vix_key k;
+	int dir = -1;
 
 	memset(x, 0, sizeof *x);
 	if (fstat(l->fd_, &sb) != 0) {
 		err_msg("%s: %s", l->path, strerror(errno));
 		return 1;
 	}
-	key_of(&k, &sb);
-	int cached = cache != VIX_CACHE_NONE && cache_path(x, &k, cache == VIX_CACHE_WRITE) == 0;
-	char path[sizeof x->cache_path];
-	memcpy(path, x->cache_path, sizeof path);
-	if (cached && cache_load(x, &k) == 0)
+	vkey_of(&x->key, &sb);
+	if (cache != VIX_CACHE_NONE && (dir = vcache_dir(cache == VIX_CACHE_WRITE)) >= 0 &&
+	    cache_load(x, dir) == 0) {
+		close(dir);
 		return 0;
-	memcpy(x->cache_path, path, sizeof path); /* (a failed load cleared it) */
+	}
 	int rc = build(x, l);
 	if (rc == 0 && tlog_seek(l, l->first))
 		rc = 1;
@@ -455,9 +409,13 @@ int vindex_get(struct vindex *x, struct tlog *l, int cache)
 		if (rc < 0)
 			err_msg("%s: indexing: out of memory", l->path);
 		vindex_free(x);
+		if (dir >= 0)
+			close(dir);
 		return 1;
 	}
-	if (cached && cache == VIX_CACHE_WRITE)
-		cache_store(x, &k);
+	if (dir >= 0 && cache == VIX_CACHE_WRITE)
+		cache_store(x, dir, l->path);
+	if (dir >= 0)
+		close(dir);
 	return 0;
 }
