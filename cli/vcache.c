@@ -70,14 +70,16 @@ static void entry_name(char *buf, size_t cap, const struct vkey *k)
 
 static uint64_t cap_bytes(void)
 {
+	static int said;
 	const char *e = getenv("POSIXTRACE_VIEW_CACHE_MAX");
 	size_t v;
 
 	if (!e || !*e)
 		return VCACHE_MAX_DEFAULT;
 	if (parse_size(e, &v) != 0) {
-		err_msg("POSIXTRACE_VIEW_CACHE_MAX: '%s' is not a size (like 256M); "
-		        "taking %lluM", e, (unsigned long long)(VCACHE_MAX_DEFAULT >> 20));
+		if (!said++)
+			err_msg("POSIXTRACE_VIEW_CACHE_MAX: '%s' is not a size (like 256M); "
+			        "taking %lluM", e, (unsigned long long)(VCACHE_MAX_DEFAULT >> 20));
 		return VCACHE_MAX_DEFAULT;
 	}
 	return v;
@@ -105,17 +107,17 @@ int vcache_dir(int create)
 		*slash = '/';
 		(void)mkdir(dir, 0700);
 	}
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	if (fstat(fd, &sb) != 0 || sb.st_uid != geteuid() || (sb.st_mode & 077)) {
-		if (create)
-			err_msg("%s is not a private directory of this user (mode 0700); "
-			        "the index is not kept", dir);
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), e = errno;
+	if (fd >= 0 && fstat(fd, &sb) == 0 && sb.st_uid == geteuid() && !(sb.st_mode & 077))
+		return fd;
+	if (create && fd < 0 && e != ELOOP && e != ENOTDIR)
+		err_msg("cannot make the directory %s: %s; the index is not kept", dir, strerror(e));
+	else if (create) /* (a link, another user's, open to others) */
+		err_msg("%s is not a private directory of this user (mode 0700, not a link); "
+		        "the index is not kept", dir);
+	if (fd >= 0)
 		close(fd);
-		return -1;
-	}
-	return fd;
+	return -1;
 }
 
 static int read_at(int fd, void *p, size_t n, uint64_t off)
