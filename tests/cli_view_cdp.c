@@ -16,6 +16,8 @@
  *   - on 300 004 generated events (PT_VIEW_CDP_EVENTS=50000000: the
  *     issue's 50 M), the overview (drawn from counts) sums to info's
  *     count, and a jump to the time of event 2N/3 shows it (its payload);
+ *   - a window of the spans log (tests/view_test.h) draws its three span
+ *     bars;
  *   - no script exception anywhere (the protocol's exceptionThrown events
  *     and the page's own record).
  * Screenshots: build/view-cdp-*.png.  Skipped without chromium.
@@ -235,6 +237,11 @@ int main(void)
 	for (int k = 0; k < 30; k++)
 		cdp_key(&c, 'w');
 	settle(&c);
+	/* (a larger log: on until a window is narrow enough for its events) */
+	for (int k = 0; k < 60 && cdp_eval_num(&c, "posixtraceView.events().length") == 0; k++) {
+		cdp_key(&c, 'w');
+		settle(&c);
+	}
 	CHECK(cdp_eval_num(&c, "posixtraceView.events().length") > 0);
 	CHECK_EQ(cdp_screenshot(&c, PT_BUILD_DIR "/view-cdp-big-zoomed.png"), 0);
 	uint64_t k = nbig / 3 * 2 + 1;
@@ -249,6 +256,21 @@ int main(void)
 		fprintf(stderr, "event %llu: detail %s\n", (unsigned long long)k, d ? d : "(none)");
 	free(d);
 	CHECK_EQ(cdp_screenshot(&c, PT_BUILD_DIR "/view-cdp-big-event.png"), 0);
+	errs = cdp_eval(&c, "document.body.getAttribute('data-errors')");
+	CHECK(errs && strcmp(errs, "\"\"") == 0);
+	free(errs);
+	CHECK_EQ(view_stop(&s), 0);
+
+	/* spans: a window of one period draws its three bars */
+	const char *spl = cli_path("spans.ptlog");
+	spans_log(spl);
+	REQUIRE(view_start(&s, CLI("view", (char *)spl), o, er, 60) == 0);
+	char url[300];
+	snprintf(url, sizeof url, "%s#view=500000,509999", s.url);
+	open_page(&c, url);
+	CHECK_EQ(cdp_wait(&c, "+document.body.getAttribute('data-spans')===3", 20000), 0);
+	CHECK_EQ((long long)cdp_eval_num(&c, "posixtraceView.spans().length"), 3);
+	CHECK_EQ(cdp_screenshot(&c, PT_BUILD_DIR "/view-cdp-spans.png"), 0);
 	errs = cdp_eval(&c, "document.body.getAttribute('data-errors')");
 	CHECK(errs && strcmp(errs, "\"\"") == 0);
 	free(errs);
