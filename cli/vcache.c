@@ -120,10 +120,10 @@ int vcache_dir(int create)
 	return -1;
 }
 
-static int read_at(int fd, void *p, size_t n, uint64_t off)
+int vcache_read(int fd, void *p, size_t n)
 {
 	for (size_t got = 0; got < n;) {
-		ssize_t r = pread(fd, (char *)p + got, n - got, (off_t)(off + got));
+		ssize_t r = read(fd, (char *)p + got, n - got);
 		if (r <= 0) {
 			if (r < 0 && errno == EINTR)
 				continue;
@@ -144,10 +144,10 @@ static int open_entry(int dir, const char *name, struct vc_head *h, char *path, 
 	if (fd < 0)
 		return -1;
 	if (fstat(fd, sb) != 0 || !S_ISREG(sb->st_mode) || sb->st_uid != geteuid() ||
-	    read_at(fd, h, sizeof *h, 0) || memcmp(h->magic, vc_magic, sizeof vc_magic) ||
+	    vcache_read(fd, h, sizeof *h) || memcmp(h->magic, vc_magic, sizeof vc_magic) ||
 	    h->pathlen >= pcap || h->pathlen >= PATH_MAX ||
 	    (uint64_t)sb->st_size < sizeof *h + h->pathlen ||
-	    read_at(fd, path, h->pathlen, sizeof *h) || memchr(path, 0, h->pathlen)) {
+	    vcache_read(fd, path, h->pathlen) || memchr(path, 0, h->pathlen)) {
 		close(fd);
 		return -1;
 	}

@@ -53,6 +53,8 @@ int vcache_dir(int create);
 /* The entry of the log whose identity is k: an fd at the start of its
  * index, *len bytes of it; or -1.  The entry is marked used. */
 int vcache_open(int dir, const struct vkey *k, uint64_t *len);
+/* n bytes from fd, all: 0, or -1. */
+int vcache_read(int fd, void *p, size_t n);
 /* Keeps the index (iov) of the log at path, identity k (not if larger
  * than the cap; failures are silent: the next start builds it again). */
 void vcache_store(int dir, const struct vkey *k, const char *path, const struct iovec *iov,

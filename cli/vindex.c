@@ -120,20 +120,6 @@ uint64_t vindex_estimate(const struct vindex *x, uint64_t from, uint64_t to)
 
 /* ------------------------------------------------------------ the cache */
 
-static int read_all(int fd, void *p, size_t n)
-{
-	for (size_t got = 0; got < n;) {
-		ssize_t r = read(fd, (char *)p + got, n - got);
-		if (r <= 0) {
-			if (r < 0 && errno == EINTR)
-				continue;
-			return -1;
-		}
-		got += (size_t)r;
-	}
-	return 0;
-}
-
 /* 0: x holds the cached index of the log with identity x->key; -1: none
  * usable (no entry, or one that does not check). */
 static int cache_load(struct vindex *x, int dir)
@@ -144,7 +130,7 @@ static int cache_load(struct vindex *x, int dir)
 
 	if (fd < 0)
 		return -1;
-	if (read_all(fd, &h, sizeof h) || memcmp(h.magic, vix_magic, 8) ||
+	if (vcache_read(fd, &h, sizeof h) || memcmp(h.magic, vix_magic, 8) ||
 	    h.nlanes > VIX_MAX_LANES || h.nb < 1 || h.nb > VIX_MAX_NB || (h.nb & (h.nb - 1)) ||
 	    h.nslots < 1 || h.nslots > VIX_SLOTS || h.nmarks > VIX_MAX_MARKS || h.t1 < h.t0) {
 		close(fd);
@@ -172,9 +158,9 @@ static int cache_load(struct vindex *x, int dir)
 	if (x->cnt)
 		x->cnt[0] = malloc((cells ? cells : 1) * 4);
 	int bad = !x->lanes || !x->cnt || !x->cnt[0] || !x->marks ||
-	          read_all(fd, x->lanes, h.nlanes * sizeof *x->lanes) ||
-	          read_all(fd, x->cnt[0], cells * 4) ||
-	          read_all(fd, x->marks, h.nmarks * sizeof *x->marks);
+	          vcache_read(fd, x->lanes, h.nlanes * sizeof *x->lanes) ||
+	          vcache_read(fd, x->cnt[0], cells * 4) ||
+	          vcache_read(fd, x->marks, h.nmarks * sizeof *x->marks);
 	close(fd);
 	for (unsigned i = 0; !bad && i < PT_NIDS; i++)
 		bad = x->slot_of[i] >= x->nslots;
