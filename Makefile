@@ -193,7 +193,7 @@ soak: $(BUILD)/tests/clock_truth
 	@CLOCK_TRUTH_SOAK=$(SOAK_SECONDS) $(BUILD)/tests/clock_truth && \
 	 echo "PASS clock_truth soak, $(SOAK_SECONDS) s"
 
-bench: $(BENCHES) $(CLI)
+bench: $(BENCHES) $(CLI) $(BUILD)/tests/cli_view_cdp
 	@for b in $(BENCHES); do $$b || exit 1; done
 
 # demo: the in-process demo, then the posixtrace command on examples/app

@@ -13,12 +13,17 @@
  *     down to 2 us (the smallest give the events themselves), each from
  *     a different place: median and worst latency, and the first that
  *     gives events;
- *   - the server's peak RSS (VmHWM) after all of them.
+ *   - the server's peak RSS (VmHWM) after all of them;
+ *   - then the largest log's page in headless chromium, driven by
+ *     tests/cli_view_cdp (the whole trace's count, a known event's
+ *     details), when chromium is installed.
  *   build/bench/view [N1 N2 ...]   VIEW_DIR: where the logs go (/tmp)
  * The machine may be loaded (a shared VM): the load average is printed.
  */
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include "../tests/biglog.h"
 #include "../tests/view_http.h"
 #include "bench_util.h"
@@ -134,10 +139,36 @@ static void one_size(const char *dir, uint64_t n)
 		printf("  (could not remove %s)\n", cache);
 }
 
+/* The page in headless chromium on a log of n events (tests/cli_view_cdp
+ * with PT_VIEW_CDP_EVENTS: the overview's count against info's, a jump
+ * to a known event and its details), when chromium and the test are there. */
+static void in_browser(uint64_t n)
+{
+	char cmd[600];
+	const char *test = PT_BUILD_DIR "/tests/cli_view_cdp";
+
+	if (access(test, X_OK) != 0) {
+		printf("in chromium: %s is not built (make %s)\n", test, test);
+		return;
+	}
+	snprintf(cmd, sizeof cmd, "PT_VIEW_CDP_EVENTS=%llu %s >%s.out 2>&1",
+	         (unsigned long long)n, test, test);
+	double t = bench_now_us();
+	int rc = system(cmd);
+	t = (bench_now_us() - t) / 1e6;
+	int st = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+	printf("in chromium, %llu events: %s in %.1f s (tests/cli_view_cdp; its output: %s.out)\n",
+	       (unsigned long long)n, st == 0 ? "passed" : st == 77 ? "skipped" : "FAILED", t, test);
+}
+
 int main(int argc, char **argv)
 {
 	static const uint64_t sizes[] = { 5000000, 50000000, 0 };
 	bench_sizes("view: posixtrace view on logs of generated events", argc, argv,
 	            getenv("VIEW_DIR") ? getenv("VIEW_DIR") : "/tmp", one_size, sizes);
+	uint64_t most = 0;
+	for (int i = 1; i < argc; i++)
+		most = strtoull(argv[i], NULL, 10) > most ? strtoull(argv[i], NULL, 10) : most;
+	in_browser(argc > 1 ? most : sizes[1]);
 	return 0;
 }
