@@ -90,12 +90,24 @@ static void same_batched(int flags)
 			             (uint64_t)ev.posix_timestamp.tv_nsec;
 			b.ev[0].id = (uint16_t)ev.posix_event_id;
 			b.ev[0].w = 0;
+			b.ev[0].flags = 0;
+			b.ev[0].word = 0;
 		} else if (pt_logr_next_batch(r, &b) || b.n > PT_EXT_BATCH || b.nw > PT_EXT_BATCH_W) {
 			abort();
 		}
 		for (size_t i = 0; i < b.n; i++) {
 			const struct pt_ext_bevent *e = &b.ev[i];
-			if (pt_logr_next(s, &ev, buf, sizeof buf, &len, &un) || un || e->w >= b.nw ||
+			if (pt_logr_next(s, &ev, buf, sizeof buf, &len, &un) || un)
+				abort();
+			/* a loss count ends its batch; a 4-byte payload is in word */
+			unsigned flags = s->last_lost_ok ? PT_EXT_BEV_LOST : len == 4 ? PT_EXT_BEV_WORD : 0;
+			int32_t word = 0;
+			if (flags == PT_EXT_BEV_WORD)
+				memcpy(&word, buf, 4);
+			if (step % 3 != 2 && (e->flags != flags || e->word != word ||
+			                      ((flags & PT_EXT_BEV_LOST) && i + 1 != b.n)))
+				abort();
+			if (e->w >= b.nw ||
 			    e->id != ev.posix_event_id || b.w[e->w].pid != (int32_t)ev.posix_pid ||
 			    b.w[e->w].thread != (uint64_t)ev.posix_thread_id ||
 			    e->ts != (uint64_t)ev.posix_timestamp.tv_sec * 1000000000u +

@@ -201,12 +201,19 @@ int pt_ext_seek_end(trace_id_t trid, uint64_t ts_ns);
  * or addresses, one lock and no copy an event.  A batch holds at most
  * PT_EXT_BATCH events, all from one block of the log (or a single event
  * the reader makes: an error, a wrap's pair); event i was written by
- * w[ev[i].w], and w has nw entries.  n == 0: no more (the end, or where
- * pt_ext_seek_end() stops).  0; EINVAL: not a log (or b NULL). */
+ * w[ev[i].w], and w has nw entries.  A batch ends with an event that
+ * carries a loss count (flag PT_EXT_BEV_LOST: a RESUME's), so that
+ * pt_ext_losses() then tells that event's, as after getnext.  An event
+ * whose payload is 4 bytes has flag PT_EXT_BEV_WORD and them in word
+ * (as getnext copies them: an error event's error number).  n == 0: no
+ * more (the end, or where pt_ext_seek_end() stops).  0; EINVAL: not a
+ * log (or b NULL). */
 #define PT_EXT_BATCH 4096u
 #define PT_EXT_BATCH_W 256u   /* a block's writers, at most (docs/log-format.md) */
+#define PT_EXT_BEV_LOST 1u
+#define PT_EXT_BEV_WORD 2u
 struct pt_ext_bwriter { int32_t pid; uint32_t pad; uint64_t thread; };
-struct pt_ext_bevent { uint64_t ts; uint16_t id, w; uint32_t pad; };
+struct pt_ext_bevent { uint64_t ts; uint16_t id, w, flags, pad; int32_t word; };
 struct pt_ext_batch {
 	size_t n, nw;
 	struct pt_ext_bwriter w[PT_EXT_BATCH_W];

@@ -222,14 +222,24 @@ static void batch_block(struct pt_logr *r, struct pt_ext_batch *b)
 			continue;
 		if (hl == PT_LOG_REC)
 			where = pt_log_get64(p + PT_LOG_R_WHERE, sw);
+		struct pt_ext_bevent *e = &b->ev[n++];
+		e->ts = base + pt_log_get32(p + PT_LOG_R_DELTA, sw);
+		e->id = (uint16_t)(info & PT_LOG_ID_MASK);
+		e->w = (uint16_t)(where >> 48);
+		e->flags = e->pad = 0;
+		e->word = 0;
 		r->last_lost_ok = (info & PT_LOG_RF_LOST) != 0;
-		if (r->last_lost_ok)
+		if (r->last_lost_ok) { /* (the count, not data) the batch ends here */
 			r->last_lost = pt_log_get64(p + hl, sw);
-		b->ev[n].ts = base + pt_log_get32(p + PT_LOG_R_DELTA, sw);
-		b->ev[n].id = (uint16_t)(info & PT_LOG_ID_MASK);
-		b->ev[n].w = (uint16_t)(where >> 48);
-		b->ev[n].pad = 0;
-		n++;
+			e->flags = PT_EXT_BEV_LOST;
+			break;
+		}
+		if (len == 4) { /* as pt_logr_next() copies it: an INT in this host's order */
+			uint32_t v = (info & PT_LOG_RF_INT) ? pt_log_get32(p + hl, sw)
+			                                    : pt_log_get32(p + hl, 0);
+			e->flags = PT_EXT_BEV_WORD;
+			memcpy(&e->word, &v, 4);
+		}
 	}
 	b->n = n;
 	r->roff = roff;
@@ -241,6 +251,7 @@ static void batch_block(struct pt_logr *r, struct pt_ext_batch *b)
 int pt_logr_next_batch(struct pt_logr *r, struct pt_ext_batch *b)
 {
 	struct posix_trace_event_info ev;
+	unsigned char data[4];
 	size_t len;
 	int unavailable = 0, rc;
 
@@ -250,7 +261,7 @@ int pt_logr_next_batch(struct pt_logr *r, struct pt_ext_batch *b)
 	while (r->wrap_state >= 2 && r->cur < r->nitems && r->cur < r->stop &&
 	       !r->items[r->cur].error) {
 		if (!r->loaded && (rc = load(r, &r->items[r->cur]))) {
-			damaged(r, rc, &ev, NULL, 0, &len);
+			damaged(r, rc, &ev, data, sizeof data, &len);
 			goto one;
 		}
 		if (r->rleft) {
@@ -267,14 +278,19 @@ int pt_logr_next_batch(struct pt_logr *r, struct pt_ext_batch *b)
 		r->cur++;
 	}
 	/* the end, or an event the reader makes: as pt_logr_next() */
-	if ((rc = pt_logr_next(r, &ev, NULL, 0, &len, &unavailable)) != 0 || unavailable)
+	if ((rc = pt_logr_next(r, &ev, data, sizeof data, &len, &unavailable)) != 0 || unavailable)
 		return rc;
 one:
 	b->nw = 1;
 	b->w[0] = (struct pt_ext_bwriter){ (int32_t)ev.posix_pid, 0, (uint64_t)ev.posix_thread_id };
-	b->ev[0] = (struct pt_ext_bevent){ (uint64_t)ev.posix_timestamp.tv_sec * 1000000000u +
-	                                   (uint64_t)ev.posix_timestamp.tv_nsec,
-	                                   (uint16_t)ev.posix_event_id, 0, 0 };
+	struct pt_ext_bevent *e = &b->ev[0];
+	memset(e, 0, sizeof *e);
+	e->ts = (uint64_t)ev.posix_timestamp.tv_sec * 1000000000u + (uint64_t)ev.posix_timestamp.tv_nsec;
+	e->id = (uint16_t)ev.posix_event_id;
+	e->flags = r->last_lost_ok ? PT_EXT_BEV_LOST
+	         : r->full_len == 4 ? PT_EXT_BEV_WORD : 0;
+	if (e->flags == PT_EXT_BEV_WORD)
+		memcpy(&e->word, data, 4);
 	b->n = 1;
 	return 0;
 }
