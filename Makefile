@@ -24,12 +24,14 @@ CFLAGS   ?= $(OPT) -g
 ALLCFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) $(SANFLAGS) -Iinclude
 LIBCFLAGS = $(ALLCFLAGS) -fPIC -fvisibility=hidden -Isrc
 LDLIBS   += -lpthread
+# Each compile writes the headers it read into a .d file beside its output
+# (included at the end), so a changed header rebuilds what includes it.
+DEPFLAGS  = -MMD -MP -MF $@.d -MT $@
 
 # src/ is layered, one folder per layer, each with one header (docs/design.md):
 # shm (bottom) < ring < traced, reader < log < trid < api (top)
 LIB_LAYERS := shm ring traced reader log trid api
 LIB_SRC  := $(foreach l,$(LIB_LAYERS),$(wildcard src/$(l)/*.c))
-LIB_HDR  := $(wildcard src/*.h src/*/*.h)
 LIB_OBJ  := $(LIB_SRC:src/%.c=$(BUILD)/obj/%.o)
 STATIC   := $(BUILD)/libposixtrace.a
 SHARED   := $(BUILD)/libposixtrace.so.$(VERSION)
@@ -41,7 +43,8 @@ MAN3     := $(wildcard docs/man/man3/*.3)
 MAN7     := $(wildcard docs/man/man7/*.7)
 BENCHES  := $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
 
-# The posixtrace command: cli/*.c, linked with the static library.  Symbols
+# The posixtrace command: cli/*/*.c (layers: read < enrich < write < cmd,
+# docs/design.md), linked with the static library.  Symbols
 # and source lines come from elfutils' libdw when pkg-config finds it
 # (Debian: libdw-dev); LIBDW=0 builds without it (file+offset only).
 # Debug files missing here are fetched by build-id from debuginfod (when
@@ -50,8 +53,9 @@ BENCHES  := $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
 # The Perfetto export compresses its packets with zlib when pkg-config
 # finds it (Debian: zlib1g-dev); ZLIB=0 builds without it (plain packets,
 # and export says so).  The library never links it.
-CLI_SRC  := $(wildcard cli/*.c)
+CLI_SRC  := $(wildcard cli/*/*.c)
 CLI_OBJ  := $(CLI_SRC:cli/%.c=$(BUILD)/cli/%.o)
+CLI_HDR  := $(wildcard cli/*.h cli/*/*.h)
 CLI      := $(BUILD)/posixtrace
 LIBDW    ?= $(shell pkg-config --exists libdw 2>/dev/null && echo 1 || echo 0)
 CLI_DEFS := $(if $(filter 1,$(LIBDW)),-DPT_HAVE_LIBDW $(shell pkg-config --cflags libdw),)
@@ -76,9 +80,9 @@ all: lib examples cli
 cli: $(CLI)
 lib: $(STATIC) $(SHARED)
 
-$(BUILD)/obj/%.o: src/%.c $(LIB_HDR) include/trace.h
+$(BUILD)/obj/%.o: src/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(LIBCFLAGS) -c $< -o $@
+	$(CC) $(LIBCFLAGS) $(DEPFLAGS) -c $< -o $@
 
 $(STATIC): $(LIB_OBJ)
 	rm -f $@
@@ -91,15 +95,14 @@ $(SHARED): $(LIB_OBJ) src/libposixtrace.map
 	ln -sf libposixtrace.so.$(VERSION) $(BUILD)/libposixtrace.so
 
 # (TEST_DEFS_name, TEST_LIBS_name: what one test needs besides)
-$(BUILD)/tests/%: tests/%.c $(wildcard tests/*.h) $(STATIC)
+$(BUILD)/tests/%: tests/%.c $(STATIC)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALLCFLAGS) $(TEST_DEFS_$*) -Itests -DPT_BUILD_DIR='"$(abspath $(BUILD))"' \
+	$(CC) $(ALLCFLAGS) $(DEPFLAGS) $(TEST_DEFS_$*) -Itests -DPT_BUILD_DIR='"$(abspath $(BUILD))"' \
 	  -DPT_TEST_CC='"$(CC)"' -DPT_TEST_SANFLAGS='"$(SANFLAGS)"' $< -o $@ $(STATIC) \
 	  $(TEST_LIBS_$*) $(LDLIBS) -ldl
 
 # cli_perfetto also checks the Perfetto writer on its own: it includes it,
 # built as the command is (zlib), and inflates its compressed packets
-$(BUILD)/tests/cli_perfetto: cli/export_perfetto.c cli/protobuf.c cli/perfetto.h cli/protobuf.h
 TEST_DEFS_cli_perfetto := $(ZLIB_DEFS)
 TEST_LIBS_cli_perfetto := $(ZLIB_LIBS)
 
@@ -115,30 +118,27 @@ $(BUILD)/header-ok: include/trace.h
 
 $(BUILD)/examples/%: examples/%.c $(STATIC)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALLCFLAGS) $< -o $@ $(STATIC) $(LDLIBS)
+	$(CC) $(ALLCFLAGS) $(DEPFLAGS) $< -o $@ $(STATIC) $(LDLIBS)
 
-$(BUILD)/cli/%.o: cli/%.c $(wildcard cli/*.h) include/trace.h src/ext.h
+$(BUILD)/cli/%.o: cli/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(ALLCFLAGS) $(CLI_DEFS) -c $< -o $@
+	$(CC) $(ALLCFLAGS) $(DEPFLAGS) $(CLI_DEFS) -c $< -o $@
 
 # the page of `posixtrace view`, built in with .incbin
-$(BUILD)/cli/view_assets.o: cli/view_page.html
+$(BUILD)/cli/write/view_assets.o: cli/write/view_page.html
 
 $(CLI): $(CLI_OBJ) $(STATIC)
 	$(CC) $(ALLCFLAGS) $(CLI_OBJ) -o $@ $(STATIC) $(CLI_LIBS) $(LDLIBS)
 
-$(BUILD)/bench/%: bench/%.c bench/bench_util.h tests/pace.h tests/biglog.h tests/view_http.h $(STATIC)
+$(BUILD)/bench/%: bench/%.c $(STATIC)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALLCFLAGS) $(TEST_DEFS_$*) -DPT_BUILD_DIR='"$(abspath $(BUILD))"' $< -o $@ $(STATIC) \
+	$(CC) $(ALLCFLAGS) $(DEPFLAGS) $(TEST_DEFS_$*) -DPT_BUILD_DIR='"$(abspath $(BUILD))"' $< -o $@ $(STATIC) \
 	  $(TEST_LIBS_$*) $(LDLIBS)
 
 # perfetto_write: the Perfetto writer alone, built as the command is
-$(BUILD)/bench/perfetto_write: cli/export_perfetto.c cli/protobuf.c cli/perfetto.h cli/protobuf.h
 TEST_DEFS_perfetto_write := $(ZLIB_DEFS)
 TEST_LIBS_perfetto_write := $(ZLIB_LIBS)
 
-# tests that include a part of the command whole
-$(BUILD)/tests/typed $(BUILD)/tests/typed_ctf $(BUILD)/tests/thread_ident: cli/typed.c cli/threads.c cli/typed.h
 
 examples: $(EXAMPLES)
 
@@ -246,15 +246,15 @@ clean:
 #                    the whole library, built with its clock and thread ids
 #                    redirected to the target so that runs are deterministic)
 #   relayd_fuzz      the relay's replies and the --relayd URL, as
-#                    `record --relayd` parses them (cli/relayd_proto.c)
+#                    `record --relayd` parses them (cli/write/relayd_proto.c)
 #   typed_fuzz       payload descriptions read from a trace: the grammar's
 #                    parser and the command's decoder and exporters' helpers
-#                    (fuzz/typed_fuzz.c: src/api/typedesc.c, cli/typed.c)
-#   spans_fuzz       the span engine of the command (cli/spans.c) on events in
+#                    (fuzz/typed_fuzz.c: src/api/typedesc.c, cli/enrich/typed.c)
+#   spans_fuzz       the span engine of the command (cli/enrich/spans.c) on events in
 #                    any order, with its invariants checked (fuzz/spans_fuzz.c)
 #   view_fuzz        what `posixtrace view` does with a request before it
-#                    reads the log (cli/view_req.c) and its JSON strings
-#                    (cli/vbuf.c)
+#                    reads the log (cli/write/view_req.c) and its JSON strings
+#                    (cli/read/vbuf.c)
 #   make fuzz        build them in $(BUILD)/fuzz/
 #   make fuzz-run    each of FUZZ_TARGETS for FUZZ_SECONDS.  New inputs go to
 #                    $(BUILD)/fuzz/corpus-<target>, which is kept from run to
@@ -302,27 +302,27 @@ $(BUILD)/fuzz/log_fuzz_nocrc: $(FUZZ_DEPS)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -DPT_LOG_FUZZ_NOCRC $(FUZZ_SRC) -o $@
 
-$(BUILD)/fuzz/obj/%.o: src/%.c $(LIB_HDR) include/trace.h
+$(BUILD)/fuzz/obj/%.o: src/%.c
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_LIB_CFLAGS) -c $< -o $@
+	$(FUZZ_CC) $(FUZZ_LIB_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
 $(BUILD)/fuzz/stream_fuzz: fuzz/stream_fuzz.c $(FUZZ_LIB_OBJ)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) fuzz/stream_fuzz.c $(FUZZ_LIB_OBJ) -o $@ -lpthread
 
-$(BUILD)/fuzz/relayd_fuzz: fuzz/relayd_fuzz.c cli/relayd_proto.c cli/relay.h
+$(BUILD)/fuzz/relayd_fuzz: fuzz/relayd_fuzz.c cli/write/relayd_proto.c $(CLI_HDR)
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) fuzz/relayd_fuzz.c cli/relayd_proto.c -o $@
-$(BUILD)/fuzz/typed_fuzz: fuzz/typed_fuzz.c cli/typed.c cli/typed.h src/api/typedesc.c src/ext.h
+	$(FUZZ_CC) $(FUZZ_CFLAGS) fuzz/relayd_fuzz.c cli/write/relayd_proto.c -o $@
+$(BUILD)/fuzz/typed_fuzz: fuzz/typed_fuzz.c cli/enrich/typed.c $(CLI_HDR) src/api/typedesc.c src/ext.h
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) fuzz/typed_fuzz.c src/api/typedesc.c -o $@
-$(BUILD)/fuzz/view_fuzz: fuzz/view_fuzz.c cli/view_req.c cli/vbuf.c cli/view.h cli/cli.h include/trace.h
+$(BUILD)/fuzz/view_fuzz: fuzz/view_fuzz.c cli/write/view_req.c cli/read/vbuf.c $(CLI_HDR) include/trace.h
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) fuzz/view_fuzz.c cli/view_req.c cli/vbuf.c -o $@
+	$(FUZZ_CC) $(FUZZ_CFLAGS) fuzz/view_fuzz.c cli/write/view_req.c cli/read/vbuf.c -o $@
 
-$(BUILD)/fuzz/spans_fuzz: fuzz/spans_fuzz.c cli/spans.c cli/hist.c cli/cli.h include/trace.h
+$(BUILD)/fuzz/spans_fuzz: fuzz/spans_fuzz.c cli/enrich/spans.c cli/read/hist.c $(CLI_HDR) include/trace.h
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) fuzz/spans_fuzz.c cli/spans.c cli/hist.c -o $@
+	$(FUZZ_CC) $(FUZZ_CFLAGS) fuzz/spans_fuzz.c cli/enrich/spans.c cli/read/hist.c -o $@
 
 fuzz-run: fuzz
 	@$(foreach f,$(FUZZ_TARGETS),\
@@ -350,3 +350,7 @@ fuzz-seeds: $(BUILD)/fuzz/gen_seeds
 	sh fuzz/stream_seeds.sh fuzz/corpus-stream
 # ------------------------------------------------------------- end fuzz
 -include bench/lttng/lttng.mk
+
+# the headers each object, test, example and bench was built from (DEPFLAGS)
+-include $(wildcard $(BUILD)/obj/*/*.d $(BUILD)/cli/*/*.d $(BUILD)/tests/*.d \
+  $(BUILD)/examples/*.d $(BUILD)/bench/*.d $(BUILD)/fuzz/obj/*/*.d)

@@ -1,5 +1,5 @@
 /*
- * perfetto_write.c -- the Perfetto writer alone (cli/perfetto.h), as
+ * perfetto_write.c -- the Perfetto writer alone (cli/write/write.h), as
  * `export --format perfetto` drives it, without reading a log: 5 M events
  * with an 8-byte payload (a counter) and a symbol, from one thread and
  * then from 8 threads taking turns, 150-400 ns apart; written plain and
@@ -10,8 +10,8 @@
  * when others load the machine); the best of 3 runs.
  */
 #include "bench_util.h"
-#include "../cli/protobuf.c"
-#include "../cli/export_perfetto.c"
+#include "../cli/write/protobuf.c"
+#include "../cli/write/export_perfetto.c"
 
 #define N 5000000ull
 

@@ -1,6 +1,6 @@
 /*
  * relayd_fuzz.c -- libFuzzer target for what `record --relayd` takes from
- * the network and the command line (cli/relayd_proto.c): the relay's
+ * the network and the command line (cli/write/relayd_proto.c): the relay's
  * replies and the relay URL.  The first byte picks the command the input
  * answers (or, 0xff, the URL parser); the rest is the reply, parsed as it
  * arrives -- cut at every length the parser asks for, as relay.c reads it
@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "../cli/relay.h"
+#include "../cli/write/write.h"
 
 static const uint32_t cmds[] = { RELAYD_VERSION, RELAYD_CREATE_SESSION, RELAYD_ADD_STREAM,
                                  RELAYD_CREATE_TRACE_CHUNK, RELAYD_STREAMS_SENT,

@@ -1,5 +1,5 @@
 /*
- * spans_fuzz.c -- libFuzzer target for the span engine (cli/spans.c):
+ * spans_fuzz.c -- libFuzzer target for the span engine (cli/enrich/spans.c):
  * the input is a sequence of events as a trace could hold them in any
  * order (a log is a trust boundary: a hostile or damaged one can hold
  * ends without begins, keys reused, gaps anywhere, timestamps going back).
@@ -19,21 +19,20 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include "../cli/cli.h"
-#include "../cli/typed.h"
+#include "../cli/enrich/enrich.h"
 
 /* what spans.c needs from the rest of the command */
 const char *prog_cmd = "spans_fuzz";
 void err_msg(const char *fmt, ...) { (void)fmt; }
 int usage_error(const char *fmt, ...) { (void)fmt; return EXIT_USAGE; }
-const char *system_event_name(unsigned id)
+const char *posixtrace_eventid_system_name(trace_event_id_t id)
 {
 	return id == POSIX_TRACE_OVERFLOW ? "posix_trace_overflow"
 	     : id == POSIX_TRACE_RESUME ? "posix_trace_resume" : NULL;
 }
 const char *tlog_name(const struct tlog *l, unsigned id, char *buf, size_t cap)
 {
-	const char *sys = system_event_name(id);
+	const char *sys = posixtrace_eventid_system_name((trace_event_id_t)id);
 	snprintf(buf, cap, "event-%u", id);
 	return id < PT_NIDS && l->names[id] ? l->names[id] : sys ? sys : buf;
 }

@@ -2,7 +2,7 @@
  * typed_fuzz.c -- libFuzzer target for payload descriptions read from a
  * trace (untrusted: any process that records into a stream writes them):
  * the grammar's parser (src/api/typedesc.c, pt_ext_type_parse) and the
- * command's decoder and exporters' helpers (cli/typed.c).
+ * command's decoder and exporters' helpers (cli/enrich/typed.c).
  *
  * Input: a description up to the first NUL byte (at most 300 bytes), then
  * the payload.  Checked: no crash, out-of-bounds access or undefined
@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "../cli/typed.c"
+#include "../cli/enrich/typed.c"
 
 /* what typedesc.c and typed.c call of the rest of the library */
 int pt_typemap_set(unsigned id, const char *desc)

@@ -1,8 +1,8 @@
 /*
  * view_fuzz.c -- libFuzzer target for what `posixtrace view` does with a
- * request before it reads the log (cli/view_req.c: the Host and token
+ * request before it reads the log (cli/write/view_req.c: the Host and token
  * checks, the path, each argument) and for the JSON strings of its
- * answers (cli/vbuf.c).  The input is split at newlines into method,
+ * answers (cli/read/vbuf.c).  The input is split at newlines into method,
  * path, Host header, token and query string ("k=v&k=v", the values as
  * libmicrohttpd would hand them over: a key without '=' has no value);
  * the rest of the input is escaped as a JSON string.  Checked: a refusal
@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "../cli/view.h"
+#include "../cli/write/write.h"
 
 #define PORT 8080
 static const char token[] = "0123456789abcdef0123456789abcdef";

@@ -194,6 +194,14 @@ int posixtrace_attr_getnoloss(const trace_attr_t *__restrict, unsigned *__restri
  * See posixtrace_eventid_describe(3). */
 int posixtrace_eventid_describe(trace_event_id_t, const char *);
 
+/* Extension (not POSIX): the system event types by name, with no stream
+ * and nothing registered: the id of "posix_trace_overflow" and the like
+ * (0, or EINVAL for a name that is no system event type's), and the name
+ * of a system event id (NULL for any other id).
+ * See posixtrace_eventid_system(3). */
+int posixtrace_eventid_system(const char *, trace_event_id_t *);
+const char *posixtrace_eventid_system_name(trace_event_id_t);
+
 int posix_trace_create(pid_t, const trace_attr_t *__restrict, trace_id_t *__restrict);
 int posix_trace_create_withlog(pid_t, const trace_attr_t *__restrict, int,
                                trace_id_t *__restrict);

@@ -10,6 +10,9 @@
  * traced.  Since POSIXTRACE_0.3, posixtrace_eventid_describe().  Since
  * POSIXTRACE_0.4, the C library's exec functions, which the library
  * stands in for (src/traced/exec.c): each differs from the C library's.
+ * Since POSIXTRACE_0.5, posixtrace_eventid_system() and
+ * posixtrace_eventid_system_name(); the table behind them (pt_sys_id,
+ * pt_sys_name) stays internal.
  */
 #include <dlfcn.h>
 #include <link.h>
@@ -45,7 +48,7 @@ static const char *const internal[] = {
 	"pt_proc", "pt_pool_acquire", "pt_pool_seal", "pt_now", "pt_stream_create",
 	"pt_trid_lock", "pt_clock_tsc", "pt_nest", "pt_trid_table_lock", "record_user",
 	"pt_nowait", "pt_attr_noloss", "pt_typemap_set", "pt_thrmap_chunk", "pt_ext_type_parse",
-	"pt_ext_threads",
+	"pt_ext_threads", "pt_sys_id", "pt_sys_name",
 };
 
 int main(void)
@@ -86,6 +89,10 @@ int main(void)
 		CHECK(f != NULL && f != dlsym(RTLD_NEXT, execs[i]));
 	}
 	CHECK(dlvsym(h, "posixtrace_eventid_describe", "POSIXTRACE_0.1") == NULL);
+	/* POSIXTRACE_0.5: the system event types by name */
+	CHECK(dlvsym(h, "posixtrace_eventid_system", "POSIXTRACE_0.5") != NULL);
+	CHECK(dlvsym(h, "posixtrace_eventid_system_name", "POSIXTRACE_0.5") != NULL);
+	CHECK(dlvsym(h, "posixtrace_eventid_system", "POSIXTRACE_0.4") == NULL);
 	for (unsigned i = 0; i < sizeof internal / sizeof internal[0]; i++) {
 		void *f = dlsym(h, internal[i]);
 		if (f)

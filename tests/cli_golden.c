@@ -24,7 +24,7 @@
  *                 (golden_app is written not to need this)
  *   "@ ..."       the whole location of the recorder's own events
  *                 (posix_trace_start and _stop are recorded from
- *                 cli/record.c, whose lines change with it): "@ <posixtrace>"
+ *                 cli/cmd/record.c, whose lines change with it): "@ <posixtrace>"
  * Kept as they are: the event names and their order, the thread numbers
  * and names, the data, the column layout, and for the program's events the
  * function names and file:line (they come from examples/golden_app.c).

@@ -14,7 +14,7 @@
  * and its main thread one "gamma" (16 bytes).  It prints its pids and the
  * source lines of its three calls (__LINE__).
  *
- *   0. The writer on its own (perfetto.h): every payload form, symbols
+ *   0. The writer on its own (cli/write/write.h): every payload form, symbols
  *      split into function, file and line or kept whole, tables that grow,
  *      compressed and plain packets in one file (run_writer).
  *   1. Recorded whole: the export holds a process descriptor per pid and a
@@ -53,8 +53,8 @@
 #include <zlib.h>
 #endif
 /* the writer itself, for the checks of run_writer() */
-#include "../cli/protobuf.c"
-#include "../cli/export_perfetto.c"
+#include "../cli/write/protobuf.c"
+#include "../cli/write/export_perfetto.c"
 
 #define NPROC 3
 #define NTHR 3 /* threads besides main */
@@ -1134,7 +1134,7 @@ static void run_damaged(const char *self)
 	free(ev);
 }
 
-/* The writer on its own (perfetto.h): every payload form, a thread whose
+/* The writer on its own (cli/write/write.h): every payload form, a thread whose
  * clock goes back (a new sequence, on the same track), a thread and a
  * process never described, pid 0 and a loss, 150 more processes of a
  * thread each and 300 symbols (the tables grow), messages of 128 bytes and more (lengths of two

@@ -1,5 +1,5 @@
 /*
- * cli_spans.c -- spans (cli/spans.c) against an independent witness: this
+ * cli_spans.c -- spans (cli/enrich/spans.c) against an independent witness: this
  * program, run as `cli_spans witness MODE FILE` under `posixtrace record`,
  * times its own spans with CLOCK_MONOTONIC (each event bracketed by two
  * clock reads, the midpoint taken) and writes its own figures to FILE.

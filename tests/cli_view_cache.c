@@ -1,6 +1,6 @@
 /*
  * cli_view_cache.c -- where `posixtrace view` keeps its indexes and when
- * it removes them (cli/vcache.c; docs/posixtrace.1, FILES), on small
+ * it removes them (cli/enrich/vcache.c; docs/posixtrace.1, FILES), on small
  * generated logs (tests/biglog.h).  Each entry is found by the name the
  * policy gives it, from the log's own stat() (device and inode): the
  * witness is the file system, not the command's word.

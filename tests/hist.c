@@ -1,5 +1,5 @@
 /*
- * hist.c -- cli/hist.c, the histogram behind `stats`' gap quantiles:
+ * hist.c -- cli/read/hist.c, the histogram behind `stats`' gap quantiles:
  * against the exact quantiles of the same values sorted (the witness),
  * every quantile reported is within 1% of the true one (the design says
  * 1/256), min and max exact, the count exact; on uniform, log-uniform and
@@ -7,7 +7,7 @@
  * most HIST_ROWS rows whatever the count.
  */
 #include "t.h"
-#include "../cli/hist.c"
+#include "../cli/read/hist.c"
 
 static int cmp(const void *a, const void *b)
 {

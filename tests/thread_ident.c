@@ -1,6 +1,6 @@
 /*
  * thread_ident.c -- a trace says who each thread was (src/traced/thrmap.c,
- * ext.h pt_ext_threads(), cli/threads.c): its kernel TID and its name.
+ * ext.h pt_ext_threads(), cli/read/threads.c): its kernel TID and its name.
  *
  * The witnesses are the threads themselves: each reports its gettid() and
  * the name it gave itself.
@@ -30,7 +30,7 @@
 #include <trace.h>
 #include "t.h"
 #include "cli_util.h"
-#include "../cli/threads.c"
+#include "../cli/read/threads.c"
 
 static trace_event_id_t ev;
 #define RUN 20000 /* events of 16 bytes: past a few chunks of 64 KiB (4096 events) */

@@ -1,6 +1,6 @@
 /*
  * typed.c -- payload descriptions: the grammar (pt_ext_type_parse), the
- * command's decoder and the helpers the exporters use (cli/typed.c,
+ * command's decoder and the helpers the exporters use (cli/enrich/typed.c,
  * included whole), posixtrace_eventid_describe() and how a description
  * travels (a stream of this process, a stream made before or after the
  * description, its log), and `show` on a recorded program: fields by
@@ -15,7 +15,8 @@
 #include <trace.h>
 #include "t.h"
 #include "cli_util.h"
-#include "../cli/typed.c"
+#include "../cli/read/typemap.c"
+#include "../cli/enrich/typed.c"
 
 /* ------------------------------------------------------------ grammar */
 static void grammar(void)

@@ -1,5 +1,5 @@
 /*
- * typed_ctf.c -- cli/typed.c's CTF helpers against babeltrace2: a CTF 1.8
+ * typed_ctf.c -- cli/enrich/typed.c's CTF helpers against babeltrace2: a CTF 1.8
  * trace made of typed_tsdl_fields()'s declarations (in a struct aligned on
  * 8 bytes, as the exporter will write them) and typed_ctf_payload()'s
  * bytes, placed after an event header that leaves the payload unaligned
@@ -15,7 +15,7 @@
 #include <trace.h>
 #include "t.h"
 #include "cli_util.h"
-#include "../cli/typed.c"
+#include "../cli/enrich/typed.c"
 
 static void le(unsigned char *p, uint64_t v, int n)
 {

@@ -7,7 +7,10 @@
  * segment), filled from the registry when it is created and when the
  * traced process maps it, and kept up to date on every new registration,
  * so a reader in another process, or after this one is gone, can name
- * every id.  The tables themselves are shm/names.c.
+ * every id.  The tables themselves are shm/names.c, and so is the one
+ * table of the system event types' names, which the extensions
+ * posixtrace_eventid_system() and posixtrace_eventid_system_name() look
+ * up without a stream.
  */
 #include <string.h>
 #include "api.h"
@@ -141,4 +144,19 @@ PT_API int posix_trace_eventtypelist_rewind(trace_id_t trid)
 	t->typelist_pos = 0;
 	pt_trid_unlock(t);
 	return 0;
+}
+
+/* Extension: a system event type by its name, and its name by its id,
+ * with no stream and no registration (posix_trace_eventid_open() would
+ * register a user event of that name). */
+PT_API int posixtrace_eventid_system(const char *name, trace_event_id_t *id)
+{
+	if (!name || !id)
+		return EINVAL;
+	return pt_sys_id(name, id);
+}
+
+PT_API const char *posixtrace_eventid_system_name(trace_event_id_t id)
+{
+	return pt_sys_name(id);
 }

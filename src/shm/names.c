@@ -23,6 +23,25 @@ static const char *const sys_names[] = {
 	[POSIX_TRACE_UNNAMED_USEREVENT] = "posix_trace_unnamed_userevent",
 };
 
+/* The system event types' names (docs/implementation-defined.md): the one
+ * table of them, which every stream's table starts with and which
+ * posixtrace_eventid_system() and posixtrace_eventid_system_name() look
+ * up (api/eventid.c). */
+const char *pt_sys_name(trace_event_id_t id)
+{
+	return id < sizeof sys_names / sizeof sys_names[0] ? sys_names[id] : NULL;
+}
+
+int pt_sys_id(const char *name, trace_event_id_t *id)
+{
+	for (size_t i = 0; i < sizeof sys_names / sizeof sys_names[0]; i++)
+		if (sys_names[i] && strcmp(sys_names[i], name) == 0) {
+			*id = (trace_event_id_t)i;
+			return 0;
+		}
+	return EINVAL;
+}
+
 #define NAME_FREE  0u
 #define NAME_VALID 1u
 #define NAME_CLAIM 2u /* being written */

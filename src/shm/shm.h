@@ -122,6 +122,8 @@ void pt_names_init(struct pt_name *names);
 void pt_names_copy(struct pt_name *dst, const struct pt_name *src);
 int pt_names_open(struct pt_name **tables, unsigned n, const char *name, trace_event_id_t *id);
 int pt_name_check(const char *name); /* 0, EINVAL or ENAMETOOLONG */
+const char *pt_sys_name(trace_event_id_t id);           /* NULL: not a system event */
+int pt_sys_id(const char *name, trace_event_id_t *id); /* 0, or EINVAL */
 int pt_name_get(const struct pt_name *names, trace_event_id_t id, char *out);
 
 

@@ -1,0 +1,59 @@
+/*
+ * cmd.h -- the top layer of the posixtrace command (cli/cmd/): the
+ * commands (main.c dispatches to cmd_*()), the target process they launch
+ * or attach to (target.c), live's and top's set-up (live.c), and record's
+ * closing summary (summary.c).  Below it: write.h.
+ */
+#ifndef POSIXTRACE_CLI_CMD_H
+#define POSIXTRACE_CLI_CMD_H
+
+#include "../write/write.h"
+
+/* ------------------------------------------------------------ commands */
+int cmd_record(int argc, char **argv);
+int cmd_attach(int argc, char **argv);
+int cmd_show(int argc, char **argv);
+int cmd_info(int argc, char **argv);
+int cmd_stats(int argc, char **argv);
+int cmd_export(int argc, char **argv);
+int cmd_live(int argc, char **argv);
+int cmd_top(int argc, char **argv);
+int cmd_view(int argc, char **argv);   /* view.c */
+
+/* ------------------------------------------------------------ live.c */
+/* The target of live and top: a PID, or the program after "--" (prog:
+ * its argv, else NULL).  live_args() checks them (0, or EXIT_USAGE after
+ * a message; *pid from pid_arg); live_start() starts the program paused
+ * (or checks the pid), makes and starts the stream, lets the program
+ * go: 0, or the exit status after a message. */
+struct target;
+int live_args(const char *pid_arg, const char *extra, char **prog, const char *verb, pid_t *pid);
+int live_start(struct target *t, char **prog, pid_t *pid, const char *name, int policy,
+               size_t size, int inherit, const char *exclude, const char *what,
+               trace_id_t *trid);
+/* ------------------------------------------------------------ target.c */
+struct target {
+	pid_t pid;
+	int child;        /* we launched it (and can wait for it) */
+	int go_fd;        /* write end: releases the paused child */
+	int exec_fd;      /* read end: EOF when exec succeeded, else errno */
+	int pidfd;
+	int exited, status;
+	char join[128];   /* launched: the stream its tree joins (POSIXTRACE_JOIN), or "" */
+};
+int target_launch(struct target *t, char **argv);
+int target_release(struct target *t);         /* 0, or the exec errno */
+int target_attach(struct target *t, pid_t pid);
+void target_check_library(pid_t pid, const char *what);  /* warns if it has none */
+void target_check_privileged(char **argv, const char *what); /* warns if setuid... */
+int target_poll(struct target *t);            /* 1 once the target has ended */
+void target_forward(struct target *t, int sig);
+int target_exit_code(const struct target *t);
+void signals_block(void);
+void signals_unblock(void); /* in the main thread, once the other threads exist */
+int signals_take(int timeout_ms, int *from_tty);  /* a signal, or 0 */
+
+/* ------------------------------------------------------------ summary.c */
+void print_summary(FILE *f, const char *log_path, pid_t root);
+
+#endif

@@ -1,0 +1,306 @@
+/*
+ * export.c -- `posixtrace export --format FMT FILE -o OUT`: the command
+ * line, the output file (never overwritten without --force), and the
+ * helpers the exporters share.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "cmd.h"
+
+static const char help[] =
+"usage: posixtrace export --format FORMAT FILE [-o OUT] [--force]\n"
+"\n"
+"Convert the trace log FILE.  Formats:\n"
+"  chrome   Chrome Trace Event Format JSON (chrome://tracing, Perfetto UI):\n"
+"           one instant event per trace event, process and thread names,\n"
+"           a slice per span (NAME/begin..NAME/end, or --span)\n"
+"  html     one self-contained HTML page: a timeline with a lane per\n"
+"           thread, events colored by type, details on hover, zoom with the\n"
+"           mouse wheel or the buttons, and a summary table\n"
+"  ctf      a CTF 1.8 trace directory (metadata + one stream file) for\n"
+"           babeltrace2 and Trace Compass; each event's address also as\n"
+"           function+offset (file:line) in its field `symbol`\n"
+"  perfetto Perfetto's protobuf trace (.pftrace) for ui.perfetto.dev and\n"
+"           trace_processor: a track per process and thread, an instant per\n"
+"           event with its payload as arguments and its symbol as source\n"
+"           location, lost events; packets compressed with zlib\n"
+"\n"
+"  -f, --format FORMAT   chrome, html, ctf or perfetto\n"
+"  -o, --output OUT      default: FILE with .json, .html, .ctf or .pftrace\n"
+"                        instead of .ptlog\n"
+"      --force           replace OUT if it exists\n"
+"      --from T, --to T  html: draw every event of this window (seconds since\n"
+"                        the first event, a UTC time, or @EPOCH as in show);\n"
+"                        a log of more than 200 000 events gets the overview\n"
+"                        of the whole trace and a window: by default as much\n"
+"                        of its start as holds 200 000 events\n"
+"      --raw-addresses   do not symbolize addresses (ctf: no symbol field;\n"
+"                        perfetto: the address in hex is the symbol)\n"
+"      --no-compress     perfetto: plain packets (a build without zlib\n"
+"                        writes only those, and says so)\n"
+"  -h, --help            this help\n"
+"      --span BEGIN,END[,NAME][,key]   chrome: pair two more types as spans\n"
+"                        (see posixtrace stats --help)\n";
+
+static char *default_out(const char *in, const char *ext)
+{
+	size_t n = strlen(in);
+	const char *dot = n > 6 && !strcmp(in + n - 6, ".ptlog") ? in + n - 6 : in + n;
+	char *s = malloc((size_t)(dot - in) + strlen(ext) + 1);
+	if (!s)
+		return NULL;
+	memcpy(s, in, (size_t)(dot - in));
+	strcpy(s + (dot - in), ext);
+	return s;
+}
+
+/* The Perfetto thread of an event of th at ts: its kernel TID when the
+ * trace says (one track per kernel thread, with its real TID and its
+ * latest name; a pthread_t is reused by later threads), else its
+ * pthread_t (described beforehand). */
+static uint64_t pf_key(struct pf *w, const struct tlog *l, const struct tthread *th, uint64_t ts)
+{
+	const struct pt_ext_thread *t = thrmap_find(l->thrs, th->pid, th->tid, ts);
+	if (!t || t->tid <= 0)
+		return th->tid;
+	const char *name = thrmap_latest(l->thrs, t)->name;
+	pf_thread_ident(w, th->pid, (uint64_t)t->tid, t->tid, name[0] ? name : NULL);
+	return (uint64_t)t->tid;
+}
+
+/* A payload its program described, as Perfetto fields (f and at:
+ * PT_EXT_FIELDS_MAX, the names are at's; text: their strings' room): how
+ * many, or -1 (none, or it does not fit). */
+static int pf_fields(const struct tlog *l, const struct tev *e, struct pf_field *f,
+                     struct typed_at *at, char *text, size_t cap)
+{
+	const char *desc = e->id >= POSIX_TRACE_UNNAMED_USEREVENT && l->types
+	                   ? typemap_desc(l->types, l->th[e->thread].pid, e->id) : NULL;
+	size_t n = 0, o = 0;
+
+	if (!desc || e->trunc == POSIX_TRACE_TRUNCATED_RECORD ||
+	    typed_layout(desc, e->data, e->len, at, &n, NULL, 0) != 0)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		const unsigned char *d = e->data + at[i].off;
+		union { uint8_t u8; uint16_t u16; uint32_t u32; uint64_t u64; int8_t i8; int16_t i16;
+		        int32_t i32; int64_t i64; float f; double g; } v = { 0 };
+		memcpy(&v, d, at[i].f.size && at[i].f.size <= sizeof v ? at[i].f.size : 0);
+		f[i] = (struct pf_field){ .name = at[i].f.name, .kind = PF_UINT };
+		switch (at[i].f.type) {
+		case PT_EXT_F_U8: f[i].u = v.u8; break;
+		case PT_EXT_F_U16: f[i].u = v.u16; break;
+		case PT_EXT_F_U32: f[i].u = v.u32; break;
+		case PT_EXT_F_U64: f[i].u = v.u64; break;
+		case PT_EXT_F_I8: f[i].kind = PF_INT; f[i].i = v.i8; break;
+		case PT_EXT_F_I16: f[i].kind = PF_INT; f[i].i = v.i16; break;
+		case PT_EXT_F_I32: f[i].kind = PF_INT; f[i].i = v.i32; break;
+		case PT_EXT_F_I64: f[i].kind = PF_INT; f[i].i = v.i64; break;
+		case PT_EXT_F_F32: f[i].kind = PF_DOUBLE; f[i].d = v.f; break;
+		case PT_EXT_F_F64: f[i].kind = PF_DOUBLE; f[i].d = v.g; break;
+		case PT_EXT_F_STRING:
+			f[i].kind = PF_STRING;
+			f[i].s = (const char *)d;
+			f[i].len = at[i].len;
+			break;
+		default: { /* hex integers and bytes: "0x..." text */
+			uint64_t x = at[i].f.size == 1 ? v.u8 : at[i].f.size == 2 ? v.u16
+			             : at[i].f.size == 4 ? v.u32 : v.u64;
+			size_t k = 0, room = cap - o;
+			if (at[i].f.type == PT_EXT_F_BYTES)
+				for (size_t j = 0; j < at[i].len && 2 * j + 2 < room; j++, k += 2)
+					snprintf(text + o + k, room - k, "%02x", d[j]);
+			else
+				k = (size_t)snprintf(text + o, room, "0x%llx", (unsigned long long)x);
+			if (k >= room)
+				return -1;
+			f[i].kind = PF_STRING;
+			f[i].s = text + o;
+			f[i].len = k;
+			o += k + 1;
+		}
+		}
+	}
+	return (int)n;
+}
+
+/* The log through the Perfetto writer (write.h), event by event as
+ * it is read (plain: no compressed packets).  -1 with errno: writing
+ * failed; 1: reading did (said). */
+static int export_perfetto(struct tlog *l, struct symz *z, FILE *f, int plain)
+{
+	char tmp[32], raw[32], text[512];
+	static char ftext[2 * 65536 + 64 * PT_EXT_FIELDS_MAX];
+	struct pf_field fields[PT_EXT_FIELDS_MAX];
+	struct typed_at fat[PT_EXT_FIELDS_MAX];
+	uint64_t lost = 0, last = 0;
+	struct pf *w = pf_open(f);
+	struct progress p;
+	struct tev ev;
+	const struct tev *e = &ev;
+	int r = 0;
+
+	if (w && pf_compress(w, !plain) == ENOTSUP)
+		err_msg("built without zlib: plain packets, not compressed ones");
+
+	for (size_t i = 0; w && i < l->npr; i++) {
+		const char *exe = z && l->pr[i].pid ? symz_exe(z, l->pr[i].pid) : NULL;
+		pf_process(w, l->pr[i].pid, exe && strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe, 0);
+	}
+	for (size_t i = 0; w && i < l->nth; i++) /* threads the trace does not identify */
+		if (!thrmap_find(l->thrs, l->th[i].pid, l->th[i].tid, 0))
+			pf_thread(w, l->th[i].pid, l->th[i].tid, l->th[i].idx, NULL);
+	progress_begin(&p, "export perfetto", l->nev);
+	while (w && (r = tlog_next(l, &ev)) > 0) {
+		const struct tthread *th = &l->th[e->thread];
+		const void *d = e->data;
+		size_t len = e->len;
+		raw[0] = 0;
+		if (e->addr && !z)
+			snprintf(raw, sizeof raw, "0x%llx", (unsigned long long)e->addr);
+		if (e->id < 16 && e->id != POSIX_TRACE_UNNAMED_USEREVENT) { /* decoded, as show does */
+			fmt_event_data(text, sizeof text, l, e);
+			d = text;
+			len = strlen(text);
+		}
+		uint64_t key = pf_key(w, l, th, e->ts);
+		const char *sym = z && e->addr ? symz_lookup(z, th->pid, e->ts, e->addr) : raw;
+		unsigned flags = e->trunc == POSIX_TRACE_TRUNCATED_RECORD ? PF_TRUNCATED : 0;
+		int nf = pf_fields(l, e, fields, fat, ftext, sizeof ftext);
+		if (nf >= 0)
+			pf_event_fields(w, th->pid, key, e->ts, e->id, tlog_name(l, e->id, tmp, sizeof tmp),
+			                sym, fields, (size_t)nf, flags);
+		else
+			pf_event(w, th->pid, key, e->ts, e->id, tlog_name(l, e->id, tmp, sizeof tmp), sym,
+			         d, len, flags);
+		if (e->id == POSIX_TRACE_RESUME && e->lost && e->lost != UINT64_MAX) {
+			pf_loss(w, th->pid, key, e->ts, e->lost);
+			lost += e->lost;
+		}
+		last = e->ts > last ? e->ts : last;
+		if ((e->n & 1023) == 0)
+			progress_update(&p, e->n);
+	}
+	progress_end(&p);
+	if (w && r == 0 && tlog_lost_total(l) > lost) /* not counted by a gap: at the end */
+		pf_loss(w, 0, 0, last, tlog_lost_total(l) - lost);
+	int rc = w ? pf_close(w) : ENOMEM;
+	if (r < 0)
+		return 1;
+	if (rc)
+		errno = rc;
+	return rc ? -1 : 0;
+}
+
+int cmd_export(int argc, char **argv)
+{
+	static const struct option lopts[] = {
+		{ "format", required_argument, NULL, 'f' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "force", no_argument, NULL, 'F' },
+		{ "raw-addresses", no_argument, NULL, 'R' },
+		{ "from", required_argument, NULL, 'A' },
+		{ "to", required_argument, NULL, 'B' },
+		{ "span", required_argument, NULL, 'S' },
+		{ "no-compress", no_argument, NULL, 'P' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *fmt = NULL, *out = NULL;
+	int c, force = 0, raw = 0, plain = 0, have_from = 0, have_to = 0;
+	struct when from, to;
+	struct span_args sa = { .n = 0 };
+	struct spans *sp;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "hf:o:", lopts, NULL)) != -1) {
+		switch (c) {
+		case 'h': fputs(help, stdout); return 0;
+		case 'f': fmt = optarg; break;
+		case 'o': out = optarg; break;
+		case 'F': force = 1; break;
+		case 'R': raw = 1; break;
+		case 'A':
+		case 'B':
+			if (parse_when(optarg, c == 'A' ? &from : &to))
+				return usage_error("%s: '%s' is not a time (seconds since the first event, "
+				                   "a UTC time like 2026-11-27T15:04:05Z, or @EPOCH)",
+				                   c == 'A' ? "--from" : "--to", optarg);
+			*(c == 'A' ? &have_from : &have_to) = 1;
+			break;
+		case 'S':
+			if (span_arg(&sa, optarg))
+				return EXIT_USAGE;
+			break;
+		case 'P': plain = 1; break;
+		default: return usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (!fmt)
+		return usage_error("which format? --format chrome, html, ctf or perfetto");
+	if (strcmp(fmt, "chrome") && strcmp(fmt, "html") && strcmp(fmt, "ctf") &&
+	    strcmp(fmt, "perfetto"))
+		return usage_error("--format: '%s' is not chrome, html, ctf or perfetto", fmt);
+	if (plain && strcmp(fmt, "perfetto"))
+		return usage_error("--no-compress is for --format perfetto");
+	if (optind != argc - 1)
+		return usage_error(optind >= argc ? "which log? give a FILE" : "one FILE at a time");
+	if ((have_from || have_to) && strcmp(fmt, "html"))
+		return usage_error("--from and --to are for --format html");
+	const char *in = argv[optind];
+	char *dflt = NULL;
+	if (!out)
+		out = dflt = default_out(in, !strcmp(fmt, "chrome") ? ".json"
+		                             : !strcmp(fmt, "html") ? ".html"
+		                             : !strcmp(fmt, "ctf") ? ".ctf" : ".pftrace");
+
+	struct tlog l;
+	if ((c = spans_make(&sa, &sp)) != 0) {
+		free(dflt);
+		return c;
+	}
+	if (tlog_load(&l, in) || (spans_check(sp, &l) && (tlog_free(&l), 1))) {
+		spans_free(sp);
+		free(dflt);
+		return 1;
+	}
+	tlog_warn(&l); /* a cut-short or damaged log exports what it holds */
+	struct symz *z = raw ? NULL : symz_open(&l, in, 0);
+	int rc;
+	if (!strcmp(fmt, "ctf")) {
+		rc = export_ctf(&l, z, out, force);
+	} else {
+		int fd = create_output(out, force);
+		FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
+		if (!f) {
+			rc = 1;
+		} else {
+			rc = !strcmp(fmt, "chrome") ? export_chrome(&l, z, sp, f)
+			     : !strcmp(fmt, "html")
+			         ? export_html(&l, z, f, have_from ? when_ns(&from, l.first) : 0,
+			                       have_to ? when_ns(&to, l.first) : UINT64_MAX)
+			     : export_perfetto(&l, z, f, plain);
+			int e = rc < 0 ? errno : 0; /* (perfetto: writing, or out of memory) */
+			if ((ferror(f) | fclose(f)) && !e)
+				e = errno;
+			if (rc < 0 || e) {
+				err_msg("writing %s: %s", out, strerror(e));
+				rc = 1;
+			}
+			if (rc)
+				unlink(out);
+		}
+	}
+	if (rc == 0 && isatty(STDERR_FILENO))
+		fprintf(stderr, "%s: wrote %s\n", prog_cmd, out);
+	if (z)
+		symz_close(z);
+	tlog_free(&l);
+	spans_free(sp);
+	free(dflt);
+	return rc;
+}

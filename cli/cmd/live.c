@@ -1,0 +1,222 @@
+/*
+ * live.c -- `posixtrace live (PID | -- PROGRAM [ARGS...])`: print events
+ * as they happen, in the form of `show`, from a stream made with
+ * posix_trace_create() (no log) and read with
+ * posix_trace_timedgetnext_event().  Addresses are symbolized from the
+ * stream's map of loaded code (else /proc/PID/maps while the process
+ * lives).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include "cmd.h"
+
+static const char help[] =
+"usage: posixtrace live [OPTIONS] PID [OPTIONS]\n"
+"       posixtrace live [OPTIONS] -- PROGRAM [ARGS...]\n"
+"\n"
+"Print the events of a running process (it must use libposixtrace), or of\n"
+"a program started traced, as they happen, one per line as 'posixtrace\n"
+"show' prints them.  Ends with Ctrl-C or when the process ends; nothing is\n"
+"saved.  With PROGRAM the exit status is the program's.  Options may\n"
+"follow PID; everything after '--' is the program's.\n"
+"\n"
+"      --policy P           stream full policy: loop (default) or until-full\n"
+"      --size BYTES         stream size (default 1M)\n"
+"      --exclude NAME,...   event types not to trace\n"
+"      --no-inherit         do not trace the program's children\n"
+"  -a, --absolute           absolute times (UTC)\n"
+"      --raw-addresses      do not symbolize addresses\n"
+"  -h, --help               this help\n"
+"Spans (NAME/begin and NAME/end, or --span): as 'posixtrace show' prints them.\n";
+
+enum { O_POLICY = 256, O_SIZE, O_EXCLUDE, O_NOINHERIT, O_RAW, O_SPAN };
+
+struct lopt { int policy, inherit, absolute, raw; size_t size; char *exclude; };
+
+struct printer { struct tlog l; struct symz *z; struct spans *sp; uint64_t t0, prev; int absolute, first; };
+
+static int print_event(void *arg, trace_id_t trid, const struct posix_trace_event_info *ev,
+                       const void *data, size_t len)
+{
+	struct printer *p = arg;
+	struct tev e;
+	if (live_add(&p->l, trid, ev, data, len, &e))
+		return 0;
+	if (p->first) {
+		p->t0 = p->prev = e.ts;
+		p->first = 0;
+	}
+	struct span_mark m;
+	int sm = spans_event(p->sp, &p->l, &e, &m) == 0;
+	fmt_line_span(stdout, &p->l, &e, p->t0, p->prev, p->absolute, 16, p->z, sm ? &m : NULL);
+	p->prev = e.ts;
+	return 0;
+}
+
+int live_args(const char *pid_arg, const char *extra, char **prog, const char *verb, pid_t *pid)
+{
+	if (!pid_arg && !prog)
+		return usage_error("what to %s? give a PID, or a program after '--'", verb);
+	if (pid_arg && parse_pid(pid_arg, pid))
+		return usage_error("'%s' is not a process id (to start a program, put '--' "
+		                   "before it)", pid_arg);
+	if (extra)
+		return usage_error("unexpected argument '%s' (one PID at a time)", extra);
+	if (pid_arg && prog)
+		return usage_error("a PID (%s) or a program after '--' (%s), not both", pid_arg,
+		                   prog[0]);
+	return 0;
+}
+
+int live_start(struct target *t, char **prog, pid_t *pid, const char *name, int policy,
+               size_t size, int inherit, const char *exclude, const char *what,
+               trace_id_t *trid)
+{
+	int rc;
+
+	signals_block();
+	if (prog) {
+		target_check_privileged(prog, what);
+		prctl(PR_SET_CHILD_SUBREAPER, 1);
+		if (target_launch(t, prog))
+			return 1;
+		*pid = t->pid;
+	} else if (target_attach(t, *pid)) {
+		err_msg("no process %d (is it still running? see 'ps')", (int)*pid);
+		return 1;
+	} else {
+		target_check_library(*pid, what);
+	}
+	if (live_stream(*pid, name, policy, size, inherit, exclude, trid) ||
+	    (rc = posix_trace_start(*trid)) != 0) {
+		if (prog)
+			kill(t->pid, SIGKILL);
+		return 1;
+	}
+	if (prog && (rc = target_release(t)) != 0) {
+		err_msg("cannot run %s: %s", prog[0], strerror(rc));
+		posix_trace_shutdown(*trid);
+		return 127;
+	}
+	signals_unblock(); /* before the first print, which may block */
+	return 0;
+}
+
+int cmd_live(int argc, char **argv)
+{
+	static const struct option lopts[] = {
+		{ "policy", required_argument, NULL, O_POLICY },
+		{ "size", required_argument, NULL, O_SIZE },
+		{ "exclude", required_argument, NULL, O_EXCLUDE },
+		{ "no-inherit", no_argument, NULL, O_NOINHERIT },
+		{ "absolute", no_argument, NULL, 'a' },
+		{ "raw-addresses", no_argument, NULL, O_RAW },
+		{ "span", required_argument, NULL, O_SPAN },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct lopt o = { POSIX_TRACE_LOOP, 1, 0, 0, 0, NULL };
+	struct target t;
+	struct span_args sa = { .n = 0 };
+	const char *pid_arg = NULL, *extra = NULL;
+	pid_t pid = 0;
+	int c, rc;
+
+	optind = 1;
+	opterr = 0;
+	/* '-': options on both sides of a PID (operands come as 1); getopt
+	 * stops at "--", and what follows is the program */
+	while ((c = getopt_long(argc, argv, "-:ha", lopts, NULL)) != -1) {
+		switch (c) {
+		case 'h': fputs(help, stdout); fputs(spans_help, stdout); return 0;
+		case O_SPAN:
+			if (span_arg(&sa, optarg))
+				return EXIT_USAGE;
+			break;
+		case 1:
+			if (!pid_arg)
+				pid_arg = optarg;
+			else if (!extra)
+				extra = optarg;
+			break;
+		case 'a': o.absolute = 1; break;
+		case O_RAW: o.raw = 1; break;
+		case O_NOINHERIT: o.inherit = 0; break;
+		case O_EXCLUDE: o.exclude = optarg; break;
+		case O_POLICY:
+			if (parse_policy(optarg, 0, &o.policy) || o.policy == POSIX_TRACE_FLUSH)
+				return usage_error("--policy: '%s' is not loop or until-full", optarg);
+			break;
+		case O_SIZE:
+			if (parse_size(optarg, &o.size))
+				return usage_error("--size: '%s' is not a size in bytes", optarg);
+			break;
+		case ':': return usage_error("option '%s' needs an argument", argv[optind - 1]);
+		default: return usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	int launch = optind < argc;
+	if ((rc = live_args(pid_arg, extra, launch ? argv + optind : NULL, "trace", &pid)) != 0)
+		return rc;
+	struct printer p;
+	memset(&p, 0, sizeof p);
+	if ((rc = spans_make(&sa, &p.sp)) != 0)
+		return rc;
+	trace_id_t trid;
+	if ((rc = live_start(&t, launch ? argv + optind : NULL, &pid, "live", o.policy, o.size,
+	                     o.inherit, o.exclude, "printed", &trid)) != 0) {
+		spans_free(p.sp);
+		return rc;
+	}
+	tlog_init(&p.l);
+	p.z = o.raw ? NULL : symz_open(NULL, NULL, 1);
+	if (p.z)
+		symz_live(p.z, trid); /* the map of loaded code the stream carries */
+	p.absolute = o.absolute;
+	p.first = 1;
+	int signals = 0, stop = 0;
+	while (!stop) {
+		long n = live_drain(trid, 50, print_event, &p);
+		if (n < 0)
+			break;
+		fflush(stdout);
+		int tty = 0, sig;
+		while ((sig = signals_take(0, &tty)) != 0) {
+			if (sig == SIGCHLD)
+				continue;
+			if (!launch || ++signals >= 2)
+				stop = sig;
+			else if (!tty)
+				target_forward(&t, sig);
+		}
+		if (target_poll(&t))
+			break;
+	}
+	live_drain(trid, 0, print_event, &p); /* what the target wrote before it ended */
+	fflush(stdout);
+	tlog_note_totals(&p.l, trid);
+	posix_trace_shutdown(trid);
+	tlog_finish(&p.l);
+	uint64_t total = p.l.nev;
+	char lost[240];
+	tlog_loss_text(&p.l, lost, sizeof lost);
+	unsigned procs, threads;
+	tlog_program_counts(&p.l, getpid(), &procs, &threads);
+	fprintf(stderr, "%s: %llu events from %u process%s (%u thread%s); %s%s\n", prog_cmd,
+	        (unsigned long long)total, procs, procs == 1 ? "" : "es", threads,
+	        threads == 1 ? "" : "s", lost,
+	        tlog_lost_any(&p.l) ? " (the reader fell behind: try --size)" : "");
+	if (p.z)
+		symz_close(p.z);
+	tlog_free(&p.l);
+	spans_free(p.sp);
+	if (t.pidfd > 0)
+		close(t.pidfd);
+	if (!launch)
+		return 0;
+	return t.exited ? target_exit_code(&t) : 128 + stop;
+}

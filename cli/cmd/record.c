@@ -1,0 +1,413 @@
+/*
+ * record.c -- `posixtrace record` (start a program traced into a log) and
+ * `posixtrace attach` (trace a running process into a log).
+ *
+ * The stream is made with posix_trace_create_withlog() for the target's
+ * pid: stream-full policy FLUSH (a flusher thread drains it to the log as
+ * it fills), log policy APPEND, inheritance on (forked children are traced
+ * too) unless --no-inherit.  The log carries the map of the target's
+ * code, which the library writes into the trace: nothing to watch here.
+ * --no-loss puts the stream in no-loss mode (posixtrace_attr_setnoloss):
+ * the program waits for the flusher rather than lose events.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <time.h>
+#include <unistd.h>
+#include "cmd.h"
+
+static const char record_help[] =
+"usage: posixtrace record [OPTIONS] -- PROGRAM [ARGS...]\n"
+"\n"
+"Run PROGRAM traced from its first event (constructors included), and every\n"
+"process started below it that uses libposixtrace, whatever runs in between\n"
+"(shells, make, env, daemons), into a trace log; print a summary when it ends.\n"
+"The exit status is the program's (128+N if it was killed by signal N).\n"
+"\n"
+"  -o, --output FILE        the log (default posixtrace-YYYYmmdd-HHMMSS-PID.ptlog,\n"
+"                           PID this command's)\n"
+"      --force              overwrite FILE if it exists\n"
+"  -d, --duration SECONDS   after this long, end the program as timeout(1) does\n"
+"                           (SIGTERM, SIGKILL 5 s later); the log keeps its end\n"
+"      --policy P           stream full policy: flush (default), loop, until-full\n"
+"      --size BYTES         stream size (default 16M with --policy flush, else 1M;\n"
+"                           K, M, G suffixes)\n"
+"      --log-size BYTES     log max size (loop and until-full log policies)\n"
+"      --log-policy P       log full policy: append (default), loop, until-full\n"
+"      --exclude NAME,...   event types not to record\n"
+"      --no-inherit         trace the program alone, not the processes below it\n"
+"      --no-loss[=MS]       when the stream is full, the program waits for room\n"
+"                           rather than lose events: MS at most per wait\n"
+"                           (default 1000, up to 60000), then the event is lost\n"
+"                           and counted (flush policy only; not the relay's)\n"
+"      --relayd URL         stream the events live to lttng-relayd at\n"
+"                           net://HOST[:CTRL_PORT[:DATA_PORT]] (5342, 5343);\n"
+"                           no local log unless -o is given too\n"
+"      --session NAME       the relay session (default PROGRAM-PID-TIME)\n"
+"      --hostname NAME      the host name the relay files it under\n"
+"  -h, --help               this help\n"
+"\n"
+"Ctrl-C stops the program (it gets the signal) and keeps the log;\n"
+"a second Ctrl-C stops tracing at once.\n";
+
+static const char attach_help[] =
+"usage: posixtrace attach [OPTIONS] PID [OPTIONS]\n"
+"\n"
+"Trace the running process PID (it must use libposixtrace) into a log\n"
+"until Ctrl-C, the end of --duration, or the end of the process.\n"
+"Options may come before or after PID.\n"
+"\n"
+"  -o, --output FILE        the log (default posixtrace-YYYYmmdd-HHMMSS-PID.ptlog,\n"
+"                           PID this command's)\n"
+"      --force              overwrite FILE if it exists\n"
+"  -d, --duration SECONDS   stop after this long (the process goes on)\n"
+"      --policy, --size, --log-size, --log-policy, --exclude, --no-inherit,\n"
+"      --no-loss[=MS], --relayd URL, --session NAME, --hostname NAME\n"
+"                           as for 'posixtrace record'\n"
+"  -h, --help               this help\n";
+
+struct ropts {
+	const char *out;
+	const char *pid, *extra;  /* attach: its operand, and one too many */
+	int force, policy, log_policy, inherit;
+	size_t size, log_size;
+	char *exclude;
+	double duration;
+	unsigned noloss_ms; /* 0: off */
+	struct relay_opts relay; /* url_text NULL: no --relayd */
+};
+
+#define NOLOSS_DEFAULT_MS 1000u /* a second: a stopped consumer costs that, once */
+/* A FLUSH stream is the buffer between the program and the disk: it must
+ * hold what the program records while one write() of the log stalls.  On
+ * a VM a 64 KiB write to tmpfs sometimes takes 2.5 ms (a host fault per
+ * fresh page); 1 MiB is 4 ms of 250 MB/s, and paced runs at a quarter of
+ * the machine's write rate lost events.  16 MiB is 64 ms of that. */
+#define FLUSH_DEFAULT_SIZE (16u << 20)
+
+enum { O_FORCE = 256, O_POLICY, O_SIZE, O_LOGSIZE, O_LOGPOLICY, O_EXCLUDE, O_NOINHERIT,
+       O_NOLOSS, O_RELAYD, O_SESSION, O_HOSTNAME };
+
+static const struct option lopts[] = {
+	{ "output", required_argument, NULL, 'o' },
+	{ "force", no_argument, NULL, O_FORCE },
+	{ "policy", required_argument, NULL, O_POLICY },
+	{ "size", required_argument, NULL, O_SIZE },
+	{ "log-size", required_argument, NULL, O_LOGSIZE },
+	{ "log-policy", required_argument, NULL, O_LOGPOLICY },
+	{ "exclude", required_argument, NULL, O_EXCLUDE },
+	{ "no-inherit", no_argument, NULL, O_NOINHERIT },
+	{ "no-loss", optional_argument, NULL, O_NOLOSS },
+	{ "duration", required_argument, NULL, 'd' },
+	{ "relayd", required_argument, NULL, O_RELAYD },
+	{ "session", required_argument, NULL, O_SESSION },
+	{ "hostname", required_argument, NULL, O_HOSTNAME },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* -1: go on; else the exit code. */
+static int parse(int argc, char **argv, struct ropts *o, int attach)
+{
+	int c;
+
+	*o = (struct ropts){ NULL, NULL, NULL, 0, POSIX_TRACE_FLUSH, POSIX_TRACE_APPEND, 1, 0, 0,
+	                     NULL, 0, 0, { 0 } };
+	optind = 1;
+	opterr = 0;
+	/* record stops at the program ('+'): the rest is the program's; attach
+	 * takes options on both sides of its PID ('-': operands come as 1) */
+	while ((c = getopt_long(argc, argv, attach ? "-:ho:d:" : "+:ho:d:", lopts, NULL)) != -1) {
+		switch (c) {
+		case 'h': fputs(attach ? attach_help : record_help, stdout); return 0;
+		case 1:
+			if (!o->pid)
+				o->pid = optarg;
+			else if (!o->extra)
+				o->extra = optarg;
+			break;
+		case 'o': o->out = optarg; break;
+		case O_FORCE: o->force = 1; break;
+		case O_NOINHERIT: o->inherit = 0; break;
+		case O_NOLOSS: {
+			char *end;
+			unsigned long ms = NOLOSS_DEFAULT_MS;
+			if (optarg) {
+				errno = 0;
+				ms = strtoul(optarg, &end, 10);
+				if (errno || end == optarg || *end || *optarg == '-' || ms == 0 ||
+				    ms > 60000)
+					return usage_error("--no-loss: '%s' is not a number of "
+					                   "milliseconds from 1 to 60000", optarg);
+			}
+			o->noloss_ms = (unsigned)ms;
+			break;
+		}
+		case O_EXCLUDE: o->exclude = optarg; break;
+		case O_RELAYD: {
+			char why[200];
+			if (relayd_url_parse(optarg, &o->relay.url, why, sizeof why))
+				return usage_error("--relayd: '%s': %s", optarg, why);
+			o->relay.url_text = optarg;
+			break;
+		}
+		case O_SESSION:
+		case O_HOSTNAME: {
+			int h = c == O_HOSTNAME;
+			int max = h ? RELAYD_HOSTNAME_MAX : RELAY_SESSION_MAX;
+			if (!relay_name_ok(optarg, (size_t)max))
+				return usage_error("%s: '%s' is not a name the relay takes (1 to %d "
+				                   "characters, no '/', not starting with '.')",
+				                   h ? "--hostname" : "--session", optarg, max);
+			*(h ? &o->relay.hostname : &o->relay.session) = optarg;
+			break;
+		}
+		case O_POLICY:
+			if (parse_policy(optarg, 0, &o->policy))
+				return usage_error("--policy: '%s' is not loop, until-full or flush", optarg);
+			break;
+		case O_LOGPOLICY:
+			if (parse_policy(optarg, 1, &o->log_policy))
+				return usage_error("--log-policy: '%s' is not append, loop or until-full",
+				                   optarg);
+			break;
+		case O_SIZE:
+		case O_LOGSIZE:
+			if (parse_size(optarg, c == O_SIZE ? &o->size : &o->log_size))
+				return usage_error("%s: '%s' is not a size in bytes (like 4096, 64K, 16M)",
+				                   c == O_SIZE ? "--size" : "--log-size", optarg);
+			break;
+		case 'd':
+			if (parse_seconds(optarg, &o->duration) || o->duration <= 0)
+				return usage_error("--duration: '%s' is not a number of seconds", optarg);
+			break;
+		case ':':
+			return usage_error("option '%s' needs an argument", argv[optind - 1]);
+		default:
+			return usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (!o->size && o->policy == POSIX_TRACE_FLUSH)
+		o->size = FLUSH_DEFAULT_SIZE;
+	if ((o->relay.session || o->relay.hostname) && !o->relay.url_text)
+		return usage_error("--session and --hostname name the relay's session: give --relayd");
+	o->relay.inherit = o->inherit;
+	o->relay.exclude = o->exclude;
+	o->relay.local_log = o->out != NULL;
+	if (o->noloss_ms && o->policy != POSIX_TRACE_FLUSH)
+		return usage_error("--no-loss waits for the flusher: it needs --policy flush");
+	if (!attach)
+		return optind < argc ? -1 : usage_error("which program? give it after '--'");
+	if (!o->pid && optind < argc) /* attach -- PID */
+		o->pid = argv[optind++];
+	if (!o->extra && optind < argc)
+		o->extra = argv[optind];
+	if (!o->pid)
+		return usage_error("which process? give its PID");
+	return -1;
+}
+
+/* The time and this command's pid: two records started in the same
+ * second write two logs (the second used to stop with "already exists"). */
+static char *default_name(void)
+{
+	static char buf[80];
+	char when[32];
+	time_t now = time(NULL);
+	struct tm tm;
+	localtime_r(&now, &tm);
+	strftime(when, sizeof when, "%Y%m%d-%H%M%S", &tm);
+	snprintf(buf, sizeof buf, "posixtrace-%s-%d.ptlog", when, (int)getpid());
+	return buf;
+}
+
+/* Stream attributes and filter; the stream is created, not yet started. */
+static int create_stream(const struct ropts *o, pid_t pid, const char *name, int fd,
+                         trace_id_t *trid)
+{
+	trace_attr_t attr;
+	int rc;
+
+	posix_trace_attr_init(&attr);
+	posix_trace_attr_setname(&attr, name);
+	posix_trace_attr_setinherited(&attr, o->inherit ? POSIX_TRACE_INHERITED
+	                                                : POSIX_TRACE_CLOSE_FOR_CHILD);
+	if ((rc = posix_trace_attr_setstreamfullpolicy(&attr, o->policy)) ||
+	    (o->size && (rc = posix_trace_attr_setstreamsize(&attr, o->size))) ||
+	    (rc = posix_trace_attr_setlogfullpolicy(&attr, o->log_policy)) ||
+	    (o->log_size && (rc = posix_trace_attr_setlogsize(&attr, o->log_size))) ||
+	    (rc = posixtrace_attr_setnoloss(&attr, o->noloss_ms))) {
+		err_msg("invalid stream attributes: %s", strerror(rc));
+		return 1;
+	}
+	rc = posix_trace_create_withlog(pid, &attr, fd, trid);
+	posix_trace_attr_destroy(&attr);
+	if (rc) {
+		err_msg("cannot trace process %d: %s%s", (int)pid, strerror(rc),
+		        rc == EPERM ? " (it belongs to another user or is not dumpable; "
+		                      "run as its user or as root)" :
+		        rc == ESRCH ? " (no such process)" :
+		        rc == EAGAIN ? " (too many streams; shut some down)" :
+		        rc == EINVAL ? " (check --policy, --log-policy and --log-size)" : "");
+		return 1;
+	}
+	return o->exclude ? exclude_events(*trid, o->exclude) : 0;
+}
+
+#define DURATION_KILL_NS 5000000000ull /* after SIGTERM, SIGKILL: as timeout -k 5 */
+
+/* Until the target ends (or the deadline, or a second signal).  (The
+ * trace carries the map of the target's code: nothing to watch here.)
+ * At the deadline a program we started (forward) is ended as timeout(1)
+ * would, and traced until it has ended; a process attached to is left
+ * alone.  Returns the signal that stopped us early, or 0. */
+static int run(struct target *t, double duration, int forward)
+{
+	uint64_t start = now_mono_ns(), next = start, step = 1000000;
+	uint64_t end = duration > 0 ? start + (uint64_t)(duration * 1e9) : UINT64_MAX;
+	int signals = 0, ending = 0;
+
+	for (;;) {
+		uint64_t now = now_mono_ns();
+		if (now >= next) {
+			step = step < 100000000 ? step * 2 : 100000000;
+			next = now + step;
+		}
+		if (target_poll(t))
+			return 0;
+		if (now >= end && !forward)
+			return 0;
+		if (now >= end) {
+			target_forward(t, ending++ ? SIGKILL : SIGTERM);
+			end = ending < 2 ? now + DURATION_KILL_NS : UINT64_MAX;
+		}
+		uint64_t wake = next < end ? next : end;
+		int tty = 0, sig = signals_take((int)((wake - now) / 1000000) + 1, &tty);
+		if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP) {
+			if (!forward)
+				return sig;
+			if (!tty)
+				target_forward(t, sig);
+			if (++signals >= 2)
+				return sig;
+		}
+	}
+}
+
+static int trace_target(const struct ropts *o, struct target *t, char **prog)
+{
+	/* with --relayd, a local log only with -o */
+	const char *out = o->out ? o->out : o->relay.url_text ? NULL : default_name();
+	struct relay *relay = NULL;
+	trace_id_t trid;
+	int fd = -1, rc, code = 0;
+
+	if (o->relay.url_text && !(relay = relay_open(&o->relay)))
+		return 1;
+	if (out && (fd = create_private_output(out, o->force)) < 0)
+		goto fail;
+	const char *name = prog ? prog[0] : "attached";
+	if (strrchr(name, '/'))
+		name = strrchr(name, '/') + 1;
+	if (prog && target_launch(t, prog))
+		goto fail;
+	if (out && create_stream(o, t->pid, name, fd, &trid)) {
+		if (prog)
+			kill(t->pid, SIGKILL);
+		goto fail;
+	}
+	if (out && (rc = posix_trace_start(trid)) != 0) {
+		err_msg("posix_trace_start: %s", strerror(rc));
+		posix_trace_shutdown(trid);
+		goto fail;
+	}
+	/* the processes started below the program join the stream through
+	 * their environment, whoever their parent is (src/traced/join.c) */
+	if (prog && out && o->inherit && (rc = pt_ext_join(trid, t->join, sizeof t->join)) != 0)
+		err_msg("the program's descendants will be traced only where their "
+		        "parents are: %s", strerror(rc));
+	if (relay && relay_attach(relay, t->pid, name)) {
+		if (out)
+			posix_trace_shutdown(trid);
+		goto fail;
+	}
+	if (prog && (rc = target_release(t)) != 0) {
+		err_msg("cannot run %s: %s", prog[0], strerror(rc));
+		relay_finish(relay);
+		if (out) {
+			posix_trace_shutdown(trid);
+			close(fd);
+			unlink(out);
+		}
+		return 127;
+	}
+	int sig = run(t, o->duration, prog != NULL);
+	relay_finish(relay);
+	if (out) {
+		if ((rc = posix_trace_shutdown(trid)) != 0)
+			err_msg("%s: the log may be incomplete: %s", out, strerror(rc));
+		close(fd);
+		print_summary(stderr, out, prog ? t->pid : 0);
+	}
+	if (prog)
+		code = t->exited ? target_exit_code(t) : 128 + sig;
+	return code;
+fail:
+	relay_finish(relay);
+	if (fd >= 0) {
+		close(fd);
+		unlink(out);
+	}
+	if (prog && t->pid > 0) { /* the child waits on the pipe: let it go, and die */
+		if (t->go_fd >= 0)
+			close(t->go_fd);
+		kill(t->pid, SIGKILL);
+		while (!target_poll(t))
+			usleep(1000);
+	}
+	return 1;
+}
+
+int cmd_record(int argc, char **argv)
+{
+	struct ropts o;
+	struct target t;
+	int rc = parse(argc, argv, &o, 0);
+
+	if (rc >= 0)
+		return rc;
+	target_check_privileged(argv + optind, "recorded");
+	signals_block();
+	prctl(PR_SET_CHILD_SUBREAPER, 1); /* orphans stay below us: their maps are kept */
+	memset(&t, 0, sizeof t);
+	return trace_target(&o, &t, argv + optind);
+}
+
+int cmd_attach(int argc, char **argv)
+{
+	struct ropts o;
+	struct target t;
+	pid_t pid;
+	int rc = parse(argc, argv, &o, 1);
+
+	if (rc >= 0)
+		return rc;
+	if (parse_pid(o.pid, &pid))
+		return usage_error("'%s' is not a process id", o.pid);
+	if (o.extra)
+		return usage_error("unexpected argument '%s' (one PID at a time)", o.extra);
+	if (target_attach(&t, pid)) {
+		err_msg("no process %d (is it still running? see 'ps')", (int)pid);
+		return 1;
+	}
+	target_check_library(pid, "recorded");
+	signals_block();
+	rc = trace_target(&o, &t, NULL);
+	if (t.pidfd >= 0)
+		close(t.pidfd);
+	return rc;
+}

@@ -1,0 +1,284 @@
+/*
+ * top.c -- `posixtrace top (PID | -- PROGRAM [ARGS...])`: a live view of
+ * a running program, refreshed every second: events per second of each
+ * type, and per span (spans.c) the count, p50, p99 and max of the last
+ * second and since the start, and the incomplete ones.
+ *
+ * It reads a stream made for the process (no log) as `live` does, with
+ * the LOOP policy: the program never waits for the reader; a reader that
+ * falls behind loses events, which are counted and shown (and cut the
+ * spans open across the gap, as everywhere).  On a terminal the view is
+ * redrawn in place and `q` quits (the stream is shut down, the program
+ * goes on untouched); otherwise one block per second is printed, for
+ * logs and scripts, until the program ends or a signal stops `top`.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <termios.h>
+#include <unistd.h>
+#include "cmd.h"
+
+static const char help[] =
+"usage: posixtrace top [OPTIONS] PID\n"
+"       posixtrace top [OPTIONS] -- PROGRAM [ARGS...]\n"
+"\n"
+"A live view of a running process (it must use libposixtrace), or of a\n"
+"program started traced, refreshed every second: events per second of each\n"
+"type, and per span (NAME/begin and NAME/end events, or --span) the count,\n"
+"p50, p99 and max duration over the last second and since the start, and\n"
+"the incomplete spans.  On a terminal 'q' quits and leaves the program\n"
+"running; without a terminal one block is printed per second.  Ends when\n"
+"the process ends (with PROGRAM, with its exit status) or at Ctrl-C.\n"
+"\n"
+"      --size BYTES         stream size (default 1M); a reader that falls\n"
+"                           behind loses events (shown), the program never waits\n"
+"      --interval SEC       refresh period (default 1)\n"
+"      --no-inherit         do not trace the program's children\n"
+"  -h, --help               this help\n";
+
+enum { O_SIZE = 256, O_NOINHERIT, O_SPAN, O_INTERVAL };
+
+struct top {
+	struct tlog l;
+	struct spans *sp;
+	struct hist *win;             /* per span: the last period's durations */
+	uint64_t *wcount;             /* per type: the last period's events */
+	uint64_t start_ns, period_ns;
+	int tty;
+};
+
+static int add_event(void *arg, trace_id_t trid, const struct posix_trace_event_info *ev,
+                     const void *data, size_t len)
+{
+	struct top *t = arg;
+	struct tev e;
+	struct span_mark m;
+
+	if (live_add(&t->l, trid, ev, data, len, &e) || spans_event(t->sp, &t->l, &e, &m) ||
+	    (m.kind == SPAN_END && hist_add(&t->win[m.def], m.dur))) {
+		err_msg("out of memory");
+		return -1;
+	}
+	t->wcount[e.id]++;
+	return 0;
+}
+
+static void dur3(char *buf, size_t cap, const struct hist *h, double q)
+{
+	if (!h->n)
+		snprintf(buf, cap, "-");
+	else
+		fmt_duration(buf, cap, q < 0 ? h->max : hist_quantile(h, q));
+}
+
+/* One view: the period just ended and the totals; then a new period. */
+static void render(struct top *t, pid_t pid, const char *what, uint64_t now)
+{
+	char el[32], a[6][24], tmp[32], lost[240];
+	double per = (double)t->period_ns / 1e9, since = (double)(now - t->start_ns) / 1e9;
+	FILE *f = stdout;
+
+	if (t->tty)
+		fputs("\033[H\033[2J", f);
+	fmt_duration(el, sizeof el, now - t->start_ns);
+	tlog_loss_text(&t->l, lost, sizeof lost);
+	fprintf(f, "posixtrace top: %s %d, %s; %llu events; %s%s\n\n", what, (int)pid, el,
+	        (unsigned long long)t->l.nev, lost, t->tty ? "   (q: quit)" : "");
+	fprintf(f, "%-30s %12s %14s\n", "event type", "last /s", "since start /s");
+	for (unsigned i = 0; i < PT_NIDS; i++) {
+		if (!t->l.count[i])
+			continue;
+		fprintf(f, "%-30.30s %12.1f %14.1f\n", tlog_name(&t->l, i, tmp, sizeof tmp),
+		        (double)t->wcount[i] / per, since > 0 ? (double)t->l.count[i] / since : 0.0);
+	}
+	size_t n = spans_count(t->sp);
+	if (n) {
+		fprintf(f, "\n%-16s %8s %10s %10s %10s | %8s %10s %10s %10s %10s\n", "span", "last",
+		        "p50", "p99", "max", "all", "p50", "p99", "max", "incomplete");
+		for (size_t i = 0; i < n; i++) {
+			const struct span_stat *x = spans_stat(t->sp, i);
+			dur3(a[0], sizeof a[0], &t->win[i], 0.5);
+			dur3(a[1], sizeof a[1], &t->win[i], 0.99);
+			dur3(a[2], sizeof a[2], &t->win[i], -1);
+			dur3(a[3], sizeof a[3], &x->h, 0.5);
+			dur3(a[4], sizeof a[4], &x->h, 0.99);
+			dur3(a[5], sizeof a[5], &x->h, -1);
+			fprintf(f, "%-16.16s %8llu %10s %10s %10s | %8llu %10s %10s %10s %10llu\n",
+			        x->name, (unsigned long long)t->win[i].n, a[0], a[1], a[2],
+			        (unsigned long long)x->h.n, a[3], a[4], a[5],
+			        (unsigned long long)x->incomplete);
+			hist_free(&t->win[i]);
+		}
+	}
+	if (!t->tty)
+		fputc('\n', f);
+	fflush(f);
+	memset(t->wcount, 0, PT_NIDS * sizeof *t->wcount);
+}
+
+static struct termios saved_tio;
+static int raw_set;
+
+static void raw_stdin(void)
+{
+	struct termios tio;
+	if (!isatty(STDIN_FILENO) || tcgetattr(STDIN_FILENO, &saved_tio))
+		return;
+	tio = saved_tio;
+	tio.c_lflag &= ~(tcflag_t)(ICANON | ECHO);
+	tio.c_cc[VMIN] = 0;
+	tio.c_cc[VTIME] = 0;
+	raw_set = tcsetattr(STDIN_FILENO, TCSANOW, &tio) == 0;
+}
+
+static void restore_stdin(void)
+{
+	if (raw_set)
+		tcsetattr(STDIN_FILENO, TCSANOW, &saved_tio);
+	raw_set = 0;
+}
+
+/* 1 when 'q' was typed */
+static int quit_key(void)
+{
+	struct pollfd p = { STDIN_FILENO, POLLIN, 0 };
+	char c[64];
+	if (!raw_set || poll(&p, 1, 0) != 1)
+		return 0;
+	ssize_t k = read(STDIN_FILENO, c, sizeof c);
+	for (ssize_t i = 0; i < k; i++)
+		if (c[i] == 'q' || c[i] == 'Q')
+			return 1;
+	return 0;
+}
+
+int cmd_top(int argc, char **argv)
+{
+	static const struct option lopts[] = {
+		{ "size", required_argument, NULL, O_SIZE },
+		{ "interval", required_argument, NULL, O_INTERVAL },
+		{ "no-inherit", no_argument, NULL, O_NOINHERIT },
+		{ "span", required_argument, NULL, O_SPAN },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct span_args sa = { .n = 0 };
+	const char *pid_arg = NULL, *extra = NULL;
+	size_t size = 0;
+	double interval = 1;
+	int c, inherit = 1, rc;
+	pid_t pid = 0;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "-:h", lopts, NULL)) != -1) {
+		switch (c) {
+		case 'h': fputs(help, stdout); fputs(spans_help, stdout); return 0;
+		case 1:
+			if (!pid_arg)
+				pid_arg = optarg;
+			else if (!extra)
+				extra = optarg;
+			break;
+		case O_NOINHERIT: inherit = 0; break;
+		case O_SPAN:
+			if (span_arg(&sa, optarg))
+				return EXIT_USAGE;
+			break;
+		case O_SIZE:
+			if (parse_size(optarg, &size))
+				return usage_error("--size: '%s' is not a size in bytes", optarg);
+			break;
+		case O_INTERVAL:
+			if (parse_seconds(optarg, &interval) || interval < 0.1 || interval > 3600)
+				return usage_error("--interval: '%s' is not 0.1 to 3600 seconds", optarg);
+			break;
+		case ':': return usage_error("option '%s' needs an argument", argv[optind - 1]);
+		default: return usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	int launch = optind < argc;
+	if ((rc = live_args(pid_arg, extra, launch ? argv + optind : NULL, "watch", &pid)) != 0)
+		return rc;
+	struct top t;
+	memset(&t, 0, sizeof t);
+	if ((rc = spans_make(&sa, &t.sp)) != 0)
+		return rc;
+	t.win = calloc(SPAN_MAX, sizeof *t.win);
+	t.wcount = calloc(PT_NIDS, sizeof *t.wcount);
+	if (!t.win || !t.wcount) {
+		err_msg("out of memory");
+		free(t.win);
+		free(t.wcount);
+		spans_free(t.sp);
+		return 1;
+	}
+	struct target tg;
+	trace_id_t trid;
+	if ((rc = live_start(&tg, launch ? argv + optind : NULL, &pid, "top", POSIX_TRACE_LOOP, size,
+	                     inherit, NULL, "watched", &trid)) != 0) {
+		free(t.win);
+		free(t.wcount);
+		spans_free(t.sp);
+		return rc;
+	}
+	tlog_init(&t.l);
+	t.tty = isatty(STDOUT_FILENO);
+	if (t.tty)
+		raw_stdin();
+	const char *what = launch ? argv[optind] : "pid";
+	const char *b = strrchr(what, '/');
+	what = b ? b + 1 : what;
+	t.start_ns = now_mono_ns();
+	uint64_t period = (uint64_t)(interval * 1e9), next = t.start_ns + period, last = t.start_ns;
+	int stop = 0, quit = 0, ended = 0;
+	while (!stop && !quit) {
+		if (live_drain(trid, 50, add_event, &t) < 0)
+			break;
+		quit = quit_key();
+		int tty = 0, sig;
+		while ((sig = signals_take(0, &tty)) != 0)
+			if (sig != SIGCHLD)
+				stop = sig;
+		if (target_poll(&tg)) {
+			ended = 1;
+			break;
+		}
+		uint64_t now = now_mono_ns();
+		if (now >= next) {
+			t.period_ns = now - last;
+			render(&t, pid, what, now);
+			last = now;
+			next += period;
+			if (next <= now)
+				next = now + period;
+		}
+	}
+	if (ended) {
+		live_drain(trid, 0, add_event, &t); /* what the program wrote before it ended */
+		uint64_t now = now_mono_ns();
+		t.period_ns = now > last ? now - last : 1;
+		tlog_note_totals(&t.l, trid);
+		spans_end(t.sp);
+		render(&t, pid, what, now);
+	}
+	posix_trace_shutdown(trid); /* (q: the program goes on, untraced) */
+	restore_stdin();
+	if (t.tty && !ended)
+		fputc('\n', stdout);
+	for (size_t i = 0; i < SPAN_MAX; i++)
+		hist_free(&t.win[i]);
+	free(t.win);
+	free(t.wcount);
+	spans_free(t.sp);
+	tlog_free(&t.l);
+	if (tg.pidfd > 0)
+		close(tg.pidfd);
+	if (!launch || !ended)
+		return stop ? 128 + stop : 0;
+	return target_exit_code(&tg);
+}

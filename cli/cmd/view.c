@@ -1,0 +1,366 @@
+/*
+ * view.c -- `posixtrace view LOG`: a local web server (libmicrohttpd)
+ * that shows the trace in a browser, from the overview of all of it down
+ * to each event, answering the page's queries from an index of the log
+ * (vindex.c, vquery.c) and the log's own block index.
+ *
+ * It listens on 127.0.0.1 only, and answers only requests that carry the
+ * random token of the URL it prints and a Host header naming that
+ * address or localhost with its port (view_req.c; docs/security.md).
+ * Requests are served one at a time by the library's one thread: the
+ * log, read through one tlog, is never read by two at once.
+ *
+ * Built without libmicrohttpd (MHD=0, or pkg-config does not find it),
+ * the command says so and exits 1.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "cmd.h"
+
+static const char help[] =
+"usage: posixtrace view [OPTIONS] LOG\n"
+"\n"
+"Show a trace in a web browser: a local server whose page draws a lane per\n"
+"thread, grouped by process, from the whole trace down to single events.\n"
+"It prints the page's URL (with a random token: keep it to yourself) and\n"
+"serves until interrupted (Ctrl-C).  An index of the log is built in one\n"
+"pass and kept in $XDG_CACHE_HOME/posixtrace (else ~/.cache/posixtrace,\n"
+"a private directory) for the next start of the same file; each start\n"
+"removes the entries of logs that are gone or changed, those unused for\n"
+"30 days, and the least recently used beyond 256 MiB in all\n"
+"(POSIXTRACE_VIEW_CACHE_MAX).\n"
+"\n"
+"In the page: W/S or the mouse wheel zoom, A/D or dragging pan, a click\n"
+"on an event shows its details; types, processes and threads can be\n"
+"hidden, and a time typed in 'jump to' is shown and its event picked.\n"
+"Spans (a begin event and its end) show as nested bars in a window\n"
+"narrow enough to draw its events one by one.\n"
+"\n"
+"options:\n"
+"  -p, --port N     listen on 127.0.0.1 port N (default: a free port)\n"
+"      --open       open the page in a browser ($BROWSER, else xdg-open)\n"
+"      --no-cache   build the index again, and do not keep it\n"
+"  -h, --help       this text\n";
+
+#ifndef PT_HAVE_MHD
+int cmd_view(int argc, char **argv)
+{
+	if (want_help(argc, argv)) {
+		fputs(help, stdout);
+		fputs(spans_help, stdout);
+		return 0;
+	}
+	err_msg("this posixtrace was built without libmicrohttpd, which 'view' needs "
+	        "(Debian: libmicrohttpd-dev; then rebuild); 'export --format html' "
+	        "writes a page without a server");
+	return 1;
+}
+#else
+#include <arpa/inet.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <sys/random.h>
+
+#if MHD_VERSION < 0x00097002
+typedef int MHD_RESULT;
+#else
+typedef enum MHD_Result MHD_RESULT;
+#endif
+
+struct server {
+	struct vsrv q;
+	unsigned port;
+	char token[VIEW_TOKEN_LEN + 1];
+};
+
+static const char *mhd_arg(void *ctx, const char *key)
+{
+	return MHD_lookup_connection_value(ctx, MHD_GET_ARGUMENT_KIND, key);
+}
+
+static MHD_RESULT reply(struct MHD_Connection *c, unsigned status, const char *type, void *body,
+                        size_t len, enum MHD_ResponseMemoryMode mode)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(len, body, mode);
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, "Content-Type", type);
+	MHD_add_response_header(r, "Cache-Control", "no-store");
+	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+	MHD_add_response_header(r, "X-Frame-Options", "DENY");
+	MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
+	MHD_add_response_header(r, "Content-Security-Policy",
+	                        "default-src 'none'; script-src 'unsafe-inline'; "
+	                        "style-src 'unsafe-inline'; connect-src 'self'; "
+	                        "frame-ancestors 'none'; base-uri 'none'; form-action 'none'");
+	MHD_RESULT ret = MHD_queue_response(c, status, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+static MHD_RESULT refuse(struct MHD_Connection *c, unsigned status)
+{
+	const char *what = status == 403 ? "403 forbidden (token or Host)\n"
+	                 : status == 404 ? "404 not found\n"
+	                 : status == 405 ? "405 method not allowed\n"
+	                 : status == 413 ? "413 no request body taken\n"
+	                 : status == 400 ? "400 bad request\n" : "500 the log could not be read\n";
+	return reply(c, status, "text/plain; charset=utf-8", (void *)what, strlen(what),
+	             MHD_RESPMEM_PERSISTENT);
+}
+
+static MHD_RESULT handle(void *cls, struct MHD_Connection *c, const char *url,
+                         const char *method, const char *version, const char *upload,
+                         size_t *upload_size, void **con_cls)
+{
+	static int first_call, had_body;
+	struct server *s = cls;
+	struct vreq r;
+	(void)version;
+	(void)upload;
+
+	if (*con_cls == NULL) { /* headers only: wait for any body */
+		*con_cls = &first_call;
+		return MHD_YES;
+	}
+	if (*upload_size) { /* no request takes a body: read and refuse it */
+		*upload_size = 0;
+		*con_cls = &had_body;
+		return MHD_YES;
+	}
+	if (*con_cls == &had_body)
+		return refuse(c, 413);
+	const char *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Host");
+	int st = view_route(method, url, host, s->port, s->token, mhd_arg, c, &r);
+	if (st)
+		return refuse(c, (unsigned)st);
+	if (r.route == VR_PAGE)
+		return reply(c, 200, "text/html; charset=utf-8", (void *)view_page, strlen(view_page),
+		             MHD_RESPMEM_PERSISTENT);
+	struct vbuf b = { 0 };
+	st = vq_answer(&s->q, &r, &b);
+	if (st || b.oom) {
+		free(b.p);
+		return refuse(c, st ? (unsigned)st : 500);
+	}
+	return reply(c, 200, "application/json", b.p, b.n, MHD_RESPMEM_MUST_FREE);
+}
+
+/* The log opened for reading events in a thread of its own, while the
+ * server already answers from the index and the summary. */
+struct opener {
+	pthread_t th;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int state;                /* 0 opening, 1 open, -1 failed (said) */
+	int started;
+	struct tlog l;            /* the opener's until state is set */
+	const char *path;
+};
+
+static void *open_log(void *arg)
+{
+	struct opener *o = arg;
+	int rc = tlog_load(&o->l, o->path);
+
+	pthread_mutex_lock(&o->mu);
+	o->state = rc ? -1 : 1;
+	pthread_cond_broadcast(&o->cv);
+	pthread_mutex_unlock(&o->mu);
+	return NULL;
+}
+
+/* vsrv.reader: the log once opened (a query that needs events waits). */
+static struct tlog *opened_log(struct vsrv *q)
+{
+	struct opener *o = q->ctx;
+
+	pthread_mutex_lock(&o->mu);
+	while (o->state == 0)
+		pthread_cond_wait(&o->cv, &o->mu);
+	struct tlog *l = o->state > 0 ? &o->l : NULL;
+	pthread_mutex_unlock(&o->mu);
+	return l;
+}
+
+static void open_browser(const char *url)
+{
+	const char *b = getenv("BROWSER");
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		sigset_t none;
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		if (b && b[0])
+			execlp(b, b, url, (char *)NULL);
+		execlp("xdg-open", "xdg-open", url, (char *)NULL);
+		_exit(127);
+	}
+	if (pid < 0)
+		err_msg("--open: cannot start a browser: %s", strerror(errno));
+}
+
+enum { O_OPEN = 256, O_NOCACHE, O_SPAN };
+static const struct option lopts[] = {
+	{ "help", no_argument, NULL, 'h' },
+	{ "port", required_argument, NULL, 'p' },
+	{ "open", no_argument, NULL, O_OPEN },
+	{ "no-cache", no_argument, NULL, O_NOCACHE },
+	{ "span", required_argument, NULL, O_SPAN },
+	{ NULL, 0, NULL, 0 },
+};
+
+int cmd_view(int argc, char **argv)
+{
+	int c, open_it = 0, cache = VIX_CACHE_WRITE;
+	uint64_t port = 0;
+	static struct span_args spa; /* (the server's, until it ends) */
+	struct spans *sp;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "hp:", lopts, NULL)) != -1) {
+		switch (c) {
+		case 'h': fputs(help, stdout); fputs(spans_help, stdout); return 0;
+		case 'p':
+			if (view_parse_u64(optarg, &port) || port > 65535)
+				return usage_error("--port: '%s' is not a port number (0-65535)", optarg);
+			break;
+		case O_OPEN: open_it = 1; break;
+		case O_NOCACHE: cache = VIX_CACHE_NONE; break;
+		case O_SPAN:
+			if (span_arg(&spa, optarg))
+				return EXIT_USAGE;
+			break;
+		default: return usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind != argc - 1)
+		return usage_error(optind >= argc ? "which log? give a FILE" : "one FILE at a time");
+	if ((c = spans_make(&spa, &sp)) != 0) /* (each query makes its own: checked here) */
+		return c;
+	spans_free(sp);
+
+	static struct server s;
+	unsigned char rnd[VIEW_TOKEN_LEN / 2];
+	for (size_t got = 0; got < sizeof rnd;) {
+		ssize_t n = getrandom(rnd + got, sizeof rnd - got, 0);
+		if (n < 0 && errno != EINTR) {
+			err_msg("cannot make a token (getrandom): %s", strerror(errno));
+			return 1;
+		}
+		got += n > 0 ? (size_t)n : 0;
+	}
+	for (size_t i = 0; i < sizeof rnd; i++)
+		snprintf(s.token + 2 * i, 3, "%02x", rnd[i]);
+
+	/* With the index in the cache and the totals in the log's summary,
+	 * the page is served at once: the log itself is opened (a pass that
+	 * checks every block) in the background, for the first query that
+	 * needs events. */
+	struct tlog l;
+	struct vindex x;
+	int fast = 0;
+	if (cache != VIX_CACHE_NONE && vindex_cached(&x, argv[optind]) == 0) {
+		if (tlog_totals(&l, argv[optind])) {
+			vindex_free(&x);
+			return 1;
+		}
+		fast = l.summary; /* (else tlog_totals read the log: it is open) */
+	} else {
+		if (tlog_load(&l, argv[optind]))
+			return 1;
+		if (vindex_get(&x, &l, cache)) {
+			tlog_free(&l);
+			return 1;
+		}
+	}
+	if ((c = spans_make(&spa, &sp)) == 0) {
+		c = spans_check(sp, &l);
+		spans_free(sp);
+	}
+	if (c) {
+		vindex_free(&x);
+		tlog_free(&l);
+		return 1;
+	}
+	if (cache != VIX_CACHE_NONE)
+		vindex_sweep(&x); /* stale, old and least recently used entries out */
+	tlog_warn(&l);
+	struct symz *z = symz_open(&l, argv[optind], 0);
+	vq_init(&s.q, &l, &x, z);
+	s.q.span_args = &spa;
+
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &set, NULL); /* (the server's thread inherits it) */
+	signal(SIGPIPE, SIG_IGN);
+	static struct opener op = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
+	if (fast) {
+		op.path = argv[optind];
+		if (pthread_create(&op.th, NULL, open_log, &op) != 0)
+			op.state = -1, err_msg("%s: cannot start a thread to open it", op.path);
+		else
+			op.started = 1;
+		s.q.reader = opened_log;
+		s.q.ctx = &op;
+	}
+	/* the socket bound here, so that its port is known before the
+	 * server's thread starts (it reads s.port) */
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	socklen_t salen = sizeof sa;
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), rc = 1;
+	struct MHD_Daemon *d = NULL;
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof sa) != 0 || listen(fd, 64) != 0 ||
+	    getsockname(fd, (struct sockaddr *)&sa, &salen) != 0)
+		err_msg("cannot listen on 127.0.0.1 port %u: %s", (unsigned)port, strerror(errno));
+	else {
+		s.port = ntohs(sa.sin_port);
+		d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD, 0, NULL, NULL, handle, &s,
+		                     MHD_OPTION_LISTEN_SOCKET, fd,
+		                     MHD_OPTION_CONNECTION_LIMIT, (unsigned)64,
+		                     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)60,
+		                     MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)65536,
+		                     MHD_OPTION_END);
+		if (!d)
+			err_msg("cannot start the web server on 127.0.0.1 port %u", s.port);
+	}
+	if (d) {
+		char url[128];
+		snprintf(url, sizeof url, "http://127.0.0.1:%u/?t=%s", s.port, s.token);
+		printf("%s: %llu events%s; the page is at\n  %s\n(Ctrl-C ends it)\n", l.path,
+		       (unsigned long long)x.nev,
+		       x.from_cache ? ", index from the cache" : "", url);
+		fflush(stdout);
+		if (open_it)
+			open_browser(url);
+		int sig;
+		while (sigwait(&set, &sig) != 0)
+			;
+		MHD_stop_daemon(d);
+		rc = 0;
+	} else if (fd >= 0)
+		close(fd); /* (MHD_stop_daemon closes the one it was given) */
+	if (op.started) {
+		pthread_join(op.th, NULL);
+		if (op.state > 0)
+			tlog_free(&op.l);
+	}
+	vq_free(&s.q);
+	if (z)
+		symz_close(z);
+	vindex_free(&x);
+	tlog_free(&l);
+	return rc;
+}
+#endif

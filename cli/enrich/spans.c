@@ -1,0 +1,518 @@
+/*
+ * spans.c -- begin/end pairs of events, their durations, as a trace is
+ * read one event at a time (docs/design.md, "Spans"; posixtrace(1),
+ * SPANS).
+ *
+ * A definition pairs a begin type and an end type: by convention
+ * NAME/begin with NAME/end (same thread) and NAME/async-begin with
+ * NAME/async-end (keyed), or as --span BEGIN,END[,NAME][,key] says.
+ *
+ * Same-thread spans: a stack of open spans per thread.  An end pairs with
+ * the last begun open span of its definition on its thread (spans of one
+ * definition nest, last begun first ended; spans of different definitions
+ * may overlap); spans above it stay open.  Keyed spans: a table of open
+ * spans by (definition, key), the key being the first 8 bytes of the
+ * payload (zero-padded when shorter); they may end on any thread of any
+ * process.  A second begin with a key already open makes the first
+ * incomplete (which end is whose cannot be told).
+ *
+ * Truth first: a duration is reported only for a begin and an end seen
+ * with no lost-event gap between them.  At a gap (POSIX_TRACE_OVERFLOW,
+ * POSIX_TRACE_RESUME, or a POSIX_TRACE_ERROR: a damaged stretch) every
+ * open span is marked cut: it still takes its end (so nesting stays
+ * right) but counts as incomplete.  An end with no open begin, a span
+ * whose end is stamped before its begin, and every span still open when
+ * the trace ends (its thread or process ended, or was killed, with it
+ * open) count as incomplete.  Each incomplete span counts once.
+ *
+ * Memory: the open spans, a histogram and the 10 slowest per definition,
+ * and per definition a counter per thread (its share of the thread's
+ * time); never the events.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "enrich.h"
+
+const char spans_help[] =
+"      --span BEGIN,END[,NAME][,key]\n"
+"                   pair event types BEGIN and END as a span (besides the\n"
+"                   NAME/begin, NAME/end convention); ',key': matched by the\n"
+"                   first 8 payload bytes across threads and processes\n";
+
+enum { R_UNKNOWN, R_NONE, R_BEGIN, R_END };
+
+struct open { uint64_t start; uint32_t def; uint32_t cut; };
+struct tstack { struct open *o; uint32_t n, cap; int32_t ktid; };
+struct kslot { uint64_t key, start; uint32_t def, thread; uint8_t used, cut; };
+
+struct spans {
+	struct span_stat *d;         /* SPAN_MAX of them, nd in use */
+	size_t nd, nopt;             /* the first nopt from --span */
+	uint8_t role[PT_NIDS];
+	uint16_t rdef[PT_NIDS];
+	struct tstack *ts;           /* per thread (tlog's index) */
+	size_t nts;
+	struct kslot *k;             /* open keyed spans */
+	size_t kcap, kn;
+};
+
+struct spans *spans_new(void)
+{
+	struct spans *s = calloc(1, sizeof *s);
+
+	if (s && !(s->d = calloc(SPAN_MAX, sizeof *s->d))) {
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+static void copy_name(char *dst, const char *src, size_t n)
+{
+	n = n > TRACE_EVENT_NAME_MAX ? TRACE_EVENT_NAME_MAX : n;
+	memcpy(dst, src, n);
+	dst[n] = 0;
+}
+
+int spans_option(struct spans *s, const char *arg)
+{
+	const char *part[5];
+	size_t len[5], n = 0;
+	const char *p = arg;
+
+	for (;;) {
+		const char *c = strchr(p, ',');
+		if (n == 5)
+			return usage_error("--span: '%s' has too many parts (BEGIN,END[,NAME][,key])", arg);
+		part[n] = p;
+		len[n] = c ? (size_t)(c - p) : strlen(p);
+		n++;
+		if (!c)
+			break;
+		p = c + 1;
+	}
+	int keyed = n >= 3 && len[n - 1] == 3 && !memcmp(part[n - 1], "key", 3);
+	size_t named = n - (size_t)keyed;
+	if (named < 2 || named > 3)
+		return usage_error("--span: '%s' is not BEGIN,END[,NAME][,key]", arg);
+	for (size_t i = 0; i < named; i++)
+		if (!len[i] || len[i] > TRACE_EVENT_NAME_MAX)
+			return usage_error("--span: '%s': %s", arg,
+			                   len[i] ? "a name is longer than an event type's"
+			                          : "an empty name");
+	if (len[0] == len[1] && !memcmp(part[0], part[1], len[0]))
+		return usage_error("--span: '%s': the begin and end types must differ", arg);
+	if (s->nd == SPAN_MAX)
+		return usage_error("--span: more than %d spans", SPAN_MAX);
+	struct span_stat *d = &s->d[s->nd];
+	copy_name(d->begin, part[0], len[0]);
+	copy_name(d->end, part[1], len[1]);
+	for (size_t i = 0; i < s->nd; i++)
+		if (!strcmp(s->d[i].begin, d->begin) || !strcmp(s->d[i].end, d->end) ||
+		    !strcmp(s->d[i].begin, d->end) || !strcmp(s->d[i].end, d->begin))
+			return usage_error("--span: '%s': a type may be in one span only", arg);
+	if (named == 3) {
+		copy_name(d->name, part[2], len[2]);
+	} else {
+		char nm[2 * TRACE_EVENT_NAME_MAX + 3];
+		snprintf(nm, sizeof nm, "%s..%s", d->begin, d->end);
+		copy_name(d->name, nm, strlen(nm));
+	}
+	d->keyed = keyed;
+	s->nd++;
+	s->nopt = s->nd;
+	return 0;
+}
+
+int span_arg(struct span_args *a, const char *arg)
+{
+	if (a->n == SPAN_MAX)
+		return usage_error("--span: more than %d spans", SPAN_MAX);
+	a->v[a->n++] = arg;
+	return 0;
+}
+
+int spans_make(const struct span_args *a, struct spans **out)
+{
+	struct spans *s = spans_new();
+
+	*out = NULL;
+	if (!s) {
+		err_msg("out of memory");
+		return 1;
+	}
+	for (int i = 0; i < a->n; i++)
+		if (spans_option(s, a->v[i])) {
+			spans_free(s);
+			return EXIT_USAGE;
+		}
+	*out = s;
+	return 0;
+}
+
+static int type_known(const struct tlog *l, const char *name)
+{
+	char tmp[32];
+
+	for (unsigned i = 0; i < PT_NIDS; i++)
+		if ((l->names[i] || l->count[i] || posixtrace_eventid_system_name(i)) &&
+		    !strcmp(tlog_name(l, i, tmp, sizeof tmp), name))
+			return 1;
+	return 0;
+}
+
+int spans_check(const struct spans *s, const struct tlog *l)
+{
+	for (size_t i = 0; i < s->nopt; i++)
+		for (int k = 0; k < 2; k++) {
+			const char *t = k ? s->d[i].end : s->d[i].begin;
+			if (!type_known(l, t)) {
+				err_msg("%s: --span: no event type '%s' in this log (see 'posixtrace info "
+				        "%s')", l->path, t, l->path);
+				return 1;
+			}
+		}
+	return 0;
+}
+
+static int has_suffix(const char *s, size_t n, const char *suf, size_t *prefix)
+{
+	size_t k = strlen(suf);
+	if (n <= k || memcmp(s + n - k, suf, k))
+		return 0;
+	*prefix = n - k;
+	return 1;
+}
+
+/* The role of type id: by --span, else by the convention. */
+static void resolve(struct spans *s, const struct tlog *l, unsigned id)
+{
+	static const char *const suf[4] = { "/begin", "/end", "/async-begin", "/async-end" };
+	char tmp[32];
+	const char *name = tlog_name(l, id, tmp, sizeof tmp);
+	size_t n = strlen(name), pre = 0;
+
+	s->role[id] = R_NONE;
+	for (size_t i = 0; i < s->nopt; i++)
+		if (!strcmp(name, s->d[i].begin) || !strcmp(name, s->d[i].end)) {
+			s->role[id] = strcmp(name, s->d[i].begin) ? R_END : R_BEGIN;
+			s->rdef[id] = (uint16_t)i;
+			return;
+		}
+	int k;
+	for (k = 0; k < 4 && !has_suffix(name, n, suf[k], &pre); k++)
+		;
+	if (k == 4)
+		return;
+	int keyed = k >= 2;
+	size_t i;
+	for (i = s->nopt; i < s->nd; i++)
+		if (s->d[i].keyed == keyed && strlen(s->d[i].name) == pre &&
+		    !memcmp(s->d[i].name, name, pre))
+			break;
+	if (i == s->nd) {
+		if (s->nd == SPAN_MAX)
+			return; /* (more span names than that: the others are plain events) */
+		struct span_stat *d = &s->d[s->nd++];
+		copy_name(d->name, name, pre);
+		char t[TRACE_EVENT_NAME_MAX + 16];
+		snprintf(t, sizeof t, "%s%s", d->name, suf[keyed ? 2 : 0]);
+		copy_name(d->begin, t, strlen(t));
+		snprintf(t, sizeof t, "%s%s", d->name, suf[keyed ? 3 : 1]);
+		copy_name(d->end, t, strlen(t));
+		d->keyed = keyed;
+	}
+	s->role[id] = (k & 1) ? R_END : R_BEGIN;
+	s->rdef[id] = (uint16_t)i;
+}
+
+static uint64_t kmix(uint32_t def, uint64_t key)
+{
+	uint64_t h = key * 0x9e3779b97f4a7c15ull ^ (uint64_t)def * 0xc2b2ae3d27d4eb4full;
+	return h ^ h >> 31;
+}
+
+static struct kslot *kfind(struct spans *s, uint32_t def, uint64_t key)
+{
+	if (!s->kcap)
+		return NULL;
+	for (size_t j = kmix(def, key) & (s->kcap - 1); s->k[j].used; j = (j + 1) & (s->kcap - 1))
+		if (s->k[j].def == def && s->k[j].key == key)
+			return &s->k[j];
+	return NULL;
+}
+
+static int kinsert(struct spans *s, const struct kslot *v)
+{
+	if ((s->kn + 1) * 2 > s->kcap) {
+		size_t ncap = s->kcap ? 2 * s->kcap : 64;
+		struct kslot *n = calloc(ncap, sizeof *n);
+		if (!n)
+			return -1;
+		for (size_t i = 0; i < s->kcap; i++)
+			if (s->k[i].used) {
+				size_t j = kmix(s->k[i].def, s->k[i].key) & (ncap - 1);
+				while (n[j].used)
+					j = (j + 1) & (ncap - 1);
+				n[j] = s->k[i];
+			}
+		free(s->k);
+		s->k = n;
+		s->kcap = ncap;
+	}
+	size_t j = kmix(v->def, v->key) & (s->kcap - 1);
+	while (s->k[j].used)
+		j = (j + 1) & (s->kcap - 1);
+	s->k[j] = *v;
+	s->k[j].used = 1;
+	s->kn++;
+	return 0;
+}
+
+/* Removes slot x (linear probing: later slots of its run move back). */
+static void kremove(struct spans *s, struct kslot *x)
+{
+	size_t m = s->kcap - 1, i = (size_t)(x - s->k), j = i;
+
+	s->k[i].used = 0;
+	for (;;) {
+		j = (j + 1) & m;
+		if (!s->k[j].used)
+			break;
+		size_t h = kmix(s->k[j].def, s->k[j].key) & m;
+		/* j's entry may fill the hole at i unless its home lies in (i, j] */
+		if (i <= j ? (h > i && h <= j) : (h > i || h <= j))
+			continue;
+		s->k[i] = s->k[j];
+		s->k[j].used = 0;
+		i = j;
+	}
+	s->kn--;
+}
+
+static int complete(struct span_stat *d, uint64_t start, uint64_t dur, uint32_t thread)
+{
+	if (hist_add(&d->h, dur))
+		return -1;
+	if (d->nslow < SPAN_SLOWEST || dur > d->slow[d->nslow - 1].dur) {
+		unsigned i = d->nslow < SPAN_SLOWEST ? d->nslow++ : SPAN_SLOWEST - 1;
+		while (i && d->slow[i - 1].dur < dur) {
+			d->slow[i] = d->slow[i - 1];
+			i--;
+		}
+		d->slow[i] = (struct span_inst){ start, dur, thread };
+	}
+	return 0;
+}
+
+static int add_inside(struct span_stat *d, uint32_t thread, uint64_t dur)
+{
+	if (thread >= d->ninside) {
+		size_t n = thread + 64;
+		uint64_t *v = realloc(d->inside, n * sizeof *v);
+		if (!v)
+			return -1;
+		memset(v + d->ninside, 0, (n - d->ninside) * sizeof *v);
+		d->inside = v;
+		d->ninside = n;
+	}
+	d->inside[thread] += dur;
+	return 0;
+}
+
+/* Every open span: cut by a gap. */
+static void cut_all(struct spans *s)
+{
+	for (size_t t = 0; t < s->nts; t++)
+		for (uint32_t i = 0; i < s->ts[t].n; i++)
+			s->ts[t].o[i].cut = 1;
+	for (size_t j = 0; j < s->kcap; j++)
+		s->k[j].cut = 1;
+}
+
+static int same_thread(struct tstack *st, struct span_stat *d, unsigned di,
+                       int begin, const struct tev *e, struct span_mark *m)
+{
+	if (begin) {
+		if (st->n == st->cap) {
+			uint32_t ncap = st->cap ? 2 * st->cap : 8;
+			struct open *o = realloc(st->o, ncap * sizeof *o);
+			if (!o)
+				return -1;
+			st->o = o;
+			st->cap = ncap;
+		}
+		m->kind = SPAN_BEGIN;
+		m->depth = st->n;
+		st->o[st->n++] = (struct open){ e->ts, di, 0 };
+		return 0;
+	}
+	uint32_t j = st->n;
+	while (j && st->o[j - 1].def != di)
+		j--;
+	if (!j) { /* an end with no begin */
+		d->incomplete++;
+		m->kind = SPAN_CUT;
+		m->depth = st->n;
+		return 0;
+	}
+	struct open o = st->o[--j];
+	memmove(st->o + j, st->o + j + 1, (st->n - j - 1) * sizeof *st->o);
+	st->n--;
+	m->depth = j;
+	if (o.cut || e->ts < o.start) {
+		d->incomplete++;
+		m->kind = SPAN_CUT;
+		return 0;
+	}
+	m->kind = SPAN_END;
+	m->start = o.start;
+	m->thread = e->thread;
+	m->dur = e->ts - o.start;
+	uint32_t outer = 1;
+	for (uint32_t i = 0; i < j && outer; i++)
+		outer = st->o[i].def != di;
+	if (complete(d, o.start, m->dur, e->thread) ||
+	    (outer && add_inside(d, e->thread, m->dur)))
+		return -1;
+	return 0;
+}
+
+static int keyed(struct spans *s, struct span_stat *d, unsigned di, int begin,
+                 const struct tev *e, struct span_mark *m)
+{
+	uint64_t key = 0;
+	unsigned char kb[8] = { 0 };
+	if (e->len)
+		memcpy(kb, e->data, e->len < 8 ? e->len : 8);
+	memcpy(&key, kb, 8);
+	struct kslot *x = kfind(s, di, key);
+	if (begin) {
+		if (x) { /* the same key begun again: the first cannot be told apart */
+			d->incomplete++;
+			kremove(s, x);
+		}
+		m->kind = SPAN_BEGIN;
+		struct kslot v = { key, e->ts, di, e->thread, 1, 0 };
+		return kinsert(s, &v);
+	}
+	if (!x || x->cut || e->ts < x->start) {
+		d->incomplete++;
+		m->kind = SPAN_CUT;
+		if (x)
+			kremove(s, x);
+		return 0;
+	}
+	m->kind = SPAN_END;
+	m->start = x->start;
+	m->dur = e->ts - x->start;
+	uint32_t th = m->thread = x->thread;
+	kremove(s, x);
+	return complete(d, m->start, m->dur, th);
+}
+
+int spans_event(struct spans *s, const struct tlog *l, const struct tev *e, struct span_mark *m)
+{
+	unsigned id = e->id;
+
+	m->kind = SPAN_NONE;
+	m->depth = 0;
+	if (e->thread >= s->nts) {
+		size_t n = e->thread + 64;
+		struct tstack *t = realloc(s->ts, n * sizeof *t);
+		if (!t)
+			return -1;
+		memset(t + s->nts, 0, (n - s->nts) * sizeof *t);
+		s->ts = t;
+		s->nts = n;
+	}
+	struct tstack *st = &s->ts[e->thread];
+	if (id == POSIX_TRACE_OVERFLOW || id == POSIX_TRACE_RESUME || id == POSIX_TRACE_ERROR) {
+		cut_all(s);
+		m->depth = st->n;
+		return 0;
+	}
+	if (s->role[id] == R_UNKNOWN) {
+		resolve(s, l, id);
+		if (!l->names[id] && !posixtrace_eventid_system_name(id))
+			s->role[id] = R_UNKNOWN; /* (live: its name may come later) */
+	}
+	if (s->role[id] != R_BEGIN && s->role[id] != R_END) {
+		m->depth = st->n;
+		return 0;
+	}
+	unsigned di = s->rdef[id];
+	struct span_stat *d = &s->d[di];
+	m->def = di;
+	/* a trace that says who its threads were: a pthread_t given to a new
+	 * thread (another kernel thread id) means the old one ended, with
+	 * its open spans */
+	const struct tthread *th = e->thread < l->nth ? &l->th[e->thread] : NULL;
+	const struct pt_ext_thread *who = th ? thrmap_find(l->thrs, th->pid, th->tid, e->ts) : NULL;
+	if (who) {
+		if (st->ktid && who->tid != st->ktid) {
+			for (uint32_t i = 0; i < st->n; i++)
+				s->d[st->o[i].def].incomplete++;
+			st->n = 0;
+		}
+		st->ktid = who->tid;
+	}
+	if (d->keyed) {
+		m->depth = st->n;
+		return keyed(s, d, di, s->role[id] == R_BEGIN, e, m);
+	}
+	return same_thread(st, d, di, s->role[id] == R_BEGIN, e, m);
+}
+
+void spans_end(struct spans *s)
+{
+	for (size_t t = 0; t < s->nts; t++) {
+		for (uint32_t i = 0; i < s->ts[t].n; i++)
+			s->d[s->ts[t].o[i].def].incomplete++;
+		s->ts[t].n = 0;
+	}
+	for (size_t j = 0; j < s->kcap; j++)
+		if (s->k[j].used) {
+			s->d[s->k[j].def].incomplete++;
+			s->k[j].used = 0;
+		}
+	s->kn = 0;
+}
+
+int spans_any(struct spans *s, const struct tlog *l)
+{
+	int any = 0;
+	for (unsigned id = 0; id < PT_NIDS; id++)
+		if (l->names[id] || l->count[id]) {
+			if (s->role[id] == R_UNKNOWN)
+				resolve(s, l, id);
+			any |= s->role[id] == R_BEGIN || s->role[id] == R_END;
+		}
+	return any;
+}
+
+size_t spans_count(const struct spans *s)
+{
+	return s->nd;
+}
+
+const struct span_stat *spans_stat(const struct spans *s, size_t i)
+{
+	return &s->d[i];
+}
+
+void spans_free(struct spans *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->nd; i++) {
+		hist_free(&s->d[i].h);
+		free(s->d[i].inside);
+	}
+	for (size_t t = 0; t < s->nts; t++)
+		free(s->ts[t].o);
+	free(s->ts);
+	free(s->k);
+	free(s->d);
+	free(s);
+}

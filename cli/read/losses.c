@@ -1,0 +1,143 @@
+/*
+ * losses.c -- how many events a trace lost, and where.
+ *
+ * POSIX_TRACE_OVERFLOW and POSIX_TRACE_RESUME mark a gap but carry no
+ * data.  The library (src/ext.h) also gives, at each RESUME, the stream's
+ * count of lost events when the gap was reported, and the final count when
+ * the log was finished.  A gap's count is the difference between its
+ * RESUME's count and the previous one: the events lost since the previous
+ * gap was reported (a run of drops still going on when a gap is reported
+ * is counted by the next gap, or only in the total).
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "read.h"
+
+uint64_t tlog_note_loss(struct tlog *l, trace_id_t trid, const struct posix_trace_event_info *ev)
+{
+	struct pt_ext_losses x;
+
+	if (ev->posix_event_id != POSIX_TRACE_RESUME || pt_ext_losses(trid, &x) || !x.resume_ok)
+		return UINT64_MAX;
+	l->lost_implausible |= x.implausible;
+	/* a wrapped log's first pair also carries the count overwritten in
+	 * the log (wrap_at_resume), the others only the stream's (at_resume) */
+	uint64_t told = x.at_resume + x.wrap_at_resume;
+	uint64_t at = told > l->pass_at_ ? told : l->pass_at_, n = at - l->pass_at_;
+	l->pass_at_ = at;
+	if (!l->totals) {
+		l->ngaps++;
+		l->lost_at = at;
+		if (x.at_resume > l->lost_stream)
+			l->lost_stream = x.at_resume;
+	}
+	return n;
+}
+
+void tlog_note_totals(struct tlog *l, trace_id_t trid)
+{
+	struct pt_ext_losses x;
+
+	if (pt_ext_losses(trid, &x))
+		return;
+	l->lost_implausible |= x.implausible;
+	if (x.total_ok) { /* (lost_at may hold a wrapped log's overwritten events too) */
+		l->lost_final = 1;
+		l->lost_stream = x.total > l->lost_stream ? x.total : l->lost_stream;
+	}
+	l->log_overwritten = x.log_overwritten;
+	l->log_dropped = x.log_dropped;
+}
+
+uint64_t tlog_lost_total(const struct tlog *l)
+{
+	return l->lost_stream + l->log_overwritten + l->log_dropped;
+}
+
+int tlog_lost_any(const struct tlog *l)
+{
+	return l->overflows || l->errors || tlog_lost_total(l) ||
+	       l->st.posix_log_overrun_status == POSIX_TRACE_OVERRUN ||
+	       l->st.posix_log_full_status == POSIX_TRACE_FULL;
+}
+
+static const char *s_(uint64_t n)
+{
+	return n == 1 ? "" : "s";
+}
+
+/* Appends ", " (unless first) and the clause to out, which holds *o bytes. */
+__attribute__((format(printf, 4, 5)))
+static void clause(char *out, size_t cap, size_t *o, const char *fmt, ...)
+{
+	va_list ap;
+	int k;
+
+	if (*o)
+		k = snprintf(out + *o, cap - *o, ", ");
+	else
+		k = 0;
+	if (k < 0 || (size_t)k >= cap - *o)
+		return;
+	va_start(ap, fmt);
+	int m = vsnprintf(out + *o + k, cap - *o - (size_t)k, fmt, ap);
+	va_end(ap);
+	if (m >= 0 && (size_t)(k + m) < cap - *o)
+		*o += (size_t)(k + m);
+}
+
+void tlog_loss_text(const struct tlog *l, char *out, size_t cap)
+{
+	unsigned long long g = l->overflows, n = l->lost_stream;
+	unsigned long long ow = l->log_overwritten, dr = l->log_dropped;
+	size_t o = 0;
+
+	if (!tlog_lost_any(l)) {
+		snprintf(out, cap, "no events lost");
+		return;
+	}
+	out[0] = 0;
+	if (g && (l->ngaps || l->lost_final))
+		clause(out, cap, &o, "%s%llu event%s lost in %llu gap%s in the stream",
+		       l->lost_final ? "" : "at least ", n, s_(n), g, s_(g));
+	else if (g)
+		clause(out, cap, &o, "%llu gap%s in the stream (this log does not count the events)",
+		       g, s_(g));
+	else if (n)
+		clause(out, cap, &o, "%llu event%s lost in the stream (full)", n, s_(n));
+	/* Only a LOOP log wraps.  Events not written by an APPEND log (or any
+	 * log whose writes failed) met a full disk or an I/O error, which the
+	 * final status names; an UNTIL_FULL log reached its size. */
+	int lp = 0, ferr = l->st.posix_stream_flush_error;
+	posix_trace_attr_getlogfullpolicy(&l->attr, &lp);
+	if (ow)
+		clause(out, cap, &o, "%llu overwritten in the log (it wrapped)", ow);
+	else if (l->st.posix_log_overrun_status == POSIX_TRACE_OVERRUN && lp == POSIX_TRACE_LOOP)
+		clause(out, cap, &o, "the log wrapped");
+	const char *why = ferr == ENOSPC ? "the disk was full"
+	                : ferr == EFBIG || ferr == EDQUOT ? "the file system refused a larger file"
+	                : ferr ? strerror(ferr)
+	                : lp == POSIX_TRACE_UNTIL_FULL ? "the log filled up"
+	                : "writing the log failed";
+	if (dr)
+		clause(out, cap, &o, "%llu not written to the log (%s)", dr, why);
+	else if (ferr && lp != POSIX_TRACE_LOOP && l->st.posix_log_overrun_status == POSIX_TRACE_OVERRUN)
+		clause(out, cap, &o, "events not written to the log (%s)", why);
+	else if (l->st.posix_log_full_status == POSIX_TRACE_FULL)
+		clause(out, cap, &o, "the log filled up");
+	if (l->errors)
+		clause(out, cap, &o, "%llu damaged part%s of the log",
+		       (unsigned long long)l->errors, s_(l->errors));
+	if (l->lost_implausible)
+		clause(out, cap, &o, "implausibly many (more than the stream could have lost: the "
+		                     "traced process wrote over its count, shown clamped)");
+}
+
+const char *tlog_loss_hint(const struct tlog *l)
+{
+	return l->overflows || l->lost_stream
+	       ? "; to lose none, record with --no-loss or a larger --size" : "";
+}

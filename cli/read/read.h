@@ -1,0 +1,301 @@
+/*
+ * read.h -- the bottom layer of the posixtrace command (cli/read/): a
+ * trace read as a stream of events, from a log (tlog.c) or a live stream
+ * (live.c), with the tables that grow as processes, threads and event
+ * types appear (threads.c, typemap.c), the losses counted (losses.c); and
+ * what every layer shares: messages, parsing and formatting helpers
+ * (util.c), times (when.c), histograms (hist.c), a growable text buffer
+ * (vbuf.c), event and policy names as a user types them (names.c).
+ *
+ * The command uses the public API of the library (<trace.h>) and its
+ * extensions for the command (src/ext.h).  Exit codes: 0 success, 1
+ * error, 2 usage; `record` passes the traced program's own status through.
+ * The layers above: enrich.h, write.h, cmd.h, each including the one below.
+ */
+#ifndef POSIXTRACE_CLI_READ_H
+#define POSIXTRACE_CLI_READ_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/types.h>
+#include <trace.h>
+#include "../../src/ext.h"
+
+struct tlog;
+struct tev;
+#define PT_CLI_VERSION "0.1.0"
+#define EXIT_USAGE 2
+#define PT_NIDS 1024 /* event ids are below this (docs/implementation-defined.md) */
+
+/* ------------------------------------------------------------ util.c */
+extern const char *prog_cmd;  /* "posixtrace record", for messages */
+void err_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int parse_size(const char *s, size_t *out);
+int parse_seconds(const char *s, double *out);
+int parse_pid(const char *s, pid_t *out);
+uint64_t now_realtime_ns(void);
+uint64_t now_mono_ns(void);
+void fmt_rel(char *buf, size_t cap, uint64_t ns);            /* s.nnnnnnnnn */
+void fmt_abs(char *buf, size_t cap, uint64_t ns);            /* UTC ISO 8601 */
+void fmt_duration(char *buf, size_t cap, uint64_t ns);       /* "1.23 s", "45.6 ms" */
+#define TERM_WIDTH_MIN 40   /* what stats --width accepts, and COLUMNS is held to */
+#define TERM_WIDTH_MAX 1000
+int terminal_width(void);
+int utf8_output(void);
+int want_help(int argc, char **argv);
+/* A progress line on stderr when it is a terminal (and the job is long);
+ * total 0: not known, the line counts events. */
+struct progress { const char *what; uint64_t total, done, last_ns, start_ns, delay_ns; int shown; };
+void progress_begin(struct progress *p, const char *what, uint64_t total);
+void progress_update(struct progress *p, uint64_t done);
+void progress_end(struct progress *p);
+/* Open FILE for writing: refuse to overwrite unless force (O_EXCL). */
+struct stat;
+/* Output files are made 0600; --force replaces by renaming a new file
+ * over the old name, refusing what output_refused() names. */
+int create_output(const char *path, int force);
+int create_private_output(const char *path, int force);
+int create_output_at(int dirfd, const char *name, const char *path, int force);
+const char *output_refused(const struct stat *st, int want_dir);
+
+/* ------------------------------------------------------------ when.c */
+/* A time in a trace: seconds since its first event ("1.5", "250ms",
+ * "20us"), an absolute UTC time ("2026-11-27T15:04:05.5Z") or epoch
+ * seconds ("@1764255845.5").  0, or -1 if s is none of these. */
+struct when { int absolute; uint64_t ns; };
+int parse_when(const char *s, struct when *w);
+uint64_t when_ns(const struct when *w, uint64_t t0);  /* ns since the epoch */
+
+/* ------------------------------------------------------------ hist.c */
+/* A histogram of durations (HdrHistogram-like): quantiles within 0.4%
+ * of the true value, min and max exact; memory bounded whatever the
+ * count (at most HIST_ROWS rows of 1 KiB).  Zero-initialize to start. */
+#define HIST_ROWS 57
+struct hist { uint64_t n, min, max; double sum; uint64_t *row[HIST_ROWS]; };
+int hist_add(struct hist *h, uint64_t v);           /* 0, -1 out of memory */
+uint64_t hist_quantile(const struct hist *h, double q); /* q in [0, 1] */
+void hist_free(struct hist *h);
+
+/* ------------------------------------------------------------ vbuf.c */
+struct vbuf { char *p; size_t n, cap; int oom; };
+void vb_put(struct vbuf *b, const char *s, size_t n);
+void vb_printf(struct vbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void vb_str(struct vbuf *b, const char *s);  /* a JSON string */
+
+/* ------------------------------------------------------------ names.c */
+int exclude_events(trace_id_t trid, const char *exclude); /* --exclude NAME,... */
+const char *policy_name(int policy);
+int parse_policy(const char *s, int log, int *out);
+
+/* ------------------------------------------------------------ tlog.c */
+/* A trace read as a stream of events, one at a time (a log, or a live
+ * stream), with tables that grow as processes, threads and event types
+ * appear, and totals at the end.  Memory is bounded by processes,
+ * threads, types and loaded objects, never by events. */
+struct tev {
+	uint64_t ts;          /* ns since the epoch (CLOCK_REALTIME) */
+	uint64_t addr;        /* posix_prog_address */
+	const unsigned char *data; /* the payload, valid until the next event is read */
+	uint32_t len;         /* payload bytes */
+	uint32_t thread;      /* index in tlog.th */
+	uint16_t id;
+	uint8_t trunc;        /* posix_truncation_status */
+	uint64_t lost;        /* a RESUME with a count: the events its gap lost; else UINT64_MAX */
+	uint64_t n;           /* its place in the trace: 0 for the first event */
+};
+struct tthread { int32_t pid; uint64_t tid; unsigned idx; uint32_t proc; uint64_t count, first, last; };
+struct tproc { int32_t pid; unsigned nthreads; uint64_t count, first, last; };
+struct tlog {
+	const char *path;
+	trace_attr_t attr;
+	struct posix_trace_status_info st;
+	char *names[PT_NIDS];          /* from the log; NULL when unnamed */
+	uint64_t count[PT_NIDS];       /* events per type */
+	uint64_t tfirst[PT_NIDS], tlast[PT_NIDS]; /* per type: first and last timestamp */
+	int listed[PT_NIDS];           /* in the log's event-type list */
+	struct tthread *th;            /* in order of first event */
+	size_t nth;
+	struct tproc *pr;              /* sorted by pid once the totals are known */
+	size_t npr;
+	uint64_t nev;                  /* events read */
+	uint64_t first, last;          /* smallest and largest timestamp */
+	uint64_t overflows, errors;    /* OVERFLOW and ERROR events */
+	/* lost events (losses.c) */
+	uint64_t ngaps;                /* counted RESUMEs */
+	uint64_t lost_at;              /* the stream's count at the last counted RESUME */
+	uint64_t lost_stream;          /* events the stream lost: final, or at least */
+	int lost_final;                /* lost_stream is the final count (END block) */
+	int lost_implausible;          /* the stream's count was forged: clamped */
+	uint64_t log_overwritten, log_dropped; /* lost by the log itself */
+	/* a log that is not whole */
+	int unfinished;                /* no final status (END block): cut short */
+	uint64_t damaged;              /* stretches that could not be read */
+	long long file_size;
+	/* the map of loaded code the log carries (ext.h's struct pt_ext_obj) */
+	struct pt_ext_obj *objs;
+	size_t nobjs;
+	/* thread identities and payload descriptions (read.h), read with the
+	 * names: bounded by threads and types, never by events; NULL: none */
+	struct thrmap *thrs;
+	struct typemap *types;
+	int32_t recorder;              /* its pid, shown as the trace's (pid 0); 0: none or --all */
+	struct pt_ext_proc *procs;     /* who the processes were (parent, command line) */
+	size_t nprocs;
+	/* reading (tlog.c) */
+	int totals;                    /* the tables hold the whole trace: later passes count nothing */
+	int summary;                   /* they come from the log's summary, not from reading it */
+	trace_id_t trid_;
+	int fd_, open_;
+	unsigned char *buf_;
+	uint64_t pass_n_;              /* events read in this pass */
+	uint64_t pass_at_;             /* this pass's loss count at the last RESUME */
+	void *hash_;                   /* (pid, tid) -> thread index */
+	uint32_t last_th_;             /* the thread of the last event */
+	size_t hcap_;
+};
+/* A log: tlog_open() reads its attributes, names, map of loaded code,
+ * thread identities and payload descriptions;
+ * tlog_next() gives its events one by one (1, or 0 at the end, -1 after
+ * a message); tlog_end() after the last notes the final counts.
+ * tlog_scan() reads the whole log for its totals and goes back to its
+ * start: the next pass gives the same events and thread numbers and
+ * leaves the totals alone.  tlog_load() = tlog_open() + the totals: from
+ * the summary the log carries (format 5 and later), else tlog_scan(). */
+int tlog_open(struct tlog *l, const char *path);   /* 0, or 1 with a message */
+int tlog_next(struct tlog *l, struct tev *e);
+int tlog_scan(struct tlog *l);                     /* 0, or 1 with a message */
+/* After the totals: the next event is the first of the log's first block
+ * that may hold one stamped at or after ts (events before ts may follow,
+ * none at or after it is skipped).  0, or 1 with a message. */
+int tlog_seek(struct tlog *l, uint64_t ts);
+/* For a pass that only counts: the next events in a batch (src/ext.h's
+ * pt_ext_next_batch: the same events tlog_next() gives, in order,
+ * without payloads or addresses; the first pass's totals counted as
+ * tlog_next() counts them), and thread_of[w] the thread index (in
+ * tlog.th) of each writer w of the batch (b->nw of them, at most
+ * PT_EXT_BATCH_W).  1, 0 at the end, -1 after a message. */
+int tlog_next_batch(struct tlog *l, struct pt_ext_batch *b, uint32_t *thread_of);
+/* After the totals: reading ends once no event stamped at or before ts
+ * can follow (a late one still comes; events after ts may come before
+ * the end).  0, or 1 with a message. */
+int tlog_until(struct tlog *l, uint64_t ts);
+int tlog_load(struct tlog *l, const char *path);   /* 0, or 1 with a message */
+/* The totals only, from the log's summary when it has one (no events
+ * read: l->summary), else by reading it (tlog_load). */
+int tlog_totals(struct tlog *l, const char *path);
+void tlog_free(struct tlog *l);
+/* --all: keep the recorder's own process (else its events are the
+ * trace's, pid 0, and its threads and loaded objects are not shown). */
+extern int tlog_all;
+const char *tlog_name(const struct tlog *l, unsigned id, char *buf, size_t cap);
+const struct tproc *tlog_proc(const struct tlog *l, int32_t pid); /* after the totals */
+/* The program's processes and threads, the ones record, info and live
+ * count: not the trace's own line (pid 0) nor process `also` (the
+ * recorder's pid when it is known otherwise, else 0). */
+void tlog_program_counts(const struct tlog *l, int32_t also, unsigned *procs, unsigned *threads);
+/* Incremental use (live): each event read from trid becomes e. */
+void tlog_init(struct tlog *l);
+int tlog_add(struct tlog *l, trace_id_t trid, const struct posix_trace_event_info *ev,
+             const void *data, size_t len, struct tev *e);
+void tlog_finish(struct tlog *l);   /* per-process tables, sorted by pid */
+/* What a log that is not whole lacks: tlog_unfinished is the text for
+ * l->unfinished, tlog_damage_text() the words after l->damaged's count;
+ * tlog_warn() notes both cases on stderr. */
+extern const char tlog_unfinished[];
+void tlog_damage_text(const struct tlog *l, char *buf, size_t cap); /* after the count */
+void tlog_warn(const struct tlog *l);
+
+/* ------------------------------------------------------------ losses.c */
+/* After tlog_add() of event ev from trace id trid: the events its gap
+ * lost if it is a RESUME that says, else UINT64_MAX.  After the last
+ * event: the totals. */
+uint64_t tlog_note_loss(struct tlog *l, trace_id_t trid, const struct posix_trace_event_info *ev);
+void tlog_note_totals(struct tlog *l, trace_id_t trid);
+uint64_t tlog_lost_total(const struct tlog *l);            /* stream and log */
+int tlog_lost_any(const struct tlog *l);
+/* "1234 events lost in 3 gaps in the stream, ..." or "no events lost" */
+void tlog_loss_text(const struct tlog *l, char *out, size_t cap);
+/* after it, when the stream lost events: what to do about it, or "" */
+const char *tlog_loss_hint(const struct tlog *l);
+
+/* ------------------------------------------------------------ ext.h */
+/* Every entry one of ext.h's readers gives, from the first (fetch: a
+ * wrapper of pt_ext_threads(), pt_ext_types()...), in an array of elem-
+ * byte elements grown as needed (free it); *n how many, fewer if memory
+ * ran out. */
+static inline void *ext_fetch_all(trace_id_t trid, size_t elem,
+                                  int (*fetch)(trace_id_t, size_t, void *, size_t, size_t *),
+                                  size_t *n)
+{
+	char *a = NULL;
+	size_t cap = 0;
+
+	*n = 0;
+	for (;;) {
+		size_t got = 0;
+		if (*n == cap) {
+			char *na = (char *)realloc(a, (cap + 64) * elem);
+			if (!na)
+				break;
+			a = na;
+			cap += 64;
+		}
+		if (fetch(trid, *n, a + *n * elem, cap - *n, &got) != 0 || got == 0)
+			break;
+		*n += got;
+	}
+	return a;
+}
+
+/* ------------------------------------------------------------ typemap.c */
+struct typemap; /* the descriptions a trace carries */
+struct typemap *typemap_load(trace_id_t trid);  /* NULL: no memory */
+/* The same from entries already read (a log's summary): takes e (malloc'd). */
+struct typemap *typemap_from(struct pt_ext_type *e, size_t n);
+void typemap_free(struct typemap *m);
+size_t typemap_count(const struct typemap *m);
+/* The description of id's payloads for process pid (its own latest, else
+ * any process's latest), or NULL. */
+const char *typemap_desc(const struct typemap *m, int32_t pid, unsigned id);
+
+/* ------------------------------------------------------------ threads.c */
+struct thrmap; /* the thread identities a trace carries */
+struct thrmap *thrmap_load(trace_id_t trid);    /* NULL: no memory */
+/* The same from entries already read (a log's summary): takes e (malloc'd). */
+struct thrmap *thrmap_from(struct pt_ext_thread *e, size_t n);
+void thrmap_free(struct thrmap *m);
+size_t thrmap_count(const struct thrmap *m);
+/* The identity of writer (pid, thread) at time ts, or NULL. */
+const struct pt_ext_thread *thrmap_find(const struct thrmap *m, int32_t pid, uint64_t thread,
+                                        uint64_t ts);
+/* The latest identity of t's kernel thread (its name after any rename):
+ * the same (pid, pthread_t, TID).  t from thrmap_find(). */
+const struct pt_ext_thread *thrmap_latest(const struct thrmap *m, const struct pt_ext_thread *t);
+/* The kernel TID of writer (pid, thread) at ts, else idx (its number in
+ * its process): the tid of the Chrome export's rows. */
+int64_t thrmap_tid(const struct thrmap *m, int32_t pid, uint64_t thread, uint64_t ts, unsigned idx);
+/* "PID/TID NAME", or "PID/IDX" (idx: the thread's number in its process)
+ * when the trace does not say. */
+void thrmap_label(const struct thrmap *m, char *buf, size_t cap, int32_t pid, uint64_t thread,
+                  uint64_t ts, unsigned idx);
+/* Every identity writer (pid, thread) had: "5678 main, worker-3; 5690 w". */
+void thrmap_all(const struct thrmap *m, char *buf, size_t cap, int32_t pid, uint64_t thread);
+
+/* ------------------------------------------------------------ live.c */
+/* A stream without a log for process pid (live, top): 0, or 1 after a
+ * message.  live_drain() reads what is ready (waiting up to wait_ms for
+ * the first), each event through fn (non-zero: stop, an error it said):
+ * the count read, or -1.  live_add(): the event into l, its type's name
+ * asked of the stream when new. */
+int live_stream(pid_t pid, const char *name, int policy, size_t size, int inherit,
+                const char *exclude, trace_id_t *trid);
+typedef int (*live_fn)(void *arg, trace_id_t trid, const struct posix_trace_event_info *ev,
+                       const void *data, size_t len);
+long live_drain(trace_id_t trid, int wait_ms, live_fn fn, void *arg);
+int live_add(struct tlog *l, trace_id_t trid, const struct posix_trace_event_info *ev,
+             const void *data, size_t len, struct tev *e);
+
+#endif

@@ -1,0 +1,696 @@
+/*
+ * tlog.c -- a trace read as a stream of events through the public API:
+ * posix_trace_open(), the attributes and status, the event-type list and
+ * names, then one event at a time with posix_trace_getnext_event().
+ * Nothing is kept of an event once the next is read: the tables grow
+ * with processes, threads and event types, never with events.
+ *
+ * Threads get a small index per process (1, 2, ... in order of their first
+ * event), stable for a given log whatever is later filtered out: a pass
+ * that shows only part of the log follows a pass over all of it
+ * (tlog_scan), which numbers every thread, and goes back to the start
+ * with posix_trace_rewind().
+ *
+ * A log that is not whole still reads: the reader returns each damaged
+ * stretch as a POSIX_TRACE_ERROR event (data: EBADMSG), counted here, and
+ * a log whose writer never finished it has no END block, which the loss
+ * counts of src/ext.h reveal (no final count).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "read.h"
+
+struct hslot { int32_t pid; uint32_t used; uint64_t tid; uint32_t idx; };
+
+static uint64_t mix(int32_t pid, uint64_t tid)
+{
+	uint64_t h = tid * 0x9e3779b97f4a7c15ull ^ (uint64_t)(uint32_t)pid * 0xc2b2ae3d27d4eb4full;
+	return h ^ h >> 29;
+}
+
+static int grow_hash(struct tlog *l)
+{
+	size_t ncap = l->hcap_ ? l->hcap_ * 2 : 256;
+	struct hslot *n = calloc(ncap, sizeof *n), *o = l->hash_;
+
+	if (!n)
+		return -1;
+	for (size_t i = 0; i < l->hcap_; i++)
+		if (o[i].used) {
+			size_t j = mix(o[i].pid, o[i].tid) & (ncap - 1);
+			while (n[j].used)
+				j = (j + 1) & (ncap - 1);
+			n[j] = o[i];
+		}
+	free(o);
+	l->hash_ = n;
+	l->hcap_ = ncap;
+	return 0;
+}
+
+/* The index of thread (pid, tid), made on first sight. */
+static int thread_index(struct tlog *l, int32_t pid, uint64_t tid, uint32_t *out)
+{
+	if (l->nth && l->th[l->last_th_].pid == pid && l->th[l->last_th_].tid == tid) {
+		*out = l->last_th_; /* most events: the thread of the one before */
+		return 0;
+	}
+	if ((l->nth + 1) * 2 > l->hcap_ && grow_hash(l))
+		return -1;
+	struct hslot *h = l->hash_;
+	size_t j = mix(pid, tid) & (l->hcap_ - 1);
+	for (; h[j].used; j = (j + 1) & (l->hcap_ - 1))
+		if (h[j].pid == pid && h[j].tid == tid) {
+			*out = l->last_th_ = h[j].idx;
+			return 0;
+		}
+	if (l->nth % 64 == 0) {
+		struct tthread *n = realloc(l->th, (l->nth + 64) * sizeof *n);
+		if (!n)
+			return -1;
+		l->th = n;
+	}
+	unsigned idx = 1;
+	for (size_t i = 0; i < l->nth; i++)
+		idx += l->th[i].pid == pid;
+	l->th[l->nth] = (struct tthread){ pid, tid, idx, 0, 0, UINT64_MAX, 0 };
+	h[j] = (struct hslot){ pid, 1, tid, (uint32_t)l->nth };
+	*out = l->last_th_ = (uint32_t)l->nth++;
+	return 0;
+}
+
+void tlog_init(struct tlog *l)
+{
+	memset(l, 0, sizeof *l);
+	l->fd_ = -1;
+	l->first = UINT64_MAX;
+	for (unsigned i = 0; i < PT_NIDS; i++)
+		l->tfirst[i] = UINT64_MAX;
+}
+
+/* The totals of a first pass: one more event. */
+static void count_event(struct tlog *l, uint32_t th, unsigned id, uint64_t ts)
+{
+	struct tthread *t = &l->th[th];
+
+	l->nev++;
+	l->count[id]++;
+	t->count++;
+	t->first = ts < t->first ? ts : t->first;
+	t->last = ts > t->last ? ts : t->last;
+	l->tfirst[id] = ts < l->tfirst[id] ? ts : l->tfirst[id];
+	l->tlast[id] = ts > l->tlast[id] ? ts : l->tlast[id];
+	l->first = ts < l->first ? ts : l->first;
+	l->last = ts > l->last ? ts : l->last;
+	l->overflows += id == POSIX_TRACE_OVERFLOW;
+	l->errors += id == POSIX_TRACE_ERROR;
+}
+
+int tlog_add(struct tlog *l, trace_id_t trid, const struct posix_trace_event_info *ev,
+             const void *data, size_t len, struct tev *e)
+{
+	uint32_t th;
+
+	if (thread_index(l, ev->posix_pid, (uint64_t)ev->posix_thread_id, &th))
+		return -1;
+	e->ts = (uint64_t)ev->posix_timestamp.tv_sec * 1000000000u +
+	        (uint64_t)ev->posix_timestamp.tv_nsec;
+	e->addr = (uint64_t)(uintptr_t)ev->posix_prog_address;
+	e->data = data;
+	e->len = (uint32_t)len;
+	e->thread = th;
+	e->id = (uint16_t)(ev->posix_event_id < PT_NIDS ? ev->posix_event_id : 0);
+	e->trunc = (uint8_t)ev->posix_truncation_status;
+	e->lost = tlog_note_loss(l, trid, ev);
+	e->n = l->pass_n_++;
+	if (!l->totals) /* (a later pass: the totals are known) */
+		count_event(l, th, e->id, e->ts);
+	return 0;
+}
+
+static int cmp_proc(const void *a, const void *b)
+{
+	const struct tproc *x = a, *y = b;
+	return (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+void tlog_finish(struct tlog *l)
+{
+	free(l->pr);
+	l->pr = NULL;
+	l->npr = 0;
+	for (size_t i = 0; i < l->nth; i++) {
+		size_t p;
+		for (p = 0; p < l->npr && l->pr[p].pid != l->th[i].pid; p++)
+			;
+		if (p == l->npr) {
+			struct tproc *n = realloc(l->pr, (l->npr + 1) * sizeof *n);
+			if (!n)
+				return;
+			l->pr = n;
+			l->pr[l->npr++] = (struct tproc){ l->th[i].pid, 0, 0, UINT64_MAX, 0 };
+		}
+		struct tproc *q = &l->pr[p];
+		q->nthreads++;
+		q->count += l->th[i].count;
+		q->first = l->th[i].first < q->first ? l->th[i].first : q->first;
+		q->last = l->th[i].last > q->last ? l->th[i].last : q->last;
+	}
+	if (l->npr) /* (an empty log: no array to sort) */
+		qsort(l->pr, l->npr, sizeof *l->pr, cmp_proc);
+	for (size_t i = 0; i < l->nth; i++)
+		l->th[i].proc = (uint32_t)(tlog_proc(l, l->th[i].pid) - l->pr);
+}
+
+int tlog_all;
+
+/* The recorder's process: the one that wrote the trace's first
+ * POSIX_TRACE_START (the controller starts the stream), none of whose
+ * threads the trace names (the library names a traced program's threads)
+ * and that wrote no more events than the trace has system events.  A
+ * program that traces itself writes its own START but names its threads
+ * and writes its own events: it is never the recorder.  0: none. */
+static int32_t recorder_pid(const struct tlog *l)
+{
+	uint64_t nsys = 0;
+	int32_t found = 0;
+
+	if (!l->count[POSIX_TRACE_START])
+		return 0;
+	for (unsigned id = 0; id < PT_NIDS; id++)
+		if (posixtrace_eventid_system_name(id))
+			nsys += l->count[id];
+	for (size_t p = 0; p < l->npr; p++) {
+		const struct tproc *q = &l->pr[p];
+		int started = 0, named = 0;
+		if (q->pid <= 0 || q->count > nsys)
+			continue;
+		for (size_t i = 0; i < l->nth; i++)
+			if (l->th[i].pid == q->pid) {
+				started |= l->th[i].first == l->tfirst[POSIX_TRACE_START];
+				named |= l->thrs && thrmap_find(l->thrs, q->pid, l->th[i].tid,
+				                                l->th[i].first) != NULL;
+			}
+		if (started && !named) {
+			if (found)
+				return 0; /* two candidates: hide neither */
+			found = q->pid;
+		}
+	}
+	return found;
+}
+
+/* After the totals: unless --all, the recorder's threads become the
+ * trace's own writer (pid 0, thread 0: one lane, no process) and its
+ * loaded objects leave the map (and its events their code address), its
+ * identity (parent, command line) the process table; the events of later passes follow
+ * (tlog_next). */
+static void tlog_front(struct tlog *l)
+{
+	int32_t pid = tlog_all ? 0 : recorder_pid(l);
+	size_t n = 0, keep = SIZE_MAX;
+
+	if (!pid)
+		return;
+	l->recorder = pid;
+	/* one lane (0, 0): the recorder's threads and the reader's own events (losses) */
+	struct tthread lane = { 0, 0, 1, 0, 0, UINT64_MAX, 0 };
+	for (size_t i = 0; i < l->nth; i++) {
+		const struct tthread *t = &l->th[i];
+		if (t->pid == pid || (t->pid == 0 && t->tid == 0)) {
+			lane.count += t->count;
+			lane.first = t->first < lane.first ? t->first : lane.first;
+			lane.last = t->last > lane.last ? t->last : lane.last;
+		}
+	}
+	for (size_t i = 0; i < l->nth; i++) {
+		if (l->th[i].pid == pid || (l->th[i].pid == 0 && l->th[i].tid == 0)) {
+			if (keep != SIZE_MAX)
+				continue;
+			keep = n;
+			l->th[n++] = lane;
+			continue;
+		}
+		l->th[n++] = l->th[i];
+	}
+	l->nth = n;
+	for (size_t i = n = 0; i < l->nobjs; i++)
+		if (l->objs[i].pid != pid)
+			l->objs[n++] = l->objs[i];
+	l->nobjs = n;
+	for (size_t i = n = 0; i < l->nprocs; i++) /* nor its parent and command line */
+		if (l->procs[i].pid != pid)
+			l->procs[n++] = l->procs[i];
+	l->nprocs = n;
+	memset(l->hash_, 0, l->hcap_ * sizeof(struct hslot)); /* the index again */
+	struct hslot *h = l->hash_;
+	for (size_t i = 0; i < l->nth; i++) {
+		size_t j = mix(l->th[i].pid, l->th[i].tid) & (l->hcap_ - 1);
+		while (h[j].used)
+			j = (j + 1) & (l->hcap_ - 1);
+		h[j] = (struct hslot){ l->th[i].pid, 1, l->th[i].tid, (uint32_t)i };
+	}
+	l->last_th_ = 0;
+	tlog_finish(l);
+}
+
+void tlog_program_counts(const struct tlog *l, int32_t also, unsigned *procs, unsigned *threads)
+{
+	*procs = *threads = 0;
+	for (size_t i = 0; i < l->npr; i++)
+		if (l->pr[i].pid != 0 && l->pr[i].pid != also) {
+			++*procs;
+			*threads += l->pr[i].nthreads;
+		}
+}
+
+const struct tproc *tlog_proc(const struct tlog *l, int32_t pid)
+{
+	struct tproc key = { .pid = pid };
+	return bsearch(&key, l->pr, l->npr, sizeof key, cmp_proc);
+}
+
+const char tlog_unfinished[] =
+	"the log has no final status: the recording was cut short (killed, or the disk "
+	"filled); events up to the last complete block are kept";
+
+/* "stretches of the log could not be read (...)", after the count */
+void tlog_damage_text(const struct tlog *l, char *buf, size_t cap)
+{
+	snprintf(buf, cap, "stretch%s of the log could not be read (%s a posix_trace_error event)",
+	         l->damaged == 1 ? "" : "es", l->damaged == 1 ? "it is" : "each is");
+}
+
+void tlog_warn(const struct tlog *l)
+{
+	char text[120];
+
+	if (l->unfinished)
+		err_msg("%s: %s", l->path, tlog_unfinished);
+	if (l->damaged) {
+		tlog_damage_text(l, text, sizeof text);
+		err_msg("%s: %llu damaged %s", l->path, (unsigned long long)l->damaged, text);
+	}
+}
+
+/* The format version in the header (docs/log-format.md: u16 at 12, in the
+ * order of the byte-order mark at 8), 0 if unknown.  A version 1 log never
+ * has a final loss count, finished or not: there we cannot tell. */
+static unsigned log_version(int fd)
+{
+	unsigned char h[14];
+	uint32_t bom;
+	uint16_t v;
+
+	if (pread(fd, h, sizeof h, 0) != (ssize_t)sizeof h || memcmp(h, "PSXTRLOG", 8))
+		return 0;
+	memcpy(&bom, h + 8, 4);
+	memcpy(&v, h + 12, 2);
+	if (bom == 0x04030201u)
+		v = (uint16_t)(v >> 8 | v << 8);
+	else if (bom != 0x01020304u)
+		return 0;
+	return v;
+}
+
+static int is_damage(const struct posix_trace_event_info *ev, const void *data, size_t len)
+{
+	int e;
+
+	if (ev->posix_event_id != POSIX_TRACE_ERROR || len != sizeof e)
+		return 0;
+	memcpy(&e, data, sizeof e);
+	return e == EBADMSG;
+}
+
+static int fail(const char *path, const char *what, int rc)
+{
+	if (rc == EINVAL)
+		err_msg("%s: not a posixtrace log (or damaged beyond reading): %s", path, what);
+	else
+		err_msg("%s: %s: %s", path, what, strerror(rc));
+	return 1;
+}
+
+static int fetch_procs(trace_id_t trid, size_t from, void *out, size_t cap, size_t *n)
+{
+	return pt_ext_procs(trid, from, out, cap, n);
+}
+
+/* The map of loaded code the log carries. */
+static int tlog_objects(struct tlog *l, trace_id_t trid)
+{
+	for (;;) {
+		size_t n = 0, cap = l->nobjs + 256;
+		struct pt_ext_obj *o = realloc(l->objs, cap * sizeof *o);
+		if (!o)
+			return ENOMEM;
+		l->objs = o;
+		if (pt_ext_objects(trid, l->nobjs, o + l->nobjs, cap - l->nobjs, &n) != 0 || n == 0)
+			return 0;
+		l->nobjs += n;
+	}
+}
+
+static int open_failed(struct tlog *l, const char *what, int rc)
+{
+	fail(l->path, what, rc);
+	tlog_free(l);
+	return 1;
+}
+
+/* The file, open for reading: its fd, or -1 after a message. */
+static int open_file(struct tlog *l, const char *path)
+{
+	struct stat sb;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	tlog_init(l);
+	l->path = path;
+	if (fd < 0) {
+		err_msg("cannot open %s: %s%s", path, strerror(errno),
+		        errno == ENOENT ? " (give the path of a log written by 'posixtrace record')"
+		                        : "");
+		return -1;
+	}
+	if (fstat(fd, &sb) == 0) {
+		l->file_size = sb.st_size;
+		if (!S_ISREG(sb.st_mode)) { /* the library would only say "not a log" */
+			err_msg("%s: %s (give the path of a log written by 'posixtrace record')",
+			        path, S_ISDIR(sb.st_mode) ? "is a directory" : "not a regular file");
+			close(fd);
+			return -1;
+		}
+	}
+	return fd;
+}
+
+/* The totals from the summary the log carries (src/ext.h); with all (no
+ * trace id open) also its attributes, status, names and map of loaded
+ * code.  0, or -1: it has none. */
+static int from_summary(struct tlog *l, int fd, int all)
+{
+	struct pt_ext_summary *s;
+	uint32_t th;
+
+	if (pt_ext_log_summary(fd, &s) != 0)
+		return -1;
+	if (all) {
+		l->attr = s->attr;
+		l->st = s->status;
+		for (unsigned id = 0; id < PT_NIDS; id++)
+			if (s->names[id][0] && (l->names[id] = strdup(s->names[id])))
+				l->listed[id] = 1;
+		if (s->nobjs && (l->objs = malloc(s->nobjs * sizeof *l->objs))) {
+			memcpy(l->objs, s->objs, s->nobjs * sizeof *l->objs);
+			l->nobjs = s->nobjs;
+		}
+		/* (format 6) who the threads were, what the payloads hold */
+		l->thrs = thrmap_from(s->threads, s->nthreads);
+		l->types = typemap_from(s->types, s->ntypes);
+		l->procs = s->procs, l->nprocs = s->nprocs;
+		s->threads = NULL, s->types = NULL, s->procs = NULL; /* (taken over) */
+		if (!l->thrs || !l->types) {
+			pt_ext_summary_free(s);
+			return -1;
+		}
+	}
+	for (size_t i = 0; i < s->nwriters; i++) {
+		const struct pt_ext_sum_writer *w = &s->writers[i];
+		if (thread_index(l, w->pid, w->thread, &th)) {
+			pt_ext_summary_free(s);
+			return -1;
+		}
+		l->th[th].count = w->count;
+		l->th[th].first = w->first;
+		l->th[th].last = w->last;
+	}
+	memcpy(l->count, s->count, sizeof l->count);
+	memcpy(l->tfirst, s->tfirst, sizeof l->tfirst);
+	memcpy(l->tlast, s->tlast, sizeof l->tlast);
+	l->nev = s->events;
+	l->first = s->events ? s->first : 0;
+	l->last = s->last;
+	l->overflows = s->count[POSIX_TRACE_OVERFLOW];
+	l->errors = s->count[POSIX_TRACE_ERROR];
+	l->ngaps = s->gaps;
+	l->lost_at = s->losses.at_resume;
+	l->lost_stream = s->losses.at_resume;
+	l->lost_final = s->losses.total_ok;
+	if (s->losses.total_ok && s->losses.total > l->lost_stream)
+		l->lost_stream = s->losses.total;
+	l->log_overwritten = s->losses.log_overwritten;
+	l->log_dropped = s->losses.log_dropped;
+	l->lost_implausible = s->losses.implausible;
+	pt_ext_summary_free(s);
+	tlog_finish(l);
+	tlog_front(l);
+	l->summary = l->totals = 1;
+	return 0;
+}
+
+int tlog_totals(struct tlog *l, const char *path)
+{
+	int fd = open_file(l, path);
+
+	if (fd < 0)
+		return 1;
+	posix_trace_attr_init(&l->attr);
+	if (from_summary(l, fd, 1) == 0) {
+		close(fd);
+		return 0;
+	}
+	close(fd);
+	tlog_free(l);
+	return tlog_load(l, path);
+}
+
+int tlog_open(struct tlog *l, const char *path)
+{
+	trace_id_t trid;
+	int rc, fd = open_file(l, path);
+
+	if (fd < 0)
+		return 1;
+	if ((rc = posix_trace_open(fd, &trid)) != 0) {
+		close(fd);
+		return fail(path, "posix_trace_open", rc);
+	}
+	l->trid_ = trid;
+	l->fd_ = fd;
+	l->open_ = 1;
+	posix_trace_attr_init(&l->attr);
+	if ((rc = posix_trace_get_attr(trid, &l->attr)) != 0 ||
+	    (rc = posix_trace_get_status(trid, &l->st)) != 0)
+		return open_failed(l, "reading the attributes", rc);
+	for (;;) {
+		trace_event_id_t id;
+		int none;
+		char name[TRACE_EVENT_NAME_MAX + 1];
+		if (posix_trace_eventtypelist_getnext_id(trid, &id, &none) != 0 || none)
+			break;
+		if (id < PT_NIDS && posix_trace_eventid_get_name(trid, id, name) == 0) {
+			l->listed[id] = 1;
+			free(l->names[id]);
+			l->names[id] = strdup(name);
+		}
+	}
+	if ((rc = tlog_objects(l, trid)) != 0)
+		return open_failed(l, "reading the map of loaded code", rc);
+	if (!(l->thrs = thrmap_load(trid)) || !(l->types = typemap_load(trid)) ||
+	    !(l->procs = ext_fetch_all(trid, sizeof *l->procs, fetch_procs, &l->nprocs)))
+		return open_failed(l, "reading the thread identities and payload descriptions",
+		                   ENOMEM);
+	if (!(l->buf_ = malloc(TRACE_DATA_MAX + 1)))
+		return open_failed(l, "reading events", ENOMEM);
+	return 0;
+}
+
+/* After the last event of a pass that counts: the final counts. */
+static void tlog_end(struct tlog *l)
+{
+	tlog_note_totals(l, l->trid_);
+	l->unfinished = !l->lost_final && log_version(l->fd_) >= 2;
+	tlog_finish(l);
+	tlog_front(l);
+	if (l->first == UINT64_MAX)
+		l->first = 0;
+	l->totals = 1;
+}
+
+int tlog_next(struct tlog *l, struct tev *e)
+{
+	struct posix_trace_event_info ev;
+	size_t len = 0;
+	int none = 0, rc;
+
+	if (!l->open_)
+		return 0;
+	rc = posix_trace_getnext_event(l->trid_, &ev, l->buf_, TRACE_DATA_MAX + 1, &len, &none);
+	if (rc) {
+		fail(l->path, "reading events", rc);
+		return -1;
+	}
+	if (none) {
+		if (!l->totals)
+			tlog_end(l);
+		return 0;
+	}
+	if (l->recorder && ev.posix_pid == l->recorder) { /* the trace's own (tlog_front) */
+		ev.posix_pid = 0;
+		ev.posix_thread_id = 0;
+		ev.posix_prog_address = NULL; /* in the recorder's code, not shown */
+	}
+	if (tlog_add(l, l->trid_, &ev, l->buf_, len, e)) {
+		fail(l->path, "reading events", ENOMEM);
+		return -1;
+	}
+	if (!l->totals)
+		l->damaged += is_damage(&ev, l->buf_, len);
+	return 1;
+}
+
+int tlog_next_batch(struct tlog *l, struct pt_ext_batch *b, uint32_t *thread_of)
+{
+	int rc;
+
+	if (!l->open_)
+		return 0;
+	if ((rc = pt_ext_next_batch(l->trid_, b)) != 0) {
+		fail(l->path, "reading events", rc);
+		return -1;
+	}
+	if (!b->n) {
+		if (!l->totals)
+			tlog_end(l);
+		return 0;
+	}
+	for (size_t w = 0; w < b->nw; w++) {
+		int32_t pid = b->w[w].pid;
+		uint64_t tid = b->w[w].thread;
+		if (l->recorder && pid == l->recorder) /* the trace's own (tlog_next) */
+			pid = 0, tid = 0;
+		if (thread_index(l, pid, tid, &thread_of[w])) {
+			fail(l->path, "reading events", ENOMEM);
+			return -1;
+		}
+	}
+	if (!l->totals) /* the first pass: what tlog_add() counts */
+		for (size_t i = 0; i < b->n; i++) {
+			const struct pt_ext_bevent *e = &b->ev[i];
+			count_event(l, thread_of[e->w], e->id < PT_NIDS ? e->id : 0, e->ts);
+			l->damaged += e->id == POSIX_TRACE_ERROR && (e->flags & PT_EXT_BEV_WORD) &&
+			              e->word == EBADMSG; /* (is_damage) */
+		}
+	/* a loss count ends a batch: the pass's count, as tlog_note_loss()
+	 * has it after that event */
+	const struct pt_ext_bevent *last = &b->ev[b->n - 1];
+	if (last->flags & PT_EXT_BEV_LOST) {
+		struct posix_trace_event_info ev = { .posix_event_id = POSIX_TRACE_RESUME };
+		(void)tlog_note_loss(l, l->trid_, &ev);
+	}
+	l->pass_n_ += b->n;
+	return 1;
+}
+
+int tlog_scan(struct tlog *l)
+{
+	struct progress p;
+	char what[300];
+	int rc;
+
+	if (l->totals)
+		return 0;
+	snprintf(what, sizeof what, "reading %s", l->path);
+	progress_begin(&p, what, 0); /* (how many events, the log does not say) */
+	/* in batches: the totals need no payload (tlog_next_batch) */
+	struct pt_ext_batch *b = malloc(sizeof *b);
+	uint32_t thread_of[PT_EXT_BATCH_W];
+	uint64_t shown = 0;
+	if (!b) {
+		err_msg("%s: reading events: %s", l->path, strerror(ENOMEM));
+		return 1;
+	}
+	while ((rc = tlog_next_batch(l, b, thread_of)) > 0)
+		if (l->nev - shown >= 65536)
+			progress_update(&p, shown = l->nev);
+	free(b);
+	p.done = l->nev;
+	progress_end(&p);
+	if (rc < 0)
+		return 1;
+	if ((rc = posix_trace_rewind(l->trid_)) != 0)
+		return fail(l->path, "going back to the start", rc);
+	l->pass_n_ = 0; /* the next pass counts places again, nothing else */
+	l->pass_at_ = 0;
+	return 0;
+}
+
+int tlog_seek(struct tlog *l, uint64_t ts)
+{
+	uint64_t before = 0;
+	int rc = pt_ext_seek(l->trid_, ts, &before);
+
+	if (rc)
+		return fail(l->path, "seeking in the log", rc);
+	l->pass_at_ = before;
+	l->pass_n_ = 0;
+	return 0;
+}
+
+int tlog_until(struct tlog *l, uint64_t ts)
+{
+	int rc = pt_ext_seek_end(l->trid_, ts);
+
+	return rc ? fail(l->path, "seeking in the log", rc) : 0;
+}
+
+int tlog_load(struct tlog *l, const char *path)
+{
+	if (tlog_open(l, path))
+		return 1;
+	if (from_summary(l, l->fd_, 0) == 0)
+		return 0;
+	if (tlog_scan(l)) {
+		tlog_free(l);
+		return 1;
+	}
+	return 0;
+}
+
+void tlog_free(struct tlog *l)
+{
+	if (l->open_)
+		posix_trace_close(l->trid_);
+	if (l->fd_ >= 0)
+		close(l->fd_);
+	for (unsigned i = 0; i < PT_NIDS; i++)
+		free(l->names[i]);
+	free(l->buf_);
+	free(l->th);
+	free(l->pr);
+	free(l->hash_);
+	free(l->objs);
+	thrmap_free(l->thrs);
+	typemap_free(l->types);
+	free(l->procs);
+	posix_trace_attr_destroy(&l->attr);
+	memset(l, 0, sizeof *l);
+	l->fd_ = -1;
+}
+
+/* The name of type id: the log's, the standard one, or "event-ID". */
+const char *tlog_name(const struct tlog *l, unsigned id, char *buf, size_t cap)
+{
+	if (id < PT_NIDS && l->names[id])
+		return l->names[id];
+	const char *s = posixtrace_eventid_system_name(id);
+	if (s)
+		return s;
+	snprintf(buf, cap, "event-%u", id);
+	return buf;
+}

@@ -1,0 +1,302 @@
+/*
+ * export_chrome.c -- the log as Chrome Trace Event Format JSON (loads in
+ * chrome://tracing and ui.perfetto.dev), written event by event as the
+ * log is read.
+ *
+ * Every trace event is an instant event, thread scoped (the default
+ * scope): {"name":..,"ph":"i","ts":..,"pid":..,"tid":..} with "ts" in
+ * microseconds since the first event (nanosecond digits kept), "tid" the
+ * thread's kernel TID (the thread's index in its process when the trace
+ * does not say), "cat":"posix_trace" for system events,
+ * "sf" the event's call site in "stackFrames" (its address as `show`
+ * symbolizes it, listed once at the end of the file), and "args": the
+ * data by field when its program described it (enrich.h: "id":3,...),
+ * else as "text" when it reads as text, and always as "hex" (the bytes
+ * are the payload; system events: decoded, as "text" only), and
+ * "truncated":true when it was cut.  Metadata events name each process
+ * (its program) and thread (its name, or "thread IDX (0xPTHREAD_ID)").  About 100 bytes an event of 8-byte payload.
+ * Each complete span (spans.c) is a slice: a complete event ("ph":"X",
+ * "cat":"span") on its thread, nested by time, or an async pair
+ * ("b"/"e") for a keyed one, written when its end is read.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "write.h"
+
+static void label(char *out, size_t cap, struct symz *z, int32_t pid)
+{
+	const char *exe = z && pid ? symz_exe(z, pid) : NULL;
+	const char *b = exe ? strrchr(exe, '/') : NULL;
+
+	if (pid == 0)
+		snprintf(out, cap, "reader (synthesized events)");
+	else if (exe)
+		snprintf(out, cap, "%s %d", b ? b + 1 : exe, (int)pid);
+	else
+		snprintf(out, cap, "pid %d", (int)pid);
+}
+
+/* The call sites met: (pid, address) -> frame id, and each one's text;
+ * bounded by the code locations of the trace (at most FRAMES_MAX, then
+ * addresses go inline in "args"). */
+#define FRAMES_MAX (1u << 20)
+struct frame { int32_t pid; uint32_t id; uint64_t addr; };
+struct frames { struct frame *h; size_t cap, n; char **text; };
+
+static uint64_t fkey(int32_t pid, uint64_t addr)
+{
+	uint64_t h = addr * 0x9e3779b97f4a7c15ull ^ (uint64_t)(uint32_t)pid * 0xc2b2ae3d27d4eb4full;
+	return h ^ h >> 29;
+}
+
+/* The frame id of (pid, addr), made on first sight with text; 0 if none
+ * can be made. */
+static uint32_t frame_of(struct frames *fr, int32_t pid, uint64_t addr, const char *text)
+{
+	if ((fr->n + 1) * 2 > fr->cap) {
+		size_t ncap = fr->cap ? 2 * fr->cap : 1024;
+		struct frame *n = calloc(ncap, sizeof *n);
+		if (!n || fr->n >= FRAMES_MAX) {
+			free(n);
+			goto find;
+		}
+		for (size_t i = 0; i < fr->cap; i++)
+			if (fr->h[i].id) {
+				size_t j = fkey(fr->h[i].pid, fr->h[i].addr) & (ncap - 1);
+				while (n[j].id)
+					j = (j + 1) & (ncap - 1);
+				n[j] = fr->h[i];
+			}
+		free(fr->h);
+		fr->h = n;
+		fr->cap = ncap;
+		char **t = realloc(fr->text, (ncap / 2 + 1) * sizeof *t);
+		if (!t)
+			return 0;
+		fr->text = t;
+	}
+find:
+	if (!fr->cap)
+		return 0;
+	size_t j = fkey(pid, addr) & (fr->cap - 1);
+	for (; fr->h[j].id; j = (j + 1) & (fr->cap - 1))
+		if (fr->h[j].pid == pid && fr->h[j].addr == addr)
+			return fr->h[j].id;
+	if ((fr->n + 1) * 2 > fr->cap || !(fr->text[fr->n + 1] = strdup(text)))
+		return 0;
+	fr->h[j] = (struct frame){ pid, (uint32_t)++fr->n, addr };
+	return (uint32_t)fr->n;
+}
+
+static char *put_u(char *o, uint64_t v)
+{
+	char t[24];
+	int k = 0;
+	do
+		t[k++] = (char)('0' + v % 10);
+	while (v /= 10);
+	while (k)
+		*o++ = t[--k];
+	return o;
+}
+
+static char *put_s(char *o, const char *s)
+{
+	size_t n = strlen(s);
+	memcpy(o, s, n);
+	return o + n;
+}
+
+/* The tid of an event: its thread's kernel TID when the trace says, named
+ * by a thread_name metadata event (its latest name) the first time; else
+ * the thread's index in its process (named beforehand). */
+static uint64_t thread_tid(FILE *f, const struct tlog *l, const struct tthread *th,
+                           const struct tev *e, int32_t *named)
+{
+	const struct pt_ext_thread *t = thrmap_find(l->thrs, th->pid, th->tid, e->ts);
+	if (!t || t->tid <= 0)
+		return th->idx;
+	if (named && named[e->thread] != t->tid) {
+		char j[80], n[64];
+		snprintf(n, sizeof n, "%s", thrmap_latest(l->thrs, t)->name);
+		if (!n[0])
+			snprintf(n, sizeof n, "%d", (int)t->tid);
+		json_str(j, sizeof j, n);
+		fprintf(f, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,"
+		           "\"args\":{\"name\":%s}}", (int)th->pid, (int)t->tid, j);
+		named[e->thread] = t->tid;
+	}
+	return (uint64_t)t->tid;
+}
+
+/* A payload its program described: its fields as args (typed.c), at o;
+ * 1 and *end past them, or 0 (none, or it does not fit). */
+static int typed_args(char *o, size_t cap, const struct tlog *l, const struct tev *e, char **end)
+{
+	const char *desc = e->id >= POSIX_TRACE_UNNAMED_USEREVENT && l->types
+	                   ? typemap_desc(l->types, l->th[e->thread].pid, e->id) : NULL;
+	if (!desc || e->trunc == POSIX_TRACE_TRUNCATED_RECORD ||
+	    typed_json_args(o, cap, desc, e->data, e->len) != 0)
+		return 0;
+	*end = o + strlen(o);
+	return 1;
+}
+
+int export_chrome(struct tlog *l, struct symz *z, struct spans *sp, FILE *f)
+{
+	static const char hex[] = "0123456789abcdef";
+	char name[TRACE_NAME_MAX] = "", buf[600], tmp[32], j[300];
+	char *jname[PT_NIDS] = { NULL };
+	struct frames fr = { NULL, 0, 0, NULL };
+	struct progress p;
+	uint64_t t0 = l->first;
+	size_t cap = 2 * TRACE_DATA_MAX * 6 + 4096;
+	char *line = malloc(cap);
+
+	if (!line) {
+		err_msg("out of memory");
+		return 1;
+	}
+	posix_trace_attr_getname(&l->attr, name);
+	json_str(j, sizeof j, name);
+	fprintf(f, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"trace_name\":%s,", j);
+	json_str(j, sizeof j, l->path);
+	fprintf(f, "\"log\":%s,\"events\":%llu,\"lost\":%llu,\"lost_exact\":%s,\"gaps\":%llu},\n"
+	           "\"traceEvents\":[\n", j, (unsigned long long)l->nev,
+	        (unsigned long long)tlog_lost_total(l), l->lost_final ? "true" : "false",
+	        (unsigned long long)l->overflows);
+	int first = 1;
+	for (size_t i = 0; i < l->npr; i++) {
+		label(buf, sizeof buf, z, l->pr[i].pid);
+		json_str(j, sizeof j, buf);
+		fprintf(f, "%s{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":0,"
+		           "\"args\":{\"name\":%s}}",
+		        first ? "" : ",\n", (int)l->pr[i].pid, j);
+		fprintf(f, ",\n{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":%d,\"tid\":0,"
+		           "\"args\":{\"sort_index\":%zu}}", (int)l->pr[i].pid, i);
+		first = 0;
+	}
+	for (size_t i = 0; i < l->nth; i++) /* threads the trace does not identify */
+		if (!thrmap_find(l->thrs, l->th[i].pid, l->th[i].tid, 0))
+			fprintf(f, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%u,"
+			           "\"args\":{\"name\":\"thread %u (0x%llx)\"}}",
+			        (int)l->th[i].pid, l->th[i].idx, l->th[i].idx,
+			        (unsigned long long)l->th[i].tid);
+	int32_t *named = calloc(l->nth + 1, sizeof *named); /* the TID each thread was named as */
+	progress_begin(&p, "export chrome", l->nev);
+	struct tev ev;
+	const struct tev *e = &ev;
+	int r;
+	uint64_t nspans = 0;
+	while ((r = tlog_next(l, &ev)) > 0) {
+		struct span_mark m;
+		if (sp && spans_event(sp, l, e, &m)) {
+			r = -1;
+			break;
+		}
+		if (sp && m.kind == SPAN_END)
+			spans_chrome(f, sp, l, &m, e->thread, t0, ++nspans);
+		const struct tthread *th = &l->th[e->thread];
+		uint64_t rel = e->ts - t0;
+		int sys = e->id < 16 && e->id != POSIX_TRACE_UNNAMED_USEREVENT;
+		char *o = line;
+		if (!jname[e->id]) {
+			json_str(j, sizeof j, tlog_name(l, e->id, tmp, sizeof tmp));
+			if (!(jname[e->id] = strdup(j))) {
+				r = -1;
+				break;
+			}
+		}
+		o = put_s(o, ",\n{\"name\":");
+		o = put_s(o, jname[e->id]);
+		o = put_s(o, sys ? ",\"cat\":\"posix_trace\",\"ph\":\"i\",\"ts\":" : ",\"ph\":\"i\",\"ts\":");
+		o = put_u(o, rel / 1000);
+		*o++ = '.';
+		*o++ = (char)('0' + rel % 1000 / 100);
+		*o++ = (char)('0' + rel % 100 / 10);
+		*o++ = (char)('0' + rel % 10);
+		o = put_s(o, ",\"pid\":");
+		if (th->pid < 0)
+			*o++ = '-';
+		o = put_u(o, th->pid < 0 ? -(uint64_t)(int64_t)th->pid : (uint64_t)th->pid);
+		o = put_s(o, ",\"tid\":");
+		o = put_u(o, thread_tid(f, l, th, e, named));
+		uint32_t sf = 0;
+		if (e->addr) {
+			const char *sym = z ? symz_lookup(z, th->pid, e->ts, e->addr) : "";
+			char raw[40];
+			if (!sym[0] || !strncmp(sym, "0x", 2)) {
+				snprintf(raw, sizeof raw, "0x%llx", (unsigned long long)e->addr);
+				sym = raw;
+			}
+			if ((sf = frame_of(&fr, th->pid, e->addr, sym)) != 0) {
+				o = put_s(o, ",\"sf\":");
+				o = put_u(o, sf);
+			}
+		}
+		int args = e->len || e->trunc == POSIX_TRACE_TRUNCATED_RECORD || (e->addr && !sf);
+		if (args) {
+			memcpy(o, ",\"args\":{", 9);
+			o += 9;
+			char *a0 = o;
+			int text = 0;
+			fmt_data(buf, 2, e->data, e->len, e->len, &text);
+			if (sys) {
+				fmt_event_data(buf, sizeof buf, l, e);
+				memcpy(o, "\"text\":", 7);
+				o += 7;
+				o += json_str(o, 2 * sizeof buf + 8, buf);
+			} else if (typed_args(o, 2 * TRACE_DATA_MAX * 6, l, e, &o)) {
+			} else if (text) {
+				size_t n = e->len;
+				while (n && !e->data[n - 1])
+					n--;
+				char *sdup = malloc(n + 1);
+				if (sdup) {
+					memcpy(sdup, e->data, n);
+					sdup[n] = 0;
+					memcpy(o, "\"text\":", 7);
+					o += 7;
+					o += json_str(o, 6 * n + 8, sdup);
+					free(sdup);
+				}
+			}
+			if (!sys && e->len) { /* text or not, the bytes are the payload */
+				if (o > a0)
+					*o++ = ',';
+				memcpy(o, "\"hex\":\"", 7);
+				o += 7;
+				for (uint32_t i = 0; i < e->len; i++) {
+					*o++ = hex[e->data[i] >> 4];
+					*o++ = hex[e->data[i] & 15];
+				}
+				*o++ = '"';
+			}
+			if (e->trunc == POSIX_TRACE_TRUNCATED_RECORD)
+				o += sprintf(o, "%s\"truncated\":true", o > a0 ? "," : "");
+			if (e->addr && !sf)
+				o += sprintf(o, "%s\"addr\":\"0x%llx\"", o > a0 ? "," : "",
+				             (unsigned long long)e->addr);
+			*o++ = '}';
+		}
+		*o++ = '}';
+		fwrite(line, 1, (size_t)(o - line), f);
+		if ((e->n & 1023) == 0)
+			progress_update(&p, e->n);
+	}
+	fputs("\n],\n\"stackFrames\":{", f);
+	for (size_t i = 1; i <= fr.n; i++) {
+		json_str(buf, sizeof buf, fr.text[i]);
+		fprintf(f, "%s\n\"%zu\":{\"name\":%s}", i > 1 ? "," : "", i, buf);
+		free(fr.text[i]);
+	}
+	fputs("}}\n", f);
+	progress_end(&p);
+	for (unsigned i = 0; i < PT_NIDS; i++)
+		free(jname[i]);
+	free(fr.h);
+	free(fr.text);
+	free(line);
+	free(named);
+	return r < 0;
+}

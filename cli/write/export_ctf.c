@@ -1,0 +1,578 @@
+/*
+ * export_ctf.c -- the log as a CTF 1.8 trace directory: `metadata` (TSDL
+ * text) and one binary stream file per thread of the trace, `stream_K`
+ * for the thread of index K (all of stream class 0), little-endian,
+ * every field byte aligned.  Written as the log is read: a thread's
+ * events are in time order in the log, so each stream is too, and
+ * babeltrace2 merges the streams by time; nothing is sorted or held but
+ * each stream's packet being built (64 KiB, less with many threads).
+ *
+ *   packet header   u32 magic 0xC1FC1FC1, u8 uuid[16], u32 stream_id
+ *   packet context  u64 timestamp_begin, timestamp_end (clock values),
+ *                   u64 content_size, packet_size (bits),
+ *                   u64 events_discarded
+ *   event header    u32 id (the POSIX event type id), u64 timestamp
+ *   event fields    i32 pid, u64 tid, u64 addr (shown in hex),
+ *                   string symbol (the address symbolized as `show` prints
+ *                   it, "func+0x1a (file.c:42)"; "" when not known; the
+ *                   field is left out with --raw-addresses),
+ *                   u32 payload_len, u8 payload[payload_len]
+ *
+ * The clock "realtime" counts nanoseconds (freq 1e9) from offset_s, the
+ * second of the first event.  A stream's clock never goes back: an event
+ * stamped before the one before it in its thread (a nested writer, a
+ * signal handler's) gets that one's time in the header (its fields keep
+ * nothing else of time).  A packet holds about 64 KiB of events; the
+ * losses are marked in the stream of the events the reader synthesizes
+ * (pid 0; one of its own if there are none).  An OVERFLOW event starts a packet
+ * and the RESUME after it ends it, so that a reader places the loss
+ * between the events around it.  events_discarded counts the events lost
+ * so far: each gap adds its count (losses.c; one per gap for a log that
+ * does not count them).  A reader learns a count from the difference
+ * with the packet before, so a trace that lost events starts with an
+ * empty packet (count 0) at its first event's time; events the log itself
+ * overwrote are the count of the gap the library puts before its oldest
+ * event (docs/log-format.md), so they come first too.  What the
+ * final count adds beyond the gaps goes in an empty packet at the end.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "write.h"
+
+#define CTF_MAGIC 0xC1FC1FC1u
+#define HDR_BYTES 96 /* packet header 24, context 72 */
+#define PACKET_TARGET 65536
+
+struct buf { unsigned char *p; size_t n, cap; };
+
+static int put(struct buf *b, const void *d, size_t n)
+{
+	if (b->n + n > b->cap) {
+		size_t ncap = b->cap ? b->cap : 65536;
+		while (ncap < b->n + n)
+			ncap *= 2;
+		unsigned char *p = realloc(b->p, ncap);
+		if (!p)
+			return -1;
+		b->p = p;
+		b->cap = ncap;
+	}
+	memcpy(b->p + b->n, d, n);
+	b->n += n;
+	return 0;
+}
+
+static void le(unsigned char *o, uint64_t v, int bytes)
+{
+	for (int i = 0; i < bytes; i++)
+		o[i] = (unsigned char)(v >> (8 * i));
+}
+
+static int put_le(struct buf *b, uint64_t v, int bytes)
+{
+	unsigned char t[8];
+	le(t, v, bytes);
+	return put(b, t, (size_t)bytes);
+}
+
+static void uuid_str(char *out, const unsigned char *u)
+{
+	sprintf(out, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+	        u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12],
+	        u[13], u[14], u[15]);
+}
+
+/* A TSDL string literal. */
+static void tsdl_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fputc('\\', f);
+		if ((unsigned char)*s >= 0x20 && (unsigned char)*s < 0x7f)
+			fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+/* The event classes: one per event type of the trace, and for a type
+ * whose payloads a program described (enrich.h) a second one of the same
+ * name with the raw payload, for those that do not fit.  Class ids go
+ * to the most frequent types first, so that most events get the 4-byte
+ * compact header (class id below 31). */
+struct classes {
+	uint16_t cid[PT_NIDS];        /* the class of a type's events */
+	uint16_t raw[PT_NIDS];        /* a described type's raw class */
+	const char *desc[PT_NIDS];    /* the description its class declares */
+	unsigned n;
+};
+
+static const struct tlog *sort_log;
+static int by_count(const void *a, const void *b)
+{
+	uint64_t x = sort_log->count[*(const uint16_t *)a], y = sort_log->count[*(const uint16_t *)b];
+	return x > y ? -1 : x < y ? 1 : *(const uint16_t *)a - *(const uint16_t *)b;
+}
+
+/* The description type id's payloads have: the first process's that has
+ * one (typemap_desc(), which falls back on any process's).  A process
+ * that described it otherwise gets the raw class. */
+static const char *class_desc(const struct tlog *l, unsigned id)
+{
+	if (id < POSIX_TRACE_UNNAMED_USEREVENT || !l->types)
+		return NULL;
+	for (size_t i = 0; i < l->npr; i++) {
+		const char *d = typemap_desc(l->types, l->pr[i].pid, id);
+		if (d)
+			return d;
+	}
+	return NULL;
+}
+
+static void make_classes(const struct tlog *l, struct classes *c)
+{
+	uint16_t order[PT_NIDS];
+	unsigned n = 0;
+	char tsdl[8192];
+
+	memset(c, 0, sizeof *c);
+	for (unsigned id = 0; id < PT_NIDS; id++)
+		if (l->count[id])
+			order[n++] = (uint16_t)id;
+	sort_log = l;
+	qsort(order, n, sizeof *order, by_count);
+	for (unsigned i = 0; i < n; i++)
+		c->cid[order[i]] = (uint16_t)c->n++;
+	for (unsigned i = 0; i < n; i++) {
+		const char *d = class_desc(l, order[i]);
+		if (d && typed_tsdl_fields(tsdl, sizeof tsdl, d, "") == 0) {
+			c->desc[order[i]] = d;
+			c->raw[order[i]] = (uint16_t)c->n++;
+		}
+	}
+}
+
+static int write_metadata(const struct tlog *l, FILE *f, const unsigned char *uuid,
+                          const unsigned char *cuuid, uint64_t offset_s, int symbols,
+                          const struct classes *c, int wide)
+{
+	char u[40], cu[40], name[TRACE_NAME_MAX] = "", tmp[32];
+	static char tsdl[8192];
+
+	uuid_str(u, uuid);
+	uuid_str(cu, cuuid);
+	posix_trace_attr_getname(&l->attr, name);
+	fprintf(f, "/* CTF 1.8 */\n\n"
+	           "typealias integer { size = 8; align = 8; signed = false; } := uint8_t;\n"
+	           "typealias integer { size = 16; align = 8; signed = false; } := uint16_t;\n"
+	           "typealias integer { size = 32; align = 8; signed = false; } := uint32_t;\n"
+	           "typealias integer { size = 64; align = 8; signed = false; } := uint64_t;\n"
+	           "typealias integer { size = 32; align = 8; signed = true; } := int32_t;\n"
+	           "typealias integer { size = 64; align = 8; signed = false; base = 16; } "
+	           ":= uint64_hex_t;\n"
+	           "typealias integer { size = 5; align = 1; signed = false; } := uint5_t;\n"
+	           "typealias integer { size = 8; align = 8; signed = true; encoding = UTF8; } "
+	           ":= char_t;\n\n"
+	           "trace {\n\tmajor = 1;\n\tminor = 8;\n\tuuid = \"%s\";\n\tbyte_order = le;\n"
+	           "\tpacket.header := struct {\n\t\tuint32_t magic;\n\t\tuint8_t uuid[16];\n"
+	           "\t\tuint32_t stream_id;\n\t};\n};\n\n", u);
+	fprintf(f, "env {\n\ttracer_name = \"posixtrace\";\n\ttracer_major = 0;\n"
+	           "\ttracer_minor = 1;\n\ttrace_name = ");
+	tsdl_str(f, name);
+	fprintf(f, ";\n\tlog = ");
+	tsdl_str(f, l->path);
+	fprintf(f, ";\n};\n\n"
+	           "clock {\n\tname = \"realtime\";\n\tuuid = \"%s\";\n"
+	           "\tdescription = \"CLOCK_REALTIME, as recorded by posixtrace\";\n"
+	           "\tfreq = 1000000000;\n\tprecision = 1;\n\toffset_s = %llu;\n\toffset = 0;\n"
+	           "\tabsolute = true;\n};\n\n"
+	           "typealias integer {\n\tsize = 64; align = 8; signed = false;\n"
+	           "\tmap = clock.realtime.value;\n} := uint64_clock_t;\n"
+	           "typealias integer {\n\tsize = 27; align = 1; signed = false;\n"
+	           "\tmap = clock.realtime.value;\n} := uint27_clock_t;\n\n"
+	           "stream {\n\tid = 0;\n\tpacket.context := struct {\n"
+	           "\t\tuint64_clock_t timestamp_begin;\n\t\tuint64_clock_t timestamp_end;\n"
+	           "\t\tuint64_t content_size;\n\t\tuint64_t packet_size;\n"
+	           "\t\tuint64_t events_discarded;\n"
+	           "\t\tint32_t pid;\n\t\tint32_t vtid;\n\t\tuint64_hex_t tid;\n"
+	           "\t\tchar_t procname[16];\n\t};\n"
+	           "\tevent.header := struct {\n"
+	           "\t\tenum : uint5_t { compact = 0 ... 30, extended = 31 } id;\n"
+	           "\t\tvariant <id> {\n"
+	           "\t\t\tstruct { uint27_clock_t timestamp; } compact;\n"
+	           "\t\t\tstruct { uint32_t id; uint64_clock_t timestamp; } extended;\n"
+	           "\t\t} v;\n\t} align(8);\n};\n", cu, (unsigned long long)offset_s);
+	const char *sym = symbols ? "\t\tstring { encoding = UTF8; } symbol;\n" : "";
+	for (unsigned id = 0; id < PT_NIDS; id++) {
+		if (!l->count[id])
+			continue;
+		for (int typed = 0; typed < 2; typed++) {
+			if (typed && !c->desc[id])
+				break;
+			fprintf(f, "\nevent {\n\tname = ");
+			tsdl_str(f, tlog_name(l, id, tmp, sizeof tmp));
+			fprintf(f, ";\n\tid = %u;\n\tstream_id = 0;\n\tfields := struct {\n"
+			           "\t\tuint64_hex_t addr;\n%s",
+			        typed ? c->cid[id] : c->desc[id] ? c->raw[id] : c->cid[id], sym);
+			if (typed) {
+				if (typed_tsdl_fields(tsdl, sizeof tsdl, c->desc[id], "\t\t\t"))
+					return -1;
+				fprintf(f, "\t\tstruct {\n%s\t\t} align(64) payload;\n", tsdl);
+			} else {
+				fprintf(f, "\t\t%s payload_len;\n\t\tuint8_t payload[payload_len];\n",
+				        wide ? "uint32_t" : "uint16_t");
+			}
+			fprintf(f, "\t};\n};\n");
+		}
+	}
+	return ferror(f) ? -1 : 0;
+}
+
+/* One CTF stream per thread of the trace: a thread's events are in time
+ * order in the log, so each stream is written as the log is read, with
+ * no sorting (babeltrace2 merges the streams by time).  The loss stream
+ * is the one of the events the reader synthesizes (pid 0), or one of its
+ * own when the trace lost events but has none.  A packet's context names
+ * its thread (pid, vtid: the kernel TID, tid: the pthread_t, procname:
+ * the thread's name), so its events need not; a rename ends a packet. */
+struct cstream {
+	struct buf b;
+	uint64_t tb, te, discarded;
+	int empty, made;
+	int32_t pid, vtid;
+	uint64_t tid;
+	char name[16];
+};
+
+struct cw {
+	struct cstream *s;
+	size_t n;
+	size_t loss;         /* index of the loss stream */
+	size_t nthreads;     /* threads the totals know: stream k is thread k */
+	size_t extra;        /* the stream of the events of any other thread */
+	size_t target;       /* packet size to aim at */
+	const char *dir;
+	int dfd, force;      /* the directory's fd (open_dir), --force */
+	const unsigned char *uuid;
+	uint64_t base;
+	const struct classes *c;
+	int wide;            /* payload_len is 32 bits (max data size beyond 65535) */
+	unsigned char *tmp;  /* a typed payload being laid out */
+	size_t tmpcap;
+};
+
+/* Fill in the packet's header and context, write it, start the next. */
+static int flush_packet(struct cw *w, size_t k, uint64_t tb, uint64_t te)
+{
+	struct cstream *c = &w->s[k];
+	struct buf *b = &c->b;
+	char path[4200];
+
+	if (!b->p && put(b, (unsigned char[HDR_BYTES]){ 0 }, HDR_BYTES))
+		return -1;
+	le(b->p, CTF_MAGIC, 4);
+	memcpy(b->p + 4, w->uuid, 16);
+	le(b->p + 20, 0, 4);
+	le(b->p + 24, tb, 8);
+	le(b->p + 32, te, 8);
+	le(b->p + 40, (uint64_t)b->n * 8, 8);
+	le(b->p + 48, (uint64_t)b->n * 8, 8);
+	le(b->p + 56, c->discarded, 8);
+	le(b->p + 64, (uint32_t)c->pid, 4);
+	le(b->p + 68, (uint32_t)c->vtid, 4);
+	le(b->p + 72, c->tid, 8);
+	memcpy(b->p + 80, c->name, 16);
+	char name[64];
+	snprintf(name, sizeof name, "stream_%zu", k);
+	snprintf(path, sizeof path, "%s/%s", w->dir, name);
+	/* made 0600 through the directory's fd, then appended to (never
+	 * through a symbolic link) */
+	int fd = c->made ? openat(w->dfd, name, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC)
+	                 : create_output_at(w->dfd, name, path, w->force);
+	if (fd < 0 && !c->made)
+		return -1; /* (said) */
+	int rc = fd < 0 || write(fd, b->p, b->n) != (ssize_t)b->n ? -1 : 0;
+	if (fd >= 0 && close(fd))
+		rc = -1;
+	if (rc)
+		err_msg("writing %s: %s", path, strerror(errno));
+	c->made = 1;
+	b->n = HDR_BYTES;
+	c->empty = 1;
+	return rc;
+}
+
+/* The symbol field: the location as `show` prints it, "" when it is not
+ * known (no address, or one outside every mapping: a bare "0x..."). */
+static int put_symbol(struct buf *b, struct symz *z, const struct tthread *th, const struct tev *e)
+{
+	const char *s = e->addr ? symz_lookup(z, th->pid, e->ts, e->addr) : "";
+	if (!strncmp(s, "0x", 2))
+		s = "";
+	size_t at = b->n;
+	if (put(b, s, strlen(s) + 1))
+		return -1;
+	for (unsigned char *c = b->p + at; *c; c++) /* a path could hold anything */
+		if (*c < 0x20 || *c == 0x7f)
+			*c = '?';
+	return 0;
+}
+
+/* The event header: 5 bits of class id and the low 27 bits of the time
+ * when the class id is below 31 and the time is less than 2^27 ns after
+ * the stream's last (a reader adds the wrap), else id 31 then the class
+ * id and the whole time. */
+static int put_header(struct buf *b, unsigned cid, uint64_t t, uint64_t last)
+{
+	if (cid < 31 && t - last < (1u << 27))
+		return put_le(b, cid | (t & ((1u << 27) - 1)) << 5, 4);
+	return put_le(b, 31, 1) || put_le(b, cid, 4) || put_le(b, t, 8);
+}
+
+/* Event e's payload laid out by its class's description in w->tmp: its
+ * length, -1 when the type has none or the payload does not fit it (its
+ * process described it otherwise, truncated, too short...), -2 out of
+ * memory. */
+static long lay_typed(struct cw *w, const struct tlog *l, const struct tev *e)
+{
+	const char *d = w->c->desc[e->id];
+	if (!d || e->trunc == POSIX_TRACE_TRUNCATED_RECORD)
+		return -1;
+	const char *mine = typemap_desc(l->types, l->th[e->thread].pid, e->id);
+	if (!mine || strcmp(mine, d))
+		return -1;
+	size_t need = (size_t)e->len * 2 + 256; /* padding, NULs, lengths */
+	if (need > w->tmpcap) {
+		unsigned char *p = realloc(w->tmp, need);
+		if (!p)
+			return -2;
+		w->tmp = p;
+		w->tmpcap = need;
+	}
+	return typed_ctf_payload(w->tmp, w->tmpcap, d, e->data, e->len);
+}
+
+static int write_event(struct cw *w, struct tlog *l, struct symz *z, const struct tev *e,
+                       int counted)
+{
+	const struct tthread *th = &l->th[e->thread];
+	size_t k = e->thread < w->nthreads ? e->thread : w->extra;
+	struct cstream *c = &w->s[k];
+	struct buf *b = &c->b;
+	uint64_t t = e->ts >= w->base ? e->ts - w->base : 0;
+	const struct pt_ext_thread *id = thrmap_find(l->thrs, th->pid, th->tid, e->ts);
+	int32_t vtid = id ? id->tid : 0;
+	char name[16] = "";
+
+	if (id)
+		memcpy(name, id->name, sizeof name - 1);
+	if (!b->p && (put(b, (unsigned char[HDR_BYTES]){ 0 }, HDR_BYTES)))
+		return -1;
+	if (t < c->te) /* a stream's clock never goes back (a nested writer) */
+		t = c->te;
+	if (!c->empty && (e->id == POSIX_TRACE_OVERFLOW || /* the loss in a packet of its own */
+	                  c->pid != th->pid || c->vtid != vtid || c->tid != th->tid ||
+	                  memcmp(c->name, name, sizeof name)) && /* a new name */
+	    flush_packet(w, k, c->tb, c->te))
+		return -1;
+	if (c->empty) {
+		c->tb = t;
+		c->te = t;
+		c->pid = th->pid;
+		c->vtid = vtid;
+		c->tid = th->tid;
+		memcpy(c->name, name, sizeof name);
+	}
+	long typed = lay_typed(w, l, e);
+	unsigned cid = typed >= 0 || !w->c->desc[e->id] ? w->c->cid[e->id] : w->c->raw[e->id];
+	static const unsigned char zero[8];
+	if (typed < -1 || put_header(b, cid, t, c->te) ||
+	    (typed >= 0 && put(b, zero, (8 - b->n % 8) % 8)) || /* its fields are 8-aligned */
+	    put_le(b, e->addr, 8) ||
+	    (z && put_symbol(b, z, th, e)))
+		return -1;
+	if (typed >= 0 ? put(b, zero, (8 - b->n % 8) % 8) || put(b, w->tmp, (size_t)typed)
+	               : put_le(b, e->len, w->wide ? 4 : 2) || put(b, e->data, e->len))
+		return -1;
+	c->te = t;
+	c->empty = 0;
+	if (e->id == POSIX_TRACE_OVERFLOW && !counted)
+		c->discarded++;
+	if (e->id == POSIX_TRACE_RESUME && counted)
+		c->discarded += e->lost != UINT64_MAX ? e->lost : 0;
+	if (b->n >= w->target || e->id == POSIX_TRACE_RESUME)
+		return flush_packet(w, k, c->tb, c->te);
+	return 0;
+}
+
+static int write_streams(struct tlog *l, struct symz *z, const char *dir, int dfd, int force,
+                         const unsigned char *uuid, uint64_t base, const struct classes *cl,
+                         int wide)
+{
+	struct cw w = { .dir = dir, .dfd = dfd, .force = force, .uuid = uuid, .base = base,
+	                .loss = SIZE_MAX, .c = cl, .wide = wide };
+	struct progress p;
+	struct tev e;
+	int rc = 0, r = 0, counted = l->ngaps || l->lost_final;
+
+	for (size_t i = 0; i < l->nth; i++)
+		if (l->th[i].pid == 0 && l->th[i].tid == 0)
+			w.loss = i;
+	/* (threads the totals did not know: events of a damaged stretch of a
+	 * log read through its summary, stamped by the reader, pid 0) */
+	w.nthreads = l->nth;
+	w.n = l->nth + (w.loss == SIZE_MAX);
+	if (w.loss == SIZE_MAX)
+		w.loss = l->nth;
+	w.extra = w.loss;
+	w.target = l->nth <= 256 ? PACKET_TARGET : (16u << 20) / l->nth;
+	w.target = w.target < 4096 ? 4096 : w.target;
+	if (!(w.s = calloc(w.n + 1, sizeof *w.s)))
+		return -1;
+	for (size_t i = 0; i < w.n; i++)
+		w.s[i].empty = 1;
+	uint64_t t0 = l->first >= base ? l->first - base : 0;
+	uint64_t t1 = l->nev && l->last >= base ? l->last - base : t0;
+	if (l->nev && tlog_lost_any(l)) { /* a count of 0 to start from */
+		rc = flush_packet(&w, w.loss, t0, t0);
+		w.s[w.loss].te = t0;
+	}
+	progress_begin(&p, "export ctf", l->nev);
+	while (!rc && (r = tlog_next(l, &e)) > 0) {
+		rc = write_event(&w, l, z, &e, counted);
+		progress_update(&p, e.n);
+	}
+	progress_end(&p);
+	rc |= r < 0;
+	for (size_t i = 0; i < w.n && !rc; i++)
+		if (!w.s[i].empty)
+			rc = flush_packet(&w, i, w.s[i].tb, w.s[i].te);
+	struct cstream *c = &w.s[w.loss];
+	if (!rc && l->nev && tlog_lost_total(l) > c->discarded) { /* the rest, at the end */
+		uint64_t te = c->te > t1 ? c->te : t1;
+		c->discarded = tlog_lost_total(l);
+		rc = flush_packet(&w, w.loss, te, te);
+	}
+	if (!rc && l->nev == 0) /* an empty trace still has one (empty) packet */
+		rc = flush_packet(&w, 0, 0, 0);
+	for (size_t i = 0; i < w.n; i++)
+		free(w.s[i].b.p);
+	free(w.s);
+	free(w.tmp);
+	return rc;
+}
+
+/* Stream files left by an earlier export to the same directory (--force). */
+static void remove_streams(int dfd)
+{
+	int fd = dup(dfd);
+	DIR *d = fd < 0 ? NULL : fdopendir(fd);
+	struct dirent *de;
+
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	while ((de = readdir(d)) != NULL)
+		if (!strncmp(de->d_name, "stream_", 7))
+			unlinkat(dfd, de->d_name, 0);
+	closedir(d);
+}
+
+/* A file of the trace directory, 0600, made through the directory's fd
+ * (no path is followed again after the directory was checked). */
+static FILE *open_in(int dfd, const char *dir, const char *name, char *path, size_t cap, int force)
+{
+	snprintf(path, cap, "%s/%s", dir, name);
+	int fd = create_output_at(dfd, name, path, force);
+	FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
+	if (fd >= 0 && !f) {
+		err_msg("cannot create %s: %s", path, strerror(errno));
+		close(fd);
+	}
+	return f;
+}
+
+/* The trace directory, made 0700; with force an existing one of this
+ * user's (not a symbolic link) is written into.  Its fd, or -1. */
+static int open_dir(const char *dir, int force)
+{
+	struct stat sb;
+	const char *why;
+	int dfd;
+
+	if (mkdir(dir, 0700) != 0) {
+		if (errno != EEXIST || lstat(dir, &sb) != 0) {
+			err_msg("cannot create the directory %s: %s", dir, strerror(errno));
+			return -1;
+		}
+		if (!force) {
+			err_msg("%s already exists; choose another name with -o, or add --force "
+			        "to overwrite it", dir);
+			return -1;
+		}
+		if ((why = output_refused(&sb, 1)) != NULL) {
+			err_msg("%s: will not write into it: %s", dir, why);
+			return -1;
+		}
+	}
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	why = dfd < 0 || fstat(dfd, &sb) != 0 ? strerror(errno) : output_refused(&sb, 1);
+	if (why) {
+		err_msg("%s: will not write into it: %s", dir, why);
+		if (dfd >= 0)
+			close(dfd);
+		return -1;
+	}
+	return dfd;
+}
+
+static int write_ctf(struct tlog *l, struct symz *z, const char *dir, int dfd, int force)
+{
+	unsigned char uuid[16], cuuid[16];
+	char path[4200];
+
+	if (getrandom(uuid, sizeof uuid, 0) != (ssize_t)sizeof uuid ||
+	    getrandom(cuuid, sizeof cuuid, 0) != (ssize_t)sizeof cuuid) {
+		err_msg("getrandom: %s", strerror(errno));
+		return 1;
+	}
+	uuid[6] = (uuid[6] & 0x0f) | 0x40; /* version 4, variant 1 */
+	uuid[8] = (uuid[8] & 0x3f) | 0x80;
+	cuuid[6] = (cuuid[6] & 0x0f) | 0x40;
+	cuuid[8] = (cuuid[8] & 0x3f) | 0x80;
+	uint64_t offset_s = l->first / 1000000000u;
+	static struct classes cl;
+	make_classes(l, &cl);
+	size_t mds = 0;
+	int wide = posix_trace_attr_getmaxdatasize(&l->attr, &mds) != 0 || mds > 65535;
+
+	FILE *m = open_in(dfd, dir, "metadata", path, sizeof path, force);
+	if (!m)
+		return 1;
+	int rc = write_metadata(l, m, uuid, cuuid, offset_s, z != NULL, &cl, wide);
+	if ((fclose(m) | rc) != 0) {
+		err_msg("writing %s: %s", path, strerror(errno));
+		return 1;
+	}
+	remove_streams(dfd);
+	return write_streams(l, z, dir, dfd, force, uuid, offset_s * 1000000000u, &cl, wide) ? 1 : 0;
+}
+
+int export_ctf(struct tlog *l, struct symz *z, const char *dir, int force)
+{
+	int dfd = open_dir(dir, force), rc;
+
+	if (dfd < 0)
+		return 1;
+	rc = write_ctf(l, z, dir, dfd, force);
+	close(dfd);
+	return rc;
+}

@@ -1,0 +1,184 @@
+/*
+ * spans_report.c -- what `stats` says of spans (spans.c): per span the
+ * count, incomplete ones, total and mean time, quantiles of the duration
+ * (from its histogram: hist.c's rule, the value of rank ceil(q n)), the
+ * largest; its 10 slowest instances with their start (seconds since the
+ * first event, as `show --from` takes it) and thread; and per thread the
+ * share of the thread's time spent inside it (same-thread spans: the
+ * outermost instance counts, so nesting is not counted twice).
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "write.h"
+
+static const double qs[] = { 0.5, 0.9, 0.99, 0.999 };
+
+static const struct tthread *thread_of(const struct tlog *l, uint32_t i)
+{
+	return i < l->nth ? &l->th[i] : NULL;
+}
+
+/* the thread's time: from its first event to its last */
+static uint64_t thread_time(const struct tlog *l, size_t i)
+{
+	const struct tthread *t = &l->th[i];
+	return t->count && t->last > t->first ? t->last - t->first : 0;
+}
+
+void spans_print(FILE *f, const struct spans *s, const struct tlog *l, uint64_t t0)
+{
+	char d[6][24], rel[32], who[32];
+	size_t n = spans_count(s);
+	int w = 10;
+
+	if (!n)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		int k = (int)strlen(spans_stat(s, i)->name);
+		w = k > w ? (k < 30 ? k : 30) : w;
+	}
+	fprintf(f, "\n%-*s %9s %10s %11s %11s %11s %11s %11s %11s %11s\n", w, "span", "count",
+	        "incomplete", "total", "mean", "p50", "p90", "p99", "p99.9", "max");
+	for (size_t i = 0; i < n; i++) {
+		const struct span_stat *x = spans_stat(s, i);
+		const struct hist *h = &x->h;
+		fprintf(f, "%-*.*s %9llu %10llu", w, w, x->name, (unsigned long long)h->n,
+		        (unsigned long long)x->incomplete);
+		if (!h->n) {
+			fprintf(f, " %11s %11s %11s %11s %11s %11s %11s\n", "-", "-", "-", "-", "-", "-",
+			        "-");
+			continue;
+		}
+		fmt_duration(d[0], sizeof d[0], (uint64_t)h->sum);
+		fmt_duration(d[1], sizeof d[1], (uint64_t)(h->sum / (double)h->n));
+		fprintf(f, " %11s %11s", d[0], d[1]);
+		for (int q = 0; q < 4; q++) {
+			fmt_duration(d[2], sizeof d[2], hist_quantile(h, qs[q]));
+			fprintf(f, " %11s", d[2]);
+		}
+		fmt_duration(d[2], sizeof d[2], h->max);
+		fprintf(f, " %11s\n", d[2]);
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct span_stat *x = spans_stat(s, i);
+		if (!x->nslow)
+			continue;
+		fprintf(f, "\nslowest %s (start: seconds since the first event, for show --from)\n"
+		           "  %12s %16s  %s\n", x->name, "duration", "start", "pid/thread");
+		for (unsigned k = 0; k < x->nslow; k++) {
+			const struct tthread *t = thread_of(l, x->slow[k].thread);
+			fmt_duration(d[0], sizeof d[0], x->slow[k].dur);
+			fmt_rel(rel, sizeof rel, x->slow[k].start >= t0 ? x->slow[k].start - t0 : 0);
+			snprintf(who, sizeof who, "%d/%u", t ? (int)t->pid : 0, t ? t->idx : 0);
+			const struct pt_ext_thread *id =
+				t ? thrmap_find(l->thrs, t->pid, t->tid, x->slow[k].start) : NULL;
+			if (id)
+				fprintf(f, "  %12s %16s  %-12s (tid %d%s%s)\n", d[0], rel, who, (int)id->tid,
+				        id->name[0] ? " " : "", id->name);
+			else
+				fprintf(f, "  %12s %16s  %s\n", d[0], rel, who);
+		}
+	}
+	int head = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct span_stat *x = spans_stat(s, i);
+		for (size_t t = 0; t < x->ninside && t < l->nth; t++) {
+			uint64_t tt = thread_time(l, t);
+			if (!x->inside[t] || !tt)
+				continue;
+			if (!head++)
+				fprintf(f, "\ntime inside spans, per thread (from its first event to its "
+				           "last)\n  %-*s %-12s %7s\n", w, "span", "pid/thread", "share");
+			snprintf(who, sizeof who, "%d/%u", (int)l->th[t].pid, l->th[t].idx);
+			fprintf(f, "  %-*.*s %-12s %6.1f%%\n", w, w, x->name, who,
+			        100.0 * (double)x->inside[t] / (double)tt);
+		}
+	}
+}
+
+void spans_json(FILE *f, const struct spans *s, const struct tlog *l, uint64_t t0)
+{
+	char j[3][200];
+	size_t n = spans_count(s);
+
+	fputs("\"spans\":[", f);
+	for (size_t i = 0; i < n; i++) {
+		const struct span_stat *x = spans_stat(s, i);
+		const struct hist *h = &x->h;
+		json_str(j[0], sizeof j[0], x->name);
+		json_str(j[1], sizeof j[1], x->begin);
+		json_str(j[2], sizeof j[2], x->end);
+		fprintf(f, "%s\n{\"name\":%s,\"begin\":%s,\"end\":%s,\"keyed\":%s,\"count\":%llu,"
+		           "\"incomplete\":%llu,\"total_ns\":%.0f,\"mean_ns\":%.1f,\"min_ns\":%llu,"
+		           "\"p50_ns\":%llu,\"p90_ns\":%llu,\"p99_ns\":%llu,\"p999_ns\":%llu,"
+		           "\"max_ns\":%llu,\"slowest\":[",
+		        i ? "," : "", j[0], j[1], j[2], x->keyed ? "true" : "false",
+		        (unsigned long long)h->n, (unsigned long long)x->incomplete, h->sum,
+		        h->n ? h->sum / (double)h->n : 0.0, (unsigned long long)h->min,
+		        (unsigned long long)hist_quantile(h, qs[0]),
+		        (unsigned long long)hist_quantile(h, qs[1]),
+		        (unsigned long long)hist_quantile(h, qs[2]),
+		        (unsigned long long)hist_quantile(h, qs[3]), (unsigned long long)h->max);
+		for (unsigned k = 0; k < x->nslow; k++) {
+			const struct tthread *t = thread_of(l, x->slow[k].thread);
+			const struct pt_ext_thread *id =
+				t ? thrmap_find(l->thrs, t->pid, t->tid, x->slow[k].start) : NULL;
+			fprintf(f, "%s{\"start_ns\":%llu,\"offset_ns\":%llu,\"duration_ns\":%llu,"
+			           "\"pid\":%d,\"thread\":%u,\"tid\":%llu,\"kernel_tid\":%d}", k ? "," : "",
+			        (unsigned long long)x->slow[k].start,
+			        (unsigned long long)(x->slow[k].start >= t0 ? x->slow[k].start - t0 : 0),
+			        (unsigned long long)x->slow[k].dur, t ? (int)t->pid : 0, t ? t->idx : 0,
+			        (unsigned long long)(t ? t->tid : 0), id ? (int)id->tid : 0);
+		}
+		fputs("],\"threads\":[", f);
+		int first = 1;
+		for (size_t t = 0; t < x->ninside && t < l->nth; t++) {
+			uint64_t tt = thread_time(l, t);
+			if (!x->inside[t])
+				continue;
+			fprintf(f, "%s{\"pid\":%d,\"thread\":%u,\"inside_ns\":%llu,\"share\":%.6f}",
+			        first ? "" : ",", (int)l->th[t].pid, l->th[t].idx,
+			        (unsigned long long)x->inside[t],
+			        tt ? (double)x->inside[t] / (double)tt : 0.0);
+			first = 0;
+		}
+		fputs("]}", f);
+	}
+	fputs("]", f);
+}
+
+static void chrome_ts(FILE *f, const char *key, uint64_t ns)
+{
+	fprintf(f, ",\"%s\":%llu.%03u", key, (unsigned long long)(ns / 1000), (unsigned)(ns % 1000));
+}
+
+void spans_chrome(FILE *f, const struct spans *s, const struct tlog *l, const struct span_mark *m,
+                  uint32_t end_thread, uint64_t t0, uint64_t n)
+{
+	const struct span_stat *x = spans_stat(s, m->def);
+	const struct tthread *b = thread_of(l, m->thread), *e = thread_of(l, end_thread);
+	char j[200];
+
+	if (!b || !e)
+		return;
+	json_str(j, sizeof j, x->name);
+	uint64_t rel = m->start >= t0 ? m->start - t0 : 0;
+	if (!x->keyed) {
+		fprintf(f, ",\n{\"name\":%s,\"cat\":\"span\",\"ph\":\"X\"", j);
+		chrome_ts(f, "ts", rel);
+		chrome_ts(f, "dur", m->dur);
+		fprintf(f, ",\"pid\":%d,\"tid\":%lld}", (int)b->pid,
+		        (long long)thrmap_tid(l->thrs, b->pid, b->tid, m->start, b->idx));
+		return;
+	}
+	fprintf(f, ",\n{\"name\":%s,\"cat\":\"span\",\"ph\":\"b\",\"id\":%llu", j,
+	        (unsigned long long)n);
+	chrome_ts(f, "ts", rel);
+	fprintf(f, ",\"pid\":%d,\"tid\":%lld}", (int)b->pid,
+	        (long long)thrmap_tid(l->thrs, b->pid, b->tid, m->start, b->idx));
+	fprintf(f, ",\n{\"name\":%s,\"cat\":\"span\",\"ph\":\"e\",\"id\":%llu", j,
+	        (unsigned long long)n);
+	chrome_ts(f, "ts", rel + m->dur);
+	fprintf(f, ",\"pid\":%d,\"tid\":%lld}", (int)e->pid,
+	        (long long)thrmap_tid(l->thrs, e->pid, e->tid, m->start + m->dur, e->idx));
+}
