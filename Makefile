@@ -4,7 +4,10 @@
 #   make check SANITIZE=address,undefined | SANITIZE=thread
 #   make stress          long repetition and load loops (not part of check)
 #   make soak            one traced program that runs for minutes (SOAK_SECONDS)
-#   make bench           micro-benchmarks (not part of check)
+#   make bench           micro-benchmarks (not part of check), also into
+#                        $(BUILD)/bench/results.json
+#   make plots           their figures ($(BUILD)/plots/*.svg; gnuplot)
+#   make docs-plots      the same into docs/img and docs/performance.md's table
 #   make demo            record and read back a bundled example
 #   make cli             the posixtrace command ($(BUILD)/posixtrace)
 #   make install PREFIX=/usr/local   (man pages: docs/posixtrace.1, docs/man/man3, man7)
@@ -75,7 +78,7 @@ CLI_LIBS := $(if $(filter 1,$(LIBDW)),$(shell pkg-config --libs libdw),) \
             $(if $(filter 1,$(MHD)),$(shell pkg-config --libs libmicrohttpd),) \
             $(ZLIB_LIBS) -lm
 
-.PHONY: all lib check bench demo install clean examples cli stress soak
+.PHONY: all lib check bench plots docs-plots demo install clean examples cli stress soak
 all: lib examples cli
 cli: $(CLI)
 lib: $(STATIC) $(SHARED)
@@ -193,8 +196,31 @@ soak: $(BUILD)/tests/clock_truth
 	@CLOCK_TRUTH_SOAK=$(SOAK_SECONDS) $(BUILD)/tests/clock_truth && \
 	 echo "PASS clock_truth soak, $(SOAK_SECONDS) s"
 
+# bench: bench-lttng first (it builds bench/fleet's LTTng side), then every
+# bench/*.c; each row also goes to $(BENCH_DIR)/results.json (bench/results.sh)
+# (a failure is noted in $(BENCH_DIR)/failed, so that the line that calls
+# $(MAKE), which make -n runs too, runs nothing else)
+BENCH_DIR = $(BUILD)/bench
+BENCH_ROWS = BENCH_JSON='$(abspath $(BENCH_DIR))/rows.jsonl'
 bench: $(BENCHES) $(CLI) $(BUILD)/tests/cli_view_cdp
-	@for b in $(BENCHES); do $$b || exit 1; done
+	@rm -f $(BENCH_DIR)/failed && sh bench/results.sh begin $(BENCH_DIR)
+	@$(BENCH_ROWS) $(MAKE) --no-print-directory bench-lttng || : >$(BENCH_DIR)/failed
+	@export $(BENCH_ROWS); st=0; [ ! -e $(BENCH_DIR)/failed ] || st=1; \
+	 if [ $$st = 0 ]; then for b in $(BENCHES); do $$b || { st=1; break; }; done; fi; \
+	 sh bench/results.sh end $(BENCH_DIR) $$st; exit $$st
+
+# plots: the figures of the last make bench, drawn by gnuplot (bench/plots.sh)
+# into $(BUILD)/plots; docs-plots: the same, copied into docs/img with the
+# results they come from (what docs/performance.md shows).  `make bench
+# docs-plots` refreshes the page's figures and tables in one command.
+plots: $(filter bench,$(MAKECMDGOALS))
+	@sh bench/plots.sh $(BENCH_DIR)/results.json $(BUILD)/plots
+
+docs-plots: plots
+	@mkdir -p docs/img && cp $(BUILD)/plots/*.svg docs/img/ && \
+	 cp $(BENCH_DIR)/results.json docs/img/results.json && \
+	 sh bench/table.sh $(BENCH_DIR)/results.json docs/performance.md && \
+	 echo "docs/img and the table in docs/performance.md are from $(BENCH_DIR)/results.json"
 
 # demo: the in-process demo, then the posixtrace command on examples/app
 # (threads, a forked child, several event types): record, show, stats, and

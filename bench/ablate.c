@@ -361,6 +361,9 @@ int main(void)
 		printf("| %s: %s | %s | %.2f | %+.2f | %+.2f..%+.2f |\n", r->name, r->what,
 		       r->base == loop_floor ? "floor" : "all", b[RUNS / 2], d[RUNS / 2], d[0],
 		       d[RUNS - 1]);
+		bench_json("ablate", r->name, "added_to_floor", r->base == loop_floor ? 1.0 : 0.0,
+		           "ns_per_event", b[RUNS / 2], "difference_ns", d[RUNS / 2], "low_ns", d[0],
+		           "high_ns", d[RUNS - 1], NULL);
 	}
 	return atomic_load(&m_woken) != 0; /* no model waiter ever: a wake is a bug */
 }

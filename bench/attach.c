@@ -99,5 +99,8 @@ int main(void)
 	       fi[0][ROUNDS / 2]);
 	printf("| create to its first event in hand (child records at full speed) | %.1f |\n",
 	       fi[1][ROUNDS / 2]);
+	bench_json("attach", "create + start", "us", cr[0][ROUNDS / 2], NULL);
+	bench_json("attach", "create to first event", "us", fi[0][ROUNDS / 2], NULL);
+	bench_json("attach", "create to first event, busy child", "us", fi[1][ROUNDS / 2], NULL);
 	return 0;
 }

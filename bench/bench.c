@@ -486,6 +486,26 @@ int main(void)
 	       "the thread's previous event (8 bytes of header), at most %zu (a wide header: a "
 	       "chunk's first event, or another call site)\n", PAYLOAD, evsize - 8, evsize);
 
+	/* the same figures as rows of build/bench/results.json (make bench) */
+	{
+		static const char *const names[] = {
+			"empty function", "no stream", "no stream, called", "filtered out", "floor",
+			"loop 1 thread", "loop 2 threads each", "loop + trygetnext reader",
+			"loop paced", "loop paced + getnext reader", "rdtsc",
+		};
+		const double ns[] = { empty_ns, none, none_call, filtered, floor_ring, one,
+		                      two_pt, with_reader, paced_alone, paced_blocked, tsc_cost };
+		for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+			bench_json("bench", names[i], "ns_per_event", ns[i], NULL);
+		bench_json("bench", "loop 2 threads aggregate", "ns_per_event", 1e9 / two_ag,
+		           "ratio_to_1_thread", two_ag / one_rate, "machine_scaling", scaling, NULL);
+		bench_json("bench", "floor vs recorder", "above_floor_ns", above_floor, NULL);
+		bench_json("bench", "stream reader getnext", "events", (double)N_READ,
+		           "events_per_s", reader, NULL);
+		bench_json("bench", "stream bytes per event", "payload", 8.0, "bytes", hist8,
+		           "largest_record", (double)ev8, NULL);
+	}
+
 	/* the rows of the goals, each read off this one run (the LTTng-UST
 	 * column: make bench-lttng) */
 	double ratio = two_ag / one_rate;

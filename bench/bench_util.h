@@ -3,13 +3,16 @@
  * microseconds, the comparison qsort needs for their medians, the
  * machine's own write rate to a file system (of data in the writer's
  * cache, and of data another CPU has just written), a thread's CPU
- * time, and the floor: the least a per-thread ring recorder does per
- * event, which bench.c and ablate.c measure the recorder against.
+ * time, the floor: the least a per-thread ring recorder does per
+ * event, which bench.c and ablate.c measure the recorder against, and
+ * bench_json(): each figure printed also as a machine-readable row.
  */
 #ifndef POSIXTRACE_BENCH_UTIL_H
 #define POSIXTRACE_BENCH_UTIL_H
 
 #include <fcntl.h>
+#include <math.h>
+#include <stdarg.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -306,6 +309,75 @@ static inline void bench_sizes(const char *what, int argc, char **argv, const ch
 			one(dir, *dflt);
 	if (getloadavg(load, 3) == 3)
 		printf("(load average %.2f %.2f %.2f when it ended)\n", load[0], load[1], load[2]);
+}
+
+/* ------------------------------------------------- machine-readable rows
+ * With the environment variable BENCH_JSON naming a file (make bench sets
+ * it), bench_json(bench, name, key, value, ..., NULL) appends one row to
+ * it, a JSON object on a line of its own:
+ *   {"bench":"reader","case":"show","load1":1.52,"events":5000000,"s":1.2}
+ * bench (the program) and name (the row, as the printed table names it),
+ * the 1-minute load average as the row was written, then each key with
+ * its value: every value a double (cast ints), null when not finite (a
+ * figure the run could not take).  The row goes out in one write() to a
+ * file opened O_APPEND, so programs running at once do not mix rows.
+ * bench/results.sh gathers the rows with the machine, the date and the
+ * load into build/bench/results.json; bench/plots.sh draws from it.
+ * Without BENCH_JSON, nothing is written: the figures are only printed. */
+static inline void bench_json_str(char *out, size_t cap, size_t *at, const char *s)
+{
+	for (; *s && *at + 8 < cap; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			*at += (size_t)snprintf(out + *at, cap - *at, "\\%c", c);
+		else if (c < 0x20)
+			*at += (size_t)snprintf(out + *at, cap - *at, "\\u%04x", c);
+		else
+			out[(*at)++] = (char)c;
+	}
+	out[*at] = 0;
+}
+
+__attribute__((sentinel, unused)) static void bench_json(const char *bench, const char *name, ...)
+{
+	const char *path = getenv("BENCH_JSON");
+	char line[4096];
+	size_t at = 0;
+	double load = -1;
+	va_list ap;
+
+	if (!path || !*path)
+		return;
+	if (getloadavg(&load, 1) != 1)
+		load = -1;
+	at += (size_t)snprintf(line + at, sizeof line - at, "{\"bench\":\"");
+	bench_json_str(line, sizeof line, &at, bench);
+	at += (size_t)snprintf(line + at, sizeof line - at, "\",\"case\":\"");
+	bench_json_str(line, sizeof line, &at, name);
+	at += (size_t)snprintf(line + at, sizeof line - at, "\",\"load1\":%.2f", load);
+	va_start(ap, name);
+	for (const char *key; (key = va_arg(ap, const char *)) && at + 64 < sizeof line;) {
+		double v = va_arg(ap, double);
+		at += (size_t)snprintf(line + at, sizeof line - at, ",\"");
+		bench_json_str(line, sizeof line, &at, key);
+		if (isfinite(v))
+			at += (size_t)snprintf(line + at, sizeof line - at, "\":%.10g", v);
+		else
+			at += (size_t)snprintf(line + at, sizeof line - at, "\":null");
+	}
+	va_end(ap);
+	if (at + 3 > sizeof line)
+		return; /* cannot happen with the rows the programs write */
+	line[at++] = '}';
+	line[at++] = '\n';
+	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		fprintf(stderr, "bench_json: %s: cannot open\n", path);
+		return;
+	}
+	if (write(fd, line, at) != (ssize_t)at)
+		fprintf(stderr, "bench_json: %s: short write\n", path);
+	close(fd);
 }
 
 #endif

@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <trace.h>
+#include "bench_util.h"
 
 #define MAXM (1 << 20)
 struct bracket { int64_t t0, t1; };
@@ -124,9 +125,9 @@ static int cmp64(const void *a, const void *b)
 
 static void report(const char *what)
 {
-	static int64_t dmid[MAXM], dout[MAXM], width[MAXM];
+	static int64_t dmid[MAXM], dout[MAXM], width[MAXM], dtight[MAXM];
 	int64_t tight = 0; /* worst |ts - middle| of brackets 1 us wide or less */
-	size_t n = 0;
+	size_t n = 0, nt = 0;
 
 	for (size_t i = 0; i < nread; i++) {
 		if (rk[i] >= MAXM)
@@ -138,17 +139,30 @@ static void report(const char *what)
 		width[n] = b->t1 - b->t0;
 		if (width[n] <= 1000 && dmid[n] > tight)
 			tight = dmid[n];
+		if (width[n] <= 1000)
+			dtight[nt++] = dmid[n];
 		n++;
 	}
 	if (!n) {
 		printf("| %s | no marks read | | | |\n", what);
+		bench_json("clock", what, "marks", 0.0, NULL);
 		return;
 	}
 	qsort(dmid, n, sizeof *dmid, cmp64);
 	qsort(dout, n, sizeof *dout, cmp64);
 	qsort(width, n, sizeof *width, cmp64);
+	qsort(dtight, nt, sizeof *dtight, cmp64);
 	printf("| %s | %zu of %u | %" PRId64 " | %" PRId64 " | %" PRId64 " | %" PRId64 " |\n",
-	       what, n, atomic_load(&nmarks), dmid[n / 2], tight, dout[n - 1], width[n / 2]);
+	       what, n, atomic_load(&nmarks), dmid[n / 2], tight, dout[n - 1], width[n / 2]);	bench_json("clock", what, "marks", (double)n, "posted", (double)atomic_load(&nmarks),
+	           "threads", (double)(2 * (sysconf(_SC_NPROCESSORS_ONLN) + 1)), "median_ns",
+	           (double)dmid[n / 2], "p90_ns", (double)dmid[n * 9 / 10], "p99_ns",
+	           (double)dmid[n * 99 / 100], "p999_ns", (double)dmid[n * 999 / 1000], "max_ns",
+	           (double)dmid[n - 1], "worst_narrow_ns", (double)tight, "worst_outside_ns",
+	           (double)dout[n - 1], "median_bracket_ns", (double)width[n / 2], "narrow", (double)nt,
+	           "narrow_median_ns", nt ? (double)dtight[nt / 2] : NAN, "narrow_p99_ns",
+	           nt ? (double)dtight[nt * 99 / 100] : NAN, "narrow_p999_ns",
+	           nt ? (double)dtight[nt * 999 / 1000] : NAN, "outside_p99_ns",
+	           (double)dout[n * 99 / 100], NULL);
 }
 
 int main(void)

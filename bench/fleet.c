@@ -229,6 +229,9 @@ static int lttng_side(struct lt_run *r, int np, int ne, int burst, unsigned c, u
 	       (double)lsum / run_s, (double)lsum / (run_s + stop_s));
 	printf("  discarded           %lld in all, %lld at most by one producer (babeltrace2's "
 	       "discarded-events warnings); %lld unaccounted\n", dsum, dworst, unacc);
+	bench_json("fleet", r->label, "producers", (double)np, "posted", (double)np * ne,
+	           "delivered", (double)lsum, "discarded", (double)dsum, "worst_discarded",
+	           (double)dworst, "unaccounted", (double)unacc, "s", run_s, NULL);
 	r->ok = 1;
 	return unacc != 0;
 }
@@ -333,6 +336,9 @@ int main(int argc, char **argv)
 	       packets, failed);
 	printf("  aggregate rate      %.0f events/s\n", (double)sent / secs);
 	printf("  lost                %llu in all, %llu at most by one producer\n", lost, worst);
+	bench_json("fleet", "posixtrace", "producers", (double)np, "posted", (double)np * ne,
+	           "delivered", (double)sent, "lost", (double)lost, "worst_lost", (double)worst,
+	           "failed", (double)failed, "s", secs, NULL);
 	if (bt) {
 		char cmd[1600];
 		snprintf(cmd, sizeof cmd, "%s %s 2>/dev/null | grep -c ' fleet_req: '", bt, out);

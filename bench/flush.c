@@ -439,6 +439,11 @@ static void row(const char *name, const struct result *r)
 	       name, r->ns, r->recorded / 1e6, r->in_log / 1e6, r->lost,
 	       r->recorded ? 100.0 * r->lost / r->recorded : 0.0, r->exact ? "exact" : "WRONG",
 	       r->overrun ? "OVERRUN" : "no", r->size / 1e6, r->mbs, user, wr);
+	bench_json("flush", name, "ns_per_event", r->ns, "recorded", r->recorded, "in_log",
+	           r->in_log, "lost", r->lost, "exact", (double)r->exact, "overrun", r->overrun,
+	           "log_mb", r->size / 1e6, "log_mb_s", r->mbs, "flusher_user_ns",
+	           r->fl_user_ns >= 0 ? r->fl_user_ns : NAN, "flusher_write_mb_s",
+	           r->fl_write >= 0 ? r->fl_write : NAN, NULL);
 }
 
 int main(void)
@@ -545,5 +550,12 @@ int main(void)
 	       "%.2f / %.2f / %.2f; medians %.2fx, worst run %.2fx the flight recorder's median\n",
 	       KEEPUP_RUNS, SECONDS, dn[0], dn[1], dn[2], dn_lost, fr[0], fr[1], fr[2],
 	       dn[1] / fr[1], dn[2] / fr[1]);
+	bench_json("flush", "machine write", "new_file_mb_s", dd_first, "again_mb_s", dd_again,
+	           "log_sized_mb_s", dd_same, "behind_cold_mb_s", behind_cold, "behind_warm_mb_s",
+	           behind_warm, NULL);
+	bench_json("flush", "flusher alone", "ns_per_event", alone, "log_mb_s", alone_mbs,
+	           "ns_per_event_4_writers", alone4, "log_mb_s_4_writers", alone4_mbs, NULL);
+	bench_json("flush", "keep up", "devnull_median_ns", dn[1], "devnull_max_ns", dn[2],
+	           "devnull_overrun_runs", dn_lost, "loop_median_ns", fr[1], NULL);
 	return 0;
 }

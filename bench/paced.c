@@ -329,7 +329,13 @@ int main(int argc, char **argv)
 		printf("| %s | %.1f | %.0f (%.2f%%) | %s | %s | %.1f | %.0f |\n", name, total / 1e6,
 		       res[i].lost, 100.0 * res[i].lost / total, res[i].exact ? "exact" : "WRONG",
 		       ratio, res[i].flusher_ns, res[i].mbs);
+		bench_json("paced", name, "threads", (double)(i < 4 ? threads[i] : 2), "events", total,
+		           "lost", res[i].lost, "exact", (double)res[i].exact, "elapsed_s",
+		           res[i].elapsed, "paced_s", i < 4 ? SECONDS : NAN, "flusher_ns",
+		           res[i].flusher_ns, "log_mb_s", res[i].mbs, NULL);
 	}
+	bench_json("paced", "machine write", "new_file_mb_s", dd1, "again_mb_s", dd2,
+	           "paced_events_per_s", paced, NULL);
 	printf("\n- lost: events recorded - events of ours in the log; log's count: the log's "
 	       "count of lost events equals that in every run (exact) or not (WRONG)\n");
 	printf("- elapsed / paced time: the producer's wall time over the %.0f s it is paced "

@@ -80,6 +80,10 @@ int main(void)
 			       "%6.2f B/event\n", threads, threads > 1 ? "s," : ", ",
 			       compress ? "compressed" : "plain", (double)N / best / 1e6,
 			       (double)N / best_wall / 1e6, (double)bytes / (double)N);
+			bench_json("perfetto_write", compress ? "compressed" : "plain", "threads",
+			           (double)threads, "events_per_cpu_s", (double)N / best,
+			           "events_per_s", (double)N / best_wall, "bytes_per_event",
+			           (double)bytes / (double)N, NULL);
 		}
 	if (!PF_CAN_COMPRESS)
 		printf("  (built without zlib: no compressed run)\n");

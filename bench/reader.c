@@ -25,8 +25,18 @@
 #define PT_BUILD_DIR "build"
 #endif
 
-static void row(const char *what, uint64_t n, int rc, double secs, long rss_kb, const char *note)
+/* the trace the rows are of: its events (gaps' OVERFLOW/RESUME included) */
+static uint64_t trace_events;
+
+/* a command's row: n events read or shown in secs, peak RSS; out_bytes,
+ * the output's size where it is a file kept (-1 otherwise) */
+static void row(const char *what, uint64_t n, int rc, double secs, long rss_kb, const char *note,
+                long long out_bytes)
 {
+	bench_json("reader", what, "trace_events", (double)trace_events, "events", (double)n,
+	           "s", rc ? NAN : secs, "events_per_s", rc || secs <= 0 ? NAN : (double)n / secs,
+	           "rss_mb", (double)rss_kb / 1024.0, "bytes_per_event",
+	           out_bytes < 0 ? NAN : (double)out_bytes / (double)trace_events, NULL);
 	printf("  %-30s %11llu  %6.2f s  %9.2f M/s  %7.1f MB%s%s%s\n", what,
 	       (unsigned long long)n, secs, secs > 0 ? (double)n / secs / 1e6 : 0.0,
 	       (double)rss_kb / 1024.0, rc ? "  FAILED rc=" : "", rc ? (rc < 0 ? "?" : "") : "",
@@ -84,31 +94,35 @@ static void one_size(const char *dir, uint64_t n)
 		return;
 	}
 	long long lsz = file_size(log);
+	trace_events = total;
+	bench_json("reader", "log", "trace_events", (double)total, "bytes_per_event",
+	           (double)lsz / (double)total, "write_s", (bench_now_us() - t0) / 1e6, NULL);
 	printf("\n%llu events (%llu with the gaps' OVERFLOW/RESUME), log %.1f MB (%.1f B/event), "
 	       "written in %.2f s\n", (unsigned long long)n, (unsigned long long)total,
 	       (double)lsz / 1e6, (double)lsz / (double)total, (bench_now_us() - t0) / 1e6);
 	printf("  %-30s %11s  %8s  %11s  %10s\n", "command", "events", "time", "rate", "peak RSS");
 	rc = biglog_run((char *const[]){ (char *)cli, "info", log, NULL }, NULL, NULL, &rss, &secs);
-	row("info", total, rc, secs, rss, NULL);
+	row("info", total, rc, secs, rss, NULL, -1);
 	rc = biglog_run((char *const[]){ (char *)cli, "stats", log, NULL }, NULL, NULL, &rss, &secs);
-	row("stats", total, rc, secs, rss, NULL);
+	row("stats", total, rc, secs, rss, NULL, -1);
 	snprintf(out, sizeof out, "%s/posixtrace-bench-%llu.txt", dir, (unsigned long long)n);
 	rc = biglog_run((char *const[]){ (char *)cli, "show", log, NULL }, out, NULL, &rss, &secs);
-	row("show > file", total, rc, secs, rss, NULL);
+	row("show > file", total, rc, secs, rss, NULL, file_size(out));
 	unlink(out);
 	/* the last 1% of the trace: found through the block index */
 	char from[32];
 	snprintf(from, sizeof from, "%.9f", (double)n * 200e-9 * 0.99);
 	rc = biglog_run((char *const[]){ (char *)cli, "show", log, "--from", from, NULL }, out,
 	                NULL, &rss, &secs);
-	row("show --from (last 1%) > file", total / 100, rc, secs, rss, NULL);
+	row("show --from (last 1%) > file", total / 100, rc, secs, rss, NULL, -1);
 	unlink(out);
 	snprintf(out, sizeof out, "%s/posixtrace-bench-%llu.ctf", dir, (unsigned long long)n);
 	rc = biglog_run((char *const[]){ (char *)cli, "export", "--format", "ctf", "--force", log,
 	                                 "-o", out, NULL }, NULL, NULL, &rss, &secs);
 	char note[120];
-	snprintf(note, sizeof note, "  %.1f B/event", (double)dir_size(out) / (double)total);
-	row("export ctf", total, rc, secs, rss, note);
+	long long osz = dir_size(out);
+	snprintf(note, sizeof note, "  %.1f B/event", (double)osz / (double)total);
+	row("export ctf", total, rc, secs, rss, note, osz);
 	const char *bt = getenv("READER_BT") && !strcmp(getenv("READER_BT"), "0") ? NULL
 	                                                                            : which("babeltrace2");
 	if (bt && !rc) {
@@ -116,9 +130,9 @@ static void one_size(const char *dir, uint64_t n)
 		snprintf(bto, sizeof bto, "%s.txt", out);
 		rc = biglog_run((char *const[]){ (char *)bt, "-c", "sink.utils.counter", out, NULL },
 		                bto, NULL, &rss, &secs);
-		row("babeltrace2 counter (ctf)", total, rc, secs, rss, NULL);
+		row("babeltrace2 counter (ctf)", total, rc, secs, rss, NULL, -1);
 		rc = biglog_run((char *const[]){ (char *)bt, out, NULL }, NULL, NULL, &rss, &secs);
-		row("babeltrace2 text > /dev/null", total, rc, secs, rss, NULL);
+		row("babeltrace2 text > /dev/null", total, rc, secs, rss, NULL, -1);
 		unlink(bto);
 	}
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", out);
@@ -127,19 +141,21 @@ static void one_size(const char *dir, uint64_t n)
 	snprintf(out, sizeof out, "%s/posixtrace-bench-%llu.json", dir, (unsigned long long)n);
 	rc = biglog_run((char *const[]){ (char *)cli, "export", "--format", "chrome", "--force", log,
 	                                 "-o", out, NULL }, NULL, NULL, &rss, &secs);
-	snprintf(note, sizeof note, "  %.1f B/event", (double)file_size(out) / (double)total);
-	row("export chrome", total, rc, secs, rss, note);
+	osz = file_size(out);
+	snprintf(note, sizeof note, "  %.1f B/event", (double)osz / (double)total);
+	row("export chrome", total, rc, secs, rss, note, osz);
 	unlink(out);
 	snprintf(out, sizeof out, "%s/posixtrace-bench-%llu.pftrace", dir, (unsigned long long)n);
 	rc = biglog_run((char *const[]){ (char *)cli, "export", "--format", "perfetto", "--force",
 	                                 log, "-o", out, NULL }, NULL, NULL, &rss, &secs);
-	snprintf(note, sizeof note, "  %.1f B/event", (double)file_size(out) / (double)total);
-	row("export perfetto", total, rc, secs, rss, note);
+	osz = file_size(out);
+	snprintf(note, sizeof note, "  %.1f B/event", (double)osz / (double)total);
+	row("export perfetto", total, rc, secs, rss, note, osz);
 	unlink(out);
 	snprintf(out, sizeof out, "%s/posixtrace-bench-%llu.html", dir, (unsigned long long)n);
 	rc = biglog_run((char *const[]){ (char *)cli, "export", "--format", "html", "--force", log,
 	                                 "-o", out, NULL }, NULL, NULL, &rss, &secs);
-	row("export html", total, rc, secs, rss, NULL);
+	row("export html", total, rc, secs, rss, NULL, file_size(out));
 	unlink(out);
 	unlink(log);
 }

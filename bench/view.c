@@ -3,7 +3,9 @@
  * generated events (tests/biglog.h: 2 processes x 4 threads, 9 types),
  * default 5 M and 50 M events:
  *   - index build: the server started with no cached index, from exec to
- *     its URL (one pass over the log), and its rate in events/s;
+ *     its URL (one pass over the log), and its rate in events/s; also per
+ *     second of the CPU time it used (user + sys: the machine may be
+ *     shared);
  *   - first paint: started again (the index from the cache), from exec to
  *     the answers of the page's first two requests (/meta, then /query of
  *     the whole trace, 1600 columns);
@@ -36,6 +38,25 @@ static long long file_size_of(const char *p)
 {
 	struct stat sb;
 	return stat(p, &sb) == 0 ? (long long)sb.st_size : -1;
+}
+
+/* The CPU time (user + system) process pid has used so far, in seconds
+ * (-1 if unknown): the machine may be shared, its wall time not its own. */
+static double cpu_s(pid_t pid)
+{
+	char p[64], buf[1024];
+	unsigned long long ut = 0, st = 0;
+
+	snprintf(p, sizeof p, "/proc/%d/stat", (int)pid);
+	FILE *f = fopen(p, "r");
+	size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+	if (f)
+		fclose(f);
+	buf[n] = 0;
+	const char *c = strrchr(buf, ')'); /* (the command may hold spaces) */
+	if (!c || sscanf(c + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
+		return -1;
+	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
 }
 
 static double query(const struct view_srv *s, const char *path, int *st, size_t *bytes)
@@ -77,9 +98,13 @@ static void one_size(const char *dir, uint64_t n)
 		view_stop(&s);
 		return;
 	}
-	double build = (bench_now_us() - t) / 1e6;
+	double build = (bench_now_us() - t) / 1e6, cpu = cpu_s(s.pid);
 	printf("  index build (exec to URL)    %7.2f s   %6.1f M events/s   RSS %6.1f MB\n", build,
 	       (double)total / build / 1e6, (double)view_hwm_kb(s.pid) / 1024);
+	printf("    its CPU time (user+sys)    %7.2f s   %6.1f M events per CPU-second\n", cpu,
+	       cpu > 0 ? (double)total / cpu / 1e6 : 0);
+	bench_json("view", "index build", "trace_events", (double)total, "s", build, "cpu_s", cpu,
+	           "rss_mb", (double)view_hwm_kb(s.pid) / 1024, NULL);
 	view_stop(&s);
 
 	t = bench_now_us();
@@ -102,9 +127,12 @@ static void one_size(const char *dir, uint64_t n)
 	snprintf(path, sizeof path, "/query?from=%llu&to=%llu&cols=1600",
 	         (unsigned long long)(span / 2), (unsigned long long)(span / 2 + 20000));
 	size_t zb;
-	double z = query(&s, path, &st, &zb);
+	int zst;
+	double z = query(&s, path, &zst, &zb);
 	printf("  first zoom to events         %7.1f ms  (just after the first paint, %zu bytes)%s\n",
-	       z, zb, st != 200 ? "  FAILED" : "");
+	       z, zb, zst != 200 ? "  FAILED" : "");
+	bench_json("view", "first zoom", "trace_events", (double)total, "ms", z, "failed",
+	           (double)(zst != 200), NULL);
 
 	double lat[40], first_ev = -1;
 	int bad = 0, nev = 0;
@@ -131,6 +159,11 @@ static void one_size(const char *dir, uint64_t n)
 	       lat[20], lat[39], nev, bad ? "  FAILED" : "");
 	printf("  first of them to give events %7.1f ms\n", first_ev);
 	printf("  server peak RSS              %7.1f MB\n", (double)view_hwm_kb(s.pid) / 1024);
+	bench_json("view", "first paint", "trace_events", (double)total, "ms", paint, "failed",
+	           (double)(st != 200 || st2 != 200), NULL);
+	bench_json("view", "zoom/pan", "trace_events", (double)total, "median_ms", lat[20],
+	           "worst_ms", lat[39], "failed", (double)bad, "rss_mb",
+	           (double)view_hwm_kb(s.pid) / 1024, NULL);
 	view_stop(&s);
 	unlink(log);
 	unlink(out);
@@ -159,6 +192,8 @@ static void in_browser(uint64_t n)
 	int st = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
 	printf("in chromium, %llu events: %s in %.1f s (tests/cli_view_cdp; its output: %s.out)\n",
 	       (unsigned long long)n, st == 0 ? "passed" : st == 77 ? "skipped" : "FAILED", t, test);
+	bench_json("view", "in chromium", "trace_events", (double)n, "s", t, "failed",
+	           (double)(st != 0 && st != 77), NULL);
 }
 
 int main(int argc, char **argv)

@@ -5,7 +5,7 @@
 #                        through bench/lttng/run.sh; prints a Markdown
 #                        report.  Prints "SKIP: reason" and succeeds if
 #                        lttng-tools or the lttng-ust (>= 2.13) headers
-#                        are missing.  `make bench` depends on it.
+#                        are missing.  `make bench` runs it first.
 #                        It also builds $(BUILD)/bench-lttng/lttng_fleet,
 #                        LTTng-UST's side of bench/fleet (which runs it
 #                        through run.sh, in the same run as its own fleet).
@@ -25,7 +25,7 @@ LTTNG_ARGS  ?=
 # bench/fleet runs $(LTTNG_FLEET) through run.sh when it is built
 TEST_DEFS_fleet := -DPT_SRC_DIR='"$(abspath .)"'
 
-$(LTTNG_OUT)/%.o: $(LTTNG_DIR)/%.c $(LTTNG_DIR)/ptbench_tp.h include/trace.h
+$(LTTNG_OUT)/%.o: $(LTTNG_DIR)/%.c $(LTTNG_DIR)/ptbench_tp.h bench/bench_util.h include/trace.h
 	@mkdir -p $(dir $@)
 	$(CC) $(LTTNG_CFLAGS) -c $< -o $@
 
@@ -35,10 +35,14 @@ $(LTTNG_FLEET): $(LTTNG_OUT)/lttng_fleet.o $(LTTNG_OUT)/ptbench_tp.o
 $(LTTNG_BIN): $(LTTNG_OUT)/lttng_cmp.o $(LTTNG_OUT)/ptbench_tp.o $(STATIC)
 	$(CC) $(ALLCFLAGS) $^ -o $@ $(LTTNG_LIBS) $(LDLIBS)
 
+# (three lines, so that make -n, which runs the line that calls $(MAKE),
+# runs nothing else: a reason to skip is kept in $(LTTNG_SKIP))
+LTTNG_SKIP   = $(BUILD)/bench-lttng.skip
 .PHONY: bench-lttng
 bench-lttng:
-	@reason=$$(sh $(LTTNG_DIR)/run.sh --check '$(CC)'); \
-	if [ -n "$$reason" ]; then echo "SKIP: bench-lttng: $$reason"; exit 0; fi; \
-	$(MAKE) --no-print-directory $(LTTNG_BIN) $(LTTNG_FLEET) && sh $(LTTNG_DIR)/run.sh $(LTTNG_BIN) $(LTTNG_ARGS)
+	@mkdir -p $(BUILD) && reason=$$(sh $(LTTNG_DIR)/run.sh --check '$(CC)'); \
+	if [ -n "$$reason" ]; then echo "SKIP: bench-lttng: $$reason"; echo "$$reason" >$(LTTNG_SKIP); \
+	else rm -f $(LTTNG_SKIP); fi
+	@[ -e $(LTTNG_SKIP) ] || $(MAKE) --no-print-directory $(LTTNG_BIN) $(LTTNG_FLEET)
+	@[ -e $(LTTNG_SKIP) ] || sh $(LTTNG_DIR)/run.sh $(LTTNG_BIN) $(LTTNG_ARGS)
 
-bench: bench-lttng

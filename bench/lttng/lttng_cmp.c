@@ -48,6 +48,7 @@
 #include <unistd.h>
 #include <lttng/ust-version.h>
 #include "ptbench_tp.h"
+#include "../bench_util.h" /* bench_json */
 
 #define PAYLOAD PTBENCH_PAYLOAD
 #define MAX_REPS 31
@@ -713,10 +714,30 @@ static void lost_cell(char *out, size_t cap, const long long *v, long long emitt
 	snprintf(out, cap, "%.0f (%.2f%%)", m, 100.0 * m / (double)emitted);
 }
 
-static void row(const char *label, const struct result *res)
+/* the median of a count over the repetitions, NAN if one was not counted */
+static double lost_median(const long long *v)
+{
+	double d[MAX_REPS];
+	for (int i = 0; i < reps; i++) {
+		if (v[i] < 0)
+			return NAN;
+		d[i] = (double)v[i];
+	}
+	return median(d, reps);
+}
+
+/* a row of the table; key names it in build/bench/results.json */
+static void row(const char *key, const char *label, const struct result *res)
 {
 	double p = median(res->pt, reps), l = median(res->lt, reps);
 	printf("| %s | %.2f | %.2f | %.3f |", label, p, l, p / l);
+	if (res->lost)
+		bench_json("lttng_cmp", key, "posixtrace_ns", p, "lttng_ns", l, "emitted",
+		           (double)res->pt_emitted, "posixtrace_lost", lost_median(res->pt_lost),
+		           "lttng_lost", lost_median(res->lt_lost), "lttng_discarded",
+		           lost_median(res->lt_discarded), NULL);
+	else
+		bench_json("lttng_cmp", key, "posixtrace_ns", p, "lttng_ns", l, NULL);
 	if (res->lost) {
 		char a[64], b[64], c[64];
 		lost_cell(a, sizeof a, res->pt_lost, res->pt_emitted);
@@ -854,23 +875,25 @@ int main(int argc, char **argv)
 	printf("| case | posixtrace ns/event | LTTng-UST ns/event | posixtrace / LTTng | "
 	       "events lost, posixtrace | events lost, LTTng |\n");
 	printf("|---|---:|---:|---:|---|---|\n");
-	row("disabled: no stream / no session", &r_disabled);
-	row("running, this event excluded: filtered out / not enabled", &r_excluded);
-	row("flight recorder, 1 thread: LOOP stream / snapshot session", &r_fr1);
-	row("flight recorder, 2 threads: aggregate (wall / all events)", &r_fr2);
-	row("flight recorder, 2 threads: each thread", &r_fr2_each);
-	row("to tmpfs, 1 thread: FLUSH stream + log / discard channel + consumerd", &r_disk1);
-	row("to tmpfs, 2 threads: aggregate (wall / all events)", &r_disk2);
+	row("disabled", "disabled: no stream / no session", &r_disabled);
+	row("excluded", "running, this event excluded: filtered out / not enabled", &r_excluded);
+	row("flight 1 thread", "flight recorder, 1 thread: LOOP stream / snapshot session", &r_fr1);
+	row("flight 2 threads aggregate", "flight recorder, 2 threads: aggregate (wall / all events)", &r_fr2);
+	row("flight 2 threads each", "flight recorder, 2 threads: each thread", &r_fr2_each);
+	row("tmpfs 1 thread", "to tmpfs, 1 thread: FLUSH stream + log / discard channel + consumerd", &r_disk1);
+	row("tmpfs 2 threads aggregate", "to tmpfs, 2 threads: aggregate (wall / all events)", &r_disk2);
 	{
 		char label[160];
 		snprintf(label, sizeof label, "to tmpfs, 2 threads each paced at %.1f M events/s "
 		         "(%.0f ns/event when not slowed): each thread, wall / its events",
 		         PACE_RATE / 1e6, 1e9 / PACE_RATE);
-		row(label, &r_paced2);
+		row("tmpfs 2 threads paced each", label, &r_paced2);
 	}
 	printf("\nBaseline, the same loop calling an empty function: %.2f ns. "
 	       "rdtsc alone: %.2f ns; clock_gettime(CLOCK_MONOTONIC): %.2f ns.\n",
 	       median(floor_v, reps), tsc, clk);
+	bench_json("lttng_cmp", "baseline", "empty_function_ns", median(floor_v, reps), "rdtsc_ns",
+	           tsc, "clock_gettime_ns", clk, NULL);
 	printf("Events lost: median over the repetitions of (events emitted - events of this type "
 	       "found in the trace), of %lld emitted (1 thread) and %lld (2 threads) per "
 	       "repetition; posixtrace counted with posix_trace_open + getnext_event, LTTng with "
