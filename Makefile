@@ -278,6 +278,8 @@ clean:
 #                    (fuzz/typed_fuzz.c: src/api/typedesc.c, cli/enrich/typed.c)
 #   spans_fuzz       the span engine of the command (cli/enrich/spans.c) on events in
 #                    any order, with its invariants checked (fuzz/spans_fuzz.c)
+#   join_fuzz        POSIXTRACE_JOIN, the streams a process joins at load
+#                    (src/traced/join.c; the library built as for stream_fuzz)
 #   view_fuzz        what `posixtrace view` does with a request before it
 #                    reads the log (cli/write/view_req.c) and its JSON strings
 #                    (cli/read/vbuf.c)
@@ -294,7 +296,8 @@ clean:
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_MAX_LEN ?= 8192
-FUZZ_TARGETS ?= log_fuzz log_fuzz_nocrc stream_fuzz relayd_fuzz typed_fuzz spans_fuzz view_fuzz
+FUZZ_TARGETS ?= log_fuzz log_fuzz_nocrc stream_fuzz relayd_fuzz typed_fuzz spans_fuzz view_fuzz \
+                join_fuzz
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_CFLAGS  := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O1 -Iinclude -Isrc \
                 -fsanitize=fuzzer $(FUZZ_SAN)
@@ -308,6 +311,7 @@ FUZZ_CORPUS_relayd_fuzz    := fuzz/corpus-relayd
 FUZZ_CORPUS_typed_fuzz     := fuzz/corpus-typed
 FUZZ_CORPUS_spans_fuzz     := fuzz/corpus-spans
 FUZZ_CORPUS_view_fuzz      := fuzz/corpus-view
+FUZZ_CORPUS_join_fuzz      := fuzz/corpus-join
 # the library for stream_fuzz: coverage-instrumented, sanitized, and with
 # its clock and thread ids taken from the target
 FUZZ_LIB_OBJ := $(LIB_SRC:src/%.c=$(BUILD)/fuzz/obj/%.o)
@@ -335,6 +339,10 @@ $(BUILD)/fuzz/obj/%.o: src/%.c
 $(BUILD)/fuzz/stream_fuzz: fuzz/stream_fuzz.c $(FUZZ_LIB_OBJ)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) fuzz/stream_fuzz.c $(FUZZ_LIB_OBJ) -o $@ -lpthread
+
+$(BUILD)/fuzz/join_fuzz: fuzz/join_fuzz.c $(FUZZ_LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) fuzz/join_fuzz.c $(FUZZ_LIB_OBJ) -o $@ -lpthread
 
 $(BUILD)/fuzz/relayd_fuzz: fuzz/relayd_fuzz.c cli/write/relayd_proto.c $(CLI_HDR)
 	@mkdir -p $(dir $@)

@@ -20,7 +20,8 @@
  * relay holds of each and the events LTTng-UST discarded.  The two are
  * printed side by side, producer by producer.  Without LTTng it says why.
  * Environment: FLEET_PRODUCERS, FLEET_EVENTS, FLEET_BURST; FLEET_LTTNG=0
- * leaves LTTng's side out.
+ * leaves LTTng's side out; PT_KEEP keeps (and names) the run's directory,
+ * made under TMPDIR (default /tmp).
  *
  * Skips (exit 0, a SKIP line) without lttng-relayd.  The machine is
  * shared: rates are what this run saw, not a property of the code.
@@ -271,7 +272,9 @@ int main(int argc, char **argv)
 	relayd = strdup(relayd);
 	const char *bt = which("babeltrace2");
 	bt = bt ? strdup(bt) : NULL;
-	char dir[] = "/tmp/pt-fleet-XXXXXX", self[4096], home[600], out[600], path[700];
+	char dir[400], self[4096], home[600], out[600], path[700];
+	const char *tmp = getenv("TMPDIR");
+	snprintf(dir, sizeof dir, "%s/pt-fleet-XXXXXX", tmp && *tmp ? tmp : "/tmp");
 	if (!mkdtemp(dir) || !realpath("/proc/self/exe", self))
 		return 1;
 	snprintf(home, sizeof home, "%s/home", dir);
@@ -381,7 +384,9 @@ int main(int argc, char **argv)
 	}
 	kill(rp, SIGTERM);
 	waitpid(rp, NULL, 0);
-	if (!getenv("PT_KEEP")) {
+	if (getenv("PT_KEEP")) {
+		printf("kept: %s\n", dir);
+	} else {
 		char cmd[700];
 		snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
 		if (system(cmd) != 0)

@@ -21,12 +21,29 @@
  *              the program is recorded locally, and record says so
  *   hostile    a fake relay that answers garbage, closes, or says
  *              nothing: a clear error, exit 1, no crash
+ *   fleet      FLEET_N producers started at once, each under its own
+ *              record --relayd: each host's events in the relay's
+ *              directory are exactly what that program counted posting
+ *   attach     attach --relayd to a running program: what it posts once
+ *              the relay has the stream's start, exactly
+ *   tree       the program started through a shell (no library in it):
+ *              it joins the relay's stream as it joins the local log's
+ *              (POSIXTRACE_JOIN names both), and the relay, the log and
+ *              the program's own count agree
+ *   slowfork   record's new child held stopped (ptrace) for a second
+ *              before it runs: the stream is made for the program only
+ *              once the child has its own control segment, so the relay
+ *              and the local log have every event the program counted
+ *              (the cause of the fleet's lost producers: the stream was
+ *              made for a child not yet running, taken for a process
+ *              without the library, and got only START and STOP)
  *
  * SKIP (77) without lttng-relayd (Debian: lttng-tools) or babeltrace2.
  */
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sys/ptrace.h>
 #include <sys/socket.h>
 #include <trace.h>
 #include "t.h"
@@ -49,8 +66,10 @@ static void wait_file(const char *path)
 	}
 }
 
-/* produce PERIOD_US N:GATE:DONE ...: per batch, wait for GATE ("-": no
- * wait), post N events, create DONE ("-": none). */
+/* produce PERIOD_US N:GATE:DONE ... [=COUNT]: per batch, wait for GATE
+ * ("-": no wait), post N events, create DONE ("-": none); at the end,
+ * write the number of events posted into file COUNT (the program's own
+ * count, the witness the relay's counts are checked against). */
 static int produce(int argc, char **argv)
 {
 	trace_event_id_t id;
@@ -62,6 +81,12 @@ static int produce(int argc, char **argv)
 	for (int b = 3; b < argc; b++) {
 		char gate[512], done[512];
 		unsigned n;
+		if (argv[b][0] == '=') {
+			FILE *f = fopen(argv[b] + 1, "w");
+			if (!f || fprintf(f, "%u\n", (unsigned)k) < 0 || fclose(f) != 0)
+				return 6;
+			continue;
+		}
 		if (sscanf(argv[b], "%u:%511[^:]:%511s", &n, gate, done) != 3)
 			return 4;
 		if (strcmp(gate, "-"))
@@ -400,18 +425,23 @@ static void case_hosts(void)
 
 /* Until babeltrace2 reads n relay_tick events in the relay's directory
  * of host (it never reads more). */
-static void wait_on_disk(const char *host, int n)
+static void wait_on_disk_of(const char *host, const char *what, int n)
 {
 	for (;;) {
 		char *out = NULL;
 		bt_read(host, &out, NULL);
-		int k = count_str(out, " relay_tick: ");
+		int k = count_str(out, what);
 		free(out);
 		REQUIRE(k <= n);
 		if (k == n)
 			return;
 		usleep(50000);
 	}
+}
+
+static void wait_on_disk(const char *host, int n)
+{
+	wait_on_disk_of(host, " relay_tick: ", n);
 }
 
 /* record --relayd and -o of three batches of 1000 events for host (its
@@ -626,6 +656,200 @@ static void case_hostile(void)
 	}
 }
 
+/* The count a produce program wrote into file name (-1: none). */
+static long program_count(const char *name)
+{
+	char *s = cli_slurp(cli_path(name));
+	long n = s && *s ? strtol(s, NULL, 10) : -1;
+	free(s);
+	return n;
+}
+
+/* What record said it sent ("N events sent to HOST/"), -1 if not said. */
+static long record_sent(const char *err, const char *host)
+{
+	char key[96];
+	snprintf(key, sizeof key, " events sent to %s/", host);
+	const char *p = err ? strstr(err, key) : NULL;
+	if (!p)
+		return -1;
+	while (p > err && p[-1] >= '0' && p[-1] <= '9')
+		p--;
+	return strtol(p, NULL, 10);
+}
+
+/* Host name's events on the relay are exactly the program's own count
+ * (file name.count), and record said it sent them (and START, STOP) and
+ * lost none. */
+static void check_host(const char *name, const char *rec_err)
+{
+	char cnt[96], *out = NULL, *err = NULL;
+	snprintf(cnt, sizeof cnt, "%s.count", name);
+	long posted = program_count(cnt);
+	char *e = slurp_or_empty(rec_err);
+	CHECK(posted > 0);
+	CHECK_EQ(record_sent(e, name), posted + 2);
+	CHECK(cli_contains(e, "; 0 not delivered"));
+	CHECK_EQ(bt_read(name, &out, &err), 0);
+	CHECK_EQ(count_str(out, " relay_tick: "), posted);
+	if (count_str(out, " relay_tick: ") != posted)
+		fprintf(stderr, "%s: the program posted %ld, the relay has %d; record: %s", name,
+		        posted, count_str(out, " relay_tick: "), e);
+	free(e);
+	free(out);
+	free(err);
+}
+
+#define FLEET_N 12
+#define FLEET_EVENTS 2000
+
+/* FLEET_N records started at once, one relay: per host, exact. */
+static void case_fleet(void)
+{
+	char hosts[FLEET_N][16], b[FLEET_N][600], cnt[FLEET_N][300], errs[FLEET_N][300];
+	pid_t rec[FLEET_N];
+
+	for (int i = 0; i < FLEET_N; i++) {
+		snprintf(hosts[i], sizeof hosts[i], "f%02d", i);
+		snprintf(errs[i], sizeof errs[i], "%s", cli_path(hosts[i]));
+		snprintf(cnt[i], sizeof cnt[i], "=%s.count", cli_path(hosts[i]));
+		rec[i] = spawn(CLI("record", "--relayd", (char *)url(), "--hostname", hosts[i],
+		                   "--session", "fleet", "--", self, "produce", "20",
+		                   batch(b[i], sizeof b[i], FLEET_EVENTS, NULL, NULL), cnt[i]),
+		               NULL, errs[i]);
+	}
+	for (int i = 0; i < FLEET_N; i++)
+		CHECK_EQ(wait_exit(rec[i]), 0);
+	for (int i = 0; i < FLEET_N; i++)
+		check_host(hosts[i], errs[i]);
+}
+
+/* attach --relayd PID: the program waits for a gate, which opens once the
+ * relay has the stream's START; then every event it counted is there. */
+static void case_attach(void)
+{
+	char b1[600], cnt[300], ps[32];
+	snprintf(cnt, sizeof cnt, "=%s.count", cli_path("hattach"));
+	pid_t prog = spawn((char *const[]){ self, "produce", "0",
+	                                    batch(b1, sizeof b1, 2000, "hattach.g", NULL), cnt,
+	                                    NULL }, NULL, NULL);
+	snprintf(ps, sizeof ps, "%d", (int)prog);
+	pid_t rec = spawn(CLI("attach", "--relayd", (char *)url(), "--hostname", "hattach",
+	                      "--session", "attach", ps), NULL, cli_path("hattach"));
+	wait_on_disk_of("hattach", " posix_trace_start: ", 1);
+	touch("hattach.g");
+	CHECK_EQ(wait_exit(prog), 0);
+	CHECK_EQ(wait_exit(rec), 0);
+	check_host("hattach", cli_path("hattach"));
+}
+
+/* The program below a shell, which does not load the library: it reaches
+ * the relay through POSIXTRACE_JOIN, as it reaches the local log. */
+static void case_tree(void)
+{
+	char cmd[4096 + 400], *err = NULL;
+	char *log = strdup(cli_path("tree.ptlog"));
+
+	snprintf(cmd, sizeof cmd, "'%s' produce 0 2500:-:- '=%s.count'; true", self,
+	         cli_path("htree"));
+	CHECK_EQ(cli_run(CLI("record", "--relayd", (char *)url(), "--hostname", "htree",
+	                     "--session", "tree", "-o", log, "--", "/bin/sh", "-c", cmd),
+	                 NULL, &err), 0);
+	FILE *f = fopen(cli_path("htree"), "w");
+	REQUIRE(f && fputs(err ? err : "", f) >= 0 && fclose(f) == 0);
+	free(err);
+	check_host("htree", cli_path("htree"));
+	CHECK_EQ(log_ticks(log), program_count("htree.count"));
+	free(log);
+}
+
+/* Run argv as spawn() does, under ptrace until its first fork: the new
+ * process is held stopped, before it runs a single instruction of its
+ * own, for hold_ms, then let go; the parent goes on at once, no longer
+ * traced (LeakSanitizer, for one, does not work under ptrace).  Returns
+ * its exit status, or -1 if ptrace is not allowed here (the program then
+ * did not run). */
+static int run_slow_fork(char *const argv[], const char *err, unsigned hold_ms)
+{
+	fflush(NULL);
+	pid_t p = fork();
+	REQUIRE(p >= 0);
+	if (p == 0) {
+		setpgid(0, 0);
+		int o = open("/dev/null", O_WRONLY), e = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (o < 0 || e < 0 || ptrace(PTRACE_TRACEME, 0, NULL, NULL) != 0)
+			_exit(125);
+		dup2(o, 1);
+		dup2(e, 2);
+		setenv("HOME", cli_path("home"), 1);
+		raise(SIGSTOP);
+		execv(argv[0], argv);
+		_exit(126);
+	}
+	if (nkids < (int)(sizeof kids / sizeof kids[0]))
+		kids[nkids++] = p;
+	int st;
+	REQUIRE(waitpid(p, &st, 0) == p);
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 125)
+		return -1;
+	REQUIRE(WIFSTOPPED(st));
+	REQUIRE(ptrace(PTRACE_SETOPTIONS, p, NULL,
+	               (void *)(long)(PTRACE_O_TRACEFORK | PTRACE_O_TRACEEXEC)) == 0);
+	REQUIRE(ptrace(PTRACE_CONT, p, NULL, NULL) == 0);
+	for (;;) {
+		while (waitpid(p, &st, 0) < 0)
+			REQUIRE(errno == EINTR);
+		REQUIRE(WIFSTOPPED(st)); /* it cannot end before it forks */
+		int sig = WSTOPSIG(st), ev = st >> 16;
+		if (sig == SIGTRAP && ev == PTRACE_EVENT_FORK)
+			break;
+		/* its exec, or a signal for it: pass the signal on */
+		REQUIRE(ptrace(PTRACE_CONT, p, NULL,
+		               (void *)(long)(sig == SIGTRAP || sig == SIGSTOP ? 0 : sig)) == 0);
+	}
+	unsigned long kid = 0;
+	REQUIRE(ptrace(PTRACE_GETEVENTMSG, p, NULL, &kid) == 0);
+	REQUIRE(ptrace(PTRACE_DETACH, p, NULL, NULL) == 0); /* the parent goes on */
+	int kst;
+	while (waitpid((pid_t)kid, &kst, __WALL) < 0)
+		REQUIRE(errno == EINTR);
+	REQUIRE(WIFSTOPPED(kst));
+	usleep(hold_ms * 1000u); /* its child waits */
+	REQUIRE(ptrace(PTRACE_DETACH, (pid_t)kid, NULL, NULL) == 0);
+	return wait_exit(p);
+}
+
+/* record's child not running for a second after the fork (a loaded
+ * machine): every event the program counted, on the relay and in the
+ * local log. */
+static void case_slowfork(void)
+{
+	char b1[600], cnt[300];
+	char *log = strdup(cli_path("slowfork.ptlog")), *rec_err = strdup(cli_path("hslow"));
+
+	snprintf(cnt, sizeof cnt, "=%s.count", cli_path("hslow"));
+	/* --no-inherit: no POSIXTRACE_JOIN, which would let the program join
+	 * the streams at load even if they were made too early */
+	int rc = run_slow_fork(CLI("record", "--relayd", (char *)url(), "--hostname", "hslow",
+	                           "--session", "slow", "-o", log, "--no-inherit", "--", self,
+	                           "produce", "0", batch(b1, sizeof b1, 3000, NULL, NULL), cnt),
+	                       rec_err, 1000);
+	if (rc < 0) {
+		printf("SKIP (case slowfork): ptrace is not allowed here\n");
+	} else {
+		CHECK_EQ(rc, 0);
+		if (rc) {
+			char *e = slurp_or_empty(rec_err);
+			fprintf(stderr, "slowfork: record: %s", e);
+			free(e);
+		}
+		check_host("hslow", rec_err);
+		CHECK_EQ(log_ticks(log), program_count("hslow.count"));
+	}
+	free(log);
+	free(rec_err);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 3 && !strcmp(argv[1], "produce"))
@@ -660,6 +884,14 @@ int main(int argc, char **argv)
 	case_restart();
 	fprintf(stderr, "-- stall\n");
 	case_stall();
+	fprintf(stderr, "-- fleet\n");
+	case_fleet();
+	fprintf(stderr, "-- attach\n");
+	case_attach();
+	fprintf(stderr, "-- tree\n");
+	case_tree();
+	fprintf(stderr, "-- slowfork\n");
+	case_slowfork();
 	relayd_stop(SIGTERM);
 	T_END();
 }

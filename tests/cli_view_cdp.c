@@ -169,7 +169,7 @@ int main(void)
 	/* an event at least 10 px from any other of its lane, not the selected one */
 	char *pick = cdp_eval(&c,
 		"(function(){var ev=posixtraceView.events(),v=posixtraceView.view(),"
-		"w=document.getElementById('cv').width-230,px=(v[1]-v[0])/w,sel=+document.getElementById('detail').getAttribute('data-at');"
+		"w=document.getElementById('cv').width-230,px=(v[1]-v[0])/w,sel=+document.getElementById('detail').getAttribute('data-at')+posixtraceView.t0();"
 		"for(var i=0;i<ev.length;i++){var e=ev[i],ok=e[1]!==sel&&e[1]>v[0]&&e[1]<v[1];"
 		"for(var j=0;j<ev.length&&ok;j++)if(j!==i&&ev[j][0]===e[0]&&Math.abs(ev[j][1]-e[1])<10*px)ok=false;"
 		"if(ok){var p=posixtraceView.where(e[1],e[0]);return p[0]+' '+p[1]+' '+e[1]+' '+e[2];}}return '';})()");
@@ -181,6 +181,7 @@ int main(void)
 	free(pick);
 	cdp_click(&c, px, py);
 	char cond[200];
+	pat -= cdp_eval_num(&c, "posixtraceView.t0()"); /* (data-at: since time 0, as show) */
 	snprintf(cond, sizeof cond, "document.getElementById('detail').getAttribute('data-at')==='%.0f'", pat);
 	CHECK_EQ(cdp_wait(&c, cond, 20000), 0);
 	char *type = cdp_eval(&c, "document.getElementById('detail').getAttribute('data-type')");

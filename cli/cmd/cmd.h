@@ -39,7 +39,7 @@ struct target {
 	int exec_fd;      /* read end: EOF when exec succeeded, else errno */
 	int pidfd;
 	int exited, status;
-	char join[128];   /* launched: the stream its tree joins (POSIXTRACE_JOIN), or "" */
+	char join[256];   /* launched: the streams its tree joins (POSIXTRACE_JOIN), or "" */
 };
 int target_launch(struct target *t, char **argv);
 int target_release(struct target *t);         /* 0, or the exec errno */

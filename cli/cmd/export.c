@@ -33,7 +33,7 @@ static const char help[] =
 "                        instead of .ptlog\n"
 "      --force           replace OUT if it exists\n"
 "      --from T, --to T  html: draw every event of this window (seconds since\n"
-"                        the first event, a UTC time, or @EPOCH as in show);\n"
+"                        time 0, a UTC time, or @EPOCH as in show);\n"
 "                        a log of more than 200 000 events gets the overview\n"
 "                        of the whole trace and a window: by default as much\n"
 "                        of its start as holds 200 000 events\n"
@@ -43,7 +43,10 @@ static const char help[] =
 "                        writes only those, and says so)\n"
 "  -h, --help            this help\n"
 "      --span BEGIN,END[,NAME][,key]   chrome: pair two more types as spans\n"
-"                        (see posixtrace stats --help)\n";
+"                        (see posixtrace stats --help)\n"
+"html labels times from time 0 (--t0); chrome counts its ts from the trace's\n"
+"first event (viewers refuse negative ones, and show times from the start);\n"
+"ctf and perfetto carry absolute times.\n";
 
 static char *default_out(const char *in, const char *ext)
 {
@@ -219,7 +222,7 @@ int cmd_export(int argc, char **argv)
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "hf:o:", lopts, NULL)) != -1) {
 		switch (c) {
-		case 'h': fputs(help, stdout); return 0;
+		case 'h': fputs(help, stdout); front_help(stdout, 24, 1); return 0;
 		case 'f': fmt = optarg; break;
 		case 'o': out = optarg; break;
 		case 'F': force = 1; break;
@@ -269,6 +272,13 @@ int cmd_export(int argc, char **argv)
 		return 1;
 	}
 	tlog_warn(&l); /* a cut-short or damaged log exports what it holds */
+	uint64_t t0 = l.first;
+	if (tlog_t0(&l, &t0)) {
+		spans_free(sp);
+		free(dflt);
+		tlog_free(&l);
+		return 1;
+	}
 	struct symz *z = raw ? NULL : symz_open(&l, in, 0);
 	int rc;
 	if (!strcmp(fmt, "ctf")) {
@@ -281,8 +291,8 @@ int cmd_export(int argc, char **argv)
 		} else {
 			rc = !strcmp(fmt, "chrome") ? export_chrome(&l, z, sp, f)
 			     : !strcmp(fmt, "html")
-			         ? export_html(&l, z, f, have_from ? when_ns(&from, l.first) : 0,
-			                       have_to ? when_ns(&to, l.first) : UINT64_MAX)
+			         ? export_html(&l, z, f, t0, have_from ? when_ns(&from, t0) : 0,
+			                       have_to ? when_ns(&to, t0) : UINT64_MAX)
 			     : export_perfetto(&l, z, f, plain);
 			int e = rc < 0 ? errno : 0; /* (perfetto: writing, or out of memory) */
 			if ((ferror(f) | fclose(f)) && !e)

@@ -6,7 +6,7 @@
 #include "cmd.h"
 
 static const char help[] =
-"usage: posixtrace info FILE\n"
+"usage: posixtrace info [--all] [--t0 WHEN] FILE\n"
 "\n"
 "Describe the trace log FILE: the stream's attributes (name, sizes,\n"
 "policies, inheritance, creation time, clock resolution), its status when\n"
@@ -18,7 +18,9 @@ static const char help[] =
 "read), else from reading every event.  A log that is not whole is\n"
 "described all the same: one whose recording was cut short has no final\n"
 "status, and stretches that could not be read are counted (each is a\n"
-"posix_trace_error event).\n";
+"posix_trace_error event).  The processes' first and last times count\n"
+"from time 0 (see --t0).\n"
+"\n";
 
 static uint64_t ns_of(struct timespec t)
 {
@@ -170,6 +172,7 @@ int cmd_info(int argc, char **argv)
 
 	if (want_help(argc, argv)) {
 		fputs(help, stdout);
+		front_help(stdout, 19, 1);
 		return 0;
 	}
 	if (argc != 2 || argv[1][0] == '-')
@@ -184,8 +187,18 @@ int cmd_info(int argc, char **argv)
 	fmt_abs(a, sizeof a, first);
 	fmt_abs(b, sizeof b, last);
 	fmt_duration(d, sizeof d, last - first);
-	if (l.nev)
+	uint64_t t0 = first;
+	if (tlog_t0(&l, &t0)) {
+		tlog_free(&l);
+		return 1;
+	}
+	if (l.nev) {
 		printf("time span     %s to %s (%s)\n", a, b, d);
+		fmt_abs(a, sizeof a, t0);
+		fmt_since(b, sizeof b, t0, first);
+		printf("time 0        %s (%s; %s s after the trace's first event)\n", a,
+		       t0_what(&l), b);
+	}
 	printf("events        %llu\n", (unsigned long long)l.nev);
 	printf("counted       %s\n", l.summary ? "from the summary the log carries"
 	       : "by reading the log (it has no summary: an older or LOOP log, one cut short, or one whose writes failed)");
@@ -211,8 +224,8 @@ int cmd_info(int argc, char **argv)
 		char pp[16] = "-";
 		if (id)
 			snprintf(pp, sizeof pp, "%d", (int)id->ppid);
-		fmt_rel(a, sizeof a, p->first - first);
-		fmt_rel(b, sizeof b, p->last - first);
+		fmt_since(a, sizeof a, p->first, t0);
+		fmt_since(b, sizeof b, p->last, t0);
 		printf("  %8d  %8s  %7u  %10llu  %12s  %12s  ", (int)p->pid, pp, p->nthreads,
 		       (unsigned long long)p->count, a, b);
 		if (id && id->cmdline[0])

@@ -335,6 +335,19 @@ static int trace_target(const struct ropts *o, struct target *t, char **prog)
 			posix_trace_shutdown(trid);
 		goto fail;
 	}
+	/* and the relay's stream, so that it gets what the log gets */
+	if (prog && relay && o->inherit) {
+		size_t n = strlen(t->join), at = n + (n > 0); /* after the log's, a comma */
+		rc = at < sizeof t->join ? relay_join(relay, t->join + at, sizeof t->join - at)
+		                         : ERANGE;
+		if (rc == 0 && n)
+			t->join[n] = ',';
+		if (rc) {
+			t->join[n] = 0;
+			err_msg("the program's descendants will reach the relay only where their "
+			        "parents are traced: %s", strerror(rc));
+		}
+	}
 	if (prog && (rc = target_release(t)) != 0) {
 		err_msg("cannot run %s: %s", prog[0], strerror(rc));
 		relay_finish(relay);

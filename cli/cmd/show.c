@@ -13,12 +13,12 @@
 static const char help[] =
 "usage: posixtrace show FILE [OPTIONS]\n"
 "\n"
-"Print every event of the log FILE, one per line: time since the first\n"
-"event, time since the previous line, PID/THREAD (threads numbered per\n"
-"process in order of appearance), event type, data (text in quotes, else\n"
-"hex, 64 bytes at most) and the address that recorded it, as\n"
-"function+offset (file:line), from the map of loaded code the log\n"
-"carries and the programs' symbols (found by build-id).\n"
+"Print every event of the log FILE, one per line: time since time 0 (the\n"
+"program's first event; see --t0), time since the previous line,\n"
+"PID/THREAD (threads numbered per process in order of appearance), event\n"
+"type, data (text in quotes, else hex, 64 bytes at most) and the address\n"
+"that recorded it, as function+offset (file:line), from the map of loaded\n"
+"code the log carries and the programs' symbols (found by build-id).\n"
 "\n"
 "  -p, --pid PID[,PID...]      only these processes (each must be in the log)\n"
 "      --thread PID/N[,...]    only these threads, as show numbers them\n"
@@ -26,8 +26,8 @@ static const char help[] =
 "  -e, --type NAME[,NAME...]   only these event types (each must be in the log;\n"
 "                              --event is the same)\n"
 "  -x, --exclude NAME[,...]    not these event types\n"
-"      --from TIME             only events at or after TIME: seconds since the\n"
-"                              first event (1.5, 250ms, 20us), a UTC time\n"
+"      --from TIME             only events at or after TIME: seconds since time\n"
+"                              0 (1.5, 250ms, 20us), a UTC time\n"
 "                              (2026-11-27T15:04:05.25Z) or @EPOCH-SECONDS\n"
 "      --to TIME               only events at or before TIME (the same forms)\n"
 "      --since SEC, --until SEC   the same as --from, --to\n"
@@ -177,7 +177,7 @@ int cmd_show(int argc, char **argv)
 		struct list *sel = c == 'p' ? &pids : c == 'e' ? &evs : c == 'x' ? &excl :
 		                   c == O_THREAD ? &threads : c == O_TID ? &tids : NULL;
 		switch (c) {
-		case 'h': fputs(help, stdout); fputs(spans_help, stdout); return 0;
+		case 'h': fputs(help, stdout); fputs(spans_help, stdout); front_help(stdout, 19, 1); return 0;
 		case O_SPAN:
 			if (span_arg(&sa, optarg))
 				return EXIT_USAGE;
@@ -191,7 +191,7 @@ int cmd_show(int argc, char **argv)
 		case O_FROM:
 		case O_TO:
 			if (parse_when(optarg, c == O_FROM ? &from : &to))
-				return usage_error("%s: '%s' is not a time (seconds since the first event, "
+				return usage_error("%s: '%s' is not a time (seconds since time 0, "
 				                   "a UTC time like 2026-11-27T15:04:05Z, or @EPOCH)",
 				                   c == O_FROM ? "--from" : "--to", optarg);
 			*(c == O_FROM ? &have_from : &have_to) = 1;
@@ -244,13 +244,22 @@ int cmd_show(int argc, char **argv)
 	size_t known = l.nth;
 	int any_th = pids.n || threads.n || tids.n;
 	struct symz *z = raw ? NULL : symz_open(&l, argv[optind], 0);
-	uint64_t t0 = l.first, prev = t0;
+	uint64_t t0 = l.first, prev;
+	if (tlog_t0(&l, &t0)) {
+		if (z)
+			symz_close(z);
+		free(want_th);
+		spans_free(sp);
+		tlog_free(&l);
+		return 1;
+	}
+	prev = t0;
 	uint64_t lo = have_from ? when_ns(&from, t0) : 0, hi = have_to ? when_ns(&to, t0) : UINT64_MAX;
 	struct tev e;
 	int r = 0;
 	/* (with spans, from the start: a span begun before --from still pairs) */
 	int spans = spans_any(sp, &l);
-	if (have_from && lo > t0 && !spans && tlog_seek(&l, lo)) /* through the block index */
+	if (have_from && lo > l.first && !spans && tlog_seek(&l, lo)) /* through the block index */
 		r = -1;
 	if (have_to && r >= 0 && tlog_until(&l, hi)) /* stops after the window */
 		r = -1;

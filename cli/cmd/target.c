@@ -4,10 +4,16 @@
  * knowing when it ended; the signals the command handles.
  *
  * The launched child waits on a pipe before execvp().  A second pipe,
- * close-on-exec, tells the parent that exec happened (EOF) or failed (the
- * errno).  The library's fork handler has already given the child its own
- * control segment, which survives exec, so the stream made for the child's
- * pid follows it into the program.
+ * close-on-exec, tells the parent first that the child runs (one byte),
+ * then that exec happened (EOF) or failed (the errno).  The library's fork
+ * handler gives the child its own control segment, which survives exec,
+ * so the stream made for the child's pid follows it into the program --
+ * if the stream is made after that handler ran: until then the child shows
+ * only its parent's segment, and a posix_trace_create() that sees nothing
+ * else for 200 ms (a loaded machine can leave a new child unscheduled that
+ * long) takes the child for a process without the library, whose stream
+ * gets only system events.  So target_launch() returns only once the child
+ * has said it runs.
  *
  * SIGINT, SIGTERM, SIGHUP and SIGCHLD are caught by a handler that only
  * counts them (and wakes the main loop through a pipe); the loop takes
@@ -220,8 +226,12 @@ int target_launch(struct target *t, char **argv)
 		return -1;
 	}
 	if (pid == 0) {
-		char c;
+		char c = 'r';
 		size_t j = sizeof JOIN_VAR - 1;
+		/* fork() has returned here: the library's fork handler has made
+		 * this process's control segment; the parent may make streams */
+		if (write(ex[1], &c, 1) != 1)
+			_exit(127);
 		/* the program starts with the dispositions and mask we found */
 		for (int sig = 1; sig < NSIG; sig++)
 			if (sigismember(&taken, sig) == 1)
@@ -257,6 +267,23 @@ int target_launch(struct target *t, char **argv)
 	t->child = 1;
 	t->go_fd = go[1];
 	t->exec_fd = ex[0];
+	/* the child runs: no stream is made for it before (see the top) */
+	char c = 0;
+	ssize_t n;
+	while ((n = read(ex[0], &c, 1)) < 0 && errno == EINTR)
+		;
+	if (n != 1 || c != 'r') {
+		err_msg("cannot start %s: the new process %s", argv[0],
+		        n < 0 ? strerror(errno) : "ended before it could run");
+		close(go[1]);
+		close(ex[0]);
+		t->go_fd = t->exec_fd = -1;
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		t->pid = 0;
+		t->child = 0;
+		return -1;
+	}
 	return 0;
 }
 

@@ -227,7 +227,7 @@ int cmd_view(int argc, char **argv)
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "hp:", lopts, NULL)) != -1) {
 		switch (c) {
-		case 'h': fputs(help, stdout); fputs(spans_help, stdout); return 0;
+		case 'h': fputs(help, stdout); fputs(spans_help, stdout); front_help(stdout, 24, 1); return 0;
 		case 'p':
 			if (view_parse_u64(optarg, &port) || port > 65535)
 				return usage_error("--port: '%s' is not a port number (0-65535)", optarg);
@@ -293,6 +293,12 @@ int cmd_view(int argc, char **argv)
 	if (cache != VIX_CACHE_NONE)
 		vindex_sweep(&x); /* stale, old and least recently used entries out */
 	tlog_warn(&l);
+	uint64_t t0;
+	if (tlog_t0(&l, &t0)) { /* (checked here: /meta asks again) */
+		vindex_free(&x);
+		tlog_free(&l);
+		return 1;
+	}
 	struct symz *z = symz_open(&l, argv[optind], 0);
 	vq_init(&s.q, &l, &x, z);
 	s.q.span_args = &spa;

@@ -39,6 +39,7 @@ int parse_pid(const char *s, pid_t *out);
 uint64_t now_realtime_ns(void);
 uint64_t now_mono_ns(void);
 void fmt_rel(char *buf, size_t cap, uint64_t ns);            /* s.nnnnnnnnn */
+void fmt_since(char *buf, size_t cap, uint64_t ts, uint64_t t0); /* ts - t0, "-s.nnnnnnnnn" before */
 void fmt_abs(char *buf, size_t cap, uint64_t ns);            /* UTC ISO 8601 */
 void fmt_duration(char *buf, size_t cap, uint64_t ns);       /* "1.23 s", "45.6 ms" */
 #define TERM_WIDTH_MIN 40   /* what stats --width accepts, and COLUMNS is held to */
@@ -142,6 +143,7 @@ struct tlog {
 	struct thrmap *thrs;
 	struct typemap *types;
 	int32_t recorder;              /* its pid, shown as the trace's (pid 0); 0: none or --all */
+	int32_t tracer;                /* the recorder's pid, --all or not; 0: none */
 	struct pt_ext_proc *procs;     /* who the processes were (parent, command line) */
 	size_t nprocs;
 	/* reading (tlog.c) */
@@ -190,6 +192,29 @@ void tlog_free(struct tlog *l);
 /* --all: keep the recorder's own process (else its events are the
  * trace's, pid 0, and its threads and loaded objects are not shown). */
 extern int tlog_all;
+/* --t0 (main.c takes it, as --all): time 0 of every relative time, one
+ * rule for every command (docs/implementation-defined.md, "Time 0").
+ * T0_FIRST: the program's first event (the default), T0_TRACE: the
+ * trace's first event, T0_TYPE: the first event of type name, T0_TIME:
+ * a time (absolute, or seconds after the program's first event). */
+enum { T0_FIRST, T0_TRACE, T0_TYPE, T0_TIME };
+struct t0_spec { int kind; struct when w; char name[TRACE_EVENT_NAME_MAX + 1]; };
+extern struct t0_spec tlog_t0_spec;
+int t0_parse(const char *s, struct t0_spec *out);  /* 0, or -1: not a --t0 value */
+/* The first event of the program: of a process other than the recorder
+ * (and the trace's own lane, pid 0); the trace's first if it has none. */
+uint64_t tlog_program_first(const struct tlog *l);
+/* After the totals: time 0 as tlog_t0_spec says (0, or 1 after a message:
+ * no such event type in the log). */
+int tlog_t0(const struct tlog *l, uint64_t *t0);
+const char *t0_what(const struct tlog *l);  /* "the program's first event"... */
+/* live, as the events come, until time 0 is known: whether an event
+ * stamped ts of process pid (self: the reader's own, 0: the trace's)
+ * fixes it (1, *t0 set).  Not for T0_TYPE. */
+int t0_live(uint64_t ts, int32_t pid, int32_t self, uint64_t *t0);
+/* The --all (and with t0 the --t0) lines of a command's help, their text
+ * at column col. */
+void front_help(FILE *f, int col, int t0);
 const char *tlog_name(const struct tlog *l, unsigned id, char *buf, size_t cap);
 const struct tproc *tlog_proc(const struct tlog *l, int32_t pid); /* after the totals */
 /* The program's processes and threads, the ones record, info and live

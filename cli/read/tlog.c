@@ -211,10 +211,12 @@ static int32_t recorder_pid(const struct tlog *l)
  * (tlog_next). */
 static void tlog_front(struct tlog *l)
 {
-	int32_t pid = tlog_all ? 0 : recorder_pid(l);
+	int32_t pid = recorder_pid(l);
 	size_t n = 0, keep = SIZE_MAX;
 
-	if (!pid)
+	if (pid)
+		l->tracer = pid;
+	if (!pid || tlog_all)
 		return;
 	l->recorder = pid;
 	/* one lane (0, 0): the recorder's threads and the reader's own events (losses) */
@@ -256,6 +258,123 @@ static void tlog_front(struct tlog *l)
 	}
 	l->last_th_ = 0;
 	tlog_finish(l);
+}
+
+struct t0_spec tlog_t0_spec; /* T0_FIRST */
+
+/* An option's lines in a help: the option at column 6, its text at col. */
+static void help_item(FILE *f, int col, const char *opt, const char *const *text)
+{
+	int n = fprintf(f, "      %s", opt);
+	for (int i = 0; text[i]; i++, n = 0)
+		fprintf(f, "%*s%s\n", n < col ? col - n : (fputc('\n', f), col), "", text[i]);
+}
+
+void front_help(FILE *f, int col, int t0)
+{
+	static const char *const all[] = {
+		"keep the recorder's own process: its events,",
+		"threads and loaded code (else its events are",
+		"the trace's, pid 0)", NULL };
+	static const char *const when[] = {
+		"time 0 of relative times: first (the program's",
+		"first event, the default), trace (the trace's",
+		"first event: the recorder's START), an event",
+		"type NAME (its first event), or a TIME as show's",
+		"--from takes it (seconds after the program's",
+		"first event, a UTC time, @EPOCH)", NULL };
+
+	help_item(f, col, "--all", all);
+	if (t0)
+		help_item(f, col, "--t0 WHEN", when);
+}
+
+int t0_parse(const char *s, struct t0_spec *out)
+{
+	memset(out, 0, sizeof *out);
+	if (!strcmp(s, "first"))
+		out->kind = T0_FIRST;
+	else if (!strcmp(s, "trace"))
+		out->kind = T0_TRACE;
+	else if (parse_when(s, &out->w) == 0)
+		out->kind = T0_TIME;
+	else if (*s && strlen(s) <= TRACE_EVENT_NAME_MAX) {
+		out->kind = T0_TYPE;
+		strcpy(out->name, s);
+	} else {
+		return -1;
+	}
+	return 0;
+}
+
+uint64_t tlog_program_first(const struct tlog *l)
+{
+	uint64_t first = UINT64_MAX;
+
+	for (size_t i = 0; i < l->nth; i++) {
+		const struct tthread *t = &l->th[i];
+		if (t->pid != 0 && t->pid != l->tracer && t->count && t->first < first)
+			first = t->first;
+	}
+	return first == UINT64_MAX ? l->first : first;
+}
+
+int tlog_t0(const struct tlog *l, uint64_t *t0)
+{
+	const struct t0_spec *s = &tlog_t0_spec;
+	char tmp[32];
+
+	switch (s->kind) {
+	case T0_TRACE:
+		*t0 = l->first;
+		return 0;
+	case T0_TIME:
+		*t0 = when_ns(&s->w, tlog_program_first(l));
+		return 0;
+	case T0_TYPE:
+		for (unsigned id = 0; id < PT_NIDS; id++)
+			if (l->count[id] && !strcmp(tlog_name(l, id, tmp, sizeof tmp), s->name)) {
+				*t0 = l->tfirst[id];
+				return 0;
+			}
+		err_msg("%s: --t0: no events of type '%s' in this log (see 'posixtrace info %s')",
+		        l->path, s->name, l->path);
+		return 1;
+	default:
+		*t0 = tlog_program_first(l);
+		return 0;
+	}
+}
+
+const char *t0_what(const struct tlog *l)
+{
+	switch (tlog_t0_spec.kind) {
+	case T0_TRACE: return "the trace's first event";
+	case T0_TYPE: return "the first event of the type --t0 names";
+	case T0_TIME: return "the time --t0 gives";
+	default: /* (the recorder known, and nothing after its first event: no program events) */
+		return l->tracer && tlog_program_first(l) == l->first
+		               ? "the trace's first event: no program events"
+		               : "the program's first event";
+	}
+}
+
+int t0_live(uint64_t ts, int32_t pid, int32_t self, uint64_t *t0)
+{
+	const struct t0_spec *s = &tlog_t0_spec;
+
+	if (s->kind == T0_TRACE) { /* (asked until time 0 is known: the first event) */
+		*t0 = ts;
+		return 1;
+	}
+	if (s->kind == T0_TIME && s->w.absolute) {
+		*t0 = s->w.ns;
+		return 1;
+	}
+	if (pid == 0 || pid == self) /* the trace's own, or the reader's */
+		return 0;
+	*t0 = when_ns(&s->w, ts); /* (T0_FIRST: w is zero) */
+	return 1;
 }
 
 void tlog_program_counts(const struct tlog *l, int32_t also, unsigned *procs, unsigned *threads)

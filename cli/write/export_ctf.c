@@ -40,12 +40,10 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "write.h"
 
-#define CTF_MAGIC 0xC1FC1FC1u
 #define HDR_BYTES 96 /* packet header 24, context 72 */
 #define PACKET_TARGET 65536
 
@@ -68,37 +66,11 @@ static int put(struct buf *b, const void *d, size_t n)
 	return 0;
 }
 
-static void le(unsigned char *o, uint64_t v, int bytes)
-{
-	for (int i = 0; i < bytes; i++)
-		o[i] = (unsigned char)(v >> (8 * i));
-}
-
 static int put_le(struct buf *b, uint64_t v, int bytes)
 {
 	unsigned char t[8];
-	le(t, v, bytes);
+	ctf_le(t, v, bytes);
 	return put(b, t, (size_t)bytes);
-}
-
-static void uuid_str(char *out, const unsigned char *u)
-{
-	sprintf(out, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
-	        u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12],
-	        u[13], u[14], u[15]);
-}
-
-/* A TSDL string literal. */
-static void tsdl_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fputc('\\', f);
-		if ((unsigned char)*s >= 0x20 && (unsigned char)*s < 0x7f)
-			fputc(*s, f);
-	}
-	fputc('"', f);
 }
 
 /* The event classes: one per event type of the trace, and for a type
@@ -162,39 +134,17 @@ static int write_metadata(const struct tlog *l, FILE *f, const unsigned char *uu
                           const unsigned char *cuuid, uint64_t offset_s, int symbols,
                           const struct classes *c, int wide)
 {
-	char u[40], cu[40], name[TRACE_NAME_MAX] = "", tmp[32];
+	char name[TRACE_NAME_MAX] = "", tmp[32];
 	static char tsdl[8192];
 
-	uuid_str(u, uuid);
-	uuid_str(cu, cuuid);
 	posix_trace_attr_getname(&l->attr, name);
-	fprintf(f, "/* CTF 1.8 */\n\n"
-	           "typealias integer { size = 8; align = 8; signed = false; } := uint8_t;\n"
-	           "typealias integer { size = 16; align = 8; signed = false; } := uint16_t;\n"
-	           "typealias integer { size = 32; align = 8; signed = false; } := uint32_t;\n"
-	           "typealias integer { size = 64; align = 8; signed = false; } := uint64_t;\n"
-	           "typealias integer { size = 32; align = 8; signed = true; } := int32_t;\n"
-	           "typealias integer { size = 64; align = 8; signed = false; base = 16; } "
-	           ":= uint64_hex_t;\n"
-	           "typealias integer { size = 5; align = 1; signed = false; } := uint5_t;\n"
+	ctf_tsdl_trace(f, uuid, 0);
+	fprintf(f, "typealias integer { size = 5; align = 1; signed = false; } := uint5_t;\n"
 	           "typealias integer { size = 8; align = 8; signed = true; encoding = UTF8; } "
-	           ":= char_t;\n\n"
-	           "trace {\n\tmajor = 1;\n\tminor = 8;\n\tuuid = \"%s\";\n\tbyte_order = le;\n"
-	           "\tpacket.header := struct {\n\t\tuint32_t magic;\n\t\tuint8_t uuid[16];\n"
-	           "\t\tuint32_t stream_id;\n\t};\n};\n\n", u);
-	fprintf(f, "env {\n\ttracer_name = \"posixtrace\";\n\ttracer_major = 0;\n"
-	           "\ttracer_minor = 1;\n\ttrace_name = ");
-	tsdl_str(f, name);
-	fprintf(f, ";\n\tlog = ");
-	tsdl_str(f, l->path);
-	fprintf(f, ";\n};\n\n"
-	           "clock {\n\tname = \"realtime\";\n\tuuid = \"%s\";\n"
-	           "\tdescription = \"CLOCK_REALTIME, as recorded by posixtrace\";\n"
-	           "\tfreq = 1000000000;\n\tprecision = 1;\n\toffset_s = %llu;\n\toffset = 0;\n"
-	           "\tabsolute = true;\n};\n\n"
-	           "typealias integer {\n\tsize = 64; align = 8; signed = false;\n"
-	           "\tmap = clock.realtime.value;\n} := uint64_clock_t;\n"
-	           "typealias integer {\n\tsize = 27; align = 1; signed = false;\n"
+	           ":= char_t;\n\n");
+	ctf_tsdl_env(f, (const char *const[]){ "trace_name", name, "log", l->path, NULL });
+	ctf_tsdl_clock(f, cuuid, offset_s);
+	fprintf(f, "typealias integer {\n\tsize = 27; align = 1; signed = false;\n"
 	           "\tmap = clock.realtime.value;\n} := uint27_clock_t;\n\n"
 	           "stream {\n\tid = 0;\n\tpacket.context := struct {\n"
 	           "\t\tuint64_clock_t timestamp_begin;\n\t\tuint64_clock_t timestamp_end;\n"
@@ -207,7 +157,7 @@ static int write_metadata(const struct tlog *l, FILE *f, const unsigned char *uu
 	           "\t\tvariant <id> {\n"
 	           "\t\t\tstruct { uint27_clock_t timestamp; } compact;\n"
 	           "\t\t\tstruct { uint32_t id; uint64_clock_t timestamp; } extended;\n"
-	           "\t\t} v;\n\t} align(8);\n};\n", cu, (unsigned long long)offset_s);
+	           "\t\t} v;\n\t} align(8);\n};\n");
 	const char *sym = symbols ? "\t\tstring { encoding = UTF8; } symbol;\n" : "";
 	for (unsigned id = 0; id < PT_NIDS; id++) {
 		if (!l->count[id])
@@ -216,7 +166,7 @@ static int write_metadata(const struct tlog *l, FILE *f, const unsigned char *uu
 			if (typed && !c->desc[id])
 				break;
 			fprintf(f, "\nevent {\n\tname = ");
-			tsdl_str(f, tlog_name(l, id, tmp, sizeof tmp));
+			ctf_tsdl_str(f, tlog_name(l, id, tmp, sizeof tmp));
 			fprintf(f, ";\n\tid = %u;\n\tstream_id = 0;\n\tfields := struct {\n"
 			           "\t\tuint64_hex_t addr;\n%s",
 			        typed ? c->cid[id] : c->desc[id] ? c->raw[id] : c->cid[id], sym);
@@ -276,17 +226,17 @@ static int flush_packet(struct cw *w, size_t k, uint64_t tb, uint64_t te)
 
 	if (!b->p && put(b, (unsigned char[HDR_BYTES]){ 0 }, HDR_BYTES))
 		return -1;
-	le(b->p, CTF_MAGIC, 4);
+	ctf_le(b->p, CTF_PACKET_MAGIC, 4);
 	memcpy(b->p + 4, w->uuid, 16);
-	le(b->p + 20, 0, 4);
-	le(b->p + 24, tb, 8);
-	le(b->p + 32, te, 8);
-	le(b->p + 40, (uint64_t)b->n * 8, 8);
-	le(b->p + 48, (uint64_t)b->n * 8, 8);
-	le(b->p + 56, c->discarded, 8);
-	le(b->p + 64, (uint32_t)c->pid, 4);
-	le(b->p + 68, (uint32_t)c->vtid, 4);
-	le(b->p + 72, c->tid, 8);
+	ctf_le(b->p + 20, 0, 4);
+	ctf_le(b->p + 24, tb, 8);
+	ctf_le(b->p + 32, te, 8);
+	ctf_le(b->p + 40, (uint64_t)b->n * 8, 8);
+	ctf_le(b->p + 48, (uint64_t)b->n * 8, 8);
+	ctf_le(b->p + 56, c->discarded, 8);
+	ctf_le(b->p + 64, (uint32_t)c->pid, 4);
+	ctf_le(b->p + 68, (uint32_t)c->vtid, 4);
+	ctf_le(b->p + 72, c->tid, 8);
 	memcpy(b->p + 80, c->name, 16);
 	char name[64];
 	snprintf(name, sizeof name, "stream_%zu", k);
@@ -539,15 +489,10 @@ static int write_ctf(struct tlog *l, struct symz *z, const char *dir, int dfd, i
 	unsigned char uuid[16], cuuid[16];
 	char path[4200];
 
-	if (getrandom(uuid, sizeof uuid, 0) != (ssize_t)sizeof uuid ||
-	    getrandom(cuuid, sizeof cuuid, 0) != (ssize_t)sizeof cuuid) {
+	if (ctf_uuid_new(uuid) || ctf_uuid_new(cuuid)) {
 		err_msg("getrandom: %s", strerror(errno));
 		return 1;
 	}
-	uuid[6] = (uuid[6] & 0x0f) | 0x40; /* version 4, variant 1 */
-	uuid[8] = (uuid[8] & 0x3f) | 0x80;
-	cuuid[6] = (cuuid[6] & 0x0f) | 0x40;
-	cuuid[8] = (cuuid[8] & 0x3f) | 0x80;
 	uint64_t offset_s = l->first / 1000000000u;
 	static struct classes cl;
 	make_classes(l, &cl);

@@ -119,9 +119,10 @@ static unsigned *lanes(const struct tlog *l)
 }
 
 /* Every event in [t0, hi], at most HTML_MAX_EVENTS; off: microseconds
- * from the trace's first event to t0. */
+ * from time 0 (rel0) to t0, as the axis labels them. */
 static int timeline(FILE *f, struct tlog *l, struct symz *z, const unsigned *lane,
-                     uint64_t t0, uint64_t hi, double span_us, double pad, double off)
+                     uint64_t t0, uint64_t hi, double span_us, double pad, double off,
+                     uint64_t rel0)
 {
 	unsigned h = (unsigned)(l->nth ? l->nth : 1) * LANE_H;
 	struct progress p;
@@ -178,7 +179,7 @@ static int timeline(FILE *f, struct tlog *l, struct symz *z, const unsigned *lan
 		           "vector-effect=\"non-scaling-stroke\"><title>", e->id, x, x, y + 4,
 		        y + LANE_H - 4);
 		xml(f, tlog_name(l, e->id, tmp, sizeof tmp));
-		fmt_rel(t, sizeof t, e->ts - t0);
+		fmt_since(t, sizeof t, e->ts, rel0);
 		fprintf(f, "\n%s s  pid %d thread %u\n", t, (int)th->pid, th->idx);
 		fmt_event_data(data, sizeof data, l, e);
 		xml(f, data);
@@ -196,6 +197,7 @@ static int timeline(FILE *f, struct tlog *l, struct symz *z, const unsigned *lan
 	return r < 0;
 }
 
+/* (first and last since time 0, t0) */
 static void tables(FILE *f, const struct tlog *l, struct symz *z, uint64_t t0, uint64_t span)
 {
 	char tmp[32], a[40], b[40];
@@ -206,8 +208,8 @@ static void tables(FILE *f, const struct tlog *l, struct symz *z, uint64_t t0, u
 	for (unsigned i = 0; i < PT_NIDS; i++) {
 		if (!l->count[i])
 			continue;
-		fmt_rel(a, sizeof a, first[i] - t0);
-		fmt_rel(b, sizeof b, last[i] - t0);
+		fmt_since(a, sizeof a, first[i], t0);
+		fmt_since(b, sizeof b, last[i], t0);
 		fprintf(f, "<tr><td><i class=\"sw t%u\"></i>", i);
 		xml(f, tlog_name(l, i, tmp, sizeof tmp));
 		fprintf(f, "</td><td class=\"n\">%u</td><td class=\"n\">%llu</td><td class=\"n\">%s</td>"
@@ -234,7 +236,7 @@ static void tables(FILE *f, const struct tlog *l, struct symz *z, uint64_t t0, u
 	fputs("</table>\n", f);
 }
 
-int export_html(struct tlog *l, struct symz *z, FILE *f, uint64_t from, uint64_t to)
+int export_html(struct tlog *l, struct symz *z, FILE *f, uint64_t rel0, uint64_t from, uint64_t to)
 {
 	int order[PT_NIDS], k = 0;
 	uint64_t t0 = l->first, t1 = l->nev ? l->last : t0;
@@ -244,8 +246,8 @@ int export_html(struct tlog *l, struct symz *z, FILE *f, uint64_t from, uint64_t
 	char note[1200], a[40], b[40], dur[32];
 
 	if (windowed && lo > hi) {
-		fmt_rel(a, sizeof a, lo - t0);
-		fmt_rel(b, sizeof b, hi > t0 ? hi - t0 : 0);
+		fmt_since(a, sizeof a, lo, rel0);
+		fmt_since(b, sizeof b, hi, rel0);
 		err_msg("%s: --from/--to: no time of the trace is in that window (%s s to %s s); the "
 		        "trace lasts %s s", l->path, a, b, (fmt_rel(dur, sizeof dur, t1 - t0), dur));
 		return 1;
@@ -264,8 +266,8 @@ int export_html(struct tlog *l, struct symz *z, FILE *f, uint64_t from, uint64_t
 			return 1;
 		}
 		int cut = html_window(&x, &lo, &hi, HTML_MAX_EVENTS);
-		fmt_rel(a, sizeof a, lo - t0);
-		fmt_rel(b, sizeof b, hi - t0);
+		fmt_since(a, sizeof a, lo, rel0);
+		fmt_since(b, sizeof b, hi, rel0);
 		snprintf(note, sizeof note,
 		         "<p><b>The timeline shows every event from %s s to %s s</b> (%s%s), of "
 		         "%llu in the trace: a page holds at most %d events. The overview shows the "
@@ -282,11 +284,12 @@ int export_html(struct tlog *l, struct symz *z, FILE *f, uint64_t from, uint64_t
 		html_overview(f, l, &x, lane, lo, hi, LANE_H, LABEL_W);
 		vindex_free(&x);
 	}
-	if (timeline(f, l, z, lane, lo, hi, raw + 2 * pad, pad, (double)(lo - t0) / 1e3)) {
+	if (timeline(f, l, z, lane, lo, hi, raw + 2 * pad, pad, (double)(int64_t)(lo - rel0) / 1e3,
+	             rel0)) {
 		free(lane);
 		return 1;
 	}
-	tables(f, l, z, t0, t1 - t0);
+	tables(f, l, z, rel0, t1 - t0);
 	fprintf(f, "<p class=\"sub\">Written by posixtrace %s from ", PT_CLI_VERSION);
 	xml(f, l->path);
 	fprintf(f, ".</p>\n<script>\n%s</script>\n</body></html>\n", html_js);

@@ -4,7 +4,7 @@
  * is inline.
  *
  * The plot is an <svg id="plot"> whose viewBox is in microseconds since
- * the first event drawn (data-off after the trace's first) horizontally and pixels vertically, with
+ * the first event drawn (data-off after time 0, --t0) horizontally and pixels vertically, with
  * preserveAspectRatio="none": zooming and panning only change the
  * viewBox.  Markers are <line> elements with vector-effect
  * "non-scaling-stroke", so they keep their width in pixels at any zoom,

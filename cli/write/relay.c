@@ -44,7 +44,6 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -768,12 +767,11 @@ struct relay *relay_open(const struct relay_opts *o)
 	else if (gethostname(r->host, sizeof r->host) != 0 || !path_safe(r->host))
 		snprintf(r->host, sizeof r->host, "localhost");
 	r->host[RELAYD_HOSTNAME_MAX] = 0;
-	if (getrandom(r->sess_uuid, sizeof r->sess_uuid, 0) != (ssize_t)sizeof r->sess_uuid) {
+	if (ctf_uuid_new(r->sess_uuid)) { /* never the nil uuid, which the relay refuses */
 		err_msg("getrandom: %s", strerror(errno));
 		free(r);
 		return NULL;
 	}
-	r->sess_uuid[0] |= 1; /* never the nil uuid, which the relay refuses */
 	r->sess_id = 1;
 	return r;
 }
@@ -842,6 +840,11 @@ int relay_attach(struct relay *r, pid_t pid, const char *name)
 	}
 	r->thread_on = 1;
 	return 0;
+}
+
+int relay_join(struct relay *r, char *buf, size_t cap)
+{
+	return r->have_trid ? pt_ext_join(r->trid, buf, cap) : EINVAL;
 }
 
 int relay_finish(struct relay *r)

@@ -19,37 +19,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include "write.h"
-
-#define CTF_MAGIC 0xC1FC1FC1u
-
-static void le(unsigned char *o, uint64_t v, int bytes)
-{
-	for (int i = 0; i < bytes; i++)
-		o[i] = (unsigned char)(v >> (8 * i));
-}
-
-static void uuid_str(char *out, const unsigned char *u)
-{
-	sprintf(out, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
-	        u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12],
-	        u[13], u[14], u[15]);
-}
-
-static int random_uuid(unsigned char *u)
-{
-	if (getrandom(u, 16, 0) != 16)
-		return -1;
-	u[6] = (u[6] & 0x0f) | 0x40; /* version 4, variant 1 */
-	u[8] = (u[8] & 0x3f) | 0x80;
-	return 0;
-}
 
 int rctf_init(struct rctf *c, uint64_t start_ns, uint64_t instance)
 {
 	memset(c, 0, sizeof *c);
-	if (random_uuid(c->uuid) || random_uuid(c->clock_uuid))
+	if (ctf_uuid_new(c->uuid) || ctf_uuid_new(c->clock_uuid))
 		return -1;
 	c->offset_s = start_ns / 1000000000u;
 	c->instance = instance;
@@ -66,19 +41,6 @@ void rctf_free(struct rctf *c)
 	c->p = NULL;
 }
 
-/* A TSDL string literal's contents: printable ASCII, quotes escaped. */
-static void tsdl_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fputc('\\', f);
-		if ((unsigned char)*s >= 0x20 && (unsigned char)*s < 0x7f)
-			fputc(*s, f);
-	}
-	fputc('"', f);
-}
-
 static char *closed(FILE *f, char **text)
 {
 	if (fclose(f) != 0) {
@@ -91,41 +53,21 @@ static char *closed(FILE *f, char **text)
 char *rctf_metadata_head(const struct rctf *c, const char *trace_name, const char *hostname,
                          size_t *len)
 {
-	char u[40], cu[40], *text = NULL;
+	char *text = NULL;
 	FILE *f = open_memstream(&text, len);
 
 	if (!f)
 		return NULL;
-	uuid_str(u, c->uuid);
-	uuid_str(cu, c->clock_uuid);
-	fprintf(f, "/* CTF 1.8 */\n\n"
-	           "typealias integer { size = 8; align = 8; signed = false; } := uint8_t;\n"
-	           "typealias integer { size = 32; align = 8; signed = false; } := uint32_t;\n"
-	           "typealias integer { size = 64; align = 8; signed = false; } := uint64_t;\n"
-	           "typealias integer { size = 32; align = 8; signed = true; } := int32_t;\n"
-	           "typealias integer { size = 64; align = 8; signed = false; base = 16; } "
-	           ":= uint64_hex_t;\n\n"
-	           "trace {\n\tmajor = 1;\n\tminor = 8;\n\tuuid = \"%s\";\n\tbyte_order = le;\n"
-	           "\tpacket.header := struct {\n\t\tuint32_t magic;\n\t\tuint8_t uuid[16];\n"
-	           "\t\tuint32_t stream_id;\n\t\tuint64_t stream_instance_id;\n\t};\n};\n\n", u);
-	fprintf(f, "env {\n\ttracer_name = \"posixtrace\";\n\ttracer_major = 0;\n"
-	           "\ttracer_minor = 1;\n\tdomain = \"posixtrace\";\n\thostname = ");
-	tsdl_str(f, hostname);
-	fprintf(f, ";\n\ttrace_name = ");
-	tsdl_str(f, trace_name);
-	fprintf(f, ";\n};\n\n"
-	           "clock {\n\tname = \"realtime\";\n\tuuid = \"%s\";\n"
-	           "\tdescription = \"CLOCK_REALTIME, as recorded by posixtrace\";\n"
-	           "\tfreq = 1000000000;\n\tprecision = 1;\n\toffset_s = %llu;\n\toffset = 0;\n"
-	           "\tabsolute = true;\n};\n\n"
-	           "typealias integer {\n\tsize = 64; align = 8; signed = false;\n"
-	           "\tmap = clock.realtime.value;\n} := uint64_clock_t;\n\n"
-	           "stream {\n\tid = 0;\n\tpacket.context := struct {\n"
+	ctf_tsdl_trace(f, c->uuid, 1);
+	ctf_tsdl_env(f, (const char *const[]){ "domain", "posixtrace", "hostname", hostname,
+	                                       "trace_name", trace_name, NULL });
+	ctf_tsdl_clock(f, c->clock_uuid, c->offset_s);
+	fprintf(f, "\nstream {\n\tid = 0;\n\tpacket.context := struct {\n"
 	           "\t\tuint64_clock_t timestamp_begin;\n\t\tuint64_clock_t timestamp_end;\n"
 	           "\t\tuint64_t content_size;\n\t\tuint64_t packet_size;\n"
 	           "\t\tuint64_t packet_seq_num;\n\t\tuint64_t events_discarded;\n\t};\n"
 	           "\tevent.header := struct {\n\t\tuint32_t id;\n\t\tuint64_clock_t timestamp;\n"
-	           "\t};\n};\n", cu, (unsigned long long)c->offset_s);
+	           "\t};\n};\n");
 	return closed(f, &text);
 }
 
@@ -139,7 +81,7 @@ char *rctf_metadata_event(struct rctf *c, unsigned id, const char *name, size_t 
 	if (!(f = open_memstream(&text, len)))
 		return NULL;
 	fprintf(f, "\nevent {\n\tname = ");
-	tsdl_str(f, name);
+	ctf_tsdl_str(f, name);
 	fprintf(f, ";\n\tid = %u;\n\tstream_id = 0;\n\tfields := struct {\n"
 	           "\t\tint32_t pid;\n\t\tuint64_hex_t tid;\n\t\tuint64_hex_t addr;\n"
 	           "\t\tuint32_t payload_len;\n\t\tuint8_t payload[payload_len];\n\t};\n};\n", id);
@@ -165,11 +107,11 @@ unsigned char *rctf_metadata_packets(const struct rctf *c, const char *text, siz
 	do {
 		size_t n = len < RCTF_META_TEXT ? len : RCTF_META_TEXT;
 		uint32_t bits = (uint32_t)((RCTF_META_HDR + n) * 8);
-		le(o, 0x75D11D57u, 4);
+		ctf_le(o, 0x75D11D57u, 4);
 		memcpy(o + 4, c->uuid, 16);
-		le(o + 20, 0, 4);
-		le(o + 24, bits, 4);
-		le(o + 28, bits, 4);
+		ctf_le(o + 20, 0, 4);
+		ctf_le(o + 24, bits, 4);
+		ctf_le(o + 28, bits, 4);
 		o[32] = o[33] = o[34] = 0;
 		o[35] = 1;
 		o[36] = 8;
@@ -205,12 +147,12 @@ int rctf_add(struct rctf *c, unsigned id, uint64_t ns, int32_t pid, uint64_t tid
 	}
 	uint64_t t = rctf_clock(c, ns);
 	unsigned char *o = c->p + c->n;
-	le(o, id, 4);
-	le(o + 4, t, 8);
-	le(o + 12, (uint32_t)pid, 4);
-	le(o + 16, tid, 8);
-	le(o + 24, addr, 8);
-	le(o + 32, len, 4);
+	ctf_le(o, id, 4);
+	ctf_le(o + 4, t, 8);
+	ctf_le(o + 12, (uint32_t)pid, 4);
+	ctf_le(o + 16, tid, 8);
+	ctf_le(o + 24, addr, 8);
+	ctf_le(o + 32, len, 4);
 	if (len)
 		memcpy(o + 36, data, len);
 	c->n += need;
@@ -226,16 +168,16 @@ void rctf_seal(struct rctf *c, uint64_t seq, uint64_t discarded, uint64_t at,
 	uint64_t tb = c->nevents ? c->tb : at, te = c->nevents ? c->te : at;
 	uint64_t bits = (uint64_t)c->n * 8;
 
-	le(c->p, CTF_MAGIC, 4);
+	ctf_le(c->p, CTF_PACKET_MAGIC, 4);
 	memcpy(c->p + 4, c->uuid, 16);
-	le(c->p + 20, 0, 4);
-	le(c->p + 24, c->instance, 8);
-	le(c->p + 32, tb, 8);
-	le(c->p + 40, te, 8);
-	le(c->p + 48, bits, 8);
-	le(c->p + 56, bits, 8);
-	le(c->p + 64, seq, 8);
-	le(c->p + 72, discarded, 8);
+	ctf_le(c->p + 20, 0, 4);
+	ctf_le(c->p + 24, c->instance, 8);
+	ctf_le(c->p + 32, tb, 8);
+	ctf_le(c->p + 40, te, 8);
+	ctf_le(c->p + 48, bits, 8);
+	ctf_le(c->p + 56, bits, 8);
+	ctf_le(c->p + 64, seq, 8);
+	ctf_le(c->p + 72, discarded, 8);
 	*ix = (struct rp_index){ 0, 0, bits, bits, tb, te, discarded, 0, c->instance, seq };
 }
 

@@ -63,12 +63,12 @@ void spans_print(FILE *f, const struct spans *s, const struct tlog *l, uint64_t 
 		const struct span_stat *x = spans_stat(s, i);
 		if (!x->nslow)
 			continue;
-		fprintf(f, "\nslowest %s (start: seconds since the first event, for show --from)\n"
+		fprintf(f, "\nslowest %s (start: seconds since time 0, for show --from)\n"
 		           "  %12s %16s  %s\n", x->name, "duration", "start", "pid/thread");
 		for (unsigned k = 0; k < x->nslow; k++) {
 			const struct tthread *t = thread_of(l, x->slow[k].thread);
 			fmt_duration(d[0], sizeof d[0], x->slow[k].dur);
-			fmt_rel(rel, sizeof rel, x->slow[k].start >= t0 ? x->slow[k].start - t0 : 0);
+			fmt_since(rel, sizeof rel, x->slow[k].start, t0);
 			snprintf(who, sizeof who, "%d/%u", t ? (int)t->pid : 0, t ? t->idx : 0);
 			const struct pt_ext_thread *id =
 				t ? thrmap_find(l->thrs, t->pid, t->tid, x->slow[k].start) : NULL;
@@ -126,7 +126,7 @@ void spans_json(FILE *f, const struct spans *s, const struct tlog *l, uint64_t t
 			fprintf(f, "%s{\"start_ns\":%llu,\"offset_ns\":%llu,\"duration_ns\":%llu,"
 			           "\"pid\":%d,\"thread\":%u,\"tid\":%llu,\"kernel_tid\":%d}", k ? "," : "",
 			        (unsigned long long)x->slow[k].start,
-			        (unsigned long long)(x->slow[k].start >= t0 ? x->slow[k].start - t0 : 0),
+			        (long long)(x->slow[k].start - t0),
 			        (unsigned long long)x->slow[k].dur, t ? (int)t->pid : 0, t ? t->idx : 0,
 			        (unsigned long long)(t ? t->tid : 0), id ? (int)id->tid : 0);
 		}

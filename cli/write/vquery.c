@@ -82,8 +82,12 @@ static void meta(struct vsrv *s, struct vbuf *b)
 	vb_str(b, l->path);
 	vb_put(b, ",\"name\":", 8);
 	vb_str(b, name);
-	vb_printf(b, ",\"start\":\"%s\",\"span\":%llu,\"events\":%llu,\"lost\":", tmp,
-	          (unsigned long long)(x->t1 - x->t0), (unsigned long long)x->nev);
+	uint64_t t0 = x->t0;
+	tlog_t0(l, &t0); /* (cmd_view checked it) */
+	/* t0: time 0 (--t0), in ns after the first event: where the page counts from */
+	vb_printf(b, ",\"start\":\"%s\",\"span\":%llu,\"events\":%llu,\"t0\":%lld,\"lost\":",
+	          tmp, (unsigned long long)(x->t1 - x->t0), (unsigned long long)x->nev,
+	          (long long)(t0 - x->t0));
 	vb_str(b, lost);
 	vb_printf(b, ",\"lost_any\":%d,\"unfinished\":%d,\"slots\":%u,\"levels\":%u,"
 	          "\"buckets\":%u,\"cached\":%d,\"marks_dropped\":%u,\"types\":[",

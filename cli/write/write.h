@@ -3,7 +3,7 @@
  * trace written in a format.  The text line of `show` and `live` (format.c),
  * stats' part on spans (spans_report.c), the exporters (export_*.c: Chrome
  * JSON, CTF, HTML with html_assets.c and html_overview.c, Perfetto with
- * protobuf.c), the live relay to lttng-relayd (relay*.c), and the
+ * protobuf.c; ctf_text.c what the CTF export and the relay share), the live relay to lttng-relayd (relay*.c), and the
  * requests and JSON answers of `view` and its page (view_req.c,
  * vquery.c, view_assets.c).  Below it: enrich.h.
  */
@@ -38,9 +38,30 @@ void spans_chrome(FILE *f, const struct spans *s, const struct tlog *l, const st
 /* Each reads the events of l (its totals known: tlog_load) in one pass. */
 int export_chrome(struct tlog *l, struct symz *z, struct spans *sp, FILE *out);
 /* html: every event in [from, to] (ns since the epoch; 0, UINT64_MAX: all)
- * when they fit a page, else the overview and a window (export_html.c) */
-int export_html(struct tlog *l, struct symz *z, FILE *out, uint64_t from, uint64_t to);
+ * when they fit a page, else the overview and a window (export_html.c);
+ * times labelled from t0 */
+int export_html(struct tlog *l, struct symz *z, FILE *out, uint64_t t0, uint64_t from,
+                uint64_t to);
 int export_ctf(struct tlog *l, struct symz *z, const char *dir, int force);
+
+/* ------------------------------------------------------------ ctf_text.c */
+/* What export_ctf.c and the relay's relay_ctf.c share: CTF 1.8, little
+ * endian, byte-aligned integers. */
+#define CTF_PACKET_MAGIC 0xC1FC1FC1u
+void ctf_le(unsigned char *o, uint64_t v, int bytes);  /* v's low bytes at o */
+int ctf_uuid_new(unsigned char u[16]);                 /* random (v4); 0, or -1 (errno) */
+void ctf_uuid_str(char out[37], const unsigned char u[16]);
+void ctf_tsdl_str(FILE *f, const char *s);             /* a TSDL string literal */
+/* The metadata's start: the integer types uint8_t, uint16_t, uint32_t,
+ * uint64_t, int32_t, uint64_hex_t, and the trace block (packet header:
+ * magic, uuid, stream_id, and stream_instance_id if instance_id). */
+void ctf_tsdl_trace(FILE *f, const unsigned char uuid[16], int instance_id);
+/* The env block: the tracer's name and version, then each key kv[2i]
+ * with string value kv[2i+1], up to a NULL key. */
+void ctf_tsdl_env(FILE *f, const char *const kv[]);
+/* The clock "realtime": CLOCK_REALTIME in ns from offset_s seconds after
+ * the epoch, and uint64_clock_t, a 64-bit value of it. */
+void ctf_tsdl_clock(FILE *f, const unsigned char cuuid[16], uint64_t offset_s);
 
 /* html_assets.c: the style sheet and the script of the HTML timeline */
 extern const char html_css[], html_js[];
@@ -379,6 +400,9 @@ struct relay *relay_open(const struct relay_opts *o);
  * relay could not be reached and there is no local log (with one, the
  * relay is tried again while the program runs). */
 int relay_attach(struct relay *r, pid_t pid, const char *name);
+/* The relay stream's POSIXTRACE_JOIN entry (pt_ext_join), for the tree
+ * below the program to join it as the local log's: 0, or an errno. */
+int relay_join(struct relay *r, char *buf, size_t cap);
 /* After the program ended: send what is left, close, say what happened.
  * Returns 0, or 1 when nothing reached the relay. */
 int relay_finish(struct relay *r);

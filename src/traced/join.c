@@ -3,7 +3,8 @@
  *
  * `posixtrace record` traces the whole tree below the program it starts,
  * whatever lies in between (a shell, make, env, a double fork): it puts
- * POSIXTRACE_JOIN in the program's environment, "P.F.I.O.S.B": the
+ * POSIXTRACE_JOIN in the program's environment, "P.F.I.O.S.B" per stream
+ * (comma-separated: the local log's and the relay's, PT_SLOTS at most): the
  * recorder's pid P, the descriptor F it holds on the memfd the stream
  * lives in, that memfd's inode I, the stream's offset O and size S in it,
  * and the byte B its controller holds locked while the stream exists
@@ -31,8 +32,9 @@
 #include <unistd.h>
 #include "traced.h"
 
-/* Parse "P.F.I.O.S.B" into v; 0 if well formed. */
-static int parse(const char *e, unsigned long long v[6])
+/* Parse "P.F.I.O.S.B" (ended by ',' or the string's end) into v, *next
+ * after it; 0 if well formed. */
+static int parse(const char *e, unsigned long long v[6], const char **next)
 {
 	const char *p = e;
 
@@ -45,10 +47,12 @@ static int parse(const char *e, unsigned long long v[6])
 		if (errno || end - p > 20)
 			return -1;
 		p = end;
-		if (*p != (n == 5 ? 0 : '.'))
+		if (n == 5 ? *p && *p != ',' : *p != '.')
 			return -1;
-		p++;
+		if (*p)
+			p++;
 	}
+	*next = p;
 	if (v[0] == 0 || v[0] >= 1u << 30 || v[1] >= 1u << 30 || v[3] % 4096 ||
 	    v[3] > PT_CTL_REGION_MAX || v[4] < sizeof(struct pt_hdr) || v[4] > 1ull << 42 ||
 	    v[5] > UINT32_MAX)
@@ -56,13 +60,29 @@ static int parse(const char *e, unsigned long long v[6])
 	return 0;
 }
 
+static int join_one(const unsigned long long v[6]);
+
 int pt_join(const char *e)
 {
 	unsigned long long v[6];
+	int rc = 0;
+
+	if (!e || pt_secure)
+		return -1;
+	for (unsigned k = 0; *e && k < PT_SLOTS; k++) {
+		if (parse(e, v, &e) != 0)
+			return -1; /* the rest is not ours to guess at */
+		rc |= join_one(v);
+	}
+	return rc;
+}
+
+static int join_one(const unsigned long long v[6])
+{
 	struct pt_ctl *c = pt_ctl;
 	unsigned s;
 
-	if (!e || pt_secure || parse(e, v) != 0 || (pid_t)v[0] == pt_pid)
+	if ((pid_t)v[0] == pt_pid)
 		return -1;
 	/* only a process of the recorder's own user: a process with more
 	 * rights (root below su, a daemon's privileged child) could open the
