@@ -108,6 +108,9 @@ $(BUILD)/tests/%: tests/%.c $(STATIC)
 # built as the command is (zlib), and inflates its compressed packets
 TEST_DEFS_cli_perfetto := $(ZLIB_DEFS)
 TEST_LIBS_cli_perfetto := $(ZLIB_LIBS)
+# cli_spans inflates the Perfetto exports it decodes (pf_util.h)
+TEST_DEFS_cli_spans := $(ZLIB_DEFS)
+TEST_LIBS_cli_spans := $(ZLIB_LIBS)
 
 # <trace.h> must also be valid C++ and pedantic C99
 $(BUILD)/header-ok: include/trace.h

@@ -50,9 +50,16 @@ int pt_ext_losses(trace_id_t trid, struct pt_ext_losses *out);
 
 /* The value of POSIXTRACE_JOIN (src/traced/join.c) that makes a process
  * loading the library join the stream trid, an inherited one this process
- * made: 0, EINVAL (not such a stream), ERANGE (cap too small). */
+ * made; the traced process is told too, and puts it into its own
+ * environment: 0, EINVAL (not such a stream), ERANGE (cap too small). */
 #define PT_EXT_JOIN_ENV "POSIXTRACE_JOIN"
 int pt_ext_join(trace_id_t trid, char *buf, size_t cap);
+/* Ask the running process pid to join the stream trid as the processes
+ * started with that variable do (`attach --tree`): 0; EEXIST (it records
+ * into it already); ENOENT (it does not use the library); EPERM (not
+ * ours to trace); ESRCH (gone); EAGAIN (its slots are all taken);
+ * EINVAL (trid is not such a stream). */
+int pt_ext_join_pid(trace_id_t trid, pid_t pid);
 
 /* The map of loaded code (docs/design.md, "The map of loaded code"): what
  * the traced processes wrote of their loaded objects, checked.  Per pid,

@@ -85,7 +85,9 @@ int main(void)
 		           &s, &f, name, &pid, &vtid, &tid, &at) == 6 && at && line[at] == '"')
 			pn = strchr(line + at + 1, '"');
 		at = 0;
-		if (!pn || sscanf(pn, "\" }, { addr = %llx%n", &addr, &at) != 1 || !at) {
+		int ppid = -1;
+		if (!pn || sscanf(pn, "\", ppid = %d }, { addr = %llx%n", &ppid, &addr, &at) != 2 ||
+		    !at) {
 			if (i < 3)
 				fprintf(stderr, "unexpected babeltrace2 line: %s\n", line);
 			continue;

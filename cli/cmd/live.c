@@ -19,7 +19,8 @@ static const char help[] =
 "       posixtrace live [OPTIONS] -- PROGRAM [ARGS...]\n"
 "\n"
 "Print the events of a running process (it must use libposixtrace), or of\n"
-"a program started traced, as they happen, one per line as 'posixtrace\n"
+"a program started traced (with every process below it that uses\n"
+"libposixtrace, as record), as they happen, one per line as 'posixtrace\n"
 "show' prints them.  Ends with Ctrl-C or when the process ends; nothing is\n"
 "saved.  With PROGRAM the exit status is the program's.  Options may\n"
 "follow PID; everything after '--' is the program's.\n"
@@ -27,7 +28,7 @@ static const char help[] =
 "      --policy P           stream full policy: loop (default) or until-full\n"
 "      --size BYTES         stream size (default 1M)\n"
 "      --exclude NAME,...   event types not to trace\n"
-"      --no-inherit         do not trace the program's children\n"
+"      --no-inherit         trace the program alone, not the processes below it\n"
 "  -a, --absolute           absolute times (UTC); else since time 0 (--t0; the\n"
 "                           trace's own events before the program's first wait\n"
 "                           for it, to be printed against it)\n"
@@ -150,6 +151,11 @@ int live_start(struct target *t, char **prog, pid_t *pid, const char *name, int 
 			kill(t->pid, SIGKILL);
 		return 1;
 	}
+	/* the processes started below the program join the stream, as
+	 * record's do (src/traced/join.c) */
+	if (prog && inherit && (rc = pt_ext_join(*trid, t->join, sizeof t->join)) != 0)
+		err_msg("the program's descendants will be traced only where their "
+		        "parents are: %s", strerror(rc));
 	if (prog && (rc = target_release(t)) != 0) {
 		err_msg("cannot run %s: %s", prog[0], strerror(rc));
 		posix_trace_shutdown(*trid);

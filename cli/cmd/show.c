@@ -32,6 +32,8 @@ static const char help[] =
 "      --to TIME               only events at or before TIME (the same forms)\n"
 "      --since SEC, --until SEC   the same as --from, --to\n"
 "  -a, --absolute              absolute times (UTC) instead of relative\n"
+"      --processes             first the processes, each below its parent, with\n"
+"                              its parent's pid and command line (as info)\n"
 "      --raw-addresses         do not symbolize addresses\n"
 "  -h, --help                  this help\n"
 "\n"
@@ -42,7 +44,7 @@ static const char help[] =
 "A log cut short or damaged is shown as far as it reads, with a note on\n"
 "stderr; each damaged stretch is a posix_trace_error line.\n";
 
-enum { O_FROM = 256, O_TO, O_RAW, O_THREAD, O_TID, O_SPAN };
+enum { O_FROM = 256, O_TO, O_RAW, O_THREAD, O_TID, O_SPAN, O_PROCS };
 
 static const struct option lopts[] = {
 	{ "pid", required_argument, NULL, 'p' },
@@ -58,6 +60,7 @@ static const struct option lopts[] = {
 	{ "absolute", no_argument, NULL, 'a' },
 	{ "raw-addresses", no_argument, NULL, O_RAW },
 	{ "span", required_argument, NULL, O_SPAN },
+	{ "processes", no_argument, NULL, O_PROCS },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -167,7 +170,7 @@ int cmd_show(int argc, char **argv)
 	struct list evs = { .n = 0 }, excl = { .n = 0 }, pids = { .n = 0 }, threads = { .n = 0 },
 	            tids = { .n = 0 };
 	struct when from, to;
-	int absolute = 0, raw = 0, c, have_from = 0, have_to = 0;
+	int absolute = 0, raw = 0, c, have_from = 0, have_to = 0, procs = 0;
 	struct span_args sa = { .n = 0 };
 	struct spans *sp;
 
@@ -183,6 +186,7 @@ int cmd_show(int argc, char **argv)
 				return EXIT_USAGE;
 			break;
 		case 'a': absolute = 1; break;
+		case O_PROCS: procs = 1; break;
 		case O_RAW: raw = 1; break;
 		case 'p': case 'e': case 'x': case O_THREAD: case O_TID:
 			if (add_list(optarg, sel))
@@ -257,9 +261,13 @@ int cmd_show(int argc, char **argv)
 	uint64_t lo = have_from ? when_ns(&from, t0) : 0, hi = have_to ? when_ns(&to, t0) : UINT64_MAX;
 	struct tev e;
 	int r = 0;
+	if (procs) { /* the process tree first, then a blank line, then the events */
+		r = info_processes(&l, z, t0) ? -1 : 0;
+		putchar('\n');
+	}
 	/* (with spans, from the start: a span begun before --from still pairs) */
 	int spans = spans_any(sp, &l);
-	if (have_from && lo > l.first && !spans && tlog_seek(&l, lo)) /* through the block index */
+	if (r >= 0 && have_from && lo > l.first && !spans && tlog_seek(&l, lo)) /* block index */
 		r = -1;
 	if (have_to && r >= 0 && tlog_until(&l, hi)) /* stops after the window */
 		r = -1;

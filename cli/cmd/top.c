@@ -38,7 +38,7 @@ static const char help[] =
 "      --size BYTES         stream size (default 1M); a reader that falls\n"
 "                           behind loses events (shown), the program never waits\n"
 "      --interval SEC       refresh period (default 1)\n"
-"      --no-inherit         do not trace the program's children\n"
+"      --no-inherit         trace the program alone, not the processes below it\n"
 "  -h, --help               this help\n";
 
 enum { O_SIZE = 256, O_NOINHERIT, O_SPAN, O_INTERVAL };

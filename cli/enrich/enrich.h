@@ -73,8 +73,15 @@ struct span_stat {
  * incomplete).  depth: the open same-thread spans around the event on
  * its thread (a begin or end: those around its span). */
 enum { SPAN_NONE, SPAN_BEGIN, SPAN_END, SPAN_CUT };
-struct span_mark { int kind; unsigned def, depth; uint64_t start, dur; uint32_t thread; };
-/* SPAN_END: thread is the begin's (keyed spans may end on another). */
+struct span_mark { int kind; unsigned def, depth; uint64_t start, dur; uint32_t thread, lane;
+                   uint8_t paired, replaced; };
+/* SPAN_END: thread is the begin's (keyed spans may end on another).
+ * paired: an end (SPAN_END, or SPAN_CUT) that closed an open span (else
+ * it had no begin); start is then its begin's time.  lane (keyed spans,
+ * begin and paired end): the lowest lane of its definition free at its
+ * begin (every span in it ended before), so that the spans of one lane
+ * never overlap; replaced (a keyed begin): a span of the same key was
+ * open in that lane, and is now incomplete. */
 struct spans;
 struct spans *spans_new(void);                  /* NULL: out of memory */
 int spans_option(struct spans *s, const char *arg); /* --span: 0, or EXIT_USAGE after a message */
@@ -90,6 +97,10 @@ int spans_event(struct spans *s, const struct tlog *l, const struct tev *e, stru
 /* Whether a type of the log (its names and counts) is a span's begin or end. */
 int spans_any(struct spans *s, const struct tlog *l);
 void spans_end(struct spans *s);                /* the end of the trace: open ones are incomplete */
+/* The same-thread spans open on a thread (tlog's index), outermost
+ * first: how many, and the definition of the i-th. */
+unsigned spans_open(const struct spans *s, uint32_t thread);
+unsigned spans_open_def(const struct spans *s, uint32_t thread, unsigned i);
 size_t spans_count(const struct spans *s);
 const struct span_stat *spans_stat(const struct spans *s, size_t i);
 void spans_free(struct spans *s);

@@ -78,6 +78,9 @@ uint64_t when_ns(const struct when *w, uint64_t t0);  /* ns since the epoch */
 struct hist { uint64_t n, min, max; double sum; uint64_t *row[HIST_ROWS]; };
 int hist_add(struct hist *h, uint64_t v);           /* 0, -1 out of memory */
 uint64_t hist_quantile(const struct hist *h, double q); /* q in [0, 1] */
+/* The values counted below v: exact when v is below 256, or a bucket's
+ * edge, (128 + j) 2^k for j < 128 (such as 2^k, 1.25 2^k, 1.5 2^k...). */
+uint64_t hist_below(const struct hist *h, uint64_t v);
 void hist_free(struct hist *h);
 
 /* ------------------------------------------------------------ vbuf.c */
@@ -217,6 +220,14 @@ int t0_live(uint64_t ts, int32_t pid, int32_t self, uint64_t *t0);
 void front_help(FILE *f, int col, int t0);
 const char *tlog_name(const struct tlog *l, unsigned id, char *buf, size_t cap);
 const struct tproc *tlog_proc(const struct tlog *l, int32_t pid); /* after the totals */
+/* Who process pid said it was (its latest identity: an exec changes its
+ * command line), or NULL. */
+const struct pt_ext_proc *tlog_identity(const struct tlog *l, int32_t pid);
+/* The process tree: (*order)[k], k < l->npr, are l->pr's indices with
+ * each process right after its parent (the one its identity names, when
+ * the trace has it), siblings and roots in pid order; (*depth)[k] is its
+ * depth (roots 0).  Both malloc'd (free them); 1 after a message. */
+int tlog_tree(const struct tlog *l, size_t **order, unsigned **depth);
 /* The program's processes and threads, the ones record, info and live
  * count: not the trace's own line (pid 0) nor process `also` (the
  * recorder's pid when it is known otherwise, else 0). */

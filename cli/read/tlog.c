@@ -387,6 +387,74 @@ void tlog_program_counts(const struct tlog *l, int32_t also, unsigned *procs, un
 		}
 }
 
+const struct pt_ext_proc *tlog_identity(const struct tlog *l, int32_t pid)
+{
+	const struct pt_ext_proc *best = NULL;
+	for (size_t i = 0; i < l->nprocs; i++)
+		if (l->procs[i].pid == pid && (!best || l->procs[i].ts >= best->ts))
+			best = &l->procs[i];
+	return best;
+}
+
+/* The index in l->pr of i's parent, or -1 (none, or not in the trace). */
+static long tree_parent(const struct tlog *l, size_t i)
+{
+	const struct pt_ext_proc *id = tlog_identity(l, l->pr[i].pid);
+	const struct tproc *pp = id && id->ppid > 0 && id->ppid != l->pr[i].pid
+	                         ? tlog_proc(l, id->ppid) : NULL;
+	return pp ? pp - l->pr : -1;
+}
+
+int tlog_tree(const struct tlog *l, size_t **orderp, unsigned **depthp)
+{
+	size_t n = l->npr, k = 0, sp = 0;
+	long *parent = malloc((n + 1) * sizeof *parent);
+	size_t *stack = malloc((n + 1) * sizeof *stack), *order = malloc((n + 1) * sizeof *order);
+	unsigned *sdepth = malloc((n + 1) * sizeof *sdepth), *depth = malloc((n + 1) * sizeof *depth);
+
+	*orderp = order;
+	*depthp = depth;
+	if (!parent || !stack || !sdepth || !order || !depth) {
+		free(parent);
+		free(stack);
+		free(sdepth);
+		free(order);
+		free(depth);
+		*orderp = NULL;
+		*depthp = NULL;
+		err_msg("out of memory");
+		return 1;
+	}
+	for (size_t i = 0; i < n; i++)
+		parent[i] = tree_parent(l, i);
+	/* a cycle (pids reused) is cut where it is met: that one is a root */
+	for (size_t i = 0; i < n; i++) {
+		long p = parent[i];
+		for (size_t steps = 0; p >= 0 && steps <= n; steps++)
+			p = parent[p];
+		if (p >= 0)
+			parent[i] = -1;
+	}
+	/* depth first from each root (pid order); children in pid order */
+	for (size_t r = 0; r < n; r++) {
+		if (parent[r] >= 0)
+			continue;
+		stack[sp] = r, sdepth[sp++] = 0;
+		while (sp) {
+			size_t x = stack[--sp];
+			unsigned d = sdepth[sp];
+			order[k] = x, depth[k++] = d;
+			for (size_t c = n; c-- > 0;)
+				if (parent[c] == (long)x)
+					stack[sp] = c, sdepth[sp++] = d + 1;
+		}
+	}
+	free(parent);
+	free(stack);
+	free(sdepth);
+	return 0;
+}
+
 const struct tproc *tlog_proc(const struct tlog *l, int32_t pid)
 {
 	struct tproc key = { .pid = pid };

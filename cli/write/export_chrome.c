@@ -166,16 +166,41 @@ int export_chrome(struct tlog *l, struct symz *z, struct spans *sp, FILE *f)
 	        (unsigned long long)tlog_lost_total(l), l->lost_final ? "true" : "false",
 	        (unsigned long long)l->overflows);
 	int first = 1;
-	for (size_t i = 0; i < l->npr; i++) {
+	/* the process tree: a process sorts right after its parent; its
+	 * parent and command line are in process_name's args and in its
+	 * labels */
+	size_t *order;
+	unsigned *depth;
+	if (tlog_tree(l, &order, &depth)) {
+		free(line);
+		return 1;
+	}
+	for (size_t k = 0; k < l->npr; k++) {
+		size_t i = order[k];
+		const struct pt_ext_proc *id = tlog_identity(l, l->pr[i].pid);
 		label(buf, sizeof buf, z, l->pr[i].pid);
 		json_str(j, sizeof j, buf);
 		fprintf(f, "%s{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":0,"
-		           "\"args\":{\"name\":%s}}",
-		        first ? "" : ",\n", (int)l->pr[i].pid, j);
+		           "\"args\":{\"name\":%s", first ? "" : ",\n", (int)l->pr[i].pid, j);
+		if (id) {
+			static char jc[6 * PT_EXT_OBJ_PATH + 8];
+			json_str(jc, sizeof jc, id->cmdline);
+			fprintf(f, ",\"ppid\":%d,\"cmdline\":%s,\"cmdline_cut\":%s", (int)id->ppid, jc,
+			        id->cut ? "true" : "false");
+		}
+		fputs("}}", f);
+		if (id) {
+			snprintf(buf, sizeof buf, "parent %d", (int)id->ppid);
+			json_str(j, sizeof j, buf);
+			fprintf(f, ",\n{\"name\":\"process_labels\",\"ph\":\"M\",\"pid\":%d,\"tid\":0,"
+			           "\"args\":{\"labels\":%s}}", (int)l->pr[i].pid, j);
+		}
 		fprintf(f, ",\n{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":%d,\"tid\":0,"
-		           "\"args\":{\"sort_index\":%zu}}", (int)l->pr[i].pid, i);
+		           "\"args\":{\"sort_index\":%zu}}", (int)l->pr[i].pid, k);
 		first = 0;
 	}
+	free(order);
+	free(depth);
 	for (size_t i = 0; i < l->nth; i++) /* threads the trace does not identify */
 		if (!thrmap_find(l->thrs, l->th[i].pid, l->th[i].tid, 0))
 			fprintf(f, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%u,"

@@ -44,7 +44,7 @@
 #include <unistd.h>
 #include "write.h"
 
-#define HDR_BYTES 96 /* packet header 24, context 72 */
+#define HDR_BYTES 104 /* packet header 24, context 80 */
 #define PACKET_TARGET 65536
 
 struct buf { unsigned char *p; size_t n, cap; };
@@ -151,7 +151,8 @@ static int write_metadata(const struct tlog *l, FILE *f, const unsigned char *uu
 	           "\t\tuint64_t content_size;\n\t\tuint64_t packet_size;\n"
 	           "\t\tuint64_t events_discarded;\n"
 	           "\t\tint32_t pid;\n\t\tint32_t vtid;\n\t\tuint64_hex_t tid;\n"
-	           "\t\tchar_t procname[16];\n\t};\n"
+	           "\t\tchar_t procname[16];\n"
+	           "\t\tinteger { size = 64; align = 8; signed = true; } ppid;\n\t};\n"
 	           "\tevent.header := struct {\n"
 	           "\t\tenum : uint5_t { compact = 0 ... 30, extended = 31 } id;\n"
 	           "\t\tvariant <id> {\n"
@@ -190,12 +191,13 @@ static int write_metadata(const struct tlog *l, FILE *f, const unsigned char *uu
  * is the one of the events the reader synthesizes (pid 0), or one of its
  * own when the trace lost events but has none.  A packet's context names
  * its thread (pid, vtid: the kernel TID, tid: the pthread_t, procname:
- * the thread's name), so its events need not; a rename ends a packet. */
+ * the thread's name) and the process's parent (ppid, 0 if the trace does
+ * not say), so its events need not; a rename ends a packet. */
 struct cstream {
 	struct buf b;
 	uint64_t tb, te, discarded;
 	int empty, made;
-	int32_t pid, vtid;
+	int32_t pid, vtid, ppid;
 	uint64_t tid;
 	char name[16];
 };
@@ -238,6 +240,7 @@ static int flush_packet(struct cw *w, size_t k, uint64_t tb, uint64_t te)
 	ctf_le(b->p + 68, (uint32_t)c->vtid, 4);
 	ctf_le(b->p + 72, c->tid, 8);
 	memcpy(b->p + 80, c->name, 16);
+	ctf_le(b->p + 96, (uint64_t)(int64_t)c->ppid, 8);
 	char name[64];
 	snprintf(name, sizeof name, "stream_%zu", k);
 	snprintf(path, sizeof path, "%s/%s", w->dir, name);
@@ -335,6 +338,8 @@ static int write_event(struct cw *w, struct tlog *l, struct symz *z, const struc
 		c->tb = t;
 		c->te = t;
 		c->pid = th->pid;
+		const struct pt_ext_proc *pi = th->pid ? tlog_identity(l, th->pid) : NULL;
+		c->ppid = pi ? pi->ppid : 0; /* (0: not known) */
 		c->vtid = vtid;
 		c->tid = th->tid;
 		memcpy(c->name, name, sizeof name);

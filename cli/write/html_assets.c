@@ -12,6 +12,8 @@
  * time axis, zooms with the mouse wheel (around the pointer) and the
  * buttons, pans by dragging, shows the hovered event's details below the
  * plot, and hides or shows a type when its legend entry is clicked.
+ * Spans are <rect class="sp"> bars in the same plot (html_spans.c); their
+ * histograms and p99 plots below are plain SVG.
  */
 #include "write.h"
 
@@ -44,7 +46,14 @@ const char html_css[] =
 "table{border-collapse:collapse;margin:6px 0 16px}\n"
 "th,td{padding:3px 10px;border-bottom:1px solid #e4e4e4;text-align:left}\n"
 "td.n{text-align:right;font-variant-numeric:tabular-nums}\n"
-"h2{font-size:15px;margin:16px 0 4px}\n";
+"h2{font-size:15px;margin:16px 0 4px}\n"
+"#plot rect.sp{fill-opacity:.6}\n#plot rect.sp:hover{fill-opacity:1}\n"
+"#plot rect.sp.k{fill-opacity:.3}\n"
+".span{display:inline-block;vertical-align:top;margin:0 18px 12px 0}\n"
+".span h3{font-size:13px;margin:8px 0 2px}\n"
+".span svg{display:block;margin:2px 0}\n"
+".span svg text{font-size:10px;fill:#555}\n"
+".span rect.hb:hover{fill-opacity:.6}\n";
 
 const char html_js[] =
 "(function(){\n"
@@ -84,7 +93,8 @@ const char html_js[] =
 "document.getElementById('right').onclick=function(){var d=(v1-v0)/2;set(v0+d,v1+d);};\n"
 "document.getElementById('reset').onclick=function(){set(0,SPAN);};\n"
 "plot.addEventListener('mouseover',function(e){var t=e.target;\n"
-"  if(t.tagName==='line'&&t.firstChild)detail.textContent=t.firstChild.textContent;});\n"
+"  if((t.tagName==='line'||t.tagName==='rect')&&t.firstChild)\n"
+"    detail.textContent=t.firstChild.textContent;});\n"
 "var hidden={};document.querySelectorAll('.legend span').forEach(function(s){\n"
 "  s.onclick=function(){var c=s.dataset.t;hidden[c]=!hidden[c];s.classList.toggle('off');\n"
 "    document.querySelectorAll('#plot line.'+c).forEach(function(l){\n"

@@ -96,6 +96,34 @@ void spans_print(FILE *f, const struct spans *s, const struct tlog *l, uint64_t 
 	}
 }
 
+void spans_summary(FILE *f, const struct spans *s, const struct tlog *l)
+{
+	char tmp[32], d[3][24];
+	size_t n = spans_count(s);
+
+	fprintf(f, "\nspans (%zu)\n  %-20s %-7s %10s %10s %11s %11s %11s  %s\n", n, "name", "pairs",
+	        "complete", "incomplete", "p50", "p99", "max", "begin .. end types (their events)");
+	for (size_t i = 0; i < n; i++) {
+		const struct span_stat *x = spans_stat(s, i);
+		const struct hist *h = &x->h;
+		uint64_t nb = 0, ne = 0;
+		for (unsigned id = 0; id < PT_NIDS; id++)
+			if (l->count[id] || l->names[id]) {
+				const char *nm = tlog_name(l, id, tmp, sizeof tmp);
+				nb += strcmp(nm, x->begin) ? 0 : l->count[id];
+				ne += strcmp(nm, x->end) ? 0 : l->count[id];
+			}
+		fmt_duration(d[0], sizeof d[0], hist_quantile(h, 0.5));
+		fmt_duration(d[1], sizeof d[1], hist_quantile(h, 0.99));
+		fmt_duration(d[2], sizeof d[2], h->max);
+		fprintf(f, "  %-20s %-7s %10llu %10llu %11s %11s %11s  %s (%llu) .. %s (%llu)\n", x->name,
+		        x->keyed ? "by key" : "thread", (unsigned long long)h->n,
+		        (unsigned long long)x->incomplete, h->n ? d[0] : "-", h->n ? d[1] : "-",
+		        h->n ? d[2] : "-", x->begin, (unsigned long long)nb, x->end,
+		        (unsigned long long)ne);
+	}
+}
+
 void spans_json(FILE *f, const struct spans *s, const struct tlog *l, uint64_t t0)
 {
 	char j[3][200];

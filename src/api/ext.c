@@ -347,6 +347,21 @@ int pt_ext_join(trace_id_t trid, char *buf, size_t cap)
 	             (unsigned long long)t->map_size, byte);
 	if (n < 0 || (size_t)n >= cap)
 		rc = ERANGE;
+	else /* and the traced process passes it on to what it starts */
+		rc = pt_tree_mark(t);
+	pt_trid_unlock(t);
+	return rc;
+}
+
+int pt_ext_join_pid(trace_id_t trid, pid_t pid)
+{
+	struct pt_trid *t;
+	struct stat st;
+	int rc;
+
+	if (pt_trid_lock(trid, &t) != 0)
+		return EINVAL;
+	rc = t->fd < 0 || fstat(t->fd, &st) != 0 ? EINVAL : pt_tree_join(t, pid, (uint64_t)st.st_ino);
 	pt_trid_unlock(t);
 	return rc;
 }
