@@ -28,22 +28,6 @@ static const char *const palette[] = {
 	"#e377c2", "#17becf", "#bcbd22", "#393b79", "#ad494a", "#637939",
 };
 
-/* Text as XML character data or attribute value. */
-void html_text(FILE *f, const char *s)
-{
-	for (; *s; s++) {
-		switch (*s) {
-		case '&': fputs("&amp;", f); break;
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '"': fputs("&quot;", f); break;
-		default:
-			if ((unsigned char)*s >= 0x20 || *s == '\n' || *s == '\t')
-				fputc(*s, f);
-		}
-	}
-}
-
 static const char *color_of(unsigned id, const int *order)
 {
 	if (id == POSIX_TRACE_OVERFLOW || id == POSIX_TRACE_ERROR)

@@ -13,9 +13,26 @@
  * buttons, pans by dragging, shows the hovered event's details below the
  * plot, and hides or shows a type when its legend entry is clicked.
  * Spans are <rect class="sp"> bars in the same plot (html_spans.c); their
- * histograms and p99 plots below are plain SVG.
+ * histograms and p99 plots below are plain SVG.  html_text() is the one
+ * escape every part of the page uses.
  */
 #include "write.h"
+
+/* Text as XML character data or attribute value. */
+void html_text(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		switch (*s) {
+		case '&': fputs("&amp;", f); break;
+		case '<': fputs("&lt;", f); break;
+		case '>': fputs("&gt;", f); break;
+		case '"': fputs("&quot;", f); break;
+		default:
+			if ((unsigned char)*s >= 0x20 || *s == '\n' || *s == '\t')
+				fputc(*s, f);
+		}
+	}
+}
 
 const char html_css[] =
 "body{font:13px/1.4 system-ui,sans-serif;margin:16px;color:#222;background:#fff}\n"
