@@ -201,6 +201,33 @@ int pt_ext_seek(trace_id_t trid, uint64_t ts_ns, uint64_t *lost_before);
  * pt_ext_seek() keep it.  0; EINVAL: not a log. */
 int pt_ext_seek_end(trace_id_t trid, uint64_t ts_ns);
 
+/* A log open with posix_trace_open(): its next events for a reader that
+ * only counts them, as posix_trace_getnext_event() would return them one
+ * by one (the same order, ids, timestamps and writers, the loss counts of
+ * pt_ext_losses() kept the same: the two may be mixed), without payloads
+ * or addresses, one lock and no copy an event.  A batch holds at most
+ * PT_EXT_BATCH events, all from one block of the log (or a single event
+ * the reader makes: an error, a wrap's pair); event i was written by
+ * w[ev[i].w], and w has nw entries.  A batch ends with an event that
+ * carries a loss count (flag PT_EXT_BEV_LOST: a RESUME's), so that
+ * pt_ext_losses() then tells that event's, as after getnext.  An event
+ * whose payload is 4 bytes has flag PT_EXT_BEV_WORD and them in word
+ * (as getnext copies them: an error event's error number).  n == 0: no
+ * more (the end, or where pt_ext_seek_end() stops).  0; EINVAL: not a
+ * log (or b NULL). */
+#define PT_EXT_BATCH 4096u
+#define PT_EXT_BATCH_W 256u   /* a block's writers, at most (docs/log-format.md) */
+#define PT_EXT_BEV_LOST 1u
+#define PT_EXT_BEV_WORD 2u
+struct pt_ext_bwriter { int32_t pid; uint32_t pad; uint64_t thread; };
+struct pt_ext_bevent { uint64_t ts; uint16_t id, w, flags, pad; int32_t word; };
+struct pt_ext_batch {
+	size_t n, nw;
+	struct pt_ext_bwriter w[PT_EXT_BATCH_W];
+	struct pt_ext_bevent ev[PT_EXT_BATCH];
+};
+int pt_ext_next_batch(trace_id_t trid, struct pt_ext_batch *b);
+
 /* The summary a log carries (format 5 and later, APPEND and UNTIL_FULL
  * logs): what
  * its writer counted of the events it wrote, read from the end of the

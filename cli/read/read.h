@@ -176,6 +176,13 @@ int tlog_scan(struct tlog *l);                     /* 0, or 1 with a message */
  * that may hold one stamped at or after ts (events before ts may follow,
  * none at or after it is skipped).  0, or 1 with a message. */
 int tlog_seek(struct tlog *l, uint64_t ts);
+/* For a pass that only counts: the next events in a batch (src/ext.h's
+ * pt_ext_next_batch: the same events tlog_next() gives, in order,
+ * without payloads or addresses; the first pass's totals counted as
+ * tlog_next() counts them), and thread_of[w] the thread index (in
+ * tlog.th) of each writer w of the batch (b->nw of them, at most
+ * PT_EXT_BATCH_W).  1, 0 at the end, -1 after a message. */
+int tlog_next_batch(struct tlog *l, struct pt_ext_batch *b, uint32_t *thread_of);
 /* After the totals: reading ends once no event stamped at or before ts
  * can follow (a late one still comes; events after ts may come before
  * the end).  0, or 1 with a message. */

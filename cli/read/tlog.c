@@ -92,6 +92,24 @@ void tlog_init(struct tlog *l)
 		l->tfirst[i] = UINT64_MAX;
 }
 
+/* The totals of a first pass: one more event. */
+static void count_event(struct tlog *l, uint32_t th, unsigned id, uint64_t ts)
+{
+	struct tthread *t = &l->th[th];
+
+	l->nev++;
+	l->count[id]++;
+	t->count++;
+	t->first = ts < t->first ? ts : t->first;
+	t->last = ts > t->last ? ts : t->last;
+	l->tfirst[id] = ts < l->tfirst[id] ? ts : l->tfirst[id];
+	l->tlast[id] = ts > l->tlast[id] ? ts : l->tlast[id];
+	l->first = ts < l->first ? ts : l->first;
+	l->last = ts > l->last ? ts : l->last;
+	l->overflows += id == POSIX_TRACE_OVERFLOW;
+	l->errors += id == POSIX_TRACE_ERROR;
+}
+
 int tlog_add(struct tlog *l, trace_id_t trid, const struct posix_trace_event_info *ev,
              const void *data, size_t len, struct tev *e)
 {
@@ -109,20 +127,8 @@ int tlog_add(struct tlog *l, trace_id_t trid, const struct posix_trace_event_inf
 	e->trunc = (uint8_t)ev->posix_truncation_status;
 	e->lost = tlog_note_loss(l, trid, ev);
 	e->n = l->pass_n_++;
-	if (l->totals) /* a later pass: the totals are known */
-		return 0;
-	l->nev++;
-	l->count[e->id]++;
-	struct tthread *t = &l->th[th];
-	t->count++;
-	t->first = e->ts < t->first ? e->ts : t->first;
-	t->last = e->ts > t->last ? e->ts : t->last;
-	l->tfirst[e->id] = e->ts < l->tfirst[e->id] ? e->ts : l->tfirst[e->id];
-	l->tlast[e->id] = e->ts > l->tlast[e->id] ? e->ts : l->tlast[e->id];
-	l->first = e->ts < l->first ? e->ts : l->first;
-	l->last = e->ts > l->last ? e->ts : l->last;
-	l->overflows += e->id == POSIX_TRACE_OVERFLOW;
-	l->errors += e->id == POSIX_TRACE_ERROR;
+	if (!l->totals) /* (a later pass: the totals are known) */
+		count_event(l, th, e->id, e->ts);
 	return 0;
 }
 
@@ -735,10 +741,52 @@ int tlog_next(struct tlog *l, struct tev *e)
 	return 1;
 }
 
+int tlog_next_batch(struct tlog *l, struct pt_ext_batch *b, uint32_t *thread_of)
+{
+	int rc;
+
+	if (!l->open_)
+		return 0;
+	if ((rc = pt_ext_next_batch(l->trid_, b)) != 0) {
+		fail(l->path, "reading events", rc);
+		return -1;
+	}
+	if (!b->n) {
+		if (!l->totals)
+			tlog_end(l);
+		return 0;
+	}
+	for (size_t w = 0; w < b->nw; w++) {
+		int32_t pid = b->w[w].pid;
+		uint64_t tid = b->w[w].thread;
+		if (l->recorder && pid == l->recorder) /* the trace's own (tlog_next) */
+			pid = 0, tid = 0;
+		if (thread_index(l, pid, tid, &thread_of[w])) {
+			fail(l->path, "reading events", ENOMEM);
+			return -1;
+		}
+	}
+	if (!l->totals) /* the first pass: what tlog_add() counts */
+		for (size_t i = 0; i < b->n; i++) {
+			const struct pt_ext_bevent *e = &b->ev[i];
+			count_event(l, thread_of[e->w], e->id < PT_NIDS ? e->id : 0, e->ts);
+			l->damaged += e->id == POSIX_TRACE_ERROR && (e->flags & PT_EXT_BEV_WORD) &&
+			              e->word == EBADMSG; /* (is_damage) */
+		}
+	/* a loss count ends a batch: the pass's count, as tlog_note_loss()
+	 * has it after that event */
+	const struct pt_ext_bevent *last = &b->ev[b->n - 1];
+	if (last->flags & PT_EXT_BEV_LOST) {
+		struct posix_trace_event_info ev = { .posix_event_id = POSIX_TRACE_RESUME };
+		(void)tlog_note_loss(l, l->trid_, &ev);
+	}
+	l->pass_n_ += b->n;
+	return 1;
+}
+
 int tlog_scan(struct tlog *l)
 {
 	struct progress p;
-	struct tev e;
 	char what[300];
 	int rc;
 
@@ -746,9 +794,18 @@ int tlog_scan(struct tlog *l)
 		return 0;
 	snprintf(what, sizeof what, "reading %s", l->path);
 	progress_begin(&p, what, 0); /* (how many events, the log does not say) */
-	while ((rc = tlog_next(l, &e)) > 0)
-		if ((e.n & 1023) == 0)
-			progress_update(&p, e.n);
+	/* in batches: the totals need no payload (tlog_next_batch) */
+	struct pt_ext_batch *b = malloc(sizeof *b);
+	uint32_t thread_of[PT_EXT_BATCH_W];
+	uint64_t shown = 0;
+	if (!b) {
+		err_msg("%s: reading events: %s", l->path, strerror(ENOMEM));
+		return 1;
+	}
+	while ((rc = tlog_next_batch(l, b, thread_of)) > 0)
+		if (l->nev - shown >= 65536)
+			progress_update(&p, shown = l->nev);
+	free(b);
 	p.done = l->nev;
 	progress_end(&p);
 	if (rc < 0)

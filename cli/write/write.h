@@ -477,6 +477,7 @@ struct vsrv {
 	uint32_t *lane_of;        /* tlog thread index -> index lane */
 	size_t nlane_of;          /* (for rd's thread numbers) */
 	uint64_t max_events;      /* a window with fewer gets its events */
+	const struct span_args *span_args; /* spans drawn with them; NULL: none */
 };
 /* The JSON answer to a routed request into b: 0, or an HTTP status. */
 int vq_answer(struct vsrv *s, const struct vreq *r, struct vbuf *b);

@@ -203,6 +203,20 @@ int pt_ext_seek(trace_id_t trid, uint64_t ts_ns, uint64_t *lost_before)
 	return rc;
 }
 
+int pt_ext_next_batch(trace_id_t trid, struct pt_ext_batch *b)
+{
+	struct pt_trid *t;
+	int rc;
+
+	if (!b)
+		return EINVAL;
+	if ((rc = pt_trid_lock_any(trid, &t)) != 0)
+		return rc;
+	rc = t->kind == PT_KIND_LOG ? pt_logr_next_batch(t->lr, b) : EINVAL;
+	pt_trid_unlock(t);
+	return rc;
+}
+
 int pt_ext_seek_end(trace_id_t trid, uint64_t ts_ns)
 {
 	struct pt_trid *t;

@@ -76,6 +76,7 @@
 /* writer entry: i32 pid, u32 zero, u64 thread */
 #define PT_LOG_WENT        16u
 #define PT_LOG_MAX_WRITERS 256u
+_Static_assert(PT_LOG_MAX_WRITERS == PT_EXT_BATCH_W, "a batch holds a block's writer table");
 
 /* record: u32 delta ns, u16 payload length, u16 info, u64 where; payload.
  * (v4) A short record (info bit PT_LOG_RF_SHORT) stops after info: its
@@ -523,6 +524,9 @@ int pt_logr_open_opt(struct pt_logr *r, int fd, int flags);
 int pt_logr_next(struct pt_logr *r, struct posix_trace_event_info *ev, void *buf,
                  size_t cap, size_t *len, int *unavailable);
 void pt_logr_rewind(struct pt_logr *r);
+/* The next events as pt_logr_next() returns them, without payloads, in
+ * a batch (pt_ext_next_batch() in src/ext.h); b->n == 0 at the end. */
+int pt_logr_next_batch(struct pt_logr *r, struct pt_ext_batch *b);
 /* The next event read is the first of the first block that may hold an
  * event stamped at or after ts: every event before it is stamped before
  * ts.  *lost_before: the loss count of the last LOST record before that
