@@ -21,11 +21,11 @@
  * image may belong to someone its controller did not trace), not in a
  * process started with privileges (AT_SECURE), and only while a stream
  * traces it or a controller is making a stream for it (pt_ctl.creating).
- * Whatever it decides is written in the segment (pt_ctl.exec) before the
+ * What it decides is written in the segment (pt_ctl.exec) before the
  * exec, so a controller that found the segment in the window learns that
- * the exec closes it and looks for the new image's.  An exec the library does not see (a raw system call, or
- * one made inside another library) keeps nothing: the new image starts
- * untraced.
+ * the exec closes it, and looks for the new image's.  An exec the library
+ * does not see (a raw system call, or one made inside another library)
+ * keeps nothing: the new image starts untraced.
  *
  * Async-signal-safe, as exec is: system calls and a memory map.
  */
