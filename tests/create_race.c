@@ -99,7 +99,7 @@ static int collect(trace_id_t t, pid_t pid, const struct pipes *p, const char *w
 {
 	struct posix_trace_event_info ev;
 	struct timespec dl;
-	char name[TRACE_EVENT_NAME_MAX];
+	char name[TRACE_EVENT_NAME_MAX + 1];
 	int buf[4], none, first = 0, last = 0, ended = 0, bad = 0, got = 0, count = -1;
 	size_t len;
 
