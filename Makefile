@@ -108,6 +108,9 @@ $(BUILD)/tests/%: tests/%.c $(STATIC)
 # built as the command is (zlib), and inflates its compressed packets
 TEST_DEFS_cli_perfetto := $(ZLIB_DEFS)
 TEST_LIBS_cli_perfetto := $(ZLIB_LIBS)
+# cli_spans inflates the Perfetto exports it decodes (pf_util.h)
+TEST_DEFS_cli_spans := $(ZLIB_DEFS)
+TEST_LIBS_cli_spans := $(ZLIB_LIBS)
 
 # <trace.h> must also be valid C++ and pedantic C99
 $(BUILD)/header-ok: include/trace.h
@@ -202,7 +205,7 @@ soak: $(BUILD)/tests/clock_truth
 # $(MAKE), which make -n runs too, runs nothing else)
 BENCH_DIR = $(BUILD)/bench
 BENCH_ROWS = BENCH_JSON='$(abspath $(BENCH_DIR))/rows.jsonl'
-bench: $(BENCHES) $(CLI)
+bench: $(BENCHES) $(CLI) $(BUILD)/tests/cli_view_cdp
 	@rm -f $(BENCH_DIR)/failed && sh bench/results.sh begin $(BENCH_DIR)
 	@$(BENCH_ROWS) $(MAKE) --no-print-directory bench-lttng || : >$(BENCH_DIR)/failed
 	@export $(BENCH_ROWS); st=0; [ ! -e $(BENCH_DIR)/failed ] || st=1; \

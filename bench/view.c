@@ -3,19 +3,29 @@
  * generated events (tests/biglog.h: 2 processes x 4 threads, 9 types),
  * default 5 M and 50 M events:
  *   - index build: the server started with no cached index, from exec to
- *     its URL (one pass over the log), and its rate in events/s;
+ *     its URL (one pass over the log), and its rate in events/s; also per
+ *     second of the CPU time it used (user + sys: the machine may be
+ *     shared);
  *   - first paint: started again (the index from the cache), from exec to
  *     the answers of the page's first two requests (/meta, then /query of
  *     the whole trace, 1600 columns);
+ *   - first zoom: at once a window of 100 events in the middle, which
+ *     waits for the log to be open (in the background);
  *   - zoom and pan: 40 /query requests of windows from the whole trace
  *     down to 2 us (the smallest give the events themselves), each from
- *     a different place: median and worst latency;
- *   - the server's peak RSS (VmHWM) after all of them.
+ *     a different place: median and worst latency, and the first that
+ *     gives events;
+ *   - the server's peak RSS (VmHWM) after all of them;
+ *   - then the largest log's page in headless chromium, driven by
+ *     tests/cli_view_cdp (the whole trace's count, a known event's
+ *     details), when chromium is installed.
  *   build/bench/view [N1 N2 ...]   VIEW_DIR: where the logs go (/tmp)
  * The machine may be loaded (a shared VM): the load average is printed.
  */
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include "../tests/biglog.h"
 #include "../tests/view_http.h"
 #include "bench_util.h"
@@ -28,6 +38,25 @@ static long long file_size_of(const char *p)
 {
 	struct stat sb;
 	return stat(p, &sb) == 0 ? (long long)sb.st_size : -1;
+}
+
+/* The CPU time (user + system) process pid has used so far, in seconds
+ * (-1 if unknown): the machine may be shared, its wall time not its own. */
+static double cpu_s(pid_t pid)
+{
+	char p[64], buf[1024];
+	unsigned long long ut = 0, st = 0;
+
+	snprintf(p, sizeof p, "/proc/%d/stat", (int)pid);
+	FILE *f = fopen(p, "r");
+	size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+	if (f)
+		fclose(f);
+	buf[n] = 0;
+	const char *c = strrchr(buf, ')'); /* (the command may hold spaces) */
+	if (!c || sscanf(c + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
+		return -1;
+	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
 }
 
 static double query(const struct view_srv *s, const char *path, int *st, size_t *bytes)
@@ -69,11 +98,13 @@ static void one_size(const char *dir, uint64_t n)
 		view_stop(&s);
 		return;
 	}
-	double build = (bench_now_us() - t) / 1e6;
+	double build = (bench_now_us() - t) / 1e6, cpu = cpu_s(s.pid);
 	printf("  index build (exec to URL)    %7.2f s   %6.1f M events/s   RSS %6.1f MB\n", build,
 	       (double)total / build / 1e6, (double)view_hwm_kb(s.pid) / 1024);
-	bench_json("view", "index build", "trace_events", (double)total, "s", build, "rss_mb",
-	           (double)view_hwm_kb(s.pid) / 1024, NULL);
+	printf("    its CPU time (user+sys)    %7.2f s   %6.1f M events per CPU-second\n", cpu,
+	       cpu > 0 ? (double)total / cpu / 1e6 : 0);
+	bench_json("view", "index build", "trace_events", (double)total, "s", build, "cpu_s", cpu,
+	           "rss_mb", (double)view_hwm_kb(s.pid) / 1024, NULL);
 	view_stop(&s);
 
 	t = bench_now_us();
@@ -91,7 +122,19 @@ static void one_size(const char *dir, uint64_t n)
 	printf("  first paint (cached index)   %7.1f ms  (/meta %.1f ms, /query %.1f ms, %zu bytes)%s\n",
 	       paint, m, q, bytes, st != 200 || st2 != 200 ? "  FAILED" : "");
 
-	double lat[40];
+	/* at once a zoom to a few events in the middle: it waits for the log,
+	 * opened in the background (through its block index) */
+	snprintf(path, sizeof path, "/query?from=%llu&to=%llu&cols=1600",
+	         (unsigned long long)(span / 2), (unsigned long long)(span / 2 + 20000));
+	size_t zb;
+	int zst;
+	double z = query(&s, path, &zst, &zb);
+	printf("  first zoom to events         %7.1f ms  (just after the first paint, %zu bytes)%s\n",
+	       z, zb, zst != 200 ? "  FAILED" : "");
+	bench_json("view", "first zoom", "trace_events", (double)total, "ms", z, "failed",
+	           (double)(zst != 200), NULL);
+
+	double lat[40], first_ev = -1;
 	int bad = 0, nev = 0;
 	uint64_t seed = 12345;
 	for (int i = 0; i < 40; i++) {
@@ -105,12 +148,16 @@ static void one_size(const char *dir, uint64_t n)
 		double a = bench_now_us();
 		bad += view_get(&s, path, NULL, 0, &body) != 200;
 		lat[i] = (bench_now_us() - a) / 1e3;
-		nev += body && strstr(body, "\"mode\":\"events\"") != NULL;
+		if (body && strstr(body, "\"mode\":\"events\"")) {
+			if (!nev++) /* the first that reads the log (opened in the background) */
+				first_ev = lat[i];
+		}
 		free(body);
 	}
 	qsort(lat, 40, sizeof lat[0], bench_cmp_double);
 	printf("  zoom/pan /query, 40 windows  median %6.1f ms, worst %6.1f ms (%d gave events)%s\n",
 	       lat[20], lat[39], nev, bad ? "  FAILED" : "");
+	printf("  first of them to give events %7.1f ms\n", first_ev);
 	printf("  server peak RSS              %7.1f MB\n", (double)view_hwm_kb(s.pid) / 1024);
 	bench_json("view", "first paint", "trace_events", (double)total, "ms", paint, "failed",
 	           (double)(st != 200 || st2 != 200), NULL);
@@ -125,10 +172,38 @@ static void one_size(const char *dir, uint64_t n)
 		printf("  (could not remove %s)\n", cache);
 }
 
+/* The page in headless chromium on a log of n events (tests/cli_view_cdp
+ * with PT_VIEW_CDP_EVENTS: the overview's count against info's, a jump
+ * to a known event and its details), when chromium and the test are there. */
+static void in_browser(uint64_t n)
+{
+	char cmd[600];
+	const char *test = PT_BUILD_DIR "/tests/cli_view_cdp";
+
+	if (access(test, X_OK) != 0) {
+		printf("in chromium: %s is not built (make %s)\n", test, test);
+		return;
+	}
+	snprintf(cmd, sizeof cmd, "PT_VIEW_CDP_EVENTS=%llu %s >%s.out 2>&1",
+	         (unsigned long long)n, test, test);
+	double t = bench_now_us();
+	int rc = system(cmd);
+	t = (bench_now_us() - t) / 1e6;
+	int st = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+	printf("in chromium, %llu events: %s in %.1f s (tests/cli_view_cdp; its output: %s.out)\n",
+	       (unsigned long long)n, st == 0 ? "passed" : st == 77 ? "skipped" : "FAILED", t, test);
+	bench_json("view", "in chromium", "trace_events", (double)n, "s", t, "failed",
+	           (double)(st != 0 && st != 77), NULL);
+}
+
 int main(int argc, char **argv)
 {
 	static const uint64_t sizes[] = { 5000000, 50000000, 0 };
 	bench_sizes("view: posixtrace view on logs of generated events", argc, argv,
 	            getenv("VIEW_DIR") ? getenv("VIEW_DIR") : "/tmp", one_size, sizes);
+	uint64_t most = 0;
+	for (int i = 1; i < argc; i++)
+		most = strtoull(argv[i], NULL, 10) > most ? strtoull(argv[i], NULL, 10) : most;
+	in_browser(argc > 1 ? most : sizes[1]);
 	return 0;
 }

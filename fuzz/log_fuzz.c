@@ -5,9 +5,12 @@
  * loss counts), and closed; its summary (format 5, src/log/logsum.c) is
  * read from the end of the file too, and checked for sound values, with
  * its block index (format 7) too; a log opened through that index is
- * also opened by a scan and read whole; and
+ * also opened by a scan and read whole; the count a scan makes at open
+ * (pt_logr_census) is what reading every event gives; and
  * seeking to a time (pt_logr_seek) loses no event stamped at or after it,
- * nor stopping after one (pt_logr_stop_after) any stamped at or before it.  Built twice by `make fuzz`: as is, and with PT_LOG_FUZZ_NOCRC
+ * nor stopping after one (pt_logr_stop_after) any stamped at or before it;
+ * read in batches (pt_logr_next_batch, the view's index), mixed with
+ * single events, it gives the same events, writers and loss counts.  Built twice by `make fuzz`: as is, and with PT_LOG_FUZZ_NOCRC
  * (checksums ignored) to reach the checks behind them.
  */
 #include <errno.h>
@@ -61,6 +64,103 @@ static size_t count_in(struct pt_logr *r, uint64_t lo, uint64_t hi)
 	return n;
 }
 
+/* The count the scan at open made (pt_logr_census), when it has one, is
+ * what reading every event gives: per type, in all, the time range (r
+ * just opened; read to its end). */
+static void census_check(struct pt_logr *r)
+{
+	static unsigned char buf[256];
+	static uint64_t count[PT_NIDS];
+	const struct pt_logw_sum *c;
+	struct posix_trace_event_info ev;
+	uint64_t damaged = 0, n = 0, lo = UINT64_MAX, hi = 0, errors = 0;
+	size_t len;
+	int un;
+
+	if (pt_logr_census(r, &c, &damaged) != 0)
+		return;
+	memset(count, 0, sizeof count);
+	while (pt_logr_next(r, &ev, buf, sizeof buf, &len, &un) == 0 && !un) {
+		uint64_t t = (uint64_t)ev.posix_timestamp.tv_sec * 1000000000u +
+		             (uint64_t)ev.posix_timestamp.tv_nsec;
+		if (ev.posix_event_id >= PT_NIDS)
+			abort();
+		count[ev.posix_event_id]++;
+		errors += ev.posix_event_id == POSIX_TRACE_ERROR;
+		lo = t < lo ? t : lo;
+		hi = t > hi ? t : hi;
+		n++;
+	}
+	/* (a log may hold recorded POSIX_TRACE_ERROR events too) */
+	if (n != c->events || memcmp(count, c->count, sizeof count) || errors < damaged ||
+	    (n && (lo != c->first || hi != c->last)))
+		abort();
+}
+
+/* The log read by two readers opened alike: r in batches (every third
+ * step one event), s one by one: the same events, writers and loss
+ * counts, and every batch sound. */
+static void same_batched(int flags)
+{
+	static struct pt_ext_batch b;
+	static unsigned char buf[256];
+	struct posix_trace_event_info ev;
+	struct pt_logr rr, ss, *r = &rr, *s = &ss;
+	size_t len;
+	int un;
+
+	if (pt_logr_open_opt(r, fd, flags))
+		return;
+	if (pt_logr_open_opt(s, fd, flags))
+		abort(); /* (the same file) */
+	for (unsigned step = 0;; step++) {
+		if (step % 3 == 2) {
+			if (pt_logr_next(r, &ev, buf, sizeof buf, &len, &un))
+				abort();
+			b.n = !un, b.nw = 1;
+			b.w[0].pid = (int32_t)ev.posix_pid;
+			b.w[0].thread = (uint64_t)ev.posix_thread_id;
+			b.ev[0].ts = (uint64_t)ev.posix_timestamp.tv_sec * 1000000000u +
+			             (uint64_t)ev.posix_timestamp.tv_nsec;
+			b.ev[0].id = (uint16_t)ev.posix_event_id;
+			b.ev[0].w = 0;
+			b.ev[0].flags = 0;
+			b.ev[0].word = 0;
+		} else if (pt_logr_next_batch(r, &b) || b.n > PT_EXT_BATCH || b.nw > PT_EXT_BATCH_W) {
+			abort();
+		}
+		for (size_t i = 0; i < b.n; i++) {
+			const struct pt_ext_bevent *e = &b.ev[i];
+			if (pt_logr_next(s, &ev, buf, sizeof buf, &len, &un) || un)
+				abort();
+			/* a loss count ends its batch; a 4-byte payload is in word */
+			unsigned flags = s->last_lost_ok ? PT_EXT_BEV_LOST : len == 4 ? PT_EXT_BEV_WORD : 0;
+			int32_t word = 0;
+			if (flags == PT_EXT_BEV_WORD)
+				memcpy(&word, buf, 4);
+			if (step % 3 != 2 && (e->flags != flags || e->word != word ||
+			                      ((flags & PT_EXT_BEV_LOST) && i + 1 != b.n)))
+				abort();
+			if (e->w >= b.nw ||
+			    e->id != ev.posix_event_id || b.w[e->w].pid != (int32_t)ev.posix_pid ||
+			    b.w[e->w].thread != (uint64_t)ev.posix_thread_id ||
+			    e->ts != (uint64_t)ev.posix_timestamp.tv_sec * 1000000000u +
+			             (uint64_t)ev.posix_timestamp.tv_nsec)
+				abort();
+		}
+		if (r->last_lost_ok != s->last_lost_ok || r->last_lost != s->last_lost ||
+		    r->wrap_told != s->wrap_told)
+			abort();
+		if (!b.n) {
+			if (pt_logr_next(s, &ev, buf, sizeof buf, &len, &un) || !un)
+				abort();
+			break;
+		}
+	}
+	pt_logr_close(r);
+	pt_logr_close(s);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -99,8 +199,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	 * both read whole */
 	if (pt_logr_open(&r, fd) == 0) {
 		int indexed = r.indexed;
+		if (!indexed)
+			census_check(&r);
 		pt_logr_close(&r);
 		if (indexed && pt_logr_open_opt(&r, fd, PT_LOGR_SCAN) == 0) {
+			census_check(&r);
+			pt_logr_rewind(&r);
 			(void)read_all(&r, &s1);
 			pt_logr_close(&r);
 		}
@@ -112,6 +216,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	n2 = read_all(&r, &s2);
 	if (n1 != n2 || s1 != s2)
 		abort();
+	same_batched(0);
+	same_batched(PT_LOGR_SCAN);
 	/* seeking (show --from): the events at or after a time, the same
 	 * whether read from the start or from where the seek goes */
 	uint64_t x = size >= 8 ? (uint64_t)data[size / 2] << 56 >> (data[size / 3] % 64) : 0;

@@ -14,7 +14,9 @@
  * event belongs to one span, complete or incomplete (2 complete +
  * incomplete <= begins + ends <= 2 (complete + incomplete)); a duration
  * is never negative (the histogram's min <= max); the depth of an event
- * is at most the begins of its thread.
+ * is at most the begins of its thread; a keyed span's lane is free when
+ * it begins (or, replacing a span of the same key, that span's), and its
+ * paired end frees it (the Perfetto export's tracks rely on it).
  */
 #include <stdarg.h>
 #include <stdlib.h>
@@ -58,6 +60,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct span_args sa = { .n = 0 };
 	struct spans *s;
 	uint64_t begins = 0, ends = 0, depth_max[64] = { 0 };
+	static uint8_t lane_open[32][2048]; /* per definition */
 
 	if (size < 1)
 		return 0;
@@ -75,6 +78,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		span_arg(&sa, "a/begin,out"); /* refused with the one above: a type in two spans */
 	if (spans_make(&sa, &s))
 		return 0;
+	memset(lane_open, 0, sizeof lane_open);
 	uint64_t ts = 1000000;
 	for (size_t o = 1; o + 4 <= size;) {
 		unsigned t = data[o] & 15, thread = data[o + 1] & 63, len = data[o + 3] & 15;
@@ -98,6 +102,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		depth_max[thread] += m.kind == SPAN_BEGIN;
 		if (m.kind != SPAN_BEGIN && m.depth > depth_max[thread])
 			abort();
+		if (m.kind != SPAN_NONE && spans_stat(s, m.def)->keyed &&
+		    (m.kind == SPAN_BEGIN || m.paired)) {
+			if (m.def >= 32 || m.lane >= 2048)
+				abort(); /* (fewer definitions, and open spans, than that) */
+			uint8_t *o = &lane_open[m.def][m.lane];
+			if (m.kind == SPAN_BEGIN ? *o != m.replaced : !*o)
+				abort();
+			*o = m.kind == SPAN_BEGIN;
+		}
 	}
 	spans_end(s);
 	uint64_t complete = 0, incomplete = 0;

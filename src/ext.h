@@ -50,9 +50,16 @@ int pt_ext_losses(trace_id_t trid, struct pt_ext_losses *out);
 
 /* The value of POSIXTRACE_JOIN (src/traced/join.c) that makes a process
  * loading the library join the stream trid, an inherited one this process
- * made: 0, EINVAL (not such a stream), ERANGE (cap too small). */
+ * made; the traced process is told too, and puts it into its own
+ * environment: 0, EINVAL (not such a stream), ERANGE (cap too small). */
 #define PT_EXT_JOIN_ENV "POSIXTRACE_JOIN"
 int pt_ext_join(trace_id_t trid, char *buf, size_t cap);
+/* Ask the running process pid to join the stream trid as the processes
+ * started with that variable do (`attach --tree`): 0; EEXIST (it records
+ * into it already); ENOENT (it does not use the library); EPERM (not
+ * ours to trace); ESRCH (gone); EAGAIN (its slots are all taken);
+ * EINVAL (trid is not such a stream). */
+int pt_ext_join_pid(trace_id_t trid, pid_t pid);
 
 /* The map of loaded code (docs/design.md, "The map of loaded code"): what
  * the traced processes wrote of their loaded objects, checked.  Per pid,
@@ -194,6 +201,33 @@ int pt_ext_seek(trace_id_t trid, uint64_t ts_ns, uint64_t *lost_before);
  * pt_ext_seek() keep it.  0; EINVAL: not a log. */
 int pt_ext_seek_end(trace_id_t trid, uint64_t ts_ns);
 
+/* A log open with posix_trace_open(): its next events for a reader that
+ * only counts them, as posix_trace_getnext_event() would return them one
+ * by one (the same order, ids, timestamps and writers, the loss counts of
+ * pt_ext_losses() kept the same: the two may be mixed), without payloads
+ * or addresses, one lock and no copy an event.  A batch holds at most
+ * PT_EXT_BATCH events, all from one block of the log (or a single event
+ * the reader makes: an error, a wrap's pair); event i was written by
+ * w[ev[i].w], and w has nw entries.  A batch ends with an event that
+ * carries a loss count (flag PT_EXT_BEV_LOST: a RESUME's), so that
+ * pt_ext_losses() then tells that event's, as after getnext.  An event
+ * whose payload is 4 bytes has flag PT_EXT_BEV_WORD and them in word
+ * (as getnext copies them: an error event's error number).  n == 0: no
+ * more (the end, or where pt_ext_seek_end() stops).  0; EINVAL: not a
+ * log (or b NULL). */
+#define PT_EXT_BATCH 4096u
+#define PT_EXT_BATCH_W 256u   /* a block's writers, at most (docs/log-format.md) */
+#define PT_EXT_BEV_LOST 1u
+#define PT_EXT_BEV_WORD 2u
+struct pt_ext_bwriter { int32_t pid; uint32_t pad; uint64_t thread; };
+struct pt_ext_bevent { uint64_t ts; uint16_t id, w, flags, pad; int32_t word; };
+struct pt_ext_batch {
+	size_t n, nw;
+	struct pt_ext_bwriter w[PT_EXT_BATCH_W];
+	struct pt_ext_bevent ev[PT_EXT_BATCH];
+};
+int pt_ext_next_batch(trace_id_t trid, struct pt_ext_batch *b);
+
 /* The summary a log carries (format 5 and later, APPEND and UNTIL_FULL
  * logs): what
  * its writer counted of the events it wrote, read from the end of the
@@ -226,6 +260,15 @@ struct pt_ext_summary {
  * short, or a summary that does not check); EINVAL: not a log; ENOMEM.
  * pt_ext_summary_free() then. */
 int pt_ext_log_summary(int fd, struct pt_ext_summary **out);
+/* For a log open for reading that has no summary to read (cut short,
+ * killed writer, LOOP, an older format): the same counts (events, time
+ * range, per type, per writer, gaps and losses as they will be known
+ * after the last event), taken by the scan posix_trace_open() does
+ * anyway, with the reader's error events counted too (*damaged of them);
+ * attr, names and the map's entries are left empty.  0; ENOENT: not
+ * known exactly (a wrapped LOOP log, blocks out of order, a log opened
+ * through its summary); EINVAL: not a log; ENOMEM. */
+int pt_ext_log_census(trace_id_t trid, struct pt_ext_summary **out, uint64_t *damaged);
 void pt_ext_summary_free(struct pt_ext_summary *s);
 
 #endif

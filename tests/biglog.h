@@ -5,8 +5,9 @@
  * with its peak RSS.
  *
  * Event i: 2 processes x 4 threads, 8 named user types (ids 17..24) and
- * the unnamed one, 8 bytes of payload (i itself), an address, 200 ns
- * apart; every 100 000th event a gap (OVERFLOW, then RESUME with the
+ * the unnamed one, 8 bytes of payload (i itself), an address (one of 16
+ * call sites, or of as many as biglog_write_sites() is given: biglog_addr),
+ * 200 ns apart; every 100 000th event a gap (OVERFLOW, then RESUME with the
  * stream's count of lost events, 7 more each time) stamped by the reader
  * (pid 0).  The counts are known in closed form (biglog_count).
  */
@@ -49,9 +50,20 @@ static inline uint64_t biglog_gaps(uint64_t n)
 	return n ? (n - 1) / BIGLOG_GAP : 0;
 }
 
+/* The address of event i: one of 16 call sites, whatever its type (the
+ * default), or of sites: sites / 9 of them for each type, as a program
+ * records a type from a few places of its own. */
+static inline uint64_t biglog_addr(uint64_t i, uint64_t sites)
+{
+	uint64_t per = sites / 9 ? sites / 9 : 1;
+	return sites == 16 ? 0x401000 + (i % 16) * 0x10
+	                   : 0x401000 + (i % 9 + 9 * (i / 9 % per)) * 0x10;
+}
+
 /* n user events (plus biglog_gaps(n) OVERFLOW/RESUME pairs) to path,
- * finished (END block) unless cut; 0 or an errno. */
-static inline int biglog_write(const char *path, uint64_t n, int finish)
+ * finished (END block) unless cut, event i recorded at biglog_addr(i,
+ * sites); 0 or an errno. */
+static inline int biglog_write_sites(const char *path, uint64_t n, int finish, uint64_t sites)
 {
 	struct pt_attr_img a;
 	struct pt_logw w;
@@ -86,7 +98,7 @@ static inline int biglog_write(const char *path, uint64_t n, int finish)
 		}
 		if (!rc)
 			rc = pt_logw_event(&w, ts, biglog_pid(i), biglog_thread(i),
-			                   0x401000 + (i % 16) * 0x10, biglog_id(i), 0, &i, sizeof i);
+			                   biglog_addr(i, sites), biglog_id(i), 0, &i, sizeof i);
 	}
 	if (!rc && finish) {
 		struct posix_trace_status_info st;
@@ -102,6 +114,12 @@ static inline int biglog_write(const char *path, uint64_t n, int finish)
 	if (close(fd) && !rc)
 		rc = errno;
 	return rc;
+}
+
+/* The same, 16 call sites. */
+static inline int biglog_write(const char *path, uint64_t n, int finish)
+{
+	return biglog_write_sites(path, n, finish, 16);
 }
 
 /* Run argv with stdout to out (a path, or NULL for /dev/null), stderr to

@@ -4,10 +4,12 @@
  * of the log (read with posix_trace_open()) with the same exact timestamp
  * (--clock-seconds), type name, pid, thread id, address and payload
  * length (the thread from the packet context: pid, vtid, tid, procname),
- * and the symbol field: for every event, the location that
- * `posixtrace show` prints for it ("" when show prints none or a bare
- * address).  With --raw-addresses, no symbol field.  Skipped without
- * babeltrace2.
+ * and the call site: the event carries a number (the "site" enumeration),
+ * whose label babeltrace2 prints: the event's address and the location
+ * that `posixtrace show` prints for it (none when show prints none or a
+ * bare address); a number of a type is always the same label, and the
+ * metadata lists each call site once per type it records.  With --raw-addresses, the address only and
+ * no site.  Skipped without babeltrace2.
  */
 #include <trace.h>
 #include "t.h"
@@ -28,21 +30,31 @@ static void show_location(const char *line, char *out, size_t cap)
 	snprintf(out, cap, "%s", at && strncmp(at + 4, "0x", 2) ? at + 4 : "");
 }
 
-/* `, symbol = "..."` at p in a line of babeltrace2 (backslash escapes
- * undone) into out; returns what follows, NULL when p is not that. */
-static const char *bt_symbol(const char *p, char *out, size_t cap)
+/* `site = ( "0xADDR[ LOCATION]" : container = N )` at p in a line of
+ * babeltrace2: the address into *addr, the location (backslash escapes
+ * undone) into out ("" when none), the number into *id; returns what
+ * follows, NULL when p is not that. */
+static const char *bt_site(const char *p, unsigned long long *addr, char *out, size_t cap,
+                           unsigned *id)
 {
 	size_t o = 0;
-	if (strncmp(p, ", symbol = \"", 12))
+	int at = 0;
+	if (sscanf(p, "site = ( \"0x%llx%n", addr, &at) != 1 || !at)
 		return NULL;
-	for (p += 12; *p && *p != '"'; p++) {
+	p += at;
+	if (*p == ' ')
+		p++;
+	for (; *p && *p != '"'; p++) {
 		if (*p == '\\' && p[1])
 			p++;
 		if (o + 1 < cap)
 			out[o++] = *p;
 	}
 	out[o] = 0;
-	return *p == '"' ? p + 1 : NULL;
+	at = 0;
+	if (*p != '"' || sscanf(p, "\" : container = %u )%n", id, &at) != 1 || !at)
+		return NULL;
+	return p + at;
 }
 
 int main(void)
@@ -74,6 +86,10 @@ int main(void)
 	/* babeltrace2 gives them in time order; so does the log, but for
 	 * events published late: match each line to an event by time + name */
 	int matched = 0, syms = 0, sym_ok = 0, with_line = 0, typed = 0, typed_ok = 0;
+	/* the sites met: per type (at most 64) the label of each number */
+	static unsigned long long site_addr[64][64];
+	static char site_sym[64][64][1024], site_seen[64][64], types[64][80];
+	int nsites = 0, site_same = 0, ntypes = 0;
 	for (int i = 0; cli_line(out, i, line, sizeof line) == 0; i++) {
 		unsigned long long s = 0, f = 0, tid = 0, addr = 0;
 		int pid = -1, vtid = -1, plen = -1, k, at = 0;
@@ -84,14 +100,32 @@ int main(void)
 		if (sscanf(line, "[%llu.%llu] %*s %79[^:]: { pid = %d, vtid = %d, tid = %llx, procname = %n",
 		           &s, &f, name, &pid, &vtid, &tid, &at) == 6 && at && line[at] == '"')
 			pn = strchr(line + at + 1, '"');
+		unsigned id = 0;
+		int ppid = -1;
+		/* then the parent (ppid), then the call site: its number,
+		 * labelled with the address and the location show prints for
+		 * it; then the payload */
 		at = 0;
-		if (!pn || sscanf(pn, "\" }, { addr = %llx%n", &addr, &at) != 1 || !at) {
+		const char *after = pn && sscanf(pn, "\", ppid = %d }, { %n", &ppid, &at) == 1 && at
+		                    ? bt_site(pn + at, &addr, sym, sizeof sym, &id) : NULL;
+		if (!after) {
 			if (i < 3)
 				fprintf(stderr, "unexpected babeltrace2 line: %s\n", line);
 			continue;
 		}
-		/* then the symbol, as show prints it, then payload_len */
-		const char *after = bt_symbol(pn + at, sym, sizeof sym);
+		/* one number of a type, one label */
+		int ty;
+		for (ty = 0; ty < ntypes && strcmp(types[ty], name); ty++)
+			;
+		if (ty == ntypes && ntypes < 64)
+			snprintf(types[ntypes++], sizeof types[0], "%s", name);
+		if (ty < 64 && id < 64) {
+			if (!site_seen[ty][id]) {
+				site_seen[ty][id] = 1, site_addr[ty][id] = addr, nsites++;
+				memcpy(site_sym[ty][id], sym, sizeof sym);
+			}
+			site_same += site_addr[ty][id] == addr && !strcmp(site_sym[ty][id], sym);
+		}
 		/* a payload its program described (examples/app: 32-bit integers
 		 * only) comes field by field: "payload = { worker = 1, round = 0 }" */
 		long long vals[16];
@@ -111,7 +145,7 @@ int main(void)
 		}
 		if (!after || (nv < 0 && sscanf(after, ", payload_len = %d", &plen) != 1)) {
 			if (i - syms < 3)
-				fprintf(stderr, "no symbol field right after addr: %.200s\n", line);
+				fprintf(stderr, "no payload right after the site: %.200s\n", line);
 			continue;
 		}
 		syms++;
@@ -150,13 +184,24 @@ int main(void)
 	CHECK_EQ(typed_ok, typed);
 	CHECK_EQ(syms, n);
 	CHECK_EQ(sym_ok, n);
+	CHECK_EQ(site_same, n); /* a type's number is always the same call site */
 	/* the app's events are symbolized: function+offset, and file:line with libdw */
-	CHECK(cli_contains(out, dwarf ? ", symbol = \"worker+0x" : ", symbol = \"app+0x"));
+	CHECK(cli_contains(out, dwarf ? " worker+0x" : " app+0x"));
 	CHECK(dwarf ? with_line > 0 : with_line == 0);
 	char meta[300];
 	snprintf(meta, sizeof meta, "%s/metadata", dir);
 	char *m = cli_slurp(meta);
-	CHECK(cli_contains(m, "\t\tuint64_hex_t addr;\n\t\tstring { encoding = UTF8; } symbol;\n"));
+	/* each call site once per type that it records: as many labels as
+	 * the events use (type, number) pairs, 16-bit numbers */
+	CHECK(cli_contains(m, "\t\tsite17_t site;\n"));
+	CHECK(!cli_contains(m, "uint64_hex_t addr;"));
+	int labels = 0, enums = 0;
+	for (const char *q = m; q && (q = strstr(q, "typealias enum : uint16_t {")) != NULL; enums++)
+		for (; *q && *q != '}'; q++)
+			labels += q[0] == '\n' && q[1] == '\t' && q[2] == '"';
+	CHECK_EQ(labels, nsites);
+	CHECK_EQ(enums, ntypes);
+	CHECK(nsites >= ntypes && nsites < n / 4);
 	/* compact event headers, as LTTng's: 5-bit class id, 27-bit time */
 	CHECK(cli_contains(m, "enum : uint5_t { compact = 0 ... 30, extended = 31 } id;"));
 	free(m);
@@ -167,7 +212,7 @@ int main(void)
 	free(out);
 	free(err);
 
-	/* --raw-addresses: no symbol field at all, as babeltrace2 reads it
+	/* --raw-addresses: the address, no site at all, as babeltrace2 reads it
 	 * (cli_export checks the metadata) */
 	const char *raw = cli_path("raw.ctf");
 	CHECK_EQ(cli_run(CLI("export", "--format", "ctf", "--raw-addresses", (char *)log, "-o",
@@ -175,7 +220,7 @@ int main(void)
 	rc = cli_run((char *const[]){ (char *)bt, (char *)raw, NULL }, &out, &err);
 	CHECK_EQ(rc, 0);
 	CHECK_EQ(cli_nlines(out), n);
-	CHECK(!cli_contains(out, "symbol"));
+	CHECK(!cli_contains(out, "site = ") && cli_contains(out, "{ addr = 0x"));
 	CHECK(cli_contains(out, "app_start: { pid = "));
 	free(out);
 	free(err);

@@ -184,9 +184,18 @@ static void relayd_start(void)
 	relayd_pid = spawn((char *const[]){ (char *)relayd_bin, "-C", c, "-D", d, "-L", l, "-o",
 	                                    (char *)cli_path("out"), NULL },
 	                   NULL, cli_path("relayd.log"));
-	for (int i = 0; i < 2000 && !(port_open(cport) && port_open(dport) && port_open(lport)); i++)
+	/* until it listens on all three (a loaded machine can take seconds to
+	 * start it: the alarm bounds the wait), or it has ended */
+	while (!(port_open(cport) && port_open(dport) && port_open(lport))) {
+		int st;
+		if (waitpid(relayd_pid, &st, WNOHANG) == relayd_pid) {
+			relayd_pid = -1;
+			fprintf(stderr, "cli_relayd: lttng-relayd ended before it listened; see %s\n",
+			        cli_path("relayd.log"));
+			REQUIRE(0);
+		}
 		usleep(5000);
-	REQUIRE(port_open(cport));
+	}
 }
 
 static void relayd_stop(int sig)
@@ -724,15 +733,19 @@ static void case_fleet(void)
 		check_host(hosts[i], errs[i]);
 }
 
-/* attach --relayd PID: the program waits for a gate, which opens once the
- * relay has the stream's START; then every event it counted is there. */
+/* attach --relayd PID: the program runs (it has written its ready file:
+ * attach is to a running process, not to one still in its exec), then
+ * waits for a gate, which opens once the relay has the stream's START;
+ * then every event it counted is there. */
 static void case_attach(void)
 {
-	char b1[600], cnt[300], ps[32];
+	char b1[600], cnt[300], ready[300], ps[32];
 	snprintf(cnt, sizeof cnt, "=%s.count", cli_path("hattach"));
-	pid_t prog = spawn((char *const[]){ self, "produce", "0",
+	snprintf(ready, sizeof ready, "=%s.ready", cli_path("hattach"));
+	pid_t prog = spawn((char *const[]){ self, "produce", "0", ready,
 	                                    batch(b1, sizeof b1, 2000, "hattach.g", NULL), cnt,
 	                                    NULL }, NULL, NULL);
+	wait_text(cli_path("hattach.ready"), "\n");
 	snprintf(ps, sizeof ps, "%d", (int)prog);
 	pid_t rec = spawn(CLI("attach", "--relayd", (char *)url(), "--hostname", "hattach",
 	                      "--session", "attach", ps), NULL, cli_path("hattach"));

@@ -4,7 +4,8 @@
  * posix_trace_open(): event name, pid, thread (PID/TID, one per thread,
  * the main thread's TID its pid; the name each worker gave itself; the
  * recorder's threads, which the trace does not name, by their index),
- * relative time and delta (exact), the payload (text in quotes, the
+ * relative time (from the program's first event: the recorder's START
+ * before it) and delta (exact), the payload (text in quotes, the
  * described struct by field), and the address symbolized as function+off
  * (file:line) when the command has libdw.  Then the filters (--event,
  * --pid, --since/--until), --absolute, and the errors: a missing file and
@@ -22,7 +23,7 @@ static uint64_t ns(const struct posix_trace_event_info *i)
 static void rel(char *b, size_t cap, int64_t v, int sign)
 {
 	uint64_t a = v < 0 ? (uint64_t)-v : (uint64_t)v;
-	snprintf(b, cap, "%s%llu.%09llu", sign ? (v < 0 ? "-" : "+") : "",
+	snprintf(b, cap, "%s%llu.%09llu", v < 0 ? "-" : sign ? "+" : "",
 	         (unsigned long long)(a / 1000000000u), (unsigned long long)(a % 1000000000u));
 }
 
@@ -45,9 +46,17 @@ int main(void)
 	/* every event, in the log's order */
 	CHECK_EQ(cli_run(CLI("show", "--all", (char *)log), &out, &err), 0);
 	CHECK_EQ(cli_nlines(out), n);
-	uint64_t t0 = ns(&ev[0].info), prev = t0;
+	/* time 0: the program's first event, not the recorder's (the process
+	 * that wrote the START) */
+	pid_t recorder = 0;
+	for (int i = 0; i < n && !recorder; i++)
+		if (ev[i].info.posix_event_id == POSIX_TRACE_START)
+			recorder = ev[i].info.posix_pid;
+	uint64_t t0 = UINT64_MAX, prev;
 	for (int i = 0; i < n; i++)
-		t0 = ns(&ev[i].info) < t0 ? ns(&ev[i].info) : t0;
+		if (ev[i].info.posix_pid != recorder && ev[i].info.posix_pid != 0)
+			t0 = ns(&ev[i].info) < t0 ? ns(&ev[i].info) : t0;
+	REQUIRE(recorder != 0 && t0 != UINT64_MAX);
 	prev = t0;
 	struct { pid_t pid; pthread_t th; char who[32]; } seen[64];
 	int nseen = 0, bad = 0, syms = 0, lines = 0, named = 0;

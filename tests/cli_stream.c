@@ -11,9 +11,13 @@
  * --pid, --exclude, --from/--to relative and absolute, a late --from
  * found through the block index with its gaps' counts), the events of the
  * Chrome export and, read back by babeltrace2 (small size; skipped
- * without it), the CTF export's events and discarded events.  A log cut
- * short (no END block) is shown whole and said to be cut short, and
- * info, with no summary to read, counts it by reading it; damage in the
+ * without it), the CTF export's events, each event's call site and the
+ * discarded events; a type recorded from more call sites than 16 bits
+ * number gets 32-bit site numbers, each site listed once.  A log cut
+ * short (no END block) is shown whole and said to be cut short, show and
+ * stats give the same lines on it as on the finished log in one pass
+ * (the bytes the kernel counts them reading), and info, with no summary
+ * to read, counts it by reading it; damage in the
  * middle of a finished log (summary intact) is one error event, and
  * every command still works.
  */
@@ -70,6 +74,107 @@ static long long json_num(const char *s, const char *key)
 {
 	const char *p = s ? strstr(s, key) : NULL;
 	return p ? strtoll(p + strlen(key), NULL, 10) : -1;
+}
+
+/* babeltrace2's lines (path) whose call site is the event's: its label
+ * "0xADDR" (biglog's addresses are in no mapping: no location) is
+ * biglog_addr() of the event, whose payload is its number i; 0x0 for the
+ * reader's gap events (no payload) */
+static long long sites_right(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char line[4096];
+	long long ok = 0;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof line, f)) {
+		const char *p = strstr(line, "{ site = ( \"0x");
+		unsigned long long addr = 0, want = 0;
+		unsigned b[8];
+		int used = 0, len = -1;
+		if (!p || sscanf(p, "{ site = ( \"0x%llx\" : container = %*u ), payload_len = %d%n",
+		                 &addr, &len, &used) != 2 || !used)
+			continue;
+		p += used;
+		if (len == 8 && sscanf(p, ", payload = [ [0] = %u, [1] = %u, [2] = %u, [3] = %u, "
+		                          "[4] = %u, [5] = %u, [6] = %u, [7] = %u ]", &b[0], &b[1], &b[2],
+		                       &b[3], &b[4], &b[5], &b[6], &b[7]) == 8) {
+			uint64_t i = 0;
+			for (int k = 7; k >= 0; k--)
+				i = i << 8 | (b[k] & 0xff);
+			want = biglog_addr(i, 16);
+		} else if (len != 0) {
+			continue;
+		}
+		ok += addr == want;
+	}
+	fclose(f);
+	return ok;
+}
+
+/* argv run with stdout to out and stderr to err: the bytes it read
+ * (rchar of /proc/PID/io, the kernel's count, read before the child is
+ * reaped); -1 if it failed */
+static long long run_read(char *const argv[], const char *out, const char *err)
+{
+	pid_t pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		int e = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		if (o < 0 || e < 0 || dup2(o, 1) < 0 || dup2(e, 2) < 0)
+			_exit(126);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	siginfo_t si;
+	long long rchar = -1;
+	if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT) == 0) {
+		char path[64], line[128];
+		snprintf(path, sizeof path, "/proc/%d/io", (int)pid);
+		FILE *f = fopen(path, "r");
+		while (f && fgets(line, sizeof line, f))
+			if (sscanf(line, "rchar: %lld", &rchar) == 1)
+				break;
+		if (f)
+			fclose(f);
+	}
+	int st;
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		return -1;
+	return rchar;
+}
+
+/* The files a and b the same, but for lines containing one of skip[]
+ * (NULL-ended): 1 if so */
+static int same_but(const char *a, const char *b, const char *const *skip)
+{
+	FILE *f = fopen(a, "r"), *g = fopen(b, "r");
+	char x[8192], y[8192];
+	int same = f && g, lines = 0;
+
+	while (same) {
+		char *p = fgets(x, sizeof x, f), *q = fgets(y, sizeof y, g);
+		int k = 0;
+		if (!p || !q) {
+			same = !p && !q;
+			break;
+		}
+		lines++;
+		for (const char *const *w = skip; *w; w++)
+			k |= strstr(x, *w) != NULL;
+		if (!k && strcmp(x, y)) {
+			fprintf(stderr, "%s and %s differ:\n%s%s", a, b, x, y);
+			same = 0;
+		}
+	}
+	if (f)
+		fclose(f);
+	if (g)
+		fclose(g);
+	return same && lines > 0;
 }
 
 struct size_run { long rss[6]; };
@@ -173,6 +278,8 @@ static void one_size(uint64_t n, struct size_run *r, const char *bt)
 		snprintf(cmd, sizeof cmd, "%s %s >%s 2>%s", bt, dir, out, err);
 		CHECK_EQ(system(cmd), 0);
 		CHECK_EQ(count_lines(out, NULL, NULL), (long long)total);
+		/* each event's call site: a number whose label is its address */
+		CHECK_EQ(sites_right(out), (long long)total);
 		/* "Tracer discarded 7 events between ..." once per gap */
 		count_lines(err, "Tracer discarded 7 events", &with);
 		CHECK_EQ(with, (long long)biglog_gaps(n));
@@ -219,6 +326,33 @@ int main(void)
 		CHECK(big.rss[k] * 10 <= small.rss[k] * 11);
 	}
 
+	/* more call sites to a type than 16 bits number (66 000 each): the
+	 * export starts again with 32-bit numbers; each site's label once
+	 * (babeltrace2 would take minutes over such metadata: not read) */
+	{
+		char dir[300], meta[400];
+		snprintf(log, sizeof log, "%s/sites.ptlog", cli_dir);
+		snprintf(dir, sizeof dir, "%s/sites.ctf", cli_dir);
+		CHECK_RC(biglog_write_sites(log, 600000, 1, 9 * 66000), 0);
+		CHECK_EQ(biglog_run(CLI("export", "-f", "ctf", log, "-o", dir), NULL, NULL, NULL, NULL),
+		         0);
+		snprintf(meta, sizeof meta, "%s/metadata", dir);
+		char *s = cli_slurp(meta);
+		long long labels = 0, wide = 0;
+		for (const char *q = s; q && *q; q++) /* (one pass: no strstr on 30 MB) */
+			labels += q[0] == '\n' && q[1] == '\t' && q[2] == '"' && q[3] == '0' &&
+			          q[4] == 'x';
+		for (const char *q = s; q && (q = strstr(q, "typealias enum : uint32_t {")) != NULL; q++)
+			wide++;
+		CHECK_EQ(labels, 9 * 66000 + 2); /* and the gaps' OVERFLOW, RESUME: 0x0 */
+		CHECK_EQ(wide, 11);
+		CHECK(s && !strstr(s, "enum : uint16_t"));
+		free(s);
+		char cmd[700];
+		snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s'", dir, log);
+		CHECK_EQ(system(cmd), 0);
+	}
+
 	/* a log cut short: every event shown, and said */
 	snprintf(log, sizeof log, "%s/cut.ptlog", cli_dir);
 	snprintf(out, sizeof out, "%s/out.txt", cli_dir);
@@ -229,6 +363,40 @@ int main(void)
 	char *s = cli_slurp(err);
 	CHECK(cli_contains(s, "no final status"));
 	free(s);
+	/* show and stats on a log with no summary (the same events, cut
+	 * short): the same lines as on the finished log, but for what the cut
+	 * changes (the loss count is not final), in one pass over the events:
+	 * the file read about twice (posix_trace_open's scan, then the
+	 * events), where a first pass for the totals made it three times */
+	{
+		char fin[300], out2[300];
+		snprintf(fin, sizeof fin, "%s/whole.ptlog", cli_dir);
+		snprintf(out2, sizeof out2, "%s/out2.txt", cli_dir);
+		CHECK_RC(biglog_write(fin, 150000, 1), 0);
+		struct stat cut_sb;
+		REQUIRE(stat(log, &cut_sb) == 0);
+		static const char *const none[] = { NULL };
+		static const char *const losses[] = { "\"lost\":", NULL };
+		const char *const *skips[] = { none, none, losses };
+		char *const *cmds[][2] = {
+			{ CLI("show", log), CLI("show", fin) },
+			{ CLI("stats", "--width", "100", log), CLI("stats", "--width", "100", fin) },
+			{ CLI("stats", "--json", log), CLI("stats", "--json", fin) },
+		};
+		for (int k = 0; k < 3; k++) {
+			long long rd = run_read(cmds[k][0], out, err);
+			CHECK(rd > 0);
+			/* (2.07 times; with a first pass for the totals 3.07) */
+			CHECK(rd < 5 * (long long)cut_sb.st_size / 2);
+			if (rd >= 5 * (long long)cut_sb.st_size / 2)
+				fprintf(stderr, "read %lld bytes of a %lld-byte log\n", rd,
+				        (long long)cut_sb.st_size);
+			CHECK(run_read(cmds[k][1], out2, err) > 0);
+			CHECK(same_but(out, out2, skips[k]));
+		}
+		/* (stats --json: the path is in the first line, with the losses) */
+		unlink(fin);
+	}
 	/* info: no summary in it, so counted by reading it, and the same counts */
 	CHECK_EQ(biglog_run(CLI("info", log), out, err, NULL, NULL), 0);
 	s = cli_slurp(out);

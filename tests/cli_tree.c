@@ -8,7 +8,16 @@
  * program alone; a process outside the tree given the variable of a
  * stream of another user records nothing there (and, as the same user, does:
  * the check is the kernel's ptrace rule, not secrecy); a root process given
- * the variable of a user's record does not join it either.
+ * the variable of a user's record does not join it either.  `live --
+ * sh -c ...` shows the same tree.  `attach --tree` of a running program
+ * that uses the library, and of a shell that does not: the descendants
+ * running at attach time join when asked (from then on), and those
+ * started after join too (from their constructor where the environment
+ * could tell them), and nothing from outside the tree.  A request to join
+ * written into a process's control segment: one of this user joins and
+ * records exactly its events; one of another user refuses and records
+ * nothing.  The tree read back from show --processes and the exports
+ * (node, protoc, babeltrace2): parent, command line, events per process.
  *
  * The instrumented program is this test ("emit TAG N"): one event from a
  * constructor and N from main, each carrying TAG; the log must hold, per
@@ -22,6 +31,7 @@
 #include <unistd.h>
 #include "t.h"
 #include "sec_util.h"
+#include "../src/ext.h"
 
 /* ------------------------------------------------ the instrumented side */
 __attribute__((constructor)) static void emit_ctor(int argc, char **argv)
@@ -30,6 +40,88 @@ __attribute__((constructor)) static void emit_ctor(int argc, char **argv)
 	if (argc >= 4 && strcmp(argv[1], "emit") == 0 &&
 	    posix_trace_eventid_open("tree-ctor", &id) == 0)
 		posix_trace_event(id, argv[2], strlen(argv[2]));
+}
+
+/* A helper process gives up after this long (the test's alarm ends the
+ * test before; its helpers must not outlive it for ever). */
+#define HELPER_WAIT_MS 200000
+
+/* A file appears (another process's signal). */
+static void await_file(const char *path)
+{
+	for (int ms = 0; access(path, F_OK) != 0; ms++) {
+		if (ms > HELPER_WAIT_MS)
+			exit(1);
+		usleep(1000);
+	}
+}
+
+static void touch(const char *path)
+{
+	FILE *f = fopen(path, "w");
+	if (f)
+		fclose(f);
+}
+
+/* Until this process's environment names a stream (it joined one, or a
+ * stream that traces a tree reached it): an event now and then, which is
+ * when the library looks at its control segment. */
+static void until_joined(void)
+{
+	trace_event_id_t tick;
+	if (posix_trace_eventid_open("tree-tick", &tick) != 0)
+		exit(1);
+	for (int ms = 0; !getenv("POSIXTRACE_JOIN"); ms++) {
+		if (ms > HELPER_WAIT_MS)
+			exit(1);
+		posix_trace_event(tick, NULL, 0);
+		usleep(1000);
+	}
+}
+
+/* "wait TAG N DIR": a process running before `attach --tree` (or started
+ * where no environment tells it): DIR/TAG.started; once asked to join,
+ * DIR/TAG.ready;
+ * then, once DIR/go exists, N events; then DIR/TAG.done. */
+static int wait_main(char **argv)
+{
+	char path[4200];
+	trace_event_id_t id;
+	snprintf(path, sizeof path, "%s/%s.started", argv[4], argv[2]);
+	touch(path);
+	until_joined();
+	snprintf(path, sizeof path, "%s/%s.ready", argv[4], argv[2]);
+	touch(path);
+	snprintf(path, sizeof path, "%s/go", argv[4]);
+	await_file(path);
+	if (posix_trace_eventid_open("tree-ev", &id) != 0)
+		return 1;
+	for (int i = atoi(argv[3]); i > 0; i--)
+		posix_trace_event(id, argv[2], strlen(argv[2]));
+	snprintf(path, sizeof path, "%s/%s.done", argv[4], argv[2]);
+	touch(path);
+	return 0;
+}
+
+/* "root DIR BEFORE AFTER": starts the shell command BEFORE, then, once
+ * attached with --tree (its environment then names the stream),
+ * DIR/root.ready; once DIR/go exists, the shell command AFTER. */
+static int root_main(char **argv)
+{
+	char path[4200];
+	pid_t p = fork();
+	if (p < 0)
+		return 1;
+	if (p == 0) {
+		execl("/bin/sh", "sh", "-c", argv[3], (char *)NULL);
+		_exit(127);
+	}
+	until_joined();
+	snprintf(path, sizeof path, "%s/root.ready", argv[2]);
+	touch(path);
+	snprintf(path, sizeof path, "%s/go", argv[2]);
+	await_file(path);
+	return system(argv[4]) == 0 ? 0 : 1;
 }
 
 static int emit_main(char **argv)
@@ -49,6 +141,7 @@ static char self[4096], bin[4096];
 struct want {
 	const char *tag;
 	int n;
+	int no_ctor; /* its constructor ran before it was traced */
 };
 
 /* The log holds exactly what w says, and nothing tagged otherwise. */
@@ -80,10 +173,10 @@ static void check_log(const char *what, const char *log, const struct want *w, i
 		pid[k] = ev[i].info.posix_pid;
 	}
 	for (int k = 0; k < nw; k++) {
-		if (ctor[k] != 1 || evs[k] != w[k].n || pid_mixed[k])
+		if (ctor[k] != !w[k].no_ctor || evs[k] != w[k].n || pid_mixed[k])
 			fprintf(stderr, "%s: %s: %d constructor events, %d of %d others%s\n", what,
 			        w[k].tag, ctor[k], evs[k], w[k].n, pid_mixed[k] ? ", mixed pids" : "");
-		CHECK_EQ(ctor[k], 1);
+		CHECK_EQ(ctor[k], !w[k].no_ctor);
 		CHECK_EQ(evs[k], w[k].n);
 		CHECK(!pid_mixed[k]);
 		for (int j = 0; j < k; j++)
@@ -115,6 +208,196 @@ static int record_sh(const char *log, const char *opt, const char *script, char 
 	return cli_run(argv, NULL, err);
 }
 
+/* ------------------------------------------- the tree in show and exports */
+/* What a consumer read of the script's trace: per process, its parent,
+ * its command line and its events of the test (tree-ctor, tree-ev). */
+struct seen {
+	int pid, ppid, events;
+	char cmd[4400];
+};
+
+static struct seen *seen_of(struct seen *s, int *n, int pid)
+{
+	for (int i = 0; i < *n; i++)
+		if (s[i].pid == pid)
+			return &s[i];
+	REQUIRE(*n < 32);
+	memset(&s[*n], 0, sizeof s[*n]);
+	s[*n].pid = pid;
+	s[*n].ppid = -1;
+	return &s[(*n)++];
+}
+
+/* Each of the script's five processes, as the consumer `what` read them:
+ * its parent is the script's shell, its command line what it was run
+ * with, its events exactly 1 + N; and no other process has any. */
+static void check_seen(const char *what, struct seen *s, int n, const struct want *w,
+                       const pid_t *pid, int ppid, int check_cmd, int check_events)
+{
+	int others = 0;
+	for (int k = 0; k < 5; k++) {
+		struct seen *x = seen_of(s, &n, (int)pid[k]);
+		char cmd[4400];
+		snprintf(cmd, sizeof cmd, "%s emit %s %d", self, w[k].tag, w[k].n);
+		if (x->ppid != ppid || (check_cmd && strcmp(x->cmd, cmd)) ||
+		    (check_events && x->events != w[k].n + 1))
+			fprintf(stderr, "%s: pid %d: ppid %d (want %d), cmdline '%s', %d events (want %d)\n",
+			        what, x->pid, x->ppid, ppid, x->cmd, x->events, w[k].n + 1);
+		CHECK_EQ(x->ppid, ppid);
+		if (check_cmd)
+			CHECK_EQ(strcmp(x->cmd, cmd), 0);
+		if (check_events)
+			CHECK_EQ(x->events, w[k].n + 1);
+	}
+	for (int i = 0; i < n; i++) {
+		int mine = 0;
+		for (int k = 0; k < 5; k++)
+			mine |= s[i].pid == (int)pid[k];
+		others += !mine && s[i].events;
+	}
+	CHECK_EQ(others, 0);
+}
+
+/* The script's trace (five processes of one shell) in show --processes,
+ * and exported: Chrome read by node's JSON parser, Perfetto by protoc
+ * against Perfetto's schema, CTF by babeltrace2. */
+static void tree_in_outputs(const char *log, const struct want *w, const pid_t *pid, int ppid)
+{
+	struct seen s[32];
+	int n = 0;
+	char *out = NULL, *err = NULL, line[4096];
+
+	/* show --processes: the table first (pid, ppid, ..., command line),
+	 * a blank line, then the events ("PID/THREAD" third) */
+	char *sh[] = { bin, "show", "--processes", (char *)log, NULL };
+	CHECK_EQ(cli_run(sh, &out, NULL), 0);
+	REQUIRE(out);
+	int in_table = 0, rows = 0;
+	for (int i = 0; cli_line(out, i, line, sizeof line) == 0; i++) {
+		int p, pp, used = 0;
+		if (!strncmp(line, "processes (", 11)) {
+			in_table = 1;
+			continue;
+		}
+		if (in_table && !line[0] && rows) {
+			in_table = 0;
+			continue;
+		}
+		if (in_table && sscanf(line, " %d %d %*u %*u %*s %*s %n", &p, &pp, &used) == 2 && used) {
+			struct seen *x = seen_of(s, &n, p);
+			x->ppid = pp;
+			snprintf(x->cmd, sizeof x->cmd, "%s", line + used);
+			rows++;
+		} else if (!in_table && (strstr(line, " tree-ev ") || strstr(line, " tree-ctor ")) &&
+		           sscanf(line, "%*s %*s %d/", &p) == 1) {
+			seen_of(s, &n, p)->events++;
+		}
+	}
+	CHECK_EQ(rows, 5);
+	check_seen("show --processes", s, n, w, pid, ppid, 1, 1);
+	free(out);
+
+	/* Chrome: process_name's args (ppid, cmdline), events by pid */
+	const char *json = cli_path("script.json"), *node = cli_which("node");
+	char *ex[] = { bin, "export", "--format", "chrome", (char *)log, "-o", (char *)json, NULL };
+	CHECK_EQ(cli_run(ex, NULL, NULL), 0);
+	if (!node) {
+		printf("SKIP part: Chrome read by node (node is not installed)\n");
+	} else {
+		static const char js[] =
+			"const t = JSON.parse(require('fs').readFileSync(process.argv[1], 'utf8'));"
+			"const ev = {};"
+			"for (const e of t.traceEvents) {"
+			"  if (e.ph === 'M' && e.name === 'process_name' && e.args.ppid !== undefined)"
+			"    console.log('P ' + e.pid + ' ' + e.args.ppid + ' ' + e.args.cmdline);"
+			"  else if (e.ph !== 'M' && (e.name === 'tree-ev' || e.name === 'tree-ctor'))"
+			"    ev[e.pid] = (ev[e.pid] || 0) + 1;"
+			"}"
+			"for (const p in ev) console.log('E ' + p + ' ' + ev[p]);";
+		char *nv[] = { (char *)node, "-e", (char *)js, (char *)json, NULL };
+		n = 0;
+		CHECK_EQ(cli_run(nv, &out, &err), 0);
+		for (int i = 0; out && cli_line(out, i, line, sizeof line) == 0; i++) {
+			int p, v, used = 0;
+			if (sscanf(line, "P %d %d %n", &p, &v, &used) == 2 && used) {
+				struct seen *x = seen_of(s, &n, p);
+				x->ppid = v;
+				snprintf(x->cmd, sizeof x->cmd, "%s", line + used);
+			} else if (sscanf(line, "E %d %d", &p, &v) == 2) {
+				seen_of(s, &n, p)->events = v;
+			}
+		}
+		check_seen("chrome (node)", s, n, w, pid, ppid, 1, 1);
+		free(out);
+		free(err);
+	}
+
+	/* Perfetto: a ProcessTree per process (pid, ppid, cmdline), decoded
+	 * by protoc against the schema */
+	char src[4096], schema[4200];
+	t_source_dir(src, sizeof src);
+	const char *protoc = cli_which("protoc");
+	snprintf(schema, sizeof schema, "%s/../../shared/formats/perfetto", src);
+	if (access(schema, R_OK) != 0)
+		snprintf(schema, sizeof schema, "%s/../shared/formats/perfetto", src);
+	const char *pf = cli_path("script.pftrace"), *txt = cli_path("script.pftxt");
+	char *ep[] = { bin, "export", "--format", "perfetto", "--no-compress", (char *)log, "-o",
+		       (char *)pf, NULL };
+	CHECK_EQ(cli_run(ep, NULL, NULL), 0);
+	if (!protoc || access(schema, R_OK) != 0) {
+		printf("SKIP part: Perfetto read by protoc (%s)\n",
+		       protoc ? "Perfetto's schema not found" : "protoc is not installed");
+	} else {
+		char cmd[13000];
+		snprintf(cmd, sizeof cmd, "'%s' --decode=perfetto.protos.Trace -I '%s' "
+		         "perfetto_trace.proto < '%s' > '%s'", protoc, schema, pf, txt);
+		CHECK_EQ(system(cmd), 0);
+		char *dec = cli_slurp(txt);
+		REQUIRE(dec);
+		n = 0;
+		int trees = 0;
+		for (const char *q = dec; (q = strstr(q, "process_tree {")) != NULL; q++) {
+			int p = 0, pp = 0;
+			const char *a = strstr(q, "pid: "), *b = strstr(q, "ppid: "),
+			           *c = strstr(q, "cmdline: \"");
+			REQUIRE(a && b && c);
+			p = atoi(a + 5);
+			pp = atoi(b + 6);
+			struct seen *x = seen_of(s, &n, p);
+			x->ppid = pp;
+			const char *e = strchr(c + 10, '"');
+			REQUIRE(e);
+			snprintf(x->cmd, sizeof x->cmd, "%.*s", (int)(e - c - 10), c + 10);
+			trees++;
+		}
+		CHECK_EQ(trees, 5);
+		check_seen("perfetto (protoc)", s, n, w, pid, ppid, 1, 0);
+		free(dec);
+	}
+
+	/* CTF: ppid in each packet's context, events by pid */
+	const char *bt = cli_which("babeltrace2"), *ctf = cli_path("script.ctf");
+	char *ec[] = { bin, "export", "--format", "ctf", (char *)log, "-o", (char *)ctf, NULL };
+	CHECK_EQ(cli_run(ec, NULL, NULL), 0);
+	if (!bt) {
+		printf("SKIP part: CTF read by babeltrace2 (babeltrace2 is not installed)\n");
+	} else {
+		char *bv[] = { (char *)bt, (char *)ctf, NULL };
+		CHECK_EQ(cli_run(bv, &out, NULL), 0);
+		n = 0;
+		for (int i = 0; out && cli_line(out, i, line, sizeof line) == 0; i++) {
+			const char *a = strstr(line, "{ pid = "), *b = strstr(line, ", ppid = ");
+			if (!a || !b || (!strstr(line, " tree-ev: ") && !strstr(line, " tree-ctor: ")))
+				continue;
+			struct seen *x = seen_of(s, &n, atoi(a + 8));
+			x->ppid = atoi(b + 9);
+			x->events++;
+		}
+		check_seen("ctf (babeltrace2)", s, n, w, pid, ppid, 0, 1);
+		free(out);
+	}
+}
+
 static void script_run(void)
 {
 	char sc[16384], *err;
@@ -128,8 +411,8 @@ static void script_run(void)
 	snprintf(sc, sizeof sc, "sh '%s'", file);
 	CHECK_EQ(record_sh(log, NULL, sc, &err), 0);
 	free(err);
-	static const struct want w[] = { { "s1", 100 }, { "s2", 200 }, { "s3", 300 },
-	                                 { "p1", 150 }, { "p2", 250 } };
+	static const struct want w[] = { { "s1", 100, 0 }, { "s2", 200, 0 }, { "s3", 300, 0 },
+	                                 { "p1", 150, 0 }, { "p2", 250, 0 } };
 	check_log("script", log, w, 5);
 
 	/* info names each with its parent (the script's shell, the same for
@@ -153,6 +436,9 @@ static void script_run(void)
 		      memcmp(eol + 1 - strlen(want), want, strlen(want)) == 0);
 	}
 	free(out);
+	pid_t pids[5];
+	memcpy(pids, got_pid, sizeof pids);
+	tree_in_outputs(log, w, pids, ppid0);
 }
 
 static void exec_chain_and_double_fork(void)
@@ -171,7 +457,7 @@ static void exec_chain_and_double_fork(void)
 	         self, done, self, done);
 	CHECK_EQ(record_sh(log, NULL, sc, &err), 0);
 	free(err);
-	static const struct want w[] = { { "e1", 40 }, { "d1", 60 } };
+	static const struct want w[] = { { "e1", 40, 0 }, { "d1", 60, 0 } };
 	check_log("exec chain, double fork", log, w, 2);
 
 	/* --no-inherit: the program alone (here a shell: nothing) */
@@ -215,7 +501,7 @@ static void make_j2(void)
 		fprintf(stderr, "make: %s", err ? err : "");
 	CHECK_EQ(rc, 0);
 	free(err);
-	static const struct want w[] = { { "m1", 70 }, { "m2", 90 } };
+	static const struct want w[] = { { "m1", 70, 0 }, { "m2", 90, 0 } };
 	check_log("make -j2", log, w, 2);
 }
 
@@ -243,8 +529,8 @@ static void concurrent(void)
 	}
 	for (int k = 0; k < 2; k++)
 		CHECK_EQ(t_wait_for(p[k], 60000), 0);
-	static const struct want wa[] = { { "a1", 300 }, { "a2", 200 }, { "a3", 100 } };
-	static const struct want wb[] = { { "b1", 300 }, { "b2", 200 }, { "b3", 100 } };
+	static const struct want wa[] = { { "a1", 300, 0 }, { "a2", 200, 0 }, { "a3", 100, 0 } };
+	static const struct want wb[] = { { "b1", 300, 0 }, { "b2", 200, 0 }, { "b3", 100, 0 } };
 	check_log("concurrent a", log[0], wa, 3);
 	check_log("concurrent b", log[1], wb, 3);
 }
@@ -311,7 +597,7 @@ static void forged(void)
 	CHECK_EQ(cli_run_env(badv, NULL, NULL, bad_env), 0);
 	release(go, p);
 	free(v);
-	static const struct want w[] = { { "in1", 20 }, { "same", 25 } };
+	static const struct want w[] = { { "in1", 20, 0 }, { "same", 25, 0 } };
 	check_log("forged", log, w, 2);
 }
 
@@ -343,15 +629,255 @@ static void more_privileged(void)
 	CHECK_EQ(cli_run_as(SEC_UID(4), user, NULL, NULL, env), 0);
 	release(go, p);
 	free(v);
-	static const struct want w[] = { { "u1", 20 }, { "user", 35 } };
+	static const struct want w[] = { { "u1", 20, 0 }, { "user", 35, 0 } };
 	check_log("recorded by a user", log, w, 2);
+}
+
+/* live -- sh -c '...': the instrumented programs the shell runs are
+ * printed, each from its constructor's event, as record records them. */
+static void live_tree(void)
+{
+	char sc[8192], *out = NULL, *err = NULL;
+	snprintf(sc, sizeof sc, "T='%s'; \"$T\" emit l1 30; \"$T\" emit l2 20 & wait", self);
+	char *argv[] = { bin, "live", "--", "/bin/sh", "-c", sc, NULL };
+	int rc = cli_run(argv, &out, &err);
+	if (rc != 0)
+		fprintf(stderr, "live: %s", err ? err : "");
+	CHECK_EQ(rc, 0);
+	REQUIRE(out);
+	static const char *tag[] = { "l1", "l2" };
+	static const int want[] = { 30, 20 };
+	for (int k = 0; k < 2; k++) {
+		int ctor = 0, evs = 0;
+		char q[8];
+		snprintf(q, sizeof q, "\"%s\"", tag[k]);
+		for (char *l = out; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+			char *eol = strchr(l, '\n'), *hit = strstr(l, q);
+			if (!hit || (eol && hit > eol))
+				continue;
+			char *name = strstr(l, "tree-");
+			if (!name || (eol && name > eol))
+				continue;
+			ctor += strncmp(name, "tree-ctor ", 10) == 0;
+			evs += strncmp(name, "tree-ev ", 8) == 0;
+		}
+		if (ctor != 1 || evs != want[k])
+			fprintf(stderr, "live: %s: %d constructor events, %d of %d others\n", tag[k],
+			        ctor, evs, want[k]);
+		CHECK_EQ(ctor, 1);
+		CHECK_EQ(evs, want[k]);
+	}
+	free(out);
+	free(err);
+}
+
+/* What the processes p[0] and p[1] recorded into trid (this process's
+ * own stream): tree-ev events of p[0], tree-tick events of p[1]. */
+static void stream_counts(trace_id_t trid, const pid_t *p, int *evs, int *ticks)
+{
+	trace_event_id_t ev_id, tick_id;
+	struct posix_trace_event_info ev;
+	char data[64];
+	size_t len;
+	int unavail;
+	*evs = *ticks = 0;
+	REQUIRE(posix_trace_trid_eventid_open(trid, "tree-ev", &ev_id) == 0);
+	REQUIRE(posix_trace_trid_eventid_open(trid, "tree-tick", &tick_id) == 0);
+	while (posix_trace_trygetnext_event(trid, &ev, data, sizeof data, &len, &unavail) == 0 &&
+	       !unavail) {
+		*evs += ev.posix_pid == p[0] && posix_trace_eventid_equal(trid, ev.posix_event_id, ev_id);
+		*ticks += ev.posix_pid == p[1] &&
+		          posix_trace_eventid_equal(trid, ev.posix_event_id, tick_id);
+	}
+}
+
+/* A request to join (what attach --tree writes into a running process's
+ * control segment) is acted on by the process itself: a process of this
+ * user joins and records exactly its events into the stream, asked again
+ * it is in already; one of another user refuses (it cannot open this
+ * process's descriptor, nor may it join another user's stream), frees
+ * the slot (asked again, the request is new), and records nothing. */
+static void join_requests(void)
+{
+	trace_attr_t attr;
+	trace_id_t trid;
+	char dir[300], path[400];
+
+	if (geteuid() != 0) {
+		printf("join requests: needs root to run as another user, skipped\n");
+		return;
+	}
+	snprintf(dir, sizeof dir, "%s", cli_path("jr"));
+	REQUIRE(mkdir(dir, 0777) == 0 && chmod(dir, 0777) == 0);
+	const char *copy = cli_path("tree_emit");
+	if (access(copy, X_OK) != 0)
+		copy = sec_copy(self, "tree_emit", 0755);
+	pid_t v[2];
+	for (int k = 0; k < 2; k++) { /* k 0: this user; 1: another */
+		char tag[8];
+		snprintf(tag, sizeof tag, "j%d", k);
+		fflush(NULL);
+		REQUIRE((v[k] = fork()) >= 0);
+		if (v[k] == 0) {
+			char *argv[] = { (char *)copy, "wait", tag, "40", dir, NULL };
+			_exit(cli_run_as(k ? SEC_UID(5) : 0, argv, NULL, NULL, NULL));
+		}
+		snprintf(path, sizeof path, "%s/%s.started", dir, tag);
+		await_file(path);
+	}
+	/* the processes themselves (the children of cli_run_as) */
+	pid_t p[2] = { 0, 0 };
+	for (int k = 0; k < 2; k++) {
+		char cmd[600];
+		snprintf(cmd, sizeof cmd, "pgrep -P %d", (int)v[k]);
+		FILE *f = popen(cmd, "r");
+		REQUIRE(f && fscanf(f, "%d", &p[k]) == 1);
+		pclose(f);
+	}
+	/* (made after they started: they did not inherit it) */
+	REQUIRE(posix_trace_attr_init(&attr) == 0);
+	REQUIRE(posix_trace_attr_setinherited(&attr, POSIX_TRACE_INHERITED) == 0);
+	REQUIRE(posix_trace_attr_setstreamsize(&attr, 1 << 20) == 0);
+	REQUIRE(posix_trace_create(0, &attr, &trid) == 0);
+	REQUIRE(posix_trace_start(trid) == 0);
+	posix_trace_attr_destroy(&attr);
+	int seen[2] = { 0, 0 };
+	CHECK_EQ(pt_ext_join_pid(trid, p[0]), 0);
+	CHECK_EQ(pt_ext_join_pid(trid, p[1]), 0);
+	snprintf(path, sizeof path, "%s/j0.ready", dir);
+	await_file(path); /* it joined */
+	CHECK_EQ(pt_ext_join_pid(trid, p[0]), EEXIST);
+	/* the other refuses: its slot is freed, so a new request is written */
+	int rc = EEXIST;
+	for (int i = 0; i < 5000 && rc == EEXIST; i++) {
+		usleep(1000);
+		rc = pt_ext_join_pid(trid, p[1]);
+	}
+	CHECK_EQ(rc, 0);
+	snprintf(path, sizeof path, "%s/go", dir);
+	touch(path);
+	snprintf(path, sizeof path, "%s/j0.done", dir);
+	await_file(path);
+	CHECK_EQ(t_wait_for(v[0], 60000), 0);
+	kill(p[1], SIGKILL);
+	t_wait_for(v[1], 60000);
+	stream_counts(trid, p, &seen[0], &seen[1]);
+	CHECK_EQ(seen[0], 40);
+	CHECK_EQ(seen[1], 0); /* nothing of the other: its ticks would be here */
+	REQUIRE(posix_trace_shutdown(trid) == 0);
+}
+
+/* attach --tree -o log pid, in the background. */
+static pid_t attach_tree_start(const char *log, pid_t pid)
+{
+	char p[16];
+	snprintf(p, sizeof p, "%d", (int)pid);
+	fflush(NULL);
+	pid_t a = fork();
+	REQUIRE(a >= 0);
+	if (a == 0) {
+		char *err = NULL;
+		char *argv[] = { bin, "attach", "--tree", "-o", (char *)log, p, NULL };
+		int rc = cli_run(argv, NULL, &err);
+		if (rc != 0)
+			fprintf(stderr, "attach --tree: %s", err ? err : "");
+		_exit(rc);
+	}
+	return a;
+}
+
+/* A running program that uses the library, attached with --tree: a
+ * descendant it started before (through a shell that does not use the
+ * library) is asked to join and does, from then on; what it starts after
+ * (system(), a shell, a double fork) joins from its first event through
+ * the environment; a process outside the tree, recording meanwhile, is
+ * not in the log. */
+static void attach_tree(void)
+{
+	char before[8192], after[8192], dir[300];
+	const char *log = cli_path("attach.ptlog");
+
+	snprintf(dir, sizeof dir, "%s", cli_path("at"));
+	REQUIRE(mkdir(dir, 0755) == 0);
+	snprintf(before, sizeof before, "\"%s\" wait x1 30 \"%s\"; :", self, dir);
+	snprintf(after, sizeof after,
+	         "T='%s'; D='%s'; \"$T\" emit c1 100; "
+	         "( \"$T\" emit c2 50 && : > \"$D/c2.done\" & ); "
+	         "while ! [ -e \"$D/c2.done\" ] || ! [ -e \"$D/x1.done\" ]; do sleep 0.01; done",
+	         self, dir);
+	fflush(NULL);
+	pid_t root = fork();
+	REQUIRE(root >= 0);
+	if (root == 0) {
+		execl(self, self, "root", dir, before, after, (char *)NULL);
+		_exit(127);
+	}
+	/* attached once the earlier descendant is there to be found */
+	char ready[400], go[400];
+	snprintf(ready, sizeof ready, "%s/x1.started", dir);
+	await_file(ready);
+	pid_t a = attach_tree_start(log, root);
+	snprintf(ready, sizeof ready, "%s/root.ready", dir);
+	await_file(ready);
+	snprintf(ready, sizeof ready, "%s/x1.ready", dir);
+	await_file(ready);
+	/* outside the tree: records as much meanwhile, and is not in the log */
+	char *outside[] = { self, "emit", "out", "200", NULL };
+	snprintf(go, sizeof go, "%s/go", dir);
+	touch(go);
+	CHECK_EQ(cli_run(outside, NULL, NULL), 0);
+	CHECK_EQ(t_wait_for(root, 60000), 0);
+	CHECK_EQ(t_wait_for(a, 60000), 0);
+	static const struct want w[] = { { "x1", 30, 1 }, { "c1", 100, 0 }, { "c2", 50, 0 } };
+	check_log("attach --tree", log, w, 3);
+}
+
+/* A shell that does not use the library, attached with --tree: its
+ * descendant that does, running before, and one it starts after (whose
+ * environment names nothing: it is found in /proc and asked) join. */
+static void attach_tree_shell(void)
+{
+	char sc[8192], dir[300], ready[400], go[400];
+	const char *log = cli_path("attach_sh.ptlog");
+
+	snprintf(dir, sizeof dir, "%s", cli_path("ash"));
+	REQUIRE(mkdir(dir, 0755) == 0);
+	snprintf(ready, sizeof ready, "%s/y1.ready", dir);
+	snprintf(go, sizeof go, "%s/go", dir);
+	snprintf(sc, sizeof sc,
+	         "T='%s'; D='%s'; \"$T\" wait y1 40 \"$D\" & "
+	         "while ! [ -e \"$D/started\" ]; do sleep 0.01; done; "
+	         "\"$T\" wait y2 20 \"$D\"; wait", self, dir);
+	fflush(NULL);
+	pid_t sh = fork();
+	REQUIRE(sh >= 0);
+	if (sh == 0) {
+		execl("/bin/sh", "sh", "-c", sc, (char *)NULL);
+		_exit(127);
+	}
+	pid_t a = attach_tree_start(log, sh);
+	char started[400];
+	snprintf(started, sizeof started, "%s/started", dir);
+	await_file(ready); /* y1 joined: attach runs */
+	touch(started);
+	snprintf(ready, sizeof ready, "%s/y2.ready", dir);
+	await_file(ready);
+	touch(go);
+	CHECK_EQ(t_wait_for(sh, 60000), 0);
+	CHECK_EQ(t_wait_for(a, 60000), 0);
+	static const struct want w[] = { { "y1", 40, 1 }, { "y2", 20, 1 } };
+	check_log("attach --tree of a shell", log, w, 2);
 }
 
 int main(int argc, char **argv)
 {
 	if (argc >= 4 && strcmp(argv[1], "emit") == 0)
 		return emit_main(argv);
-	T_BEGIN(120);
+	if (argc >= 5 && strcmp(argv[1], "wait") == 0)
+		return wait_main(argv);
+	if (argc >= 5 && strcmp(argv[1], "root") == 0)
+		return root_main(argv);
+	T_BEGIN(180);
 	if (geteuid() == 0)
 		sec_setup();
 	else
@@ -364,5 +890,9 @@ int main(int argc, char **argv)
 	forged();
 	more_privileged();
 	make_j2();
+	live_tree();
+	attach_tree();
+	attach_tree_shell();
+	join_requests();
 	T_END();
 }

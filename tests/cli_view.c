@@ -15,6 +15,9 @@
  *   - the index cache: a second start reads it and answers the same; a
  *     damaged cache file is built again;
  *   - a missing, non-log and directory LOG get the same message as show;
+ *   - spans (NAME/begin, NAME/end): a window's query gives exactly the
+ *     spans that overlap it, with their lane, start, duration, nesting
+ *     depth and name; a --span of types the log does not have is refused;
  *   - `export --format html` of the same log (more than a page holds):
  *     the overview of the whole trace, and exactly the events of the
  *     window, by default the start (up to the time the page names), or
@@ -319,6 +322,45 @@ static void export_html(const char *log)
 	                     "0.5", (char *)log), NULL, NULL), 2);
 }
 
+/* The spans of a window: exactly the three that overlap it, as bars
+ * [lane, start, duration, depth, span], named; --span is checked. */
+static void spans(const char *o, const char *er)
+{
+	const char *log = cli_path("spans.ptlog");
+	struct view_srv s;
+	char path[200], want[3][100];
+	char *body = NULL;
+
+	spans_log(log);
+	CHECK_EQ(cli_run(CLI("view", "--span", "nosuch,other", (char *)log), NULL, NULL), 1);
+	CHECK_EQ(cli_run(CLI("view", "--span", "justone", (char *)log), NULL, NULL), 2);
+	REQUIRE(view_start(&s, CLI("view", "--no-cache", (char *)log), o, er, 120) == 0);
+	uint64_t from = 50 * 10000, to = from + 9999; /* (ns after the first event, at +100) */
+	snprintf(path, sizeof path, "/query?from=%llu&to=%llu&cols=1000", (unsigned long long)from,
+	         (unsigned long long)to);
+	CHECK_EQ(view_get(&s, path, NULL, 0, &body), 200);
+	const char *sp = body ? strstr(body, "\"spans\":[") : NULL;
+	const char *nm = body ? strstr(body, "\"span_names\":[") : NULL;
+	CHECK(sp && nm);
+	if (sp && nm) {
+		/* the span numbers, by name */
+		int req = strstr(nm, "[\"req\"") ? 0 : 1, lock = 1 - req;
+		CHECK(strstr(nm, "\"req\"") && strstr(nm, "\"lock\""));
+		snprintf(want[0], sizeof want[0], "[0,%llu,800,0,%d]", (unsigned long long)(from + 0), req);
+		snprintf(want[1], sizeof want[1], "[0,%llu,500,1,%d]", (unsigned long long)(from + 100), lock);
+		snprintf(want[2], sizeof want[2], "[1,%llu,5000,0,%d]", (unsigned long long)(from + 200), req);
+		for (int i = 0; i < 3; i++) {
+			const char *hit = strstr(sp, want[i]);
+			CHECK(hit && hit < nm);
+			if (!hit || hit > nm)
+				fprintf(stderr, "no span %s in %.*s\n", want[i], (int)(nm - sp), sp);
+		}
+		CHECK_EQ(count_of(sp, "],[") - count_of(nm, "],["), 2); /* three, no more */
+	}
+	free(body);
+	CHECK_EQ(view_stop(&s), 0);
+}
+
 int main(void)
 {
 	struct view_srv s;
@@ -381,9 +423,11 @@ int main(void)
 
 	/* a damaged cache file: built again, the same answers */
 	char cmd[600];
+	/* (the index's sizes, after the log's identity and path: vcache.c) */
 	snprintf(cmd, sizeof cmd, "for f in '%s'/posixtrace/view-*.idx; do "
+	         "at=$(grep -abo PTVIDX02 \"$f\" | head -1 | cut -d: -f1); test -n \"$at\" || exit 1; "
 	         "printf 'XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX' | "
-	         "dd of=\"$f\" bs=1 seek=60 conv=notrunc 2>/dev/null; done", cache);
+	         "dd of=\"$f\" bs=1 seek=$((at + 8)) conv=notrunc 2>/dev/null; done", cache);
 	CHECK_EQ(system(cmd), 0);
 	REQUIRE(view_start(&s, CLI("view", (char *)log), o, er, 120) == 0);
 	out = cli_slurp(o);
@@ -404,6 +448,7 @@ int main(void)
 	stop(&s, er);
 	free(whole);
 	export_html(log);
+	spans(o, er);
 	printf("%d checks\n", t_checks);
 	T_END();
 }

@@ -13,8 +13,11 @@
  *   - a click on another event drawn shows it, and it is the event
  *     `posixtrace show` lists at that time;
  *   - a click on that event's type hides exactly its events;
- *   - on 300 004 generated events, the overview (drawn from counts) sums
- *     to info's count;
+ *   - on 300 004 generated events (PT_VIEW_CDP_EVENTS=50000000: the
+ *     issue's 50 M), the overview (drawn from counts) sums to info's
+ *     count, and a jump to the time of event 2N/3 shows it (its payload);
+ *   - a window of the spans log (tests/view_test.h) draws its three span
+ *     bars;
  *   - no script exception anywhere (the protocol's exceptionThrown events
  *     and the page's own record).
  * Screenshots: build/view-cdp-*.png.  Skipped without chromium.
@@ -60,6 +63,24 @@ static void settle(struct cdp *c)
 {
 	usleep(60000);
 	CHECK_EQ(cdp_wait(c, "document.getElementById('status').textContent.indexOf('answered')>=0", 20000), 0);
+}
+
+/* Types time t (s after the first event) into "jump to", presses Enter,
+ * and waits for the event there to be shown. */
+static void jump(struct cdp *c, double t)
+{
+	char params[200];
+	free(cdp_eval(c, "document.body.removeAttribute('data-selected')"));
+	double jx = cdp_eval_num(c, "(function(){var r=document.getElementById('jump').getBoundingClientRect();return r.left+10;})()");
+	double jy = cdp_eval_num(c, "(function(){var r=document.getElementById('jump').getBoundingClientRect();return r.top+5;})()");
+	cdp_click(c, jx, jy);
+	free(cdp_eval(c, "document.getElementById('jump').value=''"));
+	snprintf(params, sizeof params, "{\"text\":\"%.9f\"}", t); /* (exact: an event of
+	                                          * another thread may lie nearer a time beside it) */
+	free(cdp_call(c, 1, "Input.insertText", params));
+	free(cdp_call(c, 1, "Input.dispatchKeyEvent", "{\"type\":\"keyDown\",\"key\":\"Enter\",\"code\":\"Enter\",\"windowsVirtualKeyCode\":13}"));
+	free(cdp_call(c, 1, "Input.dispatchKeyEvent", "{\"type\":\"keyUp\",\"key\":\"Enter\",\"code\":\"Enter\",\"windowsVirtualKeyCode\":13}"));
+	CHECK_EQ(cdp_wait(c, "document.body.getAttribute('data-selected')==='ok'", 60000), 0);
 }
 
 int main(void)
@@ -128,16 +149,7 @@ int main(void)
 	CHECK(near(span(&c), s2, 1e-9));
 
 	/* jump to the first request, typed into the box */
-	double jx = cdp_eval_num(&c, "(function(){var r=document.getElementById('jump').getBoundingClientRect();return r.left+10;})()");
-	double jy = cdp_eval_num(&c, "(function(){var r=document.getElementById('jump').getBoundingClientRect();return r.top+5;})()");
-	cdp_click(&c, jx, jy);
-	char params[200];
-	snprintf(params, sizeof params, "{\"text\":\"%.9f\"}", t_req); /* (exact: an event of
-	                                          * another thread may lie nearer a time beside it) */
-	free(cdp_call(&c, 1, "Input.insertText", params));
-	free(cdp_call(&c, 1, "Input.dispatchKeyEvent", "{\"type\":\"keyDown\",\"key\":\"Enter\",\"code\":\"Enter\",\"windowsVirtualKeyCode\":13}"));
-	free(cdp_call(&c, 1, "Input.dispatchKeyEvent", "{\"type\":\"keyUp\",\"key\":\"Enter\",\"code\":\"Enter\",\"windowsVirtualKeyCode\":13}"));
-	CHECK_EQ(cdp_wait(&c, "document.body.getAttribute('data-selected')==='ok'", 20000), 0);
+	jump(&c, t_req);
 	char *d = cdp_eval(&c, "document.getElementById('detail').textContent");
 	CHECK(cli_contains(d, "request (type"));
 	CHECK(cli_contains(d, text));
@@ -157,7 +169,7 @@ int main(void)
 	/* an event at least 10 px from any other of its lane, not the selected one */
 	char *pick = cdp_eval(&c,
 		"(function(){var ev=posixtraceView.events(),v=posixtraceView.view(),"
-		"w=document.getElementById('cv').width-230,px=(v[1]-v[0])/w,sel=+document.getElementById('detail').getAttribute('data-at');"
+		"w=document.getElementById('cv').width-230,px=(v[1]-v[0])/w,sel=+document.getElementById('detail').getAttribute('data-at')+posixtraceView.t0();"
 		"for(var i=0;i<ev.length;i++){var e=ev[i],ok=e[1]!==sel&&e[1]>v[0]&&e[1]<v[1];"
 		"for(var j=0;j<ev.length&&ok;j++)if(j!==i&&ev[j][0]===e[0]&&Math.abs(ev[j][1]-e[1])<10*px)ok=false;"
 		"if(ok){var p=posixtraceView.where(e[1],e[0]);return p[0]+' '+p[1]+' '+e[1]+' '+e[2];}}return '';})()");
@@ -169,6 +181,7 @@ int main(void)
 	free(pick);
 	cdp_click(&c, px, py);
 	char cond[200];
+	pat -= cdp_eval_num(&c, "posixtraceView.t0()"); /* (data-at: since time 0, as show) */
 	snprintf(cond, sizeof cond, "document.getElementById('detail').getAttribute('data-at')==='%.0f'", pat);
 	CHECK_EQ(cdp_wait(&c, cond, 20000), 0);
 	char *type = cdp_eval(&c, "document.getElementById('detail').getAttribute('data-type')");
@@ -209,11 +222,15 @@ int main(void)
 	free(errs);
 	CHECK_EQ(view_stop(&s), 0);
 
-	/* 300 000 generated events: the overview from counts */
-	const char *big = cli_path("big.ptlog");
-	REQUIRE(biglog_write(big, 300000, 1) == 0);
+	/* generated events (PT_VIEW_CDP_EVENTS, default 300 000; the issue's
+	 * 50 M: PT_VIEW_CDP_EVENTS=50000000): the overview from counts; one
+	 * event two thirds in, jumped to: its payload is its number */
+	const char *big = cli_path("big.ptlog"), *ne = getenv("PT_VIEW_CDP_EVENTS");
+	uint64_t nbig = ne && *ne ? strtoull(ne, NULL, 10) : 300000;
+	REQUIRE(nbig >= 1000);
+	REQUIRE(biglog_write(big, nbig, 1) == 0);
 	n = view_info_events(big);
-	REQUIRE(view_start(&s, CLI("view", (char *)big), o, er, 60) == 0);
+	REQUIRE(view_start(&s, CLI("view", (char *)big), o, er, 900) == 0);
 	open_page(&c, s.url);
 	CHECK(cdp_eval_num(&c, "document.body.getAttribute('data-mode')==='density'?1:0") == 1);
 	CHECK_EQ((long long)cdp_eval_num(&c, "+document.body.getAttribute('data-drawn')"), n);
@@ -221,8 +238,40 @@ int main(void)
 	for (int k = 0; k < 30; k++)
 		cdp_key(&c, 'w');
 	settle(&c);
+	/* (a larger log: on until a window is narrow enough for its events) */
+	for (int k = 0; k < 60 && cdp_eval_num(&c, "posixtraceView.events().length") == 0; k++) {
+		cdp_key(&c, 'w');
+		settle(&c);
+	}
 	CHECK(cdp_eval_num(&c, "posixtraceView.events().length") > 0);
 	CHECK_EQ(cdp_screenshot(&c, PT_BUILD_DIR "/view-cdp-big-zoomed.png"), 0);
+	uint64_t k = nbig / 3 * 2 + 1;
+	char hex[40]; /* as the details print it: "hex:  41 0d 03 ..." */
+	for (int i = 0; i < 8; i++)
+		snprintf(hex + 3 * i, 4, "%02x ", (unsigned)(k >> (8 * i) & 0xff));
+	hex[23] = 0;
+	jump(&c, (double)(k * 200) / 1e9);
+	d = cdp_eval(&c, "document.getElementById('detail').textContent");
+	CHECK(cli_contains(d, hex));
+	if (!cli_contains(d, hex))
+		fprintf(stderr, "event %llu: detail %s\n", (unsigned long long)k, d ? d : "(none)");
+	free(d);
+	CHECK_EQ(cdp_screenshot(&c, PT_BUILD_DIR "/view-cdp-big-event.png"), 0);
+	errs = cdp_eval(&c, "document.body.getAttribute('data-errors')");
+	CHECK(errs && strcmp(errs, "\"\"") == 0);
+	free(errs);
+	CHECK_EQ(view_stop(&s), 0);
+
+	/* spans: a window of one period draws its three bars */
+	const char *spl = cli_path("spans.ptlog");
+	spans_log(spl);
+	REQUIRE(view_start(&s, CLI("view", (char *)spl), o, er, 60) == 0);
+	char url[300];
+	snprintf(url, sizeof url, "%s#view=500000,509999", s.url);
+	open_page(&c, url);
+	CHECK_EQ(cdp_wait(&c, "+document.body.getAttribute('data-spans')===3", 20000), 0);
+	CHECK_EQ((long long)cdp_eval_num(&c, "posixtraceView.spans().length"), 3);
+	CHECK_EQ(cdp_screenshot(&c, PT_BUILD_DIR "/view-cdp-spans.png"), 0);
 	errs = cdp_eval(&c, "document.body.getAttribute('data-errors')");
 	CHECK(errs && strcmp(errs, "\"\"") == 0);
 	free(errs);

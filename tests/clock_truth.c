@@ -622,7 +622,8 @@ static void check_show(const char *out, struct check *c)
 }
 
 /* export --format chrome: "ts" in microseconds since the first event, with
- * the nanosecond digits; the first event's absolute time comes from the
+ * the nanosecond digits it needs (none, or 1 to 3 without a trailing zero);
+ * the first event's absolute time comes from the
  * log (c->rel). */
 static void check_chrome(const char *js, struct check *c)
 {
@@ -632,10 +633,20 @@ static void check_chrome(const char *js, struct check *c)
 		const char *ts = in_line(l, nl, "\"ts\":"), *pid = in_line(l, nl, "\"pid\":"),
 		           *tid = in_line(l, nl, "\"tid\":"), *txt = in_line(l, nl, "\"text\":\"");
 		if (ts && pid && tid && in_line(l, nl, "\"ph\":\"i\"")) {
-			long us = 0, frac = 0;
-			int nd = 0;
-			REQUIRE(sscanf(ts + 5, "%ld.%ld%n", &us, &frac, &nd) == 2);
-			int64_t v = (int64_t)us * 1000 + frac;
+			/* microseconds, then 0 to 3 digits of fraction (none when 0) */
+			char *q = NULL;
+			long us = strtol(ts + 5, &q, 10);
+			int64_t v = (int64_t)us * 1000;
+			REQUIRE(q && q > ts + 5);
+			if (*q == '.') {
+				int nd = 0, scale = 100;
+				for (q++; *q >= '0' && *q <= '9'; q++, nd++, scale /= 10) {
+					REQUIRE(nd < 3);
+					v += (*q - '0') * scale;
+				}
+				REQUIRE(nd >= 1 && q[-1] != '0'); /* no trailing zero */
+			}
+			REQUIRE(*q == ',');
 			const char *text = "";
 			size_t len = 0;
 			if (txt && (in_line(l, nl, "\"name\":\"mark\"") ||

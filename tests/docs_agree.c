@@ -19,6 +19,8 @@
  *    that version; every version node of src/libposixtrace.map is named
  *    in README, and each symbol of a node after the first is named there
  *    next to it (and README gives no other pair).
+ *  - --all and --t0: a command takes each exactly when its own --help
+ *    names it, and then its section of posixtrace(1) names it too.
  */
 #include <dlfcn.h>
 #include <regex.h>
@@ -116,6 +118,57 @@ static char *man_option(const char *man, const char *opt)
 		*end = 0;
 	memmove(s, p, strlen(p) + 1);
 	return s;
+}
+
+/* The section of posixtrace(1) for command cmd (".SS cmd" to the next
+ * ".SS" or ".SH"), roff escapes of '-' undone. */
+static char *man_section(const char *man, const char *cmd)
+{
+	char *s = strdup(man), *w = s, tag[64];
+	for (const char *r = man; *r; r++)
+		if (!(r[0] == '\\' && r[1] == '-'))
+			*w++ = *r;
+	*w = 0;
+	snprintf(tag, sizeof tag, "\n.SS %s\n", cmd);
+	char *p = strstr(s, tag);
+	REQUIRE(p);
+	char *e1 = strstr(p + 1, "\n.SS "), *e2 = strstr(p + 1, "\n.SH ");
+	char *end = e1 && (!e2 || e1 < e2) ? e1 : e2;
+	if (end)
+		*end = 0;
+	memmove(s, p, strlen(p) + 1);
+	return s;
+}
+
+/* --all and --t0 in each command's --help, what it takes, and its
+ * section of the manual. */
+static void front_options(const char *man1)
+{
+	static const char *const cmds[] = { "record", "attach", "live", "top", "show",
+	                                    "info", "stats", "view", "export" };
+	static const char *const opts[][3] = { { "--all", NULL }, { "--t0", "trace" } };
+	int takes[2] = { 0, 0 };
+	for (size_t c = 0; c < sizeof cmds / sizeof cmds[0]; c++) {
+		char *help = NULL, *sec = man_section(man1, cmds[c]);
+		CHECK_EQ(cli_run(CLI((char *)cmds[c], "--help"), &help, NULL), 0);
+		for (int o = 0; o < 2; o++) {
+			char *const *argv = opts[o][1]
+				? CLI((char *)cmds[c], (char *)opts[o][0], (char *)opts[o][1], "--help")
+				: CLI((char *)cmds[c], (char *)opts[o][0], "--help");
+			int rc = cli_run(argv, NULL, NULL);
+			int said = cli_contains(help, opts[o][0]), taken = rc == 0;
+			if (said != taken || (taken && !cli_contains(sec, opts[o][0])))
+				fprintf(stderr, "%s %s: taken %d, in --help %d, in posixtrace(1) %d\n",
+				        cmds[c], opts[o][0], taken, said, cli_contains(sec, opts[o][0]));
+			CHECK_EQ(said, taken);
+			CHECK(!taken || cli_contains(sec, opts[o][0]));
+			takes[o] += taken;
+		}
+		free(help);
+		free(sec);
+	}
+	CHECK_EQ(takes[0], 7); /* all but record and attach */
+	CHECK_EQ(takes[1], 6); /* and not top */
 }
 
 int main(void)
@@ -236,6 +289,7 @@ int main(void)
 	CHECK(nodes >= 3);
 	CHECK_EQ(pairs, later); /* no pair but those */
 	dlclose(so);
+	front_options(man1);
 	free(help);
 	free(lhelp);
 	free(man1);

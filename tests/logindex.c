@@ -19,6 +19,11 @@
  *   reads that block as damage;
  * - seeking gives the same point and loss count either way;
  * - a format-6 log (no index) is scanned;
+ * - the batches of pt_logr_next_batch (the view's index, one lock and
+ *   no payload copy an event) are the events pt_logr_next gives, in
+ *   order, with the same writers and loss counts, batches and single
+ *   events mixed: on every log above, through the index and after a
+ *   scan, and on a LOOP log that wrapped (its OVERFLOW/RESUME pair);
  * - reading stopped at a window's end (pt_logr_stop_after, show --to)
  *   reads a bounded number of bytes past the window, yet a late event
  *   stamped inside it is read, through the index and after a scan alike.
@@ -123,6 +128,82 @@ static size_t nerrors(const struct rec *v, size_t n)
 	return k;
 }
 
+/* The events of fd read in batches (every third step one pt_logr_next
+ * instead, as a reader may mix them) are those pt_logr_next alone
+ * gives: times, ids, writers, and the loss count after each step. */
+static void same_batched(int fd, int flags, const char *what)
+{
+	static struct pt_ext_batch b;
+	static unsigned char buf[TRACE_DATA_MAX];
+	struct pt_logr r, s;
+	size_t n = 0, bad = 0, batches = 0, lost = 0, words = 0;
+
+	REQUIRE(pt_logr_open_opt(&r, fd, flags) == 0);
+	REQUIRE(pt_logr_open_opt(&s, fd, flags) == 0);
+	for (int step = 0;; step++) {
+		struct posix_trace_event_info ev, ew;
+		size_t len;
+		int un = 0;
+		if (step % 3 == 2) { /* one event the ordinary way */
+			REQUIRE(pt_logr_next(&r, &ev, buf, sizeof buf, &len, &un) == 0);
+			memset(&b, 0, sizeof b);
+			if (!un) {
+				b.n = b.nw = 1;
+				b.w[0].pid = (int32_t)ev.posix_pid;
+				b.w[0].thread = (uint64_t)ev.posix_thread_id;
+				b.ev[0].ts = (uint64_t)ev.posix_timestamp.tv_sec * 1000000000u +
+				             (uint64_t)ev.posix_timestamp.tv_nsec;
+				b.ev[0].id = (uint16_t)ev.posix_event_id;
+			}
+		} else {
+			memset(&b, 0x5a, sizeof b);
+			REQUIRE(pt_logr_next_batch(&r, &b) == 0);
+			CHECK(b.n <= PT_EXT_BATCH && b.nw <= PT_EXT_BATCH_W);
+			batches += b.n > 1;
+		}
+		for (size_t i = 0; i < b.n; i++, n++) {
+			REQUIRE(pt_logr_next(&s, &ew, buf, sizeof buf, &len, &un) == 0);
+			const struct pt_ext_bevent *e = &b.ev[i];
+			lost += (e->flags & PT_EXT_BEV_LOST) != 0;
+			words += (e->flags & PT_EXT_BEV_WORD) != 0;
+			if (un || e->w >= b.nw) {
+				bad++;
+				break;
+			}
+			uint64_t ts = (uint64_t)ew.posix_timestamp.tv_sec * 1000000000u +
+			              (uint64_t)ew.posix_timestamp.tv_nsec;
+			/* a loss count ends its batch; a 4-byte payload is in word */
+			unsigned want = s.last_lost_ok ? PT_EXT_BEV_LOST : len == 4 ? PT_EXT_BEV_WORD : 0;
+			int32_t word = 0;
+			if (want == PT_EXT_BEV_WORD)
+				memcpy(&word, buf, 4);
+			if (step % 3 == 2) /* (made here from getnext's) */
+				want = e->flags, word = e->word;
+			if ((e->ts != ts || e->id != ew.posix_event_id ||
+			     b.w[e->w].pid != (int32_t)ew.posix_pid ||
+			     b.w[e->w].thread != (uint64_t)ew.posix_thread_id || e->flags != want ||
+			     e->word != word || ((e->flags & PT_EXT_BEV_LOST) && i + 1 != b.n)) &&
+			    bad++ == 0)
+				fprintf(stderr, "  (%s: event %zu differs: id %u/%u ts %llu/%llu)\n", what,
+				        n, e->id, (unsigned)ew.posix_event_id,
+				        (unsigned long long)e->ts, (unsigned long long)ts);
+		}
+		/* the loss count the command reads after each step */
+		CHECK(r.last_lost_ok == s.last_lost_ok && r.last_lost == s.last_lost &&
+		      r.wrap_told == s.wrap_told);
+		if (!b.n) {
+			REQUIRE(pt_logr_next(&s, &ew, buf, sizeof buf, &len, &un) == 0);
+			CHECK_EQ(un, 1); /* both at the end */
+			break;
+		}
+	}
+	CHECK_EQ(bad, 0u);
+	CHECK(batches > 0 && n > 0);
+	CHECK(lost > 0 && words > 0); /* (both kinds met) */
+	pt_logr_close(&r);
+	pt_logr_close(&s);
+}
+
 /* The log read through the index (indexed: whether it has one that
  * holds) and by a scan: the same (meta_lost: but for the names and the
  * map, in a damaged block).  The number of error events. */
@@ -136,6 +217,8 @@ static size_t same_both_ways(int fd, int indexed, int meta_lost, const char *wha
 	REQUIRE(pt_logr_open_opt(&b, fd, PT_LOGR_SCAN) == 0);
 	CHECK_EQ(a.indexed, indexed);
 	CHECK_EQ(b.indexed, 0);
+	same_batched(fd, 0, what);
+	same_batched(fd, PT_LOGR_SCAN, what);
 	size_t na = read_rest(&a, &va), nb = read_rest(&b, &vb);
 	CHECK_EQ(na, nb);
 	size_t bad = 0, first_bad = SIZE_MAX;
@@ -396,6 +479,35 @@ static void t_format6(void)
 	close(fd);
 }
 
+/* A LOOP log that wrapped: batches give its OVERFLOW/RESUME pair before
+ * the oldest event kept, as the ordinary reader does. */
+static void t_batch_wrapped(void)
+{
+	struct pt_attr_img a = mkattr(200);
+	struct pt_logw_opt o = { .block_size = BLOCK };
+	struct pt_logw w;
+	struct pt_logr r;
+	int fd = memfd_create("logindex-loop", 0);
+
+	REQUIRE(fd >= 0);
+	REQUIRE(pt_logw_init_opt(&w, fd, &a, POSIX_TRACE_LOOP, 64 * BLOCK, &o) == 0);
+	put_names(&w);
+	for (uint64_t i = 0; i < NEV / 4; i++) {
+		CHECK_RC(put_ev(&w, i), 0);
+		if (i % 997 == 996)
+			CHECK_RC(pt_logw_event_lost(&w, ev_ts(i), 0, 0, 0, POSIX_TRACE_RESUME, i), 0);
+	}
+	w.stream_lost = 77;
+	CHECK_RC(pt_logw_finish(&w, &ST), 0);
+	CHECK(w.lost > 0);
+	pt_logw_free(&w);
+	REQUIRE(pt_logr_open(&r, fd) == 0);
+	CHECK(r.wrapped);
+	pt_logr_close(&r);
+	same_batched(fd, 0, "wrapped LOOP log");
+	close(fd);
+}
+
 int main(void)
 {
 	T_BEGIN(120);
@@ -404,6 +516,7 @@ int main(void)
 	t_damage();
 	t_lying_index();
 	t_format6();
+	t_batch_wrapped();
 	t_stop(0, 0);
 	t_stop(0, 1);
 	t_stop(PT_LOGR_SCAN, 0);

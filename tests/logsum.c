@@ -2,8 +2,8 @@
  * logsum.c -- the log's summary (format 5 and later, src/log/logsum.c): what
  * pt_log_summary_read() gives, read from the end of the file only, is
  * checked against what this test wrote (its own counts per type and per
- * writer, first and last timestamps, writers in order of their first
- * event, names, entries of the map, the last loss count) and against the
+ * writer (a short record after a name record too), first and last
+ * timestamps, writers in order of their first event, names, entries of the map, the last loss count) and against the
  * full reader: the events it returns, with no error event for the
  * summary.  Both byte orders; a block size so small that the summary
  * takes many blocks, with 700 writers; an UNTIL_FULL log that filled
@@ -88,6 +88,19 @@ static void write_log(int fd, struct pt_logw *w, struct want *x, uint64_t n, uin
 				note(x, 0, 0, POSIX_TRACE_RESUME, e.ts);
 			}
 		}
+	}
+	/* two events of one writer from one address (the second a short
+	 * record) with a name record between them: both are that writer's
+	 * (the summary once gave the second to the block's writer 0) */
+	for (int k = 0; k < 2 && !w->full; k++) {
+		uint64_t ts = ev_ts(n) + k;
+		if (k == 0) { /* (another writer first: 78 is not the block's writer 0) */
+			CHECK_RC(pt_logw_event(w, ts, 79, 0x7000, 0x401000, 17, 0, NULL, 0), 0);
+			note(x, 79, 0x7000, 17, ts);
+		} else
+			CHECK_RC(pt_logw_name(w, 41, "event-41"), 0); /* (a new name: a record) */
+		CHECK_RC(pt_logw_event(w, ts, 78, 0x8000, 0x401234, 17, 0, NULL, 0), 0);
+		note(x, 78, 0x8000, 17, ts);
 	}
 	for (uint32_t k = 0; k < writers; k++) {
 		uint64_t ts = ev_ts(n) + k;

@@ -1,8 +1,10 @@
 /*
  * cmd.h -- the top layer of the posixtrace command (cli/cmd/): the
  * commands (main.c dispatches to cmd_*()), the target process they launch
- * or attach to (target.c), live's and top's set-up (live.c), and record's
- * closing summary (summary.c).  Below it: write.h.
+ * or attach to (target.c) and, with attach --tree, its descendants
+ * (proctree.c), live's and top's set-up (live.c), info's processes table
+ * (info.c, show uses it too) and record's closing summary (summary.c).
+ * Below it: write.h.
  */
 #ifndef POSIXTRACE_CLI_CMD_H
 #define POSIXTRACE_CLI_CMD_H
@@ -52,6 +54,20 @@ int target_exit_code(const struct target *t);
 void signals_block(void);
 void signals_unblock(void); /* in the main thread, once the other threads exist */
 int signals_take(int timeout_ms, int *from_tty);  /* a signal, or 0 */
+
+/* ------------------------------------------------------------ info.c */
+/* The processes table (a child below its parent, indented), as info
+ * prints it; first: the trace's first event.  0, or 1 after a message. */
+int info_processes(const struct tlog *l, struct symz *z, uint64_t first);
+
+/* ------------------------------------------------------------ proctree.c */
+/* attach --tree: the running descendants of root, each asked to join the
+ * stream trid when it uses the library (ptree_poll, once per look). */
+struct ptree;
+struct ptree *ptree_new(pid_t root); /* NULL: no such process, or no memory */
+void ptree_poll(struct ptree *t, trace_id_t trid);
+/* frees t; how many were asked to join, were in already, could not be asked */
+void ptree_free(struct ptree *t, unsigned *joined, unsigned *inherited, unsigned *refused);
 
 /* ------------------------------------------------------------ summary.c */
 void print_summary(FILE *f, const char *log_path, pid_t root);

@@ -19,31 +19,38 @@ static const char help[] =
 "           a slice per span (NAME/begin..NAME/end, or --span)\n"
 "  html     one self-contained HTML page: a timeline with a lane per\n"
 "           thread, events colored by type, details on hover, zoom with the\n"
-"           mouse wheel or the buttons, and a summary table\n"
-"  ctf      a CTF 1.8 trace directory (metadata + one stream file) for\n"
-"           babeltrace2 and Trace Compass; each event's address also as\n"
-"           function+offset (file:line) in its field `symbol`\n"
+"           mouse wheel or the buttons, and a summary table; spans as bars\n"
+"           on the lanes, and per span a latency histogram and p99 over time\n"
+"  ctf      a CTF 1.8 trace directory (metadata + one stream file per\n"
+"           thread) for babeltrace2 and Trace Compass; each event's call\n"
+"           site in its field `site`: a number, labelled once in the\n"
+"           metadata with the address and function+offset (file:line)\n"
 "  perfetto Perfetto's protobuf trace (.pftrace) for ui.perfetto.dev and\n"
 "           trace_processor: a track per process and thread, an instant per\n"
 "           event with its payload as arguments and its symbol as source\n"
-"           location, lost events; packets compressed with zlib\n"
+"           location, lost events, a slice per span (on its thread's track;\n"
+"           keyed spans on tracks NAME #1, #2...); packets compressed with zlib\n"
 "\n"
 "  -f, --format FORMAT   chrome, html, ctf or perfetto\n"
 "  -o, --output OUT      default: FILE with .json, .html, .ctf or .pftrace\n"
 "                        instead of .ptlog\n"
 "      --force           replace OUT if it exists\n"
 "      --from T, --to T  html: draw every event of this window (seconds since\n"
-"                        the first event, a UTC time, or @EPOCH as in show);\n"
+"                        time 0, a UTC time, or @EPOCH as in show);\n"
 "                        a log of more than 200 000 events gets the overview\n"
 "                        of the whole trace and a window: by default as much\n"
 "                        of its start as holds 200 000 events\n"
-"      --raw-addresses   do not symbolize addresses (ctf: no symbol field;\n"
+"      --raw-addresses   do not symbolize addresses (ctf: the address in\n"
+"                        its field `addr`, no site;\n"
 "                        perfetto: the address in hex is the symbol)\n"
 "      --no-compress     perfetto: plain packets (a build without zlib\n"
 "                        writes only those, and says so)\n"
 "  -h, --help            this help\n"
-"      --span BEGIN,END[,NAME][,key]   chrome: pair two more types as spans\n"
-"                        (see posixtrace stats --help)\n";
+"      --span BEGIN,END[,NAME][,key]   chrome, perfetto, html: pair two more\n"
+"                        types as spans (see posixtrace stats --help)\n"
+"html labels times from time 0 (--t0); chrome counts its ts from the trace's\n"
+"first event (viewers refuse negative ones, and show times from the start);\n"
+"ctf and perfetto carry absolute times.\n";
 
 static char *default_out(const char *in, const char *ext)
 {
@@ -127,11 +134,70 @@ static int pf_fields(const struct tlog *l, const struct tev *e, struct pf_field 
 	return (int)n;
 }
 
-/* The log through the Perfetto writer (write.h), event by event as
- * it is read (plain: no compressed packets).  -1 with errno: writing
- * failed; 1: reading did (said). */
-static int export_perfetto(struct tlog *l, struct symz *z, FILE *f, int plain)
+/* A span's slice on an async track: its definition's lane (lanes are
+ * described when first used: described[def] of them so far). */
+static uint64_t pf_lane(struct pf *w, const struct span_stat *x, unsigned def, uint32_t lane,
+                        uint32_t *described)
 {
+	uint64_t track = (uint64_t)(def + 1) << 32 | lane;
+	for (; described[def] <= lane; described[def]++) {
+		char name[TRACE_EVENT_NAME_MAX + 24];
+		snprintf(name, sizeof name, "%s #%u", x->name, described[def] + 1);
+		pf_async_track(w, (uint64_t)(def + 1) << 32 | described[def], name);
+	}
+	return track;
+}
+
+/* What event e did to spans (m) as slices (write.h, pf_slice), on the
+ * track of its thread (pid, key): a begin before e's instant (end 0), an
+ * end after it (end 1).  Same-thread spans are slices of the thread's
+ * track, where an end closes the last begun slice: the spans begun after
+ * the one that ends and still open (spans of other names overlapping it)
+ * are ended with it and begun again ("split").  Keyed spans are slices
+ * of their definition's lanes.  A span still open at the end of the
+ * trace has no end (trace_processor: a slice that did not end). */
+static void pf_span(struct pf *w, struct spans *sp, const struct tev *e, const struct span_mark *m,
+                    int32_t pid, uint64_t key, uint32_t *described, int end)
+{
+	const struct span_stat *x = spans_stat(sp, m->def);
+	if (!end && m->kind == SPAN_BEGIN) {
+		if (!x->keyed) {
+			pf_slice(w, pid, key, e->ts, 1, m->def, x->name, 0, 0);
+			return;
+		}
+		uint64_t track = pf_lane(w, x, m->def, m->lane, described);
+		if (m->replaced)
+			pf_slice(w, pid, key, e->ts, 0, m->def, x->name, track, PF_INCOMPLETE);
+		pf_slice(w, pid, key, e->ts, 1, m->def, x->name, track, 0);
+		return;
+	}
+	if (!end || (m->kind != SPAN_END && m->kind != SPAN_CUT) || !m->paired)
+		return;
+	unsigned flags = m->kind == SPAN_CUT ? PF_INCOMPLETE : 0;
+	/* (an end stamped before its begin, incomplete: at its begin's time) */
+	uint64_t ts = e->ts > m->start ? e->ts : m->start;
+	if (x->keyed) {
+		pf_slice(w, pid, key, ts, 0, m->def, x->name,
+		         pf_lane(w, x, m->def, m->lane, described), flags);
+		return;
+	}
+	unsigned n = spans_open(sp, e->thread);
+	for (unsigned i = n; i-- > m->depth;)
+		pf_slice(w, pid, key, ts, 0, spans_open_def(sp, e->thread, i), NULL, 0, PF_SPLIT);
+	pf_slice(w, pid, key, ts, 0, m->def, x->name, 0, flags);
+	for (unsigned i = m->depth; i < n; i++) {
+		unsigned d = spans_open_def(sp, e->thread, i);
+		pf_slice(w, pid, key, ts, 1, d, spans_stat(sp, d)->name, 0, PF_SPLIT);
+	}
+}
+
+/* The log through the Perfetto writer (write.h), event by event as
+ * it is read (plain: no compressed packets), with the spans of sp as
+ * slices.  -1 with errno: writing failed; 1: reading did (said). */
+static int export_perfetto(struct tlog *l, struct symz *z, struct spans *sp, FILE *f, int plain)
+{
+	uint32_t described[SPAN_MAX] = { 0 };
+	struct span_mark m;
 	char tmp[32], raw[32], text[512];
 	static char ftext[2 * 65536 + 64 * PT_EXT_FIELDS_MAX];
 	struct pf_field fields[PT_EXT_FIELDS_MAX];
@@ -148,7 +214,9 @@ static int export_perfetto(struct tlog *l, struct symz *z, FILE *f, int plain)
 
 	for (size_t i = 0; w && i < l->npr; i++) {
 		const char *exe = z && l->pr[i].pid ? symz_exe(z, l->pr[i].pid) : NULL;
-		pf_process(w, l->pr[i].pid, exe && strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe, 0);
+		const struct pt_ext_proc *id = tlog_identity(l, l->pr[i].pid);
+		pf_process(w, l->pr[i].pid, exe && strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe,
+		           id ? id->ppid : 0, id ? id->cmdline : NULL);
 	}
 	for (size_t i = 0; w && i < l->nth; i++) /* threads the trace does not identify */
 		if (!thrmap_find(l->thrs, l->th[i].pid, l->th[i].tid, 0))
@@ -167,6 +235,12 @@ static int export_perfetto(struct tlog *l, struct symz *z, FILE *f, int plain)
 			len = strlen(text);
 		}
 		uint64_t key = pf_key(w, l, th, e->ts);
+		if (spans_event(sp, l, e, &m)) {
+			err_msg("out of memory");
+			r = -1;
+			break;
+		}
+		pf_span(w, sp, e, &m, th->pid, key, described, 0);
 		const char *sym = z && e->addr ? symz_lookup(z, th->pid, e->ts, e->addr) : raw;
 		unsigned flags = e->trunc == POSIX_TRACE_TRUNCATED_RECORD ? PF_TRUNCATED : 0;
 		int nf = pf_fields(l, e, fields, fat, ftext, sizeof ftext);
@@ -176,6 +250,7 @@ static int export_perfetto(struct tlog *l, struct symz *z, FILE *f, int plain)
 		else
 			pf_event(w, th->pid, key, e->ts, e->id, tlog_name(l, e->id, tmp, sizeof tmp), sym,
 			         d, len, flags);
+		pf_span(w, sp, e, &m, th->pid, key, described, 1);
 		if (e->id == POSIX_TRACE_RESUME && e->lost && e->lost != UINT64_MAX) {
 			pf_loss(w, th->pid, key, e->ts, e->lost);
 			lost += e->lost;
@@ -219,7 +294,7 @@ int cmd_export(int argc, char **argv)
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "hf:o:", lopts, NULL)) != -1) {
 		switch (c) {
-		case 'h': fputs(help, stdout); return 0;
+		case 'h': fputs(help, stdout); front_help(stdout, 24, 1); return 0;
 		case 'f': fmt = optarg; break;
 		case 'o': out = optarg; break;
 		case 'F': force = 1; break;
@@ -269,6 +344,13 @@ int cmd_export(int argc, char **argv)
 		return 1;
 	}
 	tlog_warn(&l); /* a cut-short or damaged log exports what it holds */
+	uint64_t t0 = l.first;
+	if (tlog_t0(&l, &t0)) {
+		spans_free(sp);
+		free(dflt);
+		tlog_free(&l);
+		return 1;
+	}
 	struct symz *z = raw ? NULL : symz_open(&l, in, 0);
 	int rc;
 	if (!strcmp(fmt, "ctf")) {
@@ -281,9 +363,9 @@ int cmd_export(int argc, char **argv)
 		} else {
 			rc = !strcmp(fmt, "chrome") ? export_chrome(&l, z, sp, f)
 			     : !strcmp(fmt, "html")
-			         ? export_html(&l, z, f, have_from ? when_ns(&from, l.first) : 0,
-			                       have_to ? when_ns(&to, l.first) : UINT64_MAX)
-			     : export_perfetto(&l, z, f, plain);
+			         ? export_html(&l, z, sp, f, t0, have_from ? when_ns(&from, t0) : 0,
+			                       have_to ? when_ns(&to, t0) : UINT64_MAX)
+			     : export_perfetto(&l, z, sp, f, plain);
 			int e = rc < 0 ? errno : 0; /* (perfetto: writing, or out of memory) */
 			if ((ferror(f) | fclose(f)) && !e)
 				e = errno;

@@ -2,11 +2,12 @@
  * info.c -- `posixtrace info FILE`: the log's attributes and final status,
  * its event types with counts, its processes and threads, its time span.
  */
+#include <getopt.h>
 #include <string.h>
 #include "cmd.h"
 
 static const char help[] =
-"usage: posixtrace info FILE\n"
+"usage: posixtrace info [--all] [--t0 WHEN] [--span BEGIN,END[,NAME][,key]]... FILE\n"
 "\n"
 "Describe the trace log FILE: the stream's attributes (name, sizes,\n"
 "policies, inheritance, creation time, clock resolution), its status when\n"
@@ -18,7 +19,14 @@ static const char help[] =
 "read), else from reading every event.  A log that is not whole is\n"
 "described all the same: one whose recording was cut short has no final\n"
 "status, and stretches that could not be read are counted (each is a\n"
-"posix_trace_error event).\n";
+"posix_trace_error event).  The processes' first and last times count\n"
+"from time 0 (see --t0).\n"
+"\n"
+"A log with spans (types NAME/begin and NAME/end, NAME/async-begin and\n"
+"NAME/async-end, or those --span pairs) is read whole for them: per span\n"
+"its types, how it pairs, complete and incomplete ones, p50, p99 and max\n"
+"(posixtrace stats says more).\n"
+"\n";
 
 static uint64_t ns_of(struct timespec t)
 {
@@ -143,16 +151,6 @@ static void objects(struct symz *z)
 		       (unsigned long long)lost);
 }
 
-/* The latest identity pid gave (an exec changes its command line). */
-static const struct pt_ext_proc *proc_identity(const struct tlog *l, int32_t pid)
-{
-	const struct pt_ext_proc *best = NULL;
-	for (size_t i = 0; i < l->nprocs; i++)
-		if (l->procs[i].pid == pid && (!best || l->procs[i].ts >= best->ts))
-			best = &l->procs[i];
-	return best;
-}
-
 /* A command line the traced process wrote: control characters shown as
  * '?' (it must not drive the terminal). */
 static void print_safe(const char *s, int cut)
@@ -163,20 +161,101 @@ static void print_safe(const char *s, int cut)
 		fputs("...", stdout);
 }
 
+/* The processes table: each below its parent, its command line
+ * indented by its depth in the tree (info; show --processes). */
+int info_processes(const struct tlog *l, struct symz *z, uint64_t first)
+{
+	char a[64], b[64];
+	unsigned procs, threads;
+	tlog_program_counts(l, 0, &procs, &threads);
+	printf("\nprocesses (%u)\n  %8s  %8s  %7s  %10s  %12s  %12s  %s\n", procs, "pid", "ppid",
+	       "threads", "events", "first (s)", "last (s)", "command line (else program)");
+	size_t *order;
+	unsigned *depth;
+	if (tlog_tree(l, &order, &depth)) /* a child below its parent, indented */
+		return 1;
+	for (size_t k = 0; k < l->npr; k++) {
+		const struct tproc *p = &l->pr[order[k]];
+		const char *exe = p->pid ? symz_exe(z, p->pid) : "(the trace: its system events, the reader's)";
+		const struct pt_ext_proc *id = tlog_identity(l, p->pid);
+		char pp[16] = "-";
+		if (id)
+			snprintf(pp, sizeof pp, "%d", (int)id->ppid);
+		fmt_since(a, sizeof a, p->first, first);
+		fmt_since(b, sizeof b, p->last, first);
+		printf("  %8d  %8s  %7u  %10llu  %12s  %12s  ", (int)p->pid, pp, p->nthreads,
+		       (unsigned long long)p->count, a, b);
+		for (unsigned lv = 0; lv < depth[k] && lv < 16; lv++)
+			fputs("  ", stdout);
+		if (id && id->cmdline[0])
+			print_safe(id->cmdline, id->cut);
+		else
+			fputs(exe ? exe : "", stdout);
+		putchar('\n');
+	}
+	free(order);
+	free(depth);
+	return 0;
+}
+
+/* The spans of the log at path (sp; l: its totals): read whole, once,
+ * and summed up.  0, or 1 after a message. */
+static int spans(struct spans *sp, const char *path, const struct tlog *l)
+{
+	struct tlog r;
+	struct tev e;
+	struct span_mark m;
+	int rc;
+
+	if (tlog_load(&r, path))
+		return 1;
+	while ((rc = tlog_next(&r, &e)) > 0)
+		if (spans_event(sp, &r, &e, &m)) {
+			err_msg("out of memory");
+			rc = -1;
+			break;
+		}
+	spans_end(sp);
+	if (rc == 0)
+		spans_summary(stdout, sp, l);
+	tlog_free(&r);
+	return rc < 0;
+}
+
 int cmd_info(int argc, char **argv)
 {
+	static const struct option lopts[] = {
+		{ "span", required_argument, NULL, 'S' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct span_args sa = { .n = 0 };
+	struct spans *sp;
 	struct tlog l;
 	char a[64], b[64], d[32];
+	int c;
 
-	if (want_help(argc, argv)) {
-		fputs(help, stdout);
-		return 0;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
+		switch (c) {
+		case 'h': fputs(help, stdout); fputs(spans_help, stdout); front_help(stdout, 19, 1); return 0;
+		case 'S':
+			if (span_arg(&sa, optarg))
+				return EXIT_USAGE;
+			break;
+		default: return usage_error("unknown option '%s'", argv[optind - 1]);
+		}
 	}
-	if (argc != 2 || argv[1][0] == '-')
-		return usage_error(argc < 2 ? "which log? give a FILE" :
-		                   argv[1][0] == '-' ? "unknown option" : "one FILE at a time");
-	if (tlog_totals(&l, argv[1]))
+	if (optind != argc - 1)
+		return usage_error(optind >= argc ? "which log? give a FILE" : "one FILE at a time");
+	const char *path = argv[optind];
+	if ((c = spans_make(&sa, &sp)) != 0)
+		return c;
+	if (tlog_totals(&l, path) || (spans_check(sp, &l) && (tlog_free(&l), 1))) {
+		spans_free(sp);
 		return 1;
+	}
 	attrs(&l);
 	status(&l);
 	damage(&l);
@@ -184,8 +263,19 @@ int cmd_info(int argc, char **argv)
 	fmt_abs(a, sizeof a, first);
 	fmt_abs(b, sizeof b, last);
 	fmt_duration(d, sizeof d, last - first);
-	if (l.nev)
+	uint64_t t0 = first;
+	if (tlog_t0(&l, &t0)) {
+		spans_free(sp);
+		tlog_free(&l);
+		return 1;
+	}
+	if (l.nev) {
 		printf("time span     %s to %s (%s)\n", a, b, d);
+		fmt_abs(a, sizeof a, t0);
+		fmt_since(b, sizeof b, t0, first);
+		printf("time 0        %s (%s; %s s after the trace's first event)\n", a,
+		       t0_what(&l), b);
+	}
 	printf("events        %llu\n", (unsigned long long)l.nev);
 	printf("counted       %s\n", l.summary ? "from the summary the log carries"
 	       : "by reading the log (it has no summary: an older or LOOP log, one cut short, or one whose writes failed)");
@@ -198,28 +288,20 @@ int cmd_info(int argc, char **argv)
 		if (l.count[i] || l.listed[i])
 			printf("  %10llu  %4u  %s\n", (unsigned long long)l.count[i], i,
 			       tlog_name(&l, i, a, sizeof a));
+	if (spans_any(sp, &l) && spans(sp, path, &l)) {
+		spans_free(sp);
+		tlog_free(&l);
+		return 1;
+	}
 
-	struct symz *z = symz_open(&l, argv[1], 0);
+	struct symz *z = symz_open(&l, path, 0);
 	unsigned procs, threads;
 	tlog_program_counts(&l, 0, &procs, &threads);
-	printf("\nprocesses (%u)\n  %8s  %8s  %7s  %10s  %12s  %12s  %s\n", procs, "pid", "ppid",
-	       "threads", "events", "first (s)", "last (s)", "command line (else program)");
-	for (size_t i = 0; i < l.npr; i++) {
-		const struct tproc *p = &l.pr[i];
-		const char *exe = p->pid ? symz_exe(z, p->pid) : "(the trace: its system events, the reader's)";
-		const struct pt_ext_proc *id = proc_identity(&l, p->pid);
-		char pp[16] = "-";
-		if (id)
-			snprintf(pp, sizeof pp, "%d", (int)id->ppid);
-		fmt_rel(a, sizeof a, p->first - first);
-		fmt_rel(b, sizeof b, p->last - first);
-		printf("  %8d  %8s  %7u  %10llu  %12s  %12s  ", (int)p->pid, pp, p->nthreads,
-		       (unsigned long long)p->count, a, b);
-		if (id && id->cmdline[0])
-			print_safe(id->cmdline, id->cut);
-		else
-			fputs(exe ? exe : "", stdout);
-		putchar('\n');
+	if (info_processes(&l, z, t0)) {
+		symz_close(z);
+		spans_free(sp);
+		tlog_free(&l);
+		return 1;
 	}
 	printf("\nthreads (%u)\n  %-12s  %-18s  %10s  %s\n", threads, "pid/thread", "pthread_t",
 	       "events", "TID and name (as the trace says)");
@@ -236,6 +318,7 @@ int cmd_info(int argc, char **argv)
 		}
 	objects(z);
 	symz_close(z);
+	spans_free(sp);
 	tlog_free(&l);
 	return 0;
 }

@@ -19,7 +19,8 @@ static const char help[] =
 "       posixtrace live [OPTIONS] -- PROGRAM [ARGS...]\n"
 "\n"
 "Print the events of a running process (it must use libposixtrace), or of\n"
-"a program started traced, as they happen, one per line as 'posixtrace\n"
+"a program started traced (with every process below it that uses\n"
+"libposixtrace, as record), as they happen, one per line as 'posixtrace\n"
 "show' prints them.  Ends with Ctrl-C or when the process ends; nothing is\n"
 "saved.  With PROGRAM the exit status is the program's.  Options may\n"
 "follow PID; everything after '--' is the program's.\n"
@@ -27,8 +28,10 @@ static const char help[] =
 "      --policy P           stream full policy: loop (default) or until-full\n"
 "      --size BYTES         stream size (default 1M)\n"
 "      --exclude NAME,...   event types not to trace\n"
-"      --no-inherit         do not trace the program's children\n"
-"  -a, --absolute           absolute times (UTC)\n"
+"      --no-inherit         trace the program alone, not the processes below it\n"
+"  -a, --absolute           absolute times (UTC); else since time 0 (--t0; the\n"
+"                           trace's own events before the program's first wait\n"
+"                           for it, to be printed against it)\n"
 "      --raw-addresses      do not symbolize addresses\n"
 "  -h, --help               this help\n"
 "Spans (NAME/begin and NAME/end, or --span): as 'posixtrace show' prints them.\n";
@@ -37,23 +40,74 @@ enum { O_POLICY = 256, O_SIZE, O_EXCLUDE, O_NOINHERIT, O_RAW, O_SPAN };
 
 struct lopt { int policy, inherit, absolute, raw; size_t size; char *exclude; };
 
-struct printer { struct tlog l; struct symz *z; struct spans *sp; uint64_t t0, prev; int absolute, first; };
+/* Events held until time 0 is known: the trace's own that come before
+ * the program's first event (a few: START and the like), at most
+ * HOLD_MAX, then printed against it as show would. */
+#define HOLD_MAX 16
+struct held { struct tev e; struct span_mark m; int sm; unsigned char *data; };
+struct printer {
+	struct tlog l; struct symz *z; struct spans *sp;
+	uint64_t t0, prev; int absolute, have_t0; int32_t self;
+	struct held hold[HOLD_MAX]; unsigned nhold;
+};
+
+static void print_one(struct printer *p, const struct tev *e, const struct span_mark *m)
+{
+	fmt_line_span(stdout, &p->l, e, p->t0, p->prev, p->absolute, 16, p->z, m);
+	p->prev = e->ts;
+}
+
+/* Time 0 is known (t0): the events held, then on. */
+static void release(struct printer *p, uint64_t t0)
+{
+	p->t0 = p->prev = t0;
+	p->have_t0 = 1;
+	for (unsigned i = 0; i < p->nhold; i++) {
+		struct held *h = &p->hold[i];
+		h->e.data = h->data;
+		print_one(p, &h->e, h->sm ? &h->m : NULL);
+		free(h->data);
+	}
+	p->nhold = 0;
+}
 
 static int print_event(void *arg, trace_id_t trid, const struct posix_trace_event_info *ev,
                        const void *data, size_t len)
 {
 	struct printer *p = arg;
+	struct posix_trace_event_info mine;
+	int32_t pid = ev->posix_pid;
 	struct tev e;
+
+	if (pid == p->self && !tlog_all) { /* the reader's own: the trace's, as show has them */
+		mine = *ev;
+		mine.posix_pid = 0;
+		mine.posix_thread_id = 0;
+		mine.posix_prog_address = NULL;
+		ev = &mine;
+	}
 	if (live_add(&p->l, trid, ev, data, len, &e))
 		return 0;
-	if (p->first) {
-		p->t0 = p->prev = e.ts;
-		p->first = 0;
-	}
 	struct span_mark m;
 	int sm = spans_event(p->sp, &p->l, &e, &m) == 0;
-	fmt_line_span(stdout, &p->l, &e, p->t0, p->prev, p->absolute, 16, p->z, sm ? &m : NULL);
-	p->prev = e.ts;
+	uint64_t t0;
+	if (!p->have_t0 && t0_live(e.ts, pid, p->self, &t0))
+		release(p, t0);
+	if (p->have_t0) {
+		print_one(p, &e, sm ? &m : NULL);
+		return 0;
+	}
+	struct held *h = &p->hold[p->nhold];
+	if (p->nhold == HOLD_MAX || !(h->data = malloc(len ? len : 1))) {
+		release(p, p->nhold ? p->hold[0].e.ts : e.ts); /* the trace's first, then */
+		print_one(p, &e, sm ? &m : NULL);
+		return 0;
+	}
+	memcpy(h->data, data, len);
+	h->e = e;
+	h->m = m;
+	h->sm = sm;
+	p->nhold++;
 	return 0;
 }
 
@@ -97,6 +151,11 @@ int live_start(struct target *t, char **prog, pid_t *pid, const char *name, int 
 			kill(t->pid, SIGKILL);
 		return 1;
 	}
+	/* the processes started below the program join the stream, as
+	 * record's do (src/traced/join.c) */
+	if (prog && inherit && (rc = pt_ext_join(*trid, t->join, sizeof t->join)) != 0)
+		err_msg("the program's descendants will be traced only where their "
+		        "parents are: %s", strerror(rc));
 	if (prog && (rc = target_release(t)) != 0) {
 		err_msg("cannot run %s: %s", prog[0], strerror(rc));
 		posix_trace_shutdown(*trid);
@@ -132,7 +191,8 @@ int cmd_live(int argc, char **argv)
 	 * stops at "--", and what follows is the program */
 	while ((c = getopt_long(argc, argv, "-:ha", lopts, NULL)) != -1) {
 		switch (c) {
-		case 'h': fputs(help, stdout); fputs(spans_help, stdout); return 0;
+		case 'h': fputs(help, stdout); fputs(spans_help, stdout); front_help(stdout, 27, 1);
+			return 0;
 		case O_SPAN:
 			if (span_arg(&sa, optarg))
 				return EXIT_USAGE;
@@ -162,6 +222,10 @@ int cmd_live(int argc, char **argv)
 	int launch = optind < argc;
 	if ((rc = live_args(pid_arg, extra, launch ? argv + optind : NULL, "trace", &pid)) != 0)
 		return rc;
+	if (tlog_t0_spec.kind == T0_TYPE)
+		return usage_error("--t0 %s: live prints each event as it comes, before any type's "
+		                   "first event is known (use first, trace or a time)",
+		                   tlog_t0_spec.name);
 	struct printer p;
 	memset(&p, 0, sizeof p);
 	if ((rc = spans_make(&sa, &p.sp)) != 0)
@@ -177,7 +241,7 @@ int cmd_live(int argc, char **argv)
 	if (p.z)
 		symz_live(p.z, trid); /* the map of loaded code the stream carries */
 	p.absolute = o.absolute;
-	p.first = 1;
+	p.self = (int32_t)getpid();
 	int signals = 0, stop = 0;
 	while (!stop) {
 		long n = live_drain(trid, 50, print_event, &p);
@@ -197,6 +261,8 @@ int cmd_live(int argc, char **argv)
 			break;
 	}
 	live_drain(trid, 0, print_event, &p); /* what the target wrote before it ended */
+	if (!p.have_t0 && p.nhold) /* the program wrote nothing: from the trace's first */
+		release(&p, p.hold[0].e.ts);
 	fflush(stdout);
 	tlog_note_totals(&p.l, trid);
 	posix_trace_shutdown(trid);

@@ -28,37 +28,60 @@ static void usage(FILE *f)
 	           "inspect and convert traces of programs that use <trace.h>.\n\ncommands:\n");
 	for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
 		fprintf(f, "  %-8s %s\n", cmds[i].name, cmds[i].what);
-	fprintf(f, "\nshow, info, stats, export and view leave out the recorder's own process, its\n"
-	           "threads and loaded code (its system events are the trace's, pid 0);\n"
-	           "--all keeps it.\n");
+	fprintf(f, "\nshow, info, stats, export, view, live and top leave out the recorder's own\n"
+	           "process, its threads and loaded code (its system events are the trace's,\n"
+	           "pid 0); --all keeps it.  Relative times count from the program's first\n"
+	           "event; --t0 picks another time 0.\n");
 	fprintf(f, "\n'posixtrace COMMAND --help' describes each; 'man posixtrace' has more.\n"
 	           "Exit status: 0 success, 1 error, 2 usage error; 'record' exits with\n"
 	           "the program's status.\n");
 }
 
-/* The commands that read a log take --all (tlog.c: the recorder's own
- * process is shown too), one option for all of them. */
-static int reads_log(const char *cmd)
+/* The commands that take --all (tlog.c: the recorder's own process is
+ * shown too) and --t0 (time 0), one option for all of them: the reading
+ * commands and live take both, top only --all (it shows no times). */
+static int takes_all(const char *cmd)
 {
-	return !strcmp(cmd, "show") || !strcmp(cmd, "info") || !strcmp(cmd, "stats") ||
-	       !strcmp(cmd, "export") || !strcmp(cmd, "view");
+	static const char *const v[] = { "show", "info", "stats", "export", "view", "live", "top" };
+	for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+		if (!strcmp(cmd, v[i]))
+			return 1;
+	return 0;
 }
 
-/* Takes --all out of argv (before any "--"): the new argc. */
-static int take_all(int argc, char **argv)
+/* Takes --all and --t0 WHEN (--t0=WHEN) out of argv (before any "--"):
+ * the new argc, or -1 after a message. */
+static int take_front(int argc, char **argv, int t0_ok)
 {
 	int n = 1;
 
 	for (int i = 1; i < argc; i++) {
+		const char *v = NULL;
 		if (!strcmp(argv[i], "--")) {
 			while (i < argc)
 				argv[n++] = argv[i++];
 			break;
 		}
-		if (!strcmp(argv[i], "--all"))
+		if (!strcmp(argv[i], "--all")) {
 			tlog_all = 1;
-		else
+			continue;
+		}
+		if (t0_ok && !strcmp(argv[i], "--t0")) {
+			if (i + 1 == argc) {
+				usage_error("option '--t0' needs an argument (first, trace, a type or a time)");
+				return -1;
+			}
+			v = argv[++i];
+		} else if (t0_ok && !strncmp(argv[i], "--t0=", 5)) {
+			v = argv[i] + 5;
+		} else {
 			argv[n++] = argv[i];
+			continue;
+		}
+		if (t0_parse(v, &tlog_t0_spec)) {
+			usage_error("--t0: '%s' is not first, trace, an event type or a time", v);
+			return -1;
+		}
 	}
 	argv[n] = NULL;
 	return n;
@@ -96,12 +119,13 @@ int main(int argc, char **argv)
 		argv++;
 		argc--;
 	}
-	if (reads_log(argv[0]))
-		argc = take_all(argc, argv);
 	for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
 		if (!strcmp(argv[0], cmds[i].name)) {
 			snprintf(cmdname, sizeof cmdname, "posixtrace %s", cmds[i].name);
 			prog_cmd = cmdname;
+			if (takes_all(argv[0]) &&
+			    (argc = take_front(argc, argv, strcmp(argv[0], "top") != 0)) < 0)
+				return EXIT_USAGE;
 			return cmds[i].fn(argc, argv);
 		}
 	fprintf(stderr, "posixtrace: unknown command '%s'\n\n", argv[0]);

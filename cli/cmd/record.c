@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include "cmd.h"
@@ -57,14 +58,18 @@ static const char record_help[] =
 static const char attach_help[] =
 "usage: posixtrace attach [OPTIONS] PID [OPTIONS]\n"
 "\n"
-"Trace the running process PID (it must use libposixtrace) into a log\n"
-"until Ctrl-C, the end of --duration, or the end of the process.\n"
+"Trace the running process PID (it must use libposixtrace, unless --tree)\n"
+"into a log until Ctrl-C, the end of --duration, or the end of the process.\n"
 "Options may come before or after PID.\n"
 "\n"
 "  -o, --output FILE        the log (default posixtrace-YYYYmmdd-HHMMSS-PID.ptlog,\n"
 "                           PID this command's)\n"
 "      --force              overwrite FILE if it exists\n"
 "  -d, --duration SECONDS   stop after this long (the process goes on)\n"
+"      --tree               also every descendant of PID that uses libposixtrace:\n"
+"                           those running now (from the moment they join) and\n"
+"                           those started from now on, whatever runs in between\n"
+"                           (see posixtrace(1), ATTACH --TREE)\n"
 "      --policy, --size, --log-size, --log-policy, --exclude, --no-inherit,\n"
 "      --no-loss[=MS], --relayd URL, --session NAME, --hostname NAME\n"
 "                           as for 'posixtrace record'\n"
@@ -73,7 +78,7 @@ static const char attach_help[] =
 struct ropts {
 	const char *out;
 	const char *pid, *extra;  /* attach: its operand, and one too many */
-	int force, policy, log_policy, inherit;
+	int force, policy, log_policy, inherit, tree;
 	size_t size, log_size;
 	char *exclude;
 	double duration;
@@ -90,7 +95,7 @@ struct ropts {
 #define FLUSH_DEFAULT_SIZE (16u << 20)
 
 enum { O_FORCE = 256, O_POLICY, O_SIZE, O_LOGSIZE, O_LOGPOLICY, O_EXCLUDE, O_NOINHERIT,
-       O_NOLOSS, O_RELAYD, O_SESSION, O_HOSTNAME };
+       O_NOLOSS, O_RELAYD, O_SESSION, O_HOSTNAME, O_TREE };
 
 static const struct option lopts[] = {
 	{ "output", required_argument, NULL, 'o' },
@@ -106,6 +111,7 @@ static const struct option lopts[] = {
 	{ "relayd", required_argument, NULL, O_RELAYD },
 	{ "session", required_argument, NULL, O_SESSION },
 	{ "hostname", required_argument, NULL, O_HOSTNAME },
+	{ "tree", no_argument, NULL, O_TREE },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -115,7 +121,7 @@ static int parse(int argc, char **argv, struct ropts *o, int attach)
 {
 	int c;
 
-	*o = (struct ropts){ NULL, NULL, NULL, 0, POSIX_TRACE_FLUSH, POSIX_TRACE_APPEND, 1, 0, 0,
+	*o = (struct ropts){ NULL, NULL, NULL, 0, POSIX_TRACE_FLUSH, POSIX_TRACE_APPEND, 1, 0, 0, 0,
 	                     NULL, 0, 0, { 0 } };
 	optind = 1;
 	opterr = 0;
@@ -133,6 +139,12 @@ static int parse(int argc, char **argv, struct ropts *o, int attach)
 		case 'o': o->out = optarg; break;
 		case O_FORCE: o->force = 1; break;
 		case O_NOINHERIT: o->inherit = 0; break;
+		case O_TREE:
+			if (!attach) /* record traces the tree always */
+				return usage_error("unknown option '--tree' (record traces the whole "
+				                   "tree below the program unless --no-inherit)");
+			o->tree = 1;
+			break;
 		case O_NOLOSS: {
 			char *end;
 			unsigned long ms = NOLOSS_DEFAULT_MS;
@@ -198,6 +210,11 @@ static int parse(int argc, char **argv, struct ropts *o, int attach)
 	o->relay.inherit = o->inherit;
 	o->relay.exclude = o->exclude;
 	o->relay.local_log = o->out != NULL;
+	if (o->tree && !o->inherit)
+		return usage_error("--tree and --no-inherit contradict each other");
+	if (o->tree && o->relay.url_text)
+		return usage_error("--tree and --relayd: the relay gets the process alone; "
+		                   "not supported together");
 	if (o->noloss_ms && o->policy != POSIX_TRACE_FLUSH)
 		return usage_error("--no-loss waits for the flusher: it needs --policy flush");
 	if (!attach)
@@ -260,16 +277,19 @@ static int create_stream(const struct ropts *o, pid_t pid, const char *name, int
 }
 
 #define DURATION_KILL_NS 5000000000ull /* after SIGTERM, SIGKILL: as timeout -k 5 */
+#define TREE_LOOK_NS 50000000ull /* attach --tree looks for new descendants this often */
 
 /* Until the target ends (or the deadline, or a second signal).  (The
  * trace carries the map of the target's code: nothing to watch here.)
  * At the deadline a program we started (forward) is ended as timeout(1)
  * would, and traced until it has ended; a process attached to is left
  * alone.  Returns the signal that stopped us early, or 0. */
-static int run(struct target *t, double duration, int forward)
+static int run(struct target *t, double duration, int forward, struct ptree *tree,
+               trace_id_t trid)
 {
 	uint64_t start = now_mono_ns(), next = start, step = 1000000;
 	uint64_t end = duration > 0 ? start + (uint64_t)(duration * 1e9) : UINT64_MAX;
+	uint64_t last_look = 0;
 	int signals = 0, ending = 0;
 
 	for (;;) {
@@ -280,6 +300,10 @@ static int run(struct target *t, double duration, int forward)
 		}
 		if (target_poll(t))
 			return 0;
+		if (tree && now - last_look >= TREE_LOOK_NS) {
+			ptree_poll(tree, trid);
+			last_look = now;
+		}
 		if (now >= end && !forward)
 			return 0;
 		if (now >= end) {
@@ -359,7 +383,35 @@ static int trace_target(const struct ropts *o, struct target *t, char **prog)
 		}
 		return 127;
 	}
-	int sig = run(t, o->duration, prog != NULL);
+	struct ptree *tree = NULL;
+	if (o->tree) { /* attach --tree: what the process starts joins, and its
+	                * descendants running now are asked to (proctree.c) */
+		char join[128], path[32];
+		struct stat st;
+		snprintf(path, sizeof path, "/proc/%d", (int)t->pid);
+		if (stat(path, &st) == 0 && st.st_uid != geteuid())
+			err_msg("--tree: pid %d is another user's: its descendants join only a "
+			        "stream of their own user's (run attach as that user); tracing pid "
+			        "%d alone", (int)t->pid, (int)t->pid);
+		else if ((rc = pt_ext_join(trid, join, sizeof join)) != 0)
+			err_msg("pid %d: its descendants cannot be traced: %s", (int)t->pid,
+			        strerror(rc));
+		else if (!(tree = ptree_new(t->pid)))
+			err_msg("pid %d: cannot read its descendants in /proc", (int)t->pid);
+		else
+			ptree_poll(tree, trid);
+	}
+	int sig = run(t, o->duration, prog != NULL, tree, trid);
+	if (o->tree) {
+		unsigned joined, in, refused;
+		ptree_free(tree, &joined, &in, &refused);
+		err_msg("--tree: %u process%s of the tree asked to join (each joins if it may: "
+		        "same user, not privileged), %u %s in already (inherited, or through the "
+		        "environment)", joined, joined == 1 ? "" : "es", in, in == 1 ? "was" : "were");
+		if (refused)
+			err_msg("--tree: %u process%s of the tree could not be traced (another "
+			        "user's, or not dumpable)", refused, refused == 1 ? "" : "es");
+	}
 	relay_finish(relay);
 	if (out) {
 		if ((rc = posix_trace_shutdown(trid)) != 0)
@@ -418,7 +470,8 @@ int cmd_attach(int argc, char **argv)
 		err_msg("no process %d (is it still running? see 'ps')", (int)pid);
 		return 1;
 	}
-	target_check_library(pid, "recorded");
+	if (!o.tree) /* with --tree its descendants may use it */
+		target_check_library(pid, "recorded");
 	signals_block();
 	rc = trace_target(&o, &t, NULL);
 	if (t.pidfd >= 0)

@@ -1,9 +1,10 @@
 /*
  * show.c -- `posixtrace show FILE`: one event per line (see format.c),
- * filtered by process, thread, event type and time, read as a stream:
- * a first pass numbers the threads and finds the first event's time (so
- * that numbers and times are those of the whole log, whatever is shown),
- * the second prints.
+ * filtered by process, thread, event type and time, read as a stream in
+ * one pass: the totals (tlog_load: the log's summary, or the count the
+ * library made when it opened the log) number the threads and give the
+ * first event's time, so that numbers and times are those of the whole
+ * log, whatever is shown.
  */
 #include <getopt.h>
 #include <stdlib.h>
@@ -13,12 +14,12 @@
 static const char help[] =
 "usage: posixtrace show FILE [OPTIONS]\n"
 "\n"
-"Print every event of the log FILE, one per line: time since the first\n"
-"event, time since the previous line, PID/THREAD (threads numbered per\n"
-"process in order of appearance), event type, data (text in quotes, else\n"
-"hex, 64 bytes at most) and the address that recorded it, as\n"
-"function+offset (file:line), from the map of loaded code the log\n"
-"carries and the programs' symbols (found by build-id).\n"
+"Print every event of the log FILE, one per line: time since time 0 (the\n"
+"program's first event; see --t0), time since the previous line,\n"
+"PID/THREAD (threads numbered per process in order of appearance), event\n"
+"type, data (text in quotes, else hex, 64 bytes at most) and the address\n"
+"that recorded it, as function+offset (file:line), from the map of loaded\n"
+"code the log carries and the programs' symbols (found by build-id).\n"
 "\n"
 "  -p, --pid PID[,PID...]      only these processes (each must be in the log)\n"
 "      --thread PID/N[,...]    only these threads, as show numbers them\n"
@@ -26,12 +27,14 @@ static const char help[] =
 "  -e, --type NAME[,NAME...]   only these event types (each must be in the log;\n"
 "                              --event is the same)\n"
 "  -x, --exclude NAME[,...]    not these event types\n"
-"      --from TIME             only events at or after TIME: seconds since the\n"
-"                              first event (1.5, 250ms, 20us), a UTC time\n"
+"      --from TIME             only events at or after TIME: seconds since time\n"
+"                              0 (1.5, 250ms, 20us), a UTC time\n"
 "                              (2026-11-27T15:04:05.25Z) or @EPOCH-SECONDS\n"
 "      --to TIME               only events at or before TIME (the same forms)\n"
 "      --since SEC, --until SEC   the same as --from, --to\n"
 "  -a, --absolute              absolute times (UTC) instead of relative\n"
+"      --processes             first the processes, each below its parent, with\n"
+"                              its parent's pid and command line (as info)\n"
 "      --raw-addresses         do not symbolize addresses\n"
 "  -h, --help                  this help\n"
 "\n"
@@ -42,7 +45,7 @@ static const char help[] =
 "A log cut short or damaged is shown as far as it reads, with a note on\n"
 "stderr; each damaged stretch is a posix_trace_error line.\n";
 
-enum { O_FROM = 256, O_TO, O_RAW, O_THREAD, O_TID, O_SPAN };
+enum { O_FROM = 256, O_TO, O_RAW, O_THREAD, O_TID, O_SPAN, O_PROCS };
 
 static const struct option lopts[] = {
 	{ "pid", required_argument, NULL, 'p' },
@@ -58,6 +61,7 @@ static const struct option lopts[] = {
 	{ "absolute", no_argument, NULL, 'a' },
 	{ "raw-addresses", no_argument, NULL, O_RAW },
 	{ "span", required_argument, NULL, O_SPAN },
+	{ "processes", no_argument, NULL, O_PROCS },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -167,7 +171,7 @@ int cmd_show(int argc, char **argv)
 	struct list evs = { .n = 0 }, excl = { .n = 0 }, pids = { .n = 0 }, threads = { .n = 0 },
 	            tids = { .n = 0 };
 	struct when from, to;
-	int absolute = 0, raw = 0, c, have_from = 0, have_to = 0;
+	int absolute = 0, raw = 0, c, have_from = 0, have_to = 0, procs = 0;
 	struct span_args sa = { .n = 0 };
 	struct spans *sp;
 
@@ -177,12 +181,13 @@ int cmd_show(int argc, char **argv)
 		struct list *sel = c == 'p' ? &pids : c == 'e' ? &evs : c == 'x' ? &excl :
 		                   c == O_THREAD ? &threads : c == O_TID ? &tids : NULL;
 		switch (c) {
-		case 'h': fputs(help, stdout); fputs(spans_help, stdout); return 0;
+		case 'h': fputs(help, stdout); fputs(spans_help, stdout); front_help(stdout, 19, 1); return 0;
 		case O_SPAN:
 			if (span_arg(&sa, optarg))
 				return EXIT_USAGE;
 			break;
 		case 'a': absolute = 1; break;
+		case O_PROCS: procs = 1; break;
 		case O_RAW: raw = 1; break;
 		case 'p': case 'e': case 'x': case O_THREAD: case O_TID:
 			if (add_list(optarg, sel))
@@ -191,7 +196,7 @@ int cmd_show(int argc, char **argv)
 		case O_FROM:
 		case O_TO:
 			if (parse_when(optarg, c == O_FROM ? &from : &to))
-				return usage_error("%s: '%s' is not a time (seconds since the first event, "
+				return usage_error("%s: '%s' is not a time (seconds since time 0, "
 				                   "a UTC time like 2026-11-27T15:04:05Z, or @EPOCH)",
 				                   c == O_FROM ? "--from" : "--to", optarg);
 			*(c == O_FROM ? &have_from : &have_to) = 1;
@@ -244,13 +249,26 @@ int cmd_show(int argc, char **argv)
 	size_t known = l.nth;
 	int any_th = pids.n || threads.n || tids.n;
 	struct symz *z = raw ? NULL : symz_open(&l, argv[optind], 0);
-	uint64_t t0 = l.first, prev = t0;
+	uint64_t t0 = l.first, prev;
+	if (tlog_t0(&l, &t0)) {
+		if (z)
+			symz_close(z);
+		free(want_th);
+		spans_free(sp);
+		tlog_free(&l);
+		return 1;
+	}
+	prev = t0;
 	uint64_t lo = have_from ? when_ns(&from, t0) : 0, hi = have_to ? when_ns(&to, t0) : UINT64_MAX;
 	struct tev e;
 	int r = 0;
+	if (procs) { /* the process tree first, then a blank line, then the events */
+		r = info_processes(&l, z, t0) ? -1 : 0;
+		putchar('\n');
+	}
 	/* (with spans, from the start: a span begun before --from still pairs) */
 	int spans = spans_any(sp, &l);
-	if (have_from && lo > t0 && !spans && tlog_seek(&l, lo)) /* through the block index */
+	if (r >= 0 && have_from && lo > l.first && !spans && tlog_seek(&l, lo)) /* block index */
 		r = -1;
 	if (have_to && r >= 0 && tlog_until(&l, hi)) /* stops after the window */
 		r = -1;

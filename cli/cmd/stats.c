@@ -8,9 +8,10 @@
  * block characters on a UTF-8 locale, '#' otherwise (or with --ascii).
  * --json: the same figures for scripts (docs/posixtrace.1, STATS JSON).
  *
- * The log is read as a stream: the totals (and the trace's span, which
- * the activity chart needs before its first event) come from a first
- * pass, the gaps and the chart from a second.  Memory: a histogram per
+ * The log is read as a stream, once: the totals (and the trace's span,
+ * which the activity chart needs before its first event) come first
+ * (tlog_load: the log's summary, or the count the library made when it
+ * opened the log), then the events give the gaps and the chart.  Memory: a histogram per
  * event type and a row of the chart per type, whatever the length.
  */
 #include <getopt.h>
@@ -33,7 +34,8 @@ static const char help[] =
 "      --ascii      '#' bars and ' .:-=+*#%@' shades, whatever the locale\n"
 "      --json       the same figures as one JSON object (see posixtrace(1))\n"
 "  -w, --width N    the width to fill (default: the terminal's, or 80)\n"
-"  -h, --help       this help\n";
+"  -h, --help       this help\n"
+"The slowest spans' starts count from time 0 (--t0).\n";
 
 /* A duration in 3 significant digits: "927 us", "1.21 ms". */
 static void short_duration(char *buf, size_t cap, uint64_t ns)
@@ -107,16 +109,17 @@ static void json_gaps(const struct hist *h)
 	       h->sum / (double)h->n);
 }
 
-static void json_out(const struct tlog *l, struct tstat *ts, double span, const struct spans *sp)
+static void json_out(const struct tlog *l, struct tstat *ts, double span, const struct spans *sp,
+                     uint64_t t0)
 {
 	char j[600], tmp[32], lost[240];
 
 	json_str(j, sizeof j, l->path);
 	tlog_loss_text(l, lost, sizeof lost);
 	printf("{\"log\":%s,\"events\":%llu,\"first_ns\":%llu,\"last_ns\":%llu,"
-	       "\"span_ns\":%llu,", j, (unsigned long long)l->nev, (unsigned long long)l->first,
-	       (unsigned long long)(l->nev ? l->last : l->first),
-	       (unsigned long long)(l->nev ? l->last - l->first : 0));
+	       "\"span_ns\":%llu,\"t0_ns\":%llu,", j, (unsigned long long)l->nev,
+	       (unsigned long long)l->first, (unsigned long long)(l->nev ? l->last : l->first),
+	       (unsigned long long)(l->nev ? l->last - l->first : 0), (unsigned long long)t0);
 	json_str(j, sizeof j, lost);
 	printf("\"lost\":{\"events\":%llu,\"exact\":%s,\"gaps\":%llu,\"text\":%s},"
 	       "\"cut_short\":%s,\"damaged\":%llu,\n\"types\":[",
@@ -155,7 +158,7 @@ static void json_out(const struct tlog *l, struct tstat *ts, double span, const 
 			first = 0;
 		}
 	fputs("],\n", stdout);
-	spans_json(stdout, sp, l, l->first);
+	spans_json(stdout, sp, l, t0);
 	fputs("}\n", stdout);
 }
 
@@ -177,7 +180,7 @@ int cmd_stats(int argc, char **argv)
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "hw:", lopts, NULL)) != -1) {
 		switch (c) {
-		case 'h': fputs(help, stdout); fputs(spans_help, stdout); return 0;
+		case 'h': fputs(help, stdout); fputs(spans_help, stdout); front_help(stdout, 19, 1); return 0;
 		case 'A': ascii = 1; break;
 		case 'S':
 			if (span_arg(&sa, optarg))
@@ -207,7 +210,12 @@ int cmd_stats(int argc, char **argv)
 	if (!width)
 		width = terminal_width();
 
-	uint64_t t0 = l.first, t1 = l.nev ? l.last : t0, maxcount = 0;
+	uint64_t t0 = l.first, t1 = l.nev ? l.last : t0, maxcount = 0, rel0 = t0;
+	if (tlog_t0(&l, &rel0)) { /* time 0 of the slowest spans' starts */
+		spans_free(sp);
+		tlog_free(&l);
+		return 1;
+	}
 	int name_w = 10;
 	char tmp[32], d1[24], d2[24], d3[24], d4[24], span_s[24];
 	for (unsigned i = 0; i < PT_NIDS; i++)
@@ -218,7 +226,7 @@ int cmd_stats(int argc, char **argv)
 		}
 	int cols = width - name_w - 3 > 10 ? width - name_w - 3 : 10;
 
-	/* the second pass: gaps per type, and the activity chart */
+	/* the events: gaps per type, and the activity chart */
 	struct tstat *ts = calloc(PT_NIDS, sizeof *ts);
 	int rc = !ts;
 	for (unsigned i = 0; i < PT_NIDS && !rc && !json; i++)
@@ -272,7 +280,7 @@ int cmd_stats(int argc, char **argv)
 	}
 	double span = (double)(t1 - t0) / 1e9;
 	if (json) {
-		json_out(&l, ts, span, sp);
+		json_out(&l, ts, span, sp, rel0);
 	} else {
 		fmt_duration(span_s, sizeof span_s, t1 - t0);
 		printf("%llu events over %s\n\n", (unsigned long long)l.nev, span_s);
@@ -331,7 +339,7 @@ int cmd_stats(int argc, char **argv)
 				activity(ts[i].act, cols, utf8);
 				printf("|\n");
 			}
-		spans_print(stdout, sp, &l, l.first);
+		spans_print(stdout, sp, &l, rel0);
 	}
 	for (unsigned i = 0; i < PT_NIDS; i++) {
 		hist_free(&ts[i].gaps);

@@ -33,11 +33,12 @@ static const char help[] =
 "the incomplete spans.  On a terminal 'q' quits and leaves the program\n"
 "running; without a terminal one block is printed per second.  Ends when\n"
 "the process ends (with PROGRAM, with its exit status) or at Ctrl-C.\n"
+"Only the program's events are counted: top's own (its START) only with --all.\n"
 "\n"
 "      --size BYTES         stream size (default 1M); a reader that falls\n"
 "                           behind loses events (shown), the program never waits\n"
 "      --interval SEC       refresh period (default 1)\n"
-"      --no-inherit         do not trace the program's children\n"
+"      --no-inherit         trace the program alone, not the processes below it\n"
 "  -h, --help               this help\n";
 
 enum { O_SIZE = 256, O_NOINHERIT, O_SPAN, O_INTERVAL };
@@ -49,6 +50,7 @@ struct top {
 	uint64_t *wcount;             /* per type: the last period's events */
 	uint64_t start_ns, period_ns;
 	int tty;
+	int32_t self;                 /* top's pid: its own events */
 };
 
 static int add_event(void *arg, trace_id_t trid, const struct posix_trace_event_info *ev,
@@ -58,6 +60,8 @@ static int add_event(void *arg, trace_id_t trid, const struct posix_trace_event_
 	struct tev e;
 	struct span_mark m;
 
+	if (ev->posix_pid == t->self && !tlog_all)
+		return 0; /* top's own (START): not the program's, unless --all */
 	if (live_add(&t->l, trid, ev, data, len, &e) || spans_event(t->sp, &t->l, &e, &m) ||
 	    (m.kind == SPAN_END && hist_add(&t->win[m.def], m.dur))) {
 		err_msg("out of memory");
@@ -177,7 +181,8 @@ int cmd_top(int argc, char **argv)
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "-:h", lopts, NULL)) != -1) {
 		switch (c) {
-		case 'h': fputs(help, stdout); fputs(spans_help, stdout); return 0;
+		case 'h': fputs(help, stdout); fputs(spans_help, stdout); front_help(stdout, 27, 0);
+			return 0;
 		case 1:
 			if (!pid_arg)
 				pid_arg = optarg;
@@ -227,6 +232,7 @@ int cmd_top(int argc, char **argv)
 		return rc;
 	}
 	tlog_init(&t.l);
+	t.self = (int32_t)getpid();
 	t.tty = isatty(STDOUT_FILENO);
 	if (t.tty)
 		raw_stdin();

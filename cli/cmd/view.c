@@ -29,12 +29,17 @@ static const char help[] =
 "thread, grouped by process, from the whole trace down to single events.\n"
 "It prints the page's URL (with a random token: keep it to yourself) and\n"
 "serves until interrupted (Ctrl-C).  An index of the log is built in one\n"
-"pass and kept in $XDG_CACHE_HOME/posixtrace (else ~/.cache/posixtrace)\n"
-"for the next start.\n"
+"pass and kept in $XDG_CACHE_HOME/posixtrace (else ~/.cache/posixtrace,\n"
+"a private directory) for the next start of the same file; each start\n"
+"removes the entries of logs that are gone or changed, those unused for\n"
+"30 days, and the least recently used beyond 256 MiB in all\n"
+"(POSIXTRACE_VIEW_CACHE_MAX).\n"
 "\n"
 "In the page: W/S or the mouse wheel zoom, A/D or dragging pan, a click\n"
 "on an event shows its details; types, processes and threads can be\n"
 "hidden, and a time typed in 'jump to' is shown and its event picked.\n"
+"Spans (a begin event and its end) show as nested bars in a window\n"
+"narrow enough to draw its events one by one.\n"
 "\n"
 "options:\n"
 "  -p, --port N     listen on 127.0.0.1 port N (default: a free port)\n"
@@ -47,6 +52,7 @@ int cmd_view(int argc, char **argv)
 {
 	if (want_help(argc, argv)) {
 		fputs(help, stdout);
+		fputs(spans_help, stdout);
 		return 0;
 	}
 	err_msg("this posixtrace was built without libmicrohttpd, which 'view' needs "
@@ -200,12 +206,13 @@ static void open_browser(const char *url)
 		err_msg("--open: cannot start a browser: %s", strerror(errno));
 }
 
-enum { O_OPEN = 256, O_NOCACHE };
+enum { O_OPEN = 256, O_NOCACHE, O_SPAN };
 static const struct option lopts[] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ "port", required_argument, NULL, 'p' },
 	{ "open", no_argument, NULL, O_OPEN },
 	{ "no-cache", no_argument, NULL, O_NOCACHE },
+	{ "span", required_argument, NULL, O_SPAN },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -213,23 +220,32 @@ int cmd_view(int argc, char **argv)
 {
 	int c, open_it = 0, cache = VIX_CACHE_WRITE;
 	uint64_t port = 0;
+	static struct span_args spa; /* (the server's, until it ends) */
+	struct spans *sp;
 
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "hp:", lopts, NULL)) != -1) {
 		switch (c) {
-		case 'h': fputs(help, stdout); return 0;
+		case 'h': fputs(help, stdout); fputs(spans_help, stdout); front_help(stdout, 24, 1); return 0;
 		case 'p':
 			if (view_parse_u64(optarg, &port) || port > 65535)
 				return usage_error("--port: '%s' is not a port number (0-65535)", optarg);
 			break;
 		case O_OPEN: open_it = 1; break;
 		case O_NOCACHE: cache = VIX_CACHE_NONE; break;
+		case O_SPAN:
+			if (span_arg(&spa, optarg))
+				return EXIT_USAGE;
+			break;
 		default: return usage_error("unknown option '%s'", argv[optind - 1]);
 		}
 	}
 	if (optind != argc - 1)
 		return usage_error(optind >= argc ? "which log? give a FILE" : "one FILE at a time");
+	if ((c = spans_make(&spa, &sp)) != 0) /* (each query makes its own: checked here) */
+		return c;
+	spans_free(sp);
 
 	static struct server s;
 	unsigned char rnd[VIEW_TOKEN_LEN / 2];
@@ -265,9 +281,27 @@ int cmd_view(int argc, char **argv)
 			return 1;
 		}
 	}
+	if ((c = spans_make(&spa, &sp)) == 0) {
+		c = spans_check(sp, &l);
+		spans_free(sp);
+	}
+	if (c) {
+		vindex_free(&x);
+		tlog_free(&l);
+		return 1;
+	}
+	if (cache != VIX_CACHE_NONE)
+		vindex_sweep(&x); /* stale, old and least recently used entries out */
 	tlog_warn(&l);
+	uint64_t t0;
+	if (tlog_t0(&l, &t0)) { /* (checked here: /meta asks again) */
+		vindex_free(&x);
+		tlog_free(&l);
+		return 1;
+	}
 	struct symz *z = symz_open(&l, argv[optind], 0);
 	vq_init(&s.q, &l, &x, z);
+	s.q.span_args = &spa;
 
 	sigset_t set;
 	sigemptyset(&set);

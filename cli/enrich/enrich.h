@@ -5,7 +5,7 @@
  * of loaded code (maps.c)), spans paired from begin and end events
  * (spans.c), payloads decoded by their description (typed.c), and the
  * index of a log by time and thread that `view` and the HTML export
- * answer from (vindex.c).  Below it: read.h.
+ * answer from (vindex.c) and its cache (vcache.c).  Below it: read.h.
  */
 #ifndef POSIXTRACE_CLI_ENRICH_H
 #define POSIXTRACE_CLI_ENRICH_H
@@ -73,8 +73,15 @@ struct span_stat {
  * incomplete).  depth: the open same-thread spans around the event on
  * its thread (a begin or end: those around its span). */
 enum { SPAN_NONE, SPAN_BEGIN, SPAN_END, SPAN_CUT };
-struct span_mark { int kind; unsigned def, depth; uint64_t start, dur; uint32_t thread; };
-/* SPAN_END: thread is the begin's (keyed spans may end on another). */
+struct span_mark { int kind; unsigned def, depth; uint64_t start, dur; uint32_t thread, lane;
+                   uint8_t paired, replaced; };
+/* SPAN_END: thread is the begin's (keyed spans may end on another).
+ * paired: an end (SPAN_END, or SPAN_CUT) that closed an open span (else
+ * it had no begin); start is then its begin's time.  lane (keyed spans,
+ * begin and paired end): the lowest lane of its definition free at its
+ * begin (every span in it ended before), so that the spans of one lane
+ * never overlap; replaced (a keyed begin): a span of the same key was
+ * open in that lane, and is now incomplete. */
 struct spans;
 struct spans *spans_new(void);                  /* NULL: out of memory */
 int spans_option(struct spans *s, const char *arg); /* --span: 0, or EXIT_USAGE after a message */
@@ -90,6 +97,10 @@ int spans_event(struct spans *s, const struct tlog *l, const struct tev *e, stru
 /* Whether a type of the log (its names and counts) is a span's begin or end. */
 int spans_any(struct spans *s, const struct tlog *l);
 void spans_end(struct spans *s);                /* the end of the trace: open ones are incomplete */
+/* The same-thread spans open on a thread (tlog's index), outermost
+ * first: how many, and the definition of the i-th. */
+unsigned spans_open(const struct spans *s, uint32_t thread);
+unsigned spans_open_def(const struct spans *s, uint32_t thread, unsigned i);
 size_t spans_count(const struct spans *s);
 const struct span_stat *spans_stat(const struct spans *s, size_t i);
 void spans_free(struct spans *s);
@@ -125,6 +136,29 @@ int typed_tsdl_fields(char *out, size_t cap, const char *desc, const char *inden
 long typed_ctf_payload(unsigned char *out, size_t cap, const char *desc, const unsigned char *d,
                        size_t len);
 
+/* ------------------------------------------------------------ vcache.c */
+/* Where view keeps its indexes, and when it removes them (the policy is
+ * at the top of vcache.c).  A log file's identity: */
+struct stat;
+struct iovec;
+struct vkey { uint64_t dev, ino, size, mtime_s, mtime_ns; };
+void vkey_of(struct vkey *k, const struct stat *sb);
+/* The cache directory, open (made if create): its fd, or -1 (none, or
+ * not private: said if create). */
+int vcache_dir(int create);
+/* The entry of the log whose identity is k: an fd at the start of its
+ * index, *len bytes of it; or -1.  The entry is marked used. */
+int vcache_open(int dir, const struct vkey *k, uint64_t *len);
+/* n bytes from fd, all: 0, or -1. */
+int vcache_read(int fd, void *p, size_t n);
+/* Keeps the index (iov) of the log at path, identity k (not if larger
+ * than the cap; failures are silent: the next start builds it again). */
+void vcache_store(int dir, const struct vkey *k, const char *path, const struct iovec *iov,
+                  size_t niov);
+/* Removes stale, old and unreadable entries, then the least recently
+ * used while over the cap, never keep's (NULL: none).  How many. */
+size_t vcache_sweep(int dir, const struct vkey *keep);
+
 /* ------------------------------------------------------------ vindex.c */
 /* Event counts per lane (thread), per time bucket, per type slot, at
  * levels of detail: level 0 has nb buckets over [t0, t1], level k
@@ -144,8 +178,9 @@ struct vindex {
 	struct vmark *marks;
 	uint32_t nmarks, marks_dropped;
 	int from_cache;
-	char cache_path[4096];
+	struct vkey key;          /* the log's identity */
 	double build_s;           /* seconds the build took (0 from cache) */
+	const struct tlog *l;     /* (while building) */
 };
 /* The index of the log l (open, totals known; at its start): from the
  * cache when it has one for this very file (cache >= VIX_CACHE_READ),
@@ -155,6 +190,8 @@ enum { VIX_CACHE_NONE, VIX_CACHE_READ, VIX_CACHE_WRITE };
 int vindex_get(struct vindex *x, struct tlog *l, int cache);
 /* Only from the cache, for the log at path (not opened): 0, or -1. */
 int vindex_cached(struct vindex *x, const char *path);
+/* view: the cache swept (vcache_sweep), keeping x's entry. */
+void vindex_sweep(const struct vindex *x);
 void vindex_free(struct vindex *x);
 uint64_t vindex_bucket_ns(const struct vindex *x, unsigned level);
 /* Events of lane (or all when lane == UINT32_MAX) in [from, to] (ns since the epoch), as the index counts

@@ -43,7 +43,10 @@ enum { R_UNKNOWN, R_NONE, R_BEGIN, R_END };
 
 struct open { uint64_t start; uint32_t def; uint32_t cut; };
 struct tstack { struct open *o; uint32_t n, cap; int32_t ktid; };
-struct kslot { uint64_t key, start; uint32_t def, thread; uint8_t used, cut; };
+struct kslot { uint64_t key, start; uint32_t def, thread, lane; uint8_t used, cut; };
+/* the lanes of a keyed definition: bit i of w set while lane i holds an
+ * open span; end[i]: the latest end time of a span in lane i */
+struct lanes { uint64_t *w, *end; size_t n; };
 
 struct spans {
 	struct span_stat *d;         /* SPAN_MAX of them, nd in use */
@@ -54,13 +57,16 @@ struct spans {
 	size_t nts;
 	struct kslot *k;             /* open keyed spans */
 	size_t kcap, kn;
+	struct lanes *ln;            /* per definition (SPAN_MAX), keyed ones */
 };
 
 struct spans *spans_new(void)
 {
 	struct spans *s = calloc(1, sizeof *s);
 
-	if (s && !(s->d = calloc(SPAN_MAX, sizeof *s->d))) {
+	if (s && (!(s->d = calloc(SPAN_MAX, sizeof *s->d)) ||
+	          !(s->ln = calloc(SPAN_MAX, sizeof *s->ln)))) {
+		free(s->d);
 		free(s);
 		return NULL;
 	}
@@ -290,6 +296,49 @@ static void kremove(struct spans *s, struct kslot *x)
 	s->kn--;
 }
 
+/* The lowest lane of definition def free since ts at least (its spans
+ * then never overlap in time, even when a log's events are not in time
+ * order across threads), now taken: 0.., or -1 out of memory.  (Lanes:
+ * about as many as spans of def are open at once.) */
+static int64_t lane_take(struct spans *s, uint32_t def, uint64_t ts)
+{
+	struct lanes *L = &s->ln[def];
+	size_t i = 0;
+	for (; i < L->n; i++) {
+		uint64_t free = ~L->w[i];
+		while (free) {
+			unsigned b = (unsigned)__builtin_ctzll(free);
+			if (L->end[i * 64 + b] <= ts) {
+				L->w[i] |= 1ull << b;
+				return (int64_t)(i * 64 + b);
+			}
+			free &= free - 1;
+		}
+	}
+	size_t n = L->n ? 2 * L->n : 1;
+	uint64_t *w = realloc(L->w, n * sizeof *w);
+	if (w)
+		L->w = w;
+	uint64_t *end = w ? realloc(L->end, n * 64 * sizeof *end) : NULL;
+	if (!end)
+		return -1;
+	L->end = end;
+	memset(w + L->n, 0, (n - L->n) * sizeof *w);
+	memset(end + L->n * 64, 0, (n - L->n) * 64 * sizeof *end);
+	L->n = n;
+	L->w[i] |= 1;
+	return (int64_t)(i * 64);
+}
+
+static void lane_give(struct spans *s, uint32_t def, uint32_t lane, uint64_t ts)
+{
+	struct lanes *L = &s->ln[def];
+	if (lane / 64 < L->n) {
+		L->w[lane / 64] &= ~(1ull << lane % 64);
+		L->end[lane] = ts > L->end[lane] ? ts : L->end[lane];
+	}
+}
+
 static int complete(struct span_stat *d, uint64_t start, uint64_t dur, uint32_t thread)
 {
 	if (hist_add(&d->h, dur))
@@ -360,6 +409,8 @@ static int same_thread(struct tstack *st, struct span_stat *d, unsigned di,
 	memmove(st->o + j, st->o + j + 1, (st->n - j - 1) * sizeof *st->o);
 	st->n--;
 	m->depth = j;
+	m->paired = 1;
+	m->start = o.start;
 	if (o.cut || e->ts < o.start) {
 		d->incomplete++;
 		m->kind = SPAN_CUT;
@@ -388,13 +439,25 @@ static int keyed(struct spans *s, struct span_stat *d, unsigned di, int begin,
 	memcpy(&key, kb, 8);
 	struct kslot *x = kfind(s, di, key);
 	if (begin) {
+		int64_t lane;
 		if (x) { /* the same key begun again: the first cannot be told apart */
 			d->incomplete++;
+			lane = x->lane;          /* (the new one takes its lane) */
+			m->replaced = 1;
 			kremove(s, x);
+		} else if ((lane = lane_take(s, di, e->ts)) < 0) {
+			return -1;
 		}
 		m->kind = SPAN_BEGIN;
-		struct kslot v = { key, e->ts, di, e->thread, 1, 0 };
+		m->lane = (uint32_t)lane;
+		struct kslot v = { key, e->ts, di, e->thread, (uint32_t)lane, 1, 0 };
 		return kinsert(s, &v);
+	}
+	if (x) {
+		m->paired = 1;
+		m->lane = x->lane;
+		m->start = x->start;
+		lane_give(s, di, x->lane, e->ts > x->start ? e->ts : x->start);
 	}
 	if (!x || x->cut || e->ts < x->start) {
 		d->incomplete++;
@@ -417,6 +480,8 @@ int spans_event(struct spans *s, const struct tlog *l, const struct tev *e, stru
 
 	m->kind = SPAN_NONE;
 	m->depth = 0;
+	m->paired = m->replaced = 0;
+	m->lane = 0;
 	if (e->thread >= s->nts) {
 		size_t n = e->thread + 64;
 		struct tstack *t = realloc(s->ts, n * sizeof *t);
@@ -477,6 +542,21 @@ void spans_end(struct spans *s)
 			s->k[j].used = 0;
 		}
 	s->kn = 0;
+	for (size_t i = 0; i < s->nd; i++)
+		if (s->ln[i].n) {
+			memset(s->ln[i].w, 0, s->ln[i].n * sizeof *s->ln[i].w);
+			memset(s->ln[i].end, 0, s->ln[i].n * 64 * sizeof *s->ln[i].end);
+		}
+}
+
+unsigned spans_open(const struct spans *s, uint32_t thread)
+{
+	return thread < s->nts ? s->ts[thread].n : 0;
+}
+
+unsigned spans_open_def(const struct spans *s, uint32_t thread, unsigned i)
+{
+	return s->ts[thread].o[i].def;
 }
 
 int spans_any(struct spans *s, const struct tlog *l)
@@ -509,6 +589,11 @@ void spans_free(struct spans *s)
 		hist_free(&s->d[i].h);
 		free(s->d[i].inside);
 	}
+	for (size_t i = 0; i < SPAN_MAX; i++) {
+		free(s->ln[i].w);
+		free(s->ln[i].end);
+	}
+	free(s->ln);
 	for (size_t t = 0; t < s->nts; t++)
 		free(s->ts[t].o);
 	free(s->ts);

@@ -2,9 +2,9 @@
  * vindex.c -- the index `posixtrace view` answers from: per thread lane,
  * event counts per time bucket per type slot, at levels of detail (level
  * 0 the finest, each next one half as many buckets), built in one
- * streaming pass over the log and cached under $XDG_CACHE_HOME (else
- * ~/.cache)/posixtrace, keyed by the log file's identity (device, inode,
- * size, modification time).  Also the places of the lost-event and
+ * streaming pass over the log and cached (vcache.c: where, how named,
+ * when removed), keyed by the log file's identity (device, inode, size,
+ * modification time).  Also the places of the lost-event and
  * damage markers (OVERFLOW, RESUME, ERROR events; at most VIX_MAX_MARKS).
  *
  * Memory is bounded by lanes, not events: level 0 holds at most
@@ -13,7 +13,7 @@
  * are not in the index: they are read from the log through its block
  * index (tlog_seek), so the index never grows with the events.
  *
- * The cache file is read as untrusted input: every size is checked
+ * The cache entry is read as untrusted input: every size is checked
  * against the file's length and every slot and lane number against its
  * range; a file that fails any check is rebuilt.
  */
@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 #include "enrich.h"
 
@@ -29,13 +30,11 @@
 #define VIX_MAX_NB 65536u
 #define VIX_MIN_NB 64u
 #define VIX_MAX_LANES (1u << 20)
-static const char vix_magic[8] = "PTVIDX01";
+static const char vix_magic[8] = "PTVIDX02";
 
-struct vix_key { uint64_t dev, ino, size, mtime_s, mtime_ns; };
-
+/* The index in a cache entry (vcache.c, after the log's identity). */
 struct vix_head {
 	char magic[8];
-	struct vix_key key;
 	uint64_t t0, t1, nev;
 	uint32_t nlanes, nb, nslots, nmarks, marks_dropped, pad;
 	uint16_t slot_of[PT_NIDS];
@@ -120,79 +119,26 @@ uint64_t vindex_estimate(const struct vindex *x, uint64_t from, uint64_t to)
 
 /* ------------------------------------------------------------ the cache */
 
-static int cache_path(struct vindex *x, const struct vix_key *k, int create)
-{
-	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-	char dir[3000];
-
-	if (xdg && xdg[0] == '/')
-		snprintf(dir, sizeof dir, "%s/posixtrace", xdg);
-	else if (home && home[0] == '/')
-		snprintf(dir, sizeof dir, "%s/.cache/posixtrace", home);
-	else
-		return -1;
-	/* the directory and its parent, private */
-	char *slash = strrchr(dir, '/');
-	*slash = 0;
-	if (create && mkdir(dir, 0700) != 0 && errno != EEXIST)
-		return -1;
-	*slash = '/';
-	if (create && mkdir(dir, 0700) != 0 && errno != EEXIST)
-		return -1;
-	snprintf(x->cache_path, sizeof x->cache_path, "%s/view-%llx-%llx.idx", dir,
-	         (unsigned long long)k->dev, (unsigned long long)k->ino);
-	return 0;
-}
-
-static int read_all(int fd, void *p, size_t n)
-{
-	for (size_t got = 0; got < n;) {
-		ssize_t r = read(fd, (char *)p + got, n - got);
-		if (r <= 0) {
-			if (r < 0 && errno == EINTR)
-				continue;
-			return -1;
-		}
-		got += (size_t)r;
-	}
-	return 0;
-}
-
-static int write_all(int fd, const void *p, size_t n)
-{
-	for (size_t done = 0; done < n;) {
-		ssize_t r = write(fd, (const char *)p + done, n - done);
-		if (r <= 0) {
-			if (r < 0 && errno == EINTR)
-				continue;
-			return -1;
-		}
-		done += (size_t)r;
-	}
-	return 0;
-}
-
-/* 0: x holds the cached index of the log with key k; -1: none usable. */
-static int cache_load(struct vindex *x, const struct vix_key *k)
+/* 0: x holds the cached index of the log with identity x->key; -1: none
+ * usable (no entry, or one that does not check). */
+static int cache_load(struct vindex *x, int dir)
 {
 	struct vix_head h;
-	struct stat sb;
-	int fd = open(x->cache_path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	uint64_t len;
+	int fd = vcache_open(dir, &x->key, &len);
 
 	if (fd < 0)
 		return -1;
-	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_uid != geteuid() ||
-	    read_all(fd, &h, sizeof h) || memcmp(h.magic, vix_magic, 8) ||
-	    memcmp(&h.key, k, sizeof *k) || h.nlanes > VIX_MAX_LANES || h.nb < 1 ||
-	    h.nb > VIX_MAX_NB || (h.nb & (h.nb - 1)) || h.nslots < 1 || h.nslots > VIX_SLOTS ||
-	    h.nmarks > VIX_MAX_MARKS || h.t1 < h.t0) {
+	if (vcache_read(fd, &h, sizeof h) || memcmp(h.magic, vix_magic, 8) ||
+	    h.nlanes > VIX_MAX_LANES || h.nb < 1 || h.nb > VIX_MAX_NB || (h.nb & (h.nb - 1)) ||
+	    h.nslots < 1 || h.nslots > VIX_SLOTS || h.nmarks > VIX_MAX_MARKS || h.t1 < h.t0) {
 		close(fd);
 		return -1;
 	}
 	size_t cells = (size_t)h.nlanes * h.nb * h.nslots;
 	size_t want = sizeof h + h.nlanes * sizeof(struct vlane) + cells * 4 +
 	              h.nmarks * sizeof(struct vmark);
-	if ((uint64_t)sb.st_size != want || cells > 2 * (size_t)VIX_CELLS) {
+	if (len != want || cells > 2 * (size_t)VIX_CELLS) {
 		close(fd);
 		return -1;
 	}
@@ -211,9 +157,9 @@ static int cache_load(struct vindex *x, const struct vix_key *k)
 	if (x->cnt)
 		x->cnt[0] = malloc((cells ? cells : 1) * 4);
 	int bad = !x->lanes || !x->cnt || !x->cnt[0] || !x->marks ||
-	          read_all(fd, x->lanes, h.nlanes * sizeof *x->lanes) ||
-	          read_all(fd, x->cnt[0], cells * 4) ||
-	          read_all(fd, x->marks, h.nmarks * sizeof *x->marks);
+	          vcache_read(fd, x->lanes, h.nlanes * sizeof *x->lanes) ||
+	          vcache_read(fd, x->cnt[0], cells * 4) ||
+	          vcache_read(fd, x->marks, h.nmarks * sizeof *x->marks);
 	close(fd);
 	for (unsigned i = 0; !bad && i < PT_NIDS; i++)
 		bad = x->slot_of[i] >= x->nslots;
@@ -221,21 +167,21 @@ static int cache_load(struct vindex *x, const struct vix_key *k)
 		bad = x->marks[i].lane >= x->nlanes;
 	x->nlevels = 1;
 	if (bad || build_levels(x)) {
+		struct vkey k = x->key;
 		vindex_free(x);
+		x->key = k;
 		return -1;
 	}
 	x->from_cache = 1;
 	return 0;
 }
 
-static void cache_store(const struct vindex *x, const struct vix_key *k)
+static void cache_store(const struct vindex *x, int dir, const char *path)
 {
 	struct vix_head h;
-	char tmp[sizeof x->cache_path + 16];
 
 	memset(&h, 0, sizeof h);
 	memcpy(h.magic, vix_magic, 8);
-	h.key = *k;
 	h.t0 = x->t0;
 	h.t1 = x->t1;
 	h.nev = x->nev;
@@ -245,16 +191,23 @@ static void cache_store(const struct vindex *x, const struct vix_key *k)
 	h.nmarks = x->nmarks;
 	h.marks_dropped = x->marks_dropped;
 	memcpy(h.slot_of, x->slot_of, sizeof h.slot_of);
-	snprintf(tmp, sizeof tmp, "%s.%ld", x->cache_path, (long)getpid());
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0)
-		return; /* (no cache: the next start builds it again) */
-	int bad = write_all(fd, &h, sizeof h) ||
-	          write_all(fd, x->lanes, x->nlanes * sizeof *x->lanes) ||
-	          write_all(fd, x->cnt[0], level_cells(x, 0) * 4) ||
-	          write_all(fd, x->marks, x->nmarks * sizeof *x->marks);
-	if (close(fd) != 0 || bad || rename(tmp, x->cache_path) != 0)
-		unlink(tmp);
+	struct iovec iov[] = {
+		{ &h, sizeof h },
+		{ x->lanes, x->nlanes * sizeof *x->lanes },
+		{ x->cnt[0], level_cells(x, 0) * 4 },
+		{ x->marks, x->nmarks * sizeof *x->marks },
+	};
+	vcache_store(dir, &x->key, path, iov, sizeof iov / sizeof iov[0]);
+}
+
+void vindex_sweep(const struct vindex *x)
+{
+	int dir = vcache_dir(0);
+
+	if (dir >= 0) {
+		vcache_sweep(dir, &x->key);
+		close(dir);
+	}
 }
 
 /* ------------------------------------------------------------ the pass */
@@ -306,11 +259,59 @@ static int add_lane(struct vindex *x, int32_t pid, uint64_t tid)
 	return 0;
 }
 
+/* The events of one batch into level 0 and the markers. */
+static int count_batch(struct vindex *x, const struct pt_ext_batch *b, const uint32_t *thread_of,
+                       uint32_t *mcap)
+{
+	size_t lane_at[PT_EXT_BATCH_W];
+	const uint64_t w = vindex_bucket_ns(x, 0), t0 = x->t0, nb = x->nb, ns = x->nslots;
+	/* markers: ERROR, OVERFLOW, RESUME (ids 0, 4, 5) */
+	const unsigned marks = 1u << POSIX_TRACE_ERROR | 1u << POSIX_TRACE_OVERFLOW |
+	                       1u << POSIX_TRACE_RESUME;
+
+	for (size_t i = 0; i < b->nw; i++) {
+		/* a thread the totals did not know: a lane of its own (tlog
+		 * numbers threads in order of first sight, as lanes are) */
+		while (thread_of[i] >= x->nlanes)
+			if (add_lane(x, x->l->th[x->nlanes].pid, x->l->th[x->nlanes].tid))
+				return -1;
+		lane_at[i] = (size_t)thread_of[i] * nb * ns;
+	}
+	uint32_t *cnt = x->cnt[0];
+	uint64_t cur = 0, lo = 0; /* the bucket of the last event, its start - t0 */
+	for (size_t i = 0; i < b->n; i++) {
+		const struct pt_ext_bevent *e = &b->ev[i];
+		uint64_t d = e->ts > t0 ? e->ts - t0 : 0;
+		if (d - lo >= w) { /* (most events fall in the bucket of the one before) */
+			cur = d / w;
+			lo = cur * w;
+		}
+		uint32_t *c = &cnt[lane_at[e->w] + (cur < nb ? cur : nb - 1) * ns + x->slot_of[e->id]];
+		*c += *c != UINT32_MAX;
+		if (e->id < 32 && (marks >> e->id & 1)) {
+			if (x->nmarks == VIX_MAX_MARKS) {
+				x->marks_dropped++;
+				continue;
+			}
+			if (x->nmarks == *mcap) {
+				struct vmark *m = realloc(x->marks, *mcap * 2 * sizeof *m);
+				if (!m)
+					return -1;
+				x->marks = m;
+				*mcap *= 2;
+			}
+			x->marks[x->nmarks++] = (struct vmark){ thread_of[e->w], e->id, e->ts };
+		}
+	}
+	x->nev += b->n;
+	return 0;
+}
+
 static int build(struct vindex *x, struct tlog *l)
 {
 	struct progress p;
-	struct tev e;
 	char what[300];
+	uint32_t thread_of[PT_EXT_BATCH_W];
 	int r;
 
 	x->t0 = l->nev ? l->first : 0;
@@ -326,93 +327,66 @@ static int build(struct vindex *x, struct tlog *l)
 	if (!(x->cnt = calloc(1, sizeof *x->cnt)) || !(x->marks = malloc(64 * sizeof *x->marks)))
 		return -1;
 	x->nlevels = 1;
+	x->l = l;
 	for (size_t i = 0; i < l->nth; i++)
 		if (add_lane(x, l->th[i].pid, l->th[i].tid))
 			return -1;
+	struct pt_ext_batch *b = malloc(sizeof *b);
+	if (!b)
+		return -1;
 	uint32_t mcap = 64;
-	uint64_t w = vindex_bucket_ns(x, 0), t0 = x->t0, nb = x->nb, ns = x->nslots;
-	uint64_t start = now_mono_ns();
+	uint64_t start = now_mono_ns(), shown = 0;
 	snprintf(what, sizeof what, "indexing %s", l->path);
 	progress_begin(&p, what, l->nev);
-	while ((r = tlog_next(l, &e)) > 0) {
-		/* a thread the totals did not know: a lane of its own (tlog
-		 * numbers threads in order of first sight, as lanes are) */
-		while (e.thread >= x->nlanes)
-			if (add_lane(x, l->th[x->nlanes].pid, l->th[x->nlanes].tid))
-				return -1;
-		uint64_t b = e.ts < t0 ? 0 : (e.ts - t0) / w;
-		b = b < nb ? b : nb - 1;
-		uint32_t *c = &x->cnt[0][((size_t)e.thread * nb + b) * ns + x->slot_of[e.id]];
-		*c += *c != UINT32_MAX;
-		x->nev++;
-		if (e.id == POSIX_TRACE_ERROR || e.id == POSIX_TRACE_OVERFLOW ||
-		    e.id == POSIX_TRACE_RESUME) {
-			if (x->nmarks == VIX_MAX_MARKS)
-				x->marks_dropped++;
-			else {
-				if (x->nmarks == mcap) {
-					struct vmark *m = realloc(x->marks, mcap * 2 * sizeof *m);
-					if (!m)
-						return -1;
-					x->marks = m;
-					mcap *= 2;
-				}
-				x->marks[x->nmarks++] = (struct vmark){ e.thread, e.id, e.ts };
-			}
+	while ((r = tlog_next_batch(l, b, thread_of)) > 0) {
+		if (count_batch(x, b, thread_of, &mcap)) {
+			r = -2;
+			break;
 		}
-		if ((e.n & 65535) == 0)
-			progress_update(&p, e.n);
+		if (x->nev - shown >= 65536)
+			progress_update(&p, shown = x->nev);
 	}
 	progress_end(&p);
+	free(b);
+	x->l = NULL;
+	if (r == -2)
+		return -1;
 	if (r < 0)
 		return 1;
 	x->build_s = (double)(now_mono_ns() - start) / 1e9;
 	return build_levels(x);
 }
 
-static void key_of(struct vix_key *k, const struct stat *sb)
-{
-	memset(k, 0, sizeof *k);
-	k->dev = sb->st_dev;
-	k->ino = sb->st_ino;
-	k->size = (uint64_t)sb->st_size;
-	k->mtime_s = (uint64_t)sb->st_mtim.tv_sec;
-	k->mtime_ns = (uint64_t)sb->st_mtim.tv_nsec;
-}
-
 int vindex_cached(struct vindex *x, const char *path)
 {
 	struct stat sb;
-	struct vix_key k;
+	int dir;
 
 	memset(x, 0, sizeof *x);
-	if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode))
+	if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode) || (dir = vcache_dir(0)) < 0)
 		return -1;
-	key_of(&k, &sb);
-	if (cache_path(x, &k, 0) != 0 || cache_load(x, &k) != 0) {
-		vindex_free(x);
-		return -1;
-	}
-	return 0;
+	vkey_of(&x->key, &sb);
+	int rc = cache_load(x, dir);
+	close(dir);
+	return rc;
 }
 
 int vindex_get(struct vindex *x, struct tlog *l, int cache)
 {
 	struct stat sb;
-	struct vix_key k;
+	int dir = -1;
 
 	memset(x, 0, sizeof *x);
 	if (fstat(l->fd_, &sb) != 0) {
 		err_msg("%s: %s", l->path, strerror(errno));
 		return 1;
 	}
-	key_of(&k, &sb);
-	int cached = cache != VIX_CACHE_NONE && cache_path(x, &k, cache == VIX_CACHE_WRITE) == 0;
-	char path[sizeof x->cache_path];
-	memcpy(path, x->cache_path, sizeof path);
-	if (cached && cache_load(x, &k) == 0)
+	vkey_of(&x->key, &sb);
+	if (cache != VIX_CACHE_NONE && (dir = vcache_dir(cache == VIX_CACHE_WRITE)) >= 0 &&
+	    cache_load(x, dir) == 0) {
+		close(dir);
 		return 0;
-	memcpy(x->cache_path, path, sizeof path); /* (a failed load cleared it) */
+	}
 	int rc = build(x, l);
 	if (rc == 0 && tlog_seek(l, l->first))
 		rc = 1;
@@ -420,9 +394,13 @@ int vindex_get(struct vindex *x, struct tlog *l, int cache)
 		if (rc < 0)
 			err_msg("%s: indexing: out of memory", l->path);
 		vindex_free(x);
+		if (dir >= 0)
+			close(dir);
 		return 1;
 	}
-	if (cached && cache == VIX_CACHE_WRITE)
-		cache_store(x, &k);
+	if (dir >= 0 && cache == VIX_CACHE_WRITE)
+		cache_store(x, dir, l->path);
+	if (dir >= 0)
+		close(dir);
 	return 0;
 }

@@ -68,6 +68,22 @@ uint64_t hist_quantile(const struct hist *h, double q)
 	return h->max;
 }
 
+uint64_t hist_below(const struct hist *h, uint64_t v)
+{
+	uint64_t n = 0;
+	for (unsigned r = 0; r < HIST_ROWS; r++) {
+		if (!h->row[r])
+			continue;
+		unsigned k = r ? SUB : 2 * SUB;
+		for (unsigned i = 0; i < k; i++) {
+			if ((r ? (uint64_t)(i + SUB) << r : i) >= v)
+				return n;
+			n += h->row[r][i];
+		}
+	}
+	return n;
+}
+
 void hist_free(struct hist *h)
 {
 	for (unsigned r = 0; r < HIST_ROWS; r++)

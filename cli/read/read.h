@@ -39,6 +39,7 @@ int parse_pid(const char *s, pid_t *out);
 uint64_t now_realtime_ns(void);
 uint64_t now_mono_ns(void);
 void fmt_rel(char *buf, size_t cap, uint64_t ns);            /* s.nnnnnnnnn */
+void fmt_since(char *buf, size_t cap, uint64_t ts, uint64_t t0); /* ts - t0, "-s.nnnnnnnnn" before */
 void fmt_abs(char *buf, size_t cap, uint64_t ns);            /* UTC ISO 8601 */
 void fmt_duration(char *buf, size_t cap, uint64_t ns);       /* "1.23 s", "45.6 ms" */
 #define TERM_WIDTH_MIN 40   /* what stats --width accepts, and COLUMNS is held to */
@@ -77,6 +78,9 @@ uint64_t when_ns(const struct when *w, uint64_t t0);  /* ns since the epoch */
 struct hist { uint64_t n, min, max; double sum; uint64_t *row[HIST_ROWS]; };
 int hist_add(struct hist *h, uint64_t v);           /* 0, -1 out of memory */
 uint64_t hist_quantile(const struct hist *h, double q); /* q in [0, 1] */
+/* The values counted below v: exact when v is below 256, or a bucket's
+ * edge, (128 + j) 2^k for j < 128 (such as 2^k, 1.25 2^k, 1.5 2^k...). */
+uint64_t hist_below(const struct hist *h, uint64_t v);
 void hist_free(struct hist *h);
 
 /* ------------------------------------------------------------ vbuf.c */
@@ -142,6 +146,7 @@ struct tlog {
 	struct thrmap *thrs;
 	struct typemap *types;
 	int32_t recorder;              /* its pid, shown as the trace's (pid 0); 0: none or --all */
+	int32_t tracer;                /* the recorder's pid, --all or not; 0: none */
 	struct pt_ext_proc *procs;     /* who the processes were (parent, command line) */
 	size_t nprocs;
 	/* reading (tlog.c) */
@@ -163,14 +168,26 @@ struct tlog {
  * tlog_scan() reads the whole log for its totals and goes back to its
  * start: the next pass gives the same events and thread numbers and
  * leaves the totals alone.  tlog_load() = tlog_open() + the totals: from
- * the summary the log carries (format 5 and later), else tlog_scan(). */
+ * the summary the log carries (format 5 and later), else from the count
+ * the scan at open made (pt_ext_log_census(): the same figures, and the
+ * damaged stretches and a missing final status), else tlog_scan(). */
 int tlog_open(struct tlog *l, const char *path);   /* 0, or 1 with a message */
 int tlog_next(struct tlog *l, struct tev *e);
 int tlog_scan(struct tlog *l);                     /* 0, or 1 with a message */
+/* After the totals: back to the first event, for another pass.  0, or 1
+ * with a message. */
+int tlog_rewind(struct tlog *l);
 /* After the totals: the next event is the first of the log's first block
  * that may hold one stamped at or after ts (events before ts may follow,
  * none at or after it is skipped).  0, or 1 with a message. */
 int tlog_seek(struct tlog *l, uint64_t ts);
+/* For a pass that only counts: the next events in a batch (src/ext.h's
+ * pt_ext_next_batch: the same events tlog_next() gives, in order,
+ * without payloads or addresses; the first pass's totals counted as
+ * tlog_next() counts them), and thread_of[w] the thread index (in
+ * tlog.th) of each writer w of the batch (b->nw of them, at most
+ * PT_EXT_BATCH_W).  1, 0 at the end, -1 after a message. */
+int tlog_next_batch(struct tlog *l, struct pt_ext_batch *b, uint32_t *thread_of);
 /* After the totals: reading ends once no event stamped at or before ts
  * can follow (a late one still comes; events after ts may come before
  * the end).  0, or 1 with a message. */
@@ -183,8 +200,39 @@ void tlog_free(struct tlog *l);
 /* --all: keep the recorder's own process (else its events are the
  * trace's, pid 0, and its threads and loaded objects are not shown). */
 extern int tlog_all;
+/* --t0 (main.c takes it, as --all): time 0 of every relative time, one
+ * rule for every command (docs/implementation-defined.md, "Time 0").
+ * T0_FIRST: the program's first event (the default), T0_TRACE: the
+ * trace's first event, T0_TYPE: the first event of type name, T0_TIME:
+ * a time (absolute, or seconds after the program's first event). */
+enum { T0_FIRST, T0_TRACE, T0_TYPE, T0_TIME };
+struct t0_spec { int kind; struct when w; char name[TRACE_EVENT_NAME_MAX + 1]; };
+extern struct t0_spec tlog_t0_spec;
+int t0_parse(const char *s, struct t0_spec *out);  /* 0, or -1: not a --t0 value */
+/* The first event of the program: of a process other than the recorder
+ * (and the trace's own lane, pid 0); the trace's first if it has none. */
+uint64_t tlog_program_first(const struct tlog *l);
+/* After the totals: time 0 as tlog_t0_spec says (0, or 1 after a message:
+ * no such event type in the log). */
+int tlog_t0(const struct tlog *l, uint64_t *t0);
+const char *t0_what(const struct tlog *l);  /* "the program's first event"... */
+/* live, as the events come, until time 0 is known: whether an event
+ * stamped ts of process pid (self: the reader's own, 0: the trace's)
+ * fixes it (1, *t0 set).  Not for T0_TYPE. */
+int t0_live(uint64_t ts, int32_t pid, int32_t self, uint64_t *t0);
+/* The --all (and with t0 the --t0) lines of a command's help, their text
+ * at column col. */
+void front_help(FILE *f, int col, int t0);
 const char *tlog_name(const struct tlog *l, unsigned id, char *buf, size_t cap);
 const struct tproc *tlog_proc(const struct tlog *l, int32_t pid); /* after the totals */
+/* Who process pid said it was (its latest identity: an exec changes its
+ * command line), or NULL. */
+const struct pt_ext_proc *tlog_identity(const struct tlog *l, int32_t pid);
+/* The process tree: (*order)[k], k < l->npr, are l->pr's indices with
+ * each process right after its parent (the one its identity names, when
+ * the trace has it), siblings and roots in pid order; (*depth)[k] is its
+ * depth (roots 0).  Both malloc'd (free them); 1 after a message. */
+int tlog_tree(const struct tlog *l, size_t **order, unsigned **depth);
 /* The program's processes and threads, the ones record, info and live
  * count: not the trace's own line (pid 0) nor process `also` (the
  * recorder's pid when it is known otherwise, else 0). */

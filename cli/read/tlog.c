@@ -6,10 +6,12 @@
  * with processes, threads and event types, never with events.
  *
  * Threads get a small index per process (1, 2, ... in order of their first
- * event), stable for a given log whatever is later filtered out: a pass
- * that shows only part of the log follows a pass over all of it
- * (tlog_scan), which numbers every thread, and goes back to the start
- * with posix_trace_rewind().
+ * event, as the writers' tables list them), stable for a given log
+ * whatever is later filtered out: they are numbered from the totals
+ * before the first event is given -- the log's summary, else the count
+ * the library made of it when it opened it (pt_ext_log_census), else a
+ * pass over all of it (tlog_scan) that goes back to the start with
+ * posix_trace_rewind().
  *
  * A log that is not whole still reads: the reader returns each damaged
  * stretch as a POSIX_TRACE_ERROR event (data: EBADMSG), counted here, and
@@ -92,6 +94,24 @@ void tlog_init(struct tlog *l)
 		l->tfirst[i] = UINT64_MAX;
 }
 
+/* The totals of a first pass: one more event. */
+static void count_event(struct tlog *l, uint32_t th, unsigned id, uint64_t ts)
+{
+	struct tthread *t = &l->th[th];
+
+	l->nev++;
+	l->count[id]++;
+	t->count++;
+	t->first = ts < t->first ? ts : t->first;
+	t->last = ts > t->last ? ts : t->last;
+	l->tfirst[id] = ts < l->tfirst[id] ? ts : l->tfirst[id];
+	l->tlast[id] = ts > l->tlast[id] ? ts : l->tlast[id];
+	l->first = ts < l->first ? ts : l->first;
+	l->last = ts > l->last ? ts : l->last;
+	l->overflows += id == POSIX_TRACE_OVERFLOW;
+	l->errors += id == POSIX_TRACE_ERROR;
+}
+
 int tlog_add(struct tlog *l, trace_id_t trid, const struct posix_trace_event_info *ev,
              const void *data, size_t len, struct tev *e)
 {
@@ -109,20 +129,8 @@ int tlog_add(struct tlog *l, trace_id_t trid, const struct posix_trace_event_inf
 	e->trunc = (uint8_t)ev->posix_truncation_status;
 	e->lost = tlog_note_loss(l, trid, ev);
 	e->n = l->pass_n_++;
-	if (l->totals) /* a later pass: the totals are known */
-		return 0;
-	l->nev++;
-	l->count[e->id]++;
-	struct tthread *t = &l->th[th];
-	t->count++;
-	t->first = e->ts < t->first ? e->ts : t->first;
-	t->last = e->ts > t->last ? e->ts : t->last;
-	l->tfirst[e->id] = e->ts < l->tfirst[e->id] ? e->ts : l->tfirst[e->id];
-	l->tlast[e->id] = e->ts > l->tlast[e->id] ? e->ts : l->tlast[e->id];
-	l->first = e->ts < l->first ? e->ts : l->first;
-	l->last = e->ts > l->last ? e->ts : l->last;
-	l->overflows += e->id == POSIX_TRACE_OVERFLOW;
-	l->errors += e->id == POSIX_TRACE_ERROR;
+	if (!l->totals) /* (a later pass: the totals are known) */
+		count_event(l, th, e->id, e->ts);
 	return 0;
 }
 
@@ -205,10 +213,12 @@ static int32_t recorder_pid(const struct tlog *l)
  * (tlog_next). */
 static void tlog_front(struct tlog *l)
 {
-	int32_t pid = tlog_all ? 0 : recorder_pid(l);
+	int32_t pid = recorder_pid(l);
 	size_t n = 0, keep = SIZE_MAX;
 
-	if (!pid)
+	if (pid)
+		l->tracer = pid;
+	if (!pid || tlog_all)
 		return;
 	l->recorder = pid;
 	/* one lane (0, 0): the recorder's threads and the reader's own events (losses) */
@@ -252,6 +262,123 @@ static void tlog_front(struct tlog *l)
 	tlog_finish(l);
 }
 
+struct t0_spec tlog_t0_spec; /* T0_FIRST */
+
+/* An option's lines in a help: the option at column 6, its text at col. */
+static void help_item(FILE *f, int col, const char *opt, const char *const *text)
+{
+	int n = fprintf(f, "      %s", opt);
+	for (int i = 0; text[i]; i++, n = 0)
+		fprintf(f, "%*s%s\n", n < col ? col - n : (fputc('\n', f), col), "", text[i]);
+}
+
+void front_help(FILE *f, int col, int t0)
+{
+	static const char *const all[] = {
+		"keep the recorder's own process: its events,",
+		"threads and loaded code (else its events are",
+		"the trace's, pid 0)", NULL };
+	static const char *const when[] = {
+		"time 0 of relative times: first (the program's",
+		"first event, the default), trace (the trace's",
+		"first event: the recorder's START), an event",
+		"type NAME (its first event), or a TIME as show's",
+		"--from takes it (seconds after the program's",
+		"first event, a UTC time, @EPOCH)", NULL };
+
+	help_item(f, col, "--all", all);
+	if (t0)
+		help_item(f, col, "--t0 WHEN", when);
+}
+
+int t0_parse(const char *s, struct t0_spec *out)
+{
+	memset(out, 0, sizeof *out);
+	if (!strcmp(s, "first"))
+		out->kind = T0_FIRST;
+	else if (!strcmp(s, "trace"))
+		out->kind = T0_TRACE;
+	else if (parse_when(s, &out->w) == 0)
+		out->kind = T0_TIME;
+	else if (*s && strlen(s) <= TRACE_EVENT_NAME_MAX) {
+		out->kind = T0_TYPE;
+		strcpy(out->name, s);
+	} else {
+		return -1;
+	}
+	return 0;
+}
+
+uint64_t tlog_program_first(const struct tlog *l)
+{
+	uint64_t first = UINT64_MAX;
+
+	for (size_t i = 0; i < l->nth; i++) {
+		const struct tthread *t = &l->th[i];
+		if (t->pid != 0 && t->pid != l->tracer && t->count && t->first < first)
+			first = t->first;
+	}
+	return first == UINT64_MAX ? l->first : first;
+}
+
+int tlog_t0(const struct tlog *l, uint64_t *t0)
+{
+	const struct t0_spec *s = &tlog_t0_spec;
+	char tmp[32];
+
+	switch (s->kind) {
+	case T0_TRACE:
+		*t0 = l->first;
+		return 0;
+	case T0_TIME:
+		*t0 = when_ns(&s->w, tlog_program_first(l));
+		return 0;
+	case T0_TYPE:
+		for (unsigned id = 0; id < PT_NIDS; id++)
+			if (l->count[id] && !strcmp(tlog_name(l, id, tmp, sizeof tmp), s->name)) {
+				*t0 = l->tfirst[id];
+				return 0;
+			}
+		err_msg("%s: --t0: no events of type '%s' in this log (see 'posixtrace info %s')",
+		        l->path, s->name, l->path);
+		return 1;
+	default:
+		*t0 = tlog_program_first(l);
+		return 0;
+	}
+}
+
+const char *t0_what(const struct tlog *l)
+{
+	switch (tlog_t0_spec.kind) {
+	case T0_TRACE: return "the trace's first event";
+	case T0_TYPE: return "the first event of the type --t0 names";
+	case T0_TIME: return "the time --t0 gives";
+	default: /* (the recorder known, and nothing after its first event: no program events) */
+		return l->tracer && tlog_program_first(l) == l->first
+		               ? "the trace's first event: no program events"
+		               : "the program's first event";
+	}
+}
+
+int t0_live(uint64_t ts, int32_t pid, int32_t self, uint64_t *t0)
+{
+	const struct t0_spec *s = &tlog_t0_spec;
+
+	if (s->kind == T0_TRACE) { /* (asked until time 0 is known: the first event) */
+		*t0 = ts;
+		return 1;
+	}
+	if (s->kind == T0_TIME && s->w.absolute) {
+		*t0 = s->w.ns;
+		return 1;
+	}
+	if (pid == 0 || pid == self) /* the trace's own, or the reader's */
+		return 0;
+	*t0 = when_ns(&s->w, ts); /* (T0_FIRST: w is zero) */
+	return 1;
+}
+
 void tlog_program_counts(const struct tlog *l, int32_t also, unsigned *procs, unsigned *threads)
 {
 	*procs = *threads = 0;
@@ -260,6 +387,74 @@ void tlog_program_counts(const struct tlog *l, int32_t also, unsigned *procs, un
 			++*procs;
 			*threads += l->pr[i].nthreads;
 		}
+}
+
+const struct pt_ext_proc *tlog_identity(const struct tlog *l, int32_t pid)
+{
+	const struct pt_ext_proc *best = NULL;
+	for (size_t i = 0; i < l->nprocs; i++)
+		if (l->procs[i].pid == pid && (!best || l->procs[i].ts >= best->ts))
+			best = &l->procs[i];
+	return best;
+}
+
+/* The index in l->pr of i's parent, or -1 (none, or not in the trace). */
+static long tree_parent(const struct tlog *l, size_t i)
+{
+	const struct pt_ext_proc *id = tlog_identity(l, l->pr[i].pid);
+	const struct tproc *pp = id && id->ppid > 0 && id->ppid != l->pr[i].pid
+	                         ? tlog_proc(l, id->ppid) : NULL;
+	return pp ? pp - l->pr : -1;
+}
+
+int tlog_tree(const struct tlog *l, size_t **orderp, unsigned **depthp)
+{
+	size_t n = l->npr, k = 0, sp = 0;
+	long *parent = malloc((n + 1) * sizeof *parent);
+	size_t *stack = malloc((n + 1) * sizeof *stack), *order = malloc((n + 1) * sizeof *order);
+	unsigned *sdepth = malloc((n + 1) * sizeof *sdepth), *depth = malloc((n + 1) * sizeof *depth);
+
+	*orderp = order;
+	*depthp = depth;
+	if (!parent || !stack || !sdepth || !order || !depth) {
+		free(parent);
+		free(stack);
+		free(sdepth);
+		free(order);
+		free(depth);
+		*orderp = NULL;
+		*depthp = NULL;
+		err_msg("out of memory");
+		return 1;
+	}
+	for (size_t i = 0; i < n; i++)
+		parent[i] = tree_parent(l, i);
+	/* a cycle (pids reused) is cut where it is met: that one is a root */
+	for (size_t i = 0; i < n; i++) {
+		long p = parent[i];
+		for (size_t steps = 0; p >= 0 && steps <= n; steps++)
+			p = parent[p];
+		if (p >= 0)
+			parent[i] = -1;
+	}
+	/* depth first from each root (pid order); children in pid order */
+	for (size_t r = 0; r < n; r++) {
+		if (parent[r] >= 0)
+			continue;
+		stack[sp] = r, sdepth[sp++] = 0;
+		while (sp) {
+			size_t x = stack[--sp];
+			unsigned d = sdepth[sp];
+			order[k] = x, depth[k++] = d;
+			for (size_t c = n; c-- > 0;)
+				if (parent[c] == (long)x)
+					stack[sp] = c, sdepth[sp++] = d + 1;
+		}
+	}
+	free(parent);
+	free(stack);
+	free(sdepth);
+	return 0;
 }
 
 const struct tproc *tlog_proc(const struct tlog *l, int32_t pid)
@@ -383,13 +578,14 @@ static int open_file(struct tlog *l, const char *path)
 	return fd;
 }
 
+static int take_counts(struct tlog *l, const struct pt_ext_summary *s);
+
 /* The totals from the summary the log carries (src/ext.h); with all (no
  * trace id open) also its attributes, status, names and map of loaded
  * code.  0, or -1: it has none. */
 static int from_summary(struct tlog *l, int fd, int all)
 {
 	struct pt_ext_summary *s;
-	uint32_t th;
 
 	if (pt_ext_log_summary(fd, &s) != 0)
 		return -1;
@@ -413,12 +609,26 @@ static int from_summary(struct tlog *l, int fd, int all)
 			return -1;
 		}
 	}
+	if (take_counts(l, s)) {
+		pt_ext_summary_free(s);
+		return -1;
+	}
+	pt_ext_summary_free(s);
+	l->summary = l->totals = 1;
+	return 0;
+}
+
+/* The counts of s (a summary, or the census of the scan at open) as the
+ * totals, then the threads by process and the recorder's (tlog_front).
+ * 0, or -1 out of memory. */
+static int take_counts(struct tlog *l, const struct pt_ext_summary *s)
+{
+	uint32_t th;
+
 	for (size_t i = 0; i < s->nwriters; i++) {
 		const struct pt_ext_sum_writer *w = &s->writers[i];
-		if (thread_index(l, w->pid, w->thread, &th)) {
-			pt_ext_summary_free(s);
+		if (thread_index(l, w->pid, w->thread, &th))
 			return -1;
-		}
 		l->th[th].count = w->count;
 		l->th[th].first = w->first;
 		l->th[th].last = w->last;
@@ -440,10 +650,31 @@ static int from_summary(struct tlog *l, int fd, int all)
 	l->log_overwritten = s->losses.log_overwritten;
 	l->log_dropped = s->losses.log_dropped;
 	l->lost_implausible = s->losses.implausible;
-	pt_ext_summary_free(s);
 	tlog_finish(l);
 	tlog_front(l);
-	l->summary = l->totals = 1;
+	l->totals = 1;
+	return 0;
+}
+
+/* The totals of a log with no summary, from the scan posix_trace_open()
+ * did (pt_ext_log_census): as a summary would give them, and the reader's
+ * error events and a missing final status as reading it would tell.  0,
+ * or -1: not known (then a pass reads them). */
+static int from_census(struct tlog *l)
+{
+	struct pt_ext_summary *s;
+	uint64_t damaged = 0;
+
+	if (pt_ext_log_census(l->trid_, &s, &damaged) != 0)
+		return -1;
+	int rc = take_counts(l, s);
+	pt_ext_summary_free(s);
+	if (rc)
+		return -1;
+	l->damaged = damaged;
+	l->unfinished = !l->lost_final && log_version(l->fd_) >= 2;
+	if (l->first == UINT64_MAX || !l->nev)
+		l->first = 0;
 	return 0;
 }
 
@@ -548,10 +779,52 @@ int tlog_next(struct tlog *l, struct tev *e)
 	return 1;
 }
 
+int tlog_next_batch(struct tlog *l, struct pt_ext_batch *b, uint32_t *thread_of)
+{
+	int rc;
+
+	if (!l->open_)
+		return 0;
+	if ((rc = pt_ext_next_batch(l->trid_, b)) != 0) {
+		fail(l->path, "reading events", rc);
+		return -1;
+	}
+	if (!b->n) {
+		if (!l->totals)
+			tlog_end(l);
+		return 0;
+	}
+	for (size_t w = 0; w < b->nw; w++) {
+		int32_t pid = b->w[w].pid;
+		uint64_t tid = b->w[w].thread;
+		if (l->recorder && pid == l->recorder) /* the trace's own (tlog_next) */
+			pid = 0, tid = 0;
+		if (thread_index(l, pid, tid, &thread_of[w])) {
+			fail(l->path, "reading events", ENOMEM);
+			return -1;
+		}
+	}
+	if (!l->totals) /* the first pass: what tlog_add() counts */
+		for (size_t i = 0; i < b->n; i++) {
+			const struct pt_ext_bevent *e = &b->ev[i];
+			count_event(l, thread_of[e->w], e->id < PT_NIDS ? e->id : 0, e->ts);
+			l->damaged += e->id == POSIX_TRACE_ERROR && (e->flags & PT_EXT_BEV_WORD) &&
+			              e->word == EBADMSG; /* (is_damage) */
+		}
+	/* a loss count ends a batch: the pass's count, as tlog_note_loss()
+	 * has it after that event */
+	const struct pt_ext_bevent *last = &b->ev[b->n - 1];
+	if (last->flags & PT_EXT_BEV_LOST) {
+		struct posix_trace_event_info ev = { .posix_event_id = POSIX_TRACE_RESUME };
+		(void)tlog_note_loss(l, l->trid_, &ev);
+	}
+	l->pass_n_ += b->n;
+	return 1;
+}
+
 int tlog_scan(struct tlog *l)
 {
 	struct progress p;
-	struct tev e;
 	char what[300];
 	int rc;
 
@@ -559,14 +832,30 @@ int tlog_scan(struct tlog *l)
 		return 0;
 	snprintf(what, sizeof what, "reading %s", l->path);
 	progress_begin(&p, what, 0); /* (how many events, the log does not say) */
-	while ((rc = tlog_next(l, &e)) > 0)
-		if ((e.n & 1023) == 0)
-			progress_update(&p, e.n);
+	/* in batches: the totals need no payload (tlog_next_batch) */
+	struct pt_ext_batch *b = malloc(sizeof *b);
+	uint32_t thread_of[PT_EXT_BATCH_W];
+	uint64_t shown = 0;
+	if (!b) {
+		err_msg("%s: reading events: %s", l->path, strerror(ENOMEM));
+		return 1;
+	}
+	while ((rc = tlog_next_batch(l, b, thread_of)) > 0)
+		if (l->nev - shown >= 65536)
+			progress_update(&p, shown = l->nev);
+	free(b);
 	p.done = l->nev;
 	progress_end(&p);
 	if (rc < 0)
 		return 1;
-	if ((rc = posix_trace_rewind(l->trid_)) != 0)
+	return tlog_rewind(l);
+}
+
+int tlog_rewind(struct tlog *l)
+{
+	int rc = posix_trace_rewind(l->trid_);
+
+	if (rc)
 		return fail(l->path, "going back to the start", rc);
 	l->pass_n_ = 0; /* the next pass counts places again, nothing else */
 	l->pass_at_ = 0;
@@ -596,7 +885,7 @@ int tlog_load(struct tlog *l, const char *path)
 {
 	if (tlog_open(l, path))
 		return 1;
-	if (from_summary(l, l->fd_, 0) == 0)
+	if (from_summary(l, l->fd_, 0) == 0 || from_census(l) == 0)
 		return 0;
 	if (tlog_scan(l)) {
 		tlog_free(l);

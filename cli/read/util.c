@@ -118,6 +118,16 @@ void fmt_rel(char *buf, size_t cap, uint64_t ns)
 	         (unsigned long long)(ns % 1000000000u));
 }
 
+void fmt_since(char *buf, size_t cap, uint64_t ts, uint64_t t0)
+{
+	if (ts >= t0 || cap < 2) {
+		fmt_rel(buf, cap, ts >= t0 ? ts - t0 : 0);
+		return;
+	}
+	buf[0] = '-';
+	fmt_rel(buf + 1, cap - 1, t0 - ts);
+}
+
 void fmt_abs(char *buf, size_t cap, uint64_t ns)
 {
 	time_t s = (time_t)(ns / 1000000000u);

@@ -5,7 +5,8 @@
  *
  * Every trace event is an instant event, thread scoped (the default
  * scope): {"name":..,"ph":"i","ts":..,"pid":..,"tid":..} with "ts" in
- * microseconds since the first event (nanosecond digits kept), "tid" the
+ * microseconds since the first event (its nanoseconds as fraction digits,
+ * as many as they need: 12, 12.5, 12.345), "tid" the
  * thread's kernel TID (the thread's index in its process when the trace
  * does not say), "cat":"posix_trace" for system events,
  * "sf" the event's call site in "stackFrames" (its address as `show`
@@ -14,7 +15,8 @@
  * else as "text" when it reads as text, and always as "hex" (the bytes
  * are the payload; system events: decoded, as "text" only), and
  * "truncated":true when it was cut.  Metadata events name each process
- * (its program) and thread (its name, or "thread IDX (0xPTHREAD_ID)").  About 100 bytes an event of 8-byte payload.
+ * (its program) and thread (its name, or "thread IDX (0xPTHREAD_ID)").  About 103 bytes an event of 8-byte
+ * payload, times on 200 ns steps (tests/biglog.h).
  * Each complete span (spans.c) is a slice: a complete event ("ph":"X",
  * "cat":"span") on its thread, nested by time, or an async pair
  * ("b"/"e") for a keyed one, written when its end is read.
@@ -166,16 +168,41 @@ int export_chrome(struct tlog *l, struct symz *z, struct spans *sp, FILE *f)
 	        (unsigned long long)tlog_lost_total(l), l->lost_final ? "true" : "false",
 	        (unsigned long long)l->overflows);
 	int first = 1;
-	for (size_t i = 0; i < l->npr; i++) {
+	/* the process tree: a process sorts right after its parent; its
+	 * parent and command line are in process_name's args and in its
+	 * labels */
+	size_t *order;
+	unsigned *depth;
+	if (tlog_tree(l, &order, &depth)) {
+		free(line);
+		return 1;
+	}
+	for (size_t k = 0; k < l->npr; k++) {
+		size_t i = order[k];
+		const struct pt_ext_proc *id = tlog_identity(l, l->pr[i].pid);
 		label(buf, sizeof buf, z, l->pr[i].pid);
 		json_str(j, sizeof j, buf);
 		fprintf(f, "%s{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":0,"
-		           "\"args\":{\"name\":%s}}",
-		        first ? "" : ",\n", (int)l->pr[i].pid, j);
+		           "\"args\":{\"name\":%s", first ? "" : ",\n", (int)l->pr[i].pid, j);
+		if (id) {
+			static char jc[6 * PT_EXT_OBJ_PATH + 8];
+			json_str(jc, sizeof jc, id->cmdline);
+			fprintf(f, ",\"ppid\":%d,\"cmdline\":%s,\"cmdline_cut\":%s", (int)id->ppid, jc,
+			        id->cut ? "true" : "false");
+		}
+		fputs("}}", f);
+		if (id) {
+			snprintf(buf, sizeof buf, "parent %d", (int)id->ppid);
+			json_str(j, sizeof j, buf);
+			fprintf(f, ",\n{\"name\":\"process_labels\",\"ph\":\"M\",\"pid\":%d,\"tid\":0,"
+			           "\"args\":{\"labels\":%s}}", (int)l->pr[i].pid, j);
+		}
 		fprintf(f, ",\n{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":%d,\"tid\":0,"
-		           "\"args\":{\"sort_index\":%zu}}", (int)l->pr[i].pid, i);
+		           "\"args\":{\"sort_index\":%zu}}", (int)l->pr[i].pid, k);
 		first = 0;
 	}
+	free(order);
+	free(depth);
 	for (size_t i = 0; i < l->nth; i++) /* threads the trace does not identify */
 		if (!thrmap_find(l->thrs, l->th[i].pid, l->th[i].tid, 0))
 			fprintf(f, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%u,"
@@ -211,10 +238,16 @@ int export_chrome(struct tlog *l, struct symz *z, struct spans *sp, FILE *f)
 		o = put_s(o, jname[e->id]);
 		o = put_s(o, sys ? ",\"cat\":\"posix_trace\",\"ph\":\"i\",\"ts\":" : ",\"ph\":\"i\",\"ts\":");
 		o = put_u(o, rel / 1000);
-		*o++ = '.';
-		*o++ = (char)('0' + rel % 1000 / 100);
-		*o++ = (char)('0' + rel % 100 / 10);
-		*o++ = (char)('0' + rel % 10);
+		if (rel % 1000) { /* the nanoseconds, without trailing zeros */
+			unsigned ns = (unsigned)(rel % 1000);
+			*o++ = '.';
+			*o++ = (char)('0' + ns / 100);
+			if (ns % 100) {
+				*o++ = (char)('0' + ns / 10 % 10);
+				if (ns % 10)
+					*o++ = (char)('0' + ns % 10);
+			}
+		}
 		o = put_s(o, ",\"pid\":");
 		if (th->pid < 0)
 			*o++ = '-';

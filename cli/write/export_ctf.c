@@ -10,13 +10,22 @@
  *   packet header   u32 magic 0xC1FC1FC1, u8 uuid[16], u32 stream_id
  *   packet context  u64 timestamp_begin, timestamp_end (clock values),
  *                   u64 content_size, packet_size (bits),
- *                   u64 events_discarded
- *   event header    u32 id (the POSIX event type id), u64 timestamp
- *   event fields    i32 pid, u64 tid, u64 addr (shown in hex),
- *                   string symbol (the address symbolized as `show` prints
- *                   it, "func+0x1a (file.c:42)"; "" when not known; the
- *                   field is left out with --raw-addresses),
- *                   u32 payload_len, u8 payload[payload_len]
+ *                   u64 events_discarded, i32 pid, i32 vtid, u64 tid,
+ *                   char procname[16] (the thread)
+ *   event header    5-bit class id + low 27 bits of the time, or 31 and
+ *                   then u32 class id, u64 time (LTTng's compact header)
+ *   event fields    u16 site: the number of the call site among its
+ *                   type's, an enumeration (one per type) whose labels
+ *                   ("0x401a2b worker+0x1a (app.c:42)": the address, and
+ *                   the location as `show` prints it when it is known)
+ *                   the metadata lists once each, written after the
+ *                   streams, when every site is known (u32 when a type
+ *                   has more than 65536: the export then starts again,
+ *                   tlog_rewind); with
+ *                   --raw-addresses u64 addr (shown in hex) instead;
+ *                   u16 payload_len (u32 when the max data size is beyond
+ *                   65535), u8 payload[payload_len], or the fields of a
+ *                   described payload (typed.h)
  *
  * The clock "realtime" counts nanoseconds (freq 1e9) from offset_s, the
  * second of the first event.  A stream's clock never goes back: an event
@@ -44,7 +53,7 @@
 #include <unistd.h>
 #include "write.h"
 
-#define HDR_BYTES 96 /* packet header 24, context 72 */
+#define HDR_BYTES 104 /* packet header 24, context 80 */
 #define PACKET_TARGET 65536
 
 struct buf { unsigned char *p; size_t n, cap; };
@@ -71,6 +80,77 @@ static int put_le(struct buf *b, uint64_t v, int bytes)
 	unsigned char t[8];
 	ctf_le(t, v, bytes);
 	return put(b, t, (size_t)bytes);
+}
+
+/* The call sites met, each written once per event type: its label (the
+ * address, then the location as `show` prints it when it is known:
+ * "0x401a2b worker+0x1a (app.c:42)") -> a number among the sites of the
+ * type, which is all an event carries (its class's enumeration "site",
+ * whose labels the metadata lists at the end).  Numbered per type, as a
+ * reader looks a label up among its enumeration's (babeltrace2 goes
+ * through all of them for each event it prints): a type is recorded from
+ * a few places.  Bounded by the code locations of the trace, never by
+ * events. */
+struct site { char *lab; uint32_t num; uint16_t type; };
+struct sites {
+	struct site *e;
+	uint32_t n, cap, *h, hcap;
+	uint32_t per[PT_NIDS]; /* sites of each type */
+};
+
+static uint32_t site_hash(unsigned type, const char *s)
+{
+	uint32_t h = 2166136261u ^ type * 0x9e3779b9u;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	return h;
+}
+
+/* The number of label s among type's, made on first sight; UINT32_MAX
+ * out of memory. */
+static uint32_t site_of(struct sites *t, unsigned type, const char *s)
+{
+	if ((t->n + 1) * 2 > t->hcap) {
+		uint32_t ncap = t->hcap ? 2 * t->hcap : 1024;
+		uint32_t *n = ncap ? calloc(ncap, sizeof *n) : NULL;
+		if (!n)
+			return UINT32_MAX;
+		for (uint32_t i = 0; i < t->n; i++) {
+			uint32_t j = site_hash(t->e[i].type, t->e[i].lab) & (ncap - 1);
+			while (n[j])
+				j = (j + 1) & (ncap - 1);
+			n[j] = i + 1;
+		}
+		free(t->h);
+		t->h = n, t->hcap = ncap;
+	}
+	uint32_t j = site_hash(type, s) & (t->hcap - 1);
+	for (; t->h[j]; j = (j + 1) & (t->hcap - 1)) {
+		const struct site *x = &t->e[t->h[j] - 1];
+		if (x->type == type && !strcmp(x->lab, s))
+			return x->num;
+	}
+	if (t->n == t->cap) {
+		uint32_t ncap = t->cap ? 2 * t->cap : 256;
+		struct site *n = ncap > t->cap ? realloc(t->e, ncap * sizeof *n) : NULL;
+		if (!n)
+			return UINT32_MAX;
+		t->e = n, t->cap = ncap;
+	}
+	char *lab = strdup(s);
+	if (!lab)
+		return UINT32_MAX;
+	t->e[t->n] = (struct site){ lab, t->per[type]++, (uint16_t)type };
+	t->h[j] = ++t->n;
+	return t->e[t->n - 1].num;
+}
+
+static void sites_free(struct sites *t)
+{
+	for (uint32_t i = 0; i < t->n; i++)
+		free(t->e[i].lab);
+	free(t->e);
+	free(t->h);
 }
 
 /* The event classes: one per event type of the trace, and for a type
@@ -131,8 +211,9 @@ static void make_classes(const struct tlog *l, struct classes *c)
 }
 
 static int write_metadata(const struct tlog *l, FILE *f, const unsigned char *uuid,
-                          const unsigned char *cuuid, uint64_t offset_s, int symbols,
-                          const struct classes *c, int wide)
+                          const unsigned char *cuuid, uint64_t offset_s,
+                          const struct sites *sites, int site_bytes, const struct classes *c,
+                          int wide)
 {
 	char name[TRACE_NAME_MAX] = "", tmp[32];
 	static char tsdl[8192];
@@ -151,14 +232,28 @@ static int write_metadata(const struct tlog *l, FILE *f, const unsigned char *uu
 	           "\t\tuint64_t content_size;\n\t\tuint64_t packet_size;\n"
 	           "\t\tuint64_t events_discarded;\n"
 	           "\t\tint32_t pid;\n\t\tint32_t vtid;\n\t\tuint64_hex_t tid;\n"
-	           "\t\tchar_t procname[16];\n\t};\n"
+	           "\t\tchar_t procname[16];\n"
+	           "\t\tinteger { size = 64; align = 8; signed = true; } ppid;\n\t};\n"
 	           "\tevent.header := struct {\n"
 	           "\t\tenum : uint5_t { compact = 0 ... 30, extended = 31 } id;\n"
 	           "\t\tvariant <id> {\n"
 	           "\t\t\tstruct { uint27_clock_t timestamp; } compact;\n"
 	           "\t\t\tstruct { uint32_t id; uint64_clock_t timestamp; } extended;\n"
 	           "\t\t} v;\n\t} align(8);\n};\n");
-	const char *sym = symbols ? "\t\tstring { encoding = UTF8; } symbol;\n" : "";
+	for (unsigned id = 0; sites && id < PT_NIDS; id++) { /* each type's call sites */
+		if (!l->count[id])
+			continue;
+		fprintf(f, "\ntypealias enum : uint%d_t {", 8 * site_bytes);
+		for (uint32_t i = 0, k = 0; i < sites->n; i++)
+			if (sites->e[i].type == id) {
+				fprintf(f, "%s\n\t", k++ ? "," : "");
+				ctf_tsdl_str(f, sites->e[i].lab);
+				fprintf(f, " = %u", sites->e[i].num);
+			}
+		if (!sites->per[id]) /* (an enumeration needs one) */
+			fprintf(f, "\n\t\"0x0\" = 0");
+		fprintf(f, "\n} := site%u_t;\n", id);
+	}
 	for (unsigned id = 0; id < PT_NIDS; id++) {
 		if (!l->count[id])
 			continue;
@@ -167,9 +262,12 @@ static int write_metadata(const struct tlog *l, FILE *f, const unsigned char *uu
 				break;
 			fprintf(f, "\nevent {\n\tname = ");
 			ctf_tsdl_str(f, tlog_name(l, id, tmp, sizeof tmp));
-			fprintf(f, ";\n\tid = %u;\n\tstream_id = 0;\n\tfields := struct {\n"
-			           "\t\tuint64_hex_t addr;\n%s",
-			        typed ? c->cid[id] : c->desc[id] ? c->raw[id] : c->cid[id], sym);
+			fprintf(f, ";\n\tid = %u;\n\tstream_id = 0;\n\tfields := struct {\n",
+			        typed ? c->cid[id] : c->desc[id] ? c->raw[id] : c->cid[id]);
+			if (sites)
+				fprintf(f, "\t\tsite%u_t site;\n", id);
+			else
+				fprintf(f, "\t\tuint64_hex_t addr;\n");
 			if (typed) {
 				if (typed_tsdl_fields(tsdl, sizeof tsdl, c->desc[id], "\t\t\t"))
 					return -1;
@@ -190,12 +288,13 @@ static int write_metadata(const struct tlog *l, FILE *f, const unsigned char *uu
  * is the one of the events the reader synthesizes (pid 0), or one of its
  * own when the trace lost events but has none.  A packet's context names
  * its thread (pid, vtid: the kernel TID, tid: the pthread_t, procname:
- * the thread's name), so its events need not; a rename ends a packet. */
+ * the thread's name) and the process's parent (ppid, 0 if the trace does
+ * not say), so its events need not; a rename ends a packet. */
 struct cstream {
 	struct buf b;
 	uint64_t tb, te, discarded;
 	int empty, made;
-	int32_t pid, vtid;
+	int32_t pid, vtid, ppid;
 	uint64_t tid;
 	char name[16];
 };
@@ -215,6 +314,8 @@ struct cw {
 	int wide;            /* payload_len is 32 bits (max data size beyond 65535) */
 	unsigned char *tmp;  /* a typed payload being laid out */
 	size_t tmpcap;
+	struct sites *sites; /* with symbols: the call sites met */
+	int site_bytes;      /* 2, or 4 once the sites outnumber 65536 */
 };
 
 /* Fill in the packet's header and context, write it, start the next. */
@@ -238,6 +339,7 @@ static int flush_packet(struct cw *w, size_t k, uint64_t tb, uint64_t te)
 	ctf_le(b->p + 68, (uint32_t)c->vtid, 4);
 	ctf_le(b->p + 72, c->tid, 8);
 	memcpy(b->p + 80, c->name, 16);
+	ctf_le(b->p + 96, (uint64_t)(int64_t)c->ppid, 8);
 	char name[64];
 	snprintf(name, sizeof name, "stream_%zu", k);
 	snprintf(path, sizeof path, "%s/%s", w->dir, name);
@@ -258,20 +360,19 @@ static int flush_packet(struct cw *w, size_t k, uint64_t tb, uint64_t te)
 	return rc;
 }
 
-/* The symbol field: the location as `show` prints it, "" when it is not
- * known (no address, or one outside every mapping: a bare "0x..."). */
-static int put_symbol(struct buf *b, struct symz *z, const struct tthread *th, const struct tev *e)
+/* The number of the event's call site (site_of); -1 out of memory. */
+static int64_t site_num(struct sites *t, struct symz *z, const struct tthread *th,
+                        const struct tev *e)
 {
 	const char *s = e->addr ? symz_lookup(z, th->pid, e->ts, e->addr) : "";
-	if (!strncmp(s, "0x", 2))
-		s = "";
-	size_t at = b->n;
-	if (put(b, s, strlen(s) + 1))
-		return -1;
-	for (unsigned char *c = b->p + at; *c; c++) /* a path could hold anything */
-		if (*c < 0x20 || *c == 0x7f)
-			*c = '?';
-	return 0;
+	char lab[1100];
+	int n = snprintf(lab, sizeof lab, "0x%llx%s%.1000s", (unsigned long long)e->addr,
+	                 s[0] && strncmp(s, "0x", 2) ? " " : "", strncmp(s, "0x", 2) ? s : "");
+	for (int i = 0; i < n && lab[i]; i++) /* a path could hold anything */
+		if ((unsigned char)lab[i] < 0x20 || (unsigned char)lab[i] >= 0x7f)
+			lab[i] = '?';
+	uint32_t id = site_of(t, e->id, lab);
+	return id == UINT32_MAX ? -1 : (int64_t)id;
 }
 
 /* The event header: 5 bits of class id and the low 27 bits of the time
@@ -335,17 +436,21 @@ static int write_event(struct cw *w, struct tlog *l, struct symz *z, const struc
 		c->tb = t;
 		c->te = t;
 		c->pid = th->pid;
+		const struct pt_ext_proc *pi = th->pid ? tlog_identity(l, th->pid) : NULL;
+		c->ppid = pi ? pi->ppid : 0; /* (0: not known) */
 		c->vtid = vtid;
 		c->tid = th->tid;
 		memcpy(c->name, name, sizeof name);
 	}
+	int64_t site = z ? site_num(w->sites, z, th, e) : 0;
+	if (site > 0xffff && w->site_bytes == 2)
+		return 2; /* (write_ctf starts again with 4 bytes) */
 	long typed = lay_typed(w, l, e);
 	unsigned cid = typed >= 0 || !w->c->desc[e->id] ? w->c->cid[e->id] : w->c->raw[e->id];
 	static const unsigned char zero[8];
-	if (typed < -1 || put_header(b, cid, t, c->te) ||
+	if (typed < -1 || site < 0 || put_header(b, cid, t, c->te) ||
 	    (typed >= 0 && put(b, zero, (8 - b->n % 8) % 8)) || /* its fields are 8-aligned */
-	    put_le(b, e->addr, 8) ||
-	    (z && put_symbol(b, z, th, e)))
+	    (z ? put_le(b, (uint64_t)site, w->site_bytes) : put_le(b, e->addr, 8)))
 		return -1;
 	if (typed >= 0 ? put(b, zero, (8 - b->n % 8) % 8) || put(b, w->tmp, (size_t)typed)
 	               : put_le(b, e->len, w->wide ? 4 : 2) || put(b, e->data, e->len))
@@ -363,10 +468,11 @@ static int write_event(struct cw *w, struct tlog *l, struct symz *z, const struc
 
 static int write_streams(struct tlog *l, struct symz *z, const char *dir, int dfd, int force,
                          const unsigned char *uuid, uint64_t base, const struct classes *cl,
-                         int wide)
+                         int wide, struct sites *sites, int site_bytes)
 {
 	struct cw w = { .dir = dir, .dfd = dfd, .force = force, .uuid = uuid, .base = base,
-	                .loss = SIZE_MAX, .c = cl, .wide = wide };
+	                .loss = SIZE_MAX, .c = cl, .wide = wide, .sites = sites,
+	                .site_bytes = site_bytes };
 	struct progress p;
 	struct tev e;
 	int rc = 0, r = 0, counted = l->ngaps || l->lost_final;
@@ -399,6 +505,13 @@ static int write_streams(struct tlog *l, struct symz *z, const char *dir, int df
 		progress_update(&p, e.n);
 	}
 	progress_end(&p);
+	if (rc == 2) { /* more sites than 2 bytes number: none of it is kept */
+		for (size_t i = 0; i < w.n; i++)
+			free(w.s[i].b.p);
+		free(w.s);
+		free(w.tmp);
+		return 2;
+	}
 	rc |= r < 0;
 	for (size_t i = 0; i < w.n && !rc; i++)
 		if (!w.s[i].empty)
@@ -430,6 +543,7 @@ static void remove_streams(int dfd)
 			close(fd);
 		return;
 	}
+	rewinddir(d); /* (the offset is dfd's too: read before) */
 	while ((de = readdir(d)) != NULL)
 		if (!strncmp(de->d_name, "stream_", 7))
 			unlinkat(dfd, de->d_name, 0);
@@ -499,16 +613,37 @@ static int write_ctf(struct tlog *l, struct symz *z, const char *dir, int dfd, i
 	size_t mds = 0;
 	int wide = posix_trace_attr_getmaxdatasize(&l->attr, &mds) != 0 || mds > 65535;
 
+	/* the streams, then the metadata: it lists the call sites met */
+	static struct sites sites; /* (4 KiB of counts) */
+	memset(&sites, 0, sizeof sites);
+	int site_bytes = 2, rc;
+	remove_streams(dfd);
+	while ((rc = write_streams(l, z, dir, dfd, force, uuid, offset_s * 1000000000u, &cl, wide,
+	                           &sites, site_bytes)) == 2) {
+		/* more than 65536 call sites: again from the start, 4 bytes each
+		 * (their numbers stay) */
+		remove_streams(dfd);
+		site_bytes = 4;
+		if (tlog_rewind(l)) {
+			rc = 1;
+			break;
+		}
+	}
+	if (rc) {
+		sites_free(&sites);
+		return 1;
+	}
 	FILE *m = open_in(dfd, dir, "metadata", path, sizeof path, force);
+	rc = m ? write_metadata(l, m, uuid, cuuid, offset_s, z ? &sites : NULL, site_bytes, &cl,
+	                        wide) : -1;
+	sites_free(&sites);
 	if (!m)
 		return 1;
-	int rc = write_metadata(l, m, uuid, cuuid, offset_s, z != NULL, &cl, wide);
 	if ((fclose(m) | rc) != 0) {
 		err_msg("writing %s: %s", path, strerror(errno));
 		return 1;
 	}
-	remove_streams(dfd);
-	return write_streams(l, z, dir, dfd, force, uuid, offset_s * 1000000000u, &cl, wide) ? 1 : 0;
+	return 0;
 }
 
 int export_ctf(struct tlog *l, struct symz *z, const char *dir, int force)

@@ -28,22 +28,6 @@ static const char *const palette[] = {
 	"#e377c2", "#17becf", "#bcbd22", "#393b79", "#ad494a", "#637939",
 };
 
-/* Text as XML character data or attribute value. */
-static void xml(FILE *f, const char *s)
-{
-	for (; *s; s++) {
-		switch (*s) {
-		case '&': fputs("&amp;", f); break;
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '"': fputs("&quot;", f); break;
-		default:
-			if ((unsigned char)*s >= 0x20 || *s == '\n' || *s == '\t')
-				fputc(*s, f);
-		}
-	}
-}
-
 static const char *color_of(unsigned id, const int *order)
 {
 	if (id == POSIX_TRACE_OVERFLOW || id == POSIX_TRACE_ERROR)
@@ -71,22 +55,22 @@ static void head(FILE *f, const struct tlog *l, const int *order, uint64_t span,
 		types += l->count[i] > 0;
 	fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
 	      "<meta name=\"viewport\" content=\"width=device-width\">\n<title>posixtrace: ", f);
-	xml(f, name[0] ? name : l->path);
+	html_text(f, name[0] ? name : l->path);
 	fprintf(f, "</title>\n<style>\n%s", html_css);
 	for (unsigned i = 0; i < PT_NIDS; i++)
 		if (l->count[i])
 			fprintf(f, "#plot line.t%u{stroke:%s}.sw.t%u{background:%s}\n", i,
 			        color_of(i, order), i, color_of(i, order));
 	fputs("</style></head>\n<body>\n<h1>posixtrace timeline: ", f);
-	xml(f, name[0] ? name : "(unnamed trace)");
+	html_text(f, name[0] ? name : "(unnamed trace)");
 	fputs("</h1>\n<div class=\"sub\">", f);
-	xml(f, l->path);
+	html_text(f, l->path);
 	char lost[240];
 	tlog_loss_text(l, lost, sizeof lost);
 	fprintf(f, " &mdash; %llu events of %u types, %zu processes, %zu threads, over %s; ",
 	        (unsigned long long)l->nev, types, l->npr, l->nth, dur);
 	fputs(tlog_lost_any(l) ? "<b style=\"color:#c00\">" : "", f);
-	xml(f, lost);
+	html_text(f, lost);
 	fputs(tlog_lost_any(l) ? "</b></div>\n" : "</div>\n", f);
 	if (note)
 		fputs(note, f);
@@ -98,30 +82,41 @@ static void head(FILE *f, const struct tlog *l, const int *order, uint64_t span,
 		if (l->count[i]) {
 			fprintf(f, "<span data-t=\"t%u\" title=\"click to hide or show\">"
 			           "<i class=\"sw t%u\"></i>", i, i);
-			xml(f, tlog_name(l, i, tmp, sizeof tmp));
+			html_text(f, tlog_name(l, i, tmp, sizeof tmp));
 			fprintf(f, " (%llu)</span>", (unsigned long long)l->count[i]);
 		}
 	fputs("</div>\n", f);
 }
 
-/* Lane of each thread: by process, then by index. */
+/* Lane of each thread: by process, in the order of the process tree
+ * (a child's lanes below its parent's), then by index. */
 static unsigned *lanes(const struct tlog *l)
 {
-	unsigned *lane = calloc(l->nth + 1, sizeof *lane), k = 0;
-	if (!lane)
+	unsigned *lane = calloc(l->nth + 1, sizeof *lane), k = 0, *depth;
+	size_t *order;
+	if (!lane || tlog_tree(l, &order, &depth)) {
+		free(lane);
 		return NULL;
-	for (size_t p = 0; p < l->npr; p++)
+	}
+	for (size_t q = 0; q < l->npr; q++) {
+		size_t p = order[q];
 		for (unsigned idx = 1; idx <= l->pr[p].nthreads; idx++)
 			for (size_t i = 0; i < l->nth; i++)
 				if (l->th[i].pid == l->pr[p].pid && l->th[i].idx == idx)
 					lane[i] = k++;
+	}
+	free(order);
+	free(depth);
 	return lane;
 }
 
 /* Every event in [t0, hi], at most HTML_MAX_EVENTS; off: microseconds
- * from the trace's first event to t0. */
+ * from time 0 (rel0) to t0, as the axis labels them.  With spans (hs):
+ * the whole log is read, for the spans' figures, and each complete span
+ * in the window is a bar (html_spans.c). */
 static int timeline(FILE *f, struct tlog *l, struct symz *z, const unsigned *lane,
-                     uint64_t t0, uint64_t hi, double span_us, double pad, double off)
+                     uint64_t t0, uint64_t hi, double span_us, double pad, double off,
+                     uint64_t rel0, struct spans *sp, struct hspans *hs)
 {
 	unsigned h = (unsigned)(l->nth ? l->nth : 1) * LANE_H;
 	struct progress p;
@@ -136,11 +131,11 @@ static int timeline(FILE *f, struct tlog *l, struct symz *z, const unsigned *lan
 			fputs("(synthesized by the reader)", f);
 		else {
 			char who[64];
-			xml(f, program(z, th->pid));
+			html_text(f, program(z, th->pid));
 			/* "PID/TID NAME" when the trace says who the thread was */
 			thrmap_label(l->thrs, who, sizeof who, th->pid, th->tid, th->last, th->idx);
 			fputs(" ", f);
-			xml(f, who);
+			html_text(f, who);
 		}
 		fputs("</text>\n", f);
 	}
@@ -157,13 +152,24 @@ static int timeline(FILE *f, struct tlog *l, struct symz *z, const unsigned *lan
 	struct tev ev;
 	const struct tev *e = &ev;
 	int r = 0;
-	if (t0 > l->first && tlog_seek(l, t0)) /* through the block index */
+	if (!hs && t0 > l->first && tlog_seek(l, t0)) /* through the block index */
 		return 1;
-	progress_begin(&p, "export html", n);
+	struct hlane g = { lane, LANE_H, t0, hi, pad };
+	progress_begin(&p, "export html", hs ? l->nev : n);
 	/* (the log is in time order per block: past the window for 4096
 	 * events in a row, it is over) */
-	for (uint64_t i = 0; i < n && past < 4096 && (r = tlog_next(l, &ev)) > 0;) {
-		if (e->ts < t0 || e->ts > hi) {
+	for (uint64_t i = 0; (hs || (i < n && past < 4096)) && (r = tlog_next(l, &ev)) > 0;) {
+		if (hs) {
+			struct span_mark m;
+			if (spans_event(sp, l, e, &m) || hspans_event(hs, f, l, &m, &g)) {
+				err_msg("out of memory");
+				r = -1;
+				break;
+			}
+			if ((e->n & 1023) == 0)
+				progress_update(&p, e->n);
+		}
+		if (i >= n || e->ts < t0 || e->ts > hi) {
 			past += e->ts > hi;
 			continue;
 		}
@@ -177,25 +183,29 @@ static int timeline(FILE *f, struct tlog *l, struct symz *z, const unsigned *lan
 		fprintf(f, "<line class=\"t%u\" x1=\"%.3f\" x2=\"%.3f\" y1=\"%u\" y2=\"%u\" "
 		           "vector-effect=\"non-scaling-stroke\"><title>", e->id, x, x, y + 4,
 		        y + LANE_H - 4);
-		xml(f, tlog_name(l, e->id, tmp, sizeof tmp));
-		fmt_rel(t, sizeof t, e->ts - t0);
+		html_text(f, tlog_name(l, e->id, tmp, sizeof tmp));
+		fmt_since(t, sizeof t, e->ts, rel0);
 		fprintf(f, "\n%s s  pid %d thread %u\n", t, (int)th->pid, th->idx);
 		fmt_event_data(data, sizeof data, l, e);
-		xml(f, data);
+		html_text(f, data);
 		const char *s = z ? symz_lookup(z, th->pid, e->ts, e->addr) : "";
 		if (s[0]) {
 			fputs("\n@ ", f);
-			xml(f, s);
+			html_text(f, s);
 		}
 		fputs("</title></line>\n", f);
-		progress_update(&p, i);
+		if (!hs)
+			progress_update(&p, i);
 	}
 	progress_end(&p);
+	if (hs)
+		spans_end(sp);
 	fputs("</svg></div></div>\n<div id=\"detail\">Point at an event to see it here. "
 	      "Mouse wheel: zoom; drag: pan; click a type above to hide or show it.</div>\n", f);
 	return r < 0;
 }
 
+/* (first and last since time 0, t0) */
 static void tables(FILE *f, const struct tlog *l, struct symz *z, uint64_t t0, uint64_t span)
 {
 	char tmp[32], a[40], b[40];
@@ -206,10 +216,10 @@ static void tables(FILE *f, const struct tlog *l, struct symz *z, uint64_t t0, u
 	for (unsigned i = 0; i < PT_NIDS; i++) {
 		if (!l->count[i])
 			continue;
-		fmt_rel(a, sizeof a, first[i] - t0);
-		fmt_rel(b, sizeof b, last[i] - t0);
+		fmt_since(a, sizeof a, first[i], t0);
+		fmt_since(b, sizeof b, last[i], t0);
 		fprintf(f, "<tr><td><i class=\"sw t%u\"></i>", i);
-		xml(f, tlog_name(l, i, tmp, sizeof tmp));
+		html_text(f, tlog_name(l, i, tmp, sizeof tmp));
 		fprintf(f, "</td><td class=\"n\">%u</td><td class=\"n\">%llu</td><td class=\"n\">%s</td>"
 		           "<td class=\"n\">%s</td><td class=\"n\">", i,
 		        (unsigned long long)l->count[i], a, b);
@@ -217,24 +227,41 @@ static void tables(FILE *f, const struct tlog *l, struct symz *z, uint64_t t0, u
 			fprintf(f, "%.1f/s", (double)l->count[i] * 1e9 / (double)span);
 		fputs("</td></tr>\n", f);
 	}
-	fputs("</table>\n<h2>Processes and threads</h2>\n<table><tr><th>pid</th><th>program</th>"
-	      "<th>thread</th><th>pthread_t</th><th>events</th></tr>\n", f);
-	for (size_t p = 0; p < l->npr; p++) {
-		fprintf(f, "<tr><td class=\"n\"><b>%d</b></td><td><b>", (int)l->pr[p].pid);
-		xml(f, program(z, l->pr[p].pid));
+	fputs("</table>\n<h2>Processes and threads</h2>\n<table><tr><th>pid</th><th>ppid</th>"
+	      "<th>command line (else program)</th><th>thread</th><th>pthread_t</th>"
+	      "<th>events</th></tr>\n", f);
+	size_t *order;
+	unsigned *depth;
+	tlog_tree(l, &order, &depth); /* a child below its parent, indented (else pid order) */
+	for (size_t q = 0; q < l->npr; q++) {
+		size_t p = order ? order[q] : q;
+		const struct pt_ext_proc *id = tlog_identity(l, l->pr[p].pid);
+		fprintf(f, "<tr class=\"proc\" data-pid=\"%d\" data-ppid=\"%d\"><td class=\"n\"><b>%d</b>"
+		           "</td><td class=\"n\">", (int)l->pr[p].pid, id ? (int)id->ppid : 0,
+		        (int)l->pr[p].pid);
+		if (id)
+			fprintf(f, "%d", (int)id->ppid);
+		fprintf(f, "</td><td style=\"padding-left:%upx\"><b>",
+		        (order ? (depth[q] < 16 ? depth[q] : 16) : 0) * 16 + 4);
+		html_text(f, id && id->cmdline[0] ? id->cmdline : program(z, l->pr[p].pid));
+		if (id && id->cut)
+			fputs("...", f);
 		fprintf(f, "</b></td><td>%u thread%s</td><td></td><td class=\"n\"><b>%llu</b></td></tr>\n",
 		        l->pr[p].nthreads, l->pr[p].nthreads == 1 ? "" : "s",
 		        (unsigned long long)l->pr[p].count);
 		for (size_t i = 0; i < l->nth; i++)
 			if (l->th[i].pid == l->pr[p].pid)
-				fprintf(f, "<tr><td></td><td></td><td>%u</td><td>0x%llx</td>"
+				fprintf(f, "<tr><td></td><td></td><td></td><td>%u</td><td>0x%llx</td>"
 				           "<td class=\"n\">%llu</td></tr>\n", l->th[i].idx,
 				        (unsigned long long)l->th[i].tid, (unsigned long long)l->th[i].count);
 	}
+	free(order);
+	free(depth);
 	fputs("</table>\n", f);
 }
 
-int export_html(struct tlog *l, struct symz *z, FILE *f, uint64_t from, uint64_t to)
+int export_html(struct tlog *l, struct symz *z, struct spans *sp, FILE *f, uint64_t rel0,
+                uint64_t from, uint64_t to)
 {
 	int order[PT_NIDS], k = 0;
 	uint64_t t0 = l->first, t1 = l->nev ? l->last : t0;
@@ -244,8 +271,8 @@ int export_html(struct tlog *l, struct symz *z, FILE *f, uint64_t from, uint64_t
 	char note[1200], a[40], b[40], dur[32];
 
 	if (windowed && lo > hi) {
-		fmt_rel(a, sizeof a, lo - t0);
-		fmt_rel(b, sizeof b, hi > t0 ? hi - t0 : 0);
+		fmt_since(a, sizeof a, lo, rel0);
+		fmt_since(b, sizeof b, hi, rel0);
 		err_msg("%s: --from/--to: no time of the trace is in that window (%s s to %s s); the "
 		        "trace lasts %s s", l->path, a, b, (fmt_rel(dur, sizeof dur, t1 - t0), dur));
 		return 1;
@@ -264,8 +291,8 @@ int export_html(struct tlog *l, struct symz *z, FILE *f, uint64_t from, uint64_t
 			return 1;
 		}
 		int cut = html_window(&x, &lo, &hi, HTML_MAX_EVENTS);
-		fmt_rel(a, sizeof a, lo - t0);
-		fmt_rel(b, sizeof b, hi - t0);
+		fmt_since(a, sizeof a, lo, rel0);
+		fmt_since(b, sizeof b, hi, rel0);
 		snprintf(note, sizeof note,
 		         "<p><b>The timeline shows every event from %s s to %s s</b> (%s%s), of "
 		         "%llu in the trace: a page holds at most %d events. The overview shows the "
@@ -277,18 +304,31 @@ int export_html(struct tlog *l, struct symz *z, FILE *f, uint64_t from, uint64_t
 	}
 	double raw = hi > lo ? (double)(hi - lo) / 1e3 : 1.0;
 	double pad = raw * 0.003; /* room for the first and last markers */
+	struct hspans *hs = NULL;
+	if (spans_any(sp, l) && !(hs = hspans_new(sp, l))) {
+		err_msg("out of memory");
+		free(lane);
+		if (windowed)
+			vindex_free(&x);
+		return 1;
+	}
 	head(f, l, order, t1 - t0, note[0] ? note : NULL);
 	if (windowed) {
 		html_overview(f, l, &x, lane, lo, hi, LANE_H, LABEL_W);
 		vindex_free(&x);
 	}
-	if (timeline(f, l, z, lane, lo, hi, raw + 2 * pad, pad, (double)(lo - t0) / 1e3)) {
+	if (timeline(f, l, z, lane, lo, hi, raw + 2 * pad, pad, (double)(int64_t)(lo - rel0) / 1e3,
+	             rel0, sp, hs)) {
+		hspans_free(hs);
 		free(lane);
 		return 1;
 	}
-	tables(f, l, z, t0, t1 - t0);
+	if (hs)
+		hspans_report(hs, f);
+	hspans_free(hs);
+	tables(f, l, z, rel0, t1 - t0);
 	fprintf(f, "<p class=\"sub\">Written by posixtrace %s from ", PT_CLI_VERSION);
-	xml(f, l->path);
+	html_text(f, l->path);
 	fprintf(f, ".</p>\n<script>\n%s</script>\n</body></html>\n", html_js);
 	free(lane);
 	return 0;

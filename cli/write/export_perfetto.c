@@ -85,6 +85,7 @@
 enum {
 	TRACE_PACKET = 1,
 	/* TracePacket */
+	TP_PROCESS_TREE = 2,
 	TP_CLOCK_SNAPSHOT = 6, TP_TIMESTAMP = 8, TP_SEQ_ID = 10, TP_TRACK_EVENT = 11,
 	TP_INTERNED = 12, TP_SEQ_FLAGS = 13, TP_COMPRESSED = 50, TP_DEFAULTS = 59,
 	TP_TRACK_DESCRIPTOR = 60,
@@ -95,12 +96,15 @@ enum {
 	CS_CLOCK = 1, CS_PRIMARY = 2, CLK_ID = 1, CLK_TS = 2, CLK_INCREMENTAL = 3,
 	CLOCK_REALTIME_ID = 1, CLOCK_SEQ = 64,
 	/* TrackDescriptor, ProcessDescriptor, ThreadDescriptor, CounterDescriptor */
-	TD_UUID = 1, TD_NAME = 2, TD_PROCESS = 3, TD_THREAD = 4, TD_COUNTER = 8,
-	PD_PID = 1, PD_NAME = 6, PD_LABELS = 8, THD_PID = 1, THD_TID = 2, THD_NAME = 5,
+	TD_UUID = 1, TD_NAME = 2, TD_PROCESS = 3, TD_THREAD = 4, TD_PARENT = 5, TD_COUNTER = 8,
+	PD_PID = 1, PD_CMDLINE = 2, PD_NAME = 6, PD_LABELS = 8, THD_PID = 1, THD_TID = 2, THD_NAME = 5,
 	CD_UNIT = 3, UNIT_COUNT = 2,
+	/* ProcessTree, its Process */
+	PT_PROCESSES = 1, PTP_PID = 1, PTP_PPID = 2, PTP_CMDLINE = 3,
 	/* TrackEvent */
 	TE_ANNOTATION = 4, TE_TYPE = 9, TE_NAME_IID = 10, TE_TRACK_UUID = 11, TE_COUNTER = 30,
-	TE_SOURCE_LOCATION_IID = 34, TYPE_INSTANT = 3, TYPE_COUNTER = 4,
+	TE_SOURCE_LOCATION_IID = 34, TYPE_SLICE_BEGIN = 1, TYPE_SLICE_END = 2, TYPE_INSTANT = 3,
+	TYPE_COUNTER = 4,
 	/* DebugAnnotation */
 	DA_NAME_IID = 1, DA_BOOL = 2, DA_UINT = 3, DA_INT = 4, DA_DOUBLE = 5, DA_STRING = 6,
 	DA_NAME = 10,
@@ -110,14 +114,18 @@ enum {
 };
 
 /* the debug annotations' names, interned in every sequence (iid = index) */
-enum { A_TEXT = 1, A_HEX, A_U8, A_U16, A_U32, A_U64, A_TRUNCATED, A_LEN, A_COUNT, A_N };
+enum { A_TEXT = 1, A_HEX, A_U8, A_U16, A_U32, A_U64, A_TRUNCATED, A_LEN, A_COUNT,
+       A_INCOMPLETE, A_SPLIT, A_N };
 static const char *const ann_name[A_N] = {
 	"", "text", "hex", "u8", "u16", "u32", "u64", "truncated", "len", "count",
+	"incomplete", "split",
 };
 #define IID_LOST 1             /* event name "events lost"; a type's iid is its id + 2 */
 #define UUID_PROC (1ull << 40) /* track uuids: a process's is this + pid, ... */
 #define UUID_THREAD (2ull << 40)
 #define UUID_LOST (3ull << 40)
+#define UUID_ASYNC (1ull << 62)  /* + the caller's number of an async track */
+#define IID_SPAN (1u << 20)      /* + a span's number: its interned name */
 #define FLUSH_AT (256u << 10)  /* bytes kept before a write (or a compressed container) */
 #define ZLEVEL 1               /* zlib's fastest (2: a few % to a third smaller, 10% slower) */
 #define TYPE_BITS 65536        /* type ids a sequence keeps a bit for */
@@ -134,6 +142,8 @@ struct seq {
 	size_t ntypes;         /* (bytes) */
 	unsigned char *syms;   /* (source locations) */
 	size_t nsyms;
+	unsigned char *spans;  /* (span names) */
+	size_t nspans;
 	uint32_t last_sym;     /* index + 1 of the symbol its last event had */
 };
 
@@ -354,7 +364,7 @@ static int proc_known(struct pf *w, int32_t pid, int add)
 	return 0;
 }
 
-int pf_process(struct pf *w, int32_t pid, const char *name, int32_t ppid)
+int pf_process(struct pf *w, int32_t pid, const char *name, int32_t ppid, const char *cmdline)
 {
 	char dflt[32], label[40];
 
@@ -366,6 +376,8 @@ int pf_process(struct pf *w, int32_t pid, const char *name, int32_t ppid)
 	pb_uint(&w->b, TD_UUID, UUID_PROC + (uint32_t)pid);
 	size_t pd = pb_open(&w->b, TD_PROCESS);
 	pb_int(&w->b, PD_PID, pid);
+	if (cmdline && *cmdline)
+		pb_str(&w->b, PD_CMDLINE, cmdline);
 	put_descriptor_name(&w->b, PD_NAME, name, dflt);
 	if (ppid) {
 		snprintf(label, sizeof label, "parent %d", (int)ppid);
@@ -373,6 +385,20 @@ int pf_process(struct pf *w, int32_t pid, const char *name, int32_t ppid)
 	}
 	pb_close(&w->b, pd);
 	pb_close(&w->b, td);
+	pb_close(&w->b, pkt);
+	if (packet_done(w) || !ppid)
+		return w->err;
+	/* the parent, where Perfetto builds its process tree from: a
+	 * ProcessTree with this one process */
+	pkt = pb_open(&w->b, TRACE_PACKET);
+	size_t pt = pb_open(&w->b, TP_PROCESS_TREE);
+	size_t pr = pb_open(&w->b, PT_PROCESSES);
+	pb_int(&w->b, PTP_PID, pid);
+	pb_int(&w->b, PTP_PPID, ppid);
+	if (cmdline && *cmdline)
+		pb_str(&w->b, PTP_CMDLINE, cmdline);
+	pb_close(&w->b, pr);
+	pb_close(&w->b, pt);
 	pb_close(&w->b, pkt);
 	return packet_done(w);
 }
@@ -426,7 +452,7 @@ static struct seq *seq_of(struct pf *w, int32_t pid, uint64_t tid, unsigned idx,
 	else
 		snprintf(dflt, sizeof dflt, "trace (synthesized events)");
 	if (pid && !proc_known(w, pid, 0))
-		pf_process(w, pid, NULL, 0);
+		pf_process(w, pid, NULL, 0, NULL);
 	size_t pkt = pb_open(&w->b, TRACE_PACKET);
 	size_t td = pb_open(&w->b, TP_TRACK_DESCRIPTOR);
 	pb_uint(&w->b, TD_UUID, UUID_THREAD + s->track);
@@ -511,8 +537,12 @@ static void seq_ready(struct pf *w, struct seq *s, uint64_t ts)
 	if (s->started && ts < s->clock) {
 		s->id = ++w->seq_ids;
 		s->started = 0;
-		memset(s->types, 0, s->ntypes);
-		memset(s->syms, 0, s->nsyms);
+		if (s->ntypes) /* (the maps: NULL until a first bit is set) */
+			memset(s->types, 0, s->ntypes);
+		if (s->nsyms)
+			memset(s->syms, 0, s->nsyms);
+		if (s->nspans)
+			memset(s->spans, 0, s->nspans);
 		s->last_sym = 0;
 	}
 	if (!s->started)
@@ -790,6 +820,57 @@ int pf_loss(struct pf *w, int32_t pid, uint64_t tid, uint64_t ts, uint64_t count
 	return packet_done(w);
 }
 
+/* ---------------------------------------------------------------- spans */
+int pf_async_track(struct pf *w, uint64_t track, const char *name)
+{
+	struct pb *b = &w->b;
+	size_t pkt = pb_open(b, TRACE_PACKET);
+	size_t td = pb_open(b, TP_TRACK_DESCRIPTOR);
+	pb_uint(b, TD_UUID, UUID_ASYNC + track);
+	pb_str(b, TD_NAME, name);
+	pb_close(b, td);
+	pb_close(b, pkt);
+	return packet_done(w);
+}
+
+int pf_slice(struct pf *w, int32_t pid, uint64_t tid, uint64_t ts, int begin, unsigned span,
+             const char *name, uint64_t track, unsigned flags)
+{
+	struct seq *s = seq_of(w, pid, tid, 0, 0, NULL);
+	if (!s)
+		return w->err;
+	seq_ready(w, s, ts);
+	int new_name = 0;
+	if (begin && (new_name = bit_set(&s->spans, &s->nspans, span)) < 0)
+		return fail(w, ENOMEM);
+	struct pb *b = &w->b;
+	size_t pkt = packet_at(w, s, ts);
+	if (new_name) {
+		size_t in = pb_open(b, TP_INTERNED);
+		size_t m = pb_open(b, ID_EVENT_NAMES);
+		pb_uint(b, IN_IID, (uint64_t)IID_SPAN + span);
+		pb_str(b, IN_NAME, name);
+		pb_close(b, m);
+		pb_close(b, in);
+	}
+	size_t te = pb_open(b, TP_TRACK_EVENT);
+	pb_uint(b, TE_TYPE, begin ? TYPE_SLICE_BEGIN : TYPE_SLICE_END);
+	if (begin)
+		pb_uint(b, TE_NAME_IID, (uint64_t)IID_SPAN + span);
+	if (track)
+		pb_uint(b, TE_TRACK_UUID, UUID_ASYNC + track);
+	for (unsigned f = PF_INCOMPLETE; f <= PF_SPLIT; f <<= 1)
+		if (flags & f) {
+			size_t a = pb_open(b, TE_ANNOTATION);
+			pb_uint(b, DA_NAME_IID, f == PF_INCOMPLETE ? A_INCOMPLETE : A_SPLIT);
+			pb_uint(b, DA_BOOL, 1);
+			pb_close(b, a);
+		}
+	pb_close(b, te);
+	pb_close(b, pkt);
+	return packet_done(w);
+}
+
 /* ---------------------------------------------------------------- file */
 struct pf *pf_open(FILE *out)
 {
@@ -817,6 +898,7 @@ int pf_close(struct pf *w)
 	for (size_t i = 0; i < w->nseq; i++) {
 		free(w->seq[i].types);
 		free(w->seq[i].syms);
+		free(w->seq[i].spans);
 	}
 	for (size_t i = 0; i < w->nsym; i++)
 		free(w->sym[i]);

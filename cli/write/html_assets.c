@@ -4,7 +4,7 @@
  * is inline.
  *
  * The plot is an <svg id="plot"> whose viewBox is in microseconds since
- * the first event drawn (data-off after the trace's first) horizontally and pixels vertically, with
+ * the first event drawn (data-off after time 0, --t0) horizontally and pixels vertically, with
  * preserveAspectRatio="none": zooming and panning only change the
  * viewBox.  Markers are <line> elements with vector-effect
  * "non-scaling-stroke", so they keep their width in pixels at any zoom,
@@ -12,8 +12,27 @@
  * time axis, zooms with the mouse wheel (around the pointer) and the
  * buttons, pans by dragging, shows the hovered event's details below the
  * plot, and hides or shows a type when its legend entry is clicked.
+ * Spans are <rect class="sp"> bars in the same plot (html_spans.c); their
+ * histograms and p99 plots below are plain SVG.  html_text() is the one
+ * escape every part of the page uses.
  */
 #include "write.h"
+
+/* Text as XML character data or attribute value. */
+void html_text(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		switch (*s) {
+		case '&': fputs("&amp;", f); break;
+		case '<': fputs("&lt;", f); break;
+		case '>': fputs("&gt;", f); break;
+		case '"': fputs("&quot;", f); break;
+		default:
+			if ((unsigned char)*s >= 0x20 || *s == '\n' || *s == '\t')
+				fputc(*s, f);
+		}
+	}
+}
 
 const char html_css[] =
 "body{font:13px/1.4 system-ui,sans-serif;margin:16px;color:#222;background:#fff}\n"
@@ -44,7 +63,14 @@ const char html_css[] =
 "table{border-collapse:collapse;margin:6px 0 16px}\n"
 "th,td{padding:3px 10px;border-bottom:1px solid #e4e4e4;text-align:left}\n"
 "td.n{text-align:right;font-variant-numeric:tabular-nums}\n"
-"h2{font-size:15px;margin:16px 0 4px}\n";
+"h2{font-size:15px;margin:16px 0 4px}\n"
+"#plot rect.sp{fill-opacity:.6}\n#plot rect.sp:hover{fill-opacity:1}\n"
+"#plot rect.sp.k{fill-opacity:.3}\n"
+".span{display:inline-block;vertical-align:top;margin:0 18px 12px 0}\n"
+".span h3{font-size:13px;margin:8px 0 2px}\n"
+".span svg{display:block;margin:2px 0}\n"
+".span svg text{font-size:10px;fill:#555}\n"
+".span rect.hb:hover{fill-opacity:.6}\n";
 
 const char html_js[] =
 "(function(){\n"
@@ -84,7 +110,8 @@ const char html_js[] =
 "document.getElementById('right').onclick=function(){var d=(v1-v0)/2;set(v0+d,v1+d);};\n"
 "document.getElementById('reset').onclick=function(){set(0,SPAN);};\n"
 "plot.addEventListener('mouseover',function(e){var t=e.target;\n"
-"  if(t.tagName==='line'&&t.firstChild)detail.textContent=t.firstChild.textContent;});\n"
+"  if((t.tagName==='line'||t.tagName==='rect')&&t.firstChild)\n"
+"    detail.textContent=t.firstChild.textContent;});\n"
 "var hidden={};document.querySelectorAll('.legend span').forEach(function(s){\n"
 "  s.onclick=function(){var c=s.dataset.t;hidden[c]=!hidden[c];s.classList.toggle('off');\n"
 "    document.querySelectorAll('#plot line.'+c).forEach(function(l){\n"

@@ -63,12 +63,12 @@ void spans_print(FILE *f, const struct spans *s, const struct tlog *l, uint64_t 
 		const struct span_stat *x = spans_stat(s, i);
 		if (!x->nslow)
 			continue;
-		fprintf(f, "\nslowest %s (start: seconds since the first event, for show --from)\n"
+		fprintf(f, "\nslowest %s (start: seconds since time 0, for show --from)\n"
 		           "  %12s %16s  %s\n", x->name, "duration", "start", "pid/thread");
 		for (unsigned k = 0; k < x->nslow; k++) {
 			const struct tthread *t = thread_of(l, x->slow[k].thread);
 			fmt_duration(d[0], sizeof d[0], x->slow[k].dur);
-			fmt_rel(rel, sizeof rel, x->slow[k].start >= t0 ? x->slow[k].start - t0 : 0);
+			fmt_since(rel, sizeof rel, x->slow[k].start, t0);
 			snprintf(who, sizeof who, "%d/%u", t ? (int)t->pid : 0, t ? t->idx : 0);
 			const struct pt_ext_thread *id =
 				t ? thrmap_find(l->thrs, t->pid, t->tid, x->slow[k].start) : NULL;
@@ -93,6 +93,34 @@ void spans_print(FILE *f, const struct spans *s, const struct tlog *l, uint64_t 
 			fprintf(f, "  %-*.*s %-12s %6.1f%%\n", w, w, x->name, who,
 			        100.0 * (double)x->inside[t] / (double)tt);
 		}
+	}
+}
+
+void spans_summary(FILE *f, const struct spans *s, const struct tlog *l)
+{
+	char tmp[32], d[3][24];
+	size_t n = spans_count(s);
+
+	fprintf(f, "\nspans (%zu)\n  %-20s %-7s %10s %10s %11s %11s %11s  %s\n", n, "name", "pairs",
+	        "complete", "incomplete", "p50", "p99", "max", "begin .. end types (their events)");
+	for (size_t i = 0; i < n; i++) {
+		const struct span_stat *x = spans_stat(s, i);
+		const struct hist *h = &x->h;
+		uint64_t nb = 0, ne = 0;
+		for (unsigned id = 0; id < PT_NIDS; id++)
+			if (l->count[id] || l->names[id]) {
+				const char *nm = tlog_name(l, id, tmp, sizeof tmp);
+				nb += strcmp(nm, x->begin) ? 0 : l->count[id];
+				ne += strcmp(nm, x->end) ? 0 : l->count[id];
+			}
+		fmt_duration(d[0], sizeof d[0], hist_quantile(h, 0.5));
+		fmt_duration(d[1], sizeof d[1], hist_quantile(h, 0.99));
+		fmt_duration(d[2], sizeof d[2], h->max);
+		fprintf(f, "  %-20s %-7s %10llu %10llu %11s %11s %11s  %s (%llu) .. %s (%llu)\n", x->name,
+		        x->keyed ? "by key" : "thread", (unsigned long long)h->n,
+		        (unsigned long long)x->incomplete, h->n ? d[0] : "-", h->n ? d[1] : "-",
+		        h->n ? d[2] : "-", x->begin, (unsigned long long)nb, x->end,
+		        (unsigned long long)ne);
 	}
 }
 
@@ -126,7 +154,7 @@ void spans_json(FILE *f, const struct spans *s, const struct tlog *l, uint64_t t
 			fprintf(f, "%s{\"start_ns\":%llu,\"offset_ns\":%llu,\"duration_ns\":%llu,"
 			           "\"pid\":%d,\"thread\":%u,\"tid\":%llu,\"kernel_tid\":%d}", k ? "," : "",
 			        (unsigned long long)x->slow[k].start,
-			        (unsigned long long)(x->slow[k].start >= t0 ? x->slow[k].start - t0 : 0),
+			        (long long)(x->slow[k].start - t0),
 			        (unsigned long long)x->slow[k].dur, t ? (int)t->pid : 0, t ? t->idx : 0,
 			        (unsigned long long)(t ? t->tid : 0), id ? (int)id->tid : 0);
 		}

@@ -82,8 +82,12 @@ static void meta(struct vsrv *s, struct vbuf *b)
 	vb_str(b, l->path);
 	vb_put(b, ",\"name\":", 8);
 	vb_str(b, name);
-	vb_printf(b, ",\"start\":\"%s\",\"span\":%llu,\"events\":%llu,\"lost\":", tmp,
-	          (unsigned long long)(x->t1 - x->t0), (unsigned long long)x->nev);
+	uint64_t t0 = x->t0;
+	tlog_t0(l, &t0); /* (cmd_view checked it) */
+	/* t0: time 0 (--t0), in ns after the first event: where the page counts from */
+	vb_printf(b, ",\"start\":\"%s\",\"span\":%llu,\"events\":%llu,\"t0\":%lld,\"lost\":",
+	          tmp, (unsigned long long)(x->t1 - x->t0), (unsigned long long)x->nev,
+	          (long long)(t0 - x->t0));
 	vb_str(b, lost);
 	vb_printf(b, ",\"lost_any\":%d,\"unfinished\":%d,\"slots\":%u,\"levels\":%u,"
 	          "\"buckets\":%u,\"cached\":%d,\"marks_dropped\":%u,\"types\":[",
@@ -129,18 +133,44 @@ static void meta(struct vsrv *s, struct vbuf *b)
 
 /* The window's events, read from the log after a seek.  The log is in
  * time order per block; reading stops once VIEW_PAST events in a row lie
- * after the window. */
+ * after the window.  With spans (cli/spans.c: the NAME/begin, NAME/end
+ * convention, or view's --span), reading starts a window's width before
+ * it, and the complete spans that overlap the window come too, at most
+ * VIEW_MAX_SPANS: [lane, start, duration, depth, span number], and their
+ * names.  A span begun earlier than that, or ended after reading stops,
+ * is not drawn. */
 #define VIEW_PAST 4096
+#define VIEW_MAX_SPANS 20000
 static int events(struct vsrv *s, uint64_t from, uint64_t to, struct vbuf *b)
 {
 	struct tev e;
+	struct span_mark m;
+	struct spans *sp = NULL;
+	struct vbuf sb = { 0 };
 	int r;
-	uint64_t past = 0, n = 0;
+	uint64_t past = 0, n = 0, nsp = 0, at = from;
 
-	if (!(s->rd = s->reader(s)) || tlog_seek(s->rd, from))
+	if (!(s->rd = s->reader(s)))
 		return 500;
+	if (s->span_args && spans_make(s->span_args, &sp) == 1)
+		return 500;
+	int spans = sp && spans_any(sp, s->rd);
+	if (spans)
+		at = from - (from - s->x->t0 < to - from ? from - s->x->t0 : to - from);
+	if (tlog_seek(s->rd, at)) {
+		spans_free(sp);
+		return 500;
+	}
 	vb_put(b, "{\"mode\":\"events\",\"ev\":[", 23);
 	while (past < VIEW_PAST && (r = tlog_next(s->rd, &e)) > 0) {
+		if (spans && spans_event(sp, s->rd, &e, &m) == 0 && m.kind == SPAN_END &&
+		    m.start <= to && m.start + m.dur >= from && nsp < VIEW_MAX_SPANS) {
+			uint32_t ln = lane_of(s, m.thread);
+			if (ln != UINT32_MAX)
+				vb_printf(&sb, "%s[%u,%llu,%llu,%u,%u]", nsp++ ? "," : "", ln,
+				          (unsigned long long)(m.start - s->x->t0),
+				          (unsigned long long)m.dur, m.depth, m.def);
+		}
 		if (e.ts > to) {
 			past++;
 			continue;
@@ -154,7 +184,22 @@ static int events(struct vsrv *s, uint64_t from, uint64_t to, struct vbuf *b)
 		vb_printf(b, "%s[%u,%llu,%u]", n++ ? "," : "", ln,
 		          (unsigned long long)(e.ts - s->x->t0), e.id);
 	}
-	vb_put(b, "]}", 2);
+	vb_put(b, "]", 1);
+	if (spans) {
+		vb_put(b, ",\"spans\":[", 10);
+		if (sb.n)
+			vb_put(b, sb.p, sb.n);
+		vb_put(b, "],\"span_names\":[", 16);
+		for (size_t i = 0; i < spans_count(sp); i++) {
+			vb_put(b, i ? "," : "", i ? 1 : 0);
+			vb_str(b, spans_stat(sp, i)->name);
+		}
+		vb_put(b, "]", 1);
+	}
+	vb_put(b, "}", 1);
+	b->oom |= sb.oom;
+	free(sb.p);
+	spans_free(sp);
 	return 0;
 }
 

@@ -29,6 +29,9 @@ void fmt_line_span(FILE *f, const struct tlog *l, const struct tev *e, uint64_t 
  * member (docs/posixtrace.1, STATS JSON); times relative to t0. */
 void spans_print(FILE *f, const struct spans *s, const struct tlog *l, uint64_t t0);
 void spans_json(FILE *f, const struct spans *s, const struct tlog *l, uint64_t t0);
+/* info's part: a line per span (its pairing, figures, types and their
+ * counts in l). */
+void spans_summary(FILE *f, const struct spans *s, const struct tlog *l);
 /* A complete span (m) as Chrome trace events: a complete event ("X") on
  * its thread, or for a keyed span an async pair ("b"/"e", id n). */
 void spans_chrome(FILE *f, const struct spans *s, const struct tlog *l, const struct span_mark *m,
@@ -38,8 +41,11 @@ void spans_chrome(FILE *f, const struct spans *s, const struct tlog *l, const st
 /* Each reads the events of l (its totals known: tlog_load) in one pass. */
 int export_chrome(struct tlog *l, struct symz *z, struct spans *sp, FILE *out);
 /* html: every event in [from, to] (ns since the epoch; 0, UINT64_MAX: all)
- * when they fit a page, else the overview and a window (export_html.c) */
-int export_html(struct tlog *l, struct symz *z, FILE *out, uint64_t from, uint64_t to);
+ * when they fit a page, else the overview and a window (export_html.c);
+ * times labelled from t0 */
+int export_html(struct tlog *l, struct symz *z, struct spans *sp, FILE *out, uint64_t t0,
+                uint64_t from, uint64_t to);
+void html_text(FILE *f, const char *s);  /* as XML character data or an attribute's value */
 int export_ctf(struct tlog *l, struct symz *z, const char *dir, int force);
 
 /* ------------------------------------------------------------ ctf_text.c */
@@ -61,6 +67,19 @@ void ctf_tsdl_env(FILE *f, const char *const kv[]);
  * the epoch, and uint64_clock_t, a 64-bit value of it. */
 void ctf_tsdl_clock(FILE *f, const unsigned char cuuid[16], uint64_t offset_s);
 
+/* html_spans.c: the spans of the page (bars on the lanes of the window
+ * [lo, hi] drawn: lane[thread] * lane_h down, x in us from lo plus pad;
+ * at the end a section per span name: figures, latency histogram, p99
+ * over time).  hspans_event: after spans_event() gave m; 0, or -1 out of
+ * memory. */
+struct hlane { const unsigned *lane; int lane_h; uint64_t lo, hi; double pad; };
+struct hspans;
+struct hspans *hspans_new(struct spans *sp, const struct tlog *l); /* NULL: out of memory */
+int hspans_event(struct hspans *h, FILE *f, const struct tlog *l, const struct span_mark *m,
+                 const struct hlane *g);
+void hspans_report(struct hspans *h, FILE *f);
+void hspans_free(struct hspans *h);
+
 /* html_assets.c: the style sheet and the script of the HTML timeline */
 extern const char html_css[], html_js[];
 
@@ -78,7 +97,7 @@ void html_overview(FILE *f, const struct tlog *l, const struct vindex *x, const 
  * what it knows of each process, thread, event type and symbol.
  *
  *   struct pf *w = pf_open(f);
- *   pf_process(w, pid, "app", 0);              once per process, any time
+ *   pf_process(w, pid, "app", 0, NULL);        once per process, any time
  *   pf_thread(w, pid, tid, 1, "thread 1");     once per thread, any time
  *   pf_event(w, pid, tid, ts, id, "request", "main+0x2c (app.c:12)", data, len, 0);
  *   pf_loss(w, pid, tid, ts, 120);             a gap where 120 events were lost
@@ -99,7 +118,10 @@ void html_overview(FILE *f, const struct tlog *l, const struct vindex *x, const 
 
 struct pf;
 struct pf *pf_open(FILE *out);   /* NULL: out of memory */
-int pf_process(struct pf *w, int32_t pid, const char *name, int32_t ppid); /* ppid 0: unknown */
+/* ppid 0: unknown; cmdline NULL or "": unknown (its arguments, space
+ * separated, as the trace has them).  With a ppid, a ProcessTree packet
+ * too, which is where Perfetto builds its process tree from. */
+int pf_process(struct pf *w, int32_t pid, const char *name, int32_t ppid, const char *cmdline);
 int pf_thread(struct pf *w, int32_t pid, uint64_t tid, unsigned idx, const char *name);
 /* The thread of key (pid, tid) is kernel thread ktid, named name (NULL:
  * none): its descriptor has that real TID.  Before its first event. */
@@ -123,6 +145,19 @@ int pf_event_fields(struct pf *w, int32_t pid, uint64_t tid, uint64_t ts_ns, uns
                     const char *type_name, const char *symbol, const struct pf_field *f,
                     size_t n, unsigned flags);
 int pf_loss(struct pf *w, int32_t pid, uint64_t tid, uint64_t ts_ns, uint64_t count);
+/* Spans as slices (TYPE_SLICE_BEGIN, TYPE_SLICE_END), written by the
+ * thread (pid, tid) at ts.  track 0: the thread's own track, where slices
+ * nest (an end closes the last begun one); else async track number
+ * track (not 0), described once with pf_async_track() beforehand.  span:
+ * a number for the name (interned per sequence).  flags, on an end:
+ * PF_INCOMPLETE (the span has no true duration: a "incomplete" argument),
+ * PF_SPLIT (on an end and the begin after it: one span cut in two
+ * slices, to keep the nesting of a track: a "split" argument). */
+#define PF_INCOMPLETE 2u
+#define PF_SPLIT 4u
+int pf_async_track(struct pf *w, uint64_t track, const char *name);
+int pf_slice(struct pf *w, int32_t pid, uint64_t tid, uint64_t ts_ns, int begin, unsigned span,
+             const char *name, uint64_t track, unsigned flags);
 /* Compressed packets (TracePacket.compressed_packets, zlib) from here on,
  * or plain ones (on = 0); any time.  0, ENOTSUP (on, built without zlib),
  * or the first error writing. */
@@ -442,6 +477,7 @@ struct vsrv {
 	uint32_t *lane_of;        /* tlog thread index -> index lane */
 	size_t nlane_of;          /* (for rd's thread numbers) */
 	uint64_t max_events;      /* a window with fewer gets its events */
+	const struct span_args *span_args; /* spans drawn with them; NULL: none */
 };
 /* The JSON answer to a routed request into b: 0, or an HTTP status. */
 int vq_answer(struct vsrv *s, const struct vreq *r, struct vbuf *b);

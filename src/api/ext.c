@@ -203,6 +203,20 @@ int pt_ext_seek(trace_id_t trid, uint64_t ts_ns, uint64_t *lost_before)
 	return rc;
 }
 
+int pt_ext_next_batch(trace_id_t trid, struct pt_ext_batch *b)
+{
+	struct pt_trid *t;
+	int rc;
+
+	if (!b)
+		return EINVAL;
+	if ((rc = pt_trid_lock_any(trid, &t)) != 0)
+		return rc;
+	rc = t->kind == PT_KIND_LOG ? pt_logr_next_batch(t->lr, b) : EINVAL;
+	pt_trid_unlock(t);
+	return rc;
+}
+
 int pt_ext_seek_end(trace_id_t trid, uint64_t ts_ns)
 {
 	struct pt_trid *t;
@@ -216,6 +230,57 @@ int pt_ext_seek_end(trace_id_t trid, uint64_t ts_ns)
 		rc = EINVAL;
 	pt_trid_unlock(t);
 	return rc;
+}
+
+int pt_ext_log_census(trace_id_t trid, struct pt_ext_summary **out, uint64_t *damaged)
+{
+	struct pt_trid *t;
+	const struct pt_logw_sum *c;
+	struct pt_ext_summary *s;
+	int rc;
+
+	if (!out || !damaged)
+		return EINVAL;
+	*out = NULL;
+	if ((rc = pt_trid_lock_any(trid, &t)) != 0)
+		return rc;
+	rc = t->kind != PT_KIND_LOG ? EINVAL : pt_logr_census(t->lr, &c, damaged);
+	if (!rc && (!(s = calloc(1, sizeof *s)) ||
+	            !(s->writers = calloc(c->nwr + 1, sizeof *s->writers)))) {
+		if (s)
+			free(s);
+		rc = ENOMEM;
+	}
+	if (rc) {
+		pt_trid_unlock(t);
+		return rc;
+	}
+	const struct pt_logr *r = t->lr;
+	s->status = r->status;
+	s->losses.resume_ok = c->gaps > 0;
+	s->losses.at_resume = c->last_lost;
+	s->losses.total_ok = r->has_stream_lost;
+	s->losses.total = r->stream_lost;
+	s->losses.log_overwritten = r->lost;
+	s->losses.log_dropped = r->dropped;
+	uint64_t cap = lost_cap(&t->attr);
+	clamp(&s->losses.at_resume, cap, &s->losses.implausible);
+	clamp(&s->losses.total, cap, &s->losses.implausible);
+	s->events = c->events;
+	s->first = c->first;
+	s->last = c->last;
+	s->gaps = c->gaps;
+	memcpy(s->count, c->count, sizeof s->count);
+	memcpy(s->tfirst, c->tfirst, sizeof s->tfirst);
+	memcpy(s->tlast, c->tlast, sizeof s->tlast);
+	for (uint32_t i = 0; i < c->nwr; i++)
+		s->writers[i] = (struct pt_ext_sum_writer){ c->wr[i].pid, c->wr[i].thread,
+		                                            c->wr[i].count, c->wr[i].first,
+		                                            c->wr[i].last };
+	s->nwriters = c->nwr;
+	pt_trid_unlock(t);
+	*out = s;
+	return 0;
 }
 
 int pt_ext_log_summary(int fd, struct pt_ext_summary **out)
@@ -333,6 +398,21 @@ int pt_ext_join(trace_id_t trid, char *buf, size_t cap)
 	             (unsigned long long)t->map_size, byte);
 	if (n < 0 || (size_t)n >= cap)
 		rc = ERANGE;
+	else /* and the traced process passes it on to what it starts */
+		rc = pt_tree_mark(t);
+	pt_trid_unlock(t);
+	return rc;
+}
+
+int pt_ext_join_pid(trace_id_t trid, pid_t pid)
+{
+	struct pt_trid *t;
+	struct stat st;
+	int rc;
+
+	if (pt_trid_lock(trid, &t) != 0)
+		return EINVAL;
+	rc = t->fd < 0 || fstat(t->fd, &st) != 0 ? EINVAL : pt_tree_join(t, pid, (uint64_t)st.st_ino);
 	pt_trid_unlock(t);
 	return rc;
 }

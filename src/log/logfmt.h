@@ -76,6 +76,7 @@
 /* writer entry: i32 pid, u32 zero, u64 thread */
 #define PT_LOG_WENT        16u
 #define PT_LOG_MAX_WRITERS 256u
+_Static_assert(PT_LOG_MAX_WRITERS == PT_EXT_BATCH_W, "a batch holds a block's writer table");
 
 /* record: u32 delta ns, u16 payload length, u16 info, u64 where; payload.
  * (v4) A short record (info bit PT_LOG_RF_SHORT) stops after info: its
@@ -509,6 +510,14 @@ struct pt_logr {
 	 * open; each is checked when read, against its index entry too */
 	int indexed;
 	uint64_t bytes_read; /* bytes read from the file so far (tests) */
+	/* (scanned at open) the events of the blocks that will be read,
+	 * counted as the writer counts its summary (logsum.c), in the order
+	 * of the file; census_ok once order() found that order is the
+	 * reading order and every block counted is read (no wrap, no stale
+	 * block), with the reader's error events added */
+	struct pt_logw *census;
+	int census_ok;
+	uint64_t census_seq, census_blocks, census_errors;
 };
 
 /* fd: a regular file open for reading (EBADF if not readable); anything
@@ -523,6 +532,9 @@ int pt_logr_open_opt(struct pt_logr *r, int fd, int flags);
 int pt_logr_next(struct pt_logr *r, struct posix_trace_event_info *ev, void *buf,
                  size_t cap, size_t *len, int *unavailable);
 void pt_logr_rewind(struct pt_logr *r);
+/* The next events as pt_logr_next() returns them, without payloads, in
+ * a batch (pt_ext_next_batch() in src/ext.h); b->n == 0 at the end. */
+int pt_logr_next_batch(struct pt_logr *r, struct pt_ext_batch *b);
 /* The next event read is the first of the first block that may hold an
  * event stamped at or after ts: every event before it is stamped before
  * ts.  *lost_before: the loss count of the last LOST record before that
@@ -594,6 +606,14 @@ void pt_log_summary_free(struct pt_log_summary *s);
  * (which may be NULL) with them.  0 or EBADMSG. */
 int pt_log_sum_parse(const unsigned char *p, uint32_t len, uint32_t nrec, int swap,
                      unsigned version, struct pt_log_summary *s);
+
+/* (a log read by a scan at open) What its events are, counted as its
+ * writer counts the SUMMARY (the same code), plus the reader's error
+ * events, and the error events (damaged stretches): 0; ENOENT when the
+ * log was opened through its block index, or the count is not exact (a
+ * wrapped LOOP log, blocks out of order). */
+int pt_logr_census(const struct pt_logr *r, const struct pt_logw_sum **sum,
+                   uint64_t *damaged);
 
 /* pread all n bytes at off: 0, EBADMSG (end of file first), or an error */
 int pt_logr_rd(struct pt_logr *r, uint64_t off, void *dst, size_t n);

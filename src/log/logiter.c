@@ -100,6 +100,25 @@ static int put_wrap(struct pt_logr *r, struct posix_trace_event_info *ev, size_t
 	return 1;
 }
 
+/* The block of the current item did not load (rc): one error event for
+ * it (and, opened through the index, for the damaged stretch it starts,
+ * as a scan at open has it: at the time of the last event before it, or
+ * the first after it at the start of the log). */
+static void damaged(struct pt_logr *r, int rc, struct posix_trace_event_info *ev, void *buf,
+                    size_t cap, size_t *len)
+{
+	uint64_t ts = r->items[r->cur].ts;
+	size_t first = r->cur++;
+
+	if (r->indexed) {
+		while (r->cur < r->nitems && r->cur < r->stop && load(r, &r->items[r->cur]))
+			r->cur++;
+		ts = first ? r->items[first - 1].last_ts
+		   : r->cur < r->nitems ? r->items[r->cur].ts : 0;
+	}
+	put_error(r, ev, buf, cap, len, ts, rc);
+}
+
 int pt_logr_next(struct pt_logr *r, struct posix_trace_event_info *ev, void *buf,
                  size_t cap, size_t *len, int *unavailable)
 {
@@ -133,19 +152,7 @@ int pt_logr_next(struct pt_logr *r, struct posix_trace_event_info *ev, void *buf
 			return 0;
 		}
 		if (!r->loaded && (rc = load(r, it))) {
-			uint64_t ts = it->ts;
-			size_t first = r->cur++;
-			if (r->indexed) {
-				/* as a scan at open has it: one error for a damaged
-				 * stretch, at the time of the last event before it
-				 * (or the first after it, at the start of the log) */
-				while (r->cur < r->nitems && r->cur < r->stop &&
-				       load(r, &r->items[r->cur]))
-					r->cur++;
-				ts = first ? r->items[first - 1].last_ts
-				   : r->cur < r->nitems ? r->items[r->cur].ts : 0;
-			}
-			put_error(r, ev, buf, cap, len, ts, rc);
+			damaged(r, rc, ev, buf, cap, len);
 			return 0;
 		}
 		if (!r->rleft) {
@@ -184,6 +191,108 @@ int pt_logr_next(struct pt_logr *r, struct posix_trace_event_info *ev, void *buf
 		put_data(r, ev, buf, cap, len, p, n, (info & PT_LOG_RF_TRUNC) != 0);
 		return 0;
 	}
+}
+
+/* The records of the loaded block from r->roff on, as pt_logr_next()
+ * takes them (the block was checked whole when loaded: lengths, writer
+ * indexes and LOST payloads are sound), into b. */
+static void batch_block(struct pt_logr *r, struct pt_ext_batch *b)
+{
+	const int sw = r->swap;
+	const unsigned char *buf = r->buf;
+	uint32_t roff = r->roff, rleft = r->rleft;
+	uint64_t where = r->where, base = r->base_ts;
+	size_t n = 0;
+
+	b->nw = r->nw;
+	for (uint32_t i = 0; i < r->nw; i++) {
+		const unsigned char *w = buf + PT_LOG_BLK + i * PT_LOG_WENT;
+		b->w[i].pid = (int32_t)pt_log_get32(w, sw);
+		b->w[i].pad = 0;
+		b->w[i].thread = pt_log_get64(w + 8, sw);
+	}
+	while (rleft && n < PT_EXT_BATCH) {
+		const unsigned char *p = buf + roff;
+		uint32_t len = pt_log_get16(p + PT_LOG_R_LEN, sw);
+		unsigned info = pt_log_get16(p + PT_LOG_R_INFO, sw);
+		uint32_t hl = info & PT_LOG_RF_SHORT ? PT_LOG_REC_SHORT : PT_LOG_REC;
+		roff += hl + len;
+		rleft--;
+		if (info & (PT_LOG_RF_NAME | PT_LOG_RF_OBJ))
+			continue;
+		if (hl == PT_LOG_REC)
+			where = pt_log_get64(p + PT_LOG_R_WHERE, sw);
+		struct pt_ext_bevent *e = &b->ev[n++];
+		e->ts = base + pt_log_get32(p + PT_LOG_R_DELTA, sw);
+		e->id = (uint16_t)(info & PT_LOG_ID_MASK);
+		e->w = (uint16_t)(where >> 48);
+		e->flags = e->pad = 0;
+		e->word = 0;
+		r->last_lost_ok = (info & PT_LOG_RF_LOST) != 0;
+		if (r->last_lost_ok) { /* (the count, not data) the batch ends here */
+			r->last_lost = pt_log_get64(p + hl, sw);
+			e->flags = PT_EXT_BEV_LOST;
+			break;
+		}
+		if (len == 4) { /* as pt_logr_next() copies it: an INT in this host's order */
+			uint32_t v = (info & PT_LOG_RF_INT) ? pt_log_get32(p + hl, sw)
+			                                    : pt_log_get32(p + hl, 0);
+			e->flags = PT_EXT_BEV_WORD;
+			memcpy(&e->word, &v, 4);
+		}
+	}
+	b->n = n;
+	r->roff = roff;
+	r->rleft = rleft;
+	r->where = where;
+	r->full_len = 0;
+}
+
+int pt_logr_next_batch(struct pt_logr *r, struct pt_ext_batch *b)
+{
+	struct posix_trace_event_info ev;
+	unsigned char data[4];
+	size_t len;
+	int unavailable = 0, rc;
+
+	if (!r->buf || !b)
+		return EINVAL;
+	b->n = b->nw = 0;
+	while (r->wrap_state >= 2 && r->cur < r->nitems && r->cur < r->stop &&
+	       !r->items[r->cur].error) {
+		if (!r->loaded && (rc = load(r, &r->items[r->cur]))) {
+			damaged(r, rc, &ev, data, sizeof data, &len);
+			goto one;
+		}
+		if (r->rleft) {
+			batch_block(r, b);
+			if (!r->rleft) { /* (the next call starts at the next block) */
+				r->loaded = 0;
+				r->cur++;
+			}
+			if (b->n)
+				return 0;
+			continue; /* a block of names or map entries only */
+		}
+		r->loaded = 0;
+		r->cur++;
+	}
+	/* the end, or an event the reader makes: as pt_logr_next() */
+	if ((rc = pt_logr_next(r, &ev, data, sizeof data, &len, &unavailable)) != 0 || unavailable)
+		return rc;
+one:
+	b->nw = 1;
+	b->w[0] = (struct pt_ext_bwriter){ (int32_t)ev.posix_pid, 0, (uint64_t)ev.posix_thread_id };
+	struct pt_ext_bevent *e = &b->ev[0];
+	memset(e, 0, sizeof *e);
+	e->ts = (uint64_t)ev.posix_timestamp.tv_sec * 1000000000u + (uint64_t)ev.posix_timestamp.tv_nsec;
+	e->id = (uint16_t)ev.posix_event_id;
+	e->flags = r->last_lost_ok ? PT_EXT_BEV_LOST
+	         : r->full_len == 4 ? PT_EXT_BEV_WORD : 0;
+	if (e->flags == PT_EXT_BEV_WORD)
+		memcpy(&e->word, data, 4);
+	b->n = 1;
+	return 0;
 }
 
 void pt_logr_rewind(struct pt_logr *r)

@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "logfmt.h"
@@ -329,6 +330,85 @@ static int grow(struct pt_logr *r, uint32_t len)
 	return 0;
 }
 
+/* A good events block (p, b) met by the scan, counted into the census
+ * as the writer counted it (pt_logw_sum_block over its writer table and
+ * records); out of the file's order: no census. */
+static void census_block(struct pt_logr *r, const unsigned char *p, const struct pt_log_bhdr *b)
+{
+	struct pt_logw *w = r->census;
+	uint32_t at = PT_LOG_BLK + b->nw * PT_LOG_WENT;
+
+	if (!r->census_ok || !w)
+		return;
+	if (b->seq <= r->census_seq) {
+		r->census_ok = 0;
+		return;
+	}
+	r->census_seq = b->seq;
+	r->census_blocks++;
+	w->nw = b->nw;
+	for (uint32_t i = 0; i < b->nw; i++)
+		w->wt[i] = (struct pt_logw_who){
+			(int32_t)pt_log_get32(p + PT_LOG_BLK + i * PT_LOG_WENT, r->swap),
+			pt_log_get64(p + PT_LOG_BLK + i * PT_LOG_WENT + 8, r->swap) };
+	pt_logw_sum_block(w, p + at, b->len - at, b->nrec, b->base);
+	r->census_ok = !w->sum->failed;
+}
+
+/* The census's writer: a summary, a writer table, nothing else. */
+static struct pt_logw *census_new(int swap)
+{
+	struct pt_logw *w = calloc(1, sizeof *w);
+
+	if (!w)
+		return NULL;
+	w->swap = swap;
+	w->version = 0; /* (no block index) */
+	if (!(w->wt = calloc(PT_LOG_MAX_WRITERS, sizeof *w->wt)) || pt_logw_sum_init(w)) {
+		free(w->wt);
+		free(w);
+		return NULL;
+	}
+	return w;
+}
+
+static void census_free(struct pt_logr *r)
+{
+	if (!r->census)
+		return;
+	pt_logw_sum_free(r->census);
+	free(r->census->wt);
+	free(r->census);
+	r->census = NULL;
+	r->census_ok = 0;
+}
+
+/* An error event of the reader at ts, counted as an event of the writer
+ * (pid 0, thread 0) that the reader's events have. */
+static void census_error(struct pt_logr *r, uint64_t ts)
+{
+	struct pt_logw *w = r->census;
+	unsigned char rec[PT_LOG_REC + 4];
+
+	/* one record: delta 0, 4 bytes of payload, POSIX_TRACE_ERROR, writer 0 */
+	memset(rec, 0, sizeof rec);
+	pt_log_put16(rec + PT_LOG_R_LEN, 4, r->swap);
+	pt_log_put16(rec + PT_LOG_R_INFO, POSIX_TRACE_ERROR, r->swap);
+	w->nw = 1;
+	w->wt[0] = (struct pt_logw_who){ 0, 0 };
+	pt_logw_sum_block(w, rec, sizeof rec, 1, ts);
+	r->census_errors++;
+}
+
+int pt_logr_census(const struct pt_logr *r, const struct pt_logw_sum **sum, uint64_t *damaged)
+{
+	if (!r->census || !r->census_ok || r->census->sum->failed)
+		return ENOENT;
+	*sum = r->census->sum;
+	*damaged = r->census_errors;
+	return 0;
+}
+
 /* Finds and checks every block; *pe: malloc'd array of *pn entries.
  * Each byte is read about once: a block whose header is sound is skipped
  * whole even if its body is not (a torn or damaged block). */
@@ -367,6 +447,8 @@ static int scan(struct pt_logr *r, struct ent **pe, size_t *pn, uint64_t *end_se
 				x.min_ts = r->chk_min_ts;
 				x.has_lost = r->chk_lost;
 				(void)pt_logr_check(r, r->buf, &b, 1, &x.first_ts, &x.last_ts, &x.nev);
+				if (b.type == PT_LOG_BT_EVENTS && x.nev)
+					census_block(r, r->buf, &b);
 				if (b.type == PT_LOG_BT_END && b.seq >= *end_seq) {
 					pt_logr_end_status(r, r->buf);
 					*end_seq = b.seq;
@@ -458,6 +540,16 @@ static int order(struct pt_logr *r, struct ent *e, size_t n, uint64_t end_seq)
 		add_error(r);
 	if (r->nitems && r->items[r->nitems - 1].error)
 		r->items[r->nitems - 1].ts = prev_ts;
+	/* the census counted exactly the blocks read, in their order: add
+	 * the error events */
+	uint64_t blocks = 0;
+	for (size_t i = 0; i < r->nitems; i++)
+		blocks += !r->items[i].error;
+	if (r->wrapped || blocks != r->census_blocks)
+		r->census_ok = 0;
+	for (size_t i = 0; r->census_ok && i < r->nitems; i++)
+		if (r->items[i].error)
+			census_error(r, r->items[i].ts);
 	return 0;
 }
 
@@ -575,6 +667,8 @@ int pt_logr_open_opt(struct pt_logr *r, int fd, int flags)
 		r->stop = r->nitems;
 		return 0;
 	}
+	r->census = census_new(r->swap); /* (none: no census, the log still reads) */
+	r->census_ok = r->census != NULL;
 	if ((rc = scan(r, &e, &n, &end_seq)) || (rc = order(r, e, n, end_seq)))
 		goto fail;
 	free(e);
@@ -588,6 +682,7 @@ fail:
 
 void pt_logr_close(struct pt_logr *r)
 {
+	census_free(r);
 	free(r->buf);
 	free(r->names);
 	free(r->name_seq);

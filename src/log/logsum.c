@@ -120,7 +120,10 @@ void pt_logw_sum_block(struct pt_logw *w, const unsigned char *rec, uint32_t len
 		if (info & PT_LOG_RF_SHORT) {
 			off += PT_LOG_REC_SHORT;
 		} else {
-			wi = (uint32_t)(pt_log_get64(rec + off + PT_LOG_R_WHERE, sw) >> 48);
+			/* a short record is the writer of the event record before it:
+			 * a name or map record between them (writer 0) does not count */
+			if (!(info & (PT_LOG_RF_NAME | PT_LOG_RF_OBJ)))
+				wi = (uint32_t)(pt_log_get64(rec + off + PT_LOG_R_WHERE, sw) >> 48);
 			off += PT_LOG_REC;
 		}
 		if (!(info & (PT_LOG_RF_NAME | PT_LOG_RF_OBJ)) && wi < w->nw) {

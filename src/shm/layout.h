@@ -377,6 +377,14 @@ _Static_assert(offsetof(struct pt_hdr, noloss_ms) + sizeof(uint32_t) <=
 #define PT_EXEC_DECIDING  1u                /* pt_ctl.exec */
 #define PT_EXEC_KEPT      2u
 #define PT_EXEC_DROPPED   3u
+/* The stream traces a process tree: the process puts POSIXTRACE_JOIN,
+ * naming it where tree_pid holds it open (tree_fd), into its environment,
+ * so what it starts joins it (traced/join.c). */
+#define PT_CS_TREE        2u
+/* (with PT_CS_INHERITED) a controller asks the running process to join
+ * the stream: it opens /proc/tree_pid/fd/tree_fd itself, under the
+ * ptrace rule, and takes it only if its inode is ino (traced/join.c) */
+#define PT_CS_JOIN        4u
 
 struct pt_ctl_slot {
 	_Atomic uint64_t ticket;    /* 0: free; BUSY; else names the stream */
@@ -387,7 +395,8 @@ struct pt_ctl_slot {
 	_Atomic uint32_t lock_byte; /* its controller holds an OFD lock on this byte */
 	_Atomic uint32_t flags;
 	_Atomic uint64_t ino;       /* inode of that memfd: fd numbers get reused */
-	uint64_t pad[2];
+	_Atomic int32_t tree_pid, tree_fd; /* PT_CS_TREE, PT_CS_JOIN: where it is open */
+	uint64_t pad;
 };
 
 struct pt_ctl {

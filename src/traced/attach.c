@@ -117,6 +117,19 @@ static int same_file(int fd, uint64_t ino, uint64_t min_size)
 
 static void reap(unsigned s, uint64_t ticket);
 
+/* Slot s's stream traces a tree (its controller may say so after the
+ * stream reached us: attach --tree): what this process starts from now
+ * on joins it too.  Once per stream. */
+static void tree_check(unsigned s, uint64_t ticket)
+{
+	const struct pt_ctl_slot *e = &pt_ctl->slot[s];
+
+	if (pt_proc.tree_ticket[s] != ticket && (atomic_load(&e->flags) & PT_CS_TREE)) {
+		pt_proc.tree_ticket[s] = ticket;
+		pt_tree_env(e);
+	}
+}
+
 /* The stream is over for this process: stop writing, detach at next resync. */
 void pt_slot_mark_dead(unsigned s, struct pt_view *sl)
 {
@@ -207,6 +220,20 @@ static void detach(unsigned s)
 	view_retire(atomic_load(&pt_proc.cur[s]));
 }
 
+/* An inherited or joined slot this process will not attach (it records
+ * into that stream through another slot, or cannot open it): free it,
+ * leaving the stream alone (reap() would punch its memory out). */
+static void unjoin(unsigned s, uint64_t ticket)
+{
+	struct pt_ctl_slot *e = &pt_ctl->slot[s];
+
+	if (!atomic_compare_exchange_strong(&e->ticket, &ticket, 0))
+		return;
+	pt_ctl_bump(pt_ctl, 0, 1u << s);
+	if (pt_proc.own_fd[s])
+		own_fd_drop(s);
+}
+
 /* 0 attached, 1 cannot attach this ticket (never retried), -1 retry later. */
 static int attach(unsigned s, uint64_t ticket)
 {
@@ -214,10 +241,19 @@ static int attach(unsigned s, uint64_t ticket)
 	uint64_t off = atomic_load(&e->off), size = atomic_load(&e->size);
 	uint64_t ino = atomic_load(&e->ino);
 	uint32_t byte = atomic_load(&e->lock_byte), flags = atomic_load(&e->flags);
-	int hfd = slot_home(s, e), own = hfd >= 0 && hfd != pt_ctl_fd;
 
 	if (atomic_load_explicit(&e->ticket, memory_order_acquire) != ticket)
 		return -1;
+	/* a stream joined twice (the environment and a controller's request,
+	 * or a request and fork) is recorded into once; a request is opened
+	 * here, by this process, under the ptrace rule (join.c) */
+	if ((flags & PT_CS_INHERITED) &&
+	    (pt_join_already_in(ino, off, (int)s, 1) ||
+	     ((flags & PT_CS_JOIN) && pt_join_slot(s, e) != 0))) {
+		unjoin(s, ticket);
+		return 1;
+	}
+	int hfd = slot_home(s, e), own = hfd >= 0 && hfd != pt_ctl_fd;
 	if (!own && pt_proc.own_fd[s])
 		own_fd_drop(s); /* an inherited stream's slot now names another one */
 	if (hfd < 0 || off % 4096 || size < sizeof(struct pt_hdr) || size > 1ull << 42 ||
@@ -279,6 +315,7 @@ static int attach(unsigned s, uint64_t ticket)
 	/* the payload descriptions, after the view is published: one given
 	 * meanwhile is in the table now or was written into the view */
 	pt_typemap_dump(sl, pt_pid);
+	tree_check(s, ticket);
 	return 0;
 }
 
@@ -352,8 +389,10 @@ static void resync_locked(void)
 				pt_proc.ticket[s] = tk;
 			att = rc == 0;
 		}
-		if (att)
+		if (att) {
 			refresh_filter(pt_view(s), s);
+			tree_check(s, tk);
+		}
 	}
 	if (busy) /* try again in a millisecond or so (ticks are ns or faster) */
 		pt_proc.retry_at = pt_now() + 1000000;

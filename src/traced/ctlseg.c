@@ -117,11 +117,16 @@ static void ctl_use(struct pt_ctl *c, int fd)
  * a process joins the stream its environment names (join.c). */
 int pt_reopen_at(int32_t pid, int32_t fd, uint64_t ino)
 {
-	char path[64];
+	char path[64], *p = path;
 	struct stat st;
 	int f;
 
-	snprintf(path, sizeof path, "/proc/%d/fd/%d", (int)pid, (int)fd);
+	if (pid <= 0 || fd < 0)
+		return -1;
+	memcpy(p, "/proc/", 6); /* (no snprintf: a resync may run in a signal handler) */
+	p = pt_put_u64(p + 6, (uint64_t)pid);
+	memcpy(p, "/fd/", 4);
+	*pt_put_u64(p + 4, (uint64_t)fd) = 0;
 	if ((f = open(path, O_RDWR | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)) < 0)
 		return -1;
 	if (fstat(f, &st) != 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_ino != ino ||
@@ -326,7 +331,9 @@ void pt_ctl_atfork_child(void)
 		atomic_store(&n->ino, atomic_load(&o->ino));
 		atomic_store(&n->ctl_pid, atomic_load(&o->ctl_pid));
 		atomic_store(&n->lock_byte, sl->lock_byte);
-		atomic_store(&n->flags, PT_CS_INHERITED);
+		atomic_store(&n->tree_pid, atomic_load(&o->tree_pid));
+		atomic_store(&n->tree_fd, atomic_load(&o->tree_fd));
+		atomic_store(&n->flags, PT_CS_INHERITED | (atomic_load(&o->flags) & PT_CS_TREE));
 		atomic_store(&n->ticket, pt_proc.ticket[s]);
 		sl->home_fd = hfd;
 		if (hfd >= 0)

@@ -68,22 +68,9 @@ struct keep {
 	char val[sizeof CTL_VAR + 12 + PT_SLOTS * (4 + 12 + 12 + 22)];
 };
 
-static char *put_u64(char *p, uint64_t v)
-{
-	char d[24];
-	int n = 0;
-
-	do
-		d[n++] = (char)('0' + v % 10);
-	while ((v /= 10) != 0);
-	while (n)
-		*p++ = d[--n];
-	return p;
-}
-
 static char *put_uint(char *p, unsigned v)
 {
-	return put_u64(p, v);
+	return pt_put_u64(p, v);
 }
 
 /* A stream traces the process, or a controller is making one (it counted
@@ -151,7 +138,7 @@ static char *const *keep_begin(struct keep *k, char *const *envp)
 		*p++ = '.';
 		p = put_uint(p, (unsigned)o->fd);
 		*p++ = '.';
-		p = put_u64(p, o->ino);
+		p = pt_put_u64(p, o->ino);
 	}
 	*p = 0;
 	size_t m = 0;

@@ -36,6 +36,7 @@ struct pt_proc {
 		int32_t pid, fd;
 		uint64_t ino;
 	} own_src[PT_SLOTS];
+	uint64_t tree_ticket[PT_SLOTS]; /* the ticket whose PT_CS_TREE was acted on */
 	struct pt_view view[PT_VIEWS];
 };
 extern struct pt_proc pt_proc;
@@ -80,6 +81,30 @@ int pt_reopen_at(int32_t pid, int32_t fd, uint64_t ino); /* /proc/PID/fd/FD if i
  * at load as if inherited (docs/design.md, "Tracing a process tree") */
 #define PT_JOIN_ENV "POSIXTRACE_JOIN"
 int pt_join(const char *value);
+/* A slot a controller filled with PT_CS_JOIN (attach --tree): open the
+ * stream's memfd as pt_join() does and hold it for slot s.  0, or -1
+ * (not ours to open, gone, or already recorded into here). */
+int pt_join_slot(unsigned s, const struct pt_ctl_slot *e);
+/* Slot s's stream traces a tree (PT_CS_TREE): POSIXTRACE_JOIN naming it
+ * into this process's environment, for whatever it starts from now on. */
+void pt_tree_env(const struct pt_ctl_slot *e);
+/* Does a slot other than `except` hold the stream (ino, off): one
+ * attached here (attached_only), or any named? */
+int pt_join_already_in(uint64_t ino, uint64_t off, int except, int attached_only);
+
+/* Decimal digits of v at p (async-signal-safe); returns the end. */
+static inline char *pt_put_u64(char *p, uint64_t v)
+{
+	char d[24];
+	int n = 0;
+
+	do
+		d[n++] = (char)('0' + v % 10);
+	while ((v /= 10) != 0);
+	while (n)
+		*p++ = d[--n];
+	return p;
+}
 void pt_map_release(void *hdr, size_t size);
 
 #define PT_SYS      (-1) /* write_one()'s slot for a controller's system event */

@@ -80,6 +80,15 @@ void pt_slot_release(struct pt_ctl *c, unsigned s, uint64_t ticket);
 #define PT_USER_SHARE 64u
 int pt_sysmax_take(int *sys_fd);
 
+/* ------------------------------------------ a process tree (tree.c) */
+/* Locked t: tell the traced process the stream traces a tree. 0, EINVAL. */
+int pt_tree_mark(struct pt_trid *t);
+/* Locked t (its memfd's inode ino): ask the running process pid to join
+ * the stream.  0; EEXIST (it records into it already); ENOENT (it does
+ * not use the library); EPERM, ESRCH (pt_target_open); EAGAIN (no free
+ * slot); EINVAL (not a stream a process can join). */
+int pt_tree_join(struct pt_trid *t, pid_t pid, uint64_t ino);
+
 /* ------------------------------------ a stream's log (flusher.c, flushrun.c) */
 int pt_flusher_start(struct pt_trid *t, int fd);
 /* final flush (with stop: a STOP event first, from addr), log finished;
