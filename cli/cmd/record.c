@@ -268,7 +268,8 @@ static int create_stream(const struct ropts *o, pid_t pid, const char *name, int
 		        rc == EPERM ? " (it belongs to another user or is not dumpable; "
 		                      "run as its user or as root)" :
 		        rc == ESRCH ? " (no such process)" :
-		        rc == EAGAIN ? " (too many streams; shut some down)" :
+		        rc == EAGAIN ? " (too many streams, or the process is still being "
+		                       "forked or exec'd; shut some down or try again)" :
 		        rc == EINVAL ? " (check --policy, --log-policy and --log-size)" : "");
 		return 1;
 	}

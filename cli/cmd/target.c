@@ -10,10 +10,9 @@
  * so the stream made for the child's pid follows it into the program --
  * if the stream is made after that handler ran: until then the child shows
  * only its parent's segment, and a posix_trace_create() that sees nothing
- * else for 200 ms (a loaded machine can leave a new child unscheduled that
- * long) takes the child for a process without the library, whose stream
- * gets only system events.  So target_launch() returns only once the child
- * has said it runs.
+ * else for 2 s (a loaded machine can leave a new child unscheduled) fails
+ * with EAGAIN.  So target_launch() returns only once the child has said it
+ * runs.
  *
  * SIGINT, SIGTERM, SIGHUP and SIGCHLD are caught by a handler that only
  * counts them (and wakes the main loop through a pipe); the loop takes

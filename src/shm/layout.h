@@ -374,6 +374,9 @@ _Static_assert(offsetof(struct pt_hdr, noloss_ms) + sizeof(uint32_t) <=
 #define PT_LIVE_BUMP      0x100u            /* the bits above count changes */
 #define PT_TICKET_BUSY    1ull              /* a slot being filled in */
 #define PT_CS_INHERITED   1u                /* slot copied from a parent at fork */
+#define PT_EXEC_DECIDING  1u                /* pt_ctl.exec */
+#define PT_EXEC_KEPT      2u
+#define PT_EXEC_DROPPED   3u
 /* The stream traces a process tree: the process puts POSIXTRACE_JOIN,
  * naming it where tree_pid holds it open (tree_fd), into its environment,
  * so what it starts joins it (traced/join.c). */
@@ -400,7 +403,14 @@ struct pt_ctl {
 	_Atomic uint64_t magic;     /* written last, with release */
 	uint32_t version, size;
 	_Atomic int32_t pid;        /* the process this segment controls */
-	uint32_t pad0;
+	/* The owner's own exec (traced/exec.c): PT_EXEC_DECIDING while it
+	 * decides whether the exec keeps this segment, then KEPT or DROPPED
+	 * (the exec closes it); back to 0 if the exec failed, or once the new
+	 * image adopted it.  A controller counts itself in creating from
+	 * before it claims a slot until it has one; an exec that sees it
+	 * keeps the segment (docs/design.md, "Create while the target execs"). */
+	_Atomic uint32_t exec;
+	_Atomic uint32_t creating;
 	/* read by every posix_trace_event(): the running slots (low 8 bits)
 	 * and a count of changes (start, stop, filter, shutdown) above them */
 	alignas(64) _Atomic uint32_t live;
@@ -419,6 +429,9 @@ struct pt_ctl {
 	alignas(64) _Atomic uint64_t slot_want[PT_SLOTS][PT_NIDS / 64];
 };
 _Static_assert(sizeof(struct pt_ctl) <= PT_CTL_NAMES, "struct pt_ctl overlaps the name registry");
+/* exec and creating took the place of padding: an older segment has 0s there */
+_Static_assert(offsetof(struct pt_ctl, creating) + 4 <= offsetof(struct pt_ctl, live) &&
+               offsetof(struct pt_ctl, live) == 64, "pt_ctl's header moved");
 
 
 #endif

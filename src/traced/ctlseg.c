@@ -168,6 +168,7 @@ int pt_ctl_adopt(const char *e)
 		return -1; /* not ours (a parent's, named in an environment passed on) */
 	ctl_use(c, (int)v[0]);
 	fcntl((int)v[0], F_SETFD, FD_CLOEXEC);
+	atomic_store(&c->exec, 0); /* the exec is over: the segment is this image's */
 	for (unsigned i = 1; i + 3 < n; i += 4) {
 		unsigned s = (unsigned)v[i];
 		if (s >= PT_SLOTS || pt_proc.own_fd[s])

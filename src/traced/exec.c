@@ -20,9 +20,12 @@
  * changed its user or group ids since the library was loaded (the new
  * image may belong to someone its controller did not trace), not in a
  * process started with privileges (AT_SECURE), and only while a stream
- * traces it.  An exec the library does not see (a raw system call, or
- * one made inside another library) keeps nothing: the new image starts
- * untraced.
+ * traces it or a controller is making a stream for it (pt_ctl.creating).
+ * What it decides is written in the segment (pt_ctl.exec) before the
+ * exec, so a controller that found the segment in the window learns that
+ * the exec closes it, and looks for the new image's.  An exec the library
+ * does not see (a raw system call, or one made inside another library)
+ * keeps nothing: the new image starts untraced.
  *
  * Async-signal-safe, as exec is: system calls and a memory map.
  */
@@ -59,6 +62,7 @@ void pt_exec_init(void)
 struct keep {
 	int fd[1];            /* the descriptor made inheritable */
 	unsigned n;
+	int own;              /* this image's own segment: its exec state is set */
 	char **env;           /* the environment passed, mapped here */
 	size_t env_size;
 	char val[sizeof CTL_VAR + 12 + PT_SLOTS * (4 + 12 + 12 + 22)];
@@ -69,8 +73,14 @@ static char *put_uint(char *p, unsigned v)
 	return pt_put_u64(p, v);
 }
 
+/* A stream traces the process, or a controller is making one (it counted
+ * itself in creating before it claims a slot).  The loads are sequentially
+ * consistent, after the store of PT_EXEC_DECIDING: a controller that
+ * counts itself and then finds no decision under way is seen here. */
 static int traced_now(void)
 {
+	if (atomic_load(&pt_ctl->creating) != 0)
+		return 1;
 	for (unsigned s = 0; s < PT_SLOTS; s++)
 		if (atomic_load(&pt_ctl->slot[s].ticket) != 0)
 			return 1;
@@ -94,16 +104,24 @@ static char *const *keep_begin(struct keep *k, char *const *envp)
 
 	k->n = 0;
 	k->env = NULL;
-	if (pt_ctl_fd < 0 || pt_secure || (pid_t)syscall(SYS_getpid) != pt_pid || !traced_now() ||
-	    getuid() != load_uid || geteuid() != load_euid || getgid() != load_gid ||
-	    getegid() != load_egid)
+	/* the control segment is this image's own (not a vfork parent's):
+	 * a controller making a stream now learns what the exec does with it */
+	k->own = pt_ctl_fd >= 0 && (pid_t)syscall(SYS_getpid) == pt_pid;
+	if (!k->own)
 		return envp;
+	atomic_store(&pt_ctl->exec, PT_EXEC_DECIDING);
+	if (pt_secure || !traced_now() || getuid() != load_uid || geteuid() != load_euid ||
+	    getgid() != load_gid || getegid() != load_egid) {
+		atomic_store(&pt_ctl->exec, PT_EXEC_DROPPED);
+		return envp;
+	}
 	while (envp && envp[n])
 		n++;
 	k->env_size = (n + 2) * sizeof(char *);
 	k->env = mmap(NULL, k->env_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (k->env == MAP_FAILED) {
 		k->env = NULL;
+		atomic_store(&pt_ctl->exec, PT_EXEC_DROPPED);
 		return envp;
 	}
 	memcpy(k->val, CTL_VAR, sizeof CTL_VAR - 1);
@@ -129,6 +147,7 @@ static char *const *keep_begin(struct keep *k, char *const *envp)
 			k->env[m++] = envp[i];
 	k->env[m++] = k->val;
 	k->env[m] = NULL;
+	atomic_store(&pt_ctl->exec, PT_EXEC_KEPT);
 	return k->env;
 }
 
@@ -141,6 +160,8 @@ static void keep_end(struct keep *k)
 		fcntl(k->fd[i], F_SETFD, FD_CLOEXEC);
 	if (k->env)
 		munmap(k->env, k->env_size);
+	if (k->own) /* this image goes on with its segment */
+		atomic_store(&pt_ctl->exec, 0);
 	errno = e;
 }
 

@@ -48,7 +48,9 @@ static int place_segment(struct pt_target *tg, const struct pt_geom *g, struct p
 	int rc;
 
 	if (tg->ctl && tg->fd >= 0) {
-		if ((rc = pt_slot_claim(tg, tg->fd, slot)) != 0)
+		rc = pt_slot_claim(tg, tg->fd, slot);
+		pt_target_uncount(tg); /* a claimed slot keeps the segment across exec now */
+		if (rc != 0)
 			return rc;
 		if ((rc = pt_region_alloc(tg, g->seg_size, g->prealloc, &t->region_off)) != 0 ||
 		    fstat(tg->fd, &st) != 0) {

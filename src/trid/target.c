@@ -38,13 +38,27 @@ static int own_ctl(struct pt_target *tg)
  * descriptors the target holds (it may hold thousands of memfds named
  * like ours): a look reads at most SCAN_MAX entries of /proc/PID/fd and
  * opens at most SCAN_OPEN_MAX distinct files among them (a file already
- * refused is known by its inode and not opened again); looks are repeated
- * (see below) for at most SCAN_RETRY_NS.  A control segment beyond those
- * bounds is not found: the process is then traced as one without the
- * library (docs/implementation-defined.md). */
+ * refused is known by its inode and not opened again).  A control segment
+ * beyond those bounds is not found: the process is then traced as one
+ * without the library (docs/implementation-defined.md).
+ *
+ * Looks are repeated while the target is on its way to a segment of its
+ * own (docs/design.md, "Races, and how each is closed"):
+ *  - it shows only its parent's (a child that has not yet run its fork
+ *    handler): for up to SCAN_WAIT_NS, then EAGAIN;
+ *  - its segment is being closed by its exec (pt_ctl.exec), or was, or
+ *    the library is mapped but has made no segment yet (a new image
+ *    before its constructors): for up to SCAN_WAIT_NS, then EAGAIN if the
+ *    exec is still under way, else the new image is one without the
+ *    library;
+ *  - it shows only someone else's, or none but its environment names a
+ *    control segment (an image exec'd by a process of the library, which
+ *    may be one too): for up to SCAN_RETRY_NS. */
 #define SCAN_MAX      65536u
 #define SCAN_OPEN_MAX 32u
 #define SCAN_RETRY_NS 200000000ull
+#define SCAN_WAIT_NS  2000000000ull
+#define PROC_READ_MAX (1u << 20) /* of /proc/PID/environ, /proc/PID/maps */
 
 static uint64_t mono_ns(void)
 {
@@ -53,9 +67,21 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* The owner pid of a file that carries a control segment's magic, or 0. */
+static pid_t ctl_owner(int fd)
+{
+	struct { uint64_t magic; uint32_t version, size; int32_t pid; } h;
+
+	if (pread(fd, &h, sizeof h, 0) != (ssize_t)sizeof h || h.magic != PT_CTL_MAGIC ||
+	    h.version != PT_CTL_VERSION || h.pid <= 0)
+		return 0;
+	return h.pid;
+}
+
 /* Look through /proc/PID/fd once: 1 found, 0 none, -1 only someone
- * else's (a child that has not yet replaced its parent's after fork). */
-static int scan_fds(DIR *d, pid_t pid, struct pt_target *tg)
+ * else's (*parent set if one of those is ppid's: a child that has not yet
+ * replaced its parent's after fork). */
+static int scan_fds(DIR *d, pid_t pid, pid_t ppid, struct pt_target *tg, int *parent)
 {
 	struct dirent *de;
 	char link[64];
@@ -87,11 +113,86 @@ static int scan_fds(DIR *d, pid_t pid, struct pt_target *tg)
 			tg->fd = fd;
 			return 1;
 		}
+		if (ppid > 0 && ctl_owner(fd) == ppid)
+			*parent = 1;
 		refused[nref++] = st.st_ino;
 		other = 1;
 		close(fd);
 	}
 	return other ? -1 : 0;
+}
+
+/* The parent of pid (/proc/PID/stat, after the command's closing
+ * parenthesis), or 0. */
+static pid_t parent_of(pid_t pid)
+{
+	char path[64], buf[512];
+	int fd, ppid = 0;
+	ssize_t n;
+
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return 0;
+	n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	char *p = strrchr(buf, ')');
+	if (!p || sscanf(p + 1, " %*c %d", &ppid) != 1)
+		return 0;
+	return ppid;
+}
+
+/* Does /proc/PID/<what> hold needle (read at most PROC_READ_MAX bytes)?
+ * 1 yes, 0 no, -1 it is empty or cannot be read (an image in the middle
+ * of its exec shows no environment). */
+static int proc_has(pid_t pid, const char *what, const char *needle)
+{
+	char path[64], buf[4096 + 64];
+	size_t nl = strlen(needle), keep = 0, total = 0;
+	int fd, hit = 0;
+	ssize_t n;
+
+	snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, what);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -1;
+	while (!hit && total < PROC_READ_MAX && (n = read(fd, buf + keep, 4096)) > 0) {
+		size_t len = keep + (size_t)n;
+		total += (size_t)n;
+		for (size_t i = 0; i + nl <= len && !hit; i++)
+			hit = memcmp(buf + i, needle, nl) == 0;
+		keep = len < nl - 1 ? len : nl - 1; /* a match across two reads */
+		memmove(buf, buf + len - keep, keep);
+	}
+	close(fd);
+	return hit ? 1 : total == 0 ? -1 : 0;
+}
+
+void pt_target_uncount(struct pt_target *tg)
+{
+	if (tg->counted && tg->ctl)
+		atomic_fetch_sub(&tg->ctl->creating, 1);
+	tg->counted = 0;
+}
+
+/* Take the segment found if no exec of the target closes it: counted in
+ * creating first, then the exec state read (both sequentially consistent;
+ * the exec stores its state, then reads creating).  0 taken; else the
+ * segment is let go. */
+static int take_segment(struct pt_target *tg)
+{
+	atomic_fetch_add(&tg->ctl->creating, 1);
+	tg->counted = 1;
+	uint32_t x = atomic_load(&tg->ctl->exec);
+	if (x == 0 || x == PT_EXEC_KEPT)
+		return 0;
+	pt_target_uncount(tg);
+	munmap(tg->ctl, PT_CTL_SIZE);
+	close(tg->fd);
+	tg->ctl = NULL;
+	tg->fd = -1;
+	return -1;
 }
 
 /* Find the control segment of pid.  The caller may trace pid if it may
@@ -100,7 +201,7 @@ int pt_target_open(pid_t pid, struct pt_target *tg)
 {
 	char path[64];
 	DIR *d;
-	int r;
+	int r, rc = 0;
 
 	memset(tg, 0, sizeof *tg);
 	tg->fd = -1;
@@ -119,19 +220,49 @@ int pt_target_open(pid_t pid, struct pt_target *tg)
 		return errno == EACCES || errno == EPERM ? EPERM
 		       : errno == ENOENT || errno == ESRCH ? ESRCH
 		       : errno == EMFILE || errno == ENFILE ? EAGAIN : ENOMEM;
-	/* a child just forked still shows its parent's segment for the few
-	 * microseconds it takes to make its own: look again for up to 200 ms */
-	uint64_t end = mono_ns() + SCAN_RETRY_NS;
-	while ((r = scan_fds(d, pid, tg)) < 0 && mono_ns() < end)
+	pid_t ppid = parent_of(pid);
+	uint64_t start = mono_ns();
+	int saw_exec = 0, saw_seg = 0;
+	for (;;) {
+		int parent = 0, in_exec = 0;
+		uint64_t limit = SCAN_WAIT_NS;
+		r = scan_fds(d, pid, ppid, tg, &parent);
+		if (r == 1 && take_segment(tg) == 0)
+			break;
+		if (r != 0)
+			saw_seg = 1;
+		else if (saw_seg) /* the segment it showed is gone: only an exec
+		                   * closes it (it is close-on-exec) */
+			saw_exec = 1;
+		if (r == 1) /* its exec closes the segment, or decides whether to */
+			in_exec = saw_exec = 1;
+		else if (r < 0 && parent)
+			; /* a child before its fork handler made its own */
+		else if (saw_exec || proc_has(pid, "maps", "libposixtrace") == 1)
+			; /* a new image of the library, before its constructors */
+		else if (r < 0 || proc_has(pid, "environ", "POSIXTRACE_CTL=") != 0)
+			limit = SCAN_RETRY_NS; /* someone else's; or an image that a
+			                        * process of the library exec'd, or
+			                        * one in the middle of its exec */
+		else
+			break; /* a process without the library */
+		if (mono_ns() - start >= limit) {
+			if (in_exec || (r < 0 && parent))
+				rc = EAGAIN; /* still on its way: a stream now could get nothing */
+			r = 0;
+			break;
+		}
 		usleep(1000);
+	}
 	closedir(d);
 	if (r <= 0 && kill(pid, 0) != 0)
 		return ESRCH; /* it died while we looked */
-	return 0; /* found, or no control segment: not linked with the library */
+	return rc; /* found, or no control segment: not linked with the library */
 }
 
 void pt_target_close(struct pt_target *tg)
 {
+	pt_target_uncount(tg);
 	if (tg->ctl && !tg->own)
 		munmap(tg->ctl, PT_CTL_SIZE);
 	if (tg->fd >= 0)

@@ -63,7 +63,9 @@ struct pt_target {          /* where a new stream goes */
 	int fd;                 /* the target's control segment (opened here), or -1 */
 	struct pt_ctl *ctl;     /* mapped, or NULL: not linked with the library */
 	int own;                /* it is this process */
+	int counted;            /* counted in ctl->creating (until a slot is claimed) */
 };
+void pt_target_uncount(struct pt_target *tg);
 int pt_target_open(pid_t pid, struct pt_target *tg);
 void pt_target_close(struct pt_target *tg);
 int pt_region_alloc(struct pt_target *tg, uint64_t size, uint64_t prealloc, uint64_t *off);
