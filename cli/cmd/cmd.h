@@ -69,6 +69,13 @@ void ptree_poll(struct ptree *t, trace_id_t trid);
 /* frees t; how many were asked to join, were in already, could not be asked */
 void ptree_free(struct ptree *t, unsigned *joined, unsigned *inherited, unsigned *refused);
 
+/* ------------------------------------------------------------ logspans.c */
+/* The spans of a (spans_make), the log at path read into l (its totals
+ * alone if totals: tlog_totals, else tlog_load), and the spans checked
+ * against it: 0, or the exit status after a message, nothing held. */
+int spans_load(const struct span_args *a, struct spans **sp, struct tlog *l, const char *path,
+               int totals);
+
 /* ------------------------------------------------------------ summary.c */
 void print_summary(FILE *f, const char *log_path, pid_t root);
 

@@ -334,14 +334,9 @@ int cmd_export(int argc, char **argv)
 		                             : !strcmp(fmt, "ctf") ? ".ctf" : ".pftrace");
 
 	struct tlog l;
-	if ((c = spans_make(&sa, &sp)) != 0) {
+	if ((c = spans_load(&sa, &sp, &l, in, 0)) != 0) {
 		free(dflt);
 		return c;
-	}
-	if (tlog_load(&l, in) || (spans_check(sp, &l) && (tlog_free(&l), 1))) {
-		spans_free(sp);
-		free(dflt);
-		return 1;
 	}
 	tlog_warn(&l); /* a cut-short or damaged log exports what it holds */
 	uint64_t t0 = l.first;

@@ -250,12 +250,8 @@ int cmd_info(int argc, char **argv)
 	if (optind != argc - 1)
 		return usage_error(optind >= argc ? "which log? give a FILE" : "one FILE at a time");
 	const char *path = argv[optind];
-	if ((c = spans_make(&sa, &sp)) != 0)
+	if ((c = spans_load(&sa, &sp, &l, path, 1)) != 0)
 		return c;
-	if (tlog_totals(&l, path) || (spans_check(sp, &l) && (tlog_free(&l), 1))) {
-		spans_free(sp);
-		return 1;
-	}
 	attrs(&l);
 	status(&l);
 	damage(&l);

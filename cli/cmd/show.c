@@ -213,12 +213,8 @@ int cmd_show(int argc, char **argv)
 	}
 
 	struct tlog l;
-	if ((c = spans_make(&sa, &sp)) != 0)
+	if ((c = spans_load(&sa, &sp, &l, argv[optind], 0)) != 0)
 		return c;
-	if (tlog_load(&l, argv[optind]) || (spans_check(sp, &l) && (tlog_free(&l), 1))) {
-		spans_free(sp);
-		return 1;
-	}
 	tlog_warn(&l); /* before the events: `show | head` still shows it */
 	static int want[PT_NIDS];
 	unsigned char *want_th = malloc(l.nth + 1);

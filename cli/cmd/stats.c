@@ -199,12 +199,8 @@ int cmd_stats(int argc, char **argv)
 		return usage_error(optind >= argc ? "which log? give a FILE" : "one FILE at a time");
 
 	struct tlog l;
-	if ((c = spans_make(&sa, &sp)) != 0)
+	if ((c = spans_load(&sa, &sp, &l, argv[optind], 0)) != 0)
 		return c;
-	if (tlog_load(&l, argv[optind]) || (spans_check(sp, &l) && (tlog_free(&l), 1))) {
-		spans_free(sp);
-		return 1;
-	}
 	tlog_warn(&l); /* a cut-short or damaged log: its figures are partial */
 	int utf8 = !ascii && utf8_output();
 	if (!width)
