@@ -55,7 +55,10 @@ BENCHES  := $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
 # it (Debian: libdebuginfod-dev); DEBUGINFOD=0 builds without it.
 # The Perfetto export compresses its packets with zlib when pkg-config
 # finds it (Debian: zlib1g-dev); ZLIB=0 builds without it (plain packets,
-# and export says so).  The library never links it.
+# and export says so).  With zlib, the same zlib streams are written by
+# libdeflate, twice as fast, when pkg-config finds it too (Debian:
+# libdeflate-dev; DEFLATE=0: by zlib); the tests read them with zlib.  The
+# library never links either.
 CLI_SRC  := $(wildcard cli/*/*.c)
 CLI_OBJ  := $(CLI_SRC:cli/%.c=$(BUILD)/cli/%.o)
 CLI_HDR  := $(wildcard cli/*.h cli/*/*.h)
@@ -72,11 +75,17 @@ CLI_DEFS += $(if $(filter 1,$(MHD)),-DPT_HAVE_MHD,)
 ZLIB     ?= $(shell pkg-config --exists zlib 2>/dev/null && echo 1 || echo 0)
 ZLIB_DEFS := $(if $(filter 1,$(ZLIB)),-DPT_HAVE_ZLIB $(shell pkg-config --cflags zlib),)
 ZLIB_LIBS := $(if $(filter 1,$(ZLIB)),$(shell pkg-config --libs zlib),)
-CLI_DEFS += $(ZLIB_DEFS)
+DEFLATE  ?= $(if $(filter 1,$(ZLIB)),$(shell pkg-config --exists libdeflate 2>/dev/null && echo 1 || echo 0),0)
+# the Perfetto writer's compressor (PF_), and what the tests that include it need
+PF_DEFS  := $(if $(filter 1,$(DEFLATE)),-DPT_HAVE_LIBDEFLATE $(shell pkg-config --cflags libdeflate),$(ZLIB_DEFS))
+PF_LIBS  := $(if $(filter 1,$(DEFLATE)),$(shell pkg-config --libs libdeflate),$(ZLIB_LIBS))
+PF_TEST_DEFS := $(sort $(PF_DEFS) $(ZLIB_DEFS))
+PF_TEST_LIBS := $(PF_LIBS) $(if $(filter 1,$(DEFLATE)),$(ZLIB_LIBS),)
+CLI_DEFS += $(PF_DEFS)
 CLI_LIBS := $(if $(filter 1,$(LIBDW)),$(shell pkg-config --libs libdw),) \
             $(if $(filter 1,$(DEBUGINFOD)),$(shell pkg-config --libs libdebuginfod),) \
             $(if $(filter 1,$(MHD)),$(shell pkg-config --libs libmicrohttpd),) \
-            $(ZLIB_LIBS) -lm
+            $(PF_LIBS) -lm
 
 .PHONY: all lib check bench plots docs-plots demo install clean examples cli stress soak
 all: lib examples cli
@@ -105,9 +114,10 @@ $(BUILD)/tests/%: tests/%.c $(STATIC)
 	  $(TEST_LIBS_$*) $(LDLIBS) -ldl
 
 # cli_perfetto also checks the Perfetto writer on its own: it includes it,
-# built as the command is (zlib), and inflates its compressed packets
-TEST_DEFS_cli_perfetto := $(ZLIB_DEFS)
-TEST_LIBS_cli_perfetto := $(ZLIB_LIBS)
+# built as the command is (libdeflate or zlib), and inflates its compressed
+# packets (zlib)
+TEST_DEFS_cli_perfetto := $(PF_TEST_DEFS)
+TEST_LIBS_cli_perfetto := $(PF_TEST_LIBS)
 # cli_spans inflates the Perfetto exports it decodes (pf_util.h)
 TEST_DEFS_cli_spans := $(ZLIB_DEFS)
 TEST_LIBS_cli_spans := $(ZLIB_LIBS)
@@ -142,8 +152,8 @@ $(BUILD)/bench/%: bench/%.c $(STATIC)
 	  $(TEST_LIBS_$*) $(LDLIBS)
 
 # perfetto_write: the Perfetto writer alone, built as the command is
-TEST_DEFS_perfetto_write := $(ZLIB_DEFS)
-TEST_LIBS_perfetto_write := $(ZLIB_LIBS)
+TEST_DEFS_perfetto_write := $(PF_DEFS)
+TEST_LIBS_perfetto_write := $(PF_LIBS)
 
 
 examples: $(EXAMPLES)
