@@ -48,8 +48,8 @@ static double run(int compress, int threads, uint64_t *bytes, double *wall)
 		ts += 150 + (seed >> 33) % 250;
 		uint64_t v = i / (uint64_t)threads;
 		int t = (int)(i % (uint64_t)threads);
-		pf_event(w, 1000, 0x7f0000001000ull + (uint64_t)t * 0x1000, ts, 16, "work", "worker+0x2c (app.c:41)", &v,
-		         sizeof v, 0);
+		pf_event(w, 1000, 0x7f0000001000ull + (uint64_t)t * 0x1000, ts, 16, "work",
+		         "worker+0x2c (app.c:41)", 1, &v, sizeof v, 0);
 	}
 	int rc = pf_close(w);
 	fflush(f);

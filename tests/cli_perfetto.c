@@ -1020,10 +1020,10 @@ static const char *const split_syms[][2] = {
 };
 
 static void push(struct pf *w, struct wev *want, int *n, int pid, uint64_t tid, uint64_t ts,
-                 unsigned id, const char *name, const char *sym, const void *d, size_t len,
-                 unsigned flags, const char *val)
+                 unsigned id, const char *name, const char *sym, uint64_t sym_id, const void *d,
+                 size_t len, unsigned flags, const char *val)
 {
-	CHECK_EQ(pf_event(w, pid, tid, ts, id, name, sym, d, len, flags), 0);
+	CHECK_EQ(pf_event(w, pid, tid, ts, id, name, sym, sym_id, d, len, flags), 0);
 	struct wev *e = &want[(*n)++];
 	e->pid = pid;
 	e->tid = tid;
@@ -1054,13 +1054,13 @@ static void run_writer(int compress)
 	CHECK_EQ(pf_compress(w, compress), compress && !PF_CAN_COMPRESS ? ENOTSUP : 0);
 	CHECK_EQ(pf_process(w, 100, "proc", 1, "proc --flag"), 0);
 	CHECK_EQ(pf_thread(w, 100, 0xaaa, 1, NULL), 0);
-	push(w, want, &n, 100, 0xaaa, 5000, 20, "e20", "f+0x1", "\x80", 1, 0, "u8=128");
-	push(w, want, &n, 100, 0xaaa, 6000, 21, "e21", "f+0x1", "\x01\x02", 2, 0, "u16=513");
-	push(w, want, &n, 100, 0xaaa, 4000, 20, "e20", "g+0x2", "\x01\0\0\x80", 4, 0,
+	push(w, want, &n, 100, 0xaaa, 5000, 20, "e20", "f+0x1", 0, "\x80", 1, 0, "u8=128");
+	push(w, want, &n, 100, 0xaaa, 6000, 21, "e21", "f+0x1", 0, "\x01\x02", 2, 0, "u16=513");
+	push(w, want, &n, 100, 0xaaa, 4000, 20, "e20", "g+0x2", 0, "\x01\0\0\x80", 4, 0,
 	     "u32=2147483649");
-	push(w, want, &n, 100, 0xaaa, 4000, 22, "e22", "g+0x2", "\1\2\3\4\5\6\7\x08", 8, 0,
+	push(w, want, &n, 100, 0xaaa, 4000, 22, "e22", "g+0x2", 0, "\1\2\3\4\5\6\7\x08", 8, 0,
 	     "u64=578437695752307201");
-	push(w, want, &n, 100, 0xaaa, 4001, 23, "e23", "f+0x1", "hello\0\0\0", 9, 0,
+	push(w, want, &n, 100, 0xaaa, 4001, 23, "e23", "f+0x1", 0, "hello\0\0\0", 9, 0,
 	     "text=hello len=9");
 	for (int i = 0; i < 200; i++)
 		big[i] = (unsigned char)(i * 7);
@@ -1068,19 +1068,20 @@ static void run_writer(int compress)
 		snprintf(hex + 4 + 2 * i, 3, "%02x", big[i]);
 	memcpy(hex, "hex=", 4);
 	strcat(hex, " truncated");
-	push(w, want, &n, 100, 0xaaa, 4002, 24, "e24", "f+0x1", big, sizeof big, PF_TRUNCATED, hex);
-	push(w, want, &n, 100, 0xaaa, 4003, 25, "e25", "", "GET ", 4, 0, "text=GET ");
-	push(w, want, &n, 100, 0xaaa, 4004, 25, "e25", NULL, "abc", 4, 0, "text=abc len=4");
-	push(w, want, &n, 100, 0xaaa, 4005 + (1ull << 40), 25, "e25", "f+0x1", "", 0, 0, "");
-	push(w, want, &n, 100, 0xaaa, 4006 + (1ull << 40), 0xfffffff0u, "huge", NULL, NULL, 0, 0, "");
-	push(w, want, &n, 100, 0xaaa, 4007 + (1ull << 40), 0xfffffff0u, "huge", NULL, NULL, 0, 0, "");
-	push(w, want, &n, 200, 0xbbb, 7000, 999, NULL, NULL, NULL, 0, 0, "");
-	push(w, want, &n, 0, 0, 6500, 4, "posix_trace_overflow", NULL, NULL, 0, 0, "");
+	push(w, want, &n, 100, 0xaaa, 4002, 24, "e24", "f+0x1", 0, big, sizeof big, PF_TRUNCATED, hex);
+	push(w, want, &n, 100, 0xaaa, 4003, 25, "e25", "", 0, "GET ", 4, 0, "text=GET ");
+	push(w, want, &n, 100, 0xaaa, 4004, 25, "e25", NULL, 0, "abc", 4, 0, "text=abc len=4");
+	push(w, want, &n, 100, 0xaaa, 4005 + (1ull << 40), 25, "e25", "f+0x1", 0, "", 0, 0, "");
+	push(w, want, &n, 100, 0xaaa, 4006 + (1ull << 40), 0xfffffff0u, "huge", NULL, 0, NULL, 0, 0, "");
+	push(w, want, &n, 100, 0xaaa, 4007 + (1ull << 40), 0xfffffff0u, "huge", NULL, 0, NULL, 0, 0, "");
+	push(w, want, &n, 200, 0xbbb, 7000, 999, NULL, NULL, 0, NULL, 0, 0, "");
+	push(w, want, &n, 0, 0, 6500, 4, "posix_trace_overflow", NULL, 0, NULL, 0, 0, "");
 	CHECK_EQ(pf_loss(w, 0, 0, 6600, 17), 0);
-	for (int r = 0; r < 2; r++) /* each twice: the second time, interned already */
+	/* each twice: the second time, interned already, and found by its id */
+	for (int r = 0; r < 2; r++)
 		for (size_t i = 0; i < sizeof split_syms / sizeof split_syms[0]; i++)
 			push(w, want, &n, 100, 0xccc, 8000 + 100 * (uint64_t)r + i, 26, "e26",
-			     split_syms[i][0], "", 0, 0, "");
+			     split_syms[i][0], i + 1, "", 0, 0, "");
 	/* the rest the other way (a file of both) */
 	CHECK_EQ(pf_compress(w, !compress), !compress && !PF_CAN_COMPRESS ? ENOTSUP : 0);
 	for (int t = 0; t < 150; t++)
@@ -1089,8 +1090,10 @@ static void run_writer(int compress)
 			char v[16];
 			snprintf(sym, sizeof sym, "s%d", 2 * t + k);
 			snprintf(v, sizeof v, "u8=%d", t);
+			/* (ids that all want the same slot of the writer's) */
 			push(w, want, &n, 300 + t, 0x1000 + (uint64_t)t, 10000 + (uint64_t)t + (uint64_t)k,
-			     30 + (unsigned)(t % 5), "many", sym, &b, 1, 0, v);
+			     30 + (unsigned)(t % 5), "many", sym, 1000 + (uint64_t)(2 * t + k) * SYM_IDS, &b,
+			     1, 0, v);
 		}
 	CHECK_EQ(pf_close(w), 0);
 	CHECK_EQ(fclose(f), 0);

@@ -241,15 +241,16 @@ static int export_perfetto(struct tlog *l, struct symz *z, struct spans *sp, FIL
 			break;
 		}
 		pf_span(w, sp, e, &m, th->pid, key, described, 0);
-		const char *sym = z && e->addr ? symz_lookup(z, th->pid, e->ts, e->addr) : raw;
+		uint64_t sym_id = 0;
+		const char *sym = z && e->addr ? symz_lookup_id(z, th->pid, e->ts, e->addr, &sym_id) : raw;
 		unsigned flags = e->trunc == POSIX_TRACE_TRUNCATED_RECORD ? PF_TRUNCATED : 0;
 		int nf = pf_fields(l, e, fields, fat, ftext, sizeof ftext);
 		if (nf >= 0)
 			pf_event_fields(w, th->pid, key, e->ts, e->id, tlog_name(l, e->id, tmp, sizeof tmp),
-			                sym, fields, (size_t)nf, flags);
+			                sym, sym_id, fields, (size_t)nf, flags);
 		else
 			pf_event(w, th->pid, key, e->ts, e->id, tlog_name(l, e->id, tmp, sizeof tmp), sym,
-			         d, len, flags);
+			         sym_id, d, len, flags);
 		pf_span(w, sp, e, &m, th->pid, key, described, 1);
 		if (e->id == POSIX_TRACE_RESUME && e->lost && e->lost != UINT64_MAX) {
 			pf_loss(w, th->pid, key, e->ts, e->lost);

@@ -40,6 +40,9 @@ void symz_live(struct symz *z, trace_id_t trid);          /* live: the stream re
 /* The map of loaded code: per pid, its objects (info) */
 size_t symz_objects(const struct symz *z, const struct pt_ext_obj **out);
 const char *symz_lookup(struct symz *z, int32_t pid, uint64_t ts, uint64_t addr);
+/* The same, and in *id a number (not 0) given to this text alone, for as
+ * long as z is open (0: none) */
+const char *symz_lookup_id(struct symz *z, int32_t pid, uint64_t ts, uint64_t addr, uint64_t *id);
 const char *symz_exe(struct symz *z, int32_t pid);
 int symz_have_maps(const struct symz *z);
 void symz_close(struct symz *z);

@@ -43,7 +43,7 @@ struct module {
 };
 
 /* a name, good for events of pid at addr stamped in [from, to) */
-struct centry { int32_t pid; int used; uint64_t addr, from, to; char *s; };
+struct centry { int32_t pid; int used; uint64_t addr, from, to, id; char *s; };
 
 struct symz {
 	struct mapsdb db;
@@ -61,6 +61,7 @@ struct symz {
 	size_t nmods;
 	struct centry *cache;
 	size_t ncache, ccap;
+	uint64_t ids;             /* ids given to cached texts */
 	pid_t *livepids;    /* live: pids whose maps were read */
 	size_t nlive;
 };
@@ -501,14 +502,23 @@ static void span_of(const struct symz *z, int32_t pid, uint64_t ts, uint64_t add
 /* "" for a null address. */
 const char *symz_lookup(struct symz *z, int32_t pid, uint64_t ts, uint64_t addr)
 {
+	uint64_t id;
+	return symz_lookup_id(z, pid, ts, addr, &id);
+}
+
+const char *symz_lookup_id(struct symz *z, int32_t pid, uint64_t ts, uint64_t addr, uint64_t *id)
+{
 	static char tmp[512];
 	int other;
 
+	*id = 0;
 	if (!addr)
 		return "";
 	struct centry *c = cache_slot(z, pid, addr);
-	if (c && c->used && ts >= c->from && ts < c->to)
+	if (c && c->used && c->s && ts >= c->from && ts < c->to) {
+		*id = c->id;
 		return c->s;
+	}
 	const struct pt_ext_obj *o = obj_find(z, pid, ts, addr);
 	if (!o && z->have_trid && pid > 0) { /* live: written since we last looked? */
 		size_t had = z->nobjs;
@@ -540,8 +550,10 @@ const char *symz_lookup(struct symz *z, int32_t pid, uint64_t ts, uint64_t addr)
 	c->pid = pid;
 	c->addr = addr;
 	span_of(z, pid, ts, addr, &c->from, &c->to);
-	c->s = strdup(tmp);
-	return c->s ? c->s : tmp;
+	if (!(c->s = strdup(tmp)))
+		return tmp; /* (found again as not cached) */
+	*id = c->id = ++z->ids;
+	return c->s;
 }
 
 /* The program of pid: the first object of its last map, else FILE.maps'. */

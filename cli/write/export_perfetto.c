@@ -134,6 +134,7 @@ static const char *const ann_name[A_N] = {
 #define FLUSH_AT (256u << 10)  /* bytes kept before a write (or a compressed container) */
 #define ZLEVEL 1               /* the fastest (zlib's 2: a few % to a third smaller, 10% slower) */
 #define TYPE_BITS 65536        /* type ids a sequence keeps a bit for */
+#define SYM_IDS 4096           /* symbols known by their caller's id (slot: id % this) */
 
 struct seq {
 	int32_t pid;
@@ -173,6 +174,7 @@ struct pf {
 	char **sym;            /* symbols, by index */
 	size_t nsym, csym;
 	struct index symx;     /* by the string */
+	struct sym_id { uint64_t id; uint32_t sym; } *ids; /* by the caller's id: the last SYM_IDS */
 	uint64_t lost;         /* lost events so far */
 	int lost_track;
 	int compress;          /* packets go out in compressed containers */
@@ -621,6 +623,21 @@ static uint32_t sym_index(struct pf *w, const char *sym)
 	return slot[j];
 }
 
+/* The index + 1 of a symbol the caller numbered id (0: not), found by
+ * its id when it was met lately; 0 when out of memory. */
+static uint32_t sym_of(struct pf *w, const char *sym, uint64_t id)
+{
+	struct sym_id *c = w->ids ? &w->ids[id % SYM_IDS] : NULL;
+	if (id && c && c->id == id)
+		return c->sym;
+	uint32_t i = sym_index(w, sym);
+	if (id && c && i) {
+		c->id = id;
+		c->sym = i;
+	}
+	return i;
+}
+
 /* A symbol as InternedData's SourceLocation iid: FUNCTION+0xOFF, and
  * " (FILE:LINE)" after it when the symbolizer knew them (a file of one
  * character at least, a line of 1 to 4294967295 in decimal, no leading
@@ -739,26 +756,27 @@ static void put_fields(struct pb *b, const struct pf_field *f, size_t n)
 }
 
 static int event(struct pf *w, int32_t pid, uint64_t tid, uint64_t ts, unsigned type_id,
-                 const char *type_name, const char *symbol, const void *payload, size_t len,
-                 const struct pf_field *fields, size_t nfields, unsigned flags);
+                 const char *type_name, const char *symbol, uint64_t sym_id, const void *payload,
+                 size_t len, const struct pf_field *fields, size_t nfields, unsigned flags);
 
 int pf_event(struct pf *w, int32_t pid, uint64_t tid, uint64_t ts, unsigned type_id,
-             const char *type_name, const char *symbol, const void *payload, size_t len,
-             unsigned flags)
+             const char *type_name, const char *symbol, uint64_t sym_id, const void *payload,
+             size_t len, unsigned flags)
 {
-	return event(w, pid, tid, ts, type_id, type_name, symbol, payload, len, NULL, 0, flags);
+	return event(w, pid, tid, ts, type_id, type_name, symbol, sym_id, payload, len, NULL, 0,
+	             flags);
 }
 
 int pf_event_fields(struct pf *w, int32_t pid, uint64_t tid, uint64_t ts, unsigned type_id,
-                    const char *type_name, const char *symbol, const struct pf_field *f,
-                    size_t n, unsigned flags)
+                    const char *type_name, const char *symbol, uint64_t sym_id,
+                    const struct pf_field *f, size_t n, unsigned flags)
 {
-	return event(w, pid, tid, ts, type_id, type_name, symbol, NULL, 0, f, n, flags);
+	return event(w, pid, tid, ts, type_id, type_name, symbol, sym_id, NULL, 0, f, n, flags);
 }
 
 static int event(struct pf *w, int32_t pid, uint64_t tid, uint64_t ts, unsigned type_id,
-                 const char *type_name, const char *symbol, const void *payload, size_t len,
-                 const struct pf_field *fields, size_t nfields, unsigned flags)
+                 const char *type_name, const char *symbol, uint64_t sym_id, const void *payload,
+                 size_t len, const struct pf_field *fields, size_t nfields, unsigned flags)
 {
 	struct seq *s = seq_of(w, pid, tid, 0, 0, NULL);
 	if (!s)
@@ -767,9 +785,9 @@ static int event(struct pf *w, int32_t pid, uint64_t tid, uint64_t ts, unsigned 
 	uint32_t sym = 0;
 	int new_type, new_sym = 0;
 	if (symbol && *symbol) {
-		if (s->last_sym && !strcmp(w->sym[s->last_sym - 1], symbol))
+		if (!sym_id && s->last_sym && !strcmp(w->sym[s->last_sym - 1], symbol))
 			sym = s->last_sym;
-		else if ((sym = sym_index(w, symbol)) == 0)
+		else if ((sym = sym_of(w, symbol, sym_id)) == 0)
 			return w->err;
 		if ((new_sym = bit_set(&s->syms, &s->nsyms, sym)) < 0)
 			return fail(w, ENOMEM);
@@ -909,6 +927,10 @@ int pf_slice(struct pf *w, int32_t pid, uint64_t tid, uint64_t ts, int begin, un
 struct pf *pf_open(FILE *out)
 {
 	struct pf *w = calloc(1, sizeof *w);
+	if (w && !(w->ids = calloc(SYM_IDS, sizeof *w->ids))) {
+		free(w);
+		return NULL;
+	}
 	if (w) {
 		w->f = out;
 		w->compress = PF_CAN_COMPRESS;
@@ -942,6 +964,7 @@ int pf_close(struct pf *w)
 	free(w->pidx.slot);
 	free(w->sym);
 	free(w->symx.slot);
+	free(w->ids);
 	pb_free(&w->b);
 #if defined PT_HAVE_LIBDEFLATE
 	if (w->z)

@@ -29,7 +29,8 @@ void pb_str(struct pb *b, unsigned field, const char *s)
 	pb_bytes(b, field, s, strlen(s));
 }
 
-void pb_close(struct pb *b, size_t mark)
+/* pb_close() of a message of 128 bytes or more, or after an error */
+void pb_close_long(struct pb *b, size_t mark)
 {
 	if (b->oom || mark == 0 || mark > b->n)
 		return;

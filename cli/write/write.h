@@ -99,7 +99,7 @@ void html_overview(FILE *f, const struct tlog *l, const struct vindex *x, const 
  *   struct pf *w = pf_open(f);
  *   pf_process(w, pid, "app", 0, NULL);        once per process, any time
  *   pf_thread(w, pid, tid, 1, "thread 1");     once per thread, any time
- *   pf_event(w, pid, tid, ts, id, "request", "main+0x2c (app.c:12)", data, len, 0);
+ *   pf_event(w, pid, tid, ts, id, "request", "main+0x2c (app.c:12)", 0, data, len, 0);
  *   pf_loss(w, pid, tid, ts, 120);             a gap where 120 events were lost
  *   rc = pf_close(w);                          0, or an errno
  *
@@ -126,10 +126,12 @@ int pf_thread(struct pf *w, int32_t pid, uint64_t tid, unsigned idx, const char 
 /* The thread of key (pid, tid) is kernel thread ktid, named name (NULL:
  * none): its descriptor has that real TID.  Before its first event. */
 int pf_thread_ident(struct pf *w, int32_t pid, uint64_t tid, int32_t ktid, const char *name);
-/* symbol: where the event was recorded ("" or NULL: none), as above */
+/* symbol: where the event was recorded ("" or NULL: none), as above;
+ * sym_id: 0, or a number given with this symbol's text only (such as
+ * symz_lookup_id's), by which it is found again without reading it */
 int pf_event(struct pf *w, int32_t pid, uint64_t tid, uint64_t ts_ns, unsigned type_id,
-             const char *type_name, const char *symbol, const void *payload, size_t len,
-             unsigned flags);
+             const char *type_name, const char *symbol, uint64_t sym_id, const void *payload,
+             size_t len, unsigned flags);
 /* The same for a payload its program described: its fields by name. */
 enum pf_kind { PF_UINT, PF_INT, PF_DOUBLE, PF_STRING };
 struct pf_field {
@@ -142,8 +144,8 @@ struct pf_field {
 	size_t len;
 };
 int pf_event_fields(struct pf *w, int32_t pid, uint64_t tid, uint64_t ts_ns, unsigned type_id,
-                    const char *type_name, const char *symbol, const struct pf_field *f,
-                    size_t n, unsigned flags);
+                    const char *type_name, const char *symbol, uint64_t sym_id,
+                    const struct pf_field *f, size_t n, unsigned flags);
 int pf_loss(struct pf *w, int32_t pid, uint64_t tid, uint64_t ts_ns, uint64_t count);
 /* Spans as slices (TYPE_SLICE_BEGIN, TYPE_SLICE_END), written by the
  * thread (pid, tid) at ts.  track 0: the thread's own track, where slices
@@ -217,8 +219,7 @@ static inline int pb_grow(struct pb *b, size_t more)
 }
 
 void pb_free(struct pb *b);
-/* A nested message's length, back-patched: mark is pb_open()'s value. */
-void pb_close(struct pb *b, size_t mark);
+void pb_close_long(struct pb *b, size_t mark);
 
 /* The bytes varint v takes (1..10). */
 static inline size_t pb_varint_size(uint64_t v)
@@ -280,6 +281,15 @@ static inline size_t pb_open(struct pb *b, unsigned field)
 		return b->n;
 	b->p[b->n++] = 0;
 	return b->n;
+}
+
+/* A nested message's length, back-patched: mark is pb_open()'s value. */
+static inline void pb_close(struct pb *b, size_t mark)
+{
+	if (!b->oom && mark && b->n - mark < 128 && mark <= b->n)
+		b->p[mark - 1] = (unsigned char)(b->n - mark);
+	else
+		pb_close_long(b, mark);
 }
 
 /* ------------------------------------------------------------ relay*.c
