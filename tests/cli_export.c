@@ -126,14 +126,18 @@ static int json_ok(const char *s)
  * line with the counts of instant and metadata events; compared with the
  * log (ev, n) event for event.  0 and a note when python3 is missing. */
 static const char py_chrome[] =
-	"import json, sys, decimal\n"
+	"import base64, json, sys, decimal\n"
 	"d = json.load(open(sys.argv[1]), parse_float=decimal.Decimal)\n"
 	"ev = d['traceEvents']; sf = d['stackFrames']\n"
 	"i = [e for e in ev if e['ph'] == 'i']\n"
 	"print(len(i), sum(e['ph'] == 'M' for e in ev))\n"
 	"for e in i:\n"
 	"    assert 'sf' not in e or str(e['sf']) in sf\n"
-	"    print(int(decimal.Decimal(e['ts']) * 1000), e['name'])\n";
+	"    b = e.get('args', {}).get('b64')\n"
+	"    if b is not None:\n" /* unpadded: padded again, and decoded strictly */
+	"        assert '=' not in b\n"
+	"        b = base64.b64decode(b + '=' * (-len(b) % 4), validate=True).hex()\n"
+	"    print(int(decimal.Decimal(e['ts']) * 1000), e['name'], b or '-')\n";
 
 static int cmp_line(const void *a, const void *b)
 {
@@ -159,7 +163,8 @@ static void chrome_parsed(const char *json, const struct cli_ev *ev, int n)
 	CHECK(out && sscanf(out, "%d %d", &inst, &meta) == 2);
 	CHECK_EQ(inst, n);
 	CHECK(meta >= 2); /* a process_name, a thread_name at least */
-	/* "NS NAME" lines, sorted, against the log's */
+	/* "NS NAME PAYLOAD" lines, sorted, against the log's (the payload's
+	 * bytes in hex, - for none: a system event's, decoded as text) */
 	uint64_t t0 = UINT64_MAX;
 	for (int k = 0; k < n; k++) {
 		uint64_t t = (uint64_t)ev[k].info.posix_timestamp.tv_sec * 1000000000u +
@@ -171,9 +176,14 @@ static void chrome_parsed(const char *json, const struct cli_ev *ev, int n)
 	for (int k = 0; k < n; k++) {
 		uint64_t t = (uint64_t)ev[k].info.posix_timestamp.tv_sec * 1000000000u +
 		             (uint64_t)ev[k].info.posix_timestamp.tv_nsec;
-		want[k] = malloc(100);
-		REQUIRE(want[k]);
-		snprintf(want[k], 100, "%llu %s", (unsigned long long)(t - t0), ev[k].name);
+		trace_event_id_t id = ev[k].info.posix_event_id;
+		int sys = id < 16 && id != POSIX_TRACE_UNNAMED_USEREVENT;
+		want[k] = malloc(100 + 2 * sizeof ev[k].data);
+		REQUIRE(want[k] && ev[k].len <= sizeof ev[k].data);
+		int o = snprintf(want[k], 100, "%llu %s %s", (unsigned long long)(t - t0), ev[k].name,
+		                 sys || !ev[k].len ? "-" : "");
+		for (size_t b = 0; !sys && b < ev[k].len; b++)
+			o += snprintf(want[k] + o, 3, "%02x", ev[k].data[b]);
 	}
 	int ng = 0;
 	for (char *p = out ? strchr(out, '\n') : NULL; p && p[1] && ng < n; ng++) {

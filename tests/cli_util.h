@@ -295,6 +295,32 @@ static inline int cli_line(const char *s, int n, char *buf, size_t cap)
 	return 0;
 }
 
+/* The Chrome export's payload ("b64":"..."): base64 at s, up to a '"' or
+ * the end, decoded into out (cap bytes): the bytes, or -1 if it is not
+ * base64 as RFC 4648 has it without the '=' padding (its alphabet, no
+ * lone last character, the bits after the last byte 0). */
+static inline long cli_unb64(const char *s, unsigned char *out, size_t cap)
+{
+	static const char abc[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	uint32_t v = 0;
+	int bits = 0;
+	size_t k = 0, n = 0;
+	for (; s[k] && s[k] != '"'; k++) {
+		const char *c = strchr(abc, s[k]);
+		if (!c)
+			return -1;
+		v = v << 6 | (uint32_t)(c - abc);
+		if ((bits += 6) >= 8) {
+			bits -= 8;
+			if (n == cap)
+				return -1;
+			out[n++] = (unsigned char)(v >> bits);
+			v &= (1u << bits) - 1;
+		}
+	}
+	return k % 4 == 1 || v ? -1 : (long)n;
+}
+
 static inline int cli_nlines(const char *s)
 {
 	int n = 0;

@@ -239,12 +239,11 @@ static void check_chrome(const char *logp, pid_t child)
 	unsigned long counts[5] = { 0 };
 	for (int i = 0; cli_line(out, i, line, sizeof line) == 0; i++) {
 		int pid, tid, at = 0;
-		unsigned b[8];
+		unsigned char b[8];
 		const char *p = strstr(line, "{\"name\":\"ident\",\"ph\":\"i\"");
-		const char *h = p ? strstr(p, "\"hex\":\"") : NULL;
+		const char *h = p ? strstr(p, "\"b64\":\"") : NULL;
 		if (!p || !h || sscanf(strstr(p, "\"pid\":"), "\"pid\":%d,\"tid\":%d%n", &pid, &tid, &at) != 2 ||
-		    sscanf(h + 7, "%2x%2x%2x%2x%2x%2x%2x%2x", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5], &b[6],
-		           &b[7]) != 8)
+		    cli_unb64(h + 7, b, sizeof b) != 8)
 			continue;
 		uint32_t who = b[0] | b[1] << 8 | b[2] << 16 | b[3] << 24;
 		chrome_name(out, pid, tid, n, sizeof n);

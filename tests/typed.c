@@ -6,7 +6,7 @@
  * description, its log), and `show` on a recorded program: fields by
  * name, a payload that does not fit shown raw with a note, and the text
  * guess (a small integer is hex, a C string is text), with the Chrome
- * export keeping the hex of every payload.
+ * export keeping the bytes of every payload (base64).
  *
  * The witness for every decoded value is the struct the test built.
  */
@@ -307,13 +307,35 @@ static void recorded(char *self)
 			p = nl;
 	}
 	free(out);
-	/* Chrome JSON: text when it is text, and the hex always */
+	/* Chrome JSON: text when it is text, and the bytes always (base64),
+	 * each event's those the program sent, in its order */
 	const char *js = cli_path("typed.json");
 	CHECK_EQ(cli_run(CLI("export", "--format", "chrome", "--force", "-o", (char *)js, (char *)log),
 	                 NULL, NULL), 0);
-	char *j = cli_slurp(js);
-	CHECK(j && strstr(j, "\"hex\":\"0900000000000000\"") && !strstr(j, "\"text\":\"\\t\""));
-	CHECK(j && strstr(j, "\"text\":\"hello\"") && strstr(j, "\"hex\":\"68656c6c6f00\""));
+	char *j = cli_slurp(js), line[1024];
+	CHECK(j && !strstr(j, "\"text\":\"\\t\"") && strstr(j, "\"text\":\"hello\""));
+	struct { uint32_t id, cost; } c = { 3, 311 };
+	uint64_t nine = 9, bang = 33;
+	char buf[12] = "hostname";
+	const struct { const char *name; const void *d; size_t n; } sent[] = {
+		{ "cost", &c, sizeof c }, { "cost", &c, 5 }, { "path", "/etc/hosts", 11 },
+		{ "int", &nine, 8 }, { "int", &bang, 8 }, { "str", "hello", 6 }, { "padded", buf, 12 },
+	};
+	size_t k = 0;
+	for (int i = 0; j && cli_line(j, i, line, sizeof line) == 0; i++) {
+		unsigned char b[64];
+		const char *a = strstr(line, "\"b64\":\"");
+		if (!strstr(line, "\"ph\":\"i\"") || strstr(line, "\"cat\":\"posix_trace\""))
+			continue;
+		long n = a ? cli_unb64(a + 7, b, sizeof b) : -1;
+		int same = k < sizeof sent / sizeof sent[0] && n == (long)sent[k].n &&
+		           !memcmp(b, sent[k].d, sent[k].n) && strstr(line, sent[k].name);
+		if (!same)
+			fprintf(stderr, "Chrome event %zu, not what the program sent: %s\n", k, line);
+		CHECK(same);
+		k++;
+	}
+	CHECK_EQ(k, sizeof sent / sizeof sent[0]);
 	free(j);
 	free(err);
 }
