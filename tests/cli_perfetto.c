@@ -1060,6 +1060,7 @@ static void run_writer(int compress)
 	     "u32=2147483649");
 	push(w, want, &n, 100, 0xaaa, 4000, 22, "e22", "g+0x2", 0, "\1\2\3\4\5\6\7\x08", 8, 0,
 	     "u64=578437695752307201");
+	push(w, want, &n, 100, 0xaaa, 4000, 22, "e22", NULL, 0, "\2\1", 2, 0, "u16=258");
 	push(w, want, &n, 100, 0xaaa, 4001, 23, "e23", "f+0x1", 0, "hello\0\0\0", 9, 0,
 	     "text=hello len=9");
 	for (int i = 0; i < 200; i++)

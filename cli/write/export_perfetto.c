@@ -690,14 +690,41 @@ static int printable(unsigned char c)
 	return (c >= 0x20 && c < 0x7f) || c == '\t' || c == '\n' || c == '\r';
 }
 
+/* Whether a payload of len bytes at d goes as one unsigned integer (the
+ * rules at the top): then its annotation's name in *name, its value in *v. */
+static int payload_word(const unsigned char *d, size_t len, unsigned *name, uint64_t *v)
+{
+	if (len != 1 && len != 2 && len != 4 && len != 8)
+		return 0;
+	size_t n = len;
+	while (n && !d[n - 1])
+		n--;
+	int text = n >= 3 && n + 1 >= len; /* (4 or 8 bytes, one NUL at most) */
+	for (size_t i = 0; i < n && text; i++)
+		text = printable(d[i]);
+	if (text)
+		return 0;
+	*v = 0;
+	for (size_t i = len; i-- > 0;)
+		*v = *v << 8 | d[i];
+	*name = len == 1 ? A_U8 : len == 2 ? A_U16 : len == 4 ? A_U32 : A_U64;
+	return 1;
+}
+
 /* The payload as debug annotations (the rules at the top). */
 static void put_payload(struct pb *b, const unsigned char *d, size_t len)
 {
 	static const char hexd[] = "0123456789abcdef";
 	size_t n = len;
+	unsigned name;
+	uint64_t v;
 
 	if (!len)
 		return;
+	if (payload_word(d, len, &name, &v)) {
+		annotation_uint(b, name, v);
+		return;
+	}
 	while (n && !d[n - 1])
 		n--;
 	int text = n > 0;
@@ -711,11 +738,6 @@ static void put_payload(struct pb *b, const unsigned char *d, size_t len)
 		pb_close(b, a);
 		if (n != len)
 			annotation_uint(b, A_LEN, len);
-	} else if (word) {
-		uint64_t v = 0;
-		for (size_t i = len; i-- > 0;)
-			v = v << 8 | d[i];
-		annotation_uint(b, len == 1 ? A_U8 : len == 2 ? A_U16 : len == 4 ? A_U32 : A_U64, v);
 	} else {
 		size_t a = pb_open(b, TE_ANNOTATION);
 		pb_uint(b, DA_NAME_IID, A_HEX);
@@ -759,6 +781,51 @@ static int event(struct pf *w, int32_t pid, uint64_t tid, uint64_t ts, unsigned 
                  const char *type_name, const char *symbol, uint64_t sym_id, const void *payload,
                  size_t len, const struct pf_field *fields, size_t nfields, unsigned flags);
 
+/* The event most events are, written straight: sequence s started at or
+ * before ts, its type and symbol (sym: 0 for none) interned, its payload
+ * one integer (annotation name, value v), no flags.  The same bytes as
+ * event() writes. */
+static int word_event(struct pf *w, struct seq *s, uint64_t ts, unsigned type_id, uint32_t sym,
+                      unsigned name, uint64_t v)
+{
+	uint64_t delta = ts - s->clock, iid = (uint64_t)type_id + 2;
+	/* TrackEvent: type, name_iid, the annotation {name_iid, uint_value},
+	 * source_location_iid; the packet: timestamp, sequence id, TrackEvent */
+	size_t ann = 2 + 1 + pb_varint_size(v);
+	size_t te = 2 + 1 + pb_varint_size(iid) + 2 + ann + (sym ? 2 + pb_varint_size(sym) : 0);
+	size_t pkt = 1 + pb_varint_size(delta) + 1 + pb_varint_size(s->id) + 1 + pb_varint_size(te) +
+	             te;
+	struct pb *b = &w->b;
+	if (b->cap - b->n < 64 && pb_grow(b, 64))
+		return fail(w, ENOMEM);
+	unsigned char *q = b->p + b->n;
+	*q++ = TRACE_PACKET << 3 | PB_LEN;
+	q += pb_put_varint(q, pkt);
+	*q++ = TP_TIMESTAMP << 3 | PB_VARINT;
+	q += pb_put_varint(q, delta);
+	*q++ = TP_SEQ_ID << 3 | PB_VARINT;
+	q += pb_put_varint(q, s->id);
+	*q++ = TP_TRACK_EVENT << 3 | PB_LEN;
+	q += pb_put_varint(q, te);
+	*q++ = TE_TYPE << 3 | PB_VARINT;
+	*q++ = TYPE_INSTANT;
+	*q++ = TE_NAME_IID << 3 | PB_VARINT;
+	q += pb_put_varint(q, iid);
+	*q++ = TE_ANNOTATION << 3 | PB_LEN;
+	*q++ = (unsigned char)ann;
+	*q++ = DA_NAME_IID << 3 | PB_VARINT;
+	*q++ = (unsigned char)name;
+	*q++ = DA_UINT << 3 | PB_VARINT;
+	q += pb_put_varint(q, v);
+	if (sym) {
+		q += pb_put_varint(q, (uint64_t)TE_SOURCE_LOCATION_IID << 3 | PB_VARINT);
+		q += pb_put_varint(q, sym);
+	}
+	b->n = (size_t)(q - b->p);
+	s->clock = ts;
+	return packet_done(w);
+}
+
 int pf_event(struct pf *w, int32_t pid, uint64_t tid, uint64_t ts, unsigned type_id,
              const char *type_name, const char *symbol, uint64_t sym_id, const void *payload,
              size_t len, unsigned flags)
@@ -799,6 +866,10 @@ static int event(struct pf *w, int32_t pid, uint64_t tid, uint64_t ts, unsigned 
 		return fail(w, ENOMEM);
 
 	struct pb *b = &w->b;
+	unsigned name;
+	uint64_t v;
+	if (!new_type && !new_sym && !fields && !flags && payload_word(payload, len, &name, &v))
+		return word_event(w, s, ts, type_id, sym, name, v);
 	size_t pkt = packet_at(w, s, ts);
 	if (new_type || new_sym) {
 		size_t in = pb_open(b, TP_INTERNED);
