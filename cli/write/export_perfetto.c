@@ -345,8 +345,17 @@ static void *array_room(struct pf *w, void *a, size_t n, size_t *cap, size_t siz
 	return m;
 }
 
+static int bit_grow(unsigned char **map, size_t *nbytes, size_t i);
+
 /* Sets bit i of a growable bitmap; returns 1 if it was clear, -1 out of memory. */
-static int bit_set(unsigned char **map, size_t *nbytes, size_t i)
+static inline int bit_set(unsigned char **map, size_t *nbytes, size_t i)
+{
+	if (i / 8 < *nbytes && (*map)[i / 8] & 1u << i % 8)
+		return 0;
+	return bit_grow(map, nbytes, i);
+}
+
+static int bit_grow(unsigned char **map, size_t *nbytes, size_t i)
 {
 	if (i / 8 >= *nbytes) {
 		size_t n = *nbytes ? *nbytes : 16;
@@ -456,20 +465,26 @@ static struct seq *seq_of(struct pf *w, int32_t pid, uint64_t tid, unsigned idx,
 {
 	if (w->last < w->nseq && w->seq[w->last].pid == pid && w->seq[w->last].tid == tid)
 		return &w->seq[w->last];
-	struct seq *grown;
-	if (index_room(w, &w->seqx, w->nseq, seq_key_of) ||
-	    !(grown = array_room(w, w->seq, w->nseq, &w->cseq, sizeof *w->seq)))
-		return NULL;
-	w->seq = grown;
+	uint64_t key = seq_key(pid, tid);
 	uint32_t *slot = w->seqx.slot;
-	size_t mask = w->seqx.cap - 1, j = seq_key(pid, tid) & mask;
-	for (; slot[j]; j = (j + 1) & mask) {
+	size_t mask = w->seqx.cap - 1, j = key & mask;
+	for (; w->seqx.cap && slot[j]; j = (j + 1) & mask) {
 		struct seq *s = &w->seq[slot[j] - 1];
 		if (s->pid == pid && s->tid == tid) {
 			w->last = slot[j] - 1;
 			return s;
 		}
 	}
+	/* a new one */
+	struct seq *grown;
+	if (index_room(w, &w->seqx, w->nseq, seq_key_of) ||
+	    !(grown = array_room(w, w->seq, w->nseq, &w->cseq, sizeof *w->seq)))
+		return NULL;
+	w->seq = grown;
+	slot = w->seqx.slot;
+	mask = w->seqx.cap - 1;
+	for (j = key & mask; slot[j]; j = (j + 1) & mask)
+		;
 	if (!idx) { /* not described: the next index in its process */
 		idx = 1;
 		for (size_t i = 0; i < w->nseq; i++)
@@ -696,14 +711,14 @@ static int payload_word(const unsigned char *d, size_t len, unsigned *name, uint
 {
 	if (len != 1 && len != 2 && len != 4 && len != 8)
 		return 0;
-	size_t n = len;
-	while (n && !d[n - 1])
-		n--;
-	int text = n >= 3 && n + 1 >= len; /* (4 or 8 bytes, one NUL at most) */
-	for (size_t i = 0; i < n && text; i++)
-		text = printable(d[i]);
-	if (text)
-		return 0;
+	/* (text: 4 or 8 bytes, printable up to one NUL at most at the end) */
+	if (len >= 4 && d[len - 2]) {
+		size_t n = len - !d[len - 1], i = 0;
+		while (i < n && printable(d[i]))
+			i++;
+		if (i == n)
+			return 0;
+	}
 	*v = 0;
 	for (size_t i = len; i-- > 0;)
 		*v = *v << 8 | d[i];
