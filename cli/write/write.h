@@ -109,8 +109,9 @@ void html_overview(FILE *f, const struct tlog *l, const struct vindex *x, const 
  * Timestamps are ns since the epoch (CLOCK_REALTIME).  A symbol is written
  * as the symbolizer gives it, FUNCTION+0xOFF then " (FILE:LINE)" when it
  * knows them: its function, file and line go in the event's source
- * location.  Built with zlib (PT_HAVE_ZLIB), the packets are written
- * compressed, as Perfetto's own service writes them, unless
+ * location.  Built with zlib (PT_HAVE_ZLIB) or libdeflate
+ * (PT_HAVE_LIBDEFLATE: the same zlib streams, faster), the packets are
+ * written compressed, as Perfetto's own service writes them, unless
  * pf_compress(w, 0) is called.  What goes where in the output:
  * export_perfetto.c.
  */
