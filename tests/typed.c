@@ -288,8 +288,8 @@ static void recorded(char *self)
 	CHECK_EQ(cli_run(CLI("show", (char *)log, "--raw-addresses"), &out, NULL), 0);
 	const char *want[] = {
 		" cost ", "  id=3 cost_us=311  @",
-		" cost ", "  03000000 37 (not as described, \"id:u32,cost_us:u32\": 5 bytes, field "
-		          "'cost_us' needs 8)  @",
+		" cost ", ("  03000000 37 (not as described, \"id:u32,cost_us:u32\": 5 bytes, field "
+		           "'cost_us' needs 8)  @"),
 		" path ", "  path=\"/etc/hosts\"  @",
 		" int ", "  09000000 00000000  @",
 		" int ", "  21000000 00000000  @",
