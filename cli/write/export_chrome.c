@@ -53,10 +53,12 @@ static uint64_t fkey(int32_t pid, uint64_t addr)
 	return h ^ h >> 29;
 }
 
-/* The frame id of (pid, addr), made on first sight with text; 0 if none
- * can be made. */
+/* The frame id of (pid, addr), made on first sight with text (the
+ * address itself when text is "" or an address too); 0 if none can be
+ * made. */
 static uint32_t frame_of(struct frames *fr, int32_t pid, uint64_t addr, const char *text)
 {
+	char raw[40];
 	if ((fr->n + 1) * 2 > fr->cap) {
 		size_t ncap = fr->cap ? 2 * fr->cap : 1024;
 		struct frame *n = calloc(ncap, sizeof *n);
@@ -86,6 +88,10 @@ find:
 	for (; fr->h[j].id; j = (j + 1) & (fr->cap - 1))
 		if (fr->h[j].pid == pid && fr->h[j].addr == addr)
 			return fr->h[j].id;
+	if (!text[0] || !strncmp(text, "0x", 2)) {
+		snprintf(raw, sizeof raw, "0x%llx", (unsigned long long)addr);
+		text = raw;
+	}
 	if ((fr->n + 1) * 2 > fr->cap || !(fr->text[fr->n + 1] = strdup(text)))
 		return 0;
 	fr->h[j] = (struct frame){ pid, (uint32_t)++fr->n, addr };
@@ -282,11 +288,6 @@ int export_chrome(struct tlog *l, struct symz *z, struct spans *sp, FILE *f)
 		uint32_t sf = 0;
 		if (e->addr) {
 			const char *sym = z ? symz_lookup(z, th->pid, e->ts, e->addr) : "";
-			char raw[40];
-			if (!sym[0] || !strncmp(sym, "0x", 2)) {
-				snprintf(raw, sizeof raw, "0x%llx", (unsigned long long)e->addr);
-				sym = raw;
-			}
 			if ((sf = frame_of(&fr, th->pid, e->addr, sym)) != 0) {
 				o = put_s(o, ",\"sf\":");
 				o = put_u(o, sf);
