@@ -274,8 +274,9 @@ __attribute__((always_inline)) static inline void record_event(trace_event_id_t 
 		goto bail;
 	unsigned s = (unsigned)__builtin_ctz(live);
 	struct pt_view *sl = pt_view_att(s);
+	struct pt_hdr *h = sl->hdr;
 	struct pt_tw *tw = &pt_tw[s][0];
-	uint32_t st = atomic_load_explicit(&sl->hdr->state, memory_order_acquire);
+	uint32_t st = atomic_load_explicit(&h->state, memory_order_acquire);
 	if (PT_UNLIKELY(!(st & PT_ST_RUNNING) || sl->test_hdr_filter || len > sl->max_data))
 		goto bail;
 	if (atomic_load_explicit(&sl->filter[id / 64], memory_order_relaxed) >> (id % 64) & 1)
@@ -285,25 +286,27 @@ __attribute__((always_inline)) static inline void record_event(trace_event_id_t 
 	uint64_t ts = fast_now(clk);
 	uint32_t n = (uint32_t)len;
 	unsigned wide = addr != tw->addr;
-	uint32_t rec = PT_REC_BYTES(n, wide);
-	uint32_t pos = tw->pos;
-	if (PT_UNLIKELY(tw->key != pt_tw_key(sl, st) || pos + rec > sl->chunk_size ||
+	uint32_t pos = tw->pos, end = pos + PT_REC_BYTES(n, wide);
+	if (PT_UNLIKELY(tw->key != pt_tw_key(sl, st) || end > sl->chunk_size ||
 	                ts < tw->last_ts || (ts - tw->base_ts) >> 32))
 		goto bail;
-	pt_word *p = (pt_word *)(pt_chunk_data(sl, tw->idx) + pos);
-	atomic_store_explicit(&p[0], pt_rec_w0(ts, id, wide ? PT_RF_WIDE : 0, n),
-	                      memory_order_relaxed);
-	pt_put_bytes(p + 1, data, n);
+	/* the writer's state first, then the record's words: nothing of the
+	 * writer is needed once the payload is being copied */
+	uint32_t idx = tw->idx;
+	tw->pos = end;
+	tw->nev++;
+	tw->last_ts = ts;
+	pt_word *p = (pt_word *)(pt_chunk_data(sl, idx) + pos);
+	_Atomic uint32_t *commit = &sl->chunks[idx].commit;
 	if (PT_UNLIKELY(wide)) {
 		atomic_store_explicit(&p[PT_REC_W1(n)], pt_rec_w1(ts, addr), memory_order_relaxed);
 		tw->addr = addr;
 	}
-	pos += rec;
-	tw->pos = pos;
-	tw->nev++;
-	tw->last_ts = ts;
-	atomic_store_explicit(&sl->chunks[tw->idx].commit, pos, memory_order_release);
-	if (PT_UNLIKELY(atomic_load_explicit(&sl->hdr->waiters, memory_order_relaxed))) {
+	atomic_store_explicit(&p[0], pt_rec_w0(ts, id, wide ? PT_RF_WIDE : 0, n),
+	                      memory_order_relaxed);
+	pt_put_bytes(p + 1, data, n);
+	atomic_store_explicit(commit, end, memory_order_release);
+	if (PT_UNLIKELY(atomic_load_explicit(&h->waiters, memory_order_relaxed))) {
 		record_wake(sl);
 		return;
 	}
