@@ -281,11 +281,12 @@ __attribute__((always_inline)) static inline void record_event(trace_event_id_t 
 		goto bail;
 	if (atomic_load_explicit(&sl->filter[id / 64], memory_order_relaxed) >> (id % 64) & 1)
 		goto done;
+	uint32_t n = (uint32_t)len;
+	unsigned wide = addr != tw->addr;
+	uint64_t w0 = pt_rec_w0(0, id, wide ? PT_RF_WIDE : 0, n);
 	/* the timestamp as soon as the event is known to be recorded: the
 	 * rest does not wait for it */
 	uint64_t ts = fast_now(clk);
-	uint32_t n = (uint32_t)len;
-	unsigned wide = addr != tw->addr;
 	uint32_t pos = tw->pos, end = pos + PT_REC_BYTES(n, wide);
 	if (PT_UNLIKELY(tw->key != pt_tw_key(sl, st) || end > sl->chunk_size ||
 	                ts < tw->last_ts || (ts - tw->base_ts) >> 32))
@@ -302,8 +303,7 @@ __attribute__((always_inline)) static inline void record_event(trace_event_id_t 
 		atomic_store_explicit(&p[PT_REC_W1(n)], pt_rec_w1(ts, addr), memory_order_relaxed);
 		tw->addr = addr;
 	}
-	atomic_store_explicit(&p[0], pt_rec_w0(ts, id, wide ? PT_RF_WIDE : 0, n),
-	                      memory_order_relaxed);
+	atomic_store_explicit(&p[0], w0 | (ts & 0xffffffffull), memory_order_relaxed);
 	pt_put_bytes(p + 1, data, n);
 	atomic_store_explicit(commit, end, memory_order_release);
 	if (PT_UNLIKELY(atomic_load_explicit(&h->waiters, memory_order_relaxed))) {
