@@ -281,18 +281,23 @@ __attribute__((always_inline)) static inline void record_event(trace_event_id_t 
 		goto bail;
 	if (atomic_load_explicit(&sl->filter[id / 64], memory_order_relaxed) >> (id % 64) & 1)
 		goto done;
+	/* the caller against the last record's (a short or a wide header) and
+	 * the header but its timestamp, before the clock: the writer's state
+	 * is then on its way while the TSC is read (bench/ablate's "book");
+	 * the timestamp as soon as the event is known to be recorded, the
+	 * rest does not wait for it */
 	uint32_t n = (uint32_t)len;
 	unsigned wide = addr != tw->addr;
 	uint64_t w0 = pt_rec_w0(0, id, wide ? PT_RF_WIDE : 0, n);
-	/* the timestamp as soon as the event is known to be recorded: the
-	 * rest does not wait for it */
 	uint64_t ts = fast_now(clk);
 	uint32_t pos = tw->pos, end = pos + PT_REC_BYTES(n, wide);
 	if (PT_UNLIKELY(tw->key != pt_tw_key(sl, st) || end > sl->chunk_size ||
 	                ts < tw->last_ts || (ts - tw->base_ts) >> 32))
 		goto bail;
-	/* the writer's state first, then the record's words: nothing of the
-	 * writer is needed once the payload is being copied */
+	/* the writer's state first, then the record's words (w1 before the
+	 * payload: nothing is visible before the commit), so that nothing of
+	 * the writer is kept in registers across the copy: the frame then
+	 * saves fewer of them */
 	uint32_t idx = tw->idx;
 	tw->pos = end;
 	tw->nev++;
