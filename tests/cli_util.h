@@ -321,6 +321,20 @@ static inline long cli_unb64(const char *s, unsigned char *out, size_t cap)
 	return k % 4 == 1 || v ? -1 : (long)n;
 }
 
+/* The line at *s into buf (cut to cap - 1 bytes) and *s moved past it: -1
+ * at the end.  For walking a long output once (cli_line(s, n) starts from
+ * the top each time). */
+static inline int cli_next_line(const char **s, char *buf, size_t cap)
+{
+	if (!*s || !**s)
+		return -1;
+	size_t len = strcspn(*s, "\n"), cut = len < cap ? len : cap - 1;
+	memcpy(buf, *s, cut);
+	buf[cut] = 0;
+	*s += len + ((*s)[len] == '\n');
+	return 0;
+}
+
 static inline int cli_nlines(const char *s)
 {
 	int n = 0;

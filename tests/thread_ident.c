@@ -182,7 +182,7 @@ static void check_ctf(const char *logp, pid_t child)
 	if (rc)
 		fprintf(stderr, "babeltrace2: %s\n", err ? err : "");
 	unsigned long counts[5] = { 0 };
-	for (int i = 0; out && cli_line(out, i, line, sizeof line) == 0; i++) {
+	for (const char *s = out; cli_next_line(&s, line, sizeof line) == 0;) {
 		const char *p = strstr(line, " ident: { pid = ");
 		int pid, vtid, at = 0, b[8];
 		char name[32] = "";
@@ -237,7 +237,9 @@ static void check_chrome(const char *logp, pid_t child)
 	char *out = cli_slurp(json);
 	REQUIRE(out);
 	unsigned long counts[5] = { 0 };
-	for (int i = 0; cli_line(out, i, line, sizeof line) == 0; i++) {
+	/* a thread's name looked up once per thread met, not at each event */
+	int last_pid = -1, last_tid = -1;
+	for (const char *s = out; cli_next_line(&s, line, sizeof line) == 0;) {
 		int pid, tid, at = 0;
 		unsigned char b[8];
 		const char *p = strstr(line, "{\"name\":\"ident\",\"ph\":\"i\"");
@@ -246,7 +248,8 @@ static void check_chrome(const char *logp, pid_t child)
 		    cli_unb64(h + 7, b, sizeof b) != 8)
 			continue;
 		uint32_t who = b[0] | b[1] << 8 | b[2] << 16 | b[3] << 24;
-		chrome_name(out, pid, tid, n, sizeof n);
+		if (pid != last_pid || tid != last_tid)
+			chrome_name(out, pid, tid, n, sizeof n), last_pid = pid, last_tid = tid;
 		uint32_t seq = b[4] | b[5] << 8 | b[6] << 16 | (uint32_t)b[7] << 24;
 		int ok = named_as(who, seq, pid, tid, n, child, 1);
 		if (!ok)
