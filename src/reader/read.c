@@ -43,6 +43,7 @@ void pt_reader_reset(struct pt_trid *t)
 	rd->nsteal_wait = 0;
 	rd->gap_lost = 0;
 	rd->told_next = 0;
+	rd->reports_lost = 0;
 	/* (clear) the losses not told yet are forgotten with the events */
 	uint64_t lost = atomic_load(&h->lost);
 	rd->lost_forgot = lost > rd->lost_at_resume ? lost - rd->lost_at_resume : 0;
@@ -371,7 +372,8 @@ static struct pt_rwriter *switch_run(struct pt_trid *t)
 		if (!best || rd->ck[rd->w[i].head].next_ts < rd->ck[best->head].next_ts)
 			best = &rd->w[i];
 	}
-	if (best && best->unknown_seen == rd->unknown) {
+	if (best && best->unknown_seen == rd->unknown && !(best->fresh && rd->reports_lost) &&
+	    !rd->ck[best->head].gap) {
 		allow_run_at(t, best, rd->run_cap);
 		if (rd->run_w && rd->ck[best->head].next_ts < rd->run_limit)
 			return best;
@@ -421,6 +423,7 @@ static int read_again(struct pt_trid *t, struct posix_trace_event_info *ev, void
 	if (take(t, w, ev, buf, num, dlen) != TAKE_OK)
 		return 0; /* (take changed nothing): read_next() deals with it */
 	w->pairs_at = rd->pairs;
+	w->fresh = 0;
 	return 1;
 }
 
@@ -483,7 +486,7 @@ static int merge_all(struct pt_trid *t, struct pt_read_merge *m)
 				return 0;
 			continue;
 		}
-		if (w->unknown_seen != rd->unknown)
+		if (w->unknown_seen != rd->unknown || (w->fresh && rd->reports_lost) || a->gap)
 			return 0; /* read_next() marks that loss first */
 		uint64_t own = w->lost.n && w->lost.e[0].ts < lim ? w->lost.e[0].ts : lim;
 		add_part(t, m, w, own, open);
@@ -552,6 +555,7 @@ int pt_read_merge_end(struct pt_trid *t, struct pt_read_merge *m)
 			rd->last_out = p->tick;
 		a->addr = p->addr;
 		p->w->pairs_at = rd->pairs;
+		p->w->fresh = 0;
 		if (!pt_rchunk_peek(t, a))
 			a->has_next = 0; /* service() drops it next time */
 	}
@@ -685,10 +689,14 @@ static int read_next(struct pt_trid *t, struct posix_trace_event_info *ev, void 
 		}
 		/* A writer whose next event follows a loss of its own, with no
 		 * OVERFLOW/RESUME since its previous event (it was preempted, its
-		 * event arrived late): mark the loss right here. */
-		uint64_t ts = rd->ck[best->head].next_ts;
+		 * event arrived late; chunks of it are missing before this one,
+		 * their reports maybe overwritten): mark the loss right here. */
+		struct pt_ractive *ha = &rd->ck[best->head];
+		uint64_t ts = ha->next_ts;
 		uint64_t from = best->lost.n && best->lost.e[0].ts <= ts ? best->lost.e[0].ts : ts;
-		if (pt_loss_upto(&best->lost, ts) | (best->unknown_seen != rd->unknown)) {
+		int missing = ha->gap || (best->fresh && rd->reports_lost);
+		ha->gap = best->fresh = 0;
+		if (pt_loss_upto(&best->lost, ts) | (best->unknown_seen != rd->unknown) | missing) {
 			best->unknown_seen = rd->unknown;
 			if (!rd->need_resume && rd->pairs == best->pairs_at) {
 				overflow(t, ev, buf, num, dlen, from);

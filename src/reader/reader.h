@@ -26,6 +26,9 @@ struct pt_ractive {          /* a chunk being read */
 	                     * record's own) */
 	int has_next;
 	int32_t next;       /* the same writer's next chunk, or -1 */
+	int gap;            /* chunks of its writer are missing before it (its
+	                     * serial, layout.h): mark a loss before its first
+	                     * record */
 };
 
 struct pt_loss { uint64_t ts, g; }; /* g: its report, or PT_NO_REPORT */
@@ -42,6 +45,11 @@ struct pt_rwriter {          /* one writer: (pid, thread, nesting level) */
 	struct pt_losses lost; /* losses in its sequence not yet marked */
 	uint64_t pairs_at;  /* rd->pairs when its last event was returned */
 	uint64_t unknown_seen; /* rd->unknown when it was last marked */
+	uint32_t serial;    /* serial of the last chunk of it queued, */
+	int serial_ok;      /* ... if one was */
+	int fresh;          /* what came before its first chunk queued is not
+	                     * known: its first event is marked if loss
+	                     * reports were overwritten (rd->reports_lost) */
 };
 
 struct pt_reader {
@@ -78,6 +86,8 @@ struct pt_reader {
 	uint64_t last_out;           /* the latest tick of an event returned */
 	uint64_t ovf_tick;           /* the tick of the OVERFLOW waiting for its RESUME */
 	uint64_t unknown;            /* losses whose writer is not known */
+	uint64_t reports_lost;       /* loss reports overwritten before they were
+	                              * read: their writers' serials place them */
 	uint64_t start_ts;
 	uint32_t epoch;
 	/* the map of loaded code taken from the segment (objread.c); kept

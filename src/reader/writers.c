@@ -141,6 +141,8 @@ struct pt_rwriter *pt_rwriter_of(struct pt_reader *rd, int32_t pid, uint64_t thr
 	memset(&w->lost, 0, sizeof w->lost);
 	w->pairs_at = rd->pairs;
 	w->unknown_seen = 0; /* after an unknown loss its first event is marked */
+	w->serial_ok = 0;
+	w->fresh = 1;
 	return w;
 }
 
@@ -158,7 +160,7 @@ static int take_loss(struct pt_reader *rd, struct pt_hdr *h, uint64_t g)
 		return 0;
 	PT_SEQ_FENCE();
 	if (tag != g + 1 || atomic_load_explicit(&h->loss_tag[i], memory_order_relaxed) != tag) {
-		pt_loss_note(rd, UINT64_MAX, PT_NO_REPORT); /* overwritten by a later loss */
+		rd->reports_lost++; /* overwritten by a later loss */
 		return 1;
 	}
 	pt_loss_note(rd, ts, g);
@@ -173,7 +175,14 @@ static int take_loss(struct pt_reader *rd, struct pt_hdr *h, uint64_t g)
 /* Take the losses writers reported since last time, with their times and
  * writers.  A report still being written (its writer was preempted) does
  * not hold up the ones after it; until it is complete nobody knows whose
- * events it lost, so every writer is marked at once. */
+ * events it lost, so every writer is marked at once.  Reports overwritten
+ * before they were read (more than PT_LOSS_RING since the last look) are
+ * not told at once: each was of chunks its writer lost, or a run it
+ * dropped, which the writer's next chunk queued shows by its serial
+ * (chunks.c) -- where they were lost in its sequence, so the gap goes
+ * there; and a writer first seen after them has its first event marked
+ * (fresh).  Their events are in the stream's count, which the next RESUME
+ * takes in (read.c, resume_count). */
 void pt_losses_collect(struct pt_trid *t)
 {
 	struct pt_reader *rd = &t->rd;
@@ -188,8 +197,8 @@ void pt_losses_collect(struct pt_trid *t)
 		else
 			k++;
 	}
-	if (end - rd->loss_gen > PT_LOSS_RING) { /* too many to tell apart */
-		pt_loss_note(rd, UINT64_MAX, PT_NO_REPORT);
+	if (end - rd->loss_gen > PT_LOSS_RING) { /* overwritten before we got to them */
+		rd->reports_lost++;
 		rd->loss_gen = end - PT_LOSS_RING;
 	}
 	for (; rd->loss_gen < end; rd->loss_gen++) {
