@@ -75,7 +75,9 @@ struct wit {
 	int first_is_overflow;
 	int log_full;           /* an UNTIL_FULL log's STOP (data 1) tells the rest */
 	struct pt_ext_losses x; /* as of the last RESUME */
-	struct { trace_event_id_t e; long long ts; uint32_t k, seq; } hist[8]; /* the last ones */
+	/* the last events: id, time, thread and sequence number (a RESUME's
+	 * count in seq) */
+	struct { trace_event_id_t e; long long ts; uint32_t k, seq; } hist[8];
 };
 
 /* The events before a fault, for the first fault of a reading. */
@@ -83,7 +85,7 @@ static void fault(struct wit *w, uint64_t *count, const char *what)
 {
 	size_t cap = sizeof w->hist / sizeof w->hist[0];
 
-	if (!w->unpaired && !w->unreported && !w->synth_back)
+	if (!w->unpaired && !w->unreported && !w->synth_back && !w->gap_bad)
 		for (uint64_t i = w->events > cap ? w->events - cap : 0; i < w->events; i++)
 			fprintf(stderr, "  event %llu: id %u, %lld ns, thread %u, seq %u%s\n",
 			        (unsigned long long)i + 1, (unsigned)w->hist[i % cap].e,
@@ -168,6 +170,7 @@ static void witness(trace_id_t id, struct wit *w, const struct posix_trace_event
 		CHECK(at >= w->prev_at);
 		w->gap_sum += at - w->prev_at;
 		w->gap_since += at - w->prev_at;
+		w->hist[(w->events - 1) % cap].seq = (uint32_t)(at - w->prev_at); /* (its count) */
 		w->prev_at = at;
 		return;
 	}
@@ -196,7 +199,7 @@ static void witness(trace_id_t id, struct wit *w, const struct posix_trace_event
 		        "OVERFLOW/RESUME\n", k, (unsigned long long)jump, p[1]);
 	}
 	if (nthr == 1 && w->seen[k] && jump != w->gap_since) {
-		w->gap_bad++;
+		fault(w, &w->gap_bad, " <- the gaps before it miscount");
 		fprintf(stderr, "lost %llu events before event %u, the gaps since its last one "
 		        "count %llu\n", (unsigned long long)jump, p[1],
 		        (unsigned long long)w->gap_since);

@@ -161,6 +161,28 @@ static uint64_t not_before_out(const struct pt_reader *rd, uint64_t tick)
 	return tick > rd->last_out ? tick : rd->last_out;
 }
 
+/* The stream's count of lost events, then the reports published since
+ * the last look.  A report taken here whose events the count loaded does
+ * not have yet (its writer publishes it, then adds to the count) would
+ * be subtracted from the count as one not told yet, and the events the
+ * count holds in no report (reports overwritten) would be told short by
+ * as many, in this gap, and in full in the next: the wrong gap.  So when
+ * the count moved while the reports were taken, again (a few times at
+ * most: writers that keep losing must not keep the reader here).  What
+ * is left: a writer preempted between its two stores. */
+static uint64_t collect_lost(struct pt_trid *t)
+{
+	uint64_t all = pt_read_lost(t);
+
+	for (int again = 0;; again++) {
+		pt_losses_collect(t);
+		uint64_t now = pt_read_lost(t);
+		if (now == all || again == 3)
+			return all;
+		all = now;
+	}
+}
+
 /* The count a RESUME carries: the counts of the reports this gap took in
  * (pt_loss_take), what reports told earlier counted since (a run of drops
  * that went on, pt_loss_growth), and the events the stream counted lost
@@ -175,9 +197,8 @@ static uint64_t not_before_out(const struct pt_reader *rd, uint64_t tick)
 static uint64_t resume_count(struct pt_trid *t, uint64_t upto)
 {
 	struct pt_reader *rd = &t->rd;
-	uint64_t all = pt_read_lost(t);
+	uint64_t all = collect_lost(t);
 
-	pt_losses_collect(t);
 	pt_loss_take(rd, t->hdr, upto); /* (reports that came meanwhile) */
 	uint64_t n = rd->gap_lost + pt_loss_growth(rd, t->hdr);
 	uint64_t told = rd->lost_at_resume + n + pt_losses_later(rd, t->hdr);
@@ -190,9 +211,8 @@ static uint64_t resume_count(struct pt_trid *t, uint64_t upto)
 static uint64_t untold(struct pt_trid *t)
 {
 	struct pt_reader *rd = &t->rd;
-	uint64_t all = pt_read_lost(t);
+	uint64_t all = collect_lost(t);
 
-	pt_losses_collect(t);
 	uint64_t told = rd->lost_at_resume + rd->gap_lost + pt_losses_later(rd, t->hdr);
 	return all > told ? all - told : 0;
 }

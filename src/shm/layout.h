@@ -236,7 +236,7 @@ struct pt_clock_img {
 struct pt_chunk {
 	_Atomic uint64_t ss;       /* seq << 2 | state */
 	_Atomic uint32_t next;     /* free-stack link */
-	_Atomic uint32_t serial;   /* its writer's chunk serial (see below) */
+	_Atomic uint32_t serial;   /* its writer's chunk serial (see above) */
 	_Atomic uint64_t base_ts;  /* timestamp of the first record */
 	_Atomic uint64_t thread;   /* pthread_t of the writer */
 	_Atomic int32_t pid;       /* process of the writer */
