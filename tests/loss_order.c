@@ -7,7 +7,9 @@
  * from a FLUSH stream with log-full policies APPEND, LOOP and UNTIL_FULL,
  * and from a LOOP stream flushed now and then, into an APPEND log and into
  * a LOOP log of 64 KiB; each log read twice, the
- * second time after posix_trace_rewind):
+ * second time after posix_trace_rewind; and, first, one set up so that a
+ * thread keeps an old chunk while the chunks it took after it are lost
+ * with their loss reports, kept_old_chunk()):
  *   - a synthesized OVERFLOW or RESUME is never stamped before the event
  *     returned before it (docs/implementation-defined.md, "Reading":
  *     ordinary events of a preempted writer may come late, synthesized
