@@ -479,6 +479,18 @@ static void with_log(int policy, int log_policy, size_t log_size, const char *wh
 	loss_stream(policy, 64 * 1024, fd, log_policy, log_size);
 	CHECK_RC(posix_trace_start(trid), 0);
 	flood();
+	/* An UNTIL_FULL log must fill for the case to be itself: it takes
+	 * twice the stream, which a flusher kept off its CPU for the whole
+	 * flood (a loaded machine) did not write; thread 0's sequence goes
+	 * on, from this thread, until it is full. */
+	for (struct posix_trace_status_info st; log_policy == POSIX_TRACE_UNTIL_FULL;) {
+		CHECK_RC(posix_trace_get_status(trid, &st), 0);
+		if (st.posix_log_full_status == POSIX_TRACE_FULL || t_failures)
+			break;
+		for (int i = 0; i < 1000; i++)
+			event_of(0, recorded[0]++);
+		usleep(1000);
+	}
 	CHECK_RC(posix_trace_shutdown(trid), 0);
 	REQUIRE(lseek(fd, 0, SEEK_SET) == 0);
 	CHECK_RC(posix_trace_open(fd, &log), 0);
