@@ -133,7 +133,7 @@ static void meta(struct vsrv *s, struct vbuf *b)
 
 /* The window's events, read from the log after a seek.  The log is in
  * time order per block; reading stops once VIEW_PAST events in a row lie
- * after the window.  With spans (cli/spans.c: the NAME/begin, NAME/end
+ * after the window.  With spans (cli/enrich/spans.c: the NAME/begin, NAME/end
  * convention, or view's --span), reading starts a window's width before
  * it, and the complete spans that overlap the window come too, at most
  * VIEW_MAX_SPANS: [lane, start, duration, depth, span number], and their
