@@ -713,8 +713,11 @@ static int read_next(struct pt_trid *t, struct posix_trace_event_info *ev, void 
 		 * their reports maybe overwritten): mark the loss right here. */
 		struct pt_ractive *ha = &rd->ck[best->head];
 		uint64_t ts = ha->next_ts;
-		uint64_t from = best->lost.n && best->lost.e[0].ts <= ts ? best->lost.e[0].ts : ts;
 		int missing = ha->gap || (best->fresh && rd->reports_lost);
+		/* (missing chunks: when they were lost is not known, the latest
+		 * tick returned is the bound, as for an overwritten report) */
+		uint64_t from = best->lost.n && best->lost.e[0].ts <= ts ? best->lost.e[0].ts
+		              : missing && rd->last_out ? rd->last_out : ts;
 		ha->gap = best->fresh = 0;
 		if (pt_loss_upto(&best->lost, ts) | (best->unknown_seen != rd->unknown) | missing) {
 			best->unknown_seen = rd->unknown;
