@@ -302,6 +302,54 @@ static void t_split_pair(void)
 	CHECK(hit > 0);
 }
 
+/* An UNTIL_FULL log that fills between an OVERFLOW and its RESUME: the
+ * RESUME had room kept, so no gap is left open at the STOP, whatever
+ * record the log fills at (a pair after every event, n events a log). */
+static void t_full_pair(void)
+{
+	struct wcfg c = { POSIX_TRACE_UNTIL_FULL, 0, 0, 0, 0, 1024, 16384, 32, 0, 0 };
+	unsigned char buf[64];
+	unsigned open_at_stop = 0, logs = 0;
+
+	g_maxlen = g_maxpay = 32;
+	for (uint64_t n = 100; n < 140 && !t_failures; n++, logs++) {
+		struct posix_trace_event_info ev;
+		struct pt_logw w;
+		struct pt_logr r;
+		struct xev e;
+		size_t len;
+		int fd = mfd(), un = 0, open = 0, stops = 0;
+
+		write_log(fd, &c, &w); /* (n 0: opened only) */
+		for (uint64_t i = 0; !w.full; i++) {
+			put_ev(&w, i % n);
+			gen(i % n, g_maxlen, &e);
+			pt_logw_event(&w, e.ts, 0, 0, 0, POSIX_TRACE_OVERFLOW, 0, NULL, 0);
+			pt_logw_event_lost(&w, e.ts, 0, 0, 0, POSIX_TRACE_RESUME, i);
+		}
+		CHECK_RC(pt_logw_finish(&w, &ST), 0);
+		REQUIRE(pt_logr_open(&r, fd) == 0);
+		for (;;) {
+			CHECK_RC(pt_logr_next(&r, &ev, buf, sizeof buf, &len, &un), 0);
+			if (un)
+				break;
+			if (ev.posix_event_id == POSIX_TRACE_STOP) {
+				open_at_stop += open;
+				stops++;
+			}
+			CHECK(!open || ev.posix_event_id == POSIX_TRACE_RESUME);
+			open = ev.posix_event_id == POSIX_TRACE_OVERFLOW;
+		}
+		CHECK_EQ(stops, 1);
+		pt_logr_close(&r);
+		pt_logw_free(&w);
+		close(fd);
+	}
+	printf("until_full: %u logs filled among pairs, %u with a gap open at the STOP\n", logs,
+	       open_at_stop);
+	CHECK_EQ(open_at_stop, 0);
+}
+
 static void t_until_full(void)
 {
 	struct wcfg c = { POSIX_TRACE_UNTIL_FULL, 0, 0, 0, 1, 1024, 8192, 200, 5000, 0 };
@@ -503,6 +551,7 @@ int main(void)
 	t_overhead(3);
 	t_loop();
 	t_split_pair();
+	t_full_pair();
 	t_until_full();
 	t_stream(0);
 	t_stream(1);
