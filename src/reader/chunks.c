@@ -93,7 +93,7 @@ static void add(struct pt_trid *t, uint32_t idx, uint64_t seq)
 	a->next = NONE;
 	PT_SEQ_FENCE(); /* (what was read above is of seq's life, or it is gone) */
 	if (pt_rchunk_gone(t, a)) { /* overwritten meanwhile */
-		pt_lost_rest(rd, w, a);
+		pt_lost_rest(t, w, a);
 		a->next = rd->ck_free;
 		rd->ck_free = i;
 		return;

@@ -124,7 +124,7 @@ static void service(struct pt_trid *t, struct pt_rwriter *w)
 			}
 		}
 		evict_lost(t, a);
-		pt_lost_rest(rd, w, a);
+		pt_lost_rest(t, w, a);
 		pt_rwriter_pop(rd, w);
 	}
 }
@@ -215,28 +215,6 @@ static uint64_t untold(struct pt_trid *t)
 
 	uint64_t told = rd->lost_at_resume + rd->gap_lost + pt_losses_later(rd, t->hdr);
 	return all > told ? all - told : 0;
-}
-
-/* 1 while the thief of a chunk the reader lost under it has not reported
- * it yet: it is between taking the chunk and handing it out again (its
- * report is published before that, ring/pool.c).  The RESUME waits, so
- * that it counts those events rather than a gap of their own later; for
- * PT_THIEF_WAIT_NS at most (a thief killed with its process never hands
- * the chunk out: then the count goes to a later gap). */
-#define PT_THIEF_WAIT_NS 1000000000u
-static int thief_busy(struct pt_trid *t)
-{
-	struct pt_reader *rd = &t->rd;
-
-	for (unsigned i = 0; i < rd->nsteal_wait;) {
-		uint64_t ss = atomic_load_explicit(&t->view.chunks[rd->steal_wait[i].idx].ss,
-		                                   memory_order_acquire);
-		if (PT_SS_SEQ(ss) == rd->steal_wait[i].seq && PT_SS_STATE(ss) == PT_CK_BUSY &&
-		    pt_mono_ns() - rd->steal_wait[i].since < PT_THIEF_WAIT_NS)
-			return 1;
-		rd->steal_wait[i] = rd->steal_wait[--rd->nsteal_wait];
-	}
-	return 0;
 }
 
 /* A RESUME at tick (never before its OVERFLOW): the gap is closed, with
@@ -663,7 +641,7 @@ static int read_next(struct pt_trid *t, struct posix_trace_event_info *ev, void 
 			overflow(t, ev, buf, num, dlen, tick);
 			return 1;
 		}
-		if (rd->need_resume && thief_busy(t))
+		if (rd->need_resume && pt_thief_busy(t))
 			return 0; /* the RESUME waits for the thief's count */
 		if (!best && rd->need_resume) {
 			/* nothing more now: the gap ends here, so that a stream
@@ -751,7 +729,7 @@ static int read_next(struct pt_trid *t, struct posix_trace_event_info *ev, void 
 		struct pt_ractive *a = &rd->ck[best->head];
 		if (r == TAKE_GONE) { /* overwritten under us */
 			evict_lost(t, a);
-			pt_lost_rest(rd, best, a);
+			pt_lost_rest(t, best, a);
 			pt_rwriter_pop(rd, best);
 			continue;
 		}

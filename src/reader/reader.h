@@ -78,7 +78,7 @@ struct pt_reader {
 	struct { uint64_t g, n; } told[64]; /* reports told lately, their counts then */
 	uint64_t told_next;
 	uint64_t lost_at_resume;     /* events lost in the gaps reported so far */
-	struct { uint32_t idx; uint64_t seq, since; } steal_wait[8]; /* chunks lost */
+	struct { uint32_t idx, looks; uint64_t seq, since; } steal_wait[8]; /* chunks lost */
 	unsigned nsteal_wait;        /* under the reader whose thief may not have
 	                              * reported yet, and since when (mono ns) */
 	uint64_t lost_forgot;        /* lost before a clear and never told: not in
@@ -195,7 +195,8 @@ uint64_t pt_loss_growth(struct pt_reader *rd, const struct pt_hdr *h);
 void pt_loss_note(struct pt_reader *rd, uint64_t ts, uint64_t g);
 void pt_losses_collect(struct pt_trid *t);
 uint64_t pt_losses_later(const struct pt_reader *rd, const struct pt_hdr *h);
-void pt_lost_rest(struct pt_reader *rd, struct pt_rwriter *w, const struct pt_ractive *a);
+void pt_lost_rest(struct pt_trid *t, struct pt_rwriter *w, const struct pt_ractive *a);
+int pt_thief_busy(struct pt_trid *t);
 struct pt_rwriter *pt_rwriter_of(struct pt_reader *rd, int32_t pid, uint64_t thread,
                                  uint32_t level);
 /* chunks.c */

@@ -215,17 +215,54 @@ void pt_losses_collect(struct pt_trid *t)
 /* The reader gives up on a chunk it could not read to the end (it was
  * overwritten): note the loss from the earliest time it knows of the
  * unread part.  The thief reports it too, but maybe only a moment later. */
-void pt_lost_rest(struct pt_reader *rd, struct pt_rwriter *w, const struct pt_ractive *a)
+void pt_lost_rest(struct pt_trid *t, struct pt_rwriter *w, const struct pt_ractive *a)
 {
+	struct pt_reader *rd = &t->rd;
 	uint64_t ts = a->has_next ? a->next_ts : a->count ? a->last_ts + 1 : a->base_ts;
 	pt_loss_note(rd, ts, PT_NO_REPORT);
 	/* its gap's RESUME waits for the thief's report, which counts them */
 	unsigned cap = sizeof rd->steal_wait / sizeof rd->steal_wait[0];
 	if (rd->nsteal_wait == cap)
+		pt_thief_busy(t);     /* (drops the entries whose thief is done) */
+	if (rd->nsteal_wait == cap) /* the oldest goes */
 		memmove(rd->steal_wait, rd->steal_wait + 1, --rd->nsteal_wait * sizeof rd->steal_wait[0]);
 	rd->steal_wait[rd->nsteal_wait].idx = a->idx;
+	rd->steal_wait[rd->nsteal_wait].looks = 0;
 	rd->steal_wait[rd->nsteal_wait].since = pt_mono_ns();
 	rd->steal_wait[rd->nsteal_wait++].seq = a->seq;
 	if (w)
 		pt_loss_add(&w->lost, ts, PT_NO_REPORT);
+}
+
+/* 1 while the thief of a chunk the reader lost under it has not reported
+ * it yet: it is between taking the chunk and handing it out again (its
+ * report is published before that, ring/pool.c).  The RESUME waits, so
+ * that it counts those events rather than a gap of their own later; for
+ * PT_THIEF_WAIT_NS and PT_THIEF_LOOKS of these looks at least (a thief
+ * killed with its process never hands the chunk out: then the count goes
+ * to a later gap).  Both, so that a reader kept off its CPU for as long
+ * as the bound (a loaded machine) does not give up at its first look
+ * after: the thief may have been kept off its CPU just as long, and
+ * needs a moment of it.  Entries whose thief is done are dropped. */
+#define PT_THIEF_WAIT_NS 1000000000u
+#define PT_THIEF_LOOKS   64u
+int pt_thief_busy(struct pt_trid *t)
+{
+	struct pt_reader *rd = &t->rd;
+	int busy = 0;
+
+	for (unsigned i = 0; i < rd->nsteal_wait;) {
+		uint64_t ss = atomic_load_explicit(&t->view.chunks[rd->steal_wait[i].idx].ss,
+		                                   memory_order_acquire);
+		if (PT_SS_SEQ(ss) == rd->steal_wait[i].seq && PT_SS_STATE(ss) == PT_CK_BUSY &&
+		    (++rd->steal_wait[i].looks < PT_THIEF_LOOKS ||
+		     pt_mono_ns() - rd->steal_wait[i].since < PT_THIEF_WAIT_NS)) {
+			busy = 1;
+			i++;
+			continue;
+		}
+		memmove(&rd->steal_wait[i], &rd->steal_wait[i + 1], /* (oldest first) */
+		        (--rd->nsteal_wait - i) * sizeof rd->steal_wait[0]);
+	}
+	return busy;
 }
