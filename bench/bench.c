@@ -68,9 +68,6 @@ BENCH_EVENT_LOOP(call_loop, (posix_trace_event), id, PAYLOAD, now_ns)
 
 /* ------------------------------------------------------------ baselines */
 
-/* The same loop into the floor (bench_util.h): a minimal per-thread ring. */
-BENCH_EVENT_LOOP(floor_loop, bench_floor_event, id, PAYLOAD, now_ns)
-
 /* The same loop calling an empty function the compiler cannot inline:
  * the floor under "no stream" (a call, a return, the loop itself). */
 __attribute__((noinline)) static void empty_call(trace_event_id_t e, const void *p, size_t n)
@@ -162,32 +159,15 @@ static trace_id_t make_stream(int policy, size_t size)
 /* The flight recorder (a running stream), the floor and `rdtsc` alone,
  * interleaved run by run so that the machine's drift (other programs, a
  * host's other guests) falls on all three, each timed in the thread's CPU
- * time (time other programs took the CPU is not counted): medians of
- * each, and the median over runs of the recorder's cost above the floor. */
-#define FLOOR_RUNS 9
+ * time (time other programs took the CPU is not counted): bench_vs_floor
+ * (bench_util.h), the same measurement as bench/ablate's recorder row. */
 static double tsc_ns(uint64_t n);
-static void bench_vs_floor(double *rec, double *flo, double *tsc, double *above)
+static void recorder_vs_floor(struct bench_vs *vs)
 {
-	double r[FLOOR_RUNS], f[FLOOR_RUNS], t[FLOOR_RUNS], d[FLOOR_RUNS];
-
-	if (bench_ring_init(16u << 20) != 0)
+	loop_clock = CLOCK_THREAD_CPUTIME_ID; /* (tsc_ns's clock, as the pairs') */
+	if (bench_vs_floor(id, tsc_ns, vs) != 0)
 		die("the floor's ring", ENOMEM);
-	loop_clock = CLOCK_THREAD_CPUTIME_ID;
-	record_loop(N_EVENTS / 5);
-	floor_loop(N_EVENTS / 5);
-	for (int k = 0; k < FLOOR_RUNS; k++) {
-		r[k] = record_loop(N_EVENTS);
-		f[k] = floor_loop(N_EVENTS);
-		t[k] = tsc_ns(N_EVENTS);
-		d[k] = r[k] - f[k];
-	}
 	loop_clock = CLOCK_MONOTONIC;
-	qsort(r, FLOOR_RUNS, sizeof *r, bench_cmp_double);
-	qsort(f, FLOOR_RUNS, sizeof *f, bench_cmp_double);
-	qsort(t, FLOOR_RUNS, sizeof *t, bench_cmp_double);
-	qsort(d, FLOOR_RUNS, sizeof *d, bench_cmp_double);
-	*rec = r[FLOOR_RUNS / 2], *flo = f[FLOOR_RUNS / 2], *tsc = t[FLOOR_RUNS / 2];
-	*above = d[FLOOR_RUNS / 2];
 }
 
 /* 1 thread: median ns/event. */
@@ -423,8 +403,9 @@ int main(void)
 
 	trid = make_stream(POSIX_TRACE_LOOP, 16u << 20);
 	posix_trace_start(trid);
-	double one, floor_ring, tsc_cost, above_floor;
-	bench_vs_floor(&one, &floor_ring, &tsc_cost, &above_floor);
+	struct bench_vs vs;
+	recorder_vs_floor(&vs);
+	double one = vs.rec, floor_ring = vs.floor, tsc_cost = vs.also, above_floor = vs.above;
 	bench_two(&two_pt, &two_ag);
 	posix_trace_shutdown(trid);
 
@@ -499,7 +480,8 @@ int main(void)
 			bench_json("bench", names[i], "ns_per_event", ns[i], NULL);
 		bench_json("bench", "loop 2 threads aggregate", "ns_per_event", 1e9 / two_ag,
 		           "ratio_to_1_thread", two_ag / one_rate, "machine_scaling", scaling, NULL);
-		bench_json("bench", "floor vs recorder", "above_floor_ns", above_floor, NULL);
+		bench_json("bench", "floor vs recorder", "above_floor_ns", above_floor, "low_ns",
+		           vs.lo, "high_ns", vs.hi, NULL);
 		bench_json("bench", "stream reader getnext", "events", (double)N_READ,
 		           "events_per_s", reader, NULL);
 		bench_json("bench", "stream bytes per event", "payload", 8.0, "bytes", hist8,
@@ -517,8 +499,9 @@ int main(void)
 	printf("| `rdtsc` alone | %.2f ns | | |\n", tsc_cost);
 	printf("| flight recorder over `rdtsc` alone | %+.2f ns | | |\n", one - tsc_cost);
 	printf("| the floor (a minimal per-thread ring) | %.2f ns | | |\n", floor_ring);
-	printf("| flight recorder over the floor (median of %d interleaved pairs) | %+.2f ns | "
-	       "<= 4 ns | %s |\n", FLOOR_RUNS, above_floor, above_floor <= 4.0 ? "yes" : "no");
+	printf("| flight recorder over the floor (median of %d interleaved pairs, %+.2f..%+.2f) "
+	       "| %+.2f ns | <= 4 ns | %s |\n", BENCH_VS_RUNS, vs.lo, vs.hi, above_floor,
+	       above_floor <= 4.0 ? "yes" : "no");
 	printf("| 2 threads: aggregate rate / 1-thread rate | %.2f | >= 1.8 | %s |\n", ratio,
 	       ratio >= 1.8 ? "yes" : "no");
 	printf("| stream bytes per event, 8-byte payload, LOOP history | %.1f (largest record: %zu) | "

@@ -4,8 +4,9 @@
  * machine's own write rate to a file system (of data in the writer's
  * cache, and of data another CPU has just written), a thread's CPU
  * time, the floor: the least a per-thread ring recorder does per
- * event, which bench.c and ablate.c measure the recorder against, and
- * bench_json(): each figure printed also as a machine-readable row.
+ * event, bench_vs_floor(): the one measurement of the recorder against
+ * it, which bench.c and ablate.c both print, and bench_json(): each
+ * figure printed also as a machine-readable row.
  */
 #ifndef POSIXTRACE_BENCH_UTIL_H
 #define POSIXTRACE_BENCH_UTIL_H
@@ -45,9 +46,12 @@ static inline double bench_cpu_us(void)
 
 /* A function `name` timing n events through call(id, buf, len), one byte
  * of the payload changed per event so the call cannot be hoisted: ns per
- * event by the clock now_ns() (ns). */
+ * event by the clock now_ns() (ns).  (Each loop on a 64-byte boundary of
+ * its own: where a loop like this falls moves it by a few tenths of a ns,
+ * which would otherwise fall on whichever side of a comparison the link
+ * put at a worse place.) */
 #define BENCH_EVENT_LOOP(name, call, id, len, now_ns)                                     \
-	static double name(uint64_t n)                                                     \
+	__attribute__((unused, noinline, aligned(64))) static double name(uint64_t n)     \
 	{                                                                                  \
 		unsigned char buf[len] = { 0 };                                            \
 		double t0 = now_ns();                                                      \
@@ -287,6 +291,66 @@ __attribute__((noinline, unused)) static void bench_floor_event(trace_event_id_t
 {
 	__asm__("" : "+r"(id), "+r"(data), "+r"(len));
 	bench_ring_put(bench_tsc(), id, data, len);
+}
+
+/* ------------------------------------------ the recorder against the floor
+ * The one way bench.c and ablate.c both measure the flight recorder's cost
+ * above the floor, so that their figures are the same measurement: the
+ * same two loops (posix_trace_event into whatever stream the caller has
+ * running, and bench_floor_event; BENCH_VS_PAYLOAD bytes, BENCH_VS_EVENTS
+ * events per loop, in the thread's CPU time), BENCH_VS_RUNS pairs after a
+ * warm-up of each, the order of each pair alternated (floor first on even
+ * runs, recorder first on odd ones) so that neither side always follows
+ * the other; `also` (if not NULL), a third loop timed after each pair.
+ * Medians of each side and of also, and the median and range over pairs
+ * of recorder - floor. */
+#define BENCH_VS_PAYLOAD 32
+#define BENCH_VS_RUNS    9
+#define BENCH_VS_EVENTS  10000000ull
+struct bench_vs {
+	double rec, floor, also; /* ns/event, medians */
+	double above, lo, hi;    /* recorder - floor: median, least, most */
+};
+static trace_event_id_t bench_vs_id __attribute__((unused));
+
+static inline double bench_cpu_ns(void)
+{
+	return bench_cpu_us() * 1e3;
+}
+BENCH_EVENT_LOOP(bench_vs_rec_loop, posix_trace_event, bench_vs_id, BENCH_VS_PAYLOAD, bench_cpu_ns)
+BENCH_EVENT_LOOP(bench_vs_floor_loop, bench_floor_event, bench_vs_id, BENCH_VS_PAYLOAD,
+                 bench_cpu_ns)
+
+/* 0, or -1 without memory for the floor's ring (a 16 MiB stream's size) */
+__attribute__((unused)) static int bench_vs_floor(trace_event_id_t id, double (*also)(uint64_t),
+                                                  struct bench_vs *out)
+{
+	double r[BENCH_VS_RUNS], f[BENCH_VS_RUNS], a[BENCH_VS_RUNS], d[BENCH_VS_RUNS];
+	const int n = BENCH_VS_RUNS;
+
+	if (bench_ring_init(16u << 20) != 0)
+		return -1;
+	bench_vs_id = id;
+	bench_vs_rec_loop(BENCH_VS_EVENTS / 5);
+	bench_vs_floor_loop(BENCH_VS_EVENTS / 5);
+	for (int k = 0; k < n; k++) {
+		if (k & 1) {
+			r[k] = bench_vs_rec_loop(BENCH_VS_EVENTS);
+			f[k] = bench_vs_floor_loop(BENCH_VS_EVENTS);
+		} else {
+			f[k] = bench_vs_floor_loop(BENCH_VS_EVENTS);
+			r[k] = bench_vs_rec_loop(BENCH_VS_EVENTS);
+		}
+		a[k] = also ? also(BENCH_VS_EVENTS) : 0;
+		d[k] = r[k] - f[k];
+	}
+	qsort(r, n, sizeof *r, bench_cmp_double);
+	qsort(f, n, sizeof *f, bench_cmp_double);
+	qsort(a, n, sizeof *a, bench_cmp_double);
+	qsort(d, n, sizeof *d, bench_cmp_double);
+	out->rec = r[n / 2], out->floor = f[n / 2], out->also = a[n / 2];
+	out->above = d[n / 2], out->lo = d[0], out->hi = d[n - 1];
+	return 0;
 }
 
 /* A benchmark of sizes: what, the load average before and after (the

@@ -274,36 +274,44 @@ __attribute__((always_inline)) static inline void record_event(trace_event_id_t 
 		goto bail;
 	unsigned s = (unsigned)__builtin_ctz(live);
 	struct pt_view *sl = pt_view_att(s);
+	struct pt_hdr *h = sl->hdr;
 	struct pt_tw *tw = &pt_tw[s][0];
-	uint32_t st = atomic_load_explicit(&sl->hdr->state, memory_order_acquire);
+	uint32_t st = atomic_load_explicit(&h->state, memory_order_acquire);
 	if (PT_UNLIKELY(!(st & PT_ST_RUNNING) || sl->test_hdr_filter || len > sl->max_data))
 		goto bail;
 	if (atomic_load_explicit(&sl->filter[id / 64], memory_order_relaxed) >> (id % 64) & 1)
 		goto done;
-	/* the timestamp as soon as the event is known to be recorded: the
+	/* the caller against the last record's (a short or a wide header) and
+	 * the header but its timestamp, before the clock: the writer's state
+	 * is then on its way while the TSC is read (bench/ablate's "book");
+	 * the timestamp as soon as the event is known to be recorded, the
 	 * rest does not wait for it */
-	uint64_t ts = fast_now(clk);
 	uint32_t n = (uint32_t)len;
 	unsigned wide = addr != tw->addr;
-	uint32_t rec = PT_REC_BYTES(n, wide);
-	uint32_t pos = tw->pos;
-	if (PT_UNLIKELY(tw->key != pt_tw_key(sl, st) || pos + rec > sl->chunk_size ||
+	uint64_t w0 = pt_rec_w0(0, id, wide ? PT_RF_WIDE : 0, n);
+	uint64_t ts = fast_now(clk);
+	uint32_t pos = tw->pos, end = pos + PT_REC_BYTES(n, wide);
+	if (PT_UNLIKELY(tw->key != pt_tw_key(sl, st) || end > sl->chunk_size ||
 	                ts < tw->last_ts || (ts - tw->base_ts) >> 32))
 		goto bail;
-	pt_word *p = (pt_word *)(pt_chunk_data(sl, tw->idx) + pos);
-	atomic_store_explicit(&p[0], pt_rec_w0(ts, id, wide ? PT_RF_WIDE : 0, n),
-	                      memory_order_relaxed);
-	pt_put_bytes(p + 1, data, n);
+	/* the writer's state first, then the record's words (w1 before the
+	 * payload: nothing is visible before the commit), so that nothing of
+	 * the writer is kept in registers across the copy: the frame then
+	 * saves fewer of them */
+	uint32_t idx = tw->idx;
+	tw->pos = end;
+	tw->nev++;
+	tw->last_ts = ts;
+	pt_word *p = (pt_word *)(pt_chunk_data(sl, idx) + pos);
+	_Atomic uint32_t *commit = &sl->chunks[idx].commit;
 	if (PT_UNLIKELY(wide)) {
 		atomic_store_explicit(&p[PT_REC_W1(n)], pt_rec_w1(ts, addr), memory_order_relaxed);
 		tw->addr = addr;
 	}
-	pos += rec;
-	tw->pos = pos;
-	tw->nev++;
-	tw->last_ts = ts;
-	atomic_store_explicit(&sl->chunks[tw->idx].commit, pos, memory_order_release);
-	if (PT_UNLIKELY(atomic_load_explicit(&sl->hdr->waiters, memory_order_relaxed))) {
+	atomic_store_explicit(&p[0], w0 | (ts & 0xffffffffull), memory_order_relaxed);
+	pt_put_bytes(p + 1, data, n);
+	atomic_store_explicit(commit, end, memory_order_release);
+	if (PT_UNLIKELY(atomic_load_explicit(&h->waiters, memory_order_relaxed))) {
 		record_wake(sl);
 		return;
 	}
@@ -316,9 +324,12 @@ general:
 	record_general(id, data, len, (void *)addr);
 }
 
-__attribute__((noinline)) static void record_event_tsc(trace_event_id_t id, const void *data,
-                                                      size_t len, struct pt_ctl *c,
-                                                      uintptr_t addr)
+/* (on a line of its own: where the default copy falls must not move with
+ * every change elsewhere in this file) */
+__attribute__((noinline, aligned(64))) static void record_event_tsc(trace_event_id_t id,
+                                                                   const void *data, size_t len,
+                                                                   struct pt_ctl *c,
+                                                                   uintptr_t addr)
 {
 	record_event(id, data, len, c, addr, PT_TSC_FAST);
 }
