@@ -233,6 +233,123 @@ static void t_loop(void)
 	close(fd);
 }
 
+/* A LOOP log that wrapped between the OVERFLOW and the RESUME of a gap:
+ * the OVERFLOW ended the block overwritten, the RESUME began the oldest
+ * kept.  It reads with the wrap's pair alone, whose RESUME carries that
+ * RESUME's count; never a RESUME without its OVERFLOW.  k events go
+ * before the OVERFLOW, in its block (k small enough); 1 if the first wrap
+ * overwrote that block alone (else the case did not come about: 0). */
+static int split_pair(uint32_t k)
+{
+	struct wcfg c = { POSIX_TRACE_LOOP, 0, 0, 0, 0, 1024, 16384, 32, 0, 0 };
+	struct posix_trace_event_info ev;
+	unsigned char buf[64];
+	struct pt_logw w;
+	struct pt_logr r;
+	struct xev e;
+	size_t len;
+	int fd = mfd(), un = 0;
+	uint64_t i = 0, kept = 0;
+
+	g_maxlen = g_maxpay = 32;
+	write_log(fd, &c, &w); /* (n 0: opened only) */
+	for (; i < k; i++)
+		CHECK_RC(put_ev(&w, i), 0);
+	gen(i, g_maxlen, &e);
+	CHECK_RC(pt_logw_event(&w, e.ts, 0, 0, 0, POSIX_TRACE_OVERFLOW, 0, NULL, 0), 0);
+	CHECK_RC(pt_logw_sync(&w), 0); /* the block ends with the OVERFLOW */
+	CHECK_RC(pt_logw_event_lost(&w, e.ts, 0, 0, 0, POSIX_TRACE_RESUME, 777), 0);
+	while (!w.lost) { /* blocks of one event: the first wrap makes room for one */
+		CHECK_RC(put_ev(&w, i++), 0);
+		CHECK_RC(pt_logw_sync(&w), 0);
+	}
+	uint64_t n = i;
+	CHECK_RC(pt_logw_finish(&w, &ST), 0);
+	if (w.lost != k) {
+		pt_logw_free(&w);
+		close(fd);
+		return 0;
+	}
+	REQUIRE(pt_logr_open(&r, fd) == 0);
+	CHECK(r.wrapped);
+	CHECK_RC(pt_logr_next(&r, &ev, buf, sizeof buf, &len, &un), 0);
+	CHECK(!un && ev.posix_event_id == POSIX_TRACE_OVERFLOW);
+	CHECK_RC(pt_logr_next(&r, &ev, buf, sizeof buf, &len, &un), 0);
+	CHECK(!un && ev.posix_event_id == POSIX_TRACE_RESUME);
+	CHECK(r.last_lost_ok && r.last_lost == 777); /* the one it stands for */
+	for (;;) {
+		CHECK_RC(pt_logr_next(&r, &ev, buf, sizeof buf, &len, &un), 0);
+		if (un)
+			break;
+		CHECK_EQ(find(&ev, buf, len), (long long)(k + kept));
+		kept++;
+	}
+	CHECK_EQ(kept, n - k); /* every event after the gap */
+	pt_logr_close(&r);
+	pt_logw_free(&w);
+	close(fd);
+	return 1;
+}
+
+static void t_split_pair(void)
+{
+	int hit = 0;
+
+	/* (k events of at most 48 bytes and the OVERFLOW fit one block) */
+	for (uint32_t k = 1; k <= 16 && !t_failures; k++)
+		hit += split_pair(k);
+	printf("loop: a pair split by the wrap, %d layouts\n", hit);
+	CHECK(hit > 0);
+}
+
+/* An UNTIL_FULL log that fills between an OVERFLOW and its RESUME: the
+ * RESUME had room kept, so no gap is left open at the STOP, whatever
+ * record the log fills at (a pair after every event, n events a log). */
+static void t_full_pair(void)
+{
+	struct wcfg c = { POSIX_TRACE_UNTIL_FULL, 0, 0, 0, 0, 1024, 16384, 32, 0, 0 };
+	unsigned char buf[64];
+	unsigned open_at_stop = 0, logs = 0;
+
+	g_maxlen = g_maxpay = 32;
+	for (uint64_t n = 100; n < 140 && !t_failures; n++, logs++) {
+		struct posix_trace_event_info ev;
+		struct pt_logw w;
+		struct pt_logr r;
+		struct xev e;
+		size_t len;
+		int fd = mfd(), un = 0, open = 0, stops = 0;
+
+		write_log(fd, &c, &w); /* (n 0: opened only) */
+		for (uint64_t i = 0; !w.full; i++) {
+			put_ev(&w, i % n);
+			gen(i % n, g_maxlen, &e);
+			pt_logw_event(&w, e.ts, 0, 0, 0, POSIX_TRACE_OVERFLOW, 0, NULL, 0);
+			pt_logw_event_lost(&w, e.ts, 0, 0, 0, POSIX_TRACE_RESUME, i);
+		}
+		CHECK_RC(pt_logw_finish(&w, &ST), 0);
+		REQUIRE(pt_logr_open(&r, fd) == 0);
+		for (;;) {
+			CHECK_RC(pt_logr_next(&r, &ev, buf, sizeof buf, &len, &un), 0);
+			if (un)
+				break;
+			if (ev.posix_event_id == POSIX_TRACE_STOP) {
+				open_at_stop += open;
+				stops++;
+			}
+			CHECK(!open || ev.posix_event_id == POSIX_TRACE_RESUME);
+			open = ev.posix_event_id == POSIX_TRACE_OVERFLOW;
+		}
+		CHECK_EQ(stops, 1);
+		pt_logr_close(&r);
+		pt_logw_free(&w);
+		close(fd);
+	}
+	printf("until_full: %u logs filled among pairs, %u with a gap open at the STOP\n", logs,
+	       open_at_stop);
+	CHECK_EQ(open_at_stop, 0);
+}
+
 static void t_until_full(void)
 {
 	struct wcfg c = { POSIX_TRACE_UNTIL_FULL, 0, 0, 0, 1, 1024, 8192, 200, 5000, 0 };
@@ -433,6 +550,8 @@ int main(void)
 	t_overhead(0);
 	t_overhead(3);
 	t_loop();
+	t_split_pair();
+	t_full_pair();
 	t_until_full();
 	t_stream(0);
 	t_stream(1);

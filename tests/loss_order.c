@@ -7,7 +7,9 @@
  * from a FLUSH stream with log-full policies APPEND, LOOP and UNTIL_FULL,
  * and from a LOOP stream flushed now and then, into an APPEND log and into
  * a LOOP log of 64 KiB; each log read twice, the
- * second time after posix_trace_rewind):
+ * second time after posix_trace_rewind; and, first, one set up so that a
+ * thread keeps an old chunk while the chunks it took after it are lost
+ * with their loss reports, kept_old_chunk()):
  *   - a synthesized OVERFLOW or RESUME is never stamped before the event
  *     returned before it (docs/implementation-defined.md, "Reading":
  *     ordinary events of a preempted writer may come late, synthesized
@@ -37,12 +39,15 @@
  */
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <trace.h>
 #include <unistd.h>
 #include "t.h"
 #include "loss_util.h"
+#include "../src/shm/layout.h"
 
 #define MAXTHR 16
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
@@ -54,6 +59,7 @@
 enum { R_TRY, R_BLOCK, R_TIMED };
 
 static unsigned nthr;
+static uint32_t recorded[MAXTHR]; /* events each thread recorded (flood: per_thread) */
 static uint32_t flushes;     /* posix_trace_flush calls while flooding, spread */
 static unsigned wraps; /* LOOP logs that wrapped */
 
@@ -71,7 +77,24 @@ struct wit {
 	int first_is_overflow;
 	int log_full;           /* an UNTIL_FULL log's STOP (data 1) tells the rest */
 	struct pt_ext_losses x; /* as of the last RESUME */
+	/* the last events: id, time, thread and sequence number (a RESUME's
+	 * count in seq) */
+	struct { trace_event_id_t e; long long ts; uint32_t k, seq; } hist[8];
 };
+
+/* The events before a fault, for the first fault of a reading. */
+static void fault(struct wit *w, uint64_t *count, const char *what)
+{
+	size_t cap = sizeof w->hist / sizeof w->hist[0];
+
+	if (!w->unpaired && !w->unreported && !w->synth_back && !w->gap_bad)
+		for (uint64_t i = w->events > cap ? w->events - cap : 0; i < w->events; i++)
+			fprintf(stderr, "  event %llu: id %u, %lld ns, thread %u, seq %u%s\n",
+			        (unsigned long long)i + 1, (unsigned)w->hist[i % cap].e,
+			        w->hist[i % cap].ts, w->hist[i % cap].k, w->hist[i % cap].seq,
+			        i + 1 == w->events ? what : "");
+	++*count;
+}
 
 static long long ns_of(const struct timespec *t)
 {
@@ -88,6 +111,14 @@ static void witness(trace_id_t id, struct wit *w, const struct posix_trace_event
 	w->hash = w->hash * 1000003u ^ (uint64_t)ts ^ (uint64_t)e << 40;
 	if (!w->events)
 		w->first_is_overflow = e == POSIX_TRACE_OVERFLOW;
+	uint32_t pk[2] = { UINT32_MAX, UINT32_MAX };
+	if (e == ID && len >= sizeof pk)
+		memcpy(pk, data, sizeof pk);
+	size_t cap = sizeof w->hist / sizeof w->hist[0];
+	w->hist[w->events % cap].e = e;
+	w->hist[w->events % cap].ts = ts;
+	w->hist[w->events % cap].k = pk[0];
+	w->hist[w->events % cap].seq = pk[1];
 	w->events++;
 	if (w->have_prev && ts < w->prev_ts) {
 		if (synth) {
@@ -124,15 +155,15 @@ static void witness(trace_id_t id, struct wit *w, const struct posix_trace_event
 		w->log_full = 1;
 	if (e == POSIX_TRACE_OVERFLOW) {
 		if (w->open_ovf)
-			w->unpaired++;
+			fault(w, &w->unpaired, " <- a second OVERFLOW");
 		w->open_ovf = 1;
 		return;
 	}
-	if (w->open_ovf && e != POSIX_TRACE_RESUME)
-		w->unpaired++; /* an event between OVERFLOW and RESUME */
+	if (w->open_ovf && e != POSIX_TRACE_RESUME) /* an event between OVERFLOW and RESUME */
+		fault(w, &w->unpaired, " <- after an OVERFLOW");
 	if (e == POSIX_TRACE_RESUME) {
 		if (!w->open_ovf)
-			w->unpaired++;
+			fault(w, &w->unpaired, " <- no OVERFLOW before");
 		w->open_ovf = 0;
 		w->pairs++;
 		CHECK_RC(pt_ext_losses(id, &w->x), 0);
@@ -141,6 +172,7 @@ static void witness(trace_id_t id, struct wit *w, const struct posix_trace_event
 		CHECK(at >= w->prev_at);
 		w->gap_sum += at - w->prev_at;
 		w->gap_since += at - w->prev_at;
+		w->hist[(w->events - 1) % cap].seq = (uint32_t)(at - w->prev_at); /* (its count) */
 		w->prev_at = at;
 		return;
 	}
@@ -151,7 +183,7 @@ static void witness(trace_id_t id, struct wit *w, const struct posix_trace_event
 	uint32_t p[2];
 	REQUIRE(len >= sizeof p);
 	memcpy(p, data, sizeof p);
-	REQUIRE(p[0] < nthr && p[1] < per_thread);
+	REQUIRE(p[0] < nthr && p[1] < recorded[p[0]]);
 	uint32_t k = p[0];
 	uint64_t jump;
 	if (w->seen[k]) {
@@ -164,12 +196,12 @@ static void witness(trace_id_t id, struct wit *w, const struct posix_trace_event
 		jump = p[1];
 	}
 	if (jump && w->pairs_at[k] == w->pairs) {
-		w->unreported++;
+		fault(w, &w->unreported, " <- no pair before");
 		fprintf(stderr, "thread %u lost %llu events before its event %u with no "
 		        "OVERFLOW/RESUME\n", k, (unsigned long long)jump, p[1]);
 	}
 	if (nthr == 1 && w->seen[k] && jump != w->gap_since) {
-		w->gap_bad++;
+		fault(w, &w->gap_bad, " <- the gaps before it miscount");
 		fprintf(stderr, "lost %llu events before event %u, the gaps since its last one "
 		        "count %llu\n", (unsigned long long)jump, p[1],
 		        (unsigned long long)w->gap_since);
@@ -188,7 +220,7 @@ static void witness_end(struct wit *w)
 	if (w->open_ovf)
 		w->unpaired++;
 	for (unsigned k = 0; k < nthr; k++) {
-		uint64_t tail = w->seen[k] ? per_thread - 1 - w->last[k] : per_thread;
+		uint64_t tail = w->seen[k] ? recorded[k] - 1 - w->last[k] : recorded[k];
 		if (tail && w->pairs_at[k] == w->pairs && !w->log_full) {
 			w->unreported++;
 			fprintf(stderr, "thread %u lost its last %llu events with no OVERFLOW/RESUME\n",
@@ -212,7 +244,10 @@ static void check_wit(const char *what, struct wit *w, uint64_t total, uint64_t 
 	CHECK_EQ(w->sys[POSIX_TRACE_OVERFLOW], w->sys[POSIX_TRACE_RESUME]);
 	CHECK_EQ(w->jumps + sys_lost, total);
 	CHECK_EQ(w->gap_sum, total);
-	CHECK_EQ(w->user + w->jumps, (uint64_t)nthr * per_thread);
+	uint64_t all = 0;
+	for (unsigned k = 0; k < nthr; k++)
+		all += recorded[k];
+	CHECK_EQ(w->user + w->jumps, all);
 	printf("%-34s %7llu events, %7llu lost in %4llu gaps; ordinary events stepping back: "
 	       "%llu, %llu of them after a gap (at most %.3f ms)\n", what,
 	       (unsigned long long)w->user, (unsigned long long)total,
@@ -227,6 +262,8 @@ static void flood(void)
 {
 	pthread_t th[MAXTHR];
 
+	for (unsigned i = 0; i < nthr; i++)
+		recorded[i] = per_thread;
 	for (unsigned i = 0; i < nthr; i++)
 		REQUIRE(pthread_create(&th[i], NULL, loss_writer, (void *)(uintptr_t)i) == 0);
 	for (uint32_t f = 0; f < flushes; f++) { /* each one whole: its own FLUSH_START/STOP */
@@ -284,6 +321,96 @@ static void loop_after(void)
 		witness(trid, &w, &ev, buf, len);
 	witness_end(&w);
 	check_wit("LOOP stream, after the fact", &w, loss_total(trid), !w.sys[POSIX_TRACE_START]);
+	CHECK_RC(posix_trace_shutdown(trid), 0);
+}
+
+/* The segment of the one stream of this process (src/shm/layout.h), as
+ * a hostile traced process would map it (tests/sec_losses.c). */
+static struct pt_hdr *map_stream(size_t *size)
+{
+	const char *e = getenv("POSIXTRACE_CTL");
+	int fd = e ? atoi(e) : -1;
+	struct pt_ctl *c = fd < 0 ? MAP_FAILED
+	                          : mmap(NULL, PT_CTL_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	struct pt_hdr *h = MAP_FAILED;
+
+	REQUIRE(c != MAP_FAILED);
+	for (unsigned s = 0; s < PT_SLOTS && h == MAP_FAILED; s++) {
+		uint64_t off = atomic_load(&c->slot[s].off);
+		*size = atomic_load(&c->slot[s].size);
+		if (atomic_load(&c->slot[s].ticket) > PT_TICKET_BUSY && off >= PT_CTL_SIZE && *size)
+			h = mmap(NULL, *size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)off);
+	}
+	munmap(c, PT_CTL_SIZE);
+	REQUIRE(h != MAP_FAILED);
+	return h;
+}
+
+static struct pt_hdr *seg;
+
+static void event_of(uint32_t k, uint32_t seq)
+{
+	uint32_t p[4] = { k, seq };
+
+	posix_trace_event(ID, p, sizeof p);
+}
+
+/* thread 1: floods until the loss reports made since B and C were stolen
+ * have overwritten theirs, twice over */
+static void *overwrite_reports(void *arg)
+{
+	uint32_t n = 0;
+
+	(void)arg;
+	while (atomic_load(&seg->loss_gen) < 2 * PT_LOSS_RING)
+		event_of(1, n++);
+	recorded[1] = n;
+	return NULL;
+}
+
+/* A LOOP stream read after the fact, where a thread's old chunk is kept
+ * and the chunks it took after it are lost with their loss reports: the
+ * reader must still tell a gap between the thread's events of the two
+ * chunks it keeps (the chunk serial, src/shm/layout.h).  Thread 0 (this
+ * one) fills its chunk A, which no thief takes: its writer was
+ * preempted between taking its seal number and publishing it, and the
+ * thieves went past that entry of the seal log, never to come back --
+ * emulated here by moving the steal cursor past it, as they do.  It then
+ * fills B and C and begins D; thread 1 floods, stealing B and C and then
+ * its own chunks until their reports are overwritten.  The old reader
+ * told the overwritten reports by one pair before everything, then
+ * returned A's events and D's with nothing between them. */
+static void kept_old_chunk(void)
+{
+	struct wit w = { 0 };
+	struct posix_trace_event_info ev;
+	unsigned char buf[64];
+	size_t len, size;
+	pthread_t th;
+	uint32_t n = 0;
+
+	nthr = 2;
+	loss_stream(POSIX_TRACE_LOOP, 64 * 1024, -1, 0, 0);
+	CHECK_RC(posix_trace_start(trid), 0);
+	seg = map_stream(&size);
+	uint64_t sealed = atomic_load(&seg->seal_seq); /* (START's chunk) */
+	while (atomic_load(&seg->seal_seq) == sealed) /* A, sealed by the event that */
+		event_of(0, n++);                          /* went into B */
+	atomic_store(&seg->reclaim, atomic_load(&seg->seal_seq));
+	sealed = atomic_load(&seg->seal_seq);
+	while (atomic_load(&seg->seal_seq) < sealed + 2) /* B and C; D begun */
+		event_of(0, n++);
+	recorded[0] = n;
+	REQUIRE(pthread_create(&th, NULL, overwrite_reports, NULL) == 0);
+	pthread_join(th, NULL);
+	CHECK_RC(posix_trace_stop(trid), 0);
+	while (next(trid, R_TRY, &ev, buf, sizeof buf, &len))
+		witness(trid, &w, &ev, buf, len);
+	witness_end(&w);
+	CHECK(w.seen[0] && w.last[0] == n - 1); /* D's event was kept */
+	check_wit("a kept old chunk, reports overwritten", &w, loss_total(trid),
+	          !w.sys[POSIX_TRACE_START]);
+	munmap(seg, size);
 	CHECK_RC(posix_trace_shutdown(trid), 0);
 }
 
@@ -352,6 +479,18 @@ static void with_log(int policy, int log_policy, size_t log_size, const char *wh
 	loss_stream(policy, 64 * 1024, fd, log_policy, log_size);
 	CHECK_RC(posix_trace_start(trid), 0);
 	flood();
+	/* An UNTIL_FULL log must fill for the case to be itself: it takes
+	 * twice the stream, which a flusher kept off its CPU for the whole
+	 * flood (a loaded machine) did not write; thread 0's sequence goes
+	 * on, from this thread, until it is full. */
+	for (struct posix_trace_status_info st; log_policy == POSIX_TRACE_UNTIL_FULL;) {
+		CHECK_RC(posix_trace_get_status(trid, &st), 0);
+		if (st.posix_log_full_status == POSIX_TRACE_FULL || t_failures)
+			break;
+		for (int i = 0; i < 1000; i++)
+			event_of(0, recorded[0]++);
+		usleep(1000);
+	}
 	CHECK_RC(posix_trace_shutdown(trid), 0);
 	REQUIRE(lseek(fd, 0, SEEK_SET) == 0);
 	CHECK_RC(posix_trace_open(fd, &log), 0);
@@ -405,11 +544,15 @@ int main(int argc, char **argv)
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 
 	T_BEGIN(300);
+	setvbuf(stdout, NULL, _IOLBF, 0); /* (a fault's lines, then its case's line) */
 	nthr = ncpu + 2 < 4 ? 4 : (unsigned)(ncpu + 2);
 	if (nthr > MAXTHR)
 		nthr = MAXTHR;
 	per_thread = 50000 * SCALE;
 	int rounds = argc > 1 ? atoi(argv[1]) : 1;
+	unsigned many = nthr;
+	kept_old_chunk();
+	nthr = many;
 	for (int r = 0; r < rounds; r++) {
 		flushes = 0;
 		loop_after();
@@ -425,7 +568,6 @@ int main(int argc, char **argv)
 		with_log(POSIX_TRACE_LOOP, POSIX_TRACE_LOOP, 64 * 1024, "LOOP stream, LOOP log, flushed");
 		/* one thread: each gap's count is exactly the events missing
 		 * between the two events around it */
-		unsigned many = nthr;
 		nthr = 1;
 		flushes = 0;
 		loop_after();

@@ -140,6 +140,8 @@ _Static_assert(PT_LOG_NAME_MAX == 63, "longer event names would not read in olde
 #define PT_LOG_ALIGN8(n)     (((uint64_t)(n) + 7u) & ~(uint64_t)7u)
 /* UNTIL_FULL keeps room for a block holding only the STOP event */
 #define PT_LOG_STOP_BLK      PT_LOG_ALIGN8(PT_LOG_BLK + PT_LOG_WENT + PT_LOG_REC + 4u)
+/* UNTIL_FULL: the room a RESUME takes at most (a block of its own) */
+#define PT_LOG_RESUME_BLK    PT_LOG_ALIGN8(PT_LOG_BLK + PT_LOG_WENT + PT_LOG_REC + 8u)
 
 /* ---- byte order and checksum helpers */
 static inline uint16_t pt_log_get16(const unsigned char *p, int swap)
@@ -347,6 +349,8 @@ struct pt_logw {
 	/* results, for the caller to read */
 	int err;             /* first write error, 0 if none */
 	int full;            /* UNTIL_FULL: the STOP event is written, events refused */
+	int resume_due;      /* UNTIL_FULL: an OVERFLOW is written, its RESUME not yet:
+	                      * room for it is kept (PT_LOG_RESUME_BLK) */
 	uint64_t lost;       /* LOOP: events in blocks overwritten */
 	uint64_t dropped;    /* events discarded: log full, or their block failed to write */
 	uint64_t written;    /* bytes written successfully (header included) */

@@ -67,6 +67,43 @@ static int load(struct pt_logr *r, const struct pt_logr_item *it)
 	return 0;
 }
 
+/* A wrapped log's oldest record kept may be the RESUME of a gap whose
+ * OVERFLOW was in the block before, overwritten: that gap is part of the
+ * wrap's, whose RESUME takes its place and its count.  1 (the record
+ * passed, its count in *lost) if so; else nothing moves but the records
+ * of names and objects before it (pt_logr_next() passes them too), and a
+ * block that does not load is left for pt_logr_next() to tell. */
+static int orphan_resume(struct pt_logr *r, uint64_t *lost)
+{
+	int sw = r->swap;
+
+	while (r->cur < r->nitems && r->cur < r->stop && !r->items[r->cur].error) {
+		if (!r->loaded && load(r, &r->items[r->cur]))
+			return 0;
+		if (!r->rleft) {
+			r->loaded = 0;
+			r->cur++;
+			continue;
+		}
+		const unsigned char *p = r->buf + r->roff;
+		uint32_t n = pt_log_get16(p + PT_LOG_R_LEN, sw);
+		unsigned info = pt_log_get16(p + PT_LOG_R_INFO, sw);
+		uint32_t hl = info & PT_LOG_RF_SHORT ? PT_LOG_REC_SHORT : PT_LOG_REC;
+		int names = (info & (PT_LOG_RF_NAME | PT_LOG_RF_OBJ)) != 0;
+		if (!names && ((info & PT_LOG_ID_MASK) != POSIX_TRACE_RESUME || !(info & PT_LOG_RF_LOST)))
+			return 0;
+		r->roff += hl + n;
+		r->rleft--;
+		if (names)
+			continue;
+		if (hl == PT_LOG_REC) /* (the writer a short record after it has) */
+			r->where = pt_log_get64(p + PT_LOG_R_WHERE, sw);
+		*lost = pt_log_get64(p + hl, sw); /* (checked: 8 bytes) */
+		return 1;
+	}
+	return 0;
+}
+
 /* A LOOP log that wrapped lost its oldest blocks: an OVERFLOW/RESUME pair
  * before the oldest event kept tells it, as a stream tells its losses.
  * The first lost event's time is not in the log any more: both take the
@@ -92,9 +129,12 @@ static int put_wrap(struct pt_logr *r, struct posix_trace_event_info *ev, size_t
 		/* the stream's count before the oldest event kept is not in
 		 * the log: 0, so the first gap kept counts the gaps
 		 * overwritten too; or, when no gap is kept, all of them
-		 * (they were all told before it) */
-		r->last_lost_ok = r->has_status;
-		r->last_lost = r->lost_kept || !r->has_stream_lost ? 0 : r->stream_lost;
+		 * (they were all told before it); or the count of a RESUME
+		 * kept whose OVERFLOW was not, which this one stands for */
+		uint64_t lost;
+		int orphan = orphan_resume(r, &lost);
+		r->last_lost_ok = r->has_status || orphan;
+		r->last_lost = orphan ? lost : r->lost_kept || !r->has_stream_lost ? 0 : r->stream_lost;
 		r->wrap_told = r->has_status ? r->lost : 0;
 	}
 	return 1;

@@ -194,7 +194,8 @@ static void go_full(struct pt_logw *w, int *werr);
  * go to *werr. */
 /* 1 if `need` more bytes fit in the block being built, and the block so
  * grown still fits in the log (UNTIL_FULL: with room for the STOP block
- * left). */
+ * left, and for the RESUME of an OVERFLOW written: a log never ends with
+ * a gap that it does not close). */
 static int fits(const struct pt_logw *w, uint32_t need)
 {
 	uint64_t len = (uint64_t)blk_len(w) + need, end;
@@ -204,7 +205,9 @@ static int fits(const struct pt_logw *w, uint32_t need)
 	if (w->policy == POSIX_TRACE_APPEND)
 		return 1;
 	end = w->pos + PT_LOG_ALIGN8(len);
-	return w->policy == POSIX_TRACE_LOOP ? end <= w->limit : end + PT_LOG_STOP_BLK <= w->limit;
+	return w->policy == POSIX_TRACE_LOOP
+	               ? end <= w->limit
+	               : end + PT_LOG_STOP_BLK + (w->resume_due ? PT_LOG_RESUME_BLK : 0) <= w->limit;
 }
 
 static int make_room(struct pt_logw *w, const struct pt_logw_who *who, uint64_t ts,
@@ -230,6 +233,8 @@ static int make_room(struct pt_logw *w, const struct pt_logw_who *who, uint64_t 
 		}
 		if (fits(w, need))
 			return 0;
+		if (!who && w->resume_due)
+			return ENOSPC; /* a name or an object: left out, the RESUME's room kept */
 		if (w->policy == POSIX_TRACE_LOOP) {
 			if (w->nrec)
 				keep_err(werr, flush(w));
@@ -368,6 +373,8 @@ static int put_event(struct pt_logw *w, uint64_t ts_ns, int32_t pid, uint64_t th
 		w->dropped += !syn;
 		return ENOSPC;
 	}
+	if (w->policy == POSIX_TRACE_UNTIL_FULL && syn) /* (an OVERFLOW: with its RESUME's */
+		w->resume_due = id == POSIX_TRACE_OVERFLOW;  /* room; a RESUME: in that room) */
 	if (len > w->max_payload)
 		len = w->max_payload, info |= PT_LOG_RF_TRUNC;
 	/* most events: the same writer as the last one, in the same block */

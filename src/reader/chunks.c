@@ -29,6 +29,31 @@ static int32_t ck_alloc(struct pt_reader *rd)
 	return i;
 }
 
+/* Chunk a, of serial s, is queued after w's last: are chunks of w missing
+ * between (layout.h, pt_chunk.serial)?  Serials are the writer's word, so
+ * anything goes: one that goes back (a chunk stepped over and queued late,
+ * or a lie) marks nothing and moves nothing back; 1 is a writer's first
+ * chunk (a new thread with an old one's id), with nothing before it. */
+static void follows(struct pt_rwriter *w, struct pt_ractive *a, uint32_t s)
+{
+	uint32_t d = s - w->serial;
+
+	if (!w->serial_ok) {
+		w->serial_ok = 1;
+		w->serial = s;
+		if (s == 1)
+			w->fresh = 0; /* its first chunk: nothing of it came before */
+		return;
+	}
+	if (s == 1 || d == 0 || d > INT32_MAX) {
+		if (s == 1)
+			w->serial = s;
+		return;
+	}
+	a->gap = d != 1;
+	w->serial = s;
+}
+
 /* Append the chunk of acquisition-log entry seq to its writer's queue. */
 static void add(struct pt_trid *t, uint32_t idx, uint64_t seq)
 {
@@ -47,6 +72,7 @@ static void add(struct pt_trid *t, uint32_t idx, uint64_t seq)
 	uint64_t thread = atomic_load_explicit(&ck->thread, memory_order_relaxed);
 	uint32_t level = atomic_load_explicit(&ck->level, memory_order_relaxed);
 	uint64_t base = atomic_load_explicit(&ck->base_ts, memory_order_relaxed);
+	uint32_t serial = atomic_load_explicit(&ck->serial, memory_order_relaxed);
 	int32_t i = ck_alloc(rd);
 	struct pt_rwriter *w = pt_rwriter_of(rd, pid, thread, level);
 	if (i == NONE || !w) {
@@ -65,12 +91,14 @@ static void add(struct pt_trid *t, uint32_t idx, uint64_t seq)
 	a->pub = PT_RD_POS(seq, 0, 0);
 	a->base_ts = base;
 	a->next = NONE;
+	PT_SEQ_FENCE(); /* (what was read above is of seq's life, or it is gone) */
 	if (pt_rchunk_gone(t, a)) { /* overwritten meanwhile */
-		pt_lost_rest(rd, w, a);
+		pt_lost_rest(t, w, a);
 		a->next = rd->ck_free;
 		rd->ck_free = i;
 		return;
 	}
+	follows(w, a, serial);
 	if (w->tail == NONE)
 		w->head = i;
 	else

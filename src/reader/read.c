@@ -43,6 +43,7 @@ void pt_reader_reset(struct pt_trid *t)
 	rd->nsteal_wait = 0;
 	rd->gap_lost = 0;
 	rd->told_next = 0;
+	rd->reports_lost = 0;
 	/* (clear) the losses not told yet are forgotten with the events */
 	uint64_t lost = atomic_load(&h->lost);
 	rd->lost_forgot = lost > rd->lost_at_resume ? lost - rd->lost_at_resume : 0;
@@ -123,7 +124,7 @@ static void service(struct pt_trid *t, struct pt_rwriter *w)
 			}
 		}
 		evict_lost(t, a);
-		pt_lost_rest(rd, w, a);
+		pt_lost_rest(t, w, a);
 		pt_rwriter_pop(rd, w);
 	}
 }
@@ -160,6 +161,28 @@ static uint64_t not_before_out(const struct pt_reader *rd, uint64_t tick)
 	return tick > rd->last_out ? tick : rd->last_out;
 }
 
+/* The stream's count of lost events, then the reports published since
+ * the last look.  A report taken here whose events the count loaded does
+ * not have yet (its writer publishes it, then adds to the count) would
+ * be subtracted from the count as one not told yet, and the events the
+ * count holds in no report (reports overwritten) would be told short by
+ * as many, in this gap, and in full in the next: the wrong gap.  So when
+ * the count moved while the reports were taken, again (a few times at
+ * most: writers that keep losing must not keep the reader here).  What
+ * is left: a writer preempted between its two stores. */
+static uint64_t collect_lost(struct pt_trid *t)
+{
+	uint64_t all = pt_read_lost(t);
+
+	for (int again = 0;; again++) {
+		pt_losses_collect(t);
+		uint64_t now = pt_read_lost(t);
+		if (now == all || again == 3)
+			return all;
+		all = now;
+	}
+}
+
 /* The count a RESUME carries: the counts of the reports this gap took in
  * (pt_loss_take), what reports told earlier counted since (a run of drops
  * that went on, pt_loss_growth), and the events the stream counted lost
@@ -174,9 +197,8 @@ static uint64_t not_before_out(const struct pt_reader *rd, uint64_t tick)
 static uint64_t resume_count(struct pt_trid *t, uint64_t upto)
 {
 	struct pt_reader *rd = &t->rd;
-	uint64_t all = pt_read_lost(t);
+	uint64_t all = collect_lost(t);
 
-	pt_losses_collect(t);
 	pt_loss_take(rd, t->hdr, upto); /* (reports that came meanwhile) */
 	uint64_t n = rd->gap_lost + pt_loss_growth(rd, t->hdr);
 	uint64_t told = rd->lost_at_resume + n + pt_losses_later(rd, t->hdr);
@@ -189,33 +211,10 @@ static uint64_t resume_count(struct pt_trid *t, uint64_t upto)
 static uint64_t untold(struct pt_trid *t)
 {
 	struct pt_reader *rd = &t->rd;
-	uint64_t all = pt_read_lost(t);
+	uint64_t all = collect_lost(t);
 
-	pt_losses_collect(t);
 	uint64_t told = rd->lost_at_resume + rd->gap_lost + pt_losses_later(rd, t->hdr);
 	return all > told ? all - told : 0;
-}
-
-/* 1 while the thief of a chunk the reader lost under it has not reported
- * it yet: it is between taking the chunk and handing it out again (its
- * report is published before that, ring/pool.c).  The RESUME waits, so
- * that it counts those events rather than a gap of their own later; for
- * PT_THIEF_WAIT_NS at most (a thief killed with its process never hands
- * the chunk out: then the count goes to a later gap). */
-#define PT_THIEF_WAIT_NS 1000000000u
-static int thief_busy(struct pt_trid *t)
-{
-	struct pt_reader *rd = &t->rd;
-
-	for (unsigned i = 0; i < rd->nsteal_wait;) {
-		uint64_t ss = atomic_load_explicit(&t->view.chunks[rd->steal_wait[i].idx].ss,
-		                                   memory_order_acquire);
-		if (PT_SS_SEQ(ss) == rd->steal_wait[i].seq && PT_SS_STATE(ss) == PT_CK_BUSY &&
-		    pt_mono_ns() - rd->steal_wait[i].since < PT_THIEF_WAIT_NS)
-			return 1;
-		rd->steal_wait[i] = rd->steal_wait[--rd->nsteal_wait];
-	}
-	return 0;
 }
 
 /* A RESUME at tick (never before its OVERFLOW): the gap is closed, with
@@ -371,7 +370,8 @@ static struct pt_rwriter *switch_run(struct pt_trid *t)
 		if (!best || rd->ck[rd->w[i].head].next_ts < rd->ck[best->head].next_ts)
 			best = &rd->w[i];
 	}
-	if (best && best->unknown_seen == rd->unknown) {
+	if (best && best->unknown_seen == rd->unknown && !(best->fresh && rd->reports_lost) &&
+	    !rd->ck[best->head].gap) {
 		allow_run_at(t, best, rd->run_cap);
 		if (rd->run_w && rd->ck[best->head].next_ts < rd->run_limit)
 			return best;
@@ -421,6 +421,7 @@ static int read_again(struct pt_trid *t, struct posix_trace_event_info *ev, void
 	if (take(t, w, ev, buf, num, dlen) != TAKE_OK)
 		return 0; /* (take changed nothing): read_next() deals with it */
 	w->pairs_at = rd->pairs;
+	w->fresh = 0;
 	return 1;
 }
 
@@ -483,7 +484,7 @@ static int merge_all(struct pt_trid *t, struct pt_read_merge *m)
 				return 0;
 			continue;
 		}
-		if (w->unknown_seen != rd->unknown)
+		if (w->unknown_seen != rd->unknown || (w->fresh && rd->reports_lost) || a->gap)
 			return 0; /* read_next() marks that loss first */
 		uint64_t own = w->lost.n && w->lost.e[0].ts < lim ? w->lost.e[0].ts : lim;
 		add_part(t, m, w, own, open);
@@ -552,6 +553,7 @@ int pt_read_merge_end(struct pt_trid *t, struct pt_read_merge *m)
 			rd->last_out = p->tick;
 		a->addr = p->addr;
 		p->w->pairs_at = rd->pairs;
+		p->w->fresh = 0;
 		if (!pt_rchunk_peek(t, a))
 			a->has_next = 0; /* service() drops it next time */
 	}
@@ -639,7 +641,7 @@ static int read_next(struct pt_trid *t, struct posix_trace_event_info *ev, void 
 			overflow(t, ev, buf, num, dlen, tick);
 			return 1;
 		}
-		if (rd->need_resume && thief_busy(t))
+		if (rd->need_resume && pt_thief_busy(t))
 			return 0; /* the RESUME waits for the thief's count */
 		if (!best && rd->need_resume) {
 			/* nothing more now: the gap ends here, so that a stream
@@ -685,10 +687,17 @@ static int read_next(struct pt_trid *t, struct posix_trace_event_info *ev, void 
 		}
 		/* A writer whose next event follows a loss of its own, with no
 		 * OVERFLOW/RESUME since its previous event (it was preempted, its
-		 * event arrived late): mark the loss right here. */
-		uint64_t ts = rd->ck[best->head].next_ts;
-		uint64_t from = best->lost.n && best->lost.e[0].ts <= ts ? best->lost.e[0].ts : ts;
-		if (pt_loss_upto(&best->lost, ts) | (best->unknown_seen != rd->unknown)) {
+		 * event arrived late; chunks of it are missing before this one,
+		 * their reports maybe overwritten): mark the loss right here. */
+		struct pt_ractive *ha = &rd->ck[best->head];
+		uint64_t ts = ha->next_ts;
+		int missing = ha->gap || (best->fresh && rd->reports_lost);
+		/* (missing chunks: when they were lost is not known, the latest
+		 * tick returned is the bound, as for an overwritten report) */
+		uint64_t from = best->lost.n && best->lost.e[0].ts <= ts ? best->lost.e[0].ts
+		              : missing && rd->last_out ? rd->last_out : ts;
+		ha->gap = best->fresh = 0;
+		if (pt_loss_upto(&best->lost, ts) | (best->unknown_seen != rd->unknown) | missing) {
 			best->unknown_seen = rd->unknown;
 			if (!rd->need_resume && rd->pairs == best->pairs_at) {
 				overflow(t, ev, buf, num, dlen, from);
@@ -720,7 +729,7 @@ static int read_next(struct pt_trid *t, struct posix_trace_event_info *ev, void 
 		struct pt_ractive *a = &rd->ck[best->head];
 		if (r == TAKE_GONE) { /* overwritten under us */
 			evict_lost(t, a);
-			pt_lost_rest(rd, best, a);
+			pt_lost_rest(t, best, a);
 			pt_rwriter_pop(rd, best);
 			continue;
 		}

@@ -26,6 +26,9 @@ struct pt_ractive {          /* a chunk being read */
 	                     * record's own) */
 	int has_next;
 	int32_t next;       /* the same writer's next chunk, or -1 */
+	int gap;            /* chunks of its writer are missing before it (its
+	                     * serial, layout.h): mark a loss before its first
+	                     * record */
 };
 
 struct pt_loss { uint64_t ts, g; }; /* g: its report, or PT_NO_REPORT */
@@ -42,6 +45,11 @@ struct pt_rwriter {          /* one writer: (pid, thread, nesting level) */
 	struct pt_losses lost; /* losses in its sequence not yet marked */
 	uint64_t pairs_at;  /* rd->pairs when its last event was returned */
 	uint64_t unknown_seen; /* rd->unknown when it was last marked */
+	uint32_t serial;    /* serial of the last chunk of it queued, */
+	int serial_ok;      /* ... if one was */
+	int fresh;          /* what came before its first chunk queued is not
+	                     * known: its first event is marked if loss
+	                     * reports were overwritten (rd->reports_lost) */
 };
 
 struct pt_reader {
@@ -70,7 +78,7 @@ struct pt_reader {
 	struct { uint64_t g, n; } told[64]; /* reports told lately, their counts then */
 	uint64_t told_next;
 	uint64_t lost_at_resume;     /* events lost in the gaps reported so far */
-	struct { uint32_t idx; uint64_t seq, since; } steal_wait[8]; /* chunks lost */
+	struct { uint32_t idx, looks; uint64_t seq, since; } steal_wait[8]; /* chunks lost */
 	unsigned nsteal_wait;        /* under the reader whose thief may not have
 	                              * reported yet, and since when (mono ns) */
 	uint64_t lost_forgot;        /* lost before a clear and never told: not in
@@ -78,6 +86,8 @@ struct pt_reader {
 	uint64_t last_out;           /* the latest tick of an event returned */
 	uint64_t ovf_tick;           /* the tick of the OVERFLOW waiting for its RESUME */
 	uint64_t unknown;            /* losses whose writer is not known */
+	uint64_t reports_lost;       /* loss reports overwritten before they were
+	                              * read: their writers' serials place them */
 	uint64_t start_ts;
 	uint32_t epoch;
 	/* the map of loaded code taken from the segment (objread.c); kept
@@ -185,7 +195,8 @@ uint64_t pt_loss_growth(struct pt_reader *rd, const struct pt_hdr *h);
 void pt_loss_note(struct pt_reader *rd, uint64_t ts, uint64_t g);
 void pt_losses_collect(struct pt_trid *t);
 uint64_t pt_losses_later(const struct pt_reader *rd, const struct pt_hdr *h);
-void pt_lost_rest(struct pt_reader *rd, struct pt_rwriter *w, const struct pt_ractive *a);
+void pt_lost_rest(struct pt_trid *t, struct pt_rwriter *w, const struct pt_ractive *a);
+int pt_thief_busy(struct pt_trid *t);
 struct pt_rwriter *pt_rwriter_of(struct pt_reader *rd, int32_t pid, uint64_t thread,
                                  uint32_t level);
 /* chunks.c */

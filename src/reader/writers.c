@@ -141,6 +141,8 @@ struct pt_rwriter *pt_rwriter_of(struct pt_reader *rd, int32_t pid, uint64_t thr
 	memset(&w->lost, 0, sizeof w->lost);
 	w->pairs_at = rd->pairs;
 	w->unknown_seen = 0; /* after an unknown loss its first event is marked */
+	w->serial_ok = 0;
+	w->fresh = 1;
 	return w;
 }
 
@@ -158,7 +160,7 @@ static int take_loss(struct pt_reader *rd, struct pt_hdr *h, uint64_t g)
 		return 0;
 	PT_SEQ_FENCE();
 	if (tag != g + 1 || atomic_load_explicit(&h->loss_tag[i], memory_order_relaxed) != tag) {
-		pt_loss_note(rd, UINT64_MAX, PT_NO_REPORT); /* overwritten by a later loss */
+		rd->reports_lost++; /* overwritten by a later loss */
 		return 1;
 	}
 	pt_loss_note(rd, ts, g);
@@ -173,7 +175,14 @@ static int take_loss(struct pt_reader *rd, struct pt_hdr *h, uint64_t g)
 /* Take the losses writers reported since last time, with their times and
  * writers.  A report still being written (its writer was preempted) does
  * not hold up the ones after it; until it is complete nobody knows whose
- * events it lost, so every writer is marked at once. */
+ * events it lost, so every writer is marked at once.  Reports overwritten
+ * before they were read (more than PT_LOSS_RING since the last look) are
+ * not told at once: each was of chunks its writer lost, or a run it
+ * dropped, which the writer's next chunk queued shows by its serial
+ * (chunks.c) -- where they were lost in its sequence, so the gap goes
+ * there; and a writer first seen after them has its first event marked
+ * (fresh).  Their events are in the stream's count, which the next RESUME
+ * takes in (read.c, resume_count). */
 void pt_losses_collect(struct pt_trid *t)
 {
 	struct pt_reader *rd = &t->rd;
@@ -188,8 +197,8 @@ void pt_losses_collect(struct pt_trid *t)
 		else
 			k++;
 	}
-	if (end - rd->loss_gen > PT_LOSS_RING) { /* too many to tell apart */
-		pt_loss_note(rd, UINT64_MAX, PT_NO_REPORT);
+	if (end - rd->loss_gen > PT_LOSS_RING) { /* overwritten before we got to them */
+		rd->reports_lost++;
 		rd->loss_gen = end - PT_LOSS_RING;
 	}
 	for (; rd->loss_gen < end; rd->loss_gen++) {
@@ -206,17 +215,54 @@ void pt_losses_collect(struct pt_trid *t)
 /* The reader gives up on a chunk it could not read to the end (it was
  * overwritten): note the loss from the earliest time it knows of the
  * unread part.  The thief reports it too, but maybe only a moment later. */
-void pt_lost_rest(struct pt_reader *rd, struct pt_rwriter *w, const struct pt_ractive *a)
+void pt_lost_rest(struct pt_trid *t, struct pt_rwriter *w, const struct pt_ractive *a)
 {
+	struct pt_reader *rd = &t->rd;
 	uint64_t ts = a->has_next ? a->next_ts : a->count ? a->last_ts + 1 : a->base_ts;
 	pt_loss_note(rd, ts, PT_NO_REPORT);
 	/* its gap's RESUME waits for the thief's report, which counts them */
 	unsigned cap = sizeof rd->steal_wait / sizeof rd->steal_wait[0];
 	if (rd->nsteal_wait == cap)
+		pt_thief_busy(t);     /* (drops the entries whose thief is done) */
+	if (rd->nsteal_wait == cap) /* the oldest goes */
 		memmove(rd->steal_wait, rd->steal_wait + 1, --rd->nsteal_wait * sizeof rd->steal_wait[0]);
 	rd->steal_wait[rd->nsteal_wait].idx = a->idx;
+	rd->steal_wait[rd->nsteal_wait].looks = 0;
 	rd->steal_wait[rd->nsteal_wait].since = pt_mono_ns();
 	rd->steal_wait[rd->nsteal_wait++].seq = a->seq;
 	if (w)
 		pt_loss_add(&w->lost, ts, PT_NO_REPORT);
+}
+
+/* 1 while the thief of a chunk the reader lost under it has not reported
+ * it yet: it is between taking the chunk and handing it out again (its
+ * report is published before that, ring/pool.c).  The RESUME waits, so
+ * that it counts those events rather than a gap of their own later; for
+ * PT_THIEF_WAIT_NS and PT_THIEF_LOOKS of these looks at least (a thief
+ * killed with its process never hands the chunk out: then the count goes
+ * to a later gap).  Both, so that a reader kept off its CPU for as long
+ * as the bound (a loaded machine) does not give up at its first look
+ * after: the thief may have been kept off its CPU just as long, and
+ * needs a moment of it.  Entries whose thief is done are dropped. */
+#define PT_THIEF_WAIT_NS 1000000000u
+#define PT_THIEF_LOOKS   64u
+int pt_thief_busy(struct pt_trid *t)
+{
+	struct pt_reader *rd = &t->rd;
+	int busy = 0;
+
+	for (unsigned i = 0; i < rd->nsteal_wait;) {
+		uint64_t ss = atomic_load_explicit(&t->view.chunks[rd->steal_wait[i].idx].ss,
+		                                   memory_order_acquire);
+		if (PT_SS_SEQ(ss) == rd->steal_wait[i].seq && PT_SS_STATE(ss) == PT_CK_BUSY &&
+		    (++rd->steal_wait[i].looks < PT_THIEF_LOOKS ||
+		     pt_mono_ns() - rd->steal_wait[i].since < PT_THIEF_WAIT_NS)) {
+			busy = 1;
+			i++;
+			continue;
+		}
+		memmove(&rd->steal_wait[i], &rd->steal_wait[i + 1], /* (oldest first) */
+		        (--rd->nsteal_wait - i) * sizeof rd->steal_wait[0]);
+	}
+	return busy;
 }

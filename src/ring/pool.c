@@ -249,9 +249,14 @@ static void drop(struct pt_view *sl, struct pt_tw *tw, uint32_t state, uint64_t 
 	uint32_t key = pt_tw_key(sl, state);
 
 	if (tw->drop_key != key) { /* a new run */
+		int report = sl->policy != POSIX_TRACE_UNTIL_FULL;
 		tw->drop_key = key;
-		tw->drop_g = (uint32_t)pt_pool_note_lost(h, 1, ts, sl->policy != POSIX_TRACE_UNTIL_FULL,
-		                                         (uint64_t)pthread_self(), pt_pid, level);
+		tw->drop_g = (uint32_t)pt_pool_note_lost(h, 1, ts, report, (uint64_t)pthread_self(),
+		                                         pt_pid, level);
+		/* the run counts in the serial (tw->idx: no chunk held), so the
+		 * reader sees a gap even if this report is overwritten before it
+		 * reads it; an UNTIL_FULL stream tells its losses by its STOP */
+		tw->idx += (uint32_t)report;
 	} else {
 		if (tw->drop_g != UINT32_MAX)
 			add_to_report(h, tw->drop_g);
@@ -364,6 +369,7 @@ int pt_pool_acquire(struct pt_view *sl, struct pt_tw *tw, uint32_t state, uint64
 	if (tw->key) { /* a chunk of a stream gone from this slot, left as it is */
 		tw->key = 0;
 		tw->drop_key = 0; /* (it held the address) */
+		tw->idx = 0;      /* serials begin again: this stream never saw the writer */
 	}
 	if (idx == PT_NIL && sl->policy == POSIX_TRACE_LOOP)
 		idx = steal(sl);
@@ -399,6 +405,7 @@ int pt_pool_acquire(struct pt_view *sl, struct pt_tw *tw, uint32_t state, uint64
 	atomic_signal_fence(memory_order_seq_cst);
 	uint64_t seq = atomic_fetch_add_explicit(&h->acq_seq, 1, memory_order_relaxed) + 1;
 	struct pt_chunk *ck = &sl->chunks[idx];
+	atomic_store_explicit(&ck->serial, tw->idx + 1, memory_order_relaxed); /* (no chunk held) */
 	atomic_store_explicit(&ck->commit, 0, memory_order_relaxed);
 	atomic_store_explicit(&ck->nevents, 0, memory_order_relaxed);
 	/* the life's own start value: a reader that claims with the last
@@ -431,6 +438,9 @@ void pt_pool_seal(struct pt_view *sl, struct pt_tw *tw, uint32_t state)
 {
 	struct pt_hdr *h = sl->hdr;
 	struct pt_chunk *ck = &sl->chunks[tw->idx];
+	/* the writer's serial stays with it while it holds no chunk: the
+	 * chunk's, which it wrote itself and nobody else writes while open */
+	uint32_t serial = atomic_load_explicit(&ck->serial, memory_order_relaxed);
 
 	if ((tw->key & 0xffffu) != (PT_ST_EPOCH(state) & 0xffffu)) {
 		pt_pool_free(sl, tw->idx, tw->seq, PT_CK_OPEN);
@@ -445,6 +455,7 @@ void pt_pool_seal(struct pt_view *sl, struct pt_tw *tw, uint32_t state)
 		wake_flusher(sl);
 	}
 	tw->key = 0;
+	tw->idx = serial;
 	tw->drop_key = 0; /* (it held the address) */
 }
 

@@ -12,7 +12,8 @@
 /* A writer's current chunk for one (slot, level): thread-local. */
 struct pt_tw {
 	uint32_t key;      /* slot gen << 16 | epoch; 0 = no chunk */
-	uint32_t idx;
+	uint32_t idx;      /* the chunk; with no chunk, the serial of the last
+	                    * one (layout.h; pool.c keeps it) */
 	uint32_t pos;
 	uint32_t nev;      /* events in the chunk; with no chunk, losses in the run */
 	uint64_t base_ts;

@@ -32,7 +32,7 @@
 #include <trace.h>
 
 #define PT_MAGIC          0x4d52545358495350ull /* "PSIXSTRM" */
-#define PT_LAYOUT_VERSION 5u
+#define PT_LAYOUT_VERSION 6u
 #define PT_NIDS           __TRACE_EVENT_ID_LIMIT /* event id space */
 #define PT_SYS_IDS        16u                    /* ids below are system events */
 #define PT_NAME_SZ        (TRACE_EVENT_NAME_MAX + 1) /* a name and its NUL */
@@ -225,10 +225,18 @@ struct pt_clock_img {
 /* Two cache lines: the descriptor, which changes only when the chunk
  * changes hands (and the reader's progress), and the commit offset, which
  * its writer stores at every event.  Kept apart, a reader checking the
- * chunk's life after each record reads a line no writer is storing to. */
+ * chunk's life after each record reads a line no writer is storing to.
+ * serial: each writer (thread, pid, level) numbers the chunks it takes
+ * 1, 2, ... and counts one more for each reported run of events it
+ * dropped with no chunk (ring/pool.c); so a reader that finds a writer's
+ * chunk numbered other than one more than the last it saw of that
+ * writer knows events of that writer were lost between the two
+ * (reader/chunks.c).  Untrusted, like all of it: a wrong serial can only
+ * add a gap to that writer's events. */
 struct pt_chunk {
 	_Atomic uint64_t ss;       /* seq << 2 | state */
 	_Atomic uint32_t next;     /* free-stack link */
+	_Atomic uint32_t serial;   /* its writer's chunk serial (see above) */
 	_Atomic uint64_t base_ts;  /* timestamp of the first record */
 	_Atomic uint64_t thread;   /* pthread_t of the writer */
 	_Atomic int32_t pid;       /* process of the writer */
@@ -239,6 +247,8 @@ struct pt_chunk {
 	_Atomic uint32_t sealno;   /* seal number of its last seal (low 32 bits) */
 	alignas(64) _Atomic uint32_t commit; /* bytes of complete records (release store) */
 };
+_Static_assert(sizeof(struct pt_chunk) == 128 && offsetof(struct pt_chunk, commit) == 64,
+               "pt_chunk is two cache lines, commit alone on the second");
 
 struct pt_name {
 	_Atomic uint32_t valid;
