@@ -61,6 +61,15 @@ int signals_take(int timeout_ms, int *from_tty);  /* a signal, or 0 */
 int info_processes(const struct tlog *l, struct symz *z, uint64_t first);
 
 /* ------------------------------------------------------------ proctree.c */
+/* A process's line of /proc/PID/stat: 0, or -1 when it cannot be
+ * read (also target.c's look at a process that is not its child) */
+struct pstat {
+	pid_t pid, ppid;
+	char state; /* R, S, D, Z (a zombie), X (dead)... */
+	unsigned long long start;
+	char comm[17];
+};
+int read_stat(pid_t pid, struct pstat *ps);
 /* attach --tree: the running descendants of root, each asked to join the
  * stream trid when it uses the library (ptree_poll, once per look). */
 struct ptree;

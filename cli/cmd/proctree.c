@@ -40,15 +40,9 @@ struct ptree {
 	unsigned joined, inherited, refused;
 };
 
-struct pstat {
-	pid_t pid, ppid;
-	unsigned long long start;
-	char comm[17];
-};
-
 /* /proc/PID/stat: 0 if read (the command name is inside parentheses and
  * may hold anything, so the fields are counted from its last ')'). */
-static int read_stat(pid_t pid, struct pstat *ps)
+int read_stat(pid_t pid, struct pstat *ps)
 {
 	char path[48], buf[1024];
 	int fd;
@@ -75,14 +69,16 @@ static int read_stat(pid_t pid, struct pstat *ps)
 	 * itrealvalue starttime */
 	char *p = rp + 1;
 	int ppid;
+	char state;
 	unsigned long long start = 0;
-	if (sscanf(p, " %*c %d", &ppid) != 1)
+	if (sscanf(p, " %c %d", &state, &ppid) != 2)
 		return -1;
 	for (int f = 0; f < 19 && p; f++)
 		p = strchr(p + 1, ' ');
 	if (!p || sscanf(p, " %llu", &start) != 1)
 		return -1;
 	ps->pid = pid;
+	ps->state = state;
 	ps->ppid = ppid;
 	ps->start = start;
 	return 0;

@@ -421,22 +421,11 @@ void target_check_privileged(char **argv, const char *what)
 /* Has a process that is not our child ended?  (A zombie has.) */
 static int gone(pid_t pid)
 {
-	char fn[64], buf[512];
-	int fd;
-	ssize_t n;
+	struct pstat ps;
 
 	if (kill(pid, 0) != 0 && errno == ESRCH)
 		return 1;
-	snprintf(fn, sizeof fn, "/proc/%d/stat", (int)pid);
-	if ((fd = open(fn, O_RDONLY | O_CLOEXEC)) < 0)
-		return 1;
-	n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return 1;
-	buf[n] = 0;
-	char *p = strrchr(buf, ')');
-	return p && (p[2] == 'Z' || p[2] == 'X');
+	return read_stat(pid, &ps) != 0 || ps.state == 'Z' || ps.state == 'X';
 }
 
 /* 1 once the target has ended.  Also reaps orphans we adopted as a
