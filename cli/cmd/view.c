@@ -267,7 +267,7 @@ int cmd_view(int argc, char **argv)
 	struct tlog l;
 	struct vindex x;
 	int fast = 0;
-	if (cache != VIX_CACHE_NONE && vindex_cached(&x, argv[optind]) == 0) {
+	if (cache != VIX_CACHE_NONE && vindex_cached(&x, argv[optind], &spa) == 0) {
 		if (tlog_totals(&l, argv[optind])) {
 			vindex_free(&x);
 			return 1;
@@ -276,7 +276,7 @@ int cmd_view(int argc, char **argv)
 	} else {
 		if (tlog_load(&l, argv[optind]))
 			return 1;
-		if (vindex_get(&x, &l, cache)) {
+		if (vindex_get(&x, &l, cache, &spa)) {
 			tlog_free(&l);
 			return 1;
 		}
