@@ -489,8 +489,11 @@ static int build_spans(struct vindex *x, struct tlog *l, const struct span_args 
 		}
 		if (m.kind != SPAN_END || m.thread >= x->nlanes || e.thread >= x->nlanes)
 			continue;
-		/* (lanes are tlog's threads, in the same order: add_lane) */
-		uint16_t d = m.depth + 1 < UINT16_MAX ? (uint16_t)(m.depth + 1) : UINT16_MAX;
+		/* (lanes are tlog's threads, in the same order: add_lane).  A
+		 * keyed span's depth is its end thread's (spans.c): its begin's
+		 * lane gets a row at least (the page stacks them) */
+		unsigned depth = spans_stat(sp, m.def)->keyed ? 0 : m.depth;
+		uint16_t d = depth + 1 < UINT16_MAX ? (uint16_t)(depth + 1) : UINT16_MAX;
 		if (x->depth[m.thread] < d)
 			x->depth[m.thread] = d;
 		struct vspan v = { m.start, m.dur, m.thread, e.thread, (uint16_t)m.def, (uint16_t)(d - 1), 0 };
