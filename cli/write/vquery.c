@@ -279,12 +279,22 @@ static int density(struct vsrv *s, uint64_t from, uint64_t to, unsigned cols, st
 	free(sum);
 	vb_put(b, "]", 1);
 	/* the index's long spans a column wide or more (a span shorter than
-	 * its long_ns, at most a few columns wide here, is not drawn) */
+	 * its long_ns, at most a few columns wide here, is not drawn), the
+	 * longest VIEW_MAX_SPANS of them at most */
 	struct spans *sp = NULL;
 	if (x->has_spans && s->span_args && spans_make(s->span_args, &sp) == 0 &&
 	    spans_any(sp, s->l)) {
 		struct vbuf sb = { 0 };
-		long_spans(x, from, to, colw, &sb, 0);
+		/* more than VIEW_MAX_SPANS: the longest (not the first in the
+		 * table, which would favour one end of the trace) */
+		uint64_t min = colw, n;
+		do {
+			n = 0;
+			for (uint32_t i = 0; i < x->nsp; i++)
+				n += x->sp[i].start <= to && x->sp[i].start + x->sp[i].dur >= from &&
+				     x->sp[i].dur >= min;
+		} while (n > VIEW_MAX_SPANS && (min *= 2) <= x->t1 - x->t0);
+		long_spans(x, from, to, min, &sb, 0);
 		put_spans(b, &sb, sp);
 		b->oom |= sb.oom;
 		free(sb.p);
