@@ -85,4 +85,94 @@ static inline void spans_log(const char *path)
 	REQUIRE(close(fd) == 0);
 }
 
+/* A job queue's log, for the flame chart (tests/cli_view_flame.c): over
+ * 200 ms, pid 6000's three workers (threads JOB_TID + 0x1000 * w) each
+ * run "job" spans back to back (1 ms: [k, k + 0.9 ms]) but for one slow
+ * job each, JOB_SLOW_* (worker 2's is the slowest, 33.96 ms); inside
+ * every job, every 50 us, a "db" span of 30 us holding a "lock" span of
+ * 10 us (depths 0, 1, 2).  Thread JOB_TID + 0x4000 (the dispatcher) hands
+ * work over every 2 ms: a keyed "handoff" span (async-begin there, its
+ * 8-byte key k, async-end 300 us later on worker k % 3).  One gap
+ * (OVERFLOW at 50 ms, RESUME 100 us later).  Times in ns after the
+ * first event (at JOB_T0). */
+#define JOB_T0 (BIGLOG_T0 + 5000000u)
+#define JOB_TID 0x7f0000010000ull
+#define JOB_END 200000000ull
+static const uint64_t job_slow[3][2] = { { 104000000, 126000000 }, { 110000000, 128000000 },
+                                         { 100000000, 133960000 } };
+struct job_ev { uint64_t ts, tid; uint16_t id; uint64_t key; };
+static int job_ev_cmp(const void *a, const void *b)
+{
+	const struct job_ev *x = a, *y = b;
+	return (x->ts > y->ts) - (x->ts < y->ts);
+}
+static inline void jobs_log(const char *path)
+{
+	struct pt_attr_img a;
+	struct pt_logw w;
+	struct posix_trace_status_info st;
+	size_t cap = 1 << 20, n = 0;
+	struct job_ev *ev = malloc(cap * sizeof *ev);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+	REQUIRE(fd >= 0 && ev);
+#define JOB_ADD(t, th, i, k) do { REQUIRE(n < cap); ev[n++] = (struct job_ev){ (t), (th), (i), (k) }; } while (0)
+	/* ids: 17 job/begin, 18 job/end, 19 db/begin, 20 db/end, 21 lock/begin,
+	 * 22 lock/end, 23 handoff/async-begin, 24 handoff/async-end */
+	for (unsigned wk = 0; wk < 3; wk++) {
+		uint64_t tid = JOB_TID + 0x1000ull * wk;
+		for (uint64_t t = 0; t + 1000000 <= JOB_END;) {
+			uint64_t b = t, e = t + 900000;
+			if (t + 1000000 > job_slow[wk][0] && t < job_slow[wk][1]) {
+				b = job_slow[wk][0], e = job_slow[wk][1];
+				t = (e / 1000000 + 1) * 1000000;
+			} else {
+				t += 1000000;
+			}
+			JOB_ADD(b, tid, 17, 0);
+			for (uint64_t d = b + 10000; d + 40000 <= e; d += 50000) {
+				JOB_ADD(d, tid, 19, 0);
+				JOB_ADD(d + 5000, tid, 21, 0);
+				JOB_ADD(d + 15000, tid, 22, 0);
+				JOB_ADD(d + 30000, tid, 20, 0);
+			}
+			JOB_ADD(e, tid, 18, 0);
+		}
+	}
+	for (uint64_t k = 0; k * 2000000 + 1300000 <= JOB_END; k++) {
+		uint64_t t = k * 2000000 + 1000000;
+		JOB_ADD(t, JOB_TID + 0x4000, 23, k);
+		JOB_ADD(t + 300000, JOB_TID + 0x1000ull * (k % 3), 24, k);
+	}
+	qsort(ev, n, sizeof *ev, job_ev_cmp);
+	memset(&a, 0, sizeof a);
+	strcpy(a.name, "jobs");
+	a.res_nsec = 1;
+	a.stream_size = 1 << 20, a.max_data = 256;
+	a.stream_policy = POSIX_TRACE_LOOP, a.log_policy = POSIX_TRACE_APPEND, a.has_log = 1;
+	REQUIRE(pt_logw_init(&w, fd, &a, POSIX_TRACE_APPEND, 0) == 0);
+	static const char *const names[] = { "job/begin", "job/end", "db/begin", "db/end",
+	                                     "lock/begin", "lock/end", "handoff/async-begin",
+	                                     "handoff/async-end" };
+	for (unsigned k = 0; k < 8; k++)
+		REQUIRE(pt_logw_name(&w, 17 + k, names[k]) == 0);
+	int gap = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!gap && ev[i].ts >= 50000000) {
+			REQUIRE(pt_logw_event(&w, JOB_T0 + 50000000, 0, 0, 0, POSIX_TRACE_OVERFLOW, 0, NULL, 0) == 0);
+			REQUIRE(pt_logw_event_lost(&w, JOB_T0 + 50100000, 0, 0, 0, POSIX_TRACE_RESUME, 7) == 0);
+			gap = 1;
+		}
+		REQUIRE(pt_logw_event(&w, JOB_T0 + ev[i].ts, 6000, ev[i].tid, 0x401000, ev[i].id, 0,
+		                      ev[i].id >= 23 ? &ev[i].key : NULL, ev[i].id >= 23 ? 8 : 0) == 0);
+	}
+#undef JOB_ADD
+	free(ev);
+	memset(&st, 0, sizeof st);
+	st.posix_stream_status = POSIX_TRACE_SUSPENDED;
+	REQUIRE(pt_logw_finish(&w, &st) == 0);
+	pt_logw_free(&w);
+	REQUIRE(close(fd) == 0);
+}
+
 #endif

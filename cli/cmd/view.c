@@ -38,8 +38,9 @@ static const char help[] =
 "In the page: W/S or the mouse wheel zoom, A/D or dragging pan, a click\n"
 "on an event shows its details; types, processes and threads can be\n"
 "hidden, and a time typed in 'jump to' is shown and its event picked.\n"
-"Spans (a begin event and its end) show as nested bars in a window\n"
-"narrow enough to draw its events one by one.\n"
+"Spans (a begin event and its end) show under their thread's events as a\n"
+"flame chart, a row per nesting depth, at every zoom; a span ended on\n"
+"another thread has an arrow from its begin to its end.\n"
 "\n"
 "options:\n"
 "  -p, --port N     listen on 127.0.0.1 port N (default: a free port)\n"
@@ -267,7 +268,7 @@ int cmd_view(int argc, char **argv)
 	struct tlog l;
 	struct vindex x;
 	int fast = 0;
-	if (cache != VIX_CACHE_NONE && vindex_cached(&x, argv[optind]) == 0) {
+	if (cache != VIX_CACHE_NONE && vindex_cached(&x, argv[optind], &spa) == 0) {
 		if (tlog_totals(&l, argv[optind])) {
 			vindex_free(&x);
 			return 1;
@@ -276,7 +277,7 @@ int cmd_view(int argc, char **argv)
 	} else {
 		if (tlog_load(&l, argv[optind]))
 			return 1;
-		if (vindex_get(&x, &l, cache)) {
+		if (vindex_get(&x, &l, cache, &spa)) {
 			tlog_free(&l);
 			return 1;
 		}

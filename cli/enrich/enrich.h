@@ -171,6 +171,12 @@ size_t vcache_sweep(int dir, const struct vkey *keep);
 #define VIX_MAX_MARKS 65536
 struct vmark { uint32_t lane; uint16_t id; uint64_t ts; }; /* OVERFLOW, RESUME, ERROR */
 struct vlane { int32_t pid; uint64_t tid; };
+/* A complete span at least long_ns long (the view's flame chart: a span
+ * begun before a window is drawn from here, vquery.c): its begin's lane
+ * (lanes are tlog's thread numbers), its end's, its definition's number
+ * (spans_stat) and nesting depth (span_mark's). */
+struct vspan { uint64_t start, dur; uint32_t lane, elane; uint16_t def, depth; uint32_t pad; };
+#define VIX_MAX_LONG (1u << 19)  /* 16 MiB of them at most: long_ns doubles past it */
 struct vindex {
 	uint64_t t0, t1;          /* first and last timestamp */
 	uint64_t nev;
@@ -180,6 +186,13 @@ struct vindex {
 	uint32_t **cnt;           /* per level: nlanes * (nb >> k) * nslots */
 	struct vmark *marks;
 	uint32_t nmarks, marks_dropped;
+	/* spans (when asked for): those at least long_ns long, and per
+	 * lane the most spans open at once (the flame chart's rows) */
+	int has_spans;
+	uint64_t long_ns;
+	struct vspan *sp;
+	uint32_t nsp;
+	uint16_t *depth;          /* nlanes of them */
 	int from_cache;
 	struct vkey key;          /* the log's identity */
 	double build_s;           /* seconds the build took (0 from cache) */
@@ -187,12 +200,15 @@ struct vindex {
 };
 /* The index of the log l (open, totals known; at its start): from the
  * cache when it has one for this very file (cache >= VIX_CACHE_READ),
- * else built in one pass, and then cached (VIX_CACHE_WRITE).  The log is
- * left at its start.  0, or 1 after a message. */
+ * else built in one pass, and then cached (VIX_CACHE_WRITE).  spans:
+ * the long spans too, paired as these --span options say (a second pass
+ * when the log has spans; a cache entry made with other options is not
+ * used); NULL: none wanted.  The log is left at its start.  0, or 1
+ * after a message. */
 enum { VIX_CACHE_NONE, VIX_CACHE_READ, VIX_CACHE_WRITE };
-int vindex_get(struct vindex *x, struct tlog *l, int cache);
+int vindex_get(struct vindex *x, struct tlog *l, int cache, const struct span_args *spans);
 /* Only from the cache, for the log at path (not opened): 0, or -1. */
-int vindex_cached(struct vindex *x, const char *path);
+int vindex_cached(struct vindex *x, const char *path, const struct span_args *spans);
 /* view: the cache swept (vcache_sweep), keeping x's entry. */
 void vindex_sweep(const struct vindex *x);
 void vindex_free(struct vindex *x);

@@ -13,6 +13,16 @@
  * are not in the index: they are read from the log through its block
  * index (tlog_seek), so the index never grows with the events.
  *
+ * With spans (view: the NAME/begin, NAME/end convention and its --span
+ * options), a second pass pairs them (spans.c) and keeps the complete
+ * spans at least long_ns long (at first a level-0 bucket; doubled while
+ * more than VIX_MAX_LONG are kept, the shorter then dropped), and per
+ * lane the deepest nesting.  A span shorter than that is found by
+ * reading the log from long_ns before a window (vquery.c), so that every
+ * span overlapping a window is drawn, however early it began.  At most
+ * VIX_MAX_LONG per stretch of long_ns per lane and depth can be that
+ * long, so the table is bounded by lanes, not events.
+ *
  * The cache entry is read as untrusted input: every size is checked
  * against the file's length and every slot and lane number against its
  * range; a file that fails any check is rebuilt.
@@ -30,7 +40,8 @@
 #define VIX_MAX_NB 65536u
 #define VIX_MIN_NB 64u
 #define VIX_MAX_LANES (1u << 20)
-static const char vix_magic[8] = "PTVIDX02";
+static const char vix_magic[8] = "PTVIDX03";
+#define VIX_MAX_SPANARGS 65536u
 
 /* The index in a cache entry (vcache.c, after the log's identity). */
 struct vix_head {
@@ -38,7 +49,26 @@ struct vix_head {
 	uint64_t t0, t1, nev;
 	uint32_t nlanes, nb, nslots, nmarks, marks_dropped, pad;
 	uint16_t slot_of[PT_NIDS];
+	/* spans: has_spans, then the --span options (each followed by a
+	 * NUL: spanlen bytes), the depth of each lane, the nsp long spans */
+	uint64_t long_ns;
+	uint32_t has_spans, spanlen, nsp, pad2;
 };
+
+/* The --span options as the cache entry names them, into buf (cap bytes):
+ * the length, or SIZE_MAX when they do not fit. */
+static size_t span_text(const struct span_args *a, char *buf, size_t cap)
+{
+	size_t n = 0;
+	for (int i = 0; a && i < a->n; i++) {
+		size_t k = strlen(a->v[i]) + 1;
+		if (k > cap - n)
+			return SIZE_MAX;
+		memcpy(buf + n, a->v[i], k);
+		n += k;
+	}
+	return n;
+}
 
 uint64_t vindex_bucket_ns(const struct vindex *x, unsigned level)
 {
@@ -91,6 +121,8 @@ void vindex_free(struct vindex *x)
 	free(x->cnt);
 	free(x->lanes);
 	free(x->marks);
+	free(x->sp);
+	free(x->depth);
 	memset(x, 0, sizeof *x);
 }
 
@@ -121,23 +153,28 @@ uint64_t vindex_estimate(const struct vindex *x, uint64_t from, uint64_t to)
 
 /* 0: x holds the cached index of the log with identity x->key; -1: none
  * usable (no entry, or one that does not check). */
-static int cache_load(struct vindex *x, int dir)
+static int cache_load(struct vindex *x, int dir, const struct span_args *a)
 {
 	struct vix_head h;
 	uint64_t len;
 	int fd = vcache_open(dir, &x->key, &len);
+	static char want_args[VIX_MAX_SPANARGS], got_args[VIX_MAX_SPANARGS];
+	size_t nargs = span_text(a, want_args, sizeof want_args);
 
 	if (fd < 0)
 		return -1;
 	if (vcache_read(fd, &h, sizeof h) || memcmp(h.magic, vix_magic, 8) ||
 	    h.nlanes > VIX_MAX_LANES || h.nb < 1 || h.nb > VIX_MAX_NB || (h.nb & (h.nb - 1)) ||
-	    h.nslots < 1 || h.nslots > VIX_SLOTS || h.nmarks > VIX_MAX_MARKS || h.t1 < h.t0) {
+	    h.nslots < 1 || h.nslots > VIX_SLOTS || h.nmarks > VIX_MAX_MARKS || h.t1 < h.t0 ||
+	    h.has_spans > 1 || h.spanlen > VIX_MAX_SPANARGS || h.nsp > VIX_MAX_LONG ||
+	    (!h.has_spans && (h.spanlen || h.nsp)) || (a && !h.has_spans)) {
 		close(fd);
 		return -1;
 	}
 	size_t cells = (size_t)h.nlanes * h.nb * h.nslots;
 	size_t want = sizeof h + h.nlanes * sizeof(struct vlane) + cells * 4 +
-	              h.nmarks * sizeof(struct vmark);
+	              h.nmarks * sizeof(struct vmark) + h.spanlen +
+	              (h.has_spans ? h.nlanes * sizeof(uint16_t) + h.nsp * sizeof(struct vspan) : 0);
 	if (len != want || cells > 2 * (size_t)VIX_CELLS) {
 		close(fd);
 		return -1;
@@ -160,11 +197,28 @@ static int cache_load(struct vindex *x, int dir)
 	          vcache_read(fd, x->lanes, h.nlanes * sizeof *x->lanes) ||
 	          vcache_read(fd, x->cnt[0], cells * 4) ||
 	          vcache_read(fd, x->marks, h.nmarks * sizeof *x->marks);
+	if (!bad && a) { /* the spans, made with the same options */
+		x->has_spans = 1;
+		x->long_ns = h.long_ns;
+		x->nsp = h.nsp;
+		x->depth = malloc((h.nlanes ? h.nlanes : 1) * sizeof *x->depth);
+		x->sp = malloc((h.nsp ? h.nsp : 1) * sizeof *x->sp);
+		bad = !x->depth || !x->sp || h.spanlen != nargs ||
+		      vcache_read(fd, got_args, h.spanlen) || memcmp(got_args, want_args, nargs) ||
+		      vcache_read(fd, x->depth, h.nlanes * sizeof *x->depth) ||
+		      vcache_read(fd, x->sp, h.nsp * sizeof *x->sp) || !h.long_ns;
+	}
 	close(fd);
 	for (unsigned i = 0; !bad && i < PT_NIDS; i++)
 		bad = x->slot_of[i] >= x->nslots;
 	for (uint32_t i = 0; !bad && i < x->nmarks; i++)
 		bad = x->marks[i].lane >= x->nlanes;
+	for (uint32_t i = 0; !bad && i < x->nsp; i++) {
+		const struct vspan *v = &x->sp[i];
+		bad = v->lane >= x->nlanes || v->elane >= x->nlanes || v->def >= SPAN_MAX ||
+		      v->dur < x->long_ns || v->start < x->t0 || v->start > x->t1 ||
+		      v->dur > x->t1 - v->start;
+	}
 	x->nlevels = 1;
 	if (bad || build_levels(x)) {
 		struct vkey k = x->key;
@@ -176,9 +230,12 @@ static int cache_load(struct vindex *x, int dir)
 	return 0;
 }
 
-static void cache_store(const struct vindex *x, int dir, const char *path)
+static void cache_store(const struct vindex *x, int dir, const char *path,
+                        const struct span_args *a)
 {
 	struct vix_head h;
+	static char args[VIX_MAX_SPANARGS];
+	size_t nargs = span_text(a, args, sizeof args);
 
 	memset(&h, 0, sizeof h);
 	memcpy(h.magic, vix_magic, 8);
@@ -191,11 +248,22 @@ static void cache_store(const struct vindex *x, int dir, const char *path)
 	h.nmarks = x->nmarks;
 	h.marks_dropped = x->marks_dropped;
 	memcpy(h.slot_of, x->slot_of, sizeof h.slot_of);
+	if (nargs == SIZE_MAX)
+		return; /* (options too long to name: not kept) */
+	h.has_spans = (uint32_t)x->has_spans;
+	if (x->has_spans) {
+		h.long_ns = x->long_ns;
+		h.spanlen = (uint32_t)nargs;
+		h.nsp = x->nsp;
+	}
 	struct iovec iov[] = {
 		{ &h, sizeof h },
 		{ x->lanes, x->nlanes * sizeof *x->lanes },
 		{ x->cnt[0], level_cells(x, 0) * 4 },
 		{ x->marks, x->nmarks * sizeof *x->marks },
+		{ args, h.spanlen },
+		{ x->depth, x->has_spans ? x->nlanes * sizeof *x->depth : 0 },
+		{ x->sp, h.nsp * sizeof *x->sp },
 	};
 	vcache_store(dir, &x->key, path, iov, sizeof iov / sizeof iov[0]);
 }
@@ -357,7 +425,90 @@ static int build(struct vindex *x, struct tlog *l)
 	return build_levels(x);
 }
 
-int vindex_cached(struct vindex *x, const char *path)
+/* Keeps v among the long spans (doubling long_ns while they are too many). */
+static int keep_long(struct vindex *x, const struct vspan *v, uint32_t *cap)
+{
+	while (x->nsp == VIX_MAX_LONG) {
+		uint32_t k = 0;
+		x->long_ns *= 2;
+		for (uint32_t i = 0; i < x->nsp; i++)
+			if (x->sp[i].dur >= x->long_ns)
+				x->sp[k++] = x->sp[i];
+		x->nsp = k;
+		if (v->dur < x->long_ns)
+			return 0;
+	}
+	if (x->nsp == *cap) {
+		uint32_t n = *cap ? 2 * *cap : 1024;
+		struct vspan *p = realloc(x->sp, n * sizeof *p);
+		if (!p)
+			return -1;
+		x->sp = p;
+		*cap = n;
+	}
+	x->sp[x->nsp++] = *v;
+	return 0;
+}
+
+/* The second pass, for spans: 0, 1 after a message, -1 out of memory. */
+static int build_spans(struct vindex *x, struct tlog *l, const struct span_args *a)
+{
+	struct spans *sp;
+	struct progress p;
+	struct span_mark m;
+	struct tev e;
+	char what[300];
+	int r;
+	uint32_t cap = 0;
+
+	if (spans_make(a, &sp))
+		return 1;
+	x->has_spans = 1;
+	x->long_ns = vindex_bucket_ns(x, 0);
+	if (!(x->depth = calloc(x->nlanes ? x->nlanes : 1, sizeof *x->depth))) {
+		spans_free(sp);
+		return -1;
+	}
+	if (!spans_any(sp, l)) {
+		spans_free(sp);
+		return 0;
+	}
+	if (tlog_rewind(l)) {
+		spans_free(sp);
+		return 1;
+	}
+	snprintf(what, sizeof what, "pairing the spans of %s", l->path);
+	progress_begin(&p, what, l->nev);
+	uint64_t n = 0;
+	while ((r = tlog_next(l, &e)) > 0) {
+		if (++n % 65536 == 0)
+			progress_update(&p, n);
+		if (spans_event(sp, l, &e, &m) < 0) {
+			r = -2;
+			break;
+		}
+		if (m.kind != SPAN_END || m.thread >= x->nlanes || e.thread >= x->nlanes)
+			continue;
+		/* (lanes are tlog's threads, in the same order: add_lane).  A
+		 * keyed span's depth is its end thread's (spans.c): its begin's
+		 * lane gets a row at least (the page stacks them) */
+		unsigned depth = spans_stat(sp, m.def)->keyed ? 0 : m.depth;
+		uint16_t d = depth + 1 < UINT16_MAX ? (uint16_t)(depth + 1) : UINT16_MAX;
+		if (x->depth[m.thread] < d)
+			x->depth[m.thread] = d;
+		struct vspan v = { m.start, m.dur, m.thread, e.thread, (uint16_t)m.def, (uint16_t)(d - 1), 0 };
+		if (m.dur >= x->long_ns && m.start >= x->t0 && keep_long(x, &v, &cap)) {
+			r = -2;
+			break;
+		}
+	}
+	progress_end(&p);
+	spans_end(sp);
+	spans_free(sp);
+	return r == -2 ? -1 : r < 0 ? 1 : 0;
+}
+
+int vindex_cached(struct vindex *x, const char *path, const struct span_args *spans)
 {
 	struct stat sb;
 	int dir;
@@ -366,12 +517,12 @@ int vindex_cached(struct vindex *x, const char *path)
 	if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode) || (dir = vcache_dir(0)) < 0)
 		return -1;
 	vkey_of(&x->key, &sb);
-	int rc = cache_load(x, dir);
+	int rc = cache_load(x, dir, spans);
 	close(dir);
 	return rc;
 }
 
-int vindex_get(struct vindex *x, struct tlog *l, int cache)
+int vindex_get(struct vindex *x, struct tlog *l, int cache, const struct span_args *spans)
 {
 	struct stat sb;
 	int dir = -1;
@@ -383,11 +534,13 @@ int vindex_get(struct vindex *x, struct tlog *l, int cache)
 	}
 	vkey_of(&x->key, &sb);
 	if (cache != VIX_CACHE_NONE && (dir = vcache_dir(cache == VIX_CACHE_WRITE)) >= 0 &&
-	    cache_load(x, dir) == 0) {
+	    cache_load(x, dir, spans) == 0) {
 		close(dir);
 		return 0;
 	}
 	int rc = build(x, l);
+	if (rc == 0 && spans)
+		rc = build_spans(x, l, spans);
 	if (rc == 0 && tlog_seek(l, l->first))
 		rc = 1;
 	if (rc) {
@@ -399,7 +552,7 @@ int vindex_get(struct vindex *x, struct tlog *l, int cache)
 		return 1;
 	}
 	if (dir >= 0 && cache == VIX_CACHE_WRITE)
-		cache_store(x, dir, l->path);
+		cache_store(x, dir, l->path, spans);
 	if (dir >= 0)
 		close(dir);
 	return 0;

@@ -286,7 +286,7 @@ int export_html(struct tlog *l, struct symz *z, struct spans *sp, FILE *f, uint6
 	}
 	note[0] = 0;
 	if (windowed) {
-		if (vindex_get(&x, l, VIX_CACHE_READ)) { /* (view's, if there is one) */
+		if (vindex_get(&x, l, VIX_CACHE_READ, NULL)) { /* (view's, if there is one) */
 			free(lane);
 			return 1;
 		}

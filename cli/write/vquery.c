@@ -2,12 +2,14 @@
  * vquery.c -- the JSON answers of `posixtrace view`, from the index
  * (vindex.c) and from the log itself through its block index:
  *   /meta   the trace: span, counts, types and their colour slots,
- *           processes and lanes, loss and damage markers;
+ *           processes and lanes (with the most spans each has open at
+ *           once: its rows of spans), loss and damage markers;
  *   /query  a window [from, to] drawn in cols columns: event counts per
  *           lane, column and type slot from the level of detail that has
  *           at least a bucket per column, or, when the index says the
  *           window holds at most max_events, the events themselves,
- *           read after a seek to the window's start;
+ *           read after a seek to the window's start; and the spans that
+ *           overlap it (every one, or those a column wide or more);
  *   /event  one event (time, lane, its place among the lane's events of
  *           that time): every detail, the payload in hex and as text.
  * Times in requests and answers are ns after the trace's first event.
@@ -113,9 +115,10 @@ static void meta(struct vsrv *s, struct vbuf *b)
 				idx = l->th[i].idx;
 				count = l->th[i].count;
 			}
-		vb_printf(b, "%s{\"pid\":%d,\"tid\":\"0x%llx\",\"idx\":%u,\"count\":%llu,\"exe\":",
-		          k ? "," : "", (int)ln->pid, (unsigned long long)ln->tid, idx,
-		          (unsigned long long)count);
+		vb_printf(b, "%s{\"pid\":%d,\"tid\":\"0x%llx\",\"idx\":%u,\"count\":%llu,"
+		          "\"depth\":%u,\"exe\":", k ? "," : "", (int)ln->pid,
+		          (unsigned long long)ln->tid, idx, (unsigned long long)count,
+		          x->depth ? x->depth[k] : 0);
 		vb_str(b, exe_of(s, ln->pid));
 		char ident[256] = "";
 		if (l->thrs) /* the kernel thread ids and names it had */
@@ -133,14 +136,48 @@ static void meta(struct vsrv *s, struct vbuf *b)
 
 /* The window's events, read from the log after a seek.  The log is in
  * time order per block; reading stops once VIEW_PAST events in a row lie
- * after the window.  With spans (cli/enrich/spans.c: the NAME/begin, NAME/end
- * convention, or view's --span), reading starts a window's width before
- * it, and the complete spans that overlap the window come too, at most
- * VIEW_MAX_SPANS: [lane, start, duration, depth, span number], and their
- * names.  A span begun earlier than that, or ended after reading stops,
- * is not drawn. */
+ * after the window.  With spans (cli/enrich/spans.c: the NAME/begin,
+ * NAME/end convention, or view's --span), every complete span that
+ * overlaps the window comes too, at most VIEW_MAX_SPANS:
+ * [lane, start, duration, depth, span number, the end's lane], and their
+ * names.  Those at least the index's long_ns long are the index's
+ * (vindex.c: paired in a pass over the whole log, however early they
+ * began); the shorter ones begin at most long_ns before the window and
+ * end at most long_ns after it, so reading from long_ns before it to
+ * long_ns after it pairs them all. */
 #define VIEW_PAST 4096
 #define VIEW_MAX_SPANS 20000
+
+/* The index's long spans that overlap [from, to] and last min_dur at
+ * least, after the nsp spans already in sb: how many then. */
+static uint64_t long_spans(const struct vindex *x, uint64_t from, uint64_t to, uint64_t min_dur,
+                           struct vbuf *sb, uint64_t nsp)
+{
+	for (uint32_t i = 0; i < x->nsp && nsp < VIEW_MAX_SPANS; i++) {
+		const struct vspan *v = &x->sp[i];
+		if (v->start > to || v->start + v->dur < from || v->dur < min_dur)
+			continue;
+		vb_printf(sb, "%s[%u,%llu,%llu,%u,%u,%u]", nsp++ ? "," : "", v->lane,
+		          (unsigned long long)(v->start - x->t0), (unsigned long long)v->dur,
+		          v->depth, v->def, v->elane);
+	}
+	return nsp;
+}
+
+/* ,"spans":[...],"span_names":[...] */
+static void put_spans(struct vbuf *b, const struct vbuf *sb, const struct spans *sp)
+{
+	vb_put(b, ",\"spans\":[", 10);
+	if (sb->n)
+		vb_put(b, sb->p, sb->n);
+	vb_put(b, "],\"span_names\":[", 16);
+	for (size_t i = 0; i < spans_count(sp); i++) {
+		vb_put(b, i ? "," : "", i ? 1 : 0);
+		vb_str(b, spans_stat(sp, i)->name);
+	}
+	vb_put(b, "]", 1);
+}
+
 static int events(struct vsrv *s, uint64_t from, uint64_t to, struct vbuf *b)
 {
 	struct tev e;
@@ -155,8 +192,11 @@ static int events(struct vsrv *s, uint64_t from, uint64_t to, struct vbuf *b)
 	if (s->span_args && spans_make(s->span_args, &sp) == 1)
 		return 500;
 	int spans = sp && spans_any(sp, s->rd);
+	/* spans this long or longer are the index's */
+	uint64_t L = spans && s->x->has_spans ? s->x->long_ns : 0;
+	uint64_t back = L ? L : to - from, after = to + L;
 	if (spans)
-		at = from - (from - s->x->t0 < to - from ? from - s->x->t0 : to - from);
+		at = from - (from - s->x->t0 < back ? from - s->x->t0 : back);
 	if (tlog_seek(s->rd, at)) {
 		spans_free(sp);
 		return 500;
@@ -164,19 +204,21 @@ static int events(struct vsrv *s, uint64_t from, uint64_t to, struct vbuf *b)
 	vb_put(b, "{\"mode\":\"events\",\"ev\":[", 23);
 	while (past < VIEW_PAST && (r = tlog_next(s->rd, &e)) > 0) {
 		if (spans && spans_event(sp, s->rd, &e, &m) == 0 && m.kind == SPAN_END &&
-		    m.start <= to && m.start + m.dur >= from && nsp < VIEW_MAX_SPANS) {
-			uint32_t ln = lane_of(s, m.thread);
+		    (!L || m.dur < L) && m.start <= to && m.start + m.dur >= from &&
+		    nsp < VIEW_MAX_SPANS) {
+			uint32_t ln = lane_of(s, m.thread), el = lane_of(s, e.thread);
 			if (ln != UINT32_MAX)
-				vb_printf(&sb, "%s[%u,%llu,%llu,%u,%u]", nsp++ ? "," : "", ln,
+				vb_printf(&sb, "%s[%u,%llu,%llu,%u,%u,%u]", nsp++ ? "," : "", ln,
 				          (unsigned long long)(m.start - s->x->t0),
-				          (unsigned long long)m.dur, m.depth, m.def);
+				          (unsigned long long)m.dur, m.depth, m.def,
+				          el != UINT32_MAX ? el : ln);
 		}
-		if (e.ts > to) {
+		if (e.ts > after) {
 			past++;
 			continue;
 		}
 		past = 0;
-		if (e.ts < from)
+		if (e.ts < from || e.ts > to)
 			continue;
 		uint32_t ln = lane_of(s, e.thread);
 		if (ln == UINT32_MAX)
@@ -186,15 +228,9 @@ static int events(struct vsrv *s, uint64_t from, uint64_t to, struct vbuf *b)
 	}
 	vb_put(b, "]", 1);
 	if (spans) {
-		vb_put(b, ",\"spans\":[", 10);
-		if (sb.n)
-			vb_put(b, sb.p, sb.n);
-		vb_put(b, "],\"span_names\":[", 16);
-		for (size_t i = 0; i < spans_count(sp); i++) {
-			vb_put(b, i ? "," : "", i ? 1 : 0);
-			vb_str(b, spans_stat(sp, i)->name);
-		}
-		vb_put(b, "]", 1);
+		if (L)
+			nsp = long_spans(s->x, from, to, 0, &sb, nsp);
+		put_spans(b, &sb, sp);
 	}
 	vb_put(b, "}", 1);
 	b->oom |= sb.oom;
@@ -241,7 +277,30 @@ static int density(struct vsrv *s, uint64_t from, uint64_t to, unsigned cols, st
 		vb_put(b, "]", 1);
 	}
 	free(sum);
-	vb_put(b, "]}", 2);
+	vb_put(b, "]", 1);
+	/* the index's long spans a column wide or more (a span shorter than
+	 * its long_ns, at most a few columns wide here, is not drawn), the
+	 * longest VIEW_MAX_SPANS of them at most */
+	struct spans *sp = NULL;
+	if (x->has_spans && s->span_args && spans_make(s->span_args, &sp) == 0 &&
+	    spans_any(sp, s->l)) {
+		struct vbuf sb = { 0 };
+		/* more than VIEW_MAX_SPANS: the longest (not the first in the
+		 * table, which would favour one end of the trace) */
+		uint64_t min = colw, n;
+		do {
+			n = 0;
+			for (uint32_t i = 0; i < x->nsp; i++)
+				n += x->sp[i].start <= to && x->sp[i].start + x->sp[i].dur >= from &&
+				     x->sp[i].dur >= min;
+		} while (n > VIEW_MAX_SPANS && (min *= 2) <= x->t1 - x->t0);
+		long_spans(x, from, to, min, &sb, 0);
+		put_spans(b, &sb, sp);
+		b->oom |= sb.oom;
+		free(sb.p);
+	}
+	spans_free(sp);
+	vb_put(b, "}", 1);
 	return 0;
 }
 
