@@ -36,7 +36,8 @@
  * acknowledged within STALL_MS ends the connection.  A relay that stops
  * reading or drips its replies costs the thread that long at most, never
  * the program.  At the end, what is left goes within STALL_MS of the
- * program's end (what misses it is counted as not delivered), and the
+ * program's end (an exchange under way then ends by then too, having
+ * begun before; what misses it is counted as not delivered), and the
  * session's close within STALL_MS more.  The session stays open LINGER_MS
  * after the last packet: babeltrace2 2.0 stops reading a live session when
  * it closes, read or not.
@@ -905,8 +906,8 @@ int relay_finish(struct relay *r)
 
 	if (!r)
 		return 0;
-	/* what is left goes within STALL_MS (an exchange under way when the
-	 * program ended has its own deadline, no later than that again) */
+	/* what is left goes within STALL_MS (an exchange under way began
+	 * before: its own deadline is no later) */
 	atomic_store(&r->end_by, now_mono_ns() + STALL_MS * 1000000ull);
 	if (r->thread_on) {
 		atomic_store(&r->stop, 1);
