@@ -28,6 +28,9 @@
  * RETRY_MAX_MS); a new connection is a new session on the relay with the
  * same name, its trace in a new directory (pid-PID-N for the N-th
  * connection), whose first packets carry the count of what was missed.
+ * The relay's addresses are looked up when the command starts, before the
+ * program is (a name's lookup is not the relay's to bound), and again at
+ * each later connection, in the thread.
  * Every exchange with the relay has a total deadline, whatever the relay
  * sends or how slowly (a byte at a time is no more time): opening a
  * session, connections included, STALL_MS in all (the first one is made
@@ -117,6 +120,11 @@ struct relay {
 	pthread_t th;
 	atomic_int stop;
 	_Atomic uint64_t end_by;       /* no exchange lasts past it (0: none) */
+	/* the relay's addresses found by relay_open() (before the program is
+	 * started), for the first connection; later ones look them up again */
+	struct addrinfo *ai[2];
+	int ai_taken;
+	char ai_why[300];
 };
 
 static uint64_t lost_total(const struct relay *r)
@@ -155,22 +163,33 @@ static int wait_fd(int fd, short ev, uint64_t until)
 	}
 }
 
-/* A TCP connection before until; -1 with the reason in why.  It stays
- * non-blocking: every wait on it is bounded by a deadline (wait_fd). */
-static int dial(const char *host, unsigned port, uint64_t until, char *why, size_t cap)
+/* The addresses of host, port; 0 or -1 with the reason in why. */
+static int resolve(const char *host, unsigned port, struct addrinfo **ai, char *why, size_t cap)
 {
-	struct addrinfo hints, *ai = NULL;
+	struct addrinfo hints;
 	char ps[8];
-	int fd = -1, rc, e = 0;
+	int rc;
 
 	memset(&hints, 0, sizeof hints);
 	hints.ai_family = AF_UNSPEC;
 	hints.ai_socktype = SOCK_STREAM;
 	snprintf(ps, sizeof ps, "%u", port);
-	if ((rc = getaddrinfo(host, ps, &hints, &ai)) != 0) {
+	*ai = NULL;
+	if ((rc = getaddrinfo(host, ps, &hints, ai)) != 0) {
 		snprintf(why, cap, "%s: %s", host, gai_strerror(rc));
+		*ai = NULL;
 		return -1;
 	}
+	return 0;
+}
+
+/* A TCP connection to one of ai before until; -1 with the reason in why.
+ * It stays non-blocking: every wait on it is bounded by a deadline
+ * (wait_fd). */
+static int dial(struct addrinfo *ai, unsigned port, uint64_t until, char *why, size_t cap)
+{
+	int fd = -1, rc, e = 0;
+
 	for (struct addrinfo *a = ai; a; a = a->ai_next) {
 		fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 		if (fd < 0) {
@@ -191,7 +210,6 @@ static int dial(const char *host, unsigned port, uint64_t until, char *why, size
 		close(fd);
 		fd = -1;
 	}
-	freeaddrinfo(ai);
 	if (fd < 0) {
 		snprintf(why, cap, "port %u: %s", port, strerror(e ? e : ECONNREFUSED));
 		return -1;
@@ -349,10 +367,10 @@ static int send_metadata(struct relay *r, const char *text, size_t len, uint64_t
 	return rc;
 }
 
-/* Connect, check the version, open the session, its trace chunk and its
- * two streams, send the metadata's head, all within STALL_MS.  0, or -1
- * with why. */
-static int open_session(struct relay *r, char *why, size_t cap)
+/* Connect to ai (control, data), check the version, open the session, its
+ * trace chunk and its two streams, send the metadata's head, all within
+ * STALL_MS.  0, or -1 with why. */
+static int session(struct relay *r, struct addrinfo *ai[2], char *why, size_t cap)
 {
 	struct rp_buf b = { 0 };
 	struct rp_reply rep;
@@ -360,11 +378,11 @@ static int open_session(struct relay *r, char *why, size_t cap)
 	int rc = -1;
 	uint64_t until = deadline(r);
 
-	if ((r->ctrl = dial(r->o.url.host, r->o.url.ctrl_port, until, w, sizeof w)) < 0) {
+	if ((r->ctrl = dial(ai[0], r->o.url.ctrl_port, until, w, sizeof w)) < 0) {
 		snprintf(why, cap, "cannot connect: %s", w);
 		return -1;
 	}
-	if ((r->data = dial(r->o.url.host, r->o.url.data_port, until, w, sizeof w)) < 0) {
+	if ((r->data = dial(ai[1], r->o.url.data_port, until, w, sizeof w)) < 0) {
 		snprintf(why, cap, "cannot connect its data port: %s", w);
 		goto out;
 	}
@@ -431,6 +449,35 @@ out:
 	rp_free(&b);
 	hangup(r);
 	rc = -1;
+	return rc;
+}
+
+/* A session, on the addresses relay_open() found the first time (so that
+ * no name lookup holds back the program), else on those found now. */
+static int open_session(struct relay *r, char *why, size_t cap)
+{
+	struct addrinfo *ai[2] = { NULL, NULL };
+	char w[300];
+	int rc = -1;
+
+	if (!r->ai_taken) {
+		r->ai_taken = 1;
+		ai[0] = r->ai[0], ai[1] = r->ai[1];
+		r->ai[0] = r->ai[1] = NULL;
+		if (r->ai_why[0]) {
+			snprintf(why, cap, "cannot connect: %s", r->ai_why);
+			goto out;
+		}
+	} else if (resolve(r->o.url.host, r->o.url.ctrl_port, &ai[0], w, sizeof w) ||
+	           resolve(r->o.url.host, r->o.url.data_port, &ai[1], w, sizeof w)) {
+		snprintf(why, cap, "cannot connect: %s", w);
+		goto out;
+	}
+	rc = session(r, ai, why, cap);
+out:
+	for (int k = 0; k < 2; k++)
+		if (ai[k])
+			freeaddrinfo(ai[k]);
 	return rc;
 }
 
@@ -824,6 +871,8 @@ struct relay *relay_open(const struct relay_opts *o)
 		return NULL;
 	}
 	r->sess_id = 1;
+	if (resolve(o->url.host, o->url.ctrl_port, &r->ai[0], r->ai_why, sizeof r->ai_why) == 0)
+		resolve(o->url.host, o->url.data_port, &r->ai[1], r->ai_why, sizeof r->ai_why);
 	return r;
 }
 
@@ -970,6 +1019,9 @@ int relay_finish(struct relay *r)
 		err_msg("relay %s: %llu events came more than %d ms out of time order and were sent "
 		        "with the time of the event before them", r->o.url_text,
 		        (unsigned long long)r->late, HOLD_MS);
+	for (int k = 0; k < 2; k++)
+		if (r->ai[k])
+			freeaddrinfo(r->ai[k]);
 	free(r->pv);
 	free(r->arena);
 	free(r);
