@@ -280,6 +280,10 @@ clean:
 #   log_fuzz         the trace log reader; log_fuzz_nocrc the same built with
 #                    PT_LOG_FUZZ_NOCRC (checksums ignored: the fuzzer gets
 #                    past them to the structure checks)
+#   logapi_fuzz      a log read through the library's calls as the commands
+#                    read one (fuzz/logapi_fuzz.c: attributes, events, loss
+#                    counts and their cap, the map's entries, seek), the whole
+#                    library built with PT_LOG_FUZZ_NOCRC
 #   stream_fuzz      the stream reader and the controller's calls on a segment
 #                    a hostile traced process writes over (fuzz/stream_fuzz.c;
 #                    the whole library, built with its clock and thread ids
@@ -309,7 +313,7 @@ clean:
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_MAX_LEN ?= 8192
-FUZZ_TARGETS ?= log_fuzz log_fuzz_nocrc stream_fuzz relayd_fuzz typed_fuzz spans_fuzz view_fuzz \
+FUZZ_TARGETS ?= log_fuzz log_fuzz_nocrc logapi_fuzz stream_fuzz relayd_fuzz typed_fuzz spans_fuzz view_fuzz \
                 join_fuzz
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_CFLAGS  := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O1 -Iinclude -Isrc \
@@ -319,6 +323,7 @@ FUZZ_DEPS    := $(FUZZ_SRC) src/log/logfmt.h src/shm/layout.h include/trace.h
 # the committed corpus of each target
 FUZZ_CORPUS_log_fuzz       := fuzz/corpus
 FUZZ_CORPUS_log_fuzz_nocrc := fuzz/corpus
+FUZZ_CORPUS_logapi_fuzz    := fuzz/corpus
 FUZZ_CORPUS_stream_fuzz    := fuzz/corpus-stream
 FUZZ_CORPUS_relayd_fuzz    := fuzz/corpus-relayd
 FUZZ_CORPUS_typed_fuzz     := fuzz/corpus-typed
@@ -330,6 +335,8 @@ FUZZ_CORPUS_join_fuzz      := fuzz/corpus-join
 FUZZ_LIB_OBJ := $(LIB_SRC:src/%.c=$(BUILD)/fuzz/obj/%.o)
 FUZZ_LIB_CFLAGS := $(filter-out -fsanitize=fuzzer,$(FUZZ_CFLAGS)) -fsanitize=fuzzer-no-link \
                 -Dclock_gettime=ptfuzz_clock_gettime -Dpthread_self=ptfuzz_thread_self
+# the same with checksums ignored, for logapi_fuzz
+FUZZ_NC_OBJ  := $(LIB_SRC:src/%.c=$(BUILD)/fuzz/objnc/%.o)
 FUZZ_OPTS     = -rss_limit_mb=512 -timeout=5 -max_len=$(FUZZ_MAX_LEN)
 # files and bytes in a directory
 fuzz_size     = echo "$$(ls $(1) | wc -l) files, $$(cat $(1)/* 2>/dev/null | wc -c) bytes"
@@ -348,6 +355,14 @@ $(BUILD)/fuzz/log_fuzz_nocrc: $(FUZZ_DEPS)
 $(BUILD)/fuzz/obj/%.o: src/%.c
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_LIB_CFLAGS) $(DEPFLAGS) -c $< -o $@
+
+$(BUILD)/fuzz/objnc/%.o: src/%.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_LIB_CFLAGS) -DPT_LOG_FUZZ_NOCRC $(DEPFLAGS) -c $< -o $@
+
+$(BUILD)/fuzz/logapi_fuzz: fuzz/logapi_fuzz.c $(FUZZ_NC_OBJ)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) fuzz/logapi_fuzz.c $(FUZZ_NC_OBJ) -o $@ -lpthread
 
 $(BUILD)/fuzz/stream_fuzz: fuzz/stream_fuzz.c $(FUZZ_LIB_OBJ)
 	@mkdir -p $(dir $@)

@@ -22,6 +22,13 @@ int cmd_live(int argc, char **argv);
 int cmd_top(int argc, char **argv);
 int cmd_view(int argc, char **argv);   /* view.c */
 
+/* ------------------------------------------------------------ view_peer.c */
+/* The user owning the client end of a loopback TCP connection to server
+ * (both IPv4): 0 with *uid, or -1 (not found: the client is gone). */
+struct sockaddr;
+int view_peer_uid(const struct sockaddr *client, socklen_t len, const struct sockaddr *server,
+                  uid_t *uid);
+
 /* ------------------------------------------------------------ live.c */
 /* The target of live and top: a PID, or the program after "--" (prog:
  * its argv, else NULL).  live_args() checks them (0, or EXIT_USAGE after

@@ -4,9 +4,13 @@
  * to each event, answering the page's queries from an index of the log
  * (vindex.c, vquery.c) and the log's own block index.
  *
- * It listens on 127.0.0.1 only, and answers only requests that carry the
- * random token of the URL it prints and a Host header naming that
- * address or localhost with its port (view_req.c; docs/security.md).
+ * It listens on 127.0.0.1 only (or on a Unix socket of the user's, --unix),
+ * takes connections only from processes of its own user (view_peer.c),
+ * and answers only requests that carry the random token of the URL it
+ * prints and a Host header naming that address or localhost with its port
+ * (view_req.c; docs/security.md).  --open gives the browser a private
+ * file that leads to that URL, never the URL itself: a command line is
+ * readable by every user (/proc/PID/cmdline).
  * Requests are served one at a time by the library's one thread: the
  * log, read through one tlog, is never read by two at once.
  *
@@ -44,7 +48,10 @@ static const char help[] =
 "\n"
 "options:\n"
 "  -p, --port N     listen on 127.0.0.1 port N (default: a free port)\n"
-"      --open       open the page in a browser ($BROWSER, else xdg-open)\n"
+"      --unix PATH  listen on a new Unix socket at PATH instead (mode 0600;\n"
+"                   for a client such as curl --unix-socket, or a proxy)\n"
+"      --open       open the page in a browser ($BROWSER, else xdg-open),\n"
+"                   through a private file that leads to the URL\n"
 "      --no-cache   build the index again, and do not keep it\n"
 "  -h, --help       this text\n";
 
@@ -63,9 +70,13 @@ int cmd_view(int argc, char **argv)
 }
 #else
 #include <arpa/inet.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 
 #if MHD_VERSION < 0x00097002
 typedef int MHD_RESULT;
@@ -75,9 +86,29 @@ typedef enum MHD_Result MHD_RESULT;
 
 struct server {
 	struct vsrv q;
-	unsigned port;
+	unsigned port;                  /* 0: on a Unix socket */
+	struct sockaddr_in addr;        /* where it listens (TCP) */
 	char token[VIEW_TOKEN_LEN + 1];
 };
+
+/* libmicrohttpd's accept policy: a TCP connection from a process of
+ * another user is closed at once, before anything is read from it, so
+ * that no other user can hold the server's connections (the library's
+ * timeout is one of idleness: a header line every few seconds keeps a
+ * connection; and its limit per address counts every local user as
+ * one, 127.0.0.1).  On a Unix socket only the user can connect. */
+static MHD_RESULT accept_peer(void *cls, const struct sockaddr *addr, socklen_t len)
+{
+	struct server *s = cls;
+	uid_t u;
+
+	if (!s->port)
+		return MHD_YES;
+	return view_peer_uid(addr, len, (const struct sockaddr *)&s->addr, &u) == 0 &&
+	               u == geteuid()
+	           ? MHD_YES
+	           : MHD_NO;
+}
 
 static const char *mhd_arg(void *ctx, const char *key)
 {
@@ -189,28 +220,117 @@ static struct tlog *opened_log(struct vsrv *q)
 	return l;
 }
 
-static void open_browser(const char *url)
+/* --open: a page that sends the browser on to url, in a new directory
+ * of the user's (mode 0700, in $XDG_RUNTIME_DIR when that is the user's
+ * private directory, else in /tmp), itself 0600; the browser is given
+ * its file:// name, which holds no secret.  dir gets the directory (for
+ * removing it at the end), "" if none was made. */
+static void open_browser(const char *url, char *dir, size_t cap)
 {
-	const char *b = getenv("BROWSER");
-	pid_t pid = fork();
+	const char *rt = getenv("XDG_RUNTIME_DIR"), *b = getenv("BROWSER");
+	struct stat sb;
+	char page[1024], furl[PATH_MAX * 3 + 16];
+	int n;
 
+	dir[0] = 0;
+	if (!(rt && rt[0] == '/' && stat(rt, &sb) == 0 && S_ISDIR(sb.st_mode) &&
+	      sb.st_uid == geteuid() && !(sb.st_mode & 077)))
+		rt = "/tmp";
+	if ((n = snprintf(dir, cap, "%s/posixtrace-view-XXXXXX", rt)) < 0 || (size_t)n >= cap ||
+	    !mkdtemp(dir)) {
+		err_msg("--open: cannot make a private directory in %s: %s", rt, strerror(errno));
+		dir[0] = 0;
+		return;
+	}
+	int d = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int fd = d < 0 ? -1 : openat(d, "open.html", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+	                                             O_CLOEXEC, 0600);
+	n = snprintf(page, sizeof page,
+	             "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">"
+	             "<meta name=\"referrer\" content=\"no-referrer\">"
+	             "<meta http-equiv=\"refresh\" content=\"0;url=%s\">"
+	             "<title>posixtrace view</title></head>\n"
+	             "<body><p><a href=\"%s\">the trace</a></p></body></html>\n", url, url);
+	if (fd < 0 || write(fd, page, (size_t)n) != n || close(fd) != 0) {
+		err_msg("--open: cannot write %s/open.html: %s", dir, strerror(errno));
+		if (d >= 0)
+			close(d);
+		return;
+	}
+	close(d);
+	/* file://DIR/open.html, the directory's bytes escaped where a URL
+	 * needs it */
+	size_t k = (size_t)snprintf(furl, sizeof furl, "file://");
+	for (const char *p = dir; *p && k + 4 < sizeof furl; p++) {
+		unsigned char c = (unsigned char)*p;
+		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		    strchr("/._-~", c))
+			furl[k++] = (char)c;
+		else
+			k += (size_t)snprintf(furl + k, sizeof furl - k, "%%%02X", c);
+	}
+	snprintf(furl + k, sizeof furl - k, "/open.html");
+	pid_t pid = fork();
 	if (pid == 0) {
 		sigset_t none;
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		if (b && b[0])
-			execlp(b, b, url, (char *)NULL);
-		execlp("xdg-open", "xdg-open", url, (char *)NULL);
+			execlp(b, b, furl, (char *)NULL);
+		execlp("xdg-open", "xdg-open", furl, (char *)NULL);
 		_exit(127);
 	}
 	if (pid < 0)
 		err_msg("--open: cannot start a browser: %s", strerror(errno));
 }
 
-enum { O_OPEN = 256, O_NOCACHE, O_SPAN };
+/* The directory open_browser() made, and its file. */
+static void open_done(const char *dir)
+{
+	if (!dir[0])
+		return;
+	int d = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (d >= 0) {
+		unlinkat(d, "open.html", 0);
+		close(d);
+	}
+	rmdir(dir);
+}
+
+/* --unix: a new socket at path, 0600 from the start (bound under umask
+ * 077), listening; -1 after a message. */
+static int unix_listen(const char *path)
+{
+	struct sockaddr_un su = { .sun_family = AF_UNIX };
+
+	if (strlen(path) >= sizeof su.sun_path) {
+		err_msg("--unix: '%s' is longer than a socket's path may be (%zu bytes)", path,
+		        sizeof su.sun_path - 1);
+		return -1;
+	}
+	memcpy(su.sun_path, path, strlen(path) + 1);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	mode_t old = umask(077);
+	int rc = fd < 0 ? -1 : bind(fd, (struct sockaddr *)&su, sizeof su);
+	int e = errno;
+	umask(old);
+	if (rc == 0) /* (0700 as made: the x bit means nothing on a socket) */
+		(void)chmod(path, 0600);
+	if (rc != 0 || listen(fd, 64) != 0) {
+		err_msg("--unix: cannot listen on %s: %s", path,
+		        strerror(rc != 0 ? e : errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+enum { O_OPEN = 256, O_NOCACHE, O_SPAN, O_UNIX };
 static const struct option lopts[] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ "port", required_argument, NULL, 'p' },
+	{ "unix", required_argument, NULL, O_UNIX },
 	{ "open", no_argument, NULL, O_OPEN },
 	{ "no-cache", no_argument, NULL, O_NOCACHE },
 	{ "span", required_argument, NULL, O_SPAN },
@@ -219,8 +339,9 @@ static const struct option lopts[] = {
 
 int cmd_view(int argc, char **argv)
 {
-	int c, open_it = 0, cache = VIX_CACHE_WRITE;
+	int c, open_it = 0, cache = VIX_CACHE_WRITE, port_given = 0;
 	uint64_t port = 0;
+	const char *unix_path = NULL;
 	static struct span_args spa; /* (the server's, until it ends) */
 	struct spans *sp;
 
@@ -232,7 +353,9 @@ int cmd_view(int argc, char **argv)
 		case 'p':
 			if (view_parse_u64(optarg, &port) || port > 65535)
 				return usage_error("--port: '%s' is not a port number (0-65535)", optarg);
+			port_given = 1;
 			break;
+		case O_UNIX: unix_path = optarg; break;
 		case O_OPEN: open_it = 1; break;
 		case O_NOCACHE: cache = VIX_CACHE_NONE; break;
 		case O_SPAN:
@@ -244,6 +367,11 @@ int cmd_view(int argc, char **argv)
 	}
 	if (optind != argc - 1)
 		return usage_error(optind >= argc ? "which log? give a FILE" : "one FILE at a time");
+	if (unix_path && (port_given || open_it))
+		return usage_error("--unix: a Unix socket has no port, and no browser reaches it "
+		                   "(not with --port or --open)");
+	if (unix_path && !unix_path[0])
+		return usage_error("--unix: give a PATH");
 	if ((c = spans_make(&spa, &sp)) != 0) /* (each query makes its own: checked here) */
 		return c;
 	spans_free(sp);
@@ -326,38 +454,57 @@ int cmd_view(int argc, char **argv)
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
 	socklen_t salen = sizeof sa;
 	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), rc = 1;
+	int fd = -1, rc = 1, made = 0;
 	struct MHD_Daemon *d = NULL;
-	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof sa) != 0 || listen(fd, 64) != 0 ||
-	    getsockname(fd, (struct sockaddr *)&sa, &salen) != 0)
+	if (unix_path) {
+		made = (fd = unix_listen(unix_path)) >= 0;
+	} else if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0 ||
+	           bind(fd, (struct sockaddr *)&sa, sizeof sa) != 0 || listen(fd, 64) != 0 ||
+	           getsockname(fd, (struct sockaddr *)&sa, &salen) != 0) {
 		err_msg("cannot listen on 127.0.0.1 port %u: %s", (unsigned)port, strerror(errno));
-	else {
+	} else {
+		made = 1;
 		s.port = ntohs(sa.sin_port);
-		d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD, 0, NULL, NULL, handle, &s,
+		s.addr = sa;
+	}
+	if (made) {
+		d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD, 0, accept_peer, &s, handle, &s,
 		                     MHD_OPTION_LISTEN_SOCKET, fd,
 		                     MHD_OPTION_CONNECTION_LIMIT, (unsigned)64,
 		                     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)60,
 		                     MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)65536,
 		                     MHD_OPTION_END);
-		if (!d)
+		if (!d && unix_path)
+			err_msg("cannot start the web server on %s", unix_path);
+		else if (!d)
 			err_msg("cannot start the web server on 127.0.0.1 port %u", s.port);
 	}
 	if (d) {
-		char url[128];
-		snprintf(url, sizeof url, "http://127.0.0.1:%u/?t=%s", s.port, s.token);
-		printf("%s: %llu events%s; the page is at\n  %s\n(Ctrl-C ends it)\n", l.path,
-		       (unsigned long long)x.nev,
-		       x.from_cache ? ", index from the cache" : "", url);
+		char url[128], odir[PATH_MAX] = "";
+		if (unix_path) {
+			snprintf(url, sizeof url, "http://localhost/?t=%s", s.token);
+			printf("%s: %llu events%s; the page is on the Unix socket %s at\n  %s\n"
+			       "(Ctrl-C ends it)\n", l.path, (unsigned long long)x.nev,
+			       x.from_cache ? ", index from the cache" : "", unix_path, url);
+		} else {
+			snprintf(url, sizeof url, "http://127.0.0.1:%u/?t=%s", s.port, s.token);
+			printf("%s: %llu events%s; the page is at\n  %s\n(Ctrl-C ends it)\n", l.path,
+			       (unsigned long long)x.nev,
+			       x.from_cache ? ", index from the cache" : "", url);
+		}
 		fflush(stdout);
 		if (open_it)
-			open_browser(url);
+			open_browser(url, odir, sizeof odir);
 		int sig;
 		while (sigwait(&set, &sig) != 0)
 			;
 		MHD_stop_daemon(d);
+		open_done(odir);
 		rc = 0;
 	} else if (fd >= 0)
 		close(fd); /* (MHD_stop_daemon closes the one it was given) */
+	if (made && unix_path)
+		unlink(unix_path);
 	if (op.started) {
 		pthread_join(op.th, NULL);
 		if (op.state > 0)

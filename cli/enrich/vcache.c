@@ -4,7 +4,10 @@
  *
  *   where  $XDG_CACHE_HOME/posixtrace ($XDG_CACHE_HOME an absolute path),
  *          else $HOME/.cache/posixtrace: a directory of the user's own,
- *          mode 0700 (made so), not a symbolic link, open to nobody else;
+ *          mode 0700 (made so), not a symbolic link, open to nobody else,
+ *          reached from $XDG_CACHE_HOME or $HOME (the user's own) without
+ *          following any link (openat, O_NOFOLLOW), each directory the
+ *          user's;
  *          any other: no cache (the index is built at each start);
  *   named  view-DEV-INO.idx, by the log file's device and inode (hex):
  *          one entry per log file.  An entry begins with the log's
@@ -85,38 +88,74 @@ static uint64_t cap_bytes(void)
 	return v;
 }
 
+/* The directory name under at, never through a link: made (0700) if
+ * create and missing; kept only if it is this user's (and, if private,
+ * no other may enter it).  Its descriptor, or -1 with errno (ELOOP: a
+ * link; EPERM: another user's, or a private one open to others).  Who
+ * else may write in at does not matter: nothing is followed, and what
+ * they could put there is not this user's. */
+static int sub_dir(int at, const char *name, int create, int private)
+{
+	struct stat sb;
+
+	if (create && mkdirat(at, name, 0700) != 0 && errno != EEXIST)
+		return -1;
+	int fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &sb) != 0 || sb.st_uid != geteuid() || (private && (sb.st_mode & 077))) {
+		close(fd);
+		errno = EPERM;
+		return -1;
+	}
+	return fd;
+}
+
 int vcache_dir(int create)
 {
 	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+	const char *base, *sub = xdg && xdg[0] == '/' ? NULL : ".cache";
 	char dir[PATH_MAX];
-	struct stat sb;
-	int n;
+	int n, e;
 
 	if (xdg && xdg[0] == '/')
-		n = snprintf(dir, sizeof dir, "%s/posixtrace", xdg);
+		base = xdg;
 	else if (home && home[0] == '/')
-		n = snprintf(dir, sizeof dir, "%s/.cache/posixtrace", home);
+		base = home;
 	else
 		return -1;
+	n = snprintf(dir, sizeof dir, "%s%s%s/posixtrace", base, sub ? "/" : "", sub ? sub : "");
 	if (n < 0 || (size_t)n >= sizeof dir)
 		return -1;
-	if (create) { /* its parent too (the user's own cache directory) */
-		char *slash = strrchr(dir, '/');
-		*slash = 0;
-		(void)mkdir(dir, 0700);
-		*slash = '/';
-		(void)mkdir(dir, 0700);
+	/* The base (the home or $XDG_CACHE_HOME) must be this user's (root
+	 * running with another user's HOME gets no cache); below it nothing
+	 * is followed, each component made and checked through its parent's
+	 * descriptor (a link there is refused, whoever planted it). */
+	if (create && !sub)
+		(void)mkdir(base, 0700); /* (as $HOME/.cache would be) */
+	int b = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC), fd = -1, mid = -1;
+	struct stat sb;
+	if (b >= 0 && (fstat(b, &sb) != 0 || sb.st_uid != geteuid())) {
+		close(b);
+		b = -1;
+		errno = EPERM;
 	}
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), e = errno;
-	if (fd >= 0 && fstat(fd, &sb) == 0 && sb.st_uid == geteuid() && !(sb.st_mode & 077))
+	if (b >= 0 && sub)
+		mid = sub_dir(b, sub, create, 0);
+	if (b >= 0 && (!sub || mid >= 0))
+		fd = sub_dir(sub ? mid : b, "posixtrace", create, 1);
+	e = errno;
+	if (mid >= 0)
+		close(mid);
+	if (b >= 0)
+		close(b);
+	if (fd >= 0)
 		return fd;
-	if (create && fd < 0 && e != ELOOP && e != ENOTDIR)
+	if (create && e != ELOOP && e != ENOTDIR && e != EPERM)
 		err_msg("cannot make the directory %s: %s; the index is not kept", dir, strerror(e));
 	else if (create) /* (a link, another user's, open to others) */
-		err_msg("%s is not a private directory of this user (mode 0700, not a link); "
-		        "the index is not kept", dir);
-	if (fd >= 0)
-		close(fd);
+		err_msg("%s is not a private directory of this user (mode 0700, reached through "
+		        "directories of the user's, no link); the index is not kept", dir);
 	return -1;
 }
 

@@ -28,11 +28,22 @@
  * RETRY_MAX_MS); a new connection is a new session on the relay with the
  * same name, its trace in a new directory (pid-PID-N for the N-th
  * connection), whose first packets carry the count of what was missed.
- * Sockets have a send and receive timeout (STALL_MS), and a packet not
- * acknowledged within STALL_MS ends the connection: a relay that stops
- * reading costs the thread that long at most, never the program.  The
- * session stays open LINGER_MS after the last packet: babeltrace2 2.0
- * stops reading a live session when it closes, read or not.
+ * The relay's addresses are looked up when the command starts, before the
+ * program is (a name's lookup is not the relay's to bound), and again at
+ * each later connection, in the thread.
+ * Every exchange with the relay has a total deadline, whatever the relay
+ * sends or how slowly (a byte at a time is no more time): opening a
+ * session, connections included, STALL_MS in all (the first one is made
+ * before the program runs: it starts at most that late); a packet's send,
+ * a reply, the acknowledgements awaited, STALL_MS each; a packet not
+ * acknowledged within STALL_MS ends the connection.  A relay that stops
+ * reading or drips its replies costs the thread that long at most, never
+ * the program.  At the end, what is left goes within STALL_MS of the
+ * program's end (an exchange under way then ends by then too, having
+ * begun before; what misses it is counted as not delivered), and the
+ * session's close within STALL_MS more.  The session stays open LINGER_MS
+ * after the last packet: babeltrace2 2.0 stops reading a live session when
+ * it closes, read or not.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -108,6 +119,12 @@ struct relay {
 	int have_trid, thread_on;
 	pthread_t th;
 	atomic_int stop;
+	_Atomic uint64_t end_by;       /* no exchange lasts past it (0: none) */
+	/* the relay's addresses found by relay_open() (before the program is
+	 * started), for the first connection; later ones look them up again */
+	struct addrinfo *ai[2];
+	int ai_taken;
+	char ai_why[300];
 };
 
 static uint64_t lost_total(const struct relay *r)
@@ -117,28 +134,62 @@ static uint64_t lost_total(const struct relay *r)
 
 /* ------------------------------------------------------------ sockets */
 
-static int set_timeouts(int fd)
+/* The deadline of an exchange starting now: STALL_MS, or the end's. */
+static uint64_t deadline(struct relay *r)
 {
-	struct timeval tv = { STALL_MS / 1000, (STALL_MS % 1000) * 1000 };
-	return setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv) ||
-	       setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	uint64_t d = now_mono_ns() + STALL_MS * 1000000ull, e = atomic_load(&r->end_by);
+	return e && e < d ? e : d;
 }
 
-/* A TCP connection within STALL_MS; -1 with the reason in why. */
-static int dial(const char *host, unsigned port, char *why, size_t cap)
+/* Milliseconds left before until (rounded up), 0 if none. */
+static int left_ms(uint64_t until)
 {
-	struct addrinfo hints, *ai = NULL;
+	uint64_t now = now_mono_ns();
+	return now >= until ? 0 : (int)((until - now + 999999) / 1000000);
+}
+
+/* Wait for fd to be ready for ev before until: 1, 0 (time is up) or -1. */
+static int wait_fd(int fd, short ev, uint64_t until)
+{
+	for (;;) {
+		struct pollfd p = { fd, ev, 0 };
+		int ms = left_ms(until), rc = ms ? poll(&p, 1, ms) : 0;
+		if (rc < 0 && errno == EINTR)
+			continue;
+		if (rc > 0 || rc < 0)
+			return rc > 0 ? 1 : -1;
+		if (!left_ms(until))
+			return 0;
+	}
+}
+
+/* The addresses of host, port; 0 or -1 with the reason in why. */
+static int resolve(const char *host, unsigned port, struct addrinfo **ai, char *why, size_t cap)
+{
+	struct addrinfo hints;
 	char ps[8];
-	int fd = -1, rc, e = 0;
+	int rc;
 
 	memset(&hints, 0, sizeof hints);
 	hints.ai_family = AF_UNSPEC;
 	hints.ai_socktype = SOCK_STREAM;
 	snprintf(ps, sizeof ps, "%u", port);
-	if ((rc = getaddrinfo(host, ps, &hints, &ai)) != 0) {
+	*ai = NULL;
+	if ((rc = getaddrinfo(host, ps, &hints, ai)) != 0) {
 		snprintf(why, cap, "%s: %s", host, gai_strerror(rc));
+		*ai = NULL;
 		return -1;
 	}
+	return 0;
+}
+
+/* A TCP connection to one of ai before until; -1 with the reason in why.
+ * It stays non-blocking: every wait on it is bounded by a deadline
+ * (wait_fd). */
+static int dial(struct addrinfo *ai, unsigned port, uint64_t until, char *why, size_t cap)
+{
+	int fd = -1, rc, e = 0;
+
 	for (struct addrinfo *a = ai; a; a = a->ai_next) {
 		fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 		if (fd < 0) {
@@ -149,9 +200,8 @@ static int dial(const char *host, unsigned port, char *why, size_t cap)
 			break;
 		e = errno;
 		if (e == EINPROGRESS) {
-			struct pollfd p = { fd, POLLOUT, 0 };
 			socklen_t sl = sizeof e;
-			rc = poll(&p, 1, STALL_MS);
+			rc = wait_fd(fd, POLLOUT, until);
 			if (rc == 1 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &sl) == 0 && e == 0)
 				break;
 			if (rc == 0)
@@ -160,14 +210,12 @@ static int dial(const char *host, unsigned port, char *why, size_t cap)
 		close(fd);
 		fd = -1;
 	}
-	freeaddrinfo(ai);
 	if (fd < 0) {
 		snprintf(why, cap, "port %u: %s", port, strerror(e ? e : ECONNREFUSED));
 		return -1;
 	}
 	int one = 1;
-	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0 || set_timeouts(fd) ||
-	    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one)) {
+	if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one)) {
 		snprintf(why, cap, "port %u: %s", port, strerror(errno));
 		close(fd);
 		return -1;
@@ -175,17 +223,25 @@ static int dial(const char *host, unsigned port, char *why, size_t cap)
 	return fd;
 }
 
-/* All of n bytes in iov, within the socket's timeout; 0 or -1 (why). */
-static int send_all(int fd, struct iovec *iov, int cnt, char *why, size_t cap)
+/* All of n bytes in iov, before until; 0 or -1 (why). */
+static int send_all(int fd, struct iovec *iov, int cnt, uint64_t until, char *why, size_t cap)
 {
 	while (cnt > 0) {
 		struct msghdr m = { .msg_iov = iov, .msg_iovlen = (size_t)cnt };
-		ssize_t n = sendmsg(fd, &m, MSG_NOSIGNAL);
+		ssize_t n = sendmsg(fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			int rc = wait_fd(fd, POLLOUT, until);
+			if (rc > 0)
+				continue;
+			if (rc == 0) {
+				snprintf(why, cap, "it stopped reading (a send took over %d ms)", STALL_MS);
+				return -1;
+			}
+		}
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			snprintf(why, cap, "%s", errno == EAGAIN || errno == EWOULDBLOCK ?
-			         "it stopped reading (send timed out)" : strerror(errno));
+			snprintf(why, cap, "%s", strerror(errno));
 			return -1;
 		}
 		while (cnt > 0 && (size_t)n >= iov->iov_len) {
@@ -201,22 +257,22 @@ static int send_all(int fd, struct iovec *iov, int cnt, char *why, size_t cap)
 	return 0;
 }
 
-static int send_ctrl(struct relay *r, struct rp_buf *b, char *why, size_t cap)
+static int send_ctrl(struct relay *r, struct rp_buf *b, uint64_t until, char *why, size_t cap)
 {
 	if (b->oom) {
 		snprintf(why, cap, "out of memory");
 		return -1;
 	}
 	struct iovec v = { b->p, b->n };
-	int rc = send_all(r->ctrl, &v, 1, why, cap);
+	int rc = send_all(r->ctrl, &v, 1, until, why, cap);
 	b->n = 0;
 	return rc;
 }
 
-/* The reply to cmd: RP_OK, or -1 with why.  wait 0: only if it is all
- * there already (else 1). */
-static int get_reply(struct relay *r, uint32_t cmd, struct rp_reply *rep, int wait, char *why,
-                     size_t cap)
+/* The reply to cmd, all of it before until however it comes: RP_OK, or
+ * -1 with why.  wait 0: only if it has begun to come (else 1). */
+static int get_reply(struct relay *r, uint32_t cmd, struct rp_reply *rep, int wait,
+                     uint64_t until, char *why, size_t cap)
 {
 	size_t have = 0, need = 0;
 	char pw[200];
@@ -233,14 +289,21 @@ static int get_reply(struct relay *r, uint32_t cmd, struct rp_reply *rep, int wa
 			snprintf(why, cap, "a reply too long");
 			return -1;
 		}
-		ssize_t n = recv(r->ctrl, r->rbuf + have, need - have,
-		                 wait || have ? 0 : MSG_DONTWAIT);
+		ssize_t n = recv(r->ctrl, r->rbuf + have, need - have, MSG_DONTWAIT);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
 			if (!wait && !have)
 				return 1;
-			snprintf(why, cap, "no reply to %s within %d ms", rp_cmd_name(cmd), STALL_MS);
+			int w = wait_fd(r->ctrl, POLLIN, until);
+			if (w > 0)
+				continue;
+			if (w == 0) {
+				snprintf(why, cap, "no %sreply to %s within %d ms", have ? "whole " : "",
+				         rp_cmd_name(cmd), STALL_MS);
+				return -1;
+			}
+			snprintf(why, cap, "%s", strerror(errno));
 			return -1;
 		}
 		if (n <= 0) {
@@ -256,13 +319,13 @@ static int get_reply(struct relay *r, uint32_t cmd, struct rp_reply *rep, int wa
 	return 0;
 }
 
-/* One command and its reply. */
-static int call(struct relay *r, struct rp_buf *b, uint32_t cmd, struct rp_reply *rep, char *why,
-                size_t cap)
+/* One command and its reply, before until. */
+static int call(struct relay *r, struct rp_buf *b, uint32_t cmd, struct rp_reply *rep,
+                uint64_t until, char *why, size_t cap)
 {
-	if (send_ctrl(r, b, why, cap))
+	if (send_ctrl(r, b, until, why, cap))
 		return -1;
-	return get_reply(r, cmd, rep, 1, why, cap);
+	return get_reply(r, cmd, rep, 1, until, why, cap);
 }
 
 /* ---------------------------------------------------------- a session */
@@ -287,7 +350,8 @@ static void hangup(struct relay *r)
 	r->ctf_ok = 0;
 }
 
-static int send_metadata(struct relay *r, const char *text, size_t len, char *why, size_t cap)
+static int send_metadata(struct relay *r, const char *text, size_t len, uint64_t until,
+                         char *why, size_t cap)
 {
 	struct rp_buf b = { 0 };
 	size_t pl;
@@ -298,40 +362,42 @@ static int send_metadata(struct relay *r, const char *text, size_t len, char *wh
 	}
 	rp_metadata(&b, r->meta, pk, pl);
 	free(pk);
-	int rc = send_ctrl(r, &b, why, cap); /* no reply */
+	int rc = send_ctrl(r, &b, until, why, cap); /* no reply */
 	rp_free(&b);
 	return rc;
 }
 
-/* Connect, check the version, open the session, its trace chunk and its
- * two streams, send the metadata's head.  0, or -1 with why. */
-static int open_session(struct relay *r, char *why, size_t cap)
+/* Connect to ai (control, data), check the version, open the session, its
+ * trace chunk and its two streams, send the metadata's head, all within
+ * STALL_MS.  0, or -1 with why. */
+static int session(struct relay *r, struct addrinfo *ai[2], char *why, size_t cap)
 {
 	struct rp_buf b = { 0 };
 	struct rp_reply rep;
 	char w[300], path[64];
 	int rc = -1;
+	uint64_t until = deadline(r);
 
-	if ((r->ctrl = dial(r->o.url.host, r->o.url.ctrl_port, w, sizeof w)) < 0) {
+	if ((r->ctrl = dial(ai[0], r->o.url.ctrl_port, until, w, sizeof w)) < 0) {
 		snprintf(why, cap, "cannot connect: %s", w);
 		return -1;
 	}
-	if ((r->data = dial(r->o.url.host, r->o.url.data_port, w, sizeof w)) < 0) {
+	if ((r->data = dial(ai[1], r->o.url.data_port, until, w, sizeof w)) < 0) {
 		snprintf(why, cap, "cannot connect its data port: %s", w);
 		goto out;
 	}
 	rp_version(&b);
-	if (call(r, &b, RELAYD_VERSION, &rep, w, sizeof w))
+	if (call(r, &b, RELAYD_VERSION, &rep, until, w, sizeof w))
 		goto bad;
 	struct rp_session s = { r->session, r->host, FLUSH_MS * 1000, r->name_has_time, { 0 },
 	                        r->sess_id, r->creation_s };
 	memcpy(s.uuid, r->sess_uuid, 16);
 	rp_create_session(&b, &s);
-	if (call(r, &b, RELAYD_CREATE_SESSION, &rep, w, sizeof w))
+	if (call(r, &b, RELAYD_CREATE_SESSION, &rep, until, w, sizeof w))
 		goto bad;
 	snprintf(r->dir, sizeof r->dir, "%s", rep.path);
 	rp_create_chunk(&b, 0, r->creation_s);
-	if (call(r, &b, RELAYD_CREATE_TRACE_CHUNK, &rep, w, sizeof w))
+	if (call(r, &b, RELAYD_CREATE_TRACE_CHUNK, &rep, until, w, sizeof w))
 		goto bad;
 	r->conns++;
 	if (r->conns == 1)
@@ -339,11 +405,11 @@ static int open_session(struct relay *r, char *why, size_t cap)
 	else
 		snprintf(path, sizeof path, "pid-%d-%u", (int)r->pid, r->conns);
 	rp_add_stream(&b, "metadata", path, 0);
-	if (call(r, &b, RELAYD_ADD_STREAM, &rep, w, sizeof w))
+	if (call(r, &b, RELAYD_ADD_STREAM, &rep, until, w, sizeof w))
 		goto bad;
 	r->meta = rep.id;
 	rp_add_stream(&b, DATA_CHANNEL, path, 0);
-	if (call(r, &b, RELAYD_ADD_STREAM, &rep, w, sizeof w))
+	if (call(r, &b, RELAYD_ADD_STREAM, &rep, until, w, sizeof w))
 		goto bad;
 	r->stream = rep.id;
 	if (r->meta == r->stream) {
@@ -351,7 +417,7 @@ static int open_session(struct relay *r, char *why, size_t cap)
 		goto bad;
 	}
 	rp_streams_sent(&b);
-	if (call(r, &b, RELAYD_STREAMS_SENT, &rep, w, sizeof w))
+	if (call(r, &b, RELAYD_STREAMS_SENT, &rep, until, w, sizeof w))
 		goto bad;
 	if (rctf_init(&r->ctf, r->start_ns, (uint64_t)r->pid)) {
 		snprintf(why, cap, "out of memory");
@@ -366,7 +432,7 @@ static int open_session(struct relay *r, char *why, size_t cap)
 		snprintf(why, cap, "out of memory");
 		goto out;
 	}
-	rc = send_metadata(r, head, len, w, sizeof w);
+	rc = send_metadata(r, head, len, until, w, sizeof w);
 	free(head);
 	if (rc)
 		goto bad;
@@ -386,15 +452,46 @@ out:
 	return rc;
 }
 
+/* A session, on the addresses relay_open() found the first time (so that
+ * no name lookup holds back the program), else on those found now. */
+static int open_session(struct relay *r, char *why, size_t cap)
+{
+	struct addrinfo *ai[2] = { NULL, NULL };
+	char w[300];
+	int rc = -1;
+
+	if (!r->ai_taken) {
+		r->ai_taken = 1;
+		ai[0] = r->ai[0], ai[1] = r->ai[1];
+		r->ai[0] = r->ai[1] = NULL;
+		if (r->ai_why[0]) {
+			snprintf(why, cap, "cannot connect: %s", r->ai_why);
+			goto out;
+		}
+	} else if (resolve(r->o.url.host, r->o.url.ctrl_port, &ai[0], w, sizeof w) ||
+	           resolve(r->o.url.host, r->o.url.data_port, &ai[1], w, sizeof w)) {
+		snprintf(why, cap, "cannot connect: %s", w);
+		goto out;
+	}
+	rc = session(r, ai, why, cap);
+out:
+	for (int k = 0; k < 2; k++)
+		if (ai[k])
+			freeaddrinfo(ai[k]);
+	return rc;
+}
+
 /* ------------------------------------------------------------ packets */
 
-/* Take the acknowledgements that have come (wait: all of them). */
+/* Take the acknowledgements that have come (wait: all of them), within
+ * STALL_MS in all. */
 static int take_acks(struct relay *r, int wait, char *why, size_t cap)
 {
 	struct rp_reply rep;
+	uint64_t until = deadline(r);
 
 	while (r->inum) {
-		int rc = get_reply(r, RELAYD_SEND_INDEX, &rep, wait, why, cap);
+		int rc = get_reply(r, RELAYD_SEND_INDEX, &rep, wait, until, why, cap);
 		if (rc > 0)
 			return 0;
 		if (rc < 0)
@@ -428,10 +525,11 @@ static int send_packet(struct relay *r, const unsigned char *p, size_t n, struct
 	r->infl_disc[slot] = ix->discarded;
 	r->infl_ns[slot] = now_mono_ns();
 	r->inum++;
-	if (send_all(r->data, v, 2, why, cap))
+	uint64_t until = deadline(r);
+	if (send_all(r->data, v, 2, until, why, cap))
 		return -1;
 	rp_index(&b, ix);
-	int rc = send_ctrl(r, &b, why, cap);
+	int rc = send_ctrl(r, &b, until, why, cap);
 	rp_free(&b);
 	if (rc)
 		return -1;
@@ -522,7 +620,7 @@ static void emit_one(struct relay *r, const struct pev *e, const unsigned char *
 			r->lost_oom++;
 			return;
 		}
-		int rc = send_metadata(r, m, ml, why, sizeof why);
+		int rc = send_metadata(r, m, ml, deadline(r), why, sizeof why);
 		free(m);
 		if (rc) {
 			broke(r, why);
@@ -773,6 +871,8 @@ struct relay *relay_open(const struct relay_opts *o)
 		return NULL;
 	}
 	r->sess_id = 1;
+	if (resolve(o->url.host, o->url.ctrl_port, &r->ai[0], r->ai_why, sizeof r->ai_why) == 0)
+		resolve(o->url.host, o->url.data_port, &r->ai[1], r->ai_why, sizeof r->ai_why);
 	return r;
 }
 
@@ -855,6 +955,9 @@ int relay_finish(struct relay *r)
 
 	if (!r)
 		return 0;
+	/* what is left goes within STALL_MS (an exchange under way began
+	 * before: its own deadline is no later) */
+	atomic_store(&r->end_by, now_mono_ns() + STALL_MS * 1000000ull);
 	if (r->thread_on) {
 		atomic_store(&r->stop, 1);
 		pthread_join(r->th, NULL);
@@ -874,10 +977,12 @@ int relay_finish(struct relay *r)
 	if (r->ctrl >= 0) {
 		struct rp_buf b = { 0 };
 		struct rp_reply rep;
+		uint64_t by = now_mono_ns() + STALL_MS * 1000000ull; /* both closes */
+		atomic_store(&r->end_by, by);
 		rp_close_stream(&b, r->stream, r->seq ? r->seq - 1 : UINT64_MAX);
-		if (call(r, &b, RELAYD_CLOSE_STREAM, &rep, why, sizeof why) == 0) {
+		if (call(r, &b, RELAYD_CLOSE_STREAM, &rep, by, why, sizeof why) == 0) {
 			rp_close_stream(&b, r->meta, UINT64_MAX);
-			if (call(r, &b, RELAYD_CLOSE_STREAM, &rep, why, sizeof why))
+			if (call(r, &b, RELAYD_CLOSE_STREAM, &rep, by, why, sizeof why))
 				err_msg("relay %s: closing: %s", r->o.url_text, why);
 		} else {
 			err_msg("relay %s: closing: %s", r->o.url_text, why);
@@ -914,6 +1019,9 @@ int relay_finish(struct relay *r)
 		err_msg("relay %s: %llu events came more than %d ms out of time order and were sent "
 		        "with the time of the event before them", r->o.url_text,
 		        (unsigned long long)r->late, HOLD_MS);
+	for (int k = 0; k < 2; k++)
+		if (r->ai[k])
+			freeaddrinfo(r->ai[k]);
 	free(r->pv);
 	free(r->arena);
 	free(r);

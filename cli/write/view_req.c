@@ -1,7 +1,8 @@
 /*
  * view_req.c -- the checks every request to `posixtrace view` passes
  * before anything reads the log: the method (GET only), the Host header
- * (127.0.0.1:PORT or localhost:PORT, so that a page of another origin
+ * (127.0.0.1:PORT or localhost:PORT, or localhost on a Unix socket, so
+ * that a page of another origin
  * cannot reach the server through a DNS name rebound to loopback), the
  * token (compared in constant time), the path (the page and three
  * queries, nothing from the file system) and each argument (decimal
@@ -37,6 +38,8 @@ int view_host_ok(const char *host, unsigned port)
 
 	if (!host)
 		return 0;
+	if (port == 0) /* on a Unix socket (--unix): the URL it printed */
+		return strcmp(host, "localhost") == 0;
 	for (size_t i = 0; i < 2; i++) {
 		size_t n = strlen(names[i]);
 		if (strncmp(host, names[i], n) == 0)

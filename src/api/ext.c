@@ -14,20 +14,29 @@
 
 /* The most events a stream created at a could have lost by now: one a
  * nanosecond on every CPU (no writer records faster), over at least a
- * second (the realtime clock may have been set back). */
+ * second (the realtime clock may have been set back).  A creation time
+ * that cannot be (before 1970, in the future, nanoseconds out of range:
+ * a log's header says what its writer wrote) counts as that second. */
 static uint64_t lost_cap(const struct pt_attr_img *a)
 {
 	struct timespec now;
 	long cpus = sysconf(_SC_NPROCESSORS_CONF);
+	uint64_t el = 1000000000, s, ns;
 
 	clock_gettime(CLOCK_REALTIME, &now);
-	int64_t el = ((int64_t)now.tv_sec - a->create_sec) * 1000000000 +
-	             ((int64_t)now.tv_nsec - a->create_nsec);
-	if (el < 1000000000)
-		el = 1000000000;
+	if (a->create_sec >= 0 && a->create_sec <= (int64_t)now.tv_sec && a->create_nsec >= 0 &&
+	    a->create_nsec < 1000000000) {
+		/* both below now (< 2^63 ns since 1970 until the year 2262) */
+		s = (uint64_t)now.tv_sec - (uint64_t)a->create_sec;
+		ns = (uint64_t)now.tv_nsec;
+		if (!__builtin_mul_overflow(s, 1000000000u, &s) &&
+		    !__builtin_add_overflow(s, ns, &s) && s >= (uint64_t)a->create_nsec &&
+		    s - (uint64_t)a->create_nsec > el)
+			el = s - (uint64_t)a->create_nsec;
+	}
 	if (cpus < 1)
 		cpus = 1;
-	return (uint64_t)el > UINT64_MAX / (uint64_t)cpus ? UINT64_MAX : (uint64_t)el * (uint64_t)cpus;
+	return el > UINT64_MAX / (uint64_t)cpus ? UINT64_MAX : el * (uint64_t)cpus;
 }
 
 static void clamp(uint64_t *v, uint64_t cap, int *implausible)

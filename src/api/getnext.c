@@ -55,8 +55,11 @@ static int getnext(trace_id_t trid, struct posix_trace_event_info *ev, void *dat
 				break;
 			}
 			clock_gettime(CLOCK_REALTIME, &now);
-			int64_t left = ((int64_t)abs->tv_sec - now.tv_sec) * 1000000000 +
-			               (abs->tv_nsec - now.tv_nsec);
+			int64_t left; /* (a time centuries away: as far as can be told) */
+			if (__builtin_sub_overflow((int64_t)abs->tv_sec, (int64_t)now.tv_sec, &left) ||
+			    __builtin_mul_overflow(left, (int64_t)1000000000, &left) ||
+			    __builtin_add_overflow(left, (int64_t)(abs->tv_nsec - now.tv_nsec), &left))
+				left = abs->tv_sec < now.tv_sec ? -1 : INT64_MAX;
 			if (left <= 0) {
 				rc = ETIMEDOUT;
 				break;
