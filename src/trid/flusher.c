@@ -243,8 +243,32 @@ static void record_own(struct pt_trid *t, struct pt_flusher *f, trace_event_id_t
 	}
 }
 
+/* Every event type of the stream into the log, recorded or not: the
+ * system types and every name the traced process or a controller
+ * registered (the registry first copied into the stream's table, as
+ * posix_trace_eventtypelist_getnext_id() does on the stream), so that a
+ * reader of the log lists and names the types the stream did.  Names
+ * already in the log are skipped (f->named); the table is in the
+ * segment, which stays mapped while the flusher runs, and its entries
+ * are published whole (shm/names.c), so it is read without t's lock and
+ * no write to the log is made under it. */
+static void name_all(struct pt_trid *t, struct pt_flusher *f)
+{
+	char name[PT_NAME_SZ];
+
+	pt_lock(&t->lock);
+	if (t->tctl)
+		pt_names_copy(t->view.names, pt_ctl_names(t->tctl));
+	pt_unlock(&t->lock);
+	for (trace_event_id_t id = 0; id < PT_NIDS; id++)
+		if (!(f->named[id / 64] >> (id % 64) & 1) &&
+		    pt_name_get(t->view.names, id, name) == 0 && name[0] &&
+		    pt_logw_name(&f->w, id, name) == 0)
+			f->named[id / 64] |= 1ull << (id % 64);
+}
+
 /* One flush: (at shutdown, STOP,) FLUSH_START, everything so far,
- * FLUSH_STOP, the block out. */
+ * FLUSH_STOP, every event type, the block out. */
 static void flush_once(struct pt_trid *t, struct pt_flusher *f, int stop)
 {
 	drain_all(t, f, 0);
@@ -256,6 +280,7 @@ static void flush_once(struct pt_trid *t, struct pt_flusher *f, int stop)
 	drain_all(t, f, 0);
 	record_own(t, f, POSIX_TRACE_FLUSH_STOP, NULL, 0, NULL);
 	drain_all(t, f, 0);
+	name_all(t, f);
 	note_error(f, pt_logw_sync(&f->w));
 	log_state(f); /* the sync may have overwritten blocks (LOOP) */
 }
@@ -267,6 +292,7 @@ static void *flusher_main(void *arg)
 
 	pt_nowait = 1; /* (no-loss mode) a writer here, a signal handler, must
 	                * not wait for the room only this thread makes */
+	name_all(t, f); /* the types known at creation lead the log */
 	for (;;) {
 		/* a calibration point when the last is 40 ms old: the events
 		 * this thread converts later are then never converted across
