@@ -30,9 +30,12 @@
  * connection), whose first packets carry the count of what was missed.
  * Sockets have a send and receive timeout (STALL_MS), and a packet not
  * acknowledged within STALL_MS ends the connection: a relay that stops
- * reading costs the thread that long at most, never the program.  The
- * session stays open LINGER_MS after the last packet: babeltrace2 2.0
- * stops reading a live session when it closes, read or not.
+ * reading costs the thread that long at most, never the program.  At
+ * the end the session stays open LINGER_MS after the last packet (a
+ * reader attaching then still finds it), and ends as LTTng ends one: its
+ * streams rotated out of their trace chunk, then closed, so that a live
+ * reader still behind reads every packet before it is told the stream
+ * hung up (relay_finish).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -866,8 +869,8 @@ int relay_finish(struct relay *r)
 		if (r->ctrl >= 0 && take_acks(r, 1, why, sizeof why))
 			broke(r, why);
 	}
-	/* a live reader stops at the session's close, read or not (babeltrace2
-	 * 2.0): leave it a second after the last packet to fetch it */
+	/* the session open a second after the last packet: a live reader
+	 * that attaches as the program ends still finds it listed */
 	uint64_t until = r->last_packet_ns + LINGER_MS * 1000000ull, now = now_mono_ns();
 	if (r->ctrl >= 0 && r->packets && until > now)
 		usleep((useconds_t)((until - now) / 1000));
