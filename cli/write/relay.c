@@ -874,13 +874,15 @@ int relay_finish(struct relay *r)
 	uint64_t until = r->last_packet_ns + LINGER_MS * 1000000ull, now = now_mono_ns();
 	if (r->ctrl >= 0 && r->packets && until > now)
 		usleep((useconds_t)((until - now) / 1000));
-	if (r->ctrl >= 0 && r->packets) {
+	if (r->ctrl >= 0 && r->sent_any) {
 		/* the end of the session as LTTng ends one: its streams rotated
 		 * out of their trace chunk, into none, after their last packet.
 		 * A stream closed without it is taken out of the chunk at once,
 		 * and a live reader still behind is told it hung up, its last
 		 * packets unread (lttng-relayd 2.13, babeltrace2 2.0); with it,
-		 * the reader reads the chunk to its end, then hangs up. */
+		 * the reader reads the chunk to its end, then hangs up.  (Only
+		 * a stream of this connection that has a packet: the relay
+		 * rotates one after the packet before its position.) */
 		struct rp_buf b = { 0 };
 		struct rp_reply rep;
 		const uint64_t st[2] = { r->stream, r->meta }, at[2] = { r->seq, 0 };

@@ -124,7 +124,7 @@ static void log_reinit(struct pt_trid *t, struct pt_flusher *f, uint64_t req)
 		memset(f->named, 0, sizeof f->named);
 		pt_lock(&t->lock);
 		f->objs_done = 0; /* (the whole map again) */
-		f->lost_base = pt_read_lost(t);
+		f->lost_base = t->rd.lost_at_resume; /* told in the old log */
 		pt_unlock(&t->lock);
 	}
 	note_error(f, rc);
