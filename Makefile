@@ -174,8 +174,8 @@ STRESS_GOLDEN ?= 50
 STRESS_REPEAT ?= 10
 STRESS_TESTS := autoshutdown cli_live cli_record cli_relayd cli_tty clock_order concurrent_reader exec_trace fault_fork \
                 fault_kill fault_signals \
-                getnext_wait hostile hostile_remote inherit inherit_tree log_crash log_fastpath log_merge \
-                log_flusher loss_count \
+                getnext_wait hermetic hostile hostile_remote inherit inherit_tree log_clear log_crash log_fastpath log_merge \
+                log_flusher log_types loss_count \
                 log_policies log_remote records remote shutdown_race shutdown_reuse signals threads \
                 traced_killed wanted
 stress: $(TESTS) $(SHARED) $(BUILD)/header-ok $(CLI) $(EXAMPLES)

@@ -15,7 +15,8 @@
 
 static const uint32_t cmds[] = { RELAYD_VERSION, RELAYD_CREATE_SESSION, RELAYD_ADD_STREAM,
                                  RELAYD_CREATE_TRACE_CHUNK, RELAYD_STREAMS_SENT,
-                                 RELAYD_SEND_INDEX, RELAYD_CLOSE_STREAM, RELAYD_SEND_METADATA,
+                                 RELAYD_SEND_INDEX, RELAYD_CLOSE_STREAM, RELAYD_ROTATE_STREAMS,
+                                 RELAYD_SEND_METADATA,
                                  999 };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

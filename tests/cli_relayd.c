@@ -9,6 +9,13 @@
  *   exact      every event, from the relay's output and in the local log
  *   live       babeltrace2 attached to the live session prints every
  *              event, the first batch before the program goes on
+ *   behind     a live babeltrace2 that is behind when the recording ends
+ *              (its output, a pipe, is not read until record has exited)
+ *              still gets every event: the session ends as LTTng ends
+ *              one (its streams rotated out of their trace chunk), so the
+ *              relay lets it read to the end; closed without that, the
+ *              relay told it the stream hung up and it printed only what
+ *              it had read before the end
  *   hosts      three producers with different --hostname, one relay:
  *              each host's trace apart, merged by time, every event
  *   restart    the relay killed mid-run and started again: the events of
@@ -398,6 +405,85 @@ static void case_live(void)
 	free(err);
 	free(rec_err);
 	free(bt_out);
+}
+
+static void case_behind(void)
+{
+	enum { N = 20000 };
+	char b1[600], lurl[128], buf[65536];
+	char *rec_err = strdup(cli_path("behind.rec.err"));
+	int out[2];
+
+	pid_t rec = spawn(CLI("record", "--relayd", (char *)url(), "--hostname", "hbehind",
+	                      "--session", "behind", "--", self, "produce", "0",
+	                      batch(b1, sizeof b1, N, "b1", NULL)),
+	                  NULL, rec_err);
+	wait_sessions("session-name: behind");
+	snprintf(lurl, sizeof lurl, "net://127.0.0.1:%u/host/hbehind/behind", lport);
+	/* its output into a pipe nobody reads yet: it stops at the first
+	 * 64 KiB, far behind the N events (about 3 MB of text) */
+	REQUIRE(pipe(out) == 0);
+	fflush(NULL);
+	pid_t bt = fork();
+	REQUIRE(bt >= 0);
+	if (bt == 0) {
+		setpgid(0, 0);
+		int e = open(cli_path("behind.bt.err"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (e < 0)
+			_exit(126);
+		dup2(out[1], 1);
+		dup2(e, 2);
+		close(out[0]);
+		close(out[1]);
+		setenv("HOME", cli_path("home"), 1);
+		execl(bt_bin, bt_bin, "-i", "lttng-live", lurl, (char *)NULL);
+		_exit(126);
+	}
+	if (nkids < (int)(sizeof kids / sizeof kids[0]))
+		kids[nkids++] = bt;
+	close(out[1]);
+	wait_sessions("client-count: 1"); /* attached */
+	touch("b1");
+	CHECK_EQ(wait_exit(rec), 0); /* the session has ended */
+	char *e = slurp_or_empty(rec_err);
+	CHECK(cli_contains(e, "20002 events sent to hbehind/behind"));
+	CHECK(!cli_contains(e, "ending the session"));
+	free(e);
+	/* now read it: every event, then it ends (the stream hung up) */
+	int n = 0;
+	size_t have = 0;
+	for (;;) {
+		ssize_t k = read(out[0], buf + have, sizeof buf - 1 - have);
+		if (k < 0 && errno == EINTR)
+			continue;
+		REQUIRE(k >= 0);
+		if (k == 0)
+			break;
+		have += (size_t)k;
+		buf[have] = 0;
+		char *line = buf, *nl;
+		while ((nl = strchr(line, '\n')) != NULL) {
+			*nl = 0;
+			n += strstr(line, " relay_tick: ") != NULL;
+			line = nl + 1;
+		}
+		have = (size_t)(buf + have - line);
+		memmove(buf, line, have);
+	}
+	close(out[0]);
+	CHECK_EQ(wait_exit(bt), 0);
+	CHECK_EQ(n, N);
+	if (n != N) {
+		char *err = slurp_or_empty(cli_path("behind.bt.err"));
+		fprintf(stderr, "the live reader behind got %d of %d events:\n%.2000s\n", n, N, err);
+		free(err);
+	}
+	char *o = NULL, *err = NULL;
+	CHECK_EQ(bt_read("hbehind", &o, &err), 0);
+	CHECK_EQ(count_str(o, " relay_tick: "), N);
+	free(o);
+	free(err);
+	free(rec_err);
 }
 
 static void case_hosts(void)
@@ -891,6 +977,8 @@ int main(int argc, char **argv)
 	case_exact();
 	fprintf(stderr, "-- live\n");
 	case_live();
+	fprintf(stderr, "-- behind\n");
+	case_behind();
 	fprintf(stderr, "-- hosts\n");
 	case_hosts();
 	fprintf(stderr, "-- restart\n");

@@ -6,7 +6,7 @@
  *   CHECK_EQ(a, b)      same, printing both values as long long
  *   CHECK_RC(expr, rc)  expr returns error number rc (0 = success)
  *   T_SKIP("why")       exit 77: the test cannot run here
- *   T_END()             exit 0 if no CHECK failed, else 1
+ *   T_END()             exit 0 if no CHECK failed, else 1 (1 too if no CHECK was made)
  *   t_rerun_with_env()  this program again in a child per environment value
  */
 #ifndef POSIXTRACE_TEST_H
@@ -158,9 +158,15 @@ static inline void t_status(trace_id_t trid, int *run, int *full, int *overrun)
 }
 #endif
 
+/* A test that made no check tested nothing: it fails (a skip is T_SKIP). */
 #define T_END() do { \
 	if (t_failures) { \
 		fprintf(stderr, "%d of %d checks failed\n", t_failures, t_checks); \
+		exit(1); \
+	} \
+	if (t_checks == 0) { \
+		fprintf(stderr, "%s: no check was made (a test that checks nothing fails)\n", \
+		        __FILE__); \
 		exit(1); \
 	} \
 	exit(0); \

@@ -276,12 +276,15 @@ int cmd_info(int argc, char **argv)
 	printf("counted       %s\n", l.summary ? "from the summary the log carries"
 	       : "by reading the log (it has no summary: an older or LOOP log, one cut short, or one whose writes failed)");
 
+	/* the types that have events, and the program's own types the log
+	 * lists without any (registered, never recorded); a log lists every
+	 * system type too, but one with no event says nothing here */
 	unsigned ntypes = 0;
 	for (unsigned i = 0; i < PT_NIDS; i++)
-		ntypes += l.count[i] > 0 || l.listed[i];
+		ntypes += l.count[i] > 0 || (l.listed[i] && !posixtrace_eventid_system_name(i));
 	printf("\nevent types (%u)\n  %10s  %4s  %s\n", ntypes, "count", "id", "name");
 	for (unsigned i = 0; i < PT_NIDS; i++)
-		if (l.count[i] || l.listed[i])
+		if (l.count[i] || (l.listed[i] && !posixtrace_eventid_system_name(i)))
 			printf("  %10llu  %4u  %s\n", (unsigned long long)l.count[i], i,
 			       tlog_name(&l, i, a, sizeof a));
 	if (spans_any(sp, &l) && spans(sp, path, &l)) {

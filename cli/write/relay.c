@@ -41,9 +41,12 @@
  * the program.  At the end, what is left goes within STALL_MS of the
  * program's end (an exchange under way then ends by then too, having
  * begun before; what misses it is counted as not delivered), and the
- * session's close within STALL_MS more.  The session stays open LINGER_MS
- * after the last packet: babeltrace2 2.0 stops reading a live session when
- * it closes, read or not.
+ * session's end (its streams rotated, then closed) within STALL_MS more.
+ * The session stays open LINGER_MS after the last packet (a reader
+ * attaching then still finds it), and ends as LTTng ends one: its streams
+ * rotated out of their trace chunk, then closed, so that a live reader
+ * still behind reads every packet before it is told the stream hung up
+ * (relay_finish).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -969,16 +972,34 @@ int relay_finish(struct relay *r)
 		if (r->ctrl >= 0 && take_acks(r, 1, why, sizeof why))
 			broke(r, why);
 	}
-	/* a live reader stops at the session's close, read or not (babeltrace2
-	 * 2.0): leave it a second after the last packet to fetch it */
+	/* the session open a second after the last packet: a live reader
+	 * that attaches as the program ends still finds it listed */
 	uint64_t until = r->last_packet_ns + LINGER_MS * 1000000ull, now = now_mono_ns();
 	if (r->ctrl >= 0 && r->packets && until > now)
 		usleep((useconds_t)((until - now) / 1000));
+	/* the rotation and both closes within STALL_MS in all */
+	uint64_t by = now_mono_ns() + STALL_MS * 1000000ull;
+	atomic_store(&r->end_by, by);
+	if (r->ctrl >= 0 && r->sent_any) {
+		/* the end of the session as LTTng ends one: its streams rotated
+		 * out of their trace chunk, into none, after their last packet.
+		 * A stream closed without it is taken out of the chunk at once,
+		 * and a live reader still behind is told it hung up, its last
+		 * packets unread (lttng-relayd 2.13, babeltrace2 2.0); with it,
+		 * the reader reads the chunk to its end, then hangs up.  (Only
+		 * a stream of this connection that has a packet: the relay
+		 * rotates one after the packet before its position.) */
+		struct rp_buf b = { 0 };
+		struct rp_reply rep;
+		const uint64_t st[2] = { r->stream, r->meta }, at[2] = { r->seq, 0 };
+		rp_rotate_streams(&b, st, at, 2);
+		if (call(r, &b, RELAYD_ROTATE_STREAMS, &rep, by, why, sizeof why))
+			err_msg("relay %s: ending the session: %s", r->o.url_text, why);
+		rp_free(&b);
+	}
 	if (r->ctrl >= 0) {
 		struct rp_buf b = { 0 };
 		struct rp_reply rep;
-		uint64_t by = now_mono_ns() + STALL_MS * 1000000ull; /* both closes */
-		atomic_store(&r->end_by, by);
 		rp_close_stream(&b, r->stream, r->seq ? r->seq - 1 : UINT64_MAX);
 		if (call(r, &b, RELAYD_CLOSE_STREAM, &rep, by, why, sizeof why) == 0) {
 			rp_close_stream(&b, r->meta, UINT64_MAX);

@@ -14,6 +14,8 @@
  *                    NUL), the session's directory
  *   ADD_STREAM       u64 stream handle, u32 code
  *   others           u32 code
+ * (ROTATE_STREAMS: u32 count, an optional u64 chunk, then u64 stream and
+ * u64 sequence number each.)
  * A reply is untrusted input: lengths are bounded, strings must end where
  * their length says, and anything else is RP_BAD with the reason.
  */
@@ -182,6 +184,21 @@ void rp_close_stream(struct rp_buf *b, uint64_t stream, uint64_t last_net_seq)
 	put_be(b, last_net_seq, 8);
 }
 
+void rp_rotate_streams(struct rp_buf *b, const uint64_t *streams, const uint64_t *net_seq,
+                       unsigned n)
+{
+	/* u32 count, an optional u64 new chunk (is_set byte and value, packed:
+	 * not set, no chunk), then (u64 stream, u64 sequence number) each */
+	header(b, RELAYD_ROTATE_STREAMS, 4 + 9 + 16u * n);
+	put_be(b, n, 4);
+	put_be(b, 0, 1);
+	put_be(b, 0, 8);
+	for (unsigned i = 0; i < n; i++) {
+		put_be(b, streams[i], 8);
+		put_be(b, net_seq[i], 8);
+	}
+}
+
 void rp_data_hdr(unsigned char out[RELAYD_DATA_HDR], uint64_t stream, uint64_t net_seq,
                  uint32_t size)
 {
@@ -203,6 +220,7 @@ const char *rp_cmd_name(uint32_t cmd)
 	case RELAYD_SEND_METADATA: return "metadata";
 	case RELAYD_SEND_INDEX: return "packet index";
 	case RELAYD_CLOSE_STREAM: return "close stream";
+	case RELAYD_ROTATE_STREAMS: return "rotate streams";
 	default: return "unknown command";
 	}
 }
@@ -234,6 +252,7 @@ int rp_parse_reply(uint32_t cmd, const unsigned char *p, size_t len, struct rp_r
 	case RELAYD_STREAMS_SENT:
 	case RELAYD_SEND_INDEX:
 	case RELAYD_CLOSE_STREAM:
+	case RELAYD_ROTATE_STREAMS:
 		need = 4;
 		break;
 	default:

@@ -318,7 +318,7 @@ int relayd_url_parse(const char *s, struct relayd_url *u, char *why, size_t cap)
 enum {
 	RELAYD_ADD_STREAM = 1, RELAYD_CREATE_SESSION = 2, RELAYD_VERSION = 5,
 	RELAYD_SEND_METADATA = 6, RELAYD_CLOSE_STREAM = 7, RELAYD_SEND_INDEX = 13,
-	RELAYD_STREAMS_SENT = 16, RELAYD_CREATE_TRACE_CHUNK = 19,
+	RELAYD_STREAMS_SENT = 16, RELAYD_ROTATE_STREAMS = 18, RELAYD_CREATE_TRACE_CHUNK = 19,
 };
 #define RELAYD_OK 10              /* lttng's LTTNG_OK */
 #define RELAYD_PROTO_MAJOR 2
@@ -354,6 +354,12 @@ void rp_streams_sent(struct rp_buf *b);
 void rp_metadata(struct rp_buf *b, uint64_t stream, const void *text, size_t len);
 void rp_index(struct rp_buf *b, const struct rp_index *ix);
 void rp_close_stream(struct rp_buf *b, uint64_t stream, uint64_t last_net_seq);
+/* Rotate streams[n] out of their trace chunk into none, each at net_seq[i]
+ * (the sequence number after its last packet; ignored for metadata), as
+ * LTTng does when a session is destroyed: a live reader then goes on
+ * reading the chunk to its end after the streams are closed. */
+void rp_rotate_streams(struct rp_buf *b, const uint64_t *streams, const uint64_t *net_seq,
+                       unsigned n);
 /* The header that goes before a packet on the data socket. */
 void rp_data_hdr(unsigned char out[RELAYD_DATA_HDR], uint64_t stream, uint64_t net_seq,
                  uint32_t size);

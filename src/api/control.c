@@ -80,6 +80,8 @@ PT_API int posix_trace_clear(trace_id_t trid)
 	pt_pool_reset(&t->view);
 	atomic_store(&h->overrun, 0);
 	pt_reader_reset(t);
+	if (t->fl) /* and the log, before the flusher writes anything more */
+		pt_flusher_clear(t);
 	pt_wake_readers(h);
 	pt_trid_unlock(t);
 	return 0;

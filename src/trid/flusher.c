@@ -45,6 +45,9 @@ struct pt_flusher {
 	int full, overrun;        /* the log's state, as of the last drain */
 	int autoflush;            /* FLUSH policy: drain all the time */
 	int claimed;              /* a shutdown is stopping it (under t's lock) */
+	uint64_t clear_req;       /* posix_trace_clear() calls (under t's lock too) */
+	uint64_t clear_done;      /* ... whose log the flusher reinitialized */
+	uint64_t lost_base;       /* the stream's loss count when the log began */
 	uint64_t ovr_seen;        /* lost + dropped when get_status last said so */
 	uint64_t losses;          /* lost + dropped, as of the last write */
 	uint64_t named[PT_NIDS / 64];
@@ -100,6 +103,51 @@ static void take_objs(struct pt_trid *t, struct pt_flusher *f)
 	f->objs_done += n;
 }
 
+static void name_all(struct pt_trid *t, struct pt_flusher *f);
+
+/* posix_trace_clear() on a stream with a LOOP or UNTIL_FULL log: the log
+ * begins again "as if it were returning from posix_trace_create_withlog()"
+ * (the file truncated, a new header, the block being built dropped), not
+ * full, with no loss; then the map of loaded code and every event type,
+ * as in a new log.  An APPEND log is kept as it is (the standard leaves
+ * it unspecified; docs/implementation-defined.md).  Flusher thread, t not
+ * locked; req: the clear it answers. */
+static void log_reinit(struct pt_trid *t, struct pt_flusher *f, uint64_t req)
+{
+	struct pt_logw nw;
+	int rc = 0;
+
+	if (f->w.policy != POSIX_TRACE_APPEND &&
+	    (rc = pt_logw_init(&nw, f->w.fd, &t->attr, t->attr.log_policy, t->attr.log_size)) == 0) {
+		pt_logw_free(&f->w);
+		f->w = nw;
+		memset(f->named, 0, sizeof f->named);
+		pt_lock(&t->lock);
+		f->objs_done = 0; /* (the whole map again) */
+		f->lost_base = t->rd.lost_at_resume; /* told in the old log */
+		pt_unlock(&t->lock);
+	}
+	note_error(f, rc);
+	pthread_mutex_lock(&f->mu);
+	f->full = f->w.full;
+	f->losses = f->w.lost + f->w.dropped;
+	f->overrun = f->losses > 0;
+	f->ovr_seen = f->losses;
+	f->clear_done = req;
+	pthread_mutex_unlock(&f->mu);
+	if (!rc && f->w.policy != POSIX_TRACE_APPEND)
+		name_all(t, f);
+}
+
+/* A clear not yet answered: its number, else 0 (t locked). */
+static uint64_t clear_due(struct pt_flusher *f)
+{
+	pthread_mutex_lock(&f->mu);
+	uint64_t req = f->clear_req != f->clear_done ? f->clear_req : 0;
+	pthread_mutex_unlock(&f->mu);
+	return req;
+}
+
 /* Copy up to max events from the stream to the log.  1 if it stopped for
  * the limit (more may be waiting), 0 if the stream had no more.  A batch
  * of events is taken under t's lock and written without it: a slow log
@@ -130,6 +178,12 @@ static int drain(struct pt_trid *t, struct pt_flusher *f, unsigned max, int lazy
 		int got = 1, full = 0;
 
 		pt_lock(&t->lock);
+		uint64_t clear = clear_due(f);
+		if (clear) { /* every event in the log so far was recorded before */
+			pt_unlock(&t->lock);
+			log_reinit(t, f, clear);
+			continue;
+		}
 		take_objs(t, f);
 		while (n < STAGE_EV && used <= STAGE_BYTES && taken < max) {
 			struct staged *e = &st[n];
@@ -154,7 +208,7 @@ static int drain(struct pt_trid *t, struct pt_flusher *f, unsigned max, int lazy
 			trace_event_id_t id = e->ev.posix_event_id;
 			e->off = used, e->len = (uint32_t)len, e->name[0] = 0;
 			e->resume = id == POSIX_TRACE_RESUME;
-			e->lost = t->rd.lost_at_resume;
+			e->lost = t->rd.lost_at_resume - f->lost_base;
 			if (id < PT_NIDS && !(f->named[id / 64] >> (id % 64) & 1) &&
 			    pt_name_get(t->view.names, id, e->name) != 0 && t->tctl && !synced++) {
 				pt_names_copy(t->view.names, pt_ctl_names(t->tctl));
@@ -243,8 +297,32 @@ static void record_own(struct pt_trid *t, struct pt_flusher *f, trace_event_id_t
 	}
 }
 
+/* Every event type of the stream into the log, recorded or not: the
+ * system types and every name the traced process or a controller
+ * registered (the registry first copied into the stream's table, as
+ * posix_trace_eventtypelist_getnext_id() does on the stream), so that a
+ * reader of the log lists and names the types the stream did.  Names
+ * already in the log are skipped (f->named); the table is in the
+ * segment, which stays mapped while the flusher runs, and its entries
+ * are published whole (shm/names.c), so it is read without t's lock and
+ * no write to the log is made under it. */
+static void name_all(struct pt_trid *t, struct pt_flusher *f)
+{
+	char name[PT_NAME_SZ];
+
+	pt_lock(&t->lock);
+	if (t->tctl)
+		pt_names_copy(t->view.names, pt_ctl_names(t->tctl));
+	pt_unlock(&t->lock);
+	for (trace_event_id_t id = 0; id < PT_NIDS; id++)
+		if (!(f->named[id / 64] >> (id % 64) & 1) &&
+		    pt_name_get(t->view.names, id, name) == 0 && name[0] &&
+		    pt_logw_name(&f->w, id, name) == 0)
+			f->named[id / 64] |= 1ull << (id % 64);
+}
+
 /* One flush: (at shutdown, STOP,) FLUSH_START, everything so far,
- * FLUSH_STOP, the block out. */
+ * FLUSH_STOP, every event type, the block out. */
 static void flush_once(struct pt_trid *t, struct pt_flusher *f, int stop)
 {
 	drain_all(t, f, 0);
@@ -256,6 +334,7 @@ static void flush_once(struct pt_trid *t, struct pt_flusher *f, int stop)
 	drain_all(t, f, 0);
 	record_own(t, f, POSIX_TRACE_FLUSH_STOP, NULL, 0, NULL);
 	drain_all(t, f, 0);
+	name_all(t, f);
 	note_error(f, pt_logw_sync(&f->w));
 	log_state(f); /* the sync may have overwritten blocks (LOOP) */
 }
@@ -267,6 +346,7 @@ static void *flusher_main(void *arg)
 
 	pt_nowait = 1; /* (no-loss mode) a writer here, a signal handler, must
 	                * not wait for the room only this thread makes */
+	name_all(t, f); /* the types known at creation lead the log */
 	for (;;) {
 		/* a calibration point when the last is 40 ms old: the events
 		 * this thread converts later are then never converted across
@@ -277,7 +357,10 @@ static void *flusher_main(void *arg)
 		pthread_mutex_lock(&f->mu);
 		uint64_t req = f->req;
 		int stop = f->stop;
+		uint64_t clear = f->clear_req != f->clear_done ? f->clear_req : 0;
 		pthread_mutex_unlock(&f->mu);
+		if (clear && !f->autoflush) /* (a draining flusher does it in drain) */
+			log_reinit(t, f, clear);
 		int more = f->autoflush && drain_all(t, f, 1);
 		if (req != f->done || stop) {
 			flush_once(t, f, stop);
@@ -304,7 +387,7 @@ static void *flusher_main(void *arg)
 				until.tv_sec++;
 			}
 			pthread_mutex_lock(&f->mu);
-			if (f->req == f->done && !f->stop)
+			if (f->req == f->done && !f->stop && f->clear_req == f->clear_done)
 				pthread_cond_timedwait(&f->cv, &f->mu, &until);
 			pthread_mutex_unlock(&f->mu);
 		}
@@ -375,8 +458,8 @@ int pt_flusher_stop(struct pt_trid *t, int stop, void *addr)
 	pt_status_locked(t, &si);
 	/* the completed stream: did the log ever lose events */
 	si.posix_log_overrun_status = f->losses ? POSIX_TRACE_OVERRUN : POSIX_TRACE_NO_OVERRUN;
-	f->w.stream_lost = pt_read_lost(t); /* (never below what the gaps said) */
-	uint64_t rest = f->w.stream_lost - t->rd.lost_at_resume;
+	f->w.stream_lost = pt_read_lost(t) - f->lost_base; /* (never below what the gaps said) */
+	uint64_t rest = f->w.stream_lost - (t->rd.lost_at_resume - f->lost_base);
 	t->fl = NULL;
 	pt_unlock(&t->lock);
 	if (rest && t->view.policy != POSIX_TRACE_UNTIL_FULL) {
@@ -399,6 +482,20 @@ int pt_flusher_stop(struct pt_trid *t, int stop, void *addr)
 	free(f->obuf);
 	free(f);
 	return rc;
+}
+
+/* posix_trace_clear() on t (locked, a stream with a log, already reset):
+ * the log begins again before the flusher writes anything more (drain) */
+void pt_flusher_clear(struct pt_trid *t)
+{
+	struct pt_flusher *f = t->fl;
+
+	pthread_mutex_lock(&f->mu);
+	if (!f->stop && !f->claimed)
+		f->clear_req++;
+	pthread_cond_broadcast(&f->cv);
+	pthread_mutex_unlock(&f->mu);
+	pt_wake_readers(t->hdr);
 }
 
 int pt_flusher_claim(struct pt_trid *t)
@@ -428,10 +525,15 @@ void pt_flusher_status(struct pt_trid *t, struct posix_trace_status_info *si)
 	                                                  : POSIX_TRACE_NOT_FLUSHING;
 	si->posix_stream_flush_error = f->err;
 	f->err = 0; /* kept until read */
-	si->posix_log_full_status = f->full ? POSIX_TRACE_FULL : POSIX_TRACE_NOT_FULL;
-	si->posix_log_overrun_status = f->losses > f->ovr_seen ? POSIX_TRACE_OVERRUN
-	                                                       : POSIX_TRACE_NO_OVERRUN;
-	f->ovr_seen = f->losses; /* reset by reading */
+	if (f->clear_req != f->clear_done) { /* cleared: the log begins again */
+		si->posix_log_full_status = POSIX_TRACE_NOT_FULL;
+		si->posix_log_overrun_status = POSIX_TRACE_NO_OVERRUN;
+	} else {
+		si->posix_log_full_status = f->full ? POSIX_TRACE_FULL : POSIX_TRACE_NOT_FULL;
+		si->posix_log_overrun_status = f->losses > f->ovr_seen ? POSIX_TRACE_OVERRUN
+		                                                       : POSIX_TRACE_NO_OVERRUN;
+		f->ovr_seen = f->losses; /* reset by reading */
+	}
 	pthread_mutex_unlock(&f->mu);
 }
 

@@ -96,6 +96,7 @@ int pt_flusher_start(struct pt_trid *t, int fd);
 int pt_flusher_stop(struct pt_trid *t, int stop, void *addr);
 int pt_flusher_claim(struct pt_trid *t); /* locked: 0 for the first shutdown, else EINVAL */
 int pt_flusher_request(struct pt_trid *t); /* posix_trace_flush */
+void pt_flusher_clear(struct pt_trid *t);  /* posix_trace_clear, t locked */
 void pt_flusher_status(struct pt_trid *t, struct posix_trace_status_info *si);
 void pt_flusher_forget(struct pt_trid *t); /* fork child: not ours */
 /* copy a run straight into the log's block; the events copied (0: none,
