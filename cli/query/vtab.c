@@ -201,7 +201,7 @@ static int best_index(sqlite3_vtab *v, sqlite3_index_info *ix)
 	struct pq_vtab *vt = (struct pq_vtab *)v;
 	char plan[400] = "";
 	size_t at = 0;
-	int n = 0, narrow = 0;
+	int n = 0, eq = 0, ranges = 0;
 
 	for (int i = 0; i < ix->nConstraint; i++) {
 		const struct sqlite3_index_constraint *c = &ix->aConstraint[i];
@@ -216,17 +216,31 @@ static int best_index(sqlite3_vtab *v, sqlite3_index_info *ix)
 		at += (size_t)snprintf(plan + at, sizeof plan - at, "%s%s%s", n ? " " : "", bname[b], op);
 		ix->aConstraintUsage[i].argvIndex = ++n;
 		ix->aConstraintUsage[i].omit = 0; /* (SQLite checks each row again) */
-		narrow += c->op == SQLITE_INDEX_CONSTRAINT_EQ ? 4 : 1;
+		if (b == B_TS || b == B_ID)
+			ranges++;
+		else
+			eq++;
 	}
-	double rows = 0;
+	/* the cost is the events read: a ts or id range reads less (it seeks
+	 * or stops), the others only pass rows over; the small tables are
+	 * read from memory, an equality going straight to its row */
+	double rows = 0, cost;
 	for (size_t k = 0; k < vt->logs.n; k++)
 		rows += (double)vt->logs.v[k].meta.nev;
-	if (vt->kind != PQ_EVENT && vt->kind != PQ_SLICE && vt->kind != PQ_ARGS &&
-	    vt->kind != PQ_FLOW && vt->kind != PQ_LOSS)
-		rows = 100; /* the small tables: from memory */
-	for (int i = 0; i < narrow; i++)
-		rows /= 4;
-	ix->estimatedCost = rows + 10;
+	int small = vt->kind != PQ_EVENT && vt->kind != PQ_SLICE && vt->kind != PQ_ARGS &&
+	            vt->kind != PQ_FLOW && vt->kind != PQ_LOSS;
+	if (small) {
+		rows = eq ? 1 : 50;
+		cost = rows;
+	} else {
+		for (int i = 0; i < ranges; i++)
+			rows /= 8;
+		cost = rows;
+		for (int i = 0; i < eq; i++)
+			rows /= 4;
+		cost = cost * 0.75 + rows * 0.25;
+	}
+	ix->estimatedCost = cost + 1;
 	ix->estimatedRows = (sqlite3_int64)(rows + 1);
 	ix->idxNum = (int)(ix->colUsed & 0x3fffffff);
 	if (ix->colUsed & ~(sqlite3_uint64)0x3fffffff)
