@@ -326,6 +326,10 @@ clean:
 #                    any order, with its invariants checked (fuzz/spans_fuzz.c)
 #   join_fuzz        POSIXTRACE_JOIN, the streams a process joins at load
 #                    (src/traced/join.c; the library built as for stream_fuzz)
+#   query_fuzz       the SQL tables of `posixtrace query` and of the SQLite
+#                    extension (cli/query/) over a log, every table and
+#                    every reading path (fuzz/query_fuzz.c; the library
+#                    built sanitized, with its own clock; SQLite as it is)
 #   view_fuzz        what `posixtrace view` does with a request before it
 #                    reads the log (cli/write/view_req.c) and its JSON strings
 #                    (cli/read/vbuf.c)
@@ -343,7 +347,7 @@ FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_MAX_LEN ?= 8192
 FUZZ_TARGETS ?= log_fuzz log_fuzz_nocrc stream_fuzz relayd_fuzz typed_fuzz spans_fuzz view_fuzz \
-                join_fuzz
+                join_fuzz $(if $(filter 1,$(SQLITE)),query_fuzz,)
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_CFLAGS  := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O1 -Iinclude -Isrc \
                 -fsanitize=fuzzer $(FUZZ_SAN)
@@ -358,6 +362,7 @@ FUZZ_CORPUS_typed_fuzz     := fuzz/corpus-typed
 FUZZ_CORPUS_spans_fuzz     := fuzz/corpus-spans
 FUZZ_CORPUS_view_fuzz      := fuzz/corpus-view
 FUZZ_CORPUS_join_fuzz      := fuzz/corpus-join
+FUZZ_CORPUS_query_fuzz     := fuzz/corpus
 # the library for stream_fuzz: coverage-instrumented, sanitized, and with
 # its clock and thread ids taken from the target
 FUZZ_LIB_OBJ := $(LIB_SRC:src/%.c=$(BUILD)/fuzz/obj/%.o)
@@ -399,6 +404,19 @@ $(BUILD)/fuzz/typed_fuzz: fuzz/typed_fuzz.c cli/enrich/typed.c $(CLI_HDR) src/ap
 $(BUILD)/fuzz/view_fuzz: fuzz/view_fuzz.c cli/write/view_req.c cli/read/vbuf.c $(CLI_HDR) include/trace.h
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) fuzz/view_fuzz.c cli/write/view_req.c cli/read/vbuf.c -o $@
+
+# query_fuzz: the library as it is (no redirected clock), and the command's
+# read, enrich and query layers (without libdw: call sites as file+offset)
+QFUZZ_OBJ := $(LIB_SRC:src/%.c=$(BUILD)/fuzz/qobj/%.o)
+QFUZZ_SRC := fuzz/query_fuzz.c $(filter-out $(SQL_EXT_SRC) cli/query/print.c,\
+             $(wildcard cli/read/*.c cli/enrich/*.c cli/query/*.c))
+$(BUILD)/fuzz/qobj/%.o: src/%.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(filter-out -fsanitize=fuzzer,$(FUZZ_CFLAGS)) -fsanitize=fuzzer-no-link \
+	  $(DEPFLAGS) -c $< -o $@
+$(BUILD)/fuzz/query_fuzz: $(QFUZZ_SRC) $(QFUZZ_OBJ) $(CLI_HDR)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(QFUZZ_SRC) $(QFUZZ_OBJ) -o $@ -lsqlite3 -lm -lpthread
 
 $(BUILD)/fuzz/spans_fuzz: fuzz/spans_fuzz.c cli/enrich/spans.c cli/read/hist.c $(CLI_HDR) include/trace.h
 	@mkdir -p $(dir $@)

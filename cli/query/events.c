@@ -127,8 +127,8 @@ static int masks(struct pq_cursor *c, struct evs *s, const struct pq_log *lg)
 		return -1;
 	int nth = 0;
 	for (size_t t = 0; t < l->nth; t++) {
-		int ok = (b->utid < 0 || (uint64_t)b->utid == lg->utid0 + t) &&
-		         (b->upid < 0 || (uint64_t)b->upid == lg->upid0 + lg->upid_of[t]) &&
+		int ok = (b->utid < 0 || b->utid == pq_utid(lg, (uint32_t)t)) &&
+		         (b->upid < 0 || b->upid == pq_upid(lg, (uint32_t)t)) &&
 		         (b->pid == INT64_MIN || b->pid == l->th[t].pid);
 		if (ok && b->tid != INT64_MIN) /* any identity of the thread had that TID */
 			ok = had_tid(l, (uint32_t)t, b->tid);
@@ -323,7 +323,7 @@ static int ev_column(struct pq_cursor *c, sqlite3_context *ctx, int col)
 	if (s->loss) {
 		switch (col) {
 		case LO_TS: sqlite3_result_int64(ctx, (sqlite3_int64)s->ts); break;
-		case LO_UTID: sqlite3_result_int64(ctx, (sqlite3_int64)(lg->utid0 + s->th)); break;
+		case LO_UTID: pq_id_result(ctx, pq_utid(lg, s->th)); break;
 		case LO_COUNT: sqlite3_result_int64(ctx, (sqlite3_int64)s->lost); break;
 		}
 		return 0;
@@ -334,10 +334,8 @@ static int ev_column(struct pq_cursor *c, sqlite3_context *ctx, int col)
 	case EV_TS: sqlite3_result_int64(ctx, (sqlite3_int64)s->ts); break;
 	case EV_TYPE: sqlite3_result_int(ctx, s->id); break;
 	case EV_NAME: pq_text(ctx, tlog_name(l, s->id, tmp, sizeof tmp)); break;
-	case EV_UTID: sqlite3_result_int64(ctx, (sqlite3_int64)(lg->utid0 + s->th)); break;
-	case EV_UPID:
-		sqlite3_result_int64(ctx, (sqlite3_int64)(lg->upid0 + lg->upid_of[s->th]));
-		break;
+	case EV_UTID: pq_id_result(ctx, pq_utid(lg, s->th)); break;
+	case EV_UPID: pq_id_result(ctx, pq_upid(lg, s->th)); break;
 	case EV_PID: sqlite3_result_int(ctx, pid); break;
 	case EV_TID: {
 		int64_t t = pq_tid(l, s->th, s->ts);

@@ -116,3 +116,19 @@ const char *pq_thread_name(const struct tlog *l, uint32_t th, uint64_t ts)
 	w = ts ? w : thrmap_latest(l->thrs, w);
 	return w && w->name[0] ? w->name : NULL;
 }
+
+int64_t pq_utid(const struct pq_log *lg, uint32_t th)
+{
+	return th < lg->meta.nth ? (int64_t)(lg->utid0 + th) : -1;
+}
+
+int64_t pq_upid(const struct pq_log *lg, uint32_t th)
+{
+	return th < lg->meta.nth ? (int64_t)(lg->upid0 + lg->upid_of[th]) : -1;
+}
+
+void pq_id_result(sqlite3_context *ctx, int64_t v)
+{
+	if (v >= 0)
+		sqlite3_result_int64(ctx, v);
+}

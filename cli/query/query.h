@@ -47,6 +47,12 @@ void pq_logs_free(struct pq_logs *ls);
 /* The log and local index of a global utid / upid: the log's index, or -1. */
 long pq_log_of_utid(const struct pq_logs *ls, int64_t utid, uint32_t *local);
 long pq_log_of_upid(const struct pq_logs *ls, int64_t upid, uint32_t *local);
+/* The utid and upid of thread th of a cursor's reading of lg (its tlog
+ * numbers threads as the table's did), or -1: a thread the log's totals
+ * did not have (a damaged log, read past what its census counted). */
+int64_t pq_utid(const struct pq_log *lg, uint32_t th);
+int64_t pq_upid(const struct pq_log *lg, uint32_t th);
+void pq_id_result(sqlite3_context *ctx, int64_t v);  /* NULL when v < 0 */
 /* A reading of log k for a cursor (tlog_load): 0, or -1 with err. */
 int pq_reading_open(const struct pq_log *lg, struct tlog *l, char *err, size_t cap);
 /* The kernel TID of thread th of l at ts, or of its first identity (ts 0); 0: not known. */

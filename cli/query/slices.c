@@ -352,7 +352,7 @@ static int row_ok(struct pq_cursor *c, struct slices *s)
 
 	if (b->name && strcmp(b->name, d->name))
 		return 0;
-	if (b->utid >= 0 && (uint64_t)b->utid != lg->utid0 + s->th)
+	if (b->utid >= 0 && b->utid != pq_utid(lg, s->th))
 		return 0;
 	if ((b->id_lo != INT64_MIN && (int64_t)s->b.id < b->id_lo) ||
 	    (b->id_hi != INT64_MAX && (int64_t)s->b.id > b->id_hi))
@@ -449,10 +449,10 @@ static int sl_column(struct pq_cursor *c, sqlite3_context *ctx, int col)
 		case FL_NAME: pq_text(ctx, d->name); break;
 		case FL_KEY: sqlite3_result_int64(ctx, s->b.key); break;
 		case FL_TS_OUT: sqlite3_result_int64(ctx, (sqlite3_int64)s->ts); break;
-		case FL_UTID_OUT: sqlite3_result_int64(ctx, (sqlite3_int64)(lg->utid0 + s->th)); break;
+		case FL_UTID_OUT: pq_id_result(ctx, pq_utid(lg, s->th)); break;
 		case FL_TS_IN: sqlite3_result_int64(ctx, (sqlite3_int64)(s->ts + s->dur)); break;
 		case FL_UTID_IN:
-			sqlite3_result_int64(ctx, (sqlite3_int64)(lg->utid0 + s->end_th));
+			pq_id_result(ctx, pq_utid(lg, s->end_th));
 			break;
 		}
 		return 0;
@@ -462,7 +462,7 @@ static int sl_column(struct pq_cursor *c, sqlite3_context *ctx, int col)
 	case SL_TS: sqlite3_result_int64(ctx, (sqlite3_int64)s->ts); break;
 	case SL_DUR: sqlite3_result_int64(ctx, (sqlite3_int64)s->dur); break;
 	case SL_NAME: pq_text(ctx, d->name); break;
-	case SL_UTID: sqlite3_result_int64(ctx, (sqlite3_int64)(lg->utid0 + s->th)); break;
+	case SL_UTID: pq_id_result(ctx, pq_utid(lg, s->th)); break;
 	case SL_DEPTH: sqlite3_result_int(ctx, (int)s->depth); break;
 	case SL_PARENT:
 		if (s->has_parent)
@@ -473,7 +473,7 @@ static int sl_column(struct pq_cursor *c, sqlite3_context *ctx, int col)
 			sqlite3_result_int64(ctx, s->b.key);
 		break;
 	case SL_END_ID: sqlite3_result_int64(ctx, (sqlite3_int64)s->end_id); break;
-	case SL_END_UTID: sqlite3_result_int64(ctx, (sqlite3_int64)(lg->utid0 + s->end_th)); break;
+	case SL_END_UTID: pq_id_result(ctx, pq_utid(lg, s->end_th)); break;
 	case SL_ARGS: json_args(ctx, &s->l, s->b.pid, s->b.type, s->b.pl, s->b.plen); break;
 	case SL_END_ARGS: json_args(ctx, &s->l, s->epid, s->etype, s->epl, s->eplen); break;
 	}
