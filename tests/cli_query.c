@@ -247,6 +247,20 @@ static void pushdown(void)
 	second = strstr(r, "pt_visited()\n");
 	CHECK(second && strtoll(second + 13, NULL, 10) < (long long)qlog_events(NBIG) / 10);
 	free(r);
+	/* grouped or ordered by type or name alone: from the per-type totals,
+	 * no event read, the same rows as read */
+	CHECK_EQ(cli_run(CLI("query", "--csv", (char *)big, "EXPLAIN QUERY PLAN SELECT name, "
+	                     "count(*) FROM event GROUP BY name"), &out, NULL), 0);
+	CHECK(cli_contains(out, "[type totals, by name]"));
+	free(out);
+	char *a = q(big, "SELECT name, count(*) FROM event GROUP BY name; SELECT pt_visited()");
+	char *b = q(big, "SELECT name, count(*) FROM event WHERE ts > 0 GROUP BY name");
+	CHECK(cli_contains(a, "\npt_visited()\n0\n") && !strncmp(a, b, strlen(b)));
+	free(a), free(b);
+	CHECK_Q(small, "SELECT type, name FROM event WHERE type IN (4, 5, 18) ORDER BY type DESC, "
+	               "name LIMIT 4", "18,req/end\n18,req/end\n18,req/end\n18,req/end\n");
+	CHECK_Q(small, "SELECT type FROM event WHERE name = 'tick' ORDER BY name", "23\n23\n23\n"
+	               "23\n23\n23\n23\n23\n23\n23\n");
 	/* a bound on a column no table has (NULL, text): no rows, no error */
 	CHECK_Q(big, "SELECT count(*) FROM event WHERE ts = NULL", "0\n");
 	CHECK_Q(big, "SELECT count(*) FROM event WHERE ts < -5 OR type = 'x'", "0\n");
@@ -344,7 +358,8 @@ static void no_writes(void)
 static int run_status(const char *log)
 {
 	return cli_run(CLI("query", "--csv", (char *)log,
-	                   "SELECT count(*), count(DISTINCT name), sum(length(payload)) FROM event; "
+	                   "SELECT count(*), count(DISTINCT name), sum(length(payload)), sum(upid), sum(utid), "
+	                   "count(tid), count(thread), count(args) FROM event; "
 	                   "SELECT count(*) FROM slice; SELECT count(*) FROM args; "
 	                   "SELECT count(*) FROM thread; SELECT count(*) FROM process; "
 	                   "SELECT count(*) FROM object; SELECT count(*) FROM loss"),

@@ -26,6 +26,9 @@ uint64_t pq_visited;
 #define SITES 1024  /* call sites remembered (by symz's text id) */
 struct site { uint64_t id; struct symz_site s; };
 
+/* (the totals plan) a type of a log, and its count */
+struct trow { size_t k; unsigned id; const char *name; uint64_t n; int owned; };
+
 struct evs {
 	struct tlog l;
 	long open;                 /* the log l reads, or -1 */
@@ -45,6 +48,9 @@ struct evs {
 	struct symz *z;
 	struct site *sites;
 	int loss;
+	struct trow *tr;           /* the totals plan: the types in order */
+	size_t ntr, ti;
+	uint64_t left;             /* rows of tr[ti] still to give */
 };
 
 static const uint64_t FULL_COLS = 1u << EV_PAYLOAD | 1u << EV_ARGS | 1u << EV_ADDRESS |
@@ -273,12 +279,80 @@ static int advance(struct pq_cursor *c, struct evs *s, int fresh)
 	}
 }
 
+static int by_name_cmp(const void *a, const void *b)
+{
+	const struct trow *x = a, *y = b;
+	int r = strcmp(x->name, y->name);
+	return r ? r : x->id != y->id ? (x->id > y->id ? 1 : -1) : (x->k > y->k) - (x->k < y->k);
+}
+
+static int by_type_cmp(const void *a, const void *b)
+{
+	const struct trow *x = a, *y = b;
+	return x->id != y->id ? (x->id > y->id ? 1 : -1) : (x->k > y->k) - (x->k < y->k);
+}
+
+/* The totals plan (vtab.c, by_totals): the types of every log that can
+ * match, in the order asked, each to be given count[id] times. */
+static int totals_start(struct pq_cursor *c, struct evs *s)
+{
+	const struct pq_bounds *b = &c->b;
+	char tmp[32];
+
+	free(s->tr);
+	s->tr = NULL;
+	s->ntr = s->ti = 0;
+	if (!(s->tr = calloc(c->vt->logs.n * PT_NIDS + 1, sizeof *s->tr)))
+		return pq_fail(c, "out of memory");
+	for (size_t k = 0; k < c->vt->logs.n && !b->empty; k++) {
+		const struct tlog *l = &c->vt->logs.v[k].meta;
+		if (b->log >= 0 && (size_t)b->log != k)
+			continue;
+		for (unsigned id = 0; id < PT_NIDS; id++) {
+			const char *name = tlog_name(l, id, tmp, sizeof tmp);
+			if (!l->count[id] || (b->type >= 0 && b->type != (int64_t)id) ||
+			    (b->name && strcmp(b->name, name)))
+				continue;
+			/* (an unnamed type's name is made in tmp: kept by its row) */
+			int owned = name == tmp;
+			if (owned && !(name = sqlite3_mprintf("%s", tmp)))
+				return pq_fail(c, "out of memory");
+			s->tr[s->ntr++] = (struct trow){ k, id, name, l->count[id], owned };
+		}
+	}
+	qsort(s->tr, s->ntr, sizeof *s->tr, b->by_name ? by_name_cmp : by_type_cmp);
+	if (b->desc)
+		for (size_t i = 0; i < s->ntr / 2; i++) {
+			struct trow t = s->tr[i];
+			s->tr[i] = s->tr[s->ntr - 1 - i];
+			s->tr[s->ntr - 1 - i] = t;
+		}
+	s->ti = 0;
+	s->left = s->ntr ? s->tr[0].n : 0;
+	c->eof = !s->ntr;
+	c->k = s->ntr ? s->tr[0].k : 0;
+	return 0;
+}
+
+static void totals_free(struct evs *s)
+{
+	for (size_t i = 0; i < s->ntr; i++) /* (the names made for unnamed types) */
+		if (s->tr[i].owned)
+			sqlite3_free((void *)s->tr[i].name);
+	free(s->tr);
+	s->tr = NULL;
+	s->ntr = 0;
+}
+
 static int ev_start(struct pq_cursor *c)
 {
 	struct evs *s = state(c);
 	if (!s)
 		return pq_fail(c, "out of memory");
 	s->loss = c->vt->kind == PQ_LOSS;
+	totals_free(s);
+	if (c->b.totals)
+		return totals_start(c, s);
 	if (c->b.empty) {
 		c->eof = 1;
 		return 0;
@@ -289,7 +363,19 @@ static int ev_start(struct pq_cursor *c)
 
 static int ev_next(struct pq_cursor *c)
 {
-	return advance(c, c->st, 0);
+	struct evs *s = c->st;
+	if (s->tr) {
+		if (--s->left == 0) {
+			if (++s->ti >= s->ntr) {
+				c->eof = 1;
+				return 0;
+			}
+			s->left = s->tr[s->ti].n;
+			c->k = s->tr[s->ti].k;
+		}
+		return 0;
+	}
+	return advance(c, s, 0);
 }
 
 static const struct site *site_of(struct pq_cursor *c, struct evs *s)
@@ -326,6 +412,13 @@ static int ev_column(struct pq_cursor *c, sqlite3_context *ctx, int col)
 		case LO_UTID: pq_id_result(ctx, pq_utid(lg, s->th)); break;
 		case LO_COUNT: sqlite3_result_int64(ctx, (sqlite3_int64)s->lost); break;
 		}
+		return 0;
+	}
+	if (s->tr) { /* the totals plan: type and name only */
+		if (col == EV_TYPE)
+			sqlite3_result_int(ctx, (int)s->tr[s->ti].id);
+		else if (col == EV_NAME)
+			pq_text(ctx, s->tr[s->ti].name);
 		return 0;
 	}
 	int32_t pid = s->th < l->nth ? l->th[s->th].pid : 0;
@@ -391,6 +484,7 @@ static void ev_close(struct pq_cursor *c)
 	if (!s)
 		return;
 	drop_log(s);
+	totals_free(s);
 	free(s->bt);
 	free(s);
 	c->st = NULL;

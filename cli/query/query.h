@@ -102,6 +102,7 @@ struct pq_bounds {
 	int empty;                 /* no row can match */
 	int seek;                  /* ts may seek: ids not asked for */
 	uint64_t used;             /* columns the statement reads (colUsed) */
+	int totals, by_name, desc; /* event: rows from the per-type totals, in this order */
 };
 
 struct pq_cursor {

@@ -194,8 +194,17 @@ static const char *opname(int op)
 	}
 }
 
-/* idxStr: one "COLUMNOP" a constraint passed on, in argv's order;
- * idxNum: the statement's columns (colUsed, bit 62 for any beyond). */
+/* idxStr: one "COLUMNOP" a constraint passed on, in argv's order (then,
+ * for EXPLAIN QUERY PLAN, "[type totals...]" when by_totals());
+ * idxNum: the statement's columns (colUsed; PLAN_MORE for any beyond
+ * the first 24) and by_totals()'s flags. */
+#define PLAN_COLS    0xffffff
+#define PLAN_MORE    0x1000000
+#define PLAN_TOTALS  0x2000000
+#define PLAN_BY_NAME 0x4000000
+#define PLAN_DESC    0x8000000
+static int by_totals(const struct pq_vtab *vt, const sqlite3_index_info *ix);
+
 static int best_index(sqlite3_vtab *v, sqlite3_index_info *ix)
 {
 	struct pq_vtab *vt = (struct pq_vtab *)v;
@@ -242,14 +251,45 @@ static int best_index(sqlite3_vtab *v, sqlite3_index_info *ix)
 	}
 	ix->estimatedCost = cost + 1;
 	ix->estimatedRows = (sqlite3_int64)(rows + 1);
-	ix->idxNum = (int)(ix->colUsed & 0x3fffffff);
-	if (ix->colUsed & ~(sqlite3_uint64)0x3fffffff)
-		ix->idxNum |= 0x40000000;
-	if (n) {
+	ix->idxNum = (int)(ix->colUsed & PLAN_COLS);
+	if (ix->colUsed & ~(sqlite3_uint64)PLAN_COLS)
+		ix->idxNum |= PLAN_MORE;
+	int t = by_totals(vt, ix);
+	if (t) {
+		ix->idxNum |= t;
+		ix->orderByConsumed = 1;
+		ix->estimatedCost = ix->estimatedCost / 1000 + 1;
+		at += (size_t)snprintf(plan + at, sizeof plan - at, "%s[type totals, by %s%s]",
+		                       n ? " " : "", t & PLAN_BY_NAME ? "name" : "type",
+		                       t & PLAN_DESC ? " desc" : "");
+	}
+	if (n || t) {
 		ix->idxStr = sqlite3_mprintf("%s", plan);
 		ix->needToFreeIdxStr = 1;
 	}
 	return SQLITE_OK;
+}
+
+/* A statement that reads only the log, type and name of event, and
+ * wants its rows ordered or grouped by name or type: its rows are the
+ * log's per-type totals (the counts stats gives), count[id] rows of each
+ * type, made in that order without reading an event (SQLite then needs
+ * no sort).  The plan's flags, or 0. */
+static int by_totals(const struct pq_vtab *vt, const sqlite3_index_info *ix)
+{
+	const sqlite3_uint64 ok = 1u | 1u << EV_TYPE | 1u << EV_NAME;
+	if (vt->kind != PQ_EVENT || (ix->colUsed & ~ok) || ix->nOrderBy < 1 || ix->nOrderBy > 2)
+		return 0;
+	int first = ix->aOrderBy[0].iColumn, desc = ix->aOrderBy[0].desc;
+	if (first != EV_TYPE && first != EV_NAME)
+		return 0;
+	if (ix->nOrderBy == 2) {
+		int second = ix->aOrderBy[1].iColumn;
+		if (second == first || (second != EV_TYPE && second != EV_NAME) ||
+		    ix->aOrderBy[1].desc != desc)
+			return 0;
+	}
+	return PLAN_TOTALS | (first == EV_NAME ? PLAN_BY_NAME : 0) | (desc ? PLAN_DESC : 0);
 }
 
 static int open_cursor(sqlite3_vtab *v, sqlite3_vtab_cursor **out)
@@ -346,9 +386,12 @@ static int filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, int 
 	*b = (struct pq_bounds){ .ts_lo = 0, .ts_hi = UINT64_MAX, .id_lo = INT64_MIN,
 	                         .id_hi = INT64_MAX, .type = -1, .utid = -1, .upid = -1,
 	                         .pid = INT64_MIN, .tid = INT64_MIN, .log = -1 };
-	b->used = (uint64_t)idxNum & 0x3fffffff;
-	if (idxNum & 0x40000000)
-		b->used |= ~(uint64_t)0x3fffffff;
+	b->used = (uint64_t)idxNum & PLAN_COLS;
+	if (idxNum & PLAN_MORE)
+		b->used |= ~(uint64_t)PLAN_COLS;
+	b->totals = !!(idxNum & PLAN_TOTALS);
+	b->by_name = !!(idxNum & PLAN_BY_NAME);
+	b->desc = !!(idxNum & PLAN_DESC);
 	const char *p = idxStr ? idxStr : "";
 	for (int i = 0; i < argc && *p; i++) {
 		char col[8] = "", op[3] = "";
