@@ -241,7 +241,7 @@ soak: $(BUILD)/tests/clock_truth
 # $(MAKE), which make -n runs too, runs nothing else)
 BENCH_DIR = $(BUILD)/bench
 BENCH_ROWS = BENCH_JSON='$(abspath $(BENCH_DIR))/rows.jsonl'
-bench: $(BENCHES) $(CLI) $(BUILD)/tests/cli_view_cdp
+bench: $(BENCHES) $(CLI) $(SQL_EXT) $(BUILD)/tests/cli_view_cdp
 	@rm -f $(BENCH_DIR)/failed && sh bench/results.sh begin $(BENCH_DIR)
 	@$(BENCH_ROWS) $(MAKE) --no-print-directory bench-lttng || : >$(BENCH_DIR)/failed
 	@export $(BENCH_ROWS); st=0; [ ! -e $(BENCH_DIR)/failed ] || st=1; \
@@ -451,4 +451,5 @@ fuzz-seeds: $(BUILD)/fuzz/gen_seeds
 
 # the headers each object, test, example and bench was built from (DEPFLAGS)
 -include $(wildcard $(BUILD)/obj/*/*.d $(BUILD)/cli/*/*.d $(BUILD)/tests/*.d \
-  $(BUILD)/examples/*.d $(BUILD)/bench/*.d $(BUILD)/fuzz/obj/*/*.d)
+  $(BUILD)/examples/*.d $(BUILD)/bench/*.d $(BUILD)/fuzz/obj/*/*.d $(BUILD)/sqlext/*/*.d \
+  $(BUILD)/fuzz/qobj/*/*.d)
