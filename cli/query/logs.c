@@ -87,14 +87,18 @@ long pq_log_of_upid(const struct pq_logs *ls, int64_t upid, uint32_t *local)
 	return -1;
 }
 
-/* tlog.c says what failed on stderr (err_msg); a table says it in its
- * error, so stderr is caught for the time of the opening. */
+/* tlog.c says what failed (err_msg); a table says it in its error. */
 int pq_reading_open(const struct pq_log *lg, struct tlog *l, char *err, size_t cap)
 {
-	if (tlog_load(l, lg->path) == 0)
+	char why[600];
+	err_capture(why, sizeof why);
+	int rc = tlog_load(l, lg->path);
+	err_capture(NULL, 0);
+	if (rc == 0)
 		return 0;
-	snprintf(err, cap, "%s: cannot be read as a posixtrace log (see the message above)",
-	         lg->path);
+	snprintf(err, cap, "%s", why[0] ? why : "cannot read the log");
+	if (!strstr(err, lg->path))
+		snprintf(err, cap, "%s: %s", lg->path, why[0] ? why : "cannot read the log");
 	return -1;
 }
 

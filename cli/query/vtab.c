@@ -22,6 +22,14 @@ const char *const pq_table_names[PQ_NKINDS] = {
 	"event", "thread", "process", "type", "loss", "object", "slice", "args", "flow",
 };
 
+/* an error of the extension names where it comes from; the command's
+ * messages already do */
+#ifdef PT_SQLITE_EXT
+#define ERR_PREFIX "posixtrace: "
+#else
+#define ERR_PREFIX ""
+#endif
+
 static const char *const schemas[PQ_NKINDS] = {
 	[PQ_EVENT] = "CREATE TABLE x(log TEXT, id INTEGER, ts INTEGER, type INTEGER, name TEXT, "
 	             "utid INTEGER, upid INTEGER, pid INTEGER, tid INTEGER, thread TEXT, "
@@ -154,7 +162,7 @@ static int connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
 			goto out;
 	rc = SQLITE_ERROR;
 	if (pq_logs_open(&vt->logs, paths, (size_t)nlogs, msg, sizeof msg)) {
-		*err = sqlite3_mprintf("posixtrace: %s", msg);
+		*err = sqlite3_mprintf("%s%s", ERR_PREFIX, msg);
 		goto out;
 	}
 	if ((rc = sqlite3_declare_vtab(db, schemas[kind])) != SQLITE_OK)
