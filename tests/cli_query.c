@@ -116,6 +116,17 @@ static void tables(void)
 	               "sum(ts_in - ts_out) FROM flow", "5,20,0,1,2250\n");
 	CHECK_Q(small, "SELECT id, slice_out, slice_in, name, key FROM flow WHERE key = 4",
 	        "37,37,40,hand,4\n");
+	/* --span pairs two other types, as stats --span does (and is checked) */
+	char *out = NULL, *err = NULL;
+	CHECK_EQ(cli_run(CLI("query", "--csv", "--span", "tick,note,tn", (char *)small,
+	                     "SELECT name, count(*), sum(dur), min(depth) FROM slice WHERE name = 'tn'"),
+	                 &out, NULL), 0);
+	CHECK(out && !strcmp(out, "name,count(*),sum(dur),min(depth)\r\ntn,10,13000,0\r\n"));
+	free(out);
+	CHECK_EQ(cli_run(CLI("query", "--span", "tick,nope", (char *)small, "SELECT 1"), NULL, &err),
+	         1);
+	CHECK(cli_contains(err, "no event type 'nope'"));
+	free(err);
 	/* args: req/begin's id and tick's three fields */
 	CHECK_Q(small, "SELECT key, value_type, count(*), sum(int_value), sum(real_value), "
 	               "min(string_value) FROM args GROUP BY key ORDER BY key",

@@ -20,7 +20,7 @@
 #endif
 
 static const char help[] =
-"usage: posixtrace query LOG... [SQL] [--csv | --json] [-f FILE] [-w N]\n"
+"usage: posixtrace query LOG... [SQL] [--csv | --json] [-f FILE] [-w N] [--span ...]\n"
 "\n"
 "Runs SQL over the logs, read as they stream (nothing loaded first):\n"
 "tables event, slice, args, flow, thread, process, type, loss and object\n"
@@ -64,7 +64,7 @@ static char *literal(const char *s)
 	return sqlite3_mprintf("%Q", s);
 }
 
-static int make_tables(sqlite3 *db, char **logs, int n)
+static int make_tables(sqlite3 *db, char **logs, int n, const struct span_args *sa)
 {
 	char *list = sqlite3_mprintf("%s", "");
 	for (int i = 0; list && i < n; i++) {
@@ -79,8 +79,16 @@ static int make_tables(sqlite3 *db, char **logs, int n)
 	}
 	for (int k = 0; k < PQ_NKINDS; k++) {
 		char *err = NULL;
-		char *sql = sqlite3_mprintf("CREATE VIRTUAL TABLE temp.\"%w\" USING posixtrace(%s'%q')",
-		                            pq_table_names[k], list, pq_table_names[k]);
+		char *spans = sqlite3_mprintf("%s", "");
+		for (int i = 0; spans && i < sa->n && (k == PQ_SLICE || k == PQ_FLOW); i++) {
+			char *ns = sqlite3_mprintf("%s, 'span=%q'", spans, sa->v[i]);
+			sqlite3_free(spans);
+			spans = ns;
+		}
+		char *sql = spans ? sqlite3_mprintf("CREATE VIRTUAL TABLE temp.\"%w\" USING "
+		                                    "posixtrace(%s'%q'%s)", pq_table_names[k], list,
+		                                    pq_table_names[k], spans) : NULL;
+		sqlite3_free(spans);
 		int rc = sql ? sqlite3_exec(db, sql, NULL, NULL, &err) : SQLITE_NOMEM;
 		sqlite3_free(sql);
 		if (rc != SQLITE_OK) {
@@ -169,8 +177,10 @@ int cmd_query(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "csv", no_argument, NULL, 'c' }, { "json", no_argument, NULL, 'j' },
 		{ "file", required_argument, NULL, 'f' }, { "width", required_argument, NULL, 'w' },
-		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
+		{ "span", required_argument, NULL, 's' }, { "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
 	};
+	struct span_args sa = { .n = 0 };
 	int mode = PQ_OUT_TABLE, width = 0, c;
 	const char *file = NULL;
 
@@ -188,7 +198,11 @@ int cmd_query(int argc, char **argv)
 			width = (int)v;
 			break;
 		}
-		case 'h': fputs(help, stdout); return 0;
+		case 's':
+			if (span_arg(&sa, optarg))
+				return EXIT_USAGE;
+			break;
+		case 'h': fputs(help, stdout); fputs(spans_help, stdout); return 0;
 		default: return EXIT_USAGE;
 		}
 	char **logs = argv + optind;
@@ -219,7 +233,7 @@ int cmd_query(int argc, char **argv)
 		err_msg("cannot set SQLite up: %s", sqlite3_errmsg(db));
 		goto out;
 	}
-	if (make_tables(db, logs, n))
+	if (make_tables(db, logs, n, &sa))
 		goto out;
 	sqlite3_set_authorizer(db, authorize, NULL);
 	int printed = 0;

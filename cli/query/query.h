@@ -86,7 +86,10 @@ enum { FL_LOG, FL_ID, FL_SLICE_OUT, FL_SLICE_IN, FL_NAME, FL_KEY, FL_TS_OUT, FL_
 enum { AR_LOG, AR_ARG_SET, AR_TS, AR_FLAT_KEY, AR_KEY, AR_TYPE, AR_INT, AR_REAL, AR_STRING,
        AR_DISPLAY };
 
-struct pq_vtab { sqlite3_vtab base; enum pq_kind kind; struct pq_logs logs; };
+/* A table: its kind, its logs, and (slice, flow) the span definitions
+ * given as module arguments 'span=BEGIN,END[,NAME][,key]' (--span). */
+struct pq_vtab { sqlite3_vtab base; enum pq_kind kind; struct pq_logs logs;
+                 struct span_args spans; };
 
 /* What a statement asks of a table, from the constraints xBestIndex
  * passed on (each one narrows; SQLite checks every row again, so a bound

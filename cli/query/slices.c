@@ -154,7 +154,6 @@ static int has_suffix(const char *n, const char *suf)
 static int begin_log(struct pq_cursor *c, struct slices *s, size_t k)
 {
 	char err[600];
-	struct span_args none = { .n = 0 };
 
 	reset(s);
 	if (s->open != (long)k) {
@@ -163,9 +162,14 @@ static int begin_log(struct pq_cursor *c, struct slices *s, size_t k)
 			return pq_fail(c, "%s", err);
 		s->open = (long)k;
 	}
-	if (spans_make(&none, &s->sp) || tlog_rewind(&s->l))
-		return pq_fail(c, "%s: cannot read its spans", s->l.path);
+	err_capture(err, sizeof err);
+	int bad = spans_make(&c->vt->spans, &s->sp) || spans_check(s->sp, &s->l);
+	err_capture(NULL, 0);
+	if (bad || tlog_rewind(&s->l))
+		return pq_fail(c, "%s: %s", s->l.path, bad ? err : "cannot go back to its start");
 	int keyed = 0;
+	for (size_t i = 0; i < spans_count(s->sp); i++)
+		keyed |= spans_stat(s->sp, i)->keyed;
 	for (unsigned id = 0; id < PT_NIDS; id++)
 		if (s->l.names[id] && s->l.count[id] &&
 		    (has_suffix(s->l.names[id], "/async-begin") || has_suffix(s->l.names[id], "/async-end")))

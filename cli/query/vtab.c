@@ -1,7 +1,7 @@
 /*
  * vtab.c -- the SQLite module "posixtrace": CREATE VIRTUAL TABLE t USING
- * posixtrace(LOG [, LOG...], TABLE) makes t one of the tables of
- * posixtrace-query(1) over those logs.  Read-only (no xUpdate: nothing
+ * posixtrace(LOG [, LOG...], TABLE [, 'span=DEF'...]) makes t one of the
+ * tables of posixtrace-query(1) over those logs (DEF: a --span of stats).  Read-only (no xUpdate: nothing
  * a statement does through it writes anywhere), and direct-only: a
  * schema's triggers and views cannot reach it (a database file from
  * someone else cannot read logs behind its user's back).
@@ -129,39 +129,69 @@ static char *unquote(const char *s)
 	return o;
 }
 
+static void free_spans(struct span_args *a)
+{
+	for (int i = 0; i < a->n; i++)
+		sqlite3_free((char *)a->v[i]);
+	a->n = 0;
+}
+
+/* The span definitions work on every log of the table: 0, or -1 with
+ * the reason in msg. */
+static int check_spans(struct pq_vtab *vt, char *msg, size_t cap)
+{
+	struct spans *sp = NULL;
+	int rc = 0;
+
+	err_capture(msg, cap);
+	if (spans_make(&vt->spans, &sp))
+		rc = -1;
+	for (size_t k = 0; !rc && k < vt->logs.n; k++)
+		if (spans_check(sp, &vt->logs.v[k].meta))
+			rc = -1;
+	err_capture(NULL, 0);
+	spans_free(sp);
+	return rc;
+}
+
+/* argv[3...]: LOG..., TABLE, then any 'span=DEF' */
 static int connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
                    sqlite3_vtab **out, char **err)
 {
 	(void)aux;
 	char msg[600] = "";
-	int nlogs = argc - 4, kind = -1;
-
-	if (argc > 3) {
-		char *t = unquote(argv[argc - 1]);
-		for (int k = 0; t && k < PQ_NKINDS; k++)
-			if (!strcmp(t, pq_table_names[k]))
-				kind = k;
-		sqlite3_free(t);
-	}
-	if (nlogs < 1 || kind < 0) {
-		*err = sqlite3_mprintf("posixtrace: give LOG [, LOG...], TABLE (event, thread, "
-		                       "process, type, loss, object, slice, args or flow)");
-		return SQLITE_ERROR;
-	}
-	char **paths = sqlite3_malloc64(sizeof *paths * (size_t)nlogs);
+	int kind = -1, nlogs = 0, rc = SQLITE_NOMEM;
+	char **args = sqlite3_malloc64(sizeof *args * (size_t)(argc > 3 ? argc - 3 : 1));
 	struct pq_vtab *vt = sqlite3_malloc64(sizeof *vt);
-	int rc = SQLITE_NOMEM;
-	if (paths)
-		memset(paths, 0, sizeof *paths * (size_t)nlogs);
-	if (!paths || !vt)
+
+	if (!args || !vt)
 		goto out;
 	memset(vt, 0, sizeof *vt);
-	vt->kind = (enum pq_kind)kind;
-	for (int i = 0; i < nlogs; i++)
-		if (!(paths[i] = unquote(argv[3 + i])))
+	for (int i = 3; i < argc; i++) {
+		char *a = unquote(argv[i]);
+		if (!a)
 			goto out;
+		if (!strncmp(a, "span=", 5) && vt->spans.n < SPAN_MAX) {
+			memmove(a, a + 5, strlen(a + 5) + 1);
+			vt->spans.v[vt->spans.n++] = a;
+		} else {
+			args[nlogs++] = a;
+		}
+	}
+	if (nlogs >= 2)
+		for (int k = 0; k < PQ_NKINDS; k++)
+			if (!strcmp(args[nlogs - 1], pq_table_names[k]))
+				kind = k;
 	rc = SQLITE_ERROR;
-	if (pq_logs_open(&vt->logs, paths, (size_t)nlogs, msg, sizeof msg)) {
+	if (kind < 0) {
+		*err = sqlite3_mprintf("%sgive LOG [, LOG...], TABLE (event, thread, process, type, "
+		                       "loss, object, slice, args or flow) [, 'span=BEGIN,END"
+		                       "[,NAME][,key]'...]", ERR_PREFIX);
+		goto out;
+	}
+	vt->kind = (enum pq_kind)kind;
+	if (pq_logs_open(&vt->logs, args, (size_t)nlogs - 1, msg, sizeof msg) ||
+	    check_spans(vt, msg, sizeof msg)) {
 		*err = sqlite3_mprintf("%s%s", ERR_PREFIX, msg);
 		goto out;
 	}
@@ -172,11 +202,12 @@ static int connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
 	vt = NULL;
 	rc = SQLITE_OK;
 out:
-	for (int i = 0; paths && i < nlogs; i++)
-		sqlite3_free(paths[i]);
-	sqlite3_free(paths);
+	for (int i = 0; args && i < nlogs; i++)
+		sqlite3_free(args[i]);
+	sqlite3_free(args);
 	if (vt) {
 		pq_logs_free(&vt->logs);
+		free_spans(&vt->spans);
 		sqlite3_free(vt);
 	}
 	return rc;
@@ -186,6 +217,7 @@ static int disconnect(sqlite3_vtab *v)
 {
 	struct pq_vtab *vt = (struct pq_vtab *)v;
 	pq_logs_free(&vt->logs);
+	free_spans(&vt->spans);
 	sqlite3_free(vt);
 	return SQLITE_OK;
 }

@@ -50,8 +50,13 @@ int usage_error(const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "%s: ", prog_cmd);
 	va_start(ap, fmt);
+	if (capture && capture_cap) { /* (err_capture: no --help to point to) */
+		vsnprintf(capture, capture_cap, fmt, ap);
+		va_end(ap);
+		return EXIT_USAGE;
+	}
+	fprintf(stderr, "%s: ", prog_cmd);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fprintf(stderr, "\n(see '%s --help')\n", prog_cmd);
