@@ -241,6 +241,13 @@ static void pushdown(void)
 	         (unsigned long long)qlog_events(NBIG / 2) - 1 + NBIG / 100 * 9,
 	         (unsigned long long)t0, (unsigned long long)t1);
 	CHECK_Q(big, sql, "1\n");
+	/* the loss table seeks too */
+	r = q(big, "SELECT count, ts FROM loss WHERE ts > 1764255600000000000 + 10000; "
+	           "SELECT pt_visited()");
+	second = strstr(r, "pt_visited()\n");
+	CHECK(!strncmp(r, "5,", 2));
+	CHECK(second && strtoll(second + 13, NULL, 10) < (long long)qlog_events(NBIG) / 10);
+	free(r);
 	/* an id range stops once past its end */
 	r = q(big, "SELECT count(*) FROM event WHERE id BETWEEN 100 AND 199; SELECT pt_visited()");
 	second = strstr(r, "pt_visited()\n");

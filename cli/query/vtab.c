@@ -493,7 +493,8 @@ static int filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, int 
 		b->empty = 1;
 	/* ids count from a log's start: a statement that reads or bounds them
 	 * reads from there, else a ts bound may seek */
-	b->seek = !(b->used & ((uint64_t)1 << EV_ID)) && b->id_lo == INT64_MIN &&
+	int idcol = c->vt->kind == PQ_EVENT ? EV_ID : c->vt->kind == PQ_ARGS ? AR_ARG_SET : -1;
+	b->seek = (idcol < 0 || !(b->used & ((uint64_t)1 << idcol))) && b->id_lo == INT64_MIN &&
 	          b->id_hi == INT64_MAX;
 	c->rowid = 0;
 	c->k = 0;
