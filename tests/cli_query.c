@@ -13,13 +13,16 @@
  *    equal those of the same statement with the pushdown defeated (ts+0);
  *  - several logs: one set, the column log, ids and utids unique;
  *  - output: --csv, --json, the aligned table, statements from -f FILE
- *    and stdin;
+ *    and stdin, and at a terminal a prompt that takes a statement over
+ *    two lines and ends at Ctrl-D;
  *  - hostile: a statement cannot write a file (ATTACH, VACUUM INTO); a
  *    file that is not a log, a log cut at any of many lengths, and the
  *    log fuzzers' corpus give an error or an answer, never a crash.
  */
 #include <dirent.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <pty.h>
 #include <sys/stat.h>
 #include <trace.h>
 #include "t.h"
@@ -352,6 +355,57 @@ static void output(void)
 	CHECK_EQ(cli_run(CLI("query"), NULL, NULL), 2);
 }
 
+/* at a terminal with no SQL: the prompt */
+static void prompt(void)
+{
+	int fd;
+	struct winsize ws = { .ws_row = 24, .ws_col = 80 };
+	fflush(NULL);
+	pid_t pid = forkpty(&fd, NULL, NULL, &ws);
+	if (pid < 0) {
+		fprintf(stderr, "no pseudo-terminal: the prompt is not checked\n");
+		return;
+	}
+	if (pid == 0) {
+		execl(cli_bin, cli_bin, "query", small, (char *)NULL);
+		_exit(126);
+	}
+	char buf[8192];
+	size_t n = 0;
+	int sent = 0, st = 0;
+	for (int waited = 0; waited < 30000 && n + 1 < sizeof buf;) {
+		struct pollfd p = { fd, POLLIN, 0 };
+		int r = poll(&p, 1, 100);
+		waited += 100;
+		if (r > 0) {
+			ssize_t k = read(fd, buf + n, sizeof buf - 1 - n);
+			if (k <= 0)
+				break;
+			n += (size_t)k;
+			buf[n] = 0;
+		}
+		if (sent == 0 && strstr(buf, "posixtrace> ")) {
+			REQUIRE(write(fd, "SELECT count(*) AS flows\n", 25) == 25);
+			sent = 1;
+		} else if (sent == 1 && strstr(buf, "...> ")) {
+			REQUIRE(write(fd, "FROM flow;\n", 11) == 11);
+			sent = 2;
+		} else if (sent == 2 && strstr(buf, "    5\r\n")) {
+			REQUIRE(write(fd, "\x04", 1) == 1);
+			sent = 3;
+		}
+	}
+	buf[n] = 0;
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	close(fd);
+	CHECK_EQ(sent, 3);
+	CHECK(cli_contains(buf, "flows\r\n-----\r\n    5\r\n"));
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	if (sent != 3 || !cli_contains(buf, "    5\r\n"))
+		fprintf(stderr, "the terminal showed:\n%s\n", buf);
+}
+
 /* a statement writes no file */
 static void no_writes(void)
 {
@@ -474,6 +528,7 @@ int main(void)
 	pushdown();
 	several();
 	output();
+	prompt();
 	no_writes();
 	hostile();
 	T_END();
