@@ -100,7 +100,8 @@ struct pq_bounds {
 	int64_t type;              /* -1: any */
 	int64_t utid, upid;        /* -1: any */
 	int64_t pid, tid;          /* INT64_MIN: any */
-	const char *name;          /* NULL: any (valid during xFilter only) */
+	const char *name;          /* NULL: any; else name_buf */
+	char name_buf[2 * TRACE_EVENT_NAME_MAX + 4];
 	long log;                  /* -1: any */
 	int empty;                 /* no row can match */
 	int seek;                  /* ts may seek: ids not asked for */

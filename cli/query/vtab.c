@@ -453,11 +453,13 @@ static int filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, int 
 			continue;
 		}
 		if (!strcmp(col, "name")) {
-			if (sqlite3_value_type(v) == SQLITE_TEXT) {
-				if (b->name && strcmp(b->name, (const char *)sqlite3_value_text(v)))
-					b->empty = 1;
-				b->name = (const char *)sqlite3_value_text(v);
-			}
+			const char *t = (const char *)sqlite3_value_text(v);
+			if (sqlite3_value_type(v) != SQLITE_TEXT || !t)
+				continue;
+			if (strlen(t) >= sizeof b->name_buf || (b->name && strcmp(b->name, t)))
+				b->empty = 1; /* (no name is that long) */
+			else
+				b->name = strcpy(b->name_buf, t);
 			continue;
 		}
 		if (!strcmp(col, "log")) {
@@ -499,9 +501,7 @@ static int filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, int 
 	c->rowid = 0;
 	c->k = 0;
 	c->eof = 0;
-	int rc = ops->start(c);
-	b->name = NULL;
-	return rc ? SQLITE_ERROR : SQLITE_OK;
+	return ops->start(c) ? SQLITE_ERROR : SQLITE_OK;
 }
 
 static int next(sqlite3_vtab_cursor *cur)
