@@ -76,7 +76,7 @@ static void tables(void)
 	/* type */
 	CHECK_Q(small, "SELECT id, name, description, count FROM type WHERE id >= 17 ORDER BY id",
 	        "17,req/begin,id:u64,11\n18,req/end,,10\n19,db/begin,,10\n20,db/end,,10\n"
-	        "21,hand/async-begin,,10\n22,hand/async-end,,10\n"
+	        "21,hand/async-begin,,10\n22,hand/async-end,key:u64,10\n"
 	        "23,tick,\"n:u32,cost:f64,who:string\",10\n24,note,,20\n");
 	CHECK_Q(small, "SELECT start_ts - 1764255600000000000, end_ts - 1764255600000000000 "
 	               "FROM type WHERE name = 'tick'", "700,90700\n");
@@ -88,8 +88,10 @@ static void tables(void)
 	        "2,201,545460895744,child,2,200,700,92000,20\n"
 	        "3,,,,0,0,49800,49900,2\n");
 	/* process */
-	CHECK_Q(small, "SELECT upid, pid, ppid, parent_upid, cmdline, threads, count FROM process",
-	        "0,0,,,,1,2\n1,100,1,,server --port 80,2,71\n2,200,100,1,child,1,20\n");
+	CHECK_Q(small, "SELECT upid, pid, ppid, parent_upid, cmdline, threads, count, start_ts - "
+	               "1764255600000000000, end_ts - 1764255600000000000 FROM process",
+	        "0,0,,,,1,2,49800,49900\n1,100,1,,server --port 80,2,71,0,100000\n"
+	        "2,200,100,1,child,1,20,700,92000\n");
 	/* loss */
 	CHECK_Q(small, "SELECT ts - 1764255600000000000, utid, count FROM loss", "49900,3,5\n");
 	/* event: every column of one event (round 3's req/begin: 3 * 9) */
@@ -112,8 +114,9 @@ static void tables(void)
 	               "arg_set_id, end_id, end_utid, args, end_args FROM slice WHERE name = 'req' "
 	               "AND id = 47",
 	        "47,50000,1050,0,0,,,47,54,0,\"{\"\"id\"\":5}\",\n");
-	CHECK_Q(small, "SELECT id, key, utid, end_utid, parent_id FROM slice WHERE name = 'hand' "
-	               "AND key IN (2, 3)", "19,2,0,1,\n28,3,0,0,\n");
+	CHECK_Q(small, "SELECT id, key, utid, end_utid, parent_id, args, end_args FROM slice WHERE "
+	               "name = 'hand' AND key IN (2, 3)",
+	        "19,2,0,1,,,\"{\"\"key\"\":2}\"\n28,3,0,0,,,\"{\"\"key\"\":3}\"\n");
 	/* flow: the keyed spans that ended on another thread */
 	CHECK_Q(small, "SELECT count(*), sum(key), min(utid_out), max(utid_in), "
 	               "sum(ts_in - ts_out) FROM flow", "5,20,0,1,2250\n");
@@ -133,7 +136,8 @@ static void tables(void)
 	/* args: req/begin's id and tick's three fields */
 	CHECK_Q(small, "SELECT key, value_type, count(*), sum(int_value), sum(real_value), "
 	               "min(string_value) FROM args GROUP BY key ORDER BY key",
-	        "cost,real,10,,22.5,\nid,uint,11,55,,\nn,uint,10,45,,\nwho,string,10,,,c\n");
+	        "cost,real,10,,22.5,\nid,uint,11,55,,\nkey,uint,10,45,,\nn,uint,10,45,,\n"
+	        "who,string,10,,,c\n");
 	CHECK_Q(small, "SELECT arg_set_id, ts - 1764255600000000000, flat_key, display_value FROM "
 	               "args WHERE arg_set_id = 14",
 	        "14,10700,n,1\n14,10700,cost,0.5\n14,10700,who,c\n");
@@ -152,6 +156,11 @@ static void recorded(void)
 	                    "'%/examples/app' AND start < end AND build_id IS NOT NULL") >= 2, 1);
 	CHECK_EQ(q_int(app, "SELECT count(*) FROM process WHERE executable LIKE '%/examples/app' "
 	                    "AND name = 'app'"), 2);
+	/* every object row belongs to a process of the log, an add's bias is where it loaded */
+	CHECK_EQ(q_int(app, "SELECT count(*) FROM object o JOIN process p USING (upid) WHERE "
+	                    "o.pid = p.pid AND o.ts > 0 AND (o.kind != 'add' OR o.load_bias <= "
+	                    "o.start)"), q_int(app, "SELECT count(*) FROM object"));
+	CHECK_EQ(q_int(app, "SELECT count(*) FROM object WHERE kind = 'begin'"), 2);
 	CHECK_EQ(q_int(app, "SELECT count(*) FROM event WHERE name = 'reply' AND object LIKE "
 	                    "'%/examples/app'"), 60);
 	CHECK_EQ(q_int(app, "SELECT count(*) FROM thread WHERE name LIKE 'worker-%'"), 3);

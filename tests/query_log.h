@@ -22,6 +22,7 @@
  * inside req), hand 450 ns; flow has a row per even round.  Between
  * rounds n/2 - 1 and n/2 (n >= 2) a gap: OVERFLOW then RESUME (5 lost),
  * pid 0.  After the last round a req/begin left open (no slice).
+ * hand/async-end is described too ("key:u64").
  * Every event has its own timestamp, in the order written: event i of
  * the log is the i-th written, 9 a round (+2 at the gap, +1 at the end).
  */
@@ -103,6 +104,8 @@ static inline int qlog_write(const char *path, uint64_t n)
 		rc = qlog_meta(&w, PT_EXT_OBJ_TYPE, 100, 0, 17, "id:u64");
 	if (!rc)
 		rc = qlog_meta(&w, PT_EXT_OBJ_TYPE, 200, 0, 23, "n:u32,cost:f64,who:string");
+	if (!rc)
+		rc = qlog_meta(&w, PT_EXT_OBJ_TYPE, 100, 0, 22, "key:u64");
 	for (uint64_t r = 0; r < n && !rc; r++) {
 		uint64_t t = QLOG_T0 + r * QLOG_ROUND;
 		struct { uint32_t n; uint32_t pad; double cost; char who[2]; } tick;
