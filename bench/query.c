@@ -189,6 +189,21 @@ int main(int argc, char **argv)
 		printf("query: %s is not built\n", cli);
 		return 1;
 	}
+	/* a build without SQLite has no query command to time */
+	char probe[700];
+	snprintf(probe, sizeof probe, "%s/pt-bench-query-probe", dir);
+	if (biglog_run((char *const[]){ (char *)cli, "query", "/dev/null", "SELECT 1", NULL }, NULL,
+	               probe, NULL, NULL) == 1) {
+		char *why = slurp(probe);
+		int without = why && strstr(why, "without SQLite");
+		free(why);
+		unlink(probe);
+		if (without) {
+			printf("query: posixtrace was built without SQLite: nothing to time\n");
+			return 0;
+		}
+	}
+	unlink(probe);
 	bench_sizes("query: SQL over logs (posixtrace query; Python's sqlite3 with "
 	            "libposixtrace_sqlite.so)", argc, argv, dir, one, dflt);
 	if (mismatches)
