@@ -44,6 +44,7 @@ struct evs {
 	unsigned char types[PT_NIDS];
 	int any_type;
 	unsigned char *threads;    /* per thread of the log: may match */
+	size_t nthreads;           /* (threads a damaged log shows later: none match) */
 	int any_thread;
 	struct symz *z;
 	struct site *sites;
@@ -131,6 +132,7 @@ static int masks(struct pq_cursor *c, struct evs *s, const struct pq_log *lg)
 	free(s->threads);
 	if (!(s->threads = calloc(l->nth + 1, 1)))
 		return -1;
+	s->nthreads = l->nth;
 	int nth = 0;
 	for (size_t t = 0; t < l->nth; t++) {
 		int ok = (b->utid < 0 || b->utid == pq_utid(lg, (uint32_t)t)) &&
@@ -271,7 +273,7 @@ static int advance(struct pq_cursor *c, struct evs *s, int fresh)
 			continue;
 		if (!s->any_type && !s->types[s->id])
 			continue;
-		if (!s->any_thread && (s->th >= s->l.nth || !s->threads[s->th]))
+		if (!s->any_thread && (s->th >= s->nthreads || !s->threads[s->th]))
 			continue;
 		if (s->loss && s->lost == UINT64_MAX)
 			continue;
