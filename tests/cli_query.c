@@ -201,6 +201,23 @@ static void like_stats(void)
 		         spans[i]);
 		CHECK_EQ(q_int(big, sql), stats_span(json, spans[i], "p99_ns"));
 	}
+	/* the slowest: stats' ten of req, start and duration, in its order (of equal
+	 * durations, stats keeps the first) */
+	{
+		const char *p0 = strstr(json, "{\"name\":\"req\","), *sl = p0 ? strstr(p0, "\"slowest\":[") : NULL;
+		char want[1200] = "";
+		size_t at = 0;
+		for (int k = 0; sl && k < 10; k++) {
+			const char *st = strstr(sl, "\"start_ns\":"), *du = st ? strstr(st, "\"duration_ns\":") : NULL;
+			if (!du)
+				break;
+			at += (size_t)snprintf(want + at, sizeof want - at, "%lld,%lld\n",
+			                       strtoll(st + 11, NULL, 10), strtoll(du + 14, NULL, 10));
+			sl = du;
+		}
+		CHECK_Q(big, "SELECT ts, dur FROM slice WHERE name = 'req' ORDER BY dur DESC, ts "
+		             "LIMIT 10", want);
+	}
 	/* per type: the counts stats gives */
 	const char *p = strstr(json, "\"types\":[");
 	REQUIRE(p);
