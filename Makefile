@@ -44,6 +44,8 @@ EXAMPLES := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c)
 # every other name; section 7: the model (tests/manpages.c checks them)
 MAN3     := $(wildcard docs/man/man3/*.3)
 MAN7     := $(wildcard docs/man/man7/*.7)
+# section 1 beyond posixtrace(1): a page per command that needs its own
+MAN1     := $(wildcard docs/man/man1/*.1)
 BENCHES  := $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
 
 # The posixtrace command: cli/*/*.c (layers: read < enrich < write < cmd,
@@ -59,7 +61,12 @@ BENCHES  := $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
 # libdeflate, twice as fast, when pkg-config finds it too (Debian:
 # libdeflate-dev; DEFLATE=0: by zlib); the tests read them with zlib.  The
 # library never links either.
-CLI_SRC  := $(wildcard cli/*/*.c)
+# `posixtrace query` and the SQLite extension (cli/query/, on enrich/)
+# need SQLite when pkg-config finds it (Debian: libsqlite3-dev); SQLITE=0
+# builds without them (the command then says so).
+SQLITE   ?= $(shell pkg-config --exists sqlite3 2>/dev/null && echo 1 || echo 0)
+SQL_EXT_SRC := cli/query/sqlite_ext.c
+CLI_SRC  := $(filter-out $(SQL_EXT_SRC) $(if $(filter 1,$(SQLITE)),,cli/query/%),$(wildcard cli/*/*.c))
 CLI_OBJ  := $(CLI_SRC:cli/%.c=$(BUILD)/cli/%.o)
 CLI_HDR  := $(wildcard cli/*.h cli/*/*.h)
 CLI      := $(BUILD)/posixtrace
@@ -82,13 +89,24 @@ PF_LIBS  := $(if $(filter 1,$(DEFLATE)),$(shell pkg-config --libs libdeflate),$(
 PF_TEST_DEFS := $(sort $(PF_DEFS) $(ZLIB_DEFS))
 PF_TEST_LIBS := $(PF_LIBS) $(if $(filter 1,$(DEFLATE)),$(ZLIB_LIBS),)
 CLI_DEFS += $(PF_DEFS)
-CLI_LIBS := $(if $(filter 1,$(LIBDW)),$(shell pkg-config --libs libdw),) \
-            $(if $(filter 1,$(DEBUGINFOD)),$(shell pkg-config --libs libdebuginfod),) \
+CLI_DEFS += $(if $(filter 1,$(SQLITE)),-DPT_HAVE_SQLITE $(shell pkg-config --cflags sqlite3),)
+# what reading and enriching a log links (the command, the extension)
+READ_LIBS := $(if $(filter 1,$(LIBDW)),$(shell pkg-config --libs libdw),) \
+            $(if $(filter 1,$(DEBUGINFOD)),$(shell pkg-config --libs libdebuginfod),)
+CLI_LIBS := $(READ_LIBS) $(if $(filter 1,$(SQLITE)),$(shell pkg-config --libs sqlite3),) \
             $(if $(filter 1,$(MHD)),$(shell pkg-config --libs libmicrohttpd),) \
             $(PF_LIBS) -lm
 
+# libposixtrace_sqlite.so: the SQLite extension (CREATE VIRTUAL TABLE t
+# USING posixtrace('app.ptlog', 'event')): cli/read, enrich and query
+# built position-independent, with the static library; exports only its
+# entry points (sqlite3_posixtrace_init, sqlite3_extension_init)
+SQL_EXT  := $(if $(filter 1,$(SQLITE)),$(BUILD)/libposixtrace_sqlite.so,)
+SQL_EXT_SRCS := $(wildcard cli/read/*.c cli/enrich/*.c cli/query/*.c)
+SQL_EXT_OBJ := $(SQL_EXT_SRCS:cli/%.c=$(BUILD)/sqlext/%.o)
+
 .PHONY: all lib check bench plots docs-plots demo install clean examples cli stress soak
-all: lib examples cli
+all: lib examples cli $(SQL_EXT)
 cli: $(CLI)
 lib: $(STATIC) $(SHARED)
 
@@ -140,6 +158,14 @@ $(BUILD)/cli/%.o: cli/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALLCFLAGS) $(DEPFLAGS) $(CLI_DEFS) -c $< -o $@
 
+$(BUILD)/sqlext/%.o: cli/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALLCFLAGS) -fPIC -fvisibility=hidden -DPT_SQLITE_EXT $(DEPFLAGS) $(CLI_DEFS) -c $< -o $@
+
+$(BUILD)/libposixtrace_sqlite.so: $(SQL_EXT_OBJ) $(STATIC) cli/query/sqlite_ext.map
+	$(CC) $(ALLCFLAGS) -shared -Wl,--version-script=cli/query/sqlite_ext.map -o $@ \
+	  $(SQL_EXT_OBJ) $(STATIC) $(READ_LIBS) -lm $(LDLIBS)
+
 # the page of `posixtrace view`, built in with .incbin
 $(BUILD)/cli/write/view_assets.o: cli/write/view_page.html
 
@@ -158,7 +184,7 @@ TEST_LIBS_perfetto_write := $(PF_LIBS)
 
 examples: $(EXAMPLES)
 
-check: $(TESTS) $(SHARED) $(BUILD)/header-ok $(CLI) $(EXAMPLES)
+check: $(TESTS) $(SHARED) $(BUILD)/header-ok $(CLI) $(EXAMPLES) $(SQL_EXT)
 	@BUILD=$(BUILD) sh tests/run.sh $(TESTS)
 
 # stress: the long loops (not part of check; run before resolving anything
@@ -215,7 +241,7 @@ soak: $(BUILD)/tests/clock_truth
 # $(MAKE), which make -n runs too, runs nothing else)
 BENCH_DIR = $(BUILD)/bench
 BENCH_ROWS = BENCH_JSON='$(abspath $(BENCH_DIR))/rows.jsonl'
-bench: $(BENCHES) $(CLI) $(BUILD)/tests/cli_view_cdp
+bench: $(BENCHES) $(CLI) $(SQL_EXT) $(BUILD)/tests/cli_view_cdp
 	@rm -f $(BENCH_DIR)/failed && sh bench/results.sh begin $(BENCH_DIR)
 	@$(BENCH_ROWS) $(MAKE) --no-print-directory bench-lttng || : >$(BENCH_DIR)/failed
 	@export $(BENCH_ROWS); st=0; [ ! -e $(BENCH_DIR)/failed ] || st=1; \
@@ -256,7 +282,7 @@ demo: $(EXAMPLES) $(CLI)
 	@$(CLI) export --format html --force -o $(BUILD)/demo/app.html $(DEMO_LOG)
 	@echo "timeline: $(abspath $(BUILD)/demo/app.html)"
 
-install: lib $(CLI)
+install: lib $(CLI) $(SQL_EXT)
 	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 755 $(CLI) $(DESTDIR)$(PREFIX)/bin/posixtrace
@@ -271,6 +297,13 @@ install: lib $(CLI)
 	ln -sf libposixtrace.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libposixtrace.so
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' posixtrace.pc.in \
 	  > $(DESTDIR)$(PREFIX)/lib/pkgconfig/posixtrace.pc
+	install -d $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 644 $(MAN1) $(DESTDIR)$(PREFIX)/share/man/man1/
+ifeq ($(SQLITE),1)
+	install -m 755 $(SQL_EXT) $(DESTDIR)$(PREFIX)/lib/libposixtrace_sqlite.so
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' posixtrace_sqlite.pc.in \
+	  > $(DESTDIR)$(PREFIX)/lib/pkgconfig/posixtrace_sqlite.pc
+endif
 
 clean:
 	rm -rf build build-*
@@ -297,6 +330,10 @@ clean:
 #                    any order, with its invariants checked (fuzz/spans_fuzz.c)
 #   join_fuzz        POSIXTRACE_JOIN, the streams a process joins at load
 #                    (src/traced/join.c; the library built as for stream_fuzz)
+#   query_fuzz       the SQL tables of `posixtrace query` and of the SQLite
+#                    extension (cli/query/) over a log, every table and
+#                    every reading path (fuzz/query_fuzz.c; the library
+#                    built sanitized, with its own clock; SQLite as it is)
 #   view_fuzz        what `posixtrace view` does with a request before it
 #                    reads the log (cli/write/view_req.c) and its JSON strings
 #                    (cli/read/vbuf.c)
@@ -314,7 +351,7 @@ FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_MAX_LEN ?= 8192
 FUZZ_TARGETS ?= log_fuzz log_fuzz_nocrc logapi_fuzz stream_fuzz relayd_fuzz typed_fuzz spans_fuzz view_fuzz \
-                join_fuzz
+                join_fuzz $(if $(filter 1,$(SQLITE)),query_fuzz,)
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_CFLAGS  := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O1 -Iinclude -Isrc \
                 -fsanitize=fuzzer $(FUZZ_SAN)
@@ -330,6 +367,7 @@ FUZZ_CORPUS_typed_fuzz     := fuzz/corpus-typed
 FUZZ_CORPUS_spans_fuzz     := fuzz/corpus-spans
 FUZZ_CORPUS_view_fuzz      := fuzz/corpus-view
 FUZZ_CORPUS_join_fuzz      := fuzz/corpus-join
+FUZZ_CORPUS_query_fuzz     := fuzz/corpus
 # the library for stream_fuzz: coverage-instrumented, sanitized, and with
 # its clock and thread ids taken from the target
 FUZZ_LIB_OBJ := $(LIB_SRC:src/%.c=$(BUILD)/fuzz/obj/%.o)
@@ -382,6 +420,19 @@ $(BUILD)/fuzz/view_fuzz: fuzz/view_fuzz.c cli/write/view_req.c cli/read/vbuf.c $
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) fuzz/view_fuzz.c cli/write/view_req.c cli/read/vbuf.c -o $@
 
+# query_fuzz: the library as it is (no redirected clock), and the command's
+# read, enrich and query layers (without libdw: call sites as file+offset)
+QFUZZ_OBJ := $(LIB_SRC:src/%.c=$(BUILD)/fuzz/qobj/%.o)
+QFUZZ_SRC := fuzz/query_fuzz.c $(filter-out $(SQL_EXT_SRC) cli/query/print.c,\
+             $(wildcard cli/read/*.c cli/enrich/*.c cli/query/*.c))
+$(BUILD)/fuzz/qobj/%.o: src/%.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(filter-out -fsanitize=fuzzer,$(FUZZ_CFLAGS)) -fsanitize=fuzzer-no-link \
+	  $(DEPFLAGS) -c $< -o $@
+$(BUILD)/fuzz/query_fuzz: $(QFUZZ_SRC) $(QFUZZ_OBJ) $(CLI_HDR)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(QFUZZ_SRC) $(QFUZZ_OBJ) -o $@ -lsqlite3 -lm -lpthread
+
 $(BUILD)/fuzz/spans_fuzz: fuzz/spans_fuzz.c cli/enrich/spans.c cli/read/hist.c $(CLI_HDR) include/trace.h
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) fuzz/spans_fuzz.c cli/enrich/spans.c cli/read/hist.c -o $@
@@ -415,4 +466,5 @@ fuzz-seeds: $(BUILD)/fuzz/gen_seeds
 
 # the headers each object, test, example and bench was built from (DEPFLAGS)
 -include $(wildcard $(BUILD)/obj/*/*.d $(BUILD)/cli/*/*.d $(BUILD)/tests/*.d \
-  $(BUILD)/examples/*.d $(BUILD)/bench/*.d $(BUILD)/fuzz/obj/*/*.d)
+  $(BUILD)/examples/*.d $(BUILD)/bench/*.d $(BUILD)/fuzz/obj/*/*.d $(BUILD)/sqlext/*/*.d \
+  $(BUILD)/fuzz/qobj/*/*.d)

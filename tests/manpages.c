@@ -7,13 +7,13 @@
  * sections NAME, SYNOPSIS, DESCRIPTION, RETURN VALUE, ERRORS, NOTES and
  * SEE ALSO.  No page is left for a function the header no longer has, and
  * every posix_trace_*(3) page a page refers to exists.  Every page
- * (docs/man/man3, docs/man/man7, docs/posixtrace.1) renders with
+ * (docs/man/man3, docs/man/man7, docs/man/man1, docs/posixtrace.1) renders with
  * `groff -man -Tutf8 -ww -z` with nothing on stderr.  The limits the
  * header defines (TRACE_*_MAX, TRACE_DATA_MAX) are the values posixtrace(7)
  * and docs/implementation-defined.md give.  Finally `make install
  * PREFIX=<tmpdir>` (this build directory) installs pages with which
- * `man -M <tmpdir>/share/man -w NAME` finds every function, posixtrace(1)
- * and posixtrace(7).
+ * `man -M <tmpdir>/share/man -w NAME` finds every function, posixtrace(1),
+ * posixtrace-query(1) and posixtrace(7).
  *
  * Run from the source directory (tests/run.sh is; else the parent of
  * PT_BUILD_DIR is tried).  Skips when groff or man is missing (Debian:
@@ -323,7 +323,7 @@ static void render(const char *dir, const char *file)
 
 static void render_all(void)
 {
-	static const char *const subs[] = { "man3", "man7" };
+	static const char *const subs[] = { "man3", "man7", "man1" };
 	char dir[2048], file[4096];
 	int pages = 0;
 
@@ -424,9 +424,9 @@ static void check_install(void)
 	free(err);
 	if (rc != 0)
 		return;
-	for (int i = 0; i < nfns + 2; i++) {
-		char *sec = i < nfns ? "3" : i == nfns ? "1" : "7";
-		char *name = i < nfns ? fns[i] : "posixtrace";
+	for (int i = 0; i < nfns + 3; i++) {
+		char *sec = i < nfns ? "3" : i == nfns || i == nfns + 2 ? "1" : "7";
+		char *name = i < nfns ? fns[i] : i == nfns + 2 ? "posixtrace-query" : "posixtrace";
 		char *argv[] = { "man", "-M", mandir, "-w", sec, name, NULL };
 		rc = run(argv, NULL, &out, NULL);
 		CHECK_EQ(rc, 0);

@@ -21,6 +21,7 @@ int cmd_export(int argc, char **argv);
 int cmd_live(int argc, char **argv);
 int cmd_top(int argc, char **argv);
 int cmd_view(int argc, char **argv);   /* view.c */
+int cmd_query(int argc, char **argv);  /* query.c, on cli/query/ */
 
 /* ------------------------------------------------------------ view_peer.c */
 /* The user owning the client end of a loopback TCP connection to server

@@ -19,6 +19,7 @@ static const struct {
 	{ "stats", cmd_stats, "per event type: count, rate, gaps, histogram" },
 	{ "view", cmd_view, "browse a log in a web browser, overview to each event" },
 	{ "export", cmd_export, "convert a log: chrome (JSON), html (timeline), ctf" },
+	{ "query", cmd_query, "SQL over logs: events, slices, threads... as tables" },
 };
 
 static void usage(FILE *f)

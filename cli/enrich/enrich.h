@@ -43,6 +43,12 @@ const char *symz_lookup(struct symz *z, int32_t pid, uint64_t ts, uint64_t addr)
 /* The same, and in *id a number (not 0) given to this text alone, for as
  * long as z is open (0: none) */
 const char *symz_lookup_id(struct symz *z, int32_t pid, uint64_t ts, uint64_t addr, uint64_t *id);
+/* The same as parts: the object (path as recorded) and the address in
+ * it, the function and the source line when its symbols say ("" and
+ * 0 otherwise).  0, or -1: no known object holds addr. */
+struct symz_site { char object[PT_EXT_OBJ_PATH], function[256], file[512]; int line;
+                   uint64_t offset; };
+int symz_site(struct symz *z, int32_t pid, uint64_t ts, uint64_t addr, struct symz_site *out);
 const char *symz_exe(struct symz *z, int32_t pid);
 int symz_have_maps(const struct symz *z);
 void symz_close(struct symz *z);

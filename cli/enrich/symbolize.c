@@ -556,6 +556,47 @@ const char *symz_lookup_id(struct symz *z, int32_t pid, uint64_t ts, uint64_t ad
 	return c->s;
 }
 
+/* The same as parts (the query tables' columns): found by the same
+ * object lookup; not cached (a caller keeps what it asks again). */
+int symz_site(struct symz *z, int32_t pid, uint64_t ts, uint64_t addr, struct symz_site *out)
+{
+	struct module *mod = NULL;
+	int other;
+
+	memset(out, 0, sizeof *out);
+	if (!addr)
+		return -1;
+	const struct pt_ext_obj *o = obj_find(z, pid, ts, addr);
+	if (o) {
+		mod = module_for_obj(z, o);
+	} else {
+		const struct mapping *m = z->have || z->live ? mapsdb_find(&z->db, pid, ts, addr, &other)
+		                                             : NULL;
+		mod = m ? module_for(z, m) : NULL;
+	}
+	if (!mod)
+		return -1;
+	snprintf(out->object, sizeof out->object, "%s", mod->path);
+	out->offset = addr - mod->bias;
+#ifdef PT_HAVE_LIBDW
+	if (mod->mod && mod->usable) {
+		GElf_Off off = 0;
+		GElf_Sym sym;
+		const char *name = dwfl_module_addrinfo(mod->mod, addr, &off, &sym, NULL, NULL, NULL);
+		if (name) {
+			snprintf(out->function, sizeof out->function, "%.*s", (int)strcspn(name, "@"), name);
+			int lineno = 0;
+			const char *src = line_of(mod->mod, addr - 1, &lineno);
+			if (src && lineno > 0) {
+				snprintf(out->file, sizeof out->file, "%s", src);
+				out->line = lineno;
+			}
+		}
+	}
+#endif
+	return 0;
+}
+
 /* The program of pid: the first object of its last map, else FILE.maps'. */
 const char *symz_exe(struct symz *z, int32_t pid)
 {

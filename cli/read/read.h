@@ -32,6 +32,10 @@ struct tev;
 /* ------------------------------------------------------------ util.c */
 extern const char *prog_cmd;  /* "posixtrace record", for messages */
 void err_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Until called again with NULL, err_msg() and usage_error() write their
+ * message (the last one) into buf instead of stderr: a caller that passes it on (the SQL
+ * tables' errors). */
+void err_capture(char *buf, size_t cap);
 int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int parse_size(const char *s, size_t *out);
 int parse_seconds(const char *s, double *out);

@@ -19,12 +19,28 @@
 
 const char *prog_cmd = "posixtrace";
 
+static _Thread_local char *capture;
+static _Thread_local size_t capture_cap;
+
+void err_capture(char *buf, size_t cap)
+{
+	capture = buf;
+	capture_cap = cap;
+	if (buf && cap)
+		buf[0] = 0;
+}
+
 void err_msg(const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "%s: ", prog_cmd);
 	va_start(ap, fmt);
+	if (capture && capture_cap) {
+		vsnprintf(capture, capture_cap, fmt, ap);
+		va_end(ap);
+		return;
+	}
+	fprintf(stderr, "%s: ", prog_cmd);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
@@ -34,8 +50,13 @@ int usage_error(const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "%s: ", prog_cmd);
 	va_start(ap, fmt);
+	if (capture && capture_cap) { /* (err_capture: no --help to point to) */
+		vsnprintf(capture, capture_cap, fmt, ap);
+		va_end(ap);
+		return EXIT_USAGE;
+	}
+	fprintf(stderr, "%s: ", prog_cmd);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fprintf(stderr, "\n(see '%s --help')\n", prog_cmd);

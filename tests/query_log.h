@@ -1,0 +1,150 @@
+/*
+ * query_log.h -- a log whose every row is known, for the tests and the
+ * benchmark of `posixtrace query` and the SQLite extension (tests/
+ * cli_query.c, bench/query.c), written straight with the log writer as
+ * biglog.h does.
+ *
+ * Process 100 ("server --port 80", parent 1) has threads A (TID 101,
+ * "main") and B (TID 102, "worker-1"); process 200 ("child", parent 100)
+ * thread C (TID 201, "child").  Types 17..24: req/begin (described
+ * "id:u64"), req/end, db/begin, db/end, hand/async-begin, hand/async-end
+ * (keyed by their first 8 bytes), tick ("n:u32,cost:f64,who:string"),
+ * note (no description).  Round r (of n), from t = QLOG_T0 + r * 10 us:
+ *
+ *   t+0    A req/begin {id: r}        t+100  A db/begin
+ *   t+50   A hand/async-begin key r   t+300  A db/end
+ *   t+500  hand/async-end key r, on B when r is even, else on A
+ *   t+700  C tick {n: r, cost: r / 2, who: "c"}
+ *   t+800  B note
+ *   t+1000 + (r % 10) * 10   A req/end
+ *
+ * so req lasts 1000 + (r % 10) * 10 ns (depth 0), db 200 ns (depth 1,
+ * inside req), hand 450 ns; flow has a row per even round.  Between
+ * rounds n/2 - 1 and n/2 (n >= 2) a gap: OVERFLOW then RESUME (5 lost),
+ * pid 0.  After the last round a req/begin left open (no slice).
+ * hand/async-end is described too ("key:u64").
+ * Every event has its own timestamp, in the order written: event i of
+ * the log is the i-th written, 9 a round (+2 at the gap, +1 at the end).
+ */
+#ifndef POSIXTRACE_TEST_QUERY_LOG_H
+#define POSIXTRACE_TEST_QUERY_LOG_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <trace.h>
+#include "../src/ext.h"
+#include "../src/log/logfmt.h"
+
+#define QLOG_T0 1764255600000000000ull
+#define QLOG_ROUND 10000u
+#define QLOG_LOST 5u
+#define QLOG_A 0x7f0000a000ull
+#define QLOG_B 0x7f0000b000ull
+#define QLOG_C 0x7f0000c000ull
+
+static inline uint64_t qlog_events(uint64_t n)
+{
+	return 9 * n + (n >= 2 ? 2 : 0) + 1;
+}
+
+static inline uint64_t qlog_req_dur(uint64_t r)
+{
+	return 1000 + r % 10 * 10;
+}
+
+static inline int qlog_meta(struct pt_logw *w, uint16_t kind, int32_t pid, uint64_t base,
+                            uint64_t lo, const char *path)
+{
+	struct pt_ext_obj o;
+	memset(&o, 0, sizeof o);
+	o.ts = QLOG_T0 - 1000, o.kind = kind, o.pid = pid, o.base = base, o.lo = lo;
+	snprintf(o.path, sizeof o.path, "%s", path);
+	return pt_logw_obj(w, &o);
+}
+
+static inline int qlog_write(const char *path, uint64_t n)
+{
+	static const char *const names[] = { "req/begin", "req/end", "db/begin", "db/end",
+	                                     "hand/async-begin", "hand/async-end", "tick", "note" };
+	struct pt_attr_img a;
+	struct pt_logw w;
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600), rc;
+
+	if (fd < 0)
+		return errno;
+	memset(&a, 0, sizeof a);
+	strcpy(a.name, "qlog");
+	strcpy(a.version, "posixtrace 0.1.0");
+	a.create_sec = (int64_t)(QLOG_T0 / 1000000000u);
+	a.res_nsec = 1;
+	a.stream_size = 1 << 20, a.max_data = 256, a.log_size = 0;
+	a.stream_policy = POSIX_TRACE_LOOP, a.log_policy = POSIX_TRACE_APPEND;
+	a.inherit = POSIX_TRACE_CLOSE_FOR_CHILD, a.has_log = 1;
+	if ((rc = pt_logw_init(&w, fd, &a, POSIX_TRACE_APPEND, 0)) != 0) {
+		close(fd);
+		return rc;
+	}
+	for (unsigned k = 0; k < 8 && !rc; k++)
+		rc = pt_logw_name(&w, 17 + k, names[k]);
+	if (!rc)
+		rc = qlog_meta(&w, PT_EXT_OBJ_PROC, 100, 0, 1, "server --port 80");
+	if (!rc)
+		rc = qlog_meta(&w, PT_EXT_OBJ_PROC, 200, 0, 100, "child");
+	if (!rc)
+		rc = qlog_meta(&w, PT_EXT_OBJ_THREAD, 100, QLOG_A, 101, "main");
+	if (!rc)
+		rc = qlog_meta(&w, PT_EXT_OBJ_THREAD, 100, QLOG_B, 102, "worker-1");
+	if (!rc)
+		rc = qlog_meta(&w, PT_EXT_OBJ_THREAD, 200, QLOG_C, 201, "child");
+	if (!rc)
+		rc = qlog_meta(&w, PT_EXT_OBJ_TYPE, 100, 0, 17, "id:u64");
+	if (!rc)
+		rc = qlog_meta(&w, PT_EXT_OBJ_TYPE, 200, 0, 23, "n:u32,cost:f64,who:string");
+	if (!rc)
+		rc = qlog_meta(&w, PT_EXT_OBJ_TYPE, 100, 0, 22, "key:u64");
+	for (uint64_t r = 0; r < n && !rc; r++) {
+		uint64_t t = QLOG_T0 + r * QLOG_ROUND;
+		struct { uint32_t n; uint32_t pad; double cost; char who[2]; } tick;
+		memset(&tick, 0, sizeof tick);
+		tick.n = (uint32_t)r, tick.cost = (double)r / 2, tick.who[0] = 'c';
+		if (r && r == n / 2) {
+			rc = pt_logw_event(&w, t - 200, 0, 0, 0, POSIX_TRACE_OVERFLOW, 0, NULL, 0);
+			if (!rc)
+				rc = pt_logw_event_lost(&w, t - 100, 0, 0, 0, POSIX_TRACE_RESUME, QLOG_LOST);
+		}
+#define QEV(dt, pid, th, id, p, len) \
+		if (!rc) rc = pt_logw_event(&w, t + (dt), pid, th, 0x401000 + (id), id, 0, p, len)
+		QEV(0, 100, QLOG_A, 17, &r, 8);
+		QEV(50, 100, QLOG_A, 21, &r, 8);
+		QEV(100, 100, QLOG_A, 19, NULL, 0);
+		QEV(300, 100, QLOG_A, 20, NULL, 0);
+		QEV(500, 100, r % 2 ? QLOG_A : QLOG_B, 22, &r, 8);
+		QEV(700, 200, QLOG_C, 23, &tick, 18);
+		QEV(800, 100, QLOG_B, 24, NULL, 0);
+		QEV(qlog_req_dur(r), 100, QLOG_A, 18, NULL, 0);
+		QEV(2000, 200, QLOG_C, 24, NULL, 0);
+#undef QEV
+	}
+	if (!rc) {
+		uint64_t r = n;
+		rc = pt_logw_event(&w, QLOG_T0 + n * QLOG_ROUND, 100, QLOG_A, 0x401011, 17, 0, &r, 8);
+	}
+	if (!rc) {
+		struct posix_trace_status_info st;
+		memset(&st, 0, sizeof st);
+		st.posix_stream_status = POSIX_TRACE_SUSPENDED;
+		st.posix_stream_overrun_status = n >= 2 ? POSIX_TRACE_OVERRUN : POSIX_TRACE_NO_OVERRUN;
+		w.stream_lost = n >= 2 ? QLOG_LOST : 0;
+		rc = pt_logw_finish(&w, &st);
+	}
+	pt_logw_free(&w);
+	if (close(fd) && !rc)
+		rc = errno;
+	return rc;
+}
+
+#endif
