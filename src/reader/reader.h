@@ -89,6 +89,7 @@ struct pt_reader {
 	uint64_t reports_lost;       /* loss reports overwritten before they were
 	                              * read: their writers' serials place them */
 	uint64_t start_ts;
+	uint64_t reap_aseq;          /* acq_seq when dead writers' chunks were last looked for */
 	uint32_t epoch;
 	/* the map of loaded code taken from the segment (objread.c); kept
 	 * across clear, as the segment keeps it */

@@ -416,6 +416,7 @@ int pt_pool_acquire(struct pt_view *sl, struct pt_tw *tw, uint32_t state, uint64
 	atomic_store_explicit(&ck->pid, pt_pid, memory_order_relaxed);
 	atomic_store_explicit(&ck->epoch, PT_ST_EPOCH(state), memory_order_relaxed);
 	atomic_store_explicit(&ck->level, level, memory_order_relaxed);
+	atomic_store_explicit(&ck->alive, sl->alive_key, memory_order_relaxed);
 	atomic_store_explicit(&ck->ss, PT_SS(seq, PT_CK_OPEN), memory_order_release);
 	atomic_store_explicit(&sl->acq_log[seq & sl->log_mask], PT_LOG_ENTRY(seq, idx),
 	                      memory_order_release);

@@ -232,7 +232,17 @@ struct pt_clock_img {
  * chunk numbered other than one more than the last it saw of that
  * writer knows events of that writer were lost between the two
  * (reader/chunks.c).  Untrusted, like all of it: a wrong serial can only
- * add a gap to that writer's events. */
+ * add a gap to that writer's events.
+ * alive: the process that took the chunk holds an OFD write lock on byte
+ * PT_ALIVE_BYTE(alive) of the file the segment lives in, from before it
+ * takes any chunk until it exits or execs (traced/alive.c).  A reader
+ * that finds that byte unlocked knows the chunk's writer is gone, so an
+ * open chunk of it read to its commit can be given back (reader/read.c,
+ * reap_dead).  A writer that could take no lock writes 0: its open chunks
+ * are never given back.  Untrusted: a wrong key can only make the reader
+ * give back an open chunk of a live writer of the same segment, which is
+ * what any process that can write the segment can do anyway. */
+#define PT_ALIVE_BYTE(k) ((1ull << 48) + (uint64_t)(k))
 struct pt_chunk {
 	_Atomic uint64_t ss;       /* seq << 2 | state */
 	_Atomic uint32_t next;     /* free-stack link */
@@ -242,6 +252,7 @@ struct pt_chunk {
 	_Atomic int32_t pid;       /* process of the writer */
 	_Atomic uint32_t epoch;    /* stream epoch when taken (see clear) */
 	_Atomic uint32_t nevents;  /* records in the chunk, set when sealed */
+	_Atomic uint32_t alive;    /* its process's liveness lock (PT_ALIVE_BYTE), 0: none */
 	_Atomic uint64_t rd_pos;   /* reader's progress, PT_RD_POS(seq, off, count) */
 	_Atomic uint32_t level;    /* signal nesting level of the writer */
 	_Atomic uint32_t sealno;   /* seal number of its last seal (low 32 bits) */

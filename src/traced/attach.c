@@ -204,6 +204,7 @@ static int view_get(void)
 		return -1;
 	if (pt_proc.view[best].hdr)
 		pt_map_release(pt_proc.view[best].hdr, pt_proc.view[best].map_size);
+	pt_alive_drop(&pt_proc.view[best]);
 	pt_proc.view[best].hdr = NULL;
 	view_retired[best] = 0;
 	return best;
@@ -297,6 +298,7 @@ static int attach(unsigned s, uint64_t ticket)
 	atomic_store_explicit(&sl->gen, next_gen, memory_order_relaxed);
 	sl->home_fd = hfd;
 	sl->lock_byte = byte;
+	pt_alive_take(sl); /* before the view is published: its first chunk */
 	sl->ticket = ticket;
 	sl->owner_every = ticks_per_10ms(&h->clk);
 	atomic_store(&sl->owner_checked, pt_now());
@@ -416,6 +418,7 @@ void pt_detach_now(unsigned s, uint64_t ticket)
 	    ((atomic_load(&pt_proc.att) >> s & 1) || view_retired[v] >> 63)) {
 		atomic_fetch_and(&pt_proc.att, ~(1u << s));
 		pt_map_release(pt_proc.view[v].hdr, pt_proc.view[v].map_size);
+		pt_alive_drop(&pt_proc.view[v]);
 		pt_proc.view[v].hdr = NULL;
 		view_retired[v] = 1ull << 63; /* oldest of all: reused first */
 	}

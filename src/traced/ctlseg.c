@@ -379,6 +379,7 @@ static void atfork_child(void)
 	pt_pid = getpid();
 	pt_objmap_atfork_child();
 	pt_ctl_atfork_child();
+	pt_alive_atfork_child();
 	pt_record_atfork_child();
 	pt_quiesce_atfork_child();
 	atomic_store(&pt_proc.sync, 0);

@@ -106,6 +106,10 @@ static inline char *pt_put_u64(char *p, uint64_t v)
 	return p;
 }
 void pt_map_release(void *hdr, size_t size);
+/* alive.c: this process's liveness lock in each stream's file */
+void pt_alive_take(struct pt_view *sl);
+void pt_alive_drop(struct pt_view *sl);
+void pt_alive_atfork_child(void);
 
 #define PT_SYS      (-1) /* write_one()'s slot for a controller's system event */
 #define PT_SYS_WAIT (-2) /* ... one that waits for room rather than be lost */

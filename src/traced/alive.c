@@ -1,0 +1,100 @@
+/*
+ * alive.c -- this process's liveness lock in each stream it records into.
+ *
+ * A process that exits (or is killed, or execs) leaves its threads' open
+ * chunks open: nothing seals them.  So that their space goes back to the
+ * stream once they are read, the reader must know their writer is gone.
+ * Each process holds an OFD write lock on one byte of the file the
+ * segment lives in (PT_ALIVE_BYTE(key), shm/layout.h), taken through an
+ * open file of its own before it takes a chunk, and stamps the key on
+ * every chunk it takes (ring/pool.c).  The kernel drops the lock with
+ * the last descriptor of that open file: at exit, at a kill, at exec
+ * (close-on-exec).  The file is opened again through /proc/self/fd, not
+ * dup'ed, so that no other process shares it; a forked child closes its
+ * copy of the parent's and opens its own.  Where any of this fails the
+ * key is 0 and the reader never gives those chunks back.
+ *
+ * The key is the pid with a varying part above it (keys are per file,
+ * and processes of other pid namespaces may record into the same one;
+ * an exec'd image of the same pid had better not reuse the key of the
+ * chunks its old image left).  Everything here is async-signal-safe: a
+ * resync may run in a signal handler.
+ */
+#include <fcntl.h>
+#include <unistd.h>
+#include "traced.h"
+
+#define KEY_PROBES 16u
+
+static void drop(struct pt_view *sl)
+{
+	if (sl->alive_fd > 0)
+		close(sl->alive_fd - 1);
+	sl->alive_fd = 0;
+	sl->alive_key = 0;
+}
+
+/* "/proc/self/fd/N" without snprintf (not async-signal-safe). */
+static void fd_path(char *p, int fd)
+{
+	static const char pre[] = "/proc/self/fd/";
+	char d[16];
+	unsigned n = 0, i = 0;
+
+	for (; pre[i]; i++)
+		p[i] = pre[i];
+	do
+		d[n++] = (char)('0' + fd % 10);
+	while ((fd /= 10) != 0);
+	while (n)
+		p[i++] = d[--n];
+	p[i] = 0;
+}
+
+/* Take this process's lock in sl's file (home_fd), dropping any it held. */
+void pt_alive_take(struct pt_view *sl)
+{
+	char path[40];
+	uint32_t vary = (uint32_t)(pt_now() >> 4);
+
+	drop(sl);
+	if (sl->home_fd < 0 || pt_pid <= 0 || (uint32_t)pt_pid >= 1u << 22)
+		return;
+	fd_path(path, sl->home_fd);
+	int fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	for (unsigned i = 0; i < KEY_PROBES; i++) {
+		uint32_t key = (uint32_t)pt_pid | ((vary + i) & 1023u) << 22;
+		struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET,
+		                    .l_start = (off_t)PT_ALIVE_BYTE(key), .l_len = 1 };
+		if (fcntl(fd, F_OFD_SETLK, &fl) == 0) {
+			sl->alive_fd = fd + 1;
+			sl->alive_key = key;
+			return;
+		}
+	}
+	close(fd);
+}
+
+/* A view is unmapped: its lock goes. */
+void pt_alive_drop(struct pt_view *sl)
+{
+	drop(sl);
+}
+
+/* In a forked child, after its control segment is its own: the locks it
+ * inherited are its parent's (closing our copies leaves them held by the
+ * parent); each stream it keeps gets one of its own before any chunk. */
+void pt_alive_atfork_child(void)
+{
+	uint32_t att = atomic_load(&pt_proc.att);
+
+	for (unsigned v = 0; v < PT_VIEWS; v++)
+		drop(&pt_proc.view[v]);
+	while (att) {
+		unsigned s = (unsigned)__builtin_ctz(att);
+		att &= att - 1;
+		pt_alive_take(pt_view(s));
+	}
+}
