@@ -96,6 +96,7 @@ struct pt_reader {
 	struct pt_ext_obj *objs;
 	size_t nobjs, objs_cap;
 	uint32_t obj_first;          /* entries below this one are all taken */
+	uint64_t obj_stuck, obj_stuck_since; /* 1 + obj_first while not complete, since (mono ns) */
 	uint64_t obj_taken[PT_OBJ_SLOTS / 64];
 	uint64_t obj_lost;           /* the segment's count, as of the last LOST entry */
 	unsigned obj_nlost;          /* LOST entries made */
