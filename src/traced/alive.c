@@ -14,6 +14,10 @@
  * copy of the parent's and opens its own.  Where any of this fails the
  * key is 0 and the reader never gives those chunks back.
  *
+ * The same open file holds a read lock on the first byte of the stream's
+ * region for as long as the view maps it, so that a controller does not
+ * put a new stream where this process could still write (trid/target.c).
+ *
  * The key is the pid with a varying part above it (keys are per file,
  * and processes of other pid namespaces may record into the same one;
  * an exec'd image of the same pid had better not reuse the key of the
@@ -71,10 +75,21 @@ void pt_alive_take(struct pt_view *sl)
 		if (fcntl(fd, F_OFD_SETLK, &fl) == 0) {
 			sl->alive_fd = fd + 1;
 			sl->alive_key = key;
-			return;
+			break;
 		}
 	}
-	close(fd);
+	if (!sl->alive_fd) {
+		close(fd);
+		return;
+	}
+	/* the region is mapped here: a controller does not place a new
+	 * stream where this view could still write (trid/target.c,
+	 * region_again) */
+	if (sl->region_off >= PT_CTL_SIZE) {
+		struct flock fl = { .l_type = F_RDLCK, .l_whence = SEEK_SET,
+		                    .l_start = (off_t)sl->region_off, .l_len = 1 };
+		fcntl(fd, F_OFD_SETLK, &fl);
+	}
 }
 
 /* A view is unmapped: its lock goes. */

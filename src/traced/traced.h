@@ -60,6 +60,7 @@ extern int pt_ctl_fd;
 void pt_ctl_atfork_child(void);
 struct pt_ctl *pt_ctl_map(int fd, pid_t pid);
 void pt_ctl_bump(struct pt_ctl *c, uint32_t set, uint32_t clear);
+void pt_ctl_want_refresh(struct pt_ctl *c);
 void pt_ctl_slot_want(struct pt_ctl *c, unsigned s, const _Atomic uint64_t *filter);
 /* attach.c: the traced side of the control segment */
 void pt_resync(void);
