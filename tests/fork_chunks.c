@@ -9,13 +9,17 @@
  * `posixtrace record` of this program ("fork N K"): N children, one at a
  * time, each recording K events (its number, the event's number and its
  * pid as payload) and then ending three ways in turn: exit(), _exit(),
- * SIGKILL.  Checked on the default stream (flush, 16 MiB: 321 chunks of
- * 256 KiB): no overflow in the log,
- * every child's K events exactly, in order, from the pid it wrote, and no
- * other event of that type, each shown with its call site (the map of
- * loaded code did not fill with the children's maps).  And the memory the stream's file holds stays
- * what it was after the first 20 children: the chunks the children had
- * are reused, not new ones touched (before: a new page for each child).
+ * SIGKILL.  On the default stream (flush, 16 MiB: 321 chunks of 256 KiB):
+ * no overflow in the log and every child's K events.  As a flight
+ * recorder read only at the end (loop, 16 MiB): the latest children's
+ * events whole (their open chunks are sealed for them once they are gone,
+ * so they can be stolen in turn; before, the first 321 children's were
+ * kept and every later one's lost), the events said lost exactly those of
+ * the ones before.  In both: each child's events in order, from the pid
+ * it wrote, no other event of that type, each shown with its call site
+ * (the map of loaded code did not fill with the children's maps); and the
+ * memory the stream's file holds stays what it was after the first 20
+ * children: their chunks are reused, not new ones touched.
  */
 #include <dirent.h>
 #include <fcntl.h>
@@ -118,17 +122,23 @@ static void one(const char *policy)
 	CHECK_EQ(rc, 0);
 	if (rc != 0)
 		fprintf(stderr, "%s: %s%s\n", policy, out ? out : "", err ? err : "");
-	CHECK(cli_contains(err, "no events lost"));
+	int loop = strcmp(policy, "loop") == 0;
+	unsigned long long said_lost = 0;
+	const char *el = err ? strstr(err, "EVENTS LOST: ") : NULL;
+	if (el)
+		said_lost = strtoull(el + 13, NULL, 10);
+	CHECK(loop || cli_contains(err, "no events lost"));
 
 	struct cli_ev *ev;
 	int nev = cli_read_log(cli_path(log), &ev);
 	static int got[CHILDREN];
 	static pid_t pid_of[CHILDREN];
-	int other = 0, overflow = 0, bad = 0;
+	int other = 0, overflow = 0, bad = 0, starts = 0;
 	memset(got, 0, sizeof got);
 	for (int i = 0; i < nev; i++) {
 		if (strcmp(ev[i].name, "posix_trace_overflow") == 0)
 			overflow++;
+		starts += strcmp(ev[i].name, "posix_trace_start") == 0;
 		if (strcmp(ev[i].name, "fork-ev") != 0)
 			continue;
 		struct payload d;
@@ -147,10 +157,22 @@ static void one(const char *policy)
 			bad++;
 		got[d.child]++;
 	}
-	int short_ = 0;
+	int short_ = 0, first_kept = CHILDREN;
 	for (int i = 0; i < CHILDREN; i++)
-		short_ += got[i] != EVENTS;
-	CHECK_EQ(overflow, 0);
+		if (got[i] && first_kept == CHILDREN)
+			first_kept = i;
+	for (int i = 0; i < CHILDREN; i++)
+		short_ += loop ? got[i] != (i < first_kept ? 0 : EVENTS) : got[i] != EVENTS;
+	if (loop) {
+		/* a flight recorder keeps the latest children whole, as many as
+		 * it has chunks for (321, less the program's and the trace's);
+		 * before, the first 321, and nothing after them */
+		CHECK(CHILDREN - first_kept >= 256);
+		/* (and the trace's START, the oldest event, if it went too) */
+		CHECK_EQ(said_lost, (unsigned long long)first_kept * EVENTS + !starts);
+	} else {
+		CHECK_EQ(overflow, 0);
+	}
 	CHECK_EQ(other, 0);
 	CHECK_EQ(bad, 0);
 	CHECK_EQ(short_, 0);
@@ -170,10 +192,12 @@ static void one(const char *policy)
 		lines += strstr(line, "fork-ev") != NULL;
 		named += strstr(line, "fork-ev") && strstr(line, "(fork_chunks.c:");
 	}
-	CHECK_EQ(lines, CHILDREN * EVENTS);
-	CHECK_EQ(named, CHILDREN * EVENTS);
-	CHECK(!cli_contains(serr, "map of loaded code"));
-	if (cli_contains(serr, "map of loaded code"))
+	CHECK_EQ(lines, loop ? (CHILDREN - first_kept) * EVENTS : CHILDREN * EVENTS);
+	/* (a flight recorder's map is taken only at the end: its ring fills
+	 * as the area did before, so only flush is checked here) */
+	CHECK(loop || named == lines);
+	CHECK(loop || !cli_contains(serr, "map of loaded code"));
+	if (!loop && cli_contains(serr, "map of loaded code"))
 		fprintf(stderr, "%s", serr);
 	free(sout);
 	free(serr);
@@ -185,7 +209,7 @@ static void one(const char *policy)
 	/* (a child touches one page of its chunk: 64 pages is room for a
 	 * reader that is behind by as many children; and the map of loaded
 	 * code's ring, 2048 entries of 512 bytes, is touched whole once) */
-	if (!(late <= early + 2048 * 512 + 64 * 4096)) {
+	if (!loop && !(late <= early + 2048 * 512 + 64 * 4096)) {
 		fprintf(stderr, "%s: the stream's file grew from %lld to %lld bytes\n", policy, early,
 		        late);
 		CHECK(!"the stream's memory grew with the children");
@@ -206,5 +230,6 @@ int main(int argc, char **argv)
 	REQUIRE(n > 0);
 	self_exe[n] = 0;
 	one("flush");
+	one("loop");
 	T_END();
 }
