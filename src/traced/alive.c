@@ -66,6 +66,11 @@ void pt_alive_take(struct pt_view *sl)
 		return;
 	fd_path(path, sl->home_fd);
 	int fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd >= 0 && fd < 3) { /* never a standard stream the program closed */
+		int hi = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+		close(fd);
+		fd = hi;
+	}
 	if (fd < 0)
 		return;
 	for (unsigned i = 0; i < KEY_PROBES; i++) {
