@@ -9,7 +9,10 @@
  * `posixtrace record` of this program ("fork N K"): N children, one at a
  * time, each recording K events (its number, the event's number and its
  * pid as payload) and then ending three ways in turn: exit(), _exit(),
- * SIGKILL.  On the default stream (flush, 16 MiB: 321 chunks of 256 KiB):
+ * SIGKILL; and the middle one, like a daemon, closes every descriptor it
+ * did not open (the library's liveness lock goes with them), records half
+ * its events, sleeps while the others run, and records the rest: none of
+ * its events may be lost or damaged.  On the default stream (flush, 16 MiB: 321 chunks of 256 KiB):
  * no overflow in the log and every child's K events.  As a flight
  * recorder read only at the end (loop, 16 MiB): the latest children's
  * events whole (their open chunks are sealed for them once they are gone,
@@ -71,6 +74,7 @@ static int forker(int n, int k, const char *out)
 {
 	trace_event_id_t ev;
 	long long early = -1;
+	pid_t closer = -1;
 
 	if (posix_trace_eventid_open("fork-ev", &ev) != 0)
 		return 2;
@@ -78,6 +82,20 @@ static int forker(int n, int k, const char *out)
 		pid_t p = fork();
 		if (p < 0)
 			return 3;
+		if (p == 0 && i == n / 2) {
+			/* a daemon that closes every descriptor it did not open (and
+			 * with them the library's), then records on while the others
+			 * come and go: its open chunk is not taken for a dead one */
+			struct payload d = { i, 0, (int32_t)getpid() };
+			for (int fd = 3; fd < 4096; fd++)
+				close(fd);
+			for (d.n = 0; d.n < k / 2; d.n++)
+				posix_trace_event(ev, &d, sizeof d);
+			nanosleep(&(struct timespec){ 0, 300000000 }, NULL);
+			for (; d.n < k; d.n++)
+				posix_trace_event(ev, &d, sizeof d);
+			_exit(0);
+		}
 		if (p == 0) {
 			struct payload d = { i, 0, (int32_t)getpid() };
 			for (d.n = 0; d.n < k; d.n++)
@@ -90,11 +108,15 @@ static int forker(int n, int k, const char *out)
 			_exit(1);
 		}
 		int st;
-		if (waitpid(p, &st, 0) != p)
+		if (i == n / 2)
+			closer = p; /* (waited for at the end) */
+		else if (waitpid(p, &st, 0) != p)
 			return 4;
 		if (i == 19)
 			early = ctl_bytes();
 	}
+	if (closer > 0 && waitpid(closer, NULL, 0) != closer)
+		return 4;
 	FILE *f = fopen(out, "w");
 	if (!f)
 		return 5;
@@ -157,19 +179,22 @@ static void one(const char *policy)
 			bad++;
 		got[d.child]++;
 	}
-	int short_ = 0, first_kept = CHILDREN;
+	/* (the closer, alive through it all, keeps its chunk in a LOOP) */
+	int short_ = 0, first_kept = CHILDREN, closer = CHILDREN / 2;
 	for (int i = 0; i < CHILDREN; i++)
-		if (got[i] && first_kept == CHILDREN)
+		if (got[i] && first_kept == CHILDREN && i != closer)
 			first_kept = i;
 	for (int i = 0; i < CHILDREN; i++)
-		short_ += loop ? got[i] != (i < first_kept ? 0 : EVENTS) : got[i] != EVENTS;
+		short_ += loop && i != closer ? got[i] != (i < first_kept ? 0 : EVENTS)
+		                              : got[i] != EVENTS;
 	if (loop) {
 		/* a flight recorder keeps the latest children whole, as many as
 		 * it has chunks for (321, less the program's and the trace's);
 		 * before, the first 321, and nothing after them */
 		CHECK(CHILDREN - first_kept >= 256);
 		/* (and the trace's START, the oldest event, if it went too) */
-		CHECK_EQ(said_lost, (unsigned long long)first_kept * EVENTS + !starts);
+		CHECK_EQ(said_lost, (unsigned long long)(first_kept - (closer < first_kept)) * EVENTS +
+		                    !starts);
 	} else {
 		CHECK_EQ(overflow, 0);
 	}
@@ -192,7 +217,8 @@ static void one(const char *policy)
 		lines += strstr(line, "fork-ev") != NULL;
 		named += strstr(line, "fork-ev") && strstr(line, "(fork_chunks.c:");
 	}
-	CHECK_EQ(lines, loop ? (CHILDREN - first_kept) * EVENTS : CHILDREN * EVENTS);
+	CHECK_EQ(lines, loop ? (CHILDREN - first_kept + (closer < first_kept)) * EVENTS
+	                     : CHILDREN * EVENTS);
 	/* (a flight recorder's map is taken only at the end: its ring fills
 	 * as the area did before, so only flush is checked here) */
 	CHECK(loop || named == lines);

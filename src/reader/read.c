@@ -574,13 +574,18 @@ static int late_may_come(const struct pt_trid *t)
 
 /* Is the process that stamped key on a chunk alive?  It holds a write
  * lock on that key's byte of the segment's file until it exits, is
- * killed or execs (traced/alive.c); any doubt counts as alive. */
-static int alive(const struct pt_trid *t, uint32_t key)
+ * killed or execs (traced/alive.c); any doubt counts as alive.  The lock
+ * alone is not enough: a program that closes every descriptor it did
+ * not open (some daemons do) drops it and records on; so the pid the
+ * chunk names must be gone too (pt_pool_gone) -- unless it is of another
+ * pid namespace, where ours may have no such pid.  (An image exec'd in
+ * place keeps its pid: its old image's chunks wait for it to end.) */
+static int alive(const struct pt_trid *t, uint32_t key, int32_t pid)
 {
 	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET,
 	                    .l_start = (off_t)PT_ALIVE_BYTE(key), .l_len = 1 };
 
-	return fcntl(t->fd, F_OFD_GETLK, &fl) != 0 || fl.l_type != F_UNLCK;
+	return fcntl(t->fd, F_OFD_GETLK, &fl) != 0 || fl.l_type != F_UNLCK || !pt_pool_gone(pid);
 }
 
 /* Open chunks of writers whose process is gone, read to their commit, go
@@ -619,7 +624,7 @@ static void reap_dead(struct pt_trid *t)
 			if (seen[k].key == key)
 				live = seen[k].alive;
 		if (live < 0) {
-			live = alive(t, key);
+			live = alive(t, key, atomic_load_explicit(&ck->pid, memory_order_relaxed));
 			if (nseen < sizeof seen / sizeof seen[0])
 				seen[nseen++].key = key, seen[nseen - 1].alive = live;
 		}

@@ -12,8 +12,10 @@
  * a writer that finds no room waits for the flusher to make some rather
  * than drop the event, for the bound at most (wait_room()).
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <sched.h>
 #include <time.h>
 #include "ring.h"
@@ -210,6 +212,13 @@ static uint32_t steal(struct pt_view *sl)
 
 static uint64_t mono_ms(void);
 
+/* Is process pid gone (no such process here)?  A pid of the segment's
+ * word: one that cannot name a single process is never gone. */
+int pt_pool_gone(int32_t pid)
+{
+	return pid > 0 && kill(pid, 0) != 0 && errno == ESRCH;
+}
+
 /* The records of a chunk up to commit, walked by their headers (a record
  * that does not fit ends the count, as it ends the reader's). */
 static uint32_t count_records(const struct pt_view *sl, uint32_t idx, uint32_t commit)
@@ -251,6 +260,7 @@ static unsigned seal_dead(struct pt_view *sl)
 	if (sl->home_fd < 0 || now - was < 10 ||
 	    !atomic_compare_exchange_strong(&last_ms, &was, now))
 		return 0;
+	int saved = errno; /* (a signal handler's event must not change it) */
 	/* the oldest open chunks of other processes, by acquisition order */
 	for (uint32_t i = 0; i < sl->nchunks; i++) {
 		struct pt_chunk *ck = &sl->chunks[i];
@@ -278,8 +288,9 @@ static unsigned seal_dead(struct pt_view *sl)
 		if (key != dead_key) {
 			struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET,
 			                    .l_start = (off_t)PT_ALIVE_BYTE(key), .l_len = 1 };
-			if (fcntl(sl->home_fd, F_OFD_GETLK, &fl) != 0 || fl.l_type != F_UNLCK)
-				continue;
+			if (fcntl(sl->home_fd, F_OFD_GETLK, &fl) != 0 || fl.l_type != F_UNLCK ||
+			    !pt_pool_gone(atomic_load_explicit(&ck->pid, memory_order_relaxed)))
+				continue; /* (the pid too: reader/read.c, alive()) */
 			dead_key = key;
 		}
 		uint32_t commit = atomic_load_explicit(&ck->commit, memory_order_acquire);
@@ -303,6 +314,7 @@ static unsigned seal_dead(struct pt_view *sl)
 		                      memory_order_release);
 		sealed++;
 	}
+	errno = saved;
 	return sealed;
 }
 

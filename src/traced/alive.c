@@ -24,6 +24,7 @@
  * chunks its old image left).  Everything here is async-signal-safe: a
  * resync may run in a signal handler.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <unistd.h>
 #include "traced.h"
@@ -55,8 +56,7 @@ static void fd_path(char *p, int fd)
 	p[i] = 0;
 }
 
-/* Take this process's lock in sl's file (home_fd), dropping any it held. */
-void pt_alive_take(struct pt_view *sl)
+static void take(struct pt_view *sl)
 {
 	char path[40];
 	uint32_t vary = (uint32_t)(pt_now() >> 4);
@@ -97,10 +97,22 @@ void pt_alive_take(struct pt_view *sl)
 	}
 }
 
+/* Take this process's lock in sl's file (home_fd), dropping any it held.
+ * (errno as it was: this runs inside posix_trace_event(), maybe in a
+ * signal handler.) */
+void pt_alive_take(struct pt_view *sl)
+{
+	int saved = errno;
+	take(sl);
+	errno = saved;
+}
+
 /* A view is unmapped: its lock goes. */
 void pt_alive_drop(struct pt_view *sl)
 {
+	int saved = errno;
 	drop(sl);
+	errno = saved;
 }
 
 /* In a forked child, after its control segment is its own: the locks it
@@ -109,12 +121,14 @@ void pt_alive_drop(struct pt_view *sl)
 void pt_alive_atfork_child(void)
 {
 	uint32_t att = atomic_load(&pt_proc.att);
+	int saved = errno;
 
 	for (unsigned v = 0; v < PT_VIEWS; v++)
 		drop(&pt_proc.view[v]);
 	while (att) {
 		unsigned s = (unsigned)__builtin_ctz(att);
 		att &= att - 1;
-		pt_alive_take(pt_view(s));
+		take(pt_view(s));
 	}
+	errno = saved;
 }
