@@ -427,7 +427,15 @@ static void resync_locked(void)
 			tree_check(s, tk);
 		}
 	}
-	busy |= release_retired();
+	/* views to unmap, a thread inside an event: again in a millisecond,
+	 * for a second or so at most (a thread stopped in a debugger must
+	 * not send every event through here for ever; the next change of
+	 * the control word tries again) */
+	static unsigned release_tries;
+	if (!release_retired())
+		release_tries = 0;
+	else if (++release_tries < 1000)
+		busy = 1;
 	if (busy) { /* try again in a millisecond or so (ticks are ns or faster) */
 		pt_proc.retry_at = pt_now() + 1000000;
 	} else {
