@@ -38,7 +38,8 @@ LIB_SRC  := $(foreach l,$(LIB_LAYERS),$(wildcard src/$(l)/*.c))
 LIB_OBJ  := $(LIB_SRC:src/%.c=$(BUILD)/obj/%.o)
 STATIC   := $(BUILD)/libposixtrace.a
 SHARED   := $(BUILD)/libposixtrace.so.$(VERSION)
-TESTS    := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/*.c))
+# (soak_fork runs for minutes: make soak-fork, not check)
+TESTS    := $(patsubst tests/%.c,$(BUILD)/tests/%,$(filter-out tests/soak_fork.c,$(wildcard tests/*.c)))
 EXAMPLES := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
 # section 3: a page per family of functions and a one-line .so page for
 # every other name; section 7: the model (tests/manpages.c checks them)
@@ -199,6 +200,7 @@ check: $(TESTS) $(SHARED) $(BUILD)/header-ok $(CLI) $(EXAMPLES) $(SQL_EXT)
 STRESS_GOLDEN ?= 50
 STRESS_REPEAT ?= 10
 STRESS_TESTS := autoshutdown cli_live cli_record cli_relayd cli_tty clock_order concurrent_reader exec_trace fault_fork \
+                fork_chunks attach_leave log_writing \
                 fault_kill fault_signals \
                 getnext_wait hermetic hostile hostile_remote inherit inherit_tree log_clear log_crash log_fastpath log_merge \
                 log_flusher log_types loss_count \
@@ -234,6 +236,15 @@ SOAK_SECONDS ?= 360
 soak: $(BUILD)/tests/clock_truth
 	@CLOCK_TRUTH_SOAK=$(SOAK_SECONDS) $(BUILD)/tests/clock_truth && \
 	 echo "PASS clock_truth soak, $(SOAK_SECONDS) s"
+
+# soak-fork: an always-on service under record for SOAK_FORK_SECONDS (20
+# minutes): worker threads, a pool of short threads, a helper forked every
+# 10 ms, 100 attaches; no loss, every writer's sequence whole, the
+# service's memory and every descriptor count flat (tests/soak_fork.c)
+SOAK_FORK_SECONDS ?= 1200
+soak-fork: $(BUILD)/tests/soak_fork $(CLI)
+	@SOAK_FORK_SECONDS=$(SOAK_FORK_SECONDS) $(BUILD)/tests/soak_fork && \
+	 echo "PASS soak_fork, $(SOAK_FORK_SECONDS) s"
 
 # bench: bench-lttng first (it builds bench/fleet's LTTng side), then every
 # bench/*.c; each row also goes to $(BENCH_DIR)/results.json (bench/results.sh)

@@ -18,7 +18,8 @@ static const char help[] =
 "logs of this version, policies append and until-full: nothing else is\n"
 "read), else from reading every event.  A log that is not whole is\n"
 "described all the same: one whose recording was cut short has no final\n"
-"status, and stretches that could not be read are counted (each is a\n"
+"status (nor has one still being written, which is read as far as it was\n"
+"when opened), and stretches that could not be read are counted (each is a\n"
 "posix_trace_error event).  The processes' first and last times count\n"
 "from time 0 (see --t0).\n"
 "\n"
@@ -73,7 +74,7 @@ static void status(const struct tlog *l)
 	char text[240];
 
 	if (l->unfinished) { /* what the library gives then is made up */
-		printf("status        unknown: %s\n", tlog_unfinished);
+		printf("status        unknown: %s\n", l->writing ? tlog_writing : tlog_unfinished);
 		tlog_loss_text(l, text, sizeof text);
 		printf("lost events   %s\n", tlog_lost_any(l) ? text
 		       : "none seen (the final count was not written)");
@@ -199,18 +200,23 @@ int info_processes(const struct tlog *l, struct symz *z, uint64_t first)
 }
 
 /* The spans of the log at path (sp; l: its totals): read whole, once,
- * and summed up.  0, or 1 after a message. */
-static int spans(struct spans *sp, const char *path, const struct tlog *l)
+ * and summed up.  0, or 1 after a message.  A log whose totals were not
+ * in a summary (one being written, or cut short) is still open in l, as
+ * far as it was when it was opened: its spans are read from there, so
+ * that they count the events counted (read anew, a log still being
+ * written had more: more complete spans than begin events). */
+static int spans(struct spans *sp, const char *path, struct tlog *l)
 {
 	struct tlog r;
+	struct tlog *from = l->open_ ? l : &r;
 	struct tev e;
 	struct span_mark m;
 	int rc;
 
-	if (tlog_load(&r, path))
+	if (from == &r && tlog_load(&r, path))
 		return 1;
-	while ((rc = tlog_next(&r, &e)) > 0)
-		if (spans_event(sp, &r, &e, &m)) {
+	while ((rc = tlog_next(from, &e)) > 0)
+		if (spans_event(sp, from, &e, &m)) {
 			err_msg("out of memory");
 			rc = -1;
 			break;
@@ -218,7 +224,10 @@ static int spans(struct spans *sp, const char *path, const struct tlog *l)
 	spans_end(sp);
 	if (rc == 0)
 		spans_summary(stdout, sp, l);
-	tlog_free(&r);
+	if (from == &r)
+		tlog_free(&r);
+	else if (tlog_rewind(l))
+		rc = -1;
 	return rc < 0;
 }
 
@@ -274,6 +283,7 @@ int cmd_info(int argc, char **argv)
 	}
 	printf("events        %llu\n", (unsigned long long)l.nev);
 	printf("counted       %s\n", l.summary ? "from the summary the log carries"
+	       : l.writing ? "by reading the log as far as it was written (its summary comes at its end)"
 	       : "by reading the log (it has no summary: an older or LOOP log, one cut short, or one whose writes failed)");
 
 	/* the types that have events, and the program's own types the log

@@ -261,6 +261,7 @@ static int create_stream(const struct ropts *o, pid_t pid, const char *name, int
 		err_msg("invalid stream attributes: %s", strerror(rc));
 		return 1;
 	}
+	log_mark_writing(fd); /* until the log is finished: readers say so */
 	rc = posix_trace_create_withlog(pid, &attr, fd, trid);
 	posix_trace_attr_destroy(&attr);
 	if (rc) {

@@ -102,11 +102,15 @@ static void add_objects(struct symz *z, const struct pt_ext_obj *o, size_t n)
 			free(t);
 			break;
 		}
+	/* (the count at the last entry that says it: as info counts) */
+	uint64_t lost = 0;
 	for (size_t i = 0; i < n; i++)
-		if (o[i].kind == PT_EXT_OBJ_LOST && o[i].lo && !z->lost_said++)
-			err_msg("the trace lost %llu entries of its map of loaded code (its area was "
-			        "full): some addresses may show as numbers",
-			        (unsigned long long)o[i].lo);
+		if (o[i].kind == PT_EXT_OBJ_LOST && o[i].lo > lost)
+			lost = o[i].lo;
+	if (lost && !z->lost_said++)
+		err_msg("the trace lost %llu entries of its map of loaded code (its area was "
+		        "full): some addresses may show as numbers",
+		        (unsigned long long)lost);
 }
 
 struct symz *symz_open(const struct tlog *l, const char *log_path, int live)

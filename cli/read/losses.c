@@ -136,8 +136,22 @@ void tlog_loss_text(const struct tlog *l, char *out, size_t cap)
 		                     "traced process wrote over its count, shown clamped)");
 }
 
+/* What would have kept the events the stream lost, by its policy: a FLUSH
+ * stream's writers can wait for the log (--no-loss); the others keep what
+ * fits, so only room (or FLUSH) keeps more. */
 const char *tlog_loss_hint(const struct tlog *l)
 {
-	return l->overflows || l->lost_stream
-	       ? "; to lose none, record with --no-loss or a larger --size" : "";
+	int sp = POSIX_TRACE_FLUSH;
+
+	if (!l->overflows && !l->lost_stream)
+		return "";
+	posix_trace_attr_getstreamfullpolicy(&l->attr, &sp);
+	if (sp == POSIX_TRACE_LOOP)
+		return "; the stream kept its latest events (--policy loop): a larger --size keeps "
+		       "more, --policy flush --no-loss all";
+	if (sp == POSIX_TRACE_UNTIL_FULL)
+		return "; the stream stopped when full (--policy until-full): a larger --size keeps "
+		       "more, --policy flush --no-loss all";
+	return "; the log could not keep up: record with --no-loss to make the program wait for "
+	       "it, or with a larger --size for longer bursts";
 }

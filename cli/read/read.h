@@ -64,6 +64,9 @@ struct stat;
 int create_output(const char *path, int force);
 int create_private_output(const char *path, int force);
 int create_output_at(int dirfd, const char *name, const char *path, int force);
+/* a log record is writing: marked so (its fd), and told (any fd of it) */
+void log_mark_writing(int fd);
+int log_being_written(int fd);
 const char *output_refused(const struct stat *st, int want_dir);
 
 /* ------------------------------------------------------------ when.c */
@@ -139,7 +142,8 @@ struct tlog {
 	int lost_implausible;          /* the stream's count was forged: clamped */
 	uint64_t log_overwritten, log_dropped; /* lost by the log itself */
 	/* a log that is not whole */
-	int unfinished;                /* no final status (END block): cut short */
+	int unfinished;                /* no final status (END block): cut short, */
+	int writing;                   /* ... or still being written (record runs) */
 	uint64_t damaged;              /* stretches that could not be read */
 	long long file_size;
 	/* the map of loaded code the log carries (ext.h's struct pt_ext_obj) */
@@ -249,7 +253,7 @@ void tlog_finish(struct tlog *l);   /* per-process tables, sorted by pid */
 /* What a log that is not whole lacks: tlog_unfinished is the text for
  * l->unfinished, tlog_damage_text() the words after l->damaged's count;
  * tlog_warn() notes both cases on stderr. */
-extern const char tlog_unfinished[];
+extern const char tlog_unfinished[], tlog_writing[];
 void tlog_damage_text(const struct tlog *l, char *buf, size_t cap); /* after the count */
 void tlog_warn(const struct tlog *l);
 

@@ -466,6 +466,9 @@ const struct tproc *tlog_proc(const struct tlog *l, int32_t pid)
 const char tlog_unfinished[] =
 	"the log has no final status: the recording was cut short (killed, or the disk "
 	"filled); events up to the last complete block are kept";
+const char tlog_writing[] =
+	"the log is being written (its recorder is running): read up to its last complete "
+	"block when opened; its final status comes when the recording ends";
 
 /* "stretches of the log could not be read (...)", after the count */
 void tlog_damage_text(const struct tlog *l, char *buf, size_t cap)
@@ -479,7 +482,7 @@ void tlog_warn(const struct tlog *l)
 	char text[120];
 
 	if (l->unfinished)
-		err_msg("%s: %s", l->path, tlog_unfinished);
+		err_msg("%s: %s", l->path, l->writing ? tlog_writing : tlog_unfinished);
 	if (l->damaged) {
 		tlog_damage_text(l, text, sizeof text);
 		err_msg("%s: %llu damaged %s", l->path, (unsigned long long)l->damaged, text);
@@ -673,6 +676,7 @@ static int from_census(struct tlog *l)
 		return -1;
 	l->damaged = damaged;
 	l->unfinished = !l->lost_final && log_version(l->fd_) >= 2;
+	l->writing = l->unfinished && log_being_written(l->fd_);
 	if (l->first == UINT64_MAX || !l->nev)
 		l->first = 0;
 	return 0;
@@ -740,6 +744,7 @@ static void tlog_end(struct tlog *l)
 {
 	tlog_note_totals(l, l->trid_);
 	l->unfinished = !l->lost_final && log_version(l->fd_) >= 2;
+	l->writing = l->unfinished && log_being_written(l->fd_);
 	tlog_finish(l);
 	tlog_front(l);
 	if (l->first == UINT64_MAX)

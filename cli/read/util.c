@@ -290,6 +290,26 @@ const char *output_refused(const struct stat *st, int want_dir)
 	return NULL;
 }
 
+/* A log `record` is writing carries an OFD write lock on one byte far past
+ * any data, held through the open file the log is written with: the
+ * kernel drops it when that file is closed, the log finished, or when the
+ * recorder dies.  So a reader tells a log being written from one cut
+ * short (no final status either way). */
+#define LOG_WRITING_BYTE (1ll << 62)
+void log_mark_writing(int fd)
+{
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = LOG_WRITING_BYTE,
+	                    .l_len = 1 };
+	(void)fcntl(fd, F_OFD_SETLK, &fl); /* (without it: "cut short" if read meanwhile) */
+}
+
+int log_being_written(int fd)
+{
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = LOG_WRITING_BYTE,
+	                    .l_len = 1 };
+	return fcntl(fd, F_OFD_GETLK, &fl) == 0 && fl.l_type != F_UNLCK;
+}
+
 /* name in the directory dirfd (AT_FDCWD: the current one; shown as path),
  * created 0600 for writing.  Without force an existing name is an error.
  * With force a new file is made under a random name beside it (O_EXCL,

@@ -91,10 +91,10 @@ static void meta(struct vsrv *s, struct vbuf *b)
 	          tmp, (unsigned long long)(x->t1 - x->t0), (unsigned long long)x->nev,
 	          (long long)(t0 - x->t0));
 	vb_str(b, lost);
-	vb_printf(b, ",\"lost_any\":%d,\"unfinished\":%d,\"slots\":%u,\"levels\":%u,"
+	vb_printf(b, ",\"lost_any\":%d,\"unfinished\":%d,\"writing\":%d,\"slots\":%u,\"levels\":%u,"
 	          "\"buckets\":%u,\"cached\":%d,\"marks_dropped\":%u,\"types\":[",
-	          tlog_lost_any(l), l->unfinished, x->nslots, x->nlevels, x->nb, x->from_cache,
-	          x->marks_dropped);
+	          tlog_lost_any(l), l->unfinished, l->writing, x->nslots, x->nlevels, x->nb,
+	          x->from_cache, x->marks_dropped);
 	int first = 1;
 	for (unsigned i = 0; i < PT_NIDS; i++) {
 		if (!l->count[i])

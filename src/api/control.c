@@ -124,8 +124,10 @@ PT_API int posix_trace_shutdown(trace_id_t trid)
 	pt_trid_unlock(t);
 
 	pthread_mutex_lock(&pt_trid_table_lock);
-	if (t->slot >= 0)
+	if (t->slot >= 0 && t->tctl_own)
 		pt_slot_release(t->tctl, (unsigned)t->slot, t->ticket);
+	else if (t->slot >= 0) /* another process: it unmaps the view at once */
+		pt_slot_leave(t->tctl, (unsigned)t->slot, t->ticket);
 	pthread_mutex_unlock(&pt_trid_table_lock);
 	if (t->slot >= 0 && t->tctl_own && pt_quiesce() == 0)
 		pt_detach_now((unsigned)t->slot, t->ticket); /* no thread can be using it */

@@ -32,12 +32,12 @@ static struct pt_ext_obj *push(struct pt_reader *rd)
  * for good); 1: not complete yet. */
 static int take(struct pt_trid *t, uint32_t i, struct pt_ext_obj *out, int *ok)
 {
-	const struct pt_obj *src = &t->view.objs[i];
+	const struct pt_obj *src = &t->view.objs[i % PT_OBJ_SLOTS];
 	struct pt_obj o;
 
 	*ok = 0;
-	if (atomic_load_explicit(&src->ready, memory_order_acquire) != PT_OBJ_READY)
-		return 1;
+	if (atomic_load_explicit(&src->ready, memory_order_acquire) != PT_OBJ_TAG(i))
+		return 1; /* (or the ring's last lap's, not taken yet) */
 	/* word by word: the traced process may be writing it still */
 	pt_get_bytes((unsigned char *)&o, (const pt_word *)src, sizeof o);
 	o.path[sizeof o.path - 1] = 0;
@@ -73,19 +73,40 @@ size_t pt_objs_collect(struct pt_trid *t)
 	if (t->kind != PT_KIND_STREAM || !t->view.objs)
 		return first;
 	uint32_t end = atomic_load_explicit(&t->hdr->obj_next, memory_order_acquire);
-	end = end < PT_OBJ_SLOTS ? end : PT_OBJ_SLOTS;
-	for (uint32_t i = rd->obj_first; i < end; i++) {
+	if (end - rd->obj_first > PT_OBJ_SLOTS) /* (a lie: writers wait for us) */
+		end = rd->obj_first + PT_OBJ_SLOTS;
+	/* the ring's entries from the first not taken yet on; bit s of
+	 * obj_taken: slot s's entry is taken */
+	for (uint32_t i = rd->obj_first; i != end; i++) {
 		int ok;
 		struct pt_ext_obj *o;
-		if (rd->obj_taken[i / 64] >> (i % 64) & 1)
+		uint32_t s = i % PT_OBJ_SLOTS;
+		if (rd->obj_taken[s / 64] >> (s % 64) & 1)
 			continue;
 		if (!(o = push(rd)) || take(t, i, o, &ok))
 			continue;
-		rd->obj_taken[i / 64] |= 1ull << (i % 64);
+		rd->obj_taken[s / 64] |= 1ull << (s % 64);
 		rd->nobjs += ok;
 	}
-	while (rd->obj_first < end && (rd->obj_taken[rd->obj_first / 64] >> (rd->obj_first % 64) & 1))
+	/* their slots go back to the writers, in order; an entry never
+	 * completed (its writer was killed writing it) would hold the ring
+	 * for ever, so it is stepped over once it has kept it 1 s */
+	while (rd->obj_first != end) {
+		uint32_t s = rd->obj_first % PT_OBJ_SLOTS;
+		if (!(rd->obj_taken[s / 64] >> (s % 64) & 1)) {
+			uint64_t now = pt_mono_ns();
+			if (rd->obj_stuck != rd->obj_first + 1ull) {
+				rd->obj_stuck = rd->obj_first + 1ull;
+				rd->obj_stuck_since = now;
+				break;
+			}
+			if (now - rd->obj_stuck_since < 1000000000u)
+				break;
+		}
+		rd->obj_taken[s / 64] &= ~(1ull << (s % 64));
 		rd->obj_first++;
+	}
+	atomic_store_explicit(&t->hdr->obj_done, rd->obj_first, memory_order_release);
 	/* entries that found the area full: said when the count grows, at
 	 * most 64 times (the traced process could make it grow for ever) */
 	uint64_t lost = atomic_load_explicit(&t->hdr->obj_lost, memory_order_relaxed);

@@ -17,6 +17,7 @@
  * overwritten while being read (LOOP) is detected by its sequence number
  * and reported as an overflow before any later event.
  */
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include "reader.h"
@@ -571,6 +572,72 @@ static int late_may_come(const struct pt_trid *t)
 	return (atomic_load_explicit(&t->hdr->state, memory_order_acquire) & PT_ST_RUNNING) != 0;
 }
 
+/* Is the process that stamped key on a chunk alive?  It holds a write
+ * lock on that key's byte of the segment's file until it exits, is
+ * killed or execs (traced/alive.c); any doubt counts as alive.  The lock
+ * alone is not enough: a program that closes every descriptor it did
+ * not open (some daemons do) drops it and records on; so the pid the
+ * chunk names must be gone too (pt_pool_gone) -- unless it is of another
+ * pid namespace, where ours may have no such pid.  (An image exec'd in
+ * place keeps its pid: its old image's chunks wait for it to end.) */
+static int alive(const struct pt_trid *t, uint32_t key, int32_t pid)
+{
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET,
+	                    .l_start = (off_t)PT_ALIVE_BYTE(key), .l_len = 1 };
+
+	return fcntl(t->fd, F_OFD_GETLK, &fl) != 0 || fl.l_type != F_UNLCK || !pt_pool_gone(pid);
+}
+
+/* Open chunks of writers whose process is gone, read to their commit, go
+ * back to the pool: nobody else would ever seal or free them, and a
+ * program that forks helpers would leave one chunk per helper until the
+ * stream had none left (issue 54).  Its commit is final once the process
+ * is gone, so a chunk with records still unread waits for a later look.
+ * Looked for when the stream has handed out a few more chunks since the
+ * last time (only then can such chunks make it run short), at one lock
+ * test per process. */
+static void reap_dead(struct pt_trid *t)
+{
+	struct pt_reader *rd = &t->rd;
+	const struct pt_view *v = &t->view;
+	uint64_t aseq = atomic_load_explicit(&t->hdr->acq_seq, memory_order_relaxed);
+	uint64_t every = v->nchunks / 16 > 8 ? v->nchunks / 16 : 8;
+	struct { uint32_t key; int alive; } seen[32];
+	unsigned nseen = 0;
+
+	if (t->fd < 0 || aseq - rd->reap_aseq < every)
+		return;
+	rd->reap_aseq = aseq;
+	for (uint32_t i = 0; i < rd->nw; i++) {
+		struct pt_rwriter *w = &rd->w[i];
+		if (w->head == NONE || w->head != w->tail || rd->ck[w->head].has_next)
+			continue;
+		struct pt_ractive *a = &rd->ck[w->head];
+		struct pt_chunk *ck = &v->chunks[a->idx];
+		if (atomic_load_explicit(&ck->ss, memory_order_acquire) != PT_SS(a->seq, PT_CK_OPEN))
+			continue;
+		uint32_t key = atomic_load_explicit(&ck->alive, memory_order_relaxed);
+		int live = -1;
+		if (!key)
+			continue;
+		for (unsigned k = 0; k < nseen && live < 0; k++)
+			if (seen[k].key == key)
+				live = seen[k].alive;
+		if (live < 0) {
+			live = alive(t, key, atomic_load_explicit(&ck->pid, memory_order_relaxed));
+			if (nseen < sizeof seen / sizeof seen[0])
+				seen[nseen++].key = key, seen[nseen - 1].alive = live;
+		}
+		if (live || atomic_load_explicit(&ck->commit, memory_order_acquire) != a->off)
+			continue;
+		/* (the CAS fails if the chunk is no longer in a->seq's life) */
+		if (!pt_pool_free(&t->view, a->idx, a->seq, PT_CK_OPEN))
+			continue;
+		evict(t, a, a->off);
+		pt_rwriter_pop(rd, w);
+	}
+}
+
 /* One event into ev (returns 1), or nothing available now (returns 0). */
 static int read_next(struct pt_trid *t, struct posix_trace_event_info *ev, void *buf,
                      size_t num, size_t *dlen)
@@ -602,6 +669,7 @@ static int read_next(struct pt_trid *t, struct posix_trace_event_info *ev, void 
 			else
 				i++;
 		}
+		reap_dead(t); /* (a writer it empties is forgotten at the next look) */
 		pt_losses_collect(t);
 		struct pt_rwriter *best = NULL; /* rd->w does not change below */
 		for (uint32_t i = 0; i < rd->nw; i++) {

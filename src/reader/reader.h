@@ -89,12 +89,14 @@ struct pt_reader {
 	uint64_t reports_lost;       /* loss reports overwritten before they were
 	                              * read: their writers' serials place them */
 	uint64_t start_ts;
+	uint64_t reap_aseq;          /* acq_seq when dead writers' chunks were last looked for */
 	uint32_t epoch;
 	/* the map of loaded code taken from the segment (objread.c); kept
 	 * across clear, as the segment keeps it */
 	struct pt_ext_obj *objs;
 	size_t nobjs, objs_cap;
 	uint32_t obj_first;          /* entries below this one are all taken */
+	uint64_t obj_stuck, obj_stuck_since; /* 1 + obj_first while not complete, since (mono ns) */
 	uint64_t obj_taken[PT_OBJ_SLOTS / 64];
 	uint64_t obj_lost;           /* the segment's count, as of the last LOST entry */
 	unsigned obj_nlost;          /* LOST entries made */

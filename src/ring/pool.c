@@ -12,7 +12,10 @@
  * a writer that finds no room waits for the flusher to make some rather
  * than drop the event, for the bound at most (wait_room()).
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <sched.h>
 #include <time.h>
 #include "ring.h"
@@ -207,6 +210,114 @@ static uint32_t steal(struct pt_view *sl)
 	return PT_NIL;
 }
 
+static uint64_t mono_ms(void);
+
+/* Is process pid gone (no such process here)?  A pid of the segment's
+ * word: one that cannot name a single process is never gone. */
+int pt_pool_gone(int32_t pid)
+{
+	return pid > 0 && kill(pid, 0) != 0 && errno == ESRCH;
+}
+
+/* The records of a chunk up to commit, walked by their headers (a record
+ * that does not fit ends the count, as it ends the reader's). */
+static uint32_t count_records(const struct pt_view *sl, uint32_t idx, uint32_t commit)
+{
+	const pt_word *w = (const pt_word *)pt_chunk_data(sl, idx);
+	uint32_t off = 0, n = 0;
+
+	while (off + PT_REC_SHORT <= commit) {
+		uint64_t w0 = atomic_load_explicit(&w[off / 8], memory_order_relaxed);
+		uint32_t len = PT_REC_BYTES(PT_REC_LEN(w0), PT_REC_WIDE(w0));
+		if (len > commit - off)
+			break;
+		off += len;
+		n++;
+	}
+	return n;
+}
+
+/* LOOP, no chunk to take or steal: open chunks whose process is gone
+ * (exited, killed or exec'd: its liveness lock, PT_ALIVE_BYTE of the
+ * chunk's key, is free; traced/alive.c) are sealed as their writers would
+ * have sealed them, oldest first, so that they can be stolen in turn.
+ * Otherwise a flight recorder that nobody reads until the end lost every
+ * event once the processes that had come and gone held every chunk
+ * (issue 54: 321 of them with 16 MiB).  At most once per 10 ms in a
+ * process, the 64 oldest open chunks of other processes looked at: this
+ * is the general path of a stream out of chunks.  Async-signal-safe
+ * (fcntl, atomics).  The number sealed. */
+#define SEAL_LOOK 64u
+static unsigned seal_dead(struct pt_view *sl)
+{
+	static _Atomic uint64_t last_ms;
+	struct pt_hdr *h = sl->hdr;
+	uint64_t now = mono_ms(), was = atomic_load_explicit(&last_ms, memory_order_relaxed);
+	struct { uint64_t seq; uint32_t idx; } old[SEAL_LOOK];
+	unsigned sealed = 0, n = 0;
+	uint32_t dead_key = 0;
+
+	if (sl->home_fd < 0 || now - was < 10 ||
+	    !atomic_compare_exchange_strong(&last_ms, &was, now))
+		return 0;
+	int saved = errno; /* (a signal handler's event must not change it) */
+	/* the oldest open chunks of other processes, by acquisition order */
+	for (uint32_t i = 0; i < sl->nchunks; i++) {
+		struct pt_chunk *ck = &sl->chunks[i];
+		uint64_t ss = atomic_load_explicit(&ck->ss, memory_order_relaxed);
+		uint32_t key = atomic_load_explicit(&ck->alive, memory_order_relaxed);
+		if (PT_SS_STATE(ss) != PT_CK_OPEN || !key || key == sl->alive_key)
+			continue; /* (ours is held through another open file than home_fd's) */
+		unsigned k = n < SEAL_LOOK ? n++ : SEAL_LOOK;
+		if (k == SEAL_LOOK && PT_SS_SEQ(ss) >= old[SEAL_LOOK - 1].seq)
+			continue;
+		if (k == SEAL_LOOK)
+			k--;
+		for (; k > 0 && old[k - 1].seq > PT_SS_SEQ(ss); k--)
+			old[k] = old[k - 1];
+		old[k].seq = PT_SS_SEQ(ss);
+		old[k].idx = i;
+	}
+	for (unsigned j = 0; j < n; j++) {
+		uint32_t i = old[j].idx;
+		struct pt_chunk *ck = &sl->chunks[i];
+		uint64_t ss = atomic_load_explicit(&ck->ss, memory_order_acquire);
+		uint32_t key = atomic_load_explicit(&ck->alive, memory_order_relaxed);
+		if (ss != PT_SS(old[j].seq, PT_CK_OPEN) || !key || key == sl->alive_key)
+			continue;
+		if (key != dead_key) {
+			struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET,
+			                    .l_start = (off_t)PT_ALIVE_BYTE(key), .l_len = 1 };
+			if (fcntl(sl->home_fd, F_OFD_GETLK, &fl) != 0 || fl.l_type != F_UNLCK ||
+			    !pt_pool_gone(atomic_load_explicit(&ck->pid, memory_order_relaxed)))
+				continue; /* (the pid too: reader/read.c, alive()) */
+			dead_key = key;
+		}
+		uint32_t commit = atomic_load_explicit(&ck->commit, memory_order_acquire);
+		if (commit > sl->chunk_size)
+			continue;
+		/* in the budget before it is sealed: a reader that frees it at
+		 * once takes it out again (unaccount) */
+		atomic_store_explicit(&ck->nevents, count_records(sl, i, commit), memory_order_relaxed);
+		atomic_fetch_add_explicit(&h->sealed_bytes, commit, memory_order_relaxed);
+		uint64_t exp = ss;
+		if (!atomic_compare_exchange_strong_explicit(&ck->ss, &exp,
+		                                             PT_SS(PT_SS_SEQ(ss), PT_CK_SEALED),
+		                                             memory_order_acq_rel,
+		                                             memory_order_relaxed)) {
+			atomic_fetch_sub_explicit(&h->sealed_bytes, commit, memory_order_relaxed);
+			continue; /* the reader gave it back meanwhile */
+		}
+		uint64_t s = atomic_fetch_add_explicit(&h->seal_seq, 1, memory_order_relaxed);
+		atomic_store_explicit(&ck->sealno, (uint32_t)s, memory_order_relaxed);
+		atomic_store_explicit(&sl->seal_log[s & sl->log_mask], PT_LOG_ENTRY(s, i),
+		                      memory_order_release);
+		sealed++;
+	}
+	errno = saved;
+	return sealed;
+}
+
 /* UNTIL_FULL (and FLUSH): the stream stops itself; the reader restarts it. */
 static void autostop(struct pt_view *sl, uint32_t state, uint64_t ts)
 {
@@ -371,8 +482,11 @@ int pt_pool_acquire(struct pt_view *sl, struct pt_tw *tw, uint32_t state, uint64
 		tw->drop_key = 0; /* (it held the address) */
 		tw->idx = 0;      /* serials begin again: this stream never saw the writer */
 	}
-	if (idx == PT_NIL && sl->policy == POSIX_TRACE_LOOP)
+	if (idx == PT_NIL && sl->policy == POSIX_TRACE_LOOP) {
 		idx = steal(sl);
+		if (idx == PT_NIL && seal_dead(sl))
+			idx = steal(sl);
+	}
 	if (idx == PT_NIL && sl->noloss_ms && !how && !pt_nowait) {
 		idx = wait_room(sl, state, rec);
 		/* waited: the event is stamped when it gets its room, still
@@ -416,6 +530,7 @@ int pt_pool_acquire(struct pt_view *sl, struct pt_tw *tw, uint32_t state, uint64
 	atomic_store_explicit(&ck->pid, pt_pid, memory_order_relaxed);
 	atomic_store_explicit(&ck->epoch, PT_ST_EPOCH(state), memory_order_relaxed);
 	atomic_store_explicit(&ck->level, level, memory_order_relaxed);
+	atomic_store_explicit(&ck->alive, sl->alive_key, memory_order_relaxed);
 	atomic_store_explicit(&ck->ss, PT_SS(seq, PT_CK_OPEN), memory_order_release);
 	atomic_store_explicit(&sl->acq_log[seq & sl->log_mask], PT_LOG_ENTRY(seq, idx),
 	                      memory_order_release);

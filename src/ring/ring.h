@@ -61,6 +61,7 @@ void pt_pool_seal(struct pt_view *sl, struct pt_tw *tw, uint32_t state);
  * general way (there may be room). */
 int pt_pool_drop_again(struct pt_view *sl, struct pt_tw *tw, uint32_t rec);
 int pt_pool_free(struct pt_view *sl, uint32_t idx, uint64_t seq, unsigned from_state);
+int pt_pool_gone(int32_t pid);
 uint64_t pt_pool_note_lost(struct pt_hdr *h, uint64_t n, uint64_t ts, int report,
                        uint64_t thread, int32_t pid, uint32_t level);
 void pt_pool_reset(struct pt_view *sl);

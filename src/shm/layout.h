@@ -232,7 +232,17 @@ struct pt_clock_img {
  * chunk numbered other than one more than the last it saw of that
  * writer knows events of that writer were lost between the two
  * (reader/chunks.c).  Untrusted, like all of it: a wrong serial can only
- * add a gap to that writer's events. */
+ * add a gap to that writer's events.
+ * alive: the process that took the chunk holds an OFD write lock on byte
+ * PT_ALIVE_BYTE(alive) of the file the segment lives in, from before it
+ * takes any chunk until it exits or execs (traced/alive.c).  A reader
+ * that finds that byte unlocked knows the chunk's writer is gone, so an
+ * open chunk of it read to its commit can be given back (reader/read.c,
+ * reap_dead).  A writer that could take no lock writes 0: its open chunks
+ * are never given back.  Untrusted: a wrong key can only make the reader
+ * give back an open chunk of a live writer of the same segment, which is
+ * what any process that can write the segment can do anyway. */
+#define PT_ALIVE_BYTE(k) ((1ull << 48) + (uint64_t)(k))
 struct pt_chunk {
 	_Atomic uint64_t ss;       /* seq << 2 | state */
 	_Atomic uint32_t next;     /* free-stack link */
@@ -242,6 +252,7 @@ struct pt_chunk {
 	_Atomic int32_t pid;       /* process of the writer */
 	_Atomic uint32_t epoch;    /* stream epoch when taken (see clear) */
 	_Atomic uint32_t nevents;  /* records in the chunk, set when sealed */
+	_Atomic uint32_t alive;    /* its process's liveness lock (PT_ALIVE_BYTE), 0: none */
 	_Atomic uint64_t rd_pos;   /* reader's progress, PT_RD_POS(seq, off, count) */
 	_Atomic uint32_t level;    /* signal nesting level of the writer */
 	_Atomic uint32_t sealno;   /* seal number of its last seal (low 32 bits) */
@@ -260,13 +271,18 @@ struct pt_name {
  * reaches it (a BEGIN entry first: what follows is its whole map), and
  * one when it finds an object loaded or gone since.  An entry is claimed
  * with a fetch-add on pt_hdr.obj_next, filled, then published by a
- * release store of `ready`.  Entries are never overwritten, cleared or
- * stolen: the map outlives LOOP and clear.  When the area is full,
- * entries are counted in pt_hdr.obj_lost instead. */
+ * release store of `ready` (PT_OBJ_TAG of its number).  The area is a ring:
+ * entry i goes into slot i % PT_OBJ_SLOTS, once the reader has taken the
+ * entry that slot held (it moves pt_hdr.obj_done past the entries it has
+ * taken, in order, and keeps them: the map outlives LOOP and clear).
+ * Entries that find the ring full (a reader that far behind) are
+ * counted in pt_hdr.obj_lost instead. */
 #define PT_OBJ_SLOTS    2048u
 #define PT_OBJ_SZ       512u
 #define PT_OBJ_BID_MAX  32u   /* bytes of GNU build-id kept */
 #define PT_OBJ_READY    0x4a424f5450ull /* "PTOBJ" */
+/* the `ready` of entry i: PT_OBJ_READY in the ring's first lap */
+#define PT_OBJ_TAG(i)   (PT_OBJ_READY ^ ((uint64_t)((uint32_t)(i) / PT_OBJ_SLOTS) << 40))
 #define PT_OBJ_BEGIN    1u    /* a full map of pid follows (attach, fork, exec) */
 #define PT_OBJ_ADD      2u    /* an object is loaded */
 #define PT_OBJ_DEL      3u    /* an object is gone */
@@ -283,7 +299,7 @@ struct pt_name {
 #define PT_TYPE_DESC    256u  /* a payload description and its NUL, at most */
 #define PT_OBJ_PATH     (PT_OBJ_SZ - 80u)
 struct pt_obj {
-	_Atomic uint64_t ready;   /* PT_OBJ_READY once complete */
+	_Atomic uint64_t ready;   /* PT_OBJ_TAG(its number) once complete */
 	uint64_t tick;            /* when it was written (the stream's clock) */
 	uint64_t base;            /* load bias: run-time address - file address */
 	uint64_t lo, hi;          /* the object's mapped range [lo, hi) */
@@ -348,8 +364,10 @@ struct pt_hdr {
 	alignas(64) _Atomic uint32_t futex;
 	_Atomic uint32_t waiters;
 
-	/* the map of loaded code: entries claimed, entries that found no room */
+	/* the map of loaded code: entries claimed, entries the reader has
+	 * taken (their slots may be used again), entries that found no room */
 	alignas(64) _Atomic uint32_t obj_next;
+	_Atomic uint32_t obj_done;
 	_Atomic uint64_t obj_lost;
 };
 /* noloss_ms went into padding: the line of the stream state did not move */

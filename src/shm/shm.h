@@ -67,6 +67,14 @@ struct pt_view {
 	 * which writers drop at once rather than each wait the bound out */
 	uint32_t noloss_ms;
 	_Atomic uint32_t noloss_gave_up;
+	/* this process's liveness lock in the segment's file (traced/alive.c):
+	 * its key, stamped on every chunk taken (0: none), and the private
+	 * open file that holds it (fd + 1; 0: none), with the lock that says
+	 * the segment's region is mapped here */
+	uint32_t alive_key;
+	int alive_fd;
+	uint64_t region_off; /* where the segment starts in that file: its first
+	                      * byte is read-locked while the view maps it */
 };
 _Static_assert(offsetof(struct pt_view, nchunks) <= 64, "the recording path's view fields span two lines");
 

@@ -194,6 +194,11 @@ static int view_get(void)
 {
 	int best = -1;
 
+	for (unsigned i = 0; i < view_used; i++)
+		if ((view_retired[i] >> 63) && !pt_proc.view[i].hdr) { /* released already */
+			view_retired[i] = 0;
+			return (int)i;
+		}
 	if (view_used < PT_VIEWS)
 		return (int)view_used++;
 	for (unsigned i = 0; i < PT_VIEWS; i++)
@@ -204,6 +209,7 @@ static int view_get(void)
 		return -1;
 	if (pt_proc.view[best].hdr)
 		pt_map_release(pt_proc.view[best].hdr, pt_proc.view[best].map_size);
+	pt_alive_drop(&pt_proc.view[best]);
 	pt_proc.view[best].hdr = NULL;
 	view_retired[best] = 0;
 	return best;
@@ -212,6 +218,31 @@ static int view_get(void)
 static void view_retire(unsigned v)
 {
 	view_retired[v] = 1ull << 63 | ++retire_count;
+}
+
+/* Retired views are unmapped as soon as no thread can be using them (a
+ * barrier on every thread found none inside posix_trace_event()), not
+ * when a view is next needed: a controller that attached and left must
+ * leave the process as it was (issue 54: each `live` or `top` left 18 MB
+ * of address space mapped, up to 64 of them).  1 if some are left for
+ * later (a thread was busy, or we run inside an event). */
+static int release_retired(void)
+{
+	int any = 0;
+
+	for (unsigned i = 0; i < view_used; i++)
+		any |= (view_retired[i] >> 63) && pt_proc.view[i].hdr;
+	if (!any)
+		return 0;
+	if (pt_quiesce_try() != 0)
+		return 1;
+	for (unsigned i = 0; i < view_used; i++)
+		if ((view_retired[i] >> 63) && pt_proc.view[i].hdr) {
+			pt_map_release(pt_proc.view[i].hdr, pt_proc.view[i].map_size);
+			pt_alive_drop(&pt_proc.view[i]);
+			pt_proc.view[i].hdr = NULL;
+		}
+	return 0;
 }
 
 static void detach(unsigned s)
@@ -297,6 +328,8 @@ static int attach(unsigned s, uint64_t ticket)
 	atomic_store_explicit(&sl->gen, next_gen, memory_order_relaxed);
 	sl->home_fd = hfd;
 	sl->lock_byte = byte;
+	sl->region_off = off;
+	pt_alive_take(sl); /* before the view is published: its first chunk */
 	sl->ticket = ticket;
 	sl->owner_every = ticks_per_10ms(&h->clk);
 	atomic_store(&sl->owner_checked, pt_now());
@@ -394,10 +427,24 @@ static void resync_locked(void)
 			tree_check(s, tk);
 		}
 	}
-	if (busy) /* try again in a millisecond or so (ticks are ns or faster) */
+	/* views to unmap, a thread inside an event: again in a millisecond,
+	 * for a second or so at most (a thread stopped in a debugger must
+	 * not send every event through here for ever; the next change of
+	 * the control word tries again) */
+	static unsigned release_tries;
+	if (!release_retired())
+		release_tries = 0;
+	else if (++release_tries < 1000)
+		busy = 1;
+	if (busy) { /* try again in a millisecond or so (ticks are ns or faster) */
 		pt_proc.retry_at = pt_now() + 1000000;
-	else
+	} else {
 		atomic_store_explicit(&pt_proc.seen, w, memory_order_relaxed);
+		/* a controller that left set every wanted bit so that we would
+		 * come here (trid/target.c, pt_slot_release): the bitmap as it
+		 * should be again, now that its view is gone */
+		pt_ctl_want_refresh(pt_ctl);
+	}
 }
 
 /* A stream of this process was shut down here and every thread has been
@@ -416,6 +463,7 @@ void pt_detach_now(unsigned s, uint64_t ticket)
 	    ((atomic_load(&pt_proc.att) >> s & 1) || view_retired[v] >> 63)) {
 		atomic_fetch_and(&pt_proc.att, ~(1u << s));
 		pt_map_release(pt_proc.view[v].hdr, pt_proc.view[v].map_size);
+		pt_alive_drop(&pt_proc.view[v]);
 		pt_proc.view[v].hdr = NULL;
 		view_retired[v] = 1ull << 63; /* oldest of all: reused first */
 	}

@@ -252,6 +252,13 @@ static void want_recompute(struct pt_ctl *c)
 	}
 }
 
+/* The wanted bitmap as the running slots say, after a controller set it
+ * all to make this process look at its control segment (attach.c). */
+void pt_ctl_want_refresh(struct pt_ctl *c)
+{
+	want_recompute(c);
+}
+
 /* Set and clear live bits and count the change, so that every recording
  * thread resyncs on its next event; then the wanted bitmap follows. */
 void pt_ctl_bump(struct pt_ctl *c, uint32_t set, uint32_t clear)
@@ -379,6 +386,7 @@ static void atfork_child(void)
 	pt_pid = getpid();
 	pt_objmap_atfork_child();
 	pt_ctl_atfork_child();
+	pt_alive_atfork_child();
 	pt_record_atfork_child();
 	pt_quiesce_atfork_child();
 	atomic_store(&pt_proc.sync, 0);

@@ -213,16 +213,19 @@ void pt_objmap_put(struct pt_view *sl, const struct pt_obj *src, int32_t pid, un
 {
 	struct pt_hdr *h = sl->hdr;
 
-	if (atomic_load_explicit(&h->obj_next, memory_order_relaxed) >= PT_OBJ_SLOTS) {
-		atomic_fetch_add_explicit(&h->obj_lost, 1, memory_order_relaxed);
-		return;
-	}
-	uint32_t i = atomic_fetch_add_explicit(&h->obj_next, 1, memory_order_relaxed);
-	if (i >= PT_OBJ_SLOTS) {
-		atomic_fetch_add_explicit(&h->obj_lost, 1, memory_order_relaxed);
-		return;
-	}
-	struct pt_obj *d = &sl->objs[i], e;
+	/* a ring: slot i % PT_OBJ_SLOTS once the reader took what it held
+	 * (acquire: it has read that entry before it said so).  Claimed only
+	 * with room, so that every entry claimed is written. */
+	uint32_t i = atomic_load_explicit(&h->obj_next, memory_order_relaxed);
+	do {
+		if (i - atomic_load_explicit(&h->obj_done, memory_order_acquire) >= PT_OBJ_SLOTS) {
+			atomic_fetch_add_explicit(&h->obj_lost, 1, memory_order_relaxed);
+			return;
+		}
+	} while (!atomic_compare_exchange_weak_explicit(&h->obj_next, &i, i + 1,
+	                                                memory_order_relaxed, memory_order_relaxed));
+	struct pt_obj *d = &sl->objs[i % PT_OBJ_SLOTS], e;
+	atomic_store_explicit(&d->ready, 0, memory_order_relaxed); /* its last lap's */
 	size_t plen = src ? strnlen(src->path, sizeof src->path - 1) : 0;
 	memset(&e, 0, sizeof e);
 	e.tick = tick;
@@ -241,7 +244,7 @@ void pt_objmap_put(struct pt_view *sl, const struct pt_obj *src, int32_t pid, un
 	_Static_assert(offsetof(struct pt_obj, tick) == sizeof(pt_word), "ready is the first word");
 	pt_put_bytes((pt_word *)d + 1, (const unsigned char *)&e + sizeof(pt_word),
 	             (uint32_t)(sizeof e - sizeof(pt_word)));
-	atomic_store_explicit(&d->ready, PT_OBJ_READY, memory_order_release);
+	atomic_store_explicit(&d->ready, PT_OBJ_TAG(i), memory_order_release);
 }
 
 /* Table entries [from, to) that are alive, into sl; from 0 with a BEGIN

@@ -195,14 +195,29 @@ __attribute__((noinline)) static void record_check(trace_event_id_t id, const vo
 	record_live(id, data, len, w, addr);
 }
 
+/* No stream is running, yet the event got past the wanted bitmap: a
+ * controller that left set it whole (trid/target.c, pt_slot_release) so
+ * that this process would drop and unmap its view now rather than at
+ * the next stream; or a resync waits to be retried.  The resync puts the
+ * bitmap right again; with nothing to do, the bitmap alone. */
+__attribute__((noinline, cold)) static void record_idle(uint32_t w)
+{
+	if (w != atomic_load_explicit(&pt_proc.seen, memory_order_relaxed))
+		pt_resync();
+	else
+		pt_ctl_want_refresh(pt_ctl);
+}
+
 /* The general way, for an event the fast path below left before writing
  * anything (pt_nest back where it was): every test again. */
 __attribute__((noinline)) static void record_general(trace_event_id_t id, const void *data,
                                                      size_t len, void *addr)
 {
 	uint32_t w = atomic_load_explicit(&pt_ctl->live, memory_order_relaxed);
-	if (PT_UNLIKELY(!(w & PT_LIVE_MASK)))
+	if (PT_UNLIKELY(!(w & PT_LIVE_MASK))) {
+		record_idle(w);
 		return;
+	}
 	record_check(id, data, len, w, addr);
 }
 

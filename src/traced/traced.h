@@ -60,6 +60,7 @@ extern int pt_ctl_fd;
 void pt_ctl_atfork_child(void);
 struct pt_ctl *pt_ctl_map(int fd, pid_t pid);
 void pt_ctl_bump(struct pt_ctl *c, uint32_t set, uint32_t clear);
+void pt_ctl_want_refresh(struct pt_ctl *c);
 void pt_ctl_slot_want(struct pt_ctl *c, unsigned s, const _Atomic uint64_t *filter);
 /* attach.c: the traced side of the control segment */
 void pt_resync(void);
@@ -106,6 +107,10 @@ static inline char *pt_put_u64(char *p, uint64_t v)
 	return p;
 }
 void pt_map_release(void *hdr, size_t size);
+/* alive.c: this process's liveness lock in each stream's file */
+void pt_alive_take(struct pt_view *sl);
+void pt_alive_drop(struct pt_view *sl);
+void pt_alive_atfork_child(void);
 
 #define PT_SYS      (-1) /* write_one()'s slot for a controller's system event */
 #define PT_SYS_WAIT (-2) /* ... one that waits for room rather than be lost */

@@ -52,7 +52,7 @@ static int place_segment(struct pt_target *tg, const struct pt_geom *g, struct p
 		pt_target_uncount(tg); /* a claimed slot keeps the segment across exec now */
 		if (rc != 0)
 			return rc;
-		if ((rc = pt_region_alloc(tg, g->seg_size, g->prealloc, &t->region_off)) != 0 ||
+		if ((rc = pt_region_alloc(tg, *slot, g->seg_size, g->prealloc, &t->region_off)) != 0 ||
 		    fstat(tg->fd, &st) != 0) {
 			pt_slot_release(tg->ctl, *slot, PT_TICKET_BUSY);
 			return rc ? rc : ENOMEM;

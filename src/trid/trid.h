@@ -68,12 +68,14 @@ struct pt_target {          /* where a new stream goes */
 void pt_target_uncount(struct pt_target *tg);
 int pt_target_open(pid_t pid, struct pt_target *tg);
 void pt_target_close(struct pt_target *tg);
-int pt_region_alloc(struct pt_target *tg, uint64_t size, uint64_t prealloc, uint64_t *off);
+int pt_region_alloc(struct pt_target *tg, unsigned slot, uint64_t size, uint64_t prealloc,
+                    uint64_t *off);
 int pt_slot_claim(struct pt_target *tg, int lock_fd, unsigned *slot);
 uint64_t pt_slot_ticket(struct pt_ctl *c);
 void pt_slot_publish(struct pt_target *tg, unsigned s, uint64_t off, uint64_t size, int fd,
                      uint64_t ino, uint32_t live_byte, uint64_t ticket);
 void pt_slot_release(struct pt_ctl *c, unsigned s, uint64_t ticket);
+void pt_slot_leave(struct pt_ctl *c, unsigned s, uint64_t ticket);
 /* sysmax.c: a place among the TRACE_SYS_MAX streams of the machine (its
  * socket in *sys_fd), of which one user other than root may hold at most
  * PT_USER_SHARE; EAGAIN if none */
