@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdalign.h>
 #include <stdatomic.h>
 #include <stddef.h>
@@ -111,6 +112,14 @@ int pt_geom_backable(const struct pt_geom *g);
 
 /* the liveness lock of a stream's controller: 1 alive (or cannot tell) */
 int pt_owner_alive(int fd, uint32_t byte);
+
+/* ---------------------------------------------- file size (filesize.c) */
+/* Growing a memfd under RLIMIT_FSIZE: EFBIG, never SIGXFSZ. */
+struct pt_fsz { sigset_t old; int held, pending; };
+void pt_fsz_hold(struct pt_fsz *g);     /* SIGXFSZ held in this thread */
+void pt_fsz_release(struct pt_fsz *g);  /* a SIGXFSZ raised meanwhile dropped (errno kept) */
+int pt_fsz_truncate(int fd, uint64_t size);           /* ftruncate, -1 and errno */
+int pt_fsz_allocate(int fd, uint64_t off, uint64_t len); /* posix_fallocate, an errno */
 
 /* ---------------------------------------------------------- futex (futex.c) */
 int pt_futex_wait(_Atomic uint32_t *addr, uint32_t val, int rel_ms);

@@ -86,7 +86,7 @@ static struct pt_ctl *ctl_make(int *fdp)
 
 	if (fd < 0)
 		return NULL;
-	if (ftruncate(fd, PT_CTL_SIZE) != 0 ||
+	if (pt_fsz_truncate(fd, PT_CTL_SIZE) != 0 || /* (RLIMIT_FSIZE: no segment, no signal) */
 	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_SEAL) != 0 ||
 	    (c = mmap(NULL, PT_CTL_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED) {
 		close(fd);

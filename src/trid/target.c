@@ -289,11 +289,11 @@ int pt_region_alloc(struct pt_target *tg, uint64_t size, uint64_t prealloc, uint
 	 * controllers growing it at once the larger size wins */
 	if (fstat(tg->fd, &st) != 0)
 		return ENOMEM;
-	if ((uint64_t)st.st_size < nw && ftruncate(tg->fd, (off_t)nw) != 0 && errno != EPERM)
-		return errno == EFBIG ? ENOMEM : ENOMEM;
+	if ((uint64_t)st.st_size < nw && pt_fsz_truncate(tg->fd, nw) != 0 && errno != EPERM)
+		return ENOMEM; /* (EFBIG: this process's RLIMIT_FSIZE) */
 	if (fstat(tg->fd, &st) != 0 || (uint64_t)st.st_size < nw)
 		return ENOMEM;
-	if (posix_fallocate(tg->fd, (off_t)end, (off_t)prealloc) != 0)
+	if (pt_fsz_allocate(tg->fd, end, prealloc) != 0)
 		return ENOMEM;
 	*off = end;
 	return 0;
