@@ -7,9 +7,15 @@
 #include <fcntl.h>
 #include "api.h"
 
-/* A process that exits without shutting its streams down: shut them down
- * (exec and kill are seen by the traced side through the liveness lock). */
-__attribute__((destructor)) static void stream_fini(void)
+/* A process that exits or execs without shutting its streams down: they
+ * are shut down "as if an explicit call were made to the
+ * posix_trace_shutdown() function" -- at exit by this destructor (also
+ * when a flusher ends the process for a program whose threads have all
+ * ended, trid/flusher.c), at exec by the exec functions of the library
+ * (traced/exec.c).  The streams of a parent that forked this process are
+ * the parent's.  (A kill is seen by the traced side through the liveness
+ * lock.) */
+static void streams_shutdown(void)
 {
 	for (unsigned i = 0; i < TRACE_SYS_MAX; i++) {
 		struct pt_trid *t = pt_trid_at(i);
@@ -17,6 +23,16 @@ __attribute__((destructor)) static void stream_fini(void)
 		    t->kind == PT_KIND_STREAM)
 			posix_trace_shutdown(pt_trid_id(t));
 	}
+}
+
+__attribute__((destructor)) static void stream_fini(void)
+{
+	streams_shutdown();
+}
+
+__attribute__((constructor)) static void stream_init(void)
+{
+	pt_exec_shutdown = streams_shutdown;
 }
 
 static int create(pid_t pid, const trace_attr_t *attr, int logfd, trace_id_t *trid)

@@ -74,6 +74,10 @@ void pt_slot_own_fd(unsigned s, int fd, int close_it);
 /* exec.c: the process's own exec keeps its control segment (and the fds
  * of inherited streams), which are otherwise close-on-exec */
 void pt_exec_init(void);
+/* set at load by the layer that owns trace ids (api/create.c): called
+ * before this image's own exec, when the exec should succeed, to shut its
+ * streams down as the standard says */
+extern void (*pt_exec_shutdown)(void);
 int pt_ctl_adopt(const char *env); /* after exec: 0 if the value named ours */
 extern int pt_secure; /* AT_SECURE: set-user-ID, set-group-ID, capabilities */
 int pt_reopen_at(int32_t pid, int32_t fd, uint64_t ino); /* /proc/PID/fd/FD if inode ino */
