@@ -121,6 +121,14 @@ void pt_fsz_release(struct pt_fsz *g);  /* a SIGXFSZ raised meanwhile dropped (e
 int pt_fsz_truncate(int fd, uint64_t size);           /* ftruncate, -1 and errno */
 int pt_fsz_allocate(int fd, uint64_t off, uint64_t len); /* posix_fallocate, an errno */
 
+/* ------------------------------------------------ own descriptors (fdown.c) */
+/* A descriptor of the library's, known by its file: the program may have
+ * closed it and given its number to a file of its own. */
+struct pt_fdid { uint64_t dev, ino; };
+void pt_fdid_of(int fd, struct pt_fdid *id);          /* zero if fd is not open */
+int pt_fd_is(int fd, const struct pt_fdid *id);       /* fd is still that file */
+void pt_close_own(int fd, const struct pt_fdid *id);  /* closed only if so */
+
 /* ---------------------------------------------------------- futex (futex.c) */
 int pt_futex_wait(_Atomic uint32_t *addr, uint32_t val, int rel_ms);
 void pt_futex_wake(_Atomic uint32_t *addr);

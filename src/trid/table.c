@@ -71,10 +71,8 @@ static void trid_release(struct pt_trid *t)
 		pt_map_release(t->hdr, t->map_size);
 	if (t->tctl && !t->tctl_own)
 		munmap(t->tctl, PT_CTL_SIZE);
-	if (t->fd >= 0)
-		close(t->fd);
-	if (t->sys_fd >= 0)
-		close(t->sys_fd);
+	pt_close_own(t->fd, &t->fd_id);
+	pt_close_own(t->sys_fd, &t->sys_id);
 	pt_reader_free(&t->rd);
 	pt_clock_free(&t->clk);
 	t->hdr = NULL;
