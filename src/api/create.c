@@ -5,6 +5,8 @@
  * and at exit, the streams a program left running are shut down.
  */
 #include <fcntl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include "api.h"
 
 /* A process that exits or execs without shutting its streams down: they
@@ -13,10 +15,15 @@
  * when a flusher ends the process for a program whose threads have all
  * ended, trid/flusher.c), at exec by the exec functions of the library
  * (traced/exec.c).  The streams of a parent that forked this process are
- * the parent's.  (A kill is seen by the traced side through the liveness
+ * the parent's, and so are those of a child made by clone().  (A kill is seen by the traced side through the liveness
  * lock.) */
 static void streams_shutdown(void)
 {
+	/* a child made by clone() without the C library's fork handlers
+	 * (pt_pid is then its parent's): the parent's streams are not its own,
+	 * and their flushers are not in this process */
+	if ((pid_t)syscall(SYS_getpid) != pt_pid)
+		return;
 	for (unsigned i = 0; i < TRACE_SYS_MAX; i++) {
 		struct pt_trid *t = pt_trid_at(i);
 		if (t->in_use && !atomic_load(&t->dead) && t->fork_gen == pt_fork_gen &&

@@ -39,6 +39,7 @@ PT_API const unsigned int *__posix_trace_gate = (const unsigned int *)&fallback.
 _Static_assert(PT_NIDS == 1024 && PT_NIDS / 64 == 16, "<trace.h> indexes 16 words of wanted bits");
 PT_API const unsigned long long *__posix_trace_want = (const unsigned long long *)fallback.c.want;
 int pt_ctl_fd = -1;
+struct pt_fdid pt_ctl_id;
 int pt_secure;
 extern unsigned long getauxval(unsigned long type); /* <sys/auxv.h> */
 
@@ -108,6 +109,7 @@ static void ctl_use(struct pt_ctl *c, int fd)
 	__posix_trace_gate = (const unsigned int *)&c->live;
 	__posix_trace_want = (const unsigned long long *)c->want;
 	pt_ctl_fd = fd;
+	pt_fdid_of(fd, &pt_ctl_id);
 }
 
 /* An inherited stream's memfd, opened again after exec where the process
@@ -349,7 +351,10 @@ void pt_ctl_atfork_child(void)
 	atomic_store(&c->live, live | PT_LIVE_BUMP);
 	want_recompute(c);
 	ctl_publish(c);
-	if (c != &fallback.c && pt_ctl_fd >= 0 && fd != pt_ctl_fd) {
+	if (c != &fallback.c && pt_ctl_fd >= 0 && fd != pt_ctl_fd && pt_fd_is(pt_ctl_fd, &pt_ctl_id)) {
+		/* (not over a file of the program's that took the number after
+		 * it closed ours: then the new number is kept, and exec.c names
+		 * it) */
 		dup3(fd, pt_ctl_fd, O_CLOEXEC); /* the parent's control segment is not ours */
 		close(fd);
 		fd = pt_ctl_fd;

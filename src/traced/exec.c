@@ -125,7 +125,9 @@ static char *const *keep_begin(struct keep *k, char *const *envp)
 	if (!k->own)
 		return envp;
 	atomic_store(&pt_ctl->exec, PT_EXEC_DECIDING);
-	if (pt_secure || !traced_now() || getuid() != load_uid || geteuid() != load_euid ||
+	/* (a program that closed the segment's fd may have a file of its own
+	 * at that number now: it is not made inheritable) */
+	if (pt_secure || !traced_now() || !pt_fd_is(pt_ctl_fd, &pt_ctl_id) || getuid() != load_uid || geteuid() != load_euid ||
 	    getgid() != load_gid || getegid() != load_egid) {
 		atomic_store(&pt_ctl->exec, PT_EXEC_DROPPED);
 		return envp;

@@ -57,6 +57,7 @@ static inline struct pt_view *pt_view(unsigned s)
  * when no memfd could be made) and its fd (-1 without memfd). */
 extern struct pt_ctl *pt_ctl;
 extern int pt_ctl_fd;
+extern struct pt_fdid pt_ctl_id; /* its file: the program may have closed pt_ctl_fd */
 void pt_ctl_atfork_child(void);
 struct pt_ctl *pt_ctl_map(int fd, pid_t pid);
 void pt_ctl_bump(struct pt_ctl *c, uint32_t set, uint32_t clear);
