@@ -173,7 +173,7 @@ check: $(TESTS) $(SHARED) $(BUILD)/header-ok $(CLI) $(EXAMPLES)
 STRESS_GOLDEN ?= 50
 STRESS_REPEAT ?= 10
 STRESS_TESTS := autoshutdown cli_live cli_record cli_relayd cli_tty clock_order concurrent_reader exec_trace fault_fork \
-                fault_kill fault_signals life_exec life_limits life_threads \
+                fault_kill fault_signals life_edges life_exec life_limits life_threads \
                 getnext_wait hostile hostile_remote inherit inherit_tree log_crash log_fastpath log_merge \
                 log_flusher loss_count \
                 log_policies log_remote records remote shutdown_race shutdown_reuse signals threads \
