@@ -508,8 +508,10 @@ int pt_flusher_claim(struct pt_trid *t)
 void pt_flusher_forget(struct pt_trid *t)
 {
 	atomic_store(&flushers, 0); /* the child has no thread of ours */
+	pt_logw_free(&t->fl->w); /* (memory only: the log's fd is the program's) */
 	free(t->fl->buf);
 	free(t->fl->stage);
+	free(t->fl->obuf);
 	free(t->fl);
 	t->fl = NULL;
 }

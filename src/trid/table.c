@@ -83,7 +83,11 @@ static void trid_release(struct pt_trid *t)
 static void atfork_child(void)
 {
 	pt_fork_gen++;
-	pthread_mutex_init(&pt_trid_table_lock, NULL);
+	/* taken by this thread in atfork_prepare: given back, as in the
+	 * parent (made anew, ThreadSanitizer took it for still held, and a
+	 * later lock by another thread of the child, at exit, for a double
+	 * lock) */
+	pthread_mutex_unlock(&pt_trid_table_lock);
 	for (unsigned i = 0; i < TRACE_SYS_MAX; i++) {
 		struct pt_trid *t = &trids[i];
 		atomic_store(&t->lock, 0);
