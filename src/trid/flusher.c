@@ -58,6 +58,7 @@ struct pt_flusher {
 	size_t cap;
 	struct staged st[STAGE_EV]; /* a batch between the stream and the log */
 	unsigned char *stage;       /* its payloads: STAGE_BYTES + one event */
+	sigset_t mask;              /* the creating thread's signal mask */
 };
 
 static void note_error(struct pt_flusher *f, int rc)
@@ -323,8 +324,10 @@ static int program_ended(void)
 	return n > 0 && n <= 1 + (long long)atomic_load(&flushers);
 }
 
-/* At most every 100 ms, from the flusher's loop (no lock held). */
-static void check_program(struct timespec *last)
+/* At most every 100 ms, from the flusher's loop (no lock held).  The
+ * exit handlers run with the signal mask of the thread that made the
+ * stream, a thread of the program's, not with every signal blocked. */
+static void check_program(struct pt_flusher *f, struct timespec *last)
 {
 	struct timespec now;
 
@@ -332,8 +335,10 @@ static void check_program(struct timespec *last)
 	if ((now.tv_sec - last->tv_sec) * 1000000000ll + (now.tv_nsec - last->tv_nsec) < 100000000)
 		return;
 	*last = now;
-	if (!atomic_load(&exiting) && program_ended() && !atomic_exchange(&exiting, 1))
+	if (!atomic_load(&exiting) && program_ended() && !atomic_exchange(&exiting, 1)) {
+		pthread_sigmask(SIG_SETMASK, &f->mask, NULL);
 		exit(0); /* what the C library would have done (this thread's stream: pt_flusher_stop) */
+	}
 }
 
 static void *flusher_main(void *arg)
@@ -345,7 +350,7 @@ static void *flusher_main(void *arg)
 	pt_nowait = 1; /* (no-loss mode) a writer here, a signal handler, must
 	                * not wait for the room only this thread makes */
 	for (;;) {
-		check_program(&last);
+		check_program(f, &last);
 		/* a calibration point when the last is 40 ms old: the events
 		 * this thread converts later are then never converted across
 		 * more than that (clock.c) */
@@ -423,6 +428,9 @@ int pt_flusher_start(struct pt_trid *t, int fd)
 	sigset_t all, old;
 	sigfillset(&all);
 	int masked = pthread_sigmask(SIG_SETMASK, &all, &old) == 0; /* the thread's, from birth */
+	f->mask = old;
+	if (!masked)
+		sigemptyset(&f->mask);
 	rc = pthread_create(&f->thread, NULL, flusher_main, t);
 	if (masked)
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
