@@ -15,8 +15,8 @@
  * when a flusher ends the process for a program whose threads have all
  * ended, trid/flusher.c), at exec by the exec functions of the library
  * (traced/exec.c).  The streams of a parent that forked this process are
- * the parent's, and so are those of a child made by clone().  (A kill is seen by the traced side through the liveness
- * lock.) */
+ * the parent's, and so are those of a child made by clone().  (A kill is
+ * seen by the traced side through the liveness lock.) */
 static void streams_shutdown(void)
 {
 	/* a child made by clone() without the C library's fork handlers

@@ -43,10 +43,10 @@
  */
 #include <dlfcn.h>
 #include <fcntl.h>
-#include <stdarg.h>
-#include <string.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -127,8 +127,9 @@ static char *const *keep_begin(struct keep *k, char *const *envp)
 	atomic_store(&pt_ctl->exec, PT_EXEC_DECIDING);
 	/* (a program that closed the segment's fd may have a file of its own
 	 * at that number now: it is not made inheritable) */
-	if (pt_secure || !traced_now() || !pt_fd_is(pt_ctl_fd, &pt_ctl_id) || getuid() != load_uid || geteuid() != load_euid ||
-	    getgid() != load_gid || getegid() != load_egid) {
+	if (pt_secure || !traced_now() || !pt_fd_is(pt_ctl_fd, &pt_ctl_id) ||
+	    getuid() != load_uid || geteuid() != load_euid || getgid() != load_gid ||
+	    getegid() != load_egid) {
 		atomic_store(&pt_ctl->exec, PT_EXEC_DROPPED);
 		return envp;
 	}
