@@ -201,7 +201,7 @@ STRESS_GOLDEN ?= 50
 STRESS_REPEAT ?= 10
 STRESS_TESTS := autoshutdown cli_live cli_record cli_relayd cli_tty clock_order concurrent_reader exec_trace fault_fork \
                 fork_chunks attach_leave log_writing \
-                fault_kill fault_signals \
+                fault_kill fault_signals life_edges life_exec life_limits life_threads \
                 getnext_wait hermetic hostile hostile_remote inherit inherit_tree log_clear log_crash log_fastpath log_merge \
                 log_flusher log_types loss_count \
                 log_policies log_remote records remote shutdown_race shutdown_reuse signals threads \

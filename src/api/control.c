@@ -133,14 +133,14 @@ PT_API int posix_trace_shutdown(trace_id_t trid)
 		pt_detach_now((unsigned)t->slot, t->ticket); /* no thread can be using it */
 
 	pt_lock(&t->lock);
-	if (t->region_off)
+	if (t->region_off && pt_fd_is(t->fd, &t->fd_id)) /* (not a file of the program's) */
 		fallocate(t->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)t->region_off,
 		          (off_t)t->map_size);
 	pt_map_release(h, t->map_size);
 	if (t->tctl && !t->tctl_own)
 		munmap(t->tctl, PT_CTL_SIZE);
-	close(t->fd);      /* releases the liveness lock */
-	close(t->sys_fd);  /* and the system-wide count */
+	pt_close_own(t->fd, &t->fd_id);      /* releases the liveness lock */
+	pt_close_own(t->sys_fd, &t->sys_id); /* and the system-wide count */
 	pt_reader_free(&t->rd);
 	pt_clock_free(&t->clk);
 	t->hdr = NULL;

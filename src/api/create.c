@@ -5,18 +5,41 @@
  * and at exit, the streams a program left running are shut down.
  */
 #include <fcntl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include "api.h"
 
-/* A process that exits without shutting its streams down: shut them down
- * (exec and kill are seen by the traced side through the liveness lock). */
-__attribute__((destructor)) static void stream_fini(void)
+/* A process that exits or execs without shutting its streams down: they
+ * are shut down "as if an explicit call were made to the
+ * posix_trace_shutdown() function" -- at exit by this destructor (also
+ * when a flusher ends the process for a program whose threads have all
+ * ended, trid/flusher.c), at exec by the exec functions of the library
+ * (traced/exec.c).  The streams of a parent that forked this process are
+ * the parent's, and so are those of a child made by clone().  (A kill is
+ * seen by the traced side through the liveness lock.) */
+static void streams_shutdown(void)
 {
+	/* a child made by clone() without the C library's fork handlers
+	 * (pt_pid is then its parent's): the parent's streams are not its own,
+	 * and their flushers are not in this process */
+	if ((pid_t)syscall(SYS_getpid) != pt_pid)
+		return;
 	for (unsigned i = 0; i < TRACE_SYS_MAX; i++) {
 		struct pt_trid *t = pt_trid_at(i);
 		if (t->in_use && !atomic_load(&t->dead) && t->fork_gen == pt_fork_gen &&
 		    t->kind == PT_KIND_STREAM)
 			posix_trace_shutdown(pt_trid_id(t));
 	}
+}
+
+__attribute__((destructor)) static void stream_fini(void)
+{
+	streams_shutdown();
+}
+
+__attribute__((constructor)) static void stream_init(void)
+{
+	pt_exec_shutdown = streams_shutdown;
 }
 
 static int create(pid_t pid, const trace_attr_t *attr, int logfd, trace_id_t *trid)

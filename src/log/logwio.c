@@ -213,15 +213,21 @@ int pt_logw_put(struct pt_logw *w, const void *a, uint32_t alen, const void *b,
 	struct iovec iov[3] = { { (void *)a, alen }, { (void *)b, blen }, { (void *)c, clen } };
 	struct iovec *v = iov;
 	uint64_t off = w->pos;
-	sigset_t pipe, old, pend;
-	int n = 3, rc = 0, guard = 0, pending = 0;
+	sigset_t sigs, old, pend, drop;
+	int n = 3, rc = 0, guard, pending = 0, pending_fsz;
 
-	if (w->is_fifo) { /* a closed pipe must fail the write, not kill the process */
-		sigemptyset(&pipe);
-		sigaddset(&pipe, SIGPIPE);
-		pending = sigpending(&pend) == 0 && sigismember(&pend, SIGPIPE);
-		guard = pthread_sigmask(SIG_BLOCK, &pipe, &old) == 0;
-	}
+	/* a closed pipe, or a log past RLIMIT_FSIZE, must fail the write, not
+	 * kill the process: SIGPIPE and SIGXFSZ held, and one that this write
+	 * raised taken back */
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGXFSZ);
+	if (w->is_fifo)
+		sigaddset(&sigs, SIGPIPE);
+	if (sigpending(&pend) != 0)
+		sigfillset(&pend);
+	pending = sigismember(&pend, SIGPIPE);
+	pending_fsz = sigismember(&pend, SIGXFSZ);
+	guard = pthread_sigmask(SIG_BLOCK, &sigs, &old) == 0;
 	while (n) {
 		ssize_t k;
 
@@ -257,9 +263,19 @@ int pt_logw_put(struct pt_logw *w, const void *a, uint32_t alen, const void *b,
 		}
 	}
 	if (guard) {
-		if (rc == EPIPE && !pending && sigpending(&pend) == 0 && sigismember(&pend, SIGPIPE)) {
-			struct timespec zero = { 0, 0 };
-			(void)sigtimedwait(&pipe, NULL, &zero);
+		struct timespec zero = { 0, 0 };
+		sigemptyset(&drop);
+		if (rc == EPIPE && w->is_fifo && !pending)
+			sigaddset(&drop, SIGPIPE);
+		if (!pending_fsz)
+			sigaddset(&drop, SIGXFSZ);
+		while (sigpending(&pend) == 0 &&
+		       ((sigismember(&drop, SIGPIPE) && sigismember(&pend, SIGPIPE)) ||
+		        (sigismember(&drop, SIGXFSZ) && sigismember(&pend, SIGXFSZ)))) {
+			int sig = sigtimedwait(&drop, NULL, &zero);
+			if (sig < 0)
+				break;
+			sigdelset(&drop, sig);
 		}
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 	}

@@ -81,10 +81,10 @@ int pt_segment_create(const struct pt_geom *g, int *fdp, struct pt_hdr **hdrp)
 	fd = memfd_create("posixtrace-stream", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (fd < 0)
 		return errno == EMFILE || errno == ENFILE ? EAGAIN : ENOMEM;
-	if (ftruncate(fd, (off_t)g->seg_size) != 0)
+	if (pt_fsz_truncate(fd, g->seg_size) != 0) /* (EFBIG: RLIMIT_FSIZE) */
 		goto nomem;
 	/* reserve the memory the stream is promised; the reserve stays sparse */
-	rc = posix_fallocate(fd, 0, (off_t)g->prealloc);
+	rc = pt_fsz_allocate(fd, 0, g->prealloc);
 	if (rc != 0)
 		goto nomem;
 	/* nobody may shrink the segment under a reader (that would be SIGBUS) */

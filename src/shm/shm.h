@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdalign.h>
 #include <stdatomic.h>
 #include <stddef.h>
@@ -34,6 +35,10 @@
  * mapping and copies of its geometry.  Views are never changed while a
  * thread may use them: attaching fills a free view and then publishes its
  * index in pt_proc.cur (see attach.c). */
+/* A descriptor of the library's, known by its file: the program may have
+ * closed it and given its number to a file of its own (fdown.c). */
+struct pt_fdid { uint64_t dev, ino; };
+
 struct pt_view {
 	/* what the recording path reads on every event, on one cache line
 	 * (with the filter word of the event's id) */
@@ -73,6 +78,8 @@ struct pt_view {
 	 * the segment's region is mapped here */
 	uint32_t alive_key;
 	int alive_fd;
+	struct pt_fdid alive_id; /* its file: the program may have closed the fd
+	                          * and opened one of its own with its number */
 	uint64_t region_off; /* where the segment starts in that file: its first
 	                      * byte is read-locked while the view maps it */
 };
@@ -119,6 +126,20 @@ int pt_geom_backable(const struct pt_geom *g);
 
 /* the liveness lock of a stream's controller: 1 alive (or cannot tell) */
 int pt_owner_alive(int fd, uint32_t byte);
+
+/* ---------------------------------------------- file size (filesize.c) */
+/* Growing a memfd under RLIMIT_FSIZE: EFBIG, never SIGXFSZ. */
+struct pt_fsz { sigset_t old; int held, pending; };
+void pt_fsz_hold(struct pt_fsz *g);     /* SIGXFSZ held in this thread */
+void pt_fsz_release(struct pt_fsz *g);  /* a SIGXFSZ raised meanwhile dropped (errno kept) */
+int pt_fsz_truncate(int fd, uint64_t size);           /* ftruncate, -1 and errno */
+int pt_fsz_allocate(int fd, uint64_t off, uint64_t len); /* posix_fallocate, an errno */
+
+/* ------------------------------------------------ own descriptors (fdown.c) */
+/* (struct pt_fdid: above, with struct pt_view) */
+void pt_fdid_of(int fd, struct pt_fdid *id);          /* zero if fd is not open */
+int pt_fd_is(int fd, const struct pt_fdid *id);       /* fd is still that file */
+void pt_close_own(int fd, const struct pt_fdid *id);  /* closed only if so */
 
 /* ---------------------------------------------------------- futex (futex.c) */
 int pt_futex_wait(_Atomic uint32_t *addr, uint32_t val, int rel_ms);

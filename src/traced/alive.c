@@ -33,8 +33,8 @@
 
 static void drop(struct pt_view *sl)
 {
-	if (sl->alive_fd > 0)
-		close(sl->alive_fd - 1);
+	if (sl->alive_fd > 0) /* (by its file: the number may be the program's now) */
+		pt_close_own(sl->alive_fd - 1, &sl->alive_id);
 	sl->alive_fd = 0;
 	sl->alive_key = 0;
 }
@@ -79,6 +79,7 @@ static void take(struct pt_view *sl)
 		                    .l_start = (off_t)PT_ALIVE_BYTE(key), .l_len = 1 };
 		if (fcntl(fd, F_OFD_SETLK, &fl) == 0) {
 			sl->alive_fd = fd + 1;
+			pt_fdid_of(fd, &sl->alive_id);
 			sl->alive_key = key;
 			break;
 		}

@@ -78,6 +78,7 @@ void pt_map_release(void *hdr, size_t size)
 void pt_slot_own_fd(unsigned s, int fd, int close_it)
 {
 	pt_proc.own_fd[s] = fd + 1;
+	pt_fdid_of(fd, &pt_proc.own_id[s]);
 	if (close_it)
 		atomic_fetch_or(&pt_proc.own_close, 1u << s);
 	else
@@ -103,7 +104,7 @@ static void own_fd_drop(unsigned s)
 
 	pt_proc.own_fd[s] = 0;
 	if (fd >= 0 && (atomic_fetch_and(&pt_proc.own_close, ~(1u << s)) >> s & 1))
-		close(fd);
+		pt_close_own(fd, &pt_proc.own_id[s]); /* (the number may be the program's now) */
 }
 
 /* Is fd still the file whose inode is ino (fd numbers get reused)? */

@@ -39,6 +39,7 @@ PT_API const unsigned int *__posix_trace_gate = (const unsigned int *)&fallback.
 _Static_assert(PT_NIDS == 1024 && PT_NIDS / 64 == 16, "<trace.h> indexes 16 words of wanted bits");
 PT_API const unsigned long long *__posix_trace_want = (const unsigned long long *)fallback.c.want;
 int pt_ctl_fd = -1;
+struct pt_fdid pt_ctl_id;
 int pt_secure;
 extern unsigned long getauxval(unsigned long type); /* <sys/auxv.h> */
 
@@ -86,7 +87,7 @@ static struct pt_ctl *ctl_make(int *fdp)
 
 	if (fd < 0)
 		return NULL;
-	if (ftruncate(fd, PT_CTL_SIZE) != 0 ||
+	if (pt_fsz_truncate(fd, PT_CTL_SIZE) != 0 || /* (RLIMIT_FSIZE: no segment, no signal) */
 	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_SEAL) != 0 ||
 	    (c = mmap(NULL, PT_CTL_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED) {
 		close(fd);
@@ -108,6 +109,7 @@ static void ctl_use(struct pt_ctl *c, int fd)
 	__posix_trace_gate = (const unsigned int *)&c->live;
 	__posix_trace_want = (const unsigned long long *)c->want;
 	pt_ctl_fd = fd;
+	pt_fdid_of(fd, &pt_ctl_id);
 }
 
 /* An inherited stream's memfd, opened again after exec where the process
@@ -300,6 +302,7 @@ void pt_ctl_atfork_child(void)
 		/* the parent's descriptor for the slot, copied by fork: the
 		 * child's own dup replaces it below, if the stream is inherited */
 		int pfd = pt_proc.own_fd[s] - 1, pclose = atomic_load(&pt_proc.own_close) >> s & 1;
+		struct pt_fdid pfd_id = pt_proc.own_id[s]; /* (closed only if still its file) */
 		pt_proc.own_fd[s] = 0;
 		atomic_fetch_and(&pt_proc.own_close, ~(1u << s));
 		if (!(atomic_load(&pt_proc.att) >> s & 1)) {
@@ -308,7 +311,7 @@ void pt_ctl_atfork_child(void)
 			 * controller made there could carry the same number) */
 			pt_proc.ticket[s] = 0;
 			if (pfd >= 0 && pclose)
-				close(pfd);
+				pt_close_own(pfd, &pfd_id);
 			continue;
 		}
 		if (sl->inherit != POSIX_TRACE_INHERITED || atomic_load(&sl->dead)) {
@@ -318,7 +321,7 @@ void pt_ctl_atfork_child(void)
 			sl->hdr = NULL;
 			pt_proc.ticket[s] = 0;
 			if (pfd >= 0 && pclose)
-				close(pfd);
+				pt_close_own(pfd, &pfd_id);
 			continue;
 		}
 		/* a descriptor of the child's own, close-on-exec: an image the
@@ -331,7 +334,7 @@ void pt_ctl_atfork_child(void)
 			pt_proc.own_src[s] = (struct pt_own_src){ getppid(), sl->home_fd,
 			                                          (uint64_t)hst.st_ino };
 		if (pfd >= 0 && pclose && pfd != hfd)
-			close(pfd);
+			pt_close_own(pfd, &pfd_id);
 		atomic_store(&n->off, atomic_load(&o->off));
 		atomic_store(&n->size, atomic_load(&o->size));
 		atomic_store(&n->fd, hfd);
@@ -356,7 +359,10 @@ void pt_ctl_atfork_child(void)
 	atomic_store(&c->live, live | PT_LIVE_BUMP);
 	want_recompute(c);
 	ctl_publish(c);
-	if (c != &fallback.c && pt_ctl_fd >= 0 && fd != pt_ctl_fd) {
+	if (c != &fallback.c && pt_ctl_fd >= 0 && fd != pt_ctl_fd && pt_fd_is(pt_ctl_fd, &pt_ctl_id)) {
+		/* (not over a file of the program's that took the number after
+		 * it closed ours: then the new number is kept, and exec.c names
+		 * it) */
 		dup3(fd, pt_ctl_fd, O_CLOEXEC); /* the parent's control segment is not ours */
 		close(fd);
 		fd = pt_ctl_fd;

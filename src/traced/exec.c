@@ -27,13 +27,28 @@
  * does not see (a raw system call, or one made inside another library)
  * keeps nothing: the new image starts untraced.
  *
- * Async-signal-safe, as exec is: system calls and a memory map.
+ * Before all that, the process's own exec shuts down the streams this
+ * image controls, "as if an explicit call were made to the
+ * posix_trace_shutdown() function" (posix_trace_shutdown(3)): their logs
+ * get every event recorded and the STOP.  Only an exec that should succeed
+ * does so: the file exists, is a regular file and may be executed (for
+ * execvp, execlp and execvpe, somewhere in PATH); a program that tries
+ * several paths in turn keeps its streams through the attempts that fail
+ * at once.  An exec that fails later (E2BIG, ENOMEM, a bad ELF file) finds
+ * its streams shut down, as docs/implementation-defined.md says.
+ *
+ * Async-signal-safe, as exec is: system calls and a memory map -- except
+ * that shutdown, which takes the trace-id locks (not there in a child
+ * after fork, a vfork child, or an image without streams).
  */
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "traced.h"
@@ -110,8 +125,11 @@ static char *const *keep_begin(struct keep *k, char *const *envp)
 	if (!k->own)
 		return envp;
 	atomic_store(&pt_ctl->exec, PT_EXEC_DECIDING);
-	if (pt_secure || !traced_now() || getuid() != load_uid || geteuid() != load_euid ||
-	    getgid() != load_gid || getegid() != load_egid) {
+	/* (a program that closed the segment's fd may have a file of its own
+	 * at that number now: it is not made inheritable) */
+	if (pt_secure || !traced_now() || !pt_fd_is(pt_ctl_fd, &pt_ctl_id) ||
+	    getuid() != load_uid || geteuid() != load_euid || getgid() != load_gid ||
+	    getegid() != load_egid) {
 		atomic_store(&pt_ctl->exec, PT_EXEC_DROPPED);
 		return envp;
 	}
@@ -165,9 +183,61 @@ static void keep_end(struct keep *k)
 	errno = e;
 }
 
+void (*pt_exec_shutdown)(void);
+
+/* path is a regular file this process may execute */
+static int runnable(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
+	       faccessat(AT_FDCWD, path, X_OK, AT_EACCESS) == 0;
+}
+
+/* ... file, as execvp looks for it: itself if it names a directory,
+ * else in each directory of PATH (the C library's default without one) */
+static int runnable_p(const char *file)
+{
+	char buf[PATH_MAX];
+	const char *path = getenv("PATH");
+	size_t fl = strlen(file);
+
+	if (!*file)
+		return 0;
+	if (strchr(file, '/'))
+		return runnable(file);
+	if (!path)
+		path = "/bin:/usr/bin";
+	for (const char *p = path;; p++) {
+		const char *end = strchr(p, ':');
+		size_t dl = end ? (size_t)(end - p) : strlen(p);
+		if (dl + 1 + fl < sizeof buf) {
+			memcpy(buf, p, dl);
+			if (!dl) /* an empty entry: the current directory */
+				buf[dl++] = '.';
+			buf[dl] = '/';
+			memcpy(buf + dl + 1, file, fl + 1);
+			if (runnable(buf))
+				return 1;
+		}
+		if (!end)
+			return 0;
+		p = end;
+	}
+}
+
+/* The process's own exec, which should succeed: its streams shut down. */
+static void exec_shutdown(int ok)
+{
+	if (ok && pt_exec_shutdown && (pid_t)syscall(SYS_getpid) == pt_pid)
+		pt_exec_shutdown();
+}
+
 static int do_execve(const char *path, char *const argv[], char *const envp[])
 {
 	struct keep k;
+
+	exec_shutdown(path && runnable(path));
 	long r = syscall(SYS_execve, path, argv, keep_begin(&k, envp));
 	keep_end(&k);
 	return (int)r;
@@ -181,6 +251,7 @@ static int do_execvpe(const char *file, char *const argv[], char *const envp[])
 		errno = ENOSYS;
 		return -1;
 	}
+	exec_shutdown(file && runnable_p(file));
 	int r = c_execvpe(file, argv, keep_begin(&k, envp));
 	keep_end(&k);
 	return r;
@@ -214,6 +285,8 @@ PT_API int fexecve(int fd, char *const argv[], char *const envp[])
 		errno = ENOSYS;
 		return -1;
 	}
+	struct stat st;
+	exec_shutdown(fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111));
 	int r = c_fexecve(fd, argv, keep_begin(&k, envp));
 	keep_end(&k);
 	return r;

@@ -27,6 +27,7 @@ struct pt_proc {
 	 * the shared control segment names is never used: anyone who may
 	 * write the segment could name any descriptor there. */
 	int own_fd[PT_SLOTS];
+	struct pt_fdid own_id[PT_SLOTS]; /* their files (closed only if still so) */
 	_Atomic uint32_t own_close;
 	/* For an inherited stream: where its memfd is open in the process it
 	 * was inherited from (pid, fd number, inode), which is where an
@@ -57,6 +58,7 @@ static inline struct pt_view *pt_view(unsigned s)
  * when no memfd could be made) and its fd (-1 without memfd). */
 extern struct pt_ctl *pt_ctl;
 extern int pt_ctl_fd;
+extern struct pt_fdid pt_ctl_id; /* its file: the program may have closed pt_ctl_fd */
 void pt_ctl_atfork_child(void);
 struct pt_ctl *pt_ctl_map(int fd, pid_t pid);
 void pt_ctl_bump(struct pt_ctl *c, uint32_t set, uint32_t clear);
@@ -75,6 +77,10 @@ void pt_slot_own_fd(unsigned s, int fd, int close_it);
 /* exec.c: the process's own exec keeps its control segment (and the fds
  * of inherited streams), which are otherwise close-on-exec */
 void pt_exec_init(void);
+/* set at load by the layer that owns trace ids (api/create.c): called
+ * before this image's own exec, when the exec should succeed, to shut its
+ * streams down as the standard says */
+extern void (*pt_exec_shutdown)(void);
 int pt_ctl_adopt(const char *env); /* after exec: 0 if the value named ours */
 extern int pt_secure; /* AT_SECURE: set-user-ID, set-group-ID, capabilities */
 int pt_reopen_at(int32_t pid, int32_t fd, uint64_t ino); /* /proc/PID/fd/FD if inode ino */

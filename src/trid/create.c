@@ -153,6 +153,8 @@ int pt_stream_create(pid_t pid, const trace_attr_t *attr, int policy, uint32_t n
 	memset(&t->sys_tw, 0, sizeof t->sys_tw);
 	t->sys_fd = sys_fd;
 	sys_fd = -1;
+	pt_fdid_of(t->fd, &t->fd_id);
+	pt_fdid_of(t->sys_fd, &t->sys_id);
 	t->pid = tg.pid;
 	if (tg.ctl) { /* tell the traced process: it maps the stream once started */
 		int own_mem = t->region_off == 0; /* a memfd of its own: this process */

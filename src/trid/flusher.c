@@ -16,8 +16,11 @@
  * then.
  */
 #include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 #include "trid.h"
 
 /* Events taken from the stream under t's lock, written out without it. */
@@ -58,6 +61,7 @@ struct pt_flusher {
 	size_t cap;
 	struct staged st[STAGE_EV]; /* a batch between the stream and the log */
 	unsigned char *stage;       /* its payloads: STAGE_BYTES + one event */
+	sigset_t mask;              /* the creating thread's signal mask */
 };
 
 static void note_error(struct pt_flusher *f, int rc)
@@ -339,15 +343,94 @@ static void flush_once(struct pt_trid *t, struct pt_flusher *f, int stop)
 	log_state(f); /* the sync may have overwritten blocks (LOOP) */
 }
 
+/* ------------------------------------------------- the program's life
+ *
+ * A flusher is a thread of the library, and must never change how the
+ * program lives or dies.  It runs with every signal blocked, so no handler
+ * of the program runs on it and no signal the program blocks in its own
+ * threads (to take it with sigwait, say) is taken here, or kills the
+ * process by its default action here.  And it never keeps the process
+ * alive: when the program's last thread has ended (main() ended with
+ * pthread_exit(), then every other thread of the program), the C library
+ * would have called exit(0); a flusher still running stops that, so it
+ * calls exit(0) itself, and the exit destructor shuts the streams down as
+ * it would have (api/create.c: everything recorded reaches the log).
+ */
+static _Atomic unsigned flushers; /* counted once running, uncounted before they end */
+static _Atomic int exiting;       /* a flusher called exit() */
+
+/* Field n (1-based, as proc(5) counts) of /proc/self/stat as a number, or
+ * its first character in *state (n = 3); -1 if it cannot be read. */
+static long long self_stat(int n, char *state)
+{
+	char buf[1024], *p;
+	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+	ssize_t k;
+
+	if (fd < 0)
+		return -1;
+	k = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (k <= 0)
+		return -1;
+	buf[k] = 0;
+	if (!(p = strrchr(buf, ')')))
+		return -1;
+	for (int f = 2; f < n; f++) /* p is at the space before field f + 1 */
+		if (!(p = strchr(p + 1, ' ')))
+			return -1;
+	if (state) {
+		*state = p[1];
+		return 0;
+	}
+	return strtoll(p + 1, NULL, 10);
+}
+
+/* 1 when no thread of the program is left: the main thread has ended (a
+ * zombie until the process ends: /proc/self/stat says Z), and, read after
+ * that, every thread still counted is the main thread or a flusher.  Once
+ * the main thread is gone only the program's threads could start new
+ * ones, so a count read after that which finds none of them is final.
+ * (The count of flushers is never above the flushers alive: a wrong
+ * answer can only be 0.) */
+static int program_ended(void)
+{
+	char state = 0;
+
+	if (self_stat(3, &state) != 0 || state != 'Z')
+		return 0;
+	long long n = self_stat(20, NULL);
+	return n > 0 && n <= 1 + (long long)atomic_load(&flushers);
+}
+
+/* At most every 100 ms, from the flusher's loop (no lock held).  The
+ * exit handlers run with the signal mask of the thread that made the
+ * stream, a thread of the program's, not with every signal blocked. */
+static void check_program(struct pt_flusher *f, struct timespec *last)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if ((now.tv_sec - last->tv_sec) * 1000000000ll + (now.tv_nsec - last->tv_nsec) < 100000000)
+		return;
+	*last = now;
+	if (!atomic_load(&exiting) && program_ended() && !atomic_exchange(&exiting, 1)) {
+		pthread_sigmask(SIG_SETMASK, &f->mask, NULL);
+		exit(0); /* what the C library would have done (this thread's stream: pt_flusher_stop) */
+	}
+}
+
 static void *flusher_main(void *arg)
 {
 	struct pt_trid *t = arg;
 	struct pt_flusher *f = t->fl;
+	struct timespec last = { 0, 0 };
 
 	pt_nowait = 1; /* (no-loss mode) a writer here, a signal handler, must
 	                * not wait for the room only this thread makes */
 	name_all(t, f); /* the types known at creation lead the log */
 	for (;;) {
+		check_program(f, &last);
 		/* a calibration point when the last is 40 ms old: the events
 		 * this thread converts later are then never converted across
 		 * more than that (clock.c) */
@@ -369,8 +452,10 @@ static void *flusher_main(void *arg)
 			pthread_cond_broadcast(&f->cv);
 			pthread_mutex_unlock(&f->mu);
 		}
-		if (stop)
+		if (stop) {
+			atomic_fetch_sub(&flushers, 1);
 			return NULL;
+		}
 		if (more)
 			continue; /* (a flush or a shutdown asked for is served first) */
 		if (f->autoflush) { /* sleep until writers wake us, or 20 ms */
@@ -423,7 +508,18 @@ int pt_flusher_start(struct pt_trid *t, int fd)
 	pthread_mutex_init(&f->mu, NULL);
 	pthread_cond_init(&f->cv, NULL);
 	t->fl = f;
-	if ((rc = pthread_create(&f->thread, NULL, flusher_main, t)) != 0) {
+	sigset_t all, old;
+	sigfillset(&all);
+	int masked = pthread_sigmask(SIG_SETMASK, &all, &old) == 0; /* the thread's, from birth */
+	f->mask = old;
+	if (!masked)
+		sigemptyset(&f->mask);
+	rc = pthread_create(&f->thread, NULL, flusher_main, t);
+	if (masked)
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc == 0)
+		atomic_fetch_add(&flushers, 1); /* (after: never counted before it exists) */
+	if (rc != 0) {
 		t->fl = NULL;
 		pt_logw_free(&f->w);
 		free(f->buf);
@@ -449,7 +545,14 @@ int pt_flusher_stop(struct pt_trid *t, int stop, void *addr)
 	pthread_cond_broadcast(&f->cv);
 	pthread_mutex_unlock(&f->mu);
 	pt_wake_readers(t->hdr);
-	pthread_join(f->thread, NULL);
+	if (pthread_equal(f->thread, pthread_self())) {
+		/* the flusher itself, in exit() (check_program): its last
+		 * flush here, as its loop would have made it */
+		flush_once(t, f, 1);
+		atomic_fetch_sub(&flushers, 1);
+	} else {
+		pthread_join(f->thread, NULL);
+	}
 	pthread_mutex_lock(&f->mu);
 	f->done = f->req;    /* the final flush answered every request */
 	pthread_mutex_unlock(&f->mu);
@@ -509,8 +612,11 @@ int pt_flusher_claim(struct pt_trid *t)
 /* In a child after fork: the flusher thread is the parent's. */
 void pt_flusher_forget(struct pt_trid *t)
 {
+	atomic_store(&flushers, 0); /* the child has no thread of ours */
+	pt_logw_free(&t->fl->w); /* (memory only: the log's fd is the program's) */
 	free(t->fl->buf);
 	free(t->fl->stage);
+	free(t->fl->obuf);
 	free(t->fl);
 	t->fl = NULL;
 }

@@ -71,10 +71,8 @@ static void trid_release(struct pt_trid *t)
 		pt_map_release(t->hdr, t->map_size);
 	if (t->tctl && !t->tctl_own)
 		munmap(t->tctl, PT_CTL_SIZE);
-	if (t->fd >= 0)
-		close(t->fd);
-	if (t->sys_fd >= 0)
-		close(t->sys_fd);
+	pt_close_own(t->fd, &t->fd_id);
+	pt_close_own(t->sys_fd, &t->sys_id);
 	pt_reader_free(&t->rd);
 	pt_clock_free(&t->clk);
 	t->hdr = NULL;
@@ -85,7 +83,11 @@ static void trid_release(struct pt_trid *t)
 static void atfork_child(void)
 {
 	pt_fork_gen++;
-	pthread_mutex_init(&pt_trid_table_lock, NULL);
+	/* taken by this thread in atfork_prepare: given back, as in the
+	 * parent (made anew, ThreadSanitizer took it for still held, and a
+	 * later lock by another thread of the child, at exit, for a double
+	 * lock) */
+	pthread_mutex_unlock(&pt_trid_table_lock);
 	for (unsigned i = 0; i < TRACE_SYS_MAX; i++) {
 		struct pt_trid *t = &trids[i];
 		atomic_store(&t->lock, 0);

@@ -333,14 +333,15 @@ int pt_region_alloc(struct pt_target *tg, unsigned slot, uint64_t size, uint64_t
 	} while (!atomic_compare_exchange_weak(&c->region_end, &end, nw));
 	/* grow the file; a shrink is refused by the seal, so of two
 	 * controllers growing it at once the larger size wins */
-	if (fstat(tg->fd, &st) != 0)
+	if (fstat(tg->fd, &st) != 0 ||
+	    ((uint64_t)st.st_size < nw && pt_fsz_truncate(tg->fd, nw) != 0 && errno != EPERM) ||
+	    fstat(tg->fd, &st) != 0 || (uint64_t)st.st_size < nw ||
+	    pt_fsz_allocate(tg->fd, end, prealloc) != 0) {
+		/* (EFBIG: this process's RLIMIT_FSIZE) the room given back if
+		 * nobody took more since, so that a smaller stream may fit */
+		atomic_compare_exchange_strong(&c->region_end, &nw, end);
 		return ENOMEM;
-	if ((uint64_t)st.st_size < nw && ftruncate(tg->fd, (off_t)nw) != 0 && errno != EPERM)
-		return errno == EFBIG ? ENOMEM : ENOMEM;
-	if (fstat(tg->fd, &st) != 0 || (uint64_t)st.st_size < nw)
-		return ENOMEM;
-	if (posix_fallocate(tg->fd, (off_t)end, (off_t)prealloc) != 0)
-		return ENOMEM;
+	}
 	*off = end;
 	return 0;
 }
