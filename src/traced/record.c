@@ -46,8 +46,8 @@ struct pt_fast {
 /* One object, so that the fast path reaches both from one TLS offset (one
  * register, or in the shared library one GOT entry).  Initial-exec TLS in
  * a library that may be dlopen()ed comes out of a small reserve (tests/abi
- * does it; glibc 2.36 with nothing else loaded took about 1.7 KiB in all):
- * keep it at 1.5 KiB and 16 bytes. */
+ * and tests/docs_agree do it; glibc 2.36 took 1680 bytes in all, not 1688,
+ * in docs_agree): keep it at 1.5 KiB and 16 bytes (thrmap.c gave them). */
 static _Thread_local struct {
 	struct pt_fast fast;
 	struct pt_tw tw[PT_SLOTS][PT_LEVELS];
