@@ -298,6 +298,27 @@ __attribute__((noinline, cold)) static void record_wake(struct pt_view *sl)
 	pt_leave(0);
 }
 
+/* The payload into the record (pt_put_bytes' result), two words a step:
+ * fewer instructions per word than its loop, on the path that counts. */
+static inline void fast_put(pt_word *dst, const unsigned char *src, uint32_t n)
+{
+	const unsigned char *end = src + (n & ~15u);
+	uint64_t a, b;
+
+	for (; src != end; src += 16, dst += 2) {
+		__builtin_memcpy(&a, src, 8);
+		__builtin_memcpy(&b, src + 8, 8);
+		atomic_store_explicit(&dst[0], a, memory_order_relaxed);
+		atomic_store_explicit(&dst[1], b, memory_order_relaxed);
+	}
+	if (n & 8) {
+		__builtin_memcpy(&a, src, 8);
+		atomic_store_explicit(dst, a, memory_order_relaxed);
+		src += 8, dst++;
+	}
+	pt_put_bytes(dst, src, n & 7);
+}
+
 /* The clock the fast path reads, clk being pt_clock_tsc's value for the
  * copy of the path (below) that reads it: the TSC with rdtsc, or rdtscp
  * (ordered), inline, with no call that would need registers saved; else
@@ -404,7 +425,7 @@ __attribute__((always_inline)) static inline void record_event(trace_event_id_t 
 		tw->addr = addr;
 	}
 	atomic_store_explicit(&p[0], w0, memory_order_relaxed);
-	pt_put_bytes(p + 1, data, n);
+	fast_put(p + 1, data, n);
 	atomic_store_explicit(commit, end, memory_order_release);
 	if (PT_UNLIKELY(atomic_load_explicit(&h->waiters, memory_order_relaxed))) {
 		record_wake(sl);
