@@ -12,8 +12,11 @@
  *   chain    the calls: the entry, a check of the id and of the control
  *            word, then the writer, each a function of its own
  *   nest     pt_enter/pt_leave: the thread's registration and nesting word
- *   loads    the chain of dependent loads: control word -> view -> stream
- *            header -> stream state, and a branch on it
+ *   loads    the checks' loads: the control word and the attached slots
+ *            against the thread's bound slot, then that slot's view ->
+ *            stream header -> stream state, and a branch on it (none of it
+ *            feeds the record's address, which comes from thread-local
+ *            words, as the floor's does: record.c, struct pt_fast)
  *   filter   the stream's filter word, a bit test
  *   commit   a release store of the chunk's commit offset
  *   waiters  a load of the stream's waiters word, a branch
@@ -84,6 +87,10 @@ static struct {
 	struct m_view *_Atomic curp[8];
 } m_proc;
 static _Thread_local _Atomic unsigned m_nest;
+/* the thread's bound slot, as struct pt_fast keeps it */
+static _Thread_local struct {
+	uint32_t bit, b;
+} m_fast = { 1, 0 };
 /* the writer's chunk, as struct pt_tw keeps it */
 static _Thread_local struct {
 	uint32_t key, idx, pos, nev;
@@ -134,10 +141,9 @@ __attribute__((always_inline)) static inline void m_write(unsigned f, trace_even
 	if (f & S_LOADS) {
 		uint32_t live = atomic_load_explicit(&m_ctl->live, memory_order_acquire) &
 		                atomic_load_explicit(&m_proc.att, memory_order_acquire) & 0xffu;
-		if (__builtin_expect(!live, 0))
+		if (__builtin_expect(live != m_fast.bit, 0))
 			goto out;
-		struct m_view *v = atomic_load_explicit(&m_proc.curp[__builtin_ctz(live)],
-		                                        memory_order_acquire);
+		struct m_view *v = atomic_load_explicit(&m_proc.curp[m_fast.b], memory_order_acquire);
 		h = v->hdr;
 		filter = v->filter;
 		if (__builtin_expect(!(atomic_load_explicit(&h->state, memory_order_acquire) & 1), 0))
@@ -306,7 +312,7 @@ int main(void)
 		  loop_floor },
 		{ "nest", "pt_enter/pt_leave (registration test, nesting word)", loop_nest,
 		  loop_floor },
-		{ "loads", "dependent loads: control word -> view -> header -> state", loop_loads,
+		{ "loads", "the checks' loads: control word, attached slots; bound slot -> view -> header -> state", loop_loads,
 		  loop_floor },
 		{ "filter", "the filter word, a bit test", loop_filter, loop_floor },
 		{ "commit", "the commit store (release, a line of its own)", loop_commit,

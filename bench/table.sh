@@ -72,7 +72,7 @@ tables() {
 			for (i = 1; i <= n; i++)
 				if (names[i] in bench) { $0 = bench[names[i]]; printf "| %s | %s |\n", names[i], f(num("ns_per_event"), 2) }
 			if ("floor vs recorder" in bench) { $0 = bench["floor vs recorder"]; printf "| recorder − floor (median of interleaved pairs) | %+.2f |\n", num("above_floor_ns") }
-			if ("loop 2 threads aggregate" in bench) { $0 = bench["loop 2 threads aggregate"]; printf "\n2 threads / 1 thread: %s (two CPU-bound threads of plain arithmetic: %s). ", f(num("ratio_to_1_thread"), 2), f(num("machine_scaling"), 2) }
+			if ("loop 2 threads aggregate" in bench) { $0 = bench["loop 2 threads aggregate"]; printf "\n2 threads / 1 thread: %s (the floor: %s); by each thread CPU time %s (the floor: %s) (two CPU-bound threads of plain arithmetic: %s). ", f(num("ratio_to_1_thread"), 2), f(num("floor_ratio"), 2), f(num("cpu_ratio"), 2), f(num("floor_cpu_ratio"), 2), f(num("machine_scaling"), 2) }
 			if ("stream reader getnext" in bench) { $0 = bench["stream reader getnext"]; printf "getnext on a filled stream: %s M events/s. ", f(num("events_per_s") / 1e6, 1) }
 			if (na) {
 				printf "\n`bench/ablate`, each step of the recording path added to the floor (ns, median of interleaved pairs; a `+` step adds to the ones before it; `recorder` is the library):"

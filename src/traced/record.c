@@ -5,7 +5,9 @@
  * Otherwise, in the common case (record_event: one stream, nothing
  * changed): the thread's busy mark, the live word, one load of the stream
  * state, one bit test of the filter, a timestamp, a copy into the
- * thread's own chunk and a release store of the chunk's commit offset;
+ * thread's own chunk, whose address the thread keeps in its TLS (no chain
+ * of loads before it is known: struct pt_fast), and a release store of
+ * the chunk's commit offset;
  * anything else goes the general way (record_check, write_one), which
  * also serves several streams at once.  No syscall, lock or allocation
  * (a new chunk costs a few atomics).  A signal handler that
@@ -17,10 +19,87 @@
 
 #undef posix_trace_event /* <trace.h>'s inline test: this is the function */
 
-static _Thread_local struct pt_tw pt_tw[PT_SLOTS][PT_LEVELS] PT_TLS;
-/* initial-exec TLS in a library that may be dlopen()ed comes out of a small
- * reserve (tests/abi does it): keep this table at 1.5 KiB */
+
+/* The writers (struct pt_tw, one per slot and nesting level) and the fast
+ * path's own state (record_event), 16 bytes in front of them.
+ * One slot at a time, b, is this thread's "bound" slot: its level-0
+ * writer is kept in tw[0][0], a fixed place in the thread's TLS, and
+ * slot 0's in tw[b][0] (the two rows swapped; with b == 0 nothing is;
+ * tw_at() finds any slot's),
+ * so that the fast path finds its writer with no load.  While armed (bit
+ * is 1u << b), data is where that writer's chunk starts: the record's
+ * address is data + pos, two loads from fixed TLS offsets and an add,
+ * not the chain control word -> view -> data.  Armed only by fast_arm(),
+ * at the end of an event written the general way at level 0 (the thread
+ * registered, one stream running here, the writer holding a chunk of its
+ * current epoch); disarmed before any write the general way at level 0
+ * and whenever the rows change (thread exit, fork).  Signal handlers
+ * record at level 1 or deeper and never touch either.  Armed is not
+ * valid: every event still checks the control word, the attached slots,
+ * the view and the stream's state (record_event). */
+#define PT_FAST_OFF (1u << 31) /* never a set of running slots (PT_LIVE_MASK) */
+struct pt_fast {
+	char *data;   /* armed: the start of tw[0][0]'s chunk */
+	uint32_t bit; /* armed: 1u << b, the one running slot; else PT_FAST_OFF */
+	uint32_t b;   /* the bound slot */
+};
+/* One object, so that the fast path reaches both from one TLS offset (one
+ * register, or in the shared library one GOT entry).  Initial-exec TLS in
+ * a library that may be dlopen()ed comes out of a small reserve (tests/abi
+ * and tests/docs_agree do it; glibc 2.36 took 1680 bytes in all, not 1688,
+ * in docs_agree): keep it at 1.5 KiB and 16 bytes (thrmap.c gave them). */
+static _Thread_local struct {
+	struct pt_fast fast;
+	struct pt_tw tw[PT_SLOTS][PT_LEVELS];
+} pt_rec PT_TLS = { .fast = { NULL, PT_FAST_OFF, 0 } };
 _Static_assert(sizeof(struct pt_tw) == 48, "struct pt_tw grew: mind the static TLS reserve");
+_Static_assert(sizeof pt_rec == 16 + 48 * PT_SLOTS * PT_LEVELS, "mind the static TLS reserve");
+
+/* Slot s's writer at nesting level l. */
+static inline struct pt_tw *tw_at(unsigned s, unsigned l)
+{
+	unsigned b = pt_rec.fast.b;
+	if (l == 0)
+		s = s == b ? 0 : s == 0 ? b : s;
+	return &pt_rec.tw[s][l];
+}
+
+static void tw_swap0(unsigned r)
+{
+	struct pt_tw t = pt_rec.tw[0][0];
+	pt_rec.tw[0][0] = pt_rec.tw[r][0];
+	pt_rec.tw[r][0] = t;
+}
+
+/* The end of an event written the general way at level 0 (pt_nest held,
+ * pt_fast disarmed), w the control word it acted on: arm the fast path
+ * if the next event can take it, binding the running slot's writer to
+ * tw[0][0] first if another slot is bound. */
+static void fast_arm(uint32_t w)
+{
+	uint32_t att = atomic_load_explicit(&pt_proc.att, memory_order_acquire);
+	uint32_t live = w & att & PT_LIVE_MASK;
+
+	if (w != atomic_load_explicit(&pt_proc.seen, memory_order_relaxed) || !live ||
+	    (live & (live - 1)))
+		return;
+	unsigned s = (unsigned)__builtin_ctz(live);
+	if (s != pt_rec.fast.b) {
+		if (pt_rec.fast.b)
+			tw_swap0(pt_rec.fast.b); /* slot 0's writer home again */
+		if (s)
+			tw_swap0(s);
+		pt_rec.fast.b = s;
+	}
+	struct pt_view *sl = pt_view_att(s);
+	struct pt_tw *tw = &pt_rec.tw[0][0];
+	uint32_t st = atomic_load_explicit(&sl->hdr->state, memory_order_acquire);
+	if (!(st & PT_ST_RUNNING) || sl->test_hdr_filter || !tw->key ||
+	    tw->key != pt_tw_key(sl, st) || tw->idx >= sl->nchunks)
+		return;
+	pt_rec.fast.data = pt_chunk_data(sl, tw->idx);
+	pt_rec.fast.bit = live;
+}
 
 /* Write one event into the stream sl through writer tw.  s is the slot
  * for a traced process's own writes, PT_SYS for a controller's system
@@ -107,12 +186,6 @@ __attribute__((always_inline)) static inline int write_one(struct pt_view *sl, s
 	return 0;
 }
 
-static inline uint32_t live_slots(void)
-{
-	return atomic_load_explicit(&pt_ctl->live, memory_order_acquire) &
-	       atomic_load_explicit(&pt_proc.att, memory_order_acquire) & PT_LIVE_MASK;
-}
-
 /* Into each running stream, or counted lost when nested deeper than we
  * keep chunks for. */
 static void record_each(trace_event_id_t id, const void *data, size_t len, uint32_t live,
@@ -122,7 +195,7 @@ static void record_each(trace_event_id_t id, const void *data, size_t len, uint3
 		unsigned s = (unsigned)__builtin_ctz(live);
 		live &= live - 1;
 		if (PT_LIKELY(level < PT_LEVELS))
-			write_one(pt_view_att(s), &pt_tw[s][level], (int)s, level, id, data, len,
+			write_one(pt_view_att(s), tw_at(s, level), (int)s, level, id, data, len,
 			          (uintptr_t)addr);
 		else
 			pt_pool_note_lost(pt_view(s)->hdr, 1, pt_now(), 1, (uint64_t)pthread_self(),
@@ -139,7 +212,14 @@ __attribute__((noinline)) static void record_user(trace_event_id_t id, const voi
 	if (PT_UNLIKELY(!data))
 		len = 0; /* no data to copy: an empty event rather than a crash */
 	/* reload: a shutdown clears the bit, then waits for pt_nest to drop */
-	record_each(id, data, len, live_slots(), addr, level);
+	uint32_t w = atomic_load_explicit(&pt_ctl->live, memory_order_acquire);
+	if (level == 0)
+		pt_rec.fast.bit = PT_FAST_OFF; /* the write may change tw[0][0] */
+	record_each(id, data, len,
+	            w & atomic_load_explicit(&pt_proc.att, memory_order_acquire) & PT_LIVE_MASK,
+	            addr, level);
+	if (level == 0)
+		fast_arm(w);
 	pt_leave(level);
 }
 
@@ -233,6 +313,27 @@ __attribute__((noinline, cold)) static void record_wake(struct pt_view *sl)
 	pt_leave(0);
 }
 
+/* The payload into the record (pt_put_bytes' result), two words a step:
+ * fewer instructions per word than its loop, on the path that counts. */
+static inline void fast_put(pt_word *dst, const unsigned char *src, uint32_t n)
+{
+	const unsigned char *end = src + (n & ~15u);
+	uint64_t a, b;
+
+	for (; src != end; src += 16, dst += 2) {
+		__builtin_memcpy(&a, src, 8);
+		__builtin_memcpy(&b, src + 8, 8);
+		atomic_store_explicit(&dst[0], a, memory_order_relaxed);
+		atomic_store_explicit(&dst[1], b, memory_order_relaxed);
+	}
+	if (n & 8) {
+		__builtin_memcpy(&a, src, 8);
+		atomic_store_explicit(dst, a, memory_order_relaxed);
+		src += 8, dst++;
+	}
+	pt_put_bytes(dst, src, n & 7);
+}
+
 /* The clock the fast path reads, clk being pt_clock_tsc's value for the
  * copy of the path (below) that reads it: the TSC with rdtsc, or rdtscp
  * (ordered), inline, with no call that would need registers saved; else
@@ -256,17 +357,20 @@ static void record_other_clock(trace_event_id_t id, const void *data, size_t len
 /* An event wanted by a running stream here, its id in range: the common
  * case, written straight through in one frame whose only calls are tail
  * calls.  The thread not inside posix_trace_event already (nesting level
- * 0), nothing changed since its last resync, one stream running, the
- * caller in the object of the thread's last event, the stream's filter
- * copy kept, the payload not cut, room in the thread's open chunk, the
- * clock not behind and the chunk's base near.  When any of that is not so,
+ * 0), the fast path armed for this thread (struct pt_fast), nothing
+ * changed since its last resync, one stream running, the caller in the
+ * object of the thread's last event, the stream's filter copy kept, the
+ * payload not cut, room in the thread's open chunk, the clock not behind
+ * and the chunk's base near.  When any of that is not so,
  * it leaves before writing anything and the general way (record_general)
  * tests everything again.  The guarantees are that way's: the thread is
  * marked busy (pt_nest) before it reads the live word, so a shutdown that
  * cleared the stream's bit waits for it; a signal handler that interrupts
- * it sees the mark and records at level 1, into a chunk of its own; the
- * chunk's geometry is the view's, checked when the segment was attached
- * and the chunk taken.  (Measured piece by piece against a minimal ring:
+ * it sees the mark and records at level 1, into a chunk of its own (and
+ * never touches the level-0 writer or pt_fast); the chunk's geometry is
+ * the view's, checked when the segment was attached and the chunk taken,
+ * and its start is pt_fast's only while the writer's key says the chunk
+ * is of the view's current fill and the stream's current epoch.  (Measured piece by piece against a minimal ring:
  * bench/ablate.c, docs/performance.md.) */
 __attribute__((always_inline)) static inline void record_event(trace_event_id_t id,
                                                                const void *data, size_t len,
@@ -277,54 +381,66 @@ __attribute__((always_inline)) static inline void record_event(trace_event_id_t 
 		record_other_clock(id, data, len, c, addr, clk);
 		return;
 	}
-	if (PT_UNLIKELY(atomic_load_explicit(&pt_thread_index, memory_order_relaxed) == 0 ||
-	                atomic_load_explicit(&pt_nest, memory_order_relaxed) != 0 || !data))
+	if (PT_UNLIKELY(atomic_load_explicit(&pt_nest, memory_order_relaxed) != 0 || !data))
 		goto general;
 	atomic_store_explicit(&pt_nest, 1, memory_order_relaxed);
 	atomic_signal_fence(memory_order_seq_cst);
+	/* The writer is tw[0][0] and its chunk starts at pt_rec.fast.data
+	 * (armed: see struct pt_fast); nothing loaded below feeds the
+	 * record's address but those two (tests/fastpath_addr).  Whether they may be used is checked by
+	 * loads beside them: the control word (a change since the last
+	 * resync), the attached slots (armed, and still the one running slot:
+	 * a thread never armed, or disarmed, has a bit no word has), and
+	 * through the slot's view, read afresh as the general way reads it,
+	 * the stream's state and the writer's key (the view's fill and the
+	 * stream's epoch the chunk was taken in). */
+	struct pt_tw *tw = &pt_rec.tw[0][0];
 	uint32_t w = atomic_load_explicit(&c->live, memory_order_acquire);
-	uint32_t live = w & atomic_load_explicit(&pt_proc.att, memory_order_acquire) & PT_LIVE_MASK;
-	if (PT_UNLIKELY(w != atomic_load_explicit(&pt_proc.seen, memory_order_relaxed) || !live ||
-	                (live & (live - 1)) || addr - pt_obj.lo >= pt_obj.span))
+	uint32_t att = atomic_load_explicit(&pt_proc.att, memory_order_acquire);
+	if (PT_UNLIKELY(w != atomic_load_explicit(&pt_proc.seen, memory_order_relaxed) ||
+	                (w & att & PT_LIVE_MASK) != pt_rec.fast.bit ||
+	                addr - pt_obj.lo >= pt_obj.span))
 		goto bail;
-	unsigned s = (unsigned)__builtin_ctz(live);
-	struct pt_view *sl = pt_view_att(s);
+	struct pt_view *sl = pt_view_att(pt_rec.fast.b);
 	struct pt_hdr *h = sl->hdr;
-	struct pt_tw *tw = &pt_tw[s][0];
 	uint32_t st = atomic_load_explicit(&h->state, memory_order_acquire);
-	if (PT_UNLIKELY(!(st & PT_ST_RUNNING) || sl->test_hdr_filter || len > sl->max_data))
+	/* (whether the view keeps a filter copy, test_hdr_filter, is fixed
+	 * for the view's fill, the key below, or changes in a forked child,
+	 * whose pt_fast starts disarmed: fast_arm tests it) */
+	if (PT_UNLIKELY(!(st & PT_ST_RUNNING) || len > sl->max_data))
 		goto bail;
 	if (atomic_load_explicit(&sl->filter[id / 64], memory_order_relaxed) >> (id % 64) & 1)
 		goto done;
-	/* the caller against the last record's (a short or a wide header) and
-	 * the header but its timestamp, before the clock: the writer's state
-	 * is then on its way while the TSC is read (bench/ablate's "book");
-	 * the timestamp as soon as the event is known to be recorded, the
-	 * rest does not wait for it */
+	/* the caller against the last record's (a short or a wide header),
+	 * the record's size, the key and the room before the clock, the
+	 * checks of the timestamp after it; the header is made after them,
+	 * which leaves the compiler registers enough to keep everything in
+	 * them (tests/fastpath_cost counts the reads) */
 	uint32_t n = (uint32_t)len;
 	unsigned wide = addr != tw->addr;
-	uint64_t w0 = pt_rec_w0(0, id, wide ? PT_RF_WIDE : 0, n);
-	uint64_t ts = fast_now(clk);
 	uint32_t pos = tw->pos, end = pos + PT_REC_BYTES(n, wide);
-	if (PT_UNLIKELY(tw->key != pt_tw_key(sl, st) || end > sl->chunk_size ||
-	                ts < tw->last_ts || (ts - tw->base_ts) >> 32))
+	if (PT_UNLIKELY(tw->key != pt_tw_key(sl, st) || end > sl->chunk_size))
 		goto bail;
+	uint64_t ts = fast_now(clk);
+	if (PT_UNLIKELY(ts < tw->last_ts || (ts - tw->base_ts) >> 32))
+		goto bail;
+	uint64_t w0 = pt_rec_w0(ts, id, wide ? PT_RF_WIDE : 0, n);
 	/* the writer's state first, then the record's words (w1 before the
 	 * payload: nothing is visible before the commit), so that nothing of
 	 * the writer is kept in registers across the copy: the frame then
-	 * saves fewer of them */
-	uint32_t idx = tw->idx;
+	 * saves fewer of them.  The commit's address is the view's chunk
+	 * table's: it feeds only that store, last of all. */
+	pt_word *p = (pt_word *)(pt_rec.fast.data + pos);
+	_Atomic uint32_t *commit = &sl->chunks[tw->idx].commit;
 	tw->pos = end;
 	tw->nev++;
 	tw->last_ts = ts;
-	pt_word *p = (pt_word *)(pt_chunk_data(sl, idx) + pos);
-	_Atomic uint32_t *commit = &sl->chunks[idx].commit;
 	if (PT_UNLIKELY(wide)) {
 		atomic_store_explicit(&p[PT_REC_W1(n)], pt_rec_w1(ts, addr), memory_order_relaxed);
 		tw->addr = addr;
 	}
-	atomic_store_explicit(&p[0], w0 | (ts & 0xffffffffull), memory_order_relaxed);
-	pt_put_bytes(p + 1, data, n);
+	atomic_store_explicit(&p[0], w0, memory_order_relaxed);
+	fast_put(p + 1, data, n);
 	atomic_store_explicit(commit, end, memory_order_release);
 	if (PT_UNLIKELY(atomic_load_explicit(&h->waiters, memory_order_relaxed))) {
 		record_wake(sl);
@@ -410,13 +526,14 @@ int pt_write_event(struct pt_view *sl, struct pt_tw *tw, unsigned level, trace_e
 void pt_seal_thread(void)
 {
 	unsigned level = pt_enter();
+	pt_rec.fast.bit = PT_FAST_OFF; /* the rows change below */
 	uint32_t att = atomic_load_explicit(&pt_proc.att, memory_order_acquire);
 	while (att) {
 		unsigned s = (unsigned)__builtin_ctz(att);
 		struct pt_view *sl = pt_view(s);
 		att &= att - 1;
 		for (unsigned l = 0; l < PT_LEVELS; l++) {
-			struct pt_tw *tw = &pt_tw[s][l];
+			struct pt_tw *tw = tw_at(s, l);
 			if (tw->key && (tw->key >> 16) == pt_slot_gen(sl))
 				pt_pool_seal(sl, tw,
 				             atomic_load_explicit(&sl->hdr->state, memory_order_acquire));
@@ -430,6 +547,7 @@ void pt_seal_thread(void)
 /* After fork, in the child: this thread's chunks belong to the parent. */
 void pt_record_atfork_child(void)
 {
-	memset(pt_tw, 0, sizeof pt_tw);
+	memset(pt_rec.tw, 0, sizeof pt_rec.tw);
+	pt_rec.fast = (struct pt_fast){ NULL, PT_FAST_OFF, 0 };
 	atomic_store(&pt_nest, 0);
 }

@@ -30,10 +30,14 @@
 struct me {
 	int32_t tid;                 /* 0: not known yet */
 	char name[PT_THREAD_NAME];
-	uint32_t said[PT_SLOTS];     /* the view generation told who we are */
+	uint16_t said[PT_SLOTS];     /* the view generation told who we are (views'
+	                              * generations are 16 bits: pt_tw_key) */
 	uint64_t read_at;            /* tick of the last PR_GET_NAME; 0: never */
 };
+/* (initial-exec TLS of a library that may be dlopen()ed: every byte
+ * counts, record.c) */
 static _Thread_local struct me me PT_TLS;
+_Static_assert(sizeof(struct me) == 48, "struct me grew: mind the static TLS reserve");
 static int tid_by_syscall;       /* pthread_getcpuclockid() did not encode it */
 
 /* The TID of pthread t from its CPU-time clock id, or 0.  (A build that
@@ -80,7 +84,7 @@ void pt_thrmap_chunk(unsigned s, struct pt_view *sl, uint64_t ts)
 			memset(me.said, 0, sizeof me.said);
 		}
 	}
-	uint32_t gen = pt_slot_gen(sl);
+	uint16_t gen = (uint16_t)pt_slot_gen(sl);
 	if (me.said[s] == gen && gen)
 		return;
 	struct pt_obj o;

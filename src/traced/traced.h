@@ -129,8 +129,9 @@ extern _Thread_local _Atomic unsigned pt_nest PT_TLS;
 extern _Thread_local _Atomic int pt_thread_index PT_TLS; /* 0: not registered yet */
 void pt_thread_register(void);
 /* Mark this thread busy before it looks at any stream (see quiesce.c).
- * (record.c's record_event does the same inline for level 0, and sends a
- * thread not registered yet the general way, which comes here.) */
+ * (record.c's record_event does the same inline for level 0; a thread
+ * not registered yet has never armed it, and goes the general way, which
+ * comes here.) */
 static inline unsigned pt_enter(void)
 {
 	if (PT_UNLIKELY(atomic_load_explicit(&pt_thread_index, memory_order_relaxed) == 0))
