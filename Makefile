@@ -360,7 +360,7 @@ $(BUILD)/fuzz/join_fuzz: fuzz/join_fuzz.c $(FUZZ_LIB_OBJ)
 $(BUILD)/fuzz/relayd_fuzz: fuzz/relayd_fuzz.c cli/write/relayd_proto.c $(CLI_HDR)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) fuzz/relayd_fuzz.c cli/write/relayd_proto.c -o $@
-$(BUILD)/fuzz/typed_fuzz: fuzz/typed_fuzz.c cli/enrich/typed.c $(CLI_HDR) src/api/typedesc.c src/ext.h
+$(BUILD)/fuzz/typed_fuzz: fuzz/typed_fuzz.c cli/enrich/typed.c cli/read/layout.c $(CLI_HDR) src/api/typedesc.c src/ext.h
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) fuzz/typed_fuzz.c src/api/typedesc.c -o $@
 $(BUILD)/fuzz/view_fuzz: fuzz/view_fuzz.c cli/write/view_req.c cli/read/vbuf.c $(CLI_HDR) include/trace.h

@@ -16,6 +16,7 @@
 #include "t.h"
 #include "cli_util.h"
 #include "../cli/read/typemap.c"
+#include "../cli/read/layout.c"
 #include "../cli/enrich/typed.c"
 
 /* ------------------------------------------------------------ grammar */

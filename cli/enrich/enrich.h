@@ -110,13 +110,7 @@ void spans_free(struct spans *s);
 extern const char spans_help[];                 /* the --span line of each command's help */
 
 /* ------------------------------------------------------------ typed.c */
-/* A field of one payload: where it is in the payload.  A string's len
- * leaves its NUL out. */
-struct typed_at { struct pt_ext_field f; size_t off, len; };
-/* The fields of desc in payload d (len bytes): 0, or -1 if the payload
- * does not fit (why: the reason, when why_cap). */
-int typed_layout(const char *desc, const unsigned char *d, size_t len, struct typed_at *at,
-                 size_t *n, char *why, size_t why_cap);
+/* (where each field is: read.h, typed_layout) */
 /* "id=3 cost_us=311 path=\"/tmp/x\"": 0, or -1 (payload does not fit). */
 int typed_decode(char *out, size_t cap, const char *desc, const unsigned char *d, size_t len);
 /* The note beside a raw payload that does not fit its description. */

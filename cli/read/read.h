@@ -302,6 +302,15 @@ size_t typemap_count(const struct typemap *m);
  * any process's latest), or NULL. */
 const char *typemap_desc(const struct typemap *m, int32_t pid, unsigned id);
 
+/* ------------------------------------------------------------ layout.c */
+/* A field of one payload: where it is in the payload.  A string's len
+ * leaves its NUL out. */
+struct typed_at { struct pt_ext_field f; size_t off, len; };
+/* The fields of desc in payload d (len bytes): 0, or -1 if the payload
+ * does not fit (why: the reason, when why_cap). */
+int typed_layout(const char *desc, const unsigned char *d, size_t len, struct typed_at *at,
+                 size_t *n, char *why, size_t why_cap);
+
 /* ------------------------------------------------------------ threads.c */
 struct thrmap; /* the thread identities a trace carries */
 struct thrmap *thrmap_load(trace_id_t trid);    /* NULL: no memory */
