@@ -7,7 +7,7 @@
  * count is exact against the generator's own (closed form or recomputed
  * event by event):
  * info's totals and per-type counts, stats --json per type, process and
- * thread, the lines of show and of its filters (--type, --thread, --tid,
+ * thread, the lines of show and of its filters (--type, --thread (PID/N, a pthread_t),
  * --pid, --exclude, --from/--to relative and absolute, a late --from
  * found through the block index with its gaps' counts), the events of the
  * Chrome export and, read back by babeltrace2 (small size; skipped
@@ -238,7 +238,7 @@ static void one_size(uint64_t n, struct size_run *r, const char *bt)
 	                    &rss, &secs), 0);
 	CHECK_EQ(count_lines(out, NULL, NULL), expect(n, 0, UINT64_MAX, 4001, 2, 18, 0));
 	snprintf(arg, sizeof arg, "%#" PRIx64, biglog_thread(24));
-	CHECK_EQ(biglog_run(CLI("show", log, "--tid", arg, "--pid", "4000"), out, err, &rss,
+	CHECK_EQ(biglog_run(CLI("show", log, "--thread", arg, "--pid", "4000"), out, err, &rss,
 	                    &secs), 0);
 	CHECK_EQ(count_lines(out, NULL, NULL), expect(n, 0, UINT64_MAX, 4000, 4, -1, 0));
 	CHECK_EQ(biglog_run(CLI("show", log, "--exclude", "alpha,posix_trace_unnamed_userevent"),

@@ -149,6 +149,7 @@ struct tlog {
 	int32_t tracer;                /* the recorder's pid, --all or not; 0: none */
 	struct pt_ext_proc *procs;     /* who the processes were (parent, command line) */
 	size_t nprocs;
+	struct evfilter *filter;       /* not NULL: tlog_next() gives only what passes it */
 	/* reading (tlog.c) */
 	int totals;                    /* the tables hold the whole trace: later passes count nothing */
 	int summary;                   /* they come from the log's summary, not from reading it */
@@ -298,6 +299,8 @@ struct typemap *typemap_load(trace_id_t trid);  /* NULL: no memory */
 struct typemap *typemap_from(struct pt_ext_type *e, size_t n);
 void typemap_free(struct typemap *m);
 size_t typemap_count(const struct typemap *m);
+/* The i-th description the trace carries (i < typemap_count), or NULL. */
+const struct pt_ext_type *typemap_at(const struct typemap *m, size_t i);
 /* The description of id's payloads for process pid (its own latest, else
  * any process's latest), or NULL. */
 const char *typemap_desc(const struct typemap *m, int32_t pid, unsigned id);
@@ -331,8 +334,90 @@ int64_t thrmap_tid(const struct thrmap *m, int32_t pid, uint64_t thread, uint64_
  * when the trace does not say. */
 void thrmap_label(const struct thrmap *m, char *buf, size_t cap, int32_t pid, uint64_t thread,
                   uint64_t ts, unsigned idx);
+/* The identities writer (pid, thread) had, in time order: how many, the
+ * first at *first. */
+size_t thrmap_ids(const struct thrmap *m, int32_t pid, uint64_t thread,
+                  const struct pt_ext_thread **first);
 /* Every identity writer (pid, thread) had: "5678 main, worker-3; 5690 w". */
 void thrmap_all(const struct thrmap *m, char *buf, size_t cap, int32_t pid, uint64_t thread);
+
+/* ------------------------------------------------------------ where.c */
+/* --where EXPR: comparisons of typed payload fields (where.c's comment has
+ * the grammar).  where_parse(): the expression, or NULL with the reason
+ * in err.  where_eval(): whether an event matches, get() giving the value
+ * of a field of it (0), or -1 when it has none (the comparison is false).
+ * where_fields(): fn on each comparison (its field, operator and
+ * literal), stopping at the first non-zero it returns. */
+#define WHERE_MAX_LEN 4096
+#define WHERE_MAX_DEPTH 64
+#define WHERE_MAX_NODES 512
+#define WHERE_FIELD_MAX 32      /* a field name's length, NUL included (PT_EXT_FIELD_NAME) */
+enum { WHERE_EQ, WHERE_NE, WHERE_LT, WHERE_LE, WHERE_GT, WHERE_GE };
+enum { WV_INT = 1, WV_UINT, WV_FLOAT, WV_STR };
+struct where_val { int kind; int64_t i; uint64_t u; double f; const char *s; size_t n; };
+struct where;
+typedef int (*where_get)(void *arg, const char *field, struct where_val *v);
+struct where *where_parse(const char *expr, char *err, size_t cap);
+int where_eval(const struct where *w, where_get get, void *arg);
+int where_fields(const struct where *w, int (*fn)(void *arg, const char *field, int op,
+                                                  const struct where_val *lit), void *arg);
+void where_free(struct where *w);
+/* A glob (* any run, ? any one character, \ quotes the next) against the
+ * n bytes at s: 1 if it matches.  Linear, whatever the pattern. */
+int glob_match(const char *pat, const char *s, size_t n);
+
+/* ------------------------------------------------------------ filter.c */
+/* The events a reading command keeps (show, stats, export, live, view):
+ * --pid, --thread (PID/TID as show prints it, a kernel TID, a thread name
+ * glob or a pthread_t 0x...), --tid (kernel TIDs), --name (thread name
+ * globs), --type and --exclude (event type globs), --where EXPR.  Each
+ * option given must pass (a list: any of its values).  Zero-initialize;
+ * filter_option() for each option (FILTER_LONGOPTS in the command's
+ * table): 0, or EXIT_USAGE after a message.  filter_check() once the log's
+ * totals are known: every value must match something in it, every field
+ * of --where must be described (0, or 1 after a message).  filter_event():
+ * whether e passes (1); l the tlog it was read from.  A tlog with
+ * l->filter set gives only the events that pass (tlog_next). */
+enum { FILT_PID = 0x4000, FILT_THREAD, FILT_TID, FILT_NAME, FILT_TYPE, FILT_EXCLUDE, FILT_WHERE };
+#define FILTER_LONGOPTS \
+	{ "pid", required_argument, NULL, FILT_PID }, \
+	{ "thread", required_argument, NULL, FILT_THREAD }, \
+	{ "tid", required_argument, NULL, FILT_TID }, \
+	{ "name", required_argument, NULL, FILT_NAME }, \
+	{ "type", required_argument, NULL, FILT_TYPE }, \
+	{ "event", required_argument, NULL, FILT_TYPE }, \
+	{ "exclude", required_argument, NULL, FILT_EXCLUDE }, \
+	{ "where", required_argument, NULL, FILT_WHERE }
+#define FILTER_MAXSEL 64
+struct tsel { int kind, opt; int32_t pid; uint64_t v; const char *s; };
+struct evfilter {
+	struct tsel sel[FILTER_MAXSEL]; /* --pid, --thread, --tid, --name values */
+	int nsel;
+	const char *types[FILTER_MAXSEL], *excl[FILTER_MAXSEL];
+	int ntypes, nexcl;
+	char *where_text;
+	struct where *where;
+	char *strs[4 * FILTER_MAXSEL];  /* copies of the lists' text (malloc'd) */
+	int nstrs;
+	int on;                         /* any option given */
+	/* per event type: 1 kept, 2 not, 0 not known yet */
+	unsigned char type_ok[PT_NIDS];
+	/* per thread (tlog.th): 1 kept, 0 not, 2 by its identity at the
+	 * event's time (renamed, or a pthread_t reused), -1 not known yet */
+	signed char *th_ok;
+	size_t nth_ok;
+	int live;                       /* live: threads and types still come; nothing checked */
+	const void *types_of;           /* the typemap the descriptions below came from */
+	int32_t desc_pid[PT_NIDS];
+	const char *desc[PT_NIDS];
+};
+extern const char filter_help[];
+int filter_option(struct evfilter *f, int opt, const char *arg);
+int filter_check(struct evfilter *f, const struct tlog *l);
+int filter_event(struct evfilter *f, const struct tlog *l, const struct tev *e);
+int filter_threads(const struct evfilter *f);  /* any of --pid, --thread, --tid, --name */
+int filter_type(struct evfilter *f, const struct tlog *l, unsigned id); /* type id passes */
+void filter_free(struct evfilter *f);
 
 /* ------------------------------------------------------------ live.c */
 /* A stream without a log for process pid (live, top): 0, or 1 after a

@@ -134,6 +134,18 @@ void thrmap_label(const struct thrmap *m, char *buf, size_t cap, int32_t pid, ui
 		snprintf(buf, cap, "%d/%d", (int)pid, (int)t->tid);
 }
 
+size_t thrmap_ids(const struct thrmap *m, int32_t pid, uint64_t thread,
+                  const struct pt_ext_thread **first)
+{
+	const struct pt_ext_thread *f = thrmap_find(m, pid, thread, 0);
+	size_t n = 0;
+
+	*first = f;
+	while (f && f + n < m->e + m->n && f[n].pid == pid && f[n].thread == thread)
+		n++;
+	return n;
+}
+
 /* Every identity (pid, thread) had: "5678 worker-3", or with a rename or
  * a reused pthread_t "5678 main, worker-3; 5690 worker-4" (at most cap). */
 void thrmap_all(const struct thrmap *m, char *buf, size_t cap, int32_t pid, uint64_t thread)
