@@ -299,18 +299,20 @@ int cmd_info(int argc, char **argv)
 		tlog_free(&l);
 		return 1;
 	}
-	printf("\nthreads (%u)\n  %-12s  %-18s  %10s  %s\n", threads, "pid/thread", "pthread_t",
-	       "events", "TID and name (as the trace says)");
+	/* each thread as show prints it (PID/TID, its latest name), then every
+	 * identity the trace gives it (a rename, a pthread_t reused) */
+	printf("\nthreads (%u)\n  %-14s  %-16s  %-18s  %10s  %s\n", threads, "pid/tid", "name",
+	       "pthread_t", "events", "TID and name (each the trace says)");
 	for (size_t p = 0; p < l.npr; p++)
 		for (size_t i = 0; i < l.nth; i++) {
 			const struct tthread *t = &l.th[i];
-			char who[160];
+			char who[160], name[40];
 			if (t->pid != l.pr[p].pid)
 				continue;
-			snprintf(a, sizeof a, "%d/%u", (int)t->pid, t->idx);
+			tlog_thread_id(&l, (uint32_t)i, t->last, a, sizeof a, name, sizeof name, NULL);
 			thrmap_all(l.thrs, who, sizeof who, t->pid, t->tid);
-			printf("  %-12s  0x%-16llx  %10llu  %s\n", a, (unsigned long long)t->tid,
-			       (unsigned long long)t->count, who[0] ? who : "-");
+			printf("  %-14s  %-16s  0x%-16llx  %10llu  %s\n", a, t->pid ? name : "(the trace)",
+			       (unsigned long long)t->tid, (unsigned long long)t->count, who[0] ? who : "-");
 		}
 	objects(z);
 	symz_close(z);

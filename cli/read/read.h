@@ -41,7 +41,10 @@ uint64_t now_mono_ns(void);
 void fmt_rel(char *buf, size_t cap, uint64_t ns);            /* s.nnnnnnnnn */
 void fmt_since(char *buf, size_t cap, uint64_t ts, uint64_t t0); /* ts - t0, "-s.nnnnnnnnn" before */
 void fmt_abs(char *buf, size_t cap, uint64_t ns);            /* UTC ISO 8601 */
-void fmt_duration(char *buf, size_t cap, uint64_t ns);       /* "1.23 s", "45.6 ms" */
+void fmt_duration(char *buf, size_t cap, uint64_t ns);       /* "1.234 s", "45.600 ms" */
+/* A value of a histogram (hist.c: within 0.4%, exact below 256 ns) to the
+ * precision it has: 3 significant digits ("927 us", "1.21 ms"). */
+void fmt_quantile(char *buf, size_t cap, uint64_t ns);
 #define TERM_WIDTH_MIN 40   /* what stats --width accepts, and COLUMNS is held to */
 #define TERM_WIDTH_MAX 1000
 int terminal_width(void);
@@ -338,6 +341,12 @@ void thrmap_label(const struct thrmap *m, char *buf, size_t cap, int32_t pid, ui
  * first at *first. */
 size_t thrmap_ids(const struct thrmap *m, int32_t pid, uint64_t thread,
                   const struct pt_ext_thread **first);
+/* Thread t of l (tlog.th) at time ts as every command names it: "PID/TID"
+ * into who (the kernel TID; "PID/N", its number in its process, when the
+ * trace does not say) and its name then into name ("" if none); either
+ * may be NULL.  *tid: the kernel TID, or -1. */
+void tlog_thread_id(const struct tlog *l, uint32_t t, uint64_t ts, char *who, size_t who_cap,
+                    char *name, size_t name_cap, int64_t *tid);
 /* Every identity writer (pid, thread) had: "5678 main, worker-3; 5690 w". */
 void thrmap_all(const struct thrmap *m, char *buf, size_t cap, int32_t pid, uint64_t thread);
 

@@ -183,6 +183,27 @@ void fmt_event_data(char *out, size_t cap, const struct tlog *l, const struct te
 }
 
 /* "s" as a JSON string, quotes included; returns the length written. */
+void json_thread(FILE *f, const struct tlog *l, uint32_t t, uint64_t ts)
+{
+	char who[48], name[40], j[100];
+	int64_t tid;
+
+	tlog_thread_id(l, t, ts, who, sizeof who, name, sizeof name, &tid);
+	const struct tthread *th = t < l->nth ? &l->th[t] : NULL;
+	fprintf(f, "\"pid\":%d,\"thread\":\"%s\",", th ? (int)th->pid : 0, who);
+	if (tid > 0)
+		fprintf(f, "\"tid\":%lld,", (long long)tid);
+	else
+		fputs("\"tid\":null,", f);
+	if (tid > 0) {
+		json_str(j, sizeof j, name);
+		fprintf(f, "\"name\":%s,", j);
+	} else {
+		fputs("\"name\":null,", f);
+	}
+	fprintf(f, "\"pthread_t\":\"%#llx\"", (unsigned long long)(th ? th->tid : 0));
+}
+
 size_t json_str(char *out, size_t cap, const char *s)
 {
 	size_t o = 0;
