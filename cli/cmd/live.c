@@ -147,8 +147,10 @@ int live_start(struct target *t, char **prog, pid_t *pid, const char *name, int 
 	} else if (target_attach(t, *pid)) {
 		err_msg("no process %d (is it still running? see 'ps')", (int)*pid);
 		return 1;
-	} else {
-		target_check_library(*pid, what);
+	} else if (target_check_library(*pid, what)) {
+		if (t->pidfd >= 0)
+			close(t->pidfd);
+		return 1;
 	}
 	if (live_stream(*pid, name, policy, size, inherit, exclude, trid) ||
 	    (rc = posix_trace_start(*trid)) != 0) {
@@ -164,7 +166,7 @@ int live_start(struct target *t, char **prog, pid_t *pid, const char *name, int 
 	if (prog && (rc = target_release(t)) != 0) {
 		err_msg("cannot run %s: %s", prog[0], strerror(rc));
 		posix_trace_shutdown(*trid);
-		return 127;
+		return exec_status(rc);
 	}
 	signals_unblock(); /* before the first print, which may block */
 	return 0;

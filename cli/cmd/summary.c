@@ -6,7 +6,7 @@
 #include <unistd.h>
 #include "cmd.h"
 
-void print_summary(FILE *f, const char *path, pid_t root)
+int print_summary(FILE *f, const char *path, pid_t root)
 {
 	struct tlog l;
 	unsigned types = 0, procs = 0, threads = 0;
@@ -15,7 +15,7 @@ void print_summary(FILE *f, const char *path, pid_t root)
 
 	if (tlog_totals(&l, path) != 0) {
 		fprintf(f, "posixtrace: the log %s could not be read back\n", path);
-		return;
+		return 1;
 	}
 	for (unsigned i = 0; i < PT_NIDS; i++)
 		types += l.count[i] > 0;
@@ -36,5 +36,7 @@ void print_summary(FILE *f, const char *path, pid_t root)
 		        root > 0 ? "the program" : "the process",
 		        root > 0 ? " No process below it did either (one started with its "
 		                   "environment cleared, as by 'env -i' or sudo, is not traced)." : "");
+	int unasked = tlog_lost_unasked(&l);
 	tlog_free(&l);
+	return unasked;
 }

@@ -136,6 +136,19 @@ void tlog_loss_text(const struct tlog *l, char *out, size_t cap)
 		                     "traced process wrote over its count, shown clamped)");
 }
 
+int tlog_lost_unasked(const struct tlog *l)
+{
+	int sp = 0, lp = 0;
+
+	posix_trace_attr_getstreamfullpolicy(&l->attr, &sp);
+	posix_trace_attr_getlogfullpolicy(&l->attr, &lp);
+	/* a FLUSH stream loses only when it fills faster than it is written;
+	 * a log's writes fail only on a full disk or an I/O error */
+	return (sp == POSIX_TRACE_FLUSH && (l->overflows || l->lost_stream)) ||
+	       l->st.posix_stream_flush_error != 0 ||
+	       (l->log_dropped && lp != POSIX_TRACE_UNTIL_FULL) || l->errors;
+}
+
 const char *tlog_loss_hint(const struct tlog *l)
 {
 	return l->overflows || l->lost_stream

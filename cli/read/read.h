@@ -263,6 +263,11 @@ uint64_t tlog_lost_total(const struct tlog *l);            /* stream and log */
 int tlog_lost_any(const struct tlog *l);
 /* "1234 events lost in 3 gaps in the stream, ..." or "no events lost" */
 void tlog_loss_text(const struct tlog *l, char *out, size_t cap);
+/* Losses no policy asked for: a FLUSH stream that filled faster than it
+ * was written (a stalled writer), a log's failed writes (a full disk, an
+ * I/O error), damage; not a LOOP stream or log overwriting, nor an
+ * UNTIL_FULL one filling up, as they were told to. */
+int tlog_lost_unasked(const struct tlog *l);
 /* after it, when the stream lost events: what to do about it, or "" */
 const char *tlog_loss_hint(const struct tlog *l);
 
