@@ -293,6 +293,8 @@ clean:
 #                    any order, with its invariants checked (fuzz/spans_fuzz.c)
 #   join_fuzz        POSIXTRACE_JOIN, the streams a process joins at load
 #                    (src/traced/join.c; the library built as for stream_fuzz)
+#   where_fuzz       the --where expression of the reading commands
+#                    (fuzz/where_fuzz.c: cli/read/where.c, parse and evaluate)
 #   view_fuzz        what `posixtrace view` does with a request before it
 #                    reads the log (cli/write/view_req.c) and its JSON strings
 #                    (cli/read/vbuf.c)
@@ -310,7 +312,7 @@ FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_MAX_LEN ?= 8192
 FUZZ_TARGETS ?= log_fuzz log_fuzz_nocrc stream_fuzz relayd_fuzz typed_fuzz spans_fuzz view_fuzz \
-                join_fuzz
+                join_fuzz where_fuzz
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_CFLAGS  := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O1 -Iinclude -Isrc \
                 -fsanitize=fuzzer $(FUZZ_SAN)
@@ -325,6 +327,7 @@ FUZZ_CORPUS_typed_fuzz     := fuzz/corpus-typed
 FUZZ_CORPUS_spans_fuzz     := fuzz/corpus-spans
 FUZZ_CORPUS_view_fuzz      := fuzz/corpus-view
 FUZZ_CORPUS_join_fuzz      := fuzz/corpus-join
+FUZZ_CORPUS_where_fuzz     := fuzz/corpus-where
 # the library for stream_fuzz: coverage-instrumented, sanitized, and with
 # its clock and thread ids taken from the target
 FUZZ_LIB_OBJ := $(LIB_SRC:src/%.c=$(BUILD)/fuzz/obj/%.o)
@@ -363,6 +366,9 @@ $(BUILD)/fuzz/relayd_fuzz: fuzz/relayd_fuzz.c cli/write/relayd_proto.c $(CLI_HDR
 $(BUILD)/fuzz/typed_fuzz: fuzz/typed_fuzz.c cli/enrich/typed.c cli/read/layout.c $(CLI_HDR) src/api/typedesc.c src/ext.h
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) fuzz/typed_fuzz.c src/api/typedesc.c -o $@
+$(BUILD)/fuzz/where_fuzz: fuzz/where_fuzz.c cli/read/where.c $(CLI_HDR) include/trace.h
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) fuzz/where_fuzz.c -o $@ -lm
 $(BUILD)/fuzz/view_fuzz: fuzz/view_fuzz.c cli/write/view_req.c cli/read/vbuf.c $(CLI_HDR) include/trace.h
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) fuzz/view_fuzz.c cli/write/view_req.c cli/read/vbuf.c -o $@

@@ -27,7 +27,8 @@ static const char help[] =
 "      --from TIME             only events at or after TIME: seconds since time\n"
 "                              0 (1.5, 250ms, 20us), a UTC time\n"
 "                              (2026-11-27T15:04:05.25Z) or @EPOCH-SECONDS\n"
-"      --to TIME               only events at or before TIME (the same forms)\n"
+"      --to TIME               only events at or before TIME (the same forms);\n"
+"                              a window outside the trace is an error (exit 1)\n"
 "      --since SEC, --until SEC   the same as --from, --to\n"
 "  -a, --absolute              absolute times (UTC) instead of relative\n"
 "      --processes             first the processes, each below its parent, with\n"
@@ -62,6 +63,7 @@ int cmd_show(int argc, char **argv)
 {
 	struct evfilter f;
 	struct when from, to;
+	const char *argv_from = "", *argv_to = "";
 	int absolute = 0, raw = 0, c, have_from = 0, have_to = 0, procs = 0;
 	struct span_args sa = { .n = 0 };
 	struct spans *sp;
@@ -100,6 +102,7 @@ int cmd_show(int argc, char **argv)
 				                   "a UTC time like 2026-11-27T15:04:05Z, or @EPOCH)",
 				                   c == O_FROM ? "--from" : "--to", optarg);
 			*(c == O_FROM ? &have_from : &have_to) = 1;
+			*(c == O_FROM ? &argv_from : &argv_to) = optarg;
 			break;
 		default:
 			filter_free(&f);
@@ -142,6 +145,24 @@ int cmd_show(int argc, char **argv)
 	}
 	prev = t0;
 	uint64_t lo = have_from ? when_ns(&from, t0) : 0, hi = have_to ? when_ns(&to, t0) : UINT64_MAX;
+	/* a window outside the trace: say so, rather than print nothing */
+	if (l.nev && (lo > l.last || hi < l.first || lo > hi)) {
+		char a[40], b[40];
+		fmt_since(a, sizeof a, l.first, t0);
+		fmt_since(b, sizeof b, l.last, t0);
+		if (lo > hi)
+			err_msg("--from is after --to: no events between");
+		else
+			err_msg("%s: no events %s %s: the trace runs from %s to %s s (since time 0: "
+			        "%s)", l.path, lo > l.last ? "from" : "to",
+			        lo > l.last ? argv_from : argv_to, a, b, t0_what(&l));
+		if (z)
+			symz_close(z);
+		filter_free(&f);
+		spans_free(sp);
+		tlog_free(&l);
+		return 1;
+	}
 	struct tev e;
 	int r = 0;
 	if (procs) { /* the process tree first, then a blank line, then the events */

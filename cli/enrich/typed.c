@@ -68,6 +68,21 @@ static double get_f(const unsigned char *p, unsigned size)
 	return d;
 }
 
+/* The shortest text that reads back as the same value ("0.1", not
+ * 0.10000000000000001): %.*g at 1, 2... significant digits until strtod
+ * (strtof for a float) gives it back; 17 (9) always do. */
+static void shortest(char *buf, size_t cap, double v, int f32)
+{
+	int max = f32 ? 9 : 17;
+
+	for (int p = 1; p <= max; p++) {
+		snprintf(buf, cap, "%.*g", p, v);
+		if (f32 ? strtof(buf, NULL) == (float)v : strtod(buf, NULL) == v)
+			return;
+	}
+	snprintf(buf, cap, "%.*g", max, v);
+}
+
 static int is_signed(enum pt_ext_ftype t)
 {
 	return t >= PT_EXT_F_I8 && t <= PT_EXT_F_I64;
@@ -146,7 +161,11 @@ static void put_value(struct out *o, const struct typed_at *a, const unsigned ch
 		if (json && (v != v || v - v != 0)) /* NaN, inf: no JSON number */
 			put(o, "\"%g\"", v);
 		else
-			put(o, "%.*g", a->f.size == 4 ? 9 : 17, v);
+		{
+			char num[40];
+			shortest(num, sizeof num, v, a->f.size == 4);
+			put(o, "%s", num);
+		}
 	} else if (is_hex(t)) {
 		put(o, json ? "\"0x%llx\"" : "0x%llx", (unsigned long long)get_u(p, a->f.size));
 	} else if (is_signed(t)) {
