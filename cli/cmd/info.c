@@ -222,6 +222,35 @@ static int spans(struct spans *sp, const char *path, const struct tlog *l)
 	return rc < 0;
 }
 
+/* --no-loss: per thread, how often and how long it waited for room (the
+ * posixtrace_noloss_wait events, read in a pass of their own).  0, or 1
+ * after a message. */
+static int waits(const struct tlog *l, const char *path)
+{
+	struct twait *w = calloc(l->nth + 1, sizeof *w);
+	char who[48], name[40], a[32], b[32];
+
+	if (!w || tlog_waits(path, l, w)) {
+		if (!w)
+			err_msg("out of memory");
+		free(w);
+		return 1;
+	}
+	printf("\nno-loss waits (threads held for room in the stream: record --no-loss)\n"
+	       "  %-14s  %-16s  %8s  %12s  %12s\n", "pid/tid", "name", "waits", "total", "longest");
+	for (size_t i = 0; i < l->nth; i++) {
+		if (!w[i].n)
+			continue;
+		tlog_thread_id(l, (uint32_t)i, l->th[i].last, who, sizeof who, name, sizeof name, NULL);
+		fmt_duration(a, sizeof a, w[i].ns);
+		fmt_duration(b, sizeof b, w[i].max);
+		printf("  %-14s  %-16s  %8llu  %12s  %12s\n", who, name, (unsigned long long)w[i].n, a,
+		       b);
+	}
+	free(w);
+	return 0;
+}
+
 int cmd_info(int argc, char **argv)
 {
 	static const struct option lopts[] = {
@@ -285,6 +314,11 @@ int cmd_info(int argc, char **argv)
 			printf("  %10llu  %4u  %s\n", (unsigned long long)l.count[i], i,
 			       tlog_name(&l, i, a, sizeof a));
 	if (spans_any(sp, &l) && spans(sp, path, &l)) {
+		spans_free(sp);
+		tlog_free(&l);
+		return 1;
+	}
+	if (l.count[PT_EXT_NOLOSS_WAIT] && waits(&l, path)) {
 		spans_free(sp);
 		tlog_free(&l);
 		return 1;

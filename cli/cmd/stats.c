@@ -26,8 +26,9 @@ static const char help[] =
 "whole trace), min / median / 99th percentile / max gap between\n"
 "consecutive events of that type, and a bar proportional to the count;\n"
 "per process and per thread (PID/TID and name, as show prints them): count\n"
-"and rate; then an activity chart: how\n"
-"many events of each type fell in each slice of the trace.\n"
+"and rate, and with --no-loss waits how many and how long; then an\n"
+"activity chart: how many events of each type fell in each slice of the\n"
+"trace.\n"
 "Spans (NAME/begin and NAME/end events, or --span): count, incomplete,\n"
 "total, mean, p50/p90/p99/p99.9/max duration, the 10 slowest (start and\n"
 "thread, for show --from) and each one's share of its threads' time.\n"
@@ -112,7 +113,7 @@ static void json_gaps(const struct hist *h)
 }
 
 /* What the figures count: the log's totals, or with filters the events kept. */
-struct counts { uint64_t nev, *type, *th, *pr; unsigned *prth; };
+struct counts { uint64_t nev, *type, *th, *pr; unsigned *prth; struct twait *wait; int waits; };
 
 static void json_out(const struct tlog *l, struct tstat *ts, double span, const struct spans *sp,
                      uint64_t t0, const struct counts *k)
@@ -162,8 +163,10 @@ static void json_out(const struct tlog *l, struct tstat *ts, double span, const 
 				continue;
 			printf("%s\n{", first ? "" : ",");
 			json_thread(stdout, l, (uint32_t)i, t->last);
-			printf(",\"count\":%llu,\"rate\":%.3f}", (unsigned long long)k->th[i],
-			       span > 0 ? (double)k->th[i] / span : 0.0);
+			printf(",\"count\":%llu,\"rate\":%.3f,\"noloss_waits\":%llu,"
+			       "\"noloss_wait_ns\":%llu}", (unsigned long long)k->th[i],
+			       span > 0 ? (double)k->th[i] / span : 0.0,
+			       (unsigned long long)k->wait[i].n, (unsigned long long)k->wait[i].ns);
 			first = 0;
 		}
 	fputs("],\n", stdout);
@@ -236,7 +239,8 @@ int cmd_stats(int argc, char **argv)
 	k.th = calloc(l.nth + 1, sizeof *k.th);
 	k.pr = calloc(l.npr + 1, sizeof *k.pr);
 	k.prth = calloc(l.npr + 1, sizeof *k.prth);
-	if (!k.type || !k.th || !k.pr || !k.prth) {
+	k.wait = calloc(l.nth + 1, sizeof *k.wait);
+	if (!k.type || !k.th || !k.pr || !k.prth || !k.wait) {
 		err_msg("out of memory");
 		spans_free(sp);
 		tlog_free(&l);
@@ -296,6 +300,14 @@ int cmd_stats(int argc, char **argv)
 			k.type[e.id]++;
 			if (e.thread < known)
 				k.th[e.thread]++;
+		}
+		uint64_t wns;
+		if (e.thread < known && tlog_wait_of(&e, &wns)) { /* --no-loss held it */
+			struct twait *wt = &k.wait[e.thread];
+			wt->n++;
+			wt->ns += wns;
+			wt->max = wns > wt->max ? wns : wt->max;
+			k.waits = 1;
 		}
 		struct tstat *t = &ts[e.id];
 		if (t->seen) { /* in the log's order; an event stamped before the latest is a 0 gap */
@@ -381,7 +393,11 @@ int cmd_stats(int argc, char **argv)
 			printf("%-12d %7u %7llu %9s\n", (int)l.pr[p].pid, k.prth[p],
 			       (unsigned long long)k.pr[p], rate);
 		}
-		printf("\n%-14s %-16s %7s %9s\n", "pid/tid", "thread", "count", "rate");
+		if (k.waits) /* and how long --no-loss held each */
+			printf("\n%-14s %-16s %7s %9s %7s %11s\n", "pid/tid", "thread", "count", "rate",
+			       "waits", "waited");
+		else
+			printf("\n%-14s %-16s %7s %9s\n", "pid/tid", "thread", "count", "rate");
 		for (size_t p = 0; p < l.npr; p++)
 			for (size_t i = 0; i < known; i++) {
 				const struct tthread *t = &l.th[i];
@@ -391,8 +407,15 @@ int cmd_stats(int argc, char **argv)
 				rate_text(rate, sizeof rate, k.th[i], span);
 				tlog_thread_id(&l, (uint32_t)i, t->last, who, sizeof who, name, sizeof name,
 				               NULL);
-				printf("%-14s %-16s %7llu %9s\n", who, t->pid ? name : "(the trace)",
+				printf("%-14s %-16s %7llu %9s", who, t->pid ? name : "(the trace)",
 				       (unsigned long long)k.th[i], rate);
+				if (k.waits) {
+					char wd[24];
+					fmt_duration(wd, sizeof wd, k.wait[i].ns);
+					printf(" %7llu %11s", (unsigned long long)k.wait[i].n,
+					       k.wait[i].n ? wd : "-");
+				}
+				putchar('\n');
 			}
 		fmt_duration(d1, sizeof d1, (t1 - t0) / (uint64_t)cols);
 		printf("\nactivity over time (one column = %s)\n", d1);
@@ -413,6 +436,7 @@ int cmd_stats(int argc, char **argv)
 	free(k.th);
 	free(k.pr);
 	free(k.prth);
+	free(k.wait);
 	filter_free(&f);
 	spans_free(sp);
 	tlog_free(&l);

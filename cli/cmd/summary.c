@@ -30,6 +30,11 @@ int print_summary(FILE *f, const char *path, pid_t root)
 	if (root > 0)
 		fprintf(f, ", program pid %d", (int)root);
 	fprintf(f, ", over %s; %s. Read it with 'posixtrace show %s'.\n", dur, lost, path);
+	uint64_t nw = l.count[PT_EXT_NOLOSS_WAIT];
+	if (nw)
+		fprintf(f, "posixtrace: the program was held %llu time%s for room in the stream "
+		        "(--no-loss): 'posixtrace info %s' says how long, per thread.\n",
+		        (unsigned long long)nw, nw == 1 ? "" : "s", path);
 	if (!procs && !l.log_dropped) /* only the recorder's own START/STOP/FLUSH events */
 		fprintf(f, "posixtrace: %s recorded no events of its own: is it linked with "
 		        "libposixtrace (-lposixtrace), and does it call posix_trace_event()?%s\n",

@@ -136,6 +136,34 @@ void tlog_loss_text(const struct tlog *l, char *out, size_t cap)
 		                     "traced process wrote over its count, shown clamped)");
 }
 
+int tlog_wait_of(const struct tev *e, uint64_t *ns)
+{
+	if (e->id != PT_EXT_NOLOSS_WAIT || e->len != sizeof *ns || !e->data)
+		return 0;
+	memcpy(ns, e->data, sizeof *ns);
+	return 1;
+}
+
+int tlog_waits(const char *path, const struct tlog *l, struct twait *w)
+{
+	struct tlog r;
+	struct tev e;
+	uint64_t ns;
+	int rc;
+
+	if (tlog_load(&r, path))
+		return 1;
+	while ((rc = tlog_next(&r, &e)) > 0)
+		if (e.thread < l->nth && tlog_wait_of(&e, &ns)) {
+			struct twait *t = &w[e.thread];
+			t->n++;
+			t->ns += ns;
+			t->max = ns > t->max ? ns : t->max;
+		}
+	tlog_free(&r);
+	return rc < 0;
+}
+
 int tlog_lost_unasked(const struct tlog *l)
 {
 	int sp = 0, lp = 0;

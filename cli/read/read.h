@@ -268,6 +268,13 @@ void tlog_loss_text(const struct tlog *l, char *out, size_t cap);
  * I/O error), damage; not a LOOP stream or log overwriting, nor an
  * UNTIL_FULL one filling up, as they were told to. */
 int tlog_lost_unasked(const struct tlog *l);
+/* --no-loss: e is a wait for room (posixtrace_noloss_wait): 1 and *ns the
+ * wait; else 0. */
+int tlog_wait_of(const struct tev *e, uint64_t *ns);
+struct twait { uint64_t n, ns, max; };  /* a thread's waits: count, total, longest */
+/* Every wait of the log at path, per thread of l (w[l->nth], zeroed by the
+ * caller; the same thread numbers as l's): 0, or 1 after a message. */
+int tlog_waits(const char *path, const struct tlog *l, struct twait *w);
 /* after it, when the stream lost events: what to do about it, or "" */
 const char *tlog_loss_hint(const struct tlog *l);
 

@@ -143,6 +143,13 @@ void fmt_event_data(char *out, size_t cap, const struct tlog *l, const struct te
 			snprintf(out, cap, "lost events counted with an earlier gap");
 		return;
 	}
+	/* a no-loss wait: how long the thread was held for room */
+	if (tlog_wait_of(e, &n)) {
+		fmt_duration(a, sizeof a, n);
+		snprintf(out, cap, "waited %llu ns (%s) for room in the stream (--no-loss)",
+		         (unsigned long long)n, a);
+		return;
+	}
 	/* START carries the filter (the types left out), FILTER the old and new */
 	if (id == POSIX_TRACE_START && len == set) {
 		set_names(a, sizeof a, l, d);

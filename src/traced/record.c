@@ -22,6 +22,33 @@ static _Thread_local struct pt_tw pt_tw[PT_SLOTS][PT_LEVELS] PT_TLS;
  * reserve (tests/abi does it): keep this table at 1.5 KiB */
 _Static_assert(sizeof(struct pt_tw) == 48, "struct pt_tw grew: mind the static TLS reserve");
 
+/* In a chunk just had after a wait for room (no-loss mode), before the
+ * event that waited: the system event PT_SYS_NOLOSS_WAIT, stamped when the
+ * wait ended, its payload the wait in ns, at the caller's address, so that
+ * a trace shows where and how long the program was held (unless the
+ * stream's filter leaves it out, or both records would not fit). */
+__attribute__((noinline, cold)) static void note_wait(struct pt_view *sl, struct pt_tw *tw,
+                                                      uint64_t waited, uint32_t rec,
+                                                      uintptr_t addr)
+{
+	const _Atomic uint64_t *f = PT_UNLIKELY(sl->test_hdr_filter) ? sl->hdr->filter : sl->filter;
+	uint32_t wrec = PT_REC_SIZE(sizeof waited);
+
+	if (atomic_load_explicit(&f[PT_SYS_NOLOSS_WAIT / 64], memory_order_relaxed) >>
+	    (PT_SYS_NOLOSS_WAIT % 64) & 1 || tw->pos + wrec + rec > sl->chunk_size)
+		return;
+	pt_word *p = (pt_word *)(pt_chunk_data(sl, tw->idx) + tw->pos);
+	atomic_store_explicit(&p[0], pt_rec_w0(tw->last_ts, PT_SYS_NOLOSS_WAIT, PT_RF_WIDE,
+	                                       sizeof waited), memory_order_relaxed);
+	pt_put_bytes(p + 1, (const unsigned char *)&waited, sizeof waited);
+	atomic_store_explicit(&p[PT_REC_W1(sizeof waited)], pt_rec_w1(tw->last_ts, addr),
+	                      memory_order_relaxed);
+	tw->addr = addr;
+	tw->pos += wrec;
+	tw->nev++;
+	/* (published with the event that follows: its commit store) */
+}
+
 /* Write one event into the stream sl through writer tw.  s is the slot
  * for a traced process's own writes, PT_SYS for a controller's system
  * events (which bypass the running check), PT_SYS_WAIT for one that
@@ -85,7 +112,11 @@ __attribute__((always_inline)) static inline int write_one(struct pt_view *sl, s
 		if (pt_pool_acquire(sl, tw, st, ts, level, rec,
 		                    s == PT_SYS_WAIT ? PT_ACQ_QUIET : s < 0 ? PT_ACQ_SYS : 0))
 			return -1;
-		ts = tw->last_ts; /* later if it waited for room (no-loss mode) */
+		if (PT_UNLIKELY(pt_waited_ns)) { /* it waited for room (no-loss mode) */
+			note_wait(sl, tw, pt_waited_ns, rec, addr);
+			pt_waited_ns = 0;
+		}
+		ts = tw->last_ts; /* (later, if it waited) */
 		wide = 1;
 	}
 	pt_word *p = (pt_word *)(pt_chunk_data(sl, tw->idx) + tw->pos);
