@@ -121,6 +121,9 @@ TEST_LIBS_cli_perfetto := $(PF_TEST_LIBS)
 # cli_spans inflates the Perfetto exports it decodes (pf_util.h)
 TEST_DEFS_cli_spans := $(ZLIB_DEFS)
 TEST_LIBS_cli_spans := $(ZLIB_LIBS)
+# cli_span_key decodes a plain Perfetto export with pf_util.h (which reads zlib's when it has it)
+TEST_DEFS_cli_span_key := $(ZLIB_DEFS)
+TEST_LIBS_cli_span_key := $(ZLIB_LIBS)
 
 # <trace.h> must also be valid C++ and pedantic C99
 $(BUILD)/header-ok: include/trace.h
@@ -373,9 +376,10 @@ $(BUILD)/fuzz/view_fuzz: fuzz/view_fuzz.c cli/write/view_req.c cli/read/vbuf.c $
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) fuzz/view_fuzz.c cli/write/view_req.c cli/read/vbuf.c -o $@
 
-$(BUILD)/fuzz/spans_fuzz: fuzz/spans_fuzz.c cli/enrich/spans.c cli/read/hist.c $(CLI_HDR) include/trace.h
+$(BUILD)/fuzz/spans_fuzz: fuzz/spans_fuzz.c cli/enrich/spans.c cli/read/hist.c cli/read/layout.c src/api/typedesc.c $(CLI_HDR) include/trace.h
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) fuzz/spans_fuzz.c cli/enrich/spans.c cli/read/hist.c -o $@
+	$(FUZZ_CC) $(FUZZ_CFLAGS) fuzz/spans_fuzz.c cli/enrich/spans.c cli/read/hist.c cli/read/layout.c \
+	  src/api/typedesc.c -o $@
 
 fuzz-run: fuzz
 	@$(foreach f,$(FUZZ_TARGETS),\

@@ -165,7 +165,7 @@ static int whole_packets(const unsigned char *p, size_t n, long *count)
  * (a TracePacket of compressed_packets only) inflated in its place, as
  * trace_processor does: each container a zlib stream of its own (or
  * gzip), holding whole packets, and, as Perfetto asks, below 512 KB. */
-static int unpack(const char *in, const char *out, struct pfile *x)
+static inline int unpack(const char *in, const char *out, struct pfile *x)
 {
 	FILE *f = fopen(in, "rb");
 	REQUIRE(f);

@@ -244,6 +244,10 @@ static int export_perfetto(struct tlog *l, struct symz *z, struct spans *sp, FIL
 			break;
 		}
 		pf_span(w, sp, e, &m, th->pid, key, described, 0);
+		/* a keyed span: an arrow from its begin event to its end event,
+		 * whatever threads they are on */
+		if (m.flow && (m.kind == SPAN_BEGIN || m.paired))
+			pf_flow(w, m.flow, m.kind != SPAN_BEGIN);
 		uint64_t sym_id = 0;
 		const char *sym = z && e->addr ? symz_lookup_id(z, th->pid, e->ts, e->addr, &sym_id) : raw;
 		unsigned flags = e->trunc == POSIX_TRACE_TRUNCATED_RECORD ? PF_TRUNCATED : 0;

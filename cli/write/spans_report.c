@@ -203,4 +203,18 @@ void spans_chrome(FILE *f, const struct spans *s, const struct tlog *l, const st
 	chrome_ts(f, "ts", rel + m->dur);
 	fprintf(f, ",\"pid\":%d,\"tid\":%lld}", (int)e->pid,
 	        (long long)thrmap_tid(l->thrs, e->pid, e->tid, m->start + m->dur, e->idx));
+	if (m->thread == end_thread)
+		return;
+	/* begun on one thread, ended on another: a flow arrow between them
+	 * (a flow start, and its end bound to the enclosing slice's end) */
+	fprintf(f, ",\n{\"name\":%s,\"cat\":\"span\",\"ph\":\"s\",\"id\":%llu", j,
+	        (unsigned long long)n);
+	chrome_ts(f, "ts", rel);
+	fprintf(f, ",\"pid\":%d,\"tid\":%lld}", (int)b->pid,
+	        (long long)thrmap_tid(l->thrs, b->pid, b->tid, m->start, b->idx));
+	fprintf(f, ",\n{\"name\":%s,\"cat\":\"span\",\"ph\":\"f\",\"bp\":\"e\",\"id\":%llu",
+	        j, (unsigned long long)n);
+	chrome_ts(f, "ts", rel + m->dur);
+	fprintf(f, ",\"pid\":%d,\"tid\":%lld}", (int)e->pid,
+	        (long long)thrmap_tid(l->thrs, e->pid, e->tid, m->start + m->dur, e->idx));
 }

@@ -163,6 +163,10 @@ int pf_loss(struct pf *w, int32_t pid, uint64_t tid, uint64_t ts_ns, uint64_t co
 #define PF_INCOMPLETE 2u
 #define PF_SPLIT 4u
 int pf_async_track(struct pf *w, uint64_t track, const char *name);
+/* The next pf_event() or pf_event_fields() starts (terminating 0) or ends
+ * (1) the flow numbered flow (not 0): an arrow from one event to another,
+ * on any thread (TrackEvent.flow_ids, terminating_flow_ids). */
+void pf_flow(struct pf *w, uint64_t flow, int terminating);
 int pf_slice(struct pf *w, int32_t pid, uint64_t tid, uint64_t ts_ns, int begin, unsigned span,
              const char *name, uint64_t track, unsigned flags);
 /* Compressed packets (TracePacket.compressed_packets, zlib) from here on,
