@@ -7,7 +7,7 @@
 #include "cmd.h"
 
 static const char help[] =
-"usage: posixtrace info [--all] [--t0 WHEN] [--span BEGIN,END[,NAME][,key]]... FILE\n"
+"usage: posixtrace info [--all] [--t0 WHEN] [--span BEGIN,END[,NAME][,key[=FIELD]]]... FILE\n"
 "\n"
 "Describe the trace log FILE: the stream's attributes (name, sizes,\n"
 "policies, inheritance, creation time, clock resolution), its status when\n"
