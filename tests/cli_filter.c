@@ -9,7 +9,7 @@
  *    --name GLOB and --thread 0xPTHREAD each give exactly that thread's
  *    events; stats, info and the span report name the same PID/TID and
  *    name; stats --json says tid (kernel), name and pthread_t; export
- *    --format chrome takes the same filters;
+ *    --format chrome and live take the same filters;
  *  - --type globs, --where on typed fields (numbers, float, string glob,
  *    &&, ||, !, parentheses), each count checked against the same
  *    predicate evaluated here on what the program recorded;
@@ -245,6 +245,13 @@ int main(int argc, char **argv)
 			*(strstr(buf + 100, buf) ? &jobs : &others) += 1;
 	CHECK_EQ(jobs, JOBS);
 	CHECK_EQ(others, 0);
+	free(out);
+
+	/* live takes them too: a run of the program, beta's failed jobs only */
+	CHECK_EQ(cli_run(CLI("live", "--name", "beta", "--where", "status<0", "--", self, "--program",
+	                     (char *)cli_path("witness2.txt")), &out, NULL), 0);
+	CHECK_EQ(cli_nlines(out), expect(p_neg, 1));
+	CHECK(cli_contains(out, " beta ") && !cli_contains(out, "alpha"));
 	free(out);
 
 	/* ---- 2. filters a person can write */
