@@ -182,7 +182,7 @@ int cmd_show(int argc, char **argv)
 			r = -1;
 			break;
 		}
-		if (e.ts < lo || e.ts > hi || !filter_event(&f, &l, &e))
+		if (e.ts < lo || e.ts > hi || (f.on && !filter_event(&f, &l, &e)))
 			continue;
 		fmt_line_span(stdout, &l, &e, t0, prev, absolute, name_w, z, spans ? &m : NULL);
 		prev = e.ts;

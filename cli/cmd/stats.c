@@ -302,7 +302,7 @@ int cmd_stats(int argc, char **argv)
 				k.th[e.thread]++;
 		}
 		uint64_t wns;
-		if (e.thread < known && tlog_wait_of(&e, &wns)) { /* --no-loss held it */
+		if (e.id == PT_EXT_NOLOSS_WAIT && e.thread < known && tlog_wait_of(&e, &wns)) {
 			struct twait *wt = &k.wait[e.thread];
 			wt->n++;
 			wt->ns += wns;

@@ -144,7 +144,7 @@ void fmt_event_data(char *out, size_t cap, const struct tlog *l, const struct te
 		return;
 	}
 	/* a no-loss wait: how long the thread was held for room */
-	if (tlog_wait_of(e, &n)) {
+	if (id == PT_EXT_NOLOSS_WAIT && tlog_wait_of(e, &n)) {
 		fmt_duration(a, sizeof a, n);
 		snprintf(out, cap, "waited %llu ns (%s) for room in the stream (--no-loss)",
 		         (unsigned long long)n, a);
