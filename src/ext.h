@@ -126,16 +126,17 @@ struct pt_ext_type {
 };
 int pt_ext_types(trace_id_t trid, size_t from, struct pt_ext_type *out, size_t cap, size_t *n);
 
+/* The system event a thread of a no-loss stream records when it had to
+ * wait for room (posixtrace_noloss_wait; src/shm/layout.h
+ * PT_SYS_NOLOSS_WAIT): its payload is the wait in ns, a u64. */
+#define PT_EXT_NOLOSS_WAIT 8u
+
 /* A payload description parsed (the grammar is in
  * posixtrace_eventid_describe(3)): fields in order, with the offsets they
  * take in a payload as a C compiler lays out the struct of those types
  * (each scalar at a multiple of its size; a string or bytes field at any
  * byte, as long as its content).  0 and *n fields, or EINVAL (then *n is
  * how many parsed, and *at the byte of desc where it went wrong). */
-/* The system event a thread of a no-loss stream records when it had to
- * wait for room (posixtrace_noloss_wait; src/shm/layout.h
- * PT_SYS_NOLOSS_WAIT): its payload is the wait in ns, a u64. */
-#define PT_EXT_NOLOSS_WAIT 8u
 #define PT_EXT_FIELDS_MAX 32u
 #define PT_EXT_FIELD_NAME 32u   /* a field name's length, NUL included */
 enum pt_ext_ftype {
