@@ -32,8 +32,8 @@ static void usage(FILE *f)
 	           "process, its threads and loaded code (its system events are the trace's,\n"
 	           "pid 0); --all keeps it.  Relative times count from the program's first\n"
 	           "event; --t0 picks another time 0.  A thread is PID/TID (its kernel TID)\n"
-	           "and its name everywhere; show, stats, export and live take the same\n"
-	           "filters (--pid, --thread, --tid, --name, --type, --where EXPR).\n");
+	           "and its name everywhere; show, stats, export, live and view take the\n"
+	           "same filters (--pid, --thread, --tid, --name, --type, --where EXPR).\n");
 	fprintf(f, "\n'posixtrace COMMAND --help' describes each; 'man posixtrace' has more.\n"
 	           "Exit status: 0 success, 1 error, 2 usage error; 'record' exits with\n"
 	           "the program's status, or 3 if that is 0 but events were lost that no\n"

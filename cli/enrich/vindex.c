@@ -338,7 +338,21 @@ static int build(struct vindex *x, struct tlog *l)
 	uint64_t start = now_mono_ns(), shown = 0;
 	snprintf(what, sizeof what, "indexing %s", l->path);
 	progress_begin(&p, what, l->nev);
-	while ((r = tlog_next_batch(l, b, thread_of)) > 0) {
+	if (l->filter) { /* filtered (view's options): the events kept, one at a time */
+		struct tev e;
+		b->nw = b->n = 1;
+		while ((r = tlog_next(l, &e)) > 0) {
+			thread_of[0] = e.thread;
+			b->ev[0] = (struct pt_ext_bevent){ .ts = e.ts, .id = e.id, .w = 0 };
+			if (count_batch(x, b, thread_of, &mcap)) {
+				r = -2;
+				break;
+			}
+			if (x->nev - shown >= 65536)
+				progress_update(&p, shown = x->nev);
+		}
+	}
+	while (!l->filter && (r = tlog_next_batch(l, b, thread_of)) > 0) {
 		if (count_batch(x, b, thread_of, &mcap)) {
 			r = -2;
 			break;

@@ -1,6 +1,6 @@
 /*
  * filter.c -- the events a reading command keeps, one set of options for
- * show, stats, export and live: which processes and threads (by pid,
+ * show, stats, export, live and view: which processes and threads (by pid,
  * by the PID/TID show prints, by kernel TID, by thread name, by pthread_t),
  * which event types (globs), and --where on the payload's typed fields
  * (where.c).  A thread is named by the identities the trace carries

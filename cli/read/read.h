@@ -388,7 +388,7 @@ void where_free(struct where *w);
 int glob_match(const char *pat, const char *s, size_t n);
 
 /* ------------------------------------------------------------ filter.c */
-/* The events a reading command keeps (show, stats, export, live):
+/* The events a reading command keeps (show, stats, export, live, view):
  * --pid, --thread (PID/TID as show prints it, a kernel TID, a thread name
  * glob or a pthread_t 0x...), --tid (kernel TIDs), --name (thread name
  * globs), --type and --exclude (event type globs), --where EXPR.  Each
