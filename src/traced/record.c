@@ -410,6 +410,23 @@ PT_API void posix_trace_event(trace_event_id_t id, const void *restrict data, si
 	record_event_tsc(id, data, len, c, (uintptr_t)__builtin_return_address(0));
 }
 
+/* Extension: the same, recorded as if called from site (a wrapper passes
+ * __builtin_return_address(0): its own caller's), or from the caller when
+ * site is NULL.  The same path, the same cost as a call of the function
+ * above. */
+PT_API void posixtrace_event_at(trace_event_id_t id, const void *restrict data, size_t len,
+                                const void *site)
+{
+	struct pt_ctl *c = pt_ctl;
+	uint64_t m = atomic_load_explicit(&c->want[(id / 64) % (PT_NIDS / 64)], memory_order_relaxed);
+	if (PT_LIKELY(!(m >> (id % 64) & 1)))
+		return;
+	if (id - PT_SYS_IDS >= PT_NIDS - PT_SYS_IDS)
+		return;
+	record_event_tsc(id, data, len, c,
+	                 site ? (uintptr_t)site : (uintptr_t)__builtin_return_address(0));
+}
+
 /* A control function records a system event (START, STOP, FILTER) through
  * the trace id's own writer, whether or not the stream is running.  The
  * writer's nesting level is PT_LEVELS, a level no thread records at, so its
