@@ -312,7 +312,7 @@ static int build(struct vindex *x, struct tlog *l)
 	struct progress p;
 	char what[300];
 	uint32_t thread_of[PT_EXT_BATCH_W];
-	int r;
+	int r = 0;
 
 	x->t0 = l->nev ? l->first : 0;
 	x->t1 = l->nev && l->last > x->t0 ? l->last : x->t0;
@@ -351,14 +351,15 @@ static int build(struct vindex *x, struct tlog *l)
 			if (x->nev - shown >= 65536)
 				progress_update(&p, shown = x->nev);
 		}
-	}
-	while (!l->filter && (r = tlog_next_batch(l, b, thread_of)) > 0) {
-		if (count_batch(x, b, thread_of, &mcap)) {
-			r = -2;
-			break;
+	} else {
+		while ((r = tlog_next_batch(l, b, thread_of)) > 0) {
+			if (count_batch(x, b, thread_of, &mcap)) {
+				r = -2;
+				break;
+			}
+			if (x->nev - shown >= 65536)
+				progress_update(&p, shown = x->nev);
 		}
-		if (x->nev - shown >= 65536)
-			progress_update(&p, shown = x->nev);
 	}
 	progress_end(&p);
 	free(b);
