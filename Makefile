@@ -140,6 +140,9 @@ TEST_LIBS_cli_perfetto := $(PF_TEST_LIBS)
 # cli_spans inflates the Perfetto exports it decodes (pf_util.h)
 TEST_DEFS_cli_spans := $(ZLIB_DEFS)
 TEST_LIBS_cli_spans := $(ZLIB_LIBS)
+# cli_span_key decodes a plain Perfetto export with pf_util.h (which reads zlib's when it has it)
+TEST_DEFS_cli_span_key := $(ZLIB_DEFS)
+TEST_LIBS_cli_span_key := $(ZLIB_LIBS)
 
 # <trace.h> must also be valid C++ and pedantic C99
 $(BUILD)/header-ok: include/trace.h
@@ -345,6 +348,8 @@ clean:
 #                    extension (cli/query/) over a log, every table and
 #                    every reading path (fuzz/query_fuzz.c; the library
 #                    built sanitized, with its own clock; SQLite as it is)
+#   where_fuzz       the --where expression of the reading commands
+#                    (fuzz/where_fuzz.c: cli/read/where.c, parse and evaluate)
 #   view_fuzz        what `posixtrace view` does with a request before it
 #                    reads the log (cli/write/view_req.c) and its JSON strings
 #                    (cli/read/vbuf.c)
@@ -362,7 +367,7 @@ FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_MAX_LEN ?= 8192
 FUZZ_TARGETS ?= log_fuzz log_fuzz_nocrc logapi_fuzz stream_fuzz relayd_fuzz typed_fuzz spans_fuzz view_fuzz \
-                join_fuzz $(if $(filter 1,$(SQLITE)),query_fuzz,)
+                join_fuzz where_fuzz $(if $(filter 1,$(SQLITE)),query_fuzz,)
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_CFLAGS  := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O1 -Iinclude -Isrc \
                 -fsanitize=fuzzer $(FUZZ_SAN)
@@ -379,6 +384,7 @@ FUZZ_CORPUS_spans_fuzz     := fuzz/corpus-spans
 FUZZ_CORPUS_view_fuzz      := fuzz/corpus-view
 FUZZ_CORPUS_join_fuzz      := fuzz/corpus-join
 FUZZ_CORPUS_query_fuzz     := fuzz/corpus
+FUZZ_CORPUS_where_fuzz     := fuzz/corpus-where
 # the library for stream_fuzz: coverage-instrumented, sanitized, and with
 # its clock and thread ids taken from the target
 FUZZ_LIB_OBJ := $(LIB_SRC:src/%.c=$(BUILD)/fuzz/obj/%.o)
@@ -424,9 +430,12 @@ $(BUILD)/fuzz/join_fuzz: fuzz/join_fuzz.c $(FUZZ_LIB_OBJ)
 $(BUILD)/fuzz/relayd_fuzz: fuzz/relayd_fuzz.c cli/write/relayd_proto.c $(CLI_HDR)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) fuzz/relayd_fuzz.c cli/write/relayd_proto.c -o $@
-$(BUILD)/fuzz/typed_fuzz: fuzz/typed_fuzz.c cli/enrich/typed.c $(CLI_HDR) src/api/typedesc.c src/ext.h
+$(BUILD)/fuzz/typed_fuzz: fuzz/typed_fuzz.c cli/enrich/typed.c cli/read/layout.c $(CLI_HDR) src/api/typedesc.c src/ext.h
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) fuzz/typed_fuzz.c src/api/typedesc.c -o $@
+$(BUILD)/fuzz/where_fuzz: fuzz/where_fuzz.c cli/read/where.c $(CLI_HDR) include/trace.h
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) fuzz/where_fuzz.c -o $@ -lm
 $(BUILD)/fuzz/view_fuzz: fuzz/view_fuzz.c cli/write/view_req.c cli/read/vbuf.c $(CLI_HDR) include/trace.h
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) fuzz/view_fuzz.c cli/write/view_req.c cli/read/vbuf.c -o $@
@@ -444,9 +453,10 @@ $(BUILD)/fuzz/query_fuzz: $(QFUZZ_SRC) $(QFUZZ_OBJ) $(CLI_HDR)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $(QFUZZ_SRC) $(QFUZZ_OBJ) -o $@ -lsqlite3 -lm -lpthread
 
-$(BUILD)/fuzz/spans_fuzz: fuzz/spans_fuzz.c cli/enrich/spans.c cli/read/hist.c $(CLI_HDR) include/trace.h
+$(BUILD)/fuzz/spans_fuzz: fuzz/spans_fuzz.c cli/enrich/spans.c cli/read/hist.c cli/read/layout.c src/api/typedesc.c $(CLI_HDR) include/trace.h
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) fuzz/spans_fuzz.c cli/enrich/spans.c cli/read/hist.c -o $@
+	$(FUZZ_CC) $(FUZZ_CFLAGS) fuzz/spans_fuzz.c cli/enrich/spans.c cli/read/hist.c cli/read/layout.c \
+	  src/api/typedesc.c -o $@
 
 fuzz-run: fuzz
 	@$(foreach f,$(FUZZ_TARGETS),\

@@ -39,6 +39,25 @@ const char *tlog_name(const struct tlog *l, unsigned id, char *buf, size_t cap)
 	return id < PT_NIDS && l->names[id] ? l->names[id] : sys ? sys : buf;
 }
 
+/* every payload described as "k:u16, s:string" (spans keyed by a field:
+ * --span ...,key=k or key=s; a payload that does not fit has no key) */
+size_t typemap_count(const struct typemap *m) { (void)m; return 0; }
+const struct pt_ext_type *typemap_at(const struct typemap *m, size_t i)
+{
+	(void)m, (void)i;
+	return NULL;
+}
+const char *typemap_desc(const struct typemap *m, int32_t pid, unsigned id)
+{
+	(void)m, (void)pid, (void)id;
+	return "k:u16, s:string";
+}
+int pt_typemap_set(unsigned id, const char *desc)
+{
+	(void)id, (void)desc;
+	return 0;
+}
+
 const struct pt_ext_thread *thrmap_find(const struct thrmap *m, int32_t pid, uint64_t thread,
                                         uint64_t ts)
 {
@@ -76,6 +95,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		span_arg(&sa, "in,out,io,key");
 	if (data[0] & 4)
 		span_arg(&sa, "a/begin,out"); /* refused with the one above: a type in two spans */
+	if (data[0] & 8)
+		span_arg(&sa, (data[0] & 16) ? "other,more,om,key=k" : "other,more,om,key=s");
 	if (spans_make(&sa, &s))
 		return 0;
 	memset(lane_open, 0, sizeof lane_open);

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "../cli/read/layout.c"
 #include "../cli/enrich/typed.c"
 
 /* what typedesc.c and typed.c call of the rest of the library */

@@ -245,6 +245,12 @@ extern const unsigned long long *__posix_trace_want;
 	(void)0; })
 #endif
 
+/* Extension: posix_trace_event() with the call site given, so that an
+ * event recorded through a helper is attributed to the helper's caller:
+ *   posixtrace_event_at(id, data, len, __builtin_return_address(0));
+ * in the helper.  A NULL site: the caller's own, as posix_trace_event(). */
+void posixtrace_event_at(trace_event_id_t, const void *__restrict, size_t, const void *);
+
 int posix_trace_eventid_open(const char *__restrict, trace_event_id_t *__restrict);
 int posix_trace_trid_eventid_open(trace_id_t, const char *__restrict,
                                   trace_event_id_t *__restrict);

@@ -126,6 +126,11 @@ struct pt_ext_type {
 };
 int pt_ext_types(trace_id_t trid, size_t from, struct pt_ext_type *out, size_t cap, size_t *n);
 
+/* The system event a thread of a no-loss stream records when it had to
+ * wait for room (posixtrace_noloss_wait; src/shm/layout.h
+ * PT_SYS_NOLOSS_WAIT): its payload is the wait in ns, a u64. */
+#define PT_EXT_NOLOSS_WAIT 8u
+
 /* A payload description parsed (the grammar is in
  * posixtrace_eventid_describe(3)): fields in order, with the offsets they
  * take in a payload as a C compiler lays out the struct of those types

@@ -3,7 +3,8 @@
  * babeltrace2: one line per event of the log, and for each line an event
  * of the log (read with posix_trace_open()) with the same exact timestamp
  * (--clock-seconds), type name, pid, thread id, address and payload
- * length (the thread from the packet context: pid, vtid, tid, procname),
+ * length (the thread from the packet context: pid, vtid and tid the kernel
+ * TID as LTTng says, pthread_id, procname),
  * and the call site: the event carries a number (the "site" enumeration),
  * whose label babeltrace2 prints: the event's address and the location
  * that `posixtrace show` prints for it (none when show prints none or a
@@ -92,13 +93,16 @@ int main(void)
 	int nsites = 0, site_same = 0, ntypes = 0;
 	for (int i = 0; cli_line(out, i, line, sizeof line) == 0; i++) {
 		unsigned long long s = 0, f = 0, tid = 0, addr = 0;
-		int pid = -1, vtid = -1, plen = -1, k, at = 0;
+		int pid = -1, vtid = -1, ktid = -1, plen = -1, k, at = 0;
 		char name[80];
-		/* the packet context names the thread (pid, vtid, tid, procname),
-		 * then the event's fields */
+		/* the packet context names the thread (pid; vtid and tid, both
+		 * the kernel TID, as LTTng's; pthread_id; procname), then the
+		 * event's fields */
 		const char *pn = NULL;
-		if (sscanf(line, "[%llu.%llu] %*s %79[^:]: { pid = %d, vtid = %d, tid = %llx, procname = %n",
-		           &s, &f, name, &pid, &vtid, &tid, &at) == 6 && at && line[at] == '"')
+		if (sscanf(line, "[%llu.%llu] %*s %79[^:]: { pid = %d, vtid = %d, tid = %d, "
+		                 "pthread_id = %llx, procname = %n",
+		           &s, &f, name, &pid, &vtid, &ktid, &tid, &at) == 7 && at && line[at] == '"' &&
+		    ktid == vtid)
 			pn = strchr(line + at + 1, '"');
 		unsigned id = 0;
 		int ppid = -1;

@@ -7,8 +7,8 @@
  * log of its events (the app keeps running, untouched); `live PID` prints
  * its events until SIGINT, then exits 0.  Options go before or after the
  * PID (`attach PID -o FILE --duration S`, `live PID --raw-addresses`).
- * A process that does not use the library (sleep) can be attached to, with
- * a warning that only the tracer's own events will come.  Errors: no such
+ * A process that does not use the library (sleep) is refused at once
+ * (exit 1, no log) unless --tree, which goes on.  Errors: no such
  * pid exits 1 naming it; a non-number, or a second argument, exits 2 with
  * a message that says which.
  */
@@ -90,7 +90,7 @@ static pid_t start_plain(const char *prog, const char *arg)
 	return pid;
 }
 
-static const char *no_lib = "does not use libposixtrace (no posixtrace-ctl segment)";
+static const char *no_lib = "does not use libposixtrace (no posixtrace-ctl segment in /proc/";
 
 int main(void)
 {
@@ -191,7 +191,9 @@ int main(void)
 	kill(app, SIGKILL);
 	waitpid(app, NULL, 0);
 
-	/* a process that does not use the library: legal, with a warning */
+	/* a process that does not use the library: refused at once (an empty
+	 * trace would look like a quiet program), no log left behind; with
+	 * --tree (its descendants may use it) it goes on */
 	const char *sleep_bin = cli_which("sleep");
 	if (sleep_bin) {
 		pid_t sl = start_plain(sleep_bin, "5");
@@ -200,15 +202,20 @@ int main(void)
 		snprintf(warn, sizeof warn, "pid %d %s", (int)sl, no_lib);
 		usleep(100000);
 		CHECK_EQ(cli_run(CLI("attach", slarg, "-o", (char *)cli_path("sleep.ptlog"), "-d",
-		                     "0.2"), NULL, &err), 0);
+		                     "0.2"), NULL, &err), 1);
 		CHECK(cli_contains(err, "posixtrace attach: ") && cli_contains(err, warn));
-		CHECK(cli_contains(err, "only the tracer's own events"));
-		CHECK(cli_contains(err, "sleep.ptlog")); /* the summary: it went on */
+		CHECK(cli_contains(err, "--tree"));
+		CHECK(access(cli_path("sleep.ptlog"), F_OK) != 0);
 		free(err);
-		CHECK_EQ(live_sigint((char *[]){ slarg, NULL }, &out, &err), 0);
+		CHECK_EQ(live_sigint((char *[]){ slarg, NULL }, &out, &err), 1);
 		CHECK(cli_contains(err, "posixtrace live: ") && cli_contains(err, warn));
-		CHECK(cli_contains(err, " events from "));
+		CHECK(!cli_contains(err, " events from "));
 		free(out);
+		free(err);
+		CHECK_EQ(cli_run(CLI("attach", "--tree", slarg, "-o",
+		                     (char *)cli_path("sleep-tree.ptlog"), "-d", "0.2"), NULL, &err), 0);
+		CHECK(!cli_contains(err, no_lib));
+		CHECK(cli_contains(err, "sleep-tree.ptlog")); /* the summary: it went on */
 		free(err);
 		kill(sl, SIGKILL);
 		waitpid(sl, NULL, 0);

@@ -173,6 +173,13 @@ int main(void)
 	CHECK(cli_contains(err, "/nonexistent/program"));
 	CHECK(access(cli_path("none.ptlog"), F_OK) != 0);
 	free(err);
+	/* a file that is not executable: 126, as shells say (127: not found) */
+	rc = cli_run(CLI("record", "-o", (char *)cli_path("notx.ptlog"), "--", "/etc/passwd"), NULL,
+	             &err);
+	CHECK_EQ(rc, 126);
+	CHECK(cli_contains(err, "/etc/passwd") && cli_contains(err, "Permission denied"));
+	CHECK(access(cli_path("notx.ptlog"), F_OK) != 0);
+	free(err);
 
 	/* SIGTERM to the command: forwarded, the log is finished and kept */
 	{

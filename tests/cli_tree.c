@@ -337,9 +337,16 @@ static void tree_in_outputs(const char *log, const struct want *w, const pid_t *
 	char src[4096], schema[4200];
 	t_source_dir(src, sizeof src);
 	const char *protoc = cli_which("protoc");
+	/* Perfetto's published schema beside the repository, else the
+	 * repository's own few messages (tests/perfetto_min.proto) */
+	const char *proto = "perfetto_trace.proto";
 	snprintf(schema, sizeof schema, "%s/../../shared/formats/perfetto", src);
 	if (access(schema, R_OK) != 0)
 		snprintf(schema, sizeof schema, "%s/../shared/formats/perfetto", src);
+	if (access(schema, R_OK) != 0) {
+		snprintf(schema, sizeof schema, "%s/tests", src);
+		proto = "perfetto_min.proto";
+	}
 	const char *pf = cli_path("script.pftrace"), *txt = cli_path("script.pftxt");
 	char *ep[] = { bin, "export", "--format", "perfetto", "--no-compress", (char *)log, "-o",
 		       (char *)pf, NULL };
@@ -350,7 +357,7 @@ static void tree_in_outputs(const char *log, const struct want *w, const pid_t *
 	} else {
 		char cmd[13000];
 		snprintf(cmd, sizeof cmd, "'%s' --decode=perfetto.protos.Trace -I '%s' "
-		         "perfetto_trace.proto < '%s' > '%s'", protoc, schema, pf, txt);
+		         "'%s' < '%s' > '%s'", protoc, schema, proto, pf, txt);
 		CHECK_EQ(system(cmd), 0);
 		char *dec = cli_slurp(txt);
 		REQUIRE(dec);

@@ -13,7 +13,7 @@
  * posix_trace_eventid_open() whichever comes first; posix_trace_eventid_get_name()
  * knows the nine predefined names and the user names and rejects unknown ids;
  * posix_trace_eventid_equal(); posix_trace_eventtypelist_getnext_id() walks
- * 0..7, 16 and then the user ids in ascending order, each once, then reports
+ * 0..8 (8: the extension posixtrace_noloss_wait), 16 and then the user ids in ascending order, each once, then reports
  * unavailable until rewound; invalid trids give EINVAL.  Finally user events
  * are recorded and read back with the right posix_event_id, while system ids
  * and ids >= 1024 passed to posix_trace_event() are ignored.
@@ -154,7 +154,7 @@ static void check_invalid_trid(trace_id_t bad)
 	CHECK_RC(posix_trace_eventtypelist_rewind(bad), EINVAL);
 }
 
-/* Walk the type list once; the list must be 0..7, 16, then user_ids ascending. */
+/* Walk the type list once; the list must be 0..8, 16, then user_ids ascending. */
 static void check_walk(trace_id_t trid)
 {
 	trace_event_id_t id, prev = 0;
@@ -166,9 +166,9 @@ static void check_walk(trace_id_t trid)
 		if (un != 0)
 			break;
 		REQUIRE(n < 2000);
-		if (n < 8)
+		if (n < 9)
 			CHECK_EQ(id, n);
-		else if (n == 8)
+		else if (n == 9)
 			CHECK_EQ(id, POSIX_TRACE_UNNAMED_USEREVENT);
 		else {
 			CHECK(id > prev);
@@ -178,7 +178,7 @@ static void check_walk(trace_id_t trid)
 		prev = id;
 		n++;
 	}
-	CHECK_EQ(n, 9 + nuser);
+	CHECK_EQ(n, 10 + nuser);
 	CHECK_EQ(nu, nuser);
 	/* stays unavailable */
 	un = 0;
@@ -278,7 +278,9 @@ int main(void)
 	while (is_user(free_id))
 		free_id--;
 	CHECK_RC(posix_trace_eventid_get_name(trid, free_id, name), EINVAL);
-	CHECK_RC(posix_trace_eventid_get_name(trid, 8, name), EINVAL);
+	CHECK_RC(posix_trace_eventid_get_name(trid, 8, name), 0); /* posixtrace_noloss_wait */
+	CHECK_EQ(strcmp(name, "posixtrace_noloss_wait"), 0);
+	CHECK_RC(posix_trace_eventid_get_name(trid, 9, name), EINVAL);
 	CHECK_RC(posix_trace_eventid_get_name(trid, 15, name), EINVAL);
 	CHECK_RC(posix_trace_eventid_get_name(trid, 1024, name), EINVAL);
 	CHECK_RC(posix_trace_eventid_get_name(trid, 100000, name), EINVAL);

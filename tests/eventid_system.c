@@ -27,6 +27,7 @@ static const struct { const char *name; trace_event_id_t id; } sys[] = {
 	{ "posix_trace_stop", 2 },        { "posix_trace_filter", 3 },
 	{ "posix_trace_overflow", 4 },    { "posix_trace_resume", 5 },
 	{ "posix_trace_flush_start", 6 }, { "posix_trace_flush_stop", 7 },
+	{ "posixtrace_noloss_wait", 8 }, /* an extension: a no-loss stream's wait for room */
 	{ "posix_trace_unnamed_userevent", 16 },
 };
 #define NSYS (sizeof sys / sizeof sys[0])
@@ -46,12 +47,12 @@ int main(void)
 	CHECK_EQ(POSIX_TRACE_OVERFLOW, 4);
 	CHECK_EQ(POSIX_TRACE_UNNAMED_USEREVENT, 16);
 
-	/* exactly the nine ids have a name */
+	/* exactly the ten ids have a name */
 	unsigned named = 0;
 	for (trace_event_id_t id = 0; id < 1024; id++)
 		named += posixtrace_eventid_system_name(id) != NULL;
 	CHECK_EQ(named, NSYS);
-	for (trace_event_id_t id = 8; id < 16; id++)
+	for (trace_event_id_t id = 9; id < 16; id++)
 		CHECK(posixtrace_eventid_system_name(id) == NULL);
 	CHECK(posixtrace_eventid_system_name(17) == NULL);
 	CHECK(posixtrace_eventid_system_name(1u << 20) == NULL);

@@ -1,6 +1,8 @@
 /*
- * pf_util.h -- what the tests of Perfetto exports share: where Perfetto's
- * schema is (for protoc), and a file with its compressed containers
+ * pf_util.h -- what the tests of Perfetto exports share: the schema for
+ * protoc (Perfetto's published one beside the repository when it is
+ * there, else the repository's own tests/perfetto_min.proto, and whether
+ * the two agree), and a file with its compressed containers
  * inflated as trace_processor does, each checked (whole packets, below
  * 512 KB), for protoc to decode.  Needs t.h, and zlib (ZLIB_DEFS,
  * ZLIB_LIBS) to read compressed exports.
@@ -23,11 +25,13 @@ struct pfile {                /* the file as it was (decode): */
 
 
 static char schema_dir[600];
+static const char *schema_file = "perfetto_trace.proto"; /* in schema_dir */
+static int schema_published;  /* 1: Perfetto's own, 0: tests/perfetto_min.proto */
 static const char *protoc;
 
-/* The schema beside the repository (CI: shared/ beside the clone), or
- * beside the folder of work trees. */
-static int find_schema(void)
+/* Perfetto's published schema beside the repository (CI: shared/ beside
+ * the clone), or beside the folder of work trees; 0 if found. */
+static int find_published_schema(char *dir, size_t cap)
 {
 	static const char *const up[] = { "/../shared/formats/perfetto",
 	                                  "/../../shared/formats/perfetto" };
@@ -39,11 +43,94 @@ static int find_schema(void)
 	for (int i = 0; i < 2; i++) {
 		snprintf(probe, sizeof probe, "%s%s/perfetto_trace.proto", repo, up[i]);
 		if (access(probe, R_OK) == 0) {
-			snprintf(schema_dir, sizeof schema_dir, "%s%s", repo, up[i]);
+			snprintf(dir, cap, "%s%s", repo, up[i]);
 			return 0;
 		}
 	}
 	return -1;
+}
+
+/* The repository's own tests/perfetto_min.proto: the messages the tests
+ * read, with the published field numbers; 0 if found. */
+static int find_min_schema(char *dir, size_t cap)
+{
+	char repo[512], probe[700];
+	snprintf(repo, sizeof repo, "%s", PT_BUILD_DIR);
+	char *slash = strrchr(repo, '/');
+	if (slash)
+		*slash = 0;
+	snprintf(probe, sizeof probe, "%s/tests/perfetto_min.proto", repo);
+	if (access(probe, R_OK) != 0)
+		return -1;
+	snprintf(dir, cap, "%s/tests", repo);
+	return 0;
+}
+
+/* The schema to decode with: the published one when it is there, else the
+ * repository's own (so that a clone alone checks its exports). */
+static int find_schema(void)
+{
+	if (find_published_schema(schema_dir, sizeof schema_dir) == 0) {
+		schema_file = "perfetto_trace.proto";
+		schema_published = 1;
+		return 0;
+	}
+	schema_published = 0;
+	schema_file = "perfetto_min.proto";
+	return find_min_schema(schema_dir, sizeof schema_dir);
+}
+
+/* Each field line of tests/perfetto_min.proto ("label type name = N;")
+ * found in the published schema with the same type, name and number (its
+ * label may differ: a oneof's members have none); the count of those that
+ * are not, each said on stderr.  -1: a schema is missing. */
+static inline int min_schema_agrees(void)
+{
+	char pub[600], mine[600], path[700], line[512];
+	if (find_published_schema(pub, sizeof pub) || find_min_schema(mine, sizeof mine))
+		return -1;
+	snprintf(path, sizeof path, "%s/perfetto_trace.proto", pub);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return -1;
+	fseek(f, 0, SEEK_END);
+	long n = ftell(f);
+	rewind(f);
+	char *text = malloc((size_t)n + 1);
+	if (!text || fread(text, 1, (size_t)n, f) != (size_t)n) {
+		fclose(f);
+		free(text);
+		return -1;
+	}
+	text[n] = 0;
+	fclose(f);
+	snprintf(path, sizeof path, "%s/perfetto_min.proto", mine);
+	f = fopen(path, "r");
+	int bad = 0, fields = 0;
+	while (f && fgets(line, sizeof line, f)) {
+		char label[32], type[64], name[64], want[200];
+		unsigned num;
+		if (sscanf(line, " %31s %63s %63s = %u;", label, type, name, &num) != 4 ||
+		    (strcmp(label, "optional") && strcmp(label, "repeated")))
+			continue;
+		fields++;
+		/* "TYPE NAME = N;" on a line of the published schema */
+		snprintf(want, sizeof want, " %s %s = %u;", type, name, num);
+		int found = 0;
+		for (const char *p = strstr(text, want); p && !found; p = strstr(p + 1, want)) {
+			const char *eol = strchr(p, '\n');
+			found = eol && (size_t)(eol - p) == strlen(want);
+		}
+		if (!found) {
+			fprintf(stderr, "perfetto_min.proto: '%s %s = %u' is not in the published schema\n",
+			        type, name, num);
+			bad++;
+		}
+	}
+	if (f)
+		fclose(f);
+	free(text);
+	return fields ? bad : -1;
 }
 
 /* A varint at *p, before end: 0 when cut short. */
@@ -78,7 +165,7 @@ static int whole_packets(const unsigned char *p, size_t n, long *count)
  * (a TracePacket of compressed_packets only) inflated in its place, as
  * trace_processor does: each container a zlib stream of its own (or
  * gzip), holding whole packets, and, as Perfetto asks, below 512 KB. */
-static int unpack(const char *in, const char *out, struct pfile *x)
+static inline int unpack(const char *in, const char *out, struct pfile *x)
 {
 	FILE *f = fopen(in, "rb");
 	REQUIRE(f);

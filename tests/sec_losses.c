@@ -9,7 +9,8 @@
  *     stream (nothing lost) gives 0 and implausible clear.
  *  2. `posixtrace record` of this program doing the same to the stream it
  *     is recorded into: the log's count, as `info` reads it, is below
- *     2^62 and is called implausible.
+ *     2^62 and is called implausible (and record exits 3: the log says
+ *     events were lost).
  */
 #include <stdatomic.h>
 #include <sys/mman.h>
@@ -96,7 +97,8 @@ int main(int argc, char **argv)
 	REQUIRE(readlink("/proc/self/exe", self, sizeof self - 1) > 0);
 	snprintf(cmd, sizeof cmd, "%s record -o %s -- %s %s 2>/dev/null", PT_BUILD_DIR "/posixtrace",
 	         log, self, MARK);
-	CHECK_EQ(system(cmd), 0);
+	/* (the log says events were lost, however implausibly: exit 3) */
+	CHECK_EQ(system(cmd), 3 << 8);
 	snprintf(cmd, sizeof cmd, "%s info %s > %s/info.out", PT_BUILD_DIR "/posixtrace", log, dir);
 	CHECK_EQ(system(cmd), 0);
 	char path[160], buf[8192] = "";

@@ -186,7 +186,7 @@ static void check_ctf(const char *logp, pid_t child)
 		const char *p = strstr(line, " ident: { pid = ");
 		int pid, vtid, at = 0, b[8];
 		char name[32] = "";
-		if (!p || sscanf(p, " ident: { pid = %d, vtid = %d, tid = %*x, procname = \"%n", &pid,
+		if (!p || sscanf(p, " ident: { pid = %d, vtid = %d, tid = %*d, pthread_id = %*x, procname = \"%n", &pid,
 		                 &vtid, &at) != 2 || !at)
 			continue;
 		const char *q = strchr(p + at, '"');

@@ -16,6 +16,7 @@
 #include "t.h"
 #include "cli_util.h"
 #include "../cli/read/typemap.c"
+#include "../cli/read/layout.c"
 #include "../cli/enrich/typed.c"
 
 /* ------------------------------------------------------------ grammar */
@@ -88,6 +89,17 @@ static void decoding(void)
 	struct { float f; double d; } fl = { 1.5f, -0.25 };
 	CHECK_EQ(typed_decode(out, sizeof out, "f:f32,d:f64", (void *)&fl, sizeof fl), 0);
 	CHECK(!strcmp(out, "f=1.5 d=-0.25"));
+	/* the shortest text that reads back as the same value (babeltrace2's
+	 * way), never 0.10000000000000001; and exactly the same value back */
+	struct { float f; double d; } tenth = { 0.1f, 0.1 };
+	CHECK_EQ(typed_decode(out, sizeof out, "f:f32,d:f64", (void *)&tenth, sizeof tenth), 0);
+	CHECK(!strcmp(out, "f=0.1 d=0.1"));
+	struct { double a, b, c; } rt = { 1.0 / 3, 2e-300, 123456789.125 };
+	CHECK_EQ(typed_decode(out, sizeof out, "a:f64,b:f64,c:f64", (void *)&rt, sizeof rt), 0);
+	CHECK(!strcmp(out, "a=0.3333333333333333 b=2e-300 c=123456789.125"));
+	struct { float a; } third = { 1.0f / 3 };
+	CHECK_EQ(typed_decode(out, sizeof out, "a:f32", (void *)&third, sizeof third), 0);
+	CHECK(!strcmp(out, "a=0.33333334"));
 	struct { int8_t a; uint8_t b; int16_t c; uint16_t d; int64_t e; } w = { -1, 255, -300, 60000, -5 };
 	CHECK_EQ(typed_decode(out, sizeof out, "a:i8,b:u8,c:i16,d:u16,e:i64", (void *)&w, sizeof w), 0);
 	CHECK(!strcmp(out, "a=-1 b=255 c=-300 d=60000 e=-5"));

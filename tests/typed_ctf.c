@@ -15,6 +15,7 @@
 #include <trace.h>
 #include "t.h"
 #include "cli_util.h"
+#include "../cli/read/layout.c"
 #include "../cli/enrich/typed.c"
 
 static void le(unsigned char *p, uint64_t v, int n)

@@ -54,11 +54,14 @@ struct target {
 int target_launch(struct target *t, char **argv);
 int target_release(struct target *t);         /* 0, or the exec errno */
 int target_attach(struct target *t, pid_t pid);
-void target_check_library(pid_t pid, const char *what);  /* warns if it has none */
+int target_check_library(pid_t pid, const char *what);  /* 1: it has none (said) */
 void target_check_privileged(char **argv, const char *what); /* warns if setuid... */
 int target_poll(struct target *t);            /* 1 once the target has ended */
 void target_forward(struct target *t, int sig);
 int target_exit_code(const struct target *t);
+/* The exit status for a program that could not be executed (errno e), as
+ * shells give it: 127 not found, 126 found but not executable. */
+int exec_status(int e);
 void signals_block(void);
 void signals_unblock(void); /* in the main thread, once the other threads exist */
 int signals_take(int timeout_ms, int *from_tty);  /* a signal, or 0 */
@@ -94,6 +97,10 @@ int spans_load(const struct span_args *a, struct spans **sp, struct tlog *l, con
                int totals);
 
 /* ------------------------------------------------------------ summary.c */
-void print_summary(FILE *f, const char *log_path, pid_t root);
+/* 1 when the recording lost events no policy asked for (tlog_lost_unasked:
+ * a full disk, a stalled stream), or cannot be read back: record and
+ * attach then exit EXIT_LOST rather than 0 */
+int print_summary(FILE *f, const char *log_path, pid_t root);
+#define EXIT_LOST 3
 
 #endif

@@ -11,7 +11,7 @@
 #include "cmd.h"
 
 static const char help[] =
-"usage: posixtrace export --format FORMAT FILE [-o OUT] [--force]\n"
+"usage: posixtrace export --format FORMAT FILE [-o OUT] [--force] [FILTERS]\n"
 "\n"
 "Convert the trace log FILE.  Formats:\n"
 "  chrome   Chrome Trace Event Format JSON (chrome://tracing, Perfetto UI):\n"
@@ -46,11 +46,15 @@ static const char help[] =
 "      --no-compress     perfetto: plain packets (a build without zlib\n"
 "                        writes only those, and says so)\n"
 "  -h, --help            this help\n"
-"      --span BEGIN,END[,NAME][,key]   chrome, perfetto, html: pair two more\n"
-"                        types as spans (see posixtrace stats --help)\n"
+"      --span BEGIN,END[,NAME][,key[=FIELD]]\n"
+"                        chrome, perfetto, html: pair two more types as spans\n"
+"                        (see posixtrace stats --help)\n"
 "html labels times from time 0 (--t0); chrome counts its ts from the trace's\n"
 "first event (viewers refuse negative ones, and show times from the start);\n"
-"ctf and perfetto carry absolute times.\n";
+"ctf and perfetto carry absolute times.\n"
+"With filters, only the events they keep are exported (and spans are made\n"
+"of those).  Every format names a thread as show does: its kernel TID and\n"
+"its name (ctf: vtid and procname... see posixtrace(1)).\n";
 
 static char *default_out(const char *in, const char *ext)
 {
@@ -241,6 +245,10 @@ static int export_perfetto(struct tlog *l, struct symz *z, struct spans *sp, FIL
 			break;
 		}
 		pf_span(w, sp, e, &m, th->pid, key, described, 0);
+		/* a keyed span: an arrow from its begin event to its end event,
+		 * whatever threads they are on */
+		if (m.flow && (m.kind == SPAN_BEGIN || m.paired))
+			pf_flow(w, m.flow, m.kind != SPAN_BEGIN);
 		uint64_t sym_id = 0;
 		const char *sym = z && e->addr ? symz_lookup_id(z, th->pid, e->ts, e->addr, &sym_id) : raw;
 		unsigned flags = e->trunc == POSIX_TRACE_TRUNCATED_RECORD ? PF_TRUNCATED : 0;
@@ -283,8 +291,10 @@ int cmd_export(int argc, char **argv)
 		{ "span", required_argument, NULL, 'S' },
 		{ "no-compress", no_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
+		FILTER_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
+	static struct evfilter filt;
 	const char *fmt = NULL, *out = NULL;
 	int c, force = 0, raw = 0, plain = 0, have_from = 0, have_to = 0;
 	struct when from, to;
@@ -295,7 +305,12 @@ int cmd_export(int argc, char **argv)
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "hf:o:", lopts, NULL)) != -1) {
 		switch (c) {
-		case 'h': fputs(help, stdout); front_help(stdout, 24, 1); return 0;
+		case 'h': fputs(help, stdout); fputs(filter_help, stdout); front_help(stdout, 24, 1); return 0;
+		case FILT_PID: case FILT_THREAD: case FILT_TID: case FILT_NAME: case FILT_TYPE:
+		case FILT_EXCLUDE: case FILT_WHERE:
+			if ((c = filter_option(&filt, c, optarg)) != 0)
+				return c;
+			break;
 		case 'f': fmt = optarg; break;
 		case 'o': out = optarg; break;
 		case 'F': force = 1; break;
@@ -341,7 +356,9 @@ int cmd_export(int argc, char **argv)
 	}
 	tlog_warn(&l); /* a cut-short or damaged log exports what it holds */
 	uint64_t t0 = l.first;
-	if (tlog_t0(&l, &t0)) {
+	if (filt.on)
+		l.filter = &filt;
+	if (filter_check(&filt, &l) || tlog_t0(&l, &t0)) {
 		spans_free(sp);
 		free(dflt);
 		tlog_free(&l);
@@ -378,6 +395,7 @@ int cmd_export(int argc, char **argv)
 	if (z)
 		symz_close(z);
 	tlog_free(&l);
+	filter_free(&filt);
 	spans_free(sp);
 	free(dflt);
 	return rc;

@@ -7,7 +7,7 @@
 #include "cmd.h"
 
 static const char help[] =
-"usage: posixtrace info [--all] [--t0 WHEN] [--span BEGIN,END[,NAME][,key]]... FILE\n"
+"usage: posixtrace info [--all] [--t0 WHEN] [--span BEGIN,END[,NAME][,key[=FIELD]]]... FILE\n"
 "\n"
 "Describe the trace log FILE: the stream's attributes (name, sizes,\n"
 "policies, inheritance, creation time, clock resolution), its status when\n"
@@ -231,6 +231,35 @@ static int spans(struct spans *sp, const char *path, struct tlog *l)
 	return rc < 0;
 }
 
+/* --no-loss: per thread, how often and how long it waited for room (the
+ * posixtrace_noloss_wait events, read in a pass of their own).  0, or 1
+ * after a message. */
+static int waits(const struct tlog *l, const char *path)
+{
+	struct twait *w = calloc(l->nth + 1, sizeof *w);
+	char who[48], name[40], a[32], b[32];
+
+	if (!w || tlog_waits(path, l, w)) {
+		if (!w)
+			err_msg("out of memory");
+		free(w);
+		return 1;
+	}
+	printf("\nno-loss waits (threads held for room in the stream: record --no-loss)\n"
+	       "  %-14s  %-16s  %8s  %12s  %12s\n", "pid/tid", "name", "waits", "total", "longest");
+	for (size_t i = 0; i < l->nth; i++) {
+		if (!w[i].n)
+			continue;
+		tlog_thread_id(l, (uint32_t)i, l->th[i].last, who, sizeof who, name, sizeof name, NULL);
+		fmt_duration(a, sizeof a, w[i].ns);
+		fmt_duration(b, sizeof b, w[i].max);
+		printf("  %-14s  %-16s  %8llu  %12s  %12s\n", who, name, (unsigned long long)w[i].n, a,
+		       b);
+	}
+	free(w);
+	return 0;
+}
+
 int cmd_info(int argc, char **argv)
 {
 	static const struct option lopts[] = {
@@ -302,6 +331,11 @@ int cmd_info(int argc, char **argv)
 		tlog_free(&l);
 		return 1;
 	}
+	if (l.count[PT_EXT_NOLOSS_WAIT] && waits(&l, path)) {
+		spans_free(sp);
+		tlog_free(&l);
+		return 1;
+	}
 
 	struct symz *z = symz_open(&l, path, 0);
 	unsigned procs, threads;
@@ -312,18 +346,20 @@ int cmd_info(int argc, char **argv)
 		tlog_free(&l);
 		return 1;
 	}
-	printf("\nthreads (%u)\n  %-12s  %-18s  %10s  %s\n", threads, "pid/thread", "pthread_t",
-	       "events", "TID and name (as the trace says)");
+	/* each thread as show prints it (PID/TID, its latest name), then every
+	 * identity the trace gives it (a rename, a pthread_t reused) */
+	printf("\nthreads (%u)\n  %-14s  %-16s  %-18s  %10s  %s\n", threads, "pid/tid", "name",
+	       "pthread_t", "events", "TID and name (each the trace says)");
 	for (size_t p = 0; p < l.npr; p++)
 		for (size_t i = 0; i < l.nth; i++) {
 			const struct tthread *t = &l.th[i];
-			char who[160];
+			char who[160], name[40];
 			if (t->pid != l.pr[p].pid)
 				continue;
-			snprintf(a, sizeof a, "%d/%u", (int)t->pid, t->idx);
+			tlog_thread_id(&l, (uint32_t)i, t->last, a, sizeof a, name, sizeof name, NULL);
 			thrmap_all(l.thrs, who, sizeof who, t->pid, t->tid);
-			printf("  %-12s  0x%-16llx  %10llu  %s\n", a, (unsigned long long)t->tid,
-			       (unsigned long long)t->count, who[0] ? who : "-");
+			printf("  %-14s  %-16s  0x%-16llx  %10llu  %s\n", a, t->pid ? name : "(the trace)",
+			       (unsigned long long)t->tid, (unsigned long long)t->count, who[0] ? who : "-");
 		}
 	objects(z);
 	symz_close(z);

@@ -34,7 +34,9 @@ static const char help[] =
 "                           for it, to be printed against it)\n"
 "      --raw-addresses      do not symbolize addresses\n"
 "  -h, --help               this help\n"
-"Spans (NAME/begin and NAME/end, or --span): as 'posixtrace show' prints them.\n";
+"Spans (NAME/begin and NAME/end, or --span): as 'posixtrace show' prints them.\n"
+"The filters below choose the events printed (--exclude is the stream's:\n"
+"those types are not even recorded).\n";
 
 enum { O_POLICY = 256, O_SIZE, O_EXCLUDE, O_NOINHERIT, O_RAW, O_SPAN };
 
@@ -49,6 +51,7 @@ struct printer {
 	struct tlog l; struct symz *z; struct spans *sp;
 	uint64_t t0, prev; int absolute, have_t0; int32_t self;
 	struct held hold[HOLD_MAX]; unsigned nhold;
+	struct evfilter f;
 };
 
 static void print_one(struct printer *p, const struct tev *e, const struct span_mark *m)
@@ -93,6 +96,8 @@ static int print_event(void *arg, trace_id_t trid, const struct posix_trace_even
 	uint64_t t0;
 	if (!p->have_t0 && t0_live(e.ts, pid, p->self, &t0))
 		release(p, t0);
+	if (!filter_event(&p->f, &p->l, &e)) /* (after the spans: they pair as in show) */
+		return 0;
 	if (p->have_t0) {
 		print_one(p, &e, sm ? &m : NULL);
 		return 0;
@@ -142,8 +147,10 @@ int live_start(struct target *t, char **prog, pid_t *pid, const char *name, int 
 	} else if (target_attach(t, *pid)) {
 		err_msg("no process %d (is it still running? see 'ps')", (int)*pid);
 		return 1;
-	} else {
-		target_check_library(*pid, what);
+	} else if (target_check_library(*pid, what)) {
+		if (t->pidfd >= 0)
+			close(t->pidfd);
+		return 1;
 	}
 	if (live_stream(*pid, name, policy, size, inherit, exclude, trid) ||
 	    (rc = posix_trace_start(*trid)) != 0) {
@@ -159,7 +166,7 @@ int live_start(struct target *t, char **prog, pid_t *pid, const char *name, int 
 	if (prog && (rc = target_release(t)) != 0) {
 		err_msg("cannot run %s: %s", prog[0], strerror(rc));
 		posix_trace_shutdown(*trid);
-		return 127;
+		return exec_status(rc);
 	}
 	signals_unblock(); /* before the first print, which may block */
 	return 0;
@@ -176,8 +183,10 @@ int cmd_live(int argc, char **argv)
 		{ "raw-addresses", no_argument, NULL, O_RAW },
 		{ "span", required_argument, NULL, O_SPAN },
 		{ "help", no_argument, NULL, 'h' },
+		FILTER_LONGOPTS, /* (after --exclude, which stays the stream's) */
 		{ NULL, 0, NULL, 0 },
 	};
+	static struct printer p;
 	struct lopt o = { POSIX_TRACE_LOOP, 1, 0, 0, 0, NULL };
 	struct target t;
 	struct span_args sa = { .n = 0 };
@@ -191,8 +200,18 @@ int cmd_live(int argc, char **argv)
 	 * stops at "--", and what follows is the program */
 	while ((c = getopt_long(argc, argv, "-:ha", lopts, NULL)) != -1) {
 		switch (c) {
-		case 'h': fputs(help, stdout); fputs(spans_help, stdout); front_help(stdout, 27, 1);
+		case 'h':
+			fputs(help, stdout);
+			fputs(filter_help, stdout);
+			fputs(spans_help, stdout);
+			front_help(stdout, 27, 1);
 			return 0;
+		case FILT_PID: case FILT_THREAD: case FILT_TID: case FILT_NAME: case FILT_TYPE:
+		case FILT_WHERE:
+			p.f.live = 1;
+			if ((rc = filter_option(&p.f, c, optarg)) != 0)
+				return rc;
+			break;
 		case O_SPAN:
 			if (span_arg(&sa, optarg))
 				return EXIT_USAGE;
@@ -226,8 +245,6 @@ int cmd_live(int argc, char **argv)
 		return usage_error("--t0 %s: live prints each event as it comes, before any type's "
 		                   "first event is known (use first, trace or a time)",
 		                   tlog_t0_spec.name);
-	struct printer p;
-	memset(&p, 0, sizeof p);
 	if ((rc = spans_make(&sa, &p.sp)) != 0)
 		return rc;
 	trace_id_t trid;
@@ -279,6 +296,7 @@ int cmd_live(int argc, char **argv)
 	if (p.z)
 		symz_close(p.z);
 	tlog_free(&p.l);
+	filter_free(&p.f);
 	spans_free(p.sp);
 	if (t.pidfd > 0)
 		close(t.pidfd);

@@ -18,7 +18,7 @@ static const struct {
 	{ "info", cmd_info, "attributes, status, event types, processes of a log" },
 	{ "stats", cmd_stats, "per event type: count, rate, gaps, histogram" },
 	{ "view", cmd_view, "browse a log in a web browser, overview to each event" },
-	{ "export", cmd_export, "convert a log: chrome (JSON), html (timeline), ctf" },
+	{ "export", cmd_export, "convert a log: chrome (JSON), html (timeline), ctf, perfetto" },
 	{ "query", cmd_query, "SQL over logs: events, slices, threads... as tables" },
 };
 
@@ -32,10 +32,13 @@ static void usage(FILE *f)
 	fprintf(f, "\nshow, info, stats, export, view, live and top leave out the recorder's own\n"
 	           "process, its threads and loaded code (its system events are the trace's,\n"
 	           "pid 0); --all keeps it.  Relative times count from the program's first\n"
-	           "event; --t0 picks another time 0.\n");
+	           "event; --t0 picks another time 0.  A thread is PID/TID (its kernel TID)\n"
+	           "and its name everywhere; show, stats, export, live and view take the\n"
+	           "same filters (--pid, --thread, --tid, --name, --type, --where EXPR).\n");
 	fprintf(f, "\n'posixtrace COMMAND --help' describes each; 'man posixtrace' has more.\n"
 	           "Exit status: 0 success, 1 error, 2 usage error; 'record' exits with\n"
-	           "the program's status.\n");
+	           "the program's status, or 3 if that is 0 but events were lost that no\n"
+	           "policy asked to lose (a full disk, a stalled stream).\n");
 }
 
 /* The commands that take --all (tlog.c: the recorder's own process is

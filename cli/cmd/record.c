@@ -27,7 +27,10 @@ static const char record_help[] =
 "Run PROGRAM traced from its first event (constructors included), and every\n"
 "process started below it that uses libposixtrace, whatever runs in between\n"
 "(shells, make, env, daemons), into a trace log; print a summary when it ends.\n"
-"The exit status is the program's (128+N if it was killed by signal N).\n"
+"The exit status is the program's (128+N if it was killed by signal N; 127\n"
+"if it was not found, 126 if it could not be executed); if the program's is 0\n"
+"but events were lost that no policy asked to lose (the disk was full, or the\n"
+"flush stream filled faster than it was written: the summary says which), 3.\n"
 "\n"
 "  -o, --output FILE        the log (default posixtrace-YYYYmmdd-HHMMSS-PID.ptlog,\n"
 "                           PID this command's)\n"
@@ -382,7 +385,7 @@ static int trace_target(const struct ropts *o, struct target *t, char **prog)
 			close(fd);
 			unlink(out);
 		}
-		return 127;
+		return exec_status(rc);
 	}
 	struct ptree *tree = NULL;
 	if (o->tree) { /* attach --tree: what the process starts joins, and its
@@ -414,14 +417,23 @@ static int trace_target(const struct ropts *o, struct target *t, char **prog)
 			        "user's, or not dumpable)", refused, refused == 1 ? "" : "es");
 	}
 	relay_finish(relay);
+	int lost = 0;
 	if (out) {
-		if ((rc = posix_trace_shutdown(trid)) != 0)
+		if ((rc = posix_trace_shutdown(trid)) != 0) {
 			err_msg("%s: the log may be incomplete: %s", out, strerror(rc));
+			lost = 1;
+		}
 		close(fd);
-		print_summary(stderr, out, prog ? t->pid : 0);
+		lost |= print_summary(stderr, out, prog ? t->pid : 0);
 	}
 	if (prog)
 		code = t->exited ? target_exit_code(t) : 128 + sig;
+	/* `record ... && upload` must not take a log missing events for a whole
+	 * one: the program's own failure first, else EXIT_LOST */
+	if (lost && code == 0) {
+		err_msg("exit status %d: events were lost (see above)", EXIT_LOST);
+		code = EXIT_LOST;
+	}
 	return code;
 fail:
 	relay_finish(relay);
@@ -471,8 +483,12 @@ int cmd_attach(int argc, char **argv)
 		err_msg("no process %d (is it still running? see 'ps')", (int)pid);
 		return 1;
 	}
-	if (!o.tree) /* with --tree its descendants may use it */
-		target_check_library(pid, "recorded");
+	if (!o.tree && target_check_library(pid, "recorded")) { /* (--tree: its descendants may) */
+		err_msg("(to trace the processes it starts that do, use --tree)");
+		if (t.pidfd >= 0)
+			close(t.pidfd);
+		return 1;
+	}
 	signals_block();
 	rc = trace_target(&o, &t, NULL);
 	if (t.pidfd >= 0)

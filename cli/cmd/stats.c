@@ -20,13 +20,15 @@
 #include "cmd.h"
 
 static const char help[] =
-"usage: posixtrace stats FILE [--ascii] [--width N] [--json] [--span ...]\n"
+"usage: posixtrace stats FILE [--ascii] [--width N] [--json] [--span ...] [FILTERS]\n"
 "\n"
 "Per event type of the log FILE: count, rate (events per second over the\n"
 "whole trace), min / median / 99th percentile / max gap between\n"
 "consecutive events of that type, and a bar proportional to the count;\n"
-"per process and per thread: count and rate; then an activity chart: how\n"
-"many events of each type fell in each slice of the trace.\n"
+"per process and per thread (PID/TID and name, as show prints them): count\n"
+"and rate, and with --no-loss waits how many and how long; then an\n"
+"activity chart: how many events of each type fell in each slice of the\n"
+"trace.\n"
 "Spans (NAME/begin and NAME/end events, or --span): count, incomplete,\n"
 "total, mean, p50/p90/p99/p99.9/max duration, the 10 slowest (start and\n"
 "thread, for show --from) and each one's share of its threads' time.\n"
@@ -35,7 +37,8 @@ static const char help[] =
 "      --json       the same figures as one JSON object (see posixtrace(1))\n"
 "  -w, --width N    the width to fill (default: the terminal's, or 80)\n"
 "  -h, --help       this help\n"
-"The slowest spans' starts count from time 0 (--t0).\n";
+"The slowest spans' starts count from time 0 (--t0).  With filters, every\n"
+"figure is of the events they keep (spans too are made of those).\n";
 
 /* A duration in 3 significant digits: "927 us", "1.21 ms". */
 static void short_duration(char *buf, size_t cap, uint64_t ns)
@@ -109,15 +112,18 @@ static void json_gaps(const struct hist *h)
 	       h->sum / (double)h->n);
 }
 
+/* What the figures count: the log's totals, or with filters the events kept. */
+struct counts { uint64_t nev, *type, *th, *pr; unsigned *prth; struct twait *wait; int waits; };
+
 static void json_out(const struct tlog *l, struct tstat *ts, double span, const struct spans *sp,
-                     uint64_t t0)
+                     uint64_t t0, const struct counts *k)
 {
 	char j[600], tmp[32], lost[240];
 
 	json_str(j, sizeof j, l->path);
 	tlog_loss_text(l, lost, sizeof lost);
 	printf("{\"log\":%s,\"events\":%llu,\"first_ns\":%llu,\"last_ns\":%llu,"
-	       "\"span_ns\":%llu,\"t0_ns\":%llu,", j, (unsigned long long)l->nev,
+	       "\"span_ns\":%llu,\"t0_ns\":%llu,", j, (unsigned long long)k->nev,
 	       (unsigned long long)l->first, (unsigned long long)(l->nev ? l->last : l->first),
 	       (unsigned long long)(l->nev ? l->last - l->first : 0), (unsigned long long)t0);
 	json_str(j, sizeof j, lost);
@@ -128,33 +134,39 @@ static void json_out(const struct tlog *l, struct tstat *ts, double span, const 
 	       (unsigned long long)l->damaged);
 	int first = 1;
 	for (unsigned i = 0; i < PT_NIDS; i++) {
-		if (!l->count[i])
+		if (!k->type[i])
 			continue;
 		json_str(j, sizeof j, tlog_name(l, i, tmp, sizeof tmp));
 		printf("%s\n{\"id\":%u,\"name\":%s,\"count\":%llu,\"rate\":%.3f,\"gap_ns\":",
-		       first ? "" : ",", i, j, (unsigned long long)l->count[i],
-		       span > 0 ? (double)l->count[i] / span : 0.0);
+		       first ? "" : ",", i, j, (unsigned long long)k->type[i],
+		       span > 0 ? (double)k->type[i] / span : 0.0);
 		json_gaps(&ts[i].gaps);
 		putchar('}');
 		first = 0;
 	}
 	fputs("],\n\"processes\":[", stdout);
-	for (size_t p = 0; p < l->npr; p++)
+	first = 1;
+	for (size_t p = 0; p < l->npr; p++) {
+		if (!k->pr[p])
+			continue;
 		printf("%s\n{\"pid\":%d,\"threads\":%u,\"count\":%llu,\"rate\":%.3f}",
-		       p ? "," : "", (int)l->pr[p].pid, l->pr[p].nthreads,
-		       (unsigned long long)l->pr[p].count,
-		       span > 0 ? (double)l->pr[p].count / span : 0.0);
+		       first ? "" : ",", (int)l->pr[p].pid, k->prth[p], (unsigned long long)k->pr[p],
+		       span > 0 ? (double)k->pr[p] / span : 0.0);
+		first = 0;
+	}
 	fputs("],\n\"threads\":[", stdout);
 	first = 1;
 	for (size_t p = 0; p < l->npr; p++)
 		for (size_t i = 0; i < l->nth; i++) {
 			const struct tthread *t = &l->th[i];
-			if (t->pid != l->pr[p].pid)
+			if (t->pid != l->pr[p].pid || !k->th[i])
 				continue;
-			printf("%s\n{\"pid\":%d,\"thread\":%u,\"tid\":%llu,\"count\":%llu,"
-			       "\"rate\":%.3f}", first ? "" : ",", (int)t->pid, t->idx,
-			       (unsigned long long)t->tid, (unsigned long long)t->count,
-			       span > 0 ? (double)t->count / span : 0.0);
+			printf("%s\n{", first ? "" : ",");
+			json_thread(stdout, l, (uint32_t)i, t->last);
+			printf(",\"count\":%llu,\"rate\":%.3f,\"noloss_waits\":%llu,"
+			       "\"noloss_wait_ns\":%llu}", (unsigned long long)k->th[i],
+			       span > 0 ? (double)k->th[i] / span : 0.0,
+			       (unsigned long long)k->wait[i].n, (unsigned long long)k->wait[i].ns);
 			first = 0;
 		}
 	fputs("],\n", stdout);
@@ -170,9 +182,11 @@ int cmd_stats(int argc, char **argv)
 		{ "json", no_argument, NULL, 'J' },
 		{ "span", required_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
+		FILTER_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, ascii = 0, width = 0, json = 0;
+	static struct evfilter f;
 	struct span_args sa = { .n = 0 };
 	struct spans *sp;
 
@@ -180,7 +194,17 @@ int cmd_stats(int argc, char **argv)
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "hw:", lopts, NULL)) != -1) {
 		switch (c) {
-		case 'h': fputs(help, stdout); fputs(spans_help, stdout); front_help(stdout, 19, 1); return 0;
+		case 'h':
+			fputs(help, stdout);
+			fputs(filter_help, stdout);
+			fputs(spans_help, stdout);
+			front_help(stdout, 19, 1);
+			return 0;
+		case FILT_PID: case FILT_THREAD: case FILT_TID: case FILT_NAME: case FILT_TYPE:
+		case FILT_EXCLUDE: case FILT_WHERE:
+			if ((c = filter_option(&f, c, optarg)) != 0)
+				return c;
+			break;
 		case 'A': ascii = 1; break;
 		case 'S':
 			if (span_arg(&sa, optarg))
@@ -202,6 +226,33 @@ int cmd_stats(int argc, char **argv)
 	if ((c = spans_load(&sa, &sp, &l, argv[optind], 0)) != 0)
 		return c;
 	tlog_warn(&l); /* a cut-short or damaged log: its figures are partial */
+	if (filter_check(&f, &l)) {
+		spans_free(sp);
+		tlog_free(&l);
+		return 1;
+	}
+	if (f.on)
+		l.filter = &f;
+	/* the counts: the totals, or counted as the events come */
+	struct counts k = { .nev = l.nev };
+	k.type = calloc(PT_NIDS, sizeof *k.type);
+	k.th = calloc(l.nth + 1, sizeof *k.th);
+	k.pr = calloc(l.npr + 1, sizeof *k.pr);
+	k.prth = calloc(l.npr + 1, sizeof *k.prth);
+	k.wait = calloc(l.nth + 1, sizeof *k.wait);
+	if (!k.type || !k.th || !k.pr || !k.prth || !k.wait) {
+		err_msg("out of memory");
+		spans_free(sp);
+		tlog_free(&l);
+		return 1;
+	}
+	if (!f.on) {
+		memcpy(k.type, l.count, PT_NIDS * sizeof *k.type);
+		for (size_t i = 0; i < l.nth; i++)
+			k.th[i] = l.th[i].count;
+	} else {
+		k.nev = 0;
+	}
 	int utf8 = !ascii && utf8_output();
 	if (!width)
 		width = terminal_width();
@@ -240,9 +291,24 @@ int cmd_stats(int argc, char **argv)
 	uint64_t span_ns = t1 - t0;
 	snprintf(what, sizeof what, "reading %s", l.path);
 	progress_begin(&pg, what, 0);
+	size_t known = l.nth;
 	while ((r = tlog_next(&l, &e)) > 0) {
 		if ((e.n & 1023) == 0)
 			progress_update(&pg, e.n);
+		if (f.on) {
+			k.nev++;
+			k.type[e.id]++;
+			if (e.thread < known)
+				k.th[e.thread]++;
+		}
+		uint64_t wns;
+		if (e.id == PT_EXT_NOLOSS_WAIT && e.thread < known && tlog_wait_of(&e, &wns)) {
+			struct twait *wt = &k.wait[e.thread];
+			wt->n++;
+			wt->ns += wns;
+			wt->max = wns > wt->max ? wns : wt->max;
+			k.waits = 1;
+		}
 		struct tstat *t = &ts[e.id];
 		if (t->seen) { /* in the log's order; an event stamped before the latest is a 0 gap */
 			if (hist_add(&t->gaps, e.ts > t->last ? e.ts - t->last : 0))
@@ -274,18 +340,27 @@ int cmd_stats(int argc, char **argv)
 		tlog_free(&l);
 		return 1;
 	}
+	for (size_t p = 0; p < l.npr; p++)
+		for (size_t i = 0; i < known; i++)
+			if (l.th[i].pid == l.pr[p].pid && k.th[i]) {
+				k.pr[p] += k.th[i];
+				k.prth[p]++;
+			}
+	maxcount = 0;
+	for (unsigned i = 0; i < PT_NIDS; i++)
+		maxcount = k.type[i] > maxcount ? k.type[i] : maxcount;
 	double span = (double)(t1 - t0) / 1e9;
 	if (json) {
-		json_out(&l, ts, span, sp, rel0);
+		json_out(&l, ts, span, sp, rel0, &k);
 	} else {
 		fmt_duration(span_s, sizeof span_s, t1 - t0);
-		printf("%llu events over %s\n\n", (unsigned long long)l.nev, span_s);
+		printf("%llu events over %s\n\n", (unsigned long long)k.nev, span_s);
 		int fixed = name_w + 1 + 7 + 1 + 9 + 4 * 9 + 2;
 		int bar_w = width - fixed > 5 ? width - fixed : 5;
 		printf("%-*s %7s %9s %8s %8s %8s %8s\n", name_w, "event type", "count", "rate",
 		       "min gap", "med gap", "p99 gap", "max gap");
 		for (unsigned i = 0; i < PT_NIDS; i++) {
-			uint64_t n = l.count[i];
+			uint64_t n = k.type[i];
 			const struct hist *h = &ts[i].gaps;
 			if (!n)
 				continue;
@@ -312,25 +387,40 @@ int cmd_stats(int argc, char **argv)
 		printf("\n%-12s %7s %7s %9s\n", "process", "threads", "count", "rate");
 		for (size_t p = 0; p < l.npr; p++) {
 			char rate[24];
-			rate_text(rate, sizeof rate, l.pr[p].count, span);
-			printf("%-12d %7u %7llu %9s\n", (int)l.pr[p].pid, l.pr[p].nthreads,
-			       (unsigned long long)l.pr[p].count, rate);
+			if (!k.pr[p])
+				continue;
+			rate_text(rate, sizeof rate, k.pr[p], span);
+			printf("%-12d %7u %7llu %9s\n", (int)l.pr[p].pid, k.prth[p],
+			       (unsigned long long)k.pr[p], rate);
 		}
-		printf("\n%-12s %7s %9s\n", "pid/thread", "count", "rate");
+		if (k.waits) /* and how long --no-loss held each */
+			printf("\n%-14s %-16s %7s %9s %7s %11s\n", "pid/tid", "thread", "count", "rate",
+			       "waits", "waited");
+		else
+			printf("\n%-14s %-16s %7s %9s\n", "pid/tid", "thread", "count", "rate");
 		for (size_t p = 0; p < l.npr; p++)
-			for (size_t i = 0; i < l.nth; i++) {
+			for (size_t i = 0; i < known; i++) {
 				const struct tthread *t = &l.th[i];
-				char rate[24], who[32];
-				if (t->pid != l.pr[p].pid)
+				char rate[24], who[48], name[40];
+				if (t->pid != l.pr[p].pid || !k.th[i])
 					continue;
-				rate_text(rate, sizeof rate, t->count, span);
-				snprintf(who, sizeof who, "%d/%u", (int)t->pid, t->idx);
-				printf("%-12s %7llu %9s\n", who, (unsigned long long)t->count, rate);
+				rate_text(rate, sizeof rate, k.th[i], span);
+				tlog_thread_id(&l, (uint32_t)i, t->last, who, sizeof who, name, sizeof name,
+				               NULL);
+				printf("%-14s %-16s %7llu %9s", who, t->pid ? name : "(the trace)",
+				       (unsigned long long)k.th[i], rate);
+				if (k.waits) {
+					char wd[24];
+					fmt_duration(wd, sizeof wd, k.wait[i].ns);
+					printf(" %7llu %11s", (unsigned long long)k.wait[i].n,
+					       k.wait[i].n ? wd : "-");
+				}
+				putchar('\n');
 			}
 		fmt_duration(d1, sizeof d1, (t1 - t0) / (uint64_t)cols);
 		printf("\nactivity over time (one column = %s)\n", d1);
 		for (unsigned i = 0; i < PT_NIDS; i++)
-			if (l.count[i]) {
+			if (k.type[i]) {
 				printf("%-*.*s |", name_w, name_w, tlog_name(&l, i, tmp, sizeof tmp));
 				activity(ts[i].act, cols, utf8);
 				printf("|\n");
@@ -342,6 +432,12 @@ int cmd_stats(int argc, char **argv)
 		free(ts[i].act);
 	}
 	free(ts);
+	free(k.type);
+	free(k.th);
+	free(k.pr);
+	free(k.prth);
+	free(k.wait);
+	filter_free(&f);
 	spans_free(sp);
 	tlog_free(&l);
 	return fflush(stdout) == 0 ? 0 : 1;

@@ -353,13 +353,28 @@ static int has_ctl(pid_t pid)
 	return found;
 }
 
-/* Tracing such a process is legal, and yields only our own events: say so
- * rather than let an empty trace look like a quiet program. */
-void target_check_library(pid_t pid, const char *what)
+/* Tracing such a process is legal, but yields only our own events: an
+ * empty trace would look like a quiet program, so it is refused.  0: it
+ * uses the library (or we cannot tell: said), 1 after a message. */
+int target_check_library(pid_t pid, const char *what)
 {
-	if (has_ctl(pid) == 0)
-		err_msg("pid %d does not use libposixtrace (no posixtrace-ctl segment): only the "
-		        "tracer's own events will be %s", (int)pid, what);
+	int r = has_ctl(pid);
+
+	if (r == 0) {
+		err_msg("pid %d does not use libposixtrace (no posixtrace-ctl segment in "
+		        "/proc/%d/fd): nothing it does could be %s", (int)pid, (int)pid, what);
+		return 1;
+	}
+	if (r < 0)
+		err_msg("pid %d: cannot tell whether it uses libposixtrace (/proc/%d/fd is not "
+		        "ours to read): if it does not, only the tracer's own events will be %s",
+		        (int)pid, (int)pid, what);
+	return 0;
+}
+
+int exec_status(int e)
+{
+	return e == ENOENT || e == ENOTDIR ? 127 : 126;
 }
 
 /* The file execvp() would run for prog (into buf), or NULL. */

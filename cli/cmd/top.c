@@ -76,7 +76,7 @@ static void dur3(char *buf, size_t cap, const struct hist *h, double q)
 	if (!h->n)
 		snprintf(buf, cap, "-");
 	else
-		fmt_duration(buf, cap, q < 0 ? h->max : hist_quantile(h, q));
+		(q < 0 ? fmt_duration : fmt_quantile)(buf, cap, q < 0 ? h->max : hist_quantile(h, q));
 }
 
 /* One view: the period just ended and the totals; then a new period. */

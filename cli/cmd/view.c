@@ -53,7 +53,9 @@ static const char help[] =
 "      --open       open the page in a browser ($BROWSER, else xdg-open),\n"
 "                   through a private file that leads to the URL\n"
 "      --no-cache   build the index again, and do not keep it\n"
-"  -h, --help       this text\n";
+"  -h, --help       this text\n"
+"With the filters below, the page holds only the events they keep (its\n"
+"index is then built for them, and not kept).\n";
 
 #ifndef PT_HAVE_MHD
 int cmd_view(int argc, char **argv)
@@ -334,11 +336,53 @@ static const struct option lopts[] = {
 	{ "open", no_argument, NULL, O_OPEN },
 	{ "no-cache", no_argument, NULL, O_NOCACHE },
 	{ "span", required_argument, NULL, O_SPAN },
+	FILTER_LONGOPTS,
 	{ NULL, 0, NULL, 0 },
 };
 
+/* With filters, the trace the page shows is the events they keep: its
+ * counts (per type, thread and process, which /meta gives) are counted in
+ * a pass of their own, then the log is read from its start again.  0, or
+ * 1 after a message. */
+static int filtered_totals(struct tlog *l)
+{
+	uint64_t *tc = calloc(PT_NIDS, sizeof *tc), *thc = calloc(l->nth + 1, sizeof *thc), n = 0;
+	struct tev e;
+	int r;
+
+	if (!tc || !thc) {
+		free(tc);
+		free(thc);
+		err_msg("out of memory");
+		return 1;
+	}
+	while ((r = tlog_next(l, &e)) > 0) {
+		n++;
+		tc[e.id]++;
+		thc[e.thread < l->nth ? e.thread : l->nth]++;
+	}
+	if (r == 0 && tlog_rewind(l))
+		r = -1;
+	if (r == 0) {
+		memcpy(l->count, tc, PT_NIDS * sizeof *tc);
+		l->nev = n;
+		for (size_t p = 0; p < l->npr; p++) {
+			l->pr[p].count = 0;
+			for (size_t i = 0; i < l->nth; i++)
+				if (l->th[i].pid == l->pr[p].pid)
+					l->pr[p].count += thc[i];
+		}
+		for (size_t i = 0; i < l->nth; i++)
+			l->th[i].count = thc[i];
+	}
+	free(tc);
+	free(thc);
+	return r != 0;
+}
+
 int cmd_view(int argc, char **argv)
 {
+	static struct evfilter filt; /* (the server's, until it ends) */
 	int c, open_it = 0, cache = VIX_CACHE_WRITE, port_given = 0;
 	uint64_t port = 0;
 	const char *unix_path = NULL;
@@ -349,7 +393,18 @@ int cmd_view(int argc, char **argv)
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "hp:", lopts, NULL)) != -1) {
 		switch (c) {
-		case 'h': fputs(help, stdout); fputs(spans_help, stdout); front_help(stdout, 24, 1); return 0;
+		case 'h':
+			fputs(help, stdout);
+			fputs(filter_help, stdout);
+			fputs(spans_help, stdout);
+			front_help(stdout, 24, 1);
+			return 0;
+		case FILT_PID: case FILT_THREAD: case FILT_TID: case FILT_NAME: case FILT_TYPE:
+		case FILT_EXCLUDE: case FILT_WHERE:
+			if ((c = filter_option(&filt, c, optarg)) != 0)
+				return c;
+			cache = VIX_CACHE_NONE; /* (an index of the events kept: not the file's) */
+			break;
 		case 'p':
 			if (view_parse_u64(optarg, &port) || port > 65535)
 				return usage_error("--port: '%s' is not a port number (0-65535)", optarg);
@@ -405,6 +460,27 @@ int cmd_view(int argc, char **argv)
 	} else {
 		if (tlog_load(&l, argv[optind]))
 			return 1;
+		if (filt.on && filter_check(&filt, &l)) {
+			tlog_free(&l);
+			return 1;
+		}
+		if (filt.on) /* the counts, the index, then every query: of the events kept */
+			l.filter = &filt;
+		/* (time 0 stays the whole trace's, as show has it: pinned first) */
+		uint64_t t0_all;
+		if (filt.on && tlog_t0(&l, &t0_all)) {
+			tlog_free(&l);
+			return 1;
+		}
+		if (filt.on) {
+			tlog_t0_spec.kind = T0_TIME;
+			tlog_t0_spec.w.absolute = 1;
+			tlog_t0_spec.w.ns = t0_all;
+		}
+		if (filt.on && filtered_totals(&l)) {
+			tlog_free(&l);
+			return 1;
+		}
 		if (vindex_get(&x, &l, cache, &spa)) {
 			tlog_free(&l);
 			return 1;

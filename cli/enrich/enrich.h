@@ -59,7 +59,9 @@ int symz_backend_dwarf(void);
  * convention types NAME/begin and NAME/end pair on one thread (nested,
  * last begun first ended), NAME/async-begin and NAME/async-end anywhere,
  * by a key: the first 8 bytes of the payload (zero-padded).  --span
- * BEGIN,END[,NAME][,key] pairs two other types.  Truth first: a begin
+ * BEGIN,END[,NAME][,key[=FIELD]] pairs two other types (key=FIELD: by the
+ * value of a described payload field); a type --span names is its alone
+ * (its built-in partner becomes a plain event, and spans_check says so).  Truth first: a begin
  * or end that cannot be paired for sure (no partner, or a lost-event gap
  * between them, or still open at the end) makes an incomplete span, and
  * has no duration.  Memory: the open spans and a histogram per span. */
@@ -70,6 +72,7 @@ struct span_stat {
 	char name[TRACE_EVENT_NAME_MAX + 1];
 	char begin[TRACE_EVENT_NAME_MAX + 1], end[TRACE_EVENT_NAME_MAX + 1];
 	int keyed;
+	char keyfield[WHERE_FIELD_MAX]; /* keyed by this described field; "": the first 8 bytes */
 	uint64_t incomplete;        /* complete ones: h.n */
 	struct hist h;              /* durations of the complete spans */
 	struct span_inst slow[SPAN_SLOWEST]; /* the slowest, slowest first */
@@ -83,8 +86,10 @@ struct span_stat {
  * its thread (a begin or end: those around its span). */
 enum { SPAN_NONE, SPAN_BEGIN, SPAN_END, SPAN_CUT };
 struct span_mark { int kind; unsigned def, depth; uint64_t start, dur; uint32_t thread, lane;
-                   uint8_t paired, replaced; };
-/* SPAN_END: thread is the begin's (keyed spans may end on another).
+                   uint8_t paired, replaced; uint64_t flow; };
+/* flow (keyed spans, begin and paired end): a number of the span, not 0,
+ * the same at its begin and its end, for the exports' flow arrows.
+ * SPAN_END: thread is the begin's (keyed spans may end on another).
  * paired: an end (SPAN_END, or SPAN_CUT) that closed an open span (else
  * it had no begin); start is then its begin's time.  lane (keyed spans,
  * begin and paired end): the lowest lane of its definition free at its
@@ -116,13 +121,7 @@ void spans_free(struct spans *s);
 extern const char spans_help[];                 /* the --span line of each command's help */
 
 /* ------------------------------------------------------------ typed.c */
-/* A field of one payload: where it is in the payload.  A string's len
- * leaves its NUL out. */
-struct typed_at { struct pt_ext_field f; size_t off, len; };
-/* The fields of desc in payload d (len bytes): 0, or -1 if the payload
- * does not fit (why: the reason, when why_cap). */
-int typed_layout(const char *desc, const unsigned char *d, size_t len, struct typed_at *at,
-                 size_t *n, char *why, size_t why_cap);
+/* (where each field is: read.h, typed_layout) */
 /* "id=3 cost_us=311 path=\"/tmp/x\"": 0, or -1 (payload does not fit). */
 int typed_decode(char *out, size_t cap, const char *desc, const unsigned char *d, size_t len);
 /* The note beside a raw payload that does not fit its description. */

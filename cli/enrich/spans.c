@@ -5,15 +5,21 @@
  *
  * A definition pairs a begin type and an end type: by convention
  * NAME/begin with NAME/end (same thread) and NAME/async-begin with
- * NAME/async-end (keyed), or as --span BEGIN,END[,NAME][,key] says.
+ * NAME/async-end (keyed), or as --span BEGIN,END[,NAME][,key[=FIELD]]
+ * says.  A type named by --span is that span's alone: a built-in span
+ * that would have paired it with its partner does not exist, its partner
+ * is a plain event, and spans_check() says so (never a silent takeover
+ * that turns the partner's every event into an incomplete span).
  *
  * Same-thread spans: a stack of open spans per thread.  An end pairs with
  * the last begun open span of its definition on its thread (spans of one
  * definition nest, last begun first ended; spans of different definitions
  * may overlap); spans above it stay open.  Keyed spans: a table of open
- * spans by (definition, key), the key being the first 8 bytes of the
- * payload (zero-padded when shorter); they may end on any thread of any
- * process.  A second begin with a key already open makes the first
+ * spans by (definition, key), the key being the value of a described
+ * field (key=FIELD: a number's value, a string's 64-bit FNV-1a hash), else
+ * the first 8 bytes of the payload (zero-padded when shorter); they may
+ * end on any thread of any process.  A begin or end without that field
+ * (not described so, or not fitting its description) is incomplete.  A second begin with a key already open makes the first
  * incomplete (which end is whose cannot be told).
  *
  * Truth first: a duration is reported only for a begin and an end seen
@@ -34,16 +40,18 @@
 #include "enrich.h"
 
 const char spans_help[] =
-"      --span BEGIN,END[,NAME][,key]\n"
+"      --span BEGIN,END[,NAME][,key[=FIELD]]\n"
 "                   pair event types BEGIN and END as a span (besides the\n"
-"                   NAME/begin, NAME/end convention); ',key': matched by the\n"
-"                   first 8 payload bytes across threads and processes\n";
+"                   NAME/begin, NAME/end convention, which gives up a type\n"
+"                   --span names, with a note); ',key=FIELD': matched across\n"
+"                   threads and processes by the value of the described\n"
+"                   payload field FIELD; ',key': by the first 8 payload bytes\n";
 
 enum { R_UNKNOWN, R_NONE, R_BEGIN, R_END };
 
 struct open { uint64_t start; uint32_t def; uint32_t cut; };
 struct tstack { struct open *o; uint32_t n, cap; int32_t ktid; };
-struct kslot { uint64_t key, start; uint32_t def, thread, lane; uint8_t used, cut; };
+struct kslot { uint64_t key, start, flow; uint32_t def, thread, lane; uint8_t used, cut; };
 /* the lanes of a keyed definition: bit i of w set while lane i holds an
  * open span; end[i]: the latest end time of a span in lane i */
 struct lanes { uint64_t *w, *end; size_t n; };
@@ -58,6 +66,7 @@ struct spans {
 	struct kslot *k;             /* open keyed spans */
 	size_t kcap, kn;
 	struct lanes *ln;            /* per definition (SPAN_MAX), keyed ones */
+	uint64_t flows;              /* keyed spans begun: their flow numbers */
 };
 
 struct spans *spans_new(void)
@@ -97,10 +106,16 @@ int spans_option(struct spans *s, const char *arg)
 			break;
 		p = c + 1;
 	}
-	int keyed = n >= 3 && len[n - 1] == 3 && !memcmp(part[n - 1], "key", 3);
+	int keyed = n >= 3 && len[n - 1] >= 3 && !memcmp(part[n - 1], "key", 3) &&
+	            (len[n - 1] == 3 || part[n - 1][3] == '=');
 	size_t named = n - (size_t)keyed;
 	if (named < 2 || named > 3)
-		return usage_error("--span: '%s' is not BEGIN,END[,NAME][,key]", arg);
+		return usage_error("--span: '%s' is not BEGIN,END[,NAME][,key[=FIELD]]", arg);
+	const char *kf = keyed && len[n - 1] > 3 ? part[n - 1] + 4 : NULL;
+	size_t kfl = kf ? len[n - 1] - 4 : 0;
+	if (kf && (!kfl || kfl >= WHERE_FIELD_MAX))
+		return usage_error("--span: '%s': key=FIELD needs a field name (at most %d characters)",
+		                   arg, WHERE_FIELD_MAX - 1);
 	for (size_t i = 0; i < named; i++)
 		if (!len[i] || len[i] > TRACE_EVENT_NAME_MAX)
 			return usage_error("--span: '%s': %s", arg,
@@ -125,6 +140,10 @@ int spans_option(struct spans *s, const char *arg)
 		copy_name(d->name, nm, strlen(nm));
 	}
 	d->keyed = keyed;
+	if (kf) {
+		memcpy(d->keyfield, kf, kfl);
+		d->keyfield[kfl] = 0;
+	}
 	s->nd++;
 	s->nopt = s->nd;
 	return 0;
@@ -167,8 +186,58 @@ static int type_known(const struct tlog *l, const char *name)
 	return 0;
 }
 
+static int has_suffix(const char *s, size_t n, const char *suf, size_t *prefix);
+static const char *const conv_suf[4] = { "/begin", "/end", "/async-begin", "/async-end" };
+
+/* The --span definition that names type name, or -1. */
+static int claimed(const struct spans *s, const char *name)
+{
+	for (size_t i = 0; i < s->nopt; i++)
+		if (!strcmp(name, s->d[i].begin) || !strcmp(name, s->d[i].end))
+			return (int)i;
+	return -1;
+}
+
+/* For a type of the built-in convention, its partner ("job/end" for
+ * "job/begin") into buf: 1, else 0. */
+static int partner(const char *name, char *buf, size_t cap)
+{
+	size_t n = strlen(name), pre = 0;
+	for (int k = 0; k < 4; k++)
+		if (has_suffix(name, n, conv_suf[k], &pre)) {
+			snprintf(buf, cap, "%.*s%s", (int)pre, name, conv_suf[k ^ 1]);
+			return 1;
+		}
+	return 0;
+}
+
+/* Whether some description of type id (any process's) has field f. */
+static int described_with(const struct tlog *l, unsigned id, const char *f, char *fields,
+                          size_t cap)
+{
+	int found = 0;
+	size_t o = 0;
+	if (cap)
+		fields[0] = 0;
+	for (size_t i = 0; i < typemap_count(l->types); i++) {
+		const struct pt_ext_type *t = typemap_at(l->types, i);
+		struct pt_ext_field fl[PT_EXT_FIELDS_MAX];
+		size_t nf = 0;
+		if (t->id != id || pt_ext_type_parse(t->desc, fl, PT_EXT_FIELDS_MAX, &nf, NULL))
+			continue;
+		for (size_t k = 0; k < nf; k++) {
+			found |= !strcmp(fl[k].name, f);
+			if (o + strlen(fl[k].name) + 3 < cap && !strstr(fields, fl[k].name))
+				o += (size_t)snprintf(fields + o, cap - o, "%s%s", o ? ", " : "", fl[k].name);
+		}
+	}
+	return found;
+}
+
 int spans_check(const struct spans *s, const struct tlog *l)
 {
+	char tmp[32], other[TRACE_EVENT_NAME_MAX + 16], fields[200];
+
 	for (size_t i = 0; i < s->nopt; i++)
 		for (int k = 0; k < 2; k++) {
 			const char *t = k ? s->d[i].end : s->d[i].begin;
@@ -177,6 +246,28 @@ int spans_check(const struct spans *s, const struct tlog *l)
 				        "%s')", l->path, t, l->path);
 				return 1;
 			}
+			/* key=FIELD: each end must be described with it */
+			if (s->d[i].keyfield[0]) {
+				unsigned id = 0;
+				for (unsigned j = 0; j < PT_NIDS; j++)
+					if ((l->names[j] || l->count[j]) &&
+					    !strcmp(tlog_name(l, j, tmp, sizeof tmp), t))
+						id = j;
+				if (!described_with(l, id, s->d[i].keyfield, fields, sizeof fields)) {
+					err_msg("%s: --span: type '%s' has no field '%s' (%s%s)", l->path, t,
+					        s->d[i].keyfield, fields[0] ? "its fields: " : "",
+					        fields[0] ? fields : "its payloads are not described: see "
+					                             "posixtrace_eventid_describe(3)");
+					return 1;
+				}
+			}
+			/* a type of the built-in convention: --span takes it, and its
+			 * partner becomes a plain event; say so */
+			if (partner(t, other, sizeof other) && claimed(s, other) < 0 &&
+			    type_known(l, other))
+				err_msg("note: --span %s,%s takes '%s' from the built-in span of '%s' and '%s': "
+				        "'%s' is a plain event", s->d[i].begin, s->d[i].end, t, t, other,
+				        other);
 		}
 	return 0;
 }
@@ -210,6 +301,9 @@ static void resolve(struct spans *s, const struct tlog *l, unsigned id)
 		;
 	if (k == 4)
 		return;
+	char other[TRACE_EVENT_NAME_MAX + 16];
+	if (partner(name, other, sizeof other) && claimed(s, other) >= 0)
+		return; /* its partner is a --span's: a plain event (spans_check said so) */
 	int keyed = k >= 2;
 	size_t i;
 	for (i = s->nopt; i < s->nd; i++)
@@ -429,14 +523,55 @@ static int same_thread(struct tstack *st, struct span_stat *d, unsigned di,
 	return 0;
 }
 
-static int keyed(struct spans *s, struct span_stat *d, unsigned di, int begin,
-                 const struct tev *e, struct span_mark *m)
+/* The key of e by field f of its description: 0 and *key, or -1 (no such
+ * field, or a payload that does not fit its description). */
+static int field_key(const struct tlog *l, const struct tev *e, const char *f, uint64_t *key)
+{
+	int32_t pid = e->thread < l->nth ? l->th[e->thread].pid : 0;
+	const char *desc = e->data ? typemap_desc(l->types, pid, e->id) : NULL;
+	struct typed_at at[PT_EXT_FIELDS_MAX];
+	size_t n = 0;
+
+	if (!desc || typed_layout(desc, e->data, e->len, at, &n, NULL, 0))
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(at[i].f.name, f))
+			continue;
+		const unsigned char *p = e->data + at[i].off;
+		if (at[i].f.size) { /* a number: its value (sign-extended), floats by their bits */
+			uint64_t u = 0;
+			int sgn = at[i].f.type >= PT_EXT_F_I8 && at[i].f.type <= PT_EXT_F_I64;
+			memcpy(&u, p, at[i].f.size); /* (little-endian: the low bytes) */
+			if (sgn && at[i].f.size < 8 && (u >> (8 * at[i].f.size - 1) & 1))
+				u |= ~0ull << (8 * at[i].f.size);
+			*key = u;
+			return 0;
+		}
+		uint64_t h = 0xcbf29ce484222325ull; /* a string or bytes: FNV-1a */
+		for (size_t k = 0; k < at[i].len; k++)
+			h = (h ^ p[k]) * 0x100000001b3ull;
+		*key = h;
+		return 0;
+	}
+	return -1;
+}
+
+static int keyed(struct spans *s, const struct tlog *l, struct span_stat *d, unsigned di,
+                 int begin, const struct tev *e, struct span_mark *m)
 {
 	uint64_t key = 0;
-	unsigned char kb[8] = { 0 };
-	if (e->len)
-		memcpy(kb, e->data, e->len < 8 ? e->len : 8);
-	memcpy(&key, kb, 8);
+	if (d->keyfield[0]) {
+		if (field_key(l, e, d->keyfield, &key)) { /* no key: it pairs with nothing */
+			d->incomplete++;
+			m->kind = SPAN_CUT; /* (a begin too: an incomplete span, unpaired) */
+			return 0;
+		}
+	} else {
+		unsigned char kb[8] = { 0 };
+		if (e->len)
+			memcpy(kb, e->data, e->len < 8 ? e->len : 8);
+		memcpy(&key, kb, 8);
+	}
 	struct kslot *x = kfind(s, di, key);
 	if (begin) {
 		int64_t lane;
@@ -450,13 +585,15 @@ static int keyed(struct spans *s, struct span_stat *d, unsigned di, int begin,
 		}
 		m->kind = SPAN_BEGIN;
 		m->lane = (uint32_t)lane;
-		struct kslot v = { key, e->ts, di, e->thread, (uint32_t)lane, 1, 0 };
+		m->flow = ++s->flows;
+		struct kslot v = { key, e->ts, m->flow, di, e->thread, (uint32_t)lane, 1, 0 };
 		return kinsert(s, &v);
 	}
 	if (x) {
 		m->paired = 1;
 		m->lane = x->lane;
 		m->start = x->start;
+		m->flow = x->flow;
 		lane_give(s, di, x->lane, e->ts > x->start ? e->ts : x->start);
 	}
 	if (!x || x->cut || e->ts < x->start) {
@@ -482,6 +619,7 @@ int spans_event(struct spans *s, const struct tlog *l, const struct tev *e, stru
 	m->depth = 0;
 	m->paired = m->replaced = 0;
 	m->lane = 0;
+	m->flow = 0;
 	if (e->thread >= s->nts) {
 		size_t n = e->thread + 64;
 		struct tstack *t = realloc(s->ts, n * sizeof *t);
@@ -524,7 +662,7 @@ int spans_event(struct spans *s, const struct tlog *l, const struct tev *e, stru
 	}
 	if (d->keyed) {
 		m->depth = st->n;
-		return keyed(s, d, di, s->role[id] == R_BEGIN, e, m);
+		return keyed(s, l, d, di, s->role[id] == R_BEGIN, e, m);
 	}
 	return same_thread(st, d, di, s->role[id] == R_BEGIN, e, m);
 }

@@ -15,8 +15,10 @@
  * caller shows it raw, with typed_misfit()'s note.  Values are read in
  * this machine's byte order (a trace read where it was recorded).
  *
- * Self-contained (libc and ext.h), so tests/typed.c includes it whole
- * (with read/typemap.c, the descriptions a trace carries).
+ * Where each field is in a payload is read/layout.c's typed_layout(), which
+ * the filters use too.  Self-contained (libc and ext.h, with read/layout.c),
+ * so tests/typed.c includes it whole (with read/typemap.c, the
+ * descriptions a trace carries).
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -24,63 +26,9 @@
 #include <string.h>
 #include "enrich.h"
 
-/* ------------------------------------------------------------ layout */
 static size_t round_up(size_t v, size_t a)
 {
 	return a > 1 ? (v + a - 1) / a * a : v;
-}
-
-int typed_layout(const char *desc, const unsigned char *d, size_t len, struct typed_at *at,
-                 size_t *n, char *why, size_t why_cap)
-{
-	size_t nf = 0, off = 0, align = 1;
-
-#define WHY(...) do { if (why_cap) snprintf(why, why_cap, __VA_ARGS__); } while (0)
-	*n = 0;
-	struct pt_ext_field f[PT_EXT_FIELDS_MAX];
-	if (pt_ext_type_parse(desc, f, PT_EXT_FIELDS_MAX, &nf, NULL) != 0) {
-		WHY("its description does not parse");
-		return -1;
-	}
-	for (size_t i = 0; i < nf; i++) {
-		struct typed_at *a = &at[i];
-		a->f = f[i];
-		if (f[i].size) {
-			off = round_up(off, f[i].size);
-			align = f[i].size > align ? f[i].size : align;
-			if (off + f[i].size > len) {
-				WHY("%zu bytes, field '%s' needs %zu", len, f[i].name, off + f[i].size);
-				return -1;
-			}
-			a->off = off;
-			a->len = f[i].size;
-			off += f[i].size;
-		} else if (f[i].type == PT_EXT_F_STRING) {
-			const unsigned char *z = off < len ? memchr(d + off, 0, len - off) : NULL;
-			if (!z && i + 1 < nf) {
-				WHY("string '%s' has no NUL before the next field", f[i].name);
-				return -1;
-			}
-			if (!z && off >= len) {
-				WHY("%zu bytes, string '%s' is missing", len, f[i].name);
-				return -1;
-			}
-			a->off = off;
-			a->len = z ? (size_t)(z - (d + off)) : len - off;
-			off = z ? (size_t)(z - d) + 1 : len;
-		} else { /* bytes: the rest */
-			a->off = off < len ? off : len;
-			a->len = len - a->off;
-			off = len;
-		}
-	}
-	if (round_up(off, align) < len || (off < len && len - off >= align)) {
-		WHY("%zu bytes, its fields take %zu", len, off);
-		return -1;
-	}
-	*n = nf;
-	return 0;
-#undef WHY
 }
 
 /* ------------------------------------------------------------ values */
@@ -118,6 +66,21 @@ static double get_f(const unsigned char *p, unsigned size)
 	}
 	memcpy(&d, p, 8);
 	return d;
+}
+
+/* The shortest text that reads back as the same value ("0.1", not
+ * 0.10000000000000001): %.*g at 1, 2... significant digits until strtod
+ * (strtof for a float) gives it back; 17 (9) always do. */
+static void shortest(char *buf, size_t cap, double v, int f32)
+{
+	int max = f32 ? 9 : 17;
+
+	for (int p = 1; p <= max; p++) {
+		snprintf(buf, cap, "%.*g", p, v);
+		if (f32 ? strtof(buf, NULL) == (float)v : strtod(buf, NULL) == v)
+			return;
+	}
+	snprintf(buf, cap, "%.*g", max, v);
 }
 
 static int is_signed(enum pt_ext_ftype t)
@@ -198,7 +161,11 @@ static void put_value(struct out *o, const struct typed_at *a, const unsigned ch
 		if (json && (v != v || v - v != 0)) /* NaN, inf: no JSON number */
 			put(o, "\"%g\"", v);
 		else
-			put(o, "%.*g", a->f.size == 4 ? 9 : 17, v);
+		{
+			char num[40];
+			shortest(num, sizeof num, v, a->f.size == 4);
+			put(o, "%s", num);
+		}
 	} else if (is_hex(t)) {
 		put(o, json ? "\"0x%llx\"" : "0x%llx", (unsigned long long)get_u(p, a->f.size));
 	} else if (is_signed(t)) {

@@ -380,7 +380,7 @@ static int build(struct vindex *x, struct tlog *l)
 	struct progress p;
 	char what[300];
 	uint32_t thread_of[PT_EXT_BATCH_W];
-	int r;
+	int r = 0;
 
 	x->t0 = l->nev ? l->first : 0;
 	x->t1 = l->nev && l->last > x->t0 ? l->last : x->t0;
@@ -406,13 +406,28 @@ static int build(struct vindex *x, struct tlog *l)
 	uint64_t start = now_mono_ns(), shown = 0;
 	snprintf(what, sizeof what, "indexing %s", l->path);
 	progress_begin(&p, what, l->nev);
-	while ((r = tlog_next_batch(l, b, thread_of)) > 0) {
-		if (count_batch(x, b, thread_of, &mcap)) {
-			r = -2;
-			break;
+	if (l->filter) { /* filtered (view's options): the events kept, one at a time */
+		struct tev e;
+		b->nw = b->n = 1;
+		while ((r = tlog_next(l, &e)) > 0) {
+			thread_of[0] = e.thread;
+			b->ev[0] = (struct pt_ext_bevent){ .ts = e.ts, .id = e.id, .w = 0 };
+			if (count_batch(x, b, thread_of, &mcap)) {
+				r = -2;
+				break;
+			}
+			if (x->nev - shown >= 65536)
+				progress_update(&p, shown = x->nev);
 		}
-		if (x->nev - shown >= 65536)
-			progress_update(&p, shown = x->nev);
+	} else {
+		while ((r = tlog_next_batch(l, b, thread_of)) > 0) {
+			if (count_batch(x, b, thread_of, &mcap)) {
+				r = -2;
+				break;
+			}
+			if (x->nev - shown >= 65536)
+				progress_update(&p, shown = x->nev);
+		}
 	}
 	progress_end(&p);
 	free(b);

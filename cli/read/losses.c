@@ -136,6 +136,47 @@ void tlog_loss_text(const struct tlog *l, char *out, size_t cap)
 		                     "traced process wrote over its count, shown clamped)");
 }
 
+int tlog_wait_of(const struct tev *e, uint64_t *ns)
+{
+	if (e->id != PT_EXT_NOLOSS_WAIT || e->len != sizeof *ns || !e->data)
+		return 0;
+	memcpy(ns, e->data, sizeof *ns);
+	return 1;
+}
+
+int tlog_waits(const char *path, const struct tlog *l, struct twait *w)
+{
+	struct tlog r;
+	struct tev e;
+	uint64_t ns;
+	int rc;
+
+	if (tlog_load(&r, path))
+		return 1;
+	while ((rc = tlog_next(&r, &e)) > 0)
+		if (e.thread < l->nth && tlog_wait_of(&e, &ns)) {
+			struct twait *t = &w[e.thread];
+			t->n++;
+			t->ns += ns;
+			t->max = ns > t->max ? ns : t->max;
+		}
+	tlog_free(&r);
+	return rc < 0;
+}
+
+int tlog_lost_unasked(const struct tlog *l)
+{
+	int sp = 0, lp = 0;
+
+	posix_trace_attr_getstreamfullpolicy(&l->attr, &sp);
+	posix_trace_attr_getlogfullpolicy(&l->attr, &lp);
+	/* a FLUSH stream loses only when it fills faster than it is written;
+	 * a log's writes fail only on a full disk or an I/O error */
+	return (sp == POSIX_TRACE_FLUSH && (l->overflows || l->lost_stream)) ||
+	       l->st.posix_stream_flush_error != 0 ||
+	       (l->log_dropped && lp != POSIX_TRACE_UNTIL_FULL) || l->errors;
+}
+
 /* What would have kept the events the stream lost, by its policy: a FLUSH
  * stream's writers can wait for the log (--no-loss); the others keep what
  * fits, so only room (or FLUSH) keeps more. */

@@ -45,7 +45,10 @@ uint64_t now_mono_ns(void);
 void fmt_rel(char *buf, size_t cap, uint64_t ns);            /* s.nnnnnnnnn */
 void fmt_since(char *buf, size_t cap, uint64_t ts, uint64_t t0); /* ts - t0, "-s.nnnnnnnnn" before */
 void fmt_abs(char *buf, size_t cap, uint64_t ns);            /* UTC ISO 8601 */
-void fmt_duration(char *buf, size_t cap, uint64_t ns);       /* "1.23 s", "45.6 ms" */
+void fmt_duration(char *buf, size_t cap, uint64_t ns);       /* "1.234 s", "45.600 ms" */
+/* A value of a histogram (hist.c: within 0.4%, exact below 256 ns) to the
+ * precision it has: 3 significant digits ("927 us", "1.21 ms"). */
+void fmt_quantile(char *buf, size_t cap, uint64_t ns);
 #define TERM_WIDTH_MIN 40   /* what stats --width accepts, and COLUMNS is held to */
 #define TERM_WIDTH_MAX 1000
 int terminal_width(void);
@@ -157,6 +160,7 @@ struct tlog {
 	int32_t tracer;                /* the recorder's pid, --all or not; 0: none */
 	struct pt_ext_proc *procs;     /* who the processes were (parent, command line) */
 	size_t nprocs;
+	struct evfilter *filter;       /* not NULL: tlog_next() gives only what passes it */
 	/* reading (tlog.c) */
 	int totals;                    /* the tables hold the whole trace: later passes count nothing */
 	int summary;                   /* they come from the log's summary, not from reading it */
@@ -267,6 +271,18 @@ uint64_t tlog_lost_total(const struct tlog *l);            /* stream and log */
 int tlog_lost_any(const struct tlog *l);
 /* "1234 events lost in 3 gaps in the stream, ..." or "no events lost" */
 void tlog_loss_text(const struct tlog *l, char *out, size_t cap);
+/* Losses no policy asked for: a FLUSH stream that filled faster than it
+ * was written (a stalled writer), a log's failed writes (a full disk, an
+ * I/O error), damage; not a LOOP stream or log overwriting, nor an
+ * UNTIL_FULL one filling up, as they were told to. */
+int tlog_lost_unasked(const struct tlog *l);
+/* --no-loss: e is a wait for room (posixtrace_noloss_wait): 1 and *ns the
+ * wait; else 0. */
+int tlog_wait_of(const struct tev *e, uint64_t *ns);
+struct twait { uint64_t n, ns, max; };  /* a thread's waits: count, total, longest */
+/* Every wait of the log at path, per thread of l (w[l->nth], zeroed by the
+ * caller; the same thread numbers as l's): 0, or 1 after a message. */
+int tlog_waits(const char *path, const struct tlog *l, struct twait *w);
 /* after it, when the stream lost events: what to do about it, or "" */
 const char *tlog_loss_hint(const struct tlog *l);
 
@@ -306,9 +322,20 @@ struct typemap *typemap_load(trace_id_t trid);  /* NULL: no memory */
 struct typemap *typemap_from(struct pt_ext_type *e, size_t n);
 void typemap_free(struct typemap *m);
 size_t typemap_count(const struct typemap *m);
+/* The i-th description the trace carries (i < typemap_count), or NULL. */
+const struct pt_ext_type *typemap_at(const struct typemap *m, size_t i);
 /* The description of id's payloads for process pid (its own latest, else
  * any process's latest), or NULL. */
 const char *typemap_desc(const struct typemap *m, int32_t pid, unsigned id);
+
+/* ------------------------------------------------------------ layout.c */
+/* A field of one payload: where it is in the payload.  A string's len
+ * leaves its NUL out. */
+struct typed_at { struct pt_ext_field f; size_t off, len; };
+/* The fields of desc in payload d (len bytes): 0, or -1 if the payload
+ * does not fit (why: the reason, when why_cap). */
+int typed_layout(const char *desc, const unsigned char *d, size_t len, struct typed_at *at,
+                 size_t *n, char *why, size_t why_cap);
 
 /* ------------------------------------------------------------ threads.c */
 struct thrmap; /* the thread identities a trace carries */
@@ -330,8 +357,96 @@ int64_t thrmap_tid(const struct thrmap *m, int32_t pid, uint64_t thread, uint64_
  * when the trace does not say. */
 void thrmap_label(const struct thrmap *m, char *buf, size_t cap, int32_t pid, uint64_t thread,
                   uint64_t ts, unsigned idx);
+/* The identities writer (pid, thread) had, in time order: how many, the
+ * first at *first. */
+size_t thrmap_ids(const struct thrmap *m, int32_t pid, uint64_t thread,
+                  const struct pt_ext_thread **first);
+/* Thread t of l (tlog.th) at time ts as every command names it: "PID/TID"
+ * into who (the kernel TID; "PID/N", its number in its process, when the
+ * trace does not say) and its name then into name ("" if none); either
+ * may be NULL.  *tid: the kernel TID, or -1. */
+void tlog_thread_id(const struct tlog *l, uint32_t t, uint64_t ts, char *who, size_t who_cap,
+                    char *name, size_t name_cap, int64_t *tid);
 /* Every identity writer (pid, thread) had: "5678 main, worker-3; 5690 w". */
 void thrmap_all(const struct thrmap *m, char *buf, size_t cap, int32_t pid, uint64_t thread);
+
+/* ------------------------------------------------------------ where.c */
+/* --where EXPR: comparisons of typed payload fields (where.c's comment has
+ * the grammar).  where_parse(): the expression, or NULL with the reason
+ * in err.  where_eval(): whether an event matches, get() giving the value
+ * of a field of it (0), or -1 when it has none (the comparison is false).
+ * where_fields(): fn on each comparison (its field, operator and
+ * literal), stopping at the first non-zero it returns. */
+#define WHERE_MAX_LEN 4096
+#define WHERE_MAX_DEPTH 64
+#define WHERE_MAX_NODES 512
+#define WHERE_FIELD_MAX 32      /* a field name's length, NUL included (PT_EXT_FIELD_NAME) */
+enum { WHERE_EQ, WHERE_NE, WHERE_LT, WHERE_LE, WHERE_GT, WHERE_GE };
+enum { WV_INT = 1, WV_UINT, WV_FLOAT, WV_STR };
+struct where_val { int kind; int64_t i; uint64_t u; double f; const char *s; size_t n; };
+struct where;
+typedef int (*where_get)(void *arg, const char *field, struct where_val *v);
+struct where *where_parse(const char *expr, char *err, size_t cap);
+int where_eval(const struct where *w, where_get get, void *arg);
+int where_fields(const struct where *w, int (*fn)(void *arg, const char *field, int op,
+                                                  const struct where_val *lit), void *arg);
+void where_free(struct where *w);
+/* A glob (* any run, ? any one character, \ quotes the next) against the
+ * n bytes at s: 1 if it matches.  Linear, whatever the pattern. */
+int glob_match(const char *pat, const char *s, size_t n);
+
+/* ------------------------------------------------------------ filter.c */
+/* The events a reading command keeps (show, stats, export, live, view):
+ * --pid, --thread (PID/TID as show prints it, a kernel TID, a thread name
+ * glob or a pthread_t 0x...), --tid (kernel TIDs), --name (thread name
+ * globs), --type and --exclude (event type globs), --where EXPR.  Each
+ * option given must pass (a list: any of its values).  Zero-initialize;
+ * filter_option() for each option (FILTER_LONGOPTS in the command's
+ * table): 0, or EXIT_USAGE after a message.  filter_check() once the log's
+ * totals are known: every value must match something in it, every field
+ * of --where must be described (0, or 1 after a message).  filter_event():
+ * whether e passes (1); l the tlog it was read from.  A tlog with
+ * l->filter set gives only the events that pass (tlog_next). */
+enum { FILT_PID = 0x4000, FILT_THREAD, FILT_TID, FILT_NAME, FILT_TYPE, FILT_EXCLUDE, FILT_WHERE };
+#define FILTER_LONGOPTS \
+	{ "pid", required_argument, NULL, FILT_PID }, \
+	{ "thread", required_argument, NULL, FILT_THREAD }, \
+	{ "tid", required_argument, NULL, FILT_TID }, \
+	{ "name", required_argument, NULL, FILT_NAME }, \
+	{ "type", required_argument, NULL, FILT_TYPE }, \
+	{ "event", required_argument, NULL, FILT_TYPE }, \
+	{ "exclude", required_argument, NULL, FILT_EXCLUDE }, \
+	{ "where", required_argument, NULL, FILT_WHERE }
+#define FILTER_MAXSEL 64
+struct tsel { int kind, opt; int32_t pid; uint64_t v; const char *s; };
+struct evfilter {
+	struct tsel sel[FILTER_MAXSEL]; /* --pid, --thread, --tid, --name values */
+	int nsel;
+	const char *types[FILTER_MAXSEL], *excl[FILTER_MAXSEL];
+	int ntypes, nexcl;
+	char *where_text;
+	struct where *where;
+	char *strs[4 * FILTER_MAXSEL];  /* copies of the lists' text (malloc'd) */
+	int nstrs;
+	int on;                         /* any option given */
+	/* per event type: 1 kept, 2 not, 0 not known yet */
+	unsigned char type_ok[PT_NIDS];
+	/* per thread (tlog.th): 1 kept, 0 not, 2 by its identity at the
+	 * event's time (renamed, or a pthread_t reused), -1 not known yet */
+	signed char *th_ok;
+	size_t nth_ok;
+	int live;                       /* live: threads and types still come; nothing checked */
+	const void *types_of;           /* the typemap the descriptions below came from */
+	int32_t desc_pid[PT_NIDS];
+	const char *desc[PT_NIDS];
+};
+extern const char filter_help[];
+int filter_option(struct evfilter *f, int opt, const char *arg);
+int filter_check(struct evfilter *f, const struct tlog *l);
+int filter_event(struct evfilter *f, const struct tlog *l, const struct tev *e);
+int filter_threads(const struct evfilter *f);  /* any of --pid, --thread, --tid, --name */
+int filter_type(struct evfilter *f, const struct tlog *l, unsigned id); /* type id passes */
+void filter_free(struct evfilter *f);
 
 /* ------------------------------------------------------------ live.c */
 /* A stream without a log for process pid (live, top): 0, or 1 after a

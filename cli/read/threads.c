@@ -134,6 +134,35 @@ void thrmap_label(const struct thrmap *m, char *buf, size_t cap, int32_t pid, ui
 		snprintf(buf, cap, "%d/%d", (int)pid, (int)t->tid);
 }
 
+size_t thrmap_ids(const struct thrmap *m, int32_t pid, uint64_t thread,
+                  const struct pt_ext_thread **first)
+{
+	const struct pt_ext_thread *f = thrmap_find(m, pid, thread, 0);
+	size_t n = 0;
+
+	*first = f;
+	while (f && f + n < m->e + m->n && f[n].pid == pid && f[n].thread == thread)
+		n++;
+	return n;
+}
+
+void tlog_thread_id(const struct tlog *l, uint32_t t, uint64_t ts, char *who, size_t who_cap,
+                    char *name, size_t name_cap, int64_t *tid)
+{
+	const struct tthread *th = t < l->nth ? &l->th[t] : NULL;
+	const struct pt_ext_thread *id =
+		th && th->pid ? thrmap_find(l->thrs, th->pid, th->tid, ts) : NULL;
+
+	if (who && th && id && id->tid > 0)
+		snprintf(who, who_cap, "%d/%d", (int)th->pid, (int)id->tid);
+	else if (who)
+		snprintf(who, who_cap, "%d/%u", th ? (int)th->pid : 0, th ? th->idx : 0);
+	if (name)
+		snprintf(name, name_cap, "%s", id ? id->name : "");
+	if (tid)
+		*tid = id && id->tid > 0 ? id->tid : -1;
+}
+
 /* Every identity (pid, thread) had: "5678 worker-3", or with a rename or
  * a reused pthread_t "5678 main, worker-3; 5690 worker-4" (at most cap). */
 void thrmap_all(const struct thrmap *m, char *buf, size_t cap, int32_t pid, uint64_t thread)

@@ -752,7 +752,19 @@ static void tlog_end(struct tlog *l)
 	l->totals = 1;
 }
 
+static int next_event(struct tlog *l, struct tev *e);
+
 int tlog_next(struct tlog *l, struct tev *e)
+{
+	int r;
+
+	/* a filter knows the threads and types once the totals do */
+	while ((r = next_event(l, e)) > 0 && l->filter && l->totals && !filter_event(l->filter, l, e))
+		;
+	return r;
+}
+
+static int next_event(struct tlog *l, struct tev *e)
 {
 	struct posix_trace_event_info ev;
 	size_t len = 0;

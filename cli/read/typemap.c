@@ -52,6 +52,11 @@ size_t typemap_count(const struct typemap *m)
 	return m ? m->n : 0;
 }
 
+const struct pt_ext_type *typemap_at(const struct typemap *m, size_t i)
+{
+	return m && i < m->n ? &m->e[i] : NULL;
+}
+
 const char *typemap_desc(const struct typemap *m, int32_t pid, unsigned id)
 {
 	const struct pt_ext_type *mine = NULL, *any = NULL;

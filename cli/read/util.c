@@ -172,6 +172,23 @@ void fmt_duration(char *buf, size_t cap, uint64_t ns)
 		snprintf(buf, cap, "%llu ns", (unsigned long long)ns);
 }
 
+void fmt_quantile(char *buf, size_t cap, uint64_t ns)
+{
+	static const char *const unit[] = { "ns", "us", "ms", "s" };
+	double v = (double)ns;
+	int u = 0;
+
+	if (ns < 256) { /* exact there */
+		snprintf(buf, cap, "%llu ns", (unsigned long long)ns);
+		return;
+	}
+	while (u < 3 && v >= 999.5) {
+		v /= 1000;
+		u++;
+	}
+	snprintf(buf, cap, "%.3g %s", v, unit[u]);
+}
+
 /* COLUMNS, else the terminal's width, else 80; bounded as --width is
  * (40 to 1000), so that no environment makes a chart of a billion cells. */
 int terminal_width(void)

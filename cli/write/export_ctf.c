@@ -10,8 +10,9 @@
  *   packet header   u32 magic 0xC1FC1FC1, u8 uuid[16], u32 stream_id
  *   packet context  u64 timestamp_begin, timestamp_end (clock values),
  *                   u64 content_size, packet_size (bits),
- *                   u64 events_discarded, i32 pid, i32 vtid, u64 tid,
- *                   char procname[16] (the thread)
+ *                   u64 events_discarded, i32 pid, i32 vtid, i32 tid (both
+ *                   the kernel TID, as LTTng names them), u64 pthread_id,
+ *                   char procname[16] (the thread), i64 ppid
  *   event header    5-bit class id + low 27 bits of the time, or 31 and
  *                   then u32 class id, u64 time (LTTng's compact header)
  *   event fields    u16 site: the number of the call site among its
@@ -53,7 +54,7 @@
 #include <unistd.h>
 #include "write.h"
 
-#define HDR_BYTES 104 /* packet header 24, context 80 */
+#define HDR_BYTES 108 /* packet header 24, context 84 */
 #define PACKET_TARGET 65536
 
 struct buf { unsigned char *p; size_t n, cap; };
@@ -231,7 +232,8 @@ static int write_metadata(const struct tlog *l, FILE *f, const unsigned char *uu
 	           "\t\tuint64_clock_t timestamp_begin;\n\t\tuint64_clock_t timestamp_end;\n"
 	           "\t\tuint64_t content_size;\n\t\tuint64_t packet_size;\n"
 	           "\t\tuint64_t events_discarded;\n"
-	           "\t\tint32_t pid;\n\t\tint32_t vtid;\n\t\tuint64_hex_t tid;\n"
+	           "\t\tint32_t pid;\n\t\tint32_t vtid;\n\t\tint32_t tid;\n"
+	           "\t\tuint64_hex_t pthread_id;\n"
 	           "\t\tchar_t procname[16];\n"
 	           "\t\tinteger { size = 64; align = 8; signed = true; } ppid;\n\t};\n"
 	           "\tevent.header := struct {\n"
@@ -287,7 +289,8 @@ static int write_metadata(const struct tlog *l, FILE *f, const unsigned char *uu
  * no sorting (babeltrace2 merges the streams by time).  The loss stream
  * is the one of the events the reader synthesizes (pid 0), or one of its
  * own when the trace lost events but has none.  A packet's context names
- * its thread (pid, vtid: the kernel TID, tid: the pthread_t, procname:
+ * its thread (pid; vtid and tid: the kernel TID, as LTTng's contexts say;
+ * pthread_id: the pthread_t; procname:
  * the thread's name) and the process's parent (ppid, 0 if the trace does
  * not say), so its events need not; a rename ends a packet. */
 struct cstream {
@@ -337,9 +340,10 @@ static int flush_packet(struct cw *w, size_t k, uint64_t tb, uint64_t te)
 	ctf_le(b->p + 56, c->discarded, 8);
 	ctf_le(b->p + 64, (uint32_t)c->pid, 4);
 	ctf_le(b->p + 68, (uint32_t)c->vtid, 4);
-	ctf_le(b->p + 72, c->tid, 8);
-	memcpy(b->p + 80, c->name, 16);
-	ctf_le(b->p + 96, (uint64_t)(int64_t)c->ppid, 8);
+	ctf_le(b->p + 72, (uint32_t)c->vtid, 4);
+	ctf_le(b->p + 76, c->tid, 8);
+	memcpy(b->p + 84, c->name, 16);
+	ctf_le(b->p + 100, (uint64_t)(int64_t)c->ppid, 8);
 	char name[64];
 	snprintf(name, sizeof name, "stream_%zu", k);
 	snprintf(path, sizeof path, "%s/%s", w->dir, name);

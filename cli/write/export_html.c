@@ -67,8 +67,11 @@ static void head(FILE *f, const struct tlog *l, const int *order, uint64_t span,
 	html_text(f, l->path);
 	char lost[240];
 	tlog_loss_text(l, lost, sizeof lost);
-	fprintf(f, " &mdash; %llu events of %u types, %zu processes, %zu threads, over %s; ",
-	        (unsigned long long)l->nev, types, l->npr, l->nth, dur);
+	unsigned procs, threads; /* the program's, as info and record count them */
+	tlog_program_counts(l, 0, &procs, &threads);
+	fprintf(f, " &mdash; %llu events of %u types, %u process%s, %u thread%s, over %s; ",
+	        (unsigned long long)l->nev, types, procs, procs == 1 ? "" : "es", threads,
+	        threads == 1 ? "" : "s", dur);
 	fputs(tlog_lost_any(l) ? "<b style=\"color:#c00\">" : "", f);
 	html_text(f, lost);
 	fputs(tlog_lost_any(l) ? "</b></div>\n" : "</div>\n", f);
@@ -185,7 +188,13 @@ static int timeline(FILE *f, struct tlog *l, struct symz *z, const unsigned *lan
 		        y + LANE_H - 4);
 		html_text(f, tlog_name(l, e->id, tmp, sizeof tmp));
 		fmt_since(t, sizeof t, e->ts, rel0);
-		fprintf(f, "\n%s s  pid %d thread %u\n", t, (int)th->pid, th->idx);
+		{
+			char who[48], name[40];
+			tlog_thread_id(l, e->thread, e->ts, who, sizeof who, name, sizeof name, NULL);
+			fprintf(f, "\n%s s  %s%s", t, who, name[0] ? " " : "");
+			html_text(f, name);
+			fputc('\n', f);
+		}
 		fmt_event_data(data, sizeof data, l, e);
 		html_text(f, data);
 		const char *s = z ? symz_lookup(z, th->pid, e->ts, e->addr) : "";
@@ -250,10 +259,16 @@ static void tables(FILE *f, const struct tlog *l, struct symz *z, uint64_t t0, u
 		        l->pr[p].nthreads, l->pr[p].nthreads == 1 ? "" : "s",
 		        (unsigned long long)l->pr[p].count);
 		for (size_t i = 0; i < l->nth; i++)
-			if (l->th[i].pid == l->pr[p].pid)
-				fprintf(f, "<tr><td></td><td></td><td></td><td>%u</td><td>0x%llx</td>"
-				           "<td class=\"n\">%llu</td></tr>\n", l->th[i].idx,
+			if (l->th[i].pid == l->pr[p].pid) {
+				/* the thread as show names it: PID/TID and name */
+				char who[48], name[40];
+				tlog_thread_id(l, (uint32_t)i, l->th[i].last, who, sizeof who, name,
+				               sizeof name, NULL);
+				fprintf(f, "<tr><td></td><td></td><td></td><td>%s ", who);
+				html_text(f, name);
+				fprintf(f, "</td><td>0x%llx</td><td class=\"n\">%llu</td></tr>\n",
 				        (unsigned long long)l->th[i].tid, (unsigned long long)l->th[i].count);
+			}
 	}
 	free(order);
 	free(depth);

@@ -108,7 +108,8 @@ enum {
 	PT_PROCESSES = 1, PTP_PID = 1, PTP_PPID = 2, PTP_CMDLINE = 3,
 	/* TrackEvent */
 	TE_ANNOTATION = 4, TE_TYPE = 9, TE_NAME_IID = 10, TE_TRACK_UUID = 11, TE_COUNTER = 30,
-	TE_SOURCE_LOCATION_IID = 34, TYPE_SLICE_BEGIN = 1, TYPE_SLICE_END = 2, TYPE_INSTANT = 3,
+	TE_SOURCE_LOCATION_IID = 34, TE_FLOW_IDS = 47, TE_TERMINATING_FLOW_IDS = 48,
+	TYPE_SLICE_BEGIN = 1, TYPE_SLICE_END = 2, TYPE_INSTANT = 3,
 	TYPE_COUNTER = 4,
 	/* DebugAnnotation */
 	DA_NAME_IID = 1, DA_BOOL = 2, DA_UINT = 3, DA_INT = 4, DA_DOUBLE = 5, DA_STRING = 6,
@@ -185,6 +186,8 @@ struct pf {
 #endif
 	unsigned char *zout;   /* a compressed container's stream */
 	size_t zcap;
+	uint64_t flow;         /* pf_flow(): for the next event, 0 none */
+	int flow_end;
 };
 
 static uint64_t mix(uint64_t h)
@@ -883,7 +886,8 @@ static int event(struct pf *w, int32_t pid, uint64_t tid, uint64_t ts, unsigned 
 	struct pb *b = &w->b;
 	unsigned name;
 	uint64_t v;
-	if (!new_type && !new_sym && !fields && !flags && payload_word(payload, len, &name, &v))
+	if (!new_type && !new_sym && !fields && !flags && !w->flow &&
+	    payload_word(payload, len, &name, &v))
 		return word_event(w, s, ts, type_id, sym, name, v);
 	size_t pkt = packet_at(w, s, ts);
 	if (new_type || new_sym) {
@@ -914,6 +918,13 @@ static int event(struct pf *w, int32_t pid, uint64_t tid, uint64_t ts, unsigned 
 		pb_uint(b, DA_NAME_IID, A_TRUNCATED);
 		pb_uint(b, DA_BOOL, 1);
 		pb_close(b, a);
+	}
+	if (w->flow) { /* a flow arrow from (or to) this event: a fixed64 id */
+		pb_key(b, w->flow_end ? TE_TERMINATING_FLOW_IDS : TE_FLOW_IDS, PB_I64);
+		if (b->cap - b->n >= 8 || !pb_grow(b, 8))
+			for (int k = 0; k < 8; k++)
+				b->p[b->n++] = (unsigned char)(w->flow >> (8 * k));
+		w->flow = 0;
 	}
 	pb_close(b, te);
 	pb_close(b, pkt);
@@ -959,6 +970,12 @@ int pf_loss(struct pf *w, int32_t pid, uint64_t tid, uint64_t ts, uint64_t count
 }
 
 /* ---------------------------------------------------------------- spans */
+void pf_flow(struct pf *w, uint64_t flow, int terminating)
+{
+	w->flow = flow;
+	w->flow_end = terminating;
+}
+
 int pf_async_track(struct pf *w, uint64_t track, const char *name)
 {
 	struct pb *b = &w->b;

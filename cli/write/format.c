@@ -143,6 +143,13 @@ void fmt_event_data(char *out, size_t cap, const struct tlog *l, const struct te
 			snprintf(out, cap, "lost events counted with an earlier gap");
 		return;
 	}
+	/* a no-loss wait: how long the thread was held for room */
+	if (id == PT_EXT_NOLOSS_WAIT && tlog_wait_of(e, &n)) {
+		fmt_duration(a, sizeof a, n);
+		snprintf(out, cap, "waited %llu ns (%s) for room in the stream (--no-loss)",
+		         (unsigned long long)n, a);
+		return;
+	}
 	/* START carries the filter (the types left out), FILTER the old and new */
 	if (id == POSIX_TRACE_START && len == set) {
 		set_names(a, sizeof a, l, d);
@@ -183,6 +190,27 @@ void fmt_event_data(char *out, size_t cap, const struct tlog *l, const struct te
 }
 
 /* "s" as a JSON string, quotes included; returns the length written. */
+void json_thread(FILE *f, const struct tlog *l, uint32_t t, uint64_t ts)
+{
+	char who[48], name[40], j[100];
+	int64_t tid;
+
+	tlog_thread_id(l, t, ts, who, sizeof who, name, sizeof name, &tid);
+	const struct tthread *th = t < l->nth ? &l->th[t] : NULL;
+	fprintf(f, "\"pid\":%d,\"thread\":\"%s\",", th ? (int)th->pid : 0, who);
+	if (tid > 0)
+		fprintf(f, "\"tid\":%lld,", (long long)tid);
+	else
+		fputs("\"tid\":null,", f);
+	if (tid > 0) {
+		json_str(j, sizeof j, name);
+		fprintf(f, "\"name\":%s,", j);
+	} else {
+		fputs("\"name\":null,", f);
+	}
+	fprintf(f, "\"pthread_t\":\"%#llx\"", (unsigned long long)(th ? th->tid : 0));
+}
+
 size_t json_str(char *out, size_t cap, const char *s)
 {
 	size_t o = 0;

@@ -75,9 +75,13 @@ void html_overview(FILE *f, const struct tlog *l, const struct vindex *x, const 
 	           "the box: the window drawn event by event below.</div>\n"
 	           "<div class=\"tl\" id=\"overview\"><div class=\"labels\"><svg width=\"%d\" "
 	           "height=\"%u\">\n", bw, label_w, h);
-	for (size_t i = 0; i < l->nth; i++)
-		fprintf(f, "<text x=\"8\" y=\"%u\">%d &#183; thread %u</text>\n",
-		        lane[i] * (unsigned)lane_h + 15, (int)l->th[i].pid, l->th[i].idx);
+	for (size_t i = 0; i < l->nth; i++) { /* as show names the thread: PID/TID NAME */
+		char who[48], name[40];
+		tlog_thread_id(l, (uint32_t)i, l->th[i].last, who, sizeof who, name, sizeof name, NULL);
+		fprintf(f, "<text x=\"8\" y=\"%u\">%s ", lane[i] * (unsigned)lane_h + 15, who);
+		html_text(f, name);
+		fputs("</text>\n", f);
+	}
 	fprintf(f, "</svg></div><div class=\"plotcol\"><svg width=\"100%%\" height=\"%u\" "
 	           "viewBox=\"0 0 %llu %u\" preserveAspectRatio=\"none\">\n", h,
 	        (unsigned long long)nbk, h);

@@ -215,9 +215,9 @@ void hspans_report(struct hspans *hs, FILE *f)
 		const struct span_stat *x = spans_stat(hs->sp, i);
 		const struct hist *h = &x->h;
 		fmt_duration(v[0], sizeof v[0], h->n ? (uint64_t)(h->sum / (double)h->n) : 0);
-		fmt_duration(v[1], sizeof v[1], hist_quantile(h, 0.5));
-		fmt_duration(v[2], sizeof v[2], hist_quantile(h, 0.9));
-		fmt_duration(v[3], sizeof v[3], hist_quantile(h, 0.99));
+		fmt_quantile(v[1], sizeof v[1], hist_quantile(h, 0.5)); /* (to the histogram's precision) */
+		fmt_quantile(v[2], sizeof v[2], hist_quantile(h, 0.9));
+		fmt_quantile(v[3], sizeof v[3], hist_quantile(h, 0.99));
 		fmt_duration(v[4], sizeof v[4], h->max);
 		fprintf(f, "<tr><td><i class=\"sw\" style=\"background:%s\"></i>", hspans_color((unsigned)i));
 		html_text(f, x->name);

@@ -83,7 +83,7 @@ char *rctf_metadata_event(struct rctf *c, unsigned id, const char *name, size_t 
 	fprintf(f, "\nevent {\n\tname = ");
 	ctf_tsdl_str(f, name);
 	fprintf(f, ";\n\tid = %u;\n\tstream_id = 0;\n\tfields := struct {\n"
-	           "\t\tint32_t pid;\n\t\tuint64_hex_t tid;\n\t\tuint64_hex_t addr;\n"
+	           "\t\tint32_t pid;\n\t\tuint64_hex_t pthread_id;\n\t\tuint64_hex_t addr;\n"
 	           "\t\tuint32_t payload_len;\n\t\tuint8_t payload[payload_len];\n\t};\n};\n", id);
 	if (!closed(f, &text))
 		return NULL;

@@ -52,8 +52,8 @@ void spans_print(FILE *f, const struct spans *s, const struct tlog *l, uint64_t 
 		fmt_duration(d[0], sizeof d[0], (uint64_t)h->sum);
 		fmt_duration(d[1], sizeof d[1], (uint64_t)(h->sum / (double)h->n));
 		fprintf(f, " %11s %11s", d[0], d[1]);
-		for (int q = 0; q < 4; q++) {
-			fmt_duration(d[2], sizeof d[2], hist_quantile(h, qs[q]));
+		for (int q = 0; q < 4; q++) { /* (to the histogram's precision) */
+			fmt_quantile(d[2], sizeof d[2], hist_quantile(h, qs[q]));
 			fprintf(f, " %11s", d[2]);
 		}
 		fmt_duration(d[2], sizeof d[2], h->max);
@@ -64,19 +64,14 @@ void spans_print(FILE *f, const struct spans *s, const struct tlog *l, uint64_t 
 		if (!x->nslow)
 			continue;
 		fprintf(f, "\nslowest %s (start: seconds since time 0, for show --from)\n"
-		           "  %12s %16s  %s\n", x->name, "duration", "start", "pid/thread");
+		           "  %12s %16s  %s\n", x->name, "duration", "start", "pid/tid    thread");
 		for (unsigned k = 0; k < x->nslow; k++) {
-			const struct tthread *t = thread_of(l, x->slow[k].thread);
+			char name[40];
 			fmt_duration(d[0], sizeof d[0], x->slow[k].dur);
 			fmt_since(rel, sizeof rel, x->slow[k].start, t0);
-			snprintf(who, sizeof who, "%d/%u", t ? (int)t->pid : 0, t ? t->idx : 0);
-			const struct pt_ext_thread *id =
-				t ? thrmap_find(l->thrs, t->pid, t->tid, x->slow[k].start) : NULL;
-			if (id)
-				fprintf(f, "  %12s %16s  %-12s (tid %d%s%s)\n", d[0], rel, who, (int)id->tid,
-				        id->name[0] ? " " : "", id->name);
-			else
-				fprintf(f, "  %12s %16s  %s\n", d[0], rel, who);
+			tlog_thread_id(l, x->slow[k].thread, x->slow[k].start, who, sizeof who, name,
+			               sizeof name, NULL);
+			fprintf(f, "  %12s %16s  %-12s %s\n", d[0], rel, who, name);
 		}
 	}
 	int head = 0;
@@ -88,9 +83,12 @@ void spans_print(FILE *f, const struct spans *s, const struct tlog *l, uint64_t 
 				continue;
 			if (!head++)
 				fprintf(f, "\ntime inside spans, per thread (from its first event to its "
-				           "last)\n  %-*s %-12s %7s\n", w, "span", "pid/thread", "share");
-			snprintf(who, sizeof who, "%d/%u", (int)l->th[t].pid, l->th[t].idx);
-			fprintf(f, "  %-*.*s %-12s %6.1f%%\n", w, w, x->name, who,
+				           "last)\n  %-*s %-12s %-16s %7s\n", w, "span", "pid/tid", "thread",
+				        "share");
+			char name[40];
+			tlog_thread_id(l, (uint32_t)t, l->th[t].last, who, sizeof who, name, sizeof name,
+			               NULL);
+			fprintf(f, "  %-*.*s %-12s %-16s %6.1f%%\n", w, w, x->name, who, name,
 			        100.0 * (double)x->inside[t] / (double)tt);
 		}
 	}
@@ -113,8 +111,8 @@ void spans_summary(FILE *f, const struct spans *s, const struct tlog *l)
 				nb += strcmp(nm, x->begin) ? 0 : l->count[id];
 				ne += strcmp(nm, x->end) ? 0 : l->count[id];
 			}
-		fmt_duration(d[0], sizeof d[0], hist_quantile(h, 0.5));
-		fmt_duration(d[1], sizeof d[1], hist_quantile(h, 0.99));
+		fmt_quantile(d[0], sizeof d[0], hist_quantile(h, 0.5));
+		fmt_quantile(d[1], sizeof d[1], hist_quantile(h, 0.99));
 		fmt_duration(d[2], sizeof d[2], h->max);
 		fprintf(f, "  %-20s %-7s %10llu %10llu %11s %11s %11s  %s (%llu) .. %s (%llu)\n", x->name,
 		        x->keyed ? "by key" : "thread", (unsigned long long)h->n,
@@ -148,15 +146,11 @@ void spans_json(FILE *f, const struct spans *s, const struct tlog *l, uint64_t t
 		        (unsigned long long)hist_quantile(h, qs[2]),
 		        (unsigned long long)hist_quantile(h, qs[3]), (unsigned long long)h->max);
 		for (unsigned k = 0; k < x->nslow; k++) {
-			const struct tthread *t = thread_of(l, x->slow[k].thread);
-			const struct pt_ext_thread *id =
-				t ? thrmap_find(l->thrs, t->pid, t->tid, x->slow[k].start) : NULL;
-			fprintf(f, "%s{\"start_ns\":%llu,\"offset_ns\":%llu,\"duration_ns\":%llu,"
-			           "\"pid\":%d,\"thread\":%u,\"tid\":%llu,\"kernel_tid\":%d}", k ? "," : "",
-			        (unsigned long long)x->slow[k].start,
-			        (long long)(x->slow[k].start - t0),
-			        (unsigned long long)x->slow[k].dur, t ? (int)t->pid : 0, t ? t->idx : 0,
-			        (unsigned long long)(t ? t->tid : 0), id ? (int)id->tid : 0);
+			fprintf(f, "%s{\"start_ns\":%llu,\"offset_ns\":%llu,\"duration_ns\":%llu,",
+			        k ? "," : "", (unsigned long long)x->slow[k].start,
+			        (long long)(x->slow[k].start - t0), (unsigned long long)x->slow[k].dur);
+			json_thread(f, l, x->slow[k].thread, x->slow[k].start);
+			fputc('}', f);
 		}
 		fputs("],\"threads\":[", f);
 		int first = 1;
@@ -164,9 +158,9 @@ void spans_json(FILE *f, const struct spans *s, const struct tlog *l, uint64_t t
 			uint64_t tt = thread_time(l, t);
 			if (!x->inside[t])
 				continue;
-			fprintf(f, "%s{\"pid\":%d,\"thread\":%u,\"inside_ns\":%llu,\"share\":%.6f}",
-			        first ? "" : ",", (int)l->th[t].pid, l->th[t].idx,
-			        (unsigned long long)x->inside[t],
+			fprintf(f, "%s{", first ? "" : ",");
+			json_thread(f, l, (uint32_t)t, l->th[t].last);
+			fprintf(f, ",\"inside_ns\":%llu,\"share\":%.6f}", (unsigned long long)x->inside[t],
 			        tt ? (double)x->inside[t] / (double)tt : 0.0);
 			first = 0;
 		}
@@ -206,6 +200,20 @@ void spans_chrome(FILE *f, const struct spans *s, const struct tlog *l, const st
 	        (long long)thrmap_tid(l->thrs, b->pid, b->tid, m->start, b->idx));
 	fprintf(f, ",\n{\"name\":%s,\"cat\":\"span\",\"ph\":\"e\",\"id\":%llu", j,
 	        (unsigned long long)n);
+	chrome_ts(f, "ts", rel + m->dur);
+	fprintf(f, ",\"pid\":%d,\"tid\":%lld}", (int)e->pid,
+	        (long long)thrmap_tid(l->thrs, e->pid, e->tid, m->start + m->dur, e->idx));
+	if (m->thread == end_thread)
+		return;
+	/* begun on one thread, ended on another: a flow arrow between them
+	 * (a flow start, and its end bound to the enclosing slice's end) */
+	fprintf(f, ",\n{\"name\":%s,\"cat\":\"span\",\"ph\":\"s\",\"id\":%llu", j,
+	        (unsigned long long)n);
+	chrome_ts(f, "ts", rel);
+	fprintf(f, ",\"pid\":%d,\"tid\":%lld}", (int)b->pid,
+	        (long long)thrmap_tid(l->thrs, b->pid, b->tid, m->start, b->idx));
+	fprintf(f, ",\n{\"name\":%s,\"cat\":\"span\",\"ph\":\"f\",\"bp\":\"e\",\"id\":%llu",
+	        j, (unsigned long long)n);
 	chrome_ts(f, "ts", rel + m->dur);
 	fprintf(f, ",\"pid\":%d,\"tid\":%lld}", (int)e->pid,
 	        (long long)thrmap_tid(l->thrs, e->pid, e->tid, m->start + m->dur, e->idx));

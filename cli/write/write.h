@@ -19,6 +19,10 @@ void fmt_data(char *out, size_t cap, const unsigned char *d, size_t len, size_t 
 int fmt_is_text(const unsigned char *d, size_t len); /* plausibly text (format.c) */
 void fmt_event_data(char *out, size_t cap, const struct tlog *l, const struct tev *e);
 size_t json_str(char *out, size_t cap, const char *s);      /* "..." escaped */
+/* Thread t of l (at time ts) as JSON members, no braces, the same in each
+ * command: "pid":P,"thread":"PID/TID","tid":TID,"name":"NAME","pthread_t":"0x..."
+ * (tid and name null when the trace does not say). */
+void json_thread(FILE *f, const struct tlog *l, uint32_t t, uint64_t ts);
 void fmt_line(FILE *f, const struct tlog *l, const struct tev *e, uint64_t t0, uint64_t prev,
               int absolute, int name_w, struct symz *z);
 struct span_mark;
@@ -159,6 +163,10 @@ int pf_loss(struct pf *w, int32_t pid, uint64_t tid, uint64_t ts_ns, uint64_t co
 #define PF_INCOMPLETE 2u
 #define PF_SPLIT 4u
 int pf_async_track(struct pf *w, uint64_t track, const char *name);
+/* The next pf_event() or pf_event_fields() starts (terminating 0) or ends
+ * (1) the flow numbered flow (not 0): an arrow from one event to another,
+ * on any thread (TrackEvent.flow_ids, terminating_flow_ids). */
+void pf_flow(struct pf *w, uint64_t flow, int terminating);
 int pf_slice(struct pf *w, int32_t pid, uint64_t tid, uint64_t ts_ns, int begin, unsigned span,
              const char *name, uint64_t track, unsigned flags);
 /* Compressed packets (TracePacket.compressed_packets, zlib) from here on,

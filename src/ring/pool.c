@@ -25,6 +25,7 @@
 int32_t pt_pid;
 
 _Thread_local unsigned pt_nowait PT_TLS;
+_Thread_local uint64_t pt_waited_ns PT_TLS;
 
 static uint32_t pop_free(struct pt_view *sl)
 {
@@ -488,7 +489,12 @@ int pt_pool_acquire(struct pt_view *sl, struct pt_tw *tw, uint32_t state, uint64
 			idx = steal(sl);
 	}
 	if (idx == PT_NIL && sl->noloss_ms && !how && !pt_nowait) {
+		uint64_t t0 = pt_mono_ns(); /* (vDSO: async-signal-safe) */
 		idx = wait_room(sl, state, rec);
+		if (idx != PT_NIL) { /* how long, for the caller's posixtrace_noloss_wait */
+			uint64_t d = pt_mono_ns() - t0;
+			pt_waited_ns = d ? d : 1;
+		}
 		/* waited: the event is stamped when it gets its room, still
 		 * within its call.  Readers rely on a chunk being published about
 		 * when its first event was stamped: a stamp from before a long

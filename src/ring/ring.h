@@ -46,6 +46,10 @@ extern int32_t pt_pid;
  * flusher thread, or one holding a trace id's lock, which a flusher may
  * need to make the room. */
 extern _Thread_local unsigned pt_nowait PT_TLS;
+/* After a pt_pool_acquire() that waited for room and got it (no-loss
+ * mode): how long, in ns (at least 1); the caller records it and sets it
+ * back to 0. */
+extern _Thread_local uint64_t pt_waited_ns PT_TLS;
 
 /* 0, or -1 when no chunk could be had: the event is lost (counted,
  * reported), or with PT_ACQ_QUIET just not written.  PT_ACQ_SYS: a

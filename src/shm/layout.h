@@ -35,6 +35,9 @@
 #define PT_LAYOUT_VERSION 6u
 #define PT_NIDS           __TRACE_EVENT_ID_LIMIT /* event id space */
 #define PT_SYS_IDS        16u                    /* ids below are system events */
+/* an extension system event: a thread of a no-loss stream waited for room
+ * (traced/record.c); its payload is the wait in ns (u64) */
+#define PT_SYS_NOLOSS_WAIT 8u
 #define PT_NAME_SZ        (TRACE_EVENT_NAME_MAX + 1) /* a name and its NUL */
 /* the name slot is part of the segment layout, which a controller and a
  * traced process built from different versions share */

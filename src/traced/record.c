@@ -101,6 +101,33 @@ static void fast_arm(uint32_t w)
 	pt_rec.fast.bit = live;
 }
 
+/* In a chunk just had after a wait for room (no-loss mode), before the
+ * event that waited: the system event PT_SYS_NOLOSS_WAIT, stamped when the
+ * wait ended, its payload the wait in ns, at the caller's address, so that
+ * a trace shows where and how long the program was held (unless the
+ * stream's filter leaves it out, or both records would not fit). */
+__attribute__((noinline, cold)) static void note_wait(struct pt_view *sl, struct pt_tw *tw,
+                                                      uint64_t waited, uint32_t rec,
+                                                      uintptr_t addr)
+{
+	const _Atomic uint64_t *f = PT_UNLIKELY(sl->test_hdr_filter) ? sl->hdr->filter : sl->filter;
+	uint32_t wrec = PT_REC_SIZE(sizeof waited);
+
+	if (atomic_load_explicit(&f[PT_SYS_NOLOSS_WAIT / 64], memory_order_relaxed) >>
+	    (PT_SYS_NOLOSS_WAIT % 64) & 1 || tw->pos + wrec + rec > sl->chunk_size)
+		return;
+	pt_word *p = (pt_word *)(pt_chunk_data(sl, tw->idx) + tw->pos);
+	atomic_store_explicit(&p[0], pt_rec_w0(tw->last_ts, PT_SYS_NOLOSS_WAIT, PT_RF_WIDE,
+	                                       sizeof waited), memory_order_relaxed);
+	pt_put_bytes(p + 1, (const unsigned char *)&waited, sizeof waited);
+	atomic_store_explicit(&p[PT_REC_W1(sizeof waited)], pt_rec_w1(tw->last_ts, addr),
+	                      memory_order_relaxed);
+	tw->addr = addr;
+	tw->pos += wrec;
+	tw->nev++;
+	/* (published with the event that follows: its commit store) */
+}
+
 /* Write one event into the stream sl through writer tw.  s is the slot
  * for a traced process's own writes, PT_SYS for a controller's system
  * events (which bypass the running check), PT_SYS_WAIT for one that
@@ -164,7 +191,11 @@ __attribute__((always_inline)) static inline int write_one(struct pt_view *sl, s
 		if (pt_pool_acquire(sl, tw, st, ts, level, rec,
 		                    s == PT_SYS_WAIT ? PT_ACQ_QUIET : s < 0 ? PT_ACQ_SYS : 0))
 			return -1;
-		ts = tw->last_ts; /* later if it waited for room (no-loss mode) */
+		if (PT_UNLIKELY(pt_waited_ns)) { /* it waited for room (no-loss mode) */
+			note_wait(sl, tw, pt_waited_ns, rec, addr);
+			pt_waited_ns = 0;
+		}
+		ts = tw->last_ts; /* (later, if it waited) */
 		wide = 1;
 	}
 	pt_word *p = (pt_word *)(pt_chunk_data(sl, tw->idx) + tw->pos);
@@ -508,6 +539,23 @@ PT_API void posix_trace_event(trace_event_id_t id, const void *restrict data, si
 	if (id - PT_SYS_IDS >= PT_NIDS - PT_SYS_IDS)
 		return; /* system ids cannot be forged; others are out of range */
 	record_event_tsc(id, data, len, c, (uintptr_t)__builtin_return_address(0));
+}
+
+/* Extension: the same, recorded as if called from site (a wrapper passes
+ * __builtin_return_address(0): its own caller's), or from the caller when
+ * site is NULL.  The same path, the same cost as a call of the function
+ * above. */
+PT_API void posixtrace_event_at(trace_event_id_t id, const void *restrict data, size_t len,
+                                const void *site)
+{
+	struct pt_ctl *c = pt_ctl;
+	uint64_t m = atomic_load_explicit(&c->want[(id / 64) % (PT_NIDS / 64)], memory_order_relaxed);
+	if (PT_LIKELY(!(m >> (id % 64) & 1)))
+		return;
+	if (id - PT_SYS_IDS >= PT_NIDS - PT_SYS_IDS)
+		return;
+	record_event_tsc(id, data, len, c,
+	                 site ? (uintptr_t)site : (uintptr_t)__builtin_return_address(0));
 }
 
 /* A control function records a system event (START, STOP, FILTER) through
