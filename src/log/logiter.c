@@ -588,7 +588,8 @@ static void merge_batch(struct pt_logr *r, struct pt_ext_batch *b)
 		e->w = bw;
 		e->flags = e->pad = 0;
 		e->word = 0;
-		r->out_ts = e->ts;
+		if (e->ts > r->out_ts)
+			r->out_ts = e->ts;
 		r->last_lost_ok = (info & PT_LOG_RF_LOST) != 0;
 		if (r->last_lost_ok) { /* (the count, not data) the batch ends here */
 			r->last_lost = pt_log_get64(p + hl, sw);
