@@ -499,7 +499,8 @@ struct pt_logr_merge {
 	struct pt_logr_mblk *blk;
 	size_t nblk, blk_cap;
 	struct pt_logr_run *run;
-	uint32_t *heap;      /* runs with an event left, smallest (ts, index) first */
+	struct pt_logr_hent { uint64_t ts; uint64_t run; } *heap; /* runs with an event
+	                      * left, their next timestamp: smallest (ts, run) first */
 	size_t nrun, nheap, run_cap;
 	uint32_t gen;        /* batch number (writer maps) */
 };

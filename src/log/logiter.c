@@ -114,27 +114,25 @@ static size_t group_end(const struct pt_logr *r, size_t i)
 	return end;
 }
 
-static int run_less(const struct pt_logr *r, uint32_t a, uint32_t b)
+static inline int hent_less(const struct pt_logr_hent *x, const struct pt_logr_hent *y)
 {
-	const struct pt_logr_run *x = &r->m.run[a], *y = &r->m.run[b];
-	return x->ts < y->ts || (x->ts == y->ts && a < b);
+	return x->ts < y->ts || (x->ts == y->ts && x->run < y->run);
 }
 
 static void sift_down(struct pt_logr *r, size_t i)
 {
-	uint32_t *h = r->m.heap;
+	struct pt_logr_hent *h = r->m.heap, t;
 	size_t n = r->m.nheap;
 
 	for (;;) {
 		size_t c = 2 * i + 1;
 		if (c >= n)
 			return;
-		if (c + 1 < n && run_less(r, h[c + 1], h[c]))
+		if (c + 1 < n && hent_less(&h[c + 1], &h[c]))
 			c++;
-		if (!run_less(r, h[c], h[i]))
+		if (!hent_less(&h[c], &h[i]))
 			return;
-		uint32_t t = h[c];
-		h[c] = h[i], h[i] = t;
+		t = h[c], h[c] = h[i], h[i] = t;
 		i = c;
 	}
 }
@@ -168,7 +166,7 @@ static int add_run(struct pt_logr *r, uint32_t blk, uint32_t off, uint32_t end, 
 		struct pt_logr_run *nr = realloc(m->run, ncap * sizeof *nr);
 		if (nr)
 			m->run = nr;
-		uint32_t *nh = nr ? realloc(m->heap, ncap * sizeof *nh) : NULL;
+		struct pt_logr_hent *nh = nr ? realloc(m->heap, ncap * sizeof *nh) : NULL;
 		if (!nh)
 			return ENOMEM;
 		m->heap = nh, m->run_cap = ncap;
@@ -272,7 +270,7 @@ static void group_open(struct pt_logr *r)
 	r->fresh = 0;
 	for (uint32_t i = 0; i < m->nrun; i++)
 		if (run_next(r, &m->run[i]))
-			m->heap[m->nheap++] = i;
+			m->heap[m->nheap++] = (struct pt_logr_hent){ m->run[i].ts, i };
 	for (size_t i = m->nheap / 2; i-- > 0;)
 		sift_down(r, i);
 	m->on = 1;
@@ -299,7 +297,7 @@ static const unsigned char *merge_take(struct pt_logr *r, const struct pt_logr_m
 		group_done(r);
 		return NULL;
 	}
-	struct pt_logr_run *u = &m->run[m->heap[0]];
+	struct pt_logr_run *u = &m->run[m->heap[0].run];
 	const struct pt_logr_mblk *b = &m->blk[u->blk];
 	const unsigned char *p = b->buf + u->off;
 	unsigned info = pt_log_get16(p + PT_LOG_R_INFO, sw);
@@ -309,8 +307,12 @@ static const unsigned char *merge_take(struct pt_logr *r, const struct pt_logr_m
 		u->where = pt_log_get64(p + PT_LOG_R_WHERE, sw);
 	*where = u->where;
 	*blk = b;
+	if (u->ts > r->out_ts)
+		r->out_ts = u->ts;
 	u->off += *hl + pt_log_get16(p + PT_LOG_R_LEN, sw);
-	if (!run_next(r, u))
+	if (run_next(r, u))
+		m->heap[0].ts = u->ts;
+	else
 		m->heap[0] = m->heap[--m->nheap];
 	sift_down(r, 0);
 	return p;
@@ -441,26 +443,22 @@ static void damaged(struct pt_logr *r, int rc, struct posix_trace_event_info *ev
 	put_error(r, ev, buf, cap, len, ts, rc);
 }
 
-/* An event record p (header hl bytes, its where) of the block blk (base:
- * its timestamp base) out, as getnext returns it. */
-static void put_event(struct pt_logr *r, const unsigned char *blk, uint64_t base,
-                      const unsigned char *p, uint32_t hl, uint64_t where,
-                      struct posix_trace_event_info *ev, void *buf, size_t cap, size_t *len)
+/* An event record p (header hl bytes, payload length n, info, its where)
+ * of the block blk (base: its timestamp base) out, as getnext returns it. */
+static inline __attribute__((always_inline)) void
+put_event(struct pt_logr *r, const unsigned char *blk, uint64_t base, const unsigned char *p,
+          uint32_t hl, uint32_t n, unsigned info, uint64_t where,
+          struct posix_trace_event_info *ev, void *buf, size_t cap, size_t *len)
 {
 	int sw = r->swap;
-	uint32_t n = pt_log_get16(p + PT_LOG_R_LEN, sw);
-	unsigned info = pt_log_get16(p + PT_LOG_R_INFO, sw);
 	const unsigned char *w = blk + PT_LOG_BLK + (unsigned)(where >> 48) * PT_LOG_WENT;
-	uint64_t ts = base + pt_log_get32(p + PT_LOG_R_DELTA, sw);
 	unsigned char v[4];
 
 	ev->posix_event_id = info & PT_LOG_ID_MASK;
 	ev->posix_pid = (pid_t)(int32_t)pt_log_get32(w, sw);
 	ev->posix_thread_id = (pthread_t)pt_log_get64(w + 8, sw);
 	ev->posix_prog_address = (void *)(uintptr_t)(where & PT_MASK48);
-	put_ts(&ev->posix_timestamp, ts);
-	if (ts > r->out_ts)
-		r->out_ts = ts;
+	put_ts(&ev->posix_timestamp, base + pt_log_get32(p + PT_LOG_R_DELTA, sw));
 	p += hl;
 	r->last_lost_ok = (info & PT_LOG_RF_LOST) != 0;
 	if (r->last_lost_ok) { /* n == 8, checked: the count, not data */
@@ -485,48 +483,55 @@ int pt_logr_next(struct pt_logr *r, struct posix_trace_event_info *ev, void *buf
 		return 0;
 	}
 	for (;;) {
-		const struct pt_logr_item *it;
 		const unsigned char *p;
 		unsigned info;
 		uint32_t n, hl;
 		uint64_t where;
 		int rc;
 
-		if (r->m.on) { /* a group of blocks merged */
-			const struct pt_logr_mblk *b;
-			if (!(p = merge_take(r, &b, &hl, &where)))
-				continue;
+		/* (most calls: the next record of the block being read) */
+		if (!(r->loaded && !r->fresh && r->rleft && r->cur < r->stop)) {
+			const struct pt_logr_item *it;
+			if (r->m.on) { /* a group of blocks merged */
+				const struct pt_logr_mblk *b;
+				if (!(p = merge_take(r, &b, &hl, &where)))
+					continue;
+				*unavailable = 0;
+				put_event(r, b->buf, b->base, p, hl, pt_log_get16(p + PT_LOG_R_LEN, sw),
+				          pt_log_get16(p + PT_LOG_R_INFO, sw), where, ev, buf, cap, len);
+				return 0;
+			}
+			if (r->cur >= r->nitems || r->cur >= r->stop) {
+				*unavailable = 1;
+				*len = 0;
+				return 0;
+			}
+			it = &r->items[r->cur];
 			*unavailable = 0;
-			put_event(r, b->buf, b->base, p, hl, where, ev, buf, cap, len);
-			return 0;
-		}
-		if (r->cur >= r->nitems || r->cur >= r->stop) {
-			*unavailable = 1;
-			*len = 0;
-			return 0;
-		}
-		it = &r->items[r->cur];
-		*unavailable = 0;
-		if (it->error) {
-			r->cur++;
-			put_error(r, ev, buf, cap, len, it->ts, (int)it->error);
-			return 0;
-		}
-		if (!r->loaded && (rc = load(r, it))) {
-			damaged(r, rc, ev, buf, cap, len);
-			return 0;
-		}
-		if (r->fresh) { /* (from where the reading is in it) */
-			group_open(r);
-			if (r->m.on)
+			if (it->error) {
+				r->cur++;
+				put_error(r, ev, buf, cap, len, it->ts, (int)it->error);
+				return 0;
+			}
+			if (!r->loaded && (rc = load(r, it))) {
+				damaged(r, rc, ev, buf, cap, len);
+				return 0;
+			}
+			if (r->fresh) { /* (from where the reading is in it) */
+				group_open(r);
+				if (r->m.on)
+					continue;
+			}
+			if (!r->rleft) { /* (its events came in order: the latest is its largest) */
+				if (it->has_ev && it->max_ts > r->out_ts)
+					r->out_ts = it->max_ts;
+				r->loaded = 0;
+				r->cur++;
 				continue;
-		}
-		if (!r->rleft) {
-			r->loaded = 0;
-			r->cur++;
-			continue;
+			}
 		}
 		/* a record of a checked block */
+		*unavailable = 0;
 		p = r->buf + r->roff;
 		n = pt_log_get16(p + PT_LOG_R_LEN, sw);
 		info = pt_log_get16(p + PT_LOG_R_INFO, sw);
@@ -538,7 +543,7 @@ int pt_logr_next(struct pt_logr *r, struct posix_trace_event_info *ev, void *buf
 			continue;
 		where = hl == PT_LOG_REC ? pt_log_get64(p + PT_LOG_R_WHERE, sw) : r->where;
 		r->where = where;
-		put_event(r, r->buf, r->base_ts, p, hl, where, ev, buf, cap, len);
+		put_event(r, r->buf, r->base_ts, p, hl, n, info, where, ev, buf, cap, len);
 		return 0;
 	}
 }
@@ -560,7 +565,7 @@ static void merge_batch(struct pt_logr *r, struct pt_ext_batch *b)
 	}
 	b->nw = 0;
 	while (n < PT_EXT_BATCH && m->nheap) {
-		struct pt_logr_run *u = &m->run[m->heap[0]];
+		struct pt_logr_run *u = &m->run[m->heap[0].run];
 		struct pt_logr_mblk *k = &m->blk[u->blk];
 		const unsigned char *p = k->buf + u->off;
 		unsigned info = pt_log_get16(p + PT_LOG_R_INFO, sw);
@@ -588,8 +593,6 @@ static void merge_batch(struct pt_logr *r, struct pt_ext_batch *b)
 		e->w = bw;
 		e->flags = e->pad = 0;
 		e->word = 0;
-		if (e->ts > r->out_ts)
-			r->out_ts = e->ts;
 		r->last_lost_ok = (info & PT_LOG_RF_LOST) != 0;
 		if (r->last_lost_ok) { /* (the count, not data) the batch ends here */
 			r->last_lost = pt_log_get64(p + hl, sw);

@@ -262,7 +262,7 @@ int pt_logr_check(struct pt_logr *r, const unsigned char *p, const struct pt_log
 				r->lost_rec_seq = b->seq;
 			if (!(*nev)++)
 				*first_ts = r->chk_max_ts = r->chk_min_ts = b->base + delta;
-			if (*nev > 1 && b->base + delta < *last_ts)
+			else if (b->base + delta < *last_ts)
 				r->chk_sorted = 0;
 			*last_ts = b->base + delta;
 			if (*last_ts > r->chk_max_ts)
