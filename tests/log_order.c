@@ -15,7 +15,10 @@
  *     pt_ext_next_batch() (what show, stats and the exports read) and
  *     after a seek: no timestamp steps back, every event exactly once,
  *     each writer's events in its own order, equal timestamps in the
- *     order they were written.
+ *     order they were written.  And losses: another thread's late events
+ *     stamped inside an OVERFLOW/RESUME pair's gap leave the pair whole
+ *     (the RESUME right after its OVERFLOW, stamped no later than the
+ *     event after it), wherever the blocks split.
  *  2. Recorded by threads that outnumber the CPUs (so some are preempted
  *     between stamp and publish), 10 FLUSH logs written by 4 threads and
  *     10 flight-recorder logs (LOOP stream, APPEND log, 3 threads, flushed
@@ -244,6 +247,102 @@ static void part1(void)
 	CHECK(file_back >= 20); /* (the logs do hold late events) */
 }
 
+/* Losses: an OVERFLOW/RESUME pair (the RESUME stamped as the event after
+ * it) and, written after it, another thread's late events stamped inside
+ * the gap: read in order, the pair stays whole (the RESUME right after
+ * its OVERFLOW, stamped no later than the event after it) and nothing
+ * steps back.  The pair at every place in a block (a block boundary
+ * between the two, a pair ending a block read as it is and its RESUME in
+ * a merged group after it). */
+struct pst { uint64_t prev, back, split, pairs, evs; int open; };
+
+static void note_ev(struct pst *p, uint64_t ts, unsigned id)
+{
+	p->back += ts < p->prev;
+	p->split += p->open && id != POSIX_TRACE_RESUME;
+	p->open = id == POSIX_TRACE_OVERFLOW;
+	p->pairs += id == POSIX_TRACE_RESUME;
+	p->prev = ts;
+	p->evs++;
+}
+
+static void put_normal(struct pt_logw *w, uint64_t ts, uint32_t *normal)
+{
+	CHECK_RC(pt_logw_event(w, ts, 1000, 100, 0x4000, 30, 0, normal, 4), 0);
+	(*normal)++;
+}
+
+static void part1_pairs(void)
+{
+	for (uint32_t shift = 0; shift < 40; shift++) {
+		struct pt_attr_img a = mkattr(64);
+		struct pt_logw_opt o = { .block_size = 512 };
+		struct pt_logw w;
+		uint64_t lost = 0, t = T0;
+		uint32_t late = 0, normal = 0;
+		int fd = mfd();
+		REQUIRE(pt_logw_init_opt(&w, fd, &a, POSIX_TRACE_APPEND, 0, &o) == 0);
+		for (uint32_t i = 0; i < shift; i++, t += 100)
+			put_normal(&w, t, &normal);
+		for (int pair = 0; pair < 5; pair++) {
+			uint64_t o_ts = t, r_ts = t + 5000;
+			CHECK_RC(pt_logw_event(&w, o_ts, 0, 0, 0, POSIX_TRACE_OVERFLOW, 0, NULL, 0), 0);
+			CHECK_RC(pt_logw_event_lost(&w, r_ts, 0, 0, 0, POSIX_TRACE_RESUME, lost += 7), 0);
+			t = r_ts;
+			/* thread 100 goes on; thread 101's events stamped in the gap
+			 * come after 30 of them */
+			for (uint32_t i = 0; i < 30; i++, t += 100)
+				put_normal(&w, t, &normal);
+			for (uint32_t i = 0; i < 3; i++, late++)
+				CHECK_RC(pt_logw_event(&w, o_ts + 1000 + i * 1000, 1000, 101, 0x4000, 30, 0,
+				                       &late, 4), 0);
+		}
+		struct posix_trace_status_info st = { 0 };
+		CHECK_RC(pt_logw_finish(&w, &st), 0);
+		pt_logw_free(&w);
+		/* through the index and by a scan with getnext; in batches */
+		for (int way = 0; way < 3; way++) {
+			static struct pt_ext_batch b;
+			struct pt_logr r;
+			struct pst p = { 0, 0, 0, 0, 0, 0 };
+			uint64_t last_lost = 0;
+			REQUIRE(pt_logr_open_opt(&r, fd, way == 1 ? PT_LOGR_SCAN : 0) == 0);
+			for (;;) {
+				if (way == 2) {
+					CHECK_RC(pt_logr_next_batch(&r, &b), 0);
+					if (!b.n)
+						break;
+					for (size_t i = 0; i < b.n; i++)
+						note_ev(&p, b.ev[i].ts, b.ev[i].id);
+				} else {
+					struct posix_trace_event_info e;
+					unsigned char d[8];
+					size_t len;
+					int un = 0;
+					CHECK_RC(pt_logr_next(&r, &e, d, sizeof d, &len, &un), 0);
+					if (un)
+						break;
+					note_ev(&p, (uint64_t)e.posix_timestamp.tv_sec * 1000000000u +
+					            (uint64_t)e.posix_timestamp.tv_nsec,
+					        (unsigned)e.posix_event_id);
+				}
+				if (r.last_lost_ok)
+					last_lost = r.last_lost;
+			}
+			if (p.back || p.split)
+				fprintf(stderr, "pairs, shift %u, way %d: %llu backsteps, %llu pairs split\n",
+				        shift, way, (unsigned long long)p.back, (unsigned long long)p.split);
+			CHECK_EQ(p.back, 0);
+			CHECK_EQ(p.split, 0);
+			CHECK_EQ(p.pairs, 5);
+			CHECK_EQ(p.evs, normal + late + 10);
+			CHECK_EQ(last_lost, lost);
+			pt_logr_close(&r);
+		}
+		close(fd);
+	}
+}
+
 /* ------------------------------------------------ 2: recorded by threads */
 
 #define MAXT 4
@@ -404,6 +503,7 @@ int main(void)
 {
 	T_BEGIN(240);
 	part1();
+	part1_pairs();
 	part2();
 	T_END();
 }

@@ -503,6 +503,9 @@ struct pt_logr_merge {
 	                      * left, their next timestamp: smallest (ts, run) first */
 	size_t nrun, nheap, run_cap;
 	uint32_t gen;        /* batch number (writer maps) */
+	uint64_t ovf_run;    /* the last event taken was an OVERFLOW, of this run
+	                      * (UINT64_MAX: not): its RESUME comes next */
+	uint64_t ovf_ts;
 };
 
 struct pt_logr {
@@ -546,6 +549,8 @@ struct pt_logr {
 	int chk_sorted;      /* its event timestamps never step back */
 	int file_order;      /* PT_LOGR_FILE_ORDER */
 	struct pt_logr_merge m;
+	int last_ovf;        /* the last event returned was an OVERFLOW (a group merged
+	                      * after it starts with its RESUME) */
 	uint64_t out_ts;     /* the latest timestamp returned (error events and a
 	                      * wrap's pair are stamped no earlier) */
 	size_t stop;         /* items from this one on are not read (pt_logr_stop_after) */

@@ -34,6 +34,7 @@ static void put_error(struct pt_logr *r, struct posix_trace_event_info *ev, void
 {
 	memset(ev, 0, sizeof *ev);
 	r->last_lost_ok = 0;
+	r->last_ovf = 0;
 	ev->posix_event_id = POSIX_TRACE_ERROR;
 	if (ts < r->out_ts) /* (after a group merged: its latest event) */
 		ts = r->out_ts;
@@ -268,6 +269,8 @@ static void group_open(struct pt_logr *r)
 		}
 	}
 	r->fresh = 0;
+	m->ovf_run = r->last_ovf ? 0 : UINT64_MAX; /* (its RESUME first, if in the group) */
+	m->ovf_ts = r->out_ts;
 	for (uint32_t i = 0; i < m->nrun; i++)
 		if (run_next(r, &m->run[i]))
 			m->heap[m->nheap++] = (struct pt_logr_hent){ m->run[i].ts, i };
@@ -284,20 +287,63 @@ static void group_done(struct pt_logr *r)
 	r->loaded = 0;
 }
 
-/* The next event record of the group (m->on): its block and header, the
- * run moved past it; 0 when the group is done (reading goes on at the
- * item after it). */
-static const unsigned char *merge_take(struct pt_logr *r, const struct pt_logr_mblk **blk,
-                                       uint32_t *hl, uint64_t *where)
+static void sift_up(struct pt_logr *r, size_t i)
+{
+	struct pt_logr_hent *h = r->m.heap, t;
+
+	while (i > 0 && hent_less(&h[i], &h[(i - 1) / 2])) {
+		t = h[i], h[i] = h[(i - 1) / 2], h[(i - 1) / 2] = t;
+		i = (i - 1) / 2;
+	}
+}
+
+/* The run's next record is a RESUME */
+static int run_resume(const struct pt_logr *r, uint64_t run)
+{
+	const struct pt_logr_run *u = &r->m.run[run];
+	const unsigned char *p = r->m.blk[u->blk].buf + u->off;
+
+	return (pt_log_get16(p + PT_LOG_R_INFO, r->swap) & PT_LOG_ID_MASK) == POSIX_TRACE_RESUME;
+}
+
+/* Which heap entry's record comes next (m->nheap > 0), and *ts, the time
+ * it is told at: the earliest, except after an OVERFLOW, whose RESUME
+ * comes next, as in the file (the first run from the OVERFLOW's on whose
+ * next record is a RESUME), stamped as the event after it or, when that
+ * is earlier (another thread's late event, stamped inside the gap),
+ * as that event but not before the OVERFLOW: a pair is never split and
+ * nothing steps back (docs/implementation-defined.md, "Where losses are
+ * told", applied to the order read). */
+static size_t merge_pick(const struct pt_logr *r, uint64_t *ts)
+{
+	const struct pt_logr_merge *m = &r->m;
+	size_t j = SIZE_MAX;
+
+	*ts = m->heap[0].ts;
+	if (m->ovf_run == UINT64_MAX)
+		return 0;
+	for (size_t k = 0; k < m->nheap; k++) {
+		uint64_t run = m->heap[k].run;
+		if (run >= m->ovf_run && (j == SIZE_MAX || run < m->heap[j].run) && run_resume(r, run))
+			j = k;
+	}
+	if (j == SIZE_MAX)
+		return 0; /* (no RESUME left in the group: the next event) */
+	if (j) /* the earliest left is the top: the RESUME no later than it */
+		*ts = m->heap[0].ts > m->ovf_ts ? m->heap[0].ts : m->ovf_ts;
+	return j;
+}
+
+/* The record of heap entry j (merge_pick) taken: its block, header and
+ * where; the run moved past it. */
+static const unsigned char *merge_take(struct pt_logr *r, size_t j, uint64_t ts,
+                                       const struct pt_logr_mblk **blk, uint32_t *hl,
+                                       uint64_t *where)
 {
 	struct pt_logr_merge *m = &r->m;
 	int sw = r->swap;
-
-	if (!m->nheap) {
-		group_done(r);
-		return NULL;
-	}
-	struct pt_logr_run *u = &m->run[m->heap[0].run];
+	uint64_t run = m->heap[j].run;
+	struct pt_logr_run *u = &m->run[run];
 	const struct pt_logr_mblk *b = &m->blk[u->blk];
 	const unsigned char *p = b->buf + u->off;
 	unsigned info = pt_log_get16(p + PT_LOG_R_INFO, sw);
@@ -307,14 +353,21 @@ static const unsigned char *merge_take(struct pt_logr *r, const struct pt_logr_m
 		u->where = pt_log_get64(p + PT_LOG_R_WHERE, sw);
 	*where = u->where;
 	*blk = b;
-	if (u->ts > r->out_ts)
-		r->out_ts = u->ts;
+	if (ts > r->out_ts)
+		r->out_ts = ts;
+	m->ovf_run = (info & PT_LOG_ID_MASK) == POSIX_TRACE_OVERFLOW ? run : UINT64_MAX;
+	m->ovf_ts = ts;
 	u->off += *hl + pt_log_get16(p + PT_LOG_R_LEN, sw);
-	if (run_next(r, u))
-		m->heap[0].ts = u->ts;
-	else
-		m->heap[0] = m->heap[--m->nheap];
-	sift_down(r, 0);
+	if (run_next(r, u)) {
+		m->heap[j].ts = u->ts; /* (later: down) */
+		sift_down(r, j);
+	} else {
+		m->heap[j] = m->heap[--m->nheap];
+		if (j < m->nheap) {
+			sift_down(r, j);
+			sift_up(r, j);
+		}
+	}
 	return p;
 }
 
@@ -333,6 +386,7 @@ void pt_logr_merge_free(struct pt_logr *r)
 static void merge_stop(struct pt_logr *r)
 {
 	r->fresh = 0;
+	r->last_ovf = 0;
 	r->m.on = 0;
 	r->m.nheap = 0;
 	r->out_ts = 0;
@@ -404,6 +458,7 @@ static int put_wrap(struct pt_logr *r, struct posix_trace_event_info *ev, size_t
 	}
 	memset(ev, 0, sizeof *ev);
 	ev->posix_event_id = r->wrap_state ? POSIX_TRACE_RESUME : POSIX_TRACE_OVERFLOW;
+	r->last_ovf = 0;
 	ev->posix_truncation_status = POSIX_TRACE_NOT_TRUNCATED;
 	put_ts(&ev->posix_timestamp, wrap_ts(r));
 	*len = 0;
@@ -444,9 +499,9 @@ static void damaged(struct pt_logr *r, int rc, struct posix_trace_event_info *ev
 }
 
 /* An event record p (header hl bytes, payload length n, info, its where)
- * of the block blk (base: its timestamp base) out, as getnext returns it. */
+ * of the block blk out at time ts, as getnext returns it. */
 static inline __attribute__((always_inline)) void
-put_event(struct pt_logr *r, const unsigned char *blk, uint64_t base, const unsigned char *p,
+put_event(struct pt_logr *r, const unsigned char *blk, uint64_t ts, const unsigned char *p,
           uint32_t hl, uint32_t n, unsigned info, uint64_t where,
           struct posix_trace_event_info *ev, void *buf, size_t cap, size_t *len)
 {
@@ -455,10 +510,11 @@ put_event(struct pt_logr *r, const unsigned char *blk, uint64_t base, const unsi
 	unsigned char v[4];
 
 	ev->posix_event_id = info & PT_LOG_ID_MASK;
+	r->last_ovf = ev->posix_event_id == POSIX_TRACE_OVERFLOW;
 	ev->posix_pid = (pid_t)(int32_t)pt_log_get32(w, sw);
 	ev->posix_thread_id = (pthread_t)pt_log_get64(w + 8, sw);
 	ev->posix_prog_address = (void *)(uintptr_t)(where & PT_MASK48);
-	put_ts(&ev->posix_timestamp, base + pt_log_get32(p + PT_LOG_R_DELTA, sw));
+	put_ts(&ev->posix_timestamp, ts);
 	p += hl;
 	r->last_lost_ok = (info & PT_LOG_RF_LOST) != 0;
 	if (r->last_lost_ok) { /* n == 8, checked: the count, not data */
@@ -494,10 +550,15 @@ int pt_logr_next(struct pt_logr *r, struct posix_trace_event_info *ev, void *buf
 			const struct pt_logr_item *it;
 			if (r->m.on) { /* a group of blocks merged */
 				const struct pt_logr_mblk *b;
-				if (!(p = merge_take(r, &b, &hl, &where)))
+				uint64_t ts;
+				if (!r->m.nheap) {
+					group_done(r);
 					continue;
+				}
+				size_t j = merge_pick(r, &ts);
+				p = merge_take(r, j, ts, &b, &hl, &where);
 				*unavailable = 0;
-				put_event(r, b->buf, b->base, p, hl, pt_log_get16(p + PT_LOG_R_LEN, sw),
+				put_event(r, b->buf, ts, p, hl, pt_log_get16(p + PT_LOG_R_LEN, sw),
 				          pt_log_get16(p + PT_LOG_R_INFO, sw), where, ev, buf, cap, len);
 				return 0;
 			}
@@ -543,7 +604,8 @@ int pt_logr_next(struct pt_logr *r, struct posix_trace_event_info *ev, void *buf
 			continue;
 		where = hl == PT_LOG_REC ? pt_log_get64(p + PT_LOG_R_WHERE, sw) : r->where;
 		r->where = where;
-		put_event(r, r->buf, r->base_ts, p, hl, n, info, where, ev, buf, cap, len);
+		put_event(r, r->buf, r->base_ts + pt_log_get32(p + PT_LOG_R_DELTA, sw), p, hl, n, info,
+		          where, ev, buf, cap, len);
 		return 0;
 	}
 }
@@ -565,7 +627,9 @@ static void merge_batch(struct pt_logr *r, struct pt_ext_batch *b)
 	}
 	b->nw = 0;
 	while (n < PT_EXT_BATCH && m->nheap) {
-		struct pt_logr_run *u = &m->run[m->heap[0].run];
+		uint64_t ts;
+		size_t j = merge_pick(r, &ts);
+		struct pt_logr_run *u = &m->run[m->heap[j].run];
 		struct pt_logr_mblk *k = &m->blk[u->blk];
 		const unsigned char *p = k->buf + u->off;
 		unsigned info = pt_log_get16(p + PT_LOG_R_INFO, sw);
@@ -586,9 +650,10 @@ static void merge_batch(struct pt_logr *r, struct pt_ext_batch *b)
 		const struct pt_logr_mblk *kb;
 		uint32_t hl, len = pt_log_get16(p + PT_LOG_R_LEN, sw);
 		uint16_t bw = k->map[wi];
-		(void)merge_take(r, &kb, &hl, &where);
+		(void)merge_take(r, j, ts, &kb, &hl, &where);
 		struct pt_ext_bevent *e = &b->ev[n++];
-		e->ts = kb->base + pt_log_get32(p + PT_LOG_R_DELTA, sw);
+		e->ts = ts;
+		r->last_ovf = (info & PT_LOG_ID_MASK) == POSIX_TRACE_OVERFLOW;
 		e->id = (uint16_t)(info & PT_LOG_ID_MASK);
 		e->w = bw;
 		e->flags = e->pad = 0;
@@ -661,6 +726,7 @@ static void batch_block(struct pt_logr *r, struct pt_ext_batch *b)
 		}
 	}
 	b->n = n;
+	r->last_ovf = n && b->ev[n - 1].id == POSIX_TRACE_OVERFLOW;
 	if (n && b->ev[n - 1].ts > r->out_ts) /* (a block whose times do not step back) */
 		r->out_ts = b->ev[n - 1].ts;
 	r->roff = roff;
