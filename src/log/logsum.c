@@ -189,6 +189,32 @@ void pt_logw_sum_block(struct pt_logw *w, const unsigned char *rec, uint32_t len
 					s->gaps++;
 					s->last_lost = pt_log_get64(rec + off, sw);
 				}
+			} else if (!sw) {
+				/* the short records after it of the same type (the same
+				 * writer, then), as a thread in a loop writes them: only
+				 * the timestamp is read */
+				const unsigned want = id | PT_LOG_RF_SHORT;
+				off += n;
+				while (i + 1 < nrec && off + PT_LOG_REC_SHORT <= len) {
+					uint16_t n2, info2;
+					uint32_t d2;
+					__builtin_memcpy(&info2, rec + off + PT_LOG_R_INFO, 2);
+					if ((info2 & (PT_LOG_ID_MASK | PT_LOG_RF_SHORT | PT_LOG_RF_LOST |
+					              PT_LOG_RF_NAME | PT_LOG_RF_OBJ)) != want)
+						break;
+					__builtin_memcpy(&n2, rec + off + PT_LOG_R_LEN, 2);
+					__builtin_memcpy(&d2, rec + off + PT_LOG_R_DELTA, 4);
+					ts = base + d2;
+					run.count++;
+					if (ts < run.min)
+						run.min = ts;
+					if (ts > run.max)
+						run.max = ts;
+					last = ts;
+					off += PT_LOG_REC_SHORT + n2;
+					i++;
+				}
+				continue;
 			}
 		}
 		off += n;
