@@ -549,6 +549,8 @@ struct pt_logr {
 	int chk_sorted;      /* its event timestamps never step back */
 	int file_order;      /* PT_LOGR_FILE_ORDER */
 	struct pt_logr_merge m;
+	uint64_t told_early; /* RESUMEs told before the time recorded (a late event in
+	                      * their gap, merged): since open or rewind */
 	int last_ovf;        /* the last event returned was an OVERFLOW (a group merged
 	                      * after it starts with its RESUME) */
 	uint64_t out_ts;     /* the latest timestamp returned (error events and a

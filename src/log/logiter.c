@@ -355,6 +355,7 @@ static const unsigned char *merge_take(struct pt_logr *r, size_t j, uint64_t ts,
 	*blk = b;
 	if (ts > r->out_ts)
 		r->out_ts = ts;
+	r->told_early += ts < m->heap[j].ts; /* (merge_pick: a RESUME's) */
 	m->ovf_run = (info & PT_LOG_ID_MASK) == POSIX_TRACE_OVERFLOW ? run : UINT64_MAX;
 	m->ovf_ts = ts;
 	u->off += *hl + pt_log_get16(p + PT_LOG_R_LEN, sw);
@@ -796,6 +797,7 @@ one:
 void pt_logr_rewind(struct pt_logr *r)
 {
 	merge_stop(r);
+	r->told_early = 0;
 	r->cur = 0;
 	r->last_lost_ok = 0;
 	r->loaded = 0;
