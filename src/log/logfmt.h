@@ -551,8 +551,9 @@ struct pt_logr {
 	struct pt_logr_merge m;
 	uint64_t told_early; /* RESUMEs told before the time recorded (a late event in
 	                      * their gap, merged): since open or rewind */
-	int last_ovf;        /* the last event returned was an OVERFLOW (a group merged
-	                      * after it starts with its RESUME) */
+	unsigned last_id;    /* the id of the last event returned (an OVERFLOW: a group
+	                      * merged after it starts with its RESUME); 0 after an
+	                      * event the reader makes */
 	uint64_t out_ts;     /* the latest timestamp returned (error events and a
 	                      * wrap's pair are stamped no earlier) */
 	size_t stop;         /* items from this one on are not read (pt_logr_stop_after) */

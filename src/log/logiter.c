@@ -34,7 +34,7 @@ static void put_error(struct pt_logr *r, struct posix_trace_event_info *ev, void
 {
 	memset(ev, 0, sizeof *ev);
 	r->last_lost_ok = 0;
-	r->last_ovf = 0;
+	r->last_id = 0;
 	ev->posix_event_id = POSIX_TRACE_ERROR;
 	if (ts < r->out_ts) /* (after a group merged: its latest event) */
 		ts = r->out_ts;
@@ -269,7 +269,7 @@ static void group_open(struct pt_logr *r)
 		}
 	}
 	r->fresh = 0;
-	m->ovf_run = r->last_ovf ? 0 : UINT64_MAX; /* (its RESUME first, if in the group) */
+	m->ovf_run = r->last_id == POSIX_TRACE_OVERFLOW ? 0 : UINT64_MAX; /* (its RESUME first, if in the group) */
 	m->ovf_ts = r->out_ts;
 	for (uint32_t i = 0; i < m->nrun; i++)
 		if (run_next(r, &m->run[i]))
@@ -387,7 +387,7 @@ void pt_logr_merge_free(struct pt_logr *r)
 static void merge_stop(struct pt_logr *r)
 {
 	r->fresh = 0;
-	r->last_ovf = 0;
+	r->last_id = 0;
 	r->m.on = 0;
 	r->m.nheap = 0;
 	r->out_ts = 0;
@@ -459,7 +459,7 @@ static int put_wrap(struct pt_logr *r, struct posix_trace_event_info *ev, size_t
 	}
 	memset(ev, 0, sizeof *ev);
 	ev->posix_event_id = r->wrap_state ? POSIX_TRACE_RESUME : POSIX_TRACE_OVERFLOW;
-	r->last_ovf = 0;
+	r->last_id = 0;
 	ev->posix_truncation_status = POSIX_TRACE_NOT_TRUNCATED;
 	put_ts(&ev->posix_timestamp, wrap_ts(r));
 	*len = 0;
@@ -510,8 +510,7 @@ put_event(struct pt_logr *r, const unsigned char *blk, uint64_t ts, const unsign
 	const unsigned char *w = blk + PT_LOG_BLK + (unsigned)(where >> 48) * PT_LOG_WENT;
 	unsigned char v[4];
 
-	ev->posix_event_id = info & PT_LOG_ID_MASK;
-	r->last_ovf = ev->posix_event_id == POSIX_TRACE_OVERFLOW;
+	ev->posix_event_id = r->last_id = info & PT_LOG_ID_MASK;
 	ev->posix_pid = (pid_t)(int32_t)pt_log_get32(w, sw);
 	ev->posix_thread_id = (pthread_t)pt_log_get64(w + 8, sw);
 	ev->posix_prog_address = (void *)(uintptr_t)(where & PT_MASK48);
@@ -654,7 +653,7 @@ static void merge_batch(struct pt_logr *r, struct pt_ext_batch *b)
 		(void)merge_take(r, j, ts, &kb, &hl, &where);
 		struct pt_ext_bevent *e = &b->ev[n++];
 		e->ts = ts;
-		r->last_ovf = (info & PT_LOG_ID_MASK) == POSIX_TRACE_OVERFLOW;
+		r->last_id = info & PT_LOG_ID_MASK;
 		e->id = (uint16_t)(info & PT_LOG_ID_MASK);
 		e->w = bw;
 		e->flags = e->pad = 0;
@@ -727,7 +726,7 @@ static void batch_block(struct pt_logr *r, struct pt_ext_batch *b)
 		}
 	}
 	b->n = n;
-	r->last_ovf = n && b->ev[n - 1].id == POSIX_TRACE_OVERFLOW;
+	r->last_id = n ? b->ev[n - 1].id : r->last_id;
 	if (n && b->ev[n - 1].ts > r->out_ts) /* (a block whose times do not step back) */
 		r->out_ts = b->ev[n - 1].ts;
 	r->roff = roff;
