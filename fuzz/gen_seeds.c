@@ -12,6 +12,7 @@
 
 static const char *dir;
 static unsigned version; /* the format written: 0 the current one, or 3 */
+static int late;         /* some events written late: blocks whose times overlap */
 
 static int create(const char *name)
 {
@@ -86,7 +87,9 @@ static void seed(const char *name, int policy, uint64_t log_max, int n, int swap
 		memset(d, i, sizeof d);
 		if (i == n / 2)
 			must(pt_logw_name(&w, 19, "midway"), "name");
-		must(pt_logw_event(&w, 1700000000000000000ull + (uint64_t)i * 977, 100 + i / 4 % 3,
+		/* late: one in 7 stamped 25 events before its place */
+		uint64_t back = late && i % 7 == 3 && i >= 25 ? 25 * 977 : 0;
+		must(pt_logw_event(&w, 1700000000000000000ull + (uint64_t)i * 977 - back, 100 + i / 4 % 3,
 		                   0x7f00 + (uint64_t)(i / 4 % 2), 0x401000 + (uint64_t)(i % 5 == 4) * i,
 		                   17 + (unsigned)(i % 3), i % 5 == 0, d, len), "event");
 		if (i % 97 == 50) { /* a gap, with its count */
@@ -123,6 +126,10 @@ int main(int argc, char **argv)
 	seed("torn.log", POSIX_TRACE_APPEND, 0, 30, 0, 0, 1000, 256);
 	seed("empty.log", POSIX_TRACE_APPEND, 0, 0, 0, 1, 0, 256);
 	seed("bigblock.log", POSIX_TRACE_APPEND, 0, 150, 0, 1, 0, 8192);
+	late = 1; /* late events (read in timestamp order) */
+	seed("late.log", POSIX_TRACE_APPEND, 0, 150, 0, 1, 0, 256);
+	seed("late_loop.log", POSIX_TRACE_LOOP, 2048, 200, 0, 1, 0, 256);
+	late = 0;
 	version = 3; /* logs of the format before, still read */
 	seed("v3_append.log", POSIX_TRACE_APPEND, 0, 40, 0, 1, 0, 256);
 	seed("v3_loop.log", POSIX_TRACE_LOOP, 1536, 120, 0, 1, 0, 256);

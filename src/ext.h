@@ -211,8 +211,9 @@ int pt_ext_seek_end(trace_id_t trid, uint64_t ts_ns);
  * by one (the same order, ids, timestamps and writers, the loss counts of
  * pt_ext_losses() kept the same: the two may be mixed), without payloads
  * or addresses, one lock and no copy an event.  A batch holds at most
- * PT_EXT_BATCH events, all from one block of the log (or a single event
- * the reader makes: an error, a wrap's pair); event i was written by
+ * PT_EXT_BATCH events, all from one block of the log or from a group of
+ * blocks whose times overlap, merged (or a single event the reader
+ * makes: an error, a wrap's pair); event i was written by
  * w[ev[i].w], and w has nw entries.  A batch ends with an event that
  * carries a loss count (flag PT_EXT_BEV_LOST: a RESUME's), so that
  * pt_ext_losses() then tells that event's, as after getnext.  An event

@@ -525,7 +525,8 @@ static void t_seek(void)
 		{
 			static unsigned char buf[TRACE_DATA_MAX + 1];
 			struct pt_logr q;
-			REQUIRE(pt_logr_open(&q, fd) == 0);
+			/* (in the order of the file: the blocks before the point) */
+			REQUIRE(pt_logr_open_opt(&q, fd, PT_LOGR_FILE_ORDER) == 0);
 			while (q.cur < at) {
 				struct posix_trace_event_info ev;
 				size_t len;

@@ -469,7 +469,43 @@ struct pt_logr_item {    /* one step of the reading order */
 	uint32_t len;
 	uint32_t error;      /* 0: a block of events; else an error number */
 	int has_lost;        /* the block has a record flagged LOST */
-	int has_ev;          /* (indexed) the index says it has event records */
+	int has_ev;          /* it has event records (as the index or the scan says) */
+	uint64_t later_min;  /* the smallest min_ts of this block and those after it up
+	                      * to an error item (UINT64_MAX: none): pt_logr_order() */
+};
+
+/* Blocks whose time ranges overlap (a late event: stamped before events
+ * of other threads written before it) are read together and their events
+ * returned in timestamp order (logiter.c): each block split into runs in
+ * which timestamps do not step back, merged by a heap.  At most
+ * PT_LOGR_MERGE_BYTES of blocks at once (a group that would need more is
+ * read in parts, each in order) and PT_LOGR_MERGE_RUNS runs (beyond
+ * that, one block's at least). */
+#define PT_LOGR_MERGE_BYTES (64u << 20)
+#define PT_LOGR_MERGE_RUNS  (1u << 16)
+struct pt_logr_mblk {    /* a block of the group being merged */
+	unsigned char *buf;
+	uint32_t cap, nw, gen;
+	uint64_t base;
+	uint16_t map[PT_LOG_MAX_WRITERS]; /* writer index -> batch's (gen) */
+};
+struct pt_logr_run {     /* records [off, end) of a block, in time order */
+	uint32_t blk, off, end;
+	uint64_t where, ts;  /* where of the event before off; ts: off's */
+};
+struct pt_logr_merge {
+	int on;              /* reading a group: items [cur, end) */
+	size_t end;
+	struct pt_logr_mblk *blk;
+	size_t nblk, blk_cap;
+	struct pt_logr_run *run;
+	struct pt_logr_hent { uint64_t ts; uint64_t run; } *heap; /* runs with an event
+	                      * left, their next timestamp: smallest (ts, run) first */
+	size_t nrun, nheap, run_cap;
+	uint32_t gen;        /* batch number (writer maps) */
+	uint64_t ovf_run;    /* the last event taken was an OVERFLOW, of this run
+	                      * (UINT64_MAX: not): its RESUME comes next */
+	uint64_t ovf_ts;
 };
 
 struct pt_logr {
@@ -502,6 +538,7 @@ struct pt_logr {
 	unsigned char *buf;  /* one block; grown to the largest one in the log */
 	uint32_t buf_cap;
 	int loaded;
+	int fresh;           /* the block loaded is not yet looked at for merging */
 	uint32_t roff, rleft, nw;
 	uint64_t where; /* the where of the block's last event record (v4 short records) */
 	uint64_t base_ts;
@@ -509,6 +546,16 @@ struct pt_logr {
 	/* what the last pt_logr_check() of an events block saw besides */
 	uint64_t chk_max_ts, chk_min_ts;
 	int chk_lost;
+	int chk_sorted;      /* its event timestamps never step back */
+	int file_order;      /* PT_LOGR_FILE_ORDER */
+	struct pt_logr_merge m;
+	uint64_t told_early; /* RESUMEs told before the time recorded (a late event in
+	                      * their gap, merged): since open or rewind */
+	unsigned last_id;    /* the id of the last event returned (an OVERFLOW: a group
+	                      * merged after it starts with its RESUME); 0 after an
+	                      * event the reader makes */
+	uint64_t out_ts;     /* the latest timestamp returned (error events and a
+	                      * wrap's pair are stamped no earlier) */
 	size_t stop;         /* items from this one on are not read (pt_logr_stop_after) */
 	/* (v7) opened through the summary's block index: no block was read at
 	 * open; each is checked when read, against its index entry too */
@@ -530,6 +577,9 @@ int pt_logr_open(struct pt_logr *r, int fd);
 /* The same; flags PT_LOGR_SCAN: scan every block even if the log has a
  * block index (tests, fuzzing: the two ways agree). */
 #define PT_LOGR_SCAN 1
+/* PT_LOGR_FILE_ORDER: blocks whose times overlap are not merged: each
+ * block's events in the order of the file (tests: the order written) */
+#define PT_LOGR_FILE_ORDER 2
 int pt_logr_open_opt(struct pt_logr *r, int fd, int flags);
 /* The next event in order; *unavailable = 1 at the end.  A corrupt stretch
  * of the log reads as one POSIX_TRACE_ERROR event whose data is an int. */
@@ -619,6 +669,10 @@ int pt_log_sum_parse(const unsigned char *p, uint32_t len, uint32_t nrec, int sw
 int pt_logr_census(const struct pt_logr *r, const struct pt_logw_sum **sum,
                    uint64_t *damaged);
 
+/* once the items are known: each one's later_min (logiter.c) */
+void pt_logr_order(struct pt_logr *r);
+/* frees the merge's buffers (logiter.c) */
+void pt_logr_merge_free(struct pt_logr *r);
 /* pread all n bytes at off: 0, EBADMSG (end of file first), or an error */
 int pt_logr_rd(struct pt_logr *r, uint64_t off, void *dst, size_t n);
 /* 1 if h is a block header of this log, decoded into *b */

@@ -5,6 +5,7 @@
  * the block index, was never read before).
  */
 #include <errno.h>
+#include <stdlib.h>
 #include "logfmt.h"
 
 static void put_ts(struct timespec *t, uint64_t ns)
@@ -33,7 +34,11 @@ static void put_error(struct pt_logr *r, struct posix_trace_event_info *ev, void
 {
 	memset(ev, 0, sizeof *ev);
 	r->last_lost_ok = 0;
+	r->last_id = 0;
 	ev->posix_event_id = POSIX_TRACE_ERROR;
+	if (ts < r->out_ts) /* (after a group merged: its latest event) */
+		ts = r->out_ts;
+	r->out_ts = ts;
 	put_ts(&ev->posix_timestamp, ts);
 	put_data(r, ev, buf, cap, len, &code, sizeof code, 0);
 }
@@ -64,7 +69,328 @@ static int load(struct pt_logr *r, const struct pt_logr_item *it)
 	r->roff = PT_LOG_BLK + b.nw * PT_LOG_WENT;
 	r->where = 0;
 	r->loaded = 1;
+	r->fresh = 1;
 	return 0;
+}
+
+/* ------------------------------------------------------------ merging
+ * A late event (its thread was preempted between stamping and publishing
+ * it) lies in a block after events stamped later: the blocks whose time
+ * ranges overlap are read together, each split into runs in which time
+ * does not step back, and the runs merged by a heap keyed by (timestamp,
+ * run number), the runs numbered in file order (equal timestamps come in
+ * the order of the file).  Memory: the group's blocks (at most
+ * PT_LOGR_MERGE_BYTES) and a run per step back. */
+
+void pt_logr_order(struct pt_logr *r)
+{
+	uint64_t lo = UINT64_MAX;
+
+	for (size_t k = r->nitems; k-- > 0;) {
+		struct pt_logr_item *it = &r->items[k];
+		if (it->error)
+			lo = UINT64_MAX;
+		else if (it->has_ev && it->min_ts < lo)
+			lo = it->min_ts;
+		it->later_min = lo;
+	}
+}
+
+/* The item after the group that starts at item i: the group ends before
+ * the first block from which on no block (up to an error item) holds an
+ * event stamped before the group's latest one; also at r->stop, at an
+ * error item, or at PT_LOGR_MERGE_BYTES. */
+static size_t group_end(const struct pt_logr *r, size_t i)
+{
+	size_t lim = r->stop < r->nitems ? r->stop : r->nitems, end = i + 1;
+	uint64_t hi = r->items[i].has_ev ? r->items[i].max_ts : 0, bytes = r->items[i].len;
+
+	for (; end < lim; end++) {
+		const struct pt_logr_item *it = &r->items[end];
+		if (it->error || it->later_min >= hi || (bytes += it->len) > PT_LOGR_MERGE_BYTES)
+			break;
+		if (it->has_ev && it->max_ts > hi)
+			hi = it->max_ts;
+	}
+	return end;
+}
+
+static inline int hent_less(const struct pt_logr_hent *x, const struct pt_logr_hent *y)
+{
+	return x->ts < y->ts || (x->ts == y->ts && x->run < y->run);
+}
+
+static void sift_down(struct pt_logr *r, size_t i)
+{
+	struct pt_logr_hent *h = r->m.heap, t;
+	size_t n = r->m.nheap;
+
+	for (;;) {
+		size_t c = 2 * i + 1;
+		if (c >= n)
+			return;
+		if (c + 1 < n && hent_less(&h[c + 1], &h[c]))
+			c++;
+		if (!hent_less(&h[c], &h[i]))
+			return;
+		t = h[c], h[c] = h[i], h[i] = t;
+		i = c;
+	}
+}
+
+/* The run's next event record from u->off on (records of names and map
+ * entries passed; they are never short): 1 and its timestamp in u->ts,
+ * or 0 at the run's end. */
+static int run_next(const struct pt_logr *r, struct pt_logr_run *u)
+{
+	const struct pt_logr_mblk *b = &r->m.blk[u->blk];
+	int sw = r->swap;
+
+	while (u->off < u->end) {
+		const unsigned char *p = b->buf + u->off;
+		unsigned info = pt_log_get16(p + PT_LOG_R_INFO, sw);
+		if (!(info & (PT_LOG_RF_NAME | PT_LOG_RF_OBJ))) {
+			u->ts = b->base + pt_log_get32(p + PT_LOG_R_DELTA, sw);
+			return 1;
+		}
+		u->off += PT_LOG_REC + pt_log_get16(p + PT_LOG_R_LEN, sw);
+	}
+	return 0;
+}
+
+static int add_run(struct pt_logr *r, uint32_t blk, uint32_t off, uint32_t end, uint64_t where)
+{
+	struct pt_logr_merge *m = &r->m;
+
+	if (m->nrun == m->run_cap) {
+		size_t ncap = m->run_cap ? 2 * m->run_cap : 64;
+		struct pt_logr_run *nr = realloc(m->run, ncap * sizeof *nr);
+		if (nr)
+			m->run = nr;
+		struct pt_logr_hent *nh = nr ? realloc(m->heap, ncap * sizeof *nh) : NULL;
+		if (!nh)
+			return ENOMEM;
+		m->heap = nh, m->run_cap = ncap;
+	}
+	m->run[m->nrun++] = (struct pt_logr_run){ blk, off, end, where, 0 };
+	return 0;
+}
+
+static void swap_buf(struct pt_logr *r, struct pt_logr_mblk *b)
+{
+	unsigned char *t = b->buf;
+	uint32_t tc = b->cap;
+
+	b->buf = r->buf, r->buf = t;
+	b->cap = r->buf_cap, r->buf_cap = tc;
+}
+
+/* The block loaded in r->buf becomes block m->nblk of the group (its
+ * buffer swapped with a spare one) and is split into runs. */
+static int group_add(struct pt_logr *r)
+{
+	struct pt_logr_merge *m = &r->m;
+	struct pt_logr_mblk *b;
+	int sw = r->swap, rc;
+
+	if (m->nblk == m->blk_cap) {
+		size_t ncap = m->blk_cap ? 2 * m->blk_cap : 8;
+		struct pt_logr_mblk *nb = realloc(m->blk, ncap * sizeof *nb);
+		if (!nb)
+			return ENOMEM;
+		memset(nb + m->blk_cap, 0, (ncap - m->blk_cap) * sizeof *nb);
+		m->blk = nb, m->blk_cap = ncap;
+	}
+	b = &m->blk[m->nblk];
+	if (b->cap < r->buf_cap) { /* (a spare buffer as large as r->buf) */
+		unsigned char *nbuf = realloc(b->buf, r->buf_cap);
+		if (!nbuf)
+			return ENOMEM;
+		b->buf = nbuf, b->cap = r->buf_cap;
+	}
+	swap_buf(r, b);
+	b->nw = r->nw, b->base = r->base_ts, b->gen = 0;
+
+	size_t nrun0 = m->nrun;
+	uint32_t off = r->roff, start = off;
+	uint64_t where = r->where, start_where = where, prev = 0;
+	int have = 0;
+	for (uint32_t i = 0; i < r->rleft; i++) {
+		const unsigned char *p = b->buf + off;
+		uint32_t n = pt_log_get16(p + PT_LOG_R_LEN, sw);
+		unsigned info = pt_log_get16(p + PT_LOG_R_INFO, sw);
+		uint32_t hl = info & PT_LOG_RF_SHORT ? PT_LOG_REC_SHORT : PT_LOG_REC;
+		if (!(info & (PT_LOG_RF_NAME | PT_LOG_RF_OBJ))) {
+			uint64_t ts = b->base + pt_log_get32(p + PT_LOG_R_DELTA, sw);
+			if (have && ts < prev) {
+				if ((rc = add_run(r, (uint32_t)m->nblk, start, off, start_where)))
+					goto undo;
+				start = off, start_where = where;
+			}
+			prev = ts, have = 1;
+			if (hl == PT_LOG_REC)
+				where = pt_log_get64(p + PT_LOG_R_WHERE, sw);
+		}
+		off += hl + n;
+	}
+	if ((rc = add_run(r, (uint32_t)m->nblk, start, off, start_where)))
+		goto undo;
+	m->nblk++;
+	r->loaded = 0;
+	return 0;
+undo: /* (memory) the block back in r->buf, as loaded */
+	m->nrun = nrun0;
+	swap_buf(r, b);
+	return rc;
+}
+
+/* Item r->cur is loaded (and checked): when it starts a group of blocks
+ * whose ranges overlap, or its own times step back, the group is loaded
+ * and merged (r->m.on).  A block of the group that does not load ends
+ * the group before it (it is told when reached, as it is unmerged); out
+ * of memory, the blocks are read in the order of the file. */
+static void group_open(struct pt_logr *r)
+{
+	struct pt_logr_merge *m = &r->m;
+	size_t end, k;
+
+	r->fresh = 0;
+	if (r->file_order || ((end = group_end(r, r->cur)) == r->cur + 1 && r->chk_sorted))
+		return;
+	m->nblk = m->nrun = m->nheap = 0;
+	if (group_add(r))
+		return; /* (memory) the block as it is, still loaded */
+	for (k = r->cur + 1; k < end; k++) {
+		if (load(r, &r->items[k]))
+			break;
+		if (m->nrun + r->rleft > PT_LOGR_MERGE_RUNS || group_add(r)) {
+			r->loaded = 0;
+			break;
+		}
+	}
+	r->fresh = 0;
+	m->ovf_run = r->last_id == POSIX_TRACE_OVERFLOW ? 0 : UINT64_MAX; /* (its RESUME first, if in the group) */
+	m->ovf_ts = r->out_ts;
+	for (uint32_t i = 0; i < m->nrun; i++)
+		if (run_next(r, &m->run[i]))
+			m->heap[m->nheap++] = (struct pt_logr_hent){ m->run[i].ts, i };
+	for (size_t i = m->nheap / 2; i-- > 0;)
+		sift_down(r, i);
+	m->on = 1;
+	m->end = k;
+}
+
+static void group_done(struct pt_logr *r)
+{
+	r->m.on = 0;
+	r->cur = r->m.end;
+	r->loaded = 0;
+}
+
+static void sift_up(struct pt_logr *r, size_t i)
+{
+	struct pt_logr_hent *h = r->m.heap, t;
+
+	while (i > 0 && hent_less(&h[i], &h[(i - 1) / 2])) {
+		t = h[i], h[i] = h[(i - 1) / 2], h[(i - 1) / 2] = t;
+		i = (i - 1) / 2;
+	}
+}
+
+/* The run's next record is a RESUME */
+static int run_resume(const struct pt_logr *r, uint64_t run)
+{
+	const struct pt_logr_run *u = &r->m.run[run];
+	const unsigned char *p = r->m.blk[u->blk].buf + u->off;
+
+	return (pt_log_get16(p + PT_LOG_R_INFO, r->swap) & PT_LOG_ID_MASK) == POSIX_TRACE_RESUME;
+}
+
+/* Which heap entry's record comes next (m->nheap > 0), and *ts, the time
+ * it is told at: the earliest, except after an OVERFLOW, whose RESUME
+ * comes next, as in the file (the first run from the OVERFLOW's on whose
+ * next record is a RESUME), stamped as the event after it or, when that
+ * is earlier (another thread's late event, stamped inside the gap),
+ * as that event but not before the OVERFLOW: a pair is never split and
+ * nothing steps back (docs/implementation-defined.md, "Where losses are
+ * told", applied to the order read). */
+static size_t merge_pick(const struct pt_logr *r, uint64_t *ts)
+{
+	const struct pt_logr_merge *m = &r->m;
+	size_t j = SIZE_MAX;
+
+	*ts = m->heap[0].ts;
+	if (m->ovf_run == UINT64_MAX)
+		return 0;
+	for (size_t k = 0; k < m->nheap; k++) {
+		uint64_t run = m->heap[k].run;
+		if (run >= m->ovf_run && (j == SIZE_MAX || run < m->heap[j].run) && run_resume(r, run))
+			j = k;
+	}
+	if (j == SIZE_MAX)
+		return 0; /* (no RESUME left in the group: the next event) */
+	if (j) /* the earliest left is the top: the RESUME no later than it */
+		*ts = m->heap[0].ts > m->ovf_ts ? m->heap[0].ts : m->ovf_ts;
+	return j;
+}
+
+/* The record of heap entry j (merge_pick) taken: its block, header and
+ * where; the run moved past it. */
+static const unsigned char *merge_take(struct pt_logr *r, size_t j, uint64_t ts,
+                                       const struct pt_logr_mblk **blk, uint32_t *hl,
+                                       uint64_t *where)
+{
+	struct pt_logr_merge *m = &r->m;
+	int sw = r->swap;
+	uint64_t run = m->heap[j].run;
+	struct pt_logr_run *u = &m->run[run];
+	const struct pt_logr_mblk *b = &m->blk[u->blk];
+	const unsigned char *p = b->buf + u->off;
+	unsigned info = pt_log_get16(p + PT_LOG_R_INFO, sw);
+
+	*hl = info & PT_LOG_RF_SHORT ? PT_LOG_REC_SHORT : PT_LOG_REC;
+	if (*hl == PT_LOG_REC)
+		u->where = pt_log_get64(p + PT_LOG_R_WHERE, sw);
+	*where = u->where;
+	*blk = b;
+	if (ts > r->out_ts)
+		r->out_ts = ts;
+	r->told_early += ts < m->heap[j].ts; /* (merge_pick: a RESUME's) */
+	m->ovf_run = (info & PT_LOG_ID_MASK) == POSIX_TRACE_OVERFLOW ? run : UINT64_MAX;
+	m->ovf_ts = ts;
+	u->off += *hl + pt_log_get16(p + PT_LOG_R_LEN, sw);
+	if (run_next(r, u)) {
+		m->heap[j].ts = u->ts; /* (later: down) */
+		sift_down(r, j);
+	} else {
+		m->heap[j] = m->heap[--m->nheap];
+		if (j < m->nheap) {
+			sift_down(r, j);
+			sift_up(r, j);
+		}
+	}
+	return p;
+}
+
+void pt_logr_merge_free(struct pt_logr *r)
+{
+	struct pt_logr_merge *m = &r->m;
+
+	for (size_t i = 0; i < m->blk_cap; i++)
+		free(m->blk[i].buf);
+	free(m->blk);
+	free(m->run);
+	free(m->heap);
+	memset(m, 0, sizeof *m);
+}
+
+static void merge_stop(struct pt_logr *r)
+{
+	r->fresh = 0;
+	r->last_id = 0;
+	r->m.on = 0;
+	r->m.nheap = 0;
+	r->out_ts = 0;
 }
 
 /* A wrapped log's oldest record kept may be the RESUME of a gap whose
@@ -104,6 +430,19 @@ static int orphan_resume(struct pt_logr *r, uint64_t *lost)
 	return 0;
 }
 
+/* The oldest event kept: the smallest timestamp of the first group */
+static uint64_t wrap_ts(const struct pt_logr *r)
+{
+	uint64_t ts = r->items[0].ts;
+
+	if (r->items[0].error)
+		return ts;
+	for (size_t k = 0, end = group_end(r, 0); k < end; k++)
+		if (r->items[k].has_ev && r->items[k].min_ts < ts)
+			ts = r->items[k].min_ts;
+	return ts;
+}
+
 /* A LOOP log that wrapped lost its oldest blocks: an OVERFLOW/RESUME pair
  * before the oldest event kept tells it, as a stream tells its losses.
  * The first lost event's time is not in the log any more: both take the
@@ -120,8 +459,9 @@ static int put_wrap(struct pt_logr *r, struct posix_trace_event_info *ev, size_t
 	}
 	memset(ev, 0, sizeof *ev);
 	ev->posix_event_id = r->wrap_state ? POSIX_TRACE_RESUME : POSIX_TRACE_OVERFLOW;
+	r->last_id = 0;
 	ev->posix_truncation_status = POSIX_TRACE_NOT_TRUNCATED;
-	put_ts(&ev->posix_timestamp, r->items[0].ts);
+	put_ts(&ev->posix_timestamp, wrap_ts(r));
 	*len = 0;
 	r->full_len = 0;
 	r->last_lost_ok = 0;
@@ -159,6 +499,34 @@ static void damaged(struct pt_logr *r, int rc, struct posix_trace_event_info *ev
 	put_error(r, ev, buf, cap, len, ts, rc);
 }
 
+/* An event record p (header hl bytes, payload length n, info, its where)
+ * of the block blk out at time ts, as getnext returns it. */
+static inline __attribute__((always_inline)) void
+put_event(struct pt_logr *r, const unsigned char *blk, uint64_t ts, const unsigned char *p,
+          uint32_t hl, uint32_t n, unsigned info, uint64_t where,
+          struct posix_trace_event_info *ev, void *buf, size_t cap, size_t *len)
+{
+	int sw = r->swap;
+	const unsigned char *w = blk + PT_LOG_BLK + (unsigned)(where >> 48) * PT_LOG_WENT;
+	unsigned char v[4];
+
+	ev->posix_event_id = r->last_id = info & PT_LOG_ID_MASK;
+	ev->posix_pid = (pid_t)(int32_t)pt_log_get32(w, sw);
+	ev->posix_thread_id = (pthread_t)pt_log_get64(w + 8, sw);
+	ev->posix_prog_address = (void *)(uintptr_t)(where & PT_MASK48);
+	put_ts(&ev->posix_timestamp, ts);
+	p += hl;
+	r->last_lost_ok = (info & PT_LOG_RF_LOST) != 0;
+	if (r->last_lost_ok) { /* n == 8, checked: the count, not data */
+		r->last_lost = pt_log_get64(p, sw);
+		n = 0;
+	} else if ((info & PT_LOG_RF_INT) && sw) { /* n == 4, checked */
+		v[0] = p[3], v[1] = p[2], v[2] = p[1], v[3] = p[0];
+		p = v;
+	}
+	put_data(r, ev, buf, cap, len, p, n, (info & PT_LOG_RF_TRUNC) != 0);
+}
+
 int pt_logr_next(struct pt_logr *r, struct posix_trace_event_info *ev, void *buf,
                  size_t cap, size_t *len, int *unavailable)
 {
@@ -171,36 +539,60 @@ int pt_logr_next(struct pt_logr *r, struct posix_trace_event_info *ev, void *buf
 		return 0;
 	}
 	for (;;) {
-		const struct pt_logr_item *it;
-		const unsigned char *p, *w;
-		unsigned char v[4];
-		unsigned info, wi;
+		const unsigned char *p;
+		unsigned info;
 		uint32_t n, hl;
 		uint64_t where;
 		int rc;
 
-		if (r->cur >= r->nitems || r->cur >= r->stop) {
-			*unavailable = 1;
-			*len = 0;
-			return 0;
-		}
-		it = &r->items[r->cur];
-		*unavailable = 0;
-		if (it->error) {
-			r->cur++;
-			put_error(r, ev, buf, cap, len, it->ts, (int)it->error);
-			return 0;
-		}
-		if (!r->loaded && (rc = load(r, it))) {
-			damaged(r, rc, ev, buf, cap, len);
-			return 0;
-		}
-		if (!r->rleft) {
-			r->loaded = 0;
-			r->cur++;
-			continue;
+		/* (most calls: the next record of the block being read) */
+		if (!(r->loaded && !r->fresh && r->rleft && r->cur < r->stop)) {
+			const struct pt_logr_item *it;
+			if (r->m.on) { /* a group of blocks merged */
+				const struct pt_logr_mblk *b;
+				uint64_t ts;
+				if (!r->m.nheap) {
+					group_done(r);
+					continue;
+				}
+				size_t j = merge_pick(r, &ts);
+				p = merge_take(r, j, ts, &b, &hl, &where);
+				*unavailable = 0;
+				put_event(r, b->buf, ts, p, hl, pt_log_get16(p + PT_LOG_R_LEN, sw),
+				          pt_log_get16(p + PT_LOG_R_INFO, sw), where, ev, buf, cap, len);
+				return 0;
+			}
+			if (r->cur >= r->nitems || r->cur >= r->stop) {
+				*unavailable = 1;
+				*len = 0;
+				return 0;
+			}
+			it = &r->items[r->cur];
+			*unavailable = 0;
+			if (it->error) {
+				r->cur++;
+				put_error(r, ev, buf, cap, len, it->ts, (int)it->error);
+				return 0;
+			}
+			if (!r->loaded && (rc = load(r, it))) {
+				damaged(r, rc, ev, buf, cap, len);
+				return 0;
+			}
+			if (r->fresh) { /* (from where the reading is in it) */
+				group_open(r);
+				if (r->m.on)
+					continue;
+			}
+			if (!r->rleft) { /* (its events came in order: the latest is its largest) */
+				if (it->has_ev && it->max_ts > r->out_ts)
+					r->out_ts = it->max_ts;
+				r->loaded = 0;
+				r->cur++;
+				continue;
+			}
 		}
 		/* a record of a checked block */
+		*unavailable = 0;
 		p = r->buf + r->roff;
 		n = pt_log_get16(p + PT_LOG_R_LEN, sw);
 		info = pt_log_get16(p + PT_LOG_R_INFO, sw);
@@ -212,25 +604,77 @@ int pt_logr_next(struct pt_logr *r, struct posix_trace_event_info *ev, void *buf
 			continue;
 		where = hl == PT_LOG_REC ? pt_log_get64(p + PT_LOG_R_WHERE, sw) : r->where;
 		r->where = where;
-		wi = (unsigned)(where >> 48);
-		w = r->buf + PT_LOG_BLK + wi * PT_LOG_WENT;
-		ev->posix_event_id = info & PT_LOG_ID_MASK;
-		ev->posix_pid = (pid_t)(int32_t)pt_log_get32(w, sw);
-		ev->posix_thread_id = (pthread_t)pt_log_get64(w + 8, sw);
-		ev->posix_prog_address = (void *)(uintptr_t)(where & PT_MASK48);
-		put_ts(&ev->posix_timestamp, r->base_ts + pt_log_get32(p + PT_LOG_R_DELTA, sw));
-		p += hl;
-		r->last_lost_ok = (info & PT_LOG_RF_LOST) != 0;
-		if (r->last_lost_ok) { /* n == 8, checked: the count, not data */
-			r->last_lost = pt_log_get64(p, sw);
-			n = 0;
-		} else if ((info & PT_LOG_RF_INT) && sw) { /* n == 4, checked */
-			v[0] = p[3], v[1] = p[2], v[2] = p[1], v[3] = p[0];
-			p = v;
-		}
-		put_data(r, ev, buf, cap, len, p, n, (info & PT_LOG_RF_TRUNC) != 0);
+		put_event(r, r->buf, r->base_ts + pt_log_get32(p + PT_LOG_R_DELTA, sw), p, hl, n, info,
+		          where, ev, buf, cap, len);
 		return 0;
 	}
+}
+
+/* The next events of the group being merged into b, as pt_logr_next()
+ * takes them: writers added to b's table as met (a batch ends when it is
+ * full), and after an event that carries a loss count. */
+static void merge_batch(struct pt_logr *r, struct pt_ext_batch *b)
+{
+	struct pt_logr_merge *m = &r->m;
+	const int sw = r->swap;
+	size_t n = 0;
+	uint32_t gen = ++m->gen;
+
+	if (!gen) { /* (wrapped: every map is stale again) */
+		for (size_t i = 0; i < m->nblk; i++)
+			m->blk[i].gen = 0;
+		gen = m->gen = 1;
+	}
+	b->nw = 0;
+	while (n < PT_EXT_BATCH && m->nheap) {
+		uint64_t ts;
+		size_t j = merge_pick(r, &ts);
+		struct pt_logr_run *u = &m->run[m->heap[j].run];
+		struct pt_logr_mblk *k = &m->blk[u->blk];
+		const unsigned char *p = k->buf + u->off;
+		unsigned info = pt_log_get16(p + PT_LOG_R_INFO, sw);
+		uint64_t where = info & PT_LOG_RF_SHORT ? u->where : pt_log_get64(p + PT_LOG_R_WHERE, sw);
+		unsigned wi = (unsigned)(where >> 48);
+		if (k->gen != gen) {
+			memset(k->map, 0xff, sizeof k->map);
+			k->gen = gen;
+		}
+		if (k->map[wi] == 0xffff) {
+			if (b->nw == PT_EXT_BATCH_W)
+				break;
+			const unsigned char *w = k->buf + PT_LOG_BLK + wi * PT_LOG_WENT;
+			b->w[b->nw] = (struct pt_ext_bwriter){ (int32_t)pt_log_get32(w, sw), 0,
+			                                       pt_log_get64(w + 8, sw) };
+			k->map[wi] = (uint16_t)b->nw++;
+		}
+		const struct pt_logr_mblk *kb;
+		uint32_t hl, len = pt_log_get16(p + PT_LOG_R_LEN, sw);
+		uint16_t bw = k->map[wi];
+		(void)merge_take(r, j, ts, &kb, &hl, &where);
+		struct pt_ext_bevent *e = &b->ev[n++];
+		e->ts = ts;
+		r->last_id = info & PT_LOG_ID_MASK;
+		e->id = (uint16_t)(info & PT_LOG_ID_MASK);
+		e->w = bw;
+		e->flags = e->pad = 0;
+		e->word = 0;
+		r->last_lost_ok = (info & PT_LOG_RF_LOST) != 0;
+		if (r->last_lost_ok) { /* (the count, not data) the batch ends here */
+			r->last_lost = pt_log_get64(p + hl, sw);
+			e->flags = PT_EXT_BEV_LOST;
+			break;
+		}
+		if (len == 4) { /* as pt_logr_next() copies it: an INT in this host's order */
+			uint32_t v = (info & PT_LOG_RF_INT) ? pt_log_get32(p + hl, sw)
+			                                    : pt_log_get32(p + hl, 0);
+			e->flags = PT_EXT_BEV_WORD;
+			memcpy(&e->word, &v, 4);
+		}
+	}
+	if (!m->nheap)
+		group_done(r);
+	b->n = n;
+	r->full_len = 0;
 }
 
 /* The records of the loaded block from r->roff on, as pt_logr_next()
@@ -282,6 +726,9 @@ static void batch_block(struct pt_logr *r, struct pt_ext_batch *b)
 		}
 	}
 	b->n = n;
+	r->last_id = n ? b->ev[n - 1].id : r->last_id;
+	if (n && b->ev[n - 1].ts > r->out_ts) /* (a block whose times do not step back) */
+		r->out_ts = b->ev[n - 1].ts;
 	r->roff = roff;
 	r->rleft = rleft;
 	r->where = where;
@@ -298,11 +745,22 @@ int pt_logr_next_batch(struct pt_logr *r, struct pt_ext_batch *b)
 	if (!r->buf || !b)
 		return EINVAL;
 	b->n = b->nw = 0;
-	while (r->wrap_state >= 2 && r->cur < r->nitems && r->cur < r->stop &&
-	       !r->items[r->cur].error) {
+	while (r->wrap_state >= 2 && (r->m.on || (r->cur < r->nitems && r->cur < r->stop &&
+	                                         !r->items[r->cur].error))) {
+		if (r->m.on) {
+			merge_batch(r, b);
+			if (b->n)
+				return 0;
+			continue;
+		}
 		if (!r->loaded && (rc = load(r, &r->items[r->cur]))) {
 			damaged(r, rc, &ev, data, sizeof data, &len);
 			goto one;
+		}
+		if (r->fresh) {
+			group_open(r);
+			if (r->m.on)
+				continue;
 		}
 		if (r->rleft) {
 			batch_block(r, b);
@@ -337,6 +795,8 @@ one:
 
 void pt_logr_rewind(struct pt_logr *r)
 {
+	merge_stop(r);
+	r->told_early = 0;
 	r->cur = 0;
 	r->last_lost_ok = 0;
 	r->loaded = 0;
@@ -382,6 +842,7 @@ int pt_logr_seek(struct pt_logr *r, uint64_t ts, uint64_t *lost_before)
 		if (!r->items[k].error && r->items[k].has_lost &&
 		    (rc = last_lost_in(r, &r->items[k], lost_before, &found)) != 0)
 			break;
+	merge_stop(r);
 	r->cur = i;
 	r->loaded = 0;
 	r->last_lost_ok = 0;

@@ -216,6 +216,7 @@ int pt_logr_check(struct pt_logr *r, const unsigned char *p, const struct pt_log
 	struct pt_log_prev prev = { 0, 0, 0 };
 	r->chk_max_ts = r->chk_min_ts = 0;
 	r->chk_lost = 0;
+	r->chk_sorted = 1;
 	for (uint32_t i = 0; i < b->nrec; i++) {
 		uint32_t delta, n;
 		unsigned info;
@@ -261,6 +262,8 @@ int pt_logr_check(struct pt_logr *r, const unsigned char *p, const struct pt_log
 				r->lost_rec_seq = b->seq;
 			if (!(*nev)++)
 				*first_ts = r->chk_max_ts = r->chk_min_ts = b->base + delta;
+			else if (b->base + delta < *last_ts)
+				r->chk_sorted = 0;
 			*last_ts = b->base + delta;
 			if (*last_ts > r->chk_max_ts)
 				r->chk_max_ts = *last_ts;
@@ -534,6 +537,7 @@ static int order(struct pt_logr *r, struct ent *e, size_t n, uint64_t end_seq)
 		it = &r->items[r->nitems++];
 		it->off = e[i].off, it->seq = e[i].seq, it->len = e[i].len, it->ts = e[i].first_ts;
 		it->max_ts = e[i].max_ts, it->min_ts = e[i].min_ts, it->has_lost = e[i].has_lost;
+		it->has_ev = 1;
 		prev_ts = e[i].last_ts, have_ts = 1;
 	}
 	if (expect <= hi)
@@ -652,6 +656,7 @@ int pt_logr_open_opt(struct pt_logr *r, int fd, int flags)
 		return EINVAL;
 	r->fd = fd;
 	r->size = (uint64_t)st.st_size;
+	r->file_order = (flags & PT_LOGR_FILE_ORDER) != 0;
 	if ((rc = pt_logr_rd(r, 0, h, sizeof h)) || (rc = pt_logr_header(r, h)))
 		goto fail;
 	r->buf_cap = PT_LOG_MIN_BLOCK;
@@ -665,6 +670,7 @@ int pt_logr_open_opt(struct pt_logr *r, int fd, int flags)
 		if (rc)
 			goto fail;
 		r->stop = r->nitems;
+		pt_logr_order(r);
 		return 0;
 	}
 	r->census = census_new(r->swap); /* (none: no census, the log still reads) */
@@ -673,6 +679,7 @@ int pt_logr_open_opt(struct pt_logr *r, int fd, int flags)
 		goto fail;
 	free(e);
 	r->stop = r->nitems;
+	pt_logr_order(r);
 	return 0;
 fail:
 	free(e);
@@ -683,6 +690,7 @@ fail:
 void pt_logr_close(struct pt_logr *r)
 {
 	census_free(r);
+	pt_logr_merge_free(r);
 	free(r->buf);
 	free(r->names);
 	free(r->name_seq);

@@ -87,6 +87,36 @@ static long sum_writer(struct pt_logw_sum *s, int32_t pid, uint64_t thread)
 	return (long)s->nwr - 1;
 }
 
+/* A run of events of one type and one writer, counted at once */
+struct sum_run {
+	unsigned id;
+	uint32_t wi;
+	uint64_t count, min, max;
+};
+
+static void sum_run_add(struct pt_logw_sum *s, const long *map, const struct sum_run *r)
+{
+	struct pt_logw_sumw *e = &s->wr[map[r->wi]];
+
+	if (!r->count)
+		return;
+	s->events += r->count;
+	s->count[r->id] += r->count;
+	if (r->min < s->first)
+		s->first = r->min;
+	if (r->max > s->last)
+		s->last = r->max;
+	if (r->min < s->tfirst[r->id])
+		s->tfirst[r->id] = r->min;
+	if (r->max > s->tlast[r->id])
+		s->tlast[r->id] = r->max;
+	e->count += r->count;
+	if (r->min < e->first)
+		e->first = r->min;
+	if (r->max > e->last)
+		e->last = r->max;
+}
+
 void pt_logw_sum_block(struct pt_logw *w, const unsigned char *rec, uint32_t len, uint32_t nrec,
                        uint64_t base)
 {
@@ -94,8 +124,11 @@ void pt_logw_sum_block(struct pt_logw *w, const unsigned char *rec, uint32_t len
 	long map[PT_LOG_MAX_WRITERS];
 	uint32_t off = 0, wi = 0;
 	int sw = w->swap;
-
-	struct pt_log_bidx x = { PT_LOG_BLK + w->nw * PT_LOG_WENT + len, 0, 0, 0, 0, 0 };
+	/* consecutive events of one type and writer (a thread recording in
+	 * a loop) are counted as one run: a few instructions an event */
+	struct sum_run run = { 0, 0, 0, 0, 0 };
+	uint64_t min = UINT64_MAX, max = 0, first = 0, last = 0;
+	unsigned flags = 0;
 
 	if (!s || s->failed)
 		return;
@@ -117,51 +150,83 @@ void pt_logw_sum_block(struct pt_logw *w, const unsigned char *rec, uint32_t len
 		uint32_t delta = pt_log_get32(rec + off + PT_LOG_R_DELTA, sw);
 		uint32_t n = pt_log_get16(rec + off + PT_LOG_R_LEN, sw);
 		unsigned info = pt_log_get16(rec + off + PT_LOG_R_INFO, sw);
+		int event = !(info & (PT_LOG_RF_NAME | PT_LOG_RF_OBJ));
 		if (info & PT_LOG_RF_SHORT) {
 			off += PT_LOG_REC_SHORT;
 		} else {
 			/* a short record is the writer of the event record before it:
 			 * a name or map record between them (writer 0) does not count */
-			if (!(info & (PT_LOG_RF_NAME | PT_LOG_RF_OBJ)))
+			if (event)
 				wi = (uint32_t)(pt_log_get64(rec + off + PT_LOG_R_WHERE, sw) >> 48);
 			off += PT_LOG_REC;
 		}
-		if (!(info & (PT_LOG_RF_NAME | PT_LOG_RF_OBJ)) && wi < w->nw) {
+		if (event && wi < w->nw) {
 			uint64_t ts = base + delta;
 			unsigned id = info & PT_LOG_ID_MASK;
-			struct pt_logw_sumw *e = &s->wr[map[wi]];
-			if (!(x.flags & PT_LOG_IDX_EVENTS))
-				x.first = x.min = ts;
-			if (ts < x.min)
-				x.min = ts;
-			x.flags |= PT_LOG_IDX_EVENTS | ((info & PT_LOG_RF_LOST) ? PT_LOG_IDX_LOST : 0);
-			x.last = ts;
-			if (ts > x.max)
-				x.max = ts;
-			s->events++;
-			s->count[id]++;
-			if (ts < s->first)
-				s->first = ts;
-			if (ts > s->last)
-				s->last = ts;
-			if (ts < s->tfirst[id])
-				s->tfirst[id] = ts;
-			if (ts > s->tlast[id])
-				s->tlast[id] = ts;
-			e->count++;
-			if (ts < e->first)
-				e->first = ts;
-			if (ts > e->last)
-				e->last = ts;
-			if ((info & PT_LOG_RF_LOST) && n == 8) {
-				s->gaps++;
-				s->last_lost = pt_log_get64(rec + off, sw);
+			if (!flags)
+				first = ts;
+			flags |= PT_LOG_IDX_EVENTS;
+			last = ts;
+			if (!run.count || id != run.id || wi != run.wi) {
+				if (run.count) {
+					sum_run_add(s, map, &run);
+					if (run.min < min)
+						min = run.min;
+					if (run.max > max)
+						max = run.max;
+				}
+				run = (struct sum_run){ id, wi, 1, ts, ts };
+			} else {
+				run.count++;
+				if (ts < run.min)
+					run.min = ts;
+				if (ts > run.max)
+					run.max = ts;
+			}
+			if (info & PT_LOG_RF_LOST) {
+				flags |= PT_LOG_IDX_LOST;
+				if (n == 8) {
+					s->gaps++;
+					s->last_lost = pt_log_get64(rec + off, sw);
+				}
+			} else if (!sw) {
+				/* the short records after it of the same type (the same
+				 * writer, then), as a thread in a loop writes them: only
+				 * the timestamp is read */
+				const unsigned want = id | PT_LOG_RF_SHORT;
+				off += n;
+				while (i + 1 < nrec && off + PT_LOG_REC_SHORT <= len) {
+					uint16_t n2, info2;
+					uint32_t d2;
+					__builtin_memcpy(&info2, rec + off + PT_LOG_R_INFO, 2);
+					if ((info2 & (PT_LOG_ID_MASK | PT_LOG_RF_SHORT | PT_LOG_RF_LOST |
+					              PT_LOG_RF_NAME | PT_LOG_RF_OBJ)) != want)
+						break;
+					__builtin_memcpy(&n2, rec + off + PT_LOG_R_LEN, 2);
+					__builtin_memcpy(&d2, rec + off + PT_LOG_R_DELTA, 4);
+					ts = base + d2;
+					run.count++;
+					if (ts < run.min)
+						run.min = ts;
+					if (ts > run.max)
+						run.max = ts;
+					last = ts;
+					off += PT_LOG_REC_SHORT + n2;
+					i++;
+				}
+				continue;
 			}
 		}
 		off += n;
 	}
+	sum_run_add(s, map, &run);
+	if (run.count && run.min < min)
+		min = run.min;
+	if (run.count && run.max > max)
+		max = run.max;
 	if (w->version >= 7)
-		s->idx[s->nidx++] = x;
+		s->idx[s->nidx++] = (struct pt_log_bidx){ PT_LOG_BLK + w->nw * PT_LOG_WENT + len,
+		                                          flags, first, flags ? min : 0, max, last };
 }
 
 /* (v7) Block entries in one INDEX entry: as many as a SUMMARY block takes. */
