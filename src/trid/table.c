@@ -4,7 +4,8 @@
  * becomes of trace ids at fork.  A stream stays with the parent (its lock
  * and stream counts too), the child has none.  A log opened for reading
  * is the program's own, like its descriptor: the child keeps its copy
- * (the reader reads with pread(), at offsets of its own).  So only a
+ * (the reader reads with pread(), at offsets of its own), unless a thread
+ * was reading it at the fork.  So only a
  * process that made a stream has fork handlers: trid/create.c asks for
  * them (pt_trid_fork_handlers()) before its first stream, and tells how
  * such a trace id is dropped; a process that only reads logs (the SQLite
@@ -70,15 +71,21 @@ static void atfork_child(void)
 	pthread_mutex_init(&pt_trid_table_lock, NULL);
 	for (unsigned i = 0; i < TRACE_SYS_MAX; i++) {
 		struct pt_trid *t = &trids[i];
+		int held = atomic_load(&t->lock) != 0; /* by a thread the child lacks */
 		atomic_store(&t->lock, 0);
 		if (!t->in_use)
 			continue;
-		if (t->kind == PT_KIND_LOG) {
+		if (t->kind == PT_KIND_LOG && !held) {
 			t->fork_gen = pt_fork_gen; /* the child's copy, still valid */
 			continue;
 		}
-		if (stream_drop)
+		if (t->lr) { /* a log in mid-read at the fork: the child has none */
+			pt_logr_close(t->lr);
+			free(t->lr);
+			t->lr = NULL;
+		} else if (stream_drop) {
 			stream_drop(t);
+		}
 		t->hdr = NULL;
 		t->tctl = NULL;
 		t->in_use = 0;
