@@ -98,13 +98,28 @@ CLI_LIBS := $(READ_LIBS) $(if $(filter 1,$(SQLITE)),$(shell pkg-config --libs sq
             $(if $(filter 1,$(MHD)),$(shell pkg-config --libs libmicrohttpd),) \
             $(PF_LIBS) -lm
 
+# The reader-only part of the library: reading a log through the POSIX
+# API (posix_trace_open, getnext, the ext.h extensions) and what it needs,
+# without the traced side (src/traced: constructors, fork handlers, exec
+# wrappers, the control memfd) or what makes and controls streams.  Not
+# installed: what the SQLite extension is linked with.
+READER_SRC := $(addprefix src/,shm/clock.c shm/futex.c shm/names.c shm/segment.c shm/filesize.c shm/fdown.c ring/pool.c \
+              log/logread.c log/logiter.c log/logsum.c trid/table.c \
+              api/attr.c api/eventid.c api/eventset.c api/ext.c api/getnext.c api/logfile.c \
+              api/status.c api/typedesc.c) $(wildcard src/reader/*.c)
+READER   := $(BUILD)/libposixtrace_reader.a
+
 # libposixtrace_sqlite.so: the SQLite extension (CREATE VIRTUAL TABLE t
 # USING posixtrace('app.ptlog', 'event')): cli/read, enrich and query
-# built position-independent, with the static library; exports only its
-# entry points (sqlite3_posixtrace_init, sqlite3_extension_init)
+# built position-independent, in an archive (only the members it uses:
+# not cli/read's live streams), with the reader-only archive, and -z defs:
+# a reference to anything else of the library fails the link, so loading
+# it never sets up recording in the host process; exports only its entry
+# points (sqlite3_posixtrace_init, sqlite3_extension_init)
 SQL_EXT  := $(if $(filter 1,$(SQLITE)),$(BUILD)/libposixtrace_sqlite.so,)
 SQL_EXT_SRCS := $(wildcard cli/read/*.c cli/enrich/*.c cli/query/*.c)
 SQL_EXT_OBJ := $(SQL_EXT_SRCS:cli/%.c=$(BUILD)/sqlext/%.o)
+SQL_EXT_AR := $(BUILD)/sqlext/libquery.a
 
 .PHONY: all lib check bench plots docs-plots demo install clean examples cli stress soak
 all: lib examples cli $(SQL_EXT)
@@ -116,6 +131,10 @@ $(BUILD)/obj/%.o: src/%.c
 	$(CC) $(LIBCFLAGS) $(DEPFLAGS) -c $< -o $@
 
 $(STATIC): $(LIB_OBJ)
+	rm -f $@
+	$(AR) rcs $@ $^
+
+$(READER): $(READER_SRC:src/%.c=$(BUILD)/obj/%.o)
 	rm -f $@
 	$(AR) rcs $@ $^
 
@@ -166,9 +185,14 @@ $(BUILD)/sqlext/%.o: cli/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALLCFLAGS) -fPIC -fvisibility=hidden -DPT_SQLITE_EXT $(DEPFLAGS) $(CLI_DEFS) -c $< -o $@
 
-$(BUILD)/libposixtrace_sqlite.so: $(SQL_EXT_OBJ) $(STATIC) cli/query/sqlite_ext.map
-	$(CC) $(ALLCFLAGS) -shared -Wl,--version-script=cli/query/sqlite_ext.map -o $@ \
-	  $(SQL_EXT_OBJ) $(STATIC) $(READ_LIBS) -lm $(LDLIBS)
+$(SQL_EXT_AR): $(filter-out %/sqlite_ext.o,$(SQL_EXT_OBJ))
+	rm -f $@
+	$(AR) rcs $@ $^
+
+$(BUILD)/libposixtrace_sqlite.so: $(BUILD)/sqlext/query/sqlite_ext.o $(SQL_EXT_AR) $(READER) \
+                                  cli/query/sqlite_ext.map
+	$(CC) $(ALLCFLAGS) -shared -Wl,-z,defs -Wl,--version-script=cli/query/sqlite_ext.map -o $@ \
+	  $(BUILD)/sqlext/query/sqlite_ext.o $(SQL_EXT_AR) $(READER) $(READ_LIBS) -lm $(LDLIBS)
 
 # the page of `posixtrace view`, built in with .incbin
 $(BUILD)/cli/write/view_assets.o: cli/write/view_page.html

@@ -10,6 +10,9 @@
 #                  against babeltrace2 on the CTF export (reader)
 #   size.svg       time and peak memory of each command against the
 #                  trace's size (reader, view)
+#   query.svg      events per second of each SQL statement, from
+#                  posixtrace query and from Python's sqlite3 with the
+#                  extension, on the largest log, and their peak RSS (query)
 #   clock.svg      the timestamps' error under load (clock)
 # Each figure names the run: date, machine, load average.  A figure whose
 # rows the run lacks (LTTng-UST or babeltrace2 not installed, a program
@@ -151,6 +154,40 @@ plot "$tmp/read.dat" using 0:2:(\$3 == 1 ? 0xd62728 : 0x1f77b4):xtic(1) with box
 EOF
 else
 	empty "$out/reader.svg" "Reading a log: events per second" "no rows of bench/reader in this run"
+fi
+
+# ------------------------------------------------------------ SQL statements
+qbig=$(rows query '{ n = numq("trace_events"); if (n != "?" && n + 0 > m) m = n + 0 } END { if (m) printf "%.0f\n", m }')
+if [ -n "$qbig" ]; then
+	rows query '{ c = str("case"); n = numq("trace_events") + 0; r = numq("events_per_s")
+		if (n != '"$qbig"') next
+		py = c ~ /^python /
+		printf "\"%s\" %s %s %d\n", c, r == "?" ? "?" : r / 1e6, numq("rss_mb"), py }' >"$tmp/query.dat"
+	gnuplot <<EOF
+set terminal svg size 1300,620 dynamic noenhanced font "sans,12" background "white"
+set style fill solid 0.85 border -1
+set grid ytics lc rgb "#dddddd"
+set key top center font ",10"
+set output "$out/query.svg"
+set datafile missing "?"
+set xtics rotate by -30 nomirror font ",10"
+set bmargin 7
+set boxwidth 0.7
+set yrange [0:*]
+set offsets 0, 0, graph 0.15, 0
+set multiplot layout 1,2 title "SQL over a log of $(awk "BEGIN { printf \"%.3g\", $qbig / 1e6 }") M events (bench/query)\n$run"
+set title "events per second of wall time (higher is better)"
+set ylabel "M events/s"
+plot "$tmp/query.dat" using 0:2:(\$4 == 1 ? 0xd62728 : 0x1f77b4):xtic(1) with boxes lc rgb variable notitle, \
+     NaN with boxes lc rgb "#1f77b4" title "posixtrace query (stats: the reference)", \
+     NaN with boxes lc rgb "#d62728" title "python3, sqlite3 module + extension"
+set title "peak RSS (MB)"
+set ylabel "MB"
+plot "$tmp/query.dat" using 0:3:(\$4 == 1 ? 0xd62728 : 0x1f77b4):xtic(1) with boxes lc rgb variable notitle
+unset multiplot
+EOF
+else
+	empty "$out/query.svg" "SQL over a log: events per second" "no rows of bench/query in this run (a build without SQLite has none)"
 fi
 
 # ------------------------------------------------------------ size: time and memory

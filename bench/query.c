@@ -60,11 +60,14 @@ static const char py_prog[] =
 "for row in db.execute(sys.argv[3]):\n"
 "    print(','.join('' if v is None else str(v) for v in row))\n";
 
+/* note: NULL (not compared), "" (the answer is stats'), or how it differs;
+ * the row's equal_stats says which: null, 1, 0 */
 static void row(const char *what, int rc, double secs, long rss_kb, const char *note)
 {
 	bench_json("query", what, "trace_events", (double)trace_events, "s", rc ? NAN : secs,
 	           "events_per_s", rc || secs <= 0 ? NAN : (double)trace_events / secs, "rss_mb",
-	           (double)rss_kb / 1024.0, NULL);
+	           (double)rss_kb / 1024.0, "equal_stats",
+	           note == NULL || rc ? NAN : note[0] == 0 ? 1.0 : 0.0, NULL);
 	printf("  %-24s %7.2f s  %8.2f M events/s  %7.1f MB%s%s\n", what, secs,
 	       secs > 0 ? (double)trace_events / secs / 1e6 : 0.0, (double)rss_kb / 1024.0,
 	       rc ? "  FAILED" : "", note ? note : "");

@@ -113,14 +113,19 @@ static void attach_once(pid_t pid)
 	CHECK_EQ(posix_trace_shutdown(trid), 0);
 }
 
-/* The worker lets go of the view at its next event: wait for its VmSize
- * to come back to want (or 10 s). */
-static long settle(pid_t pid, long want)
+/* The worker lets go of the view at its next event: it unmaps it, then
+ * closes its descriptor holding the liveness lock (traced/attach.c).
+ * Wait for both: its VmSize back to want, and its count of descriptors
+ * to want_fd (unless -1), or 10 s. */
+static long settle(pid_t pid, long want, int want_fd)
 {
+	int nfd;
 	long vm = vm_size(pid);
-	for (int i = 0; i < 10000 && vm != want; i++) {
+	ctl_size(pid, &nfd);
+	for (int i = 0; i < 10000 && (vm != want || (want_fd >= 0 && nfd != want_fd)); i++) {
 		usleep(1000);
 		vm = vm_size(pid);
+		ctl_size(pid, &nfd);
 	}
 	return vm;
 }
@@ -135,16 +140,17 @@ int main(void)
 		worker();
 	usleep(20000);
 	long vm0 = vm_size(pid);
+	int nfd0, nfd1, nfd;
+	ctl_size(pid, &nfd0);
 	attach_once(pid);
-	long vm1 = settle(pid, vm0);
-	int nfd1, nfd;
+	long vm1 = settle(pid, vm0, nfd0);
 	long long ctl1 = ctl_size(pid, &nfd1);
 	CHECK_EQ(vm1, vm0); /* the view went */
 	CHECK(ctl1 > 0);
 	int bad = 0;
 	for (int i = 2; i <= 100 && !bad; i++) {
 		attach_once(pid);
-		long vm = settle(pid, vm1);
+		long vm = settle(pid, vm1, nfd1);
 		long long ctl = ctl_size(pid, &nfd);
 		if (vm != vm1 || ctl != ctl1 || nfd != nfd1) {
 			fprintf(stderr, "after attach %d: VmSize %ld kB (first %ld), control memfd %lld "
@@ -172,7 +178,7 @@ int main(void)
 		int st;
 		REQUIRE(waitpid(l, &st, 0) == l);
 		CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-		long vm = settle(pid, vm1);
+		long vm = settle(pid, vm1, nfd1);
 		long long ctl = ctl_size(pid, &nfd);
 		if (vm != vm1 || ctl != ctl1 || nfd != nfd1) {
 			fprintf(stderr, "after live %d: VmSize %ld kB (first %ld), control memfd %lld "

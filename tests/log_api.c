@@ -20,9 +20,12 @@
  * eventtypelist_rewind; names of the user and system events, EINVAL for
  * an unnamed id; a second open of the same log has its own cursor and,
  * with a 10-byte buffer, gets each payload's prefix with TRUNCATED_READ;
- * posix_trace_rewind gives the same events again; controller functions on
- * the log are EINVAL; after posix_trace_close every function is EINVAL.
+ * posix_trace_rewind gives the same events again; a fork()ed child reads
+ * them all again through its copy of the log's id, the parent's cursor
+ * unmoved; controller functions on the log are EINVAL; after
+ * posix_trace_close every function is EINVAL.
  */
+#include <sys/wait.h>
 #include "log_util.h"
 
 #if defined(__clang__)
@@ -400,6 +403,24 @@ static void round_trip(void)
 		                                              pass1[k].len < LU_DATA ? pass1[k].len
 		                                                                     : LU_DATA);
 	CHECK_EQ(bad, 0);
+
+	/* a fork child keeps its copy of the log's trace id (the process has
+	 * a stream, so the table's fork handlers ran): it reads every event
+	 * again from the start; the parent's cursor, at the end, is unmoved */
+	fflush(stdout);
+	fflush(stderr);
+	pid_t kid = fork();
+	REQUIRE(kid >= 0);
+	if (kid == 0) {
+		alarm(20);
+		_exit(posix_trace_rewind(log) == 0 && lu_read_all(log) == n ? 0 : 1);
+	}
+	int st;
+	REQUIRE(waitpid(kid, &st, 0) == kid);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	CHECK_RC(posix_trace_getnext_event(log, &ev, NULL, 0, &len, &un), 0);
+	CHECK(un != 0);
+
 	CHECK_RC(posix_trace_close(log), 0);
 	dead_log(log);
 	close(rfd);

@@ -1,6 +1,7 @@
 /*
  * control.c -- the trace control functions on a live stream: start, stop,
- * clear, flush, shutdown, get_attr, get_status.
+ * clear, flush, shutdown.  (get_attr and get_status, for a log too, are
+ * status.c.)
  */
 #include <fcntl.h>
 #include <string.h>
@@ -148,38 +149,6 @@ PT_API int posix_trace_shutdown(trace_id_t trid)
 	t->in_use = 0;
 	pt_unlock(&t->lock);
 	return log_rc == EFBIG || log_rc == ENOSPC || log_rc == EIO ? log_rc : 0;
-}
-
-PT_API int posix_trace_get_attr(trace_id_t trid, trace_attr_t *attr)
-{
-	struct pt_trid *t;
-	int rc = pt_trid_lock_any(trid, &t);
-
-	if (rc)
-		return rc;
-	if (attr)
-		pt_trid_attrs(t, attr);
-	else
-		rc = EINVAL;
-	pt_trid_unlock(t);
-	return rc;
-}
-
-PT_API int posix_trace_get_status(trace_id_t trid, struct posix_trace_status_info *si)
-{
-	struct pt_trid *t;
-	int rc = pt_trid_lock_any(trid, &t);
-
-	if (rc)
-		return rc;
-	if (!si)
-		rc = EINVAL;
-	else if (t->kind == PT_KIND_LOG)
-		rc = pt_logopen_status(t, si);
-	else
-		pt_status_locked(t, si);
-	pt_trid_unlock(t);
-	return rc;
 }
 
 PT_API int posix_trace_flush(trace_id_t trid)

@@ -10,61 +10,12 @@
  * every id.  The tables themselves are shm/names.c, and so is the one
  * table of the system event types' names, which the extensions
  * posixtrace_eventid_system() and posixtrace_eventid_system_name() look
- * up without a stream.
+ * up without a stream.  Registering a name (the process's registry, a
+ * stream's table) is eventreg.c: this file only looks names up, for a
+ * stream or a log.
  */
 #include <string.h>
 #include "api.h"
-
-PT_API int posix_trace_eventid_open(const char *restrict name, trace_event_id_t *restrict id)
-{
-	struct pt_name *tb[PT_SLOTS + 1];
-	unsigned n = 0;
-	int rc = pt_name_check(name);
-
-	if (rc)
-		return rc;
-	if (!id)
-		return EINVAL;
-	pthread_mutex_lock(&pt_trid_table_lock);
-	unsigned level = pt_enter(); /* the views stay mapped while we use them */
-	tb[n++] = pt_ctl_names(pt_ctl);
-	uint32_t att = atomic_load(&pt_proc.att);
-	for (unsigned s = 0; s < PT_SLOTS; s++)
-		if (att >> s & 1)
-			tb[n++] = pt_view(s)->names;
-	rc = pt_names_open(tb, n, name, id);
-	pt_leave(level);
-	pthread_mutex_unlock(&pt_trid_table_lock);
-	return rc;
-}
-
-/* The traced process's registry and the stream's table: the id the traced
- * process gets (or got) for the same name. */
-PT_API int posix_trace_trid_eventid_open(trace_id_t trid, const char *restrict name,
-                                         trace_event_id_t *restrict id)
-{
-	struct pt_name *tb[2];
-	struct pt_trid *t;
-	unsigned n = 0;
-	int rc = pt_name_check(name);
-
-	if (rc)
-		return rc;
-	pthread_mutex_lock(&pt_trid_table_lock);
-	if ((rc = pt_trid_lock(trid, &t)) == 0) {
-		if (!id) {
-			rc = EINVAL;
-		} else {
-			if (t->tctl)
-				tb[n++] = pt_ctl_names(t->tctl);
-			tb[n++] = t->view.names;
-			rc = pt_names_open(tb, n, name, id);
-		}
-		pt_trid_unlock(t);
-	}
-	pthread_mutex_unlock(&pt_trid_table_lock);
-	return rc;
-}
 
 PT_API int posix_trace_eventid_equal(trace_id_t trid, trace_event_id_t a, trace_event_id_t b)
 {

@@ -32,6 +32,7 @@ PT_API int posix_trace_open(int fd, trace_id_t *trid)
 		return EAGAIN;
 	}
 	t->lr = r;
+	t->status = pt_logopen_status;
 	t->attr = *pt_logr_attr(r);
 	*trid = id;
 	pt_trid_unlock(t);

@@ -1,7 +1,7 @@
 /*
- * typedesc.c -- payload descriptions: posixtrace_eventid_describe() (an
- * extension) and the one parser of their grammar, which the posixtrace
- * command also uses (ext.h's pt_ext_type_parse()) on descriptions read
+ * typedesc.c -- payload descriptions: the one parser of their grammar,
+ * which posixtrace_eventid_describe() (eventreg.c) and the posixtrace
+ * command use (ext.h's pt_ext_type_parse()) on descriptions read
  * from a trace, where they are untrusted.
  *
  *   desc  := field { "," field }
@@ -10,8 +10,8 @@
  *   type  := u8 u16 u32 u64 i8 i16 i32 i64 x8 x16 x32 x64 f32 f64
  *            string bytes             (bytes: the last field only)
  *
- * At most 32 fields and 255 characters.  Storing and carrying the
- * description is traced/typemap.c.
+ * At most 32 fields and 255 characters.  Registering a description is
+ * eventreg.c's; storing and carrying it, traced/typemap.c.
  */
 #include <string.h>
 #include "api.h"
@@ -112,17 +112,4 @@ int pt_ext_type_parse(const char *desc, struct pt_ext_field *out, size_t cap, si
 		}
 		i++;
 	}
-}
-
-/* Extension: describe the payload of id's events (see
- * posixtrace_eventid_describe(3)).  Not async-signal-safe. */
-PT_API int posixtrace_eventid_describe(trace_event_id_t id, const char *desc)
-{
-	struct pt_ext_field f[PT_EXT_FIELDS_MAX];
-	size_t n;
-
-	if (id < POSIX_TRACE_UNNAMED_USEREVENT || id >= PT_NIDS || !desc ||
-	    pt_ext_type_parse(desc, f, PT_EXT_FIELDS_MAX, &n, NULL) != 0)
-		return EINVAL;
-	return pt_typemap_set(id, desc);
 }

@@ -113,6 +113,12 @@ typedef _Atomic int pt_lock_t;
 struct pt_flusher;
 struct pt_logr;
 
+struct posix_trace_status_info;
+struct pt_trid;
+/* posix_trace_get_status() of a trace id, under its lock: a stream's
+ * (trid/create.c) or a log's (api/logfile.c); 0 or an errno */
+typedef int pt_trid_status_fn(struct pt_trid *t, struct posix_trace_status_info *si);
+
 struct pt_trid {
 	pt_lock_t lock;           /* control calls and the reader */
 	int in_use;
@@ -139,6 +145,7 @@ struct pt_trid {
 	uint32_t typelist_pos;
 	struct pt_flusher *fl;    /* a stream with a log: its writer (trid/flusher.c) */
 	struct pt_logr *lr;       /* a log opened for reading (api/logfile.c) */
+	pt_trid_status_fn *status;
 };
 
 #define PT_KIND_STREAM 0

@@ -15,6 +15,28 @@
 
 static struct pt_clock_img proc_clock; /* calibrated once per process */
 
+/* In a fork child: drop what this process held of a stream it controls
+ * (no shutdown: the stream stays with the parent). */
+static void stream_drop(struct pt_trid *t)
+{
+	if (t->fl)
+		pt_flusher_forget(t);
+	if (t->hdr)
+		pt_map_release(t->hdr, t->map_size);
+	if (t->tctl && !t->tctl_own)
+		munmap(t->tctl, PT_CTL_SIZE);
+	pt_close_own(t->fd, &t->fd_id); /* (only if still its file) */
+	pt_close_own(t->sys_fd, &t->sys_id);
+	pt_reader_free(&t->rd);
+	pt_clock_free(&t->clk);
+}
+
+static int stream_status(struct pt_trid *t, struct posix_trace_status_info *si)
+{
+	pt_status_locked(t, si);
+	return 0;
+}
+
 static void attr_image(struct pt_attr_img *img, const trace_attr_t *a, int policy, int has_log)
 {
 	struct timespec now;
@@ -106,6 +128,7 @@ int pt_stream_create(pid_t pid, const trace_attr_t *attr, int policy, uint32_t n
 	if ((rc = pt_target_open(pid, &tg)) != 0)
 		return rc;
 	pt_quiesce_prepare();
+	pt_trid_fork_handlers(stream_drop);
 	attr_image(&img, attr, policy, logfd >= 0);
 
 	pthread_mutex_lock(&pt_trid_table_lock);
@@ -120,6 +143,7 @@ int pt_stream_create(pid_t pid, const trace_attr_t *attr, int policy, uint32_t n
 	if (pt_clock_load(&clk, &clk_img) != 0)
 		goto out;
 	t = pt_trid_new(PT_KIND_STREAM, &id);
+	t->status = stream_status;
 	t->in_use = 0; /* until it is complete */
 	rc = place_segment(&tg, &g, t, &s, &ino);
 	if (rc != 0) {

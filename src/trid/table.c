@@ -1,10 +1,16 @@
 /*
  * table.c -- trace identifiers: the table of this process's trace ids
- * (streams it controls and logs it has opened), their locks, the trace
- * id's own writer of system events; and what becomes of trace ids at fork:
- * they stay with the parent (their locks and stream counts too), the child
- * has none.  (The traced side's own fork handling is traced/ctlseg.c's; an
- * INHERITED stream goes on recording the child.)
+ * (streams it controls and logs it has opened) and their locks; and what
+ * becomes of trace ids at fork.  A stream stays with the parent (its lock
+ * and stream counts too), the child has none.  A log opened for reading
+ * is the program's own, like its descriptor: the child keeps its copy
+ * (the reader reads with pread(), at offsets of its own), unless a thread
+ * was reading it at the fork.  So only a
+ * process that made a stream has fork handlers: trid/create.c asks for
+ * them (pt_trid_fork_handlers()) before its first stream, and tells how
+ * such a trace id is dropped; a process that only reads logs (the SQLite
+ * extension's host, say) gets none.  (The traced side's own fork handling
+ * is traced/ctlseg.c's; an INHERITED stream goes on recording the child.)
  *
  * A trace id is (generation << 8 | index): an id that was shut down or
  * closed is refused even after its entry is reused.
@@ -12,7 +18,6 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 #include "trid.h"
 
@@ -57,28 +62,8 @@ static void atfork_parent(void)
 	pthread_mutex_unlock(&pt_trid_table_lock);
 }
 
-/* Drop what this process holds of a stream it controls (no shutdown). */
-static void trid_release(struct pt_trid *t)
-{
-	if (t->fl)
-		pt_flusher_forget(t);
-	if (t->lr) { /* a log opened for reading */
-		pt_logr_close(t->lr);
-		free(t->lr);
-		t->lr = NULL;
-	}
-	if (t->hdr)
-		pt_map_release(t->hdr, t->map_size);
-	if (t->tctl && !t->tctl_own)
-		munmap(t->tctl, PT_CTL_SIZE);
-	pt_close_own(t->fd, &t->fd_id);
-	pt_close_own(t->sys_fd, &t->sys_id);
-	pt_reader_free(&t->rd);
-	pt_clock_free(&t->clk);
-	t->hdr = NULL;
-	t->tctl = NULL;
-	t->in_use = 0;
-}
+/* How a stream's trace id is dropped in a fork child (trid/create.c's). */
+static void (*stream_drop)(struct pt_trid *t);
 
 static void atfork_child(void)
 {
@@ -90,18 +75,48 @@ static void atfork_child(void)
 	pthread_mutex_unlock(&pt_trid_table_lock);
 	for (unsigned i = 0; i < TRACE_SYS_MAX; i++) {
 		struct pt_trid *t = &trids[i];
+		int held = atomic_load(&t->lock) != 0; /* by a thread the child lacks */
 		atomic_store(&t->lock, 0);
-		if (t->in_use)
-			trid_release(t);
+		if (!t->in_use)
+			continue;
+		if (t->kind == PT_KIND_LOG && !held) {
+			t->fork_gen = pt_fork_gen; /* the child's copy, still valid */
+			continue;
+		}
+		if (t->lr) { /* a log in mid-read at the fork: the child has none */
+			pt_logr_close(t->lr);
+			free(t->lr);
+			t->lr = NULL;
+		} else if (stream_drop) {
+			stream_drop(t);
+		}
+		t->hdr = NULL;
+		t->tctl = NULL;
+		t->in_use = 0;
 	}
 }
 
-/* After traced/ctlseg.c's handlers (101): so a fork takes pt_trid_table_lock
- * before the traced side's resync lock, and the child's traced side is
- * set up before its trace ids are dropped. */
-__attribute__((constructor(102))) static void table_init(void)
+static void (*drop_wanted)(struct pt_trid *t);
+
+static void fork_handlers_once(void)
 {
+	stream_drop = drop_wanted;
 	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+}
+
+/* Before a process's first stream, outside every lock of ours (fork takes
+ * the C library's lock of handlers, then runs atfork_prepare): from then
+ * on a fork takes pt_trid_table_lock, and the child drops every stream
+ * with drop.  Registered after traced/ctlseg.c's handlers (its
+ * constructor), so a fork takes pt_trid_table_lock before the traced
+ * side's resync lock, and the child's traced side is set up before its
+ * trace ids are dropped. */
+void pt_trid_fork_handlers(void (*drop)(struct pt_trid *t))
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	drop_wanted = drop;
+	pthread_once(&once, fork_handlers_once);
 }
 
 void pt_lock_slow(pt_lock_t *l)
@@ -162,6 +177,7 @@ struct pt_trid *pt_trid_new(int kind, trace_id_t *id)
 	t->tctl = NULL;
 	t->fl = NULL;
 	t->lr = NULL;
+	t->status = NULL; /* the caller's */
 	t->region_off = 0;
 	t->typelist_pos = 0;
 	t->noloss_ms = 0;
@@ -186,17 +202,4 @@ void pt_trid_free(struct pt_trid *t)
 void pt_trid_unlock(struct pt_trid *t)
 {
 	pt_unlock(&t->lock);
-}
-
-/* START, STOP, FILTER: written by the trace id's own writer, under its
- * lock, into a chunk sealed at once, so that a LOOP stream overwrites it
- * in its turn like any other. */
-int pt_record_system(struct pt_trid *t, trace_event_id_t id, const void *data, size_t len,
-                     void *addr, int wait)
-{
-	int rc = pt_write_event(&t->view, &t->sys_tw, PT_LEVELS, id, data, len, (uintptr_t)addr,
-	                        wait);
-	if (t->sys_tw.key)
-		pt_pool_seal(&t->view, &t->sys_tw, atomic_load(&t->hdr->state));
-	return rc;
 }

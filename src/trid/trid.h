@@ -44,6 +44,9 @@ void pt_trid_free(struct pt_trid *t);                  /* locked; unlocks */
 int pt_trid_room(void);                                /* under pt_trid_table_lock */
 struct pt_trid *pt_trid_at(unsigned i);                /* 0 <= i < TRACE_SYS_MAX */
 trace_id_t pt_trid_id(const struct pt_trid *t);
+/* Fork handlers for the table, once, before the first stream (outside
+ * every lock); drop: what a fork child does with a stream's trace id. */
+void pt_trid_fork_handlers(void (*drop)(struct pt_trid *t));
 
 /* Record a system event (START, STOP, FILTER) into a stream through the
  * trace id's own writer.  wait: if the stream has no room, record nothing
