@@ -154,6 +154,11 @@ $(BUILD)/tests/%: tests/%.c $(STATIC)
 # cli_perfetto also checks the Perfetto writer on its own: it includes it,
 # built as the command is (libdeflate or zlib), and inflates its compressed
 # packets (zlib)
+# sql_ext, sql_ext_host: the AddressSanitizer runtime, preloaded into the
+# sqlite3 and python3 hosts of a sanitized build's extension
+ASAN_RT := $(if $(findstring address,$(SANITIZE)),$(shell $(CC) -print-file-name=libasan.so))
+TEST_DEFS_sql_ext := $(if $(ASAN_RT),-DPT_ASAN_RT='"$(ASAN_RT)"')
+TEST_DEFS_sql_ext_host := $(TEST_DEFS_sql_ext)
 TEST_DEFS_cli_perfetto := $(PF_TEST_DEFS)
 TEST_LIBS_cli_perfetto := $(PF_TEST_LIBS)
 # cli_spans inflates the Perfetto exports it decodes (pf_util.h)

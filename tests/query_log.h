@@ -147,4 +147,23 @@ static inline int qlog_write(const char *path, uint64_t n)
 	return rc;
 }
 
+/* The extension of a sanitized build is built with the sanitizer's
+ * runtime, which must be the first library of the process that loads it:
+ * for AddressSanitizer the host programs (sqlite3, python3) get it
+ * preloaded (PT_ASAN_RT, the Makefile's; leaks of the hosts themselves
+ * not reported); a ThreadSanitizer host cannot be made so, and the test
+ * skips.  Call before starting a host. */
+static inline void qlog_sanitized_hosts(void)
+{
+#if defined(__SANITIZE_THREAD__)
+	T_SKIP("a ThreadSanitizer build's extension loads only into a program built with it "
+	       "(sqlite3 and python3 are not)");
+#elif defined(__SANITIZE_ADDRESS__) && defined(PT_ASAN_RT)
+	setenv("LD_PRELOAD", PT_ASAN_RT, 1);
+	setenv("ASAN_OPTIONS", "detect_leaks=0:verify_asan_link_order=0", 1);
+#elif defined(__SANITIZE_ADDRESS__)
+	T_SKIP("AddressSanitizer build without PT_ASAN_RT: the hosts cannot load the extension");
+#endif
+}
+
 #endif

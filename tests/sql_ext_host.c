@@ -163,6 +163,7 @@ int main(void)
 		T_SKIP("built without SQLite (libsqlite3-dev): no extension");
 	free(err);
 	REQUIRE(access(ext, R_OK) == 0); /* (make builds it with SQLite) */
+	qlog_sanitized_hosts();
 	const char *sqlite = cli_which("sqlite3");
 	if (!sqlite)
 		T_SKIP("the sqlite3 shell is missing (Debian: apt-get install sqlite3)");
