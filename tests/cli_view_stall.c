@@ -12,9 +12,10 @@
  *     inside a "job" span [6, 9] ms of its own;
  *   - /meta: each lane's "thread" ("7000/7001"), "tid" (7001, or null for
  *     the thread the log does not name), "name", "pthread_t"; the waits
- *     as markers [lane, end, 8, ns], exactly two; the same through the
- *     filtered index (--name worker: one) and through the pass that reads
- *     only the waits (a log with no spans);
+ *     as markers [lane, end, 8, ns], exactly two, each length read after
+ *     a seek to its wait; the same through the filtered index (--name
+ *     worker: one), in a log with no spans, and in a log of 5000 waits
+ *     (more than the index reads by seeks: one more pass), each its own;
  *   - /event names the thread the same way;
  *   - in headless chromium (tests/cdp.h), at a [2, 10] ms window and over
  *     the whole trace: posixtraceView.drawn().waits has each wait on its
@@ -84,6 +85,37 @@ static void stall_log(const char *path, int with_job)
 			REQUIRE(pt_logw_event(&w, ST_T0 + t, ST_PID, st_thr[k], 0x401000, 17, 0, &t,
 			                      sizeof t) == 0);
 		}
+	memset(&st, 0, sizeof st);
+	st.posix_stream_status = POSIX_TRACE_SUSPENDED;
+	REQUIRE(pt_logw_finish(&w, &st) == 0);
+	pt_logw_free(&w);
+	REQUIRE(close(fd) == 0);
+}
+
+/* One thread's 5000 waits: at k * 10 us + 5 us, 1000 + k ns long. */
+#define MANY 5000u
+static void many_log(const char *path)
+{
+	struct pt_attr_img a;
+	struct pt_logw w;
+	struct posix_trace_status_info st;
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+	REQUIRE(fd >= 0);
+	memset(&a, 0, sizeof a);
+	strcpy(a.name, "many");
+	a.res_nsec = 1;
+	a.stream_size = 1 << 20, a.max_data = 256;
+	a.stream_policy = POSIX_TRACE_FLUSH, a.log_policy = POSIX_TRACE_APPEND, a.has_log = 1;
+	REQUIRE(pt_logw_init(&w, fd, &a, POSIX_TRACE_APPEND, 0) == 0);
+	REQUIRE(pt_logw_name(&w, 17, "tick") == 0);
+	for (uint64_t k = 0; k < MANY; k++) {
+		uint64_t t = k * 10000, len = 1000 + k;
+		REQUIRE(pt_logw_event(&w, ST_T0 + t, ST_PID, st_thr[0], 0x401000, 17, 0, NULL, 0) == 0);
+		REQUIRE(pt_logw_event(&w, ST_T0 + t + 5000, ST_PID, st_thr[0], 0x401000,
+		                      PT_EXT_NOLOSS_WAIT, 0, &len, sizeof len) == 0);
+		REQUIRE(pt_logw_event(&w, ST_T0 + t + 5000, ST_PID, st_thr[0], 0x401000, 17, 0, NULL, 0) == 0);
+	}
 	memset(&st, 0, sizeof st);
 	st.posix_stream_status = POSIX_TRACE_SUSPENDED;
 	REQUIRE(pt_logw_finish(&w, &st) == 0);
@@ -197,6 +229,8 @@ int main(void)
 	const char *log = cli_path("stall.ptlog"), *log2 = cli_path("stall2.ptlog");
 	stall_log(log, 1);
 	stall_log(log2, 0);
+	const char *log3 = cli_path("many.ptlog");
+	many_log(log3);
 
 	/* /meta: the threads named; the waits (read in the span pass) */
 	m = meta_of(CLI("view", (char *)log));
@@ -219,6 +253,16 @@ int main(void)
 	/* no spans: the waits' own pass */
 	m = meta_of(CLI("view", (char *)log2));
 	waits_marked(m, 3);
+	free(m);
+	/* 5000 waits: read in a pass, each with its own length */
+	m = meta_of(CLI("view", (char *)log3));
+	CHECK_EQ(count_of(m, ",8,"), (int)MANY);
+	int own = 0;
+	for (unsigned k = 0; k < MANY; k += 7) {
+		snprintf(want, sizeof want, "[0,%llu,8,%llu]", k * 10000ull + 5000, 1000ull + k);
+		own += cli_contains(m, want);
+	}
+	CHECK_EQ(own, (int)(MANY + 6) / 7);
 	free(m);
 
 	const char *chromium = cli_which("chromium");

@@ -194,7 +194,7 @@ struct vindex {
 	uint32_t **cnt;           /* per level: nlanes * (nb >> k) * nslots */
 	struct vmark *marks;
 	uint32_t nmarks, marks_dropped, marks_cap;
-	int waits_due;            /* (while building: the waits not read yet) */
+	int waits_due;            /* (while building: waits marked, their lengths not read) */
 	/* spans (when asked for): those at least long_ns long, and per
 	 * lane the most spans open at once (the flame chart's rows) */
 	int has_spans;
