@@ -21,8 +21,9 @@
  *     the whole trace: posixtraceView.drawn().waits has each wait on its
  *     thread's lane from its start to its end (pixels), the pixel in the
  *     middle of worker's wait is the stall's colour there and not on the
- *     other lanes at that time, and a real click there describes the wait
- *     (its thread, its length, its times); the lane labels name the threads
+ *     other lanes at that time, and pointing there (the tooltip) and a
+ *     real click there describe the wait (its thread, its length, its
+ *     times); the lane labels name the threads
  *     "7000/7001 worker".
  * Screenshots: build/view-stall-{window,overview}.png.  The browser part
  * is skipped without chromium.
@@ -303,6 +304,9 @@ int main(void)
 	double x = 0, y = 0;
 	CHECK(xy && sscanf(xy, "\"%lf %lf\"", &x, &y) == 2);
 	free(xy);
+	/* pointing at it: the canvas's tooltip tells it */
+	cdp_mouse(&c, "mouseMoved", x, y, 0, 0);
+	CHECK_EQ(cdp_wait(&c, "document.getElementById('cv').title.indexOf('no-loss wait: thread 7000/7001 worker')===0", 5000), 0);
 	cdp_click(&c, x, y);
 	CHECK_EQ(cdp_wait(&c, "document.getElementById('detail').textContent.indexOf('no-loss wait')===0", 5000), 0);
 	char *d = cdp_eval(&c, "document.getElementById('detail').textContent");
