@@ -86,15 +86,22 @@ static int count_of(const char *s, const char *what)
 	return n;
 }
 
-/* The lane of (pid, thread) in /meta's lane list, -1 if none. */
+/* The lane of (pid, pthread_t) in /meta's lane list, -1 if none (a lane
+ * is {"pid":P,"thread":"P/TID",...,"pthread_t":"0x..",...}). */
 static int lane_of(const char *meta, int32_t pid, uint64_t tid)
 {
-	char want[96];
-	snprintf(want, sizeof want, "{\"pid\":%d,\"tid\":\"0x%llx\"", (int)pid, (unsigned long long)tid);
-	const char *l = strstr(meta, "\"lanes\":["), *hit = strstr(meta, want);
-	if (!l || !hit)
-		return -1;
-	return count_of(l, "{\"pid\":") - count_of(hit, "{\"pid\":");
+	char want[64], lp[32];
+	snprintf(want, sizeof want, "\"pthread_t\":\"0x%llx\"", (unsigned long long)tid);
+	snprintf(lp, sizeof lp, "{\"pid\":%d,", (int)pid);
+	const char *l = strstr(meta, "\"lanes\":[");
+	for (const char *hit = l; hit && (hit = strstr(hit, want)); hit++) {
+		const char *start = hit;
+		while (start > l && strncmp(start, "{\"pid\":", 7))
+			start--;
+		if (start > l && !strncmp(start, lp, strlen(lp)))
+			return count_of(l, "{\"pid\":") - count_of(start, "{\"pid\":");
+	}
+	return -1;
 }
 
 static void refusals(const struct view_srv *s)
@@ -494,7 +501,7 @@ int main(void)
 	char cmd[600];
 	/* (the index's sizes, after the log's identity and path: vcache.c) */
 	snprintf(cmd, sizeof cmd, "for f in '%s'/posixtrace/view-*.idx; do "
-	         "at=$(grep -abo PTVIDX03 \"$f\" | head -1 | cut -d: -f1); test -n \"$at\" || exit 1; "
+	         "at=$(grep -abo PTVIDX04 \"$f\" | head -1 | cut -d: -f1); test -n \"$at\" || exit 1; "
 	         "printf 'XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX' | "
 	         "dd of=\"$f\" bs=1 seek=$((at + 8)) conv=notrunc 2>/dev/null; done", cache);
 	CHECK_EQ(system(cmd), 0);

@@ -174,7 +174,10 @@ size_t vcache_sweep(int dir, const struct vkey *keep);
  * frequent types their own, the rest share the last). */
 #define VIX_SLOTS 16
 #define VIX_MAX_MARKS 65536
-struct vmark { uint32_t lane; uint16_t id; uint64_t ts; }; /* OVERFLOW, RESUME, ERROR */
+/* OVERFLOW, RESUME, ERROR (dur 0), and the no-loss waits
+ * (posixtrace_noloss_wait, id PT_EXT_NOLOSS_WAIT: stamped when the wait
+ * ended, dur the wait in ns, its thread's lane) */
+struct vmark { uint32_t lane; uint16_t id, pad; uint64_t ts, dur; };
 struct vlane { int32_t pid; uint64_t tid; };
 /* A complete span at least long_ns long (the view's flame chart: a span
  * begun before a window is drawn from here, vquery.c): its begin's lane
@@ -190,7 +193,8 @@ struct vindex {
 	struct vlane *lanes;
 	uint32_t **cnt;           /* per level: nlanes * (nb >> k) * nslots */
 	struct vmark *marks;
-	uint32_t nmarks, marks_dropped;
+	uint32_t nmarks, marks_dropped, marks_cap;
+	int waits_due;            /* (while building: waits marked, their lengths not read) */
 	/* spans (when asked for): those at least long_ns long, and per
 	 * lane the most spans open at once (the flame chart's rows) */
 	int has_spans;

@@ -5,7 +5,11 @@
  * streaming pass over the log and cached (vcache.c: where, how named,
  * when removed), keyed by the log file's identity (device, inode, size,
  * modification time).  Also the places of the lost-event and
- * damage markers (OVERFLOW, RESUME, ERROR events; at most VIX_MAX_MARKS).
+ * damage markers (OVERFLOW, RESUME, ERROR events) and of the no-loss
+ * waits (posixtrace_noloss_wait: its thread, when the wait ended and how
+ * long it was, which is its payload: the counting pass's batches carry
+ * none, so each wait's is read after a seek to its time, or, past
+ * VIX_SEEK_WAITS of them, in one more pass); at most VIX_MAX_MARKS in all.
  *
  * Memory is bounded by lanes, not events: level 0 holds at most
  * VIX_CELLS counters (the bucket count shrinks as lanes grow, down to
@@ -40,8 +44,11 @@
 #define VIX_MAX_NB 65536u
 #define VIX_MIN_NB 64u
 #define VIX_MAX_LANES (1u << 20)
-static const char vix_magic[8] = "PTVIDX03";
+static const char vix_magic[8] = "PTVIDX04";
 #define VIX_MAX_SPANARGS 65536u
+#define VIX_SEEK_WAITS 4096u  /* waits read a seek each; more: a pass */
+#define VIX_PAST 4096u        /* events in a row past a time: it is not further on */
+#define MARK_PENDING 1u       /* vmark.pad: a wait whose length is not read yet */
 
 /* The index in a cache entry (vcache.c, after the log's identity). */
 struct vix_head {
@@ -185,7 +192,7 @@ static int cache_load(struct vindex *x, int dir, const struct span_args *a)
 	x->nlanes = h.nlanes;
 	x->nb = h.nb;
 	x->nslots = h.nslots;
-	x->nmarks = h.nmarks;
+	x->nmarks = x->marks_cap = h.nmarks;
 	x->marks_dropped = h.marks_dropped;
 	memcpy(x->slot_of, h.slot_of, sizeof x->slot_of);
 	x->lanes = malloc((h.nlanes ? h.nlanes : 1) * sizeof *x->lanes);
@@ -211,8 +218,13 @@ static int cache_load(struct vindex *x, int dir, const struct span_args *a)
 	close(fd);
 	for (unsigned i = 0; !bad && i < PT_NIDS; i++)
 		bad = x->slot_of[i] >= x->nslots;
-	for (uint32_t i = 0; !bad && i < x->nmarks; i++)
-		bad = x->marks[i].lane >= x->nlanes;
+	for (uint32_t i = 0; !bad && i < x->nmarks; i++) {
+		const struct vmark *m = &x->marks[i];
+		bad = m->lane >= x->nlanes || m->ts < x->t0 || m->ts > x->t1 || m->pad ||
+		      (m->id != POSIX_TRACE_ERROR && m->id != POSIX_TRACE_OVERFLOW &&
+		       m->id != POSIX_TRACE_RESUME && m->id != PT_EXT_NOLOSS_WAIT) ||
+		      (m->id != PT_EXT_NOLOSS_WAIT && m->dur);
+	}
 	for (uint32_t i = 0; !bad && i < x->nsp; i++) {
 		const struct vspan *v = &x->sp[i];
 		bad = v->lane >= x->nlanes || v->elane >= x->nlanes || v->def >= SPAN_MAX ||
@@ -327,15 +339,110 @@ static int add_lane(struct vindex *x, int32_t pid, uint64_t tid)
 	return 0;
 }
 
+/* A marker more (or, past VIX_MAX_MARKS, one more dropped): 0, or -1 out
+ * of memory. */
+static int add_mark(struct vindex *x, const struct vmark *m)
+{
+	if (x->nmarks == VIX_MAX_MARKS) {
+		x->marks_dropped++;
+		return 0;
+	}
+	if (x->nmarks == x->marks_cap) {
+		uint32_t n = x->marks_cap ? 2 * x->marks_cap : 64;
+		struct vmark *p = realloc(x->marks, n * sizeof *p);
+		if (!p)
+			return -1;
+		x->marks = p;
+		x->marks_cap = n;
+	}
+	x->marks[x->nmarks++] = *m;
+	return 0;
+}
+
+/* e, if it is a no-loss wait of a known lane: a marker. */
+static int note_wait(struct vindex *x, const struct tev *e)
+{
+	uint64_t ns;
+
+	if (e->id != PT_EXT_NOLOSS_WAIT || e->thread >= x->nlanes || !tlog_wait_of(e, &ns) ||
+	    e->ts < x->t0 || e->ts > x->t1)
+		return 0;
+	struct vmark m = { e->thread, PT_EXT_NOLOSS_WAIT, 0, e->ts, ns };
+	return add_mark(x, &m);
+}
+
+/* Whether e (read with its payload) is the wait m marks: its lane and
+ * time (the callers tell apart two of a lane at one time by order). */
+static int same_wait(const struct vmark *m, const struct tev *e)
+{
+	return e->id == PT_EXT_NOLOSS_WAIT && e->thread == m->lane && e->ts == m->ts;
+}
+
+/* The lengths of the waits the counting pass marked (MARK_PENDING), from
+ * their payloads: after a seek to each (few), else in one pass, matched
+ * in the log's order.  A wait whose payload is not a length is dropped.
+ * 0, or 1 after a message. */
+static int fill_waits(struct vindex *x, struct tlog *l)
+{
+	struct tev e;
+	uint64_t ns;
+	uint32_t np = 0;
+	int r = 0;
+
+	for (uint32_t i = 0; i < x->nmarks; i++)
+		np += x->marks[i].pad == MARK_PENDING;
+	if (np && np <= VIX_SEEK_WAITS) {
+		for (uint32_t i = 0; i < x->nmarks && r >= 0; i++) {
+			struct vmark *m = &x->marks[i];
+			if (m->pad != MARK_PENDING)
+				continue;
+			uint32_t k = 0, past = 0; /* (another wait of that lane then, before it) */
+			for (uint32_t j = 0; j < i; j++)
+				k += x->marks[j].id == PT_EXT_NOLOSS_WAIT && x->marks[j].lane == m->lane &&
+				     x->marks[j].ts == m->ts;
+			if (tlog_seek(l, m->ts))
+				return 1;
+			while (past < VIX_PAST && (r = tlog_next(l, &e)) > 0) {
+				past = e.ts > m->ts ? past + 1 : 0;
+				if (same_wait(m, &e) && k-- == 0) {
+					if (tlog_wait_of(&e, &ns))
+						m->dur = ns, m->pad = 0;
+					break;
+				}
+			}
+		}
+	} else if (np) {
+		uint32_t i = 0;
+		if (tlog_rewind(l))
+			return 1;
+		while (i < x->nmarks && (r = tlog_next(l, &e)) > 0) {
+			while (i < x->nmarks && x->marks[i].pad != MARK_PENDING)
+				i++;
+			if (i < x->nmarks && same_wait(&x->marks[i], &e)) {
+				if (tlog_wait_of(&e, &ns))
+					x->marks[i].dur = ns, x->marks[i].pad = 0;
+				i++;
+			}
+		}
+	}
+	if (r < 0)
+		return 1;
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < x->nmarks; i++)
+		if (x->marks[i].pad != MARK_PENDING)
+			x->marks[n++] = x->marks[i];
+	x->nmarks = n;
+	return 0;
+}
+
 /* The events of one batch into level 0 and the markers. */
-static int count_batch(struct vindex *x, const struct pt_ext_batch *b, const uint32_t *thread_of,
-                       uint32_t *mcap)
+static int count_batch(struct vindex *x, const struct pt_ext_batch *b, const uint32_t *thread_of)
 {
 	size_t lane_at[PT_EXT_BATCH_W];
 	const uint64_t w = vindex_bucket_ns(x, 0), t0 = x->t0, nb = x->nb, ns = x->nslots;
 	/* markers: ERROR, OVERFLOW, RESUME (ids 0, 4, 5) */
 	const unsigned marks = 1u << POSIX_TRACE_ERROR | 1u << POSIX_TRACE_OVERFLOW |
-	                       1u << POSIX_TRACE_RESUME;
+	                       1u << POSIX_TRACE_RESUME | (x->waits_due ? 1u << PT_EXT_NOLOSS_WAIT : 0);
 
 	for (size_t i = 0; i < b->nw; i++) {
 		/* a thread the totals did not know: a lane of its own (tlog
@@ -357,18 +464,11 @@ static int count_batch(struct vindex *x, const struct pt_ext_batch *b, const uin
 		uint32_t *c = &cnt[lane_at[e->w] + (cur < nb ? cur : nb - 1) * ns + x->slot_of[e->id]];
 		*c += *c != UINT32_MAX;
 		if (e->id < 32 && (marks >> e->id & 1)) {
-			if (x->nmarks == VIX_MAX_MARKS) {
-				x->marks_dropped++;
-				continue;
-			}
-			if (x->nmarks == *mcap) {
-				struct vmark *m = realloc(x->marks, *mcap * 2 * sizeof *m);
-				if (!m)
-					return -1;
-				x->marks = m;
-				*mcap *= 2;
-			}
-			x->marks[x->nmarks++] = (struct vmark){ thread_of[e->w], e->id, e->ts };
+			/* (a wait's length is its payload: read later, fill_waits) */
+			struct vmark m = { thread_of[e->w], e->id,
+			                   e->id == PT_EXT_NOLOSS_WAIT ? MARK_PENDING : 0, e->ts, 0 };
+			if (add_mark(x, &m))
+				return -1;
 		}
 	}
 	x->nev += b->n;
@@ -392,7 +492,7 @@ static int build(struct vindex *x, struct tlog *l)
 	while (x->nb > VIX_MIN_NB && ((size_t)lanes0 * x->nb * x->nslots > VIX_CELLS ||
 	                              x->nb > l->nev / 16))
 		x->nb >>= 1;
-	if (!(x->cnt = calloc(1, sizeof *x->cnt)) || !(x->marks = malloc(64 * sizeof *x->marks)))
+	if (!(x->cnt = calloc(1, sizeof *x->cnt)))
 		return -1;
 	x->nlevels = 1;
 	x->l = l;
@@ -402,17 +502,18 @@ static int build(struct vindex *x, struct tlog *l)
 	struct pt_ext_batch *b = malloc(sizeof *b);
 	if (!b)
 		return -1;
-	uint32_t mcap = 64;
 	uint64_t start = now_mono_ns(), shown = 0;
 	snprintf(what, sizeof what, "indexing %s", l->path);
 	progress_begin(&p, what, l->nev);
+	/* (the filtered pass reads payloads: its waits are whole at once) */
+	x->waits_due = !l->filter && l->count[PT_EXT_NOLOSS_WAIT] != 0;
 	if (l->filter) { /* filtered (view's options): the events kept, one at a time */
 		struct tev e;
 		b->nw = b->n = 1;
 		while ((r = tlog_next(l, &e)) > 0) {
 			thread_of[0] = e.thread;
 			b->ev[0] = (struct pt_ext_bevent){ .ts = e.ts, .id = e.id, .w = 0 };
-			if (count_batch(x, b, thread_of, &mcap)) {
+			if (count_batch(x, b, thread_of) || note_wait(x, &e)) {
 				r = -2;
 				break;
 			}
@@ -421,7 +522,7 @@ static int build(struct vindex *x, struct tlog *l)
 		}
 	} else {
 		while ((r = tlog_next_batch(l, b, thread_of)) > 0) {
-			if (count_batch(x, b, thread_of, &mcap)) {
+			if (count_batch(x, b, thread_of)) {
 				r = -2;
 				break;
 			}
@@ -556,6 +657,8 @@ int vindex_get(struct vindex *x, struct tlog *l, int cache, const struct span_ar
 	int rc = build(x, l);
 	if (rc == 0 && spans)
 		rc = build_spans(x, l, spans);
+	if (rc == 0 && x->waits_due)
+		rc = fill_waits(x, l);
 	if (rc == 0 && tlog_seek(l, l->first))
 		rc = 1;
 	if (rc) {

@@ -2,8 +2,9 @@
  * vquery.c -- the JSON answers of `posixtrace view`, from the index
  * (vindex.c) and from the log itself through its block index:
  *   /meta   the trace: span, counts, types and their colour slots,
- *           processes and lanes (with the most spans each has open at
- *           once: its rows of spans), loss and damage markers;
+ *           processes and lanes (each thread named as every command
+ *           names it, with the most spans it has open at once: its rows
+ *           of spans), loss and damage markers, no-loss waits;
  *   /query  a window [from, to] drawn in cols columns: event counts per
  *           lane, column and type slot from the level of detail that has
  *           at least a bucket per column, or, when the index says the
@@ -71,6 +72,26 @@ static const char *exe_of(struct vsrv *s, int32_t pid)
 	return pid == 0 ? "(reader)" : exe ? exe : "";
 }
 
+/* "thread":"PID/TID","tid":TID|null,"name":NAME|null,"pthread_t":"0x..":
+ * thread t of l at ts as stats --json names it (format.c, json_thread) */
+static void vb_thread(struct vbuf *b, const struct tlog *l, uint32_t t, uint64_t ts)
+{
+	char who[48], name[40];
+	int64_t tid;
+
+	tlog_thread_id(l, t, ts, who, sizeof who, name, sizeof name, &tid);
+	vb_put(b, "\"thread\":", 9);
+	vb_str(b, who);
+	if (tid > 0) {
+		vb_printf(b, ",\"tid\":%lld,\"name\":", (long long)tid);
+		vb_str(b, name);
+	} else {
+		vb_printf(b, ",\"tid\":null,\"name\":null");
+	}
+	vb_printf(b, ",\"pthread_t\":\"0x%llx\"",
+	          (unsigned long long)(t < l->nth ? l->th[t].tid : 0));
+}
+
 static void meta(struct vsrv *s, struct vbuf *b)
 {
 	const struct tlog *l = s->l;
@@ -110,15 +131,26 @@ static void meta(struct vsrv *s, struct vbuf *b)
 		const struct vlane *ln = &x->lanes[k];
 		unsigned idx = 0;
 		uint64_t count = 0;
+		uint32_t t = UINT32_MAX;
 		for (size_t i = 0; i < l->nth; i++)
 			if (l->th[i].pid == ln->pid && l->th[i].tid == ln->tid) {
 				idx = l->th[i].idx;
 				count = l->th[i].count;
+				t = (uint32_t)i;
 			}
-		vb_printf(b, "%s{\"pid\":%d,\"tid\":\"0x%llx\",\"idx\":%u,\"count\":%llu,"
-		          "\"depth\":%u,\"exe\":", k ? "," : "", (int)ln->pid,
-		          (unsigned long long)ln->tid, idx, (unsigned long long)count,
-		          x->depth ? x->depth[k] : 0);
+		vb_printf(b, "%s{\"pid\":%d,", k ? "," : "", (int)ln->pid);
+		if (t != UINT32_MAX) { /* (named as at its last event, as stats names it) */
+			vb_thread(b, l, t, l->th[t].last);
+		} else {
+			char who[48];
+			snprintf(who, sizeof who, "%d/?", (int)ln->pid);
+			vb_put(b, "\"thread\":", 9);
+			vb_str(b, who);
+			vb_printf(b, ",\"tid\":null,\"name\":null,\"pthread_t\":\"0x%llx\"",
+			          (unsigned long long)ln->tid);
+		}
+		vb_printf(b, ",\"idx\":%u,\"count\":%llu,\"depth\":%u,\"exe\":", idx,
+		          (unsigned long long)count, x->depth ? x->depth[k] : 0);
 		vb_str(b, exe_of(s, ln->pid));
 		char ident[256] = "";
 		if (l->thrs) /* the kernel thread ids and names it had */
@@ -128,9 +160,15 @@ static void meta(struct vsrv *s, struct vbuf *b)
 		vb_put(b, "}", 1);
 	}
 	vb_put(b, "],\"marks\":[", 11);
-	for (uint32_t i = 0; i < x->nmarks; i++)
-		vb_printf(b, "%s[%u,%llu,%u]", i ? "," : "", x->marks[i].lane,
-		          (unsigned long long)(x->marks[i].ts - x->t0), x->marks[i].id);
+	/* [lane, at, id], and a no-loss wait's length after it: [lane, at, 8, ns] */
+	for (uint32_t i = 0; i < x->nmarks; i++) {
+		const struct vmark *m = &x->marks[i];
+		vb_printf(b, "%s[%u,%llu,%u", i ? "," : "", m->lane,
+		          (unsigned long long)(m->ts - x->t0), m->id);
+		if (m->id == PT_EXT_NOLOSS_WAIT)
+			vb_printf(b, ",%llu", (unsigned long long)m->dur);
+		vb_put(b, "]", 1);
+	}
 	vb_put(b, "]}", 2);
 }
 
@@ -314,8 +352,9 @@ static void one_event(struct vsrv *s, const struct tev *e, uint32_t lane, struct
 	vb_printf(b, "{\"at\":%llu,\"abs\":\"%s\",\"lane\":%u,\"id\":%u,\"type\":",
 	          (unsigned long long)(e->ts - s->x->t0), abs, lane, e->id);
 	vb_str(b, tlog_name(s->rd, e->id, tmp, sizeof tmp));
-	vb_printf(b, ",\"pid\":%d,\"tid\":\"0x%llx\",\"thread\":%u,\"exe\":", (int)th->pid,
-	          (unsigned long long)th->tid, th->idx);
+	vb_printf(b, ",\"pid\":%d,", (int)th->pid);
+	vb_thread(b, s->rd, e->thread, e->ts);
+	vb_printf(b, ",\"idx\":%u,\"exe\":", th->idx);
 	vb_str(b, exe_of(s, th->pid));
 	char text[600];
 	thrmap_label(s->rd->thrs, text, sizeof text, th->pid, th->tid, e->ts, th->idx);
