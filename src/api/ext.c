@@ -82,9 +82,12 @@ int pt_ext_losses(trace_id_t trid, struct pt_ext_losses *out)
 
 /* The entries of the map's area a stream or a log holds (the map of
  * loaded code, thread identities, payload descriptions; reader/objread.c
- * takes a stream's), under t's lock. */
-static void area(struct pt_trid *t, const struct pt_ext_obj **src, size_t *have)
+ * takes a stream's), under t's lock; *retired: a stream's entries of
+ * each kind retired (processes gone, written to its log), NULL if none. */
+static void area(struct pt_trid *t, const struct pt_ext_obj **src, size_t *have,
+                 const size_t **retired)
 {
+	*retired = NULL;
 	if (t->kind == PT_KIND_LOG) {
 		*src = t->lr->objs;
 		*have = t->lr->nobjs;
@@ -92,6 +95,7 @@ static void area(struct pt_trid *t, const struct pt_ext_obj **src, size_t *have)
 		pt_objs_collect(t);
 		*src = t->rd.objs;
 		*have = t->rd.nobjs;
+		*retired = t->rd.obj_retired;
 	}
 }
 
@@ -110,8 +114,16 @@ static int entries(trace_id_t trid, int (*want)(unsigned kind), size_t from, voi
 		return EINVAL;
 	if ((rc = pt_trid_lock_any(trid, &t)) != 0)
 		return rc;
-	area(t, &src, &have);
+	const size_t *retired;
+	area(t, &src, &have, &retired);
 	*n = 0;
+	/* (indices count retired entries too: asked for one of those, the
+	 * first kept one comes) */
+	for (unsigned kind = 0; retired && kind < 8; kind++)
+		if (want(kind))
+			k += retired[kind];
+	if (from < k)
+		from = k;
 	for (size_t i = 0; i < have && *n < cap; i++)
 		if (want(src[i].kind) && k++ >= from)
 			put((char *)out + elem * (*n)++, &src[i]);
