@@ -169,6 +169,8 @@ size_t pt_objs_retire(struct pt_trid *t, size_t upto)
 	}
 	errno = saved;
 	rd->nobjs = out;
+	memset(rd->obj_cur_i, 0, sizeof rd->obj_cur_i); /* (positions moved) */
+	memset(rd->obj_cur_k, 0, sizeof rd->obj_cur_k);
 	rd->obj_retire_at = 2 * out > 256 ? 2 * out : 256;
 	if (rd->objs_cap > 64 && rd->objs_cap > 4 * out) { /* the memory back */
 		size_t ncap = out > 32 ? 2 * out : 64;

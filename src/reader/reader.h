@@ -102,6 +102,11 @@ struct pt_reader {
 	unsigned obj_nlost;          /* LOST entries made */
 	size_t obj_retired[8];       /* entries of each kind retired (pt_objs_retire) */
 	size_t obj_retire_at;        /* entries below which a retire pass is not worth it */
+	/* where the last look for entries of each class (objects, threads,
+	 * processes, types: api/ext.c) stopped: k of them before objs[i];
+	 * a caller that reads on from there does not go through the
+	 * entries before again (reset when entries are retired) */
+	size_t obj_cur_i[4], obj_cur_k[4];
 	/* an event already taken, returned after the RESUME that precedes it */
 	int stashed;
 	struct posix_trace_event_info st_ev;
