@@ -232,7 +232,7 @@ check: $(TESTS) $(SHARED) $(BUILD)/header-ok $(CLI) $(EXAMPLES) $(SQL_EXT)
 STRESS_GOLDEN ?= 50
 STRESS_REPEAT ?= 10
 STRESS_TESTS := autoshutdown cli_live cli_record cli_relayd cli_tty clock_order concurrent_reader exec_trace fault_fork \
-                fork_chunks attach_leave log_writing \
+                fork_chunks attach_leave log_writing ctf_many record_memory \
                 fault_kill fault_signals life_edges life_exec life_limits life_threads \
                 getnext_wait hermetic hostile hostile_remote inherit inherit_tree log_clear log_crash log_fastpath log_merge \
                 log_flusher log_types loss_count \

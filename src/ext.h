@@ -92,7 +92,10 @@ struct pt_ext_obj {
 
 /* Entries from index `from` on (a stream: what its processes wrote so
  * far, read now; a log: what it holds), up to cap into out; *n how many.
- * Objects only (kinds BEGIN to LOST); `from` counts those.
+ * Objects only (kinds BEGIN to LOST); `from` counts those.  A stream
+ * written to a log drops the entries of processes gone once the log has
+ * them: they still count in the indices, and a `from` among them gives
+ * the entries kept after them.
  * 0, or EINVAL if trid is not a trace id of this process. */
 int pt_ext_objects(trace_id_t trid, size_t from, struct pt_ext_obj *out, size_t cap,
                    size_t *n);

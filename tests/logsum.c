@@ -550,9 +550,53 @@ static void t_seek(void)
 	close(fd);
 }
 
+/* More entries of the map than a reader keeps (PT_LOG_OBJS_MAX, the
+ * first ones): the writer keeps a copy of those only (it kept every one,
+ * so a recorder of a program forking for days grew by each child's
+ * entries), and the summary and the full reader give the same first
+ * PT_LOG_OBJS_MAX entries as before. */
+static void t_many_objects(void)
+{
+	struct pt_attr_img a = mkattr(200);
+	struct pt_logw w;
+	struct pt_ext_obj m;
+	struct want x;
+	struct pt_logr r;
+	struct pt_ext_summary *es;
+	int fd = mfd();
+	uint32_t n = PT_LOG_OBJS_MAX + 1000;
+
+	REQUIRE(pt_logw_init(&w, fd, &a, POSIX_TRACE_APPEND, 0) == 0);
+	for (uint32_t i = 0; i < n; i++) {
+		memset(&m, 0, sizeof m);
+		m.kind = i % 5 ? PT_EXT_OBJ_ADD : PT_EXT_OBJ_BEGIN;
+		m.pid = (int32_t)(1000 + i / 5), m.ts = T0 + i;
+		m.lo = 0x400000 + 0x1000ull * i, m.hi = m.lo + 0x1000, m.base = m.lo;
+		snprintf(m.path, sizeof m.path, "/lib/o%u.so", i);
+		CHECK_RC(pt_logw_obj(&w, &m), 0);
+	}
+	CHECK_EQ(w.nobjs, PT_LOG_OBJS_MAX);
+	write_log(fd, &w, &x, 100, 0);
+	CHECK_RC(pt_logw_finish(&w, &ST), 0);
+	pt_logw_free(&w);
+	REQUIRE(pt_logr_open(&r, fd) == 0);
+	CHECK_EQ(r.nobjs, (size_t)PT_LOG_OBJS_MAX);
+	int first_ok = r.nobjs == PT_LOG_OBJS_MAX;
+	for (size_t i = 0; first_ok && i < r.nobjs; i++)
+		first_ok = r.objs[i].ts == T0 + i;
+	CHECK(first_ok);
+	pt_logr_close(&r);
+	REQUIRE(pt_ext_log_summary(fd, &es) == 0);
+	CHECK_EQ(es->nobjs, (size_t)PT_LOG_OBJS_MAX);
+	CHECK(es->nobjs && es->objs[es->nobjs - 1].ts == T0 + PT_LOG_OBJS_MAX - 1);
+	pt_ext_summary_free(es);
+	close(fd);
+}
+
 int main(void)
 {
 	T_BEGIN(120);
+	t_many_objects();
 	t_append(0, 0, 0);
 	t_append(1, 0, 0);
 	t_append(0, 1024, 700); /* the summary in many blocks */

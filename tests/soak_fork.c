@@ -23,8 +23,10 @@
  * stay within 10% and its descriptors and the recorder's do not change
  * (RssShmem grows in the first half minute, as the chunks in circulation
  * are first touched: 1 MB to 7 MB here).  The
- * recorder's RSS is printed, not checked: it keeps the map of loaded code
- * of every process that joined (issue 54, item 4, not done).
+ * recorder's RSS is printed, not checked: it drops the map entries of
+ * processes gone once its log has them, but its log writer keeps a copy
+ * of each for the log's summary (about 0.8 KB a child: issue 54, item 4,
+ * not all done; tests/record_memory).
  */
 #include <dirent.h>
 #include <fcntl.h>

@@ -50,6 +50,12 @@ struct symz {
 	int have, live;
 	struct pt_ext_obj *objs;  /* the trace's map of loaded code, by time */
 	size_t nobjs;
+	/* each pid's entries, in order: its first (a table by pid), then
+	 * next[i] (SIZE_MAX: its last); a trace of thousands of processes
+	 * is not looked through whole for each address */
+	size_t *next, *pfirst;
+	int32_t *ppid;
+	size_t pcap;
 	trace_id_t trid;          /* live: the stream it comes from */
 	int have_trid;
 	int lost_said;
@@ -73,6 +79,68 @@ int symz_backend_dwarf(void)
 #else
 	return 0;
 #endif
+}
+
+static size_t pid_slot(int32_t pid, size_t cap)
+{
+	uint64_t h = (uint64_t)(uint32_t)pid * 0x9e3779b97f4a7c15ull;
+	return (size_t)(h >> 32) & (cap - 1);
+}
+
+/* The first entry of pid, SIZE_MAX if none. */
+static size_t first_of(const struct symz *z, int32_t pid)
+{
+	if (!z->pcap)
+		return SIZE_MAX;
+	for (size_t j = pid_slot(pid, z->pcap);; j = (j + 1) & (z->pcap - 1)) {
+		if (z->pfirst[j] == SIZE_MAX)
+			return SIZE_MAX;
+		if (z->ppid[j] == pid)
+			return z->pfirst[j];
+	}
+}
+
+/* The chains of each pid's entries made again (after entries came). */
+static void index_pids(struct symz *z)
+{
+	size_t cap = 64;
+	while (cap < 2 * z->nobjs + 2)
+		cap *= 2;
+	size_t *next = malloc((z->nobjs + 1) * sizeof *next), *first = malloc(cap * sizeof *first);
+	size_t *last = malloc(cap * sizeof *last);
+	int32_t *pid = malloc(cap * sizeof *pid);
+	if (!next || !first || !last || !pid) {
+		free(next), free(first), free(last), free(pid);
+		free(z->next), free(z->pfirst), free(z->ppid);
+		z->next = z->pfirst = NULL, z->ppid = NULL, z->pcap = 0;
+		return; /* (looked through whole: see the callers) */
+	}
+	for (size_t j = 0; j < cap; j++)
+		first[j] = SIZE_MAX;
+	for (size_t i = 0; i < z->nobjs; i++) {
+		next[i] = SIZE_MAX;
+		size_t j = pid_slot(z->objs[i].pid, cap);
+		while (first[j] != SIZE_MAX && pid[j] != z->objs[i].pid)
+			j = (j + 1) & (cap - 1);
+		if (first[j] == SIZE_MAX)
+			first[j] = i, pid[j] = z->objs[i].pid;
+		else
+			next[last[j]] = i;
+		last[j] = i;
+	}
+	free(last);
+	free(z->next), free(z->pfirst), free(z->ppid);
+	z->next = next, z->pfirst = first, z->ppid = pid, z->pcap = cap;
+}
+
+/* Going through pid's entries from i on (i one of them, or SIZE_MAX):
+ * the next; without the chains, the next entry of the trace. */
+#define PID_FIRST(z, pid) ((z)->pcap ? first_of(z, pid) : (z)->nobjs ? 0 : SIZE_MAX)
+static size_t pid_next(const struct symz *z, size_t i)
+{
+	if (z->pcap)
+		return z->next[i];
+	return i + 1 < z->nobjs ? i + 1 : SIZE_MAX;
 }
 
 static void add_objects(struct symz *z, const struct pt_ext_obj *o, size_t n)
@@ -102,6 +170,7 @@ static void add_objects(struct symz *z, const struct pt_ext_obj *o, size_t n)
 			free(t);
 			break;
 		}
+	index_pids(z);
 	/* (the count at the last entry that says it: as info counts) */
 	uint64_t lost = 0;
 	for (size_t i = 0; i < n; i++)
@@ -173,7 +242,7 @@ static void hex(char *out, const unsigned char *b, unsigned n)
 static size_t epoch_of(const struct symz *z, int32_t pid, uint64_t ts)
 {
 	size_t e = SIZE_MAX;
-	for (size_t i = 0; i < z->nobjs; i++) {
+	for (size_t i = PID_FIRST(z, pid); i != SIZE_MAX; i = pid_next(z, i)) {
 		const struct pt_ext_obj *o = &z->objs[i];
 		if (o->pid != pid || o->kind != PT_EXT_OBJ_BEGIN)
 			continue;
@@ -192,17 +261,17 @@ static size_t epoch_of(const struct symz *z, int32_t pid, uint64_t ts)
 static const struct pt_ext_obj *obj_find(const struct symz *z, int32_t pid, uint64_t ts,
                                          uint64_t addr)
 {
-	size_t e = epoch_of(z, pid, ts), end = z->nobjs;
+	size_t e = epoch_of(z, pid, ts), end = SIZE_MAX;
 	const struct pt_ext_obj *best = NULL, *later = NULL;
 
 	if (e == SIZE_MAX)
 		return NULL;
-	for (size_t i = e + 1; i < z->nobjs; i++)
+	for (size_t i = pid_next(z, e); i != SIZE_MAX; i = pid_next(z, i))
 		if (z->objs[i].pid == pid && z->objs[i].kind == PT_EXT_OBJ_BEGIN) {
 			end = i; /* the next map of pid (exec) */
 			break;
 		}
-	for (size_t i = e + 1; i < end; i++) {
+	for (size_t i = pid_next(z, e); i != end; i = pid_next(z, i)) {
 		const struct pt_ext_obj *o = &z->objs[i];
 		if (o->pid != pid || addr < o->lo || addr >= o->hi)
 			continue;
@@ -492,7 +561,7 @@ static void span_of(const struct symz *z, int32_t pid, uint64_t ts, uint64_t add
                     uint64_t *from, uint64_t *to)
 {
 	*from = 0, *to = UINT64_MAX;
-	for (size_t i = 0; i < z->nobjs; i++) {
+	for (size_t i = PID_FIRST(z, pid); i != SIZE_MAX; i = pid_next(z, i)) {
 		const struct pt_ext_obj *o = &z->objs[i];
 		if (o->pid != pid || (o->kind != PT_EXT_OBJ_BEGIN && (addr < o->lo || addr >= o->hi)))
 			continue;
@@ -634,6 +703,9 @@ void symz_close(struct symz *z)
 	free(z->mods);
 	free(z->livepids);
 	free(z->objs);
+	free(z->next);
+	free(z->pfirst);
+	free(z->ppid);
 	mapsdb_free(&z->db);
 	free(z);
 }

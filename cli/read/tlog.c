@@ -145,16 +145,33 @@ void tlog_finish(struct tlog *l)
 	free(l->pr);
 	l->pr = NULL;
 	l->npr = 0;
+	/* pid -> its index + 1 in l->pr (a log of thousands of processes is
+	 * not looked through for each thread) */
+	size_t cap = 64, pcap = 0;
+	while (cap < 2 * l->nth + 2)
+		cap *= 2;
+	struct { int32_t pid; uint32_t p; } *tab = calloc(cap, sizeof *tab);
+	if (!tab)
+		return;
 	for (size_t i = 0; i < l->nth; i++) {
-		size_t p;
-		for (p = 0; p < l->npr && l->pr[p].pid != l->th[i].pid; p++)
-			;
-		if (p == l->npr) {
-			struct tproc *n = realloc(l->pr, (l->npr + 1) * sizeof *n);
-			if (!n)
-				return;
-			l->pr = n;
+		size_t j = (size_t)(mix(l->th[i].pid, 0) & (cap - 1)), p;
+		while (tab[j].p && tab[j].pid != l->th[i].pid)
+			j = (j + 1) & (cap - 1);
+		if (tab[j].p) {
+			p = tab[j].p - 1;
+		} else {
+			if (l->npr == pcap) {
+				pcap = pcap ? 2 * pcap : 64;
+				struct tproc *n = realloc(l->pr, pcap * sizeof *n);
+				if (!n) {
+					free(tab);
+					return;
+				}
+				l->pr = n;
+			}
+			p = l->npr;
 			l->pr[l->npr++] = (struct tproc){ l->th[i].pid, 0, 0, UINT64_MAX, 0 };
+			tab[j].pid = l->th[i].pid, tab[j].p = (uint32_t)l->npr;
 		}
 		struct tproc *q = &l->pr[p];
 		q->nthreads++;
@@ -162,6 +179,7 @@ void tlog_finish(struct tlog *l)
 		q->first = l->th[i].first < q->first ? l->th[i].first : q->first;
 		q->last = l->th[i].last > q->last ? l->th[i].last : q->last;
 	}
+	free(tab);
 	if (l->npr) /* (an empty log: no array to sort) */
 		qsort(l->pr, l->npr, sizeof *l->pr, cmp_proc);
 	for (size_t i = 0; i < l->nth; i++)

@@ -1,20 +1,24 @@
 /*
  * export_ctf.c -- the log as a CTF 1.8 trace directory: `metadata` (TSDL
- * text) and one binary stream file per thread of the trace, `stream_K`
- * for the thread of index K (all of stream class 0), little-endian,
- * every field byte aligned.  Written as the log is read: a thread's
- * events are in time order in the log, so each stream is too, and
- * babeltrace2 merges the streams by time; nothing is sorted or held but
- * each stream's packet being built (64 KiB, less with many threads).
+ * text) and a few binary stream files, `stream_K` (all of stream class
+ * 0), little-endian, every field byte aligned.  Written as the log is
+ * read: the log gives its events in time order across threads, so
+ * nearly all of them go to one stream, the thread in each event's
+ * context as LTTng writes it (write_streams says how the few others are
+ * placed); babeltrace2 merges the streams by time.  Nothing is sorted or
+ * held but each stream's packet being built (256 KiB).
  *
  *   packet header   u32 magic 0xC1FC1FC1, u8 uuid[16], u32 stream_id
  *   packet context  u64 timestamp_begin, timestamp_end (clock values),
  *                   u64 content_size, packet_size (bits),
- *                   u64 events_discarded, i32 pid, i32 vtid, i32 tid (both
- *                   the kernel TID, as LTTng names them), u64 pthread_id,
- *                   char procname[16] (the thread), i64 ppid
+ *                   u64 events_discarded
  *   event header    5-bit class id + low 27 bits of the time, or 31 and
  *                   then u32 class id, u64 time (LTTng's compact header)
+ *   event context   i32 pid, i32 vtid, i32 tid (both the kernel TID, as
+ *                   LTTng names them), u64 pthread_id (the pthread_t),
+ *                   string procname (the
+ *                   thread's name), i64 ppid (the process's parent, 0
+ *                   when the trace does not say)
  *   event fields    u16 site: the number of the call site among its
  *                   type's, an enumeration (one per type) whose labels
  *                   ("0x401a2b worker+0x1a (app.c:42)": the address, and
@@ -29,12 +33,12 @@
  *                   described payload (typed.h)
  *
  * The clock "realtime" counts nanoseconds (freq 1e9) from offset_s, the
- * second of the first event.  A stream's clock never goes back: an event
+ * second of the first event.  A thread's clock never goes back: an event
  * stamped before the one before it in its thread (a nested writer, a
  * signal handler's) gets that one's time in the header (its fields keep
- * nothing else of time).  A packet holds about 64 KiB of events; the
- * losses are marked in the stream of the events the reader synthesizes
- * (pid 0; one of its own if there are none).  An OVERFLOW event starts a packet
+ * nothing else of time).  A packet holds about 256 KiB of events; the
+ * losses are marked in stream 0, the stream of the events the reader
+ * synthesizes (pid 0).  An OVERFLOW event starts a packet
  * and the RESUME after it ends it, so that a reader places the loss
  * between the events around it.  events_discarded counts the events lost
  * so far: each gap adds its count (losses.c; one per gap for a log that
@@ -54,8 +58,8 @@
 #include <unistd.h>
 #include "write.h"
 
-#define HDR_BYTES 108 /* packet header 24, context 84 */
-#define PACKET_TARGET 65536
+#define HDR_BYTES 64 /* packet header 24, context 40 */
+#define PACKET_TARGET 262144
 
 struct buf { unsigned char *p; size_t n, cap; };
 
@@ -231,17 +235,18 @@ static int write_metadata(const struct tlog *l, FILE *f, const unsigned char *uu
 	           "stream {\n\tid = 0;\n\tpacket.context := struct {\n"
 	           "\t\tuint64_clock_t timestamp_begin;\n\t\tuint64_clock_t timestamp_end;\n"
 	           "\t\tuint64_t content_size;\n\t\tuint64_t packet_size;\n"
-	           "\t\tuint64_t events_discarded;\n"
-	           "\t\tint32_t pid;\n\t\tint32_t vtid;\n\t\tint32_t tid;\n"
-	           "\t\tuint64_hex_t pthread_id;\n"
-	           "\t\tchar_t procname[16];\n"
-	           "\t\tinteger { size = 64; align = 8; signed = true; } ppid;\n\t};\n"
+	           "\t\tuint64_t events_discarded;\n\t};\n"
 	           "\tevent.header := struct {\n"
 	           "\t\tenum : uint5_t { compact = 0 ... 30, extended = 31 } id;\n"
 	           "\t\tvariant <id> {\n"
 	           "\t\t\tstruct { uint27_clock_t timestamp; } compact;\n"
 	           "\t\t\tstruct { uint32_t id; uint64_clock_t timestamp; } extended;\n"
-	           "\t\t} v;\n\t} align(8);\n};\n");
+	           "\t\t} v;\n\t} align(8);\n"
+	           "\tevent.context := struct {\n"
+	           "\t\tint32_t pid;\n\t\tint32_t vtid;\n\t\tint32_t tid;\n"
+	           "\t\tuint64_hex_t pthread_id;\n"
+	           "\t\tstring procname;\n"
+	           "\t\tinteger { size = 64; align = 8; signed = true; } ppid;\n\t};\n};\n");
 	for (unsigned id = 0; sites && id < PT_NIDS; id++) { /* each type's call sites */
 		if (!l->count[id])
 			continue;
@@ -284,30 +289,49 @@ static int write_metadata(const struct tlog *l, FILE *f, const unsigned char *uu
 	return ferror(f) ? -1 : 0;
 }
 
-/* One CTF stream per thread of the trace: a thread's events are in time
- * order in the log, so each stream is written as the log is read, with
- * no sorting (babeltrace2 merges the streams by time).  The loss stream
- * is the one of the events the reader synthesizes (pid 0), or one of its
- * own when the trace lost events but has none.  A packet's context names
- * its thread (pid; vtid and tid: the kernel TID, as LTTng's contexts say;
- * pthread_id: the pthread_t; procname:
- * the thread's name) and the process's parent (ppid, 0 if the trace does
- * not say), so its events need not; a rename ends a packet. */
+/* Few streams, LTTng's way: the events of every thread go to a handful
+ * of streams, each in time order, the thread named in each event's
+ * context (pid; vtid and tid: the kernel TID, as LTTng's contexts of
+ * those names; pthread_id: the pthread_t; procname: the
+ * thread's name, ppid: its process's parent, 0 if the trace does not
+ * say).  The log gives its events in time order across threads (late
+ * events aside: implementation-defined.md), so one stream takes nearly
+ * all; an event stamped before its stream's last goes to another stream
+ * whose last is not after it (the thread's previous one first), a new
+ * one if none is, up to MAX_STREAMS; beyond, the stream that ends
+ * earliest, the event at its time.  A thread's own clock never goes back
+ * either: an event stamped before the one before it in its thread (a
+ * nested writer, a signal handler's) gets that one's time.  A reader
+ * merges a few streams fast, not hundreds (babeltrace2 compares every
+ * stream at each event: 300 streams read 14 times slower than one).
+ * Stream 0 holds the events the reader synthesizes (pid 0: losses) and
+ * any of a thread the totals did not know. */
+#define MAX_STREAMS 64
+#define CTX_MAX 44 /* i32 pid, i32 vtid, i32 tid, u64 pthread_id, string procname (at most
+                    * 16), i64 ppid */
+
 struct cstream {
 	struct buf b;
 	uint64_t tb, te, discarded;
 	int empty, made;
-	int32_t pid, vtid, ppid;
-	uint64_t tid;
-	char name[16];
+};
+
+/* A thread's context as its events carry it, made again when its
+ * identity (thrmap_find) is another. */
+struct cthread {
+	const struct pt_ext_thread *id;
+	uint64_t last;       /* its last event's time */
+	unsigned stream;     /* the stream of its last event */
+	int known;           /* ctx made */
+	unsigned ctxlen;
+	unsigned char ctx[CTX_MAX];
 };
 
 struct cw {
 	struct cstream *s;
-	size_t n;
-	size_t loss;         /* index of the loss stream */
-	size_t nthreads;     /* threads the totals know: stream k is thread k */
-	size_t extra;        /* the stream of the events of any other thread */
+	size_t n;            /* streams made so far (0: the loss stream) */
+	struct cthread *th;  /* per thread of the totals, and one for the rest */
+	size_t nthreads;     /* threads the totals know */
 	size_t target;       /* packet size to aim at */
 	const char *dir;
 	int dfd, force;      /* the directory's fd (open_dir), --force */
@@ -319,6 +343,10 @@ struct cw {
 	size_t tmpcap;
 	struct sites *sites; /* with symbols: the call sites met */
 	int site_bytes;      /* 2, or 4 once the sites outnumber 65536 */
+	/* (type, symz text id) -> site number: the label is made and looked
+	 * up once per call site and process, not per event */
+	uint64_t *skey;
+	uint32_t *sval, scap, sn;
 };
 
 /* Fill in the packet's header and context, write it, start the next. */
@@ -338,12 +366,6 @@ static int flush_packet(struct cw *w, size_t k, uint64_t tb, uint64_t te)
 	ctf_le(b->p + 40, (uint64_t)b->n * 8, 8);
 	ctf_le(b->p + 48, (uint64_t)b->n * 8, 8);
 	ctf_le(b->p + 56, c->discarded, 8);
-	ctf_le(b->p + 64, (uint32_t)c->pid, 4);
-	ctf_le(b->p + 68, (uint32_t)c->vtid, 4);
-	ctf_le(b->p + 72, (uint32_t)c->vtid, 4);
-	ctf_le(b->p + 76, c->tid, 8);
-	memcpy(b->p + 84, c->name, 16);
-	ctf_le(b->p + 100, (uint64_t)(int64_t)c->ppid, 8);
 	char name[64];
 	snprintf(name, sizeof name, "stream_%zu", k);
 	snprintf(path, sizeof path, "%s/%s", w->dir, name);
@@ -364,19 +386,61 @@ static int flush_packet(struct cw *w, size_t k, uint64_t tb, uint64_t te)
 	return rc;
 }
 
+/* The site number of (type, text id) known, else UINT32_MAX. */
+static uint32_t *site_slot(struct cw *w, uint64_t key)
+{
+	if ((w->sn + 1) * 2 > w->scap) {
+		uint32_t ncap = w->scap ? 2 * w->scap : 1024;
+		if (w->sn >= (1u << 20)) /* (bounded: forgotten, made again) */
+			ncap = w->scap, w->sn = 0;
+		uint64_t *nk = calloc(ncap, sizeof *nk);
+		uint32_t *nv = calloc(ncap, sizeof *nv);
+		if (!nk || !nv) {
+			free(nk), free(nv);
+			return NULL;
+		}
+		for (uint32_t i = 0; w->sn && i < w->scap; i++)
+			if (w->skey[i]) {
+				uint32_t j = (uint32_t)(w->skey[i] * 0x9e3779b97f4a7c15ull >> 40) & (ncap - 1);
+				while (nk[j])
+					j = (j + 1) & (ncap - 1);
+				nk[j] = w->skey[i], nv[j] = w->sval[i];
+			}
+		free(w->skey), free(w->sval);
+		w->skey = nk, w->sval = nv, w->scap = ncap;
+	}
+	uint32_t j = (uint32_t)(key * 0x9e3779b97f4a7c15ull >> 40) & (w->scap - 1);
+	while (w->skey[j] && w->skey[j] != key)
+		j = (j + 1) & (w->scap - 1);
+	if (!w->skey[j]) {
+		w->skey[j] = key;
+		w->sval[j] = UINT32_MAX;
+		w->sn++;
+	}
+	return &w->sval[j];
+}
+
 /* The number of the event's call site (site_of); -1 out of memory. */
-static int64_t site_num(struct sites *t, struct symz *z, const struct tthread *th,
+static int64_t site_num(struct cw *w, struct symz *z, const struct tthread *th,
                         const struct tev *e)
 {
-	const char *s = e->addr ? symz_lookup(z, th->pid, e->ts, e->addr) : "";
+	uint64_t tid = 0;
+	const char *s = e->addr ? symz_lookup_id(z, th->pid, e->ts, e->addr, &tid) : "";
+	uint32_t *slot = tid ? site_slot(w, tid << 10 | e->id) : NULL;
+	if (slot && *slot != UINT32_MAX)
+		return *slot;
 	char lab[1100];
 	int n = snprintf(lab, sizeof lab, "0x%llx%s%.1000s", (unsigned long long)e->addr,
 	                 s[0] && strncmp(s, "0x", 2) ? " " : "", strncmp(s, "0x", 2) ? s : "");
 	for (int i = 0; i < n && lab[i]; i++) /* a path could hold anything */
 		if ((unsigned char)lab[i] < 0x20 || (unsigned char)lab[i] >= 0x7f)
 			lab[i] = '?';
-	uint32_t id = site_of(t, e->id, lab);
-	return id == UINT32_MAX ? -1 : (int64_t)id;
+	uint32_t id = site_of(w->sites, e->id, lab);
+	if (id == UINT32_MAX)
+		return -1;
+	if (slot)
+		*slot = id;
+	return (int64_t)id;
 }
 
 /* The event header: 5 bits of class id and the low 27 bits of the time
@@ -413,46 +477,79 @@ static long lay_typed(struct cw *w, const struct tlog *l, const struct tev *e)
 	return typed_ctf_payload(w->tmp, w->tmpcap, d, e->data, e->len);
 }
 
+/* The stream for an event of thread x at *t (made if need be; *t moved
+ * up when none can take it at its time); SIZE_MAX out of memory. */
+static size_t pick_stream(struct cw *w, const struct cthread *x, uint64_t *t)
+{
+	if (x->stream && w->s[x->stream].te <= *t)
+		return x->stream;
+	size_t best = 0;
+	for (size_t k = 1; k < w->n; k++) {
+		if (w->s[k].te <= *t)
+			return k;
+		if (!best || w->s[k].te < w->s[best].te)
+			best = k;
+	}
+	if (w->n < MAX_STREAMS + 1) {
+		struct cstream *n = realloc(w->s, (w->n + 1) * sizeof *n);
+		if (!n)
+			return SIZE_MAX;
+		w->s = n;
+		w->s[w->n] = (struct cstream){ .empty = 1 };
+		return w->n++;
+	}
+	*t = w->s[best].te;
+	return best;
+}
+
 static int write_event(struct cw *w, struct tlog *l, struct symz *z, const struct tev *e,
                        int counted)
 {
 	const struct tthread *th = &l->th[e->thread];
-	size_t k = e->thread < w->nthreads ? e->thread : w->extra;
-	struct cstream *c = &w->s[k];
-	struct buf *b = &c->b;
+	struct cthread *x = &w->th[e->thread < w->nthreads ? e->thread : w->nthreads];
 	uint64_t t = e->ts >= w->base ? e->ts - w->base : 0;
 	const struct pt_ext_thread *id = thrmap_find(l->thrs, th->pid, th->tid, e->ts);
-	int32_t vtid = id ? id->tid : 0;
-	char name[16] = "";
 
-	if (id)
-		memcpy(name, id->name, sizeof name - 1);
+	if (!x->known || x->id != id) { /* its context */
+		const struct pt_ext_proc *pi = th->pid ? tlog_identity(l, th->pid) : NULL;
+		size_t nl = id ? strnlen(id->name, 15) : 0;
+		ctf_le(x->ctx, (uint32_t)th->pid, 4);
+		ctf_le(x->ctx + 4, (uint32_t)(id ? id->tid : 0), 4);
+		ctf_le(x->ctx + 8, (uint32_t)(id ? id->tid : 0), 4);
+		ctf_le(x->ctx + 12, th->tid, 8);
+		if (nl)
+			memcpy(x->ctx + 20, id->name, nl);
+		x->ctx[20 + nl] = 0; /* (a string: the name, at most 15 bytes, and its NUL) */
+		ctf_le(x->ctx + 21 + nl, (uint64_t)(int64_t)(pi ? pi->ppid : 0), 8);
+		x->ctxlen = (unsigned)(29 + nl);
+		x->id = id;
+		x->known = 1;
+	}
+	if (t < x->last) /* a thread's clock never goes back (a nested writer) */
+		t = x->last;
+	size_t k = 0;
+	if (!(th->pid == 0 && th->tid == 0) && e->thread < w->nthreads)
+		k = pick_stream(w, x, &t);
+	else if (t < w->s[0].te) /* (synthesized events never step back) */
+		t = w->s[0].te;
+	if (k == SIZE_MAX)
+		return -1;
+	struct cstream *c = &w->s[k];
+	struct buf *b = &c->b;
 	if (!b->p && (put(b, (unsigned char[HDR_BYTES]){ 0 }, HDR_BYTES)))
 		return -1;
-	if (t < c->te) /* a stream's clock never goes back (a nested writer) */
-		t = c->te;
-	if (!c->empty && (e->id == POSIX_TRACE_OVERFLOW || /* the loss in a packet of its own */
-	                  c->pid != th->pid || c->vtid != vtid || c->tid != th->tid ||
-	                  memcmp(c->name, name, sizeof name)) && /* a new name */
+	if (!c->empty && e->id == POSIX_TRACE_OVERFLOW && /* the loss in a packet of its own */
 	    flush_packet(w, k, c->tb, c->te))
 		return -1;
-	if (c->empty) {
-		c->tb = t;
-		c->te = t;
-		c->pid = th->pid;
-		const struct pt_ext_proc *pi = th->pid ? tlog_identity(l, th->pid) : NULL;
-		c->ppid = pi ? pi->ppid : 0; /* (0: not known) */
-		c->vtid = vtid;
-		c->tid = th->tid;
-		memcpy(c->name, name, sizeof name);
-	}
-	int64_t site = z ? site_num(w->sites, z, th, e) : 0;
+	if (c->empty)
+		c->tb = c->te = t;
+	int64_t site = z ? site_num(w, z, th, e) : 0;
 	if (site > 0xffff && w->site_bytes == 2)
 		return 2; /* (write_ctf starts again with 4 bytes) */
 	long typed = lay_typed(w, l, e);
 	unsigned cid = typed >= 0 || !w->c->desc[e->id] ? w->c->cid[e->id] : w->c->raw[e->id];
 	static const unsigned char zero[8];
-	if (typed < -1 || site < 0 || put_header(b, cid, t, c->te) ||
+	if (typed < -1 || site < 0 || put_header(b, cid, t, c->te) || put(b, x->ctx, x->ctxlen) ||
 	    (typed >= 0 && put(b, zero, (8 - b->n % 8) % 8)) || /* its fields are 8-aligned */
 	    (z ? put_le(b, (uint64_t)site, w->site_bytes) : put_le(b, e->addr, 8)))
 		return -1;
@@ -460,6 +557,8 @@ static int write_event(struct cw *w, struct tlog *l, struct symz *z, const struc
 	               : put_le(b, e->len, w->wide ? 4 : 2) || put(b, e->data, e->len))
 		return -1;
 	c->te = t;
+	x->last = t;
+	x->stream = (unsigned)k;
 	c->empty = 0;
 	if (e->id == POSIX_TRACE_OVERFLOW && !counted)
 		c->discarded++;
@@ -470,38 +569,44 @@ static int write_event(struct cw *w, struct tlog *l, struct symz *z, const struc
 	return 0;
 }
 
+static void cw_free(struct cw *w)
+{
+	for (size_t i = 0; i < w->n; i++)
+		free(w->s[i].b.p);
+	free(w->s);
+	free(w->th);
+	free(w->tmp);
+	free(w->skey);
+	free(w->sval);
+}
+
 static int write_streams(struct tlog *l, struct symz *z, const char *dir, int dfd, int force,
                          const unsigned char *uuid, uint64_t base, const struct classes *cl,
                          int wide, struct sites *sites, int site_bytes)
 {
 	struct cw w = { .dir = dir, .dfd = dfd, .force = force, .uuid = uuid, .base = base,
-	                .loss = SIZE_MAX, .c = cl, .wide = wide, .sites = sites,
-	                .site_bytes = site_bytes };
+	                .c = cl, .wide = wide, .sites = sites, .site_bytes = site_bytes };
 	struct progress p;
 	struct tev e;
 	int rc = 0, r = 0, counted = l->ngaps || l->lost_final;
 
-	for (size_t i = 0; i < l->nth; i++)
-		if (l->th[i].pid == 0 && l->th[i].tid == 0)
-			w.loss = i;
 	/* (threads the totals did not know: events of a damaged stretch of a
 	 * log read through its summary, stamped by the reader, pid 0) */
 	w.nthreads = l->nth;
-	w.n = l->nth + (w.loss == SIZE_MAX);
-	if (w.loss == SIZE_MAX)
-		w.loss = l->nth;
-	w.extra = w.loss;
-	w.target = l->nth <= 256 ? PACKET_TARGET : (16u << 20) / l->nth;
-	w.target = w.target < 4096 ? 4096 : w.target;
-	if (!(w.s = calloc(w.n + 1, sizeof *w.s)))
+	w.n = 1;
+	w.target = PACKET_TARGET;
+	w.s = calloc(1, sizeof *w.s);
+	w.th = calloc(l->nth + 1, sizeof *w.th);
+	if (!w.s || !w.th) {
+		cw_free(&w);
 		return -1;
-	for (size_t i = 0; i < w.n; i++)
-		w.s[i].empty = 1;
+	}
+	w.s[0].empty = 1;
 	uint64_t t0 = l->first >= base ? l->first - base : 0;
 	uint64_t t1 = l->nev && l->last >= base ? l->last - base : t0;
 	if (l->nev && tlog_lost_any(l)) { /* a count of 0 to start from */
-		rc = flush_packet(&w, w.loss, t0, t0);
-		w.s[w.loss].te = t0;
+		rc = flush_packet(&w, 0, t0, t0);
+		w.s[0].te = t0;
 	}
 	progress_begin(&p, "export ctf", l->nev);
 	while (!rc && (r = tlog_next(l, &e)) > 0) {
@@ -510,28 +615,22 @@ static int write_streams(struct tlog *l, struct symz *z, const char *dir, int df
 	}
 	progress_end(&p);
 	if (rc == 2) { /* more sites than 2 bytes number: none of it is kept */
-		for (size_t i = 0; i < w.n; i++)
-			free(w.s[i].b.p);
-		free(w.s);
-		free(w.tmp);
+		cw_free(&w);
 		return 2;
 	}
 	rc |= r < 0;
 	for (size_t i = 0; i < w.n && !rc; i++)
 		if (!w.s[i].empty)
 			rc = flush_packet(&w, i, w.s[i].tb, w.s[i].te);
-	struct cstream *c = &w.s[w.loss];
+	struct cstream *c = &w.s[0];
 	if (!rc && l->nev && tlog_lost_total(l) > c->discarded) { /* the rest, at the end */
 		uint64_t te = c->te > t1 ? c->te : t1;
 		c->discarded = tlog_lost_total(l);
-		rc = flush_packet(&w, w.loss, te, te);
+		rc = flush_packet(&w, 0, te, te);
 	}
 	if (!rc && l->nev == 0) /* an empty trace still has one (empty) packet */
 		rc = flush_packet(&w, 0, 0, 0);
-	for (size_t i = 0; i < w.n; i++)
-		free(w.s[i].b.p);
-	free(w.s);
-	free(w.tmp);
+	cw_free(&w);
 	return rc;
 }
 

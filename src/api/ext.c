@@ -82,9 +82,12 @@ int pt_ext_losses(trace_id_t trid, struct pt_ext_losses *out)
 
 /* The entries of the map's area a stream or a log holds (the map of
  * loaded code, thread identities, payload descriptions; reader/objread.c
- * takes a stream's), under t's lock. */
-static void area(struct pt_trid *t, const struct pt_ext_obj **src, size_t *have)
+ * takes a stream's), under t's lock; *retired: a stream's entries of
+ * each kind retired (processes gone, written to its log), NULL if none. */
+static void area(struct pt_trid *t, const struct pt_ext_obj **src, size_t *have,
+                 const size_t **retired)
 {
+	*retired = NULL;
 	if (t->kind == PT_KIND_LOG) {
 		*src = t->lr->objs;
 		*have = t->lr->nobjs;
@@ -92,13 +95,17 @@ static void area(struct pt_trid *t, const struct pt_ext_obj **src, size_t *have)
 		pt_objs_collect(t);
 		*src = t->rd.objs;
 		*have = t->rd.nobjs;
+		*retired = t->rd.obj_retired;
 	}
 }
 
+/* The classes of entries a caller asks for (their own indices). */
+enum { C_OBJECT, C_THREAD, C_PROC, C_TYPE };
+
 /* The entries of the area whose kind `want` accepts, from the from-th of
  * them on, up to cap, each made into out's element by `put`. */
-static int entries(trace_id_t trid, int (*want)(unsigned kind), size_t from, void *out,
-                   size_t elem, size_t cap, size_t *n,
+static int entries(trace_id_t trid, int (*want)(unsigned kind), unsigned cls, size_t from,
+                   void *out, size_t elem, size_t cap, size_t *n,
                    void (*put)(void *dst, const struct pt_ext_obj *o))
 {
 	struct pt_trid *t;
@@ -110,11 +117,29 @@ static int entries(trace_id_t trid, int (*want)(unsigned kind), size_t from, voi
 		return EINVAL;
 	if ((rc = pt_trid_lock_any(trid, &t)) != 0)
 		return rc;
-	area(t, &src, &have);
+	const size_t *retired;
+	area(t, &src, &have, &retired);
 	*n = 0;
-	for (size_t i = 0; i < have && *n < cap; i++)
+	/* (indices count retired entries too: asked for one of those, the
+	 * first kept one comes) */
+	for (unsigned kind = 0; retired && kind < 8; kind++)
+		if (want(kind))
+			k += retired[kind];
+	if (from < k)
+		from = k;
+	size_t i = 0;
+	if (retired && t->rd.obj_cur_k[cls] >= k && from >= t->rd.obj_cur_k[cls] &&
+	    t->rd.obj_cur_i[cls] <= have) {
+		i = t->rd.obj_cur_i[cls]; /* (on from where the last look stopped) */
+		k = t->rd.obj_cur_k[cls];
+	}
+	for (; i < have && *n < cap; i++)
 		if (want(src[i].kind) && k++ >= from)
 			put((char *)out + elem * (*n)++, &src[i]);
+	if (retired) {
+		t->rd.obj_cur_i[cls] = i;
+		t->rd.obj_cur_k[cls] = k;
+	}
 	pt_trid_unlock(t);
 	return 0;
 }
@@ -132,7 +157,7 @@ static void put_object(void *dst, const struct pt_ext_obj *o)
 /* The map of loaded code, entries from `from` on (counting objects only). */
 int pt_ext_objects(trace_id_t trid, size_t from, struct pt_ext_obj *out, size_t cap, size_t *n)
 {
-	return entries(trid, is_object, from, out, sizeof *out, cap, n, put_object);
+	return entries(trid, is_object, C_OBJECT, from, out, sizeof *out, cap, n, put_object);
 }
 
 static int is_thread(unsigned kind)
@@ -154,7 +179,7 @@ static void put_thread(void *dst, const struct pt_ext_obj *o)
 int pt_ext_threads(trace_id_t trid, size_t from, struct pt_ext_thread *out, size_t cap,
                    size_t *n)
 {
-	return entries(trid, is_thread, from, out, sizeof *out, cap, n, put_thread);
+	return entries(trid, is_thread, C_THREAD, from, out, sizeof *out, cap, n, put_thread);
 }
 
 static int is_proc(unsigned kind)
@@ -175,7 +200,7 @@ static void put_proc(void *dst, const struct pt_ext_obj *o)
 
 int pt_ext_procs(trace_id_t trid, size_t from, struct pt_ext_proc *out, size_t cap, size_t *n)
 {
-	return entries(trid, is_proc, from, out, sizeof *out, cap, n, put_proc);
+	return entries(trid, is_proc, C_PROC, from, out, sizeof *out, cap, n, put_proc);
 }
 
 static int is_type(unsigned kind)
@@ -195,7 +220,7 @@ static void put_type(void *dst, const struct pt_ext_obj *o)
 
 int pt_ext_types(trace_id_t trid, size_t from, struct pt_ext_type *out, size_t cap, size_t *n)
 {
-	return entries(trid, is_type, from, out, sizeof *out, cap, n, put_type);
+	return entries(trid, is_type, C_TYPE, from, out, sizeof *out, cap, n, put_type);
 }
 
 int pt_ext_seek(trace_id_t trid, uint64_t ts_ns, uint64_t *lost_before)

@@ -533,6 +533,8 @@ struct pt_logr {
 	struct pt_ext_obj *objs; /* the map of loaded code (v3), duplicates left out */
 	uint64_t *obj_hash;
 	size_t nobjs, objs_cap;
+	uint32_t *obj_tab;       /* index + 1 of objs by obj_hash (open addressing) */
+	size_t obj_tcap;
 	struct pt_logr_item *items;
 	size_t nitems, cur;
 	unsigned char *buf;  /* one block; grown to the largest one in the log */

@@ -171,15 +171,41 @@ static int get_obj(struct pt_logr *r, const unsigned char *p, uint32_t n, int ke
 	return keep ? keep_obj(r, &o, pt_log_crc(0, p, n) | (uint64_t)n << 32) : 0;
 }
 
-/* An entry of the map of loaded code, kept once (h: a hash of it). */
+static size_t obj_slot(uint64_t h, size_t cap)
+{
+	h *= 0x9e3779b97f4a7c15ull;
+	return (size_t)(h ^ h >> 29) & (cap - 1);
+}
+
+/* An entry of the map of loaded code, kept once (h: a hash of it).  The
+ * entries already kept are found through a table by hash: a log of
+ * thousands of processes has tens of thousands of entries, and looking
+ * through all of them for each was most of reading it. */
 static int keep_obj(struct pt_logr *r, const struct pt_ext_obj *op, uint64_t h)
 {
 	const struct pt_ext_obj o = *op;
 
+	if ((r->nobjs + 1) * 2 > r->obj_tcap) {
+		size_t ncap = r->obj_tcap ? 2 * r->obj_tcap : 1024;
+		uint32_t *nt = calloc(ncap, sizeof *nt);
+		if (!nt)
+			return 0; /* (memory: the map goes without it) */
+		for (size_t i = 0; i < r->nobjs; i++) {
+			size_t j = obj_slot(r->obj_hash[i], ncap);
+			while (nt[j])
+				j = (j + 1) & (ncap - 1);
+			nt[j] = (uint32_t)(i + 1);
+		}
+		free(r->obj_tab);
+		r->obj_tab = nt, r->obj_tcap = ncap;
+	}
 	/* the same entry again (a copy after a LOOP wrap, or a stale block) */
-	for (size_t i = 0; i < r->nobjs; i++)
+	size_t j = obj_slot(h, r->obj_tcap);
+	for (; r->obj_tab[j]; j = (j + 1) & (r->obj_tcap - 1)) {
+		size_t i = r->obj_tab[j] - 1;
 		if (r->obj_hash[i] == h && !memcmp(&r->objs[i], &o, sizeof o))
 			return 0;
+	}
 	if (r->nobjs >= PT_LOG_OBJS_MAX)
 		return 0;
 	if (r->nobjs == r->objs_cap) {
@@ -194,6 +220,7 @@ static int keep_obj(struct pt_logr *r, const struct pt_ext_obj *op, uint64_t h)
 	}
 	r->obj_hash[r->nobjs] = h;
 	r->objs[r->nobjs++] = o;
+	r->obj_tab[j] = (uint32_t)r->nobjs;
 	return 0;
 }
 
@@ -697,8 +724,11 @@ void pt_logr_close(struct pt_logr *r)
 	free(r->items);
 	free(r->objs);
 	free(r->obj_hash);
+	free(r->obj_tab);
 	r->objs = NULL;
 	r->obj_hash = NULL;
+	r->obj_tab = NULL;
+	r->obj_tcap = 0;
 	r->nobjs = r->objs_cap = 0;
 	r->buf = NULL;
 	r->names = NULL;

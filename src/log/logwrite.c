@@ -303,7 +303,7 @@ int pt_logw_obj(struct pt_logw *w, const struct pt_ext_obj *o)
 	uint32_t bl = o->bid_len < PT_EXT_OBJ_BID_MAX ? o->bid_len : PT_EXT_OBJ_BID_MAX;
 	uint32_t pl = (uint32_t)strnlen(o->path, PT_EXT_OBJ_PATH - 1);
 	uint32_t n = PT_LOG_OBJ_FIXED + bl + pl;
-	unsigned char *p;
+	unsigned char *p = NULL, one[4 + PT_LOG_OBJ_MAX];
 
 	if (!w->rec || w->finished)
 		return EINVAL;
@@ -312,16 +312,24 @@ int pt_logw_obj(struct pt_logw *w, const struct pt_ext_obj *o)
 		return 0; /* formats 3 and 5 have no such entries */
 	if (PT_LOG_BLK + PT_LOG_REC + n > w->cap)
 		return 0; /* a block this small cannot hold it: the log goes without */
-	if (w->nobjs == w->objs_cap) {
+	/* A copy is kept for the summary and the LOOP wraps, up to as many
+	 * as a reader keeps (PT_LOG_OBJS_MAX: it keeps the first ones); the
+	 * entries after those go into the log only, so that a recording of
+	 * days does not grow by a copy of each entry of every process. */
+	if (w->nobjs >= PT_LOG_OBJS_MAX) {
+		p = one;
+	} else if (w->nobjs == w->objs_cap) {
 		uint32_t ncap = w->objs_cap ? 2 * w->objs_cap : 64;
 		unsigned char **no = realloc(w->objs, ncap * sizeof *no);
 		if (!no)
 			return ENOMEM;
 		w->objs = no, w->objs_cap = ncap;
 	}
-	if (!(p = malloc(4 + n)))
-		return ENOMEM;
-	w->objs[w->nobjs++] = p;
+	if (p != one) {
+		if (!(p = malloc(4 + n)))
+			return ENOMEM;
+		w->objs[w->nobjs++] = p;
+	}
 	pt_log_put32(p, n, 0); /* (kept in memory: native order) */
 	p += 4;
 	pt_log_put64(p, o->ts, w->swap);

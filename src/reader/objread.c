@@ -2,8 +2,13 @@
  * objread.c -- the controller's side of the map of loaded code: taking
  * the entries the traced processes wrote into a stream's segment (each
  * checked: the traced process can write anything there).  The posixtrace
- * command gets them through pt_ext_objects() (api/ext.c).
+ * command gets them through pt_ext_objects() (api/ext.c).  A stream
+ * written to a log drops the entries of processes gone once the log has
+ * them (pt_objs_retire): a recorder of a service that forks for days
+ * keeps the entries of the processes alive, not of every child it saw.
  */
+#include <errno.h>
+#include <signal.h>
 #include <string.h>
 #include "reader.h"
 
@@ -123,4 +128,55 @@ size_t pt_objs_collect(struct pt_trid *t)
 		rd->nobjs++;
 	}
 	return first;
+}
+
+/* pid is gone: no process has it (one that reused it keeps its entries:
+ * kept too long, never dropped too soon). */
+static int pid_gone(int32_t pid)
+{
+	return pid > 0 && kill(pid, 0) != 0 && errno == ESRCH;
+}
+
+size_t pt_objs_retire(struct pt_trid *t, size_t upto)
+{
+	struct pt_reader *rd = &t->rd;
+	size_t out = 0, dropped = 0;
+	int32_t last = 0;
+	int last_gone = 0;
+
+	if (upto > rd->nobjs)
+		upto = rd->nobjs;
+	if (rd->nobjs < rd->obj_retire_at || upto < 64)
+		return 0;
+	int saved = errno;
+	for (size_t i = 0; i < rd->nobjs; i++) {
+		const struct pt_ext_obj *o = &rd->objs[i];
+		if (i < upto) {
+			/* (a process's entries come together: one look each) */
+			if (o->pid != last || i == 0) {
+				last = o->pid;
+				last_gone = pid_gone(o->pid);
+			}
+			if (last_gone) {
+				rd->obj_retired[o->kind & 7]++;
+				dropped++;
+				continue;
+			}
+		}
+		if (out != i)
+			rd->objs[out] = *o;
+		out++;
+	}
+	errno = saved;
+	rd->nobjs = out;
+	memset(rd->obj_cur_i, 0, sizeof rd->obj_cur_i); /* (positions moved) */
+	memset(rd->obj_cur_k, 0, sizeof rd->obj_cur_k);
+	rd->obj_retire_at = 2 * out > 256 ? 2 * out : 256;
+	if (rd->objs_cap > 64 && rd->objs_cap > 4 * out) { /* the memory back */
+		size_t ncap = out > 32 ? 2 * out : 64;
+		struct pt_ext_obj *n = realloc(rd->objs, ncap * sizeof *n);
+		if (n)
+			rd->objs = n, rd->objs_cap = ncap;
+	}
+	return dropped;
 }

@@ -100,6 +100,13 @@ struct pt_reader {
 	uint64_t obj_taken[PT_OBJ_SLOTS / 64];
 	uint64_t obj_lost;           /* the segment's count, as of the last LOST entry */
 	unsigned obj_nlost;          /* LOST entries made */
+	size_t obj_retired[8];       /* entries of each kind retired (pt_objs_retire) */
+	size_t obj_retire_at;        /* entries below which a retire pass is not worth it */
+	/* where the last look for entries of each class (objects, threads,
+	 * processes, types: api/ext.c) stopped: k of them before objs[i];
+	 * a caller that reads on from there does not go through the
+	 * entries before again (reset when entries are retired) */
+	size_t obj_cur_i[4], obj_cur_k[4];
 	/* an event already taken, returned after the RESUME that precedes it */
 	int stashed;
 	struct posix_trace_event_info st_ev;
@@ -189,6 +196,11 @@ int pt_read_merge_end(struct pt_trid *t, struct pt_read_merge *m);
 /* objread.c: take what the traced processes added to the map of loaded
  * code (locked); the index of the first new entry in t->rd.objs */
 size_t pt_objs_collect(struct pt_trid *t);
+/* The entries below `upto` (already written to the log) of processes
+ * that are gone, dropped from t->rd.objs, the others moved down in
+ * order (locked); how many were dropped below upto.  Only a pass now and
+ * then does anything: when the entries have doubled since the last. */
+size_t pt_objs_retire(struct pt_trid *t, size_t upto);
 /* ------------------------------- between the reader's files (not above) */
 #define NONE (-1)
 #define PT_MAX_WRITERS 65536 /* threads x levels a reader keeps apart */

@@ -105,6 +105,8 @@ static void take_objs(struct pt_trid *t, struct pt_flusher *f)
 	memcpy(f->obuf + f->obuf_n, t->rd.objs + f->objs_done, n * sizeof *f->obuf);
 	f->obuf_n += n;
 	f->objs_done += n;
+	/* the log has them now: those of processes gone need not stay */
+	f->objs_done -= pt_objs_retire(t, f->objs_done);
 }
 
 static void name_all(struct pt_trid *t, struct pt_flusher *f);
