@@ -117,7 +117,14 @@ int main(int argc, char **argv)
 	double per_child = (double)(late - early) * 1024 / (CHILDREN - EARLY);
 	fprintf(stderr, "recorder VmRSS %ld kB after %d children, %ld kB after %d: %.0f bytes a child\n",
 	        early, EARLY, late, CHILDREN, per_child);
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+	/* a sanitizer's allocator keeps what is freed (AddressSanitizer's
+	 * quarantine: 23 KB a child here), so the recorder's RSS says nothing
+	 * of what it keeps: the events are checked, not the memory */
+	printf("(a sanitized build: the recorder's memory is not checked)\n");
+#else
 	CHECK(per_child < 2048);
+#endif
 	free(s);
 	free(ev);
 	free(err);

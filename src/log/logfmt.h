@@ -644,9 +644,9 @@ struct pt_log_summary {
 	char (*names)[PT_LOG_NAME_MAX + 1];
 	uint64_t known[PT_NIDS / 64];
 	struct pt_logw_sumw *wr;
-	uint32_t nwr;
+	uint32_t nwr, wr_cap;   /* (capacities: grown by doubling) */
 	struct pt_ext_obj *objs;
-	size_t nobjs;
+	size_t nobjs, objs_cap;
 	/* (v7) the block index: its entries counted (nidx), kept only when
 	 * want_index; where the first SUMMARY block is and its sequence number */
 	int want_index;

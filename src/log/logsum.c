@@ -436,10 +436,15 @@ int pt_log_sum_parse(const unsigned char *p, uint32_t len, uint32_t nrec, int sw
 			if (n != 40 || pt_log_get32(e + 4, sw))
 				return EBADMSG;
 			if (s) {
-				struct pt_logw_sumw *nw = realloc(s->wr, (s->nwr + 1) * sizeof *nw);
-				if (!nw)
-					return ENOMEM;
-				s->wr = nw;
+				if (s->nwr == s->wr_cap) { /* (doubling: a copy per entry was
+				                            * quadratic in the writers) */
+					uint32_t ncap = s->wr_cap ? 2 * s->wr_cap : 64;
+					struct pt_logw_sumw *nw = ncap > s->wr_cap ?
+						realloc(s->wr, (size_t)ncap * sizeof *nw) : NULL;
+					if (!nw)
+						return ENOMEM;
+					s->wr = nw, s->wr_cap = ncap;
+				}
 				s->wr[s->nwr++] = (struct pt_logw_sumw){
 					(int32_t)pt_log_get32(e, sw), pt_log_get64(e + 8, sw),
 					pt_log_get64(e + 16, sw), pt_log_get64(e + 24, sw),
@@ -451,10 +456,15 @@ int pt_log_sum_parse(const unsigned char *p, uint32_t len, uint32_t nrec, int sw
 			if (pt_log_obj_decode(e, n, sw, version, &o))
 				return EBADMSG;
 			if (s && s->nobjs < PT_LOG_OBJS_MAX) {
-				struct pt_ext_obj *no = realloc(s->objs, (s->nobjs + 1) * sizeof *no);
-				if (!no)
-					return ENOMEM;
-				s->objs = no;
+				if (s->nobjs == s->objs_cap) { /* (doubling, as above) */
+					size_t ncap = s->objs_cap ? 2 * s->objs_cap : 64;
+					if (ncap > PT_LOG_OBJS_MAX)
+						ncap = PT_LOG_OBJS_MAX;
+					struct pt_ext_obj *no = realloc(s->objs, ncap * sizeof *no);
+					if (!no)
+						return ENOMEM;
+					s->objs = no, s->objs_cap = ncap;
+				}
 				s->objs[s->nobjs++] = o;
 			}
 			break;
@@ -505,8 +515,8 @@ void pt_log_summary_free(struct pt_log_summary *s)
 	s->names = NULL;
 	s->wr = NULL;
 	s->objs = NULL;
-	s->nwr = 0;
-	s->nobjs = 0;
+	s->nwr = s->wr_cap = 0;
+	s->nobjs = s->objs_cap = 0;
 }
 
 /* The SUMMARY block that ends at `end` with sequence number seq: read
