@@ -166,4 +166,37 @@ static inline void qlog_sanitized_hosts(void)
 #endif
 }
 
+#ifdef POSIXTRACE_CLI_UTIL_H
+/* The extension's hosts, for the tests that load it (sql_ext,
+ * sql_ext_host): skips (exit 77, saying why) when the command was built
+ * without SQLite, when there is no sqlite3 shell or no python3 whose
+ * sqlite3 module loads extensions, or when a sanitized build's extension
+ * cannot be loaded by them (qlog_sanitized_hosts); else their paths. */
+static inline void qlog_hosts(const char *ext, char **sqlite, char **python)
+{
+	char *err = NULL;
+	if (cli_run(CLI("query", "/dev/null", "SELECT 1"), NULL, &err) == 1 &&
+	    cli_contains(err, "without SQLite"))
+		T_SKIP("built without SQLite (libsqlite3-dev): no extension");
+	free(err);
+	REQUIRE(access(ext, R_OK) == 0); /* (make builds it with SQLite) */
+	qlog_sanitized_hosts();
+	const char *s = cli_which("sqlite3");
+	if (!s)
+		T_SKIP("the sqlite3 shell is missing (Debian: apt-get install sqlite3)");
+	*sqlite = strdup(s);
+	const char *py = access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" :
+	                                                        cli_which("python3");
+	int rc = -1;
+	if (py) {
+		*python = strdup(py);
+		rc = cli_run(((char *const[]){ *python, "-c",
+		                              "import sqlite3; sqlite3.connect(':memory:')."
+		                              "enable_load_extension", NULL }), NULL, NULL);
+	}
+	if (rc != 0)
+		T_SKIP("no python3 whose sqlite3 module loads extensions (Debian: python3)");
+}
+#endif
+
 #endif

@@ -157,28 +157,8 @@ int main(void)
 {
 	T_BEGIN(120);
 	cli_setup();
-	char *err = NULL;
-	if (cli_run(CLI("query", "/dev/null", "SELECT 1"), NULL, &err) == 1 &&
-	    cli_contains(err, "without SQLite"))
-		T_SKIP("built without SQLite (libsqlite3-dev): no extension");
-	free(err);
-	REQUIRE(access(ext, R_OK) == 0); /* (make builds it with SQLite) */
-	qlog_sanitized_hosts();
-	const char *sqlite = cli_which("sqlite3");
-	if (!sqlite)
-		T_SKIP("the sqlite3 shell is missing (Debian: apt-get install sqlite3)");
-	sqlite = strdup(sqlite);
-	const char *python =
-		access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : cli_which("python3");
-	int rc = -1;
-	if (python) {
-		python = strdup(python);
-		rc = cli_run(((char *const[]){ (char *)python, "-c",
-		                              "import sqlite3; sqlite3.connect(':memory:')."
-		                              "enable_load_extension", NULL }), NULL, NULL);
-	}
-	if (rc != 0)
-		T_SKIP("no python3 whose sqlite3 module loads extensions (Debian: python3)");
+	char *sqlite = NULL, *python = NULL;
+	qlog_hosts(ext, &sqlite, &python);
 	REQUIRE(qlog_write(cli_path("app.ptlog"), 50) == 0);
 	python_host(python);
 	shell_host(sqlite);
