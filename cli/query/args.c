@@ -26,8 +26,9 @@ struct argrows {
 	size_t nat, i;
 };
 
-static int begin_log(struct pq_cursor *c, struct argrows *s, size_t k)
+static int begin_log(struct pq_cursor *c, void *st, size_t k)
 {
+	struct argrows *s = st;
 	char err[600];
 
 	if (s->open != (long)k) {
@@ -63,17 +64,9 @@ static int advance(struct pq_cursor *c, struct argrows *s, int fresh)
 			return 0;
 		s->nat = s->i = 0;
 		if (fresh) {
-			if (c->k >= c->vt->logs.n || (b->log >= 0 && c->k != (size_t)b->log)) {
-				c->eof = 1;
-				return 0;
-			}
-			int r = begin_log(c, s, c->k);
-			if (r < 0)
-				return -1;
-			if (r == 0) {
-				c->k++;
-				continue;
-			}
+			int r = pq_next_log(c, begin_log, s);
+			if (r <= 0)
+				return r;
 			fresh = 0;
 		}
 		int r = tlog_next(&s->l, &s->e);

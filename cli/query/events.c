@@ -148,8 +148,9 @@ static int masks(struct pq_cursor *c, struct evs *s, const struct pq_log *lg)
 
 /* Log k ready to read from where the bounds say: 1, 0 (nothing there can
  * match), -1 (failed). */
-static int begin_log(struct pq_cursor *c, struct evs *s, size_t k)
+static int begin_log(struct pq_cursor *c, void *st, size_t k)
 {
+	struct evs *s = st;
 	const struct pq_log *lg = &c->vt->logs.v[k];
 	const struct pq_bounds *b = &c->b;
 	char err[600];
@@ -240,17 +241,9 @@ static int advance(struct pq_cursor *c, struct evs *s, int fresh)
 
 	for (;;) {
 		if (fresh) {
-			if (c->k >= c->vt->logs.n || (b->log >= 0 && c->k != (size_t)b->log)) {
-				c->eof = 1;
-				return 0;
-			}
-			int r = begin_log(c, s, c->k);
-			if (r < 0)
-				return -1;
-			if (r == 0) {
-				c->k++;
-				continue;
-			}
+			int r = pq_next_log(c, begin_log, s);
+			if (r <= 0)
+				return r;
 			fresh = 0;
 		}
 		int r = read_one(c, s);

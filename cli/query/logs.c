@@ -136,3 +136,16 @@ void pq_id_result(sqlite3_context *ctx, int64_t v)
 	if (v >= 0)
 		sqlite3_result_int64(ctx, v);
 }
+
+int pq_next_log(struct pq_cursor *c, int (*begin)(struct pq_cursor *, void *, size_t), void *st)
+{
+	for (;; c->k++) {
+		if (c->k >= c->vt->logs.n || (c->b.log >= 0 && c->k != (size_t)c->b.log)) {
+			c->eof = 1;
+			return 0;
+		}
+		int r = begin(c, st, c->k);
+		if (r != 0)
+			return r;
+	}
+}

@@ -132,6 +132,11 @@ extern const struct pq_ops pq_event_ops, pq_loss_ops, pq_meta_ops, pq_slice_ops,
 int pq_fail(struct pq_cursor *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A column's value: a text that SQLite copies */
 void pq_text(sqlite3_context *ctx, const char *s);
+/* Cursor c on to the next log its bounds allow that begin(c, st, k)
+ * opens: 1 (opened), 0 at the end (c->eof set) or -1 (failed).  begin
+ * gives 1 (opened), 0 (nothing there can match: the next log is tried) or
+ * -1.  (logs.c) */
+int pq_next_log(struct pq_cursor *c, int (*begin)(struct pq_cursor *, void *, size_t), void *st);
 
 /* ------------------------------------------------------------ print.c */
 enum { PQ_OUT_TABLE, PQ_OUT_CSV, PQ_OUT_JSON };

@@ -151,8 +151,9 @@ static int has_suffix(const char *n, const char *suf)
 	return a >= b && !strcmp(n + a - b, suf);
 }
 
-static int begin_log(struct pq_cursor *c, struct slices *s, size_t k)
+static int begin_log(struct pq_cursor *c, void *st, size_t k)
 {
+	struct slices *s = st;
 	char err[600];
 
 	reset(s);
@@ -370,17 +371,9 @@ static int advance(struct pq_cursor *c, struct slices *s, int fresh)
 
 	for (;;) {
 		if (fresh) {
-			if (c->k >= c->vt->logs.n || (c->b.log >= 0 && c->k != (size_t)c->b.log)) {
-				c->eof = 1;
-				return 0;
-			}
-			int r = begin_log(c, s, c->k);
-			if (r < 0)
-				return -1;
-			if (r == 0) {
-				c->k++;
-				continue;
-			}
+			int r = pq_next_log(c, begin_log, s);
+			if (r <= 0)
+				return r;
 			fresh = 0;
 		}
 		int r = read_one(c, s, &e);
