@@ -220,7 +220,7 @@ int parts_summary(FILE *f, const char *dir, const char *name, pid_t root,
 	}
 	closedir(d);
 	qsort(p, np, sizeof *p, by_n);
-	uint64_t nev = 0, lost = 0, first = UINT64_MAX, last = 0;
+	uint64_t nev = 0, lost = 0, first = UINT64_MAX, last = 0, waits = 0;
 	unsigned bad = 0;
 	for (size_t i = 0; i < np; i++) {
 		char path[4400];
@@ -238,6 +238,7 @@ int parts_summary(FILE *f, const char *dir, const char *name, pid_t root,
 		if (l.nev && l.last > last)
 			last = l.last;
 		unasked |= tlog_lost_unasked(&l);
+		waits += l.count[PT_EXT_NOLOSS_WAIT];
 		tlog_free(&l);
 	}
 	char dur[32];
@@ -254,6 +255,10 @@ int parts_summary(FILE *f, const char *dir, const char *name, pid_t root,
 		fprintf(f, " Read a part with 'posixtrace show %s/%s-%u.ptlog'.", dir, name,
 		        p[np - 1].n);
 	fputc('\n', f);
+	if (waits)
+		fprintf(f, "posixtrace: the program was held %llu time%s for room in the stream "
+		        "(--no-loss): 'posixtrace info' of a part says how long, per thread.\n",
+		        (unsigned long long)waits, waits == 1 ? "" : "s");
 	if (rs && rs->cuts)
 		fprintf(f, "posixtrace: %llu cut%s, each made within %.1f ms of its threshold; the "
 		        "longest took %.1f ms; %llu older part%s removed (--keep, --keep-size)\n",
