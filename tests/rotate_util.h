@@ -27,6 +27,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <trace.h>
@@ -103,6 +104,10 @@ static inline int ru_program(char **a)
 		pthread_join(th[i], NULL);
 	for (unsigned i = 0; i < ru.nthr; i++)
 		printf("thr %u count %llu\n", i, (unsigned long long)ru.count[i]);
+	struct rusage u; /* (for a measure by hand: its CPU time, user + system) */
+	if (getrusage(RUSAGE_SELF, &u) == 0)
+		printf("cpu %.3f s\n", (double)u.ru_utime.tv_sec + u.ru_utime.tv_usec / 1e6 +
+		                        (double)u.ru_stime.tv_sec + u.ru_stime.tv_usec / 1e6);
 	return 0;
 }
 
