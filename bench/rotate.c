@@ -15,7 +15,8 @@
  * low for the scheduler's sake alone: hence "held", which counts the
  * program's waits for room.  record's closing
  * summary gives how many times --no-loss held it, and with --rotate how
- * late the cuts were after their threshold and the longest cut's time.
+ * late the cuts were after their threshold and the longest cut's time
+ * (wall, and the most CPU time the flusher spent on one).
  * RUNS runs of each, alternated; each figure is the median of its runs.
  * Prints Markdown; rows to BENCH_JSON.
  */
@@ -102,7 +103,7 @@ static char *slurp(const char *path)
 	return buf;
 }
 
-struct run { double typical, at_cut, cpu_ns, waits, over_ms, cut_ms; };
+struct run { double typical, at_cut, cpu_ns, waits, over_ms, cut_ms, cut_cpu_ms; };
 
 static double med(double *v, int n)
 {
@@ -152,6 +153,7 @@ static int one(const char *self, const char *dir, int rotate, struct run *r)
 	r->waits = after(e, "was held ");
 	r->over_ms = after(e, "made within ");
 	r->cut_ms = after(e, "the longest took ");
+	r->cut_cpu_ms = after(e, " ms (");
 	snprintf(cmd, sizeof cmd, "rm -rf '%s/rotate-bench.d' '%s/rotate-bench.ptlog' '%s' '%s'",
 	         dir, dir, out, err);
 	if (system(cmd) != 0)
@@ -183,15 +185,17 @@ int main(int argc, char **argv)
 	printf("\n### record --rotate 100M at %.0f M events/s (8-byte events, --no-loss, %.0f s, "
 	       "median of %d)\n\n", RATE / 1e6, SECONDS, RUNS);
 	printf("| case | the program's typical 10 ms | its 10 ms of a cut (worst) | its CPU / event | "
-	       "held (--no-loss) | cut after its threshold | longest cut |\n"
-	       "|---|---:|---:|---:|---:|---:|---:|\n");
+	       "held (--no-loss) | cut after its threshold | longest cut | its CPU |\n"
+	       "|---|---:|---:|---:|---:|---:|---:|---:|\n");
 	for (int m = 0; m < 2; m++) {
-		double t[RUNS], a[RUNS], c[RUNS], w[RUNS], o[RUNS], k[RUNS];
+		double t[RUNS], a[RUNS], c[RUNS], w[RUNS], o[RUNS], k[RUNS], u[RUNS];
 		for (int i = 0; i < RUNS; i++)
 			t[i] = r[m][i].typical, a[i] = r[m][i].at_cut, c[i] = r[m][i].cpu_ns,
-			w[i] = r[m][i].waits, o[i] = r[m][i].over_ms, k[i] = r[m][i].cut_ms;
+			w[i] = r[m][i].waits, o[i] = r[m][i].over_ms, k[i] = r[m][i].cut_ms,
+			u[i] = r[m][i].cut_cpu_ms;
 		double mt = med(t, RUNS), ma = m ? med(a, RUNS) : NAN, mc = med(c, RUNS),
-		       mw = med(w, RUNS), mo = m ? med(o, RUNS) : NAN, mk = m ? med(k, RUNS) : NAN;
+		       mw = med(w, RUNS), mo = m ? med(o, RUNS) : NAN, mk = m ? med(k, RUNS) : NAN,
+		       mu = m ? med(u, RUNS) : NAN;
 		const char *name = m ? "--rotate 100M" : "one log";
 		printf("| %s | %.1f%% of the pace | ", name, 100 * mt);
 		if (m)
@@ -200,11 +204,11 @@ int main(int argc, char **argv)
 			printf("- | ");
 		printf("%.1f ns | %.0f | ", mc, mw);
 		if (m)
-			printf("%.1f ms | %.1f ms |\n", mo, mk);
+			printf("%.1f ms | %.1f ms | %.2f ms |\n", mo, mk, mu);
 		else
-			printf("- | - |\n");
+			printf("- | - | - |\n");
 		bench_json("rotate", name, "typical_share", mt, "cut_share", ma, "cpu_ns_event", mc,
-		           "noloss_waits", mw, "cut_late_ms", mo, "cut_ms", mk, NULL);
+		           "noloss_waits", mw, "cut_late_ms", mo, "cut_ms", mk, "cut_cpu_ms", mu, NULL);
 	}
 	if (getloadavg(load, 3) == 3)
 		printf("(load average %.2f %.2f %.2f on %ld CPUs when it ended)\n", load[0], load[1],

@@ -306,7 +306,7 @@ void pt_ext_summary_free(struct pt_ext_summary *s);
  * directory); EBUSY (rotating already); ENOMEM; EMFILE. */
 struct pt_ext_rotate_stats {
 	uint64_t cuts, removed, current;
-	uint64_t max_over_bytes, max_over_ns, max_cut_ns, total_cut_ns;
+	uint64_t max_over_bytes, max_over_ns, max_cut_ns, total_cut_ns, max_cut_cpu_ns;
 };
 struct pt_ext_rotate {
 	int dirfd;             /* the directory of the parts (the library dups it) */
@@ -322,12 +322,16 @@ struct pt_ext_rotate {
 };
 #define PT_EXT_ROTATE_NAME_MAX 200u
 int pt_ext_log_rotate(trace_id_t trid, const struct pt_ext_rotate *r);
-/* What the rotation of trid did so far: parts finished, parts removed,
- * the number of the part being written, and the cuts' delays: the
- * largest number of bytes a part had beyond `size` when it was cut
- * (before its last block, summary and END), and the time the longest
- * cut took (finishing the part, making the next, its names and map).
- * 0; EINVAL (not a rotating stream). */
+/* What the rotation of trid did so far: parts finished (cuts), parts
+ * removed, the number of the part being written, and the cuts' delays:
+ * the largest number of bytes a part had beyond `size` when it was cut
+ * (before its last block, summary and END), how long after its
+ * threshold a cut was made at most (by size: since the flusher last
+ * found none due, a bound), and the time the longest cut took (finishing
+ * the part, making the next, its names and map): its wall time, and the
+ * most CPU time the flusher's thread spent on one (the rest is waiting:
+ * preempted, or writes the kernel held).  0; EINVAL (not a rotating
+ * stream). */
 int pt_ext_log_rotate_stats(trace_id_t trid, struct pt_ext_rotate_stats *out);
 
 /* A log being written (`record`, and the parts of a rotation) carries an

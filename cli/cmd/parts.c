@@ -261,10 +261,12 @@ int parts_summary(FILE *f, const char *dir, const char *name, pid_t root,
 		        (unsigned long long)waits, waits == 1 ? "" : "s");
 	if (rs && rs->cuts)
 		fprintf(f, "posixtrace: %llu cut%s, each made within %.1f ms of its threshold; the "
-		        "longest took %.1f ms; %llu older part%s removed (--keep, --keep-size)\n",
+		        "longest took %.1f ms (%.1f ms of CPU at most); %llu older part%s removed "
+		        "(--keep, --keep-size)\n",
 		        (unsigned long long)rs->cuts, rs->cuts == 1 ? "" : "s",
 		        (double)rs->max_over_ns / 1e6, (double)rs->max_cut_ns / 1e6,
-		        (unsigned long long)rs->removed, rs->removed == 1 ? "" : "s");
+		        (double)rs->max_cut_cpu_ns / 1e6, (unsigned long long)rs->removed,
+		        rs->removed == 1 ? "" : "s");
 	free(p);
 	return unasked || bad;
 }

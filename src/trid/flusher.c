@@ -167,10 +167,10 @@ static void log_cut(struct pt_trid *t, struct pt_flusher *f, struct pt_rotate *r
 {
 	struct posix_trace_status_info si;
 	struct pt_logw nw;
-	uint64_t t0 = pt_rotate_now();
 	unsigned n;
 	int fd, rc;
 
+	pt_rotate_begin(r);
 	if ((rc = pt_rotate_open(r, &fd, &n)) != 0) {
 		note_error(f, rc);
 		return;
@@ -193,7 +193,7 @@ static void log_cut(struct pt_trid *t, struct pt_flusher *f, struct pt_rotate *r
 	uint64_t bytes = f->w.written;
 	pt_logw_free(&f->w);
 	f->w = nw;
-	pt_rotate_switched(r, bytes, fd, n, t0);
+	pt_rotate_switched(r, bytes, fd, n);
 	memset(f->named, 0, sizeof f->named);
 	name_all(t, f);
 	pt_lock(&t->lock);

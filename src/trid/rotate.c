@@ -33,6 +33,7 @@ struct pt_rotate {
 	uint64_t started;     /* when it began (monotonic ns) */
 	uint64_t checked;     /* when a cut was last found not due */
 	int by_size;          /* the cut due is for the size */
+	uint64_t t0, c0;      /* when the cut began: monotonic, and the thread's CPU time */
 	uint64_t retry_at;    /* after a part could not be made: not before */
 	struct part *done;    /* finished parts still on disk, oldest first */
 	size_t ndone, cap;
@@ -46,6 +47,13 @@ static uint64_t mono(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t cpu_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
@@ -174,10 +182,10 @@ static void trim(struct pt_rotate *r)
 }
 
 /* The part being written (bytes long, finished) is done; part n, open
- * on fd, is the one being written now.  t0: when the cut began. */
-void pt_rotate_switched(struct pt_rotate *r, uint64_t bytes, int fd, unsigned n, uint64_t t0)
+ * on fd, is the one being written now (its names and map too). */
+void pt_rotate_switched(struct pt_rotate *r, uint64_t bytes, int fd, unsigned n)
 {
-	uint64_t now = mono();
+	uint64_t now = mono(), t0 = r->t0, cpu = cpu_ns() - r->c0;
 	uint64_t over_b = r->size && bytes > r->size ? bytes - r->size : 0;
 	/* how long after its threshold: by size, since the last look that
 	 * found none due (the part reached its size after it: a bound); by
@@ -208,6 +216,8 @@ void pt_rotate_switched(struct pt_rotate *r, uint64_t bytes, int fd, unsigned n,
 	if (now - t0 > r->st.max_cut_ns)
 		r->st.max_cut_ns = now - t0;
 	r->st.total_cut_ns += now - t0;
+	if (cpu > r->st.max_cut_cpu_ns)
+		r->st.max_cut_cpu_ns = cpu;
 	pthread_mutex_unlock(&r->mu);
 	trim(r);
 	if (r->out)
@@ -221,9 +231,10 @@ void pt_rotate_stats(struct pt_rotate *r, struct pt_ext_rotate_stats *out)
 	pthread_mutex_unlock(&r->mu);
 }
 
-uint64_t pt_rotate_now(void)
+void pt_rotate_begin(struct pt_rotate *r)
 {
-	return mono();
+	r->t0 = mono();
+	r->c0 = cpu_ns();
 }
 
 /* The status an intermediate part ends with: the stream's, read without
