@@ -746,7 +746,7 @@ int pt_flusher_rotate(struct pt_trid *t, const struct pt_ext_rotate *in)
 	struct pt_rotate *r, *none = NULL;
 	int rc;
 
-	if (!f || f->w.policy != POSIX_TRACE_APPEND || f->stop || f->claimed)
+	if (!f || t->attr.log_policy != POSIX_TRACE_APPEND || f->claimed) /* (claimed: shutting down) */
 		return EINVAL;
 	if (atomic_load(&f->rot))
 		return EBUSY;

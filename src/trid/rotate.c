@@ -254,8 +254,15 @@ void pt_rotate_status(struct pt_trid *t, struct posix_trace_status_info *si)
 	si->posix_log_full_status = POSIX_TRACE_NOT_FULL;
 }
 
-/* In a fork child: the descriptors are the library's, the thread is not. */
+/* In a fork child: the descriptors are the library's, the thread is not
+ * (nor the mutex, which another thread may have held at the fork). */
 void pt_rotate_forget(struct pt_rotate *r)
 {
-	pt_rotate_free(r);
+	if (!r)
+		return;
+	if (r->fd >= 0)
+		close(r->fd);
+	close(r->dirfd);
+	free(r->done);
+	free(r);
 }
