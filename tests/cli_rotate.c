@@ -112,6 +112,7 @@ int main(int argc, char **argv)
 	int status;
 	REQUIRE(waitpid(rec, &status, 0) == rec);
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	free(err);
 	err = cli_slurp(o_err);
 	out = cli_slurp(o_out);
 	fprintf(stderr, "%s", err ? err : "");
