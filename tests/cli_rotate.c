@@ -15,6 +15,10 @@
  *    part names the type; every part but the last reaches 1M and the cut
  *    comes at the next block (64 KiB plus the block being built, its
  *    summary and END: under 1M + 256K).
+ *  - The same with losses (a 64K stream, no --no-loss, 2 threads, parts of
+ *    256K): each thread's numbers only grow across the parts, and the
+ *    events missing are exactly the losses the parts tell, each part's
+ *    own adding up (its RESUMEs tell its END's total).
  *  - A part in the middle, alone: `show` prints its events, typed
  *    (thr= seq=); `info` gives the same count, the four threads by name,
  *    the process's command line and its map of loaded code; `export
@@ -153,6 +157,51 @@ int main(int argc, char **argv)
 	free(out);
 	free(err);
 	out = err = NULL;
+
+	/* ---- with losses (a 64K stream, no --no-loss): in each thread the
+	 * sequence numbers only grow across the parts (none twice), and the
+	 * events missing are exactly the losses the parts tell, each part's
+	 * adding up within it (its RESUMEs tell its END's total) */
+	if (!stress) {
+		const char *ldir = cli_path("lossy");
+		fflush(NULL);
+		pid_t lr = fork();
+		REQUIRE(lr >= 0);
+		if (lr == 0) {
+			FILE *a = freopen(o_out, "w", stdout), *b = freopen(o_err, "w", stderr);
+			if (!a || !b)
+				_exit(126);
+			execl(cli_bin, cli_bin, "record", "--size", "64K", "--rotate", "256K", "-o", ldir,
+			      "--", self, "--program", ldir, pname, "2", "400000", "0", "0", "0",
+			      (char *)NULL);
+			_exit(127);
+		}
+		REQUIRE(waitpid(lr, &status, 0) == lr);
+		/* 3: events were lost that no policy asked to lose (a full stream) */
+		CHECK(WIFEXITED(status) && (WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == 3));
+		char *lout = cli_slurp(o_out), *lerr = cli_slurp(o_err);
+		uint64_t lc[RU_MAXTHR] = { 0 }, ln[RU_MAXTHR] = { 0 };
+		CHECK_EQ(ru_witness(lout, lc), 2);
+		unsigned lp = ru_list(ldir, pname, parts);
+		CHECK(lp > 2);
+		ru_lossy = 1;
+		CHECK_EQ(ru_read(ldir, pname, parts, lp, ln, 2, 0), 0);
+		ru_lossy = 0;
+		uint64_t seen = 0, lost = 0;
+		for (unsigned i = 0; i < lp; i++) {
+			seen += parts[i].events;
+			CHECK(parts[i].lost_ok);
+			CHECK_EQ(parts[i].told, parts[i].lost);
+			lost += parts[i].lost;
+		}
+		CHECK_EQ(seen + lost, lc[0] + lc[1]);
+		fprintf(stderr, "lossy: %u parts, %llu events, %llu lost\n", lp,
+		        (unsigned long long)seen, (unsigned long long)lost);
+		if (lost == 0)
+			fprintf(stderr, "%s", lerr ? lerr : "");
+		free(lout);
+		free(lerr);
+	}
 
 	/* ---- a part in the middle, alone */
 	unsigned mid = np / 2;

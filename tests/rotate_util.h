@@ -17,7 +17,9 @@
  * with posix_trace_open(); every rseq event checked against the witness:
  * in each thread, seq exactly one more than the one before (from 0, or,
  * from part `resync` on, from whatever comes first), so every event is
- * there exactly once and in order, across the parts.
+ * there exactly once and in order, across the parts.  With lossy set,
+ * seq need only grow (the gaps are the losses each part tells, which the
+ * caller adds up: pt_ext_losses() of each part read to its end).
  */
 #ifndef POSIXTRACE_ROTATE_UTIL_H
 #define POSIXTRACE_ROTATE_UTIL_H
@@ -31,6 +33,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <trace.h>
+#include "../src/ext.h"
 
 #define RU_MAXTHR 8
 #define RU_MAXPARTS 4096
@@ -131,6 +134,8 @@ struct ru_part {
 	uint64_t first, last; /* smallest and largest rseq timestamp */
 	int named;            /* the part names rseq */
 	unsigned threads;     /* bit t: thread t has events in it */
+	uint64_t lost, told;  /* losses: the part's total (END), and what its RESUMEs told */
+	int lost_ok;
 };
 
 static int ru_cmp(const void *a, const void *b)
@@ -173,6 +178,7 @@ static inline unsigned ru_list(const char *dir, const char *name, struct ru_part
  * it); from part number `resync` on, every thread starts again so.
  * Returns the number of events out of place (0: every one exactly once,
  * in order). */
+static int ru_lossy;
 static inline uint64_t ru_read(const char *dir, const char *name, struct ru_part *p,
                                unsigned np, uint64_t *next, unsigned nthr, unsigned resync)
 {
@@ -227,12 +233,18 @@ static inline uint64_t ru_read(const char *dir, const char *name, struct ru_part
 				continue;
 			}
 			p[i].threads |= 1u << d[0];
-			if (next[d[0]] != UINT64_MAX && d[1] != next[d[0]]) {
+			if (next[d[0]] != UINT64_MAX &&
+			    (ru_lossy ? d[1] < next[d[0]] : d[1] != next[d[0]])) {
 				if (bad++ < 5)
 					fprintf(stderr, "%s: thread %u: seq %u, expected %llu\n", path, d[0],
 					        d[1], (unsigned long long)next[d[0]]);
 			}
 			next[d[0]] = (uint64_t)d[1] + 1;
+		}
+		struct pt_ext_losses l;
+		if (pt_ext_losses(log, &l) == 0) {
+			p[i].lost = l.total, p[i].told = l.at_resume;
+			p[i].lost_ok = l.total_ok && !l.implausible;
 		}
 		posix_trace_close(log);
 		close(fd);
