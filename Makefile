@@ -238,6 +238,7 @@ STRESS_TESTS := autoshutdown cli_live cli_record cli_relayd cli_tty clock_order 
                 log_flusher log_types loss_count \
                 log_policies log_remote records remote shutdown_race shutdown_reuse signals threads \
                 traced_killed wanted
+STRESS_TESTS += cli_rotate cli_rotate_keep
 stress: $(TESTS) $(SHARED) $(BUILD)/header-ok $(CLI) $(EXAMPLES)
 	PT_STRESS=1 $(BUILD)/tests/cli_symbols
 	@i=0; while [ $$i -lt $(STRESS_GOLDEN) ]; do i=$$((i + 1)); \
@@ -255,6 +256,9 @@ stress: $(TESTS) $(SHARED) $(BUILD)/header-ok $(CLI) $(EXAMPLES)
 	@PT_STRESS=1 $(BUILD)/tests/cli_loss_sum >$(BUILD)/stress-cli_loss_sum.log 2>&1 || \
 	  { echo "cli_loss_sum failed"; tail -n 30 $(BUILD)/stress-cli_loss_sum.log; exit 1; }; \
 	  echo "PASS cli_loss_sum, 20 runs"
+	@PT_STRESS=1 $(BUILD)/tests/cli_rotate >$(BUILD)/stress-cli_rotate.log 2>&1 || \
+	  { echo "cli_rotate failed"; tail -n 30 $(BUILD)/stress-cli_rotate.log; exit 1; }; \
+	  echo "PASS cli_rotate, 36 M events cut every 100 MB"
 	@for t in $(STRESS_TESTS); do i=0; while [ $$i -lt $(STRESS_REPEAT) ]; do i=$$((i + 1)); \
 	  BUILD=$(BUILD) $(BUILD)/tests/$$t >$(BUILD)/stress-$$t.log 2>&1 || \
 	  { echo "$$t failed in run $$i of $(STRESS_REPEAT)"; tail -n 30 $(BUILD)/stress-$$t.log; exit 1; }; \

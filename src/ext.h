@@ -280,4 +280,64 @@ int pt_ext_log_summary(int fd, struct pt_ext_summary **out);
 int pt_ext_log_census(trace_id_t trid, struct pt_ext_summary **out, uint64_t *damaged);
 void pt_ext_summary_free(struct pt_ext_summary *s);
 
+/* Rotation (src/trid/rotate.c): the log of a stream made with
+ * posix_trace_create_withlog() (log policy APPEND) is cut into parts, each a
+ * whole log of its own: from the first block boundary after the part
+ * holds `size` bytes, or after it has been written to for `period_ns`
+ * (and holds an event), the flusher finishes the part (its summary and
+ * END block) and goes on in DIR/NAME-N.ptlog, N one more than the part
+ * before (a name taken already is stepped over), which begins as a new
+ * log does: every event type's name, the map of loaded code, the thread
+ * and process identities and the payload descriptions of the processes
+ * traced.  The first part is the log the stream was made with, numbered
+ * `first` (named DIR/NAME-first.ptlog for `keep` to remove it).  No
+ * block is in two parts, and no cut is made between an OVERFLOW and
+ * the event after its RESUME: a loss is told in the part of the event
+ * after it.  After each cut, the oldest finished parts are removed
+ * (unlinked) while more than keep - 1 are kept (keep counts the part
+ * being written), or while those kept take more than keep_size bytes;
+ * 0: no limit.  The library holds dirfd's duplicate and the part being
+ * written open, no other.  A part that cannot be made (or the directory
+ * gone) is an error of the stream (posix_trace_get_status), and the
+ * log goes on in the part being written, tried again a second later.
+ * Once per stream, before or after posix_trace_start().  0; EINVAL (not
+ * a stream with an APPEND log, a name empty, longer than 200 bytes,
+ * with '/' or starting with '.', no size and no period, dirfd not a
+ * directory); EBUSY (rotating already); ENOMEM; EMFILE. */
+struct pt_ext_rotate_stats {
+	uint64_t cuts, removed, current;
+	uint64_t max_over_bytes, max_over_ns, max_cut_ns, total_cut_ns, max_cut_cpu_ns;
+};
+struct pt_ext_rotate {
+	int dirfd;             /* the directory of the parts (the library dups it) */
+	const char *name;      /* parts: NAME-N.ptlog */
+	unsigned first;        /* N of the log given at creation (>= 1) */
+	uint64_t size;         /* bytes of a part before a cut; 0: none */
+	uint64_t period_ns;    /* time of a part before a cut; 0: none */
+	uint64_t keep;         /* parts kept, the one being written included; 0: all */
+	uint64_t keep_size;    /* bytes the finished parts kept take at most; 0: no limit */
+	/* if not NULL: what the rotation did (pt_ext_log_rotate_stats()),
+	 * kept up to date by the flusher until posix_trace_shutdown() returns */
+	struct pt_ext_rotate_stats *stats;
+};
+#define PT_EXT_ROTATE_NAME_MAX 200u
+int pt_ext_log_rotate(trace_id_t trid, const struct pt_ext_rotate *r);
+/* What the rotation of trid did so far: parts finished (cuts), parts
+ * removed, the number of the part being written, and the cuts' delays:
+ * the largest number of bytes a part had beyond `size` when it was cut
+ * (before its last block, summary and END), how long after its
+ * threshold a cut was made at most (by size: since the flusher last
+ * found none due, a bound), and the time the longest cut took (finishing
+ * the part, making the next, its names and map): its wall time, and the
+ * most CPU time the flusher's thread spent on one (the rest is waiting:
+ * preempted, or writes the kernel held).  0; EINVAL (not a rotating
+ * stream). */
+int pt_ext_log_rotate_stats(trace_id_t trid, struct pt_ext_rotate_stats *out);
+
+/* A log being written (`record`, and the parts of a rotation) carries an
+ * OFD write lock on this byte, far past any data, through the open file
+ * it is written with: a reader tells a log being written from one cut
+ * short. */
+#define PT_EXT_LOG_WRITING_BYTE (1ll << 62)
+
 #endif

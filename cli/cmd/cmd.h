@@ -103,4 +103,14 @@ int spans_load(const struct span_args *a, struct spans **sp, struct tlog *l, con
 int print_summary(FILE *f, const char *log_path, pid_t root);
 #define EXIT_LOST 3
 
+/* ------------------------------------------------------------ parts.c */
+/* record/attach --rotate: -o names a directory of parts NAME-N.ptlog */
+int rotate_parse(const char *s, uint64_t *size, uint64_t *period_ns, const char **why);
+void parts_name(char *buf, size_t cap, const char *prog, pid_t pid);
+int parts_prepare(const char *dir, const char *name, int force, int *dirfd, int *made);
+int parts_create(int dirfd, const char *dir, const char *name, unsigned n);
+void parts_abandon(int dirfd, const char *dir, const char *name, int made);
+int parts_summary(FILE *f, const char *dir, const char *name, pid_t root,
+                  const struct pt_ext_rotate_stats *rs);
+
 #endif

@@ -53,6 +53,19 @@ static const char record_help[] =
 "                           no local log unless -o is given too\n"
 "      --session NAME       the relay session (default PROGRAM-PID-TIME)\n"
 "      --hostname NAME      the host name the relay files it under\n"
+"      --rotate SIZE|TIME   cut the log into parts: -o names a directory (made if\n"
+"                           missing; one not empty is refused unless --force,\n"
+"                           which removes the parts of an earlier recording),\n"
+"                           and the log is DIR/NAME-1.ptlog, NAME-2.ptlog...\n"
+"                           (NAME: the program's file name), a new part each\n"
+"                           SIZE bytes (64K at least; K, M, G) or each TIME\n"
+"                           (500ms, 30s, 10m, 1h); each part is a whole log,\n"
+"                           read alone; with --relayd the relay gets every\n"
+"                           event, the local log is the one cut\n"
+"      --keep N             with --rotate: keep the N newest parts (the one\n"
+"                           being written included), remove older ones\n"
+"      --keep-size SIZE     with --rotate: remove the oldest finished parts\n"
+"                           while they take more than SIZE in all\n"
 "  -h, --help               this help\n"
 "\n"
 "Ctrl-C stops the program (it gets the signal) and keeps the log;\n"
@@ -74,8 +87,10 @@ static const char attach_help[] =
 "                           those started from now on, whatever runs in between\n"
 "                           (see posixtrace(1), ATTACH --TREE)\n"
 "      --policy, --size, --log-size, --log-policy, --exclude, --no-inherit,\n"
-"      --no-loss[=MS], --relayd URL, --session NAME, --hostname NAME\n"
-"                           as for 'posixtrace record'\n"
+"      --no-loss[=MS], --relayd URL, --session NAME, --hostname NAME,\n"
+"      --rotate SIZE|TIME, --keep N, --keep-size SIZE\n"
+"                           as for 'posixtrace record' (the parts' NAME: the\n"
+"                           process's name, /proc/PID/comm)\n"
 "  -h, --help               this help\n";
 
 struct ropts {
@@ -86,6 +101,8 @@ struct ropts {
 	char *exclude;
 	double duration;
 	unsigned noloss_ms; /* 0: off */
+	int rotate;         /* --rotate: out is a directory of parts */
+	uint64_t rot_size, rot_period, keep, keep_size;
 	struct relay_opts relay; /* url_text NULL: no --relayd */
 };
 
@@ -98,7 +115,7 @@ struct ropts {
 #define FLUSH_DEFAULT_SIZE (16u << 20)
 
 enum { O_FORCE = 256, O_POLICY, O_SIZE, O_LOGSIZE, O_LOGPOLICY, O_EXCLUDE, O_NOINHERIT,
-       O_NOLOSS, O_RELAYD, O_SESSION, O_HOSTNAME, O_TREE };
+       O_NOLOSS, O_RELAYD, O_SESSION, O_HOSTNAME, O_TREE, O_ROTATE, O_KEEP, O_KEEPSIZE };
 
 static const struct option lopts[] = {
 	{ "output", required_argument, NULL, 'o' },
@@ -115,6 +132,9 @@ static const struct option lopts[] = {
 	{ "session", required_argument, NULL, O_SESSION },
 	{ "hostname", required_argument, NULL, O_HOSTNAME },
 	{ "tree", no_argument, NULL, O_TREE },
+	{ "rotate", required_argument, NULL, O_ROTATE },
+	{ "keep", required_argument, NULL, O_KEEP },
+	{ "keep-size", required_argument, NULL, O_KEEPSIZE },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -125,7 +145,7 @@ static int parse(int argc, char **argv, struct ropts *o, int attach)
 	int c;
 
 	*o = (struct ropts){ NULL, NULL, NULL, 0, POSIX_TRACE_FLUSH, POSIX_TRACE_APPEND, 1, 0, 0, 0,
-	                     NULL, 0, 0, { 0 } };
+	                     NULL, 0, 0, 0, 0, 0, 0, 0, { 0 } };
 	optind = 1;
 	opterr = 0;
 	/* record stops at the program ('+'): the rest is the program's; attach
@@ -163,6 +183,31 @@ static int parse(int argc, char **argv, struct ropts *o, int attach)
 			break;
 		}
 		case O_EXCLUDE: o->exclude = optarg; break;
+		case O_ROTATE: {
+			const char *why;
+			if (rotate_parse(optarg, &o->rot_size, &o->rot_period, &why))
+				return usage_error("--rotate: '%s': %s", optarg, why);
+			o->rotate = 1;
+			break;
+		}
+		case O_KEEP: {
+			char *end;
+			errno = 0;
+			unsigned long long n = strtoull(optarg, &end, 10);
+			if (errno || end == optarg || *end || *optarg == '-' || n == 0)
+				return usage_error("--keep: '%s' is not a number of parts (1 or more)",
+				                   optarg);
+			o->keep = n;
+			break;
+		}
+		case O_KEEPSIZE: {
+			size_t n;
+			if (parse_size(optarg, &n) || n == 0)
+				return usage_error("--keep-size: '%s' is not a size in bytes above 0 (like "
+				                   "1G, 500M)", optarg);
+			o->keep_size = n;
+			break;
+		}
 		case O_RELAYD: {
 			char why[200];
 			if (relayd_url_parse(optarg, &o->relay.url, why, sizeof why))
@@ -220,6 +265,14 @@ static int parse(int argc, char **argv, struct ropts *o, int attach)
 		                   "not supported together");
 	if (o->noloss_ms && o->policy != POSIX_TRACE_FLUSH)
 		return usage_error("--no-loss waits for the flusher: it needs --policy flush");
+	if ((o->keep || o->keep_size) && !o->rotate)
+		return usage_error("--keep and --keep-size say which parts to keep: give --rotate");
+	if (o->rotate && o->policy != POSIX_TRACE_FLUSH)
+		return usage_error("--rotate cuts the log as it is written: it needs --policy flush");
+	if (o->rotate && o->log_policy != POSIX_TRACE_APPEND)
+		return usage_error("--rotate cuts the log into parts: it needs --log-policy append");
+	if (o->rotate && o->relay.url_text && !o->out)
+		return usage_error("--rotate cuts the local log: with --relayd, give -o DIR too");
 	if (!attach)
 		return optind < argc ? -1 : usage_error("which program? give it after '--'");
 	if (!o->pid && optind < argc) /* attach -- PID */
@@ -233,7 +286,7 @@ static int parse(int argc, char **argv, struct ropts *o, int attach)
 
 /* The time and this command's pid: two records started in the same
  * second write two logs (the second used to stop with "already exists"). */
-static char *default_name(void)
+static char *default_name(int dir)
 {
 	static char buf[80];
 	char when[32];
@@ -241,7 +294,7 @@ static char *default_name(void)
 	struct tm tm;
 	localtime_r(&now, &tm);
 	strftime(when, sizeof when, "%Y%m%d-%H%M%S", &tm);
-	snprintf(buf, sizeof buf, "posixtrace-%s-%d.ptlog", when, (int)getpid());
+	snprintf(buf, sizeof buf, "posixtrace-%s-%d%s", when, (int)getpid(), dir ? "" : ".ptlog");
 	return buf;
 }
 
@@ -330,15 +383,25 @@ static int run(struct target *t, double duration, int forward, struct ptree *tre
 static int trace_target(const struct ropts *o, struct target *t, char **prog)
 {
 	/* with --relayd, a local log only with -o */
-	const char *out = o->out ? o->out : o->relay.url_text ? NULL : default_name();
+	const char *out = o->out ? o->out : o->relay.url_text ? NULL : default_name(o->rotate);
 	struct relay *relay = NULL;
 	trace_id_t trid;
 	int fd = -1, rc, code = 0;
+	int dirfd = -1, made = 0; /* --rotate: out's */
+	struct pt_ext_rotate_stats rstats = { 0 }; /* ... and what the cuts did */
+	char pname[80] = "";
 
 	if (o->relay.url_text && !(relay = relay_open(&o->relay)))
 		return 1;
-	if (out && (fd = create_private_output(out, o->force)) < 0)
+	if (out && o->rotate) {
+		parts_name(pname, sizeof pname, prog ? prog[0] : NULL, t->pid);
+		if (parts_prepare(out, pname, o->force, &dirfd, &made))
+			goto fail;
+		if ((fd = parts_create(dirfd, out, pname, 1)) < 0)
+			goto fail;
+	} else if (out && (fd = create_private_output(out, o->force)) < 0) {
 		goto fail;
+	}
 	const char *name = prog ? prog[0] : "attached";
 	if (strrchr(name, '/'))
 		name = strrchr(name, '/') + 1;
@@ -348,6 +411,16 @@ static int trace_target(const struct ropts *o, struct target *t, char **prog)
 		if (prog)
 			kill(t->pid, SIGKILL);
 		goto fail;
+	}
+	if (out && o->rotate) {
+		struct pt_ext_rotate r = { dirfd, pname, 1, o->rot_size, o->rot_period, o->keep,
+		                           o->keep_size, &rstats };
+		if ((rc = pt_ext_log_rotate(trid, &r)) != 0) {
+			err_msg("--rotate: the log of %s cannot be cut into parts: %s", out,
+			        strerror(rc));
+			posix_trace_shutdown(trid);
+			goto fail;
+		}
 	}
 	if (out && (rc = posix_trace_start(trid)) != 0) {
 		err_msg("posix_trace_start: %s", strerror(rc));
@@ -383,7 +456,10 @@ static int trace_target(const struct ropts *o, struct target *t, char **prog)
 		if (out) {
 			posix_trace_shutdown(trid);
 			close(fd);
-			unlink(out);
+			if (dirfd >= 0)
+				parts_abandon(dirfd, out, pname, made);
+			else
+				unlink(out);
 		}
 		return exec_status(rc);
 	}
@@ -424,7 +500,12 @@ static int trace_target(const struct ropts *o, struct target *t, char **prog)
 			lost = 1;
 		}
 		close(fd);
-		lost |= print_summary(stderr, out, prog ? t->pid : 0);
+		if (o->rotate) {
+			close(dirfd);
+			lost |= parts_summary(stderr, out, pname, prog ? t->pid : 0, &rstats);
+		} else {
+			lost |= print_summary(stderr, out, prog ? t->pid : 0);
+		}
 	}
 	if (prog)
 		code = t->exited ? target_exit_code(t) : 128 + sig;
@@ -437,10 +518,12 @@ static int trace_target(const struct ropts *o, struct target *t, char **prog)
 	return code;
 fail:
 	relay_finish(relay);
-	if (fd >= 0) {
+	if (fd >= 0)
 		close(fd);
+	if (dirfd >= 0)
+		parts_abandon(dirfd, out, pname, made);
+	else if (fd >= 0)
 		unlink(out);
-	}
 	if (prog && t->pid > 0) { /* the child waits on the pipe: let it go, and die */
 		if (t->go_fd >= 0)
 			close(t->go_fd);

@@ -312,7 +312,7 @@ const char *output_refused(const struct stat *st, int want_dir)
  * kernel drops it when that file is closed, the log finished, or when the
  * recorder dies.  So a reader tells a log being written from one cut
  * short (no final status either way). */
-#define LOG_WRITING_BYTE (1ll << 62)
+#define LOG_WRITING_BYTE PT_EXT_LOG_WRITING_BYTE /* (so are the parts of --rotate) */
 void log_mark_writing(int fd)
 {
 	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = LOG_WRITING_BYTE,

@@ -354,6 +354,8 @@ struct pt_logw {
 	uint64_t lost;       /* LOOP: events in blocks overwritten */
 	uint64_t dropped;    /* events discarded: log full, or their block failed to write */
 	uint64_t written;    /* bytes written successfully (header included) */
+	int gap_open;        /* an OVERFLOW or RESUME is the last event written: the
+	                      * event after the loss is not in yet (rotation waits) */
 	/* set by the caller before pt_logw_finish(): events the stream lost */
 	uint64_t stream_lost;
 

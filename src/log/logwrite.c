@@ -377,6 +377,8 @@ static int put_event(struct pt_logw *w, uint64_t ts_ns, int32_t pid, uint64_t th
 	unsigned id = info & PT_LOG_ID_MASK;
 	int syn = id == POSIX_TRACE_OVERFLOW || id == POSIX_TRACE_RESUME, werr = 0;
 
+	w->gap_open = syn;
+
 	if (w->full) {
 		w->dropped += !syn;
 		return ENOSPC;
@@ -504,6 +506,7 @@ void pt_logw_span_close(struct pt_logw *w, const struct pt_logw_span *s, uint32_
 	w->rec_len += bytes;
 	w->lap_new += nev;
 	w->last_ts = last_ts, w->last_who = s->who;
+	w->gap_open = 0; /* (a span holds no OVERFLOW or RESUME) */
 }
 
 int pt_logw_sync(struct pt_logw *w)

@@ -53,6 +53,8 @@ struct pt_flusher {
 	uint64_t lost_base;       /* the stream's loss count when the log began */
 	uint64_t ovr_seen;        /* lost + dropped when get_status last said so */
 	uint64_t losses;          /* lost + dropped, as of the last write */
+	uint64_t losses_cut;      /* ... of the parts finished (rotation) */
+	_Atomic(struct pt_rotate *) rot; /* the log is cut into parts (rotate.c) */
 	uint64_t named[PT_NIDS / 64];
 	size_t objs_done;           /* entries of the map of loaded code in the log */
 	struct pt_ext_obj *obuf;    /* ... and those to write next */
@@ -81,7 +83,7 @@ static void log_state(struct pt_flusher *f)
 {
 	pthread_mutex_lock(&f->mu);
 	f->full = f->w.full;
-	f->losses = f->w.lost + f->w.dropped;
+	f->losses = f->losses_cut + f->w.lost + f->w.dropped;
 	f->overrun = f->losses > 0;
 	pthread_mutex_unlock(&f->mu);
 }
@@ -152,6 +154,54 @@ static uint64_t clear_due(struct pt_flusher *f)
 	uint64_t req = f->clear_req != f->clear_done ? f->clear_req : 0;
 	pthread_mutex_unlock(&f->mu);
 	return req;
+}
+
+/* Rotation (rotate.c, pt_ext_log_rotate), at a block boundary: the part
+ * being written is finished as a log is (its summary and END block, with
+ * the losses told in it), and the log goes on in the next part, which
+ * begins as a new log does: every event type, then the map of loaded
+ * code, thread and process identities and payload descriptions that the
+ * stream keeps (those of the processes still alive).  Flusher thread, t
+ * not locked.  A part that cannot be made: the log goes on where it is. */
+static void log_cut(struct pt_trid *t, struct pt_flusher *f, struct pt_rotate *r)
+{
+	struct posix_trace_status_info si;
+	struct pt_logw nw;
+	unsigned n;
+	int fd, rc;
+
+	pt_rotate_begin(r);
+	if ((rc = pt_rotate_open(r, &fd, &n)) != 0) {
+		note_error(f, rc);
+		return;
+	}
+	if ((rc = pt_logw_init(&nw, fd, &t->attr, t->attr.log_policy, t->attr.log_size)) != 0) {
+		pt_rotate_abandon(r, fd, n);
+		note_error(f, rc);
+		return;
+	}
+	pt_lock(&t->lock);
+	pt_rotate_status(t, &si);
+	f->w.stream_lost = t->rd.lost_at_resume - f->lost_base; /* told in this part */
+	f->lost_base = t->rd.lost_at_resume;
+	f->objs_done = 0; /* (the whole map again) */
+	pt_unlock(&t->lock);
+	if (f->w.lost + f->w.dropped)
+		si.posix_log_overrun_status = POSIX_TRACE_OVERRUN;
+	f->losses_cut += f->w.lost + f->w.dropped;
+	note_error(f, pt_logw_finish(&f->w, &si));
+	uint64_t bytes = f->w.written;
+	pt_logw_free(&f->w);
+	f->w = nw;
+	pt_rotate_switched(r, bytes, fd, n);
+	memset(f->named, 0, sizeof f->named);
+	name_all(t, f);
+	pt_lock(&t->lock);
+	take_objs(t, f);
+	pt_unlock(&t->lock);
+	for (size_t i = 0; i < f->obuf_n; i++)
+		note_error(f, pt_logw_obj(&f->w, &f->obuf[i]));
+	f->obuf_n = 0;
 }
 
 /* Copy up to max events from the stream to the log.  1 if it stopped for
@@ -257,6 +307,9 @@ static int drain(struct pt_trid *t, struct pt_flusher *f, unsigned max, int lazy
 		}
 		if (full) /* the block the run filled goes out without t's lock */
 			note_error(f, pt_logw_sync(&f->w));
+		struct pt_rotate *rot = atomic_load_explicit(&f->rot, memory_order_acquire);
+		if (rot && pt_rotate_due(rot, &f->w)) /* (a block boundary) */
+			log_cut(t, f, rot);
 		if (!got)
 			break;
 		if (taken >= max) {
@@ -561,8 +614,9 @@ int pt_flusher_stop(struct pt_trid *t, int stop, void *addr)
 	log_state(f);
 	pt_lock(&t->lock);
 	pt_status_locked(t, &si);
-	/* the completed stream: did the log ever lose events */
-	si.posix_log_overrun_status = f->losses ? POSIX_TRACE_OVERRUN : POSIX_TRACE_NO_OVERRUN;
+	/* the completed stream: did the log (its last part) ever lose events */
+	si.posix_log_overrun_status = f->losses - f->losses_cut ? POSIX_TRACE_OVERRUN
+	                                                         : POSIX_TRACE_NO_OVERRUN;
 	f->w.stream_lost = pt_read_lost(t) - f->lost_base; /* (never below what the gaps said) */
 	uint64_t rest = f->w.stream_lost - (t->rd.lost_at_resume - f->lost_base);
 	t->fl = NULL;
@@ -580,6 +634,7 @@ int pt_flusher_stop(struct pt_trid *t, int stop, void *addr)
 	note_error(f, pt_logw_finish(&f->w, &si));
 	int rc = f->err_ret;
 	pt_logw_free(&f->w);
+	pt_rotate_free(atomic_load(&f->rot));
 	pthread_mutex_destroy(&f->mu);
 	pthread_cond_destroy(&f->cv);
 	free(f->buf);
@@ -616,6 +671,7 @@ void pt_flusher_forget(struct pt_trid *t)
 {
 	atomic_store(&flushers, 0); /* the child has no thread of ours */
 	pt_logw_free(&t->fl->w); /* (memory only: the log's fd is the program's) */
+	pt_rotate_forget(atomic_load(&t->fl->rot)); /* (its descriptors are ours) */
 	free(t->fl->buf);
 	free(t->fl->stage);
 	free(t->fl->obuf);
@@ -680,4 +736,35 @@ void pt_status_locked(struct pt_trid *t, struct posix_trace_status_info *si)
 	si->posix_log_full_status = POSIX_TRACE_NOT_FULL;
 	if (t->fl)
 		pt_flusher_status(t, si);
+}
+
+/* pt_ext_log_rotate (t locked, a stream): the log is cut into parts from
+ * now on, once. */
+int pt_flusher_rotate(struct pt_trid *t, const struct pt_ext_rotate *in)
+{
+	struct pt_flusher *f = t->fl;
+	struct pt_rotate *r, *none = NULL;
+	int rc;
+
+	if (!f || t->attr.log_policy != POSIX_TRACE_APPEND || f->claimed) /* (claimed: shutting down) */
+		return EINVAL;
+	if (atomic_load(&f->rot))
+		return EBUSY;
+	if ((rc = pt_rotate_new(in, &r)) != 0)
+		return rc;
+	if (!atomic_compare_exchange_strong(&f->rot, &none, r)) {
+		pt_rotate_free(r);
+		return EBUSY;
+	}
+	return 0;
+}
+
+int pt_flusher_rotate_stats(struct pt_trid *t, struct pt_ext_rotate_stats *out)
+{
+	struct pt_rotate *r = t->fl ? atomic_load(&t->fl->rot) : NULL;
+
+	if (!r)
+		return EINVAL;
+	pt_rotate_stats(r, out);
+	return 0;
 }

@@ -111,4 +111,20 @@ void pt_flusher_forget(struct pt_trid *t); /* fork child: not ours */
 unsigned pt_flush_run(struct pt_trid *t, struct pt_logw *w, const uint64_t *named, int *full,
                       int *caught);
 
+/* ---------------------------------- a log cut into parts (rotate.c) */
+struct pt_rotate;
+int pt_rotate_new(const struct pt_ext_rotate *in, struct pt_rotate **out);
+void pt_rotate_free(struct pt_rotate *r);
+int pt_rotate_due(struct pt_rotate *r, const struct pt_logw *w); /* at a block boundary */
+int pt_rotate_open(struct pt_rotate *r, int *fd, unsigned *n);  /* the next part */
+void pt_rotate_abandon(struct pt_rotate *r, int fd, unsigned n); /* ... not begun */
+void pt_rotate_begin(struct pt_rotate *r);                       /* a cut begins */
+void pt_rotate_switched(struct pt_rotate *r, uint64_t bytes, int fd, unsigned n);
+void pt_rotate_status(struct pt_trid *t, struct posix_trace_status_info *si); /* t locked */
+void pt_rotate_stats(struct pt_rotate *r, struct pt_ext_rotate_stats *out);
+void pt_rotate_forget(struct pt_rotate *r); /* fork child */
+/* flusher.c: rotate t's log (t locked); its statistics */
+int pt_flusher_rotate(struct pt_trid *t, const struct pt_ext_rotate *in);
+int pt_flusher_rotate_stats(struct pt_trid *t, struct pt_ext_rotate_stats *out);
+
 #endif
