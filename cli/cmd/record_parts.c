@@ -1,5 +1,5 @@
 /*
- * parts.c -- `record`/`attach --rotate`: the directory of the parts (made,
+ * record_parts.c -- `record`/`attach --rotate`: the directory of the parts (made,
  * checked, emptied of an earlier recording's parts with --force), the
  * parts' name, the first part, and the closing summary of the parts.  The
  * cuts themselves are the library's (pt_ext_log_rotate, src/trid/rotate.c).
