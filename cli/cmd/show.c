@@ -109,13 +109,14 @@ int cmd_show(int argc, char **argv)
 			return usage_error("unknown option '%s'", argv[optind - 1]);
 		}
 	}
-	if (optind != argc - 1) {
+	if (optind >= argc) {
 		filter_free(&f);
-		return usage_error(optind >= argc ? "which log? give a FILE" : "one FILE at a time");
+		return usage_error("which log? give a FILE (or a directory of parts, or several logs)");
 	}
+	const char *path = tlog_operands(argc - optind, argv + optind);
 
 	struct tlog l;
-	if ((c = spans_load(&sa, &sp, &l, argv[optind], 0)) != 0) {
+	if ((c = spans_load(&sa, &sp, &l, path, 0)) != 0) {
 		filter_free(&f);
 		return c;
 	}
@@ -133,7 +134,7 @@ int cmd_show(int argc, char **argv)
 			int w = (int)strlen(tlog_name(&l, i, tmp, sizeof tmp));
 			name_w = w > name_w ? (w < 30 ? w : 30) : name_w;
 		}
-	struct symz *z = raw ? NULL : symz_open(&l, argv[optind], 0);
+	struct symz *z = raw ? NULL : symz_open(&l, path, 0);
 	uint64_t t0 = l.first, prev;
 	if (tlog_t0(&l, &t0)) {
 		if (z)

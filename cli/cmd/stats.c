@@ -219,11 +219,12 @@ int cmd_stats(int argc, char **argv)
 		default: return usage_error("unknown option '%s'", argv[optind - 1]);
 		}
 	}
-	if (optind != argc - 1)
-		return usage_error(optind >= argc ? "which log? give a FILE" : "one FILE at a time");
+	if (optind >= argc)
+		return usage_error("which log? give a FILE (or a directory of parts, or several logs)");
+	const char *path = tlog_operands(argc - optind, argv + optind);
 
 	struct tlog l;
-	if ((c = spans_load(&sa, &sp, &l, argv[optind], 0)) != 0)
+	if ((c = spans_load(&sa, &sp, &l, path, 0)) != 0)
 		return c;
 	tlog_warn(&l); /* a cut-short or damaged log: its figures are partial */
 	if (filter_check(&f, &l)) {
