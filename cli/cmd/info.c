@@ -7,9 +7,13 @@
 #include "cmd.h"
 
 static const char help[] =
-"usage: posixtrace info [--all] [--t0 WHEN] [--span BEGIN,END[,NAME][,key[=FIELD]]]... FILE\n"
+"usage: posixtrace info [--all] [--t0 WHEN] [--span BEGIN,END[,NAME][,key[=FIELD]]]... LOG...\n"
 "\n"
-"Describe the trace log FILE: the stream's attributes (name, sizes,\n"
+"LOG: a log file; or a directory, whose *.ptlog files (the parts of one\n"
+"recording, as record --rotate cuts it) are read as one trace, in the\n"
+"order of their first events; or several logs, read the same way.\n"
+"\n"
+"Describe the trace in LOG (its parts listed, and the missing ones): the stream's attributes (name, sizes,\n"
 "policies, inheritance, creation time, clock resolution), its status when\n"
 "it was shut down (full, overrun, flush errors, lost events), the event\n"
 "types with their counts, the processes and threads with their counts\n"

@@ -12,9 +12,13 @@
 #include "cmd.h"
 
 static const char help[] =
-"usage: posixtrace show FILE [OPTIONS]\n"
+"usage: posixtrace show LOG... [OPTIONS]\n"
 "\n"
-"Print every event of the log FILE, one per line: time since time 0 (the\n"
+"LOG: a log file; or a directory, whose *.ptlog files (the parts of one\n"
+"recording, as record --rotate cuts it) are read as one trace, in the\n"
+"order of their first events; or several logs, read the same way.\n"
+"\n"
+"Print every event of LOG, one per line: time since time 0 (the\n"
 "program's first event; see --t0), time since the previous line,\n"
 "PID/TID and thread name (the kernel's thread id and the name the thread\n"
 "gave itself; a thread the trace does not name: PID/N, its number in its\n"

@@ -27,7 +27,11 @@
 #include "cmd.h"
 
 static const char help[] =
-"usage: posixtrace view [OPTIONS] LOG\n"
+"usage: posixtrace view [OPTIONS] LOG...\n"
+"\n"
+"LOG: a log file; or a directory, whose *.ptlog files (the parts of one\n"
+"recording, as record --rotate cuts it) are read as one trace, in the\n"
+"order of their first events; or several logs, read the same way.\n"
 "\n"
 "Show a trace in a web browser: a local server whose page draws a lane per\n"
 "thread, grouped by process, from the whole trace down to single events.\n"
