@@ -48,6 +48,7 @@ struct tpart {
 	uint64_t nev, last;   /* from its totals */
 	int unfinished, writing;
 	uint64_t damaged;
+	int damage_said;      /* a damaged stretch met in reading, said */
 };
 
 struct tparts {
@@ -328,7 +329,7 @@ static void find_gaps(struct tparts *P)
 static int set_id_of(const struct tlog *l, const char *name)
 {
 	for (unsigned id = 0; id < PT_NIDS; id++)
-		if (l->names[id] && !strcmp(l->names[id], name))
+		if (l->names[id] && !posixtrace_eventid_system_name(id) && !strcmp(l->names[id], name))
 			return (int)id;
 	return -1;
 }
@@ -345,12 +346,19 @@ static int map_ids(struct tlog *l, const struct tlog *pl, uint16_t *map, int mak
 {
 	for (unsigned id = 0; id < PT_NIDS; id++) {
 		map[id] = (uint16_t)id;
-		if (!pl->names[id])
+		if (!pl->names[id] || posixtrace_eventid_system_name(id)) { /* (the same in every log) */
+			if (pl->names[id] && !l->names[id] && !(l->names[id] = strdup(pl->names[id]))) {
+				err_msg("%s: out of memory", pl->path);
+				return 1;
+			}
+			l->listed[id] |= pl->listed[id];
 			continue;
+		}
 		int s = set_id_of(l, pl->names[id]);
 		if (s < 0 && make) {
 			s = id_free(l, id) ? (int)id : -1;
-			for (unsigned k = 0; s < 0 && k < PT_NIDS; k++)
+			/* (above the system ids, as a stream numbers user types) */
+			for (unsigned k = POSIX_TRACE_UNNAMED_USEREVENT + 1; s < 0 && k < PT_NIDS; k++)
 				if (id_free(l, k))
 					s = (int)k;
 			if (s < 0) {
@@ -717,6 +725,16 @@ static int advance(struct tlog *l, struct tparts *P)
 	return 1;
 }
 
+/* A damaged stretch met in the open part (its summary did not know):
+ * said once, naming the part; reading goes on. */
+static void damage_met(struct tparts *P)
+{
+	struct tpart *p = &P->v[P->cur];
+	if (!p->damaged && !p->damage_said++)
+		err_msg("%s: damaged: a stretch of it could not be read (a posix_trace_error "
+		        "event); the rest of it and the other parts are read", p->path);
+}
+
 int parts_next(struct tlog *l, struct tev *e)
 {
 	struct tparts *P = l->parts_;
@@ -738,6 +756,10 @@ int parts_next(struct tlog *l, struct tev *e)
 		}
 		e->id = P->idmap[e->id < PT_NIDS ? e->id : 0];
 		e->n = l->pass_n_++;
+		int code;
+		if (e->id == POSIX_TRACE_ERROR && e->len == sizeof code &&
+		    (memcpy(&code, e->data, sizeof code), code == EBADMSG))
+			damage_met(P);
 		return 1;
 	}
 }
@@ -762,8 +784,12 @@ int parts_next_batch(struct tlog *l, struct pt_ext_batch *b, uint32_t *thread_of
 				err_msg("%s: out of memory", P->v[P->cur].path);
 				return -1;
 			}
-		for (size_t i = 0; i < b->n; i++)
-			b->ev[i].id = P->idmap[b->ev[i].id < PT_NIDS ? b->ev[i].id : 0];
+		for (size_t i = 0; i < b->n; i++) {
+			struct pt_ext_bevent *v = &b->ev[i];
+			v->id = P->idmap[v->id < PT_NIDS ? v->id : 0];
+			if (v->id == POSIX_TRACE_ERROR && (v->flags & PT_EXT_BEV_WORD) && v->word == EBADMSG)
+				damage_met(P);
+		}
 		l->pass_n_ += b->n;
 		return 1;
 	}

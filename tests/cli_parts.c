@@ -1,0 +1,469 @@
+/*
+ * cli_parts.c -- a directory of logs, the parts of one recording, read as
+ * one trace by every reading command (cli/read/parts.c), against a
+ * witness: this program writes the parts itself, run as
+ * `cli_parts write DIR`: one process, NTH threads that live through every
+ * part, each event of theirs carrying (thread, seq) with seq counting on
+ * across parts; part k is a stream with a log of its own (created,
+ * started, stopped, shut down, then the next), so the parts do not
+ * overlap, and a span "job" begins in part 1 and ends in part 2.  Then
+ * `cli_parts fresh FILE` writes one more part from a new process that
+ * registered its types in another order (other ids for the same names).
+ *
+ *  - show DIR: every event of the parts (as each part read alone has
+ *    them), one line each; per thread the seqs 0, 1, 2... in order across
+ *    the parts, none missing or twice.
+ *  - info, stats --json: totals the sums of the parts' (tick under one
+ *    name whatever its id in each part), the span across the cut complete.
+ *  - query DIR: the count of events; a directory and a file: two logs.
+ *  - export chrome and perfetto: as many instant events as the parts'
+ *    exports together; ctf read by babeltrace2 (when installed): every
+ *    event, the seqs in order per thread.
+ *  - the parts named one by one (several LOG operands) read as the
+ *    directory does.
+ *  - a missing middle part: said (stderr, info), the others read, exit 0.
+ *  - an empty directory, a part that is not a log, a part that cannot be
+ *    opened: exit 1 and the file named; a damaged middle part: said, the
+ *    other parts read whole, the exit status of that part read alone.
+ */
+#include <dirent.h>
+#include <pthread.h>
+#include <trace.h>
+#include "t.h"
+#include "cli_util.h"
+
+#define NPARTS 4   /* written by one process; a fifth by another */
+#define NTH 3      /* threads through every part: main and two workers */
+#define PER 150    /* events per thread per part */
+
+struct pay { uint32_t t, seq; };
+
+static trace_event_id_t tick;
+static pthread_barrier_t go, done;
+static volatile int stop_workers;
+
+static void *worker(void *arg)
+{
+	struct pay p = { (uint32_t)(uintptr_t)arg, 0 };
+	for (;;) {
+		pthread_barrier_wait(&go);
+		if (stop_workers)
+			return NULL;
+		for (int i = 0; i < PER; i++, p.seq++)
+			posix_trace_event(tick, &p, sizeof p);
+		pthread_barrier_wait(&done);
+	}
+}
+
+/* Parts DIR/w-1.ptlog to w-NPARTS.ptlog, one stream each. */
+static int write_parts(const char *dir)
+{
+	trace_event_id_t jb, je;
+	pthread_t th[NTH - 1];
+	struct pay p = { 0, 0 };
+
+	if (posix_trace_eventid_open("tick", &tick) || posix_trace_eventid_open("job/begin", &jb) ||
+	    posix_trace_eventid_open("job/end", &je) ||
+	    posixtrace_eventid_describe(tick, "t:u32,seq:u32"))
+		return 1;
+	pthread_barrier_init(&go, NULL, NTH);
+	pthread_barrier_init(&done, NULL, NTH);
+	for (int i = 0; i < NTH - 1; i++)
+		if (pthread_create(&th[i], NULL, worker, (void *)(uintptr_t)(i + 1)))
+			return 1;
+	for (int k = 1; k <= NPARTS; k++) {
+		char path[600];
+		trace_attr_t a;
+		trace_id_t t;
+		snprintf(path, sizeof path, "%s/w-%d.ptlog", dir, k);
+		int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		if (fd < 0 || posix_trace_attr_init(&a) ||
+		    posix_trace_attr_setlogfullpolicy(&a, POSIX_TRACE_APPEND) ||
+		    posix_trace_create_withlog(0, &a, fd, &t) || posix_trace_start(t))
+			return 1;
+		if (k == 2)
+			posix_trace_event(je, NULL, 0); /* the span begun in part 1 */
+		pthread_barrier_wait(&go);
+		for (int i = 0; i < PER; i++, p.seq++)
+			posix_trace_event(tick, &p, sizeof p);
+		pthread_barrier_wait(&done);
+		if (k == 1)
+			posix_trace_event(jb, NULL, 0);
+		if (posix_trace_stop(t) || posix_trace_shutdown(t) || close(fd))
+			return 1;
+		posix_trace_attr_destroy(&a);
+	}
+	stop_workers = 1;
+	pthread_barrier_wait(&go);
+	for (int i = 0; i < NTH - 1; i++)
+		pthread_join(th[i], NULL);
+	return 0;
+}
+
+/* One more part from a process whose ids differ: zzz first, then tick. */
+static int write_fresh(const char *path)
+{
+	trace_event_id_t z;
+	trace_attr_t a;
+	trace_id_t t;
+	struct pay p = { 100, 0 };
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+	if (fd < 0 || posix_trace_eventid_open("zzz", &z) ||
+	    posix_trace_eventid_open("tick", &tick) ||
+	    posixtrace_eventid_describe(tick, "t:u32,seq:u32") || posix_trace_attr_init(&a) ||
+	    posix_trace_attr_setlogfullpolicy(&a, POSIX_TRACE_APPEND) ||
+	    posix_trace_create_withlog(0, &a, fd, &t) || posix_trace_start(t))
+		return 1;
+	posix_trace_event(z, "z", 1);
+	for (int i = 0; i < PER; i++, p.seq++)
+		posix_trace_event(tick, &p, sizeof p);
+	return posix_trace_stop(t) || posix_trace_shutdown(t) || close(fd);
+}
+
+/* ------------------------------------------------------------ checks */
+
+static char self[512];
+static long part_n[NPARTS + 2];   /* events of each part, read alone */
+static long total;
+
+static long count_of(const char *s, const char *what)
+{
+	long n = 0;
+	for (const char *p = s; p && (p = strstr(p, what)) != NULL; p += strlen(what))
+		n++;
+	return n;
+}
+
+/* The (t, seq) of each line of out that carries them (show: "t=1
+ * seq=5", babeltrace2: "t = 1, seq = 5"): per t the seqs must be 0, 1,
+ * 2... in order; returns how many lines had them, *bad how many broke
+ * the order, seqs[t] how many each t had. */
+static long witness(const char *out, const char *tfmt, const char *sfmt, long *seqs, long *bad)
+{
+	char line[4096];
+	long n = 0;
+	*bad = 0;
+	memset(seqs, 0, 128 * sizeof *seqs);
+	for (const char *p = out; cli_next_line(&p, line, sizeof line) == 0;) {
+		const char *a = strstr(line, tfmt), *b = strstr(line, sfmt);
+		if (!a || !b)
+			continue;
+		unsigned t = (unsigned)strtoul(a + strlen(tfmt), NULL, 10);
+		long s = strtol(b + strlen(sfmt), NULL, 10);
+		if (t >= 128) {
+			++*bad;
+			continue;
+		}
+		if (s != seqs[t]) {
+			if (*bad < 5)
+				fprintf(stderr, "thread %u: seq %ld where %ld was due: %s\n", t, s, seqs[t],
+				        line);
+			++*bad;
+		}
+		seqs[t] = s + 1;
+		n++;
+	}
+	return n;
+}
+
+static void check_witness(const char *what, const char *out, const char *tf, const char *sf)
+{
+	long seqs[128], bad;
+	long n = witness(out, tf, sf, seqs, &bad);
+	CHECK_EQ(n, (long)NTH * NPARTS * PER + PER);
+	CHECK_EQ(bad, 0);
+	for (int t = 0; t < NTH; t++)
+		CHECK_EQ(seqs[t], (long)NPARTS * PER);
+	CHECK_EQ(seqs[100], PER);
+	if (n != (long)NTH * NPARTS * PER + PER || bad)
+		fprintf(stderr, "%s: %ld events with a seq, %ld out of order\n", what, n, bad);
+}
+
+/* The count info gives on the row of type name ("  COUNT  ID  name"). */
+static long info_type_count(const char *info, const char *name)
+{
+	char line[1024], nm[128];
+	long c, id;
+	for (const char *p = info; cli_next_line(&p, line, sizeof line) == 0;)
+		if (sscanf(line, " %ld %ld %127s", &c, &id, nm) == 3 && !strcmp(nm, name))
+			return c;
+	return -1;
+}
+
+/* The id info gives on the row of type name, or -1. */
+static long info_type_id(const char *info, const char *name)
+{
+	char line[1024], nm[128];
+	long c, id;
+	for (const char *p = info; cli_next_line(&p, line, sizeof line) == 0;)
+		if (sscanf(line, " %ld %ld %127s", &c, &id, nm) == 3 && !strcmp(nm, name))
+			return id;
+	return -1;
+}
+
+static long info_events(const char *info)
+{
+	const char *p = info ? strstr(info, "\nevents ") : NULL;
+	return p ? strtol(p + 8, NULL, 10) : -1;
+}
+
+/* The exports: instant events of the directory = those of the parts. */
+static void check_exports(const char *dir, char *const *parts, int nparts)
+{
+	char out[600];
+	long sum = 0, got;
+	char *s = NULL;
+
+	for (int k = 0; k < nparts; k++) {
+		snprintf(out, sizeof out, "%s.part%d.json", dir, k);
+		CHECK_EQ(cli_run(CLI("export", "-f", "chrome", "--force", parts[k], "-o", out), NULL, NULL), 0);
+		s = cli_slurp(out);
+		sum += count_of(s, "\"ph\":\"i\"");
+		free(s);
+	}
+	snprintf(out, sizeof out, "%s.json", dir);
+	CHECK_EQ(cli_run(CLI("export", "-f", "chrome", (char *)dir, "-o", out), NULL, NULL), 0);
+	s = cli_slurp(out);
+	got = count_of(s, "\"ph\":\"i\"");
+	CHECK_EQ(got, sum);
+	CHECK(sum >= total - 10); /* (a span's ends are a slice, not instants) */
+	/* the span across the cut: one complete slice */
+	CHECK(cli_contains(s, "\"name\":\"job\""));
+	free(s);
+
+	/* Perfetto, decoded by protoc with the repository's schema */
+	const char *protoc = cli_which("protoc");
+	char repo[512], txt[700], cmd[2400];
+	snprintf(repo, sizeof repo, "%s", PT_BUILD_DIR);
+	char *slash = strrchr(repo, '/');
+	if (slash)
+		*slash = 0;
+	if (!protoc) {
+		printf("note: protoc is not installed: the Perfetto export is not decoded\n");
+		return;
+	}
+	sum = 0;
+	for (int k = 0; k <= nparts; k++) {
+		const char *in = k < nparts ? parts[k] : dir;
+		snprintf(out, sizeof out, "%s.%d.pftrace", dir, k);
+		snprintf(txt, sizeof txt, "%s.%d.pftxt", dir, k);
+		CHECK_EQ(cli_run(CLI("export", "-f", "perfetto", "--no-compress", "--force", (char *)in,
+		                     "-o", out), NULL, NULL), 0);
+		snprintf(cmd, sizeof cmd, "'%s' --decode=perfetto.protos.Trace -I '%s/tests' "
+		         "perfetto_min.proto < '%s' > '%s'", protoc, repo, out, txt);
+		CHECK_EQ(system(cmd), 0);
+		s = cli_slurp(txt);
+		long n = count_of(s, "TYPE_INSTANT");
+		free(s);
+		if (k < nparts)
+			sum += n;
+		else
+			CHECK_EQ(n, sum);
+	}
+	CHECK(sum >= total - 10);
+}
+
+static void check_ctf(const char *dir)
+{
+	const char *bt = cli_which("babeltrace2");
+	char out[600], *s = NULL, *err = NULL;
+	if (!bt) {
+		printf("SKIP (part): babeltrace2 is not installed (Debian: babeltrace2): the CTF "
+		       "export of the directory is not read back\n");
+		return;
+	}
+	snprintf(out, sizeof out, "%s.ctf", dir);
+	CHECK_EQ(cli_run(CLI("export", "-f", "ctf", (char *)dir, "-o", out), NULL, NULL), 0);
+	int rc = cli_run((char *const[]){ (char *)bt, out, NULL }, &s, &err);
+	CHECK_EQ(rc, 0);
+	if (rc)
+		fprintf(stderr, "babeltrace2: %s\n", err ? err : "");
+	CHECK_EQ(cli_nlines(s), total);
+	check_witness("babeltrace2", s, "t = ", "seq = ");
+	free(s);
+	free(err);
+}
+
+static void copy_file(const char *from, const char *to)
+{
+	char *cmd = NULL;
+	REQUIRE(asprintf(&cmd, "cp '%s' '%s'", from, to) > 0);
+	REQUIRE(system(cmd) == 0);
+	free(cmd);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 3 && !strcmp(argv[1], "write"))
+		return write_parts(argv[2]);
+	if (argc == 3 && !strcmp(argv[1], "fresh"))
+		return write_fresh(argv[2]);
+	T_BEGIN(240);
+	cli_setup();
+	REQUIRE(realpath(argv[0], self) != NULL);
+	char *out = NULL, *err = NULL, *info = NULL;
+	const char *dir = cli_path("parts");
+	char *part[NPARTS + 1];
+	REQUIRE(mkdir(dir, 0700) == 0);
+	CHECK_EQ(cli_run((char *const[]){ self, "write", (char *)dir, NULL }, NULL, NULL), 0);
+	for (int k = 0; k < NPARTS + 1; k++)
+		REQUIRE(asprintf(&part[k], "%s/w-%d.ptlog", dir, k + 1) > 0);
+	CHECK_EQ(cli_run((char *const[]){ self, "fresh", part[NPARTS], NULL }, NULL, NULL), 0);
+
+	/* each part read alone: the reference counts */
+	for (int k = 0; k < NPARTS + 1; k++) {
+		struct cli_ev *ev;
+		part_n[k] = cli_read_log(part[k], &ev);
+		REQUIRE(part_n[k] > PER);
+		total += part_n[k];
+		CHECK_EQ(cli_count(ev, (int)part_n[k], "tick"), k < NPARTS ? NTH * PER : PER);
+	}
+
+	/* show: every event once, per thread in order across the parts */
+	CHECK_EQ(cli_run(CLI("show", (char *)dir), &out, &err), 0);
+	CHECK_EQ(cli_nlines(out), total);
+	check_witness("show", out, "t=", "seq=");
+	CHECK(!cli_contains(err, "missing"));
+	free(out);
+	free(err);
+
+	/* info and stats: the sums; tick one type; the span across the cut */
+	CHECK_EQ(cli_run(CLI("info", (char *)dir), &info, NULL), 0);
+	CHECK_EQ(info_events(info), total);
+	CHECK_EQ(info_type_count(info, "tick"), (long)NTH * NPARTS * PER + PER);
+	CHECK_EQ(info_type_count(info, "zzz"), 1);
+	CHECK(info_type_id(info, "zzz") > POSIX_TRACE_UNNAMED_USEREVENT); /* a user type's id */
+	/* system types keep their ids whatever a part lists */
+	CHECK_EQ(info_type_id(info, "posix_trace_start"), POSIX_TRACE_START);
+	CHECK_EQ(info_type_count(info, "posix_trace_start"), NPARTS + 1);
+	long eid = info_type_id(info, "posix_trace_error");
+	CHECK(eid == -1 || eid == POSIX_TRACE_ERROR);
+	CHECK_EQ(count_of(info, ".ptlog ("), NPARTS + 1); /* the parts listed */
+	CHECK(cli_contains(info, "job"));
+	free(info);
+	CHECK_EQ(cli_run(CLI("stats", "--json", (char *)dir), &out, NULL), 0);
+	CHECK(cli_contains(out, "{\"name\":\"job\",\"begin\""));
+	const char *j = strstr(out ? out : "", "{\"name\":\"job\",\"begin\"");
+	CHECK(j && strstr(j, "\"count\":1,") && strstr(j, "\"incomplete\":0"));
+	free(out);
+	/* a part alone has half a span: incomplete */
+	CHECK_EQ(cli_run(CLI("stats", "--json", part[0]), &out, NULL), 0);
+	j = strstr(out ? out : "", "{\"name\":\"job\",\"begin\"");
+	CHECK(j && strstr(j, "\"count\":0,"));
+	free(out);
+
+	/* several LOG operands: the same as the directory */
+	CHECK_EQ(cli_run(CLI("show", part[2], part[0], part[1], part[3], part[4]), &out, NULL), 0);
+	CHECK_EQ(cli_nlines(out), total);
+	check_witness("show FILE...", out, "t=", "seq=");
+	free(out);
+
+	/* query: the directory is one log; with a file beside it, two */
+	int rc = cli_run(CLI("query", "--csv", (char *)dir, "SELECT count(*), count(DISTINCT utid) FROM event"), &out, &err);
+	if (rc == 0 || !cli_contains(err, "SQLite")) {
+		char want[64];
+		CHECK_EQ(rc, 0);
+		snprintf(want, sizeof want, "\n%ld,", total);
+		CHECK(cli_contains(out, want));
+		free(out);
+		free(err);
+		CHECK_EQ(cli_run(CLI("query", "--csv", (char *)dir, part[0],
+		                     "SELECT count(*), count(DISTINCT log) FROM event"), &out, &err), 0);
+		snprintf(want, sizeof want, "\n%ld,2", total + part_n[0]);
+		CHECK(cli_contains(out, want));
+		CHECK_EQ(cli_run(CLI("query", "--csv", (char *)dir,
+		                     "SELECT count(*) FROM slice WHERE name = 'job' AND dur > 0"), &out,
+		                 &err), 0);
+		CHECK(cli_contains(out, "\n1\r\n"));
+	} else {
+		printf("note: query is not built (no SQLite): not checked\n");
+	}
+	free(out);
+	free(err);
+
+	check_exports(dir, part, NPARTS + 1);
+	check_ctf(dir);
+
+	/* a missing middle part: said, not an error */
+	const char *gap = cli_path("gap");
+	REQUIRE(mkdir(gap, 0700) == 0);
+	for (int k = 0; k < NPARTS + 1; k++)
+		if (k != 2) {
+			char to[600];
+			snprintf(to, sizeof to, "%s/w-%d.ptlog", gap, k + 1);
+			copy_file(part[k], to);
+		}
+	CHECK_EQ(cli_run(CLI("show", (char *)gap), &out, &err), 0);
+	CHECK_EQ(cli_nlines(out), total - part_n[2]);
+	CHECK(cli_contains(err, "w-3.ptlog is missing"));
+	free(out);
+	free(err);
+	CHECK_EQ(cli_run(CLI("info", (char *)gap), &out, NULL), 0);
+	CHECK(cli_contains(out, "w-3.ptlog is missing"));
+	CHECK_EQ(info_events(out), total - part_n[2]);
+	free(out);
+
+	/* bad inputs: exit 1, the file named */
+	const char *empty = cli_path("empty");
+	REQUIRE(mkdir(empty, 0700) == 0);
+	CHECK_EQ(cli_run(CLI("show", (char *)empty), &out, &err), 1);
+	CHECK(cli_contains(err, empty) && cli_contains(err, "no logs"));
+	free(out);
+	free(err);
+	const char *junk = cli_path("junk");
+	REQUIRE(mkdir(junk, 0700) == 0);
+	char jp[600];
+	snprintf(jp, sizeof jp, "%s/w-1.ptlog", junk);
+	copy_file(part[0], jp);
+	snprintf(jp, sizeof jp, "%s/w-2.ptlog", junk);
+	FILE *f = fopen(jp, "w");
+	REQUIRE(f);
+	for (int i = 0; i < 100; i++)
+		fputs("this is not a log at all\n", f);
+	fclose(f);
+	CHECK_EQ(cli_run(CLI("stats", (char *)junk), &out, &err), 1);
+	CHECK(cli_contains(err, "w-2.ptlog") && cli_contains(err, "not a posixtrace log"));
+	free(out);
+	free(err);
+	REQUIRE(unlink(jp) == 0);
+	REQUIRE(symlink("/nonexistent/w-2.ptlog", jp) == 0); /* a part that cannot be opened */
+	CHECK_EQ(cli_run(CLI("info", (char *)junk), &out, &err), 1);
+	CHECK(cli_contains(err, "w-2.ptlog") && cli_contains(err, "No such file"));
+	free(out);
+	free(err);
+	CHECK_EQ(cli_run(CLI("export", "-f", "chrome", part[0], "/nonexistent/x.ptlog", "-o",
+	                     (char *)cli_path("x.json")), &out, &err), 1);
+	CHECK(cli_contains(err, "/nonexistent/x.ptlog"));
+	free(out);
+	free(err);
+
+	/* a damaged middle part: said, the others read whole, the exit
+	 * status that part alone gets */
+	const char *dmg = cli_path("damaged");
+	REQUIRE(mkdir(dmg, 0700) == 0);
+	for (int k = 0; k < NPARTS + 1; k++) {
+		char to[600];
+		snprintf(to, sizeof to, "%s/w-%d.ptlog", dmg, k + 1);
+		copy_file(part[k], to);
+		if (k == 1) { /* bytes in its first events block */
+			int fd = open(to, O_RDWR);
+			REQUIRE(fd >= 0);
+			REQUIRE(pwrite(fd, "\xde\xad\xbe\xef\xde\xad\xbe\xef", 8, 600) == 8);
+			close(fd);
+		}
+	}
+	char d2[600];
+	snprintf(d2, sizeof d2, "%s/w-2.ptlog", dmg);
+	char *alone = NULL;
+	int rc_alone = cli_run(CLI("show", d2), &alone, NULL);
+	CHECK_EQ(cli_run(CLI("show", (char *)dmg), &out, &err), rc_alone);
+	CHECK(cli_contains(err, "w-2.ptlog") && cli_contains(err, "damaged"));
+	CHECK_EQ(cli_nlines(out), total - part_n[1] + cli_nlines(alone));
+	free(alone);
+	free(out);
+	free(err);
+	for (int k = 0; k < NPARTS + 1; k++)
+		free(part[k]);
+	T_END();
+}
