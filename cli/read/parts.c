@@ -571,9 +571,14 @@ static void parts_free_(struct tparts *P)
 	free(P);
 }
 
-/* Notes said once per set a process reads (view and info read it again). */
+/* Notes said on stderr once per set a process reads (view and info read
+ * it again), even while err_msg() is captured (query's tables take their
+ * errors so); never by the SQLite extension, inside another program. */
 static void say_notes(const struct tlog *l, const struct tparts *P)
 {
+#ifdef PT_SQLITE_EXT
+	(void)l, (void)P;
+#else
 	static char *said[8];
 	static size_t nsaid;
 
@@ -583,7 +588,8 @@ static void say_notes(const struct tlog *l, const struct tparts *P)
 	if (nsaid < sizeof said / sizeof *said)
 		said[nsaid++] = strdup(l->path);
 	for (size_t i = 0; i < P->nnotes; i++)
-		err_msg("%s: %s", l->path, P->notes[i]);
+		fprintf(stderr, "%s: %s: %s\n", prog_cmd, l->path, P->notes[i]);
+#endif
 }
 
 int parts_load(struct tlog *l, const char *path)
@@ -800,8 +806,7 @@ int parts_rewind(struct tlog *l)
 	struct tparts *P = l->parts_;
 
 	leave(P);
-	P->cur = 0;
-	P->until_on = 0;
+	P->cur = 0; /* (tlog_until's bound kept, as pt_ext_seek_end() keeps it) */
 	l->pass_n_ = 0;
 	l->pass_at_ = 0;
 	return 0;
