@@ -8,13 +8,16 @@
  * started, stopped, shut down, then the next), so the parts do not
  * overlap, and a span "job" begins in part 1 and ends in part 2.  Then
  * `cli_parts fresh FILE` writes one more part from a new process that
- * registered its types in another order (other ids for the same names).
+ * registered its types in another order (other ids for the same names),
+ * and `cli_parts lossy FILE` one that loses events (a 4 KiB LOOP stream).
  *
  *  - show DIR: every event of the parts (as each part read alone has
  *    them), one line each; per thread the seqs 0, 1, 2... in order across
  *    the parts, none missing or twice.
  *  - info, stats --json: totals the sums of the parts' (tick under one
- *    name whatever its id in each part), the span across the cut complete.
+ *    name whatever its id in each part, system types at their own ids),
+ *    the span across the cut complete; the lost events those of the lossy
+ *    part (babeltrace2 says as many discarded).
  *  - query DIR: the count of events; a directory and a file: two logs.
  *  - export chrome and perfetto: as many instant events as the parts'
  *    exports together; ctf read by babeltrace2 (when installed): every
@@ -35,6 +38,8 @@
 #define NPARTS 4   /* written by one process; a fifth by another */
 #define NTH 3      /* threads through every part: main and two workers */
 #define PER 150    /* events per thread per part */
+#define NALL (NPARTS + 2) /* and one that loses events */
+#define LOSSY 5000 /* events written into that one's 4 KiB LOOP stream */
 
 struct pay { uint32_t t, seq; };
 
@@ -121,11 +126,46 @@ static int write_fresh(const char *path)
 	return posix_trace_stop(t) || posix_trace_shutdown(t) || close(fd);
 }
 
+/* One more that loses events: LOSSY into a small LOOP stream, written
+ * to its log at the end; "lossy" is not described (no t=, seq=). */
+static int write_lossy(const char *path)
+{
+	trace_event_id_t e;
+	trace_attr_t a;
+	trace_id_t t;
+	uint64_t v = 0;
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+	if (fd < 0 || posix_trace_eventid_open("lossy", &e) || posix_trace_attr_init(&a) ||
+	    posix_trace_attr_setstreamfullpolicy(&a, POSIX_TRACE_LOOP) ||
+	    posix_trace_attr_setstreamsize(&a, 4096) ||
+	    posix_trace_attr_setlogfullpolicy(&a, POSIX_TRACE_APPEND) ||
+	    posix_trace_create_withlog(0, &a, fd, &t) || posix_trace_start(t))
+		return 1;
+	for (int i = 0; i < LOSSY; i++, v++)
+		posix_trace_event(e, &v, sizeof v);
+	return posix_trace_stop(t) || posix_trace_shutdown(t) || close(fd);
+}
+
+/* The count of "lost events   N events lost..." in info's output, 0 for
+ * "none", -1 if no such line. */
+static long info_lost(const char *info)
+{
+	const char *p = info ? strstr(info, "\nlost events ") : NULL;
+	if (!p)
+		return -1;
+	p += 13;
+	while (*p == ' ')
+		p++;
+	return strncmp(p, "none", 4) ? strtol(p, NULL, 10) : 0;
+}
+
 /* ------------------------------------------------------------ checks */
 
 static char self[512];
 static long part_n[NPARTS + 2];   /* events of each part, read alone */
-static long total;
+static long total, starts;
+static long lost;   /* the events the lossy part lost (info of it alone) */
 
 static long count_of(const char *s, const char *what)
 {
@@ -281,6 +321,10 @@ static void check_ctf(const char *dir)
 		fprintf(stderr, "babeltrace2: %s\n", err ? err : "");
 	CHECK_EQ(cli_nlines(s), total);
 	check_witness("babeltrace2", s, "t = ", "seq = ");
+	long discarded = 0; /* "WARNING: Tracer discarded N events between..." */
+	for (const char *p = err; p && (p = strstr(p, "discarded ")) != NULL; p += 10)
+		discarded += strtol(p + 10, NULL, 10);
+	CHECK_EQ(discarded, lost);
 	free(s);
 	free(err);
 }
@@ -299,25 +343,30 @@ int main(int argc, char **argv)
 		return write_parts(argv[2]);
 	if (argc == 3 && !strcmp(argv[1], "fresh"))
 		return write_fresh(argv[2]);
+	if (argc == 3 && !strcmp(argv[1], "lossy"))
+		return write_lossy(argv[2]);
 	T_BEGIN(240);
 	cli_setup();
 	REQUIRE(realpath(argv[0], self) != NULL);
 	char *out = NULL, *err = NULL, *info = NULL;
 	const char *dir = cli_path("parts");
-	char *part[NPARTS + 1];
+	char *part[NALL];
 	REQUIRE(mkdir(dir, 0700) == 0);
 	CHECK_EQ(cli_run((char *const[]){ self, "write", (char *)dir, NULL }, NULL, NULL), 0);
-	for (int k = 0; k < NPARTS + 1; k++)
+	for (int k = 0; k < NALL; k++)
 		REQUIRE(asprintf(&part[k], "%s/w-%d.ptlog", dir, k + 1) > 0);
 	CHECK_EQ(cli_run((char *const[]){ self, "fresh", part[NPARTS], NULL }, NULL, NULL), 0);
+	CHECK_EQ(cli_run((char *const[]){ self, "lossy", part[NPARTS + 1], NULL }, NULL, NULL), 0);
 
 	/* each part read alone: the reference counts */
-	for (int k = 0; k < NPARTS + 1; k++) {
+	for (int k = 0; k < NALL; k++) {
 		struct cli_ev *ev;
 		part_n[k] = cli_read_log(part[k], &ev);
-		REQUIRE(part_n[k] > PER);
+		REQUIRE(part_n[k] > 10);
 		total += part_n[k];
-		CHECK_EQ(cli_count(ev, (int)part_n[k], "tick"), k < NPARTS ? NTH * PER : PER);
+		starts += cli_count(ev, (int)part_n[k], "posix_trace_start");
+		CHECK_EQ(cli_count(ev, (int)part_n[k], "tick"),
+		         k < NPARTS ? NTH * PER : k == NPARTS ? PER : 0);
 		free(ev);
 	}
 
@@ -329,18 +378,26 @@ int main(int argc, char **argv)
 	free(out);
 	free(err);
 
+	/* the losses of the lossy part: there, as many in the set */
+	CHECK_EQ(cli_run(CLI("info", part[NPARTS + 1]), &info, NULL), 0);
+	lost = info_lost(info);
+	CHECK(lost > 0);
+	free(info);
+
 	/* info and stats: the sums; tick one type; the span across the cut */
 	CHECK_EQ(cli_run(CLI("info", (char *)dir), &info, NULL), 0);
+	CHECK_EQ(info_lost(info), lost);
 	CHECK_EQ(info_events(info), total);
 	CHECK_EQ(info_type_count(info, "tick"), (long)NTH * NPARTS * PER + PER);
 	CHECK_EQ(info_type_count(info, "zzz"), 1);
 	CHECK(info_type_id(info, "zzz") > POSIX_TRACE_UNNAMED_USEREVENT); /* a user type's id */
 	/* system types keep their ids whatever a part lists */
 	CHECK_EQ(info_type_id(info, "posix_trace_start"), POSIX_TRACE_START);
-	CHECK_EQ(info_type_count(info, "posix_trace_start"), NPARTS + 1);
+	CHECK_EQ(info_type_count(info, "posix_trace_start"), starts);
+	CHECK(starts >= NPARTS + 1); /* (the lossy part's may be overwritten) */
 	long eid = info_type_id(info, "posix_trace_error");
 	CHECK(eid == -1 || eid == POSIX_TRACE_ERROR);
-	CHECK_EQ(count_of(info, ".ptlog ("), NPARTS + 1); /* the parts listed */
+	CHECK_EQ(count_of(info, ".ptlog ("), NALL); /* the parts listed */
 	CHECK(cli_contains(info, "job"));
 	free(info);
 	CHECK_EQ(cli_run(CLI("stats", "--json", (char *)dir), &out, NULL), 0);
@@ -355,7 +412,7 @@ int main(int argc, char **argv)
 	free(out);
 
 	/* several LOG operands: the same as the directory */
-	CHECK_EQ(cli_run(CLI("show", part[2], part[0], part[1], part[3], part[4]), &out, NULL), 0);
+	CHECK_EQ(cli_run(CLI("show", part[2], part[0], part[1], part[3], part[5], part[4]), &out, NULL), 0);
 	CHECK_EQ(cli_nlines(out), total);
 	check_witness("show FILE...", out, "t=", "seq=");
 	free(out);
@@ -386,13 +443,13 @@ int main(int argc, char **argv)
 	free(out);
 	free(err);
 
-	check_exports(dir, part, NPARTS + 1);
+	check_exports(dir, part, NALL);
 	check_ctf(dir);
 
 	/* a missing middle part: said, not an error */
 	const char *gap = cli_path("gap");
 	REQUIRE(mkdir(gap, 0700) == 0);
-	for (int k = 0; k < NPARTS + 1; k++)
+	for (int k = 0; k < NALL; k++)
 		if (k != 2) {
 			char to[600];
 			snprintf(to, sizeof to, "%s/w-%d.ptlog", gap, k + 1);
@@ -456,7 +513,7 @@ int main(int argc, char **argv)
 	 * status that part alone gets */
 	const char *dmg = cli_path("damaged");
 	REQUIRE(mkdir(dmg, 0700) == 0);
-	for (int k = 0; k < NPARTS + 1; k++) {
+	for (int k = 0; k < NALL; k++) {
 		char to[600];
 		snprintf(to, sizeof to, "%s/w-%d.ptlog", dmg, k + 1);
 		copy_file(part[k], to);
@@ -477,7 +534,7 @@ int main(int argc, char **argv)
 	free(alone);
 	free(out);
 	free(err);
-	for (int k = 0; k < NPARTS + 1; k++)
+	for (int k = 0; k < NALL; k++)
 		free(part[k]);
 	T_END();
 }
