@@ -22,6 +22,8 @@
  *  - export chrome and perfetto: as many instant events as the parts'
  *    exports together; ctf read by babeltrace2 (when installed): every
  *    event, the seqs in order per thread.
+ *  - view (when built with libmicrohttpd): /meta counts every event, the
+ *    density of the whole trace sums to them.
  *  - the parts named one by one (several LOG operands) read as the
  *    directory does.
  *  - a missing middle part: said (stderr, info), the others read, exit 0.
@@ -34,6 +36,7 @@
 #include <trace.h>
 #include "t.h"
 #include "cli_util.h"
+#include "view_http.h"
 
 #define NPARTS 4   /* written by one process; a fifth by another */
 #define NTH 3      /* threads through every part: main and two workers */
@@ -329,6 +332,72 @@ static void check_ctf(const char *dir)
 	free(err);
 }
 
+/* The numbers of each inner array of "lanes":[[...],...] of a density
+ * answer: every third (the counts) summed. */
+static long density_sum(const char *b)
+{
+	const char *p = b ? strstr(b, "\"lanes\":[") : NULL;
+	long sum = 0;
+	int depth = 0, k = 0;
+	if (!p)
+		return -1;
+	for (p += 9; *p; p++) {
+		if (*p == '[') {
+			depth++;
+			k = 0;
+		} else if (*p == ']') {
+			if (depth-- == 0)
+				break;
+		} else if (*p >= '0' && *p <= '9') {
+			char *e;
+			long v = strtol(p, &e, 10);
+			if (k++ % 3 == 2)
+				sum += v;
+			p = e - 1;
+		}
+	}
+	return sum;
+}
+
+static void check_view(const char *dir)
+{
+	char *e = NULL, *meta = NULL, *b = NULL, want[64], path[128];
+	struct view_srv sv;
+	if (cli_run(CLI("view", (char *)cli_path("none")), NULL, &e) == 1 &&
+	    cli_contains(e, "without libmicrohttpd")) {
+		printf("note: posixtrace was built without libmicrohttpd: view is not checked\n");
+		free(e);
+		return;
+	}
+	free(e);
+	REQUIRE(view_start(&sv, CLI("view", "--no-cache", (char *)dir), cli_path("view.out"),
+	                   cli_path("view.err"), 60) == 0);
+	CHECK_EQ(view_get(&sv, "/meta", NULL, 0, &meta), 200);
+	snprintf(want, sizeof want, "\"events\":%ld,", total);
+	CHECK(cli_contains(meta, want));
+	const char *sp = meta ? strstr(meta, "\"span\":") : NULL;
+	CHECK(sp != NULL);
+	if (sp) {
+		snprintf(path, sizeof path, "/query?from=0&to=%llu&cols=1000",
+		         strtoull(sp + 7, NULL, 10));
+		CHECK_EQ(view_get(&sv, path, NULL, 0, &b), 200);
+		/* few events: each one ("ev":[[lane,at,slot],...]), else their density */
+		const char *ev = b ? strstr(b, "\"ev\":[") : NULL;
+		long n = 0;
+		if (cli_contains(b, "\"mode\":\"events\"") && ev) {
+			const char *end = strstr(ev, "]]");
+			for (const char *q = ev + 6; end && q < end; q++)
+				n += *q == '[';
+		} else {
+			n = density_sum(b);
+		}
+		CHECK_EQ(n, total);
+	}
+	CHECK_EQ(view_stop(&sv), 0);
+	free(meta);
+	free(b);
+}
+
 static void copy_file(const char *from, const char *to)
 {
 	char *cmd = NULL;
@@ -445,6 +514,7 @@ int main(int argc, char **argv)
 
 	check_exports(dir, part, NALL);
 	check_ctf(dir);
+	check_view(dir);
 
 	/* a missing middle part: said, not an error */
 	const char *gap = cli_path("gap");
