@@ -24,6 +24,9 @@
  *    event, the seqs in order per thread.
  *  - view (when built with libmicrohttpd): /meta counts every event, the
  *    density of the whole trace sums to them.
+ *  - parts of a recording by another process (`cli_parts recorded DIR`),
+ *    the second without a START (overwritten): the recorder is known in
+ *    both, its pid no process of the trace (but with --all).
  *  - the parts named one by one (several LOG operands) read as the
  *    directory does.
  *  - a missing middle part: said (stderr, info), the others read, exit 0.
@@ -47,6 +50,7 @@
 struct pay { uint32_t t, seq; };
 
 static trace_event_id_t tick;
+static char self[512];
 static pthread_barrier_t go, done;
 static volatile int stop_workers;
 
@@ -150,6 +154,96 @@ static int write_lossy(const char *path)
 	return posix_trace_stop(t) || posix_trace_shutdown(t) || close(fd);
 }
 
+/* `cli_parts recorded DIR`: this process records a child of its own (as
+ * `record` does) into DIR/r-1.ptlog, then DIR/r-2.ptlog, a 4 KiB LOOP
+ * stream the child overwrites, START included; prints the recorder's pid. */
+static int write_recorded(const char *dir)
+{
+	int gp[2], ack[2];
+	char c = 0;
+	if (pipe(gp) || pipe(ack))
+		return 1;
+	pid_t child = fork();
+	if (child < 0)
+		return 1;
+	if (child == 0) {
+		trace_event_id_t e;
+		close(gp[1]);
+		close(ack[0]);
+		if (posix_trace_eventid_open("child", &e))
+			_exit(1);
+		while (read(gp[0], &c, 1) == 1) {
+			for (int i = 0; i < c * 100; i++)
+				posix_trace_event(e, &i, sizeof i);
+			if (write(ack[1], "k", 1) != 1)
+				_exit(1);
+		}
+		_exit(0);
+	}
+	close(gp[0]);
+	close(ack[1]);
+	for (int k = 1; k <= 2; k++) {
+		char path[600];
+		trace_attr_t a;
+		trace_id_t t;
+		snprintf(path, sizeof path, "%s/r-%d.ptlog", dir, k);
+		int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		if (fd < 0 || posix_trace_attr_init(&a) ||
+		    posix_trace_attr_setlogfullpolicy(&a, POSIX_TRACE_APPEND) ||
+		    (k == 2 && (posix_trace_attr_setstreamfullpolicy(&a, POSIX_TRACE_LOOP) ||
+		                posix_trace_attr_setstreamsize(&a, 4096))) ||
+		    posix_trace_create_withlog(child, &a, fd, &t) || posix_trace_start(t))
+			return 1;
+		c = k == 1 ? 1 : 50;
+		if (write(gp[1], &c, 1) != 1 || read(ack[0], &c, 1) != 1 || posix_trace_stop(t) ||
+		    posix_trace_shutdown(t) || close(fd))
+			return 1;
+	}
+	close(gp[1]);
+	int st;
+	waitpid(child, &st, 0);
+	printf("%d\n", (int)getpid());
+	return !WIFEXITED(st) || WEXITSTATUS(st);
+}
+
+/* The recorder's part without a START of its own is still the recorder's:
+ * its events the trace's (pid 0), its pid no process of the set. */
+static void check_recorded(void)
+{
+	const char *rd = cli_path("recorded");
+	char *out = NULL, r2[600], pidtxt[32], line[1024];
+	struct cli_ev *ev;
+	REQUIRE(mkdir(rd, 0700) == 0);
+	CHECK_EQ(cli_run((char *const[]){ self, "recorded", (char *)rd, NULL }, &out, NULL), 0);
+	long rec = out ? strtol(out, NULL, 10) : 0;
+	free(out);
+	REQUIRE(rec > 0);
+	snprintf(r2, sizeof r2, "%s/r-2.ptlog", rd);
+	int n = cli_read_log(r2, &ev);
+	CHECK_EQ(cli_count(ev, n, "posix_trace_start"), 0); /* (overwritten) */
+	int mine = 0;
+	for (int i = 0; i < n; i++)
+		mine += ev[i].info.posix_pid == (pid_t)rec;
+	CHECK(mine > 0); /* its STOP and flush events */
+	free(ev);
+	CHECK_EQ(cli_run(CLI("stats", (char *)rd), &out, NULL), 0);
+	snprintf(pidtxt, sizeof pidtxt, "%ld ", rec);
+	int listed = 0, in_procs = 0;
+	for (const char *p = out; cli_next_line(&p, line, sizeof line) == 0;) {
+		if (!strncmp(line, "process ", 8))
+			in_procs = 1;
+		else if (!line[0])
+			in_procs = 0;
+		else if (in_procs && !strncmp(line, pidtxt, strlen(pidtxt)))
+			listed++;
+	}
+	CHECK_EQ(listed, 0);
+	free(out);
+	CHECK_EQ(cli_run(CLI("stats", "--all", (char *)rd), &out, NULL), 0);
+	CHECK(cli_contains(out, pidtxt)); /* (with --all it is there) */
+	free(out);
+}
+
 /* The count of "lost events   N events lost..." in info's output, 0 for
  * "none", -1 if no such line. */
 static long info_lost(const char *info)
@@ -165,7 +259,6 @@ static long info_lost(const char *info)
 
 /* ------------------------------------------------------------ checks */
 
-static char self[512];
 static long part_n[NPARTS + 2];   /* events of each part, read alone */
 static long total, starts;
 static long lost;   /* the events the lossy part lost (info of it alone) */
@@ -414,6 +507,8 @@ int main(int argc, char **argv)
 		return write_fresh(argv[2]);
 	if (argc == 3 && !strcmp(argv[1], "lossy"))
 		return write_lossy(argv[2]);
+	if (argc == 3 && !strcmp(argv[1], "recorded"))
+		return write_recorded(argv[2]);
 	T_BEGIN(240);
 	cli_setup();
 	REQUIRE(realpath(argv[0], self) != NULL);
@@ -515,6 +610,7 @@ int main(int argc, char **argv)
 	check_exports(dir, part, NALL);
 	check_ctf(dir);
 	check_view(dir);
+	check_recorded();
 
 	/* a missing middle part: said, not an error */
 	const char *gap = cli_path("gap");

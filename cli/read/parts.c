@@ -48,6 +48,7 @@ struct tpart {
 	uint64_t nev, last;   /* from its totals */
 	int unfinished, writing;
 	uint64_t damaged;
+	int32_t tracer;       /* its recorder's pid, as its totals found it (0: none) */
 	int damage_said;      /* a damaged stretch met in reading, said */
 };
 
@@ -544,8 +545,9 @@ static int add_totals(struct tlog *l, const struct tlog *pl, const uint16_t *idm
 	l->damaged += pl->damaged;
 	l->file_size += pl->file_size;
 	l->summary = firstpart ? pl->summary : l->summary && pl->summary;
-	if (firstpart) {
+	if (firstpart)
 		l->attr = pl->attr;
+	if (!l->tracer) { /* (the first part that has one) */
 		l->recorder = pl->recorder;
 		l->tracer = pl->tracer;
 	}
@@ -625,7 +627,10 @@ int parts_load(struct tlog *l, const char *path)
 	for (size_t k = 0; k < P->n; k++) {
 		struct tpart *pt = &P->v[k];
 		struct tlog pl;
-		if (tlog_totals(&pl, pt->path))
+		tlog_recorder_hint = l->tracer; /* (the parts' before, for one without a START) */
+		rc = tlog_totals(&pl, pt->path);
+		tlog_recorder_hint = 0;
+		if (rc)
 			goto fail;
 		if (map_ids(l, &pl, idmap, 1) || ((add_totals(l, &pl, idmap, k == 0) ||
 		                                   gather_part(l, &g, &pl, idmap)) &&
@@ -638,6 +643,7 @@ int parts_load(struct tlog *l, const char *path)
 		pt->unfinished = pl.unfinished;
 		pt->writing = pl.writing;
 		pt->damaged = pl.damaged;
+		pt->tracer = pl.tracer;
 		tlog_free(&pl);
 	}
 	/* logs that overlap in time are read part after part all the same */
@@ -680,7 +686,10 @@ static void leave(struct tparts *P)
 /* Part P->cur opened for reading; its types and threads mapped. */
 static int enter(struct tlog *l, struct tparts *P)
 {
-	if (tlog_load(&P->in, P->v[P->cur].path))
+	tlog_recorder_hint = P->v[P->cur].tracer; /* (what its totals found: the same again) */
+	int rc = tlog_load(&P->in, P->v[P->cur].path);
+	tlog_recorder_hint = 0;
+	if (rc)
 		return -1;
 	P->in_open = 1;
 	if (map_ids(l, &P->in, P->idmap, 0))

@@ -210,6 +210,9 @@ int tlog_load(struct tlog *l, const char *path);   /* 0, or 1 with a message */
  * read: l->summary), else by reading it (tlog_load). */
 int tlog_totals(struct tlog *l, const char *path);
 void tlog_free(struct tlog *l);
+/* parts.c: the recorder of the parts before, for a part with no START
+ * of its own (a later part of one recording); 0 when not reading a set. */
+extern int32_t tlog_recorder_hint;
 /* --all: keep the recorder's own process (else its events are the
  * trace's, pid 0, and its threads and loaded objects are not shown). */
 extern int tlog_all;

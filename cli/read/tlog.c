@@ -199,16 +199,28 @@ int tlog_all;
  * and that wrote no more events than the trace has system events.  A
  * program that traces itself writes its own START but names its threads
  * and writes its own events: it is never the recorder.  0: none. */
+int32_t tlog_recorder_hint;
+
 static int32_t recorder_pid(const struct tlog *l)
 {
 	uint64_t nsys = 0;
-	int32_t found = 0;
+	int32_t found = 0, hint = tlog_recorder_hint;
 
-	if (!l->count[POSIX_TRACE_START])
-		return 0;
 	for (unsigned id = 0; id < PT_NIDS; id++)
 		if (posixtrace_eventid_system_name(id))
 			nsys += l->count[id];
+	if (!l->count[POSIX_TRACE_START]) {
+		/* a later part of a recording (parts.c): the recorder an
+		 * earlier part had, if it is here as a recorder would be */
+		const struct tproc *q = hint > 0 ? tlog_proc(l, hint) : NULL;
+		if (!q || q->count > nsys)
+			return 0;
+		for (size_t i = 0; i < l->nth; i++)
+			if (l->th[i].pid == hint && l->thrs &&
+			    thrmap_find(l->thrs, hint, l->th[i].tid, l->th[i].first))
+				return 0;
+		return hint;
+	}
 	for (size_t p = 0; p < l->npr; p++) {
 		const struct tproc *q = &l->pr[p];
 		int started = 0, named = 0;
