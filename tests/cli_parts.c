@@ -338,6 +338,36 @@ static long info_type_id(const char *info, const char *name)
 	return -1;
 }
 
+/* The rows of info's map of loaded code ("loaded code (N objects)", a
+ * heading, rows to a blank line) appended to out (cap bytes). */
+static void objects_of(const char *info, char *out, size_t cap)
+{
+	const char *p = info ? strstr(info, "\nloaded code (") : NULL;
+	char line[1024];
+	if (!p)
+		return;
+	p++;
+	for (int k = 0; cli_next_line(&p, line, sizeof line) == 0 && line[0]; k++)
+		if (k >= 2 && strlen(out) + strlen(line) + 2 < cap)
+			strcat(strcat(out, line), "\n");
+}
+
+/* Sorted lines, each once. */
+static void sort_unique(char *s)
+{
+	cli_sort_lines(s);
+	char *o = s, *prev = NULL;
+	for (char *p = s, *nl; (nl = strchr(p, '\n')) != NULL; p = nl + 1) {
+		size_t n = (size_t)(nl - p) + 1;
+		if (prev && (size_t)(o - prev) == n && !memcmp(prev, p, n))
+			continue;
+		memmove(o, p, n);
+		prev = o;
+		o += n;
+	}
+	*o = 0;
+}
+
 static long info_events(const char *info)
 {
 	const char *p = info ? strstr(info, "\nevents ") : NULL;
@@ -542,6 +572,22 @@ int main(int argc, char **argv)
 	free(out);
 	free(err);
 
+	/* the map of loaded code: each part's entries, each once */
+	static char objs_parts[1 << 16], objs_set[1 << 16];
+	for (int k = 0; k < NALL; k++) {
+		CHECK_EQ(cli_run(CLI("info", part[k]), &info, NULL), 0);
+		objects_of(info, objs_parts, sizeof objs_parts);
+		free(info);
+	}
+	sort_unique(objs_parts);
+	CHECK_EQ(cli_run(CLI("info", (char *)dir), &info, NULL), 0);
+	objects_of(info, objs_set, sizeof objs_set);
+	free(info);
+	cli_sort_lines(objs_set);
+	CHECK(objs_parts[0] && !strcmp(objs_parts, objs_set));
+	if (strcmp(objs_parts, objs_set))
+		fprintf(stderr, "the parts' objects:\n%s\nthe set's:\n%s", objs_parts, objs_set);
+
 	/* the losses of the lossy part: there, as many in the set */
 	CHECK_EQ(cli_run(CLI("info", part[NPARTS + 1]), &info, NULL), 0);
 	lost = info_lost(info);
@@ -601,6 +647,23 @@ int main(int argc, char **argv)
 		                     "SELECT count(*) FROM slice WHERE name = 'job' AND dur > 0"), &out,
 		                 &err), 0);
 		CHECK(cli_contains(out, "\n1\r\n"));
+		free(out);
+		free(err);
+		out = err = NULL;
+		/* the map of loaded code: what the writer's parts repeat, once */
+		long objs[NALL + 1];
+		for (int k = 0; k <= NALL; k++) {
+			CHECK_EQ(cli_run(CLI("query", "--csv", k < NALL ? part[k] : (char *)dir,
+			                     "SELECT count(*) FROM object"), &out, NULL), 0);
+			const char *nl = out ? strchr(out, '\n') : NULL;
+			objs[k] = nl ? strtol(nl + 1, NULL, 10) : -1;
+			free(out);
+			out = NULL;
+		}
+		for (int k = 1; k < NPARTS; k++)
+			CHECK_EQ(objs[k], objs[0]); /* (one process: the same map in each) */
+		CHECK(objs[0] > 0);
+		CHECK_EQ(objs[NALL], objs[0] + objs[NPARTS] + objs[NPARTS + 1]);
 	} else {
 		printf("note: query is not built (no SQLite): not checked\n");
 	}

@@ -298,21 +298,37 @@ static void add_note(struct tparts *P, const char *fmt, ...)
 		P->nnotes++;
 }
 
-/* Missing parts: NAME-N with NAME-M and NAME-K, M < N < K, in the set. */
+/* The bytes of p's path up to its NAME (of NAME-N.ptlog). */
+static size_t name_len(const struct tpart *p)
+{
+	return (size_t)(p->name - p->path) + p->stem;
+}
+
+static int cmp_named(const void *a, const void *b)
+{
+	const struct tpart *x = *(const struct tpart *const *)a, *y = *(const struct tpart *const *)b;
+	size_t lx = name_len(x), ly = name_len(y);
+	int c = lx != ly ? (lx < ly ? -1 : 1) : memcmp(x->path, y->path, lx);
+	return c ? c : (x->num > y->num) - (x->num < y->num);
+}
+
+/* Missing parts: NAME-N with NAME-M and NAME-K, M < N < K, in the set
+ * (and no NAME-N): the parts by NAME and N, each next to the one after. */
 static void find_gaps(struct tparts *P)
 {
-	for (size_t i = 0; i < P->n; i++) {
-		const struct tpart *a = &P->v[i], *next = NULL;
-		if (!a->has_num)
-			continue;
-		for (size_t j = 0; j < P->n; j++) { /* the part of the same NAME numbered next */
-			const struct tpart *b = &P->v[j];
-			if (b->has_num && b->num > a->num && b->stem == a->stem &&
-			    !strncmp(b->path, a->path, (size_t)(a->name - a->path) + a->stem) &&
-			    (!next || b->num < next->num))
-				next = b;
-		}
-		if (!next || next->num == a->num + 1)
+	const struct tpart **v = malloc((P->n ? P->n : 1) * sizeof *v);
+	size_t n = 0;
+
+	if (!v)
+		return;
+	for (size_t i = 0; i < P->n; i++)
+		if (P->v[i].has_num)
+			v[n++] = &P->v[i];
+	qsort(v, n, sizeof *v, cmp_named);
+	for (size_t i = 0; i + 1 < n; i++) {
+		const struct tpart *a = v[i], *next = v[i + 1];
+		if (name_len(a) != name_len(next) || memcmp(a->path, next->path, name_len(a)) ||
+		    next->num <= a->num + 1)
 			continue;
 		if (next->num == a->num + 2)
 			add_note(P, "part %.*s-%lu.ptlog is missing (between %s and %s): the trace has "
@@ -322,6 +338,7 @@ static void find_gaps(struct tparts *P)
 			         "%s): the trace has a gap there", (int)a->stem, a->name, a->num + 1,
 			         (int)a->stem, a->name, next->num - 1, a->name, next->name);
 	}
+	free(v);
 }
 
 /* ------------------------------------------------------------ totals */
@@ -415,6 +432,16 @@ static int same_obj(const struct pt_ext_obj *a, const struct pt_ext_obj *b)
 	       !memcmp(a->bid, b->bid, sizeof a->bid) && !strncmp(a->path, b->path, sizeof a->path);
 }
 
+struct objix { int32_t pid; size_t at; };
+
+static int cmp_objix(const void *a, const void *b)
+{
+	const struct objix *x = a, *y = b;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return (x->at > y->at) - (x->at < y->at);
+}
+
 /* What the set holds of who and what, as entries gathered part by part. */
 struct gather {
 	struct pt_ext_thread *thr;
@@ -480,28 +507,43 @@ static int gather_part(struct tlog *l, struct gather *g, const struct tlog *pl,
 
 	/* the map of loaded code: in time order, part after part; an entry
 	 * the map of its process already holds (the same entry since that
-	 * process's last BEGIN, DEL or LOST) is not added again */
+	 * process's last BEGIN, DEL or LOST) is not added again.  The
+	 * entries so far by process (and place), to look through only its */
 	size_t old = l->nobjs;
 	struct pt_ext_obj *o = grow(l->objs, l->nobjs, pl->nobjs, sizeof *o);
 	if (!o)
 		return -1;
 	l->objs = o;
+	struct objix *ix = malloc((old ? old : 1) * sizeof *ix);
+	if (!ix)
+		return -1;
+	for (size_t j = 0; j < old; j++)
+		ix[j] = (struct objix){ o[j].pid, j };
+	qsort(ix, old, sizeof *ix, cmp_objix);
 	for (size_t i = 0; i < pl->nobjs; i++) {
 		const struct pt_ext_obj *e = &pl->objs[i];
+		size_t lo = 0, hi = old; /* after the last entry of e's process */
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (ix[mid].pid <= e->pid)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
 		int dup = 0;
-		for (size_t j = old; j-- > 0;) {
-			if (o[j].pid != e->pid)
-				continue;
-			if (same_obj(&o[j], e)) {
+		for (size_t x = lo; x-- > 0 && ix[x].pid == e->pid;) {
+			const struct pt_ext_obj *was = &o[ix[x].at];
+			if (same_obj(was, e)) {
 				dup = 1;
 				break;
 			}
-			if (o[j].kind != PT_EXT_OBJ_ADD)
+			if (was->kind != PT_EXT_OBJ_ADD)
 				break;
 		}
 		if (!dup)
 			o[l->nobjs++] = *e;
 	}
+	free(ix);
 	return 0;
 }
 
