@@ -28,7 +28,7 @@
  *    the second without a START (overwritten): the recorder is known in
  *    both, its pid no process of the trace (but with --all).
  *  - the parts named one by one (several LOG operands) read as the
- *    directory does.
+ *    directory does; a file named twice read once.
  *  - a missing middle part: said (stderr, info), the others read, exit 0.
  *  - an empty directory, a part that is not a log, a part that cannot be
  *    opened: exit 1 and the file named; a damaged middle part: said, the
@@ -625,6 +625,16 @@ int main(int argc, char **argv)
 	CHECK_EQ(cli_run(CLI("show", part[2], part[0], part[1], part[3], part[5], part[4]), &out, NULL), 0);
 	CHECK_EQ(cli_nlines(out), total);
 	check_witness("show FILE...", out, "t=", "seq=");
+	free(out);
+
+	/* a part named twice, or in its directory and alone: read once */
+	CHECK_EQ(cli_run(CLI("show", part[0], part[0]), &out, &err), 0);
+	CHECK_EQ(cli_nlines(out), part_n[0]);
+	CHECK(cli_contains(err, "read once"));
+	free(out);
+	free(err);
+	CHECK_EQ(cli_run(CLI("show", part[1], (char *)dir), &out, NULL), 0);
+	CHECK_EQ(cli_nlines(out), total);
 	free(out);
 
 	/* query: the directory is one log; with a file beside it, two */

@@ -49,6 +49,8 @@ struct tpart {
 	int unfinished, writing;
 	uint64_t damaged;
 	int32_t tracer;       /* its recorder's pid, as its totals found it (0: none) */
+	dev_t dev;            /* the file (a file named twice is read once) */
+	ino_t ino;
 	int damage_said;      /* a damaged stretch met in reading, said */
 };
 
@@ -181,6 +183,8 @@ static int ends_with_ptlog(const char *s)
 	return n > 6 && !strcmp(s + n - 6, ".ptlog");
 }
 
+static void add_note(struct tparts *P, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* One more part: path (taken over), checked a log and its first
  * timestamp read.  0, or 1 after a message naming it. */
 static int add_part(struct tparts *P, char *path)
@@ -200,7 +204,17 @@ static int add_part(struct tparts *P, char *path)
 		free(path);
 		return 1;
 	}
-	struct tpart p = { .path = path };
+	for (size_t i = 0; i < P->n; i++)
+		if (P->v[i].dev == sb.st_dev && P->v[i].ino == sb.st_ino) {
+			if (strcmp(path, P->v[i].path))
+				add_note(P, "%s is the same file as %s: read once", path, P->v[i].path);
+			else
+				add_note(P, "%s is named twice: read once", path);
+			close(fd);
+			free(path);
+			return 0;
+		}
+	struct tpart p = { .path = path, .dev = sb.st_dev, .ino = sb.st_ino };
 	if (part_first(fd, &p.first) != 0) {
 		err_msg("%s: not a posixtrace log", path);
 		close(fd);
