@@ -737,6 +737,12 @@ int main(int argc, char **argv)
 	free(out);
 	free(err);
 	REQUIRE(unlink(jp) == 0);
+	REQUIRE(mkfifo(jp, 0600) == 0); /* not a file: refused, without waiting for a writer */
+	CHECK_EQ(cli_run(CLI("show", (char *)junk), &out, &err), 1);
+	CHECK(cli_contains(err, "w-2.ptlog") && cli_contains(err, "not a regular file"));
+	free(out);
+	free(err);
+	REQUIRE(unlink(jp) == 0);
 	REQUIRE(symlink("/nonexistent/w-2.ptlog", jp) == 0); /* a part that cannot be opened */
 	CHECK_EQ(cli_run(CLI("info", (char *)junk), &out, &err), 1);
 	CHECK(cli_contains(err, "w-2.ptlog") && cli_contains(err, "No such file"));

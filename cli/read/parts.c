@@ -190,7 +190,7 @@ static void add_note(struct tparts *P, const char *fmt, ...) __attribute__((form
 static int add_part(struct tparts *P, char *path)
 {
 	struct stat sb;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK); /* (a FIFO: no wait for a writer) */
 
 	if (fd < 0) {
 		err_msg("cannot open %s: %s", path, strerror(errno));
