@@ -51,6 +51,7 @@ struct pay { uint32_t t, seq; };
 
 static trace_event_id_t tick;
 static char self[512];
+static int have_query; /* query is built (SQLite) */
 static pthread_barrier_t go, done;
 static volatile int stop_workers;
 
@@ -242,6 +243,110 @@ static void check_recorded(void)
 	CHECK_EQ(cli_run(CLI("stats", "--all", (char *)rd), &out, NULL), 0);
 	CHECK(cli_contains(out, pidtxt)); /* (with --all it is there) */
 	free(out);
+}
+
+/* `cli_parts pingpong A B`: two processes, each tracing itself into its
+ * own log (A, B), taking turns: A's event k, then B's k, then A's k + 1
+ * (pipes hand the turn over), so the two logs overlap all along. */
+#define PP 100
+static int pp_stream(const char *path, trace_event_id_t *e, trace_id_t *t, int *fd)
+{
+	trace_attr_t a;
+	*fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	return *fd < 0 || posix_trace_eventid_open("pp", e) ||
+	       posixtrace_eventid_describe(*e, "t:u32,seq:u32") || posix_trace_attr_init(&a) ||
+	       posix_trace_attr_setlogfullpolicy(&a, POSIX_TRACE_APPEND) ||
+	       posix_trace_create_withlog(0, &a, *fd, t) || posix_trace_start(*t);
+}
+
+static int pingpong(const char *pa, const char *pb)
+{
+	int ab[2], ba[2], st, rc = 0, fd;
+	trace_event_id_t e;
+	trace_id_t t;
+	char c = 0;
+	if (pipe(ab) || pipe(ba))
+		return 1;
+	pid_t b = fork();
+	if (b == 0) { /* B: its event k once A's k is written */
+		close(ab[1]);
+		close(ba[0]);
+		if (pp_stream(pb, &e, &t, &fd))
+			_exit(1);
+		for (uint32_t k = 0; k < PP; k++) {
+			struct pay p = { 201, k };
+			if (read(ab[0], &c, 1) != 1)
+				_exit(1);
+			posix_trace_event(e, &p, sizeof p);
+			if (write(ba[1], "x", 1) != 1)
+				_exit(1);
+		}
+		_exit(posix_trace_stop(t) || posix_trace_shutdown(t) || close(fd));
+	}
+	close(ab[0]);
+	close(ba[1]);
+	if (pp_stream(pa, &e, &t, &fd))
+		return 1;
+	for (uint32_t k = 0; k < PP && !rc; k++) { /* A: its event k once B's k - 1 is */
+		struct pay p = { 200, k };
+		posix_trace_event(e, &p, sizeof p);
+		if (write(ab[1], "x", 1) != 1 || read(ba[0], &c, 1) != 1)
+			rc = 1;
+	}
+	rc |= posix_trace_stop(t) || posix_trace_shutdown(t) || close(fd);
+	close(ab[1]);
+	waitpid(b, &st, 0);
+	return rc || !WIFEXITED(st) || WEXITSTATUS(st);
+}
+
+/* Two logs recorded at the same time, given together: read together,
+ * merged by time (the turns alternate in show), said in a note. */
+static void check_overlap(void)
+{
+	const char *pd = cli_path("pp");
+	char *out = NULL, *err = NULL, line[1024], pa[600], pb[600];
+	REQUIRE(mkdir(pd, 0700) == 0);
+	snprintf(pa, sizeof pa, "%s/ping.ptlog", pd);
+	snprintf(pb, sizeof pb, "%s/pong.ptlog", pd);
+	CHECK_EQ(cli_run((char *const[]){ self, "pingpong", pa, pb, NULL }, NULL, NULL), 0);
+	struct cli_ev *ev;
+	long na = cli_read_log(pa, &ev);
+	free(ev);
+	long nb = cli_read_log(pb, &ev);
+	free(ev);
+	CHECK_EQ(cli_run(CLI("show", (char *)pd), &out, &err), 0);
+	CHECK_EQ(cli_nlines(out), na + nb);
+	CHECK(cli_contains(err, "overlap in time: read together"));
+	/* the turns: 200/0, 201/0, 200/1, 201/1... and the times in order */
+	long k = 0, bad = 0;
+	double prev = -1e30;
+	for (const char *p = out; cli_next_line(&p, line, sizeof line) == 0;) {
+		double tm = strtod(line, NULL);
+		bad += tm < prev;
+		prev = tm;
+		const char *a = strstr(line, "t="), *b = strstr(line, "seq=");
+		if (!a || !b || !strstr(line, " pp "))
+			continue;
+		bad += strtol(a + 2, NULL, 10) != 200 + k % 2 || strtol(b + 4, NULL, 10) != k / 2;
+		k++;
+	}
+	CHECK_EQ(k, 2 * PP);
+	CHECK_EQ(bad, 0);
+	free(out);
+	free(err);
+	/* query of the directory (one log): every event, ids in time order */
+	if (have_query) {
+		char want[64];
+		CHECK_EQ(cli_run(CLI("query", "--csv", (char *)pd,
+		                     "SELECT count(*), sum(name = 'pp'), sum(d < 0) FROM "
+		                     "(SELECT name, ts - lag(ts) OVER (ORDER BY id) AS d FROM event)"),
+		                 &out, NULL), 0);
+		snprintf(want, sizeof want, "\n%ld,%d,0\r", na + nb, 2 * PP);
+		CHECK(cli_contains(out, want));
+		if (!cli_contains(out, want))
+			fprintf(stderr, "query: %s (want %s)\n", out ? out : "", want + 1);
+		free(out);
+	}
 }
 
 /* The count of "lost events   N events lost..." in info's output, 0 for
@@ -539,6 +644,8 @@ int main(int argc, char **argv)
 		return write_lossy(argv[2]);
 	if (argc == 3 && !strcmp(argv[1], "recorded"))
 		return write_recorded(argv[2]);
+	if (argc == 4 && !strcmp(argv[1], "pingpong"))
+		return pingpong(argv[2], argv[3]);
 	T_BEGIN(240);
 	cli_setup();
 	REQUIRE(realpath(argv[0], self) != NULL);
@@ -639,7 +746,7 @@ int main(int argc, char **argv)
 
 	/* query: the directory is one log; with a file beside it, two */
 	int rc = cli_run(CLI("query", "--csv", (char *)dir, "SELECT count(*), count(DISTINCT utid) FROM event"), &out, &err);
-	int have_query = rc == 0 || !cli_contains(err, "SQLite");
+	have_query = rc == 0 || !cli_contains(err, "SQLite");
 	if (have_query) {
 		char want[64];
 		CHECK_EQ(rc, 0);
@@ -684,6 +791,7 @@ int main(int argc, char **argv)
 	check_ctf(dir);
 	check_view(dir);
 	check_recorded();
+	check_overlap();
 
 	/* a missing middle part: said, not an error */
 	const char *gap = cli_path("gap");

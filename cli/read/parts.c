@@ -21,10 +21,11 @@
  * part says again who its threads are) kept once.  Memory: threads,
  * types, objects and parts, never events.
  *
- * Reading: the parts one after another (they do not overlap in time: a
- * rotated recording's parts never do; logs that do are said to on stderr
- * and still read part after part), each event's thread and type mapped
- * onto the set's.  Losses stay where they were (a part's RESUME events);
+ * Reading: the parts one after another (a rotated recording's parts do
+ * not overlap in time), each event's thread and type mapped onto the
+ * set's.  Logs that do overlap (recorded at the same time) are a group,
+ * open together and merged by time, said in a note.  Losses stay where
+ * they were (a part's RESUME events);
  * a missing part (NAME-3 between NAME-2 and NAME-4) is a note on stderr
  * and in `info`, not an error.
  */
@@ -54,18 +55,30 @@ struct tpart {
 	int damage_said;      /* a damaged stretch met in reading, said */
 };
 
+/* A part open for reading. */
+struct tmember {
+	size_t part;          /* its index in tparts.v */
+	struct tlog in;
+	uint16_t idmap[PT_NIDS];  /* its event ids -> the set's */
+	uint32_t *thmap;      /* its threads -> the set's (UINT32_MAX: not yet) */
+	size_t nthmap;
+	struct tev pend;      /* its next event, the set's thread and id (has) */
+	int has, done;
+};
+
 struct tparts {
 	struct tpart *v;
 	size_t n;
 	char **notes;         /* missing parts, overlaps: said once on stderr, listed by info */
 	size_t nnotes;
-	/* reading */
-	size_t cur;           /* the part open in `in` (in_open), else the next to open */
-	struct tlog in;
-	int in_open;
-	uint16_t idmap[PT_NIDS];  /* the open part's event ids -> the set's */
-	uint32_t *thmap;      /* the open part's threads -> the set's (UINT32_MAX: not yet) */
-	size_t nthmap;
+	/* reading: parts that overlap in time make one group, read together
+	 * (merged by time); the others are groups of one, read one by one */
+	size_t *group;        /* group k: parts group[k] to group[k + 1] - 1 */
+	uint64_t *gfirst;     /* group k's first timestamp (its parts' smallest) */
+	size_t ngroups;
+	size_t g;             /* the group open (nm > 0), else the next to open */
+	struct tmember *m;    /* the open group's parts (room for the largest group) */
+	size_t nm;
 	uint64_t until;
 	int until_on;
 };
@@ -617,15 +630,19 @@ static void parts_free_(struct tparts *P)
 {
 	if (!P)
 		return;
-	if (P->in_open)
-		tlog_free(&P->in);
+	for (size_t i = 0; i < P->nm; i++) {
+		tlog_free(&P->m[i].in);
+		free(P->m[i].thmap);
+	}
 	for (size_t i = 0; i < P->n; i++)
 		free(P->v[i].path);
 	for (size_t i = 0; i < P->nnotes; i++)
 		free(P->notes[i]);
 	free(P->notes);
 	free(P->v);
-	free(P->thmap);
+	free(P->group);
+	free(P->gfirst);
+	free(P->m);
 	free(P);
 }
 
@@ -648,6 +665,47 @@ static void say_notes(const struct tlog *l, const struct tparts *P)
 	for (size_t i = 0; i < P->nnotes; i++)
 		fprintf(stderr, "%s: %s: %s\n", prog_cmd, l->path, P->notes[i]);
 #endif
+}
+
+/* The groups of parts read together: a part that begins before the
+ * parts before it have all ended (logs recorded at the same time, not
+ * the parts of one recording) joins their group, said in a note.  0, or
+ * -1 out of memory. */
+static int make_groups(struct tparts *P)
+{
+	size_t biggest = 1, start = 0;
+	uint64_t last = 0;
+	int any = 0;
+
+	if (!(P->group = malloc((P->n + 1) * sizeof *P->group)) ||
+	    !(P->gfirst = malloc((P->n + 1) * sizeof *P->gfirst)))
+		return -1;
+	P->ngroups = 0;
+	for (size_t k = 0; k < P->n; k++) {
+		const struct tpart *p = &P->v[k];
+		if (k && p->nev && any && p->first < last) { /* overlaps the group so far */
+			add_note(P, "%s and %s overlap in time: read together, merged by time",
+			         P->v[k - 1].name, p->name);
+		} else {
+			if (P->ngroups && k - start > biggest)
+				biggest = k - start;
+			start = k;
+			P->group[P->ngroups] = k;
+			P->gfirst[P->ngroups++] = p->nev ? p->first : UINT64_MAX;
+			any = 0;
+			last = 0;
+		}
+		if (p->nev) {
+			last = p->last > last ? p->last : last;
+			any = 1;
+			uint64_t *gf = &P->gfirst[P->ngroups - 1];
+			*gf = p->first < *gf ? p->first : *gf;
+		}
+	}
+	if (P->n - start > biggest)
+		biggest = P->n - start;
+	P->group[P->ngroups] = P->n;
+	return (P->m = calloc(biggest, sizeof *P->m)) ? 0 : -1;
 }
 
 int parts_load(struct tlog *l, const char *path)
@@ -702,12 +760,9 @@ int parts_load(struct tlog *l, const char *path)
 		pt->tracer = pl.tracer;
 		tlog_free(&pl);
 	}
-	/* logs that overlap in time are read part after part all the same */
-	for (size_t k = 1; k < P->n; k++) {
-		const struct tpart *a = &P->v[k - 1], *b = &P->v[k];
-		if (a->nev && b->nev && b->first < a->last)
-			add_note(P, "%s and %s overlap in time: the events of each are read after "
-			         "those of the one before, not merged by time", a->name, b->name);
+	if (make_groups(P)) {
+		err_msg("%s: out of memory", path);
+		goto fail;
 	}
 	l->thrs = thrmap_from(g.thr, g.nthr);
 	l->types = typemap_from(g.typ, g.ntyp);
@@ -720,7 +775,6 @@ int parts_load(struct tlog *l, const char *path)
 	if (l->first == UINT64_MAX || !l->nev)
 		l->first = 0;
 	l->totals = 1;
-	P->cur = 0;
 	say_notes(l, P);
 	return 0;
 fail:
@@ -734,105 +788,179 @@ fail:
 
 static void leave(struct tparts *P)
 {
-	if (P->in_open)
-		tlog_free(&P->in);
-	P->in_open = 0;
+	for (size_t i = 0; i < P->nm; i++) {
+		tlog_free(&P->m[i].in);
+		free(P->m[i].thmap);
+	}
+	P->nm = 0;
 }
 
-/* Part P->cur opened for reading; its types and threads mapped. */
-static int enter(struct tlog *l, struct tparts *P)
+/* Part k opened for reading as the open group's next member; its types
+ * and threads mapped.  0, or -1 after a message. */
+static int enter(struct tlog *l, struct tparts *P, size_t k)
 {
-	tlog_recorder_hint = P->v[P->cur].tracer; /* (what its totals found: the same again) */
-	int rc = tlog_load(&P->in, P->v[P->cur].path);
+	struct tmember *m = &P->m[P->nm];
+
+	tlog_recorder_hint = P->v[k].tracer; /* (what its totals found: the same again) */
+	int rc = tlog_load(&m->in, P->v[k].path);
 	tlog_recorder_hint = 0;
 	if (rc)
 		return -1;
-	P->in_open = 1;
-	if (map_ids(l, &P->in, P->idmap, 0))
+	P->nm++;
+	m->part = k;
+	m->has = m->done = 0;
+	m->thmap = NULL;
+	if (map_ids(l, &m->in, m->idmap, 0))
 		return -1;
-	free(P->thmap);
-	P->nthmap = P->in.nth;
-	if (!(P->thmap = malloc((P->nthmap ? P->nthmap : 1) * sizeof *P->thmap))) {
-		err_msg("%s: out of memory", P->v[P->cur].path);
+	m->nthmap = m->in.nth;
+	if (!(m->thmap = malloc((m->nthmap ? m->nthmap : 1) * sizeof *m->thmap))) {
+		err_msg("%s: out of memory", P->v[k].path);
 		return -1;
 	}
-	memset(P->thmap, 0xff, (P->nthmap ? P->nthmap : 1) * sizeof *P->thmap);
-	if (P->until_on && tlog_until(&P->in, P->until))
+	memset(m->thmap, 0xff, (m->nthmap ? m->nthmap : 1) * sizeof *m->thmap);
+	if (P->until_on && tlog_until(&m->in, P->until))
 		return -1;
 	return 0;
 }
 
-/* The set's thread of the open part's thread t. */
-static int map_thread(struct tlog *l, struct tparts *P, uint32_t t, uint32_t *out)
+/* Group P->g opened, or 0 when there is none left (-1 after a message). */
+static int open_group(struct tlog *l, struct tparts *P)
 {
-	if (t >= P->nthmap) { /* (a thread the part's totals did not have) */
-		uint32_t *m = realloc(P->thmap, (t + 1) * sizeof *m);
-		if (!m)
+	if (P->g >= P->ngroups)
+		return 0;
+	if (P->until_on && P->gfirst[P->g] != UINT64_MAX && P->gfirst[P->g] > P->until) {
+		P->g = P->ngroups; /* (nothing at or before the bound follows) */
+		return 0;
+	}
+	for (size_t k = P->group[P->g]; k < P->group[P->g + 1]; k++)
+		if (enter(l, P, k)) {
+			leave(P);
 			return -1;
-		memset(m + P->nthmap, 0xff, (t + 1 - P->nthmap) * sizeof *m);
-		P->thmap = m;
-		P->nthmap = t + 1;
-	}
-	if (P->thmap[t] == UINT32_MAX &&
-	    tlog_thread(l, P->in.th[t].pid, P->in.th[t].tid, &P->thmap[t]))
-		return -1;
-	*out = P->thmap[t];
-	return 0;
-}
-
-/* The next part to read, or 0 at the end (-1 after a message). */
-static int advance(struct tlog *l, struct tparts *P)
-{
-	while (!P->in_open) {
-		if (P->cur >= P->n)
-			return 0;
-		if (P->until_on && P->v[P->cur].nev && P->v[P->cur].first > P->until) {
-			P->cur = P->n;
-			return 0;
 		}
-		if (enter(l, P))
-			return -1;
-	}
 	return 1;
 }
 
-/* A damaged stretch met in the open part (its summary did not know):
- * said once, naming the part; reading goes on. */
-static void damage_met(struct tparts *P)
+/* The set's thread of member m's thread t. */
+static int map_thread(struct tlog *l, struct tmember *m, uint32_t t, uint32_t *out)
 {
-	struct tpart *p = &P->v[P->cur];
+	if (t >= m->nthmap) { /* (a thread the part's totals did not have) */
+		uint32_t *v = realloc(m->thmap, (t + 1) * sizeof *v);
+		if (!v)
+			return -1;
+		memset(v + m->nthmap, 0xff, (t + 1 - m->nthmap) * sizeof *v);
+		m->thmap = v;
+		m->nthmap = t + 1;
+	}
+	if (m->thmap[t] == UINT32_MAX &&
+	    tlog_thread(l, m->in.th[t].pid, m->in.th[t].tid, &m->thmap[t]))
+		return -1;
+	*out = m->thmap[t];
+	return 0;
+}
+
+/* A damaged stretch met in part k (its summary did not know): said once,
+ * naming the part; reading goes on. */
+static void damage_met(struct tparts *P, size_t k)
+{
+	struct tpart *p = &P->v[k];
 	if (!p->damaged && !p->damage_said++)
 		err_msg("%s: damaged: a stretch of it could not be read (a posix_trace_error "
 		        "event); the rest of it and the other parts are read", p->path);
 }
 
-int parts_next(struct tlog *l, struct tev *e)
+/* Member m's next event into m->pend, on the set's thread and type: 1,
+ * 0 at its end, -1 after a message. */
+static int fill(struct tlog *l, struct tparts *P, struct tmember *m)
 {
-	struct tparts *P = l->parts_;
+	int r, code;
 
+	if (m->has || m->done)
+		return m->has;
+	if ((r = tlog_next(&m->in, &m->pend)) <= 0) {
+		m->done = r == 0;
+		return r;
+	}
+	if (map_thread(l, m, m->pend.thread, &m->pend.thread)) {
+		err_msg("%s: out of memory", P->v[m->part].path);
+		return -1;
+	}
+	m->pend.id = m->idmap[m->pend.id < PT_NIDS ? m->pend.id : 0];
+	if (m->pend.id == POSIX_TRACE_ERROR && m->pend.len == sizeof code &&
+	    (memcpy(&code, m->pend.data, sizeof code), code == EBADMSG))
+		damage_met(P, m->part);
+	m->has = 1;
+	return 1;
+}
+
+/* The next event of the set: the earliest of the open group's members'
+ * next events (its payload valid until the next call), then the next
+ * group's.  1, 0 at the end, -1 after a message. */
+static int merged_next(struct tlog *l, struct tparts *P, struct tev *e)
+{
 	for (;;) {
-		int r = advance(l, P);
-		if (r <= 0)
+		int r;
+		if (!P->nm && (r = open_group(l, P)) <= 0)
 			return r;
-		if ((r = tlog_next(&P->in, e)) < 0)
-			return -1;
-		if (r == 0) {
+		struct tmember *best = NULL;
+		for (size_t i = 0; i < P->nm; i++) {
+			struct tmember *m = &P->m[i];
+			if (fill(l, P, m) < 0)
+				return -1;
+			if (m->has && (!best || m->pend.ts < best->pend.ts))
+				best = m;
+		}
+		if (!best) {
 			leave(P);
-			P->cur++;
+			P->g++;
 			continue;
 		}
-		if (map_thread(l, P, e->thread, &e->thread)) {
-			err_msg("%s: out of memory", P->v[P->cur].path);
-			return -1;
-		}
-		e->id = P->idmap[e->id < PT_NIDS ? e->id : 0];
-		e->n = l->pass_n_++;
-		int code;
-		if (e->id == POSIX_TRACE_ERROR && e->len == sizeof code &&
-		    (memcpy(&code, e->data, sizeof code), code == EBADMSG))
-			damage_met(P);
+		*e = best->pend;
+		best->has = 0; /* (read again at the next call, once e is used) */
 		return 1;
 	}
+}
+
+int parts_next(struct tlog *l, struct tev *e)
+{
+	int r = merged_next(l, l->parts_, e);
+
+	if (r > 0)
+		e->n = l->pass_n_++;
+	return r;
+}
+
+/* A batch made of merged events (parts read together). */
+static int merged_batch(struct tlog *l, struct tparts *P, struct pt_ext_batch *b,
+                        uint32_t *thread_of)
+{
+	struct tev e;
+	int r = 1;
+
+	b->n = b->nw = 0;
+	while (b->n < PT_EXT_BATCH && b->nw < PT_EXT_BATCH_W) {
+		size_t g = P->g;
+		if ((r = merged_next(l, P, &e)) <= 0)
+			break;
+		l->pass_n_++;
+		size_t w = 0;
+		while (w < b->nw && thread_of[w] != e.thread)
+			w++;
+		if (w == b->nw) {
+			b->w[w] = (struct pt_ext_bwriter){ l->th[e.thread].pid, 0, l->th[e.thread].tid };
+			thread_of[b->nw++] = e.thread;
+		}
+		struct pt_ext_bevent *v = &b->ev[b->n++];
+		*v = (struct pt_ext_bevent){ .ts = e.ts, .id = e.id, .w = (uint16_t)w };
+		if (e.len == sizeof v->word) {
+			v->flags |= PT_EXT_BEV_WORD;
+			memcpy(&v->word, e.data, sizeof v->word);
+		}
+		if (e.lost != UINT64_MAX)
+			v->flags |= PT_EXT_BEV_LOST;
+		if ((v->flags & PT_EXT_BEV_LOST) || P->g != g) /* (as a part's batch ends) */
+			break;
+	}
+	return r < 0 ? -1 : b->n > 0;
 }
 
 int parts_next_batch(struct tlog *l, struct pt_ext_batch *b, uint32_t *thread_of)
@@ -840,26 +968,30 @@ int parts_next_batch(struct tlog *l, struct pt_ext_batch *b, uint32_t *thread_of
 	struct tparts *P = l->parts_;
 
 	for (;;) {
-		int r = advance(l, P);
-		if (r <= 0)
+		int r;
+		if (!P->nm && (r = open_group(l, P)) <= 0)
 			return r;
-		if ((r = tlog_next_batch(&P->in, b, thread_of)) < 0)
+		struct tmember *m = &P->m[0];
+		if (P->nm > 1 || m->has) /* parts read together, or an event already taken */
+			return merged_batch(l, P, b, thread_of);
+		/* one part: its own batches */
+		if ((r = m->done ? 0 : tlog_next_batch(&m->in, b, thread_of)) < 0)
 			return -1;
 		if (r == 0) {
 			leave(P);
-			P->cur++;
+			P->g++;
 			continue;
 		}
 		for (size_t w = 0; w < b->nw; w++)
-			if (map_thread(l, P, thread_of[w], &thread_of[w])) {
-				err_msg("%s: out of memory", P->v[P->cur].path);
+			if (map_thread(l, m, thread_of[w], &thread_of[w])) {
+				err_msg("%s: out of memory", P->v[m->part].path);
 				return -1;
 			}
 		for (size_t i = 0; i < b->n; i++) {
 			struct pt_ext_bevent *v = &b->ev[i];
-			v->id = P->idmap[v->id < PT_NIDS ? v->id : 0];
+			v->id = m->idmap[v->id < PT_NIDS ? v->id : 0];
 			if (v->id == POSIX_TRACE_ERROR && (v->flags & PT_EXT_BEV_WORD) && v->word == EBADMSG)
-				damage_met(P);
+				damage_met(P, m->part);
 		}
 		l->pass_n_ += b->n;
 		return 1;
@@ -871,7 +1003,7 @@ int parts_rewind(struct tlog *l)
 	struct tparts *P = l->parts_;
 
 	leave(P);
-	P->cur = 0; /* (tlog_until's bound kept, as pt_ext_seek_end() keeps it) */
+	P->g = 0; /* (tlog_until's bound kept, as pt_ext_seek_end() keeps it) */
 	l->pass_n_ = 0;
 	l->pass_at_ = 0;
 	return 0;
@@ -880,19 +1012,23 @@ int parts_rewind(struct tlog *l)
 int parts_seek(struct tlog *l, uint64_t ts)
 {
 	struct tparts *P = l->parts_;
-	size_t k = 0;
+	size_t g = 0;
 
-	/* the last part that begins at or before ts: the ones before it end
+	/* the last group that begins at or before ts: the ones before it end
 	 * before it begins */
-	for (size_t i = 0; i < P->n; i++)
-		if (P->v[i].nev && P->v[i].first <= ts)
-			k = i;
+	for (size_t i = 0; i < P->ngroups; i++)
+		if (P->gfirst[i] != UINT64_MAX && P->gfirst[i] <= ts)
+			g = i;
 	leave(P);
-	P->cur = k;
+	P->g = g;
 	l->pass_n_ = 0;
 	l->pass_at_ = 0;
-	if (enter(l, P) || tlog_seek(&P->in, ts))
+	int r = open_group(l, P);
+	if (r < 0)
 		return 1;
+	for (size_t i = 0; r > 0 && i < P->nm; i++)
+		if (tlog_seek(&P->m[i].in, ts))
+			return 1;
 	return 0;
 }
 
@@ -902,7 +1038,10 @@ int parts_until(struct tlog *l, uint64_t ts)
 
 	P->until = ts;
 	P->until_on = 1;
-	return P->in_open ? tlog_until(&P->in, ts) : 0;
+	for (size_t i = 0; i < P->nm; i++)
+		if (tlog_until(&P->m[i].in, ts))
+			return 1;
+	return 0;
 }
 
 void parts_free(struct tlog *l)
