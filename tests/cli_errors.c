@@ -7,7 +7,7 @@
  * with one and two blocks damaged (each a posix_trace_error line, counted
  * by info, noted by show).  Both still exit 0; the intact log gets no
  * note.  Then show's --pid of a process not in the log exits 1 naming it,
- * as --event does, and a directory given as the log says so.
+ * as --event does, and a directory without logs given as the log says so.
  */
 #include <trace.h>
 #include "t.h"
@@ -191,12 +191,15 @@ int main(void)
 	CHECK(cli_contains(err, "99999"));
 	free(err);
 
-	/* a directory */
-	CHECK_EQ(cli_run(CLI("show", cli_dir), NULL, &err), 1);
-	CHECK(cli_contains(err, cli_dir) && cli_contains(err, "is a directory"));
+	/* a directory without logs (one with logs is read as a set of parts:
+	 * tests/cli_parts) */
+	const char *nologs = cli_path("nologs");
+	REQUIRE(mkdir(nologs, 0700) == 0);
+	CHECK_EQ(cli_run(CLI("show", (char *)nologs), NULL, &err), 1);
+	CHECK(cli_contains(err, nologs) && cli_contains(err, "no logs in this directory"));
 	free(err);
-	CHECK_EQ(cli_run(CLI("info", cli_dir), NULL, &err), 1);
-	CHECK(cli_contains(err, "is a directory"));
+	CHECK_EQ(cli_run(CLI("info", (char *)nologs), NULL, &err), 1);
+	CHECK(cli_contains(err, "no logs in this directory"));
 	free(err);
 	T_END();
 }

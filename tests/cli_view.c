@@ -14,7 +14,7 @@
  *     of a known event gives its process, type and payload;
  *   - the index cache: a second start reads it and answers the same; a
  *     damaged cache file is built again;
- *   - a missing, non-log and directory LOG get the same message as show;
+ *   - a missing, non-log and empty directory LOG get the same message as show;
  *   - spans (NAME/begin, NAME/end): a window's query gives exactly the
  *     spans that overlap it, with their lane, start, duration, nesting
  *     depth, name and end's lane; a --span of types the log does not
@@ -453,7 +453,9 @@ int main(void)
 	CHECK_EQ(cli_run(CLI("view", "--port", "70000", (char *)log), NULL, NULL), 2);
 	CHECK_EQ(cli_run(CLI("view", "--bogus", (char *)log), NULL, NULL), 2);
 	same_error(cli_path("missing.ptlog"));
-	same_error(cli_dir);
+	const char *nologs = cli_path("nologs"); /* (a directory of logs is a set: cli_parts) */
+	REQUIRE(mkdir(nologs, 0700) == 0);
+	same_error(nologs);
 	const char *junk = cli_path("junk.ptlog");
 	FILE *f = fopen(junk, "w");
 	REQUIRE(f != NULL);

@@ -11,9 +11,13 @@
 #include "cmd.h"
 
 static const char help[] =
-"usage: posixtrace export --format FORMAT FILE [-o OUT] [--force] [FILTERS]\n"
+"usage: posixtrace export --format FORMAT LOG... [-o OUT] [--force] [FILTERS]\n"
 "\n"
-"Convert the trace log FILE.  Formats:\n"
+"LOG: a log file; or a directory, whose *.ptlog files (the parts of one\n"
+"recording, as record --rotate cuts it) are read as one trace, in the\n"
+"order of their first events; or several logs, read the same way.\n"
+"\n"
+"Convert the trace in LOG.  Formats:\n"
 "  chrome   Chrome Trace Event Format JSON (chrome://tracing, Perfetto UI):\n"
 "           one instant event per trace event, process and thread names,\n"
 "           a slice per span (NAME/begin..NAME/end, or --span)\n"
@@ -32,7 +36,7 @@ static const char help[] =
 "           keyed spans on tracks NAME #1, #2...); packets compressed with zlib\n"
 "\n"
 "  -f, --format FORMAT   chrome, html, ctf or perfetto\n"
-"  -o, --output OUT      default: FILE with .json, .html, .ctf or .pftrace\n"
+"  -o, --output OUT      default: LOG (the first) with .json, .html, .ctf or .pftrace\n"
 "                        instead of .ptlog\n"
 "      --force           replace OUT if it exists\n"
 "      --from T, --to T  html: draw every event of this window (seconds since\n"
@@ -59,7 +63,9 @@ static const char help[] =
 static char *default_out(const char *in, const char *ext)
 {
 	size_t n = strlen(in);
-	const char *dot = n > 6 && !strcmp(in + n - 6, ".ptlog") ? in + n - 6 : in + n;
+	while (n > 1 && in[n - 1] == '/') /* a directory: DIR.ctf beside it */
+		n--;
+	const char *dot = n > 6 && !strncmp(in + n - 6, ".ptlog", 6) ? in + n - 6 : in + n;
 	char *s = malloc((size_t)(dot - in) + strlen(ext) + 1);
 	if (!s)
 		return NULL;
@@ -338,14 +344,14 @@ int cmd_export(int argc, char **argv)
 		return usage_error("--format: '%s' is not chrome, html, ctf or perfetto", fmt);
 	if (plain && strcmp(fmt, "perfetto"))
 		return usage_error("--no-compress is for --format perfetto");
-	if (optind != argc - 1)
-		return usage_error(optind >= argc ? "which log? give a FILE" : "one FILE at a time");
+	if (optind >= argc)
+		return usage_error("which log? give a FILE (or a directory of parts, or several logs)");
 	if ((have_from || have_to) && strcmp(fmt, "html"))
 		return usage_error("--from and --to are for --format html");
-	const char *in = argv[optind];
+	const char *in = tlog_operands(argc - optind, argv + optind);
 	char *dflt = NULL;
-	if (!out)
-		out = dflt = default_out(in, !strcmp(fmt, "chrome") ? ".json"
+	if (!out) /* (beside the first log, or the directory) */
+		out = dflt = default_out(argv[optind], !strcmp(fmt, "chrome") ? ".json"
 		                             : !strcmp(fmt, "html") ? ".html"
 		                             : !strcmp(fmt, "ctf") ? ".ctf" : ".pftrace");
 

@@ -12,9 +12,13 @@
 #include "cmd.h"
 
 static const char help[] =
-"usage: posixtrace show FILE [OPTIONS]\n"
+"usage: posixtrace show LOG... [OPTIONS]\n"
 "\n"
-"Print every event of the log FILE, one per line: time since time 0 (the\n"
+"LOG: a log file; or a directory, whose *.ptlog files (the parts of one\n"
+"recording, as record --rotate cuts it) are read as one trace, in the\n"
+"order of their first events; or several logs, read the same way.\n"
+"\n"
+"Print every event of LOG, one per line: time since time 0 (the\n"
 "program's first event; see --t0), time since the previous line,\n"
 "PID/TID and thread name (the kernel's thread id and the name the thread\n"
 "gave itself; a thread the trace does not name: PID/N, its number in its\n"
@@ -109,13 +113,14 @@ int cmd_show(int argc, char **argv)
 			return usage_error("unknown option '%s'", argv[optind - 1]);
 		}
 	}
-	if (optind != argc - 1) {
+	if (optind >= argc) {
 		filter_free(&f);
-		return usage_error(optind >= argc ? "which log? give a FILE" : "one FILE at a time");
+		return usage_error("which log? give a FILE (or a directory of parts, or several logs)");
 	}
+	const char *path = tlog_operands(argc - optind, argv + optind);
 
 	struct tlog l;
-	if ((c = spans_load(&sa, &sp, &l, argv[optind], 0)) != 0) {
+	if ((c = spans_load(&sa, &sp, &l, path, 0)) != 0) {
 		filter_free(&f);
 		return c;
 	}
@@ -133,7 +138,7 @@ int cmd_show(int argc, char **argv)
 			int w = (int)strlen(tlog_name(&l, i, tmp, sizeof tmp));
 			name_w = w > name_w ? (w < 30 ? w : 30) : name_w;
 		}
-	struct symz *z = raw ? NULL : symz_open(&l, argv[optind], 0);
+	struct symz *z = raw ? NULL : symz_open(&l, path, 0);
 	uint64_t t0 = l.first, prev;
 	if (tlog_t0(&l, &t0)) {
 		if (z)

@@ -20,9 +20,13 @@
 #include "cmd.h"
 
 static const char help[] =
-"usage: posixtrace stats FILE [--ascii] [--width N] [--json] [--span ...] [FILTERS]\n"
+"usage: posixtrace stats LOG... [--ascii] [--width N] [--json] [--span ...] [FILTERS]\n"
 "\n"
-"Per event type of the log FILE: count, rate (events per second over the\n"
+"LOG: a log file; or a directory, whose *.ptlog files (the parts of one\n"
+"recording, as record --rotate cuts it) are read as one trace, in the\n"
+"order of their first events; or several logs, read the same way.\n"
+"\n"
+"Per event type of LOG: count, rate (events per second over the\n"
 "whole trace), min / median / 99th percentile / max gap between\n"
 "consecutive events of that type, and a bar proportional to the count;\n"
 "per process and per thread (PID/TID and name, as show prints them): count\n"
@@ -219,11 +223,12 @@ int cmd_stats(int argc, char **argv)
 		default: return usage_error("unknown option '%s'", argv[optind - 1]);
 		}
 	}
-	if (optind != argc - 1)
-		return usage_error(optind >= argc ? "which log? give a FILE" : "one FILE at a time");
+	if (optind >= argc)
+		return usage_error("which log? give a FILE (or a directory of parts, or several logs)");
+	const char *path = tlog_operands(argc - optind, argv + optind);
 
 	struct tlog l;
-	if ((c = spans_load(&sa, &sp, &l, argv[optind], 0)) != 0)
+	if ((c = spans_load(&sa, &sp, &l, path, 0)) != 0)
 		return c;
 	tlog_warn(&l); /* a cut-short or damaged log: its figures are partial */
 	if (filter_check(&f, &l)) {

@@ -27,7 +27,11 @@
 #include "cmd.h"
 
 static const char help[] =
-"usage: posixtrace view [OPTIONS] LOG\n"
+"usage: posixtrace view [OPTIONS] LOG...\n"
+"\n"
+"LOG: a log file; or a directory, whose *.ptlog files (the parts of one\n"
+"recording, as record --rotate cuts it) are read as one trace, in the\n"
+"order of their first events; or several logs, read the same way.\n"
 "\n"
 "Show a trace in a web browser: a local server whose page draws a lane per\n"
 "thread, grouped by process, from the whole trace down to single events.\n"
@@ -420,8 +424,9 @@ int cmd_view(int argc, char **argv)
 		default: return usage_error("unknown option '%s'", argv[optind - 1]);
 		}
 	}
-	if (optind != argc - 1)
-		return usage_error(optind >= argc ? "which log? give a FILE" : "one FILE at a time");
+	if (optind >= argc)
+		return usage_error("which log? give a FILE (or a directory of parts, or several logs)");
+	const char *path = tlog_operands(argc - optind, argv + optind);
 	if (unix_path && (port_given || open_it))
 		return usage_error("--unix: a Unix socket has no port, and no browser reaches it "
 		                   "(not with --port or --open)");
@@ -451,14 +456,14 @@ int cmd_view(int argc, char **argv)
 	struct tlog l;
 	struct vindex x;
 	int fast = 0;
-	if (cache != VIX_CACHE_NONE && vindex_cached(&x, argv[optind], &spa) == 0) {
-		if (tlog_totals(&l, argv[optind])) {
+	if (cache != VIX_CACHE_NONE && vindex_cached(&x, path, &spa) == 0) {
+		if (tlog_totals(&l, path)) {
 			vindex_free(&x);
 			return 1;
 		}
 		fast = l.summary; /* (else tlog_totals read the log: it is open) */
 	} else {
-		if (tlog_load(&l, argv[optind]))
+		if (tlog_load(&l, path))
 			return 1;
 		if (filt.on && filter_check(&filt, &l)) {
 			tlog_free(&l);
@@ -504,7 +509,7 @@ int cmd_view(int argc, char **argv)
 		tlog_free(&l);
 		return 1;
 	}
-	struct symz *z = symz_open(&l, argv[optind], 0);
+	struct symz *z = symz_open(&l, path, 0);
 	vq_init(&s.q, &l, &x, z);
 	s.q.span_args = &spa;
 
@@ -517,7 +522,7 @@ int cmd_view(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	static struct opener op = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
 	if (fast) {
-		op.path = argv[optind];
+		op.path = path;
 		if (pthread_create(&op.th, NULL, open_log, &op) != 0)
 			op.state = -1, err_msg("%s: cannot start a thread to open it", op.path);
 		else

@@ -644,11 +644,14 @@ int vindex_get(struct vindex *x, struct tlog *l, int cache, const struct span_ar
 	int dir = -1;
 
 	memset(x, 0, sizeof *x);
-	if (fstat(l->fd_, &sb) != 0) {
+	if (tlog_nparts(l)) { /* a set of parts: no one file to key a cache entry by */
+		cache = VIX_CACHE_NONE;
+	} else if (fstat(l->fd_, &sb) != 0) {
 		err_msg("%s: %s", l->path, strerror(errno));
 		return 1;
+	} else {
+		vkey_of(&x->key, &sb);
 	}
-	vkey_of(&x->key, &sb);
 	if (cache != VIX_CACHE_NONE && (dir = vcache_dir(cache == VIX_CACHE_WRITE)) >= 0 &&
 	    cache_load(x, dir, spans) == 0) {
 		close(dir);

@@ -161,6 +161,7 @@ struct tlog {
 	struct pt_ext_proc *procs;     /* who the processes were (parent, command line) */
 	size_t nprocs;
 	struct evfilter *filter;       /* not NULL: tlog_next() gives only what passes it */
+	struct tparts *parts_;         /* a set of logs read as one (parts.c), else NULL */
 	/* reading (tlog.c) */
 	int totals;                    /* the tables hold the whole trace: later passes count nothing */
 	int summary;                   /* they come from the log's summary, not from reading it */
@@ -209,6 +210,9 @@ int tlog_load(struct tlog *l, const char *path);   /* 0, or 1 with a message */
  * read: l->summary), else by reading it (tlog_load). */
 int tlog_totals(struct tlog *l, const char *path);
 void tlog_free(struct tlog *l);
+/* parts.c: the recorder of the parts before, for a part with no START
+ * of its own (a later part of one recording); 0 when not reading a set. */
+extern int32_t tlog_recorder_hint;
 /* --all: keep the recorder's own process (else its events are the
  * trace's, pid 0, and its threads and loaded objects are not shown). */
 extern int tlog_all;
@@ -260,6 +264,36 @@ void tlog_finish(struct tlog *l);   /* per-process tables, sorted by pid */
 extern const char tlog_unfinished[], tlog_writing[];
 void tlog_damage_text(const struct tlog *l, char *buf, size_t cap); /* after the count */
 void tlog_warn(const struct tlog *l);
+
+/* The thread index of writer (pid, tid), made on first sight: 0, or -1
+ * out of memory (parts.c: a part's threads onto the set's). */
+int tlog_thread(struct tlog *l, int32_t pid, uint64_t tid, uint32_t *out);
+
+/* ------------------------------------------------------------ parts.c */
+/* A set of logs read as one trace: a directory's *.ptlog files (the
+ * parts of `record --rotate`), or several LOG operands, in the order of
+ * their first timestamps.  tlog_operands(): the path a command gives
+ * tlog_load() for its n LOG operands (paths must outlive it): paths[0]
+ * for one, else a name of the list that tlog_load() knows.  The tlog_*
+ * reading functions take a set as they take a log (tlog.c calls the
+ * parts_* ones); threads and types are matched across parts by writer
+ * and by name, totals added up, one part open at a time. */
+const char *tlog_operands(int n, char *const *paths);
+int tlog_is_set(const char *path);  /* a directory, or tlog_operands()'s list */
+int parts_load(struct tlog *l, const char *path);  /* 0, or 1 after a message */
+int parts_next(struct tlog *l, struct tev *e);
+int parts_next_batch(struct tlog *l, struct pt_ext_batch *b, uint32_t *thread_of);
+int parts_rewind(struct tlog *l);
+int parts_seek(struct tlog *l, uint64_t ts);
+int parts_until(struct tlog *l, uint64_t ts);
+void parts_free(struct tlog *l);
+void parts_warn(const struct tlog *l);
+/* The parts of a set (0 for one log): the i-th's path (and its events
+ * into *nev, if not NULL), NULL past the last; the notes on the set
+ * (missing parts, overlaps), NULL past the last. */
+size_t tlog_nparts(const struct tlog *l);
+const char *tlog_part(const struct tlog *l, size_t i, uint64_t *nev);
+const char *tlog_part_note(const struct tlog *l, size_t i);
 
 /* ------------------------------------------------------------ losses.c */
 /* After tlog_add() of event ev from trace id trid: the events its gap
@@ -344,6 +378,8 @@ struct thrmap *thrmap_load(trace_id_t trid);    /* NULL: no memory */
 struct thrmap *thrmap_from(struct pt_ext_thread *e, size_t n);
 void thrmap_free(struct thrmap *m);
 size_t thrmap_count(const struct thrmap *m);
+/* The i-th identity of m (i < thrmap_count), or NULL. */
+const struct pt_ext_thread *thrmap_at(const struct thrmap *m, size_t i);
 /* The identity of writer (pid, thread) at time ts, or NULL. */
 const struct pt_ext_thread *thrmap_find(const struct thrmap *m, int32_t pid, uint64_t thread,
                                         uint64_t ts);

@@ -83,6 +83,11 @@ size_t thrmap_count(const struct thrmap *m)
 	return m ? m->n : 0;
 }
 
+const struct pt_ext_thread *thrmap_at(const struct thrmap *m, size_t i)
+{
+	return m && i < m->n ? &m->e[i] : NULL;
+}
+
 const struct pt_ext_thread *thrmap_find(const struct thrmap *m, int32_t pid, uint64_t thread,
                                         uint64_t ts)
 {

@@ -85,6 +85,11 @@ static int thread_index(struct tlog *l, int32_t pid, uint64_t tid, uint32_t *out
 	return 0;
 }
 
+int tlog_thread(struct tlog *l, int32_t pid, uint64_t tid, uint32_t *out)
+{
+	return thread_index(l, pid, tid, out);
+}
+
 void tlog_init(struct tlog *l)
 {
 	memset(l, 0, sizeof *l);
@@ -194,16 +199,28 @@ int tlog_all;
  * and that wrote no more events than the trace has system events.  A
  * program that traces itself writes its own START but names its threads
  * and writes its own events: it is never the recorder.  0: none. */
+int32_t tlog_recorder_hint;
+
 static int32_t recorder_pid(const struct tlog *l)
 {
 	uint64_t nsys = 0;
-	int32_t found = 0;
+	int32_t found = 0, hint = tlog_recorder_hint;
 
-	if (!l->count[POSIX_TRACE_START])
-		return 0;
 	for (unsigned id = 0; id < PT_NIDS; id++)
 		if (posixtrace_eventid_system_name(id))
 			nsys += l->count[id];
+	if (!l->count[POSIX_TRACE_START]) {
+		/* a later part of a recording (parts.c): the recorder an
+		 * earlier part had, if it is here as a recorder would be */
+		const struct tproc *q = hint > 0 ? tlog_proc(l, hint) : NULL;
+		if (!q || q->count > nsys)
+			return 0;
+		for (size_t i = 0; i < l->nth; i++)
+			if (l->th[i].pid == hint && l->thrs &&
+			    thrmap_find(l->thrs, hint, l->th[i].tid, l->th[i].first))
+				return 0;
+		return hint;
+	}
 	for (size_t p = 0; p < l->npr; p++) {
 		const struct tproc *q = &l->pr[p];
 		int started = 0, named = 0;
@@ -499,6 +516,10 @@ void tlog_warn(const struct tlog *l)
 {
 	char text[120];
 
+	if (l->parts_) { /* (each part by its name) */
+		parts_warn(l);
+		return;
+	}
 	if (l->unfinished)
 		err_msg("%s: %s", l->path, l->writing ? tlog_writing : tlog_unfinished);
 	if (l->damaged) {
@@ -702,6 +723,8 @@ static int from_census(struct tlog *l)
 
 int tlog_totals(struct tlog *l, const char *path)
 {
+	if (tlog_is_set(path)) /* (no part open: they are when read) */
+		return parts_load(l, path);
 	int fd = open_file(l, path);
 
 	if (fd < 0)
@@ -777,7 +800,7 @@ int tlog_next(struct tlog *l, struct tev *e)
 	int r;
 
 	/* a filter knows the threads and types once the totals do */
-	while ((r = next_event(l, e)) > 0 && l->filter && l->totals && !filter_event(l->filter, l, e))
+	while ((r = l->parts_ ? parts_next(l, e) : next_event(l, e)) > 0 && l->filter && l->totals && !filter_event(l->filter, l, e))
 		;
 	return r;
 }
@@ -818,6 +841,8 @@ int tlog_next_batch(struct tlog *l, struct pt_ext_batch *b, uint32_t *thread_of)
 {
 	int rc;
 
+	if (l->parts_)
+		return parts_next_batch(l, b, thread_of);
 	if (!l->open_)
 		return 0;
 	if ((rc = pt_ext_next_batch(l->trid_, b)) != 0) {
@@ -888,6 +913,8 @@ int tlog_scan(struct tlog *l)
 
 int tlog_rewind(struct tlog *l)
 {
+	if (l->parts_)
+		return parts_rewind(l);
 	int rc = posix_trace_rewind(l->trid_);
 
 	if (rc)
@@ -900,6 +927,8 @@ int tlog_rewind(struct tlog *l)
 int tlog_seek(struct tlog *l, uint64_t ts)
 {
 	uint64_t before = 0;
+	if (l->parts_)
+		return parts_seek(l, ts);
 	int rc = pt_ext_seek(l->trid_, ts, &before);
 
 	if (rc)
@@ -911,6 +940,8 @@ int tlog_seek(struct tlog *l, uint64_t ts)
 
 int tlog_until(struct tlog *l, uint64_t ts)
 {
+	if (l->parts_)
+		return parts_until(l, ts);
 	int rc = pt_ext_seek_end(l->trid_, ts);
 
 	return rc ? fail(l->path, "seeking in the log", rc) : 0;
@@ -918,6 +949,8 @@ int tlog_until(struct tlog *l, uint64_t ts)
 
 int tlog_load(struct tlog *l, const char *path)
 {
+	if (tlog_is_set(path)) /* a directory of parts, or several logs (parts.c) */
+		return parts_load(l, path);
 	if (tlog_open(l, path))
 		return 1;
 	if (from_summary(l, l->fd_, 0) == 0 || from_census(l) == 0)
@@ -931,6 +964,7 @@ int tlog_load(struct tlog *l, const char *path)
 
 void tlog_free(struct tlog *l)
 {
+	parts_free(l);
 	if (l->open_)
 		posix_trace_close(l->trid_);
 	if (l->fd_ >= 0)
