@@ -66,6 +66,98 @@ struct cursor {
 	int in_block; /* its writer is the span's already (wi) */
 };
 
+/* The records that follow one just written, as the loop below would
+ * write them, when they are what a thread recording in a loop makes: each
+ * short (no address, the same call site), of the same event type, not
+ * truncated, its tick in the clock segment last used and before the
+ * bound, its time within the block's reach of the span's base, room for
+ * it.  The first record that is anything else is left to the loop, which
+ * decides what it is (a limit, the end of the room, another type...).
+ * Each record costs a few compares, one multiply, an 8-byte header store
+ * and the payload's words: the log is the same as the loop's, byte for
+ * byte.  The clock's frontier moves as pt_clock_ns_cached() moves it.  1
+ * if it took any. */
+struct burst {
+	const char *chunk;
+	uint32_t off, end, k, kmax, used;
+	uint64_t tick, ns;
+};
+/* (not inlined: alone, its loop keeps its values in registers) */
+__attribute__((noinline)) static int burst(struct burst *b, struct pt_clock *c,
+                                           const struct pt_logw_span *s, uint32_t id,
+                                           uint32_t lim, uint64_t base, uint64_t bound)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	uint64_t lo = c->seg_tick, hi = c->seg_end < bound ? c->seg_end : bound;
+
+	if (c->kind != PT_CLK_TSC || hi <= lo || s->swap || s->prev.legacy || !s->prev.ok ||
+	    s->room < PT_LOG_REC)
+		return 0;
+	const uint64_t span = hi - lo, mult = c->seg_mult, blo = base - lo;
+	const uint32_t b32 = (uint32_t)base;
+	const int64_t nsoff = c->seg_ns + c->real_minus_mono - (int64_t)s->base;
+	const uint64_t hdr = (uint64_t)(id | PT_LOG_RF_SHORT) << 48, key = id;
+	/* (in locals, by pointers: the stores through op may alias anything
+	 * to the compiler, and the fewer values live the fewer spills) */
+	const char *rp = b->chunk + b->off, *const rend = b->chunk + b->end, *last = NULL;
+	unsigned char *op = s->p + b->used;
+	const unsigned char *const oend = s->p + s->room - PT_LOG_REC; /* (room >= PT_LOG_REC) */
+	uint32_t left = b->kmax - b->k;
+	const uint32_t left0 = left;
+	uint64_t dtmax = 0;
+
+	while (left && rp + PT_REC_SHORT <= rend) {
+		uint64_t w0 = atomic_load_explicit((const pt_word *)rp, PT_WORD_LOAD);
+		uint32_t n = PT_REC_LEN(w0), words = (n + 7u) / 8u;
+		if ((w0 >> 32 & 0xffffu) != key || n > lim ||
+		    (size_t)(rend - rp) < PT_REC_SHORT + 8u * words)
+			break; /* another type, flags (wide, truncated), a bad length */
+		uint64_t dt = blo + (uint32_t)((uint32_t)w0 - b32); /* its tick - lo */
+		if (dt >= span)
+			break;
+		int64_t d = nsoff + (int64_t)(uint64_t)(((unsigned __int128)dt * mult) >> 32);
+		if ((uint64_t)d > UINT32_MAX || op + 8u * words > oend)
+			break;
+		uint64_t h = (uint64_t)(uint32_t)d | (uint64_t)n << 32 | hdr;
+		__builtin_memcpy(op, &h, 8);
+		const pt_word *src = (const pt_word *)rp + 1;
+		unsigned char *dst = op + PT_LOG_REC_SHORT;
+		uint32_t i = 0;
+		for (; i + 2 <= words; i += 2) {
+			uint64_t x = atomic_load_explicit(&src[i], PT_WORD_LOAD);
+			uint64_t y = atomic_load_explicit(&src[i + 1], PT_WORD_LOAD);
+			__builtin_memcpy(dst + 8 * i, &x, 8);
+			__builtin_memcpy(dst + 8 * i + 8, &y, 8);
+		}
+		if (i < words) {
+			uint64_t x = atomic_load_explicit(&src[i], PT_WORD_LOAD);
+			__builtin_memcpy(dst + 8 * i, &x, 8);
+		}
+		op += PT_LOG_REC_SHORT + n;
+		last = rp;
+		rp += PT_REC_SHORT + 8u * words;
+		dtmax = dt > dtmax ? dt : dtmax;
+		left--;
+	}
+	if (!last)
+		return 0;
+	if (c->seg_tail && lo + dtmax > c->frontier)
+		c->frontier = lo + dtmax;
+	/* the last record taken, again: its tick and time */
+	uint64_t w0 = atomic_load_explicit((const pt_word *)last, PT_WORD_LOAD);
+	uint64_t dt = blo + (uint32_t)((uint32_t)w0 - b32);
+	int64_t d = nsoff + (int64_t)(uint64_t)(((unsigned __int128)dt * mult) >> 32);
+	b->off = (uint32_t)(rp - b->chunk);
+	b->k += left0 - left;
+	b->used = (uint32_t)(op - s->p);
+	b->tick = lo + dt, b->ns = s->base + (uint64_t)d;
+	return 1;
+#else
+	(void)b, (void)c, (void)s, (void)id, (void)lim, (void)base, (void)bound;
+	return 0;
+#endif
+}
+
 /* x's next record comes before y's (read_next()'s order) */
 static inline int before(const struct cursor *x, const struct cursor *y)
 {
@@ -193,6 +285,13 @@ unsigned pt_flush_run(struct pt_trid *t, struct pt_logw *lw, const uint64_t *nam
 			tick = tk;
 			ns = (uint64_t)v;
 			last = addr;
+			if (!PT_REC_FLAGS(w0) && k < kmax) { /* its followers, the quick way */
+				struct burst b = { .chunk = chunk, .off = off, .end = end, .k = k,
+				                   .kmax = kmax, .used = used, .tick = tick, .ns = ns };
+				if (burst(&b, &t->clk, &s, id, lim, base, bound)) {
+					off = b.off, k = b.k, used = b.used, tick = b.tick, ns = b.ns;
+				}
+			}
 		}
 		q->off = off, q->k += k, q->addr = last, q->tick = tick;
 		total += k;
