@@ -345,6 +345,18 @@ struct pt_logw_sum {
 	int failed;                /* out of memory once: no summary */
 };
 
+/* A run of short event records of one type and one writer that the
+ * caller of a span wrote (flushrun.c), counted as it wrote them: the
+ * summary takes the run whole instead of reading its records again
+ * (logsum.c).  off, end: its bytes in the block's records; first and
+ * last: the timestamps of its first and last record, min and max the
+ * smallest and largest. */
+struct pt_logw_pre {
+	uint32_t off, end, wi, id;
+	uint64_t count, first, last, min, max;
+};
+#define PT_LOGW_PRE_MAX 32 /* runs a block keeps so (more are read again) */
+
 struct pt_logw {
 	/* results, for the caller to read */
 	int err;             /* first write error, 0 if none */
@@ -385,6 +397,9 @@ struct pt_logw {
 	struct pt_logw_live *live;
 	size_t live_head, live_n, live_cap;
 	struct pt_logw_sum *sum;  /* NULL: no SUMMARY block (LOOP, format 3) */
+	/* runs of the block being built already counted, in order */
+	struct pt_logw_pre pre[PT_LOGW_PRE_MAX];
+	uint32_t npre;
 };
 
 /* fd: open for writing (else EBADF); LOOP and UNTIL_FULL need a regular
@@ -431,6 +446,8 @@ struct pt_logw_span {
 	struct pt_logw_who who;
 	uint32_t nadd;      /* writers new to the block, indexes w->nw, w->nw + 1... */
 	struct pt_logw_who add[PT_LOGW_SPAN_ADD];
+	uint32_t npre;      /* runs counted by the caller (off, end from s->p) */
+	struct pt_logw_pre pre[PT_LOGW_PRE_MAX];
 };
 int pt_logw_span_open(struct pt_logw *w, int32_t pid, uint64_t thread, uint64_t ts,
                       struct pt_logw_span *s);
@@ -441,6 +458,15 @@ int pt_logw_span_who(const struct pt_logw *w, struct pt_logw_span *s, int32_t pi
                      uint64_t thread, uint32_t need);
 void pt_logw_span_close(struct pt_logw *w, const struct pt_logw_span *s, uint32_t bytes,
                         uint32_t nev, uint64_t last_ts);
+/* A run of short event records of type id by the span's writer, already
+ * written at s->p + off .. s->p + end, with count records, counted by the
+ * caller (struct pt_logw_pre): the summary need not read them again.
+ * Ignored when the span keeps as many already. */
+static inline void pt_logw_span_pre(struct pt_logw_span *s, const struct pt_logw_pre *r)
+{
+	if (s->npre < PT_LOGW_PRE_MAX)
+		s->pre[s->npre++] = *r;
+}
 int pt_logw_sync(struct pt_logw *w);
 int pt_logw_finish(struct pt_logw *w, const struct posix_trace_status_info *st);
 void pt_logw_free(struct pt_logw *w);

@@ -146,7 +146,35 @@ void pt_logw_sum_block(struct pt_logw *w, const unsigned char *rec, uint32_t len
 			s->failed = 1;
 			return;
 		}
+	uint32_t np = 0, stop = w->npre ? w->pre[0].off : len; /* the next run counted already */
 	for (uint32_t i = 0; i < nrec && off + PT_LOG_REC_SHORT <= len; i++) {
+		if (off == stop && np < w->npre) { /* a run the span counted (pt_logw_span_pre) */
+			const struct pt_logw_pre *q = &w->pre[np++];
+			stop = np < w->npre ? w->pre[np].off : len;
+			if (q->end <= off || q->end > len || q->count > nrec - i || q->wi >= w->nw ||
+			    q->id >= PT_NIDS) { /* (never: the writer's own) */
+				s->failed = 1;
+				return;
+			}
+			struct sum_run pr = { q->id, q->wi, q->count, q->min, q->max };
+			if (run.count) {
+				sum_run_add(s, map, &run);
+				min = run.min < min ? run.min : min;
+				max = run.max > max ? run.max : max;
+				run.count = 0;
+			}
+			sum_run_add(s, map, &pr);
+			min = pr.min < min ? pr.min : min;
+			max = pr.max > max ? pr.max : max;
+			if (!flags)
+				first = q->first;
+			flags |= PT_LOG_IDX_EVENTS;
+			last = q->last;
+			wi = q->wi;
+			off = q->end;
+			i += (uint32_t)q->count - 1;
+			continue;
+		}
 		uint32_t delta = pt_log_get32(rec + off + PT_LOG_R_DELTA, sw);
 		uint32_t n = pt_log_get16(rec + off + PT_LOG_R_LEN, sw);
 		unsigned info = pt_log_get16(rec + off + PT_LOG_R_INFO, sw);
@@ -195,7 +223,7 @@ void pt_logw_sum_block(struct pt_logw *w, const unsigned char *rec, uint32_t len
 				 * the timestamp is read */
 				const unsigned want = id | PT_LOG_RF_SHORT;
 				off += n;
-				while (i + 1 < nrec && off + PT_LOG_REC_SHORT <= len) {
+				while (i + 1 < nrec && off + PT_LOG_REC_SHORT <= stop) {
 					uint16_t n2, info2;
 					uint32_t d2;
 					__builtin_memcpy(&info2, rec + off + PT_LOG_R_INFO, 2);

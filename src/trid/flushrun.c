@@ -58,6 +58,37 @@ static inline void copy_words(unsigned char *dst, const pt_word *src, uint32_t n
 	}
 }
 
+/* n words of a chunk (relaxed loads) to dst, eight a turn */
+static inline void copy_run(unsigned char *dst, const pt_word *src, uint32_t n)
+{
+	uint32_t i = 0;
+
+	for (; i + 8 <= n; i += 8) {
+		uint64_t w0 = atomic_load_explicit(&src[i], PT_WORD_LOAD);
+		uint64_t w1 = atomic_load_explicit(&src[i + 1], PT_WORD_LOAD);
+		uint64_t w2 = atomic_load_explicit(&src[i + 2], PT_WORD_LOAD);
+		uint64_t w3 = atomic_load_explicit(&src[i + 3], PT_WORD_LOAD);
+		uint64_t w4 = atomic_load_explicit(&src[i + 4], PT_WORD_LOAD);
+		uint64_t w5 = atomic_load_explicit(&src[i + 5], PT_WORD_LOAD);
+		uint64_t w6 = atomic_load_explicit(&src[i + 6], PT_WORD_LOAD);
+		uint64_t w7 = atomic_load_explicit(&src[i + 7], PT_WORD_LOAD);
+		unsigned char *d = dst + 8 * i;
+		__builtin_memcpy(d, &w0, 8);
+		__builtin_memcpy(d + 8, &w1, 8);
+		__builtin_memcpy(d + 16, &w2, 8);
+		__builtin_memcpy(d + 24, &w3, 8);
+		__builtin_memcpy(d + 32, &w4, 8);
+		__builtin_memcpy(d + 40, &w5, 8);
+		__builtin_memcpy(d + 48, &w6, 8);
+		__builtin_memcpy(d + 56, &w7, 8);
+	}
+	for (; i < n; i++) {
+		uint64_t w = atomic_load_explicit(&src[i], PT_WORD_LOAD);
+		__builtin_memcpy(dst + 8 * i, &w, 8);
+	}
+}
+#define BURST_WIN 4096u /* bytes of a chunk copied at once (burst) */
+
 /* A part's place while the merge reads it (kept apart from the reader's
  * state, which changes only if the whole merge is kept). */
 struct cursor {
@@ -69,9 +100,9 @@ struct cursor {
 /* The records that follow one just written, as the loop below would
  * write them, when they are what a thread recording in a loop makes: each
  * short (no address, the same call site), of the same event type, not
- * truncated, its tick in the clock segment last used and before the
- * bound, its time within the block's reach of the span's base, room for
- * it.  The first record that is anything else is left to the loop, which
+ * truncated, its tick in the clock segment last used, before the bound
+ * and not before the tick of the record before it, its time within the
+ * block's reach of the span's base, room for it.  The first record that is anything else is left to the loop, which
  * decides what it is (a limit, the end of the room, another type...).
  * Each record costs a few compares, one multiply, an 8-byte header store
  * and the payload's words: the log is the same as the loop's, byte for
@@ -81,6 +112,7 @@ struct burst {
 	const char *chunk;
 	uint32_t off, end, k, kmax, used;
 	uint64_t tick, ns;
+	uint64_t first, min, max; /* the times of the records it took */
 };
 /* (not inlined: alone, its loop keeps its values in registers) */
 __attribute__((noinline)) static int burst(struct burst *b, struct pt_clock *c,
@@ -94,27 +126,68 @@ __attribute__((noinline)) static int burst(struct burst *b, struct pt_clock *c,
 	    s->room < PT_LOG_REC)
 		return 0;
 	const uint64_t span = hi - lo, mult = c->seg_mult, blo = base - lo;
-	const uint32_t b32 = (uint32_t)base;
+	const uint32_t b32 = (uint32_t)base, key = id; /* (bits 32..47 of w0: id, no flag) */
 	const int64_t nsoff = c->seg_ns + c->real_minus_mono - (int64_t)s->base;
-	const uint64_t hdr = (uint64_t)(id | PT_LOG_RF_SHORT) << 48, key = id;
+	const uint64_t hdr = (uint64_t)(id | PT_LOG_RF_SHORT) << 48;
 	/* (in locals, by pointers: the stores through op may alias anything
 	 * to the compiler, and the fewer values live the fewer spills) */
-	const char *rp = b->chunk + b->off, *const rend = b->chunk + b->end, *last = NULL;
+	const char *rp = b->chunk + b->off, *const rend = b->chunk + b->end;
 	unsigned char *op = s->p + b->used;
 	const unsigned char *const oend = s->p + s->room - PT_LOG_REC; /* (room >= PT_LOG_REC) */
 	uint32_t left = b->kmax - b->k;
 	const uint32_t left0 = left;
-	uint64_t dtmax = 0;
+	uint64_t dt0 = 0, dtl = 0; /* the ticks (- lo) of the first and last records taken */
 
 	while (left && rp + PT_REC_SHORT <= rend) {
 		uint64_t w0 = atomic_load_explicit((const pt_word *)rp, PT_WORD_LOAD);
-		uint32_t n = PT_REC_LEN(w0), words = (n + 7u) / 8u;
-		if ((w0 >> 32 & 0xffffu) != key || n > lim ||
-		    (size_t)(rend - rp) < PT_REC_SHORT + 8u * words)
+		/* bits 32..63 of w0 xor the type, halves swapped: what is not the
+		 * type (or a flag) above, the length below; so one compare says
+		 * "this type, no flag, a length the log takes" */
+		uint32_t x = (uint32_t)(w0 >> 32) ^ key, n = PT_REC_LEN(w0), words = (n + 7u) / 8u;
+		if ((x << 16 | x >> 16) > lim || (size_t)(rend - rp) < PT_REC_SHORT + 8u * words)
 			break; /* another type, flags (wide, truncated), a bad length */
+		if (!(n & 7u)) {
+			/* whole words of payload: such a record takes as many bytes
+			 * in the log as in the chunk, so a window of the chunk is
+			 * copied as it is, then each of its records of whole words
+			 * gets its log header over its first word.  (The bytes
+			 * copied past the last record taken are in the span's room,
+			 * and not part of the block.) */
+			size_t cap = (size_t)(rend - rp), free8 = (size_t)(oend + PT_LOG_REC - op) & ~(size_t)7;
+			cap = (cap < free8 ? cap : free8) & ~(size_t)7;
+			cap = cap < BURST_WIN ? cap : BURST_WIN;
+			copy_run(op, (const pt_word *)rp, (uint32_t)(cap / 8u));
+			const char *const wend = rp + cap;
+			const uint32_t l1 = left;
+			while (left && rp + PT_REC_SHORT <= wend) {
+				w0 = atomic_load_explicit((const pt_word *)rp, PT_WORD_LOAD);
+				x = (uint32_t)(w0 >> 32) ^ key, n = PT_REC_LEN(w0);
+				if ((x << 16 | x >> 16) > lim || (n & 7u) ||
+				    (size_t)(wend - rp) < PT_REC_SHORT + n)
+					break; /* (the loop around decides) */
+				uint64_t dt = blo + (uint32_t)((uint32_t)w0 - b32);
+				if (dt >= span || dt < dtl)
+					goto done;
+				int64_t d = nsoff +
+				            (int64_t)(uint64_t)(((unsigned __int128)dt * mult) >> 32);
+				if ((uint64_t)d > UINT32_MAX || op + n > oend)
+					goto done;
+				uint64_t h = (uint64_t)(uint32_t)d | (uint64_t)n << 32 | hdr;
+				__builtin_memcpy(op, &h, 8);
+				op += PT_REC_SHORT + n;
+				rp += PT_REC_SHORT + n;
+				if (left == left0)
+					dt0 = dt;
+				dtl = dt;
+				left--;
+			}
+			if (left == l1)
+				break;
+			continue;
+		}
 		uint64_t dt = blo + (uint32_t)((uint32_t)w0 - b32); /* its tick - lo */
-		if (dt >= span)
-			break;
+		if (dt >= span || dt < dtl)
+			break; /* beyond the segment or the bound; or a step back */
 		int64_t d = nsoff + (int64_t)(uint64_t)(((unsigned __int128)dt * mult) >> 32);
 		if ((uint64_t)d > UINT32_MAX || op + 8u * words > oend)
 			break;
@@ -123,34 +196,43 @@ __attribute__((noinline)) static int burst(struct burst *b, struct pt_clock *c,
 		const pt_word *src = (const pt_word *)rp + 1;
 		unsigned char *dst = op + PT_LOG_REC_SHORT;
 		uint32_t i = 0;
-		for (; i + 2 <= words; i += 2) {
-			uint64_t x = atomic_load_explicit(&src[i], PT_WORD_LOAD);
-			uint64_t y = atomic_load_explicit(&src[i + 1], PT_WORD_LOAD);
-			__builtin_memcpy(dst + 8 * i, &x, 8);
-			__builtin_memcpy(dst + 8 * i + 8, &y, 8);
+		for (; i + 4 <= words; i += 4) {
+			uint64_t x0 = atomic_load_explicit(&src[i], PT_WORD_LOAD);
+			uint64_t x1 = atomic_load_explicit(&src[i + 1], PT_WORD_LOAD);
+			uint64_t x2 = atomic_load_explicit(&src[i + 2], PT_WORD_LOAD);
+			uint64_t x3 = atomic_load_explicit(&src[i + 3], PT_WORD_LOAD);
+			__builtin_memcpy(dst + 8 * i, &x0, 8);
+			__builtin_memcpy(dst + 8 * i + 8, &x1, 8);
+			__builtin_memcpy(dst + 8 * i + 16, &x2, 8);
+			__builtin_memcpy(dst + 8 * i + 24, &x3, 8);
 		}
-		if (i < words) {
-			uint64_t x = atomic_load_explicit(&src[i], PT_WORD_LOAD);
-			__builtin_memcpy(dst + 8 * i, &x, 8);
+		for (; i < words; i++) {
+			uint64_t x0 = atomic_load_explicit(&src[i], PT_WORD_LOAD);
+			__builtin_memcpy(dst + 8 * i, &x0, 8);
 		}
 		op += PT_LOG_REC_SHORT + n;
-		last = rp;
 		rp += PT_REC_SHORT + 8u * words;
-		dtmax = dt > dtmax ? dt : dtmax;
+		if (left == left0)
+			dt0 = dt;
+		dtl = dt;
 		left--;
 	}
-	if (!last)
+done:
+	if (left == left0)
 		return 0;
-	if (c->seg_tail && lo + dtmax > c->frontier)
-		c->frontier = lo + dtmax;
-	/* the last record taken, again: its tick and time */
-	uint64_t w0 = atomic_load_explicit((const pt_word *)last, PT_WORD_LOAD);
-	uint64_t dt = blo + (uint32_t)((uint32_t)w0 - b32);
-	int64_t d = nsoff + (int64_t)(uint64_t)(((unsigned __int128)dt * mult) >> 32);
+	/* (ticks in order: the first is the smallest, the last the largest;
+	 * time grows with the tick in a segment) */
+	if (c->seg_tail && lo + dtl > c->frontier)
+		c->frontier = lo + dtl;
+#define BURST_NS(dt) (s->base + (uint64_t)(nsoff + (int64_t)(uint64_t)( \
+	((unsigned __int128)(dt) * mult) >> 32)))
+	b->first = b->min = BURST_NS(dt0);
+	b->ns = b->max = BURST_NS(dtl);
+#undef BURST_NS
+	b->tick = lo + dtl;
 	b->off = (uint32_t)(rp - b->chunk);
 	b->k += left0 - left;
 	b->used = (uint32_t)(op - s->p);
-	b->tick = lo + dt, b->ns = s->base + (uint64_t)d;
 	return 1;
 #else
 	(void)b, (void)c, (void)s, (void)id, (void)lim, (void)base, (void)bound;
@@ -289,6 +371,10 @@ unsigned pt_flush_run(struct pt_trid *t, struct pt_logw *lw, const uint64_t *nam
 				struct burst b = { .chunk = chunk, .off = off, .end = end, .k = k,
 				                   .kmax = kmax, .used = used, .tick = tick, .ns = ns };
 				if (burst(&b, &t->clk, &s, id, lim, base, bound)) {
+					/* counted for the summary as it is */
+					struct pt_logw_pre r = { used, b.used, q->wi, id, b.k - k,
+					                         b.first, b.ns, b.min, b.max };
+					pt_logw_span_pre(&s, &r);
 					off = b.off, k = b.k, used = b.used, tick = b.tick, ns = b.ns;
 				}
 			}
