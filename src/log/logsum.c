@@ -125,8 +125,10 @@ void pt_logw_sum_block(struct pt_logw *w, const unsigned char *rec, uint32_t len
 	uint32_t off = 0, wi = 0;
 	int sw = w->swap;
 	/* consecutive events of one type and writer (a thread recording in
-	 * a loop) are counted as one run: a few instructions an event */
-	struct sum_run run = { 0, 0, 0, 0, 0 };
+	 * a loop) are counted as one run: a few instructions an event; and
+	 * the run before the current one is kept open (alt), so that two
+	 * types taking turns make two runs, not one per event */
+	struct sum_run run = { 0, 0, 0, 0, 0 }, alt = run;
 	uint64_t min = UINT64_MAX, max = 0, first = 0, last = 0;
 	unsigned flags = 0;
 
@@ -157,6 +159,12 @@ void pt_logw_sum_block(struct pt_logw *w, const unsigned char *rec, uint32_t len
 				return;
 			}
 			struct sum_run pr = { q->id, q->wi, q->count, q->min, q->max };
+			if (alt.count) {
+				sum_run_add(s, map, &alt);
+				min = alt.min < min ? alt.min : min;
+				max = alt.max > max ? alt.max : max;
+				alt.count = 0;
+			}
 			if (run.count) {
 				sum_run_add(s, map, &run);
 				min = run.min < min ? run.min : min;
@@ -196,14 +204,28 @@ void pt_logw_sum_block(struct pt_logw *w, const unsigned char *rec, uint32_t len
 			flags |= PT_LOG_IDX_EVENTS;
 			last = ts;
 			if (!run.count || id != run.id || wi != run.wi) {
-				if (run.count) {
-					sum_run_add(s, map, &run);
-					if (run.min < min)
-						min = run.min;
-					if (run.max > max)
-						max = run.max;
+				/* the run before it, if of this type and writer, goes on
+				 * (two types taking turns); else that one is counted */
+				struct sum_run t = alt;
+				if (alt.count && (id != alt.id || wi != alt.wi)) {
+					sum_run_add(s, map, &alt);
+					if (alt.min < min)
+						min = alt.min;
+					if (alt.max > max)
+						max = alt.max;
+					t.count = 0;
 				}
-				run = (struct sum_run){ id, wi, 1, ts, ts };
+				alt = run;
+				run = t;
+				if (!run.count)
+					run = (struct sum_run){ id, wi, 1, ts, ts };
+				else {
+					run.count++;
+					if (ts < run.min)
+						run.min = ts;
+					if (ts > run.max)
+						run.max = ts;
+				}
 			} else {
 				run.count++;
 				if (ts < run.min)
@@ -247,6 +269,11 @@ void pt_logw_sum_block(struct pt_logw *w, const unsigned char *rec, uint32_t len
 		}
 		off += n;
 	}
+	sum_run_add(s, map, &alt);
+	if (alt.count && alt.min < min)
+		min = alt.min;
+	if (alt.count && alt.max > max)
+		max = alt.max;
 	sum_run_add(s, map, &run);
 	if (run.count && run.min < min)
 		min = run.min;
