@@ -241,16 +241,22 @@ static inline uint32_t pt_log_crc_hw(uint32_t crc, const unsigned char *p, size_
 	uint64_t c = crc, w;
 
 	if (n >= 4096) {
-		size_t lane = n / 24 * 8; /* bytes per lane, a multiple of 8 */
-		uint64_t c1 = 0, c2 = 0, w1, w2;
+		size_t lane = n / 48 * 16; /* bytes per lane, a multiple of 16 */
+		uint64_t c1 = 0, c2 = 0, w1, w2, x, x1, x2;
 		const unsigned char *p1 = p + lane, *p2 = p + 2 * lane;
-		for (size_t i = 0; i < lane; i += 8) {
+		for (size_t i = 0; i < lane; i += 16) { /* (two words a lane a turn) */
 			memcpy(&w, p + i, 8);
 			memcpy(&w1, p1 + i, 8);
 			memcpy(&w2, p2 + i, 8);
+			memcpy(&x, p + i + 8, 8);
+			memcpy(&x1, p1 + i + 8, 8);
+			memcpy(&x2, p2 + i + 8, 8);
 			c = __builtin_ia32_crc32di(c, w);
 			c1 = __builtin_ia32_crc32di(c1, w1);
 			c2 = __builtin_ia32_crc32di(c2, w2);
+			c = __builtin_ia32_crc32di(c, x);
+			c1 = __builtin_ia32_crc32di(c1, x1);
+			c2 = __builtin_ia32_crc32di(c2, x2);
 		}
 		c = pt_log_crc_shift(pt_log_crc_shift((uint32_t)c, lane) ^ (uint32_t)c1, lane) ^
 		    (uint32_t)c2;
@@ -345,6 +351,18 @@ struct pt_logw_sum {
 	int failed;                /* out of memory once: no summary */
 };
 
+/* A run of short event records of one type and one writer that the
+ * caller of a span wrote (flushrun.c), counted as it wrote them: the
+ * summary takes the run whole instead of reading its records again
+ * (logsum.c).  off, end: its bytes in the block's records; first and
+ * last: the timestamps of its first and last record, min and max the
+ * smallest and largest. */
+struct pt_logw_pre {
+	uint32_t off, end, wi, id;
+	uint64_t count, first, last, min, max;
+};
+#define PT_LOGW_PRE_MAX 32 /* runs a block keeps so (more are read again) */
+
 struct pt_logw {
 	/* results, for the caller to read */
 	int err;             /* first write error, 0 if none */
@@ -387,6 +405,9 @@ struct pt_logw {
 	struct pt_logw_live *live;
 	size_t live_head, live_n, live_cap;
 	struct pt_logw_sum *sum;  /* NULL: no SUMMARY block (LOOP, format 3) */
+	/* runs of the block being built already counted, in order */
+	struct pt_logw_pre pre[PT_LOGW_PRE_MAX];
+	uint32_t npre;
 };
 
 /* fd: open for writing (else EBADF); LOOP and UNTIL_FULL need a regular
@@ -433,6 +454,8 @@ struct pt_logw_span {
 	struct pt_logw_who who;
 	uint32_t nadd;      /* writers new to the block, indexes w->nw, w->nw + 1... */
 	struct pt_logw_who add[PT_LOGW_SPAN_ADD];
+	uint32_t npre;      /* runs counted by the caller (off, end from s->p) */
+	struct pt_logw_pre pre[PT_LOGW_PRE_MAX];
 };
 int pt_logw_span_open(struct pt_logw *w, int32_t pid, uint64_t thread, uint64_t ts,
                       struct pt_logw_span *s);
@@ -443,6 +466,15 @@ int pt_logw_span_who(const struct pt_logw *w, struct pt_logw_span *s, int32_t pi
                      uint64_t thread, uint32_t need);
 void pt_logw_span_close(struct pt_logw *w, const struct pt_logw_span *s, uint32_t bytes,
                         uint32_t nev, uint64_t last_ts);
+/* A run of short event records of type id by the span's writer, already
+ * written at s->p + off .. s->p + end, with count records, counted by the
+ * caller (struct pt_logw_pre): the summary need not read them again.
+ * Ignored when the span keeps as many already. */
+static inline void pt_logw_span_pre(struct pt_logw_span *s, const struct pt_logw_pre *r)
+{
+	if (s->npre < PT_LOGW_PRE_MAX)
+		s->pre[s->npre++] = *r;
+}
 int pt_logw_sync(struct pt_logw *w);
 int pt_logw_finish(struct pt_logw *w, const struct posix_trace_status_info *st);
 void pt_logw_free(struct pt_logw *w);

@@ -125,8 +125,10 @@ void pt_logw_sum_block(struct pt_logw *w, const unsigned char *rec, uint32_t len
 	uint32_t off = 0, wi = 0;
 	int sw = w->swap;
 	/* consecutive events of one type and writer (a thread recording in
-	 * a loop) are counted as one run: a few instructions an event */
-	struct sum_run run = { 0, 0, 0, 0, 0 };
+	 * a loop) are counted as one run: a few instructions an event; and
+	 * the run before the current one is kept open (alt), so that two
+	 * types taking turns make two runs, not one per event */
+	struct sum_run run = { 0, 0, 0, 0, 0 }, alt = run;
 	uint64_t min = UINT64_MAX, max = 0, first = 0, last = 0;
 	unsigned flags = 0;
 
@@ -146,7 +148,41 @@ void pt_logw_sum_block(struct pt_logw *w, const unsigned char *rec, uint32_t len
 			s->failed = 1;
 			return;
 		}
+	uint32_t np = 0, stop = w->npre ? w->pre[0].off : len; /* the next run counted already */
 	for (uint32_t i = 0; i < nrec && off + PT_LOG_REC_SHORT <= len; i++) {
+		if (off == stop && np < w->npre) { /* a run the span counted (pt_logw_span_pre) */
+			const struct pt_logw_pre *q = &w->pre[np++];
+			stop = np < w->npre ? w->pre[np].off : len;
+			if (q->end <= off || q->end > len || q->count > nrec - i || q->wi >= w->nw ||
+			    q->id >= PT_NIDS) { /* (never: the writer's own) */
+				s->failed = 1;
+				return;
+			}
+			struct sum_run pr = { q->id, q->wi, q->count, q->min, q->max };
+			if (alt.count) {
+				sum_run_add(s, map, &alt);
+				min = alt.min < min ? alt.min : min;
+				max = alt.max > max ? alt.max : max;
+				alt.count = 0;
+			}
+			if (run.count) {
+				sum_run_add(s, map, &run);
+				min = run.min < min ? run.min : min;
+				max = run.max > max ? run.max : max;
+				run.count = 0;
+			}
+			sum_run_add(s, map, &pr);
+			min = pr.min < min ? pr.min : min;
+			max = pr.max > max ? pr.max : max;
+			if (!flags)
+				first = q->first;
+			flags |= PT_LOG_IDX_EVENTS;
+			last = q->last;
+			wi = q->wi;
+			off = q->end;
+			i += (uint32_t)q->count - 1;
+			continue;
+		}
 		uint32_t delta = pt_log_get32(rec + off + PT_LOG_R_DELTA, sw);
 		uint32_t n = pt_log_get16(rec + off + PT_LOG_R_LEN, sw);
 		unsigned info = pt_log_get16(rec + off + PT_LOG_R_INFO, sw);
@@ -168,14 +204,28 @@ void pt_logw_sum_block(struct pt_logw *w, const unsigned char *rec, uint32_t len
 			flags |= PT_LOG_IDX_EVENTS;
 			last = ts;
 			if (!run.count || id != run.id || wi != run.wi) {
-				if (run.count) {
-					sum_run_add(s, map, &run);
-					if (run.min < min)
-						min = run.min;
-					if (run.max > max)
-						max = run.max;
+				/* the run before it, if of this type and writer, goes on
+				 * (two types taking turns); else that one is counted */
+				struct sum_run t = alt;
+				if (alt.count && (id != alt.id || wi != alt.wi)) {
+					sum_run_add(s, map, &alt);
+					if (alt.min < min)
+						min = alt.min;
+					if (alt.max > max)
+						max = alt.max;
+					t.count = 0;
 				}
-				run = (struct sum_run){ id, wi, 1, ts, ts };
+				alt = run;
+				run = t;
+				if (!run.count)
+					run = (struct sum_run){ id, wi, 1, ts, ts };
+				else {
+					run.count++;
+					if (ts < run.min)
+						run.min = ts;
+					if (ts > run.max)
+						run.max = ts;
+				}
 			} else {
 				run.count++;
 				if (ts < run.min)
@@ -195,7 +245,7 @@ void pt_logw_sum_block(struct pt_logw *w, const unsigned char *rec, uint32_t len
 				 * the timestamp is read */
 				const unsigned want = id | PT_LOG_RF_SHORT;
 				off += n;
-				while (i + 1 < nrec && off + PT_LOG_REC_SHORT <= len) {
+				while (i + 1 < nrec && off + PT_LOG_REC_SHORT <= stop) {
 					uint16_t n2, info2;
 					uint32_t d2;
 					__builtin_memcpy(&info2, rec + off + PT_LOG_R_INFO, 2);
@@ -219,6 +269,11 @@ void pt_logw_sum_block(struct pt_logw *w, const unsigned char *rec, uint32_t len
 		}
 		off += n;
 	}
+	sum_run_add(s, map, &alt);
+	if (alt.count && alt.min < min)
+		min = alt.min;
+	if (alt.count && alt.max > max)
+		max = alt.max;
 	sum_run_add(s, map, &run);
 	if (run.count && run.min < min)
 		min = run.min;

@@ -14,7 +14,7 @@ static uint32_t blk_len(const struct pt_logw *w)
 
 static void blk_reset(struct pt_logw *w)
 {
-	w->rec_len = w->nrec = w->nev = w->nw = w->wlast = w->nsyn = 0;
+	w->rec_len = w->nrec = w->nev = w->nw = w->wlast = w->nsyn = w->npre = 0;
 	w->prev.ok = 0;
 }
 
@@ -462,6 +462,7 @@ int pt_logw_span_open(struct pt_logw *w, int32_t pid, uint64_t thread, uint64_t 
 	s->swap = w->swap;
 	s->who = who;
 	s->nadd = 0;
+	s->npre = 0;
 	if (wi < 0)
 		s->add[s->nadd++] = who;
 	return 1;
@@ -497,6 +498,11 @@ void pt_logw_span_close(struct pt_logw *w, const struct pt_logw_span *s, uint32_
 		return;
 	for (uint32_t j = 0; j < s->nadd; j++)
 		w->wt[w->nw++] = s->add[j];
+	for (uint32_t j = 0; j < s->npre && w->npre < PT_LOGW_PRE_MAX; j++) {
+		struct pt_logw_pre *r = &w->pre[w->npre++];
+		*r = s->pre[j];
+		r->off += w->rec_len, r->end += w->rec_len;
+	}
 	w->wlast = s->wi;
 	w->prev = s->prev;
 	if (!w->nev)

@@ -1,0 +1,158 @@
+/*
+ * flush_cost.c -- the log writer's budget in instructions per event,
+ * counted by valgrind (callgrind), which counts the same on every x86-64
+ * CPU and whatever else the machine runs (issue 48: the log writer must
+ * cost less per event than the recorder).
+ *
+ * This program runs itself under callgrind once per case, collecting only
+ * inside the flusher's flush (flush_once in src/trid/flusher.c: reading
+ * the stream, encoding the log blocks, their checksums, the summary's
+ * counts, the write calls' user side): N events recorded first by one
+ * thread into an UNTIL_FULL stream with an APPEND log (in $TMPDIR), then
+ * posix_trace_flush(), waited for.  Cases:
+ *   words   32-byte payloads, one type (whole words: the burst copies the
+ *           chunk a window at a time, src/trid/flushrun.c)
+ *   bytes   20-byte payloads, one type (the burst, record by record)
+ *   mixed   32-byte payloads, two types taking turns (no burst: the
+ *           general loop, one record at a time)
+ * and checks each case's instructions per event against the budget below.
+ *
+ * The budget is for the plain build with gcc -O2 (the Makefile's): other
+ * compilers or flags lay the code out differently, and sanitizers add
+ * their own work, so those builds skip.  When a change lowers the counts,
+ * lower the budget with it.  The count is not quite the same from run to
+ * run (+-0.03 an event seen): the flusher adds a point to the clock's
+ * calibration every 40 ms of wall time, and a burst of the fast path
+ * ends at the end of a clock segment, so how many records take the
+ * slower loop depends on how long the run takes under valgrind; the
+ * budget is what was measured plus 1%.
+ */
+#include <fcntl.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <trace.h>
+#include "t.h"
+#include "log_util.h"
+
+#define N 200000u
+
+struct budget {
+	const char *name;
+	uint32_t payload;
+	int types;
+	double ir;
+};
+static const struct budget budget[] = {
+	{ "words", 32, 1, 93.2 },  /* 2026-11-28: 92.24-92.29 (main before the burst: 207.75) */
+	{ "bytes", 20, 1, 100.5 }, /* 99.47-99.50 (211.03) */
+	{ "mixed", 32, 2, 247.5 }, /* 245.02-245.04 (316.67) */
+};
+#define NCASES (sizeof budget / sizeof budget[0])
+
+static int child(const char *mode)
+{
+	const struct budget *b = NULL;
+	for (size_t i = 0; i < NCASES; i++)
+		if (!strcmp(budget[i].name, mode))
+			b = &budget[i];
+	if (!b)
+		return 2;
+	trace_attr_t attr;
+	trace_id_t trid;
+	trace_event_id_t ev[2];
+	char path[256];
+	unsigned char buf[64] = { 0 };
+	int fd = lu_tmpfile(path, sizeof path, "cost", O_RDWR);
+
+	if (posix_trace_eventid_open("cost.a", &ev[0]) != 0 ||
+	    posix_trace_eventid_open("cost.b", &ev[1]) != 0)
+		return 3;
+	if (posix_trace_attr_init(&attr) != 0 ||
+	    posix_trace_attr_setstreamfullpolicy(&attr, POSIX_TRACE_UNTIL_FULL) != 0 ||
+	    posix_trace_attr_setlogfullpolicy(&attr, POSIX_TRACE_APPEND) != 0 ||
+	    posix_trace_attr_setmaxdatasize(&attr, 64) != 0 ||
+	    posix_trace_attr_setstreamsize(&attr, (size_t)N * 64 + (1u << 20)) != 0 ||
+	    posix_trace_create_withlog(0, &attr, fd, &trid) != 0 || posix_trace_start(trid) != 0)
+		return 4;
+	for (uint32_t i = 0; i < N; i++) {
+		buf[0] = (unsigned char)i;
+		posix_trace_event(ev[i % (uint32_t)b->types], buf, b->payload);
+	}
+	if (lu_flush_wait(trid, NULL) != 0 || posix_trace_shutdown(trid) != 0)
+		return 5;
+	close(fd);
+	long long size = lu_fsize(path);
+	lu_rmfile(path);
+	return size > (long long)N * (8 + b->payload) ? 0 : 6;
+}
+
+/* callgrind's instructions inside flush_once in one run of this program
+ * in `mode`, per event: 0, or -1 (why printed) */
+static int count(const char *self, const char *mode, double *ir)
+{
+	char out[64];
+	snprintf(out, sizeof out, "/tmp/pt-fcost-%d-%s.out", (int)getpid(), mode);
+	pid_t p = fork();
+	REQUIRE(p >= 0);
+	if (p == 0) {
+		char of[128];
+		snprintf(of, sizeof of, "--callgrind-out-file=%s", out);
+		int null = open("/dev/null", O_WRONLY);
+		if (null >= 0) {
+			dup2(null, 1);
+			dup2(null, 2);
+		}
+		execlp("valgrind", "valgrind", "--tool=callgrind", of, "--toggle-collect=flush_once*",
+		       self, "child", mode, (char *)NULL);
+		_exit(127);
+	}
+	int st = t_wait_for(p, 200 * 1000);
+	if (st != 0) {
+		fprintf(stderr, "%s: valgrind ended with %d\n", mode, st);
+		unlink(out);
+		return -1;
+	}
+	FILE *f = fopen(out, "r");
+	if (!f) {
+		fprintf(stderr, "%s: no callgrind output %s\n", mode, out);
+		return -1;
+	}
+	char line[4096];
+	double total = -1;
+	while (fgets(line, sizeof line, f))
+		if (!strncmp(line, "totals:", 7) || !strncmp(line, "summary:", 8))
+			total = strtod(strchr(line, ':') + 1, NULL); /* (Ir is the only event) */
+	fclose(f);
+	unlink(out);
+	if (total < 0) {
+		fprintf(stderr, "%s: no totals in the callgrind output\n", mode);
+		return -1;
+	}
+	*ir = total / N;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 3 && !strcmp(argv[1], "child"))
+		return child(argv[2]);
+	T_BEGIN(600);
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__) || defined(__clang__) || \
+	!defined(__OPTIMIZE__) || !defined(__x86_64__)
+	T_SKIP("the budget is for the plain gcc -O2 build on x86-64");
+#endif
+	if (system("valgrind --version >/dev/null 2>&1") != 0)
+		T_SKIP("valgrind is not installed (apt-get install valgrind)");
+	char self[4096] = { 0 };
+	REQUIRE(readlink("/proc/self/exe", self, sizeof self - 1) > 0);
+
+	printf("%-6s %8s %8s\n", "case", "Ir/ev", "budget");
+	for (size_t i = 0; i < NCASES; i++) {
+		double ir;
+		REQUIRE(count(self, budget[i].name, &ir) == 0);
+		printf("%-6s %8.2f %8.1f\n", budget[i].name, ir, budget[i].ir);
+		CHECK(ir <= budget[i].ir);
+		CHECK(ir > 1); /* counted at all */
+	}
+	T_END();
+}
