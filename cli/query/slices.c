@@ -32,6 +32,12 @@
  * of its own, and an end takes the innermost open span of its definition,
  * so a span begun before lo never takes one that ends a span begun after
  * it.
+ *
+ * A name (name = 'req'), in a statement that reads no depth or parent:
+ * the begins and ends of other spans are passed over (skip[]), as they
+ * cannot change how that name's pair (an end takes the innermost open
+ * span of its own definition); when that name's spans are not keyed, the
+ * log is then read in batches even if other spans are.
  */
 #include <string.h>
 #include "query.h"
@@ -54,6 +60,8 @@ struct slices {
 	 * 3 they have: this log is done */
 	int phase;
 	uint64_t pending;
+	int only;                  /* skip[] in use: one definition's events paired */
+	unsigned char skip[PT_NIDS];
 	struct stack *stk;
 	size_t nstk;
 	struct sopen *k;           /* keyed spans open, by (def, key) */
@@ -199,12 +207,29 @@ static int begin_log(struct pq_cursor *c, void *st, size_t k)
 		return pq_fail(c, "%s: %s", s->l.path, "seeking in the log failed");
 	s->phase = ranged && b->ts_hi != UINT64_MAX;
 	int keyed = 0;
-	for (size_t i = 0; i < spans_count(s->sp); i++)
-		keyed |= spans_stat(s->sp, i)->keyed;
-	for (unsigned id = 0; id < PT_NIDS; id++)
-		if (s->l.names[id] && s->l.count[id] &&
-		    (has_suffix(s->l.names[id], "/async-begin") || has_suffix(s->l.names[id], "/async-end")))
-			keyed = 1;
+	s->only = !s->flow && b->name &&
+	          !(b->used & ((uint64_t)1 << SL_DEPTH | (uint64_t)1 << SL_PARENT));
+	if (s->only) { /* that name's begins and ends only */
+		long want = -1;
+		spans_any(s->sp, &s->l); /* (every type's role known) */
+		for (unsigned id = 0; id < PT_NIDS; id++) {
+			long d = s->l.count[id] ? spans_def_of(s->sp, &s->l, id) : -1;
+			int mine = d >= 0 && !strcmp(spans_stat(s->sp, (size_t)d)->name, b->name);
+			s->skip[id] = d >= 0 && !mine;
+			want = mine ? d : want;
+		}
+		if (want < 0)
+			return 0; /* (no span of that name here) */
+		keyed = spans_stat(s->sp, (size_t)want)->keyed;
+	} else {
+		for (size_t i = 0; i < spans_count(s->sp); i++)
+			keyed |= spans_stat(s->sp, i)->keyed;
+		for (unsigned id = 0; id < PT_NIDS; id++)
+			if (s->l.names[id] && s->l.count[id] &&
+			    (has_suffix(s->l.names[id], "/async-begin") ||
+			     has_suffix(s->l.names[id], "/async-end")))
+				keyed = 1;
+	}
 	s->keep_payload = (c->b.used & ((uint64_t)1 << SL_ARGS)) && !s->flow;
 	int end_payload = (c->b.used & ((uint64_t)1 << SL_END_ARGS)) && !s->flow;
 	s->batch = !keyed && !s->keep_payload && !end_payload;
@@ -447,6 +472,8 @@ static int advance(struct pq_cursor *c, struct slices *s, int fresh)
 		}
 		uint64_t id = c->vt->logs.v[c->k].id0 + s->place++;
 		pq_visited++;
+		if (s->only && s->skip[e.id])
+			continue;
 		if ((r = pair(c, s, &e, id)) < 0)
 			return -1;
 		int ok = r && row_ok(c, s);
