@@ -98,7 +98,7 @@ tables() {
 		} else
 			print "No rows of `bench/reader` in this run."
 
-		print "\n### SQL over a log (`bench/query`: each statement from `posixtrace query` and from Python'"'"'s sqlite3 with the extension; wall time, peak RSS)\n"
+		print "\n### SQL over a log (`bench/query`: each statement from `posixtrace query` and from Python'"'"'s sqlite3 with the extension; wall and CPU time, peak RSS)\n"
 		if (nq) {
 			print "| events in the log | statement | s | CPU s | M events/s | peak RSS (MB) | answer = stats |"
 			print "|---:|---|---:|---:|---:|---:|---|"
