@@ -18,8 +18,10 @@
  * depth or parent_id (which need the log from its start) reads it all and
  * answers the same.  Each span name (req, db, hand: same-thread and
  * keyed), and one no span has, gives the rows the same statement gives
- * with the name not passed on (name || ''), with and without depth.
+ * with the name not passed on (name || ''), with and without depth; so
+ * does a name that both conventions use (keyed and same-thread).
  */
+#include <fcntl.h>
 #include <trace.h>
 #include "t.h"
 #include "cli_util.h"
@@ -28,6 +30,55 @@
 #define NR 20000 /* rounds: 180 003 events */
 
 static const char *log_path;
+
+/* A log with both conventions under one name: x/async-begin, x/async-end
+ * (types 17, 18: keyed by the first 8 bytes) and x/begin, x/end (19, 20),
+ * the keyed types first.  Round r: thread A x/begin at t, x/async-begin
+ * key r at t+10, x/end at t+100 (dur 100); x/async-end key r at t+200 on
+ * thread B (dur 190). */
+static int two_kinds(const char *path, uint64_t rounds)
+{
+	static const char *const names[] = { "x/async-begin", "x/async-end", "x/begin", "x/end" };
+	struct pt_attr_img a;
+	struct pt_logw w;
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600), rc;
+	if (fd < 0)
+		return errno;
+	memset(&a, 0, sizeof a);
+	strcpy(a.name, "twokinds");
+	strcpy(a.version, "posixtrace 0.1.0");
+	a.create_sec = (int64_t)(QLOG_T0 / 1000000000u);
+	a.res_nsec = 1;
+	a.stream_size = 1 << 20, a.max_data = 256, a.log_size = 0;
+	a.stream_policy = POSIX_TRACE_LOOP, a.log_policy = POSIX_TRACE_APPEND;
+	a.inherit = POSIX_TRACE_CLOSE_FOR_CHILD, a.has_log = 1;
+	if ((rc = pt_logw_init(&w, fd, &a, POSIX_TRACE_APPEND, 0)) != 0) {
+		close(fd);
+		return rc;
+	}
+	for (unsigned k = 0; k < 4 && !rc; k++)
+		rc = pt_logw_name(&w, 17 + k, names[k]);
+	for (uint64_t r = 0; r < rounds && !rc; r++) {
+		uint64_t t = QLOG_T0 + r * 1000;
+		rc = pt_logw_event(&w, t, 100, QLOG_A, 0x401000, 19, 0, NULL, 0);
+		if (!rc)
+			rc = pt_logw_event(&w, t + 10, 100, QLOG_A, 0x401000, 17, 0, &r, 8);
+		if (!rc)
+			rc = pt_logw_event(&w, t + 100, 100, QLOG_A, 0x401000, 20, 0, NULL, 0);
+		if (!rc)
+			rc = pt_logw_event(&w, t + 200, 100, QLOG_B, 0x401000, 18, 0, &r, 8);
+	}
+	if (!rc) {
+		struct posix_trace_status_info st;
+		memset(&st, 0, sizeof st);
+		st.posix_stream_status = POSIX_TRACE_SUSPENDED;
+		rc = pt_logw_finish(&w, &st);
+	}
+	pt_logw_free(&w);
+	if (close(fd) && !rc)
+		rc = errno;
+	return rc;
+}
 
 /* `posixtrace query --csv LOG SQL`'s rows (exit 0 checked), CRLF as LF */
 static char *q(const char *sql)
@@ -202,6 +253,20 @@ int main(void)
 			free(a);
 			free(b);
 		}
+	/* one name, both conventions (a keyed and a same-thread definition):
+	 * the keyed one's pairing needs payloads, whichever comes first */
+	char *two = strdup(cli_path("two.ptlog"));
+	REQUIRE(two_kinds(two, 1000) == 0);
 	free((char *)log_path);
+	log_path = two;
+	char *a2 = q("SELECT count(*), sum(dur), sum(end_utid) FROM slice WHERE name = 'x'");
+	char *b2 = q("SELECT count(*), sum(dur), sum(end_utid) FROM slice WHERE name || '' = 'x'");
+	if (strcmp(a2, b2) || strcmp(a2, "2000,290000,1000\n"))
+		fprintf(stderr, "x: [%s], whole: [%s], want [2000,290000,1000]\n", a2, b2);
+	CHECK(!strcmp(a2, b2));
+	CHECK(!strcmp(a2, "2000,290000,1000\n"));
+	free(a2);
+	free(b2);
+	free(two);
 	T_END();
 }

@@ -210,17 +210,17 @@ static int begin_log(struct pq_cursor *c, void *st, size_t k)
 	s->only = !s->flow && b->name &&
 	          !(b->used & ((uint64_t)1 << SL_DEPTH | (uint64_t)1 << SL_PARENT));
 	if (s->only) { /* that name's begins and ends only */
-		long want = -1;
+		int any = 0;
 		spans_any(s->sp, &s->l); /* (every type's role known) */
 		for (unsigned id = 0; id < PT_NIDS; id++) {
 			long d = s->l.count[id] ? spans_def_of(s->sp, &s->l, id) : -1;
 			int mine = d >= 0 && !strcmp(spans_stat(s->sp, (size_t)d)->name, b->name);
 			s->skip[id] = d >= 0 && !mine;
-			want = mine ? d : want;
+			any |= mine;
+			keyed |= mine && spans_stat(s->sp, (size_t)d)->keyed; /* (any of that name) */
 		}
-		if (want < 0)
+		if (!any)
 			return 0; /* (no span of that name here) */
-		keyed = spans_stat(s->sp, (size_t)want)->keyed;
 	} else {
 		for (size_t i = 0; i < spans_count(s->sp); i++)
 			keyed |= spans_stat(s->sp, i)->keyed;
