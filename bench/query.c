@@ -2,7 +2,8 @@
  * query.c -- `make bench`'s query section: SQL over logs of 5 M and 50 M
  * events (tests/query_log.h: 3 processes' threads, spans req, db and hand
  * (keyed), a described payload; 9 events a round, a third of them span
- * ends), each statement timed with its peak RSS (getrusage of the child),
+ * ends), each statement timed (wall, and CPU: user + sys) with its peak
+ * RSS (getrusage of the child),
  * from `posixtrace query` and from Python's sqlite3 with the extension:
  *
  *   count      SELECT count(*) FROM event
@@ -10,6 +11,8 @@
  *   quantiles  p50 and p99 of the span req (pt_quantile), over its slices
  *   slowest    the 100 slowest slices with their thread names
  *   range      count(*) over 1% of the log's time (seeks)
+ *   slice range  p50 and p99 of each span name over the slices that begin
+ *              in 1% of the log's time (seeks; reads on until they end)
  *
  * and `stats --json` on the same log, whose figures the answers must
  * equal (events, events per type, req's count, p50 and p99): a row that
@@ -37,6 +40,22 @@ static const char *cli = PT_BUILD_DIR "/posixtrace";
 static const char *ext = PT_BUILD_DIR "/libposixtrace_sqlite.so";
 static uint64_t trace_events;
 static int mismatches;
+static double cpu_secs; /* the last run's user + sys (run()) */
+
+/* biglog_run, and the command's CPU time (user + sys) in cpu_secs: what
+ * the work costs on a machine others load */
+static int run(char *const argv[], const char *out, const char *err, long *rss_kb, double *secs)
+{
+	struct rusage a, b;
+	getrusage(RUSAGE_CHILDREN, &a);
+	int rc = biglog_run(argv, out, err, rss_kb, secs);
+	getrusage(RUSAGE_CHILDREN, &b);
+	cpu_secs = (double)(b.ru_utime.tv_sec - a.ru_utime.tv_sec) +
+	           (double)(b.ru_utime.tv_usec - a.ru_utime.tv_usec) / 1e6 +
+	           (double)(b.ru_stime.tv_sec - a.ru_stime.tv_sec) +
+	           (double)(b.ru_stime.tv_usec - a.ru_stime.tv_usec) / 1e6;
+	return rc;
+}
 
 static const char *const cases[][2] = {
 	{ "count", "SELECT count(*) FROM event" },
@@ -46,6 +65,7 @@ static const char *const cases[][2] = {
 	{ "slowest", "SELECT s.name, s.dur, s.ts, t.name FROM slice s JOIN thread t USING (utid) "
 	             "ORDER BY s.dur DESC LIMIT 100" },
 	{ "range", NULL },
+	{ "slice range", NULL },
 };
 
 static const char py_prog[] =
@@ -65,11 +85,12 @@ static const char py_prog[] =
 static void row(const char *what, int rc, double secs, long rss_kb, const char *note)
 {
 	bench_json("query", what, "trace_events", (double)trace_events, "s", rc ? NAN : secs,
+	           "cpu_s", rc ? NAN : cpu_secs,
 	           "events_per_s", rc || secs <= 0 ? NAN : (double)trace_events / secs, "rss_mb",
 	           (double)rss_kb / 1024.0, "equal_stats",
 	           note == NULL || rc ? NAN : note[0] == 0 ? 1.0 : 0.0, NULL);
-	printf("  %-24s %7.2f s  %8.2f M events/s  %7.1f MB%s%s\n", what, secs,
-	       secs > 0 ? (double)trace_events / secs / 1e6 : 0.0, (double)rss_kb / 1024.0,
+	printf("  %-24s %7.2f s  %8.2f M events/s  %6.2f s cpu  %7.1f MB%s%s\n", what, secs,
+	       secs > 0 ? (double)trace_events / secs / 1e6 : 0.0, cpu_secs, (double)rss_kb / 1024.0,
 	       rc ? "  FAILED" : "", note ? note : "");
 	fflush(stdout);
 }
@@ -95,10 +116,13 @@ static long long json_num(const char *s, const char *after, const char *key)
 	return p && (k = strstr(p, pat)) ? strtoll(k + strlen(pat), NULL, 10) : -1;
 }
 
-/* whether body (the rows, CSV) is stats' answer: "" or why not */
+/* whether body (the rows, CSV) is stats' answer: "" or why not; NULL for
+ * a statement stats has no answer to (slowest, the ranges) */
 static const char *check(const char *name, const char *body, const char *stats)
 {
 	static char why[200];
+	if (strcmp(name, "count") && strcmp(name, "group") && strcmp(name, "quantiles"))
+		return NULL;
 	long long v[3], events = json_num(stats, NULL, "events");
 	why[0] = 0;
 	if (!strcmp(name, "count")) {
@@ -135,7 +159,7 @@ static const char *rows_of(const char *out, int header)
 
 static void one(const char *dir, uint64_t n)
 {
-	char log[600], out[700], stats_out[700], range[300], what[64];
+	char log[600], out[700], stats_out[700], range[300], srange[400], what[64];
 	uint64_t rounds = n / 9 ? n / 9 : 1;
 	snprintf(log, sizeof log, "%s/pt-bench-query-%llu.ptlog", dir, (unsigned long long)n);
 	snprintf(out, sizeof out, "%s.out", log);
@@ -150,7 +174,7 @@ static void one(const char *dir, uint64_t n)
 	/* stats: the reference */
 	long rss = 0;
 	double secs = 0;
-	int rc = biglog_run((char *const[]){ (char *)cli, "stats", "--json", log, NULL }, stats_out,
+	int rc = run((char *const[]){ (char *)cli, "stats", "--json", log, NULL }, stats_out,
 	                    NULL, &rss, &secs);
 	row("stats --json", rc, secs, rss, NULL);
 	char *stats = slurp(stats_out);
@@ -158,23 +182,26 @@ static void one(const char *dir, uint64_t n)
 	uint64_t t0 = QLOG_T0 + rounds / 2 * QLOG_ROUND, span = rounds * QLOG_ROUND / 100;
 	snprintf(range, sizeof range, "SELECT count(*) FROM event WHERE ts BETWEEN %llu AND %llu",
 	         (unsigned long long)t0, (unsigned long long)(t0 + span));
+	snprintf(srange, sizeof srange, "SELECT name, count(*), pt_quantile(dur, 0.5), "
+	         "pt_quantile(dur, 0.99) FROM slice WHERE ts BETWEEN %llu AND %llu GROUP BY name",
+	         (unsigned long long)t0, (unsigned long long)(t0 + span));
 	int py = getenv("QUERY_PY") == NULL || strcmp(getenv("QUERY_PY"), "0") != 0;
 	const char *python = access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : NULL;
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-		const char *sql = cases[i][1] ? cases[i][1] : range;
-		rc = biglog_run((char *const[]){ (char *)cli, "query", "--csv", log, (char *)sql, NULL },
+		const char *sql = cases[i][1] ? cases[i][1] : !strcmp(cases[i][0], "range") ? range : srange;
+		rc = run((char *const[]){ (char *)cli, "query", "--csv", log, (char *)sql, NULL },
 		                out, NULL, &rss, &secs);
 		char *res = slurp(out);
 		snprintf(what, sizeof what, "query %s", cases[i][0]);
-		row(what, rc, secs, rss, stats && res ? check(cases[i][0], rows_of(res, 1), stats) : "");
+		row(what, rc, secs, rss, stats && res ? check(cases[i][0], rows_of(res, 1), stats) : NULL);
 		free(res);
 		if (!py || !python || access(ext, R_OK) != 0)
 			continue;
-		rc = biglog_run((char *const[]){ (char *)python, "-c", (char *)py_prog, (char *)ext, log,
+		rc = run((char *const[]){ (char *)python, "-c", (char *)py_prog, (char *)ext, log,
 		                                 (char *)sql, NULL }, out, NULL, &rss, &secs);
 		res = slurp(out);
 		snprintf(what, sizeof what, "python %s", cases[i][0]);
-		row(what, rc, secs, rss, stats && res ? check(cases[i][0], rows_of(res, 0), stats) : "");
+		row(what, rc, secs, rss, stats && res ? check(cases[i][0], rows_of(res, 0), stats) : NULL);
 		free(res);
 	}
 	free(stats);

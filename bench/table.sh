@@ -98,17 +98,17 @@ tables() {
 		} else
 			print "No rows of `bench/reader` in this run."
 
-		print "\n### SQL over a log (`bench/query`: each statement from `posixtrace query` and from Python'"'"'s sqlite3 with the extension; wall time, peak RSS)\n"
+		print "\n### SQL over a log (`bench/query`: each statement from `posixtrace query` and from Python'"'"'s sqlite3 with the extension; wall and CPU time, peak RSS)\n"
 		if (nq) {
-			print "| events in the log | statement | s | M events/s | peak RSS (MB) | answer = stats |"
-			print "|---:|---|---:|---:|---:|---|"
+			print "| events in the log | statement | s | CPU s | M events/s | peak RSS (MB) | answer = stats |"
+			print "|---:|---|---:|---:|---:|---:|---|"
 			for (i = 0; i < nq; i++) {
 				$0 = qy[i]; r = num("events_per_s"); eq = num("equal_stats")
-				printf "| %.0f | %s | %s | %s | %s | %s |\n", num("trace_events"), str("case"), f(num("s"), 2),
-				       (r == "" ? "—" : sprintf("%.2f", r / 1e6)), mb(num("rss_mb")),
+				printf "| %.0f | %s | %s | %s | %s | %s | %s |\n", num("trace_events"), str("case"), f(num("s"), 2),
+				       f(num("cpu_s"), 2), (r == "" ? "—" : sprintf("%.2f", r / 1e6)), mb(num("rss_mb")),
 				       (eq == "" ? "" : eq + 0 ? "yes" : "**no**")
 			}
-			print "\nThe statements: count `SELECT count(*) FROM event`; group `SELECT name, count(*) FROM event GROUP BY name`; quantiles p50 and p99 of the span req over its slices; slowest the 100 slowest slices with their thread names; range `count(*)` over 1% of the log'"'"'s time. `stats --json` is the reference the answers are compared with."
+			print "\nThe statements: count `SELECT count(*) FROM event`; group `SELECT name, count(*) FROM event GROUP BY name`; quantiles p50 and p99 of the span req over its slices; slowest the 100 slowest slices with their thread names; range `count(*)` over 1% of the log'"'"'s time; slice range p50 and p99 of each span name over the slices that begin in 1% of the log'"'"'s time. `stats --json` is the reference the answers are compared with."
 		} else
 			print "No rows of `bench/query` in this run (a build without SQLite has none)."
 

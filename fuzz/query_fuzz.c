@@ -5,7 +5,7 @@
  * can be; every table is made over it and read whole, every column, by
  * statements that take each path of the reader (batches, one event at a
  * time, a ts range that seeks, an id range that stops, a type, a thread,
- * slices with their fields, args).  Seeded with the log fuzzers' corpus
+ * slices with their fields, over a ts range and of one name, args).  Seeded with the log fuzzers' corpus
  * (fuzz/corpus).
  *
  * Checked: no crash, leak or undefined behaviour; a table that cannot be
@@ -35,6 +35,11 @@ static const char *const statements[] = {
 	"SELECT name, count(*), pt_quantile(dur, 0.99) FROM slice GROUP BY name",
 	"SELECT * FROM flow LIMIT 200",
 	"SELECT * FROM args LIMIT 200",
+	/* slices over a ts range (seeks, then reads on until they end), and
+	 * of one name (only its events paired, in batches when not keyed) */
+	("SELECT name, count(*), sum(dur), sum(key) FROM slice WHERE ts BETWEEN (SELECT "
+	 "min(start_ts) FROM type) + 1000 AND (SELECT min(start_ts) FROM type) + 100000 GROUP BY name"),
+	"SELECT count(*), sum(dur) FROM slice WHERE name = (SELECT name FROM slice LIMIT 1)",
 };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -96,6 +96,17 @@ void ptree_free(struct ptree *t, unsigned *joined, unsigned *inherited, unsigned
 int spans_load(const struct span_args *a, struct spans **sp, struct tlog *l, const char *path,
                int totals);
 
+/* ------------------------------------------------------------ lineedit.c */
+/* A line typed at the terminal (stdin and stderr both one), with editing
+ * and this process's history.  ledit_read: 1 and *line (malloc'd, no
+ * newline), 0 at the end of input (Ctrl-D), 2 when the line was dropped
+ * (Ctrl-C), -1 on an error (the terminal as it was in every case). */
+struct ledit { char **h; size_t n, cap; };
+int ledit_usable(void);
+int ledit_read(struct ledit *le, const char *prompt, char **line);
+void ledit_add(struct ledit *le, const char *s);   /* (not an empty line, nor the last again) */
+void ledit_free(struct ledit *le);
+
 /* ------------------------------------------------------------ summary.c */
 /* 1 when the recording lost events no policy asked for (tlog_lost_unasked:
  * a full disk, a stalled stream), or cannot be read back: record and

@@ -2,8 +2,8 @@
  * query.c -- `posixtrace query LOG... [SQL]`: SQL over logs, as they
  * stream (the tables of cli/query/, posixtrace-query(1)).  One statement
  * from the command line, or statements from -f FILE or stdin; with no
- * SQL and a terminal, a prompt.  Results as an aligned table, --csv or
- * --json.
+ * SQL and a terminal, a prompt (edited, with a history: lineedit.c).
+ * Results as an aligned table, --csv or --json.
  *
  * The database is SQLite's in memory; the tables are made in its temp
  * schema.  A statement may read any log as its user, never write a file:
@@ -29,7 +29,7 @@ static const char help[] =
 "files (the parts of one recording, record --rotate) read as one trace.\n"
 "SQL is the last argument when it is\n"
 "not a file; else statements come from -f FILE, or stdin (a prompt at a\n"
-"terminal).\n"
+"terminal: Up and Down for the statements before).\n"
 "\n"
 "      --csv        comma-separated values, a header line first\n"
 "      --json       a JSON array of objects per statement\n"
@@ -145,25 +145,62 @@ static char *slurp(FILE *f)
 	return b.p;
 }
 
-/* the prompt: lines gathered into complete statements */
+/* a statement as one line of the history: its lines joined by spaces */
+static void remember(struct ledit *le, const char *stmt)
+{
+	char *h = strdup(stmt);
+	if (!h)
+		return;
+	size_t n = strlen(h);
+	while (n && (h[n - 1] == '\n' || h[n - 1] == ' '))
+		h[--n] = 0;
+	for (char *p = h; *p; p++)
+		if (*p == '\n' || *p == '\r')
+			*p = ' ';
+	ledit_add(le, h);
+	free(h);
+}
+
+/* the prompt: lines gathered into complete statements; at a terminal
+ * (stderr too) each line edited and the statements kept as a history
+ * (lineedit.c) */
 static int prompt(sqlite3 *db, struct pq_out *o)
 {
 	struct vbuf b = { 0 };
+	struct ledit le = { 0 };
 	char line[8192];
-	int printed = 0, bad = 0;
+	int printed = 0, bad = 0, edit = ledit_usable();
 
-	fprintf(stderr, "SQL over %s; end a statement with ';', quit with Ctrl-D.\n",
-	        "the logs (tables: event, slice, args, flow, thread, process, type, loss, object)");
+	fprintf(stderr, "SQL over %s; end a statement with ';', quit with Ctrl-D%s.\n",
+	        "the logs (tables: event, slice, args, flow, thread, process, type, loss, object)",
+	        edit ? " (Up and Down: the statements before)" : "");
 	for (;;) {
-		fputs(b.n ? "   ...> " : "posixtrace> ", stderr);
-		if (!fgets(line, sizeof line, stdin))
-			break;
-		vb_put(&b, line, strlen(line));
+		const char *p = b.n ? "   ...> " : "posixtrace> ";
+		if (edit) {
+			char *typed = NULL;
+			int r = ledit_read(&le, p, &typed);
+			if (r == 2) { /* Ctrl-C: the statement dropped */
+				b.n = 0;
+				continue;
+			}
+			if (r != 1)
+				break;
+			vb_put(&b, typed, strlen(typed));
+			vb_put(&b, "\n", 1);
+			free(typed);
+		} else {
+			fputs(p, stderr);
+			if (!fgets(line, sizeof line, stdin))
+				break;
+			vb_put(&b, line, strlen(line));
+		}
 		vb_put(&b, "", 1);
 		b.n--;
 		if (b.oom)
 			break;
 		if (sqlite3_complete(b.p)) {
+			if (edit)
+				remember(&le, b.p);
 			bad |= run(db, o, b.p, &printed);
 			printed = 0;
 			b.n = 0;
@@ -171,6 +208,7 @@ static int prompt(sqlite3 *db, struct pq_out *o)
 	}
 	fputc('\n', stderr);
 	free(b.p);
+	ledit_free(&le);
 	return bad;
 }
 

@@ -110,6 +110,8 @@ int spans_check(const struct spans *s, const struct tlog *l);
 int spans_event(struct spans *s, const struct tlog *l, const struct tev *e, struct span_mark *m);
 /* Whether a type of the log (its names and counts) is a span's begin or end. */
 int spans_any(struct spans *s, const struct tlog *l);
+/* The definition (spans_stat's index) type id begins or ends, or -1. */
+long spans_def_of(struct spans *s, const struct tlog *l, unsigned id);
 void spans_end(struct spans *s);                /* the end of the trace: open ones are incomplete */
 /* The same-thread spans open on a thread (tlog's index), outermost
  * first: how many, and the definition of the i-th. */

@@ -709,6 +709,15 @@ int spans_any(struct spans *s, const struct tlog *l)
 	return any;
 }
 
+long spans_def_of(struct spans *s, const struct tlog *l, unsigned id)
+{
+	if (id >= PT_NIDS)
+		return -1;
+	if (s->role[id] == R_UNKNOWN)
+		resolve(s, l, id);
+	return s->role[id] == R_BEGIN || s->role[id] == R_END ? (long)s->rdef[id] : -1;
+}
+
 size_t spans_count(const struct spans *s)
 {
 	return s->nd;

@@ -19,12 +19,31 @@
  *
  * When no type of the log is a keyed span's and args are not read, the
  * log is read in batches (no payloads): same-thread pairing needs none.
+ *
+ * A ts range [lo, hi] (slices that begin in it) seeks when the statement
+ * reads no id, depth or parent (vtab.c: ids count from the log's start,
+ * depth and parent need what was open before): the reading starts at the
+ * first block that may hold an event at lo (tlog_seek) and stops, as
+ * event's does, once no block left may hold one at or before hi
+ * (tlog_until); if spans begun in the range are still open then, it goes
+ * on (tlog_until again, to the end) until the last of them has ended, or
+ * to the log's end when one never does.  What begins in the range pairs
+ * as in a reading from the start: a thread's events skipped are the first
+ * of its own, and an end takes the innermost open span of its definition,
+ * so a span begun before lo never takes one that ends a span begun after
+ * it.
+ *
+ * A name (name = 'req'), in a statement that reads no depth or parent:
+ * the begins and ends of other spans are passed over (skip[]), as they
+ * cannot change how that name's pair (an end takes the innermost open
+ * span of its own definition); when that name's spans are not keyed, the
+ * log is then read in batches even if other spans are.
  */
 #include <string.h>
 #include "query.h"
 
 struct sopen { uint64_t id; int64_t key; unsigned char *pl; uint32_t plen, def; int32_t pid;
-               uint16_t type; uint8_t used; };
+               uint16_t type; uint8_t used, win; };
 struct stack { struct sopen *o; uint32_t n, cap; };
 
 struct slices {
@@ -36,6 +55,13 @@ struct slices {
 	uint32_t thread_of[PT_EXT_BATCH_W];
 	size_t bi;
 	uint64_t place;
+	/* a ts range: 0 none; 1 reading to the range's end (tlog_until); 2
+	 * past it, until the spans begun in it (pending of them open) end;
+	 * 3 they have: this log is done */
+	int phase;
+	uint64_t pending;
+	int only;                  /* skip[] in use: one definition's events paired */
+	unsigned char skip[PT_NIDS];
 	struct stack *stk;
 	size_t nstk;
 	struct sopen *k;           /* keyed spans open, by (def, key) */
@@ -135,6 +161,8 @@ static void reset(struct slices *s)
 	s->epl = NULL;
 	spans_free(s->sp);
 	s->sp = NULL;
+	s->pending = 0;
+	s->phase = 0;
 }
 
 static void drop_log(struct slices *s)
@@ -166,15 +194,42 @@ static int begin_log(struct pq_cursor *c, void *st, size_t k)
 	err_capture(err, sizeof err);
 	int bad = spans_make(&c->vt->spans, &s->sp) || spans_check(s->sp, &s->l);
 	err_capture(NULL, 0);
-	if (bad || tlog_rewind(&s->l))
-		return pq_fail(c, "%s: %s", s->l.path, bad ? err : "cannot go back to its start");
+	if (bad)
+		return pq_fail(c, "%s: %s", s->l.path, err);
+	const struct pq_bounds *b = &c->b;
+	int ranged = b->seek && (b->ts_lo > 0 || b->ts_hi != UINT64_MAX);
+	if (ranged && (b->ts_lo > s->l.last || (s->l.nev && b->ts_hi < s->l.first)))
+		return 0; /* (no span begins there) */
+	int rc = ranged && b->ts_lo > 0 ? tlog_seek(&s->l, b->ts_lo) : tlog_rewind(&s->l);
+	if (!rc)
+		rc = tlog_until(&s->l, ranged ? b->ts_hi : UINT64_MAX);
+	if (rc)
+		return pq_fail(c, "%s: %s", s->l.path, "seeking in the log failed");
+	s->phase = ranged && b->ts_hi != UINT64_MAX;
 	int keyed = 0;
-	for (size_t i = 0; i < spans_count(s->sp); i++)
-		keyed |= spans_stat(s->sp, i)->keyed;
-	for (unsigned id = 0; id < PT_NIDS; id++)
-		if (s->l.names[id] && s->l.count[id] &&
-		    (has_suffix(s->l.names[id], "/async-begin") || has_suffix(s->l.names[id], "/async-end")))
-			keyed = 1;
+	s->only = !s->flow && b->name &&
+	          !(b->used & ((uint64_t)1 << SL_DEPTH | (uint64_t)1 << SL_PARENT));
+	if (s->only) { /* that name's begins and ends only */
+		int any = 0;
+		spans_any(s->sp, &s->l); /* (every type's role known) */
+		for (unsigned id = 0; id < PT_NIDS; id++) {
+			long d = s->l.count[id] ? spans_def_of(s->sp, &s->l, id) : -1;
+			int mine = d >= 0 && !strcmp(spans_stat(s->sp, (size_t)d)->name, b->name);
+			s->skip[id] = d >= 0 && !mine;
+			any |= mine;
+			keyed |= mine && spans_stat(s->sp, (size_t)d)->keyed; /* (any of that name) */
+		}
+		if (!any)
+			return 0; /* (no span of that name here) */
+	} else {
+		for (size_t i = 0; i < spans_count(s->sp); i++)
+			keyed |= spans_stat(s->sp, i)->keyed;
+		for (unsigned id = 0; id < PT_NIDS; id++)
+			if (s->l.names[id] && s->l.count[id] &&
+			    (has_suffix(s->l.names[id], "/async-begin") ||
+			     has_suffix(s->l.names[id], "/async-end")))
+				keyed = 1;
+	}
 	s->keep_payload = (c->b.used & ((uint64_t)1 << SL_ARGS)) && !s->flow;
 	int end_payload = (c->b.used & ((uint64_t)1 << SL_END_ARGS)) && !s->flow;
 	s->batch = !keyed && !s->keep_payload && !end_payload;
@@ -210,6 +265,18 @@ static int read_one(struct pq_cursor *c, struct slices *s, struct tev *e)
 	return r < 0 ? pq_fail(c, "%s: reading events failed", s->l.path) : r;
 }
 
+/* whether a span begun at ts is one of the range's (phase 1 or 2) */
+static uint8_t in_range(const struct pq_cursor *c, const struct slices *s, uint64_t ts)
+{
+	return s->phase && ts >= c->b.ts_lo && ts <= c->b.ts_hi;
+}
+
+/* an open span leaves (ended, cut or dropped) */
+static void gone(struct slices *s, const struct sopen *o)
+{
+	s->pending -= o->win && s->pending;
+}
+
 static struct stack *stack_of(struct slices *s, uint32_t th)
 {
 	if (th >= s->nstk) {
@@ -225,13 +292,15 @@ static struct stack *stack_of(struct slices *s, uint32_t th)
 }
 
 /* keeps the top k of st (spans.c dropped the others: a reused pthread_t) */
-static void sync_stack(struct stack *st, unsigned k)
+static void sync_stack(struct slices *s, struct stack *st, unsigned k)
 {
 	if (st->n <= k)
 		return;
 	uint32_t drop = st->n - k;
-	for (uint32_t i = 0; i < drop; i++)
+	for (uint32_t i = 0; i < drop; i++) {
+		gone(s, &st->o[i]);
 		free(st->o[i].pl);
+	}
 	memmove(st->o, st->o + drop, k * sizeof *st->o);
 	st->n = k;
 }
@@ -272,10 +341,12 @@ static int pair(struct pq_cursor *c, struct slices *s, const struct tev *e, uint
 		int64_t key = key_of(e);
 		struct sopen *x = kfind(s, m.def, key);
 		if (m.kind == SPAN_BEGIN) {
-			struct sopen v = { id, key, NULL, e->len, m.def, pid, e->id, 1 };
+			struct sopen v = { id, key, NULL, e->len, m.def, pid, e->id, 1,
+			                   in_range(c, s, e->ts) };
 			if (s->keep_payload && !(v.pl = copy_payload(e)))
 				return pq_fail(c, "out of memory");
 			if (x) {
+				gone(s, x);
 				free(x->pl);
 				kdel(s, x);
 			}
@@ -283,11 +354,13 @@ static int pair(struct pq_cursor *c, struct slices *s, const struct tev *e, uint
 				free(v.pl);
 				return pq_fail(c, "out of memory");
 			}
+			s->pending += v.win;
 			return 0;
 		}
 		if (!x)
 			return 0;
 		struct sopen b = *x;
+		gone(s, x);
 		kdel(s, x);
 		if (m.kind == SPAN_END && (!s->flow || e->thread != m.thread)) {
 			free(s->b.pl);
@@ -309,12 +382,15 @@ static int pair(struct pq_cursor *c, struct slices *s, const struct tev *e, uint
 				st->o = o;
 				st->cap = ncap;
 			}
-			struct sopen v = { id, 0, NULL, e->len, m.def, pid, e->id, 1 };
+			struct sopen v = { id, 0, NULL, e->len, m.def, pid, e->id, 1,
+			                   in_range(c, s, e->ts) };
 			if (s->keep_payload && !(v.pl = copy_payload(e)))
 				return pq_fail(c, "out of memory");
 			st->o[st->n++] = v;
+			s->pending += v.win;
 		} else if (m.paired && m.depth < st->n) {
 			struct sopen b = st->o[m.depth];
+			gone(s, &b);
 			memmove(st->o + m.depth, st->o + m.depth + 1,
 			        (st->n - m.depth - 1) * sizeof *st->o);
 			st->n--;
@@ -331,7 +407,7 @@ static int pair(struct pq_cursor *c, struct slices *s, const struct tev *e, uint
 			}
 		}
 	}
-	sync_stack(st, spans_open(s->sp, e->thread));
+	sync_stack(s, st, spans_open(s->sp, e->thread));
 	if (ret) {
 		s->ts = m.start;
 		s->dur = m.dur;
@@ -357,6 +433,8 @@ static int row_ok(struct pq_cursor *c, struct slices *s)
 
 	if (b->name && strcmp(b->name, d->name))
 		return 0;
+	if (s->ts < b->ts_lo || s->ts > b->ts_hi)
+		return 0;
 	if (b->utid >= 0 && b->utid != pq_utid(lg, s->th))
 		return 0;
 	if ((b->id_lo != INT64_MIN && (int64_t)s->b.id < b->id_lo) ||
@@ -376,9 +454,16 @@ static int advance(struct pq_cursor *c, struct slices *s, int fresh)
 				return r;
 			fresh = 0;
 		}
-		int r = read_one(c, s, &e);
+		int r = s->phase == 3 ? 0 : read_one(c, s, &e);
 		if (r < 0)
 			return -1;
+		if (r == 0 && s->phase == 1 && s->pending) {
+			/* past the range, spans begun in it still open: on to their ends */
+			if (tlog_until(&s->l, UINT64_MAX))
+				return pq_fail(c, "%s: seeking in the log failed", s->l.path);
+			s->phase = 2;
+			continue;
+		}
 		if (r == 0) {
 			spans_end(s->sp);
 			c->k++;
@@ -387,9 +472,14 @@ static int advance(struct pq_cursor *c, struct slices *s, int fresh)
 		}
 		uint64_t id = c->vt->logs.v[c->k].id0 + s->place++;
 		pq_visited++;
+		if (s->only && s->skip[e.id])
+			continue;
 		if ((r = pair(c, s, &e, id)) < 0)
 			return -1;
-		if (r && row_ok(c, s))
+		int ok = r && row_ok(c, s);
+		if (s->phase == 2 && !s->pending) /* the range's last span ended */
+			s->phase = 3;
+		if (ok)
 			return 0;
 	}
 }

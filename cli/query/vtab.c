@@ -82,7 +82,8 @@ static int pushable(enum pq_kind k, int col)
 	case PQ_TYPE:
 		return col == TY_ID ? B_TYPE : col == TY_NAME ? B_NAME : B_NONE;
 	case PQ_SLICE:
-		return col == SL_NAME ? B_NAME : col == SL_UTID ? B_UTID : col == SL_ID ? B_ID : B_NONE;
+		return col == SL_NAME ? B_NAME : col == SL_UTID ? B_UTID : col == SL_ID ? B_ID :
+		       col == SL_TS ? B_TS : B_NONE;
 	case PQ_FLOW:
 		return col == FL_NAME ? B_NAME : B_NONE;
 	case PQ_ARGS:
@@ -494,10 +495,14 @@ static int filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, int 
 	    b->id_lo > b->id_hi)
 		b->empty = 1;
 	/* ids count from a log's start: a statement that reads or bounds them
-	 * reads from there, else a ts bound may seek */
-	int idcol = c->vt->kind == PQ_EVENT ? EV_ID : c->vt->kind == PQ_ARGS ? AR_ARG_SET : -1;
-	b->seek = (idcol < 0 || !(b->used & ((uint64_t)1 << idcol))) && b->id_lo == INT64_MIN &&
-	          b->id_hi == INT64_MAX;
+	 * reads from there, else a ts bound may seek (a slice's depth and
+	 * parent need the spans open before too: slices.c) */
+#define COL(x) ((uint64_t)1 << (x))
+	uint64_t idcols = c->vt->kind == PQ_EVENT ? COL(EV_ID) : c->vt->kind == PQ_ARGS ? COL(AR_ARG_SET) :
+	                  c->vt->kind == PQ_SLICE ? COL(SL_ID) | COL(SL_DEPTH) | COL(SL_PARENT) |
+	                                            COL(SL_ARG_SET) | COL(SL_END_ID) : 0;
+#undef COL
+	b->seek = !(b->used & idcols) && b->id_lo == INT64_MIN && b->id_hi == INT64_MAX;
 	c->rowid = 0;
 	c->k = 0;
 	c->eof = 0;
