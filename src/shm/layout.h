@@ -366,6 +366,15 @@ struct pt_hdr {
 	/* blocking readers */
 	alignas(64) _Atomic uint32_t futex;
 	_Atomic uint32_t waiters;
+	/* no-loss mode: writers waiting for a free chunk sleep on room
+	 * (a process-shared futex) after counting themselves in
+	 * room_waiters; whoever frees a chunk or changes the stream's state
+	 * bumps room and wakes them, only if room_waiters says someone
+	 * waits (ring/pool.c, wait_room).  In this line's padding: no
+	 * offset moved, and an older controller's segment reads 0 here. */
+	_Atomic uint32_t room;
+	_Atomic uint32_t room_waiters;
+	uint32_t room_wakes; /* 1: this segment's controller wakes room */
 
 	/* the map of loaded code: entries claimed, entries the reader has
 	 * taken (their slots may be used again), entries that found no room */
