@@ -1,0 +1,214 @@
+/*
+ * noloss_futex.c -- a no-loss writer out of room sleeps on the segment's
+ * room futex until a chunk is freed, and is woken by the free; a signal
+ * handler that records while its thread sleeps there sleeps too, and both
+ * get their room (ring/pool.c, wait_room).
+ *
+ * Own process, a 64 KiB stream in no-loss mode with a bound no step of
+ * this test comes near (60 s), its log a pipe that nobody reads at first:
+ * the flusher blocks in write(), frees nothing, and the producer thread
+ * runs out of room.  Then, read from /proc/self/task/TID:
+ *  - the producer is in a futex wait (syscall) on an address in a
+ *    posixtrace mapping, at the room word's place in its page (the old
+ *    wait slept 20 us at a time and yielded: nanosleep, sched_yield or
+ *    running, never a futex on the segment);
+ *  - while nothing is freed it stays asleep: its voluntary context
+ *    switches over a stall of E ms are at most one per 10 ms look at the
+ *    controller, plus 3 (the old wait made one per 20 us sleep, thousands);
+ *  - SIGUSR1 to it: the handler records, finds no room either, and sleeps
+ *    on the same word (nested in the first wait).
+ * Then a child starts copying the pipe into a file: the flusher writes,
+ * frees chunks and wakes them.  Every event is in the log, in order, the
+ * handler's once; no OVERFLOW, no loss; the producer's posixtrace_noloss_wait
+ * is there (it waited).
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <sys/syscall.h>
+#include "log_util.h"
+#include "../src/shm/layout.h"
+#include "../src/ext.h"
+
+#define SMALL (64u << 10)
+#define N 100000u
+
+static char path[256];
+static trace_event_id_t uid;
+static atomic_int tid, done, in_handler, handler_done;
+
+static void put(uint32_t seq, uint32_t tno)
+{
+	unsigned char p[24];
+	lu_make(p, seq, tno, sizeof p);
+	posix_trace_event(uid, p, sizeof p);
+}
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	atomic_store(&in_handler, 1);
+	put(0, 1); /* thread number 1: the handler's writer */
+	atomic_store(&handler_done, 1);
+}
+
+static void *producer(void *arg)
+{
+	(void)arg;
+	atomic_store(&tid, (int)syscall(SYS_gettid));
+	for (uint32_t i = 0; i < N; i++)
+		put(i, 0);
+	atomic_store(&done, 1);
+	return NULL;
+}
+
+/* The syscall thread t is in (-1: running, or unreadable) and its first
+ * argument. */
+static long in_syscall(int t, unsigned long *arg0)
+{
+	char f[64], buf[256];
+	snprintf(f, sizeof f, "/proc/self/task/%d/syscall", t);
+	int fd = open(f, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	ssize_t k = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (k <= 0)
+		return -1;
+	buf[k] = 0;
+	long nr = -1;
+	*arg0 = 0;
+	if (sscanf(buf, "%ld %lx", &nr, arg0) < 1)
+		return -1;
+	return nr;
+}
+
+/* Is a in a mapping of one of the library's memfds? */
+static int in_segment(unsigned long a)
+{
+	FILE *m = fopen("/proc/self/maps", "r");
+	char line[512];
+	int yes = 0;
+
+	REQUIRE(m);
+	while (!yes && fgets(line, sizeof line, m)) {
+		unsigned long lo, hi;
+		if (sscanf(line, "%lx-%lx", &lo, &hi) == 2 && a >= lo && a < hi)
+			yes = strstr(line, "posixtrace") != NULL;
+	}
+	fclose(m);
+	return yes;
+}
+
+/* Thread t asleep on a stream's room word. */
+static int on_room(int t)
+{
+	unsigned long a;
+	return in_syscall(t, &a) == SYS_futex && in_segment(a) &&
+	       a % 4096 == offsetof(struct pt_hdr, room) % 4096;
+}
+
+/* Wait (10 s at most, then say no) until thread t sleeps on room. */
+static int wait_on_room(int t)
+{
+	for (int i = 0; i < 10000; i++) {
+		if (on_room(t))
+			return 1;
+		usleep(1000);
+	}
+	return 0;
+}
+
+static long long vol_switches(int t)
+{
+	char f[64], line[256];
+	long long v = -1;
+	snprintf(f, sizeof f, "/proc/self/task/%d/status", t);
+	FILE *s = fopen(f, "r");
+	REQUIRE(s);
+	while (fgets(line, sizeof line, s))
+		if (sscanf(line, "voluntary_ctxt_switches: %lld", &v) == 1)
+			break;
+	fclose(s);
+	return v;
+}
+
+int main(void)
+{
+	T_BEGIN(60);
+	int p[2];
+	REQUIRE(pipe(p) == 0);
+	REQUIRE(posix_trace_eventid_open("noloss_futex", &uid) == 0);
+
+	trace_attr_t a;
+	trace_id_t trid;
+	posix_trace_attr_init(&a);
+	posix_trace_attr_setstreamsize(&a, SMALL);
+	posix_trace_attr_setlogfullpolicy(&a, POSIX_TRACE_APPEND);
+	CHECK_RC(posixtrace_attr_setnoloss(&a, 60000), 0);
+	REQUIRE(posix_trace_create_withlog(0, &a, p[1], &trid) == 0);
+	posix_trace_attr_destroy(&a);
+	CHECK_RC(posix_trace_start(trid), 0);
+
+	struct sigaction sa = { .sa_handler = on_usr1 };
+	sigemptyset(&sa.sa_mask);
+	REQUIRE(sigaction(SIGUSR1, &sa, NULL) == 0);
+	pthread_t th;
+	REQUIRE(pthread_create(&th, NULL, producer, NULL) == 0);
+	while (!atomic_load(&tid))
+		usleep(100);
+	int t = atomic_load(&tid);
+
+	/* out of room: asleep on the room futex, not polling */
+	CHECK(wait_on_room(t));
+	CHECK_EQ(atomic_load(&done), 0);
+	long long v0 = vol_switches(t), t0 = lu_mono_ms();
+	usleep(300000);
+	long long v1 = vol_switches(t), e = lu_mono_ms() - t0;
+	if (v1 - v0 > e / 10 + 3)
+		fprintf(stderr, "%lld voluntary switches in %lld ms of waiting\n", v1 - v0, e);
+	CHECK(v1 - v0 <= e / 10 + 3);
+	CHECK(on_room(t));
+
+	/* a handler that records meanwhile waits too (nested), not deadlocked */
+	REQUIRE(pthread_kill(th, SIGUSR1) == 0);
+	for (int i = 0; i < 10000 && !atomic_load(&in_handler); i++)
+		usleep(1000);
+	CHECK_EQ(atomic_load(&in_handler), 1);
+	CHECK(wait_on_room(t));
+	CHECK_EQ(atomic_load(&handler_done), 0);
+
+	/* the flusher writes again, frees chunks, wakes both */
+	int out = lu_tmpfile(path, sizeof path, "noloss_futex", O_WRONLY);
+	pid_t rd = fork();
+	REQUIRE(rd >= 0);
+	if (rd == 0) {
+		static char buf[65536];
+		close(p[1]);
+		for (ssize_t r; (r = read(p[0], buf, sizeof buf)) != 0;) {
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r < 0 || write(out, buf, (size_t)r) != r)
+				_exit(3);
+		}
+		_exit(0);
+	}
+	close(p[0]);
+	pthread_join(th, NULL);
+	CHECK_EQ(atomic_load(&handler_done), 1);
+	CHECK_EQ(atomic_load(&done), 1);
+	CHECK_RC(posix_trace_shutdown(trid), 0);
+	close(p[1]);
+	CHECK_EQ(t_wait_for(rd, 30000), 0);
+	close(out);
+
+	int n = lu_load(path, NULL, NULL), per[2];
+	CHECK_EQ(lu_user(n, uid, getpid(), 2, 1, NULL, per), (int)N + 1);
+	CHECK_EQ(per[0], (int)N);
+	CHECK_EQ(per[1], 1);
+	CHECK_EQ(lu_count(n, POSIX_TRACE_OVERFLOW, -1), 0);
+	CHECK(lu_count(n, PT_EXT_NOLOSS_WAIT, getpid()) >= 1);
+	lu_no_damage(n);
+	lu_rmfile(path);
+	T_END();
+}
