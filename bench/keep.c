@@ -96,7 +96,8 @@ static void *produce_main(void *arg)
 }
 
 /* keep --produce flight|record THREADS EVENTS_PER_THREAD OUT: writes
- * "wall_s threads_cpu_s process_cpu_s" into OUT */
+ * "wall_s threads_cpu_s process_cpu_s voluntary_switches" into OUT (the
+ * last: how often the process slept, as when it waited for room) */
 static int produce(int argc, char **argv)
 {
 	if (argc != 6)
@@ -136,9 +137,9 @@ static int produce(int argc, char **argv)
 	FILE *f = fopen(argv[5], "w");
 	if (!f)
 		return 2;
-	fprintf(f, "%.6f %.6f %.6f\n", (last - t0) / 1e6, cpu / 1e6,
+	fprintf(f, "%.6f %.6f %.6f %ld\n", (last - t0) / 1e6, cpu / 1e6,
 	        ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
-	        (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6);
+	        (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6, ru.ru_nvcsw);
 	fclose(f);
 	return 0;
 }
@@ -152,6 +153,7 @@ struct run {
 	double made, kept, wall, cpu; /* producers: events, events kept, s, CPU s */
 	double writer_cpu;            /* the writer's CPU s: flusher / LTTng daemons */
 	double log_mb_s;              /* NAN: not measured */
+	double sleeps;                /* the producer process's voluntary switches */
 };
 
 /* The log's events of ours (ids from 16 up). */
@@ -246,7 +248,7 @@ static struct run run_pt(const char *mode, int nt, uint64_t events)
 		die(flight ? "keep --produce flight" : "posixtrace record", ECHILD);
 	double pself = 0;
 	FILE *f = fopen(out, "r");
-	if (!f || fscanf(f, "%lf %lf %lf", &r.wall, &r.cpu, &pself) != 3)
+	if (!f || fscanf(f, "%lf %lf %lf %lf", &r.wall, &r.cpu, &pself, &r.sleeps) != 4)
 		die("the producer's figures", EIO);
 	fclose(f);
 	unlink(out);
@@ -340,12 +342,12 @@ static double med(double *v, int n)
 /* the medians of a case's runs */
 struct fig {
 	double made, kept, lost_pct, kept_per_s, made_per_s, cpu_ns, writer_ns, log_mb_s;
-	double made_per_cpu_s;
+	double made_per_cpu_s, sleeps;
 };
 
 static struct fig figures(const struct run *v, int n)
 {
-	double a[9][MAX_RUNS];
+	double a[10][MAX_RUNS];
 	struct fig f;
 	for (int i = 0; i < n; i++) {
 		a[0][i] = v[i].made;
@@ -357,10 +359,12 @@ static struct fig figures(const struct run *v, int n)
 		a[6][i] = v[i].writer_cpu * 1e9 / v[i].kept;
 		a[7][i] = v[i].log_mb_s;
 		a[8][i] = v[i].made / v[i].cpu;
+		a[9][i] = v[i].sleeps;
 	}
 	f.made = med(a[0], n), f.kept = med(a[1], n), f.lost_pct = med(a[2], n);
 	f.kept_per_s = med(a[3], n), f.made_per_s = med(a[4], n), f.cpu_ns = med(a[5], n);
 	f.writer_ns = med(a[6], n), f.log_mb_s = med(a[7], n), f.made_per_cpu_s = med(a[8], n);
+	f.sleeps = med(a[9], n);
 	return f;
 }
 
@@ -460,12 +464,14 @@ int main(int argc, char **argv)
 	}
 	printf("\n--no-loss against the flight recorder, same run: ");
 	for (int i = 0; i < NT; i++)
-		printf("%s%d thread%s %.2fx by wall, %.2fx by CPU time", i ? "; " : "", threads[i],
-		       threads[i] > 1 ? "s" : "", fnl[i].made_per_s / ffl[i].made_per_s,
-		       fnl[i].made_per_cpu_s / ffl[i].made_per_cpu_s);
+		printf("%s%d thread%s %.2fx by wall, %.2fx by CPU time (the program slept %.0f times)",
+		       i ? "; " : "", threads[i], threads[i] > 1 ? "s" : "",
+		       fnl[i].made_per_s / ffl[i].made_per_s,
+		       fnl[i].made_per_cpu_s / ffl[i].made_per_cpu_s, fnl[i].sleeps);
 	printf("\n");
 	bench_json("keep", "noloss vs flight", "wall_1", fnl[0].made_per_s / ffl[0].made_per_s,
-	           "cpu_1", fnl[0].made_per_cpu_s / ffl[0].made_per_cpu_s, NULL);
+	           "cpu_1", fnl[0].made_per_cpu_s / ffl[0].made_per_cpu_s, "sleeps_1", fnl[0].sleeps,
+	           NULL);
 	if (!lt)
 		printf("\nSKIP: LTTng-UST's side: %s\n", why);
 	printf("\n- kept M/s: events kept (in the log; LTTng: emitted - the channel's discarded "
