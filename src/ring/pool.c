@@ -78,7 +78,7 @@ int pt_pool_free(struct pt_view *sl, uint32_t idx, uint64_t seq, unsigned from)
 		unaccount(sl, ck);
 	atomic_store_explicit(&ck->ss, PT_SS(seq, PT_CK_FREE), memory_order_release);
 	push_free(sl, idx);
-	pt_wake_room(sl->hdr); /* no-loss writers waiting for it, if any */
+	pt_wake_room(sl->hdr, 0); /* a no-loss writer waiting for it, if any */
 	return 1;
 }
 
@@ -430,9 +430,11 @@ static uint64_t mono_ms(void)
  * sl->noloss_ms at most.  A short spin, then a futex wait on the
  * segment's room word, which whoever frees a chunk bumps (pt_pool_free,
  * pt_wake_room: the flusher, in the controller's process) when a writer
- * counted itself in room_waiters, and so does every change of the
- * stream's state (pt_wake_readers).  So the writer sleeps exactly until
- * there is room, or the wait must end; no fixed sleep.  Only
+ * counted itself in room_waiters, waking one sleeper a chunk (all of them
+ * would wake, find one chunk, and all but one sleep again: 4 threads
+ * waiting made 5 times the switches of 1), and so does every change of
+ * the stream's state, waking all (pt_wake_readers).  So the writer sleeps
+ * exactly until there is room, or the wait must end; no fixed sleep.  Only
  * async-signal-safe calls (futex, clock_gettime, fcntl), no lock, no
  * allocation: a signal handler that records while its thread waits here
  * waits too, on its own, and the interrupted wait looks again when the
@@ -449,25 +451,29 @@ static uint32_t wait_room(struct pt_view *sl, uint32_t state, uint32_t rec)
 	struct pt_hdr *h = sl->hdr;
 	uint64_t start = pt_mono_ns(), checked = start, bound = (uint64_t)sl->noloss_ms * 1000000u;
 	uint32_t idx;
+	int counted = 0; /* in room_waiters */
 
 	for (unsigned round = 0;; round++) {
 		int sleep = round >= SPIN_ROUNDS;
 		uint32_t seen = 0;
 		if (sleep) { /* counted before the last look: a free after it wakes us */
 			atomic_fetch_add(&h->room_waiters, 1);
+			counted = 1;
 			seen = atomic_load(&h->room);
 			atomic_thread_fence(memory_order_seq_cst);
 		}
 		uint32_t st = atomic_load_explicit(&h->state, memory_order_acquire);
 		if (!(st & PT_ST_RUNNING) || (st & PT_ST_DEAD) ||
 		    PT_ST_EPOCH(st) != PT_ST_EPOCH(state) ||
-		    atomic_load_explicit(&sl->noloss_gave_up, memory_order_relaxed))
-			return PT_NIL;
+		    atomic_load_explicit(&sl->noloss_gave_up, memory_order_relaxed)) {
+			idx = PT_NIL;
+			goto out;
+		}
 		/* the flusher sleeps until a writer wakes it (or 20 ms): before
 		 * every sleep, since it may have gone back to sleep meanwhile */
 		wake_flusher(sl);
 		if ((idx = take_free(sl, rec)) != PT_NIL)
-			return idx; /* (a count left in room_waiters: one spare wake) */
+			goto out;
 		if (!sleep) {
 #if defined(__x86_64__) || defined(__i386__)
 			__builtin_ia32_pause();
@@ -477,7 +483,8 @@ static uint32_t wait_room(struct pt_view *sl, uint32_t state, uint32_t rec)
 		uint64_t now = pt_mono_ns();
 		if (now - start >= bound) {
 			atomic_store_explicit(&sl->noloss_gave_up, 1, memory_order_relaxed);
-			return PT_NIL;
+			idx = PT_NIL;
+			goto out;
 		}
 		if (now - checked >= ALIVE_EVERY_NS) { /* a killed controller frees nothing */
 			checked = now;
@@ -487,7 +494,8 @@ static uint32_t wait_room(struct pt_view *sl, uint32_t state, uint32_t rec)
 				       !atomic_compare_exchange_weak(&h->state, &st,
 				                                     (st & ~PT_ST_RUNNING) | PT_ST_DEAD))
 					;
-				return PT_NIL;
+				idx = PT_NIL;
+				goto out;
 			}
 		}
 		uint64_t rel = start + bound - now, next = checked + ALIVE_EVERY_NS - now;
@@ -496,7 +504,16 @@ static uint32_t wait_room(struct pt_view *sl, uint32_t state, uint32_t rec)
 		if (!sl->room_wakes && rel > UNWOKEN_EVERY_NS)
 			rel = UNWOKEN_EVERY_NS;
 		pt_futex_wait_ns(&h->room, seen, rel);
+		atomic_fetch_sub(&h->room_waiters, 1); /* (counted again before the next look) */
+		counted = 0;
 	}
+out:
+	if (counted) { /* (its look ended the wait) */
+		atomic_fetch_sub(&h->room_waiters, 1);
+		if (idx == PT_NIL) /* a wake meant for a chunk: the others look */
+			pt_wake_room(h, 1);
+	}
+	return idx;
 }
 
 int pt_pool_acquire(struct pt_view *sl, struct pt_tw *tw, uint32_t state, uint64_t ts,

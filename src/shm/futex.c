@@ -43,21 +43,24 @@ void pt_futex_wake(_Atomic uint32_t *addr)
 	syscall(SYS_futex, (uint32_t *)addr, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 }
 
-/* Writers waiting for room (no-loss mode), if any: a chunk was freed or
- * the stream's state changed.  The caller made its change (the free
+/* Writers waiting for room (no-loss mode), if any: a chunk was freed
+ * (all 0: wake one sleeper, the one the chunk is for; every other one
+ * stays asleep, and the next chunk freed wakes the next) or the stream's
+ * state changed (all 1: every sleeper must look).  room_waiters counts
+ * the writers between their count and the end of their look after the
+ * sleep (ring/pool.c, wait_room).  The caller made its change (the free
  * stack, the budget, the state) before: the fence orders it before the
  * load of room_waiters, as the waiter's fence orders its count before
- * its last look for room (ring/pool.c, wait_room), so either the waiter
- * sees the change or this sees the waiter.  No waiter: a fence and a
- * load, no system call. */
-void pt_wake_room(struct pt_hdr *h)
+ * its last look for room, so either the waiter sees the change or this
+ * sees the waiter, and bumps room, which ends a sleep the waiter is about
+ * to begin.  No waiter: a fence and a load, no system call. */
+void pt_wake_room(struct pt_hdr *h, int all)
 {
 	atomic_thread_fence(memory_order_seq_cst);
-	if (atomic_load_explicit(&h->room_waiters, memory_order_relaxed) &&
-	    atomic_exchange(&h->room_waiters, 0)) {
+	if (atomic_load_explicit(&h->room_waiters, memory_order_relaxed)) {
 		atomic_fetch_add(&h->room, 1);
 		int saved = errno;
-		pt_futex_wake(&h->room);
+		syscall(SYS_futex, (uint32_t *)&h->room, FUTEX_WAKE, all ? INT_MAX : 1, NULL, NULL, 0);
 		errno = saved;
 	}
 }
@@ -69,5 +72,5 @@ void pt_wake_readers(struct pt_hdr *h)
 {
 	atomic_fetch_add_explicit(&h->futex, 1, memory_order_release);
 	pt_futex_wake(&h->futex);
-	pt_wake_room(h);
+	pt_wake_room(h, 1);
 }

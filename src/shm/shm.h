@@ -147,7 +147,7 @@ int pt_futex_wait(_Atomic uint32_t *addr, uint32_t val, int rel_ms);
 int pt_futex_wait_ns(_Atomic uint32_t *addr, uint32_t val, uint64_t rel_ns);
 void pt_futex_wake(_Atomic uint32_t *addr);
 void pt_wake_readers(struct pt_hdr *h);
-void pt_wake_room(struct pt_hdr *h); /* no-loss writers waiting for a chunk */
+void pt_wake_room(struct pt_hdr *h, int all); /* no-loss writers waiting for a chunk */
 
 /* ----------------------------------------------------- event names (names.c) */
 void pt_names_init(struct pt_name *names);
