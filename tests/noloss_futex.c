@@ -6,8 +6,9 @@
  *
  * Own process, a 64 KiB stream in no-loss mode with a bound no step of
  * this test comes near (60 s), its log a pipe that nobody reads at first:
- * the flusher blocks in write(), frees nothing, and the producer thread
- * runs out of room.  Then, read from /proc/self/task/TID:
+ * the flusher blocks in write() (its syscall in /proc: from then on it
+ * frees nothing), and the producer thread runs out of room.  Then, read
+ * from /proc/self/task/TID:
  *  - the producer is in a futex wait (syscall) on an address in a
  *    posixtrace mapping, at the room word's place in its page (the old
  *    wait slept 20 us at a time and yielded: nanosleep, sched_yield or
@@ -22,6 +23,7 @@
  * handler's once; no OVERFLOW, no loss; the producer's posixtrace_noloss_wait
  * is there (it waited).
  */
+#include <dirent.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
@@ -34,6 +36,7 @@
 #define N 100000u
 
 static char path[256];
+static int pipe_wfd;
 static trace_event_id_t uid;
 static atomic_int tid, done, in_handler, handler_done;
 
@@ -108,11 +111,35 @@ static int on_room(int t)
 	       a % 4096 == offsetof(struct pt_hdr, room) % 4096;
 }
 
-/* Wait (10 s at most, then say no) until thread t sleeps on room. */
-static int wait_on_room(int t)
+/* Is some thread of ours but main and t (the flusher) in a write to
+ * the log?  The pipe is full and nobody reads it: once there, it stays,
+ * and frees nothing more. */
+static int flusher_stuck(int t)
+{
+	DIR *d = opendir("/proc/self/task");
+	int yes = 0;
+
+	REQUIRE(d);
+	for (struct dirent *e; !yes && (e = readdir(d));) {
+		int k = atoi(e->d_name);
+		unsigned long a;
+		long nr;
+		if (k <= 0 || k == getpid() || k == t)
+			continue;
+		nr = in_syscall(k, &a);
+		yes = (nr == SYS_write || nr == SYS_writev || nr == SYS_pwrite64 ||
+		       nr == SYS_pwritev) && (int)a == pipe_wfd;
+	}
+	closedir(d);
+	return yes;
+}
+
+/* Wait (10 s at most, then say no) until thread t sleeps on room and
+ * (stuck) the flusher can free nothing more. */
+static int wait_on_room(int t, int stuck)
 {
 	for (int i = 0; i < 10000; i++) {
-		if (on_room(t))
+		if ((!stuck || flusher_stuck(t)) && on_room(t))
 			return 1;
 		usleep(1000);
 	}
@@ -138,6 +165,7 @@ int main(void)
 	T_BEGIN(60);
 	int p[2];
 	REQUIRE(pipe(p) == 0);
+	pipe_wfd = p[1];
 	REQUIRE(posix_trace_eventid_open("noloss_futex", &uid) == 0);
 
 	trace_attr_t a;
@@ -159,8 +187,9 @@ int main(void)
 		usleep(100);
 	int t = atomic_load(&tid);
 
-	/* out of room: asleep on the room futex, not polling */
-	CHECK(wait_on_room(t));
+	/* out of room, the flusher stuck in its write to the full pipe:
+	 * asleep on the room futex, not polling */
+	CHECK(wait_on_room(t, 1));
 	CHECK_EQ(atomic_load(&done), 0);
 	long long v0 = vol_switches(t), t0 = lu_mono_ms();
 	usleep(300000);
@@ -175,7 +204,7 @@ int main(void)
 	for (int i = 0; i < 10000 && !atomic_load(&in_handler); i++)
 		usleep(1000);
 	CHECK_EQ(atomic_load(&in_handler), 1);
-	CHECK(wait_on_room(t));
+	CHECK(wait_on_room(t, 0));
 	CHECK_EQ(atomic_load(&handler_done), 0);
 
 	/* the flusher writes again, frees chunks, wakes both */
