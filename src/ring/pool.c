@@ -454,9 +454,9 @@ static uint32_t wait_room(struct pt_view *sl, uint32_t state, uint32_t rec)
 	int counted = 0; /* in room_waiters */
 
 	for (unsigned round = 0;; round++) {
-		int sleep = round >= SPIN_ROUNDS;
+		int nap = round >= SPIN_ROUNDS;
 		uint32_t seen = 0;
-		if (sleep) { /* counted before the last look: a free after it wakes us */
+		if (nap) { /* counted before the last look: a free after it wakes us */
 			atomic_fetch_add(&h->room_waiters, 1);
 			counted = 1;
 			seen = atomic_load(&h->room);
@@ -474,7 +474,7 @@ static uint32_t wait_room(struct pt_view *sl, uint32_t state, uint32_t rec)
 		wake_flusher(sl);
 		if ((idx = take_free(sl, rec)) != PT_NIL)
 			goto out;
-		if (!sleep) {
+		if (!nap) {
 #if defined(__x86_64__) || defined(__i386__)
 			__builtin_ia32_pause();
 #endif
