@@ -460,7 +460,7 @@ static uint32_t wait_room(struct pt_view *sl, uint32_t state, uint32_t rec)
 			atomic_fetch_add(&h->room_waiters, 1);
 			counted = 1;
 			seen = atomic_load(&h->room);
-			atomic_thread_fence(memory_order_seq_cst);
+			PT_FULL_FENCE(&h->room_waiters);
 		}
 		uint32_t st = atomic_load_explicit(&h->state, memory_order_acquire);
 		if (!(st & PT_ST_RUNNING) || (st & PT_ST_DEAD) ||

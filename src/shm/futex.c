@@ -56,7 +56,7 @@ void pt_futex_wake(_Atomic uint32_t *addr)
  * to begin.  No waiter: a fence and a load, no system call. */
 void pt_wake_room(struct pt_hdr *h, int all)
 {
-	atomic_thread_fence(memory_order_seq_cst);
+	PT_FULL_FENCE(&h->room_waiters);
 	if (atomic_load_explicit(&h->room_waiters, memory_order_relaxed)) {
 		atomic_fetch_add(&h->room, 1);
 		int saved = errno;
