@@ -30,6 +30,8 @@
  *            lttng-consumerd writes to tmpfs; events kept (emitted -
  *            discarded), the daemons' CPU per event kept.  Without it: a
  *            SKIP line saying why, and the posixtrace rows alone.
+ *   lttngb   the same with a blocking channel (--blocking-timeout=inf):
+ *            LTTng-UST's lossless mode, beside --no-loss
  * Each figure is the median of the repetitions.  "kept per s" is the
  * events kept over the producers' wall time (both writers drain what
  * their buffers hold after it).  Prints Markdown, and rows "keep" into
@@ -284,15 +286,17 @@ static void lttng_reason(char *why, size_t cap, const char *drv)
 		snprintf(why, cap, "%s not built (make bench-lttng builds it)", drv);
 }
 
-/* One repetition of LTTng's side, every thread count: 0, or -1 (why says) */
-static int run_lttng(struct run *r, uint64_t events, char *why, size_t cap)
+/* One repetition of LTTng's side, every thread count, a discard channel
+ * (r) and a blocking one (rb): 0, or -1 (why says) */
+static int run_lttng(struct run *r, struct run *rb, uint64_t events, char *why, size_t cap)
 {
 	const char *drv = PT_BUILD_DIR "/bench-lttng/lttng_keep";
 	char cmd[2048], line[512];
 	int got = 0;
 
-	snprintf(cmd, sizeof cmd, "sh '" PT_SRC_DIR "/bench/lttng/run.sh' '%s' -n %llu 1 2 4 2>&1",
-	         drv, (unsigned long long)events);
+	snprintf(cmd, sizeof cmd,
+	         "LTTNG_UST_ALLOW_BLOCKING=1 sh '" PT_SRC_DIR "/bench/lttng/run.sh' '%s' -n %llu "
+	         "1 2 4 1b 2b 4b 2>&1", drv, (unsigned long long)events);
 	FILE *p = popen(cmd, "r");
 	if (!p) {
 		snprintf(why, cap, "popen: %s", strerror(errno));
@@ -300,13 +304,14 @@ static int run_lttng(struct run *r, uint64_t events, char *why, size_t cap)
 	}
 	while (fgets(line, sizeof line, p)) {
 		int nt;
+		char kind;
 		long long emitted, disc, bytes;
 		double wall, pcpu, dcpu;
-		if (sscanf(line, "K %d %lld %lld %lf %lf %lf %lld", &nt, &emitted, &disc, &wall, &pcpu,
-		           &dcpu, &bytes) == 7) {
+		if (sscanf(line, "%c %d %lld %lld %lf %lf %lf %lld", &kind, &nt, &emitted, &disc, &wall,
+		           &pcpu, &dcpu, &bytes) == 8 && (kind == 'K' || kind == 'B')) {
 			for (int i = 0; i < NT; i++)
 				if (threads[i] == nt) {
-					r[i] = (struct run){ .made = (double)emitted,
+					(kind == 'K' ? r : rb)[i] = (struct run){ .made = (double)emitted,
 					                     .kept = disc < 0 ? NAN : (double)(emitted - disc),
 					                     .wall = wall, .cpu = pcpu, .writer_cpu = dcpu,
 					                     .log_mb_s = NAN };
@@ -318,9 +323,9 @@ static int run_lttng(struct run *r, uint64_t events, char *why, size_t cap)
 		}
 	}
 	int st = pclose(p);
-	if (got != NT || st != 0) {
+	if (got != 2 * NT || st != 0) {
 		if (!why[0])
-			snprintf(why, cap, "lttng_keep gave %d of %d rows (status %d)", got, NT, st);
+			snprintf(why, cap, "lttng_keep gave %d of %d rows (status %d)", got, 2 * NT, st);
 		return -1;
 	}
 	return 0;
@@ -404,6 +409,7 @@ int main(int argc, char **argv)
 	lttng_reason(why, sizeof why, PT_BUILD_DIR "/bench-lttng/lttng_keep");
 	int lt = !why[0];
 	static struct run fl[NT][MAX_RUNS], rec[NT][MAX_RUNS], nl[NT][MAX_RUNS], lr[MAX_RUNS][NT];
+	static struct run lb[MAX_RUNS][NT];
 	for (int r = 0; r < runs; r++) {
 		for (int i = 0; i < NT; i++) {
 			fprintf(stderr, "bench/keep: run %d, %d thread(s)\n", r + 1, threads[i]);
@@ -411,7 +417,7 @@ int main(int argc, char **argv)
 			rec[i][r] = run_pt("record", threads[i], events);
 			nl[i][r] = run_pt("noloss", threads[i], events);
 		}
-		if (lt && run_lttng(lr[r], events, why, sizeof why) != 0)
+		if (lt && run_lttng(lr[r], lb[r], events, why, sizeof why) != 0)
 			lt = 0;
 	}
 	getloadavg(load1, 3);
@@ -427,23 +433,27 @@ int main(int argc, char **argv)
 	bench_json("keep", "machine write", "new_file_mb_s", dd, "behind_mb_s", behind, NULL);
 	printf("| case | threads | kept M/s | lost | producers M/s (wall) | producer CPU ns/event | "
 	       "writer CPU ns/event kept | log MB/s |\n|---|---:|---:|---:|---:|---:|---:|---:|\n");
-	struct fig ffl[NT], fnl[NT];
+	struct fig ffl[NT], fnl[NT], flb[NT];
 	for (int i = 0; i < NT; i++) {
-		struct fig f[4];
-		const char *label[4] = { "flight recorder (LOOP, no log)", "posixtrace record",
+		struct fig f[5];
+		const char *label[5] = { "flight recorder (LOOP, no log)", "posixtrace record",
 		                         "posixtrace record --no-loss",
-		                         "LTTng-UST discard channel + consumerd" };
-		const char *key[4] = { "flight", "record", "noloss", "lttng" };
-		struct run lv[MAX_RUNS];
+		                         "LTTng-UST discard channel + consumerd",
+		                         "LTTng-UST blocking channel (lossless) + consumerd" };
+		const char *key[5] = { "flight", "record", "noloss", "lttng", "lttngb" };
+		struct run lv[MAX_RUNS], bv[MAX_RUNS];
 		for (int r = 0; r < runs; r++)
-			lv[r] = lr[r][i];
+			lv[r] = lr[r][i], bv[r] = lb[r][i];
 		f[0] = figures(fl[i], runs);
 		f[1] = figures(rec[i], runs);
 		f[2] = figures(nl[i], runs);
-		if (lt)
+		if (lt) {
 			f[3] = figures(lv, runs);
+			f[4] = figures(bv, runs);
+			flb[i] = f[4];
+		}
 		ffl[i] = f[0], fnl[i] = f[2];
-		for (int c = 0; c < (lt ? 4 : 3); c++) {
+		for (int c = 0; c < (lt ? 5 : 3); c++) {
 			char name[32], wr[32] = "-", mb[32] = "-", lost[32] = "-", kept[32] = "-";
 			if (c) {
 				snprintf(wr, sizeof wr, "%.1f", f[c].writer_ns);
@@ -469,6 +479,14 @@ int main(int argc, char **argv)
 		       fnl[i].made_per_s / ffl[i].made_per_s,
 		       fnl[i].made_per_cpu_s / ffl[i].made_per_cpu_s, fnl[i].sleeps);
 	printf("\n");
+	if (lt) {
+		printf("\n--no-loss against LTTng-UST's blocking channel, same run (events/s, both "
+		       "lossless): ");
+		for (int i = 0; i < NT; i++)
+			printf("%s%d thread%s %.2fx", i ? "; " : "", threads[i], threads[i] > 1 ? "s" : "",
+			       fnl[i].kept_per_s / flb[i].kept_per_s);
+		printf("\n");
+	}
 	bench_json("keep", "noloss vs flight", "wall_1", fnl[0].made_per_s / ffl[0].made_per_s,
 	           "cpu_1", fnl[0].made_per_cpu_s / ffl[0].made_per_cpu_s, "sleeps_1", fnl[0].sleeps,
 	           NULL);

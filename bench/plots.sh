@@ -16,8 +16,8 @@
 #   clock.svg      the timestamps' error under load (clock)
 #   keep.svg       events per second kept at full speed against producer
 #                  threads (1, 2, 4): posixtrace record, record --no-loss,
-#                  LTTng-UST's discard channel with its consumer, and the
-#                  flight recorder's rate for reference (keep)
+#                  LTTng-UST's discard and blocking channels with their
+#                  consumer, and the flight recorder's rate for reference (keep)
 # Each figure names the run: date, machine, load average.  A figure whose
 # rows the run lacks (LTTng-UST or babeltrace2 not installed, a program
 # that did not run) is drawn with a line saying so, not skipped.
@@ -278,7 +278,7 @@ rows keep '{ c = str("case"); if (c !~ /\//) next
 	printf "%s %s %s\n", p[1], p[2], v == "?" ? "?" : v / 1e6 }' >"$tmp/keep.txt"
 if [ -s "$tmp/keep.txt" ]; then
 	plot=''
-	for c in flight record noloss lttng; do
+	for c in flight record noloss lttng lttngb; do
 		grep "^$c " "$tmp/keep.txt" | cut -d' ' -f2- >"$tmp/keep-$c.dat"
 		[ -s "$tmp/keep-$c.dat" ] || continue
 		case $c in
@@ -286,6 +286,7 @@ if [ -s "$tmp/keep.txt" ]; then
 		record) t='posixtrace record' st='lc rgb "#1f77b4"' ;;
 		noloss) t='posixtrace record --no-loss' st='lc rgb "#2ca02c"' ;;
 		lttng) t='LTTng-UST discard channel + lttng-consumerd' st='lc rgb "#d62728"' ;;
+		lttngb) t='LTTng-UST blocking channel (lossless) + lttng-consumerd' st='lc rgb "#ff7f0e"' ;;
 		esac
 		plot="$plot${plot:+, }\"$tmp/keep-$c.dat\" using 1:2 with linespoints $st lw 2 pt 7 title \"$t\""
 	done

@@ -3,7 +3,7 @@
  * full speed into a discard channel that lttng-consumerd writes to tmpfs,
  * and what the channel kept.
  *
- *   lttng_keep -d SCRATCH -s PREFIX -n EVENTS THREADS...
+ *   LTTNG_UST_ALLOW_BLOCKING=1 lttng_keep -d SCRATCH -s PREFIX -n EVENTS THREADS...
  *       (run through bench/lttng/run.sh, which gives it a session daemon,
  *       -d and -s).  For each THREADS: a session PREFIX-N with one
  *       channel (discard mode, 8 x 1 MiB sub-buffers per CPU, per-UID
@@ -15,10 +15,14 @@
  *       written everything) and the channel's discarded-events count
  *       (or, when lttng says a count no run can have, as it once said
  *       INT64_MAX, the events babeltrace2 finds in the trace, if it is
- *       there; else -1).
+ *       there; else -1).  THREADS followed by "b" ("2b"): the same with a
+ *       blocking channel (--blocking-timeout=inf: LTTng-UST's lossless
+ *       mode, the producer waits for the consumer; the environment must
+ *       allow it, LTTNG_UST_ALLOW_BLOCKING=1, read when lttng-ust starts).
  *
  * Output, one line per THREADS, for bench/keep to parse:
  *   K THREADS EMITTED DISCARDED WALL_S PRODUCER_CPU_S DAEMONS_CPU_S TRACE_BYTES
+ * (B instead of K: a blocking channel)
  * WALL_S: from the threads' release to the last one's end; PRODUCER_CPU_S:
  * the threads' own CPU time (CLOCK_THREAD_CPUTIME_ID), summed;
  * DAEMONS_CPU_S: CPU time of every process named lttng-* (sessiond,
@@ -181,7 +185,7 @@ static void *producer(void *arg)
 	return NULL;
 }
 
-static void one(int seq, int nt, long long events)
+static void one(int seq, int nt, long long events, int blocking)
 {
 	char sess[128], out[1024];
 	pthread_t th[MAXT];
@@ -190,8 +194,8 @@ static void one(int seq, int nt, long long events)
 	snprintf(out, sizeof out, "%s/keep-%d", dir, seq);
 	per_thread = events / nt;
 	run("lttng create %s --output='%s' >/dev/null", sess, out);
-	run("lttng enable-channel -u -s %s --discard --subbuf-size=1M --num-subbuf=8 ch >/dev/null",
-	    sess);
+	run("lttng enable-channel -u -s %s --discard%s --subbuf-size=1M --num-subbuf=8 ch "
+	    ">/dev/null", sess, blocking ? " --blocking-timeout=inf" : "");
 	run("lttng enable-event -u -s %s -c ch ptbench:ev >/dev/null", sess);
 	double d0 = daemons_s();
 	run("lttng start %s >/dev/null", sess);
@@ -222,8 +226,8 @@ static void one(int seq, int nt, long long events)
 		disc = in < 0 ? -1 : per_thread * nt - in;
 	}
 	run("rm -rf '%s'", out);
-	printf("K %d %lld %lld %.6f %.6f %.6f %lld\n", nt, per_thread * nt, disc, last - t0, pcpu,
-	       d1 - d0, bytes);
+	printf("%c %d %lld %lld %.6f %.6f %.6f %lld\n", blocking ? 'B' : 'K', nt, per_thread * nt,
+	       disc, last - t0, pcpu, d1 - d0, bytes);
 	fflush(stdout);
 }
 
@@ -245,10 +249,13 @@ int main(int argc, char **argv)
 	if (!dir || !prefix || events <= 0 || optind >= argc)
 		fail("usage: lttng_keep -d SCRATCH -s PREFIX -n EVENTS THREADS...");
 	for (int i = optind; i < argc; i++) {
-		int nt = atoi(argv[i]);
-		if (nt < 1 || nt > MAXT)
-			fail("threads: 1 to %d", MAXT);
-		one(++seq, nt, events);
+		char *end;
+		int nt = (int)strtol(argv[i], &end, 10), blocking = *end == 'b';
+		if (nt < 1 || nt > MAXT || (*end && strcmp(end, "b")))
+			fail("threads: 1 to %d, a b after the number for a blocking channel", MAXT);
+		if (blocking && !getenv("LTTNG_UST_ALLOW_BLOCKING"))
+			fail("a blocking channel needs LTTNG_UST_ALLOW_BLOCKING=1 in the environment");
+		one(++seq, nt, events, blocking);
 	}
 	return 0;
 }
