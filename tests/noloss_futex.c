@@ -302,6 +302,11 @@ static void across(void)
 int main(void)
 {
 	T_BEGIN(100);
+	int fd = open("/proc/self/syscall", O_RDONLY);
+	if (fd < 0)
+		T_SKIP("/proc/PID/task/TID/syscall cannot be read here (a kernel without "
+		       "CONFIG_HAVE_ARCH_TRACEHOOK, or ptrace access refused)");
+	close(fd);
 	across(); /* first: forks while this process has no thread */
 
 	int p[2];
