@@ -14,6 +14,10 @@
 #                  posixtrace query and from Python's sqlite3 with the
 #                  extension, on the largest log, and their peak RSS (query)
 #   clock.svg      the timestamps' error under load (clock)
+#   keep.svg       events per second kept at full speed against producer
+#                  threads (1, 2, 4): posixtrace record, record --no-loss,
+#                  LTTng-UST's discard and blocking channels with their
+#                  consumer, and the flight recorder's rate for reference (keep)
 # Each figure names the run: date, machine, load average.  A figure whose
 # rows the run lacks (LTTng-UST or babeltrace2 not installed, a program
 # that did not run) is drawn with a line saying so, not skipped.
@@ -43,7 +47,7 @@ mfield() {
 }
 load1() { printf '%s' "$1" | sed 's/^\[\([^,]*\),.*/\1/'; }
 run="$(head_field date | sed 's/T/ /; s/:[0-9]*Z$/ UTC/'), $(mfield model), $(mfield nproc) CPUs ($(mfield virt)), load average $(load1 "$(head_field load_before)") before, $(load1 "$(head_field load_after)") after"
-[ "$(head_field complete)" = true ] || run="$run, INCOMPLETE run"
+[ "$(head_field complete | tr -d ,)" = true ] || run="$run, INCOMPLETE run" # ("true,")
 # gnuplot strings are in double quotes: keep the model's text plain
 run=$(printf '%s' "$run" | tr -d '"\\')
 
@@ -265,6 +269,47 @@ plot $plot
 EOF
 else
 	empty "$out/clock.svg" "Timestamp error under load" "no rows of bench/clock in this run"
+fi
+
+# ------------------------------------------------------------ events kept
+# one line per case ("record/2": case record, 2 threads), M events/s kept
+rows keep '{ c = str("case"); if (c !~ /\//) next
+	split(c, p, "/"); v = numq(p[1] == "flight" ? "made_per_s" : "kept_per_s")
+	printf "%s %s %s\n", p[1], p[2], v == "?" ? "?" : v / 1e6 }' >"$tmp/keep.txt"
+if [ -s "$tmp/keep.txt" ]; then
+	plot=''
+	for c in flight record noloss lttng lttngb; do
+		grep "^$c " "$tmp/keep.txt" | cut -d' ' -f2- >"$tmp/keep-$c.dat"
+		[ -s "$tmp/keep-$c.dat" ] || continue
+		case $c in
+		flight) t='flight recorder (LOOP, no log): what the producers make' st='lc rgb "#7f7f7f"' ;;
+		record) t='posixtrace record' st='lc rgb "#1f77b4"' ;;
+		noloss) t='posixtrace record --no-loss' st='lc rgb "#2ca02c"' ;;
+		lttng) t='LTTng-UST discard channel + lttng-consumerd' st='lc rgb "#d62728"' ;;
+		lttngb) t='LTTng-UST blocking channel (lossless) + lttng-consumerd' st='lc rgb "#ff7f0e"' ;;
+		esac
+		plot="$plot${plot:+, }\"$tmp/keep-$c.dat\" using 1:2 with linespoints $st lw 2 pt 7 title \"$t\""
+	done
+	nolt=
+	[ -s "$tmp/keep-lttng.dat" ] ||
+		nolt='set label 3 "LTTng-UST: no rows in this run (not installed, or make bench-lttng skipped it)" at graph 0.5, graph 0.95 center tc rgb "#d62728"'
+	gnuplot <<EOF
+$common
+set output "$out/keep.svg"
+set title "Events kept at full speed, logs on tmpfs (32-byte payload; higher is better)\n$run"
+set datafile missing "?"
+set xlabel "producer threads"
+set ylabel "M events/s kept (over the producers' wall time; log scale)"
+set xtics ("1" 1, "2" 2, "4" 4)
+set xrange [0.7:4.3]
+set logscale y
+set yrange [1:*]
+set key bottom left
+$nolt
+plot $plot
+EOF
+else
+	empty "$out/keep.svg" "Events kept at full speed" "no rows of bench/keep in this run"
 fi
 
 ls "$out"/*.svg

@@ -38,6 +38,7 @@ tables() {
 		else if (b == "clock") ck[nc++] = $0
 		else if (b == "flush") fl[nf++] = $0
 		else if (b == "paced") pc[np++] = $0
+		else if (b == "keep") kp[nk++] = $0
 		else if (b == "ablate") ab[na++] = $0
 		else if (b == "query") qy[nq++] = $0
 		else other[no++] = $0
@@ -141,6 +142,33 @@ tables() {
 				printf "| %s | %.1f | %s | %s | %s | %s |\n", c, num("events") / 1e6, pct(num("lost"), num("events")),
 				       (ps == "" ? "—" : sprintf("%.2f", num("elapsed_s") / ps)), f(num("flusher_ns"), 1), f(num("log_mb_s"), 0)
 			}
+		}
+
+		if (nk) {
+			print "\nEvents kept at full speed, 20 M events split over the threads (`bench/keep`; kept M/s over the producers'"'"' wall time):\n"
+			print "| case | threads | kept M/s | lost | producers M/s (wall) | producer CPU ns/event | writer CPU ns/event kept | log MB/s |"
+			print "|---|---:|---:|---:|---:|---:|---:|---:|"
+			split("flight|record|noloss|lttng|lttngb", kord, "|")
+			split("flight recorder (LOOP, no log)|posixtrace record|posixtrace record --no-loss|LTTng-UST discard channel + consumerd|LTTng-UST blocking channel (lossless) + consumerd", klab, "|")
+			for (t = 1; t <= 4; t *= 2)
+				for (k = 1; k <= 5; k++)
+					for (i = 0; i < nk; i++) {
+						$0 = kp[i]
+						if (str("case") != kord[k] "/" t) continue
+						lp = num("lost_pct"); kps = num("kept_per_s")
+						printf "| %s | %d | %s | %s | %s | %s | %s | %s |\n", klab[k], t,
+						       (k == 1 || kps == "" ? "—" : sprintf("%.2f", kps / 1e6)),
+						       (lp == "" ? "—" : sprintf("%.2f%%", lp)), f(num("made_per_s") / 1e6, 2),
+						       f(num("producer_cpu_ns"), 1), f(num("writer_cpu_ns"), 1), f(num("log_mb_s"), 0)
+					}
+			for (i = 0; i < nk; i++) {
+				$0 = kp[i]
+				if (str("case") == "machine write")
+					printf "\nThe machine, same run: a new file %s MB/s; writing what another CPU has just written %s MB/s.", f(num("new_file_mb_s"), 0), f(num("behind_mb_s"), 0)
+				if (str("case") == "noloss vs flight")
+					printf " `--no-loss`, 1 thread, against the flight recorder: %sx by wall, %sx by CPU time.", f(num("wall_1"), 2), f(num("cpu_1"), 2)
+			}
+			print ""
 		}
 
 		print "\n### Timestamps under load (ns: a mark'"'"'s distance to the middle of its CLOCK_REALTIME bracket, over the brackets at most 1 µs wide)\n"

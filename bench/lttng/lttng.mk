@@ -9,6 +9,8 @@
 #                        It also builds $(BUILD)/bench-lttng/lttng_fleet,
 #                        LTTng-UST's side of bench/fleet (which runs it
 #                        through run.sh, in the same run as its own fleet).
+#                        And $(BUILD)/bench-lttng/lttng_keep, LTTng-UST's
+#                        side of bench/keep (events kept at full speed).
 #   LTTNG_ARGS="-r 7 -n 20000000"   repetitions, events per repetition
 #
 # Debian packages: liblttng-ust-dev lttng-tools (babeltrace2 to count the
@@ -20,16 +22,22 @@ LTTNG_BIN    = $(LTTNG_OUT)/lttng_cmp
 LTTNG_CFLAGS = $(ALLCFLAGS) -I$(LTTNG_DIR)
 LTTNG_LIBS   = $(or $(shell pkg-config --libs lttng-ust 2>/dev/null),-llttng-ust -llttng-ust-common -ldl)
 LTTNG_FLEET  = $(LTTNG_OUT)/lttng_fleet
+LTTNG_KEEP   = $(LTTNG_OUT)/lttng_keep
 LTTNG_ARGS  ?=
 
 # bench/fleet runs $(LTTNG_FLEET) through run.sh when it is built
 TEST_DEFS_fleet := -DPT_SRC_DIR='"$(abspath .)"'
+# ... and bench/keep $(LTTNG_KEEP)
+TEST_DEFS_keep := -DPT_SRC_DIR='"$(abspath .)"'
 
 $(LTTNG_OUT)/%.o: $(LTTNG_DIR)/%.c $(LTTNG_DIR)/ptbench_tp.h bench/bench_util.h include/trace.h
 	@mkdir -p $(dir $@)
 	$(CC) $(LTTNG_CFLAGS) -c $< -o $@
 
 $(LTTNG_FLEET): $(LTTNG_OUT)/lttng_fleet.o $(LTTNG_OUT)/ptbench_tp.o
+	$(CC) $(ALLCFLAGS) $^ -o $@ $(LTTNG_LIBS) $(LDLIBS)
+
+$(LTTNG_KEEP): $(LTTNG_OUT)/lttng_keep.o $(LTTNG_OUT)/ptbench_tp.o
 	$(CC) $(ALLCFLAGS) $^ -o $@ $(LTTNG_LIBS) $(LDLIBS)
 
 $(LTTNG_BIN): $(LTTNG_OUT)/lttng_cmp.o $(LTTNG_OUT)/ptbench_tp.o $(STATIC)
@@ -43,6 +51,6 @@ bench-lttng:
 	@mkdir -p $(BUILD) && reason=$$(sh $(LTTNG_DIR)/run.sh --check '$(CC)'); \
 	if [ -n "$$reason" ]; then echo "SKIP: bench-lttng: $$reason"; echo "$$reason" >$(LTTNG_SKIP); \
 	else rm -f $(LTTNG_SKIP); fi
-	@[ -e $(LTTNG_SKIP) ] || $(MAKE) --no-print-directory $(LTTNG_BIN) $(LTTNG_FLEET)
+	@[ -e $(LTTNG_SKIP) ] || $(MAKE) --no-print-directory $(LTTNG_BIN) $(LTTNG_FLEET) $(LTTNG_KEEP)
 	@[ -e $(LTTNG_SKIP) ] || sh $(LTTNG_DIR)/run.sh $(LTTNG_BIN) $(LTTNG_ARGS)
 

@@ -10,13 +10,13 @@
  *
  * No-loss mode (a FLUSH stream with a bound, posixtrace_attr_setnoloss):
  * a writer that finds no room waits for the flusher to make some rather
- * than drop the event, for the bound at most (wait_room()).
+ * than drop the event, for the bound at most (wait_room()): asleep on a
+ * futex in the segment that every chunk freed wakes when someone waits.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
-#include <sched.h>
 #include <time.h>
 #include "ring.h"
 
@@ -78,6 +78,7 @@ int pt_pool_free(struct pt_view *sl, uint32_t idx, uint64_t seq, unsigned from)
 		unaccount(sl, ck);
 	atomic_store_explicit(&ck->ss, PT_SS(seq, PT_CK_FREE), memory_order_release);
 	push_free(sl, idx);
+	pt_wake_room(sl->hdr, 0); /* a no-loss writer waiting for it, if any */
 	return 1;
 }
 
@@ -415,46 +416,77 @@ static uint64_t mono_ms(void)
 	return (uint64_t)now.tv_sec * 1000u + (uint64_t)now.tv_nsec / 1000000u;
 }
 
+/* How long a no-loss writer sleeps at most before it looks at the
+ * controller again: a killed controller frees nothing and wakes nobody. */
+#define ALIVE_EVERY_NS 10000000ull
+/* ... and, in a segment whose controller does not wake waiters (an older
+ * library's: pt_hdr.room_wakes is 0), before it looks for room again. */
+#define UNWOKEN_EVERY_NS 200000ull
+/* Spins before the first sleep: the flusher on another CPU is often just
+ * freeing a chunk. */
+#define SPIN_ROUNDS 64u
+
 /* No-loss mode: no chunk is free, wait for the flusher to free one, for
- * sl->noloss_ms at most.  A short spin (the flusher is often just behind),
- * then yields and 20 us sleeps: only syscalls a signal handler may make,
- * no lock, no allocation.  Gives up at once when the stream stops running
- * (stop, shutdown, an automatic stop), when its controller is found dead
- * (checked every 10 ms: the bound may be long), and when another writer's
- * wait ran out since a chunk was last had: a stopped or killed consumer
- * costs the program one bound, not one per event.  The chunk, or PT_NIL
- * (then the event is dropped and counted as without the mode). */
+ * sl->noloss_ms at most.  A short spin, then a futex wait on the
+ * segment's room word, which whoever frees a chunk bumps (pt_pool_free,
+ * pt_wake_room: the flusher, in the controller's process) when a writer
+ * counted itself in room_waiters, waking one sleeper a chunk (all of them
+ * would wake, find one chunk, and all but one sleep again: 4 threads
+ * waiting made 5 times the switches of 1), and so does every change of
+ * the stream's state, waking all (pt_wake_readers).  So the writer sleeps
+ * exactly until there is room, or the wait must end; no fixed sleep.  Only
+ * async-signal-safe calls (futex, clock_gettime, fcntl), no lock, no
+ * allocation: a signal handler that records while its thread waits here
+ * waits too, on its own, and the interrupted wait looks again when the
+ * handler returns.  Gives up at once when the stream stops running (stop,
+ * shutdown, an automatic stop), when its controller is found dead
+ * (checked every 10 ms: the bound may be long, and a dead controller
+ * wakes nobody), and when another writer's wait ran out since a chunk was
+ * last had: a stopped or killed consumer costs the program one bound, not
+ * one per event.  The bound is kept to the futex's clock: the last sleep
+ * ends when it does.  The chunk, or PT_NIL (then the event is dropped and
+ * counted as without the mode). */
 static uint32_t wait_room(struct pt_view *sl, uint32_t state, uint32_t rec)
 {
 	struct pt_hdr *h = sl->hdr;
-	uint64_t start = 0, checked = 0;
+	uint64_t start = pt_mono_ns(), checked = start, bound = (uint64_t)sl->noloss_ms * 1000000u;
 	uint32_t idx;
+	int counted = 0; /* in room_waiters */
 
 	for (unsigned round = 0;; round++) {
+		int nap = round >= SPIN_ROUNDS;
+		uint32_t seen = 0;
+		if (nap) { /* counted before the last look: a free after it wakes us */
+			atomic_fetch_add(&h->room_waiters, 1);
+			counted = 1;
+			seen = atomic_load(&h->room);
+			PT_FULL_FENCE(&h->room_waiters);
+		}
 		uint32_t st = atomic_load_explicit(&h->state, memory_order_acquire);
 		if (!(st & PT_ST_RUNNING) || (st & PT_ST_DEAD) ||
 		    PT_ST_EPOCH(st) != PT_ST_EPOCH(state) ||
-		    atomic_load_explicit(&sl->noloss_gave_up, memory_order_relaxed))
-			return PT_NIL;
-		/* the flusher sleeps until a writer wakes it (or 20 ms): every
-		 * round, since it may have gone back to sleep while we waited */
+		    atomic_load_explicit(&sl->noloss_gave_up, memory_order_relaxed)) {
+			idx = PT_NIL;
+			goto out;
+		}
+		/* the flusher sleeps until a writer wakes it (or 20 ms): before
+		 * every sleep, since it may have gone back to sleep meanwhile */
 		wake_flusher(sl);
 		if ((idx = take_free(sl, rec)) != PT_NIL)
-			return idx;
-		if (round < 64) {
+			goto out;
+		if (!nap) {
 #if defined(__x86_64__) || defined(__i386__)
 			__builtin_ia32_pause();
 #endif
 			continue;
 		}
-		uint64_t now = mono_ms();
-		if (!start)
-			start = checked = now;
-		if (now - start >= sl->noloss_ms) {
+		uint64_t now = pt_mono_ns();
+		if (now - start >= bound) {
 			atomic_store_explicit(&sl->noloss_gave_up, 1, memory_order_relaxed);
-			return PT_NIL;
+			idx = PT_NIL;
+			goto out;
 		}
-		if (now - checked >= 10) { /* a killed controller frees nothing */
+		if (now - checked >= ALIVE_EVERY_NS) { /* a killed controller frees nothing */
 			checked = now;
 			if (!pt_owner_alive(sl->home_fd, sl->lock_byte)) {
 				st = atomic_load(&h->state); /* as pt_owner_check() does */
@@ -462,14 +494,26 @@ static uint32_t wait_room(struct pt_view *sl, uint32_t state, uint32_t rec)
 				       !atomic_compare_exchange_weak(&h->state, &st,
 				                                     (st & ~PT_ST_RUNNING) | PT_ST_DEAD))
 					;
-				return PT_NIL;
+				idx = PT_NIL;
+				goto out;
 			}
 		}
-		if (round & 1)
-			sched_yield();
-		else
-			nanosleep(&(struct timespec){ 0, 20000 }, NULL);
+		uint64_t rel = start + bound - now, next = checked + ALIVE_EVERY_NS - now;
+		if (next < rel)
+			rel = next;
+		if (!sl->room_wakes && rel > UNWOKEN_EVERY_NS)
+			rel = UNWOKEN_EVERY_NS;
+		pt_futex_wait_ns(&h->room, seen, rel);
+		atomic_fetch_sub(&h->room_waiters, 1); /* (counted again before the next look) */
+		counted = 0;
 	}
+out:
+	if (counted) { /* (its look ended the wait) */
+		atomic_fetch_sub(&h->room_waiters, 1);
+		if (idx == PT_NIL) /* a wake meant for a chunk: the others look */
+			pt_wake_room(h, 1);
+	}
+	return idx;
 }
 
 int pt_pool_acquire(struct pt_view *sl, struct pt_tw *tw, uint32_t state, uint64_t ts,

@@ -118,6 +118,16 @@ typedef _Atomic uint64_t pt_word;
 #define PT_WORD_LOAD memory_order_relaxed
 #define PT_SEQ_FENCE() atomic_thread_fence(memory_order_acquire)
 #endif
+/* A full fence between a store and a load (the no-loss wait's count and
+ * look, the waker's free and look at the count: futex.c).  Under
+ * ThreadSanitizer, which has no fences (gcc refuses them), a seq_cst
+ * read-modify-write of the word both sides then read, *w, which orders
+ * them too. */
+#ifdef PT_TSAN
+#define PT_FULL_FENCE(w) ((void)atomic_fetch_add_explicit((w), 0, memory_order_seq_cst))
+#else
+#define PT_FULL_FENCE(w) atomic_thread_fence(memory_order_seq_cst)
+#endif
 
 /* The tick of the record at rec, `room` bytes of its chunk being committed
  * from rec on; a wide record cut short by the commit is dated from w0
@@ -366,6 +376,15 @@ struct pt_hdr {
 	/* blocking readers */
 	alignas(64) _Atomic uint32_t futex;
 	_Atomic uint32_t waiters;
+	/* no-loss mode: writers waiting for a free chunk sleep on room
+	 * (a process-shared futex) after counting themselves in
+	 * room_waiters; whoever frees a chunk or changes the stream's state
+	 * bumps room and wakes them, only if room_waiters says someone
+	 * waits (ring/pool.c, wait_room).  In this line's padding: no
+	 * offset moved, and an older controller's segment reads 0 here. */
+	_Atomic uint32_t room;
+	_Atomic uint32_t room_waiters;
+	uint32_t room_wakes; /* 1: this segment's controller wakes room */
 
 	/* the map of loaded code: entries claimed, entries the reader has
 	 * taken (their slots may be used again), entries that found no room */

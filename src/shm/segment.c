@@ -123,6 +123,7 @@ void pt_segment_init(struct pt_hdr *h, const struct pt_geom *g,
 	h->traced_pid = getpid();
 	h->attr = *attr;
 	h->clk = *clk;
+	h->room_wakes = 1; /* (ring/pool.c: frees wake no-loss writers) */
 	for (uint32_t i = 0; i < g->nchunks; i++) {
 		atomic_init(&ck[i].ss, PT_SS(0, PT_CK_FREE));
 		atomic_init(&ck[i].next, i + 1 < g->nchunks ? i + 1 : PT_NIL);
@@ -181,6 +182,7 @@ void pt_slot_fill(struct pt_view *sl, struct pt_hdr *h, size_t map_size)
 	uint32_t nl = *(volatile uint32_t *)&h->noloss_ms; /* read once */
 	sl->noloss_ms = sl->policy != POSIX_TRACE_FLUSH ? 0 : nl > PT_NOLOSS_MAX_MS ? PT_NOLOSS_MAX_MS : nl;
 	atomic_store_explicit(&sl->noloss_gave_up, 0, memory_order_relaxed);
+	sl->room_wakes = *(volatile uint32_t *)&h->room_wakes == 1;
 	for (unsigned i = 0; i < PT_NIDS / 64; i++)
 		atomic_store_explicit(&sl->filter[i],
 		                      atomic_load_explicit(&h->filter[i], memory_order_relaxed),
@@ -213,6 +215,7 @@ void pt_slot_fill_trusted(struct pt_view *sl, struct pt_hdr *h, const struct pt_
 	sl->map_size = g->seg_size;
 	sl->test_hdr_filter = 0;
 	sl->noloss_ms = 0; /* the controller's own writes never wait */
+	sl->room_wakes = 1;
 	atomic_store_explicit(&sl->noloss_gave_up, 0, memory_order_relaxed);
 	for (unsigned i = 0; i < PT_NIDS / 64; i++)
 		atomic_store_explicit(&sl->filter[i], 0, memory_order_relaxed);

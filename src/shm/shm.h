@@ -72,6 +72,7 @@ struct pt_view {
 	 * which writers drop at once rather than each wait the bound out */
 	uint32_t noloss_ms;
 	_Atomic uint32_t noloss_gave_up;
+	uint32_t room_wakes; /* the controller wakes waiters (pt_hdr.room_wakes) */
 	/* this process's liveness lock in the segment's file (traced/alive.c):
 	 * its key, stamped on every chunk taken (0: none), and the private
 	 * open file that holds it (fd + 1; 0: none), with the lock that says
@@ -143,8 +144,10 @@ void pt_close_own(int fd, const struct pt_fdid *id);  /* closed only if so */
 
 /* ---------------------------------------------------------- futex (futex.c) */
 int pt_futex_wait(_Atomic uint32_t *addr, uint32_t val, int rel_ms);
+int pt_futex_wait_ns(_Atomic uint32_t *addr, uint32_t val, uint64_t rel_ns);
 void pt_futex_wake(_Atomic uint32_t *addr);
 void pt_wake_readers(struct pt_hdr *h);
+void pt_wake_room(struct pt_hdr *h, int all); /* no-loss writers waiting for a chunk */
 
 /* ----------------------------------------------------- event names (names.c) */
 void pt_names_init(struct pt_name *names);
