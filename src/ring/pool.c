@@ -344,8 +344,14 @@ static void wake_flusher(struct pt_view *sl)
 {
 	struct pt_hdr *h = sl->hdr;
 
-	if (sl->policy == POSIX_TRACE_FLUSH && atomic_load(&h->waiters) &&
-	    atomic_exchange(&h->waiters, 0))
+	if (sl->policy != POSIX_TRACE_FLUSH)
+		return;
+	/* The chunk's publication before the look at waiters (a store, then
+	 * a load of another word: without the fence the load may pass the
+	 * store, and a flusher registering meanwhile would find nothing and
+	 * sleep; flusher.c registers, then drains once more, then sleeps) */
+	PT_FULL_FENCE(&h->waiters);
+	if (atomic_load(&h->waiters) && atomic_exchange(&h->waiters, 0))
 		pt_wake_readers(h);
 }
 

@@ -514,9 +514,17 @@ static void *flusher_main(void *arg)
 		if (more)
 			continue; /* (a flush or a shutdown asked for is served first) */
 		if (f->autoflush) { /* sleep until writers wake us, or 20 ms */
+			/* Registered first, then the futex word read, then the
+			 * stream drained once more: a chunk sealed before the
+			 * registration is drained here, one sealed after it
+			 * finds waiters set and moves the word, so the wait
+			 * returns at once.  (Read before registering, a chunk
+			 * sealed between the two went unseen for 20 ms.) */
 			struct pt_hdr *h = t->hdr;
-			uint32_t val = atomic_load(&h->futex);
 			atomic_fetch_add(&h->waiters, 1);
+			uint32_t val = atomic_load(&h->futex);
+			if (drain_all(t, f, 1))
+				continue;
 			pt_futex_wait(&h->futex, val, 20);
 		} else { /* until a flush or a shutdown is asked for, or 40 ms */
 			struct timespec until;
