@@ -96,6 +96,34 @@ void ptree_free(struct ptree *t, unsigned *joined, unsigned *inherited, unsigned
 int spans_load(const struct span_args *a, struct spans **sp, struct tlog *l, const char *path,
                int totals);
 
+/* ------------------------------------------------------------ flight.c */
+/* record/attach --flight SIZE --snapshot-on TRIGGER ... (flight.c's
+ * comment).  flight_option(): one of its options by long name (0, or
+ * EXIT_USAGE after a message); flight_check() once all are parsed.
+ * flight_start() once the stream runs (NULL after a message), then
+ * flight_step() every few ms; flight_end(): (final: the last window, the
+ * summary) 1 if a snapshot could not be written. */
+#define FLIGHT_TRIGGERS 16
+struct flight_opts {
+	size_t size;                    /* 0: no --flight */
+	const char *on[FLIGHT_TRIGGERS];
+	int non, before_set;
+	uint64_t before_ns, after_ns, every_ns;
+	unsigned max;
+};
+struct flight;
+int flight_duration(const char *s, uint64_t *ns);
+int flight_option(struct flight_opts *f, const char *opt, const char *arg);
+int flight_check(struct flight_opts *f);
+int flight_prepare(const char *dir);
+struct flight *flight_start(const struct flight_opts *o, trace_id_t trid, const char *dir,
+                            const char *name);
+void flight_step(struct flight *fl);
+int flight_end(struct flight *fl, int final);
+unsigned flight_taken(const struct flight *fl);
+extern const char flight_help[];
+int cmd_trigger(int argc, char **argv); /* trigger.c */
+
 /* ------------------------------------------------------------ summary.c */
 /* 1 when the recording lost events no policy asked for (tlog_lost_unasked:
  * a full disk, a stalled stream), or cannot be read back: record and

@@ -116,13 +116,14 @@ static int ck_read(const struct pt_trid *t, uint32_t i, uint32_t epoch, struct c
 	return 0;
 }
 
-/* Is chunk i still in the life d was read in? (after an acquire fence) */
-static int ck_same(const struct pt_trid *t, uint32_t i, const struct ckd *d)
+/* Is chunk i still in the life seq? (after an acquire fence: what was
+ * read of it before is of that life) */
+static int ck_alive(const struct pt_trid *t, uint32_t i, uint64_t seq)
 {
 	PT_SEQ_FENCE();
 	uint64_t ss = atomic_load_explicit(&t->view.chunks[i].ss, memory_order_acquire);
 	unsigned st = PT_SS_STATE(ss);
-	return PT_SS_SEQ(ss) == d->seq && (st == PT_CK_OPEN || st == PT_CK_SEALED);
+	return PT_SS_SEQ(ss) == seq && (st == PT_CK_OPEN || st == PT_CK_SEALED);
 }
 
 static uint32_t epoch_of(const struct pt_trid *t)
@@ -232,7 +233,7 @@ int pt_snap_follow_poll(struct pt_trid *t, struct pt_snap_follow *f, pt_snap_fn 
 			continue;
 		uint32_t from = c->off;
 		copy_words(v, i, from, d.commit, f->buf + from);
-		if (!ck_same(t, i, &d)) { /* overwritten while copied: dropped */
+		if (!ck_alive(t, i, d.seq)) { /* overwritten while copied: dropped */
 			f->missed++;
 			c->off = f->chunk_size;
 			continue;
@@ -266,7 +267,15 @@ struct sck {              /* a chunk copied whole */
 	uint32_t idx;         /* its copy is at idx * chunk_size in the buffer */
 	uint8_t open;         /* it was open when copied */
 	uint8_t cut;          /* its records after commit are lost */
+	uint32_t nev;         /* (sealed) its records */
+	uint64_t base_ns;
 };
+
+static int by_life(const void *x, const void *y)
+{
+	uint64_t a = ((const struct sck *)x)->seq, b = ((const struct sck *)y)->seq;
+	return a < b ? -1 : a > b;
+}
 
 static int by_writer(const void *x, const void *y)
 {
@@ -347,24 +356,41 @@ int pt_snap_write(struct pt_trid *t, int fd, uint64_t from, uint64_t to, struct 
 		rc = ENOMEM;
 		goto out;
 	}
-	/* 1. copy: each chunk's words, then its life checked again */
+	/* 1. the chunks that may hold records of the window: begun by its
+	 * end, and not followed by a chunk of their writer begun before its
+	 * start */
+	uint32_t m = 0;
 	for (uint32_t i = 0; i < v->nchunks; i++) {
 		struct ckd d;
 		if (ck_read(t, i, epoch, &d) || !d.commit)
 			continue;
-		if ((uint64_t)tick_ns(t, d.base) > to)
+		uint64_t bns = (uint64_t)tick_ns(t, d.base);
+		if (bns > to)
 			continue; /* begun after the window */
-		copy_words(v, i, 0, d.commit, buf + (size_t)i * v->chunk_size);
-		if (!ck_same(t, i, &d)) {
+		ck[m++] = (struct sck){ d.pid, d.level, d.serial, d.commit, d.thread, d.seq, d.base,
+		                        i, !d.sealed, 0, d.nev, bns };
+	}
+	qsort(ck, m, sizeof *ck, by_writer);
+	for (uint32_t i = 0; i < m; i++)
+		if (!(i + 1 < m && same_writer(&ck[i], &ck[i + 1]) && ck[i + 1].base_ns < from))
+			ck[n++] = ck[i];
+	/* 2. copied oldest first (a thief takes the oldest first), each
+	 * chunk's words, then its life checked again: one overwritten
+	 * meanwhile is dropped, counted */
+	qsort(ck, n, sizeof *ck, by_life);
+	m = n, n = 0;
+	for (uint32_t k = 0; k < m; k++) {
+		struct sck *c = &ck[k];
+		copy_words(v, c->idx, 0, c->commit, buf + (size_t)c->idx * v->chunk_size);
+		if (!ck_alive(t, c->idx, c->seq)) {
 			st->dropped++;
-			st->dropped_events += d.sealed && d.nev ? d.nev : 1;
+			st->dropped_events += !c->open && c->nev ? c->nev : 1;
 			continue;
 		}
-		ck[n++] = (struct sck){ d.pid, d.level, d.serial, d.commit, d.thread, d.seq, d.base,
-		                        i, !d.sealed, 0 };
+		ck[n++] = *c;
 	}
 	st->chunks = n;
-	/* 2. each writer's chunks in the order it took them.  A chunk copied
+	/* 3. each writer's chunks in the order it took them.  A chunk copied
 	 * while open that has a later chunk of its writer was filled and
 	 * sealed after it was copied: its rest is copied now (else the
 	 * writer's events between the two copies would be missing with no
@@ -382,7 +408,7 @@ int pt_snap_write(struct pt_trid *t, int fd, uint64_t from, uint64_t to, struct 
 		if (d.commit > c->commit) {
 			copy_words(v, c->idx, c->commit, d.commit,
 			           buf + (size_t)c->idx * v->chunk_size + c->commit);
-			if (!ck_same(t, c->idx, &d)) { /* (what was copied before stands) */
+			if (!ck_alive(t, c->idx, d.seq)) { /* (what was copied before stands) */
 				c->cut = 1;
 				continue;
 			}
@@ -402,7 +428,7 @@ int pt_snap_write(struct pt_trid *t, int fd, uint64_t from, uint64_t to, struct 
 		else
 			ws[nw - 1].end = i + 1;
 	}
-	/* 3. the log: its names and map first */
+	/* 4. the log: its names and map first */
 	struct pt_attr_img attr = t->attr;
 	attr.has_log = 1;
 	attr.log_policy = POSIX_TRACE_APPEND;
@@ -418,7 +444,7 @@ int pt_snap_write(struct pt_trid *t, int fd, uint64_t from, uint64_t to, struct 
 	pt_objs_collect(t);
 	for (size_t i = 0; i < t->rd.nobjs && !rc; i++)
 		rc = pt_logw_obj(&w, &t->rd.objs[i]);
-	/* 4. the records stamped in [from, to], merged by time */
+	/* 5. the records stamped in [from, to], merged by time */
 	size_t nh = 0;
 	for (size_t i = 0; i < nw; i++) {
 		struct sw *x = &ws[i];
@@ -455,7 +481,7 @@ int pt_snap_write(struct pt_trid *t, int fd, uint64_t from, uint64_t to, struct 
 			heap[0] = heap[--nh];
 		heap_down(heap, nh, 0);
 	}
-	/* 5. finished, on disk */
+	/* 6. finished, on disk */
 	if (!rc) {
 		struct posix_trace_status_info si = { 0 };
 		si.posix_stream_status = POSIX_TRACE_RUNNING;
