@@ -397,8 +397,17 @@ static void take_snapshot(struct flight *fl)
 	rc = pt_ext_snapshot(fl->trid, fd, from, fl->pend.t + fl->o->after_ns, &s);
 	if (close(fd) && !rc)
 		rc = errno;
-	if (!rc && rename(tmp, path))
-		rc = errno;
+	/* into place under a name nobody took meanwhile (link fails on an
+	 * existing name, where rename would replace it) */
+	for (int tries = 0; !rc && link(tmp, path) != 0; tries++) {
+		if (errno != EEXIST || tries >= 1000) {
+			rc = errno;
+			break;
+		}
+		snprintf(path, sizeof path, "%s/%s-%u.ptlog", fl->dir, fl->name, ++fl->next_n);
+	}
+	if (!rc)
+		unlink(tmp);
 	if (rc) {
 		unlink(tmp);
 		fl->failed++;
@@ -498,7 +507,7 @@ struct flight *flight_start(const struct flight_opts *o, trace_id_t trid, const 
 	}
 	if (fl->sock >= 0) {
 		snprintf(fl->recfile, sizeof fl->recfile, "%s/.posixtrace-recorder", dir);
-		int fd = open(fl->recfile, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		int fd = open(fl->recfile, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
 		if (fd >= 0) {
 			dprintf(fd, "%d\n", (int)getpid());
 			close(fd);
