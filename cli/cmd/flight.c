@@ -86,6 +86,7 @@ struct flight {
 	uint64_t span_dropped;
 	struct deferred defer[DEFER_MAX];
 	int ndefer;
+	unsigned polls;
 	uint64_t undescribed;       /* events of a type never described: no field matches */
 	int sock;
 	char recfile[4096];
@@ -523,6 +524,12 @@ void flight_step(struct flight *fl)
 	if (!fl)
 		return;
 	pt_ext_follow_poll(fl->fol, on_event, fl);
+	/* the map's area (thread and process identities, descriptions, code)
+	 * is a ring the reader must drain, or its later entries are lost:
+	 * taken every 100 ms (descriptions kept for conditions, the rest for
+	 * the snapshots) */
+	if (++fl->polls % 50 == 0)
+		take_types(fl);
 	if (fl->ndefer) { /* their descriptions came after the last look? */
 		take_types(fl);
 		for (int k = 0; k < fl->ndefer; k++) {
