@@ -136,6 +136,7 @@ static uint32_t epoch_of(const struct pt_trid *t)
 struct fck {              /* what the follower read of chunk i */
 	uint64_t seq;         /* the life it read, +1 (0: none) */
 	uint32_t off;         /* records read up to here */
+	uint32_t done;        /* read to the end of a sealed chunk */
 	uint64_t addr;        /* the last wide record's caller address */
 };
 
@@ -170,7 +171,7 @@ struct pt_snap_follow *pt_snap_follow_new(struct pt_trid *t, const uint64_t *wan
 	for (uint32_t i = 0; i < f->n; i++) {
 		struct ckd d;
 		if (ck_read(t, i, epoch, &d) == 0)
-			f->ck[i] = (struct fck){ d.seq + 1, d.commit, 0 };
+			f->ck[i] = (struct fck){ d.seq + 1, d.commit, d.sealed, 0 };
 	}
 	return f;
 }
@@ -214,8 +215,10 @@ int pt_snap_follow_poll(struct pt_trid *t, struct pt_snap_follow *f, pt_snap_fn 
 			continue;
 		uint64_t seq = PT_SS_SEQ(ss);
 		if (f->ck[i].seq == seq + 1 &&
-		    atomic_load_explicit(&ck->commit, memory_order_relaxed) <= f->ck[i].off)
+		    atomic_load_explicit(&ck->commit, memory_order_relaxed) <= f->ck[i].off) {
+			f->ck[i].done |= st == PT_CK_SEALED; /* (its commit is final) */
 			continue;
+		}
 		f->todo[ntodo].seq = seq;
 		f->todo[ntodo++].i = i;
 	}
@@ -226,9 +229,11 @@ int pt_snap_follow_poll(struct pt_trid *t, struct pt_snap_follow *f, pt_snap_fn 
 		struct ckd d;
 		if (ck_read(t, i, epoch, &d))
 			continue;
-		if (c->seq != d.seq + 1) /* a new life: from its start (the old
-		                          * life's rest, if any, was overwritten) */
-			*c = (struct fck){ d.seq + 1, 0, 0 };
+		if (c->seq != d.seq + 1) { /* a new life: from its start */
+			if (c->seq && !c->done)
+				f->missed++; /* the old life's rest was overwritten unread */
+			*c = (struct fck){ d.seq + 1, 0, 0, 0 };
+		}
 		if (d.commit <= c->off)
 			continue;
 		uint32_t from = c->off;
@@ -236,6 +241,7 @@ int pt_snap_follow_poll(struct pt_trid *t, struct pt_snap_follow *f, pt_snap_fn 
 		if (!ck_alive(t, i, d.seq)) { /* overwritten while copied: dropped */
 			f->missed++;
 			c->off = f->chunk_size;
+			c->done = 1;
 			continue;
 		}
 		uint32_t off = from;
@@ -253,6 +259,7 @@ int pt_snap_follow_poll(struct pt_trid *t, struct pt_snap_follow *f, pt_snap_fn 
 				break;
 		}
 		c->off = got < 0 ? f->chunk_size : off; /* (bad data: the rest is skipped) */
+		c->done = got < 0 || (d.sealed && off >= d.commit);
 		c->addr = addr;
 	}
 	return delivered;
