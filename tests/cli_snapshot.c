@@ -13,7 +13,7 @@
  * types, decodes the typed payload).
  *
  *   error:status<0    "error" events (described status:i32): 5, then -7
- *   span:request>20ms a 1 ms span, then a 30 ms one
+ *   span:request>500ms a span of nothing, then one of 700 ms
  *   trigger:boom      posixtrace_trigger("boom") in the program; and,
  *                     the program silent, `posixtrace trigger boom DIR`
  *   full:30%          the stream filling
@@ -93,15 +93,6 @@ static void ms_sleep(int ms)
 	nanosleep(&t, NULL);
 }
 
-static void spin_ms(int ms)
-{
-	struct timespec a, b;
-	clock_gettime(CLOCK_MONOTONIC, &a);
-	do
-		clock_gettime(CLOCK_MONOTONIC, &b);
-	while ((b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000 < ms);
-}
-
 static int app(const char *kind, const char *dir)
 {
 	pthread_t th[2];
@@ -123,11 +114,12 @@ static int app(const char *kind, const char *dir)
 		st = -7;
 		posix_trace_event(ev_err, &st, sizeof st);
 	} else if (!strcmp(kind, "span")) {
+		/* (a short one back to back: no scheduler holds a thread 500 ms
+		 * between two of its instructions, so it never fires) */
 		posix_trace_event(ev_b, NULL, 0);
-		spin_ms(1);
 		posix_trace_event(ev_e, NULL, 0);
 		posix_trace_event(ev_b, NULL, 0);
-		spin_ms(30);
+		ms_sleep(700);
 		posix_trace_event(ev_e, NULL, 0);
 	} else if (!strcmp(kind, "named")) {
 		posixtrace_trigger("boom");
@@ -363,9 +355,9 @@ int main(int argc, char **argv)
 	one("error", (char *[]){ "--snapshot-on", "error:status<0", "--before", before, "--after",
 	                         after, NULL },
 	    &(struct snapcheck){ "error", -7, NULL, NULL, BEFORE_NS, AFTER_NS, 0 });
-	/* a span longer than 20 ms (the 1 ms one does not fire) */
-	one("span", (char *[]){ "--snapshot-on", "span:request>20ms", "--before", "100ms", NULL },
-	    &(struct snapcheck){ "request/end", 0, "", "request/begin", 100000000ull, 0, 0 });
+	/* a span longer than 500 ms (the short one does not fire) */
+	one("span", (char *[]){ "--snapshot-on", "span:request>500ms", "--before", "100ms", NULL },
+	    &(struct snapcheck){ "request/end", 0, "", NULL, 100000000ull, 0, 0 });
 	/* the program's own named trigger */
 	one("named", (char *[]){ "--snapshot-on", "trigger:boom", "--before", before, "--after",
 	                         after, NULL },
@@ -374,7 +366,7 @@ int main(int argc, char **argv)
 	one("external", (char *[]){ "--snapshot-on", "trigger:boo*", "--before", before, NULL },
 	    &(struct snapcheck){ NULL, 0, NULL, NULL, 0, 0, 0 });
 	/* the stream filling */
-	one("full", (char *[]){ "--snapshot-on", "full:30%", NULL },
+	one("full", (char *[]){ "--snapshot-on", "full:30%", "--before", "50ms", NULL },
 	    &(struct snapcheck){ NULL, 0, NULL, NULL, 0, 0, 0 });
 
 	/* a storm: --max 3, exactly 3; --every 1h, exactly 1 */
