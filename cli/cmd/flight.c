@@ -50,6 +50,7 @@ struct trig {
 	trace_event_id_t id, end_id; /* type or begin; end */
 	uint64_t dur_ns;            /* span: longer than this */
 	unsigned permille;          /* full: above this */
+	int span_i;                 /* span: its number among the span triggers */
 	int above;                  /* full: it was above at the last look */
 	uint64_t fired;
 };
@@ -62,7 +63,7 @@ struct spanw {
 	uint32_t level, used;
 	uint64_t thread;
 	uint8_t depth[FLIGHT_TRIGGERS];
-	uint64_t *begin;            /* [FLIGHT_TRIGGERS][SPAN_DEPTH] */
+	uint64_t *begin;            /* [span triggers][SPAN_DEPTH] */
 };
 
 struct pending { uint64_t t, due; char why[128]; };
@@ -77,7 +78,7 @@ struct flight {
 	trace_id_t trid;
 	const char *dir, *name;
 	struct trig tr[FLIGHT_TRIGGERS];
-	int ntr;
+	int ntr, nspan;
 	uint64_t want[PT_NIDS / 64];
 	struct pt_ext_follow *fol;
 	char *desc[PT_NIDS];        /* latest payload description per type */
@@ -270,7 +271,7 @@ static struct spanw *span_writer(struct flight *fl, const struct pt_ext_fev *e)
 	for (unsigned k = 0; k < 64; k++) {
 		struct spanw *w = &fl->sw[(h + k) % SPAN_WRITERS];
 		if (!w->used) {
-			if (!(w->begin = calloc((size_t)FLIGHT_TRIGGERS * SPAN_DEPTH, sizeof *w->begin)))
+			if (!(w->begin = calloc((size_t)fl->nspan * SPAN_DEPTH, sizeof *w->begin)))
 				return NULL;
 			w->used = 1, w->pid = e->pid, w->thread = e->thread, w->level = e->level;
 			return w;
@@ -318,8 +319,8 @@ static int on_event(void *arg, const struct pt_ext_fev *e)
 				fl->span_dropped++;
 				continue;
 			}
-			uint8_t *d = &w->depth[i];
-			uint64_t *b = w->begin + (size_t)i * SPAN_DEPTH;
+			uint8_t *d = &w->depth[t->span_i];
+			uint64_t *b = w->begin + (size_t)t->span_i * SPAN_DEPTH;
 			if (e->id == t->id) {
 				if (*d < SPAN_DEPTH)
 					b[(*d)++] = e->ns;
@@ -478,6 +479,7 @@ struct flight *flight_start(const struct flight_opts *o, trace_id_t trid, const 
 		if (t->kind == TK_TYPE) {
 			rc = posix_trace_trid_eventid_open(trid, t->name, &t->id);
 		} else if (t->kind == TK_SPAN) {
+			t->span_i = fl->nspan++;
 			snprintf(nm, sizeof nm, "%s/begin", t->name);
 			if (!(rc = posix_trace_trid_eventid_open(trid, nm, &t->id))) {
 				snprintf(nm, sizeof nm, "%s/end", t->name);
