@@ -246,19 +246,38 @@ int pt_snap_follow_poll(struct pt_trid *t, struct pt_snap_follow *f, pt_snap_fn 
 		}
 		uint32_t off = from;
 		uint64_t addr = c->addr;
-		struct rec r;
-		int got;
-		while ((got = rec_next(f->buf, d.commit, &off, d.base, v->max_data, &addr, &r)) > 0) {
+		int got = 0;
+		/* the headers walked (a record of a type no trigger wants costs
+		 * a few compares); a wanted one decoded whole */
+		while (off + PT_REC_SHORT <= d.commit) {
+			uint64_t w0, w1;
+			memcpy(&w0, f->buf + off, 8);
+			uint32_t len = PT_REC_LEN(w0), id = PT_REC_ID(w0);
+			int wide = PT_REC_WIDE(w0) != 0;
+			uint32_t bytes = PT_REC_BYTES(len, wide);
+			if (id >= PT_NIDS || len > v->max_data || bytes > d.commit - off ||
+			    (!wide && off == 0)) {
+				got = -1; /* bad data: the rest is skipped */
+				break;
+			}
 			f->records++;
-			if (!(f->want[r.id / 64] >> (r.id % 64) & 1))
+			if (!(f->want[id / 64] >> (id % 64) & 1)) {
+				if (wide) {
+					memcpy(&w1, f->buf + off + 8u * PT_REC_W1(len), 8);
+					addr = w1 & PT_MASK48;
+				}
+				off += bytes;
 				continue;
+			}
+			struct rec r;
+			rec_next(f->buf, d.commit, &off, d.base, v->max_data, &addr, &r);
 			struct pt_snap_ev e = { (uint64_t)tick_ns(t, r.tick), d.thread, d.pid, d.level,
 			                        r.id, r.len, r.data };
 			delivered++;
 			if (fn(arg, &e))
 				break;
 		}
-		c->off = got < 0 ? f->chunk_size : off; /* (bad data: the rest is skipped) */
+		c->off = got < 0 ? f->chunk_size : off;
 		c->done = got < 0 || (d.sealed && off >= d.commit);
 		c->addr = addr;
 	}
