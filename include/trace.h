@@ -251,6 +251,14 @@ extern const unsigned long long *__posix_trace_want;
  * in the helper.  A NULL site: the caller's own, as posix_trace_event(). */
 void posixtrace_event_at(trace_event_id_t, const void *__restrict, size_t, const void *);
 
+/* Extension: raise the named trigger NAME (at most 63 bytes kept) in the
+ * streams this thread records into: a system event, posixtrace_trigger,
+ * whose payload is the name.  A flight recorder (`posixtrace record
+ * --flight --snapshot-on trigger:NAME`) takes a snapshot when it sees it.
+ * As cheap and as safe as posix_trace_event() (async-signal-safe, no
+ * system call but a new chunk's); nothing when no stream runs. */
+void posixtrace_trigger(const char *);
+
 int posix_trace_eventid_open(const char *__restrict, trace_event_id_t *__restrict);
 int posix_trace_trid_eventid_open(trace_id_t, const char *__restrict,
                                   trace_event_id_t *__restrict);

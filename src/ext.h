@@ -339,5 +339,45 @@ int pt_ext_log_rotate_stats(trace_id_t trid, struct pt_ext_rotate_stats *out);
  * it is written with: a reader tells a log being written from one cut
  * short. */
 #define PT_EXT_LOG_WRITING_BYTE (1ll << 62)
+/* ---- the flight recorder (`record --flight`; src/trid/snapshot.c):
+ * two looks at a LOOP stream of this process's that nobody consumes,
+ * neither of which changes it (no chunk freed, no reader progress).
+ *
+ * The follower: each poll gives, through fn, the records of the ids set
+ * in want (a bitmap of __TRACE_EVENT_ID_LIMIT bits) written since the
+ * last poll (from the open on), each writer's in its order (fn's data
+ * points into the follower's own copy, valid during the call; fn returns
+ * non-zero to stop looking at that chunk for this poll).  A chunk
+ * overwritten before it was read to its end is counted in missed.  Poll:
+ * the records given, or -errno (EINVAL: trid is not a stream). */
+struct pt_ext_fev {
+	uint64_t ns, thread;   /* its time (ns since the epoch), pthread_t */
+	int32_t pid;
+	uint32_t level, id, len; /* signal nesting level; type; payload bytes */
+	const unsigned char *data;
+};
+typedef int (*pt_ext_follow_fn)(void *arg, const struct pt_ext_fev *e);
+struct pt_ext_follow;
+int pt_ext_follow_open(trace_id_t trid, const uint64_t *want, struct pt_ext_follow **out);
+int pt_ext_follow_poll(struct pt_ext_follow *f, pt_ext_follow_fn fn, void *arg);
+uint64_t pt_ext_follow_missed(const struct pt_ext_follow *f);
+void pt_ext_follow_close(struct pt_ext_follow *f);
+/* The snapshot: every event the stream holds stamped in [from_ns, to_ns],
+ * written to fd as a whole log (event names, map of loaded code, thread
+ * and process identities, payload descriptions), finished and fsync'ed.
+ * A chunk overwritten while it was copied is dropped, counted in dropped
+ * (its events, as far as known, in dropped_events); a writer whose
+ * chunks are missing inside the window gets an OVERFLOW/RESUME pair
+ * there (gaps).  0, EINVAL, ENOMEM, or the error of a write. */
+struct pt_ext_snap {
+	uint64_t events, chunks, dropped, dropped_events, gaps, first, last, bytes;
+};
+int pt_ext_snapshot(trace_id_t trid, int fd, uint64_t from_ns, uint64_t to_ns,
+                    struct pt_ext_snap *out);
+/* How full the stream is, in thousandths of its size (sealed chunks). */
+int pt_ext_stream_use(trace_id_t trid, unsigned *permille);
+/* The system event posixtrace_trigger(3) records: its payload is the
+ * trigger's name (src/shm/layout.h PT_SYS_TRIGGER). */
+#define PT_EXT_TRIGGER 9u
 
 #endif

@@ -11,6 +11,7 @@
  * POSIXTRACE_0.4, the C library's exec functions, which the library
  * stands in for (src/traced/exec.c): each differs from the C library's.
  * Since POSIXTRACE_0.6, posixtrace_event_at().
+ * Since POSIXTRACE_0.7, posixtrace_trigger().
  * Since POSIXTRACE_0.5, posixtrace_eventid_system() and
  * posixtrace_eventid_system_name(); the table behind them (pt_sys_id,
  * pt_sys_name) stays internal.
@@ -96,6 +97,9 @@ int main(void)
 	CHECK(dlvsym(h, "posixtrace_eventid_system", "POSIXTRACE_0.4") == NULL);
 	/* POSIXTRACE_0.6: an event at a call site the caller gives */
 	CHECK(dlvsym(h, "posixtrace_event_at", "POSIXTRACE_0.6") != NULL);
+	/* POSIXTRACE_0.7: a named trigger raised by the program */
+	CHECK(dlvsym(h, "posixtrace_trigger", "POSIXTRACE_0.7") != NULL);
+	CHECK(dlvsym(h, "posixtrace_trigger", "POSIXTRACE_0.6") == NULL);
 	CHECK(dlvsym(h, "posixtrace_event_at", "POSIXTRACE_0.5") == NULL);
 	for (unsigned i = 0; i < sizeof internal / sizeof internal[0]; i++) {
 		void *f = dlsym(h, internal[i]);

@@ -166,9 +166,9 @@ static void check_walk(trace_id_t trid)
 		if (un != 0)
 			break;
 		REQUIRE(n < 2000);
-		if (n < 9)
+		if (n < 10)
 			CHECK_EQ(id, n);
-		else if (n == 9)
+		else if (n == 10)
 			CHECK_EQ(id, POSIX_TRACE_UNNAMED_USEREVENT);
 		else {
 			CHECK(id > prev);
@@ -178,7 +178,7 @@ static void check_walk(trace_id_t trid)
 		prev = id;
 		n++;
 	}
-	CHECK_EQ(n, 10 + nuser);
+	CHECK_EQ(n, 11 + nuser);
 	CHECK_EQ(nu, nuser);
 	/* stays unavailable */
 	un = 0;
@@ -280,7 +280,9 @@ int main(void)
 	CHECK_RC(posix_trace_eventid_get_name(trid, free_id, name), EINVAL);
 	CHECK_RC(posix_trace_eventid_get_name(trid, 8, name), 0); /* posixtrace_noloss_wait */
 	CHECK_EQ(strcmp(name, "posixtrace_noloss_wait"), 0);
-	CHECK_RC(posix_trace_eventid_get_name(trid, 9, name), EINVAL);
+	CHECK_RC(posix_trace_eventid_get_name(trid, 9, name), 0); /* posixtrace_trigger */
+	CHECK_EQ(strcmp(name, "posixtrace_trigger"), 0);
+	CHECK_RC(posix_trace_eventid_get_name(trid, 10, name), EINVAL);
 	CHECK_RC(posix_trace_eventid_get_name(trid, 15, name), EINVAL);
 	CHECK_RC(posix_trace_eventid_get_name(trid, 1024, name), EINVAL);
 	CHECK_RC(posix_trace_eventid_get_name(trid, 100000, name), EINVAL);

@@ -6,10 +6,10 @@
  * table says: posix_trace_eventid_get_name() on a live stream names the
  * same ids the same way.
  *
- *  - each of the nine names gives its id, and that id gives the name back
+ *  - each of the eleven names gives its id, and that id gives the name back
  *    (the same string, byte for byte);
  *  - every other id below 1024, and ids far above, have no name (NULL):
- *    exactly nine ids have one;
+ *    exactly eleven ids have one;
  *  - an unknown name, a user event's name that is registered, a name that
  *    differs in case or by a trailing blank, "" and NULL give EINVAL and
  *    leave *id as it was; a NULL id gives EINVAL;
@@ -28,6 +28,7 @@ static const struct { const char *name; trace_event_id_t id; } sys[] = {
 	{ "posix_trace_overflow", 4 },    { "posix_trace_resume", 5 },
 	{ "posix_trace_flush_start", 6 }, { "posix_trace_flush_stop", 7 },
 	{ "posixtrace_noloss_wait", 8 }, /* an extension: a no-loss stream's wait for room */
+	{ "posixtrace_trigger", 9 },     /* an extension: posixtrace_trigger(3) */
 	{ "posix_trace_unnamed_userevent", 16 },
 };
 #define NSYS (sizeof sys / sizeof sys[0])
@@ -47,12 +48,12 @@ int main(void)
 	CHECK_EQ(POSIX_TRACE_OVERFLOW, 4);
 	CHECK_EQ(POSIX_TRACE_UNNAMED_USEREVENT, 16);
 
-	/* exactly the ten ids have a name */
+	/* exactly the eleven ids have a name */
 	unsigned named = 0;
 	for (trace_event_id_t id = 0; id < 1024; id++)
 		named += posixtrace_eventid_system_name(id) != NULL;
 	CHECK_EQ(named, NSYS);
-	for (trace_event_id_t id = 9; id < 16; id++)
+	for (trace_event_id_t id = 10; id < 16; id++)
 		CHECK(posixtrace_eventid_system_name(id) == NULL);
 	CHECK(posixtrace_eventid_system_name(17) == NULL);
 	CHECK(posixtrace_eventid_system_name(1u << 20) == NULL);

@@ -106,6 +106,33 @@ int ledit_usable(void);
 int ledit_read(struct ledit *le, const char *prompt, char **line);
 void ledit_add(struct ledit *le, const char *s);   /* (not an empty line, nor the last again) */
 void ledit_free(struct ledit *le);
+/* ------------------------------------------------------------ flight.c */
+/* record/attach --flight SIZE --snapshot-on TRIGGER ... (flight.c's
+ * comment).  flight_option(): one of its options by long name (0, or
+ * EXIT_USAGE after a message); flight_check() once all are parsed.
+ * flight_start() once the stream runs (NULL after a message), then
+ * flight_step() every few ms; flight_end(): (final: the last window, the
+ * summary) 1 if a snapshot could not be written. */
+#define FLIGHT_TRIGGERS 16
+struct flight_opts {
+	size_t size;                    /* 0: no --flight */
+	const char *on[FLIGHT_TRIGGERS];
+	int non, before_set;
+	uint64_t before_ns, after_ns, every_ns;
+	unsigned max;
+};
+struct flight;
+int flight_duration(const char *s, uint64_t *ns);
+int flight_option(struct flight_opts *f, const char *opt, const char *arg);
+int flight_check(struct flight_opts *f);
+int flight_prepare(const char *dir);
+struct flight *flight_start(const struct flight_opts *o, trace_id_t trid, const char *dir,
+                            const char *name);
+void flight_step(struct flight *fl);
+int flight_end(struct flight *fl, int final);
+unsigned flight_taken(const struct flight *fl);
+extern const char flight_help[];
+int cmd_trigger(int argc, char **argv); /* trigger.c */
 
 /* ------------------------------------------------------------ summary.c */
 /* 1 when the recording lost events no policy asked for (tlog_lost_unasked:

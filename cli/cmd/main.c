@@ -12,6 +12,7 @@ static const struct {
 } cmds[] = {
 	{ "record", cmd_record, "run a program traced into a log" },
 	{ "attach", cmd_attach, "trace a running process into a log" },
+	{ "trigger", cmd_trigger, "raise a named trigger in a flight recorder (record --flight)" },
 	{ "live", cmd_live, "print the events of a process as they happen" },
 	{ "top", cmd_top, "live rates and span latencies of a process, every second" },
 	{ "show", cmd_show, "print the events of a log, one per line" },

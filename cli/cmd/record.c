@@ -66,6 +66,7 @@ static const char record_help[] =
 "                           being written included), remove older ones\n"
 "      --keep-size SIZE     with --rotate: remove the oldest finished parts\n"
 "                           while they take more than SIZE in all\n"
+"%s"
 "  -h, --help               this help\n"
 "\n"
 "Ctrl-C stops the program (it gets the signal) and keeps the log;\n"
@@ -91,7 +92,27 @@ static const char attach_help[] =
 "      --rotate SIZE|TIME, --keep N, --keep-size SIZE\n"
 "                           as for 'posixtrace record' (the parts' NAME: the\n"
 "                           process's name, /proc/PID/comm)\n"
+"      --flight SIZE, --snapshot-on TRIGGER, --before, --after, --max, --every\n"
+"                           as for 'posixtrace record' (-o names the directory)\n"
 "  -h, --help               this help\n";
+
+const char flight_help[] =
+"      --flight SIZE        flight recorder: keep the last SIZE bytes of events in\n"
+"                           memory (a loop stream, nothing written) and write a\n"
+"                           snapshot, -o DIR/NAME-N.ptlog, when a trigger fires\n"
+"      --snapshot-on TRIGGER  (repeatable) TYPE[:CONDITION] (an event of TYPE whose\n"
+"                           payload matches the --where CONDITION, e.g.\n"
+"                           'error:status<0'; event:TYPE... if TYPE is span,\n"
+"                           trigger, full or event); span:NAME>DURATION (NAME/end\n"
+"                           more than DURATION after its NAME/begin on one\n"
+"                           thread); trigger:NAME (posixtrace_trigger(NAME) in the\n"
+"                           program, or 'posixtrace trigger NAME DIR'; a glob);\n"
+"                           full:N% (the stream more than N% full)\n"
+"      --before DURATION    a snapshot starts this long before its trigger (default:\n"
+"                           all the stream holds); like 2s, 500ms, 100us\n"
+"      --after DURATION     ... and ends this long after it (default 0)\n"
+"      --max N              at most N snapshots (default: no limit)\n"
+"      --every DURATION     at most one snapshot per DURATION of trigger time\n";
 
 struct ropts {
 	const char *out;
@@ -104,6 +125,8 @@ struct ropts {
 	int rotate;         /* --rotate: out is a directory of parts */
 	uint64_t rot_size, rot_period, keep, keep_size;
 	struct relay_opts relay; /* url_text NULL: no --relayd */
+	struct flight_opts fl;   /* fl.size 0: no --flight */
+	int policy_set;
 };
 
 #define NOLOSS_DEFAULT_MS 1000u /* a second: a stopped consumer costs that, once */
@@ -115,7 +138,8 @@ struct ropts {
 #define FLUSH_DEFAULT_SIZE (16u << 20)
 
 enum { O_FORCE = 256, O_POLICY, O_SIZE, O_LOGSIZE, O_LOGPOLICY, O_EXCLUDE, O_NOINHERIT,
-       O_NOLOSS, O_RELAYD, O_SESSION, O_HOSTNAME, O_TREE, O_ROTATE, O_KEEP, O_KEEPSIZE };
+       O_NOLOSS, O_RELAYD, O_SESSION, O_HOSTNAME, O_TREE, O_ROTATE, O_KEEP, O_KEEPSIZE,
+       O_FLIGHT };
 
 static const struct option lopts[] = {
 	{ "output", required_argument, NULL, 'o' },
@@ -135,6 +159,12 @@ static const struct option lopts[] = {
 	{ "rotate", required_argument, NULL, O_ROTATE },
 	{ "keep", required_argument, NULL, O_KEEP },
 	{ "keep-size", required_argument, NULL, O_KEEPSIZE },
+	{ "flight", required_argument, NULL, O_FLIGHT },
+	{ "snapshot-on", required_argument, NULL, O_FLIGHT },
+	{ "before", required_argument, NULL, O_FLIGHT },
+	{ "after", required_argument, NULL, O_FLIGHT },
+	{ "max", required_argument, NULL, O_FLIGHT },
+	{ "every", required_argument, NULL, O_FLIGHT },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -142,17 +172,28 @@ static const struct option lopts[] = {
 /* -1: go on; else the exit code. */
 static int parse(int argc, char **argv, struct ropts *o, int attach)
 {
-	int c;
+	int c, li;
 
-	*o = (struct ropts){ NULL, NULL, NULL, 0, POSIX_TRACE_FLUSH, POSIX_TRACE_APPEND, 1, 0, 0, 0,
-	                     NULL, 0, 0, 0, 0, 0, 0, 0, { 0 } };
+	*o = (struct ropts){ .policy = POSIX_TRACE_FLUSH, .log_policy = POSIX_TRACE_APPEND,
+	                     .inherit = 1 };
 	optind = 1;
 	opterr = 0;
 	/* record stops at the program ('+'): the rest is the program's; attach
 	 * takes options on both sides of its PID ('-': operands come as 1) */
-	while ((c = getopt_long(argc, argv, attach ? "-:ho:d:" : "+:ho:d:", lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, attach ? "-:ho:d:" : "+:ho:d:", lopts, &li)) != -1) {
 		switch (c) {
-		case 'h': fputs(attach ? attach_help : record_help, stdout); return 0;
+		case 'h':
+			if (attach)
+				fputs(attach_help, stdout);
+			else
+				printf(record_help, flight_help);
+			return 0;
+		case O_FLIGHT: {
+			int rc = flight_option(&o->fl, lopts[li].name, optarg);
+			if (rc)
+				return rc;
+			break;
+		}
 		case 1:
 			if (!o->pid)
 				o->pid = optarg;
@@ -227,6 +268,7 @@ static int parse(int argc, char **argv, struct ropts *o, int attach)
 			break;
 		}
 		case O_POLICY:
+			o->policy_set = 1;
 			if (parse_policy(optarg, 0, &o->policy))
 				return usage_error("--policy: '%s' is not loop, until-full or flush", optarg);
 			break;
@@ -250,6 +292,20 @@ static int parse(int argc, char **argv, struct ropts *o, int attach)
 		default:
 			return usage_error("unknown option '%s'", argv[optind - 1]);
 		}
+	}
+	int rc = flight_check(&o->fl);
+	if (rc)
+		return rc;
+	if (o->fl.size) { /* a loop stream nobody reads but the snapshots */
+		if (!o->out)
+			return usage_error("--flight: give the snapshots' directory with -o DIR");
+		if ((o->policy_set && o->policy != POSIX_TRACE_LOOP) || o->noloss_ms ||
+		    o->relay.url_text || o->size || o->log_size || o->rotate)
+			return usage_error("--flight records into a loop stream of its SIZE: not with "
+			                   "--policy, --size, --log-size, --no-loss, --relayd or "
+			                   "--rotate");
+		o->policy = POSIX_TRACE_LOOP;
+		o->size = o->fl.size;
 	}
 	if (!o->size && o->policy == POSIX_TRACE_FLUSH)
 		o->size = FLUSH_DEFAULT_SIZE;
@@ -317,8 +373,10 @@ static int create_stream(const struct ropts *o, pid_t pid, const char *name, int
 		err_msg("invalid stream attributes: %s", strerror(rc));
 		return 1;
 	}
-	log_mark_writing(fd); /* until the log is finished: readers say so */
-	rc = posix_trace_create_withlog(pid, &attr, fd, trid);
+	if (fd >= 0)
+		log_mark_writing(fd); /* until the log is finished: readers say so */
+	rc = fd >= 0 ? posix_trace_create_withlog(pid, &attr, fd, trid)
+	             : posix_trace_create(pid, &attr, trid); /* --flight */
 	posix_trace_attr_destroy(&attr);
 	if (rc) {
 		err_msg("cannot trace process %d: %s%s", (int)pid, strerror(rc),
@@ -335,6 +393,7 @@ static int create_stream(const struct ropts *o, pid_t pid, const char *name, int
 
 #define DURATION_KILL_NS 5000000000ull /* after SIGTERM, SIGKILL: as timeout -k 5 */
 #define TREE_LOOK_NS 50000000ull /* attach --tree looks for new descendants this often */
+#define FLIGHT_LOOK_NS 2000000ull /* --flight: the stream is followed this often */
 
 /* Until the target ends (or the deadline, or a second signal).  (The
  * trace carries the map of the target's code: nothing to watch here.)
@@ -342,7 +401,7 @@ static int create_stream(const struct ropts *o, pid_t pid, const char *name, int
  * would, and traced until it has ended; a process attached to is left
  * alone.  Returns the signal that stopped us early, or 0. */
 static int run(struct target *t, double duration, int forward, struct ptree *tree,
-               trace_id_t trid)
+               trace_id_t trid, struct flight *fl)
 {
 	uint64_t start = now_mono_ns(), next = start, step = 1000000;
 	uint64_t end = duration > 0 ? start + (uint64_t)(duration * 1e9) : UINT64_MAX;
@@ -355,6 +414,7 @@ static int run(struct target *t, double duration, int forward, struct ptree *tre
 			step = step < 100000000 ? step * 2 : 100000000;
 			next = now + step;
 		}
+		flight_step(fl);
 		if (target_poll(t))
 			return 0;
 		if (tree && now - last_look >= TREE_LOOK_NS) {
@@ -368,6 +428,8 @@ static int run(struct target *t, double duration, int forward, struct ptree *tre
 			end = ending < 2 ? now + DURATION_KILL_NS : UINT64_MAX;
 		}
 		uint64_t wake = next < end ? next : end;
+		if (fl && wake > now + FLIGHT_LOOK_NS) /* triggers are looked for this often */
+			wake = now + FLIGHT_LOOK_NS;
 		int tty = 0, sig = signals_take((int)((wake - now) / 1000000) + 1, &tty);
 		if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP) {
 			if (!forward)
@@ -385,6 +447,8 @@ static int trace_target(const struct ropts *o, struct target *t, char **prog)
 	/* with --relayd, a local log only with -o */
 	const char *out = o->out ? o->out : o->relay.url_text ? NULL : default_name(o->rotate);
 	struct relay *relay = NULL;
+	struct flight *fl = NULL;
+	int flight = o->fl.size != 0; /* out is the snapshots' directory */
 	trace_id_t trid;
 	int fd = -1, rc, code = 0;
 	int dirfd = -1, made = 0; /* --rotate: out's */
@@ -393,13 +457,15 @@ static int trace_target(const struct ropts *o, struct target *t, char **prog)
 
 	if (o->relay.url_text && !(relay = relay_open(&o->relay)))
 		return 1;
-	if (out && o->rotate) {
+	if (flight && flight_prepare(out))
+		goto fail;
+	if (out && !flight && o->rotate) {
 		parts_name(pname, sizeof pname, prog ? prog[0] : NULL, t->pid);
 		if (parts_prepare(out, pname, o->force, &dirfd, &made))
 			goto fail;
 		if ((fd = parts_create(dirfd, out, pname, 1)) < 0)
 			goto fail;
-	} else if (out && (fd = create_private_output(out, o->force)) < 0) {
+	} else if (out && !flight && (fd = create_private_output(out, o->force)) < 0) {
 		goto fail;
 	}
 	const char *name = prog ? prog[0] : "attached";
@@ -455,13 +521,21 @@ static int trace_target(const struct ropts *o, struct target *t, char **prog)
 		relay_finish(relay);
 		if (out) {
 			posix_trace_shutdown(trid);
-			close(fd);
-			if (dirfd >= 0)
-				parts_abandon(dirfd, out, pname, made);
-			else
-				unlink(out);
+			if (fd >= 0) {
+				close(fd);
+				if (dirfd >= 0)
+					parts_abandon(dirfd, out, pname, made);
+				else
+					unlink(out);
+			}
 		}
 		return exec_status(rc);
+	}
+	if (flight && !(fl = flight_start(&o->fl, trid, out, name))) {
+		posix_trace_shutdown(trid);
+		if (prog)
+			kill(t->pid, SIGKILL);
+		return 1;
 	}
 	struct ptree *tree = NULL;
 	if (o->tree) { /* attach --tree: what the process starts joins, and its
@@ -481,7 +555,7 @@ static int trace_target(const struct ropts *o, struct target *t, char **prog)
 		else
 			ptree_poll(tree, trid);
 	}
-	int sig = run(t, o->duration, prog != NULL, tree, trid);
+	int sig = run(t, o->duration, prog != NULL, tree, trid, fl);
 	if (o->tree) {
 		unsigned joined, in, refused;
 		ptree_free(tree, &joined, &in, &refused);
@@ -494,7 +568,10 @@ static int trace_target(const struct ropts *o, struct target *t, char **prog)
 	}
 	relay_finish(relay);
 	int lost = 0;
-	if (out) {
+	if (flight) {
+		lost = flight_end(fl, 1); /* (a snapshot that failed: exit status EXIT_LOST) */
+		posix_trace_shutdown(trid);
+	} else if (out) {
 		if ((rc = posix_trace_shutdown(trid)) != 0) {
 			err_msg("%s: the log may be incomplete: %s", out, strerror(rc));
 			lost = 1;

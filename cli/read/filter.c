@@ -258,11 +258,9 @@ int filter_type(struct evfilter *f, const struct tlog *l, unsigned id)
 }
 
 /* ------------------------------------------------------------ where */
-struct getarg { const struct typed_at *at; size_t n; const unsigned char *d; };
-
-static int get_field(void *arg, const char *field, struct where_val *v)
+int where_get_typed(void *arg, const char *field, struct where_val *v)
 {
-	const struct getarg *g = arg;
+	const struct where_typed *g = arg;
 
 	for (size_t i = 0; i < g->n; i++) {
 		const struct typed_at *a = &g->at[i];
@@ -321,10 +319,10 @@ static int where_ok(struct evfilter *f, const struct tlog *l, const struct tev *
 	if (!desc)
 		return 0;
 	struct typed_at at[PT_EXT_FIELDS_MAX];
-	struct getarg g = { at, 0, e->data };
+	struct where_typed g = { at, 0, e->data };
 	if (typed_layout(desc, e->data, e->len, at, &g.n, NULL, 0))
 		return 0; /* a payload that does not fit its description has no fields */
-	return where_eval(f->where, get_field, &g);
+	return where_eval(f->where, where_get_typed, &g);
 }
 
 int filter_event(struct evfilter *f, const struct tlog *l, const struct tev *e)

@@ -427,6 +427,10 @@ int where_eval(const struct where *w, where_get get, void *arg);
 int where_fields(const struct where *w, int (*fn)(void *arg, const char *field, int op,
                                                   const struct where_val *lit), void *arg);
 void where_free(struct where *w);
+/* where_eval()'s get() on a payload laid out by typed_layout() (filter.c) */
+struct typed_at;
+struct where_typed { const struct typed_at *at; size_t n; const unsigned char *d; };
+int where_get_typed(void *arg, const char *field, struct where_val *v);
 /* A glob (* any run, ? any one character, \ quotes the next) against the
  * n bytes at s: 1 if it matches.  Linear, whatever the pattern. */
 int glob_match(const char *pat, const char *s, size_t n);

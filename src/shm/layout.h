@@ -38,6 +38,10 @@
 /* an extension system event: a thread of a no-loss stream waited for room
  * (traced/record.c); its payload is the wait in ns (u64) */
 #define PT_SYS_NOLOSS_WAIT 8u
+/* an extension system event: the program raised a named trigger
+ * (posixtrace_trigger(3), traced/record.c); its payload is the name */
+#define PT_SYS_TRIGGER 9u
+#define PT_TRIGGER_NAME_MAX 63u
 #define PT_NAME_SZ        (TRACE_EVENT_NAME_MAX + 1) /* a name and its NUL */
 /* the name slot is part of the segment layout, which a controller and a
  * traced process built from different versions share */

@@ -12,6 +12,7 @@
 #define FIRST_USER_ID (POSIX_TRACE_UNNAMED_USEREVENT + 1)
 #include "../ext.h"
 _Static_assert(PT_SYS_NOLOSS_WAIT == PT_EXT_NOLOSS_WAIT, "the no-loss wait's id, said twice");
+_Static_assert(PT_SYS_TRIGGER == PT_EXT_TRIGGER, "the trigger's id, said twice");
 
 static const char *const sys_names[] = {
 	[POSIX_TRACE_ERROR] = "posix_trace_error",
@@ -23,6 +24,7 @@ static const char *const sys_names[] = {
 	[POSIX_TRACE_FLUSH_START] = "posix_trace_flush_start",
 	[POSIX_TRACE_FLUSH_STOP] = "posix_trace_flush_stop",
 	[PT_SYS_NOLOSS_WAIT] = "posixtrace_noloss_wait",
+	[PT_SYS_TRIGGER] = "posixtrace_trigger",
 	[POSIX_TRACE_UNNAMED_USEREVENT] = "posix_trace_unnamed_userevent",
 };
 

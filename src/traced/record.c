@@ -558,6 +558,27 @@ PT_API void posixtrace_event_at(trace_event_id_t id, const void *restrict data, 
 	                 site ? (uintptr_t)site : (uintptr_t)__builtin_return_address(0));
 }
 
+/* Extension: a named trigger, the system event PT_SYS_TRIGGER with the
+ * name as payload, through the general way (system ids never pass the
+ * wanted bitmap, and the fast path is for user ids): the same tests as an
+ * event of another id, then the write, which tests each stream's filter. */
+PT_API void posixtrace_trigger(const char *name)
+{
+	struct pt_ctl *c = pt_ctl;
+	uint32_t w = atomic_load_explicit(&c->live, memory_order_relaxed);
+	size_t len = 0;
+
+	if (PT_LIKELY(!(w & PT_LIVE_MASK)) || !name)
+		return;
+	while (len < PT_TRIGGER_NAME_MAX && name[len])
+		len++;
+	void *addr = __builtin_return_address(0);
+	if (PT_UNLIKELY(w != atomic_load_explicit(&pt_proc.seen, memory_order_relaxed)))
+		record_resync(PT_SYS_TRIGGER, name, len, w, addr);
+	else
+		record_live(PT_SYS_TRIGGER, name, len, w, addr);
+}
+
 /* A control function records a system event (START, STOP, FILTER) through
  * the trace id's own writer, whether or not the stream is running.  The
  * writer's nesting level is PT_LEVELS, a level no thread records at, so its

@@ -126,5 +126,25 @@ void pt_rotate_forget(struct pt_rotate *r); /* fork child */
 /* flusher.c: rotate t's log (t locked); its statistics */
 int pt_flusher_rotate(struct pt_trid *t, const struct pt_ext_rotate *in);
 int pt_flusher_rotate_stats(struct pt_trid *t, struct pt_ext_rotate_stats *out);
+/* ------------------------------- a flight recorder's looks (snapshot.c) */
+/* Both under t's lock; neither changes the stream (ext.h, pt_ext_follow_*,
+ * pt_ext_snapshot). */
+struct pt_snap_ev {
+	uint64_t ns, thread;
+	int32_t pid;
+	uint32_t level, id, len;
+	const unsigned char *data;
+};
+typedef int (*pt_snap_fn)(void *arg, const struct pt_snap_ev *e);
+struct pt_snap_follow;
+struct pt_snap_follow *pt_snap_follow_new(struct pt_trid *t, const uint64_t *want);
+int pt_snap_follow_poll(struct pt_trid *t, struct pt_snap_follow *f, pt_snap_fn fn, void *arg);
+uint64_t pt_snap_follow_missed(const struct pt_snap_follow *f);
+void pt_snap_follow_free(struct pt_snap_follow *f);
+struct pt_snap_stats {
+	uint64_t events, chunks, dropped, dropped_events, gaps, first, last, bytes;
+};
+int pt_snap_write(struct pt_trid *t, int fd, uint64_t from, uint64_t to, struct pt_snap_stats *st);
+unsigned pt_snap_use(const struct pt_trid *t);
 
 #endif

@@ -1,0 +1,570 @@
+/*
+ * snapshot.c -- the flight recorder's two looks at a LOOP stream that
+ * nobody consumes (`posixtrace record --flight`; docs/design.md, "Snapshots
+ * of a flight recorder"):
+ *
+ *  - the follower (pt_snap_follow_*): the records written since its last
+ *    look, each writer's in its order, for the recorder to test its
+ *    triggers on.  It scans the chunk descriptors, keeps per chunk the
+ *    life (sequence number) and offset it has read up to, and copies the
+ *    new records of a chunk into memory of its own before looking at
+ *    them; the chunk's life is checked after the copy, so a chunk a LOOP
+ *    thief took meanwhile is dropped whole (counted), never read torn.
+ *  - the snapshot (pt_snap_write): every record in the stream stamped in
+ *    a window, copied the same way (each chunk's words, then its life
+ *    checked again: a chunk overwritten mid-copy is dropped and counted),
+ *    merged by time across writers and written through the log writer
+ *    (log/) with the stream's event names, and the map of loaded code,
+ *    thread and process identities and payload descriptions the reader
+ *    has taken, so the log opens alone.
+ *
+ * Neither takes anything away from the stream: no chunk changes state,
+ * no reader progress (rd_pos) is published, nothing is freed.  So a
+ * thief counts a chunk it steals exactly as it would with no follower,
+ * and the program's recording path is untouched.  Both run in the
+ * controller under the trace id's lock (its clock is converted there).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "trid.h"
+
+/* ------------------------------------------------------------ records */
+
+/* One record of a chunk copy `c` (commit bytes) at *off: 1 and its
+ * fields, 0 at the end, -1 if bad (the rest of the copy is not used). */
+struct rec {
+	uint64_t tick, addr;
+	uint32_t id, len, trunc;
+	const unsigned char *data;
+};
+
+static int rec_next(const unsigned char *c, uint32_t commit, uint32_t *off, uint64_t base,
+                    uint32_t max_data, uint64_t *addr, struct rec *r)
+{
+	uint64_t w0, w1 = 0;
+
+	if (*off + PT_REC_SHORT > commit)
+		return 0;
+	memcpy(&w0, c + *off, 8);
+	uint32_t len = PT_REC_LEN(w0), id = PT_REC_ID(w0);
+	int wide = PT_REC_WIDE(w0) != 0;
+	uint32_t bytes = PT_REC_BYTES(len, wide);
+	if (id >= PT_NIDS || len > max_data || bytes > commit - *off)
+		return -1;
+	if (wide)
+		memcpy(&w1, c + *off + 8u * PT_REC_W1(len), 8);
+	else if (*off == 0)
+		return -1; /* a chunk starts with a wide record */
+	if (wide)
+		*addr = w1 & PT_MASK48;
+	r->tick = pt_rec_tick(base, w0, w1);
+	r->addr = *addr;
+	r->id = id;
+	r->len = len;
+	r->trunc = (PT_REC_FLAGS(w0) & PT_RF_TRUNC) != 0;
+	r->data = c + *off + 8;
+	*off += bytes;
+	return 1;
+}
+
+/* Copy words [from, to) of chunk idx into dst with the reader's loads. */
+static void copy_words(const struct pt_view *v, uint32_t idx, uint32_t from, uint32_t to,
+                       unsigned char *dst)
+{
+	const pt_word *src = (const pt_word *)(pt_chunk_data(v, idx) + from);
+	pt_get_bytes(dst, src, to - from);
+}
+
+static int64_t tick_ns(struct pt_trid *t, uint64_t tick)
+{
+	int64_t ns;
+	if (!pt_clock_ns_cached(&t->clk, tick, &ns))
+		ns = pt_clock_ns(&t->clk, tick);
+	return ns;
+}
+
+/* A chunk's descriptor read in one life: 0, or -1 (not OPEN or SEALED in
+ * the current epoch). */
+struct ckd {
+	uint64_t seq, base, thread;
+	int32_t pid;
+	uint32_t level, serial, commit, nev, sealed;
+};
+
+static int ck_read(const struct pt_trid *t, uint32_t i, uint32_t epoch, struct ckd *d)
+{
+	const struct pt_chunk *ck = &t->view.chunks[i];
+	uint64_t ss = atomic_load_explicit(&ck->ss, memory_order_acquire);
+	unsigned st = PT_SS_STATE(ss);
+
+	if (st != PT_CK_OPEN && st != PT_CK_SEALED)
+		return -1;
+	if (atomic_load_explicit(&ck->epoch, memory_order_relaxed) != epoch)
+		return -1;
+	d->seq = PT_SS_SEQ(ss);
+	d->sealed = st == PT_CK_SEALED;
+	d->base = atomic_load_explicit(&ck->base_ts, memory_order_relaxed);
+	d->thread = atomic_load_explicit(&ck->thread, memory_order_relaxed);
+	d->pid = atomic_load_explicit(&ck->pid, memory_order_relaxed);
+	d->level = atomic_load_explicit(&ck->level, memory_order_relaxed);
+	d->serial = atomic_load_explicit(&ck->serial, memory_order_relaxed);
+	d->nev = atomic_load_explicit(&ck->nevents, memory_order_relaxed);
+	uint32_t c = atomic_load_explicit(&ck->commit, memory_order_acquire);
+	d->commit = c <= t->view.chunk_size ? c & ~7u : 0;
+	return 0;
+}
+
+/* Is chunk i still in the life seq? (after an acquire fence: what was
+ * read of it before is of that life) */
+static int ck_alive(const struct pt_trid *t, uint32_t i, uint64_t seq)
+{
+	PT_SEQ_FENCE();
+	uint64_t ss = atomic_load_explicit(&t->view.chunks[i].ss, memory_order_acquire);
+	unsigned st = PT_SS_STATE(ss);
+	return PT_SS_SEQ(ss) == seq && (st == PT_CK_OPEN || st == PT_CK_SEALED);
+}
+
+static uint32_t epoch_of(const struct pt_trid *t)
+{
+	return PT_ST_EPOCH(atomic_load_explicit(&t->hdr->state, memory_order_acquire));
+}
+
+/* ------------------------------------------------------------ the follower */
+
+struct fck {              /* what the follower read of chunk i */
+	uint64_t seq;         /* the life it read, +1 (0: none) */
+	uint32_t off;         /* records read up to here */
+	uint32_t done;        /* read to the end of a sealed chunk */
+	uint64_t addr;        /* the last wide record's caller address */
+};
+
+struct pt_snap_follow {
+	uint32_t n, chunk_size;
+	struct fck *ck;
+	struct { uint64_t seq; uint32_t i; } *todo;
+	unsigned char *buf;
+	uint64_t want[PT_NIDS / 64];
+	uint64_t missed;      /* chunks overwritten before the follower read them to the end */
+	uint64_t records;     /* records looked at */
+};
+
+struct pt_snap_follow *pt_snap_follow_new(struct pt_trid *t, const uint64_t *want)
+{
+	struct pt_snap_follow *f = calloc(1, sizeof *f);
+	if (!f)
+		return NULL;
+	f->n = t->view.nchunks;
+	f->chunk_size = t->view.chunk_size;
+	f->ck = calloc(f->n, sizeof *f->ck);
+	f->todo = malloc((size_t)f->n * sizeof *f->todo);
+	f->buf = malloc(f->chunk_size);
+	if (!f->ck || !f->todo || !f->buf) {
+		pt_snap_follow_free(f);
+		return NULL;
+	}
+	memcpy(f->want, want, sizeof f->want);
+	/* what is in the stream already is not new: start at each chunk's
+	 * commit (a trigger fires on what happens from now on) */
+	uint32_t epoch = epoch_of(t);
+	for (uint32_t i = 0; i < f->n; i++) {
+		struct ckd d;
+		if (ck_read(t, i, epoch, &d) == 0)
+			f->ck[i] = (struct fck){ d.seq + 1, d.commit, d.sealed, 0 };
+	}
+	return f;
+}
+
+void pt_snap_follow_free(struct pt_snap_follow *f)
+{
+	if (!f)
+		return;
+	free(f->ck);
+	free(f->todo);
+	free(f->buf);
+	free(f);
+}
+
+uint64_t pt_snap_follow_missed(const struct pt_snap_follow *f)
+{
+	return f->missed;
+}
+
+static int by_seq(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+	return a < b ? -1 : a > b;
+}
+
+int pt_snap_follow_poll(struct pt_trid *t, struct pt_snap_follow *f, pt_snap_fn fn, void *arg)
+{
+	const struct pt_view *v = &t->view;
+	uint32_t epoch = epoch_of(t), ntodo = 0;
+	int delivered = 0;
+
+	if (v->nchunks != f->n || v->chunk_size != f->chunk_size)
+		return -EINVAL;
+	/* the chunks with something new, oldest life first: a writer's
+	 * chunks in the order it took them, so its records in its order */
+	for (uint32_t i = 0; i < f->n; i++) {
+		const struct pt_chunk *ck = &v->chunks[i];
+		uint64_t ss = atomic_load_explicit(&ck->ss, memory_order_acquire);
+		unsigned st = PT_SS_STATE(ss);
+		if (st != PT_CK_OPEN && st != PT_CK_SEALED)
+			continue;
+		uint64_t seq = PT_SS_SEQ(ss);
+		if (f->ck[i].seq == seq + 1 &&
+		    atomic_load_explicit(&ck->commit, memory_order_relaxed) <= f->ck[i].off) {
+			f->ck[i].done |= st == PT_CK_SEALED; /* (its commit is final) */
+			continue;
+		}
+		f->todo[ntodo].seq = seq;
+		f->todo[ntodo++].i = i;
+	}
+	qsort(f->todo, ntodo, sizeof *f->todo, by_seq);
+	for (uint32_t k = 0; k < ntodo; k++) {
+		uint32_t i = f->todo[k].i;
+		struct fck *c = &f->ck[i];
+		struct ckd d;
+		if (ck_read(t, i, epoch, &d))
+			continue;
+		if (c->seq != d.seq + 1) { /* a new life: from its start */
+			if (c->seq && !c->done)
+				f->missed++; /* the old life's rest was overwritten unread */
+			*c = (struct fck){ d.seq + 1, 0, 0, 0 };
+		}
+		if (d.commit <= c->off)
+			continue;
+		uint32_t from = c->off;
+		copy_words(v, i, from, d.commit, f->buf + from);
+		if (!ck_alive(t, i, d.seq)) { /* overwritten while copied: dropped */
+			f->missed++;
+			c->off = f->chunk_size;
+			c->done = 1;
+			continue;
+		}
+		uint32_t off = from;
+		uint64_t addr = c->addr;
+		int got = 0;
+		/* the headers walked (a record of a type no trigger wants costs
+		 * a few compares); a wanted one decoded whole */
+		while (off + PT_REC_SHORT <= d.commit) {
+			uint64_t w0, w1;
+			memcpy(&w0, f->buf + off, 8);
+			uint32_t len = PT_REC_LEN(w0), id = PT_REC_ID(w0);
+			int wide = PT_REC_WIDE(w0) != 0;
+			uint32_t bytes = PT_REC_BYTES(len, wide);
+			if (id >= PT_NIDS || len > v->max_data || bytes > d.commit - off ||
+			    (!wide && off == 0)) {
+				got = -1; /* bad data: the rest is skipped */
+				break;
+			}
+			f->records++;
+			if (!(f->want[id / 64] >> (id % 64) & 1)) {
+				if (wide) {
+					memcpy(&w1, f->buf + off + 8u * PT_REC_W1(len), 8);
+					addr = w1 & PT_MASK48;
+				}
+				off += bytes;
+				continue;
+			}
+			struct rec r;
+			rec_next(f->buf, d.commit, &off, d.base, v->max_data, &addr, &r);
+			struct pt_snap_ev e = { (uint64_t)tick_ns(t, r.tick), d.thread, d.pid, d.level,
+			                        r.id, r.len, r.data };
+			delivered++;
+			if (fn(arg, &e))
+				break;
+		}
+		c->off = got < 0 ? f->chunk_size : off;
+		c->done = got < 0 || (d.sealed && off >= d.commit);
+		c->addr = addr;
+	}
+	return delivered;
+}
+
+/* ------------------------------------------------------------ the snapshot */
+
+struct sck {              /* a chunk copied whole */
+	int32_t pid;
+	uint32_t level, serial, commit;
+	uint64_t thread, seq, base;
+	uint32_t idx;         /* its copy is at idx * chunk_size in the buffer */
+	uint8_t open;         /* it was open when copied */
+	uint8_t cut;          /* its records after commit are lost */
+	uint32_t nev;         /* (sealed) its records */
+	uint64_t base_ns;
+};
+
+static int by_life(const void *x, const void *y)
+{
+	uint64_t a = ((const struct sck *)x)->seq, b = ((const struct sck *)y)->seq;
+	return a < b ? -1 : a > b;
+}
+
+static int by_writer(const void *x, const void *y)
+{
+	const struct sck *a = x, *b = y;
+	if (a->pid != b->pid)
+		return a->pid < b->pid ? -1 : 1;
+	if (a->thread != b->thread)
+		return a->thread < b->thread ? -1 : 1;
+	if (a->level != b->level)
+		return a->level < b->level ? -1 : 1;
+	return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+static int same_writer(const struct sck *a, const struct sck *b)
+{
+	return a->pid == b->pid && a->thread == b->thread && a->level == b->level;
+}
+
+struct sw {               /* a writer being merged */
+	uint32_t first, end;  /* its chunks in ck[] */
+	uint32_t cur, off;
+	uint64_t addr;
+	struct rec r;         /* its next record */
+	uint64_t ns;
+	int gap;              /* a chunk of it is missing before r */
+};
+
+/* w's next record, 1; 0 when it has no more. */
+static int sw_next(struct pt_trid *t, const struct sck *ck, const unsigned char *buf,
+                   struct sw *w, uint32_t max_data, uint32_t chunk_size)
+{
+	while (w->cur < w->end) {
+		const struct sck *c = &ck[w->cur];
+		if (rec_next(buf + (size_t)c->idx * chunk_size, c->commit, &w->off, c->base, max_data, &w->addr, &w->r) > 0) {
+			w->ns = (uint64_t)tick_ns(t, w->r.tick);
+			return 1;
+		}
+		if (++w->cur < w->end) {
+			uint32_t s = ck[w->cur].serial, p = ck[w->cur - 1].serial;
+			if ((s != 1 && s != p + 1) || ck[w->cur - 1].cut)
+				w->gap = 1; /* chunks of it were overwritten, or dropped */
+		}
+		w->off = 0;
+		w->addr = 0;
+	}
+	return 0;
+}
+
+static void heap_down(struct sw **h, size_t n, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, m = i;
+		if (l < n && h[l]->ns < h[m]->ns)
+			m = l;
+		if (l + 1 < n && h[l + 1]->ns < h[m]->ns)
+			m = l + 1;
+		if (m == i)
+			return;
+		struct sw *x = h[i];
+		h[i] = h[m], h[m] = x, i = m;
+	}
+}
+
+/* The copy buffer of the last snapshot, kept for the next: a new one's
+ * pages are each a fault (a third of a snapshot's time, measured).  Taken
+ * and given back with an exchange, so snapshots of two streams in two
+ * threads never share one. */
+struct snapbuf { size_t cap; unsigned char *p; };
+static _Atomic(struct snapbuf *) kept;
+
+static struct snapbuf *buf_take(size_t cap)
+{
+	struct snapbuf *b = atomic_exchange(&kept, NULL);
+	if (b && b->cap >= cap)
+		return b;
+	if (b) {
+		free(b->p);
+		free(b);
+	}
+	if (!(b = malloc(sizeof *b)) || !(b->p = malloc(cap))) {
+		free(b);
+		return NULL;
+	}
+	b->cap = cap;
+	return b;
+}
+
+static void buf_give(struct snapbuf *b)
+{
+	if (b && (b = atomic_exchange(&kept, b)) != NULL) {
+		free(b->p);
+		free(b);
+	}
+}
+
+int pt_snap_write(struct pt_trid *t, int fd, uint64_t from, uint64_t to, struct pt_snap_stats *st)
+{
+	const struct pt_view *v = &t->view;
+	uint32_t epoch = epoch_of(t), n = 0;
+	struct sck *ck = malloc((size_t)v->nchunks * sizeof *ck);
+	/* the copies: as much as the chunks hold, touched only as used */
+	struct snapbuf *sb = buf_take((size_t)v->nchunks * v->chunk_size);
+	unsigned char *buf = sb ? sb->p : NULL;
+	struct sw *ws = NULL, **heap = NULL;
+	struct pt_logw w;
+	int rc = 0, w_ok = 0;
+
+	memset(st, 0, sizeof *st);
+	if (!ck || !buf) {
+		rc = ENOMEM;
+		goto out;
+	}
+	/* 1. the chunks that may hold records of the window: begun by its
+	 * end, and not followed by a chunk of their writer begun before its
+	 * start */
+	uint32_t m = 0;
+	for (uint32_t i = 0; i < v->nchunks; i++) {
+		struct ckd d;
+		if (ck_read(t, i, epoch, &d) || !d.commit)
+			continue;
+		uint64_t bns = (uint64_t)tick_ns(t, d.base);
+		if (bns > to)
+			continue; /* begun after the window */
+		ck[m++] = (struct sck){ d.pid, d.level, d.serial, d.commit, d.thread, d.seq, d.base,
+		                        i, !d.sealed, 0, d.nev, bns };
+	}
+	qsort(ck, m, sizeof *ck, by_writer);
+	for (uint32_t i = 0; i < m; i++)
+		if (!(i + 1 < m && same_writer(&ck[i], &ck[i + 1]) && ck[i + 1].base_ns < from))
+			ck[n++] = ck[i];
+	/* 2. copied oldest first (a thief takes the oldest first), each
+	 * chunk's words, then its life checked again: one overwritten
+	 * meanwhile is dropped, counted */
+	qsort(ck, n, sizeof *ck, by_life);
+	m = n, n = 0;
+	for (uint32_t k = 0; k < m; k++) {
+		struct sck *c = &ck[k];
+		copy_words(v, c->idx, 0, c->commit, buf + (size_t)c->idx * v->chunk_size);
+		if (!ck_alive(t, c->idx, c->seq)) {
+			st->dropped++;
+			st->dropped_events += !c->open && c->nev ? c->nev : 1;
+			continue;
+		}
+		ck[n++] = *c;
+	}
+	st->chunks = n;
+	/* 3. each writer's chunks in the order it took them.  A chunk copied
+	 * while open that has a later chunk of its writer was filled and
+	 * sealed after it was copied: its rest is copied now (else the
+	 * writer's events between the two copies would be missing with no
+	 * gap told); if it was overwritten meanwhile, its rest is a gap. */
+	qsort(ck, n, sizeof *ck, by_writer);
+	for (uint32_t i = 0; i + 1 < n; i++) {
+		struct sck *c = &ck[i];
+		struct ckd d;
+		if (!c->open || !same_writer(c, c + 1))
+			continue;
+		if (ck_read(t, c->idx, epoch, &d) || d.seq != c->seq) {
+			c->cut = 1;
+			continue;
+		}
+		if (d.commit > c->commit) {
+			copy_words(v, c->idx, c->commit, d.commit,
+			           buf + (size_t)c->idx * v->chunk_size + c->commit);
+			if (!ck_alive(t, c->idx, d.seq)) { /* (what was copied before stands) */
+				c->cut = 1;
+				continue;
+			}
+			c->commit = d.commit;
+		}
+	}
+	size_t nw = 0;
+	ws = calloc(n ? n : 1, sizeof *ws);
+	heap = calloc(n ? n : 1, sizeof *heap);
+	if (!ws || !heap) {
+		rc = ENOMEM;
+		goto out;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		if (i == 0 || !same_writer(&ck[i], &ck[i - 1]))
+			ws[nw++] = (struct sw){ i, i + 1, i, 0, 0, { 0 }, 0, 0 };
+		else
+			ws[nw - 1].end = i + 1;
+	}
+	/* 4. the log: its names and map first */
+	struct pt_attr_img attr = t->attr;
+	attr.has_log = 1;
+	attr.log_policy = POSIX_TRACE_APPEND;
+	if ((rc = pt_logw_init(&w, fd, &attr, POSIX_TRACE_APPEND, 0)) != 0)
+		goto out;
+	w_ok = 1;
+	char name[PT_NAME_SZ];
+	if (t->tctl)
+		pt_names_copy(t->view.names, pt_ctl_names(t->tctl));
+	for (trace_event_id_t id = 0; id < PT_NIDS && !rc; id++)
+		if (pt_name_get(t->view.names, id, name) == 0 && name[0])
+			rc = pt_logw_name(&w, id, name);
+	pt_objs_collect(t);
+	for (size_t i = 0; i < t->rd.nobjs && !rc; i++)
+		rc = pt_logw_obj(&w, &t->rd.objs[i]);
+	/* 5. the records stamped in [from, to], merged by time */
+	size_t nh = 0;
+	for (size_t i = 0; i < nw; i++) {
+		struct sw *x = &ws[i];
+		while (sw_next(t, ck, buf, x, v->max_data, v->chunk_size) && x->ns < from)
+			x->gap = 0; /* (before the window: a gap there is not the window's) */
+		if (x->cur < x->end && x->ns <= to)
+			heap[nh++] = x;
+	}
+	for (size_t i = nh / 2; i-- > 0;)
+		heap_down(heap, nh, i);
+	uint64_t lost = 0;
+	while (nh && !rc) {
+		struct sw *x = heap[0];
+		if (x->gap) { /* told where it is, as the reader tells a loss */
+			uint64_t thread = ck[x->cur].thread;
+			int32_t pid = ck[x->cur].pid;
+			lost++;
+			rc = pt_logw_event(&w, x->ns, pid, thread, 0, POSIX_TRACE_OVERFLOW, 0, NULL, 0);
+			if (!rc)
+				rc = pt_logw_event_lost(&w, x->ns, pid, thread, 0, POSIX_TRACE_RESUME,
+				                        lost);
+			x->gap = 0;
+			st->gaps++;
+		}
+		if (!rc)
+			rc = pt_logw_event(&w, x->ns, ck[x->cur].pid, ck[x->cur].thread, x->r.addr,
+			                   x->r.id, (int)x->r.trunc, x->r.data, x->r.len);
+		if (rc)
+			break;
+		if (!st->events++)
+			st->first = x->ns;
+		st->last = x->ns;
+		if (!sw_next(t, ck, buf, x, v->max_data, v->chunk_size) || x->ns > to)
+			heap[0] = heap[--nh];
+		heap_down(heap, nh, 0);
+	}
+	/* 6. finished, on disk */
+	if (!rc) {
+		struct posix_trace_status_info si = { 0 };
+		si.posix_stream_status = POSIX_TRACE_RUNNING;
+		si.posix_stream_overrun_status = lost ? POSIX_TRACE_OVERRUN : POSIX_TRACE_NO_OVERRUN;
+		w.stream_lost = lost;
+		rc = pt_logw_finish(&w, &si);
+		if (!rc && w.err)
+			rc = w.err;
+		if (!rc && fsync(fd) && errno != EINVAL && errno != EROFS)
+			rc = errno;
+	}
+	st->bytes = w_ok ? w.written : 0;
+out:
+	if (w_ok)
+		pt_logw_free(&w);
+	free(heap);
+	free(ws);
+	buf_give(sb);
+	free(ck);
+	return rc;
+}
+
+unsigned pt_snap_use(const struct pt_trid *t)
+{
+	uint64_t s = atomic_load_explicit(&t->hdr->sealed_bytes, memory_order_relaxed);
+	uint64_t b = t->view.budget ? t->view.budget : 1;
+	return s >= b ? 1000u : (unsigned)(s * 1000 / b);
+}
