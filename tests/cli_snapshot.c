@@ -383,6 +383,22 @@ int main(int argc, char **argv)
 				                                                       0, 0, -1 });
 		CHECK(cli_contains(err, "over --max or --every"));
 		free(err);
+		/* a directory of snapshots whose windows overlap is not one
+		 * trace (the same events twice): show refuses it, naming both */
+		{
+			const char *dup = cli_path("storm-dup");
+			char cmd[1400];
+			snprintf(cmd, sizeof cmd, "mkdir '%s' && cp '%s' '%s/s-1.ptlog' && cp '%s' '%s/s-2.ptlog'",
+			         dup, snap_path(dir, 1), dup, snap_path(dir, 1), dup);
+			REQUIRE(system(cmd) == 0);
+			char *o = NULL;
+			err = NULL;
+			CHECK(cli_run(CLI("show", (char *)dup), &o, &err) != 0);
+			CHECK(cli_contains(err, "snapshots of one flight recorder"));
+			CHECK(cli_contains(err, "s-1.ptlog") && cli_contains(err, "s-2.ptlog"));
+			free(o);
+			free(err);
+		}
 		dir = cli_path("storm-every");
 		setenv("SNAP_STORM_N", "1", 1);
 		CHECK_EQ(record("storm", dir, (char *[]){ "--snapshot-on", "trigger:storm", "--before",

@@ -50,6 +50,8 @@ struct tpart {
 	int unfinished, writing;
 	uint64_t damaged;
 	int32_t tracer;       /* its recorder's pid, as its totals found it (0: none) */
+	uint64_t created;     /* its stream's creation time (ns), from the header */
+	int loop;             /* its stream's full policy was LOOP (a flight recorder's) */
 	dev_t dev;            /* the file (a file named twice is read once) */
 	ino_t ino;
 	int damage_said;      /* a damaged stretch met in reading, said */
@@ -123,10 +125,13 @@ static uint64_t swap64(uint64_t v) { return __builtin_bswap64(v); }
 
 /* The first timestamp of the log open on fd, without reading its events
  * (docs/log-format.md): the summary's, else the base of the first block
- * if it is an events block, else the creation time in the header.  0 and
- * *first, or -1: not a log. */
-static int part_first(int fd, uint64_t *first)
+ * if it is an events block, else the creation time in the header; and
+ * from the header, its stream's creation time and whether the stream was
+ * a LOOP one (a flight recorder's: record --flight's snapshots are logs
+ * of one such stream).  0, or -1: not a log. */
+static int part_first(int fd, struct tpart *p)
 {
+	uint64_t *first = &p->first;
 	unsigned char h[256], b[48];
 	uint32_t bom;
 	int swap;
@@ -138,6 +143,20 @@ static int part_first(int fd, uint64_t *first)
 	if (bom != 0x01020304u && bom != 0x04030201u)
 		return -1;
 	swap = bom == 0x04030201u;
+	int64_t sec, nsec; /* the attributes' creation time (at 48 + 128) */
+	int32_t policy;    /* ... and stream-full policy (at 48 + 184) */
+	memcpy(&sec, h + 176, 8);
+	memcpy(&nsec, h + 184, 8);
+	memcpy(&policy, h + 232, 4);
+	if (swap) {
+		sec = (int64_t)swap64((uint64_t)sec), nsec = (int64_t)swap64((uint64_t)nsec);
+		policy = (int32_t)__builtin_bswap32((uint32_t)policy);
+	}
+	uint64_t created = sec > 0 && nsec >= 0 && nsec < 1000000000 &&
+	                   (uint64_t)sec < UINT64_MAX / 1000000000u
+	                           ? (uint64_t)sec * 1000000000u + (uint64_t)nsec : 0;
+	p->created = created;
+	p->loop = policy == POSIX_TRACE_LOOP;
 	if (pt_ext_log_summary(fd, &s) == 0) {
 		uint64_t f = s->first, nev = s->events;
 		pt_ext_summary_free(s);
@@ -156,13 +175,7 @@ static int part_first(int fd, uint64_t *first)
 			return 0;
 		}
 	}
-	int64_t sec, nsec; /* the attributes' creation time (at 48 + 128) */
-	memcpy(&sec, h + 176, 8);
-	memcpy(&nsec, h + 184, 8);
-	if (swap)
-		sec = (int64_t)swap64((uint64_t)sec), nsec = (int64_t)swap64((uint64_t)nsec);
-	*first = sec > 0 && nsec >= 0 && nsec < 1000000000 && (uint64_t)sec < UINT64_MAX / 1000000000u
-	                 ? (uint64_t)sec * 1000000000u + (uint64_t)nsec : 0;
+	*first = created;
 	return 0;
 }
 
@@ -228,7 +241,7 @@ static int add_part(struct tparts *P, char *path)
 			return 0;
 		}
 	struct tpart p = { .path = path, .dev = sb.st_dev, .ino = sb.st_ino };
-	if (part_first(fd, &p.first) != 0) {
+	if (part_first(fd, &p) != 0) {
 		err_msg("%s: not a posixtrace log", path);
 		close(fd);
 		free(path);
@@ -669,8 +682,10 @@ static void say_notes(const struct tlog *l, const struct tparts *P)
 
 /* The groups of parts read together: a part that begins before the
  * parts before it have all ended (logs recorded at the same time, not
- * the parts of one recording) joins their group, said in a note.  0, or
- * -1 out of memory. */
+ * the parts of one recording) joins their group, said in a note.  Two
+ * snapshots of one flight recorder (logs of one LOOP stream, made at the
+ * same time) that overlap hold the same events twice: they cannot be
+ * read as one trace.  0; -1 out of memory; 1 after a message. */
 static int make_groups(struct tparts *P)
 {
 	size_t biggest = 1, start = 0;
@@ -684,6 +699,13 @@ static int make_groups(struct tparts *P)
 	for (size_t k = 0; k < P->n; k++) {
 		const struct tpart *p = &P->v[k];
 		if (k && p->nev && any && p->first < last) { /* overlaps the group so far */
+			for (size_t j = start; j < k; j++)
+				if (p->loop && P->v[j].loop && p->created && p->created == P->v[j].created) {
+					err_msg("%s and %s are snapshots of one flight recorder whose "
+					        "windows overlap (the same events in both): read them "
+					        "one at a time", P->v[j].path, p->path);
+					return 1;
+				}
 			add_note(P, "%s and %s overlap in time: read together, merged by time",
 			         P->v[k - 1].name, p->name);
 		} else {
@@ -760,8 +782,10 @@ int parts_load(struct tlog *l, const char *path)
 		pt->tracer = pl.tracer;
 		tlog_free(&pl);
 	}
-	if (make_groups(P)) {
-		err_msg("%s: out of memory", path);
+	int grc = make_groups(P);
+	if (grc) {
+		if (grc < 0)
+			err_msg("%s: out of memory", path);
 		goto fail;
 	}
 	l->thrs = thrmap_from(g.thr, g.nthr);
