@@ -144,7 +144,9 @@ struct pt_trid {
 	struct pt_hdr *hdr;
 	size_t map_size;
 	struct pt_view view;      /* pointers into the segment, for the reader */
-	struct pt_tw sys_tw;      /* the id's own writer of system events */
+	struct pt_tw sys_tw[2];   /* the id's own writers of system events, */
+	pthread_t sys_thr[2];     /* one per thread using it (trid/sysevent.c) */
+	unsigned sys_last;        /* the one written last */
 	struct pt_attr_img attr;  /* trusted copy */
 	uint32_t noloss_ms;       /* no-loss bound it was created with, 0: off */
 	struct pt_clock clk;      /* trusted copy; points added as it is read */
