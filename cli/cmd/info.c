@@ -234,7 +234,7 @@ static int spans(struct spans *sp, const char *path, struct tlog *l)
 /* --no-loss: per thread, how often and how long it waited for room (the
  * posixtrace_noloss_wait events, read in a pass of their own).  0, or 1
  * after a message. */
-static int waits(const struct tlog *l, const char *path)
+static int waits(struct tlog *l, const char *path)
 {
 	struct twait *w = calloc(l->nth + 1, sizeof *w);
 	char who[48], name[40], a[32], b[32];

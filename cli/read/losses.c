@@ -144,23 +144,29 @@ int tlog_wait_of(const struct tev *e, uint64_t *ns)
 	return 1;
 }
 
-int tlog_waits(const char *path, const struct tlog *l, struct twait *w)
+int tlog_waits(const char *path, struct tlog *l, struct twait *w)
 {
 	struct tlog r;
+	struct tlog *from = l->open_ ? l : &r;
 	struct tev e;
 	uint64_t ns;
 	int rc;
 
-	if (tlog_load(&r, path))
+	/* (a log being written read anew would also be opened by a second
+	 * checking scan, and hold waits the totals do not count) */
+	if (from == &r && tlog_load(&r, path))
 		return 1;
-	while ((rc = tlog_next(&r, &e)) > 0)
+	while ((rc = tlog_next(from, &e)) > 0)
 		if (e.thread < l->nth && tlog_wait_of(&e, &ns)) {
 			struct twait *t = &w[e.thread];
 			t->n++;
 			t->ns += ns;
 			t->max = ns > t->max ? ns : t->max;
 		}
-	tlog_free(&r);
+	if (from == &r)
+		tlog_free(&r);
+	else if (rc == 0 && tlog_rewind(l))
+		rc = -1;
 	return rc < 0;
 }
 

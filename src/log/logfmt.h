@@ -549,6 +549,8 @@ struct pt_logr {
 	uint64_t chk_max_ts, chk_min_ts;
 	int chk_lost;
 	int chk_sorted;      /* its event timestamps never step back */
+	int chk_meta;        /* it has a name, an OBJ record or a LOST count: what a
+	                      * check with names keeps (else one check is enough) */
 	int file_order;      /* PT_LOGR_FILE_ORDER */
 	struct pt_logr_merge m;
 	uint64_t told_early; /* RESUMEs told before the time recorded (a late event in

@@ -243,6 +243,7 @@ int pt_logr_check(struct pt_logr *r, const unsigned char *p, const struct pt_log
 	struct pt_log_prev prev = { 0, 0, 0 };
 	r->chk_max_ts = r->chk_min_ts = 0;
 	r->chk_lost = 0;
+	r->chk_meta = 0;
 	r->chk_sorted = 1;
 	for (uint32_t i = 0; i < b->nrec; i++) {
 		uint32_t delta, n;
@@ -268,6 +269,7 @@ int pt_logr_check(struct pt_logr *r, const unsigned char *p, const struct pt_log
 		}
 		if (b->len - off < n)
 			return EBADMSG;
+		r->chk_meta |= (info & (PT_LOG_RF_OBJ | PT_LOG_RF_NAME | PT_LOG_RF_LOST)) != 0;
 		if (info & PT_LOG_RF_OBJ) {
 			if ((info & ~PT_LOG_RF_OBJ) || where || delta || r->version < 3 ||
 			    get_obj(r, p + off, n, names))
@@ -476,7 +478,12 @@ static int scan(struct pt_logr *r, struct ent **pe, size_t *pn, uint64_t *end_se
 				x.max_ts = r->chk_max_ts;
 				x.min_ts = r->chk_min_ts;
 				x.has_lost = r->chk_lost;
-				(void)pt_logr_check(r, r->buf, &b, 1, &x.first_ts, &x.last_ts, &x.nev);
+				/* again to keep its names, map entries and loss count,
+				 * now that it is known sound: only a block that has
+				 * some (checking was half of reading a log at open) */
+				if (r->chk_meta)
+					(void)pt_logr_check(r, r->buf, &b, 1, &x.first_ts, &x.last_ts,
+					                    &x.nev);
 				if (b.type == PT_LOG_BT_EVENTS && x.nev)
 					census_block(r, r->buf, &b);
 				if (b.type == PT_LOG_BT_END && b.seq >= *end_seq) {
