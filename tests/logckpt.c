@@ -24,6 +24,7 @@
  * reads every block (no checkpoint to start from).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include "t.h"
 #include "logfmt_util.h"
@@ -68,21 +69,27 @@ static void put(struct pt_logw *w, uint64_t i)
  * file as it was after each of cuts[] events into cut_fd[] (synced: as a
  * reader of a log being written finds it); *max_idx: the most block
  * entries the writer held at once. */
+static uint32_t g_block = BLOCK, g_ckpt = CKPT;
+static uint64_t g_nev = NEV;
+static int g_after_ckpt; /* a cut at the first checkpoint from cuts[k] on */
+
 static void write_log(int fd, unsigned version, const uint64_t *cuts, int *cut_fd, size_t ncut,
                       uint64_t *max_idx, uint32_t *ckpts)
 {
 	struct pt_attr_img a = mkattr(64);
-	struct pt_logw_opt o = { .block_size = BLOCK, .version = version, .ckpt_bytes = CKPT };
+	struct pt_logw_opt o = { .block_size = g_block, .version = version, .ckpt_bytes = g_ckpt };
 	struct pt_logw w;
 	size_t k = 0;
 
 	REQUIRE(pt_logw_init_opt(&w, fd, &a, POSIX_TRACE_APPEND, 0, &o) == 0);
 	*max_idx = 0;
-	for (uint64_t i = 0; i < NEV; i++) {
+	for (uint64_t i = 0; i < g_nev; i++) {
+		uint32_t before = w.sum ? w.sum->ckpts : 0;
 		put(&w, i);
 		if (w.sum && w.sum->nidx > *max_idx)
 			*max_idx = w.sum->nidx;
-		if (k < ncut && i + 1 == cuts[k]) {
+		if (k < ncut && (g_after_ckpt ? i + 1 >= cuts[k] && w.sum->ckpts != before
+		                              : i + 1 == cuts[k])) {
 			CHECK_RC(pt_logw_sync(&w), 0);
 			cut_fd[k] = mfd();
 			copy_fd(fd, cut_fd[k], fsize(fd));
@@ -228,5 +235,34 @@ int main(void)
 		close(cut[k]), close(cut7[k]);
 	close(fd);
 	close(fd7);
+
+	/* small blocks, a checkpoint after nearly every one, the last block
+	 * (synced) smaller than those before: a block before the checkpoint is
+	 * read into a buffer the scan of the tail did not grow (fuzz/corpus/
+	 * ckpt_unfinished.log read as damage once) */
+	static const uint64_t small_cuts[] = { 2000 };
+	int sc[1];
+	g_block = 4096, g_ckpt = 4096, g_nev = 3000, g_after_ckpt = 1;
+	fd = mfd();
+	write_log(fd, 0, small_cuts, sc, 1, &max8, &ck8);
+	CHECK(ck8 >= 5);
+	same(fd, 0, "small blocks, finished", &ra, &rb);
+	same(sc[0], 0, "small blocks, being written", &ra, &rb);
+	printf("small blocks (%u checkpoints), being written: %llu bytes read at open, %llu by a "
+	       "scan\n", ck8, (unsigned long long)ra, (unsigned long long)rb);
+	CHECK(ra < rb);
+	close(sc[0]);
+	close(fd);
+
+	/* the fuzzing seed that found it: its blocks before the last
+	 * checkpoint larger than every block after it */
+	char dir[4096], path[4200];
+	t_source_dir(dir, sizeof dir);
+	snprintf(path, sizeof path, "%s/fuzz/corpus/ckpt_unfinished.log", dir);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	REQUIRE(fd >= 0);
+	same(fd, 0, "fuzz/corpus/ckpt_unfinished.log", &ra, &rb);
+	CHECK(ra < rb);
+	close(fd);
 	T_END();
 }

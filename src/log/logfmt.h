@@ -606,6 +606,9 @@ struct pt_logr {
 	 * block), with the reader's error events added */
 	struct pt_logw *census;
 	int census_ok;
+	int census_ckpt;     /* (v8) opened from checkpoints: the blocks before the last
+	                      * one are counted as the writer counted them (as a
+	                      * summary is), checked only when read */
 	uint64_t census_seq, census_blocks, census_errors;
 };
 

@@ -58,8 +58,9 @@ static int load(struct pt_logr *r, const struct pt_logr_item *it)
 	if (!pt_logr_bhdr(r, r->buf, &b) || b.seq != it->seq || b.len != it->len ||
 	    b.type != PT_LOG_BT_EVENTS || pt_logr_check(r, r->buf, &b, 0, &first, &last, &nev))
 		return EBADMSG;
-	/* (opened through the index) the block is what its entry says */
-	if (r->indexed && ((nev != 0) != it->has_ev || it->has_lost != r->chk_lost ||
+	/* (opened through the index, or from checkpoints) the block is what
+	 * its entry says */
+	if ((r->indexed || r->census_ckpt) && ((nev != 0) != it->has_ev || it->has_lost != r->chk_lost ||
 	                   (nev && (first != it->ts || last != it->last_ts ||
 	                            r->chk_max_ts != it->max_ts || r->chk_min_ts != it->min_ts))))
 		return EBADMSG;

@@ -574,6 +574,7 @@ static int order(struct pt_logr *r, struct ent *e, size_t n, uint64_t end_seq)
 		it = &r->items[r->nitems++];
 		it->off = e[i].off, it->seq = e[i].seq, it->len = e[i].len, it->ts = e[i].first_ts;
 		it->max_ts = e[i].max_ts, it->min_ts = e[i].min_ts, it->has_lost = e[i].has_lost;
+		it->last_ts = e[i].last_ts;
 		it->has_ev = 1;
 		prev_ts = e[i].last_ts, have_ts = 1;
 	}
@@ -855,6 +856,15 @@ static int ckpt_prefix(struct pt_logr *r, struct ent **pe, size_t *pn, size_t *c
 		free(e);
 		goto out;
 	}
+	/* (a block is read into r->buf when reached: room for the largest) */
+	uint32_t maxlen = 0;
+	for (size_t i = 0; i < n; i++)
+		maxlen = e[i].len > maxlen ? e[i].len : maxlen;
+	if (grow(r, maxlen)) {
+		free(e);
+		rc = ENOMEM;
+		goto out;
+	}
 	e[n++] = (struct ent){ .off = c_off, .seq = c_seq, .oldest = 1, .len = c_len, .good = 1,
 	                       .type = PT_LOG_BT_CKPT };
 	/* the census from the counts they give; their names and map */
@@ -864,6 +874,7 @@ static int ckpt_prefix(struct pt_logr *r, struct ent **pe, size_t *pn, size_t *c
 	}
 	r->census_seq = c_seq;
 	r->census_blocks = blocks;
+	r->census_ckpt = 1;
 	r->lost_rec_seq = lost_seq;
 	for (unsigned id = 0; id < PT_NIDS; id++)
 		if (s.known[id / 64] >> (id % 64) & 1)
