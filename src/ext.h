@@ -75,6 +75,10 @@ int pt_ext_join_pid(trace_id_t trid, pid_t pid);
 #define PT_EXT_OBJ_THREAD  5u  /* base: pthread_t, lo: kernel TID, path: name */
 #define PT_EXT_OBJ_TYPE    6u  /* lo: event id, path: payload description */
 #define PT_EXT_OBJ_PROC    7u  /* lo: parent's pid, path: command line */
+/* A map entry (pt_ext_objects() gives it): a forked child's map, pid's, is
+ * its parent's (lo: the parent's pid) as it was at ts, until its next
+ * BEGIN or FORK; its own ADD and DEL after it come on top. */
+#define PT_EXT_OBJ_FORK    8u
 #define PT_EXT_OBJ_BID_MAX 32u
 #define PT_EXT_OBJ_PATH    432u
 #define PT_EXT_OBJ_TRUNC   1u  /* flags: the path was cut to fit */

@@ -120,13 +120,14 @@ static int added_before(const struct pt_ext_obj *o, size_t i)
 static void objects(struct symz *z)
 {
 	const struct pt_ext_obj *o;
-	size_t n = symz_objects(z, &o), nobj = 0;
+	size_t n = symz_objects(z, &o), nobj = 0, nfork = 0;
 	uint64_t lost = 0;
 
 	for (size_t i = 0; i < n; i++) {
 		if (o[i].kind == PT_EXT_OBJ_LOST)
 			lost = o[i].lo > lost ? o[i].lo : lost;
 		nobj += o[i].kind == PT_EXT_OBJ_ADD && !added_before(o, i);
+		nfork += o[i].kind == PT_EXT_OBJ_FORK;
 	}
 	if (!n)
 		return;
@@ -146,6 +147,17 @@ static void objects(struct symz *z)
 		printf("  %8d  0x%016llx  %-40s  %s%s%s\n", (int)o[i].pid,
 		       (unsigned long long)o[i].base, bid, o[i].path[0] ? o[i].path : "(no path)",
 		       o[i].flags & PT_EXT_OBJ_TRUNC ? "..." : "", gone ? "  (unloaded)" : "");
+	}
+	/* a forked child's map is its parent's, written once */
+	for (size_t i = 0, shown = 0; i < n && nfork; i++) {
+		if (o[i].kind != PT_EXT_OBJ_FORK)
+			continue;
+		if (shown++ == 8) {
+			printf("  (and %zu more forked processes, each with its parent's map)\n",
+			       nfork - 8);
+			break;
+		}
+		printf("  %8d  (forked: the map of %llu)\n", (int)o[i].pid, (unsigned long long)o[i].lo);
 	}
 	if (lost)
 		printf("  (%llu entries of the map were lost: its area in the stream was full)\n",

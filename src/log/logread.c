@@ -147,6 +147,10 @@ int pt_log_obj_decode(const unsigned char *p, uint32_t n, int sw, unsigned versi
 	/* (v6) thread identities and payload descriptions */
 	int meta = o->kind == PT_EXT_OBJ_THREAD || o->kind == PT_EXT_OBJ_TYPE ||
 	           o->kind == PT_EXT_OBJ_PROC;
+	if (o->kind == PT_EXT_OBJ_FORK) /* (v8) the parent's pid, nothing else */
+		return version < 8 || n != PT_LOG_OBJ_FIXED || o->pid <= 0 || !o->lo ||
+		       o->lo > INT32_MAX || o->lo == (uint64_t)(uint32_t)o->pid || o->hi || o->base ||
+		       o->bid_len || o->flags ? EBADMSG : 0;
 	if (o->bid_len > PT_EXT_OBJ_BID_MAX || n - PT_LOG_OBJ_FIXED < o->bid_len ||
 	    o->kind < PT_EXT_OBJ_BEGIN ||
 	    o->kind > (version >= 6 ? PT_EXT_OBJ_PROC : PT_EXT_OBJ_LOST) ||

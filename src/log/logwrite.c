@@ -340,6 +340,8 @@ int pt_logw_obj(struct pt_logw *w, const struct pt_ext_obj *o)
 	if (w->version < 6 && (o->kind == PT_EXT_OBJ_THREAD || o->kind == PT_EXT_OBJ_TYPE ||
 	                       o->kind == PT_EXT_OBJ_PROC))
 		return 0; /* formats 3 and 5 have no such entries */
+	if (w->version < 8 && o->kind == PT_EXT_OBJ_FORK)
+		return 0; /* (nor has 7 this one) */
 	if (PT_LOG_BLK + PT_LOG_REC + n > w->cap)
 		return 0; /* a block this small cannot hold it: the log goes without */
 	/* A copy is kept for the summary and the LOOP wraps, up to as many

@@ -100,7 +100,7 @@ struct pt_reader {
 	uint64_t obj_taken[PT_OBJ_SLOTS / 64];
 	uint64_t obj_lost;           /* the segment's count, as of the last LOST entry */
 	unsigned obj_nlost;          /* LOST entries made */
-	size_t obj_retired[8];       /* entries of each kind retired (pt_objs_retire) */
+	size_t obj_retired[16];      /* entries of each kind retired (pt_objs_retire) */
 	size_t obj_retire_at;        /* entries below which a retire pass is not worth it */
 	/* where the last look for entries of each class (objects, threads,
 	 * processes, types: api/ext.c) stopped: k of them before objs[i];
