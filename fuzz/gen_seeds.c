@@ -38,12 +38,14 @@ static void must(int rc, const char *what)
 
 /* n events from 3 writers, in runs of 4, mostly from one call site (so
  * format 4 writes short records), payloads of 0..40 bytes, a few names */
+static uint64_t ckpt; /* (v8) bytes between checkpoints, 0: the writer's own */
+
 static void seed(const char *name, int policy, uint64_t log_max, int n, int swap, int finish,
                  off_t cut, uint32_t block)
 {
 	struct pt_attr_img a;
 	struct pt_logw_opt o = { .block_size = block, .swap = swap, .nonce = 0x5eed5eed5eed5eedull,
-	                         .version = version };
+	                         .version = version, .ckpt_bytes = ckpt };
 	struct posix_trace_status_info st = { 2, 2, 0, 0, 0, 0, 2 };
 	struct pt_logw w;
 	unsigned char d[40];
@@ -130,6 +132,10 @@ int main(int argc, char **argv)
 	seed("late.log", POSIX_TRACE_APPEND, 0, 150, 0, 1, 0, 256);
 	seed("late_loop.log", POSIX_TRACE_LOOP, 2048, 200, 0, 1, 0, 256);
 	late = 0;
+	ckpt = 2048; /* (v8) checkpoints every few blocks: finished, being written */
+	seed("ckpt.log", POSIX_TRACE_APPEND, 0, 400, 0, 1, 0, 2048);
+	seed("ckpt_unfinished.log", POSIX_TRACE_APPEND, 0, 400, 0, 0, 0, 2048);
+	ckpt = 0;
 	version = 3; /* logs of the format before, still read */
 	seed("v3_append.log", POSIX_TRACE_APPEND, 0, 40, 0, 1, 0, 256);
 	seed("v3_loop.log", POSIX_TRACE_LOOP, 1536, 120, 0, 1, 0, 256);

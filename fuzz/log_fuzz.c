@@ -104,7 +104,16 @@ static void census_check(struct pt_logr *r)
 		n++;
 	}
 	/* (a log may hold recorded POSIX_TRACE_ERROR events too; the times
-	 * are those recorded unless a RESUME was told earlier, merged) */
+	 * are those recorded unless a RESUME was told earlier, merged.  A
+	 * log opened from its checkpoints (format 8) has the blocks before the
+	 * last one counted as the writer counted them, as a summary has
+	 * them: a damaged one among them is found when read) */
+	int nocrc = 0;
+#ifdef PT_LOG_FUZZ_NOCRC
+	nocrc = 1; /* (nor is a block whose checksum is not checked) */
+#endif
+	if (r->census_ckpt && (errors || nocrc))
+		return;
 	if (n != c->events || memcmp(count, c->count, sizeof count) || errors < damaged ||
 	    (n && !r->told_early && (lo != c->first || hi != c->last)))
 		abort();
@@ -139,6 +148,7 @@ static void same_batched(int flags)
 			b.ev[0].w = 0;
 			b.ev[0].flags = 0;
 			b.ev[0].word = 0;
+			b.ev[0].hi = 0;
 		} else if (pt_logr_next_batch(r, &b) || b.n > PT_EXT_BATCH || b.nw > PT_EXT_BATCH_W) {
 			abort();
 		}
@@ -146,12 +156,20 @@ static void same_batched(int flags)
 			const struct pt_ext_bevent *e = &b.ev[i];
 			if (pt_logr_next(s, &ev, buf, sizeof buf, &len, &un) || un)
 				abort();
-			/* a loss count ends its batch; a 4-byte payload is in word */
-			unsigned flags = s->last_lost_ok ? PT_EXT_BEV_LOST : len == 4 ? PT_EXT_BEV_WORD : 0;
+			/* a loss count ends its batch; a 4-byte payload is in word,
+			 * an 8-byte one in word and hi */
+			unsigned flags = s->last_lost_ok ? PT_EXT_BEV_LOST : len == 4 ? PT_EXT_BEV_WORD
+			               : len == 8 ? PT_EXT_BEV_QWORD : 0;
 			int32_t word = 0;
+			uint32_t hi = 0;
 			if (flags == PT_EXT_BEV_WORD)
 				memcpy(&word, buf, 4);
-			if (step % 3 != 2 && (e->flags != flags || e->word != word ||
+			if (flags == PT_EXT_BEV_QWORD) {
+				uint64_t q;
+				memcpy(&q, buf, 8);
+				word = (int32_t)(uint32_t)q, hi = (uint32_t)(q >> 32);
+			}
+			if (step % 3 != 2 && (e->flags != flags || e->word != word || e->hi != hi ||
 			                      ((flags & PT_EXT_BEV_LOST) && i + 1 != b.n)))
 				abort();
 			if (e->w >= b.nw ||

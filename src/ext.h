@@ -75,6 +75,10 @@ int pt_ext_join_pid(trace_id_t trid, pid_t pid);
 #define PT_EXT_OBJ_THREAD  5u  /* base: pthread_t, lo: kernel TID, path: name */
 #define PT_EXT_OBJ_TYPE    6u  /* lo: event id, path: payload description */
 #define PT_EXT_OBJ_PROC    7u  /* lo: parent's pid, path: command line */
+/* A map entry (pt_ext_objects() gives it): a forked child's map, pid's, is
+ * its parent's (lo: the parent's pid) as it was at ts, until its next
+ * BEGIN or FORK; its own ADD and DEL after it come on top. */
+#define PT_EXT_OBJ_FORK    8u
 #define PT_EXT_OBJ_BID_MAX 32u
 #define PT_EXT_OBJ_PATH    432u
 #define PT_EXT_OBJ_TRUNC   1u  /* flags: the path was cut to fit */
@@ -221,15 +225,19 @@ int pt_ext_seek_end(trace_id_t trid, uint64_t ts_ns);
  * carries a loss count (flag PT_EXT_BEV_LOST: a RESUME's), so that
  * pt_ext_losses() then tells that event's, as after getnext.  An event
  * whose payload is 4 bytes has flag PT_EXT_BEV_WORD and them in word
- * (as getnext copies them: an error event's error number).  n == 0: no
+ * (as getnext copies them: an error event's error number); one whose
+ * payload is 8 bytes, flag PT_EXT_BEV_QWORD and them as a uint64_t read
+ * from the payload's bytes (memcpy) split into word (its low 32 bits) and
+ * hi (a posixtrace_noloss_wait's wait, say).  n == 0: no
  * more (the end, or where pt_ext_seek_end() stops).  0; EINVAL: not a
  * log (or b NULL). */
 #define PT_EXT_BATCH 4096u
 #define PT_EXT_BATCH_W 256u   /* a block's writers, at most (docs/log-format.md) */
 #define PT_EXT_BEV_LOST 1u
 #define PT_EXT_BEV_WORD 2u
+#define PT_EXT_BEV_QWORD 4u
 struct pt_ext_bwriter { int32_t pid; uint32_t pad; uint64_t thread; };
-struct pt_ext_bevent { uint64_t ts; uint16_t id, w, flags, pad; int32_t word; };
+struct pt_ext_bevent { uint64_t ts; uint16_t id, w, flags, pad; int32_t word; uint32_t hi; };
 struct pt_ext_batch {
 	size_t n, nw;
 	struct pt_ext_bwriter w[PT_EXT_BATCH_W];

@@ -136,7 +136,7 @@ static void same_batched(int fd, int flags, const char *what)
 	static struct pt_ext_batch b;
 	static unsigned char buf[TRACE_DATA_MAX];
 	struct pt_logr r, s;
-	size_t n = 0, bad = 0, batches = 0, lost = 0, words = 0;
+	size_t n = 0, bad = 0, batches = 0, lost = 0, words = 0, qwords = 0;
 
 	REQUIRE(pt_logr_open_opt(&r, fd, flags) == 0);
 	REQUIRE(pt_logr_open_opt(&s, fd, flags) == 0);
@@ -172,17 +172,26 @@ static void same_batched(int fd, int flags, const char *what)
 			}
 			uint64_t ts = (uint64_t)ew.posix_timestamp.tv_sec * 1000000000u +
 			              (uint64_t)ew.posix_timestamp.tv_nsec;
-			/* a loss count ends its batch; a 4-byte payload is in word */
-			unsigned want = s.last_lost_ok ? PT_EXT_BEV_LOST : len == 4 ? PT_EXT_BEV_WORD : 0;
+			/* a loss count ends its batch; a 4-byte payload is in word,
+			 * an 8-byte one in word and hi */
+			unsigned want = s.last_lost_ok ? PT_EXT_BEV_LOST : len == 4 ? PT_EXT_BEV_WORD
+			              : len == 8 ? PT_EXT_BEV_QWORD : 0;
 			int32_t word = 0;
+			uint32_t hi = 0;
 			if (want == PT_EXT_BEV_WORD)
 				memcpy(&word, buf, 4);
+			if (want == PT_EXT_BEV_QWORD) {
+				uint64_t q;
+				memcpy(&q, buf, 8);
+				word = (int32_t)(uint32_t)q, hi = (uint32_t)(q >> 32);
+				qwords++;
+			}
 			if (step % 3 == 2) /* (made here from getnext's) */
-				want = e->flags, word = e->word;
+				want = e->flags, word = e->word, hi = e->hi;
 			if ((e->ts != ts || e->id != ew.posix_event_id ||
 			     b.w[e->w].pid != (int32_t)ew.posix_pid ||
 			     b.w[e->w].thread != (uint64_t)ew.posix_thread_id || e->flags != want ||
-			     e->word != word || ((e->flags & PT_EXT_BEV_LOST) && i + 1 != b.n)) &&
+			     e->word != word || e->hi != hi || ((e->flags & PT_EXT_BEV_LOST) && i + 1 != b.n)) &&
 			    bad++ == 0)
 				fprintf(stderr, "  (%s: event %zu differs: id %u/%u ts %llu/%llu)\n", what,
 				        n, e->id, (unsigned)ew.posix_event_id,
@@ -199,7 +208,7 @@ static void same_batched(int fd, int flags, const char *what)
 	}
 	CHECK_EQ(bad, 0u);
 	CHECK(batches > 0 && n > 0);
-	CHECK(lost > 0 && words > 0); /* (both kinds met) */
+	CHECK(lost > 0 && words > 0 && qwords > 0); /* (every kind met) */
 	pt_logr_close(&r);
 	pt_logr_close(&s);
 }

@@ -42,7 +42,7 @@ static void note(struct want *x, int32_t pid, uint64_t thr, unsigned id, uint64_
 		;
 	if (k == x->nwr) {
 		REQUIRE(x->nwr < 1024);
-		x->wr[x->nwr++] = (struct pt_logw_sumw){ pid, thr, 0, ts, ts };
+		x->wr[x->nwr++] = (struct pt_logw_sumw){ pid, thr, 0, ts, ts, 0 };
 	}
 	x->wr[k].count++;
 	x->wr[k].first = ts < x->wr[k].first ? ts : x->wr[k].first;
@@ -307,7 +307,7 @@ static void t_until_full(void)
 	close(fd);
 }
 
-/* Format 6 against 5 (and 7, the current one, against 6): a log with thread identities (THREAD)
+/* Format 6 against 5 (and 7 against 6, and 8, the current one): a log with thread identities (THREAD)
  * and payload descriptions (TYPE) among its events.  Written as 6, the
  * full reader and the summary both give them; written as 5 (the summary
  * but no such entries), neither has them and the summary still reads; a
@@ -385,8 +385,13 @@ static void t_versions(void)
 	uint64_t nerr;
 	int fd;
 
-	CHECK_EQ(PT_LOG_VERSION, 7u);
+	CHECK_EQ(PT_LOG_VERSION, 8u);
 	fd = meta_log(0, &x);
+	meta_check(fd, 8, 1, &x);
+	close(fd);
+
+	/* written as format 7 (as main's writer did: no checkpoints) */
+	fd = meta_log(7, &x);
 	meta_check(fd, 7, 1, &x);
 
 	/* relabelled 6: its block index is a kind format 6 does not have */

@@ -4,7 +4,8 @@
  * payload).  While overwriting, the stream keeps RUNNING and reports FULL and
  * OVERRUN; after posix_trace_stop() get_status shows SUSPENDED + FULL +
  * OVERRUN, and a second get_status NO_OVERRUN (reset on read).  Reading all:
- * OVERFLOW first (its timestamp <= RESUME's), then RESUME timestamped as the
+ * START (the controller's own events are never overwritten by the traced
+ * threads': issue 46), OVERFLOW (its timestamp <= RESUME's), RESUME timestamped as the
  * next event, then the surviving user events -- contiguous, increasing
  * sequence numbers ending with the very last one recorded, data intact --
  * and finally STOP with int 0.  Read to its end, the stream is NOT_FULL.
@@ -110,12 +111,18 @@ int main(void)
 	CHECK_EQ(full, POSIX_TRACE_FULL);
 	CHECK_EQ(ovr, POSIX_TRACE_NO_OVERRUN);
 
-	/* read: OVERFLOW, RESUME, the most recent events, STOP */
+	/* read: START, OVERFLOW, RESUME, the most recent events, STOP */
+	REQUIRE(t_try(trid, &ev, buf, 256, &len) == 0);
+	CHECK_EQ(ev.posix_event_id, POSIX_TRACE_START);
+	CHECK_EQ(ev.posix_pid, getpid());
+	CHECK_EQ(len, sizeof(trace_event_set_t));
+	long long start_ts = ns_of(&ev.posix_timestamp);
 	REQUIRE(t_try(trid, &ev, buf, 256, &len) == 0);
 	CHECK_EQ(ev.posix_event_id, POSIX_TRACE_OVERFLOW);
 	CHECK_EQ(len, 0);
 	CHECK_EQ(ev.posix_pid, 0);
 	long long ovf_ts = ns_of(&ev.posix_timestamp);
+	CHECK(start_ts <= ovf_ts);
 
 	REQUIRE(t_try(trid, &ev, buf, 256, &len) == 0);
 	CHECK_EQ(ev.posix_event_id, POSIX_TRACE_RESUME);

@@ -131,13 +131,14 @@ static int added_before(const struct pt_ext_obj *o, size_t i)
 static void objects(struct symz *z)
 {
 	const struct pt_ext_obj *o;
-	size_t n = symz_objects(z, &o), nobj = 0;
+	size_t n = symz_objects(z, &o), nobj = 0, nfork = 0;
 	uint64_t lost = 0;
 
 	for (size_t i = 0; i < n; i++) {
 		if (o[i].kind == PT_EXT_OBJ_LOST)
 			lost = o[i].lo > lost ? o[i].lo : lost;
 		nobj += o[i].kind == PT_EXT_OBJ_ADD && !added_before(o, i);
+		nfork += o[i].kind == PT_EXT_OBJ_FORK;
 	}
 	if (!n)
 		return;
@@ -157,6 +158,17 @@ static void objects(struct symz *z)
 		printf("  %8d  0x%016llx  %-40s  %s%s%s\n", (int)o[i].pid,
 		       (unsigned long long)o[i].base, bid, o[i].path[0] ? o[i].path : "(no path)",
 		       o[i].flags & PT_EXT_OBJ_TRUNC ? "..." : "", gone ? "  (unloaded)" : "");
+	}
+	/* a forked child's map is its parent's, written once */
+	for (size_t i = 0, shown = 0; i < n && nfork; i++) {
+		if (o[i].kind != PT_EXT_OBJ_FORK)
+			continue;
+		if (shown++ == 8) {
+			printf("  (and %zu more forked processes, each with its parent's map)\n",
+			       nfork - 8);
+			break;
+		}
+		printf("  %8d  (forked: the map of %llu)\n", (int)o[i].pid, (unsigned long long)o[i].lo);
 	}
 	if (lost)
 		printf("  (%llu entries of the map were lost: its area in the stream was full)\n",
@@ -245,7 +257,7 @@ static int spans(struct spans *sp, const char *path, struct tlog *l)
 /* --no-loss: per thread, how often and how long it waited for room (the
  * posixtrace_noloss_wait events, read in a pass of their own).  0, or 1
  * after a message. */
-static int waits(const struct tlog *l, const char *path)
+static int waits(struct tlog *l, const char *path)
 {
 	struct twait *w = calloc(l->nth + 1, sizeof *w);
 	char who[48], name[40], a[32], b[32];

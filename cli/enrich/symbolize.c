@@ -238,13 +238,19 @@ static void hex(char *out, const unsigned char *b, unsigned n)
 	out[2 * n] = 0;
 }
 
+/* A whole map of its pid starts here: BEGIN, or FORK (its parent's). */
+static int is_epoch(const struct pt_ext_obj *o)
+{
+	return o->kind == PT_EXT_OBJ_BEGIN || o->kind == PT_EXT_OBJ_FORK;
+}
+
 /* Is this the last BEGIN of pid at or before ts (or the first, if none)? */
 static size_t epoch_of(const struct symz *z, int32_t pid, uint64_t ts)
 {
 	size_t e = SIZE_MAX;
 	for (size_t i = PID_FIRST(z, pid); i != SIZE_MAX; i = pid_next(z, i)) {
 		const struct pt_ext_obj *o = &z->objs[i];
-		if (o->pid != pid || o->kind != PT_EXT_OBJ_BEGIN)
+		if (o->pid != pid || !is_epoch(o))
 			continue;
 		if (o->ts <= ts || e == SIZE_MAX)
 			e = i;
@@ -256,10 +262,12 @@ static size_t epoch_of(const struct symz *z, int32_t pid, uint64_t ts)
 
 /* The object of pid holding addr at time ts: of the map that pid had
  * then (its last BEGIN before ts), the entry written last before ts and
- * not gone by then; else one found later in that map (the process wrote
- * it when it first recorded from there).  NULL if none. */
-static const struct pt_ext_obj *obj_find(const struct symz *z, int32_t pid, uint64_t ts,
-                                         uint64_t addr)
+ * not gone by then; else, for a forked child (FORK), its parent's as it
+ * was at the fork (a child writes what it shares with its parent once);
+ * else one found later in that map (the process wrote it when it first
+ * recorded from there).  NULL if none. */
+static const struct pt_ext_obj *obj_find_in(const struct symz *z, int32_t pid, uint64_t ts,
+                                            uint64_t addr, unsigned depth)
 {
 	size_t e = epoch_of(z, pid, ts), end = SIZE_MAX;
 	const struct pt_ext_obj *best = NULL, *later = NULL;
@@ -267,7 +275,7 @@ static const struct pt_ext_obj *obj_find(const struct symz *z, int32_t pid, uint
 	if (e == SIZE_MAX)
 		return NULL;
 	for (size_t i = pid_next(z, e); i != SIZE_MAX; i = pid_next(z, i))
-		if (z->objs[i].pid == pid && z->objs[i].kind == PT_EXT_OBJ_BEGIN) {
+		if (z->objs[i].pid == pid && is_epoch(&z->objs[i])) {
 			end = i; /* the next map of pid (exec) */
 			break;
 		}
@@ -284,7 +292,19 @@ static const struct pt_ext_obj *obj_find(const struct symz *z, int32_t pid, uint
 			best = NULL; /* unloaded before the event */
 		}
 	}
+	const struct pt_ext_obj *f = &z->objs[e];
+	if (!best && f->kind == PT_EXT_OBJ_FORK && depth < 16 && f->lo <= INT32_MAX) {
+		const struct pt_ext_obj *p = obj_find_in(z, (int32_t)f->lo, f->ts, addr, depth + 1);
+		if (p)
+			return p;
+	}
 	return best ? best : later;
+}
+
+static const struct pt_ext_obj *obj_find(const struct symz *z, int32_t pid, uint64_t ts,
+                                         uint64_t addr)
+{
+	return obj_find_in(z, pid, ts, addr, 0);
 }
 
 static const char *base_name(const char *p)
@@ -563,7 +583,7 @@ static void span_of(const struct symz *z, int32_t pid, uint64_t ts, uint64_t add
 	*from = 0, *to = UINT64_MAX;
 	for (size_t i = PID_FIRST(z, pid); i != SIZE_MAX; i = pid_next(z, i)) {
 		const struct pt_ext_obj *o = &z->objs[i];
-		if (o->pid != pid || (o->kind != PT_EXT_OBJ_BEGIN && (addr < o->lo || addr >= o->hi)))
+		if (o->pid != pid || (!is_epoch(o) && (addr < o->lo || addr >= o->hi)))
 			continue;
 		if (o->ts <= ts)
 			*from = o->ts > *from ? o->ts : *from;
@@ -670,15 +690,28 @@ int symz_site(struct symz *z, int32_t pid, uint64_t ts, uint64_t addr, struct sy
 	return 0;
 }
 
-/* The program of pid: the first object of its last map, else FILE.maps'. */
+/* The program of pid: the first object of its last map (a forked
+ * child's: its parent's), else FILE.maps'. */
 const char *symz_exe(struct symz *z, int32_t pid)
 {
 	const char *exe = NULL;
-	for (size_t i = 0; i < z->nobjs; i++)
-		if (z->objs[i].pid == pid && z->objs[i].kind == PT_EXT_OBJ_BEGIN &&
-		    i + 1 < z->nobjs && z->objs[i + 1].pid == pid &&
-		    z->objs[i + 1].kind == PT_EXT_OBJ_ADD && z->objs[i + 1].path[0])
-			exe = z->objs[i + 1].path;
+	for (unsigned depth = 0; depth < 16 && !exe; depth++) {
+		int32_t parent = 0;
+		for (size_t i = 0; i < z->nobjs; i++) {
+			const struct pt_ext_obj *o = &z->objs[i];
+			if (o->pid != pid || !is_epoch(o))
+				continue;
+			exe = NULL, parent = 0;
+			if (o->kind == PT_EXT_OBJ_FORK && o->lo <= INT32_MAX)
+				parent = (int32_t)o->lo;
+			else if (i + 1 < z->nobjs && z->objs[i + 1].pid == pid &&
+			         z->objs[i + 1].kind == PT_EXT_OBJ_ADD && z->objs[i + 1].path[0])
+				exe = z->objs[i + 1].path;
+		}
+		if (!parent)
+			break;
+		pid = parent;
+	}
 	return exe ? exe : mapsdb_exe(&z->db, pid);
 }
 

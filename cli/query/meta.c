@@ -185,7 +185,8 @@ static int m_column(struct pq_cursor *c, sqlite3_context *ctx, int col)
 		}
 		return 0;
 	case PQ_OBJECT: {
-		static const char *const kinds[] = { "", "begin", "add", "del", "lost" };
+		static const char *const kinds[] = { "", "begin", "add", "del", "lost",
+		                                     NULL, NULL, NULL, "fork" };
 		const struct pt_ext_obj *o = &l->objs[i];
 		int obj = o->kind == PT_EXT_OBJ_ADD || o->kind == PT_EXT_OBJ_DEL;
 		switch (col) {
@@ -196,7 +197,7 @@ static int m_column(struct pq_cursor *c, sqlite3_context *ctx, int col)
 					sqlite3_result_int64(ctx, (sqlite3_int64)(lg->upid0 + j));
 			break;
 		case OB_PID: sqlite3_result_int(ctx, o->pid); break;
-		case OB_KIND: pq_text(ctx, o->kind <= PT_EXT_OBJ_LOST ? kinds[o->kind] : NULL); break;
+		case OB_KIND: pq_text(ctx, o->kind <= PT_EXT_OBJ_FORK ? kinds[o->kind] : NULL); break;
 		case OB_START: int_or_null(ctx, obj, (int64_t)o->lo); break;
 		case OB_END: int_or_null(ctx, obj, (int64_t)o->hi); break;
 		case OB_BIAS: int_or_null(ctx, obj, (int64_t)o->base); break;

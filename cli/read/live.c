@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "read.h"
 
 int live_stream(pid_t pid, const char *name, int policy, size_t size, int inherit,
@@ -76,6 +77,19 @@ int live_add(struct tlog *l, trace_id_t trid, const struct posix_trace_event_inf
 	return rc;
 }
 
+/* A blocking read that finds nothing asks the stream's writers to wake
+ * it: the traced program's next event then makes a futex call, and on a
+ * busy machine the reader runs at once in its place.  A live reader
+ * draining a busy stream round after round asked each round: about a
+ * thousand wakes a second in a program recording 180 k events/s, its
+ * p99.9 from 31 ns to 13 us (issue 54).  So after a round that read
+ * events the next one first looks again LIVE_LOOK_MS later without
+ * asking; only a look that finds nothing makes the one after it block
+ * (a display is not slower for it: `top` redraws each second, `live`
+ * prints lines). */
+#define LIVE_LOOK_MS 5
+static int busy; /* the last round read events */
+
 long live_drain(trace_id_t trid, int wait_ms, live_fn fn, void *arg)
 {
 	static unsigned char buf[TRACE_DATA_MAX + 1];
@@ -85,7 +99,15 @@ long live_drain(trace_id_t trid, int wait_ms, live_fn fn, void *arg)
 		struct posix_trace_event_info ev;
 		size_t len = 0;
 		int none = 0, rc;
-		if (wait_ms > 0 && n == 0) {
+		if (wait_ms > 0 && n == 0 && busy) {
+			struct timespec d = { 0, (wait_ms < LIVE_LOOK_MS ? wait_ms : LIVE_LOOK_MS) * 1000000L };
+			nanosleep(&d, NULL);
+			rc = posix_trace_trygetnext_event(trid, &ev, buf, sizeof buf, &len, &none);
+			if (rc == 0 && none) {
+				busy = 0;
+				return 0;
+			}
+		} else if (wait_ms > 0 && n == 0) {
 			uint64_t d = now_realtime_ns() + (uint64_t)wait_ms * 1000000u;
 			struct timespec ts = { (time_t)(d / 1000000000u), (long)(d % 1000000000u) };
 			rc = posix_trace_timedgetnext_event(trid, &ev, buf, sizeof buf, &len, &none, &ts);
@@ -100,11 +122,15 @@ long live_drain(trace_id_t trid, int wait_ms, live_fn fn, void *arg)
 			err_msg("reading events: %s", strerror(rc));
 			return -1;
 		}
-		if (none)
+		if (none) {
+			busy = n > 0;
 			return n;
+		}
 		if (fn(arg, trid, &ev, buf, len))
 			return -1;
-		if (++n >= 4096)
+		if (++n >= 4096) {
+			busy = 1;
 			return n;
+		}
 	}
 }

@@ -315,8 +315,11 @@ int tlog_lost_unasked(const struct tlog *l);
 int tlog_wait_of(const struct tev *e, uint64_t *ns);
 struct twait { uint64_t n, ns, max; };  /* a thread's waits: count, total, longest */
 /* Every wait of the log at path, per thread of l (w[l->nth], zeroed by the
- * caller; the same thread numbers as l's): 0, or 1 after a message. */
-int tlog_waits(const char *path, const struct tlog *l, struct twait *w);
+ * caller; the same thread numbers as l's): 0, or 1 after a message.  A
+ * log whose totals were counted by reading it (one being written, or cut
+ * short) is still open in l: read there, as far as it was when opened
+ * (so the waits are those of the events counted), and rewound. */
+int tlog_waits(const char *path, struct tlog *l, struct twait *w);
 /* after it, when the stream lost events: what to do about it, or "" */
 const char *tlog_loss_hint(const struct tlog *l);
 

@@ -122,7 +122,7 @@ static int entries(trace_id_t trid, int (*want)(unsigned kind), unsigned cls, si
 	*n = 0;
 	/* (indices count retired entries too: asked for one of those, the
 	 * first kept one comes) */
-	for (unsigned kind = 0; retired && kind < 8; kind++)
+	for (unsigned kind = 0; retired && kind < 16; kind++)
 		if (want(kind))
 			k += retired[kind];
 	if (from < k)
@@ -146,7 +146,7 @@ static int entries(trace_id_t trid, int (*want)(unsigned kind), unsigned cls, si
 
 static int is_object(unsigned kind)
 {
-	return kind >= PT_EXT_OBJ_BEGIN && kind <= PT_EXT_OBJ_LOST;
+	return (kind >= PT_EXT_OBJ_BEGIN && kind <= PT_EXT_OBJ_LOST) || kind == PT_EXT_OBJ_FORK;
 }
 
 static void put_object(void *dst, const struct pt_ext_obj *o)

@@ -28,7 +28,7 @@
 /* ---- file header (PT_LOG_HDR bytes) */
 #define PT_LOG_MAGIC      "PSXTRLOG"  /* 8 bytes, not NUL-terminated in the file */
 #define PT_LOG_BOM        0x01020304u /* u32 at PT_LOG_H_BOM, in the log's order */
-#define PT_LOG_VERSION    7u  /* written; 1 to 6 are still read */
+#define PT_LOG_VERSION    8u  /* written; 1 to 7 are still read */
 #define PT_LOG_VERSION_MIN 1u
 #define PT_LOG_HDR        256u
 #define PT_LOG_FIRST      PT_LOG_HDR  /* offset of the first block */
@@ -72,6 +72,7 @@
 #define PT_LOG_BT_EVENTS  1u
 #define PT_LOG_BT_END     2u
 #define PT_LOG_BT_SUMMARY 3u  /* (v5) what the log holds, written before END (logsum.c) */
+#define PT_LOG_BT_CKPT    4u  /* (v8) a checkpoint: what the log holds so far (logsum.c) */
 
 /* writer entry: i32 pid, u32 zero, u64 thread */
 #define PT_LOG_WENT        16u
@@ -118,6 +119,10 @@ _Static_assert(PT_LOG_MAX_WRITERS == PT_EXT_BATCH_W, "a batch holds a block's wr
                                 * payload descriptions too) */
 #define PT_LOG_S_INDEX     6u  /* (v7) 8 + 32 k: u32 first block (0: the first block of the
                                 * log), u32 k, then k block entries (below) */
+#define PT_LOG_S_CHAIN     7u  /* (v8) 16: u64 offset and u64 sequence number of the
+                                * checkpoint before (0, 0: none) */
+#define PT_LOG_S_WRITER_AT 8u  /* (v8, checkpoints) 48: u32 index in the WRITER order,
+                                * u32 0, then a WRITER entry's 40 bytes */
 #define PT_LOG_S_HDR       4u
 /* (v7) a block entry of the index: one events block, in writing order
  * (sequence numbers 1, 2, ... and back to back from PT_LOG_FIRST): u32
@@ -126,6 +131,7 @@ _Static_assert(PT_LOG_MAX_WRITERS == PT_EXT_BATCH_W, "a batch holds a block's wr
 #define PT_LOG_IDX_ENT     40u
 #define PT_LOG_IDX_LOST    1u  /* the block has a record flagged LOST */
 #define PT_LOG_IDX_EVENTS  2u  /* the block has an event record */
+#define PT_LOG_IDX_CKPT    4u  /* (v8) the block is a checkpoint (no event, times 0) */
 #define PT_LOG_IDX_RUN_MAX 1638u /* entries in one INDEX entry (its length is a u16) */
 struct pt_log_bidx { uint32_t len, flags; uint64_t first, min, max, last; };
 #define PT_LOG_S_PARTS_MAX 4096u /* SUMMARY blocks a reader takes */
@@ -135,6 +141,10 @@ struct pt_log_bidx { uint32_t len, flags; uint64_t first, min, max, last; };
 _Static_assert(PT_LOG_NAME_MAX == 63, "longer event names would not read in older readers");
 #define PT_LOG_MIN_PAYLOAD   64u       /* records always take this much */
 #define PT_LOG_BLOCK_DEFAULT 65536u
+/* (v8) an APPEND log's writer writes a checkpoint after PT_LOG_CKPT_BYTES
+ * of blocks, or PT_LOG_CKPT_BLOCKS of them, since the last one */
+#define PT_LOG_CKPT_BYTES    (64ull << 20)
+#define PT_LOG_CKPT_BLOCKS   256u
 #define PT_LOG_BLOCK_LIMIT   (16u << 20) /* readers refuse larger blocks */
 #define PT_LOG_MIN_BLOCK     (PT_LOG_BLK + PT_LOG_WENT + PT_LOG_REC + PT_LOG_MIN_PAYLOAD)
 #define PT_LOG_ALIGN8(n)     (((uint64_t)(n) + 7u) & ~(uint64_t)7u)
@@ -320,9 +330,12 @@ struct pt_logw_opt {
 	uint32_t block_size; /* 0: PT_LOG_BLOCK_DEFAULT; raised to fit one record */
 	int swap;            /* write the opposite byte order (tests) */
 	uint64_t nonce;      /* 0: random */
-	unsigned version;    /* 0: PT_LOG_VERSION; 3, 5 or 6: that format, as older writers
-	                      * wrote it (tests; 5: no thread identities or descriptions;
-	                      * 6: no block index in the summary) */
+	unsigned version;    /* 0: PT_LOG_VERSION; 3, 5, 6 or 7: that format, as older
+	                      * writers wrote it (tests; 5: no thread identities or
+	                      * descriptions; 6: no block index in the summary; 7: no
+	                      * checkpoints) */
+	uint64_t ckpt_bytes; /* (v8, APPEND) a checkpoint after this many bytes of blocks
+	                      * at least; 0: PT_LOG_CKPT_BYTES (tests: smaller) */
 };
 
 struct pt_logw_who {
@@ -338,7 +351,8 @@ struct pt_logw_live {    /* LOOP: a block still in the file */
 /* What the writer counts of the blocks it wrote, for the SUMMARY block
  * (logsum.c): APPEND and UNTIL_FULL logs only (a LOOP log keeps only its
  * last lap). */
-struct pt_logw_sumw { int32_t pid; uint64_t thread, count, first, last; };
+struct pt_logw_sumw { int32_t pid; uint64_t thread, count, first, last, ckpt; };
+/* (ckpt: the count the last checkpoint gave, writer side) */
 struct pt_logw_sum {
 	uint64_t events, first, last, gaps, last_lost;
 	uint64_t count[PT_NIDS], tfirst[PT_NIDS], tlast[PT_NIDS];
@@ -347,6 +361,12 @@ struct pt_logw_sum {
 	uint32_t *hash, hcap;      /* writer (pid, thread) -> index + 1 in wr */
 	struct pt_log_bidx *idx;   /* (v7) the block index: one entry per events block */
 	uint64_t nidx, idx_cap;
+	/* (v8) checkpoints: idx holds only the entries since the last one (the
+	 * first is number idx_base); what it gave of the counts, names and map */
+	uint64_t idx_base, ckpt_off, ckpt_seq, ckpt_at, tckpt[PT_NIDS];
+	uint64_t named[PT_NIDS / 64];
+	uint32_t obj_ckpt, ckpts, wr_given;
+	uint64_t ckpt_n;           /* the next checkpoint when nidx reaches it (or the bytes) */
 	int no_index;              /* the summary goes without the index (no room for it) */
 	int failed;                /* out of memory once: no summary */
 };
@@ -384,6 +404,7 @@ struct pt_logw {
 	uint32_t cap;        /* largest block (declared in the header) */
 	uint32_t max_payload;
 	uint64_t log_max, limit, pos, seq, nonce;
+	uint64_t ckpt_every; /* (v8) bytes between checkpoints; 0: none */
 	/* block being built */
 	unsigned char *rec, *hdr;
 	uint32_t rec_len, nrec, nev, nw, wlast;
@@ -486,7 +507,20 @@ void pt_logw_sum_block(struct pt_logw *w, const unsigned char *rec, uint32_t len
                        uint64_t base);
 uint32_t pt_logw_sum_body(const struct pt_logw *w, unsigned char *out, uint32_t cap,
                           uint64_t *cursor, uint32_t *nrec, uint32_t parts);
+/* (v8) A checkpoint's body into out (at most cap bytes): the counts, names
+ * and writers changed since the last one, the index since it, the chain,
+ * and as many of the new map entries as fit (*nobj).  0: it does not fit. */
+uint32_t pt_logw_ckpt_body(const struct pt_logw *w, unsigned char *out, uint32_t cap,
+                           uint32_t *nrec, uint32_t *nobj);
+/* (v8) The checkpoint of len bytes at off with sequence number seq, and
+ * the first nobj of the new map entries, are written. */
+void pt_logw_ckpt_done(struct pt_logw *w, uint32_t len, uint64_t off, uint64_t seq,
+                       uint32_t nobj);
 void pt_logw_sum_free(struct pt_logw *w);
+struct pt_log_summary;
+/* The counts of a summary read (a log's checkpoints) as w's, to count on
+ * from (logread.c's census of a log being written): 0 or ENOMEM. */
+int pt_logw_sum_load(struct pt_logw *w, const struct pt_log_summary *from);
 /* logwio.c, for logwrite.c: writes a, b, c (one block) in one call at
  * w->pos, finishing short writes; returns 0 or an error number. */
 int pt_logw_put(struct pt_logw *w, const void *a, uint32_t alen, const void *b,
@@ -583,6 +617,8 @@ struct pt_logr {
 	uint64_t chk_max_ts, chk_min_ts;
 	int chk_lost;
 	int chk_sorted;      /* its event timestamps never step back */
+	int chk_meta;        /* it has a name, an OBJ record or a LOST count: what a
+	                      * check with names keeps (else one check is enough) */
 	int file_order;      /* PT_LOGR_FILE_ORDER */
 	struct pt_logr_merge m;
 	uint64_t told_early; /* RESUMEs told before the time recorded (a late event in
@@ -604,6 +640,9 @@ struct pt_logr {
 	 * block), with the reader's error events added */
 	struct pt_logw *census;
 	int census_ok;
+	int census_ckpt;     /* (v8) opened from checkpoints: the blocks before the last
+	                      * one are counted as the writer counted them (as a
+	                      * summary is), checked only when read */
 	uint64_t census_seq, census_blocks, census_errors;
 };
 
@@ -686,12 +725,21 @@ struct pt_log_summary {
 	int want_index;
 	struct pt_log_bidx *idx;
 	uint64_t nidx, idx_cap, sum_off, sum_seq;
+	/* (v8) the first index entry's number (its INDEX entries may begin
+	 * after the checkpoints'), and the last checkpoint before (CHAIN) */
+	uint64_t idx_base, chain_off, chain_seq;
+	int idx_based, has_chain;
+	int index_only; /* (set by the caller) only the INDEX and CHAIN entries kept */
 	uint64_t bytes_read; /* from the file (tests) */
 };
 int pt_log_summary_read(int fd, struct pt_log_summary *s);
 /* The same, keeping the block index (logread.c's open) */
 int pt_log_summary_read_index(int fd, struct pt_log_summary *s);
 void pt_log_summary_free(struct pt_log_summary *s);
+/* (v8) The checkpoint block at off with sequence number seq, read,
+ * checked and its entries added to s (as pt_log_sum_parse): 0, ENOENT
+ * (not such a checkpoint) or ENOMEM. */
+int pt_log_ckpt_read(struct pt_logr *r, uint64_t off, uint64_t seq, struct pt_log_summary *s);
 /* Checks a SUMMARY block's entries (p: the block, len, nrec); fills s
  * (which may be NULL) with them.  0 or EBADMSG. */
 int pt_log_sum_parse(const unsigned char *p, uint32_t len, uint32_t nrec, int swap,

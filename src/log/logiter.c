@@ -58,8 +58,9 @@ static int load(struct pt_logr *r, const struct pt_logr_item *it)
 	if (!pt_logr_bhdr(r, r->buf, &b) || b.seq != it->seq || b.len != it->len ||
 	    b.type != PT_LOG_BT_EVENTS || pt_logr_check(r, r->buf, &b, 0, &first, &last, &nev))
 		return EBADMSG;
-	/* (opened through the index) the block is what its entry says */
-	if (r->indexed && ((nev != 0) != it->has_ev || it->has_lost != r->chk_lost ||
+	/* (opened through the index, or from checkpoints) the block is what
+	 * its entry says */
+	if ((r->indexed || r->census_ckpt) && ((nev != 0) != it->has_ev || it->has_lost != r->chk_lost ||
 	                   (nev && (first != it->ts || last != it->last_ts ||
 	                            r->chk_max_ts != it->max_ts || r->chk_min_ts != it->min_ts))))
 		return EBADMSG;
@@ -613,6 +614,17 @@ int pt_logr_next(struct pt_logr *r, struct posix_trace_event_info *ev, void *buf
 /* The next events of the group being merged into b, as pt_logr_next()
  * takes them: writers added to b's table as met (a batch ends when it is
  * full), and after an event that carries a loss count. */
+/* An 8-byte payload into a batch's event (src/ext.h: PT_EXT_BEV_QWORD). */
+static void batch_qword(struct pt_ext_bevent *e, const unsigned char *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+	e->flags = PT_EXT_BEV_QWORD;
+	e->word = (int32_t)(uint32_t)v;
+	e->hi = (uint32_t)(v >> 32);
+}
+
 static void merge_batch(struct pt_logr *r, struct pt_ext_batch *b)
 {
 	struct pt_logr_merge *m = &r->m;
@@ -658,6 +670,7 @@ static void merge_batch(struct pt_logr *r, struct pt_ext_batch *b)
 		e->w = bw;
 		e->flags = e->pad = 0;
 		e->word = 0;
+		e->hi = 0;
 		r->last_lost_ok = (info & PT_LOG_RF_LOST) != 0;
 		if (r->last_lost_ok) { /* (the count, not data) the batch ends here */
 			r->last_lost = pt_log_get64(p + hl, sw);
@@ -669,6 +682,8 @@ static void merge_batch(struct pt_logr *r, struct pt_ext_batch *b)
 			                                    : pt_log_get32(p + hl, 0);
 			e->flags = PT_EXT_BEV_WORD;
 			memcpy(&e->word, &v, 4);
+		} else if (len == 8) { /* the bytes as they are (a wait's ns) */
+			batch_qword(e, p + hl);
 		}
 	}
 	if (!m->nheap)
@@ -712,6 +727,7 @@ static void batch_block(struct pt_logr *r, struct pt_ext_batch *b)
 		e->w = (uint16_t)(where >> 48);
 		e->flags = e->pad = 0;
 		e->word = 0;
+		e->hi = 0;
 		r->last_lost_ok = (info & PT_LOG_RF_LOST) != 0;
 		if (r->last_lost_ok) { /* (the count, not data) the batch ends here */
 			r->last_lost = pt_log_get64(p + hl, sw);
@@ -723,6 +739,8 @@ static void batch_block(struct pt_logr *r, struct pt_ext_batch *b)
 			                                    : pt_log_get32(p + hl, 0);
 			e->flags = PT_EXT_BEV_WORD;
 			memcpy(&e->word, &v, 4);
+		} else if (len == 8) { /* the bytes as they are (a wait's ns) */
+			batch_qword(e, p + hl);
 		}
 	}
 	b->n = n;
@@ -738,7 +756,7 @@ static void batch_block(struct pt_logr *r, struct pt_ext_batch *b)
 int pt_logr_next_batch(struct pt_logr *r, struct pt_ext_batch *b)
 {
 	struct posix_trace_event_info ev;
-	unsigned char data[4];
+	unsigned char data[8];
 	size_t len;
 	int unavailable = 0, rc;
 
@@ -789,6 +807,8 @@ one:
 	         : r->full_len == 4 ? PT_EXT_BEV_WORD : 0;
 	if (e->flags == PT_EXT_BEV_WORD)
 		memcpy(&e->word, data, 4);
+	else if (!e->flags && r->full_len == 8 && len == 8)
+		batch_qword(e, data);
 	b->n = 1;
 	return 0;
 }

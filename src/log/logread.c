@@ -112,6 +112,8 @@ int pt_logr_bhdr(const struct pt_logr *r, const unsigned char *h, struct pt_log_
 		return b->nrec && b->nrec <= room / (r->version >= 4 ? PT_LOG_REC_SHORT : PT_LOG_REC);
 	if (b->type == PT_LOG_BT_SUMMARY) /* (v5) */
 		return r->version >= 5 && !b->nw && b->nrec && b->nrec <= room / PT_LOG_S_HDR;
+	if (b->type == PT_LOG_BT_CKPT) /* (v8) */
+		return r->version >= 8 && !b->nw && b->nrec && b->nrec <= room / PT_LOG_S_HDR;
 	return b->type == PT_LOG_BT_END && !b->nw && !b->nrec &&
 	       b->len == (r->version >= 2 ? PT_LOG_END_LEN : PT_LOG_END_LEN_V1);
 }
@@ -145,6 +147,10 @@ int pt_log_obj_decode(const unsigned char *p, uint32_t n, int sw, unsigned versi
 	/* (v6) thread identities and payload descriptions */
 	int meta = o->kind == PT_EXT_OBJ_THREAD || o->kind == PT_EXT_OBJ_TYPE ||
 	           o->kind == PT_EXT_OBJ_PROC;
+	if (o->kind == PT_EXT_OBJ_FORK) /* (v8) the parent's pid, nothing else */
+		return version < 8 || n != PT_LOG_OBJ_FIXED || o->pid <= 0 || !o->lo ||
+		       o->lo > INT32_MAX || o->lo == (uint64_t)(uint32_t)o->pid || o->hi || o->base ||
+		       o->bid_len || o->flags ? EBADMSG : 0;
 	if (o->bid_len > PT_EXT_OBJ_BID_MAX || n - PT_LOG_OBJ_FIXED < o->bid_len ||
 	    o->kind < PT_EXT_OBJ_BEGIN ||
 	    o->kind > (version >= 6 ? PT_EXT_OBJ_PROC : PT_EXT_OBJ_LOST) ||
@@ -235,7 +241,7 @@ int pt_logr_check(struct pt_logr *r, const unsigned char *p, const struct pt_log
 		return EBADMSG;
 	if (b->type == PT_LOG_BT_END)
 		return pt_log_get32(p + PT_LOG_BLK + 28, sw) ? EBADMSG : 0;
-	if (b->type == PT_LOG_BT_SUMMARY)
+	if (b->type == PT_LOG_BT_SUMMARY || b->type == PT_LOG_BT_CKPT)
 		return pt_log_sum_parse(p, b->len, b->nrec, sw, (unsigned)r->version, NULL) ? EBADMSG : 0;
 	for (uint32_t i = 0; i < b->nw; i++)
 		if (pt_log_get32(p + PT_LOG_BLK + i * PT_LOG_WENT + 4, sw))
@@ -243,6 +249,7 @@ int pt_logr_check(struct pt_logr *r, const unsigned char *p, const struct pt_log
 	struct pt_log_prev prev = { 0, 0, 0 };
 	r->chk_max_ts = r->chk_min_ts = 0;
 	r->chk_lost = 0;
+	r->chk_meta = 0;
 	r->chk_sorted = 1;
 	for (uint32_t i = 0; i < b->nrec; i++) {
 		uint32_t delta, n;
@@ -268,6 +275,7 @@ int pt_logr_check(struct pt_logr *r, const unsigned char *p, const struct pt_log
 		}
 		if (b->len - off < n)
 			return EBADMSG;
+		r->chk_meta |= (info & (PT_LOG_RF_OBJ | PT_LOG_RF_NAME | PT_LOG_RF_LOST)) != 0;
 		if (info & PT_LOG_RF_OBJ) {
 			if ((info & ~PT_LOG_RF_OBJ) || where || delta || r->version < 3 ||
 			    get_obj(r, p + off, n, names))
@@ -439,15 +447,16 @@ int pt_logr_census(const struct pt_logr *r, const struct pt_logw_sum **sum, uint
 	return 0;
 }
 
-/* Finds and checks every block; *pe: malloc'd array of *pn entries.
- * Each byte is read about once: a block whose header is sound is skipped
- * whole even if its body is not (a torn or damaged block). */
-static int scan(struct pt_logr *r, struct ent **pe, size_t *pn, uint64_t *end_seq)
+/* Finds and checks every block from pos on; *pe: malloc'd array of *pn
+ * entries, after the *pn already there (cap: its room).  Each byte is read
+ * about once: a block whose header is sound is skipped whole even if its
+ * body is not (a torn or damaged block). */
+static int scan(struct pt_logr *r, struct ent **pe, size_t *pn, size_t cap, uint64_t pos,
+                uint64_t *end_seq)
 {
 	struct win *win = malloc(sizeof *win);
-	struct ent *e = NULL;
-	size_t n = 0, cap = 0;
-	uint64_t pos = PT_LOG_FIRST;
+	struct ent *e = *pe;
+	size_t n = *pn;
 	int rc = win ? 0 : ENOMEM;
 
 	if (win)
@@ -476,7 +485,12 @@ static int scan(struct pt_logr *r, struct ent **pe, size_t *pn, uint64_t *end_se
 				x.max_ts = r->chk_max_ts;
 				x.min_ts = r->chk_min_ts;
 				x.has_lost = r->chk_lost;
-				(void)pt_logr_check(r, r->buf, &b, 1, &x.first_ts, &x.last_ts, &x.nev);
+				/* again to keep its names, map entries and loss count,
+				 * now that it is known sound: only a block that has
+				 * some (checking was half of reading a log at open) */
+				if (r->chk_meta)
+					(void)pt_logr_check(r, r->buf, &b, 1, &x.first_ts, &x.last_ts,
+					                    &x.nev);
 				if (b.type == PT_LOG_BT_EVENTS && x.nev)
 					census_block(r, r->buf, &b);
 				if (b.type == PT_LOG_BT_END && b.seq >= *end_seq) {
@@ -564,6 +578,7 @@ static int order(struct pt_logr *r, struct ent *e, size_t n, uint64_t end_seq)
 		it = &r->items[r->nitems++];
 		it->off = e[i].off, it->seq = e[i].seq, it->len = e[i].len, it->ts = e[i].first_ts;
 		it->max_ts = e[i].max_ts, it->min_ts = e[i].min_ts, it->has_lost = e[i].has_lost;
+		it->last_ts = e[i].last_ts;
 		it->has_ev = 1;
 		prev_ts = e[i].last_ts, have_ts = 1;
 	}
@@ -582,6 +597,69 @@ static int order(struct pt_logr *r, struct ent *e, size_t n, uint64_t end_seq)
 		if (r->items[i].error)
 			census_error(r, r->items[i].ts);
 	return 0;
+}
+
+/* (v8) The block entries of the checkpoints the chain of s leads back to
+ * put before s's own (which begin with the last checkpoint's entry), so
+ * that s->idx describes every block from the first: 0, ENOENT (a chain
+ * that does not hold) or ENOMEM.  The runs are gathered first and put
+ * together once (a log of days has thousands of checkpoints). */
+static int chain_index(struct pt_logr *r, struct pt_log_summary *s)
+{
+	struct run { struct pt_log_bidx *idx; uint64_t n; } *runs = NULL;
+	size_t nruns = 0, cap = 0;
+	uint64_t off = s->chain_off, seq = s->chain_seq, base = s->idx_base, total = s->nidx;
+	int rc = 0;
+
+	if (!s->has_chain || !seq)
+		return base ? ENOENT : 0;
+	while (seq) {
+		struct pt_log_summary c;
+		memset(&c, 0, sizeof c);
+		c.want_index = 1;
+		c.index_only = 1;
+		/* the checkpoint is the block before the run after it; its
+		 * own run ends right before it */
+		if (seq - 1 != base || (rc = pt_log_ckpt_read(r, off, seq, &c)) != 0 ||
+		    !c.has_chain || c.idx_base + c.nidx != base || (c.chain_seq && c.chain_seq >= seq)) {
+			rc = rc == ENOMEM ? ENOMEM : ENOENT;
+			pt_log_summary_free(&c);
+			break;
+		}
+		if (nruns == cap) {
+			struct run *nr = realloc(runs, (cap = cap ? 2 * cap : 16) * sizeof *nr);
+			if (!nr) {
+				rc = ENOMEM;
+				pt_log_summary_free(&c);
+				break;
+			}
+			runs = nr;
+		}
+		runs[nruns++] = (struct run){ c.idx, c.nidx };
+		base = c.idx_base, total += c.nidx;
+		off = c.chain_off, seq = c.chain_seq;
+		c.idx = NULL; /* (kept in runs) */
+		pt_log_summary_free(&c);
+	}
+	if (!rc && base)
+		rc = ENOENT;
+	struct pt_log_bidx *all = rc ? NULL : malloc((total ? total : 1) * sizeof *all);
+	if (!rc && !all)
+		rc = ENOMEM;
+	if (!rc) {
+		uint64_t at = 0;
+		for (size_t k = nruns; k-- > 0; at += runs[k].n)
+			memcpy(all + at, runs[k].idx, runs[k].n * sizeof *all);
+		memcpy(all + at, s->idx, s->nidx * sizeof *all);
+		free(s->idx);
+		s->idx = all;
+		s->nidx = s->idx_cap = total;
+		s->idx_base = 0;
+	}
+	for (size_t k = 0; k < nruns; k++)
+		free(runs[k].idx);
+	free(runs);
+	return rc;
 }
 
 /* (v7) The reading order from the block index of the log's summary,
@@ -603,11 +681,23 @@ static int from_index(struct pt_logr *r)
 	if (rc)
 		return rc == ENOMEM ? ENOMEM : ENOENT;
 	rc = ENOENT;
-	if (s.nidx != s.sum_seq - 1 || s.nidx > (r->size - PT_LOG_FIRST) / PT_LOG_BLK)
+	if (r->version >= 8 && (rc = chain_index(r, &s)) != 0) {
+		rc = rc == ENOMEM ? ENOMEM : ENOENT;
+		goto out;
+	}
+	rc = ENOENT;
+	if (s.idx_base || s.nidx != s.sum_seq - 1 || s.nidx > (r->size - PT_LOG_FIRST) / PT_LOG_BLK)
 		goto out;
 	for (uint64_t i = 0; i < s.nidx; i++) {
 		const struct pt_log_bidx *x = &s.idx[i];
 		int ev = (x->flags & PT_LOG_IDX_EVENTS) != 0;
+		/* (v8) a checkpoint: no event, no time */
+		int ck = r->version >= 8 && x->flags == PT_LOG_IDX_CKPT;
+		if (ck && !x->first && !x->min && !x->max && !x->last && x->len >= PT_LOG_BLK &&
+		    x->len <= r->max_block) {
+			off += PT_LOG_ALIGN8(x->len);
+			continue;
+		}
 		if (x->len < PT_LOG_BLK || x->len > r->max_block ||
 		    (x->flags & ~(PT_LOG_IDX_LOST | PT_LOG_IDX_EVENTS)) ||
 		    (ev ? x->min > x->first || x->min > x->last || x->first > x->max ||
@@ -628,6 +718,10 @@ static int from_index(struct pt_logr *r)
 	for (uint64_t i = 0; i < s.nidx; i++) {
 		const struct pt_log_bidx *x = &s.idx[i];
 		int ev = (x->flags & PT_LOG_IDX_EVENTS) != 0;
+		if (x->flags == PT_LOG_IDX_CKPT) { /* (v8: not read) */
+			off += PT_LOG_ALIGN8(x->len);
+			continue;
+		}
 		/* a block without events: its time is the one before it (an
 		 * error item's time, logiter.c) */
 		r->items[r->nitems++] = (struct pt_logr_item){
@@ -657,6 +751,146 @@ out:
 		r->items = NULL;
 		r->nitems = 0;
 	}
+	pt_log_summary_free(&s);
+	return rc;
+}
+
+/* (v8) A log that has no summary to open by (being written, or cut
+ * short), if it has checkpoints: its blocks up to the last checkpoint
+ * known from them without reading them (the blocks' headers, read one by
+ * one, find it), as a scan would have found them (*pe, *pn entries, room
+ * for *cap), the census counted on from the checkpoints' counts, the
+ * names and map of loaded code theirs; *from: where the scan goes on.
+ * 0; ENOENT: none to use (no checkpoint, or one that does not hold: the
+ * scan starts at the first block, as before); ENOMEM. */
+static int ckpt_prefix(struct pt_logr *r, struct ent **pe, size_t *pn, size_t *cap,
+                       uint64_t *from)
+{
+	unsigned char h[PT_LOG_BLK];
+	struct pt_log_bhdr b;
+	struct pt_log_summary s;
+	uint64_t pos = PT_LOG_FIRST, seq = 1, c_off = 0, c_seq = 0, *chain = NULL;
+	uint32_t c_len = 0;
+	size_t nchain = 0, chain_cap = 0;
+	int rc;
+
+	if (r->version < 8 || r->policy != POSIX_TRACE_APPEND || !r->census)
+		return ENOENT;
+	/* the last checkpoint of the blocks that follow on from the first */
+	while (pos + PT_LOG_BLK <= r->size && !pt_logr_rd(r, pos, h, sizeof h) &&
+	       pt_logr_bhdr(r, h, &b) && b.seq == seq && b.oldest == 1 &&
+	       r->size - pos >= b.len && b.type != PT_LOG_BT_END) {
+		if (b.type == PT_LOG_BT_CKPT)
+			c_off = pos, c_seq = seq, c_len = b.len;
+		pos += PT_LOG_ALIGN8(b.len);
+		seq++;
+	}
+	if (!c_seq)
+		return ENOENT;
+	/* its chain back to the first, then each read in writing order */
+	memset(&s, 0, sizeof s);
+	rc = ENOENT;
+	for (uint64_t o = c_off, q = c_seq; q;) {
+		struct pt_log_summary c;
+		memset(&c, 0, sizeof c);
+		c.index_only = 1;
+		if (nchain + 2 > chain_cap) {
+			uint64_t *nc = realloc(chain, (chain_cap = chain_cap ? 2 * chain_cap : 32) *
+			                               2 * sizeof *nc);
+			if (!nc) {
+				rc = ENOMEM;
+				goto out;
+			}
+			chain = nc;
+		}
+		chain[2 * nchain] = o, chain[2 * nchain + 1] = q;
+		nchain++;
+		int k = pt_log_ckpt_read(r, o, q, &c);
+		uint64_t no = c.chain_off, nq = c.chain_seq;
+		int ok = !k && c.has_chain && (!nq || nq < q);
+		pt_log_summary_free(&c);
+		if (!ok) {
+			rc = k == ENOMEM ? ENOMEM : ENOENT;
+			goto out;
+		}
+		o = no, q = nq;
+	}
+	s.want_index = 1;
+	if (!(s.names = calloc(PT_NIDS, sizeof *s.names))) {
+		rc = ENOMEM;
+		goto out;
+	}
+	for (size_t k = nchain; k-- > 0;)
+		if ((rc = pt_log_ckpt_read(r, chain[2 * k], chain[2 * k + 1], &s)) != 0)
+			goto out;
+	rc = ENOENT;
+	/* the index: every block before the last checkpoint, back to back */
+	if (s.idx_base || s.nidx != c_seq - 1)
+		goto out;
+	size_t n = 0, room = (size_t)s.nidx + 1 + 64;
+	struct ent *e = malloc(room * sizeof *e);
+	if (!e) {
+		rc = ENOMEM;
+		goto out;
+	}
+	uint64_t off = PT_LOG_FIRST, blocks = 0, lost_seq = 0;
+	for (uint64_t i = 0; i < s.nidx; i++) {
+		const struct pt_log_bidx *x = &s.idx[i];
+		int ev = (x->flags & PT_LOG_IDX_EVENTS) != 0, ck = x->flags == PT_LOG_IDX_CKPT;
+		if (x->len < PT_LOG_BLK || x->len > r->max_block ||
+		    (!ck && (x->flags & ~(PT_LOG_IDX_LOST | PT_LOG_IDX_EVENTS))) ||
+		    (ev ? x->min > x->first || x->min > x->last || x->first > x->max ||
+		          x->last > x->max
+		        : x->first || x->min || x->max || x->last) ||
+		    ((x->flags & PT_LOG_IDX_LOST) && !ev)) {
+			free(e);
+			goto out;
+		}
+		e[n++] = (struct ent){ .off = off, .seq = i + 1, .oldest = 1, .first_ts = x->first,
+		                       .last_ts = x->last, .max_ts = x->max, .min_ts = x->min,
+		                       .len = x->len, .nev = ev, .good = 1,
+		                       .type = ck ? PT_LOG_BT_CKPT : PT_LOG_BT_EVENTS,
+		                       .has_lost = (x->flags & PT_LOG_IDX_LOST) != 0 };
+		blocks += ev;
+		if (x->flags & PT_LOG_IDX_LOST)
+			lost_seq = i + 1;
+		off += PT_LOG_ALIGN8(x->len);
+	}
+	if (off != c_off) {
+		free(e);
+		goto out;
+	}
+	/* (a block is read into r->buf when reached: room for the largest) */
+	uint32_t maxlen = 0;
+	for (size_t i = 0; i < n; i++)
+		maxlen = e[i].len > maxlen ? e[i].len : maxlen;
+	if (grow(r, maxlen)) {
+		free(e);
+		rc = ENOMEM;
+		goto out;
+	}
+	e[n++] = (struct ent){ .off = c_off, .seq = c_seq, .oldest = 1, .len = c_len, .good = 1,
+	                       .type = PT_LOG_BT_CKPT };
+	/* the census from the counts they give; their names and map */
+	if ((rc = pt_logw_sum_load(r->census, &s)) != 0) {
+		free(e);
+		goto out;
+	}
+	r->census_seq = c_seq;
+	r->census_blocks = blocks;
+	r->census_ckpt = 1;
+	r->lost_rec_seq = lost_seq;
+	for (unsigned id = 0; id < PT_NIDS; id++)
+		if (s.known[id / 64] >> (id % 64) & 1)
+			set_name(r, id, (const unsigned char *)s.names[id],
+			         (uint32_t)strlen(s.names[id]), 0);
+	for (size_t i = 0; i < s.nobjs; i++)
+		(void)keep_obj(r, &s.objs[i], pt_log_crc(0, &s.objs[i], sizeof s.objs[i]));
+	*pe = e, *pn = n, *cap = room;
+	*from = c_off + PT_LOG_ALIGN8(c_len);
+	rc = 0;
+out:
+	free(chain);
 	pt_log_summary_free(&s);
 	return rc;
 }
@@ -702,7 +936,13 @@ int pt_logr_open_opt(struct pt_logr *r, int fd, int flags)
 	}
 	r->census = census_new(r->swap); /* (none: no census, the log still reads) */
 	r->census_ok = r->census != NULL;
-	if ((rc = scan(r, &e, &n, &end_seq)) || (rc = order(r, e, n, end_seq)))
+	/* (v8) a log without its summary (being written, or cut short): what
+	 * its checkpoints say, and the blocks after the last one */
+	uint64_t from = PT_LOG_FIRST;
+	size_t cap = 0;
+	if (!(flags & PT_LOGR_SCAN) && (rc = ckpt_prefix(r, &e, &n, &cap, &from)) == ENOMEM)
+		goto fail;
+	if ((rc = scan(r, &e, &n, cap, from, &end_seq)) || (rc = order(r, e, n, end_seq)))
 		goto fail;
 	free(e);
 	r->stop = r->nitems;

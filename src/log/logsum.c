@@ -30,6 +30,7 @@ int pt_logw_sum_init(struct pt_logw *w)
 	s->first = UINT64_MAX;
 	for (unsigned i = 0; i < PT_NIDS; i++)
 		s->tfirst[i] = UINT64_MAX;
+	s->ckpt_n = PT_LOG_CKPT_BLOCKS;
 	w->sum = s;
 	return 0;
 }
@@ -82,7 +83,7 @@ static long sum_writer(struct pt_logw_sum *s, int32_t pid, uint64_t thread)
 			return -1;
 		s->wr = n, s->wcap = ncap;
 	}
-	s->wr[s->nwr] = (struct pt_logw_sumw){ pid, thread, 0, UINT64_MAX, 0 };
+	s->wr[s->nwr] = (struct pt_logw_sumw){ pid, thread, 0, UINT64_MAX, 0, 0 };
 	s->hash[j] = ++s->nwr;
 	return (long)s->nwr - 1;
 }
@@ -302,7 +303,8 @@ static uint32_t idx_entry(const struct pt_logw *w, uint32_t i, unsigned char *ou
 	int sw = w->swap;
 
 	if (out) {
-		pt_log_put32(out, (uint32_t)from, sw);
+		/* (v8) numbered from the first entry since the last checkpoint */
+		pt_log_put32(out, (uint32_t)(s->idx_base + from), sw);
 		pt_log_put32(out + 4, k, sw);
 		for (uint32_t j = 0; j < k; j++) {
 			const struct pt_log_bidx *x = &s->idx[from + j];
@@ -339,7 +341,7 @@ static uint32_t entry(const struct pt_logw *w, uint64_t cur, unsigned char *out,
 		}
 		return PT_LOG_S_HDR + n;
 	}
-	memset(b, 0, 8 + 40);
+	memset(b, 0, 8 + 48);
 	switch (kind) {
 	case PT_LOG_S_TOTALS:
 		n = 48;
@@ -379,6 +381,20 @@ static uint32_t entry(const struct pt_logw *w, uint64_t cur, unsigned char *out,
 		pt_log_put64(b + 28, s->wr[i].first, sw);
 		pt_log_put64(b + 36, s->wr[i].last, sw);
 		break;
+	case PT_LOG_S_WRITER_AT: /* (v8, checkpoints) the writer and its place */
+		n = 48;
+		pt_log_put32(b + 4, i, sw);
+		pt_log_put32(b + 12, (uint32_t)s->wr[i].pid, sw);
+		pt_log_put64(b + 20, s->wr[i].thread, sw);
+		pt_log_put64(b + 28, s->wr[i].count, sw);
+		pt_log_put64(b + 36, s->wr[i].first, sw);
+		pt_log_put64(b + 44, s->wr[i].last, sw);
+		break;
+	case PT_LOG_S_CHAIN: /* (v8) the last checkpoint written */
+		n = 16;
+		pt_log_put64(b + 4, s->ckpt_off, sw);
+		pt_log_put64(b + 12, s->ckpt_seq, sw);
+		break;
 	default: /* PT_LOG_S_OBJ: the entry as kept for the OBJ records */
 		n = pt_log_get32(w->objs[i], 0);
 		memcpy(b + 4, w->objs[i] + 4, n);
@@ -398,11 +414,11 @@ static uint64_t next_cursor(const struct pt_logw *w, uint64_t cur)
 	uint32_t i = (uint32_t)cur + 1;
 	uint32_t run = idx_run(w);
 	uint64_t nrun = w->version < 7 || w->sum->no_index ? 0 : (w->sum->nidx + run - 1) / run;
-	uint32_t lim[7] = { 0, 1, PT_NIDS, w->sum->nwr, PT_NIDS, w->nobjs,
-		            nrun > UINT32_MAX ? UINT32_MAX : (uint32_t)nrun };
+	uint32_t lim[8] = { 0, 1, PT_NIDS, w->sum->nwr, PT_NIDS, w->nobjs,
+		            nrun > UINT32_MAX ? UINT32_MAX : (uint32_t)nrun, w->sum->ckpts ? 1 : 0 };
 
-	/* kinds in the order written: 1, 2, 4, 3, 5, 6 */
-	static const unsigned after[7] = { 0, 2, 4, 5, 3, 6, 0 };
+	/* kinds in the order written: 1, 2, 4, 3, 5, 6, (v8) 7 */
+	static const unsigned after[8] = { 0, 2, 4, 5, 3, 6, 7, 0 };
 	while (kind && i >= lim[kind]) {
 		kind = after[kind];
 		i = 0;
@@ -435,6 +451,116 @@ uint32_t pt_logw_sum_body(const struct pt_logw *w, unsigned char *out, uint32_t 
 	return len;
 }
 
+/* (v8) A checkpoint: what a reader of the log as it is so far needs
+ * without reading the blocks before it (logread.c: a log being written),
+ * and no more than changed since the last one, so that it stays small:
+ * TOTALS; TYPE of each id whose count changed; NAME of each name not given
+ * yet; WRITER_AT of each writer new or whose count changed; CHAIN, the
+ * checkpoint before; INDEX, the block entries since it (that one's
+ * included), all of them or no checkpoint; then as many OBJ of the map
+ * entries not given yet as fit (the rest: in the next checkpoint, which
+ * the writer writes at once). */
+uint32_t pt_logw_ckpt_body(const struct pt_logw *w, unsigned char *out, uint32_t cap,
+                           uint32_t *nrec, uint32_t *nobj)
+{
+	const struct pt_logw_sum *s = w->sum;
+	uint32_t len = 0, n, run = idx_run(w);
+	uint64_t nrun = (s->nidx + run - 1) / run;
+	int skip;
+
+	*nrec = *nobj = 0;
+#define CKPT_PUT(cur) do { \
+		n = entry(w, (cur), NULL, 1, &skip); \
+		if (!skip) { \
+			if (len + n > cap) \
+				return 0; \
+			entry(w, (cur), out + len, 1, &skip); \
+			len += n; \
+			(*nrec)++; \
+		} \
+	} while (0)
+	CKPT_PUT((uint64_t)PT_LOG_S_TOTALS << 32);
+	for (uint32_t i = 0; i < PT_NIDS; i++)
+		if (s->count[i] != s->tckpt[i])
+			CKPT_PUT((uint64_t)PT_LOG_S_TYPE << 32 | i);
+	for (uint32_t i = 0; i < PT_NIDS; i++)
+		if ((w->known[i / 64] & ~s->named[i / 64]) >> (i % 64) & 1)
+			CKPT_PUT((uint64_t)PT_LOG_S_NAME << 32 | i);
+	for (uint32_t i = 0; i < s->nwr; i++)
+		if (i >= s->wr_given || s->wr[i].count != s->wr[i].ckpt)
+			CKPT_PUT((uint64_t)PT_LOG_S_WRITER_AT << 32 | i);
+	CKPT_PUT((uint64_t)PT_LOG_S_CHAIN << 32);
+	for (uint64_t i = 0; i < nrun; i++)
+		CKPT_PUT((uint64_t)PT_LOG_S_INDEX << 32 | i);
+#undef CKPT_PUT
+	for (uint32_t i = s->obj_ckpt; i < w->nobjs; i++) {
+		n = entry(w, (uint64_t)PT_LOG_S_OBJ << 32 | i, NULL, 1, &skip);
+		if (len + n > cap)
+			break;
+		entry(w, (uint64_t)PT_LOG_S_OBJ << 32 | i, out + len, 1, &skip);
+		len += n;
+		(*nrec)++;
+		(*nobj)++;
+	}
+	return len;
+}
+
+void pt_logw_ckpt_done(struct pt_logw *w, uint32_t len, uint64_t off, uint64_t seq,
+                       uint32_t nobj)
+{
+	struct pt_logw_sum *s = w->sum;
+
+	memcpy(s->tckpt, s->count, sizeof s->tckpt);
+	memcpy(s->named, w->known, sizeof s->named);
+	for (uint32_t i = 0; i < s->nwr; i++)
+		s->wr[i].ckpt = s->wr[i].count;
+	s->wr_given = s->nwr;
+	s->obj_ckpt += nobj;
+	s->ckpt_off = off, s->ckpt_seq = seq;
+	s->ckpts++;
+	/* the index it holds leaves the writer's memory: the next entries
+	 * (its own first) are numbered on */
+	s->idx_base += s->nidx;
+	s->nidx = 0;
+	s->ckpt_at = w->written;
+	s->ckpt_n = PT_LOG_CKPT_BLOCKS;
+	if (!s->idx_cap) {
+		if (!(s->idx = malloc(256 * sizeof *s->idx))) {
+			s->failed = 1;
+			return;
+		}
+		s->idx_cap = 256;
+	}
+	s->idx[s->nidx++] = (struct pt_log_bidx){ len, PT_LOG_IDX_CKPT, 0, 0, 0, 0 };
+}
+
+int pt_logw_sum_load(struct pt_logw *w, const struct pt_log_summary *from)
+{
+	struct pt_logw_sum *s = w->sum;
+
+	s->events = from->events;
+	s->first = from->events ? from->first : UINT64_MAX;
+	s->last = from->last;
+	s->gaps = from->gaps;
+	s->last_lost = from->last_lost;
+	for (unsigned i = 0; i < PT_NIDS; i++) {
+		s->count[i] = from->count[i];
+		s->tfirst[i] = from->count[i] ? from->tfirst[i] : UINT64_MAX;
+		s->tlast[i] = from->count[i] ? from->tlast[i] : 0;
+	}
+	for (uint32_t i = 0; i < from->nwr; i++) {
+		long k = sum_writer(s, from->wr[i].pid, from->wr[i].thread);
+		if (k < 0) {
+			s->failed = 1;
+			return ENOMEM;
+		}
+		s->wr[k].count = from->wr[i].count;
+		s->wr[k].first = from->wr[i].first;
+		s->wr[k].last = from->wr[i].last;
+	}
+	return 0;
+}
+
 /* ------------------------------------------------------------- reader */
 
 int pt_log_sum_parse(const unsigned char *p, uint32_t len, uint32_t nrec, int swap,
@@ -442,6 +568,8 @@ int pt_log_sum_parse(const unsigned char *p, uint32_t len, uint32_t nrec, int sw
 {
 	uint32_t off = PT_LOG_BLK;
 	int sw = swap;
+	/* (a chain of checkpoints followed for its index: the rest checked only) */
+	struct pt_log_summary *so = s && !s->index_only ? s : NULL;
 
 	for (uint32_t i = 0; i < nrec; i++) {
 		if (len - off < PT_LOG_S_HDR)
@@ -457,22 +585,22 @@ int pt_log_sum_parse(const unsigned char *p, uint32_t len, uint32_t nrec, int sw
 		case PT_LOG_S_TOTALS:
 			if (n != 48)
 				return EBADMSG;
-			if (s) {
-				s->events = pt_log_get64(e, sw);
-				s->first = pt_log_get64(e + 8, sw);
-				s->last = pt_log_get64(e + 16, sw);
-				s->gaps = pt_log_get64(e + 24, sw);
-				s->last_lost = pt_log_get64(e + 32, sw);
+			if (so) {
+				so->events = pt_log_get64(e, sw);
+				so->first = pt_log_get64(e + 8, sw);
+				so->last = pt_log_get64(e + 16, sw);
+				so->gaps = pt_log_get64(e + 24, sw);
+				so->last_lost = pt_log_get64(e + 32, sw);
 			}
 			break;
 		case PT_LOG_S_TYPE: {
 			uint32_t id = pt_log_get32(e, sw);
 			if (n != 32 || id >= PT_NIDS || pt_log_get32(e + 4, sw))
 				return EBADMSG;
-			if (s) {
-				s->count[id] = pt_log_get64(e + 8, sw);
-				s->tfirst[id] = pt_log_get64(e + 16, sw);
-				s->tlast[id] = pt_log_get64(e + 24, sw);
+			if (so) {
+				so->count[id] = pt_log_get64(e + 8, sw);
+				so->tfirst[id] = pt_log_get64(e + 16, sw);
+				so->tlast[id] = pt_log_get64(e + 24, sw);
 			}
 			break;
 		}
@@ -480,47 +608,72 @@ int pt_log_sum_parse(const unsigned char *p, uint32_t len, uint32_t nrec, int sw
 			uint32_t id = n >= 4 ? pt_log_get32(e, sw) : PT_NIDS;
 			if (n < 5 || n > 4 + PT_LOG_NAME_MAX || id >= PT_NIDS || memchr(e + 4, 0, n - 4))
 				return EBADMSG;
-			if (s && s->names) {
-				memcpy(s->names[id], e + 4, n - 4);
-				s->names[id][n - 4] = 0;
-				s->known[id / 64] |= 1ull << (id % 64);
+			if (so && so->names) {
+				memcpy(so->names[id], e + 4, n - 4);
+				so->names[id][n - 4] = 0;
+				so->known[id / 64] |= 1ull << (id % 64);
 			}
 			break;
 		}
 		case PT_LOG_S_WRITER:
+		case PT_LOG_S_WRITER_AT: { /* (v8) in a checkpoint: at its place */
+			uint32_t at = so ? so->nwr : 0;
+			if (kind == PT_LOG_S_WRITER_AT) {
+				if (version < 8 || n != 48 || pt_log_get32(e + 4, sw))
+					return EBADMSG;
+				at = pt_log_get32(e, sw);
+				e += 8, n -= 8;
+				if (so && at > so->nwr)
+					return EBADMSG;
+			}
 			if (n != 40 || pt_log_get32(e + 4, sw))
 				return EBADMSG;
-			if (s) {
-				if (s->nwr == s->wr_cap) { /* (doubling: a copy per entry was
-				                            * quadratic in the writers) */
-					uint32_t ncap = s->wr_cap ? 2 * s->wr_cap : 64;
-					struct pt_logw_sumw *nw = ncap > s->wr_cap ?
-						realloc(s->wr, (size_t)ncap * sizeof *nw) : NULL;
+			if (so) {
+				if (at == so->nwr && so->nwr == so->wr_cap) { /* (doubling: a copy per
+				                            * entry was quadratic in the writers) */
+					uint32_t ncap = so->wr_cap ? 2 * so->wr_cap : 64;
+					struct pt_logw_sumw *nw = ncap > so->wr_cap ?
+						realloc(so->wr, (size_t)ncap * sizeof *nw) : NULL;
 					if (!nw)
 						return ENOMEM;
-					s->wr = nw, s->wr_cap = ncap;
+					so->wr = nw, so->wr_cap = ncap;
 				}
-				s->wr[s->nwr++] = (struct pt_logw_sumw){
+				so->wr[at] = (struct pt_logw_sumw){
 					(int32_t)pt_log_get32(e, sw), pt_log_get64(e + 8, sw),
 					pt_log_get64(e + 16, sw), pt_log_get64(e + 24, sw),
-					pt_log_get64(e + 32, sw) };
+					pt_log_get64(e + 32, sw), 0 };
+				if (at == so->nwr)
+					so->nwr++;
 			}
 			break;
+		}
+		case PT_LOG_S_CHAIN: { /* (v8) */
+			uint64_t coff = n == 16 ? pt_log_get64(e, sw) : 0;
+			uint64_t cseq = n == 16 ? pt_log_get64(e + 8, sw) : 0;
+			if (version < 8 || n != 16 || (!coff != !cseq) ||
+			    (coff && (coff < PT_LOG_FIRST || coff % 8)))
+				return EBADMSG;
+			if (s) {
+				s->chain_off = coff, s->chain_seq = cseq;
+				s->has_chain = 1;
+			}
+			break;
+		}
 		case PT_LOG_S_OBJ: {
 			struct pt_ext_obj o;
 			if (pt_log_obj_decode(e, n, sw, version, &o))
 				return EBADMSG;
-			if (s && s->nobjs < PT_LOG_OBJS_MAX) {
-				if (s->nobjs == s->objs_cap) { /* (doubling, as above) */
-					size_t ncap = s->objs_cap ? 2 * s->objs_cap : 64;
+			if (so && so->nobjs < PT_LOG_OBJS_MAX) {
+				if (so->nobjs == so->objs_cap) { /* (doubling, as above) */
+					size_t ncap = so->objs_cap ? 2 * so->objs_cap : 64;
 					if (ncap > PT_LOG_OBJS_MAX)
 						ncap = PT_LOG_OBJS_MAX;
-					struct pt_ext_obj *no = realloc(s->objs, ncap * sizeof *no);
+					struct pt_ext_obj *no = realloc(so->objs, ncap * sizeof *no);
 					if (!no)
 						return ENOMEM;
-					s->objs = no, s->objs_cap = ncap;
+					so->objs = no, so->objs_cap = ncap;
 				}
-				s->objs[s->nobjs++] = o;
+				so->objs[so->nobjs++] = o;
 			}
 			break;
 		}
@@ -528,8 +681,16 @@ int pt_log_sum_parse(const unsigned char *p, uint32_t len, uint32_t nrec, int sw
 			uint32_t from = n >= 8 ? pt_log_get32(e, sw) : 0;
 			uint32_t k = n >= 8 ? pt_log_get32(e + 4, sw) : 0;
 			if (version < 7 || n < 8 + PT_LOG_IDX_ENT || (n - 8) % PT_LOG_IDX_ENT ||
-			    k != (n - 8) / PT_LOG_IDX_ENT || (s && from != s->nidx))
+			    k != (n - 8) / PT_LOG_IDX_ENT)
 				return EBADMSG;
+			/* the runs follow on; (v8) the first may begin after the
+			 * entries of the checkpoints before */
+			if (s && !s->idx_based && version >= 8)
+				s->idx_base = from;
+			if (s && from != s->idx_base + s->nidx)
+				return EBADMSG;
+			if (s)
+				s->idx_based = 1;
 			if (s && s->want_index) {
 				if (s->nidx + k > s->idx_cap) {
 					uint64_t ncap = s->idx_cap ? 2 * s->idx_cap : 256;
@@ -601,6 +762,25 @@ static int find_part(struct pt_logr *r, unsigned char *win, uint64_t end, uint64
 		return 0;
 	}
 	return ENOENT;
+}
+
+int pt_log_ckpt_read(struct pt_logr *r, uint64_t off, uint64_t seq, struct pt_log_summary *s)
+{
+	unsigned char h[PT_LOG_BLK], *p;
+	struct pt_log_bhdr b;
+	int rc;
+
+	if (r->version < 8 || off < PT_LOG_FIRST || off % 8 || off + PT_LOG_BLK > r->size ||
+	    pt_logr_rd(r, off, h, sizeof h) || !pt_logr_bhdr(r, h, &b) ||
+	    b.type != PT_LOG_BT_CKPT || b.seq != seq || r->size - off < b.len)
+		return ENOENT;
+	if (!(p = malloc(b.len)))
+		return ENOMEM;
+	rc = pt_logr_rd(r, off, p, b.len) ||
+	     pt_logr_check(r, p, &b, 0, &(uint64_t){ 0 }, &(uint64_t){ 0 }, &(uint32_t){ 0 })
+	     ? ENOENT : pt_log_sum_parse(p, b.len, b.nrec, r->swap, (unsigned)r->version, s);
+	free(p);
+	return rc == ENOMEM ? ENOMEM : rc ? ENOENT : 0;
 }
 
 static int summary_read(int fd, struct pt_log_summary *s, int want_index);

@@ -138,8 +138,13 @@ int pt_logw_init_opt(struct pt_logw *w, int fd, const struct pt_attr_img *attr,
 	w->cap = (uint32_t)cap;
 	w->swap = opt && opt->swap;
 	w->version = opt && opt->version ? opt->version : PT_LOG_VERSION;
-	if (w->version != 3 && w->version != 5 && w->version != 6 && w->version != PT_LOG_VERSION)
+	if (w->version != 3 && w->version != 5 && w->version != 6 && w->version != 7 &&
+	    w->version != PT_LOG_VERSION)
 		return EINVAL;
+	/* (v8) checkpoints: an APPEND log only (a LOOP log has no summary; an
+	 * UNTIL_FULL log's room is for events) */
+	if (w->version >= 8 && log_policy == POSIX_TRACE_APPEND)
+		w->ckpt_every = opt && opt->ckpt_bytes ? opt->ckpt_bytes : PT_LOG_CKPT_BYTES;
 	w->prev.legacy = w->version == 3;
 	w->nonce = opt && opt->nonce ? opt->nonce : make_nonce(w);
 

@@ -106,6 +106,34 @@ static int put_block(struct pt_logw *w, unsigned type, const unsigned char *body
 	return rc;
 }
 
+/* (v8) A checkpoint once its interval is over (logsum.c says what it
+ * holds), in the block buffer, empty between blocks; as many as the new
+ * map entries need.  One that cannot be written is not an error (no event
+ * is lost): the next interval tries again. */
+static void put_ckpt(struct pt_logw *w)
+{
+	struct pt_logw_sum *s = w->sum;
+
+	if (!s || s->failed || (w->written - s->ckpt_at < w->ckpt_every && s->nidx < s->ckpt_n))
+		return;
+	for (int k = 0; k < 64; k++) {
+		uint32_t nrec, nobj, n;
+		uint64_t off = w->pos, seq = w->seq;
+		int err = w->err;
+		n = pt_logw_ckpt_body(w, w->rec, w->cap - PT_LOG_BLK, &nrec, &nobj);
+		if (!n || put_block(w, PT_LOG_BT_CKPT, w->rec, n, nrec, 0)) {
+			w->err = err;
+			s->ckpt_at = w->written; /* (not at every block) */
+			s->ckpt_n = s->nidx + PT_LOG_CKPT_BLOCKS;
+			break;
+		}
+		pt_logw_ckpt_done(w, PT_LOG_BLK + n, off, seq, nobj);
+		if (s->obj_ckpt >= w->nobjs || !nobj)
+			break;
+	}
+	blk_reset(w);
+}
+
 /* Writes out the block being built, if it holds anything. */
 static int flush(struct pt_logw *w)
 {
@@ -114,6 +142,8 @@ static int flush(struct pt_logw *w)
 	if (w->nrec)
 		rc = put_block(w, PT_LOG_BT_EVENTS, w->rec, w->rec_len, w->nrec, w->nev - w->nsyn);
 	blk_reset(w);
+	if (w->ckpt_every && !rc)
+		put_ckpt(w);
 	return rc;
 }
 
@@ -310,6 +340,8 @@ int pt_logw_obj(struct pt_logw *w, const struct pt_ext_obj *o)
 	if (w->version < 6 && (o->kind == PT_EXT_OBJ_THREAD || o->kind == PT_EXT_OBJ_TYPE ||
 	                       o->kind == PT_EXT_OBJ_PROC))
 		return 0; /* formats 3 and 5 have no such entries */
+	if (w->version < 8 && o->kind == PT_EXT_OBJ_FORK)
+		return 0; /* (nor has 7 this one) */
 	if (PT_LOG_BLK + PT_LOG_REC + n > w->cap)
 		return 0; /* a block this small cannot hold it: the log goes without */
 	/* A copy is kept for the summary and the LOOP wraps, up to as many

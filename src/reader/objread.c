@@ -16,7 +16,7 @@ _Static_assert(PT_EXT_OBJ_PATH == PT_OBJ_PATH && PT_EXT_OBJ_BID_MAX == PT_OBJ_BI
                PT_EXT_OBJ_BEGIN == PT_OBJ_BEGIN && PT_EXT_OBJ_ADD == PT_OBJ_ADD &&
                PT_EXT_OBJ_DEL == PT_OBJ_DEL && PT_EXT_OBJ_TRUNC == PT_OBJ_F_TRUNC &&
                PT_EXT_OBJ_THREAD == PT_OBJ_THREAD && PT_EXT_OBJ_TYPE == PT_OBJ_TYPE &&
-               PT_EXT_OBJ_PROC == PT_OBJ_PROC &&
+               PT_EXT_OBJ_PROC == PT_OBJ_PROC && PT_EXT_OBJ_FORK == PT_OBJ_FORK &&
                PT_EXT_THREAD_NAME == PT_THREAD_NAME && PT_EXT_TYPE_DESC == PT_TYPE_DESC &&
                PT_TYPE_DESC <= PT_OBJ_PATH && PT_NIDS == __TRACE_EVENT_ID_LIMIT,
                "ext.h and layout.h agree");
@@ -47,13 +47,18 @@ static int take(struct pt_trid *t, uint32_t i, struct pt_ext_obj *out, int *ok)
 	pt_get_bytes((unsigned char *)&o, (const pt_word *)src, sizeof o);
 	o.path[sizeof o.path - 1] = 0;
 	int meta = o.kind == PT_OBJ_THREAD || o.kind == PT_OBJ_TYPE || o.kind == PT_OBJ_PROC;
-	if (meta ? !pt_ext_meta_ok(o.kind, o.lo, o.hi, strlen(o.path), o.bid_len) ||
-	               (o.flags & ~(o.kind == PT_OBJ_PROC ? PT_OBJ_F_TRUNC : 0u)) ||
-	               o.pid <= 0
-	         : o.kind < PT_OBJ_BEGIN || o.kind > PT_OBJ_DEL || o.bid_len > PT_OBJ_BID_MAX ||
-	               (o.flags & ~PT_OBJ_F_TRUNC) || o.pid <= 0 ||
-	               (o.kind != PT_OBJ_BEGIN && o.lo >= o.hi))
+	if (o.kind == PT_OBJ_FORK) { /* the parent's pid, nothing else */
+		if (o.pid <= 0 || !o.lo || o.lo > INT32_MAX || o.lo == (uint64_t)o.pid || o.hi ||
+		    o.base || o.bid_len || o.flags || o.path[0])
+			return 0;
+	} else if (meta ? !pt_ext_meta_ok(o.kind, o.lo, o.hi, strlen(o.path), o.bid_len) ||
+	                      (o.flags & ~(o.kind == PT_OBJ_PROC ? PT_OBJ_F_TRUNC : 0u)) ||
+	                      o.pid <= 0
+	                : o.kind < PT_OBJ_BEGIN || o.kind > PT_OBJ_DEL ||
+	                      o.bid_len > PT_OBJ_BID_MAX || (o.flags & ~PT_OBJ_F_TRUNC) ||
+	                      o.pid <= 0 || (o.kind != PT_OBJ_BEGIN && o.lo >= o.hi)) {
 		return 0;
+	}
 	memset(out, 0, sizeof *out);
 	int64_t ns = pt_clock_ns(&t->clk, o.tick);
 	out->ts = ns > 0 ? (uint64_t)ns : 0;
@@ -158,7 +163,7 @@ size_t pt_objs_retire(struct pt_trid *t, size_t upto)
 				last_gone = pid_gone(o->pid);
 			}
 			if (last_gone) {
-				rd->obj_retired[o->kind & 7]++;
+				rd->obj_retired[o->kind & 15]++;
 				dropped++;
 				continue;
 			}

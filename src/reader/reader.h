@@ -100,7 +100,7 @@ struct pt_reader {
 	uint64_t obj_taken[PT_OBJ_SLOTS / 64];
 	uint64_t obj_lost;           /* the segment's count, as of the last LOST entry */
 	unsigned obj_nlost;          /* LOST entries made */
-	size_t obj_retired[8];       /* entries of each kind retired (pt_objs_retire) */
+	size_t obj_retired[16];      /* entries of each kind retired (pt_objs_retire) */
 	size_t obj_retire_at;        /* entries below which a retire pass is not worth it */
 	/* where the last look for entries of each class (objects, threads,
 	 * processes, types: api/ext.c) stopped: k of them before objs[i];
@@ -144,7 +144,9 @@ struct pt_trid {
 	struct pt_hdr *hdr;
 	size_t map_size;
 	struct pt_view view;      /* pointers into the segment, for the reader */
-	struct pt_tw sys_tw;      /* the id's own writer of system events */
+	struct pt_tw sys_tw[2];   /* the id's own writers of system events, */
+	pthread_t sys_thr[2];     /* one per thread using it (trid/sysevent.c) */
+	unsigned sys_last;        /* the one written last */
 	struct pt_attr_img attr;  /* trusted copy */
 	uint32_t noloss_ms;       /* no-loss bound it was created with, 0: off */
 	struct pt_clock clk;      /* trusted copy; points added as it is read */

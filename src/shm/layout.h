@@ -311,6 +311,9 @@ struct pt_name {
                                * lo = the event id, path = the description */
 #define PT_OBJ_PROC     7u    /* a process's identity: lo = its parent's pid,
                                * path = its command line (flags: cut) */
+#define PT_OBJ_FORK     8u    /* (after fork) pid's map is its parent's, lo =
+                               * its pid, as it was at tick; its own ADD and
+                               * DEL follow (issue 54: not the whole map again) */
 #define PT_OBJ_F_TRUNC  1u    /* path cut to fit */
 #define PT_THREAD_NAME  16u   /* a thread's name and its NUL (the kernel's comm) */
 #define PT_TYPE_DESC    256u  /* a payload description and its NUL, at most */

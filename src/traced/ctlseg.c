@@ -353,7 +353,8 @@ void pt_ctl_atfork_child(void)
 			atomic_store(&sl->filter[i], 0);
 		pt_ctl_slot_want(c, s, NULL); /* nor of its filter: every user id may be wanted */
 		live |= atomic_load(&old->live) & (1u << s);
-		pt_objmap_dump(sl, pt_pid, 0); /* the child's own map (the parent's) */
+		/* the child's map: its parent's, which the parent wrote here */
+		pt_objmap_fork(sl, pt_pid, getppid());
 		pt_procid_put(sl);
 	}
 	atomic_store(&c->live, live | PT_LIVE_BUMP);

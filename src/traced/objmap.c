@@ -284,6 +284,15 @@ void pt_objmap_atfork_child(void)
 	atomic_store_explicit(&tab_lock, 0, memory_order_relaxed);
 }
 
+void pt_objmap_fork(struct pt_view *sl, int32_t pid, int32_t ppid)
+{
+	struct pt_obj o;
+
+	memset(&o, 0, sizeof o);
+	o.lo = (uint64_t)(uint32_t)ppid;
+	pt_objmap_put(sl, &o, pid, PT_OBJ_FORK, pt_now());
+}
+
 uint32_t pt_objmap_dump(struct pt_view *sl, int32_t pid, uint32_t from)
 {
 	if (!tab)

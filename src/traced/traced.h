@@ -164,6 +164,10 @@ void pt_objmap_forget(void); /* a new chunk: look the next address up again */
 /* This process's objects, table entries from `from` on, into a stream
  * (from 0: a BEGIN entry first).  Returns where the table ended. */
 uint32_t pt_objmap_dump(struct pt_view *sl, int32_t pid, uint32_t from);
+/* In a forked child, for a stream it inherited (its parent recorded its
+ * map there): one FORK entry, "the map of ppid as it was now", instead of
+ * the whole map again (issue 54). */
+void pt_objmap_fork(struct pt_view *sl, int32_t pid, int32_t ppid);
 void pt_objmap_atfork_child(void);
 /* One entry into sl's area, or into every attached stream's. */
 void pt_objmap_put(struct pt_view *sl, const struct pt_obj *src, int32_t pid, unsigned kind,

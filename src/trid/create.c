@@ -175,6 +175,7 @@ int pt_stream_create(pid_t pid, const trace_attr_t *attr, int policy, uint32_t n
 	if (!tg.own) /* the code of this process, whose system events go in too */
 		pt_objmap_dump(&t->view, pt_pid, 0);
 	memset(&t->sys_tw, 0, sizeof t->sys_tw);
+	t->sys_last = 0;
 	t->sys_fd = sys_fd;
 	sys_fd = -1;
 	pt_fdid_of(t->fd, &t->fd_id);
