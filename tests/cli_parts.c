@@ -195,6 +195,17 @@ static int write_recorded(const char *dir)
 		                posix_trace_attr_setstreamsize(&a, 4096))) ||
 		    posix_trace_create_withlog(child, &a, fd, &t) || posix_trace_start(t))
 			return 1;
+		/* the second part's START overwritten: a LOOP stream keeps the
+		 * controller's system events in a chunk it holds open until it
+		 * fills, so FILTER events fill it first (each with two sets) */
+		if (k == 2) {
+			trace_event_set_t none;
+			if (posix_trace_eventset_empty(&none))
+				return 1;
+			for (int i = 0; i < 40; i++)
+				if (posix_trace_set_filter(t, &none, POSIX_TRACE_SET_EVENTSET))
+					return 1;
+		}
 		c = k == 1 ? 1 : 50;
 		if (write(gp[1], &c, 1) != 1 || read(ack[0], &c, 1) != 1 || posix_trace_stop(t) ||
 		    posix_trace_shutdown(t) || close(fd))
