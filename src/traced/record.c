@@ -398,25 +398,27 @@ __attribute__((noinline, cold)) static void record_wake(struct pt_hdr *h)
 	pt_leave(0);
 }
 
-/* The payload into the record (pt_put_bytes' result), two words a step:
- * fewer instructions per word than its loop, on the path that counts. */
+/* The payload into the record (pt_put_bytes' result): its last n % 16
+ * bytes first, then the rest two words a step, so that the length is not
+ * kept in a register across the loop; fewer instructions per word than
+ * pt_put_bytes' loop, on the path that counts. */
 static inline void fast_put(pt_word *dst, const unsigned char *src, uint32_t n)
 {
-	const unsigned char *end = src + (n & ~15u);
+	uint32_t k = n & ~15u;
 	uint64_t a, b;
 
-	for (; src != end; src += 16, dst += 2) {
+	if (n & 8) {
+		__builtin_memcpy(&a, src + k, 8);
+		atomic_store_explicit(&dst[k / 8], a, memory_order_relaxed);
+	}
+	if (PT_UNLIKELY(n & 7))
+		pt_put_bytes(&dst[(n & ~7u) / 8], src + (n & ~7u), n & 7);
+	for (const unsigned char *end = src + k; src != end; src += 16, dst += 2) {
 		__builtin_memcpy(&a, src, 8);
 		__builtin_memcpy(&b, src + 8, 8);
 		atomic_store_explicit(&dst[0], a, memory_order_relaxed);
 		atomic_store_explicit(&dst[1], b, memory_order_relaxed);
 	}
-	if (n & 8) {
-		__builtin_memcpy(&a, src, 8);
-		atomic_store_explicit(dst, a, memory_order_relaxed);
-		src += 8, dst++;
-	}
-	pt_put_bytes(dst, src, n & 7);
 }
 
 /* The clock the fast path reads, clk being pt_clock_tsc's value for the
@@ -438,6 +440,43 @@ static inline uint64_t fast_now(int clk)
 }
 static void record_other_clock(trace_event_id_t id, const void *data, size_t len,
                                struct pt_ctl *c, uintptr_t addr, int clk);
+
+/* The record, once the checks before the clock passed (record_event):
+ * the room in the chunk, the clock, the writer's state first, then the
+ * record's words (w1 before the payload: nothing is visible before the
+ * commit), so that nothing of the writer is kept in registers across the
+ * copy.  The commit word is the header's chunk table's (fast_arm checked
+ * where it is).  wide is a constant in each copy.  0: written; 1: nothing
+ * written, the general way's to do. */
+__attribute__((always_inline)) static inline int fast_write(trace_event_id_t id,
+                                                            const void *data, uint32_t n,
+                                                            uintptr_t addr, char *d,
+                                                            struct pt_hdr *h, int clk,
+                                                            unsigned wide)
+{
+	struct pt_tw *tw = &pt_rec.tw[0][0];
+	uint64_t ts = fast_now(clk);
+	uint32_t pos = tw->pos, end = pos + PT_REC_BYTES(n, wide);
+	if (PT_UNLIKELY(end > pt_rec.fast.lim || ts < tw->last_ts || (ts - tw->base_ts) >> 32))
+		return 1;
+	pt_word *p = (pt_word *)(d + pos);
+	tw->pos = end;
+	tw->nev++;
+	tw->last_ts = ts;
+	if (wide) {
+		atomic_store_explicit(&p[PT_REC_W1(n)], pt_rec_w1(ts, addr), memory_order_relaxed);
+		tw->addr = addr;
+	}
+	atomic_store_explicit(&p[0], pt_rec_w0(ts, id, wide ? PT_RF_WIDE : 0, n),
+	                      memory_order_relaxed);
+	fast_put(p + 1, data, n);
+	/* (the commit's place and value read back from TLS, not kept in
+	 * registers across the copy) */
+	atomic_store_explicit(
+		&((struct pt_chunk *)((char *)h + PT_FAST_CHUNKS_OFF))[tw->idx].commit, tw->pos,
+		memory_order_release);
+	return 0;
+}
 
 /* An event whose id is in range: the common case, written straight
  * through in one frame whose only calls are tail calls.  The thread not
@@ -496,39 +535,18 @@ __attribute__((always_inline)) static inline void record_event(trace_event_id_t 
 	 * keeps; a change of the filter changes the control word) */
 	if (atomic_load_explicit(&h->filter[id / 64], memory_order_relaxed) >> (id % 64) & 1)
 		goto done;
-	/* the caller against the last record's (a short or a wide header;
-	 * a new caller must be in the object of the thread's last event),
-	 * the record's size and the room before the clock, the checks of
-	 * the timestamp after it */
-	uint32_t n = (uint32_t)len;
-	unsigned wide = addr != tw->addr;
-	if (PT_UNLIKELY(wide) && addr - pt_obj.lo >= pt_obj.span)
+	/* the caller against the last record's: a short header, or a wide
+	 * one (each written by a copy of fast_write of its own); a new
+	 * caller must be in the object of the thread's last event */
+	int r;
+	if (PT_LIKELY(addr == tw->addr))
+		r = fast_write(id, data, (uint32_t)len, addr, d, h, clk, 0);
+	else if (addr - pt_obj.lo < pt_obj.span)
+		r = fast_write(id, data, (uint32_t)len, addr, d, h, clk, 1);
+	else
+		r = 1;
+	if (PT_UNLIKELY(r))
 		goto bail;
-	uint32_t pos = tw->pos, end = pos + PT_REC_BYTES(n, wide);
-	if (PT_UNLIKELY(end > pt_rec.fast.lim))
-		goto bail;
-	uint64_t ts = fast_now(clk);
-	if (PT_UNLIKELY(ts < tw->last_ts || (ts - tw->base_ts) >> 32))
-		goto bail;
-	/* the writer's state first, then the record's words (w1 before the
-	 * payload: nothing is visible before the commit), so that nothing of
-	 * the writer is kept in registers across the copy.  The commit word
-	 * is the header's chunk table's (fast_arm checked where it is). */
-	pt_word *p = (pt_word *)(d + pos);
-	_Atomic uint32_t *commit =
-		&((struct pt_chunk *)((char *)h + PT_FAST_CHUNKS_OFF))[tw->idx].commit;
-	tw->pos = end;
-	tw->nev++;
-	tw->last_ts = ts;
-	uint64_t w0 = pt_rec_w0(ts, id, 0, n);
-	if (PT_UNLIKELY(wide)) {
-		atomic_store_explicit(&p[PT_REC_W1(n)], pt_rec_w1(ts, addr), memory_order_relaxed);
-		tw->addr = addr;
-		w0 |= (uint64_t)PT_RF_WIDE << 44;
-	}
-	atomic_store_explicit(&p[0], w0, memory_order_relaxed);
-	fast_put(p + 1, data, n);
-	atomic_store_explicit(commit, end, memory_order_release);
 	if (PT_UNLIKELY(atomic_load_explicit(&h->waiters, memory_order_relaxed))) {
 		record_wake(h);
 		return;
@@ -584,15 +602,18 @@ __attribute__((noinline, cold)) static void record_other_clock(trace_event_id_t 
 		record_event_mono(id, data, len, c, addr);
 }
 
-/* Straight to the fast path, which tests the stream's filter itself: the
- * test of the wanted bitmap, which <trace.h>'s callers made already, is
- * made again only on the general way (record_general), for the callers
- * that did not. */
-PT_API void posix_trace_event(trace_event_id_t id, const void *restrict data, size_t len)
+/* The fast path itself (record_event's default copy, in this frame: no
+ * call or jump in front of it), which tests the stream's filter itself:
+ * the test of the wanted bitmap, which <trace.h>'s callers made already,
+ * is made again only on the general way (record_general), for the
+ * callers that did not.  (Aligned as record_event_tsc is, for the same
+ * reason.) */
+PT_API __attribute__((aligned(64))) void posix_trace_event(trace_event_id_t id,
+                                                           const void *restrict data, size_t len)
 {
 	if (id - PT_SYS_IDS >= PT_NIDS - PT_SYS_IDS)
 		return; /* system ids cannot be forged; others are out of range */
-	record_event_tsc(id, data, len, pt_ctl, (uintptr_t)__builtin_return_address(0));
+	record_event(id, data, len, pt_ctl, (uintptr_t)__builtin_return_address(0), PT_TSC_FAST);
 }
 
 /* Extension: the same, recorded as if called from site (a wrapper passes
