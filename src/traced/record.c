@@ -373,8 +373,8 @@ __attribute__((noinline)) static void record_general(trace_event_id_t id, const 
                                                      size_t len, void *addr)
 {
 	struct pt_ctl *c = pt_ctl;
-	uint64_t m = atomic_load_explicit(&c->want[(id / 64) % (PT_NIDS / 64)], memory_order_relaxed);
-	if (PT_LIKELY(!(m >> (id % 64) & 1)))
+	if (PT_LIKELY(!(atomic_load_explicit(&c->want[id / 64], memory_order_relaxed) >> (id % 64) &
+	                1)))
 		return;
 	uint32_t w = atomic_load_explicit(&c->live, memory_order_relaxed);
 	if (PT_UNLIKELY(!(w & PT_LIVE_MASK))) {
@@ -602,30 +602,44 @@ __attribute__((noinline, cold)) static void record_other_clock(trace_event_id_t 
 		record_event_mono(id, data, len, c, addr);
 }
 
-/* The fast path itself (record_event's default copy, in this frame: no
- * call or jump in front of it), which tests the stream's filter itself:
- * the test of the wanted bitmap, which <trace.h>'s callers made already,
- * is made again only on the general way (record_general), for the
- * callers that did not.  (Aligned as record_event_tsc is, for the same
- * reason.) */
+/* The id's range, the wanted bitmap's test, then the fast path itself
+ * (record_event's default copy, in this frame: no call or jump in front
+ * of it).  (Aligned as record_event_tsc is, for the same reason.) */
 PT_API __attribute__((aligned(64))) void posix_trace_event(trace_event_id_t id,
                                                            const void *restrict data, size_t len)
 {
 	if (id - PT_SYS_IDS >= PT_NIDS - PT_SYS_IDS)
 		return; /* system ids cannot be forged; others are out of range */
-	record_event(id, data, len, pt_ctl, (uintptr_t)__builtin_return_address(0), PT_TSC_FAST);
+	/* No stream running here (a caller without <trace.h>'s inline test,
+	 * say): the general way's first test, at once (the fast path reads
+	 * the word again once the thread is marked busy) */
+	struct pt_ctl *c = pt_ctl;
+	uint32_t w = atomic_load_explicit(&c->live, memory_order_relaxed);
+	if (PT_UNLIKELY(!(w & PT_LIVE_MASK))) {
+		/* what the general way does then, for an id <trace.h>'s test
+		 * let through (record_idle), after that test (for a caller
+		 * that did not make it) */
+		if (atomic_load_explicit(&c->want[id / 64], memory_order_relaxed) >> (id % 64) & 1)
+			record_idle(w);
+		return;
+	}
+	record_event(id, data, len, c, (uintptr_t)__builtin_return_address(0), PT_TSC_FAST);
 }
 
 /* Extension: the same, recorded as if called from site (a wrapper passes
  * __builtin_return_address(0): its own caller's), or from the caller when
- * site is NULL.  The same path, the same cost as a call of the function
- * above. */
+ * site is NULL.  The same tests and path as the function above (a copy of
+ * the path, reached by a jump). */
 PT_API void posixtrace_event_at(trace_event_id_t id, const void *restrict data, size_t len,
                                 const void *site)
 {
 	if (id - PT_SYS_IDS >= PT_NIDS - PT_SYS_IDS)
 		return;
-	record_event_tsc(id, data, len, pt_ctl,
+	struct pt_ctl *c = pt_ctl;
+	if (PT_LIKELY(!(atomic_load_explicit(&c->want[id / 64], memory_order_relaxed) >> (id % 64) &
+	                1)))
+		return;
+	record_event_tsc(id, data, len, c,
 	                 site ? (uintptr_t)site : (uintptr_t)__builtin_return_address(0));
 }
 
