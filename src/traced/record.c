@@ -135,6 +135,12 @@ static void fast_arm(uint32_t w)
 	if ((char *)sl->chunks != (char *)sl->hdr + PT_FAST_CHUNKS_OFF || off % 4096 ||
 	    off / 4096 > UINT32_MAX || sl->hdr->attr.max_data != sl->max_data)
 		return;
+	/* the thread's cached object forgotten (a new chunk, objmap.c): not
+	 * before the next event has looked its caller up again, the general
+	 * way, since the path looks only at callers other than the last
+	 * record's */
+	if (!pt_obj.span)
+		return;
 	pt_rec.fast.data = data;
 	pt_rec.fast.hpages = (uint32_t)(off / 4096);
 	pt_rec.fast.st = st;
@@ -217,17 +223,12 @@ __attribute__((always_inline)) static inline int write_one(struct pt_view *sl, s
 	 * chunk's base is near (layout.h) */
 	unsigned wide = addr != tw->addr || (ts - tw->base_ts) >> 32;
 	uint32_t rec = PT_REC_BYTES(n, wide);
-	uintptr_t last = addr; /* the caller, for the short header of the next */
 	if (PT_UNLIKELY(tw->key != pt_tw_key(sl, st) || tw->pos + rec > sl->chunk_size ||
 	                (ts - tw->base_ts) >> 47)) {
 		if (tw->key && (tw->key >> 16) == pt_slot_gen(sl))
 			pt_pool_seal(sl, tw, st);
 		if (s >= 0) {
-			/* the caller's object is looked up again by the next
-			 * event from a new chunk: the fast path looks only at
-			 * callers other than the last record's */
 			pt_objmap_forget();
-			last = PT_NO_ADDR;
 			pt_owner_check((unsigned)s, sl, ts);
 			pt_thrmap_chunk((unsigned)s, sl, ts);
 			if (atomic_load_explicit(&sl->dead, memory_order_relaxed))
@@ -250,7 +251,7 @@ __attribute__((always_inline)) static inline int write_one(struct pt_view *sl, s
 	pt_put_bytes(p + 1, data, n);
 	if (wide) {
 		atomic_store_explicit(&p[PT_REC_W1(n)], pt_rec_w1(ts, addr), memory_order_relaxed);
-		tw->addr = last;
+		tw->addr = addr;
 	}
 	tw->pos += rec;
 	tw->nev++;
@@ -513,11 +514,11 @@ __attribute__((always_inline)) static inline void record_event(trace_event_id_t 
 	atomic_store_explicit(&pt_nest, 1, memory_order_relaxed);
 	atomic_signal_fence(memory_order_seq_cst);
 	/* Whether pt_fast may be used: the control word as when armed (no
-	 * change here since), the slot still attached (a thread never
-	 * armed, or disarmed, has fb 0); then the stream's state word as
-	 * when armed, one load from an address made from TLS.  Nothing is
-	 * loaded through the view, nothing of the stream before the control
-	 * word is checked. */
+	 * change here since; a thread never armed, or disarmed, keeps a word
+	 * with no stream running, which the next test fails), the slot still
+	 * attached; then the stream's state word as when armed, one load from
+	 * an address made from TLS.  Nothing is loaded through the view,
+	 * nothing of the stream before the control word is checked. */
 	struct pt_tw *tw = &pt_rec.tw[0][0];
 	uint32_t w = atomic_load_explicit(&c->live, memory_order_acquire);
 	uint32_t att = atomic_load_explicit(&pt_proc.att, memory_order_acquire);
@@ -602,9 +603,12 @@ __attribute__((noinline, cold)) static void record_other_clock(trace_event_id_t 
 		record_event_mono(id, data, len, c, addr);
 }
 
-/* The id's range, the wanted bitmap's test, then the fast path itself
+/* The id's range, whether a stream runs here, then the fast path itself
  * (record_event's default copy, in this frame: no call or jump in front
- * of it).  (Aligned as record_event_tsc is, for the same reason.) */
+ * of it).  No second test of the wanted bitmap on the way: <trace.h>'s
+ * callers just made it, and with a stream running the stream's filter
+ * decides (and the general way makes it first).  (Aligned as
+ * record_event_tsc is, for the same reason.) */
 PT_API __attribute__((aligned(64))) void posix_trace_event(trace_event_id_t id,
                                                            const void *restrict data, size_t len)
 {
@@ -628,8 +632,8 @@ PT_API __attribute__((aligned(64))) void posix_trace_event(trace_event_id_t id,
 
 /* Extension: the same, recorded as if called from site (a wrapper passes
  * __builtin_return_address(0): its own caller's), or from the caller when
- * site is NULL.  The same tests and path as the function above (a copy of
- * the path, reached by a jump). */
+ * site is NULL.  <trace.h> has no inline test for it: the wanted bitmap's
+ * test first, then a copy of the same path, reached by a jump. */
 PT_API void posixtrace_event_at(trace_event_id_t id, const void *restrict data, size_t len,
                                 const void *site)
 {
