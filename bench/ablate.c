@@ -9,24 +9,27 @@
  * header on lines of their own, thread-local words):
  *
  *   inline   <trace.h>'s inline test: the wanted bitmap's word, a branch
- *   chain    the calls: the entry, a check of the id and of the control
- *            word, then the writer, each a function of its own
+ *   chain    the entry's own test, of the id's range (the library's entry
+ *            is its writer: one function, no call in between)
  *   nest     pt_enter/pt_leave: the thread's registration and nesting word
- *   loads    the checks' loads: the control word and the attached slots
- *            against the thread's bound slot, then that slot's view ->
- *            stream header -> stream state, and a branch on it (none of it
- *            feeds the record's address, which comes from thread-local
- *            words, as the floor's does: record.c, struct pt_fast)
- *   filter   the stream's filter word, a bit test
- *   commit   a release store of the chunk's commit offset
+ *   loads    the checks' loads: the control word against the one the
+ *            thread kept, the attached slots; then the stream header's
+ *            state, its address made from two thread-local words (the
+ *            chunk's start, the header's distance from it), against the
+ *            state kept, and the payload's bound in the header: two loads
+ *            deep, and none of it feeds the record's address, which comes
+ *            from thread-local words, as the floor's does (record.c, struct
+ *            pt_fast)
+ *   filter   the stream's filter word in its header, a bit test
+ *   commit   a release store of the chunk's commit offset, its place made
+ *            from the header and the chunk's index
  *   waiters  a load of the stream's waiters word, a branch
- *   book     the writer's bookkeeping, as struct pt_tw keeps it: its chunk
- *            still the stream's (key against view generation and epoch),
- *            room for the record, short or wide (caller address against
- *            the last one), the clock not behind, the chunk's base near;
- *            then position, count and last timestamp updated
- *   saves    a frame that saves and restores five callee-saved registers
- *            (what the library's recording function did, x86-64 only)
+ *   book     the writer's bookkeeping, as struct pt_tw keeps it: room for
+ *            the record, short or wide (caller address against the last
+ *            one), the clock not behind, the chunk's base near; then
+ *            position, count and last timestamp updated
+ *   saves    a frame that saves and restores four callee-saved registers
+ *            (what the library's recording function does, x86-64 only)
  *
  * Each step is measured against the floor in the same run, the two
  * alternated (A/B/A/B, RUNS pairs of N events), so the machine's drift
@@ -68,35 +71,37 @@ enum {
  * library's control segment and stream header place them */
 struct m_hdr {
 	alignas(64) _Atomic uint32_t state;
+	uint64_t max_data;
+	alignas(64) _Atomic uint64_t filter[__TRACE_EVENT_ID_LIMIT / 64];
 	alignas(64) _Atomic uint32_t waiters;
 	alignas(64) _Atomic uint32_t commit;
-};
-struct m_view {
-	struct m_hdr *hdr;
-	_Atomic uint64_t filter[__TRACE_EVENT_ID_LIMIT / 64];
 };
 struct m_ctl {
 	alignas(64) _Atomic uint32_t live;
 	alignas(64) _Atomic uint64_t want[__TRACE_EVENT_ID_LIMIT / 64];
 };
 static struct m_ctl *m_ctl;
-static struct m_hdr m_hdr0;   /* the one stream: a step alone reaches it directly */
-static struct m_view m_view0;
+/* the one stream: its header, then (pages on) a chunk; a step alone
+ * reaches the header directly */
 static struct {
-	_Atomic uint32_t att, seen;
-	struct m_view *_Atomic curp[8];
+	struct m_hdr h;
+	alignas(4096) char chunk[64];
+} m_seg;
+static struct {
+	_Atomic uint32_t att;
 } m_proc;
 static _Thread_local _Atomic unsigned m_nest;
-/* the thread's bound slot, as struct pt_fast keeps it */
+/* as struct pt_fast keeps them: the chunk, the header's distance from it
+ * in pages, the state and control word kept */
 static _Thread_local struct {
-	uint32_t bit, b;
-} m_fast = { 1, 0 };
+	char *data;
+	uint32_t hpages, st, w, lim;
+} m_fast;
 /* the writer's chunk, as struct pt_tw keeps it */
 static _Thread_local struct {
 	uint32_t key, idx, pos, nev;
 	uint64_t base_ts, last_ts, seq, addr;
 } m_tw;
-static _Atomic uint32_t m_gen = 1;
 static _Thread_local int m_index;
 static _Atomic uint64_t m_woken;
 static trace_event_id_t id;
@@ -107,9 +112,8 @@ __attribute__((noinline)) static void m_register(void)
 }
 
 /* a new chunk for the bookkeeping step (what pool.c does is not modelled) */
-__attribute__((noinline)) static void m_new_chunk(uint64_t ts, uint32_t key)
+__attribute__((noinline)) static void m_new_chunk(uint64_t ts)
 {
-	m_tw.key = key;
 	m_tw.pos = 0;
 	m_tw.nev = 0;
 	m_tw.base_ts = m_tw.last_ts = ts;
@@ -126,8 +130,7 @@ __attribute__((noinline)) static void m_wake(struct m_hdr *h)
 __attribute__((always_inline)) static inline void m_write(unsigned f, trace_event_id_t e,
                                                           const void *data, size_t len)
 {
-	struct m_hdr *h = &m_hdr0;
-	const _Atomic uint64_t *filter = m_view0.filter;
+	struct m_hdr *h = &m_seg.h;
 	unsigned level = 0;
 
 	__asm__("" : "+r"(e), "+r"(data), "+r"(len)); /* no constant length, as in the library */
@@ -139,23 +142,22 @@ __attribute__((always_inline)) static inline void m_write(unsigned f, trace_even
 		atomic_signal_fence(memory_order_seq_cst);
 	}
 	if (f & S_LOADS) {
-		uint32_t live = atomic_load_explicit(&m_ctl->live, memory_order_acquire) &
-		                atomic_load_explicit(&m_proc.att, memory_order_acquire) & 0xffu;
-		if (__builtin_expect(live != m_fast.bit, 0))
+		uint32_t w = atomic_load_explicit(&m_ctl->live, memory_order_acquire);
+		uint32_t att = atomic_load_explicit(&m_proc.att, memory_order_acquire);
+		if (__builtin_expect(w != m_fast.w || !(w & att), 0))
 			goto out;
-		struct m_view *v = atomic_load_explicit(&m_proc.curp[m_fast.b], memory_order_acquire);
-		h = v->hdr;
-		filter = v->filter;
-		if (__builtin_expect(!(atomic_load_explicit(&h->state, memory_order_acquire) & 1), 0))
+		h = (struct m_hdr *)(m_fast.data - ((size_t)m_fast.hpages << 12));
+		if (__builtin_expect(atomic_load_explicit(&h->state, memory_order_acquire) !=
+		                     m_fast.st || len > h->max_data, 0))
 			goto out;
 	}
 	if (f & S_FILTER) {
-		if (atomic_load_explicit(&filter[e / 64], memory_order_relaxed) >> (e % 64) & 1)
+		if (atomic_load_explicit(&h->filter[e / 64], memory_order_relaxed) >> (e % 64) & 1)
 			goto out;
 	}
 #if defined(__x86_64__)
 	if (f & S_SAVES)
-		__asm__ volatile("" : : : "rbx", "r12", "r13", "r14", "r15");
+		__asm__ volatile("" : : : "rbx", "r12", "r13", "r14");
 #endif
 	/* (the library compares the caller with the last one before it reads
 	 * the clock, the rest after) */
@@ -163,13 +165,10 @@ __attribute__((always_inline)) static inline void m_write(unsigned f, trace_even
 	unsigned wide = (f & S_BOOK) && addr != m_tw.addr;
 	uint64_t ts = bench_tsc();
 	if (f & S_BOOK) {
-		uint32_t st = atomic_load_explicit(&h->state, memory_order_acquire);
-		uint32_t key = atomic_load_explicit(&m_gen, memory_order_relaxed) << 16 |
-		               (st >> 8 & 0xffffu);
 		uint32_t rec = (uint32_t)((len + 7) & ~(size_t)7) + (wide ? 16 : 8);
-		if (__builtin_expect(m_tw.key != key || m_tw.pos + rec > M_CHUNK ||
-		                     ts < m_tw.last_ts || (ts - m_tw.base_ts) >> 32, 0)) {
-			m_new_chunk(ts, key);
+		if (__builtin_expect(m_tw.pos + rec > m_fast.lim || ts < m_tw.last_ts ||
+		                     (ts - m_tw.base_ts) >> 32, 0)) {
+			m_new_chunk(ts);
 			rec = (uint32_t)((len + 7) & ~(size_t)7) + 16;
 		}
 		m_tw.pos += rec;
@@ -180,7 +179,8 @@ __attribute__((always_inline)) static inline void m_write(unsigned f, trace_even
 	}
 	bench_ring_put(ts, e, data, len);
 	if (f & S_COMMIT)
-		atomic_store_explicit(&h->commit, (uint32_t)bench_ring.pos, memory_order_release);
+		atomic_store_explicit(&(&h->commit)[m_tw.idx], (uint32_t)bench_ring.pos,
+		                      memory_order_release);
 	if ((f & S_WAITERS) &&
 	    __builtin_expect(atomic_load_explicit(&h->waiters, memory_order_relaxed) != 0, 0))
 		m_wake(h);
@@ -191,36 +191,17 @@ out:
 	}
 }
 
-/* A variant: the event function (with S_CHAIN, the entry, the check and
- * the writer as three functions, as record.c had them) and its loop. */
+/* A variant: the event function (with S_CHAIN, the entry's test of the
+ * id first, as record.c's posix_trace_event makes it) and its loop. */
 /* (each function on a 64-byte boundary: where code falls moves a loop
  * like this one by a few tenths of a ns, which would fall on one side) */
 #define VARIANT(name, F)                                                                        \
-	__attribute__((noinline, aligned(64))) static void user_##name(trace_event_id_t e, const void *d,     \
-	                                                  size_t n)                              \
-	{                                                                                        \
-		m_write(F, e, d, n);                                                             \
-	}                                                                                        \
-	__attribute__((noinline, aligned(64))) static void check_##name(trace_event_id_t e, const void *d,    \
-	                                                   size_t n, uint32_t w)                 \
-	{                                                                                        \
-		if (e - 16 >= __TRACE_EVENT_ID_LIMIT - 16)                                       \
-			return;                                                                  \
-		if (__builtin_expect(w != atomic_load_explicit(&m_proc.seen, memory_order_relaxed), \
-		                     0))                                                         \
-			return;                                                                  \
-		user_##name(e, d, n);                                                            \
-	}                                                                                        \
 	__attribute__((noinline, aligned(64))) static void event_##name(trace_event_id_t e, const void *d,    \
 	                                                   size_t n)                             \
 	{                                                                                        \
-		if ((F) & S_CHAIN) {                                                             \
-			uint32_t w = atomic_load_explicit(&m_ctl->live, memory_order_relaxed);  \
-			if (__builtin_expect(!(w & 0xffu), 0))                                   \
-				return;                                                          \
-			check_##name(e, d, n, w);                                                \
-		} else                                                                           \
-			m_write(F, e, d, n);                                                     \
+		if (((F) & S_CHAIN) && e - 16 >= __TRACE_EVENT_ID_LIMIT - 16)                    \
+			return;                                                                  \
+		m_write(F, e, d, n);                                                             \
 	}                                                                                        \
 	__attribute__((aligned(64))) static double loop_##name(uint64_t count)                   \
 	{                                                                                        \
@@ -288,13 +269,16 @@ int main(void)
 	if ((rc = posix_trace_eventid_open("ablate.event", &id)) != 0)
 		die("posix_trace_eventid_open", rc);
 	m_ctl = &ctl;
-	m_view0.hdr = &m_hdr0;
-	atomic_store(&m_hdr0.state, 1);
+	atomic_store(&m_seg.h.state, 1);
+	m_seg.h.max_data = PAYLOAD;
 	atomic_store(&ctl.live, 0x100 | 1);
 	atomic_store(&ctl.want[(id / 64) % 16], 1ull << (id % 64));
 	atomic_store(&m_proc.att, 1);
-	atomic_store(&m_proc.seen, 0x100 | 1);
-	atomic_store(&m_proc.curp[0], &m_view0);
+	m_fast.data = m_seg.chunk;
+	m_fast.hpages = (uint32_t)((m_seg.chunk - (char *)&m_seg.h) / 4096);
+	m_fast.st = 1;
+	m_fast.w = 0x100 | 1;
+	m_fast.lim = M_CHUNK;
 	if (bench_ring_init(STREAM) != 0)
 		die("the floor's ring", ENOMEM);
 
@@ -308,19 +292,18 @@ int main(void)
 
 	struct row rows[] = {
 		{ "inline", "the inline test (wanted bitmap word, branch)", loop_inline, loop_floor },
-		{ "chain", "the calls: entry -> check (id, control word) -> writer", loop_chain,
-		  loop_floor },
+		{ "chain", "the entry's test of the id", loop_chain, loop_floor },
 		{ "nest", "pt_enter/pt_leave (registration test, nesting word)", loop_nest,
 		  loop_floor },
-		{ "loads", "the checks' loads: control word, attached slots; bound slot -> view -> header -> state", loop_loads,
+		{ "loads", "the checks' loads: control word, attached slots; header (from TLS) -> state, payload bound", loop_loads,
 		  loop_floor },
-		{ "filter", "the filter word, a bit test", loop_filter, loop_floor },
+		{ "filter", "the filter word (header), a bit test", loop_filter, loop_floor },
 		{ "commit", "the commit store (release, a line of its own)", loop_commit,
 		  loop_floor },
 		{ "waiters", "the waiters load, a branch", loop_waiters, loop_floor },
 		{ "book", "the writer's bookkeeping (struct pt_tw's checks and updates)", loop_book,
 		  loop_floor },
-		{ "saves", "five callee-saved registers saved and restored", loop_saves, loop_floor },
+		{ "saves", "four callee-saved registers saved and restored", loop_saves, loop_floor },
 		{ "+chain", "one after another: inline, chain", loop_c2, loop_floor },
 		{ "+nest", "... and nest", loop_c3, loop_floor },
 		{ "+loads", "... and loads", loop_c4, loop_floor },

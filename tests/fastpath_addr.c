@@ -1,18 +1,23 @@
 /*
- * fastpath_addr.c -- the fast path takes the record's address from the
- * thread's own state, not through the stream's view (issue 50).
+ * fastpath_addr.c -- the fast path reaches nothing through the stream's
+ * view (issue 50).
  *
- * On the fast path the address of the record is the thread's chunk start
- * plus its position, both kept in the thread's TLS (src/traced/record.c,
- * struct pt_fast): one load each, whatever the CPU.  Reached the old way,
- * control word -> view -> data area, it was a chain of dependent loads
- * whose latency some CPUs pay in full.  That chain cannot come back
- * unnoticed: once the thread's first event armed the fast path, the
- * view's data pointer is made NULL, and the next events, still in the
- * same chunk, must be recorded intact (through the view they would be
- * written near address 0: the test dies).  The pointer is restored
- * before anything else (a new chunk, the reader) may need it.  A count
- * of instructions and reads per event is tests/fastpath_cost's.
+ * On the fast path the record's address is the thread's chunk start plus
+ * its position, and the stream's header (its state, filter, chunk table)
+ * a number of pages before that chunk, all kept in the thread's TLS
+ * (src/traced/record.c, struct pt_fast): loads from fixed TLS offsets,
+ * then one load each from the addresses they give, whatever the CPU.
+ * Reached the old way, control word -> view -> header -> state, and
+ * -> view -> data for the address, they were chains of dependent loads
+ * whose latency some CPUs pay in full.  Those chains cannot come back
+ * unnoticed: once the thread's first events armed the fast path, the
+ * slot's view is taken away (the slot's pointer to it made NULL) and the
+ * view's own pointers to the header, the chunk table and the data made
+ * NULL too, and the next events, still in the same chunk, must be
+ * recorded intact (through the view they would fault near address 0: the
+ * test dies).  Everything is restored before anything else (a new chunk,
+ * the reader) may need it.  A count of instructions and reads per event
+ * is tests/fastpath_cost's.
  */
 #include <signal.h>
 #include <stdint.h>
@@ -26,8 +31,8 @@
 
 static void died(int sig)
 {
-	static const char m[] = "fastpath_addr: a fault while the view's data pointer was NULL: "
-	                        "the record's address came through the view\n";
+	static const char m[] = "fastpath_addr: a fault while the view was taken away: "
+	                        "the fast path went through it\n";
 	(void)sig;
 	if (write(2, m, sizeof m - 1) < 0)
 		_exit(2);
@@ -58,18 +63,27 @@ int main(void)
 
 	uint32_t att = atomic_load(&pt_proc.att);
 	REQUIRE(att != 0 && !(att & (att - 1)));
-	struct pt_view *sl = atomic_load(&pt_proc.curp[__builtin_ctz(att)]);
-	REQUIRE(sl != NULL && sl->data != NULL);
+	unsigned s = (unsigned)__builtin_ctz(att);
+	struct pt_view *sl = atomic_load(&pt_proc.curp[s]);
+	REQUIRE(sl != NULL && sl->data != NULL && sl->hdr != NULL && sl->chunks != NULL);
 	REQUIRE(sl->chunk_size >= (W + K + 1) * (PAY + 16));
 	char *data = sl->data;
+	struct pt_hdr *hdr = sl->hdr;
+	struct pt_chunk *chunks = sl->chunks;
 	signal(SIGSEGV, died);
 	signal(SIGBUS, died);
+	atomic_store(&pt_proc.curp[s], NULL);
 	sl->data = NULL;
+	sl->hdr = NULL;
+	sl->chunks = NULL;
 	for (uint64_t i = W; i < W + K; i++) {
 		p[0] = i, p[1] = ~i;
 		posix_trace_event(ev, p, sizeof p);
 	}
 	sl->data = data;
+	sl->hdr = hdr;
+	sl->chunks = chunks;
+	atomic_store(&pt_proc.curp[s], sl);
 	signal(SIGSEGV, SIG_DFL);
 	signal(SIGBUS, SIG_DFL);
 

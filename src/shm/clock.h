@@ -20,7 +20,8 @@
  * library is loaded (clock.c).  PT_TSC_ORDERED: read with rdtscp, which
  * waits for the instructions before it (POSIXTRACE_CLOCK=ordered). */
 enum { PT_TSC_FAST = 1, PT_TSC_ORDERED = 2 };
-extern int pt_clock_tsc;
+/* (hidden: read by every event, with no GOT entry in between) */
+extern int pt_clock_tsc __attribute__((visibility("hidden")));
 
 
 static inline uint64_t pt_mono_ns(void)

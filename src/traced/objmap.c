@@ -37,10 +37,14 @@
 #define OBJ_MAX 4096u /* objects one process keeps track of */
 
 _Thread_local struct pt_objrange pt_obj PT_TLS;
-/* the table entries it used last (index + 1), looked at before the table */
+/* the table entries it used last (index + 1, or 0, in the low 16 bits),
+ * looked at before the table; the next one to replace in tl_idx[0]'s high
+ * bits (not a variable of its own: with the padding it brought, 16 bytes
+ * of the static TLS reserve, record.c) */
 #define OBJ_TL 4u
 static _Thread_local uint32_t tl_idx[OBJ_TL] PT_TLS;
-static _Thread_local unsigned tl_next PT_TLS;
+#define TL_ENTRY(k) (tl_idx[k] & 0xffffu)
+_Static_assert(OBJ_MAX < 0xffffu && (0x10000u % OBJ_TL) == 0, "tl_idx's fields");
 
 _Atomic uint32_t pt_objmap_sync;
 
@@ -335,8 +339,9 @@ static int still(uint32_t i, uintptr_t lo, uintptr_t base, uintptr_t addr)
 
 static void cache(uintptr_t lo, uintptr_t span, uint32_t idx)
 {
-	unsigned k = tl_next++ % OBJ_TL;
-	tl_idx[k] = idx + 1;
+	unsigned k = (tl_idx[0] >> 16) % OBJ_TL;
+	tl_idx[k] = (tl_idx[k] & ~0xffffu) | ((idx + 1) & 0xffffu); /* (UINT32_MAX: 0) */
+	tl_idx[0] += 1u << 16;
 	pt_obj.lo = lo;
 	pt_obj.span = span;
 }
@@ -361,7 +366,7 @@ void pt_objmap_miss(uintptr_t addr)
 	uintptr_t lo = (uintptr_t)fo.dlfo_map_start, hi = (uintptr_t)fo.dlfo_map_end;
 	uintptr_t base = fo.dlfo_link_map->l_addr;
 	for (unsigned k = 0; k < OBJ_TL; k++)
-		if (tl_idx[k] && tl_idx[k] <= OBJ_MAX && still(tl_idx[k] - 1, lo, base, addr)) {
+		if (TL_ENTRY(k) && TL_ENTRY(k) <= OBJ_MAX && still(TL_ENTRY(k) - 1, lo, base, addr)) {
 			pt_obj.lo = lo, pt_obj.span = hi - lo;
 			return;
 		}

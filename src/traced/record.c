@@ -21,44 +21,75 @@
 
 
 /* The writers (struct pt_tw, one per slot and nesting level) and the fast
- * path's own state (record_event), 16 bytes in front of them.
+ * path's own state (record_event), 24 bytes in front of them.
  * One slot at a time, b, is this thread's "bound" slot: its level-0
  * writer is kept in tw[0][0], a fixed place in the thread's TLS, and
  * slot 0's in tw[b][0] (the two rows swapped; with b == 0 nothing is;
- * tw_at() finds any slot's),
- * so that the fast path finds its writer with no load.  While armed (bit
- * is 1u << b), data is where that writer's chunk starts: the record's
- * address is data + pos, two loads from fixed TLS offsets and an add,
- * not the chain control word -> view -> data.  Armed only by fast_arm(),
- * at the end of an event written the general way at level 0 (the thread
- * registered, one stream running here, the writer holding a chunk of its
- * current epoch); disarmed before any write the general way at level 0
- * and whenever the rows change (thread exit, fork).  Signal handlers
- * record at level 1 or deeper and never touch either.  Armed is not
- * valid: every event still checks the control word, the attached slots,
- * the view and the stream's state (record_event). */
-#define PT_FAST_OFF (1u << 31) /* never a set of running slots (PT_LIVE_MASK) */
+ * tw_at() finds any slot's), so that the fast path finds its writer with
+ * no load.  While armed, everything else the fast path needs is here
+ * too, each at a fixed TLS offset: data is where the writer's chunk
+ * starts (the record's address is data + pos, not the chain control word
+ * -> view -> data); the stream's header is hpages pages before it (its
+ * state, filter, payload bound, waiters and chunk table: one load each
+ * from an address made from TLS, none through the view); w is the
+ * control word and st the header's state word when it was armed (one
+ * stream running here, slot b, its view the one the writer's chunk was
+ * taken from; the stream running, in the epoch of that chunk); lim the
+ * chunk size.  Armed only by fast_arm(), at the end of an event written
+ * the general way at level 0; disarmed (w = b << 8, a control word with
+ * no stream running, which no event takes the fast path with) before any
+ * write the general way at level 0 and whenever the rows change (thread
+ * exit, fork).  Signal handlers record at level 1 or deeper and never
+ * touch either.  Armed is not valid: every event compares the control
+ * word with w, tests b's bit in the attached slots and compares the
+ * header's state with st (record_event).  Every change a controller
+ * makes here (start, stop, filter, shutdown, a stream new in the slot)
+ * changes the control word; a stream that stopped itself, a clear and a
+ * shutdown change the state word; a view dropped here clears its
+ * attached bit before it goes. */
 struct pt_fast {
-	char *data;   /* armed: the start of tw[0][0]'s chunk */
-	uint32_t bit; /* armed: 1u << b, the one running slot; else PT_FAST_OFF */
-	uint32_t b;   /* the bound slot */
+	char *data;      /* the start of tw[0][0]'s chunk */
+	uint32_t hpages; /* (data - the stream's header) / 4096 */
+	uint32_t st;     /* the header's state word */
+	uint32_t w;      /* armed: the control word (one running slot, b);
+	                  * not: b << 8, a word with no running slot */
+	uint32_t lim;    /* the chunk size */
 };
+_Static_assert(PT_SLOTS <= 8 && PT_LIVE_MASK == 0xffu, "struct pt_fast's w");
 /* One object, so that the fast path reaches both from one TLS offset (one
  * register, or in the shared library one GOT entry).  Initial-exec TLS in
  * a library that may be dlopen()ed comes out of a small reserve (tests/abi
  * and tests/docs_agree do it; glibc 2.36 took 1680 bytes in all, not 1688,
- * in docs_agree): keep it at 1.5 KiB and 16 bytes (thrmap.c gave them). */
+ * in docs_agree): keep it at 1.5 KiB and 24 bytes, all zero at the start
+ * (in .tbss with the rest: 1672 bytes in all, the 8 more fell into
+ * padding; objmap.c gave 16 more). */
 static _Thread_local struct {
 	struct pt_fast fast;
 	struct pt_tw tw[PT_SLOTS][PT_LEVELS];
-} pt_rec PT_TLS = { .fast = { NULL, PT_FAST_OFF, 0 } };
+} pt_rec PT_TLS;
 _Static_assert(sizeof(struct pt_tw) == 48, "struct pt_tw grew: mind the static TLS reserve");
-_Static_assert(sizeof pt_rec == 16 + 48 * PT_SLOTS * PT_LEVELS, "mind the static TLS reserve");
+_Static_assert(sizeof pt_rec == 24 + 48 * PT_SLOTS * PT_LEVELS, "mind the static TLS reserve");
+
+/* The chunk table's place in a segment of this layout (segment.c): the
+ * fast path finds a chunk's commit word from the header, with no load. */
+#define PT_FAST_CHUNKS_OFF (((sizeof(struct pt_hdr) + 4095u) / 4096u) * 4096u)
+
+/* The bound slot, armed or not. */
+static inline unsigned fast_b(void)
+{
+	uint32_t w = pt_rec.fast.w;
+	return w & PT_LIVE_MASK ? (unsigned)__builtin_ctz(w & PT_LIVE_MASK) : (w >> 8) & 7u;
+}
+
+static inline void fast_off(void)
+{
+	pt_rec.fast.w = fast_b() << 8;
+}
 
 /* Slot s's writer at nesting level l. */
 static inline struct pt_tw *tw_at(unsigned s, unsigned l)
 {
-	unsigned b = pt_rec.fast.b;
+	unsigned b = fast_b();
 	if (l == 0)
 		s = s == b ? 0 : s == 0 ? b : s;
 	return &pt_rec.tw[s][l];
@@ -81,15 +112,15 @@ static void fast_arm(uint32_t w)
 	uint32_t live = w & att & PT_LIVE_MASK;
 
 	if (w != atomic_load_explicit(&pt_proc.seen, memory_order_relaxed) || !live ||
-	    (live & (live - 1)))
+	    (live & (live - 1)) || (w & PT_LIVE_MASK) != live) /* (w's bit says b) */
 		return;
-	unsigned s = (unsigned)__builtin_ctz(live);
-	if (s != pt_rec.fast.b) {
-		if (pt_rec.fast.b)
-			tw_swap0(pt_rec.fast.b); /* slot 0's writer home again */
+	unsigned s = (unsigned)__builtin_ctz(live), b = fast_b();
+	if (s != b) {
+		if (b)
+			tw_swap0(b); /* slot 0's writer home again */
 		if (s)
 			tw_swap0(s);
-		pt_rec.fast.b = s;
+		pt_rec.fast.w = s << 8; /* (disarmed: pt_nest held, the caller did) */
 	}
 	struct pt_view *sl = pt_view_att(s);
 	struct pt_tw *tw = &pt_rec.tw[0][0];
@@ -97,8 +128,24 @@ static void fast_arm(uint32_t w)
 	if (!(st & PT_ST_RUNNING) || sl->test_hdr_filter || !tw->key ||
 	    tw->key != pt_tw_key(sl, st) || tw->idx >= sl->nchunks)
 		return;
-	pt_rec.fast.data = pt_chunk_data(sl, tw->idx);
-	pt_rec.fast.bit = live;
+	char *data = pt_chunk_data(sl, tw->idx);
+	uintptr_t off = (uintptr_t)data - (uintptr_t)sl->hdr;
+	/* (a segment of this layout, as attach checked; the test costs
+	 * nothing per event) */
+	if ((char *)sl->chunks != (char *)sl->hdr + PT_FAST_CHUNKS_OFF || off % 4096 ||
+	    off / 4096 > UINT32_MAX || sl->hdr->attr.max_data != sl->max_data)
+		return;
+	/* the thread's cached object forgotten (a new chunk, objmap.c): not
+	 * before the next event has looked its caller up again, the general
+	 * way, since the path looks only at callers other than the last
+	 * record's */
+	if (!pt_obj.span)
+		return;
+	pt_rec.fast.data = data;
+	pt_rec.fast.hpages = (uint32_t)(off / 4096);
+	pt_rec.fast.st = st;
+	pt_rec.fast.lim = sl->chunk_size;
+	pt_rec.fast.w = w;
 }
 
 /* In a chunk just had after a wait for room (no-loss mode), before the
@@ -245,7 +292,7 @@ __attribute__((noinline)) static void record_user(trace_event_id_t id, const voi
 	/* reload: a shutdown clears the bit, then waits for pt_nest to drop */
 	uint32_t w = atomic_load_explicit(&pt_ctl->live, memory_order_acquire);
 	if (level == 0)
-		pt_rec.fast.bit = PT_FAST_OFF; /* the write may change tw[0][0] */
+		fast_off(); /* the write may change tw[0][0] */
 	record_each(id, data, len,
 	            w & atomic_load_explicit(&pt_proc.att, memory_order_acquire) & PT_LIVE_MASK,
 	            addr, level);
@@ -320,11 +367,17 @@ __attribute__((noinline, cold)) static void record_idle(uint32_t w)
 }
 
 /* The general way, for an event the fast path below left before writing
- * anything (pt_nest back where it was): every test again. */
+ * anything (pt_nest back where it was): every test again, the first of
+ * them whether the id is wanted by a running stream here at all (<trace.h>'s
+ * test, for callers that did not make it: a superset, the write decides). */
 __attribute__((noinline)) static void record_general(trace_event_id_t id, const void *data,
                                                      size_t len, void *addr)
 {
-	uint32_t w = atomic_load_explicit(&pt_ctl->live, memory_order_relaxed);
+	struct pt_ctl *c = pt_ctl;
+	if (PT_LIKELY(!(atomic_load_explicit(&c->want[id / 64], memory_order_relaxed) >> (id % 64) &
+	                1)))
+		return;
+	uint32_t w = atomic_load_explicit(&c->live, memory_order_relaxed);
 	if (PT_UNLIKELY(!(w & PT_LIVE_MASK))) {
 		record_idle(w);
 		return;
@@ -333,36 +386,40 @@ __attribute__((noinline)) static void record_general(trace_event_id_t id, const 
 }
 
 /* A reader waits for the event just committed: wake it, then leave (the
- * stream stays mapped while this thread is marked busy). */
-__attribute__((noinline, cold)) static void record_wake(struct pt_view *sl)
+ * stream stays mapped while this thread is marked busy).  h is the bound
+ * slot's view's header, unless a signal handler's resync changed the
+ * view meanwhile: then wake whoever waits. */
+__attribute__((noinline, cold)) static void record_wake(struct pt_hdr *h)
 {
-	struct pt_hdr *h = sl->hdr;
+	struct pt_view *sl = pt_view_att(fast_b());
 
-	if (sl->policy != POSIX_TRACE_FLUSH && /* its flusher: woken per chunk (pool.c) */
-	    atomic_exchange_explicit(&h->waiters, 0, memory_order_acq_rel))
+	if ((!sl || sl->hdr != h || sl->policy != POSIX_TRACE_FLUSH) && /* its flusher: */
+	    atomic_exchange_explicit(&h->waiters, 0, memory_order_acq_rel)) /* woken per chunk */
 		pt_wake_readers(h);
 	pt_leave(0);
 }
 
-/* The payload into the record (pt_put_bytes' result), two words a step:
- * fewer instructions per word than its loop, on the path that counts. */
+/* The payload into the record (pt_put_bytes' result): its last n % 16
+ * bytes first, then the rest two words a step, so that the length is not
+ * kept in a register across the loop; fewer instructions per word than
+ * pt_put_bytes' loop, on the path that counts. */
 static inline void fast_put(pt_word *dst, const unsigned char *src, uint32_t n)
 {
-	const unsigned char *end = src + (n & ~15u);
+	uint32_t k = n & ~15u;
 	uint64_t a, b;
 
-	for (; src != end; src += 16, dst += 2) {
+	if (n & 8) {
+		__builtin_memcpy(&a, src + k, 8);
+		atomic_store_explicit(&dst[k / 8], a, memory_order_relaxed);
+	}
+	if (PT_UNLIKELY(n & 7))
+		pt_put_bytes(&dst[(n & ~7u) / 8], src + (n & ~7u), n & 7);
+	for (const unsigned char *end = src + k; src != end; src += 16, dst += 2) {
 		__builtin_memcpy(&a, src, 8);
 		__builtin_memcpy(&b, src + 8, 8);
 		atomic_store_explicit(&dst[0], a, memory_order_relaxed);
 		atomic_store_explicit(&dst[1], b, memory_order_relaxed);
 	}
-	if (n & 8) {
-		__builtin_memcpy(&a, src, 8);
-		atomic_store_explicit(dst, a, memory_order_relaxed);
-		src += 8, dst++;
-	}
-	pt_put_bytes(dst, src, n & 7);
 }
 
 /* The clock the fast path reads, clk being pt_clock_tsc's value for the
@@ -385,24 +442,64 @@ static inline uint64_t fast_now(int clk)
 static void record_other_clock(trace_event_id_t id, const void *data, size_t len,
                                struct pt_ctl *c, uintptr_t addr, int clk);
 
-/* An event wanted by a running stream here, its id in range: the common
- * case, written straight through in one frame whose only calls are tail
- * calls.  The thread not inside posix_trace_event already (nesting level
- * 0), the fast path armed for this thread (struct pt_fast), nothing
- * changed since its last resync, one stream running, the caller in the
- * object of the thread's last event, the stream's filter copy kept, the
- * payload not cut, room in the thread's open chunk, the clock not behind
- * and the chunk's base near.  When any of that is not so,
- * it leaves before writing anything and the general way (record_general)
+/* The record, once the checks before the clock passed (record_event):
+ * the room in the chunk, the clock, the writer's state first, then the
+ * record's words (w1 before the payload: nothing is visible before the
+ * commit), so that nothing of the writer is kept in registers across the
+ * copy.  The commit word is the header's chunk table's (fast_arm checked
+ * where it is).  wide is a constant in each copy.  0: written; 1: nothing
+ * written, the general way's to do. */
+__attribute__((always_inline)) static inline int fast_write(trace_event_id_t id,
+                                                            const void *data, uint32_t n,
+                                                            uintptr_t addr, char *d,
+                                                            struct pt_hdr *h, int clk,
+                                                            unsigned wide)
+{
+	struct pt_tw *tw = &pt_rec.tw[0][0];
+	uint64_t ts = fast_now(clk);
+	uint32_t pos = tw->pos, end = pos + PT_REC_BYTES(n, wide);
+	if (PT_UNLIKELY(end > pt_rec.fast.lim || ts < tw->last_ts || (ts - tw->base_ts) >> 32))
+		return 1;
+	pt_word *p = (pt_word *)(d + pos);
+	tw->pos = end;
+	tw->nev++;
+	tw->last_ts = ts;
+	if (wide) {
+		atomic_store_explicit(&p[PT_REC_W1(n)], pt_rec_w1(ts, addr), memory_order_relaxed);
+		tw->addr = addr;
+	}
+	atomic_store_explicit(&p[0], pt_rec_w0(ts, id, wide ? PT_RF_WIDE : 0, n),
+	                      memory_order_relaxed);
+	fast_put(p + 1, data, n);
+	/* (the commit's place and value read back from TLS, not kept in
+	 * registers across the copy) */
+	atomic_store_explicit(
+		&((struct pt_chunk *)((char *)h + PT_FAST_CHUNKS_OFF))[tw->idx].commit, tw->pos,
+		memory_order_release);
+	return 0;
+}
+
+/* An event whose id is in range: the common case, written straight
+ * through in one frame whose only calls are tail calls.  The thread not
+ * inside posix_trace_event already (nesting level 0), the fast path armed
+ * for this thread (struct pt_fast), nothing changed since its last
+ * resync, one stream running, the stream's state what it was when armed,
+ * the payload not cut, the caller the last record's (or in the object of
+ * the thread's last event), room in the thread's open chunk, the clock
+ * not behind and the chunk's base near.  When any of that is not so, it
+ * leaves before writing anything and the general way (record_general)
  * tests everything again.  The guarantees are that way's: the thread is
  * marked busy (pt_nest) before it reads the live word, so a shutdown that
- * cleared the stream's bit waits for it; a signal handler that interrupts
+ * cleared the stream's bit waits for it (and nothing of the stream is
+ * touched before that word is checked); a signal handler that interrupts
  * it sees the mark and records at level 1, into a chunk of its own (and
  * never touches the level-0 writer or pt_fast); the chunk's geometry is
  * the view's, checked when the segment was attached and the chunk taken,
- * and its start is pt_fast's only while the writer's key says the chunk
- * is of the view's current fill and the stream's current epoch.  (Measured piece by piece against a minimal ring:
- * bench/ablate.c, docs/performance.md.) */
+ * and copied into pt_fast when it was armed; and a stop, a clear, a
+ * shutdown or a stream that stopped itself changes the header's state
+ * word, which every event compares with the one armed.  (Measured piece
+ * by piece against a minimal ring: bench/ablate.c, docs/performance.md;
+ * counted: tests/fastpath_cost.) */
 __attribute__((always_inline)) static inline void record_event(trace_event_id_t id,
                                                                const void *data, size_t len,
                                                                struct pt_ctl *c, uintptr_t addr,
@@ -416,65 +513,43 @@ __attribute__((always_inline)) static inline void record_event(trace_event_id_t 
 		goto general;
 	atomic_store_explicit(&pt_nest, 1, memory_order_relaxed);
 	atomic_signal_fence(memory_order_seq_cst);
-	/* The writer is tw[0][0] and its chunk starts at pt_rec.fast.data
-	 * (armed: see struct pt_fast); nothing loaded below feeds the
-	 * record's address but those two (tests/fastpath_addr).  Whether they may be used is checked by
-	 * loads beside them: the control word (a change since the last
-	 * resync), the attached slots (armed, and still the one running slot:
-	 * a thread never armed, or disarmed, has a bit no word has), and
-	 * through the slot's view, read afresh as the general way reads it,
-	 * the stream's state and the writer's key (the view's fill and the
-	 * stream's epoch the chunk was taken in). */
+	/* Whether pt_fast may be used: the control word as when armed (no
+	 * change here since; a thread never armed, or disarmed, keeps a word
+	 * with no stream running, which the next test fails), the slot still
+	 * attached; then the stream's state word as when armed, one load from
+	 * an address made from TLS.  Nothing is loaded through the view,
+	 * nothing of the stream before the control word is checked. */
 	struct pt_tw *tw = &pt_rec.tw[0][0];
 	uint32_t w = atomic_load_explicit(&c->live, memory_order_acquire);
 	uint32_t att = atomic_load_explicit(&pt_proc.att, memory_order_acquire);
-	if (PT_UNLIKELY(w != atomic_load_explicit(&pt_proc.seen, memory_order_relaxed) ||
-	                (w & att & PT_LIVE_MASK) != pt_rec.fast.bit ||
-	                addr - pt_obj.lo >= pt_obj.span))
+	if (PT_UNLIKELY(w != pt_rec.fast.w || !(w & att)))
 		goto bail;
-	struct pt_view *sl = pt_view_att(pt_rec.fast.b);
-	struct pt_hdr *h = sl->hdr;
-	uint32_t st = atomic_load_explicit(&h->state, memory_order_acquire);
-	/* (whether the view keeps a filter copy, test_hdr_filter, is fixed
-	 * for the view's fill, the key below, or changes in a forked child,
-	 * whose pt_fast starts disarmed: fast_arm tests it) */
-	if (PT_UNLIKELY(!(st & PT_ST_RUNNING) || len > sl->max_data))
+	char *d = pt_rec.fast.data;
+	struct pt_hdr *h = (struct pt_hdr *)(d - ((size_t)pt_rec.fast.hpages << 12));
+	/* (the payload's bound: the header's copy, which fast_arm found the
+	 * view's; a controller that changed it since cannot make a record
+	 * leave its chunk, lim says where that ends) */
+	if (PT_UNLIKELY(atomic_load_explicit(&h->state, memory_order_acquire) != pt_rec.fast.st ||
+	                len > h->attr.max_data))
 		goto bail;
-	if (atomic_load_explicit(&sl->filter[id / 64], memory_order_relaxed) >> (id % 64) & 1)
+	/* the stream's own filter (a copy in the view is what a resync
+	 * keeps; a change of the filter changes the control word) */
+	if (atomic_load_explicit(&h->filter[id / 64], memory_order_relaxed) >> (id % 64) & 1)
 		goto done;
-	/* the caller against the last record's (a short or a wide header),
-	 * the record's size, the key and the room before the clock, the
-	 * checks of the timestamp after it; the header is made after them,
-	 * which leaves the compiler registers enough to keep everything in
-	 * them (tests/fastpath_cost counts the reads) */
-	uint32_t n = (uint32_t)len;
-	unsigned wide = addr != tw->addr;
-	uint32_t pos = tw->pos, end = pos + PT_REC_BYTES(n, wide);
-	if (PT_UNLIKELY(tw->key != pt_tw_key(sl, st) || end > sl->chunk_size))
+	/* the caller against the last record's: a short header, or a wide
+	 * one (each written by a copy of fast_write of its own); a new
+	 * caller must be in the object of the thread's last event */
+	int r;
+	if (PT_LIKELY(addr == tw->addr))
+		r = fast_write(id, data, (uint32_t)len, addr, d, h, clk, 0);
+	else if (addr - pt_obj.lo < pt_obj.span)
+		r = fast_write(id, data, (uint32_t)len, addr, d, h, clk, 1);
+	else
+		r = 1;
+	if (PT_UNLIKELY(r))
 		goto bail;
-	uint64_t ts = fast_now(clk);
-	if (PT_UNLIKELY(ts < tw->last_ts || (ts - tw->base_ts) >> 32))
-		goto bail;
-	uint64_t w0 = pt_rec_w0(ts, id, wide ? PT_RF_WIDE : 0, n);
-	/* the writer's state first, then the record's words (w1 before the
-	 * payload: nothing is visible before the commit), so that nothing of
-	 * the writer is kept in registers across the copy: the frame then
-	 * saves fewer of them.  The commit's address is the view's chunk
-	 * table's: it feeds only that store, last of all. */
-	pt_word *p = (pt_word *)(pt_rec.fast.data + pos);
-	_Atomic uint32_t *commit = &sl->chunks[tw->idx].commit;
-	tw->pos = end;
-	tw->nev++;
-	tw->last_ts = ts;
-	if (PT_UNLIKELY(wide)) {
-		atomic_store_explicit(&p[PT_REC_W1(n)], pt_rec_w1(ts, addr), memory_order_relaxed);
-		tw->addr = addr;
-	}
-	atomic_store_explicit(&p[0], w0, memory_order_relaxed);
-	fast_put(p + 1, data, n);
-	atomic_store_explicit(commit, end, memory_order_release);
 	if (PT_UNLIKELY(atomic_load_explicit(&h->waiters, memory_order_relaxed))) {
-		record_wake(sl);
+		record_wake(h);
 		return;
 	}
 done:
@@ -528,31 +603,45 @@ __attribute__((noinline, cold)) static void record_other_clock(trace_event_id_t 
 		record_event_mono(id, data, len, c, addr);
 }
 
-PT_API void posix_trace_event(trace_event_id_t id, const void *restrict data, size_t len)
+/* The id's range, whether a stream runs here, then the fast path itself
+ * (record_event's default copy, in this frame: no call or jump in front
+ * of it).  No second test of the wanted bitmap on the way: <trace.h>'s
+ * callers just made it, and with a stream running the stream's filter
+ * decides (and the general way makes it first).  (Aligned as
+ * record_event_tsc is, for the same reason.) */
+PT_API __attribute__((aligned(64))) void posix_trace_event(trace_event_id_t id,
+                                                           const void *restrict data, size_t len)
 {
-	/* <trace.h>'s test again, for callers that did not make it: is id
-	 * wanted by a running stream here (a superset: the write decides) */
-	struct pt_ctl *c = pt_ctl;
-	uint64_t m = atomic_load_explicit(&c->want[(id / 64) % (PT_NIDS / 64)], memory_order_relaxed);
-	if (PT_LIKELY(!(m >> (id % 64) & 1)))
-		return;
 	if (id - PT_SYS_IDS >= PT_NIDS - PT_SYS_IDS)
 		return; /* system ids cannot be forged; others are out of range */
-	record_event_tsc(id, data, len, c, (uintptr_t)__builtin_return_address(0));
+	/* No stream running here (a caller without <trace.h>'s inline test,
+	 * say): the general way's first test, at once (the fast path reads
+	 * the word again once the thread is marked busy) */
+	struct pt_ctl *c = pt_ctl;
+	uint32_t w = atomic_load_explicit(&c->live, memory_order_relaxed);
+	if (PT_UNLIKELY(!(w & PT_LIVE_MASK))) {
+		/* what the general way does then, for an id <trace.h>'s test
+		 * let through (record_idle), after that test (for a caller
+		 * that did not make it) */
+		if (atomic_load_explicit(&c->want[id / 64], memory_order_relaxed) >> (id % 64) & 1)
+			record_idle(w);
+		return;
+	}
+	record_event(id, data, len, c, (uintptr_t)__builtin_return_address(0), PT_TSC_FAST);
 }
 
 /* Extension: the same, recorded as if called from site (a wrapper passes
  * __builtin_return_address(0): its own caller's), or from the caller when
- * site is NULL.  The same path, the same cost as a call of the function
- * above. */
+ * site is NULL.  <trace.h> has no inline test for it: the wanted bitmap's
+ * test first, then a copy of the same path, reached by a jump. */
 PT_API void posixtrace_event_at(trace_event_id_t id, const void *restrict data, size_t len,
                                 const void *site)
 {
-	struct pt_ctl *c = pt_ctl;
-	uint64_t m = atomic_load_explicit(&c->want[(id / 64) % (PT_NIDS / 64)], memory_order_relaxed);
-	if (PT_LIKELY(!(m >> (id % 64) & 1)))
-		return;
 	if (id - PT_SYS_IDS >= PT_NIDS - PT_SYS_IDS)
+		return;
+	struct pt_ctl *c = pt_ctl;
+	if (PT_LIKELY(!(atomic_load_explicit(&c->want[id / 64], memory_order_relaxed) >> (id % 64) &
+	                1)))
 		return;
 	record_event_tsc(id, data, len, c,
 	                 site ? (uintptr_t)site : (uintptr_t)__builtin_return_address(0));
@@ -595,7 +684,7 @@ int pt_write_event(struct pt_view *sl, struct pt_tw *tw, unsigned level, trace_e
 void pt_seal_thread(void)
 {
 	unsigned level = pt_enter();
-	pt_rec.fast.bit = PT_FAST_OFF; /* the rows change below */
+	fast_off(); /* the rows change below */
 	uint32_t att = atomic_load_explicit(&pt_proc.att, memory_order_acquire);
 	while (att) {
 		unsigned s = (unsigned)__builtin_ctz(att);
@@ -617,6 +706,6 @@ void pt_seal_thread(void)
 void pt_record_atfork_child(void)
 {
 	memset(pt_rec.tw, 0, sizeof pt_rec.tw);
-	pt_rec.fast = (struct pt_fast){ NULL, PT_FAST_OFF, 0 };
+	memset(&pt_rec.fast, 0, sizeof pt_rec.fast);
 	atomic_store(&pt_nest, 0);
 }

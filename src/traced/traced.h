@@ -40,7 +40,8 @@ struct pt_proc {
 	uint64_t tree_ticket[PT_SLOTS]; /* the ticket whose PT_CS_TREE was acted on */
 	struct pt_view view[PT_VIEWS];
 };
-extern struct pt_proc pt_proc;
+/* (hidden, as pt_ctl: read by every event, with no GOT entry in between) */
+extern struct pt_proc pt_proc __attribute__((visibility("hidden")));
 
 /* The view of slot s, whose att bit is set (the recording path). */
 static inline struct pt_view *pt_view_att(unsigned s)
@@ -56,7 +57,7 @@ static inline struct pt_view *pt_view(unsigned s)
 
 /* This process's control segment (never NULL: a process-local fallback
  * when no memfd could be made) and its fd (-1 without memfd). */
-extern struct pt_ctl *pt_ctl;
+extern struct pt_ctl *pt_ctl __attribute__((visibility("hidden")));
 extern int pt_ctl_fd;
 extern struct pt_fdid pt_ctl_id; /* its file: the program may have closed pt_ctl_fd */
 void pt_ctl_atfork_child(void);
