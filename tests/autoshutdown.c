@@ -21,6 +21,7 @@
 #include <time.h>
 #include <trace.h>
 #include "t.h"
+#include "helpers.h"
 
 struct payload { int pid, thr; long long seq; unsigned sum; };
 struct tcmd { char op; int n; };
@@ -35,24 +36,6 @@ static void rec(trace_event_id_t id, int thr, long long seq)
 {
 	struct payload p = { getpid(), thr, seq, sum_of(getpid(), thr, seq) };
 	posix_trace_event(id, &p, sizeof p);
-}
-
-static int read_full(int fd, void *p, size_t n)
-{
-	for (size_t k = 0; k < n;) {
-		ssize_t r = read(fd, (char *)p + k, n - k);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return -1;
-		k += (size_t)r;
-	}
-	return 0;
-}
-
-static void write_full(int fd, const void *p, size_t n)
-{
-	REQUIRE(write(fd, p, n) == (ssize_t)n);
 }
 
 static void pipes(int a[2], int b[2])
@@ -120,14 +103,14 @@ static void traced_main(int cfd, int rfd)
 			if (poll(&pfd, 1, 0) <= 0)
 				continue;
 		}
-		if (read_full(cfd, &c, sizeof c) != 0 || c.op == 'Q')
+		if (t_read_full(cfd, &c, sizeof c) != 0 || c.op == 'Q')
 			_exit(0);
 		struct trep r = { seq, seq };
 		spinning = c.op == 'S' ? 1 : c.op == 'P' ? 0 : spinning;
 		for (int i = 0; c.op == 'B' && i < c.n; i++)
 			rec(id, 0, seq++);
 		r.after = seq;
-		write_full(rfd, &r, sizeof r);
+		t_write_full(rfd, &r, sizeof r);
 	}
 }
 
@@ -135,8 +118,8 @@ static struct trep tell(int cfd, int rfd, char op, int n)
 {
 	struct tcmd c = { op, n };
 	struct trep r;
-	write_full(cfd, &c, sizeof c);
-	if (read_full(rfd, &r, sizeof r) != 0) {
+	t_write_full(cfd, &c, sizeof c);
+	if (t_read_full(rfd, &r, sizeof r) != 0) {
 		fprintf(stderr, "the traced process died (command %c)\n", op);
 		exit(1);
 	}
@@ -167,7 +150,7 @@ static void controller_main(pid_t tpid, int mode, int cfd, int rfd)
 		rc = posix_trace_getnext_event(trid, &ev, &p, sizeof p, &len, &un);
 		seen += rc == 0 && ev.posix_pid == tpid && ev.posix_event_id >= 16;
 	}
-	write_full(rfd, &rc, sizeof rc);
+	t_write_full(rfd, &rc, sizeof rc);
 	if (read(cfd, &c, 1) != 1)  /* reads no more: T fills the stream */
 		_exit(4);
 	if (mode == BY_EXIT)
@@ -185,17 +168,10 @@ static int idle_main(char **argv)
 	int cfd = atoi(argv[2]), rfd = atoi(argv[3]);
 	char c;
 	alarm(60);
-	write_full(rfd, "i", 1);
+	t_write_full(rfd, "i", 1);
 	while (read(cfd, &c, 1) > 0)
 		;
 	return 0;
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 /* Shared memory the process has mapped and touched (kB), -1 if unknown. */
@@ -217,9 +193,9 @@ static long rss_shmem_kb(pid_t pid)
  * at most) kb; up to 5 s.  Returns the last value seen. */
 static long wait_shmem(pid_t tpid, long kb, int above)
 {
-	double end = now_s() + 5;
+	double end = t_now_s() + 5;
 	long v;
-	while ((v = rss_shmem_kb(tpid)) >= 0 && (above ? v <= kb : v > kb) && now_s() < end)
+	while ((v = rss_shmem_kb(tpid)) >= 0 && (above ? v <= kb : v > kb) && t_now_s() < end)
 		usleep(5000);
 	return v;
 }
@@ -240,7 +216,7 @@ static void controller_dies(pid_t tpid, int tc, int tr, int mode)
 	}
 	close(c[0]);
 	close(r[1]);
-	REQUIRE(read_full(r[0], &rc, sizeof rc) == 0);
+	REQUIRE(t_read_full(r[0], &rc, sizeof rc) == 0);
 	CHECK_RC(rc, 0);
 	v = wait_shmem(tpid, base + 4096, 1);  /* T writes into C's 8 MiB stream */
 	if (base >= 0 && v <= base + 4096)
@@ -250,11 +226,11 @@ static void controller_dies(pid_t tpid, int tc, int tr, int mode)
 	if (mode == BY_KILL) {
 		kill(ctl, SIGKILL);
 	} else {
-		write_full(c[1], "x", 1);
+		t_write_full(c[1], "x", 1);
 	}
 	if (mode == BY_EXEC) {
 		char i;
-		REQUIRE(read_full(r[0], &i, 1) == 0 && i == 'i');   /* exec'd, still alive */
+		REQUIRE(t_read_full(r[0], &i, 1) == 0 && i == 'i');   /* exec'd, still alive */
 	} else {
 		REQUIRE(waitpid(ctl, &st, 0) == ctl);
 	}
@@ -291,12 +267,12 @@ static void controller_dies(pid_t tpid, int tc, int tr, int mode)
 
 	/* the dead controller's slot in T comes back while T records */
 	int n = 0;
-	double end = now_s() + 5;
+	double end = t_now_s() + 5;
 	while (n < 8) {
 		rc = create_for(tpid, NULL, &many[n]);
 		if (rc == 0)
 			n++;
-		else if (rc != EAGAIN || now_s() > end)
+		else if (rc != EAGAIN || t_now_s() > end)
 			break;
 		else
 			usleep(10000);
@@ -352,7 +328,7 @@ int main(int argc, char **argv)
 	for (int mode = BY_KILL; mode <= BY_EXEC; mode++)
 		controller_dies(tpid, tc[1], tr[0], mode);
 	tell(tc[1], tr[0], 'P', 0);
-	write_full(tc[1], &(struct tcmd){ 'Q', 0 }, sizeof(struct tcmd));
+	t_write_full(tc[1], &(struct tcmd){ 'Q', 0 }, sizeof(struct tcmd));
 	REQUIRE(waitpid(tpid, &st, 0) == tpid);
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 

@@ -33,6 +33,7 @@
 #include <time.h>
 #include <trace.h>
 #include "t.h"
+#include "helpers.h"
 
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
 #define MAX_MAIN 300000u
@@ -87,24 +88,6 @@ static void on_alarm(int sig)
 	if (now_ns() >= storm_end) /* both async-signal-safe */
 		timer_settime(storm_timer, 0, &off, NULL);
 	errno = saved;
-}
-
-static int read_full(int fd, void *p, size_t n)
-{
-	for (size_t k = 0; k < n;) {
-		ssize_t r = read(fd, (char *)p + k, n - k);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return -1;
-		k += (size_t)r;
-	}
-	return 0;
-}
-
-static void write_full(int fd, const void *p, size_t n)
-{
-	REQUIRE(write(fd, p, n) == (ssize_t)n);
 }
 
 /* The high-rate part: SIGALRM every 10 us while the main thread records;
@@ -284,21 +267,21 @@ static void remote_stream(void)
 		for (unsigned s = 0; s < NSRC; s++)
 			REQUIRE(posix_trace_trid_eventid_open(trid, names[s], &ev[s]) == 0);
 		REQUIRE(posix_trace_start(trid) == 0);
-		write_full(cp[1], "s", 1);
+		t_write_full(cp[1], "s", 1);
 		/* START, then the hello: nothing else may come first */
 		REQUIRE(posix_trace_getnext_event(trid, &info, data, sizeof data, &len, &un) == 0);
 		CHECK_EQ(info.posix_event_id, POSIX_TRACE_START);
 		REQUIRE(posix_trace_getnext_event(trid, &info, data, sizeof data, &len, &un) == 0);
 		CHECK_EQ(info.posix_event_id, ev[SRC_HELLO]);
-		write_full(cp[1], "k", 1);
+		t_write_full(cp[1], "k", 1);
 		/* the rest, read while it is recorded (START and hello taken) */
 		verify(trid, 1, want, 0);
 		CHECK_RC(posix_trace_shutdown(trid), 0);
 		T_END();
 	}
-	REQUIRE(read_full(cp[0], &c, 1) == 0 && c == 's');
+	REQUIRE(t_read_full(cp[0], &c, 1) == 0 && c == 's');
 	record(SRC_HELLO); /* maps the stream, then records */
-	REQUIRE(read_full(cp[0], &c, 1) == 0 && c == 'k');
+	REQUIRE(t_read_full(cp[0], &c, 1) == 0 && c == 'k');
 	storm();
 	record(SRC_END);
 	REQUIRE(waitpid(ctl, &st, 0) == ctl);

@@ -34,6 +34,7 @@
 #include <time.h>
 #include <trace.h>
 #include "t.h"
+#include "helpers.h"
 #include "../src/api/api.h"
 
 #define MAXD 64
@@ -41,13 +42,6 @@
 
 static trace_event_id_t ev_id;
 static atomic_int stop_rec;
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static uint64_t rnd(uint64_t *s) { *s ^= *s << 13, *s ^= *s >> 7, *s ^= *s << 17; return *s; }
 
@@ -113,9 +107,9 @@ static void attacker(int go, int done)
 	uint64_t n = h->nchunks, csz = h->chunk_size, L = h->log_len;
 	uint64_t ck = h->chunks_off, nm = h->names_off, acq = h->acq_off, data = h->data_off;
 	uint64_t seed = 88172645463325252ull;
-	double t0 = now_s();
+	double t0 = t_now_s();
 	for (unsigned long it = 0;; it++) {
-		double t = now_s() - t0;
+		double t = t_now_s() - t0;
 		if (t >= SECONDS)
 			break;
 		uint64_t v = rnd(&seed), w = rnd(&seed);

@@ -23,6 +23,7 @@
 #include <sys/wait.h>
 #include <trace.h>
 #include "t.h"
+#include "helpers.h"
 
 #define K 300
 
@@ -104,24 +105,6 @@ static int got(int pid, trace_event_id_t id, int thr)
 	return n;
 }
 
-static void write_full(int fd, const void *p, size_t n)
-{
-	REQUIRE(write(fd, p, n) == (ssize_t)n);
-}
-
-static int read_full(int fd, void *p, size_t n)
-{
-	for (size_t k = 0; k < n;) {
-		ssize_t r = read(fd, (char *)p + k, n - k);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return -1;
-		k += (size_t)r;
-	}
-	return 0;
-}
-
 struct ids { int rc, pid; trace_event_id_t own, common; };
 
 static void *common_thread(void *arg)
@@ -182,20 +165,20 @@ static void tree(void)
 			_exit(4);
 		if (g == 0) {
 			char t;
-			if (read_full(cg[0], &t, 1) != 0)
+			if (t_read_full(cg[0], &t, 1) != 0)
 				_exit(5);
 			struct ids r = register_and_record("tree-g", pre);
-			write_full(gp[1], &r, sizeof r);
+			t_write_full(gp[1], &r, sizeof r);
 			_exit(0);
 		}
 		struct ids r = register_and_record("tree-c", pre);
-		write_full(cp[1], &r, sizeof r);
-		write_full(cg[1], "t", 1);
+		t_write_full(cp[1], &r, sizeof r);
+		t_write_full(cg[1], "t", 1);
 		waitpid(g, &st, 0);
 		_exit(WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 6);
 	}
-	REQUIRE(read_full(cp[0], &c, sizeof c) == 0);
-	REQUIRE(read_full(gp[0], &gc, sizeof gc) == 0);
+	REQUIRE(t_read_full(cp[0], &c, sizeof c) == 0);
+	REQUIRE(t_read_full(gp[0], &gc, sizeof gc) == 0);
 	p = register_and_record("tree-p", pre);   /* after the other two */
 	REQUIRE(waitpid(child, &st, 0) == child);
 	CHECK(WIFEXITED(st));

@@ -28,6 +28,7 @@
 #include <time.h>
 #include <trace.h>
 #include "t.h"
+#include "helpers.h"
 #include "cli_util.h"
 
 #define DRIP_MS 500
@@ -59,17 +60,6 @@ static int post(const char *file)
 	FILE *f = fopen(file, "w");
 	if (!f || fprintf(f, "%.6f %u %.6f\n", t0, (unsigned)k, mono()) < 0 || fclose(f) != 0)
 		return 6;
-	return 0;
-}
-
-static int read_full(int fd, unsigned char *p, size_t n)
-{
-	for (size_t got = 0; got < n;) {
-		ssize_t k = read(fd, p + got, n - got);
-		if (k <= 0)
-			return -1;
-		got += (size_t)k;
-	}
 	return 0;
 }
 
@@ -145,11 +135,11 @@ static pid_t fake_relay(int mode, unsigned *cp, unsigned *dp, const char *at)
 	uint64_t handle = 1;
 	for (;;) {
 		unsigned char h[24], r[16 + 8] = { 0 };
-		if (read_full(c, h, 24))
+		if (t_read_full(c, h, 24))
 			_exit(0);
 		uint64_t len = get_be(h + 8, 8);
 		uint32_t cmd = (uint32_t)get_be(h + 16, 4);
-		if (len > sizeof pay || read_full(c, pay, (size_t)len))
+		if (len > sizeof pay || t_read_full(c, pay, (size_t)len))
 			_exit(0);
 		switch (cmd) {
 		case 5: /* VERSION */

@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <trace.h>
 #include "t.h"
+#include "helpers.h"
 
 struct payload { int pid, thr; long long seq; unsigned sum; };
 static unsigned sum_of(int pid, int thr, long long seq)
@@ -27,24 +28,6 @@ static void rec(trace_event_id_t id, int thr, long long seq)
 {
 	struct payload p = { getpid(), thr, seq, sum_of(getpid(), thr, seq) };
 	posix_trace_event(id, &p, sizeof p);
-}
-
-static int read_full(int fd, void *p, size_t n)
-{
-	for (size_t k = 0; k < n;) {
-		ssize_t r = read(fd, (char *)p + k, n - k);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return -1;
-		k += (size_t)r;
-	}
-	return 0;
-}
-
-static void write_full(int fd, const void *p, size_t n)
-{
-	REQUIRE(write(fd, p, n) == (ssize_t)n);
 }
 
 static void pipes(int a[2], int b[2])
@@ -150,7 +133,7 @@ static void victim(int full_speed)
 		while (atomic_load(&done_threads) < 3)
 			sched_yield();
 		n = full_speed ? 0 : 3 * VN;
-		write_full(rep[1], &n, sizeof n);
+		t_write_full(rep[1], &n, sizeof n);
 		for (;;)
 			pause();
 	}
@@ -159,8 +142,8 @@ static void victim(int full_speed)
 	REQUIRE(posix_trace_attr_setstreamsize(&attr, 4 << 20) == 0);
 	trid = create_ok(v, &attr);
 	CHECK_RC(posix_trace_start(trid), 0);
-	write_full(go[1], "g", 1);
-	REQUIRE(read_full(rep[0], &n, sizeof n) == 0);
+	t_write_full(go[1], "g", 1);
+	REQUIRE(t_read_full(rep[0], &n, sizeof n) == 0);
 	kill(v, SIGKILL);
 	REQUIRE(waitpid(v, NULL, 0) == v);
 

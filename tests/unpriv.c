@@ -23,36 +23,12 @@
 #include <time.h>
 #include <trace.h>
 #include "t.h"
+#include "helpers.h"
 #include "../src/shm/layout.h"
 
 #define MAXD 64
 
 static trace_event_id_t ev_id;
-
-static int read_full(int fd, void *p, size_t n)
-{
-	for (size_t k = 0; k < n;) {
-		ssize_t r = read(fd, (char *)p + k, n - k);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return -1;
-		k += (size_t)r;
-	}
-	return 0;
-}
-
-static void write_full(int fd, const void *p, size_t n)
-{
-	REQUIRE(write(fd, p, n) == (ssize_t)n);
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static uint64_t rnd(uint64_t *s)
 {
@@ -104,8 +80,8 @@ static void scribble(void)
 	uint64_t n = h->nchunks, csz = h->chunk_size, ck = h->chunks_off, nm = h->names_off;
 	uint64_t data = h->data_off;
 	unsigned char buf[MAXD];
-	double end = now_s() + 0.3;
-	for (unsigned long it = 0; now_s() < end; it++) {
+	double end = t_now_s() + 0.3;
+	for (unsigned long it = 0; t_now_s() < end; it++) {
 		memset(buf, (int)it, sizeof buf);
 		posix_trace_event(ev_id, buf, it % (MAXD + 1));
 		uint64_t v = rnd(&seed), w = rnd(&seed);
@@ -134,14 +110,14 @@ static void nobody_main(pid_t root, int cfd, int rfd)
 	int rc = 10;
 	if (setgroups(0, NULL) == 0 && setgid(65534) == 0 && setuid(65534) == 0)
 		rc = cannot(root);
-	write_full(rfd, &rc, sizeof rc);
-	while (read_full(cfd, &op, 1) == 0 && op != 'Q') {
+	t_write_full(rfd, &rc, sizeof rc);
+	while (t_read_full(cfd, &op, 1) == 0 && op != 'Q') {
 		if (op == 'B')
 			for (n = 0; n < 1000; n++)
 				posix_trace_event(ev_id, &n, sizeof n);
 		else
 			scribble();
-		write_full(rfd, &op, 1);
+		t_write_full(rfd, &op, 1);
 	}
 	_exit(0);
 }
@@ -165,7 +141,7 @@ int main(void)
 	}
 	close(c[0]);
 	close(r[1]);
-	REQUIRE(read_full(r[0], &rc, sizeof rc) == 0);
+	REQUIRE(t_read_full(r[0], &rc, sizeof rc) == 0);
 	if (rc == 10)
 		T_SKIP("cannot switch to nobody (setgroups/setgid/setuid)");
 	if (rc)
@@ -183,8 +159,8 @@ int main(void)
 	CHECK_RC(rc, 0);
 	REQUIRE(rc == 0);
 	CHECK_RC(posix_trace_start(trid), 0);
-	write_full(c[1], "B", 1);
-	REQUIRE(read_full(r[0], &op, 1) == 0);
+	t_write_full(c[1], "B", 1);
+	REQUIRE(t_read_full(r[0], &op, 1) == 0);
 	int got = 0, other = 0, un;
 	for (;;) {
 		struct posix_trace_event_info ev;
@@ -203,7 +179,7 @@ int main(void)
 
 	/* nobody scribbles on its stream; root reads */
 	unsigned long calls = 0, events = 0, errors = 0, bad = 0;
-	write_full(c[1], "S", 1);
+	t_write_full(c[1], "S", 1);
 	for (;;) {
 		struct pollfd p = { r[0], POLLIN, 0 };
 		struct posix_trace_event_info ev;
@@ -223,14 +199,14 @@ int main(void)
 		if (done && (rc || un))
 			break;
 	}
-	REQUIRE(read_full(r[0], &op, 1) == 0);
+	REQUIRE(t_read_full(r[0], &op, 1) == 0);
 	printf("nobody scribbling: %lu calls, %lu events, %lu POSIX_TRACE_ERROR\n", calls, events,
 	       errors);
 	CHECK_EQ(bad, 0);
 	struct posix_trace_status_info si;
 	CHECK_RC(posix_trace_get_status(trid, &si), 0);
 	CHECK_RC(posix_trace_shutdown(trid), 0);
-	write_full(c[1], "Q", 1);
+	t_write_full(c[1], "Q", 1);
 	REQUIRE(waitpid(np, &st, 0) == np);
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	posix_trace_attr_destroy(&a);

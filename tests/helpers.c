@@ -1,0 +1,44 @@
+/*
+ * helpers.c -- the helpers many tests share (see helpers.h), compiled
+ * once and linked into every test.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "helpers.h"
+
+static void t_die(const char *what)
+{
+	fprintf(stderr, "helpers: %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+int t_read_full(int fd, void *p, size_t n)
+{
+	for (size_t got = 0; got < n;) {
+		ssize_t r = read(fd, (char *)p + got, n - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -1;
+		got += (size_t)r;
+	}
+	return 0;
+}
+
+void t_write_full(int fd, const void *p, size_t n)
+{
+	if (write(fd, p, n) != (ssize_t)n)
+		t_die("write to a pipe or socket");
+}
+
+double t_now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
