@@ -68,7 +68,7 @@ static void drain(trace_id_t trid, pid_t pid, struct tally *t)
 		REQUIRE(posix_trace_trygetnext_event(trid, &ev, &p, sizeof p, &len, &un) == 0);
 		if (un)
 			return;
-		if (ev.posix_event_id < 16) {
+		if (ev.posix_event_id < PT_SYS_IDS) {
 			t->sys++;
 			continue;
 		}
@@ -148,7 +148,7 @@ static void controller_main(pid_t tpid, int mode, int cfd, int rfd)
 		size_t len;
 		int un;
 		rc = posix_trace_getnext_event(trid, &ev, &p, sizeof p, &len, &un);
-		seen += rc == 0 && ev.posix_pid == tpid && ev.posix_event_id >= 16;
+		seen += rc == 0 && ev.posix_pid == tpid && ev.posix_event_id >= PT_SYS_IDS;
 	}
 	t_write_full(rfd, &rc, sizeof rc);
 	if (read(cfd, &c, 1) != 1)  /* reads no more: T fills the stream */

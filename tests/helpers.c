@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "helpers.h"
+#include "../src/shm/layout.h" /* PT_SYS_IDS, defined again: the same or an error */
 
 static void t_die(const char *what)
 {

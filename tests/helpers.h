@@ -10,12 +10,18 @@
  *                             0, or -1 at end of file or on an error
  *   t_write_full(fd, p, n)    n bytes in one write(2), else the test stops
  *   t_now_s()                 CLOCK_MONOTONIC in seconds
+ *   PT_SYS_IDS                event ids below it are system events
  */
 #ifndef POSIXTRACE_TEST_HELPERS_H
 #define POSIXTRACE_TEST_HELPERS_H
 
 #include <stddef.h>
 #include <sys/types.h>
+
+/* The library's name and value (src/shm/layout.h, which helpers.c also
+ * includes: a value there other than this one, to the letter, stops the
+ * build). */
+#define PT_SYS_IDS        16u                    /* ids below are system events */
 
 int t_read_full(int fd, void *p, size_t n);
 void t_write_full(int fd, const void *p, size_t n);

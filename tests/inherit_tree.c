@@ -76,7 +76,7 @@ static void drain(trace_id_t trid)
 		REQUIRE(posix_trace_trygetnext_event(trid, &ev, &p, sizeof p, &len, &un) == 0);
 		if (un)
 			break;
-		if (ev.posix_event_id < 16)
+		if (ev.posix_event_id < PT_SYS_IDS)
 			continue;
 		if (len != sizeof p || p.pid != ev.posix_pid || p.sum != sum_of(p.pid, p.thr, p.seq)) {
 			w_bad++;

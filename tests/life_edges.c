@@ -42,6 +42,7 @@
 #include <trace.h>
 #include "t.h"
 #include "log_util.h"
+#include "helpers.h"
 
 #define N 1000
 
@@ -89,7 +90,7 @@ static int log_ok(const char *path, int n)
 {
 	int k = lu_load(path, NULL, NULL), user = 0, order = 1, fails = t_failures;
 	for (int i = 0; i < k; i++)
-		if (lu_ev[i].id >= 16) {
+		if (lu_ev[i].id >= PT_SYS_IDS) {
 			order &= lu_ev[i].ival == user;
 			user++;
 		}

@@ -27,6 +27,7 @@
 #include <trace.h>
 #include "t.h"
 #include "log_util.h"
+#include "helpers.h"
 
 #define N 2000
 
@@ -170,7 +171,7 @@ int main(void)
 			CHECK_EQ(st, how == 3 ? 7 : 0);
 			int n = lu_load(path, NULL, NULL), user = 0, order = 1;
 			for (int k = 0; k < n; k++)
-				if (lu_ev[k].id >= 16) {
+				if (lu_ev[k].id >= PT_SYS_IDS) {
 					order &= lu_ev[k].ival == user;
 					user++;
 				}

@@ -303,7 +303,7 @@ static void other_controller(pid_t target, trace_event_id_t ida, int cfd, int rf
 	res[2] = count(n, POSIX_TRACE_START, getpid());
 	res[3] = 0;
 	for (int i = 0; i < n; i++)
-		if (g[i].id >= 16 && g[i].pid == target)
+		if (g[i].id >= PT_SYS_IDS && g[i].pid == target)
 			res[3]++;
 	t_write_full(rfd, res, sizeof res);
 	_exit(posix_trace_shutdown(t) == 0 && !t_failures ? 0 : 2);

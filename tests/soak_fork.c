@@ -307,7 +307,7 @@ int main(int argc, char **argv)
 		if (none)
 			break;
 		lost += ev.posix_event_id == POSIX_TRACE_OVERFLOW;
-		if (ev.posix_event_id < 16)
+		if (ev.posix_event_id < PT_SYS_IDS)
 			continue;
 		if (len != sizeof w) {
 			bad++;

@@ -62,7 +62,7 @@ static void drain(trace_id_t trid, pid_t pid, struct tally *t)
 		REQUIRE(posix_trace_trygetnext_event(trid, &ev, &p, sizeof p, &len, &un) == 0);
 		if (un)
 			return;
-		if (ev.posix_event_id < 16) {
+		if (ev.posix_event_id < PT_SYS_IDS) {
 			t->sys++;
 			continue;
 		}

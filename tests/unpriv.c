@@ -194,7 +194,7 @@ int main(void)
 			errors += ev.posix_event_id == POSIX_TRACE_ERROR;
 			bad += ev.posix_event_id >= 1024 ||
 			       ev.posix_truncation_status == POSIX_TRACE_TRUNCATED_READ ||
-			       len > (ev.posix_event_id < 16 ? 2 * sizeof(trace_event_set_t) : MAXD);
+			       len > (ev.posix_event_id < PT_SYS_IDS ? 2 * sizeof(trace_event_set_t) : MAXD);
 		}
 		if (done && (rc || un))
 			break;

@@ -31,6 +31,7 @@
 #include <sys/wait.h>
 #include <trace.h>
 #include "t.h"
+#include "helpers.h"
 
 static int wanted(trace_event_id_t id)
 {
@@ -88,7 +89,7 @@ static void count_ids(trace_id_t t, trace_event_id_t a, trace_event_id_t b, int 
 			return;
 		*na += ev.posix_event_id == a;
 		*nb += ev.posix_event_id == b;
-		*other += ev.posix_event_id >= 16 && ev.posix_event_id != a && ev.posix_event_id != b;
+		*other += ev.posix_event_id >= PT_SYS_IDS && ev.posix_event_id != a && ev.posix_event_id != b;
 	}
 }
 
@@ -104,8 +105,8 @@ static void local_checks(void)
 	trace_id_t t1 = mk(0, 0, 1 << 20);
 	CHECK_EQ(nwanted(), 0); /* not started */
 	CHECK_RC(posix_trace_start(t1), 0);
-	CHECK_EQ(nwanted(), 1024 - 16);
-	for (unsigned id = 0; id < 16; id++)
+	CHECK_EQ(nwanted(), 1024 - PT_SYS_IDS);
+	for (unsigned id = 0; id < PT_SYS_IDS; id++)
 		CHECK(!wanted(id));
 	CHECK(wanted(a) && wanted(b));
 
