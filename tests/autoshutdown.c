@@ -38,11 +38,6 @@ static void rec(trace_event_id_t id, int thr, long long seq)
 	posix_trace_event(id, &p, sizeof p);
 }
 
-static void pipes(int a[2], int b[2])
-{
-	REQUIRE(pipe(a) == 0 && pipe(b) == 0);
-}
-
 static int create_for(pid_t pid, const trace_attr_t *attr, trace_id_t *trid)
 {
 	int rc = posix_trace_create(pid, attr, trid);
@@ -202,21 +197,15 @@ static long wait_shmem(pid_t tpid, long kb, int above)
 
 static void controller_dies(pid_t tpid, int tc, int tr, int mode)
 {
-	int c[2], r[2], rc = -1, st;
+	int rc = -1, st;
+	struct t_pipes cr;
 	trace_id_t trid, many[8];
 	trace_event_id_t id;
 	long base = rss_shmem_kb(tpid), v;
-	pipes(c, r);
-	pid_t ctl = fork();
-	REQUIRE(ctl >= 0);
-	if (ctl == 0) {
-		close(c[1]);
-		close(r[0]);
-		controller_main(tpid, mode, c[0], r[1]);
-	}
-	close(c[0]);
-	close(r[1]);
-	REQUIRE(t_read_full(r[0], &rc, sizeof rc) == 0);
+	pid_t ctl = t_fork_piped(&cr);
+	if (ctl == 0)
+		controller_main(tpid, mode, cr.cmd, cr.rep);
+	REQUIRE(t_read_full(cr.rep, &rc, sizeof rc) == 0);
 	CHECK_RC(rc, 0);
 	v = wait_shmem(tpid, base + 4096, 1);  /* T writes into C's 8 MiB stream */
 	if (base >= 0 && v <= base + 4096)
@@ -226,11 +215,11 @@ static void controller_dies(pid_t tpid, int tc, int tr, int mode)
 	if (mode == BY_KILL) {
 		kill(ctl, SIGKILL);
 	} else {
-		t_write_full(c[1], "x", 1);
+		t_write_full(cr.cmd, "x", 1);
 	}
 	if (mode == BY_EXEC) {
 		char i;
-		REQUIRE(t_read_full(r[0], &i, 1) == 0 && i == 'i');   /* exec'd, still alive */
+		REQUIRE(t_read_full(cr.rep, &i, 1) == 0 && i == 'i');   /* exec'd, still alive */
 	} else {
 		REQUIRE(waitpid(ctl, &st, 0) == ctl);
 	}
@@ -283,12 +272,12 @@ static void controller_dies(pid_t tpid, int tc, int tr, int mode)
 	CHECK_EQ(n, 8);
 	for (int i = 0; i < n; i++)
 		CHECK_RC(posix_trace_shutdown(many[i]), 0);
-	close(c[1]);                /* the exec'd controller ends now */
+	close(cr.cmd);                /* the exec'd controller ends now */
 	if (mode == BY_EXEC) {
 		REQUIRE(waitpid(ctl, &st, 0) == ctl);
 		CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	}
-	close(r[0]);
+	close(cr.rep);
 }
 
 /* ----------------------------------------------------------- /dev/shm */
@@ -314,21 +303,15 @@ int main(int argc, char **argv)
 		return idle_main(argv);
 	T_BEGIN(60);
 	signal(SIGPIPE, SIG_IGN);   /* a dead peer: EPIPE and a message */
-	int nb = shm_list(shm_before, 256), tc[2], tr[2], st;
-	pipes(tc, tr);
-	pid_t tpid = fork();
-	REQUIRE(tpid >= 0);
-	if (tpid == 0) {
-		close(tc[1]);
-		close(tr[0]);
-		traced_main(tc[0], tr[1]);
-	}
-	close(tc[0]);
-	close(tr[1]);
+	int nb = shm_list(shm_before, 256), st;
+	struct t_pipes t;
+	pid_t tpid = t_fork_piped(&t);
+	if (tpid == 0)
+		traced_main(t.cmd, t.rep);
 	for (int mode = BY_KILL; mode <= BY_EXEC; mode++)
-		controller_dies(tpid, tc[1], tr[0], mode);
-	tell(tc[1], tr[0], 'P', 0);
-	t_write_full(tc[1], &(struct tcmd){ 'Q', 0 }, sizeof(struct tcmd));
+		controller_dies(tpid, t.cmd, t.rep, mode);
+	tell(t.cmd, t.rep, 'P', 0);
+	t_write_full(t.cmd, &(struct tcmd){ 'Q', 0 }, sizeof(struct tcmd));
 	REQUIRE(waitpid(tpid, &st, 0) == tpid);
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 

@@ -177,16 +177,14 @@ static uint64_t rnd(void)
 
 static void kill_traced(int round)
 {
-	int go[2], rep[2];
+	struct t_pipes pp;
 	trace_attr_t attr;
 	trace_id_t trid;
 	char c;
 
-	REQUIRE(pipe(go) == 0 && pipe(rep) == 0);
-	pid_t tp = fork();
-	REQUIRE(tp >= 0);
+	pid_t tp = t_fork_piped(&pp);
 	if (tp == 0)
-		traced_threads(go[0], rep[1]);
+		traced_threads(pp.cmd, pp.rep);
 	REQUIRE(posix_trace_attr_init(&attr) == 0);
 	REQUIRE(posix_trace_attr_setstreamfullpolicy(&attr, POSIX_TRACE_UNTIL_FULL) == 0);
 	REQUIRE(posix_trace_attr_setstreamsize(&attr, 96 << 20) == 0);
@@ -197,8 +195,8 @@ static void kill_traced(int round)
 	REQUIRE(rc == 0);
 	REQUIRE(posix_trace_trid_eventid_open(trid, "fault-kill", &ev_id) == 0);
 	CHECK_RC(posix_trace_start(trid), 0);
-	t_write_full(go[1], "g", 1);
-	REQUIRE(t_read_full(rep[0], &c, 1) == 0);
+	t_write_full(pp.cmd, "g", 1);
+	REQUIRE(t_read_full(pp.rep, &c, 1) == 0);
 
 	struct tally t;
 	memset(&t, 0, sizeof t);
@@ -251,7 +249,8 @@ static void kill_traced(int round)
 	CHECK_EQ(si.posix_stream_overrun_status, POSIX_TRACE_NO_OVERRUN);
 	CHECK_RC(posix_trace_shutdown(trid), 0);
 	posix_trace_attr_destroy(&attr);
-	close(go[0]); close(go[1]); close(rep[0]); close(rep[1]);
+	close(pp.cmd);
+	close(pp.rep);
 }
 
 /* ---------------------------------------------- 2: the controller dies */

@@ -43,3 +43,17 @@ double t_now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+
+pid_t t_fork_piped(struct t_pipes *p)
+{
+	int c[2], r[2];
+	if (pipe(c) != 0 || pipe(r) != 0)
+		t_die("pipe");
+	pid_t pid = fork();
+	if (pid < 0)
+		t_die("fork");
+	close(pid == 0 ? c[1] : c[0]);
+	close(pid == 0 ? r[0] : r[1]);
+	*p = pid == 0 ? (struct t_pipes){ c[0], r[1] } : (struct t_pipes){ c[1], r[0] };
+	return pid;
+}

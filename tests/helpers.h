@@ -10,6 +10,8 @@
  *                             0, or -1 at end of file or on an error
  *   t_write_full(fd, p, n)    n bytes in one write(2), else the test stops
  *   t_now_s()                 CLOCK_MONOTONIC in seconds
+ *   t_fork_piped(&p)          a child joined by two pipes: 0 in the child,
+ *                             its pid in the parent (see below)
  *   PT_SYS_IDS                event ids below it are system events
  */
 #ifndef POSIXTRACE_TEST_HELPERS_H
@@ -26,5 +28,14 @@
 int t_read_full(int fd, void *p, size_t n);
 void t_write_full(int fd, const void *p, size_t n);
 double t_now_s(void);
+
+/* A child joined to this process by two pipes, each side left with its own
+ * ends only (the others closed): commands go from the parent to the child
+ * on p->cmd, replies come back on p->rep.  Returns 0 in the child (p->cmd
+ * is then the end it reads, p->rep the end it writes) and the child's pid
+ * in the parent (p->cmd the end it writes, p->rep the end it reads); stops
+ * the test if pipe(2) or fork(2) fails. */
+struct t_pipes { int cmd, rep; };
+pid_t t_fork_piped(struct t_pipes *p);
 
 #endif

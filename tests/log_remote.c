@@ -76,21 +76,11 @@ static void worker_main(int cfd, int rfd)
 
 static struct worker spawn_worker(void)
 {
-	int c[2], r[2];
-	struct worker w;
-	REQUIRE(pipe(c) == 0 && pipe(r) == 0);
-	w.pid = fork();
-	REQUIRE(w.pid >= 0);
-	if (w.pid == 0) {
-		close(c[1]);
-		close(r[0]);
-		worker_main(c[0], r[1]);
-	}
-	close(c[0]);
-	close(r[1]);
-	w.cmd = c[1];
-	w.rep = r[0];
-	return w;
+	struct t_pipes p;
+	pid_t pid = t_fork_piped(&p);
+	if (pid == 0)
+		worker_main(p.cmd, p.rep);
+	return (struct worker){ pid, p.cmd, p.rep };
 }
 
 static struct rep ask(struct worker *w, int op, const char *name, trace_event_id_t id, int n,

@@ -77,21 +77,11 @@ static void worker_main(int cfd, int rfd)
 
 static struct worker spawn_worker(void)
 {
-	int c[2], r[2];
-	struct worker w;
-	REQUIRE(pipe(c) == 0 && pipe(r) == 0);
-	w.pid = fork();
-	REQUIRE(w.pid >= 0);
-	if (w.pid == 0) {
-		close(c[1]);
-		close(r[0]);
-		worker_main(c[0], r[1]);
-	}
-	close(c[0]);
-	close(r[1]);
-	w.cmd = c[1];
-	w.rep = r[0];
-	return w;
+	struct t_pipes p;
+	pid_t pid = t_fork_piped(&p);
+	if (pid == 0)
+		worker_main(p.cmd, p.rep);
+	return (struct worker){ pid, p.cmd, p.rep };
 }
 
 static struct rep ask(struct worker *w, int op, const char *name, trace_event_id_t id, int n, int nthr)
@@ -315,7 +305,8 @@ static void two_controllers(void)
 	trace_event_id_t a = reg(&w, "remote-two-a"), b = reg(&w, "remote-two-b");
 	trace_event_set_t fa, fb;
 	trace_id_t t1, t2;
-	int n, st, res[8], c[2], r[2];
+	int n, st, res[8];
+	struct t_pipes p;
 
 	posix_trace_eventset_empty(&fa);
 	posix_trace_eventset_add(a, &fa);
@@ -351,12 +342,10 @@ static void two_controllers(void)
 	check_user(n, a, w.pid, 1, 50);
 
 	/* a third stream, in another controller process, filtering a out */
-	REQUIRE(pipe(c) == 0 && pipe(r) == 0);
-	pid_t ctl = fork();
-	REQUIRE(ctl >= 0);
+	pid_t ctl = t_fork_piped(&p);
 	if (ctl == 0)
-		other_controller(w.pid, a, c[0], r[1]);
-	REQUIRE(t_read_full(r[0], res, sizeof res) == 0);
+		other_controller(w.pid, a, p.cmd, p.rep);
+	REQUIRE(t_read_full(p.rep, res, sizeof res) == 0);
 	CHECK_RC(res[0], 0);
 	REQUIRE(res[0] == 0);
 	CHECK_RC(res[1], 0);
@@ -365,8 +354,8 @@ static void two_controllers(void)
 	CHECK_RC(res[4], 0);
 	ask(&w, OP_REC, NULL, a, 70, 1);
 	ask(&w, OP_REC, NULL, b, 70, 1);
-	t_write_full(c[1], "r", 1);
-	REQUIRE(t_read_full(r[0], res, sizeof res) == 0);
+	t_write_full(p.cmd, "r", 1);
+	REQUIRE(t_read_full(p.rep, res, sizeof res) == 0);
 	CHECK_EQ(res[0], 71);                /* START + 70 b */
 	CHECK_EQ(res[1], 0);
 	CHECK_EQ(res[2], 1);
@@ -388,7 +377,8 @@ static void two_controllers(void)
 	check_user(n, a, w.pid, 3, 10);
 	CHECK_RC(posix_trace_shutdown(t2), 0);
 	end_worker(&w);
-	close(c[0]); close(c[1]); close(r[0]); close(r[1]);
+	close(p.cmd);
+	close(p.rep);
 }
 
 int main(void)

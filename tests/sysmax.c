@@ -100,7 +100,8 @@ int main(void)
 {
 	static trace_id_t mine[NKIDS * PER];
 	trace_id_t self, extra;
-	int idle[2], c[2], r[2], res[2], n, rc;
+	int idle[2], res[2], n, rc;
+	struct t_pipes pp;
 	struct rlimit rl;
 
 	ns_private(); /* first: before any stream, socket or child */
@@ -129,18 +130,12 @@ int main(void)
 	}
 	close(idle[0]);
 
-	REQUIRE(pipe(c) == 0 && pipe(r) == 0);
-	pid_t ctl = fork();
-	REQUIRE(ctl >= 0);
+	pid_t ctl = t_fork_piped(&pp);
 	if (ctl == 0) {
 		close(idle[1]);
-		close(c[1]);
-		close(r[0]);
-		controller(c[0], r[1]);
+		controller(pp.cmd, pp.rep);
 	}
-	close(c[0]);
-	close(r[1]);
-	REQUIRE(t_read_full(r[0], res, sizeof res) == 0);
+	REQUIRE(t_read_full(pp.rep, res, sizeof res) == 0);
 	CHECK_EQ(res[0], 8 * PER);
 	CHECK_RC(res[1], 0);
 
@@ -152,15 +147,15 @@ int main(void)
 	/* 128 exist: full, whoever asks, for whatever process */
 	CHECK_RC(posix_trace_create(0, &attr, &extra), EAGAIN);
 	CHECK_RC(create_for(kid[16], &extra), EAGAIN);
-	CHECK_RC(ask_controller(c[1], r[0]), EAGAIN);
+	CHECK_RC(ask_controller(pp.cmd, pp.rep), EAGAIN);
 
 	/* one shutdown: room for one */
 	CHECK_RC(posix_trace_shutdown(mine[0]), 0);
 	CHECK_RC(posix_trace_create(0, &attr, &self), 0);
 	CHECK_RC(create_for(kid[16], &extra), EAGAIN);
-	CHECK_RC(ask_controller(c[1], r[0]), EAGAIN);
+	CHECK_RC(ask_controller(pp.cmd, pp.rep), EAGAIN);
 	CHECK_RC(posix_trace_shutdown(self), 0);
-	CHECK_RC(ask_controller(c[1], r[0]), 0);   /* another process may take it */
+	CHECK_RC(ask_controller(pp.cmd, pp.rep), 0);   /* another process may take it */
 	CHECK_RC(create_for(kid[8], &mine[0]), 0); /* kid 8 lost a stream: its slot is free */
 	CHECK_RC(posix_trace_create(0, &attr, &extra), EAGAIN);
 
@@ -189,7 +184,7 @@ int main(void)
 	close(idle[1]);
 	for (int k = 0; k < NKIDS; k++)
 		waitpid(kid[k], NULL, 0);
-	close(c[1]);
-	close(r[0]);
+	close(pp.cmd);
+	close(pp.rep);
 	T_END();
 }

@@ -30,11 +30,6 @@ static void rec(trace_event_id_t id, int thr, long long seq)
 	posix_trace_event(id, &p, sizeof p);
 }
 
-static void pipes(int a[2], int b[2])
-{
-	REQUIRE(pipe(a) == 0 && pipe(b) == 0);
-}
-
 /* posix_trace_create() for another pid that must work; says why not. */
 static trace_id_t create_ok(pid_t pid, const trace_attr_t *attr)
 {
@@ -116,24 +111,23 @@ static void *spinner(void *arg)
 
 static void victim(int full_speed)
 {
-	int go[2], rep[2], n = 0;
+	struct t_pipes p;
+	int n = 0;
 	trace_attr_t attr;
 	trace_id_t trid;
-	pipes(go, rep);
-	pid_t v = fork();
-	REQUIRE(v >= 0);
+	pid_t v = t_fork_piped(&p);
 	if (v == 0) {
 		pthread_t th;
 		char c;
 		alarm(60);
-		if (posix_trace_eventid_open("auto-victim", &vid) != 0 || read(go[0], &c, 1) != 1)
+		if (posix_trace_eventid_open("auto-victim", &vid) != 0 || read(p.cmd, &c, 1) != 1)
 			_exit(1);
 		for (long i = 0; i < 3; i++)
 			pthread_create(&th, NULL, full_speed ? spinner : victim_thread, (void *)i);
 		while (atomic_load(&done_threads) < 3)
 			sched_yield();
 		n = full_speed ? 0 : 3 * VN;
-		t_write_full(rep[1], &n, sizeof n);
+		t_write_full(p.rep, &n, sizeof n);
 		for (;;)
 			pause();
 	}
@@ -142,8 +136,8 @@ static void victim(int full_speed)
 	REQUIRE(posix_trace_attr_setstreamsize(&attr, 4 << 20) == 0);
 	trid = create_ok(v, &attr);
 	CHECK_RC(posix_trace_start(trid), 0);
-	t_write_full(go[1], "g", 1);
-	REQUIRE(t_read_full(rep[0], &n, sizeof n) == 0);
+	t_write_full(p.cmd, "g", 1);
+	REQUIRE(t_read_full(p.rep, &n, sizeof n) == 0);
 	kill(v, SIGKILL);
 	REQUIRE(waitpid(v, NULL, 0) == v);
 
@@ -176,7 +170,8 @@ static void victim(int full_speed)
 	}
 	CHECK_RC(posix_trace_shutdown(trid), 0);
 	posix_trace_attr_destroy(&attr);
-	close(go[0]); close(go[1]); close(rep[0]); close(rep[1]);
+	close(p.cmd);
+	close(p.rep);
 }
 
 int main(void)

@@ -129,19 +129,13 @@ int main(void)
 		T_SKIP("needs root");
 	signal(SIGPIPE, SIG_IGN);
 	REQUIRE(posix_trace_eventid_open("unpriv", &ev_id) == 0);
-	int c[2], r[2], rc, st;
+	int rc, st;
 	char op;
-	REQUIRE(pipe(c) == 0 && pipe(r) == 0);
-	pid_t np = fork();
-	REQUIRE(np >= 0);
-	if (np == 0) {
-		close(c[1]);
-		close(r[0]);
-		nobody_main(getppid(), c[0], r[1]);
-	}
-	close(c[0]);
-	close(r[1]);
-	REQUIRE(t_read_full(r[0], &rc, sizeof rc) == 0);
+	struct t_pipes pp;
+	pid_t np = t_fork_piped(&pp);
+	if (np == 0)
+		nobody_main(getppid(), pp.cmd, pp.rep);
+	REQUIRE(t_read_full(pp.rep, &rc, sizeof rc) == 0);
 	if (rc == 10)
 		T_SKIP("cannot switch to nobody (setgroups/setgid/setuid)");
 	if (rc)
@@ -159,8 +153,8 @@ int main(void)
 	CHECK_RC(rc, 0);
 	REQUIRE(rc == 0);
 	CHECK_RC(posix_trace_start(trid), 0);
-	t_write_full(c[1], "B", 1);
-	REQUIRE(t_read_full(r[0], &op, 1) == 0);
+	t_write_full(pp.cmd, "B", 1);
+	REQUIRE(t_read_full(pp.rep, &op, 1) == 0);
 	int got = 0, other = 0, un;
 	for (;;) {
 		struct posix_trace_event_info ev;
@@ -179,9 +173,9 @@ int main(void)
 
 	/* nobody scribbles on its stream; root reads */
 	unsigned long calls = 0, events = 0, errors = 0, bad = 0;
-	t_write_full(c[1], "S", 1);
+	t_write_full(pp.cmd, "S", 1);
 	for (;;) {
-		struct pollfd p = { r[0], POLLIN, 0 };
+		struct pollfd p = { pp.rep, POLLIN, 0 };
 		struct posix_trace_event_info ev;
 		unsigned char buf[1024];
 		size_t len = 0;
@@ -199,18 +193,18 @@ int main(void)
 		if (done && (rc || un))
 			break;
 	}
-	REQUIRE(t_read_full(r[0], &op, 1) == 0);
+	REQUIRE(t_read_full(pp.rep, &op, 1) == 0);
 	printf("nobody scribbling: %lu calls, %lu events, %lu POSIX_TRACE_ERROR\n", calls, events,
 	       errors);
 	CHECK_EQ(bad, 0);
 	struct posix_trace_status_info si;
 	CHECK_RC(posix_trace_get_status(trid, &si), 0);
 	CHECK_RC(posix_trace_shutdown(trid), 0);
-	t_write_full(c[1], "Q", 1);
+	t_write_full(pp.cmd, "Q", 1);
 	REQUIRE(waitpid(np, &st, 0) == np);
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	posix_trace_attr_destroy(&a);
-	close(c[1]);
-	close(r[0]);
+	close(pp.cmd);
+	close(pp.rep);
 	T_END();
 }
