@@ -57,3 +57,15 @@ pid_t t_fork_piped(struct t_pipes *p)
 	*p = pid == 0 ? (struct t_pipes){ c[0], r[1] } : (struct t_pipes){ c[1], r[0] };
 	return pid;
 }
+
+trace_id_t t_create_ok(pid_t pid, const trace_attr_t *attr)
+{
+	trace_id_t trid;
+	int rc = posix_trace_create(pid, attr, &trid);
+	if (rc != 0) {
+		fprintf(stderr, "posix_trace_create(pid %d): %s%s\n", (int)pid, strerror(rc),
+		        rc == ENOSYS ? " -- tracing another process is not implemented" : "");
+		exit(1);
+	}
+	return trid;
+}

@@ -12,6 +12,8 @@
  *   t_now_s()                 CLOCK_MONOTONIC in seconds
  *   t_fork_piped(&p)          a child joined by two pipes: 0 in the child,
  *                             its pid in the parent (see below)
+ *   t_create_ok(pid, attr)    posix_trace_create() for pid that must work: the
+ *                             stream, else the test stops saying why
  *   PT_SYS_IDS                event ids below it are system events
  */
 #ifndef POSIXTRACE_TEST_HELPERS_H
@@ -19,6 +21,7 @@
 
 #include <stddef.h>
 #include <sys/types.h>
+#include <trace.h>
 
 /* The library's name and value (src/shm/layout.h, which helpers.c also
  * includes: a value there other than this one, to the letter, stops the
@@ -37,5 +40,7 @@ double t_now_s(void);
  * the test if pipe(2) or fork(2) fails. */
 struct t_pipes { int cmd, rep; };
 pid_t t_fork_piped(struct t_pipes *p);
+
+trace_id_t t_create_ok(pid_t pid, const trace_attr_t *attr);
 
 #endif

@@ -116,19 +116,6 @@ static void end_worker(struct worker *w)
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 }
 
-/* posix_trace_create() for another pid that must work; says why not. */
-static trace_id_t create_ok(pid_t pid, const trace_attr_t *attr)
-{
-	trace_id_t trid;
-	int rc = posix_trace_create(pid, attr, &trid);
-	if (rc != 0) {
-		fprintf(stderr, "posix_trace_create(pid %d): %s%s\n", (int)pid, strerror(rc),
-		        rc == ENOSYS ? " -- tracing another process is not implemented" : "");
-		exit(1);
-	}
-	return trid;
-}
-
 /* ------------------------------------------------------------ reading */
 struct got { trace_event_id_t id; pid_t pid; pthread_t thr; size_t len; struct payload p; };
 static struct got g[8192];
@@ -214,7 +201,7 @@ static void ids_and_events(void)
 	size_t len;
 	int n, un;
 
-	trid = create_ok(w.pid, NULL);
+	trid = t_create_ok(w.pid, NULL);
 	CHECK_RC(posix_trace_trid_eventid_open(trid, "remote-early", &x), 0);
 	CHECK_EQ(x, early);
 	check_name(trid, early, "remote-early");
@@ -312,8 +299,8 @@ static void two_controllers(void)
 	posix_trace_eventset_add(a, &fa);
 	posix_trace_eventset_empty(&fb);
 	posix_trace_eventset_add(b, &fb);
-	t1 = create_ok(w.pid, NULL);
-	t2 = create_ok(w.pid, NULL);
+	t1 = t_create_ok(w.pid, NULL);
+	t2 = t_create_ok(w.pid, NULL);
 	CHECK_RC(posix_trace_set_filter(t2, &fb, POSIX_TRACE_SET_EVENTSET), 0);
 	CHECK_RC(posix_trace_start(t1), 0);
 	CHECK_RC(posix_trace_start(t2), 0);

@@ -17,19 +17,6 @@
 #include "t.h"
 #include "helpers.h"
 
-/* posix_trace_create() for another pid that must work; says why not. */
-static trace_id_t create_ok(pid_t pid, const trace_attr_t *attr)
-{
-	trace_id_t trid;
-	int rc = posix_trace_create(pid, attr, &trid);
-	if (rc != 0) {
-		fprintf(stderr, "posix_trace_create(pid %d): %s%s\n", (int)pid, strerror(rc),
-		        rc == ENOSYS ? " -- tracing another process is not implemented" : "");
-		exit(1);
-	}
-	return trid;
-}
-
 /* Every event in the stream: ids and pids. */
 static trace_event_id_t ids[64];
 static pid_t pids[64];
@@ -93,7 +80,7 @@ static void errors(void)
 static void only_start_stop(pid_t pid)
 {
 	trace_id_t trid;
-	trid = create_ok(pid, NULL);
+	trid = t_create_ok(pid, NULL);
 	CHECK_RC(posix_trace_start(trid), 0);
 	CHECK_RC(posix_trace_stop(trid), 0);
 	int n = collect(trid);

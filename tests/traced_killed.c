@@ -30,19 +30,6 @@ static void rec(trace_event_id_t id, int thr, long long seq)
 	posix_trace_event(id, &p, sizeof p);
 }
 
-/* posix_trace_create() for another pid that must work; says why not. */
-static trace_id_t create_ok(pid_t pid, const trace_attr_t *attr)
-{
-	trace_id_t trid;
-	int rc = posix_trace_create(pid, attr, &trid);
-	if (rc != 0) {
-		fprintf(stderr, "posix_trace_create(pid %d): %s%s\n", (int)pid, strerror(rc),
-		        rc == ENOSYS ? " -- tracing another process is not implemented" : "");
-		exit(1);
-	}
-	return trid;
-}
-
 /* Per-thread tally of user events: count, and how many broke the sequence
  * starting at first[thr] or were malformed. */
 struct tally { int n[4], bad, sys, other; long long next[4]; };
@@ -134,7 +121,7 @@ static void victim(int full_speed)
 	REQUIRE(posix_trace_attr_init(&attr) == 0);
 	REQUIRE(posix_trace_attr_setstreamfullpolicy(&attr, POSIX_TRACE_UNTIL_FULL) == 0);
 	REQUIRE(posix_trace_attr_setstreamsize(&attr, 4 << 20) == 0);
-	trid = create_ok(v, &attr);
+	trid = t_create_ok(v, &attr);
 	CHECK_RC(posix_trace_start(trid), 0);
 	t_write_full(p.cmd, "g", 1);
 	REQUIRE(t_read_full(p.rep, &n, sizeof n) == 0);
