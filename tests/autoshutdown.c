@@ -23,20 +23,8 @@
 #include "t.h"
 #include "helpers.h"
 
-struct payload { int pid, thr; long long seq; unsigned sum; };
 struct tcmd { char op; int n; };
 struct trep { long long before, after; };
-
-static unsigned sum_of(int pid, int thr, long long seq)
-{
-	return (unsigned)pid * 2654435761u ^ (unsigned)thr * 97u ^ (unsigned)seq * 40503u;
-}
-
-static void rec(trace_event_id_t id, int thr, long long seq)
-{
-	struct payload p = { getpid(), thr, seq, sum_of(getpid(), thr, seq) };
-	posix_trace_event(id, &p, sizeof p);
-}
 
 static int create_for(pid_t pid, const trace_attr_t *attr, trace_id_t *trid)
 {
@@ -47,38 +35,6 @@ static int create_for(pid_t pid, const trace_attr_t *attr, trace_id_t *trid)
 		exit(1);
 	}
 	return rc;
-}
-
-/* Per-thread tally of user events: count, and how many broke the sequence
- * starting at first[thr] or were malformed. */
-struct tally { int n[4], bad, sys, other; long long next[4]; };
-
-static void drain(trace_id_t trid, pid_t pid, struct tally *t)
-{
-	for (;;) {
-		struct posix_trace_event_info ev;
-		struct payload p;
-		size_t len;
-		int un = -1;
-		REQUIRE(posix_trace_trygetnext_event(trid, &ev, &p, sizeof p, &len, &un) == 0);
-		if (un)
-			return;
-		if (ev.posix_event_id < PT_SYS_IDS) {
-			t->sys++;
-			continue;
-		}
-		if (ev.posix_pid != pid) {
-			t->other++;
-			continue;
-		}
-		if (len != sizeof p || p.pid != pid || p.thr < 0 || p.thr > 3 ||
-		    p.sum != sum_of(p.pid, p.thr, p.seq) || p.seq != t->next[p.thr]) {
-			t->bad++;
-			continue;
-		}
-		t->next[p.thr]++;
-		t->n[p.thr]++;
-	}
 }
 
 /* ----------------------------------------------- T, the traced process */
@@ -93,7 +49,7 @@ static void traced_main(int cfd, int rfd)
 		struct tcmd c;
 		if (spinning) {
 			for (int i = 0; i < 1000; i++)
-				rec(id, 0, seq++);
+				t_wit_rec(id, 0, seq++);
 			struct pollfd pfd = { cfd, POLLIN, 0 };
 			if (poll(&pfd, 1, 0) <= 0)
 				continue;
@@ -103,7 +59,7 @@ static void traced_main(int cfd, int rfd)
 		struct trep r = { seq, seq };
 		spinning = c.op == 'S' ? 1 : c.op == 'P' ? 0 : spinning;
 		for (int i = 0; c.op == 'B' && i < c.n; i++)
-			rec(id, 0, seq++);
+			t_wit_rec(id, 0, seq++);
 		r.after = seq;
 		t_write_full(rfd, &r, sizeof r);
 	}
@@ -139,7 +95,7 @@ static void controller_main(pid_t tpid, int mode, int cfd, int rfd)
 		rc = posix_trace_start(trid);
 	while (rc == 0 && seen < 100) {
 		struct posix_trace_event_info ev;
-		struct payload p;
+		struct t_wit p;
 		size_t len;
 		int un;
 		rc = posix_trace_getnext_event(trid, &ev, &p, sizeof p, &len, &un);
@@ -242,8 +198,8 @@ static void controller_dies(pid_t tpid, int tc, int tr, int mode)
 	CHECK_RC(posix_trace_start(trid), 0);
 	b = tell(tc, tr, 'B', 5000);
 	CHECK_EQ(b.before, t1.after);
-	struct tally t = { { 0 }, 0, 0, 0, { b.before } };
-	drain(trid, tpid, &t);
+	struct t_tally t = { { 0 }, 0, 0, 0, { b.before } };
+	t_wit_drain(trid, tpid, &t);
 	CHECK_EQ(t.n[0], 5000);
 	CHECK_EQ(t.bad, 0);
 	CHECK_EQ(t.other, 0);

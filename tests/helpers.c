@@ -69,3 +69,45 @@ trace_id_t t_create_ok(pid_t pid, const trace_attr_t *attr)
 	}
 	return trid;
 }
+
+unsigned t_wit_sum(int pid, int thr, long long seq)
+{
+	return (unsigned)pid * 2654435761u ^ (unsigned)thr * 97u ^ (unsigned)seq * 40503u;
+}
+
+void t_wit_rec(trace_event_id_t id, int thr, long long seq)
+{
+	struct t_wit p = { getpid(), thr, seq, t_wit_sum(getpid(), thr, seq) };
+	posix_trace_event(id, &p, sizeof p);
+}
+
+void t_wit_drain(trace_id_t trid, pid_t pid, struct t_tally *t)
+{
+	for (;;) {
+		struct posix_trace_event_info ev;
+		struct t_wit p;
+		size_t len;
+		int un = -1, rc = posix_trace_trygetnext_event(trid, &ev, &p, sizeof p, &len, &un);
+		if (rc != 0) {
+			errno = rc;
+			t_die("posix_trace_trygetnext_event");
+		}
+		if (un)
+			return;
+		if (ev.posix_event_id < PT_SYS_IDS) {
+			t->sys++;
+			continue;
+		}
+		if (ev.posix_pid != pid) {
+			t->other++;
+			continue;
+		}
+		if (len != sizeof p || p.pid != pid || p.thr < 0 || p.thr > 3 ||
+		    p.sum != t_wit_sum(p.pid, p.thr, p.seq) || p.seq != t->next[p.thr]) {
+			t->bad++;
+			continue;
+		}
+		t->next[p.thr]++;
+		t->n[p.thr]++;
+	}
+}

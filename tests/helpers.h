@@ -14,6 +14,8 @@
  *                             its pid in the parent (see below)
  *   t_create_ok(pid, attr)    posix_trace_create() for pid that must work: the
  *                             stream, else the test stops saying why
+ *   t_wit_rec(), t_wit_drain() a witness payload that checks itself, and a
+ *                             per-thread tally of a stream's such events
  *   PT_SYS_IDS                event ids below it are system events
  */
 #ifndef POSIXTRACE_TEST_HELPERS_H
@@ -42,5 +44,17 @@ struct t_pipes { int cmd, rep; };
 pid_t t_fork_piped(struct t_pipes *p);
 
 trace_id_t t_create_ok(pid_t pid, const trace_attr_t *attr);
+
+/* A user event that checks itself: the recording process, thread number
+ * (0..3) and sequence, and a sum of the three. */
+struct t_wit { int pid, thr; long long seq; unsigned sum; };
+unsigned t_wit_sum(int pid, int thr, long long seq);
+void t_wit_rec(trace_event_id_t id, int thr, long long seq);
+
+/* Per-thread tally of the witness events of one pid: count, and how many
+ * broke the sequence starting at next[thr] or were malformed; system
+ * events and other pids' events are only counted. */
+struct t_tally { int n[4], bad, sys, other; long long next[4]; };
+void t_wit_drain(trace_id_t trid, pid_t pid, struct t_tally *t);
 
 #endif

@@ -18,50 +18,6 @@
 #include "t.h"
 #include "helpers.h"
 
-struct payload { int pid, thr; long long seq; unsigned sum; };
-static unsigned sum_of(int pid, int thr, long long seq)
-{
-	return (unsigned)pid * 2654435761u ^ (unsigned)thr * 97u ^ (unsigned)seq * 40503u;
-}
-
-static void rec(trace_event_id_t id, int thr, long long seq)
-{
-	struct payload p = { getpid(), thr, seq, sum_of(getpid(), thr, seq) };
-	posix_trace_event(id, &p, sizeof p);
-}
-
-/* Per-thread tally of user events: count, and how many broke the sequence
- * starting at first[thr] or were malformed. */
-struct tally { int n[4], bad, sys, other; long long next[4]; };
-
-static void drain(trace_id_t trid, pid_t pid, struct tally *t)
-{
-	for (;;) {
-		struct posix_trace_event_info ev;
-		struct payload p;
-		size_t len;
-		int un = -1;
-		REQUIRE(posix_trace_trygetnext_event(trid, &ev, &p, sizeof p, &len, &un) == 0);
-		if (un)
-			return;
-		if (ev.posix_event_id < PT_SYS_IDS) {
-			t->sys++;
-			continue;
-		}
-		if (ev.posix_pid != pid) {
-			t->other++;
-			continue;
-		}
-		if (len != sizeof p || p.pid != pid || p.thr < 0 || p.thr > 3 ||
-		    p.sum != sum_of(p.pid, p.thr, p.seq) || p.seq != t->next[p.thr]) {
-			t->bad++;
-			continue;
-		}
-		t->next[p.thr]++;
-		t->n[p.thr]++;
-	}
-}
-
 /* ------------------------------------------- the traced process killed */
 #define VN 5000
 static atomic_int done_threads;
@@ -71,7 +27,7 @@ static void *victim_thread(void *arg)
 {
 	int me = (int)(long)arg;
 	for (long long i = 0; i < VN; i++)
-		rec(vid, me, i);
+		t_wit_rec(vid, me, i);
 	atomic_fetch_add(&done_threads, 1);
 	while (atomic_load(&done_threads) >= 0)
 		pause();                /* keeps its chunk open */
@@ -87,12 +43,12 @@ static void *spinner(void *arg)
 	int me = (int)(long)arg;
 	long long i = 0;
 	for (; i <= 10000; i++)
-		rec(vid, me, i);
+		t_wit_rec(vid, me, i);
 	atomic_fetch_add(&done_threads, 1);
 	while (atomic_load(&done_threads) < 3)
 		sched_yield();
 	for (;; i++)
-		rec(vid, me, i);
+		t_wit_rec(vid, me, i);
 	return NULL;
 }
 
@@ -128,8 +84,8 @@ static void victim(int full_speed)
 	kill(v, SIGKILL);
 	REQUIRE(waitpid(v, NULL, 0) == v);
 
-	struct tally t = { { 0 }, 0, 0, 0, { 0 } };
-	drain(trid, v, &t);
+	struct t_tally t = { { 0 }, 0, 0, 0, { 0 } };
+	t_wit_drain(trid, v, &t);
 	int first = t.n[0] + t.n[1] + t.n[2];
 	if (!full_speed)           /* all of it published before the kill */
 		CHECK_EQ(first, 3 * VN);
@@ -138,7 +94,7 @@ static void victim(int full_speed)
 	for (int quiet = 0, i = 0; quiet < 2 && i < 40; i++) {
 		int before = t.n[0] + t.n[1] + t.n[2] + t.bad;
 		usleep(60000);
-		drain(trid, v, &t);
+		t_wit_drain(trid, v, &t);
 		quiet = t.n[0] + t.n[1] + t.n[2] + t.bad == before ? quiet + 1 : 0;
 	}
 	CHECK_EQ(t.bad, 0);
