@@ -46,20 +46,6 @@
 
 #define N 1000
 
-/* ThreadSanitizer's runtime has a thread of its own that the C library did
- * not start (it counts as one of the program's: docs/implementation-
- * defined.md), and it refuses a thread started after a threaded fork */
-#if defined(__SANITIZE_THREAD__)
-#define UNDER_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define UNDER_TSAN 1
-#endif
-#endif
-#ifndef UNDER_TSAN
-#define UNDER_TSAN 0
-#endif
-
 extern char **environ;
 static trace_event_id_t ev;
 
