@@ -8,6 +8,9 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include "helpers.h"
 #include "../src/shm/layout.h" /* PT_SYS_IDS, defined again: the same or an error */
 
@@ -56,6 +59,18 @@ pid_t t_fork_piped(struct t_pipes *p)
 	close(pid == 0 ? r[0] : r[1]);
 	*p = pid == 0 ? (struct t_pipes){ c[0], r[1] } : (struct t_pipes){ c[1], r[0] };
 	return pid;
+}
+
+int t_listen_loopback(unsigned *port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t l = sizeof a;
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) != 0 || listen(fd, 4) != 0 ||
+	    getsockname(fd, (struct sockaddr *)&a, &l) != 0)
+		t_die("a listening socket on 127.0.0.1");
+	*port = ntohs(a.sin_port);
+	return fd;
 }
 
 trace_id_t t_create_ok(pid_t pid, const trace_attr_t *attr)

@@ -16,6 +16,7 @@
  *                             stream, else the test stops saying why
  *   t_wit_rec(), t_wit_drain() a witness payload that checks itself, and a
  *                             per-thread tally of a stream's such events
+ *   t_listen_loopback(&port)  a TCP socket listening on a free loopback port
  *   UNDER_TSAN                1 in a ThreadSanitizer build (gcc or clang), else 0
  *   PT_SYS_IDS                event ids below it are system events
  */
@@ -58,6 +59,10 @@ double t_now_s(void);
  * the test if pipe(2) or fork(2) fails. */
 struct t_pipes { int cmd, rep; };
 pid_t t_fork_piped(struct t_pipes *p);
+
+/* A TCP socket listening (backlog 4) on a free port of 127.0.0.1, its
+ * port in *port; stops the test if it cannot. */
+int t_listen_loopback(unsigned *port);
 
 trace_id_t t_create_ok(pid_t pid, const trace_attr_t *attr);
 
