@@ -55,21 +55,10 @@ static void thread_entry(struct pt_logw *w, unsigned k, int32_t tid, const char 
 
 static void stall_log(const char *path, int with_job)
 {
-	struct pt_attr_img a;
+	static const char *const names[] = { "tick", "job/begin", "job/end" };
 	struct pt_logw w;
-	struct posix_trace_status_info st;
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	int fd = vt_log_open(&w, path, "stalls", POSIX_TRACE_FLUSH, names, 3);
 
-	REQUIRE(fd >= 0);
-	memset(&a, 0, sizeof a);
-	strcpy(a.name, "stalls");
-	a.res_nsec = 1;
-	a.stream_size = 1 << 20, a.max_data = 256;
-	a.stream_policy = POSIX_TRACE_FLUSH, a.log_policy = POSIX_TRACE_APPEND, a.has_log = 1;
-	REQUIRE(pt_logw_init(&w, fd, &a, POSIX_TRACE_APPEND, 0) == 0);
-	REQUIRE(pt_logw_name(&w, 17, "tick") == 0);
-	REQUIRE(pt_logw_name(&w, 18, "job/begin") == 0);
-	REQUIRE(pt_logw_name(&w, 19, "job/end") == 0);
 	thread_entry(&w, 0, 7001, "worker");
 	thread_entry(&w, 1, 7002, "second");
 	for (uint64_t t = 0; t <= ST_END; t += 20000)
@@ -86,30 +75,17 @@ static void stall_log(const char *path, int with_job)
 			REQUIRE(pt_logw_event(&w, ST_T0 + t, ST_PID, st_thr[k], 0x401000, 17, 0, &t,
 			                      sizeof t) == 0);
 		}
-	memset(&st, 0, sizeof st);
-	st.posix_stream_status = POSIX_TRACE_SUSPENDED;
-	REQUIRE(pt_logw_finish(&w, &st) == 0);
-	pt_logw_free(&w);
-	REQUIRE(close(fd) == 0);
+	vt_log_end(&w, fd);
 }
 
 /* One thread's 5000 waits: at k * 10 us + 5 us, 1000 + k ns long. */
 #define MANY 5000u
 static void many_log(const char *path)
 {
-	struct pt_attr_img a;
+	static const char *const names[] = { "tick" };
 	struct pt_logw w;
-	struct posix_trace_status_info st;
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	int fd = vt_log_open(&w, path, "many", POSIX_TRACE_FLUSH, names, 1);
 
-	REQUIRE(fd >= 0);
-	memset(&a, 0, sizeof a);
-	strcpy(a.name, "many");
-	a.res_nsec = 1;
-	a.stream_size = 1 << 20, a.max_data = 256;
-	a.stream_policy = POSIX_TRACE_FLUSH, a.log_policy = POSIX_TRACE_APPEND, a.has_log = 1;
-	REQUIRE(pt_logw_init(&w, fd, &a, POSIX_TRACE_APPEND, 0) == 0);
-	REQUIRE(pt_logw_name(&w, 17, "tick") == 0);
 	for (uint64_t k = 0; k < MANY; k++) {
 		uint64_t t = k * 10000, len = 1000 + k;
 		REQUIRE(pt_logw_event(&w, ST_T0 + t, ST_PID, st_thr[0], 0x401000, 17, 0, NULL, 0) == 0);
@@ -117,11 +93,7 @@ static void many_log(const char *path)
 		                      PT_EXT_NOLOSS_WAIT, 0, &len, sizeof len) == 0);
 		REQUIRE(pt_logw_event(&w, ST_T0 + t + 5000, ST_PID, st_thr[0], 0x401000, 17, 0, NULL, 0) == 0);
 	}
-	memset(&st, 0, sizeof st);
-	st.posix_stream_status = POSIX_TRACE_SUSPENDED;
-	REQUIRE(pt_logw_finish(&w, &st) == 0);
-	pt_logw_free(&w);
-	REQUIRE(close(fd) == 0);
+	vt_log_end(&w, fd);
 }
 
 static int count_of(const char *s, const char *what)

@@ -46,6 +46,41 @@ static inline long long view_info_events(const char *log)
 	return n;
 }
 
+/* Begins a log in path (created or truncated) with w: a stream called
+ * name under policy (POSIX_TRACE_LOOP or POSIX_TRACE_FLUSH), an APPEND
+ * log, user types 17.. named names[0..n-1].  Its fd; the test stops on
+ * an error. */
+static inline int vt_log_open(struct pt_logw *w, const char *path, const char *name, int policy,
+                              const char *const *names, unsigned n)
+{
+	struct pt_attr_img a;
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+	REQUIRE(fd >= 0);
+	memset(&a, 0, sizeof a);
+	snprintf(a.name, sizeof a.name, "%s", name);
+	a.res_nsec = 1;
+	a.stream_size = 1 << 20, a.max_data = 256;
+	a.stream_policy = policy, a.log_policy = POSIX_TRACE_APPEND, a.has_log = 1;
+	REQUIRE(pt_logw_init(w, fd, &a, POSIX_TRACE_APPEND, 0) == 0);
+	for (unsigned k = 0; k < n; k++)
+		REQUIRE(pt_logw_name(w, 17 + k, names[k]) == 0);
+	return fd;
+}
+
+/* Ends what vt_log_open() began: the END block (SUSPENDED), w freed, fd
+ * closed; the test stops on an error. */
+static inline void vt_log_end(struct pt_logw *w, int fd)
+{
+	struct posix_trace_status_info st;
+
+	memset(&st, 0, sizeof st);
+	st.posix_stream_status = POSIX_TRACE_SUSPENDED;
+	REQUIRE(pt_logw_finish(w, &st) == 0);
+	pt_logw_free(w);
+	REQUIRE(close(fd) == 0);
+}
+
 /* A log of spans (the NAME/begin, NAME/end convention): every 10 us,
  * thread 1 of pid 5000 a "req" [100, 900] holding a "lock" [200, 700],
  * thread 2 a "req" [300, 5300] (ns after the period's start). */
@@ -53,21 +88,10 @@ static inline long long view_info_events(const char *log)
 #define SPAN_T0 (BIGLOG_T0 + 1000000u)
 static inline void spans_log(const char *path)
 {
-	struct pt_attr_img a;
-	struct pt_logw w;
-	struct posix_trace_status_info st;
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-
-	REQUIRE(fd >= 0);
-	memset(&a, 0, sizeof a);
-	strcpy(a.name, "spans");
-	a.res_nsec = 1;
-	a.stream_size = 1 << 20, a.max_data = 256;
-	a.stream_policy = POSIX_TRACE_LOOP, a.log_policy = POSIX_TRACE_APPEND, a.has_log = 1;
-	REQUIRE(pt_logw_init(&w, fd, &a, POSIX_TRACE_APPEND, 0) == 0);
 	static const char *const names[] = { "req/begin", "req/end", "lock/begin", "lock/end" };
-	for (unsigned k = 0; k < 4; k++)
-		REQUIRE(pt_logw_name(&w, 17 + k, names[k]) == 0);
+	struct pt_logw w;
+	int fd = vt_log_open(&w, path, "spans", POSIX_TRACE_LOOP, names, 4);
+
 	for (uint64_t k = 0; k < SPAN_K; k++) {
 		uint64_t b = SPAN_T0 + k * 10000;
 		uint64_t t1 = 0x7f0000001000ull, t2 = 0x7f0000002000ull;
@@ -78,11 +102,7 @@ static inline void spans_log(const char *path)
 		REQUIRE(pt_logw_event(&w, b + 900, 5000, t1, 0x401000, 18, 0, NULL, 0) == 0);
 		REQUIRE(pt_logw_event(&w, b + 5300, 5000, t2, 0x401000, 18, 0, NULL, 0) == 0);
 	}
-	memset(&st, 0, sizeof st);
-	st.posix_stream_status = POSIX_TRACE_SUSPENDED;
-	REQUIRE(pt_logw_finish(&w, &st) == 0);
-	pt_logw_free(&w);
-	REQUIRE(close(fd) == 0);
+	vt_log_end(&w, fd);
 }
 
 /* A job queue's log, for the flame chart (tests/cli_view_flame.c): over
@@ -108,14 +128,11 @@ static int job_ev_cmp(const void *a, const void *b)
 }
 static inline void jobs_log(const char *path)
 {
-	struct pt_attr_img a;
 	struct pt_logw w;
-	struct posix_trace_status_info st;
 	size_t cap = 1 << 20, n = 0;
 	struct job_ev *ev = malloc(cap * sizeof *ev);
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 
-	REQUIRE(fd >= 0 && ev);
+	REQUIRE(ev);
 #define JOB_ADD(t, th, i, k) do { REQUIRE(n < cap); ev[n++] = (struct job_ev){ (t), (th), (i), (k) }; } while (0)
 	/* ids: 17 job/begin, 18 job/end, 19 db/begin, 20 db/end, 21 lock/begin,
 	 * 22 lock/end, 23 handoff/async-begin, 24 handoff/async-end */
@@ -145,17 +162,10 @@ static inline void jobs_log(const char *path)
 		JOB_ADD(t + 300000, JOB_TID + 0x1000ull * (k % 3), 24, k);
 	}
 	qsort(ev, n, sizeof *ev, job_ev_cmp);
-	memset(&a, 0, sizeof a);
-	strcpy(a.name, "jobs");
-	a.res_nsec = 1;
-	a.stream_size = 1 << 20, a.max_data = 256;
-	a.stream_policy = POSIX_TRACE_LOOP, a.log_policy = POSIX_TRACE_APPEND, a.has_log = 1;
-	REQUIRE(pt_logw_init(&w, fd, &a, POSIX_TRACE_APPEND, 0) == 0);
 	static const char *const names[] = { "job/begin", "job/end", "db/begin", "db/end",
 	                                     "lock/begin", "lock/end", "handoff/async-begin",
 	                                     "handoff/async-end" };
-	for (unsigned k = 0; k < 8; k++)
-		REQUIRE(pt_logw_name(&w, 17 + k, names[k]) == 0);
+	int fd = vt_log_open(&w, path, "jobs", POSIX_TRACE_LOOP, names, 8);
 	int gap = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (!gap && ev[i].ts >= 50000000) {
@@ -168,11 +178,7 @@ static inline void jobs_log(const char *path)
 	}
 #undef JOB_ADD
 	free(ev);
-	memset(&st, 0, sizeof st);
-	st.posix_stream_status = POSIX_TRACE_SUSPENDED;
-	REQUIRE(pt_logw_finish(&w, &st) == 0);
-	pt_logw_free(&w);
-	REQUIRE(close(fd) == 0);
+	vt_log_end(&w, fd);
 }
 
 #endif
