@@ -56,24 +56,10 @@ static int two_kinds(const char *path, uint64_t rounds)
 	return biglog_end(&w, fd, rc, 1, 0);
 }
 
-/* `posixtrace query --csv LOG SQL`'s rows (exit 0 checked), CRLF as LF */
+/* cli_query_csv() of the log */
 static char *q(const char *sql)
 {
-	char *out = NULL, *err = NULL;
-	int rc = cli_run(CLI("query", "--csv", (char *)log_path, (char *)sql), &out, &err);
-	if (rc != 0)
-		fprintf(stderr, "query %s: exit %d: %s\n", sql, rc, err ? err : "");
-	CHECK_EQ(rc, 0);
-	free(err);
-	char *body = out ? strstr(out, "\r\n") : NULL;
-	char *r = strdup(body ? body + 2 : "");
-	free(out);
-	char *w = r;
-	for (char *p = r; *p; p++)
-		if (*p != '\r')
-			*w++ = *p;
-	*w = 0;
-	return r;
+	return cli_query_csv(log_path, sql);
 }
 
 /* pt_visited() after sql (the events its tables read) */
@@ -114,11 +100,7 @@ int main(void)
 {
 	T_BEGIN(120);
 	cli_setup();
-	char *err = NULL;
-	if (cli_run(CLI("query", "/dev/null", "SELECT 1"), NULL, &err) == 1 &&
-	    cli_contains(err, "without SQLite"))
-		T_SKIP("this posixtrace was built without SQLite (libsqlite3-dev)");
-	free(err);
+	cli_need_sqlite();
 	log_path = strdup(cli_path("slices.ptlog"));
 	REQUIRE(qlog_write(log_path, NR) == 0);
 	const uint64_t R = QLOG_ROUND, end = QLOG_T0 + NR * R;
