@@ -49,14 +49,6 @@ struct payload { uint32_t src, check; uint64_t seq, noise; };
 static trace_event_id_t ev[NSRC];
 static volatile uint64_t count[NSRC];
 
-static uint32_t checksum(uint32_t src, uint64_t seq, uint64_t noise)
-{
-	uint64_t h = (seq + 0x9e3779b97f4a7c15ull * (src + 1)) ^ (noise * 0xbf58476d1ce4e5b9ull);
-	h ^= h >> 31;
-	h *= 0x94d049bb133111ebull;
-	return (uint32_t)(h ^ (h >> 29));
-}
-
 /* Record the next event of source src (async-signal-safe); the END event
  * carries the final counts of the main loop and the handler instead. */
 static void record(unsigned src)
@@ -64,7 +56,7 @@ static void record(unsigned src)
 	struct payload p = { src, 0, count[src], count[src] * 0x2545f4914f6cdd1dull + src };
 	if (src == SRC_END)
 		p.seq = count[SRC_MAIN], p.noise = count[SRC_SIG];
-	p.check = checksum(p.src, p.seq, p.noise);
+	p.check = t_check32(p.src, p.seq, p.noise);
 	posix_trace_event(ev[src], &p, sizeof p);
 	count[src]++;
 }
@@ -189,7 +181,7 @@ static void verify(trace_id_t trid, int until_end, uint64_t want[NSRC], uint64_t
 			continue;
 		}
 		memcpy(&p, data, len < sizeof p ? len : sizeof p);
-		if (len != sizeof p || p.src != s || p.check != checksum(p.src, p.seq, p.noise) ||
+		if (len != sizeof p || p.src != s || p.check != t_check32(p.src, p.seq, p.noise) ||
 		    (s != SRC_END && p.noise != p.seq * 0x2545f4914f6cdd1dull + s)) {
 			bad++;
 			continue;

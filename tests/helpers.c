@@ -47,6 +47,14 @@ double t_now_s(void)
 }
 
 
+uint32_t t_check32(uint32_t src, uint64_t seq, uint64_t noise)
+{
+	uint64_t h = (seq + 0x9e3779b97f4a7c15ull * (src + 1)) ^ (noise * 0xbf58476d1ce4e5b9ull);
+	h ^= h >> 31;
+	h *= 0x94d049bb133111ebull;
+	return (uint32_t)(h ^ (h >> 29));
+}
+
 pid_t t_fork_piped(struct t_pipes *p)
 {
 	int c[2], r[2];

@@ -17,6 +17,8 @@
  *   t_wit_rec(), t_wit_drain() a witness payload that checks itself, and a
  *                             per-thread tally of a stream's such events
  *   t_listen_loopback(&port)  a TCP socket listening on a free loopback port
+ *   t_check32(a, b, c)        a 32-bit check of three numbers (a pure function,
+ *                             async-signal-safe)
  *   UNDER_TSAN                1 in a ThreadSanitizer build (gcc or clang), else 0
  *   PT_SYS_IDS                event ids below it are system events
  */
@@ -24,6 +26,7 @@
 #define POSIXTRACE_TEST_HELPERS_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 #include <trace.h>
 
@@ -50,6 +53,7 @@
 int t_read_full(int fd, void *p, size_t n);
 void t_write_full(int fd, const void *p, size_t n);
 double t_now_s(void);
+uint32_t t_check32(uint32_t src, uint64_t seq, uint64_t noise);
 
 /* A child joined to this process by two pipes, each side left with its own
  * ends only (the others closed): commands go from the parent to the child
