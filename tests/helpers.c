@@ -55,6 +55,13 @@ uint32_t t_check32(uint32_t src, uint64_t seq, uint64_t noise)
 	return (uint32_t)(h ^ (h >> 29));
 }
 
+uint64_t t_check64(uint32_t pid, uint32_t thr, uint64_t seq)
+{
+	uint64_t h = (seq + 1) * 0x9e3779b97f4a7c15ull ^ (uint64_t)pid << 20 ^ thr;
+	h ^= h >> 29;
+	return h * 0xbf58476d1ce4e5b9ull;
+}
+
 pid_t t_fork_piped(struct t_pipes *p)
 {
 	int c[2], r[2];

@@ -19,6 +19,7 @@
  *   t_listen_loopback(&port)  a TCP socket listening on a free loopback port
  *   t_check32(a, b, c)        a 32-bit check of three numbers (a pure function,
  *                             async-signal-safe)
+ *   t_check64(pid, thr, seq)  a 64-bit check of a process, thread and sequence
  *   UNDER_TSAN                1 in a ThreadSanitizer build (gcc or clang), else 0
  *   PT_SYS_IDS                event ids below it are system events
  */
@@ -54,6 +55,7 @@ int t_read_full(int fd, void *p, size_t n);
 void t_write_full(int fd, const void *p, size_t n);
 double t_now_s(void);
 uint32_t t_check32(uint32_t src, uint64_t seq, uint64_t noise);
+uint64_t t_check64(uint32_t pid, uint32_t thr, uint64_t seq);
 
 /* A child joined to this process by two pipes, each side left with its own
  * ends only (the others closed): commands go from the parent to the child
