@@ -144,20 +144,6 @@ static void waits_marked(const char *meta, unsigned which)
 	}
 }
 
-static void open_view(struct cdp *c, const struct view_srv *s, uint64_t a, uint64_t b)
-{
-	char params[400];
-	free(cdp_call(c, 1, "Page.navigate", "{\"url\":\"about:blank\"}"));
-	CHECK_EQ(cdp_wait(c, "location.href==='about:blank'", 10000), 0);
-	snprintf(params, sizeof params, "{\"url\":\"%s#view=%llu,%llu\"}", s->url,
-	         (unsigned long long)a, (unsigned long long)b);
-	free(cdp_call(c, 1, "Page.navigate", params));
-	CHECK_EQ(cdp_wait(c, "document.body&&document.body.getAttribute('data-state')==='ready'&&"
-	                     "document.getElementById('status').textContent.indexOf('answered')>=0", 30000), 0);
-	usleep(300000); /* (a later answer, if the page asked twice) */
-	CHECK_EQ(cdp_wait(c, "document.getElementById('status').textContent.indexOf('answered')>=0", 20000), 0);
-}
-
 /* Each wait drawn on its thread's lane, from its start to its end; the
  * middle of worker's in the stall's colour there, not on the other lanes. */
 static void waits_drawn(struct cdp *c)
@@ -262,7 +248,7 @@ int main(void)
 
 	REQUIRE(cdp_start(&c, chromium, cli_path("profile")) == 0);
 	REQUIRE(cdp_page(&c) == 0);
-	open_view(&c, &s, 2000000, ST_END);
+	vt_open_view(&c, &s, 2000000, ST_END, "");
 	CHECK(cdp_eval_num(&c, "document.body.getAttribute('data-mode')==='events'?1:0") == 1);
 	waits_drawn(&c);
 	/* the lane labels: "7000/7001 worker" */
@@ -290,15 +276,10 @@ int main(void)
 	CHECK_EQ(cdp_screenshot(&c, PT_BUILD_DIR "/view-stall-window.png"), 0);
 
 	/* the whole trace (density or events: the waits from /meta all the same) */
-	open_view(&c, &s, 0, ST_END);
+	vt_open_view(&c, &s, 0, ST_END, "");
 	waits_drawn(&c);
 	CHECK_EQ(cdp_screenshot(&c, PT_BUILD_DIR "/view-stall-overview.png"), 0);
-	char *errs = cdp_eval(&c, "document.body.getAttribute('data-errors')");
-	CHECK(errs && strcmp(errs, "\"\"") == 0);
-	free(errs);
-	CHECK_EQ(c.exceptions, 0);
-	if (c.exceptions)
-		fprintf(stderr, "script exception: %s\n", c.exception);
+	vt_no_errors(&c);
 	CHECK_EQ(view_stop(&s), 0);
 	cdp_stop(&c);
 	T_END();

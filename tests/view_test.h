@@ -4,11 +4,48 @@
  * without libmicrohttpd, or, for the browser tests, without chromium; a
  * scratch directory; the index cache kept in it), the event count
  * `posixtrace info` gives, the witness of the page's counts, and a log
- * of known spans.
+ * of known spans; for the tests that drive a browser (cdp.h), a view
+ * opened on a window and the page's own error report.
  * Include after <trace.h>, "t.h", "cli_util.h" and "biglog.h".
  */
 #ifndef POSIXTRACE_TEST_VIEW_TEST_H
 #define POSIXTRACE_TEST_VIEW_TEST_H
+
+#include "view_http.h"
+#include "cdp.h"
+
+/* The page of s (through about:blank, so that it loads anew) on the
+ * window [a, b] ns, waited for until ready and answered (and more, a
+ * script condition "&&..." or ""), then for a later answer if the page
+ * asked twice. */
+static inline void vt_open_view(struct cdp *c, const struct view_srv *s, uint64_t a, uint64_t b,
+                                const char *more)
+{
+	char params[400], ready[600];
+	free(cdp_call(c, 1, "Page.navigate", "{\"url\":\"about:blank\"}"));
+	CHECK_EQ(cdp_wait(c, "location.href==='about:blank'", 10000), 0);
+	snprintf(params, sizeof params, "{\"url\":\"%s#view=%llu,%llu\"}", s->url,
+	         (unsigned long long)a, (unsigned long long)b);
+	free(cdp_call(c, 1, "Page.navigate", params));
+	snprintf(ready, sizeof ready, "%s%s",
+	         "document.body&&document.body.getAttribute('data-state')==='ready'&&"
+	         "document.getElementById('status').textContent.indexOf('answered')>=0", more);
+	CHECK_EQ(cdp_wait(c, ready, 30000), 0);
+	usleep(300000); /* (a later answer, if the page asked twice) */
+	CHECK_EQ(cdp_wait(c, "document.getElementById('status').textContent.indexOf('answered')>=0", 20000), 0);
+}
+
+/* No script error on the page (it keeps them in data-errors) and no
+ * exception seen by the browser. */
+static inline void vt_no_errors(struct cdp *c)
+{
+	char *errs = cdp_eval(c, "document.body.getAttribute('data-errors')");
+	CHECK(errs && strcmp(errs, "\"\"") == 0);
+	free(errs);
+	CHECK_EQ(c->exceptions, 0);
+	if (c->exceptions)
+		fprintf(stderr, "script exception: %s\n", c->exception);
+}
 
 /* chromium: NULL for a test without a browser; else it gets the path
  * of the browser, or the test is skipped. */
