@@ -131,9 +131,7 @@ int main(void)
 		struct posix_trace_event_info ev;
 		struct payload p;
 		size_t len;
-		int un = -1;
-		REQUIRE(posix_trace_trygetnext_event(trid, &ev, &p, sizeof p, &len, &un) == 0);
-		if (un)
+		if (!t_next(trid, &ev, &p, sizeof p, &len))
 			break;
 		if (ev.posix_event_id == POSIX_TRACE_START || ev.posix_event_id == POSIX_TRACE_STOP) {
 			starts += ev.posix_event_id == POSIX_TRACE_START;

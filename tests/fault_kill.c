@@ -112,9 +112,7 @@ static uint64_t drain_until(trace_id_t trid, pid_t pid, struct tally *t, double 
 		struct posix_trace_event_info ev;
 		struct payload p;
 		size_t len;
-		int un = -1;
-		REQUIRE(posix_trace_trygetnext_event(trid, &ev, &p, sizeof p, &len, &un) == 0);
-		if (un)
+		if (!t_next(trid, &ev, &p, sizeof p, &len))
 			return got;
 		got++;
 		tally_one(t, pid, &ev, &p, len);

@@ -100,6 +100,16 @@ trace_id_t t_create_ok(pid_t pid, const trace_attr_t *attr)
 	return trid;
 }
 
+int t_next(trace_id_t trid, struct posix_trace_event_info *ev, void *p, size_t cap, size_t *len)
+{
+	int un = -1, rc = posix_trace_trygetnext_event(trid, ev, p, cap, len, &un);
+	if (rc != 0) {
+		errno = rc;
+		t_die("posix_trace_trygetnext_event");
+	}
+	return !un;
+}
+
 unsigned t_wit_sum(int pid, int thr, long long seq)
 {
 	return (unsigned)pid * 2654435761u ^ (unsigned)thr * 97u ^ (unsigned)seq * 40503u;
@@ -117,12 +127,7 @@ void t_wit_drain(trace_id_t trid, pid_t pid, struct t_tally *t)
 		struct posix_trace_event_info ev;
 		struct t_wit p;
 		size_t len;
-		int un = -1, rc = posix_trace_trygetnext_event(trid, &ev, &p, sizeof p, &len, &un);
-		if (rc != 0) {
-			errno = rc;
-			t_die("posix_trace_trygetnext_event");
-		}
-		if (un)
+		if (!t_next(trid, &ev, &p, sizeof p, &len))
 			return;
 		if (ev.posix_event_id < PT_SYS_IDS) {
 			t->sys++;

@@ -14,6 +14,8 @@
  *                             its pid in the parent (see below)
  *   t_create_ok(pid, attr)    posix_trace_create() for pid that must work: the
  *                             stream, else the test stops saying why
+ *   t_next(trid, &ev, p, cap, &len)
+ *                             the next event without waiting: 1, or 0 when none
  *   t_wit_rec(), t_wit_drain() a witness payload that checks itself, and a
  *                             per-thread tally of a stream's such events
  *   t_listen_loopback(&port)  a TCP socket listening on a free loopback port
@@ -71,6 +73,11 @@ pid_t t_fork_piped(struct t_pipes *p);
 int t_listen_loopback(unsigned *port);
 
 trace_id_t t_create_ok(pid_t pid, const trace_attr_t *attr);
+
+/* posix_trace_trygetnext_event() that must work: 1 with the next event
+ * (its payload in p, cap bytes at most, its length in *len), 0 when there
+ * is none; stops the test on an error. */
+int t_next(trace_id_t trid, struct posix_trace_event_info *ev, void *p, size_t cap, size_t *len);
 
 /* A user event that checks itself: the recording process, thread number
  * (0..3) and sequence, and a sum of the three. */

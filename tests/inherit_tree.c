@@ -72,9 +72,7 @@ static void drain(trace_id_t trid)
 		struct posix_trace_event_info ev;
 		struct payload p;
 		size_t len;
-		int un = -1;
-		REQUIRE(posix_trace_trygetnext_event(trid, &ev, &p, sizeof p, &len, &un) == 0);
-		if (un)
+		if (!t_next(trid, &ev, &p, sizeof p, &len))
 			break;
 		if (ev.posix_event_id < PT_SYS_IDS)
 			continue;
