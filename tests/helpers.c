@@ -100,6 +100,23 @@ trace_id_t t_create_ok(pid_t pid, const trace_attr_t *attr)
 	return trid;
 }
 
+trace_id_t t_own_started(int inherit, size_t size)
+{
+	trace_attr_t attr;
+	trace_id_t trid;
+	int rc;
+	if ((rc = posix_trace_attr_init(&attr)) != 0 ||
+	    (rc = posix_trace_attr_setinherited(&attr, inherit)) != 0 ||
+	    (rc = posix_trace_attr_setstreamfullpolicy(&attr, POSIX_TRACE_UNTIL_FULL)) != 0 ||
+	    (rc = posix_trace_attr_setstreamsize(&attr, size)) != 0 ||
+	    (rc = posix_trace_create(0, &attr, &trid)) != 0 || (rc = posix_trace_start(trid)) != 0) {
+		errno = rc;
+		t_die("a stream of this process, started");
+	}
+	posix_trace_attr_destroy(&attr);
+	return trid;
+}
+
 int t_next(trace_id_t trid, struct posix_trace_event_info *ev, void *p, size_t cap, size_t *len)
 {
 	int un = -1, rc = posix_trace_trygetnext_event(trid, ev, p, cap, len, &un);

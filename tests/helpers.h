@@ -14,6 +14,7 @@
  *                             its pid in the parent (see below)
  *   t_create_ok(pid, attr)    posix_trace_create() for pid that must work: the
  *                             stream, else the test stops saying why
+ *   t_own_started(inherit, size) a started UNTIL_FULL stream of this process
  *   t_next(trid, &ev, p, cap, &len)
  *                             the next event without waiting: 1, or 0 when none
  *   t_wit_rec(), t_wit_drain() a witness payload that checks itself, and a
@@ -73,6 +74,10 @@ pid_t t_fork_piped(struct t_pipes *p);
 int t_listen_loopback(unsigned *port);
 
 trace_id_t t_create_ok(pid_t pid, const trace_attr_t *attr);
+
+/* A stream of this process (UNTIL_FULL, size bytes, inherited or not as
+ * inherit says), created and started; the test stops on an error. */
+trace_id_t t_own_started(int inherit, size_t size);
 
 /* posix_trace_trygetnext_event() that must work: 1 with the next event
  * (its payload in p, cap bytes at most, its length in *len), 0 when there

@@ -46,20 +46,6 @@ static void rec_n(trace_event_id_t id, int thr, int n)
 		rec(id, thr, i);
 }
 
-static trace_id_t make(int inherit)
-{
-	trace_attr_t attr;
-	trace_id_t trid;
-	REQUIRE(posix_trace_attr_init(&attr) == 0);
-	REQUIRE(posix_trace_attr_setinherited(&attr, inherit) == 0);
-	REQUIRE(posix_trace_attr_setstreamfullpolicy(&attr, POSIX_TRACE_UNTIL_FULL) == 0);
-	REQUIRE(posix_trace_attr_setstreamsize(&attr, 16 << 20) == 0);
-	REQUIRE(posix_trace_create(0, &attr, &trid) == 0);
-	REQUIRE(posix_trace_start(trid) == 0);
-	posix_trace_attr_destroy(&attr);
-	return trid;
-}
-
 /* Per (pid, id, thr): how many user events, all in sequence and intact? */
 struct writer { int pid, thr, n, bad; trace_event_id_t id; };
 static struct writer w[64];
@@ -142,7 +128,7 @@ static void check_name(trace_id_t trid, trace_event_id_t id, const char *want)
 static void tree(void)
 {
 	trace_event_id_t pre, late;
-	trace_id_t trid = make(POSIX_TRACE_INHERITED);
+	trace_id_t trid = t_own_started(POSIX_TRACE_INHERITED, 16 << 20);
 	int cg[2], gp[2], cp[2], st;
 	struct ids c, gc, p;
 
@@ -277,7 +263,7 @@ static void *spin(void *arg)
 
 static void fork_under_load(void)
 {
-	trace_id_t trid = make(POSIX_TRACE_INHERITED);
+	trace_id_t trid = t_own_started(POSIX_TRACE_INHERITED, 16 << 20);
 	pthread_t th[2];
 	pid_t kids[3];
 	int st;
