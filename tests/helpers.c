@@ -14,7 +14,7 @@
 #include "helpers.h"
 #include "../src/shm/layout.h" /* PT_SYS_IDS, defined again: the same or an error */
 
-static void t_die(const char *what)
+_Noreturn static void t_die(const char *what)
 {
 	fprintf(stderr, "helpers: %s: %s\n", what, strerror(errno));
 	exit(1);
