@@ -141,6 +141,23 @@ static inline int cli_contains(const char *s, const char *what)
 	return s && strstr(s, what) != NULL;
 }
 
+/* 0 when this posixtrace was built without libmicrohttpd (no `view`). */
+static inline int cli_has_view(void)
+{
+	char *e = NULL;
+	int without = cli_run(CLI("view", (char *)cli_path("none")), NULL, &e) == 1 &&
+	              cli_contains(e, "without libmicrohttpd");
+	free(e);
+	return !without;
+}
+
+/* Skips the test when this posixtrace was built without libmicrohttpd. */
+static inline void cli_need_view(void)
+{
+	if (!cli_has_view())
+		T_SKIP("posixtrace was built without libmicrohttpd");
+}
+
 /* Skips the test when this posixtrace was built without SQLite. */
 static inline void cli_need_sqlite(void)
 {

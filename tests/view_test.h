@@ -61,11 +61,7 @@ static inline void view_test_begin(const char **chromium)
 			T_SKIP("no timeout(1) to bound the browser");
 	}
 	cli_setup();
-	char *e = NULL;
-	if (cli_run(CLI("view", (char *)cli_path("none")), NULL, &e) == 1 &&
-	    cli_contains(e, "without libmicrohttpd"))
-		T_SKIP("posixtrace was built without libmicrohttpd");
-	free(e);
+	cli_need_view();
 	static char cache[300];
 	snprintf(cache, sizeof cache, "%s/cache", cli_dir);
 	setenv("XDG_CACHE_HOME", cache, 1);
