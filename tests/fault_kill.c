@@ -57,17 +57,9 @@ static void sleep_s(double s)
 /* A field of /proc/PID/status in kB, -1 if unknown. */
 static long status_kb(pid_t pid, const char *key)
 {
-	char path[64], line[256];
-	long kb = -1;
-	size_t kl = strlen(key);
+	char path[64];
 	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-	FILE *f = fopen(path, "r");
-	while (f && fgets(line, sizeof line, f))
-		if (strncmp(line, key, kl) == 0 && line[kl] == ':')
-			kb = strtol(line + kl + 1, NULL, 10);
-	if (f)
-		fclose(f);
-	return kb;
+	return t_proc_kb(path, key);
 }
 
 /* What a drain found. */

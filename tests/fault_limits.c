@@ -61,34 +61,6 @@ static int fd_same(const struct fdset *a, const struct fdset *b)
 	return same;
 }
 
-static long status_kb(const char *key)
-{
-	char line[256];
-	long kb = -1;
-	size_t kl = strlen(key);
-	FILE *f = fopen("/proc/self/status", "r");
-	while (f && fgets(line, sizeof line, f))
-		if (strncmp(line, key, kl) == 0 && line[kl] == ':')
-			kb = strtol(line + kl + 1, NULL, 10);
-	if (f)
-		fclose(f);
-	return kb;
-}
-
-static long meminfo_kb(const char *key)
-{
-	char line[256];
-	long kb = -1;
-	size_t kl = strlen(key);
-	FILE *f = fopen("/proc/meminfo", "r");
-	while (f && fgets(line, sizeof line, f))
-		if (strncmp(line, key, kl) == 0 && line[kl] == ':')
-			kb = strtol(line + kl + 1, NULL, 10);
-	if (f)
-		fclose(f);
-	return kb;
-}
-
 /* Blocks (kB) the control memfd holds. */
 static long ctl_kb(void)
 {
@@ -130,14 +102,14 @@ static void huge_in_child(size_t size, int out)
 		_exit(2);
 	fd_list(&a);
 	r.ctl_before = ctl_kb();
-	r.shm_before = status_kb("RssShmem");
+	r.shm_before = t_proc_kb("/proc/self/status", "RssShmem");
 	double t0 = t_now_s();
 	r.rc = posix_trace_create(0, &attr, &trid);
 	r.secs = t_now_s() - t0;
 	if (r.rc == 0)
 		posix_trace_shutdown(trid);
 	r.ctl_after = ctl_kb();
-	r.shm_after = status_kb("RssShmem");
+	r.shm_after = t_proc_kb("/proc/self/status", "RssShmem");
 	fd_list(&b);
 	r.fds_same = fd_same(&b, &a);
 	/* the library still works: a small stream records */
@@ -154,7 +126,7 @@ static void huge(size_t size, const char *what)
 	int p[2], st;
 	struct hrep r;
 	REQUIRE(pipe(p) == 0);
-	long base = meminfo_kb("MemAvailable"), low = base;
+	long base = t_proc_kb("/proc/meminfo", "MemAvailable"), low = base;
 	long limit = base / 4 < (1l << 20) ? base / 4 : (1l << 20); /* kB */
 	fflush(stdout);
 	pid_t h = fork();
@@ -167,7 +139,7 @@ static void huge(size_t size, const char *what)
 	double end = t_now_s() + 20;
 	int killed = 0;
 	while (waitpid(h, &st, WNOHANG) == 0) {
-		long v = meminfo_kb("MemAvailable");
+		long v = t_proc_kb("/proc/meminfo", "MemAvailable");
 		low = v >= 0 && v < low ? v : low;
 		if ((base >= 0 && base - v > limit) || t_now_s() > end) {
 			kill(h, SIGKILL);

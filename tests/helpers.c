@@ -47,6 +47,20 @@ double t_now_s(void)
 }
 
 
+long t_proc_kb(const char *file, const char *key)
+{
+	char line[256];
+	long kb = -1;
+	size_t kl = strlen(key);
+	FILE *f = fopen(file, "r");
+	while (f && fgets(line, sizeof line, f))
+		if (strncmp(line, key, kl) == 0 && line[kl] == ':')
+			kb = strtol(line + kl + 1, NULL, 10);
+	if (f)
+		fclose(f);
+	return kb;
+}
+
 uint32_t t_check32(uint32_t src, uint64_t seq, uint64_t noise)
 {
 	uint64_t h = (seq + 0x9e3779b97f4a7c15ull * (src + 1)) ^ (noise * 0xbf58476d1ce4e5b9ull);
