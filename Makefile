@@ -39,7 +39,7 @@ LIB_OBJ  := $(LIB_SRC:src/%.c=$(BUILD)/obj/%.o)
 STATIC   := $(BUILD)/libposixtrace.a
 SHARED   := $(BUILD)/libposixtrace.so.$(VERSION)
 # (soak_fork runs for minutes: make soak-fork, not check)
-TESTS    := $(patsubst tests/%.c,$(BUILD)/tests/%,$(filter-out tests/soak_fork.c,$(wildcard tests/*.c)))
+TESTS    := $(patsubst tests/%.c,$(BUILD)/tests/%,$(filter-out tests/soak_fork.c tests/helpers.c,$(wildcard tests/*.c)))
 EXAMPLES := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
 # section 3: a page per family of functions and a one-line .so page for
 # every other name; section 7: the model (tests/manpages.c checks them)
@@ -145,10 +145,17 @@ $(SHARED): $(LIB_OBJ) src/libposixtrace.map
 	ln -sf libposixtrace.so.$(VERSION) $(BUILD)/libposixtrace.so
 
 # (TEST_DEFS_name, TEST_LIBS_name: what one test needs besides)
-$(BUILD)/tests/%: tests/%.c $(STATIC)
+# tests/helpers.c (what many tests share, helpers.h) is built once and
+# linked into every test
+TEST_HELPERS := $(BUILD)/tests/helpers.o
+$(TEST_HELPERS): tests/helpers.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALLCFLAGS) $(DEPFLAGS) -Itests -c $< -o $@
+
+$(BUILD)/tests/%: tests/%.c $(STATIC) $(TEST_HELPERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALLCFLAGS) $(DEPFLAGS) $(TEST_DEFS_$*) -Itests -DPT_BUILD_DIR='"$(abspath $(BUILD))"' \
-	  -DPT_TEST_CC='"$(CC)"' -DPT_TEST_SANFLAGS='"$(SANFLAGS)"' $< -o $@ $(STATIC) \
+	  -DPT_TEST_CC='"$(CC)"' -DPT_TEST_SANFLAGS='"$(SANFLAGS)"' $< $(TEST_HELPERS) -o $@ $(STATIC) \
 	  $(TEST_LIBS_$*) $(LDLIBS) -ldl
 
 # cli_perfetto also checks the Perfetto writer on its own: it includes it,

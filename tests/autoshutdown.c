@@ -21,44 +21,10 @@
 #include <time.h>
 #include <trace.h>
 #include "t.h"
+#include "helpers.h"
 
-struct payload { int pid, thr; long long seq; unsigned sum; };
 struct tcmd { char op; int n; };
 struct trep { long long before, after; };
-
-static unsigned sum_of(int pid, int thr, long long seq)
-{
-	return (unsigned)pid * 2654435761u ^ (unsigned)thr * 97u ^ (unsigned)seq * 40503u;
-}
-
-static void rec(trace_event_id_t id, int thr, long long seq)
-{
-	struct payload p = { getpid(), thr, seq, sum_of(getpid(), thr, seq) };
-	posix_trace_event(id, &p, sizeof p);
-}
-
-static int read_full(int fd, void *p, size_t n)
-{
-	for (size_t k = 0; k < n;) {
-		ssize_t r = read(fd, (char *)p + k, n - k);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return -1;
-		k += (size_t)r;
-	}
-	return 0;
-}
-
-static void write_full(int fd, const void *p, size_t n)
-{
-	REQUIRE(write(fd, p, n) == (ssize_t)n);
-}
-
-static void pipes(int a[2], int b[2])
-{
-	REQUIRE(pipe(a) == 0 && pipe(b) == 0);
-}
 
 static int create_for(pid_t pid, const trace_attr_t *attr, trace_id_t *trid)
 {
@@ -69,38 +35,6 @@ static int create_for(pid_t pid, const trace_attr_t *attr, trace_id_t *trid)
 		exit(1);
 	}
 	return rc;
-}
-
-/* Per-thread tally of user events: count, and how many broke the sequence
- * starting at first[thr] or were malformed. */
-struct tally { int n[4], bad, sys, other; long long next[4]; };
-
-static void drain(trace_id_t trid, pid_t pid, struct tally *t)
-{
-	for (;;) {
-		struct posix_trace_event_info ev;
-		struct payload p;
-		size_t len;
-		int un = -1;
-		REQUIRE(posix_trace_trygetnext_event(trid, &ev, &p, sizeof p, &len, &un) == 0);
-		if (un)
-			return;
-		if (ev.posix_event_id < 16) {
-			t->sys++;
-			continue;
-		}
-		if (ev.posix_pid != pid) {
-			t->other++;
-			continue;
-		}
-		if (len != sizeof p || p.pid != pid || p.thr < 0 || p.thr > 3 ||
-		    p.sum != sum_of(p.pid, p.thr, p.seq) || p.seq != t->next[p.thr]) {
-			t->bad++;
-			continue;
-		}
-		t->next[p.thr]++;
-		t->n[p.thr]++;
-	}
 }
 
 /* ----------------------------------------------- T, the traced process */
@@ -115,19 +49,19 @@ static void traced_main(int cfd, int rfd)
 		struct tcmd c;
 		if (spinning) {
 			for (int i = 0; i < 1000; i++)
-				rec(id, 0, seq++);
+				t_wit_rec(id, 0, seq++);
 			struct pollfd pfd = { cfd, POLLIN, 0 };
 			if (poll(&pfd, 1, 0) <= 0)
 				continue;
 		}
-		if (read_full(cfd, &c, sizeof c) != 0 || c.op == 'Q')
+		if (t_read_full(cfd, &c, sizeof c) != 0 || c.op == 'Q')
 			_exit(0);
 		struct trep r = { seq, seq };
 		spinning = c.op == 'S' ? 1 : c.op == 'P' ? 0 : spinning;
 		for (int i = 0; c.op == 'B' && i < c.n; i++)
-			rec(id, 0, seq++);
+			t_wit_rec(id, 0, seq++);
 		r.after = seq;
-		write_full(rfd, &r, sizeof r);
+		t_write_full(rfd, &r, sizeof r);
 	}
 }
 
@@ -135,8 +69,8 @@ static struct trep tell(int cfd, int rfd, char op, int n)
 {
 	struct tcmd c = { op, n };
 	struct trep r;
-	write_full(cfd, &c, sizeof c);
-	if (read_full(rfd, &r, sizeof r) != 0) {
+	t_write_full(cfd, &c, sizeof c);
+	if (t_read_full(rfd, &r, sizeof r) != 0) {
 		fprintf(stderr, "the traced process died (command %c)\n", op);
 		exit(1);
 	}
@@ -161,13 +95,13 @@ static void controller_main(pid_t tpid, int mode, int cfd, int rfd)
 		rc = posix_trace_start(trid);
 	while (rc == 0 && seen < 100) {
 		struct posix_trace_event_info ev;
-		struct payload p;
+		struct t_wit p;
 		size_t len;
 		int un;
 		rc = posix_trace_getnext_event(trid, &ev, &p, sizeof p, &len, &un);
-		seen += rc == 0 && ev.posix_pid == tpid && ev.posix_event_id >= 16;
+		seen += rc == 0 && ev.posix_pid == tpid && ev.posix_event_id >= PT_SYS_IDS;
 	}
-	write_full(rfd, &rc, sizeof rc);
+	t_write_full(rfd, &rc, sizeof rc);
 	if (read(cfd, &c, 1) != 1)  /* reads no more: T fills the stream */
 		_exit(4);
 	if (mode == BY_EXIT)
@@ -185,17 +119,10 @@ static int idle_main(char **argv)
 	int cfd = atoi(argv[2]), rfd = atoi(argv[3]);
 	char c;
 	alarm(60);
-	write_full(rfd, "i", 1);
+	t_write_full(rfd, "i", 1);
 	while (read(cfd, &c, 1) > 0)
 		;
 	return 0;
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 /* Shared memory the process has mapped and touched (kB), -1 if unknown. */
@@ -217,30 +144,24 @@ static long rss_shmem_kb(pid_t pid)
  * at most) kb; up to 5 s.  Returns the last value seen. */
 static long wait_shmem(pid_t tpid, long kb, int above)
 {
-	double end = now_s() + 5;
+	double end = t_now_s() + 5;
 	long v;
-	while ((v = rss_shmem_kb(tpid)) >= 0 && (above ? v <= kb : v > kb) && now_s() < end)
+	while ((v = rss_shmem_kb(tpid)) >= 0 && (above ? v <= kb : v > kb) && t_now_s() < end)
 		usleep(5000);
 	return v;
 }
 
 static void controller_dies(pid_t tpid, int tc, int tr, int mode)
 {
-	int c[2], r[2], rc = -1, st;
+	int rc = -1, st;
+	struct t_pipes cr;
 	trace_id_t trid, many[8];
 	trace_event_id_t id;
 	long base = rss_shmem_kb(tpid), v;
-	pipes(c, r);
-	pid_t ctl = fork();
-	REQUIRE(ctl >= 0);
-	if (ctl == 0) {
-		close(c[1]);
-		close(r[0]);
-		controller_main(tpid, mode, c[0], r[1]);
-	}
-	close(c[0]);
-	close(r[1]);
-	REQUIRE(read_full(r[0], &rc, sizeof rc) == 0);
+	pid_t ctl = t_fork_piped(&cr);
+	if (ctl == 0)
+		controller_main(tpid, mode, cr.cmd, cr.rep);
+	REQUIRE(t_read_full(cr.rep, &rc, sizeof rc) == 0);
 	CHECK_RC(rc, 0);
 	v = wait_shmem(tpid, base + 4096, 1);  /* T writes into C's 8 MiB stream */
 	if (base >= 0 && v <= base + 4096)
@@ -250,11 +171,11 @@ static void controller_dies(pid_t tpid, int tc, int tr, int mode)
 	if (mode == BY_KILL) {
 		kill(ctl, SIGKILL);
 	} else {
-		write_full(c[1], "x", 1);
+		t_write_full(cr.cmd, "x", 1);
 	}
 	if (mode == BY_EXEC) {
 		char i;
-		REQUIRE(read_full(r[0], &i, 1) == 0 && i == 'i');   /* exec'd, still alive */
+		REQUIRE(t_read_full(cr.rep, &i, 1) == 0 && i == 'i');   /* exec'd, still alive */
 	} else {
 		REQUIRE(waitpid(ctl, &st, 0) == ctl);
 	}
@@ -277,8 +198,8 @@ static void controller_dies(pid_t tpid, int tc, int tr, int mode)
 	CHECK_RC(posix_trace_start(trid), 0);
 	b = tell(tc, tr, 'B', 5000);
 	CHECK_EQ(b.before, t1.after);
-	struct tally t = { { 0 }, 0, 0, 0, { b.before } };
-	drain(trid, tpid, &t);
+	struct t_tally t = { { 0 }, 0, 0, 0, { b.before } };
+	t_wit_drain(trid, tpid, &t);
 	CHECK_EQ(t.n[0], 5000);
 	CHECK_EQ(t.bad, 0);
 	CHECK_EQ(t.other, 0);
@@ -291,12 +212,12 @@ static void controller_dies(pid_t tpid, int tc, int tr, int mode)
 
 	/* the dead controller's slot in T comes back while T records */
 	int n = 0;
-	double end = now_s() + 5;
+	double end = t_now_s() + 5;
 	while (n < 8) {
 		rc = create_for(tpid, NULL, &many[n]);
 		if (rc == 0)
 			n++;
-		else if (rc != EAGAIN || now_s() > end)
+		else if (rc != EAGAIN || t_now_s() > end)
 			break;
 		else
 			usleep(10000);
@@ -307,12 +228,12 @@ static void controller_dies(pid_t tpid, int tc, int tr, int mode)
 	CHECK_EQ(n, 8);
 	for (int i = 0; i < n; i++)
 		CHECK_RC(posix_trace_shutdown(many[i]), 0);
-	close(c[1]);                /* the exec'd controller ends now */
+	close(cr.cmd);                /* the exec'd controller ends now */
 	if (mode == BY_EXEC) {
 		REQUIRE(waitpid(ctl, &st, 0) == ctl);
 		CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	}
-	close(r[0]);
+	close(cr.rep);
 }
 
 /* ----------------------------------------------------------- /dev/shm */
@@ -338,21 +259,15 @@ int main(int argc, char **argv)
 		return idle_main(argv);
 	T_BEGIN(60);
 	signal(SIGPIPE, SIG_IGN);   /* a dead peer: EPIPE and a message */
-	int nb = shm_list(shm_before, 256), tc[2], tr[2], st;
-	pipes(tc, tr);
-	pid_t tpid = fork();
-	REQUIRE(tpid >= 0);
-	if (tpid == 0) {
-		close(tc[1]);
-		close(tr[0]);
-		traced_main(tc[0], tr[1]);
-	}
-	close(tc[0]);
-	close(tr[1]);
+	int nb = shm_list(shm_before, 256), st;
+	struct t_pipes t;
+	pid_t tpid = t_fork_piped(&t);
+	if (tpid == 0)
+		traced_main(t.cmd, t.rep);
 	for (int mode = BY_KILL; mode <= BY_EXEC; mode++)
-		controller_dies(tpid, tc[1], tr[0], mode);
-	tell(tc[1], tr[0], 'P', 0);
-	write_full(tc[1], &(struct tcmd){ 'Q', 0 }, sizeof(struct tcmd));
+		controller_dies(tpid, t.cmd, t.rep, mode);
+	tell(t.cmd, t.rep, 'P', 0);
+	t_write_full(t.cmd, &(struct tcmd){ 'Q', 0 }, sizeof(struct tcmd));
 	REQUIRE(waitpid(tpid, &st, 0) == tpid);
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 

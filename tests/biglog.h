@@ -60,34 +60,74 @@ static inline uint64_t biglog_addr(uint64_t i, uint64_t sites)
 	                   : 0x401000 + (i % 9 + 9 * (i / 9 % per)) * 0x10;
 }
 
+/* Opens path (created or truncated) and begins a log in it with w: the
+ * attributes of a 1 MiB LOOP stream called name made at t0 (ns), an
+ * APPEND log, then user types 17.. named names[0..n-1].  0 (*fd open,
+ * to end with biglog_end) or an errno (nothing left open). */
+static inline int biglog_open(struct pt_logw *w, int *fd, const char *path, const char *name,
+                              uint64_t t0, const char *const *names, unsigned n)
+{
+	struct pt_attr_img a;
+	int rc;
+
+	*fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (*fd < 0)
+		return errno;
+	memset(&a, 0, sizeof a);
+	snprintf(a.name, sizeof a.name, "%s", name);
+	strcpy(a.version, "posixtrace 0.1.0");
+	a.create_sec = (int64_t)(t0 / 1000000000u);
+	a.res_nsec = 1;
+	a.stream_size = 1 << 20, a.max_data = 256, a.log_size = 0;
+	a.stream_policy = POSIX_TRACE_LOOP, a.log_policy = POSIX_TRACE_APPEND;
+	a.inherit = POSIX_TRACE_CLOSE_FOR_CHILD, a.has_log = 1;
+	if ((rc = pt_logw_init(w, *fd, &a, POSIX_TRACE_APPEND, 0)) != 0) {
+		close(*fd);
+		return rc;
+	}
+	for (unsigned k = 0; k < n && !rc; k++)
+		rc = pt_logw_name(w, 17 + k, names[k]);
+	if (rc) {
+		pt_logw_free(w);
+		close(*fd);
+	}
+	return rc;
+}
+
+/* Ends what biglog_open() began, after rc (an error so far, or 0): when
+ * finish, the END block (SUSPENDED; lost events told, overrun if any),
+ * else only a sync; then w freed and fd closed.  rc, or the first error. */
+static inline int biglog_end(struct pt_logw *w, int fd, int rc, int finish, uint64_t lost)
+{
+	if (!rc && finish) {
+		struct posix_trace_status_info st;
+		memset(&st, 0, sizeof st);
+		st.posix_stream_status = POSIX_TRACE_SUSPENDED;
+		st.posix_stream_overrun_status = lost ? POSIX_TRACE_OVERRUN : POSIX_TRACE_NO_OVERRUN;
+		w->stream_lost = lost;
+		rc = pt_logw_finish(w, &st);
+	} else if (!rc) {
+		rc = pt_logw_sync(w);
+	}
+	pt_logw_free(w);
+	if (close(fd) && !rc)
+		rc = errno;
+	return rc;
+}
+
 /* n user events (plus biglog_gaps(n) OVERFLOW/RESUME pairs) to path,
  * finished (END block) unless cut, event i recorded at biglog_addr(i,
  * sites); 0 or an errno. */
 static inline int biglog_write_sites(const char *path, uint64_t n, int finish, uint64_t sites)
 {
-	struct pt_attr_img a;
 	struct pt_logw w;
 	static const char *const names[] = { "alpha", "beta", "gamma", "delta",
 	                                     "epsilon", "zeta", "eta", "theta" };
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600), rc;
 	uint64_t lost = 0;
+	int fd, rc = biglog_open(&w, &fd, path, "biglog", BIGLOG_T0, names, 8);
 
-	if (fd < 0)
-		return errno;
-	memset(&a, 0, sizeof a);
-	strcpy(a.name, "biglog");
-	strcpy(a.version, "posixtrace 0.1.0");
-	a.create_sec = (int64_t)(BIGLOG_T0 / 1000000000u);
-	a.res_nsec = 1;
-	a.stream_size = 1 << 20, a.max_data = 256, a.log_size = 0;
-	a.stream_policy = POSIX_TRACE_LOOP, a.log_policy = POSIX_TRACE_APPEND;
-	a.inherit = POSIX_TRACE_CLOSE_FOR_CHILD, a.has_log = 1;
-	if ((rc = pt_logw_init(&w, fd, &a, POSIX_TRACE_APPEND, 0)) != 0) {
-		close(fd);
+	if (rc)
 		return rc;
-	}
-	for (unsigned k = 0; k < 8 && !rc; k++)
-		rc = pt_logw_name(&w, 17 + k, names[k]);
 	for (uint64_t i = 0; i < n && !rc; i++) {
 		uint64_t ts = BIGLOG_T0 + i * 200;
 		if (i && i % BIGLOG_GAP == 0) {
@@ -100,20 +140,7 @@ static inline int biglog_write_sites(const char *path, uint64_t n, int finish, u
 			rc = pt_logw_event(&w, ts, biglog_pid(i), biglog_thread(i),
 			                   biglog_addr(i, sites), biglog_id(i), 0, &i, sizeof i);
 	}
-	if (!rc && finish) {
-		struct posix_trace_status_info st;
-		memset(&st, 0, sizeof st);
-		st.posix_stream_status = POSIX_TRACE_SUSPENDED;
-		st.posix_stream_overrun_status = lost ? POSIX_TRACE_OVERRUN : POSIX_TRACE_NO_OVERRUN;
-		w.stream_lost = lost;
-		rc = pt_logw_finish(&w, &st);
-	} else if (!rc) {
-		rc = pt_logw_sync(&w);
-	}
-	pt_logw_free(&w);
-	if (close(fd) && !rc)
-		rc = errno;
-	return rc;
+	return biglog_end(&w, fd, rc, finish, lost);
 }
 
 /* The same, 16 call sites. */

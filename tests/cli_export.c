@@ -14,6 +14,7 @@
 #include <trace.h>
 #include "t.h"
 #include "cli_util.h"
+#include "helpers.h"
 
 /* ------------------------------------------------ a minimal JSON checker */
 static const char *ws(const char *p)
@@ -177,7 +178,7 @@ static void chrome_parsed(const char *json, const struct cli_ev *ev, int n)
 		uint64_t t = (uint64_t)ev[k].info.posix_timestamp.tv_sec * 1000000000u +
 		             (uint64_t)ev[k].info.posix_timestamp.tv_nsec;
 		trace_event_id_t id = ev[k].info.posix_event_id;
-		int sys = id < 16 && id != POSIX_TRACE_UNNAMED_USEREVENT;
+		int sys = id < PT_SYS_IDS && id != POSIX_TRACE_UNNAMED_USEREVENT;
 		want[k] = malloc(100 + 2 * sizeof ev[k].data);
 		REQUIRE(want[k] && ev[k].len <= sizeof ev[k].data);
 		int o = snprintf(want[k], 100, "%llu %s %s", (unsigned long long)(t - t0), ev[k].name,

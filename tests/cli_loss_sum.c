@@ -24,6 +24,7 @@
 #include "t.h"
 #include "cli_util.h"
 #include "../src/ext.h"
+#include "helpers.h"
 
 #define EVENTS 200000u
 #define THREADS 2u
@@ -70,7 +71,7 @@ static struct seen witness(const char *path)
 			at = x.at_resume + x.wrap_at_resume;
 			continue;
 		}
-		if (id < 16) { /* the recorder's START, STOP, FLUSH_START, FLUSH_STOP */
+		if (id < PT_SYS_IDS) { /* the recorder's START, STOP, FLUSH_START, FLUSH_STOP */
 			s.sys += id == POSIX_TRACE_START || id == POSIX_TRACE_STOP ||
 			         id == POSIX_TRACE_FLUSH_START || id == POSIX_TRACE_FLUSH_STOP;
 			continue;

@@ -53,6 +53,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "t.h"
+#include "helpers.h"
 #include "cli_util.h"
 #include "pf_util.h"
 #ifdef PT_HAVE_ZLIB
@@ -884,12 +885,6 @@ static int vsize(uint64_t v)
  * in the file (issue 32's bound; about 2 to 4).  The times are printed
  * only (a loaded machine's). */
 #define FLOOD_N 200000
-static double now_s(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
 
 static void run_flood(const char *self)
 {
@@ -902,13 +897,13 @@ static void run_flood(const char *self)
 	CHECK_EQ(cli_run(CLI("record", "--no-loss", "-o", (char *)log, "--", (char *)self, "flood",
 	                     num), NULL, &err), 0);
 	free(err);
-	double t0 = now_s();
+	double t0 = t_now_s();
 	REQUIRE(cli_run(CLI("export", "--format", "perfetto", "--no-compress", (char *)log, "-o",
 	                    (char *)plain), NULL, NULL) == 0);
-	double t1 = now_s();
+	double t1 = t_now_s();
 	REQUIRE(cli_run(CLI("export", "--format", "perfetto", (char *)log, "-o", (char *)pf), NULL,
 	                &err) == 0);
-	double t2 = now_s();
+	double t2 = t_now_s();
 	/* a build without zlib says it writes plain packets */
 	CHECK_EQ(cli_contains(err, "built without zlib: plain packets"), !PF_CAN_COMPRESS);
 	free(err);

@@ -34,37 +34,16 @@
 
 static const char *small, *big;
 
-/* `posixtrace query --csv LOG SQL`'s stdout (exit 0 checked), without its header line */
-static char *q(const char *log, const char *sql)
-{
-	char *out = NULL, *err = NULL;
-	int rc = cli_run(CLI("query", "--csv", (char *)log, (char *)sql), &out, &err);
-	if (rc != 0)
-		fprintf(stderr, "query %s: exit %d: %s\n", sql, rc, err ? err : "");
-	CHECK_EQ(rc, 0);
-	free(err);
-	char *body = out ? strstr(out, "\r\n") : NULL;
-	char *r = strdup(body ? body + 2 : "");
-	free(out);
-	/* CRLF to LF, for comparing */
-	char *w = r;
-	for (char *p = r; *p; p++)
-		if (*p != '\r')
-			*w++ = *p;
-	*w = 0;
-	return r;
-}
-
 static long long q_int(const char *log, const char *sql)
 {
-	char *s = q(log, sql);
+	char *s = cli_query_csv(log, sql);
 	long long v = strtoll(s, NULL, 10);
 	free(s);
 	return v;
 }
 
 #define CHECK_Q(log, sql, want) do { \
-	char *got_ = q(log, sql); \
+	char *got_ = cli_query_csv(log, sql); \
 	if (strcmp(got_, want)) \
 		fprintf(stderr, "%s:\n got: [%s]\nwant: [%s]\n", sql, got_, want); \
 	CHECK(!strcmp(got_, want)); \
@@ -252,7 +231,7 @@ static void pushdown(void)
 	uint64_t t0 = QLOG_T0 + NBIG / 2 * (uint64_t)QLOG_ROUND, t1 = t0 + NBIG / 100 * (uint64_t)QLOG_ROUND;
 	snprintf(sql, sizeof sql, "SELECT count(*) FROM event WHERE ts BETWEEN %llu AND %llu; "
 	         "SELECT pt_visited()", (unsigned long long)t0, (unsigned long long)t1);
-	char *r = q(big, sql);
+	char *r = cli_query_csv(big, sql);
 	long long n = strtoll(r, NULL, 10), visited = -1;
 	char *second = strstr(r, "pt_visited()\n");
 	if (second)
@@ -263,7 +242,7 @@ static void pushdown(void)
 	/* the same answer with the pushdown defeated, reading everything */
 	snprintf(sql, sizeof sql, "SELECT count(*) FROM event WHERE ts + 0 BETWEEN %llu AND %llu; "
 	         "SELECT pt_visited()", (unsigned long long)t0, (unsigned long long)t1);
-	r = q(big, sql);
+	r = cli_query_csv(big, sql);
 	CHECK_EQ(strtoll(r, NULL, 10), n);
 	second = strstr(r, "pt_visited()\n");
 	CHECK(second && strtoll(second + 13, NULL, 10) == (long long)qlog_events(NBIG));
@@ -275,14 +254,14 @@ static void pushdown(void)
 	         (unsigned long long)t0, (unsigned long long)t1);
 	CHECK_Q(big, sql, "1\n");
 	/* the loss table seeks too */
-	r = q(big, "SELECT count, ts FROM loss WHERE ts > 1764255600000000000 + 10000; "
+	r = cli_query_csv(big, "SELECT count, ts FROM loss WHERE ts > 1764255600000000000 + 10000; "
 	           "SELECT pt_visited()");
 	second = strstr(r, "pt_visited()\n");
 	CHECK(!strncmp(r, "5,", 2));
 	CHECK(second && strtoll(second + 13, NULL, 10) < (long long)qlog_events(NBIG) / 10);
 	free(r);
 	/* an id range stops once past its end */
-	r = q(big, "SELECT count(*) FROM event WHERE id BETWEEN 100 AND 199; SELECT pt_visited()");
+	r = cli_query_csv(big, "SELECT count(*) FROM event WHERE id BETWEEN 100 AND 199; SELECT pt_visited()");
 	second = strstr(r, "pt_visited()\n");
 	CHECK_EQ(strtoll(r, NULL, 10), 100);
 	CHECK(second && strtoll(second + 13, NULL, 10) == 201);
@@ -294,7 +273,7 @@ static void pushdown(void)
 	CHECK_EQ(q_int(big, "SELECT count(*) FROM event WHERE tid = 201"), 2 * NBIG);
 	CHECK_EQ(q_int(big, "SELECT count(*) FROM event WHERE pid = 0"), 2);
 	/* the pid 0 lane lives 100 ns: seeking there reads a block or so */
-	r = q(big, "SELECT count(*) FROM event WHERE pid = 0; SELECT pt_visited()");
+	r = cli_query_csv(big, "SELECT count(*) FROM event WHERE pid = 0; SELECT pt_visited()");
 	second = strstr(r, "pt_visited()\n");
 	CHECK(second && strtoll(second + 13, NULL, 10) < (long long)qlog_events(NBIG) / 10);
 	free(r);
@@ -304,8 +283,8 @@ static void pushdown(void)
 	                     "count(*) FROM event GROUP BY name"), &out, NULL), 0);
 	CHECK(cli_contains(out, "[type totals, by name]"));
 	free(out);
-	char *a = q(big, "SELECT name, count(*) FROM event GROUP BY name; SELECT pt_visited()");
-	char *b = q(big, "SELECT name, count(*) FROM event WHERE ts > 0 GROUP BY name");
+	char *a = cli_query_csv(big, "SELECT name, count(*) FROM event GROUP BY name; SELECT pt_visited()");
+	char *b = cli_query_csv(big, "SELECT name, count(*) FROM event WHERE ts > 0 GROUP BY name");
 	CHECK(cli_contains(a, "\npt_visited()\n0\n") && !strncmp(a, b, strlen(b)));
 	free(a), free(b);
 	CHECK_Q(small, "SELECT type, name FROM event WHERE type IN (4, 5, 18) ORDER BY type DESC, "
@@ -540,11 +519,8 @@ int main(void)
 {
 	T_BEGIN(240);
 	cli_setup();
-	char *v = NULL, *err = NULL;
-	if (cli_run(CLI("query", "/dev/null", "SELECT 1"), NULL, &err) == 1 &&
-	    cli_contains(err, "without SQLite"))
-		T_SKIP("this posixtrace was built without SQLite (libsqlite3-dev)");
-	free(err);
+	char *v = NULL;
+	cli_need_sqlite();
 	REQUIRE(cli_run(CLI("query", "--help"), &v, NULL) == 0 &&
 	        cli_contains(v, "usage: posixtrace query"));
 	free(v);

@@ -75,11 +75,7 @@ int main(void)
 {
 	T_BEGIN(90);
 	cli_setup();
-	char *err = NULL;
-	if (cli_run(CLI("query", "/dev/null", "SELECT 1"), NULL, &err) == 1 &&
-	    cli_contains(err, "without SQLite"))
-		T_SKIP("this posixtrace was built without SQLite (libsqlite3-dev)");
-	free(err);
+	cli_need_sqlite();
 	char *log = strdup(cli_path("tty.ptlog"));
 	REQUIRE(qlog_write(log, 10) == 0);
 

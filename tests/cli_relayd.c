@@ -55,6 +55,7 @@
 #include <trace.h>
 #include "t.h"
 #include "cli_util.h"
+#include "helpers.h"
 
 static const char *relayd_bin, *bt_bin;
 static char self[4096];
@@ -670,19 +671,7 @@ static void case_absent(void)
  * reading.  Returns its pid. */
 static pid_t fake_relay(unsigned *cp, unsigned *dp, const void *reply, int len)
 {
-	int ls[2];
-	unsigned ports[2];
-	for (int i = 0; i < 2; i++) {
-		struct sockaddr_in a = { .sin_family = AF_INET,
-		                         .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-		socklen_t l = sizeof a;
-		ls[i] = socket(AF_INET, SOCK_STREAM, 0);
-		REQUIRE(ls[i] >= 0 && bind(ls[i], (struct sockaddr *)&a, sizeof a) == 0 &&
-		        listen(ls[i], 4) == 0 && getsockname(ls[i], (struct sockaddr *)&a, &l) == 0);
-		ports[i] = ntohs(a.sin_port);
-	}
-	*cp = ports[0];
-	*dp = ports[1];
+	int ls[2] = { t_listen_loopback(cp), t_listen_loopback(dp) };
 	fflush(NULL);
 	pid_t p = fork();
 	REQUIRE(p >= 0);

@@ -141,6 +141,54 @@ static inline int cli_contains(const char *s, const char *what)
 	return s && strstr(s, what) != NULL;
 }
 
+/* 0 when this posixtrace was built without libmicrohttpd (no `view`). */
+static inline int cli_has_view(void)
+{
+	char *e = NULL;
+	int without = cli_run(CLI("view", (char *)cli_path("none")), NULL, &e) == 1 &&
+	              cli_contains(e, "without libmicrohttpd");
+	free(e);
+	return !without;
+}
+
+/* Skips the test when this posixtrace was built without libmicrohttpd. */
+static inline void cli_need_view(void)
+{
+	if (!cli_has_view())
+		T_SKIP("posixtrace was built without libmicrohttpd");
+}
+
+/* Skips the test when this posixtrace was built without SQLite. */
+static inline void cli_need_sqlite(void)
+{
+	char *err = NULL;
+	if (cli_run(CLI("query", "/dev/null", "SELECT 1"), NULL, &err) == 1 &&
+	    cli_contains(err, "without SQLite"))
+		T_SKIP("this posixtrace was built without SQLite (libsqlite3-dev)");
+	free(err);
+}
+
+/* `posixtrace query --csv LOG SQL`'s stdout (exit 0 checked), without its
+ * header line and with CRLF as LF, for comparing; the caller frees it. */
+static inline char *cli_query_csv(const char *log, const char *sql)
+{
+	char *out = NULL, *err = NULL;
+	int rc = cli_run(CLI("query", "--csv", (char *)log, (char *)sql), &out, &err);
+	if (rc != 0)
+		fprintf(stderr, "query %s: exit %d: %s\n", sql, rc, err ? err : "");
+	CHECK_EQ(rc, 0);
+	free(err);
+	char *body = out ? strstr(out, "\r\n") : NULL;
+	char *r = strdup(body ? body + 2 : "");
+	free(out);
+	char *w = r;
+	for (char *p = r; *p; p++)
+		if (*p != '\r')
+			*w++ = *p;
+	*w = 0;
+	return r;
+}
+
 /* An executable in PATH, or NULL. */
 static inline const char *cli_which(const char *name)
 {

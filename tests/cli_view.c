@@ -31,6 +31,7 @@
  */
 #include <trace.h>
 #include "t.h"
+#include "helpers.h"
 #include "cli_util.h"
 #include "biglog.h"
 #include "view_http.h"
@@ -64,13 +65,6 @@ static uint64_t density_sum(const char *b)
 		}
 	}
 	return sum;
-}
-
-static double now_s(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
 /* (by hand: a sanitizer's strstr measures the whole string at each call) */
@@ -164,7 +158,7 @@ static void refusals(const struct view_srv *s)
 	CHECK_EQ(view_get(s, "/event?at=0&lane=99999", NULL, 0, NULL), 404);
 	/* not HTTP at all; a huge header; a request cut short */
 	static const char junk[] = "\x00\x01\x02 \xff\xfe garbage\r\n\r\n";
-	double t0 = now_s();
+	double t0 = t_now_s();
 	int st = view_http_send(s->port, junk, sizeof junk - 1, NULL, 1);
 	CHECK(st == 0 || (st >= 400 && st < 500));
 	size_t big = 100000;
@@ -178,7 +172,7 @@ static void refusals(const struct view_srv *s)
 	free(huge);
 	st = view_http_send(s->port, "GET /meta HTTP/1.1\r\nHo", 22, NULL, 1); /* then no more */
 	CHECK_EQ(st, 0);
-	CHECK(now_s() - t0 < 25); /* (not the client's 30 s timeout: the server closed) */
+	CHECK(t_now_s() - t0 < 25); /* (not the client's 30 s timeout: the server closed) */
 	/* still serving */
 	CHECK_EQ(view_get(s, "/meta", NULL, 0, &b), 200);
 	CHECK(cli_contains(b, "\"events\":"));

@@ -272,12 +272,7 @@ int main(void)
 	CHECK_EQ(cdp_wait(&c, "+document.body.getAttribute('data-spans')===3", 20000), 0);
 	CHECK_EQ((long long)cdp_eval_num(&c, "posixtraceView.spans().length"), 3);
 	CHECK_EQ(cdp_screenshot(&c, PT_BUILD_DIR "/view-cdp-spans.png"), 0);
-	errs = cdp_eval(&c, "document.body.getAttribute('data-errors')");
-	CHECK(errs && strcmp(errs, "\"\"") == 0);
-	free(errs);
-	CHECK_EQ(c.exceptions, 0);
-	if (c.exceptions)
-		fprintf(stderr, "script exception: %s\n", c.exception);
+	vt_no_errors(&c);
 	CHECK_EQ(view_stop(&s), 0);
 	cdp_stop(&c);
 	free(show);

@@ -31,19 +31,10 @@
 #include "view_test.h"
 #include "cdp.h"
 
+/* the view of [a, b] with its spans drawn */
 static void open_view(struct cdp *c, const struct view_srv *s, uint64_t a, uint64_t b)
 {
-	char params[400];
-	free(cdp_call(c, 1, "Page.navigate", "{\"url\":\"about:blank\"}"));
-	CHECK_EQ(cdp_wait(c, "location.href==='about:blank'", 10000), 0);
-	snprintf(params, sizeof params, "{\"url\":\"%s#view=%llu,%llu\"}", s->url,
-	         (unsigned long long)a, (unsigned long long)b);
-	free(cdp_call(c, 1, "Page.navigate", params));
-	CHECK_EQ(cdp_wait(c, "document.body&&document.body.getAttribute('data-state')==='ready'&&"
-	                     "document.getElementById('status').textContent.indexOf('answered')>=0&&"
-	                     "posixtraceView.drawn().spans.length>0", 30000), 0);
-	usleep(300000); /* (a later answer, if the page asked twice) */
-	CHECK_EQ(cdp_wait(c, "document.getElementById('status').textContent.indexOf('answered')>=0", 20000), 0);
+	vt_open_view(c, s, a, b, "&&posixtraceView.drawn().spans.length>0");
 }
 
 /* Worker w's slow job, as drawn: it covers its lane's whole plot, in
@@ -93,16 +84,6 @@ static void labels_apart(struct cdp *c)
 	if (!r || strcmp(r, "\"ok\""))
 		fprintf(stderr, "labels: %s\n", r ? r : "(no answer)");
 	free(r);
-}
-
-static void no_errors(struct cdp *c)
-{
-	char *errs = cdp_eval(c, "document.body.getAttribute('data-errors')");
-	CHECK(errs && strcmp(errs, "\"\"") == 0);
-	free(errs);
-	CHECK_EQ(c->exceptions, 0);
-	if (c->exceptions)
-		fprintf(stderr, "script exception: %s\n", c->exception);
 }
 
 int main(void)
@@ -155,7 +136,7 @@ int main(void)
 	                       "if(ln<0)return 0;var v=posixtraceView.view(),x=d.plot[0]+(50050000-v[0])/(v[1]-v[0])*(d.plot[1]-d.plot[0]);"
 	                       "var p=posixtraceView.pixel(Math.round(x),d.lanes[ln].y+d.lanes[ln].h-2);return p[0]>p[1]+40?1:0;})()") == 1);
 	CHECK_EQ(cdp_screenshot(&c, PT_BUILD_DIR "/view-flame-overview.png"), 0);
-	no_errors(&c);
+	vt_no_errors(&c);
 	CHECK_EQ(view_stop(&s), 0);
 	cdp_stop(&c);
 	T_END();

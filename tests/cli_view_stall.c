@@ -55,21 +55,10 @@ static void thread_entry(struct pt_logw *w, unsigned k, int32_t tid, const char 
 
 static void stall_log(const char *path, int with_job)
 {
-	struct pt_attr_img a;
+	static const char *const names[] = { "tick", "job/begin", "job/end" };
 	struct pt_logw w;
-	struct posix_trace_status_info st;
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	int fd = vt_log_open(&w, path, "stalls", POSIX_TRACE_FLUSH, names, 3);
 
-	REQUIRE(fd >= 0);
-	memset(&a, 0, sizeof a);
-	strcpy(a.name, "stalls");
-	a.res_nsec = 1;
-	a.stream_size = 1 << 20, a.max_data = 256;
-	a.stream_policy = POSIX_TRACE_FLUSH, a.log_policy = POSIX_TRACE_APPEND, a.has_log = 1;
-	REQUIRE(pt_logw_init(&w, fd, &a, POSIX_TRACE_APPEND, 0) == 0);
-	REQUIRE(pt_logw_name(&w, 17, "tick") == 0);
-	REQUIRE(pt_logw_name(&w, 18, "job/begin") == 0);
-	REQUIRE(pt_logw_name(&w, 19, "job/end") == 0);
 	thread_entry(&w, 0, 7001, "worker");
 	thread_entry(&w, 1, 7002, "second");
 	for (uint64_t t = 0; t <= ST_END; t += 20000)
@@ -86,30 +75,17 @@ static void stall_log(const char *path, int with_job)
 			REQUIRE(pt_logw_event(&w, ST_T0 + t, ST_PID, st_thr[k], 0x401000, 17, 0, &t,
 			                      sizeof t) == 0);
 		}
-	memset(&st, 0, sizeof st);
-	st.posix_stream_status = POSIX_TRACE_SUSPENDED;
-	REQUIRE(pt_logw_finish(&w, &st) == 0);
-	pt_logw_free(&w);
-	REQUIRE(close(fd) == 0);
+	vt_log_end(&w, fd);
 }
 
 /* One thread's 5000 waits: at k * 10 us + 5 us, 1000 + k ns long. */
 #define MANY 5000u
 static void many_log(const char *path)
 {
-	struct pt_attr_img a;
+	static const char *const names[] = { "tick" };
 	struct pt_logw w;
-	struct posix_trace_status_info st;
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	int fd = vt_log_open(&w, path, "many", POSIX_TRACE_FLUSH, names, 1);
 
-	REQUIRE(fd >= 0);
-	memset(&a, 0, sizeof a);
-	strcpy(a.name, "many");
-	a.res_nsec = 1;
-	a.stream_size = 1 << 20, a.max_data = 256;
-	a.stream_policy = POSIX_TRACE_FLUSH, a.log_policy = POSIX_TRACE_APPEND, a.has_log = 1;
-	REQUIRE(pt_logw_init(&w, fd, &a, POSIX_TRACE_APPEND, 0) == 0);
-	REQUIRE(pt_logw_name(&w, 17, "tick") == 0);
 	for (uint64_t k = 0; k < MANY; k++) {
 		uint64_t t = k * 10000, len = 1000 + k;
 		REQUIRE(pt_logw_event(&w, ST_T0 + t, ST_PID, st_thr[0], 0x401000, 17, 0, NULL, 0) == 0);
@@ -117,11 +93,7 @@ static void many_log(const char *path)
 		                      PT_EXT_NOLOSS_WAIT, 0, &len, sizeof len) == 0);
 		REQUIRE(pt_logw_event(&w, ST_T0 + t + 5000, ST_PID, st_thr[0], 0x401000, 17, 0, NULL, 0) == 0);
 	}
-	memset(&st, 0, sizeof st);
-	st.posix_stream_status = POSIX_TRACE_SUSPENDED;
-	REQUIRE(pt_logw_finish(&w, &st) == 0);
-	pt_logw_free(&w);
-	REQUIRE(close(fd) == 0);
+	vt_log_end(&w, fd);
 }
 
 static int count_of(const char *s, const char *what)
@@ -170,20 +142,6 @@ static void waits_marked(const char *meta, unsigned which)
 		if (!cli_contains(meta, want))
 			fprintf(stderr, "no %s in %s\n", want, meta);
 	}
-}
-
-static void open_view(struct cdp *c, const struct view_srv *s, uint64_t a, uint64_t b)
-{
-	char params[400];
-	free(cdp_call(c, 1, "Page.navigate", "{\"url\":\"about:blank\"}"));
-	CHECK_EQ(cdp_wait(c, "location.href==='about:blank'", 10000), 0);
-	snprintf(params, sizeof params, "{\"url\":\"%s#view=%llu,%llu\"}", s->url,
-	         (unsigned long long)a, (unsigned long long)b);
-	free(cdp_call(c, 1, "Page.navigate", params));
-	CHECK_EQ(cdp_wait(c, "document.body&&document.body.getAttribute('data-state')==='ready'&&"
-	                     "document.getElementById('status').textContent.indexOf('answered')>=0", 30000), 0);
-	usleep(300000); /* (a later answer, if the page asked twice) */
-	CHECK_EQ(cdp_wait(c, "document.getElementById('status').textContent.indexOf('answered')>=0", 20000), 0);
 }
 
 /* Each wait drawn on its thread's lane, from its start to its end; the
@@ -290,7 +248,7 @@ int main(void)
 
 	REQUIRE(cdp_start(&c, chromium, cli_path("profile")) == 0);
 	REQUIRE(cdp_page(&c) == 0);
-	open_view(&c, &s, 2000000, ST_END);
+	vt_open_view(&c, &s, 2000000, ST_END, "");
 	CHECK(cdp_eval_num(&c, "document.body.getAttribute('data-mode')==='events'?1:0") == 1);
 	waits_drawn(&c);
 	/* the lane labels: "7000/7001 worker" */
@@ -318,15 +276,10 @@ int main(void)
 	CHECK_EQ(cdp_screenshot(&c, PT_BUILD_DIR "/view-stall-window.png"), 0);
 
 	/* the whole trace (density or events: the waits from /meta all the same) */
-	open_view(&c, &s, 0, ST_END);
+	vt_open_view(&c, &s, 0, ST_END, "");
 	waits_drawn(&c);
 	CHECK_EQ(cdp_screenshot(&c, PT_BUILD_DIR "/view-stall-overview.png"), 0);
-	char *errs = cdp_eval(&c, "document.body.getAttribute('data-errors')");
-	CHECK(errs && strcmp(errs, "\"\"") == 0);
-	free(errs);
-	CHECK_EQ(c.exceptions, 0);
-	if (c.exceptions)
-		fprintf(stderr, "script exception: %s\n", c.exception);
+	vt_no_errors(&c);
 	CHECK_EQ(view_stop(&s), 0);
 	cdp_stop(&c);
 	T_END();

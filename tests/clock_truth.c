@@ -52,21 +52,9 @@
 #include <trace.h>
 #include "t.h"
 #include "cli_util.h"
+#include "helpers.h"
 
 #define PT_CLOCK_BOUND_NS 10000 /* docs/implementation-defined.md */
-
-/* ThreadSanitizer refuses new threads in a child forked from a
- * multi-threaded process (here: one whose stream has a flusher thread) */
-#if defined(__SANITIZE_THREAD__)
-#define UNDER_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define UNDER_TSAN 1
-#endif
-#endif
-#ifndef UNDER_TSAN
-#define UNDER_TSAN 0
-#endif
 
 static int64_t real_ns(void)
 {

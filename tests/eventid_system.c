@@ -21,6 +21,7 @@
 #include <string.h>
 #include <trace.h>
 #include "t.h"
+#include "helpers.h"
 
 static const struct { const char *name; trace_event_id_t id; } sys[] = {
 	{ "posix_trace_error", 0 },       { "posix_trace_start", 1 },
@@ -53,7 +54,7 @@ int main(void)
 	for (trace_event_id_t id = 0; id < 1024; id++)
 		named += posixtrace_eventid_system_name(id) != NULL;
 	CHECK_EQ(named, NSYS);
-	for (trace_event_id_t id = 10; id < 16; id++)
+	for (trace_event_id_t id = 10; id < PT_SYS_IDS; id++)
 		CHECK(posixtrace_eventid_system_name(id) == NULL);
 	CHECK(posixtrace_eventid_system_name(17) == NULL);
 	CHECK(posixtrace_eventid_system_name(1u << 20) == NULL);

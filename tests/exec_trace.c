@@ -21,6 +21,7 @@
 #include <time.h>
 #include <trace.h>
 #include "t.h"
+#include "helpers.h"
 
 #define MARK "--child-exec"
 #define N 500
@@ -57,24 +58,6 @@ __attribute__((constructor)) static void exec_ctor(void)
 	posix_trace_event(ctor_id, &p, sizeof p);
 }
 
-static void write_full(int fd, const void *p, size_t n)
-{
-	REQUIRE(write(fd, p, n) == (ssize_t)n);
-}
-
-static int read_full(int fd, void *p, size_t n)
-{
-	for (size_t got = 0; got < n;) {
-		ssize_t r = read(fd, (char *)p + got, n - got);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return -1;
-		got += (size_t)r;
-	}
-	return 0;
-}
-
 static void record(trace_event_id_t id, int depth, int n)
 {
 	for (int i = 0; i < n; i++) {
@@ -100,7 +83,7 @@ static int exec_main(char **argv)
 	alarm(30);
 	r.rc_main = posix_trace_eventid_open("exec-main", &r.main_id);
 	record(r.main_id, r.depth, N);
-	write_full(fd, &r, sizeof r);
+	t_write_full(fd, &r, sizeof r);
 	if (r.depth > 1)
 		exec_self(r.depth - 1, fd);
 	return 0;
@@ -175,7 +158,7 @@ static void round_trip(int pre, int depth, int inherited)
 			if (posix_trace_eventid_open("exec-pre", &pre_id) != 0)
 				_exit(122);
 			record(pre_id, 0, pre);
-			write_full(rep[1], &pre_id, sizeof pre_id);
+			t_write_full(rep[1], &pre_id, sizeof pre_id);
 		}
 		exec_self(depth, rep[1]);
 	}
@@ -189,11 +172,11 @@ static void round_trip(int pre, int depth, int inherited)
 	}
 	if (!inherited)
 		CHECK_RC(posix_trace_start(trid), 0);
-	write_full(go[1], "g", 1);
+	t_write_full(go[1], "g", 1);
 	if (pre)
-		REQUIRE(read_full(rep[0], &pre_id, sizeof pre_id) == 0);
+		REQUIRE(t_read_full(rep[0], &pre_id, sizeof pre_id) == 0);
 	for (int d = 0; d < depth; d++) {
-		if (read_full(rep[0], &r[d], sizeof r[d]) != 0) {
+		if (t_read_full(rep[0], &r[d], sizeof r[d]) != 0) {
 			fprintf(stderr, "exec'd image %d of %d did not report\n", d + 1, depth);
 			exit(1);
 		}

@@ -21,6 +21,7 @@
 #include <sys/wait.h>
 #include <trace.h>
 #include "t.h"
+#include "helpers.h"
 
 #define NTHR 3
 #define NFORK 10
@@ -35,19 +36,12 @@
 
 struct payload { uint32_t pid, thr; uint64_t seq, sum; };
 
-static uint64_t sum_of(uint32_t pid, uint32_t thr, uint64_t seq)
-{
-	uint64_t h = (seq + 1) * 0x9e3779b97f4a7c15ull ^ (uint64_t)pid << 20 ^ thr;
-	h ^= h >> 29;
-	return h * 0xbf58476d1ce4e5b9ull;
-}
-
 static trace_event_id_t ev_id;
 static uint32_t my_pid;
 
 static void rec(uint32_t thr, uint64_t seq)
 {
-	struct payload p = { my_pid, thr, seq, sum_of(my_pid, thr, seq) };
+	struct payload p = { my_pid, thr, seq, t_check64(my_pid, thr, seq) };
 	posix_trace_event(ev_id, &p, sizeof p);
 }
 
@@ -137,9 +131,7 @@ int main(void)
 		struct posix_trace_event_info ev;
 		struct payload p;
 		size_t len;
-		int un = -1;
-		REQUIRE(posix_trace_trygetnext_event(trid, &ev, &p, sizeof p, &len, &un) == 0);
-		if (un)
+		if (!t_next(trid, &ev, &p, sizeof p, &len))
 			break;
 		if (ev.posix_event_id == POSIX_TRACE_START || ev.posix_event_id == POSIX_TRACE_STOP) {
 			starts += ev.posix_event_id == POSIX_TRACE_START;
@@ -151,7 +143,7 @@ int main(void)
 			continue;
 		}
 		if (len != sizeof p || p.pid != (uint32_t)ev.posix_pid || p.thr > MAIN_THR ||
-		    p.sum != sum_of(p.pid, p.thr, p.seq)) {
+		    p.sum != t_check64(p.pid, p.thr, p.seq)) {
 			bad++;
 			continue;
 		}

@@ -30,6 +30,7 @@
 #include <time.h>
 #include <trace.h>
 #include "t.h"
+#include "helpers.h"
 
 #define ROUNDS 8
 #define NTHR 4
@@ -37,45 +38,13 @@
 
 struct payload { uint32_t pid, thr; uint64_t seq, sum; };
 
-static uint64_t sum_of(uint32_t pid, uint32_t thr, uint64_t seq)
-{
-	uint64_t h = (seq + 1) * 0x9e3779b97f4a7c15ull ^ (uint64_t)pid << 20 ^ thr;
-	h ^= h >> 29;
-	return h * 0xbf58476d1ce4e5b9ull;
-}
-
 static trace_event_id_t ev_id;
 static uint32_t my_pid; /* set in T: getpid() is a syscall */
 
 static void rec(uint32_t thr, uint64_t seq)
 {
-	struct payload p = { my_pid, thr, seq, sum_of(my_pid, thr, seq) };
+	struct payload p = { my_pid, thr, seq, t_check64(my_pid, thr, seq) };
 	posix_trace_event(ev_id, &p, sizeof p);
-}
-
-static int read_full(int fd, void *p, size_t n)
-{
-	for (size_t k = 0; k < n;) {
-		ssize_t r = read(fd, (char *)p + k, n - k);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return -1;
-		k += (size_t)r;
-	}
-	return 0;
-}
-
-static void write_full(int fd, const void *p, size_t n)
-{
-	REQUIRE(write(fd, p, n) == (ssize_t)n);
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 static void sleep_s(double s)
@@ -88,17 +57,9 @@ static void sleep_s(double s)
 /* A field of /proc/PID/status in kB, -1 if unknown. */
 static long status_kb(pid_t pid, const char *key)
 {
-	char path[64], line[256];
-	long kb = -1;
-	size_t kl = strlen(key);
+	char path[64];
 	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-	FILE *f = fopen(path, "r");
-	while (f && fgets(line, sizeof line, f))
-		if (strncmp(line, key, kl) == 0 && line[kl] == ':')
-			kb = strtol(line + kl + 1, NULL, 10);
-	if (f)
-		fclose(f);
-	return kb;
+	return t_proc_kb(path, key);
 }
 
 /* What a drain found. */
@@ -122,7 +83,7 @@ static void tally_one(struct tally *t, pid_t pid, const struct posix_trace_event
 		return;
 	}
 	if (len != sizeof *p || p->pid != (uint32_t)pid || p->thr >= NTHR ||
-	    p->sum != sum_of(p->pid, p->thr, p->seq) ||
+	    p->sum != t_check64(p->pid, p->thr, p->seq) ||
 	    ev->posix_truncation_status != POSIX_TRACE_NOT_TRUNCATED) {
 		t->bad++;
 		return;
@@ -138,14 +99,12 @@ static uint64_t drain_until(trace_id_t trid, pid_t pid, struct tally *t, double 
 {
 	uint64_t got = 0;
 	for (;;) {
-		if (end > 0 && (got & 63) == 0 && now_s() >= end)
+		if (end > 0 && (got & 63) == 0 && t_now_s() >= end)
 			return got;
 		struct posix_trace_event_info ev;
 		struct payload p;
 		size_t len;
-		int un = -1;
-		REQUIRE(posix_trace_trygetnext_event(trid, &ev, &p, sizeof p, &len, &un) == 0);
-		if (un)
+		if (!t_next(trid, &ev, &p, sizeof p, &len))
 			return got;
 		got++;
 		tally_one(t, pid, &ev, &p, len);
@@ -183,10 +142,10 @@ static void traced_threads(int gofd, int repfd)
 	for (uintptr_t i = 0; i < NTHR; i++)
 		if (pthread_create(&th, NULL, recorder, (void *)i) != 0)
 			_exit(3);
-	if (read_full(gofd, &c, 1) != 0)
+	if (t_read_full(gofd, &c, 1) != 0)
 		_exit(4);
 	pthread_barrier_wait(&bar);
-	write_full(repfd, "r", 1);
+	t_write_full(repfd, "r", 1);
 	for (;;)
 		pause();
 }
@@ -201,16 +160,14 @@ static uint64_t rnd(void)
 
 static void kill_traced(int round)
 {
-	int go[2], rep[2];
+	struct t_pipes pp;
 	trace_attr_t attr;
 	trace_id_t trid;
 	char c;
 
-	REQUIRE(pipe(go) == 0 && pipe(rep) == 0);
-	pid_t tp = fork();
-	REQUIRE(tp >= 0);
+	pid_t tp = t_fork_piped(&pp);
 	if (tp == 0)
-		traced_threads(go[0], rep[1]);
+		traced_threads(pp.cmd, pp.rep);
 	REQUIRE(posix_trace_attr_init(&attr) == 0);
 	REQUIRE(posix_trace_attr_setstreamfullpolicy(&attr, POSIX_TRACE_UNTIL_FULL) == 0);
 	REQUIRE(posix_trace_attr_setstreamsize(&attr, 96 << 20) == 0);
@@ -221,14 +178,14 @@ static void kill_traced(int round)
 	REQUIRE(rc == 0);
 	REQUIRE(posix_trace_trid_eventid_open(trid, "fault-kill", &ev_id) == 0);
 	CHECK_RC(posix_trace_start(trid), 0);
-	write_full(go[1], "g", 1);
-	REQUIRE(read_full(rep[0], &c, 1) == 0);
+	t_write_full(pp.cmd, "g", 1);
+	REQUIRE(t_read_full(pp.rep, &c, 1) == 0);
 
 	struct tally t;
 	memset(&t, 0, sizeof t);
-	double delay = (double)(rnd() % 20001) * 1e-6, end = now_s() + delay;
+	double delay = (double)(rnd() % 20001) * 1e-6, end = t_now_s() + delay;
 	if (round & 1) /* reading concurrently until the kill */
-		while (now_s() < end)
+		while (t_now_s() < end)
 			drain_until(trid, tp, &t, end);
 	else
 		sleep_s(delay);
@@ -275,7 +232,8 @@ static void kill_traced(int round)
 	CHECK_EQ(si.posix_stream_overrun_status, POSIX_TRACE_NO_OVERRUN);
 	CHECK_RC(posix_trace_shutdown(trid), 0);
 	posix_trace_attr_destroy(&attr);
-	close(go[0]); close(go[1]); close(rep[0]); close(rep[1]);
+	close(pp.cmd);
+	close(pp.rep);
 }
 
 /* ---------------------------------------------- 2: the controller dies */
@@ -300,12 +258,12 @@ static void traced_spin(int cfd, int rfd)
 			if (poll(&pfd, 1, 0) <= 0)
 				continue;
 		}
-		if (read_full(cfd, &c, sizeof c) != 0 || c.op == 'Q')
+		if (t_read_full(cfd, &c, sizeof c) != 0 || c.op == 'Q')
 			_exit(0);
 		spinning = c.op == 'S' ? 1 : c.op == 'P' ? 0 : spinning;
 		for (int i = 0; c.op == 'B' && i < c.n; i++)
 			rec(0, seq++);
-		write_full(rfd, &seq, sizeof seq);
+		t_write_full(rfd, &seq, sizeof seq);
 	}
 }
 
@@ -313,8 +271,8 @@ static uint64_t tell(int cfd, int rfd, char op, int n)
 {
 	struct tcmd c = { op, n };
 	uint64_t seq;
-	write_full(cfd, &c, sizeof c);
-	REQUIRE(read_full(rfd, &seq, sizeof seq) == 0);
+	t_write_full(cfd, &c, sizeof c);
+	REQUIRE(t_read_full(rfd, &seq, sizeof seq) == 0);
 	return seq;
 }
 
@@ -322,17 +280,17 @@ static uint64_t tell(int cfd, int rfd, char op, int n)
 static double rate(void)
 {
 	uint64_t a = atomic_load(spun);
-	double t0 = now_s();
+	double t0 = t_now_s();
 	sleep_s(0.2);
-	return (double)(atomic_load(spun) - a) / (now_s() - t0);
+	return (double)(atomic_load(spun) - a) / (t_now_s() - t0);
 }
 
 /* Poll (up to 5 s) until T's RssShmem is above kb, or (!above) at most kb. */
 static long wait_shmem(pid_t tp, long kb, int above)
 {
-	double end = now_s() + 5;
+	double end = t_now_s() + 5;
 	long v;
-	while ((v = status_kb(tp, "RssShmem")) >= 0 && (above ? v <= kb : v > kb) && now_s() < end)
+	while ((v = status_kb(tp, "RssShmem")) >= 0 && (above ? v <= kb : v > kb) && t_now_s() < end)
 		sleep_s(0.005);
 	return v;
 }
@@ -360,11 +318,11 @@ static void kill_controller(void)
 		rc = posix_trace_create(tp, &a, &trid);
 		if (rc == 0)
 			rc = posix_trace_start(trid);
-		write_full(cr[1], &rc, sizeof rc);
+		t_write_full(cr[1], &rc, sizeof rc);
 		for (;;)
 			pause();
 	}
-	REQUIRE(read_full(cr[0], &rc, sizeof rc) == 0);
+	REQUIRE(t_read_full(cr[0], &rc, sizeof rc) == 0);
 	CHECK_RC(rc, 0);
 	long v = wait_shmem(tp, base + 4096, 1); /* T fills C's 8 MiB stream */
 	CHECK(base < 0 || v > base + 4096);
@@ -405,7 +363,7 @@ static void kill_controller(void)
 		CHECK_EQ(t.start, 1);
 		CHECK_RC(posix_trace_shutdown(trid), 0);
 	}
-	write_full(tc[1], &(struct tcmd){ 'Q', 0 }, sizeof(struct tcmd));
+	t_write_full(tc[1], &(struct tcmd){ 'Q', 0 }, sizeof(struct tcmd));
 	REQUIRE(waitpid(tp, &st, 0) == tp);
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	close(tc[0]); close(tc[1]); close(tr[0]); close(tr[1]); close(cr[0]); close(cr[1]);

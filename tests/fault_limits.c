@@ -31,33 +31,9 @@
 #include <time.h>
 #include <trace.h>
 #include "t.h"
+#include "helpers.h"
 
 static trace_event_id_t ev_id;
-
-static int read_full(int fd, void *p, size_t n)
-{
-	for (size_t k = 0; k < n;) {
-		ssize_t r = read(fd, (char *)p + k, n - k);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return -1;
-		k += (size_t)r;
-	}
-	return 0;
-}
-
-static void write_full(int fd, const void *p, size_t n)
-{
-	REQUIRE(write(fd, p, n) == (ssize_t)n);
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 /* This process's open fds as a bit set (fds below 1024), via /proc. */
 struct fdset { uint64_t b[16]; };
@@ -83,34 +59,6 @@ static int fd_same(const struct fdset *a, const struct fdset *b)
 		if ((a->b[fd / 64] ^ b->b[fd / 64]) >> (fd % 64) & 1)
 			fprintf(stderr, "fd %d %s\n", fd, a->b[fd / 64] >> (fd % 64) & 1 ? "closed" : "left open");
 	return same;
-}
-
-static long status_kb(const char *key)
-{
-	char line[256];
-	long kb = -1;
-	size_t kl = strlen(key);
-	FILE *f = fopen("/proc/self/status", "r");
-	while (f && fgets(line, sizeof line, f))
-		if (strncmp(line, key, kl) == 0 && line[kl] == ':')
-			kb = strtol(line + kl + 1, NULL, 10);
-	if (f)
-		fclose(f);
-	return kb;
-}
-
-static long meminfo_kb(const char *key)
-{
-	char line[256];
-	long kb = -1;
-	size_t kl = strlen(key);
-	FILE *f = fopen("/proc/meminfo", "r");
-	while (f && fgets(line, sizeof line, f))
-		if (strncmp(line, key, kl) == 0 && line[kl] == ':')
-			kb = strtol(line + kl + 1, NULL, 10);
-	if (f)
-		fclose(f);
-	return kb;
 }
 
 /* Blocks (kB) the control memfd holds. */
@@ -154,14 +102,14 @@ static void huge_in_child(size_t size, int out)
 		_exit(2);
 	fd_list(&a);
 	r.ctl_before = ctl_kb();
-	r.shm_before = status_kb("RssShmem");
-	double t0 = now_s();
+	r.shm_before = t_proc_kb("/proc/self/status", "RssShmem");
+	double t0 = t_now_s();
 	r.rc = posix_trace_create(0, &attr, &trid);
-	r.secs = now_s() - t0;
+	r.secs = t_now_s() - t0;
 	if (r.rc == 0)
 		posix_trace_shutdown(trid);
 	r.ctl_after = ctl_kb();
-	r.shm_after = status_kb("RssShmem");
+	r.shm_after = t_proc_kb("/proc/self/status", "RssShmem");
 	fd_list(&b);
 	r.fds_same = fd_same(&b, &a);
 	/* the library still works: a small stream records */
@@ -169,7 +117,7 @@ static void huge_in_child(size_t size, int out)
 		r.small_ok = posix_trace_start(trid) == 0 && small_batch(trid, 100) == 100;
 		posix_trace_shutdown(trid);
 	}
-	write_full(out, &r, sizeof r);
+	t_write_full(out, &r, sizeof r);
 	_exit(0);
 }
 
@@ -178,7 +126,7 @@ static void huge(size_t size, const char *what)
 	int p[2], st;
 	struct hrep r;
 	REQUIRE(pipe(p) == 0);
-	long base = meminfo_kb("MemAvailable"), low = base;
+	long base = t_proc_kb("/proc/meminfo", "MemAvailable"), low = base;
 	long limit = base / 4 < (1l << 20) ? base / 4 : (1l << 20); /* kB */
 	fflush(stdout);
 	pid_t h = fork();
@@ -188,12 +136,12 @@ static void huge(size_t size, const char *what)
 		huge_in_child(size, p[1]);
 	}
 	close(p[1]);
-	double end = now_s() + 20;
+	double end = t_now_s() + 20;
 	int killed = 0;
 	while (waitpid(h, &st, WNOHANG) == 0) {
-		long v = meminfo_kb("MemAvailable");
+		long v = t_proc_kb("/proc/meminfo", "MemAvailable");
 		low = v >= 0 && v < low ? v : low;
-		if ((base >= 0 && base - v > limit) || now_s() > end) {
+		if ((base >= 0 && base - v > limit) || t_now_s() > end) {
 			kill(h, SIGKILL);
 			REQUIRE(waitpid(h, &st, 0) == h);
 			killed = 1;
@@ -204,13 +152,13 @@ static void huge(size_t size, const char *what)
 	if (killed) {
 		fprintf(stderr, "%s: posix_trace_create() was backing the stream: %ld MB of "
 		        "the machine's memory gone after %s; killed\n", what, (base - low) >> 10,
-		        now_s() > end ? "20 s" : "a moment");
+		        t_now_s() > end ? "20 s" : "a moment");
 		CHECK(!"a stream the machine cannot back must fail with ENOMEM at once");
 		close(p[0]);
 		return;
 	}
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-	REQUIRE(read_full(p[0], &r, sizeof r) == 0);
+	REQUIRE(t_read_full(p[0], &r, sizeof r) == 0);
 	close(p[0]);
 	printf("%s: %s in %.3f s, %ld MB of memory used on the way\n", what, strerror(r.rc),
 	       r.secs, (base - low) >> 10);
@@ -245,10 +193,10 @@ static void traced_child(int cfd, int rfd)
 {
 	struct tcmd c;
 	alarm(60);
-	while (read_full(cfd, &c, sizeof c) == 0) {
+	while (t_read_full(cfd, &c, sizeof c) == 0) {
 		for (int i = 0; i < c.n; i++)
 			posix_trace_event(ev_id, &i, sizeof i);
-		write_full(rfd, "d", 1);
+		t_write_full(rfd, "d", 1);
 	}
 	_exit(0);
 }
@@ -259,8 +207,8 @@ static int remote_batch(trace_id_t trid, pid_t pid, int cfd, int rfd, int n)
 	struct tcmd c = { 'B', n };
 	char d;
 	int got = 0;
-	write_full(cfd, &c, sizeof c);
-	REQUIRE(read_full(rfd, &d, 1) == 0);
+	t_write_full(cfd, &c, sizeof c);
+	REQUIRE(t_read_full(rfd, &d, 1) == 0);
 	for (;;) {
 		struct posix_trace_event_info ev;
 		int v, un = -1;

@@ -33,6 +33,7 @@
 #include <time.h>
 #include <trace.h>
 #include "t.h"
+#include "helpers.h"
 
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
 #define MAX_MAIN 300000u
@@ -48,14 +49,6 @@ struct payload { uint32_t src, check; uint64_t seq, noise; };
 static trace_event_id_t ev[NSRC];
 static volatile uint64_t count[NSRC];
 
-static uint32_t checksum(uint32_t src, uint64_t seq, uint64_t noise)
-{
-	uint64_t h = (seq + 0x9e3779b97f4a7c15ull * (src + 1)) ^ (noise * 0xbf58476d1ce4e5b9ull);
-	h ^= h >> 31;
-	h *= 0x94d049bb133111ebull;
-	return (uint32_t)(h ^ (h >> 29));
-}
-
 /* Record the next event of source src (async-signal-safe); the END event
  * carries the final counts of the main loop and the handler instead. */
 static void record(unsigned src)
@@ -63,7 +56,7 @@ static void record(unsigned src)
 	struct payload p = { src, 0, count[src], count[src] * 0x2545f4914f6cdd1dull + src };
 	if (src == SRC_END)
 		p.seq = count[SRC_MAIN], p.noise = count[SRC_SIG];
-	p.check = checksum(p.src, p.seq, p.noise);
+	p.check = t_check32(p.src, p.seq, p.noise);
 	posix_trace_event(ev[src], &p, sizeof p);
 	count[src]++;
 }
@@ -87,24 +80,6 @@ static void on_alarm(int sig)
 	if (now_ns() >= storm_end) /* both async-signal-safe */
 		timer_settime(storm_timer, 0, &off, NULL);
 	errno = saved;
-}
-
-static int read_full(int fd, void *p, size_t n)
-{
-	for (size_t k = 0; k < n;) {
-		ssize_t r = read(fd, (char *)p + k, n - k);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return -1;
-		k += (size_t)r;
-	}
-	return 0;
-}
-
-static void write_full(int fd, const void *p, size_t n)
-{
-	REQUIRE(write(fd, p, n) == (ssize_t)n);
 }
 
 /* The high-rate part: SIGALRM every 10 us while the main thread records;
@@ -206,7 +181,7 @@ static void verify(trace_id_t trid, int until_end, uint64_t want[NSRC], uint64_t
 			continue;
 		}
 		memcpy(&p, data, len < sizeof p ? len : sizeof p);
-		if (len != sizeof p || p.src != s || p.check != checksum(p.src, p.seq, p.noise) ||
+		if (len != sizeof p || p.src != s || p.check != t_check32(p.src, p.seq, p.noise) ||
 		    (s != SRC_END && p.noise != p.seq * 0x2545f4914f6cdd1dull + s)) {
 			bad++;
 			continue;
@@ -284,21 +259,21 @@ static void remote_stream(void)
 		for (unsigned s = 0; s < NSRC; s++)
 			REQUIRE(posix_trace_trid_eventid_open(trid, names[s], &ev[s]) == 0);
 		REQUIRE(posix_trace_start(trid) == 0);
-		write_full(cp[1], "s", 1);
+		t_write_full(cp[1], "s", 1);
 		/* START, then the hello: nothing else may come first */
 		REQUIRE(posix_trace_getnext_event(trid, &info, data, sizeof data, &len, &un) == 0);
 		CHECK_EQ(info.posix_event_id, POSIX_TRACE_START);
 		REQUIRE(posix_trace_getnext_event(trid, &info, data, sizeof data, &len, &un) == 0);
 		CHECK_EQ(info.posix_event_id, ev[SRC_HELLO]);
-		write_full(cp[1], "k", 1);
+		t_write_full(cp[1], "k", 1);
 		/* the rest, read while it is recorded (START and hello taken) */
 		verify(trid, 1, want, 0);
 		CHECK_RC(posix_trace_shutdown(trid), 0);
 		T_END();
 	}
-	REQUIRE(read_full(cp[0], &c, 1) == 0 && c == 's');
+	REQUIRE(t_read_full(cp[0], &c, 1) == 0 && c == 's');
 	record(SRC_HELLO); /* maps the stream, then records */
-	REQUIRE(read_full(cp[0], &c, 1) == 0 && c == 'k');
+	REQUIRE(t_read_full(cp[0], &c, 1) == 0 && c == 'k');
 	storm();
 	record(SRC_END);
 	REQUIRE(waitpid(ctl, &st, 0) == ctl);

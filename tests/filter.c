@@ -11,6 +11,7 @@
  */
 #include <trace.h>
 #include "t.h"
+#include "helpers.h"
 
 struct rec {
 	trace_event_id_t id;
@@ -114,7 +115,7 @@ static void check_set_semantics(trace_id_t trid, trace_event_id_t u1, trace_even
 	check_filter(trid, &all);
 	CHECK_RC(posix_trace_set_filter(trid, &sys, POSIX_TRACE_SUB_EVENTSET), 0);
 	userall = all;
-	for (unsigned id = 0; id < 16; id++)
+	for (unsigned id = 0; id < PT_SYS_IDS; id++)
 		posix_trace_eventset_del(id, &userall);
 	check_filter(trid, &userall);
 	CHECK_RC(posix_trace_set_filter(trid, &empty, POSIX_TRACE_SET_EVENTSET), 0);

@@ -34,6 +34,7 @@
 #include <time.h>
 #include <trace.h>
 #include "t.h"
+#include "helpers.h"
 #include "../src/api/api.h"
 
 #define MAXD 64
@@ -41,13 +42,6 @@
 
 static trace_event_id_t ev_id;
 static atomic_int stop_rec;
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static uint64_t rnd(uint64_t *s) { *s ^= *s << 13, *s ^= *s >> 7, *s ^= *s << 17; return *s; }
 
@@ -113,9 +107,9 @@ static void attacker(int go, int done)
 	uint64_t n = h->nchunks, csz = h->chunk_size, L = h->log_len;
 	uint64_t ck = h->chunks_off, nm = h->names_off, acq = h->acq_off, data = h->data_off;
 	uint64_t seed = 88172645463325252ull;
-	double t0 = now_s();
+	double t0 = t_now_s();
 	for (unsigned long it = 0;; it++) {
-		double t = now_s() - t0;
+		double t = t_now_s() - t0;
 		if (t >= SECONDS)
 			break;
 		uint64_t v = rnd(&seed), w = rnd(&seed);
@@ -236,18 +230,16 @@ static void read_some(trace_id_t trid, struct seen *s, int timed)
 
 static void part1(void)
 {
-	int go[2], done[2], st;
+	int st;
+	struct t_pipes pp;
 	trace_attr_t a;
 	trace_id_t trid;
 	struct seen s = { 0, 0, 0, 0 };
 
-	REQUIRE(pipe(go) == 0 && pipe(done) == 0);
-	pid_t tp = fork();
-	REQUIRE(tp >= 0);
+	/* T's ends are closed here: a T that dies ends the loop below too */
+	pid_t tp = t_fork_piped(&pp);
 	if (tp == 0)
-		attacker(go[0], done[1]);
-	close(go[0]);
-	close(done[1]); /* T's end: a T that dies ends the loop below too */
+		attacker(pp.cmd, pp.rep);
 	REQUIRE(posix_trace_attr_init(&a) == 0);
 	REQUIRE(posix_trace_attr_setstreamsize(&a, 256 << 10) == 0);
 	REQUIRE(posix_trace_attr_setmaxdatasize(&a, MAXD) == 0);
@@ -258,9 +250,9 @@ static void part1(void)
 	REQUIRE(pt_trid_lock(trid, &t) == 0);
 	int guards = guards_in_place(g, t);
 	pt_trid_unlock(t);
-	REQUIRE(write(go[1], "g", 1) == 1);
+	REQUIRE(write(pp.cmd, "g", 1) == 1);
 	for (unsigned long i = 0;; i++) {
-		struct pollfd p = { done[0], POLLIN, 0 };
+		struct pollfd p = { pp.rep, POLLIN, 0 };
 		if (poll(&p, 1, 0) > 0)
 			break;
 		read_some(trid, &s, i % 16 == 0);
@@ -305,8 +297,8 @@ static void part1(void)
 	       (unsigned long long)s.errors, guards);
 	CHECK_EQ(s.bad, 0);
 	posix_trace_attr_destroy(&a);
-	close(go[1]);
-	close(done[0]);
+	close(pp.cmd);
+	close(pp.rep);
 }
 
 /* ---------------------------- part 2: scribbling where the stream goes */

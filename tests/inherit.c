@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <trace.h>
 #include "t.h"
+#include "helpers.h"
 
 static trace_event_id_t ev_a;
 
@@ -24,19 +25,6 @@ static void rec(int seq)
 	struct payload p = { getpid(), seq, 0 };
 	p.sum = (unsigned)p.pid * 2654435761u ^ (unsigned)seq;
 	posix_trace_event(ev_a, &p, sizeof p);
-}
-
-static trace_id_t make(int inherit)
-{
-	trace_attr_t attr;
-	trace_id_t trid;
-	REQUIRE(posix_trace_attr_init(&attr) == 0);
-	REQUIRE(posix_trace_attr_setinherited(&attr, inherit) == 0);
-	REQUIRE(posix_trace_attr_setstreamfullpolicy(&attr, POSIX_TRACE_UNTIL_FULL) == 0);
-	REQUIRE(posix_trace_attr_setstreamsize(&attr, 8 << 20) == 0);
-	REQUIRE(posix_trace_create(0, &attr, &trid) == 0);
-	REQUIRE(posix_trace_start(trid) == 0);
-	return trid;
 }
 
 /* Count user events per pid (up to 8 pids), checking payloads. */
@@ -101,7 +89,7 @@ static void child_and_grandchild(trace_id_t trid, int n)
 
 static void one_policy(int inherit)
 {
-	trace_id_t trid = make(inherit);
+	trace_id_t trid = t_own_started(inherit, 8 << 20);
 	int n = 1000;
 	for (int i = 0; i < n; i++)
 		rec(i);
@@ -148,7 +136,7 @@ static void *spin(void *arg)
 
 static void fork_under_load(void)
 {
-	trace_id_t trid = make(POSIX_TRACE_INHERITED);
+	trace_id_t trid = t_own_started(POSIX_TRACE_INHERITED, 8 << 20);
 	pthread_t th[2];
 	pid_t kids[5];
 	for (long i = 0; i < 2; i++)

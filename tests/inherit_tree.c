@@ -23,6 +23,7 @@
 #include <sys/wait.h>
 #include <trace.h>
 #include "t.h"
+#include "helpers.h"
 
 #define K 300
 
@@ -45,20 +46,6 @@ static void rec_n(trace_event_id_t id, int thr, int n)
 		rec(id, thr, i);
 }
 
-static trace_id_t make(int inherit)
-{
-	trace_attr_t attr;
-	trace_id_t trid;
-	REQUIRE(posix_trace_attr_init(&attr) == 0);
-	REQUIRE(posix_trace_attr_setinherited(&attr, inherit) == 0);
-	REQUIRE(posix_trace_attr_setstreamfullpolicy(&attr, POSIX_TRACE_UNTIL_FULL) == 0);
-	REQUIRE(posix_trace_attr_setstreamsize(&attr, 16 << 20) == 0);
-	REQUIRE(posix_trace_create(0, &attr, &trid) == 0);
-	REQUIRE(posix_trace_start(trid) == 0);
-	posix_trace_attr_destroy(&attr);
-	return trid;
-}
-
 /* Per (pid, id, thr): how many user events, all in sequence and intact? */
 struct writer { int pid, thr, n, bad; trace_event_id_t id; };
 static struct writer w[64];
@@ -71,11 +58,9 @@ static void drain(trace_id_t trid)
 		struct posix_trace_event_info ev;
 		struct payload p;
 		size_t len;
-		int un = -1;
-		REQUIRE(posix_trace_trygetnext_event(trid, &ev, &p, sizeof p, &len, &un) == 0);
-		if (un)
+		if (!t_next(trid, &ev, &p, sizeof p, &len))
 			break;
-		if (ev.posix_event_id < 16)
+		if (ev.posix_event_id < PT_SYS_IDS)
 			continue;
 		if (len != sizeof p || p.pid != ev.posix_pid || p.sum != sum_of(p.pid, p.thr, p.seq)) {
 			w_bad++;
@@ -102,24 +87,6 @@ static int got(int pid, trace_event_id_t id, int thr)
 		if (w[i].pid == pid && (id == 0 || w[i].id == id) && (thr < 0 || w[i].thr == thr))
 			n += w[i].n;
 	return n;
-}
-
-static void write_full(int fd, const void *p, size_t n)
-{
-	REQUIRE(write(fd, p, n) == (ssize_t)n);
-}
-
-static int read_full(int fd, void *p, size_t n)
-{
-	for (size_t k = 0; k < n;) {
-		ssize_t r = read(fd, (char *)p + k, n - k);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return -1;
-		k += (size_t)r;
-	}
-	return 0;
 }
 
 struct ids { int rc, pid; trace_event_id_t own, common; };
@@ -161,7 +128,7 @@ static void check_name(trace_id_t trid, trace_event_id_t id, const char *want)
 static void tree(void)
 {
 	trace_event_id_t pre, late;
-	trace_id_t trid = make(POSIX_TRACE_INHERITED);
+	trace_id_t trid = t_own_started(POSIX_TRACE_INHERITED, 16 << 20);
 	int cg[2], gp[2], cp[2], st;
 	struct ids c, gc, p;
 
@@ -182,20 +149,20 @@ static void tree(void)
 			_exit(4);
 		if (g == 0) {
 			char t;
-			if (read_full(cg[0], &t, 1) != 0)
+			if (t_read_full(cg[0], &t, 1) != 0)
 				_exit(5);
 			struct ids r = register_and_record("tree-g", pre);
-			write_full(gp[1], &r, sizeof r);
+			t_write_full(gp[1], &r, sizeof r);
 			_exit(0);
 		}
 		struct ids r = register_and_record("tree-c", pre);
-		write_full(cp[1], &r, sizeof r);
-		write_full(cg[1], "t", 1);
+		t_write_full(cp[1], &r, sizeof r);
+		t_write_full(cg[1], "t", 1);
 		waitpid(g, &st, 0);
 		_exit(WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 6);
 	}
-	REQUIRE(read_full(cp[0], &c, sizeof c) == 0);
-	REQUIRE(read_full(gp[0], &gc, sizeof gc) == 0);
+	REQUIRE(t_read_full(cp[0], &c, sizeof c) == 0);
+	REQUIRE(t_read_full(gp[0], &gc, sizeof gc) == 0);
 	p = register_and_record("tree-p", pre);   /* after the other two */
 	REQUIRE(waitpid(child, &st, 0) == child);
 	CHECK(WIFEXITED(st));
@@ -296,7 +263,7 @@ static void *spin(void *arg)
 
 static void fork_under_load(void)
 {
-	trace_id_t trid = make(POSIX_TRACE_INHERITED);
+	trace_id_t trid = t_own_started(POSIX_TRACE_INHERITED, 16 << 20);
 	pthread_t th[2];
 	pid_t kids[3];
 	int st;

@@ -42,22 +42,9 @@
 #include <trace.h>
 #include "t.h"
 #include "log_util.h"
+#include "helpers.h"
 
 #define N 1000
-
-/* ThreadSanitizer's runtime has a thread of its own that the C library did
- * not start (it counts as one of the program's: docs/implementation-
- * defined.md), and it refuses a thread started after a threaded fork */
-#if defined(__SANITIZE_THREAD__)
-#define UNDER_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define UNDER_TSAN 1
-#endif
-#endif
-#ifndef UNDER_TSAN
-#define UNDER_TSAN 0
-#endif
 
 extern char **environ;
 static trace_event_id_t ev;
@@ -89,7 +76,7 @@ static int log_ok(const char *path, int n)
 {
 	int k = lu_load(path, NULL, NULL), user = 0, order = 1, fails = t_failures;
 	for (int i = 0; i < k; i++)
-		if (lu_ev[i].id >= 16) {
+		if (lu_ev[i].id >= PT_SYS_IDS) {
 			order &= lu_ev[i].ival == user;
 			user++;
 		}

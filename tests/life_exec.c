@@ -25,6 +25,7 @@
 #include <trace.h>
 #include "t.h"
 #include "log_util.h"
+#include "helpers.h"
 
 #define N 3000
 
@@ -144,7 +145,7 @@ static int one(enum how how, int sp, int lp)
 			starts++;
 		else if (e == POSIX_TRACE_STOP)
 			stops++;
-		else if (e >= 16) { /* (system ids are below) */
+		else if (e >= PT_SYS_IDS) { /* (system ids are below) */
 			order &= lu_ev[i].len == sizeof(int) && lu_ev[i].ival == user && !stops;
 			user++;
 		}

@@ -32,6 +32,7 @@
 #include <sys/wait.h>
 #include <trace.h>
 #include "t.h"
+#include "helpers.h"
 
 #define LINKS_ONLY "--links-only"
 
@@ -46,18 +47,6 @@
 #endif
 #ifndef NOFILE_MIN
 #define NOFILE_MIN 4
-#endif
-/* ThreadSanitizer's runtime grows a file at start: under RLIMIT_FSIZE 0 a
- * program built with it dies of SIGXFSZ with or without the library */
-#if defined(__SANITIZE_THREAD__)
-#define UNDER_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define UNDER_TSAN 1
-#endif
-#endif
-#ifndef UNDER_TSAN
-#define UNDER_TSAN 0
 #endif
 
 static volatile sig_atomic_t xfsz_seen;
@@ -266,6 +255,8 @@ int main(int argc, char **argv)
 		{ RLIMIT_MEMLOCK, 0, "RLIMIT_MEMLOCK 0" },
 	};
 	for (unsigned i = 0; i < sizeof lims / sizeof lims[0]; i++) {
+		/* ThreadSanitizer's runtime grows a file at start: under RLIMIT_FSIZE 0
+		 * a program built with it dies of SIGXFSZ with or without the library */
 		if (UNDER_TSAN && lims[i].res == RLIMIT_FSIZE && lims[i].v == 0) {
 			printf("only linked, %-20s: SKIP under ThreadSanitizer\n", lims[i].what);
 			continue;

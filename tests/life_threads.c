@@ -27,22 +27,9 @@
 #include <trace.h>
 #include "t.h"
 #include "log_util.h"
+#include "helpers.h"
 
 #define N 2000
-
-/* ThreadSanitizer's runtime has a thread of its own that the C library did
- * not start (it counts as one of the program's: docs/implementation-
- * defined.md), and it refuses a thread started after a threaded fork */
-#if defined(__SANITIZE_THREAD__)
-#define UNDER_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define UNDER_TSAN 1
-#endif
-#endif
-#ifndef UNDER_TSAN
-#define UNDER_TSAN 0
-#endif
 
 static trace_event_id_t ev;
 
@@ -170,7 +157,7 @@ int main(void)
 			CHECK_EQ(st, how == 3 ? 7 : 0);
 			int n = lu_load(path, NULL, NULL), user = 0, order = 1;
 			for (int k = 0; k < n; k++)
-				if (lu_ev[k].id >= 16) {
+				if (lu_ev[k].id >= PT_SYS_IDS) {
 					order &= lu_ev[k].ival == user;
 					user++;
 				}

@@ -27,6 +27,7 @@
  */
 #include <sys/wait.h>
 #include "log_util.h"
+#include "helpers.h"
 
 #if defined(__clang__)
 #define NOINLINE __attribute__((noinline))
@@ -72,8 +73,8 @@ static void want(trace_event_id_t id, int by, const void *data, size_t len, long
 	REQUIRE(nw < 4096);
 	struct want *w = &W[nw++];
 	w->id = id, w->by = by, w->lo = lo - LU_SLACK_NS, w->hi = lu_now() + LU_SLACK_NS;
-	w->trunc = id >= 16 && len > M ? POSIX_TRACE_TRUNCATED_RECORD : POSIX_TRACE_NOT_TRUNCATED;
-	w->len = id >= 16 && len > M ? M : len;
+	w->trunc = id >= PT_SYS_IDS && len > M ? POSIX_TRACE_TRUNCATED_RECORD : POSIX_TRACE_NOT_TRUNCATED;
+	w->len = id >= PT_SYS_IDS && len > M ? M : len;
 	if (w->len)
 		memcpy(w->data, data, w->len < sizeof w->data ? w->len : sizeof w->data);
 }
@@ -119,7 +120,7 @@ static void compare(int n)
 			ok &= pthread_equal(e->thr, pthread_self());
 		if (w->by == BY_THREAD)
 			ok &= pthread_equal(e->thr, worker);
-		if (w->id >= 16)
+		if (w->id >= PT_SYS_IDS)
 			ok &= in_record_here(e->addr);
 		ok &= e->len == w->len && e->trunc == w->trunc;
 		ok &= memcmp(e->data, w->data, e->len < cmp ? e->len : cmp) == 0;

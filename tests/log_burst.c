@@ -31,6 +31,7 @@
  */
 #include "log_util.h"
 #include "../src/log/logfmt.h"
+#include "helpers.h"
 
 #define NBATCH  300
 #define MAXDATA 64u
@@ -102,7 +103,7 @@ static void check_thread(int n, const struct thr *t, pthread_t self, void **addr
 		const struct lu_ev *e = &lu_ev[i];
 		if (!pthread_equal(e->thr, self))
 			continue;
-		if (e->id < 16) /* (the stream's own) */
+		if (e->id < PT_SYS_IDS) /* (the stream's own) */
 			continue;
 		while (b < NBATCH && seq >= t->b[b].first + t->b[b].n)
 			b++;

@@ -29,6 +29,7 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include "log_util.h"
+#include "helpers.h"
 
 /* ---------------------------------------------------------- create errors */
 static int create_log(int fd, int stream_policy, int log_policy, size_t log_size)
@@ -159,7 +160,7 @@ static void write_file(const char *p, const void *data, size_t n)
 {
 	int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 	REQUIRE(fd >= 0);
-	lu_write_full(fd, data, n);
+	t_write_full(fd, data, n);
 	close(fd);
 }
 
@@ -200,7 +201,7 @@ static void open_errors(void)
 	CHECK_RC(open_rc(good, O_RDONLY), 0);
 	CHECK_RC(open_rc(good, O_RDWR), 0);
 	fd = open(good, O_RDONLY);
-	REQUIRE(fd >= 0 && lu_read_full(fd, hdr, 256) == 0);
+	REQUIRE(fd >= 0 && t_read_full(fd, hdr, 256) == 0);
 	close(fd);
 
 	CHECK_RC(open_rc(bad, O_RDONLY), EINVAL);                   /* empty */
@@ -240,7 +241,7 @@ static void open_errors(void)
 	CHECK_RC(open_rc("/tmp", O_RDONLY), EINVAL);
 	CHECK_RC(open_rc("/dev/null", O_RDONLY), EINVAL);
 	REQUIRE(pipe(pp) == 0);
-	lu_write_full(pp[1], hdr, 256);
+	t_write_full(pp[1], hdr, 256);
 	CHECK_RC(posix_trace_open(pp[0], &log), EINVAL);
 	close(pp[0]);
 	close(pp[1]);
@@ -268,7 +269,7 @@ static long long copy_all(int in, int out)
 			continue;
 		if (r <= 0)
 			return total;
-		lu_write_full(out, buf, (size_t)r);
+		t_write_full(out, buf, (size_t)r);
 		total += r;
 	}
 }

@@ -25,6 +25,7 @@
 #include <stdatomic.h>
 #include <sys/wait.h>
 #include "log_util.h"
+#include "helpers.h"
 
 static char path[256];
 
@@ -103,7 +104,7 @@ static void stalled(void)
 	if (!atomic_load(&q.done))
 		fprintf(stderr, "  posix_trace_get_status() blocked while the log is stalled\n");
 	CHECK(atomic_load(&q.done));
-	lu_write_full(go[1], "g", 1);                  /* now the reader reads */
+	t_write_full(go[1], "g", 1);                  /* now the reader reads */
 	pthread_join(th, NULL);
 	CHECK_RC(q.rc, 0);
 	CHECK_EQ(q.si.posix_stream_overrun_status, POSIX_TRACE_OVERRUN);

@@ -25,6 +25,7 @@
  */
 #include <sys/wait.h>
 #include "log_util.h"
+#include "helpers.h"
 
 enum { OP_REG = 1, OP_REC, OP_QUIT };
 struct cmd { int op, n, nthr, pace; trace_event_id_t id; char name[TRACE_EVENT_NAME_MAX + 1]; };
@@ -54,7 +55,7 @@ static void worker_main(int cfd, int rfd)
 {
 	struct cmd c;
 	alarm(60);
-	while (lu_read_full(cfd, &c, sizeof c) == 0 && c.op != OP_QUIT) {
+	while (t_read_full(cfd, &c, sizeof c) == 0 && c.op != OP_QUIT) {
 		struct rep r = { 0, 0 };
 		pthread_t th[3];
 		struct job j[3];
@@ -68,28 +69,18 @@ static void worker_main(int cfd, int rfd)
 			for (int i = 0; i < c.nthr; i++)
 				pthread_join(th[i], NULL);
 		}
-		lu_write_full(rfd, &r, sizeof r);
+		t_write_full(rfd, &r, sizeof r);
 	}
 	_exit(0);
 }
 
 static struct worker spawn_worker(void)
 {
-	int c[2], r[2];
-	struct worker w;
-	REQUIRE(pipe(c) == 0 && pipe(r) == 0);
-	w.pid = fork();
-	REQUIRE(w.pid >= 0);
-	if (w.pid == 0) {
-		close(c[1]);
-		close(r[0]);
-		worker_main(c[0], r[1]);
-	}
-	close(c[0]);
-	close(r[1]);
-	w.cmd = c[1];
-	w.rep = r[0];
-	return w;
+	struct t_pipes p;
+	pid_t pid = t_fork_piped(&p);
+	if (pid == 0)
+		worker_main(p.cmd, p.rep);
+	return (struct worker){ pid, p.cmd, p.rep };
 }
 
 static struct rep ask(struct worker *w, int op, const char *name, trace_event_id_t id, int n,
@@ -99,8 +90,8 @@ static struct rep ask(struct worker *w, int op, const char *name, trace_event_id
 	struct rep r;
 	if (name)
 		snprintf(c.name, sizeof c.name, "%s", name);
-	lu_write_full(w->cmd, &c, sizeof c);
-	if (lu_read_full(w->rep, &r, sizeof r) != 0) {
+	t_write_full(w->cmd, &c, sizeof c);
+	if (t_read_full(w->rep, &r, sizeof r) != 0) {
 		fprintf(stderr, "worker %d died (op %d)\n", (int)w->pid, op);
 		exit(1);
 	}
@@ -118,7 +109,7 @@ static void end_worker(struct worker *w)
 {
 	int st;
 	struct cmd c = { OP_QUIT, 0, 0, 0, 0, "" };
-	lu_write_full(w->cmd, &c, sizeof c);
+	t_write_full(w->cmd, &c, sizeof c);
 	close(w->cmd);
 	close(w->rep);
 	REQUIRE(waitpid(w->pid, &st, 0) == w->pid);
@@ -251,14 +242,14 @@ static void killed_controller(void)
 		posix_trace_attr_setlogfullpolicy(&a, POSIX_TRACE_APPEND);
 		if (posix_trace_create_withlog(w.pid, &a, fd, &trid) || posix_trace_start(trid))
 			_exit(2);
-		lu_write_full(sync[1], "r", 1);
+		t_write_full(sync[1], "r", 1);
 		for (;;)
 			pause();
 	}
 	close(sync[1]);
 	REQUIRE(read(sync[0], &c, 1) == 1);
 	struct cmd cm = { OP_REC, 400000, 1, 500, id, "" };   /* about 1 s, paced */
-	lu_write_full(w.cmd, &cm, sizeof cm);
+	t_write_full(w.cmd, &cm, sizeof cm);
 	long long end = lu_mono_ms() + 20000;
 	while (lu_fsize(path) < 300000 && lu_mono_ms() < end)
 		usleep(2000);
@@ -267,7 +258,7 @@ static void killed_controller(void)
 	REQUIRE(waitpid(ctl, &st, 0) == ctl);
 	CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
 	struct rep r;
-	CHECK(lu_read_full(w.rep, &r, sizeof r) == 0);       /* the worker finished */
+	CHECK(t_read_full(w.rep, &r, sizeof r) == 0);       /* the worker finished */
 	long long size = lu_fsize(path);
 
 	trace_id_t log;

@@ -342,23 +342,4 @@ static inline void lu_name(trace_id_t trid, trace_event_id_t id, const char *nam
 	}
 }
 
-/* pipes and sockets */
-static inline int lu_read_full(int fd, void *p, size_t n)
-{
-	for (size_t got = 0; got < n;) {
-		ssize_t r = read(fd, (char *)p + got, n - got);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return -1;
-		got += (size_t)r;
-	}
-	return 0;
-}
-
-static inline void lu_write_full(int fd, const void *p, size_t n)
-{
-	REQUIRE(write(fd, p, n) == (ssize_t)n);
-}
-
 #endif

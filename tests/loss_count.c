@@ -31,6 +31,7 @@
 #include "t.h"
 #include "loss_util.h"
 #include "../src/log/logfmt.h"
+#include "helpers.h"
 
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
 #define SCALE 1
@@ -40,7 +41,7 @@
 
 struct tally {
 	uint64_t user, starts, gaps, gap_sum, overflows;
-	uint64_t sys[16]; /* system events by id */
+	uint64_t sys[PT_SYS_IDS]; /* system events by id */
 };
 
 static void run_writers(unsigned nthreads, uint32_t n)
@@ -62,7 +63,7 @@ static void tally_event(trace_id_t id, const struct posix_trace_event_info *ev, 
 
 	if (ev->posix_event_id == ID)
 		t->user++;
-	if (ev->posix_event_id < 16)
+	if (ev->posix_event_id < PT_SYS_IDS)
 		t->sys[ev->posix_event_id]++;
 	t->starts += ev->posix_event_id == POSIX_TRACE_START;
 	t->overflows += ev->posix_event_id == POSIX_TRACE_OVERFLOW;

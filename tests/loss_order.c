@@ -48,6 +48,7 @@
 #include "t.h"
 #include "loss_util.h"
 #include "../src/shm/layout.h"
+#include "helpers.h"
 
 #define MAXTHR 16
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
@@ -67,7 +68,7 @@ struct wit {
 	uint32_t last[MAXTHR];
 	int seen[MAXTHR];
 	uint64_t pairs_at[MAXTHR];
-	uint64_t pairs, user, sys[16], events;
+	uint64_t pairs, user, sys[PT_SYS_IDS], events;
 	long long prev_ts, ovf_ts;
 	int have_prev, open_ovf, after_resume;
 	uint64_t synth_back, ord_back, ord_back_max, order_bad, unreported, unpaired;
@@ -147,7 +148,7 @@ static void witness(trace_id_t id, struct wit *w, const struct posix_trace_event
 	w->after_resume = e == POSIX_TRACE_RESUME;
 	if (e == POSIX_TRACE_OVERFLOW)
 		w->ovf_ts = ts;
-	if (e < 16)
+	if (e < PT_SYS_IDS)
 		w->sys[e]++;
 	if (e == POSIX_TRACE_ERROR)
 		fprintf(stderr, "event %llu: POSIX_TRACE_ERROR\n", (unsigned long long)w->events);

@@ -26,6 +26,7 @@
 #include <time.h>
 #include <trace.h>
 #include "t.h"
+#include "helpers.h"
 
 #define N 100
 #define MAXDATA 64
@@ -349,7 +350,7 @@ int main(void)
 	/* events that are not recorded, and two odd ones that are */
 	unsigned char big[MAXDATA];
 	memset(big, 7, sizeof big);
-	for (trace_event_id_t id = 0; id < 16; id++)
+	for (trace_event_id_t id = 0; id < PT_SYS_IDS; id++)
 		posix_trace_event(id, big, 4);
 	posix_trace_event(1024, big, 4);
 	posix_trace_event(100000, big, 4);

@@ -38,6 +38,7 @@
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include "log_util.h"
+#include "helpers.h"
 #include "cli_util.h"
 #include "../src/ext.h"
 
@@ -185,7 +186,7 @@ static long long run_own(int wfd, unsigned noloss_ms, uint32_t nthr, uint32_t pe
 	for (uint32_t t = 0; t < nthr; t++)
 		pthread_join(th[t], NULL);
 	if (go >= 0)
-		lu_write_full(go, "g", 1);
+		t_write_full(go, "g", 1);
 	CHECK_RC(posix_trace_shutdown(trid), 0);
 	return spent;
 }

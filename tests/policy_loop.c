@@ -84,32 +84,17 @@ int main(void)
 	REQUIRE(posix_trace_create(0, &attr, &trid) == 0);
 	CHECK_RC(posix_trace_start(trid), 0);
 
-	t_status(trid, &run, &full, &ovr);
-	CHECK_EQ(run, POSIX_TRACE_RUNNING);
-	CHECK_EQ(full, POSIX_TRACE_NOT_FULL);
-	CHECK_EQ(ovr, POSIX_TRACE_NO_OVERRUN);
+	CHECK_STATUS(trid, POSIX_TRACE_RUNNING, POSIX_TRACE_NOT_FULL, POSIX_TRACE_NO_OVERRUN);
 
 	/* wrap: still running, full, overrun */
 	record_range(0, N / 2);
-	t_status(trid, &run, &full, &ovr);
-	CHECK_EQ(run, POSIX_TRACE_RUNNING);
-	CHECK_EQ(full, POSIX_TRACE_FULL);
-	CHECK_EQ(ovr, POSIX_TRACE_OVERRUN);
-	t_status(trid, &run, &full, &ovr);
-	CHECK_EQ(run, POSIX_TRACE_RUNNING);
-	CHECK_EQ(full, POSIX_TRACE_FULL);
-	CHECK_EQ(ovr, POSIX_TRACE_NO_OVERRUN);
+	CHECK_STATUS(trid, POSIX_TRACE_RUNNING, POSIX_TRACE_FULL, POSIX_TRACE_OVERRUN);
+	CHECK_STATUS(trid, POSIX_TRACE_RUNNING, POSIX_TRACE_FULL, POSIX_TRACE_NO_OVERRUN);
 
 	record_range(N / 2, N);
 	CHECK_RC(posix_trace_stop(trid), 0);
-	t_status(trid, &run, &full, &ovr);
-	CHECK_EQ(run, POSIX_TRACE_SUSPENDED);
-	CHECK_EQ(full, POSIX_TRACE_FULL);
-	CHECK_EQ(ovr, POSIX_TRACE_OVERRUN);
-	t_status(trid, &run, &full, &ovr);
-	CHECK_EQ(run, POSIX_TRACE_SUSPENDED);
-	CHECK_EQ(full, POSIX_TRACE_FULL);
-	CHECK_EQ(ovr, POSIX_TRACE_NO_OVERRUN);
+	CHECK_STATUS(trid, POSIX_TRACE_SUSPENDED, POSIX_TRACE_FULL, POSIX_TRACE_OVERRUN);
+	CHECK_STATUS(trid, POSIX_TRACE_SUSPENDED, POSIX_TRACE_FULL, POSIX_TRACE_NO_OVERRUN);
 
 	/* read: START, OVERFLOW, RESUME, the most recent events, STOP */
 	REQUIRE(t_try(trid, &ev, buf, 256, &len) == 0);
@@ -172,17 +157,11 @@ int main(void)
 	CHECK(ns_of(&ev.posix_timestamp) >= last_ts);
 	CHECK_EQ(t_try(trid, &ev, buf, 256, &len), 1);
 	/* read to its end: no longer full (it was FULL until the last read) */
-	t_status(trid, &run, &full, &ovr);
-	CHECK_EQ(run, POSIX_TRACE_SUSPENDED);
-	CHECK_EQ(full, POSIX_TRACE_NOT_FULL);
-	CHECK_EQ(ovr, POSIX_TRACE_NO_OVERRUN);
+	CHECK_STATUS(trid, POSIX_TRACE_SUSPENDED, POSIX_TRACE_NOT_FULL, POSIX_TRACE_NO_OVERRUN);
 
 	/* clear on a suspended stream read to its end */
 	CHECK_RC(posix_trace_clear(trid), 0);
-	t_status(trid, &run, &full, &ovr);
-	CHECK_EQ(run, POSIX_TRACE_SUSPENDED);
-	CHECK_EQ(full, POSIX_TRACE_NOT_FULL);
-	CHECK_EQ(ovr, POSIX_TRACE_NO_OVERRUN);
+	CHECK_STATUS(trid, POSIX_TRACE_SUSPENDED, POSIX_TRACE_NOT_FULL, POSIX_TRACE_NO_OVERRUN);
 	CHECK_EQ(t_try(trid, &ev, buf, 256, &len), 1);
 
 	/* wrap again, unread; clear while running; record a few */
@@ -191,16 +170,10 @@ int main(void)
 	CHECK_EQ(run, POSIX_TRACE_RUNNING);
 	CHECK_EQ(full, POSIX_TRACE_NOT_FULL);
 	record_range(0, N);
-	t_status(trid, &run, &full, &ovr);
-	CHECK_EQ(run, POSIX_TRACE_RUNNING);
-	CHECK_EQ(full, POSIX_TRACE_FULL);
-	CHECK_EQ(ovr, POSIX_TRACE_OVERRUN);
+	CHECK_STATUS(trid, POSIX_TRACE_RUNNING, POSIX_TRACE_FULL, POSIX_TRACE_OVERRUN);
 	record_range(0, N); /* overrun again, so clear has one to reset */
 	CHECK_RC(posix_trace_clear(trid), 0);
-	t_status(trid, &run, &full, &ovr);
-	CHECK_EQ(run, POSIX_TRACE_RUNNING);
-	CHECK_EQ(full, POSIX_TRACE_NOT_FULL);
-	CHECK_EQ(ovr, POSIX_TRACE_NO_OVERRUN);
+	CHECK_STATUS(trid, POSIX_TRACE_RUNNING, POSIX_TRACE_NOT_FULL, POSIX_TRACE_NO_OVERRUN);
 	record_range(N, N + 5);
 	CHECK_RC(posix_trace_stop(trid), 0);
 	for (uint32_t s = N; s < N + 5; s++) {
@@ -213,10 +186,7 @@ int main(void)
 	REQUIRE(t_try(trid, &ev, buf, 256, &len) == 0);
 	CHECK_EQ(ev.posix_event_id, POSIX_TRACE_STOP);
 	CHECK_EQ(t_try(trid, &ev, buf, 256, &len), 1);
-	t_status(trid, &run, &full, &ovr);
-	CHECK_EQ(run, POSIX_TRACE_SUSPENDED);
-	CHECK_EQ(full, POSIX_TRACE_NOT_FULL);
-	CHECK_EQ(ovr, POSIX_TRACE_NO_OVERRUN);
+	CHECK_STATUS(trid, POSIX_TRACE_SUSPENDED, POSIX_TRACE_NOT_FULL, POSIX_TRACE_NO_OVERRUN);
 
 	/* stopped while full, unread: start runs it again (only a stream that
 	 * stopped itself because it was full ignores start) */

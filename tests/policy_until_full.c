@@ -57,14 +57,8 @@ static void cycle(int first)
 
 	for (uint32_t s = 0; s < N; s++)
 		record(s);
-	t_status(trid, &run, &full, &ovr);
-	CHECK_EQ(run, POSIX_TRACE_SUSPENDED);
-	CHECK_EQ(full, POSIX_TRACE_FULL);
-	CHECK_EQ(ovr, POSIX_TRACE_OVERRUN);
-	t_status(trid, &run, &full, &ovr);
-	CHECK_EQ(run, POSIX_TRACE_SUSPENDED);
-	CHECK_EQ(full, POSIX_TRACE_FULL);
-	CHECK_EQ(ovr, POSIX_TRACE_NO_OVERRUN);
+	CHECK_STATUS(trid, POSIX_TRACE_SUSPENDED, POSIX_TRACE_FULL, POSIX_TRACE_OVERRUN);
+	CHECK_STATUS(trid, POSIX_TRACE_SUSPENDED, POSIX_TRACE_FULL, POSIX_TRACE_NO_OVERRUN);
 	/* posix_trace_event on the stopped stream: another overrun */
 	record(N);
 	t_status(trid, &run, &full, &ovr);
@@ -103,10 +97,7 @@ static void cycle(int first)
 	CHECK_EQ(t_try(trid, &ev, buf, 256, &len), 1);
 
 	/* drained: running again, with room */
-	t_status(trid, &run, &full, &ovr);
-	CHECK_EQ(run, POSIX_TRACE_RUNNING);
-	CHECK_EQ(full, POSIX_TRACE_NOT_FULL);
-	CHECK_EQ(ovr, POSIX_TRACE_NO_OVERRUN);
+	CHECK_STATUS(trid, POSIX_TRACE_RUNNING, POSIX_TRACE_NOT_FULL, POSIX_TRACE_NO_OVERRUN);
 }
 
 static atomic_uint consumed;  /* user events the reader has taken */
@@ -137,7 +128,7 @@ static void concurrent(void)
 	struct posix_trace_event_info ev;
 	unsigned char buf[256], want[MAXDATA];
 	size_t len;
-	int unavailable, bad = 0, run, full, ovr;
+	int unavailable, bad = 0;
 	pthread_t th;
 
 	REQUIRE(t_try(trid, &ev, buf, 256, &len) == 0);
@@ -163,10 +154,7 @@ static void concurrent(void)
 	CHECK_EQ(writer_full, 0);
 	CHECK_EQ(writer_overrun, 0);
 	CHECK_EQ(writer_stopped, 0);
-	t_status(trid, &run, &full, &ovr);
-	CHECK_EQ(run, POSIX_TRACE_RUNNING);
-	CHECK_EQ(full, POSIX_TRACE_NOT_FULL);
-	CHECK_EQ(ovr, POSIX_TRACE_NO_OVERRUN);
+	CHECK_STATUS(trid, POSIX_TRACE_RUNNING, POSIX_TRACE_NOT_FULL, POSIX_TRACE_NO_OVERRUN);
 
 	CHECK_RC(posix_trace_stop(trid), 0);
 	REQUIRE(t_try(trid, &ev, buf, 256, &len) == 0);

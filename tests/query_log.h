@@ -2,7 +2,7 @@
  * query_log.h -- a log whose every row is known, for the tests and the
  * benchmark of `posixtrace query` and the SQLite extension (tests/
  * cli_query.c, bench/query.c), written straight with the log writer as
- * biglog.h does.
+ * biglog.h does (and with its biglog_open, biglog_end).
  *
  * Process 100 ("server --port 80", parent 1) has threads A (TID 101,
  * "main") and B (TID 102, "worker-1"); process 200 ("child", parent 100)
@@ -38,6 +38,7 @@
 #include <trace.h>
 #include "../src/ext.h"
 #include "../src/log/logfmt.h"
+#include "biglog.h"
 
 #define QLOG_T0 1764255600000000000ull
 #define QLOG_ROUND 10000u
@@ -70,28 +71,12 @@ static inline int qlog_write(const char *path, uint64_t n)
 {
 	static const char *const names[] = { "req/begin", "req/end", "db/begin", "db/end",
 	                                     "hand/async-begin", "hand/async-end", "tick", "note" };
-	struct pt_attr_img a;
 	struct pt_logw w;
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600), rc;
+	int fd, rc = biglog_open(&w, &fd, path, "qlog", QLOG_T0, names, 8);
 
-	if (fd < 0)
-		return errno;
-	memset(&a, 0, sizeof a);
-	strcpy(a.name, "qlog");
-	strcpy(a.version, "posixtrace 0.1.0");
-	a.create_sec = (int64_t)(QLOG_T0 / 1000000000u);
-	a.res_nsec = 1;
-	a.stream_size = 1 << 20, a.max_data = 256, a.log_size = 0;
-	a.stream_policy = POSIX_TRACE_LOOP, a.log_policy = POSIX_TRACE_APPEND;
-	a.inherit = POSIX_TRACE_CLOSE_FOR_CHILD, a.has_log = 1;
-	if ((rc = pt_logw_init(&w, fd, &a, POSIX_TRACE_APPEND, 0)) != 0) {
-		close(fd);
+	if (rc)
 		return rc;
-	}
-	for (unsigned k = 0; k < 8 && !rc; k++)
-		rc = pt_logw_name(&w, 17 + k, names[k]);
-	if (!rc)
-		rc = qlog_meta(&w, PT_EXT_OBJ_PROC, 100, 0, 1, "server --port 80");
+	rc = qlog_meta(&w, PT_EXT_OBJ_PROC, 100, 0, 1, "server --port 80");
 	if (!rc)
 		rc = qlog_meta(&w, PT_EXT_OBJ_PROC, 200, 0, 100, "child");
 	if (!rc)
@@ -133,18 +118,7 @@ static inline int qlog_write(const char *path, uint64_t n)
 		uint64_t r = n;
 		rc = pt_logw_event(&w, QLOG_T0 + n * QLOG_ROUND, 100, QLOG_A, 0x401011, 17, 0, &r, 8);
 	}
-	if (!rc) {
-		struct posix_trace_status_info st;
-		memset(&st, 0, sizeof st);
-		st.posix_stream_status = POSIX_TRACE_SUSPENDED;
-		st.posix_stream_overrun_status = n >= 2 ? POSIX_TRACE_OVERRUN : POSIX_TRACE_NO_OVERRUN;
-		w.stream_lost = n >= 2 ? QLOG_LOST : 0;
-		rc = pt_logw_finish(&w, &st);
-	}
-	pt_logw_free(&w);
-	if (close(fd) && !rc)
-		rc = errno;
-	return rc;
+	return biglog_end(&w, fd, rc, 1, n >= 2 ? QLOG_LOST : 0);
 }
 
 /* The extension of a sanitized build is built with the sanitizer's

@@ -39,25 +39,10 @@ static const char *log_path;
 static int two_kinds(const char *path, uint64_t rounds)
 {
 	static const char *const names[] = { "x/async-begin", "x/async-end", "x/begin", "x/end" };
-	struct pt_attr_img a;
 	struct pt_logw w;
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600), rc;
-	if (fd < 0)
-		return errno;
-	memset(&a, 0, sizeof a);
-	strcpy(a.name, "twokinds");
-	strcpy(a.version, "posixtrace 0.1.0");
-	a.create_sec = (int64_t)(QLOG_T0 / 1000000000u);
-	a.res_nsec = 1;
-	a.stream_size = 1 << 20, a.max_data = 256, a.log_size = 0;
-	a.stream_policy = POSIX_TRACE_LOOP, a.log_policy = POSIX_TRACE_APPEND;
-	a.inherit = POSIX_TRACE_CLOSE_FOR_CHILD, a.has_log = 1;
-	if ((rc = pt_logw_init(&w, fd, &a, POSIX_TRACE_APPEND, 0)) != 0) {
-		close(fd);
+	int fd, rc = biglog_open(&w, &fd, path, "twokinds", QLOG_T0, names, 4);
+	if (rc)
 		return rc;
-	}
-	for (unsigned k = 0; k < 4 && !rc; k++)
-		rc = pt_logw_name(&w, 17 + k, names[k]);
 	for (uint64_t r = 0; r < rounds && !rc; r++) {
 		uint64_t t = QLOG_T0 + r * 1000;
 		rc = pt_logw_event(&w, t, 100, QLOG_A, 0x401000, 19, 0, NULL, 0);
@@ -68,36 +53,13 @@ static int two_kinds(const char *path, uint64_t rounds)
 		if (!rc)
 			rc = pt_logw_event(&w, t + 200, 100, QLOG_B, 0x401000, 18, 0, &r, 8);
 	}
-	if (!rc) {
-		struct posix_trace_status_info st;
-		memset(&st, 0, sizeof st);
-		st.posix_stream_status = POSIX_TRACE_SUSPENDED;
-		rc = pt_logw_finish(&w, &st);
-	}
-	pt_logw_free(&w);
-	if (close(fd) && !rc)
-		rc = errno;
-	return rc;
+	return biglog_end(&w, fd, rc, 1, 0);
 }
 
-/* `posixtrace query --csv LOG SQL`'s rows (exit 0 checked), CRLF as LF */
+/* cli_query_csv() of the log */
 static char *q(const char *sql)
 {
-	char *out = NULL, *err = NULL;
-	int rc = cli_run(CLI("query", "--csv", (char *)log_path, (char *)sql), &out, &err);
-	if (rc != 0)
-		fprintf(stderr, "query %s: exit %d: %s\n", sql, rc, err ? err : "");
-	CHECK_EQ(rc, 0);
-	free(err);
-	char *body = out ? strstr(out, "\r\n") : NULL;
-	char *r = strdup(body ? body + 2 : "");
-	free(out);
-	char *w = r;
-	for (char *p = r; *p; p++)
-		if (*p != '\r')
-			*w++ = *p;
-	*w = 0;
-	return r;
+	return cli_query_csv(log_path, sql);
 }
 
 /* pt_visited() after sql (the events its tables read) */
@@ -138,11 +100,7 @@ int main(void)
 {
 	T_BEGIN(120);
 	cli_setup();
-	char *err = NULL;
-	if (cli_run(CLI("query", "/dev/null", "SELECT 1"), NULL, &err) == 1 &&
-	    cli_contains(err, "without SQLite"))
-		T_SKIP("this posixtrace was built without SQLite (libsqlite3-dev)");
-	free(err);
+	cli_need_sqlite();
 	log_path = strdup(cli_path("slices.ptlog"));
 	REQUIRE(qlog_write(log_path, NR) == 0);
 	const uint64_t R = QLOG_ROUND, end = QLOG_T0 + NR * R;

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <trace.h>
 #include "t.h"
+#include "helpers.h"
 
 #if defined(__clang__)
 #define NOINLINE __attribute__((noinline))
@@ -237,7 +238,7 @@ int main(void)
 	trace_event_id_t named;
 	CHECK_RC(posix_trace_eventid_open("read.c/named", &named), 0);
 	CHECK(named >= 17 && named < 1024);
-	for (trace_event_id_t id = 0; id < 16; id++)
+	for (trace_event_id_t id = 0; id < PT_SYS_IDS; id++)
 		record_here(id, payload, 4);
 	const trace_event_id_t bad[] = { 1024, 1025, 2048, 4095, 4096, 65536, 0x7fffffffu,
 	                                 0xffffffffu };

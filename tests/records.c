@@ -22,6 +22,7 @@
 #include <trace.h>
 #include "t.h"
 #include "../src/api/api.h"
+#include "helpers.h"
 
 #if defined(__clang__)
 #define NOINLINE __attribute__((noinline))
@@ -168,7 +169,7 @@ int main(void)
 	unsigned char buf[64];
 	size_t len;
 	while (next_event(trid, &ev, buf, &len)) {
-		if (ev.posix_event_id < 16)
+		if (ev.posix_event_id < PT_SYS_IDS)
 			continue; /* START, STOP */
 		CHECK(i < N);
 		if (i >= N)

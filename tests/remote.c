@@ -21,6 +21,7 @@
 #include <sys/wait.h>
 #include <trace.h>
 #include "t.h"
+#include "helpers.h"
 
 enum { OP_REG = 1, OP_REC, OP_REC_LATE, OP_QUIT };   /* LATE: after 50 ms */
 struct cmd { int op, n, nthr; trace_event_id_t id; char name[TRACE_EVENT_NAME_MAX + 1]; };
@@ -31,24 +32,6 @@ struct worker { pid_t pid; int cmd, rep; };
 static unsigned sum_of(int thr, int seq)
 {
 	return (unsigned)thr * 2654435761u ^ (unsigned)seq * 40503u ^ 0x5a5a5a5au;
-}
-
-static int read_full(int fd, void *p, size_t n)
-{
-	for (size_t got = 0; got < n;) {
-		ssize_t r = read(fd, (char *)p + got, n - got);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return -1;
-		got += (size_t)r;
-	}
-	return 0;
-}
-
-static void write_full(int fd, const void *p, size_t n)
-{
-	REQUIRE(write(fd, p, n) == (ssize_t)n);
 }
 
 /* ------------------------------------------------------------ the worker */
@@ -68,7 +51,7 @@ static void worker_main(int cfd, int rfd)
 {
 	struct cmd c;
 	alarm(60);
-	while (read_full(cfd, &c, sizeof c) == 0 && c.op != OP_QUIT) {
+	while (t_read_full(cfd, &c, sizeof c) == 0 && c.op != OP_QUIT) {
 		struct rep r = { 0, 0 };
 		if (c.op == OP_REG) {
 			r.rc = posix_trace_eventid_open(c.name, &r.id);
@@ -87,28 +70,18 @@ static void worker_main(int cfd, int rfd)
 			for (int i = 0; i < c.nthr; i++)
 				pthread_join(th[i], NULL);
 		}
-		write_full(rfd, &r, sizeof r);
+		t_write_full(rfd, &r, sizeof r);
 	}
 	_exit(0);
 }
 
 static struct worker spawn_worker(void)
 {
-	int c[2], r[2];
-	struct worker w;
-	REQUIRE(pipe(c) == 0 && pipe(r) == 0);
-	w.pid = fork();
-	REQUIRE(w.pid >= 0);
-	if (w.pid == 0) {
-		close(c[1]);
-		close(r[0]);
-		worker_main(c[0], r[1]);
-	}
-	close(c[0]);
-	close(r[1]);
-	w.cmd = c[1];
-	w.rep = r[0];
-	return w;
+	struct t_pipes p;
+	pid_t pid = t_fork_piped(&p);
+	if (pid == 0)
+		worker_main(p.cmd, p.rep);
+	return (struct worker){ pid, p.cmd, p.rep };
 }
 
 static struct rep ask(struct worker *w, int op, const char *name, trace_event_id_t id, int n, int nthr)
@@ -117,8 +90,8 @@ static struct rep ask(struct worker *w, int op, const char *name, trace_event_id
 	struct rep r;
 	if (name)
 		snprintf(c.name, sizeof c.name, "%s", name);
-	write_full(w->cmd, &c, sizeof c);
-	if (read_full(w->rep, &r, sizeof r) != 0) {
+	t_write_full(w->cmd, &c, sizeof c);
+	if (t_read_full(w->rep, &r, sizeof r) != 0) {
 		fprintf(stderr, "worker %d died (op %d)\n", (int)w->pid, op);
 		exit(1);
 	}
@@ -136,24 +109,11 @@ static void end_worker(struct worker *w)
 {
 	int st;
 	struct cmd c = { OP_QUIT, 0, 0, 0, "" };
-	write_full(w->cmd, &c, sizeof c);
+	t_write_full(w->cmd, &c, sizeof c);
 	close(w->cmd);
 	close(w->rep);
 	REQUIRE(waitpid(w->pid, &st, 0) == w->pid);
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-}
-
-/* posix_trace_create() for another pid that must work; says why not. */
-static trace_id_t create_ok(pid_t pid, const trace_attr_t *attr)
-{
-	trace_id_t trid;
-	int rc = posix_trace_create(pid, attr, &trid);
-	if (rc != 0) {
-		fprintf(stderr, "posix_trace_create(pid %d): %s%s\n", (int)pid, strerror(rc),
-		        rc == ENOSYS ? " -- tracing another process is not implemented" : "");
-		exit(1);
-	}
-	return trid;
 }
 
 /* ------------------------------------------------------------ reading */
@@ -241,7 +201,7 @@ static void ids_and_events(void)
 	size_t len;
 	int n, un;
 
-	trid = create_ok(w.pid, NULL);
+	trid = t_create_ok(w.pid, NULL);
 	CHECK_RC(posix_trace_trid_eventid_open(trid, "remote-early", &x), 0);
 	CHECK_EQ(x, early);
 	check_name(trid, early, "remote-early");
@@ -274,13 +234,13 @@ static void ids_and_events(void)
 	/* a reader blocked in getnext is woken by the other process's event
 	 * (recorded 50 ms late, so that the reader is most likely asleep) */
 	struct cmd c = { OP_REC_LATE, 1, 1, ctl_first, "" };
-	write_full(w.cmd, &c, sizeof c);
+	t_write_full(w.cmd, &c, sizeof c);
 	CHECK_RC(posix_trace_getnext_event(trid, &ev, &p, sizeof p, &len, &un), 0);
 	CHECK_EQ(ev.posix_event_id, ctl_first);
 	CHECK_EQ(ev.posix_pid, w.pid);
 	CHECK(len == sizeof p && p.seq == 0 && p.sum == sum_of(0, 0));
 	struct rep r;
-	REQUIRE(read_full(w.rep, &r, sizeof r) == 0);
+	REQUIRE(t_read_full(w.rep, &r, sizeof r) == 0);
 
 	CHECK_RC(posix_trace_stop(trid), 0);
 	ask(&w, OP_REC, NULL, early, 10, 1);            /* stopped: nothing */
@@ -311,7 +271,7 @@ static void other_controller(pid_t target, trace_event_id_t ida, int cfd, int rf
 		res[3] = posix_trace_set_filter(t, &set, POSIX_TRACE_SET_EVENTSET);
 		res[4] = posix_trace_start(t);
 	}
-	write_full(rfd, res, sizeof res);
+	t_write_full(rfd, res, sizeof res);
 	if (res[0] != 0 || read(cfd, &c, 1) != 1)
 		_exit(1);
 	int n = collect(t);
@@ -320,9 +280,9 @@ static void other_controller(pid_t target, trace_event_id_t ida, int cfd, int rf
 	res[2] = count(n, POSIX_TRACE_START, getpid());
 	res[3] = 0;
 	for (int i = 0; i < n; i++)
-		if (g[i].id >= 16 && g[i].pid == target)
+		if (g[i].id >= PT_SYS_IDS && g[i].pid == target)
 			res[3]++;
-	write_full(rfd, res, sizeof res);
+	t_write_full(rfd, res, sizeof res);
 	_exit(posix_trace_shutdown(t) == 0 && !t_failures ? 0 : 2);
 }
 
@@ -332,14 +292,15 @@ static void two_controllers(void)
 	trace_event_id_t a = reg(&w, "remote-two-a"), b = reg(&w, "remote-two-b");
 	trace_event_set_t fa, fb;
 	trace_id_t t1, t2;
-	int n, st, res[8], c[2], r[2];
+	int n, st, res[8];
+	struct t_pipes p;
 
 	posix_trace_eventset_empty(&fa);
 	posix_trace_eventset_add(a, &fa);
 	posix_trace_eventset_empty(&fb);
 	posix_trace_eventset_add(b, &fb);
-	t1 = create_ok(w.pid, NULL);
-	t2 = create_ok(w.pid, NULL);
+	t1 = t_create_ok(w.pid, NULL);
+	t2 = t_create_ok(w.pid, NULL);
 	CHECK_RC(posix_trace_set_filter(t2, &fb, POSIX_TRACE_SET_EVENTSET), 0);
 	CHECK_RC(posix_trace_start(t1), 0);
 	CHECK_RC(posix_trace_start(t2), 0);
@@ -368,12 +329,10 @@ static void two_controllers(void)
 	check_user(n, a, w.pid, 1, 50);
 
 	/* a third stream, in another controller process, filtering a out */
-	REQUIRE(pipe(c) == 0 && pipe(r) == 0);
-	pid_t ctl = fork();
-	REQUIRE(ctl >= 0);
+	pid_t ctl = t_fork_piped(&p);
 	if (ctl == 0)
-		other_controller(w.pid, a, c[0], r[1]);
-	REQUIRE(read_full(r[0], res, sizeof res) == 0);
+		other_controller(w.pid, a, p.cmd, p.rep);
+	REQUIRE(t_read_full(p.rep, res, sizeof res) == 0);
 	CHECK_RC(res[0], 0);
 	REQUIRE(res[0] == 0);
 	CHECK_RC(res[1], 0);
@@ -382,8 +341,8 @@ static void two_controllers(void)
 	CHECK_RC(res[4], 0);
 	ask(&w, OP_REC, NULL, a, 70, 1);
 	ask(&w, OP_REC, NULL, b, 70, 1);
-	write_full(c[1], "r", 1);
-	REQUIRE(read_full(r[0], res, sizeof res) == 0);
+	t_write_full(p.cmd, "r", 1);
+	REQUIRE(t_read_full(p.rep, res, sizeof res) == 0);
 	CHECK_EQ(res[0], 71);                /* START + 70 b */
 	CHECK_EQ(res[1], 0);
 	CHECK_EQ(res[2], 1);
@@ -405,7 +364,8 @@ static void two_controllers(void)
 	check_user(n, a, w.pid, 3, 10);
 	CHECK_RC(posix_trace_shutdown(t2), 0);
 	end_worker(&w);
-	close(c[0]); close(c[1]); close(r[0]); close(r[1]);
+	close(p.cmd);
+	close(p.rep);
 }
 
 int main(void)

@@ -15,37 +15,7 @@
 #include <sys/wait.h>
 #include <trace.h>
 #include "t.h"
-
-static int read_full(int fd, void *p, size_t n)
-{
-	for (size_t got = 0; got < n;) {
-		ssize_t r = read(fd, (char *)p + got, n - got);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return -1;
-		got += (size_t)r;
-	}
-	return 0;
-}
-
-static void write_full(int fd, const void *p, size_t n)
-{
-	REQUIRE(write(fd, p, n) == (ssize_t)n);
-}
-
-/* posix_trace_create() for another pid that must work; says why not. */
-static trace_id_t create_ok(pid_t pid, const trace_attr_t *attr)
-{
-	trace_id_t trid;
-	int rc = posix_trace_create(pid, attr, &trid);
-	if (rc != 0) {
-		fprintf(stderr, "posix_trace_create(pid %d): %s%s\n", (int)pid, strerror(rc),
-		        rc == ENOSYS ? " -- tracing another process is not implemented" : "");
-		exit(1);
-	}
-	return trid;
-}
+#include "helpers.h"
 
 /* Every event in the stream: ids and pids. */
 static trace_event_id_t ids[64];
@@ -110,7 +80,7 @@ static void errors(void)
 static void only_start_stop(pid_t pid)
 {
 	trace_id_t trid;
-	trid = create_ok(pid, NULL);
+	trid = t_create_ok(pid, NULL);
 	CHECK_RC(posix_trace_start(trid), 0);
 	CHECK_RC(posix_trace_stop(trid), 0);
 	int n = collect(trid);
@@ -156,12 +126,12 @@ static void never_records(void)
 		unsetenv("POSIXTRACE_CTL");
 		execl("/bin/cat", "cat", (char *)NULL);
 		err = errno;
-		write_full(e[1], &err, sizeof err);
+		t_write_full(e[1], &err, sizeof err);
 		_exit(127);
 	}
 	close(p[0]);
 	close(e[1]);
-	if (read_full(e[0], &err, sizeof err) == 0) {   /* (EOF means exec done) */
+	if (t_read_full(e[0], &err, sizeof err) == 0) {   /* (EOF means exec done) */
 		printf("SKIP-PART: cannot exec /bin/cat: %s\n", strerror(err));
 	} else {
 		only_start_stop(pid);

@@ -49,11 +49,7 @@ int main(void)
 	sec_setup();
 	if (access(cli_bin, X_OK) != 0 || access(cli_app, X_OK) != 0)
 		T_SKIP("the posixtrace command or examples/app is not built");
-	char *e = NULL;
-	if (cli_run(CLI("view", (char *)cli_path("none")), NULL, &e) == 1 &&
-	    cli_contains(e, "without libmicrohttpd"))
-		T_SKIP("posixtrace was built without libmicrohttpd");
-	free(e);
+	cli_need_view();
 	const char *log = strdup(cli_path("a.ptlog"));
 	REQUIRE(cli_record_app(log, "0") == 0);
 	uid_t u = SEC_UID(1);

@@ -28,6 +28,7 @@
 #include <time.h>
 #include <trace.h>
 #include "t.h"
+#include "helpers.h"
 #include "cli_util.h"
 
 #define DRIP_MS 500
@@ -62,17 +63,6 @@ static int post(const char *file)
 	return 0;
 }
 
-static int read_full(int fd, unsigned char *p, size_t n)
-{
-	for (size_t got = 0; got < n;) {
-		ssize_t k = read(fd, p + got, n - got);
-		if (k <= 0)
-			return -1;
-		got += (size_t)k;
-	}
-	return 0;
-}
-
 static void be(unsigned char *o, uint64_t v, int bytes)
 {
 	for (int i = bytes - 1; i >= 0; i--, v >>= 8)
@@ -103,19 +93,7 @@ static void drip(int c, const unsigned char *p, size_t n)
  * when it took the control connection (CLOCK_MONOTONIC) into file at. */
 static pid_t fake_relay(int mode, unsigned *cp, unsigned *dp, const char *at)
 {
-	int ls[2];
-	unsigned ports[2];
-	for (int i = 0; i < 2; i++) {
-		struct sockaddr_in a = { .sin_family = AF_INET,
-		                         .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-		socklen_t l = sizeof a;
-		ls[i] = socket(AF_INET, SOCK_STREAM, 0);
-		REQUIRE(ls[i] >= 0 && bind(ls[i], (struct sockaddr *)&a, sizeof a) == 0 &&
-		        listen(ls[i], 4) == 0 && getsockname(ls[i], (struct sockaddr *)&a, &l) == 0);
-		ports[i] = ntohs(a.sin_port);
-	}
-	*cp = ports[0];
-	*dp = ports[1];
+	int ls[2] = { t_listen_loopback(cp), t_listen_loopback(dp) };
 	fflush(NULL);
 	pid_t p = fork();
 	REQUIRE(p >= 0);
@@ -145,11 +123,11 @@ static pid_t fake_relay(int mode, unsigned *cp, unsigned *dp, const char *at)
 	uint64_t handle = 1;
 	for (;;) {
 		unsigned char h[24], r[16 + 8] = { 0 };
-		if (read_full(c, h, 24))
+		if (t_read_full(c, h, 24))
 			_exit(0);
 		uint64_t len = get_be(h + 8, 8);
 		uint32_t cmd = (uint32_t)get_be(h + 16, 4);
-		if (len > sizeof pay || read_full(c, pay, (size_t)len))
+		if (len > sizeof pay || t_read_full(c, pay, (size_t)len))
 			_exit(0);
 		switch (cmd) {
 		case 5: /* VERSION */

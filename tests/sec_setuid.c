@@ -24,6 +24,7 @@
 #include <time.h>
 #include <trace.h>
 #include "t.h"
+#include "helpers.h"
 #include "sec_util.h"
 #include "../src/shm/layout.h"
 
@@ -62,17 +63,6 @@ static int suid_main(int argc, char **argv)
 	return 0;
 }
 
-static int read_full(int fd, void *p, size_t n)
-{
-	for (size_t k = 0; k < n;) {
-		ssize_t r = read(fd, (char *)p + k, n - k);
-		if (r <= 0)
-			return -1;
-		k += (size_t)r;
-	}
-	return 0;
-}
-
 /* As the user: trace a child of ours, write a hostile slot into its
  * control segment, let it exec the program with POSIXTRACE_CTL naming
  * that segment; print how many events carried the token. */
@@ -98,7 +88,7 @@ static int attack_main(char **argv)
 		_exit(22);
 	}
 	int cfd;
-	if (c < 0 || read_full(rep[0], &cfd, sizeof cfd))
+	if (c < 0 || t_read_full(rep[0], &cfd, sizeof cfd))
 		return 23;
 	trace_attr_t attr;
 	trace_id_t trid;

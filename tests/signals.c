@@ -22,6 +22,7 @@
 #include <time.h>
 #include <trace.h>
 #include "t.h"
+#include "helpers.h"
 
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
 #define MAX_MAIN 400000u
@@ -44,14 +45,6 @@ static volatile int nested;           /* case 2: A raises B */
 static atomic_int pump_stop;
 static pthread_t main_thread;
 
-static uint32_t checksum(uint32_t src, uint64_t seq, uint64_t noise)
-{
-	uint64_t h = (seq + 0x9e3779b97f4a7c15ull * (src + 1)) ^ (noise * 0xbf58476d1ce4e5b9ull);
-	h ^= h >> 31;
-	h *= 0x94d049bb133111ebull;
-	return (uint32_t)(h ^ (h >> 29));
-}
-
 /* Record the next event of source src; async-signal-safe. */
 static void record(unsigned src)
 {
@@ -60,7 +53,7 @@ static void record(unsigned src)
 	p.src = src;
 	p.seq = count[src];
 	p.noise = p.seq * 0x2545f4914f6cdd1dull + src;
-	p.check = checksum(p.src, p.seq, p.noise);
+	p.check = t_check32(p.src, p.seq, p.noise);
 	posix_trace_event(ev[src], &p, sizeof p);
 	count[src] = p.seq + 1;
 }
@@ -199,7 +192,7 @@ static void run(int with_nesting)
 			continue;
 		}
 		memcpy(&p, data, len < sizeof p ? len : sizeof p);
-		if (len != sizeof p || p.src != s || p.check != checksum(p.src, p.seq, p.noise) ||
+		if (len != sizeof p || p.src != s || p.check != t_check32(p.src, p.seq, p.noise) ||
 		    p.noise != p.seq * 0x2545f4914f6cdd1dull + s) {
 			bad_payload++;
 			continue;

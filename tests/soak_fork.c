@@ -42,6 +42,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include "t.h"
+#include "helpers.h"
 #include "cli_util.h"
 
 #define POOL_EVENTS   200
@@ -56,13 +57,6 @@ struct wit {
 static trace_event_id_t ev_work, ev_pool, ev_help;
 static _Atomic int stop;
 static long long work_n[2];
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static void *worker(void *arg)
 {
@@ -102,8 +96,8 @@ static int service(double secs, const char *dir)
 	fclose(f);
 	for (intptr_t i = 0; i < 2; i++)
 		pthread_create(&wt[i], NULL, worker, (void *)i);
-	double t0 = now_s(), next_pool = t0;
-	while (now_s() - t0 < secs && helpers < MAX_HELPERS) {
+	double t0 = t_now_s(), next_pool = t0;
+	while (t_now_s() - t0 < secs && helpers < MAX_HELPERS) {
 		pid_t p = fork();
 		if (p == 0) {
 			struct wit w = { helpers, 0 };
@@ -116,7 +110,7 @@ static int service(double secs, const char *dir)
 		if (p < 0)
 			return 4;
 		helpers++;
-		if (now_s() >= next_pool && pools < MAX_POOL) {
+		if (t_now_s() >= next_pool && pools < MAX_POOL) {
 			pthread_t pt;
 			if (pthread_create(&pt, NULL, pool, (void *)(intptr_t)pools) == 0) {
 				pthread_detach(pt);
@@ -238,13 +232,13 @@ int main(int argc, char **argv)
 	}
 	REQUIRE(svc > 0);
 	int ns = 0, attaches = 0;
-	double t0 = now_s();
-	while (now_s() - t0 < secs - 1 && ns < SAMPLES) {
+	double t0 = t_now_s();
+	while (t_now_s() - t0 < secs - 1 && ns < SAMPLES) {
 		double target = (double)(ns + 1);
 		/* 100 attaches spread over the run */
-		while (attaches < 100 && attaches < (int)(100 * (now_s() - t0) / secs))
+		while (attaches < 100 && attaches < (int)(100 * (t_now_s() - t0) / secs))
 			attach_once(svc), attaches++;
-		while (now_s() - t0 < target)
+		while (t_now_s() - t0 < target)
 			usleep(20000);
 		smp[ns].shm = status_kb(svc, "RssShmem");
 		smp[ns].vm = status_kb(svc, "VmSize");
@@ -313,7 +307,7 @@ int main(int argc, char **argv)
 		if (none)
 			break;
 		lost += ev.posix_event_id == POSIX_TRACE_OVERFLOW;
-		if (ev.posix_event_id < 16)
+		if (ev.posix_event_id < PT_SYS_IDS)
 			continue;
 		if (len != sizeof w) {
 			bad++;

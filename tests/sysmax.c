@@ -24,6 +24,7 @@
 #include <time.h>
 #include <trace.h>
 #include "t.h"
+#include "helpers.h"
 #include "ns_util.h"
 
 #define NKIDS 24
@@ -43,18 +44,11 @@ static int create_for(pid_t pid, trace_id_t *trid)
 	return rc;
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* PER streams for each of kid[from..to); returns how many were made.  An
  * EAGAIN is retried for up to `wait` seconds. */
 static int fill(int from, int to, trace_id_t *ids, double wait, int *last_rc)
 {
-	double end = now_s() + wait;
+	double end = t_now_s() + wait;
 	int n = 0;
 	for (int k = from; k < to; k++)
 		for (int i = 0; i < PER;) {
@@ -65,25 +59,12 @@ static int fill(int from, int to, trace_id_t *ids, double wait, int *last_rc)
 				continue;
 			}
 			*last_rc = rc;
-			if (rc != EAGAIN || now_s() > end)
+			if (rc != EAGAIN || t_now_s() > end)
 				return n;
 			usleep(10000);
 		}
 	*last_rc = 0;
 	return n;
-}
-
-static int read_full(int fd, void *p, size_t n)
-{
-	for (size_t k = 0; k < n;) {
-		ssize_t r = read(fd, (char *)p + k, n - k);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return -1;
-		k += (size_t)r;
-	}
-	return 0;
 }
 
 /* The controller child: 64 streams, then "try one more" on request. */
@@ -111,7 +92,7 @@ static int ask_controller(int cfd, int rfd)
 {
 	int rc = -1;
 	REQUIRE(write(cfd, "t", 1) == 1);
-	REQUIRE(read_full(rfd, &rc, sizeof rc) == 0);
+	REQUIRE(t_read_full(rfd, &rc, sizeof rc) == 0);
 	return rc;
 }
 
@@ -119,7 +100,8 @@ int main(void)
 {
 	static trace_id_t mine[NKIDS * PER];
 	trace_id_t self, extra;
-	int idle[2], c[2], r[2], res[2], n, rc;
+	int idle[2], res[2], n, rc;
+	struct t_pipes pp;
 	struct rlimit rl;
 
 	ns_private(); /* first: before any stream, socket or child */
@@ -148,18 +130,12 @@ int main(void)
 	}
 	close(idle[0]);
 
-	REQUIRE(pipe(c) == 0 && pipe(r) == 0);
-	pid_t ctl = fork();
-	REQUIRE(ctl >= 0);
+	pid_t ctl = t_fork_piped(&pp);
 	if (ctl == 0) {
 		close(idle[1]);
-		close(c[1]);
-		close(r[0]);
-		controller(c[0], r[1]);
+		controller(pp.cmd, pp.rep);
 	}
-	close(c[0]);
-	close(r[1]);
-	REQUIRE(read_full(r[0], res, sizeof res) == 0);
+	REQUIRE(t_read_full(pp.rep, res, sizeof res) == 0);
 	CHECK_EQ(res[0], 8 * PER);
 	CHECK_RC(res[1], 0);
 
@@ -171,15 +147,15 @@ int main(void)
 	/* 128 exist: full, whoever asks, for whatever process */
 	CHECK_RC(posix_trace_create(0, &attr, &extra), EAGAIN);
 	CHECK_RC(create_for(kid[16], &extra), EAGAIN);
-	CHECK_RC(ask_controller(c[1], r[0]), EAGAIN);
+	CHECK_RC(ask_controller(pp.cmd, pp.rep), EAGAIN);
 
 	/* one shutdown: room for one */
 	CHECK_RC(posix_trace_shutdown(mine[0]), 0);
 	CHECK_RC(posix_trace_create(0, &attr, &self), 0);
 	CHECK_RC(create_for(kid[16], &extra), EAGAIN);
-	CHECK_RC(ask_controller(c[1], r[0]), EAGAIN);
+	CHECK_RC(ask_controller(pp.cmd, pp.rep), EAGAIN);
 	CHECK_RC(posix_trace_shutdown(self), 0);
-	CHECK_RC(ask_controller(c[1], r[0]), 0);   /* another process may take it */
+	CHECK_RC(ask_controller(pp.cmd, pp.rep), 0);   /* another process may take it */
 	CHECK_RC(create_for(kid[8], &mine[0]), 0); /* kid 8 lost a stream: its slot is free */
 	CHECK_RC(posix_trace_create(0, &attr, &extra), EAGAIN);
 
@@ -208,7 +184,7 @@ int main(void)
 	close(idle[1]);
 	for (int k = 0; k < NKIDS; k++)
 		waitpid(kid[k], NULL, 0);
-	close(c[1]);
-	close(r[0]);
+	close(pp.cmd);
+	close(pp.rep);
 	T_END();
 }

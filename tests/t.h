@@ -8,6 +8,7 @@
  *   T_SKIP("why")       exit 77: the test cannot run here
  *   T_END()             exit 0 if no CHECK failed, else 1 (1 too if no CHECK was made)
  *   t_rerun_with_env()  this program again in a child per environment value
+ *   CHECK_STATUS(trid, run, full, overrun)  the stream's three statuses (with <trace.h>)
  */
 #ifndef POSIXTRACE_TEST_H
 #define POSIXTRACE_TEST_H
@@ -156,6 +157,16 @@ static inline void t_status(trace_id_t trid, int *run, int *full, int *overrun)
 	*full = si.posix_stream_full_status;
 	*overrun = si.posix_stream_overrun_status;
 }
+
+/* t_status() and a check of each of the three (a macro: failures name the
+ * caller's line) */
+#define CHECK_STATUS(trid, run, full, overrun) do { \
+	int t_run_, t_full_, t_ovr_; \
+	t_status(trid, &t_run_, &t_full_, &t_ovr_); \
+	CHECK_EQ(t_run_, run); \
+	CHECK_EQ(t_full_, full); \
+	CHECK_EQ(t_ovr_, overrun); \
+} while (0)
 #endif
 
 /* A test that made no check tested nothing: it fails (a skip is T_SKIP). */

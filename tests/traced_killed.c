@@ -16,86 +16,7 @@
 #include <sys/wait.h>
 #include <trace.h>
 #include "t.h"
-
-struct payload { int pid, thr; long long seq; unsigned sum; };
-static unsigned sum_of(int pid, int thr, long long seq)
-{
-	return (unsigned)pid * 2654435761u ^ (unsigned)thr * 97u ^ (unsigned)seq * 40503u;
-}
-
-static void rec(trace_event_id_t id, int thr, long long seq)
-{
-	struct payload p = { getpid(), thr, seq, sum_of(getpid(), thr, seq) };
-	posix_trace_event(id, &p, sizeof p);
-}
-
-static int read_full(int fd, void *p, size_t n)
-{
-	for (size_t k = 0; k < n;) {
-		ssize_t r = read(fd, (char *)p + k, n - k);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return -1;
-		k += (size_t)r;
-	}
-	return 0;
-}
-
-static void write_full(int fd, const void *p, size_t n)
-{
-	REQUIRE(write(fd, p, n) == (ssize_t)n);
-}
-
-static void pipes(int a[2], int b[2])
-{
-	REQUIRE(pipe(a) == 0 && pipe(b) == 0);
-}
-
-/* posix_trace_create() for another pid that must work; says why not. */
-static trace_id_t create_ok(pid_t pid, const trace_attr_t *attr)
-{
-	trace_id_t trid;
-	int rc = posix_trace_create(pid, attr, &trid);
-	if (rc != 0) {
-		fprintf(stderr, "posix_trace_create(pid %d): %s%s\n", (int)pid, strerror(rc),
-		        rc == ENOSYS ? " -- tracing another process is not implemented" : "");
-		exit(1);
-	}
-	return trid;
-}
-
-/* Per-thread tally of user events: count, and how many broke the sequence
- * starting at first[thr] or were malformed. */
-struct tally { int n[4], bad, sys, other; long long next[4]; };
-
-static void drain(trace_id_t trid, pid_t pid, struct tally *t)
-{
-	for (;;) {
-		struct posix_trace_event_info ev;
-		struct payload p;
-		size_t len;
-		int un = -1;
-		REQUIRE(posix_trace_trygetnext_event(trid, &ev, &p, sizeof p, &len, &un) == 0);
-		if (un)
-			return;
-		if (ev.posix_event_id < 16) {
-			t->sys++;
-			continue;
-		}
-		if (ev.posix_pid != pid) {
-			t->other++;
-			continue;
-		}
-		if (len != sizeof p || p.pid != pid || p.thr < 0 || p.thr > 3 ||
-		    p.sum != sum_of(p.pid, p.thr, p.seq) || p.seq != t->next[p.thr]) {
-			t->bad++;
-			continue;
-		}
-		t->next[p.thr]++;
-		t->n[p.thr]++;
-	}
-}
+#include "helpers.h"
 
 /* ------------------------------------------- the traced process killed */
 #define VN 5000
@@ -106,7 +27,7 @@ static void *victim_thread(void *arg)
 {
 	int me = (int)(long)arg;
 	for (long long i = 0; i < VN; i++)
-		rec(vid, me, i);
+		t_wit_rec(vid, me, i);
 	atomic_fetch_add(&done_threads, 1);
 	while (atomic_load(&done_threads) >= 0)
 		pause();                /* keeps its chunk open */
@@ -122,50 +43,49 @@ static void *spinner(void *arg)
 	int me = (int)(long)arg;
 	long long i = 0;
 	for (; i <= 10000; i++)
-		rec(vid, me, i);
+		t_wit_rec(vid, me, i);
 	atomic_fetch_add(&done_threads, 1);
 	while (atomic_load(&done_threads) < 3)
 		sched_yield();
 	for (;; i++)
-		rec(vid, me, i);
+		t_wit_rec(vid, me, i);
 	return NULL;
 }
 
 static void victim(int full_speed)
 {
-	int go[2], rep[2], n = 0;
+	struct t_pipes p;
+	int n = 0;
 	trace_attr_t attr;
 	trace_id_t trid;
-	pipes(go, rep);
-	pid_t v = fork();
-	REQUIRE(v >= 0);
+	pid_t v = t_fork_piped(&p);
 	if (v == 0) {
 		pthread_t th;
 		char c;
 		alarm(60);
-		if (posix_trace_eventid_open("auto-victim", &vid) != 0 || read(go[0], &c, 1) != 1)
+		if (posix_trace_eventid_open("auto-victim", &vid) != 0 || read(p.cmd, &c, 1) != 1)
 			_exit(1);
 		for (long i = 0; i < 3; i++)
 			pthread_create(&th, NULL, full_speed ? spinner : victim_thread, (void *)i);
 		while (atomic_load(&done_threads) < 3)
 			sched_yield();
 		n = full_speed ? 0 : 3 * VN;
-		write_full(rep[1], &n, sizeof n);
+		t_write_full(p.rep, &n, sizeof n);
 		for (;;)
 			pause();
 	}
 	REQUIRE(posix_trace_attr_init(&attr) == 0);
 	REQUIRE(posix_trace_attr_setstreamfullpolicy(&attr, POSIX_TRACE_UNTIL_FULL) == 0);
 	REQUIRE(posix_trace_attr_setstreamsize(&attr, 4 << 20) == 0);
-	trid = create_ok(v, &attr);
+	trid = t_create_ok(v, &attr);
 	CHECK_RC(posix_trace_start(trid), 0);
-	write_full(go[1], "g", 1);
-	REQUIRE(read_full(rep[0], &n, sizeof n) == 0);
+	t_write_full(p.cmd, "g", 1);
+	REQUIRE(t_read_full(p.rep, &n, sizeof n) == 0);
 	kill(v, SIGKILL);
 	REQUIRE(waitpid(v, NULL, 0) == v);
 
-	struct tally t = { { 0 }, 0, 0, 0, { 0 } };
-	drain(trid, v, &t);
+	struct t_tally t = { { 0 }, 0, 0, 0, { 0 } };
+	t_wit_drain(trid, v, &t);
 	int first = t.n[0] + t.n[1] + t.n[2];
 	if (!full_speed)           /* all of it published before the kill */
 		CHECK_EQ(first, 3 * VN);
@@ -174,7 +94,7 @@ static void victim(int full_speed)
 	for (int quiet = 0, i = 0; quiet < 2 && i < 40; i++) {
 		int before = t.n[0] + t.n[1] + t.n[2] + t.bad;
 		usleep(60000);
-		drain(trid, v, &t);
+		t_wit_drain(trid, v, &t);
 		quiet = t.n[0] + t.n[1] + t.n[2] + t.bad == before ? quiet + 1 : 0;
 	}
 	CHECK_EQ(t.bad, 0);
@@ -193,7 +113,8 @@ static void victim(int full_speed)
 	}
 	CHECK_RC(posix_trace_shutdown(trid), 0);
 	posix_trace_attr_destroy(&attr);
-	close(go[0]); close(go[1]); close(rep[0]); close(rep[1]);
+	close(p.cmd);
+	close(p.rep);
 }
 
 int main(void)

@@ -23,36 +23,12 @@
 #include <time.h>
 #include <trace.h>
 #include "t.h"
+#include "helpers.h"
 #include "../src/shm/layout.h"
 
 #define MAXD 64
 
 static trace_event_id_t ev_id;
-
-static int read_full(int fd, void *p, size_t n)
-{
-	for (size_t k = 0; k < n;) {
-		ssize_t r = read(fd, (char *)p + k, n - k);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return -1;
-		k += (size_t)r;
-	}
-	return 0;
-}
-
-static void write_full(int fd, const void *p, size_t n)
-{
-	REQUIRE(write(fd, p, n) == (ssize_t)n);
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static uint64_t rnd(uint64_t *s)
 {
@@ -104,8 +80,8 @@ static void scribble(void)
 	uint64_t n = h->nchunks, csz = h->chunk_size, ck = h->chunks_off, nm = h->names_off;
 	uint64_t data = h->data_off;
 	unsigned char buf[MAXD];
-	double end = now_s() + 0.3;
-	for (unsigned long it = 0; now_s() < end; it++) {
+	double end = t_now_s() + 0.3;
+	for (unsigned long it = 0; t_now_s() < end; it++) {
 		memset(buf, (int)it, sizeof buf);
 		posix_trace_event(ev_id, buf, it % (MAXD + 1));
 		uint64_t v = rnd(&seed), w = rnd(&seed);
@@ -134,14 +110,14 @@ static void nobody_main(pid_t root, int cfd, int rfd)
 	int rc = 10;
 	if (setgroups(0, NULL) == 0 && setgid(65534) == 0 && setuid(65534) == 0)
 		rc = cannot(root);
-	write_full(rfd, &rc, sizeof rc);
-	while (read_full(cfd, &op, 1) == 0 && op != 'Q') {
+	t_write_full(rfd, &rc, sizeof rc);
+	while (t_read_full(cfd, &op, 1) == 0 && op != 'Q') {
 		if (op == 'B')
 			for (n = 0; n < 1000; n++)
 				posix_trace_event(ev_id, &n, sizeof n);
 		else
 			scribble();
-		write_full(rfd, &op, 1);
+		t_write_full(rfd, &op, 1);
 	}
 	_exit(0);
 }
@@ -153,19 +129,13 @@ int main(void)
 		T_SKIP("needs root");
 	signal(SIGPIPE, SIG_IGN);
 	REQUIRE(posix_trace_eventid_open("unpriv", &ev_id) == 0);
-	int c[2], r[2], rc, st;
+	int rc, st;
 	char op;
-	REQUIRE(pipe(c) == 0 && pipe(r) == 0);
-	pid_t np = fork();
-	REQUIRE(np >= 0);
-	if (np == 0) {
-		close(c[1]);
-		close(r[0]);
-		nobody_main(getppid(), c[0], r[1]);
-	}
-	close(c[0]);
-	close(r[1]);
-	REQUIRE(read_full(r[0], &rc, sizeof rc) == 0);
+	struct t_pipes pp;
+	pid_t np = t_fork_piped(&pp);
+	if (np == 0)
+		nobody_main(getppid(), pp.cmd, pp.rep);
+	REQUIRE(t_read_full(pp.rep, &rc, sizeof rc) == 0);
 	if (rc == 10)
 		T_SKIP("cannot switch to nobody (setgroups/setgid/setuid)");
 	if (rc)
@@ -183,8 +153,8 @@ int main(void)
 	CHECK_RC(rc, 0);
 	REQUIRE(rc == 0);
 	CHECK_RC(posix_trace_start(trid), 0);
-	write_full(c[1], "B", 1);
-	REQUIRE(read_full(r[0], &op, 1) == 0);
+	t_write_full(pp.cmd, "B", 1);
+	REQUIRE(t_read_full(pp.rep, &op, 1) == 0);
 	int got = 0, other = 0, un;
 	for (;;) {
 		struct posix_trace_event_info ev;
@@ -203,9 +173,9 @@ int main(void)
 
 	/* nobody scribbles on its stream; root reads */
 	unsigned long calls = 0, events = 0, errors = 0, bad = 0;
-	write_full(c[1], "S", 1);
+	t_write_full(pp.cmd, "S", 1);
 	for (;;) {
-		struct pollfd p = { r[0], POLLIN, 0 };
+		struct pollfd p = { pp.rep, POLLIN, 0 };
 		struct posix_trace_event_info ev;
 		unsigned char buf[1024];
 		size_t len = 0;
@@ -218,23 +188,23 @@ int main(void)
 			errors += ev.posix_event_id == POSIX_TRACE_ERROR;
 			bad += ev.posix_event_id >= 1024 ||
 			       ev.posix_truncation_status == POSIX_TRACE_TRUNCATED_READ ||
-			       len > (ev.posix_event_id < 16 ? 2 * sizeof(trace_event_set_t) : MAXD);
+			       len > (ev.posix_event_id < PT_SYS_IDS ? 2 * sizeof(trace_event_set_t) : MAXD);
 		}
 		if (done && (rc || un))
 			break;
 	}
-	REQUIRE(read_full(r[0], &op, 1) == 0);
+	REQUIRE(t_read_full(pp.rep, &op, 1) == 0);
 	printf("nobody scribbling: %lu calls, %lu events, %lu POSIX_TRACE_ERROR\n", calls, events,
 	       errors);
 	CHECK_EQ(bad, 0);
 	struct posix_trace_status_info si;
 	CHECK_RC(posix_trace_get_status(trid, &si), 0);
 	CHECK_RC(posix_trace_shutdown(trid), 0);
-	write_full(c[1], "Q", 1);
+	t_write_full(pp.cmd, "Q", 1);
 	REQUIRE(waitpid(np, &st, 0) == np);
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	posix_trace_attr_destroy(&a);
-	close(c[1]);
-	close(r[0]);
+	close(pp.cmd);
+	close(pp.rep);
 	T_END();
 }

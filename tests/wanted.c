@@ -31,6 +31,7 @@
 #include <sys/wait.h>
 #include <trace.h>
 #include "t.h"
+#include "helpers.h"
 
 static int wanted(trace_event_id_t id)
 {
@@ -88,7 +89,7 @@ static void count_ids(trace_id_t t, trace_event_id_t a, trace_event_id_t b, int 
 			return;
 		*na += ev.posix_event_id == a;
 		*nb += ev.posix_event_id == b;
-		*other += ev.posix_event_id >= 16 && ev.posix_event_id != a && ev.posix_event_id != b;
+		*other += ev.posix_event_id >= PT_SYS_IDS && ev.posix_event_id != a && ev.posix_event_id != b;
 	}
 }
 
@@ -104,8 +105,8 @@ static void local_checks(void)
 	trace_id_t t1 = mk(0, 0, 1 << 20);
 	CHECK_EQ(nwanted(), 0); /* not started */
 	CHECK_RC(posix_trace_start(t1), 0);
-	CHECK_EQ(nwanted(), 1024 - 16);
-	for (unsigned id = 0; id < 16; id++)
+	CHECK_EQ(nwanted(), 1024 - PT_SYS_IDS);
+	for (unsigned id = 0; id < PT_SYS_IDS; id++)
 		CHECK(!wanted(id));
 	CHECK(wanted(a) && wanted(b));
 
@@ -316,20 +317,18 @@ static void inherit_round(void)
 	CHECK_RC(posix_trace_set_filter(t, &s, POSIX_TRACE_SET_EVENTSET), 0);
 	CHECK_RC(posix_trace_start(t), 0);
 	CHECK(wanted(a) && !wanted(b));
-	int go[2], done[2];
-	REQUIRE(pipe(go) == 0 && pipe(done) == 0);
-	pid_t pid = fork();
-	REQUIRE(pid >= 0);
+	struct t_pipes pp;
+	pid_t pid = t_fork_piped(&pp);
 	if (pid == 0) {
 		char c;
 		/* the child's control segment hears of no filter change: every
 		 * user id may be wanted, and the function decides */
-		int ok = wanted(a) && wanted(b) && nwanted() == 1024 - 16;
+		int ok = wanted(a) && wanted(b) && nwanted() == 1024 - PT_SYS_IDS;
 		for (int i = 0; i < 5; i++) {
 			posix_trace_event(a, &i, sizeof i);
 			posix_trace_event(b, &i, sizeof i);
 		}
-		if (write(done[1], "1", 1) != 1 || read(go[0], &c, 1) != 1)
+		if (write(pp.rep, "1", 1) != 1 || read(pp.cmd, &c, 1) != 1)
 			_exit(2);
 		for (int i = 0; i < 3; i++) { /* now a filtered out, b wanted */
 			posix_trace_event(a, &i, sizeof i);
@@ -338,11 +337,11 @@ static void inherit_round(void)
 		_exit(ok ? 0 : 3);
 	}
 	char c;
-	REQUIRE(read(done[0], &c, 1) == 1);
+	REQUIRE(read(pp.rep, &c, 1) == 1);
 	s = set1(a);
 	CHECK_RC(posix_trace_set_filter(t, &s, POSIX_TRACE_SET_EVENTSET), 0);
 	CHECK(!wanted(a) && wanted(b));
-	REQUIRE(write(go[1], "g", 1) == 1);
+	REQUIRE(write(pp.cmd, "g", 1) == 1);
 	int st;
 	CHECK(waitpid(pid, &st, 0) == pid && WIFEXITED(st));
 	CHECK_EQ(WEXITSTATUS(st), 0);
@@ -363,7 +362,8 @@ static void inherit_round(void)
 	CHECK_EQ(nb, 3);
 	CHECK_RC(posix_trace_shutdown(t), 0);
 	CHECK_EQ(nwanted(), 0);
-	close(go[0]), close(go[1]), close(done[0]), close(done[1]);
+	close(pp.cmd);
+	close(pp.rep);
 }
 
 /* ---------------------------------------------------------------- exec */

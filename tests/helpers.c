@@ -1,0 +1,179 @@
+/*
+ * helpers.c -- the helpers many tests share (see helpers.h), compiled
+ * once and linked into every test.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include "helpers.h"
+#include "../src/shm/layout.h" /* PT_SYS_IDS, defined again: the same or an error */
+
+_Noreturn static void t_die(const char *what)
+{
+	fprintf(stderr, "helpers: %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+int t_read_full(int fd, void *p, size_t n)
+{
+	for (size_t got = 0; got < n;) {
+		ssize_t r = read(fd, (char *)p + got, n - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -1;
+		got += (size_t)r;
+	}
+	return 0;
+}
+
+void t_write_full(int fd, const void *p, size_t n)
+{
+	if (write(fd, p, n) != (ssize_t)n)
+		t_die("write to a pipe or socket");
+}
+
+double t_now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+
+long t_proc_kb(const char *file, const char *key)
+{
+	char line[256];
+	long kb = -1;
+	size_t kl = strlen(key);
+	FILE *f = fopen(file, "r");
+	while (f && fgets(line, sizeof line, f))
+		if (strncmp(line, key, kl) == 0 && line[kl] == ':')
+			kb = strtol(line + kl + 1, NULL, 10);
+	if (f)
+		fclose(f);
+	return kb;
+}
+
+uint32_t t_check32(uint32_t src, uint64_t seq, uint64_t noise)
+{
+	uint64_t h = (seq + 0x9e3779b97f4a7c15ull * (src + 1)) ^ (noise * 0xbf58476d1ce4e5b9ull);
+	h ^= h >> 31;
+	h *= 0x94d049bb133111ebull;
+	return (uint32_t)(h ^ (h >> 29));
+}
+
+uint64_t t_check64(uint32_t pid, uint32_t thr, uint64_t seq)
+{
+	uint64_t h = (seq + 1) * 0x9e3779b97f4a7c15ull ^ (uint64_t)pid << 20 ^ thr;
+	h ^= h >> 29;
+	return h * 0xbf58476d1ce4e5b9ull;
+}
+
+pid_t t_fork_piped(struct t_pipes *p)
+{
+	int c[2], r[2];
+	if (pipe(c) != 0 || pipe(r) != 0)
+		t_die("pipe");
+	pid_t pid = fork();
+	if (pid < 0)
+		t_die("fork");
+	close(pid == 0 ? c[1] : c[0]);
+	close(pid == 0 ? r[0] : r[1]);
+	*p = pid == 0 ? (struct t_pipes){ c[0], r[1] } : (struct t_pipes){ c[1], r[0] };
+	return pid;
+}
+
+int t_listen_loopback(unsigned *port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t l = sizeof a;
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) != 0 || listen(fd, 4) != 0 ||
+	    getsockname(fd, (struct sockaddr *)&a, &l) != 0)
+		t_die("a listening socket on 127.0.0.1");
+	*port = ntohs(a.sin_port);
+	return fd;
+}
+
+trace_id_t t_create_ok(pid_t pid, const trace_attr_t *attr)
+{
+	trace_id_t trid;
+	int rc = posix_trace_create(pid, attr, &trid);
+	if (rc != 0) {
+		fprintf(stderr, "posix_trace_create(pid %d): %s%s\n", (int)pid, strerror(rc),
+		        rc == ENOSYS ? " -- tracing another process is not implemented" : "");
+		exit(1);
+	}
+	return trid;
+}
+
+trace_id_t t_own_started(int inherit, size_t size)
+{
+	trace_attr_t attr;
+	trace_id_t trid;
+	int rc;
+	if ((rc = posix_trace_attr_init(&attr)) != 0 ||
+	    (rc = posix_trace_attr_setinherited(&attr, inherit)) != 0 ||
+	    (rc = posix_trace_attr_setstreamfullpolicy(&attr, POSIX_TRACE_UNTIL_FULL)) != 0 ||
+	    (rc = posix_trace_attr_setstreamsize(&attr, size)) != 0 ||
+	    (rc = posix_trace_create(0, &attr, &trid)) != 0 || (rc = posix_trace_start(trid)) != 0) {
+		errno = rc;
+		t_die("a stream of this process, started");
+	}
+	posix_trace_attr_destroy(&attr);
+	return trid;
+}
+
+int t_next(trace_id_t trid, struct posix_trace_event_info *ev, void *p, size_t cap, size_t *len)
+{
+	int un = -1, rc = posix_trace_trygetnext_event(trid, ev, p, cap, len, &un);
+	if (rc != 0) {
+		errno = rc;
+		t_die("posix_trace_trygetnext_event");
+	}
+	return !un;
+}
+
+unsigned t_wit_sum(int pid, int thr, long long seq)
+{
+	return (unsigned)pid * 2654435761u ^ (unsigned)thr * 97u ^ (unsigned)seq * 40503u;
+}
+
+void t_wit_rec(trace_event_id_t id, int thr, long long seq)
+{
+	struct t_wit p = { getpid(), thr, seq, t_wit_sum(getpid(), thr, seq) };
+	posix_trace_event(id, &p, sizeof p);
+}
+
+void t_wit_drain(trace_id_t trid, pid_t pid, struct t_tally *t)
+{
+	for (;;) {
+		struct posix_trace_event_info ev;
+		struct t_wit p;
+		size_t len;
+		if (!t_next(trid, &ev, &p, sizeof p, &len))
+			return;
+		if (ev.posix_event_id < PT_SYS_IDS) {
+			t->sys++;
+			continue;
+		}
+		if (ev.posix_pid != pid) {
+			t->other++;
+			continue;
+		}
+		if (len != sizeof p || p.pid != pid || p.thr < 0 || p.thr > 3 ||
+		    p.sum != t_wit_sum(p.pid, p.thr, p.seq) || p.seq != t->next[p.thr]) {
+			t->bad++;
+			continue;
+		}
+		t->next[p.thr]++;
+		t->n[p.thr]++;
+	}
+}

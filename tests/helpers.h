@@ -1,0 +1,101 @@
+/*
+ * helpers.h -- what many tests need, compiled once (tests/helpers.c) and
+ * linked into every test program by the Makefile's test rule.
+ *
+ * A helper here never counts a check (t.h's counters are each test's
+ * own): it returns what happened, or stops the test with exit(1) and a
+ * message where going on would make no sense (as REQUIRE does).
+ *
+ *   t_read_full(fd, p, n)     n bytes, retrying short reads and EINTR;
+ *                             0, or -1 at end of file or on an error
+ *   t_write_full(fd, p, n)    n bytes in one write(2), else the test stops
+ *   t_now_s()                 CLOCK_MONOTONIC in seconds
+ *   t_proc_kb(file, key)      a "key: N kB" line of a /proc file: N, or -1
+ *   t_fork_piped(&p)          a child joined by two pipes: 0 in the child,
+ *                             its pid in the parent (see below)
+ *   t_create_ok(pid, attr)    posix_trace_create() for pid that must work: the
+ *                             stream, else the test stops saying why
+ *   t_own_started(inherit, size) a started UNTIL_FULL stream of this process
+ *   t_next(trid, &ev, p, cap, &len)
+ *                             the next event without waiting: 1, or 0 when none
+ *   t_wit_rec(), t_wit_drain() a witness payload that checks itself, and a
+ *                             per-thread tally of a stream's such events
+ *   t_listen_loopback(&port)  a TCP socket listening on a free loopback port
+ *   t_check32(a, b, c)        a 32-bit check of three numbers (a pure function,
+ *                             async-signal-safe)
+ *   t_check64(pid, thr, seq)  a 64-bit check of a process, thread and sequence
+ *   UNDER_TSAN                1 in a ThreadSanitizer build (gcc or clang), else 0
+ *   PT_SYS_IDS                event ids below it are system events
+ */
+#ifndef POSIXTRACE_TEST_HELPERS_H
+#define POSIXTRACE_TEST_HELPERS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <trace.h>
+
+/* The library's name and value (src/shm/layout.h, which helpers.c also
+ * includes: a value there other than this one, to the letter, stops the
+ * build). */
+#define PT_SYS_IDS        16u                    /* ids below are system events */
+
+/* ThreadSanitizer's runtime has a thread of its own that the C library did
+ * not start (it counts as one of the program's: docs/implementation-
+ * defined.md), and it refuses a thread started in a child forked from a
+ * multi-threaded process (one whose stream has a flusher thread, say) */
+#if defined(__SANITIZE_THREAD__)
+#define UNDER_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define UNDER_TSAN 1
+#endif
+#endif
+#ifndef UNDER_TSAN
+#define UNDER_TSAN 0
+#endif
+
+int t_read_full(int fd, void *p, size_t n);
+void t_write_full(int fd, const void *p, size_t n);
+double t_now_s(void);
+long t_proc_kb(const char *file, const char *key);
+uint32_t t_check32(uint32_t src, uint64_t seq, uint64_t noise);
+uint64_t t_check64(uint32_t pid, uint32_t thr, uint64_t seq);
+
+/* A child joined to this process by two pipes, each side left with its own
+ * ends only (the others closed): commands go from the parent to the child
+ * on p->cmd, replies come back on p->rep.  Returns 0 in the child (p->cmd
+ * is then the end it reads, p->rep the end it writes) and the child's pid
+ * in the parent (p->cmd the end it writes, p->rep the end it reads); stops
+ * the test if pipe(2) or fork(2) fails. */
+struct t_pipes { int cmd, rep; };
+pid_t t_fork_piped(struct t_pipes *p);
+
+/* A TCP socket listening (backlog 4) on a free port of 127.0.0.1, its
+ * port in *port; stops the test if it cannot. */
+int t_listen_loopback(unsigned *port);
+
+trace_id_t t_create_ok(pid_t pid, const trace_attr_t *attr);
+
+/* A stream of this process (UNTIL_FULL, size bytes, inherited or not as
+ * inherit says), created and started; the test stops on an error. */
+trace_id_t t_own_started(int inherit, size_t size);
+
+/* posix_trace_trygetnext_event() that must work: 1 with the next event
+ * (its payload in p, cap bytes at most, its length in *len), 0 when there
+ * is none; stops the test on an error. */
+int t_next(trace_id_t trid, struct posix_trace_event_info *ev, void *p, size_t cap, size_t *len);
+
+/* A user event that checks itself: the recording process, thread number
+ * (0..3) and sequence, and a sum of the three. */
+struct t_wit { int pid, thr; long long seq; unsigned sum; };
+unsigned t_wit_sum(int pid, int thr, long long seq);
+void t_wit_rec(trace_event_id_t id, int thr, long long seq);
+
+/* Per-thread tally of the witness events of one pid: count, and how many
+ * broke the sequence starting at next[thr] or were malformed; system
+ * events and other pids' events are only counted. */
+struct t_tally { int n[4], bad, sys, other; long long next[4]; };
+void t_wit_drain(trace_id_t trid, pid_t pid, struct t_tally *t);
+
+#endif
