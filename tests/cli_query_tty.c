@@ -60,6 +60,12 @@ static void type(int fd, const char *keys)
 	REQUIRE(write(fd, keys, n) == (ssize_t)n);
 }
 
+/* what the prompt shows once a statement's result is out: keys typed
+ * before it are typed while the statement still runs, with the terminal
+ * as the program found it (canonical: a Ctrl-C there is a signal, and
+ * the line discipline drops what was typed before it) */
+#define PROMPT "\rposixtrace> \x1b[K"
+
 #define STEP(until, times, keys) do { \
 	int ok_ = wait_for(fd, until, times, 20000); \
 	if (!ok_) \
@@ -92,31 +98,31 @@ int main(void)
 	/* history: a statement on two lines, recalled as one */
 	STEP("posixtrace> ", 1, "SELECT count(*) AS flows\r");
 	STEP("   ...> ", 1, "FROM flow;\r");
-	STEP("flows\r\n-----\r\n    5\r\n", 1, "\x1b[A");
+	STEP("flows\r\n-----\r\n    5\r\n" PROMPT, 1, "\x1b[A");
 	STEP("posixtrace> SELECT count(*) AS flows FROM flow;", 1, "\r");
-	STEP("flows\r\n-----\r\n    5\r\n", 2, "SELECT 1");
+	STEP("flows\r\n-----\r\n    5\r\n" PROMPT, 2, "SELECT 1");
 	/* Up, then Down: the line being typed comes back */
 	type(fd, "\x1b[A");
 	STEP("posixtrace> SELECT count(*) AS flows FROM flow;", 2, "\x1b[B");
 	STEP("posixtrace> SELECT 1\x1b[K", 2, " AS one;\r");
-	STEP("one\r\n---\r\n  1\r\n", 1, NULL);
+	STEP("one\r\n---\r\n  1\r\n" PROMPT, 1, NULL);
 	/* editing: a digit typed in the middle, Backspace, Home, End */
 	type(fd, "SELECT 2 AS v;");
 	type(fd, "\x1b[D\x1b[D\x1b[D\x1b[D\x1b[D\x1b[D\x1b[D"); /* before the 2 */
 	type(fd, "4\r");
-	STEP(" v\r\n--\r\n42\r\n", 1, "SELECT 99X\x7f AS w;\r");
-	STEP(" w\r\n--\r\n99\r\n", 1, "AS h;");
+	STEP(" v\r\n--\r\n42\r\n" PROMPT, 1, "SELECT 99X\x7f AS w;\r");
+	STEP(" w\r\n--\r\n99\r\n" PROMPT, 1, "AS h;");
 	type(fd, "\x01SELECT 7 \x1b[F\r"); /* Ctrl-A, End */
-	STEP("h\r\n-\r\n7\r\n", 1, "SELECT 5 AS d;");
+	STEP("h\r\n-\r\n7\r\n" PROMPT, 1, "SELECT 5 AS d;");
 	type(fd, "\x1b[H\x1b[3~\x1b[3~\x1b[3~\x1b[3~\x1b[3~\x1b[3~\x1b[3~VALUES(8);"); /* Delete x7 */
 	type(fd, "\x0b\r"); /* Ctrl-K: the rest (" AS d;") */
-	STEP("column1\r\n-------\r\n      8\r\n", 1, "garbage\x15SELECT 6 AS u;\r"); /* Ctrl-U */
-	STEP("u\r\n-\r\n6\r\n", 1, NULL);
+	STEP("column1\r\n-------\r\n      8\r\n" PROMPT, 1, "garbage\x15SELECT 6 AS u;\r"); /* Ctrl-U */
+	STEP("u\r\n-\r\n6\r\n" PROMPT, 1, NULL);
 	/* Ctrl-C drops the line */
 	type(fd, "SELECT nonsense FROM nowhere");
 	type(fd, "\x03");
 	STEP("^C\r\n", 1, "SELECT 3 AS c;\r");
-	STEP("c\r\n-\r\n3\r\n", 1, NULL);
+	STEP("c\r\n-\r\n3\r\n" PROMPT, 1, NULL);
 	/* Ctrl-D on an empty line: the end, the terminal as it was; typed
 	 * at once after a statement, it comes while the statement runs (the
 	 * terminal canonical then) or after: the same end either way */

@@ -204,9 +204,9 @@ static void kill_traced(int round)
 		total += t.n[i];
 		CHECK(t.n[i] <= CAP);
 	}
-	printf("round %d: killed after %.1f ms: %llu %llu %llu %llu events%s\n", round,
+	printf("round %d: killed after %.1f ms: %llu %llu %llu %llu events (%llu)%s\n", round,
 	       delay * 1e3, (unsigned long long)t.n[0], (unsigned long long)t.n[1],
-	       (unsigned long long)t.n[2], (unsigned long long)t.n[3],
+	       (unsigned long long)t.n[2], (unsigned long long)t.n[3], (unsigned long long)total,
 	       t.overflow ? " (an OVERFLOW/RESUME pair)" : "");
 	CHECK_EQ(t.bad, 0);
 	CHECK_EQ(t.gaps, 0);
