@@ -355,7 +355,8 @@ int pt_ext_log_rotate_stats(trace_id_t trid, struct pt_ext_rotate_stats *out);
  * in want (a bitmap of __TRACE_EVENT_ID_LIMIT bits) written since the
  * last poll (from the open on), each writer's in its order (fn's data
  * points into the follower's own copy, valid during the call; fn returns
- * non-zero to stop looking at that chunk for this poll).  A chunk
+ * non-zero to end this poll after that record: the next poll goes on
+ * from the record after it).  A chunk
  * overwritten before it was read to its end is counted in missed.  Poll:
  * the records given, or -errno (EINVAL: trid is not a stream). */
 struct pt_ext_fev {
@@ -382,7 +383,7 @@ void pt_ext_follow_close(struct pt_ext_follow *f);
  * write. */
 struct pt_ext_snap {
 	uint64_t events, chunks, dropped, dropped_events, gaps, first, last, bytes;
-	uint64_t lapped, trig_kept; /* (src/trid/trid.h, struct pt_snap_stats) */
+	uint64_t lapped, trig_kept, trig_alone; /* (src/trid/trid.h, struct pt_snap_stats) */
 };
 int pt_ext_snapshot(trace_id_t trid, int fd, uint64_t from_ns, uint64_t to_ns,
                     struct pt_ext_snap *out);

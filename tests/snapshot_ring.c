@@ -19,7 +19,8 @@
  *     counted (nothing is read from them).
  *  3. posixtrace_trigger(): the follower sees the system event with the
  *     name as payload, cut at 63 bytes; with no stream running it does
- *     nothing.
+ *     nothing.  A callback that returns non-zero ends the poll there: two
+ *     threads' triggers, one a poll, in order, then none.
  *  4. The stream loses nothing it would not have lost without them: one
  *     thread records 300 000 events into a 1 MiB LOOP stream (it wraps
  *     many times), once alone and once while the main thread follows the
@@ -467,6 +468,19 @@ static void part4(void)
 	       (unsigned long long)b.lost, b.snaps);
 }
 
+static int stop_at_one(void *arg, const struct pt_ext_fev *e)
+{
+	struct fw *w = arg;
+	on_ev(w, e);
+	return 1;
+}
+
+static void *trig_thread(void *arg)
+{
+	posixtrace_trigger(arg);
+	return NULL;
+}
+
 static void part3(void)
 {
 	uint64_t want[__TRACE_EVENT_ID_LIMIT / 64] = { 0 };
@@ -488,6 +502,17 @@ static void part3(void)
 	posixtrace_trigger(longname);
 	CHECK_EQ(pt_ext_follow_poll(f, on_ev, &fw), 1);
 	CHECK_EQ(strlen(fw.name), 63);
+	/* stopped after one: two writers (two chunks), one a poll */
+	pthread_t th;
+	posixtrace_trigger("first");
+	REQUIRE(pthread_create(&th, NULL, trig_thread, "second") == 0);
+	pthread_join(th, NULL);
+	fw.trig = 0;
+	CHECK_EQ(pt_ext_follow_poll(f, stop_at_one, &fw), 1);
+	CHECK_EQ(fw.trig, 1);
+	CHECK_EQ(pt_ext_follow_poll(f, stop_at_one, &fw), 1);
+	CHECK_EQ(fw.trig, 2);
+	CHECK_EQ(pt_ext_follow_poll(f, stop_at_one, &fw), 0);
 	char nm[TRACE_EVENT_NAME_MAX + 1];
 	CHECK_RC(posix_trace_eventid_get_name(trid, PT_EXT_TRIGGER, nm), 0);
 	CHECK(strcmp(nm, "posixtrace_trigger") == 0);
@@ -572,6 +597,7 @@ static void part5(void)
 	CHECK_EQ(r.trig, 1);
 	CHECK_EQ(s.lapped, 0);
 	CHECK_EQ(s.trig_kept, 0);
+	CHECK_EQ(s.trig_alone, 0);
 	CHECK_EQ(s.gaps, 0);
 
 	/* the program laps the stream: 60 000 x 32 bytes, 7 times its size */

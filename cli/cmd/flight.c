@@ -358,7 +358,11 @@ static int on_event(void *arg, const struct pt_ext_fev *e)
 			}
 		}
 	}
-	return 0;
+	/* a snapshot's window has ended in the follower's view: the poll
+	 * stops there, so that the snapshot is taken now rather than after
+	 * the rest of a backlog (tens of ms under a flood, while the program
+	 * goes on overwriting the window) */
+	return fl->have_pending && e->ns >= fl->pend.due;
 }
 
 static void take_socket(struct flight *fl)
@@ -454,9 +458,10 @@ static void take_snapshot(struct flight *fl)
 		        (double)(t1 - fl->pend.t) / 1e6, fl->pend.why);
 		return;
 	}
-	/* overwritten past the trigger: its event gone from the stream (or,
-	 * with no event, a thread's chunks all begun after the window) */
-	int lapped = s.trig_kept || (!fl->pend.has_ev && s.lapped);
+	/* overwritten up to the trigger: its event gone from the stream, or
+	 * none of its thread's before it left (or, with no event, a thread's
+	 * chunks all begun after the window) */
+	int lapped = s.trig_kept || s.trig_alone || (!fl->pend.has_ev && s.lapped);
 	fl->lapped += lapped;
 	err_msg("snapshot %s: %llu events, %.3f s before and %.3f s after the trigger (%s); "
 	        "written in %.1f ms%s", path, (unsigned long long)s.events,
@@ -466,12 +471,12 @@ static void take_snapshot(struct flight *fl)
 	        s.dropped ? " (chunks overwritten while copied were left out)" : "");
 	if (lapped)
 		err_msg("snapshot %s lacks most of its window: the program overwrote it in the "
-		        "stream before it could be copied, %.1f ms after the trigger (%llu "
-		        "thread%s lapped it%s); a larger --flight keeps more", path,
-		        (double)(t1 - fl->pend.t) / 1e6, (unsigned long long)s.lapped,
-		        s.lapped == 1 ? "" : "s",
-		        s.trig_kept ? "; the trigger event is there, from the recorder's own look, "
-		                      "after a loss" : "");
+		        "stream before it could be copied, %.1f ms after the trigger (%s); a larger "
+		        "--flight keeps more", path, (double)(t1 - fl->pend.t) / 1e6,
+		        s.trig_kept ? "the trigger event is there, from the recorder's own look, "
+		                      "after a loss"
+		        : s.trig_alone ? "none of the trigger's thread's events before it is left"
+		                       : "threads' events up to the trigger are lost");
 }
 
 /* ------------------------------------------------------------ the loop */
@@ -568,10 +573,19 @@ struct flight *flight_start(const struct flight_opts *o, trace_id_t trid, const 
 	return fl;
 }
 
+/* its window's end is in the stream once every event stamped before it
+ * is committed: a little after (a writer stamps, then commits) */
+static int due(const struct flight *fl)
+{
+	return fl->have_pending && now_realtime_ns() >= fl->pend.due + 2000000;
+}
+
 void flight_step(struct flight *fl)
 {
 	if (!fl)
 		return;
+	if (due(fl)) /* (before the follower goes on) */
+		take_snapshot(fl);
 	pt_ext_follow_poll(fl->fol, on_event, fl);
 	/* the map's area (thread and process identities, descriptions, code)
 	 * is a ring the reader must drain, or its later entries are lost:
@@ -603,9 +617,7 @@ void flight_step(struct flight *fl)
 		}
 		t->above = use >= t->permille;
 	}
-	/* its window's end is in the stream once every event stamped before
-	 * it is committed: a little after (a writer stamps, then commits) */
-	if (fl->have_pending && now_realtime_ns() >= fl->pend.due + 2000000)
+	if (due(fl))
 		take_snapshot(fl);
 }
 
@@ -614,9 +626,14 @@ int flight_end(struct flight *fl, int final)
 	if (!fl)
 		return 0;
 	if (final) {
-		flight_step(fl);
-		if (fl->have_pending) /* the program ended: its window ends there too */
+		/* the program ended: a window ends there too; the follower to
+		 * the end of the stream (a poll stops at a window's end) */
+		for (int k = 0; k < 100000; k++) {
+			flight_step(fl);
+			if (!fl->have_pending)
+				break;
 			take_snapshot(fl);
+		}
 		err_msg("flight recorder: %llu trigger%s, %u snapshot%s written to %s/%s", 
 		        (unsigned long long)fl->triggers, fl->triggers == 1 ? "" : "s", fl->taken,
 		        fl->taken == 1 ? "" : "s", fl->dir, fl->taken ? "" : " (none)");

@@ -102,7 +102,7 @@ int pt_ext_snapshot_trig(trace_id_t trid, int fd, uint64_t from_ns, uint64_t to_
 	pt_trid_unlock(t);
 	*out = (struct pt_ext_snap){ st.events, st.chunks, st.dropped, st.dropped_events, st.gaps,
 	                             st.first, st.last, st.bytes, st.lapped,
-	                             st.trig_kept };
+	                             st.trig_kept, st.trig_alone };
 	return rc;
 }
 

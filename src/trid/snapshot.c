@@ -206,7 +206,7 @@ int pt_snap_follow_poll(struct pt_trid *t, struct pt_snap_follow *f, pt_snap_fn 
 {
 	const struct pt_view *v = &t->view;
 	uint32_t epoch = epoch_of(t), ntodo = 0;
-	int delivered = 0;
+	int delivered = 0, stop = 0;
 
 	if (v->nchunks != f->n || v->chunk_size != f->chunk_size)
 		return -EINVAL;
@@ -228,7 +228,7 @@ int pt_snap_follow_poll(struct pt_trid *t, struct pt_snap_follow *f, pt_snap_fn 
 		f->todo[ntodo++].i = i;
 	}
 	qsort(f->todo, ntodo, sizeof *f->todo, by_seq);
-	for (uint32_t k = 0; k < ntodo; k++) {
+	for (uint32_t k = 0; k < ntodo && !stop; k++) {
 		uint32_t i = f->todo[k].i;
 		struct fck *c = &f->ck[i];
 		struct ckd d;
@@ -279,8 +279,8 @@ int pt_snap_follow_poll(struct pt_trid *t, struct pt_snap_follow *f, pt_snap_fn 
 			struct pt_snap_ev e = { (uint64_t)tick_ns(t, r.tick), d.thread, d.pid, d.level,
 			                        r.id, r.len, r.data };
 			delivered++;
-			if (fn(arg, &e))
-				break;
+			if ((stop = fn(arg, &e)) != 0)
+				break; /* (the next poll goes on after it) */
 		}
 		c->off = got < 0 ? f->chunk_size : off;
 		c->done = got < 0 || (d.sealed && off >= d.commit);
@@ -407,11 +407,16 @@ static void buf_give(struct snapbuf *b)
 	}
 }
 
-/* Does a chunk of trig's writer in ck[0..n) hold trig? */
+/* Does a chunk of trig's writer in ck[0..n) (by writer, in its order)
+ * hold trig?  *alone: it does, as the first record of a chunk that was
+ * not the writer's first, with none of the writer's before it: all its
+ * earlier events were overwritten. */
 static int trig_held(struct pt_trid *t, const struct sck *ck, uint32_t n, const unsigned char *buf,
-                     const struct pt_snap_ev *trig)
+                     const struct pt_snap_ev *trig, int *alone)
 {
 	const struct pt_view *v = &t->view;
+	int before = 0;
+	*alone = 0;
 	for (uint32_t i = 0; i < n; i++) {
 		const struct sck *c = &ck[i];
 		if (c->pid != trig->pid || c->thread != trig->thread || c->level != trig->level ||
@@ -421,11 +426,15 @@ static int trig_held(struct pt_trid *t, const struct sck *ck, uint32_t n, const 
 		uint64_t addr = 0;
 		struct rec r;
 		while (rec_next(buf + (size_t)c->idx * v->chunk_size, c->commit, &off, c->base,
-		                v->max_data, &addr, &r) > 0)
+		                v->max_data, &addr, &r) > 0) {
 			if (r.id == trig->id && r.len == trig->len &&
 			    (uint64_t)tick_ns(t, r.tick) == trig->ns &&
-			    (!r.len || !memcmp(r.data, trig->data, r.len)))
+			    (!r.len || !memcmp(r.data, trig->data, r.len))) {
+				*alone = !before && c->serial != 1;
 				return 1;
+			}
+			before = 1;
+		}
 	}
 	return 0;
 }
@@ -515,8 +524,10 @@ int pt_snap_write(struct pt_trid *t, int fd, uint64_t from, uint64_t to,
 	}
 	/* the trigger event the caller saw, if the copy no longer holds it
 	 * (overwritten since): a writer of its own, after a gap */
+	int alone = 0;
 	int keep = trig && trig->ns >= from && trig->ns <= to && trig->id < PT_NIDS &&
-	           trig->len <= v->max_data && !trig_held(t, ck, n, buf, trig);
+	           trig->len <= v->max_data && !trig_held(t, ck, n, buf, trig, &alone);
+	st->trig_alone = alone && from < trig->ns;
 	size_t nw = 0;
 	ws = calloc(n + 1, sizeof *ws);
 	heap = calloc(n + 1, sizeof *heap);

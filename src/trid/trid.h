@@ -147,6 +147,8 @@ struct pt_snap_stats {
 	                     * before the copy (all theirs left begin after it) */
 	uint64_t trig_kept; /* 1: the trigger event was gone from the stream, written
 	                     * from the caller's copy */
+	uint64_t trig_alone; /* 1: it was there, but none of its writer's events
+	                      * before it (overwritten) */
 };
 int pt_snap_write(struct pt_trid *t, int fd, uint64_t from, uint64_t to,
                   const struct pt_snap_ev *trig, struct pt_snap_stats *st);
