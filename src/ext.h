@@ -393,6 +393,9 @@ int pt_ext_snapshot(trace_id_t trid, int fd, uint64_t from_ns, uint64_t to_ns,
  * an OVERFLOW/RESUME pair, and out->trig_kept says so. */
 int pt_ext_snapshot_trig(trace_id_t trid, int fd, uint64_t from_ns, uint64_t to_ns,
                          const struct pt_ext_fev *trig, struct pt_ext_snap *out);
+/* Tests only: called with the arg after each chunk a snapshot copies. */
+extern void (*pt_ext_snapshot_copy_hook)(void *);
+extern void *pt_ext_snapshot_copy_arg;
 /* How full the stream is, in thousandths of its size (sealed chunks). */
 int pt_ext_stream_use(trace_id_t trid, unsigned *permille);
 /* The system event posixtrace_trigger(3) records: its payload is the

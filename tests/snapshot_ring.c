@@ -37,6 +37,12 @@
  *     that event (its name, payload and time) after an OVERFLOW/RESUME
  *     pair (trig_kept 1); taken before the lapping, it holds the 100 and
  *     the trigger once (not twice), with nothing lapped nor kept.
+ *  6. Lapped during the copy: 20 000 events fill a 256 KiB stream; the
+ *     snapshot's first chunk copied, the thread (from the copy hook)
+ *     records 4 000 more, which overwrite the oldest chunks, the copied
+ *     one among them.  Those are dropped and counted (dropped, and their
+ *     events in dropped_events); the newest are there: the events up to
+ *     the last one before the copy, contiguous, none torn.
  */
 #include <fcntl.h>
 #include <pthread.h>
@@ -637,6 +643,54 @@ static void part5(void)
 	posix_trace_shutdown(trid);
 }
 
+/* 6. */
+static void lap_now(void *arg)
+{
+	int *once = arg;
+	if ((*once)++)
+		return;
+	for (uint64_t k = 1000000; k < 1004000; k++) {
+		struct pay p = { 1, 0, k, check_of(1, k) };
+		posix_trace_event(ev, &p, sizeof p);
+	}
+}
+
+static void part6(void)
+{
+	struct pt_ext_snap s;
+	struct sread r = { 0 };
+	int once = 0;
+
+	start_stream(256u << 10);
+	for (uint64_t k = 0; k < 20000; k++) {
+		struct pay p = { 0, 0, k, check_of(0, k) };
+		posix_trace_event(ev, &p, sizeof p);
+	}
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	pt_ext_snapshot_copy_hook = lap_now;
+	pt_ext_snapshot_copy_arg = &once;
+	int fd = snap_fd();
+	CHECK_RC(pt_ext_snapshot(trid, fd, 0, ts_ns(&now), &s), 0);
+	pt_ext_snapshot_copy_hook = NULL;
+	CHECK_EQ(once, (int)s.chunks + (int)s.dropped);
+	read_snap(fd, &r);
+	close(fd);
+	CHECK(s.dropped >= 1);
+	CHECK(s.dropped_events >= 1);
+	CHECK_EQ(r.bad, 0);
+	CHECK_EQ(r.gaps, 0);
+	CHECK_EQ(r.cnt[1], 0); /* (written after the window) */
+	CHECK(r.n > 0);
+	CHECK_EQ(r.last_seq[0], 19999);
+	CHECK_EQ(r.last_seq[0] - r.first_seq[0] + 1, r.cnt[0]);
+	CHECK(r.first_seq[0] > 0);
+	printf("part 6: lapped during the copy: %llu chunks (%llu events) dropped and said, the "
+	       "newest %llu events (to the last) held\n", (unsigned long long)s.dropped,
+	       (unsigned long long)s.dropped_events, (unsigned long long)r.cnt[0]);
+	posix_trace_shutdown(trid);
+}
+
 int main(void)
 {
 	T_BEGIN(120);
@@ -646,5 +700,6 @@ int main(void)
 	part3();
 	part4();
 	part5();
+	part6();
 	T_END();
 }

@@ -407,6 +407,11 @@ static void buf_give(struct snapbuf *b)
 	}
 }
 
+/* (tests/snapshot_ring.c: called after each chunk's copy, to overwrite
+ * chunks during a snapshot at a known point) */
+void (*pt_ext_snapshot_copy_hook)(void *);
+void *pt_ext_snapshot_copy_arg;
+
 /* Does a chunk of trig's writer in ck[0..n) (by writer, in its order)
  * hold trig?  *alone: it does, as the first record of a chunk that was
  * not the writer's first, with none of the writer's before it: all its
@@ -489,6 +494,8 @@ int pt_snap_write(struct pt_trid *t, int fd, uint64_t from, uint64_t to,
 	for (uint32_t k = 0; k < m; k++) {
 		struct sck *c = &ck[k];
 		copy_words(v, c->idx, 0, c->commit, buf + (size_t)c->idx * v->chunk_size);
+		if (pt_ext_snapshot_copy_hook)
+			pt_ext_snapshot_copy_hook(pt_ext_snapshot_copy_arg);
 		if (!ck_alive(t, c->idx, c->seq)) {
 			st->dropped++;
 			st->dropped_events += !c->open && c->nev ? c->nev : 1;
