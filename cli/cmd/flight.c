@@ -458,6 +458,10 @@ static void take_snapshot(struct flight *fl)
 		        (double)(t1 - fl->pend.t) / 1e6, fl->pend.why);
 		return;
 	}
+	char dropped[160];
+	snprintf(dropped, sizeof dropped, " (%llu chunk%s, about %llu events, overwritten while "
+	         "copied were left out)", (unsigned long long)s.dropped, s.dropped == 1 ? "" : "s",
+	         (unsigned long long)s.dropped_events);
 	/* overwritten up to the trigger: its event gone from the stream, or
 	 * none of its thread's before it left (or, with no event, a thread's
 	 * chunks all begun after the window) */
@@ -467,8 +471,7 @@ static void take_snapshot(struct flight *fl)
 	        "written in %.1f ms%s", path, (unsigned long long)s.events,
 	        s.events && s.first < fl->pend.t ? (double)(fl->pend.t - s.first) / 1e9 : 0.0,
 	        s.events && s.last > fl->pend.t ? (double)(s.last - fl->pend.t) / 1e9 : 0.0,
-	        fl->pend.why, (double)took / 1e6,
-	        s.dropped ? " (chunks overwritten while copied were left out)" : "");
+	        fl->pend.why, (double)took / 1e6, s.dropped ? dropped : "");
 	if (lapped)
 		err_msg("snapshot %s lacks most of its window: the program overwrote it in the "
 		        "stream before it could be copied, %.1f ms after the trigger (%s); a larger "
