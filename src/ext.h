@@ -355,7 +355,8 @@ int pt_ext_log_rotate_stats(trace_id_t trid, struct pt_ext_rotate_stats *out);
  * in want (a bitmap of __TRACE_EVENT_ID_LIMIT bits) written since the
  * last poll (from the open on), each writer's in its order (fn's data
  * points into the follower's own copy, valid during the call; fn returns
- * non-zero to stop looking at that chunk for this poll).  A chunk
+ * non-zero to end this poll after that record: the next poll goes on
+ * from the record after it).  A chunk
  * overwritten before it was read to its end is counted in missed.  Poll:
  * the records given, or -errno (EINVAL: trid is not a stream). */
 struct pt_ext_fev {
@@ -376,12 +377,25 @@ void pt_ext_follow_close(struct pt_ext_follow *f);
  * A chunk overwritten while it was copied is dropped, counted in dropped
  * (its events, as far as known, in dropped_events); a writer whose
  * chunks are missing inside the window gets an OVERFLOW/RESUME pair
- * there (gaps).  0, EINVAL, ENOMEM, or the error of a write. */
+ * there (gaps).  lapped: writers whose chunks up to to_ns were all
+ * overwritten before the copy (those left all begin after it): the
+ * program lapped the stream since.  0, EINVAL, ENOMEM, or the error of a
+ * write. */
 struct pt_ext_snap {
 	uint64_t events, chunks, dropped, dropped_events, gaps, first, last, bytes;
+	uint64_t lapped, trig_kept, trig_alone; /* (src/trid/trid.h, struct pt_snap_stats) */
 };
 int pt_ext_snapshot(trace_id_t trid, int fd, uint64_t from_ns, uint64_t to_ns,
                     struct pt_ext_snap *out);
+/* The same, given the trigger event as the follower delivered it (its
+ * data copied by the caller): when the stream no longer holds it (the
+ * program overwrote it before the copy), it is written all the same, after
+ * an OVERFLOW/RESUME pair, and out->trig_kept says so. */
+int pt_ext_snapshot_trig(trace_id_t trid, int fd, uint64_t from_ns, uint64_t to_ns,
+                         const struct pt_ext_fev *trig, struct pt_ext_snap *out);
+/* Tests only: called with the arg after each chunk a snapshot copies. */
+extern void (*pt_ext_snapshot_copy_hook)(void *);
+extern void *pt_ext_snapshot_copy_arg;
 /* How full the stream is, in thousandths of its size (sealed chunks). */
 int pt_ext_stream_use(trace_id_t trid, unsigned *permille);
 /* The system event posixtrace_trigger(3) records: its payload is the

@@ -17,6 +17,11 @@
  *   trigger:boom      posixtrace_trigger("boom") in the program; and,
  *                     the program silent, `posixtrace trigger boom DIR`
  *   full:30%          the stream filling
+ *   last              posixtrace_trigger("last") as the program's very
+ *                     last event (the load stopped just before, the
+ *                     program ends at once): the snapshot, taken as the
+ *                     recorder ends, holds it and the load before it, and
+ *                     the recorder says nothing was overwritten
  *   a storm           a trigger every 100 us: --max 3 makes exactly 3
  *                     snapshots, --every 1h exactly 1
  *   the disk full     DIR on a 64 KiB tmpfs (a mount namespace of its
@@ -40,6 +45,7 @@ struct load { uint32_t th, pad; uint64_t seq; };
 
 /* ------------------------------------------------------------ the program */
 static atomic_int app_stop;
+static atomic_ulong app_n[2]; /* (thousands of) events each worker recorded */
 static trace_event_id_t ev_load;
 
 /* 2.5 M events/s a thread at most (5 M/s in all, as in issue 52): a
@@ -59,6 +65,7 @@ static void *app_worker(void *arg)
 	while (!atomic_load_explicit(&app_stop, memory_order_relaxed)) {
 		posix_trace_event(ev_load, &p, sizeof p);
 		if (++p.seq % 1024 == 0) {
+			atomic_fetch_add(&app_n[p.th & 1], 1);
 			uint64_t due = t0 + p.seq * APP_RATE_NS, now = mono_ns();
 			if (due > now + 100000) {
 				struct timespec d = { 0, (long)(due - now) };
@@ -134,6 +141,14 @@ static int app(const char *kind, const char *dir)
 			else if (more > 0)
 				more--;
 		}
+	} else if (!strcmp(kind, "last")) {
+		while (atomic_load(&app_n[0]) == 0 || atomic_load(&app_n[1]) == 0)
+			ms_sleep(1); /* (both recorded) */
+		atomic_store(&app_stop, 1);
+		for (int i = 0; i < 2; i++)
+			pthread_join(th[i], NULL);
+		posixtrace_trigger("last");
+		return 0;
 	} else if (!strcmp(kind, "diskfull")) {
 		posixtrace_trigger("boom"); /* under load: too big for the disk */
 		const char *errf = getenv("SNAP_ERR");
@@ -368,6 +383,22 @@ int main(int argc, char **argv)
 	/* the stream filling */
 	one("full", (char *[]){ "--snapshot-on", "full:30%", "--before", "50ms", NULL },
 	    &(struct snapcheck){ NULL, 0, NULL, NULL, 0, 0, 0 });
+
+	/* the trigger as the program's very last event */
+	{
+		char *err = NULL;
+		const char *dir = cli_path("last");
+		CHECK_EQ(record("last", dir, (char *[]){ "--snapshot-on", "trigger:last", "--before",
+		                                         "1s", NULL }, &err), 0);
+		CHECK_EQ(snapshots_in(dir), 1);
+		if (access(snap_path(dir, 1), R_OK) == 0)
+			check_snapshot(snap_path(dir, 1), &(struct snapcheck){ "posixtrace_trigger", 0,
+			                                                       "last", NULL, 1000000000ull,
+			                                                       0, 0 });
+		CHECK(cli_contains(err, "1 snapshot written"));
+		CHECK(!cli_contains(err, "holds no event") && !cli_contains(err, "lacks"));
+		free(err);
+	}
 
 	/* a storm: --max 3, exactly 3; --every 1h, exactly 1 */
 	{

@@ -66,7 +66,16 @@ struct spanw {
 	uint64_t *begin;            /* [span triggers][SPAN_DEPTH] */
 };
 
-struct pending { uint64_t t, due; char why[128]; };
+/* a snapshot waiting for its window's end; ev (has_ev) the trigger event
+ * as the follower saw it, its data copied (the snapshot writes it even
+ * when the program has overwritten it in the stream by then) */
+struct pending {
+	uint64_t t, due;
+	char why[128];
+	int has_ev;
+	struct pt_ext_fev ev;
+	unsigned char *data;
+};
 
 /* an event whose type had no description yet when it came (they are taken
  * between polls: the follower holds the stream's lock), tested after */
@@ -96,6 +105,7 @@ struct flight {
 	struct pending pend;
 	uint64_t last_taken;        /* trigger time of the last one taken */
 	unsigned taken, failed, next_n;
+	unsigned lapped, empty; /* snapshots the program overwrote the window of, in part; whole */
 	uint64_t triggers, limited, folded;
 };
 
@@ -212,7 +222,8 @@ int flight_check(struct flight_opts *f)
 
 /* ------------------------------------------------------------ triggers */
 
-static void fire(struct flight *fl, struct trig *t, uint64_t when, const char *why)
+static void fire(struct flight *fl, struct trig *t, uint64_t when, const char *why,
+                 const struct pt_ext_fev *e)
 {
 	t->fired++;
 	fl->triggers++;
@@ -230,6 +241,17 @@ static void fire(struct flight *fl, struct trig *t, uint64_t when, const char *w
 	fl->pend.t = when;
 	fl->pend.due = when + fl->o->after_ns;
 	snprintf(fl->pend.why, sizeof fl->pend.why, "%s", why);
+	fl->pend.has_ev = 0;
+	if (e) {
+		unsigned char *d = realloc(fl->pend.data, e->len ? e->len : 1);
+		if (d) {
+			memcpy(d, e->data, e->len);
+			fl->pend.data = d;
+			fl->pend.ev = *e;
+			fl->pend.ev.data = d;
+			fl->pend.has_ev = 1;
+		}
+	}
 }
 
 static void take_types(struct flight *fl)
@@ -304,14 +326,14 @@ static int on_event(void *arg, const struct pt_ext_fev *e)
 				continue;
 			}
 			snprintf(why, sizeof why, "%s", t->text);
-			fire(fl, t, e->ns, why);
+			fire(fl, t, e->ns, why, e);
 		} else if (t->kind == TK_NAMED && e->id == PT_EXT_TRIGGER) {
 			char nm[64];
 			snprintf(nm, sizeof nm, "%.*s", (int)(e->len < 63 ? e->len : 63),
 			         (const char *)e->data);
 			if (glob_match(t->name, nm, strlen(nm))) {
 				snprintf(why, sizeof why, "trigger %s (pid %d)", nm, (int)e->pid);
-				fire(fl, t, e->ns, why);
+				fire(fl, t, e->ns, why, e);
 			}
 		} else if (t->kind == TK_SPAN && (e->id == t->id || e->id == t->end_id)) {
 			struct spanw *w = span_writer(fl, e);
@@ -331,12 +353,16 @@ static int on_event(void *arg, const struct pt_ext_fev *e)
 				if (e->ns > start && e->ns - start > t->dur_ns) {
 					snprintf(why, sizeof why, "span %s of %.3f ms", t->name,
 					         (double)(e->ns - start) / 1e6);
-					fire(fl, t, e->ns, why);
+					fire(fl, t, e->ns, why, e);
 				}
 			}
 		}
 	}
-	return 0;
+	/* a snapshot's window has ended in the follower's view: the poll
+	 * stops there, so that the snapshot is taken now rather than after
+	 * the rest of a backlog (tens of ms under a flood, while the program
+	 * goes on overwriting the window) */
+	return fl->have_pending && e->ns >= fl->pend.due;
 }
 
 static void take_socket(struct flight *fl)
@@ -363,7 +389,7 @@ static void take_socket(struct flight *fl)
 			if (fl->tr[i].kind == TK_NAMED && glob_match(fl->tr[i].name, buf, (size_t)n)) {
 				char why[96];
 				snprintf(why, sizeof why, "trigger %.63s (from pid %d)", buf, (int)cr->pid);
-				fire(fl, &fl->tr[i], now_realtime_ns(), why);
+				fire(fl, &fl->tr[i], now_realtime_ns(), why, NULL);
 				break;
 			}
 	}
@@ -396,7 +422,9 @@ static void take_snapshot(struct flight *fl)
 	struct pt_ext_snap s;
 	uint64_t from = fl->o->before_set && fl->pend.t > fl->o->before_ns
 	              ? fl->pend.t - fl->o->before_ns : 0;
-	rc = pt_ext_snapshot(fl->trid, fd, from, fl->pend.t + fl->o->after_ns, &s);
+	uint64_t t1 = now_realtime_ns(); /* (the copy's time) */
+	rc = pt_ext_snapshot_trig(fl->trid, fd, from, fl->pend.t + fl->o->after_ns,
+	                          fl->pend.has_ev ? &fl->pend.ev : NULL, &s);
 	if (close(fd) && !rc)
 		rc = errno;
 	/* into place under a name nobody took meanwhile (link fails on an
@@ -419,12 +447,39 @@ static void take_snapshot(struct flight *fl)
 	}
 	fl->taken++;
 	uint64_t took = now_mono_ns() - t0;
+	if (!s.events) { /* nothing of its window is left: said as such, not as a snapshot */
+		fl->empty++;
+		err_msg("snapshot %s holds no event: the program overwrote its window in the "
+		        "stream (%llu thread%s lapped it, %llu chunk%s dropped while copied) "
+		        "before it could be copied, %.1f ms after the trigger (%s); a larger "
+		        "--flight keeps more", path, (unsigned long long)s.lapped,
+		        s.lapped == 1 ? "" : "s", (unsigned long long)s.dropped,
+		        s.dropped == 1 ? "" : "s",
+		        (double)(t1 - fl->pend.t) / 1e6, fl->pend.why);
+		return;
+	}
+	char dropped[160];
+	snprintf(dropped, sizeof dropped, " (%llu chunk%s, about %llu events, overwritten while "
+	         "copied were left out)", (unsigned long long)s.dropped, s.dropped == 1 ? "" : "s",
+	         (unsigned long long)s.dropped_events);
+	/* overwritten up to the trigger: its event gone from the stream, or
+	 * none of its thread's before it left (or, with no event, a thread's
+	 * chunks all begun after the window) */
+	int lapped = s.trig_kept || s.trig_alone || (!fl->pend.has_ev && s.lapped);
+	fl->lapped += lapped;
 	err_msg("snapshot %s: %llu events, %.3f s before and %.3f s after the trigger (%s); "
 	        "written in %.1f ms%s", path, (unsigned long long)s.events,
 	        s.events && s.first < fl->pend.t ? (double)(fl->pend.t - s.first) / 1e9 : 0.0,
 	        s.events && s.last > fl->pend.t ? (double)(s.last - fl->pend.t) / 1e9 : 0.0,
-	        fl->pend.why, (double)took / 1e6,
-	        s.dropped ? " (chunks overwritten while copied were left out)" : "");
+	        fl->pend.why, (double)took / 1e6, s.dropped ? dropped : "");
+	if (lapped)
+		err_msg("snapshot %s lacks most of its window: the program overwrote it in the "
+		        "stream before it could be copied, %.1f ms after the trigger (%s); a larger "
+		        "--flight keeps more", path, (double)(t1 - fl->pend.t) / 1e6,
+		        s.trig_kept ? "the trigger event is there, from the recorder's own look, "
+		                      "after a loss"
+		        : s.trig_alone ? "none of the trigger's thread's events before it is left"
+		                       : "threads' events up to the trigger are lost");
 }
 
 /* ------------------------------------------------------------ the loop */
@@ -521,10 +576,19 @@ struct flight *flight_start(const struct flight_opts *o, trace_id_t trid, const 
 	return fl;
 }
 
+/* its window's end is in the stream once every event stamped before it
+ * is committed: a little after (a writer stamps, then commits) */
+static int due(const struct flight *fl)
+{
+	return fl->have_pending && now_realtime_ns() >= fl->pend.due + 2000000;
+}
+
 void flight_step(struct flight *fl)
 {
 	if (!fl)
 		return;
+	if (due(fl)) /* (before the follower goes on) */
+		take_snapshot(fl);
 	pt_ext_follow_poll(fl->fol, on_event, fl);
 	/* the map's area (thread and process identities, descriptions, code)
 	 * is a ring the reader must drain, or its later entries are lost:
@@ -538,7 +602,7 @@ void flight_step(struct flight *fl)
 			struct deferred *d = &fl->defer[k];
 			int ok = where_ok(fl, &fl->tr[d->trig], &d->e);
 			if (ok > 0)
-				fire(fl, &fl->tr[d->trig], d->e.ns, fl->tr[d->trig].text);
+				fire(fl, &fl->tr[d->trig], d->e.ns, fl->tr[d->trig].text, &d->e);
 			fl->undescribed += ok < 0;
 		}
 		fl->ndefer = 0;
@@ -552,13 +616,11 @@ void flight_step(struct flight *fl)
 		if (use >= t->permille && !t->above) {
 			char why[96];
 			snprintf(why, sizeof why, "the stream %.1f%% full", use / 10.0);
-			fire(fl, t, now_realtime_ns(), why);
+			fire(fl, t, now_realtime_ns(), why, NULL);
 		}
 		t->above = use >= t->permille;
 	}
-	/* its window's end is in the stream once every event stamped before
-	 * it is committed: a little after (a writer stamps, then commits) */
-	if (fl->have_pending && now_realtime_ns() >= fl->pend.due + 2000000)
+	if (due(fl))
 		take_snapshot(fl);
 }
 
@@ -567,9 +629,14 @@ int flight_end(struct flight *fl, int final)
 	if (!fl)
 		return 0;
 	if (final) {
-		flight_step(fl);
-		if (fl->have_pending) /* the program ended: its window ends there too */
+		/* the program ended: a window ends there too; the follower to
+		 * the end of the stream (a poll stops at a window's end) */
+		for (int k = 0; k < 100000; k++) {
+			flight_step(fl);
+			if (!fl->have_pending)
+				break;
 			take_snapshot(fl);
+		}
 		err_msg("flight recorder: %llu trigger%s, %u snapshot%s written to %s/%s", 
 		        (unsigned long long)fl->triggers, fl->triggers == 1 ? "" : "s", fl->taken,
 		        fl->taken == 1 ? "" : "s", fl->dir, fl->taken ? "" : " (none)");
@@ -584,6 +651,11 @@ int flight_end(struct flight *fl, int final)
 		if (fl->failed)
 			err_msg("flight recorder: %u snapshot%s could not be written (see above)",
 			        fl->failed, fl->failed == 1 ? "" : "s");
+		if (fl->empty || fl->lapped)
+			err_msg("flight recorder: %u snapshot%s hold%s no event and %u lack%s most of "
+			        "the window: overwritten by the program before they were copied (see "
+			        "above)", fl->empty, fl->empty == 1 ? "" : "s", fl->empty == 1 ? "s" : "",
+			        fl->lapped, fl->lapped == 1 ? "s" : "");
 		uint64_t missed = fl->fol ? pt_ext_follow_missed(fl->fol) : 0;
 		if (missed || fl->span_dropped)
 			err_msg("flight recorder: triggers may have been missed: %llu chunk%s overwritten "
@@ -591,7 +663,8 @@ int flight_end(struct flight *fl, int final)
 			        (unsigned long long)missed, missed == 1 ? "" : "s",
 			        (unsigned long long)fl->span_dropped, fl->span_dropped == 1 ? "" : "s");
 	}
-	int failed = fl->failed > 0;
+	int failed = fl->failed > 0 || fl->empty > 0;
+	free(fl->pend.data);
 	pt_ext_follow_close(fl->fol);
 	for (int i = 0; i < fl->ntr; i++)
 		where_free(fl->tr[i].where);

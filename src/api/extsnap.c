@@ -84,6 +84,12 @@ void pt_ext_follow_close(struct pt_ext_follow *x)
 int pt_ext_snapshot(trace_id_t trid, int fd, uint64_t from_ns, uint64_t to_ns,
                     struct pt_ext_snap *out)
 {
+	return pt_ext_snapshot_trig(trid, fd, from_ns, to_ns, NULL, out);
+}
+
+int pt_ext_snapshot_trig(trace_id_t trid, int fd, uint64_t from_ns, uint64_t to_ns,
+                         const struct pt_ext_fev *trig, struct pt_ext_snap *out)
+{
 	struct pt_trid *t;
 	struct pt_snap_stats st;
 	int rc;
@@ -92,10 +98,11 @@ int pt_ext_snapshot(trace_id_t trid, int fd, uint64_t from_ns, uint64_t to_ns,
 		return EINVAL;
 	if ((rc = pt_trid_lock(trid, &t)) != 0)
 		return rc;
-	rc = pt_snap_write(t, fd, from_ns, to_ns, &st);
+	rc = pt_snap_write(t, fd, from_ns, to_ns, (const struct pt_snap_ev *)(const void *)trig, &st);
 	pt_trid_unlock(t);
 	*out = (struct pt_ext_snap){ st.events, st.chunks, st.dropped, st.dropped_events, st.gaps,
-	                             st.first, st.last, st.bytes };
+	                             st.first, st.last, st.bytes, st.lapped,
+	                             st.trig_kept, st.trig_alone };
 	return rc;
 }
 

@@ -16,7 +16,12 @@
  *    merged by time across writers and written through the log writer
  *    (log/) with the stream's event names, and the map of loaded code,
  *    thread and process identities and payload descriptions the reader
- *    has taken, so the log opens alone.
+ *    has taken, so the log opens alone.  The program may have lapped
+ *    the stream since the trigger (the snapshot comes a poll and more
+ *    after it): a writer whose chunks left all begin after the window
+ *    is counted (lapped), and the trigger event the follower saw, given
+ *    by the caller, is written from that copy when the stream no longer
+ *    holds it, after an OVERFLOW/RESUME pair.
  *
  * Neither takes anything away from the stream: no chunk changes state,
  * no reader progress (rd_pos) is published, nothing is freed.  So a
@@ -201,7 +206,7 @@ int pt_snap_follow_poll(struct pt_trid *t, struct pt_snap_follow *f, pt_snap_fn 
 {
 	const struct pt_view *v = &t->view;
 	uint32_t epoch = epoch_of(t), ntodo = 0;
-	int delivered = 0;
+	int delivered = 0, stop = 0;
 
 	if (v->nchunks != f->n || v->chunk_size != f->chunk_size)
 		return -EINVAL;
@@ -223,7 +228,7 @@ int pt_snap_follow_poll(struct pt_trid *t, struct pt_snap_follow *f, pt_snap_fn 
 		f->todo[ntodo++].i = i;
 	}
 	qsort(f->todo, ntodo, sizeof *f->todo, by_seq);
-	for (uint32_t k = 0; k < ntodo; k++) {
+	for (uint32_t k = 0; k < ntodo && !stop; k++) {
 		uint32_t i = f->todo[k].i;
 		struct fck *c = &f->ck[i];
 		struct ckd d;
@@ -274,8 +279,8 @@ int pt_snap_follow_poll(struct pt_trid *t, struct pt_snap_follow *f, pt_snap_fn 
 			struct pt_snap_ev e = { (uint64_t)tick_ns(t, r.tick), d.thread, d.pid, d.level,
 			                        r.id, r.len, r.data };
 			delivered++;
-			if (fn(arg, &e))
-				break;
+			if ((stop = fn(arg, &e)) != 0)
+				break; /* (the next poll goes on after it) */
 		}
 		c->off = got < 0 ? f->chunk_size : off;
 		c->done = got < 0 || (d.sealed && off >= d.commit);
@@ -321,6 +326,9 @@ static int same_writer(const struct sck *a, const struct sck *b)
 }
 
 struct sw {               /* a writer being merged */
+	int32_t pid;
+	uint64_t thread;
+	int one;              /* the trigger event alone (its chunk gone) */
 	uint32_t first, end;  /* its chunks in ck[] */
 	uint32_t cur, off;
 	uint64_t addr;
@@ -333,6 +341,8 @@ struct sw {               /* a writer being merged */
 static int sw_next(struct pt_trid *t, const struct sck *ck, const unsigned char *buf,
                    struct sw *w, uint32_t max_data, uint32_t chunk_size)
 {
+	if (w->one)
+		return 0;
 	while (w->cur < w->end) {
 		const struct sck *c = &ck[w->cur];
 		if (rec_next(buf + (size_t)c->idx * chunk_size, c->commit, &w->off, c->base, max_data, &w->addr, &w->r) > 0) {
@@ -397,7 +407,45 @@ static void buf_give(struct snapbuf *b)
 	}
 }
 
-int pt_snap_write(struct pt_trid *t, int fd, uint64_t from, uint64_t to, struct pt_snap_stats *st)
+/* (tests/snapshot_ring.c: called after each chunk's copy, to overwrite
+ * chunks during a snapshot at a known point) */
+void (*pt_ext_snapshot_copy_hook)(void *);
+void *pt_ext_snapshot_copy_arg;
+
+/* Does a chunk of trig's writer in ck[0..n) (by writer, in its order)
+ * hold trig?  *alone: it does, as the first record of a chunk that was
+ * not the writer's first, with none of the writer's before it: all its
+ * earlier events were overwritten. */
+static int trig_held(struct pt_trid *t, const struct sck *ck, uint32_t n, const unsigned char *buf,
+                     const struct pt_snap_ev *trig, int *alone)
+{
+	const struct pt_view *v = &t->view;
+	int before = 0;
+	*alone = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct sck *c = &ck[i];
+		if (c->pid != trig->pid || c->thread != trig->thread || c->level != trig->level ||
+		    c->base_ns > trig->ns)
+			continue;
+		uint32_t off = 0;
+		uint64_t addr = 0;
+		struct rec r;
+		while (rec_next(buf + (size_t)c->idx * v->chunk_size, c->commit, &off, c->base,
+		                v->max_data, &addr, &r) > 0) {
+			if (r.id == trig->id && r.len == trig->len &&
+			    (uint64_t)tick_ns(t, r.tick) == trig->ns &&
+			    (!r.len || !memcmp(r.data, trig->data, r.len))) {
+				*alone = !before && c->serial != 1;
+				return 1;
+			}
+			before = 1;
+		}
+	}
+	return 0;
+}
+
+int pt_snap_write(struct pt_trid *t, int fd, uint64_t from, uint64_t to,
+                  const struct pt_snap_ev *trig, struct pt_snap_stats *st)
 {
 	const struct pt_view *v = &t->view;
 	uint32_t epoch = epoch_of(t), n = 0;
@@ -416,22 +464,28 @@ int pt_snap_write(struct pt_trid *t, int fd, uint64_t from, uint64_t to, struct 
 	}
 	/* 1. the chunks that may hold records of the window: begun by its
 	 * end, and not followed by a chunk of their writer begun before its
-	 * start */
+	 * start.  A writer all of whose chunks left begin after the window's
+	 * end, and not with its first, had its chunks up to that end
+	 * overwritten before this look (the program lapped the stream since
+	 * the trigger): counted, so that the snapshot says so */
 	uint32_t m = 0;
 	for (uint32_t i = 0; i < v->nchunks; i++) {
 		struct ckd d;
 		if (ck_read(t, i, epoch, &d) || !d.commit)
 			continue;
 		uint64_t bns = (uint64_t)tick_ns(t, d.base);
-		if (bns > to)
-			continue; /* begun after the window */
 		ck[m++] = (struct sck){ d.pid, d.level, d.serial, d.commit, d.thread, d.seq, d.base,
 		                        i, !d.sealed, 0, d.nev, bns };
 	}
 	qsort(ck, m, sizeof *ck, by_writer);
-	for (uint32_t i = 0; i < m; i++)
+	for (uint32_t i = 0; i < m; i++) {
+		if (i == 0 || !same_writer(&ck[i], &ck[i - 1]))
+			st->lapped += ck[i].base_ns > to && ck[i].serial != 1;
+		if (ck[i].base_ns > to)
+			continue; /* begun after the window */
 		if (!(i + 1 < m && same_writer(&ck[i], &ck[i + 1]) && ck[i + 1].base_ns < from))
 			ck[n++] = ck[i];
+	}
 	/* 2. copied oldest first (a thief takes the oldest first), each
 	 * chunk's words, then its life checked again: one overwritten
 	 * meanwhile is dropped, counted */
@@ -440,6 +494,8 @@ int pt_snap_write(struct pt_trid *t, int fd, uint64_t from, uint64_t to, struct 
 	for (uint32_t k = 0; k < m; k++) {
 		struct sck *c = &ck[k];
 		copy_words(v, c->idx, 0, c->commit, buf + (size_t)c->idx * v->chunk_size);
+		if (pt_ext_snapshot_copy_hook)
+			pt_ext_snapshot_copy_hook(pt_ext_snapshot_copy_arg);
 		if (!ck_alive(t, c->idx, c->seq)) {
 			st->dropped++;
 			st->dropped_events += !c->open && c->nev ? c->nev : 1;
@@ -473,16 +529,22 @@ int pt_snap_write(struct pt_trid *t, int fd, uint64_t from, uint64_t to, struct 
 			c->commit = d.commit;
 		}
 	}
+	/* the trigger event the caller saw, if the copy no longer holds it
+	 * (overwritten since): a writer of its own, after a gap */
+	int alone = 0;
+	int keep = trig && trig->ns >= from && trig->ns <= to && trig->id < PT_NIDS &&
+	           trig->len <= v->max_data && !trig_held(t, ck, n, buf, trig, &alone);
+	st->trig_alone = alone && from < trig->ns;
 	size_t nw = 0;
-	ws = calloc(n ? n : 1, sizeof *ws);
-	heap = calloc(n ? n : 1, sizeof *heap);
+	ws = calloc(n + 1, sizeof *ws);
+	heap = calloc(n + 1, sizeof *heap);
 	if (!ws || !heap) {
 		rc = ENOMEM;
 		goto out;
 	}
 	for (uint32_t i = 0; i < n; i++) {
 		if (i == 0 || !same_writer(&ck[i], &ck[i - 1]))
-			ws[nw++] = (struct sw){ i, i + 1, i, 0, 0, { 0 }, 0, 0 };
+			ws[nw++] = (struct sw){ ck[i].pid, ck[i].thread, 0, i, i + 1, i, 0, 0, { 0 }, 0, 0 };
 		else
 			ws[nw - 1].end = i + 1;
 	}
@@ -511,14 +573,21 @@ int pt_snap_write(struct pt_trid *t, int fd, uint64_t from, uint64_t to, struct 
 		if (x->cur < x->end && x->ns <= to)
 			heap[nh++] = x;
 	}
+	if (keep) {
+		struct sw *x = &ws[nw++];
+		*x = (struct sw){ trig->pid, trig->thread, 1, 0, 0, 0, 0, 0,
+		                  { 0, 0, trig->id, trig->len, 0, trig->data }, trig->ns, 1 };
+		heap[nh++] = x;
+		st->trig_kept = 1;
+	}
 	for (size_t i = nh / 2; i-- > 0;)
 		heap_down(heap, nh, i);
 	uint64_t lost = 0;
 	while (nh && !rc) {
 		struct sw *x = heap[0];
 		if (x->gap) { /* told where it is, as the reader tells a loss */
-			uint64_t thread = ck[x->cur].thread;
-			int32_t pid = ck[x->cur].pid;
+			uint64_t thread = x->thread;
+			int32_t pid = x->pid;
 			lost++;
 			rc = pt_logw_event(&w, x->ns, pid, thread, 0, POSIX_TRACE_OVERFLOW, 0, NULL, 0);
 			if (!rc)
@@ -528,7 +597,7 @@ int pt_snap_write(struct pt_trid *t, int fd, uint64_t from, uint64_t to, struct 
 			st->gaps++;
 		}
 		if (!rc)
-			rc = pt_logw_event(&w, x->ns, ck[x->cur].pid, ck[x->cur].thread, x->r.addr,
+			rc = pt_logw_event(&w, x->ns, x->pid, x->thread, x->r.addr,
 			                   x->r.id, (int)x->r.trunc, x->r.data, x->r.len);
 		if (rc)
 			break;

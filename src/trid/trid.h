@@ -143,8 +143,15 @@ uint64_t pt_snap_follow_missed(const struct pt_snap_follow *f);
 void pt_snap_follow_free(struct pt_snap_follow *f);
 struct pt_snap_stats {
 	uint64_t events, chunks, dropped, dropped_events, gaps, first, last, bytes;
+	uint64_t lapped;    /* writers whose chunks up to the window's end were overwritten
+	                     * before the copy (all theirs left begin after it) */
+	uint64_t trig_kept; /* 1: the trigger event was gone from the stream, written
+	                     * from the caller's copy */
+	uint64_t trig_alone; /* 1: it was there, but none of its writer's events
+	                      * before it (overwritten) */
 };
-int pt_snap_write(struct pt_trid *t, int fd, uint64_t from, uint64_t to, struct pt_snap_stats *st);
+int pt_snap_write(struct pt_trid *t, int fd, uint64_t from, uint64_t to,
+                  const struct pt_snap_ev *trig, struct pt_snap_stats *st);
 unsigned pt_snap_use(const struct pt_trid *t);
 
 #endif
