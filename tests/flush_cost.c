@@ -41,6 +41,7 @@
 #include <sys/stat.h>
 #include <trace.h>
 #include "t.h"
+#include "helpers.h"
 #include "log_util.h"
 
 #define N 200000u
@@ -84,14 +85,14 @@ static int recorder(const char *mode, int in, int out)
 	if (!b || posix_trace_eventid_open("cost.a", &ev[0]) != 0 ||
 	    posix_trace_eventid_open("cost.b", &ev[1]) != 0)
 		return 3;
-	lu_write_full(out, &c, 1);
-	if (lu_read_full(in, &c, 1) != 0)
+	t_write_full(out, &c, 1);
+	if (t_read_full(in, &c, 1) != 0)
 		return 4;
 	for (uint32_t i = 0; i < N; i++) {
 		buf[0] = (unsigned char)i;
 		posix_trace_event(ev[i % (uint32_t)b->types], buf, b->payload);
 	}
-	lu_write_full(out, &c, 1);
+	t_write_full(out, &c, 1);
 	while (read(in, &c, 1) > 0)
 		;
 	return 0;
@@ -108,7 +109,7 @@ static int controller(const char *mode, pid_t pid, int out, int in)
 	char path[256], c = 'g';
 
 	alarm(300);
-	if (!b || lu_read_full(in, &c, 1) != 0)
+	if (!b || t_read_full(in, &c, 1) != 0)
 		return 3;
 	int fd = lu_tmpfile(path, sizeof path, "cost", O_RDWR);
 	if (posix_trace_attr_init(&attr) != 0 ||
@@ -120,8 +121,8 @@ static int controller(const char *mode, pid_t pid, int out, int in)
 		lu_rmfile(path);
 		return 4;
 	}
-	lu_write_full(out, &c, 1);
-	int rc = lu_read_full(in, &c, 1) != 0 || posix_trace_stop(trid) != 0 ||
+	t_write_full(out, &c, 1);
+	int rc = t_read_full(in, &c, 1) != 0 || posix_trace_stop(trid) != 0 ||
 	         lu_flush_wait(trid, NULL) != 0 || posix_trace_shutdown(trid) != 0;
 	close(fd);
 	close(out); /* (the recorder may end) */
