@@ -58,7 +58,10 @@ static const struct budget budget[] = {
 	 * before the burst: 207.75) */
 	{ "words", 32, 1, 93.5 },
 	{ "bytes", 20, 1, 100.7 }, /* 99.72-99.74 (99.47-99.50; 211.03) */
-	{ "mixed", 32, 2, 252.8 }, /* 250.31-250.34 (245.02-245.04; 316.67) */
+	{ "mixed", 32, 2, 181.2 }, /* 179.38-179.39, the summary's two runs
+	                            * in two slots (before: 250.31-250.34;
+	                            * 245.02-245.04 before log format 8;
+	                            * 316.67) */
 };
 #define NCASES (sizeof budget / sizeof budget[0])
 

@@ -2,7 +2,8 @@
  * logsum.c -- the log's summary (format 5 and later, src/log/logsum.c): what
  * pt_log_summary_read() gives, read from the end of the file only, is
  * checked against what this test wrote (its own counts per type and per
- * writer (a short record after a name record too), first and last
+ * writer (a short record after a name record too; types taking turns in
+ * short records), first and last
  * timestamps, writers in order of their first event, names, entries of the map, the last loss count) and against the
  * full reader: the events it returns, with no error event for the
  * summary.  Both byte orders; a block size so small that the summary
@@ -106,6 +107,24 @@ static void write_log(int fd, struct pt_logw *w, struct want *x, uint64_t n, uin
 		uint64_t ts = ev_ts(n) + k;
 		CHECK_RC(pt_logw_event(w, ts, 77, 0x9000 + k, 0x401000, 17, 0, NULL, 0), 0);
 		note(x, 77, 0x9000 + k, 17, ts);
+	}
+	/* types taking turns in one writer's short records (the summary
+	 * counts two runs at once): two types, then three (a run closed at
+	 * each turn), then two with repeats; a time stepping back now and
+	 * then (at j 2 below its type's first); from 2000 on another
+	 * writer's event every 50 (the run before it is the other
+	 * writer's) */
+	uint64_t t0 = ev_ts(n) + writers + 1000;
+	for (uint32_t j = 0; j < 3000 && !w->full; j++) {
+		static const unsigned char d[16];
+		unsigned id = j < 1000 ? 20 + j % 2 : j < 2000 ? 20 + j % 3 : j % 7 == 0 ? 23 : 20 + j % 2;
+		uint64_t ts = t0 + 7ull * j - (j % 5 == 2 ? 20 : 0);
+		int b = j >= 2000 && j % 50 == 0;
+		int rc = pt_logw_event(w, ts, b ? 1002 : 1001, b ? 0x7e00 : 0x7d00, 0x401500, id, 0, d,
+		                       j % 13);
+		CHECK(rc == 0 || (rc == ENOSPC && w->full));
+		if (rc == 0)
+			note(x, b ? 1002 : 1001, b ? 0x7e00 : 0x7d00, id, ts);
 	}
 	(void)fd;
 }

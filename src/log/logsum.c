@@ -127,9 +127,12 @@ void pt_logw_sum_block(struct pt_logw *w, const unsigned char *rec, uint32_t len
 	int sw = w->swap;
 	/* consecutive events of one type and writer (a thread recording in
 	 * a loop) are counted as one run: a few instructions an event; and
-	 * the run before the current one is kept open (alt), so that two
-	 * types taking turns make two runs, not one per event */
-	struct sum_run run = { 0, 0, 0, 0, 0 }, alt = run;
+	 * the run before the current one is kept open, so that two types
+	 * taking turns make two runs, not one per event.  The two runs are
+	 * two slots, the current one rr[c]: a turn flips c, nothing is
+	 * copied (the turns are the mixed case of tests/flush_cost) */
+	struct sum_run rr[2] = { { 0, 0, 0, 0, 0 }, { 0, 0, 0, 0, 0 } };
+	unsigned c = 0;
 	uint64_t min = UINT64_MAX, max = 0, first = 0, last = 0;
 	unsigned flags = 0;
 
@@ -160,17 +163,14 @@ void pt_logw_sum_block(struct pt_logw *w, const unsigned char *rec, uint32_t len
 				return;
 			}
 			struct sum_run pr = { q->id, q->wi, q->count, q->min, q->max };
-			if (alt.count) {
-				sum_run_add(s, map, &alt);
-				min = alt.min < min ? alt.min : min;
-				max = alt.max > max ? alt.max : max;
-				alt.count = 0;
-			}
-			if (run.count) {
-				sum_run_add(s, map, &run);
-				min = run.min < min ? run.min : min;
-				max = run.max > max ? run.max : max;
-				run.count = 0;
+			for (unsigned k = 0; k < 2; k++) { /* (the order does not matter) */
+				struct sum_run *r = &rr[c ^ 1 ^ k];
+				if (r->count) {
+					sum_run_add(s, map, r);
+					min = r->min < min ? r->min : min;
+					max = r->max > max ? r->max : max;
+					r->count = 0;
+				}
 			}
 			sum_run_add(s, map, &pr);
 			min = pr.min < min ? pr.min : min;
@@ -204,36 +204,29 @@ void pt_logw_sum_block(struct pt_logw *w, const unsigned char *rec, uint32_t len
 				first = ts;
 			flags |= PT_LOG_IDX_EVENTS;
 			last = ts;
-			if (!run.count || id != run.id || wi != run.wi) {
+			struct sum_run *r = &rr[c];
+			if (!r->count || id != r->id || wi != r->wi) {
 				/* the run before it, if of this type and writer, goes on
-				 * (two types taking turns); else that one is counted */
-				struct sum_run t = alt;
-				if (alt.count && (id != alt.id || wi != alt.wi)) {
-					sum_run_add(s, map, &alt);
-					if (alt.min < min)
-						min = alt.min;
-					if (alt.max > max)
-						max = alt.max;
-					t.count = 0;
+				 * (two types taking turns) and becomes the current one;
+				 * else that one is counted and its slot starts this run */
+				c ^= 1;
+				r = &rr[c];
+				if (r->count && (id != r->id || wi != r->wi)) {
+					sum_run_add(s, map, r);
+					if (r->min < min)
+						min = r->min;
+					if (r->max > max)
+						max = r->max;
+					r->count = 0;
 				}
-				alt = run;
-				run = t;
-				if (!run.count)
-					run = (struct sum_run){ id, wi, 1, ts, ts };
-				else {
-					run.count++;
-					if (ts < run.min)
-						run.min = ts;
-					if (ts > run.max)
-						run.max = ts;
-				}
-			} else {
-				run.count++;
-				if (ts < run.min)
-					run.min = ts;
-				if (ts > run.max)
-					run.max = ts;
+				if (!r->count)
+					*r = (struct sum_run){ id, wi, 0, ts, ts };
 			}
+			r->count++;
+			if (ts < r->min)
+				r->min = ts;
+			if (ts > r->max)
+				r->max = ts;
 			if (info & PT_LOG_RF_LOST) {
 				flags |= PT_LOG_IDX_LOST;
 				if (n == 8) {
@@ -241,26 +234,34 @@ void pt_logw_sum_block(struct pt_logw *w, const unsigned char *rec, uint32_t len
 					s->last_lost = pt_log_get64(rec + off, sw);
 				}
 			} else if (!sw) {
-				/* the short records after it of the same type (the same
-				 * writer, then), as a thread in a loop writes them: only
+				/* the short records after it (the same writer, then) of
+				 * the current run's type or of the run before's if that is
+				 * this writer's too, as a thread in a loop writes them: only
 				 * the timestamp is read */
-				const unsigned want = id | PT_LOG_RF_SHORT;
+				const unsigned mask = PT_LOG_RF_SHORT | PT_LOG_RF_LOST | PT_LOG_RF_NAME |
+				                      PT_LOG_RF_OBJ;
 				off += n;
 				while (i + 1 < nrec && off + PT_LOG_REC_SHORT <= stop) {
 					uint16_t n2, info2;
 					uint32_t d2;
 					__builtin_memcpy(&info2, rec + off + PT_LOG_R_INFO, 2);
-					if ((info2 & (PT_LOG_ID_MASK | PT_LOG_RF_SHORT | PT_LOG_RF_LOST |
-					              PT_LOG_RF_NAME | PT_LOG_RF_OBJ)) != want)
+					if ((info2 & mask) != PT_LOG_RF_SHORT)
 						break;
+					if ((info2 & PT_LOG_ID_MASK) != rr[c].id) {
+						const struct sum_run *o = &rr[c ^ 1];
+						if (!o->count || (info2 & PT_LOG_ID_MASK) != o->id || o->wi != wi)
+							break;
+						c ^= 1;
+					}
+					r = &rr[c];
 					__builtin_memcpy(&n2, rec + off + PT_LOG_R_LEN, 2);
 					__builtin_memcpy(&d2, rec + off + PT_LOG_R_DELTA, 4);
 					ts = base + d2;
-					run.count++;
-					if (ts < run.min)
-						run.min = ts;
-					if (ts > run.max)
-						run.max = ts;
+					r->count++;
+					if (ts < r->min)
+						r->min = ts;
+					if (ts > r->max)
+						r->max = ts;
 					last = ts;
 					off += PT_LOG_REC_SHORT + n2;
 					i++;
@@ -270,16 +271,14 @@ void pt_logw_sum_block(struct pt_logw *w, const unsigned char *rec, uint32_t len
 		}
 		off += n;
 	}
-	sum_run_add(s, map, &alt);
-	if (alt.count && alt.min < min)
-		min = alt.min;
-	if (alt.count && alt.max > max)
-		max = alt.max;
-	sum_run_add(s, map, &run);
-	if (run.count && run.min < min)
-		min = run.min;
-	if (run.count && run.max > max)
-		max = run.max;
+	for (unsigned k = 0; k < 2; k++) {
+		const struct sum_run *r = &rr[k];
+		sum_run_add(s, map, r);
+		if (r->count && r->min < min)
+			min = r->min;
+		if (r->count && r->max > max)
+			max = r->max;
+	}
 	if (w->version >= 7)
 		s->idx[s->nidx++] = (struct pt_log_bidx){ PT_LOG_BLK + w->nw * PT_LOG_WENT + len,
 		                                          flags, first, flags ? min : 0, max, last };
