@@ -285,7 +285,17 @@ static int export_perfetto(struct tlog *l, struct symz *z, struct spans *sp, FIL
 	return rc ? -1 : 0;
 }
 
-int cmd_export(int argc, char **argv)
+/* What the command line asks. */
+struct export_opts {
+	const char *fmt, *out, *in;
+	int force, raw, plain, have_from, have_to;
+	struct when from, to;
+	struct span_args sa;
+};
+
+/* The options into o (the filters into filt); -1 to go on, else the exit
+ * status. */
+static int export_options(int argc, char **argv, struct export_opts *o, struct evfilter *filt)
 {
 	static const struct option lopts[] = {
 		{ "format", required_argument, NULL, 'f' },
@@ -300,12 +310,7 @@ int cmd_export(int argc, char **argv)
 		FILTER_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
-	static struct evfilter filt;
-	const char *fmt = NULL, *out = NULL;
-	int c, force = 0, raw = 0, plain = 0, have_from = 0, have_to = 0;
-	struct when from, to;
-	struct span_args sa = { .n = 0 };
-	struct spans *sp;
+	int c;
 
 	optind = 1;
 	opterr = 0;
@@ -314,49 +319,92 @@ int cmd_export(int argc, char **argv)
 		case 'h': fputs(help, stdout); fputs(filter_help, stdout); front_help(stdout, 24, 1); return 0;
 		case FILT_PID: case FILT_THREAD: case FILT_TID: case FILT_NAME: case FILT_TYPE:
 		case FILT_EXCLUDE: case FILT_WHERE:
-			if ((c = filter_option(&filt, c, optarg)) != 0)
+			if ((c = filter_option(filt, c, optarg)) != 0)
 				return c;
 			break;
-		case 'f': fmt = optarg; break;
-		case 'o': out = optarg; break;
-		case 'F': force = 1; break;
-		case 'R': raw = 1; break;
+		case 'f': o->fmt = optarg; break;
+		case 'o': o->out = optarg; break;
+		case 'F': o->force = 1; break;
+		case 'R': o->raw = 1; break;
 		case 'A':
 		case 'B':
-			if (parse_when(optarg, c == 'A' ? &from : &to))
+			if (parse_when(optarg, c == 'A' ? &o->from : &o->to))
 				return usage_error("%s: '%s' is not a time (seconds since the first event, "
 				                   "a UTC time like 2026-11-27T15:04:05Z, or @EPOCH)",
 				                   c == 'A' ? "--from" : "--to", optarg);
-			*(c == 'A' ? &have_from : &have_to) = 1;
+			*(c == 'A' ? &o->have_from : &o->have_to) = 1;
 			break;
 		case 'S':
-			if (span_arg(&sa, optarg))
+			if (span_arg(&o->sa, optarg))
 				return EXIT_USAGE;
 			break;
-		case 'P': plain = 1; break;
+		case 'P': o->plain = 1; break;
 		default: return usage_error("unknown option '%s'", argv[optind - 1]);
 		}
 	}
+	const char *fmt = o->fmt;
 	if (!fmt)
 		return usage_error("which format? --format chrome, html, ctf or perfetto");
 	if (strcmp(fmt, "chrome") && strcmp(fmt, "html") && strcmp(fmt, "ctf") &&
 	    strcmp(fmt, "perfetto"))
 		return usage_error("--format: '%s' is not chrome, html, ctf or perfetto", fmt);
-	if (plain && strcmp(fmt, "perfetto"))
+	if (o->plain && strcmp(fmt, "perfetto"))
 		return usage_error("--no-compress is for --format perfetto");
 	if (optind >= argc)
 		return usage_error("which log? give a FILE (or a directory of parts, or several logs)");
-	if ((have_from || have_to) && strcmp(fmt, "html"))
+	if ((o->have_from || o->have_to) && strcmp(fmt, "html"))
 		return usage_error("--from and --to are for --format html");
-	const char *in = tlog_operands(argc - optind, argv + optind);
-	char *dflt = NULL;
-	if (!out) /* (beside the first log, or the directory) */
-		out = dflt = default_out(argv[optind], !strcmp(fmt, "chrome") ? ".json"
-		                             : !strcmp(fmt, "html") ? ".html"
-		                             : !strcmp(fmt, "ctf") ? ".ctf" : ".pftrace");
+	o->in = tlog_operands(argc - optind, argv + optind);
+	return -1;
+}
 
+/* The trace in its format at o->out: a CTF directory, or a file (removed
+ * when it could not be written whole).  0, or 1 after a message. */
+static int export_write(const struct export_opts *o, struct tlog *l, struct symz *z,
+                        struct spans *sp, uint64_t t0)
+{
+	const char *fmt = o->fmt, *out = o->out;
+	int rc;
+
+	if (!strcmp(fmt, "ctf"))
+		return export_ctf(l, z, out, o->force);
+	int fd = create_output(out, o->force);
+	FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
+	if (!f)
+		return 1;
+	rc = !strcmp(fmt, "chrome") ? export_chrome(l, z, sp, f)
+	     : !strcmp(fmt, "html")
+	         ? export_html(l, z, sp, f, t0, o->have_from ? when_ns(&o->from, t0) : 0,
+	                       o->have_to ? when_ns(&o->to, t0) : UINT64_MAX)
+	     : export_perfetto(l, z, sp, f, o->plain);
+	int e = rc < 0 ? errno : 0; /* (perfetto: writing, or out of memory) */
+	if ((ferror(f) | fclose(f)) && !e)
+		e = errno;
+	if (rc < 0 || e) {
+		err_msg("writing %s: %s", out, strerror(e));
+		rc = 1;
+	}
+	if (rc)
+		unlink(out);
+	return rc;
+}
+
+int cmd_export(int argc, char **argv)
+{
+	static struct evfilter filt;
+	struct export_opts o = { .fmt = NULL };
+	struct spans *sp;
 	struct tlog l;
-	if ((c = spans_load(&sa, &sp, &l, in, 0)) != 0) {
+	char *dflt = NULL;
+	int c;
+
+	if ((c = export_options(argc, argv, &o, &filt)) >= 0)
+		return c;
+	if (!o.out) /* (beside the first log, or the directory) */
+		o.out = dflt = default_out(argv[optind], !strcmp(o.fmt, "chrome") ? ".json"
+		                               : !strcmp(o.fmt, "html") ? ".html"
+		                               : !strcmp(o.fmt, "ctf") ? ".ctf" : ".pftrace");
+	if ((c = spans_load(&o.sa, &sp, &l, o.in, 0)) != 0) {
 		free(dflt);
 		return c;
 	}
@@ -370,34 +418,10 @@ int cmd_export(int argc, char **argv)
 		tlog_free(&l);
 		return 1;
 	}
-	struct symz *z = raw ? NULL : symz_open(&l, in, 0);
-	int rc;
-	if (!strcmp(fmt, "ctf")) {
-		rc = export_ctf(&l, z, out, force);
-	} else {
-		int fd = create_output(out, force);
-		FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
-		if (!f) {
-			rc = 1;
-		} else {
-			rc = !strcmp(fmt, "chrome") ? export_chrome(&l, z, sp, f)
-			     : !strcmp(fmt, "html")
-			         ? export_html(&l, z, sp, f, t0, have_from ? when_ns(&from, t0) : 0,
-			                       have_to ? when_ns(&to, t0) : UINT64_MAX)
-			     : export_perfetto(&l, z, sp, f, plain);
-			int e = rc < 0 ? errno : 0; /* (perfetto: writing, or out of memory) */
-			if ((ferror(f) | fclose(f)) && !e)
-				e = errno;
-			if (rc < 0 || e) {
-				err_msg("writing %s: %s", out, strerror(e));
-				rc = 1;
-			}
-			if (rc)
-				unlink(out);
-		}
-	}
+	struct symz *z = o.raw ? NULL : symz_open(&l, o.in, 0);
+	int rc = export_write(&o, &l, z, sp, t0);
 	if (rc == 0 && isatty(STDERR_FILENO))
-		fprintf(stderr, "%s: wrote %s\n", prog_cmd, out);
+		fprintf(stderr, "%s: wrote %s\n", prog_cmd, o.out);
 	if (z)
 		symz_close(z);
 	tlog_free(&l);

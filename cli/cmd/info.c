@@ -283,17 +283,15 @@ static int waits(struct tlog *l, const char *path)
 	return 0;
 }
 
-int cmd_info(int argc, char **argv)
+/* The options: the spans' into sa, the log into *path; -1 to go on, else
+ * the exit status. */
+static int info_options(int argc, char **argv, struct span_args *sa, const char **path)
 {
 	static const struct option lopts[] = {
 		{ "span", required_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct span_args sa = { .n = 0 };
-	struct spans *sp;
-	struct tlog l;
-	char a[64], b[64], d[32];
 	int c;
 
 	optind = 1;
@@ -302,7 +300,7 @@ int cmd_info(int argc, char **argv)
 		switch (c) {
 		case 'h': fputs(help, stdout); fputs(spans_help, stdout); front_help(stdout, 19, 1); return 0;
 		case 'S':
-			if (span_arg(&sa, optarg))
+			if (span_arg(sa, optarg))
 				return EXIT_USAGE;
 			break;
 		default: return usage_error("unknown option '%s'", argv[optind - 1]);
@@ -310,83 +308,110 @@ int cmd_info(int argc, char **argv)
 	}
 	if (optind >= argc)
 		return usage_error("which log? give a FILE (or a directory of parts, or several logs)");
-	const char *path = tlog_operands(argc - optind, argv + optind);
+	*path = tlog_operands(argc - optind, argv + optind);
+	return -1;
+}
+
+/* The trace's time span, its time 0 (into *t0), how many events and how
+ * they were counted.  0, or 1 after a message. */
+static int info_times(struct tlog *l, uint64_t *t0)
+{
+	char a[64], b[64], d[32];
+	uint64_t first = l->first, last = l->nev ? l->last : first;
+
+	fmt_abs(a, sizeof a, first);
+	fmt_abs(b, sizeof b, last);
+	fmt_duration(d, sizeof d, last - first);
+	*t0 = first;
+	if (tlog_t0(l, t0))
+		return 1;
+	if (l->nev) {
+		printf("time span     %s to %s (%s)\n", a, b, d);
+		fmt_abs(a, sizeof a, *t0);
+		fmt_since(b, sizeof b, *t0, first);
+		printf("time 0        %s (%s; %s s after the trace's first event)\n", a,
+		       t0_what(l), b);
+	}
+	printf("events        %llu\n", (unsigned long long)l->nev);
+	printf("counted       %s\n", l->summary ? "from the summary the log carries"
+	       : l->writing ? "by reading the log as far as it was written (its summary comes at its end)"
+	       : "by reading the log (it has no summary: an older or LOOP log, one cut short, or one whose writes failed)");
+	return 0;
+}
+
+/* The types that have events, and the program's own types the log lists
+ * without any (registered, never recorded); a log lists every system
+ * type too, but one with no event says nothing here. */
+static void info_types(const struct tlog *l)
+{
+	char a[64];
+	unsigned ntypes = 0;
+
+	for (unsigned i = 0; i < PT_NIDS; i++)
+		ntypes += l->count[i] > 0 || (l->listed[i] && !posixtrace_eventid_system_name(i));
+	printf("\nevent types (%u)\n  %10s  %4s  %s\n", ntypes, "count", "id", "name");
+	for (unsigned i = 0; i < PT_NIDS; i++)
+		if (l->count[i] || (l->listed[i] && !posixtrace_eventid_system_name(i)))
+			printf("  %10llu  %4u  %s\n", (unsigned long long)l->count[i], i,
+			       tlog_name(l, i, a, sizeof a));
+}
+
+/* Each thread as show prints it (PID/TID, its latest name), then every
+ * identity the trace gives it (a rename, a pthread_t reused). */
+static void info_threads(const struct tlog *l)
+{
+	unsigned procs, threads;
+
+	tlog_program_counts(l, 0, &procs, &threads);
+	printf("\nthreads (%u)\n  %-14s  %-16s  %-18s  %10s  %s\n", threads, "pid/tid", "name",
+	       "pthread_t", "events", "TID and name (each the trace says)");
+	for (size_t p = 0; p < l->npr; p++)
+		for (size_t i = 0; i < l->nth; i++) {
+			const struct tthread *t = &l->th[i];
+			char a[64], who[160], name[40];
+			if (t->pid != l->pr[p].pid)
+				continue;
+			tlog_thread_id(l, (uint32_t)i, t->last, a, sizeof a, name, sizeof name, NULL);
+			thrmap_all(l->thrs, who, sizeof who, t->pid, t->tid);
+			printf("  %-14s  %-16s  0x%-16llx  %10llu  %s\n", a, t->pid ? name : "(the trace)",
+			       (unsigned long long)t->tid, (unsigned long long)t->count, who[0] ? who : "-");
+		}
+}
+
+int cmd_info(int argc, char **argv)
+{
+	struct span_args sa = { .n = 0 };
+	struct spans *sp;
+	struct tlog l;
+	struct symz *z = NULL;
+	const char *path = NULL;
+	uint64_t t0;
+	int c, rc = 1;
+
+	if ((c = info_options(argc, argv, &sa, &path)) >= 0)
+		return c;
 	if ((c = spans_load(&sa, &sp, &l, path, 1)) != 0)
 		return c;
 	attrs(&l);
 	status(&l);
 	damage(&l);
-	uint64_t first = l.first, last = l.nev ? l.last : first;
-	fmt_abs(a, sizeof a, first);
-	fmt_abs(b, sizeof b, last);
-	fmt_duration(d, sizeof d, last - first);
-	uint64_t t0 = first;
-	if (tlog_t0(&l, &t0)) {
-		spans_free(sp);
-		tlog_free(&l);
-		return 1;
-	}
-	if (l.nev) {
-		printf("time span     %s to %s (%s)\n", a, b, d);
-		fmt_abs(a, sizeof a, t0);
-		fmt_since(b, sizeof b, t0, first);
-		printf("time 0        %s (%s; %s s after the trace's first event)\n", a,
-		       t0_what(&l), b);
-	}
-	printf("events        %llu\n", (unsigned long long)l.nev);
-	printf("counted       %s\n", l.summary ? "from the summary the log carries"
-	       : l.writing ? "by reading the log as far as it was written (its summary comes at its end)"
-	       : "by reading the log (it has no summary: an older or LOOP log, one cut short, or one whose writes failed)");
-
-	/* the types that have events, and the program's own types the log
-	 * lists without any (registered, never recorded); a log lists every
-	 * system type too, but one with no event says nothing here */
-	unsigned ntypes = 0;
-	for (unsigned i = 0; i < PT_NIDS; i++)
-		ntypes += l.count[i] > 0 || (l.listed[i] && !posixtrace_eventid_system_name(i));
-	printf("\nevent types (%u)\n  %10s  %4s  %s\n", ntypes, "count", "id", "name");
-	for (unsigned i = 0; i < PT_NIDS; i++)
-		if (l.count[i] || (l.listed[i] && !posixtrace_eventid_system_name(i)))
-			printf("  %10llu  %4u  %s\n", (unsigned long long)l.count[i], i,
-			       tlog_name(&l, i, a, sizeof a));
-	if (spans_any(sp, &l) && spans(sp, path, &l)) {
-		spans_free(sp);
-		tlog_free(&l);
-		return 1;
-	}
-	if (l.count[PT_EXT_NOLOSS_WAIT] && waits(&l, path)) {
-		spans_free(sp);
-		tlog_free(&l);
-		return 1;
-	}
-
-	struct symz *z = symz_open(&l, path, 0);
-	unsigned procs, threads;
-	tlog_program_counts(&l, 0, &procs, &threads);
-	if (info_processes(&l, z, t0)) {
-		symz_close(z);
-		spans_free(sp);
-		tlog_free(&l);
-		return 1;
-	}
-	/* each thread as show prints it (PID/TID, its latest name), then every
-	 * identity the trace gives it (a rename, a pthread_t reused) */
-	printf("\nthreads (%u)\n  %-14s  %-16s  %-18s  %10s  %s\n", threads, "pid/tid", "name",
-	       "pthread_t", "events", "TID and name (each the trace says)");
-	for (size_t p = 0; p < l.npr; p++)
-		for (size_t i = 0; i < l.nth; i++) {
-			const struct tthread *t = &l.th[i];
-			char who[160], name[40];
-			if (t->pid != l.pr[p].pid)
-				continue;
-			tlog_thread_id(&l, (uint32_t)i, t->last, a, sizeof a, name, sizeof name, NULL);
-			thrmap_all(l.thrs, who, sizeof who, t->pid, t->tid);
-			printf("  %-14s  %-16s  0x%-16llx  %10llu  %s\n", a, t->pid ? name : "(the trace)",
-			       (unsigned long long)t->tid, (unsigned long long)t->count, who[0] ? who : "-");
-		}
+	if (info_times(&l, &t0))
+		goto out;
+	info_types(&l);
+	if (spans_any(sp, &l) && spans(sp, path, &l))
+		goto out;
+	if (l.count[PT_EXT_NOLOSS_WAIT] && waits(&l, path))
+		goto out;
+	z = symz_open(&l, path, 0);
+	if (info_processes(&l, z, t0))
+		goto out;
+	info_threads(&l);
 	objects(z);
-	symz_close(z);
+	rc = 0;
+out:
+	if (z)
+		symz_close(z);
 	spans_free(sp);
 	tlog_free(&l);
-	return 0;
+	return rc;
 }

@@ -234,6 +234,89 @@ static int escape_key(void)
 	}
 }
 
+/* ledit_read's statuses are -1, 0, 1 and 2; LE_MORE: the line goes on. */
+enum { LE_MORE = 3 };
+
+/* A byte typed (not Enter): an edit of l, or a key named in *key.
+ * LE_MORE, or how the read ends: 2 (Ctrl-C), 0 (Ctrl-D on an empty
+ * line), -1 (out of memory). */
+static int edit_byte(struct line *l, unsigned char c, int *key)
+{
+	switch (c) {
+	case 1: *key = K_HOME; break;        /* Ctrl-A */
+	case 5: *key = K_END; break;         /* Ctrl-E */
+	case 2: *key = K_LEFT; break;        /* Ctrl-B */
+	case 6: *key = K_RIGHT; break;       /* Ctrl-F */
+	case 16: *key = K_UP; break;         /* Ctrl-P */
+	case 14: *key = K_DOWN; break;       /* Ctrl-N */
+	case 27: *key = escape_key(); break;
+	case 3:                              /* Ctrl-C: the line dropped */
+		out("^C\n", 3); /* (the terminal makes \n a new line) */
+		return 2;
+	case 0:
+		/* Ctrl-D typed while a statement ran, the terminal then
+		 * canonical: it ends an empty line there, which a read in
+		 * this mode gets as a NUL (Ctrl-@ on an empty line is
+		 * taken for it too) */
+		if (!l->n)
+			return 0;
+		break;
+	case 4:                              /* Ctrl-D */
+		if (!l->n)
+			return 0;
+		*key = K_DEL;
+		break;
+	case 8: case 127:                    /* Backspace */
+		if (l->pos)
+			cut(l, prev_char(l, l->pos), l->pos);
+		break;
+	case 11: cut(l, l->pos, l->n); break; /* Ctrl-K */
+	case 21: cut(l, 0, l->pos); break;   /* Ctrl-U */
+	case 12: out("\x1b[H\x1b[2J", 7); break; /* Ctrl-L */
+	default:
+		if (c == '\t')
+			c = ' ';
+		if (c >= 0x20 && insert(l, (const char *)&c, 1))
+			return -1;
+	}
+	return LE_MORE;
+}
+
+/* A key: the cursor moved, a character deleted, or another history entry
+ * shown (*at; the line being typed kept in *saved meanwhile).  0, or -1
+ * (out of memory). */
+static int edit_key(const struct ledit *le, struct line *l, int key, size_t *at, char **saved)
+{
+	switch (key) {
+	case K_LEFT: l->pos = prev_char(l, l->pos); break;
+	case K_RIGHT: l->pos = next_char(l, l->pos); break;
+	case K_HOME: l->pos = 0; break;
+	case K_END: l->pos = l->n; break;
+	case K_DEL:
+		if (l->pos < l->n)
+			cut(l, l->pos, next_char(l, l->pos));
+		break;
+	case K_UP:
+	case K_DOWN: {
+		size_t to = key == K_UP ? (*at ? *at - 1 : *at) : (*at < le->n ? *at + 1 : *at);
+		if (to == *at)
+			break;
+		if (*at == le->n && !(*saved = strdup(l->p)))
+			return -1;
+		if (set_text(l, to == le->n ? *saved : le->h[to]))
+			return -1;
+		if (to == le->n) {
+			free(*saved);
+			*saved = NULL;
+		}
+		*at = to;
+		break;
+	}
+	default: break;
+	}
+	return 0;
+}
+
 int ledit_read(struct ledit *le, const char *prompt, char **linep)
 {
 	struct termios was, raw;
@@ -264,80 +347,13 @@ int ledit_read(struct ledit *le, const char *prompt, char **linep)
 		}
 		if (c == '\r' || c == '\n')
 			break;
-		switch (c) {
-		case 1: key = K_HOME; break;         /* Ctrl-A */
-		case 5: key = K_END; break;          /* Ctrl-E */
-		case 2: key = K_LEFT; break;         /* Ctrl-B */
-		case 6: key = K_RIGHT; break;        /* Ctrl-F */
-		case 16: key = K_UP; break;          /* Ctrl-P */
-		case 14: key = K_DOWN; break;        /* Ctrl-N */
-		case 27: key = escape_key(); break;
-		case 3:                              /* Ctrl-C: the line dropped */
-			out("^C\n", 3); /* (the terminal makes \n a new line) */
-			rc = 2;
+		if ((r = edit_byte(&l, c, &key)) != LE_MORE) {
+			rc = r;
 			goto done;
-		case 0:
-			/* Ctrl-D typed while a statement ran, the terminal then
-			 * canonical: it ends an empty line there, which a read in
-			 * this mode gets as a NUL (Ctrl-@ on an empty line is
-			 * taken for it too) */
-			if (!l.n) {
-				rc = 0;
-				goto done;
-			}
-			break;
-		case 4:                              /* Ctrl-D */
-			if (!l.n) {
-				rc = 0;
-				goto done;
-			}
-			key = K_DEL;
-			break;
-		case 8: case 127:                    /* Backspace */
-			if (l.pos)
-				cut(&l, prev_char(&l, l.pos), l.pos);
-			break;
-		case 11: cut(&l, l.pos, l.n); break; /* Ctrl-K */
-		case 21: cut(&l, 0, l.pos); break;   /* Ctrl-U */
-		case 12: out("\x1b[H\x1b[2J", 7); break; /* Ctrl-L */
-		default:
-			if (c == '\t')
-				c = ' ';
-			if (c >= 0x20 && insert(&l, (const char *)&c, 1)) {
-				rc = -1;
-				goto done;
-			}
 		}
-		switch (key) {
-		case K_LEFT: l.pos = prev_char(&l, l.pos); break;
-		case K_RIGHT: l.pos = next_char(&l, l.pos); break;
-		case K_HOME: l.pos = 0; break;
-		case K_END: l.pos = l.n; break;
-		case K_DEL:
-			if (l.pos < l.n)
-				cut(&l, l.pos, next_char(&l, l.pos));
-			break;
-		case K_UP:
-		case K_DOWN: {
-			size_t to = key == K_UP ? (at ? at - 1 : at) : (at < le->n ? at + 1 : at);
-			if (to == at)
-				break;
-			if (at == le->n && !(saved = strdup(l.p))) {
-				rc = -1;
-				goto done;
-			}
-			if (set_text(&l, to == le->n ? saved : le->h[to])) {
-				rc = -1;
-				goto done;
-			}
-			if (to == le->n) {
-				free(saved);
-				saved = NULL;
-			}
-			at = to;
-			break;
-		}
-		default: break;
+		if (edit_key(le, &l, key, &at, &saved) != 0) {
+			rc = -1;
+			goto done;
 		}
 		redraw(prompt, &l);
 	}

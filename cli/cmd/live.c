@@ -40,7 +40,14 @@ static const char help[] =
 
 enum { O_POLICY = 256, O_SIZE, O_EXCLUDE, O_NOINHERIT, O_RAW, O_SPAN };
 
-struct lopt { int policy, inherit, absolute, raw; size_t size; char *exclude; };
+/* What the command line asks. */
+struct lopt {
+	int policy, inherit, absolute, raw;
+	size_t size;
+	char *exclude;
+	struct span_args sa;
+	const char *pid_arg, *extra;     /* the PID operand, and one too many */
+};
 
 /* Events held until time 0 is known: the trace's own that come before
  * the program's first event (a few: START and the like), at most
@@ -172,7 +179,9 @@ int live_start(struct target *t, char **prog, pid_t *pid, const char *name, int 
 	return 0;
 }
 
-int cmd_live(int argc, char **argv)
+/* The options into o (the filters into p->f); -1 to go on, else the exit
+ * status. */
+static int live_options(int argc, char **argv, struct lopt *o, struct printer *p)
 {
 	static const struct option lopts[] = {
 		{ "policy", required_argument, NULL, O_POLICY },
@@ -186,12 +195,6 @@ int cmd_live(int argc, char **argv)
 		FILTER_LONGOPTS, /* (after --exclude, which stays the stream's) */
 		{ NULL, 0, NULL, 0 },
 	};
-	static struct printer p;
-	struct lopt o = { POSIX_TRACE_LOOP, 1, 0, 0, 0, NULL };
-	struct target t;
-	struct span_args sa = { .n = 0 };
-	const char *pid_arg = NULL, *extra = NULL;
-	pid_t pid = 0;
 	int c, rc;
 
 	optind = 1;
@@ -208,44 +211,103 @@ int cmd_live(int argc, char **argv)
 			return 0;
 		case FILT_PID: case FILT_THREAD: case FILT_TID: case FILT_NAME: case FILT_TYPE:
 		case FILT_WHERE:
-			p.f.live = 1;
-			if ((rc = filter_option(&p.f, c, optarg)) != 0)
+			p->f.live = 1;
+			if ((rc = filter_option(&p->f, c, optarg)) != 0)
 				return rc;
 			break;
 		case O_SPAN:
-			if (span_arg(&sa, optarg))
+			if (span_arg(&o->sa, optarg))
 				return EXIT_USAGE;
 			break;
 		case 1:
-			if (!pid_arg)
-				pid_arg = optarg;
-			else if (!extra)
-				extra = optarg;
+			if (!o->pid_arg)
+				o->pid_arg = optarg;
+			else if (!o->extra)
+				o->extra = optarg;
 			break;
-		case 'a': o.absolute = 1; break;
-		case O_RAW: o.raw = 1; break;
-		case O_NOINHERIT: o.inherit = 0; break;
-		case O_EXCLUDE: o.exclude = optarg; break;
+		case 'a': o->absolute = 1; break;
+		case O_RAW: o->raw = 1; break;
+		case O_NOINHERIT: o->inherit = 0; break;
+		case O_EXCLUDE: o->exclude = optarg; break;
 		case O_POLICY:
-			if (parse_policy(optarg, 0, &o.policy) || o.policy == POSIX_TRACE_FLUSH)
+			if (parse_policy(optarg, 0, &o->policy) || o->policy == POSIX_TRACE_FLUSH)
 				return usage_error("--policy: '%s' is not loop or until-full", optarg);
 			break;
 		case O_SIZE:
-			if (parse_size(optarg, &o.size))
+			if (parse_size(optarg, &o->size))
 				return usage_error("--size: '%s' is not a size in bytes", optarg);
 			break;
 		case ':': return usage_error("option '%s' needs an argument", argv[optind - 1]);
 		default: return usage_error("unknown option '%s'", argv[optind - 1]);
 		}
 	}
+	return -1;
+}
+
+/* Prints the events as they come until the program ends or a signal
+ * stops it (*stop: a program launched here gets the first from a
+ * terminal's keys itself, and one other forwarded; a second stops), then
+ * what the stream still holds. */
+static void live_print(struct printer *p, struct target *t, trace_id_t trid, int launch,
+                       int *stop)
+{
+	int signals = 0;
+
+	while (!*stop) {
+		long n = live_drain(trid, 50, print_event, p);
+		if (n < 0)
+			break;
+		fflush(stdout);
+		int tty = 0, sig;
+		while ((sig = signals_take(0, &tty)) != 0) {
+			if (sig == SIGCHLD)
+				continue;
+			if (!launch || ++signals >= 2)
+				*stop = sig;
+			else if (!tty)
+				target_forward(t, sig);
+		}
+		if (target_poll(t))
+			break;
+	}
+	live_drain(trid, 0, print_event, p); /* what the target wrote before it ended */
+	if (!p->have_t0 && p->nhold) /* the program wrote nothing: from the trace's first */
+		release(p, p->hold[0].e.ts);
+	fflush(stdout);
+}
+
+/* The closing line on stderr: events, processes, threads and losses. */
+static void live_report(struct tlog *l)
+{
+	char lost[240];
+	unsigned procs, threads;
+
+	tlog_loss_text(l, lost, sizeof lost);
+	tlog_program_counts(l, getpid(), &procs, &threads);
+	fprintf(stderr, "%s: %llu events from %u process%s (%u thread%s); %s%s\n", prog_cmd,
+	        (unsigned long long)l->nev, procs, procs == 1 ? "" : "es", threads,
+	        threads == 1 ? "" : "s", lost,
+	        tlog_lost_any(l) ? " (the reader fell behind: try --size)" : "");
+}
+
+int cmd_live(int argc, char **argv)
+{
+	static struct printer p;
+	struct lopt o = { .policy = POSIX_TRACE_LOOP, .inherit = 1 };
+	struct target t;
+	pid_t pid = 0;
+	int rc;
+
+	if ((rc = live_options(argc, argv, &o, &p)) >= 0)
+		return rc;
 	int launch = optind < argc;
-	if ((rc = live_args(pid_arg, extra, launch ? argv + optind : NULL, "trace", &pid)) != 0)
+	if ((rc = live_args(o.pid_arg, o.extra, launch ? argv + optind : NULL, "trace", &pid)) != 0)
 		return rc;
 	if (tlog_t0_spec.kind == T0_TYPE)
 		return usage_error("--t0 %s: live prints each event as it comes, before any type's "
 		                   "first event is known (use first, trace or a time)",
 		                   tlog_t0_spec.name);
-	if ((rc = spans_make(&sa, &p.sp)) != 0)
+	if ((rc = spans_make(&o.sa, &p.sp)) != 0)
 		return rc;
 	trace_id_t trid;
 	if ((rc = live_start(&t, launch ? argv + optind : NULL, &pid, "live", o.policy, o.size,
@@ -259,40 +321,12 @@ int cmd_live(int argc, char **argv)
 		symz_live(p.z, trid); /* the map of loaded code the stream carries */
 	p.absolute = o.absolute;
 	p.self = (int32_t)getpid();
-	int signals = 0, stop = 0;
-	while (!stop) {
-		long n = live_drain(trid, 50, print_event, &p);
-		if (n < 0)
-			break;
-		fflush(stdout);
-		int tty = 0, sig;
-		while ((sig = signals_take(0, &tty)) != 0) {
-			if (sig == SIGCHLD)
-				continue;
-			if (!launch || ++signals >= 2)
-				stop = sig;
-			else if (!tty)
-				target_forward(&t, sig);
-		}
-		if (target_poll(&t))
-			break;
-	}
-	live_drain(trid, 0, print_event, &p); /* what the target wrote before it ended */
-	if (!p.have_t0 && p.nhold) /* the program wrote nothing: from the trace's first */
-		release(&p, p.hold[0].e.ts);
-	fflush(stdout);
+	int stop = 0;
+	live_print(&p, &t, trid, launch, &stop);
 	tlog_note_totals(&p.l, trid);
 	posix_trace_shutdown(trid);
 	tlog_finish(&p.l);
-	uint64_t total = p.l.nev;
-	char lost[240];
-	tlog_loss_text(&p.l, lost, sizeof lost);
-	unsigned procs, threads;
-	tlog_program_counts(&p.l, getpid(), &procs, &threads);
-	fprintf(stderr, "%s: %llu events from %u process%s (%u thread%s); %s%s\n", prog_cmd,
-	        (unsigned long long)total, procs, procs == 1 ? "" : "es", threads,
-	        threads == 1 ? "" : "s", lost,
-	        tlog_lost_any(&p.l) ? " (the reader fell behind: try --size)" : "");
+	live_report(&p.l);
 	if (p.z)
 		symz_close(p.z);
 	tlog_free(&p.l);

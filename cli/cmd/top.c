@@ -160,7 +160,17 @@ static int quit_key(void)
 	return 0;
 }
 
-int cmd_top(int argc, char **argv)
+/* What the command line asks. */
+struct top_opts {
+	struct span_args sa;
+	const char *pid_arg, *extra;
+	size_t size;
+	double interval;
+	int inherit;
+};
+
+/* The options into o; -1 to go on, else the exit status. */
+static int top_options(int argc, char **argv, struct top_opts *o)
 {
 	static const struct option lopts[] = {
 		{ "size", required_argument, NULL, O_SIZE },
@@ -170,12 +180,7 @@ int cmd_top(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct span_args sa = { .n = 0 };
-	const char *pid_arg = NULL, *extra = NULL;
-	size_t size = 0;
-	double interval = 1;
-	int c, inherit = 1, rc;
-	pid_t pid = 0;
+	int c;
 
 	optind = 1;
 	opterr = 0;
@@ -184,51 +189,110 @@ int cmd_top(int argc, char **argv)
 		case 'h': fputs(help, stdout); fputs(spans_help, stdout); front_help(stdout, 27, 0);
 			return 0;
 		case 1:
-			if (!pid_arg)
-				pid_arg = optarg;
-			else if (!extra)
-				extra = optarg;
+			if (!o->pid_arg)
+				o->pid_arg = optarg;
+			else if (!o->extra)
+				o->extra = optarg;
 			break;
-		case O_NOINHERIT: inherit = 0; break;
+		case O_NOINHERIT: o->inherit = 0; break;
 		case O_SPAN:
-			if (span_arg(&sa, optarg))
+			if (span_arg(&o->sa, optarg))
 				return EXIT_USAGE;
 			break;
 		case O_SIZE:
-			if (parse_size(optarg, &size))
+			if (parse_size(optarg, &o->size))
 				return usage_error("--size: '%s' is not a size in bytes", optarg);
 			break;
 		case O_INTERVAL:
-			if (parse_seconds(optarg, &interval) || interval < 0.1 || interval > 3600)
+			if (parse_seconds(optarg, &o->interval) || o->interval < 0.1 || o->interval > 3600)
 				return usage_error("--interval: '%s' is not 0.1 to 3600 seconds", optarg);
 			break;
 		case ':': return usage_error("option '%s' needs an argument", argv[optind - 1]);
 		default: return usage_error("unknown option '%s'", argv[optind - 1]);
 		}
 	}
+	return -1;
+}
+
+/* Drains the stream and redraws every interval until a signal (*stop),
+ * q, or the program's end: then its last events and a last screen.
+ * 1 if the program ended, else 0. */
+static int top_watch(struct top *t, struct target *tg, trace_id_t trid, pid_t pid,
+                     const char *what, double interval, int *stop)
+{
+	uint64_t period = (uint64_t)(interval * 1e9), next = t->start_ns + period, last = t->start_ns;
+	int quit = 0, ended = 0;
+
+	while (!*stop && !quit) {
+		if (live_drain(trid, 50, add_event, t) < 0)
+			break;
+		quit = quit_key();
+		int tty = 0, sig;
+		while ((sig = signals_take(0, &tty)) != 0)
+			if (sig != SIGCHLD)
+				*stop = sig;
+		if (target_poll(tg)) {
+			ended = 1;
+			break;
+		}
+		uint64_t now = now_mono_ns();
+		if (now >= next) {
+			t->period_ns = now - last;
+			render(t, pid, what, now);
+			last = now;
+			next += period;
+			if (next <= now)
+				next = now + period;
+		}
+	}
+	if (ended) {
+		live_drain(trid, 0, add_event, t); /* what the program wrote before it ended */
+		uint64_t now = now_mono_ns();
+		t->period_ns = now > last ? now - last : 1;
+		tlog_note_totals(&t->l, trid);
+		spans_end(t->sp);
+		render(t, pid, what, now);
+	}
+	return ended;
+}
+
+static void top_free(struct top *t)
+{
+	if (t->win)
+		for (size_t i = 0; i < SPAN_MAX; i++)
+			hist_free(&t->win[i]);
+	free(t->win);
+	free(t->wcount);
+	spans_free(t->sp);
+}
+
+int cmd_top(int argc, char **argv)
+{
+	struct top_opts o = { .interval = 1, .inherit = 1 };
+	int rc;
+	pid_t pid = 0;
+
+	if ((rc = top_options(argc, argv, &o)) >= 0)
+		return rc;
 	int launch = optind < argc;
-	if ((rc = live_args(pid_arg, extra, launch ? argv + optind : NULL, "watch", &pid)) != 0)
+	if ((rc = live_args(o.pid_arg, o.extra, launch ? argv + optind : NULL, "watch", &pid)) != 0)
 		return rc;
 	struct top t;
 	memset(&t, 0, sizeof t);
-	if ((rc = spans_make(&sa, &t.sp)) != 0)
+	if ((rc = spans_make(&o.sa, &t.sp)) != 0)
 		return rc;
 	t.win = calloc(SPAN_MAX, sizeof *t.win);
 	t.wcount = calloc(PT_NIDS, sizeof *t.wcount);
 	if (!t.win || !t.wcount) {
 		err_msg("out of memory");
-		free(t.win);
-		free(t.wcount);
-		spans_free(t.sp);
+		top_free(&t);
 		return 1;
 	}
 	struct target tg;
 	trace_id_t trid;
-	if ((rc = live_start(&tg, launch ? argv + optind : NULL, &pid, "top", POSIX_TRACE_LOOP, size,
-	                     inherit, NULL, "watched", &trid)) != 0) {
-		free(t.win);
-		free(t.wcount);
-		spans_free(t.sp);
+	if ((rc = live_start(&tg, launch ? argv + optind : NULL, &pid, "top", POSIX_TRACE_LOOP,
+	                     o.size, o.inherit, NULL, "watched", &trid)) != 0) {
+		top_free(&t);
 		return rc;
 	}
 	tlog_init(&t.l);
@@ -240,47 +304,12 @@ int cmd_top(int argc, char **argv)
 	const char *b = strrchr(what, '/');
 	what = b ? b + 1 : what;
 	t.start_ns = now_mono_ns();
-	uint64_t period = (uint64_t)(interval * 1e9), next = t.start_ns + period, last = t.start_ns;
-	int stop = 0, quit = 0, ended = 0;
-	while (!stop && !quit) {
-		if (live_drain(trid, 50, add_event, &t) < 0)
-			break;
-		quit = quit_key();
-		int tty = 0, sig;
-		while ((sig = signals_take(0, &tty)) != 0)
-			if (sig != SIGCHLD)
-				stop = sig;
-		if (target_poll(&tg)) {
-			ended = 1;
-			break;
-		}
-		uint64_t now = now_mono_ns();
-		if (now >= next) {
-			t.period_ns = now - last;
-			render(&t, pid, what, now);
-			last = now;
-			next += period;
-			if (next <= now)
-				next = now + period;
-		}
-	}
-	if (ended) {
-		live_drain(trid, 0, add_event, &t); /* what the program wrote before it ended */
-		uint64_t now = now_mono_ns();
-		t.period_ns = now > last ? now - last : 1;
-		tlog_note_totals(&t.l, trid);
-		spans_end(t.sp);
-		render(&t, pid, what, now);
-	}
+	int stop = 0, ended = top_watch(&t, &tg, trid, pid, what, o.interval, &stop);
 	posix_trace_shutdown(trid); /* (q: the program goes on, untraced) */
 	restore_stdin();
 	if (t.tty && !ended)
 		fputc('\n', stdout);
-	for (size_t i = 0; i < SPAN_MAX; i++)
-		hist_free(&t.win[i]);
-	free(t.win);
-	free(t.wcount);
-	spans_free(t.sp);
+	top_free(&t);
 	tlog_free(&t.l);
 	if (tg.pidfd > 0)
 		close(tg.pidfd);

@@ -384,14 +384,21 @@ static int filtered_totals(struct tlog *l)
 	return r != 0;
 }
 
-int cmd_view(int argc, char **argv)
+/* What the command line asks; the filter and the spans' arguments are
+ * the server's until it ends. */
+struct view_opts {
+	int open_it, cache, port_given;
+	uint64_t port;
+	const char *unix_path, *path;
+	struct evfilter *filt;
+	struct span_args *spa;
+};
+
+/* The options into o; -1 to go on, else the exit status. */
+static int view_options(int argc, char **argv, struct view_opts *o)
 {
-	static struct evfilter filt; /* (the server's, until it ends) */
-	int c, open_it = 0, cache = VIX_CACHE_WRITE, port_given = 0;
-	uint64_t port = 0;
-	const char *unix_path = NULL;
-	static struct span_args spa; /* (the server's, until it ends) */
 	struct spans *sp;
+	int c;
 
 	optind = 1;
 	opterr = 0;
@@ -405,20 +412,20 @@ int cmd_view(int argc, char **argv)
 			return 0;
 		case FILT_PID: case FILT_THREAD: case FILT_TID: case FILT_NAME: case FILT_TYPE:
 		case FILT_EXCLUDE: case FILT_WHERE:
-			if ((c = filter_option(&filt, c, optarg)) != 0)
+			if ((c = filter_option(o->filt, c, optarg)) != 0)
 				return c;
-			cache = VIX_CACHE_NONE; /* (an index of the events kept: not the file's) */
+			o->cache = VIX_CACHE_NONE; /* (an index of the events kept: not the file's) */
 			break;
 		case 'p':
-			if (view_parse_u64(optarg, &port) || port > 65535)
+			if (view_parse_u64(optarg, &o->port) || o->port > 65535)
 				return usage_error("--port: '%s' is not a port number (0-65535)", optarg);
-			port_given = 1;
+			o->port_given = 1;
 			break;
-		case O_UNIX: unix_path = optarg; break;
-		case O_OPEN: open_it = 1; break;
-		case O_NOCACHE: cache = VIX_CACHE_NONE; break;
+		case O_UNIX: o->unix_path = optarg; break;
+		case O_OPEN: o->open_it = 1; break;
+		case O_NOCACHE: o->cache = VIX_CACHE_NONE; break;
 		case O_SPAN:
-			if (span_arg(&spa, optarg))
+			if (span_arg(o->spa, optarg))
 				return EXIT_USAGE;
 			break;
 		default: return usage_error("unknown option '%s'", argv[optind - 1]);
@@ -426,18 +433,23 @@ int cmd_view(int argc, char **argv)
 	}
 	if (optind >= argc)
 		return usage_error("which log? give a FILE (or a directory of parts, or several logs)");
-	const char *path = tlog_operands(argc - optind, argv + optind);
-	if (unix_path && (port_given || open_it))
+	o->path = tlog_operands(argc - optind, argv + optind);
+	if (o->unix_path && (o->port_given || o->open_it))
 		return usage_error("--unix: a Unix socket has no port, and no browser reaches it "
 		                   "(not with --port or --open)");
-	if (unix_path && !unix_path[0])
+	if (o->unix_path && !o->unix_path[0])
 		return usage_error("--unix: give a PATH");
-	if ((c = spans_make(&spa, &sp)) != 0) /* (each query makes its own: checked here) */
+	if ((c = spans_make(o->spa, &sp)) != 0) /* (each query makes its own: checked here) */
 		return c;
 	spans_free(sp);
+	return -1;
+}
 
-	static struct server s;
+/* The page's token: random, in hex.  0, or 1 after a message. */
+static int make_token(char *token)
+{
 	unsigned char rnd[VIEW_TOKEN_LEN / 2];
+
 	for (size_t got = 0; got < sizeof rnd;) {
 		ssize_t n = getrandom(rnd + got, sizeof rnd - got, 0);
 		if (n < 0 && errno != EINTR) {
@@ -447,69 +459,172 @@ int cmd_view(int argc, char **argv)
 		got += n > 0 ? (size_t)n : 0;
 	}
 	for (size_t i = 0; i < sizeof rnd; i++)
-		snprintf(s.token + 2 * i, 3, "%02x", rnd[i]);
+		snprintf(token + 2 * i, 3, "%02x", rnd[i]);
+	return 0;
+}
 
-	/* With the index in the cache and the totals in the log's summary,
-	 * the page is served at once: the log itself is opened (a pass that
-	 * checks every block) in the background, for the first query that
-	 * needs events. */
-	struct tlog l;
-	struct vindex x;
-	int fast = 0;
-	if (cache != VIX_CACHE_NONE && vindex_cached(&x, path, &spa) == 0) {
-		if (tlog_totals(&l, path)) {
-			vindex_free(&x);
-			return 1;
-		}
-		fast = l.summary; /* (else tlog_totals read the log: it is open) */
-	} else {
-		if (tlog_load(&l, path))
-			return 1;
-		if (filt.on && filter_check(&filt, &l)) {
-			tlog_free(&l);
-			return 1;
-		}
-		if (filt.on) /* the counts, the index, then every query: of the events kept */
-			l.filter = &filt;
-		/* (time 0 stays the whole trace's, as show has it: pinned first) */
-		uint64_t t0_all;
-		if (filt.on && tlog_t0(&l, &t0_all)) {
-			tlog_free(&l);
-			return 1;
-		}
-		if (filt.on) {
-			tlog_t0_spec.kind = T0_TIME;
-			tlog_t0_spec.w.absolute = 1;
-			tlog_t0_spec.w.ns = t0_all;
-		}
-		if (filt.on && filtered_totals(&l)) {
-			tlog_free(&l);
-			return 1;
-		}
-		if (vindex_get(&x, &l, cache, &spa)) {
-			tlog_free(&l);
-			return 1;
-		}
+/* The log opened and read (with filters: its counts those of the events
+ * kept, time 0 pinned to the whole trace's), and its index made or taken
+ * from the cache.  0, or 1 after a message (nothing left open). */
+static int view_read(const struct view_opts *o, struct tlog *l, struct vindex *x)
+{
+	struct evfilter *filt = o->filt;
+
+	if (tlog_load(l, o->path))
+		return 1;
+	if (filt->on && filter_check(filt, l)) {
+		tlog_free(l);
+		return 1;
 	}
-	if ((c = spans_make(&spa, &sp)) == 0) {
-		c = spans_check(sp, &l);
+	if (filt->on) /* the counts, the index, then every query: of the events kept */
+		l->filter = filt;
+	/* (time 0 stays the whole trace's, as show has it: pinned first) */
+	uint64_t t0_all;
+	if (filt->on && tlog_t0(l, &t0_all)) {
+		tlog_free(l);
+		return 1;
+	}
+	if (filt->on) {
+		tlog_t0_spec.kind = T0_TIME;
+		tlog_t0_spec.w.absolute = 1;
+		tlog_t0_spec.w.ns = t0_all;
+	}
+	if (filt->on && filtered_totals(l)) {
+		tlog_free(l);
+		return 1;
+	}
+	if (vindex_get(x, l, o->cache, o->spa)) {
+		tlog_free(l);
+		return 1;
+	}
+	return 0;
+}
+
+/* The log and its index, ready to serve.  With the index in the cache
+ * and the totals in the log's summary, the page is served at once
+ * (*fast): the log itself is opened (a pass that checks every block) in
+ * the background, for the first query that needs events.  0, or 1 after
+ * a message (nothing left open). */
+static int view_load(const struct view_opts *o, struct tlog *l, struct vindex *x, int *fast)
+{
+	struct spans *sp;
+	uint64_t t0;
+	int c;
+
+	*fast = 0;
+	if (o->cache != VIX_CACHE_NONE && vindex_cached(x, o->path, o->spa) == 0) {
+		if (tlog_totals(l, o->path)) {
+			vindex_free(x);
+			return 1;
+		}
+		*fast = l->summary; /* (else tlog_totals read the log: it is open) */
+	} else if (view_read(o, l, x)) {
+		return 1;
+	}
+	if ((c = spans_make(o->spa, &sp)) == 0) {
+		c = spans_check(sp, l);
 		spans_free(sp);
 	}
 	if (c) {
-		vindex_free(&x);
-		tlog_free(&l);
+		vindex_free(x);
+		tlog_free(l);
 		return 1;
 	}
-	if (cache != VIX_CACHE_NONE)
-		vindex_sweep(&x); /* stale, old and least recently used entries out */
-	tlog_warn(&l);
-	uint64_t t0;
-	if (tlog_t0(&l, &t0)) { /* (checked here: /meta asks again) */
-		vindex_free(&x);
-		tlog_free(&l);
+	if (o->cache != VIX_CACHE_NONE)
+		vindex_sweep(x); /* stale, old and least recently used entries out */
+	tlog_warn(l);
+	if (tlog_t0(l, &t0)) { /* (checked here: /meta asks again) */
+		vindex_free(x);
+		tlog_free(l);
 		return 1;
 	}
-	struct symz *z = symz_open(&l, path, 0);
+	return 0;
+}
+
+/* The listening socket: o->unix_path, else 127.0.0.1 at o->port, bound
+ * here so that its port is known before the server's thread starts (it
+ * reads s->port).  The socket, or -1 after a message (nothing left open). */
+static int view_listen(const struct view_opts *o, struct server *s)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)o->port) };
+	socklen_t salen = sizeof sa;
+	int fd;
+
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (o->unix_path)
+		return unix_listen(o->unix_path);
+	if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0 ||
+	    bind(fd, (struct sockaddr *)&sa, sizeof sa) != 0 || listen(fd, 64) != 0 ||
+	    getsockname(fd, (struct sockaddr *)&sa, &salen) != 0) {
+		err_msg("cannot listen on 127.0.0.1 port %u: %s", (unsigned)o->port, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	s->port = ntohs(sa.sin_port);
+	s->addr = sa;
+	return fd;
+}
+
+/* The web server on fd until a signal of set: its address said (and the
+ * browser opened with --open).  0, or 1 after a message (fd closed). */
+static int view_serve(const struct view_opts *o, struct server *s, int fd, const sigset_t *set,
+                      const struct tlog *l, const struct vindex *x)
+{
+	struct MHD_Daemon *d;
+	char url[128], odir[PATH_MAX] = "";
+	int sig;
+
+	d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD, 0, accept_peer, s, handle, s,
+	                     MHD_OPTION_LISTEN_SOCKET, fd,
+	                     MHD_OPTION_CONNECTION_LIMIT, (unsigned)64,
+	                     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)60,
+	                     MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)65536,
+	                     MHD_OPTION_END);
+	if (!d) {
+		if (o->unix_path)
+			err_msg("cannot start the web server on %s", o->unix_path);
+		else
+			err_msg("cannot start the web server on 127.0.0.1 port %u", s->port);
+		close(fd); /* (MHD_stop_daemon closes the one it was given) */
+		return 1;
+	}
+	if (o->unix_path) {
+		snprintf(url, sizeof url, "http://localhost/?t=%s", s->token);
+		printf("%s: %llu events%s; the page is on the Unix socket %s at\n  %s\n"
+		       "(Ctrl-C ends it)\n", l->path, (unsigned long long)x->nev,
+		       x->from_cache ? ", index from the cache" : "", o->unix_path, url);
+	} else {
+		snprintf(url, sizeof url, "http://127.0.0.1:%u/?t=%s", s->port, s->token);
+		printf("%s: %llu events%s; the page is at\n  %s\n(Ctrl-C ends it)\n", l->path,
+		       (unsigned long long)x->nev, x->from_cache ? ", index from the cache" : "", url);
+	}
+	fflush(stdout);
+	if (o->open_it)
+		open_browser(url, odir, sizeof odir);
+	while (sigwait(set, &sig) != 0)
+		;
+	MHD_stop_daemon(d);
+	open_done(odir);
+	return 0;
+}
+
+int cmd_view(int argc, char **argv)
+{
+	static struct evfilter filt; /* (the server's, until it ends) */
+	static struct span_args spa; /* (the server's, until it ends) */
+	static struct server s;
+	static struct opener op = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
+	struct view_opts o = { .cache = VIX_CACHE_WRITE, .filt = &filt, .spa = &spa };
+	struct tlog l;
+	struct vindex x;
+	int c, fast, rc = 1;
+
+	if ((c = view_options(argc, argv, &o)) >= 0)
+		return c;
+	if (make_token(s.token) || view_load(&o, &l, &x, &fast))
+		return 1;
+	struct symz *z = symz_open(&l, o.path, 0);
 	vq_init(&s.q, &l, &x, z);
 	s.q.span_args = &spa;
 
@@ -520,9 +635,8 @@ int cmd_view(int argc, char **argv)
 	sigaddset(&set, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &set, NULL); /* (the server's thread inherits it) */
 	signal(SIGPIPE, SIG_IGN);
-	static struct opener op = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
 	if (fast) {
-		op.path = path;
+		op.path = o.path;
 		if (pthread_create(&op.th, NULL, open_log, &op) != 0)
 			op.state = -1, err_msg("%s: cannot start a thread to open it", op.path);
 		else
@@ -530,62 +644,12 @@ int cmd_view(int argc, char **argv)
 		s.q.reader = opened_log;
 		s.q.ctx = &op;
 	}
-	/* the socket bound here, so that its port is known before the
-	 * server's thread starts (it reads s.port) */
-	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
-	socklen_t salen = sizeof sa;
-	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	int fd = -1, rc = 1, made = 0;
-	struct MHD_Daemon *d = NULL;
-	if (unix_path) {
-		made = (fd = unix_listen(unix_path)) >= 0;
-	} else if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0 ||
-	           bind(fd, (struct sockaddr *)&sa, sizeof sa) != 0 || listen(fd, 64) != 0 ||
-	           getsockname(fd, (struct sockaddr *)&sa, &salen) != 0) {
-		err_msg("cannot listen on 127.0.0.1 port %u: %s", (unsigned)port, strerror(errno));
-	} else {
-		made = 1;
-		s.port = ntohs(sa.sin_port);
-		s.addr = sa;
+	int fd = view_listen(&o, &s);
+	if (fd >= 0) {
+		rc = view_serve(&o, &s, fd, &set, &l, &x);
+		if (o.unix_path)
+			unlink(o.unix_path);
 	}
-	if (made) {
-		d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD, 0, accept_peer, &s, handle, &s,
-		                     MHD_OPTION_LISTEN_SOCKET, fd,
-		                     MHD_OPTION_CONNECTION_LIMIT, (unsigned)64,
-		                     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)60,
-		                     MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)65536,
-		                     MHD_OPTION_END);
-		if (!d && unix_path)
-			err_msg("cannot start the web server on %s", unix_path);
-		else if (!d)
-			err_msg("cannot start the web server on 127.0.0.1 port %u", s.port);
-	}
-	if (d) {
-		char url[128], odir[PATH_MAX] = "";
-		if (unix_path) {
-			snprintf(url, sizeof url, "http://localhost/?t=%s", s.token);
-			printf("%s: %llu events%s; the page is on the Unix socket %s at\n  %s\n"
-			       "(Ctrl-C ends it)\n", l.path, (unsigned long long)x.nev,
-			       x.from_cache ? ", index from the cache" : "", unix_path, url);
-		} else {
-			snprintf(url, sizeof url, "http://127.0.0.1:%u/?t=%s", s.port, s.token);
-			printf("%s: %llu events%s; the page is at\n  %s\n(Ctrl-C ends it)\n", l.path,
-			       (unsigned long long)x.nev,
-			       x.from_cache ? ", index from the cache" : "", url);
-		}
-		fflush(stdout);
-		if (open_it)
-			open_browser(url, odir, sizeof odir);
-		int sig;
-		while (sigwait(&set, &sig) != 0)
-			;
-		MHD_stop_daemon(d);
-		open_done(odir);
-		rc = 0;
-	} else if (fd >= 0)
-		close(fd); /* (MHD_stop_daemon closes the one it was given) */
-	if (made && unix_path)
-		unlink(unix_path);
 	if (op.started) {
 		pthread_join(op.th, NULL);
 		if (op.state > 0)

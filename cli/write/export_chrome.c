@@ -176,45 +176,55 @@ static int typed_args(char *o, size_t cap, const struct tlog *l, const struct te
 	return 1;
 }
 
-int export_chrome(struct tlog *l, struct symz *z, struct spans *sp, FILE *f)
-{
-	char name[TRACE_NAME_MAX] = "", buf[600], tmp[32], j[300];
-	char *jname[PT_NIDS] = { NULL };
-	struct frames fr = { NULL, 0, 0, NULL };
-	struct progress p;
-	uint64_t t0 = l->first;
-	size_t cap = 2 * TRACE_DATA_MAX * 6 + 4096;
-	char *line = malloc(cap);
+/* What one export holds as it goes. */
+struct chrome {
+	struct tlog *l;
+	struct symz *z;
+	FILE *f;
+	uint64_t t0;
+	struct frames fr;
+	char *jname[PT_NIDS];        /* each type's name as JSON, made on first sight */
+	int32_t *named;              /* the TID each thread was named as */
+	char *line;                  /* an event's JSON, written at once */
+};
 
-	if (!line) {
-		err_msg("out of memory");
-		return 1;
-	}
+/* The file's head: the trace's name and the log's figures in "otherData". */
+static void chrome_head(const struct chrome *c)
+{
+	const struct tlog *l = c->l;
+	char name[TRACE_NAME_MAX] = "", j[300];
+
 	posix_trace_attr_getname(&l->attr, name);
 	json_str(j, sizeof j, name);
-	fprintf(f, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"trace_name\":%s,", j);
+	fprintf(c->f, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"trace_name\":%s,", j);
 	json_str(j, sizeof j, l->path);
-	fprintf(f, "\"log\":%s,\"events\":%llu,\"lost\":%llu,\"lost_exact\":%s,\"gaps\":%llu},\n"
-	           "\"traceEvents\":[\n", j, (unsigned long long)l->nev,
+	fprintf(c->f, "\"log\":%s,\"events\":%llu,\"lost\":%llu,\"lost_exact\":%s,\"gaps\":%llu},\n"
+	              "\"traceEvents\":[\n", j, (unsigned long long)l->nev,
 	        (unsigned long long)tlog_lost_total(l), l->lost_final ? "true" : "false",
 	        (unsigned long long)l->overflows);
-	int first = 1;
-	/* the process tree: a process sorts right after its parent; its
-	 * parent and command line are in process_name's args and in its
-	 * labels */
+}
+
+/* The metadata events: the process tree (a process sorts right after its
+ * parent; its parent and command line are in process_name's args and in
+ * its labels), then the names of the threads the trace does not
+ * identify.  0, or 1 (said). */
+static int chrome_processes(const struct chrome *c)
+{
+	const struct tlog *l = c->l;
+	FILE *f = c->f;
+	char buf[600], j[300];
 	size_t *order;
 	unsigned *depth;
-	if (tlog_tree(l, &order, &depth)) {
-		free(line);
+
+	if (tlog_tree(l, &order, &depth))
 		return 1;
-	}
 	for (size_t k = 0; k < l->npr; k++) {
 		size_t i = order[k];
 		const struct pt_ext_proc *id = tlog_identity(l, l->pr[i].pid);
-		label(buf, sizeof buf, z, l->pr[i].pid);
+		label(buf, sizeof buf, c->z, l->pr[i].pid);
 		json_str(j, sizeof j, buf);
 		fprintf(f, "%s{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":0,"
-		           "\"args\":{\"name\":%s", first ? "" : ",\n", (int)l->pr[i].pid, j);
+		           "\"args\":{\"name\":%s", k == 0 ? "" : ",\n", (int)l->pr[i].pid, j);
 		if (id) {
 			static char jc[6 * PT_EXT_OBJ_PATH + 8];
 			json_str(jc, sizeof jc, id->cmdline);
@@ -230,7 +240,6 @@ int export_chrome(struct tlog *l, struct symz *z, struct spans *sp, FILE *f)
 		}
 		fprintf(f, ",\n{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":%d,\"tid\":0,"
 		           "\"args\":{\"sort_index\":%zu}}", (int)l->pr[i].pid, k);
-		first = 0;
 	}
 	free(order);
 	free(depth);
@@ -240,118 +249,168 @@ int export_chrome(struct tlog *l, struct symz *z, struct spans *sp, FILE *f)
 			           "\"args\":{\"name\":\"thread %u (0x%llx)\"}}",
 			        (int)l->th[i].pid, l->th[i].idx, l->th[i].idx,
 			        (unsigned long long)l->th[i].tid);
-	int32_t *named = calloc(l->nth + 1, sizeof *named); /* the TID each thread was named as */
-	progress_begin(&p, "export chrome", l->nev);
-	struct tev ev;
-	const struct tev *e = &ev;
+	return 0;
+}
+
+/* rel nanoseconds as microseconds, the nanoseconds as fraction digits
+ * without trailing zeros, at o: past them. */
+static char *put_us(char *o, uint64_t rel)
+{
+	o = put_u(o, rel / 1000);
+	if (rel % 1000) {
+		unsigned ns = (unsigned)(rel % 1000);
+		*o++ = '.';
+		*o++ = (char)('0' + ns / 100);
+		if (ns % 100) {
+			*o++ = (char)('0' + ns / 10 % 10);
+			if (ns % 10)
+				*o++ = (char)('0' + ns % 10);
+		}
+	}
+	return o;
+}
+
+/* An event's "args" at o (sf: its frame, 0 if none): the system event's
+ * text; or the described fields, else the payload as text when it reads
+ * as text; the payload in base64; truncated; the address with no frame.
+ * Past them. */
+static char *chrome_args(char *o, const struct tlog *l, const struct tev *e, int sys, uint32_t sf)
+{
+	char buf[600];
+	int text = 0;
+
+	memcpy(o, ",\"args\":{", 9);
+	o += 9;
+	char *a0 = o;
+	fmt_data(buf, 2, e->data, e->len, e->len, &text);
+	if (sys) {
+		fmt_event_data(buf, sizeof buf, l, e);
+		memcpy(o, "\"text\":", 7);
+		o += 7;
+		o += json_str(o, 2 * sizeof buf + 8, buf);
+	} else if (typed_args(o, 2 * TRACE_DATA_MAX * 6, l, e, &o)) {
+	} else if (text) {
+		size_t n = e->len;
+		while (n && !e->data[n - 1])
+			n--;
+		char *sdup = malloc(n + 1);
+		if (sdup) {
+			memcpy(sdup, e->data, n);
+			sdup[n] = 0;
+			memcpy(o, "\"text\":", 7);
+			o += 7;
+			o += json_str(o, 6 * n + 8, sdup);
+			free(sdup);
+		}
+	}
+	if (!sys && e->len) { /* text or not, the bytes are the payload */
+		if (o > a0)
+			*o++ = ',';
+		memcpy(o, "\"b64\":\"", 7);
+		o = put_b64(o + 7, e->data, e->len);
+		*o++ = '"';
+	}
+	if (e->trunc == POSIX_TRACE_TRUNCATED_RECORD)
+		o += sprintf(o, "%s\"truncated\":true", o > a0 ? "," : "");
+	if (e->addr && !sf)
+		o += sprintf(o, "%s\"addr\":\"0x%llx\"", o > a0 ? "," : "",
+		             (unsigned long long)e->addr);
+	*o++ = '}';
+	return o;
+}
+
+/* One trace event as an instant event; 0, or -1 (out of memory). */
+static int chrome_event(struct chrome *c, const struct tev *e)
+{
+	const struct tlog *l = c->l;
+	const struct tthread *th = &l->th[e->thread];
+	int sys = e->id < 16 && e->id != POSIX_TRACE_UNNAMED_USEREVENT;
+	char *o = c->line, tmp[32], j[300];
+
+	if (!c->jname[e->id]) {
+		json_str(j, sizeof j, tlog_name(l, e->id, tmp, sizeof tmp));
+		if (!(c->jname[e->id] = strdup(j)))
+			return -1;
+	}
+	o = put_s(o, ",\n{\"name\":");
+	o = put_s(o, c->jname[e->id]);
+	o = put_s(o, sys ? ",\"cat\":\"posix_trace\",\"ph\":\"i\",\"ts\":" : ",\"ph\":\"i\",\"ts\":");
+	o = put_us(o, e->ts - c->t0);
+	o = put_s(o, ",\"pid\":");
+	if (th->pid < 0)
+		*o++ = '-';
+	o = put_u(o, th->pid < 0 ? -(uint64_t)(int64_t)th->pid : (uint64_t)th->pid);
+	o = put_s(o, ",\"tid\":");
+	o = put_u(o, thread_tid(c->f, l, th, e, c->named));
+	uint32_t sf = 0;
+	if (e->addr) {
+		const char *sym = c->z ? symz_lookup(c->z, th->pid, e->ts, e->addr) : "";
+		if ((sf = frame_of(&c->fr, th->pid, e->addr, sym)) != 0) {
+			o = put_s(o, ",\"sf\":");
+			o = put_u(o, sf);
+		}
+	}
+	if (e->len || e->trunc == POSIX_TRACE_TRUNCATED_RECORD || (e->addr && !sf))
+		o = chrome_args(o, l, e, sys, sf);
+	*o++ = '}';
+	fwrite(c->line, 1, (size_t)(o - c->line), c->f);
+	return 0;
+}
+
+/* The file's tail: the call sites met, as "stackFrames". */
+static void chrome_frames(struct chrome *c)
+{
+	char buf[600];
+
+	fputs("\n],\n\"stackFrames\":{", c->f);
+	for (size_t i = 1; i <= c->fr.n; i++) {
+		json_str(buf, sizeof buf, c->fr.text[i]);
+		fprintf(c->f, "%s\n\"%zu\":{\"name\":%s}", i > 1 ? "," : "", i, buf);
+		free(c->fr.text[i]);
+	}
+	fputs("}}\n", c->f);
+}
+
+int export_chrome(struct tlog *l, struct symz *z, struct spans *sp, FILE *f)
+{
+	struct chrome c = { .l = l, .z = z, .f = f, .t0 = l->first };
+	struct progress p;
+	struct tev e;
 	int r;
 	uint64_t nspans = 0;
-	while ((r = tlog_next(l, &ev)) > 0) {
+
+	c.line = malloc(2 * TRACE_DATA_MAX * 6 + 4096);
+	if (!c.line) {
+		err_msg("out of memory");
+		return 1;
+	}
+	chrome_head(&c);
+	if (chrome_processes(&c)) {
+		free(c.line);
+		return 1;
+	}
+	c.named = calloc(l->nth + 1, sizeof *c.named);
+	progress_begin(&p, "export chrome", l->nev);
+	while ((r = tlog_next(l, &e)) > 0) {
 		struct span_mark m;
-		if (sp && spans_event(sp, l, e, &m)) {
+		if (sp && spans_event(sp, l, &e, &m)) {
 			r = -1;
 			break;
 		}
 		if (sp && m.kind == SPAN_END)
-			spans_chrome(f, sp, l, &m, e->thread, t0, ++nspans);
-		const struct tthread *th = &l->th[e->thread];
-		uint64_t rel = e->ts - t0;
-		int sys = e->id < 16 && e->id != POSIX_TRACE_UNNAMED_USEREVENT;
-		char *o = line;
-		if (!jname[e->id]) {
-			json_str(j, sizeof j, tlog_name(l, e->id, tmp, sizeof tmp));
-			if (!(jname[e->id] = strdup(j))) {
-				r = -1;
-				break;
-			}
-		}
-		o = put_s(o, ",\n{\"name\":");
-		o = put_s(o, jname[e->id]);
-		o = put_s(o, sys ? ",\"cat\":\"posix_trace\",\"ph\":\"i\",\"ts\":" : ",\"ph\":\"i\",\"ts\":");
-		o = put_u(o, rel / 1000);
-		if (rel % 1000) { /* the nanoseconds, without trailing zeros */
-			unsigned ns = (unsigned)(rel % 1000);
-			*o++ = '.';
-			*o++ = (char)('0' + ns / 100);
-			if (ns % 100) {
-				*o++ = (char)('0' + ns / 10 % 10);
-				if (ns % 10)
-					*o++ = (char)('0' + ns % 10);
-			}
-		}
-		o = put_s(o, ",\"pid\":");
-		if (th->pid < 0)
-			*o++ = '-';
-		o = put_u(o, th->pid < 0 ? -(uint64_t)(int64_t)th->pid : (uint64_t)th->pid);
-		o = put_s(o, ",\"tid\":");
-		o = put_u(o, thread_tid(f, l, th, e, named));
-		uint32_t sf = 0;
-		if (e->addr) {
-			const char *sym = z ? symz_lookup(z, th->pid, e->ts, e->addr) : "";
-			if ((sf = frame_of(&fr, th->pid, e->addr, sym)) != 0) {
-				o = put_s(o, ",\"sf\":");
-				o = put_u(o, sf);
-			}
-		}
-		int args = e->len || e->trunc == POSIX_TRACE_TRUNCATED_RECORD || (e->addr && !sf);
-		if (args) {
-			memcpy(o, ",\"args\":{", 9);
-			o += 9;
-			char *a0 = o;
-			int text = 0;
-			fmt_data(buf, 2, e->data, e->len, e->len, &text);
-			if (sys) {
-				fmt_event_data(buf, sizeof buf, l, e);
-				memcpy(o, "\"text\":", 7);
-				o += 7;
-				o += json_str(o, 2 * sizeof buf + 8, buf);
-			} else if (typed_args(o, 2 * TRACE_DATA_MAX * 6, l, e, &o)) {
-			} else if (text) {
-				size_t n = e->len;
-				while (n && !e->data[n - 1])
-					n--;
-				char *sdup = malloc(n + 1);
-				if (sdup) {
-					memcpy(sdup, e->data, n);
-					sdup[n] = 0;
-					memcpy(o, "\"text\":", 7);
-					o += 7;
-					o += json_str(o, 6 * n + 8, sdup);
-					free(sdup);
-				}
-			}
-			if (!sys && e->len) { /* text or not, the bytes are the payload */
-				if (o > a0)
-					*o++ = ',';
-				memcpy(o, "\"b64\":\"", 7);
-				o = put_b64(o + 7, e->data, e->len);
-				*o++ = '"';
-			}
-			if (e->trunc == POSIX_TRACE_TRUNCATED_RECORD)
-				o += sprintf(o, "%s\"truncated\":true", o > a0 ? "," : "");
-			if (e->addr && !sf)
-				o += sprintf(o, "%s\"addr\":\"0x%llx\"", o > a0 ? "," : "",
-				             (unsigned long long)e->addr);
-			*o++ = '}';
-		}
-		*o++ = '}';
-		fwrite(line, 1, (size_t)(o - line), f);
-		if ((e->n & 1023) == 0)
-			progress_update(&p, e->n);
+			spans_chrome(f, sp, l, &m, e.thread, c.t0, ++nspans);
+		if ((r = chrome_event(&c, &e)) < 0)
+			break;
+		if ((e.n & 1023) == 0)
+			progress_update(&p, e.n);
 	}
-	fputs("\n],\n\"stackFrames\":{", f);
-	for (size_t i = 1; i <= fr.n; i++) {
-		json_str(buf, sizeof buf, fr.text[i]);
-		fprintf(f, "%s\n\"%zu\":{\"name\":%s}", i > 1 ? "," : "", i, buf);
-		free(fr.text[i]);
-	}
-	fputs("}}\n", f);
+	chrome_frames(&c);
 	progress_end(&p);
 	for (unsigned i = 0; i < PT_NIDS; i++)
-		free(jname[i]);
-	free(fr.h);
-	free(fr.text);
-	free(line);
-	free(named);
+		free(c.jname[i]);
+	free(c.fr.h);
+	free(c.fr.text);
+	free(c.line);
+	free(c.named);
 	return r < 0;
 }

@@ -1,7 +1,7 @@
 /*
  * write.h -- the third layer of the posixtrace command (cli/write/): a
  * trace written in a format.  The text line of `show` and `live` (format.c),
- * stats' part on spans (spans_report.c), the exporters (export_*.c: Chrome
+ * stats' report (stats_report.c) and its part on spans (spans_report.c), the exporters (export_*.c: Chrome
  * JSON, CTF, HTML with html_assets.c and html_overview.c, Perfetto with
  * protobuf.c; ctf_text.c what the CTF export and the relay share), the live relay to lttng-relayd (relay*.c), and the
  * requests and JSON answers of `view` and its page (view_req.c,
@@ -508,6 +508,29 @@ struct vsrv {
 int vq_answer(struct vsrv *s, const struct vreq *r, struct vbuf *b);
 int vq_init(struct vsrv *s, struct tlog *l, struct vindex *x, struct symz *z);
 void vq_free(struct vsrv *s);
+
+/* ------------------------------------------------------------ stats_report.c */
+/* stats' figures (cli/cmd/stats.c gathers them) and its report on stdout:
+ * per type the gaps and the activity chart's row (none with --json); the
+ * counts: the log's totals, or with filters those of the events kept. */
+struct stats_type { struct hist gaps; uint64_t last; int seen; uint64_t *act; };
+struct stats_counts {
+	uint64_t nev, *type, *th, *pr;
+	unsigned *prth;               /* per process: threads with events */
+	struct twait *wait;           /* per thread: --no-loss waits */
+	int waits;                    /* any */
+};
+struct stats {
+	struct tlog l;
+	struct spans *sp;
+	struct stats_counts k;
+	struct stats_type *ts;
+	size_t known;                 /* the threads the log's header knew */
+	uint64_t t0, t1, rel0;        /* the trace's span; time 0 of the slowest spans */
+	int name_w, cols, utf8, width; /* the text's layout */
+};
+void stats_print(const struct stats *s);
+void stats_json(const struct stats *s);
 
 /* ------------------------------------------------------------ view_assets.c */
 extern const char view_page[];
