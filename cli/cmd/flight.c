@@ -3,9 +3,12 @@
  * attach): the program records into a LOOP stream of SIZE that nobody
  * consumes; the recorder follows it without taking anything
  * (pt_ext_follow_*, src/trid/snapshot.c) and, when a trigger fires,
- * writes the window [T - before, T + after] around the trigger's time T
- * as a log of its own, DIR/NAME-N.ptlog (pt_ext_snapshot: names, map of
- * loaded code, threads, descriptions; fsync'ed, then renamed into place).
+ * copies the window [T - before, T + after] around the trigger's time T
+ * out of the stream (pt_ext_snapshot_copy) and a writer thread writes it
+ * as a log of its own, DIR/NAME-N.ptlog (pt_ext_snapshot_write: names,
+ * map of loaded code, threads, descriptions; fsync'ed, then renamed into
+ * place), while the follower goes on; at most FLIGHT_INFLIGHT copies at
+ * once, a window due while they are all busy counted, not taken.
  *
  * Triggers (--snapshot-on, up to FLIGHT_TRIGGERS of them):
  *   TYPE[:WHERE]      an event of type TYPE (event:TYPE[:WHERE] when the

@@ -27,7 +27,10 @@
  * no reader progress (rd_pos) is published, nothing is freed.  So a
  * thief counts a chunk it steals exactly as it would with no follower,
  * and the program's recording path is untouched.  Both run in the
- * controller under the trace id's lock (its clock is converted there).
+ * controller under the trace id's lock (its clock is converted there),
+ * except a snapshot's second step: pt_snap_copy takes the window and all
+ * the log needs (names, map, attributes, a clock of its own), and
+ * pt_snap_emit writes the log from that copy with no lock, in any thread.
  */
 #include <errno.h>
 #include <stdlib.h>
