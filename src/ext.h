@@ -393,6 +393,17 @@ int pt_ext_snapshot(trace_id_t trid, int fd, uint64_t from_ns, uint64_t to_ns,
  * an OVERFLOW/RESUME pair, and out->trig_kept says so. */
 int pt_ext_snapshot_trig(trace_id_t trid, int fd, uint64_t from_ns, uint64_t to_ns,
                          const struct pt_ext_fev *trig, struct pt_ext_snap *out);
+/* The same in two steps, so that the copy is prompt and the writing goes
+ * on elsewhere: pt_ext_snapshot_copy copies the window's chunks out of
+ * the stream (and the names, map of loaded code and clock the log needs)
+ * under the trace id's lock; pt_ext_snapshot_write writes that copy to fd
+ * as pt_ext_snapshot_trig does, with no lock, in any thread, once;
+ * pt_ext_snapshot_free frees it.  A copy holds up to the stream's size. */
+struct pt_ext_snapcopy;
+int pt_ext_snapshot_copy(trace_id_t trid, uint64_t from_ns, uint64_t to_ns,
+                         const struct pt_ext_fev *trig, struct pt_ext_snapcopy **out);
+int pt_ext_snapshot_write(struct pt_ext_snapcopy *c, int fd, struct pt_ext_snap *out);
+void pt_ext_snapshot_free(struct pt_ext_snapcopy *c);
 /* Tests only: called with the arg after each chunk a snapshot copies. */
 extern void (*pt_ext_snapshot_copy_hook)(void *);
 extern void *pt_ext_snapshot_copy_arg;

@@ -691,6 +691,75 @@ static void part6(void)
 	posix_trace_shutdown(trid);
 }
 
+/* A snapshot in two steps: the window copied, the stream shut down, the
+ * copy written by another thread; the log is the one-step snapshot's,
+ * event for event and time for time (the copy carries its own names and
+ * clock). */
+struct wjob { struct pt_ext_snapcopy *c; int fd, rc; struct pt_ext_snap s; };
+
+static void *write_copy(void *arg)
+{
+	struct wjob *j = arg;
+	j->rc = pt_ext_snapshot_write(j->c, j->fd, &j->s);
+	return NULL;
+}
+
+static void part7(void)
+{
+	pthread_t th[THREADS], w;
+	struct pt_ext_snap s1;
+	struct pt_ext_snapcopy *c = NULL;
+	uint64_t total = (uint64_t)THREADS * (N / 4);
+
+	limit = N / 4;
+	atomic_store(&go, 0);
+	atomic_store(&stop, 0);
+	start_stream(16u << 20);
+	for (uintptr_t i = 0; i < THREADS; i++)
+		REQUIRE(pthread_create(&th[i], NULL, writer, (void *)i) == 0);
+	atomic_store(&go, 1);
+	for (int i = 0; i < THREADS; i++)
+		pthread_join(th[i], NULL);
+	CHECK_RC(pt_ext_snapshot_copy(trid, 2, 1, NULL, &c), EINVAL);
+	CHECK(c == NULL);
+	CHECK_RC(pt_ext_snapshot_write(NULL, 1, &s1), EINVAL);
+	int fd1 = snap_fd();
+	CHECK_RC(pt_ext_snapshot(trid, fd1, 0, UINT64_MAX, &s1), 0);
+	CHECK_RC(pt_ext_snapshot_copy(trid, 0, UINT64_MAX, NULL, &c), 0);
+	REQUIRE(c != NULL);
+	posix_trace_shutdown(trid);
+	struct wjob j = { c, snap_fd(), -1, { 0 } };
+	REQUIRE(pthread_create(&w, NULL, write_copy, &j) == 0);
+	pthread_join(w, NULL);
+	pt_ext_snapshot_free(c);
+	CHECK_RC(j.rc, 0);
+	CHECK_EQ(j.s.events, s1.events);
+	CHECK_EQ(j.s.chunks, s1.chunks);
+	CHECK_EQ(j.s.first, s1.first);
+	CHECK_EQ(j.s.last, s1.last);
+	struct sread r1 = { 0 }, r2 = { 0 };
+	r1.ts = malloc(total * sizeof *r1.ts);
+	r2.ts = malloc(total * sizeof *r2.ts);
+	REQUIRE(r1.ts && r2.ts);
+	read_snap(fd1, &r1);
+	read_snap(j.fd, &r2);
+	CHECK_EQ(r2.n, total);
+	CHECK_EQ(r2.bad, 0);
+	CHECK_EQ(r2.gaps, 0);
+	for (int i = 0; i < THREADS; i++) {
+		CHECK_EQ(r2.first_seq[i], 0);
+		CHECK_EQ(r2.last_seq[i], N / 4 - 1);
+	}
+	CHECK_EQ(r1.n, r2.n);
+	CHECK(r1.n == r2.n && !memcmp(r1.ts, r2.ts, r1.n * sizeof *r1.ts));
+	printf("part 7: copied, the stream shut down, written by another thread: %llu events, "
+	       "the same as one step's, time for time\n", (unsigned long long)r2.n);
+	free(r1.ts);
+	free(r2.ts);
+	close(fd1);
+	close(j.fd);
+}
+
 int main(void)
 {
 	T_BEGIN(120);
@@ -701,5 +770,6 @@ int main(void)
 	part4();
 	part5();
 	part6();
+	part7();
 	T_END();
 }

@@ -130,7 +130,7 @@ struct flight *flight_start(const struct flight_opts *o, trace_id_t trid, const 
                             const char *name);
 void flight_step(struct flight *fl);
 int flight_end(struct flight *fl, int final);
-unsigned flight_taken(const struct flight *fl);
+unsigned flight_taken(struct flight *fl);
 extern const char flight_help[];
 int cmd_trigger(int argc, char **argv); /* trigger.c */
 

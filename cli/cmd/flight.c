@@ -3,9 +3,12 @@
  * attach): the program records into a LOOP stream of SIZE that nobody
  * consumes; the recorder follows it without taking anything
  * (pt_ext_follow_*, src/trid/snapshot.c) and, when a trigger fires,
- * writes the window [T - before, T + after] around the trigger's time T
- * as a log of its own, DIR/NAME-N.ptlog (pt_ext_snapshot: names, map of
- * loaded code, threads, descriptions; fsync'ed, then renamed into place).
+ * copies the window [T - before, T + after] around the trigger's time T
+ * out of the stream (pt_ext_snapshot_copy) and a writer thread writes it
+ * as a log of its own, DIR/NAME-N.ptlog (pt_ext_snapshot_write: names,
+ * map of loaded code, threads, descriptions; fsync'ed, then renamed into
+ * place), while the follower goes on; at most FLIGHT_INFLIGHT copies at
+ * once, a window due while they are all busy counted, not taken.
  *
  * Triggers (--snapshot-on, up to FLIGHT_TRIGGERS of them):
  *   TYPE[:WHERE]      an event of type TYPE (event:TYPE[:WHERE] when the
@@ -31,6 +34,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -77,6 +82,18 @@ struct pending {
 	unsigned char *data;
 };
 
+/* a window copied out of the stream, waiting for the writer thread (or
+ * being written by it) */
+#define FLIGHT_INFLIGHT 2
+struct job {
+	struct pt_ext_snapcopy *cp;
+	uint64_t t;                 /* the trigger's time */
+	uint64_t copied;            /* (realtime) when the copy was taken */
+	uint64_t mono0;             /* (monotonic) when the copy began */
+	int has_ev;
+	char why[128];
+};
+
 /* an event whose type had no description yet when it came (they are taken
  * between polls: the follower holds the stream's lock), tested after */
 #define DEFER_MAX 64
@@ -104,9 +121,19 @@ struct flight {
 	int have_pending;
 	struct pending pend;
 	uint64_t last_taken;        /* trigger time of the last one taken */
+	unsigned started;           /* copies taken or tried (the follower's; for --max) */
+	uint64_t triggers, limited, folded, busy;
+	/* the writer thread: the copies waiting (q), the one it writes
+	 * (writing); the counts below under mu, written by whichever thread
+	 * writes or fails a snapshot */
+	pthread_t wr;
+	int wr_started, quit;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct job q[FLIGHT_INFLIGHT];
+	int qhead, nq, writing;
 	unsigned taken, failed, next_n;
 	unsigned lapped, empty; /* snapshots the program overwrote the window of, in part; whole */
-	uint64_t triggers, limited, folded;
 };
 
 /* ------------------------------------------------------------ options */
@@ -231,7 +258,7 @@ static void fire(struct flight *fl, struct trig *t, uint64_t when, const char *w
 		fl->folded++; /* its window is being waited for: the same snapshot */
 		return;
 	}
-	if ((fl->o->max && fl->taken + fl->failed >= fl->o->max) ||
+	if ((fl->o->max && fl->started >= fl->o->max) ||
 	    (fl->o->every_ns && fl->last_taken && when < fl->last_taken + fl->o->every_ns)) {
 		fl->limited++;
 		return;
@@ -397,13 +424,14 @@ static void take_socket(struct flight *fl)
 
 /* ------------------------------------------------------------ snapshots */
 
-static void take_snapshot(struct flight *fl)
+/* The log of a copied window, written, fsync'ed and renamed into place
+ * (the writer thread; the follower's, when no thread could be made). */
+static void write_job(struct flight *fl, struct job *j)
 {
 	char path[4096], tmp[4096];
 	int fd = -1, rc = 0;
-	uint64_t t0 = now_mono_ns();
+	struct pt_ext_snap s;
 
-	fl->have_pending = 0;
 	for (int tries = 0; tries < 1000; tries++) {
 		unsigned n = ++fl->next_n;
 		snprintf(path, sizeof path, "%s/%s-%u.ptlog", fl->dir, fl->name, n);
@@ -416,15 +444,12 @@ static void take_snapshot(struct flight *fl)
 	}
 	if (fd < 0) {
 		err_msg("snapshot %s: %s (recording goes on)", tmp, strerror(errno));
+		pthread_mutex_lock(&fl->mu);
 		fl->failed++;
+		pthread_mutex_unlock(&fl->mu);
 		return;
 	}
-	struct pt_ext_snap s;
-	uint64_t from = fl->o->before_set && fl->pend.t > fl->o->before_ns
-	              ? fl->pend.t - fl->o->before_ns : 0;
-	uint64_t t1 = now_realtime_ns(); /* (the copy's time) */
-	rc = pt_ext_snapshot_trig(fl->trid, fd, from, fl->pend.t + fl->o->after_ns,
-	                          fl->pend.has_ev ? &fl->pend.ev : NULL, &s);
+	rc = pt_ext_snapshot_write(j->cp, fd, &s);
 	if (close(fd) && !rc)
 		rc = errno;
 	/* into place under a name nobody took meanwhile (link fails on an
@@ -436,50 +461,119 @@ static void take_snapshot(struct flight *fl)
 		}
 		snprintf(path, sizeof path, "%s/%s-%u.ptlog", fl->dir, fl->name, ++fl->next_n);
 	}
-	if (!rc)
-		unlink(tmp);
+	unlink(tmp);
 	if (rc) {
-		unlink(tmp);
+		pthread_mutex_lock(&fl->mu);
 		fl->failed++;
+		pthread_mutex_unlock(&fl->mu);
 		err_msg("snapshot %s: %s (trigger: %s; recording goes on)", path, strerror(rc),
-		        fl->pend.why);
+		        j->why);
 		return;
 	}
+	uint64_t took = now_mono_ns() - j->mono0;
+	/* overwritten up to the trigger: its event gone from the stream, or
+	 * none of its thread's before it left (or, with no event, a thread's
+	 * chunks all begun after the window) */
+	int lapped = s.events && (s.trig_kept || s.trig_alone || (!j->has_ev && s.lapped));
+	pthread_mutex_lock(&fl->mu);
 	fl->taken++;
-	uint64_t took = now_mono_ns() - t0;
+	fl->empty += !s.events;
+	fl->lapped += lapped;
+	pthread_mutex_unlock(&fl->mu);
 	if (!s.events) { /* nothing of its window is left: said as such, not as a snapshot */
-		fl->empty++;
 		err_msg("snapshot %s holds no event: the program overwrote its window in the "
 		        "stream (%llu thread%s lapped it, %llu chunk%s dropped while copied) "
 		        "before it could be copied, %.1f ms after the trigger (%s); a larger "
 		        "--flight keeps more", path, (unsigned long long)s.lapped,
 		        s.lapped == 1 ? "" : "s", (unsigned long long)s.dropped,
 		        s.dropped == 1 ? "" : "s",
-		        (double)(t1 - fl->pend.t) / 1e6, fl->pend.why);
+		        (double)(j->copied - j->t) / 1e6, j->why);
 		return;
 	}
 	char dropped[160];
 	snprintf(dropped, sizeof dropped, " (%llu chunk%s, about %llu events, overwritten while "
 	         "copied were left out)", (unsigned long long)s.dropped, s.dropped == 1 ? "" : "s",
 	         (unsigned long long)s.dropped_events);
-	/* overwritten up to the trigger: its event gone from the stream, or
-	 * none of its thread's before it left (or, with no event, a thread's
-	 * chunks all begun after the window) */
-	int lapped = s.trig_kept || s.trig_alone || (!fl->pend.has_ev && s.lapped);
-	fl->lapped += lapped;
 	err_msg("snapshot %s: %llu events, %.3f s before and %.3f s after the trigger (%s); "
-	        "written in %.1f ms%s", path, (unsigned long long)s.events,
-	        s.events && s.first < fl->pend.t ? (double)(fl->pend.t - s.first) / 1e9 : 0.0,
-	        s.events && s.last > fl->pend.t ? (double)(s.last - fl->pend.t) / 1e9 : 0.0,
-	        fl->pend.why, (double)took / 1e6, s.dropped ? dropped : "");
+	        "copied %.1f ms after it, written in %.1f ms%s", path,
+	        (unsigned long long)s.events,
+	        s.first < j->t ? (double)(j->t - s.first) / 1e9 : 0.0,
+	        s.last > j->t ? (double)(s.last - j->t) / 1e9 : 0.0,
+	        j->why, (double)(j->copied - j->t) / 1e6, (double)took / 1e6,
+	        s.dropped ? dropped : "");
 	if (lapped)
 		err_msg("snapshot %s lacks most of its window: the program overwrote it in the "
 		        "stream before it could be copied, %.1f ms after the trigger (%s); a larger "
-		        "--flight keeps more", path, (double)(t1 - fl->pend.t) / 1e6,
+		        "--flight keeps more", path, (double)(j->copied - j->t) / 1e6,
 		        s.trig_kept ? "the trigger event is there, from the recorder's own look, "
 		                      "after a loss"
 		        : s.trig_alone ? "none of the trigger's thread's events before it is left"
 		                       : "threads' events up to the trigger are lost");
+}
+
+static void *writer(void *arg)
+{
+	struct flight *fl = arg;
+	pthread_mutex_lock(&fl->mu);
+	for (;;) {
+		while (!fl->nq && !fl->quit)
+			pthread_cond_wait(&fl->cv, &fl->mu);
+		if (!fl->nq)
+			break; /* (quit, and nothing left to write) */
+		struct job j = fl->q[fl->qhead];
+		fl->qhead = (fl->qhead + 1) % FLIGHT_INFLIGHT;
+		fl->nq--;
+		fl->writing = 1;
+		pthread_mutex_unlock(&fl->mu);
+		write_job(fl, &j);
+		pt_ext_snapshot_free(j.cp);
+		pthread_mutex_lock(&fl->mu);
+		fl->writing = 0;
+	}
+	pthread_mutex_unlock(&fl->mu);
+	return NULL;
+}
+
+/* The pending snapshot's window copied out of the stream now (the
+ * follower's thread: a copy of chunks, fast), its log written by the
+ * writer thread, so that the follower goes on looking meanwhile.  At
+ * most FLIGHT_INFLIGHT copies wait or are written at once: a window due
+ * while they all are is not taken, counted (busy). */
+static void take_snapshot(struct flight *fl)
+{
+	fl->have_pending = 0;
+	pthread_mutex_lock(&fl->mu);
+	int full = fl->nq + fl->writing >= FLIGHT_INFLIGHT;
+	pthread_mutex_unlock(&fl->mu);
+	if (full) {
+		fl->busy++;
+		return;
+	}
+	fl->started++;
+	struct job j = { NULL, fl->pend.t, now_realtime_ns(), now_mono_ns(), fl->pend.has_ev, "" };
+	snprintf(j.why, sizeof j.why, "%s", fl->pend.why);
+	uint64_t from = fl->o->before_set && fl->pend.t > fl->o->before_ns
+	              ? fl->pend.t - fl->o->before_ns : 0;
+	int rc = pt_ext_snapshot_copy(fl->trid, from, fl->pend.t + fl->o->after_ns,
+	                              fl->pend.has_ev ? &fl->pend.ev : NULL, &j.cp);
+	if (rc) {
+		pthread_mutex_lock(&fl->mu);
+		fl->failed++;
+		pthread_mutex_unlock(&fl->mu);
+		err_msg("snapshot: cannot copy the window: %s (trigger: %s; recording goes on)",
+		        strerror(rc), j.why);
+		return;
+	}
+	if (!fl->wr_started) {
+		write_job(fl, &j);
+		pt_ext_snapshot_free(j.cp);
+		return;
+	}
+	pthread_mutex_lock(&fl->mu);
+	fl->q[(fl->qhead + fl->nq) % FLIGHT_INFLIGHT] = j;
+	fl->nq++;
+	pthread_cond_signal(&fl->cv);
+	pthread_mutex_unlock(&fl->mu);
 }
 
 /* ------------------------------------------------------------ the loop */
@@ -526,6 +620,8 @@ struct flight *flight_start(const struct flight_opts *o, trace_id_t trid, const 
 		return NULL;
 	}
 	fl->o = o, fl->trid = trid, fl->dir = dir, fl->name = name, fl->sock = -1;
+	pthread_mutex_init(&fl->mu, NULL);
+	pthread_cond_init(&fl->cv, NULL);
 	for (int i = 0; i < o->non; i++) {
 		struct trig *t = &fl->tr[fl->ntr++];
 		trig_parse(o->on[i], t); /* (checked by flight_check) */
@@ -563,6 +659,13 @@ struct flight *flight_start(const struct flight_opts *o, trace_id_t trid, const 
 		flight_end(fl, 0);
 		return NULL;
 	}
+	/* the writer thread, with every signal blocked (they are the
+	 * recorder's main thread's); with none, snapshots are written inline */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	fl->wr_started = pthread_create(&fl->wr, NULL, writer, fl) == 0;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (fl->sock >= 0) {
 		snprintf(fl->recfile, sizeof fl->recfile, "%s/.posixtrace-recorder", dir);
 		int fd = open(fl->recfile, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
@@ -637,6 +740,16 @@ int flight_end(struct flight *fl, int final)
 				break;
 			take_snapshot(fl);
 		}
+	}
+	if (fl->wr_started) { /* the copies taken are written before the end */
+		pthread_mutex_lock(&fl->mu);
+		fl->quit = 1;
+		pthread_cond_signal(&fl->cv);
+		pthread_mutex_unlock(&fl->mu);
+		pthread_join(fl->wr, NULL);
+		fl->wr_started = 0;
+	}
+	if (final) {
 		err_msg("flight recorder: %llu trigger%s, %u snapshot%s written to %s/%s", 
 		        (unsigned long long)fl->triggers, fl->triggers == 1 ? "" : "s", fl->taken,
 		        fl->taken == 1 ? "" : "s", fl->dir, fl->taken ? "" : " (none)");
@@ -644,6 +757,10 @@ int flight_end(struct flight *fl, int final)
 			err_msg("flight recorder: %llu trigger%s over --max or --every, %llu during a "
 			        "snapshot's --after (in that snapshot)", (unsigned long long)fl->limited,
 			        fl->limited == 1 ? "" : "s", (unsigned long long)fl->folded);
+		if (fl->busy)
+			err_msg("flight recorder: %llu snapshot%s not taken: %d others were still being "
+			        "written when %s window ended", (unsigned long long)fl->busy,
+			        fl->busy == 1 ? "" : "s", FLIGHT_INFLIGHT, fl->busy == 1 ? "its" : "their");
 		if (fl->undescribed)
 			err_msg("flight recorder: %llu event%s of a type with a condition but no payload "
 			        "description: not matched", (unsigned long long)fl->undescribed,
@@ -664,6 +781,13 @@ int flight_end(struct flight *fl, int final)
 			        (unsigned long long)fl->span_dropped, fl->span_dropped == 1 ? "" : "s");
 	}
 	int failed = fl->failed > 0 || fl->empty > 0;
+	while (fl->nq) { /* (copies never written: the thread could not finish) */
+		pt_ext_snapshot_free(fl->q[fl->qhead].cp);
+		fl->qhead = (fl->qhead + 1) % FLIGHT_INFLIGHT;
+		fl->nq--;
+	}
+	pthread_mutex_destroy(&fl->mu);
+	pthread_cond_destroy(&fl->cv);
 	free(fl->pend.data);
 	pt_ext_follow_close(fl->fol);
 	for (int i = 0; i < fl->ntr; i++)
@@ -681,7 +805,12 @@ int flight_end(struct flight *fl, int final)
 	return failed;
 }
 
-unsigned flight_taken(const struct flight *fl)
+unsigned flight_taken(struct flight *fl)
 {
-	return fl ? fl->taken : 0;
+	if (!fl)
+		return 0;
+	pthread_mutex_lock(&fl->mu);
+	unsigned n = fl->taken;
+	pthread_mutex_unlock(&fl->mu);
+	return n;
 }

@@ -40,10 +40,12 @@ void err_msg(const char *fmt, ...)
 		va_end(ap);
 		return;
 	}
+	flockfile(stderr); /* (one line, whole, from each thread: the flight recorder's writer) */
 	fprintf(stderr, "%s: ", prog_cmd);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+	funlockfile(stderr);
 }
 
 int usage_error(const char *fmt, ...)

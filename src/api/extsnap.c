@@ -106,6 +106,42 @@ int pt_ext_snapshot_trig(trace_id_t trid, int fd, uint64_t from_ns, uint64_t to_
 	return rc;
 }
 
+int pt_ext_snapshot_copy(trace_id_t trid, uint64_t from_ns, uint64_t to_ns,
+                         const struct pt_ext_fev *trig, struct pt_ext_snapcopy **out)
+{
+	struct pt_trid *t;
+	struct pt_snap_copy *c = NULL;
+	int rc;
+
+	if (!out || from_ns > to_ns)
+		return EINVAL;
+	*out = NULL;
+	if ((rc = pt_trid_lock(trid, &t)) != 0)
+		return rc;
+	rc = pt_snap_copy(t, from_ns, to_ns, (const struct pt_snap_ev *)(const void *)trig, &c);
+	pt_trid_unlock(t);
+	*out = (struct pt_ext_snapcopy *)(void *)c;
+	return rc;
+}
+
+int pt_ext_snapshot_write(struct pt_ext_snapcopy *c, int fd, struct pt_ext_snap *out)
+{
+	struct pt_snap_stats st;
+
+	if (!c || !out || fd < 0)
+		return EINVAL;
+	int rc = pt_snap_emit((struct pt_snap_copy *)(void *)c, fd, &st);
+	*out = (struct pt_ext_snap){ st.events, st.chunks, st.dropped, st.dropped_events, st.gaps,
+	                             st.first, st.last, st.bytes, st.lapped,
+	                             st.trig_kept, st.trig_alone };
+	return rc;
+}
+
+void pt_ext_snapshot_free(struct pt_ext_snapcopy *c)
+{
+	pt_snap_copy_free((struct pt_snap_copy *)(void *)c);
+}
+
 int pt_ext_stream_use(trace_id_t trid, unsigned *permille)
 {
 	struct pt_trid *t;

@@ -27,7 +27,10 @@
  * no reader progress (rd_pos) is published, nothing is freed.  So a
  * thief counts a chunk it steals exactly as it would with no follower,
  * and the program's recording path is untouched.  Both run in the
- * controller under the trace id's lock (its clock is converted there).
+ * controller under the trace id's lock (its clock is converted there),
+ * except a snapshot's second step: pt_snap_copy takes the window and all
+ * the log needs (names, map, attributes, a clock of its own), and
+ * pt_snap_emit writes the log from that copy with no lock, in any thread.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -338,7 +341,7 @@ struct sw {               /* a writer being merged */
 };
 
 /* w's next record, 1; 0 when it has no more. */
-static int sw_next(struct pt_trid *t, const struct sck *ck, const unsigned char *buf,
+static int sw_next(struct pt_clock *clk, const struct sck *ck, const unsigned char *buf,
                    struct sw *w, uint32_t max_data, uint32_t chunk_size)
 {
 	if (w->one)
@@ -346,7 +349,10 @@ static int sw_next(struct pt_trid *t, const struct sck *ck, const unsigned char 
 	while (w->cur < w->end) {
 		const struct sck *c = &ck[w->cur];
 		if (rec_next(buf + (size_t)c->idx * chunk_size, c->commit, &w->off, c->base, max_data, &w->addr, &w->r) > 0) {
-			w->ns = (uint64_t)tick_ns(t, w->r.tick);
+			int64_t ns;
+			if (!pt_clock_ns_cached(clk, w->r.tick, &ns))
+				ns = pt_clock_ns(clk, w->r.tick);
+			w->ns = (uint64_t)ns;
 			return 1;
 		}
 		if (++w->cur < w->end) {
@@ -380,11 +386,13 @@ static void heap_down(struct sw **h, size_t n, size_t i)
  * and given back with an exchange, so snapshots of two streams in two
  * threads never share one. */
 struct snapbuf { size_t cap; unsigned char *p; };
-static _Atomic(struct snapbuf *) kept;
+static _Atomic(struct snapbuf *) kept[2]; /* (two copies may be in flight) */
 
 static struct snapbuf *buf_take(size_t cap)
 {
-	struct snapbuf *b = atomic_exchange(&kept, NULL);
+	struct snapbuf *b = atomic_exchange(&kept[0], NULL);
+	if (!b)
+		b = atomic_exchange(&kept[1], NULL);
 	if (b && b->cap >= cap)
 		return b;
 	if (b) {
@@ -401,7 +409,9 @@ static struct snapbuf *buf_take(size_t cap)
 
 static void buf_give(struct snapbuf *b)
 {
-	if (b && (b = atomic_exchange(&kept, b)) != NULL) {
+	if (b && (b = atomic_exchange(&kept[0], b)) != NULL)
+		b = atomic_exchange(&kept[1], b);
+	if (b) {
 		free(b->p);
 		free(b);
 	}
@@ -444,24 +454,64 @@ static int trig_held(struct pt_trid *t, const struct sck *ck, uint32_t n, const 
 	return 0;
 }
 
-int pt_snap_write(struct pt_trid *t, int fd, uint64_t from, uint64_t to,
-                  const struct pt_snap_ev *trig, struct pt_snap_stats *st)
+/* A window copied out of the stream (pt_snap_copy), with all the log
+ * needs besides: the names, the map of loaded code, the attributes and a
+ * clock of its own, so that pt_snap_emit writes it with no lock and in
+ * any thread while the stream goes on. */
+struct pt_snap_copy {
+	struct snapbuf *sb;
+	struct sck *ck;
+	uint32_t n, chunk_size, max_data;
+	uint64_t from, to;
+	struct pt_clock clk;
+	struct pt_attr_img attr;
+	uint32_t nnames;
+	uint32_t *name_id;
+	char (*name)[PT_NAME_SZ];
+	struct pt_ext_obj *objs;
+	size_t nobjs;
+	int keep;             /* the trigger event written from trig (the copy lacks it) */
+	struct pt_snap_ev trig;
+	unsigned char *trig_data;
+	struct pt_snap_stats st;
+};
+
+void pt_snap_copy_free(struct pt_snap_copy *c)
+{
+	if (!c)
+		return;
+	buf_give(c->sb);
+	free(c->ck);
+	pt_clock_free(&c->clk);
+	free(c->name_id);
+	free(c->name);
+	free(c->objs);
+	free(c->trig_data);
+	free(c);
+}
+
+int pt_snap_copy(struct pt_trid *t, uint64_t from, uint64_t to, const struct pt_snap_ev *trig,
+                 struct pt_snap_copy **out)
 {
 	const struct pt_view *v = &t->view;
 	uint32_t epoch = epoch_of(t), n = 0;
+	struct pt_snap_copy *cp = calloc(1, sizeof *cp);
 	struct sck *ck = malloc((size_t)v->nchunks * sizeof *ck);
 	/* the copies: as much as the chunks hold, touched only as used */
 	struct snapbuf *sb = buf_take((size_t)v->nchunks * v->chunk_size);
 	unsigned char *buf = sb ? sb->p : NULL;
-	struct sw *ws = NULL, **heap = NULL;
-	struct pt_logw w;
-	int rc = 0, w_ok = 0;
+	struct pt_snap_stats *st;
 
-	memset(st, 0, sizeof *st);
-	if (!ck || !buf) {
-		rc = ENOMEM;
-		goto out;
+	*out = NULL;
+	if (!cp || !ck || !buf) {
+		free(cp);
+		free(ck);
+		buf_give(sb);
+		return ENOMEM;
 	}
+	cp->sb = sb, cp->ck = ck, cp->from = from, cp->to = to;
+	cp->chunk_size = v->chunk_size, cp->max_data = v->max_data;
+	st = &cp->st;
 	/* 1. the chunks that may hold records of the window: begun by its
 	 * end, and not followed by a chunk of their writer begun before its
 	 * start.  A writer all of whose chunks left begin after the window's
@@ -535,6 +585,70 @@ int pt_snap_write(struct pt_trid *t, int fd, uint64_t from, uint64_t to,
 	int keep = trig && trig->ns >= from && trig->ns <= to && trig->id < PT_NIDS &&
 	           trig->len <= v->max_data && !trig_held(t, ck, n, buf, trig, &alone);
 	st->trig_alone = alone && from < trig->ns;
+	cp->n = n;
+	/* what the log needs of the stream besides its records, taken now */
+	int rc = 0;
+	char name[PT_NAME_SZ];
+	if (t->tctl)
+		pt_names_copy(t->view.names, pt_ctl_names(t->tctl));
+	for (trace_event_id_t id = 0; id < PT_NIDS; id++)
+		if (pt_name_get(t->view.names, id, name) == 0 && name[0])
+			cp->nnames++;
+	cp->name_id = malloc((cp->nnames ? cp->nnames : 1) * sizeof *cp->name_id);
+	cp->name = malloc((cp->nnames ? cp->nnames : 1) * sizeof *cp->name);
+	pt_objs_collect(t);
+	cp->objs = malloc((t->rd.nobjs ? t->rd.nobjs : 1) * sizeof *cp->objs);
+	cp->clk = t->clk;
+	cp->clk.pt = malloc((t->clk.cap ? t->clk.cap : 1) * sizeof *cp->clk.pt);
+	if (!cp->name_id || !cp->name || !cp->objs || !cp->clk.pt) {
+		if (!cp->clk.pt)
+			memset(&cp->clk, 0, sizeof cp->clk);
+		rc = ENOMEM;
+		goto fail;
+	}
+	memcpy(cp->clk.pt, t->clk.pt, t->clk.n * sizeof *cp->clk.pt);
+	uint32_t k = 0;
+	for (trace_event_id_t id = 0; id < PT_NIDS && k < cp->nnames; id++)
+		if (pt_name_get(t->view.names, id, name) == 0 && name[0]) {
+			cp->name_id[k] = id;
+			memcpy(cp->name[k++], name, sizeof name);
+		}
+	cp->nnames = k;
+	memcpy(cp->objs, t->rd.objs, t->rd.nobjs * sizeof *cp->objs);
+	cp->nobjs = t->rd.nobjs;
+	cp->attr = t->attr;
+	if (keep) {
+		if (!(cp->trig_data = malloc(trig->len ? trig->len : 1))) {
+			rc = ENOMEM;
+			goto fail;
+		}
+		memcpy(cp->trig_data, trig->data, trig->len);
+		cp->trig = *trig;
+		cp->trig.data = cp->trig_data;
+		cp->keep = 1;
+	}
+	*out = cp;
+	return 0;
+fail:
+	pt_snap_copy_free(cp);
+	return rc;
+}
+
+int pt_snap_emit(struct pt_snap_copy *cp, int fd, struct pt_snap_stats *stout)
+{
+	struct pt_snap_stats *st = &cp->st;
+	struct sck *ck = cp->ck;
+	const unsigned char *buf = cp->sb->p;
+	uint32_t n = cp->n, chunk_size = cp->chunk_size, max_data = cp->max_data;
+	uint64_t from = cp->from, to = cp->to;
+	const struct pt_snap_ev *trig = &cp->trig;
+	int keep = cp->keep;
+	struct sw *ws = NULL, **heap = NULL;
+	struct pt_logw w;
+	int rc = 0, w_ok = 0;
+
+	/* (a copy is written once: its stats are its own from here) */
+	st->events = st->gaps = st->first = st->last = st->bytes = st->trig_kept = 0;
 	size_t nw = 0;
 	ws = calloc(n + 1, sizeof *ws);
 	heap = calloc(n + 1, sizeof *heap);
@@ -549,26 +663,21 @@ int pt_snap_write(struct pt_trid *t, int fd, uint64_t from, uint64_t to,
 			ws[nw - 1].end = i + 1;
 	}
 	/* 4. the log: its names and map first */
-	struct pt_attr_img attr = t->attr;
+	struct pt_attr_img attr = cp->attr;
 	attr.has_log = 1;
 	attr.log_policy = POSIX_TRACE_APPEND;
 	if ((rc = pt_logw_init(&w, fd, &attr, POSIX_TRACE_APPEND, 0)) != 0)
 		goto out;
 	w_ok = 1;
-	char name[PT_NAME_SZ];
-	if (t->tctl)
-		pt_names_copy(t->view.names, pt_ctl_names(t->tctl));
-	for (trace_event_id_t id = 0; id < PT_NIDS && !rc; id++)
-		if (pt_name_get(t->view.names, id, name) == 0 && name[0])
-			rc = pt_logw_name(&w, id, name);
-	pt_objs_collect(t);
-	for (size_t i = 0; i < t->rd.nobjs && !rc; i++)
-		rc = pt_logw_obj(&w, &t->rd.objs[i]);
+	for (uint32_t i = 0; i < cp->nnames && !rc; i++)
+		rc = pt_logw_name(&w, cp->name_id[i], cp->name[i]);
+	for (size_t i = 0; i < cp->nobjs && !rc; i++)
+		rc = pt_logw_obj(&w, &cp->objs[i]);
 	/* 5. the records stamped in [from, to], merged by time */
 	size_t nh = 0;
 	for (size_t i = 0; i < nw; i++) {
 		struct sw *x = &ws[i];
-		while (sw_next(t, ck, buf, x, v->max_data, v->chunk_size) && x->ns < from)
+		while (sw_next(&cp->clk, ck, buf, x, max_data, chunk_size) && x->ns < from)
 			x->gap = 0; /* (before the window: a gap there is not the window's) */
 		if (x->cur < x->end && x->ns <= to)
 			heap[nh++] = x;
@@ -604,7 +713,7 @@ int pt_snap_write(struct pt_trid *t, int fd, uint64_t from, uint64_t to,
 		if (!st->events++)
 			st->first = x->ns;
 		st->last = x->ns;
-		if (!sw_next(t, ck, buf, x, v->max_data, v->chunk_size) || x->ns > to)
+		if (!sw_next(&cp->clk, ck, buf, x, max_data, chunk_size) || x->ns > to)
 			heap[0] = heap[--nh];
 		heap_down(heap, nh, 0);
 	}
@@ -626,8 +735,20 @@ out:
 		pt_logw_free(&w);
 	free(heap);
 	free(ws);
-	buf_give(sb);
-	free(ck);
+	*stout = *st;
+	return rc;
+}
+
+int pt_snap_write(struct pt_trid *t, int fd, uint64_t from, uint64_t to,
+                  const struct pt_snap_ev *trig, struct pt_snap_stats *st)
+{
+	struct pt_snap_copy *cp;
+	int rc = pt_snap_copy(t, from, to, trig, &cp);
+	memset(st, 0, sizeof *st);
+	if (rc)
+		return rc;
+	rc = pt_snap_emit(cp, fd, st);
+	pt_snap_copy_free(cp);
 	return rc;
 }
 

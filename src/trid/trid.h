@@ -152,6 +152,14 @@ struct pt_snap_stats {
 };
 int pt_snap_write(struct pt_trid *t, int fd, uint64_t from, uint64_t to,
                   const struct pt_snap_ev *trig, struct pt_snap_stats *st);
+/* The same in two steps: the copy (under the trace id's lock, fast: the
+ * chunks of the window and what the log needs besides), then the log
+ * written from it (no lock, any thread; once). */
+struct pt_snap_copy;
+int pt_snap_copy(struct pt_trid *t, uint64_t from, uint64_t to, const struct pt_snap_ev *trig,
+                 struct pt_snap_copy **out);
+int pt_snap_emit(struct pt_snap_copy *c, int fd, struct pt_snap_stats *st);
+void pt_snap_copy_free(struct pt_snap_copy *c);
 unsigned pt_snap_use(const struct pt_trid *t);
 
 #endif
