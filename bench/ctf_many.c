@@ -22,6 +22,7 @@
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include "bench_util.h"
+#include "../tests/many_procs.h"
 
 #ifndef PT_BUILD_DIR
 #define PT_BUILD_DIR "build"
@@ -34,39 +35,6 @@ static int env_int(const char *name, int def)
 {
 	const char *s = getenv(name);
 	return s && atoi(s) > 0 ? atoi(s) : def;
-}
-
-/* The traced program: procs children started together (a pipe closed),
- * each recording n events (its number and the event's as payload). */
-static int forker(int procs, int n)
-{
-	trace_event_id_t ev;
-	int go[2];
-
-	if (posix_trace_eventid_open("many-ev", &ev) != 0 || pipe(go) != 0)
-		return 2;
-	for (int i = 0; i < procs; i++) {
-		pid_t p = fork();
-		if (p < 0)
-			return 3;
-		if (p == 0) {
-			char c;
-			close(go[1]);
-			if (read(go[0], &c, 1) != 0)
-				_exit(4);
-			for (int32_t k = 0; k < n; k++) {
-				int32_t d[2] = { i, k };
-				posix_trace_event(ev, d, sizeof d);
-			}
-			_exit(0);
-		}
-	}
-	close(go[0]);
-	close(go[1]);
-	int st, bad = 0;
-	while (wait(&st) > 0)
-		bad += !WIFEXITED(st) || WEXITSTATUS(st) != 0;
-	return bad ? 5 : 0;
 }
 
 struct took { double wall, cpu; long rss_kb; };
@@ -205,7 +173,7 @@ static void one(const char *self, const char *dir, int procs, int per)
 int main(int argc, char **argv)
 {
 	if (argc == 4 && !strcmp(argv[1], "fork"))
-		return forker(atoi(argv[2]), atoi(argv[3]));
+		return many_procs_run(atoi(argv[2]), atoi(argv[3]));
 	int procs = env_int("CTF_MANY_PROCS", 300), per = env_int("CTF_MANY_EVENTS", 10000);
 	const char *dir = getenv("CTF_MANY_DIR") ? getenv("CTF_MANY_DIR") : "/tmp";
 	char self[4096];

@@ -18,43 +18,11 @@
 #include <sys/wait.h>
 #include "t.h"
 #include "cli_util.h"
+#include "many_procs.h"
 
 #define CHILDREN 300
 #define EVENTS   200
 #define MAX_STREAM_FILES 65 /* the export's bound: MAX_STREAMS, and the loss stream */
-
-/* The children all start together (a pipe closed), so their events
- * interleave in time. */
-static int forker(void)
-{
-	trace_event_id_t ev;
-	int go[2];
-
-	if (posix_trace_eventid_open("many-ev", &ev) != 0 || pipe(go) != 0)
-		return 2;
-	for (int i = 0; i < CHILDREN; i++) {
-		pid_t p = fork();
-		if (p < 0)
-			return 3;
-		if (p == 0) {
-			char c;
-			close(go[1]);
-			if (read(go[0], &c, 1) != 0)
-				_exit(4);
-			for (int32_t n = 0; n < EVENTS; n++) {
-				int32_t d[2] = { i, n };
-				posix_trace_event(ev, d, sizeof d);
-			}
-			_exit(0);
-		}
-	}
-	close(go[0]);
-	close(go[1]);
-	int st, bad = 0;
-	while (wait(&st) > 0)
-		bad += !WIFEXITED(st) || WEXITSTATUS(st) != 0;
-	return bad ? 5 : 0;
-}
 
 int main(int argc, char **argv)
 {
@@ -63,7 +31,7 @@ int main(int argc, char **argv)
 	char *out = NULL, *err = NULL;
 
 	if (argc == 2 && strcmp(argv[1], "fork") == 0)
-		return forker();
+		return many_procs_run(CHILDREN, EVENTS);
 	T_BEGIN(120);
 	const char *bt = cli_which("babeltrace2");
 	if (!bt)
