@@ -36,6 +36,7 @@
 #include "t.h"
 #include "logfmt_util.h"
 #include "../src/ext.h"
+#include "flood_threads.h"
 
 /* ------------------------------------------------ 1: written by hand */
 
@@ -345,24 +346,6 @@ static void part1_pairs(void)
 
 /* ------------------------------------------------ 2: recorded by threads */
 
-#define MAXT 4
-struct pl { uint32_t thr, seq; };
-static trace_event_id_t uid;
-static unsigned nthr, per;
-static pthread_t tids[MAXT];
-static pthread_barrier_t bar;
-
-static void *flood(void *arg)
-{
-	struct pl p = { (uint32_t)(uintptr_t)arg, 0 };
-
-	tids[p.thr] = pthread_self();
-	pthread_barrier_wait(&bar);
-	for (; p.seq < per; p.seq++)
-		posix_trace_event(uid, &p, sizeof p);
-	return NULL;
-}
-
 /* Reads the log on fd twice (getnext, batches); checks it; returns the
  * backsteps seen */
 static long check_log(int fd, const char *what, int run)
@@ -444,7 +427,6 @@ static void record(int fd, int loop, unsigned threads, unsigned events)
 	trace_id_t t;
 	pthread_t th[MAXT];
 
-	nthr = threads, per = events;
 	posix_trace_attr_init(&at);
 	REQUIRE(posix_trace_attr_setstreamsize(&at, loop ? 1u << 20 : 256u << 10) == 0);
 	REQUIRE(posix_trace_attr_setstreamfullpolicy(&at, loop ? POSIX_TRACE_LOOP
@@ -453,19 +435,14 @@ static void record(int fd, int loop, unsigned threads, unsigned events)
 	REQUIRE(posix_trace_create_withlog(0, &at, fd, &t) == 0);
 	posix_trace_attr_destroy(&at);
 	REQUIRE(posix_trace_start(t) == 0);
-	REQUIRE(pthread_barrier_init(&bar, NULL, threads + 1) == 0);
-	for (unsigned i = 0; i < threads; i++)
-		REQUIRE(pthread_create(&th[i], NULL, flood, (void *)(uintptr_t)i) == 0);
-	pthread_barrier_wait(&bar);
+	start_flood(th, threads, events);
 	if (loop) /* a flight recorder: written to the log three times */
 		for (int f = 0; f < 3; f++) {
 			struct timespec d = { 0, 3000000 };
 			nanosleep(&d, NULL);
 			CHECK_RC(posix_trace_flush(t), 0);
 		}
-	for (unsigned i = 0; i < threads; i++)
-		pthread_join(th[i], NULL);
-	pthread_barrier_destroy(&bar);
+	join_flood(th);
 	CHECK_RC(posix_trace_shutdown(t), 0);
 }
 

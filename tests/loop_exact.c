@@ -24,42 +24,9 @@
 #include <trace.h>
 #include "t.h"
 #include "../src/ext.h"
+#include "flood_threads.h"
 
-#define MAXT 4
 #define RUNS 20
-
-struct pl { uint32_t thr, seq; };
-static trace_event_id_t uid;
-static unsigned nthr, per;
-static pthread_t tids[MAXT];
-static pthread_barrier_t bar;
-
-static void *flood(void *arg)
-{
-	struct pl p = { (uint32_t)(uintptr_t)arg, 0 };
-
-	tids[p.thr] = pthread_self();
-	pthread_barrier_wait(&bar);
-	for (; p.seq < per; p.seq++)
-		posix_trace_event(uid, &p, sizeof p);
-	return NULL;
-}
-
-static void start_threads(pthread_t *th, unsigned threads, unsigned events)
-{
-	nthr = threads, per = events;
-	REQUIRE(pthread_barrier_init(&bar, NULL, threads + 1) == 0);
-	for (unsigned i = 0; i < threads; i++)
-		REQUIRE(pthread_create(&th[i], NULL, flood, (void *)(uintptr_t)i) == 0);
-	pthread_barrier_wait(&bar);
-}
-
-static void join_threads(pthread_t *th)
-{
-	for (unsigned i = 0; i < nthr; i++)
-		pthread_join(th[i], NULL);
-	pthread_barrier_destroy(&bar);
-}
 
 struct tally { uint64_t read, bad, starts, stops, fstart, fstop, first_start; };
 
@@ -125,13 +92,13 @@ static void flight_log(int run)
 	REQUIRE(posix_trace_create_withlog(0, &at, fd, &t) == 0);
 	posix_trace_attr_destroy(&at);
 	REQUIRE(posix_trace_start(t) == 0);
-	start_threads(th, 3, 300000);
+	start_flood(th, 3, 300000);
 	for (int f = 0; f < 3; f++) {
 		struct timespec d = { 0, 3000000 };
 		nanosleep(&d, NULL);
 		CHECK_RC(posix_trace_flush(t), 0);
 	}
-	join_threads(th);
+	join_flood(th);
 	CHECK_RC(posix_trace_shutdown(t), 0);
 
 	struct tally c = { 0 };
@@ -165,8 +132,8 @@ static void loop_stream(int run)
 	REQUIRE(posix_trace_create(0, &at, &t) == 0);
 	posix_trace_attr_destroy(&at);
 	REQUIRE(posix_trace_start(t) == 0);
-	start_threads(th, 4, 100000);
-	join_threads(th);
+	start_flood(th, 4, 100000);
+	join_flood(th);
 	CHECK_RC(posix_trace_stop(t), 0);
 
 	struct tally c = { 0 };
