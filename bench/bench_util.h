@@ -444,4 +444,20 @@ __attribute__((sentinel, unused)) static void bench_json(const char *bench, cons
 	close(fd);
 }
 
+/* The program prog as found on $PATH (/usr/bin:/bin without one), in a
+ * static buffer; NULL if none is executable. */
+static inline const char *bench_which(const char *prog)
+{
+	static char buf[600];
+	const char *path = getenv("PATH");
+	for (const char *p = path ? path : "/usr/bin:/bin"; *p;) {
+		size_t n = strcspn(p, ":");
+		snprintf(buf, sizeof buf, "%.*s/%s", (int)n, p, prog);
+		if (access(buf, X_OK) == 0)
+			return buf;
+		p += n + (p[n] == ':');
+	}
+	return NULL;
+}
+
 #endif

@@ -83,20 +83,6 @@ static void row(const char *what, int procs, uint64_t events, int rc, const stru
 	fflush(stdout);
 }
 
-static const char *which(const char *prog)
-{
-	static char buf[600];
-	const char *path = getenv("PATH");
-	for (const char *p = path; p && *p;) {
-		size_t n = strcspn(p, ":");
-		snprintf(buf, sizeof buf, "%.*s/%s", (int)n, p, prog);
-		if (access(buf, X_OK) == 0)
-			return buf;
-		p += n + (p[n] == ':');
-	}
-	return NULL;
-}
-
 /* the first number on a line of path that holds key, -1 if none ("  N Event
  * messages" of babeltrace2's counter, "events":N of stats --json) */
 static long long number_at(const char *path, const char *key)
@@ -146,7 +132,7 @@ static void one(const char *self, const char *dir, int procs, int per)
 	                          NULL }, NULL, &t);
 	snprintf(what, sizeof what, "export ctf (%d procs)", procs);
 	row(what, procs, want, rc, &t, NULL);
-	const char *bt = which("babeltrace2");
+	const char *bt = bench_which("babeltrace2");
 	if (!rc && bt) {
 		rc = run((char *const[]){ (char *)bt, "-c", "sink.utils.counter", "-p", "step=+0", ctf,
 		                          NULL }, out, &t);

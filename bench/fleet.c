@@ -91,20 +91,6 @@ static int port_open(unsigned port)
 	return ok;
 }
 
-static const char *which(const char *name)
-{
-	static char b[512];
-	const char *path = getenv("PATH");
-	for (const char *p = path ? path : "/usr/bin:/bin"; *p;) {
-		size_t n = strcspn(p, ":");
-		snprintf(b, sizeof b, "%.*s/%s", (int)n, p, name);
-		if (access(b, X_OK) == 0)
-			return b;
-		p += n + (p[n] == ':');
-	}
-	return NULL;
-}
-
 static pid_t spawn(char *const argv[], const char *err, const char *home)
 {
 	fflush(NULL);
@@ -264,13 +250,13 @@ int main(int argc, char **argv)
 		return produce(atoi(argv[2]), atoi(argv[3]));
 	int np = env_int("FLEET_PRODUCERS", 32), ne = env_int("FLEET_EVENTS", 20000),
 	    burst = env_int("FLEET_BURST", 100);
-	const char *relayd = which("lttng-relayd");
+	const char *relayd = bench_which("lttng-relayd");
 	if (!relayd) {
 		printf("SKIP: bench/fleet: lttng-relayd not found (Debian: lttng-tools)\n");
 		return 0;
 	}
 	relayd = strdup(relayd);
-	const char *bt = which("babeltrace2");
+	const char *bt = bench_which("babeltrace2");
 	bt = bt ? strdup(bt) : NULL;
 	char dir[400], self[4096], home[600], out[600], path[700];
 	const char *tmp = getenv("TMPDIR");

@@ -65,20 +65,6 @@ static long long dir_size(const char *dir)
 	return t;
 }
 
-static const char *which(const char *prog)
-{
-	static char buf[600];
-	const char *path = getenv("PATH");
-	for (const char *p = path; p && *p;) {
-		size_t n = strcspn(p, ":");
-		snprintf(buf, sizeof buf, "%.*s/%s", (int)n, p, prog);
-		if (access(buf, X_OK) == 0)
-			return buf;
-		p += n + (p[n] == ':');
-	}
-	return NULL;
-}
-
 static void one_size(const char *dir, uint64_t n)
 {
 	char log[512], out[512], cmd[600];
@@ -124,7 +110,7 @@ static void one_size(const char *dir, uint64_t n)
 	snprintf(note, sizeof note, "  %.1f B/event", (double)osz / (double)total);
 	row("export ctf", total, rc, secs, rss, note, osz);
 	const char *bt = getenv("READER_BT") && !strcmp(getenv("READER_BT"), "0") ? NULL
-	                                                                            : which("babeltrace2");
+	                                                                            : bench_which("babeltrace2");
 	if (bt && !rc) {
 		char bto[600];
 		snprintf(bto, sizeof bto, "%s.txt", out);
