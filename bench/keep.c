@@ -154,6 +154,8 @@ static char self[1024];
 struct run {
 	double made, kept, wall, cpu; /* producers: events, events kept, s, CPU s */
 	double writer_cpu;            /* the writer's CPU s: flusher / LTTng daemons */
+	double writer_user;           /* the part in user mode (posixtrace; NAN for LTTng) */
+	double log_bytes;             /* the log's size (posixtrace), bytes */
 	double log_mb_s;              /* NAN: not measured */
 	double sleeps;                /* the producer process's voluntary switches */
 };
@@ -180,12 +182,14 @@ static uint64_t count_log(const char *path)
 }
 
 /* CPU seconds of the threads of process pid other than its main thread
- * (the flusher), as /proc says now; 0 when it is gone. */
-static double helper_cpu(pid_t pid)
+ * (the flusher), as /proc says now (*user: the part in user mode); 0 when
+ * it is gone. */
+static double helper_cpu(pid_t pid, double *user)
 {
 	char path[64];
 	double sum = 0;
 
+	*user = 0;
 	snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
 	DIR *d = opendir(path);
 	if (!d)
@@ -193,8 +197,10 @@ static double helper_cpu(pid_t pid)
 	for (struct dirent *e; (e = readdir(d));) {
 		double ut, st;
 		if (e->d_name[0] != '.' && atoi(e->d_name) != (int)pid &&
-		    bench_task_cpu(pid, (pid_t)atoi(e->d_name), &ut, &st))
+		    bench_task_cpu(pid, (pid_t)atoi(e->d_name), &ut, &st)) {
 			sum += ut + st;
+			*user += ut;
+		}
 	}
 	closedir(d);
 	return sum;
@@ -204,7 +210,7 @@ static double helper_cpu(pid_t pid)
 static struct run run_pt(const char *mode, int nt, uint64_t events)
 {
 	char log[600], out[600], cli[1200], a_t[16], a_n[32];
-	struct run r = { .log_mb_s = NAN };
+	struct run r = { .log_mb_s = NAN, .writer_user = NAN, .log_bytes = NAN };
 	struct rusage ru;
 	int status, flight = !strcmp(mode, "flight");
 	uint64_t each = events / (uint64_t)nt;
@@ -232,13 +238,13 @@ static struct run run_pt(const char *mode, int nt, uint64_t events)
 			      "record", a_t, a_n, out, (char *)NULL);
 		_exit(127);
 	}
-	double flusher = 0, wall = 0;
+	double flusher = 0, fl_user = 0, wall = 0;
 	pid_t w;
 	while ((w = wait4(pid, &status, WNOHANG, &ru)) == 0) {
 		if (!flight) {
-			double c = helper_cpu(pid);
+			double u, c = helper_cpu(pid, &u);
 			if (c > flusher)
-				flusher = c;
+				flusher = c, fl_user = u;
 			if (c > 0 || flusher == 0)
 				wall = (bench_now_us() - t0) / 1e6; /* until the flusher ends */
 		}
@@ -265,6 +271,8 @@ static struct run run_pt(const char *mode, int nt, uint64_t events)
 	r.kept = (double)count_log(log);
 	unlink(log);
 	r.writer_cpu = flusher;
+	r.writer_user = fl_user;
+	r.log_bytes = (double)st.st_size;
 	r.log_mb_s = (double)st.st_size / wall / 1e6;
 	return r;
 }
@@ -314,6 +322,7 @@ static int run_lttng(struct run *r, struct run *rb, uint64_t events, char *why, 
 					(kind == 'K' ? r : rb)[i] = (struct run){ .made = (double)emitted,
 					                     .kept = disc < 0 ? NAN : (double)(emitted - disc),
 					                     .wall = wall, .cpu = pcpu, .writer_cpu = dcpu,
+					                     .writer_user = NAN, .log_bytes = NAN,
 					                     .log_mb_s = NAN };
 					got++;
 				}
@@ -347,12 +356,12 @@ static double med(double *v, int n)
 /* the medians of a case's runs */
 struct fig {
 	double made, kept, lost_pct, kept_per_s, made_per_s, cpu_ns, writer_ns, log_mb_s;
-	double made_per_cpu_s, sleeps;
+	double made_per_cpu_s, sleeps, writer_user_ns, log_b_ev;
 };
 
 static struct fig figures(const struct run *v, int n)
 {
-	double a[10][MAX_RUNS];
+	double a[12][MAX_RUNS];
 	struct fig f;
 	for (int i = 0; i < n; i++) {
 		a[0][i] = v[i].made;
@@ -365,11 +374,13 @@ static struct fig figures(const struct run *v, int n)
 		a[7][i] = v[i].log_mb_s;
 		a[8][i] = v[i].made / v[i].cpu;
 		a[9][i] = v[i].sleeps;
+		a[10][i] = v[i].writer_user * 1e9 / v[i].kept;
+		a[11][i] = v[i].log_bytes / v[i].kept;
 	}
 	f.made = med(a[0], n), f.kept = med(a[1], n), f.lost_pct = med(a[2], n);
 	f.kept_per_s = med(a[3], n), f.made_per_s = med(a[4], n), f.cpu_ns = med(a[5], n);
 	f.writer_ns = med(a[6], n), f.log_mb_s = med(a[7], n), f.made_per_cpu_s = med(a[8], n);
-	f.sleeps = med(a[9], n);
+	f.sleeps = med(a[9], n), f.writer_user_ns = med(a[10], n), f.log_b_ev = med(a[11], n);
 	return f;
 }
 
@@ -432,7 +443,8 @@ int main(int argc, char **argv)
 	       dir, BENCH_IDLE_S, dd, BENCH_WINDOW_US / 1e3, slow, behind);
 	bench_json("keep", "machine write", "new_file_mb_s", dd, "behind_mb_s", behind, NULL);
 	printf("| case | threads | kept M/s | lost | producers M/s (wall) | producer CPU ns/event | "
-	       "writer CPU ns/event kept | log MB/s |\n|---|---:|---:|---:|---:|---:|---:|---:|\n");
+	       "writer CPU ns/event kept | of it in user mode | log MB/s |\n"
+	       "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
 	struct fig ffl[NT], fnl[NT], flb[NT];
 	for (int i = 0; i < NT; i++) {
 		struct fig f[5];
@@ -455,23 +467,47 @@ int main(int argc, char **argv)
 		ffl[i] = f[0], fnl[i] = f[2];
 		for (int c = 0; c < (lt ? 5 : 3); c++) {
 			char name[32], wr[32] = "-", mb[32] = "-", lost[32] = "-", kept[32] = "-";
+			char us[32] = "-";
 			if (c) {
 				snprintf(wr, sizeof wr, "%.1f", f[c].writer_ns);
 				snprintf(lost, sizeof lost, "%.2f%%", f[c].lost_pct);
 				snprintf(kept, sizeof kept, "%.2f", f[c].kept_per_s / 1e6);
 			}
-			if (c == 1 || c == 2)
+			if (c == 1 || c == 2) {
 				snprintf(mb, sizeof mb, "%.0f", f[c].log_mb_s);
-			printf("| %s | %d | %s | %s | %.2f | %.1f | %s | %s |\n", label[c], threads[i], kept,
-			       lost, f[c].made_per_s / 1e6, f[c].cpu_ns, wr, mb);
+				snprintf(us, sizeof us, "%.1f", f[c].writer_user_ns);
+			}
+			printf("| %s | %d | %s | %s | %.2f | %.1f | %s | %s | %s |\n", label[c], threads[i],
+			       kept, lost, f[c].made_per_s / 1e6, f[c].cpu_ns, wr, us, mb);
 			snprintf(name, sizeof name, "%s/%d", key[c], threads[i]);
 			bench_json("keep", name, "threads", (double)threads[i], "made", f[c].made,
 			           "kept", f[c].kept, "lost_pct", c ? f[c].lost_pct : NAN,
 			           "kept_per_s", f[c].kept_per_s, "made_per_s", f[c].made_per_s,
 			           "producer_cpu_ns", f[c].cpu_ns, "writer_cpu_ns",
-			           c ? f[c].writer_ns : NAN, "log_mb_s", f[c].log_mb_s, NULL);
+			           c ? f[c].writer_ns : NAN, "writer_user_ns",
+			           c == 1 || c == 2 ? f[c].writer_user_ns : NAN, "log_mb_s", f[c].log_mb_s, NULL);
 		}
 	}
+	/* what the machine itself could take at the log's bytes per event:
+	 * the ceiling of any writer that writes each event's bytes once */
+	struct fig frec[NT];
+	for (int i = 0; i < NT; i++) {
+		struct run rv[MAX_RUNS];
+		for (int r = 0; r < runs; r++)
+			rv[r] = rec[i][r];
+		frec[i] = figures(rv, runs);
+	}
+	double bpe = fnl[0].log_b_ev;
+	printf("\nThe machine's ceiling at the log's %.1f bytes per event: %.1f M events/s "
+	       "writing behind another CPU, %.1f M events/s into a new file; `record` kept ",
+	       bpe, behind / bpe, dd / bpe);
+	for (int i = 0; i < NT; i++)
+		printf("%s%.1f M/s (%.0f%% of the first) with %d thread%s", i ? ", " : "",
+		       frec[i].kept_per_s / 1e6, 100.0 * frec[i].kept_per_s / 1e6 / (behind / bpe),
+		       threads[i], threads[i] > 1 ? "s" : "");
+	printf("\n");
+	bench_json("keep", "machine ceiling", "bytes_per_event", bpe, "behind_mev_s", behind / bpe,
+	           "new_file_mev_s", dd / bpe, NULL);
 	printf("\n--no-loss against the flight recorder, same run: ");
 	for (int i = 0; i < NT; i++)
 		printf("%s%d thread%s %.2fx by wall, %.2fx by CPU time (the program slept %.0f times)",
@@ -498,7 +534,9 @@ int main(int argc, char **argv)
 	       "(CLOCK_THREAD_CPUTIME_ID)\n");
 	printf("- writer CPU: posixtrace: the recorder's threads but its main one (the flusher), "
 	       "from /proc every 2 ms; LTTng: every lttng-* process (sessiond, consumerd), from "
-	       "before start to after stop\n");
+	       "before start to after stop; of it in user mode: the flusher's own work (merge, "
+	       "encode, checksum), the rest is the kernel's (write() copying into the file, "
+	       "its pages, waking)\n");
 	printf("- log MB/s: the log's size over the time from the start of `posixtrace record` to "
 	       "the end of its flusher, against the machine's %.0f MB/s (new file) and %.0f MB/s "
 	       "(behind another CPU) above\n", dd, behind);
