@@ -153,7 +153,23 @@ static void read_snap(int fd, struct sread *r)
 	REQUIRE(posix_trace_trid_eventid_open(l, ID_NAME, &lid) == 0 || 1);
 	for (int i = 0; i < THREADS; i++)
 		want[i] = UINT64_MAX;
+	/* the summary the log carries (the snapshot's writer counted it as it
+	 * wrote the blocks) against the events read: every type's count and
+	 * time range, and the log's */
+	static uint64_t cnt[__TRACE_EVENT_ID_LIMIT], tf[__TRACE_EVENT_ID_LIMIT],
+	                tl[__TRACE_EVENT_ID_LIMIT];
+	uint64_t all = 0, amin = UINT64_MAX, amax = 0;
+	memset(cnt, 0, sizeof cnt);
 	while (posix_trace_getnext_event(l, &e, buf, sizeof buf, &len, &unav) == 0 && !unav) {
+		uint64_t et = ts_ns(&e.posix_timestamp);
+		if (e.posix_event_id < __TRACE_EVENT_ID_LIMIT) {
+			if (!cnt[e.posix_event_id]++)
+				tf[e.posix_event_id] = et;
+			tl[e.posix_event_id] = et;
+		}
+		all++;
+		amin = et < amin ? et : amin;
+		amax = et > amax ? et : amax;
 		if (e.posix_event_id == POSIX_TRACE_RESUME) {
 			r->gaps++;
 			for (int i = 0; i < THREADS; i++)
@@ -191,6 +207,22 @@ static void read_snap(int fd, struct sread *r)
 			r->ts_max = t;
 	}
 	posix_trace_close(l);
+	struct pt_ext_summary *sum = NULL;
+	REQUIRE(pt_ext_log_summary(fd, &sum) == 0);
+	CHECK_EQ(sum->events, all);
+	if (all) {
+		CHECK_EQ(sum->first, amin);
+		CHECK_EQ(sum->last, amax);
+	}
+	uint64_t bad_types = 0, wsum = 0;
+	for (unsigned id = 0; id < __TRACE_EVENT_ID_LIMIT; id++)
+		bad_types += sum->count[id] != cnt[id] ||
+		             (cnt[id] && (sum->tfirst[id] != tf[id] || sum->tlast[id] != tl[id]));
+	CHECK_EQ(bad_types, 0);
+	for (size_t i = 0; i < sum->nwriters; i++)
+		wsum += sum->writers[i].count;
+	CHECK_EQ(wsum, all);
+	pt_ext_summary_free(sum);
 }
 
 static int snap_fd(void)

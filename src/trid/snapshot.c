@@ -48,8 +48,9 @@ struct rec {
 	const unsigned char *data;
 };
 
-static int rec_next(const unsigned char *c, uint32_t commit, uint32_t *off, uint64_t base,
-                    uint32_t max_data, uint64_t *addr, struct rec *r)
+static inline __attribute__((always_inline)) int
+rec_next(const unsigned char *c, uint32_t commit, uint32_t *off, uint64_t base,
+         uint32_t max_data, uint64_t *addr, struct rec *r)
 {
 	uint64_t w0, w1 = 0;
 
@@ -277,7 +278,7 @@ int pt_snap_follow_poll(struct pt_trid *t, struct pt_snap_follow *f, pt_snap_fn 
 				off += bytes;
 				continue;
 			}
-			struct rec r;
+			struct rec r = { 0 };
 			rec_next(f->buf, d.commit, &off, d.base, v->max_data, &addr, &r);
 			struct pt_snap_ev e = { (uint64_t)tick_ns(t, r.tick), d.thread, d.pid, d.level,
 			                        r.id, r.len, r.data };
@@ -338,10 +339,13 @@ struct sw {               /* a writer being merged */
 	struct rec r;         /* its next record */
 	uint64_t ns;
 	int gap;              /* a chunk of it is missing before r */
+	uint32_t gen, wi;     /* its writer index in the block being built, if gen
+	                       * is the emitter's (pt_snap_emit) */
 };
 
-/* w's next record, 1; 0 when it has no more. */
-static int sw_next(struct pt_clock *clk, const struct sck *ck, const unsigned char *buf,
+/* w's next record, 1; 0 when it has no more.  (Inline: once an event of
+ * every snapshot.) */
+static inline __attribute__((always_inline)) int sw_next(struct pt_clock *clk, const struct sck *ck, const unsigned char *buf,
                    struct sw *w, uint32_t max_data, uint32_t chunk_size)
 {
 	if (w->one)
@@ -658,7 +662,7 @@ int pt_snap_emit(struct pt_snap_copy *cp, int fd, struct pt_snap_stats *stout)
 	}
 	for (uint32_t i = 0; i < n; i++) {
 		if (i == 0 || !same_writer(&ck[i], &ck[i - 1]))
-			ws[nw++] = (struct sw){ ck[i].pid, ck[i].thread, 0, i, i + 1, i, 0, 0, { 0 }, 0, 0 };
+			ws[nw++] = (struct sw){ ck[i].pid, ck[i].thread, 0, i, i + 1, i, 0, 0, { 0 }, 0, 0, 0, 0 };
 		else
 			ws[nw - 1].end = i + 1;
 	}
@@ -685,38 +689,133 @@ int pt_snap_emit(struct pt_snap_copy *cp, int fd, struct pt_snap_stats *stout)
 	if (keep) {
 		struct sw *x = &ws[nw++];
 		*x = (struct sw){ trig->pid, trig->thread, 1, 0, 0, 0, 0, 0,
-		                  { 0, 0, trig->id, trig->len, 0, trig->data }, trig->ns, 1 };
+		                  { 0, 0, trig->id, trig->len, 0, trig->data }, trig->ns, 1, 0, 0 };
 		heap[nh++] = x;
 		st->trig_kept = 1;
 	}
 	for (size_t i = nh / 2; i-- > 0;)
 		heap_down(heap, nh, i);
-	uint64_t lost = 0;
+	/* the records go straight into the block being built (a span of the
+	 * log writer, as the flusher writes), each writer's run taken while
+	 * its events come before the other writers' next ones; an event the
+	 * span cannot take (the block full, a writer table full, a time out
+	 * of the block's reach, a payload to cut) goes through
+	 * pt_logw_event(), which makes room */
+	uint64_t lost = 0, sl = 0;
+	struct pt_logw_span s;
+	uint32_t used = 0, sn = 0, gen = 1;
+	int sp = 0;
+	/* the run of short records of one type (so of one writer) being
+	 * written: counted here for the summary, which then need not read
+	 * them again (pt_logw_span_pre), when RUN_PRE long at least */
+	uint32_t r_off = 0, r_n = 0, r_id = 0, r_wi = 0;
+	uint64_t r_first = 0, r_last = 0, r_min = 0, r_max = 0;
+#define RUN_PRE 8u
+#define RUN_END() do { \
+		if (r_n >= RUN_PRE) { \
+			struct pt_logw_pre r_ = { r_off, used, r_wi, r_id, r_n, r_first, r_last, \
+			                          r_min, r_max }; \
+			pt_logw_span_pre(&s, &r_); \
+		} \
+		r_n = 0; \
+	} while (0)
+#define SPAN_CLOSE() do { \
+		if (sp) { \
+			RUN_END(); \
+			pt_logw_span_close(&w, &s, used, sn, sl); \
+		} \
+		sp = 0, gen++; \
+	} while (0)
 	while (nh && !rc) {
 		struct sw *x = heap[0];
-		if (x->gap) { /* told where it is, as the reader tells a loss */
-			uint64_t thread = x->thread;
-			int32_t pid = x->pid;
-			lost++;
-			rc = pt_logw_event(&w, x->ns, pid, thread, 0, POSIX_TRACE_OVERFLOW, 0, NULL, 0);
-			if (!rc)
-				rc = pt_logw_event_lost(&w, x->ns, pid, thread, 0, POSIX_TRACE_RESUME,
-				                        lost);
-			x->gap = 0;
-			st->gaps++;
-		}
-		if (!rc)
-			rc = pt_logw_event(&w, x->ns, x->pid, x->thread, x->r.addr,
-			                   x->r.id, (int)x->r.trunc, x->r.data, x->r.len);
+		uint64_t lim = to;
+		if (nh > 1 && heap[1]->ns < lim)
+			lim = heap[1]->ns;
+		if (nh > 2 && heap[2]->ns < lim)
+			lim = heap[2]->ns;
+		int more = 0;
+		do {
+			if (x->gap) { /* told where it is, as the reader tells a loss */
+				SPAN_CLOSE();
+				lost++;
+				rc = pt_logw_event(&w, x->ns, x->pid, x->thread, 0, POSIX_TRACE_OVERFLOW,
+				                   0, NULL, 0);
+				if (!rc)
+					rc = pt_logw_event_lost(&w, x->ns, x->pid, x->thread, 0,
+					                        POSIX_TRACE_RESUME, lost);
+				x->gap = 0;
+				st->gaps++;
+				if (rc)
+					break;
+			}
+			uint32_t len = x->r.len;
+			if (!sp && pt_logw_span_open(&w, x->pid, x->thread, x->ns, &s)) {
+				sp = 1, used = sn = 0;
+				x->gen = gen, x->wi = s.wi;
+			} else if (sp && (s.who.pid != x->pid || s.who.thread != x->thread)) {
+				if (x->gen == gen) { /* a writer the span has already */
+					s.wi = x->wi;
+					s.where = (uint64_t)x->wi << 48;
+					s.who = (struct pt_logw_who){ x->pid, x->thread };
+				} else if (pt_logw_span_who(&w, &s, x->pid, x->thread,
+				                            used + PT_LOG_REC + len)) {
+					x->gen = gen, x->wi = s.wi;
+				} else {
+					SPAN_CLOSE();
+				}
+			}
+			if (sp && x->ns >= s.base && x->ns - s.base <= UINT32_MAX &&
+			    len <= s.max_payload && used + PT_LOG_REC + len <= s.room) {
+				unsigned char *p = s.p + used;
+				unsigned info = x->r.id | (x->r.trunc ? PT_LOG_RF_TRUNC : 0);
+				uint32_t hl = pt_log_put_rec(p, (uint32_t)(x->ns - s.base), len, info,
+				                             (x->r.addr & PT_MASK48) | s.where, s.swap,
+				                             &s.prev);
+				uint64_t ns = x->ns;
+				if (hl == PT_LOG_REC_SHORT && r_n && info == r_id && s.wi == r_wi) {
+					r_n++;
+					r_last = ns;
+					r_min = ns < r_min ? ns : r_min;
+					r_max = ns > r_max ? ns : r_max;
+				} else {
+					RUN_END();
+					if (hl == PT_LOG_REC_SHORT) {
+						r_off = used, r_n = 1, r_id = info, r_wi = s.wi;
+						r_first = r_last = r_min = r_max = ns;
+					}
+				}
+				/* (a small payload's copy inline: most are) */
+				if (len == 16)
+					memcpy(p + hl, x->r.data, 16);
+				else if (len == 8)
+					memcpy(p + hl, x->r.data, 8);
+				else
+					memcpy(p + hl, x->r.data, len);
+				used += hl + len;
+				sn++;
+				sl = x->ns;
+			} else {
+				SPAN_CLOSE();
+				rc = pt_logw_event(&w, x->ns, x->pid, x->thread, x->r.addr, x->r.id,
+				                   (int)x->r.trunc, x->r.data, len);
+				if (rc)
+					break;
+			}
+			if (!st->events++)
+				st->first = x->ns;
+			st->last = x->ns;
+			more = sw_next(&cp->clk, ck, buf, x, max_data, chunk_size);
+		} while (more && x->ns <= lim);
 		if (rc)
 			break;
-		if (!st->events++)
-			st->first = x->ns;
-		st->last = x->ns;
-		if (!sw_next(&cp->clk, ck, buf, x, max_data, chunk_size) || x->ns > to)
+		if (!more || x->ns > to)
 			heap[0] = heap[--nh];
 		heap_down(heap, nh, 0);
 	}
+	SPAN_CLOSE();
+#undef SPAN_CLOSE
+#undef RUN_END
+#undef RUN_PRE
 	/* 6. finished, on disk */
 	if (!rc) {
 		struct posix_trace_status_info si = { 0 };
