@@ -33,6 +33,7 @@
  * pt_snap_emit writes the log from that copy with no lock, in any thread.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -638,6 +639,83 @@ fail:
 	return rc;
 }
 
+/* After a short record of x's just written into the span s: the records
+ * that follow it in x's chunk as a thread recording in a loop makes them
+ * (short: the same caller; of the same type, with no flag; whole words of
+ * payload; each at most lim, in the clock's segment, within the block's
+ * reach; room for it) written the same way in a tight loop: an 8-byte
+ * header and the payload's words each.  The first that is anything else
+ * is left to the general path.  The counts of the caller's run (r_*) and
+ * of the snapshot go on. */
+static void burst(struct pt_snap_copy *cp, const struct sck *ck, const unsigned char *buf,
+                  struct sw *x, struct pt_logw_span *s, uint64_t lim, uint32_t *usedp,
+                  uint32_t *snp, uint64_t *slp, uint32_t *r_n, uint64_t *r_last,
+                  uint64_t *r_min, uint64_t *r_max, struct pt_snap_stats *st)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	const struct sck *c = &ck[x->cur];
+	const unsigned char *cb = buf + (size_t)c->idx * cp->chunk_size;
+	const struct pt_clock *clk = &cp->clk;
+	if (clk->kind != PT_CLK_TSC || x->r.len & 7u)
+		return;
+	const uint32_t commit = c->commit, key = x->r.id, max_data = cp->max_data;
+	const uint64_t base = c->base, lo = clk->seg_tick, hi = clk->seg_end, mult = clk->seg_mult;
+	const int64_t nsoff = clk->seg_ns + clk->real_minus_mono;
+	const uint64_t hdr = (uint64_t)(key | PT_LOG_RF_SHORT) << 48;
+	uint32_t off = x->off, used = *usedp, n0 = *snp;
+	uint64_t ns = x->ns, mn = *r_min, mx = *r_max, maxtick = 0;
+	while (off + PT_REC_SHORT <= commit) {
+		uint64_t w0;
+		memcpy(&w0, cb + off, 8);
+		uint32_t len = PT_REC_LEN(w0);
+		if (((uint32_t)(w0 >> 32) & 0xffffu) != key || (len & 7u) || len > max_data ||
+		    PT_REC_SHORT + len > commit - off || used + PT_LOG_REC_SHORT + len > s->room)
+			break;
+		uint64_t tick = base + (uint32_t)((uint32_t)w0 - (uint32_t)base);
+		if (tick < lo || tick >= hi)
+			break;
+		uint64_t t = (uint64_t)(nsoff + (int64_t)(uint64_t)(((unsigned __int128)(tick - lo) *
+		                                                      mult) >> 32));
+		if (t > lim || t < s->base || t - s->base > UINT32_MAX)
+			break;
+		uint64_t h = (t - s->base) | (uint64_t)len << 32 | hdr;
+		unsigned char *p = s->p + used;
+		memcpy(p, &h, 8);
+		if (len == 16)
+			memcpy(p + 8, cb + off + 8, 16);
+		else
+			memcpy(p + 8, cb + off + 8, len);
+		used += PT_REC_SHORT + len;
+		off += PT_REC_SHORT + len;
+		ns = t;
+		mn = t < mn ? t : mn;
+		mx = t > mx ? t : mx;
+		maxtick = tick > maxtick ? tick : maxtick;
+		(*snp)++;
+	}
+	uint32_t k = *snp - n0;
+	if (!k)
+		return;
+	if (clk->seg_tail && maxtick > clk->frontier) /* (as pt_clock_ns_cached moves it) */
+		cp->clk.frontier = maxtick;
+	*usedp = used;
+	*slp = ns;
+	*r_n += k;
+	*r_last = ns;
+	*r_min = mn, *r_max = mx;
+	st->events += k;
+	st->last = ns;
+	x->off = off;
+	x->ns = ns; /* (x->r stands for its last record: the same type, length, caller) */
+#else
+	(void)cp, (void)ck, (void)buf, (void)x, (void)s, (void)lim, (void)usedp, (void)snp;
+	(void)slp, (void)r_n, (void)r_last, (void)r_min, (void)r_max, (void)st;
+#endif
+}
+
+/* bytes of the log between two starts of its write-back */
+#define SNAP_SYNC_STEP (1u << 20)
+
 int pt_snap_emit(struct pt_snap_copy *cp, int fd, struct pt_snap_stats *stout)
 {
 	struct pt_snap_stats *st = &cp->st;
@@ -726,9 +804,17 @@ int pt_snap_emit(struct pt_snap_copy *cp, int fd, struct pt_snap_stats *stout)
 		} \
 		sp = 0, gen++; \
 	} while (0)
+	uint64_t synced = 0; /* (where the file's write-back was started up to) */
 	while (nh && !rc) {
 		struct sw *x = heap[0];
 		uint64_t lim = to;
+		/* the file's pages sent to the disk as they are written, so that
+		 * the fsync at the end waits for the last ones only */
+		if (w.pos - synced >= SNAP_SYNC_STEP) {
+			(void)sync_file_range(fd, (off_t)synced, (off_t)(w.pos - synced),
+			                      SYNC_FILE_RANGE_WRITE);
+			synced = w.pos;
+		}
 		if (nh > 1 && heap[1]->ns < lim)
 			lim = heap[1]->ns;
 		if (nh > 2 && heap[2]->ns < lim)
@@ -749,6 +835,7 @@ int pt_snap_emit(struct pt_snap_copy *cp, int fd, struct pt_snap_stats *stout)
 					break;
 			}
 			uint32_t len = x->r.len;
+			int tryb = 0;
 			if (!sp && pt_logw_span_open(&w, x->pid, x->thread, x->ns, &s)) {
 				sp = 1, used = sn = 0;
 				x->gen = gen, x->wi = s.wi;
@@ -794,6 +881,7 @@ int pt_snap_emit(struct pt_snap_copy *cp, int fd, struct pt_snap_stats *stout)
 				used += hl + len;
 				sn++;
 				sl = x->ns;
+				tryb = hl == PT_LOG_REC_SHORT && !x->r.trunc && !s.swap && !x->one;
 			} else {
 				SPAN_CLOSE();
 				rc = pt_logw_event(&w, x->ns, x->pid, x->thread, x->r.addr, x->r.id,
@@ -804,6 +892,9 @@ int pt_snap_emit(struct pt_snap_copy *cp, int fd, struct pt_snap_stats *stout)
 			if (!st->events++)
 				st->first = x->ns;
 			st->last = x->ns;
+			if (tryb)
+				burst(cp, ck, buf, x, &s, lim, &used, &sn, &sl, &r_n, &r_last, &r_min,
+				      &r_max, st);
 			more = sw_next(&cp->clk, ck, buf, x, max_data, chunk_size);
 		} while (more && x->ns <= lim);
 		if (rc)
