@@ -195,7 +195,7 @@ static int trig_parse(const char *s, struct trig *t)
 	memset(t, 0, sizeof *t);
 	t->text = s;
 	if (!strncmp(s, "span:", 5)) {
-		const char *gt = strchr(s + 5, '>');
+		const char *gt = strrchr(s + 5, '>'); /* (a duration has none) */
 		size_t n = gt ? (size_t)(gt - (s + 5)) : 0;
 		if (!gt || n == 0 || n + 6 > sizeof t->name || flight_duration(gt + 1, &t->dur_ns))
 			return usage_error("--snapshot-on '%s': a span trigger is span:NAME>DURATION "
@@ -221,15 +221,42 @@ static int trig_parse(const char *s, struct trig *t)
 		t->kind = TK_FULL;
 		return 0;
 	}
+	/* TYPE[:WHERE], where TYPE may hold ':' itself (a name like
+	 * "http:request"): the condition is what follows the last ':' that
+	 * begins a valid condition (one with a comparison: a bare word after
+	 * a ':' is part of the name); a ':' at the very end closes the name
+	 * with no condition, for a name whose tail would read as one */
 	const char *ty = !strncmp(s, "event:", 6) ? s + 6 : s;
-	colon = strchr(ty, ':');
-	size_t n = colon ? (size_t)(colon - ty) : strlen(ty);
-	if (n == 0 || n > TRACE_EVENT_NAME_MAX)
+	size_t len = strlen(ty), n = len;
+	const char *bad = NULL; /* the last ':' before a comparison that does not parse */
+	char bad_err[200] = "";
+	if (len && ty[len - 1] == ':') {
+		n = len - 1;
+	} else {
+		for (colon = ty + len; colon > ty && !t->where;) {
+			while (--colon > ty && *colon != ':')
+				;
+			if (*colon != ':')
+				break;
+			if ((t->where = where_parse(colon + 1, err, sizeof err)) != NULL)
+				n = (size_t)(colon - ty);
+			else if (!bad && strpbrk(colon + 1, "<>=!")) {
+				bad = colon;
+				snprintf(bad_err, sizeof bad_err, "%s", err);
+			}
+		}
+		if (!t->where && bad)
+			return usage_error("--snapshot-on '%s': the condition '%s' %s (a type whose "
+			                   "name ends so is written with a ':' after it: '%s:')", s,
+			                   bad + 1, bad_err, s);
+	}
+	if (n == 0 || n > TRACE_EVENT_NAME_MAX) {
+		where_free(t->where);
+		t->where = NULL;
 		return usage_error("--snapshot-on '%s': an event type is 1 to %d characters", s,
 		                   TRACE_EVENT_NAME_MAX);
+	}
 	memcpy(t->name, ty, n);
-	if (colon && !(t->where = where_parse(colon + 1, err, sizeof err)))
-		return usage_error("--snapshot-on '%s': the condition %s", s, err);
 	t->kind = TK_TYPE;
 	return 0;
 }
