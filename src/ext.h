@@ -297,7 +297,7 @@ void pt_ext_summary_free(struct pt_ext_summary *s);
  * before (a name taken already is stepped over), which begins as a new
  * log does: every event type's name, the map of loaded code, the thread
  * and process identities and the payload descriptions of the processes
- * traced.  The first part is the log the stream was made with, numbered
+ * traced (and each type's latest description, its process ended or not).  The first part is the log the stream was made with, numbered
  * `first` (named DIR/NAME-first.ptlog for `keep` to remove it).  No
  * block is in two parts, and no cut is made between an OVERFLOW and
  * the event after its RESUME: a loss is told in the part of the event
