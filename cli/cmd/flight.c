@@ -714,9 +714,21 @@ struct flight *flight_start(const struct flight_opts *o, trace_id_t trid, const 
 
 /* its window's end is in the stream once every event stamped before it
  * is committed: a little after (a writer stamps, then commits) */
+#define FLIGHT_GRACE_NS 2000000ull
 static int due(const struct flight *fl)
 {
-	return fl->have_pending && now_realtime_ns() >= fl->pend.due + 2000000;
+	return fl->have_pending && now_realtime_ns() >= fl->pend.due + FLIGHT_GRACE_NS;
+}
+
+/* How long until the pending snapshot is due: the caller's loop wakes
+ * then rather than at its next look (a look every 2 ms would add up to
+ * 2 ms to the trigger's latency). */
+uint64_t flight_wait_ns(struct flight *fl)
+{
+	if (!fl || !fl->have_pending)
+		return UINT64_MAX;
+	uint64_t now = now_realtime_ns(), at = fl->pend.due + FLIGHT_GRACE_NS;
+	return at > now ? at - now : 0;
 }
 
 void flight_step(struct flight *fl)
