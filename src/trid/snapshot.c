@@ -859,14 +859,15 @@ int pt_snap_emit(struct pt_snap_copy *cp, int fd, struct pt_snap_stats *stout)
 				                             (x->r.addr & PT_MASK48) | s.where, s.swap,
 				                             &s.prev);
 				uint64_t ns = x->ns;
-				if (hl == PT_LOG_REC_SHORT && r_n && info == r_id && s.wi == r_wi) {
+				int runs = hl == PT_LOG_REC_SHORT && !x->r.trunc; /* (a run: its type alone) */
+				if (runs && r_n && info == r_id && s.wi == r_wi) {
 					r_n++;
 					r_last = ns;
 					r_min = ns < r_min ? ns : r_min;
 					r_max = ns > r_max ? ns : r_max;
 				} else {
 					RUN_END();
-					if (hl == PT_LOG_REC_SHORT) {
+					if (runs) {
 						r_off = used, r_n = 1, r_id = info, r_wi = s.wi;
 						r_first = r_last = r_min = r_max = ns;
 					}
