@@ -297,7 +297,7 @@ void pt_ext_summary_free(struct pt_ext_summary *s);
  * before (a name taken already is stepped over), which begins as a new
  * log does: every event type's name, the map of loaded code, the thread
  * and process identities and the payload descriptions of the processes
- * traced.  The first part is the log the stream was made with, numbered
+ * traced (and each type's latest description, its process ended or not).  The first part is the log the stream was made with, numbered
  * `first` (named DIR/NAME-first.ptlog for `keep` to remove it).  No
  * block is in two parts, and no cut is made between an OVERFLOW and
  * the event after its RESUME: a loss is told in the part of the event
@@ -315,6 +315,10 @@ void pt_ext_summary_free(struct pt_ext_summary *s);
 struct pt_ext_rotate_stats {
 	uint64_t cuts, removed, current;
 	uint64_t max_over_bytes, max_over_ns, max_cut_ns, total_cut_ns, max_cut_cpu_ns;
+	/* the losses the removed parts told (gone with them): the stream's
+	 * (removed_lost, as each part's END block counts them) and the log's
+	 * (removed_dropped: events whose writes failed or were overwritten) */
+	uint64_t removed_lost, removed_dropped;
 };
 struct pt_ext_rotate {
 	int dirfd;             /* the directory of the parts (the library dups it) */

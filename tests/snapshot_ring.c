@@ -43,6 +43,12 @@
  *     one among them.  Those are dropped and counted (dropped, and their
  *     events in dropped_events); the newest are there: the events up to
  *     the last one before the copy, contiguous, none torn.
+ *  7. Copied, then written by another thread after the stream's shutdown:
+ *     the same events as one step's.
+ *  8. Truncated payloads (largest 16 bytes, events of 24): each in the
+ *     snapshot, cut and said so, in order, and counted in its summary.
+ * Every snapshot read back has its summary checked against its events
+ * (each type's count and time range, the writers' counts).
  */
 #include <fcntl.h>
 #include <pthread.h>
@@ -153,7 +159,23 @@ static void read_snap(int fd, struct sread *r)
 	REQUIRE(posix_trace_trid_eventid_open(l, ID_NAME, &lid) == 0 || 1);
 	for (int i = 0; i < THREADS; i++)
 		want[i] = UINT64_MAX;
+	/* the summary the log carries (the snapshot's writer counted it as it
+	 * wrote the blocks) against the events read: every type's count and
+	 * time range, and the log's */
+	static uint64_t cnt[__TRACE_EVENT_ID_LIMIT], tf[__TRACE_EVENT_ID_LIMIT],
+	                tl[__TRACE_EVENT_ID_LIMIT];
+	uint64_t all = 0, amin = UINT64_MAX, amax = 0;
+	memset(cnt, 0, sizeof cnt);
 	while (posix_trace_getnext_event(l, &e, buf, sizeof buf, &len, &unav) == 0 && !unav) {
+		uint64_t et = ts_ns(&e.posix_timestamp);
+		if (e.posix_event_id < __TRACE_EVENT_ID_LIMIT) {
+			if (!cnt[e.posix_event_id]++)
+				tf[e.posix_event_id] = et;
+			tl[e.posix_event_id] = et;
+		}
+		all++;
+		amin = et < amin ? et : amin;
+		amax = et > amax ? et : amax;
 		if (e.posix_event_id == POSIX_TRACE_RESUME) {
 			r->gaps++;
 			for (int i = 0; i < THREADS; i++)
@@ -191,6 +213,22 @@ static void read_snap(int fd, struct sread *r)
 			r->ts_max = t;
 	}
 	posix_trace_close(l);
+	struct pt_ext_summary *sum = NULL;
+	REQUIRE(pt_ext_log_summary(fd, &sum) == 0);
+	CHECK_EQ(sum->events, all);
+	if (all) {
+		CHECK_EQ(sum->first, amin);
+		CHECK_EQ(sum->last, amax);
+	}
+	uint64_t bad_types = 0, wsum = 0;
+	for (unsigned id = 0; id < __TRACE_EVENT_ID_LIMIT; id++)
+		bad_types += sum->count[id] != cnt[id] ||
+		             (cnt[id] && (sum->tfirst[id] != tf[id] || sum->tlast[id] != tl[id]));
+	CHECK_EQ(bad_types, 0);
+	for (size_t i = 0; i < sum->nwriters; i++)
+		wsum += sum->writers[i].count;
+	CHECK_EQ(wsum, all);
+	pt_ext_summary_free(sum);
 }
 
 static int snap_fd(void)
@@ -760,6 +798,64 @@ static void part7(void)
 	close(j.fd);
 }
 
+/* 8. Truncated payloads (a stream whose largest payload is 16 bytes, the
+ * events 24): the snapshot holds each, cut and said so, in order; its
+ * summary counts them (runs of truncated records are not counted as runs
+ * of their type: the summary reads them). */
+static void part8(void)
+{
+	trace_attr_t a;
+	const uint64_t n = 3000;
+	posix_trace_attr_init(&a);
+	REQUIRE(posix_trace_attr_setstreamfullpolicy(&a, POSIX_TRACE_LOOP) == 0);
+	REQUIRE(posix_trace_attr_setmaxdatasize(&a, 16) == 0);
+	REQUIRE(posix_trace_attr_setstreamsize(&a, 4u << 20) == 0);
+	REQUIRE(posix_trace_create(0, &a, &trid) == 0);
+	posix_trace_attr_destroy(&a);
+	REQUIRE(posix_trace_eventid_open(ID_NAME, &ev) == 0);
+	REQUIRE(posix_trace_start(trid) == 0);
+	for (uint64_t i = 0; i < n; i++) {
+		struct pay p = { 0, 0, i, check_of(0, i) };
+		posix_trace_event(ev, &p, sizeof p);
+	}
+	int fd = snap_fd();
+	struct pt_ext_snap st;
+	CHECK_RC(pt_ext_snapshot(trid, fd, 0, UINT64_MAX, &st), 0);
+	posix_trace_shutdown(trid);
+	trace_id_t l;
+	REQUIRE(lseek(fd, 0, SEEK_SET) == 0);
+	REQUIRE(posix_trace_open(fd, &l) == 0);
+	struct posix_trace_event_info e;
+	unsigned char buf[64];
+	size_t len;
+	int unav;
+	uint64_t got = 0, bad = 0, all = 0;
+	while (posix_trace_getnext_event(l, &e, buf, sizeof buf, &len, &unav) == 0 && !unav) {
+		char nm[TRACE_EVENT_NAME_MAX + 1];
+		all++;
+		if (posix_trace_eventid_get_name(l, e.posix_event_id, nm) || strcmp(nm, ID_NAME))
+			continue;
+		uint64_t seq;
+		memcpy(&seq, buf + 8, 8);
+		bad += len != 16 || e.posix_truncation_status != POSIX_TRACE_TRUNCATED_RECORD ||
+		       seq != got;
+		got++;
+	}
+	posix_trace_close(l);
+	CHECK_EQ(got, n);
+	CHECK_EQ(bad, 0);
+	struct pt_ext_summary *sum = NULL;
+	CHECK_RC(pt_ext_log_summary(fd, &sum), 0);
+	if (sum) {
+		CHECK_EQ(sum->events, all);
+		CHECK_EQ(sum->count[ev], n);
+		pt_ext_summary_free(sum);
+	}
+	printf("part 8: %llu truncated payloads, each said so, counted in the summary\n",
+	       (unsigned long long)got);
+	close(fd);
+}
+
 int main(void)
 {
 	T_BEGIN(120);
@@ -771,5 +867,6 @@ int main(void)
 	part5();
 	part6();
 	part7();
+	part8();
 	T_END();
 }

@@ -129,6 +129,7 @@ int flight_prepare(const char *dir);
 struct flight *flight_start(const struct flight_opts *o, trace_id_t trid, const char *dir,
                             const char *name);
 void flight_step(struct flight *fl);
+uint64_t flight_wait_ns(struct flight *fl); /* until a snapshot is due; UINT64_MAX: none */
 int flight_end(struct flight *fl, int final);
 unsigned flight_taken(struct flight *fl);
 extern const char flight_help[];

@@ -7,8 +7,9 @@
  * out of the stream (pt_ext_snapshot_copy) and a writer thread writes it
  * as a log of its own, DIR/NAME-N.ptlog (pt_ext_snapshot_write: names,
  * map of loaded code, threads, descriptions; fsync'ed, then renamed into
- * place), while the follower goes on; at most FLIGHT_INFLIGHT copies at
- * once, a window due while they are all busy counted, not taken.
+ * place), while the follower goes on; the copies wait for the writer
+ * in a queue of FLIGHT_QUEUE (a window due while it is full is counted,
+ * not taken).
  *
  * Triggers (--snapshot-on, up to FLIGHT_TRIGGERS of them):
  *   TYPE[:WHERE]      an event of type TYPE (event:TYPE[:WHERE] when the
@@ -83,8 +84,13 @@ struct pending {
 };
 
 /* a window copied out of the stream, waiting for the writer thread (or
- * being written by it) */
-#define FLIGHT_INFLIGHT 2
+ * being written by it).  Copies wait rather than being given up when the
+ * writer is behind (a storm of triggers, each window longer to write than
+ * the time between them): each is taken when due, while its window is in
+ * the stream, and holds no more than its window's chunks; at most
+ * FLIGHT_QUEUE at once, the one being written among them, so that the
+ * memory a storm takes is bounded (--every and --max bound it further) */
+#define FLIGHT_QUEUE 8
 struct job {
 	struct pt_ext_snapcopy *cp;
 	uint64_t t;                 /* the trigger's time */
@@ -130,7 +136,7 @@ struct flight {
 	int wr_started, quit;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	struct job q[FLIGHT_INFLIGHT];
+	struct job q[FLIGHT_QUEUE];
 	int qhead, nq, writing;
 	unsigned taken, failed, next_n;
 	unsigned lapped, empty; /* snapshots the program overwrote the window of, in part; whole */
@@ -189,7 +195,7 @@ static int trig_parse(const char *s, struct trig *t)
 	memset(t, 0, sizeof *t);
 	t->text = s;
 	if (!strncmp(s, "span:", 5)) {
-		const char *gt = strchr(s + 5, '>');
+		const char *gt = strrchr(s + 5, '>'); /* (a duration has none) */
 		size_t n = gt ? (size_t)(gt - (s + 5)) : 0;
 		if (!gt || n == 0 || n + 6 > sizeof t->name || flight_duration(gt + 1, &t->dur_ns))
 			return usage_error("--snapshot-on '%s': a span trigger is span:NAME>DURATION "
@@ -215,15 +221,42 @@ static int trig_parse(const char *s, struct trig *t)
 		t->kind = TK_FULL;
 		return 0;
 	}
+	/* TYPE[:WHERE], where TYPE may hold ':' itself (a name like
+	 * "http:request"): the condition is what follows the last ':' that
+	 * begins a valid condition (one with a comparison: a bare word after
+	 * a ':' is part of the name); a ':' at the very end closes the name
+	 * with no condition, for a name whose tail would read as one */
 	const char *ty = !strncmp(s, "event:", 6) ? s + 6 : s;
-	colon = strchr(ty, ':');
-	size_t n = colon ? (size_t)(colon - ty) : strlen(ty);
-	if (n == 0 || n > TRACE_EVENT_NAME_MAX)
+	size_t len = strlen(ty), n = len;
+	const char *bad = NULL; /* the last ':' before a comparison that does not parse */
+	char bad_err[200] = "";
+	if (len && ty[len - 1] == ':') {
+		n = len - 1;
+	} else {
+		for (colon = ty + len; colon > ty && !t->where;) {
+			while (--colon > ty && *colon != ':')
+				;
+			if (*colon != ':')
+				break;
+			if ((t->where = where_parse(colon + 1, err, sizeof err)) != NULL)
+				n = (size_t)(colon - ty);
+			else if (!bad && strpbrk(colon + 1, "<>=!")) {
+				bad = colon;
+				snprintf(bad_err, sizeof bad_err, "%s", err);
+			}
+		}
+		if (!t->where && bad)
+			return usage_error("--snapshot-on '%s': the condition '%s' %s (a type whose "
+			                   "name ends so is written with a ':' after it: '%s:')", s,
+			                   bad + 1, bad_err, s);
+	}
+	if (n == 0 || n > TRACE_EVENT_NAME_MAX) {
+		where_free(t->where);
+		t->where = NULL;
 		return usage_error("--snapshot-on '%s': an event type is 1 to %d characters", s,
 		                   TRACE_EVENT_NAME_MAX);
+	}
 	memcpy(t->name, ty, n);
-	if (colon && !(t->where = where_parse(colon + 1, err, sizeof err)))
-		return usage_error("--snapshot-on '%s': the condition %s", s, err);
 	t->kind = TK_TYPE;
 	return 0;
 }
@@ -521,7 +554,7 @@ static void *writer(void *arg)
 		if (!fl->nq)
 			break; /* (quit, and nothing left to write) */
 		struct job j = fl->q[fl->qhead];
-		fl->qhead = (fl->qhead + 1) % FLIGHT_INFLIGHT;
+		fl->qhead = (fl->qhead + 1) % FLIGHT_QUEUE;
 		fl->nq--;
 		fl->writing = 1;
 		pthread_mutex_unlock(&fl->mu);
@@ -537,13 +570,13 @@ static void *writer(void *arg)
 /* The pending snapshot's window copied out of the stream now (the
  * follower's thread: a copy of chunks, fast), its log written by the
  * writer thread, so that the follower goes on looking meanwhile.  At
- * most FLIGHT_INFLIGHT copies wait or are written at once: a window due
+ * most FLIGHT_QUEUE copies wait or are written at once: a window due
  * while they all are is not taken, counted (busy). */
 static void take_snapshot(struct flight *fl)
 {
 	fl->have_pending = 0;
 	pthread_mutex_lock(&fl->mu);
-	int full = fl->nq + fl->writing >= FLIGHT_INFLIGHT;
+	int full = fl->nq + fl->writing >= FLIGHT_QUEUE;
 	pthread_mutex_unlock(&fl->mu);
 	if (full) {
 		fl->busy++;
@@ -570,7 +603,7 @@ static void take_snapshot(struct flight *fl)
 		return;
 	}
 	pthread_mutex_lock(&fl->mu);
-	fl->q[(fl->qhead + fl->nq) % FLIGHT_INFLIGHT] = j;
+	fl->q[(fl->qhead + fl->nq) % FLIGHT_QUEUE] = j;
 	fl->nq++;
 	pthread_cond_signal(&fl->cv);
 	pthread_mutex_unlock(&fl->mu);
@@ -681,9 +714,21 @@ struct flight *flight_start(const struct flight_opts *o, trace_id_t trid, const 
 
 /* its window's end is in the stream once every event stamped before it
  * is committed: a little after (a writer stamps, then commits) */
+#define FLIGHT_GRACE_NS 2000000ull
 static int due(const struct flight *fl)
 {
-	return fl->have_pending && now_realtime_ns() >= fl->pend.due + 2000000;
+	return fl->have_pending && now_realtime_ns() >= fl->pend.due + FLIGHT_GRACE_NS;
+}
+
+/* How long until the pending snapshot is due: the caller's loop wakes
+ * then rather than at its next look (a look every 2 ms would add up to
+ * 2 ms to the trigger's latency). */
+uint64_t flight_wait_ns(struct flight *fl)
+{
+	if (!fl || !fl->have_pending)
+		return UINT64_MAX;
+	uint64_t now = now_realtime_ns(), at = fl->pend.due + FLIGHT_GRACE_NS;
+	return at > now ? at - now : 0;
 }
 
 void flight_step(struct flight *fl)
@@ -758,9 +803,9 @@ int flight_end(struct flight *fl, int final)
 			        "snapshot's --after (in that snapshot)", (unsigned long long)fl->limited,
 			        fl->limited == 1 ? "" : "s", (unsigned long long)fl->folded);
 		if (fl->busy)
-			err_msg("flight recorder: %llu snapshot%s not taken: %d others were still being "
-			        "written when %s window ended", (unsigned long long)fl->busy,
-			        fl->busy == 1 ? "" : "s", FLIGHT_INFLIGHT, fl->busy == 1 ? "its" : "their");
+			err_msg("flight recorder: %llu snapshot%s not taken: %d others were waiting or "
+			        "being written when %s window ended", (unsigned long long)fl->busy,
+			        fl->busy == 1 ? "" : "s", FLIGHT_QUEUE, fl->busy == 1 ? "its" : "their");
 		if (fl->undescribed)
 			err_msg("flight recorder: %llu event%s of a type with a condition but no payload "
 			        "description: not matched", (unsigned long long)fl->undescribed,
@@ -783,7 +828,7 @@ int flight_end(struct flight *fl, int final)
 	int failed = fl->failed > 0 || fl->empty > 0;
 	while (fl->nq) { /* (copies never written: the thread could not finish) */
 		pt_ext_snapshot_free(fl->q[fl->qhead].cp);
-		fl->qhead = (fl->qhead + 1) % FLIGHT_INFLIGHT;
+		fl->qhead = (fl->qhead + 1) % FLIGHT_QUEUE;
 		fl->nq--;
 	}
 	pthread_mutex_destroy(&fl->mu);

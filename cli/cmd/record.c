@@ -430,7 +430,12 @@ static int run(struct target *t, double duration, int forward, struct ptree *tre
 		uint64_t wake = next < end ? next : end;
 		if (fl && wake > now + FLIGHT_LOOK_NS) /* triggers are looked for this often */
 			wake = now + FLIGHT_LOOK_NS;
-		int tty = 0, sig = signals_take((int)((wake - now) / 1000000) + 1, &tty);
+		uint64_t snap = flight_wait_ns(fl); /* (a snapshot due sooner: then) */
+		if (snap < wake - now)
+			wake = now + snap;
+		/* (in whole ms, rounded up: at least 1) */
+		int ms = wake > now ? (int)((wake - now + 999999) / 1000000) : 1;
+		int tty = 0, sig = signals_take(ms > 0 ? ms : 1, &tty);
 		if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP) {
 			if (!forward)
 				return sig;

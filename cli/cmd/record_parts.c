@@ -189,8 +189,9 @@ static int by_n(const void *a, const void *b)
 }
 
 /* record's closing summary of the parts in dir (rs: the cuts, from the
- * library, or NULL): their count, events, losses.  1 if events were lost
- * that no policy asked to lose (as print_summary), else 0. */
+ * library, or NULL): their count, events, losses (those the removed parts
+ * told included).  1 if events were lost that no policy asked to lose (as
+ * print_summary), in a part kept or removed, else 0. */
 int parts_summary(FILE *f, const char *dir, const char *name, pid_t root,
                   const struct pt_ext_rotate_stats *rs)
 {
@@ -222,6 +223,7 @@ int parts_summary(FILE *f, const char *dir, const char *name, pid_t root,
 	qsort(p, np, sizeof *p, by_n);
 	uint64_t nev = 0, lost = 0, first = UINT64_MAX, last = 0, waits = 0;
 	unsigned bad = 0;
+	int sp = -1, lp = -1; /* the stream's policies (a part's attributes) */
 	for (size_t i = 0; i < np; i++) {
 		char path[4400];
 		struct tlog l;
@@ -238,9 +240,21 @@ int parts_summary(FILE *f, const char *dir, const char *name, pid_t root,
 		if (l.nev && l.last > last)
 			last = l.last;
 		unasked |= tlog_lost_unasked(&l);
+		if (sp < 0) {
+			posix_trace_attr_getstreamfullpolicy(&l.attr, &sp);
+			posix_trace_attr_getlogfullpolicy(&l.attr, &lp);
+		}
 		waits += l.count[PT_EXT_NOLOSS_WAIT];
 		tlog_free(&l);
 	}
+	/* the losses of the parts --keep removed, as the library counted them
+	 * when it finished each: in the total, and in the exit status as the
+	 * parts' own are (tlog_lost_unasked) */
+	uint64_t gone = rs ? rs->removed_lost + rs->removed_dropped : 0;
+	lost += gone;
+	if (rs && ((sp == POSIX_TRACE_FLUSH && rs->removed_lost) ||
+	           (rs->removed_dropped && lp != POSIX_TRACE_UNTIL_FULL)))
+		unasked = 1;
 	char dur[32];
 	fmt_duration(dur, sizeof dur, first <= last ? last - first : 0);
 	fprintf(f, "posixtrace: %s: %llu events in %zu part%s", dir, (unsigned long long)nev, np,
@@ -249,8 +263,11 @@ int parts_summary(FILE *f, const char *dir, const char *name, pid_t root,
 		fprintf(f, " (%s-%u.ptlog to %s-%u.ptlog)", name, p[0].n, name, p[np - 1].n);
 	if (root > 0)
 		fprintf(f, ", program pid %d", (int)root);
-	fprintf(f, ", over %s; %s%llu events lost.", dur, lost ? "EVENTS LOST: " : "",
+	fprintf(f, ", over %s; %s%llu events lost", dur, lost ? "EVENTS LOST: " : "",
 	        (unsigned long long)lost);
+	if (gone)
+		fprintf(f, " (%llu of them told in parts removed since)", (unsigned long long)gone);
+	fputc('.', f);
 	if (np)
 		fprintf(f, " Read a part with 'posixtrace show %s/%s-%u.ptlog'.", dir, name,
 		        p[np - 1].n);

@@ -5,7 +5,8 @@
  * command gets them through pt_ext_objects() (api/ext.c).  A stream
  * written to a log drops the entries of processes gone once the log has
  * them (pt_objs_retire): a recorder of a service that forks for days
- * keeps the entries of the processes alive, not of every child it saw.
+ * keeps the entries of the processes alive, not of every child it saw
+ * (and each type's latest description).
  */
 #include <errno.h>
 #include <signal.h>
@@ -142,17 +143,30 @@ static int pid_gone(int32_t pid)
 	return pid > 0 && kill(pid, 0) != 0 && errno == ESRCH;
 }
 
+/* Each event type's latest description, whoever gave it, stays (latest[id]:
+ * its index + 1): a process may record a type it never described, and a
+ * reader decodes its payloads by another's description of the type
+ * (cli/read/typemap.c), so a log or a part begun after the describer
+ * ended needs it all the same.  Bounded by the types, not the processes. */
 size_t pt_objs_retire(struct pt_trid *t, size_t upto)
 {
 	struct pt_reader *rd = &t->rd;
 	size_t out = 0, dropped = 0;
 	int32_t last = 0;
 	int last_gone = 0;
+	uint32_t latest[PT_NIDS];
 
 	if (upto > rd->nobjs)
 		upto = rd->nobjs;
 	if (rd->nobjs < rd->obj_retire_at || upto < 64)
 		return 0;
+	memset(latest, 0, sizeof latest);
+	for (size_t i = 0; i < rd->nobjs; i++) {
+		const struct pt_ext_obj *o = &rd->objs[i];
+		if (o->kind == PT_OBJ_TYPE && o->lo < PT_NIDS &&
+		    (!latest[o->lo] || rd->objs[latest[o->lo] - 1].ts <= o->ts))
+			latest[o->lo] = (uint32_t)i + 1;
+	}
 	int saved = errno;
 	for (size_t i = 0; i < rd->nobjs; i++) {
 		const struct pt_ext_obj *o = &rd->objs[i];
@@ -162,7 +176,8 @@ size_t pt_objs_retire(struct pt_trid *t, size_t upto)
 				last = o->pid;
 				last_gone = pid_gone(o->pid);
 			}
-			if (last_gone) {
+			if (last_gone && !(o->kind == PT_OBJ_TYPE && o->lo < PT_NIDS &&
+			                   latest[o->lo] == i + 1)) {
 				rd->obj_retired[o->kind & 15]++;
 				dropped++;
 				continue;

@@ -190,10 +190,10 @@ static void log_cut(struct pt_trid *t, struct pt_flusher *f, struct pt_rotate *r
 		si.posix_log_overrun_status = POSIX_TRACE_OVERRUN;
 	f->losses_cut += f->w.lost + f->w.dropped;
 	note_error(f, pt_logw_finish(&f->w, &si));
-	uint64_t bytes = f->w.written;
+	uint64_t bytes = f->w.written, lost = f->w.stream_lost, dropped = f->w.lost + f->w.dropped;
 	pt_logw_free(&f->w);
 	f->w = nw;
-	pt_rotate_switched(r, bytes, fd, n);
+	pt_rotate_switched(r, bytes, lost, dropped, fd, n);
 	memset(f->named, 0, sizeof f->named);
 	name_all(t, f);
 	pt_lock(&t->lock);

@@ -22,6 +22,7 @@
 struct part {
 	unsigned n;
 	uint64_t bytes;
+	uint64_t lost, dropped; /* the losses it tells (pt_rotate_switched) */
 };
 
 struct pt_rotate {
@@ -164,12 +165,14 @@ static void trim(struct pt_rotate *r)
 {
 	char path[PT_EXT_ROTATE_NAME_MAX + 32];
 	size_t k = 0;
+	uint64_t lost = 0, dropped = 0;
 
 	while (k < r->ndone && ((r->keep && r->ndone - k + 1 > r->keep) ||
 	                        (r->keep_size && r->done_bytes > r->keep_size))) {
 		snprintf(path, sizeof path, "%s-%u.ptlog", r->name, r->done[k].n);
 		(void)unlinkat(r->dirfd, path, 0);
 		r->done_bytes -= r->done[k].bytes;
+		lost += r->done[k].lost, dropped += r->done[k].dropped;
 		k++;
 	}
 	if (!k)
@@ -178,12 +181,16 @@ static void trim(struct pt_rotate *r)
 	r->ndone -= k;
 	pthread_mutex_lock(&r->mu);
 	r->st.removed += k;
+	r->st.removed_lost += lost;
+	r->st.removed_dropped += dropped;
 	pthread_mutex_unlock(&r->mu);
 }
 
-/* The part being written (bytes long, finished) is done; part n, open
- * on fd, is the one being written now (its names and map too). */
-void pt_rotate_switched(struct pt_rotate *r, uint64_t bytes, int fd, unsigned n)
+/* The part being written (bytes long, finished, telling lost events of
+ * the stream's and dropped of the log's lost) is done; part n, open on
+ * fd, is the one being written now (its names and map too). */
+void pt_rotate_switched(struct pt_rotate *r, uint64_t bytes, uint64_t lost, uint64_t dropped,
+                        int fd, unsigned n)
 {
 	uint64_t now = mono(), t0 = r->t0, cpu = cpu_ns() - r->c0;
 	uint64_t over_b = r->size && bytes > r->size ? bytes - r->size : 0;
@@ -201,7 +208,7 @@ void pt_rotate_switched(struct pt_rotate *r, uint64_t bytes, int fd, unsigned n)
 			r->done = p, r->cap = ncap;
 	}
 	if (r->ndone < r->cap) { /* (else it is not kept track of: never removed) */
-		r->done[r->ndone++] = (struct part){ r->n, bytes };
+		r->done[r->ndone++] = (struct part){ r->n, bytes, lost, dropped };
 		r->done_bytes += bytes;
 	}
 	r->fd = fd, r->n = n;

@@ -33,6 +33,7 @@
  * pt_snap_emit writes the log from that copy with no lock, in any thread.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -48,8 +49,9 @@ struct rec {
 	const unsigned char *data;
 };
 
-static int rec_next(const unsigned char *c, uint32_t commit, uint32_t *off, uint64_t base,
-                    uint32_t max_data, uint64_t *addr, struct rec *r)
+static inline __attribute__((always_inline)) int
+rec_next(const unsigned char *c, uint32_t commit, uint32_t *off, uint64_t base,
+         uint32_t max_data, uint64_t *addr, struct rec *r)
 {
 	uint64_t w0, w1 = 0;
 
@@ -277,7 +279,7 @@ int pt_snap_follow_poll(struct pt_trid *t, struct pt_snap_follow *f, pt_snap_fn 
 				off += bytes;
 				continue;
 			}
-			struct rec r;
+			struct rec r = { 0 };
 			rec_next(f->buf, d.commit, &off, d.base, v->max_data, &addr, &r);
 			struct pt_snap_ev e = { (uint64_t)tick_ns(t, r.tick), d.thread, d.pid, d.level,
 			                        r.id, r.len, r.data };
@@ -338,10 +340,13 @@ struct sw {               /* a writer being merged */
 	struct rec r;         /* its next record */
 	uint64_t ns;
 	int gap;              /* a chunk of it is missing before r */
+	uint32_t gen, wi;     /* its writer index in the block being built, if gen
+	                       * is the emitter's (pt_snap_emit) */
 };
 
-/* w's next record, 1; 0 when it has no more. */
-static int sw_next(struct pt_clock *clk, const struct sck *ck, const unsigned char *buf,
+/* w's next record, 1; 0 when it has no more.  (Inline: once an event of
+ * every snapshot.) */
+static inline __attribute__((always_inline)) int sw_next(struct pt_clock *clk, const struct sck *ck, const unsigned char *buf,
                    struct sw *w, uint32_t max_data, uint32_t chunk_size)
 {
 	if (w->one)
@@ -634,6 +639,83 @@ fail:
 	return rc;
 }
 
+/* After a short record of x's just written into the span s: the records
+ * that follow it in x's chunk as a thread recording in a loop makes them
+ * (short: the same caller; of the same type, with no flag; whole words of
+ * payload; each at most lim, in the clock's segment, within the block's
+ * reach; room for it) written the same way in a tight loop: an 8-byte
+ * header and the payload's words each.  The first that is anything else
+ * is left to the general path.  The counts of the caller's run (r_*) and
+ * of the snapshot go on. */
+static void burst(struct pt_snap_copy *cp, const struct sck *ck, const unsigned char *buf,
+                  struct sw *x, struct pt_logw_span *s, uint64_t lim, uint32_t *usedp,
+                  uint32_t *snp, uint64_t *slp, uint32_t *r_n, uint64_t *r_last,
+                  uint64_t *r_min, uint64_t *r_max, struct pt_snap_stats *st)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	const struct sck *c = &ck[x->cur];
+	const unsigned char *cb = buf + (size_t)c->idx * cp->chunk_size;
+	const struct pt_clock *clk = &cp->clk;
+	if (clk->kind != PT_CLK_TSC || x->r.len & 7u)
+		return;
+	const uint32_t commit = c->commit, key = x->r.id, max_data = cp->max_data;
+	const uint64_t base = c->base, lo = clk->seg_tick, hi = clk->seg_end, mult = clk->seg_mult;
+	const int64_t nsoff = clk->seg_ns + clk->real_minus_mono;
+	const uint64_t hdr = (uint64_t)(key | PT_LOG_RF_SHORT) << 48;
+	uint32_t off = x->off, used = *usedp, n0 = *snp;
+	uint64_t ns = x->ns, mn = *r_min, mx = *r_max, maxtick = 0;
+	while (off + PT_REC_SHORT <= commit) {
+		uint64_t w0;
+		memcpy(&w0, cb + off, 8);
+		uint32_t len = PT_REC_LEN(w0);
+		if (((uint32_t)(w0 >> 32) & 0xffffu) != key || (len & 7u) || len > max_data ||
+		    PT_REC_SHORT + len > commit - off || used + PT_LOG_REC_SHORT + len > s->room)
+			break;
+		uint64_t tick = base + (uint32_t)((uint32_t)w0 - (uint32_t)base);
+		if (tick < lo || tick >= hi)
+			break;
+		uint64_t t = (uint64_t)(nsoff + (int64_t)(uint64_t)(((unsigned __int128)(tick - lo) *
+		                                                      mult) >> 32));
+		if (t > lim || t < s->base || t - s->base > UINT32_MAX)
+			break;
+		uint64_t h = (t - s->base) | (uint64_t)len << 32 | hdr;
+		unsigned char *p = s->p + used;
+		memcpy(p, &h, 8);
+		if (len == 16)
+			memcpy(p + 8, cb + off + 8, 16);
+		else
+			memcpy(p + 8, cb + off + 8, len);
+		used += PT_REC_SHORT + len;
+		off += PT_REC_SHORT + len;
+		ns = t;
+		mn = t < mn ? t : mn;
+		mx = t > mx ? t : mx;
+		maxtick = tick > maxtick ? tick : maxtick;
+		(*snp)++;
+	}
+	uint32_t k = *snp - n0;
+	if (!k)
+		return;
+	if (clk->seg_tail && maxtick > clk->frontier) /* (as pt_clock_ns_cached moves it) */
+		cp->clk.frontier = maxtick;
+	*usedp = used;
+	*slp = ns;
+	*r_n += k;
+	*r_last = ns;
+	*r_min = mn, *r_max = mx;
+	st->events += k;
+	st->last = ns;
+	x->off = off;
+	x->ns = ns; /* (x->r stands for its last record: the same type, length, caller) */
+#else
+	(void)cp, (void)ck, (void)buf, (void)x, (void)s, (void)lim, (void)usedp, (void)snp;
+	(void)slp, (void)r_n, (void)r_last, (void)r_min, (void)r_max, (void)st;
+#endif
+}
+
+/* bytes of the log between two starts of its write-back */
+#define SNAP_SYNC_STEP (1u << 20)
+
 int pt_snap_emit(struct pt_snap_copy *cp, int fd, struct pt_snap_stats *stout)
 {
 	struct pt_snap_stats *st = &cp->st;
@@ -658,7 +740,7 @@ int pt_snap_emit(struct pt_snap_copy *cp, int fd, struct pt_snap_stats *stout)
 	}
 	for (uint32_t i = 0; i < n; i++) {
 		if (i == 0 || !same_writer(&ck[i], &ck[i - 1]))
-			ws[nw++] = (struct sw){ ck[i].pid, ck[i].thread, 0, i, i + 1, i, 0, 0, { 0 }, 0, 0 };
+			ws[nw++] = (struct sw){ ck[i].pid, ck[i].thread, 0, i, i + 1, i, 0, 0, { 0 }, 0, 0, 0, 0 };
 		else
 			ws[nw - 1].end = i + 1;
 	}
@@ -685,38 +767,147 @@ int pt_snap_emit(struct pt_snap_copy *cp, int fd, struct pt_snap_stats *stout)
 	if (keep) {
 		struct sw *x = &ws[nw++];
 		*x = (struct sw){ trig->pid, trig->thread, 1, 0, 0, 0, 0, 0,
-		                  { 0, 0, trig->id, trig->len, 0, trig->data }, trig->ns, 1 };
+		                  { 0, 0, trig->id, trig->len, 0, trig->data }, trig->ns, 1, 0, 0 };
 		heap[nh++] = x;
 		st->trig_kept = 1;
 	}
 	for (size_t i = nh / 2; i-- > 0;)
 		heap_down(heap, nh, i);
-	uint64_t lost = 0;
+	/* the records go straight into the block being built (a span of the
+	 * log writer, as the flusher writes), each writer's run taken while
+	 * its events come before the other writers' next ones; an event the
+	 * span cannot take (the block full, a writer table full, a time out
+	 * of the block's reach, a payload to cut) goes through
+	 * pt_logw_event(), which makes room */
+	uint64_t lost = 0, sl = 0;
+	struct pt_logw_span s;
+	uint32_t used = 0, sn = 0, gen = 1;
+	int sp = 0;
+	/* the run of short records of one type (so of one writer) being
+	 * written: counted here for the summary, which then need not read
+	 * them again (pt_logw_span_pre), when RUN_PRE long at least */
+	uint32_t r_off = 0, r_n = 0, r_id = 0, r_wi = 0;
+	uint64_t r_first = 0, r_last = 0, r_min = 0, r_max = 0;
+#define RUN_PRE 8u
+#define RUN_END() do { \
+		if (r_n >= RUN_PRE) { \
+			struct pt_logw_pre r_ = { r_off, used, r_wi, r_id, r_n, r_first, r_last, \
+			                          r_min, r_max }; \
+			pt_logw_span_pre(&s, &r_); \
+		} \
+		r_n = 0; \
+	} while (0)
+#define SPAN_CLOSE() do { \
+		if (sp) { \
+			RUN_END(); \
+			pt_logw_span_close(&w, &s, used, sn, sl); \
+		} \
+		sp = 0, gen++; \
+	} while (0)
+	uint64_t synced = 0; /* (where the file's write-back was started up to) */
 	while (nh && !rc) {
 		struct sw *x = heap[0];
-		if (x->gap) { /* told where it is, as the reader tells a loss */
-			uint64_t thread = x->thread;
-			int32_t pid = x->pid;
-			lost++;
-			rc = pt_logw_event(&w, x->ns, pid, thread, 0, POSIX_TRACE_OVERFLOW, 0, NULL, 0);
-			if (!rc)
-				rc = pt_logw_event_lost(&w, x->ns, pid, thread, 0, POSIX_TRACE_RESUME,
-				                        lost);
-			x->gap = 0;
-			st->gaps++;
+		uint64_t lim = to;
+		/* the file's pages sent to the disk as they are written, so that
+		 * the fsync at the end waits for the last ones only */
+		if (w.pos - synced >= SNAP_SYNC_STEP) {
+			(void)sync_file_range(fd, (off_t)synced, (off_t)(w.pos - synced),
+			                      SYNC_FILE_RANGE_WRITE);
+			synced = w.pos;
 		}
-		if (!rc)
-			rc = pt_logw_event(&w, x->ns, x->pid, x->thread, x->r.addr,
-			                   x->r.id, (int)x->r.trunc, x->r.data, x->r.len);
+		if (nh > 1 && heap[1]->ns < lim)
+			lim = heap[1]->ns;
+		if (nh > 2 && heap[2]->ns < lim)
+			lim = heap[2]->ns;
+		int more = 0;
+		do {
+			if (x->gap) { /* told where it is, as the reader tells a loss */
+				SPAN_CLOSE();
+				lost++;
+				rc = pt_logw_event(&w, x->ns, x->pid, x->thread, 0, POSIX_TRACE_OVERFLOW,
+				                   0, NULL, 0);
+				if (!rc)
+					rc = pt_logw_event_lost(&w, x->ns, x->pid, x->thread, 0,
+					                        POSIX_TRACE_RESUME, lost);
+				x->gap = 0;
+				st->gaps++;
+				if (rc)
+					break;
+			}
+			uint32_t len = x->r.len;
+			int tryb = 0;
+			if (!sp && pt_logw_span_open(&w, x->pid, x->thread, x->ns, &s)) {
+				sp = 1, used = sn = 0;
+				x->gen = gen, x->wi = s.wi;
+			} else if (sp && (s.who.pid != x->pid || s.who.thread != x->thread)) {
+				if (x->gen == gen) { /* a writer the span has already */
+					s.wi = x->wi;
+					s.where = (uint64_t)x->wi << 48;
+					s.who = (struct pt_logw_who){ x->pid, x->thread };
+				} else if (pt_logw_span_who(&w, &s, x->pid, x->thread,
+				                            used + PT_LOG_REC + len)) {
+					x->gen = gen, x->wi = s.wi;
+				} else {
+					SPAN_CLOSE();
+				}
+			}
+			if (sp && x->ns >= s.base && x->ns - s.base <= UINT32_MAX &&
+			    len <= s.max_payload && used + PT_LOG_REC + len <= s.room) {
+				unsigned char *p = s.p + used;
+				unsigned info = x->r.id | (x->r.trunc ? PT_LOG_RF_TRUNC : 0);
+				uint32_t hl = pt_log_put_rec(p, (uint32_t)(x->ns - s.base), len, info,
+				                             (x->r.addr & PT_MASK48) | s.where, s.swap,
+				                             &s.prev);
+				uint64_t ns = x->ns;
+				int runs = hl == PT_LOG_REC_SHORT && !x->r.trunc; /* (a run: its type alone) */
+				if (runs && r_n && info == r_id && s.wi == r_wi) {
+					r_n++;
+					r_last = ns;
+					r_min = ns < r_min ? ns : r_min;
+					r_max = ns > r_max ? ns : r_max;
+				} else {
+					RUN_END();
+					if (runs) {
+						r_off = used, r_n = 1, r_id = info, r_wi = s.wi;
+						r_first = r_last = r_min = r_max = ns;
+					}
+				}
+				/* (a small payload's copy inline: most are) */
+				if (len == 16)
+					memcpy(p + hl, x->r.data, 16);
+				else if (len == 8)
+					memcpy(p + hl, x->r.data, 8);
+				else
+					memcpy(p + hl, x->r.data, len);
+				used += hl + len;
+				sn++;
+				sl = x->ns;
+				tryb = hl == PT_LOG_REC_SHORT && !x->r.trunc && !s.swap && !x->one;
+			} else {
+				SPAN_CLOSE();
+				rc = pt_logw_event(&w, x->ns, x->pid, x->thread, x->r.addr, x->r.id,
+				                   (int)x->r.trunc, x->r.data, len);
+				if (rc)
+					break;
+			}
+			if (!st->events++)
+				st->first = x->ns;
+			st->last = x->ns;
+			if (tryb)
+				burst(cp, ck, buf, x, &s, lim, &used, &sn, &sl, &r_n, &r_last, &r_min,
+				      &r_max, st);
+			more = sw_next(&cp->clk, ck, buf, x, max_data, chunk_size);
+		} while (more && x->ns <= lim);
 		if (rc)
 			break;
-		if (!st->events++)
-			st->first = x->ns;
-		st->last = x->ns;
-		if (!sw_next(&cp->clk, ck, buf, x, max_data, chunk_size) || x->ns > to)
+		if (!more || x->ns > to)
 			heap[0] = heap[--nh];
 		heap_down(heap, nh, 0);
 	}
+	SPAN_CLOSE();
+#undef SPAN_CLOSE
+#undef RUN_END
+#undef RUN_PRE
 	/* 6. finished, on disk */
 	if (!rc) {
 		struct posix_trace_status_info si = { 0 };

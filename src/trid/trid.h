@@ -119,7 +119,8 @@ int pt_rotate_due(struct pt_rotate *r, const struct pt_logw *w); /* at a block b
 int pt_rotate_open(struct pt_rotate *r, int *fd, unsigned *n);  /* the next part */
 void pt_rotate_abandon(struct pt_rotate *r, int fd, unsigned n); /* ... not begun */
 void pt_rotate_begin(struct pt_rotate *r);                       /* a cut begins */
-void pt_rotate_switched(struct pt_rotate *r, uint64_t bytes, int fd, unsigned n);
+void pt_rotate_switched(struct pt_rotate *r, uint64_t bytes, uint64_t lost, uint64_t dropped,
+                        int fd, unsigned n);
 void pt_rotate_status(struct pt_trid *t, struct posix_trace_status_info *si); /* t locked */
 void pt_rotate_stats(struct pt_rotate *r, struct pt_ext_rotate_stats *out);
 void pt_rotate_forget(struct pt_rotate *r); /* fork child */
