@@ -13,11 +13,15 @@
  * a path fails too, so that a page cannot name a file a reader has to
  * guess the folder of.
  *
+ * design.md's maps of src/ and cli/ (its tables: a layer, its files) name
+ * files that are there, and every .c file of the two trees.
+ *
  * Then the checker itself: on a copy of a known file, a definition is
  * found, a declaration, a call and a comment are not, and a page with one
- * name broken fails.
+ * name broken fails, and so does a map.
  */
 #include <ctype.h>
+#include <dirent.h>
 #include <sys/stat.h>
 #include <trace.h>
 #include "t.h"
@@ -254,6 +258,109 @@ static int check_page(const char *page, const char *text, int *named, int *funcs
 	return bad;
 }
 
+/* design.md's map of root ("src" or "cli"): the section "## The map of
+ * root/", a table whose rows give a layer (`shm/`) in their first cell, or
+ * none for the row's above, and files in their second (`pool.c`, or a
+ * path from the top: `src/ext.h`).  Every file it names must be there,
+ * and every .c file of root's folders named (a header is the layer's
+ * prose's).  How many failed; *named: the files named. */
+static int map_quiet; /* (the self-test's broken map: counted, not told) */
+
+static int check_map(const char *design, const char *root, int *named)
+{
+	char title[64], layer[64] = "", path[2048];
+	int bad = 0;
+
+	*named = 0;
+	snprintf(title, sizeof title, "\n## The map of %s/\n", root);
+	const char *sec = strstr(design, title);
+	if (!sec) {
+		fprintf(stderr, "design.md: no section \"%s\"\n", title + 1);
+		return 1;
+	}
+	const char *end = strstr(sec + 1, "\n## ");
+	size_t len = end ? (size_t)(end - sec) : strlen(sec);
+	char *t = strndup(sec, len), *save = NULL;
+	char **seen = NULL;
+	size_t nseen = 0;
+	REQUIRE(t);
+	for (char *line = strtok_r(t, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (strncmp(line, "| ", 2) != 0 || strncmp(line, "| layer", 7) == 0)
+			continue;
+		char *c1 = line + 1, *c2 = strchr(c1, '|'), *c3 = c2 ? strchr(c2 + 1, '|') : NULL;
+		if (!c3)
+			continue;
+		*c2 = 0, *c3 = 0;
+		char *q = strchr(c1, '`');
+		if (q && strchr(q + 1, '`')) { /* a new layer */
+			size_t n = (size_t)(strchr(q + 1, '`') - q - 1);
+			snprintf(layer, sizeof layer, "%.*s", (int)n, q + 1);
+		}
+		for (char *f = strchr(c2 + 1, '`'); f; f = strchr(f + 1, '`')) {
+			char *e = strchr(f + 1, '`');
+			if (!e)
+				break;
+			size_t n = (size_t)(e - f - 1);
+			int file = n > 2 && (strncmp(e - 2, ".c", 2) == 0 || strncmp(e - 2, ".h", 2) == 0 ||
+			                     (n > 5 && strncmp(e - 5, ".html", 5) == 0));
+			if (file) {
+				char rel[512];
+				if (memchr(f + 1, '/', n))
+					snprintf(rel, sizeof rel, "%.*s", (int)n, f + 1);
+				else
+					snprintf(rel, sizeof rel, "%s/%s%.*s", root, layer, (int)n, f + 1);
+				snprintf(path, sizeof path, "%s/%s", src, rel);
+				(*named)++;
+				if (access(path, R_OK) != 0) {
+					if (!map_quiet)
+						fprintf(stderr, "design.md, the map of %s/: `%.*s`: no %s\n", root,
+						        (int)n, f + 1, rel);
+					bad++;
+				}
+				REQUIRE((seen = realloc(seen, (nseen + 1) * sizeof *seen)));
+				REQUIRE((seen[nseen++] = strdup(rel)));
+			}
+			f = e;
+		}
+	}
+	/* every .c file of root/LAYER/ named */
+	snprintf(path, sizeof path, "%s/%s", src, root);
+	DIR *d = opendir(path);
+	REQUIRE(d);
+	for (struct dirent *de; (de = readdir(d));) {
+		if (de->d_name[0] == '.')
+			continue;
+		char sub[sizeof path + 260];
+		snprintf(sub, sizeof sub, "%s/%s", path, de->d_name);
+		DIR *d2 = opendir(sub);
+		if (!d2)
+			continue;
+		for (struct dirent *fe; (fe = readdir(d2));) {
+			size_t n = strlen(fe->d_name);
+			if (n < 3 || strcmp(fe->d_name + n - 2, ".c") != 0)
+				continue;
+			char rel[600];
+			snprintf(rel, sizeof rel, "%s/%s/%s", root, de->d_name, fe->d_name);
+			int found = 0;
+			for (size_t i = 0; i < nseen && !found; i++)
+				found = strcmp(seen[i], rel) == 0;
+			if (!found) {
+				if (!map_quiet)
+					fprintf(stderr, "design.md, the map of %s/: %s is not in it\n",
+					        root, rel);
+				bad++;
+			}
+		}
+		closedir(d2);
+	}
+	closedir(d);
+	for (size_t i = 0; i < nseen; i++)
+		free(seen[i]);
+	free(seen);
+	free(t);
+	return bad;
+}
+
 /* The checker finds what it should on a file of the tree, and a page with
  * one broken name fails. */
 static void self_test(void)
@@ -292,6 +399,16 @@ static void self_test(void)
 	snprintf(page, sizeof page, "`src/traced/record.c:posix_trace_evnt` `src/traced/recrd.c` "
 	                            "`src/rng/` `record.c:posix_trace_event`");
 	CHECK_EQ(check_page("(broken)", page, &named, &funcs), 4);
+
+	/* a map with a file that is not there, and without the rest */
+	const char *map = "x\n## The map of src/\n\n| layer | file | what |\n|---|---|---|\n"
+	                  "| `ring/` | `pool.c`, `pol.c` | the pool |\n| | `ring.h` | its header |\n"
+	                  "\n## Next\n";
+	map_quiet = 1;
+	int bad = check_map(map, "src", &named);
+	map_quiet = 0;
+	CHECK_EQ(named, 3);
+	CHECK(bad > 1);
 }
 
 int main(void)
@@ -316,5 +433,17 @@ int main(void)
 			CHECK(funcs >= 20);
 		free(text);
 	}
+	/* design.md's maps name every file of src/ and cli/, and only those */
+	char p[2048];
+	snprintf(p, sizeof p, "%s/docs/design.md", src);
+	char *design = cli_slurp(p);
+	REQUIRE(design);
+	for (int i = 0; i < 2; i++) {
+		const char *root = i ? "cli" : "src";
+		int named;
+		CHECK_EQ(check_map(design, root, &named), 0);
+		CHECK(named >= 40);
+	}
+	free(design);
 	T_END();
 }
