@@ -31,8 +31,10 @@ LDLIBS   += -lpthread
 # (included at the end), so a changed header rebuilds what includes it.
 DEPFLAGS  = -MMD -MP -MF $@.d -MT $@
 
-# src/ is layered, one folder per layer, each with one header (docs/design.md):
-# shm (bottom) < ring < traced, reader < log < trid < api (top)
+# src/ is layered, one folder per layer, each with its header (docs/design.md):
+# shm (bottom) < ring < traced, reader; shm < log (beside traced and reader);
+# traced, reader, log < trid < api (top).  LIB_LAYERS is also the link
+# order, which orders the constructors of one priority: keep it.
 LIB_LAYERS := shm ring traced reader log trid api
 LIB_SRC  := $(foreach l,$(LIB_LAYERS),$(wildcard src/$(l)/*.c))
 LIB_OBJ  := $(LIB_SRC:src/%.c=$(BUILD)/obj/%.o)
@@ -49,7 +51,7 @@ MAN7     := $(wildcard docs/man/man7/*.7)
 MAN1     := $(wildcard docs/man/man1/*.1)
 BENCHES  := $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
 
-# The posixtrace command: cli/*/*.c (layers: read < enrich < write < cmd,
+# The posixtrace command: cli/*/*.c (layers: read < enrich < write, query < cmd,
 # docs/design.md), linked with the static library.  Symbols
 # and source lines come from elfutils' libdw when pkg-config finds it
 # (Debian: libdw-dev); LIBDW=0 builds without it (file+offset only).

@@ -14,14 +14,16 @@
 /* ------------------------------------------------------------ commands */
 int cmd_record(int argc, char **argv);
 int cmd_attach(int argc, char **argv);
-int cmd_show(int argc, char **argv);
-int cmd_info(int argc, char **argv);
-int cmd_stats(int argc, char **argv);
-int cmd_export(int argc, char **argv);
-int cmd_live(int argc, char **argv);
-int cmd_top(int argc, char **argv);
-int cmd_view(int argc, char **argv);   /* view.c */
 int cmd_query(int argc, char **argv);  /* query.c, on cli/query/ */
+/* The reading commands: each also gets --all and --t0, which main.c takes
+ * for all of them alike (front; read.h, struct tlog_front). */
+int cmd_show(int argc, char **argv, const struct tlog_front *front);
+int cmd_info(int argc, char **argv, const struct tlog_front *front);
+int cmd_stats(int argc, char **argv, const struct tlog_front *front);
+int cmd_export(int argc, char **argv, const struct tlog_front *front);
+int cmd_live(int argc, char **argv, const struct tlog_front *front);
+int cmd_top(int argc, char **argv, const struct tlog_front *front);
+int cmd_view(int argc, char **argv, const struct tlog_front *front); /* view.c */
 
 /* ------------------------------------------------------------ view_peer.c */
 /* The user owning the client end of a loopback TCP connection to server
@@ -90,11 +92,12 @@ void ptree_poll(struct ptree *t, trace_id_t trid);
 void ptree_free(struct ptree *t, unsigned *joined, unsigned *inherited, unsigned *refused);
 
 /* ------------------------------------------------------------ logspans.c */
-/* The spans of a (spans_make), the log at path read into l (its totals
- * alone if totals: tlog_totals, else tlog_load), and the spans checked
- * against it: 0, or the exit status after a message, nothing held. */
+/* The spans of a (spans_make), the log at path read into l as f says
+ * (its totals alone if totals: tlog_totals_as, else tlog_load_as), and the
+ * spans checked against it: 0, or the exit status after a message,
+ * nothing held. */
 int spans_load(const struct span_args *a, struct spans **sp, struct tlog *l, const char *path,
-               int totals);
+               int totals, const struct tlog_front *f);
 
 /* ------------------------------------------------------------ lineedit.c */
 /* A line typed at the terminal (stdin and stderr both one), with editing

@@ -389,7 +389,7 @@ static int export_write(const struct export_opts *o, struct tlog *l, struct symz
 	return rc;
 }
 
-int cmd_export(int argc, char **argv)
+int cmd_export(int argc, char **argv, const struct tlog_front *front)
 {
 	static struct evfilter filt;
 	struct export_opts o = { .fmt = NULL };
@@ -404,7 +404,7 @@ int cmd_export(int argc, char **argv)
 		o.out = dflt = default_out(argv[optind], !strcmp(o.fmt, "chrome") ? ".json"
 		                               : !strcmp(o.fmt, "html") ? ".html"
 		                               : !strcmp(o.fmt, "ctf") ? ".ctf" : ".pftrace");
-	if ((c = spans_load(&o.sa, &sp, &l, o.in, 0)) != 0) {
+	if ((c = spans_load(&o.sa, &sp, &l, o.in, 0, front)) != 0) {
 		free(dflt);
 		return c;
 	}

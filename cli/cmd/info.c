@@ -236,7 +236,7 @@ static int spans(struct spans *sp, const char *path, struct tlog *l)
 	struct span_mark m;
 	int rc;
 
-	if (from == &r && tlog_load(&r, path))
+	if (from == &r && tlog_load_as(&r, path, &l->front))
 		return 1;
 	while ((rc = tlog_next(from, &e)) > 0)
 		if (spans_event(sp, from, &e, &m)) {
@@ -378,7 +378,7 @@ static void info_threads(const struct tlog *l)
 		}
 }
 
-int cmd_info(int argc, char **argv)
+int cmd_info(int argc, char **argv, const struct tlog_front *front)
 {
 	struct span_args sa = { .n = 0 };
 	struct spans *sp;
@@ -390,7 +390,7 @@ int cmd_info(int argc, char **argv)
 
 	if ((c = info_options(argc, argv, &sa, &path)) >= 0)
 		return c;
-	if ((c = spans_load(&sa, &sp, &l, path, 1)) != 0)
+	if ((c = spans_load(&sa, &sp, &l, path, 1, front)) != 0)
 		return c;
 	attrs(&l);
 	status(&l);

@@ -89,7 +89,7 @@ static int print_event(void *arg, trace_id_t trid, const struct posix_trace_even
 	int32_t pid = ev->posix_pid;
 	struct tev e;
 
-	if (pid == p->self && !tlog_all) { /* the reader's own: the trace's, as show has them */
+	if (pid == p->self && !p->l.front.all) { /* the reader's own: the trace's, as show has them */
 		mine = *ev;
 		mine.posix_pid = 0;
 		mine.posix_thread_id = 0;
@@ -101,7 +101,7 @@ static int print_event(void *arg, trace_id_t trid, const struct posix_trace_even
 	struct span_mark m;
 	int sm = spans_event(p->sp, &p->l, &e, &m) == 0;
 	uint64_t t0;
-	if (!p->have_t0 && t0_live(e.ts, pid, p->self, &t0))
+	if (!p->have_t0 && t0_live(&p->l.front.t0, e.ts, pid, p->self, &t0))
 		release(p, t0);
 	if (!filter_event(&p->f, &p->l, &e)) /* (after the spans: they pair as in show) */
 		return 0;
@@ -290,7 +290,7 @@ static void live_report(struct tlog *l)
 	        tlog_lost_any(l) ? " (the reader fell behind: try --size)" : "");
 }
 
-int cmd_live(int argc, char **argv)
+int cmd_live(int argc, char **argv, const struct tlog_front *front)
 {
 	static struct printer p;
 	struct lopt o = { .policy = POSIX_TRACE_LOOP, .inherit = 1 };
@@ -303,10 +303,10 @@ int cmd_live(int argc, char **argv)
 	int launch = optind < argc;
 	if ((rc = live_args(o.pid_arg, o.extra, launch ? argv + optind : NULL, "trace", &pid)) != 0)
 		return rc;
-	if (tlog_t0_spec.kind == T0_TYPE)
+	if (front->t0.kind == T0_TYPE)
 		return usage_error("--t0 %s: live prints each event as it comes, before any type's "
 		                   "first event is known (use first, trace or a time)",
-		                   tlog_t0_spec.name);
+		                   front->t0.name);
 	if ((rc = spans_make(&o.sa, &p.sp)) != 0)
 		return rc;
 	trace_id_t trid;
@@ -316,6 +316,7 @@ int cmd_live(int argc, char **argv)
 		return rc;
 	}
 	tlog_init(&p.l);
+	p.l.front = *front;
 	p.z = o.raw ? NULL : symz_open(NULL, NULL, 1);
 	if (p.z)
 		symz_live(p.z, trid); /* the map of loaded code the stream carries */

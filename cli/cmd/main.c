@@ -5,22 +5,28 @@
 #include <string.h>
 #include "cmd.h"
 
+/* fn, or for a reading command rd: the commands that take --all (tlog.c:
+ * the recorder's own process is shown too) and --t0 (time 0), one option
+ * for all of them, which main() takes and hands over (struct tlog_front):
+ * the reading commands and live take both, top only --all (it shows no
+ * times). */
 static const struct {
 	const char *name;
 	int (*fn)(int, char **);
+	int (*rd)(int, char **, const struct tlog_front *);
 	const char *what;
 } cmds[] = {
-	{ "record", cmd_record, "run a program traced into a log" },
-	{ "attach", cmd_attach, "trace a running process into a log" },
-	{ "trigger", cmd_trigger, "raise a named trigger in a flight recorder (record --flight)" },
-	{ "live", cmd_live, "print the events of a process as they happen" },
-	{ "top", cmd_top, "live rates and span latencies of a process, every second" },
-	{ "show", cmd_show, "print the events of a log, one per line" },
-	{ "info", cmd_info, "attributes, status, event types, processes of a log" },
-	{ "stats", cmd_stats, "per event type: count, rate, gaps, histogram" },
-	{ "view", cmd_view, "browse a log in a web browser, overview to each event" },
-	{ "export", cmd_export, "convert a log: chrome (JSON), html (timeline), ctf, perfetto" },
-	{ "query", cmd_query, "SQL over logs: events, slices, threads... as tables" },
+	{ "record", cmd_record, NULL, "run a program traced into a log" },
+	{ "attach", cmd_attach, NULL, "trace a running process into a log" },
+	{ "trigger", cmd_trigger, NULL, "raise a named trigger in a flight recorder (record --flight)" },
+	{ "live", NULL, cmd_live, "print the events of a process as they happen" },
+	{ "top", NULL, cmd_top, "live rates and span latencies of a process, every second" },
+	{ "show", NULL, cmd_show, "print the events of a log, one per line" },
+	{ "info", NULL, cmd_info, "attributes, status, event types, processes of a log" },
+	{ "stats", NULL, cmd_stats, "per event type: count, rate, gaps, histogram" },
+	{ "view", NULL, cmd_view, "browse a log in a web browser, overview to each event" },
+	{ "export", NULL, cmd_export, "convert a log: chrome (JSON), html (timeline), ctf, perfetto" },
+	{ "query", cmd_query, NULL, "SQL over logs: events, slices, threads... as tables" },
 };
 
 static void usage(FILE *f)
@@ -42,21 +48,9 @@ static void usage(FILE *f)
 	           "policy asked to lose (a full disk, a stalled stream).\n");
 }
 
-/* The commands that take --all (tlog.c: the recorder's own process is
- * shown too) and --t0 (time 0), one option for all of them: the reading
- * commands and live take both, top only --all (it shows no times). */
-static int takes_all(const char *cmd)
-{
-	static const char *const v[] = { "show", "info", "stats", "export", "view", "live", "top" };
-	for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
-		if (!strcmp(cmd, v[i]))
-			return 1;
-	return 0;
-}
-
 /* Takes --all and --t0 WHEN (--t0=WHEN) out of argv (before any "--"):
  * the new argc, or -1 after a message. */
-static int take_front(int argc, char **argv, int t0_ok)
+static int take_front(int argc, char **argv, int t0_ok, struct tlog_front *f)
 {
 	int n = 1;
 
@@ -68,7 +62,7 @@ static int take_front(int argc, char **argv, int t0_ok)
 			break;
 		}
 		if (!strcmp(argv[i], "--all")) {
-			tlog_all = 1;
+			f->all = 1;
 			continue;
 		}
 		if (t0_ok && !strcmp(argv[i], "--t0")) {
@@ -83,7 +77,7 @@ static int take_front(int argc, char **argv, int t0_ok)
 			argv[n++] = argv[i];
 			continue;
 		}
-		if (t0_parse(v, &tlog_t0_spec)) {
+		if (t0_parse(v, &f->t0)) {
 			usage_error("--t0: '%s' is not first, trace, an event type or a time", v);
 			return -1;
 		}
@@ -128,10 +122,11 @@ int main(int argc, char **argv)
 		if (!strcmp(argv[0], cmds[i].name)) {
 			snprintf(cmdname, sizeof cmdname, "posixtrace %s", cmds[i].name);
 			prog_cmd = cmdname;
-			if (takes_all(argv[0]) &&
-			    (argc = take_front(argc, argv, strcmp(argv[0], "top") != 0)) < 0)
+			struct tlog_front front = { 0 }; /* (zeros: the defaults) */
+			if (cmds[i].rd &&
+			    (argc = take_front(argc, argv, strcmp(argv[0], "top") != 0, &front)) < 0)
 				return EXIT_USAGE;
-			return cmds[i].fn(argc, argv);
+			return cmds[i].rd ? cmds[i].rd(argc, argv, &front) : cmds[i].fn(argc, argv);
 		}
 	fprintf(stderr, "posixtrace: unknown command '%s'\n\n", argv[0]);
 	usage(stderr);

@@ -169,130 +169,101 @@ static const struct option lopts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-/* -1: go on; else the exit code. */
-static int parse(int argc, char **argv, struct ropts *o, int attach)
+/* An option with a value to check (c: its getopt code; name: the long
+ * name of an O_FLIGHT option, which flight.c tells apart): into o.  -1:
+ * go on; else the exit code. */
+static int value_option(struct ropts *o, int c, const char *name)
 {
-	int c, li;
-
-	*o = (struct ropts){ .policy = POSIX_TRACE_FLUSH, .log_policy = POSIX_TRACE_APPEND,
-	                     .inherit = 1 };
-	optind = 1;
-	opterr = 0;
-	/* record stops at the program ('+'): the rest is the program's; attach
-	 * takes options on both sides of its PID ('-': operands come as 1) */
-	while ((c = getopt_long(argc, argv, attach ? "-:ho:d:" : "+:ho:d:", lopts, &li)) != -1) {
-		switch (c) {
-		case 'h':
-			if (attach)
-				fputs(attach_help, stdout);
-			else
-				printf(record_help, flight_help);
-			return 0;
-		case O_FLIGHT: {
-			int rc = flight_option(&o->fl, lopts[li].name, optarg);
-			if (rc)
-				return rc;
-			break;
-		}
-		case 1:
-			if (!o->pid)
-				o->pid = optarg;
-			else if (!o->extra)
-				o->extra = optarg;
-			break;
-		case 'o': o->out = optarg; break;
-		case O_FORCE: o->force = 1; break;
-		case O_NOINHERIT: o->inherit = 0; break;
-		case O_TREE:
-			if (!attach) /* record traces the tree always */
-				return usage_error("unknown option '--tree' (record traces the whole "
-				                   "tree below the program unless --no-inherit)");
-			o->tree = 1;
-			break;
-		case O_NOLOSS: {
-			char *end;
-			unsigned long ms = NOLOSS_DEFAULT_MS;
-			if (optarg) {
-				errno = 0;
-				ms = strtoul(optarg, &end, 10);
-				if (errno || end == optarg || *end || *optarg == '-' || ms == 0 ||
-				    ms > 60000)
-					return usage_error("--no-loss: '%s' is not a number of "
-					                   "milliseconds from 1 to 60000", optarg);
-			}
-			o->noloss_ms = (unsigned)ms;
-			break;
-		}
-		case O_EXCLUDE: o->exclude = optarg; break;
-		case O_ROTATE: {
-			const char *why;
-			if (rotate_parse(optarg, &o->rot_size, &o->rot_period, &why))
-				return usage_error("--rotate: '%s': %s", optarg, why);
-			o->rotate = 1;
-			break;
-		}
-		case O_KEEP: {
-			char *end;
-			errno = 0;
-			unsigned long long n = strtoull(optarg, &end, 10);
-			if (errno || end == optarg || *end || *optarg == '-' || n == 0)
-				return usage_error("--keep: '%s' is not a number of parts (1 or more)",
-				                   optarg);
-			o->keep = n;
-			break;
-		}
-		case O_KEEPSIZE: {
-			size_t n;
-			if (parse_size(optarg, &n) || n == 0)
-				return usage_error("--keep-size: '%s' is not a size in bytes above 0 (like "
-				                   "1G, 500M)", optarg);
-			o->keep_size = n;
-			break;
-		}
-		case O_RELAYD: {
-			char why[200];
-			if (relayd_url_parse(optarg, &o->relay.url, why, sizeof why))
-				return usage_error("--relayd: '%s': %s", optarg, why);
-			o->relay.url_text = optarg;
-			break;
-		}
-		case O_SESSION:
-		case O_HOSTNAME: {
-			int h = c == O_HOSTNAME;
-			int max = h ? RELAYD_HOSTNAME_MAX : RELAY_SESSION_MAX;
-			if (!relay_name_ok(optarg, (size_t)max))
-				return usage_error("%s: '%s' is not a name the relay takes (1 to %d "
-				                   "characters, no '/', not starting with '.')",
-				                   h ? "--hostname" : "--session", optarg, max);
-			*(h ? &o->relay.hostname : &o->relay.session) = optarg;
-			break;
-		}
-		case O_POLICY:
-			o->policy_set = 1;
-			if (parse_policy(optarg, 0, &o->policy))
-				return usage_error("--policy: '%s' is not loop, until-full or flush", optarg);
-			break;
-		case O_LOGPOLICY:
-			if (parse_policy(optarg, 1, &o->log_policy))
-				return usage_error("--log-policy: '%s' is not append, loop or until-full",
-				                   optarg);
-			break;
-		case O_SIZE:
-		case O_LOGSIZE:
-			if (parse_size(optarg, c == O_SIZE ? &o->size : &o->log_size))
-				return usage_error("%s: '%s' is not a size in bytes (like 4096, 64K, 16M)",
-				                   c == O_SIZE ? "--size" : "--log-size", optarg);
-			break;
-		case 'd':
-			if (parse_seconds(optarg, &o->duration) || o->duration <= 0)
-				return usage_error("--duration: '%s' is not a number of seconds", optarg);
-			break;
-		case ':':
-			return usage_error("option '%s' needs an argument", argv[optind - 1]);
-		default:
-			return usage_error("unknown option '%s'", argv[optind - 1]);
-		}
+	switch (c) {
+	case O_FLIGHT: {
+		int rc = flight_option(&o->fl, name, optarg);
+		return rc ? rc : -1;
 	}
+	case O_NOLOSS: {
+		char *end;
+		unsigned long ms = NOLOSS_DEFAULT_MS;
+		if (optarg) {
+			errno = 0;
+			ms = strtoul(optarg, &end, 10);
+			if (errno || end == optarg || *end || *optarg == '-' || ms == 0 || ms > 60000)
+				return usage_error("--no-loss: '%s' is not a number of "
+				                   "milliseconds from 1 to 60000", optarg);
+		}
+		o->noloss_ms = (unsigned)ms;
+		return -1;
+	}
+	case O_ROTATE: {
+		const char *why;
+		if (rotate_parse(optarg, &o->rot_size, &o->rot_period, &why))
+			return usage_error("--rotate: '%s': %s", optarg, why);
+		o->rotate = 1;
+		return -1;
+	}
+	case O_KEEP: {
+		char *end;
+		errno = 0;
+		unsigned long long n = strtoull(optarg, &end, 10);
+		if (errno || end == optarg || *end || *optarg == '-' || n == 0)
+			return usage_error("--keep: '%s' is not a number of parts (1 or more)", optarg);
+		o->keep = n;
+		return -1;
+	}
+	case O_KEEPSIZE: {
+		size_t n;
+		if (parse_size(optarg, &n) || n == 0)
+			return usage_error("--keep-size: '%s' is not a size in bytes above 0 (like "
+			                   "1G, 500M)", optarg);
+		o->keep_size = n;
+		return -1;
+	}
+	case O_RELAYD: {
+		char why[200];
+		if (relayd_url_parse(optarg, &o->relay.url, why, sizeof why))
+			return usage_error("--relayd: '%s': %s", optarg, why);
+		o->relay.url_text = optarg;
+		return -1;
+	}
+	case O_SESSION:
+	case O_HOSTNAME: {
+		int h = c == O_HOSTNAME;
+		int max = h ? RELAYD_HOSTNAME_MAX : RELAY_SESSION_MAX;
+		if (!relay_name_ok(optarg, (size_t)max))
+			return usage_error("%s: '%s' is not a name the relay takes (1 to %d "
+			                   "characters, no '/', not starting with '.')",
+			                   h ? "--hostname" : "--session", optarg, max);
+		*(h ? &o->relay.hostname : &o->relay.session) = optarg;
+		return -1;
+	}
+	case O_POLICY:
+		o->policy_set = 1;
+		if (parse_policy(optarg, 0, &o->policy))
+			return usage_error("--policy: '%s' is not loop, until-full or flush", optarg);
+		return -1;
+	case O_LOGPOLICY:
+		if (parse_policy(optarg, 1, &o->log_policy))
+			return usage_error("--log-policy: '%s' is not append, loop or until-full",
+			                   optarg);
+		return -1;
+	case O_SIZE:
+	case O_LOGSIZE:
+		if (parse_size(optarg, c == O_SIZE ? &o->size : &o->log_size))
+			return usage_error("%s: '%s' is not a size in bytes (like 4096, 64K, 16M)",
+			                   c == O_SIZE ? "--size" : "--log-size", optarg);
+		return -1;
+	case 'd':
+		if (parse_seconds(optarg, &o->duration) || o->duration <= 0)
+			return usage_error("--duration: '%s' is not a number of seconds", optarg);
+		return -1;
+	}
+	return -1;
+}
+
+/* The options taken together: the flight recorder's stream, the
+ * defaults that depend on others, the options that contradict each
+ * other, and the operands (argv from optind).  -1: go on; else the exit
+ * code. */
+static int check_options(struct ropts *o, int attach, int argc, char **argv)
+{
 	int rc = flight_check(&o->fl);
 	if (rc)
 		return rc;
@@ -338,6 +309,57 @@ static int parse(int argc, char **argv, struct ropts *o, int attach)
 	if (!o->pid)
 		return usage_error("which process? give its PID");
 	return -1;
+}
+
+/* -1: go on; else the exit code. */
+static int parse(int argc, char **argv, struct ropts *o, int attach)
+{
+	int c, li, rc;
+
+	*o = (struct ropts){ .policy = POSIX_TRACE_FLUSH, .log_policy = POSIX_TRACE_APPEND,
+	                     .inherit = 1 };
+	optind = 1;
+	opterr = 0;
+	/* record stops at the program ('+'): the rest is the program's; attach
+	 * takes options on both sides of its PID ('-': operands come as 1) */
+	while ((c = getopt_long(argc, argv, attach ? "-:ho:d:" : "+:ho:d:", lopts, &li)) != -1) {
+		switch (c) {
+		case 'h':
+			if (attach)
+				fputs(attach_help, stdout);
+			else
+				printf(record_help, flight_help);
+			return 0;
+		case 1:
+			if (!o->pid)
+				o->pid = optarg;
+			else if (!o->extra)
+				o->extra = optarg;
+			break;
+		case 'o': o->out = optarg; break;
+		case O_FORCE: o->force = 1; break;
+		case O_NOINHERIT: o->inherit = 0; break;
+		case O_EXCLUDE: o->exclude = optarg; break;
+		case O_TREE:
+			if (!attach) /* record traces the tree always */
+				return usage_error("unknown option '--tree' (record traces the whole "
+				                   "tree below the program unless --no-inherit)");
+			o->tree = 1;
+			break;
+		case O_FLIGHT: case O_NOLOSS: case O_ROTATE: case O_KEEP: case O_KEEPSIZE:
+		case O_RELAYD: case O_SESSION: case O_HOSTNAME: case O_POLICY: case O_LOGPOLICY:
+		case O_SIZE: case O_LOGSIZE: case 'd':
+			/* (li is getopt_long's only for a long option: -d has none) */
+			if ((rc = value_option(o, c, c == O_FLIGHT ? lopts[li].name : NULL)) >= 0)
+				return rc;
+			break;
+		case ':':
+			return usage_error("option '%s' needs an argument", argv[optind - 1]);
+		default:
+			return usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	return check_options(o, attach, argc, argv);
 }
 
 /* The time and this command's pid: two records started in the same
@@ -447,71 +469,102 @@ static int run(struct target *t, double duration, int forward, struct ptree *tre
 	}
 }
 
-static int trace_target(const struct ropts *o, struct target *t, char **prog)
-{
-	/* with --relayd, a local log only with -o */
-	const char *out = o->out ? o->out : o->relay.url_text ? NULL : default_name(o->rotate);
-	struct relay *relay = NULL;
-	struct flight *fl = NULL;
-	int flight = o->fl.size != 0; /* out is the snapshots' directory */
+/* What record and attach hold while they trace: the output, the stream,
+ * the relay and the flight recorder. */
+struct rec {
+	const char *out;          /* the log; --rotate: the parts' directory; --flight:
+	                           * the snapshots'; NULL: none (--relayd alone) */
+	int flight;               /* --flight */
+	int fd, dirfd, made;      /* the log's; --rotate: out's, and whether made here */
+	char pname[80];           /* --rotate: the parts' name */
+	struct pt_ext_rotate_stats rstats; /* ... and what the cuts did */
+	struct relay *relay;
+	struct flight *fl;
 	trace_id_t trid;
-	int fd = -1, rc, code = 0;
-	int dirfd = -1, made = 0; /* --rotate: out's */
-	struct pt_ext_rotate_stats rstats = { 0 }; /* ... and what the cuts did */
-	char pname[80] = "";
+	const char *name;         /* the program's (its file name), or "attached" */
+};
 
-	if (o->relay.url_text && !(relay = relay_open(&o->relay)))
-		return 1;
-	if (flight && flight_prepare(out))
-		goto fail;
-	if (out && !flight && o->rotate) {
-		parts_name(pname, sizeof pname, prog ? prog[0] : NULL, t->pid);
-		if (parts_prepare(out, pname, o->force, &dirfd, &made))
-			goto fail;
-		if ((fd = parts_create(dirfd, out, pname, 1)) < 0)
-			goto fail;
-	} else if (out && !flight && (fd = create_private_output(out, o->force)) < 0) {
-		goto fail;
+/* Undoes what was made after a failure: the output, the relay, a
+ * program started (it waits on its pipe: let it go, and die).  1. */
+static int rec_fail(struct rec *r, struct target *t, char **prog)
+{
+	relay_finish(r->relay);
+	if (r->fd >= 0)
+		close(r->fd);
+	if (r->dirfd >= 0)
+		parts_abandon(r->dirfd, r->out, r->pname, r->made);
+	else if (r->fd >= 0)
+		unlink(r->out);
+	if (prog && t->pid > 0) {
+		if (t->go_fd >= 0)
+			close(t->go_fd);
+		kill(t->pid, SIGKILL);
+		while (!target_poll(t))
+			usleep(1000);
 	}
-	const char *name = prog ? prog[0] : "attached";
-	if (strrchr(name, '/'))
-		name = strrchr(name, '/') + 1;
+	return 1;
+}
+
+/* The output made: the snapshots' directory, the parts' directory and
+ * its first part, or the log.  0, or 1 after a message. */
+static int rec_output(struct rec *r, const struct ropts *o, const struct target *t, char **prog)
+{
+	if (r->flight)
+		return flight_prepare(r->out) ? 1 : 0;
+	if (r->out && o->rotate) {
+		parts_name(r->pname, sizeof r->pname, prog ? prog[0] : NULL, t->pid);
+		if (parts_prepare(r->out, r->pname, o->force, &r->dirfd, &r->made))
+			return 1;
+		return (r->fd = parts_create(r->dirfd, r->out, r->pname, 1)) < 0;
+	}
+	return r->out && (r->fd = create_private_output(r->out, o->force)) < 0;
+}
+
+/* The program launched (paused), its stream made and started (cut into
+ * parts with --rotate), what it starts told to join, the relay attached.
+ * 0, or 1 after a message (the stream shut down; rec_fail undoes the
+ * rest). */
+static int rec_start(struct rec *r, const struct ropts *o, struct target *t, char **prog)
+{
+	int rc;
+
 	if (prog && target_launch(t, prog))
-		goto fail;
-	if (out && create_stream(o, t->pid, name, fd, &trid)) {
+		return 1;
+	if (r->out && create_stream(o, t->pid, r->name, r->fd, &r->trid)) {
 		if (prog)
 			kill(t->pid, SIGKILL);
-		goto fail;
+		return 1;
 	}
-	if (out && o->rotate) {
-		struct pt_ext_rotate r = { dirfd, pname, 1, o->rot_size, o->rot_period, o->keep,
-		                           o->keep_size, &rstats };
-		if ((rc = pt_ext_log_rotate(trid, &r)) != 0) {
-			err_msg("--rotate: the log of %s cannot be cut into parts: %s", out,
+	if (r->out && o->rotate) {
+		struct pt_ext_rotate rot = { r->dirfd, r->pname, 1, o->rot_size, o->rot_period,
+		                             o->keep, o->keep_size, &r->rstats };
+		if ((rc = pt_ext_log_rotate(r->trid, &rot)) != 0) {
+			err_msg("--rotate: the log of %s cannot be cut into parts: %s", r->out,
 			        strerror(rc));
-			posix_trace_shutdown(trid);
-			goto fail;
+			posix_trace_shutdown(r->trid);
+			return 1;
 		}
 	}
-	if (out && (rc = posix_trace_start(trid)) != 0) {
+	if (r->out && (rc = posix_trace_start(r->trid)) != 0) {
 		err_msg("posix_trace_start: %s", strerror(rc));
-		posix_trace_shutdown(trid);
-		goto fail;
+		posix_trace_shutdown(r->trid);
+		return 1;
 	}
 	/* the processes started below the program join the stream through
 	 * their environment, whoever their parent is (src/traced/join.c) */
-	if (prog && out && o->inherit && (rc = pt_ext_join(trid, t->join, sizeof t->join)) != 0)
+	if (prog && r->out && o->inherit &&
+	    (rc = pt_ext_join(r->trid, t->join, sizeof t->join)) != 0)
 		err_msg("the program's descendants will be traced only where their "
 		        "parents are: %s", strerror(rc));
-	if (relay && relay_attach(relay, t->pid, name)) {
-		if (out)
-			posix_trace_shutdown(trid);
-		goto fail;
+	if (r->relay && relay_attach(r->relay, t->pid, r->name)) {
+		if (r->out)
+			posix_trace_shutdown(r->trid);
+		return 1;
 	}
 	/* and the relay's stream, so that it gets what the log gets */
-	if (prog && relay && o->inherit) {
+	if (prog && r->relay && o->inherit) {
 		size_t n = strlen(t->join), at = n + (n > 0); /* after the log's, a comma */
-		rc = at < sizeof t->join ? relay_join(relay, t->join + at, sizeof t->join - at)
+		rc = at < sizeof t->join ? relay_join(r->relay, t->join + at, sizeof t->join - at)
 		                         : ERANGE;
 		if (rc == 0 && n)
 			t->join[n] = ',';
@@ -521,74 +574,113 @@ static int trace_target(const struct ropts *o, struct target *t, char **prog)
 			        "parents are traced: %s", strerror(rc));
 		}
 	}
+	return 0;
+}
+
+/* attach --tree: what the process starts joins, and its descendants
+ * running now are asked to (proctree.c).  The tree watched, or NULL. */
+static struct ptree *tree_start(const struct target *t, trace_id_t trid)
+{
+	struct ptree *tree = NULL;
+	char join[128], path[32];
+	struct stat st;
+	int rc;
+
+	snprintf(path, sizeof path, "/proc/%d", (int)t->pid);
+	if (stat(path, &st) == 0 && st.st_uid != geteuid())
+		err_msg("--tree: pid %d is another user's: its descendants join only a "
+		        "stream of their own user's (run attach as that user); tracing pid "
+		        "%d alone", (int)t->pid, (int)t->pid);
+	else if ((rc = pt_ext_join(trid, join, sizeof join)) != 0)
+		err_msg("pid %d: its descendants cannot be traced: %s", (int)t->pid, strerror(rc));
+	else if (!(tree = ptree_new(t->pid)))
+		err_msg("pid %d: cannot read its descendants in /proc", (int)t->pid);
+	else
+		ptree_poll(tree, trid);
+	return tree;
+}
+
+static void tree_report(struct ptree *tree)
+{
+	unsigned joined, in, refused;
+
+	ptree_free(tree, &joined, &in, &refused);
+	err_msg("--tree: %u process%s of the tree asked to join (each joins if it may: "
+	        "same user, not privileged), %u %s in already (inherited, or through the "
+	        "environment)", joined, joined == 1 ? "" : "es", in, in == 1 ? "was" : "were");
+	if (refused)
+		err_msg("--tree: %u process%s of the tree could not be traced (another "
+		        "user's, or not dumpable)", refused, refused == 1 ? "" : "es");
+}
+
+/* The stream shut down, the output closed and summed up.  Whether
+ * events were lost (or the log may be incomplete). */
+static int rec_end(struct rec *r, const struct ropts *o, const struct target *t, char **prog)
+{
+	int lost = 0, rc;
+
+	if (r->flight) {
+		lost = flight_end(r->fl, 1); /* (a snapshot that failed: exit status EXIT_LOST) */
+		posix_trace_shutdown(r->trid);
+	} else if (r->out) {
+		if ((rc = posix_trace_shutdown(r->trid)) != 0) {
+			err_msg("%s: the log may be incomplete: %s", r->out, strerror(rc));
+			lost = 1;
+		}
+		close(r->fd);
+		if (o->rotate) {
+			close(r->dirfd);
+			lost |= parts_summary(stderr, r->out, r->pname, prog ? t->pid : 0, &r->rstats);
+		} else {
+			lost |= print_summary(stderr, r->out, prog ? t->pid : 0);
+		}
+	}
+	return lost;
+}
+
+static int trace_target(const struct ropts *o, struct target *t, char **prog)
+{
+	/* with --relayd, a local log only with -o */
+	struct rec r = { .out = o->out ? o->out : o->relay.url_text ? NULL : default_name(o->rotate),
+	                 .flight = o->fl.size != 0, .fd = -1, .dirfd = -1 };
+	int rc, code = 0;
+
+	if (o->relay.url_text && !(r.relay = relay_open(&o->relay)))
+		return 1;
+	if (rec_output(&r, o, t, prog))
+		return rec_fail(&r, t, prog);
+	r.name = prog ? prog[0] : "attached";
+	if (strrchr(r.name, '/'))
+		r.name = strrchr(r.name, '/') + 1;
+	if (rec_start(&r, o, t, prog))
+		return rec_fail(&r, t, prog);
 	if (prog && (rc = target_release(t)) != 0) {
 		err_msg("cannot run %s: %s", prog[0], strerror(rc));
-		relay_finish(relay);
-		if (out) {
-			posix_trace_shutdown(trid);
-			if (fd >= 0) {
-				close(fd);
-				if (dirfd >= 0)
-					parts_abandon(dirfd, out, pname, made);
+		relay_finish(r.relay);
+		if (r.out) {
+			posix_trace_shutdown(r.trid);
+			if (r.fd >= 0) {
+				close(r.fd);
+				if (r.dirfd >= 0)
+					parts_abandon(r.dirfd, r.out, r.pname, r.made);
 				else
-					unlink(out);
+					unlink(r.out);
 			}
 		}
 		return exec_status(rc);
 	}
-	if (flight && !(fl = flight_start(&o->fl, trid, out, name))) {
-		posix_trace_shutdown(trid);
+	if (r.flight && !(r.fl = flight_start(&o->fl, r.trid, r.out, r.name))) {
+		posix_trace_shutdown(r.trid);
 		if (prog)
 			kill(t->pid, SIGKILL);
 		return 1;
 	}
-	struct ptree *tree = NULL;
-	if (o->tree) { /* attach --tree: what the process starts joins, and its
-	                * descendants running now are asked to (proctree.c) */
-		char join[128], path[32];
-		struct stat st;
-		snprintf(path, sizeof path, "/proc/%d", (int)t->pid);
-		if (stat(path, &st) == 0 && st.st_uid != geteuid())
-			err_msg("--tree: pid %d is another user's: its descendants join only a "
-			        "stream of their own user's (run attach as that user); tracing pid "
-			        "%d alone", (int)t->pid, (int)t->pid);
-		else if ((rc = pt_ext_join(trid, join, sizeof join)) != 0)
-			err_msg("pid %d: its descendants cannot be traced: %s", (int)t->pid,
-			        strerror(rc));
-		else if (!(tree = ptree_new(t->pid)))
-			err_msg("pid %d: cannot read its descendants in /proc", (int)t->pid);
-		else
-			ptree_poll(tree, trid);
-	}
-	int sig = run(t, o->duration, prog != NULL, tree, trid, fl);
-	if (o->tree) {
-		unsigned joined, in, refused;
-		ptree_free(tree, &joined, &in, &refused);
-		err_msg("--tree: %u process%s of the tree asked to join (each joins if it may: "
-		        "same user, not privileged), %u %s in already (inherited, or through the "
-		        "environment)", joined, joined == 1 ? "" : "es", in, in == 1 ? "was" : "were");
-		if (refused)
-			err_msg("--tree: %u process%s of the tree could not be traced (another "
-			        "user's, or not dumpable)", refused, refused == 1 ? "" : "es");
-	}
-	relay_finish(relay);
-	int lost = 0;
-	if (flight) {
-		lost = flight_end(fl, 1); /* (a snapshot that failed: exit status EXIT_LOST) */
-		posix_trace_shutdown(trid);
-	} else if (out) {
-		if ((rc = posix_trace_shutdown(trid)) != 0) {
-			err_msg("%s: the log may be incomplete: %s", out, strerror(rc));
-			lost = 1;
-		}
-		close(fd);
-		if (o->rotate) {
-			close(dirfd);
-			lost |= parts_summary(stderr, out, pname, prog ? t->pid : 0, &rstats);
-		} else {
-			lost |= print_summary(stderr, out, prog ? t->pid : 0);
-		}
-	}
+	struct ptree *tree = o->tree ? tree_start(t, r.trid) : NULL;
+	int sig = run(t, o->duration, prog != NULL, tree, r.trid, r.fl);
+	if (o->tree)
+		tree_report(tree);
+	relay_finish(r.relay);
+	int lost = rec_end(&r, o, t, prog);
 	if (prog)
 		code = t->exited ? target_exit_code(t) : 128 + sig;
 	/* `record ... && upload` must not take a log missing events for a whole
@@ -598,22 +690,6 @@ static int trace_target(const struct ropts *o, struct target *t, char **prog)
 		code = EXIT_LOST;
 	}
 	return code;
-fail:
-	relay_finish(relay);
-	if (fd >= 0)
-		close(fd);
-	if (dirfd >= 0)
-		parts_abandon(dirfd, out, pname, made);
-	else if (fd >= 0)
-		unlink(out);
-	if (prog && t->pid > 0) { /* the child waits on the pipe: let it go, and die */
-		if (t->go_fd >= 0)
-			close(t->go_fd);
-		kill(t->pid, SIGKILL);
-		while (!target_poll(t))
-			usleep(1000);
-	}
-	return 1;
 }
 
 int cmd_record(int argc, char **argv)

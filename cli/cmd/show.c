@@ -196,7 +196,7 @@ static int show_events(struct show_opts *o, struct tlog *l, struct spans *sp,
 	return r;
 }
 
-int cmd_show(int argc, char **argv)
+int cmd_show(int argc, char **argv, const struct tlog_front *front)
 {
 	struct show_opts o = { .argv_from = "", .argv_to = "" };
 	struct spans *sp;
@@ -207,7 +207,7 @@ int cmd_show(int argc, char **argv)
 
 	if ((c = show_options(argc, argv, &o)) >= 0)
 		return c;
-	if ((c = spans_load(&o.sa, &sp, &l, o.path, 0)) != 0) {
+	if ((c = spans_load(&o.sa, &sp, &l, o.path, 0, front)) != 0) {
 		filter_free(&o.f);
 		return c;
 	}

@@ -241,7 +241,7 @@ static void stats_free(struct stats *s)
 	tlog_free(&s->l);
 }
 
-int cmd_stats(int argc, char **argv)
+int cmd_stats(int argc, char **argv, const struct tlog_front *front)
 {
 	static struct evfilter f;
 	struct stats_opts o = { .width = 0 };
@@ -250,7 +250,7 @@ int cmd_stats(int argc, char **argv)
 
 	if ((c = stats_options(argc, argv, &o, &f)) >= 0)
 		return c;
-	if ((c = spans_load(&o.sa, &s.sp, &s.l, o.path, 0)) != 0)
+	if ((c = spans_load(&o.sa, &s.sp, &s.l, o.path, 0, front)) != 0)
 		return c;
 	tlog_warn(&s.l); /* a cut-short or damaged log: its figures are partial */
 	if (filter_check(&f, &s.l)) {

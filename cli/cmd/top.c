@@ -60,7 +60,7 @@ static int add_event(void *arg, trace_id_t trid, const struct posix_trace_event_
 	struct tev e;
 	struct span_mark m;
 
-	if (ev->posix_pid == t->self && !tlog_all)
+	if (ev->posix_pid == t->self && !t->l.front.all)
 		return 0; /* top's own (START): not the program's, unless --all */
 	if (live_add(&t->l, trid, ev, data, len, &e) || spans_event(t->sp, &t->l, &e, &m) ||
 	    (m.kind == SPAN_END && hist_add(&t->win[m.def], m.dur))) {
@@ -266,7 +266,7 @@ static void top_free(struct top *t)
 	spans_free(t->sp);
 }
 
-int cmd_top(int argc, char **argv)
+int cmd_top(int argc, char **argv, const struct tlog_front *front)
 {
 	struct top_opts o = { .interval = 1, .inherit = 1 };
 	int rc;
@@ -296,6 +296,7 @@ int cmd_top(int argc, char **argv)
 		return rc;
 	}
 	tlog_init(&t.l);
+	t.l.front = *front;
 	t.self = (int32_t)getpid();
 	t.tty = isatty(STDOUT_FILENO);
 	if (t.tty)

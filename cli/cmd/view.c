@@ -62,8 +62,9 @@ static const char help[] =
 "index is then built for them, and not kept).\n";
 
 #ifndef PT_HAVE_MHD
-int cmd_view(int argc, char **argv)
+int cmd_view(int argc, char **argv, const struct tlog_front *front)
 {
+	(void)front;
 	if (want_help(argc, argv)) {
 		fputs(help, stdout);
 		fputs(spans_help, stdout);
@@ -199,12 +200,13 @@ struct opener {
 	int started;
 	struct tlog l;            /* the opener's until state is set */
 	const char *path;
+	const struct tlog_front *front;
 };
 
 static void *open_log(void *arg)
 {
 	struct opener *o = arg;
-	int rc = tlog_load(&o->l, o->path);
+	int rc = tlog_load_as(&o->l, o->path, o->front);
 
 	pthread_mutex_lock(&o->mu);
 	o->state = rc ? -1 : 1;
@@ -392,6 +394,7 @@ struct view_opts {
 	const char *unix_path, *path;
 	struct evfilter *filt;
 	struct span_args *spa;
+	const struct tlog_front *front; /* --all, --t0 */
 };
 
 /* The options into o; -1 to go on, else the exit status. */
@@ -470,7 +473,7 @@ static int view_read(const struct view_opts *o, struct tlog *l, struct vindex *x
 {
 	struct evfilter *filt = o->filt;
 
-	if (tlog_load(l, o->path))
+	if (tlog_load_as(l, o->path, o->front))
 		return 1;
 	if (filt->on && filter_check(filt, l)) {
 		tlog_free(l);
@@ -485,9 +488,9 @@ static int view_read(const struct view_opts *o, struct tlog *l, struct vindex *x
 		return 1;
 	}
 	if (filt->on) {
-		tlog_t0_spec.kind = T0_TIME;
-		tlog_t0_spec.w.absolute = 1;
-		tlog_t0_spec.w.ns = t0_all;
+		l->front.t0.kind = T0_TIME;
+		l->front.t0.w.absolute = 1;
+		l->front.t0.w.ns = t0_all;
 	}
 	if (filt->on && filtered_totals(l)) {
 		tlog_free(l);
@@ -513,7 +516,7 @@ static int view_load(const struct view_opts *o, struct tlog *l, struct vindex *x
 
 	*fast = 0;
 	if (o->cache != VIX_CACHE_NONE && vindex_cached(x, o->path, o->spa) == 0) {
-		if (tlog_totals(l, o->path)) {
+		if (tlog_totals_as(l, o->path, o->front)) {
 			vindex_free(x);
 			return 1;
 		}
@@ -609,13 +612,13 @@ static int view_serve(const struct view_opts *o, struct server *s, int fd, const
 	return 0;
 }
 
-int cmd_view(int argc, char **argv)
+int cmd_view(int argc, char **argv, const struct tlog_front *front)
 {
 	static struct evfilter filt; /* (the server's, until it ends) */
 	static struct span_args spa; /* (the server's, until it ends) */
 	static struct server s;
 	static struct opener op = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
-	struct view_opts o = { .cache = VIX_CACHE_WRITE, .filt = &filt, .spa = &spa };
+	struct view_opts o = { .cache = VIX_CACHE_WRITE, .filt = &filt, .spa = &spa, .front = front };
 	struct tlog l;
 	struct vindex x;
 	int c, fast, rc = 1;
@@ -637,6 +640,7 @@ int cmd_view(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	if (fast) {
 		op.path = o.path;
+		op.front = front;
 		if (pthread_create(&op.th, NULL, open_log, &op) != 0)
 			op.state = -1, err_msg("%s: cannot start a thread to open it", op.path);
 		else

@@ -154,7 +154,7 @@ int tlog_waits(const char *path, struct tlog *l, struct twait *w)
 
 	/* (a log being written read anew would also be opened by a second
 	 * checking scan, and hold waits the totals do not count) */
-	if (!b || (from == &r && tlog_load(&r, path))) {
+	if (!b || (from == &r && tlog_load_as(&r, path, &l->front))) {
 		if (!b)
 			err_msg("%s: reading events: %s", path, strerror(ENOMEM));
 		free(b);

@@ -730,7 +730,7 @@ static int make_groups(struct tparts *P)
 	return (P->m = calloc(biggest, sizeof *P->m)) ? 0 : -1;
 }
 
-int parts_load(struct tlog *l, const char *path)
+int parts_load(struct tlog *l, const char *path, const struct tlog_front *f)
 {
 	struct tparts *P = calloc(1, sizeof *P);
 	const struct opset *ops = opset_of(path);
@@ -739,6 +739,8 @@ int parts_load(struct tlog *l, const char *path)
 	int rc = 0;
 
 	tlog_init(l);
+	if (f)
+		l->front = *f;
 	l->path = path;
 	posix_trace_attr_init(&l->attr);
 	if (!P) {
@@ -763,9 +765,9 @@ int parts_load(struct tlog *l, const char *path)
 	for (size_t k = 0; k < P->n; k++) {
 		struct tpart *pt = &P->v[k];
 		struct tlog pl;
-		tlog_recorder_hint = l->tracer; /* (the parts' before, for one without a START) */
-		rc = tlog_totals(&pl, pt->path);
-		tlog_recorder_hint = 0;
+		struct tlog_front pf = l->front;
+		pf.recorder = l->tracer; /* (the parts' before, for one without a START) */
+		rc = tlog_totals_as(&pl, pt->path, &pf);
 		if (rc)
 			goto fail;
 		if (map_ids(l, &pl, idmap, 1) || ((add_totals(l, &pl, idmap, k == 0) ||
@@ -825,10 +827,9 @@ static int enter(struct tlog *l, struct tparts *P, size_t k)
 {
 	struct tmember *m = &P->m[P->nm];
 
-	tlog_recorder_hint = P->v[k].tracer; /* (what its totals found: the same again) */
-	int rc = tlog_load(&m->in, P->v[k].path);
-	tlog_recorder_hint = 0;
-	if (rc)
+	struct tlog_front pf = l->front;
+	pf.recorder = P->v[k].tracer; /* (what its totals found: the same again) */
+	if (tlog_load_as(&m->in, P->v[k].path, &pf))
 		return -1;
 	P->nm++;
 	m->part = k;

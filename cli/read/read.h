@@ -122,6 +122,24 @@ struct tev {
 };
 struct tthread { int32_t pid; uint64_t tid; unsigned idx; uint32_t proc; uint64_t count, first, last; };
 struct tproc { int32_t pid; unsigned nthreads; uint64_t count, first, last; };
+/* --t0 (main.c takes it, as --all): time 0 of every relative time, one
+ * rule for every command (docs/implementation-defined.md, "Time 0").
+ * T0_FIRST: the program's first event (the default), T0_TRACE: the
+ * trace's first event, T0_TYPE: the first event of type name, T0_TIME:
+ * a time (absolute, or seconds after the program's first event). */
+enum { T0_FIRST, T0_TRACE, T0_TYPE, T0_TIME };
+struct t0_spec { int kind; struct when w; char name[TRACE_EVENT_NAME_MAX + 1]; };
+/* How a trace is read: what main.c takes for every reading command alike
+ * and hands it (all zeros: the defaults), and between the parts of a set
+ * what the parts before found.  A tlog keeps its own copy. */
+struct tlog_front {
+	int all;            /* --all: keep the recorder's own process (else its
+	                     * events are the trace's, pid 0, and its threads and
+	                     * loaded objects are not shown) */
+	struct t0_spec t0;  /* --t0 */
+	int32_t recorder;   /* (parts.c) the recorder of the parts before, for a
+	                     * part with no START of its own; 0: none */
+};
 struct tlog {
 	const char *path;
 	trace_attr_t attr;
@@ -162,6 +180,7 @@ struct tlog {
 	size_t nprocs;
 	struct evfilter *filter;       /* not NULL: tlog_next() gives only what passes it */
 	struct tparts *parts_;         /* a set of logs read as one (parts.c), else NULL */
+	struct tlog_front front;       /* how it is read (tlog_load_as) */
 	/* reading (tlog.c) */
 	int totals;                    /* the tables hold the whole trace: later passes count nothing */
 	int summary;                   /* they come from the log's summary, not from reading it */
@@ -184,7 +203,7 @@ struct tlog {
  * the summary the log carries (format 5 and later), else from the count
  * the scan at open made (pt_ext_log_census(): the same figures, and the
  * damaged stretches and a missing final status), else tlog_scan(). */
-int tlog_open(struct tlog *l, const char *path);   /* 0, or 1 with a message */
+int tlog_open(struct tlog *l, const char *path, const struct tlog_front *f); /* 0, or 1 with a message */
 int tlog_next(struct tlog *l, struct tev *e);
 int tlog_scan(struct tlog *l);                     /* 0, or 1 with a message */
 /* After the totals: back to the first event, for another pass.  0, or 1
@@ -205,37 +224,28 @@ int tlog_next_batch(struct tlog *l, struct pt_ext_batch *b, uint32_t *thread_of)
  * can follow (a late one still comes; events after ts may come before
  * the end).  0, or 1 with a message. */
 int tlog_until(struct tlog *l, uint64_t ts);
-int tlog_load(struct tlog *l, const char *path);   /* 0, or 1 with a message */
+/* tlog_load_as(): read as f says (NULL: the defaults); tlog_load(): with
+ * the defaults (what record's closing summaries count). */
+int tlog_load_as(struct tlog *l, const char *path, const struct tlog_front *f); /* 0, or 1 with a message */
+int tlog_load(struct tlog *l, const char *path);
 /* The totals only, from the log's summary when it has one (no events
- * read: l->summary), else by reading it (tlog_load). */
+ * read: l->summary), else by reading it (tlog_load_as); as f says, or
+ * with the defaults. */
+int tlog_totals_as(struct tlog *l, const char *path, const struct tlog_front *f);
 int tlog_totals(struct tlog *l, const char *path);
 void tlog_free(struct tlog *l);
-/* parts.c: the recorder of the parts before, for a part with no START
- * of its own (a later part of one recording); 0 when not reading a set. */
-extern int32_t tlog_recorder_hint;
-/* --all: keep the recorder's own process (else its events are the
- * trace's, pid 0, and its threads and loaded objects are not shown). */
-extern int tlog_all;
-/* --t0 (main.c takes it, as --all): time 0 of every relative time, one
- * rule for every command (docs/implementation-defined.md, "Time 0").
- * T0_FIRST: the program's first event (the default), T0_TRACE: the
- * trace's first event, T0_TYPE: the first event of type name, T0_TIME:
- * a time (absolute, or seconds after the program's first event). */
-enum { T0_FIRST, T0_TRACE, T0_TYPE, T0_TIME };
-struct t0_spec { int kind; struct when w; char name[TRACE_EVENT_NAME_MAX + 1]; };
-extern struct t0_spec tlog_t0_spec;
 int t0_parse(const char *s, struct t0_spec *out);  /* 0, or -1: not a --t0 value */
 /* The first event of the program: of a process other than the recorder
  * (and the trace's own lane, pid 0); the trace's first if it has none. */
 uint64_t tlog_program_first(const struct tlog *l);
-/* After the totals: time 0 as tlog_t0_spec says (0, or 1 after a message:
+/* After the totals: time 0 as l->front.t0 says (0, or 1 after a message:
  * no such event type in the log). */
 int tlog_t0(const struct tlog *l, uint64_t *t0);
 const char *t0_what(const struct tlog *l);  /* "the program's first event"... */
 /* live, as the events come, until time 0 is known: whether an event
  * stamped ts of process pid (self: the reader's own, 0: the trace's)
- * fixes it (1, *t0 set).  Not for T0_TYPE. */
-int t0_live(uint64_t ts, int32_t pid, int32_t self, uint64_t *t0);
+ * fixes time 0 as s says (1, *t0 set).  Not for T0_TYPE. */
+int t0_live(const struct t0_spec *s, uint64_t ts, int32_t pid, int32_t self, uint64_t *t0);
 /* The --all (and with t0 the --t0) lines of a command's help, their text
  * at column col. */
 void front_help(FILE *f, int col, int t0);
@@ -253,7 +263,8 @@ int tlog_tree(const struct tlog *l, size_t **order, unsigned **depth);
  * count: not the trace's own line (pid 0) nor process `also` (the
  * recorder's pid when it is known otherwise, else 0). */
 void tlog_program_counts(const struct tlog *l, int32_t also, unsigned *procs, unsigned *threads);
-/* Incremental use (live): each event read from trid becomes e. */
+/* Incremental use (live): each event read from trid becomes e.
+ * tlog_init() reads with the defaults: set l->front after it. */
 void tlog_init(struct tlog *l);
 int tlog_add(struct tlog *l, trace_id_t trid, const struct posix_trace_event_info *ev,
              const void *data, size_t len, struct tev *e);
@@ -280,7 +291,7 @@ int tlog_thread(struct tlog *l, int32_t pid, uint64_t tid, uint32_t *out);
  * and by name, totals added up, one part open at a time. */
 const char *tlog_operands(int n, char *const *paths);
 int tlog_is_set(const char *path);  /* a directory, or tlog_operands()'s list */
-int parts_load(struct tlog *l, const char *path);  /* 0, or 1 after a message */
+int parts_load(struct tlog *l, const char *path, const struct tlog_front *f); /* 0, or 1 after a message */
 int parts_next(struct tlog *l, struct tev *e);
 int parts_next_batch(struct tlog *l, struct pt_ext_batch *b, uint32_t *thread_of);
 int parts_rewind(struct tlog *l);

@@ -191,20 +191,18 @@ void tlog_finish(struct tlog *l)
 		l->th[i].proc = (uint32_t)(tlog_proc(l, l->th[i].pid) - l->pr);
 }
 
-int tlog_all;
-
 /* The recorder's process: the one that wrote the trace's first
  * POSIX_TRACE_START (the controller starts the stream), none of whose
  * threads the trace names (the library names a traced program's threads)
  * and that wrote no more events than the trace has system events.  A
  * program that traces itself writes its own START but names its threads
- * and writes its own events: it is never the recorder.  0: none. */
-int32_t tlog_recorder_hint;
-
+ * and writes its own events: it is never the recorder.  A later part of a
+ * recording (no START of its own): the recorder of the parts before
+ * (l->front.recorder), if it is here as a recorder would be.  0: none. */
 static int32_t recorder_pid(const struct tlog *l)
 {
 	uint64_t nsys = 0;
-	int32_t found = 0, hint = tlog_recorder_hint;
+	int32_t found = 0, hint = l->front.recorder;
 
 	for (unsigned id = 0; id < PT_NIDS; id++)
 		if (posixtrace_eventid_system_name(id))
@@ -253,7 +251,7 @@ static void tlog_front(struct tlog *l)
 
 	if (pid)
 		l->tracer = pid;
-	if (!pid || tlog_all)
+	if (!pid || l->front.all)
 		return;
 	l->recorder = pid;
 	/* one lane (0, 0): the recorder's threads and the reader's own events (losses) */
@@ -296,8 +294,6 @@ static void tlog_front(struct tlog *l)
 	l->last_th_ = 0;
 	tlog_finish(l);
 }
-
-struct t0_spec tlog_t0_spec; /* T0_FIRST */
 
 /* An option's lines in a help: the option at column 6, its text at col. */
 static void help_item(FILE *f, int col, const char *opt, const char *const *text)
@@ -358,7 +354,7 @@ uint64_t tlog_program_first(const struct tlog *l)
 
 int tlog_t0(const struct tlog *l, uint64_t *t0)
 {
-	const struct t0_spec *s = &tlog_t0_spec;
+	const struct t0_spec *s = &l->front.t0;
 	char tmp[32];
 
 	switch (s->kind) {
@@ -385,7 +381,7 @@ int tlog_t0(const struct tlog *l, uint64_t *t0)
 
 const char *t0_what(const struct tlog *l)
 {
-	switch (tlog_t0_spec.kind) {
+	switch (l->front.t0.kind) {
 	case T0_TRACE: return "the trace's first event";
 	case T0_TYPE: return "the first event of the type --t0 names";
 	case T0_TIME: return "the time --t0 gives";
@@ -396,10 +392,8 @@ const char *t0_what(const struct tlog *l)
 	}
 }
 
-int t0_live(uint64_t ts, int32_t pid, int32_t self, uint64_t *t0)
+int t0_live(const struct t0_spec *s, uint64_t ts, int32_t pid, int32_t self, uint64_t *t0)
 {
-	const struct t0_spec *s = &tlog_t0_spec;
-
 	if (s->kind == T0_TRACE) { /* (asked until time 0 is known: the first event) */
 		*t0 = ts;
 		return 1;
@@ -594,13 +588,16 @@ static int open_failed(struct tlog *l, const char *what, int rc)
 	return 1;
 }
 
-/* The file, open for reading: its fd, or -1 after a message. */
-static int open_file(struct tlog *l, const char *path)
+/* The file, open for reading (l made anew, to be read as f says): its
+ * fd, or -1 after a message. */
+static int open_file(struct tlog *l, const char *path, const struct tlog_front *f)
 {
 	struct stat sb;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
 	tlog_init(l);
+	if (f)
+		l->front = *f;
 	l->path = path;
 	if (fd < 0) {
 		err_msg("cannot open %s: %s%s", path, strerror(errno),
@@ -721,11 +718,11 @@ static int from_census(struct tlog *l)
 	return 0;
 }
 
-int tlog_totals(struct tlog *l, const char *path)
+int tlog_totals_as(struct tlog *l, const char *path, const struct tlog_front *f)
 {
 	if (tlog_is_set(path)) /* (no part open: they are when read) */
-		return parts_load(l, path);
-	int fd = open_file(l, path);
+		return parts_load(l, path, f);
+	int fd = open_file(l, path, f);
 
 	if (fd < 0)
 		return 1;
@@ -736,13 +733,18 @@ int tlog_totals(struct tlog *l, const char *path)
 	}
 	close(fd);
 	tlog_free(l);
-	return tlog_load(l, path);
+	return tlog_load_as(l, path, f);
 }
 
-int tlog_open(struct tlog *l, const char *path)
+int tlog_totals(struct tlog *l, const char *path)
+{
+	return tlog_totals_as(l, path, NULL);
+}
+
+int tlog_open(struct tlog *l, const char *path, const struct tlog_front *f)
 {
 	trace_id_t trid;
-	int rc, fd = open_file(l, path);
+	int rc, fd = open_file(l, path, f);
 
 	if (fd < 0)
 		return 1;
@@ -947,11 +949,11 @@ int tlog_until(struct tlog *l, uint64_t ts)
 	return rc ? fail(l->path, "seeking in the log", rc) : 0;
 }
 
-int tlog_load(struct tlog *l, const char *path)
+int tlog_load_as(struct tlog *l, const char *path, const struct tlog_front *f)
 {
 	if (tlog_is_set(path)) /* a directory of parts, or several logs (parts.c) */
-		return parts_load(l, path);
-	if (tlog_open(l, path))
+		return parts_load(l, path, f);
+	if (tlog_open(l, path, f))
 		return 1;
 	if (from_summary(l, l->fd_, 0) == 0 || from_census(l) == 0)
 		return 0;
@@ -960,6 +962,11 @@ int tlog_load(struct tlog *l, const char *path)
 		return 1;
 	}
 	return 0;
+}
+
+int tlog_load(struct tlog *l, const char *path)
+{
+	return tlog_load_as(l, path, NULL);
 }
 
 void tlog_free(struct tlog *l)

@@ -755,6 +755,117 @@ out:
 	return rc;
 }
 
+/* The last checkpoint of the blocks that follow on from the first (each
+ * header read and checked, in sequence, none overwritten): its sequence
+ * number, offset and length; 0: none. */
+static uint64_t last_ckpt(struct pt_logr *r, uint64_t *c_off, uint32_t *c_len)
+{
+	unsigned char h[PT_LOG_BLK];
+	struct pt_log_bhdr b;
+	uint64_t pos = PT_LOG_FIRST, seq = 1, c_seq = 0;
+
+	*c_off = 0, *c_len = 0;
+	while (pos + PT_LOG_BLK <= r->size && !pt_logr_rd(r, pos, h, sizeof h) &&
+	       pt_logr_bhdr(r, h, &b) && b.seq == seq && b.oldest == 1 &&
+	       r->size - pos >= b.len && b.type != PT_LOG_BT_END) {
+		if (b.type == PT_LOG_BT_CKPT)
+			*c_off = pos, c_seq = seq, *c_len = b.len;
+		pos += PT_LOG_ALIGN8(b.len);
+		seq++;
+	}
+	return c_seq;
+}
+
+/* The chain of checkpoints from the one at c_off (sequence number c_seq)
+ * back to the first, each naming an earlier one: (offset, sequence
+ * number) pairs into *chain (malloc'd, the caller frees it, also on an
+ * error), *nchain of them, the last checkpoint first.  0; ENOENT: a
+ * checkpoint that does not hold; ENOMEM. */
+static int ckpt_chain(struct pt_logr *r, uint64_t c_off, uint64_t c_seq, uint64_t **chain,
+                      size_t *nchain)
+{
+	size_t chain_cap = 0;
+
+	for (uint64_t o = c_off, q = c_seq; q;) {
+		struct pt_log_summary c;
+		memset(&c, 0, sizeof c);
+		c.index_only = 1;
+		if (*nchain + 2 > chain_cap) {
+			uint64_t *nc = realloc(*chain, (chain_cap = chain_cap ? 2 * chain_cap : 32) *
+			                                2 * sizeof *nc);
+			if (!nc)
+				return ENOMEM;
+			*chain = nc;
+		}
+		(*chain)[2 * *nchain] = o, (*chain)[2 * *nchain + 1] = q;
+		(*nchain)++;
+		int k = pt_log_ckpt_read(r, o, q, &c);
+		uint64_t no = c.chain_off, nq = c.chain_seq;
+		int ok = !k && c.has_chain && (!nq || nq < q);
+		pt_log_summary_free(&c);
+		if (!ok)
+			return k == ENOMEM ? ENOMEM : ENOENT;
+		o = no, q = nq;
+	}
+	return 0;
+}
+
+/* The block index the checkpoints gave (s), every block before the last
+ * checkpoint (at c_off, sequence number c_seq) back to back, as a scan
+ * would have found them: *pe (malloc'd, room for *room, one left for the
+ * checkpoint), *pn entries, the event blocks among them in *blocks, the
+ * last with a LOST record in *lost_seq (0: none); r->buf grown to the
+ * largest.  0; ENOENT: an index that does not hold; ENOMEM. */
+static int ckpt_index(struct pt_logr *r, const struct pt_log_summary *s, uint64_t c_off,
+                      uint64_t c_seq, struct ent **pe, size_t *pn, size_t *room,
+                      uint64_t *blocks, uint64_t *lost_seq)
+{
+	if (s->idx_base || s->nidx != c_seq - 1)
+		return ENOENT;
+	size_t n = 0;
+	struct ent *e = malloc((*room = (size_t)s->nidx + 1 + 64) * sizeof *e);
+	if (!e)
+		return ENOMEM;
+	uint64_t off = PT_LOG_FIRST;
+	*blocks = 0, *lost_seq = 0;
+	for (uint64_t i = 0; i < s->nidx; i++) {
+		const struct pt_log_bidx *x = &s->idx[i];
+		int ev = (x->flags & PT_LOG_IDX_EVENTS) != 0, ck = x->flags == PT_LOG_IDX_CKPT;
+		if (x->len < PT_LOG_BLK || x->len > r->max_block ||
+		    (!ck && (x->flags & ~(PT_LOG_IDX_LOST | PT_LOG_IDX_EVENTS))) ||
+		    (ev ? x->min > x->first || x->min > x->last || x->first > x->max ||
+		          x->last > x->max
+		        : x->first || x->min || x->max || x->last) ||
+		    ((x->flags & PT_LOG_IDX_LOST) && !ev)) {
+			free(e);
+			return ENOENT;
+		}
+		e[n++] = (struct ent){ .off = off, .seq = i + 1, .oldest = 1, .first_ts = x->first,
+		                       .last_ts = x->last, .max_ts = x->max, .min_ts = x->min,
+		                       .len = x->len, .nev = ev, .good = 1,
+		                       .type = ck ? PT_LOG_BT_CKPT : PT_LOG_BT_EVENTS,
+		                       .has_lost = (x->flags & PT_LOG_IDX_LOST) != 0 };
+		*blocks += ev;
+		if (x->flags & PT_LOG_IDX_LOST)
+			*lost_seq = i + 1;
+		off += PT_LOG_ALIGN8(x->len);
+	}
+	if (off != c_off) {
+		free(e);
+		return ENOENT;
+	}
+	/* (a block is read into r->buf when reached: room for the largest) */
+	uint32_t maxlen = 0;
+	for (size_t i = 0; i < n; i++)
+		maxlen = e[i].len > maxlen ? e[i].len : maxlen;
+	if (grow(r, maxlen)) {
+		free(e);
+		return ENOMEM;
+	}
+	*pe = e, *pn = n;
+	return 0;
+}
+
 /* (v8) A log that has no summary to open by (being written, or cut
  * short), if it has checkpoints: its blocks up to the last checkpoint
  * known from them without reading them (the blocks' headers, read one by
@@ -766,55 +877,21 @@ out:
 static int ckpt_prefix(struct pt_logr *r, struct ent **pe, size_t *pn, size_t *cap,
                        uint64_t *from)
 {
-	unsigned char h[PT_LOG_BLK];
-	struct pt_log_bhdr b;
 	struct pt_log_summary s;
-	uint64_t pos = PT_LOG_FIRST, seq = 1, c_off = 0, c_seq = 0, *chain = NULL;
-	uint32_t c_len = 0;
-	size_t nchain = 0, chain_cap = 0;
+	uint64_t c_off, c_seq, *chain = NULL, blocks, lost_seq;
+	uint32_t c_len;
+	size_t nchain = 0, n, room;
+	struct ent *e = NULL;
 	int rc;
 
 	if (r->version < 8 || r->policy != POSIX_TRACE_APPEND || !r->census)
 		return ENOENT;
-	/* the last checkpoint of the blocks that follow on from the first */
-	while (pos + PT_LOG_BLK <= r->size && !pt_logr_rd(r, pos, h, sizeof h) &&
-	       pt_logr_bhdr(r, h, &b) && b.seq == seq && b.oldest == 1 &&
-	       r->size - pos >= b.len && b.type != PT_LOG_BT_END) {
-		if (b.type == PT_LOG_BT_CKPT)
-			c_off = pos, c_seq = seq, c_len = b.len;
-		pos += PT_LOG_ALIGN8(b.len);
-		seq++;
-	}
-	if (!c_seq)
+	if (!(c_seq = last_ckpt(r, &c_off, &c_len)))
 		return ENOENT;
 	/* its chain back to the first, then each read in writing order */
 	memset(&s, 0, sizeof s);
-	rc = ENOENT;
-	for (uint64_t o = c_off, q = c_seq; q;) {
-		struct pt_log_summary c;
-		memset(&c, 0, sizeof c);
-		c.index_only = 1;
-		if (nchain + 2 > chain_cap) {
-			uint64_t *nc = realloc(chain, (chain_cap = chain_cap ? 2 * chain_cap : 32) *
-			                               2 * sizeof *nc);
-			if (!nc) {
-				rc = ENOMEM;
-				goto out;
-			}
-			chain = nc;
-		}
-		chain[2 * nchain] = o, chain[2 * nchain + 1] = q;
-		nchain++;
-		int k = pt_log_ckpt_read(r, o, q, &c);
-		uint64_t no = c.chain_off, nq = c.chain_seq;
-		int ok = !k && c.has_chain && (!nq || nq < q);
-		pt_log_summary_free(&c);
-		if (!ok) {
-			rc = k == ENOMEM ? ENOMEM : ENOENT;
-			goto out;
-		}
-		o = no, q = nq;
-	}
+	if ((rc = ckpt_chain(r, c_off, c_seq, &chain, &nchain)) != 0)
+		goto out;
 	s.want_index = 1;
 	if (!(s.names = calloc(PT_NIDS, sizeof *s.names))) {
 		rc = ENOMEM;
@@ -823,52 +900,8 @@ static int ckpt_prefix(struct pt_logr *r, struct ent **pe, size_t *pn, size_t *c
 	for (size_t k = nchain; k-- > 0;)
 		if ((rc = pt_log_ckpt_read(r, chain[2 * k], chain[2 * k + 1], &s)) != 0)
 			goto out;
-	rc = ENOENT;
-	/* the index: every block before the last checkpoint, back to back */
-	if (s.idx_base || s.nidx != c_seq - 1)
+	if ((rc = ckpt_index(r, &s, c_off, c_seq, &e, &n, &room, &blocks, &lost_seq)) != 0)
 		goto out;
-	size_t n = 0, room = (size_t)s.nidx + 1 + 64;
-	struct ent *e = malloc(room * sizeof *e);
-	if (!e) {
-		rc = ENOMEM;
-		goto out;
-	}
-	uint64_t off = PT_LOG_FIRST, blocks = 0, lost_seq = 0;
-	for (uint64_t i = 0; i < s.nidx; i++) {
-		const struct pt_log_bidx *x = &s.idx[i];
-		int ev = (x->flags & PT_LOG_IDX_EVENTS) != 0, ck = x->flags == PT_LOG_IDX_CKPT;
-		if (x->len < PT_LOG_BLK || x->len > r->max_block ||
-		    (!ck && (x->flags & ~(PT_LOG_IDX_LOST | PT_LOG_IDX_EVENTS))) ||
-		    (ev ? x->min > x->first || x->min > x->last || x->first > x->max ||
-		          x->last > x->max
-		        : x->first || x->min || x->max || x->last) ||
-		    ((x->flags & PT_LOG_IDX_LOST) && !ev)) {
-			free(e);
-			goto out;
-		}
-		e[n++] = (struct ent){ .off = off, .seq = i + 1, .oldest = 1, .first_ts = x->first,
-		                       .last_ts = x->last, .max_ts = x->max, .min_ts = x->min,
-		                       .len = x->len, .nev = ev, .good = 1,
-		                       .type = ck ? PT_LOG_BT_CKPT : PT_LOG_BT_EVENTS,
-		                       .has_lost = (x->flags & PT_LOG_IDX_LOST) != 0 };
-		blocks += ev;
-		if (x->flags & PT_LOG_IDX_LOST)
-			lost_seq = i + 1;
-		off += PT_LOG_ALIGN8(x->len);
-	}
-	if (off != c_off) {
-		free(e);
-		goto out;
-	}
-	/* (a block is read into r->buf when reached: room for the largest) */
-	uint32_t maxlen = 0;
-	for (size_t i = 0; i < n; i++)
-		maxlen = e[i].len > maxlen ? e[i].len : maxlen;
-	if (grow(r, maxlen)) {
-		free(e);
-		rc = ENOMEM;
-		goto out;
-	}
 	e[n++] = (struct ent){ .off = c_off, .seq = c_seq, .oldest = 1, .len = c_len, .good = 1,
 	                       .type = PT_LOG_BT_CKPT };
 	/* the census from the counts they give; their names and map */

@@ -103,6 +103,70 @@ static int place_segment(struct pt_target *tg, const struct pt_geom *g, struct p
 	return 0;
 }
 
+/* The new stream's segment (placed at t->hdr) initialized, and t made
+ * from the same values: the view and the clock from our own copies, never
+ * read back from the segment, which the traced process may write over
+ * from now on; sys_fd, the stream's place among the machine's, is t's. */
+static void stream_fill(struct pt_trid *t, const struct pt_geom *g, struct pt_attr_img *img,
+                        const struct pt_clock_img *clk_img, const struct pt_clock *clk,
+                        const struct pt_target *tg, uint32_t noloss, int sys_fd)
+{
+	{ /* the resolution the calibration measured, not a guess */
+		struct timespec res;
+		pt_clock_res(clk_img, &res);
+		img->res_sec = res.tv_sec;
+		img->res_nsec = res.tv_nsec;
+	}
+	pt_segment_init(t->hdr, g, img, clk_img);
+	t->hdr->traced_pid = tg->pid;
+	t->hdr->noloss_ms = noloss;
+	t->noloss_ms = noloss;
+	if (tg->ctl) /* the names the traced process registered so far */
+		pt_names_copy((struct pt_name *)((char *)t->hdr + g->names_off), pt_ctl_names(tg->ctl));
+	t->map_size = g->seg_size;
+	pt_reader_reset(t);
+	t->attr = *img;
+	t->clk = *clk;
+	pt_slot_fill_trusted(&t->view, t->hdr, g, img);
+	atomic_store(&t->view.gen, 1);
+	t->view.test_hdr_filter = 1; /* system events obey the filter too */
+	if (!tg->own) /* the code of this process, whose system events go in too */
+		pt_objmap_dump(&t->view, pt_pid, 0);
+	memset(&t->sys_tw, 0, sizeof t->sys_tw);
+	t->sys_last = 0;
+	t->sys_fd = sys_fd;
+	pt_fdid_of(t->fd, &t->fd_id);
+	pt_fdid_of(t->sys_fd, &t->sys_id);
+	t->pid = tg->pid;
+}
+
+/* The stream published in slot s of the traced process's control segment
+ * (tg->ctl, which t takes over), at inode ino: the process maps it once
+ * it is started. */
+static void stream_publish(struct pt_trid *t, struct pt_target *tg, const struct pt_geom *g,
+                           unsigned s, uint64_t ino)
+{
+	int own_mem = t->region_off == 0; /* a memfd of its own: this process */
+
+	t->slot = (int)s;
+	t->tctl = tg->ctl;
+	t->tctl_own = tg->own;
+	tg->ctl = NULL;
+	t->ticket = pt_slot_ticket(t->tctl);
+	/* the recording side will use this mapping too; registered before
+	 * the ticket is published, or a thread that attaches at once would
+	 * map the segment a second time, a mapping the shutdown cannot
+	 * recognise and leaves behind */
+	if (!own_mem && tg->own)
+		pt_selfmap_add(s, t->ticket, t->hdr, g->seg_size);
+	if (own_mem) /* the recording side maps it from this fd, ours */
+		pt_slot_own_fd(s, t->fd, 0);
+	/* a private memfd (own_mem), which nobody else can see, has no
+	 * liveness lock; else the slot's byte of the region file is it */
+	pt_slot_publish(&(struct pt_target){ .ctl = t->tctl }, s, t->region_off, g->seg_size,
+	                own_mem ? t->fd : -1, ino, own_mem ? UINT32_MAX : s, t->ticket);
+}
+
 /* Create a stream tracing pid (0: this process); logfd < 0 for none.  attr
  * is valid; policy and noloss are what it comes to.  If the log cannot be
  * started, *undo is the new id, which the caller shuts down. */
@@ -151,56 +215,10 @@ int pt_stream_create(pid_t pid, const trace_attr_t *attr, int policy, uint32_t n
 		pt_trid_free(t);
 		goto out;
 	}
-	{ /* the resolution the calibration measured, not a guess */
-		struct timespec res;
-		pt_clock_res(&clk_img, &res);
-		img.res_sec = res.tv_sec;
-		img.res_nsec = res.tv_nsec;
-	}
-	pt_segment_init(t->hdr, &g, &img, &clk_img);
-	t->hdr->traced_pid = tg.pid;
-	t->hdr->noloss_ms = noloss;
-	t->noloss_ms = noloss;
-	/* the traced process may write over the segment from now on: the
-	 * view and the clock come from our own copies, never from it */
-	if (tg.ctl) /* the names the traced process registered so far */
-		pt_names_copy((struct pt_name *)((char *)t->hdr + g.names_off), pt_ctl_names(tg.ctl));
-	t->map_size = g.seg_size;
-	pt_reader_reset(t);
-	t->attr = img;
-	t->clk = clk;
-	pt_slot_fill_trusted(&t->view, t->hdr, &g, &img);
-	atomic_store(&t->view.gen, 1);
-	t->view.test_hdr_filter = 1; /* system events obey the filter too */
-	if (!tg.own) /* the code of this process, whose system events go in too */
-		pt_objmap_dump(&t->view, pt_pid, 0);
-	memset(&t->sys_tw, 0, sizeof t->sys_tw);
-	t->sys_last = 0;
-	t->sys_fd = sys_fd;
-	sys_fd = -1;
-	pt_fdid_of(t->fd, &t->fd_id);
-	pt_fdid_of(t->sys_fd, &t->sys_id);
-	t->pid = tg.pid;
-	if (tg.ctl) { /* tell the traced process: it maps the stream once started */
-		int own_mem = t->region_off == 0; /* a memfd of its own: this process */
-		t->slot = (int)s;
-		t->tctl = tg.ctl;
-		t->tctl_own = tg.own;
-		tg.ctl = NULL;
-		t->ticket = pt_slot_ticket(t->tctl);
-		/* the recording side will use this mapping too; registered before
-		 * the ticket is published, or a thread that attaches at once would
-		 * map the segment a second time, a mapping the shutdown cannot
-		 * recognise and leaves behind */
-		if (!own_mem && tg.own)
-			pt_selfmap_add(s, t->ticket, t->hdr, g.seg_size);
-		if (own_mem) /* the recording side maps it from this fd, ours */
-			pt_slot_own_fd(s, t->fd, 0);
-		/* a private memfd (own_mem), which nobody else can see, has no
-		 * liveness lock; else the slot's byte of the region file is it */
-		pt_slot_publish(&(struct pt_target){ .ctl = t->tctl }, s, t->region_off, g.seg_size,
-		                own_mem ? t->fd : -1, ino, own_mem ? UINT32_MAX : s, t->ticket);
-	}
+	stream_fill(t, &g, &img, &clk_img, &clk, &tg, noloss, sys_fd);
+	sys_fd = -1; /* (t's) */
+	if (tg.ctl) /* tell the traced process: it maps the stream once started */
+		stream_publish(t, &tg, &g, s, ino);
 	t->in_use = 1;
 	if (logfd >= 0 && (rc = pt_flusher_start(t, logfd)) != 0) {
 		pt_unlock(&t->lock);
