@@ -430,7 +430,8 @@ static int read_again(struct pt_trid *t, struct posix_trace_event_info *ev, void
 static void reload_commit(const struct pt_trid *t, struct pt_ractive *a)
 {
 	const struct pt_view *v = &t->view;
-	uint32_t c = atomic_load_explicit(&v->chunks[a->idx].commit, memory_order_acquire);
+	uint32_t c = PT_COMMIT_POS(atomic_load_explicit(&v->chunks[a->idx].commit,
+	                                                memory_order_acquire));
 
 	if (c <= v->chunk_size && c >= a->commit)
 		a->commit = c;
@@ -628,7 +629,8 @@ static void reap_dead(struct pt_trid *t)
 			if (nseen < sizeof seen / sizeof seen[0])
 				seen[nseen++].key = key, seen[nseen - 1].alive = live;
 		}
-		if (live || atomic_load_explicit(&ck->commit, memory_order_acquire) != a->off)
+		if (live || PT_COMMIT_POS(atomic_load_explicit(&ck->commit, memory_order_acquire)) !=
+		            a->off)
 			continue;
 		/* (the CAS fails if the chunk is no longer in a->seq's life) */
 		if (!pt_pool_free(&t->view, a->idx, a->seq, PT_CK_OPEN))

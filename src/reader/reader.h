@@ -247,7 +247,8 @@ static inline int pt_rchunk_peek(const struct pt_trid *t, struct pt_ractive *a)
 	uint64_t next_ts = 0;
 
 	if (a->off + PT_REC_HDR > a->commit) {
-		uint32_t c = atomic_load_explicit(&v->chunks[a->idx].commit, memory_order_acquire);
+		uint32_t c = PT_COMMIT_POS(
+			atomic_load_explicit(&v->chunks[a->idx].commit, memory_order_acquire));
 		if (c <= v->chunk_size && c >= a->commit)
 			a->commit = c;
 	}
