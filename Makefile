@@ -247,6 +247,7 @@ STRESS_TESTS := autoshutdown cli_live cli_record cli_relayd cli_tty clock_order 
                 traced_killed wanted
 STRESS_TESTS += cli_rotate cli_rotate_keep
 STRESS_TESTS += loop_exact
+STRESS_TESTS += live_order
 stress: $(TESTS) $(SHARED) $(BUILD)/header-ok $(CLI) $(EXAMPLES)
 	PT_STRESS=1 $(BUILD)/tests/cli_symbols
 	@i=0; while [ $$i -lt $(STRESS_GOLDEN) ]; do i=$$((i + 1)); \

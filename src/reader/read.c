@@ -277,6 +277,10 @@ static int take(struct pt_trid *t, struct pt_rwriter *w, struct posix_trace_even
 	*dlen = cp;
 	if (a->next_ts > t->rd.last_out)
 		t->rd.last_out = a->next_ts;
+	if (a->next_ts < t->rd.last_ev)
+		t->rd.late++; /* (it was in flight longer than the reader waited) */
+	else
+		t->rd.last_ev = a->next_ts;
 	a->last_ts = a->next_ts;
 	a->addr = addr;
 	a->off += size;
@@ -301,6 +305,123 @@ static void unstash(struct pt_reader *rd, struct posix_trace_event_info *ev, voi
 	rd->stashed = 0;
 }
 
+/* Events in flight (docs/design.md, "In flight").  A writer marks its
+ * chunk's commit word (PT_COMMIT_BUSY) before it reads the clock and
+ * clears it with the commit, so an event stamped before a look, whose
+ * record the look does not find, shows as a mark: the look then returns
+ * nothing stamped after the writer's last record (or its chunk's base),
+ * until the mark is gone or has been seen for late_ns (then the event,
+ * when it comes, is late, and counted so).  The mark's store may reach
+ * the reader a little after the stamp (a store buffer, another CPU's
+ * clock a little ahead): records stamped within `slack` of the look's
+ * clock wait for a later look.
+ * The default wait, its variable, the slack: */
+#define LATE_WAIT_MS   100u    /* POSIXTRACE_LATE_WAIT_MS, 0 to 60000 */
+#define LATE_WAIT_MAX  60000u
+#define LATE_SLACK_NS  20000u
+
+static void late_init(struct pt_trid *t)
+{
+	struct pt_reader *rd = &t->rd;
+	const char *e = getenv("POSIXTRACE_LATE_WAIT_MS");
+	uint64_t ms = LATE_WAIT_MS;
+
+	if (e && *e) {
+		char *end;
+		unsigned long v = strtoul(e, &end, 10);
+		if (!*end && *e != '-' && v <= LATE_WAIT_MAX)
+			ms = v;
+	}
+	rd->late_set = 1;
+	rd->late_ns = ms * 1000000u;
+	rd->slack = 0;
+	/* the flusher does not wait: a log is read in timestamp order
+	 * whatever order its blocks were written in (log/logiter.c), and
+	 * holding records back would keep chunks from being freed */
+	if (t->fl || !rd->late_ns) {
+		rd->late_ns = 0;
+		return;
+	}
+	const struct pt_clock *c = &t->clk;
+	if (c->kind != PT_CLK_TSC) {
+		rd->slack = LATE_SLACK_NS;
+	} else if (c->n >= 2 && c->pt[c->n - 1].ns > c->pt[0].ns &&
+	           c->pt[c->n - 1].tick > c->pt[0].tick) {
+		unsigned __int128 x = (unsigned __int128)LATE_SLACK_NS *
+		                      (c->pt[c->n - 1].tick - c->pt[0].tick);
+		rd->slack = (uint64_t)(x / (uint64_t)(c->pt[c->n - 1].ns - c->pt[0].ns)) + 1;
+	} else {
+		rd->slack = 8ull * LATE_SLACK_NS; /* (a clock of 8 GHz at most) */
+	}
+}
+
+/* The look's clock, less the slack. */
+static uint64_t look_now(const struct pt_reader *rd, uint64_t *raw)
+{
+	uint64_t now = pt_now();
+
+	*raw = now;
+	return now > rd->slack ? now - rd->slack : 0;
+}
+
+/* Chunk a, read to its commit, open: if its writer is in flight, the
+ * tick before which nothing else may go out now (the writer's last
+ * record's, or its chunk's base, + 1); else UINT64_MAX.  *mono: the
+ * monotonic clock, read once per look (0: not yet). */
+static uint64_t busy_cap(struct pt_trid *t, struct pt_ractive *a, uint64_t *mono)
+{
+	const struct pt_chunk *ck = &t->view.chunks[a->idx];
+	uint32_t c = atomic_load_explicit(&ck->commit, memory_order_acquire);
+
+	if (!(c & PT_COMMIT_BUSY))
+		return UINT64_MAX;
+	/* (a sealed chunk's commit is final, whatever bit a writer killed
+	 * in an event left) */
+	if (atomic_load_explicit(&ck->ss, memory_order_acquire) != PT_SS(a->seq, PT_CK_OPEN))
+		return UINT64_MAX;
+	if (!*mono)
+		*mono = pt_mono_ns();
+	if (!a->busy_since || a->busy_word != c) {
+		a->busy_word = c;
+		a->busy_since = *mono;
+	} else if (*mono - a->busy_since >= t->rd.late_ns) {
+		return UINT64_MAX; /* waited enough: it will come late */
+	}
+	uint64_t lb = a->last_ts > a->base_ts ? a->last_ts : a->base_ts;
+	return lb == UINT64_MAX ? lb : lb + 1;
+}
+
+/* The earliest busy_cap() of the writers with nothing ready (read after
+ * the look's clock). */
+static uint64_t in_flight(struct pt_trid *t)
+{
+	struct pt_reader *rd = &t->rd;
+	uint64_t cap = UINT64_MAX, mono = 0;
+
+	if (!rd->late_ns)
+		return cap;
+	for (uint32_t i = 0; i < rd->nw; i++) {
+		if (rd->w[i].head == NONE || rd->ck[rd->w[i].head].has_next)
+			continue;
+		uint64_t c = busy_cap(t, &rd->ck[rd->w[i].head], &mono);
+		cap = c < cap ? c : cap;
+	}
+	return cap;
+}
+
+/* The next record is stamped within the slack of the look: wait until it
+ * is not (at most the slack, with no system call), for a new look. */
+static void slack_wait(const struct pt_reader *rd, uint64_t ts)
+{
+	uint64_t until = ts + rd->slack + 1;
+
+	for (unsigned i = 0; i < 1000000u && pt_now() < until; i++) {
+#if defined(__x86_64__) || defined(__i386__)
+		__builtin_ia32_pause();
+#endif
+	}
+}
+
 /* After an event of writer w was taken with nothing to put before it:
  * until when w's next events may follow with nothing else to do first
  * (read_again, the flusher's runs): before the next record another writer
@@ -312,7 +433,7 @@ static void unstash(struct pt_reader *rd, struct posix_trace_event_info *ev, voi
 static void allow_run_at(struct pt_trid *t, struct pt_rwriter *w, uint64_t now)
 {
 	struct pt_reader *rd = &t->rd;
-	uint64_t lim = now;
+	uint64_t lim = now, mono = 0;
 
 	rd->run_w = 0;
 	rd->run_cap = now;
@@ -330,6 +451,11 @@ static void allow_run_at(struct pt_trid *t, struct pt_rwriter *w, uint64_t now)
 				                                   memory_order_acquire);
 				if (PT_SS_STATE(ss) != PT_CK_OPEN)
 					return; /* read to its end: service() moves on */
+				if (rd->late_ns) { /* in flight: nothing after it */
+					uint64_t c = busy_cap(t, a, &mono);
+					lim = c < lim ? c : lim;
+					rd->run_cap = c < rd->run_cap ? c : rd->run_cap;
+				}
 				continue;
 			}
 		}
@@ -347,7 +473,9 @@ static void allow_run_at(struct pt_trid *t, struct pt_rwriter *w, uint64_t now)
 
 static void allow_run(struct pt_trid *t, struct pt_rwriter *w)
 {
-	allow_run_at(t, w, pt_now());
+	uint64_t raw;
+
+	allow_run_at(t, w, look_now(&t->rd, &raw));
 }
 
 /* A run ended where another writer's next record comes first: a run of
@@ -553,6 +681,8 @@ int pt_read_merge_end(struct pt_trid *t, struct pt_read_merge *m)
 		a->last_ts = p->tick;
 		if (p->tick > rd->last_out)
 			rd->last_out = p->tick;
+		if (p->tick > rd->last_ev)
+			rd->last_ev = p->tick;
 		a->addr = p->addr;
 		p->w->pairs_at = rd->pairs;
 		p->w->fresh = 0;
@@ -658,8 +788,9 @@ static int read_next(struct pt_trid *t, struct posix_trace_event_info *ev, void 
 		 * only after the look below cannot have happened before any
 		 * record stamped before it that the look finds, so those go out
 		 * now; later ones wait for the next look (in which whatever
-		 * happened before them is found first) */
-		uint64_t horizon = pt_now();
+		 * happened before them is found first); less the slack, and
+		 * below the writers in flight (in_flight, after the look) */
+		uint64_t now, horizon = look_now(rd, &now);
 		pt_reader_discover(t);
 		horizon = rd->hold < horizon ? rd->hold : horizon;
 		for (uint32_t i = 0; i < rd->nw;) {
@@ -673,6 +804,8 @@ static int read_next(struct pt_trid *t, struct posix_trace_event_info *ev, void 
 		}
 		reap_dead(t); /* (a writer it empties is forgotten at the next look) */
 		pt_losses_collect(t);
+		uint64_t cap = in_flight(t);
+		horizon = cap < horizon ? cap : horizon;
 		struct pt_rwriter *best = NULL; /* rd->w does not change below */
 		for (uint32_t i = 0; i < rd->nw; i++) {
 			if (rd->w[i].head == NONE)
@@ -691,8 +824,17 @@ static int read_next(struct pt_trid *t, struct posix_trace_event_info *ev, void 
 		/* (an OVERFLOW waits for it too: a record stamped before its
 		 * first lost event may still be on its way, in a writer taking
 		 * a chunk, while the event that follows is not final) */
-		if (best && best_ts >= horizon && best_ts - horizon < PT_HOLD_MAX)
+		if (best && best_ts >= cap) {
+			rd->held = 1;
+			return 0; /* a writer in flight comes first (bounded: late_ns) */
+		}
+		if (best && best_ts >= horizon && best_ts - horizon < PT_HOLD_MAX) {
+			if (best_ts < now && best_ts < rd->hold) {
+				slack_wait(rd, best_ts); /* within the slack: look again */
+				continue;
+			}
 			return 0; /* stamped during this look: the next one */
+		}
 		if (rd->need_resume) {
 			pt_loss_take(rd, h, best_ts == UINT64_MAX ? 0 : best_ts - 1);
 		} else if (gl->n && !best && gl->e[0].ts != UINT64_MAX && gl->e[0].ts >= horizon &&
@@ -817,5 +959,8 @@ static int read_next(struct pt_trid *t, struct posix_trace_event_info *ev, void 
 int pt_read_next(struct pt_trid *t, struct posix_trace_event_info *ev, void *buf, size_t num,
                  size_t *dlen)
 {
+	if (!t->rd.late_set)
+		late_init(t);
+	t->rd.held = 0;
 	return read_again(t, ev, buf, num, dlen) || read_next(t, ev, buf, num, dlen);
 }
