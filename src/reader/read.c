@@ -381,7 +381,10 @@ static uint64_t busy_cap(struct pt_trid *t, struct pt_ractive *a, uint64_t *mono
 		return UINT64_MAX;
 	if (!*mono)
 		*mono = pt_mono_ns();
-	if (!a->busy_since || a->busy_word != c) {
+	/* the wait begins again only when the writer committed records since
+	 * (a new event in flight): a word that changes with no record more
+	 * (a writer scribbling) is waited for once, for the bound */
+	if (!a->busy_since || PT_COMMIT_POS(c) > PT_COMMIT_POS(a->busy_word)) {
 		a->busy_word = c;
 		a->busy_since = *mono;
 	} else if (*mono - a->busy_since >= t->rd.late_ns) {
