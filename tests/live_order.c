@@ -21,6 +21,9 @@
  *            event comes out after later ones, once, counted late (1)
  *   many     8 writers (more than CPUs) x 20000 events, bound 10 s:
  *            0 steps back, every event once
+ *   killed   a forked child (an inherited stream) is killed while held
+ *            in an event, bound 10 s: the reader finds its writer gone
+ *            and returns the events after it long before the bound (5 s)
  */
 #include <pthread.h>
 #include <signal.h>
@@ -29,10 +32,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <trace.h>
 #include <unistd.h>
 #include "t.h"
+#include "helpers.h"
 #include "../src/ext.h"
 
 #define WARM   5     /* held writer's events before the held one */
@@ -44,6 +49,7 @@ static trace_event_id_t id_held, id_flow;
 static unsigned char *page;
 static size_t page_sz;
 static atomic_int faulted, flow_done, reader_flow, wait_reader;
+static int hold_pipe = -1; /* killed: the child says it is held, and stays */
 
 /* Every event from one call site, so that after the first the fast path
  * takes them (its caller is the last record's). */
@@ -69,6 +75,11 @@ static void on_segv(int sig, siginfo_t *si, void *uc)
 		signal(sig, SIG_DFL);
 		raise(sig);
 		return;
+	}
+	if (hold_pipe >= 0) {
+		(void)!write(hold_pipe, "h", 1);
+		for (;;)
+			pause();
 	}
 	atomic_store(&faulted, 1);
 	for (int i = 0; i < 20000 && !atomic_load(&flow_done); i++)
@@ -109,7 +120,7 @@ static void *flow_writer(void *arg)
 	return NULL;
 }
 
-static trace_id_t start_stream(const char *wait_ms)
+static trace_id_t start_stream_inh(const char *wait_ms, int inherit)
 {
 	trace_attr_t attr;
 	trace_id_t trid;
@@ -118,12 +129,18 @@ static trace_id_t start_stream(const char *wait_ms)
 	REQUIRE(posix_trace_attr_init(&attr) == 0);
 	REQUIRE(posix_trace_attr_setstreamsize(&attr, 8u << 20) == 0);
 	REQUIRE(posix_trace_attr_setstreamfullpolicy(&attr, POSIX_TRACE_UNTIL_FULL) == 0);
+	REQUIRE(posix_trace_attr_setinherited(&attr, inherit) == 0);
 	REQUIRE(posix_trace_create(0, &attr, &trid) == 0);
 	posix_trace_attr_destroy(&attr);
 	REQUIRE(posix_trace_eventid_open("held", &id_held) == 0);
 	REQUIRE(posix_trace_eventid_open("flow", &id_flow) == 0);
 	REQUIRE(posix_trace_start(trid) == 0);
 	return trid;
+}
+
+static trace_id_t start_stream(const char *wait_ms)
+{
+	return start_stream_inh(wait_ms, POSIX_TRACE_CLOSE_FOR_CHILD);
 }
 
 /* The events of trid until `want` user events came, checked: steps back,
@@ -254,6 +271,55 @@ static void many_case(void)
 	CHECK_RC(posix_trace_shutdown(trid), 0);
 }
 
+static void killed_case(void)
+{
+	int pfd[2];
+	REQUIRE(pipe(pfd) == 0);
+	trace_id_t trid = start_stream_inh("10000", POSIX_TRACE_INHERITED);
+	pid_t c = fork();
+	REQUIRE(c >= 0);
+	if (c == 0) {
+		close(pfd[0]);
+		hold_pipe = pfd[1];
+		uint64_t seq = 0;
+		emit(id_held, &seq, sizeof seq);
+		seq = 1;
+		memcpy(page, &seq, sizeof seq);
+		mprotect(page, page_sz, PROT_NONE);
+		emit(id_held, page, sizeof seq); /* held until killed */
+		_exit(1);
+	}
+	close(pfd[1]);
+	char x;
+	REQUIRE(read(pfd[0], &x, 1) == 1);
+	close(pfd[0]);
+	double t0 = t_now_s();
+	REQUIRE(kill(c, SIGKILL) == 0);
+	REQUIRE(waitpid(c, NULL, 0) == c);
+	for (uint64_t seq = 0; seq < NFLOW; seq++)
+		emit(id_flow, &seq, sizeof seq);
+
+	unsigned char seen[2 * 64] = { 0 };
+	trace_event_id_t ids[2] = { id_held, id_flow };
+	struct tally t;
+	read_all(trid, 1 + NFLOW, seen, 64, &t, ids, 2);
+	double took = t_now_s() - t0;
+	struct pt_ext_losses x2;
+	CHECK_RC(pt_ext_losses(trid, &x2), 0);
+	printf("killed   steps back %u, late %llu, events %u (duplicates %u, bad %u), %.3f s\n",
+	       t.back, (unsigned long long)x2.late, t.got, t.dup, t.bad, took);
+	CHECK_EQ(t.back, 0);
+	CHECK_EQ(t.dup, 0);
+	CHECK_EQ(t.bad, 0);
+	CHECK(seen[0] && !seen[1]); /* the held event never came */
+	unsigned missing = 0;
+	for (int s = 0; s < NFLOW; s++)
+		missing += !seen[64 + s];
+	CHECK_EQ(missing, 0);
+	CHECK(took < 5.0); /* not the bound's 10 s: its writer was found gone */
+	CHECK_RC(posix_trace_shutdown(trid), 0);
+}
+
 int main(void)
 {
 	T_BEGIN(120);
@@ -270,5 +336,6 @@ int main(void)
 	held_case("general", 0, "10000", 0);
 	held_case("short", WARM, "20", 1);
 	many_case();
+	killed_case();
 	T_END();
 }

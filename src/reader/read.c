@@ -319,6 +319,8 @@ static void unstash(struct pt_reader *rd, struct posix_trace_event_info *ev, voi
 #define LATE_WAIT_MS   100u    /* POSIXTRACE_LATE_WAIT_MS, 0 to 60000 */
 #define LATE_WAIT_MAX  60000u
 #define LATE_SLACK_NS  20000u
+#define ALIVE_AFTER_NS 1000000u /* a mark held this long: is its writer alive? (a
+                                 * system call, at most once as often per chunk) */
 
 static void late_init(struct pt_trid *t)
 {
@@ -364,6 +366,22 @@ static uint64_t look_now(const struct pt_reader *rd, uint64_t *raw)
 	return now > rd->slack ? now - rd->slack : 0;
 }
 
+/* Is the process that stamped key on a chunk alive?  It holds a write
+ * lock on that key's byte of the segment's file until it exits, is
+ * killed or execs (traced/alive.c); any doubt counts as alive.  The lock
+ * alone is not enough: a program that closes every descriptor it did
+ * not open (some daemons do) drops it and records on; so the pid the
+ * chunk names must be gone too (pt_pool_gone) -- unless it is of another
+ * pid namespace, where ours may have no such pid.  (An image exec'd in
+ * place keeps its pid: its old image's chunks wait for it to end.) */
+static int alive(const struct pt_trid *t, uint32_t key, int32_t pid)
+{
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET,
+	                    .l_start = (off_t)PT_ALIVE_BYTE(key), .l_len = 1 };
+
+	return fcntl(t->fd, F_OFD_GETLK, &fl) != 0 || fl.l_type != F_UNLCK || !pt_pool_gone(pid);
+}
+
 /* Chunk a, read to its commit, open: if its writer is in flight, the
  * tick before which nothing else may go out now (the writer's last
  * record's, or its chunk's base, + 1); else UINT64_MAX.  *mono: the
@@ -377,7 +395,8 @@ static uint64_t busy_cap(struct pt_trid *t, struct pt_ractive *a, uint64_t *mono
 		return UINT64_MAX;
 	/* (a sealed chunk's commit is final, whatever bit a writer killed
 	 * in an event left) */
-	if (atomic_load_explicit(&ck->ss, memory_order_acquire) != PT_SS(a->seq, PT_CK_OPEN))
+	if (atomic_load_explicit(&ck->ss, memory_order_acquire) != PT_SS(a->seq, PT_CK_OPEN) ||
+	    a->alive_at == UINT64_MAX)
 		return UINT64_MAX;
 	if (!*mono)
 		*mono = pt_mono_ns();
@@ -389,6 +408,16 @@ static uint64_t busy_cap(struct pt_trid *t, struct pt_ractive *a, uint64_t *mono
 		a->busy_since = *mono;
 	} else if (*mono - a->busy_since >= t->rd.late_ns) {
 		return UINT64_MAX; /* waited enough: it will come late */
+	} else if (*mono - a->busy_since >= ALIVE_AFTER_NS && *mono - a->alive_at >= ALIVE_AFTER_NS &&
+	           t->fd >= 0) {
+		/* held more than a moment: a process killed inside the call
+		 * (its lock free, its pid gone) leaves its mark for ever */
+		uint32_t key = atomic_load_explicit(&ck->alive, memory_order_relaxed);
+		a->alive_at = *mono;
+		if (key && !alive(t, key, atomic_load_explicit(&ck->pid, memory_order_relaxed))) {
+			a->alive_at = UINT64_MAX; /* gone: never waited for again */
+			return UINT64_MAX;
+		}
 	}
 	uint64_t lb = a->last_ts > a->base_ts ? a->last_ts : a->base_ts;
 	return lb == UINT64_MAX ? lb : lb + 1;
@@ -704,22 +733,6 @@ int pt_read_merge_end(struct pt_trid *t, struct pt_read_merge *m)
 static int late_may_come(const struct pt_trid *t)
 {
 	return (atomic_load_explicit(&t->hdr->state, memory_order_acquire) & PT_ST_RUNNING) != 0;
-}
-
-/* Is the process that stamped key on a chunk alive?  It holds a write
- * lock on that key's byte of the segment's file until it exits, is
- * killed or execs (traced/alive.c); any doubt counts as alive.  The lock
- * alone is not enough: a program that closes every descriptor it did
- * not open (some daemons do) drops it and records on; so the pid the
- * chunk names must be gone too (pt_pool_gone) -- unless it is of another
- * pid namespace, where ours may have no such pid.  (An image exec'd in
- * place keeps its pid: its old image's chunks wait for it to end.) */
-static int alive(const struct pt_trid *t, uint32_t key, int32_t pid)
-{
-	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET,
-	                    .l_start = (off_t)PT_ALIVE_BYTE(key), .l_len = 1 };
-
-	return fcntl(t->fd, F_OFD_GETLK, &fl) != 0 || fl.l_type != F_UNLCK || !pt_pool_gone(pid);
 }
 
 /* Open chunks of writers whose process is gone, read to their commit, go

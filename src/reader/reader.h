@@ -27,6 +27,7 @@ struct pt_ractive {          /* a chunk being read */
 	int has_next;
 	uint32_t busy_word; /* its commit word when first seen marked in flight, */
 	uint64_t busy_since; /* ... and when (mono ns; 0: not seen so) */
+	uint64_t alive_at;  /* when its writer's process was last found alive */
 	int32_t next;       /* the same writer's next chunk, or -1 */
 	int gap;            /* chunks of its writer are missing before it (its
 	                     * serial, layout.h): mark a loss before its first
