@@ -442,16 +442,20 @@ static uint64_t in_flight(struct pt_trid *t)
 }
 
 /* The next record is stamped within the slack of the look: wait until it
- * is not (at most the slack, with no system call), for a new look. */
-static void slack_wait(const struct pt_reader *rd, uint64_t ts)
+ * is not (at most the slack, with no system call), for a new look.  0 if
+ * the clock did not get there (a clock that stands still: no new look). */
+static int slack_wait(const struct pt_reader *rd, uint64_t ts)
 {
 	uint64_t until = ts + rd->slack + 1;
 
-	for (unsigned i = 0; i < 1000000u && pt_now() < until; i++) {
+	for (unsigned i = 0; i < 1000000u; i++) {
+		if (pt_now() >= until)
+			return 1;
 #if defined(__x86_64__) || defined(__i386__)
 		__builtin_ia32_pause();
 #endif
 	}
+	return 0;
 }
 
 /* After an event of writer w was taken with nothing to put before it:
@@ -845,10 +849,8 @@ static int read_next(struct pt_trid *t, struct posix_trace_event_info *ev, void 
 			return 0; /* a writer in flight comes first (bounded: late_ns) */
 		}
 		if (best && best_ts >= horizon && best_ts - horizon < PT_HOLD_MAX) {
-			if (best_ts < now && best_ts < rd->hold) {
-				slack_wait(rd, best_ts); /* within the slack: look again */
-				continue;
-			}
+			if (best_ts < now && best_ts < rd->hold && slack_wait(rd, best_ts))
+				continue; /* it was within the slack: look again */
 			return 0; /* stamped during this look: the next one */
 		}
 		if (rd->need_resume) {
