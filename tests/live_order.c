@@ -21,6 +21,8 @@
  *            event comes out after later ones, once, counted late (1)
  *   many     8 writers (more than CPUs) x 20000 events, bound 10 s:
  *            0 steps back, every event once
+ *   log      as armed, in a stream with a log (FLUSH), read back from the
+ *            log: 0 steps back, every event once
  *   killed   a forked child (an inherited stream) is killed while held
  *            in an event, bound 60 s: the reader finds its writer gone
  *            and returns the events after it long before the bound
@@ -155,6 +157,7 @@ static long long ns_of(const struct timespec *ts)
 	return (long long)ts->tv_sec * 1000000000LL + ts->tv_nsec;
 }
 
+/* (want 0: until the end of a log) */
 static void read_all(trace_id_t trid, unsigned want, unsigned char *seen, size_t per,
                      struct tally *t, trace_event_id_t *ids, unsigned nids)
 {
@@ -165,8 +168,10 @@ static void read_all(trace_id_t trid, unsigned want, unsigned char *seen, size_t
 	long long last = 0;
 
 	memset(t, 0, sizeof *t);
-	while (t->got < want) {
+	while (!want || t->got < want) {
 		REQUIRE(posix_trace_getnext_event(trid, &ev, &seq, sizeof seq, &len, &none) == 0);
+		if (none && !want)
+			break;
 		if (none)
 			continue;
 		long long now = ns_of(&ev.posix_timestamp);
@@ -271,6 +276,54 @@ static void many_case(void)
 	CHECK_RC(posix_trace_shutdown(trid), 0);
 }
 
+/* The held writer's events with a log: the flusher reads the stream (it
+ * does not wait for a writer in flight), the log reads in timestamp
+ * order, every event once. */
+static void log_case(void)
+{
+	atomic_store(&faulted, 0);
+	atomic_store(&flow_done, 0);
+	atomic_store(&reader_flow, 0);
+	atomic_store(&wait_reader, 0);
+	int fd = memfd_create("live_order", 0);
+	REQUIRE(fd >= 0);
+	trace_attr_t attr;
+	trace_id_t trid, lt;
+	REQUIRE(posix_trace_attr_init(&attr) == 0);
+	REQUIRE(posix_trace_attr_setstreamsize(&attr, 8u << 20) == 0);
+	REQUIRE(posix_trace_attr_setstreamfullpolicy(&attr, POSIX_TRACE_FLUSH) == 0);
+	REQUIRE(posix_trace_create_withlog(0, &attr, fd, &trid) == 0);
+	posix_trace_attr_destroy(&attr);
+	REQUIRE(posix_trace_eventid_open("held", &id_held) == 0);
+	REQUIRE(posix_trace_eventid_open("flow", &id_flow) == 0);
+	REQUIRE(posix_trace_start(trid) == 0);
+	int warm = WARM;
+	pthread_t h, f;
+	REQUIRE(pthread_create(&f, NULL, flow_writer, NULL) == 0);
+	REQUIRE(pthread_create(&h, NULL, held_writer, &warm) == 0);
+	pthread_join(h, NULL);
+	pthread_join(f, NULL);
+	CHECK_RC(posix_trace_shutdown(trid), 0);
+
+	REQUIRE(lseek(fd, 0, SEEK_SET) == 0 && posix_trace_open(fd, &lt) == 0);
+	/* (the log keeps the stream's ids, and their names) */
+	trace_event_id_t ids[2] = { id_held, id_flow };
+	char name[TRACE_EVENT_NAME_MAX];
+	CHECK(posix_trace_eventid_get_name(lt, id_held, name) == 0 && !strcmp(name, "held"));
+	CHECK(posix_trace_eventid_get_name(lt, id_flow, name) == 0 && !strcmp(name, "flow"));
+	unsigned char seen[2 * 64] = { 0 };
+	struct tally t;
+	read_all(lt, 0, seen, 64, &t, ids, 2);
+	printf("log      steps back %u, events %u (duplicates %u, bad %u)\n", t.back, t.got, t.dup,
+	       t.bad);
+	CHECK_EQ(t.back, 0);
+	CHECK_EQ(t.got, WARM + 2 + NFLOW);
+	CHECK_EQ(t.dup, 0);
+	CHECK_EQ(t.bad, 0);
+	CHECK_RC(posix_trace_close(lt), 0);
+	close(fd);
+}
+
 static void killed_case(void)
 {
 	int pfd[2];
@@ -337,5 +390,6 @@ int main(void)
 	held_case("short", WARM, "20", 1);
 	many_case();
 	killed_case();
+	log_case();
 	T_END();
 }
