@@ -308,7 +308,7 @@ static void log_case(void)
 	REQUIRE(lseek(fd, 0, SEEK_SET) == 0 && posix_trace_open(fd, &lt) == 0);
 	/* (the log keeps the stream's ids, and their names) */
 	trace_event_id_t ids[2] = { id_held, id_flow };
-	char name[TRACE_EVENT_NAME_MAX];
+	char name[TRACE_EVENT_NAME_MAX + 1]; /* (the most characters, and the NUL) */
 	CHECK(posix_trace_eventid_get_name(lt, id_held, name) == 0 && !strcmp(name, "held"));
 	CHECK(posix_trace_eventid_get_name(lt, id_flow, name) == 0 && !strcmp(name, "flow"));
 	unsigned char seen[2 * 64] = { 0 };
