@@ -325,7 +325,8 @@ static void unstash(struct pt_reader *rd, struct posix_trace_event_info *ev, voi
 static void late_init(struct pt_trid *t)
 {
 	struct pt_reader *rd = &t->rd;
-	const char *e = getenv("POSIXTRACE_LATE_WAIT_MS");
+	/* (none in a set-user-ID program: the default) */
+	const char *e = secure_getenv("POSIXTRACE_LATE_WAIT_MS");
 	uint64_t ms = LATE_WAIT_MS;
 
 	if (e && *e) {
