@@ -43,6 +43,11 @@ struct pt_ext_losses {
 	 * have lost (one a nanosecond on every CPU since it was created) is
 	 * clamped to that, and implausible is set. */
 	int implausible;
+	/* A live stream only: events a reader of this id returned after one
+	 * stamped later (their writer was held between stamping and
+	 * committing them for longer than the reader waits: POSIXTRACE_LATE_WAIT_MS,
+	 * docs/implementation-defined.md, "Reading a live stream"). */
+	uint64_t late;
 };
 
 /* 0, or EINVAL if trid is not a trace id of this process. */

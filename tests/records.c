@@ -87,7 +87,7 @@ static uint32_t walk(trace_id_t trid, uint32_t *nwide)
 	const struct pt_view *v = &t->view;
 	for (uint32_t c = 0; c < v->nchunks; c++) {
 		const struct pt_chunk *ck = &v->chunks[c];
-		uint32_t commit = atomic_load(&ck->commit);
+		uint32_t commit = PT_COMMIT_POS(atomic_load(&ck->commit));
 		unsigned state = PT_SS_STATE(atomic_load(&ck->ss));
 		if ((state != PT_CK_OPEN && state != PT_CK_SEALED) || atomic_load(&ck->level) ||
 		    atomic_load(&ck->pid) != getpid() ||

@@ -288,6 +288,10 @@ static void live_report(struct tlog *l)
 	        (unsigned long long)l->nev, procs, procs == 1 ? "" : "es", threads,
 	        threads == 1 ? "" : "s", lost,
 	        tlog_lost_any(l) ? " (the reader fell behind: try --size)" : "");
+	if (l->late) /* (their threads were held in posix_trace_event() past the wait) */
+		fprintf(stderr, "%s: %llu event%s came late, after later ones "
+		        "(POSIXTRACE_LATE_WAIT_MS)\n", prog_cmd, (unsigned long long)l->late,
+		        l->late == 1 ? "" : "s");
 }
 
 int cmd_live(int argc, char **argv, const struct tlog_front *front)

@@ -50,6 +50,7 @@ void tlog_note_totals(struct tlog *l, trace_id_t trid)
 	}
 	l->log_overwritten = x.log_overwritten;
 	l->log_dropped = x.log_dropped;
+	l->late = x.late;
 }
 
 uint64_t tlog_lost_total(const struct tlog *l)

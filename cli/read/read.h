@@ -162,6 +162,7 @@ struct tlog {
 	int lost_final;                /* lost_stream is the final count (END block) */
 	int lost_implausible;          /* the stream's count was forged: clamped */
 	uint64_t log_overwritten, log_dropped; /* lost by the log itself */
+	uint64_t late;                 /* a live stream: events read after later ones */
 	/* a log that is not whole */
 	int unfinished;                /* no final status (END block): cut short, */
 	int writing;                   /* ... or still being written (record runs) */

@@ -72,6 +72,7 @@ int pt_ext_losses(trace_id_t trid, struct pt_ext_losses *out)
 		out->at_resume = rd->lost_at_resume;
 		out->total_ok = 1;
 		out->total = pt_read_lost(t); /* (since the last clear) */
+		out->late = rd->late;
 	}
 	uint64_t cap = lost_cap(&t->attr);
 	clamp(&out->at_resume, cap, &out->implausible);

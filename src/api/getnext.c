@@ -67,6 +67,12 @@ static int getnext(trace_id_t trid, struct posix_trace_event_info *ev, void *dat
 			if (left < (int64_t)ms * 1000000)
 				ms = (int)((left + 999999) / 1000000);
 		}
+		/* a writer in flight holds the events after it back: its commit
+		 * wakes us (we count in waiters below), and we look again at
+		 * least every POLL_MS, since the reader waits for it only so
+		 * long (reader/read.c, in_flight) */
+		if (t->rd.held && ms > POLL_MS)
+			ms = POLL_MS;
 		struct pt_hdr *h = t->hdr;
 		uint32_t val = atomic_load(&h->futex);
 		if (t->rd.flowing) {

@@ -277,6 +277,10 @@ static int take(struct pt_trid *t, struct pt_rwriter *w, struct posix_trace_even
 	*dlen = cp;
 	if (a->next_ts > t->rd.last_out)
 		t->rd.last_out = a->next_ts;
+	if (a->next_ts < t->rd.last_ev)
+		t->rd.late++; /* (it was in flight longer than the reader waited) */
+	else
+		t->rd.last_ev = a->next_ts;
 	a->last_ts = a->next_ts;
 	a->addr = addr;
 	a->off += size;
@@ -301,6 +305,160 @@ static void unstash(struct pt_reader *rd, struct posix_trace_event_info *ev, voi
 	rd->stashed = 0;
 }
 
+/* Events in flight (docs/design.md, "In flight").  A writer marks its
+ * chunk's commit word (PT_COMMIT_BUSY) before it reads the clock and
+ * clears it with the commit, so an event stamped before a look, whose
+ * record the look does not find, shows as a mark: the look then returns
+ * nothing stamped after the writer's last record (or its chunk's base),
+ * until the mark is gone or has been seen for late_ns (then the event,
+ * when it comes, is late, and counted so).  The mark's store may reach
+ * the reader a little after the stamp (a store buffer, another CPU's
+ * clock a little ahead): records stamped within `slack` of the look's
+ * clock wait for a later look.
+ * The default wait, its variable, the slack: */
+#define LATE_WAIT_MS   100u    /* POSIXTRACE_LATE_WAIT_MS, 0 to 60000 */
+#define LATE_WAIT_MAX  60000u
+#define LATE_SLACK_NS  20000u
+#define ALIVE_AFTER_NS 1000000u /* a mark held this long: is its writer alive? (a
+                                 * system call, at most once as often per chunk) */
+
+static void late_init(struct pt_trid *t)
+{
+	struct pt_reader *rd = &t->rd;
+	/* (none in a set-user-ID program: the default) */
+	const char *e = secure_getenv("POSIXTRACE_LATE_WAIT_MS");
+	uint64_t ms = LATE_WAIT_MS;
+
+	if (e && *e) {
+		char *end;
+		unsigned long v = strtoul(e, &end, 10);
+		if (!*end && *e != '-' && v <= LATE_WAIT_MAX)
+			ms = v;
+	}
+	rd->late_set = 1;
+	rd->late_ns = ms * 1000000u;
+	rd->slack = 0;
+	/* the flusher does not wait: a log is read in timestamp order
+	 * whatever order its blocks were written in (log/logiter.c), and
+	 * holding records back would keep chunks from being freed */
+	if (t->fl || !rd->late_ns) {
+		rd->late_ns = 0;
+		return;
+	}
+	const struct pt_clock *c = &t->clk;
+	if (c->kind != PT_CLK_TSC) {
+		rd->slack = LATE_SLACK_NS;
+	} else if (c->n >= 2 && c->pt[c->n - 1].ns > c->pt[0].ns &&
+	           c->pt[c->n - 1].tick > c->pt[0].tick) {
+		unsigned __int128 x = (unsigned __int128)LATE_SLACK_NS *
+		                      (c->pt[c->n - 1].tick - c->pt[0].tick);
+		rd->slack = (uint64_t)(x / (uint64_t)(c->pt[c->n - 1].ns - c->pt[0].ns)) + 1;
+	} else {
+		rd->slack = 8ull * LATE_SLACK_NS; /* (a clock of 8 GHz at most) */
+	}
+}
+
+/* The look's clock, less the slack. */
+static uint64_t look_now(const struct pt_reader *rd, uint64_t *raw)
+{
+	uint64_t now = pt_now();
+
+	*raw = now;
+	return now > rd->slack ? now - rd->slack : 0;
+}
+
+/* Is the process that stamped key on a chunk alive?  It holds a write
+ * lock on that key's byte of the segment's file until it exits, is
+ * killed or execs (traced/alive.c); any doubt counts as alive.  The lock
+ * alone is not enough: a program that closes every descriptor it did
+ * not open (some daemons do) drops it and records on; so the pid the
+ * chunk names must be gone too (pt_pool_gone) -- unless it is of another
+ * pid namespace, where ours may have no such pid.  (An image exec'd in
+ * place keeps its pid: its old image's chunks wait for it to end.) */
+static int alive(const struct pt_trid *t, uint32_t key, int32_t pid)
+{
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET,
+	                    .l_start = (off_t)PT_ALIVE_BYTE(key), .l_len = 1 };
+
+	return fcntl(t->fd, F_OFD_GETLK, &fl) != 0 || fl.l_type != F_UNLCK || !pt_pool_gone(pid);
+}
+
+/* Chunk a, read to its commit, open: if its writer is in flight, the
+ * tick before which nothing else may go out now (the writer's last
+ * record's, or its chunk's base, + 1); else UINT64_MAX.  *mono: the
+ * monotonic clock, read once per look (0: not yet). */
+static uint64_t busy_cap(struct pt_trid *t, struct pt_ractive *a, uint64_t *mono)
+{
+	const struct pt_chunk *ck = &t->view.chunks[a->idx];
+	uint32_t c = atomic_load_explicit(&ck->commit, memory_order_acquire);
+
+	if (!(c & PT_COMMIT_BUSY))
+		return UINT64_MAX;
+	/* (a sealed chunk's commit is final, whatever bit a writer killed
+	 * in an event left) */
+	if (atomic_load_explicit(&ck->ss, memory_order_acquire) != PT_SS(a->seq, PT_CK_OPEN) ||
+	    a->alive_at == UINT64_MAX)
+		return UINT64_MAX;
+	if (!*mono)
+		*mono = pt_mono_ns();
+	/* the wait begins again only when the writer committed records since
+	 * (a new event in flight): a word that changes with no record more
+	 * (a writer scribbling) is waited for once, for the bound */
+	if (!a->busy_since || PT_COMMIT_POS(c) > PT_COMMIT_POS(a->busy_word)) {
+		a->busy_word = c;
+		a->busy_since = *mono;
+	} else if (*mono - a->busy_since >= t->rd.late_ns) {
+		return UINT64_MAX; /* waited enough: it will come late */
+	} else if (*mono - a->busy_since >= ALIVE_AFTER_NS && *mono - a->alive_at >= ALIVE_AFTER_NS &&
+	           t->fd >= 0) {
+		/* held more than a moment: a process killed inside the call
+		 * (its lock free, its pid gone) leaves its mark for ever */
+		uint32_t key = atomic_load_explicit(&ck->alive, memory_order_relaxed);
+		a->alive_at = *mono;
+		if (key && !alive(t, key, atomic_load_explicit(&ck->pid, memory_order_relaxed))) {
+			a->alive_at = UINT64_MAX; /* gone: never waited for again */
+			return UINT64_MAX;
+		}
+	}
+	uint64_t lb = a->last_ts > a->base_ts ? a->last_ts : a->base_ts;
+	return lb == UINT64_MAX ? lb : lb + 1;
+}
+
+/* The earliest busy_cap() of the writers with nothing ready (read after
+ * the look's clock). */
+static uint64_t in_flight(struct pt_trid *t)
+{
+	struct pt_reader *rd = &t->rd;
+	uint64_t cap = UINT64_MAX, mono = 0;
+
+	if (!rd->late_ns)
+		return cap;
+	for (uint32_t i = 0; i < rd->nw; i++) {
+		if (rd->w[i].head == NONE || rd->ck[rd->w[i].head].has_next)
+			continue;
+		uint64_t c = busy_cap(t, &rd->ck[rd->w[i].head], &mono);
+		cap = c < cap ? c : cap;
+	}
+	return cap;
+}
+
+/* The next record is stamped within the slack of the look: wait until it
+ * is not (at most the slack, with no system call), for a new look.  0 if
+ * the clock did not get there (a clock that stands still: no new look). */
+static int slack_wait(const struct pt_reader *rd, uint64_t ts)
+{
+	uint64_t until = ts + rd->slack + 1;
+
+	for (unsigned i = 0; i < 1000000u; i++) {
+		if (pt_now() >= until)
+			return 1;
+#if defined(__x86_64__) || defined(__i386__)
+		__builtin_ia32_pause();
+#endif
+	}
+	return 0;
+}
+
 /* After an event of writer w was taken with nothing to put before it:
  * until when w's next events may follow with nothing else to do first
  * (read_again, the flusher's runs): before the next record another writer
@@ -312,7 +470,7 @@ static void unstash(struct pt_reader *rd, struct posix_trace_event_info *ev, voi
 static void allow_run_at(struct pt_trid *t, struct pt_rwriter *w, uint64_t now)
 {
 	struct pt_reader *rd = &t->rd;
-	uint64_t lim = now;
+	uint64_t lim = now, mono = 0;
 
 	rd->run_w = 0;
 	rd->run_cap = now;
@@ -330,6 +488,11 @@ static void allow_run_at(struct pt_trid *t, struct pt_rwriter *w, uint64_t now)
 				                                   memory_order_acquire);
 				if (PT_SS_STATE(ss) != PT_CK_OPEN)
 					return; /* read to its end: service() moves on */
+				if (rd->late_ns) { /* in flight: nothing after it */
+					uint64_t c = busy_cap(t, a, &mono);
+					lim = c < lim ? c : lim;
+					rd->run_cap = c < rd->run_cap ? c : rd->run_cap;
+				}
 				continue;
 			}
 		}
@@ -347,7 +510,9 @@ static void allow_run_at(struct pt_trid *t, struct pt_rwriter *w, uint64_t now)
 
 static void allow_run(struct pt_trid *t, struct pt_rwriter *w)
 {
-	allow_run_at(t, w, pt_now());
+	uint64_t raw;
+
+	allow_run_at(t, w, look_now(&t->rd, &raw));
 }
 
 /* A run ended where another writer's next record comes first: a run of
@@ -430,7 +595,8 @@ static int read_again(struct pt_trid *t, struct posix_trace_event_info *ev, void
 static void reload_commit(const struct pt_trid *t, struct pt_ractive *a)
 {
 	const struct pt_view *v = &t->view;
-	uint32_t c = atomic_load_explicit(&v->chunks[a->idx].commit, memory_order_acquire);
+	uint32_t c = PT_COMMIT_POS(atomic_load_explicit(&v->chunks[a->idx].commit,
+	                                                memory_order_acquire));
 
 	if (c <= v->chunk_size && c >= a->commit)
 		a->commit = c;
@@ -552,6 +718,8 @@ int pt_read_merge_end(struct pt_trid *t, struct pt_read_merge *m)
 		a->last_ts = p->tick;
 		if (p->tick > rd->last_out)
 			rd->last_out = p->tick;
+		if (p->tick > rd->last_ev)
+			rd->last_ev = p->tick;
 		a->addr = p->addr;
 		p->w->pairs_at = rd->pairs;
 		p->w->fresh = 0;
@@ -570,22 +738,6 @@ int pt_read_merge_end(struct pt_trid *t, struct pt_read_merge *m)
 static int late_may_come(const struct pt_trid *t)
 {
 	return (atomic_load_explicit(&t->hdr->state, memory_order_acquire) & PT_ST_RUNNING) != 0;
-}
-
-/* Is the process that stamped key on a chunk alive?  It holds a write
- * lock on that key's byte of the segment's file until it exits, is
- * killed or execs (traced/alive.c); any doubt counts as alive.  The lock
- * alone is not enough: a program that closes every descriptor it did
- * not open (some daemons do) drops it and records on; so the pid the
- * chunk names must be gone too (pt_pool_gone) -- unless it is of another
- * pid namespace, where ours may have no such pid.  (An image exec'd in
- * place keeps its pid: its old image's chunks wait for it to end.) */
-static int alive(const struct pt_trid *t, uint32_t key, int32_t pid)
-{
-	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET,
-	                    .l_start = (off_t)PT_ALIVE_BYTE(key), .l_len = 1 };
-
-	return fcntl(t->fd, F_OFD_GETLK, &fl) != 0 || fl.l_type != F_UNLCK || !pt_pool_gone(pid);
 }
 
 /* Open chunks of writers whose process is gone, read to their commit, go
@@ -628,7 +780,8 @@ static void reap_dead(struct pt_trid *t)
 			if (nseen < sizeof seen / sizeof seen[0])
 				seen[nseen++].key = key, seen[nseen - 1].alive = live;
 		}
-		if (live || atomic_load_explicit(&ck->commit, memory_order_acquire) != a->off)
+		if (live || PT_COMMIT_POS(atomic_load_explicit(&ck->commit, memory_order_acquire)) !=
+		            a->off)
 			continue;
 		/* (the CAS fails if the chunk is no longer in a->seq's life) */
 		if (!pt_pool_free(&t->view, a->idx, a->seq, PT_CK_OPEN))
@@ -656,8 +809,9 @@ static int read_next(struct pt_trid *t, struct posix_trace_event_info *ev, void 
 		 * only after the look below cannot have happened before any
 		 * record stamped before it that the look finds, so those go out
 		 * now; later ones wait for the next look (in which whatever
-		 * happened before them is found first) */
-		uint64_t horizon = pt_now();
+		 * happened before them is found first); less the slack, and
+		 * below the writers in flight (in_flight, after the look) */
+		uint64_t now, horizon = look_now(rd, &now);
 		pt_reader_discover(t);
 		horizon = rd->hold < horizon ? rd->hold : horizon;
 		for (uint32_t i = 0; i < rd->nw;) {
@@ -671,6 +825,8 @@ static int read_next(struct pt_trid *t, struct posix_trace_event_info *ev, void 
 		}
 		reap_dead(t); /* (a writer it empties is forgotten at the next look) */
 		pt_losses_collect(t);
+		uint64_t cap = in_flight(t);
+		horizon = cap < horizon ? cap : horizon;
 		struct pt_rwriter *best = NULL; /* rd->w does not change below */
 		for (uint32_t i = 0; i < rd->nw; i++) {
 			if (rd->w[i].head == NONE)
@@ -689,8 +845,15 @@ static int read_next(struct pt_trid *t, struct posix_trace_event_info *ev, void 
 		/* (an OVERFLOW waits for it too: a record stamped before its
 		 * first lost event may still be on its way, in a writer taking
 		 * a chunk, while the event that follows is not final) */
-		if (best && best_ts >= horizon && best_ts - horizon < PT_HOLD_MAX)
+		if (best && best_ts >= cap) {
+			rd->held = 1;
+			return 0; /* a writer in flight comes first (bounded: late_ns) */
+		}
+		if (best && best_ts >= horizon && best_ts - horizon < PT_HOLD_MAX) {
+			if (best_ts < now && best_ts < rd->hold && slack_wait(rd, best_ts))
+				continue; /* it was within the slack: look again */
 			return 0; /* stamped during this look: the next one */
+		}
 		if (rd->need_resume) {
 			pt_loss_take(rd, h, best_ts == UINT64_MAX ? 0 : best_ts - 1);
 		} else if (gl->n && !best && gl->e[0].ts != UINT64_MAX && gl->e[0].ts >= horizon &&
@@ -815,5 +978,8 @@ static int read_next(struct pt_trid *t, struct posix_trace_event_info *ev, void 
 int pt_read_next(struct pt_trid *t, struct posix_trace_event_info *ev, void *buf, size_t num,
                  size_t *dlen)
 {
+	if (!t->rd.late_set)
+		late_init(t);
+	t->rd.held = 0;
 	return read_again(t, ev, buf, num, dlen) || read_next(t, ev, buf, num, dlen);
 }

@@ -25,6 +25,9 @@ struct pt_ractive {          /* a chunk being read */
 	uint64_t addr;      /* caller address of the last record taken (a short
 	                     * record's own) */
 	int has_next;
+	uint32_t busy_word; /* its commit word when first seen marked in flight, */
+	uint64_t busy_since; /* ... and when (mono ns; 0: not seen so) */
+	uint64_t alive_at;  /* when its writer's process was last found alive */
 	int32_t next;       /* the same writer's next chunk, or -1 */
 	int gap;            /* chunks of its writer are missing before it (its
 	                     * serial, layout.h): mark a loss before its first
@@ -84,6 +87,15 @@ struct pt_reader {
 	uint64_t lost_forgot;        /* lost before a clear and never told: not in
 	                              * any gap, nor in the total (pt_read_lost) */
 	uint64_t last_out;           /* the latest tick of an event returned */
+	uint64_t last_ev;            /* ... of a recorded event (not synthesized) */
+	uint64_t late;               /* recorded events returned after a later one */
+	/* events in flight (read.c, in_flight): how long a writer's mark is
+	 * waited for (ns; 0: never, the flusher's), the clock's slack (ticks:
+	 * records stamped this close to the look wait), set at the first read */
+	uint64_t late_ns, slack;
+	int late_set;
+	int held;                    /* the last read found none because of a
+	                              * writer in flight (api/getnext.c) */
 	uint64_t ovf_tick;           /* the tick of the OVERFLOW waiting for its RESUME */
 	uint64_t unknown;            /* losses whose writer is not known */
 	uint64_t reports_lost;       /* loss reports overwritten before they were
@@ -247,7 +259,8 @@ static inline int pt_rchunk_peek(const struct pt_trid *t, struct pt_ractive *a)
 	uint64_t next_ts = 0;
 
 	if (a->off + PT_REC_HDR > a->commit) {
-		uint32_t c = atomic_load_explicit(&v->chunks[a->idx].commit, memory_order_acquire);
+		uint32_t c = PT_COMMIT_POS(
+			atomic_load_explicit(&v->chunks[a->idx].commit, memory_order_acquire));
 		if (c <= v->chunk_size && c >= a->commit)
 			a->commit = c;
 	}

@@ -59,7 +59,7 @@ static void push_free(struct pt_view *sl, uint32_t idx)
 /* A sealed chunk leaves the stream's budget. */
 static void unaccount(struct pt_view *sl, struct pt_chunk *ck)
 {
-	uint32_t used = atomic_load_explicit(&ck->commit, memory_order_relaxed);
+	uint32_t used = PT_COMMIT_POS(atomic_load_explicit(&ck->commit, memory_order_relaxed));
 	atomic_fetch_sub_explicit(&sl->hdr->sealed_bytes,
 	                          used > sl->chunk_size ? sl->chunk_size : used,
 	                          memory_order_relaxed);
@@ -159,7 +159,7 @@ static void account_steal(struct pt_view *sl, uint32_t idx, uint64_t seq)
 	int ok = PT_RD_SEQ_OK(pos, seq) && pos != PT_RD_CLOSED(seq);
 	uint32_t taken = ok ? PT_RD_COUNT(pos) : 0;
 	uint32_t off = ok ? PT_RD_OFF(pos) : 0;
-	uint32_t commit = atomic_load_explicit(&ck->commit, memory_order_relaxed);
+	uint32_t commit = PT_COMMIT_POS(atomic_load_explicit(&ck->commit, memory_order_relaxed));
 	uint64_t base = atomic_load_explicit(&ck->base_ts, memory_order_relaxed);
 	uint64_t ts = base;
 
@@ -295,7 +295,10 @@ static unsigned seal_dead(struct pt_view *sl)
 				continue; /* (the pid too: reader/read.c, alive()) */
 			dead_key = key;
 		}
-		uint32_t commit = atomic_load_explicit(&ck->commit, memory_order_acquire);
+		/* (a process killed inside an event left its mark: the
+		 * commit is final all the same) */
+		uint32_t commit =
+			PT_COMMIT_POS(atomic_load_explicit(&ck->commit, memory_order_acquire));
 		if (commit > sl->chunk_size)
 			continue;
 		/* in the budget before it is sealed: a reader that frees it at
@@ -576,7 +579,9 @@ int pt_pool_acquire(struct pt_view *sl, struct pt_tw *tw, uint32_t state, uint64
 	uint64_t seq = atomic_fetch_add_explicit(&h->acq_seq, 1, memory_order_relaxed) + 1;
 	struct pt_chunk *ck = &sl->chunks[idx];
 	atomic_store_explicit(&ck->serial, tw->idx + 1, memory_order_relaxed); /* (no chunk held) */
-	atomic_store_explicit(&ck->commit, 0, memory_order_relaxed);
+	/* taken in flight: the event it is taken for is on its way, and is
+	 * stamped once the chunk is published (traced/record.c) */
+	atomic_store_explicit(&ck->commit, PT_COMMIT_BUSY, memory_order_relaxed);
 	atomic_store_explicit(&ck->nevents, 0, memory_order_relaxed);
 	/* the life's own start value: a reader that claims with the last
 	 * life's can never move this one on */
@@ -619,6 +624,9 @@ void pt_pool_seal(struct pt_view *sl, struct pt_tw *tw, uint32_t state)
 		uint64_t s = atomic_fetch_add_explicit(&h->seal_seq, 1, memory_order_relaxed);
 		atomic_store_explicit(&ck->nevents, tw->nev, memory_order_relaxed);
 		atomic_store_explicit(&ck->sealno, (uint32_t)s, memory_order_relaxed);
+		/* the final commit, without the mark of the event that seals it
+		 * (that event goes into the next chunk) */
+		atomic_store_explicit(&ck->commit, tw->pos, memory_order_relaxed);
 		atomic_fetch_add_explicit(&h->sealed_bytes, tw->pos, memory_order_relaxed);
 		atomic_store_explicit(&ck->ss, PT_SS(tw->seq, PT_CK_SEALED), memory_order_release);
 		atomic_store_explicit(&sl->seal_log[s & sl->log_mask], PT_LOG_ENTRY(s, tw->idx),

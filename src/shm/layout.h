@@ -260,6 +260,15 @@ struct pt_clock_img {
  * give back an open chunk of a live writer of the same segment, which is
  * what any process that can write the segment can do anyway. */
 #define PT_ALIVE_BYTE(k) ((1ull << 48) + (uint64_t)(k))
+/* The commit word: the bytes of complete records, and PT_COMMIT_BUSY
+ * while its writer is inside an event (docs/design.md, "In flight"): the
+ * writer stores pos | BUSY before it reads the clock, and the commit
+ * (pos, no BUSY) clears it; a chunk is taken with it set, since its first
+ * event is on its way.  Whoever reads the word masks it (PT_COMMIT_POS);
+ * only a reader of an OPEN chunk looks at the bit, and only for a bounded
+ * time (a hostile or killed writer may leave it set). */
+#define PT_COMMIT_BUSY   0x80000000u
+#define PT_COMMIT_POS(c) ((uint32_t)(c) & ~PT_COMMIT_BUSY)
 struct pt_chunk {
 	_Atomic uint64_t ss;       /* seq << 2 | state */
 	_Atomic uint32_t next;     /* free-stack link */
@@ -273,7 +282,8 @@ struct pt_chunk {
 	_Atomic uint64_t rd_pos;   /* reader's progress, PT_RD_POS(seq, off, count) */
 	_Atomic uint32_t level;    /* signal nesting level of the writer */
 	_Atomic uint32_t sealno;   /* seal number of its last seal (low 32 bits) */
-	alignas(64) _Atomic uint32_t commit; /* bytes of complete records (release store) */
+	alignas(64) _Atomic uint32_t commit; /* bytes of complete records (release store),
+	                                      * | PT_COMMIT_BUSY while an event is in flight */
 };
 _Static_assert(sizeof(struct pt_chunk) == 128 && offsetof(struct pt_chunk, commit) == 64,
                "pt_chunk is two cache lines, commit alone on the second");

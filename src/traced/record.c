@@ -213,6 +213,15 @@ __attribute__((always_inline)) static inline int write_one(struct pt_view *sl, s
 	    (++tw->nev & 255) && !atomic_load_explicit(&sl->dead, memory_order_relaxed) &&
 	    pt_pool_drop_again(sl, tw, PT_REC_SIZE(n)))
 		return 0;
+	/* in flight (layout.h, PT_COMMIT_BUSY): marked before the clock is
+	 * read, in the chunk this writer holds; cleared by the commit below,
+	 * or by the seal when the event goes into a new chunk, which is taken
+	 * marked and stamps the event again once it is published */
+	uint32_t key = pt_tw_key(sl, st);
+	if (tw->key == key)
+		atomic_store_explicit(&sl->chunks[tw->idx].commit, tw->pos | PT_COMMIT_BUSY,
+		                      memory_order_relaxed);
+	atomic_signal_fence(memory_order_seq_cst);
 	uint64_t ts = pt_now();
 
 	/* a thread that moved to a CPU whose TSC reads a little lower keeps
@@ -223,7 +232,7 @@ __attribute__((always_inline)) static inline int write_one(struct pt_view *sl, s
 	 * chunk's base is near (layout.h) */
 	unsigned wide = addr != tw->addr || (ts - tw->base_ts) >> 32;
 	uint32_t rec = PT_REC_BYTES(n, wide);
-	if (PT_UNLIKELY(tw->key != pt_tw_key(sl, st) || tw->pos + rec > sl->chunk_size ||
+	if (PT_UNLIKELY(tw->key != key || tw->pos + rec > sl->chunk_size ||
 	                (ts - tw->base_ts) >> 47)) {
 		if (tw->key && (tw->key >> 16) == pt_slot_gen(sl))
 			pt_pool_seal(sl, tw, st);
@@ -242,7 +251,13 @@ __attribute__((always_inline)) static inline int write_one(struct pt_view *sl, s
 			note_wait(sl, tw, pt_waited_ns, rec, addr);
 			pt_waited_ns = 0;
 		}
-		ts = tw->last_ts; /* (later, if it waited) */
+		/* stamped again, now that the new chunk is published with its
+		 * mark set: the stamp read before the seal was in no chunk a
+		 * reader could see marked in between (not before the chunk's
+		 * base, nor before the end of a wait for room) */
+		ts = pt_now();
+		if (ts < tw->last_ts)
+			ts = tw->last_ts;
 		wide = 1;
 	}
 	pt_word *p = (pt_word *)(pt_chunk_data(sl, tw->idx) + tw->pos);
@@ -456,12 +471,27 @@ __attribute__((always_inline)) static inline int fast_write(trace_event_id_t id,
                                                             unsigned wide)
 {
 	struct pt_tw *tw = &pt_rec.tw[0][0];
-	uint64_t ts = fast_now(clk);
 	uint32_t pos = tw->pos, end = pos + PT_REC_BYTES(n, wide);
-	if (PT_UNLIKELY(end > pt_rec.fast.lim || ts < tw->last_ts || (ts - tw->base_ts) >> 32))
+	if (PT_UNLIKELY(end > pt_rec.fast.lim))
 		return 1;
-	pt_word *p = (pt_word *)(d + pos);
+	/* in flight: the mark before the clock is read (layout.h,
+	 * PT_COMMIT_BUSY), on the line the commit below stores to anyway
+	 * (pos + BUSY: pos is below it, and one lea makes it) */
+	_Atomic uint32_t *cw = &((struct pt_chunk *)((char *)h + PT_FAST_CHUNKS_OFF))[tw->idx].commit;
+	atomic_store_explicit(cw, pos + PT_COMMIT_BUSY, memory_order_relaxed);
 	tw->pos = end;
+	/* (the compiler keeps the mark before the clock: the empty asm reads
+	 * it, and is kept before the clock's volatile builtin; the CPU may
+	 * show the store a little later, when its store buffer drains: the
+	 * reader's slack, reader/read.c) */
+	__asm__ volatile("" : : "m"(*cw));
+	uint64_t ts = fast_now(clk);
+	if (PT_UNLIKELY(ts < tw->last_ts || (ts - tw->base_ts) >> 32)) {
+		tw->pos = pos;
+		atomic_store_explicit(cw, pos, memory_order_relaxed); /* (nothing written) */
+		return 1;
+	}
+	pt_word *p = (pt_word *)(d + pos);
 	tw->nev++;
 	tw->last_ts = ts;
 	if (wide) {
@@ -471,11 +501,9 @@ __attribute__((always_inline)) static inline int fast_write(trace_event_id_t id,
 	atomic_store_explicit(&p[0], pt_rec_w0(ts, id, wide ? PT_RF_WIDE : 0, n),
 	                      memory_order_relaxed);
 	fast_put(p + 1, data, n);
-	/* (the commit's place and value read back from TLS, not kept in
-	 * registers across the copy) */
-	atomic_store_explicit(
-		&((struct pt_chunk *)((char *)h + PT_FAST_CHUNKS_OFF))[tw->idx].commit, tw->pos,
-		memory_order_release);
+	/* (the commit's value read back from TLS, not kept in a register
+	 * across the copy; the store clears the mark) */
+	atomic_store_explicit(cw, tw->pos, memory_order_release);
 	return 0;
 }
 

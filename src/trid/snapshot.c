@@ -121,7 +121,7 @@ static int ck_read(const struct pt_trid *t, uint32_t i, uint32_t epoch, struct c
 	d->level = atomic_load_explicit(&ck->level, memory_order_relaxed);
 	d->serial = atomic_load_explicit(&ck->serial, memory_order_relaxed);
 	d->nev = atomic_load_explicit(&ck->nevents, memory_order_relaxed);
-	uint32_t c = atomic_load_explicit(&ck->commit, memory_order_acquire);
+	uint32_t c = PT_COMMIT_POS(atomic_load_explicit(&ck->commit, memory_order_acquire));
 	d->commit = c <= t->view.chunk_size ? c & ~7u : 0;
 	return 0;
 }
@@ -225,7 +225,8 @@ int pt_snap_follow_poll(struct pt_trid *t, struct pt_snap_follow *f, pt_snap_fn 
 			continue;
 		uint64_t seq = PT_SS_SEQ(ss);
 		if (f->ck[i].seq == seq + 1 &&
-		    atomic_load_explicit(&ck->commit, memory_order_relaxed) <= f->ck[i].off) {
+		    PT_COMMIT_POS(atomic_load_explicit(&ck->commit, memory_order_relaxed)) <=
+		            f->ck[i].off) {
 			f->ck[i].done |= st == PT_CK_SEALED; /* (its commit is final) */
 			continue;
 		}
