@@ -55,7 +55,7 @@ void pt_inherit_atfork_child(void)
 		}
 		/* a descriptor of the child's own, close-on-exec: an image the
 		 * child execs opens the memfd again where the parent holds it
-		 * (pt_ctl_adopt), if it may */
+		 * (pt_inherit_adopt), if it may */
 		int hfd = fcntl(sl->home_fd, F_DUPFD_CLOEXEC, 3);
 		struct stat hst;
 		pt_proc.own_src[s] = (struct pt_own_src){ 0, 0, 0 };
