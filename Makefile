@@ -34,7 +34,8 @@ DEPFLAGS  = -MMD -MP -MF $@.d -MT $@
 # src/ is layered, one folder per layer, each with its header (docs/design.md):
 # shm (bottom) < ring < traced, reader; shm < log (beside traced and reader);
 # traced, reader, log < trid < api (top).  LIB_LAYERS is also the link
-# order, which orders the constructors of one priority: keep it.
+# order; the constructors' order does not hang on it (traced/lifecycle.c
+# calls the clock's set-up itself, docs/design.md).
 LIB_LAYERS := shm ring traced reader log trid api
 LIB_SRC  := $(foreach l,$(LIB_LAYERS),$(wildcard src/$(l)/*.c))
 LIB_OBJ  := $(LIB_SRC:src/%.c=$(BUILD)/obj/%.o)

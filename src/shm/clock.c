@@ -65,9 +65,17 @@ enum {
 #define KEEP_NS      40000000    /* pt_clock_keep's period */
 
 /* Once, when the library is loaded, before the program's own constructors
- * (which may record): from then on pt_clock_tsc is only read. */
-__attribute__((constructor(101))) static void pt_clock_init(void)
+ * (which may record): from then on pt_clock_tsc is only read.  Called
+ * first by the traced side's constructor (traced/lifecycle.c), and by this
+ * file's own, which is the only one a reader-only link has; the second
+ * call does nothing. */
+void pt_clock_init(void)
 {
+	static int done;
+
+	if (done)
+		return;
+	done = 1;
 #if PT_HAVE_TSC
 	unsigned a, b, c, d;
 	const char *env = secure_getenv("POSIXTRACE_CLOCK"); /* none in a set-user-ID program */
@@ -84,6 +92,11 @@ __attribute__((constructor(101))) static void pt_clock_init(void)
 	if (__get_cpuid(0x80000007u, &a, &b, &c, &d) && (d & (1u << 8)))
 		pt_clock_tsc = ordered ? PT_TSC_ORDERED : PT_TSC_FAST;
 #endif
+}
+
+__attribute__((constructor(101))) static void clock_at_load(void)
+{
+	pt_clock_init();
 }
 
 #if PT_HAVE_TSC

@@ -20,70 +20,11 @@
 #include <unistd.h>
 #include "traced.h"
 
-/* this process's views of the streams it records into, and which slot
- * uses which (the recording path reads it; only a resync changes it) */
-struct pt_proc pt_proc;
-
 static _Thread_local int in_sync PT_TLS;
 static uint32_t view_used;     /* views ever used: 0..PT_VIEWS */
 static uint64_t view_retired[PT_VIEWS]; /* bit 63: retired; low bits: order */
 static uint64_t retire_count;
 static uint16_t next_gen;
-
-/* A stream this process made for itself is mapped once: the trace id and
- * the recording view share the mapping, which goes when both let go.
- * (One mapping is also what lets ThreadSanitizer see the two sides meet.) */
-static struct {
-	_Atomic uint64_t ticket;
-	void *hdr;
-	size_t size;
-	_Atomic int refs;
-} selfmap[PT_SLOTS];
-
-void pt_selfmap_add(unsigned s, uint64_t ticket, void *hdr, size_t size)
-{
-	selfmap[s].hdr = hdr;
-	selfmap[s].size = size;
-	atomic_store(&selfmap[s].refs, 1);
-	atomic_store_explicit(&selfmap[s].ticket, ticket, memory_order_release);
-}
-
-static void *selfmap_get(unsigned s, uint64_t ticket, size_t size)
-{
-	if (atomic_load_explicit(&selfmap[s].ticket, memory_order_acquire) != ticket ||
-	    selfmap[s].size != size)
-		return NULL;
-	int r = atomic_load(&selfmap[s].refs);
-	while (r > 0 && !atomic_compare_exchange_weak(&selfmap[s].refs, &r, r + 1))
-		;
-	return r > 0 ? selfmap[s].hdr : NULL;
-}
-
-/* Let go of a mapping of a segment (async-signal-safe). */
-void pt_map_release(void *hdr, size_t size)
-{
-	for (unsigned s = 0; s < PT_SLOTS; s++)
-		if (selfmap[s].hdr == hdr && atomic_load(&selfmap[s].refs) > 0) {
-			if (atomic_fetch_sub(&selfmap[s].refs, 1) == 1) {
-				atomic_store(&selfmap[s].ticket, 0);
-				munmap(hdr, size);
-			}
-			return;
-		}
-	munmap(hdr, size);
-}
-
-/* Slot s's stream is held by fd, which this process made (close_it: a
- * dup of its own, closed when the stream ends here). */
-void pt_slot_own_fd(unsigned s, int fd, int close_it)
-{
-	pt_proc.own_fd[s] = fd + 1;
-	pt_fdid_of(fd, &pt_proc.own_id[s]);
-	if (close_it)
-		atomic_fetch_or(&pt_proc.own_close, 1u << s);
-	else
-		atomic_fetch_and(&pt_proc.own_close, ~(1u << s));
-}
 
 /* The descriptor to map slot s's stream from: the one this process holds
  * for it, if the slot says the stream is not in the control memfd (it
@@ -95,16 +36,6 @@ static int slot_home(unsigned s, const struct pt_ctl_slot *e)
 	if ((atomic_load(&e->flags) & PT_CS_INHERITED) || atomic_load(&e->fd) >= 0)
 		return pt_proc.own_fd[s] - 1;
 	return pt_ctl_fd;
-}
-
-/* This process no longer needs its own descriptor of slot s. */
-static void own_fd_drop(unsigned s)
-{
-	int fd = pt_proc.own_fd[s] - 1;
-
-	pt_proc.own_fd[s] = 0;
-	if (fd >= 0 && (atomic_fetch_and(&pt_proc.own_close, ~(1u << s)) >> s & 1))
-		pt_close_own(fd, &pt_proc.own_id[s]); /* (the number may be the program's now) */
 }
 
 /* Is fd still the file whose inode is ino (fd numbers get reused)? */
@@ -176,7 +107,7 @@ static void reap(unsigned s, uint64_t ticket)
 	    atomic_load(&e->lock_byte) != UINT32_MAX)
 		fallocate(hfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)off, (off_t)size);
 	if (hfd >= 0 && hfd != pt_ctl_fd)
-		own_fd_drop(s);
+		pt_slot_own_fd_drop(s);
 }
 
 static uint64_t ticks_per_10ms(const struct pt_clock_img *c)
@@ -263,7 +194,7 @@ static void unjoin(unsigned s, uint64_t ticket)
 		return;
 	pt_ctl_bump(pt_ctl, 0, 1u << s);
 	if (pt_proc.own_fd[s])
-		own_fd_drop(s);
+		pt_slot_own_fd_drop(s);
 }
 
 /* 0 attached, 1 cannot attach this ticket (never retried), -1 retry later. */
@@ -287,7 +218,7 @@ static int attach(unsigned s, uint64_t ticket)
 	}
 	int hfd = slot_home(s, e), own = hfd >= 0 && hfd != pt_ctl_fd;
 	if (!own && pt_proc.own_fd[s])
-		own_fd_drop(s); /* an inherited stream's slot now names another one */
+		pt_slot_own_fd_drop(s); /* an inherited stream's slot now names another one */
 	if (hfd < 0 || off % 4096 || size < sizeof(struct pt_hdr) || size > 1ull << 42 ||
 	    off > PT_CTL_REGION_MAX || (!own && off < PT_CTL_SIZE))
 		return 1;
@@ -303,7 +234,7 @@ static int attach(unsigned s, uint64_t ticket)
 	int v = view_get();
 	if (v < 0)
 		return -1;
-	struct pt_hdr *h = !own ? selfmap_get(s, ticket, size) : NULL;
+	struct pt_hdr *h = !own ? pt_selfmap_get(s, ticket, size) : NULL;
 	if (!h)
 		h = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, hfd, (off_t)off);
 	struct pt_view *sl = &pt_proc.view[v];
@@ -396,6 +327,14 @@ void pt_resync_atfork_parent(void)
 	atomic_store_explicit(&pt_proc.sync, 0, memory_order_release);
 }
 
+/* ... and in the child, once its control segment is its own (inherit.c):
+ * no resync runs, and the first event looks at the new segment. */
+void pt_resync_atfork_child(void)
+{
+	atomic_store(&pt_proc.sync, 0);
+	atomic_store(&pt_proc.seen, 0);
+}
+
 static void resync_locked(void)
 {
 	int busy = 0;
@@ -471,14 +410,14 @@ void pt_detach_now(unsigned s, uint64_t ticket)
 	atomic_store_explicit(&pt_proc.sync, 0, memory_order_release);
 }
 
-/* At load, after the constructors that adopt the control segment (101)
- * and note the objects of the start (102): a stream that waited for this
+/* At load (lifecycle.c), after the control segment was adopted or made
+ * and the objects of the start were noted: a stream that waited for this
  * process across exec (`posixtrace record`, or a controller that made it
  * before the exec) is mapped now, while the process has one thread, so
  * its first event, whichever thread records it, finds the stream mapped
  * and the map of loaded code written.  A process nobody traces yet finds
  * no ticket and makes no system call here. */
-__attribute__((constructor(103))) static void attach_at_load(void)
+void pt_attach_at_load(void)
 {
 	int any = 0;
 

@@ -9,11 +9,11 @@
  * stand in for the C library's: execve, execv, execvp, execvpe, execl,
  * execlp, execle, fexecve) keeps its control segment open for the new
  * image and names it in its environment (POSIXTRACE_CTL, read back by
- * ctlseg.c), so the streams follow the process into the new program from
+ * inherit.c), so the streams follow the process into the new program from
  * its first event.  An inherited stream's memfd -- its parent's control
  * memfd -- is never kept: the environment names where the parent holds
  * it, and the new image opens it there again through /proc, which the
- * kernel allows only under the ptrace rule (pt_ctl_adopt).
+ * kernel allows only under the ptrace rule (pt_inherit_adopt).
  *
  * They are kept only when that is the process's own exec: not in a child
  * sharing its memory (vfork(), whose pid differs), not once the process
@@ -60,7 +60,7 @@ static int (*c_fexecve)(int, char *const[], char *const[]);
 static uid_t load_uid, load_euid;
 static gid_t load_gid, load_egid;
 
-/* At load, from ctlseg.c's constructor: the C library's functions this
+/* At load, from lifecycle.c's constructor: the C library's functions this
  * file stands in front of, and the ids the process started with. */
 void pt_exec_init(void)
 {
@@ -182,8 +182,6 @@ static void keep_end(struct keep *k)
 		atomic_store(&pt_ctl->exec, 0);
 	errno = e;
 }
-
-void (*pt_exec_shutdown)(void);
 
 /* path is a regular file this process may execute */
 static int runnable(const char *path)

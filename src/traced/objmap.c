@@ -36,7 +36,6 @@
 
 #define OBJ_MAX 4096u /* objects one process keeps track of */
 
-_Thread_local struct pt_objrange pt_obj PT_TLS;
 /* the table entries it used last (index + 1, or 0, in the low 16 bits),
  * looked at before the table; the next one to replace in tl_idx[0]'s high
  * bits (not a variable of its own: with the padding it brought, 16 bytes
@@ -45,8 +44,6 @@ _Thread_local struct pt_objrange pt_obj PT_TLS;
 static _Thread_local uint32_t tl_idx[OBJ_TL] PT_TLS;
 #define TL_ENTRY(k) (tl_idx[k] & 0xffffu)
 _Static_assert(OBJ_MAX < 0xffffu && (0x10000u % OBJ_TL) == 0, "tl_idx's fields");
-
-_Atomic uint32_t pt_objmap_sync;
 
 /* The table: entries [0, ntab), each in one of these states (state[i]):
  * OBJ_GONE (unloaded), OBJ_START (loaded at start, only start[i] known
@@ -189,9 +186,10 @@ static int each_object(struct dl_phdr_info *info, size_t size, void *arg)
 	return 0;
 }
 
-/* At load (and after exec, in the new image): the objects loaded so far.
- * After ctlseg.c's constructor (101), before the program's own. */
-__attribute__((constructor(102))) static void objmap_init(void)
+/* At load (and after exec, in the new image; lifecycle.c): the objects
+ * loaded so far, after the control segment, before the program's own
+ * constructors. */
+void pt_objmap_init(void)
 {
 	size_t sz = (size_t)OBJ_MAX * (sizeof *tab + sizeof *start + sizeof *state + sizeof *bid_off);
 	void *p = mmap(NULL, sz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,

@@ -5,8 +5,8 @@
  * its environment names), in the area of the map of loaded code (an
  * entry of kind PT_OBJ_PROC), so that a reader can show the process tree.
  * The command line is taken from the arguments the C library passes to
- * constructors (no system call at load); the parent's pid is asked when
- * the entry is written.
+ * the library's constructor, lifecycle.c (no system call at load); the
+ * parent's pid is asked when the entry is written.
  */
 #include <string.h>
 #include <unistd.h>
@@ -15,7 +15,8 @@
 static char cmdline[PT_OBJ_PATH]; /* the arguments, space separated, cut to fit */
 static uint8_t cmdline_cut;
 
-__attribute__((constructor(102))) static void procid_init(int argc, char **argv)
+/* At load (lifecycle.c, with the arguments the C library gave it). */
+void pt_procid_init(int argc, char **argv)
 {
 	size_t n = 0;
 

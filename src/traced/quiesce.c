@@ -11,39 +11,24 @@
 #include <linux/membarrier.h>
 #include <pthread.h>
 #include <sched.h>
-#include <signal.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
-#include "traced.h"
+#include "quiesce.h"
 
 #define MAX_THREADS 4096
-
-_Thread_local _Atomic unsigned pt_nest PT_TLS;
-_Thread_local _Atomic int pt_thread_index PT_TLS;
 
 static _Atomic(_Atomic unsigned *) threads[MAX_THREADS];
 static _Atomic unsigned high;          /* entries in use are below this */
 static _Atomic int untracked;          /* a thread could not be registered */
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_key_t exit_key;
 static _Atomic int membarrier_ok;
 
-/* The thread is exiting.  From here on no signal handler may run in it:
- * one that recorded an event would register the thread again after this
- * destructor, and the registry would keep a pointer into thread-local
- * storage that is freed with the thread (a later shutdown read it and
- * crashed).  Signals sent to this thread are discarded when it is gone;
- * process-wide ones go to another thread.  (A key destructor of another
- * library that records registers it again and so re-arms this one.) */
-static void on_thread_exit(void *arg)
+/* The thread is exiting (lifecycle.c's thread-exit hook, with every
+ * signal blocked, after its chunks were sealed): its entry goes, so no
+ * shutdown reads thread-local storage that is freed with the thread. */
+void pt_quiesce_thread_exit(void)
 {
-	sigset_t all;
-
-	(void)arg;
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, NULL);
-	pt_seal_thread();
 	pthread_mutex_lock(&reg_lock);
 	if (pt_thread_index > 0)
 		atomic_store(&threads[pt_thread_index - 1], NULL);
@@ -51,20 +36,15 @@ static void on_thread_exit(void *arg)
 	pthread_mutex_unlock(&reg_lock);
 }
 
-/* At load, while the process has one thread: the kernel registers a
- * process for expedited membarrier at once when it has a single thread,
- * but waits for an RCU grace period (milliseconds) when it has several.
- * Done here, a thread's first event never meets that wait (issue 39: a
- * first event took 9-16 ms in a process that had started its threads).
- * A library dlopen()ed by a threaded process pays it in dlopen(), still
- * off the event path. */
-__attribute__((constructor(102))) static void quiesce_init(void)
-{
-	pthread_key_create(&exit_key, on_thread_exit); /* no syscall */
-	pt_quiesce_prepare();
-}
-
-/* Once per process image (the registration is kept across fork and
+/* At load (lifecycle.c), while the process has one thread: the kernel
+ * registers a process for expedited membarrier at once when it has a
+ * single thread, but waits for an RCU grace period (milliseconds) when it
+ * has several.  Done then, a thread's first event never meets that wait
+ * (issue 39: a first event took 9-16 ms in a process that had started its
+ * threads).  A library dlopen()ed by a threaded process pays it in
+ * dlopen(), still off the event path.
+ *
+ * Once per process image (the registration is kept across fork and
  * dropped at exec, when the constructor runs again); also called where a
  * stream is made or mapped, in case the constructor's call failed or did
  * not run.  Async-signal-safe. */
@@ -104,7 +84,7 @@ void pt_thread_register(void)
 			atomic_store(&threads[i], NULL); /* a handler registered us first */
 			return;
 		}
-		pthread_setspecific(exit_key, (void *)1);
+		pthread_setspecific(pt_thread_exit_key, (void *)1); /* lifecycle.c's hook at exit */
 		return;
 	}
 	int zero = 0;

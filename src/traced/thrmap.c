@@ -97,13 +97,13 @@ void pt_thrmap_chunk(unsigned s, struct pt_view *sl, uint64_t ts)
 }
 
 /* The child of fork: the one thread is another kernel thread now. */
-static void atfork_child(void)
+void pt_thrmap_atfork_child(void)
 {
 	memset(&me, 0, sizeof me);
 }
 
-__attribute__((constructor(102))) static void thrmap_init(void)
+/* At load (lifecycle.c): can a thread's TID be read without a call? */
+void pt_thrmap_init(void)
 {
 	tid_by_syscall = tid_of(pthread_self()) != (int32_t)syscall(SYS_gettid);
-	pthread_atfork(NULL, NULL, atfork_child);
 }

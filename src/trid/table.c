@@ -10,7 +10,7 @@
  * them (pt_trid_fork_handlers()) before its first stream, and tells how
  * such a trace id is dropped; a process that only reads logs (the SQLite
  * extension's host, say) gets none.  (The traced side's own fork handling
- * is traced/ctlseg.c's; an INHERITED stream goes on recording the child.)
+ * is traced/lifecycle.c's; an INHERITED stream goes on recording the child.)
  *
  * A trace id is (generation << 8 | index): an id that was shut down or
  * closed is refused even after its entry is reused.
@@ -107,7 +107,7 @@ static void fork_handlers_once(void)
 /* Before a process's first stream, outside every lock of ours (fork takes
  * the C library's lock of handlers, then runs atfork_prepare): from then
  * on a fork takes pt_trid_table_lock, and the child drops every stream
- * with drop.  Registered after traced/ctlseg.c's handlers (its
+ * with drop.  Registered after traced/lifecycle.c's handlers (its
  * constructor), so a fork takes pt_trid_table_lock before the traced
  * side's resync lock, and the child's traced side is set up before its
  * trace ids are dropped. */
