@@ -215,9 +215,10 @@ int main(void)
 		int fails = t_failures;
 		close(lu_tmpfile(path, sizeof path, "life-edge", O_RDWR));
 		close(lu_tmpfile(path2, sizeof path2, "life-edge2", O_RDWR));
-		if (UNDER_TSAN && (how == 1 || how == 5)) {
-			printf("%-30s: SKIP under ThreadSanitizer (no thread after a threaded fork)\n",
-			       what[how]);
+		if ((UNDER_TSAN || UNDER_ASAN) && (how == 1 || how == 5)) {
+			printf("%-30s: SKIP under %s (a thread started in the child of a threaded "
+			       "fork: tests/helpers.h)\n",
+			       what[how], UNDER_TSAN ? "ThreadSanitizer" : "AddressSanitizer");
 			continue;
 		}
 		if (how == 6 && geteuid() != 0) {
