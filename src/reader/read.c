@@ -61,7 +61,23 @@ void pt_reader_free(struct pt_reader *rd)
 	free(rd->st_buf);
 	free(rd->loss.e);
 	free(rd->objs);
+	free(rd->warm);
 	memset(rd, 0, sizeof *rd);
+}
+
+/* A chunk read to its end (or a dead writer's, read to its commit) goes
+ * back to the pool, its memory out of the traced processes if the pool
+ * holds enough ready ones (ring/pool.c, pt_pool_give_back: which ones are
+ * ready, this reader keeps; without that table, the chunk just goes
+ * back).  1 if it was in that life and state. */
+static int give_back(struct pt_trid *t, uint32_t idx, uint64_t seq, unsigned from)
+{
+	struct pt_reader *rd = &t->rd;
+
+	if (!rd->warm)
+		rd->warm = calloc(t->view.nchunks, 1);
+	return pt_pool_give_back(&t->view, idx, seq, from, rd->warm ? t->fd : -1, t->region_off,
+	                         rd->warm);
 }
 
 /* Drop from this CPU's caches the lines of a chunk below end, the
@@ -119,7 +135,7 @@ static void service(struct pt_trid *t, struct pt_rwriter *w)
 					return; /* nothing new yet */
 				/* sealed before we looked, and read to the end */
 				evict(t, a, a->commit);
-				pt_pool_free(&t->view, a->idx, a->seq, PT_CK_SEALED);
+				give_back(t, a->idx, a->seq, PT_CK_SEALED);
 				pt_rwriter_pop(rd, w);
 				continue;
 			}
@@ -631,7 +647,7 @@ static void reap_dead(struct pt_trid *t)
 		if (live || atomic_load_explicit(&ck->commit, memory_order_acquire) != a->off)
 			continue;
 		/* (the CAS fails if the chunk is no longer in a->seq's life) */
-		if (!pt_pool_free(&t->view, a->idx, a->seq, PT_CK_OPEN))
+		if (!give_back(t, a->idx, a->seq, PT_CK_OPEN))
 			continue;
 		evict(t, a, a->off);
 		pt_rwriter_pop(rd, w);
@@ -802,7 +818,7 @@ static int read_next(struct pt_trid *t, struct posix_trace_event_info *ev, void 
 			continue;
 		}
 		int err = EBADMSG; /* a record that does not fit: end this chunk */
-		pt_pool_free(&t->view, a->idx, a->seq, PT_CK_SEALED);
+		give_back(t, a->idx, a->seq, PT_CK_SEALED);
 		pt_rwriter_pop(rd, best);
 		synth(t, ev, buf, num, dlen, POSIX_TRACE_ERROR, ts, &err, sizeof err);
 		return 1;

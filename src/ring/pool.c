@@ -56,6 +56,40 @@ static void push_free(struct pt_view *sl, uint32_t idx)
 	                                                memory_order_relaxed));
 }
 
+/* The cold stack (pt_hdr.cold_top): free chunks whose pages the
+ * controller gave back to the system (give_back).  The same stack as the
+ * free one, with index + 1 in the top word (0: empty; so a segment made
+ * by an older controller, zero there, has none). */
+static uint32_t pop_cold(struct pt_view *sl)
+{
+	_Atomic uint64_t *top = &sl->hdr->cold_top;
+	uint64_t old = atomic_load_explicit(top, memory_order_acquire);
+
+	for (;;) {
+		uint32_t idx = (uint32_t)old - 1;
+		if ((uint32_t)old == 0 || idx >= sl->nchunks)
+			return PT_NIL;
+		uint32_t next = atomic_load_explicit(&sl->chunks[idx].next, memory_order_relaxed);
+		uint64_t nw = (((old >> 32) + 1) << 32) | (next < sl->nchunks ? next + 1 : 0);
+		if (atomic_compare_exchange_weak_explicit(top, &old, nw, memory_order_acq_rel,
+		                                          memory_order_acquire))
+			return idx;
+	}
+}
+
+static void push_cold(struct pt_view *sl, uint32_t idx)
+{
+	_Atomic uint64_t *top = &sl->hdr->cold_top;
+	uint64_t old = atomic_load_explicit(top, memory_order_relaxed), nw;
+
+	do {
+		uint32_t below = (uint32_t)old ? (uint32_t)old - 1 : PT_NIL;
+		atomic_store_explicit(&sl->chunks[idx].next, below, memory_order_relaxed);
+		nw = (((old >> 32) + 1) << 32) | (idx + 1);
+	} while (!atomic_compare_exchange_weak_explicit(top, &old, nw, memory_order_release,
+	                                                memory_order_relaxed));
+}
+
 /* A sealed chunk leaves the stream's budget. */
 static void unaccount(struct pt_view *sl, struct pt_chunk *ck)
 {
@@ -79,6 +113,84 @@ int pt_pool_free(struct pt_view *sl, uint32_t idx, uint64_t seq, unsigned from)
 	atomic_store_explicit(&ck->ss, PT_SS(seq, PT_CK_FREE), memory_order_release);
 	push_free(sl, idx);
 	pt_wake_room(sl->hdr, 0); /* a no-loss writer waiting for it, if any */
+	return 1;
+}
+
+/* Free chunks a reader keeps ready on the free stack, with their memory;
+ * the others it frees go to the cold stack with their pages given back
+ * (give_back).  Issue 54: the free stack being LIFO, the chunks in use
+ * stay few, but every chunk that was ever in use at once (a burst, a
+ * reader held up on a loaded machine: dozens more for a moment) stayed
+ * resident in the traced process for good, and each later burst touched
+ * a few more: a forking service's RssShmem grew 7.4 -> 9.9 MB in 20
+ * minutes.  The working set kept: a quarter of the stream's sealed
+ * chunks, at least 16. */
+static uint32_t warm_max(const struct pt_view *sl)
+{
+	uint32_t w = sl->sealed_max / 4;
+	return w < 16 ? 16 : w;
+}
+
+/* Does the free stack hold at least n chunks given back with their
+ * memory (warm) on its top?  Below those are chunks never used (the
+ * stack as the segment was made) or taken from the cold stack and not
+ * given back yet.  Walked from the top while writers may take from it: a
+ * guess, which is all it must be (a link read from a chunk taken
+ * meanwhile ends the walk or goes astray for at most n steps). */
+static int warm_at_least(const struct pt_view *sl, const unsigned char *warm, uint32_t n)
+{
+	uint32_t idx = (uint32_t)atomic_load_explicit(&sl->hdr->free_top, memory_order_acquire);
+
+	for (uint32_t k = 0; k < n; k++) {
+		if (idx >= sl->nchunks || !warm[idx])
+			return 0;
+		idx = atomic_load_explicit(&sl->chunks[idx].next, memory_order_relaxed);
+	}
+	return 1;
+}
+
+/* A reader gives chunk idx back (pt_pool_free's contract): onto the free
+ * stack while it holds fewer than warm_max() chunks given back so on its
+ * top (warm: the caller's table of them), else onto the cold
+ * stack, which writers take from only when the free stack is empty (a
+ * burst beyond the working set), its pages out of every process first: a
+ * hole punched in the segment's file (fd; the segment at seg_off in it),
+ * so no process keeps them resident.  A chunk of those whose memory the
+ * segment reserved when it was made (PT_PREALLOC_SPARE) has it reserved
+ * again at once (fallocate: allocated, mapped nowhere), so a writer that
+ * takes it never finds the machine out of memory (a minor fault a page);
+ * one of the sparse reserve is left sparse, as it was before its first
+ * use.  The chunk is the reader's alone while busy: no writer is in it.
+ * Only a controller's reader comes here (syscalls); a writer gives back
+ * with pt_pool_free, and so does a reader without the file (fd < 0). */
+int pt_pool_give_back(struct pt_view *sl, uint32_t idx, uint64_t seq, unsigned from, int fd,
+                      uint64_t seg_off, unsigned char *warm)
+{
+	struct pt_chunk *ck = &sl->chunks[idx];
+	uint64_t exp = PT_SS(seq, from);
+	int cold = 0;
+
+	if (!atomic_compare_exchange_strong_explicit(&ck->ss, &exp, PT_SS(seq, PT_CK_BUSY),
+	                                             memory_order_acq_rel, memory_order_relaxed))
+		return 0;
+	if (from == PT_CK_SEALED)
+		unaccount(sl, ck);
+	if (fd >= 0 && warm && warm_at_least(sl, warm, warm_max(sl))) {
+		off_t at = (off_t)(seg_off + (uint64_t)(sl->data - (char *)sl->hdr) +
+		                   (uint64_t)idx * sl->chunk_size);
+		cold = fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, at,
+		                 (off_t)sl->chunk_size) == 0;
+		if (cold && idx < sl->sealed_max + PT_PREALLOC_SPARE)
+			(void)fallocate(fd, FALLOC_FL_KEEP_SIZE, at, (off_t)sl->chunk_size);
+	}
+	if (warm)
+		warm[idx] = !cold;
+	atomic_store_explicit(&ck->ss, PT_SS(seq, PT_CK_FREE), memory_order_release);
+	if (cold)
+		push_cold(sl, idx);
+	else
+		push_free(sl, idx);
+	pt_wake_room(sl->hdr, 0);
 	return 1;
 }
 
@@ -393,7 +505,10 @@ static int within_budget(const struct pt_view *sl, uint32_t rec)
 
 static uint32_t take_free(struct pt_view *sl, uint32_t rec)
 {
-	return within_budget(sl, rec) ? pop_free(sl) : PT_NIL;
+	if (!within_budget(sl, rec))
+		return PT_NIL;
+	uint32_t idx = pop_free(sl);
+	return idx != PT_NIL ? idx : pop_cold(sl);
 }
 
 int pt_pool_drop_again(struct pt_view *sl, struct pt_tw *tw, uint32_t rec)
@@ -404,7 +519,8 @@ int pt_pool_drop_again(struct pt_view *sl, struct pt_tw *tw, uint32_t rec)
 		return 0;
 	/* take_free() would fail (a race either way is the general path's too) */
 	if (within_budget(sl, rec) &&
-	    (uint32_t)atomic_load_explicit(&h->free_top, memory_order_acquire) < sl->nchunks)
+	    ((uint32_t)atomic_load_explicit(&h->free_top, memory_order_acquire) < sl->nchunks ||
+	     (uint32_t)atomic_load_explicit(&h->cold_top, memory_order_acquire) != 0))
 		return 0;
 	set_flag(h, PT_ST_FULL);
 	if (tw->drop_g != UINT32_MAX)

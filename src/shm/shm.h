@@ -30,6 +30,10 @@
 /* Initial-exec TLS: a fixed offset from the thread pointer, no
  * __tls_get_addr call, so it is safe in a signal handler. */
 #define PT_TLS __attribute__((tls_model("initial-exec")))
+/* chunks preallocated beyond sealed_max: a segment's first sealed_max +
+ * PT_PREALLOC_SPARE chunks have their memory reserved when it is made
+ * (segment.c), the rest is sparse */
+#define PT_PREALLOC_SPARE 16u
 
 /* A view of a stream this process records into: pointers into its
  * mapping and copies of its geometry.  Views are never changed while a
