@@ -352,21 +352,22 @@ int pt_logw_obj(struct pt_logw *w, const struct pt_ext_obj *o)
 	/* A copy is kept for the summary and the LOOP wraps, up to as many
 	 * as a reader keeps (PT_LOG_OBJS_MAX: it keeps the first ones); the
 	 * entries after those go into the log only, so that a recording of
-	 * days does not grow by a copy of each entry of every process. */
-	if (w->nobjs >= PT_LOG_OBJS_MAX) {
-		p = one;
-	} else if (w->nobjs - w->objs_base == w->objs_cap) {
-		uint32_t ncap = w->objs_cap ? 2 * w->objs_cap : 64;
-		unsigned char **no = realloc(w->objs, ncap * sizeof *no);
-		if (!no)
+	 * days does not grow by a copy of each entry of every process.  The
+	 * record is written from the stack: the block it fills may bring a
+	 * checkpoint that gives the kept copy and drops it (logsum.c). */
+	unsigned char *keep = NULL;
+	if (w->nobjs < PT_LOG_OBJS_MAX) {
+		if (w->nobjs - w->objs_base == w->objs_cap) {
+			uint32_t ncap = w->objs_cap ? 2 * w->objs_cap : 64;
+			unsigned char **no = realloc(w->objs, ncap * sizeof *no);
+			if (!no)
+				return ENOMEM;
+			w->objs = no, w->objs_cap = ncap;
+		}
+		if (!(keep = malloc(4 + n)))
 			return ENOMEM;
-		w->objs = no, w->objs_cap = ncap;
 	}
-	if (p != one) {
-		if (!(p = malloc(4 + n)))
-			return ENOMEM;
-		w->objs[w->nobjs++ - w->objs_base] = p;
-	}
+	p = one;
 	pt_log_put32(p, n, 0); /* (kept in memory: native order) */
 	p += 4;
 	pt_log_put64(p, o->ts, w->swap);
@@ -379,6 +380,10 @@ int pt_logw_obj(struct pt_logw *w, const struct pt_ext_obj *o)
 	p[39] = o->flags;
 	memcpy(p + PT_LOG_OBJ_FIXED, o->bid, bl);
 	memcpy(p + PT_LOG_OBJ_FIXED + bl, o->path, pl);
+	if (keep) {
+		memcpy(keep, one, 4 + n);
+		w->objs[w->nobjs++ - w->objs_base] = keep;
+	}
 	if (w->full)
 		return 0;
 	if (make_room(w, NULL, 0, n, &werr) == 0)
