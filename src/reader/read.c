@@ -61,23 +61,15 @@ void pt_reader_free(struct pt_reader *rd)
 	free(rd->st_buf);
 	free(rd->loss.e);
 	free(rd->objs);
-	free(rd->warm);
 	memset(rd, 0, sizeof *rd);
 }
 
 /* A chunk read to its end (or a dead writer's, read to its commit) goes
- * back to the pool, its memory out of the traced processes if the pool
- * holds enough ready ones (ring/pool.c, pt_pool_give_back: which ones are
- * ready, this reader keeps; without that table, the chunk just goes
- * back).  1 if it was in that life and state. */
+ * back to the pool, its memory out of the traced processes if it is not
+ * one of the hot ones (ring/pool.c).  1 if it was in that life and state. */
 static int give_back(struct pt_trid *t, uint32_t idx, uint64_t seq, unsigned from)
 {
-	struct pt_reader *rd = &t->rd;
-
-	if (!rd->warm)
-		rd->warm = calloc(t->view.nchunks, 1);
-	return pt_pool_give_back(&t->view, idx, seq, from, rd->warm ? t->fd : -1, t->region_off,
-	                         rd->warm);
+	return pt_pool_give_back(&t->view, idx, seq, from, t->fd, t->region_off);
 }
 
 /* Drop from this CPU's caches the lines of a chunk below end, the

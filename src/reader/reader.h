@@ -64,8 +64,6 @@ struct pt_reader {
 	int32_t ck_free;
 	struct pt_rwriter *w;
 	uint32_t nw, w_cap;
-	unsigned char *warm;         /* per chunk: given back with its memory (read.c,
-	                              * give_back; ring/pool.c) */
 	uint64_t loss_gen;           /* losses taken from the segment so far */
 	uint64_t loss_pend[64];      /* losses seen half-published */
 	unsigned nloss_pend;

@@ -116,55 +116,29 @@ int pt_pool_free(struct pt_view *sl, uint32_t idx, uint64_t seq, unsigned from)
 	return 1;
 }
 
-/* Free chunks a reader keeps ready on the free stack, with their memory;
- * the others it frees go to the cold stack with their pages given back
- * (give_back).  Issue 54: the free stack being LIFO, the chunks in use
- * stay few, but every chunk that was ever in use at once (a burst, a
- * reader held up on a loaded machine: dozens more for a moment) stayed
- * resident in the traced process for good, and each later burst touched
- * a few more: a forking service's RssShmem grew 7.4 -> 9.9 MB in 20
- * minutes.  The working set kept: a quarter of the stream's sealed
- * chunks, at least 16. */
-static uint32_t warm_max(const struct pt_view *sl)
-{
-	uint32_t w = sl->sealed_max / 4;
-	return w < 16 ? 16 : w;
-}
-
-/* Does the free stack hold at least n chunks given back with their
- * memory (warm) on its top?  Below those are chunks never used (the
- * stack as the segment was made) or taken from the cold stack and not
- * given back yet.  Walked from the top while writers may take from it: a
- * guess, which is all it must be (a link read from a chunk taken
- * meanwhile ends the walk or goes astray for at most n steps). */
-static int warm_at_least(const struct pt_view *sl, const unsigned char *warm, uint32_t n)
-{
-	uint32_t idx = (uint32_t)atomic_load_explicit(&sl->hdr->free_top, memory_order_acquire);
-
-	for (uint32_t k = 0; k < n; k++) {
-		if (idx >= sl->nchunks || !warm[idx])
-			return 0;
-		idx = atomic_load_explicit(&sl->chunks[idx].next, memory_order_relaxed);
-	}
-	return 1;
-}
-
-/* A reader gives chunk idx back (pt_pool_free's contract): onto the free
- * stack while it holds fewer than warm_max() chunks given back so on its
- * top (warm: the caller's table of them), else onto the cold
- * stack, which writers take from only when the free stack is empty (a
- * burst beyond the working set), its pages out of every process first: a
- * hole punched in the segment's file (fd; the segment at seg_off in it),
- * so no process keeps them resident.  A chunk of those whose memory the
- * segment reserved when it was made (PT_PREALLOC_SPARE) has it reserved
- * again at once (fallocate: allocated, mapped nowhere), so a writer that
- * takes it never finds the machine out of memory (a minor fault a page);
- * one of the sparse reserve is left sparse, as it was before its first
- * use.  The chunk is the reader's alone while busy: no writer is in it.
- * Only a controller's reader comes here (syscalls); a writer gives back
- * with pt_pool_free, and so does a reader without the file (fd < 0). */
+/* A reader gives chunk idx back (pt_pool_free's contract): a hot one
+ * (PT_HOT_CHUNKS: the first 3/8 of the sealed chunks, at least 16) onto
+ * the free stack; any other, its pages taken out of every process first,
+ * onto the cold stack, which writers take from only when the free stack
+ * is empty (a burst beyond the hot chunks: then a page fault a page, as
+ * at its first use).  Issue 54: the free stack being LIFO, the chunks in
+ * use stay few, but each chunk that was ever in use at once (a burst, a
+ * reader held up on a loaded machine: a few dozen more for a moment)
+ * stayed resident in the traced process for good, and each later burst
+ * touched a few more: a forking service's RssShmem grew 7.4 -> 9.9 MB in
+ * 20 minutes.  Now the chunks handed out in the steady state are the hot
+ * ones, always the same, and a burst's others go back to the system.
+ * The pages go out as a hole punched in the segment's file (fd; the
+ * segment at seg_off in it); those of the chunks whose memory the segment
+ * reserved when it was made (PT_PREALLOC_SPARE) are reserved again at once
+ * (fallocate: allocated, mapped nowhere), so a writer that takes one never
+ * finds the machine out of memory (a minor fault a page); those of the
+ * sparse reserve are left sparse, as before their first use.  The chunk
+ * is the reader's alone while busy: no writer is in it.  Only a
+ * controller's reader comes here (syscalls); a writer gives back with
+ * pt_pool_free, and so does a reader without the file (fd < 0). */
 int pt_pool_give_back(struct pt_view *sl, uint32_t idx, uint64_t seq, unsigned from, int fd,
-                      uint64_t seg_off, unsigned char *warm)
+                      uint64_t seg_off)
 {
 	struct pt_chunk *ck = &sl->chunks[idx];
 	uint64_t exp = PT_SS(seq, from);
@@ -175,7 +149,7 @@ int pt_pool_give_back(struct pt_view *sl, uint32_t idx, uint64_t seq, unsigned f
 		return 0;
 	if (from == PT_CK_SEALED)
 		unaccount(sl, ck);
-	if (fd >= 0 && warm && warm_at_least(sl, warm, warm_max(sl))) {
+	if (fd >= 0 && idx >= PT_HOT_CHUNKS(sl->sealed_max, sl->nchunks)) {
 		off_t at = (off_t)(seg_off + (uint64_t)(sl->data - (char *)sl->hdr) +
 		                   (uint64_t)idx * sl->chunk_size);
 		cold = fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, at,
@@ -183,8 +157,6 @@ int pt_pool_give_back(struct pt_view *sl, uint32_t idx, uint64_t seq, unsigned f
 		if (cold && idx < sl->sealed_max + PT_PREALLOC_SPARE)
 			(void)fallocate(fd, FALLOC_FL_KEEP_SIZE, at, (off_t)sl->chunk_size);
 	}
-	if (warm)
-		warm[idx] = !cold;
 	atomic_store_explicit(&ck->ss, PT_SS(seq, PT_CK_FREE), memory_order_release);
 	if (cold)
 		push_cold(sl, idx);

@@ -124,12 +124,10 @@ void pt_segment_init(struct pt_hdr *h, const struct pt_geom *g,
 	h->attr = *attr;
 	h->clk = *clk;
 	h->room_wakes = 1; /* (ring/pool.c: frees wake no-loss writers) */
-	/* the chunks whose memory is reserved on the free stack, the sparse
-	 * reserve on the cold one (ring/pool.c: taken when the free stack is
-	 * empty, so the reserve costs memory only when the others are all in
-	 * use; cold_top holds index + 1) */
-	uint32_t warm = g->sealed_max + PT_PREALLOC_SPARE < g->nchunks
-	                ? g->sealed_max + PT_PREALLOC_SPARE : g->nchunks;
+	/* the hot chunks on the free stack, the others on the cold one
+	 * (ring/pool.c: taken when the free stack is empty; cold_top holds
+	 * index + 1) */
+	uint32_t warm = PT_HOT_CHUNKS(g->sealed_max, g->nchunks);
 	for (uint32_t i = 0; i < g->nchunks; i++) {
 		atomic_init(&ck[i].ss, PT_SS(0, PT_CK_FREE));
 		atomic_init(&ck[i].next, i + 1 < g->nchunks && i + 1 != warm ? i + 1 : PT_NIL);
