@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include "reader.h"
 
@@ -142,29 +143,58 @@ static int pid_gone(int32_t pid)
 	return pid > 0 && kill(pid, 0) != 0 && errno == ESRCH;
 }
 
-size_t pt_objs_retire(struct pt_trid *t, size_t upto)
+static int by_pid(const void *a, const void *b)
+{
+	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* The pids of the chunks of the stream in use (open, sealed, busy),
+ * sorted, into held (nchunks entries); how many. */
+static size_t held_pids(const struct pt_trid *t, int32_t *held)
+{
+	const struct pt_view *v = &t->view;
+	size_t n = 0;
+
+	for (uint32_t i = 0; i < v->nchunks; i++) {
+		const struct pt_chunk *ck = &v->chunks[i];
+		if (PT_SS_STATE(atomic_load_explicit(&ck->ss, memory_order_acquire)) != PT_CK_FREE)
+			held[n++] = atomic_load_explicit(&ck->pid, memory_order_relaxed);
+	}
+	qsort(held, n, sizeof *held, by_pid);
+	return n;
+}
+
+static size_t retire(struct pt_trid *t, size_t upto, int unheld)
 {
 	struct pt_reader *rd = &t->rd;
-	size_t out = 0, dropped = 0;
-	int32_t last = 0;
-	int last_gone = 0;
+	size_t out = 0, dropped = 0, nheld = 0;
+	int32_t last = 0, *held = NULL;
+	int last_gone = 0, last_held = 0;
 
 	if (upto > rd->nobjs)
 		upto = rd->nobjs;
-	if (rd->nobjs < rd->obj_retire_at || upto < 64)
+	if (rd->nobjs < rd->obj_retire_at || (upto < 64 && !unheld))
 		return 0;
+	if (unheld) {
+		if (t->kind != PT_KIND_STREAM || !(held = malloc((t->view.nchunks + 1) * sizeof *held)))
+			return 0;
+		nheld = held_pids(t, held);
+	}
 	int saved = errno;
 	for (size_t i = 0; i < rd->nobjs; i++) {
 		const struct pt_ext_obj *o = &rd->objs[i];
-		if (i < upto) {
+		if (i < upto || (unheld && o->kind != PT_EXT_OBJ_LOST)) {
 			/* (a process's entries come together: one look each) */
 			if (o->pid != last || i == 0) {
 				last = o->pid;
 				last_gone = pid_gone(o->pid);
+				last_held = unheld && last_gone &&
+				            bsearch(&last, held, nheld, sizeof *held, by_pid) != NULL;
 			}
-			if (last_gone) {
+			if (last_gone && (i < upto || !last_held)) {
 				rd->obj_retired[o->kind & 15]++;
-				dropped++;
+				dropped += i < upto;
 				continue;
 			}
 		}
@@ -172,6 +202,7 @@ size_t pt_objs_retire(struct pt_trid *t, size_t upto)
 			rd->objs[out] = *o;
 		out++;
 	}
+	free(held);
 	errno = saved;
 	rd->nobjs = out;
 	memset(rd->obj_cur_i, 0, sizeof rd->obj_cur_i); /* (positions moved) */
@@ -184,4 +215,14 @@ size_t pt_objs_retire(struct pt_trid *t, size_t upto)
 			rd->objs = n, rd->objs_cap = ncap;
 	}
 	return dropped;
+}
+
+size_t pt_objs_retire(struct pt_trid *t, size_t upto)
+{
+	return retire(t, upto, 0);
+}
+
+size_t pt_objs_retire_unheld(struct pt_trid *t, size_t upto)
+{
+	return retire(t, upto, 1);
 }

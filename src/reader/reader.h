@@ -203,6 +203,10 @@ size_t pt_objs_collect(struct pt_trid *t);
  * order (locked); how many were dropped below upto.  Only a pass now and
  * then does anything: when the entries have doubled since the last. */
 size_t pt_objs_retire(struct pt_trid *t, size_t upto);
+/* The same, and also those after upto of processes gone that hold no
+ * chunk of the stream any more (all their events read or overwritten: a
+ * LOOP stream, written or copied only at the end). */
+size_t pt_objs_retire_unheld(struct pt_trid *t, size_t upto);
 /* ------------------------------- between the reader's files (not above) */
 #define NONE (-1)
 #define PT_MAX_WRITERS 65536 /* threads x levels a reader keeps apart */

@@ -560,6 +560,16 @@ static void *flusher_main(void *arg)
 				continue;
 			pt_futex_wait(&h->futex, val, 20);
 		} else { /* until a flush or a shutdown is asked for, or 40 ms */
+			/* the map's area is a ring that the traced processes
+			 * fill: taken as it goes (else, read only at the end, a
+			 * forking program's later children found it full: 22001
+			 * entries lost of 8000 children), and the entries of
+			 * processes gone that hold no chunk any more dropped
+			 * (their events are overwritten: issue 54) */
+			pt_lock(&t->lock);
+			pt_objs_collect(t);
+			f->objs_done -= pt_objs_retire_unheld(t, f->objs_done);
+			pt_unlock(&t->lock);
 			struct timespec until;
 			clock_gettime(CLOCK_REALTIME, &until);
 			until.tv_nsec += 40000000;
