@@ -147,6 +147,9 @@ _Static_assert(PT_LOG_NAME_MAX == 63, "longer event names would not read in olde
 /* ... or once this many writers are new or counted since (so that its
  * WRITER_AT entries fit in one block: a forking service) */
 #define PT_LOG_CKPT_WRITERS  256u
+/* ... or (a writer that spills, logsum.c) once this many map entries wait
+ * for one: it keeps them until then */
+#define PT_LOG_CKPT_OBJS     1024u
 #define PT_LOG_CKPT_BLOCKS   256u
 #define PT_LOG_BLOCK_LIMIT   (16u << 20) /* readers refuse larger blocks */
 #define PT_LOG_MIN_BLOCK     (PT_LOG_BLK + PT_LOG_WENT + PT_LOG_REC + PT_LOG_MIN_PAYLOAD)

@@ -115,7 +115,8 @@ static void put_ckpt(struct pt_logw *w)
 	struct pt_logw_sum *s = w->sum;
 
 	if (!s || s->failed || (w->written - s->ckpt_at < w->ckpt_every && s->nidx < s->ckpt_n &&
-	                        s->dirty < PT_LOG_CKPT_WRITERS))
+	                        s->dirty < PT_LOG_CKPT_WRITERS &&
+	                        (!s->spill || w->nobjs - s->obj_ckpt < PT_LOG_CKPT_OBJS)))
 		return;
 	for (int k = 0; k < 64; k++) {
 		uint32_t nrec, nobj, n;

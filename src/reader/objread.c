@@ -5,12 +5,16 @@
  * command gets them through pt_ext_objects() (api/ext.c).  A stream
  * written to a log drops the entries of processes gone once the log has
  * them (pt_objs_retire): a recorder of a service that forks for days
- * keeps the entries of the processes alive, not of every child it saw.
+ * keeps the entries of the processes alive, not of every child it saw;
+ * and the identities of the threads alive, not of every thread a pool
+ * made.
  */
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/syscall.h>
 #include "reader.h"
 
 _Static_assert(PT_EXT_OBJ_PATH == PT_OBJ_PATH && PT_EXT_OBJ_BID_MAX == PT_OBJ_BID_MAX &&
@@ -143,6 +147,16 @@ static int pid_gone(int32_t pid)
 	return pid > 0 && kill(pid, 0) != 0 && errno == ESRCH;
 }
 
+/* Thread tid of live process pid is gone: its identity (a THREAD entry)
+ * need not stay once the log has it (a service's pool makes a thread
+ * every few ms: issue 54).  A tid used again is a new thread, with an
+ * entry of its own. */
+static int thread_gone(int32_t pid, uint64_t tid)
+{
+	return pid > 0 && tid > 0 && tid <= INT32_MAX &&
+	       syscall(SYS_tgkill, pid, (pid_t)tid, 0) != 0 && errno == ESRCH;
+}
+
 static int by_pid(const void *a, const void *b)
 {
 	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
@@ -192,7 +206,9 @@ static size_t retire(struct pt_trid *t, size_t upto, int unheld)
 				last_held = unheld && last_gone &&
 				            bsearch(&last, held, nheld, sizeof *held, by_pid) != NULL;
 			}
-			if (last_gone && (i < upto || !last_held)) {
+			if ((last_gone && (i < upto || !last_held)) ||
+			    (i < upto && o->kind == PT_EXT_OBJ_THREAD && !last_gone &&
+			     thread_gone(o->pid, o->lo))) {
 				rd->obj_retired[o->kind & 15]++;
 				dropped += i < upto;
 				continue;
