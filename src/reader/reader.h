@@ -64,6 +64,12 @@ struct pt_reader {
 	int32_t ck_free;
 	struct pt_rwriter *w;
 	uint32_t nw, w_cap;
+	/* the hot chunks (read.c, hot_now): how many, the most in use in
+	 * this window and the last, when last looked, when the window began;
+	 * room for a trim */
+	uint32_t hot, hot_peak[2];
+	uint64_t hot_look_ms, hot_win_ms;
+	uint32_t *hot_tmp;
 	uint64_t loss_gen;           /* losses taken from the segment so far */
 	uint64_t loss_pend[64];      /* losses seen half-published */
 	unsigned nloss_pend;

@@ -117,7 +117,8 @@ int pt_pool_free(struct pt_view *sl, uint32_t idx, uint64_t seq, unsigned from)
 }
 
 /* A reader gives chunk idx back (pt_pool_free's contract): a hot one
- * (PT_HOT_CHUNKS: the first 3/8 of the sealed chunks, at least 16) onto
+ * (idx < hot: the reader's working set, at least PT_HOT_CHUNKS, the first
+ * 3/8 of the sealed chunks, 16 or more: reader/read.c, hot_now) onto
  * the free stack; any other, its pages taken out of every process first,
  * onto the cold stack, which writers take from only when the free stack
  * is empty (a burst beyond the hot chunks: then a page fault a page, as
@@ -137,8 +138,21 @@ int pt_pool_free(struct pt_view *sl, uint32_t idx, uint64_t seq, unsigned from)
  * is the reader's alone while busy: no writer is in it.  Only a
  * controller's reader comes here (syscalls); a writer gives back with
  * pt_pool_free, and so does a reader without the file (fd < 0). */
+/* The pages of chunk idx, owned by the caller, out of every process
+ * (reserved again if preallocated): 1 if done. */
+static int punch(struct pt_view *sl, uint32_t idx, int fd, uint64_t seg_off)
+{
+	off_t at = (off_t)(seg_off + (uint64_t)(sl->data - (char *)sl->hdr) +
+	                   (uint64_t)idx * sl->chunk_size);
+	if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, at, (off_t)sl->chunk_size))
+		return 0;
+	if (idx < sl->sealed_max + PT_PREALLOC_SPARE)
+		(void)fallocate(fd, FALLOC_FL_KEEP_SIZE, at, (off_t)sl->chunk_size);
+	return 1;
+}
+
 int pt_pool_give_back(struct pt_view *sl, uint32_t idx, uint64_t seq, unsigned from, int fd,
-                      uint64_t seg_off)
+                      uint64_t seg_off, uint32_t hot)
 {
 	struct pt_chunk *ck = &sl->chunks[idx];
 	uint64_t exp = PT_SS(seq, from);
@@ -149,14 +163,8 @@ int pt_pool_give_back(struct pt_view *sl, uint32_t idx, uint64_t seq, unsigned f
 		return 0;
 	if (from == PT_CK_SEALED)
 		unaccount(sl, ck);
-	if (fd >= 0 && idx >= PT_HOT_CHUNKS(sl->sealed_max, sl->nchunks)) {
-		off_t at = (off_t)(seg_off + (uint64_t)(sl->data - (char *)sl->hdr) +
-		                   (uint64_t)idx * sl->chunk_size);
-		cold = fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, at,
-		                 (off_t)sl->chunk_size) == 0;
-		if (cold && idx < sl->sealed_max + PT_PREALLOC_SPARE)
-			(void)fallocate(fd, FALLOC_FL_KEEP_SIZE, at, (off_t)sl->chunk_size);
-	}
+	if (fd >= 0 && idx >= hot)
+		cold = punch(sl, idx, fd, seg_off);
 	atomic_store_explicit(&ck->ss, PT_SS(seq, PT_CK_FREE), memory_order_release);
 	if (cold)
 		push_cold(sl, idx);
@@ -164,6 +172,26 @@ int pt_pool_give_back(struct pt_view *sl, uint32_t idx, uint64_t seq, unsigned f
 		push_free(sl, idx);
 	pt_wake_room(sl->hdr, 0);
 	return 1;
+}
+
+/* The hot chunks are now 0..hot-1, fewer than before: the free stack's
+ * chunks beyond them go cold.  Every chunk is taken off the free stack
+ * (writers meanwhile take cold ones: a fault a page, no loss), those
+ * beyond punched and pushed cold, the others pushed back in their order.
+ * tmp: room for nchunks indices. */
+void pt_pool_trim(struct pt_view *sl, uint32_t hot, int fd, uint64_t seg_off, uint32_t *tmp)
+{
+	uint32_t n = 0, idx;
+
+	while (n < sl->nchunks && (idx = pop_free(sl)) != PT_NIL)
+		tmp[n++] = idx;
+	for (uint32_t k = n; k-- > 0;) { /* (the bottom first: the order kept) */
+		idx = tmp[k];
+		if (idx >= hot && fd >= 0 && punch(sl, idx, fd, seg_off))
+			push_cold(sl, idx);
+		else
+			push_free(sl, idx);
+	}
 }
 
 /* The stream's count of lost events, added to after the report that
