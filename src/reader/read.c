@@ -98,16 +98,9 @@ static uint32_t hot_now(struct pt_trid *t)
 	uint32_t h = peak + 4 > base ? peak + 4 : base;
 	if (h > v->nchunks)
 		h = v->nchunks;
-	/* every second, the free stack turned over: its deepest hot chunks are
-	 * used too, so a traced process maps them all in its first seconds
-	 * rather than one more whenever a burst reaches deeper */
-	int turn = now - rd->hot_turn_ms >= 1000;
-	if (rd->hot && (h < rd->hot || turn) && t->fd >= 0 &&
-	    (rd->hot_tmp || (rd->hot_tmp = malloc(v->nchunks * sizeof *rd->hot_tmp)))) {
-		pt_pool_trim(&t->view, h, t->fd, t->region_off, rd->hot_tmp, turn);
-		if (turn)
-			rd->hot_turn_ms = now;
-	}
+	if (rd->hot && h < rd->hot && t->fd >= 0 &&
+	    (rd->hot_tmp || (rd->hot_tmp = malloc(v->nchunks * sizeof *rd->hot_tmp))))
+		pt_pool_trim(&t->view, h, t->fd, t->region_off, rd->hot_tmp);
 	rd->hot = h;
 	return h;
 }

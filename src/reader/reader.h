@@ -68,7 +68,7 @@ struct pt_reader {
 	 * this window and the last, when last looked, when the window began;
 	 * room for a trim */
 	uint32_t hot, hot_peak[2];
-	uint64_t hot_look_ms, hot_win_ms, hot_turn_ms;
+	uint64_t hot_look_ms, hot_win_ms;
 	uint32_t *hot_tmp;
 	uint64_t loss_gen;           /* losses taken from the segment so far */
 	uint64_t loss_pend[64];      /* losses seen half-published */

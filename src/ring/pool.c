@@ -177,22 +177,16 @@ int pt_pool_give_back(struct pt_view *sl, uint32_t idx, uint64_t seq, unsigned f
 /* The hot chunks are now 0..hot-1, fewer than before: the free stack's
  * chunks beyond them go cold.  Every chunk is taken off the free stack
  * (writers meanwhile take cold ones: a fault a page, no loss), those
- * beyond punched and pushed cold, the others pushed back in their order,
- * or (turn) in the reverse order: so that every hot chunk is in use now
- * and then, and a traced process maps them all early, not one more now
- * and then as a burst reaches deeper (RssShmem flat, issue 54).  tmp:
- * room for nchunks indices. */
-void pt_pool_trim(struct pt_view *sl, uint32_t hot, int fd, uint64_t seg_off, uint32_t *tmp,
-                  int turn)
+ * beyond punched and pushed cold, the others pushed back in their order.
+ * tmp: room for nchunks indices. */
+void pt_pool_trim(struct pt_view *sl, uint32_t hot, int fd, uint64_t seg_off, uint32_t *tmp)
 {
 	uint32_t n = 0, idx;
 
 	while (n < sl->nchunks && (idx = pop_free(sl)) != PT_NIL)
 		tmp[n++] = idx;
-	for (uint32_t j = 0; j < n; j++) {
-		/* the bottom first: the order kept; or (turn) the top first:
-		 * the stack turned over, its deepest chunks now on top */
-		idx = turn ? tmp[j] : tmp[n - 1 - j];
+	for (uint32_t k = n; k-- > 0;) { /* (the bottom first: the order kept) */
+		idx = tmp[k];
 		if (idx >= hot && fd >= 0 && punch(sl, idx, fd, seg_off))
 			push_cold(sl, idx);
 		else
