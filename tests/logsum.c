@@ -43,7 +43,7 @@ static void note(struct want *x, int32_t pid, uint64_t thr, unsigned id, uint64_
 		;
 	if (k == x->nwr) {
 		REQUIRE(x->nwr < 1024);
-		x->wr[x->nwr++] = (struct pt_logw_sumw){ pid, thr, 0, ts, ts, 0 };
+		x->wr[x->nwr++] = (struct pt_logw_sumw){ pid, thr, 0, ts, ts, 0, 0, 0 };
 	}
 	x->wr[k].count++;
 	x->wr[k].first = ts < x->wr[k].first ? ts : x->wr[k].first;

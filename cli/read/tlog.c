@@ -668,9 +668,12 @@ static int take_counts(struct tlog *l, const struct pt_ext_summary *s)
 		const struct pt_ext_sum_writer *w = &s->writers[i];
 		if (thread_index(l, w->pid, w->thread, &th))
 			return -1;
-		l->th[th].count = w->count;
-		l->th[th].first = w->first;
-		l->th[th].last = w->last;
+		/* (a writer may come twice: one whose process was gone, and
+		 * another process given its pid since, by a recording that
+		 * retired the first one; src/log/logsum.c) */
+		l->th[th].count += w->count;
+		l->th[th].first = w->first < l->th[th].first ? w->first : l->th[th].first;
+		l->th[th].last = w->last > l->th[th].last ? w->last : l->th[th].last;
 	}
 	memcpy(l->count, s->count, sizeof l->count);
 	memcpy(l->tfirst, s->tfirst, sizeof l->tfirst);

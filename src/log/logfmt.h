@@ -144,6 +144,12 @@ _Static_assert(PT_LOG_NAME_MAX == 63, "longer event names would not read in olde
 /* (v8) an APPEND log's writer writes a checkpoint after PT_LOG_CKPT_BYTES
  * of blocks, or PT_LOG_CKPT_BLOCKS of them, since the last one */
 #define PT_LOG_CKPT_BYTES    (64ull << 20)
+/* ... or once this many writers are new or counted since (so that its
+ * WRITER_AT entries fit in one block: a forking service) */
+#define PT_LOG_CKPT_WRITERS  256u
+/* ... or (a writer that spills, logsum.c) once this many map entries wait
+ * for one: it keeps them until then */
+#define PT_LOG_CKPT_OBJS     1024u
 #define PT_LOG_CKPT_BLOCKS   256u
 #define PT_LOG_BLOCK_LIMIT   (16u << 20) /* readers refuse larger blocks */
 #define PT_LOG_MIN_BLOCK     (PT_LOG_BLK + PT_LOG_WENT + PT_LOG_REC + PT_LOG_MIN_PAYLOAD)
@@ -351,8 +357,23 @@ struct pt_logw_live {    /* LOOP: a block still in the file */
 /* What the writer counts of the blocks it wrote, for the SUMMARY block
  * (logsum.c): APPEND and UNTIL_FULL logs only (a LOOP log keeps only its
  * last lap). */
-struct pt_logw_sumw { int32_t pid; uint64_t thread, count, first, last, ckpt; };
+struct pt_logw_sumw {
+	int32_t pid;
+	uint64_t thread, count, first, last, ckpt;
+	uint32_t gi;    /* (writer side) its place in the WRITER order */
+	uint32_t flags; /* (writer side) PT_LOGW_W_* */
+};
 /* (ckpt: the count the last checkpoint gave, writer side) */
+#define PT_LOGW_W_DIRTY 1u /* new, or counted since the last checkpoint */
+#define PT_LOGW_W_GONE  2u /* its process was gone, and every event of it in
+                            * the log, at the checkpoint before (logsum.c) */
+/* (v8) What a checkpoint holds that the writer no longer keeps: the final
+ * WRITER_AT entries of writers it retired (ret), the OBJ entries it gave
+ * (obj, the first of them number obj_first): offsets in the block. */
+struct pt_logw_spill {
+	uint64_t off, ret_first;   /* (ret_first: the number of its first retired writer) */
+	uint32_t len, ret_at, nret, obj_at, nobj, obj_first;
+};
 struct pt_logw_sum {
 	uint64_t events, first, last, gaps, last_lost;
 	uint64_t count[PT_NIDS], tfirst[PT_NIDS], tlast[PT_NIDS];
@@ -369,6 +390,21 @@ struct pt_logw_sum {
 	uint64_t ckpt_n;           /* the next checkpoint when nidx reaches it (or the bytes) */
 	int no_index;              /* the summary goes without the index (no room for it) */
 	int failed;                /* out of memory once: no summary */
+	/* (v8) writers gone, retired from wr once a checkpoint holds their
+	 * final count; map entries dropped once a checkpoint holds them: read
+	 * back from the checkpoints for the summary (logsum.c, "Spilling") */
+	uint32_t nall;             /* writers in all: the WRITER order's length */
+	uint32_t dirty;            /* writers PT_LOGW_W_DIRTY */
+	uint32_t ret_n, ret_at;    /* the checkpoint being made: writers retired, where, */
+	uint32_t obj_at;           /* ... and where its OBJ entries begin */
+	uint64_t nret;             /* writers retired in all */
+	int spill;                 /* 1: the log can be read back (spills allowed) */
+	struct pt_logw_spill *sp;  /* the checkpoints that hold what was spilled */
+	uint32_t nsp, sp_cap;
+	unsigned char *sp_buf;     /* one of them, read back (summary) */
+	uint32_t sp_k;             /* ... which (UINT32_MAX: none) */
+	int sp_fd;                 /* the log, readable (-1: not open yet) */
+	uint32_t sp_obj_i, sp_obj_off; /* the OBJ entry met last, and where */
 };
 
 /* A run of short event records of one type and one writer that the
@@ -419,9 +455,10 @@ struct pt_logw {
 	uint32_t nsyn;       /* OVERFLOW and RESUME events in the block being built:
 	                      * not counted as overwritten or dropped (the reader
 	                      * tells the loss of recorded events) */
-	/* the map of loaded code, re-emitted with the names */
+	/* the map of loaded code, re-emitted with the names: entries
+	 * objs_base.. of nobjs (those before were spilled, logsum.c) */
 	unsigned char **objs;
-	uint32_t nobjs, objs_cap;
+	uint32_t nobjs, objs_cap, objs_base;
 	/* LOOP: blocks in the file, oldest first (a ring) */
 	struct pt_logw_live *live;
 	size_t live_head, live_n, live_cap;
@@ -429,7 +466,19 @@ struct pt_logw {
 	/* runs of the block being built already counted, in order */
 	struct pt_logw_pre pre[PT_LOGW_PRE_MAX];
 	uint32_t npre;
+	/* (v8, set by the caller) is process pid gone, with every event of
+	 * it given to the writer?  Its writers are then retired from the
+	 * summary's memory at the next checkpoint (logsum.c); NULL: never */
+	int (*pid_final)(void *ctx, int32_t pid);
+	void *pid_final_ctx;
 };
+
+/* Map entry i as kept (its length, native order, then its OBJ record's
+ * payload), NULL if a checkpoint holds it instead (spilled, logsum.c). */
+static inline unsigned char *pt_logw_objp(const struct pt_logw *w, uint32_t i)
+{
+	return i < w->objs_base || i >= w->nobjs ? NULL : w->objs[i - w->objs_base];
+}
 
 /* fd: open for writing (else EBADF); LOOP and UNTIL_FULL need a regular
  * file without O_APPEND and log_max >= pt_logw_min_size() (else EINVAL);
@@ -510,13 +559,20 @@ uint32_t pt_logw_sum_body(const struct pt_logw *w, unsigned char *out, uint32_t 
 /* (v8) A checkpoint's body into out (at most cap bytes): the counts, names
  * and writers changed since the last one, the index since it, the chain,
  * and as many of the new map entries as fit (*nobj).  0: it does not fit. */
-uint32_t pt_logw_ckpt_body(const struct pt_logw *w, unsigned char *out, uint32_t cap,
+uint32_t pt_logw_ckpt_body(struct pt_logw *w, unsigned char *out, uint32_t cap,
                            uint32_t *nrec, uint32_t *nobj);
 /* (v8) The checkpoint of len bytes at off with sequence number seq, and
  * the first nobj of the new map entries, are written. */
 void pt_logw_ckpt_done(struct pt_logw *w, uint32_t len, uint64_t off, uint64_t seq,
                        uint32_t nobj);
 void pt_logw_sum_free(struct pt_logw *w);
+/* (v8) After a checkpoint: the writers whose process is gone, with all
+ * its events in the log (w->pid_final), are marked, to be retired at the
+ * next checkpoint if nothing of them came meanwhile. */
+void pt_logw_sum_mark_gone(struct pt_logw *w);
+/* (v8) The log can be read back (w->fd readable, else through
+ * /proc/self/fd): spilling allowed.  Called once fd is set. */
+void pt_logw_spill_init(struct pt_logw *w);
 struct pt_log_summary;
 /* The counts of a summary read (a log's checkpoints) as w's, to count on
  * from (logread.c's census of a log being written): 0 or ENOMEM. */

@@ -15,7 +15,10 @@
  * full reader does (logread.c also checks them when it meets them).
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <sys/stat.h>
 #include "logfmt.h"
 
@@ -31,6 +34,8 @@ int pt_logw_sum_init(struct pt_logw *w)
 	for (unsigned i = 0; i < PT_NIDS; i++)
 		s->tfirst[i] = UINT64_MAX;
 	s->ckpt_n = PT_LOG_CKPT_BLOCKS;
+	s->sp_k = UINT32_MAX;
+	s->sp_fd = -1;
 	w->sum = s;
 	return 0;
 }
@@ -42,6 +47,10 @@ void pt_logw_sum_free(struct pt_logw *w)
 	free(w->sum->wr);
 	free(w->sum->hash);
 	free(w->sum->idx);
+	free(w->sum->sp);
+	free(w->sum->sp_buf);
+	if (w->sum->sp_fd >= 0 && w->sum->sp_fd != w->fd)
+		close(w->sum->sp_fd);
 	free(w->sum);
 	w->sum = NULL;
 }
@@ -52,24 +61,30 @@ static uint32_t hash_who(int32_t pid, uint64_t thread)
 	return (uint32_t)(h ^ h >> 32);
 }
 
-/* The index of writer (pid, thread) in s->wr, added on first sight; -1
- * when memory runs out. */
+/* The hash of s->wr at ncap slots (a power of two, > 2 * nwr): 0, or
+ * -1 when memory runs out. */
+static int rehash(struct pt_logw_sum *s, uint32_t ncap)
+{
+	uint32_t *nh = calloc(ncap, sizeof *nh);
+	if (!nh)
+		return -1;
+	for (uint32_t i = 0; i < s->nwr; i++) {
+		uint32_t j = hash_who(s->wr[i].pid, s->wr[i].thread) & (ncap - 1);
+		while (nh[j])
+			j = (j + 1) & (ncap - 1);
+		nh[j] = i + 1;
+	}
+	free(s->hash);
+	s->hash = nh, s->hcap = ncap;
+	return 0;
+}
+
+/* The index of writer (pid, thread) in s->wr, added on first sight (the
+ * next place in the WRITER order); -1 when memory runs out. */
 static long sum_writer(struct pt_logw_sum *s, int32_t pid, uint64_t thread)
 {
-	if ((s->nwr + 1) * 2 > s->hcap) {
-		uint32_t ncap = s->hcap ? 2 * s->hcap : 64;
-		uint32_t *nh = calloc(ncap, sizeof *nh);
-		if (!nh)
-			return -1;
-		for (uint32_t i = 0; i < s->nwr; i++) {
-			uint32_t j = hash_who(s->wr[i].pid, s->wr[i].thread) & (ncap - 1);
-			while (nh[j])
-				j = (j + 1) & (ncap - 1);
-			nh[j] = i + 1;
-		}
-		free(s->hash);
-		s->hash = nh, s->hcap = ncap;
-	}
+	if ((s->nwr + 1) * 2 > s->hcap && rehash(s, s->hcap ? 2 * s->hcap : 64))
+		return -1;
 	uint32_t j = hash_who(pid, thread) & (s->hcap - 1);
 	for (; s->hash[j]; j = (j + 1) & (s->hcap - 1)) {
 		const struct pt_logw_sumw *e = &s->wr[s->hash[j] - 1];
@@ -83,7 +98,9 @@ static long sum_writer(struct pt_logw_sum *s, int32_t pid, uint64_t thread)
 			return -1;
 		s->wr = n, s->wcap = ncap;
 	}
-	s->wr[s->nwr] = (struct pt_logw_sumw){ pid, thread, 0, UINT64_MAX, 0, 0 };
+	s->wr[s->nwr] = (struct pt_logw_sumw){ pid, thread, 0, UINT64_MAX, 0, 0, s->nall++,
+	                                       PT_LOGW_W_DIRTY };
+	s->dirty++;
 	s->hash[j] = ++s->nwr;
 	return (long)s->nwr - 1;
 }
@@ -112,6 +129,10 @@ static void sum_run_add(struct pt_logw_sum *s, const long *map, const struct sum
 	if (r->max > s->tlast[r->id])
 		s->tlast[r->id] = r->max;
 	e->count += r->count;
+	if (!(e->flags & PT_LOGW_W_DIRTY)) {
+		e->flags |= PT_LOGW_W_DIRTY;
+		s->dirty++;
+	}
 	if (r->min < e->first)
 		e->first = r->min;
 	if (r->max > e->last)
@@ -319,8 +340,154 @@ static uint32_t idx_entry(const struct pt_logw *w, uint32_t i, unsigned char *ou
 	return 8 + k * PT_LOG_IDX_ENT;
 }
 
+/* ------------------------------------------------------------ spilling
+ *
+ * (v8) A forking service makes a writer per child: kept until the end for
+ * the summary, the writer's memory grew by each one (about 170 bytes a
+ * child, issue 54), and so did its copy of each map entry.  Instead, a
+ * checkpoint's entries stay in the log: the writers whose process is gone
+ * (w->pid_final: gone, and every event of it given to the writer), marked
+ * at one checkpoint and not counted since, are retired at the next: it
+ * holds their final WRITER_AT entries (after its INDEX entries), and
+ * they leave s->wr; and the map entries a checkpoint gave leave w->objs.
+ * The summary at the end reads them back from those checkpoints (s->sp:
+ * where each one is and where its retired writers and map entries are, 28
+ * bytes a checkpoint), the retired writers first, so the summary is the
+ * same as if nothing had been spilled (but for the order of its WRITER
+ * entries).  Only in a log that can be read back (pt_logw_spill_init). */
+
+/* The log open for reading: w->fd, else a descriptor of the same file
+ * opened through /proc/self/fd (the caller's may be write-only). */
+static int reopen(const struct pt_logw *w)
+{
+	char p[64];
+	struct stat a, b;
+
+	snprintf(p, sizeof p, "/proc/self/fd/%d", w->fd);
+	int fd = open(p, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd >= 0 && (fstat(fd, &a) || fstat(w->fd, &b) || a.st_dev != b.st_dev ||
+	                a.st_ino != b.st_ino)) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+void pt_logw_spill_init(struct pt_logw *w)
+{
+	struct pt_logw_sum *s = w->sum;
+	int fl = w->fd >= 0 ? fcntl(w->fd, F_GETFL) : -1;
+
+	if (!s || !w->ckpt_every || !w->seekable || fl < 0)
+		return;
+	if ((fl & O_ACCMODE) != O_WRONLY) {
+		s->spill = 1;
+	} else {
+		int fd = reopen(w);
+		if (fd >= 0) {
+			close(fd);
+			s->spill = 1;
+		}
+	}
+}
+
+/* Checkpoint k read back into s->sp_buf (checked as written: its header
+ * and body CRC); NULL (the summary is given up) if it cannot be. */
+static const unsigned char *spill_load(const struct pt_logw *w, uint32_t k)
+{
+	struct pt_logw_sum *s = w->sum;
+	const struct pt_logw_spill *x = &s->sp[k];
+	int sw = w->swap;
+
+	if (s->sp_k == k)
+		return s->sp_buf;
+	s->sp_k = UINT32_MAX;
+	if (!s->sp_buf && !(s->sp_buf = malloc(w->cap)))
+		goto fail;
+	if (s->sp_fd < 0) {
+		int fl = fcntl(w->fd, F_GETFL);
+		s->sp_fd = fl >= 0 && (fl & O_ACCMODE) != O_WRONLY ? w->fd : reopen(w);
+		if (s->sp_fd < 0)
+			goto fail;
+	}
+	unsigned char *b = s->sp_buf;
+	if (x->len < PT_LOG_BLK || x->len > w->cap ||
+	    pread(s->sp_fd, b, x->len, (off_t)x->off) != (ssize_t)x->len ||
+	    memcmp(b + PT_LOG_B_MAGIC, PT_LOG_BLK_MAGIC, 4) ||
+	    pt_log_get16(b + PT_LOG_B_TYPE, sw) != PT_LOG_BT_CKPT ||
+	    pt_log_get32(b + PT_LOG_B_LEN, sw) != x->len ||
+	    pt_log_get32(b + PT_LOG_B_BCRC, sw) != pt_log_crc(0, b + PT_LOG_BLK, x->len - PT_LOG_BLK))
+		goto fail;
+	s->sp_k = k;
+	s->sp_obj_i = UINT32_MAX;
+	return b;
+fail:
+	s->failed = 1;
+	return NULL;
+}
+
+/* Retired writer r's WRITER entry body (40 bytes) into out: 0, or -1. */
+static int spill_writer(const struct pt_logw *w, uint64_t r, unsigned char *out)
+{
+	struct pt_logw_sum *s = w->sum;
+	/* (from the one read back last: the summary asks in order) */
+	uint32_t k = s->sp_k < s->nsp && r >= s->sp[s->sp_k].ret_first ? s->sp_k : 0;
+	int sw = w->swap;
+
+	while (k < s->nsp && r >= s->sp[k].ret_first + s->sp[k].nret)
+		k++;
+	uint64_t base = k < s->nsp ? s->sp[k].ret_first : 0;
+	const unsigned char *b = k < s->nsp ? spill_load(w, k) : NULL;
+	if (!b)
+		return -1;
+	uint32_t at = s->sp[k].ret_at + (uint32_t)(r - base) * (PT_LOG_S_HDR + 48);
+	if (at + PT_LOG_S_HDR + 48 > s->sp[k].len ||
+	    pt_log_get16(b + at, sw) != PT_LOG_S_WRITER_AT || pt_log_get16(b + at + 2, sw) != 48) {
+		s->failed = 1;
+		return -1;
+	}
+	memcpy(out, b + at + PT_LOG_S_HDR + 8, 40);
+	return 0;
+}
+
+/* Map entry i, given by a checkpoint: its OBJ entry's body and length;
+ * NULL if it cannot be read back. */
+static const unsigned char *spill_obj(const struct pt_logw *w, uint32_t i, uint32_t *n)
+{
+	struct pt_logw_sum *s = w->sum;
+	uint32_t k = s->sp_k < s->nsp && i >= s->sp[s->sp_k].obj_first ? s->sp_k : 0;
+	int sw = w->swap;
+
+	while (k < s->nsp && (s->sp[k].nobj == 0 || i >= s->sp[k].obj_first + s->sp[k].nobj))
+		k++;
+	const unsigned char *b = k < s->nsp && i >= s->sp[k].obj_first ? spill_load(w, k) : NULL;
+	if (!b) {
+		s->failed = 1;
+		return NULL;
+	}
+	uint32_t j = s->sp[k].obj_first, at = s->sp[k].obj_at;
+	if (s->sp_obj_i != UINT32_MAX && s->sp_obj_i <= i)
+		j = s->sp_obj_i, at = s->sp_obj_off;
+	for (;;) {
+		if (at + PT_LOG_S_HDR > s->sp[k].len || pt_log_get16(b + at, sw) != PT_LOG_S_OBJ)
+			break;
+		uint32_t len = pt_log_get16(b + at + 2, sw);
+		if (at + PT_LOG_S_HDR + len > s->sp[k].len || len > PT_LOG_OBJ_MAX)
+			break;
+		if (j == i) {
+			s->sp_obj_i = j, s->sp_obj_off = at;
+			*n = len;
+			return b + at + PT_LOG_S_HDR;
+		}
+		at += PT_LOG_S_HDR + len;
+		j++;
+	}
+	s->failed = 1;
+	return NULL;
+}
+
 /* Entries in order: TOTALS, TYPE per type seen, NAME per name, WRITER per
- * writer, OBJ per entry of the map, (v7) INDEX entries.  The cursor:
+ * writer (those retired first), OBJ per entry of the map, (v7) INDEX entries.  The cursor:
  * kind << 32 | index. */
 static uint32_t entry(const struct pt_logw *w, uint64_t cur, unsigned char *out, uint32_t parts,
                       int *skip)
@@ -350,7 +517,7 @@ static uint32_t entry(const struct pt_logw *w, uint64_t cur, unsigned char *out,
 		pt_log_put64(b + 28, s->gaps, sw);
 		pt_log_put64(b + 36, s->last_lost, sw);
 		pt_log_put32(b + 44, parts, sw);
-		pt_log_put32(b + 48, s->nwr, sw);
+		pt_log_put32(b + 48, s->nall, sw);
 		break;
 	case PT_LOG_S_TYPE:
 		if (!s->count[i]) {
@@ -374,6 +541,12 @@ static uint32_t entry(const struct pt_logw *w, uint64_t cur, unsigned char *out,
 		break;
 	case PT_LOG_S_WRITER:
 		n = 40;
+		if (i < s->nret) { /* (retired: from its checkpoint) */
+			if (spill_writer(w, i, b + 4))
+				memset(b + 4, 0, 40); /* (failed: no summary) */
+			break;
+		}
+		i -= (uint32_t)s->nret;
 		pt_log_put32(b + 4, (uint32_t)s->wr[i].pid, sw);
 		pt_log_put64(b + 12, s->wr[i].thread, sw);
 		pt_log_put64(b + 20, s->wr[i].count, sw);
@@ -382,7 +555,7 @@ static uint32_t entry(const struct pt_logw *w, uint64_t cur, unsigned char *out,
 		break;
 	case PT_LOG_S_WRITER_AT: /* (v8, checkpoints) the writer and its place */
 		n = 48;
-		pt_log_put32(b + 4, i, sw);
+		pt_log_put32(b + 4, s->wr[i].gi, sw);
 		pt_log_put32(b + 12, (uint32_t)s->wr[i].pid, sw);
 		pt_log_put64(b + 20, s->wr[i].thread, sw);
 		pt_log_put64(b + 28, s->wr[i].count, sw);
@@ -395,8 +568,18 @@ static uint32_t entry(const struct pt_logw *w, uint64_t cur, unsigned char *out,
 		pt_log_put64(b + 12, s->ckpt_seq, sw);
 		break;
 	default: /* PT_LOG_S_OBJ: the entry as kept for the OBJ records */
-		n = pt_log_get32(w->objs[i], 0);
-		memcpy(b + 4, w->objs[i] + 4, n);
+		if (!pt_logw_objp(w, i)) { /* (given by a checkpoint: from there) */
+			const unsigned char *o = spill_obj(w, i, &n);
+			if (!o) {
+				n = PT_LOG_OBJ_FIXED; /* (failed: no summary) */
+				memset(b + 4, 0, n);
+			} else {
+				memcpy(b + 4, o, n);
+			}
+			break;
+		}
+		n = pt_log_get32(pt_logw_objp(w, i), 0);
+		memcpy(b + 4, pt_logw_objp(w, i) + 4, n);
 		break;
 	}
 	pt_log_put16(b, (uint16_t)kind, sw);
@@ -413,7 +596,9 @@ static uint64_t next_cursor(const struct pt_logw *w, uint64_t cur)
 	uint32_t i = (uint32_t)cur + 1;
 	uint32_t run = idx_run(w);
 	uint64_t nrun = w->version < 7 || w->sum->no_index ? 0 : (w->sum->nidx + run - 1) / run;
-	uint32_t lim[8] = { 0, 1, PT_NIDS, w->sum->nwr, PT_NIDS, w->nobjs,
+	uint64_t nwr = w->sum->nret + w->sum->nwr;
+	uint32_t lim[8] = { 0, 1, PT_NIDS, nwr > UINT32_MAX ? UINT32_MAX : (uint32_t)nwr, PT_NIDS,
+		            w->nobjs,
 		            nrun > UINT32_MAX ? UINT32_MAX : (uint32_t)nrun, w->sum->ckpts ? 1 : 0 };
 
 	/* kinds in the order written: 1, 2, 4, 3, 5, 6, (v8) 7 */
@@ -459,10 +644,10 @@ uint32_t pt_logw_sum_body(const struct pt_logw *w, unsigned char *out, uint32_t 
  * included), all of them or no checkpoint; then as many OBJ of the map
  * entries not given yet as fit (the rest: in the next checkpoint, which
  * the writer writes at once). */
-uint32_t pt_logw_ckpt_body(const struct pt_logw *w, unsigned char *out, uint32_t cap,
+uint32_t pt_logw_ckpt_body(struct pt_logw *w, unsigned char *out, uint32_t cap,
                            uint32_t *nrec, uint32_t *nobj)
 {
-	const struct pt_logw_sum *s = w->sum;
+	struct pt_logw_sum *s = w->sum;
 	uint32_t len = 0, n, run = idx_run(w);
 	uint64_t nrun = (s->nidx + run - 1) / run;
 	int skip;
@@ -486,12 +671,28 @@ uint32_t pt_logw_ckpt_body(const struct pt_logw *w, unsigned char *out, uint32_t
 		if ((w->known[i / 64] & ~s->named[i / 64]) >> (i % 64) & 1)
 			CKPT_PUT((uint64_t)PT_LOG_S_NAME << 32 | i);
 	for (uint32_t i = 0; i < s->nwr; i++)
-		if (i >= s->wr_given || s->wr[i].count != s->wr[i].ckpt)
+		if (s->wr[i].gi >= s->wr_given || s->wr[i].count != s->wr[i].ckpt)
 			CKPT_PUT((uint64_t)PT_LOG_S_WRITER_AT << 32 | i);
 	CKPT_PUT((uint64_t)PT_LOG_S_CHAIN << 32);
 	for (uint64_t i = 0; i < nrun; i++)
 		CKPT_PUT((uint64_t)PT_LOG_S_INDEX << 32 | i);
 #undef CKPT_PUT
+	/* the writers retired (spilling, above): their final counts again,
+	 * as many as fit (the others at the next checkpoint) */
+	s->ret_at = PT_LOG_BLK + len, s->ret_n = 0;
+	for (uint32_t i = 0; s->spill && i < s->nwr; i++) {
+		if ((s->wr[i].flags & (PT_LOGW_W_GONE | PT_LOGW_W_DIRTY)) != PT_LOGW_W_GONE ||
+		    s->wr[i].gi >= s->wr_given)
+			continue;
+		n = entry(w, (uint64_t)PT_LOG_S_WRITER_AT << 32 | i, NULL, 1, &skip);
+		if (len + n > cap)
+			break;
+		entry(w, (uint64_t)PT_LOG_S_WRITER_AT << 32 | i, out + len, 1, &skip);
+		len += n;
+		(*nrec)++;
+		s->ret_n++;
+	}
+	s->obj_at = PT_LOG_BLK + len;
 	for (uint32_t i = s->obj_ckpt; i < w->nobjs; i++) {
 		n = entry(w, (uint64_t)PT_LOG_S_OBJ << 32 | i, NULL, 1, &skip);
 		if (len + n > cap)
@@ -504,16 +705,87 @@ uint32_t pt_logw_ckpt_body(const struct pt_logw *w, unsigned char *out, uint32_t
 	return len;
 }
 
+/* (spilling) The checkpoint just written holds the final entries of
+ * s->ret_n writers and nobj map entries: where, noted; the writers leave
+ * s->wr, the entries w->objs.  0, or -1 (out of memory: nothing spilled,
+ * and no spilling from now on). */
+static int spill_done(struct pt_logw *w, uint32_t len, uint64_t off, uint32_t nobj)
+{
+	struct pt_logw_sum *s = w->sum;
+
+	if (!s->spill || (!s->ret_n && !nobj))
+		return 0;
+	if (s->nsp == s->sp_cap) {
+		uint32_t ncap = s->sp_cap ? 2 * s->sp_cap : 64;
+		struct pt_logw_spill *n = realloc(s->sp, ncap * sizeof *n);
+		if (!n) {
+			s->spill = 0;
+			return -1;
+		}
+		s->sp = n, s->sp_cap = ncap;
+	}
+	s->sp[s->nsp++] = (struct pt_logw_spill){ off, s->nret, len, s->ret_at, s->ret_n, s->obj_at,
+	                                          nobj, s->obj_ckpt };
+	/* (the entries are given in order: those before are gone already) */
+	uint32_t upto = s->obj_ckpt + nobj < w->nobjs ? s->obj_ckpt + nobj : w->nobjs;
+	if (upto > w->objs_base) {
+		uint32_t drop = upto - w->objs_base, keep = w->nobjs - upto;
+		for (uint32_t i = 0; i < drop; i++)
+			free(w->objs[i]);
+		memmove(w->objs, w->objs + drop, keep * sizeof *w->objs);
+		w->objs_base = upto;
+		if (w->objs_cap > 64 && keep < w->objs_cap / 4) {
+			unsigned char **no = realloc(w->objs, (w->objs_cap / 2) * sizeof *no);
+			if (no)
+				w->objs = no, w->objs_cap /= 2;
+		}
+	}
+	if (!s->ret_n)
+		return 0;
+	/* the same writers as the body took: the first ret_n of them */
+	uint32_t n = 0, left = s->ret_n;
+	for (uint32_t i = 0; i < s->nwr; i++) {
+		const struct pt_logw_sumw *e = &s->wr[i];
+		if (left && (e->flags & (PT_LOGW_W_GONE | PT_LOGW_W_DIRTY)) == PT_LOGW_W_GONE &&
+		    e->gi < s->wr_given) {
+			left--;
+			continue;
+		}
+		s->wr[n++] = *e;
+	}
+	s->nwr = n;
+	s->nret += s->ret_n;
+	s->ret_n = 0;
+	/* the memory back once the table is much smaller */
+	if (s->wcap > 64 && s->nwr < s->wcap / 4) {
+		struct pt_logw_sumw *nw = realloc(s->wr, (s->wcap / 2) * sizeof *nw);
+		if (nw)
+			s->wr = nw, s->wcap /= 2;
+	}
+	uint32_t hc = 64;
+	while (hc < 4 * (s->nwr + 1))
+		hc *= 2;
+	if (rehash(s, hc < s->hcap ? hc : s->hcap)) {
+		s->failed = 1; /* (the table would not find them: no summary) */
+		return -1;
+	}
+	return 0;
+}
+
 void pt_logw_ckpt_done(struct pt_logw *w, uint32_t len, uint64_t off, uint64_t seq,
                        uint32_t nobj)
 {
 	struct pt_logw_sum *s = w->sum;
 
+	spill_done(w, len, off, nobj);
 	memcpy(s->tckpt, s->count, sizeof s->tckpt);
 	memcpy(s->named, w->known, sizeof s->named);
-	for (uint32_t i = 0; i < s->nwr; i++)
+	for (uint32_t i = 0; i < s->nwr; i++) {
 		s->wr[i].ckpt = s->wr[i].count;
-	s->wr_given = s->nwr;
+		s->wr[i].flags &= ~PT_LOGW_W_DIRTY;
+	}
+	s->dirty = 0;
+	s->wr_given = s->nall;
 	s->obj_ckpt += nobj;
 	s->ckpt_off = off, s->ckpt_seq = seq;
 	s->ckpts++;
@@ -531,6 +803,25 @@ void pt_logw_ckpt_done(struct pt_logw *w, uint32_t len, uint64_t off, uint64_t s
 		s->idx_cap = 256;
 	}
 	s->idx[s->nidx++] = (struct pt_log_bidx){ len, PT_LOG_IDX_CKPT, 0, 0, 0, 0 };
+}
+
+void pt_logw_sum_mark_gone(struct pt_logw *w)
+{
+	struct pt_logw_sum *s = w->sum;
+	int32_t pid = 0;
+	int fin = 0;
+
+	if (!s || !s->spill || s->failed || !w->pid_final)
+		return;
+	for (uint32_t i = 0; i < s->nwr; i++) {
+		struct pt_logw_sumw *e = &s->wr[i];
+		if ((e->flags & PT_LOGW_W_GONE) || e->pid <= 0)
+			continue;
+		if (e->pid != pid)
+			pid = e->pid, fin = w->pid_final(w->pid_final_ctx, pid);
+		if (fin)
+			e->flags |= PT_LOGW_W_GONE;
+	}
 }
 
 int pt_logw_sum_load(struct pt_logw *w, const struct pt_log_summary *from)
@@ -640,7 +931,7 @@ int pt_log_sum_parse(const unsigned char *p, uint32_t len, uint32_t nrec, int sw
 				so->wr[at] = (struct pt_logw_sumw){
 					(int32_t)pt_log_get32(e, sw), pt_log_get64(e + 8, sw),
 					pt_log_get64(e + 16, sw), pt_log_get64(e + 24, sw),
-					pt_log_get64(e + 32, sw), 0 };
+					pt_log_get64(e + 32, sw), 0, 0, 0 };
 				if (at == so->nwr)
 					so->nwr++;
 			}

@@ -158,6 +158,7 @@ int pt_logw_init_opt(struct pt_logw *w, int fd, const struct pt_attr_img *attr,
 	if (log_policy != POSIX_TRACE_LOOP && !w->prev.legacy && pt_logw_sum_init(w))
 		goto fail;
 	w->fd = fd;
+	pt_logw_spill_init(w);
 	if (w->seekable && ftruncate(fd, 0)) {
 		rc = errno;
 		goto fail;
@@ -188,11 +189,11 @@ void pt_logw_free(struct pt_logw *w)
 	free(w->wt);
 	free(w->names);
 	free(w->live);
-	for (uint32_t i = 0; i < w->nobjs; i++)
-		free(w->objs[i]);
+	for (uint32_t i = w->objs_base; i < w->nobjs; i++)
+		free(w->objs[i - w->objs_base]);
 	free(w->objs);
 	w->objs = NULL;
-	w->nobjs = w->objs_cap = 0;
+	w->nobjs = w->objs_cap = w->objs_base = 0;
 	w->rec = w->hdr = NULL;
 	w->wt = NULL;
 	w->names = NULL;

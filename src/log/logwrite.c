@@ -114,7 +114,9 @@ static void put_ckpt(struct pt_logw *w)
 {
 	struct pt_logw_sum *s = w->sum;
 
-	if (!s || s->failed || (w->written - s->ckpt_at < w->ckpt_every && s->nidx < s->ckpt_n))
+	if (!s || s->failed || (w->written - s->ckpt_at < w->ckpt_every && s->nidx < s->ckpt_n &&
+	                        s->dirty < PT_LOG_CKPT_WRITERS &&
+	                        (!s->spill || w->nobjs - s->obj_ckpt < PT_LOG_CKPT_OBJS)))
 		return;
 	for (int k = 0; k < 64; k++) {
 		uint32_t nrec, nobj, n;
@@ -132,6 +134,7 @@ static void put_ckpt(struct pt_logw *w)
 			break;
 	}
 	blk_reset(w);
+	pt_logw_sum_mark_gone(w); /* (retired at the next one) */
 }
 
 /* Writes out the block being built, if it holds anything. */
@@ -296,10 +299,13 @@ static void emit_names(struct pt_logw *w, int *werr)
 		add_rec(w, NULL, 0, 0, id | PT_LOG_RF_NAME, w->names[id], n);
 	}
 	for (uint32_t i = 0; i < w->nobjs; i++) {
-		uint32_t n = pt_log_get32(w->objs[i], 0);
+		const unsigned char *o = pt_logw_objp(w, i);
+		if (!o)
+			continue; /* (spilled: an APPEND log's, which never wraps) */
+		uint32_t n = pt_log_get32(o, 0);
 		if (make_room(w, NULL, 0, n, werr))
 			break;
-		add_rec(w, NULL, 0, 0, PT_LOG_RF_OBJ, w->objs[i] + 4, n);
+		add_rec(w, NULL, 0, 0, PT_LOG_RF_OBJ, o + 4, n);
 	}
 	w->emitting = 0;
 }
@@ -347,21 +353,22 @@ int pt_logw_obj(struct pt_logw *w, const struct pt_ext_obj *o)
 	/* A copy is kept for the summary and the LOOP wraps, up to as many
 	 * as a reader keeps (PT_LOG_OBJS_MAX: it keeps the first ones); the
 	 * entries after those go into the log only, so that a recording of
-	 * days does not grow by a copy of each entry of every process. */
-	if (w->nobjs >= PT_LOG_OBJS_MAX) {
-		p = one;
-	} else if (w->nobjs == w->objs_cap) {
-		uint32_t ncap = w->objs_cap ? 2 * w->objs_cap : 64;
-		unsigned char **no = realloc(w->objs, ncap * sizeof *no);
-		if (!no)
+	 * days does not grow by a copy of each entry of every process.  The
+	 * record is written from the stack: the block it fills may bring a
+	 * checkpoint that gives the kept copy and drops it (logsum.c). */
+	unsigned char *keep = NULL;
+	if (w->nobjs < PT_LOG_OBJS_MAX) {
+		if (w->nobjs - w->objs_base == w->objs_cap) {
+			uint32_t ncap = w->objs_cap ? 2 * w->objs_cap : 64;
+			unsigned char **no = realloc(w->objs, ncap * sizeof *no);
+			if (!no)
+				return ENOMEM;
+			w->objs = no, w->objs_cap = ncap;
+		}
+		if (!(keep = malloc(4 + n)))
 			return ENOMEM;
-		w->objs = no, w->objs_cap = ncap;
 	}
-	if (p != one) {
-		if (!(p = malloc(4 + n)))
-			return ENOMEM;
-		w->objs[w->nobjs++] = p;
-	}
+	p = one;
 	pt_log_put32(p, n, 0); /* (kept in memory: native order) */
 	p += 4;
 	pt_log_put64(p, o->ts, w->swap);
@@ -374,6 +381,10 @@ int pt_logw_obj(struct pt_logw *w, const struct pt_ext_obj *o)
 	p[39] = o->flags;
 	memcpy(p + PT_LOG_OBJ_FIXED, o->bid, bl);
 	memcpy(p + PT_LOG_OBJ_FIXED + bl, o->path, pl);
+	if (keep) {
+		memcpy(keep, one, 4 + n);
+		w->objs[w->nobjs++ - w->objs_base] = keep;
+	}
 	if (w->full)
 		return 0;
 	if (make_room(w, NULL, 0, n, &werr) == 0)
@@ -571,6 +582,8 @@ static void put_summary(struct pt_logw *w)
 			parts++;
 			total += PT_LOG_ALIGN8(PT_LOG_BLK + n);
 		} while (cur != UINT64_MAX);
+		if (w->sum->failed)
+			return; /* (a spilled entry could not be read back) */
 		if (parts <= PT_LOG_S_PARTS_MAX &&
 		    (w->policy != POSIX_TRACE_UNTIL_FULL || w->pos + total <= w->limit))
 			break;
@@ -581,7 +594,7 @@ static void put_summary(struct pt_logw *w)
 	cur = 0;
 	do {
 		n = pt_logw_sum_body(w, w->rec, cap, &cur, &nrec, parts);
-		if (put_block(w, PT_LOG_BT_SUMMARY, w->rec, n, nrec, 0)) {
+		if (w->sum->failed || put_block(w, PT_LOG_BT_SUMMARY, w->rec, n, nrec, 0)) {
 			/* (no event is lost, and the failed block is not in the
 			 * log: it goes without a summary, which is not an error;
 			 * parts already written are stale, the END block goes

@@ -6,11 +6,15 @@
  * written to a log drops the entries of processes gone once the log has
  * them (pt_objs_retire): a recorder of a service that forks for days
  * keeps the entries of the processes alive, not of every child it saw
- * (and each type's latest description).
+ * (and each type's latest description); and the identities of the
+ * threads alive, not of every thread a pool made.
  */
 #include <errno.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/syscall.h>
 #include "reader.h"
 
 _Static_assert(PT_EXT_OBJ_PATH == PT_OBJ_PATH && PT_EXT_OBJ_BID_MAX == PT_OBJ_BID_MAX &&
@@ -143,43 +147,85 @@ static int pid_gone(int32_t pid)
 	return pid > 0 && kill(pid, 0) != 0 && errno == ESRCH;
 }
 
+/* Thread tid of live process pid is gone: its identity (a THREAD entry)
+ * need not stay once the log has it (a service's pool makes a thread
+ * every few ms: issue 54).  A tid used again is a new thread, with an
+ * entry of its own. */
+static int thread_gone(int32_t pid, uint64_t tid)
+{
+	return pid > 0 && tid > 0 && tid <= INT32_MAX &&
+	       syscall(SYS_tgkill, pid, (pid_t)tid, 0) != 0 && errno == ESRCH;
+}
+
+static int by_pid(const void *a, const void *b)
+{
+	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* The pids of the chunks of the stream in use (open, sealed, busy),
+ * sorted, into held (nchunks entries); how many. */
+static size_t held_pids(const struct pt_trid *t, int32_t *held)
+{
+	const struct pt_view *v = &t->view;
+	size_t n = 0;
+
+	for (uint32_t i = 0; i < v->nchunks; i++) {
+		const struct pt_chunk *ck = &v->chunks[i];
+		if (PT_SS_STATE(atomic_load_explicit(&ck->ss, memory_order_acquire)) != PT_CK_FREE)
+			held[n++] = atomic_load_explicit(&ck->pid, memory_order_relaxed);
+	}
+	qsort(held, n, sizeof *held, by_pid);
+	return n;
+}
+
 /* Each event type's latest description, whoever gave it, stays (latest[id]:
  * its index + 1): a process may record a type it never described, and a
  * reader decodes its payloads by another's description of the type
  * (cli/read/typemap.c), so a log or a part begun after the describer
  * ended needs it all the same.  Bounded by the types, not the processes. */
-size_t pt_objs_retire(struct pt_trid *t, size_t upto)
+static size_t retire(struct pt_trid *t, size_t upto, int unheld)
 {
 	struct pt_reader *rd = &t->rd;
-	size_t out = 0, dropped = 0;
-	int32_t last = 0;
-	int last_gone = 0;
+	size_t out = 0, dropped = 0, nheld = 0;
+	int32_t last = 0, *held = NULL;
+	int last_gone = 0, last_held = 0;
 	uint32_t latest[PT_NIDS];
 
 	if (upto > rd->nobjs)
 		upto = rd->nobjs;
-	if (rd->nobjs < rd->obj_retire_at || upto < 64)
+	if (rd->nobjs < rd->obj_retire_at || (upto < 64 && !unheld))
 		return 0;
+	if (unheld) {
+		if (t->kind != PT_KIND_STREAM || !(held = malloc((t->view.nchunks + 1) * sizeof *held)))
+			return 0;
+		nheld = held_pids(t, held);
+	}
 	memset(latest, 0, sizeof latest);
 	for (size_t i = 0; i < rd->nobjs; i++) {
 		const struct pt_ext_obj *o = &rd->objs[i];
-		if (o->kind == PT_OBJ_TYPE && o->lo < PT_NIDS &&
+		if (o->kind == PT_EXT_OBJ_TYPE && o->lo < PT_NIDS &&
 		    (!latest[o->lo] || rd->objs[latest[o->lo] - 1].ts <= o->ts))
 			latest[o->lo] = (uint32_t)i + 1;
 	}
 	int saved = errno;
 	for (size_t i = 0; i < rd->nobjs; i++) {
 		const struct pt_ext_obj *o = &rd->objs[i];
-		if (i < upto) {
+		if (i < upto || (unheld && o->kind != PT_EXT_OBJ_LOST)) {
 			/* (a process's entries come together: one look each) */
 			if (o->pid != last || i == 0) {
 				last = o->pid;
 				last_gone = pid_gone(o->pid);
+				last_held = unheld && last_gone &&
+				            bsearch(&last, held, nheld, sizeof *held, by_pid) != NULL;
 			}
-			if (last_gone && !(o->kind == PT_OBJ_TYPE && o->lo < PT_NIDS &&
-			                   latest[o->lo] == i + 1)) {
+			int keep_type = o->kind == PT_EXT_OBJ_TYPE && o->lo < PT_NIDS &&
+			                latest[o->lo] == i + 1;
+			if ((last_gone && (i < upto || !last_held) && !keep_type) ||
+			    (i < upto && o->kind == PT_EXT_OBJ_THREAD && !last_gone &&
+			     thread_gone(o->pid, o->lo))) {
 				rd->obj_retired[o->kind & 15]++;
-				dropped++;
+				dropped += i < upto;
 				continue;
 			}
 		}
@@ -187,6 +233,7 @@ size_t pt_objs_retire(struct pt_trid *t, size_t upto)
 			rd->objs[out] = *o;
 		out++;
 	}
+	free(held);
 	errno = saved;
 	rd->nobjs = out;
 	memset(rd->obj_cur_i, 0, sizeof rd->obj_cur_i); /* (positions moved) */
@@ -199,4 +246,14 @@ size_t pt_objs_retire(struct pt_trid *t, size_t upto)
 			rd->objs = n, rd->objs_cap = ncap;
 	}
 	return dropped;
+}
+
+size_t pt_objs_retire(struct pt_trid *t, size_t upto)
+{
+	return retire(t, upto, 0);
+}
+
+size_t pt_objs_retire_unheld(struct pt_trid *t, size_t upto)
+{
+	return retire(t, upto, 1);
 }

@@ -61,7 +61,56 @@ void pt_reader_free(struct pt_reader *rd)
 	free(rd->st_buf);
 	free(rd->loss.e);
 	free(rd->objs);
+	free(rd->hot_tmp);
 	memset(rd, 0, sizeof *rd);
+}
+
+/* How many chunks are hot (ring/pool.c, pt_pool_give_back): the most in
+ * use at once over the last 5 to 10 s, and 4 more, at least
+ * PT_HOT_CHUNKS.  A program with many threads writing keeps that many in
+ * use: they stay hot, or each chunk taken beyond them would cost a fault
+ * a page (40 threads flooding a 16 MiB stream: 7000 faults more for 4 M
+ * events with a fixed 24).  After a burst the count comes down, and the
+ * chunks beyond it leave the free stack (pt_pool_trim).  Looked at
+ * every 100 ms: the chunk descriptors' states, one load each. */
+static uint32_t hot_now(struct pt_trid *t)
+{
+	struct pt_reader *rd = &t->rd;
+	const struct pt_view *v = &t->view;
+	uint32_t base = PT_HOT_CHUNKS(v->sealed_max, v->nchunks);
+	uint64_t now = pt_mono_ns() / 1000000u;
+
+	if (rd->hot && now - rd->hot_look_ms < 100)
+		return rd->hot;
+	rd->hot_look_ms = now;
+	uint32_t used = 0;
+	for (uint32_t i = 0; i < v->nchunks; i++)
+		used += PT_SS_STATE(atomic_load_explicit(&v->chunks[i].ss, memory_order_relaxed)) !=
+		        PT_CK_FREE;
+	if (now - rd->hot_win_ms >= 5000) {
+		rd->hot_win_ms = now;
+		rd->hot_peak[1] = rd->hot_peak[0];
+		rd->hot_peak[0] = 0;
+	}
+	if (used > rd->hot_peak[0])
+		rd->hot_peak[0] = used;
+	uint32_t peak = rd->hot_peak[0] > rd->hot_peak[1] ? rd->hot_peak[0] : rd->hot_peak[1];
+	uint32_t h = peak + 4 > base ? peak + 4 : base;
+	if (h > v->nchunks)
+		h = v->nchunks;
+	if (rd->hot && h < rd->hot && t->fd >= 0 &&
+	    (rd->hot_tmp || (rd->hot_tmp = malloc(v->nchunks * sizeof *rd->hot_tmp))))
+		pt_pool_trim(&t->view, h, t->fd, t->region_off, rd->hot_tmp);
+	rd->hot = h;
+	return h;
+}
+
+/* A chunk read to its end (or a dead writer's, read to its commit) goes
+ * back to the pool, its memory out of the traced processes if it is not
+ * one of the hot ones (ring/pool.c).  1 if it was in that life and state. */
+static int give_back(struct pt_trid *t, uint32_t idx, uint64_t seq, unsigned from)
+{
+	return pt_pool_give_back(&t->view, idx, seq, from, t->fd, t->region_off, hot_now(t));
 }
 
 /* Drop from this CPU's caches the lines of a chunk below end, the
@@ -119,7 +168,7 @@ static void service(struct pt_trid *t, struct pt_rwriter *w)
 					return; /* nothing new yet */
 				/* sealed before we looked, and read to the end */
 				evict(t, a, a->commit);
-				pt_pool_free(&t->view, a->idx, a->seq, PT_CK_SEALED);
+				give_back(t, a->idx, a->seq, PT_CK_SEALED);
 				pt_rwriter_pop(rd, w);
 				continue;
 			}
@@ -784,7 +833,7 @@ static void reap_dead(struct pt_trid *t)
 		            a->off)
 			continue;
 		/* (the CAS fails if the chunk is no longer in a->seq's life) */
-		if (!pt_pool_free(&t->view, a->idx, a->seq, PT_CK_OPEN))
+		if (!give_back(t, a->idx, a->seq, PT_CK_OPEN))
 			continue;
 		evict(t, a, a->off);
 		pt_rwriter_pop(rd, w);
@@ -965,7 +1014,7 @@ static int read_next(struct pt_trid *t, struct posix_trace_event_info *ev, void 
 			continue;
 		}
 		int err = EBADMSG; /* a record that does not fit: end this chunk */
-		pt_pool_free(&t->view, a->idx, a->seq, PT_CK_SEALED);
+		give_back(t, a->idx, a->seq, PT_CK_SEALED);
 		pt_rwriter_pop(rd, best);
 		synth(t, ev, buf, num, dlen, POSIX_TRACE_ERROR, ts, &err, sizeof err);
 		return 1;

@@ -67,6 +67,12 @@ struct pt_reader {
 	int32_t ck_free;
 	struct pt_rwriter *w;
 	uint32_t nw, w_cap;
+	/* the hot chunks (read.c, hot_now): how many, the most in use in
+	 * this window and the last, when last looked, when the window began;
+	 * room for a trim */
+	uint32_t hot, hot_peak[2];
+	uint64_t hot_look_ms, hot_win_ms;
+	uint32_t *hot_tmp;
 	uint64_t loss_gen;           /* losses taken from the segment so far */
 	uint64_t loss_pend[64];      /* losses seen half-published */
 	unsigned nloss_pend;
@@ -215,6 +221,10 @@ size_t pt_objs_collect(struct pt_trid *t);
  * order (locked); how many were dropped below upto.  Only a pass now and
  * then does anything: when the entries have doubled since the last. */
 size_t pt_objs_retire(struct pt_trid *t, size_t upto);
+/* The same, and also those after upto of processes gone that hold no
+ * chunk of the stream any more (all their events read or overwritten: a
+ * LOOP stream, written or copied only at the end). */
+size_t pt_objs_retire_unheld(struct pt_trid *t, size_t upto);
 /* ------------------------------- between the reader's files (not above) */
 #define NONE (-1)
 #define PT_MAX_WRITERS 65536 /* threads x levels a reader keeps apart */

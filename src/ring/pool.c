@@ -21,7 +21,7 @@
 #include "ring.h"
 
 /* this process's pid, stamped on every chunk it takes: set when the
- * library is loaded (traced/ctlseg.c) and in a forked child */
+ * library is loaded (traced/lifecycle.c) and in a forked child */
 int32_t pt_pid;
 
 _Thread_local unsigned pt_nowait PT_TLS;
@@ -56,6 +56,40 @@ static void push_free(struct pt_view *sl, uint32_t idx)
 	                                                memory_order_relaxed));
 }
 
+/* The cold stack (pt_hdr.cold_top): free chunks whose pages the
+ * controller gave back to the system (give_back).  The same stack as the
+ * free one, with index + 1 in the top word (0: empty; so a segment made
+ * by an older controller, zero there, has none). */
+static uint32_t pop_cold(struct pt_view *sl)
+{
+	_Atomic uint64_t *top = &sl->hdr->cold_top;
+	uint64_t old = atomic_load_explicit(top, memory_order_acquire);
+
+	for (;;) {
+		uint32_t idx = (uint32_t)old - 1;
+		if ((uint32_t)old == 0 || idx >= sl->nchunks)
+			return PT_NIL;
+		uint32_t next = atomic_load_explicit(&sl->chunks[idx].next, memory_order_relaxed);
+		uint64_t nw = (((old >> 32) + 1) << 32) | (next < sl->nchunks ? next + 1 : 0);
+		if (atomic_compare_exchange_weak_explicit(top, &old, nw, memory_order_acq_rel,
+		                                          memory_order_acquire))
+			return idx;
+	}
+}
+
+static void push_cold(struct pt_view *sl, uint32_t idx)
+{
+	_Atomic uint64_t *top = &sl->hdr->cold_top;
+	uint64_t old = atomic_load_explicit(top, memory_order_relaxed), nw;
+
+	do {
+		uint32_t below = (uint32_t)old ? (uint32_t)old - 1 : PT_NIL;
+		atomic_store_explicit(&sl->chunks[idx].next, below, memory_order_relaxed);
+		nw = (((old >> 32) + 1) << 32) | (idx + 1);
+	} while (!atomic_compare_exchange_weak_explicit(top, &old, nw, memory_order_release,
+	                                                memory_order_relaxed));
+}
+
 /* A sealed chunk leaves the stream's budget. */
 static void unaccount(struct pt_view *sl, struct pt_chunk *ck)
 {
@@ -80,6 +114,84 @@ int pt_pool_free(struct pt_view *sl, uint32_t idx, uint64_t seq, unsigned from)
 	push_free(sl, idx);
 	pt_wake_room(sl->hdr, 0); /* a no-loss writer waiting for it, if any */
 	return 1;
+}
+
+/* A reader gives chunk idx back (pt_pool_free's contract): a hot one
+ * (idx < hot: the reader's working set, at least PT_HOT_CHUNKS, the first
+ * 3/8 of the sealed chunks, 16 or more: reader/read.c, hot_now) onto
+ * the free stack; any other, its pages taken out of every process first,
+ * onto the cold stack, which writers take from only when the free stack
+ * is empty (a burst beyond the hot chunks: then a page fault a page, as
+ * at its first use).  Issue 54: the free stack being LIFO, the chunks in
+ * use stay few, but each chunk that was ever in use at once (a burst, a
+ * reader held up on a loaded machine: a few dozen more for a moment)
+ * stayed resident in the traced process for good, and each later burst
+ * touched a few more: a forking service's RssShmem grew 7.4 -> 9.9 MB in
+ * 20 minutes.  Now the chunks handed out in the steady state are the hot
+ * ones, always the same, and a burst's others go back to the system.
+ * The pages go out as a hole punched in the segment's file (fd; the
+ * segment at seg_off in it); those of the chunks whose memory the segment
+ * reserved when it was made (PT_PREALLOC_SPARE) are reserved again at once
+ * (fallocate: allocated, mapped nowhere), so a writer that takes one never
+ * finds the machine out of memory (a minor fault a page); those of the
+ * sparse reserve are left sparse, as before their first use.  The chunk
+ * is the reader's alone while busy: no writer is in it.  Only a
+ * controller's reader comes here (syscalls); a writer gives back with
+ * pt_pool_free, and so does a reader without the file (fd < 0). */
+/* The pages of chunk idx, owned by the caller, out of every process
+ * (reserved again if preallocated): 1 if done. */
+static int punch(struct pt_view *sl, uint32_t idx, int fd, uint64_t seg_off)
+{
+	off_t at = (off_t)(seg_off + (uint64_t)(sl->data - (char *)sl->hdr) +
+	                   (uint64_t)idx * sl->chunk_size);
+	if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, at, (off_t)sl->chunk_size))
+		return 0;
+	if (idx < sl->sealed_max + PT_PREALLOC_SPARE)
+		(void)fallocate(fd, FALLOC_FL_KEEP_SIZE, at, (off_t)sl->chunk_size);
+	return 1;
+}
+
+int pt_pool_give_back(struct pt_view *sl, uint32_t idx, uint64_t seq, unsigned from, int fd,
+                      uint64_t seg_off, uint32_t hot)
+{
+	struct pt_chunk *ck = &sl->chunks[idx];
+	uint64_t exp = PT_SS(seq, from);
+	int cold = 0;
+
+	if (!atomic_compare_exchange_strong_explicit(&ck->ss, &exp, PT_SS(seq, PT_CK_BUSY),
+	                                             memory_order_acq_rel, memory_order_relaxed))
+		return 0;
+	if (from == PT_CK_SEALED)
+		unaccount(sl, ck);
+	if (fd >= 0 && idx >= hot)
+		cold = punch(sl, idx, fd, seg_off);
+	atomic_store_explicit(&ck->ss, PT_SS(seq, PT_CK_FREE), memory_order_release);
+	if (cold)
+		push_cold(sl, idx);
+	else
+		push_free(sl, idx);
+	pt_wake_room(sl->hdr, 0);
+	return 1;
+}
+
+/* The hot chunks are now 0..hot-1, fewer than before: the free stack's
+ * chunks beyond them go cold.  Every chunk is taken off the free stack
+ * (writers meanwhile take cold ones: a fault a page, no loss), those
+ * beyond punched and pushed cold, the others pushed back in their order.
+ * tmp: room for nchunks indices. */
+void pt_pool_trim(struct pt_view *sl, uint32_t hot, int fd, uint64_t seg_off, uint32_t *tmp)
+{
+	uint32_t n = 0, idx;
+
+	while (n < sl->nchunks && (idx = pop_free(sl)) != PT_NIL)
+		tmp[n++] = idx;
+	for (uint32_t k = n; k-- > 0;) { /* (the bottom first: the order kept) */
+		idx = tmp[k];
+		if (idx >= hot && fd >= 0 && punch(sl, idx, fd, seg_off))
+			push_cold(sl, idx);
+		else
+			push_free(sl, idx);
+	}
 }
 
 /* The stream's count of lost events, added to after the report that
@@ -396,7 +508,10 @@ static int within_budget(const struct pt_view *sl, uint32_t rec)
 
 static uint32_t take_free(struct pt_view *sl, uint32_t rec)
 {
-	return within_budget(sl, rec) ? pop_free(sl) : PT_NIL;
+	if (!within_budget(sl, rec))
+		return PT_NIL;
+	uint32_t idx = pop_free(sl);
+	return idx != PT_NIL ? idx : pop_cold(sl);
 }
 
 int pt_pool_drop_again(struct pt_view *sl, struct pt_tw *tw, uint32_t rec)
@@ -407,7 +522,8 @@ int pt_pool_drop_again(struct pt_view *sl, struct pt_tw *tw, uint32_t rec)
 		return 0;
 	/* take_free() would fail (a race either way is the general path's too) */
 	if (within_budget(sl, rec) &&
-	    (uint32_t)atomic_load_explicit(&h->free_top, memory_order_acquire) < sl->nchunks)
+	    ((uint32_t)atomic_load_explicit(&h->free_top, memory_order_acquire) < sl->nchunks ||
+	     (uint32_t)atomic_load_explicit(&h->cold_top, memory_order_acquire) != 0))
 		return 0;
 	set_flag(h, PT_ST_FULL);
 	if (tw->drop_g != UINT32_MAX)

@@ -65,6 +65,14 @@ void pt_pool_seal(struct pt_view *sl, struct pt_tw *tw, uint32_t state);
  * general way (there may be room). */
 int pt_pool_drop_again(struct pt_view *sl, struct pt_tw *tw, uint32_t rec);
 int pt_pool_free(struct pt_view *sl, uint32_t idx, uint64_t seq, unsigned from_state);
+/* The same, by a controller's reader, with the segment's file (fd, the
+ * segment at seg_off in it): a chunk beyond the hot ones (0..hot-1) has its pages
+ * taken out of every process (syscalls; never in a writer) */
+int pt_pool_give_back(struct pt_view *sl, uint32_t idx, uint64_t seq, unsigned from_state,
+                      int fd, uint64_t seg_off, uint32_t hot);
+/* The hot chunks are now 0..hot-1: the free stack's others go cold (tmp:
+ * room for nchunks indices) */
+void pt_pool_trim(struct pt_view *sl, uint32_t hot, int fd, uint64_t seg_off, uint32_t *tmp);
 int pt_pool_gone(int32_t pid);
 uint64_t pt_pool_note_lost(struct pt_hdr *h, uint64_t n, uint64_t ts, int report,
                        uint64_t thread, int32_t pid, uint32_t level);

@@ -387,6 +387,12 @@ struct pt_hdr {
 	alignas(64) _Atomic uint64_t free_top; /* tag << 32 | index */
 	_Atomic uint64_t acq_seq;
 	_Atomic uint64_t sealed_bytes; /* bytes in sealed chunks: full at stream size */
+	/* free chunks whose memory the controller gave back to the system
+	 * (ring/pool.c, give_back): a second stack, taken from only when
+	 * free_top is empty; tag << 32 | (index + 1), 0: empty.  In this
+	 * line's padding: no offset moved, and an older controller's
+	 * segment reads 0 (empty) here. */
+	_Atomic uint64_t cold_top;
 	alignas(64) _Atomic uint64_t seal_seq;
 	_Atomic uint64_t reclaim;   /* oldest seal-log entry that may be stolen */
 

@@ -57,7 +57,7 @@ int pt_geom_compute(struct pt_geom *g, uint64_t stream_size, uint64_t max_data)
 	g->data_off = round_up(g->seal_off + g->log_len * 8ull, PAGE);
 	g->objs_off = g->data_off + n * c; /* after the data: sparse until used */
 	g->seg_size = g->objs_off + (uint64_t)PT_OBJ_SLOTS * PT_OBJ_SZ;
-	g->prealloc = g->data_off + (sealed_max + 16) * c;
+	g->prealloc = g->data_off + (sealed_max + PT_PREALLOC_SPARE) * c;
 	if (g->prealloc > g->seg_size)
 		g->prealloc = g->seg_size;
 	return 0;
@@ -124,11 +124,16 @@ void pt_segment_init(struct pt_hdr *h, const struct pt_geom *g,
 	h->attr = *attr;
 	h->clk = *clk;
 	h->room_wakes = 1; /* (ring/pool.c: frees wake no-loss writers) */
+	/* the hot chunks on the free stack, the others on the cold one
+	 * (ring/pool.c: taken when the free stack is empty; cold_top holds
+	 * index + 1) */
+	uint32_t warm = PT_HOT_CHUNKS(g->sealed_max, g->nchunks);
 	for (uint32_t i = 0; i < g->nchunks; i++) {
 		atomic_init(&ck[i].ss, PT_SS(0, PT_CK_FREE));
-		atomic_init(&ck[i].next, i + 1 < g->nchunks ? i + 1 : PT_NIL);
+		atomic_init(&ck[i].next, i + 1 < g->nchunks && i + 1 != warm ? i + 1 : PT_NIL);
 	}
 	atomic_init(&h->free_top, 0);
+	atomic_init(&h->cold_top, warm < g->nchunks ? warm + 1 : 0);
 	atomic_init(&h->state, 1u << PT_ST_EPOCH_SHIFT);
 	pt_names_init((struct pt_name *)((char *)h + g->names_off));
 }

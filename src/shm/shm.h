@@ -30,6 +30,16 @@
 /* Initial-exec TLS: a fixed offset from the thread pointer, no
  * __tls_get_addr call, so it is safe in a signal handler. */
 #define PT_TLS __attribute__((tls_model("initial-exec")))
+/* chunks preallocated beyond sealed_max: a segment's first sealed_max +
+ * PT_PREALLOC_SPARE chunks have their memory reserved when it is made
+ * (segment.c), the rest is sparse */
+#define PT_PREALLOC_SPARE 16u
+/* the hot chunks: a segment's chunks 0..PT_HOT_CHUNKS - 1 are the ones
+ * handed out while any is free; the others (a burst beyond them) give
+ * their memory back when freed (ring/pool.c, pt_pool_give_back) */
+#define PT_HOT_CHUNKS(sealed_max, nchunks) \
+	((sealed_max) * 3u / 8u < 16u ? ((nchunks) < 16u ? (nchunks) : 16u) \
+	 : (sealed_max) * 3u / 8u < (nchunks) ? (sealed_max) * 3u / 8u : (nchunks))
 
 /* A view of a stream this process records into: pointers into its
  * mapping and copies of its geometry.  Views are never changed while a

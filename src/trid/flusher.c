@@ -113,6 +113,37 @@ static void take_objs(struct pt_trid *t, struct pt_flusher *f)
 
 static void name_all(struct pt_trid *t, struct pt_flusher *f);
 
+/* The log writer's question (log/logsum.c, retiring the summary's
+ * writers of processes gone): is process pid gone, with every event of it
+ * taken from the stream?  Gone (no such process), and no chunk of the
+ * stream open or sealed in its name: it takes none any more, and the
+ * reader has taken all it wrote.  (The events taken may still be on
+ * their way to the writer, staged here: the writer retires a writer only
+ * at the checkpoint after, if it counted nothing more of it.)  Flusher
+ * thread, no lock: shared memory and kill(). */
+static int pid_final(void *ctx, int32_t pid)
+{
+	const struct pt_trid *t = ctx;
+	const struct pt_view *v = &t->view;
+
+	if (!pt_pool_gone(pid))
+		return 0;
+	for (uint32_t i = 0; i < v->nchunks; i++) {
+		const struct pt_chunk *ck = &v->chunks[i];
+		unsigned st = PT_SS_STATE(atomic_load_explicit(&ck->ss, memory_order_acquire));
+		if ((st == PT_CK_OPEN || st == PT_CK_SEALED || st == PT_CK_BUSY) &&
+		    atomic_load_explicit(&ck->pid, memory_order_relaxed) == pid)
+			return 0;
+	}
+	return 1;
+}
+
+static void ask_final(struct pt_logw *w, struct pt_trid *t)
+{
+	w->pid_final = pid_final;
+	w->pid_final_ctx = t;
+}
+
 /* posix_trace_clear() on a stream with a LOOP or UNTIL_FULL log: the log
  * begins again "as if it were returning from posix_trace_create_withlog()"
  * (the file truncated, a new header, the block being built dropped), not
@@ -129,6 +160,7 @@ static void log_reinit(struct pt_trid *t, struct pt_flusher *f, uint64_t req)
 	    (rc = pt_logw_init(&nw, f->w.fd, &t->attr, t->attr.log_policy, t->attr.log_size)) == 0) {
 		pt_logw_free(&f->w);
 		f->w = nw;
+		ask_final(&f->w, t);
 		memset(f->named, 0, sizeof f->named);
 		pt_lock(&t->lock);
 		f->objs_done = 0; /* (the whole map again) */
@@ -193,6 +225,7 @@ static void log_cut(struct pt_trid *t, struct pt_flusher *f, struct pt_rotate *r
 	uint64_t bytes = f->w.written, lost = f->w.stream_lost, dropped = f->w.lost + f->w.dropped;
 	pt_logw_free(&f->w);
 	f->w = nw;
+	ask_final(&f->w, t);
 	pt_rotate_switched(r, bytes, lost, dropped, fd, n);
 	memset(f->named, 0, sizeof f->named);
 	name_all(t, f);
@@ -527,6 +560,16 @@ static void *flusher_main(void *arg)
 				continue;
 			pt_futex_wait(&h->futex, val, 20);
 		} else { /* until a flush or a shutdown is asked for, or 40 ms */
+			/* the map's area is a ring that the traced processes
+			 * fill: taken as it goes (else, read only at the end, a
+			 * forking program's later children found it full: 22001
+			 * entries lost of 8000 children), and the entries of
+			 * processes gone that hold no chunk any more dropped
+			 * (their events are overwritten: issue 54) */
+			pt_lock(&t->lock);
+			pt_objs_collect(t);
+			f->objs_done -= pt_objs_retire_unheld(t, f->objs_done);
+			pt_unlock(&t->lock);
 			struct timespec until;
 			clock_gettime(CLOCK_REALTIME, &until);
 			until.tv_nsec += 40000000;
@@ -567,6 +610,7 @@ int pt_flusher_start(struct pt_trid *t, int fd)
 		free(f);
 		return rc;
 	}
+	ask_final(&f->w, t);
 	f->autoflush = t->attr.stream_policy == POSIX_TRACE_FLUSH;
 	pthread_mutex_init(&f->mu, NULL);
 	pthread_cond_init(&f->cv, NULL);

@@ -158,6 +158,7 @@ struct pt_snap_follow {
 	uint64_t want[PT_NIDS / 64];
 	uint64_t missed;      /* chunks overwritten before the follower read them to the end */
 	uint64_t records;     /* records looked at */
+	unsigned polls;
 };
 
 struct pt_snap_follow *pt_snap_follow_new(struct pt_trid *t, const uint64_t *want)
@@ -215,6 +216,14 @@ int pt_snap_follow_poll(struct pt_trid *t, struct pt_snap_follow *f, pt_snap_fn 
 
 	if (v->nchunks != f->n || v->chunk_size != f->chunk_size)
 		return -EINVAL;
+	/* now and then, the map's area taken (a ring the traced processes
+	 * fill), and the entries of processes gone that hold no chunk any
+	 * more dropped: their events are overwritten, no snapshot needs them
+	 * (issue 54: a forking program's, 1.5 KB a child, kept for ever) */
+	if (++f->polls % 64 == 0) {
+		pt_objs_collect(t);
+		pt_objs_retire_unheld(t, 0);
+	}
 	/* the chunks with something new, oldest life first: a writer's
 	 * chunks in the order it took them, so its records in its order */
 	for (uint32_t i = 0; i < f->n; i++) {
