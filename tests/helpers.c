@@ -61,6 +61,22 @@ long t_proc_kb(const char *file, const char *key)
 	return kb;
 }
 
+long t_settled_kb(pid_t pid, const char *key)
+{
+	char file[64];
+	long last = -1;
+	int same = 0;
+
+	snprintf(file, sizeof file, "/proc/%d/status", (int)pid);
+	for (int i = 0; i < 200 && same < 2; i++) {
+		nanosleep(&(struct timespec){ 0, 50000000 }, NULL);
+		long v = t_proc_kb(file, key);
+		same = v == last ? same + 1 : 0;
+		last = v;
+	}
+	return last;
+}
+
 uint32_t t_check32(uint32_t src, uint64_t seq, uint64_t noise)
 {
 	uint64_t h = (seq + 0x9e3779b97f4a7c15ull * (src + 1)) ^ (noise * 0xbf58476d1ce4e5b9ull);

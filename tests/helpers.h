@@ -11,6 +11,8 @@
  *   t_write_full(fd, p, n)    n bytes in one write(2), else the test stops
  *   t_now_s()                 CLOCK_MONOTONIC in seconds
  *   t_proc_kb(file, key)      a "key: N kB" line of a /proc file: N, or -1
+ *   t_settled_kb(pid, key)    that line of /proc/PID/status once it holds
+ *                             still (the same 3 times, 50 ms apart; 10 s at most)
  *   t_fork_piped(&p)          a child joined by two pipes: 0 in the child,
  *                             its pid in the parent (see below)
  *   t_create_ok(pid, attr)    posix_trace_create() for pid that must work: the
@@ -75,6 +77,7 @@ int t_read_full(int fd, void *p, size_t n);
 void t_write_full(int fd, const void *p, size_t n);
 double t_now_s(void);
 long t_proc_kb(const char *file, const char *key);
+long t_settled_kb(pid_t pid, const char *key);
 uint32_t t_check32(uint32_t src, uint64_t seq, uint64_t noise);
 uint64_t t_check64(uint32_t pid, uint32_t thr, uint64_t seq);
 

@@ -39,41 +39,13 @@
 #include <sys/wait.h>
 #include "t.h"
 #include "cli_util.h"
+#include "helpers.h"
 
 #define CHILDREN 8000
 #define EARLY    3000
 #define EVENTS   10
 #define PAYLOAD  128
 
-static long rss_kb(pid_t p)
-{
-	char f[64], l[256];
-	long v = -1;
-	snprintf(f, sizeof f, "/proc/%d/status", (int)p);
-	FILE *s = fopen(f, "r");
-	if (!s)
-		return -1;
-	while (fgets(l, sizeof l, s))
-		if (sscanf(l, "RssAnon: %ld", &v) == 1)
-			break;
-	fclose(s);
-	return v;
-}
-
-/* The recorder's RssAnon once it holds still: the same three times in a
- * row, 50 ms apart (at most 10 s). */
-static long settled(pid_t rec)
-{
-	long last = -1;
-	int same = 0;
-	for (int i = 0; i < 200 && same < 2; i++) {
-		nanosleep(&(struct timespec){ 0, 50000000 }, NULL);
-		long v = rss_kb(rec);
-		same = v == last ? same + 1 : 0;
-		last = v;
-	}
-	return last;
-}
 
 static trace_event_id_t gone_ev;
 
@@ -101,7 +73,7 @@ static int forker(const char *out, int threads)
 			pthread_join(th, NULL);
 			nanosleep(&(struct timespec){ 0, 100000 }, NULL); /* (the log keeps up) */
 			if (i == EARLY - 1)
-				early = settled(rec);
+				early = t_settled_kb(rec, "RssAnon");
 			continue;
 		}
 		pid_t p = fork();
@@ -116,9 +88,9 @@ static int forker(const char *out, int threads)
 		if (waitpid(p, NULL, 0) != p)
 			return 4;
 		if (i == EARLY - 1)
-			early = settled(rec);
+			early = t_settled_kb(rec, "RssAnon");
 	}
-	long late = settled(rec);
+	long late = t_settled_kb(rec, "RssAnon");
 	FILE *f = fopen(out, "w");
 	if (!f)
 		return 5;

@@ -22,40 +22,12 @@
 #include <sys/wait.h>
 #include "t.h"
 #include "cli_util.h"
+#include "helpers.h"
 
 #define CHILDREN 2000
 #define EARLY    500
 #define EVENTS   10
 
-static long rss_kb(pid_t p)
-{
-	char f[64], l[256];
-	long v = -1;
-	snprintf(f, sizeof f, "/proc/%d/status", (int)p);
-	FILE *s = fopen(f, "r");
-	if (!s)
-		return -1;
-	while (fgets(l, sizeof l, s))
-		if (sscanf(l, "VmRSS: %ld", &v) == 1)
-			break;
-	fclose(s);
-	return v;
-}
-
-/* The recorder's VmRSS once it holds still: the same three times in a
- * row, 50 ms apart (at most 10 s). */
-static long settled(pid_t rec)
-{
-	long last = -1;
-	int same = 0;
-	for (int i = 0; i < 200 && same < 2; i++) {
-		nanosleep(&(struct timespec){ 0, 50000000 }, NULL);
-		long v = rss_kb(rec);
-		same = v == last ? same + 1 : 0;
-		last = v;
-	}
-	return last;
-}
 
 static int forker(const char *out)
 {
@@ -77,9 +49,9 @@ static int forker(const char *out)
 		if (waitpid(p, NULL, 0) != p)
 			return 4;
 		if (i == EARLY - 1)
-			early = settled(rec);
+			early = t_settled_kb(rec, "VmRSS");
 	}
-	long late = settled(rec);
+	long late = t_settled_kb(rec, "VmRSS");
 	FILE *f = fopen(out, "w");
 	if (!f)
 		return 5;

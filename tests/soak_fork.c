@@ -136,22 +136,12 @@ static int service(double secs, const char *dir)
 	return 0;
 }
 
+/* a "key: N kB" line of /proc/PID/status */
 static long status_kb(pid_t pid, const char *key)
 {
-	char p[64], line[256];
-	long kb = -1;
-	size_t n = strlen(key);
+	char p[64];
 	snprintf(p, sizeof p, "/proc/%d/status", (int)pid);
-	FILE *f = fopen(p, "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof line, f))
-		if (!strncmp(line, key, n) && line[n] == ':') {
-			kb = atol(line + n + 1);
-			break;
-		}
-	fclose(f);
-	return kb;
+	return t_proc_kb(p, key);
 }
 
 static int nfds(pid_t pid)
