@@ -27,67 +27,61 @@ int32_t pt_pid;
 _Thread_local unsigned pt_nowait PT_TLS;
 _Thread_local uint64_t pt_waited_ns PT_TLS;
 
-static uint32_t pop_free(struct pt_view *sl)
+/* The two free stacks, LIFO through each chunk's `next` (the index of the
+ * chunk below, PT_NIL at the bottom), their tops tag << 32 | the top's
+ * index + bias, the tag bumped by every push and pop (no ABA).  The free
+ * stack (pt_hdr.free_top) has bias 0: an index >= nchunks there is empty
+ * (or scribbled on: taken as empty).  The cold stack (pt_hdr.cold_top):
+ * free chunks whose pages the controller gave back to the system
+ * (give_back), with bias 1, so that 0 is empty and a segment made by an
+ * older controller, zero there, has none. */
+static uint32_t pop_top(struct pt_view *sl, _Atomic uint64_t *top, uint32_t bias)
 {
-	_Atomic uint64_t *top = &sl->hdr->free_top;
 	uint64_t old = atomic_load_explicit(top, memory_order_acquire);
 
 	for (;;) {
-		uint32_t idx = (uint32_t)old;
+		uint32_t idx = (uint32_t)old - bias;
 		if (idx >= sl->nchunks)
-			return PT_NIL; /* empty (or scribbled on: treat as empty) */
+			return PT_NIL;
 		uint32_t next = atomic_load_explicit(&sl->chunks[idx].next, memory_order_relaxed);
-		uint64_t nw = (((old >> 32) + 1) << 32) | next;
+		uint32_t low = bias && next >= sl->nchunks ? 0 : next + bias;
+		uint64_t nw = (((old >> 32) + 1) << 32) | low;
 		if (atomic_compare_exchange_weak_explicit(top, &old, nw, memory_order_acq_rel,
 		                                          memory_order_acquire))
 			return idx;
 	}
+}
+
+static void push_top(struct pt_view *sl, _Atomic uint64_t *top, uint32_t bias, uint32_t idx)
+{
+	uint64_t old = atomic_load_explicit(top, memory_order_relaxed), nw;
+
+	do {
+		uint32_t below = bias && !(uint32_t)old ? PT_NIL : (uint32_t)old - bias;
+		atomic_store_explicit(&sl->chunks[idx].next, below, memory_order_relaxed);
+		nw = (((old >> 32) + 1) << 32) | (idx + bias);
+	} while (!atomic_compare_exchange_weak_explicit(top, &old, nw, memory_order_release,
+	                                                memory_order_relaxed));
+}
+
+static uint32_t pop_free(struct pt_view *sl)
+{
+	return pop_top(sl, &sl->hdr->free_top, 0);
 }
 
 static void push_free(struct pt_view *sl, uint32_t idx)
 {
-	_Atomic uint64_t *top = &sl->hdr->free_top;
-	uint64_t old = atomic_load_explicit(top, memory_order_relaxed), nw;
-
-	do {
-		atomic_store_explicit(&sl->chunks[idx].next, (uint32_t)old, memory_order_relaxed);
-		nw = (((old >> 32) + 1) << 32) | idx;
-	} while (!atomic_compare_exchange_weak_explicit(top, &old, nw, memory_order_release,
-	                                                memory_order_relaxed));
+	push_top(sl, &sl->hdr->free_top, 0, idx);
 }
 
-/* The cold stack (pt_hdr.cold_top): free chunks whose pages the
- * controller gave back to the system (give_back).  The same stack as the
- * free one, with index + 1 in the top word (0: empty; so a segment made
- * by an older controller, zero there, has none). */
 static uint32_t pop_cold(struct pt_view *sl)
 {
-	_Atomic uint64_t *top = &sl->hdr->cold_top;
-	uint64_t old = atomic_load_explicit(top, memory_order_acquire);
-
-	for (;;) {
-		uint32_t idx = (uint32_t)old - 1;
-		if ((uint32_t)old == 0 || idx >= sl->nchunks)
-			return PT_NIL;
-		uint32_t next = atomic_load_explicit(&sl->chunks[idx].next, memory_order_relaxed);
-		uint64_t nw = (((old >> 32) + 1) << 32) | (next < sl->nchunks ? next + 1 : 0);
-		if (atomic_compare_exchange_weak_explicit(top, &old, nw, memory_order_acq_rel,
-		                                          memory_order_acquire))
-			return idx;
-	}
+	return pop_top(sl, &sl->hdr->cold_top, 1);
 }
 
 static void push_cold(struct pt_view *sl, uint32_t idx)
 {
-	_Atomic uint64_t *top = &sl->hdr->cold_top;
-	uint64_t old = atomic_load_explicit(top, memory_order_relaxed), nw;
-
-	do {
-		uint32_t below = (uint32_t)old ? (uint32_t)old - 1 : PT_NIL;
-		atomic_store_explicit(&sl->chunks[idx].next, below, memory_order_relaxed);
-		nw = (((old >> 32) + 1) << 32) | (idx + 1);
-	} while (!atomic_compare_exchange_weak_explicit(top, &old, nw, memory_order_release,
-	                                                memory_order_relaxed));
+	push_top(sl, &sl->hdr->cold_top, 1, idx);
 }
 
 /* A sealed chunk leaves the stream's budget. */
