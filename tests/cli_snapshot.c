@@ -76,21 +76,9 @@ static void *app_worker(void *arg)
 	return NULL;
 }
 
-static int snapshots_in(const char *dir)
-{
-	DIR *d = opendir(dir);
-	int n = 0;
-	struct dirent *e;
-	while (d && (e = readdir(d)))
-		n += e->d_name[0] != '.' && strstr(e->d_name, ".ptlog") != NULL;
-	if (d)
-		closedir(d);
-	return n;
-}
-
 static void wait_snapshots(const char *dir, int n)
 {
-	while (snapshots_in(dir) < n)
+	while (cli_count_logs(dir) < n)
 		usleep(1000);
 }
 
@@ -136,7 +124,7 @@ static int app(const char *kind, const char *dir)
 		for (int k = 0; more != 0; k++) {
 			posixtrace_trigger("storm");
 			usleep(100);
-			if (more < 0 && snapshots_in(dir) >= atoi(getenv("SNAP_STORM_N")))
+			if (more < 0 && cli_count_logs(dir) >= atoi(getenv("SNAP_STORM_N")))
 				more = 3000;
 			else if (more > 0)
 				more--;
@@ -346,7 +334,7 @@ static void one(const char *kind, char **opts, const struct snapcheck *c)
 	char *err = NULL;
 	const char *dir = cli_path(kind);
 	CHECK_EQ(record(kind, dir, opts, &err), 0);
-	CHECK_EQ(snapshots_in(dir), 1);
+	CHECK_EQ(cli_count_logs(dir), 1);
 	if (access(snap_path(dir, 1), R_OK) == 0)
 		check_snapshot(snap_path(dir, 1), c);
 	else
@@ -390,7 +378,7 @@ int main(int argc, char **argv)
 		const char *dir = cli_path("last");
 		CHECK_EQ(record("last", dir, (char *[]){ "--snapshot-on", "trigger:last", "--before",
 		                                         "1s", NULL }, &err), 0);
-		CHECK_EQ(snapshots_in(dir), 1);
+		CHECK_EQ(cli_count_logs(dir), 1);
 		if (access(snap_path(dir, 1), R_OK) == 0)
 			check_snapshot(snap_path(dir, 1), &(struct snapcheck){ "posixtrace_trigger", 0,
 			                                                       "last", NULL, 1000000000ull,
@@ -407,7 +395,7 @@ int main(int argc, char **argv)
 		setenv("SNAP_STORM_N", "3", 1);
 		CHECK_EQ(record("storm", dir, (char *[]){ "--snapshot-on", "trigger:storm", "--before",
 		                                          "2ms", "--max", "3", NULL }, &err), 0);
-		CHECK_EQ(snapshots_in(dir), 3);
+		CHECK_EQ(cli_count_logs(dir), 3);
 		for (int i = 1; i <= 3; i++)
 			if (access(snap_path(dir, i), R_OK) == 0)
 				check_snapshot(snap_path(dir, i), &(struct snapcheck){ NULL, 0, NULL, NULL,
@@ -434,7 +422,7 @@ int main(int argc, char **argv)
 		setenv("SNAP_STORM_N", "1", 1);
 		CHECK_EQ(record("storm", dir, (char *[]){ "--snapshot-on", "trigger:storm", "--before",
 		                                          "2ms", "--every", "1h", NULL }, &err), 0);
-		CHECK_EQ(snapshots_in(dir), 1);
+		CHECK_EQ(cli_count_logs(dir), 1);
 		CHECK(cli_contains(err, "over --max or --every"));
 		free(err);
 	}
@@ -464,7 +452,7 @@ int main(int argc, char **argv)
 		free(err);
 		char path[400];
 		snprintf(path, sizeof path, "%s/attached-1.ptlog", dir);
-		CHECK_EQ(snapshots_in(dir), 1);
+		CHECK_EQ(cli_count_logs(dir), 1);
 		if (access(path, R_OK) == 0)
 			check_snapshot(path, &(struct snapcheck){ NULL, 0, NULL, NULL, 0, 0, 0 });
 	}
@@ -537,7 +525,7 @@ int main(int argc, char **argv)
 		CHECK(cli_contains(err, "snapshot "));
 		CHECK(cli_contains(err, "-1.ptlog: No space left on device"));
 		CHECK(cli_contains(err, "recording goes on"));
-		CHECK_EQ(snapshots_in(dir), 1);
+		CHECK_EQ(cli_count_logs(dir), 1);
 		if (access(snap_path(dir, 2), R_OK) == 0)
 			check_snapshot(snap_path(dir, 2), &(struct snapcheck){ "posixtrace_trigger", 0,
 			                                                       "boom", NULL, 20000000ull,

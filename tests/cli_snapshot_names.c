@@ -21,18 +21,6 @@
 
 static char app_path[160]; /* this test, as "app" (the snapshots' name) */
 
-static int snapshots_in(const char *dir)
-{
-	DIR *d = opendir(dir);
-	int n = 0;
-	struct dirent *e;
-	while (d && (e = readdir(d)))
-		n += e->d_name[0] != '.' && strstr(e->d_name, ".ptlog") != NULL;
-	if (d)
-		closedir(d);
-	return n;
-}
-
 static int app(const char *kind, const char *dir)
 {
 	trace_event_id_t id;
@@ -43,7 +31,7 @@ static int app(const char *kind, const char *dir)
 	/* again until the snapshot is there (the recorder follows the stream
 	 * from a moment after the program starts: what came before it is not
 	 * a trigger) */
-	while (snapshots_in(dir) < 1) {
+	while (cli_count_logs(dir) < 1) {
 		if (!strcmp(kind, "http")) {
 			int32_t st = 5;
 			posix_trace_event(id, &st, sizeof st);
@@ -70,8 +58,8 @@ static int run(const char *kind, const char *trig, const char *name, int32_t *la
 	                     "1s", "-o", (char *)dir, "--", app_path, "app", (char *)kind,
 	                     (char *)dir), NULL, &err);
 	CHECK_EQ(rc, 0);
-	CHECK_EQ(snapshots_in(dir), 1);
-	if (rc || snapshots_in(dir) != 1)
+	CHECK_EQ(cli_count_logs(dir), 1);
+	if (rc || cli_count_logs(dir) != 1)
 		fprintf(stderr, "record --snapshot-on '%s' said:\n%s\n", trig, err ? err : "");
 	free(err);
 	char path[600];

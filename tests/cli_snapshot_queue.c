@@ -141,18 +141,6 @@ static uint64_t check_snapshot(const char *path)
 	return trig;
 }
 
-static int snapshots_in(const char *dir)
-{
-	DIR *d = opendir(dir);
-	int n = 0;
-	struct dirent *e;
-	while (d && (e = readdir(d)))
-		n += e->d_name[0] != '.' && strstr(e->d_name, ".ptlog") != NULL;
-	if (d)
-		closedir(d);
-	return n;
-}
-
 int main(int argc, char **argv)
 {
 	if (argc == 3 && !strcmp(argv[1], "app"))
@@ -169,7 +157,7 @@ int main(int argc, char **argv)
 	                     "--before", before, "--every", every, "--max", max, "-o", (char *)dir,
 	                     "--", argv[0], "app", (char *)dir), NULL, &err);
 	CHECK_EQ(rc, 0);
-	CHECK_EQ(snapshots_in(dir), NSNAP);
+	CHECK_EQ(cli_count_logs(dir), NSNAP);
 	CHECK(cli_contains(err, "8 snapshots written"));
 	CHECK(!cli_contains(err, "not taken"));
 	CHECK(!cli_contains(err, "lacks") && !cli_contains(err, "holds no event"));

@@ -9,6 +9,7 @@
 #ifndef POSIXTRACE_CLI_UTIL_H
 #define POSIXTRACE_CLI_UTIL_H
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <stdint.h>
@@ -135,6 +136,19 @@ static inline int cli_run(char *const argv[], char **out, char **err)
 }
 
 #define CLI(...) ((char *const[]){ (char *)cli_bin, __VA_ARGS__, NULL })
+
+/* How many logs (NAME.ptlog, snapshots or parts) directory dir holds. */
+static inline int cli_count_logs(const char *dir)
+{
+	DIR *d = opendir(dir);
+	int n = 0;
+	struct dirent *e;
+	while (d && (e = readdir(d)))
+		n += e->d_name[0] != '.' && strstr(e->d_name, ".ptlog") != NULL;
+	if (d)
+		closedir(d);
+	return n;
+}
 
 static inline int cli_contains(const char *s, const char *what)
 {
