@@ -825,13 +825,7 @@ int main(int argc, char **argv)
 	signal(SIGALRM, relayd_on_alarm);
 	T_BEGIN(240);
 	cli_setup();
-	if (!(relayd_bin = cli_which("lttng-relayd")))
-		T_SKIP("lttng-relayd is not installed (Debian: lttng-tools)");
-	relayd_bin = strdup(relayd_bin);
-	if (!(bt_bin = cli_which("babeltrace2")))
-		T_SKIP("babeltrace2 is not installed (Debian: babeltrace2)");
-	bt_bin = strdup(bt_bin);
-	REQUIRE(realpath("/proc/self/exe", self) != NULL);
+	relayd_need();
 	relayd_ports();
 	fprintf(stderr, "-- absent\n");
 	case_absent();

@@ -137,6 +137,19 @@ static const char *url(void)
 }
 
 
+/* lttng-relayd and babeltrace2 found (the test skips, saying which is
+ * missing, without them), and this program's own path */
+static void relayd_need(void)
+{
+	if (!(relayd_bin = cli_which("lttng-relayd")))
+		T_SKIP("lttng-relayd is not installed (Debian: lttng-tools)");
+	relayd_bin = strdup(relayd_bin);
+	if (!(bt_bin = cli_which("babeltrace2")))
+		T_SKIP("babeltrace2 is not installed (Debian: babeltrace2)");
+	bt_bin = strdup(bt_bin);
+	REQUIRE(relayd_bin && bt_bin && realpath("/proc/self/exe", self) != NULL);
+}
+
 /* three free loopback ports for the relay, and its stop at exit */
 static void relayd_ports(void)
 {
