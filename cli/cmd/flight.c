@@ -125,6 +125,7 @@ struct flight {
 	char recfile[4096];
 	/* snapshots */
 	int have_pending;
+	int stopped;                /* the last poll stopped at a window's end */
 	struct pending pend;
 	uint64_t last_taken;        /* trigger time of the last one taken */
 	unsigned started;           /* copies taken or tried (the follower's; for --max) */
@@ -422,7 +423,8 @@ static int on_event(void *arg, const struct pt_ext_fev *e)
 	 * stops there, so that the snapshot is taken now rather than after
 	 * the rest of a backlog (tens of ms under a flood, while the program
 	 * goes on overwriting the window) */
-	return fl->have_pending && e->ns >= fl->pend.due;
+	fl->stopped = fl->have_pending && e->ns >= fl->pend.due;
+	return fl->stopped;
 }
 
 static void take_socket(struct flight *fl)
@@ -737,6 +739,7 @@ void flight_step(struct flight *fl)
 		return;
 	if (due(fl)) /* (before the follower goes on) */
 		take_snapshot(fl);
+	fl->stopped = 0;
 	pt_ext_follow_poll(fl->fol, on_event, fl);
 	/* the map's area (thread and process identities, descriptions, code)
 	 * is a ring the reader must drain, or its later entries are lost:
@@ -778,12 +781,16 @@ int flight_end(struct flight *fl, int final)
 		return 0;
 	if (final) {
 		/* the program ended: a window ends there too; the follower to
-		 * the end of the stream (a poll stops at a window's end) */
-		for (int k = 0; k < 100000; k++) {
+		 * the end of the stream.  A poll stops at a window's end (and
+		 * flight_step may take that window itself), so it is the poll
+		 * that says whether the end is reached: a follower behind the
+		 * program has a backlog of triggers still to see here. */
+		for (;;) {
 			flight_step(fl);
-			if (!fl->have_pending)
+			if (fl->have_pending)
+				take_snapshot(fl);
+			if (!fl->stopped)
 				break;
-			take_snapshot(fl);
 		}
 	}
 	if (fl->wr_started) { /* the copies taken are written before the end */
