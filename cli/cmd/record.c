@@ -654,8 +654,15 @@ static int trace_target(const struct ropts *o, struct target *t, char **prog)
 		r.name = strrchr(r.name, '/') + 1;
 	if (rec_start(&r, o, t, prog))
 		return rec_fail(&r, t, prog);
+	/* the follower first: a trigger the program raises as it starts is
+	 * looked at too (it starts at what the stream holds already) */
+	if (r.flight && !(r.fl = flight_start(&o->fl, r.trid, r.out, r.name))) {
+		posix_trace_shutdown(r.trid);
+		return rec_fail(&r, t, prog);
+	}
 	if (prog && (rc = target_release(t)) != 0) {
 		err_msg("cannot run %s: %s", prog[0], strerror(rc));
+		flight_end(r.fl, 0);
 		relay_finish(r.relay);
 		if (r.out) {
 			posix_trace_shutdown(r.trid);
@@ -668,12 +675,6 @@ static int trace_target(const struct ropts *o, struct target *t, char **prog)
 			}
 		}
 		return exec_status(rc);
-	}
-	if (r.flight && !(r.fl = flight_start(&o->fl, r.trid, r.out, r.name))) {
-		posix_trace_shutdown(r.trid);
-		if (prog)
-			kill(t->pid, SIGKILL);
-		return 1;
 	}
 	struct ptree *tree = o->tree ? tree_start(t, r.trid) : NULL;
 	int sig = run(t, o->duration, prog != NULL, tree, r.trid, r.fl);
