@@ -147,16 +147,6 @@ int main(int argc, char **argv)
 	if (argc == 3 && !strcmp(argv[1], "app"))
 		return app();
 	T_BEGIN(120);
-	/* Under ThreadSanitizer (its suite in .ci/run) the recorder acted on
-	 * the first 73 triggers of the storm only, and took 6 or 7 windows,
-	 * in 6 of 7 runs, where the program raised 1961 (a log of the same
-	 * run under `record` holds them all) and the follower reported no
-	 * chunk missed: the follower stops seeing the later triggers, at this
-	 * program's lower rate there.  Not found yet (issue 52).
-	 * The plain and ASan builds run it. */
-	if (UNDER_TSAN)
-		T_SKIP("under ThreadSanitizer the recorder acts on part of the trigger storm only "
-		       "(not understood yet: issue 52)");
 	cli_setup();
 	const char *dir = cli_path("storm");
 	char every[32], before[32], max[16];
