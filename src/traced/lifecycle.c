@@ -101,7 +101,7 @@ __attribute__((constructor(101))) static void traced_load(int argc, char **argv,
 	pthread_atfork(atfork_prepare, atfork_parent, atfork_child); /* before any stream */
 	pt_objmap_init();             /* the objects loaded so far */
 	pt_procid_init(argc, argv);   /* the command line */
-	pthread_key_create(&pt_thread_exit_key, thread_exit); /* no syscall */
+	pt_thread_exit_keyed = pthread_key_create(&pt_thread_exit_key, thread_exit) == 0;
 	pt_quiesce_prepare();         /* membarrier, while the process has one thread */
 	pt_thrmap_init();
 	pt_attach_at_load();          /* last: maps a waiting stream, writing the map, */

@@ -72,7 +72,10 @@ void pt_thread_register(void)
 {
 	if (PT_LIKELY(pt_thread_index != 0))
 		return;
-	for (unsigned i = 0; i < MAX_THREADS; i++) {
+	/* without the exit hook (no key: the program had taken them all) an
+	 * entry would outlive its thread: the thread is left untracked, so
+	 * a shutdown leaves the stream's memory mapped rather than wait */
+	for (unsigned i = 0; pt_thread_exit_keyed && i < MAX_THREADS; i++) {
 		_Atomic unsigned *exp = NULL;
 		if (!atomic_compare_exchange_strong(&threads[i], &exp, &pt_nest))
 			continue;

@@ -54,9 +54,12 @@ void (*pt_exec_shutdown)(void);
  * entry in quiesce.c's registry (that thread, or the exit hook). */
 _Thread_local _Atomic unsigned pt_nest PT_TLS;
 _Thread_local _Atomic int pt_thread_index PT_TLS;
-/* Made once at load by lifecycle.c; set per thread by quiesce.c when the
- * thread registers, so that the thread's exit runs the hook. */
+/* Made once at load by lifecycle.c (pt_thread_exit_keyed: it was, as a
+ * program may have taken every key before a dlopen() of the library);
+ * set per thread by quiesce.c when the thread registers, so that the
+ * thread's exit runs the hook. */
 pthread_key_t pt_thread_exit_key;
+int pt_thread_exit_keyed;
 
 /* The object this thread's last event came from (objmap.c, read by
  * record.c), and the order between new objects and new views (objmap.c

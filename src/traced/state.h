@@ -83,6 +83,7 @@ extern _Thread_local _Atomic unsigned pt_nest PT_TLS;
 extern _Thread_local _Atomic int pt_thread_index PT_TLS; /* 0: not registered yet */
 /* the key whose destructor is the thread-exit hook (lifecycle.c) */
 extern pthread_key_t pt_thread_exit_key;
+extern int pt_thread_exit_keyed; /* 0: no key (never set one: it would be the program's) */
 
 /* Release: a shutdown that sees pt_nest back at 0 also sees every access
  * made in between (a plain store on x86). */
