@@ -37,7 +37,10 @@ __attribute__((destructor)) static void stream_fini(void)
 	streams_shutdown();
 }
 
-__attribute__((constructor)) static void stream_init(void)
+/* (with a priority: a program linked with the static library runs its
+ * own default-priority constructors first, and one may make a stream
+ * and exec) */
+__attribute__((constructor(102))) static void stream_init(void)
 {
 	pt_exec_shutdown = streams_shutdown;
 }
