@@ -714,9 +714,11 @@ struct flight *flight_start(const struct flight_opts *o, trace_id_t trid, const 
 	return fl;
 }
 
-/* its window's end is in the stream once every event stamped before it
- * is committed: a little after (a writer stamps, then commits) */
-#define FLIGHT_GRACE_NS 2000000ull
+/* its window's end is past once the clock is: the copy then waits for
+ * the events in flight (stamped, not yet committed: src/trid/snapshot.c,
+ * settle), so the grace only covers the distance between the stream's
+ * clock, as converted, and CLOCK_REALTIME */
+#define FLIGHT_GRACE_NS 200000ull
 static int due(const struct flight *fl)
 {
 	return fl->have_pending && now_realtime_ns() >= fl->pend.due + FLIGHT_GRACE_NS;

@@ -1021,6 +1021,24 @@ static int read_next(struct pt_trid *t, struct posix_trace_event_info *ev, void 
 	}
 }
 
+/* How long a look waits for a writer's event in flight (late_init), and
+ * whether the writer of chunk idx may still be alive (alive()): for the
+ * snapshot's wait at its window's end (trid/snapshot.c, settle). */
+uint64_t pt_read_late_ns(struct pt_trid *t)
+{
+	if (!t->rd.late_set)
+		late_init(t);
+	return t->rd.late_ns;
+}
+
+int pt_read_writer_alive(const struct pt_trid *t, uint32_t idx)
+{
+	const struct pt_chunk *ck = &t->view.chunks[idx];
+	uint32_t key = atomic_load_explicit(&ck->alive, memory_order_relaxed);
+
+	return t->fd < 0 || !key || alive(t, key, atomic_load_explicit(&ck->pid, memory_order_relaxed));
+}
+
 /* The next event of a live stream, if there is one now (1; else 0),
  * under t's lock: for getnext (api/getnext.c) and for the flusher of a
  * stream with a log (trid/flusher.c). */

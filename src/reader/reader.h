@@ -182,6 +182,9 @@ void pt_reader_reset(struct pt_trid *t);
 /* the stream's count of lost events, as the reader's gaps add up to it */
 uint64_t pt_read_lost(const struct pt_trid *t);
 void pt_reader_free(struct pt_reader *rd);
+/* the bound of a wait for an event in flight; may chunk idx's writer be alive */
+uint64_t pt_read_late_ns(struct pt_trid *t);
+int pt_read_writer_alive(const struct pt_trid *t, uint32_t idx);
 /* the next event of a live stream now: 1, or 0 if none (under t's lock) */
 int pt_read_next(struct pt_trid *t, struct posix_trace_event_info *ev, void *buf, size_t num,
                  size_t *dlen);

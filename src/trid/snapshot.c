@@ -505,9 +505,63 @@ void pt_snap_copy_free(struct pt_snap_copy *c)
 	free(c);
 }
 
+/* Events in flight at the window's end (docs/design.md, "In flight"): a
+ * writer marks its chunk's commit word before it reads the clock, and a
+ * chunk is taken marked, so an event already stamped whose record is not
+ * committed yet shows as a mark.  The caller looks once the window's end
+ * is past by the clock: an open chunk marked now is waited for until its
+ * word changes (that event committed, or the chunk sealed or taken; any
+ * later event is stamped after now), its writer is found gone (a mark
+ * held 1 ms), or the live reader's bound passes (POSIXTRACE_LATE_WAIT_MS:
+ * a stopped program's event comes late, and is not in the snapshot).
+ * Where a fixed grace after the window's end waited 2 ms always, and
+ * missed an event whose writer was preempted inside the call longer. */
+#define SETTLE_NAP_NS   20000u
+#define SETTLE_ALIVE_NS 1000000u
+static void settle(struct pt_trid *t)
+{
+	const struct pt_view *v = &t->view;
+	struct inflight { uint64_t ss; uint32_t i, word; } *w;
+	uint32_t n = 0;
+	uint64_t bound = pt_read_late_ns(t), start = 0, alive_at = 0;
+
+	if (!bound || !(w = malloc((size_t)v->nchunks * sizeof *w)))
+		return;
+	for (uint32_t i = 0; i < v->nchunks; i++) {
+		const struct pt_chunk *ck = &v->chunks[i];
+		uint64_t ss = atomic_load_explicit(&ck->ss, memory_order_acquire);
+		uint32_t c = atomic_load_explicit(&ck->commit, memory_order_acquire);
+		if (PT_SS_STATE(ss) == PT_CK_OPEN && (c & PT_COMMIT_BUSY))
+			w[n++] = (struct inflight){ ss, i, c };
+	}
+	while (n) {
+		uint64_t now = pt_mono_ns();
+		if (!start)
+			start = alive_at = now;
+		int look_alive = now - alive_at >= SETTLE_ALIVE_NS;
+		if (look_alive)
+			alive_at = now;
+		for (uint32_t k = 0; k < n;) {
+			const struct pt_chunk *ck = &v->chunks[w[k].i];
+			if (atomic_load_explicit(&ck->ss, memory_order_acquire) != w[k].ss ||
+			    atomic_load_explicit(&ck->commit, memory_order_acquire) != w[k].word ||
+			    (look_alive && !pt_read_writer_alive(t, w[k].i)))
+				w[k] = w[--n]; /* settled */
+			else
+				k++;
+		}
+		if (!n || now - start >= bound)
+			break;
+		struct timespec nap = { 0, SETTLE_NAP_NS };
+		nanosleep(&nap, NULL);
+	}
+	free(w);
+}
+
 int pt_snap_copy(struct pt_trid *t, uint64_t from, uint64_t to, const struct pt_snap_ev *trig,
                  struct pt_snap_copy **out)
 {
+	settle(t); /* (first: what is stamped by now is then in the chunks) */
 	const struct pt_view *v = &t->view;
 	uint32_t epoch = epoch_of(t), n = 0;
 	struct pt_snap_copy *cp = calloc(1, sizeof *cp);
