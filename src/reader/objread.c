@@ -179,27 +179,88 @@ static size_t held_pids(const struct pt_trid *t, int32_t *held)
 	return n;
 }
 
+/* A thread whose chunks the stream still holds sealed (a thread seals
+ * its chunks as it ends), and the earliest of them: its events are still
+ * to be read, so the identity it had then stays.  The C library gives a
+ * new thread the handle (pthread_t) of one that ended, so a handle names
+ * a run of threads one after another, each with its entry: the entries
+ * kept are the last one given before the earliest chunk held (its
+ * thread's) and those after; keep_from is that entry's time. */
+struct sealer { int32_t pid; uint64_t thread; int64_t min_ns, keep_from; };
+
+static int by_sealer(const void *a, const void *b)
+{
+	const struct sealer *x = a, *y = b;
+	if (x->pid != y->pid)
+		return (x->pid > y->pid) - (x->pid < y->pid);
+	return (x->thread > y->thread) - (x->thread < y->thread);
+}
+
+static size_t sealers(struct pt_trid *t, struct sealer *s)
+{
+	const struct pt_view *v = &t->view;
+	size_t n = 0, out = 0;
+
+	for (uint32_t i = 0; i < v->nchunks; i++) {
+		const struct pt_chunk *ck = &v->chunks[i];
+		unsigned st = PT_SS_STATE(atomic_load_explicit(&ck->ss, memory_order_acquire));
+		if (st == PT_CK_FREE || st == PT_CK_OPEN)
+			continue;
+		s[n++] = (struct sealer){ atomic_load_explicit(&ck->pid, memory_order_relaxed),
+		                          atomic_load_explicit(&ck->thread, memory_order_relaxed),
+		                          pt_clock_ns(&t->clk, atomic_load_explicit(&ck->base_ts,
+		                                                                    memory_order_relaxed)),
+		                          INT64_MIN };
+	}
+	qsort(s, n, sizeof *s, by_sealer);
+	for (size_t i = 0; i < n; i++) { /* one each, its earliest chunk */
+		if (out && !by_sealer(&s[out - 1], &s[i]))
+			s[out - 1].min_ns = s[i].min_ns < s[out - 1].min_ns ? s[i].min_ns : s[out - 1].min_ns;
+		else
+			s[out++] = s[i];
+	}
+	for (size_t i = 0; i < t->rd.nobjs; i++) {
+		const struct pt_ext_obj *o = &t->rd.objs[i];
+		struct sealer k = { o->pid, o->base, 0, 0 }, *f;
+		if (o->kind == PT_EXT_OBJ_THREAD && (f = bsearch(&k, s, out, sizeof *s, by_sealer)) &&
+		    (int64_t)o->ts < f->min_ns && (int64_t)o->ts > f->keep_from)
+			f->keep_from = (int64_t)o->ts;
+	}
+	return out;
+}
+
 /* Each event type's latest description, whoever gave it, stays (latest[id]:
  * its index + 1): a process may record a type it never described, and a
  * reader decodes its payloads by another's description of the type
  * (cli/read/typemap.c), so a log or a part begun after the describer
  * ended needs it all the same.  Bounded by the types, not the processes. */
-static size_t retire(struct pt_trid *t, size_t upto, int unheld)
+static size_t retire(struct pt_trid *t, size_t upto, int unheld, int now)
 {
 	struct pt_reader *rd = &t->rd;
 	size_t out = 0, dropped = 0, nheld = 0;
 	int32_t last = 0, *held = NULL;
 	int last_gone = 0, last_held = 0;
 	uint32_t latest[PT_NIDS];
+	struct sealer *seal = NULL;
+	size_t nseal = 0;
 
 	if (upto > rd->nobjs)
 		upto = rd->nobjs;
-	if (rd->nobjs < rd->obj_retire_at || (upto < 64 && !unheld))
+	if (!now && (rd->nobjs < rd->obj_retire_at || (upto < 64 && !unheld)))
 		return 0;
-	if (unheld) {
-		if (t->kind != PT_KIND_STREAM || !(held = malloc((t->view.nchunks + 1) * sizeof *held)))
+	/* what a chunk still in the stream names stays: its events are still
+	 * to be read, and a log cut into parts writes them into the next
+	 * part, which must name them too (tests/cli_rotate_procs) */
+	if (t->kind == PT_KIND_STREAM) {
+		held = malloc((t->view.nchunks + 1) * sizeof *held);
+		seal = malloc((t->view.nchunks + 1) * sizeof *seal);
+		if (!held || !seal) {
+			free(held);
+			free(seal);
 			return 0;
+		}
 		nheld = held_pids(t, held);
+		nseal = sealers(t, seal);
 	}
 	memset(latest, 0, sizeof latest);
 	for (size_t i = 0; i < rd->nobjs; i++) {
@@ -216,14 +277,17 @@ static size_t retire(struct pt_trid *t, size_t upto, int unheld)
 			if (o->pid != last || i == 0) {
 				last = o->pid;
 				last_gone = pid_gone(o->pid);
-				last_held = unheld && last_gone &&
+				last_held = last_gone &&
 				            bsearch(&last, held, nheld, sizeof *held, by_pid) != NULL;
 			}
 			int keep_type = o->kind == PT_EXT_OBJ_TYPE && o->lo < PT_NIDS &&
 			                latest[o->lo] == i + 1;
-			if ((last_gone && (i < upto || !last_held) && !keep_type) ||
+			struct sealer k = { o->pid, o->base, 0, 0 }, *f = NULL;
+			if ((last_gone && !last_held && !keep_type) ||
 			    (i < upto && o->kind == PT_EXT_OBJ_THREAD && !last_gone &&
-			     thread_gone(o->pid, o->lo))) {
+			     thread_gone(o->pid, o->lo) &&
+			     (!(f = bsearch(&k, seal, nseal, sizeof *seal, by_sealer)) ||
+			      (int64_t)o->ts < f->keep_from))) {
 				rd->obj_retired[o->kind & 15]++;
 				dropped += i < upto;
 				continue;
@@ -234,6 +298,7 @@ static size_t retire(struct pt_trid *t, size_t upto, int unheld)
 		out++;
 	}
 	free(held);
+	free(seal);
 	errno = saved;
 	rd->nobjs = out;
 	memset(rd->obj_cur_i, 0, sizeof rd->obj_cur_i); /* (positions moved) */
@@ -250,10 +315,15 @@ static size_t retire(struct pt_trid *t, size_t upto, int unheld)
 
 size_t pt_objs_retire(struct pt_trid *t, size_t upto)
 {
-	return retire(t, upto, 0);
+	return retire(t, upto, 0, 0);
+}
+
+size_t pt_objs_retire_now(struct pt_trid *t, size_t upto)
+{
+	return retire(t, upto, 0, 1);
 }
 
 size_t pt_objs_retire_unheld(struct pt_trid *t, size_t upto)
 {
-	return retire(t, upto, 1);
+	return retire(t, upto, 1, 0);
 }

@@ -220,10 +220,14 @@ int pt_read_merge_end(struct pt_trid *t, struct pt_read_merge *m);
  * code (locked); the index of the first new entry in t->rd.objs */
 size_t pt_objs_collect(struct pt_trid *t);
 /* The entries below `upto` (already written to the log) of processes
- * that are gone, dropped from t->rd.objs, the others moved down in
- * order (locked); how many were dropped below upto.  Only a pass now and
- * then does anything: when the entries have doubled since the last. */
+ * that are gone and hold no chunk of the stream (their events all read),
+ * and of threads gone likewise, dropped from t->rd.objs, the others
+ * moved down in order (locked); how many were dropped below upto.  Only
+ * a pass now and then does anything: when the entries have doubled since
+ * the last; _now: a pass now (a log cut into a new part: what it
+ * begins with). */
 size_t pt_objs_retire(struct pt_trid *t, size_t upto);
+size_t pt_objs_retire_now(struct pt_trid *t, size_t upto);
 /* The same, and also those after upto of processes gone that hold no
  * chunk of the stream any more (all their events read or overwritten: a
  * LOOP stream, written or copied only at the end). */

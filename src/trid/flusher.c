@@ -216,7 +216,11 @@ static void log_cut(struct pt_trid *t, struct pt_flusher *f, struct pt_rotate *r
 	pt_rotate_status(t, &si);
 	f->w.stream_lost = t->rd.lost_at_resume - f->lost_base; /* told in this part */
 	f->lost_base = t->rd.lost_at_resume;
-	f->objs_done = 0; /* (the whole map again) */
+	/* the whole map again, but for what no event left in the stream
+	 * needs (the old part has it all) */
+	pt_objs_collect(t);
+	f->objs_done -= pt_objs_retire_now(t, f->objs_done);
+	f->objs_done = 0;
 	pt_unlock(&t->lock);
 	if (f->w.lost + f->w.dropped)
 		si.posix_log_overrun_status = POSIX_TRACE_OVERRUN;
