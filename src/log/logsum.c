@@ -139,43 +139,169 @@ static void sum_run_add(struct pt_logw_sum *s, const long *map, const struct sum
 		e->last = r->max;
 }
 
+/* The walk of one events block by pt_logw_sum_block(): the two open runs
+ * (consecutive events of one type and writer, a thread recording in a
+ * loop, are counted as one run: a few instructions an event; and the run
+ * before the current one is kept open, so that two types taking turns
+ * make two runs, not one per event.  The two runs are two slots, the
+ * current one rr[c]: a turn flips c, nothing is copied; the turns are the
+ * mixed case of tests/flush_cost), and the block's entry in the index. */
+struct sum_walk {
+	struct pt_logw_sum *s;
+	const long *map; /* the block's writers: their index in s->wr */
+	struct sum_run rr[2];
+	unsigned c;
+	uint64_t min, max, first, last; /* the block's times (index entry) */
+	unsigned flags;                 /* PT_LOG_IDX_* */
+};
+
+/* Room for the block's index entry, and its writer table in s->wr
+ * (map[i]: the writer table's i-th); -1 when memory runs out. */
+static int sum_prepare(struct pt_logw *w, struct pt_logw_sum *s, long *map)
+{
+	if (w->version >= 7 && s->nidx == s->idx_cap) {
+		uint64_t ncap = s->idx_cap ? 2 * s->idx_cap : 256;
+		struct pt_log_bidx *n = realloc(s->idx, ncap * sizeof *n);
+		if (!n)
+			return -1;
+		s->idx = n, s->idx_cap = ncap;
+	}
+	for (uint32_t i = 0; i < w->nw; i++) /* the block's writer table, as written */
+		if ((map[i] = sum_writer(s, w->wt[i].pid, w->wt[i].thread)) < 0)
+			return -1;
+	return 0;
+}
+
+/* Run r counted into the summary and the block's times; its slot free. */
+static void sum_close(struct sum_walk *k, struct sum_run *r)
+{
+	if (!r->count)
+		return;
+	sum_run_add(k->s, k->map, r);
+	if (r->min < k->min)
+		k->min = r->min;
+	if (r->max > k->max)
+		k->max = r->max;
+	r->count = 0;
+}
+
+/* An event at ts in the block's times. */
+static void sum_seen(struct sum_walk *k, uint64_t ts)
+{
+	if (!k->flags)
+		k->first = ts;
+	k->flags |= PT_LOG_IDX_EVENTS;
+	k->last = ts;
+}
+
+/* A run the span counted already (pt_logw_span_pre): the open runs are
+ * counted first (their order does not matter), then it. */
+static void sum_pre(struct sum_walk *k, const struct pt_logw_pre *q)
+{
+	struct sum_run pr = { q->id, q->wi, q->count, q->min, q->max };
+
+	for (unsigned j = 0; j < 2; j++)
+		sum_close(k, &k->rr[k->c ^ 1 ^ j]);
+	sum_run_add(k->s, k->map, &pr);
+	k->min = pr.min < k->min ? pr.min : k->min;
+	k->max = pr.max > k->max ? pr.max : k->max;
+	if (!k->flags)
+		k->first = q->first;
+	k->flags |= PT_LOG_IDX_EVENTS;
+	k->last = q->last;
+}
+
+/* The current run for an event of type id by writer wi: the current one
+ * if of that type and writer; else the run before it, if of this type and
+ * writer, goes on (two types taking turns) and becomes the current one;
+ * else that one is counted and its slot starts this run. */
+static struct sum_run *sum_run_for(struct sum_walk *k, unsigned id, uint32_t wi, uint64_t ts)
+{
+	struct sum_run *r = &k->rr[k->c];
+
+	if (r->count && id == r->id && wi == r->wi)
+		return r;
+	k->c ^= 1;
+	r = &k->rr[k->c];
+	if (r->count && (id != r->id || wi != r->wi))
+		sum_close(k, r);
+	if (!r->count)
+		*r = (struct sum_run){ id, wi, 0, ts, ts };
+	return r;
+}
+
+static void sum_count(struct sum_run *r, uint64_t ts)
+{
+	r->count++;
+	if (ts < r->min)
+		r->min = ts;
+	if (ts > r->max)
+		r->max = ts;
+}
+
+/* The short records from rec + *off on (the same writer wi, then) of the
+ * current run's type, or of the run before's if that is this writer's
+ * too, as a thread in a loop writes them: only the timestamp is read (a
+ * log in the machine's byte order).  Stops before stop, at record nrec,
+ * or at any other record; returns the index of the last record counted
+ * (i: none), *off past it. */
+static uint32_t sum_shorts(struct sum_walk *k, const unsigned char *rec, uint64_t base,
+                           uint32_t wi, uint32_t i, uint32_t nrec, uint32_t *off, uint32_t stop)
+{
+	const unsigned mask = PT_LOG_RF_SHORT | PT_LOG_RF_LOST | PT_LOG_RF_NAME | PT_LOG_RF_OBJ;
+	struct sum_run *rr = k->rr;
+	unsigned c = k->c; /* (in registers for the loop, as is last) */
+	uint64_t last = k->last;
+	uint32_t o = *off;
+
+	while (i + 1 < nrec && o + PT_LOG_REC_SHORT <= stop) {
+		uint16_t n2, info2;
+		uint32_t d2;
+		__builtin_memcpy(&info2, rec + o + PT_LOG_R_INFO, 2);
+		if ((info2 & mask) != PT_LOG_RF_SHORT)
+			break;
+		if ((info2 & PT_LOG_ID_MASK) != rr[c].id) {
+			const struct sum_run *p = &rr[c ^ 1];
+			if (!p->count || (info2 & PT_LOG_ID_MASK) != p->id || p->wi != wi)
+				break;
+			c ^= 1;
+		}
+		__builtin_memcpy(&n2, rec + o + PT_LOG_R_LEN, 2);
+		__builtin_memcpy(&d2, rec + o + PT_LOG_R_DELTA, 4);
+		last = base + d2;
+		sum_count(&rr[c], last);
+		o += PT_LOG_REC_SHORT + n2;
+		i++;
+	}
+	k->c = c;
+	k->last = last;
+	*off = o;
+	return i;
+}
+
+/* Counts one events block (nrec records, len bytes at rec, times from
+ * base) once it is written, and adds its entry to the index (format 7):
+ * the runs the span counted (w->pre) are taken whole, the other records
+ * one by one, the short records after an event in a loop. */
 void pt_logw_sum_block(struct pt_logw *w, const unsigned char *rec, uint32_t len, uint32_t nrec,
                        uint64_t base)
 {
 	struct pt_logw_sum *s = w->sum;
 	long map[PT_LOG_MAX_WRITERS];
+	struct sum_walk k = { s, map, { { 0, 0, 0, 0, 0 }, { 0, 0, 0, 0, 0 } }, 0, UINT64_MAX, 0, 0,
+	                      0, 0 };
 	uint32_t off = 0, wi = 0;
 	int sw = w->swap;
-	/* consecutive events of one type and writer (a thread recording in
-	 * a loop) are counted as one run: a few instructions an event; and
-	 * the run before the current one is kept open, so that two types
-	 * taking turns make two runs, not one per event.  The two runs are
-	 * two slots, the current one rr[c]: a turn flips c, nothing is
-	 * copied (the turns are the mixed case of tests/flush_cost) */
-	struct sum_run rr[2] = { { 0, 0, 0, 0, 0 }, { 0, 0, 0, 0, 0 } };
-	unsigned c = 0;
-	uint64_t min = UINT64_MAX, max = 0, first = 0, last = 0;
-	unsigned flags = 0;
 
 	if (!s || s->failed)
 		return;
-	if (w->version >= 7 && s->nidx == s->idx_cap) {
-		uint64_t ncap = s->idx_cap ? 2 * s->idx_cap : 256;
-		struct pt_log_bidx *n = realloc(s->idx, ncap * sizeof *n);
-		if (!n) {
-			s->failed = 1;
-			return;
-		}
-		s->idx = n, s->idx_cap = ncap;
+	if (sum_prepare(w, s, map)) {
+		s->failed = 1;
+		return;
 	}
-	for (uint32_t i = 0; i < w->nw; i++) /* the block's writer table, as written */
-		if ((map[i] = sum_writer(s, w->wt[i].pid, w->wt[i].thread)) < 0) {
-			s->failed = 1;
-			return;
-		}
 	uint32_t np = 0, stop = w->npre ? w->pre[0].off : len; /* the next run counted already */
 	for (uint32_t i = 0; i < nrec && off + PT_LOG_REC_SHORT <= len; i++) {
-		if (off == stop && np < w->npre) { /* a run the span counted (pt_logw_span_pre) */
+		if (off == stop && np < w->npre) {
 			const struct pt_logw_pre *q = &w->pre[np++];
 			stop = np < w->npre ? w->pre[np].off : len;
 			if (q->end <= off || q->end > len || q->count > nrec - i || q->wi >= w->nw ||
@@ -183,23 +309,7 @@ void pt_logw_sum_block(struct pt_logw *w, const unsigned char *rec, uint32_t len
 				s->failed = 1;
 				return;
 			}
-			struct sum_run pr = { q->id, q->wi, q->count, q->min, q->max };
-			for (unsigned k = 0; k < 2; k++) { /* (the order does not matter) */
-				struct sum_run *r = &rr[c ^ 1 ^ k];
-				if (r->count) {
-					sum_run_add(s, map, r);
-					min = r->min < min ? r->min : min;
-					max = r->max > max ? r->max : max;
-					r->count = 0;
-				}
-			}
-			sum_run_add(s, map, &pr);
-			min = pr.min < min ? pr.min : min;
-			max = pr.max > max ? pr.max : max;
-			if (!flags)
-				first = q->first;
-			flags |= PT_LOG_IDX_EVENTS;
-			last = q->last;
+			sum_pre(&k, q);
 			wi = q->wi;
 			off = q->end;
 			i += (uint32_t)q->count - 1;
@@ -220,89 +330,28 @@ void pt_logw_sum_block(struct pt_logw *w, const unsigned char *rec, uint32_t len
 		}
 		if (event && wi < w->nw) {
 			uint64_t ts = base + delta;
-			unsigned id = info & PT_LOG_ID_MASK;
-			if (!flags)
-				first = ts;
-			flags |= PT_LOG_IDX_EVENTS;
-			last = ts;
-			struct sum_run *r = &rr[c];
-			if (!r->count || id != r->id || wi != r->wi) {
-				/* the run before it, if of this type and writer, goes on
-				 * (two types taking turns) and becomes the current one;
-				 * else that one is counted and its slot starts this run */
-				c ^= 1;
-				r = &rr[c];
-				if (r->count && (id != r->id || wi != r->wi)) {
-					sum_run_add(s, map, r);
-					if (r->min < min)
-						min = r->min;
-					if (r->max > max)
-						max = r->max;
-					r->count = 0;
-				}
-				if (!r->count)
-					*r = (struct sum_run){ id, wi, 0, ts, ts };
-			}
-			r->count++;
-			if (ts < r->min)
-				r->min = ts;
-			if (ts > r->max)
-				r->max = ts;
+			sum_seen(&k, ts);
+			sum_count(sum_run_for(&k, info & PT_LOG_ID_MASK, wi, ts), ts);
 			if (info & PT_LOG_RF_LOST) {
-				flags |= PT_LOG_IDX_LOST;
+				k.flags |= PT_LOG_IDX_LOST;
 				if (n == 8) {
 					s->gaps++;
 					s->last_lost = pt_log_get64(rec + off, sw);
 				}
 			} else if (!sw) {
-				/* the short records after it (the same writer, then) of
-				 * the current run's type or of the run before's if that is
-				 * this writer's too, as a thread in a loop writes them: only
-				 * the timestamp is read */
-				const unsigned mask = PT_LOG_RF_SHORT | PT_LOG_RF_LOST | PT_LOG_RF_NAME |
-				                      PT_LOG_RF_OBJ;
 				off += n;
-				while (i + 1 < nrec && off + PT_LOG_REC_SHORT <= stop) {
-					uint16_t n2, info2;
-					uint32_t d2;
-					__builtin_memcpy(&info2, rec + off + PT_LOG_R_INFO, 2);
-					if ((info2 & mask) != PT_LOG_RF_SHORT)
-						break;
-					if ((info2 & PT_LOG_ID_MASK) != rr[c].id) {
-						const struct sum_run *o = &rr[c ^ 1];
-						if (!o->count || (info2 & PT_LOG_ID_MASK) != o->id || o->wi != wi)
-							break;
-						c ^= 1;
-					}
-					r = &rr[c];
-					__builtin_memcpy(&n2, rec + off + PT_LOG_R_LEN, 2);
-					__builtin_memcpy(&d2, rec + off + PT_LOG_R_DELTA, 4);
-					ts = base + d2;
-					r->count++;
-					if (ts < r->min)
-						r->min = ts;
-					if (ts > r->max)
-						r->max = ts;
-					last = ts;
-					off += PT_LOG_REC_SHORT + n2;
-					i++;
-				}
+				i = sum_shorts(&k, rec, base, wi, i, nrec, &off, stop);
 				continue;
 			}
 		}
 		off += n;
 	}
-	for (unsigned k = 0; k < 2; k++) {
-		const struct sum_run *r = &rr[k];
-		sum_run_add(s, map, r);
-		if (r->count && r->min < min)
-			min = r->min;
-		if (r->count && r->max > max)
-			max = r->max;
-	}
+	for (unsigned j = 0; j < 2; j++)
+		sum_close(&k, &k.rr[j]);
 	if (w->version >= 7)
 		s->idx[s->nidx++] = (struct pt_log_bidx){ PT_LOG_BLK + w->nw * PT_LOG_WENT + len,
-		                                          flags, first, flags ? min : 0, max, last };
+		                                          k.flags, k.first, k.flags ? k.min : 0, k.max,
+		                                          k.last };
 }
 
 /* (v7) Block entries in one INDEX entry: as many as a SUMMARY block takes. */
