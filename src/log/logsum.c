@@ -902,6 +902,168 @@ int pt_logw_sum_load(struct pt_logw *w, const struct pt_log_summary *from)
 
 /* ------------------------------------------------------------- reader */
 
+/* The entries of a SUMMARY block, one kind each (docs/log-format.md,
+ * "SUMMARY block"): e the entry's body, n its length; so the summary to
+ * fill (NULL: checked only).  0, EBADMSG or ENOMEM. */
+
+static int ent_totals(const unsigned char *e, uint32_t n, int sw, struct pt_log_summary *so)
+{
+	if (n != 48)
+		return EBADMSG;
+	if (so) {
+		so->events = pt_log_get64(e, sw);
+		so->first = pt_log_get64(e + 8, sw);
+		so->last = pt_log_get64(e + 16, sw);
+		so->gaps = pt_log_get64(e + 24, sw);
+		so->last_lost = pt_log_get64(e + 32, sw);
+	}
+	return 0;
+}
+
+static int ent_type(const unsigned char *e, uint32_t n, int sw, struct pt_log_summary *so)
+{
+	uint32_t id = pt_log_get32(e, sw);
+
+	if (n != 32 || id >= PT_NIDS || pt_log_get32(e + 4, sw))
+		return EBADMSG;
+	if (so) {
+		so->count[id] = pt_log_get64(e + 8, sw);
+		so->tfirst[id] = pt_log_get64(e + 16, sw);
+		so->tlast[id] = pt_log_get64(e + 24, sw);
+	}
+	return 0;
+}
+
+static int ent_name(const unsigned char *e, uint32_t n, int sw, struct pt_log_summary *so)
+{
+	uint32_t id = n >= 4 ? pt_log_get32(e, sw) : PT_NIDS;
+
+	if (n < 5 || n > 4 + PT_LOG_NAME_MAX || id >= PT_NIDS || memchr(e + 4, 0, n - 4))
+		return EBADMSG;
+	if (so && so->names) {
+		memcpy(so->names[id], e + 4, n - 4);
+		so->names[id][n - 4] = 0;
+		so->known[id / 64] |= 1ull << (id % 64);
+	}
+	return 0;
+}
+
+/* WRITER: the next writer; (v8) WRITER_AT, in a checkpoint: at its place */
+static int ent_writer(unsigned kind, const unsigned char *e, uint32_t n, int sw,
+                      unsigned version, struct pt_log_summary *so)
+{
+	uint32_t at = so ? so->nwr : 0;
+
+	if (kind == PT_LOG_S_WRITER_AT) {
+		if (version < 8 || n != 48 || pt_log_get32(e + 4, sw))
+			return EBADMSG;
+		at = pt_log_get32(e, sw);
+		e += 8, n -= 8;
+		if (so && at > so->nwr)
+			return EBADMSG;
+	}
+	if (n != 40 || pt_log_get32(e + 4, sw))
+		return EBADMSG;
+	if (!so)
+		return 0;
+	if (at == so->nwr && so->nwr == so->wr_cap) { /* (doubling: a copy per
+	                                               * entry was quadratic in the writers) */
+		uint32_t ncap = so->wr_cap ? 2 * so->wr_cap : 64;
+		struct pt_logw_sumw *nw = ncap > so->wr_cap ?
+			realloc(so->wr, (size_t)ncap * sizeof *nw) : NULL;
+		if (!nw)
+			return ENOMEM;
+		so->wr = nw, so->wr_cap = ncap;
+	}
+	so->wr[at] = (struct pt_logw_sumw){
+		(int32_t)pt_log_get32(e, sw), pt_log_get64(e + 8, sw),
+		pt_log_get64(e + 16, sw), pt_log_get64(e + 24, sw),
+		pt_log_get64(e + 32, sw), 0, 0, 0 };
+	if (at == so->nwr)
+		so->nwr++;
+	return 0;
+}
+
+/* (v8) the last checkpoint before; s: also when only the index is kept */
+static int ent_chain(const unsigned char *e, uint32_t n, int sw, unsigned version,
+                     struct pt_log_summary *s)
+{
+	uint64_t coff = n == 16 ? pt_log_get64(e, sw) : 0;
+	uint64_t cseq = n == 16 ? pt_log_get64(e + 8, sw) : 0;
+
+	if (version < 8 || n != 16 || (!coff != !cseq) ||
+	    (coff && (coff < PT_LOG_FIRST || coff % 8)))
+		return EBADMSG;
+	if (s) {
+		s->chain_off = coff, s->chain_seq = cseq;
+		s->has_chain = 1;
+	}
+	return 0;
+}
+
+static int ent_obj(const unsigned char *e, uint32_t n, int sw, unsigned version,
+                   struct pt_log_summary *so)
+{
+	struct pt_ext_obj o;
+
+	if (pt_log_obj_decode(e, n, sw, version, &o))
+		return EBADMSG;
+	if (so && so->nobjs < PT_LOG_OBJS_MAX) {
+		if (so->nobjs == so->objs_cap) { /* (doubling, as for the writers) */
+			size_t ncap = so->objs_cap ? 2 * so->objs_cap : 64;
+			if (ncap > PT_LOG_OBJS_MAX)
+				ncap = PT_LOG_OBJS_MAX;
+			struct pt_ext_obj *no = realloc(so->objs, ncap * sizeof *no);
+			if (!no)
+				return ENOMEM;
+			so->objs = no, so->objs_cap = ncap;
+		}
+		so->objs[so->nobjs++] = o;
+	}
+	return 0;
+}
+
+/* (v7) a run of the block index; s: also when only the index is kept */
+static int ent_index(const unsigned char *e, uint32_t n, int sw, unsigned version,
+                     struct pt_log_summary *s)
+{
+	uint32_t from = n >= 8 ? pt_log_get32(e, sw) : 0;
+	uint32_t k = n >= 8 ? pt_log_get32(e + 4, sw) : 0;
+
+	if (version < 7 || n < 8 + PT_LOG_IDX_ENT || (n - 8) % PT_LOG_IDX_ENT ||
+	    k != (n - 8) / PT_LOG_IDX_ENT)
+		return EBADMSG;
+	if (!s)
+		return 0;
+	/* the runs follow on; (v8) the first may begin after the entries of
+	 * the checkpoints before */
+	if (!s->idx_based && version >= 8)
+		s->idx_base = from;
+	if (from != s->idx_base + s->nidx)
+		return EBADMSG;
+	s->idx_based = 1;
+	if (s->want_index) {
+		if (s->nidx + k > s->idx_cap) {
+			uint64_t ncap = s->idx_cap ? 2 * s->idx_cap : 256;
+			while (ncap < s->nidx + k)
+				ncap *= 2;
+			struct pt_log_bidx *ni = realloc(s->idx, ncap * sizeof *ni);
+			if (!ni)
+				return ENOMEM;
+			s->idx = ni, s->idx_cap = ncap;
+		}
+		for (uint32_t j = 0; j < k; j++) {
+			const unsigned char *x = e + 8 + j * PT_LOG_IDX_ENT;
+			s->idx[s->nidx + j] = (struct pt_log_bidx){
+				pt_log_get32(x, sw), pt_log_get32(x + 4, sw),
+				pt_log_get64(x + 8, sw), pt_log_get64(x + 16, sw),
+				pt_log_get64(x + 24, sw), pt_log_get64(x + 32, sw) };
+		}
+	}
+	s->nidx += k;
+	return 0;
+}
+
 int pt_log_sum_parse(const unsigned char *p, uint32_t len, uint32_t nrec, int swap,
                      unsigned version, struct pt_log_summary *s)
 {
@@ -916,145 +1078,39 @@ int pt_log_sum_parse(const unsigned char *p, uint32_t len, uint32_t nrec, int sw
 		unsigned kind = pt_log_get16(p + off, sw);
 		uint32_t n = pt_log_get16(p + off + 2, sw);
 		const unsigned char *e = p + off + PT_LOG_S_HDR;
+		int rc;
 		off += PT_LOG_S_HDR;
 		if (len - off < n)
 			return EBADMSG;
 		off += n;
 		switch (kind) {
 		case PT_LOG_S_TOTALS:
-			if (n != 48)
-				return EBADMSG;
-			if (so) {
-				so->events = pt_log_get64(e, sw);
-				so->first = pt_log_get64(e + 8, sw);
-				so->last = pt_log_get64(e + 16, sw);
-				so->gaps = pt_log_get64(e + 24, sw);
-				so->last_lost = pt_log_get64(e + 32, sw);
-			}
+			rc = ent_totals(e, n, sw, so);
 			break;
-		case PT_LOG_S_TYPE: {
-			uint32_t id = pt_log_get32(e, sw);
-			if (n != 32 || id >= PT_NIDS || pt_log_get32(e + 4, sw))
-				return EBADMSG;
-			if (so) {
-				so->count[id] = pt_log_get64(e + 8, sw);
-				so->tfirst[id] = pt_log_get64(e + 16, sw);
-				so->tlast[id] = pt_log_get64(e + 24, sw);
-			}
+		case PT_LOG_S_TYPE:
+			rc = ent_type(e, n, sw, so);
 			break;
-		}
-		case PT_LOG_S_NAME: {
-			uint32_t id = n >= 4 ? pt_log_get32(e, sw) : PT_NIDS;
-			if (n < 5 || n > 4 + PT_LOG_NAME_MAX || id >= PT_NIDS || memchr(e + 4, 0, n - 4))
-				return EBADMSG;
-			if (so && so->names) {
-				memcpy(so->names[id], e + 4, n - 4);
-				so->names[id][n - 4] = 0;
-				so->known[id / 64] |= 1ull << (id % 64);
-			}
+		case PT_LOG_S_NAME:
+			rc = ent_name(e, n, sw, so);
 			break;
-		}
 		case PT_LOG_S_WRITER:
-		case PT_LOG_S_WRITER_AT: { /* (v8) in a checkpoint: at its place */
-			uint32_t at = so ? so->nwr : 0;
-			if (kind == PT_LOG_S_WRITER_AT) {
-				if (version < 8 || n != 48 || pt_log_get32(e + 4, sw))
-					return EBADMSG;
-				at = pt_log_get32(e, sw);
-				e += 8, n -= 8;
-				if (so && at > so->nwr)
-					return EBADMSG;
-			}
-			if (n != 40 || pt_log_get32(e + 4, sw))
-				return EBADMSG;
-			if (so) {
-				if (at == so->nwr && so->nwr == so->wr_cap) { /* (doubling: a copy per
-				                            * entry was quadratic in the writers) */
-					uint32_t ncap = so->wr_cap ? 2 * so->wr_cap : 64;
-					struct pt_logw_sumw *nw = ncap > so->wr_cap ?
-						realloc(so->wr, (size_t)ncap * sizeof *nw) : NULL;
-					if (!nw)
-						return ENOMEM;
-					so->wr = nw, so->wr_cap = ncap;
-				}
-				so->wr[at] = (struct pt_logw_sumw){
-					(int32_t)pt_log_get32(e, sw), pt_log_get64(e + 8, sw),
-					pt_log_get64(e + 16, sw), pt_log_get64(e + 24, sw),
-					pt_log_get64(e + 32, sw), 0, 0, 0 };
-				if (at == so->nwr)
-					so->nwr++;
-			}
+		case PT_LOG_S_WRITER_AT:
+			rc = ent_writer(kind, e, n, sw, version, so);
 			break;
-		}
-		case PT_LOG_S_CHAIN: { /* (v8) */
-			uint64_t coff = n == 16 ? pt_log_get64(e, sw) : 0;
-			uint64_t cseq = n == 16 ? pt_log_get64(e + 8, sw) : 0;
-			if (version < 8 || n != 16 || (!coff != !cseq) ||
-			    (coff && (coff < PT_LOG_FIRST || coff % 8)))
-				return EBADMSG;
-			if (s) {
-				s->chain_off = coff, s->chain_seq = cseq;
-				s->has_chain = 1;
-			}
+		case PT_LOG_S_CHAIN:
+			rc = ent_chain(e, n, sw, version, s);
 			break;
-		}
-		case PT_LOG_S_OBJ: {
-			struct pt_ext_obj o;
-			if (pt_log_obj_decode(e, n, sw, version, &o))
-				return EBADMSG;
-			if (so && so->nobjs < PT_LOG_OBJS_MAX) {
-				if (so->nobjs == so->objs_cap) { /* (doubling, as above) */
-					size_t ncap = so->objs_cap ? 2 * so->objs_cap : 64;
-					if (ncap > PT_LOG_OBJS_MAX)
-						ncap = PT_LOG_OBJS_MAX;
-					struct pt_ext_obj *no = realloc(so->objs, ncap * sizeof *no);
-					if (!no)
-						return ENOMEM;
-					so->objs = no, so->objs_cap = ncap;
-				}
-				so->objs[so->nobjs++] = o;
-			}
+		case PT_LOG_S_OBJ:
+			rc = ent_obj(e, n, sw, version, so);
 			break;
-		}
-		case PT_LOG_S_INDEX: { /* (v7) */
-			uint32_t from = n >= 8 ? pt_log_get32(e, sw) : 0;
-			uint32_t k = n >= 8 ? pt_log_get32(e + 4, sw) : 0;
-			if (version < 7 || n < 8 + PT_LOG_IDX_ENT || (n - 8) % PT_LOG_IDX_ENT ||
-			    k != (n - 8) / PT_LOG_IDX_ENT)
-				return EBADMSG;
-			/* the runs follow on; (v8) the first may begin after the
-			 * entries of the checkpoints before */
-			if (s && !s->idx_based && version >= 8)
-				s->idx_base = from;
-			if (s && from != s->idx_base + s->nidx)
-				return EBADMSG;
-			if (s)
-				s->idx_based = 1;
-			if (s && s->want_index) {
-				if (s->nidx + k > s->idx_cap) {
-					uint64_t ncap = s->idx_cap ? 2 * s->idx_cap : 256;
-					while (ncap < s->nidx + k)
-						ncap *= 2;
-					struct pt_log_bidx *ni = realloc(s->idx, ncap * sizeof *ni);
-					if (!ni)
-						return ENOMEM;
-					s->idx = ni, s->idx_cap = ncap;
-				}
-				for (uint32_t j = 0; j < k; j++) {
-					const unsigned char *x = e + 8 + j * PT_LOG_IDX_ENT;
-					s->idx[s->nidx + j] = (struct pt_log_bidx){
-						pt_log_get32(x, sw), pt_log_get32(x + 4, sw),
-						pt_log_get64(x + 8, sw), pt_log_get64(x + 16, sw),
-						pt_log_get64(x + 24, sw), pt_log_get64(x + 32, sw) };
-				}
-			}
-			if (s)
-				s->nidx += k;
+		case PT_LOG_S_INDEX:
+			rc = ent_index(e, n, sw, version, s);
 			break;
-		}
 		default:
-			return EBADMSG;
+			rc = EBADMSG;
 		}
+		if (rc)
+			return rc;
 	}
 	return off == len ? 0 : EBADMSG;
 }
