@@ -290,156 +290,212 @@ static inline int before(const struct cursor *x, const struct cursor *y)
 	return x->next < y->next || (x->next == y->next && x->seq < y->seq);
 }
 
+/* One merge of pt_flush_run(): the parts the reader handed out and the
+ * span of the log block the records go into. */
+struct run {
+	struct pt_trid *t;
+	struct pt_logw *lw;
+	const uint64_t *named; /* the event types whose names the log has */
+	uint32_t lim;          /* the longest payload the stream and the log take */
+	struct pt_read_merge m;
+	struct pt_logw_span s;
+	struct cursor c[PT_MERGE_MAX]; /* each part's place (m.p[i]'s) */
+	int opened;                    /* s opened (at the first record) */
+	uint32_t used, total, lastp;   /* bytes in s, records taken, the last one's part */
+	uint64_t ns;                   /* the last record's time */
+	int full;                      /* stopped for want of room in the block */
+};
+
+/* The part whose next record comes first (the earliest; of equal
+ * timestamps, the one in the older chunk, as read_next() orders them),
+ * and until when it stays so (*bound): before the next record of any
+ * other part (or at the same time, if its chunk is younger), and before
+ * its own limit.  0 when the merge ends here: a part read to the end of a
+ * sealed chunk (its writer's next chunk may come first), every part at
+ * its commit (*caught: in a chunk still open), or the first part at its
+ * limit (the general path goes on). */
+static int pick(const struct run *r, uint32_t *cur, uint64_t *bound, int *caught)
+{
+	const struct pt_read_merge *m = &r->m;
+	const struct cursor *c = r->c;
+	uint32_t oth = PT_MERGE_MAX;
+	int at_commit = 0;
+
+	*cur = PT_MERGE_MAX;
+	for (uint32_t i = 0; i < m->n; i++) {
+		if (c[i].off + PT_REC_SHORT > c[i].end) {
+			if (!m->p[i].open)
+				return 0; /* its writer's next chunk may come first */
+			at_commit = 1;
+			continue;
+		}
+		if (*cur == PT_MERGE_MAX || before(&c[i], &c[*cur])) {
+			oth = *cur;
+			*cur = i;
+		} else if (oth == PT_MERGE_MAX || before(&c[i], &c[oth])) {
+			oth = i;
+		}
+	}
+	if (*cur == PT_MERGE_MAX) {
+		*caught = at_commit;
+		return 0;
+	}
+	*bound = m->p[*cur].limit;
+	if (oth != PT_MERGE_MAX && c[oth].next < UINT64_MAX) {
+		uint64_t b = c[oth].next + (c[*cur].seq < c[oth].seq);
+		*bound = b < *bound ? b : *bound;
+	}
+	return c[*cur].next < *bound;
+}
+
+/* The span's writer made part cur's (at its first record since the pick,
+ * at time v, words of payload, used bytes in the span): the span opened
+ * at the merge's first record, the writer added to the block's table at
+ * its first.  0 when the block cannot take it. */
+static int span_writer(struct run *r, uint32_t cur, uint64_t v, uint32_t words, uint32_t used)
+{
+	struct cursor *q = &r->c[cur];
+	const struct pt_rwriter *w = r->m.p[cur].w;
+
+	if (!r->opened) {
+		if (!pt_logw_span_open(r->lw, w->pid, w->thread, v, &r->s))
+			return 0;
+		r->opened = 1;
+		q->in_block = 1, q->wi = r->s.wi;
+	} else if (!q->in_block) {
+		if (!pt_logw_span_who(r->lw, &r->s, w->pid, w->thread, used + PT_LOG_REC + words))
+			return 0;
+		q->in_block = 1, q->wi = r->s.wi;
+	}
+	r->s.where = (uint64_t)q->wi << 48;
+	return 1;
+}
+
+/* Part cur's records before bound into the span, the ordinary ones one by
+ * one, a burst of the short ones that follow them; its cursor moved past
+ * them.  1 if the merge goes on (the part was read to its commit, or
+ * another part comes first); else something here is for the general
+ * path, or the block is full (r->full). */
+static int take_part(struct run *r, uint32_t cur, uint64_t bound)
+{
+	struct cursor *q = &r->c[cur];
+	struct pt_logw_span *s = &r->s;
+	const char *chunk = (const char *)r->m.p[cur].chunk;
+	const uint64_t *named = r->named;
+	const uint32_t lim = r->lim;
+	uint32_t off = q->off, end = q->end, k = 0, kmax = r->m.max - r->total, used = r->used;
+	uint64_t base = q->base, addr = q->addr, last = q->addr, tick = q->tick, ns = r->ns;
+	int first = 1, go_on = 0;
+
+	while (k < kmax) {
+		if (off + PT_REC_SHORT > end) {
+			go_on = 1; /* read to its end: the pick decides */
+			break;
+		}
+		const pt_word *rec = (const pt_word *)(chunk + off);
+		uint64_t w0 = atomic_load_explicit(&rec[0], PT_WORD_LOAD), w1 = 0;
+		uint32_t id = PT_REC_ID(w0), n = PT_REC_LEN(w0), wide = PT_REC_WIDE(w0) ? 1 : 0;
+		uint32_t words = (n + 7u) & ~7u, size = PT_REC_BYTES(n, wide);
+
+		if (id < PT_SYS_IDS || id >= PT_NIDS || !(named[id / 64] >> (id % 64) & 1) ||
+		    n > lim || off + size > end || (!wide && !off))
+			break;
+		if (wide) {
+			w1 = atomic_load_explicit(&rec[PT_REC_W1(n)], PT_WORD_LOAD);
+			addr = w1 & PT_MASK48;
+		}
+		uint64_t tk = pt_rec_tick(base, w0, w1);
+		if (tk >= bound) {
+			q->next = tk;
+			go_on = tk < r->m.p[cur].limit; /* another part comes first */
+			break;
+		}
+		int64_t v;
+		if (!pt_clock_ns_cached(&r->t->clk, tk, &v))
+			v = pt_clock_ns(&r->t->clk, tk);
+		if (v < 0)
+			break;
+		if (__builtin_expect(first, 0)) { /* its first record since the pick */
+			if (!span_writer(r, cur, (uint64_t)v, words, used))
+				break;
+			first = 0;
+		}
+		if ((uint64_t)v < s->base || (uint64_t)v - s->base > UINT32_MAX)
+			break;
+		if (used + PT_LOG_REC + words > s->room) {
+			r->full = 1;
+			break;
+		}
+		unsigned char *p = s->p + used;
+		unsigned info = id | (PT_REC_FLAGS(w0) & PT_RF_TRUNC ? PT_LOG_RF_TRUNC : 0);
+		uint32_t hl = pt_log_put_rec(p, (uint32_t)((uint64_t)v - s->base), n, info,
+		                             addr | s->where, s->swap, &s->prev);
+		copy_words(p + hl, rec + 1, n);
+		used += hl + n;
+		off += size;
+		k++;
+		tick = tk;
+		ns = (uint64_t)v;
+		last = addr;
+		if (!PT_REC_FLAGS(w0) && k < kmax && off + PT_REC_SHORT <= end &&
+		    !PT_REC_FLAGS(atomic_load_explicit((const pt_word *)(chunk + off),
+		                                       PT_WORD_LOAD))) {
+			/* its short followers, the quick way */
+			struct burst b = { .chunk = chunk, .named = named, .off = off, .end = end,
+			                   .k = k, .kmax = kmax, .used = used, .wi = q->wi };
+			if (burst(&b, &r->t->clk, s, id, lim, base, bound))
+				off = b.off, k = b.k, used = b.used, tick = b.tick, ns = b.ns;
+		}
+	}
+	q->off = off, q->k += k, q->addr = last, q->tick = tick;
+	r->used = used, r->ns = ns;
+	r->total += k;
+	if (k)
+		r->lastp = cur;
+	return go_on;
+}
+
+/* The merge ended: the reader told how far each part was read; if every
+ * chunk was still the reader's, the span's records are the block's (its
+ * writer: the last event's), and how many there are; else 0, and the
+ * bytes written are not the block's. */
+static unsigned run_end(struct run *r)
+{
+	for (uint32_t i = 0; i < r->m.n; i++) {
+		struct pt_read_part *p = &r->m.p[i];
+		p->off = r->c[i].off, p->n = r->c[i].k;
+		p->tick = r->c[i].tick, p->addr = r->c[i].addr;
+	}
+	if (!r->total || !pt_read_merge_end(r->t, &r->m))
+		return 0;
+	r->s.wi = r->c[r->lastp].wi;
+	r->s.who = (struct pt_logw_who){ r->m.p[r->lastp].w->pid, r->m.p[r->lastp].w->thread };
+	pt_logw_span_close(r->lw, &r->s, r->used, r->total, r->ns);
+	return r->total;
+}
+
 unsigned pt_flush_run(struct pt_trid *t, struct pt_logw *lw, const uint64_t *named, int *full,
                       int *caught)
 {
-	struct pt_read_merge m;
-	struct pt_logw_span s;
-	struct cursor c[PT_MERGE_MAX];
+	struct run r;
+	uint32_t cur;
+	uint64_t bound;
 
 	*full = 0, *caught = 0;
-	if (!pt_read_merge_begin(t, &m))
+	if (!pt_read_merge_begin(t, &r.m))
 		return 0;
-	for (uint32_t i = 0; i < m.n; i++) {
-		const struct pt_ractive *a = m.p[i].a;
-		c[i] = (struct cursor){ .off = a->off, .end = a->commit, .base = a->base_ts,
-		                        .next = a->next_ts, .addr = a->addr, .tick = a->last_ts,
-		                        .seq = a->seq };
+	r.t = t, r.lw = lw, r.named = named;
+	r.lim = t->view.max_data < lw->max_payload ? t->view.max_data : lw->max_payload;
+	r.opened = 0, r.used = 0, r.total = 0, r.lastp = 0, r.ns = 0, r.full = 0;
+	for (uint32_t i = 0; i < r.m.n; i++) {
+		const struct pt_ractive *a = r.m.p[i].a;
+		r.c[i] = (struct cursor){ .off = a->off, .end = a->commit, .base = a->base_ts,
+		                          .next = a->next_ts, .addr = a->addr, .tick = a->last_ts,
+		                          .seq = a->seq };
 	}
-	uint32_t lim = t->view.max_data < lw->max_payload ? t->view.max_data : lw->max_payload;
-	uint32_t used = 0, total = 0, opened = 0, lastp = 0;
-	uint64_t ns = 0;
-
-	for (;;) {
-		/* the part whose next record comes first (the earliest; of equal
-		 * timestamps, the one in the older chunk, as read_next() orders
-		 * them), and until when it stays so: before the next record of
-		 * any other part (or at the same time, if its chunk is younger),
-		 * and before its own limit */
-		uint32_t cur = PT_MERGE_MAX, oth = PT_MERGE_MAX;
-		int at_commit = 0;
-		for (uint32_t i = 0; i < m.n; i++) {
-			if (c[i].off + PT_REC_SHORT > c[i].end) {
-				if (!m.p[i].open)
-					goto done; /* its writer's next chunk may come first */
-				at_commit = 1;
-				continue;
-			}
-			if (cur == PT_MERGE_MAX || before(&c[i], &c[cur])) {
-				oth = cur;
-				cur = i;
-			} else if (oth == PT_MERGE_MAX || before(&c[i], &c[oth])) {
-				oth = i;
-			}
-		}
-		if (cur == PT_MERGE_MAX) {
-			*caught = at_commit;
-			break;
-		}
-		uint64_t bound = m.p[cur].limit;
-		if (oth != PT_MERGE_MAX && c[oth].next < UINT64_MAX) {
-			uint64_t b = c[oth].next + (c[cur].seq < c[oth].seq);
-			bound = b < bound ? b : bound;
-		}
-		if (c[cur].next >= bound)
-			break; /* its limit: the general path goes on */
-
-		struct cursor *q = &c[cur];
-		const char *chunk = (const char *)m.p[cur].chunk;
-		uint32_t off = q->off, end = q->end, k = 0, kmax = m.max - total;
-		uint64_t base = q->base, addr = q->addr, last = q->addr, tick = q->tick;
-		int first = 1, go_on = 0;
-
-		while (k < kmax) {
-			if (off + PT_REC_SHORT > end) {
-				go_on = 1; /* read to its end: the pick above decides */
-				break;
-			}
-			const pt_word *rec = (const pt_word *)(chunk + off);
-			uint64_t w0 = atomic_load_explicit(&rec[0], PT_WORD_LOAD), w1 = 0;
-			uint32_t id = PT_REC_ID(w0), n = PT_REC_LEN(w0), wide = PT_REC_WIDE(w0) ? 1 : 0;
-			uint32_t words = (n + 7u) & ~7u, size = PT_REC_BYTES(n, wide);
-
-			if (id < PT_SYS_IDS || id >= PT_NIDS || !(named[id / 64] >> (id % 64) & 1) ||
-			    n > lim || off + size > end || (!wide && !off))
-				break;
-			if (wide) {
-				w1 = atomic_load_explicit(&rec[PT_REC_W1(n)], PT_WORD_LOAD);
-				addr = w1 & PT_MASK48;
-			}
-			uint64_t tk = pt_rec_tick(base, w0, w1);
-			if (tk >= bound) {
-				q->next = tk;
-				go_on = tk < m.p[cur].limit; /* another part comes first */
-				break;
-			}
-			int64_t v;
-			if (!pt_clock_ns_cached(&t->clk, tk, &v))
-				v = pt_clock_ns(&t->clk, tk);
-			if (v < 0)
-				break;
-			if (__builtin_expect(first, 0)) { /* its first record since the pick */
-				struct pt_rwriter *w = m.p[cur].w;
-				if (!opened) {
-					if (!pt_logw_span_open(lw, w->pid, w->thread, (uint64_t)v, &s))
-						break;
-					opened = 1;
-					q->in_block = 1, q->wi = s.wi;
-				} else if (!q->in_block) {
-					if (!pt_logw_span_who(lw, &s, w->pid, w->thread,
-					                      used + PT_LOG_REC + words))
-						break;
-					q->in_block = 1, q->wi = s.wi;
-				}
-				s.where = (uint64_t)q->wi << 48;
-				first = 0;
-			}
-			if ((uint64_t)v < s.base || (uint64_t)v - s.base > UINT32_MAX)
-				break;
-			if (used + PT_LOG_REC + words > s.room) {
-				*full = 1;
-				break;
-			}
-			unsigned char *p = s.p + used;
-			unsigned info = id | (PT_REC_FLAGS(w0) & PT_RF_TRUNC ? PT_LOG_RF_TRUNC : 0);
-			uint32_t hl = pt_log_put_rec(p, (uint32_t)((uint64_t)v - s.base), n, info,
-			                             addr | s.where, s.swap, &s.prev);
-			copy_words(p + hl, rec + 1, n);
-			used += hl + n;
-			off += size;
-			k++;
-			tick = tk;
-			ns = (uint64_t)v;
-			last = addr;
-			if (!PT_REC_FLAGS(w0) && k < kmax && off + PT_REC_SHORT <= end &&
-			    !PT_REC_FLAGS(atomic_load_explicit((const pt_word *)(chunk + off),
-			                                       PT_WORD_LOAD))) {
-				/* its short followers, the quick way */
-				struct burst b = { .chunk = chunk, .named = named, .off = off, .end = end,
-				                   .k = k, .kmax = kmax, .used = used, .wi = q->wi };
-				if (burst(&b, &t->clk, &s, id, lim, base, bound))
-					off = b.off, k = b.k, used = b.used, tick = b.tick, ns = b.ns;
-			}
-		}
-		q->off = off, q->k += k, q->addr = last, q->tick = tick;
-		total += k;
-		if (k)
-			lastp = cur;
-		if (!go_on)
-			break;
-	}
-done:
-	for (uint32_t i = 0; i < m.n; i++) {
-		m.p[i].off = c[i].off, m.p[i].n = c[i].k;
-		m.p[i].tick = c[i].tick, m.p[i].addr = c[i].addr;
-	}
-	if (!total || !pt_read_merge_end(t, &m)) {
-		*full = 0;
-		return 0;
-	}
-	/* the span's writer: the last event's */
-	s.wi = c[lastp].wi;
-	s.who = (struct pt_logw_who){ m.p[lastp].w->pid, m.p[lastp].w->thread };
-	pt_logw_span_close(lw, &s, used, total, ns);
-	return total;
+	while (pick(&r, &cur, &bound, caught) && take_part(&r, cur, bound))
+		;
+	unsigned n = run_end(&r);
+	*full = n ? r.full : 0;
+	return n;
 }
