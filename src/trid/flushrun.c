@@ -97,18 +97,18 @@ struct cursor {
 	int in_block; /* its writer is the span's already (wi) */
 };
 
-/* The records that follow one just written, as the loop below would
- * write them, when they are what a thread recording in a loop makes: each
- * short (no address: the call site of the record before it), of an event
- * type the log has the name of, not truncated, its tick in the clock
- * segment last used, before the bound and not before the tick of the
- * record before it, its time within the block's reach of the span's
- * base, room for it.  The first record that is anything else is left to
- * the loop, which decides what it is (a limit, the end of the room, a
- * system event...).  Each record costs a few compares, one multiply, an
- * 8-byte header store and its payload's words (whole words: a window of
- * the chunk is copied as it is, see below); the log is the same as the
- * loop's, byte for byte.  The clock's frontier moves as
+/* The records that follow one just written, as the loop of take_part()
+ * would write them, when they are what a thread recording in a loop
+ * makes: each short (no address: the call site of the record before it),
+ * of an event type the log has the name of, not truncated, its tick in
+ * the clock segment last used, before the bound and not before the tick
+ * of the record before it, its time within the block's reach of the
+ * span's base, room for it.  The first record that is anything else is
+ * left to that loop, which decides what it is (a limit, the end of the
+ * room, a system event...).  Each record costs a few compares, one
+ * multiply, an 8-byte header store and its payload's words (whole words:
+ * a window of the chunk is copied as it is, see burst_window); the log is
+ * the same as the loop's, byte for byte.  The clock's frontier moves as
  * pt_clock_ns_cached() moves it.  Each stretch of one type at least
  * BURST_PRE long is counted for the summary here (pt_logw_span_pre).  1
  * if it took any. */
@@ -119,165 +119,244 @@ struct burst {
 	uint64_t tick, ns;
 };
 #define BURST_PRE 8u
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+/* A burst under way.  Its steps below are inlined into burst(), whose
+ * loop keeps these in registers: pointers into the chunk and the span,
+ * not offsets (the stores through op may alias anything to the
+ * compiler, and the fewer values live the fewer spills). */
+struct bstate {
+	/* the clock segment: ticks lo .. lo + span (the bound at most) */
+	uint64_t lo, span, mult, blo; /* blo: the part's base - lo */
+	uint32_t b32;                 /* the part's base, low half */
+	int64_t nsoff;                /* time - span base = nsoff + (tick - lo) * mult >> 32 */
+	uint32_t lim;
+	const struct burst *b; /* (its named and wi, read through it: fewer values live) */
+	struct pt_logw_span *s;
+	/* the type being taken: key (bits 32..47 of w0: the type, no flag),
+	 * hdr its log header's type and flag */
+	uint32_t key;
+	uint64_t hdr;
+	const char *rp, *rend;        /* the next record, the part's end */
+	unsigned char *op;            /* where its log record goes */
+	const unsigned char *oend;    /* the last place a log record fits */
+	uint32_t left, left0;         /* records it may still take, at first */
+	uint64_t dtl;                 /* the tick (- lo) of the last record taken */
+	/* the stretch of one type being taken: where it begins (its first
+	 * record's time is in the header written there), and its count */
+	const unsigned char *sop;
+	uint32_t sleft;
+	/* the window: small at first, so that a burst that stops soon copies
+	 * little more than it takes; twice as large after one used half */
+	size_t win;
+};
+#define BURST_INLINE __attribute__((always_inline)) static inline
+
+/* The time of tick lo + dt, in the span's terms (ns since its base) */
+BURST_INLINE int64_t burst_dns(const struct bstate *z, uint64_t dt)
+{
+	return z->nsoff + (int64_t)(uint64_t)(((unsigned __int128)dt * z->mult) >> 32);
+}
+
+/* x: bits 32..63 of w0 xor the type, halves swapped: what is not the type
+ * (or a flag) above, the length below; so one compare says "this type, no
+ * flag, a length the log takes" */
+BURST_INLINE uint32_t burst_x(const struct bstate *z, uint64_t w0)
+{
+	return (uint32_t)(w0 >> 32) ^ z->key;
+}
+
+BURST_INLINE int burst_fits(const struct bstate *z, uint32_t x)
+{
+	return (x << 16 | x >> 16) <= z->lim;
+}
+
+/* The stretch of one type ending here counted for the summary, if long
+ * enough. */
+BURST_INLINE void burst_stretch(struct bstate *z)
+{
+	struct pt_logw_span *s = z->s;
+
+	if (z->sleft - z->left >= BURST_PRE) {
+		uint32_t d0;
+		__builtin_memcpy(&d0, z->sop, 4);
+		uint64_t f = s->base + d0, l = s->base + (uint64_t)burst_dns(z, z->dtl);
+		struct pt_logw_pre r = { (uint32_t)(z->sop - s->p), (uint32_t)(z->op - s->p), z->b->wi,
+		                         z->key, z->sleft - z->left, f, l, f, l };
+		pt_logw_span_pre(s, &r);
+	}
+}
+
+/* Record w0 (x: as burst_x) is not of the type being taken: if it is of
+ * another type the log knows, with no flag, its stretch begins (the one
+ * before it counted) and 1 (it is taken again, as of its type); else 0. */
+BURST_INLINE int burst_switch(struct bstate *z, uint64_t w0, uint32_t x)
+{
+	if (!((x & 0xffffu) && !PT_REC_FLAGS(w0) && PT_REC_ID(w0) >= PT_SYS_IDS &&
+	      PT_REC_ID(w0) < PT_NIDS && (z->b->named[PT_REC_ID(w0) / 64] >> (PT_REC_ID(w0) % 64) & 1)))
+		return 0;
+	burst_stretch(z);
+	z->key = PT_REC_ID(w0), z->hdr = (uint64_t)(z->key | PT_LOG_RF_SHORT) << 48;
+	z->sop = z->op, z->sleft = z->left;
+	return 1;
+}
+
+/* Records of whole words of payload: such a record takes as many bytes in
+ * the log as in the chunk, so a window of the chunk is copied as it is,
+ * then each of its records of whole words gets its log header over its
+ * first word.  (The bytes copied past the last record taken are in the
+ * span's room, and not part of the block.)  0 when the burst ends here
+ * (a record beyond the segment or the bound, or that the block cannot
+ * take; or none taken from the window); else 1, with the next window's
+ * size. */
+BURST_INLINE int burst_window(struct bstate *z)
+{
+	size_t cap = (size_t)(z->rend - z->rp);
+	size_t free8 = (size_t)(z->oend + PT_LOG_REC - z->op) & ~(size_t)7;
+	cap = (cap < free8 ? cap : free8) & ~(size_t)7;
+	cap = cap < z->win ? cap : z->win;
+	copy_run(z->op, (const pt_word *)z->rp, (uint32_t)(cap / 8u));
+	const char *const wend = z->rp + cap;
+	const uint32_t l1 = z->left;
+
+	while (z->left && z->rp + PT_REC_SHORT <= wend) {
+		uint64_t w0 = atomic_load_explicit((const pt_word *)z->rp, PT_WORD_LOAD);
+		uint32_t x = burst_x(z, w0), n = PT_REC_LEN(w0);
+		if (!burst_fits(z, x) || (n & 7u) || (size_t)(wend - z->rp) < PT_REC_SHORT + n) {
+			if (burst_switch(z, w0, x))
+				continue;
+			break; /* (burst()'s loop decides) */
+		}
+		uint64_t dt = z->blo + (uint32_t)((uint32_t)w0 - z->b32);
+		if (dt >= z->span || dt < z->dtl)
+			return 0;
+		int64_t d = burst_dns(z, dt);
+		if ((uint64_t)d > UINT32_MAX || z->op + n > z->oend)
+			return 0;
+		uint64_t h = (uint64_t)(uint32_t)d | (uint64_t)n << 32 | z->hdr;
+		__builtin_memcpy(z->op, &h, 8);
+		z->op += PT_REC_SHORT + n;
+		z->rp += PT_REC_SHORT + n;
+		z->dtl = dt;
+		z->left--;
+	}
+	if (z->left == l1)
+		return 0;
+	if ((size_t)(wend - z->rp) <= cap / 2 && z->win < BURST_WIN)
+		z->win *= 2; /* (half of it used at least: a larger one next) */
+	return 1;
+}
+
+/* One record (w0, n bytes of payload, not whole words) with its header and
+ * its payload's words; 0 when the burst ends before it (beyond the segment
+ * or the bound, a step back; a time or a size the block cannot take). */
+BURST_INLINE int burst_one(struct bstate *z, uint64_t w0, uint32_t n)
+{
+	uint32_t words = (n + 7u) / 8u;
+	uint64_t dt = z->blo + (uint32_t)((uint32_t)w0 - z->b32); /* its tick - lo */
+
+	if (dt >= z->span || dt < z->dtl)
+		return 0;
+	int64_t d = burst_dns(z, dt);
+	if ((uint64_t)d > UINT32_MAX || z->op + 8u * words > z->oend)
+		return 0;
+	uint64_t h = (uint64_t)(uint32_t)d | (uint64_t)n << 32 | z->hdr;
+	__builtin_memcpy(z->op, &h, 8);
+	const pt_word *src = (const pt_word *)z->rp + 1;
+	unsigned char *dst = z->op + PT_LOG_REC_SHORT;
+	uint32_t i = 0;
+	for (; i + 4 <= words; i += 4) {
+		uint64_t x0 = atomic_load_explicit(&src[i], PT_WORD_LOAD);
+		uint64_t x1 = atomic_load_explicit(&src[i + 1], PT_WORD_LOAD);
+		uint64_t x2 = atomic_load_explicit(&src[i + 2], PT_WORD_LOAD);
+		uint64_t x3 = atomic_load_explicit(&src[i + 3], PT_WORD_LOAD);
+		__builtin_memcpy(dst + 8 * i, &x0, 8);
+		__builtin_memcpy(dst + 8 * i + 8, &x1, 8);
+		__builtin_memcpy(dst + 8 * i + 16, &x2, 8);
+		__builtin_memcpy(dst + 8 * i + 24, &x3, 8);
+	}
+	for (; i < words; i++) {
+		uint64_t x0 = atomic_load_explicit(&src[i], PT_WORD_LOAD);
+		__builtin_memcpy(dst + 8 * i, &x0, 8);
+	}
+	z->op += PT_LOG_REC_SHORT + n;
+	z->rp += PT_REC_SHORT + 8u * words;
+	z->dtl = dt;
+	z->left--;
+	return 1;
+}
+
+/* The burst's start from b, for type id: 0 when it cannot run (a clock
+ * other than the TSC, a segment ended, a byte-swapped or legacy log, no
+ * record before it in the block, no room). */
+BURST_INLINE int burst_start(struct bstate *z, const struct burst *b, const struct pt_clock *c,
+                             struct pt_logw_span *s, uint32_t id, uint32_t lim, uint64_t base,
+                             uint64_t bound)
+{
+	uint64_t lo = c->seg_tick, hi = c->seg_end < bound ? c->seg_end : bound;
+
+	if (c->kind != PT_CLK_TSC || hi <= lo || s->swap || s->prev.legacy || !s->prev.ok ||
+	    s->room < PT_LOG_REC)
+		return 0;
+	z->lo = lo, z->span = hi - lo, z->mult = c->seg_mult, z->blo = base - lo;
+	z->b32 = (uint32_t)base;
+	z->nsoff = c->seg_ns + c->real_minus_mono - (int64_t)s->base;
+	z->lim = lim, z->b = b, z->s = s;
+	z->key = id;
+	z->hdr = (uint64_t)(id | PT_LOG_RF_SHORT) << 48;
+	z->rp = b->chunk + b->off, z->rend = b->chunk + b->end;
+	z->op = s->p + b->used;
+	z->oend = s->p + s->room - PT_LOG_REC; /* (room >= PT_LOG_REC) */
+	z->left = z->left0 = b->kmax - b->k;
+	z->dtl = 0;
+	z->sop = z->op, z->sleft = z->left;
+	z->win = 256;
+	return 1;
+}
+
+/* The burst's end: its last stretch counted, the clock's frontier moved,
+ * b told where it stopped; 0 if it took nothing. */
+BURST_INLINE int burst_end(struct bstate *z, struct burst *b, struct pt_clock *c)
+{
+	if (z->left == z->left0)
+		return 0;
+	burst_stretch(z);
+	/* (ticks in order: the last is the largest; time grows with the tick
+	 * in a segment) */
+	if (c->seg_tail && z->lo + z->dtl > c->frontier)
+		c->frontier = z->lo + z->dtl;
+	b->ns = z->s->base + (uint64_t)burst_dns(z, z->dtl);
+	b->tick = z->lo + z->dtl;
+	b->off = (uint32_t)(z->rp - b->chunk);
+	b->k += z->left0 - z->left;
+	b->used = (uint32_t)(z->op - z->s->p);
+	return 1;
+}
+#endif
+
 /* (not inlined: alone, its loop keeps its values in registers) */
 __attribute__((noinline)) static int burst(struct burst *b, struct pt_clock *c,
                                            struct pt_logw_span *s, uint32_t id,
                                            uint32_t lim, uint64_t base, uint64_t bound)
 {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	uint64_t lo = c->seg_tick, hi = c->seg_end < bound ? c->seg_end : bound;
+	struct bstate z;
 
-	if (c->kind != PT_CLK_TSC || hi <= lo || s->swap || s->prev.legacy || !s->prev.ok ||
-	    s->room < PT_LOG_REC)
+	if (!burst_start(&z, b, c, s, id, lim, base, bound))
 		return 0;
-	const uint64_t span = hi - lo, mult = c->seg_mult, blo = base - lo;
-	const uint32_t b32 = (uint32_t)base;
-	const int64_t nsoff = c->seg_ns + c->real_minus_mono - (int64_t)s->base;
-	uint32_t key = id; /* (bits 32..47 of w0: the type, no flag) */
-	uint64_t hdr = (uint64_t)(id | PT_LOG_RF_SHORT) << 48;
-	/* (in locals, by pointers: the stores through op may alias anything
-	 * to the compiler, and the fewer values live the fewer spills) */
-	const char *rp = b->chunk + b->off, *const rend = b->chunk + b->end;
-	unsigned char *op = s->p + b->used;
-	const unsigned char *const oend = s->p + s->room - PT_LOG_REC; /* (room >= PT_LOG_REC) */
-	uint32_t left = b->kmax - b->k;
-	const uint32_t left0 = left;
-	uint64_t dtl = 0; /* the tick (- lo) of the last record taken */
-	/* the stretch of one type being taken: where it begins (its first
-	 * record's time is in the header written there), and its count */
-	const unsigned char *sop = op;
-	uint32_t sleft = left;
-	/* the window: small at first, so that a burst that stops soon copies
-	 * little more than it takes; twice as large after one used half */
-	size_t win = 256;
-#define BURST_NS(dt) (s->base + (uint64_t)(nsoff + (int64_t)(uint64_t)( \
-	((unsigned __int128)(dt) * mult) >> 32)))
-/* another type the log knows (x: as below) */
-#define BURST_OTHER(w0, x) \
-	(((x) & 0xffffu) && !PT_REC_FLAGS(w0) && PT_REC_ID(w0) >= PT_SYS_IDS && \
-	 PT_REC_ID(w0) < PT_NIDS && (b->named[PT_REC_ID(w0) / 64] >> (PT_REC_ID(w0) % 64) & 1))
-/* ... whose stretch begins: the one before it counted */
-#define BURST_SWITCH(w0) do { \
-		BURST_STRETCH(); \
-		key = PT_REC_ID(w0), hdr = (uint64_t)(key | PT_LOG_RF_SHORT) << 48; \
-		sop = op, sleft = left; \
-	} while (0)
-#define BURST_STRETCH() do { \
-		if (sleft - left >= BURST_PRE) { \
-			uint32_t d0_; \
-			__builtin_memcpy(&d0_, sop, 4); \
-			uint64_t f_ = s->base + d0_, l_ = BURST_NS(dtl); \
-			struct pt_logw_pre r_ = { (uint32_t)(sop - s->p), (uint32_t)(op - s->p), \
-			                          b->wi, key, sleft - left, f_, l_, f_, l_ }; \
-			pt_logw_span_pre(s, &r_); \
-		} \
-	} while (0)
-
-	while (left && rp + PT_REC_SHORT <= rend) {
-		uint64_t w0 = atomic_load_explicit((const pt_word *)rp, PT_WORD_LOAD);
-		/* bits 32..63 of w0 xor the type, halves swapped: what is not the
-		 * type (or a flag) above, the length below; so one compare says
-		 * "this type, no flag, a length the log takes" */
-		uint32_t x = (uint32_t)(w0 >> 32) ^ key, n = PT_REC_LEN(w0), words = (n + 7u) / 8u;
-		if ((x << 16 | x >> 16) > lim || (size_t)(rend - rp) < PT_REC_SHORT + 8u * words) {
-			if (BURST_OTHER(w0, x)) {
-				BURST_SWITCH(w0);
+	while (z.left && z.rp + PT_REC_SHORT <= z.rend) {
+		uint64_t w0 = atomic_load_explicit((const pt_word *)z.rp, PT_WORD_LOAD);
+		uint32_t x = burst_x(&z, w0), n = PT_REC_LEN(w0);
+		if (!burst_fits(&z, x) ||
+		    (size_t)(z.rend - z.rp) < PT_REC_SHORT + 8u * ((n + 7u) / 8u)) {
+			if (burst_switch(&z, w0, x))
 				continue; /* (this record again, as of its type) */
-			}
 			break; /* flags (wide, truncated), a bad length, a system event... */
 		}
-		if (!(n & 7u)) {
-			/* whole words of payload: such a record takes as many bytes
-			 * in the log as in the chunk, so a window of the chunk is
-			 * copied as it is, then each of its records of whole words
-			 * gets its log header over its first word.  (The bytes
-			 * copied past the last record taken are in the span's room,
-			 * and not part of the block.) */
-			size_t cap = (size_t)(rend - rp), free8 = (size_t)(oend + PT_LOG_REC - op) & ~(size_t)7;
-			cap = (cap < free8 ? cap : free8) & ~(size_t)7;
-			cap = cap < win ? cap : win;
-			copy_run(op, (const pt_word *)rp, (uint32_t)(cap / 8u));
-			const char *const wend = rp + cap;
-			const uint32_t l1 = left;
-			while (left && rp + PT_REC_SHORT <= wend) {
-				w0 = atomic_load_explicit((const pt_word *)rp, PT_WORD_LOAD);
-				x = (uint32_t)(w0 >> 32) ^ key, n = PT_REC_LEN(w0);
-				if ((x << 16 | x >> 16) > lim || (n & 7u) ||
-				    (size_t)(wend - rp) < PT_REC_SHORT + n) {
-					if (BURST_OTHER(w0, x)) {
-						BURST_SWITCH(w0);
-						continue;
-					}
-					break; /* (the loop around decides) */
-				}
-				uint64_t dt = blo + (uint32_t)((uint32_t)w0 - b32);
-				if (dt >= span || dt < dtl)
-					goto done;
-				int64_t d = nsoff +
-				            (int64_t)(uint64_t)(((unsigned __int128)dt * mult) >> 32);
-				if ((uint64_t)d > UINT32_MAX || op + n > oend)
-					goto done;
-				uint64_t h = (uint64_t)(uint32_t)d | (uint64_t)n << 32 | hdr;
-				__builtin_memcpy(op, &h, 8);
-				op += PT_REC_SHORT + n;
-				rp += PT_REC_SHORT + n;
-				dtl = dt;
-				left--;
-			}
-			if (left == l1)
-				break;
-			if ((size_t)(wend - rp) <= cap / 2 && win < BURST_WIN)
-				win *= 2; /* (half of it used at least: a larger one next) */
-			continue;
-		}
-		uint64_t dt = blo + (uint32_t)((uint32_t)w0 - b32); /* its tick - lo */
-		if (dt >= span || dt < dtl)
-			break; /* beyond the segment or the bound; or a step back */
-		int64_t d = nsoff + (int64_t)(uint64_t)(((unsigned __int128)dt * mult) >> 32);
-		if ((uint64_t)d > UINT32_MAX || op + 8u * words > oend)
+		if (!((n & 7u) ? burst_one(&z, w0, n) : burst_window(&z)))
 			break;
-		uint64_t h = (uint64_t)(uint32_t)d | (uint64_t)n << 32 | hdr;
-		__builtin_memcpy(op, &h, 8);
-		const pt_word *src = (const pt_word *)rp + 1;
-		unsigned char *dst = op + PT_LOG_REC_SHORT;
-		uint32_t i = 0;
-		for (; i + 4 <= words; i += 4) {
-			uint64_t x0 = atomic_load_explicit(&src[i], PT_WORD_LOAD);
-			uint64_t x1 = atomic_load_explicit(&src[i + 1], PT_WORD_LOAD);
-			uint64_t x2 = atomic_load_explicit(&src[i + 2], PT_WORD_LOAD);
-			uint64_t x3 = atomic_load_explicit(&src[i + 3], PT_WORD_LOAD);
-			__builtin_memcpy(dst + 8 * i, &x0, 8);
-			__builtin_memcpy(dst + 8 * i + 8, &x1, 8);
-			__builtin_memcpy(dst + 8 * i + 16, &x2, 8);
-			__builtin_memcpy(dst + 8 * i + 24, &x3, 8);
-		}
-		for (; i < words; i++) {
-			uint64_t x0 = atomic_load_explicit(&src[i], PT_WORD_LOAD);
-			__builtin_memcpy(dst + 8 * i, &x0, 8);
-		}
-		op += PT_LOG_REC_SHORT + n;
-		rp += PT_REC_SHORT + 8u * words;
-		dtl = dt;
-		left--;
 	}
-done:
-	if (left == left0)
-		return 0;
-	BURST_STRETCH();
-	/* (ticks in order: the last is the largest; time grows with the tick
-	 * in a segment) */
-	if (c->seg_tail && lo + dtl > c->frontier)
-		c->frontier = lo + dtl;
-	b->ns = BURST_NS(dtl);
-	b->tick = lo + dtl;
-	b->off = (uint32_t)(rp - b->chunk);
-	b->k += left0 - left;
-	b->used = (uint32_t)(op - s->p);
-	return 1;
-#undef BURST_OTHER
-#undef BURST_SWITCH
-#undef BURST_STRETCH
-#undef BURST_NS
+	return burst_end(&z, b, c);
 #else
 	(void)b, (void)c, (void)s, (void)id, (void)lim, (void)base, (void)bound;
 	return 0;
