@@ -107,7 +107,7 @@ CLI_LIBS := $(READ_LIBS) $(if $(filter 1,$(SQLITE)),$(shell pkg-config --libs sq
 # wrappers, the control memfd) or what makes and controls streams.  Not
 # installed: what the SQLite extension is linked with.
 READER_SRC := $(addprefix src/,shm/clock.c shm/futex.c shm/names.c shm/segment.c shm/filesize.c shm/fdown.c ring/pool.c \
-              log/logread.c log/logiter.c log/logsum.c trid/table.c \
+              log/logread.c log/logiter.c log/logsum.c trid/table.c trid/lock.c \
               api/attr.c api/eventid.c api/eventset.c api/ext.c api/getnext.c api/logfile.c \
               api/status.c api/typedesc.c) $(wildcard src/reader/*.c)
 READER   := $(BUILD)/libposixtrace_reader.a
