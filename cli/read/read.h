@@ -2,7 +2,8 @@
  * read.h -- the bottom layer of the posixtrace command (cli/read/): a
  * trace read as a stream of events, from a log (tlog.c) or a live stream
  * (live.c), with the tables that grow as processes, threads and event
- * types appear (threads.c, typemap.c), the losses counted (losses.c); and
+ * types appear (threads.c, typemap.c), the losses counted (losses.c) and
+ * the waits for room (waits.c); and
  * what every layer shares: messages, parsing and formatting helpers
  * (util.c), times (when.c), histograms (hist.c), a growable text buffer
  * (vbuf.c), event and policy names as a user types them (names.c).
@@ -322,6 +323,10 @@ void tlog_loss_text(const struct tlog *l, char *out, size_t cap);
  * I/O error), damage; not a LOOP stream or log overwriting, nor an
  * UNTIL_FULL one filling up, as they were told to. */
 int tlog_lost_unasked(const struct tlog *l);
+/* after it, when the stream lost events: what to do about it, or "" */
+const char *tlog_loss_hint(const struct tlog *l);
+
+/* ------------------------------------------------------------- waits.c */
 /* --no-loss: e is a wait for room (posixtrace_noloss_wait): 1 and *ns the
  * wait; else 0. */
 int tlog_wait_of(const struct tev *e, uint64_t *ns);
@@ -332,8 +337,6 @@ struct twait { uint64_t n, ns, max; };  /* a thread's waits: count, total, longe
  * short) is still open in l: read there, as far as it was when opened
  * (so the waits are those of the events counted), and rewound. */
 int tlog_waits(const char *path, struct tlog *l, struct twait *w);
-/* after it, when the stream lost events: what to do about it, or "" */
-const char *tlog_loss_hint(const struct tlog *l);
 
 /* ------------------------------------------------------------ ext.h */
 /* Every entry one of ext.h's readers gives, from the first (fetch: a
