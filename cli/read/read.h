@@ -1,10 +1,10 @@
 /*
  * read.h -- the bottom layer of the posixtrace command (cli/read/): a
- * trace read as a stream of events, from a log (tlog.c) or a live stream
- * (live.c), with the tables that grow as processes, threads and event
- * types appear (threads.c, typemap.c), the losses counted (losses.c) and
- * the waits for room (waits.c); and
- * what every layer shares: messages, parsing and formatting helpers
+ * trace read as a stream of events, from a log (tlog.c), a set of logs
+ * (parts.c; either, trace.c) or a live stream (live.c), with the tables
+ * that grow as processes, threads and event types appear (threads.c,
+ * typemap.c), the losses counted (losses.c) and the waits for room
+ * (waits.c); and what every layer shares: messages, parsing and formatting helpers
  * (util.c), times (when.c), histograms (hist.c), a growable text buffer
  * (vbuf.c), event and policy names as a user types them (names.c).
  *
@@ -236,6 +236,18 @@ int tlog_load(struct tlog *l, const char *path);
 int tlog_totals_as(struct tlog *l, const char *path, const struct tlog_front *f);
 int tlog_totals(struct tlog *l, const char *path);
 void tlog_free(struct tlog *l);
+/* The functions above (trace.c) take a set of logs too (parts.c); these
+ * do the same for one log (tlog.c), and parts.c reads its parts with
+ * them. */
+int tlog_one_load_as(struct tlog *l, const char *path, const struct tlog_front *f);
+int tlog_one_totals_as(struct tlog *l, const char *path, const struct tlog_front *f);
+int tlog_one_next(struct tlog *l, struct tev *e);
+int tlog_one_next_batch(struct tlog *l, struct pt_ext_batch *b, uint32_t *thread_of);
+int tlog_one_rewind(struct tlog *l);
+int tlog_one_seek(struct tlog *l, uint64_t ts);
+int tlog_one_until(struct tlog *l, uint64_t ts);
+void tlog_one_warn(const struct tlog *l);
+void tlog_one_free(struct tlog *l);
 int t0_parse(const char *s, struct t0_spec *out);  /* 0, or -1: not a --t0 value */
 /* The first event of the program: of a process other than the recorder
  * (and the trace's own lane, pid 0); the trace's first if it has none. */
@@ -288,7 +300,7 @@ int tlog_thread(struct tlog *l, int32_t pid, uint64_t tid, uint32_t *out);
  * their first timestamps.  tlog_operands(): the path a command gives
  * tlog_load() for its n LOG operands (paths must outlive it): paths[0]
  * for one, else a name of the list that tlog_load() knows.  The tlog_*
- * reading functions take a set as they take a log (tlog.c calls the
+ * reading functions take a set as they take a log (trace.c calls the
  * parts_* ones); threads and types are matched across parts by writer
  * and by name, totals added up, one part open at a time. */
 const char *tlog_operands(int n, char *const *paths);
