@@ -262,23 +262,7 @@ BURST_INLINE int burst_one(struct bstate *z, uint64_t w0, uint32_t n)
 		return 0;
 	uint64_t h = (uint64_t)(uint32_t)d | (uint64_t)n << 32 | z->hdr;
 	__builtin_memcpy(z->op, &h, 8);
-	const pt_word *src = (const pt_word *)z->rp + 1;
-	unsigned char *dst = z->op + PT_LOG_REC_SHORT;
-	uint32_t i = 0;
-	for (; i + 4 <= words; i += 4) {
-		uint64_t x0 = atomic_load_explicit(&src[i], PT_WORD_LOAD);
-		uint64_t x1 = atomic_load_explicit(&src[i + 1], PT_WORD_LOAD);
-		uint64_t x2 = atomic_load_explicit(&src[i + 2], PT_WORD_LOAD);
-		uint64_t x3 = atomic_load_explicit(&src[i + 3], PT_WORD_LOAD);
-		__builtin_memcpy(dst + 8 * i, &x0, 8);
-		__builtin_memcpy(dst + 8 * i + 8, &x1, 8);
-		__builtin_memcpy(dst + 8 * i + 16, &x2, 8);
-		__builtin_memcpy(dst + 8 * i + 24, &x3, 8);
-	}
-	for (; i < words; i++) {
-		uint64_t x0 = atomic_load_explicit(&src[i], PT_WORD_LOAD);
-		__builtin_memcpy(dst + 8 * i, &x0, 8);
-	}
+	copy_words(z->op + PT_LOG_REC_SHORT, (const pt_word *)z->rp + 1, n);
 	z->op += PT_LOG_REC_SHORT + n;
 	z->rp += PT_REC_SHORT + 8u * words;
 	z->dtl = dt;
