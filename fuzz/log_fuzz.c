@@ -1,6 +1,6 @@
 /*
  * log_fuzz.c -- libFuzzer target for the trace log reader (src/log/logread.c,
- * src/log/logiter.c): the input is a log file.  It goes into a memfd, is
+ * src/log/logiter.c, src/log/logcheck.c): the input is a log file.  It goes into a memfd, is
  * opened, read to the end, rewound and read again (the same events and
  * loss counts), and closed; its summary (format 5, src/log/logsum.c) is
  * read from the end of the file too, and checked for sound values, with

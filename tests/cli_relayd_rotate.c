@@ -23,6 +23,7 @@
 #include "t.h"
 #include "cli_util.h"
 #include "relayd_util.h"
+#include "rotate_util.h"
 
 #define N 30000u
 
@@ -120,15 +121,14 @@ int main(int argc, char **argv)
 	const char *base = strrchr(self, '/') + 1;
 	uint32_t next = 0;
 	long bad = 0, total = 0;
-	unsigned parts = 0;
-	for (unsigned k = 1; k < 1000; k++) {
-		snprintf(path, sizeof path, "%s/%s-%u.ptlog", dir, base, k);
-		if (access(path, R_OK) != 0)
-			break;
-		parts++;
+	static struct ru_part p[RU_MAXPARTS];
+	unsigned parts = ru_list(dir, base, p);
+	for (unsigned i = 0; i < parts; i++) {
+		snprintf(path, sizeof path, "%s/%s-%u.ptlog", dir, base, p[i].n);
 		total += read_part(path, &next, &bad);
 	}
 	CHECK(parts >= 3);
+	CHECK(!parts || p[parts - 1].n == parts); /* numbered 1 .. parts */
 	CHECK_EQ(total, (long)N);
 	CHECK_EQ(bad, 0);
 	CHECK_EQ(next, N);

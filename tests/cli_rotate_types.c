@@ -23,6 +23,7 @@
 #include "t.h"
 #include "cli_util.h"
 #include "../src/ext.h"
+#include "rotate_util.h"
 
 #define CHILDREN 100
 #define EVENTS 40000
@@ -79,17 +80,13 @@ int main(int argc, char **argv)
 	free(err);
 
 	const char *base = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
-	char path[600], last[600] = "";
-	unsigned parts = 0;
-	for (unsigned k = 1; k < 1000; k++) {
-		snprintf(path, sizeof path, "%s/%s-%u.ptlog", dir, base, k);
-		if (access(path, R_OK) != 0)
-			break;
-		parts++;
-		snprintf(last, sizeof last, "%s", path);
-	}
+	char last[600];
+	static struct ru_part p[RU_MAXPARTS];
+	unsigned parts = ru_list(dir, base, p);
 	CHECK(parts >= 3);
-	REQUIRE(last[0]);
+	REQUIRE(parts);
+	CHECK_EQ(p[parts - 1].n, parts); /* numbered 1 .. parts */
+	snprintf(last, sizeof last, "%s/%s-%u.ptlog", dir, base, p[parts - 1].n);
 
 	/* the last part decodes the program's req events by the child's description */
 	char *out = NULL;

@@ -37,45 +37,12 @@
 #include <trace.h>
 #include "t.h"
 #include "cli_util.h"
+#include "snap_util.h"
 
 #define BEFORE_NS 20000000ull
 #define AFTER_NS 5000000ull
 
-struct load { uint32_t th, pad; uint64_t seq; };
-
 /* ------------------------------------------------------------ the program */
-static atomic_int app_stop;
-static atomic_ulong app_n[2]; /* (thousands of) events each worker recorded */
-static trace_event_id_t ev_load;
-
-/* 2.5 M events/s a thread at most (5 M/s in all, as in issue 52): a
- * 64 MiB stream then holds half a second, what the windows need */
-#define APP_RATE_NS 400
-static uint64_t mono_ns(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
-
-static void *app_worker(void *arg)
-{
-	struct load p = { (uint32_t)(uintptr_t)arg, 0, 0 };
-	uint64_t t0 = mono_ns();
-	while (!atomic_load_explicit(&app_stop, memory_order_relaxed)) {
-		posix_trace_event(ev_load, &p, sizeof p);
-		if (++p.seq % 1024 == 0) {
-			atomic_fetch_add(&app_n[p.th & 1], 1);
-			uint64_t due = t0 + p.seq * APP_RATE_NS, now = mono_ns();
-			if (due > now + 100000) {
-				struct timespec d = { 0, (long)(due - now) };
-				nanosleep(&d, NULL);
-			}
-		}
-	}
-	return NULL;
-}
-
 static void wait_snapshots(const char *dir, int n)
 {
 	while (cli_count_logs(dir) < n)
@@ -94,13 +61,13 @@ static int app(const char *kind, const char *dir)
 	trace_event_id_t ev_err, ev_b, ev_e;
 
 	alarm(60);
-	posix_trace_eventid_open("load", &ev_load);
+	posix_trace_eventid_open("load", &snap_ev_load);
 	posix_trace_eventid_open("error", &ev_err);
 	posixtrace_eventid_describe(ev_err, "status:i32");
 	posix_trace_eventid_open("request/begin", &ev_b);
 	posix_trace_eventid_open("request/end", &ev_e);
 	for (uintptr_t i = 0; i < 2; i++)
-		pthread_create(&th[i], NULL, app_worker, (void *)i);
+		pthread_create(&th[i], NULL, snap_load_worker, (void *)i);
 	ms_sleep(30); /* load before the trigger */
 	if (!strcmp(kind, "error")) {
 		int32_t st = 5;
@@ -130,9 +97,9 @@ static int app(const char *kind, const char *dir)
 				more--;
 		}
 	} else if (!strcmp(kind, "last")) {
-		while (atomic_load(&app_n[0]) == 0 || atomic_load(&app_n[1]) == 0)
+		while (atomic_load(&snap_n[0]) == 0 || atomic_load(&snap_n[1]) == 0)
 			ms_sleep(1); /* (both recorded) */
-		atomic_store(&app_stop, 1);
+		atomic_store(&snap_stop, 1);
 		for (int i = 0; i < 2; i++)
 			pthread_join(th[i], NULL);
 		posixtrace_trigger("last");
@@ -148,7 +115,7 @@ static int app(const char *kind, const char *dir)
 				break;
 			usleep(1000);
 		}
-		atomic_store(&app_stop, 1); /* quiet: the next is small */
+		atomic_store(&snap_stop, 1); /* quiet: the next is small */
 		for (int i = 0; i < 2; i++)
 			pthread_join(th[i], NULL);
 		ms_sleep(100);
@@ -157,7 +124,7 @@ static int app(const char *kind, const char *dir)
 	/* (external, full: raised from outside, or by the load itself) */
 	wait_snapshots(dir, 1);
 	ms_sleep(20); /* the load goes on after the snapshot */
-	atomic_store(&app_stop, 1);
+	atomic_store(&snap_stop, 1);
 	if (strcmp(kind, "diskfull"))
 		for (int i = 0; i < 2; i++)
 			pthread_join(th[i], NULL);
@@ -178,80 +145,58 @@ struct snapcheck {
 	                          * threads are off the CPU) */
 };
 
-static uint64_t ns_of(const struct timespec *t)
+/* What check_snapshot() looks for besides the load. */
+struct snaptrig {
+	const struct snapcheck *c;
+	uint64_t trig; /* the trigger event's time */
+	long trig_n, also;
+};
+
+static void snap_event(void *ctx, const char *nm, uint64_t t, const unsigned char *buf,
+                       size_t len)
 {
-	return (uint64_t)t->tv_sec * 1000000000u + (uint64_t)t->tv_nsec;
+	struct snaptrig *x = ctx;
+	const struct snapcheck *c = x->c;
+
+	if (c->also && strcmp(nm, "load") && !strcmp(nm, c->also))
+		x->also++;
+	if (c->trig_name && !strcmp(nm, c->trig_name)) {
+		int32_t st;
+		if (c->trig_data ? !*c->trig_data ||
+		                   (len == strlen(c->trig_data) && !memcmp(buf, c->trig_data, len))
+		                 : len == 4 && (memcpy(&st, buf, 4), st == c->status)) {
+			x->trig = t;
+			x->trig_n++;
+		}
+	}
 }
 
 /* The events of snapshot path checked: its number of load events. */
 static long check_snapshot(const char *path, const struct snapcheck *c)
 {
-	int fd = open(path, O_RDONLY);
-	trace_id_t l;
-	REQUIRE(fd >= 0);
-	REQUIRE(posix_trace_open(fd, &l) == 0);
-	struct posix_trace_event_info e;
-	unsigned char buf[256];
-	size_t len;
-	int unav;
-	uint64_t next[2] = { UINT64_MAX, UINT64_MAX }, tmin = UINT64_MAX, tmax = 0, trig = 0;
-	long loads = 0, bad = 0, gaps = 0, also = 0, trig_n = 0;
-	while (posix_trace_getnext_event(l, &e, buf, sizeof buf, &len, &unav) == 0 && !unav) {
-		char nm[TRACE_EVENT_NAME_MAX + 1] = "";
-		posix_trace_eventid_get_name(l, e.posix_event_id, nm);
-		uint64_t t = ns_of(&e.posix_timestamp);
-		if (e.posix_event_id == POSIX_TRACE_OVERFLOW || e.posix_event_id == POSIX_TRACE_RESUME) {
-			gaps++;
-			continue;
-		}
-		tmin = t < tmin ? t : tmin;
-		tmax = t > tmax ? t : tmax;
-		if (!strcmp(nm, "load")) {
-			struct load p;
-			if (len != sizeof p) {
-				bad++;
-				continue;
-			}
-			memcpy(&p, buf, sizeof p);
-			if (p.th > 1 || (next[p.th] != UINT64_MAX && p.seq != next[p.th]))
-				bad++;
-			next[p.th < 2 ? p.th : 0] = p.seq + 1;
-			loads++;
-		} else if (c->also && !strcmp(nm, c->also)) {
-			also++;
-		}
-		if (c->trig_name && !strcmp(nm, c->trig_name)) {
-			int32_t st;
-			if (c->trig_data ? !*c->trig_data ||
-			                   (len == strlen(c->trig_data) && !memcmp(buf, c->trig_data, len))
-			                 : len == 4 && (memcpy(&st, buf, 4), st == c->status)) {
-				trig = t;
-				trig_n++;
-			}
-		}
-	}
-	posix_trace_close(l);
-	close(fd);
-	CHECK_EQ(bad, 0);
-	CHECK_EQ(gaps, 0);
+	struct snaptrig x = { c, 0, 0, 0 };
+	struct snap_seen s;
+	snap_read(path, snap_event, &x, &s);
+	CHECK_EQ(s.bad, 0);
+	CHECK_EQ(s.gaps, 0);
 	if (c->quiet >= 0)
-		CHECK(c->quiet ? loads == 0 : loads > 0);
+		CHECK(c->quiet ? s.loads == 0 : s.loads > 0);
 	if (c->trig_name) {
 		if (c->trig_data && !*c->trig_data)
-			CHECK(trig_n >= 1); /* (span: the last is the trigger) */
+			CHECK(x.trig_n >= 1); /* (span: the last is the trigger) */
 		else
-			CHECK_EQ(trig_n, 1);
-		if (trig) {
-			CHECK(tmin >= trig - c->before);
-			CHECK(tmax <= trig + c->after);
+			CHECK_EQ(x.trig_n, 1);
+		if (x.trig) {
+			CHECK(s.tmin >= x.trig - c->before);
+			CHECK(s.tmax <= x.trig + c->after);
 		}
 	}
 	if (c->also)
-		CHECK(also > 0);
-	if (bad || gaps || (c->quiet == 0 && !loads) || (c->trig_name && !trig_n))
+		CHECK(x.also > 0);
+	if (s.bad || s.gaps || (c->quiet == 0 && !s.loads) || (c->trig_name && !x.trig_n))
 		fprintf(stderr, "%s: %ld loads, %ld bad, %ld gaps, trigger seen %ld times\n", path,
-		        loads, bad, gaps, trig_n);
-	return loads;
+		        s.loads, s.bad, s.gaps, x.trig_n);
+	return s.loads;
 }
 
 static pid_t spawn(char *const argv[], const char *errf)

@@ -1,7 +1,8 @@
 /*
  * rotate_util.h -- for the tests of `record --rotate` (cli_rotate.c,
  * cli_rotate_keep.c): the program they record, and the parts read back
- * against its witness.
+ * against its witness; ru_list() (the parts of a directory, in order)
+ * also for cli_rotate_types.c and cli_relayd_rotate.c.
  *
  * The program (ru_program(), run as the test binary with --program):
  * NTHR threads named w0, w1, ... each record events "rseq" whose payload

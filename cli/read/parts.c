@@ -2,8 +2,9 @@
  * parts.c -- a set of logs read as one trace: the parts a recording was
  * cut into (DIR/NAME-N.ptlog, `record --rotate`), or several logs named
  * on the command line.  A command gives its LOG operands to
- * tlog_operands(); tlog.c hands a path that names a set (a directory, or
- * that list) to parts_load(), and its reading functions to the ones here.
+ * tlog_operands(); trace.c hands a path that names a set (a directory, or
+ * that list) to parts_load(), and its reading functions to the ones here;
+ * each part is read as one log (tlog.c's tlog_one_* functions).
  *
  * Order: by each part's first timestamp, taken cheaply -- its summary
  * (events, first), else its first events block's base, else its creation
@@ -644,7 +645,7 @@ static void parts_free_(struct tparts *P)
 	if (!P)
 		return;
 	for (size_t i = 0; i < P->nm; i++) {
-		tlog_free(&P->m[i].in);
+		tlog_one_free(&P->m[i].in);
 		free(P->m[i].thmap);
 	}
 	for (size_t i = 0; i < P->n; i++)
@@ -767,13 +768,13 @@ int parts_load(struct tlog *l, const char *path, const struct tlog_front *f)
 		struct tlog pl;
 		struct tlog_front pf = l->front;
 		pf.recorder = l->tracer; /* (the parts' before, for one without a START) */
-		rc = tlog_totals_as(&pl, pt->path, &pf);
+		rc = tlog_one_totals_as(&pl, pt->path, &pf);
 		if (rc)
 			goto fail;
 		if (map_ids(l, &pl, idmap, 1) || ((add_totals(l, &pl, idmap, k == 0) ||
 		                                   gather_part(l, &g, &pl, idmap)) &&
 		                                  (err_msg("%s: out of memory", pt->path), 1))) {
-			tlog_free(&pl);
+			tlog_one_free(&pl);
 			goto fail;
 		}
 		pt->nev = pl.nev;
@@ -782,7 +783,7 @@ int parts_load(struct tlog *l, const char *path, const struct tlog_front *f)
 		pt->writing = pl.writing;
 		pt->damaged = pl.damaged;
 		pt->tracer = pl.tracer;
-		tlog_free(&pl);
+		tlog_one_free(&pl);
 	}
 	int grc = make_groups(P);
 	if (grc) {
@@ -806,7 +807,8 @@ int parts_load(struct tlog *l, const char *path, const struct tlog_front *f)
 fail:
 	free(g.thr);
 	free(g.typ);
-	tlog_free(l);
+	parts_free(l);
+	tlog_one_free(l);
 	return 1;
 }
 
@@ -815,7 +817,7 @@ fail:
 static void leave(struct tparts *P)
 {
 	for (size_t i = 0; i < P->nm; i++) {
-		tlog_free(&P->m[i].in);
+		tlog_one_free(&P->m[i].in);
 		free(P->m[i].thmap);
 	}
 	P->nm = 0;
@@ -829,7 +831,7 @@ static int enter(struct tlog *l, struct tparts *P, size_t k)
 
 	struct tlog_front pf = l->front;
 	pf.recorder = P->v[k].tracer; /* (what its totals found: the same again) */
-	if (tlog_load_as(&m->in, P->v[k].path, &pf))
+	if (tlog_one_load_as(&m->in, P->v[k].path, &pf))
 		return -1;
 	P->nm++;
 	m->part = k;
@@ -843,7 +845,7 @@ static int enter(struct tlog *l, struct tparts *P, size_t k)
 		return -1;
 	}
 	memset(m->thmap, 0xff, (m->nthmap ? m->nthmap : 1) * sizeof *m->thmap);
-	if (P->until_on && tlog_until(&m->in, P->until))
+	if (P->until_on && tlog_one_until(&m->in, P->until))
 		return -1;
 	return 0;
 }
@@ -901,7 +903,7 @@ static int fill(struct tlog *l, struct tparts *P, struct tmember *m)
 
 	if (m->has || m->done)
 		return m->has;
-	if ((r = tlog_next(&m->in, &m->pend)) <= 0) {
+	if ((r = tlog_one_next(&m->in, &m->pend)) <= 0) {
 		m->done = r == 0;
 		return r;
 	}
@@ -1000,7 +1002,7 @@ int parts_next_batch(struct tlog *l, struct pt_ext_batch *b, uint32_t *thread_of
 		if (P->nm > 1 || m->has) /* parts read together, or an event already taken */
 			return merged_batch(l, P, b, thread_of);
 		/* one part: its own batches */
-		if ((r = m->done ? 0 : tlog_next_batch(&m->in, b, thread_of)) < 0)
+		if ((r = m->done ? 0 : tlog_one_next_batch(&m->in, b, thread_of)) < 0)
 			return -1;
 		if (r == 0) {
 			leave(P);
@@ -1052,7 +1054,7 @@ int parts_seek(struct tlog *l, uint64_t ts)
 	if (r < 0)
 		return 1;
 	for (size_t i = 0; r > 0 && i < P->nm; i++)
-		if (tlog_seek(&P->m[i].in, ts))
+		if (tlog_one_seek(&P->m[i].in, ts))
 			return 1;
 	return 0;
 }
@@ -1064,7 +1066,7 @@ int parts_until(struct tlog *l, uint64_t ts)
 	P->until = ts;
 	P->until_on = 1;
 	for (size_t i = 0; i < P->nm; i++)
-		if (tlog_until(&P->m[i].in, ts))
+		if (tlog_one_until(&P->m[i].in, ts))
 			return 1;
 	return 0;
 }

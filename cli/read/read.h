@@ -1,9 +1,10 @@
 /*
  * read.h -- the bottom layer of the posixtrace command (cli/read/): a
- * trace read as a stream of events, from a log (tlog.c) or a live stream
- * (live.c), with the tables that grow as processes, threads and event
- * types appear (threads.c, typemap.c), the losses counted (losses.c); and
- * what every layer shares: messages, parsing and formatting helpers
+ * trace read as a stream of events, from a log (tlog.c), a set of logs
+ * (parts.c; either, trace.c) or a live stream (live.c), with the tables
+ * that grow as processes, threads and event types appear (threads.c,
+ * typemap.c), the losses counted (losses.c) and the waits for room
+ * (waits.c); and what every layer shares: messages, parsing and formatting helpers
  * (util.c), times (when.c), histograms (hist.c), a growable text buffer
  * (vbuf.c), event and policy names as a user types them (names.c).
  *
@@ -235,6 +236,18 @@ int tlog_load(struct tlog *l, const char *path);
 int tlog_totals_as(struct tlog *l, const char *path, const struct tlog_front *f);
 int tlog_totals(struct tlog *l, const char *path);
 void tlog_free(struct tlog *l);
+/* The functions above (trace.c) take a set of logs too (parts.c); these
+ * do the same for one log (tlog.c), and parts.c reads its parts with
+ * them. */
+int tlog_one_load_as(struct tlog *l, const char *path, const struct tlog_front *f);
+int tlog_one_totals_as(struct tlog *l, const char *path, const struct tlog_front *f);
+int tlog_one_next(struct tlog *l, struct tev *e);
+int tlog_one_next_batch(struct tlog *l, struct pt_ext_batch *b, uint32_t *thread_of);
+int tlog_one_rewind(struct tlog *l);
+int tlog_one_seek(struct tlog *l, uint64_t ts);
+int tlog_one_until(struct tlog *l, uint64_t ts);
+void tlog_one_warn(const struct tlog *l);
+void tlog_one_free(struct tlog *l);
 int t0_parse(const char *s, struct t0_spec *out);  /* 0, or -1: not a --t0 value */
 /* The first event of the program: of a process other than the recorder
  * (and the trace's own lane, pid 0); the trace's first if it has none. */
@@ -287,7 +300,7 @@ int tlog_thread(struct tlog *l, int32_t pid, uint64_t tid, uint32_t *out);
  * their first timestamps.  tlog_operands(): the path a command gives
  * tlog_load() for its n LOG operands (paths must outlive it): paths[0]
  * for one, else a name of the list that tlog_load() knows.  The tlog_*
- * reading functions take a set as they take a log (tlog.c calls the
+ * reading functions take a set as they take a log (trace.c calls the
  * parts_* ones); threads and types are matched across parts by writer
  * and by name, totals added up, one part open at a time. */
 const char *tlog_operands(int n, char *const *paths);
@@ -322,6 +335,10 @@ void tlog_loss_text(const struct tlog *l, char *out, size_t cap);
  * I/O error), damage; not a LOOP stream or log overwriting, nor an
  * UNTIL_FULL one filling up, as they were told to. */
 int tlog_lost_unasked(const struct tlog *l);
+/* after it, when the stream lost events: what to do about it, or "" */
+const char *tlog_loss_hint(const struct tlog *l);
+
+/* ------------------------------------------------------------- waits.c */
 /* --no-loss: e is a wait for room (posixtrace_noloss_wait): 1 and *ns the
  * wait; else 0. */
 int tlog_wait_of(const struct tev *e, uint64_t *ns);
@@ -332,8 +349,6 @@ struct twait { uint64_t n, ns, max; };  /* a thread's waits: count, total, longe
  * short) is still open in l: read there, as far as it was when opened
  * (so the waits are those of the events counted), and rewound. */
 int tlog_waits(const char *path, struct tlog *l, struct twait *w);
-/* after it, when the stream lost events: what to do about it, or "" */
-const char *tlog_loss_hint(const struct tlog *l);
 
 /* ------------------------------------------------------------ ext.h */
 /* Every entry one of ext.h's readers gives, from the first (fetch: a

@@ -506,14 +506,10 @@ void tlog_damage_text(const struct tlog *l, char *buf, size_t cap)
 	         l->damaged == 1 ? "" : "es", l->damaged == 1 ? "it is" : "each is");
 }
 
-void tlog_warn(const struct tlog *l)
+void tlog_one_warn(const struct tlog *l)
 {
 	char text[120];
 
-	if (l->parts_) { /* (each part by its name) */
-		parts_warn(l);
-		return;
-	}
 	if (l->unfinished)
 		err_msg("%s: %s", l->path, l->writing ? tlog_writing : tlog_unfinished);
 	if (l->damaged) {
@@ -584,7 +580,7 @@ static int tlog_objects(struct tlog *l, trace_id_t trid)
 static int open_failed(struct tlog *l, const char *what, int rc)
 {
 	fail(l->path, what, rc);
-	tlog_free(l);
+	tlog_one_free(l);
 	return 1;
 }
 
@@ -721,10 +717,8 @@ static int from_census(struct tlog *l)
 	return 0;
 }
 
-int tlog_totals_as(struct tlog *l, const char *path, const struct tlog_front *f)
+int tlog_one_totals_as(struct tlog *l, const char *path, const struct tlog_front *f)
 {
-	if (tlog_is_set(path)) /* (no part open: they are when read) */
-		return parts_load(l, path, f);
 	int fd = open_file(l, path, f);
 
 	if (fd < 0)
@@ -735,13 +729,8 @@ int tlog_totals_as(struct tlog *l, const char *path, const struct tlog_front *f)
 		return 0;
 	}
 	close(fd);
-	tlog_free(l);
-	return tlog_load_as(l, path, f);
-}
-
-int tlog_totals(struct tlog *l, const char *path)
-{
-	return tlog_totals_as(l, path, NULL);
+	tlog_one_free(l);
+	return tlog_one_load_as(l, path, f);
 }
 
 int tlog_open(struct tlog *l, const char *path, const struct tlog_front *f)
@@ -798,19 +787,7 @@ static void tlog_end(struct tlog *l)
 	l->totals = 1;
 }
 
-static int next_event(struct tlog *l, struct tev *e);
-
-int tlog_next(struct tlog *l, struct tev *e)
-{
-	int r;
-
-	/* a filter knows the threads and types once the totals do */
-	while ((r = l->parts_ ? parts_next(l, e) : next_event(l, e)) > 0 && l->filter && l->totals && !filter_event(l->filter, l, e))
-		;
-	return r;
-}
-
-static int next_event(struct tlog *l, struct tev *e)
+int tlog_one_next(struct tlog *l, struct tev *e)
 {
 	struct posix_trace_event_info ev;
 	size_t len = 0;
@@ -842,12 +819,10 @@ static int next_event(struct tlog *l, struct tev *e)
 	return 1;
 }
 
-int tlog_next_batch(struct tlog *l, struct pt_ext_batch *b, uint32_t *thread_of)
+int tlog_one_next_batch(struct tlog *l, struct pt_ext_batch *b, uint32_t *thread_of)
 {
 	int rc;
 
-	if (l->parts_)
-		return parts_next_batch(l, b, thread_of);
 	if (!l->open_)
 		return 0;
 	if ((rc = pt_ext_next_batch(l->trid_, b)) != 0) {
@@ -905,7 +880,7 @@ int tlog_scan(struct tlog *l)
 		err_msg("%s: reading events: %s", l->path, strerror(ENOMEM));
 		return 1;
 	}
-	while ((rc = tlog_next_batch(l, b, thread_of)) > 0)
+	while ((rc = tlog_one_next_batch(l, b, thread_of)) > 0)
 		if (l->nev - shown >= 65536)
 			progress_update(&p, shown = l->nev);
 	free(b);
@@ -913,13 +888,11 @@ int tlog_scan(struct tlog *l)
 	progress_end(&p);
 	if (rc < 0)
 		return 1;
-	return tlog_rewind(l);
+	return tlog_one_rewind(l);
 }
 
-int tlog_rewind(struct tlog *l)
+int tlog_one_rewind(struct tlog *l)
 {
-	if (l->parts_)
-		return parts_rewind(l);
 	int rc = posix_trace_rewind(l->trid_);
 
 	if (rc)
@@ -929,11 +902,9 @@ int tlog_rewind(struct tlog *l)
 	return 0;
 }
 
-int tlog_seek(struct tlog *l, uint64_t ts)
+int tlog_one_seek(struct tlog *l, uint64_t ts)
 {
 	uint64_t before = 0;
-	if (l->parts_)
-		return parts_seek(l, ts);
 	int rc = pt_ext_seek(l->trid_, ts, &before);
 
 	if (rc)
@@ -943,38 +914,28 @@ int tlog_seek(struct tlog *l, uint64_t ts)
 	return 0;
 }
 
-int tlog_until(struct tlog *l, uint64_t ts)
+int tlog_one_until(struct tlog *l, uint64_t ts)
 {
-	if (l->parts_)
-		return parts_until(l, ts);
 	int rc = pt_ext_seek_end(l->trid_, ts);
 
 	return rc ? fail(l->path, "seeking in the log", rc) : 0;
 }
 
-int tlog_load_as(struct tlog *l, const char *path, const struct tlog_front *f)
+int tlog_one_load_as(struct tlog *l, const char *path, const struct tlog_front *f)
 {
-	if (tlog_is_set(path)) /* a directory of parts, or several logs (parts.c) */
-		return parts_load(l, path, f);
 	if (tlog_open(l, path, f))
 		return 1;
 	if (from_summary(l, l->fd_, 0) == 0 || from_census(l) == 0)
 		return 0;
 	if (tlog_scan(l)) {
-		tlog_free(l);
+		tlog_one_free(l);
 		return 1;
 	}
 	return 0;
 }
 
-int tlog_load(struct tlog *l, const char *path)
+void tlog_one_free(struct tlog *l)
 {
-	return tlog_load_as(l, path, NULL);
-}
-
-void tlog_free(struct tlog *l)
-{
-	parts_free(l);
 	if (l->open_)
 		posix_trace_close(l->trid_);
 	if (l->fd_ >= 0)

@@ -10,6 +10,7 @@
 #ifndef POSIXTRACE_CLI_WRITE_H
 #define POSIXTRACE_CLI_WRITE_H
 
+#include <string.h>
 #include "../enrich/enrich.h"
 
 /* ------------------------------------------------------------ format.c */
@@ -228,7 +229,6 @@ static inline int pb_grow(struct pb *b, size_t more)
 }
 
 void pb_free(struct pb *b);
-void pb_close_long(struct pb *b, size_t mark);
 
 /* The bytes varint v takes (1..10). */
 static inline size_t pb_varint_size(uint64_t v)
@@ -290,6 +290,24 @@ static inline size_t pb_open(struct pb *b, unsigned field)
 		return b->n;
 	b->p[b->n++] = 0;
 	return b->n;
+}
+
+/* pb_close() of a message of 128 bytes or more, or after an error: the
+ * message moved up to make room for its length.  (Here, not in
+ * protobuf.c, so that this header calls nothing in the files that
+ * include it.) */
+static inline void pb_close_long(struct pb *b, size_t mark)
+{
+	if (b->oom || mark == 0 || mark > b->n)
+		return;
+	size_t len = b->n - mark, k = pb_varint_size(len);
+	if (k > 1) { /* the length needs more than the byte left for it */
+		if (pb_grow(b, k - 1))
+			return;
+		memmove(b->p + mark + k - 1, b->p + mark, len);
+		b->n += k - 1;
+	}
+	pb_put_varint(b->p + mark - 1, len);
 }
 
 /* A nested message's length, back-patched: mark is pb_open()'s value. */

@@ -741,7 +741,8 @@ const char *pt_logr_name(const struct pt_logr *r, unsigned id);
 /* The smallest named id >= from, or -1. */
 int pt_logr_next_id(const struct pt_logr *r, unsigned from);
 
-/* Reader internals shared by logread.c and logiter.c. */
+/* Reader internals shared by logread.c, logiter.c and logsum.c; the
+ * bytes read and checked: logcheck.c. */
 #ifdef PT_LOG_FUZZ_NOCRC /* fuzzing: reach the checks behind the checksums */
 #define PT_LOG_CRC_OK(stored, computed) ((void)(stored), (void)(computed), 1)
 #else
@@ -752,7 +753,7 @@ struct pt_log_bhdr {
 	uint32_t len, nrec, bcrc;
 	uint64_t seq, oldest, base;
 };
-/* the file header h into r (logread.c): 0 or EINVAL */
+/* the file header h into r: 0 or EINVAL */
 int pt_logr_header(struct pt_logr *r, const unsigned char *h);
 /* an END block's status into r */
 void pt_logr_end_status(struct pt_logr *r, const unsigned char *p);
@@ -820,5 +821,12 @@ int pt_logr_bhdr(const struct pt_logr *r, const unsigned char *h, struct pt_log_
 /* 0 if the whole block p is sound (else EBADMSG); names: record its names */
 int pt_logr_check(struct pt_logr *r, const unsigned char *p, const struct pt_log_bhdr *b,
                   int names, uint64_t *first_ts, uint64_t *last_ts, uint32_t *nev);
+/* type id's name (n bytes at s, from block seq; 0: the summary) into r,
+ * unless a later block named it */
+void pt_logr_set_name(struct pt_logr *r, unsigned id, const unsigned char *s, uint32_t n,
+                      uint64_t seq);
+/* an entry of the map of loaded code kept in r, once (h: a hash of it);
+ * 0 (without memory, the map goes without it) */
+int pt_logr_keep_obj(struct pt_logr *r, const struct pt_ext_obj *op, uint64_t h);
 
 #endif

@@ -12,7 +12,8 @@
  * pt_logw_sum_body() gives the SUMMARY blocks' bodies at finish.
  * Reader: pt_log_summary_read() reads the header, the END block at the
  * end of the file and the SUMMARY blocks before it, checking each as the
- * full reader does (logread.c also checks them when it meets them).
+ * full reader does, with logcheck.c's checks (whose pt_log_sum_parse
+ * reads the SUMMARY blocks' entries).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -139,43 +140,169 @@ static void sum_run_add(struct pt_logw_sum *s, const long *map, const struct sum
 		e->last = r->max;
 }
 
+/* The walk of one events block by pt_logw_sum_block(): the two open runs
+ * (consecutive events of one type and writer, a thread recording in a
+ * loop, are counted as one run: a few instructions an event; and the run
+ * before the current one is kept open, so that two types taking turns
+ * make two runs, not one per event.  The two runs are two slots, the
+ * current one rr[c]: a turn flips c, nothing is copied; the turns are the
+ * mixed case of tests/flush_cost), and the block's entry in the index. */
+struct sum_walk {
+	struct pt_logw_sum *s;
+	const long *map; /* the block's writers: their index in s->wr */
+	struct sum_run rr[2];
+	unsigned c;
+	uint64_t min, max, first, last; /* the block's times (index entry) */
+	unsigned flags;                 /* PT_LOG_IDX_* */
+};
+
+/* Room for the block's index entry, and its writer table in s->wr
+ * (map[i]: the writer table's i-th); -1 when memory runs out. */
+static int sum_prepare(struct pt_logw *w, struct pt_logw_sum *s, long *map)
+{
+	if (w->version >= 7 && s->nidx == s->idx_cap) {
+		uint64_t ncap = s->idx_cap ? 2 * s->idx_cap : 256;
+		struct pt_log_bidx *n = realloc(s->idx, ncap * sizeof *n);
+		if (!n)
+			return -1;
+		s->idx = n, s->idx_cap = ncap;
+	}
+	for (uint32_t i = 0; i < w->nw; i++) /* the block's writer table, as written */
+		if ((map[i] = sum_writer(s, w->wt[i].pid, w->wt[i].thread)) < 0)
+			return -1;
+	return 0;
+}
+
+/* Run r counted into the summary and the block's times; its slot free. */
+static void sum_close(struct sum_walk *k, struct sum_run *r)
+{
+	if (!r->count)
+		return;
+	sum_run_add(k->s, k->map, r);
+	if (r->min < k->min)
+		k->min = r->min;
+	if (r->max > k->max)
+		k->max = r->max;
+	r->count = 0;
+}
+
+/* An event at ts in the block's times. */
+static void sum_seen(struct sum_walk *k, uint64_t ts)
+{
+	if (!k->flags)
+		k->first = ts;
+	k->flags |= PT_LOG_IDX_EVENTS;
+	k->last = ts;
+}
+
+/* A run the span counted already (pt_logw_span_pre): the open runs are
+ * counted first (their order does not matter), then it. */
+static void sum_pre(struct sum_walk *k, const struct pt_logw_pre *q)
+{
+	struct sum_run pr = { q->id, q->wi, q->count, q->min, q->max };
+
+	for (unsigned j = 0; j < 2; j++)
+		sum_close(k, &k->rr[k->c ^ 1 ^ j]);
+	sum_run_add(k->s, k->map, &pr);
+	k->min = pr.min < k->min ? pr.min : k->min;
+	k->max = pr.max > k->max ? pr.max : k->max;
+	if (!k->flags)
+		k->first = q->first;
+	k->flags |= PT_LOG_IDX_EVENTS;
+	k->last = q->last;
+}
+
+/* The current run for an event of type id by writer wi: the current one
+ * if of that type and writer; else the run before it, if of this type and
+ * writer, goes on (two types taking turns) and becomes the current one;
+ * else that one is counted and its slot starts this run. */
+static struct sum_run *sum_run_for(struct sum_walk *k, unsigned id, uint32_t wi, uint64_t ts)
+{
+	struct sum_run *r = &k->rr[k->c];
+
+	if (r->count && id == r->id && wi == r->wi)
+		return r;
+	k->c ^= 1;
+	r = &k->rr[k->c];
+	if (r->count && (id != r->id || wi != r->wi))
+		sum_close(k, r);
+	if (!r->count)
+		*r = (struct sum_run){ id, wi, 0, ts, ts };
+	return r;
+}
+
+static void sum_count(struct sum_run *r, uint64_t ts)
+{
+	r->count++;
+	if (ts < r->min)
+		r->min = ts;
+	if (ts > r->max)
+		r->max = ts;
+}
+
+/* The short records from rec + *off on (the same writer wi, then) of the
+ * current run's type, or of the run before's if that is this writer's
+ * too, as a thread in a loop writes them: only the timestamp is read (a
+ * log in the machine's byte order).  Stops before stop, at record nrec,
+ * or at any other record; returns the index of the last record counted
+ * (i: none), *off past it. */
+static uint32_t sum_shorts(struct sum_walk *k, const unsigned char *rec, uint64_t base,
+                           uint32_t wi, uint32_t i, uint32_t nrec, uint32_t *off, uint32_t stop)
+{
+	const unsigned mask = PT_LOG_RF_SHORT | PT_LOG_RF_LOST | PT_LOG_RF_NAME | PT_LOG_RF_OBJ;
+	struct sum_run *rr = k->rr;
+	unsigned c = k->c; /* (in registers for the loop, as is last) */
+	uint64_t last = k->last;
+	uint32_t o = *off;
+
+	while (i + 1 < nrec && o + PT_LOG_REC_SHORT <= stop) {
+		uint16_t n2, info2;
+		uint32_t d2;
+		__builtin_memcpy(&info2, rec + o + PT_LOG_R_INFO, 2);
+		if ((info2 & mask) != PT_LOG_RF_SHORT)
+			break;
+		if ((info2 & PT_LOG_ID_MASK) != rr[c].id) {
+			const struct sum_run *p = &rr[c ^ 1];
+			if (!p->count || (info2 & PT_LOG_ID_MASK) != p->id || p->wi != wi)
+				break;
+			c ^= 1;
+		}
+		__builtin_memcpy(&n2, rec + o + PT_LOG_R_LEN, 2);
+		__builtin_memcpy(&d2, rec + o + PT_LOG_R_DELTA, 4);
+		last = base + d2;
+		sum_count(&rr[c], last);
+		o += PT_LOG_REC_SHORT + n2;
+		i++;
+	}
+	k->c = c;
+	k->last = last;
+	*off = o;
+	return i;
+}
+
+/* Counts one events block (nrec records, len bytes at rec, times from
+ * base) once it is written, and adds its entry to the index (format 7):
+ * the runs the span counted (w->pre) are taken whole, the other records
+ * one by one, the short records after an event in a loop. */
 void pt_logw_sum_block(struct pt_logw *w, const unsigned char *rec, uint32_t len, uint32_t nrec,
                        uint64_t base)
 {
 	struct pt_logw_sum *s = w->sum;
 	long map[PT_LOG_MAX_WRITERS];
+	struct sum_walk k = { s, map, { { 0, 0, 0, 0, 0 }, { 0, 0, 0, 0, 0 } }, 0, UINT64_MAX, 0, 0,
+	                      0, 0 };
 	uint32_t off = 0, wi = 0;
 	int sw = w->swap;
-	/* consecutive events of one type and writer (a thread recording in
-	 * a loop) are counted as one run: a few instructions an event; and
-	 * the run before the current one is kept open, so that two types
-	 * taking turns make two runs, not one per event.  The two runs are
-	 * two slots, the current one rr[c]: a turn flips c, nothing is
-	 * copied (the turns are the mixed case of tests/flush_cost) */
-	struct sum_run rr[2] = { { 0, 0, 0, 0, 0 }, { 0, 0, 0, 0, 0 } };
-	unsigned c = 0;
-	uint64_t min = UINT64_MAX, max = 0, first = 0, last = 0;
-	unsigned flags = 0;
 
 	if (!s || s->failed)
 		return;
-	if (w->version >= 7 && s->nidx == s->idx_cap) {
-		uint64_t ncap = s->idx_cap ? 2 * s->idx_cap : 256;
-		struct pt_log_bidx *n = realloc(s->idx, ncap * sizeof *n);
-		if (!n) {
-			s->failed = 1;
-			return;
-		}
-		s->idx = n, s->idx_cap = ncap;
+	if (sum_prepare(w, s, map)) {
+		s->failed = 1;
+		return;
 	}
-	for (uint32_t i = 0; i < w->nw; i++) /* the block's writer table, as written */
-		if ((map[i] = sum_writer(s, w->wt[i].pid, w->wt[i].thread)) < 0) {
-			s->failed = 1;
-			return;
-		}
 	uint32_t np = 0, stop = w->npre ? w->pre[0].off : len; /* the next run counted already */
 	for (uint32_t i = 0; i < nrec && off + PT_LOG_REC_SHORT <= len; i++) {
-		if (off == stop && np < w->npre) { /* a run the span counted (pt_logw_span_pre) */
+		if (off == stop && np < w->npre) {
 			const struct pt_logw_pre *q = &w->pre[np++];
 			stop = np < w->npre ? w->pre[np].off : len;
 			if (q->end <= off || q->end > len || q->count > nrec - i || q->wi >= w->nw ||
@@ -183,23 +310,7 @@ void pt_logw_sum_block(struct pt_logw *w, const unsigned char *rec, uint32_t len
 				s->failed = 1;
 				return;
 			}
-			struct sum_run pr = { q->id, q->wi, q->count, q->min, q->max };
-			for (unsigned k = 0; k < 2; k++) { /* (the order does not matter) */
-				struct sum_run *r = &rr[c ^ 1 ^ k];
-				if (r->count) {
-					sum_run_add(s, map, r);
-					min = r->min < min ? r->min : min;
-					max = r->max > max ? r->max : max;
-					r->count = 0;
-				}
-			}
-			sum_run_add(s, map, &pr);
-			min = pr.min < min ? pr.min : min;
-			max = pr.max > max ? pr.max : max;
-			if (!flags)
-				first = q->first;
-			flags |= PT_LOG_IDX_EVENTS;
-			last = q->last;
+			sum_pre(&k, q);
 			wi = q->wi;
 			off = q->end;
 			i += (uint32_t)q->count - 1;
@@ -220,89 +331,28 @@ void pt_logw_sum_block(struct pt_logw *w, const unsigned char *rec, uint32_t len
 		}
 		if (event && wi < w->nw) {
 			uint64_t ts = base + delta;
-			unsigned id = info & PT_LOG_ID_MASK;
-			if (!flags)
-				first = ts;
-			flags |= PT_LOG_IDX_EVENTS;
-			last = ts;
-			struct sum_run *r = &rr[c];
-			if (!r->count || id != r->id || wi != r->wi) {
-				/* the run before it, if of this type and writer, goes on
-				 * (two types taking turns) and becomes the current one;
-				 * else that one is counted and its slot starts this run */
-				c ^= 1;
-				r = &rr[c];
-				if (r->count && (id != r->id || wi != r->wi)) {
-					sum_run_add(s, map, r);
-					if (r->min < min)
-						min = r->min;
-					if (r->max > max)
-						max = r->max;
-					r->count = 0;
-				}
-				if (!r->count)
-					*r = (struct sum_run){ id, wi, 0, ts, ts };
-			}
-			r->count++;
-			if (ts < r->min)
-				r->min = ts;
-			if (ts > r->max)
-				r->max = ts;
+			sum_seen(&k, ts);
+			sum_count(sum_run_for(&k, info & PT_LOG_ID_MASK, wi, ts), ts);
 			if (info & PT_LOG_RF_LOST) {
-				flags |= PT_LOG_IDX_LOST;
+				k.flags |= PT_LOG_IDX_LOST;
 				if (n == 8) {
 					s->gaps++;
 					s->last_lost = pt_log_get64(rec + off, sw);
 				}
 			} else if (!sw) {
-				/* the short records after it (the same writer, then) of
-				 * the current run's type or of the run before's if that is
-				 * this writer's too, as a thread in a loop writes them: only
-				 * the timestamp is read */
-				const unsigned mask = PT_LOG_RF_SHORT | PT_LOG_RF_LOST | PT_LOG_RF_NAME |
-				                      PT_LOG_RF_OBJ;
 				off += n;
-				while (i + 1 < nrec && off + PT_LOG_REC_SHORT <= stop) {
-					uint16_t n2, info2;
-					uint32_t d2;
-					__builtin_memcpy(&info2, rec + off + PT_LOG_R_INFO, 2);
-					if ((info2 & mask) != PT_LOG_RF_SHORT)
-						break;
-					if ((info2 & PT_LOG_ID_MASK) != rr[c].id) {
-						const struct sum_run *o = &rr[c ^ 1];
-						if (!o->count || (info2 & PT_LOG_ID_MASK) != o->id || o->wi != wi)
-							break;
-						c ^= 1;
-					}
-					r = &rr[c];
-					__builtin_memcpy(&n2, rec + off + PT_LOG_R_LEN, 2);
-					__builtin_memcpy(&d2, rec + off + PT_LOG_R_DELTA, 4);
-					ts = base + d2;
-					r->count++;
-					if (ts < r->min)
-						r->min = ts;
-					if (ts > r->max)
-						r->max = ts;
-					last = ts;
-					off += PT_LOG_REC_SHORT + n2;
-					i++;
-				}
+				i = sum_shorts(&k, rec, base, wi, i, nrec, &off, stop);
 				continue;
 			}
 		}
 		off += n;
 	}
-	for (unsigned k = 0; k < 2; k++) {
-		const struct sum_run *r = &rr[k];
-		sum_run_add(s, map, r);
-		if (r->count && r->min < min)
-			min = r->min;
-		if (r->count && r->max > max)
-			max = r->max;
-	}
+	for (unsigned j = 0; j < 2; j++)
+		sum_close(&k, &k.rr[j]);
 	if (w->version >= 7)
 		s->idx[s->nidx++] = (struct pt_log_bidx){ PT_LOG_BLK + w->nw * PT_LOG_WENT + len,
-		                                          flags, first, flags ? min : 0, max, last };
+		                                          k.flags, k.first, k.flags ? k.min : 0, k.max,
+		                                          k.last };
 }
 
 /* (v7) Block entries in one INDEX entry: as many as a SUMMARY block takes. */
@@ -852,163 +902,6 @@ int pt_logw_sum_load(struct pt_logw *w, const struct pt_log_summary *from)
 }
 
 /* ------------------------------------------------------------- reader */
-
-int pt_log_sum_parse(const unsigned char *p, uint32_t len, uint32_t nrec, int swap,
-                     unsigned version, struct pt_log_summary *s)
-{
-	uint32_t off = PT_LOG_BLK;
-	int sw = swap;
-	/* (a chain of checkpoints followed for its index: the rest checked only) */
-	struct pt_log_summary *so = s && !s->index_only ? s : NULL;
-
-	for (uint32_t i = 0; i < nrec; i++) {
-		if (len - off < PT_LOG_S_HDR)
-			return EBADMSG;
-		unsigned kind = pt_log_get16(p + off, sw);
-		uint32_t n = pt_log_get16(p + off + 2, sw);
-		const unsigned char *e = p + off + PT_LOG_S_HDR;
-		off += PT_LOG_S_HDR;
-		if (len - off < n)
-			return EBADMSG;
-		off += n;
-		switch (kind) {
-		case PT_LOG_S_TOTALS:
-			if (n != 48)
-				return EBADMSG;
-			if (so) {
-				so->events = pt_log_get64(e, sw);
-				so->first = pt_log_get64(e + 8, sw);
-				so->last = pt_log_get64(e + 16, sw);
-				so->gaps = pt_log_get64(e + 24, sw);
-				so->last_lost = pt_log_get64(e + 32, sw);
-			}
-			break;
-		case PT_LOG_S_TYPE: {
-			uint32_t id = pt_log_get32(e, sw);
-			if (n != 32 || id >= PT_NIDS || pt_log_get32(e + 4, sw))
-				return EBADMSG;
-			if (so) {
-				so->count[id] = pt_log_get64(e + 8, sw);
-				so->tfirst[id] = pt_log_get64(e + 16, sw);
-				so->tlast[id] = pt_log_get64(e + 24, sw);
-			}
-			break;
-		}
-		case PT_LOG_S_NAME: {
-			uint32_t id = n >= 4 ? pt_log_get32(e, sw) : PT_NIDS;
-			if (n < 5 || n > 4 + PT_LOG_NAME_MAX || id >= PT_NIDS || memchr(e + 4, 0, n - 4))
-				return EBADMSG;
-			if (so && so->names) {
-				memcpy(so->names[id], e + 4, n - 4);
-				so->names[id][n - 4] = 0;
-				so->known[id / 64] |= 1ull << (id % 64);
-			}
-			break;
-		}
-		case PT_LOG_S_WRITER:
-		case PT_LOG_S_WRITER_AT: { /* (v8) in a checkpoint: at its place */
-			uint32_t at = so ? so->nwr : 0;
-			if (kind == PT_LOG_S_WRITER_AT) {
-				if (version < 8 || n != 48 || pt_log_get32(e + 4, sw))
-					return EBADMSG;
-				at = pt_log_get32(e, sw);
-				e += 8, n -= 8;
-				if (so && at > so->nwr)
-					return EBADMSG;
-			}
-			if (n != 40 || pt_log_get32(e + 4, sw))
-				return EBADMSG;
-			if (so) {
-				if (at == so->nwr && so->nwr == so->wr_cap) { /* (doubling: a copy per
-				                            * entry was quadratic in the writers) */
-					uint32_t ncap = so->wr_cap ? 2 * so->wr_cap : 64;
-					struct pt_logw_sumw *nw = ncap > so->wr_cap ?
-						realloc(so->wr, (size_t)ncap * sizeof *nw) : NULL;
-					if (!nw)
-						return ENOMEM;
-					so->wr = nw, so->wr_cap = ncap;
-				}
-				so->wr[at] = (struct pt_logw_sumw){
-					(int32_t)pt_log_get32(e, sw), pt_log_get64(e + 8, sw),
-					pt_log_get64(e + 16, sw), pt_log_get64(e + 24, sw),
-					pt_log_get64(e + 32, sw), 0, 0, 0 };
-				if (at == so->nwr)
-					so->nwr++;
-			}
-			break;
-		}
-		case PT_LOG_S_CHAIN: { /* (v8) */
-			uint64_t coff = n == 16 ? pt_log_get64(e, sw) : 0;
-			uint64_t cseq = n == 16 ? pt_log_get64(e + 8, sw) : 0;
-			if (version < 8 || n != 16 || (!coff != !cseq) ||
-			    (coff && (coff < PT_LOG_FIRST || coff % 8)))
-				return EBADMSG;
-			if (s) {
-				s->chain_off = coff, s->chain_seq = cseq;
-				s->has_chain = 1;
-			}
-			break;
-		}
-		case PT_LOG_S_OBJ: {
-			struct pt_ext_obj o;
-			if (pt_log_obj_decode(e, n, sw, version, &o))
-				return EBADMSG;
-			if (so && so->nobjs < PT_LOG_OBJS_MAX) {
-				if (so->nobjs == so->objs_cap) { /* (doubling, as above) */
-					size_t ncap = so->objs_cap ? 2 * so->objs_cap : 64;
-					if (ncap > PT_LOG_OBJS_MAX)
-						ncap = PT_LOG_OBJS_MAX;
-					struct pt_ext_obj *no = realloc(so->objs, ncap * sizeof *no);
-					if (!no)
-						return ENOMEM;
-					so->objs = no, so->objs_cap = ncap;
-				}
-				so->objs[so->nobjs++] = o;
-			}
-			break;
-		}
-		case PT_LOG_S_INDEX: { /* (v7) */
-			uint32_t from = n >= 8 ? pt_log_get32(e, sw) : 0;
-			uint32_t k = n >= 8 ? pt_log_get32(e + 4, sw) : 0;
-			if (version < 7 || n < 8 + PT_LOG_IDX_ENT || (n - 8) % PT_LOG_IDX_ENT ||
-			    k != (n - 8) / PT_LOG_IDX_ENT)
-				return EBADMSG;
-			/* the runs follow on; (v8) the first may begin after the
-			 * entries of the checkpoints before */
-			if (s && !s->idx_based && version >= 8)
-				s->idx_base = from;
-			if (s && from != s->idx_base + s->nidx)
-				return EBADMSG;
-			if (s)
-				s->idx_based = 1;
-			if (s && s->want_index) {
-				if (s->nidx + k > s->idx_cap) {
-					uint64_t ncap = s->idx_cap ? 2 * s->idx_cap : 256;
-					while (ncap < s->nidx + k)
-						ncap *= 2;
-					struct pt_log_bidx *ni = realloc(s->idx, ncap * sizeof *ni);
-					if (!ni)
-						return ENOMEM;
-					s->idx = ni, s->idx_cap = ncap;
-				}
-				for (uint32_t j = 0; j < k; j++) {
-					const unsigned char *x = e + 8 + j * PT_LOG_IDX_ENT;
-					s->idx[s->nidx + j] = (struct pt_log_bidx){
-						pt_log_get32(x, sw), pt_log_get32(x + 4, sw),
-						pt_log_get64(x + 8, sw), pt_log_get64(x + 16, sw),
-						pt_log_get64(x + 24, sw), pt_log_get64(x + 32, sw) };
-				}
-			}
-			if (s)
-				s->nidx += k;
-			break;
-		}
-		default:
-			return EBADMSG;
-		}
-	}
-	return off == len ? 0 : EBADMSG;
-}
 
 void pt_log_summary_free(struct pt_log_summary *s)
 {

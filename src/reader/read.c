@@ -840,12 +840,245 @@ static void reap_dead(struct pt_trid *t)
 	}
 }
 
-/* One event into ev (returns 1), or nothing available now (returns 0). */
+/* What one look at the stream found, for the steps of read_next(). */
+struct look {
+	struct pt_rwriter *best; /* the writer whose next record is the earliest, or NULL */
+	uint64_t best_ts;        /* that record's time (UINT64_MAX: none) */
+	uint64_t now;            /* the clock at the look */
+	uint64_t horizon;        /* records stamped before it are final */
+	uint64_t cap;            /* below the writers in flight */
+};
+
+/* What a step of read_next() decided: go on to the next step, nothing
+ * now (read_next returns 0), an event in ev (returns 1), or look again. */
+enum step { STEP_ON, STEP_NONE, STEP_ONE, STEP_AGAIN };
+
+/* Looks at the stream: new chunks, each writer's queue, the chunks of
+ * dead writers, the losses reported; then chooses the writer with the
+ * earliest next record (equal times: the older chunk first).
+ * The horizon: a record stamped before it whose writer commits only after
+ * the look cannot have happened before any record stamped before it that
+ * the look finds, so those go out now; later ones wait for the next look
+ * (in which whatever happened before them is found first); less the
+ * slack, and below the writers in flight (in_flight, after the look). */
+static void look(struct pt_trid *t, struct look *lk)
+{
+	struct pt_reader *rd = &t->rd;
+
+	lk->horizon = look_now(rd, &lk->now);
+	pt_reader_discover(t);
+	lk->horizon = rd->hold < lk->horizon ? rd->hold : lk->horizon;
+	for (uint32_t i = 0; i < rd->nw;) {
+		service(t, &rd->w[i]);
+		if (rd->w[i].head == NONE && rd->w[i].lost.n == 0) {
+			free(rd->w[i].lost.e); /* nothing to remember: forget it */
+			rd->w[i] = rd->w[--rd->nw];
+		}
+		else
+			i++;
+	}
+	reap_dead(t); /* (a writer it empties is forgotten at the next look) */
+	pt_losses_collect(t);
+	lk->cap = in_flight(t);
+	lk->horizon = lk->cap < lk->horizon ? lk->cap : lk->horizon;
+	lk->best = NULL; /* rd->w does not change until the next look */
+	for (uint32_t i = 0; i < rd->nw; i++) {
+		if (rd->w[i].head == NONE)
+			continue;
+		struct pt_ractive *a = &rd->ck[rd->w[i].head];
+		struct pt_rwriter *best = lk->best;
+		if (a->has_next && (!best || a->next_ts < rd->ck[best->head].next_ts ||
+		                    (a->next_ts == rd->ck[best->head].next_ts &&
+		                     a->seq < rd->ck[best->head].seq)))
+			lk->best = &rd->w[i];
+	}
+	lk->best_ts = lk->best ? rd->ck[lk->best->head].next_ts : UINT64_MAX;
+}
+
+/* The earliest record waits when it may not be final yet: a writer in
+ * flight comes first (bounded: late_ns), and a record stamped during this
+ * look goes out at the next one (at once if it was within the slack). */
+static enum step wait_late(struct pt_trid *t, const struct look *lk)
+{
+	struct pt_reader *rd = &t->rd;
+
+	if (!lk->best)
+		return STEP_ON;
+	if (lk->best_ts >= lk->cap) {
+		rd->held = 1;
+		return STEP_NONE;
+	}
+	if (lk->best_ts >= lk->horizon && lk->best_ts - lk->horizon < PT_HOLD_MAX) {
+		if (lk->best_ts < lk->now && lk->best_ts < rd->hold && slack_wait(rd, lk->best_ts))
+			return STEP_AGAIN; /* it was within the slack: look again */
+		return STEP_NONE;
+	}
+	return STEP_ON;
+}
+
+/* The stream's losses, in their place in time: an OVERFLOW goes before
+ * the first event after its first lost one; the RESUME that follows goes
+ * before the next event, and covers every loss up to that event.  (An
+ * OVERFLOW waits for that event too: a record stamped before its first
+ * lost event may still be on its way, in a writer taking a chunk, while
+ * the event that follows is not final.) */
+static enum step place_loss(struct pt_trid *t, const struct look *lk,
+                            struct posix_trace_event_info *ev, void *buf, size_t num, size_t *dlen)
+{
+	struct pt_reader *rd = &t->rd;
+	struct pt_losses *gl = &rd->loss;
+	const struct pt_rwriter *best = lk->best;
+	uint64_t best_ts = lk->best_ts, horizon = lk->horizon;
+
+	if (rd->need_resume) {
+		pt_loss_take(rd, t->hdr, best_ts == UINT64_MAX ? 0 : best_ts - 1);
+	} else if (gl->n && !best && gl->e[0].ts != UINT64_MAX && gl->e[0].ts >= horizon &&
+	           gl->e[0].ts - horizon < PT_HOLD_MAX) {
+		return STEP_NONE; /* reported during this look: the next one */
+	} else if (gl->n && !best && gl->e[0].ts < horizon && late_may_come(t)) {
+		return STEP_NONE; /* the loss waits for the event after it */
+	} else if (gl->n && (!best || gl->e[0].ts == UINT64_MAX || best_ts >= gl->e[0].ts)) {
+		/* (when the first lost event is not known, or its time
+		 * is a lie, far ahead: the latest bound that keeps the
+		 * order, the last event returned) */
+		uint64_t tick = gl->e[0].ts < horizon ? gl->e[0].ts
+		              : rd->last_out ? rd->last_out : best ? best_ts : pt_now();
+		pt_loss_take(rd, t->hdr, gl->e[0].ts == UINT64_MAX ? UINT64_MAX
+		                         : best_ts == UINT64_MAX ? UINT64_MAX - 1 : best_ts - 1);
+		overflow(t, ev, buf, num, dlen, tick);
+		return STEP_ONE;
+	}
+	if (rd->need_resume && pt_thief_busy(t))
+		return STEP_NONE; /* the RESUME waits for the thief's count */
+	if (!best && rd->need_resume) {
+		/* nothing more now: the gap ends here, so that a stream
+		 * that ended during a loss still tells its count */
+		resume(t, ev, buf, num, dlen, rd->ovf_tick, UINT64_MAX - 1);
+		return STEP_ONE;
+	}
+	if (!best && t->view.policy != POSIX_TRACE_UNTIL_FULL && !rd->nloss_pend && untold(t)) {
+		/* read to the end, and events lost that no gap told
+		 * (a run that went on after its gap was told, reports
+		 * overwritten before they were read): a gap of their
+		 * own, after the last event returned */
+		if (gl->n || rd->nloss_pend)
+			return STEP_AGAIN; /* new reports meanwhile: place them first */
+		overflow(t, ev, buf, num, dlen, rd->last_out ? rd->last_out : pt_now());
+		return STEP_ONE;
+	}
+	return STEP_ON;
+}
+
+/* Read to the end: an automatic stop (the stream was full) is reported,
+ * and the stream runs again; or the pool is told it was drained (taken
+ * since steal_mark: not full). */
+static enum step at_end(struct pt_trid *t, uint64_t steal_mark,
+                        struct posix_trace_event_info *ev, void *buf, size_t num, size_t *dlen)
+{
+	struct pt_reader *rd = &t->rd;
+	struct pt_hdr *h = t->hdr;
+	uint32_t st = atomic_load(&h->state);
+
+	if ((st & PT_ST_AUTOSTOP) && !(st & PT_ST_DEAD)) {
+		/* drained: report the automatic stop, then run again */
+		int one = 1;
+		uint64_t tick = atomic_load(&h->stop_ts);
+		synth(t, ev, buf, num, dlen, POSIX_TRACE_STOP, tick ? tick : pt_now(), &one,
+		      sizeof one);
+		uint32_t nw = (st & ~(PT_ST_AUTOSTOP | PT_ST_FULL)) | PT_ST_RUNNING;
+		if (atomic_compare_exchange_strong(&h->state, &st, nw)) {
+			rd->start_pending = 1;
+			rd->start_ts = pt_now();
+		}
+		return STEP_ONE;
+	}
+	pt_pool_drained(&t->view, steal_mark); /* read to its end: not full */
+	return STEP_NONE;
+}
+
+/* A writer whose next event follows a loss of its own, with no
+ * OVERFLOW/RESUME since its previous event (it was preempted, its event
+ * arrived late; chunks of it are missing before this one, their reports
+ * maybe overwritten): the loss is marked right here. */
+static enum step own_loss(struct pt_trid *t, const struct look *lk,
+                          struct posix_trace_event_info *ev, void *buf, size_t num, size_t *dlen)
+{
+	struct pt_reader *rd = &t->rd;
+	struct pt_rwriter *best = lk->best;
+	struct pt_ractive *ha = &rd->ck[best->head];
+	uint64_t ts = lk->best_ts;
+	int missing = ha->gap || (best->fresh && rd->reports_lost);
+	/* (missing chunks: when they were lost is not known, the latest
+	 * tick returned is the bound, as for an overwritten report) */
+	uint64_t from = best->lost.n && best->lost.e[0].ts <= ts ? best->lost.e[0].ts
+	              : missing && rd->last_out ? rd->last_out : ts;
+
+	ha->gap = best->fresh = 0;
+	if (pt_loss_upto(&best->lost, ts) | (best->unknown_seen != rd->unknown) | missing) {
+		best->unknown_seen = rd->unknown;
+		if (!rd->need_resume && rd->pairs == best->pairs_at) {
+			overflow(t, ev, buf, num, dlen, from);
+			return STEP_ONE;
+		}
+	}
+	return STEP_ON;
+}
+
+/* Takes the earliest writer's next record into ev; after a loss, the
+ * RESUME goes out first, carrying exactly that record's time, and the
+ * record is stashed for the next call.  A chunk overwritten under us is
+ * a loss (look again); a record that does not fit ends its chunk with a
+ * POSIX_TRACE_ERROR event. */
+static enum step take_best(struct pt_trid *t, const struct look *lk,
+                           struct posix_trace_event_info *ev, void *buf, size_t num, size_t *dlen)
+{
+	struct pt_reader *rd = &t->rd;
+	struct pt_rwriter *best = lk->best;
+	uint64_t ts = lk->best_ts;
+	int r;
+
+	if (rd->need_resume) {
+		size_t n;
+		if (!rd->st_buf && !(rd->st_buf = malloc(TRACE_DATA_MAX + 1)))
+			return STEP_NONE;
+		r = take(t, best, &rd->st_ev, rd->st_buf, TRACE_DATA_MAX + 1, &n);
+		if (r == TAKE_OK) {
+			rd->st_len = (uint32_t)n;
+			rd->stashed = 1;
+			resume(t, ev, buf, num, dlen, ts, ts - 1);
+			best->pairs_at = rd->pairs;
+			return STEP_ONE;
+		}
+	} else {
+		r = take(t, best, ev, buf, num, dlen);
+		if (r == TAKE_OK) {
+			best->pairs_at = rd->pairs;
+			allow_run(t, best);
+			return STEP_ONE;
+		}
+	}
+	struct pt_ractive *a = &rd->ck[best->head];
+	if (r == TAKE_GONE) { /* overwritten under us */
+		evict_lost(t, a);
+		pt_lost_rest(t, best, a);
+		pt_rwriter_pop(rd, best);
+		return STEP_AGAIN;
+	}
+	int err = EBADMSG; /* a record that does not fit: end this chunk */
+	give_back(t, a->idx, a->seq, PT_CK_SEALED);
+	pt_rwriter_pop(rd, best);
+	synth(t, ev, buf, num, dlen, POSIX_TRACE_ERROR, ts, &err, sizeof err);
+	return STEP_ONE;
+}
+
+/* One event into ev (returns 1), or nothing available now (returns 0):
+ * a look at the stream, then the steps in order, each of which may
+ * decide: wait for late records, place the stream's loss, at the end the
+ * automatic stop, the START after it, a writer's own loss, the record. */
 static int read_next(struct pt_trid *t, struct posix_trace_event_info *ev, void *buf,
                      size_t num, size_t *dlen)
 {
 	struct pt_reader *rd = &t->rd;
-	struct pt_hdr *h = t->hdr;
 
 	rd->run_w = 0;
 	if (rd->stashed) {
@@ -854,170 +1087,26 @@ static int read_next(struct pt_trid *t, struct posix_trace_event_info *ev, void 
 	}
 	uint64_t steal_mark = pt_pool_steal_mark(&t->view); /* before looking */
 	for (;;) {
-		/* the horizon: a record stamped before it whose writer commits
-		 * only after the look below cannot have happened before any
-		 * record stamped before it that the look finds, so those go out
-		 * now; later ones wait for the next look (in which whatever
-		 * happened before them is found first); less the slack, and
-		 * below the writers in flight (in_flight, after the look) */
-		uint64_t now, horizon = look_now(rd, &now);
-		pt_reader_discover(t);
-		horizon = rd->hold < horizon ? rd->hold : horizon;
-		for (uint32_t i = 0; i < rd->nw;) {
-			service(t, &rd->w[i]);
-			if (rd->w[i].head == NONE && rd->w[i].lost.n == 0) {
-				free(rd->w[i].lost.e); /* nothing to remember: forget it */
-				rd->w[i] = rd->w[--rd->nw];
-			}
-			else
-				i++;
-		}
-		reap_dead(t); /* (a writer it empties is forgotten at the next look) */
-		pt_losses_collect(t);
-		uint64_t cap = in_flight(t);
-		horizon = cap < horizon ? cap : horizon;
-		struct pt_rwriter *best = NULL; /* rd->w does not change below */
-		for (uint32_t i = 0; i < rd->nw; i++) {
-			if (rd->w[i].head == NONE)
-				continue;
-			struct pt_ractive *a = &rd->ck[rd->w[i].head];
-			if (a->has_next && (!best || a->next_ts < rd->ck[best->head].next_ts ||
-			                    (a->next_ts == rd->ck[best->head].next_ts &&
-			                     a->seq < rd->ck[best->head].seq)))
-				best = &rd->w[i];
-		}
-		/* An OVERFLOW takes its place in time, before the first event
-		 * after its first lost one; the RESUME that follows goes before
-		 * the next event, and covers every loss up to that event. */
-		uint64_t best_ts = best ? rd->ck[best->head].next_ts : UINT64_MAX;
-		struct pt_losses *gl = &rd->loss;
-		/* (an OVERFLOW waits for it too: a record stamped before its
-		 * first lost event may still be on its way, in a writer taking
-		 * a chunk, while the event that follows is not final) */
-		if (best && best_ts >= cap) {
-			rd->held = 1;
-			return 0; /* a writer in flight comes first (bounded: late_ns) */
-		}
-		if (best && best_ts >= horizon && best_ts - horizon < PT_HOLD_MAX) {
-			if (best_ts < now && best_ts < rd->hold && slack_wait(rd, best_ts))
-				continue; /* it was within the slack: look again */
-			return 0; /* stamped during this look: the next one */
-		}
-		if (rd->need_resume) {
-			pt_loss_take(rd, h, best_ts == UINT64_MAX ? 0 : best_ts - 1);
-		} else if (gl->n && !best && gl->e[0].ts != UINT64_MAX && gl->e[0].ts >= horizon &&
-		           gl->e[0].ts - horizon < PT_HOLD_MAX) {
-			return 0; /* reported during this look: the next one */
-		} else if (gl->n && !best && gl->e[0].ts < horizon && late_may_come(t)) {
-			return 0; /* the loss waits for the event after it */
-		} else if (gl->n && (!best || gl->e[0].ts == UINT64_MAX || best_ts >= gl->e[0].ts)) {
-			/* (when the first lost event is not known, or its time
-			 * is a lie, far ahead: the latest bound that keeps the
-			 * order, the last event returned) */
-			uint64_t tick = gl->e[0].ts < horizon ? gl->e[0].ts
-			              : rd->last_out ? rd->last_out : best ? best_ts : pt_now();
-			pt_loss_take(rd, h, gl->e[0].ts == UINT64_MAX ? UINT64_MAX
-			                    : best_ts == UINT64_MAX ? UINT64_MAX - 1 : best_ts - 1);
-			overflow(t, ev, buf, num, dlen, tick);
-			return 1;
-		}
-		if (rd->need_resume && pt_thief_busy(t))
-			return 0; /* the RESUME waits for the thief's count */
-		if (!best && rd->need_resume) {
-			/* nothing more now: the gap ends here, so that a stream
-			 * that ended during a loss still tells its count */
-			resume(t, ev, buf, num, dlen, rd->ovf_tick, UINT64_MAX - 1);
-			return 1;
-		}
-		if (!best && t->view.policy != POSIX_TRACE_UNTIL_FULL && !rd->nloss_pend &&
-		    untold(t)) {
-			/* read to the end, and events lost that no gap told
-			 * (a run that went on after its gap was told, reports
-			 * overwritten before they were read): a gap of their
-			 * own, after the last event returned */
-			if (gl->n || rd->nloss_pend)
-				continue; /* new reports meanwhile: place them first */
-			overflow(t, ev, buf, num, dlen, rd->last_out ? rd->last_out : pt_now());
-			return 1;
-		}
-		if (!best) {
-			uint32_t st = atomic_load(&h->state);
-			if ((st & PT_ST_AUTOSTOP) && !(st & PT_ST_DEAD)) {
-				/* drained: report the automatic stop, then run again */
-				int one = 1;
-				uint64_t tick = atomic_load(&h->stop_ts);
-				synth(t, ev, buf, num, dlen, POSIX_TRACE_STOP, tick ? tick : pt_now(), &one,
-				      sizeof one);
-				uint32_t nw = (st & ~(PT_ST_AUTOSTOP | PT_ST_FULL)) | PT_ST_RUNNING;
-				if (atomic_compare_exchange_strong(&h->state, &st, nw)) {
-					rd->start_pending = 1;
-					rd->start_ts = pt_now();
-				}
-				return 1;
-			}
-			pt_pool_drained(&t->view, steal_mark); /* read to its end: not full */
-			return 0;
-		}
-		if (rd->start_pending) {
+		struct look lk;
+		look(t, &lk);
+		enum step s = wait_late(t, &lk);
+		if (s == STEP_ON)
+			s = place_loss(t, &lk, ev, buf, num, dlen);
+		if (s == STEP_ON && !lk.best)
+			s = at_end(t, steal_mark, ev, buf, num, dlen);
+		if (s == STEP_ON && rd->start_pending) {
 			trace_event_set_t f;
-			pt_filter_get(h, &f);
+			pt_filter_get(t->hdr, &f);
 			synth(t, ev, buf, num, dlen, POSIX_TRACE_START, rd->start_ts, &f, sizeof f);
 			rd->start_pending = 0;
-			return 1;
+			s = STEP_ONE;
 		}
-		/* A writer whose next event follows a loss of its own, with no
-		 * OVERFLOW/RESUME since its previous event (it was preempted, its
-		 * event arrived late; chunks of it are missing before this one,
-		 * their reports maybe overwritten): mark the loss right here. */
-		struct pt_ractive *ha = &rd->ck[best->head];
-		uint64_t ts = ha->next_ts;
-		int missing = ha->gap || (best->fresh && rd->reports_lost);
-		/* (missing chunks: when they were lost is not known, the latest
-		 * tick returned is the bound, as for an overwritten report) */
-		uint64_t from = best->lost.n && best->lost.e[0].ts <= ts ? best->lost.e[0].ts
-		              : missing && rd->last_out ? rd->last_out : ts;
-		ha->gap = best->fresh = 0;
-		if (pt_loss_upto(&best->lost, ts) | (best->unknown_seen != rd->unknown) | missing) {
-			best->unknown_seen = rd->unknown;
-			if (!rd->need_resume && rd->pairs == best->pairs_at) {
-				overflow(t, ev, buf, num, dlen, from);
-				return 1;
-			}
-		}
-		int r;
-		if (rd->need_resume) {
-			/* take the event first, so RESUME carries exactly its time */
-			size_t n;
-			if (!rd->st_buf && !(rd->st_buf = malloc(TRACE_DATA_MAX + 1)))
-				return 0;
-			r = take(t, best, &rd->st_ev, rd->st_buf, TRACE_DATA_MAX + 1, &n);
-			if (r == TAKE_OK) {
-				rd->st_len = (uint32_t)n;
-				rd->stashed = 1;
-				resume(t, ev, buf, num, dlen, ts, ts - 1);
-				best->pairs_at = rd->pairs;
-				return 1;
-			}
-		} else {
-			r = take(t, best, ev, buf, num, dlen);
-			if (r == TAKE_OK) {
-				best->pairs_at = rd->pairs;
-				allow_run(t, best);
-				return 1;
-			}
-		}
-		struct pt_ractive *a = &rd->ck[best->head];
-		if (r == TAKE_GONE) { /* overwritten under us */
-			evict_lost(t, a);
-			pt_lost_rest(t, best, a);
-			pt_rwriter_pop(rd, best);
-			continue;
-		}
-		int err = EBADMSG; /* a record that does not fit: end this chunk */
-		give_back(t, a->idx, a->seq, PT_CK_SEALED);
-		pt_rwriter_pop(rd, best);
-		synth(t, ev, buf, num, dlen, POSIX_TRACE_ERROR, ts, &err, sizeof err);
-		return 1;
+		if (s == STEP_ON)
+			s = own_loss(t, &lk, ev, buf, num, dlen);
+		if (s == STEP_ON)
+			s = take_best(t, &lk, ev, buf, num, dlen);
+		if (s != STEP_AGAIN)
+			return s == STEP_ONE;
 	}
 }
 

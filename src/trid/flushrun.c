@@ -97,18 +97,18 @@ struct cursor {
 	int in_block; /* its writer is the span's already (wi) */
 };
 
-/* The records that follow one just written, as the loop below would
- * write them, when they are what a thread recording in a loop makes: each
- * short (no address: the call site of the record before it), of an event
- * type the log has the name of, not truncated, its tick in the clock
- * segment last used, before the bound and not before the tick of the
- * record before it, its time within the block's reach of the span's
- * base, room for it.  The first record that is anything else is left to
- * the loop, which decides what it is (a limit, the end of the room, a
- * system event...).  Each record costs a few compares, one multiply, an
- * 8-byte header store and its payload's words (whole words: a window of
- * the chunk is copied as it is, see below); the log is the same as the
- * loop's, byte for byte.  The clock's frontier moves as
+/* The records that follow one just written, as the loop of take_part()
+ * would write them, when they are what a thread recording in a loop
+ * makes: each short (no address: the call site of the record before it),
+ * of an event type the log has the name of, not truncated, its tick in
+ * the clock segment last used, before the bound and not before the tick
+ * of the record before it, its time within the block's reach of the
+ * span's base, room for it.  The first record that is anything else is
+ * left to that loop, which decides what it is (a limit, the end of the
+ * room, a system event...).  Each record costs a few compares, one
+ * multiply, an 8-byte header store and its payload's words (whole words:
+ * a window of the chunk is copied as it is, see burst_window); the log is
+ * the same as the loop's, byte for byte.  The clock's frontier moves as
  * pt_clock_ns_cached() moves it.  Each stretch of one type at least
  * BURST_PRE long is counted for the summary here (pt_logw_span_pre).  1
  * if it took any. */
@@ -119,165 +119,228 @@ struct burst {
 	uint64_t tick, ns;
 };
 #define BURST_PRE 8u
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+/* A burst under way.  Its steps below are inlined into burst(), whose
+ * loop keeps these in registers: pointers into the chunk and the span,
+ * not offsets (the stores through op may alias anything to the
+ * compiler, and the fewer values live the fewer spills). */
+struct bstate {
+	/* the clock segment: ticks lo .. lo + span (the bound at most) */
+	uint64_t lo, span, mult, blo; /* blo: the part's base - lo */
+	uint32_t b32;                 /* the part's base, low half */
+	int64_t nsoff;                /* time - span base = nsoff + (tick - lo) * mult >> 32 */
+	uint32_t lim;
+	const struct burst *b; /* (its named and wi, read through it: fewer values live) */
+	struct pt_logw_span *s;
+	/* the type being taken: key (bits 32..47 of w0: the type, no flag),
+	 * hdr its log header's type and flag */
+	uint32_t key;
+	uint64_t hdr;
+	const char *rp, *rend;        /* the next record, the part's end */
+	unsigned char *op;            /* where its log record goes */
+	const unsigned char *oend;    /* the last place a log record fits */
+	uint32_t left, left0;         /* records it may still take, at first */
+	uint64_t dtl;                 /* the tick (- lo) of the last record taken */
+	/* the stretch of one type being taken: where it begins (its first
+	 * record's time is in the header written there), and its count */
+	const unsigned char *sop;
+	uint32_t sleft;
+	/* the window: small at first, so that a burst that stops soon copies
+	 * little more than it takes; twice as large after one used half */
+	size_t win;
+};
+#define BURST_INLINE __attribute__((always_inline)) static inline
+
+/* The time of tick lo + dt, in the span's terms (ns since its base) */
+BURST_INLINE int64_t burst_dns(const struct bstate *z, uint64_t dt)
+{
+	return z->nsoff + (int64_t)(uint64_t)(((unsigned __int128)dt * z->mult) >> 32);
+}
+
+/* x: bits 32..63 of w0 xor the type, halves swapped: what is not the type
+ * (or a flag) above, the length below; so one compare says "this type, no
+ * flag, a length the log takes" */
+BURST_INLINE uint32_t burst_x(const struct bstate *z, uint64_t w0)
+{
+	return (uint32_t)(w0 >> 32) ^ z->key;
+}
+
+BURST_INLINE int burst_fits(const struct bstate *z, uint32_t x)
+{
+	return (x << 16 | x >> 16) <= z->lim;
+}
+
+/* The stretch of one type ending here counted for the summary, if long
+ * enough. */
+BURST_INLINE void burst_stretch(struct bstate *z)
+{
+	struct pt_logw_span *s = z->s;
+
+	if (z->sleft - z->left >= BURST_PRE) {
+		uint32_t d0;
+		__builtin_memcpy(&d0, z->sop, 4);
+		uint64_t f = s->base + d0, l = s->base + (uint64_t)burst_dns(z, z->dtl);
+		struct pt_logw_pre r = { (uint32_t)(z->sop - s->p), (uint32_t)(z->op - s->p), z->b->wi,
+		                         z->key, z->sleft - z->left, f, l, f, l };
+		pt_logw_span_pre(s, &r);
+	}
+}
+
+/* Record w0 (x: as burst_x) is not of the type being taken: if it is of
+ * another type the log knows, with no flag, its stretch begins (the one
+ * before it counted) and 1 (it is taken again, as of its type); else 0. */
+BURST_INLINE int burst_switch(struct bstate *z, uint64_t w0, uint32_t x)
+{
+	if (!((x & 0xffffu) && !PT_REC_FLAGS(w0) && PT_REC_ID(w0) >= PT_SYS_IDS &&
+	      PT_REC_ID(w0) < PT_NIDS && (z->b->named[PT_REC_ID(w0) / 64] >> (PT_REC_ID(w0) % 64) & 1)))
+		return 0;
+	burst_stretch(z);
+	z->key = PT_REC_ID(w0), z->hdr = (uint64_t)(z->key | PT_LOG_RF_SHORT) << 48;
+	z->sop = z->op, z->sleft = z->left;
+	return 1;
+}
+
+/* Records of whole words of payload: such a record takes as many bytes in
+ * the log as in the chunk, so a window of the chunk is copied as it is,
+ * then each of its records of whole words gets its log header over its
+ * first word.  (The bytes copied past the last record taken are in the
+ * span's room, and not part of the block.)  0 when the burst ends here
+ * (a record beyond the segment or the bound, or that the block cannot
+ * take; or none taken from the window); else 1, with the next window's
+ * size. */
+BURST_INLINE int burst_window(struct bstate *z)
+{
+	size_t cap = (size_t)(z->rend - z->rp);
+	size_t free8 = (size_t)(z->oend + PT_LOG_REC - z->op) & ~(size_t)7;
+	cap = (cap < free8 ? cap : free8) & ~(size_t)7;
+	cap = cap < z->win ? cap : z->win;
+	copy_run(z->op, (const pt_word *)z->rp, (uint32_t)(cap / 8u));
+	const char *const wend = z->rp + cap;
+	const uint32_t l1 = z->left;
+
+	while (z->left && z->rp + PT_REC_SHORT <= wend) {
+		uint64_t w0 = atomic_load_explicit((const pt_word *)z->rp, PT_WORD_LOAD);
+		uint32_t x = burst_x(z, w0), n = PT_REC_LEN(w0);
+		if (!burst_fits(z, x) || (n & 7u) || (size_t)(wend - z->rp) < PT_REC_SHORT + n) {
+			if (burst_switch(z, w0, x))
+				continue;
+			break; /* (burst()'s loop decides) */
+		}
+		uint64_t dt = z->blo + (uint32_t)((uint32_t)w0 - z->b32);
+		if (dt >= z->span || dt < z->dtl)
+			return 0;
+		int64_t d = burst_dns(z, dt);
+		if ((uint64_t)d > UINT32_MAX || z->op + n > z->oend)
+			return 0;
+		uint64_t h = (uint64_t)(uint32_t)d | (uint64_t)n << 32 | z->hdr;
+		__builtin_memcpy(z->op, &h, 8);
+		z->op += PT_REC_SHORT + n;
+		z->rp += PT_REC_SHORT + n;
+		z->dtl = dt;
+		z->left--;
+	}
+	if (z->left == l1)
+		return 0;
+	if ((size_t)(wend - z->rp) <= cap / 2 && z->win < BURST_WIN)
+		z->win *= 2; /* (half of it used at least: a larger one next) */
+	return 1;
+}
+
+/* One record (w0, n bytes of payload, not whole words) with its header and
+ * its payload's words; 0 when the burst ends before it (beyond the segment
+ * or the bound, a step back; a time or a size the block cannot take). */
+BURST_INLINE int burst_one(struct bstate *z, uint64_t w0, uint32_t n)
+{
+	uint32_t words = (n + 7u) / 8u;
+	uint64_t dt = z->blo + (uint32_t)((uint32_t)w0 - z->b32); /* its tick - lo */
+
+	if (dt >= z->span || dt < z->dtl)
+		return 0;
+	int64_t d = burst_dns(z, dt);
+	if ((uint64_t)d > UINT32_MAX || z->op + 8u * words > z->oend)
+		return 0;
+	uint64_t h = (uint64_t)(uint32_t)d | (uint64_t)n << 32 | z->hdr;
+	__builtin_memcpy(z->op, &h, 8);
+	copy_words(z->op + PT_LOG_REC_SHORT, (const pt_word *)z->rp + 1, n);
+	z->op += PT_LOG_REC_SHORT + n;
+	z->rp += PT_REC_SHORT + 8u * words;
+	z->dtl = dt;
+	z->left--;
+	return 1;
+}
+
+/* The burst's start from b, for type id: 0 when it cannot run (a clock
+ * other than the TSC, a segment ended, a byte-swapped or legacy log, no
+ * record before it in the block, no room). */
+BURST_INLINE int burst_start(struct bstate *z, const struct burst *b, const struct pt_clock *c,
+                             struct pt_logw_span *s, uint32_t id, uint32_t lim, uint64_t base,
+                             uint64_t bound)
+{
+	uint64_t lo = c->seg_tick, hi = c->seg_end < bound ? c->seg_end : bound;
+
+	if (c->kind != PT_CLK_TSC || hi <= lo || s->swap || s->prev.legacy || !s->prev.ok ||
+	    s->room < PT_LOG_REC)
+		return 0;
+	z->lo = lo, z->span = hi - lo, z->mult = c->seg_mult, z->blo = base - lo;
+	z->b32 = (uint32_t)base;
+	z->nsoff = c->seg_ns + c->real_minus_mono - (int64_t)s->base;
+	z->lim = lim, z->b = b, z->s = s;
+	z->key = id;
+	z->hdr = (uint64_t)(id | PT_LOG_RF_SHORT) << 48;
+	z->rp = b->chunk + b->off, z->rend = b->chunk + b->end;
+	z->op = s->p + b->used;
+	z->oend = s->p + s->room - PT_LOG_REC; /* (room >= PT_LOG_REC) */
+	z->left = z->left0 = b->kmax - b->k;
+	z->dtl = 0;
+	z->sop = z->op, z->sleft = z->left;
+	z->win = 256;
+	return 1;
+}
+
+/* The burst's end: its last stretch counted, the clock's frontier moved,
+ * b told where it stopped; 0 if it took nothing. */
+BURST_INLINE int burst_end(struct bstate *z, struct burst *b, struct pt_clock *c)
+{
+	if (z->left == z->left0)
+		return 0;
+	burst_stretch(z);
+	/* (ticks in order: the last is the largest; time grows with the tick
+	 * in a segment) */
+	if (c->seg_tail && z->lo + z->dtl > c->frontier)
+		c->frontier = z->lo + z->dtl;
+	b->ns = z->s->base + (uint64_t)burst_dns(z, z->dtl);
+	b->tick = z->lo + z->dtl;
+	b->off = (uint32_t)(z->rp - b->chunk);
+	b->k += z->left0 - z->left;
+	b->used = (uint32_t)(z->op - z->s->p);
+	return 1;
+}
+#endif
+
 /* (not inlined: alone, its loop keeps its values in registers) */
 __attribute__((noinline)) static int burst(struct burst *b, struct pt_clock *c,
                                            struct pt_logw_span *s, uint32_t id,
                                            uint32_t lim, uint64_t base, uint64_t bound)
 {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	uint64_t lo = c->seg_tick, hi = c->seg_end < bound ? c->seg_end : bound;
+	struct bstate z;
 
-	if (c->kind != PT_CLK_TSC || hi <= lo || s->swap || s->prev.legacy || !s->prev.ok ||
-	    s->room < PT_LOG_REC)
+	if (!burst_start(&z, b, c, s, id, lim, base, bound))
 		return 0;
-	const uint64_t span = hi - lo, mult = c->seg_mult, blo = base - lo;
-	const uint32_t b32 = (uint32_t)base;
-	const int64_t nsoff = c->seg_ns + c->real_minus_mono - (int64_t)s->base;
-	uint32_t key = id; /* (bits 32..47 of w0: the type, no flag) */
-	uint64_t hdr = (uint64_t)(id | PT_LOG_RF_SHORT) << 48;
-	/* (in locals, by pointers: the stores through op may alias anything
-	 * to the compiler, and the fewer values live the fewer spills) */
-	const char *rp = b->chunk + b->off, *const rend = b->chunk + b->end;
-	unsigned char *op = s->p + b->used;
-	const unsigned char *const oend = s->p + s->room - PT_LOG_REC; /* (room >= PT_LOG_REC) */
-	uint32_t left = b->kmax - b->k;
-	const uint32_t left0 = left;
-	uint64_t dtl = 0; /* the tick (- lo) of the last record taken */
-	/* the stretch of one type being taken: where it begins (its first
-	 * record's time is in the header written there), and its count */
-	const unsigned char *sop = op;
-	uint32_t sleft = left;
-	/* the window: small at first, so that a burst that stops soon copies
-	 * little more than it takes; twice as large after one used half */
-	size_t win = 256;
-#define BURST_NS(dt) (s->base + (uint64_t)(nsoff + (int64_t)(uint64_t)( \
-	((unsigned __int128)(dt) * mult) >> 32)))
-/* another type the log knows (x: as below) */
-#define BURST_OTHER(w0, x) \
-	(((x) & 0xffffu) && !PT_REC_FLAGS(w0) && PT_REC_ID(w0) >= PT_SYS_IDS && \
-	 PT_REC_ID(w0) < PT_NIDS && (b->named[PT_REC_ID(w0) / 64] >> (PT_REC_ID(w0) % 64) & 1))
-/* ... whose stretch begins: the one before it counted */
-#define BURST_SWITCH(w0) do { \
-		BURST_STRETCH(); \
-		key = PT_REC_ID(w0), hdr = (uint64_t)(key | PT_LOG_RF_SHORT) << 48; \
-		sop = op, sleft = left; \
-	} while (0)
-#define BURST_STRETCH() do { \
-		if (sleft - left >= BURST_PRE) { \
-			uint32_t d0_; \
-			__builtin_memcpy(&d0_, sop, 4); \
-			uint64_t f_ = s->base + d0_, l_ = BURST_NS(dtl); \
-			struct pt_logw_pre r_ = { (uint32_t)(sop - s->p), (uint32_t)(op - s->p), \
-			                          b->wi, key, sleft - left, f_, l_, f_, l_ }; \
-			pt_logw_span_pre(s, &r_); \
-		} \
-	} while (0)
-
-	while (left && rp + PT_REC_SHORT <= rend) {
-		uint64_t w0 = atomic_load_explicit((const pt_word *)rp, PT_WORD_LOAD);
-		/* bits 32..63 of w0 xor the type, halves swapped: what is not the
-		 * type (or a flag) above, the length below; so one compare says
-		 * "this type, no flag, a length the log takes" */
-		uint32_t x = (uint32_t)(w0 >> 32) ^ key, n = PT_REC_LEN(w0), words = (n + 7u) / 8u;
-		if ((x << 16 | x >> 16) > lim || (size_t)(rend - rp) < PT_REC_SHORT + 8u * words) {
-			if (BURST_OTHER(w0, x)) {
-				BURST_SWITCH(w0);
+	while (z.left && z.rp + PT_REC_SHORT <= z.rend) {
+		uint64_t w0 = atomic_load_explicit((const pt_word *)z.rp, PT_WORD_LOAD);
+		uint32_t x = burst_x(&z, w0), n = PT_REC_LEN(w0);
+		if (!burst_fits(&z, x) ||
+		    (size_t)(z.rend - z.rp) < PT_REC_SHORT + 8u * ((n + 7u) / 8u)) {
+			if (burst_switch(&z, w0, x))
 				continue; /* (this record again, as of its type) */
-			}
 			break; /* flags (wide, truncated), a bad length, a system event... */
 		}
-		if (!(n & 7u)) {
-			/* whole words of payload: such a record takes as many bytes
-			 * in the log as in the chunk, so a window of the chunk is
-			 * copied as it is, then each of its records of whole words
-			 * gets its log header over its first word.  (The bytes
-			 * copied past the last record taken are in the span's room,
-			 * and not part of the block.) */
-			size_t cap = (size_t)(rend - rp), free8 = (size_t)(oend + PT_LOG_REC - op) & ~(size_t)7;
-			cap = (cap < free8 ? cap : free8) & ~(size_t)7;
-			cap = cap < win ? cap : win;
-			copy_run(op, (const pt_word *)rp, (uint32_t)(cap / 8u));
-			const char *const wend = rp + cap;
-			const uint32_t l1 = left;
-			while (left && rp + PT_REC_SHORT <= wend) {
-				w0 = atomic_load_explicit((const pt_word *)rp, PT_WORD_LOAD);
-				x = (uint32_t)(w0 >> 32) ^ key, n = PT_REC_LEN(w0);
-				if ((x << 16 | x >> 16) > lim || (n & 7u) ||
-				    (size_t)(wend - rp) < PT_REC_SHORT + n) {
-					if (BURST_OTHER(w0, x)) {
-						BURST_SWITCH(w0);
-						continue;
-					}
-					break; /* (the loop around decides) */
-				}
-				uint64_t dt = blo + (uint32_t)((uint32_t)w0 - b32);
-				if (dt >= span || dt < dtl)
-					goto done;
-				int64_t d = nsoff +
-				            (int64_t)(uint64_t)(((unsigned __int128)dt * mult) >> 32);
-				if ((uint64_t)d > UINT32_MAX || op + n > oend)
-					goto done;
-				uint64_t h = (uint64_t)(uint32_t)d | (uint64_t)n << 32 | hdr;
-				__builtin_memcpy(op, &h, 8);
-				op += PT_REC_SHORT + n;
-				rp += PT_REC_SHORT + n;
-				dtl = dt;
-				left--;
-			}
-			if (left == l1)
-				break;
-			if ((size_t)(wend - rp) <= cap / 2 && win < BURST_WIN)
-				win *= 2; /* (half of it used at least: a larger one next) */
-			continue;
-		}
-		uint64_t dt = blo + (uint32_t)((uint32_t)w0 - b32); /* its tick - lo */
-		if (dt >= span || dt < dtl)
-			break; /* beyond the segment or the bound; or a step back */
-		int64_t d = nsoff + (int64_t)(uint64_t)(((unsigned __int128)dt * mult) >> 32);
-		if ((uint64_t)d > UINT32_MAX || op + 8u * words > oend)
+		if (!((n & 7u) ? burst_one(&z, w0, n) : burst_window(&z)))
 			break;
-		uint64_t h = (uint64_t)(uint32_t)d | (uint64_t)n << 32 | hdr;
-		__builtin_memcpy(op, &h, 8);
-		const pt_word *src = (const pt_word *)rp + 1;
-		unsigned char *dst = op + PT_LOG_REC_SHORT;
-		uint32_t i = 0;
-		for (; i + 4 <= words; i += 4) {
-			uint64_t x0 = atomic_load_explicit(&src[i], PT_WORD_LOAD);
-			uint64_t x1 = atomic_load_explicit(&src[i + 1], PT_WORD_LOAD);
-			uint64_t x2 = atomic_load_explicit(&src[i + 2], PT_WORD_LOAD);
-			uint64_t x3 = atomic_load_explicit(&src[i + 3], PT_WORD_LOAD);
-			__builtin_memcpy(dst + 8 * i, &x0, 8);
-			__builtin_memcpy(dst + 8 * i + 8, &x1, 8);
-			__builtin_memcpy(dst + 8 * i + 16, &x2, 8);
-			__builtin_memcpy(dst + 8 * i + 24, &x3, 8);
-		}
-		for (; i < words; i++) {
-			uint64_t x0 = atomic_load_explicit(&src[i], PT_WORD_LOAD);
-			__builtin_memcpy(dst + 8 * i, &x0, 8);
-		}
-		op += PT_LOG_REC_SHORT + n;
-		rp += PT_REC_SHORT + 8u * words;
-		dtl = dt;
-		left--;
 	}
-done:
-	if (left == left0)
-		return 0;
-	BURST_STRETCH();
-	/* (ticks in order: the last is the largest; time grows with the tick
-	 * in a segment) */
-	if (c->seg_tail && lo + dtl > c->frontier)
-		c->frontier = lo + dtl;
-	b->ns = BURST_NS(dtl);
-	b->tick = lo + dtl;
-	b->off = (uint32_t)(rp - b->chunk);
-	b->k += left0 - left;
-	b->used = (uint32_t)(op - s->p);
-	return 1;
-#undef BURST_OTHER
-#undef BURST_SWITCH
-#undef BURST_STRETCH
-#undef BURST_NS
+	return burst_end(&z, b, c);
 #else
 	(void)b, (void)c, (void)s, (void)id, (void)lim, (void)base, (void)bound;
 	return 0;
@@ -290,156 +353,212 @@ static inline int before(const struct cursor *x, const struct cursor *y)
 	return x->next < y->next || (x->next == y->next && x->seq < y->seq);
 }
 
+/* One merge of pt_flush_run(): the parts the reader handed out and the
+ * span of the log block the records go into. */
+struct run {
+	struct pt_trid *t;
+	struct pt_logw *lw;
+	const uint64_t *named; /* the event types whose names the log has */
+	uint32_t lim;          /* the longest payload the stream and the log take */
+	struct pt_read_merge m;
+	struct pt_logw_span s;
+	struct cursor c[PT_MERGE_MAX]; /* each part's place (m.p[i]'s) */
+	int opened;                    /* s opened (at the first record) */
+	uint32_t used, total, lastp;   /* bytes in s, records taken, the last one's part */
+	uint64_t ns;                   /* the last record's time */
+	int full;                      /* stopped for want of room in the block */
+};
+
+/* The part whose next record comes first (the earliest; of equal
+ * timestamps, the one in the older chunk, as read_next() orders them),
+ * and until when it stays so (*bound): before the next record of any
+ * other part (or at the same time, if its chunk is younger), and before
+ * its own limit.  0 when the merge ends here: a part read to the end of a
+ * sealed chunk (its writer's next chunk may come first), every part at
+ * its commit (*caught: in a chunk still open), or the first part at its
+ * limit (the general path goes on). */
+static int pick(const struct run *r, uint32_t *cur, uint64_t *bound, int *caught)
+{
+	const struct pt_read_merge *m = &r->m;
+	const struct cursor *c = r->c;
+	uint32_t oth = PT_MERGE_MAX;
+	int at_commit = 0;
+
+	*cur = PT_MERGE_MAX;
+	for (uint32_t i = 0; i < m->n; i++) {
+		if (c[i].off + PT_REC_SHORT > c[i].end) {
+			if (!m->p[i].open)
+				return 0; /* its writer's next chunk may come first */
+			at_commit = 1;
+			continue;
+		}
+		if (*cur == PT_MERGE_MAX || before(&c[i], &c[*cur])) {
+			oth = *cur;
+			*cur = i;
+		} else if (oth == PT_MERGE_MAX || before(&c[i], &c[oth])) {
+			oth = i;
+		}
+	}
+	if (*cur == PT_MERGE_MAX) {
+		*caught = at_commit;
+		return 0;
+	}
+	*bound = m->p[*cur].limit;
+	if (oth != PT_MERGE_MAX && c[oth].next < UINT64_MAX) {
+		uint64_t b = c[oth].next + (c[*cur].seq < c[oth].seq);
+		*bound = b < *bound ? b : *bound;
+	}
+	return c[*cur].next < *bound;
+}
+
+/* The span's writer made part cur's (at its first record since the pick,
+ * at time v, words of payload, used bytes in the span): the span opened
+ * at the merge's first record, the writer added to the block's table at
+ * its first.  0 when the block cannot take it. */
+static int span_writer(struct run *r, uint32_t cur, uint64_t v, uint32_t words, uint32_t used)
+{
+	struct cursor *q = &r->c[cur];
+	const struct pt_rwriter *w = r->m.p[cur].w;
+
+	if (!r->opened) {
+		if (!pt_logw_span_open(r->lw, w->pid, w->thread, v, &r->s))
+			return 0;
+		r->opened = 1;
+		q->in_block = 1, q->wi = r->s.wi;
+	} else if (!q->in_block) {
+		if (!pt_logw_span_who(r->lw, &r->s, w->pid, w->thread, used + PT_LOG_REC + words))
+			return 0;
+		q->in_block = 1, q->wi = r->s.wi;
+	}
+	r->s.where = (uint64_t)q->wi << 48;
+	return 1;
+}
+
+/* Part cur's records before bound into the span, the ordinary ones one by
+ * one, a burst of the short ones that follow them; its cursor moved past
+ * them.  1 if the merge goes on (the part was read to its commit, or
+ * another part comes first); else something here is for the general
+ * path, or the block is full (r->full). */
+static int take_part(struct run *r, uint32_t cur, uint64_t bound)
+{
+	struct cursor *q = &r->c[cur];
+	struct pt_logw_span *s = &r->s;
+	const char *chunk = (const char *)r->m.p[cur].chunk;
+	const uint64_t *named = r->named;
+	const uint32_t lim = r->lim;
+	uint32_t off = q->off, end = q->end, k = 0, kmax = r->m.max - r->total, used = r->used;
+	uint64_t base = q->base, addr = q->addr, last = q->addr, tick = q->tick, ns = r->ns;
+	int first = 1, go_on = 0;
+
+	while (k < kmax) {
+		if (off + PT_REC_SHORT > end) {
+			go_on = 1; /* read to its end: the pick decides */
+			break;
+		}
+		const pt_word *rec = (const pt_word *)(chunk + off);
+		uint64_t w0 = atomic_load_explicit(&rec[0], PT_WORD_LOAD), w1 = 0;
+		uint32_t id = PT_REC_ID(w0), n = PT_REC_LEN(w0), wide = PT_REC_WIDE(w0) ? 1 : 0;
+		uint32_t words = (n + 7u) & ~7u, size = PT_REC_BYTES(n, wide);
+
+		if (id < PT_SYS_IDS || id >= PT_NIDS || !(named[id / 64] >> (id % 64) & 1) ||
+		    n > lim || off + size > end || (!wide && !off))
+			break;
+		if (wide) {
+			w1 = atomic_load_explicit(&rec[PT_REC_W1(n)], PT_WORD_LOAD);
+			addr = w1 & PT_MASK48;
+		}
+		uint64_t tk = pt_rec_tick(base, w0, w1);
+		if (tk >= bound) {
+			q->next = tk;
+			go_on = tk < r->m.p[cur].limit; /* another part comes first */
+			break;
+		}
+		int64_t v;
+		if (!pt_clock_ns_cached(&r->t->clk, tk, &v))
+			v = pt_clock_ns(&r->t->clk, tk);
+		if (v < 0)
+			break;
+		if (__builtin_expect(first, 0)) { /* its first record since the pick */
+			if (!span_writer(r, cur, (uint64_t)v, words, used))
+				break;
+			first = 0;
+		}
+		if ((uint64_t)v < s->base || (uint64_t)v - s->base > UINT32_MAX)
+			break;
+		if (used + PT_LOG_REC + words > s->room) {
+			r->full = 1;
+			break;
+		}
+		unsigned char *p = s->p + used;
+		unsigned info = id | (PT_REC_FLAGS(w0) & PT_RF_TRUNC ? PT_LOG_RF_TRUNC : 0);
+		uint32_t hl = pt_log_put_rec(p, (uint32_t)((uint64_t)v - s->base), n, info,
+		                             addr | s->where, s->swap, &s->prev);
+		copy_words(p + hl, rec + 1, n);
+		used += hl + n;
+		off += size;
+		k++;
+		tick = tk;
+		ns = (uint64_t)v;
+		last = addr;
+		if (!PT_REC_FLAGS(w0) && k < kmax && off + PT_REC_SHORT <= end &&
+		    !PT_REC_FLAGS(atomic_load_explicit((const pt_word *)(chunk + off),
+		                                       PT_WORD_LOAD))) {
+			/* its short followers, the quick way */
+			struct burst b = { .chunk = chunk, .named = named, .off = off, .end = end,
+			                   .k = k, .kmax = kmax, .used = used, .wi = q->wi };
+			if (burst(&b, &r->t->clk, s, id, lim, base, bound))
+				off = b.off, k = b.k, used = b.used, tick = b.tick, ns = b.ns;
+		}
+	}
+	q->off = off, q->k += k, q->addr = last, q->tick = tick;
+	r->used = used, r->ns = ns;
+	r->total += k;
+	if (k)
+		r->lastp = cur;
+	return go_on;
+}
+
+/* The merge ended: the reader told how far each part was read; if every
+ * chunk was still the reader's, the span's records are the block's (its
+ * writer: the last event's), and how many there are; else 0, and the
+ * bytes written are not the block's. */
+static unsigned run_end(struct run *r)
+{
+	for (uint32_t i = 0; i < r->m.n; i++) {
+		struct pt_read_part *p = &r->m.p[i];
+		p->off = r->c[i].off, p->n = r->c[i].k;
+		p->tick = r->c[i].tick, p->addr = r->c[i].addr;
+	}
+	if (!r->total || !pt_read_merge_end(r->t, &r->m))
+		return 0;
+	r->s.wi = r->c[r->lastp].wi;
+	r->s.who = (struct pt_logw_who){ r->m.p[r->lastp].w->pid, r->m.p[r->lastp].w->thread };
+	pt_logw_span_close(r->lw, &r->s, r->used, r->total, r->ns);
+	return r->total;
+}
+
 unsigned pt_flush_run(struct pt_trid *t, struct pt_logw *lw, const uint64_t *named, int *full,
                       int *caught)
 {
-	struct pt_read_merge m;
-	struct pt_logw_span s;
-	struct cursor c[PT_MERGE_MAX];
+	struct run r;
+	uint32_t cur;
+	uint64_t bound;
 
 	*full = 0, *caught = 0;
-	if (!pt_read_merge_begin(t, &m))
+	if (!pt_read_merge_begin(t, &r.m))
 		return 0;
-	for (uint32_t i = 0; i < m.n; i++) {
-		const struct pt_ractive *a = m.p[i].a;
-		c[i] = (struct cursor){ .off = a->off, .end = a->commit, .base = a->base_ts,
-		                        .next = a->next_ts, .addr = a->addr, .tick = a->last_ts,
-		                        .seq = a->seq };
+	r.t = t, r.lw = lw, r.named = named;
+	r.lim = t->view.max_data < lw->max_payload ? t->view.max_data : lw->max_payload;
+	r.opened = 0, r.used = 0, r.total = 0, r.lastp = 0, r.ns = 0, r.full = 0;
+	for (uint32_t i = 0; i < r.m.n; i++) {
+		const struct pt_ractive *a = r.m.p[i].a;
+		r.c[i] = (struct cursor){ .off = a->off, .end = a->commit, .base = a->base_ts,
+		                          .next = a->next_ts, .addr = a->addr, .tick = a->last_ts,
+		                          .seq = a->seq };
 	}
-	uint32_t lim = t->view.max_data < lw->max_payload ? t->view.max_data : lw->max_payload;
-	uint32_t used = 0, total = 0, opened = 0, lastp = 0;
-	uint64_t ns = 0;
-
-	for (;;) {
-		/* the part whose next record comes first (the earliest; of equal
-		 * timestamps, the one in the older chunk, as read_next() orders
-		 * them), and until when it stays so: before the next record of
-		 * any other part (or at the same time, if its chunk is younger),
-		 * and before its own limit */
-		uint32_t cur = PT_MERGE_MAX, oth = PT_MERGE_MAX;
-		int at_commit = 0;
-		for (uint32_t i = 0; i < m.n; i++) {
-			if (c[i].off + PT_REC_SHORT > c[i].end) {
-				if (!m.p[i].open)
-					goto done; /* its writer's next chunk may come first */
-				at_commit = 1;
-				continue;
-			}
-			if (cur == PT_MERGE_MAX || before(&c[i], &c[cur])) {
-				oth = cur;
-				cur = i;
-			} else if (oth == PT_MERGE_MAX || before(&c[i], &c[oth])) {
-				oth = i;
-			}
-		}
-		if (cur == PT_MERGE_MAX) {
-			*caught = at_commit;
-			break;
-		}
-		uint64_t bound = m.p[cur].limit;
-		if (oth != PT_MERGE_MAX && c[oth].next < UINT64_MAX) {
-			uint64_t b = c[oth].next + (c[cur].seq < c[oth].seq);
-			bound = b < bound ? b : bound;
-		}
-		if (c[cur].next >= bound)
-			break; /* its limit: the general path goes on */
-
-		struct cursor *q = &c[cur];
-		const char *chunk = (const char *)m.p[cur].chunk;
-		uint32_t off = q->off, end = q->end, k = 0, kmax = m.max - total;
-		uint64_t base = q->base, addr = q->addr, last = q->addr, tick = q->tick;
-		int first = 1, go_on = 0;
-
-		while (k < kmax) {
-			if (off + PT_REC_SHORT > end) {
-				go_on = 1; /* read to its end: the pick above decides */
-				break;
-			}
-			const pt_word *rec = (const pt_word *)(chunk + off);
-			uint64_t w0 = atomic_load_explicit(&rec[0], PT_WORD_LOAD), w1 = 0;
-			uint32_t id = PT_REC_ID(w0), n = PT_REC_LEN(w0), wide = PT_REC_WIDE(w0) ? 1 : 0;
-			uint32_t words = (n + 7u) & ~7u, size = PT_REC_BYTES(n, wide);
-
-			if (id < PT_SYS_IDS || id >= PT_NIDS || !(named[id / 64] >> (id % 64) & 1) ||
-			    n > lim || off + size > end || (!wide && !off))
-				break;
-			if (wide) {
-				w1 = atomic_load_explicit(&rec[PT_REC_W1(n)], PT_WORD_LOAD);
-				addr = w1 & PT_MASK48;
-			}
-			uint64_t tk = pt_rec_tick(base, w0, w1);
-			if (tk >= bound) {
-				q->next = tk;
-				go_on = tk < m.p[cur].limit; /* another part comes first */
-				break;
-			}
-			int64_t v;
-			if (!pt_clock_ns_cached(&t->clk, tk, &v))
-				v = pt_clock_ns(&t->clk, tk);
-			if (v < 0)
-				break;
-			if (__builtin_expect(first, 0)) { /* its first record since the pick */
-				struct pt_rwriter *w = m.p[cur].w;
-				if (!opened) {
-					if (!pt_logw_span_open(lw, w->pid, w->thread, (uint64_t)v, &s))
-						break;
-					opened = 1;
-					q->in_block = 1, q->wi = s.wi;
-				} else if (!q->in_block) {
-					if (!pt_logw_span_who(lw, &s, w->pid, w->thread,
-					                      used + PT_LOG_REC + words))
-						break;
-					q->in_block = 1, q->wi = s.wi;
-				}
-				s.where = (uint64_t)q->wi << 48;
-				first = 0;
-			}
-			if ((uint64_t)v < s.base || (uint64_t)v - s.base > UINT32_MAX)
-				break;
-			if (used + PT_LOG_REC + words > s.room) {
-				*full = 1;
-				break;
-			}
-			unsigned char *p = s.p + used;
-			unsigned info = id | (PT_REC_FLAGS(w0) & PT_RF_TRUNC ? PT_LOG_RF_TRUNC : 0);
-			uint32_t hl = pt_log_put_rec(p, (uint32_t)((uint64_t)v - s.base), n, info,
-			                             addr | s.where, s.swap, &s.prev);
-			copy_words(p + hl, rec + 1, n);
-			used += hl + n;
-			off += size;
-			k++;
-			tick = tk;
-			ns = (uint64_t)v;
-			last = addr;
-			if (!PT_REC_FLAGS(w0) && k < kmax && off + PT_REC_SHORT <= end &&
-			    !PT_REC_FLAGS(atomic_load_explicit((const pt_word *)(chunk + off),
-			                                       PT_WORD_LOAD))) {
-				/* its short followers, the quick way */
-				struct burst b = { .chunk = chunk, .named = named, .off = off, .end = end,
-				                   .k = k, .kmax = kmax, .used = used, .wi = q->wi };
-				if (burst(&b, &t->clk, &s, id, lim, base, bound))
-					off = b.off, k = b.k, used = b.used, tick = b.tick, ns = b.ns;
-			}
-		}
-		q->off = off, q->k += k, q->addr = last, q->tick = tick;
-		total += k;
-		if (k)
-			lastp = cur;
-		if (!go_on)
-			break;
-	}
-done:
-	for (uint32_t i = 0; i < m.n; i++) {
-		m.p[i].off = c[i].off, m.p[i].n = c[i].k;
-		m.p[i].tick = c[i].tick, m.p[i].addr = c[i].addr;
-	}
-	if (!total || !pt_read_merge_end(t, &m)) {
-		*full = 0;
-		return 0;
-	}
-	/* the span's writer: the last event's */
-	s.wi = c[lastp].wi;
-	s.who = (struct pt_logw_who){ m.p[lastp].w->pid, m.p[lastp].w->thread };
-	pt_logw_span_close(lw, &s, used, total, ns);
-	return total;
+	while (pick(&r, &cur, &bound, caught) && take_part(&r, cur, bound))
+		;
+	unsigned n = run_end(&r);
+	*full = n ? r.full : 0;
+	return n;
 }

@@ -1,7 +1,7 @@
 /*
  * table.c -- trace identifiers: the table of this process's trace ids
- * (streams it controls and logs it has opened) and their locks; and what
- * becomes of trace ids at fork.  A stream stays with the parent (its lock
+ * (streams it controls and logs it has opened); and what becomes of
+ * trace ids at fork.  (Their locks: lock.h.)  A stream stays with the parent (its lock
  * and stream counts too), the child has none.  A log opened for reading
  * is the program's own, like its descriptor: the child keeps its copy
  * (the reader reads with pread(), at offsets of its own), unless a thread
@@ -15,7 +15,6 @@
  * A trace id is (generation << 8 | index): an id that was shut down or
  * closed is refused even after its entry is reused.
  */
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -117,21 +116,6 @@ void pt_trid_fork_handlers(void (*drop)(struct pt_trid *t))
 
 	drop_wanted = drop;
 	pthread_once(&once, fork_handlers_once);
-}
-
-void pt_lock_slow(pt_lock_t *l)
-{
-	for (unsigned spins = 0;; spins++) {
-		if (!atomic_load_explicit(l, memory_order_relaxed) &&
-		    !atomic_exchange_explicit(l, 1, memory_order_acquire))
-			return;
-		if (spins >= 64)
-			sched_yield();
-#if defined(__x86_64__) || defined(__i386__)
-		else
-			__builtin_ia32_pause();
-#endif
-	}
 }
 
 int pt_trid_lock_any(trace_id_t trid, struct pt_trid **out)

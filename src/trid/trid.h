@@ -1,6 +1,6 @@
 /*
- * trid.h -- trace ids: the table of this process's trace ids and their
- * locks (table.c), creating a stream (create.c) in a target process
+ * trid.h -- trace ids: the table of this process's trace ids (table.c;
+ * their locks, lock.h), creating a stream (create.c) in a target process
  * (target.c), and a stream's log writer, the flusher (flusher.c, with its
  * fast path flushrun.c).  Above reader/, traced/ (a controller records
  * system events into the streams it makes, and traces itself) and log/.
@@ -11,26 +11,9 @@
 #include "../log/logfmt.h"
 #include "../reader/reader.h"
 #include "../traced/traced.h"
+#include "lock.h"
 
 /* ------------------------------------------------- the table (table.c) */
-/* A trace id's lock is held only for short, non-blocking sections (a read
- * or a control call), so a spin-then-yield lock is cheaper than a mutex on
- * the reader's per-event path. */
-void pt_lock_slow(pt_lock_t *l);
-static inline void pt_lock(pt_lock_t *l)
-{
-	pt_nowait++; /* (before: a signal handler between the two is inside too) */
-	atomic_signal_fence(memory_order_seq_cst);
-	if (PT_UNLIKELY(atomic_exchange_explicit(l, 1, memory_order_acquire)))
-		pt_lock_slow(l);
-}
-static inline void pt_unlock(pt_lock_t *l)
-{
-	atomic_store_explicit(l, 0, memory_order_release);
-	atomic_signal_fence(memory_order_seq_cst);
-	pt_nowait--;
-}
-
 extern pthread_mutex_t pt_trid_table_lock; /* trid table, slots, registry */
 extern uint64_t pt_fork_gen;
 
