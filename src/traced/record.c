@@ -21,7 +21,7 @@
 
 
 /* The writers (struct pt_tw, one per slot and nesting level) and the fast
- * path's own state (record_event), 24 bytes in front of them.
+ * path's own state (record_event), in front of them (pt_rec).
  * One slot at a time, b, is this thread's "bound" slot: its level-0
  * writer is kept in tw[0][0], a fixed place in the thread's TLS, and
  * slot 0's in tw[b][0] (the two rows swapped; with b == 0 nothing is;
@@ -46,29 +46,9 @@
  * makes here (start, stop, filter, shutdown, a stream new in the slot)
  * changes the control word; a stream that stopped itself, a clear and a
  * shutdown change the state word; a view dropped here clears its
- * attached bit before it goes. */
-struct pt_fast {
-	char *data;      /* the start of tw[0][0]'s chunk */
-	uint32_t hpages; /* (data - the stream's header) / 4096 */
-	uint32_t st;     /* the header's state word */
-	uint32_t w;      /* armed: the control word (one running slot, b);
-	                  * not: b << 8, a word with no running slot */
-	uint32_t lim;    /* the chunk size */
-};
+ * attached bit before it goes.  (struct pt_fast, and pt_rec, the
+ * thread's one object that holds it with the writers and pt_nest: state.h.) */
 _Static_assert(PT_SLOTS <= 8 && PT_LIVE_MASK == 0xffu, "struct pt_fast's w");
-/* One object, so that the fast path reaches both from one TLS offset (one
- * register, or in the shared library one GOT entry).  Initial-exec TLS in
- * a library that may be dlopen()ed comes out of a small reserve (tests/abi
- * and tests/docs_agree do it; glibc 2.36 took 1680 bytes in all, not 1688,
- * in docs_agree): keep it at 1.5 KiB and 24 bytes, all zero at the start
- * (in .tbss with the rest: 1672 bytes in all, the 8 more fell into
- * padding; objmap.c gave 16 more). */
-static _Thread_local struct {
-	struct pt_fast fast;
-	struct pt_tw tw[PT_SLOTS][PT_LEVELS];
-} pt_rec PT_TLS;
-_Static_assert(sizeof(struct pt_tw) == 48, "struct pt_tw grew: mind the static TLS reserve");
-_Static_assert(sizeof pt_rec == 24 + 48 * PT_SLOTS * PT_LEVELS, "mind the static TLS reserve");
 
 /* The chunk table's place in a segment of this layout (segment.c): the
  * fast path finds a chunk's commit word from the header, with no load. */
