@@ -29,9 +29,10 @@
  * no load.  While armed, everything else the fast path needs is here
  * too, each at a fixed TLS offset: data is where the writer's chunk
  * starts (the record's address is data + pos, not the chain control word
- * -> view -> data); the stream's header is hpages pages before it (its
- * state, filter, payload bound, waiters and chunk table: one load each
- * from an address made from TLS, none through the view); w is the
+ * -> view -> data); hdr is the stream's header (its state, filter,
+ * payload bound and waiters: one load each from an address kept in TLS,
+ * none through the view) and cw the place of the chunk's commit word
+ * from it (the chunk table's entry, checked when armed); w is the
  * control word and st the header's state word when it was armed (one
  * stream running here, slot b, its view the one the writer's chunk was
  * taken from; the stream running, in the epoch of that chunk); lim the
@@ -49,10 +50,6 @@
  * attached bit before it goes.  (struct pt_fast, and pt_rec, the
  * thread's one object that holds it with the writers and pt_nest: state.h.) */
 _Static_assert(PT_SLOTS <= 8 && PT_LIVE_MASK == 0xffu, "struct pt_fast's w");
-
-/* The chunk table's place in a segment of this layout (segment.c): the
- * fast path finds a chunk's commit word from the header, with no load. */
-#define PT_FAST_CHUNKS_OFF (((sizeof(struct pt_hdr) + 4095u) / 4096u) * 4096u)
 
 /* The bound slot, armed or not. */
 static inline unsigned fast_b(void)
@@ -109,11 +106,11 @@ static void fast_arm(uint32_t w)
 	    tw->key != pt_tw_key(sl, st) || tw->idx >= sl->nchunks)
 		return;
 	char *data = pt_chunk_data(sl, tw->idx);
-	uintptr_t off = (uintptr_t)data - (uintptr_t)sl->hdr;
-	/* (a segment of this layout, as attach checked; the test costs
-	 * nothing per event) */
-	if ((char *)sl->chunks != (char *)sl->hdr + PT_FAST_CHUNKS_OFF || off % 4096 ||
-	    off / 4096 > UINT32_MAX || sl->hdr->attr.max_data != sl->max_data)
+	uintptr_t cw = (uintptr_t)&sl->chunks[tw->idx].commit - (uintptr_t)sl->hdr;
+	/* (the chunk table after the header, as in every segment: the test
+	 * costs nothing per event) */
+	if ((uintptr_t)&sl->chunks[tw->idx].commit < (uintptr_t)sl->hdr || cw > UINT32_MAX ||
+	    sl->hdr->attr.max_data != sl->max_data)
 		return;
 	/* the thread's cached object forgotten (a new chunk, objmap.c): not
 	 * before the next event has looked its caller up again, the general
@@ -122,7 +119,8 @@ static void fast_arm(uint32_t w)
 	if (!pt_obj.span)
 		return;
 	pt_rec.fast.data = data;
-	pt_rec.fast.hpages = (uint32_t)(off / 4096);
+	pt_rec.fast.hdr = sl->hdr;
+	pt_rec.fast.cw = (uint32_t)cw;
 	pt_rec.fast.st = st;
 	pt_rec.fast.lim = sl->chunk_size;
 	pt_rec.fast.w = w;
@@ -441,8 +439,8 @@ static void record_other_clock(trace_event_id_t id, const void *data, size_t len
  * the room in the chunk, the clock, the writer's state first, then the
  * record's words (w1 before the payload: nothing is visible before the
  * commit), so that nothing of the writer is kept in registers across the
- * copy.  The commit word is the header's chunk table's (fast_arm checked
- * where it is).  wide is a constant in each copy.  0: written; 1: nothing
+ * copy.  The commit word is the header's chunk table's, at the offset
+ * fast_arm kept (pt_fast.cw).  wide is a constant in each copy.  0: written; 1: nothing
  * written, the general way's to do. */
 __attribute__((always_inline)) static inline int fast_write(trace_event_id_t id,
                                                             const void *data, uint32_t n,
@@ -457,7 +455,7 @@ __attribute__((always_inline)) static inline int fast_write(trace_event_id_t id,
 	/* in flight: the mark before the clock is read (layout.h,
 	 * PT_COMMIT_BUSY), on the line the commit below stores to anyway
 	 * (pos + BUSY: pos is below it, and one lea makes it) */
-	_Atomic uint32_t *cw = &((struct pt_chunk *)((char *)h + PT_FAST_CHUNKS_OFF))[tw->idx].commit;
+	_Atomic uint32_t *cw = (_Atomic uint32_t *)((char *)h + pt_rec.fast.cw);
 	atomic_store_explicit(cw, pos + PT_COMMIT_BUSY, memory_order_relaxed);
 	tw->pos = end;
 	/* (the compiler keeps the mark before the clock: the empty asm reads
@@ -533,7 +531,7 @@ __attribute__((always_inline)) static inline void record_event(trace_event_id_t 
 	if (PT_UNLIKELY(w != pt_rec.fast.w || !(w & att)))
 		goto bail;
 	char *d = pt_rec.fast.data;
-	struct pt_hdr *h = (struct pt_hdr *)(d - ((size_t)pt_rec.fast.hpages << 12));
+	struct pt_hdr *h = pt_rec.fast.hdr;
 	/* (the payload's bound: the header's copy, which fast_arm found the
 	 * view's; a controller that changed it since cannot make a record
 	 * leave its chunk, lim says where that ends) */

@@ -56,7 +56,7 @@ void (*pt_exec_shutdown)(void);
  * 1680 bytes in all, not 1688, in docs_agree): all zero at the start. */
 _Thread_local struct pt_thr pt_rec PT_TLS;
 _Static_assert(sizeof(struct pt_tw) == 48, "struct pt_tw grew: mind the static TLS reserve");
-_Static_assert(sizeof pt_rec == 24 + 8 + 48 * PT_SLOTS * PT_LEVELS,
+_Static_assert(sizeof pt_rec == 32 + 8 + 48 * PT_SLOTS * PT_LEVELS,
                "mind the static TLS reserve");
 /* Made once at load by lifecycle.c; set per thread by quiesce.c when the
  * thread registers, so that the thread's exit runs the hook. */

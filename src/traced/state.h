@@ -83,7 +83,8 @@ extern void (*pt_exec_shutdown)(void);
  * is, and when it is armed). */
 struct pt_fast {
 	char *data;
-	uint32_t hpages, st, w, lim;
+	struct pt_hdr *hdr;
+	uint32_t cw, st, w, lim;
 };
 /* One thread-local object for all the recording path touches at level 0,
  * so that one TLS base serves it all (a register or an immediate in a
