@@ -63,6 +63,20 @@ static inline void fast_off(void)
 	pt_rec.fast.w = fast_b() << 8;
 }
 
+/* The clock mode folded into the armed state word: pt_fast.st is the
+ * header's state word with the bits of the mode it was armed in, bits no
+ * state word has, so that the copy of the path for another mode (the
+ * default one, which every call enters) finds it not armed with no test
+ * of its own and goes the general way, which takes the right copy
+ * (record_event). */
+static inline uint32_t fast_clk_key(int clk)
+{
+	return clk == PT_TSC_FAST ? 0 : clk == PT_TSC_ORDERED ? 0x40u : 0x80u;
+}
+_Static_assert(((PT_ST_RUNNING | PT_ST_FULL | PT_ST_AUTOSTOP | PT_ST_DEAD) & 0xc0u) == 0 &&
+                   PT_ST_EPOCH_SHIFT >= 8,
+               "fast_clk_key's bits are in no state word");
+
 /* Slot s's writer at nesting level l. */
 static inline struct pt_tw *tw_at(unsigned s, unsigned l)
 {
@@ -121,7 +135,7 @@ static void fast_arm(uint32_t w)
 	pt_rec.fast.data = data;
 	pt_rec.fast.hdr = sl->hdr;
 	pt_rec.fast.cw = (uint32_t)cw;
-	pt_rec.fast.st = st;
+	pt_rec.fast.st = st | fast_clk_key(pt_clock_tsc);
 	pt_rec.fast.lim = sl->chunk_size;
 	pt_rec.fast.w = w;
 }
@@ -433,7 +447,7 @@ static inline uint64_t fast_now(int clk)
 	return pt_mono_ns();
 }
 static void record_other_clock(trace_event_id_t id, const void *data, size_t len,
-                               struct pt_ctl *c, uintptr_t addr, int clk);
+                               uintptr_t addr, int clk);
 
 /* The record, once the checks before the clock passed (record_event):
  * the room in the chunk, the clock, the writer's state first, then the
@@ -503,7 +517,9 @@ __attribute__((always_inline)) static inline int fast_write(trace_event_id_t id,
  * the view's, checked when the segment was attached and the chunk taken,
  * and copied into pt_fast when it was armed; and a stop, a clear, a
  * shutdown or a stream that stopped itself changes the header's state
- * word, which every event compares with the one armed.  (Measured piece
+ * word, which every event compares with the one armed (and with the
+ * clock mode's bits, fast_clk_key: a copy for another mode leaves; no
+ * test of the mode before that).  (Measured piece
  * by piece against a minimal ring: bench/ablate.c, docs/performance.md;
  * counted: tests/fastpath_cost.) */
 __attribute__((always_inline)) static inline void record_event(trace_event_id_t id,
@@ -511,10 +527,6 @@ __attribute__((always_inline)) static inline void record_event(trace_event_id_t 
                                                                struct pt_ctl *c, uintptr_t addr,
                                                                int clk)
 {
-	if (PT_UNLIKELY(pt_clock_tsc != clk)) {
-		record_other_clock(id, data, len, c, addr, clk);
-		return;
-	}
 	if (PT_UNLIKELY(atomic_load_explicit(&pt_nest, memory_order_relaxed) != 0 || !data))
 		goto general;
 	atomic_store_explicit(&pt_nest, 1, memory_order_relaxed);
@@ -535,7 +547,8 @@ __attribute__((always_inline)) static inline void record_event(trace_event_id_t 
 	/* (the payload's bound: the header's copy, which fast_arm found the
 	 * view's; a controller that changed it since cannot make a record
 	 * leave its chunk, lim says where that ends) */
-	if (PT_UNLIKELY(atomic_load_explicit(&h->state, memory_order_acquire) != pt_rec.fast.st ||
+	if (PT_UNLIKELY((atomic_load_explicit(&h->state, memory_order_acquire) | fast_clk_key(clk)) !=
+	                    pt_rec.fast.st ||
 	                len > h->attr.max_data))
 		goto bail;
 	/* the stream's own filter (a copy in the view is what a resync
@@ -564,7 +577,13 @@ done:
 bail:
 	pt_leave(0);
 general:
-	record_general(id, data, len, (void *)addr);
+	/* (the clock mode is not this copy's: armed in another mode, the
+	 * state word's test failed; the right copy's, which leaves here too
+	 * when the general way's turn has come) */
+	if (PT_UNLIKELY(pt_clock_tsc != clk))
+		record_other_clock(id, data, len, addr, clk);
+	else
+		record_general(id, data, len, (void *)addr);
 }
 
 /* (on a line of its own: where the default copy falls must not move with
@@ -591,12 +610,14 @@ __attribute__((noinline)) static void record_event_mono(trace_event_id_t id, con
 	record_event(id, data, len, c, addr, 0);
 }
 
-/* Not the clock of the copy that was called (clk): the right copy's. */
-__attribute__((noinline, cold)) static void record_other_clock(trace_event_id_t id,
+/* Not the clock of the copy that was called (clk): the right copy's.
+ * (Every event of a process whose clock is not the default comes here
+ * from the default copy: not cold.) */
+__attribute__((noinline)) static void record_other_clock(trace_event_id_t id,
                                                                const void *data, size_t len,
-                                                               struct pt_ctl *c,
                                                                uintptr_t addr, int clk)
 {
+	struct pt_ctl *c = pt_ctl; /* (not kept across the other copy's path) */
 	int now = pt_clock_tsc;
 
 	if (now == clk) /* (it cannot change once set: clock.c) */
