@@ -14,15 +14,14 @@
  *   nest     pt_enter/pt_leave: the thread's registration and nesting word
  *   loads    the checks' loads: the control word against the one the
  *            thread kept, the attached slots; then the stream header's
- *            state, its address made from two thread-local words (the
- *            chunk's start, the header's distance from it), against the
- *            state kept, and the payload's bound in the header: two loads
- *            deep, and none of it feeds the record's address, which comes
- *            from thread-local words, as the floor's does (record.c, struct
- *            pt_fast)
+ *            state, its address a thread-local word, against the state
+ *            kept, and the payload's bound in the header: two loads deep,
+ *            and none of it feeds the record's address, which comes from
+ *            thread-local words, as the floor's does (record.c, struct
+ *            pt_fast; all of the thread's words in one object, as pt_rec)
  *   filter   the stream's filter word in its header, a bit test
- *   commit   a release store of the chunk's commit offset, its place made
- *            from the header and the chunk's index
+ *   commit   a release store of the chunk's commit offset, its place the
+ *            header's address plus an offset kept in thread-local memory
  *   waiters  a load of the stream's waiters word, a branch
  *   book     the writer's bookkeeping, as struct pt_tw keeps it: room for
  *            the record, short or wide (caller address against the last
@@ -48,6 +47,7 @@
 #include <signal.h>
 #include <stdalign.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,19 +90,27 @@ static struct {
 static struct {
 	_Atomic uint32_t att;
 } m_proc;
-static _Thread_local _Atomic unsigned m_nest;
-/* as struct pt_fast keeps them: the chunk, the header's distance from it
- * in pages, the state and control word kept */
+/* one thread-local object, as the library's pt_rec: what struct pt_fast
+ * keeps (the chunk, the header's address, the commit word's offset from
+ * it, the state and control word kept, the chunk size), the nesting word
+ * and registration, and the writer's chunk, as struct pt_tw keeps it */
 static _Thread_local struct {
-	char *data;
-	uint32_t hpages, st, w, lim;
-} m_fast;
-/* the writer's chunk, as struct pt_tw keeps it */
-static _Thread_local struct {
-	uint32_t key, idx, pos, nev;
-	uint64_t base_ts, last_ts, seq, addr;
-} m_tw;
-static _Thread_local int m_index;
+	struct {
+		char *data;
+		struct m_hdr *hdr;
+		uint32_t cw, st, w, lim;
+	} fast;
+	_Atomic unsigned nest;
+	int index;
+	struct {
+		uint32_t key, idx, pos, nev;
+		uint64_t base_ts, last_ts, seq, addr;
+	} tw;
+} m_rec;
+#define m_fast  m_rec.fast
+#define m_nest  m_rec.nest
+#define m_index m_rec.index
+#define m_tw    m_rec.tw
 static _Atomic uint64_t m_woken;
 static trace_event_id_t id;
 
@@ -146,7 +154,7 @@ __attribute__((always_inline)) static inline void m_write(unsigned f, trace_even
 		uint32_t att = atomic_load_explicit(&m_proc.att, memory_order_acquire);
 		if (__builtin_expect(w != m_fast.w || !(w & att), 0))
 			goto out;
-		h = (struct m_hdr *)(m_fast.data - ((size_t)m_fast.hpages << 12));
+		h = m_fast.hdr;
 		if (__builtin_expect(atomic_load_explicit(&h->state, memory_order_acquire) !=
 		                     m_fast.st || len > h->max_data, 0))
 			goto out;
@@ -179,8 +187,8 @@ __attribute__((always_inline)) static inline void m_write(unsigned f, trace_even
 	}
 	bench_ring_put(ts, e, data, len);
 	if (f & S_COMMIT)
-		atomic_store_explicit(&(&h->commit)[m_tw.idx], (uint32_t)bench_ring.pos,
-		                      memory_order_release);
+		atomic_store_explicit((_Atomic uint32_t *)((char *)h + m_fast.cw),
+		                      (uint32_t)bench_ring.pos, memory_order_release);
 	if ((f & S_WAITERS) &&
 	    __builtin_expect(atomic_load_explicit(&h->waiters, memory_order_relaxed) != 0, 0))
 		m_wake(h);
@@ -275,7 +283,8 @@ int main(void)
 	atomic_store(&ctl.want[(id / 64) % 16], 1ull << (id % 64));
 	atomic_store(&m_proc.att, 1);
 	m_fast.data = m_seg.chunk;
-	m_fast.hpages = (uint32_t)((m_seg.chunk - (char *)&m_seg.h) / 4096);
+	m_fast.hdr = &m_seg.h;
+	m_fast.cw = (uint32_t)offsetof(struct m_hdr, commit);
 	m_fast.st = 1;
 	m_fast.w = 0x100 | 1;
 	m_fast.lim = M_CHUNK;

@@ -224,14 +224,18 @@ void posix_trace_event(trace_event_id_t, const void *__restrict, size_t);
  * other processes do too, before posix_trace_start() or
  * posix_trace_set_filter() returns).  The index is masked, so an id out of
  * range reads a word of the bitmap, never past it (the function rejects
- * such an id).  (posix_trace_event)(...) or defining POSIXTRACE_NO_INLINE
- * before including <trace.h> calls the function always; the function
- * makes the same test itself.  __posix_trace_gate, which programs built
+ * such an id).  An id that passes goes to __posix_trace_event_wanted()
+ * (since POSIXTRACE_0.8), posix_trace_event() for a caller that has just
+ * made this test: it does not test again whether a stream runs here.
+ * (posix_trace_event)(...) or defining POSIXTRACE_NO_INLINE before
+ * including <trace.h> calls the function always; the function makes the
+ * same test itself.  __posix_trace_gate, which programs built
  * with older headers test instead, still points at a word whose low 8 bits
  * are non-zero whenever a stream may record here. */
 #if (defined(__GNUC__) || defined(__clang__)) && !defined(POSIXTRACE_NO_INLINE)
 extern const unsigned int *__posix_trace_gate;
 extern const unsigned long long *__posix_trace_want;
+void __posix_trace_event_wanted(trace_event_id_t, const void *__restrict, size_t);
 /* a statement expression rather than an inline function, so the call's
  * address and line are the caller's own; each argument evaluated once */
 #define posix_trace_event(id, data, len) __extension__({ \
@@ -241,7 +245,7 @@ extern const unsigned long long *__posix_trace_want;
 	if (__builtin_expect(__atomic_load_n(&__posix_trace_want[(__pt_id / 64u) % \
 	                     (__TRACE_EVENT_ID_LIMIT / 64u)], __ATOMIC_RELAXED) >> \
 	                     (__pt_id % 64u) & 1u, 0)) \
-		posix_trace_event(__pt_id, __pt_data, __pt_len); \
+		__posix_trace_event_wanted(__pt_id, __pt_data, __pt_len); \
 	(void)0; })
 #endif
 

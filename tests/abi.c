@@ -12,6 +12,8 @@
  * stands in for (src/traced/exec.c): each differs from the C library's.
  * Since POSIXTRACE_0.6, posixtrace_event_at().
  * Since POSIXTRACE_0.7, posixtrace_trigger().
+ * Since POSIXTRACE_0.8, __posix_trace_event_wanted(), which the inline
+ * test of this <trace.h> calls once the id's wanted bit is set.
  * Since POSIXTRACE_0.5, posixtrace_eventid_system() and
  * posixtrace_eventid_system_name(); the table behind them (pt_sys_id,
  * pt_sys_name) stays internal.
@@ -101,6 +103,9 @@ int main(void)
 	CHECK(dlvsym(h, "posixtrace_trigger", "POSIXTRACE_0.7") != NULL);
 	CHECK(dlvsym(h, "posixtrace_trigger", "POSIXTRACE_0.6") == NULL);
 	CHECK(dlvsym(h, "posixtrace_event_at", "POSIXTRACE_0.5") == NULL);
+	/* POSIXTRACE_0.8: posix_trace_event() after <trace.h>'s inline test */
+	CHECK(dlvsym(h, "__posix_trace_event_wanted", "POSIXTRACE_0.8") != NULL);
+	CHECK(dlvsym(h, "__posix_trace_event_wanted", "POSIXTRACE_0.7") == NULL);
 	for (unsigned i = 0; i < sizeof internal / sizeof internal[0]; i++) {
 		void *f = dlsym(h, internal[i]);
 		if (f)

@@ -21,7 +21,7 @@
 
 
 /* The writers (struct pt_tw, one per slot and nesting level) and the fast
- * path's own state (record_event), 24 bytes in front of them.
+ * path's own state (record_event), in front of them (pt_rec).
  * One slot at a time, b, is this thread's "bound" slot: its level-0
  * writer is kept in tw[0][0], a fixed place in the thread's TLS, and
  * slot 0's in tw[b][0] (the two rows swapped; with b == 0 nothing is;
@@ -29,9 +29,10 @@
  * no load.  While armed, everything else the fast path needs is here
  * too, each at a fixed TLS offset: data is where the writer's chunk
  * starts (the record's address is data + pos, not the chain control word
- * -> view -> data); the stream's header is hpages pages before it (its
- * state, filter, payload bound, waiters and chunk table: one load each
- * from an address made from TLS, none through the view); w is the
+ * -> view -> data); hdr is the stream's header (its state, filter,
+ * payload bound and waiters: one load each from an address kept in TLS,
+ * none through the view) and cw the place of the chunk's commit word
+ * from it (the chunk table's entry, checked when armed); w is the
  * control word and st the header's state word when it was armed (one
  * stream running here, slot b, its view the one the writer's chunk was
  * taken from; the stream running, in the epoch of that chunk); lim the
@@ -46,33 +47,9 @@
  * makes here (start, stop, filter, shutdown, a stream new in the slot)
  * changes the control word; a stream that stopped itself, a clear and a
  * shutdown change the state word; a view dropped here clears its
- * attached bit before it goes. */
-struct pt_fast {
-	char *data;      /* the start of tw[0][0]'s chunk */
-	uint32_t hpages; /* (data - the stream's header) / 4096 */
-	uint32_t st;     /* the header's state word */
-	uint32_t w;      /* armed: the control word (one running slot, b);
-	                  * not: b << 8, a word with no running slot */
-	uint32_t lim;    /* the chunk size */
-};
+ * attached bit before it goes.  (struct pt_fast, and pt_rec, the
+ * thread's one object that holds it with the writers and pt_nest: state.h.) */
 _Static_assert(PT_SLOTS <= 8 && PT_LIVE_MASK == 0xffu, "struct pt_fast's w");
-/* One object, so that the fast path reaches both from one TLS offset (one
- * register, or in the shared library one GOT entry).  Initial-exec TLS in
- * a library that may be dlopen()ed comes out of a small reserve (tests/abi
- * and tests/docs_agree do it; glibc 2.36 took 1680 bytes in all, not 1688,
- * in docs_agree): keep it at 1.5 KiB and 24 bytes, all zero at the start
- * (in .tbss with the rest: 1672 bytes in all, the 8 more fell into
- * padding; objmap.c gave 16 more). */
-static _Thread_local struct {
-	struct pt_fast fast;
-	struct pt_tw tw[PT_SLOTS][PT_LEVELS];
-} pt_rec PT_TLS;
-_Static_assert(sizeof(struct pt_tw) == 48, "struct pt_tw grew: mind the static TLS reserve");
-_Static_assert(sizeof pt_rec == 24 + 48 * PT_SLOTS * PT_LEVELS, "mind the static TLS reserve");
-
-/* The chunk table's place in a segment of this layout (segment.c): the
- * fast path finds a chunk's commit word from the header, with no load. */
-#define PT_FAST_CHUNKS_OFF (((sizeof(struct pt_hdr) + 4095u) / 4096u) * 4096u)
 
 /* The bound slot, armed or not. */
 static inline unsigned fast_b(void)
@@ -85,6 +62,20 @@ static inline void fast_off(void)
 {
 	pt_rec.fast.w = fast_b() << 8;
 }
+
+/* The clock mode folded into the armed state word: pt_fast.st is the
+ * header's state word with the bits of the mode it was armed in, bits no
+ * state word has, so that the copy of the path for another mode (the
+ * default one, which every call enters) finds it not armed with no test
+ * of its own and goes the general way, which takes the right copy
+ * (record_event). */
+static inline uint32_t fast_clk_key(int clk)
+{
+	return clk == PT_TSC_FAST ? 0 : clk == PT_TSC_ORDERED ? 0x40u : 0x80u;
+}
+_Static_assert(((PT_ST_RUNNING | PT_ST_FULL | PT_ST_AUTOSTOP | PT_ST_DEAD) & 0xc0u) == 0 &&
+                   PT_ST_EPOCH_SHIFT >= 8,
+               "fast_clk_key's bits are in no state word");
 
 /* Slot s's writer at nesting level l. */
 static inline struct pt_tw *tw_at(unsigned s, unsigned l)
@@ -129,11 +120,11 @@ static void fast_arm(uint32_t w)
 	    tw->key != pt_tw_key(sl, st) || tw->idx >= sl->nchunks)
 		return;
 	char *data = pt_chunk_data(sl, tw->idx);
-	uintptr_t off = (uintptr_t)data - (uintptr_t)sl->hdr;
-	/* (a segment of this layout, as attach checked; the test costs
-	 * nothing per event) */
-	if ((char *)sl->chunks != (char *)sl->hdr + PT_FAST_CHUNKS_OFF || off % 4096 ||
-	    off / 4096 > UINT32_MAX || sl->hdr->attr.max_data != sl->max_data)
+	uintptr_t cw = (uintptr_t)&sl->chunks[tw->idx].commit - (uintptr_t)sl->hdr;
+	/* (the chunk table after the header, as in every segment: the test
+	 * costs nothing per event) */
+	if ((uintptr_t)&sl->chunks[tw->idx].commit < (uintptr_t)sl->hdr || cw > UINT32_MAX ||
+	    sl->hdr->attr.max_data != sl->max_data)
 		return;
 	/* the thread's cached object forgotten (a new chunk, objmap.c): not
 	 * before the next event has looked its caller up again, the general
@@ -142,8 +133,9 @@ static void fast_arm(uint32_t w)
 	if (!pt_obj.span)
 		return;
 	pt_rec.fast.data = data;
-	pt_rec.fast.hpages = (uint32_t)(off / 4096);
-	pt_rec.fast.st = st;
+	pt_rec.fast.hdr = sl->hdr;
+	pt_rec.fast.cw = (uint32_t)cw;
+	pt_rec.fast.st = st | fast_clk_key(pt_clock_tsc);
 	pt_rec.fast.lim = sl->chunk_size;
 	pt_rec.fast.w = w;
 }
@@ -455,14 +447,14 @@ static inline uint64_t fast_now(int clk)
 	return pt_mono_ns();
 }
 static void record_other_clock(trace_event_id_t id, const void *data, size_t len,
-                               struct pt_ctl *c, uintptr_t addr, int clk);
+                               uintptr_t addr, int clk);
 
 /* The record, once the checks before the clock passed (record_event):
  * the room in the chunk, the clock, the writer's state first, then the
  * record's words (w1 before the payload: nothing is visible before the
  * commit), so that nothing of the writer is kept in registers across the
- * copy.  The commit word is the header's chunk table's (fast_arm checked
- * where it is).  wide is a constant in each copy.  0: written; 1: nothing
+ * copy.  The commit word is the header's chunk table's, at the offset
+ * fast_arm kept (pt_fast.cw).  wide is a constant in each copy.  0: written; 1: nothing
  * written, the general way's to do. */
 __attribute__((always_inline)) static inline int fast_write(trace_event_id_t id,
                                                             const void *data, uint32_t n,
@@ -477,7 +469,7 @@ __attribute__((always_inline)) static inline int fast_write(trace_event_id_t id,
 	/* in flight: the mark before the clock is read (layout.h,
 	 * PT_COMMIT_BUSY), on the line the commit below stores to anyway
 	 * (pos + BUSY: pos is below it, and one lea makes it) */
-	_Atomic uint32_t *cw = &((struct pt_chunk *)((char *)h + PT_FAST_CHUNKS_OFF))[tw->idx].commit;
+	_Atomic uint32_t *cw = (_Atomic uint32_t *)((char *)h + pt_rec.fast.cw);
 	atomic_store_explicit(cw, pos + PT_COMMIT_BUSY, memory_order_relaxed);
 	tw->pos = end;
 	/* (the compiler keeps the mark before the clock: the empty asm reads
@@ -525,7 +517,9 @@ __attribute__((always_inline)) static inline int fast_write(trace_event_id_t id,
  * the view's, checked when the segment was attached and the chunk taken,
  * and copied into pt_fast when it was armed; and a stop, a clear, a
  * shutdown or a stream that stopped itself changes the header's state
- * word, which every event compares with the one armed.  (Measured piece
+ * word, which every event compares with the one armed (and with the
+ * clock mode's bits, fast_clk_key: a copy for another mode leaves; no
+ * test of the mode before that).  (Measured piece
  * by piece against a minimal ring: bench/ablate.c, docs/performance.md;
  * counted: tests/fastpath_cost.) */
 __attribute__((always_inline)) static inline void record_event(trace_event_id_t id,
@@ -533,10 +527,6 @@ __attribute__((always_inline)) static inline void record_event(trace_event_id_t 
                                                                struct pt_ctl *c, uintptr_t addr,
                                                                int clk)
 {
-	if (PT_UNLIKELY(pt_clock_tsc != clk)) {
-		record_other_clock(id, data, len, c, addr, clk);
-		return;
-	}
 	if (PT_UNLIKELY(atomic_load_explicit(&pt_nest, memory_order_relaxed) != 0 || !data))
 		goto general;
 	atomic_store_explicit(&pt_nest, 1, memory_order_relaxed);
@@ -553,11 +543,12 @@ __attribute__((always_inline)) static inline void record_event(trace_event_id_t 
 	if (PT_UNLIKELY(w != pt_rec.fast.w || !(w & att)))
 		goto bail;
 	char *d = pt_rec.fast.data;
-	struct pt_hdr *h = (struct pt_hdr *)(d - ((size_t)pt_rec.fast.hpages << 12));
+	struct pt_hdr *h = pt_rec.fast.hdr;
 	/* (the payload's bound: the header's copy, which fast_arm found the
 	 * view's; a controller that changed it since cannot make a record
 	 * leave its chunk, lim says where that ends) */
-	if (PT_UNLIKELY(atomic_load_explicit(&h->state, memory_order_acquire) != pt_rec.fast.st ||
+	if (PT_UNLIKELY((atomic_load_explicit(&h->state, memory_order_acquire) | fast_clk_key(clk)) !=
+	                    pt_rec.fast.st ||
 	                len > h->attr.max_data))
 		goto bail;
 	/* the stream's own filter (a copy in the view is what a resync
@@ -586,7 +577,13 @@ done:
 bail:
 	pt_leave(0);
 general:
-	record_general(id, data, len, (void *)addr);
+	/* (the clock mode is not this copy's: armed in another mode, the
+	 * state word's test failed; the right copy's, which leaves here too
+	 * when the general way's turn has come) */
+	if (PT_UNLIKELY(pt_clock_tsc != clk))
+		record_other_clock(id, data, len, addr, clk);
+	else
+		record_general(id, data, len, (void *)addr);
 }
 
 /* (on a line of its own: where the default copy falls must not move with
@@ -613,12 +610,14 @@ __attribute__((noinline)) static void record_event_mono(trace_event_id_t id, con
 	record_event(id, data, len, c, addr, 0);
 }
 
-/* Not the clock of the copy that was called (clk): the right copy's. */
-__attribute__((noinline, cold)) static void record_other_clock(trace_event_id_t id,
+/* Not the clock of the copy that was called (clk): the right copy's.
+ * (Every event of a process whose clock is not the default comes here
+ * from the default copy: not cold.) */
+__attribute__((noinline)) static void record_other_clock(trace_event_id_t id,
                                                                const void *data, size_t len,
-                                                               struct pt_ctl *c,
                                                                uintptr_t addr, int clk)
 {
+	struct pt_ctl *c = pt_ctl; /* (not kept across the other copy's path) */
 	int now = pt_clock_tsc;
 
 	if (now == clk) /* (it cannot change once set: clock.c) */
@@ -656,6 +655,22 @@ PT_API __attribute__((aligned(64))) void posix_trace_event(trace_event_id_t id,
 		return;
 	}
 	record_event(id, data, len, c, (uintptr_t)__builtin_return_address(0), PT_TSC_FAST);
+}
+
+/* posix_trace_event() for <trace.h>'s inline test, which has just found
+ * the id's bit set in the wanted bitmap: the id's range (the test masks
+ * the index, so an id out of range may pass it), then the fast path,
+ * whose first test of the control word stands for the function's test
+ * that a stream runs (with none, the word is not the armed one, and the
+ * general way tests everything).  3 instructions and a load fewer an
+ * event than the function. */
+PT_API __attribute__((aligned(64))) void __posix_trace_event_wanted(trace_event_id_t id,
+                                                                    const void *restrict data,
+                                                                    size_t len)
+{
+	if (id - PT_SYS_IDS >= PT_NIDS - PT_SYS_IDS)
+		return;
+	record_event(id, data, len, pt_ctl, (uintptr_t)__builtin_return_address(0), PT_TSC_FAST);
 }
 
 /* Extension: the same, recorded as if called from site (a wrapper passes

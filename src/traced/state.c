@@ -49,11 +49,15 @@ int pt_secure;
  * exec.c before this image's own exec. */
 void (*pt_exec_shutdown)(void);
 
-/* A thread's nesting level inside posix_trace_event() (pt_enter and
- * pt_leave, in that thread only; read by quiesce.c's waits) and its
- * entry in quiesce.c's registry (that thread, or the exit hook). */
-_Thread_local _Atomic unsigned pt_nest PT_TLS;
-_Thread_local _Atomic int pt_thread_index PT_TLS;
+/* The thread's recording state (state.h: its nesting level, its entry in
+ * quiesce.c's registry, the fast path's state and its writers, record.c).
+ * Initial-exec TLS in a library that may be dlopen()ed comes out of a
+ * small reserve (tests/abi and tests/docs_agree do it; glibc 2.36 took
+ * 1680 bytes in all, not 1688, in docs_agree): all zero at the start. */
+_Thread_local struct pt_thr pt_rec PT_TLS;
+_Static_assert(sizeof(struct pt_tw) == 48, "struct pt_tw grew: mind the static TLS reserve");
+_Static_assert(sizeof pt_rec == 32 + 8 + 48 * PT_SLOTS * PT_LEVELS,
+               "mind the static TLS reserve");
 /* Made once at load by lifecycle.c (pt_thread_exit_keyed: it was, as a
  * program may have taken every key before a dlopen() of the library);
  * set per thread by quiesce.c when the thread registers, so that the

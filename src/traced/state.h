@@ -79,8 +79,30 @@ extern int pt_secure; /* AT_SECURE: set-user-ID, set-group-ID, capabilities */
 extern void (*pt_exec_shutdown)(void);
 
 /* ---------------------------------------------- the recording threads */
-extern _Thread_local _Atomic unsigned pt_nest PT_TLS;
-extern _Thread_local _Atomic int pt_thread_index PT_TLS; /* 0: not registered yet */
+/* The fast path's own state while armed (record.c says what each field
+ * is, and when it is armed). */
+struct pt_fast {
+	char *data;
+	struct pt_hdr *hdr;
+	uint32_t cw, st, w, lim;
+};
+/* One thread-local object for all the recording path touches at level 0,
+ * so that one TLS base serves it all (a register or an immediate in a
+ * program, one GOT entry in the shared library): the fast path's state,
+ * the thread's nesting level inside posix_trace_event() (pt_nest:
+ * pt_enter and pt_leave, in that thread only; read by quiesce.c's
+ * waits), its entry in quiesce.c's registry (pt_thread_index, 0: not
+ * registered yet; that thread, or the exit hook) and its writers, one per
+ * slot and nesting level (record.c). */
+struct pt_thr {
+	struct pt_fast fast;
+	_Atomic unsigned nest;
+	_Atomic int thread_index;
+	struct pt_tw tw[PT_SLOTS][PT_LEVELS];
+};
+extern _Thread_local struct pt_thr pt_rec PT_TLS;
+#define pt_nest         (pt_rec.nest)
+#define pt_thread_index (pt_rec.thread_index)
 /* the key whose destructor is the thread-exit hook (lifecycle.c) */
 extern pthread_key_t pt_thread_exit_key;
 extern int pt_thread_exit_keyed; /* 0: no key (never set one: it would be the program's) */
