@@ -703,22 +703,87 @@ fail:
 	return rc;
 }
 
-/* After a short record of x's just written into the span s: the records
+/* The writing of a copy (pt_snap_emit): the log writer, the span of the
+ * block being built that the records go straight into (as the flusher
+ * writes), and the run of short records of one type (so of one writer)
+ * being written in it, counted here for the summary, which then need not
+ * read them again (pt_logw_span_pre), when RUN_PRE long at least.  Its
+ * steps below are all inlined into pt_snap_emit, so that the state stays
+ * in registers as one function's locals would. */
+#define RUN_PRE 8u
+struct emit {
+	struct pt_snap_copy *cp;
+	const unsigned char *buf;
+	struct pt_snap_stats *st;
+	struct pt_logw *w;
+	struct pt_logw_span *s;
+	int fd;
+	int sp;                  /* s is open */
+	uint32_t used, sn, gen;  /* s's bytes and records; which span (sw.gen) */
+	uint64_t sl;             /* s's last time */
+	uint64_t lost;           /* the gaps told so far */
+	uint64_t synced;         /* the file's write-back started up to here */
+	uint32_t r_off, r_n, r_id, r_wi; /* the run: where, how many, type, writer */
+	uint64_t r_first, r_last, r_min, r_max;
+};
+
+#define EMIT_INLINE static inline __attribute__((always_inline))
+
+/* The run being counted ends: given to the span if long enough. */
+EMIT_INLINE void run_end(struct emit *e)
+{
+	if (e->r_n >= RUN_PRE) {
+		struct pt_logw_pre r = { e->r_off, e->used, e->r_wi, e->r_id, e->r_n,
+		                         e->r_first, e->r_last, e->r_min, e->r_max };
+		pt_logw_span_pre(e->s, &r);
+	}
+	e->r_n = 0;
+}
+
+/* A short record of type info at ns, written at e->used: the run goes on
+ * or ends (and one begins if runs: the record is short, uncut). */
+EMIT_INLINE void run_count(struct emit *e, unsigned info, uint64_t ns, int runs)
+{
+	if (runs && e->r_n && info == e->r_id && e->s->wi == e->r_wi) {
+		e->r_n++;
+		e->r_last = ns;
+		e->r_min = ns < e->r_min ? ns : e->r_min;
+		e->r_max = ns > e->r_max ? ns : e->r_max;
+		return;
+	}
+	run_end(e);
+	if (runs) {
+		e->r_off = e->used, e->r_n = 1, e->r_id = info, e->r_wi = e->s->wi;
+		e->r_first = e->r_last = e->r_min = e->r_max = ns;
+	}
+}
+
+/* The span closed, if open (its run counted first); a new span is of a
+ * new generation, so no writer's index of this one is used in it. */
+EMIT_INLINE void span_close(struct emit *e)
+{
+	if (e->sp) {
+		run_end(e);
+		pt_logw_span_close(e->w, e->s, e->used, e->sn, e->sl);
+	}
+	e->sp = 0, e->gen++;
+}
+
+/* After a short record of x's just written into the span: the records
  * that follow it in x's chunk as a thread recording in a loop makes them
  * (short: the same caller; of the same type, with no flag; whole words of
  * payload; each at most lim, in the clock's segment, within the block's
  * reach; room for it) written the same way in a tight loop: an 8-byte
  * header and the payload's words each.  The first that is anything else
- * is left to the general path.  The counts of the caller's run (r_*) and
- * of the snapshot go on. */
-static void burst(struct pt_snap_copy *cp, const struct sck *ck, const unsigned char *buf,
-                  struct sw *x, struct pt_logw_span *s, uint64_t lim, uint32_t *usedp,
-                  uint32_t *snp, uint64_t *slp, uint32_t *r_n, uint64_t *r_last,
-                  uint64_t *r_min, uint64_t *r_max, struct pt_snap_stats *st)
+ * is left to the general path.  The counts of the run and of the
+ * snapshot go on. */
+static void burst(struct emit *e, struct sw *x, uint64_t lim)
 {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	const struct sck *c = &ck[x->cur];
-	const unsigned char *cb = buf + (size_t)c->idx * cp->chunk_size;
+	struct pt_snap_copy *cp = e->cp;
+	const struct pt_logw_span *s = e->s;
+	const struct sck *c = &cp->ck[x->cur];
+	const unsigned char *cb = e->buf + (size_t)c->idx * cp->chunk_size;
 	const struct pt_clock *clk = &cp->clk;
 	if (clk->kind != PT_CLK_TSC || x->r.len & 7u)
 		return;
@@ -726,8 +791,8 @@ static void burst(struct pt_snap_copy *cp, const struct sck *ck, const unsigned 
 	const uint64_t base = c->base, lo = clk->seg_tick, hi = clk->seg_end, mult = clk->seg_mult;
 	const int64_t nsoff = clk->seg_ns + clk->real_minus_mono;
 	const uint64_t hdr = (uint64_t)(key | PT_LOG_RF_SHORT) << 48;
-	uint32_t off = x->off, used = *usedp, n0 = *snp;
-	uint64_t ns = x->ns, mn = *r_min, mx = *r_max, maxtick = 0;
+	uint32_t off = x->off, used = e->used, k = 0;
+	uint64_t ns = x->ns, mn = e->r_min, mx = e->r_max, maxtick = 0;
 	while (off + PT_REC_SHORT <= commit) {
 		uint64_t w0;
 		memcpy(&w0, cb + off, 8);
@@ -755,236 +820,265 @@ static void burst(struct pt_snap_copy *cp, const struct sck *ck, const unsigned 
 		mn = t < mn ? t : mn;
 		mx = t > mx ? t : mx;
 		maxtick = tick > maxtick ? tick : maxtick;
-		(*snp)++;
+		k++;
 	}
-	uint32_t k = *snp - n0;
 	if (!k)
 		return;
 	if (clk->seg_tail && maxtick > clk->frontier) /* (as pt_clock_ns_cached moves it) */
 		cp->clk.frontier = maxtick;
-	*usedp = used;
-	*slp = ns;
-	*r_n += k;
-	*r_last = ns;
-	*r_min = mn, *r_max = mx;
-	st->events += k;
-	st->last = ns;
+	e->used = used;
+	e->sn += k;
+	e->sl = ns;
+	e->r_n += k;
+	e->r_last = ns;
+	e->r_min = mn, e->r_max = mx;
+	e->st->events += k;
+	e->st->last = ns;
 	x->off = off;
 	x->ns = ns; /* (x->r stands for its last record: the same type, length, caller) */
 #else
-	(void)cp, (void)ck, (void)buf, (void)x, (void)s, (void)lim, (void)usedp, (void)snp;
-	(void)slp, (void)r_n, (void)r_last, (void)r_min, (void)r_max, (void)st;
+	(void)e, (void)x, (void)lim;
 #endif
 }
 
-/* bytes of the log between two starts of its write-back */
-#define SNAP_SYNC_STEP (1u << 20)
-
-int pt_snap_emit(struct pt_snap_copy *cp, int fd, struct pt_snap_stats *stout)
+/* The copy's writers: each a run of ck[] (by writer, in its order), in
+ * ws[]; their number. */
+static size_t emit_writers(const struct pt_snap_copy *cp, struct sw *ws)
 {
-	struct pt_snap_stats *st = &cp->st;
-	struct sck *ck = cp->ck;
-	const unsigned char *buf = cp->sb->p;
-	uint32_t n = cp->n, chunk_size = cp->chunk_size, max_data = cp->max_data;
-	uint64_t from = cp->from, to = cp->to;
-	const struct pt_snap_ev *trig = &cp->trig;
-	int keep = cp->keep;
-	struct sw *ws = NULL, **heap = NULL;
-	struct pt_logw w;
-	int rc = 0, w_ok = 0;
-
-	/* (a copy is written once: its stats are its own from here) */
-	st->events = st->gaps = st->first = st->last = st->bytes = st->trig_kept = 0;
+	const struct sck *ck = cp->ck;
 	size_t nw = 0;
-	ws = calloc(n + 1, sizeof *ws);
-	heap = calloc(n + 1, sizeof *heap);
-	if (!ws || !heap) {
-		rc = ENOMEM;
-		goto out;
-	}
-	for (uint32_t i = 0; i < n; i++) {
+	for (uint32_t i = 0; i < cp->n; i++) {
 		if (i == 0 || !same_writer(&ck[i], &ck[i - 1]))
 			ws[nw++] = (struct sw){ ck[i].pid, ck[i].thread, 0, i, i + 1, i, 0, 0, { 0 }, 0, 0, 0, 0 };
 		else
 			ws[nw - 1].end = i + 1;
 	}
-	/* 4. the log: its names and map first */
+	return nw;
+}
+
+/* The log begun in w: its header (the stream's attributes, as a log of
+ * its own), then its names and map, so that it opens alone. */
+static int emit_head(const struct pt_snap_copy *cp, struct pt_logw *w, int fd, int *w_ok)
+{
 	struct pt_attr_img attr = cp->attr;
 	attr.has_log = 1;
 	attr.log_policy = POSIX_TRACE_APPEND;
-	if ((rc = pt_logw_init(&w, fd, &attr, POSIX_TRACE_APPEND, 0)) != 0)
-		goto out;
-	w_ok = 1;
+	int rc = pt_logw_init(w, fd, &attr, POSIX_TRACE_APPEND, 0);
+	if (rc)
+		return rc;
+	*w_ok = 1;
 	for (uint32_t i = 0; i < cp->nnames && !rc; i++)
-		rc = pt_logw_name(&w, cp->name_id[i], cp->name[i]);
+		rc = pt_logw_name(w, cp->name_id[i], cp->name[i]);
 	for (size_t i = 0; i < cp->nobjs && !rc; i++)
-		rc = pt_logw_obj(&w, &cp->objs[i]);
-	/* 5. the records stamped in [from, to], merged by time */
+		rc = pt_logw_obj(w, &cp->objs[i]);
+	return rc;
+}
+
+/* The merge's heap: each writer at its first record of the window [from,
+ * to] (one with none left out), and the trigger event kept as a writer of
+ * its own after a gap; the heap's size. */
+static size_t merge_begin(struct pt_snap_copy *cp, const unsigned char *buf, struct sw *ws,
+                          size_t nw, struct sw **heap)
+{
+	const struct pt_snap_ev *trig = &cp->trig;
 	size_t nh = 0;
 	for (size_t i = 0; i < nw; i++) {
 		struct sw *x = &ws[i];
-		while (sw_next(&cp->clk, ck, buf, x, max_data, chunk_size) && x->ns < from)
+		while (sw_next(&cp->clk, cp->ck, buf, x, cp->max_data, cp->chunk_size) && x->ns < cp->from)
 			x->gap = 0; /* (before the window: a gap there is not the window's) */
-		if (x->cur < x->end && x->ns <= to)
+		if (x->cur < x->end && x->ns <= cp->to)
 			heap[nh++] = x;
 	}
-	if (keep) {
-		struct sw *x = &ws[nw++];
+	if (cp->keep) {
+		struct sw *x = &ws[nw];
 		*x = (struct sw){ trig->pid, trig->thread, 1, 0, 0, 0, 0, 0,
 		                  { 0, 0, trig->id, trig->len, 0, trig->data }, trig->ns, 1, 0, 0 };
 		heap[nh++] = x;
-		st->trig_kept = 1;
+		cp->st.trig_kept = 1;
 	}
 	for (size_t i = nh / 2; i-- > 0;)
 		heap_down(heap, nh, i);
-	/* the records go straight into the block being built (a span of the
-	 * log writer, as the flusher writes), each writer's run taken while
-	 * its events come before the other writers' next ones; an event the
-	 * span cannot take (the block full, a writer table full, a time out
-	 * of the block's reach, a payload to cut) goes through
-	 * pt_logw_event(), which makes room */
-	uint64_t lost = 0, sl = 0;
-	struct pt_logw_span s;
-	uint32_t used = 0, sn = 0, gen = 1;
-	int sp = 0;
-	/* the run of short records of one type (so of one writer) being
-	 * written: counted here for the summary, which then need not read
-	 * them again (pt_logw_span_pre), when RUN_PRE long at least */
-	uint32_t r_off = 0, r_n = 0, r_id = 0, r_wi = 0;
-	uint64_t r_first = 0, r_last = 0, r_min = 0, r_max = 0;
-#define RUN_PRE 8u
-#define RUN_END() do { \
-		if (r_n >= RUN_PRE) { \
-			struct pt_logw_pre r_ = { r_off, used, r_wi, r_id, r_n, r_first, r_last, \
-			                          r_min, r_max }; \
-			pt_logw_span_pre(&s, &r_); \
-		} \
-		r_n = 0; \
-	} while (0)
-#define SPAN_CLOSE() do { \
-		if (sp) { \
-			RUN_END(); \
-			pt_logw_span_close(&w, &s, used, sn, sl); \
-		} \
-		sp = 0, gen++; \
-	} while (0)
-	uint64_t synced = 0; /* (where the file's write-back was started up to) */
+	return nh;
+}
+
+/* A gap before x's next record, told where it is as the reader tells a
+ * loss: an OVERFLOW and a RESUME with the count so far. */
+EMIT_INLINE int put_gap(struct emit *e, struct sw *x)
+{
+	span_close(e);
+	e->lost++;
+	int rc = pt_logw_event(e->w, x->ns, x->pid, x->thread, 0, POSIX_TRACE_OVERFLOW, 0, NULL, 0);
+	if (!rc)
+		rc = pt_logw_event_lost(e->w, x->ns, x->pid, x->thread, 0, POSIX_TRACE_RESUME, e->lost);
+	x->gap = 0;
+	e->st->gaps++;
+	return rc;
+}
+
+/* The span made ready for x's record of len bytes: opened if none is,
+ * else turned to x's writer (one it has already, or one it can take);
+ * closed when it cannot take x's. */
+EMIT_INLINE void span_for(struct emit *e, struct sw *x, uint32_t len)
+{
+	struct pt_logw_span *s = e->s;
+	if (!e->sp && pt_logw_span_open(e->w, x->pid, x->thread, x->ns, s)) {
+		e->sp = 1, e->used = e->sn = 0;
+		x->gen = e->gen, x->wi = s->wi;
+	} else if (e->sp && (s->who.pid != x->pid || s->who.thread != x->thread)) {
+		if (x->gen == e->gen) { /* a writer the span has already */
+			s->wi = x->wi;
+			s->where = (uint64_t)x->wi << 48;
+			s->who = (struct pt_logw_who){ x->pid, x->thread };
+		} else if (pt_logw_span_who(e->w, s, x->pid, x->thread, e->used + PT_LOG_REC + len)) {
+			x->gen = e->gen, x->wi = s->wi;
+		} else {
+			span_close(e);
+		}
+	}
+}
+
+/* x's record encoded into the open span, which has room and reach for
+ * it; 1 if a burst may follow (a short record, uncut, unswapped, of a
+ * writer with a chunk). */
+EMIT_INLINE int span_put(struct emit *e, struct sw *x, uint32_t len)
+{
+	struct pt_logw_span *s = e->s;
+	unsigned char *p = s->p + e->used;
+	unsigned info = x->r.id | (x->r.trunc ? PT_LOG_RF_TRUNC : 0);
+	uint32_t hl = pt_log_put_rec(p, (uint32_t)(x->ns - s->base), len, info,
+	                             (x->r.addr & PT_MASK48) | s->where, s->swap, &s->prev);
+	/* (a run: its type alone) */
+	run_count(e, info, x->ns, hl == PT_LOG_REC_SHORT && !x->r.trunc);
+	/* (a small payload's copy inline: most are) */
+	if (len == 16)
+		memcpy(p + hl, x->r.data, 16);
+	else if (len == 8)
+		memcpy(p + hl, x->r.data, 8);
+	else
+		memcpy(p + hl, x->r.data, len);
+	e->used += hl + len;
+	e->sn++;
+	e->sl = x->ns;
+	return hl == PT_LOG_REC_SHORT && !x->r.trunc && !s->swap && !x->one;
+}
+
+/* x's records written while they come before lim (the other writers'
+ * next); *more: x has a record left.  An event the span cannot take (the
+ * block full, a writer table full, a time out of the block's reach, a
+ * payload to cut) goes through pt_logw_event(), which makes room. */
+EMIT_INLINE int emit_run(struct emit *e, struct sw *x, uint64_t lim, int *more)
+{
+	struct pt_snap_copy *cp = e->cp;
+	struct pt_snap_stats *st = e->st;
+	int rc;
+	do {
+		if (x->gap && (rc = put_gap(e, x)) != 0)
+			return rc;
+		uint32_t len = x->r.len;
+		int tryb = 0;
+		span_for(e, x, len);
+		struct pt_logw_span *s = e->s;
+		if (e->sp && x->ns >= s->base && x->ns - s->base <= UINT32_MAX &&
+		    len <= s->max_payload && e->used + PT_LOG_REC + len <= s->room) {
+			tryb = span_put(e, x, len);
+		} else {
+			span_close(e);
+			rc = pt_logw_event(e->w, x->ns, x->pid, x->thread, x->r.addr, x->r.id,
+			                   (int)x->r.trunc, x->r.data, len);
+			if (rc)
+				return rc;
+		}
+		if (!st->events++)
+			st->first = x->ns;
+		st->last = x->ns;
+		if (tryb)
+			burst(e, x, lim);
+		*more = sw_next(&cp->clk, cp->ck, e->buf, x, cp->max_data, cp->chunk_size);
+	} while (*more && x->ns <= lim);
+	return 0;
+}
+
+/* bytes of the log between two starts of its write-back */
+#define SNAP_SYNC_STEP (1u << 20)
+
+/* The records stamped in [from, to], merged by time: the earliest
+ * writer's run taken while its events come before the other writers'
+ * next ones (the heap's two children: its next is at the top). */
+EMIT_INLINE int merge(struct emit *e, struct sw **heap, size_t nh)
+{
+	uint64_t to = e->cp->to;
+	int rc = 0;
 	while (nh && !rc) {
 		struct sw *x = heap[0];
 		uint64_t lim = to;
 		/* the file's pages sent to the disk as they are written, so that
 		 * the fsync at the end waits for the last ones only */
-		if (w.pos - synced >= SNAP_SYNC_STEP) {
-			(void)sync_file_range(fd, (off_t)synced, (off_t)(w.pos - synced),
+		if (e->w->pos - e->synced >= SNAP_SYNC_STEP) {
+			(void)sync_file_range(e->fd, (off_t)e->synced, (off_t)(e->w->pos - e->synced),
 			                      SYNC_FILE_RANGE_WRITE);
-			synced = w.pos;
+			e->synced = e->w->pos;
 		}
 		if (nh > 1 && heap[1]->ns < lim)
 			lim = heap[1]->ns;
 		if (nh > 2 && heap[2]->ns < lim)
 			lim = heap[2]->ns;
 		int more = 0;
-		do {
-			if (x->gap) { /* told where it is, as the reader tells a loss */
-				SPAN_CLOSE();
-				lost++;
-				rc = pt_logw_event(&w, x->ns, x->pid, x->thread, 0, POSIX_TRACE_OVERFLOW,
-				                   0, NULL, 0);
-				if (!rc)
-					rc = pt_logw_event_lost(&w, x->ns, x->pid, x->thread, 0,
-					                        POSIX_TRACE_RESUME, lost);
-				x->gap = 0;
-				st->gaps++;
-				if (rc)
-					break;
-			}
-			uint32_t len = x->r.len;
-			int tryb = 0;
-			if (!sp && pt_logw_span_open(&w, x->pid, x->thread, x->ns, &s)) {
-				sp = 1, used = sn = 0;
-				x->gen = gen, x->wi = s.wi;
-			} else if (sp && (s.who.pid != x->pid || s.who.thread != x->thread)) {
-				if (x->gen == gen) { /* a writer the span has already */
-					s.wi = x->wi;
-					s.where = (uint64_t)x->wi << 48;
-					s.who = (struct pt_logw_who){ x->pid, x->thread };
-				} else if (pt_logw_span_who(&w, &s, x->pid, x->thread,
-				                            used + PT_LOG_REC + len)) {
-					x->gen = gen, x->wi = s.wi;
-				} else {
-					SPAN_CLOSE();
-				}
-			}
-			if (sp && x->ns >= s.base && x->ns - s.base <= UINT32_MAX &&
-			    len <= s.max_payload && used + PT_LOG_REC + len <= s.room) {
-				unsigned char *p = s.p + used;
-				unsigned info = x->r.id | (x->r.trunc ? PT_LOG_RF_TRUNC : 0);
-				uint32_t hl = pt_log_put_rec(p, (uint32_t)(x->ns - s.base), len, info,
-				                             (x->r.addr & PT_MASK48) | s.where, s.swap,
-				                             &s.prev);
-				uint64_t ns = x->ns;
-				int runs = hl == PT_LOG_REC_SHORT && !x->r.trunc; /* (a run: its type alone) */
-				if (runs && r_n && info == r_id && s.wi == r_wi) {
-					r_n++;
-					r_last = ns;
-					r_min = ns < r_min ? ns : r_min;
-					r_max = ns > r_max ? ns : r_max;
-				} else {
-					RUN_END();
-					if (runs) {
-						r_off = used, r_n = 1, r_id = info, r_wi = s.wi;
-						r_first = r_last = r_min = r_max = ns;
-					}
-				}
-				/* (a small payload's copy inline: most are) */
-				if (len == 16)
-					memcpy(p + hl, x->r.data, 16);
-				else if (len == 8)
-					memcpy(p + hl, x->r.data, 8);
-				else
-					memcpy(p + hl, x->r.data, len);
-				used += hl + len;
-				sn++;
-				sl = x->ns;
-				tryb = hl == PT_LOG_REC_SHORT && !x->r.trunc && !s.swap && !x->one;
-			} else {
-				SPAN_CLOSE();
-				rc = pt_logw_event(&w, x->ns, x->pid, x->thread, x->r.addr, x->r.id,
-				                   (int)x->r.trunc, x->r.data, len);
-				if (rc)
-					break;
-			}
-			if (!st->events++)
-				st->first = x->ns;
-			st->last = x->ns;
-			if (tryb)
-				burst(cp, ck, buf, x, &s, lim, &used, &sn, &sl, &r_n, &r_last, &r_min,
-				      &r_max, st);
-			more = sw_next(&cp->clk, ck, buf, x, max_data, chunk_size);
-		} while (more && x->ns <= lim);
-		if (rc)
+		if ((rc = emit_run(e, x, lim, &more)) != 0)
 			break;
 		if (!more || x->ns > to)
 			heap[0] = heap[--nh];
 		heap_down(heap, nh, 0);
 	}
-	SPAN_CLOSE();
-#undef SPAN_CLOSE
-#undef RUN_END
-#undef RUN_PRE
-	/* 6. finished, on disk */
-	if (!rc) {
-		struct posix_trace_status_info si = { 0 };
-		si.posix_stream_status = POSIX_TRACE_RUNNING;
-		si.posix_stream_overrun_status = lost ? POSIX_TRACE_OVERRUN : POSIX_TRACE_NO_OVERRUN;
-		w.stream_lost = lost;
-		rc = pt_logw_finish(&w, &si);
-		if (!rc && w.err)
-			rc = w.err;
-		if (!rc && fsync(fd) && errno != EINVAL && errno != EROFS)
-			rc = errno;
+	span_close(e);
+	return rc;
+}
+
+/* The log finished (the last block, the summary, END: the stream's
+ * status with its losses) and on disk. */
+static int emit_end(struct pt_logw *w, int fd, uint64_t lost)
+{
+	struct posix_trace_status_info si = { 0 };
+	si.posix_stream_status = POSIX_TRACE_RUNNING;
+	si.posix_stream_overrun_status = lost ? POSIX_TRACE_OVERRUN : POSIX_TRACE_NO_OVERRUN;
+	w->stream_lost = lost;
+	int rc = pt_logw_finish(w, &si);
+	if (!rc && w->err)
+		rc = w->err;
+	if (!rc && fsync(fd) && errno != EINVAL && errno != EROFS)
+		rc = errno;
+	return rc;
+}
+
+int pt_snap_emit(struct pt_snap_copy *cp, int fd, struct pt_snap_stats *stout)
+{
+	struct pt_snap_stats *st = &cp->st;
+	struct sw *ws = NULL, **heap = NULL;
+	struct pt_logw w;
+	struct pt_logw_span s;
+	int rc = 0, w_ok = 0;
+
+	/* (a copy is written once: its stats are its own from here) */
+	st->events = st->gaps = st->first = st->last = st->bytes = st->trig_kept = 0;
+	ws = calloc(cp->n + 1, sizeof *ws);
+	heap = calloc(cp->n + 1, sizeof *heap);
+	if (!ws || !heap) {
+		rc = ENOMEM;
+		goto out;
 	}
-	st->bytes = w_ok ? w.written : 0;
+	size_t nw = emit_writers(cp, ws);
+	/* 4. the log: its names and map first */
+	rc = emit_head(cp, &w, fd, &w_ok);
+	if (!w_ok)
+		goto out;
+	/* 5. the records, merged by time */
+	struct emit e = { .cp = cp, .buf = cp->sb->p, .st = st, .w = &w, .s = &s, .fd = fd, .gen = 1 };
+	size_t nh = merge_begin(cp, e.buf, ws, nw, heap);
+	if (!rc)
+		rc = merge(&e, heap, nh);
+	/* 6. finished, on disk */
+	if (!rc)
+		rc = emit_end(&w, fd, e.lost);
+	st->bytes = w.written;
 out:
 	if (w_ok)
 		pt_logw_free(&w);
