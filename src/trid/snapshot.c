@@ -558,36 +558,37 @@ static void settle(struct pt_trid *t)
 	free(w);
 }
 
-int pt_snap_copy(struct pt_trid *t, uint64_t from, uint64_t to, const struct pt_snap_ev *trig,
-                 struct pt_snap_copy **out)
+/* A copy's own memory: the chunks' list, and the copies, as much as the
+ * chunks hold (touched only as used); NULL if there is none. */
+static struct pt_snap_copy *copy_new(const struct pt_view *v, uint64_t from, uint64_t to)
 {
-	settle(t); /* (first: what is stamped by now is then in the chunks) */
-	const struct pt_view *v = &t->view;
-	uint32_t epoch = epoch_of(t), n = 0;
 	struct pt_snap_copy *cp = calloc(1, sizeof *cp);
 	struct sck *ck = malloc((size_t)v->nchunks * sizeof *ck);
-	/* the copies: as much as the chunks hold, touched only as used */
 	struct snapbuf *sb = buf_take((size_t)v->nchunks * v->chunk_size);
-	unsigned char *buf = sb ? sb->p : NULL;
-	struct pt_snap_stats *st;
 
-	*out = NULL;
-	if (!cp || !ck || !buf) {
+	if (!cp || !ck || !sb || !sb->p) {
 		free(cp);
 		free(ck);
 		buf_give(sb);
-		return ENOMEM;
+		return NULL;
 	}
 	cp->sb = sb, cp->ck = ck, cp->from = from, cp->to = to;
 	cp->chunk_size = v->chunk_size, cp->max_data = v->max_data;
-	st = &cp->st;
-	/* 1. the chunks that may hold records of the window: begun by its
-	 * end, and not followed by a chunk of their writer begun before its
-	 * start.  A writer all of whose chunks left begin after the window's
-	 * end, and not with its first, had its chunks up to that end
-	 * overwritten before this look (the program lapped the stream since
-	 * the trigger): counted, so that the snapshot says so */
-	uint32_t m = 0;
+	return cp;
+}
+
+/* 1. The chunks that may hold records of the window, into cp->ck by
+ * writer: begun by its end, and not followed by a chunk of their writer
+ * begun before its start; their number.  A writer all of whose chunks
+ * left begin after the window's end, and not with its first, had its
+ * chunks up to that end overwritten before this look (the program lapped
+ * the stream since the trigger): counted, so that the snapshot says so. */
+static uint32_t copy_pick(struct pt_trid *t, struct pt_snap_copy *cp, uint32_t epoch)
+{
+	const struct pt_view *v = &t->view;
+	struct sck *ck = cp->ck;
+	uint64_t from = cp->from, to = cp->to;
+	uint32_t m = 0, n = 0;
 	for (uint32_t i = 0; i < v->nchunks; i++) {
 		struct ckd d;
 		if (ck_read(t, i, epoch, &d) || !d.commit)
@@ -599,35 +600,50 @@ int pt_snap_copy(struct pt_trid *t, uint64_t from, uint64_t to, const struct pt_
 	qsort(ck, m, sizeof *ck, by_writer);
 	for (uint32_t i = 0; i < m; i++) {
 		if (i == 0 || !same_writer(&ck[i], &ck[i - 1]))
-			st->lapped += ck[i].base_ns > to && ck[i].serial != 1;
+			cp->st.lapped += ck[i].base_ns > to && ck[i].serial != 1;
 		if (ck[i].base_ns > to)
 			continue; /* begun after the window */
 		if (!(i + 1 < m && same_writer(&ck[i], &ck[i + 1]) && ck[i + 1].base_ns < from))
 			ck[n++] = ck[i];
 	}
-	/* 2. copied oldest first (a thief takes the oldest first), each
-	 * chunk's words, then its life checked again: one overwritten
-	 * meanwhile is dropped, counted */
-	qsort(ck, n, sizeof *ck, by_life);
-	m = n, n = 0;
+	return n;
+}
+
+/* 2. The m chunks picked, copied oldest first (a thief takes the oldest
+ * first), each chunk's words, then its life checked again: one
+ * overwritten meanwhile is dropped, counted.  Those kept, their number. */
+static uint32_t copy_chunks(struct pt_trid *t, struct pt_snap_copy *cp, uint32_t m)
+{
+	const struct pt_view *v = &t->view;
+	struct sck *ck = cp->ck;
+	unsigned char *buf = cp->sb->p;
+	uint32_t n = 0;
+	qsort(ck, m, sizeof *ck, by_life);
 	for (uint32_t k = 0; k < m; k++) {
 		struct sck *c = &ck[k];
 		copy_words(v, c->idx, 0, c->commit, buf + (size_t)c->idx * v->chunk_size);
 		if (pt_ext_snapshot_copy_hook)
 			pt_ext_snapshot_copy_hook(pt_ext_snapshot_copy_arg);
 		if (!ck_alive(t, c->idx, c->seq)) {
-			st->dropped++;
-			st->dropped_events += !c->open && c->nev ? c->nev : 1;
+			cp->st.dropped++;
+			cp->st.dropped_events += !c->open && c->nev ? c->nev : 1;
 			continue;
 		}
 		ck[n++] = *c;
 	}
-	st->chunks = n;
-	/* 3. each writer's chunks in the order it took them.  A chunk copied
-	 * while open that has a later chunk of its writer was filled and
-	 * sealed after it was copied: its rest is copied now (else the
-	 * writer's events between the two copies would be missing with no
-	 * gap told); if it was overwritten meanwhile, its rest is a gap. */
+	return n;
+}
+
+/* 3. The n chunks kept, each writer's in the order it took them.  A chunk
+ * copied while open that has a later chunk of its writer was filled and
+ * sealed after it was copied: its rest is copied now (else the writer's
+ * events between the two copies would be missing with no gap told); if
+ * it was overwritten meanwhile, its rest is a gap. */
+static void copy_rests(struct pt_trid *t, struct pt_snap_copy *cp, uint32_t n, uint32_t epoch)
+{
+	const struct pt_view *v = &t->view;
+	struct sck *ck = cp->ck;
+	unsigned char *buf = cp->sb->p;
 	qsort(ck, n, sizeof *ck, by_writer);
 	for (uint32_t i = 0; i + 1 < n; i++) {
 		struct sck *c = &ck[i];
@@ -648,15 +664,26 @@ int pt_snap_copy(struct pt_trid *t, uint64_t from, uint64_t to, const struct pt_
 			c->commit = d.commit;
 		}
 	}
-	/* the trigger event the caller saw, if the copy no longer holds it
-	 * (overwritten since): a writer of its own, after a gap */
+}
+
+/* Is the trigger event the caller saw to be written from trig?  It is
+ * when it is in the window and the copy no longer holds it (overwritten
+ * since): then a writer of its own, after a gap. */
+static int trig_keep(struct pt_trid *t, struct pt_snap_copy *cp, const struct pt_snap_ev *trig)
+{
 	int alone = 0;
-	int keep = trig && trig->ns >= from && trig->ns <= to && trig->id < PT_NIDS &&
-	           trig->len <= v->max_data && !trig_held(t, ck, n, buf, trig, &alone);
-	st->trig_alone = alone && from < trig->ns;
-	cp->n = n;
-	/* what the log needs of the stream besides its records, taken now */
-	int rc = 0;
+	int keep = trig && trig->ns >= cp->from && trig->ns <= cp->to && trig->id < PT_NIDS &&
+	           trig->len <= cp->max_data &&
+	           !trig_held(t, cp->ck, cp->n, cp->sb->p, trig, &alone);
+	cp->st.trig_alone = alone && cp->from < trig->ns;
+	return keep;
+}
+
+/* What the log needs of the stream besides its records, taken now: the
+ * event names, the map of loaded code, a clock of its own, the
+ * attributes.  0, or ENOMEM. */
+static int copy_meta(struct pt_trid *t, struct pt_snap_copy *cp)
+{
 	char name[PT_NAME_SZ];
 	if (t->tctl)
 		pt_names_copy(t->view.names, pt_ctl_names(t->tctl));
@@ -672,8 +699,7 @@ int pt_snap_copy(struct pt_trid *t, uint64_t from, uint64_t to, const struct pt_
 	if (!cp->name_id || !cp->name || !cp->objs || !cp->clk.pt) {
 		if (!cp->clk.pt)
 			memset(&cp->clk, 0, sizeof cp->clk);
-		rc = ENOMEM;
-		goto fail;
+		return ENOMEM;
 	}
 	memcpy(cp->clk.pt, t->clk.pt, t->clk.n * sizeof *cp->clk.pt);
 	uint32_t k = 0;
@@ -686,21 +712,45 @@ int pt_snap_copy(struct pt_trid *t, uint64_t from, uint64_t to, const struct pt_
 	memcpy(cp->objs, t->rd.objs, t->rd.nobjs * sizeof *cp->objs);
 	cp->nobjs = t->rd.nobjs;
 	cp->attr = t->attr;
-	if (keep) {
-		if (!(cp->trig_data = malloc(trig->len ? trig->len : 1))) {
-			rc = ENOMEM;
-			goto fail;
-		}
-		memcpy(cp->trig_data, trig->data, trig->len);
-		cp->trig = *trig;
-		cp->trig.data = cp->trig_data;
-		cp->keep = 1;
+	return 0;
+}
+
+/* The trigger event kept in the copy, with its payload: 0, or ENOMEM. */
+static int copy_trig(struct pt_snap_copy *cp, const struct pt_snap_ev *trig)
+{
+	if (!(cp->trig_data = malloc(trig->len ? trig->len : 1)))
+		return ENOMEM;
+	memcpy(cp->trig_data, trig->data, trig->len);
+	cp->trig = *trig;
+	cp->trig.data = cp->trig_data;
+	cp->keep = 1;
+	return 0;
+}
+
+int pt_snap_copy(struct pt_trid *t, uint64_t from, uint64_t to, const struct pt_snap_ev *trig,
+                 struct pt_snap_copy **out)
+{
+	settle(t); /* (first: what is stamped by now is then in the chunks) */
+	uint32_t epoch = epoch_of(t);
+	struct pt_snap_copy *cp = copy_new(&t->view, from, to);
+
+	*out = NULL;
+	if (!cp)
+		return ENOMEM;
+	uint32_t n = copy_pick(t, cp, epoch);
+	n = cp->st.chunks = copy_chunks(t, cp, n);
+	copy_rests(t, cp, n, epoch);
+	cp->n = n;
+	int keep = trig_keep(t, cp, trig);
+	int rc = copy_meta(t, cp);
+	if (!rc && keep)
+		rc = copy_trig(cp, trig);
+	if (rc) {
+		pt_snap_copy_free(cp);
+		return rc;
 	}
 	*out = cp;
 	return 0;
-fail:
-	pt_snap_copy_free(cp);
-	return rc;
 }
 
 /* The writing of a copy (pt_snap_emit): the log writer, the span of the
