@@ -1,7 +1,7 @@
 /*
  * create.c -- posix_trace_create and posix_trace_create_withlog: the
  * attributes checked and resolved (the stream-full policy a stream gets by
- * default, the no-loss extension), then trid/create.c makes the stream;
+ * default, the no-loss extension), then trid/newstream.c makes the stream;
  * and at exit, the streams a program left running are shut down.
  */
 #include <fcntl.h>

@@ -22,7 +22,7 @@ int pt_ext_join(trace_id_t trid, char *buf, size_t cap)
 		return EINVAL;
 	}
 	/* a region of the target's control memfd is held alive by the lock
-	 * on the slot's byte; a memfd of our own has no lock (create.c) */
+	 * on the slot's byte; a memfd of our own has no lock (newstream.c) */
 	uint32_t byte = t->region_off && t->slot >= 0 ? (uint32_t)t->slot : UINT32_MAX;
 	n = snprintf(buf, cap, "%d.%d.%llu.%llu.%llu.%u", (int)getpid(), t->fd,
 	             (unsigned long long)st.st_ino, (unsigned long long)t->region_off,

@@ -141,7 +141,7 @@ struct pt_logr;
 struct posix_trace_status_info;
 struct pt_trid;
 /* posix_trace_get_status() of a trace id, under its lock: a stream's
- * (trid/create.c) or a log's (api/logfile.c); 0 or an errno */
+ * (trid/newstream.c) or a log's (api/logfile.c); 0 or an errno */
 typedef int pt_trid_status_fn(struct pt_trid *t, struct posix_trace_status_info *si);
 
 struct pt_trid {

@@ -6,7 +6,7 @@
  * is the program's own, like its descriptor: the child keeps its copy
  * (the reader reads with pread(), at offsets of its own), unless a thread
  * was reading it at the fork.  So only a
- * process that made a stream has fork handlers: trid/create.c asks for
+ * process that made a stream has fork handlers: trid/newstream.c asks for
  * them (pt_trid_fork_handlers()) before its first stream, and tells how
  * such a trace id is dropped; a process that only reads logs (the SQLite
  * extension's host, say) gets none.  (The traced side's own fork handling
@@ -61,7 +61,7 @@ static void atfork_parent(void)
 	pthread_mutex_unlock(&pt_trid_table_lock);
 }
 
-/* How a stream's trace id is dropped in a fork child (trid/create.c's). */
+/* How a stream's trace id is dropped in a fork child (trid/newstream.c's). */
 static void (*stream_drop)(struct pt_trid *t);
 
 static void atfork_child(void)

@@ -75,7 +75,7 @@ int pt_tree_join(struct pt_trid *t, pid_t pid, uint64_t ino)
 	atomic_store(&e->ino, ino);
 	atomic_store(&e->ctl_pid, (int32_t)getpid());
 	/* the liveness lock: this process's on the slot's byte of the region
-	 * file; a memfd of its own has none (create.c) */
+	 * file; a memfd of its own has none (newstream.c) */
 	atomic_store(&e->lock_byte, t->region_off && t->slot >= 0 ? (uint32_t)t->slot : UINT32_MAX);
 	atomic_store(&e->tree_pid, (int32_t)getpid());
 	atomic_store(&e->tree_fd, (int32_t)t->fd);

@@ -1,6 +1,6 @@
 /*
  * trid.h -- trace ids: the table of this process's trace ids (table.c;
- * their locks, lock.h), creating a stream (create.c) in a target process
+ * their locks, lock.h), creating a stream (newstream.c) in a target process
  * (target.c), and a stream's log writer, the flusher (flusher.c, with its
  * fast path flushrun.c).  Above reader/, traced/ (a controller records
  * system events into the streams it makes, and traces itself) and log/.
@@ -39,7 +39,7 @@ int pt_record_system(struct pt_trid *t, trace_event_id_t id, const void *data, s
                      void *addr, int wait);
 void pt_status_locked(struct pt_trid *t, struct posix_trace_status_info *si);
 
-/* --------------------------------------------- a new stream (create.c) */
+/* --------------------------------------------- a new stream (newstream.c) */
 int pt_stream_create(pid_t pid, const trace_attr_t *attr, int policy, uint32_t noloss, int logfd,
                      trace_id_t *trid, trace_id_t *undo);
 

@@ -1,5 +1,5 @@
 /*
- * create.c -- creating a stream, for this process or another one: its
+ * newstream.c -- creating a stream, for this process or another one: its
  * geometry, its segment (a region of the traced process's control memfd,
  * or a memfd of our own), the trusted copies the controller keeps, and the
  * control slot that tells the traced process.  The attributes come checked
