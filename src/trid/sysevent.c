@@ -1,6 +1,6 @@
 /*
  * sysevent.c -- a trace id's own writer of system events: START, STOP,
- * FILTER (api/control.c, api/filter.c) and the flusher's (flusher.c),
+ * FILTER (api/control.c, api/setfilter.c) and the flusher's (flusher.c),
  * into the stream it controls.
  */
 #include "trid.h"

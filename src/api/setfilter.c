@@ -1,5 +1,5 @@
 /*
- * filter.c -- the event filter of a stream (TEF).  The filter lives in the
+ * setfilter.c -- the event filter of a stream (TEF).  The filter lives in the
  * segment as 1024 bits that writers test with one load per event.
  */
 #include "api.h"
