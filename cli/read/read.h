@@ -1,7 +1,7 @@
 /*
  * read.h -- the bottom layer of the posixtrace command (cli/read/): a
  * trace read as a stream of events, from a log (tlog.c), a set of logs
- * (parts.c; either, trace.c) or a live stream (live.c), with the tables
+ * (parts.c; either, trace.c) or a live stream (livestream.c), with the tables
  * that grow as processes, threads and event types appear (threads.c,
  * typemap.c), the losses counted (losses.c) and the waits for room
  * (waits.c); and what every layer shares: messages, parsing and formatting helpers
@@ -518,7 +518,7 @@ int filter_threads(const struct evfilter *f);  /* any of --pid, --thread, --tid,
 int filter_type(struct evfilter *f, const struct tlog *l, unsigned id); /* type id passes */
 void filter_free(struct evfilter *f);
 
-/* ------------------------------------------------------------ live.c */
+/* ------------------------------------------------------------ livestream.c */
 /* A stream without a log for process pid (live, top): 0, or 1 after a
  * message.  live_drain() reads what is ready (waiting up to wait_ms for
  * the first), each event through fn (non-zero: stop, an error it said):

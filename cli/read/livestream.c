@@ -1,5 +1,5 @@
 /*
- * live.c -- a stream without a log, read as it is written (`live` and
+ * livestream.c -- a stream without a log, read as it is written (`live` and
  * `top`): made for a process with posix_trace_create(), drained with
  * posix_trace_timedgetnext_event() and posix_trace_trygetnext_event(),
  * each event added to a trace's tables (tlog_add) with its type's name,
