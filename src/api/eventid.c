@@ -7,7 +7,7 @@
  * segment), filled from the registry when it is created and when the
  * traced process maps it, and kept up to date on every new registration,
  * so a reader in another process, or after this one is gone, can name
- * every id.  The tables themselves are shm/names.c, and so is the one
+ * every id.  The tables themselves are shm/nametable.c, and so is the one
  * table of the system event types' names, which the extensions
  * posixtrace_eventid_system() and posixtrace_eventid_system_name() look
  * up without a stream.  Registering a name (the process's registry, a

@@ -3,7 +3,7 @@
  * primitives that work on it.  layout.h is the format (a stream's segment,
  * a process's control segment); clock.h turns its ticks into time; here:
  * a process's view of a segment (struct pt_view), sizing and checking a
- * segment (segment.c), the event-name tables (names.c) and futex waits
+ * segment (segment.c), the event-name tables (nametable.c) and futex waits
  * (futex.c).  Nothing here knows of trace ids, readers or logs.
  */
 #ifndef POSIXTRACE_SHM_H
@@ -159,7 +159,7 @@ void pt_futex_wake(_Atomic uint32_t *addr);
 void pt_wake_readers(struct pt_hdr *h);
 void pt_wake_room(struct pt_hdr *h, int all); /* no-loss writers waiting for a chunk */
 
-/* ----------------------------------------------------- event names (names.c) */
+/* ----------------------------------------------------- event names (nametable.c) */
 void pt_names_init(struct pt_name *names);
 void pt_names_copy(struct pt_name *dst, const struct pt_name *src);
 int pt_names_open(struct pt_name **tables, unsigned n, const char *name, trace_event_id_t *id);

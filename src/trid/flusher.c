@@ -400,7 +400,7 @@ static void record_own(struct pt_trid *t, struct pt_flusher *f, trace_event_id_t
  * reader of the log lists and names the types the stream did.  Names
  * already in the log are skipped (f->named); the table is in the
  * segment, which stays mapped while the flusher runs, and its entries
- * are published whole (shm/names.c), so it is read without t's lock and
+ * are published whole (shm/nametable.c), so it is read without t's lock and
  * no write to the log is made under it. */
 static void name_all(struct pt_trid *t, struct pt_flusher *f)
 {

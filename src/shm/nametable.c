@@ -1,5 +1,5 @@
 /*
- * names.c -- the tables of event names kept in shared memory: the traced
+ * nametable.c -- the tables of event names kept in shared memory: the traced
  * process's registry (in its control segment) and each stream's own table
  * (in the stream's segment).  Entries are claimed with a compare-and-swap
  * and published with a release store, so any process may add a name and a
