@@ -17,7 +17,7 @@
  *            state, its address a thread-local word, against the state
  *            kept, and the payload's bound in the header: two loads deep,
  *            and none of it feeds the record's address, which comes from
- *            thread-local words, as the floor's does (record.c, struct
+ *            thread-local words, as the floor's does (event.c, struct
  *            pt_fast; all of the thread's words in one object, as pt_rec)
  *   filter   the stream's filter word in its header, a bit test
  *   commit   a release store of the chunk's commit offset, its place the
@@ -200,7 +200,7 @@ out:
 }
 
 /* A variant: the event function (with S_CHAIN, the entry's test of the
- * id first, as record.c's posix_trace_event makes it) and its loop. */
+ * id first, as event.c's posix_trace_event makes it) and its loop. */
 /* (each function on a 64-byte boundary: where code falls moves a loop
  * like this one by a few tenths of a ns, which would fall on one side) */
 #define VARIANT(name, F)                                                                        \

@@ -17,7 +17,7 @@
  *   - FLUSH whose flusher is stuck (its log a pipe nobody reads yet): a
  *     run of 1001 events lost in a row, the first right after one that
  *     was recorded, is counted whole by the RESUME before the next event
- *     (most of a run is counted without the general path: record.c).
+ *     (most of a run is counted without the general path: event.c).
  * And the log format: a RESUME's count and the final count survive a
  * byte-swapped log; the count is not data (length 0); a log of format
  * version 1 reads with no counts, and a count record in one is damage.

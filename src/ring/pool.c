@@ -447,7 +447,7 @@ static void autostop(struct pt_view *sl, uint32_t state, uint64_t ts)
 }
 
 /* A FLUSH stream's flusher, asleep, is woken when a chunk is sealed and
- * when events are dropped, not at every event (record.c): it has work
+ * when events are dropped, not at every event (event.c): it has work
  * worth a wake-up, and the writer makes one futex call per chunk at most. */
 static void wake_flusher(struct pt_view *sl)
 {
@@ -690,7 +690,7 @@ int pt_pool_acquire(struct pt_view *sl, struct pt_tw *tw, uint32_t state, uint64
 	struct pt_chunk *ck = &sl->chunks[idx];
 	atomic_store_explicit(&ck->serial, tw->idx + 1, memory_order_relaxed); /* (no chunk held) */
 	/* taken in flight: the event it is taken for is on its way, and is
-	 * stamped once the chunk is published (traced/record.c) */
+	 * stamped once the chunk is published (traced/event.c) */
 	atomic_store_explicit(&ck->commit, PT_COMMIT_BUSY, memory_order_relaxed);
 	atomic_store_explicit(&ck->nevents, 0, memory_order_relaxed);
 	/* the life's own start value: a reader that claims with the last

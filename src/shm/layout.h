@@ -36,10 +36,10 @@
 #define PT_NIDS           __TRACE_EVENT_ID_LIMIT /* event id space */
 #define PT_SYS_IDS        16u                    /* ids below are system events */
 /* an extension system event: a thread of a no-loss stream waited for room
- * (traced/record.c); its payload is the wait in ns (u64) */
+ * (traced/event.c); its payload is the wait in ns (u64) */
 #define PT_SYS_NOLOSS_WAIT 8u
 /* an extension system event: the program raised a named trigger
- * (posixtrace_trigger(3), traced/record.c); its payload is the name */
+ * (posixtrace_trigger(3), traced/event.c); its payload is the name */
 #define PT_SYS_TRIGGER 9u
 #define PT_TRIGGER_NAME_MAX 63u
 #define PT_NAME_SZ        (TRACE_EVENT_NAME_MAX + 1) /* a name and its NUL */

@@ -39,7 +39,7 @@
 /* the table entries it used last (index + 1, or 0, in the low 16 bits),
  * looked at before the table; the next one to replace in tl_idx[0]'s high
  * bits (not a variable of its own: with the padding it brought, 16 bytes
- * of the static TLS reserve, record.c) */
+ * of the static TLS reserve, event.c) */
 #define OBJ_TL 4u
 static _Thread_local uint32_t tl_idx[OBJ_TL] PT_TLS;
 #define TL_ENTRY(k) (tl_idx[k] & 0xffffu)
@@ -349,7 +349,7 @@ void pt_objmap_forget(void)
 	pt_obj.span = 0;
 }
 
-/* An event from outside the thread's cached range (record.c): which
+/* An event from outside the thread's cached range (event.c): which
  * object is it from?  _dl_find_object() (about 4 ns), then the entries
  * this thread used last, then the table; an object the table does not
  * have is added, and written into every stream. */

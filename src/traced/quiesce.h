@@ -10,7 +10,7 @@
 
 void pt_thread_register(void);
 /* Mark this thread busy before it looks at any stream (see quiesce.c).
- * (record.c's record_event does the same inline for level 0; a thread
+ * (event.c's record_event does the same inline for level 0; a thread
  * not registered yet has never armed it, and goes the general way, which
  * comes here.)  pt_leave (state.h) undoes it. */
 static inline unsigned pt_enter(void)

@@ -10,7 +10,7 @@
  * descriptions (typemap.c), a thread's identity (thrmap.c), the command
  * line (procid.c), the views' ages, the shared mappings and the resync
  * guard (attach.c, holds.c), the C library's exec functions and the ids
- * at load (exec.c), each thread's chunks (record.c).
+ * at load (exec.c), each thread's chunks (event.c).
  */
 #include "state.h"
 
@@ -50,7 +50,7 @@ int pt_secure;
 void (*pt_exec_shutdown)(void);
 
 /* The thread's recording state (state.h: its nesting level, its entry in
- * quiesce.c's registry, the fast path's state and its writers, record.c).
+ * quiesce.c's registry, the fast path's state and its writers, event.c).
  * Initial-exec TLS in a library that may be dlopen()ed comes out of a
  * small reserve (tests/abi and tests/docs_agree do it; glibc 2.36 took
  * 1680 bytes in all, not 1688, in docs_agree): all zero at the start. */
@@ -66,7 +66,7 @@ pthread_key_t pt_thread_exit_key;
 int pt_thread_exit_keyed;
 
 /* The object this thread's last event came from (objmap.c, read by
- * record.c), and the order between new objects and new views (objmap.c
+ * event.c), and the order between new objects and new views (objmap.c
  * and attach.c). */
 _Thread_local struct pt_objrange pt_obj PT_TLS;
 _Atomic uint32_t pt_objmap_sync;

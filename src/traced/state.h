@@ -79,7 +79,7 @@ extern int pt_secure; /* AT_SECURE: set-user-ID, set-group-ID, capabilities */
 extern void (*pt_exec_shutdown)(void);
 
 /* ---------------------------------------------- the recording threads */
-/* The fast path's own state while armed (record.c says what each field
+/* The fast path's own state while armed (event.c says what each field
  * is, and when it is armed). */
 struct pt_fast {
 	char *data;
@@ -93,7 +93,7 @@ struct pt_fast {
  * pt_enter and pt_leave, in that thread only; read by quiesce.c's
  * waits), its entry in quiesce.c's registry (pt_thread_index, 0: not
  * registered yet; that thread, or the exit hook) and its writers, one per
- * slot and nesting level (record.c). */
+ * slot and nesting level (event.c). */
 struct pt_thr {
 	struct pt_fast fast;
 	_Atomic unsigned nest;
@@ -117,7 +117,7 @@ static inline void pt_leave(unsigned level)
 
 /* ------------------------------------------- the map of loaded code */
 /* The range of the object this thread's last event came from: an event
- * from outside it calls pt_objmap_miss() (record.c). */
+ * from outside it calls pt_objmap_miss() (event.c). */
 struct pt_objrange { uintptr_t lo, span; };
 extern _Thread_local struct pt_objrange pt_obj PT_TLS;
 /* The order between a new object in the table and a new view: each side

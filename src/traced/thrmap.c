@@ -7,7 +7,7 @@
  * chunk (docs/design.md, "Thread identities").
  *
  * When.  A thread says who it is when it takes a chunk of a stream
- * (record.c's general path, never the per-event fast path): the first
+ * (event.c's general path, never the per-event fast path): the first
  * chunk it takes in a stream, and the next chunk after its name changed.
  * The name is read with prctl(PR_GET_NAME), a system call that does not
  * wait, at a new chunk when 10 ms have passed since the thread last read
@@ -35,7 +35,7 @@ struct me {
 	uint64_t read_at;            /* tick of the last PR_GET_NAME; 0: never */
 };
 /* (initial-exec TLS of a library that may be dlopen()ed: every byte
- * counts, record.c) */
+ * counts, event.c) */
 static _Thread_local struct me me PT_TLS;
 _Static_assert(sizeof(struct me) == 48, "struct me grew: mind the static TLS reserve");
 static int tid_by_syscall;       /* pthread_getcpuclockid() did not encode it */

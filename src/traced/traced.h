@@ -2,7 +2,7 @@
  * traced.h -- the traced process's side: its state (state.h), quiescence
  * (quiesce.h), its control segment (ctlseg.c), the views of the streams it
  * records into and their upkeep (attach.c), the recording path
- * (record.c), the map of loaded code it writes into its streams
+ * (event.c), the map of loaded code it writes into its streams
  * (objmap.c), and its start, fork and thread exit (lifecycle.c).  Above
  * ring/; it never sees a trace id.
  */
@@ -13,7 +13,7 @@
 #include "quiesce.h"
 
 /* The parts below, bottom up: a file calls only state.h, quiesce.h and
- * the parts listed before its own.  The recording path (record.c) reaches
+ * the parts listed before its own.  The recording path (event.c) reaches
  * the control side only through attach.c: pt_resync when the live word
  * changed, and the owner checks of a stream.  lifecycle.c, above them
  * all, calls each part's load and fork functions in its written order
@@ -132,7 +132,7 @@ int pt_inherit_adopt(const char *env); /* after exec: 0 if the value named ours 
  * inherited streams), which are otherwise close-on-exec */
 void pt_exec_init(void);
 
-/* ------------------------------------------ the recording path (record.c) */
+/* ------------------------------------------ the recording path (event.c) */
 #define PT_SYS      (-1) /* write_one()'s slot for a controller's system event */
 #define PT_SYS_WAIT (-2) /* ... one that waits for room rather than be lost */
 int pt_write_event(struct pt_view *sl, struct pt_tw *tw, unsigned level, trace_event_id_t id,

@@ -420,7 +420,7 @@ void pt_slot_release(struct pt_ctl *c, unsigned s, uint64_t ticket)
  * process stops recording into the stream at its next event.  Every bit
  * of its wanted bitmap is set so that there is one, even for a process
  * that records nothing a stream still running wants: its view is
- * unmapped then (traced/record.c, record_idle), not only when a stream
+ * unmapped then (traced/event.c, record_idle), not only when a stream
  * next reaches it.  Its resync puts the bitmap right again. */
 void pt_slot_leave(struct pt_ctl *c, unsigned s, uint64_t ticket)
 {

@@ -1,5 +1,5 @@
 /*
- * record.c -- posix_trace_event(): the recording fast path.
+ * event.c -- posix_trace_event(): the recording fast path.
  *
  * With no stream attached it is one load and one predictable branch.
  * Otherwise, in the common case (record_event: one stream, nothing
