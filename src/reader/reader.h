@@ -153,7 +153,7 @@ struct pt_trid {
 	uint64_t fork_gen;
 	int slot;                 /* slot in the traced process's control segment, or -1 */
 	int fd;                   /* memfd holding the segment; its lock is the stream's life */
-	int sys_fd;               /* counts the stream system-wide (trid/target.c) */
+	int sys_fd;               /* counts the stream system-wide (trid/slots.c) */
 	struct pt_fdid fd_id, sys_id; /* their files: closed only if still open (fdown.c) */
 	pid_t pid;                /* the traced process */
 	struct pt_ctl *tctl;      /* its control segment, mapped here, or NULL */

@@ -1,7 +1,7 @@
 /*
  * trid.h -- trace ids: the table of this process's trace ids (table.c;
  * their locks, lock.h), creating a stream (newstream.c) in a target process
- * (target.c), and a stream's log writer, the flusher (flusher.c, with its
+ * (slots.c), and a stream's log writer, the flusher (flusher.c, with its
  * fast path flushrun.c).  Above reader/, traced/ (a controller records
  * system events into the streams it makes, and traces itself) and log/.
  */
@@ -43,7 +43,7 @@ void pt_status_locked(struct pt_trid *t, struct posix_trace_status_info *si);
 int pt_stream_create(pid_t pid, const trace_attr_t *attr, int policy, uint32_t noloss, int logfd,
                      trace_id_t *trid, trace_id_t *undo);
 
-/* ----------------------------------------- the target process (target.c) */
+/* ----------------------------------------- the target process (slots.c) */
 struct pt_target {          /* where a new stream goes */
 	pid_t pid;
 	int fd;                 /* the target's control segment (opened here), or -1 */

@@ -1,5 +1,5 @@
 /*
- * target.c -- the controller's side of tracing a process: finding its
+ * slots.c -- the controller's side of tracing a process: finding its
  * control segment, claiming a slot, placing the stream's segment in the
  * same memfd, and the liveness lock.
  *
