@@ -11,7 +11,7 @@
  * program records 40 000 "req" events of its own, which it never
  * described, across several parts of 64K.  A reader decodes a process's
  * payloads by another's description of the type when it has none of its
- * own (cli/read/typemap.c), so:
+ * own (cli/read/tracetypes.c), so:
  *   - `show` of the last part decodes the program's req events
  *     (status=-N): the description is there, though its process is gone;
  *   - the last part's summary holds that description (given by the first

@@ -15,7 +15,7 @@
 #include <trace.h>
 #include "t.h"
 #include "cli_util.h"
-#include "../cli/read/typemap.c"
+#include "../cli/read/tracetypes.c"
 #include "../cli/read/layout.c"
 #include "../cli/enrich/typed.c"
 

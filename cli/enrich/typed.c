@@ -17,7 +17,7 @@
  *
  * Where each field is in a payload is read/layout.c's typed_layout(), which
  * the filters use too.  Self-contained (libc and ext.h, with read/layout.c),
- * so tests/typed.c includes it whole (with read/typemap.c, the
+ * so tests/typed.c includes it whole (with read/tracetypes.c, the
  * descriptions a trace carries).
  */
 #include <stdarg.h>

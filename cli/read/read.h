@@ -3,7 +3,7 @@
  * trace read as a stream of events, from a log (tlog.c), a set of logs
  * (parts.c; either, trace.c) or a live stream (livestream.c), with the tables
  * that grow as processes, threads and event types appear (threads.c,
- * typemap.c), the losses counted (losses.c) and the waits for room
+ * tracetypes.c), the losses counted (losses.c) and the waits for room
  * (waits.c); and what every layer shares: messages, parsing and formatting helpers
  * (util.c), times (when.c), histograms (hist.c), a growable text buffer
  * (vbuf.c), event and policy names as a user types them (names.c).
@@ -379,7 +379,7 @@ static inline void *ext_fetch_all(trace_id_t trid, size_t elem,
 	return a;
 }
 
-/* ------------------------------------------------------------ typemap.c */
+/* ------------------------------------------------------------ tracetypes.c */
 struct typemap; /* the descriptions a trace carries */
 struct typemap *typemap_load(trace_id_t trid);  /* NULL: no memory */
 /* The same from entries already read (a log's summary): takes e (malloc'd). */

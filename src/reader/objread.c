@@ -232,7 +232,7 @@ static size_t sealers(struct pt_trid *t, struct sealer *s)
 /* Each event type's latest description, whoever gave it, stays (latest[id]:
  * its index + 1): a process may record a type it never described, and a
  * reader decodes its payloads by another's description of the type
- * (cli/read/typemap.c), so a log or a part begun after the describer
+ * (cli/read/tracetypes.c), so a log or a part begun after the describer
  * ended needs it all the same.  Bounded by the types, not the processes. */
 static size_t retire(struct pt_trid *t, size_t upto, int unheld, int now)
 {

@@ -1,5 +1,5 @@
 /*
- * typemap.c -- the payload descriptions a trace carries
+ * tracetypes.c -- the payload descriptions a trace carries
  * (posixtrace_eventid_describe(3); src/ext.h pt_ext_types()), read with
  * its names: per event type and process, the latest one given.  Bounded
  * by types and processes, never by events.  Decoding a payload by its
