@@ -477,7 +477,7 @@ $(BUILD)/fuzz/join_fuzz: fuzz/join_fuzz.c $(FUZZ_LIB_OBJ)
 $(BUILD)/fuzz/relayd_fuzz: fuzz/relayd_fuzz.c cli/write/relayd_proto.c $(CLI_HDR)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) fuzz/relayd_fuzz.c cli/write/relayd_proto.c -o $@
-$(BUILD)/fuzz/typed_fuzz: fuzz/typed_fuzz.c cli/enrich/typed.c cli/read/layout.c $(CLI_HDR) src/api/typedesc.c src/ext.h
+$(BUILD)/fuzz/typed_fuzz: fuzz/typed_fuzz.c cli/enrich/typed.c cli/read/layout.c $(CLI_HDR) src/api/typedesc.c src/ext.h src/shm/mapent.h src/log/batch.h
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) fuzz/typed_fuzz.c src/api/typedesc.c -o $@
 $(BUILD)/fuzz/where_fuzz: fuzz/where_fuzz.c cli/read/where.c $(CLI_HDR) include/trace.h

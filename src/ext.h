@@ -10,6 +10,8 @@
 
 #include <stdint.h>
 #include <trace.h>
+#include "log/batch.h"
+#include "shm/mapent.h"
 
 struct pt_ext_losses {
 	/* The stream's lost events (all causes: overwritten in LOOP, dropped
@@ -66,38 +68,8 @@ int pt_ext_join(trace_id_t trid, char *buf, size_t cap);
  * EINVAL (trid is not such a stream). */
 int pt_ext_join_pid(trace_id_t trid, pid_t pid);
 
-/* The map of loaded code (docs/design.md, "The map of loaded code"): what
- * the traced processes wrote of their loaded objects, checked.  Per pid,
- * a BEGIN entry starts a whole map (a stream reached the process, a fork,
- * an exec); ADD and DEL entries follow as objects come and go.  A LOST
- * entry says how many entries the stream could not keep (in lo). */
-#define PT_EXT_OBJ_BEGIN   1u
-#define PT_EXT_OBJ_ADD     2u
-#define PT_EXT_OBJ_DEL     3u
-#define PT_EXT_OBJ_LOST    4u
-/* Entries of the same area that are not objects (pt_ext_threads(),
- * pt_ext_types() give them; pt_ext_objects() leaves them out): */
-#define PT_EXT_OBJ_THREAD  5u  /* base: pthread_t, lo: kernel TID, path: name */
-#define PT_EXT_OBJ_TYPE    6u  /* lo: event id, path: payload description */
-#define PT_EXT_OBJ_PROC    7u  /* lo: parent's pid, path: command line */
-/* A map entry (pt_ext_objects() gives it): a forked child's map, pid's, is
- * its parent's (lo: the parent's pid) as it was at ts, until its next
- * BEGIN or FORK; its own ADD and DEL after it come on top. */
-#define PT_EXT_OBJ_FORK    8u
-#define PT_EXT_OBJ_BID_MAX 32u
-#define PT_EXT_OBJ_PATH    432u
-#define PT_EXT_OBJ_TRUNC   1u  /* flags: the path was cut to fit */
-struct pt_ext_obj {
-	uint64_t ts;           /* ns since the epoch (CLOCK_REALTIME), like events */
-	uint64_t base;         /* load bias: run-time address - address in the file */
-	uint64_t lo, hi;       /* mapped range [lo, hi) */
-	int32_t pid;
-	uint16_t kind;
-	uint8_t bid_len;       /* GNU build-id bytes in bid; 0: none */
-	uint8_t flags;
-	unsigned char bid[PT_EXT_OBJ_BID_MAX];
-	char path[PT_EXT_OBJ_PATH]; /* NUL-terminated; "" if not known */
-};
+/* The map of loaded code (docs/design.md, "The map of loaded code"): its
+ * entries, struct pt_ext_obj and their kinds, are in shm/mapent.h. */
 
 /* Entries from index `from` on (a stream: what its processes wrote so
  * far, read now; a log: what it holds), up to cap into out; *n how many.
@@ -115,7 +87,6 @@ int pt_ext_objects(trace_id_t trid, size_t from, struct pt_ext_obj *out, size_t 
  * writer is its (posix_pid, posix_thread_id); the entry that names it is
  * the latest one of that pair stamped at or before the event (a pthread_t
  * is reused after its thread ended), else the first one after. */
-#define PT_EXT_THREAD_NAME 16u  /* the kernel's name length, NUL included */
 struct pt_ext_thread {
 	uint64_t ts;           /* when it was said (ns since the epoch) */
 	uint64_t thread;       /* the pthread_t its events carry (posix_thread_id) */
@@ -129,7 +100,6 @@ int pt_ext_threads(trace_id_t trid, size_t from, struct pt_ext_thread *out, size
 
 /* Payload descriptions (posixtrace_eventid_describe(3)): the latest of an
  * id (of its process, else of any) describes its events. */
-#define PT_EXT_TYPE_DESC 256u   /* a description's length, NUL included */
 struct pt_ext_type {
 	uint64_t ts;
 	int32_t pid;           /* the process that described it */
@@ -182,22 +152,8 @@ struct pt_ext_proc {
 };
 int pt_ext_procs(trace_id_t trid, size_t from, struct pt_ext_proc *out, size_t cap, size_t *n);
 
-/* Whether an entry of kind THREAD, TYPE or PROC read from a stream or a log is
- * sound (bid_len and hi are 0 in both; the path is the name or the
- * description, pathlen bytes before its NUL). */
-static inline int pt_ext_meta_ok(unsigned kind, uint64_t lo, uint64_t hi, size_t pathlen,
-                                 unsigned bid_len)
-{
-	if (hi || bid_len)
-		return 0;
-	if (kind == PT_EXT_OBJ_THREAD)
-		return lo > 0 && lo <= INT32_MAX && pathlen < PT_EXT_THREAD_NAME;
-	if (kind == PT_EXT_OBJ_TYPE)
-		return lo < __TRACE_EVENT_ID_LIMIT && pathlen > 0 && pathlen < PT_EXT_TYPE_DESC;
-	if (kind == PT_EXT_OBJ_PROC)
-		return lo <= INT32_MAX && pathlen < PT_EXT_OBJ_PATH;
-	return 0;
-}
+/* (Whether an entry of kind THREAD, TYPE or PROC is sound:
+ * pt_ext_meta_ok(), shm/mapent.h.) */
 
 /* A log open with posix_trace_open(): the next event read is the first
  * of the first block of the log that may hold an event stamped at or
@@ -235,19 +191,7 @@ int pt_ext_seek_end(trace_id_t trid, uint64_t ts_ns);
  * from the payload's bytes (memcpy) split into word (its low 32 bits) and
  * hi (a posixtrace_noloss_wait's wait, say).  n == 0: no
  * more (the end, or where pt_ext_seek_end() stops).  0; EINVAL: not a
- * log (or b NULL). */
-#define PT_EXT_BATCH 4096u
-#define PT_EXT_BATCH_W 256u   /* a block's writers, at most (docs/log-format.md) */
-#define PT_EXT_BEV_LOST 1u
-#define PT_EXT_BEV_WORD 2u
-#define PT_EXT_BEV_QWORD 4u
-struct pt_ext_bwriter { int32_t pid; uint32_t pad; uint64_t thread; };
-struct pt_ext_bevent { uint64_t ts; uint16_t id, w, flags, pad; int32_t word; uint32_t hi; };
-struct pt_ext_batch {
-	size_t n, nw;
-	struct pt_ext_bwriter w[PT_EXT_BATCH_W];
-	struct pt_ext_bevent ev[PT_EXT_BATCH];
-};
+ * log (or b NULL).  The batch and its constants: log/batch.h. */
 int pt_ext_next_batch(trace_id_t trid, struct pt_ext_batch *b);
 
 /* The summary a log carries (format 5 and later, APPEND and UNTIL_FULL

@@ -35,6 +35,7 @@
 #include "view_http.h"
 #include "view_test.h"
 #include "cdp.h"
+#include "../src/ext.h"
 
 #define ST_T0 (BIGLOG_T0 + 7000000u)
 #define ST_PID 7000

@@ -26,6 +26,7 @@
 #include <sys/resource.h>
 #include "t.h"
 #include "logfmt_util.h"
+#include "../src/ext.h"
 
 static const struct posix_trace_status_info ST = { 1, 2, 0, 0, 0, 1, 2 };
 

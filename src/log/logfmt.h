@@ -22,8 +22,9 @@
 #include <stdint.h>
 #include <string.h>
 #include <trace.h>
-#include "../ext.h"
 #include "../shm/layout.h"
+#include "../shm/mapent.h"
+#include "batch.h"
 
 /* ---- file header (PT_LOG_HDR bytes) */
 #define PT_LOG_MAGIC      "PSXTRLOG"  /* 8 bytes, not NUL-terminated in the file */

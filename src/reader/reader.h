@@ -9,7 +9,7 @@
 #ifndef POSIXTRACE_READER_H
 #define POSIXTRACE_READER_H
 
-#include "../ext.h"
+#include "../shm/mapent.h"
 #include "../ring/ring.h"
 
 struct pt_ractive {          /* a chunk being read */

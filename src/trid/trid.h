@@ -8,6 +8,7 @@
 #ifndef POSIXTRACE_TRID_H
 #define POSIXTRACE_TRID_H
 
+#include "../ext.h" /* (a rotation's parameters and counts, the snapshot's test hook) */
 #include "../log/logfmt.h"
 #include "../reader/reader.h"
 #include "../traced/traced.h"
