@@ -12,6 +12,10 @@
 #include <unistd.h>
 #include "api.h"
 
+/* The system events' ids ext.h gives the command are shm/layout.h's */
+_Static_assert(PT_SYS_NOLOSS_WAIT == PT_EXT_NOLOSS_WAIT, "the no-loss wait's id, said twice");
+_Static_assert(PT_SYS_TRIGGER == PT_EXT_TRIGGER, "the trigger's id, said twice");
+
 /* The most events a stream created at a could have lost by now: one a
  * nanosecond on every CPU (no writer records faster), over at least a
  * second (the realtime clock may have been set back).  A creation time

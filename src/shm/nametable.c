@@ -10,9 +10,6 @@
 #include "shm.h"
 
 #define FIRST_USER_ID (POSIX_TRACE_UNNAMED_USEREVENT + 1)
-#include "../ext.h"
-_Static_assert(PT_SYS_NOLOSS_WAIT == PT_EXT_NOLOSS_WAIT, "the no-loss wait's id, said twice");
-_Static_assert(PT_SYS_TRIGGER == PT_EXT_TRIGGER, "the trigger's id, said twice");
 
 static const char *const sys_names[] = {
 	[POSIX_TRACE_ERROR] = "posix_trace_error",
