@@ -161,8 +161,8 @@ $(BUILD)/tests/%: tests/%.c $(STATIC) $(TEST_HELPERS)
 	  -DPT_TEST_CC='"$(CC)"' -DPT_TEST_SANFLAGS='"$(SANFLAGS)"' $< $(TEST_HELPERS) -o $@ $(STATIC) \
 	  $(TEST_LIBS_$*) $(LDLIBS) -ldl
 
-# cli_perfetto also checks the Perfetto writer on its own: it includes it,
-# built as the command is (libdeflate or zlib), and inflates its compressed
+# cli_perfetto* (pf_export_util.h) include the Perfetto writer (cli_perfetto_writer checks it alone),
+# built as the command is (libdeflate or zlib), and inflate their compressed
 # packets (zlib)
 # sql_ext, sql_ext_host: the AddressSanitizer runtime, preloaded into the
 # sqlite3 and python3 hosts of a sanitized build's extension
@@ -171,6 +171,17 @@ TEST_DEFS_sql_ext := $(if $(ASAN_RT),-DPT_ASAN_RT='"$(ASAN_RT)"')
 TEST_DEFS_sql_ext_host := $(TEST_DEFS_sql_ext)
 TEST_DEFS_cli_perfetto := $(PF_TEST_DEFS)
 TEST_LIBS_cli_perfetto := $(PF_TEST_LIBS)
+# (cli_perfetto split per feature: whole, lossy, flood, damaged, writer, typed)
+TEST_DEFS_cli_perfetto_lossy := $(PF_TEST_DEFS)
+TEST_LIBS_cli_perfetto_lossy := $(PF_TEST_LIBS)
+TEST_DEFS_cli_perfetto_flood := $(PF_TEST_DEFS)
+TEST_LIBS_cli_perfetto_flood := $(PF_TEST_LIBS)
+TEST_DEFS_cli_perfetto_damaged := $(PF_TEST_DEFS)
+TEST_LIBS_cli_perfetto_damaged := $(PF_TEST_LIBS)
+TEST_DEFS_cli_perfetto_writer := $(PF_TEST_DEFS)
+TEST_LIBS_cli_perfetto_writer := $(PF_TEST_LIBS)
+TEST_DEFS_cli_perfetto_typed := $(PF_TEST_DEFS)
+TEST_LIBS_cli_perfetto_typed := $(PF_TEST_LIBS)
 # cli_spans inflates the Perfetto exports it decodes (pf_util.h)
 TEST_DEFS_cli_spans := $(ZLIB_DEFS)
 TEST_LIBS_cli_spans := $(ZLIB_LIBS)
