@@ -757,9 +757,9 @@ int pt_snap_copy(struct pt_trid *t, uint64_t from, uint64_t to, const struct pt_
  * block being built that the records go straight into (as the flusher
  * writes), and the run of short records of one type (so of one writer)
  * being written in it, counted here for the summary, which then need not
- * read them again (pt_logw_span_pre), when RUN_PRE long at least.  Its
- * steps below are all inlined into pt_snap_emit, so that the state stays
- * in registers as one function's locals would. */
+ * read them again (pt_logw_span_pre), when RUN_PRE long at least.  The
+ * merge's steps below (EMIT_INLINE) are inlined into pt_snap_emit, so
+ * that this state stays in registers as one function's locals would. */
 #define RUN_PRE 8u
 struct emit {
 	struct pt_snap_copy *cp;
