@@ -432,7 +432,7 @@ static void buf_give(struct snapbuf *b)
 	}
 }
 
-/* (tests/snapshot_ring.c: called after each chunk's copy, to overwrite
+/* (tests/snapshot_ring_lapped.c: called after each chunk's copy, to overwrite
  * chunks during a snapshot at a known point) */
 void (*pt_ext_snapshot_copy_hook)(void *);
 void *pt_ext_snapshot_copy_arg;
