@@ -52,9 +52,9 @@
 #include <time.h>
 #include <signal.h>
 #include <unistd.h>
-#include <sys/wait.h>
 #include "t.h"
 #include "cli_util.h"
+#include "fork_util.h"
 #include "helpers.h"
 
 #define CHILDREN 8000
@@ -120,22 +120,11 @@ static int forker(const char *out, int threads, int stall)
 			stopped = kill(rec, SIGSTOP) == 0;
 		if (stopped && i == STALL_AT + STALLED)
 			stopped = kill(rec, SIGCONT) != 0;
-		pid_t p = fork();
+		pid_t p = fu_child(gone_ev, EVENTS, PAYLOAD);
 		if (p < 0) {
 			if (stopped)
 				kill(rec, SIGCONT);
 			return 3;
-		}
-		if (p == 0) {
-			int32_t pl[PAYLOAD / 4] = { 0 };
-			for (pl[0] = 0; pl[0] < EVENTS; pl[0]++)
-				posix_trace_event(gone_ev, pl, sizeof pl);
-			_exit(0);
-		}
-		if (waitpid(p, NULL, 0) != p) {
-			if (stopped)
-				kill(rec, SIGCONT);
-			return 4;
 		}
 		kids[i] = p;
 		sample(rec, i, &early, &late);
@@ -222,7 +211,7 @@ int main(int argc, char **argv)
 					*e = 0;
 				if (strstr(l, "gone-ev")) {
 					lines++;
-					sym += strstr(l, "(record_gone.c:") != NULL;
+					sym += strstr(l, "(fork_util.h:") != NULL;
 				}
 				l = e ? e + 1 : NULL;
 			}
