@@ -19,9 +19,9 @@
 #include <trace.h>
 #include <time.h>
 #include <unistd.h>
-#include <sys/wait.h>
 #include "t.h"
 #include "cli_util.h"
+#include "fork_util.h"
 #include "helpers.h"
 
 #define CHILDREN 2000
@@ -38,16 +38,8 @@ static int forker(const char *out)
 	if (posix_trace_eventid_open("mem-ev", &ev) != 0)
 		return 2;
 	for (int i = 0; i < CHILDREN; i++) {
-		pid_t p = fork();
-		if (p < 0)
+		if (fu_child(ev, EVENTS, sizeof(int32_t)) < 0)
 			return 3;
-		if (p == 0) {
-			for (int32_t n = 0; n < EVENTS; n++)
-				posix_trace_event(ev, &n, sizeof n);
-			_exit(0);
-		}
-		if (waitpid(p, NULL, 0) != p)
-			return 4;
 		if (i == EARLY - 1)
 			early = t_settled_kb(rec, "VmRSS");
 	}

@@ -229,6 +229,20 @@ static size_t sealers(struct pt_trid *t, struct sealer *s)
 	return out;
 }
 
+/* Process pid holds a chunk of the stream now (open, sealed, busy). */
+static int holds_chunk(const struct pt_trid *t, int32_t pid)
+{
+	const struct pt_view *v = &t->view;
+
+	for (uint32_t i = 0; i < v->nchunks; i++) {
+		const struct pt_chunk *ck = &v->chunks[i];
+		if (PT_SS_STATE(atomic_load_explicit(&ck->ss, memory_order_acquire)) != PT_CK_FREE &&
+		    atomic_load_explicit(&ck->pid, memory_order_relaxed) == pid)
+			return 1;
+	}
+	return 0;
+}
+
 /* Each event type's latest description, whoever gave it, stays (latest[id]:
  * its index + 1): a process may record a type it never described, and a
  * reader decodes its payloads by another's description of the type
@@ -277,8 +291,16 @@ static size_t retire(struct pt_trid *t, size_t upto, int unheld, int now)
 			if (o->pid != last || i == 0) {
 				last = o->pid;
 				last_gone = pid_gone(o->pid);
-				last_held = last_gone &&
-				            bsearch(&last, held, nheld, sizeof *held, by_pid) != NULL;
+				/* held: in the chunks looked at first, else in
+				 * them now: a process that took its first chunk
+				 * after that look and ended before pid_gone()
+				 * asked (a child recording a few events) holds
+				 * its events in the stream all the same; once
+				 * gone it takes no chunk, so a look after the
+				 * question is the answer */
+				last_held = last_gone && held &&
+				            (bsearch(&last, held, nheld, sizeof *held, by_pid) != NULL ||
+				             holds_chunk(t, last));
 			}
 			int keep_type = o->kind == PT_EXT_OBJ_TYPE && o->lo < PT_NIDS &&
 			                latest[o->lo] == i + 1;

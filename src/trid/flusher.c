@@ -33,6 +33,9 @@ struct staged {
 	uint64_t lost;
 	char name[PT_NAME_SZ];
 };
+/* Entries of the map of loaded code taken under t's lock and written out
+ * without it, at most this many at a time (32 KB) */
+#define OBJ_BATCH 64
 
 struct pt_flusher {
 	struct pt_logw w;
@@ -57,8 +60,8 @@ struct pt_flusher {
 	_Atomic(struct pt_rotate *) rot; /* the log is cut into parts (rotate.c) */
 	uint64_t named[PT_NIDS / 64];
 	size_t objs_done;           /* entries of the map of loaded code in the log */
-	struct pt_ext_obj *obuf;    /* ... and those to write next */
-	size_t obuf_n, obuf_cap;
+	struct pt_ext_obj *obuf;    /* ... and those to write next (OBJ_BATCH) */
+	size_t obuf_n;
 	unsigned char *buf;
 	size_t cap;
 	struct staged st[STAGE_EV]; /* a batch between the stream and the log */
@@ -90,25 +93,36 @@ static void log_state(struct pt_flusher *f)
 
 
 /* The entries the traced processes added to the map of loaded code since
- * the last time, to write into the log (locked). */
-static void take_objs(struct pt_trid *t, struct pt_flusher *f)
+ * the last time, to write into the log (locked): OBJ_BATCH at most into
+ * f->obuf; 1 if more are waiting (the caller writes these and comes
+ * back, before it takes any event: the entries precede the events after
+ * them).  A batch, not all at once: a flusher that fell behind finds up
+ * to the whole map's area waiting (2048 entries, 1 MB), and a buffer
+ * grown to that stayed so for the rest of the recording (the recorder's
+ * heap up to a high-water mark of its worst delay: record_gone). */
+static int take_objs(struct pt_trid *t, struct pt_flusher *f)
 {
 	pt_objs_collect(t);
 	size_t n = t->rd.nobjs - f->objs_done;
-	if (!n)
-		return;
-	if (f->obuf_n + n > f->obuf_cap) {
-		size_t ncap = f->obuf_n + n + 16;
-		struct pt_ext_obj *b = realloc(f->obuf, ncap * sizeof *b);
-		if (!b)
-			return; /* (another time) */
-		f->obuf = b, f->obuf_cap = ncap;
-	}
+	if (n > OBJ_BATCH - f->obuf_n)
+		n = OBJ_BATCH - f->obuf_n;
 	memcpy(f->obuf + f->obuf_n, t->rd.objs + f->objs_done, n * sizeof *f->obuf);
 	f->obuf_n += n;
 	f->objs_done += n;
-	/* the log has them now: those of processes gone need not stay */
+	if (f->objs_done < t->rd.nobjs)
+		return 1;
+	/* the log has them all now: those of processes gone need not stay
+	 * (one pass once all are taken, as when they were taken at once) */
 	f->objs_done -= pt_objs_retire(t, f->objs_done);
+	return 0;
+}
+
+/* f->obuf into the log (t not locked). */
+static void put_objs(struct pt_flusher *f)
+{
+	for (size_t i = 0; i < f->obuf_n; i++)
+		note_error(f, pt_logw_obj(&f->w, &f->obuf[i]));
+	f->obuf_n = 0;
 }
 
 static void name_all(struct pt_trid *t, struct pt_flusher *f);
@@ -233,12 +247,13 @@ static void log_cut(struct pt_trid *t, struct pt_flusher *f, struct pt_rotate *r
 	pt_rotate_switched(r, bytes, lost, dropped, fd, n);
 	memset(f->named, 0, sizeof f->named);
 	name_all(t, f);
-	pt_lock(&t->lock);
-	take_objs(t, f);
-	pt_unlock(&t->lock);
-	for (size_t i = 0; i < f->obuf_n; i++)
-		note_error(f, pt_logw_obj(&f->w, &f->obuf[i]));
-	f->obuf_n = 0;
+	int more;
+	do {
+		pt_lock(&t->lock);
+		more = take_objs(t, f);
+		pt_unlock(&t->lock);
+		put_objs(f);
+	} while (more);
 }
 
 /* Copy up to max events from the stream to the log.  1 if it stopped for
@@ -277,8 +292,8 @@ static int drain(struct pt_trid *t, struct pt_flusher *f, unsigned max, int lazy
 			log_reinit(t, f, clear);
 			continue;
 		}
-		take_objs(t, f);
-		while (n < STAGE_EV && used <= STAGE_BYTES && taken < max) {
+		int objs_more = take_objs(t, f); /* (then the rest of them first) */
+		while (!objs_more && n < STAGE_EV && used <= STAGE_BYTES && taken < max) {
 			struct staged *e = &st[n];
 			size_t len;
 			if (n == 0) { /* nothing staged: a run goes straight into the log */
@@ -320,9 +335,7 @@ static int drain(struct pt_trid *t, struct pt_flusher *f, unsigned max, int lazy
 		    (atomic_load_explicit(&t->hdr->state, memory_order_relaxed) & PT_ST_FULL))
 			atomic_fetch_and(&t->hdr->state, ~PT_ST_FULL);
 		pt_unlock(&t->lock);
-		for (size_t i = 0; i < f->obuf_n; i++) /* before the events after them */
-			note_error(f, pt_logw_obj(&f->w, &f->obuf[i]));
-		f->obuf_n = 0;
+		put_objs(f); /* before the events after them */
 		for (unsigned i = 0; i < n; i++) {
 			struct staged *e = &st[i];
 			trace_event_id_t id = e->ev.posix_event_id;
@@ -599,7 +612,8 @@ int pt_flusher_start(struct pt_trid *t, int fd)
 		return ENOMEM;
 	f->cap = t->attr.max_data > 2 * sizeof(trace_event_set_t) ? t->attr.max_data
 	                                                          : 2 * sizeof(trace_event_set_t);
-	if (!(f->buf = malloc(f->cap)) || !(f->stage = malloc(STAGE_BYTES + f->cap))) {
+	if (!(f->buf = malloc(f->cap)) || !(f->stage = malloc(STAGE_BYTES + f->cap)) ||
+	    !(f->obuf = malloc(OBJ_BATCH * sizeof *f->obuf))) {
 		free(f->buf);
 		free(f->stage);
 		free(f->obuf);
