@@ -251,7 +251,7 @@ static int holds_chunk(const struct pt_trid *t, int32_t pid)
 static size_t retire(struct pt_trid *t, size_t upto, int unheld, int now)
 {
 	struct pt_reader *rd = &t->rd;
-	size_t out = 0, dropped = 0, nheld = 0;
+	size_t out = 0, dropped = 0, nheld = 0, kept_held = 0;
 	int32_t last = 0, *held = NULL;
 	int last_gone = 0, last_held = 0;
 	uint32_t latest[PT_NIDS];
@@ -314,6 +314,7 @@ static size_t retire(struct pt_trid *t, size_t upto, int unheld, int now)
 				dropped += i < upto;
 				continue;
 			}
+			kept_held += last_held;
 		}
 		if (out != i)
 			rd->objs[out] = *o;
@@ -325,7 +326,12 @@ static size_t retire(struct pt_trid *t, size_t upto, int unheld, int now)
 	rd->nobjs = out;
 	memset(rd->obj_cur_i, 0, sizeof rd->obj_cur_i); /* (positions moved) */
 	memset(rd->obj_cur_k, 0, sizeof rd->obj_cur_k);
-	rd->obj_retire_at = 2 * out > 256 ? 2 * out : 256;
+	/* the next pass when the entries have doubled; or, if some were kept
+	 * only while the stream holds their events (a recorder behind the
+	 * program: they go once read), after 64 more than the others */
+	size_t rest = out - kept_held;
+	rd->obj_retire_at = kept_held ? out + (rest > 64 ? rest : 64)
+	                              : 2 * out > 256 ? 2 * out : 256;
 	if (rd->objs_cap > 64 && rd->objs_cap > 4 * out) { /* the memory back */
 		size_t ncap = out > 32 ? 2 * out : 64;
 		struct pt_ext_obj *n = realloc(rd->objs, ncap * sizeof *n);
