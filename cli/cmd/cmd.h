@@ -14,7 +14,7 @@
 /* ------------------------------------------------------------ commands */
 int cmd_record(int argc, char **argv);
 int cmd_attach(int argc, char **argv);
-int cmd_query(int argc, char **argv);  /* query.c, on cli/query/ */
+int cmd_query(int argc, char **argv);  /* query_cmd.c, on cli/query/ */
 /* The reading commands: each also gets --all and --t0, which main.c takes
  * for all of them alike (front; read.h, struct tlog_front). */
 int cmd_show(int argc, char **argv, const struct tlog_front *front);

@@ -1,7 +1,7 @@
 /*
  * query.h -- SQL over trace logs (cli/query/): SQLite virtual tables that
  * read a log as it streams (nothing loaded first), shared by `posixtrace
- * query` (cli/cmd/query.c) and the loadable extension
+ * query` (cli/cmd/query_cmd.c) and the loadable extension
  * libposixtrace_sqlite.so (sqlite_ext.c).  On enrich.h: the tables are
  * the events of tlog.c, the spans of spans.c, the fields of typed.c and
  * the call sites of symbolize.c.  posixtrace-query(1) documents every

@@ -1,5 +1,5 @@
 /*
- * query.c -- `posixtrace query LOG... [SQL]`: SQL over logs, as they
+ * query_cmd.c -- `posixtrace query LOG... [SQL]`: SQL over logs, as they
  * stream (the tables of cli/query/, posixtrace-query(1)).  One statement
  * from the command line, or statements from -f FILE or stdin; with no
  * SQL and a terminal, a prompt (edited, with a history: lineedit.c).
@@ -9,6 +9,9 @@
  * schema.  A statement may read any log as its user, never write a file:
  * ATTACH (and so VACUUM INTO) and loading extensions are refused, the
  * database is defensive, and the tables have no write method.
+ *
+ * (Named query_cmd.c, not query.c: ../query/query.h is the header of the
+ * query layer below, not of this file.)
  */
 #include <getopt.h>
 #include <string.h>
