@@ -215,7 +215,17 @@ static int prompt(sqlite3 *db, struct pq_out *o)
 	return bad;
 }
 
-int cmd_query(int argc, char **argv)
+/* What the command line asks: the logs, the statements (sql, or from
+ * file, or the prompt when neither), the output's mode and width. */
+struct query_opts {
+	char **logs;
+	int n, mode, width;
+	const char *sql, *file;
+	struct span_args sa;
+};
+
+/* The options into o; -1 to go on, else the exit status. */
+static int query_options(int argc, char **argv, struct query_opts *o)
 {
 	static const struct option opts[] = {
 		{ "csv", no_argument, NULL, 'c' }, { "json", no_argument, NULL, 'j' },
@@ -223,85 +233,110 @@ int cmd_query(int argc, char **argv)
 		{ "span", required_argument, NULL, 's' }, { "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct span_args sa = { .n = 0 };
-	int mode = PQ_OUT_TABLE, width = 0, c;
-	const char *file = NULL;
+	int c;
 
 	while ((c = getopt_long(argc, argv, "f:w:h", opts, NULL)) != -1)
 		switch (c) {
-		case 'c': mode = PQ_OUT_CSV; break;
-		case 'j': mode = PQ_OUT_JSON; break;
-		case 'f': file = optarg; break;
+		case 'c': o->mode = PQ_OUT_CSV; break;
+		case 'j': o->mode = PQ_OUT_JSON; break;
+		case 'f': o->file = optarg; break;
 		case 'w': {
 			char *end;
 			long v = strtol(optarg, &end, 10);
 			if (*end || v < TERM_WIDTH_MIN || v > TERM_WIDTH_MAX)
 				return usage_error("--width: '%s' is not a width (%d to %d)", optarg,
 				                   TERM_WIDTH_MIN, TERM_WIDTH_MAX);
-			width = (int)v;
+			o->width = (int)v;
 			break;
 		}
 		case 's':
-			if (span_arg(&sa, optarg))
+			if (span_arg(&o->sa, optarg))
 				return EXIT_USAGE;
 			break;
 		case 'h': fputs(help, stdout); fputs(spans_help, stdout); return 0;
 		default: return EXIT_USAGE;
 		}
-	char **logs = argv + optind;
-	int n = argc - optind;
-	const char *sql = NULL;
+	o->logs = argv + optind;
+	o->n = argc - optind;
 	struct stat sb;
-	if (n >= 2 && stat(logs[n - 1], &sb) != 0)
-		sql = logs[--n];
-	if (n < 1)
+	if (o->n >= 2 && stat(o->logs[o->n - 1], &sb) != 0)
+		o->sql = o->logs[--o->n];
+	if (o->n < 1)
 		return usage_error("give a log (posixtrace query LOG... [SQL])");
-	if (sql && file)
+	if (o->sql && o->file)
 		return usage_error("give SQL or -f FILE, not both");
+	return -1;
+}
 
-	sqlite3 *db = NULL;
-	if (sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_MEMORY, NULL) !=
+/* SQLite's database in memory, defensive, with the tables over the logs
+ * and the authorizer set: the database (*db, to close whatever the
+ * answer), 0, or 1 after a message. */
+static int query_open(const struct query_opts *o, sqlite3 **db)
+{
+	*db = NULL;
+	if (sqlite3_open_v2(":memory:", db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_MEMORY, NULL) !=
 	    SQLITE_OK) {
-		err_msg("cannot open SQLite: %s", db ? sqlite3_errmsg(db) : "out of memory");
-		sqlite3_close(db);
+		err_msg("cannot open SQLite: %s", *db ? sqlite3_errmsg(*db) : "out of memory");
 		return 1;
 	}
-	sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, (int *)NULL);
-	sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, (int *)NULL);
-	sqlite3_limit(db, SQLITE_LIMIT_ATTACHED, 0);
-	int rc = 1;
-	table_mode = mode == PQ_OUT_TABLE;
-	struct pq_out *o = pq_out_new(stdout, mode, width ? width : terminal_width());
-	if (!o || pq_register(db) != SQLITE_OK) {
-		err_msg("cannot set SQLite up: %s", sqlite3_errmsg(db));
-		goto out;
+	sqlite3_db_config(*db, SQLITE_DBCONFIG_DEFENSIVE, 1, (int *)NULL);
+	sqlite3_db_config(*db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, (int *)NULL);
+	sqlite3_limit(*db, SQLITE_LIMIT_ATTACHED, 0);
+	if (pq_register(*db) != SQLITE_OK) {
+		err_msg("cannot set SQLite up: %s", sqlite3_errmsg(*db));
+		return 1;
 	}
-	if (make_tables(db, logs, n, &sa))
-		goto out;
-	sqlite3_set_authorizer(db, authorize, NULL);
-	int printed = 0;
-	if (sql) {
-		rc = run(db, o, sql, &printed);
-	} else if (!file && isatty(0)) {
-		rc = prompt(db, o);
-	} else {
-		FILE *f = !file || !strcmp(file, "-") ? stdin : fopen(file, "re");
-		if (!f) {
-			err_msg("cannot open %s: %m", file);
-			goto out;
-		}
-		char *text = slurp(f);
-		if (f != stdin)
-			fclose(f);
-		if (!text) {
-			err_msg("%s: out of memory", file ? file : "stdin");
-			goto out;
-		}
-		rc = run(db, o, text, &printed);
-		free(text);
+	if (make_tables(*db, o->logs, o->n, &o->sa))
+		return 1;
+	sqlite3_set_authorizer(*db, authorize, NULL);
+	return 0;
+}
+
+/* The statements the options name (the SQL given, the prompt, or a
+ * file's or stdin's), each one's rows printed through out: 0, or 1. */
+static int query_run(const struct query_opts *o, sqlite3 *db, struct pq_out *out)
+{
+	int printed = 0, rc;
+
+	if (o->sql)
+		return run(db, out, o->sql, &printed);
+	if (!o->file && isatty(0))
+		return prompt(db, out);
+	FILE *f = !o->file || !strcmp(o->file, "-") ? stdin : fopen(o->file, "re");
+	if (!f) {
+		err_msg("cannot open %s: %m", o->file);
+		return 1;
 	}
-out:
-	pq_out_free(o);
+	char *text = slurp(f);
+	if (f != stdin)
+		fclose(f);
+	if (!text) {
+		err_msg("%s: out of memory", o->file ? o->file : "stdin");
+		return 1;
+	}
+	rc = run(db, out, text, &printed);
+	free(text);
+	return rc;
+}
+
+int cmd_query(int argc, char **argv)
+{
+	struct query_opts o = { .mode = PQ_OUT_TABLE };
+	sqlite3 *db = NULL;
+	struct pq_out *out = NULL;
+	int rc;
+
+	if ((rc = query_options(argc, argv, &o)) >= 0)
+		return rc;
+	rc = 1;
+	if (query_open(&o, &db) == 0) {
+		table_mode = o.mode == PQ_OUT_TABLE;
+		if (!(out = pq_out_new(stdout, o.mode, o.width ? o.width : terminal_width())))
+			err_msg("cannot set SQLite up: %s", sqlite3_errmsg(db));
+		else
+			rc = query_run(&o, db, out);
+	}
+	pq_out_free(out);
 	sqlite3_close(db);
 	if (fflush(stdout) || ferror(stdout)) {
 		err_msg("writing the results: %m");
