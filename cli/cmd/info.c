@@ -223,12 +223,12 @@ int info_processes(const struct tlog *l, struct symz *z, uint64_t first)
 }
 
 /* The spans of the log at path (sp; l: its totals): read whole, once,
- * and summed up.  0, or 1 after a message.  A log whose totals were not
- * in a summary (one being written, or cut short) is still open in l, as
- * far as it was when it was opened: its spans are read from there, so
+ * and summed up in sp.  0, or 1 after a message.  A log whose totals were
+ * not in a summary (one being written, or cut short) is still open in l,
+ * as far as it was when it was opened: its spans are read from there, so
  * that they count the events counted (read anew, a log still being
  * written had more: more complete spans than begin events). */
-static int spans(struct spans *sp, const char *path, struct tlog *l)
+static int spans_read(struct spans *sp, const char *path, struct tlog *l)
 {
 	struct tlog r;
 	struct tlog *from = l->open_ ? l : &r;
@@ -245,8 +245,6 @@ static int spans(struct spans *sp, const char *path, struct tlog *l)
 			break;
 		}
 	spans_end(sp);
-	if (rc == 0)
-		spans_summary(stdout, sp, l);
 	if (from == &r)
 		tlog_free(&r);
 	else if (tlog_rewind(l))
@@ -255,19 +253,21 @@ static int spans(struct spans *sp, const char *path, struct tlog *l)
 }
 
 /* --no-loss: per thread, how often and how long it waited for room (the
- * posixtrace_noloss_wait events, read in a pass of their own).  0, or 1
- * after a message. */
-static int waits(struct tlog *l, const char *path)
+ * posixtrace_noloss_wait events, read in a pass of their own) into *w
+ * (malloc'd).  0, or 1 after a message. */
+static int waits_read(struct tlog *l, const char *path, struct twait **w)
 {
-	struct twait *w = calloc(l->nth + 1, sizeof *w);
-	char who[48], name[40], a[32], b[32];
-
-	if (!w || tlog_waits(path, l, w)) {
-		if (!w)
-			err_msg("out of memory");
-		free(w);
+	if (!(*w = calloc(l->nth + 1, sizeof **w))) {
+		err_msg("out of memory");
 		return 1;
 	}
+	return tlog_waits(path, l, *w) != 0;
+}
+
+static void waits_print(const struct tlog *l, const struct twait *w)
+{
+	char who[48], name[40], a[32], b[32];
+
 	printf("\nno-loss waits (threads held for room in the stream: record --no-loss)\n"
 	       "  %-14s  %-16s  %8s  %12s  %12s\n", "pid/tid", "name", "waits", "total", "longest");
 	for (size_t i = 0; i < l->nth; i++) {
@@ -279,13 +279,13 @@ static int waits(struct tlog *l, const char *path)
 		printf("  %-14s  %-16s  %8llu  %12s  %12s\n", who, name, (unsigned long long)w[i].n, a,
 		       b);
 	}
-	free(w);
-	return 0;
 }
 
-/* The options: the spans' into sa, the log into *path; -1 to go on, else
- * the exit status. */
-static int info_options(int argc, char **argv, struct span_args *sa, const char **path)
+/* What the command line asks: the spans, the log. */
+struct info_opts { struct span_args sa; const char *path; };
+
+/* The options into o; -1 to go on, else the exit status. */
+static int info_options(int argc, char **argv, struct info_opts *o)
 {
 	static const struct option lopts[] = {
 		{ "span", required_argument, NULL, 'S' },
@@ -300,7 +300,7 @@ static int info_options(int argc, char **argv, struct span_args *sa, const char 
 		switch (c) {
 		case 'h': fputs(help, stdout); fputs(spans_help, stdout); front_help(stdout, 19, 1); return 0;
 		case 'S':
-			if (span_arg(sa, optarg))
+			if (span_arg(&o->sa, optarg))
 				return EXIT_USAGE;
 			break;
 		default: return usage_error("unknown option '%s'", argv[optind - 1]);
@@ -308,13 +308,13 @@ static int info_options(int argc, char **argv, struct span_args *sa, const char 
 	}
 	if (optind >= argc)
 		return usage_error("which log? give a FILE (or a directory of parts, or several logs)");
-	*path = tlog_operands(argc - optind, argv + optind);
+	o->path = tlog_operands(argc - optind, argv + optind);
 	return -1;
 }
 
-/* The trace's time span, its time 0 (into *t0), how many events and how
- * they were counted.  0, or 1 after a message. */
-static int info_times(struct tlog *l, uint64_t *t0)
+/* The trace's time span, its time 0, how many events and how they were
+ * counted. */
+static void info_times(const struct tlog *l, uint64_t t0)
 {
 	char a[64], b[64], d[32];
 	uint64_t first = l->first, last = l->nev ? l->last : first;
@@ -322,13 +322,10 @@ static int info_times(struct tlog *l, uint64_t *t0)
 	fmt_abs(a, sizeof a, first);
 	fmt_abs(b, sizeof b, last);
 	fmt_duration(d, sizeof d, last - first);
-	*t0 = first;
-	if (tlog_t0(l, t0))
-		return 1;
 	if (l->nev) {
 		printf("time span     %s to %s (%s)\n", a, b, d);
-		fmt_abs(a, sizeof a, *t0);
-		fmt_since(b, sizeof b, *t0, first);
+		fmt_abs(a, sizeof a, t0);
+		fmt_since(b, sizeof b, t0, first);
 		printf("time 0        %s (%s; %s s after the trace's first event)\n", a,
 		       t0_what(l), b);
 	}
@@ -336,7 +333,6 @@ static int info_times(struct tlog *l, uint64_t *t0)
 	printf("counted       %s\n", l->summary ? "from the summary the log carries"
 	       : l->writing ? "by reading the log as far as it was written (its summary comes at its end)"
 	       : "by reading the log (it has no summary: an older or LOOP log, one cut short, or one whose writes failed)");
-	return 0;
 }
 
 /* The types that have events, and the program's own types the log lists
@@ -378,40 +374,77 @@ static void info_threads(const struct tlog *l)
 		}
 }
 
+/* What info tells: the log's totals, its time 0, its spans and no-loss
+ * waits (each read in a pass of its own when the log has any), its
+ * loaded code. */
+struct info {
+	int held;           /* l and sp loaded (to free) */
+	struct tlog l;
+	uint64_t t0;
+	struct spans *sp;
+	int has_spans;
+	struct twait *w;    /* NULL: no wait recorded */
+	struct symz *z;
+};
+
+/* Reads what info tells of the log o names into in: 0, or the exit
+ * status after a message. */
+static int info_run(const struct info_opts *o, const struct tlog_front *front, struct info *in)
+{
+	int c;
+
+	if ((c = spans_load(&o->sa, &in->sp, &in->l, o->path, 1, front)) != 0)
+		return c;
+	in->held = 1;
+	in->t0 = in->l.first;
+	if (tlog_t0(&in->l, &in->t0))
+		return 1;
+	in->has_spans = spans_any(in->sp, &in->l);
+	if (in->has_spans && spans_read(in->sp, o->path, &in->l))
+		return 1;
+	if (in->l.count[PT_EXT_NOLOSS_WAIT] && waits_read(&in->l, o->path, &in->w))
+		return 1;
+	in->z = symz_open(&in->l, o->path, 0);
+	return 0;
+}
+
+/* The description, section by section: 0, or 1 after a message. */
+static int info_report(const struct info *in)
+{
+	const struct tlog *l = &in->l;
+
+	attrs(l);
+	status(l);
+	damage(l);
+	info_times(l, in->t0);
+	info_types(l);
+	if (in->has_spans)
+		spans_summary(stdout, in->sp, l);
+	if (in->w)
+		waits_print(l, in->w);
+	if (info_processes(l, in->z, in->t0))
+		return 1;
+	info_threads(l);
+	objects(in->z);
+	return 0;
+}
+
 int cmd_info(int argc, char **argv, const struct tlog_front *front)
 {
-	struct span_args sa = { .n = 0 };
-	struct spans *sp;
-	struct tlog l;
-	struct symz *z = NULL;
-	const char *path = NULL;
-	uint64_t t0;
-	int c, rc = 1;
+	struct info_opts o = { .sa = { .n = 0 } };
+	struct info in = { .held = 0 };
+	int c;
 
-	if ((c = info_options(argc, argv, &sa, &path)) >= 0)
+	if ((c = info_options(argc, argv, &o)) >= 0)
 		return c;
-	if ((c = spans_load(&sa, &sp, &l, path, 1, front)) != 0)
-		return c;
-	attrs(&l);
-	status(&l);
-	damage(&l);
-	if (info_times(&l, &t0))
-		goto out;
-	info_types(&l);
-	if (spans_any(sp, &l) && spans(sp, path, &l))
-		goto out;
-	if (l.count[PT_EXT_NOLOSS_WAIT] && waits(&l, path))
-		goto out;
-	z = symz_open(&l, path, 0);
-	if (info_processes(&l, z, t0))
-		goto out;
-	info_threads(&l);
-	objects(z);
-	rc = 0;
-out:
-	if (z)
-		symz_close(z);
-	spans_free(sp);
-	tlog_free(&l);
-	return rc;
+	if ((c = info_run(&o, front, &in)) == 0)
+		c = info_report(&in);
+	if (in.held) {
+		if (in.z)
+			symz_close(in.z);
+		free(in.w);
+		spans_free(in.sp);
+		tlog_free(&in.l);
+	}
+	return c;
 }
