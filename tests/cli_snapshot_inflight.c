@@ -32,36 +32,20 @@
 #define HOLD_MS 50
 
 static trace_event_id_t id_held;
-static unsigned char *page;
-static size_t page_sz;
 static atomic_int faulted, triggered;
-
-static void nap_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-	while (nanosleep(&ts, &ts) != 0)
-		;
-}
 
 __attribute__((noinline)) static void emit(const void *p, size_t n)
 {
 	posix_trace_event(id_held, p, n);
 }
 
-static void on_segv(int sig, siginfo_t *si, void *uc)
+/* The held event's fault (t_held_init): until the trigger, then HOLD_MS more. */
+static void hold(void)
 {
-	(void)uc;
-	unsigned char *a = si->si_addr;
-	if (!page || a < page || a >= page + page_sz) { /* a real crash */
-		signal(sig, SIG_DFL);
-		raise(sig);
-		return;
-	}
 	atomic_store(&faulted, 1);
 	for (int i = 0; i < 20000 && !atomic_load(&triggered); i++)
-		nap_ms(1);
-	nap_ms(HOLD_MS);
-	mprotect(page, page_sz, PROT_READ | PROT_WRITE);
+		t_nap_ms(1);
+	t_nap_ms(HOLD_MS);
 }
 
 static void *held_writer(void *arg)
@@ -70,8 +54,8 @@ static void *held_writer(void *arg)
 	(void)arg;
 	for (; seq < WARM; seq++)
 		emit(&seq, sizeof seq);
-	memcpy(page, &seq, sizeof seq);
-	if (mprotect(page, page_sz, PROT_NONE) != 0)
+	const void *page = t_held_page(&seq, sizeof seq);
+	if (!page)
 		return NULL;
 	emit(page, sizeof seq); /* stamped, then held in the copy */
 	return NULL;
@@ -81,18 +65,12 @@ static int app(void)
 {
 	pthread_t th;
 	alarm(60);
-	page_sz = (size_t)sysconf(_SC_PAGESIZE);
-	page = mmap(NULL, page_sz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	struct sigaction sa = { 0 };
-	sa.sa_sigaction = on_segv;
-	sa.sa_flags = SA_SIGINFO;
-	sigemptyset(&sa.sa_mask);
-	if (page == MAP_FAILED || sigaction(SIGSEGV, &sa, NULL) != 0 ||
+	if (t_held_init(hold) != 0 ||
 	    posix_trace_eventid_open("held", &id_held) != 0 ||
 	    pthread_create(&th, NULL, held_writer, NULL) != 0)
 		return 2;
 	while (!atomic_load(&faulted))
-		nap_ms(1);
+		t_nap_ms(1);
 	posixtrace_trigger("inflight");
 	atomic_store(&triggered, 1);
 	pthread_join(th, NULL);

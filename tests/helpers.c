@@ -3,6 +3,7 @@
  * once and linked into every test.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include "helpers.h"
 #include "../src/shm/layout.h" /* PT_SYS_IDS, defined again: the same or an error */
@@ -192,4 +194,51 @@ void t_wit_drain(trace_id_t trid, pid_t pid, struct t_tally *t)
 		t->next[p.thr]++;
 		t->n[p.thr]++;
 	}
+}
+
+void t_nap_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+	while (nanosleep(&ts, &ts) != 0)
+		;
+}
+
+static unsigned char *held_page;
+static size_t held_page_sz;
+static void (*held_hold)(void);
+
+static void held_fault(int sig, siginfo_t *si, void *uc)
+{
+	(void)uc;
+	unsigned char *a = si->si_addr;
+	if (!held_page || a < held_page || a >= held_page + held_page_sz) { /* a real crash */
+		signal(sig, SIG_DFL);
+		raise(sig);
+		return;
+	}
+	held_hold();
+	mprotect(held_page, held_page_sz, PROT_READ | PROT_WRITE);
+}
+
+int t_held_init(void (*hold)(void))
+{
+	struct sigaction sa = { 0 };
+	size_t sz = (size_t)sysconf(_SC_PAGESIZE);
+	void *p = mmap(NULL, sz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		return -1;
+	held_page = p;
+	held_page_sz = sz;
+	held_hold = hold;
+	sa.sa_sigaction = held_fault;
+	sa.sa_flags = SA_SIGINFO;
+	sigemptyset(&sa.sa_mask);
+	return sigaction(SIGSEGV, &sa, NULL);
+}
+
+void *t_held_page(const void *v, size_t n)
+{
+	memcpy(held_page, v, n);
+	return mprotect(held_page, held_page_sz, PROT_NONE) == 0 ? held_page : NULL;
 }

@@ -26,6 +26,9 @@
  *   t_check32(a, b, c)        a 32-bit check of three numbers (a pure function,
  *                             async-signal-safe)
  *   t_check64(pid, thr, seq)  a 64-bit check of a process, thread and sequence
+ *   t_nap_ms(ms)              sleeps ms milliseconds (async-signal-safe)
+ *   t_held_init(hold), t_held_page(v, n)
+ *                             an event held in the copy of its payload (below)
  *   UNDER_TSAN                1 in a ThreadSanitizer build (gcc or clang), else 0
  *   PT_SYS_IDS                event ids below it are system events
  */
@@ -119,5 +122,19 @@ void t_wit_rec(trace_event_id_t id, int thr, long long seq);
  * events and other pids' events are only counted. */
 struct t_tally { int n[4], bad, sys, other; long long next[4]; };
 void t_wit_drain(trace_id_t trid, pid_t pid, struct t_tally *t);
+
+/* Sleeps ms milliseconds, whatever signals come (async-signal-safe). */
+void t_nap_ms(long ms);
+
+/* An event held while its payload is copied into the stream: t_held_init()
+ * maps a page of its own and takes SIGSEGV (0, or -1 if it cannot);
+ * t_held_page(v, n) copies n bytes of v into the page and takes every
+ * access to it away: the page (NULL if mprotect fails), to record as an
+ * event's payload.  The copy then faults, the handler calls hold() (which
+ * may make only async-signal-safe calls, and may never return), gives the
+ * page its access back and the copy goes on.  A fault anywhere else is a
+ * real crash (SIGSEGV's default action). */
+int t_held_init(void (*hold)(void));
+void *t_held_page(const void *v, size_t n);
 
 #endif

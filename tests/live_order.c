@@ -48,8 +48,6 @@
 #define EMANY  20000
 
 static trace_event_id_t id_held, id_flow;
-static unsigned char *page;
-static size_t page_sz;
 static atomic_int faulted, flow_done, reader_flow, wait_reader;
 static int hold_pipe = -1; /* killed: the child says it is held, and stays */
 
@@ -60,24 +58,10 @@ __attribute__((noinline)) static void emit(trace_event_id_t id, const void *p, s
 	posix_trace_event(id, p, n);
 }
 
-static void nap_ms(long ms)
+/* The held writer's fault (t_held_init): wait, then let the copy go on.
+ * (Only async-signal-safe calls.) */
+static void hold(void)
 {
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-	while (nanosleep(&ts, &ts) != 0)
-		;
-}
-
-/* The held writer's fault: wait, then let the copy go on.  (Only
- * async-signal-safe calls.) */
-static void on_segv(int sig, siginfo_t *si, void *uc)
-{
-	(void)uc;
-	unsigned char *a = si->si_addr;
-	if (!page || a < page || a >= page + page_sz) { /* a real crash */
-		signal(sig, SIG_DFL);
-		raise(sig);
-		return;
-	}
 	if (hold_pipe >= 0) {
 		(void)!write(hold_pipe, "h", 1);
 		for (;;)
@@ -85,13 +69,12 @@ static void on_segv(int sig, siginfo_t *si, void *uc)
 	}
 	atomic_store(&faulted, 1);
 	for (int i = 0; i < 20000 && !atomic_load(&flow_done); i++)
-		nap_ms(1);
+		t_nap_ms(1);
 	if (atomic_load(&wait_reader)) /* short bound: until the reader passed us */
 		for (int i = 0; i < 20000 && atomic_load(&reader_flow) < NFLOW; i++)
-			nap_ms(1);
+			t_nap_ms(1);
 	else
-		nap_ms(100); /* the reader, waiting for us, is given time to err */
-	mprotect(page, page_sz, PROT_READ | PROT_WRITE);
+		t_nap_ms(100); /* the reader, waiting for us, is given time to err */
 }
 
 static void *held_writer(void *arg)
@@ -101,9 +84,9 @@ static void *held_writer(void *arg)
 
 	for (; seq < (uint64_t)warm; seq++)
 		emit(id_held, &seq, sizeof seq);
-	memcpy(page, &seq, sizeof seq);
+	const void *page = t_held_page(&seq, sizeof seq);
 	seq++;
-	REQUIRE(mprotect(page, page_sz, PROT_NONE) == 0);
+	REQUIRE(page != NULL);
 	emit(id_held, page, sizeof seq); /* stamped, then held in the copy */
 	emit(id_held, &seq, sizeof seq); /* after the hold */
 	return NULL;
@@ -113,10 +96,10 @@ static void *flow_writer(void *arg)
 {
 	(void)arg;
 	while (!atomic_load(&faulted))
-		nap_ms(1);
+		t_nap_ms(1);
 	for (uint64_t seq = 0; seq < NFLOW; seq++) {
 		emit(id_flow, &seq, sizeof seq);
-		nap_ms(1);
+		t_nap_ms(1);
 	}
 	atomic_store(&flow_done, 1);
 	return NULL;
@@ -337,9 +320,7 @@ static void killed_case(void)
 		uint64_t seq = 0;
 		emit(id_held, &seq, sizeof seq);
 		seq = 1;
-		memcpy(page, &seq, sizeof seq);
-		mprotect(page, page_sz, PROT_NONE);
-		emit(id_held, page, sizeof seq); /* held until killed */
+		emit(id_held, t_held_page(&seq, sizeof seq), sizeof seq); /* held until killed */
 		_exit(1);
 	}
 	close(pfd[1]);
@@ -376,14 +357,7 @@ static void killed_case(void)
 int main(void)
 {
 	T_BEGIN(120);
-	page_sz = (size_t)sysconf(_SC_PAGESIZE);
-	page = mmap(NULL, page_sz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	REQUIRE(page != MAP_FAILED);
-	struct sigaction sa = { 0 };
-	sa.sa_sigaction = on_segv;
-	sa.sa_flags = SA_SIGINFO;
-	sigemptyset(&sa.sa_mask);
-	REQUIRE(sigaction(SIGSEGV, &sa, NULL) == 0);
+	REQUIRE(t_held_init(hold) == 0);
 
 	held_case("armed", WARM, "10000", 0);
 	held_case("general", 0, "10000", 0);
