@@ -92,16 +92,8 @@ int main(int argc, char **argv)
 	self[sl] = 0;
 	const char *log = cli_path("nl.ptlog"), *go = cli_path("go");
 	const char *o_out = cli_path("rec.out"), *o_err = cli_path("rec.err");
-	pid_t rec = fork();
-	REQUIRE(rec >= 0);
-	if (rec == 0) {
-		FILE *a = freopen(o_out, "w", stdout), *b = freopen(o_err, "w", stderr);
-		if (!a || !b)
-			_exit(126);
-		execl(cli_bin, cli_bin, "record", "--no-loss", "--size", "16K", "-o", log, "--",
-		      self, "--program", go, (char *)NULL);
-		_exit(127);
-	}
+	pid_t rec = cli_start(CLI("record", "--no-loss", "--size", "16K", "-o", (char *)log, "--",
+	                          self, "--program", (char *)go), o_out, o_err);
 	/* the recorder and its stream are up once the log exists; stop it,
 	 * let the program go, hold the recorder 200 ms */
 	struct stat st;

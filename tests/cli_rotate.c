@@ -102,17 +102,9 @@ int main(int argc, char **argv)
 	const char *nthr = stress ? "3" : "4", *nev = stress ? "12000000" : "400000";
 	const char *size = stress ? "100M" : "1M";
 	long long sz = stress ? 100ll << 20 : 1ll << 20;
-	fflush(NULL);
-	pid_t rec = fork();
-	REQUIRE(rec >= 0);
-	if (rec == 0) {
-		FILE *a = freopen(o_out, "w", stdout), *b = freopen(o_err, "w", stderr);
-		if (!a || !b)
-			_exit(126);
-		execl(cli_bin, cli_bin, "record", "--no-loss", "--rotate", size, "-o", dir, "--",
-		      self, "--program", dir, pname, nthr, nev, "0", "0", "0", (char *)NULL);
-		_exit(127);
-	}
+	pid_t rec = cli_start(CLI("record", "--no-loss", "--rotate", (char *)size, "-o", (char *)dir,
+	                          "--", self, "--program", (char *)dir, (char *)pname, (char *)nthr,
+	                          (char *)nev, "0", "0", "0"), o_out, o_err);
 	int status;
 	REQUIRE(waitpid(rec, &status, 0) == rec);
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
@@ -164,18 +156,9 @@ int main(int argc, char **argv)
 	 * adding up within it (its RESUMEs tell its END's total) */
 	if (!stress) {
 		const char *ldir = cli_path("lossy");
-		fflush(NULL);
-		pid_t lr = fork();
-		REQUIRE(lr >= 0);
-		if (lr == 0) {
-			FILE *a = freopen(o_out, "w", stdout), *b = freopen(o_err, "w", stderr);
-			if (!a || !b)
-				_exit(126);
-			execl(cli_bin, cli_bin, "record", "--size", "64K", "--rotate", "256K", "-o", ldir,
-			      "--", self, "--program", ldir, pname, "2", "400000", "0", "0", "0",
-			      (char *)NULL);
-			_exit(127);
-		}
+		pid_t lr = cli_start(CLI("record", "--size", "64K", "--rotate", "256K", "-o", (char *)ldir,
+		                         "--", self, "--program", (char *)ldir, (char *)pname, "2",
+		                         "400000", "0", "0", "0"), o_out, o_err);
 		REQUIRE(waitpid(lr, &status, 0) == lr);
 		/* 3: events were lost that no policy asked to lose (a full stream) */
 		CHECK(WIFEXITED(status) && (WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == 3));

@@ -137,6 +137,25 @@ static inline int cli_run(char *const argv[], char **out, char **err)
 
 #define CLI(...) ((char *const[]){ (char *)cli_bin, __VA_ARGS__, NULL })
 
+/* The command argv started, not waited for (a recorder to stop, signal
+ * or wait for), its standard output into the file out and its error into
+ * err: its pid.  The child exits 126 if it cannot open the files, 127 if
+ * it cannot run the command. */
+static inline pid_t cli_start(char *const argv[], const char *out, const char *err)
+{
+	fflush(NULL);
+	pid_t pid = fork();
+	REQUIRE(pid >= 0);
+	if (pid == 0) {
+		FILE *a = freopen(out, "w", stdout), *b = freopen(err, "w", stderr);
+		if (!a || !b)
+			_exit(126);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	return pid;
+}
+
 /* How many logs (NAME.ptlog, snapshots or parts) directory dir holds. */
 static inline int cli_count_logs(const char *dir)
 {
