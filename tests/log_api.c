@@ -339,17 +339,11 @@ static void round_trip(void)
 
 	/* every type of the stream: the system types and every name
 	 * registered, recorded (a, b) or not (unused) */
-	trace_event_id_t noloss_wait = 0; /* the extension's system type (a --no-loss wait) */
-	CHECK_RC(posixtrace_eventid_system("posixtrace_noloss_wait", &noloss_wait), 0);
-	trace_event_id_t trigger = 0; /* and a named trigger's (posixtrace_trigger) */
-	CHECK_RC(posixtrace_eventid_system("posixtrace_trigger", &trigger), 0);
-	const trace_event_id_t types[] = { POSIX_TRACE_ERROR, POSIX_TRACE_START,
-		POSIX_TRACE_STOP, POSIX_TRACE_FILTER, POSIX_TRACE_OVERFLOW, POSIX_TRACE_RESUME,
-		POSIX_TRACE_FLUSH_START, POSIX_TRACE_FLUSH_STOP, POSIX_TRACE_UNNAMED_USEREVENT,
-		noloss_wait, trigger, id_a, id_b, unused };
-	lu_types(log, types, 14, 0);
+	trace_event_id_t types[LU_STREAM_TYPES];
+	lu_stream_types(types, id_a, id_b, unused);
+	lu_types(log, types, LU_STREAM_TYPES, 0);
 	CHECK_RC(posix_trace_eventtypelist_rewind(log), 0);
-	lu_types(log, types, 14, 0);
+	lu_types(log, types, LU_STREAM_TYPES, 0);
 	lu_name(log, unused, "log-api/unused");
 	lu_name(log, POSIX_TRACE_OVERFLOW, "posix_trace_overflow");
 	lu_name(log, id_a, "log-api/a");

@@ -207,15 +207,9 @@ static void remote_log(void)
 	lu_name(log, late, "log-remote/late");
 	lu_name(log, ctl, "log-remote/ctl-first");
 	/* every type of the stream, recorded or not (the log carries them all) */
-	trace_event_id_t noloss_wait = 0; /* the extension's system type (a --no-loss wait) */
-	CHECK_RC(posixtrace_eventid_system("posixtrace_noloss_wait", &noloss_wait), 0);
-	trace_event_id_t trigger = 0; /* and a named trigger's (posixtrace_trigger) */
-	CHECK_RC(posixtrace_eventid_system("posixtrace_trigger", &trigger), 0);
-	const trace_event_id_t types[] = { POSIX_TRACE_ERROR, POSIX_TRACE_START,
-		POSIX_TRACE_STOP, POSIX_TRACE_FILTER, POSIX_TRACE_OVERFLOW, POSIX_TRACE_RESUME,
-		POSIX_TRACE_FLUSH_START, POSIX_TRACE_FLUSH_STOP, POSIX_TRACE_UNNAMED_USEREVENT,
-		noloss_wait, trigger, early, late, ctl };
-	lu_types(log, types, 14, 0);
+	trace_event_id_t types[LU_STREAM_TYPES];
+	lu_stream_types(types, early, late, ctl);
+	lu_types(log, types, LU_STREAM_TYPES, 0);
 	CHECK_RC(posix_trace_close(log), 0);
 	close(rfd);
 	end_worker(&w);

@@ -331,6 +331,24 @@ static inline void lu_types(trace_id_t trid, const trace_event_id_t *exp, int ne
 	CHECK(un != 0);
 }
 
+/* Every type a log of these tests lists, recorded or not: the standard's
+ * system types, the extension's two (a --no-loss wait, posixtrace_trigger)
+ * and the test's three user types a, b and c, into out. */
+#define LU_STREAM_TYPES 14
+static inline void lu_stream_types(trace_event_id_t out[LU_STREAM_TYPES], trace_event_id_t a,
+                                   trace_event_id_t b, trace_event_id_t c)
+{
+	trace_event_id_t noloss_wait = 0; /* the extension's system type (a --no-loss wait) */
+	CHECK_RC(posixtrace_eventid_system("posixtrace_noloss_wait", &noloss_wait), 0);
+	trace_event_id_t trigger = 0; /* and a named trigger's (posixtrace_trigger) */
+	CHECK_RC(posixtrace_eventid_system("posixtrace_trigger", &trigger), 0);
+	const trace_event_id_t types[LU_STREAM_TYPES] = { POSIX_TRACE_ERROR, POSIX_TRACE_START,
+		POSIX_TRACE_STOP, POSIX_TRACE_FILTER, POSIX_TRACE_OVERFLOW, POSIX_TRACE_RESUME,
+		POSIX_TRACE_FLUSH_START, POSIX_TRACE_FLUSH_STOP, POSIX_TRACE_UNNAMED_USEREVENT,
+		noloss_wait, trigger, a, b, c };
+	memcpy(out, types, sizeof types);
+}
+
 /* posix_trace_eventid_get_name(trid, id) is name */
 static inline void lu_name(trace_id_t trid, trace_event_id_t id, const char *name)
 {
