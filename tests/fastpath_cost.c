@@ -32,6 +32,7 @@
 #include <sys/stat.h>
 #include <trace.h>
 #include "t.h"
+#include "helpers.h"
 #include "../bench/bench_util.h"
 
 #define N        200000ull
@@ -182,14 +183,8 @@ int main(int argc, char **argv)
 	if (argc == 3 && !strcmp(argv[1], "child"))
 		return child(argv[2]);
 	T_BEGIN(300);
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__) || defined(__clang__) || \
-	!defined(__OPTIMIZE__) || !defined(__x86_64__)
-	T_SKIP("the budget is for the plain gcc -O2 build on x86-64");
-#endif
-	if (system("valgrind --version >/dev/null 2>&1") != 0)
-		T_SKIP("valgrind is not installed (apt-get install valgrind)");
-	char self[4096] = { 0 };
-	REQUIRE(readlink("/proc/self/exe", self, sizeof self - 1) > 0);
+	char self[4096];
+	t_cost_setup(self, sizeof self);
 
 	double ir[NCASES], dr[NCASES];
 	printf("%-9s %8s %8s %8s %8s\n", "case", "Ir/ev", "budget", "Dr/ev", "budget");

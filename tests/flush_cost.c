@@ -209,14 +209,8 @@ int main(int argc, char **argv)
 	if (argc == 6 && !strcmp(argv[1], "controller"))
 		return controller(argv[2], (pid_t)atoi(argv[3]), atoi(argv[4]), atoi(argv[5]));
 	T_BEGIN(600);
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__) || defined(__clang__) || \
-	!defined(__OPTIMIZE__) || !defined(__x86_64__)
-	T_SKIP("the budget is for the plain gcc -O2 build on x86-64");
-#endif
-	if (system("valgrind --version >/dev/null 2>&1") != 0)
-		T_SKIP("valgrind is not installed (apt-get install valgrind)");
-	char self[4096] = { 0 };
-	REQUIRE(readlink("/proc/self/exe", self, sizeof self - 1) > 0);
+	char self[4096];
+	t_cost_setup(self, sizeof self);
 
 	printf("%-6s %8s %8s\n", "case", "Ir/ev", "budget");
 	for (size_t i = 0; i < NCASES; i++) {

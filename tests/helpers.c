@@ -242,3 +242,19 @@ void *t_held_page(const void *v, size_t n)
 	memcpy(held_page, v, n);
 	return mprotect(held_page, held_page_sz, PROT_NONE) == 0 ? held_page : NULL;
 }
+
+void t_cost_setup(char *self, size_t cap)
+{
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__) || defined(__clang__) || \
+	!defined(__OPTIMIZE__) || !defined(__x86_64__)
+	printf("SKIP: %s\n", "the budget is for the plain gcc -O2 build on x86-64");
+	exit(77);
+#endif
+	if (system("valgrind --version >/dev/null 2>&1") != 0) {
+		printf("SKIP: %s\n", "valgrind is not installed (apt-get install valgrind)");
+		exit(77);
+	}
+	memset(self, 0, cap);
+	if (readlink("/proc/self/exe", self, cap - 1) <= 0)
+		t_die("readlink /proc/self/exe");
+}

@@ -27,6 +27,8 @@
  *                             async-signal-safe)
  *   t_check64(pid, thr, seq)  a 64-bit check of a process, thread and sequence
  *   t_nap_ms(ms)              sleeps ms milliseconds (async-signal-safe)
+ *   t_cost_setup(self, cap)   a test of instruction budgets (valgrind): skips
+ *                             unless it can run here; this program's path
  *   t_held_init(hold), t_held_page(v, n)
  *                             an event held in the copy of its payload (below)
  *   UNDER_TSAN                1 in a ThreadSanitizer build (gcc or clang), else 0
@@ -122,6 +124,12 @@ void t_wit_rec(trace_event_id_t id, int thr, long long seq);
  * events and other pids' events are only counted. */
 struct t_tally { int n[4], bad, sys, other; long long next[4]; };
 void t_wit_drain(trace_id_t trid, pid_t pid, struct t_tally *t);
+
+/* A test of the instruction budgets of the recording's paths, counted by
+ * valgrind: skips (exit 77, saying why) unless this is the plain gcc -O2
+ * build on x86-64 (the budgets are its) and valgrind is installed; then
+ * this program's path into self (cap bytes), to run it under valgrind. */
+void t_cost_setup(char *self, size_t cap);
 
 /* Sleeps ms milliseconds, whatever signals come (async-signal-safe). */
 void t_nap_ms(long ms);
