@@ -58,7 +58,9 @@ static int recorder_of(const char *arg, pid_t *pid)
 	return 0;
 }
 
-int cmd_trigger(int argc, char **argv)
+/* The trigger's name from the command line: -1 to go on, else the exit
+ * status (after the help or a message). */
+static int trigger_options(int argc, char **argv, const char **name)
 {
 	if (want_help(argc, argv)) {
 		fputs(trigger_help, stdout);
@@ -67,13 +69,17 @@ int cmd_trigger(int argc, char **argv)
 	if (argc != 3)
 		return usage_error(argc < 3 ? "give the trigger's NAME and the recorder's PID or DIR"
 		                            : "unexpected argument '%s'", argc > 3 ? argv[3] : "");
-	const char *name = argv[1];
-	size_t n = strlen(name);
+	*name = argv[1];
+	size_t n = strlen(*name);
 	if (n == 0 || n > 63)
-		return usage_error("'%s': a trigger's name is 1 to 63 bytes", name);
-	pid_t pid;
-	if (recorder_of(argv[2], &pid))
-		return 1;
+		return usage_error("'%s': a trigger's name is 1 to 63 bytes", *name);
+	return -1;
+}
+
+/* The trigger name sent to the flight recorder pid: 0, or 1 after a message. */
+static int trigger_send(const char *name, pid_t pid)
+{
+	size_t n = strlen(name);
 	struct sockaddr_un a = { .sun_family = AF_UNIX };
 	int len = snprintf(a.sun_path + 1, sizeof a.sun_path - 1, "posixtrace/flight/%d", (int)pid);
 	int s = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
@@ -94,4 +100,17 @@ int cmd_trigger(int argc, char **argv)
 		return 1;
 	}
 	return 0;
+}
+
+int cmd_trigger(int argc, char **argv)
+{
+	const char *name = NULL;
+	pid_t pid;
+	int c;
+
+	if ((c = trigger_options(argc, argv, &name)) >= 0)
+		return c;
+	if (recorder_of(argv[2], &pid))
+		return 1;
+	return trigger_send(name, pid);
 }
