@@ -98,33 +98,6 @@ static void check_ctf(const char *dir)
 	free(err);
 }
 
-/* The numbers of each inner array of "lanes":[[...],...] of a density
- * answer: every third (the counts) summed. */
-static long density_sum(const char *b)
-{
-	const char *p = b ? strstr(b, "\"lanes\":[") : NULL;
-	long sum = 0;
-	int depth = 0, k = 0;
-	if (!p)
-		return -1;
-	for (p += 9; *p; p++) {
-		if (*p == '[') {
-			depth++;
-			k = 0;
-		} else if (*p == ']') {
-			if (depth-- == 0)
-				break;
-		} else if (*p >= '0' && *p <= '9') {
-			char *e;
-			long v = strtol(p, &e, 10);
-			if (k++ % 3 == 2)
-				sum += v;
-			p = e - 1;
-		}
-	}
-	return sum;
-}
-
 static void check_view(const char *dir)
 {
 	char *meta = NULL, *b = NULL, want[64], path[128];
@@ -152,7 +125,7 @@ static void check_view(const char *dir)
 			for (const char *q = ev + 6; end && q < end; q++)
 				n += *q == '[';
 		} else {
-			n = density_sum(b);
+			n = view_density_sum(b);
 		}
 		CHECK_EQ(n, total);
 	}

@@ -39,34 +39,6 @@
 
 #define N 250000u
 
-/* The numbers of each inner array of "lanes":[[...],[...]] of a density
- * answer: every third (the counts) summed. */
-static uint64_t density_sum(const char *b)
-{
-	const char *p = strstr(b, "\"lanes\":[");
-	uint64_t sum = 0;
-	int depth = 0, k = 0;
-
-	if (!p)
-		return 0;
-	for (p += 9; *p; p++) {
-		if (*p == '[') {
-			depth++;
-			k = 0;
-		} else if (*p == ']') {
-			if (depth-- == 0)
-				break;
-		} else if (*p >= '0' && *p <= '9') {
-			char *e;
-			unsigned long long v = strtoull(p, &e, 10);
-			if (k++ % 3 == 2)
-				sum += v;
-			p = e - 1;
-		}
-	}
-	return sum;
-}
-
 /* (by hand: a sanitizer's strstr measures the whole string at each call) */
 static int count_of(const char *s, const char *what)
 {
@@ -210,12 +182,12 @@ static void answers(const struct view_srv *s, char **whole)
 	snprintf(path, sizeof path, "/query?from=0&to=%llu&cols=1000", (unsigned long long)span);
 	CHECK_EQ(view_get(s, path, NULL, 0, whole), 200);
 	CHECK(cli_contains(*whole, "\"mode\":\"density\""));
-	CHECK_EQ(density_sum(*whole), total);
+	CHECK_EQ(view_density_sum(*whole), total);
 	/* the second half, in another number of columns */
 	snprintf(path, sizeof path, "/query?from=%llu&to=%llu&cols=777", (unsigned long long)(span / 2),
 	         (unsigned long long)span);
 	CHECK_EQ(view_get(s, path, NULL, 0, &b), 200);
-	uint64_t half = density_sum(b);
+	long long half = view_density_sum(b);
 	CHECK(half >= N / 2 - 1 && half <= N / 2 + 2000); /* whole buckets: up to one more */
 	free(b);
 

@@ -24,6 +24,34 @@
 
 struct view_srv { pid_t pid; unsigned port; char token[64]; char url[160]; };
 
+/* The numbers of each inner array of "lanes":[[...],[...]] of a density
+ * answer (b): every third (the counts) summed; -1 if b has no lanes. */
+static inline long long view_density_sum(const char *b)
+{
+	const char *p = b ? strstr(b, "\"lanes\":[") : NULL;
+	long long sum = 0;
+	int depth = 0, k = 0;
+
+	if (!p)
+		return -1;
+	for (p += 9; *p; p++) {
+		if (*p == '[') {
+			depth++;
+			k = 0;
+		} else if (*p == ']') {
+			if (depth-- == 0)
+				break;
+		} else if (*p >= '0' && *p <= '9') {
+			char *e;
+			long long v = strtoll(p, &e, 10);
+			if (k++ % 3 == 2)
+				sum += v;
+			p = e - 1;
+		}
+	}
+	return sum;
+}
+
 /* Send req (the whole request) to 127.0.0.1:port; the status (0 if none
  * came), the body in *body (malloc'd, NUL-ended) unless NULL. */
 static inline int view_http_send(unsigned port, const char *req, size_t len, char **body,
