@@ -3,7 +3,7 @@
  * trace written in a format.  The text line of `show` and `live` (format.c),
  * stats' report (stats_report.c) and its part on spans (spans_report.c), the exporters (export_*.c: Chrome
  * JSON, CTF, HTML with html_assets.c and html_overview.c, Perfetto with
- * protobuf.c; ctf_text.c what the CTF export and the relay share), the live relay to lttng-relayd (relay*.c), and the
+ * protobuf.c and perfetto_trace.c; ctf_text.c what the CTF export and the relay share), the live relay to lttng-relayd (relay*.c), and the
  * requests and JSON answers of `view` and its page (view_req.c,
  * vquery.c, view_assets.c).  Below it: enrich.h.
  */
@@ -52,6 +52,9 @@ int export_html(struct tlog *l, struct symz *z, struct spans *sp, FILE *out, uin
                 uint64_t from, uint64_t to);
 void html_text(FILE *f, const char *s);  /* as XML character data or an attribute's value */
 int export_ctf(struct tlog *l, struct symz *z, const char *dir, int force);
+/* perfetto_trace.c: through the Perfetto writer (below; plain: no
+ * compressed packets).  -1 with errno: writing failed; 1: reading did (said). */
+int export_perfetto(struct tlog *l, struct symz *z, struct spans *sp, FILE *out, int plain);
 
 /* ------------------------------------------------------------ ctf_text.c */
 /* What export_ctf.c and the relay's relay_ctf.c share: CTF 1.8, little
