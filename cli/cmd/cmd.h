@@ -2,8 +2,8 @@
  * cmd.h -- the top layer of the posixtrace command (cli/cmd/): the
  * commands (main.c dispatches to cmd_*()), the target process they launch
  * or attach to (target.c) and, with attach --tree, its descendants
- * (proctree.c), live's and top's set-up (live.c), info's processes table
- * (info.c, show uses it too) and record's closing summary (summary.c).
+ * (proctree.c), live's and top's set-up (live.c) and record's closing
+ * summary (summary.c).
  * Below it: write.h.
  */
 #ifndef POSIXTRACE_CLI_CMD_H
@@ -67,11 +67,6 @@ int exec_status(int e);
 void signals_block(void);
 void signals_unblock(void); /* in the main thread, once the other threads exist */
 int signals_take(int timeout_ms, int *from_tty);  /* a signal, or 0 */
-
-/* ------------------------------------------------------------ info.c */
-/* The processes table (a child below its parent, indented), as info
- * prints it; first: the trace's first event.  0, or 1 after a message. */
-int info_processes(const struct tlog *l, struct symz *z, uint64_t first);
 
 /* ------------------------------------------------------------ proctree.c */
 /* A process's line of /proc/PID/stat: 0, or -1 when it cannot be

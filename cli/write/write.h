@@ -1,9 +1,11 @@
 /*
  * write.h -- the third layer of the posixtrace command (cli/write/): a
  * trace written in a format.  The text line of `show` and `live` (format.c),
- * stats' report (stats_report.c) and its part on spans (spans_report.c), the exporters (export_*.c: Chrome
- * JSON, CTF, HTML with html_assets.c and html_overview.c, Perfetto with
- * protobuf.c and perfetto_trace.c; ctf_text.c what the CTF export and the relay share), the live relay to lttng-relayd (relay*.c), and the
+ * stats' report (stats_report.c) and its part on spans (spans_report.c),
+ * info's report (info_report.c), the exporters (export_*.c: Chrome JSON,
+ * CTF, HTML with html_assets.c and html_overview.c, Perfetto with
+ * protobuf.c and perfetto_trace.c; ctf_text.c what the CTF export and the
+ * relay share), the live relay to lttng-relayd (relay*.c), and the
  * requests and JSON answers of `view` and its page (view_req.c,
  * vquery.c, view_assets.c).  Below it: enrich.h.
  */
@@ -552,6 +554,26 @@ struct stats {
 };
 void stats_print(const struct stats *s);
 void stats_json(const struct stats *s);
+
+/* ------------------------------------------------------------ info_report.c */
+/* info's figures (cli/cmd/info.c reads them): the log's totals, its time
+ * 0, its spans and no-loss waits (each read in a pass of its own when the
+ * log has any), its loaded code; and its report on stdout, section by
+ * section (0, or 1 after a message). */
+struct info {
+	int held;           /* l and sp loaded (to free) */
+	struct tlog l;
+	uint64_t t0;
+	struct spans *sp;
+	int has_spans;
+	struct twait *w;    /* NULL: no wait recorded */
+	struct symz *z;
+};
+int info_report(const struct info *in);
+/* The processes table (a child below its parent, indented), as info
+ * prints it and show --processes; first: the trace's first event.  0, or
+ * 1 after a message. */
+int info_processes(const struct tlog *l, struct symz *z, uint64_t first);
 
 /* ------------------------------------------------------------ view_assets.c */
 extern const char view_page[];
