@@ -3,7 +3,7 @@
  * LOOP stream share (snapshot_ring*.c: src/trid/snapshot.c,
  * pt_ext_follow_*, pt_ext_snapshot, in process): THREADS writers that
  * record numbered events with a check word into the stream start_stream()
- * makes, the follower's witness (on_ev: each thread's events once, in
+ * makes (writers_start, writers_run), the follower's witness (on_ev: each thread's events once, in
  * order) and a snapshot read back (read_snap: its events, gaps and times,
  * its summary checked against them: each type's count and time range,
  * the writers' counts).  Needs t.h.
@@ -60,6 +60,28 @@ static inline void start_stream(size_t size)
 	posix_trace_attr_destroy(&a);
 	REQUIRE(posix_trace_eventid_open(ID_NAME, &ev) == 0);
 	REQUIRE(posix_trace_start(trid) == 0);
+}
+
+/* THREADS writers started on the stream, then let go together. */
+static inline void writers_start(pthread_t th[THREADS])
+{
+	for (uintptr_t i = 0; i < THREADS; i++)
+		REQUIRE(pthread_create(&th[i], NULL, writer, (void *)i) == 0);
+	atomic_store(&go, 1);
+}
+
+/* A fresh stream of size bytes, and THREADS writers of per events each
+ * recorded into it whole (joined). */
+static inline void writers_run(size_t size, uint64_t per)
+{
+	pthread_t th[THREADS];
+	limit = per;
+	atomic_store(&go, 0);
+	atomic_store(&stop, 0);
+	start_stream(size);
+	writers_start(th);
+	for (int i = 0; i < THREADS; i++)
+		pthread_join(th[i], NULL);
 }
 
 /* ---- the follower's witness */

@@ -36,9 +36,7 @@ static void part1(void)
 	start_stream(16u << 20); /* 3 N events of 40 bytes: 2.4 MB, no wrap */
 	want[ev / 64] |= 1ull << (ev % 64);
 	REQUIRE(pt_ext_follow_open(trid, want, &f) == 0);
-	for (uintptr_t i = 0; i < THREADS; i++)
-		REQUIRE(pthread_create(&th[i], NULL, writer, (void *)i) == 0);
-	atomic_store(&go, 1);
+	writers_start(th);
 	int snaps = 0;
 	for (int done = 0; !done;) {
 		CHECK(pt_ext_follow_poll(f, on_ev, &fw) >= 0);
@@ -113,15 +111,7 @@ static void part1(void)
 /* A window checked against getnext's times, on a fresh stream. */
 static void part1b(void)
 {
-	pthread_t th[THREADS];
-	limit = N / 4;
-	atomic_store(&go, 0);
-	start_stream(16u << 20);
-	for (uintptr_t i = 0; i < THREADS; i++)
-		REQUIRE(pthread_create(&th[i], NULL, writer, (void *)i) == 0);
-	atomic_store(&go, 1);
-	for (int i = 0; i < THREADS; i++)
-		pthread_join(th[i], NULL);
+	writers_run(16u << 20, N / 4);
 	REQUIRE(posix_trace_stop(trid) == 0);
 	/* the times, from a whole snapshot's events (what getnext will give) */
 	int fd = snap_fd();
@@ -172,9 +162,7 @@ static void part2(void)
 	atomic_store(&stop, 0);
 	atomic_store(&go, 0);
 	start_stream(256u << 10);
-	for (uintptr_t i = 0; i < THREADS; i++)
-		REQUIRE(pthread_create(&th[i], NULL, writer, (void *)i) == 0);
-	atomic_store(&go, 1);
+	writers_start(th);
 	/* until the stream wrapped many times, and 60 snapshots were taken */
 	for (int k = 0; k < 60 || atomic_load(&recorded) < 40000; k++) {
 		REQUIRE(k < 100000);

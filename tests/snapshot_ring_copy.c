@@ -23,20 +23,12 @@ static void *write_copy(void *arg)
 
 static void part7(void)
 {
-	pthread_t th[THREADS], w;
+	pthread_t w;
 	struct pt_ext_snap s1;
 	struct pt_ext_snapcopy *c = NULL;
 	uint64_t total = (uint64_t)THREADS * (N / 4);
 
-	limit = N / 4;
-	atomic_store(&go, 0);
-	atomic_store(&stop, 0);
-	start_stream(16u << 20);
-	for (uintptr_t i = 0; i < THREADS; i++)
-		REQUIRE(pthread_create(&th[i], NULL, writer, (void *)i) == 0);
-	atomic_store(&go, 1);
-	for (int i = 0; i < THREADS; i++)
-		pthread_join(th[i], NULL);
+	writers_run(16u << 20, N / 4);
 	CHECK_RC(pt_ext_snapshot_copy(trid, 2, 1, NULL, &c), EINVAL);
 	CHECK(c == NULL);
 	CHECK_RC(pt_ext_snapshot_write(NULL, 1, &s1), EINVAL);
