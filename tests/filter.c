@@ -24,18 +24,15 @@ static struct rec evs[64];
 static int drain(trace_id_t trid)
 {
 	struct posix_trace_event_info ev;
-	int n = 0, un;
+	struct rec r;
+	int n = 0;
 
-	for (;;) {
-		struct rec r;
-		un = 0;
-		CHECK_RC(posix_trace_trygetnext_event(trid, &ev, r.data, sizeof r.data, &r.len, &un), 0);
-		if (un)
-			return n;
+	while (t_next(trid, &ev, r.data, sizeof r.data, &r.len)) {
 		REQUIRE(n < 64);
 		r.id = ev.posix_event_id;
 		evs[n++] = r;
 	}
+	return n;
 }
 
 /* Builds a set from a list of ids ending with 1024 (not a valid id). */

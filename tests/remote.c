@@ -122,19 +122,18 @@ static struct got g[8192];
 
 static int collect(trace_id_t trid)
 {
-	for (int n = 0;; n++) {
-		struct posix_trace_event_info ev;
-		unsigned char buf[2 * sizeof(trace_event_set_t)];
-		size_t len = 0;
-		int un = -1, rc = posix_trace_trygetnext_event(trid, &ev, buf, sizeof buf, &len, &un);
-		CHECK_RC(rc, 0);
-		if (rc || un)
-			return n;
+	struct posix_trace_event_info ev;
+	unsigned char buf[2 * sizeof(trace_event_set_t)];
+	size_t len = 0;
+	int n = 0;
+
+	for (; t_next(trid, &ev, buf, sizeof buf, &len); n++) {
 		REQUIRE(n < 8192);
 		memset(&g[n], 0, sizeof g[n]);
 		g[n] = (struct got){ ev.posix_event_id, ev.posix_pid, ev.posix_thread_id, len, { 0, 0, 0 } };
 		memcpy(&g[n].p, buf, len < sizeof g[n].p ? len : sizeof g[n].p);
 	}
+	return n;
 }
 
 /* Events with this id (and pid, unless -1) among the n collected. */

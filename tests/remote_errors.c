@@ -23,18 +23,17 @@ static pid_t pids[64];
 
 static int collect(trace_id_t trid)
 {
-	for (int n = 0;; n++) {
-		struct posix_trace_event_info ev;
-		unsigned char buf[2 * sizeof(trace_event_set_t)];
-		size_t len = 0;
-		int un = -1, rc = posix_trace_trygetnext_event(trid, &ev, buf, sizeof buf, &len, &un);
-		CHECK_RC(rc, 0);
-		if (rc || un)
-			return n;
+	struct posix_trace_event_info ev;
+	unsigned char buf[2 * sizeof(trace_event_set_t)];
+	size_t len = 0;
+	int n = 0;
+
+	for (; t_next(trid, &ev, buf, sizeof buf, &len); n++) {
 		REQUIRE(n < 64);
 		ids[n] = ev.posix_event_id;
 		pids[n] = ev.posix_pid;
 	}
+	return n;
 }
 
 /* ------------------------------------------------------- 2: ESRCH, EPERM */

@@ -17,6 +17,7 @@
 #include <sys/wait.h>
 #include <trace.h>
 #include "t.h"
+#include "helpers.h"
 
 struct rec {
 	trace_event_id_t id;
@@ -32,20 +33,17 @@ static struct rec evs[64];
 static int drain(trace_id_t trid)
 {
 	struct posix_trace_event_info ev;
-	int n = 0, un;
+	struct rec r;
+	int n = 0;
 
-	for (;;) {
-		struct rec r;
-		un = 0;
-		CHECK_RC(posix_trace_trygetnext_event(trid, &ev, r.data, sizeof r.data, &r.len, &un), 0);
-		if (un)
-			return n;
+	while (t_next(trid, &ev, r.data, sizeof r.data, &r.len)) {
 		REQUIRE(n < 64);
 		r.id = ev.posix_event_id;
 		r.pid = ev.posix_pid;
 		r.self = pthread_equal(ev.posix_thread_id, pthread_self());
 		evs[n++] = r;
 	}
+	return n;
 }
 
 static void check_status(trace_id_t trid, int run)
