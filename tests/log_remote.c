@@ -26,11 +26,7 @@
 #include <sys/wait.h>
 #include "log_util.h"
 #include "helpers.h"
-
-enum { OP_REG = 1, OP_REC, OP_QUIT };
-struct cmd { int op, n, nthr, pace; trace_event_id_t id; char name[TRACE_EVENT_NAME_MAX + 1]; };
-struct rep { int rc; trace_event_id_t id; };
-struct worker { pid_t pid; int cmd, rep; };
+#include "worker_util.h"
 
 static char path[256];
 
@@ -74,48 +70,6 @@ static void worker_main(int cfd, int rfd)
 	_exit(0);
 }
 
-static struct worker spawn_worker(void)
-{
-	struct t_pipes p;
-	pid_t pid = t_fork_piped(&p);
-	if (pid == 0)
-		worker_main(p.cmd, p.rep);
-	return (struct worker){ pid, p.cmd, p.rep };
-}
-
-static struct rep ask(struct worker *w, int op, const char *name, trace_event_id_t id, int n,
-                      int nthr, int pace)
-{
-	struct cmd c = { op, n, nthr, pace, id, "" };
-	struct rep r;
-	if (name)
-		snprintf(c.name, sizeof c.name, "%s", name);
-	t_write_full(w->cmd, &c, sizeof c);
-	if (t_read_full(w->rep, &r, sizeof r) != 0) {
-		fprintf(stderr, "worker %d died (op %d)\n", (int)w->pid, op);
-		exit(1);
-	}
-	return r;
-}
-
-static trace_event_id_t reg(struct worker *w, const char *name)
-{
-	struct rep r = ask(w, OP_REG, name, 0, 0, 0, 0);
-	CHECK_RC(r.rc, 0);
-	return r.id;
-}
-
-static void end_worker(struct worker *w)
-{
-	int st;
-	struct cmd c = { OP_QUIT, 0, 0, 0, 0, "" };
-	t_write_full(w->cmd, &c, sizeof c);
-	close(w->cmd);
-	close(w->rep);
-	REQUIRE(waitpid(w->pid, &st, 0) == w->pid);
-	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-}
-
 /* user events with id: all within [lo, hi] (CLOCK_REALTIME, slack) */
 static void in_window(int n, trace_event_id_t id, long long lo, long long hi)
 {
@@ -148,7 +102,7 @@ static void thread_ids(int n, trace_event_id_t id, int nthr)
 /* ------------------------------------------------------- ids and events */
 static void remote_log(void)
 {
-	struct worker w = spawn_worker();
+	struct worker w = spawn_worker(worker_main);
 	trace_event_id_t early = reg(&w, "log-remote/early"), late, ctl, x = 0;
 	int fd = lu_tmpfile(path, sizeof path, "remote", O_WRONLY), per[3], rfd, n;
 	long long lo[3], hi[3];
@@ -170,21 +124,21 @@ static void remote_log(void)
 	CHECK_EQ(reg(&w, "log-remote/ctl-first"), ctl);
 	CHECK(early != late && late != ctl && early != ctl);
 
-	ask(&w, OP_REC, NULL, early, 10, 1, 0);                /* suspended: nothing */
+	ask(&w, OP_REC, NULL, early, 10, 1);                /* suspended: nothing */
 	CHECK_RC(posix_trace_start(trid), 0);
 	lo[0] = lu_now();
-	ask(&w, OP_REC, NULL, early, 1000, 1, 0);
+	ask(&w, OP_REC, NULL, early, 1000, 1);
 	hi[0] = lo[1] = lu_now();
-	ask(&w, OP_REC, NULL, late, 1000, 3, 0);
+	ask(&w, OP_REC, NULL, late, 1000, 3);
 	hi[1] = lu_now();
 	CHECK_RC(lu_flush_wait(trid, NULL), 0);
 	lo[2] = lu_now();
-	ask(&w, OP_REC, NULL, ctl, 500, 1, 0);
+	ask(&w, OP_REC, NULL, ctl, 500, 1);
 	hi[2] = lu_now();
 	CHECK_RC(posix_trace_stop(trid), 0);
-	ask(&w, OP_REC, NULL, early, 10, 1, 0);                /* stopped: nothing */
+	ask(&w, OP_REC, NULL, early, 10, 1);                /* stopped: nothing */
 	CHECK_RC(posix_trace_shutdown(trid), 0);
-	ask(&w, OP_REC, NULL, early, 10, 1, 0);                /* shut down: harmless */
+	ask(&w, OP_REC, NULL, early, 10, 1);                /* shut down: harmless */
 	close(fd);
 
 	n = lu_load(path, &log, &rfd);
@@ -219,7 +173,7 @@ static void remote_log(void)
 /* ------------------------------------------------------ killed controller */
 static void killed_controller(void)
 {
-	struct worker w = spawn_worker();
+	struct worker w = spawn_worker(worker_main);
 	trace_event_id_t id = reg(&w, "log-remote/killed");
 	int fd = lu_tmpfile(path, sizeof path, "remote", O_WRONLY), sync[2], st, rfd;
 	pid_t ctl;

@@ -22,12 +22,9 @@
 #include <trace.h>
 #include "t.h"
 #include "helpers.h"
+#include "worker_util.h"
 
-enum { OP_REG = 1, OP_REC, OP_REC_LATE, OP_QUIT };   /* LATE: after 50 ms */
-struct cmd { int op, n, nthr; trace_event_id_t id; char name[TRACE_EVENT_NAME_MAX + 1]; };
-struct rep { int rc; trace_event_id_t id; };
 struct payload { int thr, seq; unsigned sum; };
-struct worker { pid_t pid; int cmd, rep; };
 
 static unsigned sum_of(int thr, int seq)
 {
@@ -73,47 +70,6 @@ static void worker_main(int cfd, int rfd)
 		t_write_full(rfd, &r, sizeof r);
 	}
 	_exit(0);
-}
-
-static struct worker spawn_worker(void)
-{
-	struct t_pipes p;
-	pid_t pid = t_fork_piped(&p);
-	if (pid == 0)
-		worker_main(p.cmd, p.rep);
-	return (struct worker){ pid, p.cmd, p.rep };
-}
-
-static struct rep ask(struct worker *w, int op, const char *name, trace_event_id_t id, int n, int nthr)
-{
-	struct cmd c = { op, n, nthr, id, "" };
-	struct rep r;
-	if (name)
-		snprintf(c.name, sizeof c.name, "%s", name);
-	t_write_full(w->cmd, &c, sizeof c);
-	if (t_read_full(w->rep, &r, sizeof r) != 0) {
-		fprintf(stderr, "worker %d died (op %d)\n", (int)w->pid, op);
-		exit(1);
-	}
-	return r;
-}
-
-static trace_event_id_t reg(struct worker *w, const char *name)
-{
-	struct rep r = ask(w, OP_REG, name, 0, 0, 0);
-	CHECK_RC(r.rc, 0);
-	return r.id;
-}
-
-static void end_worker(struct worker *w)
-{
-	int st;
-	struct cmd c = { OP_QUIT, 0, 0, 0, "" };
-	t_write_full(w->cmd, &c, sizeof c);
-	close(w->cmd);
-	close(w->rep);
-	REQUIRE(waitpid(w->pid, &st, 0) == w->pid);
-	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 }
 
 /* ------------------------------------------------------------ reading */
@@ -192,7 +148,7 @@ static void check_name(trace_id_t trid, trace_event_id_t id, const char *want)
 /* ----------------------------------------------------- 1: ids and events */
 static void ids_and_events(void)
 {
-	struct worker w = spawn_worker();
+	struct worker w = spawn_worker(worker_main);
 	trace_event_id_t early = reg(&w, "remote-early"), late, ctl_first, x = 0;
 	trace_id_t trid;
 	struct posix_trace_event_info ev;
@@ -232,7 +188,7 @@ static void ids_and_events(void)
 
 	/* a reader blocked in getnext is woken by the other process's event
 	 * (recorded 50 ms late, so that the reader is most likely asleep) */
-	struct cmd c = { OP_REC_LATE, 1, 1, ctl_first, "" };
+	struct cmd c = { OP_REC_LATE, 1, 1, 0, ctl_first, "" };
 	t_write_full(w.cmd, &c, sizeof c);
 	CHECK_RC(posix_trace_getnext_event(trid, &ev, &p, sizeof p, &len, &un), 0);
 	CHECK_EQ(ev.posix_event_id, ctl_first);
@@ -287,7 +243,7 @@ static void other_controller(pid_t target, trace_event_id_t ida, int cfd, int rf
 
 static void two_controllers(void)
 {
-	struct worker w = spawn_worker();
+	struct worker w = spawn_worker(worker_main);
 	trace_event_id_t a = reg(&w, "remote-two-a"), b = reg(&w, "remote-two-b");
 	trace_event_set_t fa, fb;
 	trace_id_t t1, t2;
