@@ -2,12 +2,13 @@
  * write.h -- the third layer of the posixtrace command (cli/write/): a
  * trace written in a format.  The text line of `show` and `live` (format.c),
  * stats' report (stats_report.c) and its part on spans (spans_report.c),
- * info's report (info_report.c), the exporters (export_*.c: Chrome JSON,
- * CTF, HTML with html_assets.c and html_overview.c, Perfetto with
- * protobuf.c and perfetto_trace.c; ctf_text.c what the CTF export and the
- * relay share), the live relay to lttng-relayd (relay*.c), and the
- * requests and JSON answers of `view` and its page (view_req.c,
- * vquery.c, view_assets.c).  Below it: enrich.h.
+ * info's report (info_report.c), top's screen (top_report.c), the
+ * exporters (export_*.c: Chrome JSON, CTF, HTML with html_assets.c and
+ * html_overview.c, Perfetto with protobuf.c and perfetto_trace.c;
+ * ctf_text.c what the CTF export and the relay share), the live relay to
+ * lttng-relayd (relay*.c), and the requests and JSON answers of `view`
+ * and its page (view_req.c, vquery.c, view_assets.c).  Below it:
+ * enrich.h.
  */
 #ifndef POSIXTRACE_CLI_WRITE_H
 #define POSIXTRACE_CLI_WRITE_H
@@ -574,6 +575,21 @@ int info_report(const struct info *in);
  * prints it and show --processes; first: the trace's first event.  0, or
  * 1 after a message. */
 int info_processes(const struct tlog *l, struct symz *z, uint64_t first);
+
+/* ------------------------------------------------------------ top_report.c */
+/* top's figures (cli/cmd/top.c gathers them), and a screen of them on
+ * stdout: the period just ended (period_ns: its length; win, wcount) and
+ * the totals since start_ns (the time now). */
+struct top {
+	struct tlog l;
+	struct spans *sp;
+	struct hist *win;             /* per span: the last period's durations */
+	uint64_t *wcount;             /* per type: the last period's events */
+	uint64_t start_ns, period_ns;
+	int tty;
+	int32_t self;                 /* top's pid: its own events */
+};
+void top_report(const struct top *t, pid_t pid, const char *what, uint64_t now);
 
 /* ------------------------------------------------------------ view_assets.c */
 extern const char view_page[];
