@@ -113,6 +113,10 @@ int pt_ext_types(trace_id_t trid, size_t from, struct pt_ext_type *out, size_t c
  * PT_SYS_NOLOSS_WAIT): its payload is the wait in ns, a u64. */
 #define PT_EXT_NOLOSS_WAIT 8u
 
+/* Event ids below it are system events: src/shm/layout.h's, to the letter
+ * (api/ext.c includes both: another value there stops the build). */
+#define PT_SYS_IDS        16u                    /* ids below are system events */
+
 /* A payload description parsed (the grammar is in
  * posixtrace_eventid_describe(3)): fields in order, with the offsets they
  * take in a payload as a C compiler lays out the struct of those types

@@ -105,7 +105,7 @@ static long read_back(int fd, long *bad)
 		return -1;
 	while (posix_trace_getnext_event(l, &e, buf, sizeof buf, &len, &unav) == 0 && !unav) {
 		if (e.posix_event_id >= 1024 || len > sizeof buf ||
-		    (e.posix_event_id >= 16 && len > MAXDATA))
+		    (e.posix_event_id >= PT_SYS_IDS && len > MAXDATA))
 			(*bad)++;
 		n++;
 		REQUIRE(n < 10000000);
