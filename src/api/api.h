@@ -7,6 +7,7 @@
 #ifndef POSIXTRACE_API_H
 #define POSIXTRACE_API_H
 
+#include "../ext.h"
 #include "../trid/trid.h"
 
 /* ------------------------------------------------------ attrs (attr.c) */

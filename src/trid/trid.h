@@ -8,8 +8,8 @@
 #ifndef POSIXTRACE_TRID_H
 #define POSIXTRACE_TRID_H
 
-#include "../ext.h" /* (a rotation's parameters and counts, the snapshot's test hook) */
 #include "../log/logfmt.h"
+#include "../log/rotation.h"
 #include "../reader/reader.h"
 #include "../traced/traced.h"
 #include "lock.h"
@@ -146,5 +146,9 @@ int pt_snap_copy(struct pt_trid *t, uint64_t from, uint64_t to, const struct pt_
 int pt_snap_emit(struct pt_snap_copy *c, int fd, struct pt_snap_stats *st);
 void pt_snap_copy_free(struct pt_snap_copy *c);
 unsigned pt_snap_use(const struct pt_trid *t);
+/* Tests only: called with the arg after each chunk a snapshot copies
+ * (declared so in ext.h too, for the tests) */
+extern void (*pt_ext_snapshot_copy_hook)(void *);
+extern void *pt_ext_snapshot_copy_arg;
 
 #endif
