@@ -431,7 +431,7 @@ FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_CFLAGS  := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O1 -Iinclude -Isrc \
                 -fsanitize=fuzzer $(FUZZ_SAN)
 FUZZ_SRC     := fuzz/log_fuzz.c src/log/logread.c src/log/logiter.c src/log/logsum.c src/log/logcheck.c
-FUZZ_DEPS    := $(FUZZ_SRC) src/log/logfmt.h src/shm/layout.h include/trace.h
+FUZZ_DEPS    := $(FUZZ_SRC) $(wildcard src/log/*.h) src/shm/layout.h include/trace.h
 # the committed corpus of each target
 FUZZ_CORPUS_log_fuzz       := fuzz/corpus
 FUZZ_CORPUS_log_fuzz_nocrc := fuzz/corpus
@@ -533,7 +533,7 @@ fuzz-merge: fuzz
 	    $(FUZZ_CORPUS_$(f)) $$work 2>$(BUILD)/fuzz/merge-$(f).log && \
 	  echo "fuzz-merge: $(f): $(FUZZ_CORPUS_$(f)) now $$($(call fuzz_size,$(FUZZ_CORPUS_$(f))))" &&) true
 
-$(BUILD)/fuzz/gen_seeds: fuzz/gen_seeds.c $(wildcard src/log/*.c) src/log/logfmt.h src/shm/layout.h
+$(BUILD)/fuzz/gen_seeds: fuzz/gen_seeds.c $(wildcard src/log/*.c) $(wildcard src/log/*.h) src/shm/layout.h
 	@mkdir -p $(dir $@)
 	$(CC) $(ALLCFLAGS) -Isrc fuzz/gen_seeds.c $(wildcard src/log/*.c) -o $@
 

@@ -30,7 +30,7 @@
  *    program's own counts per type.
  */
 #include "log_util.h"
-#include "../src/log/logfmt.h"
+#include "../src/log/log.h"
 #include "helpers.h"
 
 #define NBATCH  300

@@ -196,7 +196,7 @@ BURST_INLINE int burst_switch(struct bstate *z, uint64_t w0, uint32_t x)
 	      PT_REC_ID(w0) < PT_NIDS && (z->b->named[PT_REC_ID(w0) / 64] >> (PT_REC_ID(w0) % 64) & 1)))
 		return 0;
 	burst_stretch(z);
-	z->key = PT_REC_ID(w0), z->hdr = (uint64_t)(z->key | PT_LOG_RF_SHORT) << 48;
+	z->key = PT_REC_ID(w0), z->hdr = (uint64_t)(z->key | PT_LOG_RF_SHORT) << (8 * PT_LOG_R_INFO);
 	z->sop = z->op, z->sleft = z->left;
 	return 1;
 }
@@ -233,7 +233,7 @@ BURST_INLINE int burst_window(struct bstate *z)
 		int64_t d = burst_dns(z, dt);
 		if ((uint64_t)d > UINT32_MAX || z->op + n > z->oend)
 			return 0;
-		uint64_t h = (uint64_t)(uint32_t)d | (uint64_t)n << 32 | z->hdr;
+		uint64_t h = (uint64_t)(uint32_t)d | (uint64_t)n << (8 * PT_LOG_R_LEN) | z->hdr;
 		__builtin_memcpy(z->op, &h, 8);
 		z->op += PT_REC_SHORT + n;
 		z->rp += PT_REC_SHORT + n;
@@ -260,7 +260,7 @@ BURST_INLINE int burst_one(struct bstate *z, uint64_t w0, uint32_t n)
 	int64_t d = burst_dns(z, dt);
 	if ((uint64_t)d > UINT32_MAX || z->op + 8u * words > z->oend)
 		return 0;
-	uint64_t h = (uint64_t)(uint32_t)d | (uint64_t)n << 32 | z->hdr;
+	uint64_t h = (uint64_t)(uint32_t)d | (uint64_t)n << (8 * PT_LOG_R_LEN) | z->hdr;
 	__builtin_memcpy(z->op, &h, 8);
 	copy_words(z->op + PT_LOG_REC_SHORT, (const pt_word *)z->rp + 1, n);
 	z->op += PT_LOG_REC_SHORT + n;
@@ -287,7 +287,7 @@ BURST_INLINE int burst_start(struct bstate *z, const struct burst *b, const stru
 	z->nsoff = c->seg_ns + c->real_minus_mono - (int64_t)s->base;
 	z->lim = lim, z->b = b, z->s = s;
 	z->key = id;
-	z->hdr = (uint64_t)(id | PT_LOG_RF_SHORT) << 48;
+	z->hdr = (uint64_t)(id | PT_LOG_RF_SHORT) << (8 * PT_LOG_R_INFO);
 	z->rp = b->chunk + b->off, z->rend = b->chunk + b->end;
 	z->op = s->p + b->used;
 	z->oend = s->p + s->room - PT_LOG_REC; /* (room >= PT_LOG_REC) */
@@ -430,7 +430,7 @@ static int span_writer(struct run *r, uint32_t cur, uint64_t v, uint32_t words, 
 			return 0;
 		q->in_block = 1, q->wi = r->s.wi;
 	}
-	r->s.where = (uint64_t)q->wi << 48;
+	r->s.where = (uint64_t)q->wi << PT_LOG_WHERE_WI;
 	return 1;
 }
 

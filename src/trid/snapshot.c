@@ -840,7 +840,7 @@ static void burst(struct emit *e, struct sw *x, uint64_t lim)
 	const uint32_t commit = c->commit, key = x->r.id, max_data = cp->max_data;
 	const uint64_t base = c->base, lo = clk->seg_tick, hi = clk->seg_end, mult = clk->seg_mult;
 	const int64_t nsoff = clk->seg_ns + clk->real_minus_mono;
-	const uint64_t hdr = (uint64_t)(key | PT_LOG_RF_SHORT) << 48;
+	const uint64_t hdr = (uint64_t)(key | PT_LOG_RF_SHORT) << (8 * PT_LOG_R_INFO);
 	uint32_t off = x->off, used = e->used, k = 0;
 	uint64_t ns = x->ns, mn = e->r_min, mx = e->r_max, maxtick = 0;
 	while (off + PT_REC_SHORT <= commit) {
@@ -857,7 +857,7 @@ static void burst(struct emit *e, struct sw *x, uint64_t lim)
 		                                                      mult) >> 32));
 		if (t > lim || t < s->base || t - s->base > UINT32_MAX)
 			break;
-		uint64_t h = (t - s->base) | (uint64_t)len << 32 | hdr;
+		uint64_t h = (t - s->base) | (uint64_t)len << (8 * PT_LOG_R_LEN) | hdr;
 		unsigned char *p = s->p + used;
 		memcpy(p, &h, 8);
 		if (len == 16)
@@ -977,7 +977,7 @@ EMIT_INLINE void span_for(struct emit *e, struct sw *x, uint32_t len)
 	} else if (e->sp && (s->who.pid != x->pid || s->who.thread != x->thread)) {
 		if (x->gen == e->gen) { /* a writer the span has already */
 			s->wi = x->wi;
-			s->where = (uint64_t)x->wi << 48;
+			s->where = (uint64_t)x->wi << PT_LOG_WHERE_WI;
 			s->who = (struct pt_logw_who){ x->pid, x->thread };
 		} else if (pt_logw_span_who(e->w, s, x->pid, x->thread, e->used + PT_LOG_REC + len)) {
 			x->gen = e->gen, x->wi = s->wi;

@@ -8,7 +8,7 @@
 #ifndef POSIXTRACE_TRID_H
 #define POSIXTRACE_TRID_H
 
-#include "../log/logfmt.h"
+#include "../log/log.h"
 #include "../log/rotation.h"
 #include "../reader/reader.h"
 #include "../traced/traced.h"
