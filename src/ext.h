@@ -56,7 +56,7 @@ struct pt_ext_losses {
 /* 0, or EINVAL if trid is not a trace id of this process. */
 int pt_ext_losses(trace_id_t trid, struct pt_ext_losses *out);
 
-/* The value of POSIXTRACE_JOIN (src/traced/join.c) that makes a process
+/* The value of POSIXTRACE_JOIN (src/producer/join.c) that makes a process
  * loading the library join the stream trid, an inherited one this process
  * made; the traced process is told too, and puts it into its own
  * environment: 0, EINVAL (not such a stream), ERANGE (cap too small). */
@@ -242,7 +242,7 @@ int pt_ext_log_summary(int fd, struct pt_ext_summary **out);
 int pt_ext_log_census(trace_id_t trid, struct pt_ext_summary **out, uint64_t *damaged);
 void pt_ext_summary_free(struct pt_ext_summary *s);
 
-/* Rotation (src/trid/rotate.c): the log of a stream made with
+/* Rotation (src/flush/rotate.c): the log of a stream made with
  * posix_trace_create_withlog() (log policy APPEND) is cut into parts, each a
  * whole log of its own: from the first block boundary after the part
  * holds `size` bytes, or after it has been written to for `period_ns`
@@ -281,7 +281,7 @@ int pt_ext_log_rotate(trace_id_t trid, const struct pt_ext_rotate *r);
 int pt_ext_log_rotate_stats(trace_id_t trid, struct pt_ext_rotate_stats *out);
 
 /* PT_EXT_LOG_WRITING_BYTE, the byte a log being written locks: log/rotation.h */
-/* ---- the flight recorder (`record --flight`; src/trid/snapshot.c):
+/* ---- the flight recorder (`record --flight`; src/control/snapshot.c):
  * two looks at a LOOP stream of this process's that nobody consumes,
  * neither of which changes it (no chunk freed, no reader progress).
  *
@@ -317,7 +317,7 @@ void pt_ext_follow_close(struct pt_ext_follow *f);
  * write. */
 struct pt_ext_snap {
 	uint64_t events, chunks, dropped, dropped_events, gaps, first, last, bytes;
-	uint64_t lapped, trig_kept, trig_alone; /* (src/trid/trid.h, struct pt_snap_stats) */
+	uint64_t lapped, trig_kept, trig_alone; /* (src/control/control.h, struct pt_snap_stats) */
 };
 int pt_ext_snapshot(trace_id_t trid, int fd, uint64_t from_ns, uint64_t to_ns,
                     struct pt_ext_snap *out);

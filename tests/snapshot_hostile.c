@@ -1,6 +1,6 @@
 /*
  * snapshot_hostile.c -- the flight recorder's looks at a stream
- * (src/trid/snapshot.c) across the trust boundary: while two threads
+ * (src/control/snapshot.c) across the trust boundary: while two threads
  * record into a LOOP stream, a third writes random words over its segment
  * (chunk descriptors, the logs, the event records, the pool counters), and
  * the main thread follows the stream and takes snapshots of it.  Neither

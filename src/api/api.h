@@ -8,7 +8,7 @@
 #define POSIXTRACE_API_H
 
 #include "../ext.h"
-#include "../trid/trid.h"
+#include "../control/control.h"
 
 /* ------------------------------------------------------ attrs (attr.c) */
 int pt_attr_valid(const trace_attr_t *a);

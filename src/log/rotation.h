@@ -2,8 +2,8 @@
  * rotation.h -- a log cut into parts: the parameters and counts of a
  * stream's rotation (struct pt_ext_rotate, struct pt_ext_rotate_stats;
  * what they mean: src/ext.h, pt_ext_log_rotate) as the flusher takes and
- * keeps them (trid/rotate.c), and the byte a log being written locks.
- * Here, in log/, under the trace ids' layer, so that trid.h needs no
+ * keeps them (flush/rotate.c), and the byte a log being written locks.
+ * Here, in log/, under the trace ids' layer, so that control.h needs no
  * ext.h; ext.h includes it.
  */
 #ifndef POSIXTRACE_ROTATION_H

@@ -32,7 +32,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 #undef PT_TLS /* <elf.h>'s program header type; shm.h's TLS model from here on */
-#include "traced.h"
+#include "producer.h"
 
 #define OBJ_MAX 4096u /* objects one process keeps track of */
 

@@ -16,7 +16,7 @@
  *
  * The same open file holds a read lock on the first byte of the stream's
  * region for as long as the view maps it, so that a controller does not
- * put a new stream where this process could still write (trid/slots.c).
+ * put a new stream where this process could still write (control/slots.c).
  *
  * The key is the pid with a varying part above it (keys are per file,
  * and processes of other pid namespaces may record into the same one;
@@ -27,7 +27,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <unistd.h>
-#include "traced.h"
+#include "producer.h"
 
 #define KEY_PROBES 16u
 
@@ -89,7 +89,7 @@ static void take(struct pt_view *sl)
 		return;
 	}
 	/* the region is mapped here: a controller does not place a new
-	 * stream where this view could still write (trid/slots.c,
+	 * stream where this view could still write (control/slots.c,
 	 * region_again) */
 	if (sl->region_off >= PT_CTL_SIZE) {
 		struct flock fl = { .l_type = F_RDLCK, .l_whence = SEEK_SET,

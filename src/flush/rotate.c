@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include "trid.h"
+#include "flush.h"
 
 struct part {
 	unsigned n;

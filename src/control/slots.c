@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include "trid.h"
+#include "control.h"
 
 #define CTL_LINK "/memfd:posixtrace-ctl"
 
@@ -275,7 +275,7 @@ void pt_target_close(struct pt_target *tg)
  * size bytes again: in this file, not an inherited stream's (those are in
  * another process's file), clear of every other slot's, and mapped by no
  * process any more.  Each process that maps a stream's region holds a
- * read lock on its first byte while it does (traced/alive.c); a process
+ * read lock on its first byte while it does (producer/alive.c); a process
  * that still maps it could write into it late.  Without this every
  * `posixtrace live` or `top` that attached and left grew the memfd by its
  * stream (issue 54: 551 MB after 30 attaches).  0 if none. */
@@ -420,7 +420,7 @@ void pt_slot_release(struct pt_ctl *c, unsigned s, uint64_t ticket)
  * process stops recording into the stream at its next event.  Every bit
  * of its wanted bitmap is set so that there is one, even for a process
  * that records nothing a stream still running wants: its view is
- * unmapped then (traced/event.c, record_idle), not only when a stream
+ * unmapped then (producer/event.c, record_idle), not only when a stream
  * next reaches it.  Its resync puts the bitmap right again. */
 void pt_slot_leave(struct pt_ctl *c, unsigned s, uint64_t ticket)
 {

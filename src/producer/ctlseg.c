@@ -8,7 +8,7 @@
  * privileges (AT_SECURE), which then starts afresh.  Replaced by a fresh
  * one in the child after fork (the child keeps the slots of inherited
  * streams; inherit.c).  Controllers of other processes find it in
- * /proc/PID/fd; see trid/slots.c.  Its variables are in state.c, and
+ * /proc/PID/fd; see control/slots.c.  Its variables are in state.c, and
  * lifecycle.c says when each function here runs at load and fork.  It also holds the process's event-name registry, so a
  * controller agrees with the traced process on ids.
  */
@@ -20,7 +20,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "traced.h"
+#include "producer.h"
 
 /* Everything but the magic number, which is written last (ctl_publish):
  * a controller that finds the segment early takes it for someone else's
@@ -36,7 +36,7 @@ static void ctl_init_header(struct pt_ctl *c)
 }
 
 /* Map fd if it is the control segment of pid; NULL otherwise.  Also used
- * by a controller on another process's (trid/slots.c): nothing is trusted. */
+ * by a controller on another process's (control/slots.c): nothing is trusted. */
 struct pt_ctl *pt_ctl_map(int fd, pid_t pid)
 {
 	struct stat st;

@@ -31,7 +31,7 @@
  * hold an earlier record).  The general path (flusher.c's drain) deals
  * with it, so the log is the same either way.
  */
-#include "trid.h"
+#include "flush.h"
 
 _Static_assert(PT_LOGW_SPAN_ADD >= PT_MERGE_MAX, "a merge's writers fit in one span");
 
@@ -522,7 +522,7 @@ static int take_part(struct run *r, uint32_t cur, uint64_t bound)
  * chunk was still the reader's, the span's records are the block's (its
  * writer: the last event's), and how many there are; else 0, and the
  * bytes written are not the block's. */
-static unsigned run_end(struct run *r)
+static unsigned run_close(struct run *r)
 {
 	for (uint32_t i = 0; i < r->m.n; i++) {
 		struct pt_read_part *p = &r->m.p[i];
@@ -558,7 +558,7 @@ unsigned pt_flush_run(struct pt_trid *t, struct pt_logw *lw, const uint64_t *nam
 	}
 	while (pick(&r, &cur, &bound, caught) && take_part(&r, cur, bound))
 		;
-	unsigned n = run_end(&r);
+	unsigned n = run_close(&r);
 	*full = n ? r.full : 0;
 	return n;
 }

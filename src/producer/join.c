@@ -44,7 +44,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "traced.h"
+#include "producer.h"
 
 extern char **environ;
 

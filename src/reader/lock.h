@@ -6,10 +6,10 @@
  * in a stream (no-loss mode: ring/'s pt_nowait), as a flusher may need
  * the lock to make the room.  The slow path, lock.c.
  */
-#ifndef POSIXTRACE_TRID_LOCK_H
-#define POSIXTRACE_TRID_LOCK_H
+#ifndef POSIXTRACE_READER_LOCK_H
+#define POSIXTRACE_READER_LOCK_H
 
-#include "../reader/reader.h"
+#include "reader.h"
 
 void pt_lock_slow(pt_lock_t *l);
 static inline void pt_lock(pt_lock_t *l)

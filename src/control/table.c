@@ -6,11 +6,11 @@
  * is the program's own, like its descriptor: the child keeps its copy
  * (the reader reads with pread(), at offsets of its own), unless a thread
  * was reading it at the fork.  So only a
- * process that made a stream has fork handlers: trid/newstream.c asks for
+ * process that made a stream has fork handlers: control/newstream.c asks for
  * them (pt_trid_fork_handlers()) before its first stream, and tells how
  * such a trace id is dropped; a process that only reads logs (the SQLite
  * extension's host, say) gets none.  (The traced side's own fork handling
- * is traced/lifecycle.c's; an INHERITED stream goes on recording the child.)
+ * is producer/lifecycle.c's; an INHERITED stream goes on recording the child.)
  *
  * A trace id is (generation << 8 | index): an id that was shut down or
  * closed is refused even after its entry is reused.
@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "trid.h"
+#include "control.h"
 
 pthread_mutex_t pt_trid_table_lock = PTHREAD_MUTEX_INITIALIZER;
 uint64_t pt_fork_gen;
@@ -61,7 +61,7 @@ static void atfork_parent(void)
 	pthread_mutex_unlock(&pt_trid_table_lock);
 }
 
-/* How a stream's trace id is dropped in a fork child (trid/newstream.c's). */
+/* How a stream's trace id is dropped in a fork child (control/newstream.c's). */
 static void (*stream_drop)(struct pt_trid *t);
 
 static void atfork_child(void)
@@ -106,7 +106,7 @@ static void fork_handlers_once(void)
 /* Before a process's first stream, outside every lock of ours (fork takes
  * the C library's lock of handlers, then runs atfork_prepare): from then
  * on a fork takes pt_trid_table_lock, and the child drops every stream
- * with drop.  Registered after traced/lifecycle.c's handlers (its
+ * with drop.  Registered after producer/lifecycle.c's handlers (its
  * constructor), so a fork takes pt_trid_table_lock before the traced
  * side's resync lock, and the child's traced side is set up before its
  * trace ids are dropped. */

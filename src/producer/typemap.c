@@ -15,7 +15,7 @@
 #include <sched.h>
 #include <string.h>
 #include <sys/mman.h>
-#include "traced.h"
+#include "producer.h"
 
 #define T_NONE  0u
 #define T_VALID 1u

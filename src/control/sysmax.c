@@ -32,7 +32,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
-#include "trid.h"
+#include "control.h"
 
 #define NAME_PREFIX "posixtrace/stream/"
 #define UIDS_MAX    256u        /* distinct users tallied; more count as one more each */

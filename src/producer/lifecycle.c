@@ -2,15 +2,15 @@
  * lifecycle.c -- the traced side's start, fork and thread exit, in one
  * place: the library's constructor, its one pthread_atfork()
  * registration and the thread-exit hook, each calling the parts of
- * traced/ in the order written here.  No other file of traced/ has a
+ * producer/ in the order written here.  No other file of producer/ has a
  * constructor, a fork handler or a key destructor; each part has plain
  * functions (pt_*_init, pt_*_atfork_*) for this file to call.
  *
  * Beside it, below and above (docs/design.md, "The lifecycle of the
  * traced side"): the clock's constructor (shm/clock.c; called here first
  * as well, so the order does not hang on the link), which the reader-only
- * archive keeps without any of traced/; the trace-id table's fork
- * handlers (trid/table.c), registered at a process's first stream, so
+ * archive keeps without any of producer/; the trace-id table's fork
+ * handlers (control/table.c), registered at a process's first stream, so
  * after these; api/create.c's exit destructor and the hook it sets for
  * exec (pt_exec_shutdown).  Nothing here calls up a layer.
  */
@@ -19,7 +19,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <unistd.h>
-#include "traced.h"
+#include "producer.h"
 
 extern unsigned long getauxval(unsigned long type); /* <sys/auxv.h> */
 

@@ -25,7 +25,7 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
-#include "traced.h"
+#include "producer.h"
 
 struct me {
 	int32_t tid;                 /* 0: not known yet */

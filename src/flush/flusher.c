@@ -21,7 +21,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "trid.h"
+#include "flush.h"
 
 /* Events taken from the stream under t's lock, written out without it. */
 #define STAGE_EV 256

@@ -1,6 +1,6 @@
 /*
  * state.c -- the traced process's state that more than one file of
- * traced/ uses, defined in one place (declared in state.h), each with who
+ * producer/ uses, defined in one place (declared in state.h), each with who
  * writes it and when.  Nothing here runs: lifecycle.c sets it up at load
  * and fork, the parts named below keep it.
  *
@@ -16,7 +16,7 @@
 
 /* The linker brings lifecycle.o (the constructor, the fork handlers, the
  * thread-exit hook: nothing calls them by name) into a program linked with
- * the static library through this reference: every part of traced/ uses
+ * the static library through this reference: every part of producer/ uses
  * this file, and none of it works unless the lifecycle has run. */
 extern const char pt_lifecycle_linked __attribute__((visibility("hidden")));
 __attribute__((used)) static const char *const bring_lifecycle = &pt_lifecycle_linked;

@@ -1,18 +1,16 @@
 /*
- * trid.h -- trace ids: the table of this process's trace ids (table.c;
- * their locks, lock.h), creating a stream (newstream.c) in a target process
- * (slots.c), and a stream's log writer, the flusher (flusher.c, with its
- * fast path flushrun.c).  Above reader/, traced/ (a controller records
- * system events into the streams it makes, and traces itself) and log/.
+ * control.h -- trace ids, the controller's side of a stream: the table of
+ * this process's trace ids (table.c), creating a stream (newstream.c) in
+ * a target process (slots.c), across the machine (sysmax.c) or a process
+ * tree (tree.c), and a flight recorder's looks (snapshot.c).  Above
+ * flush/ (the log writer and the id's system events), reader/ (a trace
+ * id's lock, lock.h), producer/ (a controller records into the streams it
+ * makes, and traces itself) and log/.
  */
-#ifndef POSIXTRACE_TRID_H
-#define POSIXTRACE_TRID_H
+#ifndef POSIXTRACE_CONTROL_H
+#define POSIXTRACE_CONTROL_H
 
-#include "../log/log.h"
-#include "../log/rotation.h"
-#include "../reader/reader.h"
-#include "../traced/traced.h"
-#include "lock.h"
+#include "../flush/flush.h"
 
 /* ------------------------------------------------- the table (table.c) */
 extern pthread_mutex_t pt_trid_table_lock; /* trid table, slots, registry */
@@ -31,14 +29,6 @@ trace_id_t pt_trid_id(const struct pt_trid *t);
 /* Fork handlers for the table, once, before the first stream (outside
  * every lock); drop: what a fork child does with a stream's trace id. */
 void pt_trid_fork_handlers(void (*drop)(struct pt_trid *t));
-
-/* Record a system event (START, STOP, FILTER) into a stream through the
- * trace id's own writer.  wait: if the stream has no room, record nothing
- * and count nothing, and return -1 (the flusher then makes room and tries
- * again); else 0. */
-int pt_record_system(struct pt_trid *t, trace_event_id_t id, const void *data, size_t len,
-                     void *addr, int wait);
-void pt_status_locked(struct pt_trid *t, struct posix_trace_status_info *si);
 
 /* --------------------------------------------- a new stream (newstream.c) */
 int pt_stream_create(pid_t pid, const trace_attr_t *attr, int policy, uint32_t noloss, int logfd,
@@ -78,39 +68,6 @@ int pt_tree_mark(struct pt_trid *t);
  * slot); EINVAL (not a stream a process can join). */
 int pt_tree_join(struct pt_trid *t, pid_t pid, uint64_t ino);
 
-/* ------------------------------------ a stream's log (flusher.c, flushrun.c) */
-int pt_flusher_start(struct pt_trid *t, int fd);
-/* final flush (with stop: a STOP event first, from addr), log finished;
- * the first error */
-int pt_flusher_stop(struct pt_trid *t, int stop, void *addr);
-int pt_flusher_claim(struct pt_trid *t); /* locked: 0 for the first shutdown, else EINVAL */
-int pt_flusher_request(struct pt_trid *t); /* posix_trace_flush */
-void pt_flusher_clear(struct pt_trid *t);  /* posix_trace_clear, t locked */
-void pt_flusher_status(struct pt_trid *t, struct posix_trace_status_info *si);
-void pt_flusher_forget(struct pt_trid *t); /* fork child: not ours */
-/* copy a run straight into the log's block; the events copied (0: none,
- * use pt_read_next).  *full: it stopped because the block has no more
- * room (write it out).  *caught: it stopped because every writer it read
- * was at the end of what it had committed, in a chunk still open. */
-unsigned pt_flush_run(struct pt_trid *t, struct pt_logw *w, const uint64_t *named, int *full,
-                      int *caught);
-
-/* ---------------------------------- a log cut into parts (rotate.c) */
-struct pt_rotate;
-int pt_rotate_new(const struct pt_ext_rotate *in, struct pt_rotate **out);
-void pt_rotate_free(struct pt_rotate *r);
-int pt_rotate_due(struct pt_rotate *r, const struct pt_logw *w); /* at a block boundary */
-int pt_rotate_open(struct pt_rotate *r, int *fd, unsigned *n);  /* the next part */
-void pt_rotate_abandon(struct pt_rotate *r, int fd, unsigned n); /* ... not begun */
-void pt_rotate_begin(struct pt_rotate *r);                       /* a cut begins */
-void pt_rotate_switched(struct pt_rotate *r, uint64_t bytes, uint64_t lost, uint64_t dropped,
-                        int fd, unsigned n);
-void pt_rotate_status(struct pt_trid *t, struct posix_trace_status_info *si); /* t locked */
-void pt_rotate_stats(struct pt_rotate *r, struct pt_ext_rotate_stats *out);
-void pt_rotate_forget(struct pt_rotate *r); /* fork child */
-/* flusher.c: rotate t's log (t locked); its statistics */
-int pt_flusher_rotate(struct pt_trid *t, const struct pt_ext_rotate *in);
-int pt_flusher_rotate_stats(struct pt_trid *t, struct pt_ext_rotate_stats *out);
 /* ------------------------------- a flight recorder's looks (snapshot.c) */
 /* Both under t's lock; neither changes the stream (ext.h, pt_ext_follow_*,
  * pt_ext_snapshot). */

@@ -3,7 +3,7 @@
  * --tree`): the controller's side.  The traced process is told, in its
  * slot, that the stream traces a tree and where this process holds the
  * stream's memfd (PT_CS_TREE, tree_pid, tree_fd): it then passes
- * POSIXTRACE_JOIN to what it starts (traced/join.c).  And a process
+ * POSIXTRACE_JOIN to what it starts (producer/join.c).  And a process
  * already running is asked to join: a free slot of its control segment
  * is filled with PT_CS_JOIN and the stream's place; the process opens the
  * memfd itself, through /proc under the ptrace rule, and records into the
@@ -12,7 +12,7 @@
  */
 #include <errno.h>
 #include <unistd.h>
-#include "trid.h"
+#include "control.h"
 
 /* Locked t: the stream's memfd is held here (t->fd) and lives in the
  * traced process's control memfd (a region); else EINVAL. */

@@ -18,7 +18,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "traced.h"
+#include "producer.h"
 
 static _Thread_local int in_sync PT_TLS;
 static uint32_t view_used;     /* views ever used: 0..PT_VIEWS */
@@ -381,7 +381,7 @@ static void resync_locked(void)
 	} else {
 		atomic_store_explicit(&pt_proc.seen, w, memory_order_relaxed);
 		/* a controller that left set every wanted bit so that we would
-		 * come here (trid/slots.c, pt_slot_release): the bitmap as it
+		 * come here (control/slots.c, pt_slot_release): the bitmap as it
 		 * should be again, now that its view is gone */
 		pt_ctl_want_refresh(pt_ctl);
 	}

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "traced.h"
+#include "producer.h"
 
 /* In the child after fork (one thread, async-signal-safe calls only): a
  * control segment of its own (ctlseg.c; at the same fd number, so

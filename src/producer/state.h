@@ -1,6 +1,6 @@
 /*
  * state.h -- the traced process's state that more than one file of
- * traced/ uses: every such global and thread-local variable, declared
+ * producer/ uses: every such global and thread-local variable, declared
  * here and defined in state.c, where each says who writes it and when.
  * The inline functions here read that state and call nothing.
  */

@@ -7,7 +7,7 @@
  * munmap.
  */
 #include <sys/mman.h>
-#include "traced.h"
+#include "producer.h"
 
 /* A stream this process made for itself is mapped once: the trace id and
  * the recording view share the mapping, which goes when both let go.

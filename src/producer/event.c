@@ -15,7 +15,7 @@
  * chunk of its own, so neither event is lost or torn.
  */
 #include <string.h>
-#include "traced.h"
+#include "producer.h"
 
 #undef posix_trace_event /* <trace.h>'s inline test: this is the function */
 
@@ -361,7 +361,7 @@ __attribute__((noinline)) static void record_check(trace_event_id_t id, const vo
 }
 
 /* No stream is running, yet the event got past the wanted bitmap: a
- * controller that left set it whole (trid/slots.c, pt_slot_release) so
+ * controller that left set it whole (control/slots.c, pt_slot_release) so
  * that this process would drop and unmap its view now rather than at
  * the next stream; or a resync waits to be retried.  The resync puts the
  * bitmap right again; with nothing to do, the bitmap alone. */

@@ -1,13 +1,13 @@
 /*
- * traced.h -- the traced process's side: its state (state.h), quiescence
+ * producer.h -- the traced process's side: its state (state.h), quiescence
  * (quiesce.h), its control segment (ctlseg.c), the views of the streams it
  * records into and their upkeep (attach.c), the recording path
  * (event.c), the map of loaded code it writes into its streams
  * (objmap.c), and its start, fork and thread exit (lifecycle.c).  Above
  * ring/; it never sees a trace id.
  */
-#ifndef POSIXTRACE_TRACED_H
-#define POSIXTRACE_TRACED_H
+#ifndef POSIXTRACE_PRODUCER_H
+#define POSIXTRACE_PRODUCER_H
 
 #include "state.h"
 #include "quiesce.h"

@@ -37,7 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "trid.h"
+#include "control.h"
 
 /* ------------------------------------------------------------ records */
 

@@ -11,7 +11,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "trid.h"
+#include "control.h"
 
 static struct pt_clock_img proc_clock; /* calibrated once per process */
 

@@ -10,7 +10,7 @@
  */
 #include <string.h>
 #include <unistd.h>
-#include "traced.h"
+#include "producer.h"
 
 static char cmdline[PT_OBJ_PATH]; /* the arguments, space separated, cut to fit */
 static uint8_t cmdline_cut;

@@ -51,7 +51,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-#include "traced.h"
+#include "producer.h"
 
 extern char **environ;
 

@@ -3,7 +3,7 @@
  * FILTER (api/control.c, api/setfilter.c) and the flusher's (flusher.c),
  * into the stream it controls.
  */
-#include "trid.h"
+#include "flush.h"
 
 /* Written under the trace id's lock.  The chunk stays open between the
  * id's system events: a LOOP stream steals only sealed chunks, so the
