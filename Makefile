@@ -32,11 +32,13 @@ LDLIBS   += -lpthread
 DEPFLAGS  = -MMD -MP -MF $@.d -MT $@
 
 # src/ is layered, one folder per layer, each with its header (docs/design.md):
-# shm (bottom) < ring < traced, reader; shm < log (beside traced and reader);
-# traced, reader, log < trid < api (top).  LIB_LAYERS is also the link
-# order; the constructors' order does not hang on it (traced/lifecycle.c
+# shm (bottom) < ring < producer, reader; shm < log (beside producer and
+# reader); producer, reader, log < flush < control < api (top).  Each
+# folder's name says who runs its code: producer, the traced process;
+# reader, flush and control, the controller.  LIB_LAYERS is also the link
+# order; the constructors' order does not hang on it (producer/lifecycle.c
 # calls the clock's set-up itself, docs/design.md).
-LIB_LAYERS := shm ring traced reader log trid api
+LIB_LAYERS := shm ring producer reader log flush control api
 LIB_SRC  := $(foreach l,$(LIB_LAYERS),$(wildcard src/$(l)/*.c))
 LIB_OBJ  := $(LIB_SRC:src/%.c=$(BUILD)/obj/%.o)
 STATIC   := $(BUILD)/libposixtrace.a
@@ -103,11 +105,11 @@ CLI_LIBS := $(READ_LIBS) $(if $(filter 1,$(SQLITE)),$(shell pkg-config --libs sq
 
 # The reader-only part of the library: reading a log through the POSIX
 # API (posix_trace_open, getnext, the ext.h extensions) and what it needs,
-# without the traced side (src/traced: constructors, fork handlers, exec
+# without the traced side (src/producer: constructors, fork handlers, exec
 # wrappers, the control memfd) or what makes and controls streams.  Not
 # installed: what the SQLite extension is linked with.
 READER_SRC := $(addprefix src/,shm/clock.c shm/futex.c shm/nametable.c shm/segment.c shm/filesize.c shm/fdown.c ring/pool.c \
-              log/logread.c log/logiter.c log/logsum.c log/logcheck.c trid/table.c trid/lock.c \
+              log/logread.c log/logiter.c log/logsum.c log/logcheck.c control/table.c \
               api/attr.c api/eventid.c api/eventset.c api/ext.c api/getnext.c api/logfile.c \
               api/status.c api/typedesc.c) $(wildcard src/reader/*.c)
 READER   := $(BUILD)/libposixtrace_reader.a
@@ -402,7 +404,7 @@ clean:
 #   spans_fuzz       the span engine of the command (cli/enrich/spans.c) on events in
 #                    any order, with its invariants checked (fuzz/spans_fuzz.c)
 #   join_fuzz        POSIXTRACE_JOIN, the streams a process joins at load
-#                    (src/traced/join.c; the library built as for stream_fuzz)
+#                    (src/producer/join.c; the library built as for stream_fuzz)
 #   query_fuzz       the SQL tables of `posixtrace query` and of the SQLite
 #                    extension (cli/query/) over a log, every table and
 #                    every reading path (fuzz/query_fuzz.c; the library
@@ -431,7 +433,7 @@ FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_CFLAGS  := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O1 -Iinclude -Isrc \
                 -fsanitize=fuzzer $(FUZZ_SAN)
 FUZZ_SRC     := fuzz/log_fuzz.c src/log/logread.c src/log/logiter.c src/log/logsum.c src/log/logcheck.c
-FUZZ_DEPS    := $(FUZZ_SRC) src/log/logfmt.h src/shm/layout.h include/trace.h
+FUZZ_DEPS    := $(FUZZ_SRC) $(wildcard src/log/*.h) src/shm/layout.h include/trace.h
 # the committed corpus of each target
 FUZZ_CORPUS_log_fuzz       := fuzz/corpus
 FUZZ_CORPUS_log_fuzz_nocrc := fuzz/corpus
@@ -533,7 +535,7 @@ fuzz-merge: fuzz
 	    $(FUZZ_CORPUS_$(f)) $$work 2>$(BUILD)/fuzz/merge-$(f).log && \
 	  echo "fuzz-merge: $(f): $(FUZZ_CORPUS_$(f)) now $$($(call fuzz_size,$(FUZZ_CORPUS_$(f))))" &&) true
 
-$(BUILD)/fuzz/gen_seeds: fuzz/gen_seeds.c $(wildcard src/log/*.c) src/log/logfmt.h src/shm/layout.h
+$(BUILD)/fuzz/gen_seeds: fuzz/gen_seeds.c $(wildcard src/log/*.c) $(wildcard src/log/*.h) src/shm/layout.h
 	@mkdir -p $(dir $@)
 	$(CC) $(ALLCFLAGS) -Isrc fuzz/gen_seeds.c $(wildcard src/log/*.c) -o $@
 

@@ -54,6 +54,7 @@
 #include <string.h>
 #include <time.h>
 #include <trace.h>
+#include "../src/ext.h"
 #include "bench_util.h"
 
 #define RUNS 9
@@ -207,7 +208,7 @@ out:
 	__attribute__((noinline, aligned(64))) static void event_##name(trace_event_id_t e, const void *d,    \
 	                                                   size_t n)                             \
 	{                                                                                        \
-		if (((F) & S_CHAIN) && e - 16 >= __TRACE_EVENT_ID_LIMIT - 16)                    \
+		if (((F) & S_CHAIN) && e - PT_SYS_IDS >= __TRACE_EVENT_ID_LIMIT - PT_SYS_IDS)    \
 			return;                                                                  \
 		m_write(F, e, d, n);                                                             \
 	}                                                                                        \

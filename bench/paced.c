@@ -153,7 +153,7 @@ static uint64_t count_log(const char *path, uint64_t *counted)
 	if (fd < 0 || (rc = posix_trace_open(fd, &log)) != 0)
 		die("posix_trace_open", fd < 0 ? errno : rc);
 	while ((rc = posix_trace_getnext_event(log, &ev, data, sizeof data, &len, &un)) == 0 && !un)
-		n += ev.posix_event_id >= 16; /* (system events are below 16) */
+		n += ev.posix_event_id >= PT_SYS_IDS; /* (system events are below it) */
 	if (rc)
 		die("posix_trace_getnext_event", rc);
 	if ((rc = pt_ext_losses(log, &x)) != 0 || !x.total_ok)

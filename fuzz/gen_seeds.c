@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
-#include "../src/log/logfmt.h"
+#include "../src/log/log.h"
 
 static const char *dir;
 static unsigned version; /* the format written: 0 the current one, or 3 */

@@ -1,7 +1,7 @@
 /*
  * join_fuzz.c -- libFuzzer target for POSIXTRACE_JOIN, the variable a
  * process reads at load to join the streams `posixtrace record` names
- * (src/traced/join.c): one "P.F.I.O.S.B" entry per stream, comma
+ * (src/producer/join.c): one "P.F.I.O.S.B" entry per stream, comma
  * separated.  The input is the variable's value.  No stream exists for
  * it to name (the fuzzer's own pid is refused, another's inode is not
  * guessed), so a value that is not empty joins nothing and fails, and
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "../src/traced/traced.h"
+#include "../src/producer/producer.h"
 
 int ptfuzz_clock_gettime(clockid_t clk, struct timespec *ts);
 pthread_t ptfuzz_thread_self(void);

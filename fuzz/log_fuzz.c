@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
-#include "../src/log/logfmt.h"
+#include "../src/log/logpriv.h"
 
 static int fd = -1;
 

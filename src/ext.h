@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <trace.h>
 #include "log/batch.h"
+#include "log/rotation.h"
 #include "shm/mapent.h"
 
 struct pt_ext_losses {
@@ -55,7 +56,7 @@ struct pt_ext_losses {
 /* 0, or EINVAL if trid is not a trace id of this process. */
 int pt_ext_losses(trace_id_t trid, struct pt_ext_losses *out);
 
-/* The value of POSIXTRACE_JOIN (src/traced/join.c) that makes a process
+/* The value of POSIXTRACE_JOIN (src/producer/join.c) that makes a process
  * loading the library join the stream trid, an inherited one this process
  * made; the traced process is told too, and puts it into its own
  * environment: 0, EINVAL (not such a stream), ERANGE (cap too small). */
@@ -112,6 +113,10 @@ int pt_ext_types(trace_id_t trid, size_t from, struct pt_ext_type *out, size_t c
  * wait for room (posixtrace_noloss_wait; src/shm/layout.h
  * PT_SYS_NOLOSS_WAIT): its payload is the wait in ns, a u64. */
 #define PT_EXT_NOLOSS_WAIT 8u
+
+/* Event ids below it are system events: src/shm/layout.h's, to the letter
+ * (api/ext.c includes both: another value there stops the build). */
+#define PT_SYS_IDS        16u                    /* ids below are system events */
 
 /* A payload description parsed (the grammar is in
  * posixtrace_eventid_describe(3)): fields in order, with the offsets they
@@ -237,7 +242,7 @@ int pt_ext_log_summary(int fd, struct pt_ext_summary **out);
 int pt_ext_log_census(trace_id_t trid, struct pt_ext_summary **out, uint64_t *damaged);
 void pt_ext_summary_free(struct pt_ext_summary *s);
 
-/* Rotation (src/trid/rotate.c): the log of a stream made with
+/* Rotation (src/flush/rotate.c): the log of a stream made with
  * posix_trace_create_withlog() (log policy APPEND) is cut into parts, each a
  * whole log of its own: from the first block boundary after the part
  * holds `size` bytes, or after it has been written to for `period_ns`
@@ -261,27 +266,7 @@ void pt_ext_summary_free(struct pt_ext_summary *s);
  * a stream with an APPEND log, a name empty, longer than 200 bytes,
  * with '/' or starting with '.', no size and no period, dirfd not a
  * directory); EBUSY (rotating already); ENOMEM; EMFILE. */
-struct pt_ext_rotate_stats {
-	uint64_t cuts, removed, current;
-	uint64_t max_over_bytes, max_over_ns, max_cut_ns, total_cut_ns, max_cut_cpu_ns;
-	/* the losses the removed parts told (gone with them): the stream's
-	 * (removed_lost, as each part's END block counts them) and the log's
-	 * (removed_dropped: events whose writes failed or were overwritten) */
-	uint64_t removed_lost, removed_dropped;
-};
-struct pt_ext_rotate {
-	int dirfd;             /* the directory of the parts (the library dups it) */
-	const char *name;      /* parts: NAME-N.ptlog */
-	unsigned first;        /* N of the log given at creation (>= 1) */
-	uint64_t size;         /* bytes of a part before a cut; 0: none */
-	uint64_t period_ns;    /* time of a part before a cut; 0: none */
-	uint64_t keep;         /* parts kept, the one being written included; 0: all */
-	uint64_t keep_size;    /* bytes the finished parts kept take at most; 0: no limit */
-	/* if not NULL: what the rotation did (pt_ext_log_rotate_stats()),
-	 * kept up to date by the flusher until posix_trace_shutdown() returns */
-	struct pt_ext_rotate_stats *stats;
-};
-#define PT_EXT_ROTATE_NAME_MAX 200u
+/* (struct pt_ext_rotate, its stats and the name's limit: log/rotation.h) */
 int pt_ext_log_rotate(trace_id_t trid, const struct pt_ext_rotate *r);
 /* What the rotation of trid did so far: parts finished (cuts), parts
  * removed, the number of the part being written, and the cuts' delays:
@@ -295,12 +280,8 @@ int pt_ext_log_rotate(trace_id_t trid, const struct pt_ext_rotate *r);
  * stream). */
 int pt_ext_log_rotate_stats(trace_id_t trid, struct pt_ext_rotate_stats *out);
 
-/* A log being written (`record`, and the parts of a rotation) carries an
- * OFD write lock on this byte, far past any data, through the open file
- * it is written with: a reader tells a log being written from one cut
- * short. */
-#define PT_EXT_LOG_WRITING_BYTE (1ll << 62)
-/* ---- the flight recorder (`record --flight`; src/trid/snapshot.c):
+/* PT_EXT_LOG_WRITING_BYTE, the byte a log being written locks: log/rotation.h */
+/* ---- the flight recorder (`record --flight`; src/control/snapshot.c):
  * two looks at a LOOP stream of this process's that nobody consumes,
  * neither of which changes it (no chunk freed, no reader progress).
  *
@@ -336,7 +317,7 @@ void pt_ext_follow_close(struct pt_ext_follow *f);
  * write. */
 struct pt_ext_snap {
 	uint64_t events, chunks, dropped, dropped_events, gaps, first, last, bytes;
-	uint64_t lapped, trig_kept, trig_alone; /* (src/trid/trid.h, struct pt_snap_stats) */
+	uint64_t lapped, trig_kept, trig_alone; /* (src/control/control.h, struct pt_snap_stats) */
 };
 int pt_ext_snapshot(trace_id_t trid, int fd, uint64_t from_ns, uint64_t to_ns,
                     struct pt_ext_snap *out);

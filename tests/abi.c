@@ -9,7 +9,7 @@
  * <trace.h> reads: 16 words of wanted bits, all zero while nothing is
  * traced.  Since POSIXTRACE_0.3, posixtrace_eventid_describe().  Since
  * POSIXTRACE_0.4, the C library's exec functions, which the library
- * stands in for (src/traced/exec.c): each differs from the C library's.
+ * stands in for (src/producer/exec.c): each differs from the C library's.
  * Since POSIXTRACE_0.6, posixtrace_event_at().
  * Since POSIXTRACE_0.7, posixtrace_trigger().
  * Since POSIXTRACE_0.8, __posix_trace_event_wanted(), which the inline

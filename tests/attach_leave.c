@@ -137,7 +137,7 @@ static void attach_once(pid_t pid)
 }
 
 /* The worker lets go of the view at its next event: it unmaps it, then
- * closes its descriptor holding the liveness lock (traced/attach.c).
+ * closes its descriptor holding the liveness lock (producer/attach.c).
  * Wait for both: its VmSize back to want, and its count of descriptors
  * to want_fd (unless -1), or 10 s. */
 static long settle(pid_t pid, long want, int want_fd)

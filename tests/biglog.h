@@ -23,7 +23,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <trace.h>
-#include "../src/log/logfmt.h"
+#include "../src/log/log.h"
 
 #define BIGLOG_T0   1764255600000000000ull
 #define BIGLOG_GAP  100000u   /* a gap every this many events */

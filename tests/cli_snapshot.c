@@ -1,7 +1,7 @@
 /*
  * cli_snapshot.c -- `posixtrace record --flight SIZE --snapshot-on TRIGGER
  * -o DIR`: snapshots of a loop stream on a trigger (cli/cmd/flight.c,
- * src/trid/snapshot.c), each trigger kind under load.
+ * src/control/snapshot.c), each trigger kind under load.
  *
  * The program is this test again ("app KIND DIR"): two threads record
  * "load" events as fast as they can, each with its own sequence number

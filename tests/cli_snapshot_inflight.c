@@ -1,7 +1,7 @@
 /*
  * cli_snapshot_inflight.c -- a snapshot holds the events stamped in its
  * window even when their writer is held inside posix_trace_event() at the
- * window's end (`record --flight`, src/trid/snapshot.c, settle): the copy
+ * window's end (`record --flight`, src/control/snapshot.c, settle): the copy
  * waits for the writer's in-flight mark to clear.  (It waited a fixed
  * 2 ms after the window's end, and a writer preempted inside the call
  * longer than that had its event left out.)

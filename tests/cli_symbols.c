@@ -27,7 +27,7 @@
 #include <trace.h>
 #include "t.h"
 #include "cli_util.h"
-#include "../src/log/logfmt.h"
+#include "../src/log/log.h"
 
 /* a path in the scratch directory that stays (cli_path's rotate) */
 static const char *path_of(const char *name)

@@ -4,8 +4,8 @@
  * 53, item 5).
  *
  * Every name in backquotes that is a path from the top of the tree
- * (`src/traced/event.c`, `cli/read/`), optionally followed by a colon and
- * an identifier (`src/traced/event.c:posix_trace_event`), must be a file
+ * (`src/producer/event.c`, `cli/read/`), optionally followed by a colon and
+ * an identifier (`src/producer/event.c:posix_trace_event`), must be a file
  * (a folder, for a path ending in '/'), and the identifier must be defined
  * in that file: a function body, a macro, or a struct, union or enum with
  * its members.  A declaration, a call or a mention in a comment is not a
@@ -369,8 +369,8 @@ static void self_test(void)
 	 * name), pt_pool_acquire only called; layout.h: a macro, a struct
 	 * and a static inline function; trace.h: posix_trace_event both
 	 * declared and defined as a macro */
-	CHECK(file_defines("src/traced/event.c", "posix_trace_event"));
-	CHECK(!file_defines("src/traced/event.c", "pt_pool_acquire"));
+	CHECK(file_defines("src/producer/event.c", "posix_trace_event"));
+	CHECK(!file_defines("src/producer/event.c", "pt_pool_acquire"));
 	CHECK(file_defines("src/ring/pool.c", "pt_pool_acquire"));
 	CHECK(file_defines("src/shm/layout.h", "PT_REC_W1"));
 	CHECK(file_defines("src/shm/layout.h", "pt_chunk"));
@@ -390,13 +390,13 @@ static void self_test(void)
 
 	int named, funcs;
 	char page[512];
-	snprintf(page, sizeof page, "`src/traced/event.c:posix_trace_event`, `src/ring/`, "
+	snprintf(page, sizeof page, "`src/producer/event.c:posix_trace_event`, `src/ring/`, "
 	                            "`src/shm/layout.h`");
 	CHECK_EQ(check_page("(good)", page, &named, &funcs), 0);
 	CHECK_EQ(named, 3);
 	CHECK_EQ(funcs, 1);
 	fprintf(stderr, "(expected: four complaints about a page broken on purpose)\n");
-	snprintf(page, sizeof page, "`src/traced/event.c:posix_trace_evnt` `src/traced/evnt.c` "
+	snprintf(page, sizeof page, "`src/producer/event.c:posix_trace_evnt` `src/producer/evnt.c` "
 	                            "`src/rng/` `event.c:posix_trace_event`");
 	CHECK_EQ(check_page("(broken)", page, &named, &funcs), 4);
 

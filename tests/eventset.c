@@ -12,6 +12,7 @@
 #include <limits.h>
 #include <trace.h>
 #include "t.h"
+#include "helpers.h"
 
 #define NIDS 1024
 
@@ -34,7 +35,7 @@ static void check_members(const trace_event_set_t *s, int (*want)(unsigned), con
 
 static int none(unsigned id) { (void)id; return 0; }
 static int all(unsigned id) { (void)id; return 1; }
-static int system_ids(unsigned id) { return id <= 15; }
+static int system_ids(unsigned id) { return id < PT_SYS_IDS; }
 static int wopid(unsigned id)
 {
 	return id == POSIX_TRACE_ERROR || id == POSIX_TRACE_OVERFLOW ||

@@ -5,7 +5,7 @@
  * On the fast path the record's address is the thread's chunk start plus
  * its position, and the stream's header (its state, filter, chunk table)
  * and the chunk's commit word's offset from it, all kept in the thread's TLS
- * (src/traced/event.c, struct pt_fast): loads from fixed TLS offsets,
+ * (src/producer/event.c, struct pt_fast): loads from fixed TLS offsets,
  * then one load each from the addresses they give, whatever the CPU.
  * Reached the old way, control word -> view -> header -> state, and
  * -> view -> data for the address, they were chains of dependent loads
@@ -23,7 +23,7 @@
 #include <stdint.h>
 #include <trace.h>
 #include "t.h"
-#include "../src/traced/traced.h"
+#include "../src/producer/producer.h"
 
 #define K   8   /* events while the view's pointer is poisoned: one chunk holds them */
 #define PAY 16

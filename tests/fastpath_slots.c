@@ -1,6 +1,6 @@
 /*
  * fastpath_slots.c -- the fast path's writer moves with the running
- * stream (src/traced/event.c, struct pt_fast).
+ * stream (src/producer/event.c, struct pt_fast).
  *
  * The fast path keeps the level-0 writer of one slot, the one stream
  * running, at a fixed place in the thread's TLS, and slot 0's writer in

@@ -6,7 +6,7 @@
  *
  * This program runs once per case a traced child of its own, natively,
  * and a controller for it under callgrind (itself again), collecting only
- * inside the flusher's flush (flush_once in src/trid/flusher.c: reading
+ * inside the flusher's flush (flush_once in src/flush/flusher.c: reading
  * the stream, encoding the log blocks, their checksums, the summary's
  * counts, the write calls' user side).  The controller makes an
  * UNTIL_FULL stream with an APPEND log (in $TMPDIR) for the child and
@@ -14,7 +14,7 @@
  * pipe, and saying when done); the controller stops the stream, flushes
  * it, waits for the flush and shuts it down.  Cases:
  *   words   32-byte payloads, one type (whole words: the burst copies the
- *           chunk a window at a time, src/trid/flushrun.c)
+ *           chunk a window at a time, src/flush/flushrun.c)
  *   bytes   20-byte payloads, one type (the burst, record by record)
  *   mixed   32-byte payloads, two types taking turns (the burst goes on
  *           across the types, the summary counts record by record)

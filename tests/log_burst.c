@@ -1,6 +1,6 @@
 /*
  * log_burst.c -- the flusher's loop for a thread recording in a loop
- * (src/trid/flushrun.c, burst(): the records after one just written that
+ * (src/flush/flushrun.c, burst(): the records after one just written that
  * are short, of the same type and not truncated are encoded by a loop of
  * their own; those of whole words of payload by copying a window of the
  * chunk and writing each header over its first word) and the runs it
@@ -30,7 +30,7 @@
  *    program's own counts per type.
  */
 #include "log_util.h"
-#include "../src/log/logfmt.h"
+#include "../src/log/log.h"
 #include "helpers.h"
 
 #define NBATCH  300

@@ -28,7 +28,7 @@
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include "log_util.h"
-#include "../src/log/logfmt.h"
+#include "../src/log/log.h"
 
 static char path[256];
 

@@ -1,5 +1,5 @@
 /*
- * log_fastpath.c -- the flusher's fast path (src/trid/flushrun.c: runs of one
+ * log_fastpath.c -- the flusher's fast path (src/flush/flushrun.c: runs of one
  * writer's records encoded straight into log blocks) writes exactly what
  * the reader's general path reads.
  *

@@ -1,6 +1,6 @@
 /*
  * log_merge.c -- the flusher merges the records of many threads whose
- * events interleave finely (src/trid/flushrun.c), and the log it writes
+ * events interleave finely (src/flush/flushrun.c), and the log it writes
  * is the exact, time-ordered union of what they recorded.
  *
  * The witness is the program's own: each thread, after recording its event

@@ -20,7 +20,7 @@
 #include <sys/stat.h>
 #include <trace.h>
 #include "t.h"
-#include "../src/log/logfmt.h"
+#include "../src/log/logpriv.h"
 
 #define T0    1700000000000000000ull
 #define MAXN  40000

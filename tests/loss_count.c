@@ -30,7 +30,7 @@
 #include <unistd.h>
 #include "t.h"
 #include "loss_util.h"
-#include "../src/log/logfmt.h"
+#include "../src/log/log.h"
 #include "helpers.h"
 
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)

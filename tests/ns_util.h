@@ -1,7 +1,7 @@
 /*
  * ns_util.h -- for the tests of a machine-wide resource (TRACE_SYS_MAX,
  * the per-user share of it): the streams are counted through abstract
- * Unix socket names (src/trid/sysmax.c), which belong to a network
+ * Unix socket names (src/control/sysmax.c), which belong to a network
  * namespace, so a test that needs to know every stream there is runs in
  * a network namespace of its own, where nobody else's stream is: the
  * same on a quiet machine and beside a `posixtrace record` or another

@@ -22,7 +22,7 @@
 #include "t.h"
 #undef PT_TLS /* <elf.h>'s; shm/shm.h has its own */
 #include "../src/api/api.h"
-#include "../src/log/logfmt.h"
+#include "../src/log/log.h"
 
 /* The GNU build-id of a 64-bit ELF file, read from the file. */
 static unsigned file_build_id(const char *path, unsigned char *out)

@@ -37,7 +37,7 @@
 #include <unistd.h>
 #include <trace.h>
 #include "../src/ext.h"
-#include "../src/log/logfmt.h"
+#include "../src/log/log.h"
 #include "biglog.h"
 
 #define QLOG_T0 1764255600000000000ull

@@ -29,7 +29,7 @@
 #include <unistd.h>
 #include "t.h"
 #include "cli_util.h"
-#include "../src/log/logfmt.h"
+#include "../src/log/log.h"
 #include "../src/ext.h"
 
 #define FORGED 1000000000000000ull /* 1e15: more than a second on any machine */

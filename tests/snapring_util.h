@@ -1,6 +1,6 @@
 /*
  * snapring_util.h -- what the tests of the flight recorder's looks at a
- * LOOP stream share (snapshot_ring*.c: src/trid/snapshot.c,
+ * LOOP stream share (snapshot_ring*.c: src/control/snapshot.c,
  * pt_ext_follow_*, pt_ext_snapshot, in process): THREADS writers that
  * record numbered events with a check word into the stream start_stream()
  * makes (writers_start, writers_run), the follower's witness (on_ev: each thread's events once, in

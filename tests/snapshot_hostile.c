@@ -1,6 +1,6 @@
 /*
  * snapshot_hostile.c -- the flight recorder's looks at a stream
- * (src/trid/snapshot.c) across the trust boundary: while two threads
+ * (src/control/snapshot.c) across the trust boundary: while two threads
  * record into a LOOP stream, a third writes random words over its segment
  * (chunk descriptors, the logs, the event records, the pool counters), and
  * the main thread follows the stream and takes snapshots of it.  Neither
@@ -105,7 +105,7 @@ static long read_back(int fd, long *bad)
 		return -1;
 	while (posix_trace_getnext_event(l, &e, buf, sizeof buf, &len, &unav) == 0 && !unav) {
 		if (e.posix_event_id >= 1024 || len > sizeof buf ||
-		    (e.posix_event_id >= 16 && len > MAXDATA))
+		    (e.posix_event_id >= PT_SYS_IDS && len > MAXDATA))
 			(*bad)++;
 		n++;
 		REQUIRE(n < 10000000);

@@ -1,6 +1,6 @@
 /*
  * snapshot_ring.c -- the flight recorder's two looks at a LOOP stream
- * (src/trid/snapshot.c: pt_ext_follow_*, pt_ext_snapshot), in process:
+ * (src/control/snapshot.c: pt_ext_follow_*, pt_ext_snapshot), in process:
  * nothing taken away, never torn.
  *
  *  1. Nothing taken away: three threads record exactly N events each

@@ -1,6 +1,6 @@
 /*
  * snapshot_ring_copy.c -- a snapshot copied, then written
- * elsewhere, and of truncated payloads (src/trid/snapshot.c), in process.
+ * elsewhere, and of truncated payloads (src/control/snapshot.c), in process.
  *
  *  7. Copied, then written by another thread after the stream's shutdown:
  *     the same events as one step's.

@@ -1,6 +1,6 @@
 /*
  * snapshot_ring_lapped.c -- a snapshot of a window the program
- * overwrote (src/trid/snapshot.c), in process.
+ * overwrote (src/control/snapshot.c), in process.
  *
  *  5. The window overwritten before the copy (the program lapped the
  *     stream between the follower's look at the trigger and the

@@ -1,6 +1,6 @@
 /*
  * snapshot_ring_loss.c -- the flight recorder's looks at a LOOP
- * stream (src/trid/snapshot.c) take nothing from it, in process.
+ * stream (src/control/snapshot.c) take nothing from it, in process.
  *
  *  4. The stream loses nothing it would not have lost without them: one
  *     thread records 300 000 events into a 1 MiB LOOP stream (it wraps

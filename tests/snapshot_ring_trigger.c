@@ -1,6 +1,6 @@
 /*
  * snapshot_ring_trigger.c -- posixtrace_trigger() seen by the flight
- * recorder's follower (src/trid/snapshot.c), in process.
+ * recorder's follower (src/control/snapshot.c), in process.
  *
  *  3. posixtrace_trigger(): the follower sees the system event with the
  *     name as payload, cut at 63 bytes; with no stream running it does

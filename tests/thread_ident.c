@@ -1,5 +1,5 @@
 /*
- * thread_ident.c -- a trace says who each thread was (src/traced/thrmap.c,
+ * thread_ident.c -- a trace says who each thread was (src/producer/thrmap.c,
  * ext.h pt_ext_threads(), cli/read/threads.c): its kernel TID and its name.
  *
  * The witnesses are the threads themselves: each reports its gettid() and

@@ -2,7 +2,7 @@
  * flight.c -- `record --flight SIZE --snapshot-on TRIGGER ... -o DIR` (and
  * attach): the program records into a LOOP stream of SIZE that nobody
  * consumes; the recorder follows it without taking anything
- * (pt_ext_follow_*, src/trid/snapshot.c) and, when a trigger fires,
+ * (pt_ext_follow_*, src/control/snapshot.c) and, when a trigger fires,
  * copies the window [T - before, T + after] around the trigger's time T
  * out of the stream (pt_ext_snapshot_copy) and a writer thread writes it
  * as a log of its own, DIR/NAME-N.ptlog (pt_ext_snapshot_write: names,
@@ -715,7 +715,7 @@ struct flight *flight_start(const struct flight_opts *o, trace_id_t trid, const 
 }
 
 /* its window's end is past once the clock is: the copy then waits for
- * the events in flight (stamped, not yet committed: src/trid/snapshot.c,
+ * the events in flight (stamped, not yet committed: src/control/snapshot.c,
  * settle), so the grace only covers the distance between the stream's
  * clock, as converted, and CLOCK_REALTIME */
 #define FLIGHT_GRACE_NS 200000ull

@@ -166,7 +166,7 @@ int live_start(struct target *t, char **prog, pid_t *pid, const char *name, int 
 		return 1;
 	}
 	/* the processes started below the program join the stream, as
-	 * record's do (src/traced/join.c) */
+	 * record's do (src/producer/join.c) */
 	if (prog && inherit && (rc = pt_ext_join(*trid, t->join, sizeof t->join)) != 0)
 		err_msg("the program's descendants will be traced only where their "
 		        "parents are: %s", strerror(rc));

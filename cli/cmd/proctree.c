@@ -8,7 +8,7 @@
  * process), or its parent belongs to it.  So an orphan stays in the tree
  * once seen, but one that was orphaned between two looks (a double fork
  * quicker than the look) is not found: it joins only if it inherited the
- * stream or its environment names it (src/traced/join.c).  Each member
+ * stream or its environment names it (src/producer/join.c).  Each member
  * that uses the library is asked once (pt_ext_join_pid); one that does
  * not is looked at again for a few looks after it appeared or changed
  * its command name (an exec into a program that uses it).  Memory is

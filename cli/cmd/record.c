@@ -551,7 +551,7 @@ static int rec_start(struct rec *r, const struct ropts *o, struct target *t, cha
 		return 1;
 	}
 	/* the processes started below the program join the stream through
-	 * their environment, whoever their parent is (src/traced/join.c) */
+	 * their environment, whoever their parent is (src/producer/join.c) */
 	if (prog && r->out && o->inherit &&
 	    (rc = pt_ext_join(r->trid, t->join, sizeof t->join)) != 0)
 		err_msg("the program's descendants will be traced only where their "

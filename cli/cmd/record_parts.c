@@ -2,7 +2,7 @@
  * record_parts.c -- `record`/`attach --rotate`: the directory of the parts (made,
  * checked, emptied of an earlier recording's parts with --force), the
  * parts' name, the first part, and the closing summary of the parts.  The
- * cuts themselves are the library's (pt_ext_log_rotate, src/trid/rotate.c).
+ * cuts themselves are the library's (pt_ext_log_rotate, src/flush/rotate.c).
  */
 #include <dirent.h>
 #include <errno.h>

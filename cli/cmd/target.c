@@ -330,9 +330,9 @@ int target_attach(struct target *t, pid_t pid)
 }
 
 /* Does pid have the library's control segment?  Every process that loads
- * libposixtrace gets a memfd named "posixtrace-ctl" (src/traced/ctlseg.c), which
+ * libposixtrace gets a memfd named "posixtrace-ctl" (src/producer/ctlseg.c), which
  * shows in /proc/PID/fd; without one posix_trace_create() still succeeds
- * (src/trid/slots.c), but the process never records an event.  1 yes, 0 no,
+ * (src/control/slots.c), but the process never records an event.  1 yes, 0 no,
  * -1 cannot tell (not ours to look at, or gone). */
 static int has_ctl(pid_t pid)
 {

@@ -324,7 +324,7 @@ static int chrome_event(struct chrome *c, const struct tev *e)
 {
 	const struct tlog *l = c->l;
 	const struct tthread *th = &l->th[e->thread];
-	int sys = e->id < 16 && e->id != POSIX_TRACE_UNNAMED_USEREVENT;
+	int sys = e->id < PT_SYS_IDS && e->id != POSIX_TRACE_UNNAMED_USEREVENT;
 	char *o = c->line, tmp[32], j[300];
 
 	if (!c->jname[e->id]) {

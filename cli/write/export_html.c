@@ -32,7 +32,7 @@ static const char *color_of(unsigned id, const int *order)
 {
 	if (id == POSIX_TRACE_OVERFLOW || id == POSIX_TRACE_ERROR)
 		return "#e00000";
-	if (id < 16 && id != POSIX_TRACE_UNNAMED_USEREVENT)
+	if (id < PT_SYS_IDS && id != POSIX_TRACE_UNNAMED_USEREVENT)
 		return "#8a8a8a";
 	return palette[order[id] % (int)(sizeof palette / sizeof palette[0])];
 }
@@ -293,7 +293,7 @@ int export_html(struct tlog *l, struct symz *z, struct spans *sp, FILE *f, uint6
 		return 1;
 	}
 	for (unsigned i = 0; i < PT_NIDS; i++)
-		order[i] = l->count[i] && (i >= 16 || i == POSIX_TRACE_UNNAMED_USEREVENT) ? k++ : 0;
+		order[i] = l->count[i] && (i >= PT_SYS_IDS || i == POSIX_TRACE_UNNAMED_USEREVENT) ? k++ : 0;
 	unsigned *lane = lanes(l);
 	if (!lane) {
 		err_msg("out of memory");

@@ -178,7 +178,7 @@ int export_perfetto(struct tlog *l, struct symz *z, struct spans *sp, FILE *f, i
 		raw[0] = 0;
 		if (e->addr && !z)
 			snprintf(raw, sizeof raw, "0x%llx", (unsigned long long)e->addr);
-		if (e->id < 16 && e->id != POSIX_TRACE_UNNAMED_USEREVENT) { /* decoded, as show does */
+		if (e->id < PT_SYS_IDS && e->id != POSIX_TRACE_UNNAMED_USEREVENT) { /* decoded, as show does */
 			fmt_event_data(text, sizeof text, l, e);
 			d = text;
 			len = strlen(text);

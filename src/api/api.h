@@ -7,7 +7,8 @@
 #ifndef POSIXTRACE_API_H
 #define POSIXTRACE_API_H
 
-#include "../trid/trid.h"
+#include "../ext.h"
+#include "../control/control.h"
 
 /* ------------------------------------------------------ attrs (attr.c) */
 int pt_attr_valid(const trace_attr_t *a);

@@ -1,7 +1,7 @@
 /*
  * create.c -- posix_trace_create and posix_trace_create_withlog: the
  * attributes checked and resolved (the stream-full policy a stream gets by
- * default, the no-loss extension), then trid/newstream.c makes the stream;
+ * default, the no-loss extension), then control/newstream.c makes the stream;
  * and at exit, the streams a program left running are shut down.
  */
 #include <fcntl.h>
@@ -13,8 +13,8 @@
  * are shut down "as if an explicit call were made to the
  * posix_trace_shutdown() function" -- at exit by this destructor (also
  * when a flusher ends the process for a program whose threads have all
- * ended, trid/flusher.c), at exec by the exec functions of the library
- * (traced/exec.c).  The streams of a parent that forked this process are
+ * ended, flush/flusher.c), at exec by the exec functions of the library
+ * (producer/exec.c).  The streams of a parent that forked this process are
  * the parent's, and so are those of a child made by clone().  (A kill is
  * seen by the traced side through the liveness lock.) */
 static void streams_shutdown(void)

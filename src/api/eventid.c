@@ -2,7 +2,7 @@
  * eventid.c -- event type names and ids: the POSIX functions.
  *
  * The process keeps its registry of user event names in its control
- * segment (traced/ctlseg.c), where a controller can read it and add to
+ * segment (producer/ctlseg.c), where a controller can read it and add to
  * it; ids are given out from 17.  Each stream holds its own table (in its
  * segment), filled from the registry when it is created and when the
  * traced process maps it, and kept up to date on every new registration,

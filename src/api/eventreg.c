@@ -1,6 +1,6 @@
 /*
  * eventreg.c -- registering event types: a user event name in this
- * process's registry (its control segment, traced/ctlseg.c) or a stream's
+ * process's registry (its control segment, producer/ctlseg.c) or a stream's
  * table, and a payload description (posixtrace_eventid_describe(), an
  * extension).  The traced side's half of eventid.c and typedesc.c, apart
  * so that reading a log (eventid.c's look-ups, typedesc.c's parser) needs

@@ -1,6 +1,6 @@
 /*
  * extjoin.c -- what ext.h gives the posixtrace command for a process tree:
- * joining a stream to another process (trid/tree.c), apart from ext.c so
+ * joining a stream to another process (control/tree.c), apart from ext.c so
  * that reading a log needs nothing of the traced side.
  */
 #include <errno.h>

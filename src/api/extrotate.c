@@ -1,6 +1,6 @@
 /*
  * extrotate.c -- what ext.h gives the posixtrace command to cut a stream's
- * log into parts (trid/rotate.c and the flusher), apart from ext.c so
+ * log into parts (flush/rotate.c and the flusher), apart from ext.c so
  * that reading a log needs nothing of the recording side.
  */
 #include <errno.h>

@@ -1,7 +1,7 @@
 /*
  * extsnap.c -- the flight recorder's looks at a LOOP stream (ext.h,
  * pt_ext_follow_*, pt_ext_snapshot, pt_ext_stream_use), each under the
- * trace id's lock, on trid/snapshot.c.
+ * trace id's lock, on control/snapshot.c.
  */
 #include <errno.h>
 #include <stddef.h>

@@ -2,7 +2,7 @@
  * getnext.c -- posix_trace_getnext_event, timedgetnext and trygetnext: the
  * analyzer's calls on a live stream (read through reader/read.c) or on a
  * log opened for reading (api/logfile.c).  A blocked reader sleeps on the
- * stream's futex, which writers wake (traced/event.c) when it says it
+ * stream's futex, which writers wake (producer/event.c) when it says it
  * waits.
  */
 #include <time.h>

@@ -1,7 +1,7 @@
 /*
  * status.c -- posix_trace_get_attr() and posix_trace_get_status(), for a
  * stream or a log opened for reading.  Each trace id carries its own
- * status function (set by trid/newstream.c or logfile.c), so reading a log
+ * status function (set by control/newstream.c or logfile.c), so reading a log
  * links nothing of a stream's.
  */
 #include "api.h"

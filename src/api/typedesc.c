@@ -11,7 +11,7 @@
  *            string bytes             (bytes: the last field only)
  *
  * At most 32 fields and 255 characters.  Registering a description is
- * eventreg.c's; storing and carrying it, traced/typemap.c.
+ * eventreg.c's; storing and carrying it, producer/typemap.c.
  */
 #include <string.h>
 #include "api.h"

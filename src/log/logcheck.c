@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "logfmt.h"
+#include "logpriv.h"
 
 int pt_logr_rd(struct pt_logr *r, uint64_t off, void *dst, size_t n)
 {
@@ -65,16 +65,16 @@ int pt_logr_header(struct pt_logr *r, const unsigned char *h)
 	memcpy(a->name, at + PT_LOG_A_NAME, TRACE_NAME_MAX);
 	memcpy(a->version, at + PT_LOG_A_VERSION, TRACE_NAME_MAX);
 	a->create_sec = (int64_t)pt_log_get64(at + PT_LOG_A_CREATE, sw);
-	a->create_nsec = (int64_t)pt_log_get64(at + PT_LOG_A_CREATE + 8, sw);
+	a->create_nsec = (int64_t)pt_log_get64(at + PT_LOG_A_CREATE_NS, sw);
 	a->res_sec = (int64_t)pt_log_get64(at + PT_LOG_A_RES, sw);
-	a->res_nsec = (int64_t)pt_log_get64(at + PT_LOG_A_RES + 8, sw);
-	a->stream_size = pt_log_get64(at + PT_LOG_A_SIZES, sw);
-	a->max_data = pt_log_get64(at + PT_LOG_A_SIZES + 8, sw);
-	a->log_size = pt_log_get64(at + PT_LOG_A_SIZES + 16, sw);
-	a->stream_policy = (int32_t)pt_log_get32(at + PT_LOG_A_POLICIES, sw);
-	a->log_policy = (int32_t)pt_log_get32(at + PT_LOG_A_POLICIES + 4, sw);
-	a->inherit = (int32_t)pt_log_get32(at + PT_LOG_A_POLICIES + 8, sw);
-	a->has_log = (int32_t)pt_log_get32(at + PT_LOG_A_POLICIES + 12, sw);
+	a->res_nsec = (int64_t)pt_log_get64(at + PT_LOG_A_RES_NS, sw);
+	a->stream_size = pt_log_get64(at + PT_LOG_A_STREAM_SIZE, sw);
+	a->max_data = pt_log_get64(at + PT_LOG_A_MAX_DATA, sw);
+	a->log_size = pt_log_get64(at + PT_LOG_A_LOG_SIZE, sw);
+	a->stream_policy = (int32_t)pt_log_get32(at + PT_LOG_A_STREAM_POLICY, sw);
+	a->log_policy = (int32_t)pt_log_get32(at + PT_LOG_A_LOG_POLICY, sw);
+	a->inherit = (int32_t)pt_log_get32(at + PT_LOG_A_INHERIT, sw);
+	a->has_log = (int32_t)pt_log_get32(at + PT_LOG_A_HAS_LOG, sw);
 	return 0;
 }
 
@@ -127,14 +127,14 @@ int pt_log_obj_decode(const unsigned char *p, uint32_t n, int sw, unsigned versi
 	if (n < PT_LOG_OBJ_FIXED || n > PT_LOG_OBJ_MAX)
 		return EBADMSG;
 	memset(o, 0, sizeof *o);
-	o->ts = pt_log_get64(p, sw);
-	o->base = pt_log_get64(p + 8, sw);
-	o->lo = pt_log_get64(p + 16, sw);
-	o->hi = pt_log_get64(p + 24, sw);
-	o->pid = (int32_t)pt_log_get32(p + 32, sw);
-	o->kind = pt_log_get16(p + 36, sw);
-	o->bid_len = p[38];
-	o->flags = p[39];
+	o->ts = pt_log_get64(p + PT_LOG_O_TS, sw);
+	o->base = pt_log_get64(p + PT_LOG_O_BASE, sw);
+	o->lo = pt_log_get64(p + PT_LOG_O_LO, sw);
+	o->hi = pt_log_get64(p + PT_LOG_O_HI, sw);
+	o->pid = (int32_t)pt_log_get32(p + PT_LOG_O_PID, sw);
+	o->kind = pt_log_get16(p + PT_LOG_O_KIND, sw);
+	o->bid_len = p[PT_LOG_O_BIDLEN];
+	o->flags = p[PT_LOG_O_FLAGS];
 	uint32_t pl = n - PT_LOG_OBJ_FIXED - (n - PT_LOG_OBJ_FIXED < o->bid_len ? 0 : o->bid_len);
 	/* (v6) thread identities and payload descriptions */
 	int meta = o->kind == PT_EXT_OBJ_THREAD || o->kind == PT_EXT_OBJ_TYPE ||
@@ -147,13 +147,13 @@ int pt_log_obj_decode(const unsigned char *p, uint32_t n, int sw, unsigned versi
 	    o->kind < PT_EXT_OBJ_BEGIN ||
 	    o->kind > (version >= 6 ? PT_EXT_OBJ_PROC : PT_EXT_OBJ_LOST) ||
 	    (o->flags & ~PT_EXT_OBJ_TRUNC) || pl >= PT_EXT_OBJ_PATH ||
-	    memchr(p + PT_LOG_OBJ_FIXED + o->bid_len, 0, pl) ||
+	    memchr(p + PT_LOG_O_BID + o->bid_len, 0, pl) ||
 	    ((o->kind == PT_EXT_OBJ_ADD || o->kind == PT_EXT_OBJ_DEL) && o->lo >= o->hi) ||
 	    (meta && (!pt_ext_meta_ok(o->kind, o->lo, o->hi, pl, o->bid_len) ||
 	              (o->flags & ~(o->kind == PT_EXT_OBJ_PROC ? PT_EXT_OBJ_TRUNC : 0u)))))
 		return EBADMSG;
-	memcpy(o->bid, p + PT_LOG_OBJ_FIXED, o->bid_len);
-	memcpy(o->path, p + PT_LOG_OBJ_FIXED + o->bid_len, pl);
+	memcpy(o->bid, p + PT_LOG_O_BID, o->bid_len);
+	memcpy(o->path, p + PT_LOG_O_BID + o->bid_len, pl);
 	return 0;
 }
 
@@ -230,11 +230,11 @@ int pt_logr_check(struct pt_logr *r, const unsigned char *p, const struct pt_log
 	if (!PT_LOG_CRC_OK(b->bcrc, pt_log_crc(0, p + PT_LOG_BLK, b->len - PT_LOG_BLK)))
 		return EBADMSG;
 	if (b->type == PT_LOG_BT_END)
-		return pt_log_get32(p + PT_LOG_BLK + 28, sw) ? EBADMSG : 0;
+		return pt_log_get32(p + PT_LOG_BLK + PT_LOG_E_ZERO, sw) ? EBADMSG : 0;
 	if (b->type == PT_LOG_BT_SUMMARY || b->type == PT_LOG_BT_CKPT)
 		return pt_log_sum_parse(p, b->len, b->nrec, sw, (unsigned)r->version, NULL) ? EBADMSG : 0;
 	for (uint32_t i = 0; i < b->nw; i++)
-		if (pt_log_get32(p + PT_LOG_BLK + i * PT_LOG_WENT + 4, sw))
+		if (pt_log_get32(p + PT_LOG_BLK + i * PT_LOG_WENT + PT_LOG_W_ZERO, sw))
 			return EBADMSG;
 	struct pt_log_prev prev = { 0, 0, 0 };
 	r->chk_max_ts = r->chk_min_ts = 0;
@@ -278,7 +278,7 @@ int pt_logr_check(struct pt_logr *r, const unsigned char *p, const struct pt_log
 				pt_logr_set_name(r, info & PT_LOG_ID_MASK, p + off, n, b->seq);
 		} else {
 			prev.where = where, prev.ok = 1;
-			if ((where >> 48) >= b->nw || ((info & PT_LOG_RF_INT) && n != 4) ||
+			if ((where >> PT_LOG_WHERE_WI) >= b->nw || ((info & PT_LOG_RF_INT) && n != 4) ||
 			    ((info & PT_LOG_RF_LOST) &&
 			     (n != 8 || r->version < 2 || (info & (PT_LOG_RF_INT | PT_LOG_RF_TRUNC)))) ||
 			    b->base + delta < b->base)
@@ -307,17 +307,17 @@ void pt_logr_end_status(struct pt_logr *r, const unsigned char *p)
 	int sw = r->swap;
 
 	p += PT_LOG_BLK;
-	s->posix_stream_status = (int)pt_log_get32(p + 0, sw);
-	s->posix_stream_full_status = (int)pt_log_get32(p + 4, sw);
-	s->posix_stream_overrun_status = (int)pt_log_get32(p + 8, sw);
-	s->posix_stream_flush_status = (int)pt_log_get32(p + 12, sw);
-	s->posix_stream_flush_error = (int)pt_log_get32(p + 16, sw);
-	s->posix_log_overrun_status = (int)pt_log_get32(p + 20, sw);
-	s->posix_log_full_status = (int)pt_log_get32(p + 24, sw);
-	r->lost = pt_log_get64(p + 32, sw);
-	r->dropped = pt_log_get64(p + 40, sw);
+	s->posix_stream_status = (int)pt_log_get32(p + PT_LOG_E_STREAM_STATUS, sw);
+	s->posix_stream_full_status = (int)pt_log_get32(p + PT_LOG_E_STREAM_FULL, sw);
+	s->posix_stream_overrun_status = (int)pt_log_get32(p + PT_LOG_E_STREAM_OVERRUN, sw);
+	s->posix_stream_flush_status = (int)pt_log_get32(p + PT_LOG_E_FLUSH_STATUS, sw);
+	s->posix_stream_flush_error = (int)pt_log_get32(p + PT_LOG_E_FLUSH_ERROR, sw);
+	s->posix_log_overrun_status = (int)pt_log_get32(p + PT_LOG_E_LOG_OVERRUN, sw);
+	s->posix_log_full_status = (int)pt_log_get32(p + PT_LOG_E_LOG_FULL, sw);
+	r->lost = pt_log_get64(p + PT_LOG_E_LOST, sw);
+	r->dropped = pt_log_get64(p + PT_LOG_E_DROPPED, sw);
 	r->has_stream_lost = r->version >= 2;
-	r->stream_lost = r->has_stream_lost ? pt_log_get64(p + 48, sw) : 0;
+	r->stream_lost = r->has_stream_lost ? pt_log_get64(p + PT_LOG_E_STREAM_LOST, sw) : 0;
 }
 
 /* The entries of a SUMMARY block, one kind each (docs/log-format.md,
@@ -326,41 +326,42 @@ void pt_logr_end_status(struct pt_logr *r, const unsigned char *p)
 
 static int ent_totals(const unsigned char *e, uint32_t n, int sw, struct pt_log_summary *so)
 {
-	if (n != 48)
+	if (n != PT_LOG_TOT_LEN)
 		return EBADMSG;
 	if (so) {
-		so->events = pt_log_get64(e, sw);
-		so->first = pt_log_get64(e + 8, sw);
-		so->last = pt_log_get64(e + 16, sw);
-		so->gaps = pt_log_get64(e + 24, sw);
-		so->last_lost = pt_log_get64(e + 32, sw);
+		so->events = pt_log_get64(e + PT_LOG_TOT_EVENTS, sw);
+		so->first = pt_log_get64(e + PT_LOG_TOT_FIRST, sw);
+		so->last = pt_log_get64(e + PT_LOG_TOT_LAST, sw);
+		so->gaps = pt_log_get64(e + PT_LOG_TOT_GAPS, sw);
+		so->last_lost = pt_log_get64(e + PT_LOG_TOT_LAST_LOST, sw);
 	}
 	return 0;
 }
 
 static int ent_type(const unsigned char *e, uint32_t n, int sw, struct pt_log_summary *so)
 {
-	uint32_t id = pt_log_get32(e, sw);
+	uint32_t id = pt_log_get32(e + PT_LOG_TYP_ID, sw);
 
-	if (n != 32 || id >= PT_NIDS || pt_log_get32(e + 4, sw))
+	if (n != PT_LOG_TYP_LEN || id >= PT_NIDS || pt_log_get32(e + PT_LOG_TYP_ZERO, sw))
 		return EBADMSG;
 	if (so) {
-		so->count[id] = pt_log_get64(e + 8, sw);
-		so->tfirst[id] = pt_log_get64(e + 16, sw);
-		so->tlast[id] = pt_log_get64(e + 24, sw);
+		so->count[id] = pt_log_get64(e + PT_LOG_TYP_COUNT, sw);
+		so->tfirst[id] = pt_log_get64(e + PT_LOG_TYP_FIRST, sw);
+		so->tlast[id] = pt_log_get64(e + PT_LOG_TYP_LAST, sw);
 	}
 	return 0;
 }
 
 static int ent_name(const unsigned char *e, uint32_t n, int sw, struct pt_log_summary *so)
 {
-	uint32_t id = n >= 4 ? pt_log_get32(e, sw) : PT_NIDS;
+	uint32_t id = n >= PT_LOG_NAM_NAME ? pt_log_get32(e + PT_LOG_NAM_ID, sw) : PT_NIDS;
 
-	if (n < 5 || n > 4 + PT_LOG_NAME_MAX || id >= PT_NIDS || memchr(e + 4, 0, n - 4))
+	if (n < PT_LOG_NAM_NAME + 1 || n > PT_LOG_NAM_NAME + PT_LOG_NAME_MAX || id >= PT_NIDS ||
+	    memchr(e + PT_LOG_NAM_NAME, 0, n - PT_LOG_NAM_NAME))
 		return EBADMSG;
 	if (so && so->names) {
-		memcpy(so->names[id], e + 4, n - 4);
-		so->names[id][n - 4] = 0;
+		memcpy(so->names[id], e + PT_LOG_NAM_NAME, n - PT_LOG_NAM_NAME);
+		so->names[id][n - PT_LOG_NAM_NAME] = 0;
 		so->known[id / 64] |= 1ull << (id % 64);
 	}
 	return 0;
@@ -373,14 +374,14 @@ static int ent_writer(unsigned kind, const unsigned char *e, uint32_t n, int sw,
 	uint32_t at = so ? so->nwr : 0;
 
 	if (kind == PT_LOG_S_WRITER_AT) {
-		if (version < 8 || n != 48 || pt_log_get32(e + 4, sw))
+		if (version < 8 || n != PT_LOG_WAT_LEN || pt_log_get32(e + PT_LOG_WAT_ZERO, sw))
 			return EBADMSG;
-		at = pt_log_get32(e, sw);
-		e += 8, n -= 8;
+		at = pt_log_get32(e + PT_LOG_WAT_AT, sw);
+		e += PT_LOG_WAT_WRITER, n -= PT_LOG_WAT_WRITER;
 		if (so && at > so->nwr)
 			return EBADMSG;
 	}
-	if (n != 40 || pt_log_get32(e + 4, sw))
+	if (n != PT_LOG_WRI_LEN || pt_log_get32(e + PT_LOG_WRI_ZERO, sw))
 		return EBADMSG;
 	if (!so)
 		return 0;
@@ -394,9 +395,10 @@ static int ent_writer(unsigned kind, const unsigned char *e, uint32_t n, int sw,
 		so->wr = nw, so->wr_cap = ncap;
 	}
 	so->wr[at] = (struct pt_logw_sumw){
-		(int32_t)pt_log_get32(e, sw), pt_log_get64(e + 8, sw),
-		pt_log_get64(e + 16, sw), pt_log_get64(e + 24, sw),
-		pt_log_get64(e + 32, sw), 0, 0, 0 };
+		(int32_t)pt_log_get32(e + PT_LOG_WRI_PID, sw),
+		pt_log_get64(e + PT_LOG_WRI_THREAD, sw), pt_log_get64(e + PT_LOG_WRI_COUNT, sw),
+		pt_log_get64(e + PT_LOG_WRI_FIRST, sw),
+		pt_log_get64(e + PT_LOG_WRI_LAST, sw), 0, 0, 0 };
 	if (at == so->nwr)
 		so->nwr++;
 	return 0;
@@ -406,10 +408,10 @@ static int ent_writer(unsigned kind, const unsigned char *e, uint32_t n, int sw,
 static int ent_chain(const unsigned char *e, uint32_t n, int sw, unsigned version,
                      struct pt_log_summary *s)
 {
-	uint64_t coff = n == 16 ? pt_log_get64(e, sw) : 0;
-	uint64_t cseq = n == 16 ? pt_log_get64(e + 8, sw) : 0;
+	uint64_t coff = n == PT_LOG_CHN_LEN ? pt_log_get64(e + PT_LOG_CHN_OFF, sw) : 0;
+	uint64_t cseq = n == PT_LOG_CHN_LEN ? pt_log_get64(e + PT_LOG_CHN_SEQ, sw) : 0;
 
-	if (version < 8 || n != 16 || (!coff != !cseq) ||
+	if (version < 8 || n != PT_LOG_CHN_LEN || (!coff != !cseq) ||
 	    (coff && (coff < PT_LOG_FIRST || coff % 8)))
 		return EBADMSG;
 	if (s) {
@@ -445,11 +447,11 @@ static int ent_obj(const unsigned char *e, uint32_t n, int sw, unsigned version,
 static int ent_index(const unsigned char *e, uint32_t n, int sw, unsigned version,
                      struct pt_log_summary *s)
 {
-	uint32_t from = n >= 8 ? pt_log_get32(e, sw) : 0;
-	uint32_t k = n >= 8 ? pt_log_get32(e + 4, sw) : 0;
+	uint32_t from = n >= PT_LOG_IDX_ENTS ? pt_log_get32(e + PT_LOG_IDX_FROM, sw) : 0;
+	uint32_t k = n >= PT_LOG_IDX_ENTS ? pt_log_get32(e + PT_LOG_IDX_K, sw) : 0;
 
-	if (version < 7 || n < 8 + PT_LOG_IDX_ENT || (n - 8) % PT_LOG_IDX_ENT ||
-	    k != (n - 8) / PT_LOG_IDX_ENT)
+	if (version < 7 || n < PT_LOG_IDX_ENTS + PT_LOG_IDX_ENT ||
+	    (n - PT_LOG_IDX_ENTS) % PT_LOG_IDX_ENT || k != (n - PT_LOG_IDX_ENTS) / PT_LOG_IDX_ENT)
 		return EBADMSG;
 	if (!s)
 		return 0;
@@ -471,11 +473,14 @@ static int ent_index(const unsigned char *e, uint32_t n, int sw, unsigned versio
 			s->idx = ni, s->idx_cap = ncap;
 		}
 		for (uint32_t j = 0; j < k; j++) {
-			const unsigned char *x = e + 8 + j * PT_LOG_IDX_ENT;
+			const unsigned char *x = e + PT_LOG_IDX_ENTS + j * PT_LOG_IDX_ENT;
 			s->idx[s->nidx + j] = (struct pt_log_bidx){
-				pt_log_get32(x, sw), pt_log_get32(x + 4, sw),
-				pt_log_get64(x + 8, sw), pt_log_get64(x + 16, sw),
-				pt_log_get64(x + 24, sw), pt_log_get64(x + 32, sw) };
+				pt_log_get32(x + PT_LOG_X_LEN, sw),
+				pt_log_get32(x + PT_LOG_X_FLAGS, sw),
+				pt_log_get64(x + PT_LOG_X_FIRST, sw),
+				pt_log_get64(x + PT_LOG_X_MIN, sw),
+				pt_log_get64(x + PT_LOG_X_MAX, sw),
+				pt_log_get64(x + PT_LOG_X_LAST, sw) };
 		}
 	}
 	s->nidx += k;
@@ -493,8 +498,8 @@ int pt_log_sum_parse(const unsigned char *p, uint32_t len, uint32_t nrec, int sw
 	for (uint32_t i = 0; i < nrec; i++) {
 		if (len - off < PT_LOG_S_HDR)
 			return EBADMSG;
-		unsigned kind = pt_log_get16(p + off, sw);
-		uint32_t n = pt_log_get16(p + off + 2, sw);
+		unsigned kind = pt_log_get16(p + off + PT_LOG_S_KIND, sw);
+		uint32_t n = pt_log_get16(p + off + PT_LOG_S_LEN, sw);
 		const unsigned char *e = p + off + PT_LOG_S_HDR;
 		int rc;
 		off += PT_LOG_S_HDR;

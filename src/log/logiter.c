@@ -6,7 +6,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
-#include "logfmt.h"
+#include "logpriv.h"
 
 static void put_ts(struct timespec *t, uint64_t ns)
 {
@@ -508,12 +508,12 @@ put_event(struct pt_logr *r, const unsigned char *blk, uint64_t ts, const unsign
           struct posix_trace_event_info *ev, void *buf, size_t cap, size_t *len)
 {
 	int sw = r->swap;
-	const unsigned char *w = blk + PT_LOG_BLK + (unsigned)(where >> 48) * PT_LOG_WENT;
+	const unsigned char *w = blk + PT_LOG_BLK + (unsigned)(where >> PT_LOG_WHERE_WI) * PT_LOG_WENT;
 	unsigned char v[4];
 
 	ev->posix_event_id = r->last_id = info & PT_LOG_ID_MASK;
-	ev->posix_pid = (pid_t)(int32_t)pt_log_get32(w, sw);
-	ev->posix_thread_id = (pthread_t)pt_log_get64(w + 8, sw);
+	ev->posix_pid = (pid_t)(int32_t)pt_log_get32(w + PT_LOG_W_PID, sw);
+	ev->posix_thread_id = (pthread_t)pt_log_get64(w + PT_LOG_W_THREAD, sw);
 	ev->posix_prog_address = (void *)(uintptr_t)(where & PT_MASK48);
 	put_ts(&ev->posix_timestamp, ts);
 	p += hl;
@@ -646,7 +646,7 @@ static void merge_batch(struct pt_logr *r, struct pt_ext_batch *b)
 		const unsigned char *p = k->buf + u->off;
 		unsigned info = pt_log_get16(p + PT_LOG_R_INFO, sw);
 		uint64_t where = info & PT_LOG_RF_SHORT ? u->where : pt_log_get64(p + PT_LOG_R_WHERE, sw);
-		unsigned wi = (unsigned)(where >> 48);
+		unsigned wi = (unsigned)(where >> PT_LOG_WHERE_WI);
 		if (k->gen != gen) {
 			memset(k->map, 0xff, sizeof k->map);
 			k->gen = gen;
@@ -655,8 +655,9 @@ static void merge_batch(struct pt_logr *r, struct pt_ext_batch *b)
 			if (b->nw == PT_EXT_BATCH_W)
 				break;
 			const unsigned char *w = k->buf + PT_LOG_BLK + wi * PT_LOG_WENT;
-			b->w[b->nw] = (struct pt_ext_bwriter){ (int32_t)pt_log_get32(w, sw), 0,
-			                                       pt_log_get64(w + 8, sw) };
+			b->w[b->nw] = (struct pt_ext_bwriter){
+				(int32_t)pt_log_get32(w + PT_LOG_W_PID, sw), 0,
+				pt_log_get64(w + PT_LOG_W_THREAD, sw) };
 			k->map[wi] = (uint16_t)b->nw++;
 		}
 		const struct pt_logr_mblk *kb;
@@ -706,9 +707,9 @@ static void batch_block(struct pt_logr *r, struct pt_ext_batch *b)
 	b->nw = r->nw;
 	for (uint32_t i = 0; i < r->nw; i++) {
 		const unsigned char *w = buf + PT_LOG_BLK + i * PT_LOG_WENT;
-		b->w[i].pid = (int32_t)pt_log_get32(w, sw);
+		b->w[i].pid = (int32_t)pt_log_get32(w + PT_LOG_W_PID, sw);
 		b->w[i].pad = 0;
-		b->w[i].thread = pt_log_get64(w + 8, sw);
+		b->w[i].thread = pt_log_get64(w + PT_LOG_W_THREAD, sw);
 	}
 	while (rleft && n < PT_EXT_BATCH) {
 		const unsigned char *p = buf + roff;
@@ -724,7 +725,7 @@ static void batch_block(struct pt_logr *r, struct pt_ext_batch *b)
 		struct pt_ext_bevent *e = &b->ev[n++];
 		e->ts = base + pt_log_get32(p + PT_LOG_R_DELTA, sw);
 		e->id = (uint16_t)(info & PT_LOG_ID_MASK);
-		e->w = (uint16_t)(where >> 48);
+		e->w = (uint16_t)(where >> PT_LOG_WHERE_WI);
 		e->flags = e->pad = 0;
 		e->word = 0;
 		e->hi = 0;

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "logfmt.h"
+#include "logpriv.h"
 
 /* One block found in the file. */
 struct ent {
@@ -79,8 +79,8 @@ static void census_block(struct pt_logr *r, const unsigned char *p, const struct
 	w->nw = b->nw;
 	for (uint32_t i = 0; i < b->nw; i++)
 		w->wt[i] = (struct pt_logw_who){
-			(int32_t)pt_log_get32(p + PT_LOG_BLK + i * PT_LOG_WENT, r->swap),
-			pt_log_get64(p + PT_LOG_BLK + i * PT_LOG_WENT + 8, r->swap) };
+			(int32_t)pt_log_get32(p + PT_LOG_BLK + i * PT_LOG_WENT + PT_LOG_W_PID, r->swap),
+			pt_log_get64(p + PT_LOG_BLK + i * PT_LOG_WENT + PT_LOG_W_THREAD, r->swap) };
 	pt_logw_sum_block(w, p + at, b->len - at, b->nrec, b->base);
 	r->census_ok = !w->sum->failed;
 }

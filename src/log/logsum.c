@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 #include <sys/stat.h>
-#include "logfmt.h"
+#include "logpriv.h"
 
 /* ------------------------------------------------------------- writer */
 
@@ -326,7 +326,7 @@ void pt_logw_sum_block(struct pt_logw *w, const unsigned char *rec, uint32_t len
 			/* a short record is the writer of the event record before it:
 			 * a name or map record between them (writer 0) does not count */
 			if (event)
-				wi = (uint32_t)(pt_log_get64(rec + off + PT_LOG_R_WHERE, sw) >> 48);
+				wi = (uint32_t)(pt_log_get64(rec + off + PT_LOG_R_WHERE, sw) >> PT_LOG_WHERE_WI);
 			off += PT_LOG_REC;
 		}
 		if (event && wi < w->nw) {
@@ -374,20 +374,20 @@ static uint32_t idx_entry(const struct pt_logw *w, uint32_t i, unsigned char *ou
 
 	if (out) {
 		/* (v8) numbered from the first entry since the last checkpoint */
-		pt_log_put32(out, (uint32_t)(s->idx_base + from), sw);
-		pt_log_put32(out + 4, k, sw);
+		pt_log_put32(out + PT_LOG_IDX_FROM, (uint32_t)(s->idx_base + from), sw);
+		pt_log_put32(out + PT_LOG_IDX_K, k, sw);
 		for (uint32_t j = 0; j < k; j++) {
 			const struct pt_log_bidx *x = &s->idx[from + j];
-			unsigned char *e = out + 8 + j * PT_LOG_IDX_ENT;
-			pt_log_put32(e, x->len, sw);
-			pt_log_put32(e + 4, x->flags, sw);
-			pt_log_put64(e + 8, x->first, sw);
-			pt_log_put64(e + 16, x->min, sw);
-			pt_log_put64(e + 24, x->max, sw);
-			pt_log_put64(e + 32, x->last, sw);
+			unsigned char *e = out + PT_LOG_IDX_ENTS + j * PT_LOG_IDX_ENT;
+			pt_log_put32(e + PT_LOG_X_LEN, x->len, sw);
+			pt_log_put32(e + PT_LOG_X_FLAGS, x->flags, sw);
+			pt_log_put64(e + PT_LOG_X_FIRST, x->first, sw);
+			pt_log_put64(e + PT_LOG_X_MIN, x->min, sw);
+			pt_log_put64(e + PT_LOG_X_MAX, x->max, sw);
+			pt_log_put64(e + PT_LOG_X_LAST, x->last, sw);
 		}
 	}
-	return 8 + k * PT_LOG_IDX_ENT;
+	return PT_LOG_IDX_ENTS + k * PT_LOG_IDX_ENT;
 }
 
 /* ------------------------------------------------------------ spilling
@@ -490,13 +490,14 @@ static int spill_writer(const struct pt_logw *w, uint64_t r, unsigned char *out)
 	const unsigned char *b = k < s->nsp ? spill_load(w, k) : NULL;
 	if (!b)
 		return -1;
-	uint32_t at = s->sp[k].ret_at + (uint32_t)(r - base) * (PT_LOG_S_HDR + 48);
-	if (at + PT_LOG_S_HDR + 48 > s->sp[k].len ||
-	    pt_log_get16(b + at, sw) != PT_LOG_S_WRITER_AT || pt_log_get16(b + at + 2, sw) != 48) {
+	uint32_t at = s->sp[k].ret_at + (uint32_t)(r - base) * (PT_LOG_S_HDR + PT_LOG_WAT_LEN);
+	if (at + PT_LOG_S_HDR + PT_LOG_WAT_LEN > s->sp[k].len ||
+	    pt_log_get16(b + at + PT_LOG_S_KIND, sw) != PT_LOG_S_WRITER_AT ||
+	    pt_log_get16(b + at + PT_LOG_S_LEN, sw) != PT_LOG_WAT_LEN) {
 		s->failed = 1;
 		return -1;
 	}
-	memcpy(out, b + at + PT_LOG_S_HDR + 8, 40);
+	memcpy(out, b + at + PT_LOG_S_HDR + PT_LOG_WAT_WRITER, PT_LOG_WRI_LEN);
 	return 0;
 }
 
@@ -519,9 +520,10 @@ static const unsigned char *spill_obj(const struct pt_logw *w, uint32_t i, uint3
 	if (s->sp_obj_i != UINT32_MAX && s->sp_obj_i <= i)
 		j = s->sp_obj_i, at = s->sp_obj_off;
 	for (;;) {
-		if (at + PT_LOG_S_HDR > s->sp[k].len || pt_log_get16(b + at, sw) != PT_LOG_S_OBJ)
+		if (at + PT_LOG_S_HDR > s->sp[k].len ||
+		    pt_log_get16(b + at + PT_LOG_S_KIND, sw) != PT_LOG_S_OBJ)
 			break;
-		uint32_t len = pt_log_get16(b + at + 2, sw);
+		uint32_t len = pt_log_get16(b + at + PT_LOG_S_LEN, sw);
 		if (at + PT_LOG_S_HDR + len > s->sp[k].len || len > PT_LOG_OBJ_MAX)
 			break;
 		if (j == i) {
@@ -552,88 +554,89 @@ static uint32_t entry(const struct pt_logw *w, uint64_t cur, unsigned char *out,
 	if (kind == PT_LOG_S_INDEX) { /* too long for b: straight into out */
 		n = idx_entry(w, i, out ? out + PT_LOG_S_HDR : NULL);
 		if (out) {
-			pt_log_put16(out, (uint16_t)kind, sw);
-			pt_log_put16(out + 2, (uint16_t)n, sw);
+			pt_log_put16(out + PT_LOG_S_KIND, (uint16_t)kind, sw);
+			pt_log_put16(out + PT_LOG_S_LEN, (uint16_t)n, sw);
 		}
 		return PT_LOG_S_HDR + n;
 	}
-	memset(b, 0, 8 + 48);
+	memset(b, 0, 8 + PT_LOG_WAT_LEN); /* (the longest entry of fixed length, and more) */
 	switch (kind) {
 	case PT_LOG_S_TOTALS:
-		n = 48;
-		pt_log_put64(b + 4, s->events, sw);
-		pt_log_put64(b + 12, s->events ? s->first : 0, sw);
-		pt_log_put64(b + 20, s->last, sw);
-		pt_log_put64(b + 28, s->gaps, sw);
-		pt_log_put64(b + 36, s->last_lost, sw);
-		pt_log_put32(b + 44, parts, sw);
-		pt_log_put32(b + 48, s->nall, sw);
+		n = PT_LOG_TOT_LEN;
+		pt_log_put64(b + PT_LOG_S_HDR + PT_LOG_TOT_EVENTS, s->events, sw);
+		pt_log_put64(b + PT_LOG_S_HDR + PT_LOG_TOT_FIRST, s->events ? s->first : 0, sw);
+		pt_log_put64(b + PT_LOG_S_HDR + PT_LOG_TOT_LAST, s->last, sw);
+		pt_log_put64(b + PT_LOG_S_HDR + PT_LOG_TOT_GAPS, s->gaps, sw);
+		pt_log_put64(b + PT_LOG_S_HDR + PT_LOG_TOT_LAST_LOST, s->last_lost, sw);
+		pt_log_put32(b + PT_LOG_S_HDR + PT_LOG_TOT_PARTS, parts, sw);
+		pt_log_put32(b + PT_LOG_S_HDR + PT_LOG_TOT_WRITERS, s->nall, sw);
 		break;
 	case PT_LOG_S_TYPE:
 		if (!s->count[i]) {
 			*skip = 1;
 			return 0;
 		}
-		n = 32;
-		pt_log_put32(b + 4, i, sw);
-		pt_log_put64(b + 12, s->count[i], sw);
-		pt_log_put64(b + 20, s->tfirst[i], sw);
-		pt_log_put64(b + 28, s->tlast[i], sw);
+		n = PT_LOG_TYP_LEN;
+		pt_log_put32(b + PT_LOG_S_HDR + PT_LOG_TYP_ID, i, sw);
+		pt_log_put64(b + PT_LOG_S_HDR + PT_LOG_TYP_COUNT, s->count[i], sw);
+		pt_log_put64(b + PT_LOG_S_HDR + PT_LOG_TYP_FIRST, s->tfirst[i], sw);
+		pt_log_put64(b + PT_LOG_S_HDR + PT_LOG_TYP_LAST, s->tlast[i], sw);
 		break;
 	case PT_LOG_S_NAME:
 		if (!(w->known[i / 64] >> (i % 64) & 1)) {
 			*skip = 1;
 			return 0;
 		}
-		n = 4 + (uint32_t)strlen(w->names[i]);
-		pt_log_put32(b + 4, i, sw);
-		memcpy(b + 8, w->names[i], n - 4);
+		n = PT_LOG_NAM_NAME + (uint32_t)strlen(w->names[i]);
+		pt_log_put32(b + PT_LOG_S_HDR + PT_LOG_NAM_ID, i, sw);
+		memcpy(b + PT_LOG_S_HDR + PT_LOG_NAM_NAME, w->names[i], n - PT_LOG_NAM_NAME);
 		break;
 	case PT_LOG_S_WRITER:
-		n = 40;
+		n = PT_LOG_WRI_LEN;
 		if (i < s->nret) { /* (retired: from its checkpoint) */
-			if (spill_writer(w, i, b + 4))
-				memset(b + 4, 0, 40); /* (failed: no summary) */
+			if (spill_writer(w, i, b + PT_LOG_S_HDR))
+				memset(b + PT_LOG_S_HDR, 0, PT_LOG_WRI_LEN); /* (failed: no summary) */
 			break;
 		}
 		i -= (uint32_t)s->nret;
-		pt_log_put32(b + 4, (uint32_t)s->wr[i].pid, sw);
-		pt_log_put64(b + 12, s->wr[i].thread, sw);
-		pt_log_put64(b + 20, s->wr[i].count, sw);
-		pt_log_put64(b + 28, s->wr[i].first, sw);
-		pt_log_put64(b + 36, s->wr[i].last, sw);
+		pt_log_put32(b + PT_LOG_S_HDR + PT_LOG_WRI_PID, (uint32_t)s->wr[i].pid, sw);
+		pt_log_put64(b + PT_LOG_S_HDR + PT_LOG_WRI_THREAD, s->wr[i].thread, sw);
+		pt_log_put64(b + PT_LOG_S_HDR + PT_LOG_WRI_COUNT, s->wr[i].count, sw);
+		pt_log_put64(b + PT_LOG_S_HDR + PT_LOG_WRI_FIRST, s->wr[i].first, sw);
+		pt_log_put64(b + PT_LOG_S_HDR + PT_LOG_WRI_LAST, s->wr[i].last, sw);
 		break;
 	case PT_LOG_S_WRITER_AT: /* (v8, checkpoints) the writer and its place */
-		n = 48;
-		pt_log_put32(b + 4, s->wr[i].gi, sw);
-		pt_log_put32(b + 12, (uint32_t)s->wr[i].pid, sw);
-		pt_log_put64(b + 20, s->wr[i].thread, sw);
-		pt_log_put64(b + 28, s->wr[i].count, sw);
-		pt_log_put64(b + 36, s->wr[i].first, sw);
-		pt_log_put64(b + 44, s->wr[i].last, sw);
+		n = PT_LOG_WAT_LEN;
+		pt_log_put32(b + PT_LOG_S_HDR + PT_LOG_WAT_AT, s->wr[i].gi, sw);
+		unsigned char *wa = b + PT_LOG_S_HDR + PT_LOG_WAT_WRITER;
+		pt_log_put32(wa + PT_LOG_WRI_PID, (uint32_t)s->wr[i].pid, sw);
+		pt_log_put64(wa + PT_LOG_WRI_THREAD, s->wr[i].thread, sw);
+		pt_log_put64(wa + PT_LOG_WRI_COUNT, s->wr[i].count, sw);
+		pt_log_put64(wa + PT_LOG_WRI_FIRST, s->wr[i].first, sw);
+		pt_log_put64(wa + PT_LOG_WRI_LAST, s->wr[i].last, sw);
 		break;
 	case PT_LOG_S_CHAIN: /* (v8) the last checkpoint written */
-		n = 16;
-		pt_log_put64(b + 4, s->ckpt_off, sw);
-		pt_log_put64(b + 12, s->ckpt_seq, sw);
+		n = PT_LOG_CHN_LEN;
+		pt_log_put64(b + PT_LOG_S_HDR + PT_LOG_CHN_OFF, s->ckpt_off, sw);
+		pt_log_put64(b + PT_LOG_S_HDR + PT_LOG_CHN_SEQ, s->ckpt_seq, sw);
 		break;
 	default: /* PT_LOG_S_OBJ: the entry as kept for the OBJ records */
 		if (!pt_logw_objp(w, i)) { /* (given by a checkpoint: from there) */
 			const unsigned char *o = spill_obj(w, i, &n);
 			if (!o) {
 				n = PT_LOG_OBJ_FIXED; /* (failed: no summary) */
-				memset(b + 4, 0, n);
+				memset(b + PT_LOG_S_HDR, 0, n);
 			} else {
-				memcpy(b + 4, o, n);
+				memcpy(b + PT_LOG_S_HDR, o, n);
 			}
 			break;
 		}
 		n = pt_log_get32(pt_logw_objp(w, i), 0);
-		memcpy(b + 4, pt_logw_objp(w, i) + 4, n);
+		memcpy(b + PT_LOG_S_HDR, pt_logw_objp(w, i) + 4, n);
 		break;
 	}
-	pt_log_put16(b, (uint16_t)kind, sw);
-	pt_log_put16(b + 2, (uint16_t)n, sw);
+	pt_log_put16(b + PT_LOG_S_KIND, (uint16_t)kind, sw);
+	pt_log_put16(b + PT_LOG_S_LEN, (uint16_t)n, sw);
 	if (out)
 		memcpy(out, b, PT_LOG_S_HDR + n);
 	return PT_LOG_S_HDR + n;
@@ -1032,9 +1035,9 @@ static int summary_read(int fd, struct pt_log_summary *s, int want_index)
 		end -= PT_LOG_ALIGN8(b.len);
 		offs[nparts++] = end;
 		/* the first part holds the totals: an entry of kind 1 first */
-		if (b.nrec && pt_log_get16(r.buf + PT_LOG_BLK, r.swap) == PT_LOG_S_TOTALS &&
-		    pt_log_get16(r.buf + PT_LOG_BLK + 2, r.swap) == 48) {
-			want = pt_log_get32(r.buf + PT_LOG_BLK + PT_LOG_S_HDR + 40, r.swap);
+		if (b.nrec && pt_log_get16(r.buf + PT_LOG_BLK + PT_LOG_S_KIND, r.swap) == PT_LOG_S_TOTALS &&
+		    pt_log_get16(r.buf + PT_LOG_BLK + PT_LOG_S_LEN, r.swap) == PT_LOG_TOT_LEN) {
+			want = pt_log_get32(r.buf + PT_LOG_BLK + PT_LOG_S_HDR + PT_LOG_TOT_PARTS, r.swap);
 			break;
 		}
 	}

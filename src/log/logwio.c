@@ -14,7 +14,7 @@
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
-#include "logfmt.h"
+#include "logpriv.h"
 
 static uint32_t max_payload(const struct pt_attr_img *a)
 {
@@ -73,16 +73,16 @@ static void put_header(const struct pt_logw *w, unsigned char *h, const struct p
 	memcpy(at + PT_LOG_A_NAME, a->name, strnlen(a->name, TRACE_NAME_MAX - 1));
 	memcpy(at + PT_LOG_A_VERSION, a->version, strnlen(a->version, TRACE_NAME_MAX - 1));
 	pt_log_put64(at + PT_LOG_A_CREATE, (uint64_t)a->create_sec, sw);
-	pt_log_put64(at + PT_LOG_A_CREATE + 8, (uint64_t)a->create_nsec, sw);
+	pt_log_put64(at + PT_LOG_A_CREATE_NS, (uint64_t)a->create_nsec, sw);
 	pt_log_put64(at + PT_LOG_A_RES, (uint64_t)a->res_sec, sw);
-	pt_log_put64(at + PT_LOG_A_RES + 8, (uint64_t)a->res_nsec, sw);
-	pt_log_put64(at + PT_LOG_A_SIZES, a->stream_size, sw);
-	pt_log_put64(at + PT_LOG_A_SIZES + 8, a->max_data, sw);
-	pt_log_put64(at + PT_LOG_A_SIZES + 16, a->log_size, sw);
-	pt_log_put32(at + PT_LOG_A_POLICIES, (uint32_t)a->stream_policy, sw);
-	pt_log_put32(at + PT_LOG_A_POLICIES + 4, (uint32_t)a->log_policy, sw);
-	pt_log_put32(at + PT_LOG_A_POLICIES + 8, (uint32_t)a->inherit, sw);
-	pt_log_put32(at + PT_LOG_A_POLICIES + 12, (uint32_t)a->has_log, sw);
+	pt_log_put64(at + PT_LOG_A_RES_NS, (uint64_t)a->res_nsec, sw);
+	pt_log_put64(at + PT_LOG_A_STREAM_SIZE, a->stream_size, sw);
+	pt_log_put64(at + PT_LOG_A_MAX_DATA, a->max_data, sw);
+	pt_log_put64(at + PT_LOG_A_LOG_SIZE, a->log_size, sw);
+	pt_log_put32(at + PT_LOG_A_STREAM_POLICY, (uint32_t)a->stream_policy, sw);
+	pt_log_put32(at + PT_LOG_A_LOG_POLICY, (uint32_t)a->log_policy, sw);
+	pt_log_put32(at + PT_LOG_A_INHERIT, (uint32_t)a->inherit, sw);
+	pt_log_put32(at + PT_LOG_A_HAS_LOG, (uint32_t)a->has_log, sw);
 	pt_log_put32(h + PT_LOG_H_CRC, pt_log_crc(0, h, PT_LOG_H_CRC), sw);
 }
 

@@ -5,7 +5,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
-#include "logfmt.h"
+#include "logpriv.h"
 
 static uint32_t blk_len(const struct pt_logw *w)
 {
@@ -78,9 +78,9 @@ static int put_block(struct pt_logw *w, unsigned type, const unsigned char *body
 	pt_log_put64(h + PT_LOG_B_BASE, w->nev ? w->base_ts : 0, sw);
 	for (uint32_t i = 0; i < w->nw; i++) {
 		unsigned char *e = h + PT_LOG_BLK + i * PT_LOG_WENT;
-		pt_log_put32(e, (uint32_t)w->wt[i].pid, sw);
-		pt_log_put32(e + 4, 0, sw);
-		pt_log_put64(e + 8, w->wt[i].thread, sw);
+		pt_log_put32(e + PT_LOG_W_PID, (uint32_t)w->wt[i].pid, sw);
+		pt_log_put32(e + PT_LOG_W_ZERO, 0, sw);
+		pt_log_put64(e + PT_LOG_W_THREAD, w->wt[i].thread, sw);
 	}
 	pt_log_put32(h + PT_LOG_B_BCRC,
 	             pt_log_crc(pt_log_crc(0, h + PT_LOG_BLK, tab), body, body_len), sw);
@@ -214,7 +214,7 @@ static void add_rec(struct pt_logw *w, const struct pt_logw_who *who, uint64_t t
 	if (!w->emitting)
 		w->lap_new++;
 	put_rec(w, who ? (uint32_t)(ts - w->base_ts) : 0, info,
-	        (addr & PT_MASK48) | (uint64_t)wi << 48, data, len);
+	        (addr & PT_MASK48) | (uint64_t)wi << PT_LOG_WHERE_WI, data, len);
 }
 
 static void emit_names(struct pt_logw *w, int *werr);
@@ -371,16 +371,16 @@ int pt_logw_obj(struct pt_logw *w, const struct pt_ext_obj *o)
 	p = one;
 	pt_log_put32(p, n, 0); /* (kept in memory: native order) */
 	p += 4;
-	pt_log_put64(p, o->ts, w->swap);
-	pt_log_put64(p + 8, o->base, w->swap);
-	pt_log_put64(p + 16, o->lo, w->swap);
-	pt_log_put64(p + 24, o->hi, w->swap);
-	pt_log_put32(p + 32, (uint32_t)o->pid, w->swap);
-	pt_log_put16(p + 36, o->kind, w->swap);
-	p[38] = (unsigned char)bl;
-	p[39] = o->flags;
-	memcpy(p + PT_LOG_OBJ_FIXED, o->bid, bl);
-	memcpy(p + PT_LOG_OBJ_FIXED + bl, o->path, pl);
+	pt_log_put64(p + PT_LOG_O_TS, o->ts, w->swap);
+	pt_log_put64(p + PT_LOG_O_BASE, o->base, w->swap);
+	pt_log_put64(p + PT_LOG_O_LO, o->lo, w->swap);
+	pt_log_put64(p + PT_LOG_O_HI, o->hi, w->swap);
+	pt_log_put32(p + PT_LOG_O_PID, (uint32_t)o->pid, w->swap);
+	pt_log_put16(p + PT_LOG_O_KIND, o->kind, w->swap);
+	p[PT_LOG_O_BIDLEN] = (unsigned char)bl;
+	p[PT_LOG_O_FLAGS] = o->flags;
+	memcpy(p + PT_LOG_O_BID, o->bid, bl);
+	memcpy(p + PT_LOG_O_BID + bl, o->path, pl);
 	if (keep) {
 		memcpy(keep, one, 4 + n);
 		w->objs[w->nobjs++ - w->objs_base] = keep;
@@ -439,7 +439,7 @@ static int put_event(struct pt_logw *w, uint64_t ts_ns, int32_t pid, uint64_t th
 		w->last_ts = ts_ns, w->last_who = who;
 		w->lap_new++;
 		put_rec(w, (uint32_t)(ts_ns - w->base_ts), info,
-		        (addr & PT_MASK48) | (uint64_t)w->wlast << 48, data, len);
+		        (addr & PT_MASK48) | (uint64_t)w->wlast << PT_LOG_WHERE_WI, data, len);
 		return 0;
 	}
 	w->last_ts = ts_ns, w->last_who = who;
@@ -500,7 +500,7 @@ int pt_logw_span_open(struct pt_logw *w, int32_t pid, uint64_t thread, uint64_t 
 	s->max_payload = w->max_payload;
 	s->base = w->nev ? w->base_ts : ts;
 	s->wi = wi < 0 ? w->nw : (uint32_t)wi;
-	s->where = (uint64_t)s->wi << 48;
+	s->where = (uint64_t)s->wi << PT_LOG_WHERE_WI;
 	s->prev = w->prev;
 	s->swap = w->swap;
 	s->who = who;
@@ -529,7 +529,7 @@ int pt_logw_span_who(const struct pt_logw *w, struct pt_logw_span *s, int32_t pi
 		s->add[s->nadd++] = who;
 	}
 	s->wi = (uint32_t)wi;
-	s->where = (uint64_t)wi << 48;
+	s->where = (uint64_t)wi << PT_LOG_WHERE_WI;
 	s->who = who;
 	return 1;
 }
@@ -639,16 +639,16 @@ int pt_logw_finish(struct pt_logw *w, const struct posix_trace_status_info *st)
 	}
 	if (w->lost) /* blocks overwritten, maybe by this very END block */
 		fin.posix_log_overrun_status = POSIX_TRACE_OVERRUN;
-	pt_log_put32(b + 0, (uint32_t)st->posix_stream_status, w->swap);
-	pt_log_put32(b + 4, (uint32_t)st->posix_stream_full_status, w->swap);
-	pt_log_put32(b + 8, (uint32_t)st->posix_stream_overrun_status, w->swap);
-	pt_log_put32(b + 12, (uint32_t)st->posix_stream_flush_status, w->swap);
-	pt_log_put32(b + 16, (uint32_t)st->posix_stream_flush_error, w->swap);
-	pt_log_put32(b + 20, (uint32_t)st->posix_log_overrun_status, w->swap);
-	pt_log_put32(b + 24, (uint32_t)st->posix_log_full_status, w->swap);
-	pt_log_put64(b + 32, w->lost, w->swap);
-	pt_log_put64(b + 40, w->dropped, w->swap);
-	pt_log_put64(b + 48, w->stream_lost, w->swap);
+	pt_log_put32(b + PT_LOG_E_STREAM_STATUS, (uint32_t)st->posix_stream_status, w->swap);
+	pt_log_put32(b + PT_LOG_E_STREAM_FULL, (uint32_t)st->posix_stream_full_status, w->swap);
+	pt_log_put32(b + PT_LOG_E_STREAM_OVERRUN, (uint32_t)st->posix_stream_overrun_status, w->swap);
+	pt_log_put32(b + PT_LOG_E_FLUSH_STATUS, (uint32_t)st->posix_stream_flush_status, w->swap);
+	pt_log_put32(b + PT_LOG_E_FLUSH_ERROR, (uint32_t)st->posix_stream_flush_error, w->swap);
+	pt_log_put32(b + PT_LOG_E_LOG_OVERRUN, (uint32_t)st->posix_log_overrun_status, w->swap);
+	pt_log_put32(b + PT_LOG_E_LOG_FULL, (uint32_t)st->posix_log_full_status, w->swap);
+	pt_log_put64(b + PT_LOG_E_LOST, w->lost, w->swap);
+	pt_log_put64(b + PT_LOG_E_DROPPED, w->dropped, w->swap);
+	pt_log_put64(b + PT_LOG_E_STREAM_LOST, w->stream_lost, w->swap);
 	keep_err(&werr, put_block(w, PT_LOG_BT_END, b, sizeof b, 0, 0));
 	w->finished = 1;
 	return werr;

@@ -418,7 +418,7 @@ static uint64_t look_now(const struct pt_reader *rd, uint64_t *raw)
 
 /* Is the process that stamped key on a chunk alive?  It holds a write
  * lock on that key's byte of the segment's file until it exits, is
- * killed or execs (traced/alive.c); any doubt counts as alive.  The lock
+ * killed or execs (producer/alive.c); any doubt counts as alive.  The lock
  * alone is not enough: a program that closes every descriptor it did
  * not open (some daemons do) drops it and records on; so the pid the
  * chunk names must be gone too (pt_pool_gone) -- unless it is of another
@@ -1112,7 +1112,7 @@ static int read_next(struct pt_trid *t, struct posix_trace_event_info *ev, void 
 
 /* How long a look waits for a writer's event in flight (late_init), and
  * whether the writer of chunk idx may still be alive (alive()): for the
- * snapshot's wait at its window's end (trid/snapshot.c, settle). */
+ * snapshot's wait at its window's end (control/snapshot.c, settle). */
 uint64_t pt_read_late_ns(struct pt_trid *t)
 {
 	if (!t->rd.late_set)
@@ -1130,7 +1130,7 @@ int pt_read_writer_alive(const struct pt_trid *t, uint32_t idx)
 
 /* The next event of a live stream, if there is one now (1; else 0),
  * under t's lock: for getnext (api/getnext.c) and for the flusher of a
- * stream with a log (trid/flusher.c). */
+ * stream with a log (flush/flusher.c). */
 int pt_read_next(struct pt_trid *t, struct posix_trace_event_info *ev, void *buf, size_t num,
                  size_t *dlen)
 {

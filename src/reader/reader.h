@@ -4,7 +4,7 @@
  * (read.c), and the map of loaded code taken from the segment
  * (objread.c).  Above ring/ (it gives chunks back to the pool).  The
  * reader works on a trace id (struct pt_trid, below), whose table and
- * life are trid/'s.
+ * life are control/'s.
  */
 #ifndef POSIXTRACE_READER_H
 #define POSIXTRACE_READER_H
@@ -132,7 +132,7 @@ struct pt_reader {
 	uint32_t st_len;
 };
 
-/* a trace id's lock (the functions are trid/trid.h's) */
+/* a trace id's lock (the functions are control/control.h's) */
 typedef _Atomic int pt_lock_t;
 
 struct pt_flusher;
@@ -141,7 +141,7 @@ struct pt_logr;
 struct posix_trace_status_info;
 struct pt_trid;
 /* posix_trace_get_status() of a trace id, under its lock: a stream's
- * (trid/newstream.c) or a log's (api/logfile.c); 0 or an errno */
+ * (control/newstream.c) or a log's (api/logfile.c); 0 or an errno */
 typedef int pt_trid_status_fn(struct pt_trid *t, struct posix_trace_status_info *si);
 
 struct pt_trid {
@@ -153,7 +153,7 @@ struct pt_trid {
 	uint64_t fork_gen;
 	int slot;                 /* slot in the traced process's control segment, or -1 */
 	int fd;                   /* memfd holding the segment; its lock is the stream's life */
-	int sys_fd;               /* counts the stream system-wide (trid/slots.c) */
+	int sys_fd;               /* counts the stream system-wide (control/slots.c) */
 	struct pt_fdid fd_id, sys_id; /* their files: closed only if still open (fdown.c) */
 	pid_t pid;                /* the traced process */
 	struct pt_ctl *tctl;      /* its control segment, mapped here, or NULL */
@@ -163,14 +163,14 @@ struct pt_trid {
 	size_t map_size;
 	struct pt_view view;      /* pointers into the segment, for the reader */
 	struct pt_tw sys_tw[2];   /* the id's own writers of system events, */
-	pthread_t sys_thr[2];     /* one per thread using it (trid/sysevent.c) */
+	pthread_t sys_thr[2];     /* one per thread using it (flush/sysevent.c) */
 	unsigned sys_last;        /* the one written last */
 	struct pt_attr_img attr;  /* trusted copy */
 	uint32_t noloss_ms;       /* no-loss bound it was created with, 0: off */
 	struct pt_clock clk;      /* trusted copy; points added as it is read */
 	struct pt_reader rd;
 	uint32_t typelist_pos;
-	struct pt_flusher *fl;    /* a stream with a log: its writer (trid/flusher.c) */
+	struct pt_flusher *fl;    /* a stream with a log: its writer (flush/flusher.c) */
 	struct pt_logr *lr;       /* a log opened for reading (api/logfile.c) */
 	pt_trid_status_fn *status;
 };

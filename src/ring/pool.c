@@ -21,7 +21,7 @@
 #include "ring.h"
 
 /* this process's pid, stamped on every chunk it takes: set when the
- * library is loaded (traced/lifecycle.c) and in a forked child */
+ * library is loaded (producer/lifecycle.c) and in a forked child */
 int32_t pt_pid;
 
 _Thread_local unsigned pt_nowait PT_TLS;
@@ -347,7 +347,7 @@ static uint32_t count_records(const struct pt_view *sl, uint32_t idx, uint32_t c
 
 /* LOOP, no chunk to take or steal: open chunks whose process is gone
  * (exited, killed or exec'd: its liveness lock, PT_ALIVE_BYTE of the
- * chunk's key, is free; traced/alive.c) are sealed as their writers would
+ * chunk's key, is free; producer/alive.c) are sealed as their writers would
  * have sealed them, oldest first, so that they can be stolen in turn.
  * Otherwise a flight recorder that nobody reads until the end lost every
  * event once the processes that had come and gone held every chunk
@@ -690,7 +690,7 @@ int pt_pool_acquire(struct pt_view *sl, struct pt_tw *tw, uint32_t state, uint64
 	struct pt_chunk *ck = &sl->chunks[idx];
 	atomic_store_explicit(&ck->serial, tw->idx + 1, memory_order_relaxed); /* (no chunk held) */
 	/* taken in flight: the event it is taken for is on its way, and is
-	 * stamped once the chunk is published (traced/event.c) */
+	 * stamped once the chunk is published (producer/event.c) */
 	atomic_store_explicit(&ck->commit, PT_COMMIT_BUSY, memory_order_relaxed);
 	atomic_store_explicit(&ck->nevents, 0, memory_order_relaxed);
 	/* the life's own start value: a reader that claims with the last

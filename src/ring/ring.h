@@ -2,7 +2,7 @@
  * ring.h -- the chunk pool (pool.c): the protocol by which writers take,
  * fill and seal chunks and readers give them back; a stream's losses.
  * Lock-free and async-signal-safe.  Above shm/, below the recording
- * process (traced/) and the reader (reader/), which both use it.
+ * process (producer/) and the reader (reader/), which both use it.
  */
 #ifndef POSIXTRACE_RING_H
 #define POSIXTRACE_RING_H

@@ -66,7 +66,7 @@ enum {
 
 /* Once, when the library is loaded, before the program's own constructors
  * (which may record): from then on pt_clock_tsc is only read.  Called
- * first by the traced side's constructor (traced/lifecycle.c), and by this
+ * first by the traced side's constructor (producer/lifecycle.c), and by this
  * file's own, which is the only one a reader-only link has; the second
  * call does nothing. */
 void pt_clock_init(void)

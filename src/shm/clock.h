@@ -22,7 +22,7 @@
 enum { PT_TSC_FAST = 1, PT_TSC_ORDERED = 2 };
 /* (hidden: read by every event, with no GOT entry in between) */
 extern int pt_clock_tsc __attribute__((visibility("hidden")));
-void pt_clock_init(void); /* at load (traced/lifecycle.c and this file's constructor) */
+void pt_clock_init(void); /* at load (producer/lifecycle.c and this file's constructor) */
 
 
 static inline uint64_t pt_mono_ns(void)

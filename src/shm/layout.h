@@ -36,10 +36,10 @@
 #define PT_NIDS           __TRACE_EVENT_ID_LIMIT /* event id space */
 #define PT_SYS_IDS        16u                    /* ids below are system events */
 /* an extension system event: a thread of a no-loss stream waited for room
- * (traced/event.c); its payload is the wait in ns (u64) */
+ * (producer/event.c); its payload is the wait in ns (u64) */
 #define PT_SYS_NOLOSS_WAIT 8u
 /* an extension system event: the program raised a named trigger
- * (posixtrace_trigger(3), traced/event.c); its payload is the name */
+ * (posixtrace_trigger(3), producer/event.c); its payload is the name */
 #define PT_SYS_TRIGGER 9u
 #define PT_TRIGGER_NAME_MAX 63u
 #define PT_NAME_SZ        (TRACE_EVENT_NAME_MAX + 1) /* a name and its NUL */
@@ -252,7 +252,7 @@ struct pt_clock_img {
  * add a gap to that writer's events.
  * alive: the process that took the chunk holds an OFD write lock on byte
  * PT_ALIVE_BYTE(alive) of the file the segment lives in, from before it
- * takes any chunk until it exits or execs (traced/alive.c).  A reader
+ * takes any chunk until it exits or execs (producer/alive.c).  A reader
  * that finds that byte unlocked knows the chunk's writer is gone, so an
  * open chunk of it read to its commit can be given back (reader/read.c,
  * reap_dead).  A writer that could take no lock writes 0: its open chunks
@@ -424,7 +424,7 @@ _Static_assert(offsetof(struct pt_hdr, noloss_ms) + sizeof(uint32_t) <=
 /* ---- the control segment of a process (see docs/design.md, "Tracing
  * another process").  Every process that loads the library has one: a
  * memfd named "posixtrace-ctl" that it maps, close-on-exec except across
- * its own exec (traced/exec.c), and finds again after exec through the
+ * its own exec (producer/exec.c), and finds again after exec through the
  * environment variable POSIXTRACE_CTL.
  * A controller opens it through /proc/PID/fd (the ptrace access rule),
  * claims a slot, and puts the new stream's segment in the same memfd, past
@@ -452,11 +452,11 @@ _Static_assert(offsetof(struct pt_hdr, noloss_ms) + sizeof(uint32_t) <=
 #define PT_EXEC_DROPPED   3u
 /* The stream traces a process tree: the process puts POSIXTRACE_JOIN,
  * naming it where tree_pid holds it open (tree_fd), into its environment,
- * so what it starts joins it (traced/join.c). */
+ * so what it starts joins it (producer/join.c). */
 #define PT_CS_TREE        2u
 /* (with PT_CS_INHERITED) a controller asks the running process to join
  * the stream: it opens /proc/tree_pid/fd/tree_fd itself, under the
- * ptrace rule, and takes it only if its inode is ino (traced/join.c) */
+ * ptrace rule, and takes it only if its inode is ino (producer/join.c) */
 #define PT_CS_JOIN        4u
 
 struct pt_ctl_slot {
@@ -476,7 +476,7 @@ struct pt_ctl {
 	_Atomic uint64_t magic;     /* written last, with release */
 	uint32_t version, size;
 	_Atomic int32_t pid;        /* the process this segment controls */
-	/* The owner's own exec (traced/exec.c): PT_EXEC_DECIDING while it
+	/* The owner's own exec (producer/exec.c): PT_EXEC_DECIDING while it
 	 * decides whether the exec keeps this segment, then KEPT or DROPPED
 	 * (the exec closes it); back to 0 if the exec failed, or once the new
 	 * image adopted it.  A controller counts itself in creating from

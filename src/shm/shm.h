@@ -83,7 +83,7 @@ struct pt_view {
 	uint32_t noloss_ms;
 	_Atomic uint32_t noloss_gave_up;
 	uint32_t room_wakes; /* the controller wakes waiters (pt_hdr.room_wakes) */
-	/* this process's liveness lock in the segment's file (traced/alive.c):
+	/* this process's liveness lock in the segment's file (producer/alive.c):
 	 * its key, stamped on every chunk taken (0: none), and the private
 	 * open file that holds it (fd + 1; 0: none), with the lock that says
 	 * the segment's region is mapped here */

@@ -1,0 +1,111 @@
+/*
+ * control.h -- trace ids, the controller's side of a stream: the table of
+ * this process's trace ids (table.c), creating a stream (newstream.c) in
+ * a target process (slots.c), across the machine (sysmax.c) or a process
+ * tree (tree.c), and a flight recorder's looks (snapshot.c).  Above
+ * flush/ (the log writer and the id's system events), reader/ (a trace
+ * id's lock, lock.h), producer/ (a controller records into the streams it
+ * makes, and traces itself) and log/.
+ */
+#ifndef POSIXTRACE_CONTROL_H
+#define POSIXTRACE_CONTROL_H
+
+#include "../flush/flush.h"
+
+/* ------------------------------------------------- the table (table.c) */
+extern pthread_mutex_t pt_trid_table_lock; /* trid table, slots, registry */
+extern uint64_t pt_fork_gen;
+
+/* Find and lock a live stream; 0 or EINVAL. */
+int pt_trid_lock(trace_id_t trid, struct pt_trid **out);
+/* The same, for a stream or a log opened for reading. */
+int pt_trid_lock_any(trace_id_t trid, struct pt_trid **out);
+void pt_trid_unlock(struct pt_trid *t);
+struct pt_trid *pt_trid_new(int kind, trace_id_t *id); /* under pt_trid_table_lock; locked */
+void pt_trid_free(struct pt_trid *t);                  /* locked; unlocks */
+int pt_trid_room(void);                                /* under pt_trid_table_lock */
+struct pt_trid *pt_trid_at(unsigned i);                /* 0 <= i < TRACE_SYS_MAX */
+trace_id_t pt_trid_id(const struct pt_trid *t);
+/* Fork handlers for the table, once, before the first stream (outside
+ * every lock); drop: what a fork child does with a stream's trace id. */
+void pt_trid_fork_handlers(void (*drop)(struct pt_trid *t));
+
+/* --------------------------------------------- a new stream (newstream.c) */
+int pt_stream_create(pid_t pid, const trace_attr_t *attr, int policy, uint32_t noloss, int logfd,
+                     trace_id_t *trid, trace_id_t *undo);
+
+/* ----------------------------------------- the target process (slots.c) */
+struct pt_target {          /* where a new stream goes */
+	pid_t pid;
+	int fd;                 /* the target's control segment (opened here), or -1 */
+	struct pt_ctl *ctl;     /* mapped, or NULL: not linked with the library */
+	int own;                /* it is this process */
+	int counted;            /* counted in ctl->creating (until a slot is claimed) */
+};
+void pt_target_uncount(struct pt_target *tg);
+int pt_target_open(pid_t pid, struct pt_target *tg);
+void pt_target_close(struct pt_target *tg);
+int pt_region_alloc(struct pt_target *tg, unsigned slot, uint64_t size, uint64_t prealloc,
+                    uint64_t *off);
+int pt_slot_claim(struct pt_target *tg, int lock_fd, unsigned *slot);
+uint64_t pt_slot_ticket(struct pt_ctl *c);
+void pt_slot_publish(struct pt_target *tg, unsigned s, uint64_t off, uint64_t size, int fd,
+                     uint64_t ino, uint32_t live_byte, uint64_t ticket);
+void pt_slot_release(struct pt_ctl *c, unsigned s, uint64_t ticket);
+void pt_slot_leave(struct pt_ctl *c, unsigned s, uint64_t ticket);
+/* sysmax.c: a place among the TRACE_SYS_MAX streams of the machine (its
+ * socket in *sys_fd), of which one user other than root may hold at most
+ * PT_USER_SHARE; EAGAIN if none */
+#define PT_USER_SHARE 64u
+int pt_sysmax_take(int *sys_fd);
+
+/* ------------------------------------------ a process tree (tree.c) */
+/* Locked t: tell the traced process the stream traces a tree. 0, EINVAL. */
+int pt_tree_mark(struct pt_trid *t);
+/* Locked t (its memfd's inode ino): ask the running process pid to join
+ * the stream.  0; EEXIST (it records into it already); ENOENT (it does
+ * not use the library); EPERM, ESRCH (pt_target_open); EAGAIN (no free
+ * slot); EINVAL (not a stream a process can join). */
+int pt_tree_join(struct pt_trid *t, pid_t pid, uint64_t ino);
+
+/* ------------------------------- a flight recorder's looks (snapshot.c) */
+/* Both under t's lock; neither changes the stream (ext.h, pt_ext_follow_*,
+ * pt_ext_snapshot). */
+struct pt_snap_ev {
+	uint64_t ns, thread;
+	int32_t pid;
+	uint32_t level, id, len;
+	const unsigned char *data;
+};
+typedef int (*pt_snap_fn)(void *arg, const struct pt_snap_ev *e);
+struct pt_snap_follow;
+struct pt_snap_follow *pt_snap_follow_new(struct pt_trid *t, const uint64_t *want);
+int pt_snap_follow_poll(struct pt_trid *t, struct pt_snap_follow *f, pt_snap_fn fn, void *arg);
+uint64_t pt_snap_follow_missed(const struct pt_snap_follow *f);
+void pt_snap_follow_free(struct pt_snap_follow *f);
+struct pt_snap_stats {
+	uint64_t events, chunks, dropped, dropped_events, gaps, first, last, bytes;
+	uint64_t lapped;    /* writers whose chunks up to the window's end were overwritten
+	                     * before the copy (all theirs left begin after it) */
+	uint64_t trig_kept; /* 1: the trigger event was gone from the stream, written
+	                     * from the caller's copy */
+	uint64_t trig_alone; /* 1: it was there, but none of its writer's events
+	                      * before it (overwritten) */
+};
+int pt_snap_write(struct pt_trid *t, int fd, uint64_t from, uint64_t to,
+                  const struct pt_snap_ev *trig, struct pt_snap_stats *st);
+/* The same in two steps: the copy (under the trace id's lock, fast: the
+ * chunks of the window and what the log needs besides), then the log
+ * written from it (no lock, any thread; once). */
+struct pt_snap_copy;
+int pt_snap_copy(struct pt_trid *t, uint64_t from, uint64_t to, const struct pt_snap_ev *trig,
+                 struct pt_snap_copy **out);
+int pt_snap_emit(struct pt_snap_copy *c, int fd, struct pt_snap_stats *st);
+void pt_snap_copy_free(struct pt_snap_copy *c);
+unsigned pt_snap_use(const struct pt_trid *t);
+/* Tests only: called with the arg after each chunk a snapshot copies
+ * (declared so in ext.h too, for the tests) */
+extern void (*pt_ext_snapshot_copy_hook)(void *);
+extern void *pt_ext_snapshot_copy_arg;
+
+#endif
