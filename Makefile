@@ -265,6 +265,7 @@ STRESS_TESTS += cli_snapshot_queue cli_snapshot_names cli_rotate_lost cli_rotate
 STRESS_TESTS += live_order
 STRESS_TESTS += cli_snapshot_backlog cli_snapshot_inflight
 STRESS_TESTS += cli_relayd_faults cli_relayd_fleet
+STRESS_TESTS += life_exec_ctor
 stress: $(TESTS) $(SHARED) $(BUILD)/header-ok $(CLI) $(EXAMPLES)
 	PT_STRESS=1 $(BUILD)/tests/cli_symbols
 	@i=0; while [ $$i -lt $(STRESS_GOLDEN) ]; do i=$$((i + 1)); \
