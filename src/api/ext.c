@@ -133,7 +133,12 @@ static int entries(trace_id_t trid, int (*want)(unsigned kind), unsigned cls, si
 	if (from < k)
 		from = k;
 	size_t i = 0;
-	if (retired && t->rd.obj_cur_k[cls] >= k && from >= t->rd.obj_cur_k[cls] &&
+	/* (a log's entries only ever come after those it has: its cursor
+	 * too, in the same fields, which are a log's to use; without it a
+	 * caller taking 30 000 processes' entries a few at a time made each
+	 * look start again from the first) */
+	int cursor = retired || t->kind == PT_KIND_LOG;
+	if (cursor && t->rd.obj_cur_k[cls] >= k && from >= t->rd.obj_cur_k[cls] &&
 	    t->rd.obj_cur_i[cls] <= have) {
 		i = t->rd.obj_cur_i[cls]; /* (on from where the last look stopped) */
 		k = t->rd.obj_cur_k[cls];
@@ -141,7 +146,7 @@ static int entries(trace_id_t trid, int (*want)(unsigned kind), unsigned cls, si
 	for (; i < have && *n < cap; i++)
 		if (want(src[i].kind) && k++ >= from)
 			put((char *)out + elem * (*n)++, &src[i]);
-	if (retired) {
+	if (cursor) {
 		t->rd.obj_cur_i[cls] = i;
 		t->rd.obj_cur_k[cls] = k;
 	}
