@@ -102,7 +102,7 @@ _Static_assert(PT_LOG_MAX_WRITERS == PT_EXT_BATCH_W, "a batch holds a block's wr
  * NUL); delta, address and writer index 0, id 0 */
 #define PT_LOG_OBJ_FIXED   40u
 #define PT_LOG_OBJ_MAX     (PT_LOG_OBJ_FIXED + PT_EXT_OBJ_BID_MAX + PT_EXT_OBJ_PATH - 1)
-#define PT_LOG_OBJS_MAX    65536u /* entries a reader keeps */
+#define PT_LOG_OBJS_MAX    (1u << 20) /* entries a reader keeps */
 
 /* END block body: i32 x 7 status, u32 zero, u64 lost, u64 dropped, and
  * (v2) u64 events the stream lost */
