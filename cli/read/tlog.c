@@ -779,9 +779,9 @@ static int from_summary(struct tlog *l, int fd, int all)
 		for (unsigned id = 0; id < PT_NIDS; id++)
 			if (s->names[id][0] && (l->names[id] = strdup(s->names[id])))
 				l->listed[id] = 1;
-		if (s->nobjs && (l->objs = malloc(s->nobjs * sizeof *l->objs))) {
-			memcpy(l->objs, s->objs, s->nobjs * sizeof *l->objs);
-			l->nobjs = s->nobjs;
+		if (s->nobjs) { /* (taken over, not copied: 504 bytes an entry) */
+			l->objs = s->objs, l->nobjs = s->nobjs;
+			s->objs = NULL, s->nobjs = 0;
 		}
 		/* (format 6) who the threads were, what the payloads hold */
 		l->thrs = thrmap_from(s->threads, s->nthreads);
