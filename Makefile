@@ -268,6 +268,7 @@ STRESS_TESTS += cli_relayd_faults cli_relayd_fleet
 STRESS_TESTS += life_exec_ctor
 stress: $(TESTS) $(SHARED) $(BUILD)/header-ok $(CLI) $(EXAMPLES)
 	PT_STRESS=1 $(BUILD)/tests/cli_symbols
+	PT_STRESS=1 $(BUILD)/tests/logsum
 	@i=0; while [ $$i -lt $(STRESS_GOLDEN) ]; do i=$$((i + 1)); \
 	  $(BUILD)/tests/cli_golden >$(BUILD)/stress-golden.log 2>&1 || \
 	  { echo "cli_golden failed in run $$i of $(STRESS_GOLDEN)"; tail -n 30 $(BUILD)/stress-golden.log; exit 1; }; \
