@@ -109,7 +109,7 @@ CLI_LIBS := $(READ_LIBS) $(if $(filter 1,$(SQLITE)),$(shell pkg-config --libs sq
 # wrappers, the control memfd) or what makes and controls streams.  Not
 # installed: what the SQLite extension is linked with.
 READER_SRC := $(addprefix src/,shm/clock.c shm/futex.c shm/nametable.c shm/segment.c shm/filesize.c shm/fdown.c ring/pool.c \
-              log/logread.c log/logiter.c log/logsum.c log/logcheck.c control/table.c \
+              log/logread.c log/logiter.c log/logsum.c log/logcheck.c log/objstore.c control/table.c \
               api/attr.c api/eventid.c api/eventset.c api/ext.c api/getnext.c api/logfile.c \
               api/status.c api/typedesc.c) $(wildcard src/reader/*.c)
 READER   := $(BUILD)/libposixtrace_reader.a
@@ -267,8 +267,10 @@ STRESS_TESTS += cli_snapshot_queue cli_snapshot_names cli_rotate_lost cli_rotate
 STRESS_TESTS += live_order
 STRESS_TESTS += cli_snapshot_backlog cli_snapshot_inflight
 STRESS_TESTS += cli_relayd_faults cli_relayd_fleet
+STRESS_TESTS += life_exec_ctor
 stress: $(TESTS) $(SHARED) $(BUILD)/header-ok $(CLI) $(EXAMPLES)
 	PT_STRESS=1 $(BUILD)/tests/cli_symbols
+	PT_STRESS=1 $(BUILD)/tests/logsum
 	@i=0; while [ $$i -lt $(STRESS_GOLDEN) ]; do i=$$((i + 1)); \
 	  $(BUILD)/tests/cli_golden >$(BUILD)/stress-golden.log 2>&1 || \
 	  { echo "cli_golden failed in run $$i of $(STRESS_GOLDEN)"; tail -n 30 $(BUILD)/stress-golden.log; exit 1; }; \
@@ -432,7 +434,8 @@ FUZZ_TARGETS ?= log_fuzz log_fuzz_nocrc logapi_fuzz stream_fuzz relayd_fuzz type
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_CFLAGS  := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O1 -Iinclude -Isrc \
                 -fsanitize=fuzzer $(FUZZ_SAN)
-FUZZ_SRC     := fuzz/log_fuzz.c src/log/logread.c src/log/logiter.c src/log/logsum.c src/log/logcheck.c
+FUZZ_SRC     := fuzz/log_fuzz.c src/log/logread.c src/log/logiter.c src/log/logsum.c src/log/logcheck.c \
+                src/log/objstore.c
 FUZZ_DEPS    := $(FUZZ_SRC) $(wildcard src/log/*.h) src/shm/layout.h include/trace.h
 # the committed corpus of each target
 FUZZ_CORPUS_log_fuzz       := fuzz/corpus

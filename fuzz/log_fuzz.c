@@ -207,16 +207,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	struct pt_log_summary sum;
 	if (pt_log_summary_read(fd, &sum) == 0) {
-		if (!sum.names || sum.nobjs > PT_LOG_OBJS_MAX)
+		if (!sum.names || sum.objs.n > PT_LOG_OBJS_MAX)
 			abort();
 		for (unsigned id = 0; id < PT_NIDS; id++)
 			if (strnlen(sum.names[id], PT_LOG_NAME_MAX + 1) > PT_LOG_NAME_MAX ||
 			    (!(sum.known[id / 64] >> (id % 64) & 1) && sum.names[id][0]))
 				abort();
-		for (size_t i = 0; i < sum.nobjs; i++)
-			if (strnlen(sum.objs[i].path, PT_EXT_OBJ_PATH) >= PT_EXT_OBJ_PATH ||
-			    sum.objs[i].bid_len > PT_EXT_OBJ_BID_MAX)
+		for (size_t i = 0; i < sum.objs.n; i++) {
+			struct pt_ext_obj o;
+			pt_objstore_get(&sum.objs, i, &o);
+			if (strnlen(o.path, PT_EXT_OBJ_PATH) >= PT_EXT_OBJ_PATH ||
+			    o.bid_len > PT_EXT_OBJ_BID_MAX)
 				abort();
+		}
 		if (sum.idx || sum.sum_seq < 1 || sum.sum_off < PT_LOG_FIRST || sum.sum_off >= size)
 			abort(); /* the index is kept only when asked for */
 		pt_log_summary_free(&sum);

@@ -138,7 +138,7 @@ static void same(int fd, int flags_a, const char *what, uint64_t *bytes_a, uint6
 		const char *x = pt_logr_name(&a, id), *y = pt_logr_name(&b, id);
 		CHECK((!x && !y) || (x && y && !strcmp(x, y)));
 	}
-	CHECK_EQ(a.nobjs, b.nobjs);
+	CHECK_EQ(a.objs.n, b.objs.n);
 	for (;;) {
 		struct posix_trace_event_info ea, eb;
 		size_t la = 0, lb = 0;

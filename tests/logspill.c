@@ -132,13 +132,15 @@ static void one(int swap, int wronly)
 	}
 	CHECK_EQ(seen_svc, 1);
 	CHECK_EQ(bad, 0);
-	CHECK_EQ(s.nobjs, 2 * KIDS);
+	CHECK_EQ(s.objs.n, 2 * KIDS);
 	bad = 0;
-	for (uint32_t k = 0; k < s.nobjs && k < 2 * KIDS; k++) {
+	for (uint32_t k = 0; k < s.objs.n && k < 2 * KIDS; k++) {
+		struct pt_ext_obj o;
+		pt_objstore_get(&s.objs, k, &o);
 		char want[32];
 		snprintf(want, sizeof want, "/kid/%u", k / 2);
-		bad += s.objs[k].pid != 10000 + (int32_t)(k / 2) ||
-		       (k % 2 ? strcmp(s.objs[k].path, want) != 0 : s.objs[k].kind != PT_EXT_OBJ_BEGIN);
+		bad += o.pid != 10000 + (int32_t)(k / 2) ||
+		       (k % 2 ? strcmp(o.path, want) != 0 : o.kind != PT_EXT_OBJ_BEGIN);
 	}
 	CHECK_EQ(bad, 0);
 	CHECK_EQ(s.count[20], (uint64_t)KIDS * EVENTS);

@@ -254,11 +254,14 @@ static void t_log_loop(void)
 	pt_logw_free(&w);
 	REQUIRE(pt_logr_open(&r, fd) == 0);
 	CHECK_EQ(r.version, PT_LOG_VERSION);
-	CHECK_EQ(r.nobjs, 40u);
+	CHECK_EQ(r.objs.n, 40u);
 	int same = 0;
-	for (size_t i = 0; i < r.nobjs; i++)
+	for (size_t i = 0; i < r.objs.n; i++) {
+		struct pt_ext_obj kept;
+		pt_objstore_get(&r.objs, i, &kept);
 		for (int k = 0; k < 40; k++)
-			same += !memcmp(&r.objs[i], &in[k], sizeof in[k]);
+			same += !memcmp(&kept, &in[k], sizeof in[k]);
+	}
 	CHECK_EQ(same, 40);
 	/* and none of it comes out as an event */
 	struct posix_trace_event_info ev;

@@ -215,12 +215,13 @@ static int stats_read(struct stats *s, int filtered)
 	progress_end(&pg);
 	if (r < 0)
 		return 1;
-	for (size_t p = 0; p < l->npr; p++)
-		for (size_t i = 0; i < s->known; i++)
-			if (l->th[i].pid == l->pr[p].pid && s->k.th[i]) {
-				s->k.pr[p] += s->k.th[i];
-				s->k.prth[p]++;
-			}
+	for (size_t i = 0; i < s->known; i++) { /* (to its process: l->th[i].proc) */
+		uint32_t p = l->th[i].proc;
+		if (p < l->npr && l->pr[p].pid == l->th[i].pid && s->k.th[i]) {
+			s->k.pr[p] += s->k.th[i];
+			s->k.prth[p]++;
+		}
+	}
 	return 0;
 }
 

@@ -697,7 +697,9 @@ const char *symz_exe(struct symz *z, int32_t pid)
 	const char *exe = NULL;
 	for (unsigned depth = 0; depth < 16 && !exe; depth++) {
 		int32_t parent = 0;
-		for (size_t i = 0; i < z->nobjs; i++) {
+		/* (pid's own entries: a look through the whole map for each
+		 * process took seconds with 30 000 forked children) */
+		for (size_t i = PID_FIRST(z, pid); i != SIZE_MAX; i = pid_next(z, i)) {
 			const struct pt_ext_obj *o = &z->objs[i];
 			if (o->pid != pid || !is_epoch(o))
 				continue;

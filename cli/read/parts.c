@@ -545,6 +545,7 @@ static int gather_part(struct tlog *l, struct gather *g, const struct tlog *pl,
 		    p[k - 1].cut != p[i].cut || strcmp(p[k - 1].cmdline, p[i].cmdline))
 			p[k++] = p[i];
 	l->nprocs = k;
+	l->procs_sorted_ = 1; /* (by pid and time, as tlog_identity() looks) */
 
 	/* the map of loaded code: in time order, part after part; an entry
 	 * the map of its process already holds (the same entry since that

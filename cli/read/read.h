@@ -194,6 +194,13 @@ struct tlog {
 	void *hash_;                   /* (pid, tid) -> thread index */
 	uint32_t last_th_;             /* the thread of the last event */
 	size_t hcap_;
+	void *pidn_;                   /* pid -> its threads in th (for a new one's idx) */
+	int procs_sorted_;             /* procs by (pid, time) (tlog.c, sort_procs) */
+	/* (tlog_finish) each process's threads: pth[pth_at[p]..pth_at[p + 1]) are
+	 * the indices in th of l->pr[p]'s, in th's order (TLOG_PROC_THREADS) */
+	uint32_t *pth;
+	size_t *pth_at;
+	size_t pncap_, npid_;
 };
 /* A log: tlog_open() reads its attributes, names, map of loaded code,
  * thread identities and payload descriptions;
@@ -283,6 +290,12 @@ void tlog_init(struct tlog *l);
 int tlog_add(struct tlog *l, trace_id_t trid, const struct posix_trace_event_info *ev,
              const void *data, size_t len, struct tev *e);
 void tlog_finish(struct tlog *l);   /* per-process tables, sorted by pid */
+/* Each thread of process p (an index of l->pr), in th's order, as i (an
+ * index of l->th): after tlog_finish, in a process's threads' time, not
+ * a look through every thread for each process. */
+#define TLOG_PROC_THREADS(l, p, k, i)                                                        \
+	for (size_t k = (l)->pth_at ? (l)->pth_at[p] : 0, i;                                 \
+	     (l)->pth_at && k < (l)->pth_at[(p) + 1] && ((i) = (l)->pth[k], 1); k++)
 /* What a log that is not whole lacks: tlog_unfinished is the text for
  * l->unfinished, tlog_damage_text() the words after l->damaged's count;
  * tlog_warn() notes both cases on stderr. */
@@ -365,12 +378,13 @@ static inline void *ext_fetch_all(trace_id_t trid, size_t elem,
 	*n = 0;
 	for (;;) {
 		size_t got = 0;
-		if (*n == cap) {
-			char *na = (char *)realloc(a, (cap + 64) * elem);
+		if (*n == cap) { /* (doubling: 64 more each time copied it all, again and again) */
+			size_t ncap = cap ? 2 * cap : 64;
+			char *na = (char *)realloc(a, ncap * elem);
 			if (!na)
 				break;
 			a = na;
-			cap += 64;
+			cap = ncap;
 		}
 		if (fetch(trid, *n, a + *n * elem, cap - *n, &got) != 0 || got == 0)
 			break;

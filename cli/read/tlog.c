@@ -54,6 +54,39 @@ static int grow_hash(struct tlog *l)
 	return 0;
 }
 
+/* pid -> how many threads of it l->th holds: the count of pid (0 when new),
+ * NULL out of memory.  (A new thread's number in its process came from a
+ * look through every thread before: a log of 30 000 forked children took
+ * seconds.) */
+struct pidn { int32_t pid; uint32_t n; uint32_t used; };
+
+static uint32_t *pid_threads(struct tlog *l, int32_t pid)
+{
+	if ((l->npid_ + 1) * 2 > l->pncap_) {
+		size_t ncap = l->pncap_ ? l->pncap_ * 2 : 256;
+		struct pidn *n = calloc(ncap, sizeof *n), *o = l->pidn_;
+		if (!n)
+			return NULL;
+		for (size_t i = 0; i < l->pncap_; i++)
+			if (o[i].used) {
+				size_t j = mix(o[i].pid, 0) & (ncap - 1);
+				while (n[j].used)
+					j = (j + 1) & (ncap - 1);
+				n[j] = o[i];
+			}
+		free(o);
+		l->pidn_ = n, l->pncap_ = ncap;
+	}
+	struct pidn *t = l->pidn_;
+	size_t j = mix(pid, 0) & (l->pncap_ - 1);
+	for (; t[j].used; j = (j + 1) & (l->pncap_ - 1))
+		if (t[j].pid == pid)
+			return &t[j].n;
+	t[j] = (struct pidn){ pid, 0, 1 };
+	l->npid_++;
+	return &t[j].n;
+}
+
 /* The index of thread (pid, tid), made on first sight. */
 static int thread_index(struct tlog *l, int32_t pid, uint64_t tid, uint32_t *out)
 {
@@ -76,9 +109,10 @@ static int thread_index(struct tlog *l, int32_t pid, uint64_t tid, uint32_t *out
 			return -1;
 		l->th = n;
 	}
-	unsigned idx = 1;
-	for (size_t i = 0; i < l->nth; i++)
-		idx += l->th[i].pid == pid;
+	uint32_t *np = pid_threads(l, pid);
+	if (!np)
+		return -1;
+	unsigned idx = ++*np;
 	l->th[l->nth] = (struct tthread){ pid, tid, idx, 0, 0, UINT64_MAX, 0 };
 	h[j] = (struct hslot){ pid, 1, tid, (uint32_t)l->nth };
 	*out = l->last_th_ = (uint32_t)l->nth++;
@@ -150,6 +184,9 @@ void tlog_finish(struct tlog *l)
 	free(l->pr);
 	l->pr = NULL;
 	l->npr = 0;
+	free(l->pth);
+	free(l->pth_at);
+	l->pth = NULL, l->pth_at = NULL;
 	/* pid -> its index + 1 in l->pr (a log of thousands of processes is
 	 * not looked through for each thread) */
 	size_t cap = 64, pcap = 0;
@@ -189,6 +226,22 @@ void tlog_finish(struct tlog *l)
 		qsort(l->pr, l->npr, sizeof *l->pr, cmp_proc);
 	for (size_t i = 0; i < l->nth; i++)
 		l->th[i].proc = (uint32_t)(tlog_proc(l, l->th[i].pid) - l->pr);
+	/* each process's threads (TLOG_PROC_THREADS): counted, then placed */
+	l->pth = malloc((l->nth + 1) * sizeof *l->pth);
+	l->pth_at = calloc(l->npr + 2, sizeof *l->pth_at);
+	if (!l->pth || !l->pth_at) {
+		err_msg("out of memory");
+		exit(1);
+	}
+	for (size_t i = 0; i < l->nth; i++)
+		l->pth_at[l->th[i].proc + 1]++;
+	for (size_t p = 0; p < l->npr; p++)
+		l->pth_at[p + 1] += l->pth_at[p];
+	for (size_t i = 0; i < l->nth; i++)
+		l->pth[l->pth_at[l->th[i].proc]++] = (uint32_t)i;
+	for (size_t p = l->npr; p > 0; p--) /* (each one's start again) */
+		l->pth_at[p] = l->pth_at[p - 1];
+	l->pth_at[0] = 0;
 }
 
 /* The recorder's process: the one that wrote the trace's first
@@ -219,23 +272,32 @@ static int32_t recorder_pid(const struct tlog *l)
 				return 0;
 		return hint;
 	}
-	for (size_t p = 0; p < l->npr; p++) {
-		const struct tproc *q = &l->pr[p];
-		int started = 0, named = 0;
-		if (q->pid <= 0 || q->count > nsys)
+	/* each process that could be the recorder: one of its threads wrote
+	 * the START (bit 0), none said who it is (bit 1); one look at each
+	 * thread (l->th[i].proc, tlog_finish: a look through every thread
+	 * for each process took seconds on a log of 30 000 children) */
+	unsigned char *fl = l->npr ? calloc(l->npr, 1) : NULL;
+	if (!fl)
+		return 0;
+	for (size_t i = 0; i < l->nth; i++) {
+		const struct tthread *t = &l->th[i];
+		const struct tproc *q = t->proc < l->npr ? &l->pr[t->proc] : NULL;
+		if (!q || q->pid != t->pid || q->pid <= 0 || q->count > nsys)
 			continue;
-		for (size_t i = 0; i < l->nth; i++)
-			if (l->th[i].pid == q->pid) {
-				started |= l->th[i].first == l->tfirst[POSIX_TRACE_START];
-				named |= l->thrs && thrmap_find(l->thrs, q->pid, l->th[i].tid,
-				                                l->th[i].first) != NULL;
-			}
-		if (started && !named) {
-			if (found)
-				return 0; /* two candidates: hide neither */
-			found = q->pid;
-		}
+		if (t->first == l->tfirst[POSIX_TRACE_START])
+			fl[t->proc] |= 1;
+		if (!(fl[t->proc] & 2) && l->thrs && thrmap_find(l->thrs, t->pid, t->tid, t->first))
+			fl[t->proc] |= 2;
 	}
+	for (size_t p = 0; p < l->npr; p++)
+		if (fl[p] == 1) {
+			if (found) {
+				found = 0; /* two candidates: hide neither */
+				break;
+			}
+			found = l->pr[p].pid;
+		}
+	free(fl);
 	return found;
 }
 
@@ -290,6 +352,14 @@ static void tlog_front(struct tlog *l)
 		while (h[j].used)
 			j = (j + 1) & (l->hcap_ - 1);
 		h[j] = (struct hslot){ l->th[i].pid, 1, l->th[i].tid, (uint32_t)i };
+	}
+	if (l->pidn_) /* (and the counts by pid: the recorder's are gone) */
+		memset(l->pidn_, 0, l->pncap_ * sizeof(struct pidn));
+	l->npid_ = 0;
+	for (size_t i = 0; i < l->nth; i++) {
+		uint32_t *np = pid_threads(l, l->th[i].pid);
+		if (np)
+			++*np;
 	}
 	l->last_th_ = 0;
 	tlog_finish(l);
@@ -418,9 +488,59 @@ void tlog_program_counts(const struct tlog *l, int32_t also, unsigned *procs, un
 		}
 }
 
+/* l->procs in the order of (pid, time), entries of equal ones in the order
+ * they came, so that tlog_identity() finds a pid's latest by a binary
+ * search (a look through every entry for each process took seconds with
+ * 30 000 forked children).  Out of memory: left as they are, and
+ * tlog_identity() looks through them all. */
+struct proc_key { int32_t pid; uint32_t i; uint64_t ts; };
+
+static int cmp_proc_key(const void *a, const void *b)
+{
+	const struct proc_key *x = a, *y = b;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	return (x->i > y->i) - (x->i < y->i);
+}
+
+static void sort_procs(struct tlog *l)
+{
+	size_t n = l->nprocs;
+	struct proc_key *k = n > 1 ? malloc(n * sizeof *k) : NULL;
+	struct pt_ext_proc *p = k ? malloc(n * sizeof *p) : NULL;
+
+	if (!p) {
+		free(k);
+		l->procs_sorted_ = n <= 1;
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		k[i] = (struct proc_key){ l->procs[i].pid, (uint32_t)i, l->procs[i].ts };
+	qsort(k, n, sizeof *k, cmp_proc_key);
+	for (size_t i = 0; i < n; i++)
+		p[i] = l->procs[k[i].i];
+	free(k);
+	free(l->procs);
+	l->procs = p;
+	l->procs_sorted_ = 1;
+}
+
 const struct pt_ext_proc *tlog_identity(const struct tlog *l, int32_t pid)
 {
 	const struct pt_ext_proc *best = NULL;
+	if (l->procs_sorted_) { /* the last of pid's: the latest */
+		size_t lo = 0, hi = l->nprocs;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (l->procs[mid].pid <= pid)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		return lo && l->procs[lo - 1].pid == pid ? &l->procs[lo - 1] : NULL;
+	}
 	for (size_t i = 0; i < l->nprocs; i++)
 		if (l->procs[i].pid == pid && (!best || l->procs[i].ts >= best->ts))
 			best = &l->procs[i];
@@ -458,14 +578,42 @@ int tlog_tree(const struct tlog *l, size_t **orderp, unsigned **depthp)
 	}
 	for (size_t i = 0; i < n; i++)
 		parent[i] = tree_parent(l, i);
-	/* a cycle (pids reused) is cut where it is met: that one is a root */
+	/* A cycle (pids reused) is cut where it is met: the first process
+	 * (in pid order) whose line of parents never ends is a root.  Each
+	 * walk stops at a process known to reach a root (mark 1), and marks
+	 * those it went through so; a walk that comes back on itself (mark
+	 * 2) cuts, and unmarks the rest.  (With sdepth as the marks, and
+	 * stack as the walk: a look through every process for each one's
+	 * children, and walks of n steps, took seconds with 30 000.) */
+	unsigned *mark = sdepth;
+	for (size_t i = 0; i < n; i++)
+		mark[i] = 0;
 	for (size_t i = 0; i < n; i++) {
-		long p = parent[i];
-		for (size_t steps = 0; p >= 0 && steps <= n; steps++)
+		size_t len = 0;
+		long p = (long)i;
+		while (p >= 0 && mark[p] == 0) {
+			mark[p] = 2, stack[len++] = (size_t)p;
 			p = parent[p];
-		if (p >= 0)
+		}
+		int loops = p >= 0 && mark[p] == 2;
+		if (loops)
 			parent[i] = -1;
+		for (size_t q = 0; q < len; q++)
+			mark[stack[q]] = loops && stack[q] != i ? 0 : 1;
 	}
+	/* each one's children, in pid order: next[] through order[] */
+	long *head = malloc((n + 1) * sizeof *head), *next = NULL;
+	if (!head || !(next = malloc((n + 1) * sizeof *next))) {
+		free(head), free(parent), free(stack), free(sdepth), free(order), free(depth);
+		*orderp = NULL, *depthp = NULL;
+		err_msg("out of memory");
+		return 1;
+	}
+	for (size_t i = 0; i < n; i++)
+		head[i] = -1;
+	for (size_t c = 0; c < n; c++) /* (each list: the last child first) */
+		if (parent[c] >= 0)
+			next[c] = head[parent[c]], head[parent[c]] = (long)c;
 	/* depth first from each root (pid order); children in pid order */
 	for (size_t r = 0; r < n; r++) {
 		if (parent[r] >= 0)
@@ -475,11 +623,12 @@ int tlog_tree(const struct tlog *l, size_t **orderp, unsigned **depthp)
 			size_t x = stack[--sp];
 			unsigned d = sdepth[sp];
 			order[k] = x, depth[k++] = d;
-			for (size_t c = n; c-- > 0;)
-				if (parent[c] == (long)x)
-					stack[sp] = c, sdepth[sp++] = d + 1;
+			for (long c = head[x]; c >= 0; c = next[c]) /* (the first comes out first) */
+				stack[sp] = (size_t)c, sdepth[sp++] = d + 1;
 		}
 	}
+	free(head);
+	free(next);
 	free(parent);
 	free(stack);
 	free(sdepth);
@@ -630,15 +779,16 @@ static int from_summary(struct tlog *l, int fd, int all)
 		for (unsigned id = 0; id < PT_NIDS; id++)
 			if (s->names[id][0] && (l->names[id] = strdup(s->names[id])))
 				l->listed[id] = 1;
-		if (s->nobjs && (l->objs = malloc(s->nobjs * sizeof *l->objs))) {
-			memcpy(l->objs, s->objs, s->nobjs * sizeof *l->objs);
-			l->nobjs = s->nobjs;
+		if (s->nobjs) { /* (taken over, not copied: 504 bytes an entry) */
+			l->objs = s->objs, l->nobjs = s->nobjs;
+			s->objs = NULL, s->nobjs = 0;
 		}
 		/* (format 6) who the threads were, what the payloads hold */
 		l->thrs = thrmap_from(s->threads, s->nthreads);
 		l->types = typemap_from(s->types, s->ntypes);
 		l->procs = s->procs, l->nprocs = s->nprocs;
 		s->threads = NULL, s->types = NULL, s->procs = NULL; /* (taken over) */
+		sort_procs(l);
 		if (!l->thrs || !l->types) {
 			pt_ext_summary_free(s);
 			return -1;
@@ -769,6 +919,7 @@ int tlog_open(struct tlog *l, const char *path, const struct tlog_front *f)
 	    !(l->procs = ext_fetch_all(trid, sizeof *l->procs, fetch_procs, &l->nprocs)))
 		return open_failed(l, "reading the thread identities and payload descriptions",
 		                   ENOMEM);
+	sort_procs(l);
 	if (!(l->buf_ = malloc(TRACE_DATA_MAX + 1)))
 		return open_failed(l, "reading events", ENOMEM);
 	return 0;
@@ -946,6 +1097,9 @@ void tlog_one_free(struct tlog *l)
 	free(l->th);
 	free(l->pr);
 	free(l->hash_);
+	free(l->pidn_);
+	free(l->pth);
+	free(l->pth_at);
 	free(l->objs);
 	thrmap_free(l->thrs);
 	typemap_free(l->types);

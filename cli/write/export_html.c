@@ -104,8 +104,8 @@ static unsigned *lanes(const struct tlog *l)
 	for (size_t q = 0; q < l->npr; q++) {
 		size_t p = order[q];
 		for (unsigned idx = 1; idx <= l->pr[p].nthreads; idx++)
-			for (size_t i = 0; i < l->nth; i++)
-				if (l->th[i].pid == l->pr[p].pid && l->th[i].idx == idx)
+			TLOG_PROC_THREADS(l, p, x, i)
+				if (l->th[i].idx == idx)
 					lane[i] = k++;
 	}
 	free(order);
@@ -258,17 +258,16 @@ static void tables(FILE *f, const struct tlog *l, struct symz *z, uint64_t t0, u
 		fprintf(f, "</b></td><td>%u thread%s</td><td></td><td class=\"n\"><b>%llu</b></td></tr>\n",
 		        l->pr[p].nthreads, l->pr[p].nthreads == 1 ? "" : "s",
 		        (unsigned long long)l->pr[p].count);
-		for (size_t i = 0; i < l->nth; i++)
-			if (l->th[i].pid == l->pr[p].pid) {
-				/* the thread as show names it: PID/TID and name */
-				char who[48], name[40];
-				tlog_thread_id(l, (uint32_t)i, l->th[i].last, who, sizeof who, name,
-				               sizeof name, NULL);
-				fprintf(f, "<tr><td></td><td></td><td></td><td>%s ", who);
-				html_text(f, name);
-				fprintf(f, "</td><td>0x%llx</td><td class=\"n\">%llu</td></tr>\n",
-				        (unsigned long long)l->th[i].tid, (unsigned long long)l->th[i].count);
-			}
+		TLOG_PROC_THREADS(l, p, x, i) {
+			/* the thread as show names it: PID/TID and name */
+			char who[48], name[40];
+			tlog_thread_id(l, (uint32_t)i, l->th[i].last, who, sizeof who, name, sizeof name,
+			               NULL);
+			fprintf(f, "<tr><td></td><td></td><td></td><td>%s ", who);
+			html_text(f, name);
+			fprintf(f, "</td><td>0x%llx</td><td class=\"n\">%llu</td></tr>\n",
+			        (unsigned long long)l->th[i].tid, (unsigned long long)l->th[i].count);
+		}
 	}
 	free(order);
 	free(depth);

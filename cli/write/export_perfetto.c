@@ -172,6 +172,9 @@ struct pf {
 	int32_t *pids;         /* the processes described */
 	size_t npids, cpids;
 	struct index pidx;
+	struct pidn { int32_t pid; uint32_t n; } *pn; /* each pid's sequences so far */
+	size_t npn, cpn;
+	struct index pnx;
 	char **sym;            /* symbols, by index */
 	size_t nsym, csym;
 	struct index symx;     /* by the string */
@@ -461,6 +464,29 @@ static uint64_t seq_key_of(const struct pf *w, size_t i)
 	return seq_key(w->seq[i].pid, w->seq[i].tid);
 }
 
+static uint64_t pn_key(const struct pf *w, size_t i)
+{
+	return mix((uint32_t)w->pn[i].pid);
+}
+
+/* How many sequences pid has (a look through them all for each new one
+ * took seconds with 30 000 processes): NULL when out of memory. */
+static uint32_t *pid_seqs(struct pf *w, int32_t pid)
+{
+	struct pidn *grown;
+	if (index_room(w, &w->pnx, w->npn, pn_key) ||
+	    !(grown = array_room(w, w->pn, w->npn, &w->cpn, sizeof *w->pn)))
+		return NULL;
+	w->pn = grown;
+	size_t mask = w->pnx.cap - 1, j = mix((uint32_t)pid) & mask;
+	for (; w->pnx.slot[j]; j = (j + 1) & mask)
+		if (w->pn[w->pnx.slot[j] - 1].pid == pid)
+			return &w->pn[w->pnx.slot[j] - 1].n;
+	w->pn[w->npn] = (struct pidn){ pid, 0 };
+	w->pnx.slot[j] = (uint32_t)++w->npn;
+	return &w->pn[w->npn - 1].n;
+}
+
 /* The sequence of (pid, tid), made (with its track) when new: NULL when
  * out of memory. */
 static struct seq *seq_of(struct pf *w, int32_t pid, uint64_t tid, unsigned idx, int32_t ktid,
@@ -488,11 +514,12 @@ static struct seq *seq_of(struct pf *w, int32_t pid, uint64_t tid, unsigned idx,
 	mask = w->seqx.cap - 1;
 	for (j = key & mask; slot[j]; j = (j + 1) & mask)
 		;
-	if (!idx) { /* not described: the next index in its process */
-		idx = 1;
-		for (size_t i = 0; i < w->nseq; i++)
-			idx += w->seq[i].pid == pid;
-	}
+	uint32_t *had = pid_seqs(w, pid);
+	if (!had)
+		return NULL;
+	if (!idx) /* not described: the next index in its process */
+		idx = *had + 1;
+	++*had;
 	struct seq *s = &w->seq[w->nseq];
 	w->seq_ids++;
 	*s = (struct seq){ .pid = pid, .tid = tid, .id = w->seq_ids, .track = w->seq_ids, .idx = idx };
@@ -1063,6 +1090,8 @@ int pf_close(struct pf *w)
 		free(w->sym[i]);
 	free(w->seq);
 	free(w->seqx.slot);
+	free(w->pn);
+	free(w->pnx.slot);
 	free(w->pids);
 	free(w->pidx.slot);
 	free(w->sym);

@@ -56,10 +56,12 @@ void html_overview(FILE *f, const struct tlog *l, const struct vindex *x, const 
 	if (!row)
 		return;
 	for (uint32_t ln = 0; ln < x->nlanes; ln++) {
+		const struct tproc *pr = tlog_proc(l, x->lanes[ln].pid); /* (its threads only) */
 		row[ln] = UINT32_MAX;
-		for (size_t i = 0; i < l->nth; i++)
-			if (l->th[i].pid == x->lanes[ln].pid && l->th[i].tid == x->lanes[ln].tid)
-				row[ln] = lane[i];
+		if (pr)
+			TLOG_PROC_THREADS(l, (size_t)(pr - l->pr), q, i)
+				if (l->th[i].tid == x->lanes[ln].tid)
+					row[ln] = lane[i];
 	}
 	uint64_t max = 1;
 	for (size_t c = 0; c < (size_t)x->nlanes * nbk * x->nslots; c += x->nslots) {

@@ -104,29 +104,102 @@ static int added_before(const struct pt_ext_obj *o, size_t i)
 	return 0;
 }
 
+/* For each ADD entry of o: bit 0, the same was added before
+ * (added_before); bit 1, a DEL of its pid and address comes after it.
+ * One pass each way with a table (a look through the map for each entry
+ * took seconds on a log of thousands of processes); NULL out of memory. */
+static uint64_t obj_key(const struct pt_ext_obj *o, int with_file)
+{
+	uint64_t h = (uint64_t)(uint32_t)o->pid * 0x9e3779b97f4a7c15ull ^ o->lo * 0xc2b2ae3d27d4eb4full;
+	if (with_file) {
+		for (unsigned k = 0; k < o->bid_len && k < PT_EXT_OBJ_BID_MAX; k++)
+			h = (h ^ o->bid[k]) * 0x100000001b3ull;
+		for (const char *c = o->path; *c; c++)
+			h = (h ^ (unsigned char)*c) * 0x100000001b3ull;
+	}
+	return h ^ h >> 31;
+}
+
+static int same_add(const struct pt_ext_obj *a, const struct pt_ext_obj *b)
+{
+	return a->pid == b->pid && a->lo == b->lo && a->bid_len == b->bid_len &&
+	       !memcmp(a->bid, b->bid, a->bid_len) && !strcmp(a->path, b->path);
+}
+
+static unsigned char *obj_flags(const struct pt_ext_obj *o, size_t n)
+{
+	size_t cap = 64;
+	while (cap < 2 * n + 2)
+		cap *= 2;
+	unsigned char *fl = calloc(n + 1, 1);
+	size_t *tab = malloc(cap * sizeof *tab);
+	if (!fl || !tab) {
+		free(fl), free(tab);
+		return NULL;
+	}
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t j = 0; j < cap; j++)
+			tab[j] = SIZE_MAX;
+		for (size_t c = 0; c < n; c++) {
+			size_t i = pass ? n - 1 - c : c; /* (the DELs after: backwards) */
+			unsigned kind = o[i].kind;
+			if (kind != PT_EXT_OBJ_ADD && (!pass || kind != PT_EXT_OBJ_DEL))
+				continue;
+			size_t j = obj_key(&o[i], !pass) & (cap - 1);
+			for (; tab[j] != SIZE_MAX; j = (j + 1) & (cap - 1)) {
+				const struct pt_ext_obj *e = &o[tab[j]];
+				if (pass ? e->pid == o[i].pid && e->lo == o[i].lo : same_add(e, &o[i]))
+					break;
+			}
+			if (!pass) { /* an ADD: added before if the table has it */
+				if (tab[j] != SIZE_MAX)
+					fl[i] |= 1;
+				else
+					tab[j] = i;
+			} else if (kind == PT_EXT_OBJ_DEL) {
+				if (tab[j] == SIZE_MAX)
+					tab[j] = i;
+			} else if (tab[j] != SIZE_MAX) {
+				fl[i] |= 2; /* an ADD with a DEL after it */
+			}
+		}
+	}
+	free(tab);
+	return fl;
+}
+
 static void objects(struct symz *z)
 {
 	const struct pt_ext_obj *o;
 	size_t n = symz_objects(z, &o), nobj = 0, nfork = 0;
 	uint64_t lost = 0;
+	unsigned char *fl = obj_flags(o, n);
 
 	for (size_t i = 0; i < n; i++) {
 		if (o[i].kind == PT_EXT_OBJ_LOST)
 			lost = o[i].lo > lost ? o[i].lo : lost;
-		nobj += o[i].kind == PT_EXT_OBJ_ADD && !added_before(o, i);
+		nobj += o[i].kind == PT_EXT_OBJ_ADD && !(fl ? fl[i] & 1 : added_before(o, i));
 		nfork += o[i].kind == PT_EXT_OBJ_FORK;
 	}
-	if (!n)
+	if (!n) {
+		free(fl);
 		return;
+	}
 	printf("\nloaded code (%zu objects)\n  %8s  %-18s  %-40s  %s\n", nobj, "pid", "load bias",
 	       "build-id", "path");
 	for (size_t i = 0; i < n; i++) {
-		int dup = added_before(o, i), gone = 0;
+		int dup, gone = 0;
 		char bid[2 * PT_EXT_OBJ_BID_MAX + 1] = "-";
 		if (o[i].kind != PT_EXT_OBJ_ADD)
 			continue;
-		for (size_t k = i + 1; k < n && !gone; k++)
-			gone = o[k].kind == PT_EXT_OBJ_DEL && o[k].pid == o[i].pid && o[k].lo == o[i].lo;
+		if (fl) {
+			dup = fl[i] & 1, gone = !!(fl[i] & 2);
+		} else {
+			dup = added_before(o, i);
+			for (size_t k = i + 1; k < n && !gone; k++)
+				gone = o[k].kind == PT_EXT_OBJ_DEL && o[k].pid == o[i].pid &&
+				       o[k].lo == o[i].lo;
+		}
 		if (dup)
 			continue;
 		for (unsigned k = 0; k < o[i].bid_len; k++)
@@ -149,6 +222,7 @@ static void objects(struct symz *z)
 	if (lost)
 		printf("  (%llu entries of the map were lost: its area in the stream was full)\n",
 		       (unsigned long long)lost);
+	free(fl);
 }
 
 /* A command line the traced process wrote: control characters shown as
@@ -265,11 +339,9 @@ static void info_threads(const struct tlog *l)
 	printf("\nthreads (%u)\n  %-14s  %-16s  %-18s  %10s  %s\n", threads, "pid/tid", "name",
 	       "pthread_t", "events", "TID and name (each the trace says)");
 	for (size_t p = 0; p < l->npr; p++)
-		for (size_t i = 0; i < l->nth; i++) {
+		TLOG_PROC_THREADS(l, p, k, i) {
 			const struct tthread *t = &l->th[i];
 			char a[64], who[160], name[40];
-			if (t->pid != l->pr[p].pid)
-				continue;
 			tlog_thread_id(l, (uint32_t)i, t->last, a, sizeof a, name, sizeof name, NULL);
 			thrmap_all(l->thrs, who, sizeof who, t->pid, t->tid);
 			printf("  %-14s  %-16s  0x%-16llx  %10llu  %s\n", a, t->pid ? name : "(the trace)",

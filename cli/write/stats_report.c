@@ -124,9 +124,9 @@ void stats_json(const struct stats *s)
 	fputs("],\n\"threads\":[", stdout);
 	first = 1;
 	for (size_t p = 0; p < l->npr; p++)
-		for (size_t i = 0; i < l->nth; i++) {
+		TLOG_PROC_THREADS(l, p, q, i) {
 			const struct tthread *t = &l->th[i];
-			if (t->pid != l->pr[p].pid || !k->th[i])
+			if (!k->th[i])
 				continue;
 			printf("%s\n{", first ? "" : ",");
 			json_thread(stdout, l, (uint32_t)i, t->last);
@@ -204,10 +204,10 @@ static void text_threads(const struct stats *s, double span)
 	else
 		printf("\n%-14s %-16s %7s %9s\n", "pid/tid", "thread", "count", "rate");
 	for (size_t p = 0; p < l->npr; p++)
-		for (size_t i = 0; i < s->known; i++) {
+		TLOG_PROC_THREADS(l, p, q, i) {
 			const struct tthread *t = &l->th[i];
 			char rate[24], who[48], name[40];
-			if (t->pid != l->pr[p].pid || !k->th[i])
+			if (i >= s->known || !k->th[i])
 				continue;
 			rate_text(rate, sizeof rate, k->th[i], span);
 			tlog_thread_id(l, (uint32_t)i, t->last, who, sizeof who, name, sizeof name, NULL);

@@ -89,13 +89,14 @@ int pt_ext_losses(trace_id_t trid, struct pt_ext_losses *out)
  * loaded code, thread identities, payload descriptions; reader/objread.c
  * takes a stream's), under t's lock; *retired: a stream's entries of
  * each kind retired (processes gone, written to its log), NULL if none. */
-static void area(struct pt_trid *t, const struct pt_ext_obj **src, size_t *have,
-                 const size_t **retired)
+static void area(struct pt_trid *t, const struct pt_ext_obj **src,
+                 const struct pt_objstore **st, size_t *have, const size_t **retired)
 {
 	*retired = NULL;
-	if (t->kind == PT_KIND_LOG) {
-		*src = t->lr->objs;
-		*have = t->lr->nobjs;
+	*src = NULL, *st = NULL;
+	if (t->kind == PT_KIND_LOG) { /* (a log's, kept in the room they need) */
+		*st = &t->lr->objs;
+		*have = t->lr->objs.n;
 	} else {
 		pt_objs_collect(t);
 		*src = t->rd.objs;
@@ -115,6 +116,7 @@ static int entries(trace_id_t trid, int (*want)(unsigned kind), unsigned cls, si
 {
 	struct pt_trid *t;
 	const struct pt_ext_obj *src;
+	const struct pt_objstore *st;
 	size_t have, k = 0;
 	int rc;
 
@@ -123,7 +125,7 @@ static int entries(trace_id_t trid, int (*want)(unsigned kind), unsigned cls, si
 	if ((rc = pt_trid_lock_any(trid, &t)) != 0)
 		return rc;
 	const size_t *retired;
-	area(t, &src, &have, &retired);
+	area(t, &src, &st, &have, &retired);
 	*n = 0;
 	/* (indices count retired entries too: asked for one of those, the
 	 * first kept one comes) */
@@ -133,15 +135,25 @@ static int entries(trace_id_t trid, int (*want)(unsigned kind), unsigned cls, si
 	if (from < k)
 		from = k;
 	size_t i = 0;
-	if (retired && t->rd.obj_cur_k[cls] >= k && from >= t->rd.obj_cur_k[cls] &&
+	/* (a log's entries only ever come after those it has: its cursor
+	 * too, in the same fields, which are a log's to use; without it a
+	 * caller taking 30 000 processes' entries a few at a time made each
+	 * look start again from the first) */
+	int cursor = retired || t->kind == PT_KIND_LOG;
+	if (cursor && t->rd.obj_cur_k[cls] >= k && from >= t->rd.obj_cur_k[cls] &&
 	    t->rd.obj_cur_i[cls] <= have) {
 		i = t->rd.obj_cur_i[cls]; /* (on from where the last look stopped) */
 		k = t->rd.obj_cur_k[cls];
 	}
-	for (; i < have && *n < cap; i++)
-		if (want(src[i].kind) && k++ >= from)
-			put((char *)out + elem * (*n)++, &src[i]);
-	if (retired) {
+	for (; i < have && *n < cap; i++) {
+		if (!want(src ? src[i].kind : pt_objstore_kind(st, i)) || k++ < from)
+			continue;
+		struct pt_ext_obj o;
+		if (!src)
+			pt_objstore_get(st, i, &o);
+		put((char *)out + elem * (*n)++, src ? &src[i] : &o);
+	}
+	if (cursor) {
 		t->rd.obj_cur_i[cls] = i;
 		t->rd.obj_cur_k[cls] = k;
 	}
@@ -373,11 +385,12 @@ int pt_ext_log_summary(int fd, struct pt_ext_summary **out)
 	/* the area's entries by kind, as pt_ext_objects(), pt_ext_threads()
 	 * and pt_ext_types() give them */
 	size_t nobj = 0, nthr = 0, ntyp = 0, npro = 0;
-	for (size_t i = 0; i < ls.nobjs; i++) {
-		nobj += is_object(ls.objs[i].kind);
-		nthr += is_thread(ls.objs[i].kind);
-		ntyp += is_type(ls.objs[i].kind);
-		npro += is_proc(ls.objs[i].kind);
+	for (size_t i = 0; i < ls.objs.n; i++) {
+		unsigned kind = pt_objstore_kind(&ls.objs, i);
+		nobj += is_object(kind);
+		nthr += is_thread(kind);
+		ntyp += is_type(kind);
+		npro += is_proc(kind);
 	}
 	s->objs = calloc(nobj + 1, sizeof *s->objs);
 	s->threads = calloc(nthr + 1, sizeof *s->threads);
@@ -388,8 +401,10 @@ int pt_ext_log_summary(int fd, struct pt_ext_summary **out)
 		pt_ext_summary_free(s);
 		return ENOMEM;
 	}
-	for (size_t i = 0; i < ls.nobjs; i++) {
-		const struct pt_ext_obj *o = &ls.objs[i];
+	for (size_t i = 0; i < ls.objs.n; i++) {
+		struct pt_ext_obj e;
+		const struct pt_ext_obj *o = &e;
+		pt_objstore_get(&ls.objs, i, &e);
 		if (is_object(o->kind))
 			put_object(&s->objs[s->nobjs++], o);
 		else if (is_thread(o->kind))

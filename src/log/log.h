@@ -17,6 +17,7 @@
 #include "../shm/mapent.h"
 #include "batch.h"
 #include "logformat.h"
+#include "objstore.h"
 
 _Static_assert(PT_LOG_MAX_WRITERS == PT_EXT_BATCH_W, "a batch holds a block's writer table");
 /* (v7) a block entry of the index, decoded (logformat.h, PT_LOG_X_*) */
@@ -334,9 +335,9 @@ struct pt_logr {
 	char (*names)[PT_LOG_NAME_MAX + 1];
 	uint64_t *name_seq;
 	uint64_t known[PT_NIDS / 64];
-	struct pt_ext_obj *objs; /* the map of loaded code (v3), duplicates left out */
-	uint64_t *obj_hash;
-	size_t nobjs, objs_cap;
+	struct pt_objstore objs; /* the map of loaded code (v3), duplicates left out */
+	uint64_t *obj_hash;      /* each one's hash (pt_logr_keep_obj) */
+	size_t obj_hcap;
 	uint32_t *obj_tab;       /* index + 1 of objs by obj_hash (open addressing) */
 	size_t obj_tcap;
 	struct pt_logr_item *items;
@@ -436,8 +437,7 @@ struct pt_log_summary {
 	uint64_t known[PT_NIDS / 64];
 	struct pt_logw_sumw *wr;
 	uint32_t nwr, wr_cap;   /* (capacities: grown by doubling) */
-	struct pt_ext_obj *objs;
-	size_t nobjs, objs_cap;
+	struct pt_objstore objs; /* the map's entries */
 	/* (v7) the block index: its entries counted (nidx), kept only when
 	 * want_index; where the first SUMMARY block is and its sequence number */
 	int want_index;

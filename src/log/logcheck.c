@@ -177,16 +177,16 @@ static size_t obj_slot(uint64_t h, size_t cap)
  * entries already kept are found through a table by hash: a log of
  * thousands of processes has tens of thousands of entries, and looking
  * through all of them for each was most of reading it. */
-int pt_logr_keep_obj(struct pt_logr *r, const struct pt_ext_obj *op, uint64_t h)
+int pt_logr_keep_obj(struct pt_logr *r, const struct pt_ext_obj *o, uint64_t h)
 {
-	const struct pt_ext_obj o = *op;
+	size_t n = r->objs.n;
 
-	if ((r->nobjs + 1) * 2 > r->obj_tcap) {
+	if ((n + 1) * 2 > r->obj_tcap) {
 		size_t ncap = r->obj_tcap ? 2 * r->obj_tcap : 1024;
 		uint32_t *nt = calloc(ncap, sizeof *nt);
 		if (!nt)
 			return 0; /* (memory: the map goes without it) */
-		for (size_t i = 0; i < r->nobjs; i++) {
+		for (size_t i = 0; i < n; i++) {
 			size_t j = obj_slot(r->obj_hash[i], ncap);
 			while (nt[j])
 				j = (j + 1) & (ncap - 1);
@@ -199,24 +199,22 @@ int pt_logr_keep_obj(struct pt_logr *r, const struct pt_ext_obj *op, uint64_t h)
 	size_t j = obj_slot(h, r->obj_tcap);
 	for (; r->obj_tab[j]; j = (j + 1) & (r->obj_tcap - 1)) {
 		size_t i = r->obj_tab[j] - 1;
-		if (r->obj_hash[i] == h && !memcmp(&r->objs[i], &o, sizeof o))
+		if (r->obj_hash[i] == h && pt_objstore_same(&r->objs, i, o))
 			return 0;
 	}
-	if (r->nobjs >= PT_LOG_OBJS_MAX)
+	if (n >= PT_LOG_OBJS_MAX)
 		return 0;
-	if (r->nobjs == r->objs_cap) {
-		size_t ncap = r->objs_cap ? 2 * r->objs_cap : 64;
-		struct pt_ext_obj *no = realloc(r->objs, ncap * sizeof *no);
-		uint64_t *nh = no ? realloc(r->obj_hash, ncap * sizeof *nh) : NULL;
-		if (no)
-			r->objs = no;
+	if (n == r->obj_hcap) {
+		size_t ncap = r->obj_hcap ? 2 * r->obj_hcap : 64;
+		uint64_t *nh = realloc(r->obj_hash, ncap * sizeof *nh);
 		if (!nh)
 			return 0; /* (memory: the map goes without it) */
-		r->obj_hash = nh, r->objs_cap = ncap;
+		r->obj_hash = nh, r->obj_hcap = ncap;
 	}
-	r->obj_hash[r->nobjs] = h;
-	r->objs[r->nobjs++] = o;
-	r->obj_tab[j] = (uint32_t)r->nobjs;
+	if (pt_objstore_add(&r->objs, o))
+		return 0;
+	r->obj_hash[n] = h;
+	r->obj_tab[j] = (uint32_t)r->objs.n;
 	return 0;
 }
 
@@ -428,18 +426,8 @@ static int ent_obj(const unsigned char *e, uint32_t n, int sw, unsigned version,
 
 	if (pt_log_obj_decode(e, n, sw, version, &o))
 		return EBADMSG;
-	if (so && so->nobjs < PT_LOG_OBJS_MAX) {
-		if (so->nobjs == so->objs_cap) { /* (doubling, as for the writers) */
-			size_t ncap = so->objs_cap ? 2 * so->objs_cap : 64;
-			if (ncap > PT_LOG_OBJS_MAX)
-				ncap = PT_LOG_OBJS_MAX;
-			struct pt_ext_obj *no = realloc(so->objs, ncap * sizeof *no);
-			if (!no)
-				return ENOMEM;
-			so->objs = no, so->objs_cap = ncap;
-		}
-		so->objs[so->nobjs++] = o;
-	}
+	if (so && so->objs.n < PT_LOG_OBJS_MAX)
+		return pt_objstore_add(&so->objs, &o);
 	return 0;
 }
 

@@ -123,7 +123,7 @@
 #define PT_LOG_O_BID       40  /* the build-id, then the path */
 #define PT_LOG_OBJ_FIXED   40u
 #define PT_LOG_OBJ_MAX     (PT_LOG_OBJ_FIXED + PT_EXT_OBJ_BID_MAX + PT_EXT_OBJ_PATH - 1)
-#define PT_LOG_OBJS_MAX    65536u /* entries a reader keeps */
+#define PT_LOG_OBJS_MAX    (1u << 20) /* entries a reader keeps */
 
 /* END block body: i32 x 7 status, u32 zero, u64 lost, u64 dropped, and
  * (v2) u64 events the stream lost */

@@ -428,8 +428,11 @@ static int from_index(struct pt_logr *r)
 		if (s.known[id / 64] >> (id % 64) & 1)
 			pt_logr_set_name(r, id, (const unsigned char *)s.names[id],
 			                 (uint32_t)strlen(s.names[id]), 0);
-	for (size_t i = 0; i < s.nobjs; i++)
-		(void)pt_logr_keep_obj(r, &s.objs[i], pt_log_crc(0, &s.objs[i], sizeof s.objs[i]));
+	for (size_t i = 0; i < s.objs.n; i++) {
+		struct pt_ext_obj o;
+		pt_objstore_get(&s.objs, i, &o);
+		(void)pt_logr_keep_obj(r, &o, pt_log_crc(0, &o, sizeof o));
+	}
 	r->status = s.status;
 	r->lost = s.lost, r->dropped = s.dropped, r->stream_lost = s.stream_lost;
 	r->has_stream_lost = r->has_status = 1;
@@ -609,8 +612,11 @@ static int ckpt_prefix(struct pt_logr *r, struct ent **pe, size_t *pn, size_t *c
 		if (s.known[id / 64] >> (id % 64) & 1)
 			pt_logr_set_name(r, id, (const unsigned char *)s.names[id],
 			                 (uint32_t)strlen(s.names[id]), 0);
-	for (size_t i = 0; i < s.nobjs; i++)
-		(void)pt_logr_keep_obj(r, &s.objs[i], pt_log_crc(0, &s.objs[i], sizeof s.objs[i]));
+	for (size_t i = 0; i < s.objs.n; i++) {
+		struct pt_ext_obj o;
+		pt_objstore_get(&s.objs, i, &o);
+		(void)pt_logr_keep_obj(r, &o, pt_log_crc(0, &o, sizeof o));
+	}
 	*pe = e, *pn = n, *cap = room;
 	*from = c_off + PT_LOG_ALIGN8(c_len);
 	rc = 0;
@@ -687,14 +693,12 @@ void pt_logr_close(struct pt_logr *r)
 	free(r->names);
 	free(r->name_seq);
 	free(r->items);
-	free(r->objs);
+	pt_objstore_free(&r->objs);
 	free(r->obj_hash);
 	free(r->obj_tab);
-	r->objs = NULL;
 	r->obj_hash = NULL;
 	r->obj_tab = NULL;
-	r->obj_tcap = 0;
-	r->nobjs = r->objs_cap = 0;
+	r->obj_tcap = r->obj_hcap = 0;
 	r->buf = NULL;
 	r->names = NULL;
 	r->name_seq = NULL;

@@ -910,15 +910,13 @@ void pt_log_summary_free(struct pt_log_summary *s)
 {
 	free(s->names);
 	free(s->wr);
-	free(s->objs);
+	pt_objstore_free(&s->objs);
 	free(s->idx);
 	s->idx = NULL;
 	s->nidx = s->idx_cap = 0;
 	s->names = NULL;
 	s->wr = NULL;
-	s->objs = NULL;
 	s->nwr = s->wr_cap = 0;
-	s->nobjs = s->objs_cap = 0;
 }
 
 /* The SUMMARY block that ends at `end` with sequence number seq: read
