@@ -193,6 +193,9 @@ int main(void)
 			int fd = open("/dev/null", O_WRONLY);
 			dup2(fd, 1);
 			dup2(fd, 2);
+			/* SIGINT ignored is kept across exec (a script's background
+			 * job has it so): live would never end, the alarm would */
+			signal(SIGINT, SIG_DFL);
 			execl(cli_bin, cli_bin, "live", num, (char *)NULL);
 			_exit(127);
 		}

@@ -26,7 +26,8 @@
  *           SIGKILL: every one is incomplete.
  *   loss    ovA and ovB overlapping (not nested) on one thread, 10 spans,
  *           then 3 nested and 1 keyed span open across a flood
- *           that overflows a small stream, then closed, then 10 more: the
+ *           that overflows a small stream (for certain: the recorder is
+ *           stopped for part of it), then closed, then 10 more: the
  *           4 cut spans are incomplete, the 20 others complete.
  *
  * Each log is also exported to Perfetto (compressed, inflated as
@@ -231,6 +232,24 @@ static void *cut_keyed_end(void *arg)
 	return NULL;
 }
 
+/* Whether process pid is stopped (its state in /proc/PID/stat: T); 1 as
+ * well when that cannot be read (the caller goes on, and lets it run). */
+static int stopped(pid_t pid)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	int fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return 1;
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return 1;
+	buf[n] = 0;
+	const char *p = strrchr(buf, ')'); /* after the command's name */
+	return p && p[1] == ' ' && p[2] == 'T';
+}
+
 static int witness_loss(void)
 {
 	trace_event_id_t okb = tid_of("ok/begin"), oke = tid_of("ok/end");
@@ -257,8 +276,22 @@ static int witness_loss(void)
 	for (int i = 0; i < 3; i++)
 		posix_trace_event(cb, NULL, 0);
 	posix_trace_event(ckb, &key, sizeof key);
-	for (uint64_t i = 0; i < 2000000; i++)
-		posix_trace_event(flood, &i, sizeof i);
+	/* the flood: 100 000 events as fast as they go (the flusher keeps
+	 * about half, in many gaps: 2 M made the log 1 M events that protoc
+	 * took 8 s to decode), then 20 000 more, each a 16 KiB stream's worth
+	 * and more, while the recorder (our parent: its flusher drains the
+	 * stream) is stopped, so that the stream overflows whatever the
+	 * machine's and the sanitizer's speed */
+	uint64_t f = 0;
+	for (; f < 100000; f++)
+		posix_trace_event(flood, &f, sizeof f);
+	pid_t rec = getppid();
+	REQUIRE(kill(rec, SIGSTOP) == 0);
+	for (int w = 0; w < 10000 && !stopped(rec); w++) /* (10 s at most: it goes on) */
+		sleep_ns(1000000);
+	for (; f < 120000; f++)
+		posix_trace_event(flood, &f, sizeof f);
+	REQUIRE(kill(rec, SIGCONT) == 0);
 	/* the flusher empties the 16 KiB stream in well under a millisecond
 	 * once the flood stops; a second leaves room for a loaded machine */
 	sleep_ns(1000000000);

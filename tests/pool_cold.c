@@ -9,12 +9,12 @@
  * at least, or the most in use over the last 5 to 10 s and 4 more), read
  * by this thread.  A burst: 40 threads, each recording 900 events of
  * 248 bytes (a chunk each, nearly full), all holding their chunks at once
- * before they end; then this thread records a trickle for 11 s (the
- * burst leaves the working set).  Checked, twice: every event read, each
- * thread's in sequence; at the burst's height this process maps the 40
- * chunks (RssShmem); after the trickle, at most the 24 hot ones and 4
- * beyond what it mapped before the first burst.  Before, the 40 chunks stayed resident
- * for good.
+ * before they end; then this thread records a trickle for up to 11 s,
+ * until the burst has left the working set (5 to 10 s).  Checked,
+ * twice: every event read, each thread's in sequence; at the burst's
+ * height this process maps the 40 chunks (RssShmem); after the trickle,
+ * at most the 24 hot ones and 4 beyond what it mapped before the first
+ * burst.  Before, the 40 chunks stayed resident for good.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -115,19 +115,22 @@ int main(void)
 		for (int k = 0; k < 3; k++) /* (what the threads sealed as they ended) */
 			drain(trid, seen, &bad), usleep(10000);
 		/* the working set is the most chunks in use over the last 5 to
-		 * 10 s: a trickle of this thread's events for 11 s, read as
-		 * they come, and the burst's chunks leave */
+		 * 10 s: a trickle of this thread's events for up to 11 s, read
+		 * as they come, and the burst's chunks leave (the trickle stops
+		 * once they have: the bound below is what it waits for) */
 		double t0 = t_now_s();
 		struct pl p;
 		memset(&p, 0, sizeof p);
 		p.thr = -1;
-		while (t_now_s() - t0 < 11) {
+		long long after = shm_bytes();
+		while (t_now_s() - t0 < 11 && after - before > (long long)(HOT + 4) * CHUNK) {
 			for (int k = 0; k < 200; k++)
 				posix_trace_event(ev, &p, sizeof p);
 			drain(trid, seen, &bad);
 			usleep(5000);
+			after = shm_bytes();
 		}
-		long long after = shm_bytes();
+		drain(trid, seen, &bad);
 		int whole = 0;
 		for (int i = 0; i < THREADS; i++)
 			whole += seen[i] == EVENTS;
