@@ -39,29 +39,30 @@
  * points would make every controller multi-threaded, and its fork()ed
  * children restricted to async-signal-safe calls.)  Points are kept, so
  * late events of a thread preempted for long are converted with the
- * points around them; but past six minutes behind the last point (when a
- * tick converted then is not converted again but by a reader that far
- * behind) only where the clock bends ("settled", settle()):
+ * points around them; but past 10 s behind the last point only where the
+ * clock bends ("settled", settle()).  A busy flusher takes a point every
+ * 10 ms or so (each time it converts past the tail): 32 bytes each, 1 MB
+ * every 5 minutes if all stayed (issue 54: the recorder's RSS grew so).
  *  - A point takes the place of the last settled one when a single line
  *    from the settled point before converts every point it then stands
  *    for within that point's tolerance: no earlier than the point, and
  *    later by at most the window its sample was read in (the clock was
  *    read somewhere in it: about 20 ns on a 2.6 GHz EPYC guest, the
- *    samples' own scatter), a pin (below) from a nanosecond after it.  So a
- *    settled conversion differs from the one with every point kept by no
- *    more than that window and a nanosecond, and is never earlier.  A
- *    steady clock keeps a point per 2^32 ticks times that tolerance or
- *    so (as long as the 32.32 slope's rounding stays within it: about
- *    40 s), NTP slewing more where the rate changes; against one per 40 ms
- *    when every point stayed.
+ *    samples' own scatter), TOL_MAX_NS at most; a pin (below) from a
+ *    nanosecond after it.  So a settled conversion differs from the one
+ *    with every point kept by no more than TOL_MAX_NS and a nanosecond,
+ *    and is never earlier.  A steady clock keeps about a point per 6 s
+ *    (a segment ends where the samples' scatter leaves no line within all
+ *    their tolerances, or the 32.32 slope's rounding outgrows them), NTP
+ *    slewing more where the rate changes.
  *  - The line chosen is the lowest that fits, and the constraints only
  *    add up, so a segment's slope only grows: a tick converted again
  *    after its points settled gives the same value or a later one, never
  *    an earlier, and a thread's times stay nondecreasing.  (The tail's
  *    values before a pin fall short of pin + 1, hence its tolerance.)
- *  - Ticks of the last six minutes convert as they did when first
- *    converted; past 65536 points (a clock NTP keeps bending for days),
- *    every other point of the older half goes.
+ *  - Ticks of the last 10 s (between points not settled yet) convert as
+ *    they did when first converted; past 65536 points (a clock NTP keeps
+ *    bending for days), every other point of the older half goes.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -84,8 +85,9 @@ enum {
 #define GAP_MIN_NS   100000      /* the tail: 100 us */
 #define GAP_MAX_NS   10000000    /* to 10 ms */
 #define KEEP_NS      40000000    /* pt_clock_keep's period */
-#define SETTLE_NS    360000000000 /* points are merged 6 minutes behind the last */
-#define FOLD_BATCH   64u          /* ... 64 or more at a time */
+#define SETTLE_NS    10000000000 /* points are merged 10 s behind the last */
+#define FOLD_BATCH   64u         /* ... 64 or more at a time */
+#define TOL_MAX_NS   64          /* a settled conversion is this much later at most */
 
 /* Once, when the library is loaded, before the program's own constructors
  * (which may record): from then on pt_clock_tsc is only read.  Called
@@ -378,7 +380,7 @@ static void advance(struct pt_clock *c)
 	/* how far a line may pass above a point: the sample's own window (the
 	 * clock was read somewhere in it), at least a nanosecond */
 	uint64_t w = mul32(win, c->rate) + 1;
-	int32_t tol = w > INT32_MAX ? INT32_MAX : (int32_t)w;
+	int32_t tol = w > TOL_MAX_NS ? TOL_MAX_NS : (int32_t)w;
 	if (c->frontier > last->tick && c->frontier < q) {
 		int64_t pn = last->ns + (int64_t)mul32(c->frontier - last->tick, c->rate);
 		/* (a line standing for the pin passes above it: the tail's values
