@@ -51,7 +51,7 @@
  *    samples' own scatter), TOL_MAX_NS at most; a pin (below) from a
  *    nanosecond after it.  So a settled conversion differs from the one
  *    with every point kept by no more than TOL_MAX_NS and a nanosecond,
- *    and is never earlier.  A steady clock keeps about a point per 6 s
+ *    and is never earlier.  A steady clock keeps about a point per 2 to 6 s
  *    (a segment ends where the samples' scatter leaves no line within all
  *    their tolerances, or the 32.32 slope's rounding outgrows them), NTP
  *    slewing more where the rate changes.
