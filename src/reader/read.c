@@ -62,7 +62,6 @@ void pt_reader_free(struct pt_reader *rd)
 	free(rd->loss.e);
 	free(rd->objs);
 	free(rd->hot_tmp);
-	free(rd->busy_ms);
 	memset(rd, 0, sizeof *rd);
 }
 
@@ -74,48 +73,6 @@ void pt_reader_free(struct pt_reader *rd)
  * events with a fixed 24).  After a burst the count comes down, and the
  * chunks beyond it leave the free stack (pt_pool_trim).  Looked at
  * every 100 ms: the chunk descriptors' states, one load each. */
-/* The hot chunks beyond the first PT_HOT_CHUNKS (those a burst added)
- * that have lain free IDLE_MS go cold too, however many are hot: a chunk
- * the free stack keeps below those in use (it is LIFO) is not taken again
- * until as many are in use as in the burst, so its pages only held memory.
- * Issue 54: a forking service's RssShmem stayed 2 chunks above its first
- * minute's for good after a burst at 90 s (chunks 24 and 25 of 24 hot, by
- * /proc/PID/pagemap: tests/soak_fork, SOAK_FORK_PAGES), as long as every
- * 5 s brought a moment with 22 chunks in use (a flusher kept off its CPU
- * now and then: load 8 to 16 on 2 CPUs).  Looked at every second, from
- * hot_now's look at every chunk's state. */
-#define IDLE_MS 10000u
-static void idle_cold(struct pt_trid *t, uint32_t base, uint64_t now)
-{
-	struct pt_reader *rd = &t->rd;
-	const struct pt_view *v = &t->view;
-	uint32_t any = 0;
-
-	if (t->fd < 0 || rd->hot <= base || now - rd->idle_look_ms < 1000)
-		return;
-	rd->idle_look_ms = now;
-	if (!rd->busy_ms) {
-		if (!(rd->busy_ms = malloc(v->nchunks * (sizeof *rd->busy_ms + 1))))
-			return;
-		rd->idle = (uint8_t *)(rd->busy_ms + v->nchunks);
-		for (uint32_t i = 0; i < v->nchunks; i++)
-			rd->busy_ms[i] = i < base ? UINT64_MAX : now;
-	}
-	for (uint32_t i = 0; i < v->nchunks; i++) {
-		rd->idle[i] = i >= base && i < rd->hot && rd->busy_ms[i] != UINT64_MAX &&
-		              now - rd->busy_ms[i] >= IDLE_MS &&
-		              PT_SS_STATE(atomic_load_explicit(&v->chunks[i].ss,
-		                                               memory_order_relaxed)) == PT_CK_FREE;
-		any += rd->idle[i];
-	}
-	if (!any || (!rd->hot_tmp && !(rd->hot_tmp = malloc(v->nchunks * sizeof *rd->hot_tmp))))
-		return;
-	pt_pool_trim(&t->view, rd->hot, rd->idle, t->fd, t->region_off, rd->hot_tmp);
-	for (uint32_t i = 0; i < v->nchunks; i++)
-		if (rd->idle[i])
-			rd->busy_ms[i] = UINT64_MAX; /* (cold now, or on the cold stack already) */
-}
-
 static uint32_t hot_now(struct pt_trid *t)
 {
 	struct pt_reader *rd = &t->rd;
@@ -127,13 +84,9 @@ static uint32_t hot_now(struct pt_trid *t)
 		return rd->hot;
 	rd->hot_look_ms = now;
 	uint32_t used = 0;
-	for (uint32_t i = 0; i < v->nchunks; i++) {
-		int busy = PT_SS_STATE(atomic_load_explicit(&v->chunks[i].ss, memory_order_relaxed)) !=
-		           PT_CK_FREE;
-		used += busy;
-		if (busy && rd->busy_ms)
-			rd->busy_ms[i] = now;
-	}
+	for (uint32_t i = 0; i < v->nchunks; i++)
+		used += PT_SS_STATE(atomic_load_explicit(&v->chunks[i].ss, memory_order_relaxed)) !=
+		        PT_CK_FREE;
 	if (now - rd->hot_win_ms >= 5000) {
 		rd->hot_win_ms = now;
 		rd->hot_peak[1] = rd->hot_peak[0];
@@ -147,9 +100,8 @@ static uint32_t hot_now(struct pt_trid *t)
 		h = v->nchunks;
 	if (rd->hot && h < rd->hot && t->fd >= 0 &&
 	    (rd->hot_tmp || (rd->hot_tmp = malloc(v->nchunks * sizeof *rd->hot_tmp))))
-		pt_pool_trim(&t->view, h, NULL, t->fd, t->region_off, rd->hot_tmp);
+		pt_pool_trim(&t->view, h, t->fd, t->region_off, rd->hot_tmp);
 	rd->hot = h;
-	idle_cold(t, base, now);
 	return h;
 }
 

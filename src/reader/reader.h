@@ -73,11 +73,6 @@ struct pt_reader {
 	uint32_t hot, hot_peak[2];
 	uint64_t hot_look_ms, hot_win_ms;
 	uint32_t *hot_tmp;
-	/* (read.c, idle_cold) per chunk: when last seen in use (mono ms;
-	 * UINT64_MAX: not since it was made cold), and the idle ones' flags */
-	uint64_t *busy_ms;
-	uint8_t *idle;
-	uint64_t idle_look_ms;
 	uint64_t loss_gen;           /* losses taken from the segment so far */
 	uint64_t loss_pend[64];      /* losses seen half-published */
 	unsigned nloss_pend;

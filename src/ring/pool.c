@@ -168,14 +168,12 @@ int pt_pool_give_back(struct pt_view *sl, uint32_t idx, uint64_t seq, unsigned f
 	return 1;
 }
 
-/* The hot chunks are now 0..hot-1, fewer than before, or those marked in
- * idle (nchunks flags, or NULL) have lain unused: the free stack's chunks
- * beyond hot and the idle ones go cold.  Every chunk is taken off the
- * free stack (writers meanwhile take cold ones: a fault a page, no loss),
- * those punched and pushed cold, the others pushed back in their order.
+/* The hot chunks are now 0..hot-1, fewer than before: the free stack's
+ * chunks beyond them go cold.  Every chunk is taken off the free stack
+ * (writers meanwhile take cold ones: a fault a page, no loss), those
+ * beyond punched and pushed cold, the others pushed back in their order.
  * tmp: room for nchunks indices. */
-void pt_pool_trim(struct pt_view *sl, uint32_t hot, const uint8_t *idle, int fd,
-                  uint64_t seg_off, uint32_t *tmp)
+void pt_pool_trim(struct pt_view *sl, uint32_t hot, int fd, uint64_t seg_off, uint32_t *tmp)
 {
 	uint32_t n = 0, idx;
 
@@ -183,7 +181,7 @@ void pt_pool_trim(struct pt_view *sl, uint32_t hot, const uint8_t *idle, int fd,
 		tmp[n++] = idx;
 	for (uint32_t k = n; k-- > 0;) { /* (the bottom first: the order kept) */
 		idx = tmp[k];
-		if ((idx >= hot || (idle && idle[idx])) && fd >= 0 && punch(sl, idx, fd, seg_off))
+		if (idx >= hot && fd >= 0 && punch(sl, idx, fd, seg_off))
 			push_cold(sl, idx);
 		else
 			push_free(sl, idx);

@@ -72,8 +72,7 @@ int pt_pool_give_back(struct pt_view *sl, uint32_t idx, uint64_t seq, unsigned f
                       int fd, uint64_t seg_off, uint32_t hot);
 /* The hot chunks are now 0..hot-1: the free stack's others go cold (tmp:
  * room for nchunks indices) */
-void pt_pool_trim(struct pt_view *sl, uint32_t hot, const uint8_t *idle, int fd,
-                  uint64_t seg_off, uint32_t *tmp);
+void pt_pool_trim(struct pt_view *sl, uint32_t hot, int fd, uint64_t seg_off, uint32_t *tmp);
 int pt_pool_gone(int32_t pid);
 uint64_t pt_pool_note_lost(struct pt_hdr *h, uint64_t n, uint64_t ts, int report,
                        uint64_t thread, int32_t pid, uint32_t level);
