@@ -306,7 +306,8 @@ soak: $(BUILD)/tests/clock_truth
 # soak-fork: an always-on service under record for SOAK_FORK_SECONDS (20
 # minutes): worker threads, a pool of short threads, a helper forked every
 # 10 ms, 100 attaches; no loss, every writer's sequence whole, the
-# service's memory and every descriptor count flat (tests/soak_fork.c)
+# service's memory, the recorder's RSS and every descriptor count flat
+# from the first minute (tests/soak_fork.c)
 SOAK_FORK_SECONDS ?= 1200
 soak-fork: $(BUILD)/tests/soak_fork $(CLI)
 	@SOAK_FORK_SECONDS=$(SOAK_FORK_SECONDS) $(BUILD)/tests/soak_fork && \

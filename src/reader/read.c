@@ -877,6 +877,7 @@ static void look(struct pt_trid *t, struct look *lk)
 		else
 			i++;
 	}
+	pt_rwriters_trim(rd);
 	reap_dead(t); /* (a writer it empties is forgotten at the next look) */
 	pt_losses_collect(t);
 	lk->cap = in_flight(t);

@@ -252,6 +252,7 @@ void pt_lost_rest(struct pt_trid *t, struct pt_rwriter *w, const struct pt_racti
 int pt_thief_busy(struct pt_trid *t);
 struct pt_rwriter *pt_rwriter_of(struct pt_reader *rd, int32_t pid, uint64_t thread,
                                  uint32_t level);
+void pt_rwriters_trim(struct pt_reader *rd);
 /* chunks.c */
 void pt_rwriter_pop(struct pt_reader *rd, struct pt_rwriter *w);
 void pt_reader_discover(struct pt_trid *t);

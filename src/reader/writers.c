@@ -146,6 +146,31 @@ struct pt_rwriter *pt_rwriter_of(struct pt_reader *rd, int32_t pid, uint64_t thr
 	return w;
 }
 
+/* The writer table at its most (a burst of thousands of writers, a
+ * reader held up) stays so, unless it shrinks again: when a quarter at
+ * most is in use, half goes, from TRIM_BYTES on.  A smaller block is in
+ * the heap, where giving it back frees no page, and growing it again
+ * moves it: a recorder whose table came and went with each burst of
+ * children grew its heap faster (tests/record_gone's flush case, 15 to 43
+ * bytes a child without, 34 to 66 with, trimming from 16 entries).  The
+ * writers are kept together (the gone ones forgotten by moving the last
+ * into their place: read.c, look), so the first nw stay.  The chunk table
+ * (rd->ck, chunks.c) needs none: an entry per chunk queued, its free
+ * entries reused, so 96 bytes per chunk of the segment at most (49 KB for
+ * the default 16 MiB stream's 321).  From look(), which holds no pointer
+ * into the table. */
+#define TRIM_BYTES (256u << 10)
+void pt_rwriters_trim(struct pt_reader *rd)
+{
+	if ((size_t)rd->w_cap * sizeof *rd->w >= TRIM_BYTES && rd->nw <= rd->w_cap / 4) {
+		struct pt_rwriter *n = realloc(rd->w, rd->w_cap / 2 * sizeof *n);
+		if (n) {
+			rd->w = n;
+			rd->w_cap /= 2;
+		}
+	}
+}
+
 /* Take loss g from the ring: 1 if done with it, 0 if its writer has not
  * finished publishing it yet. */
 static int take_loss(struct pt_reader *rd, struct pt_hdr *h, uint64_t g)

@@ -37,10 +37,32 @@
  * read only long after (a flight recorder read at the end) is converted
  * across the time it was not read.  (A thread of the library's own taking
  * points would make every controller multi-threaded, and its fork()ed
- * children restricted to async-signal-safe calls.)  Points are kept (thinned to every
- * other one in the older half past 65536 points, after about 45 minutes),
- * so late events of a thread preempted for long are converted with the
- * points around them.
+ * children restricted to async-signal-safe calls.)  Points are kept, so
+ * late events of a thread preempted for long are converted with the
+ * points around them; but past 10 s behind the last point only where the
+ * clock bends ("settled", settle()).  A busy flusher takes a point every
+ * 10 ms or so (each time it converts past the tail): 32 bytes each, 1 MB
+ * every 5 minutes if all stayed (issue 54: the recorder's RSS grew so).
+ *  - A point takes the place of the last settled one when a single line
+ *    from the settled point before converts every point it then stands
+ *    for within that point's tolerance: no earlier than the point, and
+ *    later by at most the window its sample was read in (the clock was
+ *    read somewhere in it: about 20 ns on a 2.6 GHz EPYC guest, the
+ *    samples' own scatter), TOL_MAX_NS at most; a pin (below) from a
+ *    nanosecond after it.  So a settled conversion differs from the one
+ *    with every point kept by no more than TOL_MAX_NS and a nanosecond,
+ *    and is never earlier.  A steady clock keeps about a point per 2 to 6 s
+ *    (a segment ends where the samples' scatter leaves no line within all
+ *    their tolerances, or the 32.32 slope's rounding outgrows them), NTP
+ *    slewing more where the rate changes.
+ *  - The line chosen is the lowest that fits, and the constraints only
+ *    add up, so a segment's slope only grows: a tick converted again
+ *    after its points settled gives the same value or a later one, never
+ *    an earlier, and a thread's times stay nondecreasing.  (The tail's
+ *    values before a pin fall short of pin + 1, hence its tolerance.)
+ *  - Ticks of the last 10 s (between points not settled yet) convert as
+ *    they did when first converted; past 65536 points (a clock NTP keeps
+ *    bending for days), every other point of the older half goes.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +85,9 @@ enum {
 #define GAP_MIN_NS   100000      /* the tail: 100 us */
 #define GAP_MAX_NS   10000000    /* to 10 ms */
 #define KEEP_NS      40000000    /* pt_clock_keep's period */
+#define SETTLE_NS    10000000000 /* points are merged 10 s behind the last */
+#define FOLD_BATCH   64u         /* ... 64 or more at a time */
+#define TOL_MAX_NS   64          /* a settled conversion is this much later at most */
 
 /* Once, when the library is loaded, before the program's own constructors
  * (which may record): from then on pt_clock_tsc is only read.  Called
@@ -103,7 +128,7 @@ __attribute__((constructor(101))) static void clock_at_load(void)
 /* One (tick, monotonic ns) pair: the TSC read on both sides of the clock
  * read, the narrowest of a few tries.  0 if every try was interrupted
  * (preempted between the reads): the pair would be too loose to use. */
-static int sample(uint64_t *tick, int64_t *ns)
+static int sample(uint64_t *tick, int64_t *ns, uint64_t *win)
 {
 	uint64_t best = UINT64_MAX;
 
@@ -117,6 +142,8 @@ static int sample(uint64_t *tick, int64_t *ns)
 			*ns = (int64_t)n;
 		}
 	}
+	if (win)
+		*win = best;
 	return best <= SAMPLE_MAX_TICKS;
 }
 #endif
@@ -151,7 +178,7 @@ void pt_clock_calibrate(struct pt_clock_img *img)
 	if (pt_clock_tsc) {
 		img->kind = PT_CLK_TSC;
 		for (int k = 0; k < 2; k++) {
-			for (int i = 0; i < 1000 && !sample(&img->tick[k], &img->ns[k]); i++)
+			for (int i = 0; i < 1000 && !sample(&img->tick[k], &img->ns[k], NULL); i++)
 				;
 			while (k == 0 && (int64_t)pt_mono_ns() - img->ns[0] < CAL_BASE_NS)
 				;
@@ -172,7 +199,7 @@ void pt_clock_restamp(struct pt_clock_img *img)
 	uint64_t t;
 	int64_t n;
 	uint32_t k = img->npts;
-	if (img->kind == PT_CLK_TSC && k >= 1 && k < PT_CLOCK_PTS && sample(&t, &n) &&
+	if (img->kind == PT_CLK_TSC && k >= 1 && k < PT_CLOCK_PTS && sample(&t, &n, NULL) &&
 	    t > img->tick[k - 1] && n > img->ns[k - 1]) {
 		img->tick[k] = t;
 		img->ns[k] = n;
@@ -213,6 +240,8 @@ static void update_rate(struct pt_clock *c)
 	c->gap = gt == 0 ? 1 : gt > UINT64_MAX ? UINT64_MAX : (uint64_t)gt;
 	unsigned __int128 kt = ((unsigned __int128)KEEP_NS << 32) / c->rate;
 	c->keep = kt > UINT64_MAX ? UINT64_MAX : (uint64_t)kt;
+	kt = ((unsigned __int128)SETTLE_NS << 32) / c->rate;
+	c->settle = kt > UINT64_MAX ? UINT64_MAX : (uint64_t)kt;
 	c->seg_tick = c->seg_end = 0; /* no cached segment */
 }
 
@@ -225,21 +254,50 @@ static uint64_t slope(const struct pt_clock_pt *a, uint64_t tick, int64_t ns)
 /* Every other point of the older half goes (the first stays). */
 static void thin(struct pt_clock *c)
 {
-	uint32_t half = c->n / 2 < c->base ? c->n / 2 : c->base, k = 1;
+	uint32_t half = c->n / 2 < c->base ? c->n / 2 : c->base, k = 1, s = c->s ? 1 : 0;
 
 	for (uint32_t i = 1; i < c->n; i++)
 		if (i >= half || i % 2 == 0) {
 			if (i - 1 < half && (i - 1) % 2) /* the point before it went */
 				c->pt[k - 1].mult = slope(&c->pt[k - 1], c->pt[i].tick, c->pt[i].ns);
 			c->pt[k++] = c->pt[i];
+			s += i < c->s;
 		}
 	c->base -= c->n - k;
 	c->n = k;
+	c->s = s;
+	c->m_lo = 1; /* (the settled ones' last two may have gone: none is merged into them) */
+	c->m_hi = 0;
+}
+
+/* The slopes from point a (32.32 ns per tick, as a segment converts)
+ * that convert tick to within [ns + lo, ns + hi]: [*mlo, *mhi], empty if
+ * *mlo > *mhi.  (ns + lo - a->ns >= 0: the points increase.) */
+static void bounds(const struct pt_clock_pt *a, uint64_t tick, int64_t ns, int64_t lo,
+                   int64_t hi, uint64_t *mlo, uint64_t *mhi)
+{
+	uint64_t dt = tick - a->tick;
+	__int128 dlo = (__int128)ns + lo - a->ns, dhi = (__int128)ns + hi - a->ns;
+
+	if (dlo < 0)
+		dlo = 0;
+	/* floor(dt * m / 2^32) >= dlo, and <= dhi */
+	unsigned __int128 l = (((unsigned __int128)dlo << 32) + dt - 1) / dt;
+	unsigned __int128 h = (((unsigned __int128)(dhi + 1) << 32) - 1) / dt;
+	if (l > UINT64_MAX) {
+		*mlo = UINT64_MAX;
+		*mhi = 0;
+		return;
+	}
+	*mlo = (uint64_t)l;
+	*mhi = h > UINT64_MAX ? UINT64_MAX : (uint64_t)h;
 }
 
 /* Add a point after the last; mult: the slope of the segment up to it (0:
- * from the two points). */
-static int push(struct pt_clock *c, uint64_t tick, int64_t ns, uint64_t mult)
+ * from the two points); [ns + lo, ns + hi]: where a line that stands for
+ * it may pass, once it is settled. */
+static int push(struct pt_clock *c, uint64_t tick, int64_t ns, uint64_t mult, int32_t lo,
+                int32_t hi)
 {
 	if (tick <= c->pt[c->n - 1].tick || ns <= c->pt[c->n - 1].ns)
 		return 0;
@@ -258,8 +316,49 @@ static int push(struct pt_clock *c, uint64_t tick, int64_t ns, uint64_t mult)
 	}
 	struct pt_clock_pt *last = &c->pt[c->n - 1];
 	last->mult = mult ? mult : slope(last, tick, ns);
-	c->pt[c->n++] = (struct pt_clock_pt){ tick, ns, 0 };
+	c->pt[c->n++] = (struct pt_clock_pt){ tick, ns, 0, lo, hi };
 	return 1;
+}
+
+/* The points older than c->settle behind the last (and before the rate's
+ * base), FOLD_BATCH at least at a time, go into the settled ones: each
+ * takes the place of the last settled one when one line from the one
+ * before converts both, and every point that one already stood for,
+ * within their tolerances; else it is kept.  See the top of this file. */
+static void settle(struct pt_clock *c)
+{
+	uint32_t k = c->s, i = c->s, last = c->n - 1;
+
+	if (c->s + FOLD_BATCH >= c->base ||
+	    c->pt[last].tick - c->pt[c->s + FOLD_BATCH].tick < c->settle)
+		return;
+	for (; i < c->base && c->pt[last].tick - c->pt[i].tick >= c->settle; i++) {
+		struct pt_clock_pt x = c->pt[i];
+		if (k >= 2 && c->m_lo <= c->m_hi) {
+			struct pt_clock_pt *a = &c->pt[k - 2], *b = &c->pt[k - 1];
+			uint64_t bl, bh, xl, xh;
+			bounds(a, b->tick, b->ns, b->lo, b->hi, &bl, &bh);
+			bounds(a, x.tick, x.ns, x.lo, x.hi, &xl, &xh);
+			uint64_t l = bl > c->m_lo ? bl : c->m_lo, h = bh < c->m_hi ? bh : c->m_hi;
+			uint64_t m = xl > l ? xl : l; /* the lowest: never earlier than a point */
+			if (m <= h && m <= xh) {
+				c->m_lo = l;
+				c->m_hi = h;
+				a->mult = m;
+				*b = x; /* (its slope, to pt[i + 1], stays right) */
+				continue;
+			}
+		}
+		c->pt[k++] = x;
+		c->m_lo = 0; /* no point dropped since the one before */
+		c->m_hi = UINT64_MAX;
+	}
+	if (k < i) {
+		memmove(&c->pt[k], &c->pt[i], (c->n - i) * sizeof *c->pt);
+		c->base -= i - k;
+		c->n -= i - k;
+	}
+	c->s = k;
 }
 
 /* A new sample, for a tick further than the tail reaches.  Before it goes
@@ -269,18 +368,24 @@ static void advance(struct pt_clock *c)
 {
 #if PT_HAVE_TSC
 	const struct pt_clock_pt *last = &c->pt[c->n - 1];
-	uint64_t q;
+	uint64_t q, win;
 	int64_t qn;
 
-	if (!sample(&q, &qn))
+	if (!sample(&q, &qn, &win))
 		return; /* interrupted: the tail goes on, the next read samples */
 	if (q > c->seen)
 		c->seen = q;
 	if (q <= last->tick || qn <= last->ns)
 		return;
+	/* how far a line may pass above a point: the sample's own window (the
+	 * clock was read somewhere in it), at least a nanosecond */
+	uint64_t w = mul32(win, c->rate) + 1;
+	int32_t tol = w > TOL_MAX_NS ? TOL_MAX_NS : (int32_t)w;
 	if (c->frontier > last->tick && c->frontier < q) {
 		int64_t pn = last->ns + (int64_t)mul32(c->frontier - last->tick, c->rate);
-		if (pn > last->ns && !push(c, c->frontier, pn, c->rate))
+		/* (a line standing for the pin passes above it: the tail's values
+		 * handed out below it, which fall short of pn + 1, stay below) */
+		if (pn > last->ns && !push(c, c->frontier, pn, c->rate, 1, tol))
 			return;
 		/* the tail ran ahead of the clock (by at most its own error, the
 		 * rate's error over the gap): the new point just after the pin,
@@ -291,9 +396,11 @@ static void advance(struct pt_clock *c)
 	}
 	/* (a frontier past q came from a tick from the future, written by a
 	 * writer or read on a CPU whose TSC is ahead: it is not kept) */
-	push(c, q, qn, 0);
+	push(c, q, qn, 0, 0, tol);
 	c->frontier = 0;
 	update_rate(c);
+	settle(c);
+	c->seg_tick = c->seg_end = 0; /* (the points moved) */
 #else
 	(void)c;
 #endif
@@ -355,11 +462,12 @@ int pt_clock_load(struct pt_clock *c, const struct pt_clock_img *img)
 	if (!c->pt)
 		return -1;
 	for (uint32_t i = 0; i < n; i++) {
-		c->pt[i] = (struct pt_clock_pt){ img->tick[i], img->ns[i], 0 };
+		c->pt[i] = (struct pt_clock_pt){ img->tick[i], img->ns[i], 0, 0, 0 };
 		if (i)
 			c->pt[i - 1].mult = slope(&c->pt[i - 1], img->tick[i], img->ns[i]);
 	}
 	c->n = n;
+	c->m_hi = UINT64_MAX;
 	c->seen = img->tick[n - 1];
 	c->kind = PT_CLK_TSC;
 	update_rate(c);

@@ -60,6 +60,8 @@ struct pt_clock {
 		uint64_t tick;
 		int64_t ns;
 		uint64_t mult;   /* ns per tick, 32.32, to the next point */
+		int32_t lo, hi;  /* a line standing for it converts its tick
+		                  * within [ns + lo, ns + hi] */
 	} *pt;                   /* the points, n of them (cap allocated) */
 	uint32_t n, cap;
 	uint32_t base;           /* the rate is measured from point base */
@@ -68,6 +70,13 @@ struct pt_clock {
 	uint64_t keep;           /* pt_clock_keep's period, in ticks */
 	uint64_t frontier;       /* largest tick so converted since the last point */
 	uint64_t seen;           /* the latest tick any sample read */
+	/* settling (clock.c, settle): points older than `settle` ticks
+	 * behind the last are merged where the clock is straight; pt[0..s)
+	 * are settled, and [m_lo, m_hi] are the slopes from pt[s-2] that keep
+	 * every point dropped since it within its tolerance */
+	uint32_t s;
+	uint64_t m_lo, m_hi;
+	uint64_t settle;
 	/* the segment last used: ticks in [seg_tick, seg_end) are
 	 * seg_ns + (tick - seg_tick) * seg_mult; seg_tail: past the last point */
 	uint64_t seg_tick, seg_end;
