@@ -291,11 +291,11 @@ int tlog_add(struct tlog *l, trace_id_t trid, const struct posix_trace_event_inf
              const void *data, size_t len, struct tev *e);
 void tlog_finish(struct tlog *l);   /* per-process tables, sorted by pid */
 /* Each thread of process p (an index of l->pr), in th's order, as i (an
- * index of l->th): after tlog_finish, in a process's threads' time, not
- * a look through every thread for each process. */
-#define TLOG_PROC_THREADS(l, p, k, i)                                                        \
-	for (size_t k = (l)->pth_at ? (l)->pth_at[p] : 0, i;                                 \
-	     (l)->pth_at && k < (l)->pth_at[(p) + 1] && ((i) = (l)->pth[k], 1); k++)
+ * index of l->th): after tlog_finish, in a process's threads' time (its
+ * index, pth), not a look through every thread for each process (that
+ * only when memory ran out for the index). */
+int tlog_proc_thread(const struct tlog *l, size_t p, size_t *k, size_t *i);
+#define TLOG_PROC_THREADS(l, p, k, i) for (size_t k = 0, i = 0; tlog_proc_thread(l, p, &k, &i);)
 /* What a log that is not whole lacks: tlog_unfinished is the text for
  * l->unfinished, tlog_damage_text() the words after l->damaged's count;
  * tlog_warn() notes both cases on stderr. */

@@ -229,9 +229,10 @@ void tlog_finish(struct tlog *l)
 	/* each process's threads (TLOG_PROC_THREADS): counted, then placed */
 	l->pth = malloc((l->nth + 1) * sizeof *l->pth);
 	l->pth_at = calloc(l->npr + 2, sizeof *l->pth_at);
-	if (!l->pth || !l->pth_at) {
-		err_msg("out of memory");
-		exit(1);
+	if (!l->pth || !l->pth_at) { /* (then tlog_proc_thread looks through them all) */
+		free(l->pth), free(l->pth_at);
+		l->pth = NULL, l->pth_at = NULL;
+		return;
 	}
 	for (size_t i = 0; i < l->nth; i++)
 		l->pth_at[l->th[i].proc + 1]++;
@@ -252,6 +253,22 @@ void tlog_finish(struct tlog *l)
  * and writes its own events: it is never the recorder.  A later part of a
  * recording (no START of its own): the recorder of the parts before
  * (l->front.recorder), if it is here as a recorder would be.  0: none. */
+int tlog_proc_thread(const struct tlog *l, size_t p, size_t *k, size_t *i)
+{
+	if (l->pth_at) {
+		if (*k >= l->pth_at[p + 1] - l->pth_at[p])
+			return 0;
+		*i = l->pth[l->pth_at[p] + (*k)++];
+		return 1;
+	}
+	while (*k < l->nth) /* (no index: memory ran out for it) */
+		if (l->th[(*k)++].pid == l->pr[p].pid) {
+			*i = *k - 1;
+			return 1;
+		}
+	return 0;
+}
+
 static int32_t recorder_pid(const struct tlog *l)
 {
 	uint64_t nsys = 0;
