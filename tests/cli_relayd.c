@@ -48,9 +48,9 @@ static void case_exact(void)
 		fprintf(stderr, "record: %s\n", err);
 	free(err);
 	CHECK_EQ(bt_read("hexact", &out, &err), 0);
-	CHECK_EQ(count_str(out, " relay_tick: "), 5000);
-	CHECK_EQ(count_str(out, " posix_trace_start: "), 1);
-	CHECK_EQ(count_str(out, " posix_trace_stop: "), 1);
+	CHECK_EQ(cli_count_str(out, " relay_tick: "), 5000);
+	CHECK_EQ(cli_count_str(out, " posix_trace_start: "), 1);
+	CHECK_EQ(cli_count_str(out, " posix_trace_stop: "), 1);
 	CHECK_EQ(cli_nlines(out), 5002);
 	CHECK(!cli_contains(err, "discarded"));
 	/* the payloads: 0 to 4999 in order */
@@ -110,7 +110,7 @@ static void case_live(void)
 	int want = 1500;
 	for (;;) { /* printed live: batch 1 while the program waits, then all */
 		char *s = slurp_or_empty(bt_out);
-		int n = count_str(s, " relay_tick: ");
+		int n = cli_count_str(s, " relay_tick: ");
 		free(s);
 		REQUIRE(n <= want);
 		if (n == want && want == 3000) {
@@ -131,13 +131,13 @@ static void case_live(void)
 	CHECK_EQ(wait_exit(rec), 0);
 	CHECK_EQ(wait_exit(bt), 0); /* the session closed: the reader ends */
 	char *s = slurp_or_empty(bt_out), *e = slurp_or_empty(cli_path("live.bt.err"));
-	CHECK_EQ(count_str(s, " relay_tick: "), 3000);
+	CHECK_EQ(cli_count_str(s, " relay_tick: "), 3000);
 	CHECK(!cli_contains(e, "discarded"));
 	free(s);
 	free(e);
 	char *out = NULL, *err = NULL;
 	CHECK_EQ(bt_read("hlive", &out, &err), 0);
-	CHECK_EQ(count_str(out, " relay_tick: "), 3000);
+	CHECK_EQ(cli_count_str(out, " relay_tick: "), 3000);
 	free(out);
 	free(err);
 	free(rec_err);
@@ -217,7 +217,7 @@ static void case_behind(void)
 	}
 	char *o = NULL, *err = NULL;
 	CHECK_EQ(bt_read("hbehind", &o, &err), 0);
-	CHECK_EQ(count_str(o, " relay_tick: "), N);
+	CHECK_EQ(cli_count_str(o, " relay_tick: "), N);
 	free(o);
 	free(err);
 	free(rec_err);
@@ -243,13 +243,13 @@ static void case_hosts(void)
 	for (int i = 0; i < 3; i++) {
 		char want[64];
 		snprintf(want, sizeof want, " %s relay_tick: ", hosts[i]);
-		CHECK_EQ(count_str(out, want), 1000 * (i + 1));
+		CHECK_EQ(cli_count_str(out, want), 1000 * (i + 1));
 	}
 	free(out);
 	free(err);
 	for (int i = 0; i < 3; i++) { /* each apart */
 		CHECK_EQ(bt_read(hosts[i], &out, &err), 0);
-		CHECK_EQ(count_str(out, " relay_tick: "), 1000 * (i + 1));
+		CHECK_EQ(cli_count_str(out, " relay_tick: "), 1000 * (i + 1));
 		free(out);
 		free(err);
 	}

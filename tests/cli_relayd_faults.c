@@ -51,7 +51,7 @@ static void case_restart(void)
 	free(e);
 	char *out = NULL, *err = NULL;
 	CHECK_EQ(bt_read("hrestart", &out, &err), 0);
-	CHECK_EQ(count_str(out, " relay_tick: "), 2000);
+	CHECK_EQ(cli_count_str(out, " relay_tick: "), 2000);
 	/* "Tracer discarded N events between ..." */
 	CHECK_EQ(sum_after(err, "Tracer discarded "), 1000);
 	free(out);
@@ -94,7 +94,7 @@ static void case_stall(void)
 	free(e);
 	char *out = NULL, *err = NULL;
 	CHECK_EQ(bt_read("hstall", &out, &err), 0);
-	unsigned long long ticks = (unsigned long long)count_str(out, " relay_tick: ");
+	unsigned long long ticks = (unsigned long long)cli_count_str(out, " relay_tick: ");
 	unsigned long long disc = sum_after(err, "Tracer discarded ");
 	CHECK(nd > 0);
 	CHECK_EQ(disc, nd);

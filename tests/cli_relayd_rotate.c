@@ -41,25 +41,6 @@ static int produce(unsigned n)
 	return 0;
 }
 
-static int count_str(const char *s, const char *what)
-{
-	/* by hand, not strstr in a loop: ASan's and TSan's strstr measure
-	 * the whole rest of s at every call, which made this quadratic
-	 * (30 000 matches in babeltrace2's 5 MB of text: 50 s) */
-	size_t m = strlen(what);
-	int n = 0;
-	for (const char *p = s; p && *p; p++) {
-		size_t k = 0;
-		while (k < m && p[k] == what[k])
-			k++;
-		if (k == m && m) {
-			n++;
-			p += m - 1;
-		}
-	}
-	return n;
-}
-
 /* part path's relay_tick payloads, checked to go on from *next; its count */
 static long read_part(const char *path, uint32_t *next, long *bad)
 {
@@ -115,9 +96,9 @@ int main(int argc, char **argv)
 	char path[512];
 	snprintf(path, sizeof path, "%s/hrot", cli_path("out"));
 	CHECK_EQ(cli_run((char *const[]){ (char *)bt_bin, path, NULL }, &out, &err), 0);
-	CHECK_EQ(count_str(out, " relay_tick: "), (int)N);
-	CHECK_EQ(count_str(out, " posix_trace_start: "), 1);
-	CHECK_EQ(count_str(out, " posix_trace_stop: "), 1);
+	CHECK_EQ(cli_count_str(out, " relay_tick: "), (int)N);
+	CHECK_EQ(cli_count_str(out, " posix_trace_start: "), 1);
+	CHECK_EQ(cli_count_str(out, " posix_trace_stop: "), 1);
 	CHECK(!cli_contains(err, "discarded"));
 	/* the first and the last payloads (little-endian bytes of 0 and N-1) */
 	CHECK(cli_contains(out, "payload = [ [0] = 0, [1] = 0, [2] = 0, [3] = 0 ]"));

@@ -138,26 +138,16 @@ static int one(enum how how, int sp, int lp)
 		child(how, sp, lp, path);
 	int st = t_wait_for(pid, 5000);
 	CHECK_EQ(st, 0);
-	int n = lu_load(path, NULL, NULL), user = 0, order = 1, starts = 0, stops = 0;
-	for (int i = 0; i < n; i++) {
-		trace_event_id_t e = lu_ev[i].id;
-		if (e == POSIX_TRACE_START)
-			starts++;
-		else if (e == POSIX_TRACE_STOP)
-			stops++;
-		else if (e >= PT_SYS_IDS) { /* (system ids are below) */
-			order &= lu_ev[i].len == sizeof(int) && lu_ev[i].ival == user && !stops;
-			user++;
-		}
-	}
-	CHECK_EQ(user, N + 1);
-	CHECK(order);
-	CHECK_EQ(starts, 1);
-	CHECK_EQ(stops, 1);
+	int n = lu_load(path, NULL, NULL);
+	struct lu_run r = lu_run_of(n);
+	CHECK_EQ(r.user, N + 1);
+	CHECK(r.order);
+	CHECK_EQ(r.starts, 1);
+	CHECK_EQ(r.stops, 1);
 	lu_rmfile(path);
 	if (t_failures != fails)
 		fprintf(stderr, "  (%s, stream %s, log %s: %d events read, %d user, status %d)\n",
-		        how_name[how], pol(sp), pol(lp), n, user, st);
+		        how_name[how], pol(sp), pol(lp), n, r.user, st);
 	return t_failures == fails;
 }
 

@@ -69,24 +69,13 @@ int main(void)
 		_exit(127);
 	}
 	CHECK_EQ(t_wait_for(pid, 10000), 0);
-	int n = lu_load(path, NULL, NULL), user = 0, order = 1, starts = 0, stops = 0;
-	for (int i = 0; i < n; i++) {
-		trace_event_id_t e = lu_ev[i].id;
-		if (e == POSIX_TRACE_START)
-			starts++;
-		else if (e == POSIX_TRACE_STOP)
-			stops++;
-		else if (e >= PT_SYS_IDS) {
-			order &= lu_ev[i].len == sizeof(int) && lu_ev[i].ival == user && !stops;
-			user++;
-		}
-	}
-	printf("log after an exec from a constructor: %d events of %d, START %d, STOP %d\n", user, N,
-	       starts, stops);
-	CHECK_EQ(user, N);
-	CHECK(order);
-	CHECK_EQ(starts, 1);
-	CHECK_EQ(stops, 1);
+	struct lu_run r = lu_run_of(lu_load(path, NULL, NULL));
+	printf("log after an exec from a constructor: %d events of %d, START %d, STOP %d\n", r.user,
+	       N, r.starts, r.stops);
+	CHECK_EQ(r.user, N);
+	CHECK(r.order);
+	CHECK_EQ(r.starts, 1);
+	CHECK_EQ(r.stops, 1);
 	lu_rmfile(path);
 	T_END();
 }

@@ -22,6 +22,7 @@
 #include <time.h>
 #include <trace.h>
 #include "t.h"
+#include "helpers.h"
 
 #define LU_SLACK_NS 2000000LL   /* timestamps vs CLOCK_REALTIME readings */
 #define LU_MAXEV    400000      /* events lu_load() keeps */
@@ -232,6 +233,28 @@ static inline int lu_count(int n, trace_event_id_t id, pid_t pid)
 	for (int i = 0; i < n; i++)
 		k += lu_ev[i].id == id && (pid == -1 || lu_ev[i].pid == pid);
 	return k;
+}
+
+/* A log one run of a stream wrote, with user events whose payload is an
+ * int counting from 0: among the n loaded, its START and STOP events, its
+ * user events (PT_SYS_IDS on), and whether those hold 0, 1, 2 ... in order,
+ * each before the STOP (*order 1). */
+struct lu_run { int user, order, starts, stops; };
+static inline struct lu_run lu_run_of(int n)
+{
+	struct lu_run r = { 0, 1, 0, 0 };
+	for (int i = 0; i < n; i++) {
+		trace_event_id_t e = lu_ev[i].id;
+		if (e == POSIX_TRACE_START)
+			r.starts++;
+		else if (e == POSIX_TRACE_STOP)
+			r.stops++;
+		else if (e >= PT_SYS_IDS) { /* (system ids are below) */
+			r.order &= lu_ev[i].len == sizeof(int) && lu_ev[i].ival == r.user && !r.stops;
+			r.user++;
+		}
+	}
+	return r;
 }
 
 /* The user events with id among the n loaded: all intact, from pid, and

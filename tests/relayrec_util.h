@@ -69,25 +69,6 @@ static inline unsigned long long sum_after(const char *s, const char *key)
 	return sum;
 }
 
-static inline int count_str(const char *s, const char *what)
-{
-	/* by hand, not strstr in a loop: ASan's and TSan's strstr measure
-	 * the whole rest of s at every call, which made this quadratic
-	 * (30 000 matches in babeltrace2's 5 MB of text: 50 s) */
-	size_t m = strlen(what);
-	int n = 0;
-	for (const char *p = s; p && *p; p++) {
-		size_t k = 0;
-		while (k < m && p[k] == what[k])
-			k++;
-		if (k == m && m) {
-			n++;
-			p += m - 1;
-		}
-	}
-	return n;
-}
-
 /* babeltrace2 on a path of the relay's output: its exit status, output
  * and stderr. */
 static inline int bt_read(const char *sub, char **out, char **err)
@@ -147,7 +128,7 @@ static inline void wait_on_disk_of(const char *host, const char *what, int n)
 	for (;;) {
 		char *out = NULL;
 		bt_read(host, &out, NULL);
-		int k = count_str(out, what);
+		int k = cli_count_str(out, what);
 		free(out);
 		REQUIRE(k <= n);
 		if (k == n)
@@ -214,10 +195,10 @@ static inline void check_host(const char *name, const char *rec_err)
 	CHECK_EQ(record_sent(e, name), posted + 2);
 	CHECK(cli_contains(e, "; 0 not delivered"));
 	CHECK_EQ(bt_read(name, &out, &err), 0);
-	CHECK_EQ(count_str(out, " relay_tick: "), posted);
-	if (count_str(out, " relay_tick: ") != posted)
+	CHECK_EQ(cli_count_str(out, " relay_tick: "), posted);
+	if (cli_count_str(out, " relay_tick: ") != posted)
 		fprintf(stderr, "%s: the program posted %ld, the relay has %d; record: %s", name,
-		        posted, count_str(out, " relay_tick: "), e);
+		        posted, cli_count_str(out, " relay_tick: "), e);
 	free(e);
 	free(out);
 	free(err);
