@@ -33,19 +33,7 @@
  *  - in order of their ticks, the values never go back, first
  *    conversions and second ones alike.
  */
-#if defined(__x86_64__) || defined(__i386__)
-#include <x86intrin.h>
-#endif
-#include <stdint.h>
-#include <time.h>
-
-static uint64_t sim_tsc(void);
-static int sim_gettime(clockid_t id, struct timespec *ts);
-#define __rdtsc sim_tsc
-#define clock_gettime sim_gettime
-#include "../src/shm/clock.c"
-#undef __rdtsc
-#undef clock_gettime
+#include "clock_sim.h"
 #include <inttypes.h>
 #include <stdio.h>
 #include "t.h"
