@@ -458,14 +458,6 @@ static int cmp_type(const void *a, const void *b)
 	return (x->ts > y->ts) - (x->ts < y->ts);
 }
 
-static int cmp_proc_id(const void *a, const void *b)
-{
-	const struct pt_ext_proc *x = a, *y = b;
-	if (x->pid != y->pid)
-		return x->pid < y->pid ? -1 : 1;
-	return (x->ts > y->ts) - (x->ts < y->ts);
-}
-
 static int same_obj(const struct pt_ext_obj *a, const struct pt_ext_obj *b)
 {
 	return a->pid == b->pid && a->kind == b->kind && a->base == b->base && a->lo == b->lo &&
@@ -539,13 +531,13 @@ static int gather_part(struct tlog *l, struct gather *g, const struct tlog *pl,
 	l->procs = p;
 	memcpy(p + l->nprocs, pl->procs, pl->nprocs * sizeof *p);
 	l->nprocs += pl->nprocs;
-	qsort(p, l->nprocs, sizeof *p, cmp_proc_id);
+	tlog_sort_procs(l);
+	p = l->procs;
 	for (size_t i = k = 0; i < l->nprocs; i++)
 		if (!k || p[k - 1].pid != p[i].pid || p[k - 1].ppid != p[i].ppid ||
 		    p[k - 1].cut != p[i].cut || strcmp(p[k - 1].cmdline, p[i].cmdline))
 			p[k++] = p[i];
 	l->nprocs = k;
-	l->procs_sorted_ = 1; /* (by pid and time, as tlog_identity() looks) */
 
 	/* the map of loaded code: in time order, part after part; an entry
 	 * the map of its process already holds (the same entry since that

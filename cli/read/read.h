@@ -195,7 +195,7 @@ struct tlog {
 	uint32_t last_th_;             /* the thread of the last event */
 	size_t hcap_;
 	void *pidn_;                   /* pid -> its threads in th (for a new one's idx) */
-	int procs_sorted_;             /* procs by (pid, time) (tlog.c, sort_procs) */
+	int procs_sorted_;             /* procs by (pid, time) (tlog.c, tlog_sort_procs) */
 	/* (tlog_finish) each process's threads: pth[pth_at[p]..pth_at[p + 1]) are
 	 * the indices in th of l->pr[p]'s, in th's order (TLOG_PROC_THREADS) */
 	uint32_t *pth;
@@ -275,6 +275,9 @@ const struct tproc *tlog_proc(const struct tlog *l, int32_t pid); /* after the t
 /* Who process pid said it was (its latest identity: an exec changes its
  * command line), or NULL. */
 const struct pt_ext_proc *tlog_identity(const struct tlog *l, int32_t pid);
+/* l->procs in the order of (pid, time), equal ones as they came (what
+ * tlog_identity() searches; parts.c after merging a part's). */
+void tlog_sort_procs(struct tlog *l);
 /* The process tree: (*order)[k], k < l->npr, are l->pr's indices with
  * each process right after its parent (the one its identity names, when
  * the trace has it), siblings and roots in pid order; (*depth)[k] is its

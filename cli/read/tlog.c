@@ -522,7 +522,7 @@ static int cmp_proc_key(const void *a, const void *b)
 	return (x->i > y->i) - (x->i < y->i);
 }
 
-static void sort_procs(struct tlog *l)
+void tlog_sort_procs(struct tlog *l)
 {
 	size_t n = l->nprocs;
 	struct proc_key *k = n > 1 ? malloc(n * sizeof *k) : NULL;
@@ -805,7 +805,7 @@ static int from_summary(struct tlog *l, int fd, int all)
 		l->types = typemap_from(s->types, s->ntypes);
 		l->procs = s->procs, l->nprocs = s->nprocs;
 		s->threads = NULL, s->types = NULL, s->procs = NULL; /* (taken over) */
-		sort_procs(l);
+		tlog_sort_procs(l);
 		if (!l->thrs || !l->types) {
 			pt_ext_summary_free(s);
 			return -1;
@@ -936,7 +936,7 @@ int tlog_open(struct tlog *l, const char *path, const struct tlog_front *f)
 	    !(l->procs = ext_fetch_all(trid, sizeof *l->procs, fetch_procs, &l->nprocs)))
 		return open_failed(l, "reading the thread identities and payload descriptions",
 		                   ENOMEM);
-	sort_procs(l);
+	tlog_sort_procs(l);
 	if (!(l->buf_ = malloc(TRACE_DATA_MAX + 1)))
 		return open_failed(l, "reading events", ENOMEM);
 	return 0;
