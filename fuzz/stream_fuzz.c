@@ -214,9 +214,9 @@ static size_t reader_holds(void)
 
 	if (pt_trid_lock(trid, &t))
 		fail("lock");
-	size_t n = t->rd.ck_cap + t->rd.loss.cap + t->rd.w_cap;
-	for (uint32_t i = 0; i < t->rd.nw; i++)
-		n += t->rd.w[i].lost.cap;
+	size_t n = t->s.rd.ck_cap + t->s.rd.loss.cap + t->s.rd.w_cap;
+	for (uint32_t i = 0; i < t->s.rd.nw; i++)
+		n += t->s.rd.w[i].lost.cap;
 	pt_trid_unlock(t);
 	return n;
 }
@@ -305,7 +305,7 @@ static uint64_t run(const uint8_t *data, size_t size)
 	posix_trace_attr_destroy(&attr);
 	if (posix_trace_start(trid) || pt_trid_lock(trid, &t))
 		fail("start");
-	view = &t->view; /* as a traced process finds its own mapping */
+	view = &t->s.view; /* as a traced process finds its own mapping */
 	slot = t->slot;
 	pt_trid_unlock(t);
 

@@ -99,7 +99,7 @@ static void unleash(trace_id_t trid, pthread_t w[2], pthread_t *s)
 {
 	struct pt_trid *t;
 	REQUIRE(pt_trid_lock(trid, &t) == 0);
-	struct pt_hdr *h = t->hdr;
+	struct pt_hdr *h = t->s.hdr;
 	pt_trid_unlock(t);
 	atomic_store(&stop, 0);
 	for (long i = 0; i < 2; i++)
@@ -234,7 +234,7 @@ int main(void)
 	 * this thread's chunk claims a payload longer than max-data-size */
 	struct pt_trid *t;
 	REQUIRE(pt_trid_lock(trid, &t) == 0);
-	struct pt_view *sv = &t->view;
+	struct pt_view *sv = &t->s.view;
 	uint32_t lie = PT_NIL;
 	for (uint32_t i = 0; i < sv->nchunks; i++) {
 		uint64_t ss = atomic_load(&sv->chunks[i].ss);

@@ -192,7 +192,7 @@ static char *fences(void)
 
 static int guards_in_place(char *g, const struct pt_trid *t)
 {
-	return g ? ((char *)t->tctl == g + 4096) + ((char *)t->hdr + t->map_size == g) : 0;
+	return g ? ((char *)t->s.tctl == g + 4096) + ((char *)t->s.hdr + t->s.map_size == g) : 0;
 }
 
 struct seen { uint64_t events, errors, bad, calls; };

@@ -160,8 +160,8 @@ static void t_hostile(void)
 	REQUIRE(posix_trace_create(0, &a, &trid) == 0);
 	REQUIRE(posix_trace_start(trid) == 0);
 	REQUIRE(pt_trid_lock(trid, &t) == 0);
-	struct pt_obj *area = t->view.objs;
-	struct pt_hdr *h = t->hdr;
+	struct pt_obj *area = t->s.view.objs;
+	struct pt_hdr *h = t->s.hdr;
 	uint32_t used = atomic_load(&h->obj_next);
 	pt_trid_unlock(t);
 	REQUIRE(used >= 3 && used < 200);
@@ -207,7 +207,7 @@ static void t_hostile(void)
 	/* the area is full: a process writing more counts it */
 	uint64_t lost = atomic_load(&h->obj_lost);
 	REQUIRE(pt_trid_lock(trid, &t) == 0);
-	pt_objmap_dump(&t->view, getpid(), 0);
+	pt_objmap_dump(&t->s.view, getpid(), 0);
 	pt_trid_unlock(t);
 	CHECK(atomic_load(&h->obj_lost) > lost);
 	CHECK_RC(posix_trace_shutdown(trid), 0);

@@ -84,7 +84,7 @@ static uint32_t walk(trace_id_t trid, uint32_t *nwide)
 
 	*nwide = 0;
 	REQUIRE(pt_trid_lock(trid, &t) == 0);
-	const struct pt_view *v = &t->view;
+	const struct pt_view *v = &t->s.view;
 	for (uint32_t c = 0; c < v->nchunks; c++) {
 		const struct pt_chunk *ck = &v->chunks[c];
 		uint32_t commit = PT_COMMIT_POS(atomic_load(&ck->commit));

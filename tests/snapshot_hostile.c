@@ -135,7 +135,7 @@ static void run(int scribble)
 	REQUIRE(pt_ext_follow_open(trid, want, &f) == 0);
 	struct pt_trid *t;
 	REQUIRE(pt_trid_lock(trid, &t) == 0);
-	struct pt_hdr *h = t->hdr;
+	struct pt_hdr *h = t->s.hdr;
 	pt_trid_unlock(t);
 	atomic_store(&stop, 0);
 	for (long i = 0; i < 2; i++)

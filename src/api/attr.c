@@ -260,6 +260,6 @@ void pt_attr_from_img(const struct pt_attr_img *img, trace_attr_t *a)
 /* The attributes of a trace id, from its trusted copy. */
 void pt_trid_attrs(const struct pt_trid *t, trace_attr_t *a)
 {
-	pt_attr_from_img(&t->attr, a);
+	pt_attr_from_img(&t->s.attr, a);
 	posixtrace_attr_setnoloss(a, t->noloss_ms);
 }

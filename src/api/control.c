@@ -14,7 +14,7 @@
 static void notify(struct pt_trid *t, uint32_t set, uint32_t clear)
 {
 	if (t->slot >= 0)
-		pt_ctl_bump(t->tctl, set << t->slot, clear << t->slot);
+		pt_ctl_bump(t->s.tctl, set << t->slot, clear << t->slot);
 }
 
 PT_API int posix_trace_start(trace_id_t trid)
@@ -24,15 +24,15 @@ PT_API int posix_trace_start(trace_id_t trid)
 
 	if (rc)
 		return rc;
-	struct pt_hdr *h = t->hdr;
+	struct pt_hdr *h = t->s.hdr;
 	uint32_t st = atomic_load(&h->state);
 	if (!(st & (PT_ST_RUNNING | PT_ST_AUTOSTOP))) {
 		trace_event_set_t f;
 		pt_filter_get(h, &f);
-		pt_record_system(t, POSIX_TRACE_START, &f, sizeof f, __builtin_return_address(0), 0);
+		pt_record_system(&t->s, POSIX_TRACE_START, &f, sizeof f, __builtin_return_address(0), 0);
 		atomic_fetch_or(&h->state, PT_ST_RUNNING);
 		if (t->slot >= 0) /* its share of the wanted bitmap, before the live bit */
-			pt_ctl_slot_want(t->tctl, (unsigned)t->slot, h->filter);
+			pt_ctl_slot_want(t->s.tctl, (unsigned)t->slot, h->filter);
 		notify(t, 1, 0);
 		if (t->tctl_own) /* map it now, not in the first event (which may */
 			pt_resync(); /* be a signal handler interrupting a resync) */
@@ -51,13 +51,13 @@ PT_API int posix_trace_stop(trace_id_t trid)
 
 	if (rc)
 		return rc;
-	struct pt_hdr *h = t->hdr;
+	struct pt_hdr *h = t->s.hdr;
 	uint32_t st = atomic_load(&h->state);
 	if (st & PT_ST_RUNNING) {
 		int zero = 0;
 		atomic_fetch_and(&h->state, ~PT_ST_RUNNING);
 		notify(t, 0, 1);
-		pt_record_system(t, POSIX_TRACE_STOP, &zero, sizeof zero, __builtin_return_address(0), 0);
+		pt_record_system(&t->s, POSIX_TRACE_STOP, &zero, sizeof zero, __builtin_return_address(0), 0);
 		pt_wake_readers(h);
 	}
 	pt_trid_unlock(t);
@@ -71,18 +71,18 @@ PT_API int posix_trace_clear(trace_id_t trid)
 
 	if (rc)
 		return rc;
-	struct pt_hdr *h = t->hdr;
+	struct pt_hdr *h = t->s.hdr;
 	uint32_t st = atomic_load(&h->state), nw;
 	do {
 		nw = (st & PT_ST_RUNNING) | ((PT_ST_EPOCH(st) + 1) << PT_ST_EPOCH_SHIFT);
 	} while (!atomic_compare_exchange_weak(&h->state, &st, nw));
 	if (!(nw & PT_ST_RUNNING))
 		notify(t, 0, 1);
-	pt_pool_reset(&t->view);
+	pt_pool_reset(&t->s.view);
 	atomic_store(&h->overrun, 0);
-	pt_reader_reset(t);
-	if (t->fl) /* and the log, before the flusher writes anything more */
-		pt_flusher_clear(t);
+	pt_reader_reset(&t->s);
+	if (t->s.fl) /* and the log, before the flusher writes anything more */
+		pt_flusher_clear(&t->s);
 	pt_wake_readers(h);
 	pt_trid_unlock(t);
 	return 0;
@@ -100,23 +100,23 @@ PT_API int posix_trace_shutdown(trace_id_t trid)
 
 	if (rc)
 		return rc;
-	if (t->fl) { /* everything not yet in the log goes there first */
-		if (pt_flusher_claim(t)) { /* another thread is shutting it down */
+	if (t->s.fl) { /* everything not yet in the log goes there first */
+		if (pt_flusher_claim(&t->s)) { /* another thread is shutting it down */
 			pt_trid_unlock(t);
 			return EINVAL;
 		}
-		struct pt_hdr *hh = t->hdr; /* stopped "as if posix_trace_stop()" */
+		struct pt_hdr *hh = t->s.hdr; /* stopped "as if posix_trace_stop()" */
 		int stop = (atomic_load(&hh->state) & PT_ST_RUNNING) != 0;
 		if (stop) { /* (the flusher records STOP: it can make room for it) */
 			atomic_fetch_and(&hh->state, ~PT_ST_RUNNING);
 			notify(t, 0, 1);
 		}
 		pt_trid_unlock(t);
-		log_rc = pt_flusher_stop(t, stop, __builtin_return_address(0));
+		log_rc = pt_flusher_stop(&t->s, stop, __builtin_return_address(0));
 		if ((rc = pt_trid_lock(trid, &t)) != 0)
 			return rc;
 	}
-	struct pt_hdr *h = t->hdr;
+	struct pt_hdr *h = t->s.hdr;
 	atomic_store(&t->dead, 1); /* from now on every call with trid fails */
 	uint32_t st = atomic_load(&h->state);
 	while (!atomic_compare_exchange_weak(&h->state, &st, (st & ~PT_ST_RUNNING) | PT_ST_DEAD))
@@ -126,28 +126,28 @@ PT_API int posix_trace_shutdown(trace_id_t trid)
 
 	pthread_mutex_lock(&pt_trid_table_lock);
 	if (t->slot >= 0 && t->tctl_own)
-		pt_slot_release(t->tctl, (unsigned)t->slot, t->ticket);
+		pt_slot_release(t->s.tctl, (unsigned)t->slot, t->ticket);
 	else if (t->slot >= 0) /* another process: it unmaps the view at once */
-		pt_slot_leave(t->tctl, (unsigned)t->slot, t->ticket);
+		pt_slot_leave(t->s.tctl, (unsigned)t->slot, t->ticket);
 	pthread_mutex_unlock(&pt_trid_table_lock);
 	if (t->slot >= 0 && t->tctl_own && pt_quiesce() == 0)
 		pt_detach_now((unsigned)t->slot, t->ticket); /* no thread can be using it */
 
-	pt_lock(&t->lock);
-	if (t->region_off && pt_fd_is(t->fd, &t->fd_id)) /* (not a file of the program's) */
-		fallocate(t->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)t->region_off,
-		          (off_t)t->map_size);
-	pt_map_release(h, t->map_size);
-	if (t->tctl && !t->tctl_own)
-		munmap(t->tctl, PT_CTL_SIZE);
-	pt_close_own(t->fd, &t->fd_id);      /* releases the liveness lock */
+	pt_lock(&t->s.lock);
+	if (t->s.region_off && pt_fd_is(t->s.fd, &t->fd_id)) /* (not a file of the program's) */
+		fallocate(t->s.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)t->s.region_off,
+		          (off_t)t->s.map_size);
+	pt_map_release(h, t->s.map_size);
+	if (t->s.tctl && !t->tctl_own)
+		munmap(t->s.tctl, PT_CTL_SIZE);
+	pt_close_own(t->s.fd, &t->fd_id);      /* releases the liveness lock */
 	pt_close_own(t->sys_fd, &t->sys_id); /* and the system-wide count */
-	pt_reader_free(&t->rd);
-	pt_clock_free(&t->clk);
-	t->hdr = NULL;
-	t->tctl = NULL;
+	pt_reader_free(&t->s.rd);
+	pt_clock_free(&t->s.clk);
+	t->s.hdr = NULL;
+	t->s.tctl = NULL;
 	t->in_use = 0;
-	pt_unlock(&t->lock);
+	pt_unlock(&t->s.lock);
 	return log_rc == EFBIG || log_rc == ENOSPC || log_rc == EIO ? log_rc : 0;
 }
 
@@ -158,7 +158,7 @@ PT_API int posix_trace_flush(trace_id_t trid)
 
 	if (rc)
 		return rc;
-	rc = t->fl ? pt_flusher_request(t) : EINVAL; /* EINVAL: not a stream with a log */
+	rc = t->s.fl ? pt_flusher_request(&t->s) : EINVAL; /* EINVAL: not a stream with a log */
 	pt_trid_unlock(t);
 	return rc;
 }

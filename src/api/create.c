@@ -27,7 +27,7 @@ static void streams_shutdown(void)
 	for (unsigned i = 0; i < TRACE_SYS_MAX; i++) {
 		struct pt_trid *t = pt_trid_at(i);
 		if (t->in_use && !atomic_load(&t->dead) && t->fork_gen == pt_fork_gen &&
-		    t->kind == PT_KIND_STREAM)
+		    t->s.kind == PT_KIND_STREAM)
 			posix_trace_shutdown(pt_trid_id(t));
 	}
 }

@@ -27,8 +27,8 @@ PT_API int posix_trace_eventid_equal(trace_id_t trid, trace_event_id_t a, trace_
  * it mapped the stream (it copies them then): take them from its registry. */
 static void sync_names(struct pt_trid *t)
 {
-	if (t->tctl)
-		pt_names_copy(t->view.names, pt_ctl_names(t->tctl));
+	if (t->s.tctl)
+		pt_names_copy(t->s.view.names, pt_ctl_names(t->s.tctl));
 }
 
 PT_API int posix_trace_eventid_get_name(trace_id_t trid, trace_event_id_t id, char *name)
@@ -38,15 +38,15 @@ PT_API int posix_trace_eventid_get_name(trace_id_t trid, trace_event_id_t id, ch
 
 	if (rc)
 		return rc;
-	if (t->kind == PT_KIND_LOG) {
+	if (t->s.kind == PT_KIND_LOG) {
 		rc = name ? pt_logopen_name(t, id, name) : EINVAL;
 		pt_trid_unlock(t);
 		return rc;
 	}
-	rc = name ? pt_name_get(t->view.names, id, name) : EINVAL;
+	rc = name ? pt_name_get(t->s.view.names, id, name) : EINVAL;
 	if (rc && name && id < PT_NIDS) {
 		sync_names(t);
-		rc = pt_name_get(t->view.names, id, name);
+		rc = pt_name_get(t->s.view.names, id, name);
 	}
 	pt_trid_unlock(t);
 	return rc;
@@ -64,7 +64,7 @@ PT_API int posix_trace_eventtypelist_getnext_id(trace_id_t trid, trace_event_id_
 		pt_trid_unlock(t);
 		return EINVAL;
 	}
-	if (t->kind == PT_KIND_LOG) {
+	if (t->s.kind == PT_KIND_LOG) {
 		rc = pt_logopen_next_id(t, id, unavailable);
 		pt_trid_unlock(t);
 		return rc;
@@ -75,7 +75,7 @@ PT_API int posix_trace_eventtypelist_getnext_id(trace_id_t trid, trace_event_id_
 	while (t->typelist_pos < PT_NIDS) {
 		uint32_t i = t->typelist_pos++;
 		char name[PT_NAME_SZ];
-		if (pt_name_get(t->view.names, i, name) == 0) {
+		if (pt_name_get(t->s.view.names, i, name) == 0) {
 			*id = i;
 			*unavailable = 0;
 			break;

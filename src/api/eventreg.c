@@ -49,9 +49,9 @@ PT_API int posix_trace_trid_eventid_open(trace_id_t trid, const char *restrict n
 		if (!id) {
 			rc = EINVAL;
 		} else {
-			if (t->tctl)
-				tb[n++] = pt_ctl_names(t->tctl);
-			tb[n++] = t->view.names;
+			if (t->s.tctl)
+				tb[n++] = pt_ctl_names(t->s.tctl);
+			tb[n++] = t->s.view.names;
 			rc = pt_names_open(tb, n, name, id);
 		}
 		pt_trid_unlock(t);

@@ -61,7 +61,7 @@ int pt_ext_losses(trace_id_t trid, struct pt_ext_losses *out)
 	if ((rc = pt_trid_lock_any(trid, &t)) != 0)
 		return rc;
 	memset(out, 0, sizeof *out);
-	if (t->kind == PT_KIND_LOG) {
+	if (t->s.kind == PT_KIND_LOG) {
 		const struct pt_logr *r = t->lr;
 		out->resume_ok = r->last_lost_ok;
 		out->at_resume = r->last_lost;
@@ -71,14 +71,14 @@ int pt_ext_losses(trace_id_t trid, struct pt_ext_losses *out)
 		out->log_dropped = r->dropped;
 		out->wrap_at_resume = r->wrap_told;
 	} else {
-		const struct pt_reader *rd = &t->rd;
+		const struct pt_reader *rd = &t->s.rd;
 		out->resume_ok = rd->pairs > 0;
 		out->at_resume = rd->lost_at_resume;
 		out->total_ok = 1;
-		out->total = pt_read_lost(t); /* (since the last clear) */
+		out->total = pt_read_lost(&t->s); /* (since the last clear) */
 		out->late = rd->late;
 	}
-	uint64_t cap = lost_cap(&t->attr);
+	uint64_t cap = lost_cap(&t->s.attr);
 	clamp(&out->at_resume, cap, &out->implausible);
 	clamp(&out->total, cap, &out->implausible);
 	pt_trid_unlock(t);
@@ -94,14 +94,14 @@ static void area(struct pt_trid *t, const struct pt_ext_obj **src,
 {
 	*retired = NULL;
 	*src = NULL, *st = NULL;
-	if (t->kind == PT_KIND_LOG) { /* (a log's, kept in the room they need) */
+	if (t->s.kind == PT_KIND_LOG) { /* (a log's, kept in the room they need) */
 		*st = &t->lr->objs;
 		*have = t->lr->objs.n;
 	} else {
-		pt_objs_collect(t);
-		*src = t->rd.objs;
-		*have = t->rd.nobjs;
-		*retired = t->rd.obj_retired;
+		pt_objs_collect(&t->s);
+		*src = t->s.rd.objs;
+		*have = t->s.rd.nobjs;
+		*retired = t->s.rd.obj_retired;
 	}
 }
 
@@ -139,11 +139,11 @@ static int entries(trace_id_t trid, int (*want)(unsigned kind), unsigned cls, si
 	 * too, in the same fields, which are a log's to use; without it a
 	 * caller taking 30 000 processes' entries a few at a time made each
 	 * look start again from the first) */
-	int cursor = retired || t->kind == PT_KIND_LOG;
-	if (cursor && t->rd.obj_cur_k[cls] >= k && from >= t->rd.obj_cur_k[cls] &&
-	    t->rd.obj_cur_i[cls] <= have) {
-		i = t->rd.obj_cur_i[cls]; /* (on from where the last look stopped) */
-		k = t->rd.obj_cur_k[cls];
+	int cursor = retired || t->s.kind == PT_KIND_LOG;
+	if (cursor && t->s.rd.obj_cur_k[cls] >= k && from >= t->s.rd.obj_cur_k[cls] &&
+	    t->s.rd.obj_cur_i[cls] <= have) {
+		i = t->s.rd.obj_cur_i[cls]; /* (on from where the last look stopped) */
+		k = t->s.rd.obj_cur_k[cls];
 	}
 	for (; i < have && *n < cap; i++) {
 		if (!want(src ? src[i].kind : pt_objstore_kind(st, i)) || k++ < from)
@@ -154,8 +154,8 @@ static int entries(trace_id_t trid, int (*want)(unsigned kind), unsigned cls, si
 		put((char *)out + elem * (*n)++, src ? &src[i] : &o);
 	}
 	if (cursor) {
-		t->rd.obj_cur_i[cls] = i;
-		t->rd.obj_cur_k[cls] = k;
+		t->s.rd.obj_cur_i[cls] = i;
+		t->s.rd.obj_cur_k[cls] = k;
 	}
 	pt_trid_unlock(t);
 	return 0;
@@ -249,7 +249,7 @@ int pt_ext_seek(trace_id_t trid, uint64_t ts_ns, uint64_t *lost_before)
 		return EINVAL;
 	if ((rc = pt_trid_lock_any(trid, &t)) != 0)
 		return rc;
-	rc = t->kind == PT_KIND_LOG ? pt_logr_seek(t->lr, ts_ns, lost_before) : EINVAL;
+	rc = t->s.kind == PT_KIND_LOG ? pt_logr_seek(t->lr, ts_ns, lost_before) : EINVAL;
 	pt_trid_unlock(t);
 	return rc;
 }
@@ -263,7 +263,7 @@ int pt_ext_next_batch(trace_id_t trid, struct pt_ext_batch *b)
 		return EINVAL;
 	if ((rc = pt_trid_lock_any(trid, &t)) != 0)
 		return rc;
-	rc = t->kind == PT_KIND_LOG ? pt_logr_next_batch(t->lr, b) : EINVAL;
+	rc = t->s.kind == PT_KIND_LOG ? pt_logr_next_batch(t->lr, b) : EINVAL;
 	pt_trid_unlock(t);
 	return rc;
 }
@@ -275,7 +275,7 @@ int pt_ext_seek_end(trace_id_t trid, uint64_t ts_ns)
 
 	if ((rc = pt_trid_lock_any(trid, &t)) != 0)
 		return rc;
-	if (t->kind == PT_KIND_LOG)
+	if (t->s.kind == PT_KIND_LOG)
 		pt_logr_stop_after(t->lr, ts_ns);
 	else
 		rc = EINVAL;
@@ -295,7 +295,7 @@ int pt_ext_log_census(trace_id_t trid, struct pt_ext_summary **out, uint64_t *da
 	*out = NULL;
 	if ((rc = pt_trid_lock_any(trid, &t)) != 0)
 		return rc;
-	rc = t->kind != PT_KIND_LOG ? EINVAL : pt_logr_census(t->lr, &c, damaged);
+	rc = t->s.kind != PT_KIND_LOG ? EINVAL : pt_logr_census(t->lr, &c, damaged);
 	if (!rc && (!(s = calloc(1, sizeof *s)) ||
 	            !(s->writers = calloc(c->nwr + 1, sizeof *s->writers)))) {
 		if (s)
@@ -314,7 +314,7 @@ int pt_ext_log_census(trace_id_t trid, struct pt_ext_summary **out, uint64_t *da
 	s->losses.total = r->stream_lost;
 	s->losses.log_overwritten = r->lost;
 	s->losses.log_dropped = r->dropped;
-	uint64_t cap = lost_cap(&t->attr);
+	uint64_t cap = lost_cap(&t->s.attr);
 	clamp(&s->losses.at_resume, cap, &s->losses.implausible);
 	clamp(&s->losses.total, cap, &s->losses.implausible);
 	s->events = c->events;

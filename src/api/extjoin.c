@@ -17,16 +17,16 @@ int pt_ext_join(trace_id_t trid, char *buf, size_t cap)
 
 	if (pt_trid_lock(trid, &t) != 0)
 		return EINVAL;
-	if (t->fd < 0 || fstat(t->fd, &st) != 0 || t->attr.inherit != POSIX_TRACE_INHERITED) {
+	if (t->s.fd < 0 || fstat(t->s.fd, &st) != 0 || t->s.attr.inherit != POSIX_TRACE_INHERITED) {
 		pt_trid_unlock(t);
 		return EINVAL;
 	}
 	/* a region of the target's control memfd is held alive by the lock
 	 * on the slot's byte; a memfd of our own has no lock (newstream.c) */
-	uint32_t byte = t->region_off && t->slot >= 0 ? (uint32_t)t->slot : UINT32_MAX;
-	n = snprintf(buf, cap, "%d.%d.%llu.%llu.%llu.%u", (int)getpid(), t->fd,
-	             (unsigned long long)st.st_ino, (unsigned long long)t->region_off,
-	             (unsigned long long)t->map_size, byte);
+	uint32_t byte = t->s.region_off && t->slot >= 0 ? (uint32_t)t->slot : UINT32_MAX;
+	n = snprintf(buf, cap, "%d.%d.%llu.%llu.%llu.%u", (int)getpid(), t->s.fd,
+	             (unsigned long long)st.st_ino, (unsigned long long)t->s.region_off,
+	             (unsigned long long)t->s.map_size, byte);
 	if (n < 0 || (size_t)n >= cap)
 		rc = ERANGE;
 	else /* and the traced process passes it on to what it starts */
@@ -43,7 +43,7 @@ int pt_ext_join_pid(trace_id_t trid, pid_t pid)
 
 	if (pt_trid_lock(trid, &t) != 0)
 		return EINVAL;
-	rc = t->fd < 0 || fstat(t->fd, &st) != 0 ? EINVAL : pt_tree_join(t, pid, (uint64_t)st.st_ino);
+	rc = t->s.fd < 0 || fstat(t->s.fd, &st) != 0 ? EINVAL : pt_tree_join(t, pid, (uint64_t)st.st_ino);
 	pt_trid_unlock(t);
 	return rc;
 }

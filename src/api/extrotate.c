@@ -13,7 +13,7 @@ int pt_ext_log_rotate(trace_id_t trid, const struct pt_ext_rotate *r)
 
 	if (pt_trid_lock(trid, &t) != 0)
 		return EINVAL;
-	rc = pt_flusher_rotate(t, r);
+	rc = pt_flusher_rotate(&t->s, r);
 	pt_trid_unlock(t);
 	return rc;
 }
@@ -25,7 +25,7 @@ int pt_ext_log_rotate_stats(trace_id_t trid, struct pt_ext_rotate_stats *out)
 
 	if (!out || pt_trid_lock(trid, &t) != 0)
 		return EINVAL;
-	rc = pt_flusher_rotate_stats(t, out);
+	rc = pt_flusher_rotate_stats(&t->s, out);
 	pt_trid_unlock(t);
 	return rc;
 }

@@ -25,26 +25,26 @@ static int getnext(trace_id_t trid, struct posix_trace_event_info *ev, void *dat
 	if (rc)
 		return rc;
 	if (!ev || !dlen || !unavail || (!data && num) ||
-	    (t->kind == PT_KIND_LOG && mode != MODE_BLOCK) || t->fl) {
+	    (t->s.kind == PT_KIND_LOG && mode != MODE_BLOCK) || t->s.fl) {
 		/* a stream with a log is read by its flusher; a log only by getnext */
 		pt_trid_unlock(t);
 		return EINVAL;
 	}
-	if (t->kind == PT_KIND_LOG) {
+	if (t->s.kind == PT_KIND_LOG) {
 		rc = pt_logopen_next(t, ev, data, num, dlen, unavail);
 		pt_trid_unlock(t);
 		return rc;
 	}
 	for (;;) {
-		if (pt_read_next(t, ev, data, num, dlen)) {
+		if (pt_read_next(&t->s, ev, data, num, dlen)) {
 			*unavail = 0;
-			t->rd.flowing = mode != MODE_TRY;
+			t->s.rd.flowing = mode != MODE_TRY;
 			break;
 		}
 		if (mode == MODE_TRY) {
 			*unavail = 1;
 			*dlen = 0;
-			pt_clock_keep(&t->clk); /* (a reader polling: as one waiting) */
+			pt_clock_keep(&t->s.clk); /* (a reader polling: as one waiting) */
 			break;
 		}
 		int ms = WAIT_SLICE_MS;
@@ -71,11 +71,11 @@ static int getnext(trace_id_t trid, struct posix_trace_event_info *ev, void *dat
 		 * wakes us (we count in waiters below), and we look again at
 		 * least every POLL_MS, since the reader waits for it only so
 		 * long (reader/read.c, in_flight) */
-		if (t->rd.held && ms > POLL_MS)
+		if (t->s.rd.held && ms > POLL_MS)
 			ms = POLL_MS;
-		struct pt_hdr *h = t->hdr;
+		struct pt_hdr *h = t->s.hdr;
 		uint32_t val = atomic_load(&h->futex);
-		if (t->rd.flowing) {
+		if (t->s.rd.flowing) {
 			/* Events were coming and we have read them all.  Asked to
 			 * wake us, a writer would make a futex call at its next
 			 * event, and again each time we caught up: a syscall every
@@ -84,7 +84,7 @@ static int getnext(trace_id_t trid, struct posix_trace_event_info *ev, void *dat
 			 * again after POLL_MS first, without asking: a writer that
 			 * records steadily is then never asked; only after a poll
 			 * that found nothing does the reader ask (below). */
-			t->rd.flowing = 0;
+			t->s.rd.flowing = 0;
 			pt_trid_unlock(t);
 			int w = pt_futex_wait(&h->futex, val, ms < POLL_MS ? ms : POLL_MS);
 			if (pt_trid_lock(trid, &t))
@@ -99,8 +99,8 @@ static int getnext(trace_id_t trid, struct posix_trace_event_info *ev, void *dat
 		/* waiting: a calibration point when the last is 40 ms old, so
 		 * the events that come after a long wait are not converted
 		 * across all of it (clock.c) */
-		pt_clock_keep(&t->clk);
-		if (pt_read_next(t, ev, data, num, dlen)) {
+		pt_clock_keep(&t->s.clk);
+		if (pt_read_next(&t->s, ev, data, num, dlen)) {
 			*unavail = 0;
 			break;
 		}

@@ -33,7 +33,7 @@ PT_API int posix_trace_open(int fd, trace_id_t *trid)
 	}
 	t->lr = r;
 	t->status = pt_logopen_status;
-	t->attr = *pt_logr_attr(r);
+	t->s.attr = *pt_logr_attr(r);
 	*trid = id;
 	pt_trid_unlock(t);
 	return 0;
@@ -43,7 +43,7 @@ static int lock_log(trace_id_t trid, struct pt_trid **t)
 {
 	int rc = pt_trid_lock_any(trid, t);
 
-	if (rc == 0 && (*t)->kind != PT_KIND_LOG) {
+	if (rc == 0 && (*t)->s.kind != PT_KIND_LOG) {
 		pt_trid_unlock(*t);
 		return EINVAL; /* a live stream, not a log */
 	}

@@ -14,7 +14,7 @@ PT_API int posix_trace_get_filter(trace_id_t trid, trace_event_set_t *set)
 	if (!set) {
 		rc = EINVAL;
 	} else {
-		pt_filter_get(t->hdr, set);
+		pt_filter_get(t->s.hdr, set);
 	}
 	pt_trid_unlock(t);
 	return rc;
@@ -33,7 +33,7 @@ PT_API int posix_trace_set_filter(trace_id_t trid, const trace_event_set_t *set,
 		pt_trid_unlock(t);
 		return EINVAL;
 	}
-	struct pt_hdr *h = t->hdr;
+	struct pt_hdr *h = t->s.hdr;
 	for (unsigned i = 0; i < PT_NIDS / 64; i++) {
 		uint64_t old = atomic_load(&h->filter[i]), nw = set->__bits[i];
 		if (how == POSIX_TRACE_ADD_EVENTSET)
@@ -46,11 +46,11 @@ PT_API int posix_trace_set_filter(trace_id_t trid, const trace_event_set_t *set,
 	}
 	if (t->slot >= 0) { /* the wanted bitmap follows; the traced process
 	                     * refreshes its copy of the filter */
-		pt_ctl_slot_want(t->tctl, (unsigned)t->slot, h->filter);
-		pt_ctl_bump(t->tctl, 0, 0);
+		pt_ctl_slot_want(t->s.tctl, (unsigned)t->slot, h->filter);
+		pt_ctl_bump(t->s.tctl, 0, 0);
 	}
 	if (atomic_load(&h->state) & PT_ST_RUNNING)
-		pt_record_system(t, POSIX_TRACE_FILTER, ch, sizeof ch, __builtin_return_address(0), 0);
+		pt_record_system(&t->s, POSIX_TRACE_FILTER, ch, sizeof ch, __builtin_return_address(0), 0);
 	pt_trid_unlock(t);
 	return 0;
 }

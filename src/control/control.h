@@ -2,15 +2,46 @@
  * control.h -- trace ids, the controller's side of a stream: the table of
  * this process's trace ids (table.c), creating a stream (newstream.c) in
  * a target process (slots.c), across the machine (sysmax.c) or a process
- * tree (tree.c), and a flight recorder's looks (snapshot.c).  Above
- * flush/ (the log writer and the id's system events), reader/ (a trace
- * id's lock, lock.h), producer/ (a controller records into the streams it
- * makes, and traces itself) and log/.
+ * tree (tree.c), and a flight recorder's looks (snapshot.c).  A trace id
+ * (struct pt_trid, below) holds a stream (reader/'s struct pt_stream).
+ * Above flush/ (the log writer and the id's system events), reader/ (the
+ * stream, and its lock, lock.h), producer/ (a controller records into
+ * the streams it makes, and traces itself) and log/.
  */
 #ifndef POSIXTRACE_CONTROL_H
 #define POSIXTRACE_CONTROL_H
 
 #include "../flush/flush.h"
+
+/* ------------------------------------------------------- a trace id */
+struct pt_logr;
+struct posix_trace_status_info;
+struct pt_trid;
+/* posix_trace_get_status() of a trace id, under its lock: a stream's
+ * (control/newstream.c) or a log's (api/logfile.c); 0 or an errno */
+typedef int pt_trid_status_fn(struct pt_trid *t, struct posix_trace_status_info *si);
+
+/* What a trace id_t names: a stream this process made or joined, or a
+ * log opened for reading.  The stream itself (its mapping, its reader
+ * and its writers, locked by s.lock) is reader/'s struct pt_stream; the
+ * rest is the id's: its place in the table and in the traced process's
+ * control segment, and what the layers above keep of it. */
+struct pt_trid {
+	struct pt_stream s;       /* s.lock: control calls and the reader */
+	int in_use;
+	_Atomic int dead;
+	uint32_t gen;
+	uint64_t fork_gen;
+	int slot;                 /* slot in the traced process's control segment, or -1 */
+	int sys_fd;               /* counts the stream system-wide (control/slots.c) */
+	struct pt_fdid fd_id, sys_id; /* s.fd's and sys_fd's files: closed only if still open (fdown.c) */
+	int tctl_own;             /* s.tctl is this process's own */
+	uint64_t ticket;
+	uint32_t noloss_ms;       /* no-loss bound it was created with, 0: off */
+	uint32_t typelist_pos;
+	struct pt_logr *lr;       /* a log opened for reading (api/logfile.c) */
+	pt_trid_status_fn *status;
+};
 
 /* ------------------------------------------------- the table (table.c) */
 extern pthread_mutex_t pt_trid_table_lock; /* trid table, slots, registry */

@@ -19,21 +19,21 @@ static struct pt_clock_img proc_clock; /* calibrated once per process */
  * (no shutdown: the stream stays with the parent). */
 static void stream_drop(struct pt_trid *t)
 {
-	if (t->fl)
-		pt_flusher_forget(t);
-	if (t->hdr)
-		pt_map_release(t->hdr, t->map_size);
-	if (t->tctl && !t->tctl_own)
-		munmap(t->tctl, PT_CTL_SIZE);
-	pt_close_own(t->fd, &t->fd_id); /* (only if still its file) */
+	if (t->s.fl)
+		pt_flusher_forget(&t->s);
+	if (t->s.hdr)
+		pt_map_release(t->s.hdr, t->s.map_size);
+	if (t->s.tctl && !t->tctl_own)
+		munmap(t->s.tctl, PT_CTL_SIZE);
+	pt_close_own(t->s.fd, &t->fd_id); /* (only if still its file) */
 	pt_close_own(t->sys_fd, &t->sys_id);
-	pt_reader_free(&t->rd);
-	pt_clock_free(&t->clk);
+	pt_reader_free(&t->s.rd);
+	pt_clock_free(&t->s.clk);
 }
 
 static int stream_status(struct pt_trid *t, struct posix_trace_status_info *si)
 {
-	pt_status_locked(t, si);
+	pt_status_locked(&t->s, si);
 	return 0;
 }
 
@@ -74,36 +74,36 @@ static int place_segment(struct pt_target *tg, const struct pt_geom *g, struct p
 		pt_target_uncount(tg); /* a claimed slot keeps the segment across exec now */
 		if (rc != 0)
 			return rc;
-		if ((rc = pt_region_alloc(tg, *slot, g->seg_size, g->prealloc, &t->region_off)) != 0 ||
+		if ((rc = pt_region_alloc(tg, *slot, g->seg_size, g->prealloc, &t->s.region_off)) != 0 ||
 		    fstat(tg->fd, &st) != 0) {
 			pt_slot_release(tg->ctl, *slot, PT_TICKET_BUSY);
 			return rc ? rc : ENOMEM;
 		}
 		p = mmap(NULL, g->seg_size, PROT_READ | PROT_WRITE, MAP_SHARED, tg->fd,
-		         (off_t)t->region_off);
+		         (off_t)t->s.region_off);
 		if (p == MAP_FAILED) {
 			pt_slot_release(tg->ctl, *slot, PT_TICKET_BUSY);
 			return ENOMEM;
 		}
-		t->hdr = p;
-		t->fd = tg->fd; /* holds the slot's lock from now on */
+		t->s.hdr = p;
+		t->s.fd = tg->fd; /* holds the slot's lock from now on */
 		tg->fd = -1;
 		*ino = (uint64_t)st.st_ino;
 		return 0;
 	}
-	if ((rc = pt_segment_create(g, &t->fd, &t->hdr)) != 0)
+	if ((rc = pt_segment_create(g, &t->s.fd, &t->s.hdr)) != 0)
 		return rc;
 	if (tg->ctl && (rc = pt_slot_claim(tg, -1, slot)) != 0) {
-		munmap(t->hdr, g->seg_size);
-		close(t->fd);
-		t->fd = -1;
+		munmap(t->s.hdr, g->seg_size);
+		close(t->s.fd);
+		t->s.fd = -1;
 		return rc;
 	}
-	*ino = fstat(t->fd, &st) == 0 ? (uint64_t)st.st_ino : 0;
+	*ino = fstat(t->s.fd, &st) == 0 ? (uint64_t)st.st_ino : 0;
 	return 0;
 }
 
-/* The new stream's segment (placed at t->hdr) initialized, and t made
+/* The new stream's segment (placed at t->s.hdr) initialized, and t made
  * from the same values: the view and the clock from our own copies, never
  * read back from the segment, which the traced process may write over
  * from now on; sys_fd, the stream's place among the machine's, is t's. */
@@ -117,27 +117,27 @@ static void stream_fill(struct pt_trid *t, const struct pt_geom *g, struct pt_at
 		img->res_sec = res.tv_sec;
 		img->res_nsec = res.tv_nsec;
 	}
-	pt_segment_init(t->hdr, g, img, clk_img);
-	t->hdr->traced_pid = tg->pid;
-	t->hdr->noloss_ms = noloss;
+	pt_segment_init(t->s.hdr, g, img, clk_img);
+	t->s.hdr->traced_pid = tg->pid;
+	t->s.hdr->noloss_ms = noloss;
 	t->noloss_ms = noloss;
 	if (tg->ctl) /* the names the traced process registered so far */
-		pt_names_copy((struct pt_name *)((char *)t->hdr + g->names_off), pt_ctl_names(tg->ctl));
-	t->map_size = g->seg_size;
-	pt_reader_reset(t);
-	t->attr = *img;
-	t->clk = *clk;
-	pt_slot_fill_trusted(&t->view, t->hdr, g, img);
-	atomic_store(&t->view.gen, 1);
-	t->view.test_hdr_filter = 1; /* system events obey the filter too */
+		pt_names_copy((struct pt_name *)((char *)t->s.hdr + g->names_off), pt_ctl_names(tg->ctl));
+	t->s.map_size = g->seg_size;
+	pt_reader_reset(&t->s);
+	t->s.attr = *img;
+	t->s.clk = *clk;
+	pt_slot_fill_trusted(&t->s.view, t->s.hdr, g, img);
+	atomic_store(&t->s.view.gen, 1);
+	t->s.view.test_hdr_filter = 1; /* system events obey the filter too */
 	if (!tg->own) /* the code of this process, whose system events go in too */
-		pt_objmap_dump(&t->view, pt_pid, 0);
-	memset(&t->sys_tw, 0, sizeof t->sys_tw);
-	t->sys_last = 0;
+		pt_objmap_dump(&t->s.view, pt_pid, 0);
+	memset(&t->s.sys_tw, 0, sizeof t->s.sys_tw);
+	t->s.sys_last = 0;
 	t->sys_fd = sys_fd;
-	pt_fdid_of(t->fd, &t->fd_id);
+	pt_fdid_of(t->s.fd, &t->fd_id);
 	pt_fdid_of(t->sys_fd, &t->sys_id);
-	t->pid = tg->pid;
+	t->s.pid = tg->pid;
 }
 
 /* The stream published in slot s of the traced process's control segment
@@ -146,25 +146,25 @@ static void stream_fill(struct pt_trid *t, const struct pt_geom *g, struct pt_at
 static void stream_publish(struct pt_trid *t, struct pt_target *tg, const struct pt_geom *g,
                            unsigned s, uint64_t ino)
 {
-	int own_mem = t->region_off == 0; /* a memfd of its own: this process */
+	int own_mem = t->s.region_off == 0; /* a memfd of its own: this process */
 
 	t->slot = (int)s;
-	t->tctl = tg->ctl;
+	t->s.tctl = tg->ctl;
 	t->tctl_own = tg->own;
 	tg->ctl = NULL;
-	t->ticket = pt_slot_ticket(t->tctl);
+	t->ticket = pt_slot_ticket(t->s.tctl);
 	/* the recording side will use this mapping too; registered before
 	 * the ticket is published, or a thread that attaches at once would
 	 * map the segment a second time, a mapping the shutdown cannot
 	 * recognise and leaves behind */
 	if (!own_mem && tg->own)
-		pt_selfmap_add(s, t->ticket, t->hdr, g->seg_size);
+		pt_selfmap_add(s, t->ticket, t->s.hdr, g->seg_size);
 	if (own_mem) /* the recording side maps it from this fd, ours */
-		pt_slot_own_fd(s, t->fd, 0);
+		pt_slot_own_fd(s, t->s.fd, 0);
 	/* a private memfd (own_mem), which nobody else can see, has no
 	 * liveness lock; else the slot's byte of the region file is it */
-	pt_slot_publish(&(struct pt_target){ .ctl = t->tctl }, s, t->region_off, g->seg_size,
-	                own_mem ? t->fd : -1, ino, own_mem ? UINT32_MAX : s, t->ticket);
+	pt_slot_publish(&(struct pt_target){ .ctl = t->s.tctl }, s, t->s.region_off, g->seg_size,
+	                own_mem ? t->s.fd : -1, ino, own_mem ? UINT32_MAX : s, t->ticket);
 }
 
 /* Create a stream tracing pid (0: this process); logfd < 0 for none.  attr
@@ -220,15 +220,15 @@ int pt_stream_create(pid_t pid, const trace_attr_t *attr, int policy, uint32_t n
 	if (tg.ctl) /* tell the traced process: it maps the stream once started */
 		stream_publish(t, &tg, &g, s, ino);
 	t->in_use = 1;
-	if (logfd >= 0 && (rc = pt_flusher_start(t, logfd)) != 0) {
-		pt_unlock(&t->lock);
+	if (logfd >= 0 && (rc = pt_flusher_start(&t->s, logfd)) != 0) {
+		pt_unlock(&t->s.lock);
 		pthread_mutex_unlock(&pt_trid_table_lock);
 		pt_target_close(&tg);
 		*undo = id; /* the caller shuts it down */
 		return rc;
 	}
 	*trid = id;
-	pt_unlock(&t->lock);
+	pt_unlock(&t->s.lock);
 	rc = 0;
 out:
 	if (sys_fd >= 0)

@@ -90,8 +90,8 @@ static void copy_words(const struct pt_view *v, uint32_t idx, uint32_t from, uin
 static int64_t tick_ns(struct pt_trid *t, uint64_t tick)
 {
 	int64_t ns;
-	if (!pt_clock_ns_cached(&t->clk, tick, &ns))
-		ns = pt_clock_ns(&t->clk, tick);
+	if (!pt_clock_ns_cached(&t->s.clk, tick, &ns))
+		ns = pt_clock_ns(&t->s.clk, tick);
 	return ns;
 }
 
@@ -105,7 +105,7 @@ struct ckd {
 
 static int ck_read(const struct pt_trid *t, uint32_t i, uint32_t epoch, struct ckd *d)
 {
-	const struct pt_chunk *ck = &t->view.chunks[i];
+	const struct pt_chunk *ck = &t->s.view.chunks[i];
 	uint64_t ss = atomic_load_explicit(&ck->ss, memory_order_acquire);
 	unsigned st = PT_SS_STATE(ss);
 
@@ -122,7 +122,7 @@ static int ck_read(const struct pt_trid *t, uint32_t i, uint32_t epoch, struct c
 	d->serial = atomic_load_explicit(&ck->serial, memory_order_relaxed);
 	d->nev = atomic_load_explicit(&ck->nevents, memory_order_relaxed);
 	uint32_t c = PT_COMMIT_POS(atomic_load_explicit(&ck->commit, memory_order_acquire));
-	d->commit = c <= t->view.chunk_size ? c & ~7u : 0;
+	d->commit = c <= t->s.view.chunk_size ? c & ~7u : 0;
 	return 0;
 }
 
@@ -131,14 +131,14 @@ static int ck_read(const struct pt_trid *t, uint32_t i, uint32_t epoch, struct c
 static int ck_alive(const struct pt_trid *t, uint32_t i, uint64_t seq)
 {
 	PT_SEQ_FENCE();
-	uint64_t ss = atomic_load_explicit(&t->view.chunks[i].ss, memory_order_acquire);
+	uint64_t ss = atomic_load_explicit(&t->s.view.chunks[i].ss, memory_order_acquire);
 	unsigned st = PT_SS_STATE(ss);
 	return PT_SS_SEQ(ss) == seq && (st == PT_CK_OPEN || st == PT_CK_SEALED);
 }
 
 static uint32_t epoch_of(const struct pt_trid *t)
 {
-	return PT_ST_EPOCH(atomic_load_explicit(&t->hdr->state, memory_order_acquire));
+	return PT_ST_EPOCH(atomic_load_explicit(&t->s.hdr->state, memory_order_acquire));
 }
 
 /* ------------------------------------------------------------ the follower */
@@ -166,8 +166,8 @@ struct pt_snap_follow *pt_snap_follow_new(struct pt_trid *t, const uint64_t *wan
 	struct pt_snap_follow *f = calloc(1, sizeof *f);
 	if (!f)
 		return NULL;
-	f->n = t->view.nchunks;
-	f->chunk_size = t->view.chunk_size;
+	f->n = t->s.view.nchunks;
+	f->chunk_size = t->s.view.chunk_size;
 	f->ck = calloc(f->n, sizeof *f->ck);
 	f->todo = malloc((size_t)f->n * sizeof *f->todo);
 	f->buf = malloc(f->chunk_size);
@@ -210,7 +210,7 @@ static int by_seq(const void *x, const void *y)
 
 int pt_snap_follow_poll(struct pt_trid *t, struct pt_snap_follow *f, pt_snap_fn fn, void *arg)
 {
-	const struct pt_view *v = &t->view;
+	const struct pt_view *v = &t->s.view;
 	uint32_t epoch = epoch_of(t), ntodo = 0;
 	int delivered = 0, stop = 0;
 
@@ -221,8 +221,8 @@ int pt_snap_follow_poll(struct pt_trid *t, struct pt_snap_follow *f, pt_snap_fn 
 	 * more dropped: their events are overwritten, no snapshot needs them
 	 * (issue 54: a forking program's, 1.5 KB a child, kept for ever) */
 	if (++f->polls % 64 == 0) {
-		pt_objs_collect(t);
-		pt_objs_retire_unheld(t, 0);
+		pt_objs_collect(&t->s);
+		pt_objs_retire_unheld(&t->s, 0);
 	}
 	/* the chunks with something new, oldest life first: a writer's
 	 * chunks in the order it took them, so its records in its order */
@@ -444,7 +444,7 @@ void *pt_ext_snapshot_copy_arg;
 static int trig_held(struct pt_trid *t, const struct sck *ck, uint32_t n, const unsigned char *buf,
                      const struct pt_snap_ev *trig, int *alone)
 {
-	const struct pt_view *v = &t->view;
+	const struct pt_view *v = &t->s.view;
 	int before = 0;
 	*alone = 0;
 	for (uint32_t i = 0; i < n; i++) {
@@ -520,10 +520,10 @@ void pt_snap_copy_free(struct pt_snap_copy *c)
 #define SETTLE_ALIVE_NS 1000000u
 static void settle(struct pt_trid *t)
 {
-	const struct pt_view *v = &t->view;
+	const struct pt_view *v = &t->s.view;
 	struct inflight { uint64_t ss; uint32_t i, word; } *w;
 	uint32_t n = 0;
-	uint64_t bound = pt_read_late_ns(t), start = 0, alive_at = 0;
+	uint64_t bound = pt_read_late_ns(&t->s), start = 0, alive_at = 0;
 
 	if (!bound || !(w = malloc((size_t)v->nchunks * sizeof *w)))
 		return;
@@ -545,7 +545,7 @@ static void settle(struct pt_trid *t)
 			const struct pt_chunk *ck = &v->chunks[w[k].i];
 			if (atomic_load_explicit(&ck->ss, memory_order_acquire) != w[k].ss ||
 			    atomic_load_explicit(&ck->commit, memory_order_acquire) != w[k].word ||
-			    (look_alive && !pt_read_writer_alive(t, w[k].i)))
+			    (look_alive && !pt_read_writer_alive(&t->s, w[k].i)))
 				w[k] = w[--n]; /* settled */
 			else
 				k++;
@@ -585,7 +585,7 @@ static struct pt_snap_copy *copy_new(const struct pt_view *v, uint64_t from, uin
  * the stream since the trigger): counted, so that the snapshot says so. */
 static uint32_t copy_pick(struct pt_trid *t, struct pt_snap_copy *cp, uint32_t epoch)
 {
-	const struct pt_view *v = &t->view;
+	const struct pt_view *v = &t->s.view;
 	struct sck *ck = cp->ck;
 	uint64_t from = cp->from, to = cp->to;
 	uint32_t m = 0, n = 0;
@@ -614,7 +614,7 @@ static uint32_t copy_pick(struct pt_trid *t, struct pt_snap_copy *cp, uint32_t e
  * overwritten meanwhile is dropped, counted.  Those kept, their number. */
 static uint32_t copy_chunks(struct pt_trid *t, struct pt_snap_copy *cp, uint32_t m)
 {
-	const struct pt_view *v = &t->view;
+	const struct pt_view *v = &t->s.view;
 	struct sck *ck = cp->ck;
 	unsigned char *buf = cp->sb->p;
 	uint32_t n = 0;
@@ -641,7 +641,7 @@ static uint32_t copy_chunks(struct pt_trid *t, struct pt_snap_copy *cp, uint32_t
  * it was overwritten meanwhile, its rest is a gap. */
 static void copy_rests(struct pt_trid *t, struct pt_snap_copy *cp, uint32_t n, uint32_t epoch)
 {
-	const struct pt_view *v = &t->view;
+	const struct pt_view *v = &t->s.view;
 	struct sck *ck = cp->ck;
 	unsigned char *buf = cp->sb->p;
 	qsort(ck, n, sizeof *ck, by_writer);
@@ -685,33 +685,33 @@ static int trig_keep(struct pt_trid *t, struct pt_snap_copy *cp, const struct pt
 static int copy_meta(struct pt_trid *t, struct pt_snap_copy *cp)
 {
 	char name[PT_NAME_SZ];
-	if (t->tctl)
-		pt_names_copy(t->view.names, pt_ctl_names(t->tctl));
+	if (t->s.tctl)
+		pt_names_copy(t->s.view.names, pt_ctl_names(t->s.tctl));
 	for (trace_event_id_t id = 0; id < PT_NIDS; id++)
-		if (pt_name_get(t->view.names, id, name) == 0 && name[0])
+		if (pt_name_get(t->s.view.names, id, name) == 0 && name[0])
 			cp->nnames++;
 	cp->name_id = malloc((cp->nnames ? cp->nnames : 1) * sizeof *cp->name_id);
 	cp->name = malloc((cp->nnames ? cp->nnames : 1) * sizeof *cp->name);
-	pt_objs_collect(t);
-	cp->objs = malloc((t->rd.nobjs ? t->rd.nobjs : 1) * sizeof *cp->objs);
-	cp->clk = t->clk;
-	cp->clk.pt = malloc((t->clk.cap ? t->clk.cap : 1) * sizeof *cp->clk.pt);
+	pt_objs_collect(&t->s);
+	cp->objs = malloc((t->s.rd.nobjs ? t->s.rd.nobjs : 1) * sizeof *cp->objs);
+	cp->clk = t->s.clk;
+	cp->clk.pt = malloc((t->s.clk.cap ? t->s.clk.cap : 1) * sizeof *cp->clk.pt);
 	if (!cp->name_id || !cp->name || !cp->objs || !cp->clk.pt) {
 		if (!cp->clk.pt)
 			memset(&cp->clk, 0, sizeof cp->clk);
 		return ENOMEM;
 	}
-	memcpy(cp->clk.pt, t->clk.pt, t->clk.n * sizeof *cp->clk.pt);
+	memcpy(cp->clk.pt, t->s.clk.pt, t->s.clk.n * sizeof *cp->clk.pt);
 	uint32_t k = 0;
 	for (trace_event_id_t id = 0; id < PT_NIDS && k < cp->nnames; id++)
-		if (pt_name_get(t->view.names, id, name) == 0 && name[0]) {
+		if (pt_name_get(t->s.view.names, id, name) == 0 && name[0]) {
 			cp->name_id[k] = id;
 			memcpy(cp->name[k++], name, sizeof name);
 		}
 	cp->nnames = k;
-	memcpy(cp->objs, t->rd.objs, t->rd.nobjs * sizeof *cp->objs);
-	cp->nobjs = t->rd.nobjs;
-	cp->attr = t->attr;
+	memcpy(cp->objs, t->s.rd.objs, t->s.rd.nobjs * sizeof *cp->objs);
+	cp->nobjs = t->s.rd.nobjs;
+	cp->attr = t->s.attr;
 	return 0;
 }
 
@@ -732,7 +732,7 @@ int pt_snap_copy(struct pt_trid *t, uint64_t from, uint64_t to, const struct pt_
 {
 	settle(t); /* (first: what is stamped by now is then in the chunks) */
 	uint32_t epoch = epoch_of(t);
-	struct pt_snap_copy *cp = copy_new(&t->view, from, to);
+	struct pt_snap_copy *cp = copy_new(&t->s.view, from, to);
 
 	*out = NULL;
 	if (!cp)
@@ -1153,7 +1153,7 @@ int pt_snap_write(struct pt_trid *t, int fd, uint64_t from, uint64_t to,
 
 unsigned pt_snap_use(const struct pt_trid *t)
 {
-	uint64_t s = atomic_load_explicit(&t->hdr->sealed_bytes, memory_order_relaxed);
-	uint64_t b = t->view.budget ? t->view.budget : 1;
+	uint64_t s = atomic_load_explicit(&t->s.hdr->sealed_bytes, memory_order_relaxed);
+	uint64_t b = t->s.view.budget ? t->s.view.budget : 1;
 	return s >= b ? 1000u : (unsigned)(s * 1000 / b);
 }

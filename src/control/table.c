@@ -74,11 +74,11 @@ static void atfork_child(void)
 	pthread_mutex_unlock(&pt_trid_table_lock);
 	for (unsigned i = 0; i < TRACE_SYS_MAX; i++) {
 		struct pt_trid *t = &trids[i];
-		int held = atomic_load(&t->lock) != 0; /* by a thread the child lacks */
-		atomic_store(&t->lock, 0);
+		int held = atomic_load(&t->s.lock) != 0; /* by a thread the child lacks */
+		atomic_store(&t->s.lock, 0);
 		if (!t->in_use)
 			continue;
-		if (t->kind == PT_KIND_LOG && !held) {
+		if (t->s.kind == PT_KIND_LOG && !held) {
 			t->fork_gen = pt_fork_gen; /* the child's copy, still valid */
 			continue;
 		}
@@ -89,8 +89,8 @@ static void atfork_child(void)
 		} else if (stream_drop) {
 			stream_drop(t);
 		}
-		t->hdr = NULL;
-		t->tctl = NULL;
+		t->s.hdr = NULL;
+		t->s.tctl = NULL;
 		t->in_use = 0;
 	}
 }
@@ -126,9 +126,9 @@ int pt_trid_lock_any(trace_id_t trid, struct pt_trid **out)
 	if (trid <= 0 || idx >= TRACE_SYS_MAX)
 		return EINVAL;
 	t = &trids[idx];
-	pt_lock(&t->lock);
+	pt_lock(&t->s.lock);
 	if (!t->in_use || t->gen != gen || atomic_load(&t->dead) || t->fork_gen != pt_fork_gen) {
-		pt_unlock(&t->lock);
+		pt_unlock(&t->s.lock);
 		return EINVAL;
 	}
 	*out = t;
@@ -139,8 +139,8 @@ int pt_trid_lock(trace_id_t trid, struct pt_trid **out)
 {
 	int rc = pt_trid_lock_any(trid, out);
 
-	if (rc == 0 && (*out)->kind != PT_KIND_STREAM) {
-		pt_unlock(&(*out)->lock);
+	if (rc == 0 && (*out)->s.kind != PT_KIND_STREAM) {
+		pt_unlock(&(*out)->s.lock);
 		return EINVAL; /* a log opened for reading, not a stream */
 	}
 	return rc;
@@ -153,16 +153,16 @@ struct pt_trid *pt_trid_new(int kind, trace_id_t *id)
 
 	if (!t)
 		return NULL;
-	pt_lock(&t->lock);
-	memset(&t->rd, 0, sizeof t->rd);
-	t->kind = kind;
-	t->fd = t->sys_fd = t->slot = -1;
-	t->hdr = NULL;
-	t->tctl = NULL;
-	t->fl = NULL;
+	pt_lock(&t->s.lock);
+	memset(&t->s.rd, 0, sizeof t->s.rd);
+	t->s.kind = kind;
+	t->s.fd = t->sys_fd = t->slot = -1;
+	t->s.hdr = NULL;
+	t->s.tctl = NULL;
+	t->s.fl = NULL;
 	t->lr = NULL;
 	t->status = NULL; /* the caller's */
-	t->region_off = 0;
+	t->s.region_off = 0;
 	t->typelist_pos = 0;
 	t->noloss_ms = 0;
 	t->fork_gen = pt_fork_gen;
@@ -180,10 +180,10 @@ struct pt_trid *pt_trid_new(int kind, trace_id_t *id)
 void pt_trid_free(struct pt_trid *t)
 {
 	t->in_use = 0;
-	pt_unlock(&t->lock);
+	pt_unlock(&t->s.lock);
 }
 
 void pt_trid_unlock(struct pt_trid *t)
 {
-	pt_unlock(&t->lock);
+	pt_unlock(&t->s.lock);
 }

@@ -14,26 +14,26 @@
 #include <unistd.h>
 #include "control.h"
 
-/* Locked t: the stream's memfd is held here (t->fd) and lives in the
+/* Locked t: the stream's memfd is held here (t->s.fd) and lives in the
  * traced process's control memfd (a region); else EINVAL. */
 static int tree_place(const struct pt_trid *t)
 {
-	return t->fd >= 0 && t->attr.inherit == POSIX_TRACE_INHERITED ? 0 : EINVAL;
+	return t->s.fd >= 0 && t->s.attr.inherit == POSIX_TRACE_INHERITED ? 0 : EINVAL;
 }
 
 int pt_tree_mark(struct pt_trid *t)
 {
 	int rc = tree_place(t);
 
-	if (rc || !t->tctl || t->tctl_own || t->slot < 0)
+	if (rc || !t->s.tctl || t->tctl_own || t->slot < 0)
 		return rc;
-	struct pt_ctl_slot *e = &t->tctl->slot[t->slot];
+	struct pt_ctl_slot *e = &t->s.tctl->slot[t->slot];
 	if (atomic_load(&e->ticket) != t->ticket)
 		return 0; /* (the traced process ended it) */
 	atomic_store(&e->tree_pid, (int32_t)getpid());
-	atomic_store(&e->tree_fd, (int32_t)t->fd);
+	atomic_store(&e->tree_fd, (int32_t)t->s.fd);
 	atomic_fetch_or(&e->flags, PT_CS_TREE);
-	pt_ctl_bump(t->tctl, 0, 0); /* its next event looks */
+	pt_ctl_bump(t->s.tctl, 0, 0); /* its next event looks */
 	return 0;
 }
 
@@ -58,7 +58,7 @@ int pt_tree_join(struct pt_trid *t, pid_t pid, uint64_t ino)
 	for (s = 0; s < PT_SLOTS; s++) {
 		const struct pt_ctl_slot *e = &tg.ctl->slot[s];
 		if (atomic_load(&e->ticket) > PT_TICKET_BUSY && atomic_load(&e->ino) == ino &&
-		    atomic_load(&e->off) == t->region_off) {
+		    atomic_load(&e->off) == t->s.region_off) {
 			pt_target_close(&tg);
 			return EEXIST;
 		}
@@ -69,16 +69,16 @@ int pt_tree_join(struct pt_trid *t, pid_t pid, uint64_t ino)
 	}
 	struct pt_ctl_slot *e = &tg.ctl->slot[s];
 	uint64_t tk = pt_slot_ticket(tg.ctl);
-	atomic_store(&e->off, t->region_off);
-	atomic_store(&e->size, (uint64_t)t->map_size);
+	atomic_store(&e->off, t->s.region_off);
+	atomic_store(&e->size, (uint64_t)t->s.map_size);
 	atomic_store(&e->fd, -1);
 	atomic_store(&e->ino, ino);
 	atomic_store(&e->ctl_pid, (int32_t)getpid());
 	/* the liveness lock: this process's on the slot's byte of the region
 	 * file; a memfd of its own has none (newstream.c) */
-	atomic_store(&e->lock_byte, t->region_off && t->slot >= 0 ? (uint32_t)t->slot : UINT32_MAX);
+	atomic_store(&e->lock_byte, t->s.region_off && t->slot >= 0 ? (uint32_t)t->slot : UINT32_MAX);
 	atomic_store(&e->tree_pid, (int32_t)getpid());
-	atomic_store(&e->tree_fd, (int32_t)t->fd);
+	atomic_store(&e->tree_fd, (int32_t)t->s.fd);
 	atomic_store(&e->flags, PT_CS_INHERITED | PT_CS_JOIN | PT_CS_TREE);
 	pt_ctl_slot_want(tg.ctl, s, NULL); /* it reads the filter from the header */
 	atomic_store_explicit(&e->ticket, tk, memory_order_release);

@@ -21,26 +21,26 @@
  * trace id's own writer.  wait: if the stream has no room, record nothing
  * and count nothing, and return -1 (the flusher then makes room and tries
  * again); else 0. */
-int pt_record_system(struct pt_trid *t, trace_event_id_t id, const void *data, size_t len,
+int pt_record_system(struct pt_stream *t, trace_event_id_t id, const void *data, size_t len,
                      void *addr, int wait);
 
 /* ------------------------------------ a stream's log (flusher.c, flushrun.c) */
-int pt_flusher_start(struct pt_trid *t, int fd);
+int pt_flusher_start(struct pt_stream *t, int fd);
 /* posix_trace_get_status() of a stream, t locked (the flusher's part too) */
-void pt_status_locked(struct pt_trid *t, struct posix_trace_status_info *si);
+void pt_status_locked(struct pt_stream *t, struct posix_trace_status_info *si);
 /* final flush (with stop: a STOP event first, from addr), log finished;
  * the first error */
-int pt_flusher_stop(struct pt_trid *t, int stop, void *addr);
-int pt_flusher_claim(struct pt_trid *t); /* locked: 0 for the first shutdown, else EINVAL */
-int pt_flusher_request(struct pt_trid *t); /* posix_trace_flush */
-void pt_flusher_clear(struct pt_trid *t);  /* posix_trace_clear, t locked */
-void pt_flusher_status(struct pt_trid *t, struct posix_trace_status_info *si);
-void pt_flusher_forget(struct pt_trid *t); /* fork child: not ours */
+int pt_flusher_stop(struct pt_stream *t, int stop, void *addr);
+int pt_flusher_claim(struct pt_stream *t); /* locked: 0 for the first shutdown, else EINVAL */
+int pt_flusher_request(struct pt_stream *t); /* posix_trace_flush */
+void pt_flusher_clear(struct pt_stream *t);  /* posix_trace_clear, t locked */
+void pt_flusher_status(struct pt_stream *t, struct posix_trace_status_info *si);
+void pt_flusher_forget(struct pt_stream *t); /* fork child: not ours */
 /* copy a run straight into the log's block; the events copied (0: none,
  * use pt_read_next).  *full: it stopped because the block has no more
  * room (write it out).  *caught: it stopped because every writer it read
  * was at the end of what it had committed, in a chunk still open. */
-unsigned pt_flush_run(struct pt_trid *t, struct pt_logw *w, const uint64_t *named, int *full,
+unsigned pt_flush_run(struct pt_stream *t, struct pt_logw *w, const uint64_t *named, int *full,
                       int *caught);
 
 /* ---------------------------------- a log cut into parts (rotate.c) */
@@ -53,10 +53,10 @@ void pt_rotate_abandon(struct pt_rotate *r, int fd, unsigned n); /* ... not begu
 void pt_rotate_begin(struct pt_rotate *r);                       /* a cut begins */
 void pt_rotate_switched(struct pt_rotate *r, uint64_t bytes, uint64_t lost, uint64_t dropped,
                         int fd, unsigned n);
-void pt_rotate_status(struct pt_trid *t, struct posix_trace_status_info *si); /* t locked */
+void pt_rotate_status(struct pt_stream *t, struct posix_trace_status_info *si); /* t locked */
 void pt_rotate_stats(struct pt_rotate *r, struct pt_ext_rotate_stats *out);
 void pt_rotate_forget(struct pt_rotate *r); /* fork child */
 /* flusher.c: rotate t's log (t locked); its statistics */
-int pt_flusher_rotate(struct pt_trid *t, const struct pt_ext_rotate *in);
-int pt_flusher_rotate_stats(struct pt_trid *t, struct pt_ext_rotate_stats *out);
+int pt_flusher_rotate(struct pt_stream *t, const struct pt_ext_rotate *in);
+int pt_flusher_rotate_stats(struct pt_stream *t, struct pt_ext_rotate_stats *out);
 #endif

@@ -100,7 +100,7 @@ static void log_state(struct pt_flusher *f)
  * to the whole map's area waiting (2048 entries, 1 MB), and a buffer
  * grown to that stayed so for the rest of the recording (the recorder's
  * heap up to a high-water mark of its worst delay: record_gone). */
-static int take_objs(struct pt_trid *t, struct pt_flusher *f)
+static int take_objs(struct pt_stream *t, struct pt_flusher *f)
 {
 	pt_objs_collect(t);
 	size_t n = t->rd.nobjs - f->objs_done;
@@ -125,7 +125,7 @@ static void put_objs(struct pt_flusher *f)
 	f->obuf_n = 0;
 }
 
-static void name_all(struct pt_trid *t, struct pt_flusher *f);
+static void name_all(struct pt_stream *t, struct pt_flusher *f);
 
 /* The log writer's question (log/logsum.c, retiring the summary's
  * writers of processes gone): is process pid gone, with every event of it
@@ -137,7 +137,7 @@ static void name_all(struct pt_trid *t, struct pt_flusher *f);
  * thread, no lock: shared memory and kill(). */
 static int pid_final(void *ctx, int32_t pid)
 {
-	const struct pt_trid *t = ctx;
+	const struct pt_stream *t = ctx;
 	const struct pt_view *v = &t->view;
 
 	if (!pt_pool_gone(pid))
@@ -152,7 +152,7 @@ static int pid_final(void *ctx, int32_t pid)
 	return 1;
 }
 
-static void ask_final(struct pt_logw *w, struct pt_trid *t)
+static void ask_final(struct pt_logw *w, struct pt_stream *t)
 {
 	w->pid_final = pid_final;
 	w->pid_final_ctx = t;
@@ -165,7 +165,7 @@ static void ask_final(struct pt_logw *w, struct pt_trid *t)
  * as in a new log.  An APPEND log is kept as it is (the standard leaves
  * it unspecified; docs/implementation-defined.md).  Flusher thread, t not
  * locked; req: the clear it answers. */
-static void log_reinit(struct pt_trid *t, struct pt_flusher *f, uint64_t req)
+static void log_reinit(struct pt_stream *t, struct pt_flusher *f, uint64_t req)
 {
 	struct pt_logw nw;
 	int rc = 0;
@@ -209,7 +209,7 @@ static uint64_t clear_due(struct pt_flusher *f)
  * code, thread and process identities and payload descriptions that the
  * stream keeps (those of the processes still alive).  Flusher thread, t
  * not locked.  A part that cannot be made: the log goes on where it is. */
-static void log_cut(struct pt_trid *t, struct pt_flusher *f, struct pt_rotate *r)
+static void log_cut(struct pt_stream *t, struct pt_flusher *f, struct pt_rotate *r)
 {
 	struct posix_trace_status_info si;
 	struct pt_logw nw;
@@ -273,7 +273,7 @@ static void log_cut(struct pt_trid *t, struct pt_flusher *f, struct pt_rotate *r
  * longer run means writers that record faster than that: the flusher
  * goes on at once, as it does when it is behind. */
 #define CHASE_MIN 1024
-static int drain(struct pt_trid *t, struct pt_flusher *f, unsigned max, int lazy)
+static int drain(struct pt_stream *t, struct pt_flusher *f, unsigned max, int lazy)
 {
 	struct staged *st = f->st; /* only the flusher thread drains */
 	unsigned char *data = f->stage;
@@ -378,7 +378,7 @@ static int drain(struct pt_trid *t, struct pt_flusher *f, unsigned max, int lazy
  * each record at least 8 bytes: with room for 64 open chunks the bound
  * takes everything recorded before the call.  1: stopped at the bound,
  * more may be waiting.  lazy: as drain(). */
-static int drain_all(struct pt_trid *t, struct pt_flusher *f, int lazy)
+static int drain_all(struct pt_stream *t, struct pt_flusher *f, int lazy)
 {
 	uint64_t bound = (t->view.budget + 64ull * t->view.chunk_size) / PT_REC_SHORT;
 
@@ -393,7 +393,7 @@ static int drain_all(struct pt_trid *t, struct pt_flusher *f, int lazy)
  * rather than lose the event.  (Writers that refill the stream as fast as
  * it empties get 64 tries; then it is recorded, or counted lost, as any
  * other.) */
-static void record_own(struct pt_trid *t, struct pt_flusher *f, trace_event_id_t id,
+static void record_own(struct pt_stream *t, struct pt_flusher *f, trace_event_id_t id,
                        const void *data, size_t len, void *addr)
 {
 	for (int tries = 0;; tries++) {
@@ -415,7 +415,7 @@ static void record_own(struct pt_trid *t, struct pt_flusher *f, trace_event_id_t
  * segment, which stays mapped while the flusher runs, and its entries
  * are published whole (shm/nametable.c), so it is read without t's lock and
  * no write to the log is made under it. */
-static void name_all(struct pt_trid *t, struct pt_flusher *f)
+static void name_all(struct pt_stream *t, struct pt_flusher *f)
 {
 	char name[PT_NAME_SZ];
 
@@ -432,7 +432,7 @@ static void name_all(struct pt_trid *t, struct pt_flusher *f)
 
 /* One flush: (at shutdown, STOP,) FLUSH_START, everything so far,
  * FLUSH_STOP, every event type, the block out. */
-static void flush_once(struct pt_trid *t, struct pt_flusher *f, int stop)
+static void flush_once(struct pt_stream *t, struct pt_flusher *f, int stop)
 {
 	drain_all(t, f, 0);
 	if (stop && f->stop_event) {
@@ -527,7 +527,7 @@ static void check_program(struct pt_flusher *f, struct timespec *last)
 
 static void *flusher_main(void *arg)
 {
-	struct pt_trid *t = arg;
+	struct pt_stream *t = arg;
 	struct pt_flusher *f = t->fl;
 	struct timespec last = { 0, 0 };
 
@@ -603,7 +603,7 @@ static void *flusher_main(void *arg)
 }
 
 /* Under t's lock and pt_trid_table_lock, while the stream is being created. */
-int pt_flusher_start(struct pt_trid *t, int fd)
+int pt_flusher_start(struct pt_stream *t, int fd)
 {
 	struct pt_flusher *f = calloc(1, sizeof *f);
 	int rc;
@@ -658,7 +658,7 @@ int pt_flusher_start(struct pt_trid *t, int fd)
 
 /* Shutdown (t not locked): the last flush, the final status, the end of
  * the log.  Returns the first error the log met, if any. */
-int pt_flusher_stop(struct pt_trid *t, int stop, void *addr)
+int pt_flusher_stop(struct pt_stream *t, int stop, void *addr)
 {
 	struct pt_flusher *f = t->fl;
 	struct posix_trace_status_info si;
@@ -716,7 +716,7 @@ int pt_flusher_stop(struct pt_trid *t, int stop, void *addr)
 
 /* posix_trace_clear() on t (locked, a stream with a log, already reset):
  * the log begins again before the flusher writes anything more (drain) */
-void pt_flusher_clear(struct pt_trid *t)
+void pt_flusher_clear(struct pt_stream *t)
 {
 	struct pt_flusher *f = t->fl;
 
@@ -728,7 +728,7 @@ void pt_flusher_clear(struct pt_trid *t)
 	pt_wake_readers(t->hdr);
 }
 
-int pt_flusher_claim(struct pt_trid *t)
+int pt_flusher_claim(struct pt_stream *t)
 {
 	if (t->fl->claimed)
 		return EINVAL;
@@ -737,7 +737,7 @@ int pt_flusher_claim(struct pt_trid *t)
 }
 
 /* In a child after fork: the flusher thread is the parent's. */
-void pt_flusher_forget(struct pt_trid *t)
+void pt_flusher_forget(struct pt_stream *t)
 {
 	atomic_store(&flushers, 0); /* the child has no thread of ours */
 	pt_logw_free(&t->fl->w); /* (memory only: the log's fd is the program's) */
@@ -750,7 +750,7 @@ void pt_flusher_forget(struct pt_trid *t)
 }
 
 /* The log's part of posix_trace_get_status(), under t's lock. */
-void pt_flusher_status(struct pt_trid *t, struct posix_trace_status_info *si)
+void pt_flusher_status(struct pt_stream *t, struct posix_trace_status_info *si)
 {
 	struct pt_flusher *f = t->fl;
 
@@ -773,7 +773,7 @@ void pt_flusher_status(struct pt_trid *t, struct posix_trace_status_info *si)
 
 /* posix_trace_flush on t (locked, a stream with a log): ask the flusher
  * for a flush; an error it met already, or 0. */
-int pt_flusher_request(struct pt_trid *t)
+int pt_flusher_request(struct pt_stream *t)
 {
 	struct pt_flusher *f = t->fl;
 	pthread_mutex_lock(&f->mu);
@@ -790,7 +790,7 @@ int pt_flusher_request(struct pt_trid *t)
 }
 
 /* A stream's status (with its log's, if it has one), under t's lock. */
-void pt_status_locked(struct pt_trid *t, struct posix_trace_status_info *si)
+void pt_status_locked(struct pt_stream *t, struct posix_trace_status_info *si)
 {
 	struct pt_hdr *h = t->hdr;
 	uint32_t st = atomic_load(&h->state);
@@ -810,7 +810,7 @@ void pt_status_locked(struct pt_trid *t, struct posix_trace_status_info *si)
 
 /* pt_ext_log_rotate (t locked, a stream): the log is cut into parts from
  * now on, once. */
-int pt_flusher_rotate(struct pt_trid *t, const struct pt_ext_rotate *in)
+int pt_flusher_rotate(struct pt_stream *t, const struct pt_ext_rotate *in)
 {
 	struct pt_flusher *f = t->fl;
 	struct pt_rotate *r, *none = NULL;
@@ -829,7 +829,7 @@ int pt_flusher_rotate(struct pt_trid *t, const struct pt_ext_rotate *in)
 	return 0;
 }
 
-int pt_flusher_rotate_stats(struct pt_trid *t, struct pt_ext_rotate_stats *out)
+int pt_flusher_rotate_stats(struct pt_stream *t, struct pt_ext_rotate_stats *out)
 {
 	struct pt_rotate *r = t->fl ? atomic_load(&t->fl->rot) : NULL;
 

@@ -356,7 +356,7 @@ static inline int before(const struct cursor *x, const struct cursor *y)
 /* One merge of pt_flush_run(): the parts the reader handed out and the
  * span of the log block the records go into. */
 struct run {
-	struct pt_trid *t;
+	struct pt_stream *t;
 	struct pt_logw *lw;
 	const uint64_t *named; /* the event types whose names the log has */
 	uint32_t lim;          /* the longest payload the stream and the log take */
@@ -537,7 +537,7 @@ static unsigned run_close(struct run *r)
 	return r->total;
 }
 
-unsigned pt_flush_run(struct pt_trid *t, struct pt_logw *lw, const uint64_t *named, int *full,
+unsigned pt_flush_run(struct pt_stream *t, struct pt_logw *lw, const uint64_t *named, int *full,
                       int *caught)
 {
 	struct run r;

@@ -247,7 +247,7 @@ void pt_rotate_begin(struct pt_rotate *r)
 /* The status an intermediate part ends with: the stream's, read without
  * taking anything a later get_status would report (overrun flags, the
  * flush error).  t locked. */
-void pt_rotate_status(struct pt_trid *t, struct posix_trace_status_info *si)
+void pt_rotate_status(struct pt_stream *t, struct posix_trace_status_info *si)
 {
 	uint32_t st = atomic_load(&t->hdr->state);
 

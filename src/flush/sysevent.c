@@ -19,7 +19,7 @@
  * calls' caller, the flusher) has a writer of its own, two in all: a
  * third thread takes over the one written to least recently, sealing its
  * chunk. */
-static struct pt_tw *writer_of(struct pt_trid *t)
+static struct pt_tw *writer_of(struct pt_stream *t)
 {
 	pthread_t me = pthread_self();
 
@@ -34,7 +34,7 @@ static struct pt_tw *writer_of(struct pt_trid *t)
 	return &t->sys_tw[k];
 }
 
-int pt_record_system(struct pt_trid *t, trace_event_id_t id, const void *data, size_t len,
+int pt_record_system(struct pt_stream *t, trace_event_id_t id, const void *data, size_t len,
                      void *addr, int wait)
 {
 	return pt_write_event(&t->view, writer_of(t), PT_LEVELS, id, data, len, (uintptr_t)addr,

@@ -55,7 +55,7 @@ static void follows(struct pt_rwriter *w, struct pt_ractive *a, uint32_t s)
 }
 
 /* Append the chunk of acquisition-log entry seq to its writer's queue. */
-static void add(struct pt_trid *t, uint32_t idx, uint64_t seq)
+static void add(struct pt_stream *t, uint32_t idx, uint64_t seq)
 {
 	struct pt_reader *rd = &t->rd;
 	const struct pt_view *v = &t->view;
@@ -131,7 +131,7 @@ static int by_seq(const void *x, const void *y)
  * on were overwritten.  Chunks of that range that were overwritten too
  * were reported by their thieves; the others (an idle writer's open
  * chunk, say) are still there: find them all, in order, with one scan. */
-static void catch_up(struct pt_trid *t, uint64_t from, uint64_t end)
+static void catch_up(struct pt_stream *t, uint64_t from, uint64_t end)
 {
 	const struct pt_view *v = &t->view;
 	struct found *found = malloc((size_t)v->nchunks * sizeof *found);
@@ -178,7 +178,7 @@ static void catch_up(struct pt_trid *t, uint64_t from, uint64_t end)
  * back whatever is stamped at or after the earliest of their chunks'
  * bases (read_next()'s horizon).  (Entries still unpublished hold records
  * committed after this look: they cannot precede anything it lets out.) */
-static void hold_after(struct pt_trid *t, uint64_t q, uint64_t end)
+static void hold_after(struct pt_stream *t, uint64_t q, uint64_t end)
 {
 	struct pt_reader *rd = &t->rd;
 	const struct pt_view *v = &t->view;
@@ -197,7 +197,7 @@ static void hold_after(struct pt_trid *t, uint64_t q, uint64_t end)
 	rd->hold = hold;
 }
 
-void pt_reader_discover(struct pt_trid *t)
+void pt_reader_discover(struct pt_stream *t)
 {
 	struct pt_reader *rd = &t->rd;
 	const struct pt_view *v = &t->view;

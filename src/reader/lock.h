@@ -1,5 +1,5 @@
 /*
- * lock.h -- a trace id's lock (struct pt_trid's lock, reader.h's
+ * lock.h -- a stream's lock (struct pt_stream's lock, reader.h's
  * pt_lock_t), held only for short, non-blocking sections (a read or a
  * control call), so a spin-then-yield lock is cheaper than a mutex on the
  * reader's per-event path.  A thread holding it must never wait for room

@@ -40,7 +40,7 @@ static struct pt_ext_obj *push(struct pt_reader *rd)
 
 /* Entry i, if complete and sound, into out.  0: taken (or bad: skipped
  * for good); 1: not complete yet. */
-static int take(struct pt_trid *t, uint32_t i, struct pt_ext_obj *out, int *ok)
+static int take(struct pt_stream *t, uint32_t i, struct pt_ext_obj *out, int *ok)
 {
 	const struct pt_obj *src = &t->view.objs[i % PT_OBJ_SLOTS];
 	struct pt_obj o;
@@ -80,7 +80,7 @@ static int take(struct pt_trid *t, uint32_t i, struct pt_ext_obj *out, int *ok)
 	return 0;
 }
 
-size_t pt_objs_collect(struct pt_trid *t)
+size_t pt_objs_collect(struct pt_stream *t)
 {
 	struct pt_reader *rd = &t->rd;
 	size_t first = rd->nobjs;
@@ -165,7 +165,7 @@ static int by_pid(const void *a, const void *b)
 
 /* The pids of the chunks of the stream in use (open, sealed, busy),
  * sorted, into held (nchunks entries); how many. */
-static size_t held_pids(const struct pt_trid *t, int32_t *held)
+static size_t held_pids(const struct pt_stream *t, int32_t *held)
 {
 	const struct pt_view *v = &t->view;
 	size_t n = 0;
@@ -196,7 +196,7 @@ static int by_sealer(const void *a, const void *b)
 	return (x->thread > y->thread) - (x->thread < y->thread);
 }
 
-static size_t sealers(struct pt_trid *t, struct sealer *s)
+static size_t sealers(struct pt_stream *t, struct sealer *s)
 {
 	const struct pt_view *v = &t->view;
 	size_t n = 0, out = 0;
@@ -230,7 +230,7 @@ static size_t sealers(struct pt_trid *t, struct sealer *s)
 }
 
 /* Process pid holds a chunk of the stream now (open, sealed, busy). */
-static int holds_chunk(const struct pt_trid *t, int32_t pid)
+static int holds_chunk(const struct pt_stream *t, int32_t pid)
 {
 	const struct pt_view *v = &t->view;
 
@@ -248,7 +248,7 @@ static int holds_chunk(const struct pt_trid *t, int32_t pid)
  * reader decodes its payloads by another's description of the type
  * (cli/read/tracetypes.c), so a log or a part begun after the describer
  * ended needs it all the same.  Bounded by the types, not the processes. */
-static size_t retire(struct pt_trid *t, size_t upto, int unheld, int now)
+static size_t retire(struct pt_stream *t, size_t upto, int unheld, int now)
 {
 	struct pt_reader *rd = &t->rd;
 	size_t out = 0, dropped = 0, nheld = 0, kept_held = 0;
@@ -341,17 +341,17 @@ static size_t retire(struct pt_trid *t, size_t upto, int unheld, int now)
 	return dropped;
 }
 
-size_t pt_objs_retire(struct pt_trid *t, size_t upto)
+size_t pt_objs_retire(struct pt_stream *t, size_t upto)
 {
 	return retire(t, upto, 0, 0);
 }
 
-size_t pt_objs_retire_now(struct pt_trid *t, size_t upto)
+size_t pt_objs_retire_now(struct pt_stream *t, size_t upto)
 {
 	return retire(t, upto, 0, 1);
 }
 
-size_t pt_objs_retire_unheld(struct pt_trid *t, size_t upto)
+size_t pt_objs_retire_unheld(struct pt_stream *t, size_t upto)
 {
 	return retire(t, upto, 1, 0);
 }

@@ -22,7 +22,7 @@
 #include <string.h>
 #include "reader.h"
 
-void pt_reader_reset(struct pt_trid *t)
+void pt_reader_reset(struct pt_stream *t)
 {
 	struct pt_reader *rd = &t->rd;
 	struct pt_hdr *h = t->hdr;
@@ -73,7 +73,7 @@ void pt_reader_free(struct pt_reader *rd)
  * events with a fixed 24).  After a burst the count comes down, and the
  * chunks beyond it leave the free stack (pt_pool_trim).  Looked at
  * every 100 ms: the chunk descriptors' states, one load each. */
-static uint32_t hot_now(struct pt_trid *t)
+static uint32_t hot_now(struct pt_stream *t)
 {
 	struct pt_reader *rd = &t->rd;
 	const struct pt_view *v = &t->view;
@@ -108,7 +108,7 @@ static uint32_t hot_now(struct pt_trid *t)
 /* A chunk read to its end (or a dead writer's, read to its commit) goes
  * back to the pool, its memory out of the traced processes if it is not
  * one of the hot ones (ring/pool.c).  1 if it was in that life and state. */
-static int give_back(struct pt_trid *t, uint32_t idx, uint64_t seq, unsigned from)
+static int give_back(struct pt_stream *t, uint32_t idx, uint64_t seq, unsigned from)
 {
 	return pt_pool_give_back(&t->view, idx, seq, from, t->fd, t->region_off, hot_now(t));
 }
@@ -126,7 +126,7 @@ static int give_back(struct pt_trid *t, uint32_t idx, uint64_t seq, unsigned fro
  * writer's prefetch hides (docs/design.md, "Giving chunks back";
  * docs/performance.md).  Only a hint: it changes no data, and elsewhere
  * it is nothing. */
-static void evict(const struct pt_trid *t, const struct pt_ractive *a, uint32_t end)
+static void evict(const struct pt_stream *t, const struct pt_ractive *a, uint32_t end)
 {
 #if defined(__x86_64__) || defined(__i386__)
 	const char *c = pt_chunk_data(&t->view, a->idx);
@@ -141,7 +141,7 @@ static void evict(const struct pt_trid *t, const struct pt_ractive *a, uint32_t 
 
 /* A chunk lost to a thief: the lines read, and the few the CPU may have
  * fetched ahead of the reader. */
-static void evict_lost(const struct pt_trid *t, const struct pt_ractive *a)
+static void evict_lost(const struct pt_stream *t, const struct pt_ractive *a)
 {
 	evict(t, a, a->off + 256);
 }
@@ -150,7 +150,7 @@ static void evict_lost(const struct pt_trid *t, const struct pt_ractive *a)
  * is one: free finished chunks, drop overwritten ones.  A head's next
  * timestamp only ever comes from a peek that checked the chunk's life, so
  * it is never taken from a chunk that changed hands. */
-static void service(struct pt_trid *t, struct pt_rwriter *w)
+static void service(struct pt_stream *t, struct pt_rwriter *w)
 {
 	struct pt_reader *rd = &t->rd;
 
@@ -179,7 +179,7 @@ static void service(struct pt_trid *t, struct pt_rwriter *w)
 	}
 }
 
-static void synth(struct pt_trid *t, struct posix_trace_event_info *ev, void *buf, size_t num,
+static void synth(struct pt_stream *t, struct posix_trace_event_info *ev, void *buf, size_t num,
                   size_t *dlen, trace_event_id_t id, uint64_t tick, const void *data, size_t len)
 {
 	size_t n = len < num ? len : num;
@@ -195,7 +195,7 @@ static void synth(struct pt_trid *t, struct posix_trace_event_info *ev, void *bu
 		t->rd.last_out = tick;
 }
 
-uint64_t pt_read_lost(const struct pt_trid *t)
+uint64_t pt_read_lost(const struct pt_stream *t)
 {
 	uint64_t all = atomic_load_explicit(&t->hdr->lost, memory_order_acquire);
 
@@ -220,7 +220,7 @@ static uint64_t not_before_out(const struct pt_reader *rd, uint64_t tick)
  * the count moved while the reports were taken, again (a few times at
  * most: writers that keep losing must not keep the reader here).  What
  * is left: a writer preempted between its two stores. */
-static uint64_t collect_lost(struct pt_trid *t)
+static uint64_t collect_lost(struct pt_stream *t)
 {
 	uint64_t all = pt_read_lost(t);
 
@@ -244,7 +244,7 @@ static uint64_t collect_lost(struct pt_trid *t)
  * RESUMEs, and a gap counts exactly the reports it took in.  The RESUMEs
  * add up to the stream's count, exactly, once the reader has read to the
  * end (read_next() tells a rest there). */
-static uint64_t resume_count(struct pt_trid *t, uint64_t upto)
+static uint64_t resume_count(struct pt_stream *t, uint64_t upto)
 {
 	struct pt_reader *rd = &t->rd;
 	uint64_t all = collect_lost(t);
@@ -258,7 +258,7 @@ static uint64_t resume_count(struct pt_trid *t, uint64_t upto)
 
 /* Events the stream counted lost that no gap told or will tell (the
  * reports not told yet count theirs): 0 if none. */
-static uint64_t untold(struct pt_trid *t)
+static uint64_t untold(struct pt_stream *t)
 {
 	struct pt_reader *rd = &t->rd;
 	uint64_t all = collect_lost(t);
@@ -269,7 +269,7 @@ static uint64_t untold(struct pt_trid *t)
 
 /* A RESUME at tick (never before its OVERFLOW): the gap is closed, with
  * every loss reported at or before upto. */
-static void resume(struct pt_trid *t, struct posix_trace_event_info *ev, void *buf, size_t num,
+static void resume(struct pt_stream *t, struct posix_trace_event_info *ev, void *buf, size_t num,
                    size_t *dlen, uint64_t tick, uint64_t upto)
 {
 	struct pt_reader *rd = &t->rd;
@@ -281,7 +281,7 @@ static void resume(struct pt_trid *t, struct posix_trace_event_info *ev, void *b
 	      NULL, 0);
 }
 
-static void overflow(struct pt_trid *t, struct posix_trace_event_info *ev, void *buf,
+static void overflow(struct pt_stream *t, struct posix_trace_event_info *ev, void *buf,
                      size_t num, size_t *dlen, uint64_t tick)
 {
 	struct pt_reader *rd = &t->rd;
@@ -291,7 +291,7 @@ static void overflow(struct pt_trid *t, struct posix_trace_event_info *ev, void 
 	synth(t, ev, buf, num, dlen, POSIX_TRACE_OVERFLOW, rd->ovf_tick, NULL, 0);
 }
 
-static int take(struct pt_trid *t, struct pt_rwriter *w, struct posix_trace_event_info *ev,
+static int take(struct pt_stream *t, struct pt_rwriter *w, struct posix_trace_event_info *ev,
                 void *buf, size_t num, size_t *dlen)
 {
 	const struct pt_view *v = &t->view;
@@ -371,7 +371,7 @@ static void unstash(struct pt_reader *rd, struct posix_trace_event_info *ev, voi
 #define ALIVE_AFTER_NS 1000000u /* a mark held this long: is its writer alive? (a
                                  * system call, at most once as often per chunk) */
 
-static void late_init(struct pt_trid *t)
+static void late_init(struct pt_stream *t)
 {
 	struct pt_reader *rd = &t->rd;
 	/* (none in a set-user-ID program: the default) */
@@ -424,7 +424,7 @@ static uint64_t look_now(const struct pt_reader *rd, uint64_t *raw)
  * chunk names must be gone too (pt_pool_gone) -- unless it is of another
  * pid namespace, where ours may have no such pid.  (An image exec'd in
  * place keeps its pid: its old image's chunks wait for it to end.) */
-static int alive(const struct pt_trid *t, uint32_t key, int32_t pid)
+static int alive(const struct pt_stream *t, uint32_t key, int32_t pid)
 {
 	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET,
 	                    .l_start = (off_t)PT_ALIVE_BYTE(key), .l_len = 1 };
@@ -436,7 +436,7 @@ static int alive(const struct pt_trid *t, uint32_t key, int32_t pid)
  * tick before which nothing else may go out now (the writer's last
  * record's, or its chunk's base, + 1); else UINT64_MAX.  *mono: the
  * monotonic clock, read once per look (0: not yet). */
-static uint64_t busy_cap(struct pt_trid *t, struct pt_ractive *a, uint64_t *mono)
+static uint64_t busy_cap(struct pt_stream *t, struct pt_ractive *a, uint64_t *mono)
 {
 	const struct pt_chunk *ck = &t->view.chunks[a->idx];
 	uint32_t c = atomic_load_explicit(&ck->commit, memory_order_acquire);
@@ -475,7 +475,7 @@ static uint64_t busy_cap(struct pt_trid *t, struct pt_ractive *a, uint64_t *mono
 
 /* The earliest busy_cap() of the writers with nothing ready (read after
  * the look's clock). */
-static uint64_t in_flight(struct pt_trid *t)
+static uint64_t in_flight(struct pt_stream *t)
 {
 	struct pt_reader *rd = &t->rd;
 	uint64_t cap = UINT64_MAX, mono = 0;
@@ -516,7 +516,7 @@ static int slack_wait(const struct pt_reader *rd, uint64_t ts)
  * new in its open chunk is looked at once more, after that time was
  * read: whatever it commits later was stamped later (the horizon,
  * read_next()).  No run while a writer's chunk needs service(). */
-static void allow_run_at(struct pt_trid *t, struct pt_rwriter *w, uint64_t now)
+static void allow_run_at(struct pt_stream *t, struct pt_rwriter *w, uint64_t now)
 {
 	struct pt_reader *rd = &t->rd;
 	uint64_t lim = now, mono = 0;
@@ -557,7 +557,7 @@ static void allow_run_at(struct pt_trid *t, struct pt_rwriter *w, uint64_t now)
 	rd->run_limit = lim;
 }
 
-static void allow_run(struct pt_trid *t, struct pt_rwriter *w)
+static void allow_run(struct pt_stream *t, struct pt_rwriter *w)
 {
 	uint64_t raw;
 
@@ -574,7 +574,7 @@ static void allow_run(struct pt_trid *t, struct pt_rwriter *w)
  * would also read the clock twice, service every writer and collect
  * losses.  Interleaved writers make short runs: this is what keeps the
  * flusher on its fast path between them. */
-static struct pt_rwriter *switch_run(struct pt_trid *t)
+static struct pt_rwriter *switch_run(struct pt_stream *t)
 {
 	struct pt_reader *rd = &t->rd;
 	struct pt_rwriter *best = NULL;
@@ -597,7 +597,7 @@ static struct pt_rwriter *switch_run(struct pt_trid *t)
 
 /* A run was allowed, and nothing read_next() would look at changed since
  * (no new chunk, no new loss report, nothing half-published). */
-static int run_holds(const struct pt_trid *t)
+static int run_holds(const struct pt_stream *t)
 {
 	const struct pt_reader *rd = &t->rd;
 	struct pt_hdr *h = t->hdr;
@@ -612,7 +612,7 @@ static int run_holds(const struct pt_trid *t)
  * what read_next() would do, without its whole look.  Only while nothing
  * changed that read_next() would look at (no new chunk, no new loss
  * report); 0: call read_next(). */
-static struct pt_rwriter *run_writer(struct pt_trid *t)
+static struct pt_rwriter *run_writer(struct pt_stream *t)
 {
 	struct pt_reader *rd = &t->rd;
 
@@ -625,7 +625,7 @@ static struct pt_rwriter *run_writer(struct pt_trid *t)
 	return w;
 }
 
-static int read_again(struct pt_trid *t, struct posix_trace_event_info *ev, void *buf,
+static int read_again(struct pt_stream *t, struct posix_trace_event_info *ev, void *buf,
                       size_t num, size_t *dlen)
 {
 	struct pt_reader *rd = &t->rd;
@@ -641,7 +641,7 @@ static int read_again(struct pt_trid *t, struct posix_trace_event_info *ev, void
 }
 
 /* A fresh look at chunk a's commit (the records the caller may read). */
-static void reload_commit(const struct pt_trid *t, struct pt_ractive *a)
+static void reload_commit(const struct pt_stream *t, struct pt_ractive *a)
 {
 	const struct pt_view *v = &t->view;
 	uint32_t c = PT_COMMIT_POS(atomic_load_explicit(&v->chunks[a->idx].commit,
@@ -651,7 +651,7 @@ static void reload_commit(const struct pt_trid *t, struct pt_ractive *a)
 		a->commit = c;
 }
 
-static void add_part(struct pt_trid *t, struct pt_read_merge *m, struct pt_rwriter *w,
+static void add_part(struct pt_stream *t, struct pt_read_merge *m, struct pt_rwriter *w,
                      uint64_t limit, int open)
 {
 	struct pt_read_part *p = &m->p[m->n++];
@@ -673,7 +673,7 @@ static void add_part(struct pt_trid *t, struct pt_read_merge *m, struct pt_rwrit
  * was stamped later, or without anything read here happening before it,
  * as allow_run_at() says); one whose chunk is read to its end and sealed
  * makes the merge wait for the general path (service() moves it on). */
-static int merge_all(struct pt_trid *t, struct pt_read_merge *m)
+static int merge_all(struct pt_stream *t, struct pt_read_merge *m)
 {
 	struct pt_reader *rd = &t->rd;
 	uint64_t lim = rd->run_cap;
@@ -712,7 +712,7 @@ static int merge_all(struct pt_trid *t, struct pt_read_merge *m)
  * Several writers at once in a FLUSH or UNTIL_FULL stream (merge_all);
  * else, and in a LOOP stream (whose records are claimed from thieves one
  * chunk at a time), the run read_again() would go on with. */
-int pt_read_merge_begin(struct pt_trid *t, struct pt_read_merge *m)
+int pt_read_merge_begin(struct pt_stream *t, struct pt_read_merge *m)
 {
 	struct pt_reader *rd = &t->rd;
 
@@ -734,7 +734,7 @@ int pt_read_merge_begin(struct pt_trid *t, struct pt_read_merge *m)
 }
 
 /* 1 if pt_read_merge_begin() would find something now. */
-int pt_read_run_ready(struct pt_trid *t)
+int pt_read_run_ready(struct pt_stream *t)
 {
 	return run_writer(t) != NULL;
 }
@@ -744,7 +744,7 @@ int pt_read_run_ready(struct pt_trid *t)
  * and in a LOOP stream no thief took them.  Then the reader has moved past
  * them (1); else nothing changes and they must not be used (0: take()
  * then finds out why). */
-int pt_read_merge_end(struct pt_trid *t, struct pt_read_merge *m)
+int pt_read_merge_end(struct pt_stream *t, struct pt_read_merge *m)
 {
 	struct pt_reader *rd = &t->rd;
 
@@ -784,7 +784,7 @@ int pt_read_merge_end(struct pt_trid *t, struct pt_read_merge *m)
  * was seen on a loaded machine), and would then come after the OVERFLOW.
  * So the OVERFLOW waits for the event after it, which the horizon makes
  * final; a stream that is not running tells it at once. */
-static int late_may_come(const struct pt_trid *t)
+static int late_may_come(const struct pt_stream *t)
 {
 	return (atomic_load_explicit(&t->hdr->state, memory_order_acquire) & PT_ST_RUNNING) != 0;
 }
@@ -797,7 +797,7 @@ static int late_may_come(const struct pt_trid *t)
  * Looked for when the stream has handed out a few more chunks since the
  * last time (only then can such chunks make it run short), at one lock
  * test per process. */
-static void reap_dead(struct pt_trid *t)
+static void reap_dead(struct pt_stream *t)
 {
 	struct pt_reader *rd = &t->rd;
 	const struct pt_view *v = &t->view;
@@ -861,7 +861,7 @@ enum step { STEP_ON, STEP_NONE, STEP_ONE, STEP_AGAIN };
  * the look finds, so those go out now; later ones wait for the next look
  * (in which whatever happened before them is found first); less the
  * slack, and below the writers in flight (in_flight, after the look). */
-static void look(struct pt_trid *t, struct look *lk)
+static void look(struct pt_stream *t, struct look *lk)
 {
 	struct pt_reader *rd = &t->rd;
 
@@ -899,7 +899,7 @@ static void look(struct pt_trid *t, struct look *lk)
 /* The earliest record waits when it may not be final yet: a writer in
  * flight comes first (bounded: late_ns), and a record stamped during this
  * look goes out at the next one (at once if it was within the slack). */
-static enum step wait_late(struct pt_trid *t, const struct look *lk)
+static enum step wait_late(struct pt_stream *t, const struct look *lk)
 {
 	struct pt_reader *rd = &t->rd;
 
@@ -923,7 +923,7 @@ static enum step wait_late(struct pt_trid *t, const struct look *lk)
  * OVERFLOW waits for that event too: a record stamped before its first
  * lost event may still be on its way, in a writer taking a chunk, while
  * the event that follows is not final.) */
-static enum step place_loss(struct pt_trid *t, const struct look *lk,
+static enum step place_loss(struct pt_stream *t, const struct look *lk,
                             struct posix_trace_event_info *ev, void *buf, size_t num, size_t *dlen)
 {
 	struct pt_reader *rd = &t->rd;
@@ -973,7 +973,7 @@ static enum step place_loss(struct pt_trid *t, const struct look *lk,
 /* Read to the end: an automatic stop (the stream was full) is reported,
  * and the stream runs again; or the pool is told it was drained (taken
  * since steal_mark: not full). */
-static enum step at_end(struct pt_trid *t, uint64_t steal_mark,
+static enum step at_end(struct pt_stream *t, uint64_t steal_mark,
                         struct posix_trace_event_info *ev, void *buf, size_t num, size_t *dlen)
 {
 	struct pt_reader *rd = &t->rd;
@@ -1001,7 +1001,7 @@ static enum step at_end(struct pt_trid *t, uint64_t steal_mark,
  * OVERFLOW/RESUME since its previous event (it was preempted, its event
  * arrived late; chunks of it are missing before this one, their reports
  * maybe overwritten): the loss is marked right here. */
-static enum step own_loss(struct pt_trid *t, const struct look *lk,
+static enum step own_loss(struct pt_stream *t, const struct look *lk,
                           struct posix_trace_event_info *ev, void *buf, size_t num, size_t *dlen)
 {
 	struct pt_reader *rd = &t->rd;
@@ -1030,7 +1030,7 @@ static enum step own_loss(struct pt_trid *t, const struct look *lk,
  * record is stashed for the next call.  A chunk overwritten under us is
  * a loss (look again); a record that does not fit ends its chunk with a
  * POSIX_TRACE_ERROR event. */
-static enum step take_best(struct pt_trid *t, const struct look *lk,
+static enum step take_best(struct pt_stream *t, const struct look *lk,
                            struct posix_trace_event_info *ev, void *buf, size_t num, size_t *dlen)
 {
 	struct pt_reader *rd = &t->rd;
@@ -1076,7 +1076,7 @@ static enum step take_best(struct pt_trid *t, const struct look *lk,
  * a look at the stream, then the steps in order, each of which may
  * decide: wait for late records, place the stream's loss, at the end the
  * automatic stop, the START after it, a writer's own loss, the record. */
-static int read_next(struct pt_trid *t, struct posix_trace_event_info *ev, void *buf,
+static int read_next(struct pt_stream *t, struct posix_trace_event_info *ev, void *buf,
                      size_t num, size_t *dlen)
 {
 	struct pt_reader *rd = &t->rd;
@@ -1114,14 +1114,14 @@ static int read_next(struct pt_trid *t, struct posix_trace_event_info *ev, void 
 /* How long a look waits for a writer's event in flight (late_init), and
  * whether the writer of chunk idx may still be alive (alive()): for the
  * snapshot's wait at its window's end (control/snapshot.c, settle). */
-uint64_t pt_read_late_ns(struct pt_trid *t)
+uint64_t pt_read_late_ns(struct pt_stream *t)
 {
 	if (!t->rd.late_set)
 		late_init(t);
 	return t->rd.late_ns;
 }
 
-int pt_read_writer_alive(const struct pt_trid *t, uint32_t idx)
+int pt_read_writer_alive(const struct pt_stream *t, uint32_t idx)
 {
 	const struct pt_chunk *ck = &t->view.chunks[idx];
 	uint32_t key = atomic_load_explicit(&ck->alive, memory_order_relaxed);
@@ -1132,7 +1132,7 @@ int pt_read_writer_alive(const struct pt_trid *t, uint32_t idx)
 /* The next event of a live stream, if there is one now (1; else 0),
  * under t's lock: for getnext (api/getnext.c) and for the flusher of a
  * stream with a log (flush/flusher.c). */
-int pt_read_next(struct pt_trid *t, struct posix_trace_event_info *ev, void *buf, size_t num,
+int pt_read_next(struct pt_stream *t, struct posix_trace_event_info *ev, void *buf, size_t num,
                  size_t *dlen)
 {
 	if (!t->rd.late_set)

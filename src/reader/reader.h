@@ -3,8 +3,8 @@
  * writers' chunks by timestamp, losses, validation of everything read
  * (read.c), and the map of loaded code taken from the segment
  * (objread.c).  Above ring/ (it gives chunks back to the pool).  The
- * reader works on a trace id (struct pt_trid, below), whose table and
- * life are control/'s.
+ * reader works on a stream (struct pt_stream, below), which a trace id
+ * holds (control/'s struct pt_trid, its table and its life).
  */
 #ifndef POSIXTRACE_READER_H
 #define POSIXTRACE_READER_H
@@ -132,33 +132,25 @@ struct pt_reader {
 	uint32_t st_len;
 };
 
-/* a trace id's lock (the functions are control/control.h's) */
+/* a stream's lock (the functions are lock.h's) */
 typedef _Atomic int pt_lock_t;
 
 struct pt_flusher;
-struct pt_logr;
 
-struct posix_trace_status_info;
-struct pt_trid;
-/* posix_trace_get_status() of a trace id, under its lock: a stream's
- * (control/newstream.c) or a log's (api/logfile.c); 0 or an errno */
-typedef int pt_trid_status_fn(struct pt_trid *t, struct posix_trace_status_info *si);
-
-struct pt_trid {
-	pt_lock_t lock;           /* control calls and the reader */
-	int in_use;
+/* A stream as the controller that made it (or joined it) holds it: the
+ * segment mapped here, the trusted copies of what it was made with, and
+ * what this process keeps to read it (the reader's state) and to write
+ * into it (the flusher and the writers of system events, flush/'s).  A
+ * trace id (control/control.h's struct pt_trid) holds one; a log opened
+ * for reading holds one too, with kind PT_KIND_LOG and nothing mapped.
+ * reader/ and flush/ work on it (as t) and never see the trace id. */
+struct pt_stream {
+	pt_lock_t lock;           /* the trace id's: control calls and the reader */
 	int kind;                 /* PT_KIND_STREAM or PT_KIND_LOG */
-	_Atomic int dead;
-	uint32_t gen;
-	uint64_t fork_gen;
-	int slot;                 /* slot in the traced process's control segment, or -1 */
-	int fd;                   /* memfd holding the segment; its lock is the stream's life */
-	int sys_fd;               /* counts the stream system-wide (control/slots.c) */
-	struct pt_fdid fd_id, sys_id; /* their files: closed only if still open (fdown.c) */
 	pid_t pid;                /* the traced process */
-	struct pt_ctl *tctl;      /* its control segment, mapped here, or NULL */
-	int tctl_own;             /* tctl is this process's own */
-	uint64_t ticket, region_off;
+	int fd;                   /* memfd holding the segment; its lock is the stream's life */
+	uint64_t region_off;      /* where the stream's region begins in it */
+	struct pt_ctl *tctl;      /* the traced process's control segment, mapped here, or NULL */
 	struct pt_hdr *hdr;
 	size_t map_size;
 	struct pt_view view;      /* pointers into the segment, for the reader */
@@ -166,27 +158,23 @@ struct pt_trid {
 	pthread_t sys_thr[2];     /* one per thread using it (flush/sysevent.c) */
 	unsigned sys_last;        /* the one written last */
 	struct pt_attr_img attr;  /* trusted copy */
-	uint32_t noloss_ms;       /* no-loss bound it was created with, 0: off */
 	struct pt_clock clk;      /* trusted copy; points added as it is read */
 	struct pt_reader rd;
-	uint32_t typelist_pos;
 	struct pt_flusher *fl;    /* a stream with a log: its writer (flush/flusher.c) */
-	struct pt_logr *lr;       /* a log opened for reading (api/logfile.c) */
-	pt_trid_status_fn *status;
 };
 
 #define PT_KIND_STREAM 0
 #define PT_KIND_LOG    1
 
-void pt_reader_reset(struct pt_trid *t);
+void pt_reader_reset(struct pt_stream *t);
 /* the stream's count of lost events, as the reader's gaps add up to it */
-uint64_t pt_read_lost(const struct pt_trid *t);
+uint64_t pt_read_lost(const struct pt_stream *t);
 void pt_reader_free(struct pt_reader *rd);
 /* the bound of a wait for an event in flight; may chunk idx's writer be alive */
-uint64_t pt_read_late_ns(struct pt_trid *t);
-int pt_read_writer_alive(const struct pt_trid *t, uint32_t idx);
+uint64_t pt_read_late_ns(struct pt_stream *t);
+int pt_read_writer_alive(const struct pt_stream *t, uint32_t idx);
 /* the next event of a live stream now: 1, or 0 if none (under t's lock) */
-int pt_read_next(struct pt_trid *t, struct posix_trace_event_info *ev, void *buf, size_t num,
+int pt_read_next(struct pt_stream *t, struct posix_trace_event_info *ev, void *buf, size_t num,
                  size_t *dlen);
 /* The flusher's fast path (read.c; used by flushrun.c): the next records
  * of every writer, read in bulk and merged by the caller.  Each part is
@@ -212,13 +200,13 @@ struct pt_read_merge {
 	uint32_t n, max;
 	struct pt_read_part p[PT_MERGE_MAX];
 };
-int pt_read_run_ready(struct pt_trid *t);
-int pt_read_merge_begin(struct pt_trid *t, struct pt_read_merge *m);
-int pt_read_merge_end(struct pt_trid *t, struct pt_read_merge *m);
+int pt_read_run_ready(struct pt_stream *t);
+int pt_read_merge_begin(struct pt_stream *t, struct pt_read_merge *m);
+int pt_read_merge_end(struct pt_stream *t, struct pt_read_merge *m);
 
 /* objread.c: take what the traced processes added to the map of loaded
  * code (locked); the index of the first new entry in t->rd.objs */
-size_t pt_objs_collect(struct pt_trid *t);
+size_t pt_objs_collect(struct pt_stream *t);
 /* The entries below `upto` (already written to the log) of processes
  * that are gone and hold no chunk of the stream (their events all read),
  * and of threads gone likewise, dropped from t->rd.objs, the others
@@ -226,12 +214,12 @@ size_t pt_objs_collect(struct pt_trid *t);
  * a pass now and then does anything: when the entries have doubled since
  * the last; _now: a pass now (a log cut into a new part: what it
  * begins with). */
-size_t pt_objs_retire(struct pt_trid *t, size_t upto);
-size_t pt_objs_retire_now(struct pt_trid *t, size_t upto);
+size_t pt_objs_retire(struct pt_stream *t, size_t upto);
+size_t pt_objs_retire_now(struct pt_stream *t, size_t upto);
 /* The same, and also those after upto of processes gone that hold no
  * chunk of the stream any more (all their events read or overwritten: a
  * LOOP stream, written or copied only at the end). */
-size_t pt_objs_retire_unheld(struct pt_trid *t, size_t upto);
+size_t pt_objs_retire_unheld(struct pt_stream *t, size_t upto);
 /* ------------------------------- between the reader's files (not above) */
 #define NONE (-1)
 #define PT_MAX_WRITERS 65536 /* threads x levels a reader keeps apart */
@@ -246,21 +234,21 @@ int pt_loss_upto(struct pt_losses *l, uint64_t ts);
 void pt_loss_take(struct pt_reader *rd, const struct pt_hdr *h, uint64_t ts);
 uint64_t pt_loss_growth(struct pt_reader *rd, const struct pt_hdr *h);
 void pt_loss_note(struct pt_reader *rd, uint64_t ts, uint64_t g);
-void pt_losses_collect(struct pt_trid *t);
+void pt_losses_collect(struct pt_stream *t);
 uint64_t pt_losses_later(const struct pt_reader *rd, const struct pt_hdr *h);
-void pt_lost_rest(struct pt_trid *t, struct pt_rwriter *w, const struct pt_ractive *a);
-int pt_thief_busy(struct pt_trid *t);
+void pt_lost_rest(struct pt_stream *t, struct pt_rwriter *w, const struct pt_ractive *a);
+int pt_thief_busy(struct pt_stream *t);
 struct pt_rwriter *pt_rwriter_of(struct pt_reader *rd, int32_t pid, uint64_t thread,
                                  uint32_t level);
 void pt_rwriters_trim(struct pt_reader *rd);
 /* chunks.c */
 void pt_rwriter_pop(struct pt_reader *rd, struct pt_rwriter *w);
-void pt_reader_discover(struct pt_trid *t);
+void pt_reader_discover(struct pt_stream *t);
 
 /* a chunk being read: is it still in its life, its next record, taking it
  * (LOOP) -- on the per-event path, so inline */
 /* 0 if the chunk is still in a's life, else 1. */
-static inline int pt_rchunk_gone(const struct pt_trid *t, const struct pt_ractive *a)
+static inline int pt_rchunk_gone(const struct pt_stream *t, const struct pt_ractive *a)
 {
 	uint64_t ss = atomic_load_explicit(&t->view.chunks[a->idx].ss, memory_order_acquire);
 	unsigned state = PT_SS_STATE(ss);
@@ -271,7 +259,7 @@ static inline int pt_rchunk_gone(const struct pt_trid *t, const struct pt_ractiv
  * been overwritten: then nothing read from it may be used, and has_next
  * and next_ts stay what the last look that found it alive said (the time
  * of the first record the reader lost, pt_lost_rest). */
-static inline int pt_rchunk_peek(const struct pt_trid *t, struct pt_ractive *a)
+static inline int pt_rchunk_peek(const struct pt_stream *t, struct pt_ractive *a)
 {
 	const struct pt_view *v = &t->view;
 	uint64_t next_ts = 0;
@@ -301,7 +289,7 @@ static inline int pt_rchunk_peek(const struct pt_trid *t, struct pt_ractive *a)
  * it reuses the chunk (ring/pool.c), so each record is counted exactly once:
  * read here, or lost by the thief.  0: the thief came first.  (Only a
  * thief reads the progress, so other policies keep none.) */
-static inline int pt_rchunk_claim(const struct pt_trid *t, struct pt_ractive *a, uint32_t off,
+static inline int pt_rchunk_claim(const struct pt_stream *t, struct pt_ractive *a, uint32_t off,
                                   uint32_t count)
 {
 	uint64_t want = PT_RD_POS(a->seq, off, count), exp = a->pub;

@@ -208,7 +208,7 @@ static int take_loss(struct pt_reader *rd, struct pt_hdr *h, uint64_t g)
  * there; and a writer first seen after them has its first event marked
  * (fresh).  Their events are in the stream's count, which the next RESUME
  * takes in (read.c, resume_count). */
-void pt_losses_collect(struct pt_trid *t)
+void pt_losses_collect(struct pt_stream *t)
 {
 	struct pt_reader *rd = &t->rd;
 	struct pt_hdr *h = t->hdr;
@@ -240,7 +240,7 @@ void pt_losses_collect(struct pt_trid *t)
 /* The reader gives up on a chunk it could not read to the end (it was
  * overwritten): note the loss from the earliest time it knows of the
  * unread part.  The thief reports it too, but maybe only a moment later. */
-void pt_lost_rest(struct pt_trid *t, struct pt_rwriter *w, const struct pt_ractive *a)
+void pt_lost_rest(struct pt_stream *t, struct pt_rwriter *w, const struct pt_ractive *a)
 {
 	struct pt_reader *rd = &t->rd;
 	uint64_t ts = a->has_next ? a->next_ts : a->count ? a->last_ts + 1 : a->base_ts;
@@ -271,7 +271,7 @@ void pt_lost_rest(struct pt_trid *t, struct pt_rwriter *w, const struct pt_racti
  * needs a moment of it.  Entries whose thief is done are dropped. */
 #define PT_THIEF_WAIT_NS 1000000000u
 #define PT_THIEF_LOOKS   64u
-int pt_thief_busy(struct pt_trid *t)
+int pt_thief_busy(struct pt_stream *t)
 {
 	struct pt_reader *rd = &t->rd;
 	int busy = 0;
