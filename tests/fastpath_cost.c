@@ -119,62 +119,19 @@ static int count(const char *self, const char *mode, const char *fn, double *ir,
 	char out[64], toggle[64];
 	snprintf(out, sizeof out, "/tmp/pt-cost-%d-%s.out", (int)getpid(), mode);
 	snprintf(toggle, sizeof toggle, "--toggle-collect=%s*", fn);
-	pid_t p = fork();
-	REQUIRE(p >= 0);
-	if (p == 0) {
-		char of[128];
-		snprintf(of, sizeof of, "--callgrind-out-file=%s", out);
-		int null = open("/dev/null", O_WRONLY);
-		if (null >= 0) {
-			dup2(null, 1);
-			dup2(null, 2);
-		}
-		execlp("valgrind", "valgrind", "--tool=callgrind", "--cache-sim=yes", of, toggle,
-		       self, "child", mode, (char *)NULL);
-		_exit(127);
-	}
-	int st = t_wait_for(p, 100 * 1000);
+	const char *args[] = { "--cache-sim=yes", toggle, self, "child", mode, NULL };
+	int st = t_wait_for(t_callgrind_spawn(out, args), 100 * 1000);
 	if (st != 0) {
 		fprintf(stderr, "%s: valgrind ended with %d\n", mode, st);
 		unlink(out);
 		return -1;
 	}
-	FILE *f = fopen(out, "r");
-	if (!f) {
-		fprintf(stderr, "%s: no callgrind output %s\n", mode, out);
+	static const char *const names[] = { "Ir", "Dr" };
+	double v[2];
+	if (t_callgrind_totals(mode, out, 2, names, v) != 0)
 		return -1;
-	}
-	char line[4096], events[4096] = "";
-	double v[16] = { 0 };
-	int nv = 0;
-	while (fgets(line, sizeof line, f)) {
-		if (!strncmp(line, "events:", 7))
-			snprintf(events, sizeof events, "%s", line + 7);
-		else if (!strncmp(line, "totals:", 7) || !strncmp(line, "summary:", 8)) {
-			char *s = strchr(line, ':') + 1;
-			nv = 0;
-			for (char *e; nv < 16; s = e) {
-				double x = strtod(s, &e);
-				if (e == s)
-					break;
-				v[nv++] = x;
-			}
-		}
-	}
-	fclose(f);
-	unlink(out);
-	*ir = *dr = -1;
-	int k = 0;
-	for (char *tok = strtok(events, " \t\n"); tok && k < nv; tok = strtok(NULL, " \t\n"), k++) {
-		if (!strcmp(tok, "Ir"))
-			*ir = v[k] / (double)N;
-		else if (!strcmp(tok, "Dr"))
-			*dr = v[k] / (double)N;
-	}
-	if (*ir < 0 || *dr < 0) {
-		fprintf(stderr, "%s: no Ir/Dr totals in the callgrind output\n", mode);
-		return -1;
-	}
+	*ir = v[0] / (double)N;
+	*dr = v[1] / (double)N;
 	return 0;
 }
 

@@ -153,25 +153,15 @@ static int count(const char *self, const char *mode, double *ir)
 		close(ack[0]);
 		_exit(recorder(mode, go[0], ack[1]));
 	}
-	pid_t p = fork();
-	REQUIRE(p >= 0);
-	if (p == 0) {
-		char of[128], rs[32], os[16], is[16];
-		close(go[0]);
-		close(ack[1]);
-		snprintf(of, sizeof of, "--callgrind-out-file=%s", out);
-		snprintf(rs, sizeof rs, "%d", (int)r);
-		snprintf(os, sizeof os, "%d", go[1]);
-		snprintf(is, sizeof is, "%d", ack[0]);
-		int null = open("/dev/null", O_WRONLY);
-		if (null >= 0) {
-			dup2(null, 1);
-			dup2(null, 2);
-		}
-		execlp("valgrind", "valgrind", "--tool=callgrind", of, "--toggle-collect=flush_once*",
-		       self, "controller", mode, rs, os, is, (char *)NULL);
-		_exit(127);
-	}
+	char rs[32], os[16], is[16];
+	snprintf(rs, sizeof rs, "%d", (int)r);
+	snprintf(os, sizeof os, "%d", go[1]);
+	snprintf(is, sizeof is, "%d", ack[0]);
+	/* the ends the recorder keeps are not the controller's */
+	REQUIRE(fcntl(go[0], F_SETFD, FD_CLOEXEC) == 0 && fcntl(ack[1], F_SETFD, FD_CLOEXEC) == 0);
+	const char *args[] = { "--toggle-collect=flush_once*", self, "controller", mode, rs, os, is,
+		               NULL };
+	pid_t p = t_callgrind_spawn(out, args);
 	close(go[0]);
 	close(go[1]);
 	close(ack[0]);
@@ -183,23 +173,10 @@ static int count(const char *self, const char *mode, double *ir)
 		unlink(out);
 		return -1;
 	}
-	FILE *f = fopen(out, "r");
-	if (!f) {
-		fprintf(stderr, "%s: no callgrind output %s\n", mode, out);
+	static const char *const names[] = { "Ir" };
+	double total;
+	if (t_callgrind_totals(mode, out, 1, names, &total) != 0)
 		return -1;
-	}
-	char line[4096];
-	double total = -1;
-	while (fgets(line, sizeof line, f))
-		if (!strncmp(line, "totals:", 7) || !strncmp(line, "summary:", 8))
-			total = strtod(strchr(line, ':') + 1, NULL); /* (Ir is the only event) */
-	fclose(f);
-	if (!getenv("PT_KEEP"))
-		unlink(out);
-	if (total < 0) {
-		fprintf(stderr, "%s: no totals in the callgrind output\n", mode);
-		return -1;
-	}
 	*ir = total / N;
 	return 0;
 }

@@ -3,6 +3,7 @@
  * once and linked into every test.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -257,4 +258,82 @@ void t_cost_setup(char *self, size_t cap)
 	memset(self, 0, cap);
 	if (readlink("/proc/self/exe", self, cap - 1) <= 0)
 		t_die("readlink /proc/self/exe");
+}
+
+pid_t t_callgrind_spawn(const char *out, const char *const *args)
+{
+	char of[256];
+	const char *argv[32];
+	int n = 0;
+
+	snprintf(of, sizeof of, "--callgrind-out-file=%s", out);
+	argv[n++] = "valgrind";
+	argv[n++] = "--tool=callgrind";
+	argv[n++] = of;
+	for (; *args; args++) {
+		if (n == 31)
+			t_die("t_callgrind_spawn: too many arguments");
+		argv[n++] = *args;
+	}
+	argv[n] = NULL;
+	fflush(NULL);
+	pid_t p = fork();
+	if (p < 0)
+		t_die("fork");
+	if (p == 0) {
+		int null = open("/dev/null", O_WRONLY);
+		if (null >= 0) {
+			dup2(null, 1);
+			dup2(null, 2);
+		}
+		execvp("valgrind", (char *const *)argv);
+		_exit(127);
+	}
+	return p;
+}
+
+int t_callgrind_totals(const char *label, const char *out, int n, const char *const *names,
+                       double *v)
+{
+	FILE *f = fopen(out, "r");
+	if (!f) {
+		fprintf(stderr, "%s: no callgrind output %s\n", label, out);
+		return -1;
+	}
+	char line[4096], events[4096] = "";
+	double tot[16] = { 0 };
+	int nt = 0;
+	while (fgets(line, sizeof line, f)) {
+		if (!strncmp(line, "events:", 7)) {
+			snprintf(events, sizeof events, "%s", line + 7);
+		} else if (!strncmp(line, "totals:", 7) || !strncmp(line, "summary:", 8)) {
+			char *s = strchr(line, ':') + 1;
+			nt = 0;
+			for (char *e; nt < 16; s = e) {
+				double x = strtod(s, &e);
+				if (e == s)
+					break;
+				tot[nt++] = x;
+			}
+		}
+	}
+	fclose(f);
+	if (!getenv("PT_KEEP"))
+		unlink(out);
+	for (int i = 0; i < n; i++)
+		v[i] = -1;
+	char *save = NULL;
+	int k = 0;
+	for (char *tok = strtok_r(events, " \t\n", &save); tok && k < nt;
+	     tok = strtok_r(NULL, " \t\n", &save), k++)
+		for (int i = 0; i < n; i++)
+			if (!strcmp(tok, names[i]))
+				v[i] = tot[k];
+	for (int i = 0; i < n; i++) {
+		if (v[i] < 0) {
+			fprintf(stderr, "%s: no %s total in the callgrind output\n", label, names[i]);
+			return -1;
+		}
+	}
+	return 0;
 }

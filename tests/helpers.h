@@ -29,6 +29,8 @@
  *   t_nap_ms(ms)              sleeps ms milliseconds (async-signal-safe)
  *   t_cost_setup(self, cap)   a test of instruction budgets (valgrind): skips
  *                             unless it can run here; this program's path
+ *   t_callgrind_spawn(out, args), t_callgrind_totals(label, out, n, names, v)
+ *                             a program run under callgrind, and its totals
  *   t_held_init(hold), t_held_page(v, n)
  *                             an event held in the copy of its payload (below)
  *   UNDER_TSAN                1 in a ThreadSanitizer build (gcc or clang), else 0
@@ -130,6 +132,17 @@ void t_wit_drain(trace_id_t trid, pid_t pid, struct t_tally *t);
  * build on x86-64 (the budgets are its) and valgrind is installed; then
  * this program's path into self (cap bytes), to run it under valgrind. */
 void t_cost_setup(char *self, size_t cap);
+
+/* valgrind --tool=callgrind --callgrind-out-file=out, then args (a NULL
+ * ended list: callgrind's options, the program and its arguments), its
+ * standard output and error to /dev/null: the child's pid (the caller
+ * waits for it).  Then t_callgrind_totals(): the totals of the n events
+ * named (Ir, Dr, ...) in that output, in v; the file is removed (kept
+ * with PT_KEEP set in the environment).  0, or -1 with why printed after
+ * label. */
+pid_t t_callgrind_spawn(const char *out, const char *const *args);
+int t_callgrind_totals(const char *label, const char *out, int n, const char *const *names,
+                       double *v);
 
 /* Sleeps ms milliseconds, whatever signals come (async-signal-safe). */
 void t_nap_ms(long ms);
