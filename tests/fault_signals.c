@@ -34,6 +34,7 @@
 #include <trace.h>
 #include "t.h"
 #include "helpers.h"
+#include "sources_util.h"
 
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
 #define MAX_MAIN 300000u
@@ -44,8 +45,6 @@
 enum { SRC_MAIN, SRC_SIG, SRC_HELLO, SRC_END, NSRC };
 static const char *const names[NSRC] = { "fsig.main", "fsig.handler", "fsig.hello", "fsig.end" };
 
-struct payload { uint32_t src, check; uint64_t seq, noise; };
-
 static trace_event_id_t ev[NSRC];
 static volatile uint64_t count[NSRC];
 
@@ -53,10 +52,8 @@ static volatile uint64_t count[NSRC];
  * carries the final counts of the main loop and the handler instead. */
 static void record(unsigned src)
 {
-	struct payload p = { src, 0, count[src], count[src] * 0x2545f4914f6cdd1dull + src };
-	if (src == SRC_END)
-		p.seq = count[SRC_MAIN], p.noise = count[SRC_SIG];
-	p.check = t_check32(p.src, p.seq, p.noise);
+	struct src_payload p = src == SRC_END ? src_payload(src, count[SRC_MAIN], count[SRC_SIG])
+	                                      : src_payload(src, count[src], SRC_NOISE(count[src], src));
 	posix_trace_event(ev[src], &p, sizeof p);
 	count[src]++;
 }
@@ -139,7 +136,7 @@ static void make_attr(void)
 	REQUIRE(posix_trace_attr_init(&attr) == 0);
 	REQUIRE(posix_trace_attr_setstreamsize(&attr, 96u << 20) == 0);
 	REQUIRE(posix_trace_attr_setstreamfullpolicy(&attr, POSIX_TRACE_UNTIL_FULL) == 0);
-	REQUIRE(posix_trace_attr_setmaxdatasize(&attr, sizeof(struct payload)) == 0);
+	REQUIRE(posix_trace_attr_setmaxdatasize(&attr, sizeof(struct src_payload)) == 0);
 }
 
 /* Read the stream: per source, events in order and intact.  until_end:
@@ -149,68 +146,40 @@ static void make_attr(void)
 static void verify(trace_id_t trid, int until_end, uint64_t want[NSRC], uint64_t starts_want)
 {
 	struct posix_trace_event_info info;
-	struct payload p;
+	struct src_payload p;
+	struct src_tally t = { 0 };
 	unsigned char data[64];
 	size_t len;
-	int un = -1;
-	uint64_t got[NSRC] = { 0 }, bad = 0, bad_seq = 0, starts = 0, stops = 0, others = 0;
-	pthread_t main_thr = 0;
-	int have_thr = 0, ended = 0;
+	int un = -1, k;
+	uint64_t got[NSRC] = { 0 }, bad = 0, bad_seq = 0;
+	pthread_t thr, main_thr = 0;
+	int have_thr = 0;
 
-	while (!ended) {
-		int rc = posix_trace_getnext_event(trid, &info, data, sizeof data, &len, &un);
-		if (rc || un) {
-			CHECK_RC(rc, 0);
-			CHECK_EQ(un, 0);
-			break;
-		}
-		if (info.posix_event_id == POSIX_TRACE_START) {
-			starts++;
-			continue;
-		}
-		if (info.posix_event_id == POSIX_TRACE_STOP) {
-			stops++;
-			ended = !until_end;
-			continue;
-		}
-		unsigned s = 0;
-		while (s < NSRC && ev[s] != info.posix_event_id)
-			s++;
-		if (s == NSRC) {
-			others++; /* OVERFLOW, ERROR, anything else */
-			continue;
-		}
-		memcpy(&p, data, len < sizeof p ? len : sizeof p);
-		if (len != sizeof p || p.src != s || p.check != t_check32(p.src, p.seq, p.noise) ||
-		    (s != SRC_END && p.noise != p.seq * 0x2545f4914f6cdd1dull + s)) {
-			bad++;
-			continue;
-		}
+	while ((k = src_next(trid, ev, NSRC, SRC_END, !until_end, &t, &p, &thr)) >= 0) {
 		if (!have_thr)
-			main_thr = info.posix_thread_id, have_thr = 1;
-		if (!pthread_equal(info.posix_thread_id, main_thr))
+			main_thr = thr, have_thr = 1;
+		if (!pthread_equal(thr, main_thr))
 			bad++;
-		if (s == SRC_END) {
+		if (k == SRC_END) {
 			want[SRC_MAIN] = p.seq;
 			want[SRC_SIG] = p.noise;
-			got[s]++;
-			ended = 1;
-			continue;
+			got[k]++;
+			break;
 		}
-		if (p.seq != got[s])
+		if (p.seq != got[k])
 			bad_seq++;
-		got[s] = p.seq + 1;
+		got[k] = p.seq + 1;
 	}
 	CHECK_RC(posix_trace_trygetnext_event(trid, &info, data, sizeof data, &len, &un), 0);
 	CHECK_EQ(un, 1);
 	for (unsigned s = 0; s < NSRC; s++)
 		CHECK_EQ(got[s], want[s]);
 	CHECK(want[SRC_SIG] > 0);
-	CHECK_EQ(bad, 0);
+	CHECK_EQ(t.bad + bad, 0);
 	CHECK_EQ(bad_seq, 0);
-	CHECK_EQ(starts, starts_want);
-	CHECK_EQ(stops, !until_end);
-	CHECK_EQ(others, 0);
+	CHECK_EQ(t.starts, starts_want);
+	CHECK_EQ(t.stops, !until_end);
+	CHECK_EQ(t.others, 0);
 	struct posix_trace_status_info st;
 	CHECK_RC(posix_trace_get_status(trid, &st), 0);
 	CHECK_EQ(st.posix_stream_overrun_status, POSIX_TRACE_NO_OVERRUN);

@@ -23,6 +23,7 @@
 #include <trace.h>
 #include "t.h"
 #include "helpers.h"
+#include "sources_util.h"
 
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
 #define MAX_MAIN 400000u
@@ -31,13 +32,6 @@
 #endif
 #define RUN_NS 500000000ll
 enum { SRC_MAIN, SRC_A, SRC_B, SRC_C, NSRC };
-
-struct payload {
-	uint32_t src;
-	uint32_t check;
-	uint64_t seq;
-	uint64_t noise;
-};
 
 static trace_event_id_t ev[NSRC];
 static volatile uint64_t count[NSRC]; /* events recorded per source */
@@ -48,12 +42,8 @@ static pthread_t main_thread;
 /* Record the next event of source src; async-signal-safe. */
 static void record(unsigned src)
 {
-	struct payload p;
+	struct src_payload p = src_payload(src, count[src], SRC_NOISE(count[src], src));
 
-	p.src = src;
-	p.seq = count[src];
-	p.noise = p.seq * 0x2545f4914f6cdd1dull + src;
-	p.check = t_check32(p.src, p.seq, p.noise);
 	posix_trace_event(ev[src], &p, sizeof p);
 	count[src] = p.seq + 1;
 }
@@ -126,7 +116,7 @@ static void run(int with_nesting)
 	CHECK_RC(posix_trace_attr_init(&attr), 0);
 	CHECK_RC(posix_trace_attr_setstreamsize(&attr, 256u << 20), 0);
 	CHECK_RC(posix_trace_attr_setstreamfullpolicy(&attr, POSIX_TRACE_UNTIL_FULL), 0);
-	CHECK_RC(posix_trace_attr_setmaxdatasize(&attr, sizeof(struct payload)), 0);
+	CHECK_RC(posix_trace_attr_setmaxdatasize(&attr, sizeof(struct src_payload)), 0);
 	REQUIRE(posix_trace_create(0, &attr, &trid) == 0);
 	CHECK_RC(posix_trace_attr_destroy(&attr), 0);
 	CHECK_RC(posix_trace_start(trid), 0);
@@ -162,45 +152,19 @@ static void run(int with_nesting)
 	CHECK_RC(posix_trace_stop(trid), 0);
 
 	struct posix_trace_event_info info;
-	struct payload p;
+	struct src_payload p;
+	struct src_tally t = { 0 };
 	unsigned char data[64];
 	size_t len;
-	int unavail, rc;
-	uint64_t got[NSRC] = { 0 }, bad_payload = 0, bad_seq = 0, bad_thread = 0;
-	uint64_t starts = 0, stops = 0, others = 0;
+	int unavail, k;
+	uint64_t got[NSRC] = { 0 }, bad_seq = 0, bad_thread = 0;
+	pthread_t thr;
 
-	for (;;) {
-		rc = posix_trace_getnext_event(trid, &info, data, sizeof data, &len, &unavail);
-		if (rc || unavail) {
-			CHECK_RC(rc, 0);
-			CHECK_EQ(unavail, 0);
-			break;
-		}
-		if (info.posix_event_id == POSIX_TRACE_START) {
-			starts++;
-			continue;
-		}
-		if (info.posix_event_id == POSIX_TRACE_STOP) {
-			stops++;
-			break;
-		}
-		unsigned s = 0;
-		while (s < NSRC && ev[s] != info.posix_event_id)
-			s++;
-		if (s == NSRC) {
-			others++; /* OVERFLOW, ERROR, anything else */
-			continue;
-		}
-		memcpy(&p, data, len < sizeof p ? len : sizeof p);
-		if (len != sizeof p || p.src != s || p.check != t_check32(p.src, p.seq, p.noise) ||
-		    p.noise != p.seq * 0x2545f4914f6cdd1dull + s) {
-			bad_payload++;
-			continue;
-		}
-		if (p.seq != got[s])
+	while ((k = src_next(trid, ev, NSRC, NSRC, 1, &t, &p, &thr)) >= 0) {
+		if (p.seq != got[k])
 			bad_seq++;
-		got[s] = p.seq + 1;
-		if (!pthread_equal(info.posix_thread_id, main_thread))
+		got[k] = p.seq + 1;
+		if (!pthread_equal(thr, main_thread))
 			bad_thread++;
 	}
 	CHECK_RC(posix_trace_trygetnext_event(trid, &info, data, sizeof data, &len, &unavail), 0);
@@ -220,12 +184,12 @@ static void run(int with_nesting)
 		CHECK(count[SRC_B] > 0 && count[SRC_B] <= count[SRC_A]);
 		CHECK(count[SRC_C] > 0);
 	}
-	CHECK_EQ(bad_payload, 0);
+	CHECK_EQ(t.bad, 0);
 	CHECK_EQ(bad_seq, 0);
 	CHECK_EQ(bad_thread, 0);
-	CHECK_EQ(starts, 1);
-	CHECK_EQ(stops, 1);
-	CHECK_EQ(others, 0);
+	CHECK_EQ(t.starts, 1);
+	CHECK_EQ(t.stops, 1);
+	CHECK_EQ(t.others, 0);
 
 	struct posix_trace_status_info st;
 	CHECK_RC(posix_trace_get_status(trid, &st), 0);
