@@ -18,7 +18,9 @@
 #include <time.h>
 #include <trace.h>
 #include "t.h"
+#include "helpers.h"
 #include "../src/api/api.h"
+#include "hostile_util.h"
 
 #ifdef __SANITIZE_THREAD__ /* gcc -fsanitize=thread */
 #define SECONDS 1.0
@@ -27,63 +29,6 @@
 #endif
 
 static trace_event_id_t ev;
-static atomic_int stop;
-
-static double now(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec + t.tv_nsec * 1e-9;
-}
-
-static uint64_t rnd(uint64_t *s)
-{
-	*s ^= *s << 13, *s ^= *s >> 7, *s ^= *s << 17;
-	return *s;
-}
-
-static void *writer(void *arg)
-{
-	unsigned char buf[40];
-	uint64_t seed = (uint64_t)(uintptr_t)arg * 7919 + 1;
-
-	while (!atomic_load(&stop)) {
-		size_t n = rnd(&seed) % sizeof buf;
-		memset(buf, (int)n, n);
-		posix_trace_event(ev, buf, n);
-	}
-	return NULL;
-}
-
-/* Random 8-byte words over everything but the geometry page and the name
- * table: relaxed atomic stores, as every access to those words is atomic. */
-static void *scribbler(void *arg)
-{
-	struct pt_hdr *h = arg;
-	uint64_t seed = 88172645463325252ull;
-	uint64_t lo = h->chunks_off, hi = h->seg_size;
-	char *base = (char *)h;
-
-	while (!atomic_load(&stop)) {
-		uint64_t off = (lo + rnd(&seed) % (hi - lo)) & ~7ull;
-		if (off >= h->names_off && off < h->acq_off)
-			continue;
-		uint64_t v = rnd(&seed);
-		switch (v % 4) { /* small values hit more checks than random ones */
-		case 0: v %= 4096; break;
-		case 1: v = ~0ull; break;
-		default: break;
-		}
-		atomic_store_explicit((_Atomic uint64_t *)(base + off), v, memory_order_relaxed);
-		if (rnd(&seed) % 64 == 0) { /* the pool counters in the header too */
-			_Atomic uint64_t *ctr[] = { &h->acq_seq, &h->seal_seq, &h->reclaim, &h->loss_gen,
-			                            &h->free_top, &h->sealed_bytes };
-			atomic_store_explicit(ctr[rnd(&seed) % 6], rnd(&seed) % 100000,
-			                      memory_order_relaxed);
-		}
-	}
-	return NULL;
-}
 
 /* The attributes of both streams: small, so the scribbler hits often. */
 static void small_attr(trace_attr_t *attr)
@@ -97,19 +42,20 @@ static void small_attr(trace_attr_t *attr)
  * writing over its segment, until unleashed_stop() stops them. */
 static void unleash(trace_id_t trid, pthread_t w[2], pthread_t *s)
 {
-	struct pt_trid *t;
-	REQUIRE(pt_trid_lock(trid, &t) == 0);
-	struct pt_hdr *h = t->s.hdr;
-	pt_trid_unlock(t);
-	atomic_store(&stop, 0);
-	for (long i = 0; i < 2; i++)
-		pthread_create(&w[i], NULL, writer, (void *)(i + 1));
-	pthread_create(s, NULL, scribbler, h);
+	static struct hu_writer wr[2];
+	static struct hu_scribble sc;
+	sc = (struct hu_scribble){ hu_segment(trid), 88172645463325252ull, 1 };
+	atomic_store(&hu_stop, 0);
+	for (long i = 0; i < 2; i++) {
+		wr[i] = (struct hu_writer){ ev, 40, (uint64_t)(i + 1) * 7919 + 1 };
+		pthread_create(&w[i], NULL, hu_writer, &wr[i]);
+	}
+	pthread_create(s, NULL, hu_scribbler, &sc);
 }
 
 static void unleashed_stop(pthread_t w[2], pthread_t s)
 {
-	atomic_store(&stop, 1);
+	atomic_store(&hu_stop, 1);
 	for (int i = 0; i < 2; i++)
 		pthread_join(w[i], NULL);
 	pthread_join(s, NULL);
@@ -134,8 +80,8 @@ static void with_log(void)
 	REQUIRE(posix_trace_create_withlog(0, &attr, fd, &trid) == 0);
 	REQUIRE(posix_trace_start(trid) == 0);
 	unleash(trid, w, &s);
-	double end = now() + SECONDS;
-	while (now() < end)
+	double end = t_now_s() + SECONDS;
+	while (t_now_s() < end)
 		usleep(10000);
 	unleashed_stop(w, s);
 	CHECK_RC(posix_trace_shutdown(trid), 0);
@@ -182,8 +128,8 @@ int main(void)
 	unleash(trid, w, &s);
 
 	uint64_t got = 0, errors = 0, bad = 0, other = 0;
-	double end = now() + SECONDS;
-	while (now() < end) {
+	double end = t_now_s() + SECONDS;
+	while (t_now_s() < end) {
 		struct posix_trace_event_info info;
 		unsigned char data[128];
 		size_t len;

@@ -36,14 +36,13 @@
 #include "t.h"
 #include "helpers.h"
 #include "../src/api/api.h"
+#include "hostile_util.h"
 
 #define MAXD 64
 #define SECONDS 1.0
 
 static trace_event_id_t ev_id;
-static atomic_int stop_rec;
 
-static uint64_t rnd(uint64_t *s) { *s ^= *s << 13, *s ^= *s >> 7, *s ^= *s << 17; return *s; }
 
 static void put(void *base, uint64_t off, uint64_t v) /* one aligned word */
 {
@@ -58,18 +57,6 @@ static int get1(int fd) /* one byte from a pipe, -1 at EOF */
 	while ((r = read(fd, &c, 1)) < 0 && errno == EINTR)
 		;
 	return r == 1 ? c : -1;
-}
-
-static void *recorder(void *arg)
-{
-	uint64_t seed = (uintptr_t)arg * 7919 + 1;
-	unsigned char buf[MAXD + 16];
-	while (!atomic_load_explicit(&stop_rec, memory_order_relaxed)) {
-		size_t n = rnd(&seed) % sizeof buf;
-		memset(buf, (int)n, n);
-		posix_trace_event(ev_id, buf, n);
-	}
-	return NULL;
 }
 
 /* The control segment (fd from POSIXTRACE_CTL) mapped here, or exit. */
@@ -89,10 +76,13 @@ static struct pt_ctl *my_ctl(int *fdp)
 static void attacker(int go, int done)
 {
 	pthread_t th;
+	static struct hu_writer wr[2];
 	int fd;
 	alarm(60);
-	for (uintptr_t i = 0; i < 2; i++)
-		pthread_create(&th, NULL, recorder, (void *)(i + 1));
+	for (uintptr_t i = 0; i < 2; i++) {
+		wr[i] = (struct hu_writer){ ev_id, MAXD + 16, (uint64_t)(i + 1) * 7919 + 1 };
+		pthread_create(&th, NULL, hu_writer, &wr[i]);
+	}
 	if (get1(go) < 0)
 		_exit(4);
 	struct pt_ctl *ctl = my_ctl(&fd);
@@ -112,7 +102,7 @@ static void attacker(int go, int done)
 		double t = t_now_s() - t0;
 		if (t >= SECONDS)
 			break;
-		uint64_t v = rnd(&seed), w = rnd(&seed);
+		uint64_t v = hu_rnd(&seed), w = hu_rnd(&seed);
 		switch ((int)(t / SECONDS * 6)) {
 		case 0: put(h, v % size, w % 3 ? w : w % 4096); break; /* anywhere */
 		case 1: /* all-ones ranges */
@@ -168,7 +158,7 @@ static void attacker(int go, int done)
 		if (it % 4096 == 0)
 			sched_yield(); /* let the recorders run on a small machine */
 	}
-	atomic_store(&stop_rec, 1);
+	atomic_store(&hu_stop, 1);
 	if (write(done, "d", 1) != 1)
 		_exit(6);
 	for (;;)
@@ -316,11 +306,11 @@ static void *pre_loop(void *arg)
 		if (e != cur && e >= pre_base && e < pre_base + pre_span && e % 4096 == 0)
 			prev = cur, cur = e;
 		for (int i = 0; i < 64; i++) {
-			uint64_t o = (i & 1 ? prev : cur) - pre_base + 8 * (rnd(&seed) % 32);
+			uint64_t o = (i & 1 ? prev : cur) - pre_base + 8 * (hu_rnd(&seed) % 32);
 			if (o + 8 <= pre_span)
-				put(pre_map, o, rnd(&seed) % 2 ? rnd(&seed) : rnd(&seed) % 8192);
+				put(pre_map, o, hu_rnd(&seed) % 2 ? hu_rnd(&seed) : hu_rnd(&seed) % 8192);
 		}
-		if (atomic_load_explicit(&stop_rec, memory_order_relaxed))
+		if (atomic_load_explicit(&hu_stop, memory_order_relaxed))
 			return NULL;
 	}
 }

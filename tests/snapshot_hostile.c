@@ -20,64 +20,14 @@
 #include <time.h>
 #include <trace.h>
 #include "t.h"
+#include "helpers.h"
 #include "../src/api/api.h"
+#include "hostile_util.h"
 
 #define MAXDATA 64
 #define SECONDS 1.5
 
 static trace_event_id_t ev;
-static atomic_int stop;
-
-static double now(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-static uint64_t rnd(uint64_t *s)
-{
-	*s ^= *s << 13, *s ^= *s >> 7, *s ^= *s << 17;
-	return *s;
-}
-
-static void *writer(void *arg)
-{
-	unsigned char buf[MAXDATA];
-	uint64_t seed = (uint64_t)(uintptr_t)arg * 104729 + 3;
-	while (!atomic_load(&stop)) {
-		size_t n = rnd(&seed) % sizeof buf;
-		memset(buf, (int)n, n);
-		posix_trace_event(ev, buf, n);
-	}
-	return NULL;
-}
-
-/* Random words over the segment past its geometry, but the name table. */
-static void *scribbler(void *arg)
-{
-	struct pt_hdr *h = arg;
-	uint64_t seed = 0x2545f4914f6cdd1dull, lo = h->chunks_off, hi = h->seg_size;
-	char *base = (char *)h;
-	while (!atomic_load(&stop)) {
-		uint64_t off = (lo + rnd(&seed) % (hi - lo)) & ~7ull;
-		if (off >= h->names_off && off < h->acq_off)
-			continue;
-		uint64_t v = rnd(&seed);
-		if (v % 4 == 0)
-			v %= 4096; /* small values pass more checks */
-		else if (v % 4 == 1)
-			v = ~0ull;
-		atomic_store_explicit((_Atomic uint64_t *)(base + off), v, memory_order_relaxed);
-		if (rnd(&seed) % 64 == 0) {
-			_Atomic uint64_t *ctr[] = { &h->acq_seq, &h->seal_seq, &h->reclaim,
-			                            &h->free_top, &h->sealed_bytes };
-			atomic_store_explicit(ctr[rnd(&seed) % 5], rnd(&seed) % 100000,
-			                      memory_order_relaxed);
-		}
-	}
-	return NULL;
-}
 
 static uint64_t fbad, fseen;
 
@@ -133,17 +83,17 @@ static void run(int scribble)
 	REQUIRE(posix_trace_start(trid) == 0);
 	memset(want, 0xff, sizeof want); /* every id: the follower decodes all */
 	REQUIRE(pt_ext_follow_open(trid, want, &f) == 0);
-	struct pt_trid *t;
-	REQUIRE(pt_trid_lock(trid, &t) == 0);
-	struct pt_hdr *h = t->s.hdr;
-	pt_trid_unlock(t);
-	atomic_store(&stop, 0);
-	for (long i = 0; i < 2; i++)
-		REQUIRE(pthread_create(&w[i], NULL, writer, (void *)(i + 1)) == 0);
+	struct hu_writer wr[2];
+	struct hu_scribble sc = { hu_segment(trid), 0x2545f4914f6cdd1dull, 0 };
+	atomic_store(&hu_stop, 0);
+	for (long i = 0; i < 2; i++) {
+		wr[i] = (struct hu_writer){ ev, MAXDATA, (uint64_t)(i + 1) * 104729 + 3 };
+		REQUIRE(pthread_create(&w[i], NULL, hu_writer, &wr[i]) == 0);
+	}
 	if (scribble)
-		REQUIRE(pthread_create(&s, NULL, scribbler, h) == 0);
+		REQUIRE(pthread_create(&s, NULL, hu_scribbler, &sc) == 0);
 	fbad = fseen = 0;
-	for (double end = now() + SECONDS; now() < end;) {
+	for (double end = t_now_s() + SECONDS; t_now_s() < end;) {
 		CHECK(pt_ext_follow_poll(f, on_ev, NULL) >= 0);
 		int fd = memfd_create("snap", 0);
 		REQUIRE(fd >= 0);
@@ -155,7 +105,7 @@ static void run(int scribble)
 		close(fd);
 		snaps++;
 	}
-	atomic_store(&stop, 1);
+	atomic_store(&hu_stop, 1);
 	for (int i = 0; i < 2; i++)
 		pthread_join(w[i], NULL);
 	if (scribble)
