@@ -93,19 +93,18 @@ static int exec_main(char **argv)
 struct got { trace_event_id_t id; pid_t pid; size_t len; struct payload p; };
 static struct got g[4 * N];
 
+static void keep(void *arg, int n, const struct posix_trace_event_info *ev, const void *buf,
+                 size_t len)
+{
+	(void)arg;
+	g[n] = (struct got){ ev->posix_event_id, ev->posix_pid, len, { 0, 0, 0 } };
+	memcpy(&g[n].p, buf, len < sizeof g[n].p ? len : sizeof g[n].p);
+}
+
 static int collect(trace_id_t trid)
 {
-	struct posix_trace_event_info ev;
 	unsigned char buf[2 * sizeof(trace_event_set_t)];
-	size_t len = 0;
-	int n = 0;
-
-	for (; t_next(trid, &ev, buf, sizeof buf, &len); n++) {
-		REQUIRE(n < 4 * N);
-		g[n] = (struct got){ ev.posix_event_id, ev.posix_pid, len, { 0, 0, 0 } };
-		memcpy(&g[n].p, buf, len < sizeof g[n].p ? len : sizeof g[n].p);
-	}
-	return n;
+	return t_drain(trid, buf, sizeof buf, 4 * N, keep, NULL);
 }
 
 static void check_name(trace_id_t trid, trace_event_id_t id, const char *want)

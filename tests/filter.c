@@ -13,26 +13,11 @@
 #include "t.h"
 #include "helpers.h"
 
-struct rec {
-	trace_event_id_t id;
-	size_t len;
-	unsigned char data[512];
-};
-
-static struct rec evs[64];
+static struct t_rec evs[64];
 
 static int drain(trace_id_t trid)
 {
-	struct posix_trace_event_info ev;
-	struct rec r;
-	int n = 0;
-
-	while (t_next(trid, &ev, r.data, sizeof r.data, &r.len)) {
-		REQUIRE(n < 64);
-		r.id = ev.posix_event_id;
-		evs[n++] = r;
-	}
-	return n;
+	return t_drain_recs(trid, evs, 64);
 }
 
 /* Builds a set from a list of ids ending with 1024 (not a valid id). */

@@ -160,6 +160,39 @@ int t_next(trace_id_t trid, struct posix_trace_event_info *ev, void *p, size_t c
 	return !un;
 }
 
+int t_drain(trace_id_t trid, void *buf, size_t cap, int max, t_drain_fn *fn, void *arg)
+{
+	struct posix_trace_event_info ev;
+	size_t len = 0;
+	int n = 0;
+
+	for (; t_next(trid, &ev, buf, cap, &len); n++) {
+		if (n >= max) {
+			fprintf(stderr, "t_drain: more than %d events\n", max);
+			exit(1);
+		}
+		fn(arg, n, &ev, buf, len);
+	}
+	return n;
+}
+
+static void keep_rec(void *arg, int i, const struct posix_trace_event_info *ev, const void *data,
+                     size_t len)
+{
+	struct t_rec *r = (struct t_rec *)arg + i;
+	r->id = ev->posix_event_id;
+	r->pid = ev->posix_pid;
+	r->thr = ev->posix_thread_id;
+	r->len = len;
+	memcpy(r->data, data, len);
+}
+
+int t_drain_recs(trace_id_t trid, struct t_rec *r, int max)
+{
+	unsigned char buf[T_REC_DATA];
+	return t_drain(trid, buf, sizeof buf, max, keep_rec, r);
+}
+
 unsigned t_wit_sum(int pid, int thr, long long seq)
 {
 	return (unsigned)pid * 2654435761u ^ (unsigned)thr * 97u ^ (unsigned)seq * 40503u;

@@ -20,6 +20,9 @@
  *   t_own_started(inherit, size) a started UNTIL_FULL stream of this process
  *   t_next(trid, &ev, p, cap, &len)
  *                             the next event without waiting: 1, or 0 when none
+ *   t_drain(trid, buf, cap, max, fn, arg), t_drain_recs(trid, r, max)
+ *                             every event there is now, each to a function
+ *                             of the test's, or into an array of struct t_rec
  *   t_wit_rec(), t_wit_drain() a witness payload that checks itself, and a
  *                             per-thread tally of a stream's such events
  *   t_listen_loopback(&port)  a TCP socket listening on a free loopback port
@@ -39,6 +42,7 @@
 #ifndef POSIXTRACE_TEST_HELPERS_H
 #define POSIXTRACE_TEST_HELPERS_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -114,6 +118,25 @@ trace_id_t t_own_started(int inherit, size_t size);
  * (its payload in p, cap bytes at most, its length in *len), 0 when there
  * is none; stops the test on an error. */
 int t_next(trace_id_t trid, struct posix_trace_event_info *ev, void *p, size_t cap, size_t *len);
+
+/* Every event trid has now (t_next()), each passed to fn with arg, its
+ * number (0, 1, ...), its payload in buf (cap bytes at most) and its
+ * length; how many there were.  More than max stops the test. */
+typedef void t_drain_fn(void *arg, int i, const struct posix_trace_event_info *ev,
+                        const void *data, size_t len);
+int t_drain(trace_id_t trid, void *buf, size_t cap, int max, t_drain_fn *fn, void *arg);
+
+/* The same into r[0..max-1]: each event's id, pid, thread, payload length
+ * and payload (T_REC_DATA bytes at most). */
+#define T_REC_DATA 512
+struct t_rec {
+	trace_event_id_t id;
+	pid_t pid;
+	pthread_t thr;
+	size_t len;
+	unsigned char data[T_REC_DATA];
+};
+int t_drain_recs(trace_id_t trid, struct t_rec *r, int max);
 
 /* A user event that checks itself: the recording process, thread number
  * (0..3) and sequence, and a sum of the three. */

@@ -76,20 +76,19 @@ static void worker_main(int cfd, int rfd)
 struct got { trace_event_id_t id; pid_t pid; pthread_t thr; size_t len; struct payload p; };
 static struct got g[8192];
 
+static void keep(void *arg, int n, const struct posix_trace_event_info *ev, const void *buf,
+                 size_t len)
+{
+	(void)arg;
+	memset(&g[n], 0, sizeof g[n]);
+	g[n] = (struct got){ ev->posix_event_id, ev->posix_pid, ev->posix_thread_id, len, { 0, 0, 0 } };
+	memcpy(&g[n].p, buf, len < sizeof g[n].p ? len : sizeof g[n].p);
+}
+
 static int collect(trace_id_t trid)
 {
-	struct posix_trace_event_info ev;
 	unsigned char buf[2 * sizeof(trace_event_set_t)];
-	size_t len = 0;
-	int n = 0;
-
-	for (; t_next(trid, &ev, buf, sizeof buf, &len); n++) {
-		REQUIRE(n < 8192);
-		memset(&g[n], 0, sizeof g[n]);
-		g[n] = (struct got){ ev.posix_event_id, ev.posix_pid, ev.posix_thread_id, len, { 0, 0, 0 } };
-		memcpy(&g[n].p, buf, len < sizeof g[n].p ? len : sizeof g[n].p);
-	}
-	return n;
+	return t_drain(trid, buf, sizeof buf, 8192, keep, NULL);
 }
 
 /* Events with this id (and pid, unless -1) among the n collected. */

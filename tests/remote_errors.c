@@ -21,19 +21,18 @@
 static trace_event_id_t ids[64];
 static pid_t pids[64];
 
+static void keep(void *arg, int n, const struct posix_trace_event_info *ev, const void *buf,
+                 size_t len)
+{
+	(void)arg, (void)buf, (void)len;
+	ids[n] = ev->posix_event_id;
+	pids[n] = ev->posix_pid;
+}
+
 static int collect(trace_id_t trid)
 {
-	struct posix_trace_event_info ev;
 	unsigned char buf[2 * sizeof(trace_event_set_t)];
-	size_t len = 0;
-	int n = 0;
-
-	for (; t_next(trid, &ev, buf, sizeof buf, &len); n++) {
-		REQUIRE(n < 64);
-		ids[n] = ev.posix_event_id;
-		pids[n] = ev.posix_pid;
-	}
-	return n;
+	return t_drain(trid, buf, sizeof buf, 64, keep, NULL);
 }
 
 /* ------------------------------------------------------- 2: ESRCH, EPERM */

@@ -19,31 +19,12 @@
 #include "t.h"
 #include "helpers.h"
 
-struct rec {
-	trace_event_id_t id;
-	size_t len;
-	pid_t pid;
-	int self;               /* posix_thread_id is the calling thread */
-	unsigned char data[512];
-};
-
-static struct rec evs[64];
+static struct t_rec evs[64];
 
 /* Reads every available event into evs[]; returns how many. */
 static int drain(trace_id_t trid)
 {
-	struct posix_trace_event_info ev;
-	struct rec r;
-	int n = 0;
-
-	while (t_next(trid, &ev, r.data, sizeof r.data, &r.len)) {
-		REQUIRE(n < 64);
-		r.id = ev.posix_event_id;
-		r.pid = ev.posix_pid;
-		r.self = pthread_equal(ev.posix_thread_id, pthread_self());
-		evs[n++] = r;
-	}
-	return n;
+	return t_drain_recs(trid, evs, 64);
 }
 
 static void check_status(trace_id_t trid, int run)
@@ -151,12 +132,12 @@ static void check_start_stop_clear(trace_event_id_t u1, trace_event_id_t u2)
 			}
 		}
 		CHECK_EQ(evs[0].pid, getpid());
-		CHECK(evs[0].self);
+		CHECK(pthread_equal(evs[0].thr, pthread_self()));
 		CHECK_EQ(evs[1].id, u1);
 		CHECK_EQ(evs[1].len, 5);
 		CHECK_EQ(memcmp(evs[1].data, "hello", 5), 0);
 		CHECK_EQ(evs[1].pid, getpid());
-		CHECK(evs[1].self);
+		CHECK(pthread_equal(evs[1].thr, pthread_self()));
 		CHECK_EQ(evs[2].id, u2);
 		CHECK_EQ(evs[2].len, 0);
 		CHECK_EQ(evs[3].id, POSIX_TRACE_STOP);
@@ -164,7 +145,7 @@ static void check_start_stop_clear(trace_event_id_t u1, trace_event_id_t u2)
 		memcpy(&v, evs[3].data, sizeof v);
 		CHECK_EQ(v, 0);
 		CHECK_EQ(evs[3].pid, getpid());
-		CHECK(evs[3].self);
+		CHECK(pthread_equal(evs[3].thr, pthread_self()));
 	}
 
 	/* clear while running: everything before it is gone, still running */
