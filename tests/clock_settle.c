@@ -185,10 +185,7 @@ static void run(int bent, double hours)
 int main(void)
 {
 	T_BEGIN(120);
-#if !PT_HAVE_TSC
-	T_SKIP("no TSC on this architecture: ticks are CLOCK_MONOTONIC itself");
-#endif
-	pt_clock_tsc = 1;
+	sim_use_tsc();
 	REQUIRE((cv = malloc(NCONV * sizeof *cv)) != NULL);
 	run(0, 4.0);
 	run(1, 4.0);
