@@ -69,22 +69,30 @@ static long ctl_kb(void)
 	return e && fstat(atoi(e), &st) == 0 ? (long)(st.st_blocks / 2) : -1;
 }
 
-/* Record n events here and read them back from trid: exactly n? */
-static int small_batch(trace_id_t trid, int n)
+/* Read trid to its end: how many events of ev_id (and of pid, unless it
+ * is 0) carry 0, 1, 2, ... in order. */
+static int count_seq(trace_id_t trid, pid_t pid)
 {
 	int got = 0;
-	for (int i = 0; i < n; i++)
-		posix_trace_event(ev_id, &i, sizeof i);
 	for (;;) {
 		struct posix_trace_event_info ev;
 		int v, un = -1;
 		size_t len;
 		if (posix_trace_trygetnext_event(trid, &ev, &v, sizeof v, &len, &un) != 0 || un)
 			break;
-		if (ev.posix_event_id == ev_id && len == sizeof v && v == got)
+		if (ev.posix_event_id == ev_id && (!pid || ev.posix_pid == pid) && len == sizeof v &&
+		    v == got)
 			got++;
 	}
 	return got;
+}
+
+/* Record n events here and read them back from trid: exactly n? */
+static int small_batch(trace_id_t trid, int n)
+{
+	for (int i = 0; i < n; i++)
+		posix_trace_event(ev_id, &i, sizeof i);
+	return count_seq(trid, 0);
 }
 
 /* ------------------------------------------------------- 1: too big */
@@ -206,19 +214,9 @@ static int remote_batch(trace_id_t trid, pid_t pid, int cfd, int rfd, int n)
 {
 	struct tcmd c = { 'B', n };
 	char d;
-	int got = 0;
 	t_write_full(cfd, &c, sizeof c);
 	REQUIRE(t_read_full(rfd, &d, 1) == 0);
-	for (;;) {
-		struct posix_trace_event_info ev;
-		int v, un = -1;
-		size_t len;
-		if (posix_trace_trygetnext_event(trid, &ev, &v, sizeof v, &len, &un) != 0 || un)
-			break;
-		if (ev.posix_event_id == ev_id && ev.posix_pid == pid && len == sizeof v && v == got)
-			got++;
-	}
-	return got;
+	return count_seq(trid, pid);
 }
 
 static void no_fds(void)

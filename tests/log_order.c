@@ -178,6 +178,28 @@ static size_t read_batches(trace_id_t t, struct rec *out)
 	return n;
 }
 
+/* The writers' events (id 30) r gives from where it is to its end,
+ * those stamped at or after from (ns), into out (pt_logr_next, each call
+ * checked); how many. */
+static size_t read_logr(struct pt_logr *r, struct rec *out, uint64_t from)
+{
+	size_t n = 0;
+	for (;;) {
+		struct posix_trace_event_info e;
+		uint32_t pl[2];
+		size_t len;
+		int un = 0;
+		CHECK_RC(pt_logr_next(r, &e, pl, sizeof pl, &len, &un), 0);
+		if (un)
+			break;
+		uint64_t ts = (uint64_t)e.posix_timestamp.tv_sec * 1000000000u +
+		              (uint64_t)e.posix_timestamp.tv_nsec;
+		if (e.posix_event_id == 30 && ts >= from && n < NW * PER + 16)
+			out[n++] = (struct rec){ ts, pl[0], pl[1] };
+	}
+	return n;
+}
+
 static void part1(void)
 {
 	static struct rec got[NW * PER + 16];
@@ -195,19 +217,7 @@ static void part1(void)
 			char how[64];
 			REQUIRE(pt_logr_open_opt(&r, fd, scan ? PT_LOGR_SCAN : 0) == 0);
 			CHECK_EQ(r.indexed, !scan);
-			size_t n = 0;
-			for (;;) {
-				struct posix_trace_event_info e;
-				uint32_t pl[2];
-				size_t len;
-				int un = 0;
-				CHECK_RC(pt_logr_next(&r, &e, pl, sizeof pl, &len, &un), 0);
-				if (un)
-					break;
-				if (e.posix_event_id == 30 && n < NW * PER + 16)
-					got[n++] = (struct rec){ (uint64_t)e.posix_timestamp.tv_sec * 1000000000u +
-					                         (uint64_t)e.posix_timestamp.tv_nsec, pl[0], pl[1] };
-			}
+			size_t n = read_logr(&r, got, 0);
 			snprintf(how, sizeof how, "policy %d, %s, pt_logr_next", policies[i],
 			         scan ? "scan" : "index");
 			check_read(how, got, n, 0);
@@ -215,20 +225,7 @@ static void part1(void)
 			for (uint64_t x = T0 + 777777; x < T0 + PER * 1000ull; x += 1234567) {
 				uint64_t before;
 				CHECK_RC(pt_logr_seek(&r, x, &before), 0);
-				n = 0;
-				for (;;) {
-					struct posix_trace_event_info e;
-					uint32_t pl[2];
-					size_t len;
-					int un = 0;
-					CHECK_RC(pt_logr_next(&r, &e, pl, sizeof pl, &len, &un), 0);
-					if (un)
-						break;
-					uint64_t ts = (uint64_t)e.posix_timestamp.tv_sec * 1000000000u +
-					              (uint64_t)e.posix_timestamp.tv_nsec;
-					if (e.posix_event_id == 30 && ts >= x && n < NW * PER + 16)
-						got[n++] = (struct rec){ ts, pl[0], pl[1] };
-				}
+				n = read_logr(&r, got, x);
 				snprintf(how, sizeof how, "policy %d, %s, from +%llu", policies[i],
 				         scan ? "scan" : "index", (unsigned long long)(x - T0));
 				check_read(how, got, n, x);
