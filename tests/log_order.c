@@ -380,13 +380,9 @@ static long check_log(int fd, const char *what, int run)
 		if (e.posix_event_id != uid)
 			continue;
 		read++;
-		/* the witness: the thread's own numbers, increasing, none twice
-		 * (a flight recorder loses whole stretches, told by its pairs) */
-		if (len != sizeof p || p.thr >= nthr || p.seq < next[p.thr] || p.seq >= per ||
-		    !pthread_equal(e.posix_thread_id, tids[p.thr]))
-			bad++;
-		else
-			next[p.thr] = p.seq + 1;
+		/* the witness (a flight recorder loses whole stretches, told by
+		 * its pairs) */
+		bad += !flood_witness(&e, &p, len, next);
 	}
 	CHECK_RC(pt_ext_losses(t, &l), 0);
 	CHECK(l.total_ok);

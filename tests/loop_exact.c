@@ -43,11 +43,7 @@ static void note(struct tally *c, const struct posix_trace_event_info *e, const 
 	if (e->posix_event_id != uid)
 		return;
 	c->read++;
-	if (len != sizeof *p || p->thr >= nthr || p->seq < next[p->thr] || p->seq >= per ||
-	    !pthread_equal(e->posix_thread_id, tids[p->thr]))
-		c->bad++;
-	else
-		next[p->thr] = p->seq + 1;
+	c->bad += !flood_witness(e, p, len, next);
 }
 
 static void verdict(const char *what, int run, trace_id_t t, const struct tally *c)
