@@ -173,6 +173,25 @@ static struct shared *sh;
 #define PHASE1_MAX 3000
 #define AFTER 100
 
+/* Worker thread th in a phase after the first: a marker (-phase), then
+ * AFTER events of a and of b (b through the function itself, not the
+ * inline test, if by_call), then the phase told as seen. */
+static void after_phase(int th, int phase, int by_call)
+{
+	int pl[2] = { th, -phase };
+
+	posix_trace_event(sh->m, pl, sizeof pl);
+	for (int i = 0; i < AFTER; i++) {
+		pl[1] = i;
+		posix_trace_event(sh->a, pl, sizeof pl);
+		if (by_call)
+			(posix_trace_event)(sh->b, pl, sizeof pl);
+		else
+			posix_trace_event(sh->b, pl, sizeof pl);
+	}
+	atomic_store(&sh->seen[th], phase);
+}
+
 static void *worker_thread(void *arg)
 {
 	int th = (int)(intptr_t)arg, i = 0;
@@ -189,25 +208,11 @@ static void *worker_thread(void *arg)
 		}
 	}
 	/* phase 2 (b filtered out before it began): a marker, then both */
-	pl[1] = -2;
-	posix_trace_event(sh->m, pl, sizeof pl);
-	for (i = 0; i < AFTER; i++) {
-		pl[1] = i;
-		posix_trace_event(sh->a, pl, sizeof pl);
-		posix_trace_event(sh->b, pl, sizeof pl);
-	}
-	atomic_store(&sh->seen[th], 2);
+	after_phase(th, 2, 0);
 	while (atomic_load(&sh->phase) == 2)
 		usleep(100);
 	/* phase 3 (b wanted again, a filtered out): the same */
-	pl[1] = -3;
-	posix_trace_event(sh->m, pl, sizeof pl);
-	for (i = 0; i < AFTER; i++) {
-		pl[1] = i;
-		posix_trace_event(sh->a, pl, sizeof pl);
-		(posix_trace_event)(sh->b, pl, sizeof pl);
-	}
-	atomic_store(&sh->seen[th], 3);
+	after_phase(th, 3, 1);
 	return NULL;
 }
 
