@@ -47,27 +47,17 @@ static void *job_run(void *arg)
 	return NULL;
 }
 
-static void worker_main(int cfd, int rfd)
+/* the worker's OP_REC */
+static void worker_record(const struct cmd *c)
 {
-	struct cmd c;
-	alarm(60);
-	while (t_read_full(cfd, &c, sizeof c) == 0 && c.op != OP_QUIT) {
-		struct rep r = { 0, 0 };
-		pthread_t th[3];
-		struct job j[3];
-		if (c.op == OP_REG) {
-			r.rc = posix_trace_eventid_open(c.name, &r.id);
-		} else {
-			for (int i = 0; i < c.nthr; i++) {
-				j[i] = (struct job){ c.id, (uint32_t)i, c.n, c.pace };
-				REQUIRE(pthread_create(&th[i], NULL, job_run, &j[i]) == 0);
-			}
-			for (int i = 0; i < c.nthr; i++)
-				pthread_join(th[i], NULL);
-		}
-		t_write_full(rfd, &r, sizeof r);
+	pthread_t th[3];
+	struct job j[3];
+	for (int i = 0; i < c->nthr; i++) {
+		j[i] = (struct job){ c->id, (uint32_t)i, c->n, c->pace };
+		REQUIRE(pthread_create(&th[i], NULL, job_run, &j[i]) == 0);
 	}
-	_exit(0);
+	for (int i = 0; i < c->nthr; i++)
+		pthread_join(th[i], NULL);
 }
 
 /* user events with id: all within [lo, hi] (CLOCK_REALTIME, slack) */
@@ -102,7 +92,7 @@ static void thread_ids(int n, trace_event_id_t id, int nthr)
 /* ------------------------------------------------------- ids and events */
 static void remote_log(void)
 {
-	struct worker w = spawn_worker(worker_main);
+	struct worker w = spawn_worker(worker_record);
 	trace_event_id_t early = reg(&w, "log-remote/early"), late, ctl, x = 0;
 	int fd = lu_tmpfile(path, sizeof path, "remote", O_WRONLY), per[3], rfd, n;
 	long long lo[3], hi[3];
@@ -173,7 +163,7 @@ static void remote_log(void)
 /* ------------------------------------------------------ killed controller */
 static void killed_controller(void)
 {
-	struct worker w = spawn_worker(worker_main);
+	struct worker w = spawn_worker(worker_record);
 	trace_event_id_t id = reg(&w, "log-remote/killed");
 	int fd = lu_tmpfile(path, sizeof path, "remote", O_WRONLY), sync[2], st, rfd;
 	pid_t ctl;

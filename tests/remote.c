@@ -44,32 +44,24 @@ static void *job_run(void *arg)
 	return NULL;
 }
 
-static void worker_main(int cfd, int rfd)
+/* the worker's OP_REC and OP_REC_LATE */
+static void worker_record(const struct cmd *c)
 {
-	struct cmd c;
-	alarm(60);
-	while (t_read_full(cfd, &c, sizeof c) == 0 && c.op != OP_QUIT) {
-		struct rep r = { 0, 0 };
-		if (c.op == OP_REG) {
-			r.rc = posix_trace_eventid_open(c.name, &r.id);
-		} else if (c.nthr == 1) {
-			if (c.op == OP_REC_LATE)
-				usleep(50000);
-			struct job j = { c.id, 0, c.n };
-			job_run(&j);
-		} else {
-			pthread_t th[8];
-			struct job j[8];
-			for (int i = 0; i < c.nthr; i++) {
-				j[i] = (struct job){ c.id, i, c.n };
-				REQUIRE(pthread_create(&th[i], NULL, job_run, &j[i]) == 0);
-			}
-			for (int i = 0; i < c.nthr; i++)
-				pthread_join(th[i], NULL);
+	if (c->nthr == 1) {
+		if (c->op == OP_REC_LATE)
+			usleep(50000);
+		struct job j = { c->id, 0, c->n };
+		job_run(&j);
+	} else {
+		pthread_t th[8];
+		struct job j[8];
+		for (int i = 0; i < c->nthr; i++) {
+			j[i] = (struct job){ c->id, i, c->n };
+			REQUIRE(pthread_create(&th[i], NULL, job_run, &j[i]) == 0);
 		}
-		t_write_full(rfd, &r, sizeof r);
+		for (int i = 0; i < c->nthr; i++)
+			pthread_join(th[i], NULL);
 	}
-	_exit(0);
 }
 
 /* ------------------------------------------------------------ reading */
@@ -147,7 +139,7 @@ static void check_name(trace_id_t trid, trace_event_id_t id, const char *want)
 /* ----------------------------------------------------- 1: ids and events */
 static void ids_and_events(void)
 {
-	struct worker w = spawn_worker(worker_main);
+	struct worker w = spawn_worker(worker_record);
 	trace_event_id_t early = reg(&w, "remote-early"), late, ctl_first, x = 0;
 	trace_id_t trid;
 	struct posix_trace_event_info ev;
@@ -242,7 +234,7 @@ static void other_controller(pid_t target, trace_event_id_t ida, int cfd, int rf
 
 static void two_controllers(void)
 {
-	struct worker w = spawn_worker(worker_main);
+	struct worker w = spawn_worker(worker_record);
 	trace_event_id_t a = reg(&w, "remote-two-a"), b = reg(&w, "remote-two-b");
 	trace_event_set_t fa, fb;
 	trace_id_t t1, t2;

@@ -1,9 +1,9 @@
 /*
  * worker_util.h -- a worker process that tests of tracing another process
  * drive over two pipes (remote.c, log_remote.c): forked with
- * t_fork_piped(), it runs the test's worker_main(cmd_fd, rep_fd), which
- * reads a struct cmd at a time (register a name, record n events from
- * nthr threads, paced or not; quit) and answers each with a struct rep.
+ * t_fork_piped(), it reads a struct cmd at a time (register a name,
+ * record n events from nthr threads, paced or not, as the test's
+ * record() does; quit) and answers each with a struct rep (worker_serve).
  * The test starts it (spawn_worker), asks (ask, reg) and ends it
  * (end_worker: it must exit 0).  Needs t.h and helpers.h.
  */
@@ -22,12 +22,30 @@ struct cmd { int op, n, nthr, pace; trace_event_id_t id; char name[TRACE_EVENT_N
 struct rep { int rc; trace_event_id_t id; };
 struct worker { pid_t pid; int cmd, rep; };
 
-static inline struct worker spawn_worker(void (*worker_main)(int cfd, int rfd))
+/* The worker: a command at a time from cfd until OP_QUIT (or the end of
+ * the pipe), each answered on rfd; OP_REG done here, the others by the
+ * test's record(c); then it exits with 0. */
+_Noreturn static inline void worker_serve(int cfd, int rfd, void (*record)(const struct cmd *c))
+{
+	struct cmd c;
+	alarm(60);
+	while (t_read_full(cfd, &c, sizeof c) == 0 && c.op != OP_QUIT) {
+		struct rep r = { 0, 0 };
+		if (c.op == OP_REG)
+			r.rc = posix_trace_eventid_open(c.name, &r.id);
+		else
+			record(&c);
+		t_write_full(rfd, &r, sizeof r);
+	}
+	_exit(0);
+}
+
+static inline struct worker spawn_worker(void (*record)(const struct cmd *c))
 {
 	struct t_pipes p;
 	pid_t pid = t_fork_piped(&p);
 	if (pid == 0)
-		worker_main(p.cmd, p.rep);
+		worker_serve(p.cmd, p.rep, record);
 	return (struct worker){ pid, p.cmd, p.rep };
 }
 
