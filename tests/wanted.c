@@ -223,6 +223,33 @@ static void wait_seen(int phase)
 			usleep(200);
 }
 
+/* A child held until the parent lets it go (let_go(*go)): 0 in the
+ * child, once let go (it exits with 2 if the parent ends first); the
+ * child's pid in the parent. */
+static pid_t fork_held(int *go)
+{
+	int p[2];
+	REQUIRE(pipe(p) == 0);
+	pid_t pid = fork();
+	REQUIRE(pid >= 0);
+	if (pid == 0) {
+		char c;
+		close(p[1]);
+		if (read(p[0], &c, 1) != 1)
+			_exit(2);
+		return 0;
+	}
+	close(p[0]);
+	*go = p[1];
+	return pid;
+}
+
+static void let_go(int go)
+{
+	REQUIRE(write(go, "g", 1) == 1);
+	close(go);
+}
+
 static void remote_round(void)
 {
 	memset(sh, 0, sizeof *sh);
@@ -230,27 +257,19 @@ static void remote_round(void)
 	REQUIRE(posix_trace_eventid_open("wanted.ra", &sh->a) == 0);
 	REQUIRE(posix_trace_eventid_open("wanted.rb", &sh->b) == 0);
 	REQUIRE(posix_trace_eventid_open("wanted.rm", &sh->m) == 0);
-	int go[2];
-	REQUIRE(pipe(go) == 0);
-	pid_t pid = fork();
-	REQUIRE(pid >= 0);
+	int go;
+	pid_t pid = fork_held(&go);
 	if (pid == 0) {
-		char c;
 		pthread_t th[2];
-		close(go[1]);
-		if (read(go[0], &c, 1) != 1)
-			_exit(2);
 		for (intptr_t i = 0; i < 2; i++)
 			pthread_create(&th[i], NULL, worker_thread, (void *)i);
 		for (int i = 0; i < 2; i++)
 			pthread_join(th[i], NULL);
 		_exit(0);
 	}
-	close(go[0]);
 	trace_id_t t = mk(pid, 0, 4u << 20);
 	CHECK_RC(posix_trace_start(t), 0);
-	REQUIRE(write(go[1], "g", 1) == 1);
-	close(go[1]);
+	let_go(go);
 	usleep(2000); /* the threads record meanwhile */
 	trace_event_set_t s = set1(sh->b);
 	CHECK_RC(posix_trace_set_filter(t, &s, POSIX_TRACE_SET_EVENTSET), 0);
@@ -391,26 +410,18 @@ static void exec_round(void)
 	trace_event_id_t a, b;
 	REQUIRE(posix_trace_eventid_open("wanted.xa", &a) == 0);
 	REQUIRE(posix_trace_eventid_open("wanted.xb", &b) == 0);
-	int go[2];
-	REQUIRE(pipe(go) == 0);
-	pid_t pid = fork();
-	REQUIRE(pid >= 0);
+	int go;
+	pid_t pid = fork_held(&go);
 	if (pid == 0) {
-		char c;
-		close(go[1]);
-		if (read(go[0], &c, 1) != 1)
-			_exit(2);
 		setenv("WANTED_EXEC_CHILD", "1", 1);
 		execl("/proc/self/exe", "wanted", (char *)NULL);
 		_exit(4);
 	}
-	close(go[0]);
 	trace_id_t t = mk(pid, 0, 1 << 20);
 	trace_event_set_t s = set1(b);
 	CHECK_RC(posix_trace_set_filter(t, &s, POSIX_TRACE_SET_EVENTSET), 0);
 	CHECK_RC(posix_trace_start(t), 0);
-	REQUIRE(write(go[1], "g", 1) == 1);
-	close(go[1]);
+	let_go(go);
 	int st;
 	CHECK(waitpid(pid, &st, 0) == pid && WIFEXITED(st));
 	CHECK_EQ(WEXITSTATUS(st), 0);
