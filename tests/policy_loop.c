@@ -18,9 +18,9 @@
 #include <stdint.h>
 #include <trace.h>
 #include "t.h"
+#include "policy_util.h"
 
 #define STREAM_SIZE (16 * 1024)
-#define MAXDATA 64
 #define ID ((trace_event_id_t)400)
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
 #define N 1500
@@ -73,7 +73,7 @@ int main(void)
 	T_BEGIN(60);
 	trace_attr_t attr;
 	struct posix_trace_event_info ev;
-	unsigned char buf[256], want[MAXDATA];
+	unsigned char buf[PU_BUF], want[MAXDATA];
 	size_t len;
 	int run, full, ovr;
 
@@ -118,13 +118,7 @@ int main(void)
 
 	long long first = -1, prev = -1, count = 0, last_ts = resume_ts;
 	int first_event = 1, bad_data = 0, bad_seq = 0, bad_ts = 0;
-	for (;;) {
-		REQUIRE(t_try(trid, &ev, buf, 256, &len) == 0);
-		if (ev.posix_event_id != ID)
-			break;
-		uint32_t seq;
-		CHECK_EQ(len, MAXDATA);
-		memcpy(&seq, buf, sizeof seq);
+	for (uint32_t seq; next_seq(trid, ID, &ev, buf, &len, &seq);) {
 		fill(want, seq);
 		bad_data += memcmp(buf, want, MAXDATA) != 0;
 		long long ts = ns_of(&ev.posix_timestamp);

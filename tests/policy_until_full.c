@@ -18,9 +18,9 @@
 #include <stdint.h>
 #include <trace.h>
 #include "t.h"
+#include "policy_util.h"
 
 #define STREAM_SIZE (16 * 1024)
-#define MAXDATA 64
 #define ID ((trace_event_id_t)500)
 #define N 2000
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
@@ -51,7 +51,7 @@ static void record(uint32_t seq)
 static void cycle(int first)
 {
 	struct posix_trace_event_info ev;
-	unsigned char buf[256], want[MAXDATA];
+	unsigned char buf[PU_BUF], want[MAXDATA];
 	size_t len;
 	int run, full, ovr;
 
@@ -73,13 +73,7 @@ static void cycle(int first)
 
 	uint32_t k = 0;
 	int bad_seq = 0, bad_data = 0;
-	for (;;) {
-		REQUIRE(t_try(trid, &ev, buf, 256, &len) == 0);
-		if (ev.posix_event_id != ID)
-			break;
-		uint32_t seq;
-		CHECK_EQ(len, MAXDATA);
-		memcpy(&seq, buf, sizeof seq);
+	for (uint32_t seq; next_seq(trid, ID, &ev, buf, &len, &seq);) {
 		bad_seq += seq != k;
 		fill(want, k);
 		bad_data += memcmp(buf, want, MAXDATA) != 0;
