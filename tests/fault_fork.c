@@ -14,6 +14,7 @@
  * 10 x 100, each child exactly K, all with the forking thread's id; no
  * other process, no OVERFLOW or ERROR, START and STOP once, NO_OVERRUN.
  */
+#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -76,6 +77,40 @@ static struct writer *writer_of(uint32_t pid, uint32_t thr)
 	return &w[nw++];
 }
 
+/* What t_drain() found in the stream besides the writers' sequences. */
+struct tally { uint64_t bad, starts, stops, others; };
+
+static void tally(void *arg, int i, const struct posix_trace_event_info *ev, const void *data,
+                  size_t len)
+{
+	struct tally *c = arg;
+	struct payload p;
+	(void)i;
+	if (ev->posix_event_id == POSIX_TRACE_START || ev->posix_event_id == POSIX_TRACE_STOP) {
+		c->starts += ev->posix_event_id == POSIX_TRACE_START;
+		c->stops += ev->posix_event_id == POSIX_TRACE_STOP;
+		return;
+	}
+	if (ev->posix_event_id != ev_id) {
+		c->others++;
+		return;
+	}
+	memcpy(&p, data, sizeof p);
+	if (len != sizeof p || p.pid != (uint32_t)ev->posix_pid || p.thr > MAIN_THR ||
+	    p.sum != t_check64(p.pid, p.thr, p.seq)) {
+		c->bad++;
+		return;
+	}
+	struct writer *x = writer_of(p.pid, p.thr);
+	if (x->n == 0)
+		x->tid = ev->posix_thread_id;
+	else if (!pthread_equal(x->tid, ev->posix_thread_id))
+		x->tid_bad++;
+	if (p.seq != x->n)
+		x->bad_seq++;
+	x->n = p.seq + 1;
+}
+
 int main(void)
 {
 	T_BEGIN(60);
@@ -126,40 +161,13 @@ int main(void)
 		pthread_join(th[i], NULL);
 	CHECK_RC(posix_trace_stop(trid), 0);
 
-	uint64_t bad = 0, starts = 0, stops = 0, others = 0;
-	for (;;) {
-		struct posix_trace_event_info ev;
-		struct payload p;
-		size_t len;
-		if (!t_next(trid, &ev, &p, sizeof p, &len))
-			break;
-		if (ev.posix_event_id == POSIX_TRACE_START || ev.posix_event_id == POSIX_TRACE_STOP) {
-			starts += ev.posix_event_id == POSIX_TRACE_START;
-			stops += ev.posix_event_id == POSIX_TRACE_STOP;
-			continue;
-		}
-		if (ev.posix_event_id != ev_id) {
-			others++;
-			continue;
-		}
-		if (len != sizeof p || p.pid != (uint32_t)ev.posix_pid || p.thr > MAIN_THR ||
-		    p.sum != t_check64(p.pid, p.thr, p.seq)) {
-			bad++;
-			continue;
-		}
-		struct writer *x = writer_of(p.pid, p.thr);
-		if (x->n == 0)
-			x->tid = ev.posix_thread_id;
-		else if (!pthread_equal(x->tid, ev.posix_thread_id))
-			x->tid_bad++;
-		if (p.seq != x->n)
-			x->bad_seq++;
-		x->n = p.seq + 1;
-	}
-	CHECK_EQ(bad, 0);
-	CHECK_EQ(others, 0);
-	CHECK_EQ(starts, 1);
-	CHECK_EQ(stops, 1);
+	struct tally tl = { 0 };
+	struct payload p;
+	t_drain(trid, &p, sizeof p, INT_MAX, tally, &tl);
+	CHECK_EQ(tl.bad, 0);
+	CHECK_EQ(tl.others, 0);
+	CHECK_EQ(tl.starts, 1);
+	CHECK_EQ(tl.stops, 1);
 	for (int i = 0; i < nw; i++) {
 		CHECK_EQ(w[i].bad_seq, 0);
 		CHECK_EQ(w[i].tid_bad, 0);

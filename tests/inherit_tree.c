@@ -17,6 +17,7 @@
  * multi-threaded process starts no threads: POSIX allows only
  * async-signal-safe calls there, and ThreadSanitizer refuses.)
  */
+#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -51,30 +52,33 @@ struct writer { int pid, thr, n, bad; trace_event_id_t id; };
 static struct writer w[64];
 static int nw, w_bad;
 
+static void tally(void *arg, int k, const struct posix_trace_event_info *ev, const void *data,
+                  size_t len)
+{
+	struct payload p;
+	(void)arg, (void)k;
+	if (ev->posix_event_id < PT_SYS_IDS)
+		return;
+	memcpy(&p, data, sizeof p);
+	if (len != sizeof p || p.pid != ev->posix_pid || p.sum != sum_of(p.pid, p.thr, p.seq)) {
+		w_bad++;
+		return;
+	}
+	int i = 0;
+	while (i < nw && !(w[i].pid == p.pid && w[i].thr == p.thr && w[i].id == ev->posix_event_id))
+		i++;
+	REQUIRE(i < 64);
+	if (i == nw)
+		w[nw++] = (struct writer){ p.pid, p.thr, 0, 0, ev->posix_event_id };
+	if (p.seq != w[i].n++)
+		w[i].bad++;
+}
+
 static void drain(trace_id_t trid)
 {
+	struct payload p;
 	nw = w_bad = 0;
-	for (;;) {
-		struct posix_trace_event_info ev;
-		struct payload p;
-		size_t len;
-		if (!t_next(trid, &ev, &p, sizeof p, &len))
-			break;
-		if (ev.posix_event_id < PT_SYS_IDS)
-			continue;
-		if (len != sizeof p || p.pid != ev.posix_pid || p.sum != sum_of(p.pid, p.thr, p.seq)) {
-			w_bad++;
-			continue;
-		}
-		int i = 0;
-		while (i < nw && !(w[i].pid == p.pid && w[i].thr == p.thr && w[i].id == ev.posix_event_id))
-			i++;
-		REQUIRE(i < 64);
-		if (i == nw)
-			w[nw++] = (struct writer){ p.pid, p.thr, 0, 0, ev.posix_event_id };
-		if (p.seq != w[i].n++)
-			w[i].bad++;
-	}
+	t_drain(trid, &p, sizeof p, INT_MAX, tally, NULL);
 	for (int i = 0; i < nw; i++)
 		w_bad += w[i].bad;
 }
