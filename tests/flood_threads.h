@@ -4,13 +4,15 @@
  * type uid, which the test opens).  start_flood() starts `threads` of
  * them, `events` each, released together (a barrier) once all are made;
  * join_flood() waits for them.  tids[i]: thread i's pthread_t.
- * flood_witness() checks an event read back.  For
+ * flood_witness() checks an event read back; flood_record() records a
+ * flood into a stream with a log.  For
  * tests/log_order and tests/loop_exact.
  */
 #ifndef PT_FLOOD_THREADS_H
 #define PT_FLOOD_THREADS_H
 
 #include <pthread.h>
+#include <time.h>
 #include <stdint.h>
 #include <trace.h>
 #include "t.h"
@@ -62,6 +64,34 @@ static inline void join_flood(pthread_t *th)
 	for (unsigned i = 0; i < nthr; i++)
 		pthread_join(th[i], NULL);
 	pthread_barrier_destroy(&bar);
+}
+
+/* A stream of this process with an APPEND log on fd, flooded by `threads`
+ * threads of `events` each: FLUSH, or (loop) a flight recorder written to
+ * the log three times while they record; shut down. */
+static inline void flood_record(int fd, int loop, unsigned threads, unsigned events)
+{
+	trace_attr_t at;
+	trace_id_t t;
+	pthread_t th[MAXT];
+
+	posix_trace_attr_init(&at);
+	REQUIRE(posix_trace_attr_setstreamsize(&at, loop ? 1u << 20 : 256u << 10) == 0);
+	REQUIRE(posix_trace_attr_setstreamfullpolicy(&at, loop ? POSIX_TRACE_LOOP
+	                                                       : POSIX_TRACE_FLUSH) == 0);
+	REQUIRE(posix_trace_attr_setlogfullpolicy(&at, POSIX_TRACE_APPEND) == 0);
+	REQUIRE(posix_trace_create_withlog(0, &at, fd, &t) == 0);
+	posix_trace_attr_destroy(&at);
+	REQUIRE(posix_trace_start(t) == 0);
+	start_flood(th, threads, events);
+	if (loop) /* a flight recorder: written to the log three times */
+		for (int f = 0; f < 3; f++) {
+			struct timespec d = { 0, 3000000 };
+			nanosleep(&d, NULL);
+			CHECK_RC(posix_trace_flush(t), 0);
+		}
+	join_flood(th);
+	CHECK_RC(posix_trace_shutdown(t), 0);
 }
 
 #endif

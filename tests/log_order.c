@@ -414,31 +414,6 @@ static long check_log(int fd, const char *what, int run)
 	return back;
 }
 
-static void record(int fd, int loop, unsigned threads, unsigned events)
-{
-	trace_attr_t at;
-	trace_id_t t;
-	pthread_t th[MAXT];
-
-	posix_trace_attr_init(&at);
-	REQUIRE(posix_trace_attr_setstreamsize(&at, loop ? 1u << 20 : 256u << 10) == 0);
-	REQUIRE(posix_trace_attr_setstreamfullpolicy(&at, loop ? POSIX_TRACE_LOOP
-	                                                       : POSIX_TRACE_FLUSH) == 0);
-	REQUIRE(posix_trace_attr_setlogfullpolicy(&at, POSIX_TRACE_APPEND) == 0);
-	REQUIRE(posix_trace_create_withlog(0, &at, fd, &t) == 0);
-	posix_trace_attr_destroy(&at);
-	REQUIRE(posix_trace_start(t) == 0);
-	start_flood(th, threads, events);
-	if (loop) /* a flight recorder: written to the log three times */
-		for (int f = 0; f < 3; f++) {
-			struct timespec d = { 0, 3000000 };
-			nanosleep(&d, NULL);
-			CHECK_RC(posix_trace_flush(t), 0);
-		}
-	join_flood(th);
-	CHECK_RC(posix_trace_shutdown(t), 0);
-}
-
 static void part2(void)
 {
 	long back = 0;
@@ -449,7 +424,7 @@ static void part2(void)
 		int fd = mkstemp(path);
 		REQUIRE(fd >= 0);
 		unlink(path);
-		record(fd, 0, 2 + run % 3, 150000);
+		flood_record(fd, 0, 2 + run % 3, 150000);
 		back += check_log(fd, "FLUSH log", run);
 		close(fd);
 	}
@@ -458,7 +433,7 @@ static void part2(void)
 		int fd = mkstemp(path);
 		REQUIRE(fd >= 0);
 		unlink(path);
-		record(fd, 1, 3, 300000);
+		flood_record(fd, 1, 3, 300000);
 		back += check_log(fd, "flight-recorder log", run);
 		close(fd);
 	}

@@ -75,27 +75,11 @@ static void flight_log(int run)
 {
 	char path[] = "/tmp/pt-loop-exact-XXXXXX";
 	int fd = mkstemp(path);
-	trace_attr_t at;
 	trace_id_t t;
-	pthread_t th[MAXT];
 
 	REQUIRE(fd >= 0);
 	unlink(path);
-	posix_trace_attr_init(&at);
-	REQUIRE(posix_trace_attr_setstreamsize(&at, 1u << 20) == 0);
-	REQUIRE(posix_trace_attr_setstreamfullpolicy(&at, POSIX_TRACE_LOOP) == 0);
-	REQUIRE(posix_trace_attr_setlogfullpolicy(&at, POSIX_TRACE_APPEND) == 0);
-	REQUIRE(posix_trace_create_withlog(0, &at, fd, &t) == 0);
-	posix_trace_attr_destroy(&at);
-	REQUIRE(posix_trace_start(t) == 0);
-	start_flood(th, 3, 300000);
-	for (int f = 0; f < 3; f++) {
-		struct timespec d = { 0, 3000000 };
-		nanosleep(&d, NULL);
-		CHECK_RC(posix_trace_flush(t), 0);
-	}
-	join_flood(th);
-	CHECK_RC(posix_trace_shutdown(t), 0);
+	flood_record(fd, 1, 3, 300000);
 
 	struct tally c = { 0 };
 	uint32_t next[MAXT] = { 0 };
