@@ -406,27 +406,76 @@ __attribute__((noinline, cold)) static void record_wake(struct pt_hdr *h)
 	pt_leave(0);
 }
 
-/* The payload into the record (pt_put_bytes' result): its last n % 16
- * bytes first, then the rest two words a step, so that the length is not
- * kept in a register across the loop; fewer instructions per word than
- * pt_put_bytes' loop, on the path that counts. */
+/* Whether a 32-bit word is not 0, read relaxed: with gcc on x86-64 one
+ * compare with the word in memory (an atomic load, as an aligned 4-byte
+ * read is there), where gcc makes a load, then a test (clang turns the
+ * asm's flag into more instructions than its own load and test, so it
+ * gets the atomic load; so does TSan, which sees it). */
+static inline int fast_nz(const _Atomic uint32_t *w)
+{
+#if defined(__x86_64__) && !defined(__SANITIZE_THREAD__) && !defined(__clang__)
+	int nz;
+	__asm__ volatile("cmpl $0, %1" : "=@ccnz"(nz) : "m"(*w));
+	return nz;
+#else
+	return atomic_load_explicit(w, memory_order_relaxed) != 0;
+#endif
+}
+
+/* The last r bytes of a payload (1 to 7), as pt_put_bytes puts them in
+ * their word (zero above them), with no loop: 4, 2 and 1 bytes read from
+ * the end down, so that no register but the word and the source is held */
+static inline uint64_t fast_tail(const unsigned char *s, uint32_t r)
+{
+	uint64_t v = 0;
+	if (r & 4) {
+		uint32_t x;
+		__builtin_memcpy(&x, s + (r & 3), 4);
+		v = x;
+	}
+	if (r & 2) {
+		uint16_t x;
+		__builtin_memcpy(&x, s + (r & 1), 2);
+		v = v << 16 | x;
+	}
+	if (r & 1)
+		v = v << 8 | s[0];
+	return v;
+}
+
+/* The payload into the record (pt_put_bytes' result): two words a step,
+ * by an index that runs up to 0 from below (it is the loop's count and
+ * both addresses' offset), then the last n % 16 bytes; fewer instructions
+ * per word than pt_put_bytes' loop, and no loop for the last bytes, on
+ * the path that counts. */
 static inline void fast_put(pt_word *dst, const unsigned char *src, uint32_t n)
 {
-	uint32_t k = n & ~15u;
-	uint64_t a, b;
+	uintptr_t k = n & ~(uintptr_t)15;
+	const unsigned char *se = src + k; /* the pairs' end, where the rest begins */
+	char *de = (char *)dst + k;
 
+	if (k) {
+		intptr_t i = -(intptr_t)k;
+		do {
+			uint64_t a, b;
+			__builtin_memcpy(&a, se + i, 8);
+			__builtin_memcpy(&b, se + i + 8, 8);
+			atomic_store_explicit((pt_word *)(de + i), a, memory_order_relaxed);
+			atomic_store_explicit((pt_word *)(de + i + 8), b, memory_order_relaxed);
+			/* (the index stays the loop's: not made into two pointers
+			 * and an end, two instructions a step more) */
+			__asm__("" : "+r"(i));
+		} while (i += 16);
+	}
 	if (n & 8) {
-		__builtin_memcpy(&a, src + k, 8);
-		atomic_store_explicit(&dst[k / 8], a, memory_order_relaxed);
+		uint64_t x;
+		__builtin_memcpy(&x, se, 8);
+		atomic_store_explicit((pt_word *)de, x, memory_order_relaxed);
+		se += 8;
+		de += 8;
 	}
 	if (PT_UNLIKELY(n & 7))
-		pt_put_bytes(&dst[(n & ~7u) / 8], src + (n & ~7u), n & 7);
-	for (const unsigned char *end = src + k; src != end; src += 16, dst += 2) {
-		__builtin_memcpy(&a, src, 8);
-		__builtin_memcpy(&b, src + 8, 8);
-		atomic_store_explicit(&dst[0], a, memory_order_relaxed);
-		atomic_store_explicit(&dst[1], b, memory_order_relaxed);
-	}
+		atomic_store_explicit((pt_word *)de, fast_tail(se, n & 7), memory_order_relaxed);
 }
 
 /* The clock the fast path reads, clk being pt_clock_tsc's value for the
@@ -434,70 +483,164 @@ static inline void fast_put(pt_word *dst, const unsigned char *src, uint32_t n)
  * (ordered), inline, with no call that would need registers saved; else
  * CLOCK_MONOTONIC through the vDSO.  A copy for each, so that the default
  * pays for no test of the others. */
-static inline uint64_t fast_now(int clk)
+static inline uint64_t fast_now(int clk, uint64_t *lo)
 {
+#if PT_HAVE_TSC && defined(__x86_64__)
+	if (clk == PT_TSC_FAST) {
+		/* (rdtsc itself: its low half is in rax already, zero above
+		 * it, as a record's first word wants it; the builtin's result
+		 * would be cut to 32 bits again) */
+		uint64_t a, d;
+		__asm__ volatile("rdtsc" : "=a"(a), "=d"(d));
+		*lo = a;
+		return d << 32 | a;
+	}
+#endif
+	uint64_t ts;
 #if PT_HAVE_TSC
 	unsigned aux;
 	if (clk == PT_TSC_FAST)
-		return __rdtsc();
-	if (clk == PT_TSC_ORDERED)
-		return __rdtscp(&aux);
+		ts = __rdtsc();
+	else if (clk == PT_TSC_ORDERED)
+		ts = __rdtscp(&aux);
+	else
 #endif
-	(void)clk;
-	return pt_mono_ns();
+		ts = pt_mono_ns();
+	*lo = ts & 0xffffffffu;
+	return ts;
 }
 static void record_other_clock(trace_event_id_t id, const void *data, size_t len,
                                uintptr_t addr, int clk);
 
+/* The general way for an event the fast path left (pt_nest already back
+ * at 0), or the copy of the path for the thread's clock mode (armed in
+ * another mode, the state word's test failed: the right copy's, which
+ * leaves here too when the general way's turn has come). */
+__attribute__((always_inline)) static inline void fast_leave(trace_event_id_t id,
+                                                             const void *data, size_t len,
+                                                             uintptr_t addr, int clk)
+{
+	if (PT_UNLIKELY(pt_clock_tsc != clk))
+		record_other_clock(id, data, len, addr, clk);
+	else
+		record_general(id, data, len, (void *)addr);
+}
+
+/* A short record that found the clock behind or the chunk's base far,
+ * after its in-flight mark and the writer's move (pt_nest held): the
+ * writer moved back and the mark cleared (nothing written), then the
+ * general way.  The caller is the last record's (tw->addr), and the
+ * record's size comes from len: the path holds no register for either
+ * past its use, and saves none. */
+__attribute__((noinline, cold)) static void fast_undo(trace_event_id_t id, const void *data,
+                                                      size_t len, int clk)
+{
+	struct pt_tw *tw = &pt_rec.tw[0][0];
+	_Atomic uint32_t *cw = (_Atomic uint32_t *)((char *)pt_rec.fast.hdr + pt_rec.fast.cw);
+	tw->pos -= PT_REC_BYTES(len, 0);
+	atomic_store_explicit(cw, tw->pos, memory_order_relaxed);
+	uintptr_t addr = (uintptr_t)tw->addr;
+	pt_leave(0);
+	fast_leave(id, data, len, addr, clk);
+}
+
 /* The record, once the checks before the clock passed (record_event):
- * the room in the chunk, the clock, the writer's state first, then the
- * record's words (w1 before the payload: nothing is visible before the
- * commit), so that nothing of the writer is kept in registers across the
- * copy.  The commit word is the header's chunk table's, at the offset
- * fast_arm kept (pt_fast.cw).  wide is a constant in each copy.  0: written; 1: nothing
- * written, the general way's to do. */
+ * the room in the chunk, the record's address, the in-flight mark, the
+ * clock, then the writer's state and the record's words (w1 before the
+ * payload: nothing is visible before the commit).  The commit word is
+ * the header's chunk table's, at the offset fast_arm kept (pt_fast.cw);
+ * the commit's value is read back from TLS after the copy.  wide is a
+ * constant in each copy.  0: written; 1: nothing written, the general
+ * way's to do; 2 (short records only): nothing written, and the general
+ * way done (fast_undo, which holds no register of this frame). */
 __attribute__((always_inline)) static inline int fast_write(trace_event_id_t id,
                                                             const void *data, uint32_t n,
-                                                            uintptr_t addr, char *d,
-                                                            struct pt_hdr *h, int clk,
-                                                            unsigned wide)
+                                                            uintptr_t addr, struct pt_hdr *h,
+                                                            int clk, unsigned wide)
 {
 	struct pt_tw *tw = &pt_rec.tw[0][0];
 	uint32_t pos = tw->pos, end = pos + PT_REC_BYTES(n, wide);
 	if (PT_UNLIKELY(end > pt_rec.fast.lim))
 		return 1;
-	/* in flight: the mark before the clock is read (layout.h,
-	 * PT_COMMIT_BUSY), on the line the commit below stores to anyway
-	 * (pos + BUSY: pos is below it, and one lea makes it) */
 	_Atomic uint32_t *cw = (_Atomic uint32_t *)((char *)h + pt_rec.fast.cw);
+	pt_word *p = (pt_word *)(pt_rec.fast.data + pos);
+	/* in flight: the mark before the clock is read (layout.h,
+	 * PT_COMMIT_BUSY), on the line the commit stores to anyway (pos +
+	 * BUSY: pos is below it); the compiler keeps it before the clock
+	 * (the empty asm, a compiler barrier, is kept before the clock's
+	 * volatile asm or builtin, and nothing is held in a register across
+	 * it that the path could not as well read again); the CPU may show
+	 * the store a little later, when its store buffer drains: the
+	 * reader's slack, reader/read.c */
 	atomic_store_explicit(cw, pos + PT_COMMIT_BUSY, memory_order_relaxed);
 	tw->pos = end;
-	/* (the compiler keeps the mark before the clock: the empty asm reads
-	 * it, and is kept before the clock's volatile builtin; the CPU may
-	 * show the store a little later, when its store buffer drains: the
-	 * reader's slack, reader/read.c) */
-	__asm__ volatile("" : : "m"(*cw));
-	uint64_t ts = fast_now(clk);
+	__asm__ volatile("" : : : "memory");
+	uint64_t lo, ts = fast_now(clk, &lo);
 	if (PT_UNLIKELY(ts < tw->last_ts || (ts - tw->base_ts) >> 32)) {
+		if (!wide) {
+			fast_undo(id, data, n, clk);
+			return 2;
+		}
 		tw->pos = pos;
 		atomic_store_explicit(cw, pos, memory_order_relaxed); /* (nothing written) */
 		return 1;
 	}
-	pt_word *p = (pt_word *)(d + pos);
 	tw->nev++;
 	tw->last_ts = ts;
 	if (wide) {
 		atomic_store_explicit(&p[PT_REC_W1(n)], pt_rec_w1(ts, addr), memory_order_relaxed);
 		tw->addr = addr;
 	}
-	atomic_store_explicit(&p[0], pt_rec_w0(ts, id, wide ? PT_RF_WIDE : 0, n),
-	                      memory_order_relaxed);
+	atomic_store_explicit(&p[0],
+	                      lo | (uint64_t)id << 32 | (uint64_t)(wide ? PT_RF_WIDE : 0) << 44 |
+	                          (uint64_t)n << 48,
+	                      memory_order_relaxed); /* (pt_rec_w0) */
 	fast_put(p + 1, data, n);
-	/* (the commit's value read back from TLS, not kept in a register
-	 * across the copy; the store clears the mark) */
-	atomic_store_explicit(cw, tw->pos, memory_order_release);
 	return 0;
 }
+
+/* The end of an event fast_write wrote: the commit, which clears the
+ * mark, then a reader that waits woken.  The header's address, the commit
+ * word's offset from it and the commit's value are read back from TLS,
+ * not held in registers across the copy. */
+#define FAST_DONE()                                                                      \
+	do {                                                                             \
+		struct pt_hdr *h_ = pt_rec.fast.hdr;                                     \
+		_Atomic uint32_t *cw_ = (_Atomic uint32_t *)((char *)h_ + pt_rec.fast.cw); \
+		atomic_store_explicit(cw_, pt_rec.tw[0][0].pos, memory_order_release);     \
+		if (PT_UNLIKELY(fast_nz(&h_->waiters))) {                                \
+			record_wake(h_);                                                 \
+			return;                                                          \
+		}                                                                        \
+		pt_leave(0);                                                             \
+		return;                                                                  \
+	} while (0)
+
+/* A record with the wide header (a caller other than the last record's,
+ * in the object of the thread's last event): its own frame, reached by a
+ * tail call once record_event's checks passed (pt_nest held), so that the
+ * short record's frame saves no register for it. */
+__attribute__((always_inline)) static inline void fast_wide(trace_event_id_t id,
+                                                            const void *data, size_t len,
+                                                            uintptr_t addr, struct pt_hdr *h,
+                                                            int clk)
+{
+	if (PT_LIKELY(addr - pt_obj.lo < pt_obj.span) &&
+	    !fast_write(id, data, (uint32_t)len, addr, h, clk, 1))
+		FAST_DONE();
+	pt_leave(0);
+	fast_leave(id, data, len, addr, clk);
+}
+
+#define FAST_WIDE(name, clk)                                                                   \
+	__attribute__((noinline)) static void name(trace_event_id_t id, const void *data,       \
+	                                           size_t len, uintptr_t addr, struct pt_hdr *h) \
+	{                                                                                      \
+		fast_wide(id, data, len, addr, h, clk);                                        \
+	}
+FAST_WIDE(fast_wide_tsc, PT_TSC_FAST)
+FAST_WIDE(fast_wide_ordered, PT_TSC_ORDERED)
+FAST_WIDE(fast_wide_mono, 0)
 
 /* An event whose id is in range: the common case, written straight
  * through in one frame whose only calls are tail calls.  The thread not
@@ -505,21 +648,21 @@ __attribute__((always_inline)) static inline int fast_write(trace_event_id_t id,
  * for this thread (struct pt_fast), nothing changed since its last
  * resync, one stream running, the stream's state what it was when armed,
  * the payload not cut, the caller the last record's (or in the object of
- * the thread's last event), room in the thread's open chunk, the clock
- * not behind and the chunk's base near.  When any of that is not so, it
- * leaves before writing anything and the general way (record_general)
- * tests everything again.  The guarantees are that way's: the thread is
- * marked busy (pt_nest) before it reads the live word, so a shutdown that
- * cleared the stream's bit waits for it (and nothing of the stream is
- * touched before that word is checked); a signal handler that interrupts
- * it sees the mark and records at level 1, into a chunk of its own (and
- * never touches the level-0 writer or pt_fast); the chunk's geometry is
- * the view's, checked when the segment was attached and the chunk taken,
- * and copied into pt_fast when it was armed; and a stop, a clear, a
- * shutdown or a stream that stopped itself changes the header's state
- * word, which every event compares with the one armed (and with the
- * clock mode's bits, fast_clk_key: a copy for another mode leaves; no
- * test of the mode before that).  (Measured piece
+ * the thread's last event: fast_wide), room in the thread's open chunk,
+ * the clock not behind and the chunk's base near.  When any of that is
+ * not so, it leaves before writing anything and the general way
+ * (record_general) tests everything again.  The guarantees are that
+ * way's: the thread is marked busy (pt_nest) before it reads the live
+ * word, so a shutdown that cleared the stream's bit waits for it (and
+ * nothing of the stream is touched before that word is checked); a
+ * signal handler that interrupts it sees the mark and records at level 1,
+ * into a chunk of its own (and never touches the level-0 writer or
+ * pt_fast); the chunk's geometry is the view's, checked when the segment
+ * was attached and the chunk taken, and copied into pt_fast when it was
+ * armed; and a stop, a clear, a shutdown or a stream that stopped itself
+ * changes the header's state word, which every event compares with the
+ * one armed (and with the clock mode's bits, fast_clk_key: a copy for
+ * another mode leaves; no test of the mode before that).  (Measured piece
  * by piece against a minimal ring: bench/ablate.c, docs/performance.md;
  * counted: tests/fastpath_cost.) */
 __attribute__((always_inline)) static inline void record_event(trace_event_id_t id,
@@ -527,7 +670,7 @@ __attribute__((always_inline)) static inline void record_event(trace_event_id_t 
                                                                struct pt_ctl *c, uintptr_t addr,
                                                                int clk)
 {
-	if (PT_UNLIKELY(atomic_load_explicit(&pt_nest, memory_order_relaxed) != 0 || !data))
+	if (PT_UNLIKELY(fast_nz(&pt_nest) || !data))
 		goto general;
 	atomic_store_explicit(&pt_nest, 1, memory_order_relaxed);
 	atomic_signal_fence(memory_order_seq_cst);
@@ -542,7 +685,6 @@ __attribute__((always_inline)) static inline void record_event(trace_event_id_t 
 	uint32_t att = atomic_load_explicit(&pt_proc.att, memory_order_acquire);
 	if (PT_UNLIKELY(w != pt_rec.fast.w || !(w & att)))
 		goto bail;
-	char *d = pt_rec.fast.data;
 	struct pt_hdr *h = pt_rec.fast.hdr;
 	/* (the payload's bound: the header's copy, which fast_arm found the
 	 * view's; a controller that changed it since cannot make a record
@@ -553,37 +695,34 @@ __attribute__((always_inline)) static inline void record_event(trace_event_id_t 
 		goto bail;
 	/* the stream's own filter (a copy in the view is what a resync
 	 * keeps; a change of the filter changes the control word) */
-	if (atomic_load_explicit(&h->filter[id / 64], memory_order_relaxed) >> (id % 64) & 1)
+	const char *fw = (const char *)h->filter + (uintptr_t)(id / 64) * 8;
+	if (atomic_load_explicit((const _Atomic uint64_t *)fw, memory_order_relaxed) >> (id % 64) & 1)
 		goto done;
-	/* the caller against the last record's: a short header, or a wide
-	 * one (each written by a copy of fast_write of its own); a new
-	 * caller must be in the object of the thread's last event */
-	int r;
-	if (PT_LIKELY(addr == tw->addr))
-		r = fast_write(id, data, (uint32_t)len, addr, d, h, clk, 0);
-	else if (addr - pt_obj.lo < pt_obj.span)
-		r = fast_write(id, data, (uint32_t)len, addr, d, h, clk, 1);
-	else
-		r = 1;
-	if (PT_UNLIKELY(r))
-		goto bail;
-	if (PT_UNLIKELY(atomic_load_explicit(&h->waiters, memory_order_relaxed))) {
-		record_wake(h);
+	/* the caller against the last record's: a short header here, or a
+	 * wide one in a frame of its own */
+	if (PT_UNLIKELY(addr != tw->addr)) {
+		if (clk == PT_TSC_FAST)
+			fast_wide_tsc(id, data, len, addr, h);
+		else if (clk == PT_TSC_ORDERED)
+			fast_wide_ordered(id, data, len, addr, h);
+		else
+			fast_wide_mono(id, data, len, addr, h);
 		return;
 	}
+	int r = fast_write(id, data, (uint32_t)len, addr, h, clk, 0);
+	if (PT_UNLIKELY(r)) {
+		if (r == 2)
+			return;
+		goto bail;
+	}
+	FAST_DONE();
 done:
 	pt_leave(0);
 	return;
 bail:
 	pt_leave(0);
 general:
-	/* (the clock mode is not this copy's: armed in another mode, the
-	 * state word's test failed; the right copy's, which leaves here too
-	 * when the general way's turn has come) */
-	if (PT_UNLIKELY(pt_clock_tsc != clk))
-		record_other_clock(id, data, len, addr, clk);
-	else
-		record_general(id, data, len, (void *)addr);
+	fast_leave(id, data, len, addr, clk);
 }
 
 /* (on a line of its own: where the default copy falls must not move with
