@@ -6,8 +6,8 @@
  *
  * The service ("service SECONDS DIR"): two worker threads recording
  * paced events, a pool thread made every 50 ms that records 200 events
- * and ends, and a helper process forked every 10 ms that records 10
- * events and ends (exit or _exit in turn).  Every event carries its
+ * and ends, and a helper process forked every 10 ms (SOAK_FORK_EVERY_MS)
+ * that records 10 events and ends (exit or _exit in turn).  Every event carries its
  * writer's number and its own sequence number: the witness.  At the end
  * the service writes how many of each it made.
  *
@@ -102,20 +102,27 @@ static int service(double secs, const char *dir)
 	fclose(f);
 	for (intptr_t i = 0; i < 2; i++)
 		pthread_create(&wt[i], NULL, worker, (void *)i);
-	double t0 = t_now_s(), next_pool = t0;
+	/* a helper every SOAK_FORK_EVERY_MS (10 by default; issue 54's
+	 * service forked one every 3000) */
+	const char *every_s = getenv("SOAK_FORK_EVERY_MS");
+	double every = every_s && atof(every_s) >= 10 ? atof(every_s) / 1000 : 0.01;
+	double t0 = t_now_s(), next_pool = t0, next_help = t0;
 	while (t_now_s() - t0 < secs && helpers < MAX_HELPERS) {
-		pid_t p = fork();
-		if (p == 0) {
-			struct wit w = { helpers, 0 };
-			for (; w.seq < HELPER_EVENTS; w.seq++)
-				posix_trace_event(ev_help, &w, sizeof w);
-			if (helpers & 1)
-				_exit(0);
-			exit(0);
+		if (t_now_s() >= next_help - 0.001) {
+			pid_t p = fork();
+			if (p == 0) {
+				struct wit w = { helpers, 0 };
+				for (; w.seq < HELPER_EVENTS; w.seq++)
+					posix_trace_event(ev_help, &w, sizeof w);
+				if (helpers & 1)
+					_exit(0);
+				exit(0);
+			}
+			if (p < 0)
+				return 4;
+			helpers++;
+			next_help += every;
 		}
-		if (p < 0)
-			return 4;
-		helpers++;
 		if (t_now_s() >= next_pool && pools < MAX_POOL) {
 			pthread_t pt;
 			if (pthread_create(&pt, NULL, pool, (void *)(intptr_t)pools) == 0) {
