@@ -27,14 +27,18 @@ int32_t pt_pid;
 _Thread_local unsigned pt_nowait PT_TLS;
 _Thread_local uint64_t pt_waited_ns PT_TLS;
 
-/* The two free stacks, LIFO through each chunk's `next` (the index of the
- * chunk below, PT_NIL at the bottom), their tops tag << 32 | the top's
+/* The three free stacks, LIFO through each chunk's `next` (the index of
+ * the chunk below, PT_NIL at the bottom), their tops tag << 32 | the top's
  * index + bias, the tag bumped by every push and pop (no ABA).  The free
  * stack (pt_hdr.free_top) has bias 0: an index >= nchunks there is empty
- * (or scribbled on: taken as empty).  The cold stack (pt_hdr.cold_top):
- * free chunks whose pages the controller gave back to the system
- * (give_back), with bias 1, so that 0 is empty and a segment made by an
- * older controller, zero there, has none. */
+ * (or scribbled on: taken as empty); it holds the base chunks (those below
+ * PT_HOT_CHUNKS), the ones writers take while any is free.  The spare
+ * stack (pt_hdr.spare_top): free chunks beyond the base whose pages are
+ * still resident (a burst's, while the reader keeps them hot), taken only
+ * when the free stack is empty.  The cold stack (pt_hdr.cold_top): free
+ * chunks whose pages the controller gave back to the system (give_back),
+ * taken last.  Spare and cold have bias 1, so that 0 is empty and a
+ * segment made by an older controller, zero there, has none. */
 static uint32_t pop_top(struct pt_view *sl, _Atomic uint64_t *top, uint32_t bias)
 {
 	uint64_t old = atomic_load_explicit(top, memory_order_acquire);
@@ -74,6 +78,30 @@ static void push_free(struct pt_view *sl, uint32_t idx)
 	push_top(sl, &sl->hdr->free_top, 0, idx);
 }
 
+static uint32_t pop_spare(struct pt_view *sl)
+{
+	return pop_top(sl, &sl->hdr->spare_top, 1);
+}
+
+static void push_spare(struct pt_view *sl, uint32_t idx)
+{
+	push_top(sl, &sl->hdr->spare_top, 1, idx);
+}
+
+/* A free chunk whose pages are resident goes back on the free stack if it
+ * is a base chunk, else on the spare stack: after a burst, writers go on
+ * taking the base chunks they have used before, and the burst's chunks
+ * are taken again only by a burst as deep (issue 54: a forking service's
+ * workers took the chunks its helpers' burst had left on top of the free
+ * stack, and mapped a chunk more for each). */
+static void push_warm(struct pt_view *sl, uint32_t idx)
+{
+	if (idx < PT_HOT_CHUNKS(sl->sealed_max, sl->nchunks))
+		push_free(sl, idx);
+	else
+		push_spare(sl, idx);
+}
+
 static uint32_t pop_cold(struct pt_view *sl)
 {
 	return pop_top(sl, &sl->hdr->cold_top, 1);
@@ -105,18 +133,19 @@ int pt_pool_free(struct pt_view *sl, uint32_t idx, uint64_t seq, unsigned from)
 	if (from == PT_CK_SEALED)
 		unaccount(sl, ck);
 	atomic_store_explicit(&ck->ss, PT_SS(seq, PT_CK_FREE), memory_order_release);
-	push_free(sl, idx);
+	push_warm(sl, idx);
 	pt_wake_room(sl->hdr, 0); /* a no-loss writer waiting for it, if any */
 	return 1;
 }
 
 /* A reader gives chunk idx back (pt_pool_free's contract): a hot one
  * (idx < hot: the reader's working set, at least PT_HOT_CHUNKS, the first
- * 3/8 of the sealed chunks, 16 or more: reader/read.c, hot_now) onto
- * the free stack; any other, its pages taken out of every process first,
- * onto the cold stack, which writers take from only when the free stack
- * is empty (a burst beyond the hot chunks: then a page fault a page, as
- * at its first use).  Issue 54: the free stack being LIFO, the chunks in
+ * 3/8 of the sealed chunks, 16 or more, and more after a burst:
+ * reader/read.c, hot_now) onto the free stack if it is a base chunk, else
+ * onto the spare stack (push_warm); any other, its pages taken out of
+ * every process first, onto the cold stack, which writers take from only
+ * when the other two are empty (a burst beyond the hot chunks: then a
+ * page fault a page, as at its first use).  Issue 54: the free stack being LIFO, the chunks in
  * use stay few, but each chunk that was ever in use at once (a burst, a
  * reader held up on a loaded machine: a few dozen more for a moment)
  * stayed resident in the traced process for good, and each later burst
@@ -163,28 +192,30 @@ int pt_pool_give_back(struct pt_view *sl, uint32_t idx, uint64_t seq, unsigned f
 	if (cold)
 		push_cold(sl, idx);
 	else
-		push_free(sl, idx);
+		push_warm(sl, idx);
 	pt_wake_room(sl->hdr, 0);
 	return 1;
 }
 
-/* The hot chunks are now 0..hot-1, fewer than before: the free stack's
- * chunks beyond them go cold.  Every chunk is taken off the free stack
- * (writers meanwhile take cold ones: a fault a page, no loss), those
- * beyond punched and pushed cold, the others pushed back in their order.
- * tmp: room for nchunks indices. */
+/* The hot chunks are now 0..hot-1, fewer than before: the spare stack's
+ * chunks beyond them go cold.  Only the spare stack is looked through
+ * (the free stack holds base chunks, always hot), so writers meanwhile
+ * find the free stack as it was: taking the spare chunks off for a moment
+ * never makes a stream with free chunks look full.  Every chunk is taken
+ * off the spare stack, those beyond hot punched and pushed cold, the
+ * others pushed back in their order.  tmp: room for nchunks indices. */
 void pt_pool_trim(struct pt_view *sl, uint32_t hot, int fd, uint64_t seg_off, uint32_t *tmp)
 {
 	uint32_t n = 0, idx;
 
-	while (n < sl->nchunks && (idx = pop_free(sl)) != PT_NIL)
+	while (n < sl->nchunks && (idx = pop_spare(sl)) != PT_NIL)
 		tmp[n++] = idx;
 	for (uint32_t k = n; k-- > 0;) { /* (the bottom first: the order kept) */
 		idx = tmp[k];
 		if (idx >= hot && fd >= 0 && punch(sl, idx, fd, seg_off))
 			push_cold(sl, idx);
 		else
-			push_free(sl, idx);
+			push_spare(sl, idx);
 	}
 }
 
@@ -505,6 +536,8 @@ static uint32_t take_free(struct pt_view *sl, uint32_t rec)
 	if (!within_budget(sl, rec))
 		return PT_NIL;
 	uint32_t idx = pop_free(sl);
+	if (idx == PT_NIL)
+		idx = pop_spare(sl);
 	return idx != PT_NIL ? idx : pop_cold(sl);
 }
 
@@ -517,6 +550,7 @@ int pt_pool_drop_again(struct pt_view *sl, struct pt_tw *tw, uint32_t rec)
 	/* take_free() would fail (a race either way is the general path's too) */
 	if (within_budget(sl, rec) &&
 	    ((uint32_t)atomic_load_explicit(&h->free_top, memory_order_acquire) < sl->nchunks ||
+	     (uint32_t)atomic_load_explicit(&h->spare_top, memory_order_acquire) != 0 ||
 	     (uint32_t)atomic_load_explicit(&h->cold_top, memory_order_acquire) != 0))
 		return 0;
 	set_flag(h, PT_ST_FULL);

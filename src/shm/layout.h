@@ -393,6 +393,10 @@ struct pt_hdr {
 	 * line's padding: no offset moved, and an older controller's
 	 * segment reads 0 (empty) here. */
 	_Atomic uint64_t cold_top;
+	/* free chunks beyond the base (PT_HOT_CHUNKS) whose pages are still
+	 * resident: a third stack, taken from when free_top is empty, before
+	 * cold_top; same encoding as cold_top, in the same line's padding */
+	_Atomic uint64_t spare_top;
 	alignas(64) _Atomic uint64_t seal_seq;
 	_Atomic uint64_t reclaim;   /* oldest seal-log entry that may be stolen */
 

@@ -134,6 +134,7 @@ void pt_segment_init(struct pt_hdr *h, const struct pt_geom *g,
 	}
 	atomic_init(&h->free_top, 0);
 	atomic_init(&h->cold_top, warm < g->nchunks ? warm + 1 : 0);
+	atomic_init(&h->spare_top, 0);
 	atomic_init(&h->state, 1u << PT_ST_EPOCH_SHIFT);
 	pt_names_init((struct pt_name *)((char *)h + g->names_off));
 }
