@@ -32,7 +32,7 @@
 #include <trace.h>
 
 #define PT_MAGIC          0x4d52545358495350ull /* "PSIXSTRM" */
-#define PT_LAYOUT_VERSION 6u
+#define PT_LAYOUT_VERSION 7u
 #define PT_NIDS           __TRACE_EVENT_ID_LIMIT /* event id space */
 #define PT_SYS_IDS        16u                    /* ids below are system events */
 /* an extension system event: a thread of a no-loss stream waited for room
