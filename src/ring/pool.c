@@ -669,6 +669,19 @@ out:
 	return idx;
 }
 
+/* One more chunk taken by this process: at its PT_WARM_AFTER-th, it
+ * maps its share of the stream at once (shm/segment.c, pt_slot_warm). */
+static void count_taken(struct pt_view *sl)
+{
+	if (PT_UNLIKELY(atomic_load_explicit(&sl->taken_pid, memory_order_relaxed) != pt_pid)) {
+		atomic_store_explicit(&sl->taken_pid, pt_pid, memory_order_relaxed);
+		atomic_store_explicit(&sl->taken, 0, memory_order_relaxed);
+	}
+	if (PT_UNLIKELY(atomic_fetch_add_explicit(&sl->taken, 1, memory_order_relaxed) + 1 ==
+	                PT_WARM_AFTER))
+		pt_slot_warm(sl);
+}
+
 int pt_pool_acquire(struct pt_view *sl, struct pt_tw *tw, uint32_t state, uint64_t ts,
                     unsigned level, uint32_t rec, int how)
 {
@@ -741,6 +754,7 @@ int pt_pool_acquire(struct pt_view *sl, struct pt_tw *tw, uint32_t state, uint64
 	                      memory_order_release);
 	atomic_signal_fence(memory_order_seq_cst);
 	pt_nowait--;
+	count_taken(sl);
 	tw->key = pt_tw_key(sl, state);
 	tw->idx = idx;
 	tw->pos = 0;

@@ -11,6 +11,7 @@
  * recording thread and nesting level, come from a reserve that is part of
  * the segment but, being a sparse memfd, costs memory only where used.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -189,6 +190,8 @@ void pt_slot_fill(struct pt_view *sl, struct pt_hdr *h, size_t map_size)
 	sl->noloss_ms = sl->policy != POSIX_TRACE_FLUSH ? 0 : nl > PT_NOLOSS_MAX_MS ? PT_NOLOSS_MAX_MS : nl;
 	atomic_store_explicit(&sl->noloss_gave_up, 0, memory_order_relaxed);
 	sl->room_wakes = *(volatile uint32_t *)&h->room_wakes == 1;
+	atomic_store_explicit(&sl->taken, 0, memory_order_relaxed);
+	atomic_store_explicit(&sl->taken_pid, 0, memory_order_relaxed);
 	for (unsigned i = 0; i < PT_NIDS / 64; i++)
 		atomic_store_explicit(&sl->filter[i],
 		                      atomic_load_explicit(&h->filter[i], memory_order_relaxed),
@@ -223,8 +226,25 @@ void pt_slot_fill_trusted(struct pt_view *sl, struct pt_hdr *h, const struct pt_
 	sl->noloss_ms = 0; /* the controller's own writes never wait */
 	sl->room_wakes = 1;
 	atomic_store_explicit(&sl->noloss_gave_up, 0, memory_order_relaxed);
+	atomic_store_explicit(&sl->taken, 0, memory_order_relaxed);
+	atomic_store_explicit(&sl->taken_pid, 0, memory_order_relaxed);
 	for (unsigned i = 0; i < PT_NIDS / 64; i++)
 		atomic_store_explicit(&sl->filter[i], 0, memory_order_relaxed);
+}
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+void pt_slot_warm(const struct pt_view *sl)
+{
+	uint64_t len = (uint64_t)PT_HOT_CHUNKS(sl->sealed_max, sl->nchunks) * sl->chunk_size;
+	int saved = errno;
+
+	if (len > PT_WARM_MAX)
+		len = PT_WARM_MAX - PT_WARM_MAX % sl->chunk_size;
+	(void)madvise(sl->data, (size_t)len, MADV_POPULATE_WRITE);
+	(void)madvise(sl->objs, (size_t)PT_OBJ_SLOTS * PT_OBJ_SZ, MADV_POPULATE_WRITE);
+	errno = saved;
 }
 
 /* Is the controller of a stream alive?  It holds a write lock on one

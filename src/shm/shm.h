@@ -93,6 +93,10 @@ struct pt_view {
 	                          * and opened one of its own with its number */
 	uint64_t region_off; /* where the segment starts in that file: its first
 	                      * byte is read-locked while the view maps it */
+	/* chunks this process (taken_pid: a forked child counts anew) took
+	 * of the stream through this view: at PT_WARM_AFTER, pt_slot_warm */
+	_Atomic uint32_t taken;
+	_Atomic int32_t taken_pid;
 };
 _Static_assert(offsetof(struct pt_view, nchunks) <= 64, "the recording path's view fields span two lines");
 
@@ -133,6 +137,20 @@ int pt_segment_check(const struct pt_hdr *h, size_t map_size);
 void pt_slot_fill(struct pt_view *sl, struct pt_hdr *h, size_t map_size);
 void pt_slot_fill_trusted(struct pt_view *sl, struct pt_hdr *h, const struct pt_geom *g,
                           const struct pt_attr_img *a);
+/* A process's share of a stream mapped at once, instead of page by page
+ * as its writers first touch it: the base chunks (PT_HOT_CHUNKS, up to
+ * PT_WARM_MAX bytes of them) and the map of loaded code.  The memory is
+ * the stream's own, allocated when it was made (the map's on first use);
+ * what changes is that the process's resident size is what it will be
+ * from then on, not a figure that creeps up as bursts reach further into
+ * the free stack (issue 54).  A process does it at its PT_WARM_AFTER-th
+ * chunk of the stream (ring/pool.c: a helper that records a few events
+ * and ends never pays for it), the controller when it makes the stream.
+ * madvise(MADV_POPULATE_WRITE), Linux 5.14: elsewhere nothing happens.
+ * Async-signal-safe; errno kept. */
+#define PT_WARM_AFTER 8u
+#define PT_WARM_MAX   (8u << 20)
+void pt_slot_warm(const struct pt_view *sl);
 int pt_geom_backable(const struct pt_geom *g);
 
 /* the liveness lock of a stream's controller: 1 alive (or cannot tell) */
