@@ -17,7 +17,10 @@
  *
  * The traced process S (a child of this one, the controller, which reads
  * its 16 MiB stream, 24 base chunks of 256 KiB): 26 threads each fill
- * most of a chunk at once (S maps every base chunk); then 24 forked
+ * most of a chunk at once, twice, read in between (S maps every base
+ * chunk, and has taken
+ * enough chunks to have mapped its share: shm/segment.c, pt_slot_warm);
+ * then 24 forked
  * children each fill one and wait, then 20 more (these take chunks beyond
  * the base); the first 24 end and are read, then the other 20.  Then 8
  * threads of S each fill one at once.  Checked: every event read, each
@@ -37,7 +40,7 @@
 
 #define PAYLOAD 248
 #define EVENTS  900 /* of PAYLOAD bytes: most of a 256 KiB chunk */
-#define WARM    26  /* S's first threads: more than the 24 base chunks */
+#define WARM    26  /* S's first threads: more than the 24 base chunks (twice) */
 #define WAVE_A  24
 #define WAVE_B  20
 #define LAST    8   /* S's threads after the burst */
@@ -139,6 +142,7 @@ static _Noreturn void traced_main(int cmd, int rep)
 	while (t_read_full(cmd, &c, 1) == 0) {
 		switch (c) {
 		case '1': threads(0, WARM); break;
+		case '2': threads(WARM, WARM); break;
 		case 'A': wave(100, WAVE_A, a, &rel_a); break;
 		case 'B': wave(200, WAVE_B, b, &rel_b); break;
 		case 'a': close(rel_a), reap(a, WAVE_A); break;
@@ -211,6 +215,8 @@ int main(void)
 	snprintf(status, sizeof status, "/proc/%d/status", (int)spid);
 	step(&s, '1');
 	drain(trid, 0, WARM);
+	step(&s, '2');
+	drain(trid, WARM, WARM);
 	step(&s, 'A');
 	step(&s, 'B');
 	usleep(200000); /* (the reader's next look at the pool sees all in use) */
@@ -230,7 +236,7 @@ int main(void)
 	for (int i = 0; i < WHO_MAX; i++)
 		whole += seen[i] == EVENTS;
 	CHECK_EQ(bad, 0);
-	CHECK_EQ(whole, WARM + WAVE_A + WAVE_B + LAST);
+	CHECK_EQ(whole, 2 * WARM + WAVE_A + WAVE_B + LAST);
 	CHECK(before > 0);
 	CHECK(after - before < 128);
 	step(&s, 'q');

@@ -128,8 +128,9 @@ static void stream_fill(struct pt_trid *t, const struct pt_geom *g, struct pt_at
 	t->s.attr = *img;
 	t->s.clk = *clk;
 	pt_slot_fill_trusted(&t->s.view, t->s.hdr, g, img);
-	if (tg->pid != getpid()) /* (our own stream: when we record into it) */
-		pt_slot_warm(&t->s.view);
+	if (tg->pid != getpid()) /* (our own stream: as we record into it) */
+		for (uint32_t k = 0; pt_slot_warm(&t->s.view, k); k++)
+			;
 	atomic_store(&t->s.view.gen, 1);
 	t->s.view.test_hdr_filter = 1; /* system events obey the filter too */
 	if (!tg->own) /* the code of this process, whose system events go in too */

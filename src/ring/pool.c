@@ -669,17 +669,21 @@ out:
 	return idx;
 }
 
-/* One more chunk taken by this process: at its PT_WARM_AFTER-th, it
- * maps its share of the stream at once (shm/segment.c, pt_slot_warm). */
+/* One more chunk taken by this process: from its PT_WARM_AFTER-th on,
+ * each maps one more piece of its share of the stream (shm/segment.c,
+ * pt_slot_warm), until there is none left. */
 static void count_taken(struct pt_view *sl)
 {
 	if (PT_UNLIKELY(atomic_load_explicit(&sl->taken_pid, memory_order_relaxed) != pt_pid)) {
 		atomic_store_explicit(&sl->taken_pid, pt_pid, memory_order_relaxed);
 		atomic_store_explicit(&sl->taken, 0, memory_order_relaxed);
 	}
-	if (PT_UNLIKELY(atomic_fetch_add_explicit(&sl->taken, 1, memory_order_relaxed) + 1 ==
-	                PT_WARM_AFTER))
-		pt_slot_warm(sl);
+	uint32_t n = atomic_load_explicit(&sl->taken, memory_order_relaxed);
+	if (n > PT_WARM_AFTER + 1024u)
+		return; /* (warm: no more counting) */
+	n = atomic_fetch_add_explicit(&sl->taken, 1, memory_order_relaxed) + 1;
+	if (n >= PT_WARM_AFTER && !pt_slot_warm(sl, n - PT_WARM_AFTER))
+		atomic_store_explicit(&sl->taken, PT_WARM_AFTER + 2048u, memory_order_relaxed);
 }
 
 int pt_pool_acquire(struct pt_view *sl, struct pt_tw *tw, uint32_t state, uint64_t ts,

@@ -235,16 +235,28 @@ void pt_slot_fill_trusted(struct pt_view *sl, struct pt_hdr *h, const struct pt_
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23
 #endif
-void pt_slot_warm(const struct pt_view *sl)
+int pt_slot_warm(const struct pt_view *sl, uint32_t k)
 {
-	uint64_t len = (uint64_t)PT_HOT_CHUNKS(sl->sealed_max, sl->nchunks) * sl->chunk_size;
-	int saved = errno;
+	uint32_t base = PT_HOT_CHUNKS(sl->sealed_max, sl->nchunks);
+	uint32_t cap = PT_WARM_MAX / sl->chunk_size, map = PT_OBJ_SLOTS * PT_OBJ_SZ;
+	char *at;
+	size_t len;
 
-	if (len > PT_WARM_MAX)
-		len = PT_WARM_MAX - PT_WARM_MAX % sl->chunk_size;
-	(void)madvise(sl->data, (size_t)len, MADV_POPULATE_WRITE);
-	(void)madvise(sl->objs, (size_t)PT_OBJ_SLOTS * PT_OBJ_SZ, MADV_POPULATE_WRITE);
+	if (base > cap)
+		base = cap;
+	if (k < base) {
+		at = sl->data + (size_t)k * sl->chunk_size;
+		len = sl->chunk_size;
+	} else if ((uint64_t)(k - base) * PT_WARM_PIECE < map) {
+		at = (char *)sl->objs + (size_t)(k - base) * PT_WARM_PIECE;
+		len = PT_WARM_PIECE;
+	} else {
+		return 0;
+	}
+	int saved = errno;
+	(void)madvise(at, len, MADV_POPULATE_WRITE);
 	errno = saved;
+	return 1;
 }
 
 /* Is the controller of a stream alive?  It holds a write lock on one

@@ -137,20 +137,25 @@ int pt_segment_check(const struct pt_hdr *h, size_t map_size);
 void pt_slot_fill(struct pt_view *sl, struct pt_hdr *h, size_t map_size);
 void pt_slot_fill_trusted(struct pt_view *sl, struct pt_hdr *h, const struct pt_geom *g,
                           const struct pt_attr_img *a);
-/* A process's share of a stream mapped at once, instead of page by page
+/* A process's share of a stream mapped in early, instead of page by page
  * as its writers first touch it: the base chunks (PT_HOT_CHUNKS, up to
  * PT_WARM_MAX bytes of them) and the map of loaded code.  The memory is
  * the stream's own, allocated when it was made (the map's on first use);
  * what changes is that the process's resident size is what it will be
  * from then on, not a figure that creeps up as bursts reach further into
- * the free stack (issue 54).  A process does it at its PT_WARM_AFTER-th
- * chunk of the stream (ring/pool.c: a helper that records a few events
- * and ends never pays for it), the controller when it makes the stream.
+ * the free stack and the map's ring goes round (issue 54).  Piece by
+ * piece: piece k < the base chunks kept is chunk k, then the map
+ * PT_WARM_PIECE bytes at a time; 0 if there is no piece k.  A process
+ * maps piece k at its (PT_WARM_AFTER + k)-th chunk of a stream
+ * (ring/pool.c: about what a chunk's first touch costs anyway, and a
+ * helper that records a few events and ends never pays it); a controller
+ * maps them all when it makes a stream for another process.
  * madvise(MADV_POPULATE_WRITE), Linux 5.14: elsewhere nothing happens.
  * Async-signal-safe; errno kept. */
 #define PT_WARM_AFTER 8u
 #define PT_WARM_MAX   (8u << 20)
-void pt_slot_warm(const struct pt_view *sl);
+#define PT_WARM_PIECE (256u << 10)
+int pt_slot_warm(const struct pt_view *sl, uint32_t k);
 int pt_geom_backable(const struct pt_geom *g);
 
 /* the liveness lock of a stream's controller: 1 alive (or cannot tell) */
