@@ -795,14 +795,19 @@ static int late_may_come(const struct pt_stream *t)
  * stream had none left (issue 54).  Its commit is final once the process
  * is gone, so a chunk with records still unread waits for a later look.
  * Looked for when the stream has handed out a few more chunks since the
- * last time (only then can such chunks make it run short), at one lock
- * test per process. */
+ * last time: 2, or one for every 64 writers known (the look walks them
+ * all), at one lock test per process.  (It was a 16th of the stream's
+ * chunks, only then can such chunks make it run short: 20 for `record`'s
+ * 321, and a service forking a helper every 10 ms kept 10 to 23 chunks
+ * in use, most of them its dead helpers', so that its hot chunks went
+ * beyond the base ones and its workers mapped those too, issue 54; now 6
+ * to 9.) */
 static void reap_dead(struct pt_stream *t)
 {
 	struct pt_reader *rd = &t->rd;
 	const struct pt_view *v = &t->view;
 	uint64_t aseq = atomic_load_explicit(&t->hdr->acq_seq, memory_order_relaxed);
-	uint64_t every = v->nchunks / 16 > 8 ? v->nchunks / 16 : 8;
+	uint64_t every = rd->nw / 64 > 2 ? rd->nw / 64 : 2;
 	struct { uint32_t key; int alive; } seen[32];
 	unsigned nseen = 0;
 
