@@ -307,7 +307,8 @@ soak: $(BUILD)/tests/clock_truth
 # minutes): worker threads, a pool of short threads, a helper forked every
 # 10 ms, 100 attaches; no loss, every writer's sequence whole, the
 # service's memory, the recorder's RSS and every descriptor count flat
-# from the first minute (tests/soak_fork.c)
+# from the first minute (tests/soak_fork.c); SOAK_FORK_EVERY_MS=3000 forks
+# a helper every 3 s instead, as issue 54's service did
 SOAK_FORK_SECONDS ?= 1200
 soak-fork: $(BUILD)/tests/soak_fork $(CLI)
 	@SOAK_FORK_SECONDS=$(SOAK_FORK_SECONDS) $(BUILD)/tests/soak_fork && \
