@@ -29,6 +29,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include "t.h"
+#include "helpers.h"
 #include "cli_util.h"
 
 static void worker(void)
@@ -51,19 +52,7 @@ static void worker(void)
  * measured there is what the library maps, its memfds' mappings, in kB. */
 static long vm_size(pid_t pid)
 {
-	char p[64], line[512];
-	long kb = 0;
-	snprintf(p, sizeof p, "/proc/%d/maps", (int)pid);
-	FILE *f = fopen(p, "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof line, f)) {
-		unsigned long lo, hi;
-		if (strstr(line, "/memfd:posixtrace") && sscanf(line, "%lx-%lx", &lo, &hi) == 2)
-			kb += (long)((hi - lo) / 1024);
-	}
-	fclose(f);
-	return kb;
+	return t_lib_maps_kb(pid);
 }
 #else
 static long vm_size(pid_t pid)

@@ -64,6 +64,23 @@ long t_proc_kb(const char *file, const char *key)
 	return kb;
 }
 
+long t_lib_maps_kb(pid_t pid)
+{
+	char p[64], line[512];
+	long kb = 0;
+	snprintf(p, sizeof p, "/proc/%d/maps", (int)pid);
+	FILE *f = fopen(p, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof line, f)) {
+		unsigned long lo, hi;
+		if (strstr(line, "/memfd:posixtrace") && sscanf(line, "%lx-%lx", &lo, &hi) == 2)
+			kb += (long)((hi - lo) / 1024);
+	}
+	fclose(f);
+	return kb;
+}
+
 long t_settled_kb(pid_t pid, const char *key)
 {
 	char file[64];

@@ -92,6 +92,10 @@ void t_write_full(int fd, const void *p, size_t n);
 double t_now_s(void);
 long t_proc_kb(const char *file, const char *key);
 long t_settled_kb(pid_t pid, const char *key);
+/* The address space of the library's own mappings in process pid (its
+ * memfds, /memfd:posixtrace-...: the control memfd, views of streams),
+ * in kB; -1 if its maps cannot be read. */
+long t_lib_maps_kb(pid_t pid);
 uint32_t t_check32(uint32_t src, uint64_t seq, uint64_t noise);
 uint64_t t_check64(uint32_t pid, uint32_t thr, uint64_t seq);
 

@@ -157,25 +157,6 @@ static long status_kb(pid_t pid, const char *key)
 	return t_proc_kb(p, key);
 }
 
-/* The address space of the library's own mappings in pid (its memfds,
- * named posixtrace-...: the control memfd, views of streams), in kB. */
-static long lib_kb(pid_t pid)
-{
-	char p[64], line[512];
-	long kb = 0;
-	snprintf(p, sizeof p, "/proc/%d/maps", (int)pid);
-	FILE *m = fopen(p, "r");
-	if (!m)
-		return -1;
-	while (fgets(line, sizeof line, m)) {
-		unsigned long a, b;
-		if (strstr(line, "posixtrace") && sscanf(line, "%lx-%lx", &a, &b) == 2)
-			kb += (long)((b - a) >> 10);
-	}
-	fclose(m);
-	return kb;
-}
-
 static int nfds(pid_t pid)
 {
 	char d[64];
@@ -328,7 +309,7 @@ int main(int argc, char **argv)
 			usleep(20000);
 		smp[ns].shm = status_kb(svc, "RssShmem");
 		smp[ns].vm = status_kb(svc, "VmSize");
-		smp[ns].lib = lib_kb(svc);
+		smp[ns].lib = t_lib_maps_kb(svc);
 		smp[ns].thr = status_kb(svc, "Threads");
 		smp[ns].fds = nfds(svc);
 		smp[ns].rss = status_kb(rec, "VmRSS");
