@@ -671,19 +671,21 @@ out:
 
 /* One more chunk taken by this process: from its PT_WARM_AFTER-th on,
  * each maps one more piece of its share of the stream (shm/segment.c,
- * pt_slot_warm), until there is none left. */
+ * pt_slot_warm), until there is none left or WARM_DONE is reached; from
+ * then on the count stays at WARM_DONE or just above (a few threads may
+ * add to it at once), and is not added to. */
+#define WARM_DONE (PT_WARM_AFTER + 1024u)
 static void count_taken(struct pt_view *sl)
 {
 	if (PT_UNLIKELY(atomic_load_explicit(&sl->taken_pid, memory_order_relaxed) != pt_pid)) {
 		atomic_store_explicit(&sl->taken_pid, pt_pid, memory_order_relaxed);
 		atomic_store_explicit(&sl->taken, 0, memory_order_relaxed);
 	}
-	uint32_t n = atomic_load_explicit(&sl->taken, memory_order_relaxed);
-	if (n > PT_WARM_AFTER + 1024u)
-		return; /* (warm: no more counting) */
-	n = atomic_fetch_add_explicit(&sl->taken, 1, memory_order_relaxed) + 1;
-	if (n >= PT_WARM_AFTER && !pt_slot_warm(sl, n - PT_WARM_AFTER))
-		atomic_store_explicit(&sl->taken, PT_WARM_AFTER + 2048u, memory_order_relaxed);
+	if (atomic_load_explicit(&sl->taken, memory_order_relaxed) >= WARM_DONE)
+		return;
+	uint32_t n = atomic_fetch_add_explicit(&sl->taken, 1, memory_order_relaxed) + 1;
+	if (n >= PT_WARM_AFTER && (n >= WARM_DONE || !pt_slot_warm(sl, n - PT_WARM_AFTER)))
+		atomic_store_explicit(&sl->taken, WARM_DONE, memory_order_relaxed);
 }
 
 int pt_pool_acquire(struct pt_view *sl, struct pt_tw *tw, uint32_t state, uint64_t ts,
