@@ -192,6 +192,8 @@ struct pt_logw {
 	 * summary's memory at the next checkpoint (logsum.c); NULL: never */
 	int (*pid_final)(void *ctx, int32_t pid);
 	void *pid_final_ctx;
+	/* writes handed to a second thread (logwbg.c); NULL: made here */
+	struct pt_logw_bg *bg;
 };
 
 /* fd: open for writing (else EBADF); LOOP and UNTIL_FULL need a regular
@@ -202,6 +204,23 @@ int pt_logw_init(struct pt_logw *w, int fd, const struct pt_attr_img *attr, int 
                  uint64_t log_max);
 int pt_logw_init_opt(struct pt_logw *w, int fd, const struct pt_attr_img *attr,
                      int log_policy, uint64_t log_max, const struct pt_logw_opt *opt);
+/* (logwbg.c) From now on, w's blocks are copied into ring (size bytes,
+ * the caller's, untouched after the stop; at least two of the largest
+ * blocks) and written to the file by a thread of w's own, which starts
+ * the file's write-back every sync_step bytes (0: never), while the
+ * caller goes on.  prealloc: bytes the log is expected to take from
+ * here, reserved in the file first (fallocate, its size kept), the rest
+ * freed at the stop (0: none).  An APPEND log on a regular file without O_APPEND only
+ * (else EINVAL; or the error of making the thread): the caller then
+ * writes as before.  A write error is kept and returned by every later
+ * write, the drain and the stop.  pt_logw_finish and pt_logw_free stop
+ * the thread (the finished log is then all written, not yet synced). */
+int pt_logw_bg_start(struct pt_logw *w, void *ring, size_t size, uint64_t sync_step,
+                     uint64_t prealloc);
+/* Waits until all put so far is written: 0 or the write error. */
+int pt_logw_bg_drain(struct pt_logw *w);
+/* Drains, then ends the thread: 0 or the write error. */
+int pt_logw_bg_stop(struct pt_logw *w);
 uint64_t pt_logw_min_size(const struct pt_attr_img *attr);
 /* One entry of the map of loaded code (kept, and written again after
  * each LOOP wrap like the names).  0, ENOMEM, or a write error. */

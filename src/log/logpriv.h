@@ -52,6 +52,10 @@ int pt_logw_sum_load(struct pt_logw *w, const struct pt_log_summary *from);
  * w->pos, finishing short writes; returns 0 or an error number. */
 int pt_logw_put(struct pt_logw *w, const void *a, uint32_t alen, const void *b,
                 uint32_t blen, const void *c, uint32_t clen);
+/* logwbg.c, for logwio.c: the n pieces of v copied for w's thread to
+ * write at off (w->bg set): 0, or the write error kept. */
+struct iovec;
+int pt_logw_bg_put(struct pt_logw *w, const struct iovec *v, int n, uint64_t off);
 
 /* ------------------------------------------------ the reader's internals */
 #ifdef PT_LOG_FUZZ_NOCRC /* fuzzing: reach the checks behind the checksums */

@@ -183,6 +183,7 @@ fail:
 
 void pt_logw_free(struct pt_logw *w)
 {
+	(void)pt_logw_bg_stop(w);
 	pt_logw_sum_free(w);
 	free(w->rec);
 	free(w->hdr);
@@ -222,6 +223,8 @@ int pt_logw_put(struct pt_logw *w, const void *a, uint32_t alen, const void *b,
 	sigset_t sigs, old, pend, drop;
 	int n = 3, rc = 0, guard, pending = 0, pending_fsz;
 
+	if (w->bg) /* (written by w's thread, logwbg.c) */
+		return pt_logw_bg_put(w, iov, 3, off);
 	/* a closed pipe, or a log past RLIMIT_FSIZE, must fail the write, not
 	 * kill the process: SIGPIPE and SIGXFSZ held, and one that this write
 	 * raised taken back */

@@ -562,7 +562,9 @@ int pt_logw_sync(struct pt_logw *w)
 {
 	if (!w->rec || w->finished)
 		return EINVAL;
-	return flush(w);
+	int rc = flush(w);
+	int bg = pt_logw_bg_drain(w); /* (in the file when this returns) */
+	return rc ? rc : bg;
 }
 
 /* (v5) The SUMMARY blocks, right before the END block: as many as the
@@ -627,6 +629,9 @@ int pt_logw_finish(struct pt_logw *w, const struct posix_trace_status_info *st)
 		if (w->pos + PT_LOG_ALIGN8(PT_LOG_END_LEN) > w->limit)
 			wrap(w);
 	}
+	/* (a summary that reads spilled checkpoints back reads them written) */
+	if (w->sum && w->sum->nsp)
+		keep_err(&werr, pt_logw_bg_drain(w));
 	if (w->sum && !w->sum->failed && !w->err && w->policy != POSIX_TRACE_LOOP)
 		put_summary(w);
 	if (w->policy == POSIX_TRACE_LOOP) {
@@ -650,6 +655,7 @@ int pt_logw_finish(struct pt_logw *w, const struct posix_trace_status_info *st)
 	pt_log_put64(b + PT_LOG_E_DROPPED, w->dropped, w->swap);
 	pt_log_put64(b + PT_LOG_E_STREAM_LOST, w->stream_lost, w->swap);
 	keep_err(&werr, put_block(w, PT_LOG_BT_END, b, sizeof b, 0, 0));
+	keep_err(&werr, pt_logw_bg_stop(w)); /* (all written now) */
 	w->finished = 1;
 	return werr;
 }
