@@ -66,7 +66,7 @@ int target_exit_code(const struct target *t);
 int exec_status(int e);
 void signals_block(void);
 void signals_unblock(void); /* in the main thread, once the other threads exist */
-int signals_take(int timeout_ms, int *from_tty);  /* a signal, or 0 */
+int signals_take(uint64_t timeout_ns, int *from_tty); /* a signal, or 0 (waits up to timeout_ns) */
 
 /* ------------------------------------------------------------ proctree.c */
 /* A process's line of /proc/PID/stat: 0, or -1 when it cannot be

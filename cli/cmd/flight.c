@@ -725,8 +725,8 @@ static int due(const struct flight *fl)
 }
 
 /* How long until the pending snapshot is due: the caller's loop wakes
- * then rather than at its next look (a look every 2 ms would add up to
- * 2 ms to the trigger's latency). */
+ * then rather than at its next look (a look every 1 ms would add up to
+ * 1 ms to the trigger's latency). */
 uint64_t flight_wait_ns(struct flight *fl)
 {
 	if (!fl || !fl->have_pending)

@@ -162,7 +162,7 @@ static int take(int sig, int *from_tty)
 	return sig;
 }
 
-int signals_take(int timeout_ms, int *from_tty)
+int signals_take(uint64_t timeout_ns, int *from_tty)
 {
 	static const int order[] = { SIGINT, SIGTERM, SIGHUP, SIGCHLD };
 	char buf[64];
@@ -181,10 +181,12 @@ int signals_take(int timeout_ms, int *from_tty)
 				}
 				return order[i];
 			}
-		if (pass || timeout_ms <= 0)
+		if (pass || !timeout_ns)
 			break;
 		struct pollfd p = { wake_pipe[0], POLLIN, 0 };
-		poll(&p, 1, timeout_ms);
+		struct timespec ts = { (time_t)(timeout_ns / 1000000000u),
+		                       (long)(timeout_ns % 1000000000u) };
+		ppoll(&p, 1, &ts, NULL);
 	}
 	return 0;
 }
