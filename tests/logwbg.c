@@ -3,7 +3,8 @@
  * the caller goes on encoding (src/log/logwbg.c, pt_logw_bg_start; what
  * a flight recorder's snapshot is written with):
  *  - the log is the one the caller's thread writes, byte for byte (same
- *    nonce): 60 000 events of 0 to 299 bytes from 5 writers, losses,
+ *    nonce; its CRCs made by that thread): 60 000 events of 0 to 299
+ *    bytes from 5 writers, in both byte orders, losses,
  *    checkpoints, a pt_logw_sync() in the middle (when it returns, the
  *    file holds every block made so far), with the smallest ring the
  *    writer takes (blocks wrap around its end at odd places) and with
@@ -35,6 +36,7 @@
 static const struct posix_trace_status_info ST = { 1, 2, 0, 0, 0, 1, 2 };
 
 static int32_t g_final_below;
+static int g_swap;          /* (the other byte order) */
 static uint64_t g_prealloc; /* (bytes the log's file is given first) */
 static int g_errs_expected; /* (past RLIMIT_FSIZE: the writes fail) */
 #define EV_RC(expr) do { int ev_rc_ = (expr); if (!g_errs_expected) CHECK_RC(ev_rc_, 0); } while (0)
@@ -52,7 +54,7 @@ static int mklog(int fd, int policy, size_t ring_size, int spill, int *bg_rc)
 {
 	static unsigned char ring[2u << 20];
 	struct pt_attr_img a = mkattr(300);
-	struct pt_logw_opt o = { .nonce = NONCE, .ckpt_bytes = 256u << 10 };
+	struct pt_logw_opt o = { .nonce = NONCE, .ckpt_bytes = 256u << 10, .swap = g_swap };
 	struct pt_logw w;
 	unsigned char pl[300];
 
@@ -209,6 +211,9 @@ int main(void)
 	same_as_plain(POSIX_TRACE_APPEND, min_ring() + 13, 0, 0, "the smallest ring + 13");
 	same_as_plain(POSIX_TRACE_APPEND, 2u << 20, 0, 0, "a 2 MiB ring");
 	same_as_plain(POSIX_TRACE_APPEND, 2u << 20, 1, 0, "spilled checkpoints read back");
+	g_swap = 1;
+	same_as_plain(POSIX_TRACE_APPEND, min_ring() + 13, 0, 0, "the other byte order");
+	g_swap = 0;
 	g_prealloc = 64u << 20;
 	same_as_plain(POSIX_TRACE_APPEND, 2u << 20, 0, 0, "64 MiB reserved first");
 	g_prealloc = 0;

@@ -208,7 +208,7 @@ int pt_logw_init_opt(struct pt_logw *w, int fd, const struct pt_attr_img *attr,
  * the caller's, untouched after the stop; at least two of the largest
  * blocks) and written to the file by a thread of w's own, which starts
  * the file's write-back every sync_step bytes (0: never), while the
- * caller goes on.  prealloc: bytes the log is expected to take from
+ * caller goes on; each block's CRCs are made by that thread.  prealloc: bytes the log is expected to take from
  * here, reserved in the file first (fallocate, its size kept), the rest
  * freed at the stop (0: none).  An APPEND log on a regular file without O_APPEND only
  * (else EINVAL; or the error of making the thread): the caller then

@@ -7,7 +7,9 @@
  * (page cache, write-back: two thirds of a flight recorder's snapshot)
  * take two CPUs instead of one after the other.  The bytes written are
  * the same, in the same places: the log is the one a single thread
- * writes.
+ * writes.  Each piece put is a block (put_block, logwrite.c): the thread
+ * computes its two CRCs before writing it (a tenth of the encoding's
+ * instructions, taken off the caller's thread).
  *
  * For a regular file written in sequence (an APPEND log) only.  A write
  * error is kept: every block after it fails too, and so do the drain and
@@ -27,13 +29,14 @@ struct pt_logw_bg {
 	pthread_t th;
 	pthread_mutex_t mu;
 	pthread_cond_t work, room;  /* for the thread; for the caller */
-	int fd, err, stop, idle, waiting;
+	int fd, err, stop, idle, waiting, swap;
 	unsigned char *ring;
 	size_t size;
 	uint64_t head, tail;        /* bytes put and written since the start */
 	uint64_t off0;              /* the file offset of byte 0 of the stream */
 	uint64_t sync_step, synced; /* write-back started every sync_step bytes */
 	uint64_t prealloc;          /* bytes reserved from off0 on (the rest freed at the stop) */
+	uint64_t crc_at;            /* the next block whose CRCs are to be made (the thread's) */
 };
 
 /* The largest write the thread makes at once: large writes cost the
@@ -71,6 +74,44 @@ static int write_all(int fd, const struct iovec *iov, int n, uint64_t off)
 	return 0;
 }
 
+/* n bytes of the ring at stream position pos copied out to buf (or in,
+ * from buf), across its end if they are. */
+static void ring_io(struct pt_logw_bg *q, uint64_t pos, unsigned char *buf, size_t n, int in)
+{
+	size_t at = (size_t)(pos % q->size), k = q->size - at < n ? q->size - at : n;
+	memcpy(in ? q->ring + at : buf, in ? buf : q->ring + at, k);
+	if (k < n)
+		memcpy(in ? q->ring : buf + k, in ? buf + k : q->ring, n - k);
+}
+
+static uint32_t ring_crc(const struct pt_logw_bg *q, uint64_t pos, size_t n)
+{
+	size_t at = (size_t)(pos % q->size), k = q->size - at < n ? q->size - at : n;
+	uint32_t crc = pt_log_crc(0, q->ring + at, k);
+	return k < n ? pt_log_crc(crc, q->ring, n - k) : crc;
+}
+
+/* The CRCs of the blocks put up to end (the stream position after a
+ * whole block), as put_block makes them with no thread: the body's
+ * (writer table and records), then the header's. */
+static void blocks_crc(struct pt_logw_bg *q, uint64_t end)
+{
+	unsigned char h[PT_LOG_BLK];
+	while (q->crc_at < end) {
+		ring_io(q, q->crc_at, h, PT_LOG_BLK, 0);
+		uint32_t len = pt_log_get32(h + PT_LOG_B_LEN, q->swap);
+		if (len < PT_LOG_BLK || PT_LOG_ALIGN8(len) > end - q->crc_at) {
+			q->crc_at = end; /* (cannot be: put_block makes them) */
+			break;
+		}
+		pt_log_put32(h + PT_LOG_B_BCRC, ring_crc(q, q->crc_at + PT_LOG_BLK, len - PT_LOG_BLK),
+		             q->swap);
+		pt_log_put32(h + PT_LOG_B_HCRC, pt_log_crc(0, h, PT_LOG_B_HCRC), q->swap);
+		ring_io(q, q->crc_at, h, PT_LOG_BLK, 1);
+		q->crc_at += PT_LOG_ALIGN8(len);
+	}
+}
+
 static void *bg_main(void *arg)
 {
 	struct pt_logw_bg *q = arg;
@@ -90,9 +131,11 @@ static void *bg_main(void *arg)
 		q->idle = 0;
 		if (q->head == q->tail)
 			break; /* (stopped, all written) */
-		uint64_t tail = q->tail, n = q->head - tail;
+		uint64_t tail = q->tail, head = q->head, n = head - tail;
 		int err = q->err;
 		pthread_mutex_unlock(&q->mu);
+		if (!err)
+			blocks_crc(q, head);
 		if (n > BG_WRITE_MAX)
 			n = BG_WRITE_MAX;
 		if (!err) {
@@ -136,6 +179,7 @@ int pt_logw_bg_start(struct pt_logw *w, void *ring, size_t size, uint64_t sync_s
 		return ENOMEM;
 	q->fd = w->fd, q->ring = ring, q->size = size, q->off0 = w->pos;
 	q->sync_step = sync_step, q->synced = w->pos, q->prealloc = prealloc;
+	q->swap = w->swap;
 	if (pthread_mutex_init(&q->mu, NULL)) {
 		free(q);
 		return ENOMEM;
@@ -187,6 +231,7 @@ int pt_logw_bg_put(struct pt_logw *w, const struct iovec *v, int n, uint64_t off
 		return err;
 	if (off != q->off0 + q->head) { /* (not in sequence: from there on, all written) */
 		q->off0 = off - q->head;
+		q->crc_at = q->head;
 		q->synced = off < q->synced ? off : q->synced;
 	}
 	/* the bytes [head, head + total) of the ring are the caller's until

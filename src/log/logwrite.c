@@ -82,9 +82,11 @@ static int put_block(struct pt_logw *w, unsigned type, const unsigned char *body
 		pt_log_put32(e + PT_LOG_W_ZERO, 0, sw);
 		pt_log_put64(e + PT_LOG_W_THREAD, w->wt[i].thread, sw);
 	}
-	pt_log_put32(h + PT_LOG_B_BCRC,
-	             pt_log_crc(pt_log_crc(0, h + PT_LOG_BLK, tab), body, body_len), sw);
-	pt_log_put32(h + PT_LOG_B_HCRC, pt_log_crc(0, h, PT_LOG_B_HCRC), sw);
+	if (!w->bg) { /* (else the writing thread makes them, logwbg.c) */
+		pt_log_put32(h + PT_LOG_B_BCRC,
+		             pt_log_crc(pt_log_crc(0, h + PT_LOG_BLK, tab), body, body_len), sw);
+		pt_log_put32(h + PT_LOG_B_HCRC, pt_log_crc(0, h, PT_LOG_B_HCRC), sw);
+	}
 
 	rc = pt_logw_put(w, h, PT_LOG_BLK + tab, body, body_len, zero, (uint32_t)(padded - len));
 	if (rc) {
