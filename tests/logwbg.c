@@ -16,8 +16,9 @@
  *    a LOOP log, a pipe, a file opened with O_APPEND, a ring smaller
  *    than two of the largest blocks; the log is then written as before;
  *  - a write error is kept and returned: past RLIMIT_FSIZE, in a child,
- *    pt_logw_finish() returns EFBIG, w.err says so, and the process is
- *    not killed by SIGXFSZ (the thread has every signal blocked).
+ *    pt_logw_finish() returns EFBIG and the process is not killed by
+ *    SIGXFSZ (the thread has every signal blocked); the 8 MiB reserved
+ *    first is given back all the same.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -192,8 +193,12 @@ static void too_big(void)
 			_exit(10);
 		unlink(path);
 		g_errs_expected = 1;
+		g_prealloc = 8u << 20; /* (and what it reserved is given back) */
 		int rc = mklog(fd, POSIX_TRACE_APPEND, 2u << 20, 0, &bg);
 		/* (w.err is gone with w: finish returns the first error) */
+		struct stat st;
+		if (fstat(fd, &st) || (uint64_t)st.st_blocks * 512 > (uint64_t)st.st_size + (1u << 20))
+			_exit(13);
 		_exit(bg != 0 ? 11 : rc == EFBIG ? 0 : 12);
 	}
 	int st;

@@ -21,6 +21,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 #include "logpriv.h"
@@ -117,9 +118,10 @@ static void *bg_main(void *arg)
 	struct pt_logw_bg *q = arg;
 	/* the file's blocks reserved at once, so that the writes and the
 	 * write-back do not each reserve and allocate theirs (a quarter of
-	 * the kernel's time on ext4); a failure is the writes' to tell */
-	if (q->prealloc && fallocate(q->fd, FALLOC_FL_KEEP_SIZE, (off_t)q->off0, (off_t)q->prealloc))
-		q->prealloc = 0;
+	 * the kernel's time on ext4); a failure is the writes' to tell (a
+	 * part reserved before it is freed at the stop all the same) */
+	if (q->prealloc)
+		(void)fallocate(q->fd, FALLOC_FL_KEEP_SIZE, (off_t)q->off0, (off_t)q->prealloc);
 	pthread_mutex_lock(&q->mu);
 	for (;;) {
 		while (q->head == q->tail && !q->stop) {
@@ -272,8 +274,11 @@ int pt_logw_bg_stop(struct pt_logw *w)
 	pthread_join(q->th, NULL);
 	int err = q->err;
 	/* what was reserved beyond the log's end given back (a truncation
-	 * to the size the file has frees the blocks past it) */
-	if (q->prealloc && !err && ftruncate(q->fd, (off_t)(q->off0 + q->head)))
+	 * to the size the file has frees the blocks past it; after an
+	 * error, to the size it has, not beyond) */
+	struct stat st;
+	if (q->prealloc && (!err || !fstat(q->fd, &st)) &&
+	    ftruncate(q->fd, err ? st.st_size : (off_t)(q->off0 + q->head)) && !err)
 		err = errno;
 	pthread_cond_destroy(&q->work);
 	pthread_cond_destroy(&q->room);
