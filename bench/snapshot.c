@@ -2,7 +2,7 @@
  * snapshot.c -- the flight recorder's snapshots under load (run by `make
  * bench`): `posixtrace record --flight 64M --snapshot-on trigger:bench
  * --before W -o DIR -- (this program as the app)`, for W = 10 ms and
- * 100 ms.
+ * 100 ms (`snapshot 100ms`: that window only).
  *
  * The app: two threads record 16-byte events paced at 2.5 M events/s
  * each (5 M/s in all: issue 52's load); after 300 ms the main thread
@@ -199,6 +199,10 @@ int main(int argc, char **argv)
 {
 	if (argc == 4 && !strcmp(argv[1], "app"))
 		return app(argv[2], argv[3]);
+	if (argc > 2 || (argc == 2 && strcmp(argv[1], "10ms") && strcmp(argv[1], "100ms"))) {
+		fprintf(stderr, "usage: snapshot [10ms|100ms] (one window; both by default)\n");
+		return 2;
+	}
 	const char *cli = PT_BUILD_DIR "/posixtrace";
 	if (access(cli, X_OK) != 0) {
 		printf("bench/snapshot: %s is not built: skipped\n", cli);
@@ -222,6 +226,8 @@ int main(int argc, char **argv)
 	int st = 0;
 	const char *windows[] = { "10ms", "100ms" };
 	for (size_t w = 0; w < sizeof windows / sizeof windows[0]; w++) {
+		if (argc == 2 && strcmp(argv[1], windows[w]))
+			continue; /* (one window asked for) */
 		char dir[] = "/tmp/pt-bench-snapshot-XXXXXX";
 		if (!mkdtemp(dir)) {
 			perror("mkdtemp");
