@@ -206,11 +206,12 @@ int pt_logw_init_opt(struct pt_logw *w, int fd, const struct pt_attr_img *attr,
                      int log_policy, uint64_t log_max, const struct pt_logw_opt *opt);
 /* (logwbg.c) From now on, w's blocks are copied into ring (size bytes,
  * the caller's, untouched after the stop; at least two of the largest
- * blocks) and written to the file by a thread of w's own, which starts
- * the file's write-back every sync_step bytes (0: never), while the
- * caller goes on; each block's CRCs are made by that thread.  prealloc: bytes the log is expected to take from
- * here, reserved in the file first (fallocate, its size kept), the rest
- * freed at the stop (0: none).  An APPEND log on a regular file without O_APPEND only
+ * blocks) and written to the file by a thread of w's own, which makes
+ * each block's CRCs and starts the file's write-back every sync_step
+ * bytes (0: never), while the caller goes on.  prealloc: the bytes the
+ * log is expected to take from here, reserved in the file first
+ * (fallocate, its size kept), what it did not take freed at the stop
+ * (0: none).  An APPEND log on a regular file without O_APPEND only
  * (else EINVAL; or the error of making the thread): the caller then
  * writes as before.  A write error is kept and returned by every later
  * write, the drain and the stop.  pt_logw_finish and pt_logw_free stop
