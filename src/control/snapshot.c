@@ -312,11 +312,12 @@ struct sck {              /* a chunk copied whole */
 	int32_t pid;
 	uint32_t level, serial, commit;
 	uint64_t thread, seq, base;
-	uint32_t idx;         /* its copy is at idx * chunk_size in the buffer */
+	uint32_t idx;         /* its place in the stream */
 	uint8_t open;         /* it was open when copied */
 	uint8_t cut;          /* its records after commit are lost */
 	uint32_t nev;         /* (sealed) its records */
 	uint64_t base_ns;
+	uint32_t slot;        /* its copy is at slot * chunk_size in the buffer */
 };
 
 static int by_life(const void *x, const void *y)
@@ -365,7 +366,7 @@ static inline __attribute__((always_inline)) int sw_next(struct pt_clock *clk, c
 		return 0;
 	while (w->cur < w->end) {
 		const struct sck *c = &ck[w->cur];
-		if (rec_next(buf + (size_t)c->idx * chunk_size, c->commit, &w->off, c->base, max_data, &w->addr, &w->r) > 0) {
+		if (rec_next(buf + (size_t)c->slot * chunk_size, c->commit, &w->off, c->base, max_data, &w->addr, &w->r) > 0) {
 			int64_t ns;
 			if (!pt_clock_ns_cached(clk, w->r.tick, &ns))
 				ns = pt_clock_ns(clk, w->r.tick);
@@ -457,7 +458,7 @@ static int trig_held(struct pt_trid *t, const struct sck *ck, uint32_t n, const 
 		uint32_t off = 0;
 		uint64_t addr = 0;
 		struct rec r;
-		while (rec_next(buf + (size_t)c->idx * v->chunk_size, c->commit, &off, c->base,
+		while (rec_next(buf + (size_t)c->slot * v->chunk_size, c->commit, &off, c->base,
 		                v->max_data, &addr, &r) > 0) {
 			if (r.id == trig->id && r.len == trig->len &&
 			    (uint64_t)tick_ns(t, r.tick) == trig->ns &&
@@ -597,7 +598,7 @@ static uint32_t copy_pick(struct pt_trid *t, struct pt_snap_copy *cp, uint32_t e
 			continue;
 		uint64_t bns = (uint64_t)tick_ns(t, d.base);
 		ck[m++] = (struct sck){ d.pid, d.level, d.serial, d.commit, d.thread, d.seq, d.base,
-		                        i, !d.sealed, 0, d.nev, bns };
+		                        i, !d.sealed, 0, d.nev, bns, 0 };
 	}
 	qsort(ck, m, sizeof *ck, by_writer);
 	for (uint32_t i = 0; i < m; i++) {
@@ -623,7 +624,10 @@ static uint32_t copy_chunks(struct pt_trid *t, struct pt_snap_copy *cp, uint32_t
 	qsort(ck, m, sizeof *ck, by_life);
 	for (uint32_t k = 0; k < m; k++) {
 		struct sck *c = &ck[k];
-		copy_words(v, c->idx, 0, c->commit, buf + (size_t)c->idx * v->chunk_size);
+		c->slot = k; /* (packed from the buffer's start: its pages stay warm
+		              * from one snapshot to the next, where the chunks'
+		              * own places move round the stream) */
+		copy_words(v, c->idx, 0, c->commit, buf + (size_t)c->slot * v->chunk_size);
 		if (pt_ext_snapshot_copy_hook)
 			pt_ext_snapshot_copy_hook(pt_ext_snapshot_copy_arg);
 		if (!ck_alive(t, c->idx, c->seq)) {
@@ -658,7 +662,7 @@ static void copy_rests(struct pt_trid *t, struct pt_snap_copy *cp, uint32_t n, u
 		}
 		if (d.commit > c->commit) {
 			copy_words(v, c->idx, c->commit, d.commit,
-			           buf + (size_t)c->idx * v->chunk_size + c->commit);
+			           buf + (size_t)c->slot * v->chunk_size + c->commit);
 			if (!ck_alive(t, c->idx, d.seq)) { /* (what was copied before stands) */
 				c->cut = 1;
 				continue;
@@ -835,7 +839,7 @@ static void burst(struct emit *e, struct sw *x, uint64_t lim)
 	struct pt_snap_copy *cp = e->cp;
 	const struct pt_logw_span *s = e->s;
 	const struct sck *c = &cp->ck[x->cur];
-	const unsigned char *cb = e->buf + (size_t)c->idx * cp->chunk_size;
+	const unsigned char *cb = e->buf + (size_t)c->slot * cp->chunk_size;
 	const struct pt_clock *clk = &cp->clk;
 	if (clk->kind != PT_CLK_TSC || x->r.len & 7u)
 		return;
