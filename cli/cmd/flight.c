@@ -6,8 +6,8 @@
  * copies the window [T - before, T + after] around the trigger's time T
  * out of the stream (pt_ext_snapshot_copy) and a writer thread writes it
  * as a log of its own, DIR/NAME-N.ptlog (pt_ext_snapshot_write: names,
- * map of loaded code, threads, descriptions; fsync'ed, then renamed into
- * place), while the follower goes on; the copies wait for the writer
+ * map of loaded code, threads, descriptions; fsync'ed, then linked into
+ * place and the directory synced), while the follower goes on; the copies wait for the writer
  * in a queue of FLIGHT_QUEUE (a window due while it is full is counted,
  * not taken).
  *
@@ -459,7 +459,21 @@ static void take_socket(struct flight *fl)
 
 /* ------------------------------------------------------------ snapshots */
 
-/* The log of a copied window, written, fsync'ed and renamed into place
+/* The directory's entry for a snapshot made durable too: until the
+ * directory is synced, a crash can leave the file's blocks on the disk
+ * without its name (0 or an error number; a file system that cannot sync
+ * a directory is taken at its word). */
+static int sync_dir(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return errno;
+	int rc = fsync(fd) && errno != EINVAL && errno != EROFS ? errno : 0;
+	close(fd);
+	return rc;
+}
+
+/* The log of a copied window, written, fsync'ed and linked into place
  * (the writer thread; the follower's, when no thread could be made). */
 static void write_job(struct flight *fl, struct job *j)
 {
@@ -497,6 +511,8 @@ static void write_job(struct flight *fl, struct job *j)
 		snprintf(path, sizeof path, "%s/%s-%u.ptlog", fl->dir, fl->name, ++fl->next_n);
 	}
 	unlink(tmp);
+	if (!rc)
+		rc = sync_dir(fl->dir);
 	if (rc) {
 		pthread_mutex_lock(&fl->mu);
 		fl->failed++;
