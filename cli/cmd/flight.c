@@ -565,6 +565,12 @@ static void write_job(struct flight *fl, struct job *j)
 static void *writer(void *arg)
 {
 	struct flight *fl = arg;
+	/* the copies' memory made ready while nothing is due, so that the
+	 * first snapshot meets no fresh page (a copy taken meanwhile makes
+	 * its own, as without); not for a flight recorder written only at
+	 * the end */
+	if (fl->ntr)
+		(void)pt_ext_snapshot_prepare(fl->trid);
 	pthread_mutex_lock(&fl->mu);
 	for (;;) {
 		while (!fl->nq && !fl->quit)

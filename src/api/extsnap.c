@@ -142,6 +142,22 @@ void pt_ext_snapshot_free(struct pt_ext_snapcopy *c)
 	pt_snap_copy_free((struct pt_snap_copy *)(void *)c);
 }
 
+int pt_ext_snapshot_prepare(trace_id_t trid)
+{
+	struct pt_trid *t;
+	int rc;
+
+	if ((rc = pt_trid_lock(trid, &t)) != 0)
+		return rc;
+	/* (a copy's buffer holds every chunk; the stream's size of them is
+	 * what a window can take but for the chunks still open) */
+	size_t cap = (size_t)t->s.view.nchunks * t->s.view.chunk_size;
+	size_t warm = (size_t)t->s.view.sealed_max * t->s.view.chunk_size;
+	pt_trid_unlock(t);
+	pt_snap_prepare(cap, warm);
+	return 0;
+}
+
 int pt_ext_stream_use(trace_id_t trid, unsigned *permille)
 {
 	struct pt_trid *t;

@@ -133,6 +133,11 @@ int pt_snap_copy(struct pt_trid *t, uint64_t from, uint64_t to, const struct pt_
                  struct pt_snap_copy **out);
 int pt_snap_emit(struct pt_snap_copy *c, int fd, struct pt_snap_stats *st);
 void pt_snap_copy_free(struct pt_snap_copy *c);
+/* The memory a copy of up to cap bytes and its writing take, its first
+ * warm bytes made ready, kept for the next snapshot (no lock needed): a
+ * first snapshot of up to warm bytes of chunks then meets no fresh page
+ * (a copy is packed from the buffer's start). */
+void pt_snap_prepare(size_t cap, size_t warm);
 unsigned pt_snap_use(const struct pt_trid *t);
 /* Tests only: called with the arg after each chunk a snapshot copies
  * (declared so in ext.h too, for the tests) */
