@@ -692,7 +692,10 @@ static int make_groups(struct tparts *P)
 	P->ngroups = 0;
 	for (size_t k = 0; k < P->n; k++) {
 		const struct tpart *p = &P->v[k];
-		if (k && p->nev && any && p->first < last) { /* overlaps the group so far */
+		/* (a snapshot may hold events of one time only, one event even:
+		 * beginning where the group so far ends is sharing that time) */
+		int touches = k && p->nev && any && p->first <= last;
+		if (touches)
 			for (size_t j = start; j < k; j++)
 				if (p->loop && P->v[j].loop && p->created && p->created == P->v[j].created) {
 					err_msg("%s and %s are snapshots of one flight recorder whose "
@@ -700,6 +703,7 @@ static int make_groups(struct tparts *P)
 					        "one at a time", P->v[j].path, p->path);
 					return 1;
 				}
+		if (touches && p->first < last) { /* overlaps the group so far */
 			add_note(P, "%s and %s overlap in time: read together, merged by time",
 			         P->v[k - 1].name, p->name);
 		} else {
