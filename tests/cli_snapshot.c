@@ -274,6 +274,25 @@ static const char *snap_path(const char *dir, int n)
 	return p[n % 4];
 }
 
+/* The snapshot snap copied twice into a new directory NAME (s-1.ptlog,
+ * s-2.ptlog): the same events twice, not one trace, so show refuses the
+ * directory, naming both. */
+static void dup_refused(const char *snap, const char *name)
+{
+	char src[400], cmd[1400];
+	snprintf(src, sizeof src, "%s", snap);
+	const char *dup = cli_path(name);
+	snprintf(cmd, sizeof cmd, "mkdir '%s' && cp '%s' '%s/s-1.ptlog' && cp '%s' '%s/s-2.ptlog'",
+	         dup, src, dup, src, dup);
+	REQUIRE(system(cmd) == 0);
+	char *o = NULL, *err = NULL;
+	CHECK(cli_run(CLI("show", (char *)dup), &o, &err) != 0);
+	CHECK(cli_contains(err, "snapshots of one flight recorder"));
+	CHECK(cli_contains(err, "s-1.ptlog") && cli_contains(err, "s-2.ptlog"));
+	free(o);
+	free(err);
+}
+
 static void one(const char *kind, char **opts, const struct snapcheck *c)
 {
 	char *err = NULL;
@@ -351,16 +370,7 @@ int main(int argc, char **argv)
 		CHECK_EQ(cli_count_str(o, "\n"), 1);
 		free(o);
 		free(err);
-		const char *dup = cli_path("one-dup");
-		char cmd[1400];
-		snprintf(cmd, sizeof cmd, "mkdir '%s' && cp '%s' '%s/s-1.ptlog' && cp '%s' '%s/s-2.ptlog'",
-		         dup, snap_path(dir, 1), dup, snap_path(dir, 1), dup);
-		REQUIRE(system(cmd) == 0);
-		o = err = NULL;
-		CHECK(cli_run(CLI("show", (char *)dup), &o, &err) != 0);
-		CHECK(cli_contains(err, "snapshots of one flight recorder"));
-		free(o);
-		free(err);
+		dup_refused(snap_path(dir, 1), "one-dup");
 	}
 
 	/* a storm: --max 3, exactly 3; --every 1h, exactly 1 */
@@ -379,20 +389,7 @@ int main(int argc, char **argv)
 		free(err);
 		/* a directory of snapshots whose windows overlap is not one
 		 * trace (the same events twice): show refuses it, naming both */
-		{
-			const char *dup = cli_path("storm-dup");
-			char cmd[1400];
-			snprintf(cmd, sizeof cmd, "mkdir '%s' && cp '%s' '%s/s-1.ptlog' && cp '%s' '%s/s-2.ptlog'",
-			         dup, snap_path(dir, 1), dup, snap_path(dir, 1), dup);
-			REQUIRE(system(cmd) == 0);
-			char *o = NULL;
-			err = NULL;
-			CHECK(cli_run(CLI("show", (char *)dup), &o, &err) != 0);
-			CHECK(cli_contains(err, "snapshots of one flight recorder"));
-			CHECK(cli_contains(err, "s-1.ptlog") && cli_contains(err, "s-2.ptlog"));
-			free(o);
-			free(err);
-		}
+		dup_refused(snap_path(dir, 1), "storm-dup");
 		dir = cli_path("storm-every");
 		setenv("SNAP_STORM_N", "1", 1);
 		CHECK_EQ(record("storm", dir, (char *[]){ "--snapshot-on", "trigger:storm", "--before",
