@@ -403,15 +403,20 @@ static void heap_down(struct sw **h, size_t n, size_t i)
 /* The copy buffer of the last snapshot, kept for the next: a new one's
  * pages are each a fault (a third of a snapshot's time, measured).  Taken
  * and given back with an exchange, so snapshots of two streams in two
- * threads never share one. */
+ * threads never share one.  The ring of the log's writing thread
+ * (pt_logw_bg_start, SNAP_RING bytes) is kept the same way, in a pair of
+ * its own; two snapshots written at once take two of each. */
 struct snapbuf { size_t cap; unsigned char *p; };
-static _Atomic(struct snapbuf *) kept[2]; /* (two copies may be in flight) */
+typedef _Atomic(struct snapbuf *) snapkeep[2];
+static snapkeep kept, rings;
 
-static struct snapbuf *buf_take(size_t cap)
+/* One of k's buffers of cap bytes at least (one too small is freed), or
+ * a new one; NULL without memory. */
+static struct snapbuf *buf_take(snapkeep k, size_t cap)
 {
-	struct snapbuf *b = atomic_exchange(&kept[0], NULL);
+	struct snapbuf *b = atomic_exchange(&k[0], NULL);
 	if (!b)
-		b = atomic_exchange(&kept[1], NULL);
+		b = atomic_exchange(&k[1], NULL);
 	if (b && b->cap >= cap)
 		return b;
 	if (b) {
@@ -426,10 +431,11 @@ static struct snapbuf *buf_take(size_t cap)
 	return b;
 }
 
-static void buf_give(struct snapbuf *b)
+/* b (may be NULL) kept in k; what k had beyond two is freed. */
+static void buf_give(snapkeep k, struct snapbuf *b)
 {
-	if (b && (b = atomic_exchange(&kept[0], b)) != NULL)
-		b = atomic_exchange(&kept[1], b);
+	if (b && (b = atomic_exchange(&k[0], b)) != NULL)
+		b = atomic_exchange(&k[1], b);
 	if (b) {
 		free(b->p);
 		free(b);
@@ -499,7 +505,7 @@ void pt_snap_copy_free(struct pt_snap_copy *c)
 {
 	if (!c)
 		return;
-	buf_give(c->sb);
+	buf_give(kept, c->sb);
 	free(c->ck);
 	pt_clock_free(&c->clk);
 	free(c->name_id);
@@ -568,12 +574,12 @@ static struct pt_snap_copy *copy_new(const struct pt_view *v, uint64_t from, uin
 {
 	struct pt_snap_copy *cp = calloc(1, sizeof *cp);
 	struct sck *ck = malloc((size_t)v->nchunks * sizeof *ck);
-	struct snapbuf *sb = buf_take((size_t)v->nchunks * v->chunk_size);
+	struct snapbuf *sb = buf_take(kept, (size_t)v->nchunks * v->chunk_size);
 
 	if (!cp || !ck || !sb || !sb->p) {
 		free(cp);
 		free(ck);
-		buf_give(sb);
+		buf_give(kept, sb);
 		return NULL;
 	}
 	cp->sb = sb, cp->ck = ck, cp->from = from, cp->to = to;
@@ -1076,36 +1082,7 @@ static uint64_t prealloc_of(const struct pt_snap_copy *cp, int fd)
 	return n;
 }
 
-/* The ring of the log's writing thread (pt_logw_bg_start), kept for the
- * next snapshot as the copy buffer is (its fresh pages are faults);
- * two snapshots written at once take two. */
 #define SNAP_RING (2u << 20)
-struct snapring { unsigned char *p; };
-static _Atomic(struct snapring *) rings[2];
-
-static struct snapring *ring_take(void)
-{
-	struct snapring *r = atomic_exchange(&rings[0], NULL);
-	if (!r)
-		r = atomic_exchange(&rings[1], NULL);
-	if (r)
-		return r;
-	if (!(r = malloc(sizeof *r)) || !(r->p = malloc(SNAP_RING))) {
-		free(r);
-		return NULL;
-	}
-	return r;
-}
-
-static void ring_give(struct snapring *r)
-{
-	if (r && (r = atomic_exchange(&rings[0], r)) != NULL)
-		r = atomic_exchange(&rings[1], r);
-	if (r) {
-		free(r->p);
-		free(r);
-	}
-}
 
 /* Is a second writing thread worth its CPU?  Only with 4 CPUs or more.
  * On 2 (bench/snapshot, a program of two threads recording 5 M events/s,
@@ -1140,14 +1117,14 @@ static void populate(unsigned char *p, size_t n)
 
 void pt_snap_prepare(size_t cap, size_t warm)
 {
-	struct snapbuf *b = buf_take(cap);
+	struct snapbuf *b = buf_take(kept, cap);
 	if (b)
 		populate(b->p, warm < cap ? warm : cap);
-	buf_give(b);
-	struct snapring *r = bg_worth() ? ring_take() : NULL;
+	buf_give(kept, b);
+	struct snapbuf *r = bg_worth() ? buf_take(rings, SNAP_RING) : NULL;
 	if (r)
 		populate(r->p, SNAP_RING);
-	ring_give(r);
+	buf_give(rings, r);
 }
 
 /* The records stamped in [from, to], merged by time: the earliest
@@ -1204,7 +1181,7 @@ int pt_snap_emit(struct pt_snap_copy *cp, int fd, struct pt_snap_stats *stout)
 	struct sw *ws = NULL, **heap = NULL;
 	struct pt_logw w;
 	struct pt_logw_span s;
-	struct snapring *ring = NULL;
+	struct snapbuf *ring = NULL;
 	int rc = 0, w_ok = 0;
 
 	/* (a copy is written once: its stats are its own from here) */
@@ -1224,9 +1201,9 @@ int pt_snap_emit(struct pt_snap_copy *cp, int fd, struct pt_snap_stats *stout)
 	 * next (log/logwbg.c: the kernel's work on the file is two thirds
 	 * of the writing), on a machine with a CPU to spare for it; else, or
 	 * where it cannot be, here */
-	ring = bg_worth() ? ring_take() : NULL;
+	ring = bg_worth() ? buf_take(rings, SNAP_RING) : NULL;
 	if (ring && pt_logw_bg_start(&w, ring->p, SNAP_RING, SNAP_SYNC_STEP, prealloc_of(cp, fd))) {
-		ring_give(ring);
+		buf_give(rings, ring);
 		ring = NULL;
 	}
 	/* 5. the records, merged by time */
@@ -1241,7 +1218,7 @@ int pt_snap_emit(struct pt_snap_copy *cp, int fd, struct pt_snap_stats *stout)
 out:
 	if (w_ok)
 		pt_logw_free(&w); /* (its thread stopped: the ring is free) */
-	ring_give(ring);
+	buf_give(rings, ring);
 	free(heap);
 	free(ws);
 	*stout = *st;

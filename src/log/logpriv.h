@@ -9,6 +9,7 @@
 #ifndef POSIXTRACE_LOGPRIV_H
 #define POSIXTRACE_LOGPRIV_H
 
+#include <sys/uio.h>
 #include "log.h"
 
 /* ------------------------------------------------ the writer's internals */
@@ -48,6 +49,23 @@ struct pt_log_summary;
 /* The counts of a summary read (a log's checkpoints) as w's, to count on
  * from (logread.c's census of a log being written): 0 or ENOMEM. */
 int pt_logw_sum_load(struct pt_logw *w, const struct pt_log_summary *from);
+/* After a write took k bytes of the n vectors at *v: *v and *n moved past
+ * the vectors it took whole, and into the one it took part of
+ * (logwio.c's writes, logwbg.c's thread). */
+static inline void pt_iov_advance(struct iovec **v, int *n, size_t k)
+{
+	struct iovec *p = *v;
+	while (k) {
+		size_t take = k < p->iov_len ? k : p->iov_len;
+		p->iov_base = (char *)p->iov_base + take;
+		p->iov_len -= take;
+		k -= take;
+		if (!p->iov_len)
+			p++, (*n)--;
+	}
+	*v = p;
+}
+
 /* logwio.c, for logwrite.c: writes a, b, c (one block) in one call at
  * w->pos, finishing short writes; returns 0 or an error number. */
 int pt_logw_put(struct pt_logw *w, const void *a, uint32_t alen, const void *b,

@@ -63,14 +63,7 @@ static int write_all(int fd, const struct iovec *iov, int n, uint64_t off)
 		if (k == 0)
 			return EIO;
 		off += (uint64_t)k;
-		for (size_t left = (size_t)k; left;) {
-			size_t take = left < p->iov_len ? left : p->iov_len;
-			p->iov_base = (char *)p->iov_base + take;
-			p->iov_len -= take;
-			left -= take;
-			if (!p->iov_len)
-				p++, n--;
-		}
+		pt_iov_advance(&p, &n, (size_t)k);
 	}
 	return 0;
 }

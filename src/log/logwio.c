@@ -265,14 +265,7 @@ int pt_logw_put(struct pt_logw *w, const void *a, uint32_t alen, const void *b,
 			break;
 		}
 		off += (uint64_t)k;
-		for (size_t left = (size_t)k; left;) {
-			size_t take = left < v->iov_len ? left : v->iov_len;
-			v->iov_base = (char *)v->iov_base + take;
-			v->iov_len -= take;
-			left -= take;
-			if (!v->iov_len)
-				v++, n--;
-		}
+		pt_iov_advance(&v, &n, (size_t)k);
 	}
 	if (guard) {
 		struct timespec zero = { 0, 0 };
