@@ -109,7 +109,8 @@ CLI_LIBS := $(READ_LIBS) $(if $(filter 1,$(SQLITE)),$(shell pkg-config --libs sq
 # wrappers, the control memfd) or what makes and controls streams.  Not
 # installed: what the SQLite extension is linked with.
 READER_SRC := $(addprefix src/,shm/clock.c shm/futex.c shm/nametable.c shm/segment.c shm/filesize.c shm/fdown.c ring/pool.c \
-              log/logread.c log/logiter.c log/logsum.c log/logcheck.c log/objstore.c control/table.c \
+              log/logread.c log/logiter.c log/logsum.c log/logcheck.c log/logchunk.c log/objstore.c \
+              control/table.c \
               api/attr.c api/eventid.c api/eventset.c api/ext.c api/getnext.c api/logfile.c \
               api/status.c api/typedesc.c) $(wildcard src/reader/*.c)
 READER   := $(BUILD)/libposixtrace_reader.a
@@ -443,6 +444,7 @@ FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_CFLAGS  := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O1 -Iinclude -Isrc \
                 -fsanitize=fuzzer $(FUZZ_SAN)
 FUZZ_SRC     := fuzz/log_fuzz.c src/log/logread.c src/log/logiter.c src/log/logsum.c src/log/logcheck.c \
+                src/log/logchunk.c \
                 src/log/objstore.c
 FUZZ_DEPS    := $(FUZZ_SRC) $(wildcard src/log/*.h) src/shm/layout.h include/trace.h
 # the committed corpus of each target

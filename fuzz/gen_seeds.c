@@ -112,6 +112,65 @@ static void seed(const char *name, int policy, uint64_t log_max, int n, int swap
 	close(fd);
 }
 
+/* (v9) a log whose events are in CHUNK blocks: records as a stream's chunk
+ * holds them (wide and short, whole words and not, one truncated, a
+ * caller changing midway), then a few events the usual way; cut: the file
+ * cut inside the second CHUNK block */
+static void chunk_seed(const char *name, off_t cut)
+{
+	struct pt_attr_img a;
+	struct pt_logw_opt o = { .nonce = 0x5eed5eed5eed5eedull, .chunk_size = 4096 };
+	struct posix_trace_status_info st = { 2, 2, 0, 0, 0, 0, 2 };
+	struct pt_logw w;
+	uint64_t recs[512], t0 = 1000000, seg = 1000, ns0 = 1700000000000000000ull;
+	unsigned char d[40];
+	int fd = create(name);
+
+	memset(&a, 0, sizeof a);
+	strcpy(a.name, "seed");
+	strcpy(a.version, "posixtrace 0.1.0");
+	a.res_nsec = 1, a.max_data = 40, a.log_policy = POSIX_TRACE_APPEND;
+	a.stream_size = 65536, a.stream_policy = POSIX_TRACE_FLUSH, a.has_log = 1;
+	must(pt_logw_init_opt(&w, fd, &a, POSIX_TRACE_APPEND, 0, &o), "init");
+	must(pt_logw_name(&w, 17, "open"), "name");
+	must(pt_logw_name(&w, 18, "close"), "name");
+	for (int b = 0; b < 3; b++) {
+		uint32_t k = 0, n = 0;
+		for (int i = 0; i < 12; i++) {
+			uint32_t len = (uint32_t)(i * 5 % 23), words = (len + 7) / 8;
+			uint64_t tick = t0 + (uint64_t)(b * 100 + i) * 50;
+			int wide = i == 0 || i == 6;
+			uint64_t w0 = (tick & 0xffffffffull) | (uint64_t)(17 + i % 2) << 32 |
+			              (uint64_t)((wide ? PT_RF_WIDE : 0) | (i == 3 ? PT_RF_TRUNC : 0)) << 44 |
+			              (uint64_t)len << 48;
+			recs[k++] = w0;
+			for (uint32_t j = 0; j < words; j++)
+				recs[k++] = 0x0101010101010101ull * (uint64_t)(i + 1);
+			if (wide)
+				recs[k++] = (0x401000ull + (uint64_t)i * 16) | (tick >> 32) << 48;
+			n++;
+		}
+		struct pt_logw_chunk c = {
+			.pid = 100, .thread = 0x7f00 + (uint64_t)b, .recs = recs, .len = 8 * k, .nev = n,
+			.btick = t0, .addr = 0, .seg = seg, .mult = 1ull << 32,
+			.nsoff = (int64_t)ns0, .base = ns0 + t0 + (uint64_t)b * 100 * 50 - seg,
+			.below = UINT64_MAX,
+		};
+		if (!pt_logw_chunk(&w, &c))
+			must(EINVAL, "chunk");
+	}
+	for (int i = 0; i < 5; i++) {
+		memset(d, i, sizeof d);
+		must(pt_logw_event(&w, ns0 + t0 + 20000 + (uint64_t)i, 100, 0x7f00, 0x401000, 17, 0, d,
+		                   (uint32_t)i * 3), "event");
+	}
+	must(pt_logw_finish(&w, &st), "finish");
+	pt_logw_free(&w);
+	if (cut && ftruncate(fd, cut))
+		perror("ftruncate");
+	close(fd);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -136,7 +195,11 @@ int main(int argc, char **argv)
 	seed("ckpt.log", POSIX_TRACE_APPEND, 0, 400, 0, 1, 0, 2048);
 	seed("ckpt_unfinished.log", POSIX_TRACE_APPEND, 0, 400, 0, 0, 0, 2048);
 	ckpt = 0;
-	version = 3; /* logs of the format before, still read */
+	chunk_seed("chunk.log", 0);
+	chunk_seed("chunk_torn.log", 256 + 200 + 180);
+	version = 8; /* logs of the formats before, still read */
+	seed("v8_append.log", POSIX_TRACE_APPEND, 0, 40, 0, 1, 0, 256);
+	version = 3;
 	seed("v3_append.log", POSIX_TRACE_APPEND, 0, 40, 0, 1, 0, 256);
 	seed("v3_loop.log", POSIX_TRACE_LOOP, 1536, 120, 0, 1, 0, 256);
 	return 0;

@@ -408,8 +408,13 @@ static void t_versions(void)
 	uint64_t nerr;
 	int fd;
 
-	CHECK_EQ(PT_LOG_VERSION, 8u);
+	CHECK_EQ(PT_LOG_VERSION, 9u);
 	fd = meta_log(0, &x);
+	meta_check(fd, 9, 1, &x);
+	close(fd);
+
+	/* written as format 8 (as main's writer did before CHUNK blocks) */
+	fd = meta_log(8, &x);
 	meta_check(fd, 8, 1, &x);
 	close(fd);
 

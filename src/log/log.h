@@ -63,6 +63,9 @@ struct pt_logw_opt {
 	                      * checkpoints) */
 	uint64_t ckpt_bytes; /* (v8, APPEND) a checkpoint after this many bytes of blocks
 	                      * at least; 0: PT_LOG_CKPT_BYTES (tests: smaller) */
+	uint32_t chunk_size; /* (v9) the stream's chunk size: CHUNK blocks of up to as
+	                      * many bytes of records, where the log takes them
+	                      * (pt_logw_chunk); 0: none */
 };
 
 struct pt_logw_who {
@@ -158,7 +161,14 @@ struct pt_logw {
 	int fd, policy, swap, finished;
 	unsigned version;    /* written: 3, 5 or PT_LOG_VERSION */
 	int seekable, o_append, is_fifo, is_sock;
-	uint32_t cap;        /* largest block (declared in the header) */
+	uint32_t cap;        /* largest block built in memory */
+	uint32_t chunk_cap;  /* (v9) largest CHUNK block; 0: none (the header declares
+	                      * the larger of the two) */
+	unsigned char *chunk_buf; /* (v9) a CHUNK block converted, to count it (chunk_cap) */
+	uint64_t nameless[PT_NIDS / 64]; /* (v9, set by the caller) types the stream has
+	                      * no name for: a CHUNK block holds them without one */
+	uint64_t chunk_until; /* (v9, set by the caller) no CHUNK block beyond this many
+	                      * bytes written (a rotation's size); 0: no bound */
 	uint32_t max_payload;
 	uint64_t log_max, limit, pos, seq, nonce;
 	uint64_t ckpt_every; /* (v8) bytes between checkpoints; 0: none */
@@ -195,6 +205,46 @@ struct pt_logw {
 	/* writes handed to a second thread (logwbg.c); NULL: made here */
 	struct pt_logw_bg *bg;
 };
+
+/* (v9) A stream's records as its chunk holds them (docs/shm-format.md,
+ * "Records"), written as one CHUNK block from where they lie: the kernel
+ * copies them, nothing here reads them before; the writer then walks them
+ * where they are (warm in this CPU's cache now) to make sure a reader
+ * takes every record as it is, checksum them and count them for the
+ * summary, and writes the block's header last.  The caller says what the
+ * reader needs to convert
+ * them: the chunk's base tick, the caller address of the record before
+ * the first (0 at the chunk's start), the clock segment their ticks are
+ * in (its first tick, multiplier and time: ns = nsoff + ((tick - seg) *
+ * mult >> 32)) and the first record's time (base). */
+struct pt_logw_chunk {
+	int32_t pid;
+	uint64_t thread;
+	const void *recs;
+	uint32_t len, nev;
+	uint64_t btick, addr, seg, mult, base;
+	int64_t nsoff;
+	uint64_t below;      /* every tick is below it, else not taken (UINT64_MAX: any) */
+	/* asked once the records are in the file and checked, before the
+	 * header makes them the log's: still the records meant?  (0: the
+	 * block is left out, as when not taken; NULL: never asked) */
+	int (*still)(void *ctx);
+	void *still_ctx;
+	/* out: the last record's time, tick and caller address; when not
+	 * taken for want of a name (a type neither named in the log nor in
+	 * w->nameless), that type, else PT_NIDS */
+	uint64_t last_ns, last_tick, last_addr;
+	uint32_t unnamed;
+};
+/* The longest records pt_logw_chunk() takes now (0: it takes none: a log
+ * of another kind, or a failed one). */
+uint32_t pt_logw_chunk_max(const struct pt_logw *w);
+/* 1: the events are the log's (or, if the write failed, dropped and
+ * counted so, w->err set, as a block's); 0: not taken, nothing changed in
+ * what the log holds (a record it cannot hold as it is, a type not named
+ * in it yet, a tick at or past c->below, c->still said no): the caller
+ * takes them its usual way. */
+int pt_logw_chunk(struct pt_logw *w, struct pt_logw_chunk *c);
 
 /* fd: open for writing (else EBADF); LOOP and UNTIL_FULL need a regular
  * file without O_APPEND and log_max >= pt_logw_min_size() (else EINVAL);

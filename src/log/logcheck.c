@@ -95,6 +95,7 @@ int pt_logr_bhdr(const struct pt_logr *r, const unsigned char *h, struct pt_log_
 	b->oldest = pt_log_get64(h + PT_LOG_B_OLDEST, sw);
 	b->base = pt_log_get64(h + PT_LOG_B_BASE, sw);
 	b->bcrc = pt_log_get32(h + PT_LOG_B_BCRC, sw);
+	b->crc_ok = 0;
 	if (b->len > r->max_block || b->nw > PT_LOG_MAX_WRITERS ||
 	    b->len < PT_LOG_BLK + b->nw * PT_LOG_WENT || !b->oldest || b->oldest > b->seq ||
 	    b->seq == UINT64_MAX)
@@ -106,6 +107,9 @@ int pt_logr_bhdr(const struct pt_logr *r, const unsigned char *h, struct pt_log_
 		return r->version >= 5 && !b->nw && b->nrec && b->nrec <= room / PT_LOG_S_HDR;
 	if (b->type == PT_LOG_BT_CKPT) /* (v8) */
 		return r->version >= 8 && !b->nw && b->nrec && b->nrec <= room / PT_LOG_S_HDR;
+	if (b->type == PT_LOG_BT_CHUNK) /* (v9) one writer, then the chunk's header */
+		return r->version >= 9 && b->nw == 1 && room >= PT_LOG_CHUNK_HDR && b->nrec &&
+		       b->nrec <= (room - PT_LOG_CHUNK_HDR) / PT_REC_SHORT;
 	return b->type == PT_LOG_BT_END && !b->nw && !b->nrec &&
 	       b->len == (r->version >= 2 ? PT_LOG_END_LEN : PT_LOG_END_LEN_V1);
 }
@@ -218,6 +222,19 @@ int pt_logr_keep_obj(struct pt_logr *r, const struct pt_ext_obj *o, uint64_t h)
 	return 0;
 }
 
+int pt_logr_unchunk(const struct pt_logr *r, unsigned char *p, struct pt_log_bhdr *b)
+{
+	uint32_t len;
+
+	if (b->type != PT_LOG_BT_CHUNK)
+		return 0;
+	if (!PT_LOG_CRC_OK(b->bcrc, pt_log_crc(0, p + PT_LOG_BLK, b->len - PT_LOG_BLK)) ||
+	    pt_log_unchunk(p, b->len, b->nrec, r->swap, &len))
+		return EBADMSG;
+	b->type = PT_LOG_BT_EVENTS, b->len = len, b->crc_ok = 1;
+	return 0;
+}
+
 int pt_logr_check(struct pt_logr *r, const unsigned char *p, const struct pt_log_bhdr *b,
                   int names, uint64_t *first_ts, uint64_t *last_ts, uint32_t *nev)
 {
@@ -225,7 +242,9 @@ int pt_logr_check(struct pt_logr *r, const unsigned char *p, const struct pt_log
 	int sw = r->swap;
 
 	*nev = 0;
-	if (!PT_LOG_CRC_OK(b->bcrc, pt_log_crc(0, p + PT_LOG_BLK, b->len - PT_LOG_BLK)))
+	if (b->type == PT_LOG_BT_CHUNK) /* (pt_logr_unchunk() first) */
+		return EBADMSG;
+	if (!b->crc_ok && !PT_LOG_CRC_OK(b->bcrc, pt_log_crc(0, p + PT_LOG_BLK, b->len - PT_LOG_BLK)))
 		return EBADMSG;
 	if (b->type == PT_LOG_BT_END)
 		return pt_log_get32(p + PT_LOG_BLK + PT_LOG_E_ZERO, sw) ? EBADMSG : 0;

@@ -30,7 +30,7 @@
 /* ---- file header (PT_LOG_HDR bytes) */
 #define PT_LOG_MAGIC      "PSXTRLOG"  /* 8 bytes, not NUL-terminated in the file */
 #define PT_LOG_BOM        0x01020304u /* u32 at PT_LOG_H_BOM, in the log's order */
-#define PT_LOG_VERSION    8u  /* written; 1 to 7 are still read */
+#define PT_LOG_VERSION    9u  /* written; 1 to 8 are still read */
 #define PT_LOG_VERSION_MIN 1u
 #define PT_LOG_HDR        256u
 #define PT_LOG_FIRST      PT_LOG_HDR  /* offset of the first block */
@@ -82,6 +82,25 @@
 #define PT_LOG_BT_END     2u
 #define PT_LOG_BT_SUMMARY 3u  /* (v5) what the log holds, written before END (logsum.c) */
 #define PT_LOG_BT_CKPT    4u  /* (v8) a checkpoint: what the log holds so far (logsum.c) */
+#define PT_LOG_BT_CHUNK   5u  /* (v9) events as a stream's chunk holds them (logchunk.c) */
+
+/* (v9) a CHUNK block: one writer entry, then this header (offsets from
+ * PT_LOG_C_AT), then the records as the stream's chunk holds them
+ * (docs/shm-format.md, "Records"), 8-byte words in the log's order.  A
+ * record's time: nsoff + ((tick - seg) * mult >> 32) ns since the epoch,
+ * its tick rebuilt from btick as the stream rebuilds it. */
+#define PT_LOG_C_AT      (PT_LOG_BLK + PT_LOG_WENT)
+#define PT_LOG_C_BTICK   0   /* u64: the chunk's base tick */
+#define PT_LOG_C_ADDR    8   /* u64: the caller address of the record before the first */
+#define PT_LOG_C_SEG     16  /* u64: the clock segment's first tick */
+#define PT_LOG_C_MULT    24  /* u64: ns per tick << 32 in the segment */
+#define PT_LOG_C_NSOFF   32  /* i64: the time of tick seg, ns since the epoch */
+#define PT_LOG_CHUNK_HDR 40u
+#define PT_LOG_C_RECS    (PT_LOG_C_AT + PT_LOG_CHUNK_HDR)
+/* the longest CHUNK block a writer makes: a whole chunk of the largest
+ * kind a stream makes (src/shm/segment.c: 256 KiB, unless four records of
+ * the max data size need more) */
+#define PT_LOG_CHUNK_BLOCK (PT_LOG_C_RECS + (256u << 10))
 
 /* writer entry (the writer table, after the block header) */
 #define PT_LOG_WENT        16u

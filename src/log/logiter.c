@@ -56,7 +56,8 @@ static int load(struct pt_logr *r, const struct pt_logr_item *it)
 	if ((rc = pt_logr_rd(r, it->off, r->buf, it->len)))
 		return rc;
 	if (!pt_logr_bhdr(r, r->buf, &b) || b.seq != it->seq || b.len != it->len ||
-	    b.type != PT_LOG_BT_EVENTS || pt_logr_check(r, r->buf, &b, 0, &first, &last, &nev))
+	    pt_logr_unchunk(r, r->buf, &b) || b.type != PT_LOG_BT_EVENTS ||
+	    pt_logr_check(r, r->buf, &b, 0, &first, &last, &nev))
 		return EBADMSG;
 	/* (opened through the index, or from checkpoints) the block is what
 	 * its entry says */

@@ -26,6 +26,10 @@ static inline unsigned char *pt_logw_objp(const struct pt_logw *w, uint32_t i)
 int pt_logw_sum_init(struct pt_logw *w);
 void pt_logw_sum_block(struct pt_logw *w, const unsigned char *rec, uint32_t len, uint32_t nrec,
                        uint64_t base);
+/* (v9) ... a CHUNK block written (blen bytes), from its runs of one type
+ * (pt_log_chunk_scan), its one writer w->wt[0] */
+void pt_logw_sum_runs(struct pt_logw *w, const struct pt_logw_pre *runs, uint32_t n,
+                      uint32_t blen);
 uint32_t pt_logw_sum_body(const struct pt_logw *w, unsigned char *out, uint32_t cap,
                           uint64_t *cursor, uint32_t *nrec, uint32_t parts);
 /* (v8) A checkpoint's body into out (at most cap bytes): the counts, names
@@ -70,6 +74,9 @@ static inline void pt_iov_advance(struct iovec **v, int *n, size_t k)
  * w->pos, finishing short writes; returns 0 or an error number. */
 int pt_logw_put(struct pt_logw *w, const void *a, uint32_t alen, const void *b,
                 uint32_t blen, const void *c, uint32_t clen);
+/* ... the same at off (a CHUNK block: its records, then its header) */
+int pt_logw_put_at(struct pt_logw *w, uint64_t off, const void *a, uint32_t alen, const void *b,
+                   uint32_t blen, const void *c, uint32_t clen);
 /* logwbg.c, for logwio.c: the n pieces of v copied for w's thread to
  * write at off (w->bg set): 0, or the write error kept. */
 struct iovec;
@@ -85,7 +92,38 @@ struct pt_log_bhdr {
 	unsigned type, nw;
 	uint32_t len, nrec, bcrc;
 	uint64_t seq, oldest, base;
+	int crc_ok; /* (a CHUNK block made an events block) its CRC checked already */
 };
+/* (v9) What a CHUNK block says to convert its records (its header's
+ * fields: docs/log-format.md, "CHUNK block"), decoded from block p. */
+struct pt_log_chunk_conv { uint64_t btick, addr, seg, mult, base; int64_t nsoff; };
+void pt_log_chunk_conv_get(const unsigned char *p, int swap, struct pt_log_chunk_conv *cv);
+/* (v9) The CHUNK block at p (len bytes, nrec records), in place, made into
+ * the events block it stands for (its header's bytes untouched; the
+ * records from PT_LOG_C_AT on, *olen the block's length then).  0, or
+ * EBADMSG: records that do not parse to len exactly, or that a CHUNK
+ * block does not hold (a system event but a no-loss wait, an id or flag
+ * the log has not, a tick before the clock segment, a time before the
+ * base or 2^32 ns after it).  Readers, as they load it (logcheck.c). */
+int pt_log_unchunk(unsigned char *p, uint32_t len, uint32_t nrec, int swap, uint32_t *olen);
+/* (v9) The records of a CHUNK block (len bytes at recs, nrec of them, in
+ * this machine's order, converted by cv) walked as they are, with the same
+ * checks: 0, EBADMSG as above, or ENOENT: a record's type has a bit in
+ * neither named nor also (named NULL: no such check; end->tick: that
+ * type).  Each run of records of one type (its count, times first, last,
+ * least and most: a span's pre, its offsets 0) to run, if not NULL, for
+ * as long as it returns non-zero (on failure, what it was told means
+ * nothing); *end the last record's time, tick and caller.  The writer
+ * (logwrite.c: may the log take it, and its runs for the summary). */
+struct pt_log_chunk_end { uint64_t ns, tick, addr, hi; }; /* (hi: the most tick) */
+int pt_log_chunk_scan(const unsigned char *recs, uint32_t len, uint32_t nrec,
+                      const struct pt_log_chunk_conv *cv, const uint64_t *named,
+                      const uint64_t *also, int (*run)(void *ctx, const struct pt_logw_pre *r),
+                      void *ctx, struct pt_log_chunk_end *end);
+/* (v9) A CHUNK block just read into p (its header decoded into *b, CRC
+ * and all), as the events block it stands for: *b then says so (type,
+ * len, crc_ok).  Any other block: nothing.  0 or EBADMSG (logcheck.c). */
+int pt_logr_unchunk(const struct pt_logr *r, unsigned char *p, struct pt_log_bhdr *b);
 /* the file header h into r: 0 or EINVAL */
 int pt_logr_header(struct pt_logr *r, const unsigned char *h);
 /* an END block's status into r */

@@ -172,7 +172,9 @@ static int scan(struct pt_logr *r, struct ent **pe, size_t *pn, size_t cap, uint
 				rc = pt_logr_rd(r, pos, r->buf, b.len);
 			if (rc)
 				break;
-			if (!pt_logr_check(r, r->buf, &b, 0, &x.first_ts, &x.last_ts, &x.nev)) {
+			int bad = pt_logr_unchunk(r, r->buf, &b); /* (v9) */
+			x.type = b.type == PT_LOG_BT_CHUNK ? PT_LOG_BT_EVENTS : b.type;
+			if (!bad && !pt_logr_check(r, r->buf, &b, 0, &x.first_ts, &x.last_ts, &x.nev)) {
 				x.good = 1;
 				x.max_ts = r->chk_max_ts;
 				x.min_ts = r->chk_min_ts;

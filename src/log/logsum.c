@@ -280,6 +280,18 @@ static uint32_t sum_shorts(struct sum_walk *k, const unsigned char *rec, uint64_
 	return i;
 }
 
+/* A block's walk ends: its runs closed, its entry (blen bytes) in the index */
+static void sum_end(struct pt_logw *w, struct sum_walk *k, uint32_t blen)
+{
+	struct pt_logw_sum *s = k->s;
+
+	for (unsigned j = 0; j < 2; j++)
+		sum_close(k, &k->rr[j]);
+	if (w->version >= 7)
+		s->idx[s->nidx++] = (struct pt_log_bidx){ blen, k->flags, k->first,
+		                                          k->flags ? k->min : 0, k->max, k->last };
+}
+
 /* Counts one events block (nrec records, len bytes at rec, times from
  * base) once it is written, and adds its entry to the index (format 7):
  * the runs the span counted (w->pre) are taken whole, the other records
@@ -347,12 +359,26 @@ void pt_logw_sum_block(struct pt_logw *w, const unsigned char *rec, uint32_t len
 		}
 		off += n;
 	}
-	for (unsigned j = 0; j < 2; j++)
-		sum_close(&k, &k.rr[j]);
-	if (w->version >= 7)
-		s->idx[s->nidx++] = (struct pt_log_bidx){ PT_LOG_BLK + w->nw * PT_LOG_WENT + len,
-		                                          k.flags, k.first, k.flags ? k.min : 0, k.max,
-		                                          k.last };
+	sum_end(w, &k, PT_LOG_BLK + w->nw * PT_LOG_WENT + len);
+}
+
+void pt_logw_sum_runs(struct pt_logw *w, const struct pt_logw_pre *runs, uint32_t n,
+                      uint32_t blen)
+{
+	struct pt_logw_sum *s = w->sum;
+	long map[PT_LOG_MAX_WRITERS];
+	struct sum_walk k = { s, map, { { 0, 0, 0, 0, 0 }, { 0, 0, 0, 0, 0 } }, 0, UINT64_MAX, 0, 0,
+	                      0, 0 };
+
+	if (!s || s->failed)
+		return;
+	if (sum_prepare(w, s, map)) {
+		s->failed = 1;
+		return;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		sum_pre(&k, &runs[i]);
+	sum_end(w, &k, blen);
 }
 
 /* (v7) Block entries in one INDEX entry: as many as a SUMMARY block takes. */

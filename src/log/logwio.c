@@ -65,7 +65,7 @@ static void put_header(const struct pt_logw *w, unsigned char *h, const struct p
 	pt_log_put32(h + PT_LOG_H_BOM, PT_LOG_BOM, sw);
 	pt_log_put16(h + PT_LOG_H_VERSION, (uint16_t)w->version, sw);
 	pt_log_put16(h + PT_LOG_H_HDRLEN, PT_LOG_HDR, sw);
-	pt_log_put32(h + PT_LOG_H_MAXBLK, w->cap, sw);
+	pt_log_put32(h + PT_LOG_H_MAXBLK, w->cap > w->chunk_cap ? w->cap : w->chunk_cap, sw);
 	pt_log_put32(h + PT_LOG_H_POLICY, (uint32_t)w->policy, sw);
 	pt_log_put64(h + PT_LOG_H_LOGMAX, w->log_max, sw);
 	pt_log_put64(h + PT_LOG_H_NONCE, w->nonce, sw);
@@ -139,8 +139,13 @@ int pt_logw_init_opt(struct pt_logw *w, int fd, const struct pt_attr_img *attr,
 	w->swap = opt && opt->swap;
 	w->version = opt && opt->version ? opt->version : PT_LOG_VERSION;
 	if (w->version != 3 && w->version != 5 && w->version != 6 && w->version != 7 &&
-	    w->version != PT_LOG_VERSION)
+	    w->version != 8 && w->version != PT_LOG_VERSION)
 		return EINVAL;
+	/* (v9) CHUNK blocks: an APPEND log written in place, in this
+	 * machine's order, by this thread (logwrite.c, pt_logw_chunk) */
+	if (w->version >= 9 && log_policy == POSIX_TRACE_APPEND && w->seekable && !w->o_append &&
+	    !w->swap && opt && opt->chunk_size && opt->chunk_size <= PT_LOG_CHUNK_BLOCK - PT_LOG_C_RECS)
+		w->chunk_cap = PT_LOG_C_RECS + opt->chunk_size;
 	/* (v8) checkpoints: an APPEND log only (a LOOP log has no summary; an
 	 * UNTIL_FULL log's room is for events) */
 	if (w->version >= 8 && log_policy == POSIX_TRACE_APPEND)
@@ -190,6 +195,9 @@ void pt_logw_free(struct pt_logw *w)
 	pt_logw_sum_free(w);
 	free(w->rec);
 	free(w->hdr);
+	free(w->chunk_buf);
+	w->chunk_buf = NULL;
+
 	free(w->wt);
 	free(w->names);
 	free(w->live);
@@ -220,9 +228,14 @@ static ssize_t put_once(const struct pt_logw *w, const struct iovec *v, int n, u
 int pt_logw_put(struct pt_logw *w, const void *a, uint32_t alen, const void *b,
                 uint32_t blen, const void *c, uint32_t clen)
 {
+	return pt_logw_put_at(w, w->pos, a, alen, b, blen, c, clen);
+}
+
+int pt_logw_put_at(struct pt_logw *w, uint64_t off, const void *a, uint32_t alen, const void *b,
+                   uint32_t blen, const void *c, uint32_t clen)
+{
 	struct iovec iov[3] = { { (void *)a, alen }, { (void *)b, blen }, { (void *)c, clen } };
 	struct iovec *v = iov;
-	uint64_t off = w->pos;
 	sigset_t sigs, old, pend, drop;
 	int n = 3, rc = 0, guard, pending = 0, pending_fsz;
 

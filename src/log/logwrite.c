@@ -560,6 +560,148 @@ void pt_logw_span_close(struct pt_logw *w, const struct pt_logw_span *s, uint32_
 	w->gap_open = 0; /* (a span holds no OVERFLOW or RESUME) */
 }
 
+uint32_t pt_logw_chunk_max(const struct pt_logw *w)
+{
+	uint64_t room = w->chunk_cap;
+
+	if (!w->chunk_cap || !w->rec || w->finished || w->err || w->full || w->bg)
+		return 0;
+	if (w->chunk_until) /* (a cut is made at a block boundary: none crosses it) */
+		room = w->written < w->chunk_until && w->chunk_until - w->written < room
+		     ? w->chunk_until - w->written : w->written >= w->chunk_until ? 0 : room;
+	return room > PT_LOG_C_RECS ? (uint32_t)(room - PT_LOG_C_RECS) & ~7u : 0;
+}
+
+/* A CHUNK block's runs of one type, as its walk finds them: the summary
+ * counts them once the block is written (more: the records walked again). */
+#define CHUNK_RUNS 32
+struct chunk_runs {
+	uint32_t n;
+	struct pt_logw_pre r[CHUNK_RUNS];
+};
+static int keep_run(void *ctx, const struct pt_logw_pre *r)
+{
+	struct chunk_runs *k = ctx;
+	if (k->n == CHUNK_RUNS) {
+		k->n++; /* (more: counted record by record) */
+		return 0;
+	}
+	k->r[k->n++] = *r;
+	return 1;
+}
+
+/* A CHUNK block of more runs than kept (types taking turns), counted as
+ * the events block it stands for, made from a copy of it (h: its header),
+ * record by record (pt_logw_sum_block, which counts two types taking
+ * turns without a run each). */
+static void sum_converted(struct pt_logw *w, const unsigned char *h, const void *recs,
+                          uint32_t len, uint32_t nev, uint64_t base)
+{
+	uint32_t olen;
+
+	if (!w->chunk_buf && !(w->chunk_buf = malloc(w->chunk_cap))) {
+		w->sum->failed = 1;
+		return;
+	}
+	memcpy(w->chunk_buf, h, PT_LOG_C_RECS);
+	memcpy(w->chunk_buf + PT_LOG_C_RECS, recs, len - PT_LOG_C_RECS);
+	if (pt_log_unchunk(w->chunk_buf, len, nev, 0, &olen)) { /* (changed since: its writer's) */
+		w->sum->failed = 1;
+		return;
+	}
+	uint64_t nidx = w->sum->nidx;
+	pt_logw_sum_block(w, w->chunk_buf + PT_LOG_C_AT, olen - PT_LOG_C_AT, nev, base);
+	if (w->sum->nidx > nidx) /* (its length in the file) */
+		w->sum->idx[nidx].len = len;
+}
+
+int pt_logw_chunk(struct pt_logw *w, struct pt_logw_chunk *c)
+{
+	static const unsigned char zero[8];
+	uint32_t len = PT_LOG_C_RECS + c->len;
+	uint64_t padded = PT_LOG_ALIGN8(len), at;
+	unsigned char h[PT_LOG_C_RECS];
+	const unsigned char *recs = c->recs;
+	struct pt_log_chunk_conv cv = { c->btick, c->addr, c->seg, c->mult, c->base, c->nsoff };
+	struct pt_log_chunk_end end = { 0, 0, 0, 0 };
+	int rc;
+
+	c->unnamed = PT_NIDS;
+	if (!c->nev || !c->len || c->len % 8u || c->len > pt_logw_chunk_max(w) ||
+	    c->nev > c->len / PT_REC_SHORT)
+		return 0;
+	if (flush(w) || w->err) /* (the block being built first: names in it too) */
+		return 0;
+	at = w->pos;
+	/* the records, from where they lie, after their header's room: the
+	 * kernel's copy is the first to read them (another CPU's lines) */
+	if ((rc = pt_logw_put_at(w, at + PT_LOG_C_RECS, recs, c->len, zero, (uint32_t)(padded - len),
+	                         NULL, 0))) {
+		w->err = rc;
+		w->dropped += c->nev;
+		return 1;
+	}
+	/* what a reader will make of them (now in this CPU's cache): a record
+	 * it would not take, or a type not named in the log yet, and the
+	 * header is not written: the block is not there (the next one goes
+	 * to the same place) */
+	struct chunk_runs runs = { 0, { { 0 } } };
+	rc = pt_log_chunk_scan(recs, c->len, c->nev, &cv, w->known, w->nameless, keep_run, &runs,
+	                       &end);
+	if (rc || end.hi >= c->below) {
+		if (rc == ENOENT)
+			c->unnamed = (uint32_t)end.tick;
+		return 0;
+	}
+	memset(h, 0, sizeof h);
+	memcpy(h + PT_LOG_B_MAGIC, PT_LOG_BLK_MAGIC, 4);
+	pt_log_put16(h + PT_LOG_B_TYPE, PT_LOG_BT_CHUNK, 0);
+	pt_log_put16(h + PT_LOG_B_NW, 1, 0);
+	pt_log_put32(h + PT_LOG_B_LEN, len, 0);
+	pt_log_put32(h + PT_LOG_B_NREC, c->nev, 0);
+	pt_log_put64(h + PT_LOG_B_NONCE, w->nonce, 0);
+	pt_log_put64(h + PT_LOG_B_SEQ, w->seq, 0);
+	pt_log_put64(h + PT_LOG_B_OLDEST, 1, 0);
+	pt_log_put64(h + PT_LOG_B_BASE, c->base, 0);
+	pt_log_put32(h + PT_LOG_BLK + PT_LOG_W_PID, (uint32_t)c->pid, 0);
+	pt_log_put64(h + PT_LOG_BLK + PT_LOG_W_THREAD, c->thread, 0);
+	pt_log_put64(h + PT_LOG_C_AT + PT_LOG_C_BTICK, c->btick, 0);
+	pt_log_put64(h + PT_LOG_C_AT + PT_LOG_C_ADDR, c->addr, 0);
+	pt_log_put64(h + PT_LOG_C_AT + PT_LOG_C_SEG, c->seg, 0);
+	pt_log_put64(h + PT_LOG_C_AT + PT_LOG_C_MULT, c->mult, 0);
+	pt_log_put64(h + PT_LOG_C_AT + PT_LOG_C_NSOFF, (uint64_t)c->nsoff, 0);
+	pt_log_put32(h + PT_LOG_B_BCRC,
+	             pt_log_crc(pt_log_crc(0, h + PT_LOG_BLK, PT_LOG_C_RECS - PT_LOG_BLK), recs, c->len),
+	             0);
+	pt_log_put32(h + PT_LOG_B_HCRC, pt_log_crc(0, h, PT_LOG_B_HCRC), 0);
+	if (c->still && !c->still(c->still_ctx))
+		return 0;
+	if ((rc = pt_logw_put_at(w, at, h, PT_LOG_C_RECS, NULL, 0, NULL, 0))) {
+		w->err = rc;
+		w->dropped += c->nev;
+		return 1;
+	}
+	if (w->sum) { /* counted as the events block it stands for */
+		w->nw = 1;
+		w->wt[0] = (struct pt_logw_who){ c->pid, c->thread };
+		if (runs.n <= CHUNK_RUNS)
+			pt_logw_sum_runs(w, runs.r, runs.n, len);
+		else
+			sum_converted(w, h, recs, len, c->nev, c->base);
+		blk_reset(w);
+	}
+	w->pos += padded;
+	w->written += padded;
+	w->seq++;
+	w->lap_new += c->nev;
+	w->last_ts = end.ns, w->last_who = (struct pt_logw_who){ c->pid, c->thread };
+	w->gap_open = 0;
+	c->last_ns = end.ns, c->last_tick = end.tick, c->last_addr = end.addr;
+	if (w->ckpt_every)
+		put_ckpt(w);
+	return 1;
+}
+
 int pt_logw_sync(struct pt_logw *w)
 {
 	if (!w->rec || w->finished)
