@@ -158,6 +158,15 @@ static void ask_final(struct pt_logw *w, struct pt_stream *t)
 	w->pid_final_ctx = t;
 }
 
+/* The stream's log writer on fd (at the start, after a clear, at a cut):
+ * its CHUNK blocks as large as the stream's chunks (log/logwrite.c). */
+static int log_init(const struct pt_stream *t, struct pt_logw *w, int fd)
+{
+	struct pt_logw_opt o = { .chunk_size = t->view.chunk_size };
+
+	return pt_logw_init_opt(w, fd, &t->attr, t->attr.log_policy, t->attr.log_size, &o);
+}
+
 /* posix_trace_clear() on a stream with a LOOP or UNTIL_FULL log: the log
  * begins again "as if it were returning from posix_trace_create_withlog()"
  * (the file truncated, a new header, the block being built dropped), not
@@ -171,7 +180,7 @@ static void log_reinit(struct pt_stream *t, struct pt_flusher *f, uint64_t req)
 	int rc = 0;
 
 	if (f->w.policy != POSIX_TRACE_APPEND &&
-	    (rc = pt_logw_init(&nw, f->w.fd, &t->attr, t->attr.log_policy, t->attr.log_size)) == 0) {
+	    (rc = log_init(t, &nw, f->w.fd)) == 0) {
 		pt_logw_free(&f->w);
 		f->w = nw;
 		ask_final(&f->w, t);
@@ -221,7 +230,7 @@ static void log_cut(struct pt_stream *t, struct pt_flusher *f, struct pt_rotate 
 		note_error(f, rc);
 		return;
 	}
-	if ((rc = pt_logw_init(&nw, fd, &t->attr, t->attr.log_policy, t->attr.log_size)) != 0) {
+	if ((rc = log_init(t, &nw, fd)) != 0) {
 		pt_rotate_abandon(r, fd, n);
 		note_error(f, rc);
 		return;
@@ -298,6 +307,8 @@ static int drain(struct pt_stream *t, struct pt_flusher *f, unsigned max, int la
 			size_t len;
 			if (n == 0) { /* nothing staged: a run goes straight into the log */
 				int caught;
+				struct pt_rotate *rt = atomic_load_explicit(&f->rot, memory_order_acquire);
+				f->w.chunk_until = rt ? pt_rotate_size(rt) : 0;
 				unsigned k = pt_flush_run(t, &f->w, f->named, &full, &caught);
 				taken += k;
 				if (full)
@@ -620,7 +631,7 @@ int pt_flusher_start(struct pt_stream *t, int fd)
 		free(f);
 		return ENOMEM;
 	}
-	rc = pt_logw_init(&f->w, fd, &t->attr, t->attr.log_policy, t->attr.log_size);
+	rc = log_init(t, &f->w, fd);
 	if (rc) {
 		free(f->buf);
 		free(f->stage);

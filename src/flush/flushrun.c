@@ -537,6 +537,142 @@ static unsigned run_close(struct run *r)
 	return r->total;
 }
 
+/* pt_logw_chunk()'s question: the chunk still in the life it had when
+ * chosen (a clear frees chunks, and it is asked without t's lock) */
+struct still { const struct pt_stream *t; const struct pt_ractive *a; };
+static int still_ours(void *ctx)
+{
+	const struct still *s = ctx;
+	return !pt_rchunk_gone(s->t, s->a);
+}
+
+/* (v9) The sealed chunks the merge reaches, each taken whole (what is
+ * left of it) as a CHUNK block, written from the stream's memory without
+ * reading it (pt_logw_chunk): a piece of at least PT_FLUSH_CHUNK_MIN
+ * bytes of a chunk that its writer sealed (its count of records is then
+ * final), in a FLUSH or UNTIL_FULL stream (in a LOOP stream a thief could
+ * take the chunk while it is written), of a process's thread (a
+ * controller's system events take the usual way), its ticks converted by
+ * the clock segment its first one is in, which must reach now, and all of
+ * them within 2^32 ns of the first, and before the next loss the reader
+ * tells (it is marked the usual way, before what follows it).  The reader orders the blocks by
+ * time (docs/log-format.md, "Reading in timestamp order").  Called, and
+ * returns, with t's lock held, which it lets go while it writes.  How
+ * many records it took; 0: none (the merge goes on). */
+#define PT_FLUSH_CHUNK_MIN 4096u
+
+/* A type a CHUNK block holds but the log has no name of: its name from the
+ * stream's table (the traced process's own if the table has none yet, as
+ * the flusher's usual way does) into the log, or, without one, the type
+ * allowed without a name (as the usual way writes its events).  1: try
+ * again. */
+static int name_it(struct pt_stream *t, struct pt_logw *lw, uint32_t id)
+{
+	char name[PT_NAME_SZ];
+
+	if (pt_name_get(t->view.names, id, name) != 0 && t->tctl) {
+		pt_names_copy(t->view.names, pt_ctl_names(t->tctl));
+		if (pt_name_get(t->view.names, id, name) != 0)
+			name[0] = 0;
+	} else if (pt_name_get(t->view.names, id, name) != 0) {
+		name[0] = 0;
+	}
+	if (name[0])
+		return pt_logw_name(lw, id, name) == 0;
+	lw->nameless[id / 64] |= 1ull << (id % 64);
+	return 1;
+}
+static unsigned take_chunks(struct pt_stream *t, struct pt_logw *lw, struct pt_read_merge *m)
+{
+	struct pt_clock *c = &t->clk;
+	uint32_t max = pt_logw_chunk_max(lw);
+	unsigned took = 0;
+
+	if (!max || t->view.policy == POSIX_TRACE_LOOP || c->kind != PT_CLK_TSC)
+		return 0;
+	for (uint32_t i = 0; i < m->n; i++)
+		m->p[i].n = 0;
+	for (uint32_t i = 0; i < m->n && !took; i++) { /* (one: a cut may be due after it) */
+		struct pt_read_part *p = &m->p[i];
+		struct pt_ractive *a = p->a;
+		uint32_t len = a->commit - a->off, nev;
+		int64_t first, last;
+
+		if (a->no_chunk || p->open || !a->has_next || p->w->level >= PT_LEVELS ||
+		    len < PT_FLUSH_CHUNK_MIN || len > max || len % 8u)
+			continue;
+		nev = atomic_load_explicit(&t->view.chunks[a->idx].nevents, memory_order_relaxed);
+		if (nev <= a->count || nev - a->count > len / PT_REC_SHORT)
+			continue;
+		/* a loss its reader tells first (its writer's next, the stream's
+		 * next: the usual way marks it before what follows): all of it
+		 * before that, or not at all (the walk makes sure) */
+		const struct pt_reader *rd = &t->rd;
+		uint64_t below = p->w->lost.n ? p->w->lost.e[0].ts : UINT64_MAX;
+		if (rd->loss.n) /* (of unknown time: told at once) */
+			below = rd->loss.e[0].ts == UINT64_MAX || rd->loss.e[0].ts < below
+			      ? (rd->loss.e[0].ts == UINT64_MAX ? 0 : rd->loss.e[0].ts) : below;
+		/* its ticks: from its next record's to its writer's next chunk's
+		 * first (program order), or now, and before the loss; in one
+		 * segment of the clock */
+		uint64_t hi = a->next >= 0 ? rd->ck[a->next].base_ts : pt_now();
+		/* ... all of them before every other writer's next record: the
+		 * CHUNK blocks of two threads busy at once would overlap in time
+		 * all along the log, which the reader's merge of overlapping
+		 * blocks holds in memory whole (in order only up to
+		 * PT_LOGR_MERGE_BYTES); the usual way merges those */
+		uint32_t j = 0;
+		while (j < m->n && (j == i || m->p[j].a->next_ts > hi))
+			j++;
+		if (j < m->n)
+			continue;
+		hi = below <= hi ? below - 1 : hi;
+		if (a->next_ts >= below || hi < a->next_ts)
+			continue;
+		if (!pt_clock_ns_cached(c, a->next_ts, &first) || !pt_clock_ns_cached(c, hi, &last)) {
+			(void)pt_clock_ns(c, hi);
+			(void)pt_clock_ns(c, a->next_ts);
+			if (!pt_clock_ns_cached(c, a->next_ts, &first) ||
+			    !pt_clock_ns_cached(c, hi, &last))
+				continue;
+		}
+		if (first < 0 || (uint64_t)(last - first) > UINT32_MAX)
+			continue;
+		struct pt_logw_chunk k = {
+			.pid = p->w->pid, .thread = p->w->thread,
+			.recs = (const char *)p->chunk + a->off, .len = len, .nev = nev - a->count,
+			.btick = a->base_ts, .addr = a->off ? a->addr : 0,
+			.seg = c->seg_tick, .mult = c->seg_mult, .nsoff = c->seg_ns + c->real_minus_mono,
+			.base = (uint64_t)first, .below = below,
+		};
+		struct still st = { t, a };
+		k.still = still_ours, k.still_ctx = &st;
+		/* the file written without t's lock (a slow disk holds up no
+		 * control call), as the usual way writes its blocks: the flusher
+		 * is the stream's only reader, so what it read stays as it is */
+		pt_unlock(&t->lock);
+		int ok = pt_logw_chunk(lw, &k);
+		pt_lock(&t->lock);
+		if (!ok && k.unnamed < PT_NIDS && name_it(t, lw, k.unnamed)) { /* (once) */
+			pt_unlock(&t->lock);
+			ok = pt_logw_chunk(lw, &k);
+			pt_lock(&t->lock);
+		}
+		if (!ok) {
+			a->no_chunk = 1; /* (not again: the usual way takes it) */
+			continue;
+		}
+		if (c->seg_tail && k.last_tick > c->frontier) /* (as pt_clock_ns_cached moves it) */
+			c->frontier = k.last_tick;
+		p->off = a->commit, p->n = k.nev, p->tick = k.last_tick ? k.last_tick : a->last_ts;
+		p->addr = k.last_addr;
+		took += k.nev;
+	}
+	if (took)
+		(void)pt_read_merge_end(t, m);
+	return took;
+}
+
 unsigned pt_flush_run(struct pt_stream *t, struct pt_logw *lw, const uint64_t *named, int *full,
                       int *caught)
 {
@@ -547,6 +683,11 @@ unsigned pt_flush_run(struct pt_stream *t, struct pt_logw *lw, const uint64_t *n
 	*full = 0, *caught = 0;
 	if (!pt_read_merge_begin(t, &r.m))
 		return 0;
+	unsigned took = take_chunks(t, lw, &r.m);
+	if (took) {
+		*full = 1; /* (the caller looks for a cut due before the next) */
+		return took;
+	}
 	r.t = t, r.lw = lw, r.named = named;
 	r.lim = t->view.max_data < lw->max_payload ? t->view.max_data : lw->max_payload;
 	r.opened = 0, r.used = 0, r.total = 0, r.lastp = 0, r.ns = 0, r.full = 0;

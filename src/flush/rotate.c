@@ -105,6 +105,11 @@ void pt_rotate_free(struct pt_rotate *r)
 	free(r);
 }
 
+uint64_t pt_rotate_size(const struct pt_rotate *r)
+{
+	return r->size;
+}
+
 /* A cut is due: the part holds `size` bytes or is `period` old, and holds
  * an event; not between an OVERFLOW and the event after its RESUME. */
 int pt_rotate_due(struct pt_rotate *r, const struct pt_logw *w)

@@ -32,6 +32,8 @@ struct pt_ractive {          /* a chunk being read */
 	int gap;            /* chunks of its writer are missing before it (its
 	                     * serial, layout.h): mark a loss before its first
 	                     * record */
+	int no_chunk;       /* (the flusher's, flushrun.c) its records cannot go
+	                     * into a CHUNK block as they are: the usual way */
 };
 
 struct pt_loss { uint64_t ts, g; }; /* g: its report, or PT_NO_REPORT */
