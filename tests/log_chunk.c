@@ -42,10 +42,11 @@ __attribute__((noinline)) static void put_a(const unsigned char *p, size_t n)
 	posix_trace_event(g_id, p, n);
 	__asm__ volatile("" ::: "memory"); /* (not a tail call: the caller is here) */
 }
-static volatile unsigned g_b_calls;
+static atomic_uint g_b_calls;
 __attribute__((noinline)) static void put_b(const unsigned char *p, size_t n)
 {
-	g_b_calls++; /* (not the same code as put_a: never folded into one) */
+	/* (not the same code as put_a: never folded into one) */
+	atomic_fetch_add_explicit(&g_b_calls, 1, memory_order_relaxed);
 	posix_trace_event(g_id, p, n);
 	__asm__ volatile("" ::: "memory");
 }
