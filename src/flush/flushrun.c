@@ -609,9 +609,12 @@ static unsigned take_chunks(struct pt_stream *t, struct pt_logw *lw, struct pt_r
 		 * before that, or not at all (the walk makes sure) */
 		const struct pt_reader *rd = &t->rd;
 		uint64_t below = p->w->lost.n ? p->w->lost.e[0].ts : UINT64_MAX;
-		if (rd->loss.n) /* (of unknown time: told at once) */
-			below = rd->loss.e[0].ts == UINT64_MAX || rd->loss.e[0].ts < below
-			      ? (rd->loss.e[0].ts == UINT64_MAX ? 0 : rd->loss.e[0].ts) : below;
+		if (rd->loss.n) {
+			uint64_t at = rd->loss.e[0].ts == UINT64_MAX ? 0 : rd->loss.e[0].ts;
+			below = at < below ? at : below; /* (of unknown time: told at once) */
+		}
+		if (a->next_ts >= below)
+			continue;
 		/* its ticks: from its next record's to its writer's next chunk's
 		 * first (program order), or now, and before the loss; in one
 		 * segment of the clock */
@@ -627,7 +630,7 @@ static unsigned take_chunks(struct pt_stream *t, struct pt_logw *lw, struct pt_r
 		if (j < m->n)
 			continue;
 		hi = below <= hi ? below - 1 : hi;
-		if (a->next_ts >= below || hi < a->next_ts)
+		if (hi < a->next_ts)
 			continue;
 		if (!pt_clock_ns_cached(c, a->next_ts, &first) || !pt_clock_ns_cached(c, hi, &last)) {
 			(void)pt_clock_ns(c, hi);
