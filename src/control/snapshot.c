@@ -863,7 +863,7 @@ static void burst(struct emit *e, struct sw *x, uint64_t lim)
 		if (((uint32_t)(w0 >> 32) & 0xffffu) != key || (len & 7u) || len > max_data ||
 		    PT_REC_SHORT + len > commit - off || used + PT_LOG_REC_SHORT + len > s->room)
 			break;
-		uint64_t tick = base + (uint32_t)((uint32_t)w0 - (uint32_t)base);
+		uint64_t tick = pt_rec_tick_short(base, w0);
 		if (tick < lo || tick >= hi)
 			break;
 		uint64_t t = (uint64_t)(nsoff + (int64_t)(uint64_t)(((unsigned __int128)(tick - lo) *

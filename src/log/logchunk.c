@@ -133,7 +133,7 @@ int pt_log_unchunk(unsigned char *p, uint32_t len, uint32_t nrec, int sw, uint32
 			uint32_t k = (uint32_t)(w0 >> 32);
 			int j = k == hk[0] ? 0 : hok[1] && k == hk[1] ? 1 : -1;
 			if (j >= 0 && hsize[j] <= len - in) {
-				tick = cv.btick + (uint32_t)((uint32_t)w0 - (uint32_t)cv.btick);
+				tick = pt_rec_tick_short(cv.btick, w0);
 				glo = tick < glo ? tick : glo, ghi = tick > ghi ? tick : ghi;
 				uint32_t n = PT_REC_LEN(w0);
 				uint64_t h = (uint64_t)(uint32_t)(chunk_ns_ok(&cv, tick) - cv.base) |
@@ -192,7 +192,7 @@ static int scan_rest(const unsigned char *recs, uint32_t len, uint32_t nrec,
 			uint32_t hk = (uint32_t)(w0 >> 32);
 			int j = ok[0] && hk == k[0] ? 0 : ok[1] && hk == k[1] ? 1 : -1;
 			if (j >= 0 && sz[j] <= len - in) {
-				tick = cv->btick + (uint32_t)((uint32_t)w0 - (uint32_t)cv->btick);
+				tick = pt_rec_tick_short(cv->btick, w0);
 				glo = tick < glo ? tick : glo, ghi = tick > ghi ? tick : ghi;
 				in += sz[j];
 				continue;
@@ -236,7 +236,7 @@ int pt_log_chunk_scan(const unsigned char *recs, uint32_t len, uint32_t nrec,
 		if (hok && len - in >= PT_REC_SHORT) { /* the run's short records, the quick way */
 			memcpy(&w0, recs + in, 8);
 			if ((uint32_t)(w0 >> 32) == hk && hsize <= len - in) {
-				tick = cv->btick + (uint32_t)((uint32_t)w0 - (uint32_t)cv->btick);
+				tick = pt_rec_tick_short(cv->btick, w0);
 				lo = tick < lo ? tick : lo, hi = tick > hi ? tick : hi, t1 = tick;
 				in += hsize;
 				count++;

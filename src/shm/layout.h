@@ -89,6 +89,12 @@ static inline uint64_t pt_rec_w1(uint64_t ts, uintptr_t addr)
 	return ((uint64_t)addr & PT_MASK48) | (ts >> 32 & 0xffffu) << 48;
 }
 
+/* A short record's full tick from its chunk's base tick and its w0 */
+static inline uint64_t pt_rec_tick_short(uint64_t base, uint64_t w0)
+{
+	return base + (uint32_t)((uint32_t)w0 - (uint32_t)base);
+}
+
 /* A record's full tick from its chunk's base tick and its words (w1 is
  * looked at only for a wide record). */
 static inline uint64_t pt_rec_tick(uint64_t base, uint64_t w0, uint64_t w1)
@@ -97,7 +103,7 @@ static inline uint64_t pt_rec_tick(uint64_t base, uint64_t w0, uint64_t w1)
 		uint64_t t48 = (w0 & 0xffffffffull) | (w1 >> 48) << 32;
 		return base + ((t48 - base) & PT_MASK48);
 	}
-	return base + (uint32_t)((uint32_t)w0 - (uint32_t)base);
+	return pt_rec_tick_short(base, w0);
 }
 
 /* Records are read while a LOOP writer may be overwriting them (the reader
