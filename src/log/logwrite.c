@@ -48,6 +48,24 @@ static int live_push(struct pt_logw *w, const struct pt_logw_live *b)
 	return 0;
 }
 
+/* A block's header at h but its CRCs: what every block of w says (magic,
+ * nonce, its sequence number) and what this one does. */
+static void blk_head(const struct pt_logw *w, unsigned char *h, unsigned type, uint32_t nw,
+                     uint32_t len, uint32_t nrec, uint64_t oldest, uint64_t base)
+{
+	int sw = w->swap;
+
+	memcpy(h + PT_LOG_B_MAGIC, PT_LOG_BLK_MAGIC, 4);
+	pt_log_put16(h + PT_LOG_B_TYPE, (uint16_t)type, sw);
+	pt_log_put16(h + PT_LOG_B_NW, (uint16_t)nw, sw);
+	pt_log_put32(h + PT_LOG_B_LEN, len, sw);
+	pt_log_put32(h + PT_LOG_B_NREC, nrec, sw);
+	pt_log_put64(h + PT_LOG_B_NONCE, w->nonce, sw);
+	pt_log_put64(h + PT_LOG_B_SEQ, w->seq, sw);
+	pt_log_put64(h + PT_LOG_B_OLDEST, oldest, sw);
+	pt_log_put64(h + PT_LOG_B_BASE, base, sw);
+}
+
 /* Writes one block: the header and writer table in w->hdr, then `body`
  * (the records, or the END body).  On failure the block is lost (its
  * events dropped) and the next block goes to the same place. */
@@ -67,15 +85,7 @@ static int put_block(struct pt_logw *w, unsigned type, const unsigned char *body
 			live_pop(w);
 		oldest = (f = live_front(w)) ? f->seq : w->seq;
 	}
-	memcpy(h + PT_LOG_B_MAGIC, PT_LOG_BLK_MAGIC, 4);
-	pt_log_put16(h + PT_LOG_B_TYPE, (uint16_t)type, sw);
-	pt_log_put16(h + PT_LOG_B_NW, (uint16_t)w->nw, sw);
-	pt_log_put32(h + PT_LOG_B_LEN, len, sw);
-	pt_log_put32(h + PT_LOG_B_NREC, nrec, sw);
-	pt_log_put64(h + PT_LOG_B_NONCE, w->nonce, sw);
-	pt_log_put64(h + PT_LOG_B_SEQ, w->seq, sw);
-	pt_log_put64(h + PT_LOG_B_OLDEST, oldest, sw);
-	pt_log_put64(h + PT_LOG_B_BASE, w->nev ? w->base_ts : 0, sw);
+	blk_head(w, h, type, w->nw, len, nrec, oldest, w->nev ? w->base_ts : 0);
 	for (uint32_t i = 0; i < w->nw; i++) {
 		unsigned char *e = h + PT_LOG_BLK + i * PT_LOG_WENT;
 		pt_log_put32(e + PT_LOG_W_PID, (uint32_t)w->wt[i].pid, sw);
@@ -566,9 +576,10 @@ uint32_t pt_logw_chunk_max(const struct pt_logw *w)
 
 	if (!w->chunk_cap || !w->rec || w->finished || w->err || w->full || w->bg)
 		return 0;
-	if (w->chunk_until) /* (a cut is made at a block boundary: none crosses it) */
-		room = w->written < w->chunk_until && w->chunk_until - w->written < room
-		     ? w->chunk_until - w->written : w->written >= w->chunk_until ? 0 : room;
+	if (w->chunk_until) { /* (a cut is made at a block boundary: none crosses it) */
+		uint64_t left = w->written < w->chunk_until ? w->chunk_until - w->written : 0;
+		room = left < room ? left : room;
+	}
 	return room > PT_LOG_C_RECS ? (uint32_t)(room - PT_LOG_C_RECS) & ~7u : 0;
 }
 
@@ -654,15 +665,7 @@ int pt_logw_chunk(struct pt_logw *w, struct pt_logw_chunk *c)
 		return 0;
 	}
 	memset(h, 0, sizeof h);
-	memcpy(h + PT_LOG_B_MAGIC, PT_LOG_BLK_MAGIC, 4);
-	pt_log_put16(h + PT_LOG_B_TYPE, PT_LOG_BT_CHUNK, 0);
-	pt_log_put16(h + PT_LOG_B_NW, 1, 0);
-	pt_log_put32(h + PT_LOG_B_LEN, len, 0);
-	pt_log_put32(h + PT_LOG_B_NREC, c->nev, 0);
-	pt_log_put64(h + PT_LOG_B_NONCE, w->nonce, 0);
-	pt_log_put64(h + PT_LOG_B_SEQ, w->seq, 0);
-	pt_log_put64(h + PT_LOG_B_OLDEST, 1, 0);
-	pt_log_put64(h + PT_LOG_B_BASE, c->base, 0);
+	blk_head(w, h, PT_LOG_BT_CHUNK, 1, len, c->nev, 1, c->base); /* (w->swap is 0) */
 	pt_log_put32(h + PT_LOG_BLK + PT_LOG_W_PID, (uint32_t)c->pid, 0);
 	pt_log_put64(h + PT_LOG_BLK + PT_LOG_W_THREAD, c->thread, 0);
 	pt_log_put64(h + PT_LOG_C_AT + PT_LOG_C_BTICK, c->btick, 0);
