@@ -148,7 +148,7 @@ static void recorded(void)
 	                    "'%/examples/app'"), 60);
 	CHECK_EQ(q_int(app, "SELECT count(*) FROM thread WHERE name LIKE 'worker-%'"), 3);
 	CHECK_EQ(cli_run(CLI("--version"), &v, NULL), 0);
-	if (cli_contains(v, "libdw")) {
+	if (cli_contains(v, "elfutils libdw")) {
 		CHECK_EQ(q_int(app, "SELECT count(*) FROM event WHERE name = 'reply' AND "
 		                    "function = 'worker' AND file LIKE '%examples/app.c' AND line > 0"),
 		         60);

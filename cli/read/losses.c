@@ -65,6 +65,17 @@ int tlog_lost_any(const struct tlog *l)
 	       l->st.posix_log_full_status == POSIX_TRACE_FULL;
 }
 
+/* The stream itself lost events: its final count says so, or (a log
+ * never finished, whose count is not known) a gap does.  A LOOP log that
+ * wrapped tells what it overwrote with a pair of its own before its
+ * oldest event: that gap alone is the log's, not the stream's. */
+static int stream_lost(const struct tlog *l)
+{
+	if (l->lost_stream)
+		return 1;
+	return !l->lost_final && l->overflows > (l->log_overwritten ? 1u : 0u);
+}
+
 static const char *s_(uint64_t n)
 {
 	return n == 1 ? "" : "s";
@@ -101,7 +112,9 @@ void tlog_loss_text(const struct tlog *l, char *out, size_t cap)
 		return;
 	}
 	out[0] = 0;
-	if (g && (l->ngaps || l->lost_final))
+	if (!stream_lost(l))
+		;
+	else if (g && (l->ngaps || l->lost_final))
 		clause(out, cap, &o, "%s%llu event%s lost in %llu gap%s in the stream",
 		       l->lost_final ? "" : "at least ", n, s_(n), g, s_(g));
 	else if (g)
@@ -145,7 +158,7 @@ int tlog_lost_unasked(const struct tlog *l)
 	posix_trace_attr_getlogfullpolicy(&l->attr, &lp);
 	/* a FLUSH stream loses only when it fills faster than it is written;
 	 * a log's writes fail only on a full disk or an I/O error */
-	return (sp == POSIX_TRACE_FLUSH && (l->overflows || l->lost_stream)) ||
+	return (sp == POSIX_TRACE_FLUSH && stream_lost(l)) ||
 	       l->st.posix_stream_flush_error != 0 ||
 	       (l->log_dropped && lp != POSIX_TRACE_UNTIL_FULL) || l->errors;
 }
@@ -157,7 +170,7 @@ const char *tlog_loss_hint(const struct tlog *l)
 {
 	int sp = POSIX_TRACE_FLUSH;
 
-	if (!l->overflows && !l->lost_stream)
+	if (!stream_lost(l))
 		return "";
 	posix_trace_attr_getstreamfullpolicy(&l->attr, &sp);
 	if (sp == POSIX_TRACE_LOOP)
