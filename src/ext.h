@@ -199,6 +199,26 @@ int pt_ext_seek_end(trace_id_t trid, uint64_t ts_ns);
  * log (or b NULL).  The batch and its constants: log/batch.h. */
 int pt_ext_next_batch(trace_id_t trid, struct pt_ext_batch *b);
 
+/* A log open with posix_trace_open(): its next events with their
+ * payloads, many a call, for a reader that reads every event: exactly
+ * what as many calls of posix_trace_getnext_event() with a buffer of
+ * TRACE_DATA_MAX + 1 bytes would return (the same order, events,
+ * payloads, truncation statuses), one lock for all (a lock an event is
+ * a fifth of what reading a log costs).  Event i is ev[i], its payload
+ * len[i] bytes at data + off[i] (16-byte aligned).  A call ends after a
+ * POSIX_TRACE_RESUME, so that pt_ext_losses() then tells its count, as
+ * after getnext; the two may be mixed.  n == 0: no more (the end, or
+ * where pt_ext_seek_end() stops).  0; EINVAL: not a log (or m NULL). */
+#define PT_EXT_MANY 128u
+#define PT_EXT_MANY_SOFT (64u * 1024u)  /* payload bytes after which a call ends */
+struct pt_ext_many {
+	size_t n;
+	struct posix_trace_event_info ev[PT_EXT_MANY];
+	uint32_t off[PT_EXT_MANY], len[PT_EXT_MANY];
+	_Alignas(16) unsigned char data[PT_EXT_MANY_SOFT + TRACE_DATA_MAX + 1u];
+};
+int pt_ext_next_many(trace_id_t trid, struct pt_ext_many *m);
+
 /* The summary a log carries (format 5 and later, APPEND and UNTIL_FULL
  * logs): what
  * its writer counted of the events it wrote, read from the end of the

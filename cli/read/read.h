@@ -188,7 +188,8 @@ struct tlog {
 	int summary;                   /* they come from the log's summary, not from reading it */
 	trace_id_t trid_;
 	int fd_, open_;
-	unsigned char *buf_;
+	struct pt_ext_many *many_;     /* events read ahead, many a lock (pt_ext_next_many) */
+	size_t many_at_;               /* the next of them */
 	uint64_t pass_n_;              /* events read in this pass */
 	uint64_t pass_at_;             /* this pass's loss count at the last RESUME */
 	void *hash_;                   /* (pid, tid) -> thread index */

@@ -937,8 +937,9 @@ int tlog_open(struct tlog *l, const char *path, const struct tlog_front *f)
 		return open_failed(l, "reading the thread identities and payload descriptions",
 		                   ENOMEM);
 	tlog_sort_procs(l);
-	if (!(l->buf_ = malloc(TRACE_DATA_MAX + 1)))
+	if (!(l->many_ = malloc(sizeof *l->many_)))
 		return open_failed(l, "reading events", ENOMEM);
+	l->many_->n = l->many_at_ = 0;
 	return 0;
 }
 
@@ -955,35 +956,47 @@ static void tlog_end(struct tlog *l)
 	l->totals = 1;
 }
 
+/* Events read ahead and not given yet: a pass with them cannot be bounded
+ * again, nor go on in batches (the library's reader is past them). */
+static int ahead(const struct tlog *l)
+{
+	return l->many_ && l->many_at_ < l->many_->n;
+}
+
 int tlog_one_next(struct tlog *l, struct tev *e)
 {
-	struct posix_trace_event_info ev;
-	size_t len = 0;
-	int none = 0, rc;
+	struct pt_ext_many *m = l->many_;
+	int rc;
 
-	if (!l->open_)
+	if (!l->open_ || !m)
 		return 0;
-	rc = posix_trace_getnext_event(l->trid_, &ev, l->buf_, TRACE_DATA_MAX + 1, &len, &none);
-	if (rc) {
-		fail(l->path, "reading events", rc);
-		return -1;
+	if (l->many_at_ >= m->n) {
+		l->many_at_ = 0;
+		if ((rc = pt_ext_next_many(l->trid_, m)) != 0) {
+			fail(l->path, "reading events", rc);
+			return -1;
+		}
 	}
-	if (none) {
+	if (!m->n) {
 		if (!l->totals)
 			tlog_end(l);
 		return 0;
 	}
+	size_t i = l->many_at_++;
+	struct posix_trace_event_info ev = m->ev[i];
+	unsigned char *data = m->data + m->off[i];
+	size_t len = m->len[i];
 	if (l->recorder && ev.posix_pid == l->recorder) { /* the trace's own (tlog_front) */
 		ev.posix_pid = 0;
 		ev.posix_thread_id = 0;
 		ev.posix_prog_address = NULL; /* in the recorder's code, not shown */
 	}
-	if (tlog_add(l, l->trid_, &ev, l->buf_, len, e)) {
+	if (tlog_add(l, l->trid_, &ev, data, len, e)) {
 		fail(l->path, "reading events", ENOMEM);
 		return -1;
 	}
 	if (!l->totals)
-		l->damaged += is_damage(&ev, l->buf_, len);
+		l->damaged += is_damage(&ev, data, len);
 	return 1;
 }
 
@@ -993,7 +1006,11 @@ int tlog_one_next_batch(struct tlog *l, struct pt_ext_batch *b, uint32_t *thread
 
 	if (!l->open_)
 		return 0;
-	if ((rc = pt_ext_next_batch(l->trid_, b)) != 0) {
+	if (ahead(l)) /* (tlog_next_batch after tlog_next in one pass) */
+		rc = EINVAL;
+	else
+		rc = pt_ext_next_batch(l->trid_, b);
+	if (rc != 0) {
 		fail(l->path, "reading events", rc);
 		return -1;
 	}
@@ -1065,6 +1082,8 @@ int tlog_one_rewind(struct tlog *l)
 
 	if (rc)
 		return fail(l->path, "going back to the start", rc);
+	if (l->many_)
+		l->many_at_ = l->many_->n = 0;
 	l->pass_n_ = 0; /* the next pass counts places again, nothing else */
 	l->pass_at_ = 0;
 	return 0;
@@ -1077,6 +1096,8 @@ int tlog_one_seek(struct tlog *l, uint64_t ts)
 
 	if (rc)
 		return fail(l->path, "seeking in the log", rc);
+	if (l->many_)
+		l->many_at_ = l->many_->n = 0;
 	l->pass_at_ = before;
 	l->pass_n_ = 0;
 	return 0;
@@ -1084,7 +1105,9 @@ int tlog_one_seek(struct tlog *l, uint64_t ts)
 
 int tlog_one_until(struct tlog *l, uint64_t ts)
 {
-	int rc = pt_ext_seek_end(l->trid_, ts);
+	/* (to the end, a pass begun may go on: what was read ahead comes
+	 * first, as it would have; a bound set within it would not hold) */
+	int rc = ahead(l) && ts != UINT64_MAX ? EINVAL : pt_ext_seek_end(l->trid_, ts);
 
 	return rc ? fail(l->path, "seeking in the log", rc) : 0;
 }
@@ -1110,7 +1133,7 @@ void tlog_one_free(struct tlog *l)
 		close(l->fd_);
 	for (unsigned i = 0; i < PT_NIDS; i++)
 		free(l->names[i]);
-	free(l->buf_);
+	free(l->many_);
 	free(l->th);
 	free(l->pr);
 	free(l->hash_);

@@ -268,6 +268,41 @@ int pt_ext_next_batch(trace_id_t trid, struct pt_ext_batch *b)
 	return rc;
 }
 
+int pt_ext_next_many(trace_id_t trid, struct pt_ext_many *m)
+{
+	struct pt_trid *t;
+	size_t used = 0;
+	int rc;
+
+	if (!m)
+		return EINVAL;
+	m->n = 0;
+	if ((rc = pt_trid_lock_any(trid, &t)) != 0)
+		return rc;
+	if (t->s.kind != PT_KIND_LOG) {
+		pt_trid_unlock(t);
+		return EINVAL;
+	}
+	/* each event with the room getnext's caller gave it (the most a
+	 * payload can be), from where the one before ended */
+	while (m->n < PT_EXT_MANY && used <= PT_EXT_MANY_SOFT) {
+		struct posix_trace_event_info *ev = &m->ev[m->n];
+		size_t len = 0;
+		int none = 0;
+		if ((rc = pt_logr_next(t->lr, ev, m->data + used, TRACE_DATA_MAX + 1u, &len, &none)) ||
+		    none)
+			break;
+		m->off[m->n] = (uint32_t)used;
+		m->len[m->n] = (uint32_t)len;
+		m->n++;
+		used += (len + 15u) & ~(size_t)15u;
+		if (ev->posix_event_id == POSIX_TRACE_RESUME)
+			break;
+	}
+	pt_trid_unlock(t);
+	return m->n ? 0 : rc; /* (pt_logr_next fails only on its arguments) */
+}
+
 int pt_ext_seek_end(trace_id_t trid, uint64_t ts_ns)
 {
 	struct pt_trid *t;
