@@ -552,6 +552,9 @@ struct stats {
 	size_t known;                 /* the threads the log's header knew */
 	uint64_t t0, t1, rel0;        /* the trace's span; time 0 of the slowest spans */
 	int name_w, cols, utf8, width; /* the text's layout */
+	/* the chart's column of the last event, and the offsets from t0 it
+	 * covers, [col_lo, col_hi) (stats.c, chart_col) */
+	uint64_t col, col_lo, col_hi;
 };
 void stats_print(const struct stats *s);
 void stats_json(const struct stats *s);
