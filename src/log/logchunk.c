@@ -105,12 +105,17 @@ static uint64_t chunk_ns_ok(const struct pt_log_chunk_conv *cv, uint64_t tick)
 	       (uint64_t)((unsigned __int128)(tick - cv->seg) * cv->mult >> 32);
 }
 
-int pt_log_unchunk(unsigned char *p, uint32_t len, uint32_t nrec, int sw, uint32_t *olen)
+/* (want: *u is filled; a constant, so that the writer's copy, which needs
+ * no *u, does no more than before) */
+static inline __attribute__((always_inline)) int
+unchunk(unsigned char *p, uint32_t len, uint32_t nrec, int sw, uint32_t *olen,
+        struct pt_log_unchunked *u, const int want)
 {
 	struct pt_log_chunk_conv cv;
 	uint32_t in = PT_LOG_C_RECS, out = PT_LOG_C_AT;
 	struct pt_log_prev prev = { 0, 0, 0 };
-	uint64_t glo = UINT64_MAX, ghi = 0, ns;
+	uint64_t glo = UINT64_MAX, ghi = 0, ns, first = 0, last = 0;
+	int back = 0; /* a time before the one before it */
 	/* two shapes of short record seen last (w0 >> 32, checked: types taking
 	 * turns), their size and their log header's info */
 	uint32_t hk[2] = { 0, 0 }, hsize[2] = { 0, 0 };
@@ -136,7 +141,12 @@ int pt_log_unchunk(unsigned char *p, uint32_t len, uint32_t nrec, int sw, uint32
 				tick = pt_rec_tick_short(cv.btick, w0);
 				glo = tick < glo ? tick : glo, ghi = tick > ghi ? tick : ghi;
 				uint32_t n = PT_REC_LEN(w0);
-				uint64_t h = (uint64_t)(uint32_t)(chunk_ns_ok(&cv, tick) - cv.base) |
+				ns = chunk_ns_ok(&cv, tick);
+				if (want) {
+					back |= ns < last;
+					last = ns;
+				}
+				uint64_t h = (uint64_t)(uint32_t)(ns - cv.base) |
 				             (uint64_t)n << (8 * PT_LOG_R_LEN) | hinfo[j];
 				memcpy(p + out, &h, 8);
 				copy_back(p + out + PT_LOG_REC_SHORT, p + in + PT_REC_SHORT, n);
@@ -150,8 +160,15 @@ int pt_log_unchunk(unsigned char *p, uint32_t len, uint32_t nrec, int sw, uint32
 		glo = tick < glo ? tick : glo, ghi = tick > ghi ? tick : ghi;
 		uint32_t n = PT_REC_LEN(w0);
 		unsigned info = PT_REC_ID(w0) | (PT_REC_FLAGS(w0) & PT_RF_TRUNC ? PT_LOG_RF_TRUNC : 0);
-		uint32_t hl = pt_log_put_rec(p + out, (uint32_t)(chunk_ns_ok(&cv, tick) - cv.base), n,
-		                             info, addr, sw, &prev);
+		ns = chunk_ns_ok(&cv, tick);
+		if (want) {
+			if (!i) /* (the first always comes this way: no shape seen yet) */
+				first = last = ns;
+			back |= ns < last;
+			last = ns;
+		}
+		uint32_t hl = pt_log_put_rec(p + out, (uint32_t)(ns - cv.base), n, info, addr, sw,
+		                             &prev);
 		copy_back(p + out + hl, p + in + PT_REC_SHORT, n);
 		out += hl + n;
 		in += size;
@@ -163,10 +180,22 @@ int pt_log_unchunk(unsigned char *p, uint32_t len, uint32_t nrec, int sw, uint32
 			hinfo[0] = (uint64_t)(info | PT_LOG_RF_SHORT) << (8 * PT_LOG_R_INFO);
 		}
 	}
-	if (in != len || chunk_ns(&cv, glo, &ns) || chunk_ns(&cv, ghi, &ns))
+	uint64_t lo, hi;
+	if (in != len || chunk_ns(&cv, glo, &lo) || chunk_ns(&cv, ghi, &hi))
 		return EBADMSG;
+	if (want) { /* (ticks to times never step back: the least and most
+	             * tick's times are the least and most time) */
+		u->min = lo, u->max = hi;
+		u->first = first, u->last = last, u->sorted = !back;
+	}
 	*olen = out;
 	return 0;
+}
+
+int pt_log_unchunk(unsigned char *p, uint32_t len, uint32_t nrec, int sw, uint32_t *olen,
+                   struct pt_log_unchunked *u)
+{
+	return u ? unchunk(p, len, nrec, sw, olen, u, 1) : unchunk(p, len, nrec, sw, olen, NULL, 0);
 }
 
 /* What pt_log_chunk_scan() knows at a record: where it is, the caller

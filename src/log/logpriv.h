@@ -93,6 +93,11 @@ struct pt_log_bhdr {
 	uint32_t len, nrec, bcrc;
 	uint64_t seq, oldest, base;
 	int crc_ok; /* (a CHUNK block made an events block) its CRC checked already */
+	/* (the same) its records checked as they were made: what
+	 * pt_logr_check() would find in them (pt_log_unchunk's *u) */
+	int made;
+	uint64_t made_first, made_last, made_min, made_max;
+	int made_sorted;
 };
 /* (v9) What a CHUNK block says to convert its records (its header's
  * fields: docs/log-format.md, "CHUNK block"), decoded from block p. */
@@ -104,8 +109,14 @@ void pt_log_chunk_conv_get(const unsigned char *p, int swap, struct pt_log_chunk
  * EBADMSG: records that do not parse to len exactly, or that a CHUNK
  * block does not hold (a system event but a no-loss wait, an id or flag
  * the log has not, a tick before the clock segment, a time before the
- * base or 2^32 ns after it).  Readers, as they load it (logcheck.c). */
-int pt_log_unchunk(unsigned char *p, uint32_t len, uint32_t nrec, int swap, uint32_t *olen);
+ * base or 2^32 ns after it).  Readers, as they load it (logcheck.c);
+ * *u (unless NULL) then says what pt_logr_check() would of the events
+ * block made (its first and last time, least and most, whether time
+ * never steps back), which only events, with one writer, parsed as they
+ * were made. */
+struct pt_log_unchunked { uint64_t first, last, min, max; int sorted; };
+int pt_log_unchunk(unsigned char *p, uint32_t len, uint32_t nrec, int swap, uint32_t *olen,
+                   struct pt_log_unchunked *u);
 /* (v9) The records of a CHUNK block (len bytes at recs, nrec of them, in
  * this machine's order, converted by cv) walked as they are, with the same
  * checks: 0, EBADMSG as above, or ENOENT: a record's type has a bit in

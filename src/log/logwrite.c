@@ -616,7 +616,7 @@ static void sum_converted(struct pt_logw *w, const unsigned char *h, const void 
 	}
 	memcpy(w->chunk_buf, h, PT_LOG_C_RECS);
 	memcpy(w->chunk_buf + PT_LOG_C_RECS, recs, len - PT_LOG_C_RECS);
-	if (pt_log_unchunk(w->chunk_buf, len, nev, 0, &olen)) { /* (changed since: its writer's) */
+	if (pt_log_unchunk(w->chunk_buf, len, nev, 0, &olen, NULL)) { /* (changed since: its writer's) */
 		w->sum->failed = 1;
 		return;
 	}
