@@ -10,11 +10,14 @@
  *  2. (root, SKIP otherwise) Streams: user A, through the library, gets
  *     exactly 64 of 72 streams (9 processes x 8), then also binds the 128
  *     names of the earlier fixed scheme and 200 more directly.  Meanwhile
- *     root and user B each create a stream.
+ *     root and user B each create a stream.  (The users' ids are this
+ *     run's own, and the part holds a lock file: runs side by side, as
+ *     two suites at once, take their turns.)
  *  3. COLUMNS=2147483647 and COLUMNS=100000 `posixtrace stats`: lines of
  *     at most 1000 columns (the command runs with a 10 MB file-size limit,
  *     so a regression cannot fill the disk).
  */
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -239,14 +242,18 @@ int main(int argc, char **argv)
 	sec_setup();
 	const char *self = sec_copy("/proc/self/exe", "sec_limits", 0755);
 
-	/* 2. the stream hog */
+	/* 2. the stream hog: alone on the machine (the streams a user may
+	 * have are a share of what all may have: two hogs at once, from two
+	 * runs of the suites side by side, leave root none) */
+	int lk = open("/tmp/posixtrace-sec_limits.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	REQUIRE(lk >= 0 && flock(lk, LOCK_EX) == 0);
 	int rep[2], hold[2];
 	REQUIRE(pipe2(rep, O_CLOEXEC) == 0 && pipe2(hold, O_CLOEXEC) == 0);
 	fflush(NULL);
 	pid_t hog = fork();
 	REQUIRE(hog >= 0);
 	if (hog == 0) {
-		if (dup2(rep[1], 3) != 3 || dup2(hold[0], 4) != 4 || sec_become(SEC_UID(5)) != 0)
+		if (dup2(rep[1], 3) != 3 || dup2(hold[0], 4) != 4 || sec_become(SEC_UID_OWN(5)) != 0)
 			_exit(120);
 		execl(self, self, HOG_MARK, (char *)NULL);
 		_exit(121);
@@ -264,7 +271,7 @@ int main(int argc, char **argv)
 	trace_id_t trid;
 	CHECK_RC(posix_trace_create(0, NULL, &trid), 0);
 	char *out = NULL;
-	CHECK_EQ(sec_run_as(SEC_UID(6), (char *const[]){ (char *)self, ONE_MARK, NULL }, NULL, &out,
+	CHECK_EQ(sec_run_as(SEC_UID_OWN(6), (char *const[]){ (char *)self, ONE_MARK, NULL }, NULL, &out,
 	                    NULL),
 	         0);
 	CHECK(sec_count(out, "create 0\n") == 1);
@@ -274,6 +281,7 @@ int main(int argc, char **argv)
 	int st;
 	REQUIRE(waitpid(hog, &st, 0) == hog);
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	close(lk); /* (the hog's streams are gone with it) */
 
 	/* 3. COLUMNS */
 	if (access(PT_BUILD_DIR "/posixtrace", X_OK) || access(PT_BUILD_DIR "/examples/app", X_OK)) {
