@@ -208,7 +208,7 @@ static inline int cli_has_view(void)
 static inline void cli_need_view(void)
 {
 	if (!cli_has_view())
-		T_SKIP("posixtrace was built without libmicrohttpd");
+		T_SKIP("posixtrace was built without libmicrohttpd (Debian: libmicrohttpd-dev)");
 }
 
 /* 1 when this posixtrace names functions and source lines ("worker+0x1c
