@@ -13,8 +13,10 @@
  * after another, each recording EVENTS "child" events of 200 bytes from
  * child_events() and ending; parts of 200K (about 1 100 events each).
  * Checked, for every part: `show` prints each of its child events with
- * the program's name and at child_events, never at a raw address; the
- * events of all parts add up to CHILDREN * EVENTS.
+ * the program's name and at child_events, never at a raw address (built
+ * without libdw, the command names code by file and offset only: then at
+ * the program's file, "cli_rotate_procs+0x..."); the events of all parts
+ * add up to CHILDREN * EVENTS.
  */
 #include <sys/wait.h>
 #include <trace.h>
@@ -73,6 +75,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "record said:\n%s\n", err ? err : "");
 	free(err);
 	const char *base = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
+	/* where its events are: child_events, or (file+offset only) the program */
+	char at[256];
+	if (cli_has_libdw())
+		snprintf(at, sizeof at, "@ child_events");
+	else
+		snprintf(at, sizeof at, "@ %s+0x", base);
 	int parts = cli_count_logs(dir);
 	CHECK(parts >= 3);
 	long total = 0;
@@ -87,11 +95,11 @@ int main(int argc, char **argv)
 				continue;
 			events++;
 			named += strstr(line, base) != NULL;
-			placed += strstr(line, "@ child_events") != NULL;
+			placed += strstr(line, at) != NULL;
 		}
 		if (named != events || placed != events)
 			fprintf(stderr, "%s: %ld child events, %ld with the program's name, %ld at "
-			        "child_events\n", path, events, named, placed);
+			        "'%s'\n", path, events, named, placed, at);
 		CHECK_EQ(named, events);
 		CHECK_EQ(placed, events);
 		total += events;

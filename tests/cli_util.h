@@ -174,7 +174,6 @@ static inline int cli_contains(const char *s, const char *what)
 	return s && strstr(s, what) != NULL;
 }
 
-/* 0 when this posixtrace was built without libmicrohttpd (no `view`). */
 /* How many times what occurs in s, not overlapping. */
 static inline int cli_count_str(const char *s, const char *what)
 {
@@ -195,6 +194,7 @@ static inline int cli_count_str(const char *s, const char *what)
 	return n;
 }
 
+/* 0 when this posixtrace was built without libmicrohttpd (no `view`). */
 static inline int cli_has_view(void)
 {
 	char *e = NULL;
@@ -208,7 +208,23 @@ static inline int cli_has_view(void)
 static inline void cli_need_view(void)
 {
 	if (!cli_has_view())
-		T_SKIP("posixtrace was built without libmicrohttpd");
+		T_SKIP("posixtrace was built without libmicrohttpd (Debian: libmicrohttpd-dev)");
+}
+
+/* 1 when this posixtrace names functions and source lines ("worker+0x1c
+ * (app.c:42)"; built with elfutils' libdw, as `--version` says), 0 when
+ * it names code by file and offset only ("app+0x11f4": LIBDW=0, or
+ * pkg-config found no libdw; Debian: libdw-dev). */
+static inline int cli_has_libdw(void)
+{
+	static int known = -1;
+	if (known < 0) {
+		char *v = NULL;
+		REQUIRE(cli_run(CLI("--version"), &v, NULL) == 0);
+		known = cli_contains(v, "elfutils libdw");
+		free(v);
+	}
+	return known;
 }
 
 /* Skips the test when this posixtrace was built without SQLite. */

@@ -6,7 +6,8 @@
  * of the whole trace gives exactly those events, all on worker-1's lane;
  * `view --where 'status==404'` counts the app's 404 replies; an unknown
  * field is refused before the server starts.  (The server listens on a
- * free loopback port, stopped by the test.)
+ * free loopback port, stopped by the test.)  Skipped when posixtrace was
+ * built without libmicrohttpd (no server).
  */
 #include <stdint.h>
 #include <string.h>
@@ -44,6 +45,7 @@ int main(void)
 
 	T_BEGIN(120);
 	cli_setup();
+	cli_need_view();
 	const char *log = cli_path("app.ptlog");
 	REQUIRE(cli_record_app(log, "0") == 0);
 	int n = cli_read_log(log, &ev);

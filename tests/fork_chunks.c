@@ -20,6 +20,8 @@
  * kept and every later one's lost), the events said lost exactly those of
  * the ones before.  In both: each child's events in order, from the pid
  * it wrote, no other event of that type, each shown with its call site
+ * (its file:line; built without libdw, the command names code by file
+ * and offset only: "fork_chunks+0x...", never a raw address)
  * (the map of loaded code did not fill with the children's maps: each
  * child writes one entry, its parent's map, not the whole map again); and the
  * memory the stream's file holds stays what it was after the first 20
@@ -214,9 +216,11 @@ static void one(const char *policy)
 	free(logq);
 	int lines = 0, named = 0;
 	char line[512];
+	/* (file+offset only: the program's file, not a raw address) */
+	const char *site = cli_has_libdw() ? "(fork_chunks.c:" : "@ fork_chunks+0x";
 	for (const char *p = sout ? sout : ""; cli_next_line(&p, line, sizeof line) == 0;) {
 		lines += strstr(line, "fork-ev") != NULL;
-		named += strstr(line, "fork-ev") && strstr(line, "(fork_chunks.c:");
+		named += strstr(line, "fork-ev") && strstr(line, site);
 	}
 	CHECK_EQ(lines, loop ? (CHILDREN - first_kept + (closer < first_kept)) * EVENTS
 	                     : CHILDREN * EVENTS);

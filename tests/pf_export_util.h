@@ -189,8 +189,11 @@ struct x {                    /* what the export says */
 
 /* The lines the program printed, and whether the symbolizer gives lines
  * (a user event's source location is then the program's function, file
- * and line; else none has a file): checked while lines_known (run_whole). */
+ * and line; else none has a file): checked while lines_known (run_whole).
+ * want_obj: without libdw (file+offset only), where each user event's
+ * location starts, the program's file ("cli_perfetto+0x"). */
 static int want_line[3], want_dwarf, lines_known;
+static char want_obj[128];
 
 static inline struct xseq *xseq(struct x *x, uint32_t id)
 {
@@ -339,7 +342,8 @@ static inline void packet_end(struct x *x, struct pkt *p)
 		if (!sym)
 			t->sym_bad++;
 		else
-			t->sym_named += strstr(sym, user < 2 ? "thread_main+0x" : "process_main+0x") == sym;
+			t->sym_named += strstr(sym, !want_dwarf ? want_obj
+			                            : user < 2 ? "thread_main+0x" : "process_main+0x") == sym;
 		char want[64];
 		snprintf(want, sizeof want, " @ pf_export_util.h:%d", want_line[user]);
 		const char *at = sym ? strstr(sym, " @ ") : NULL;

@@ -36,7 +36,9 @@
  * a flight recorder written only at the end
  * (`--policy loop --size 16M`): the map's area (a ring of 2048 entries,
  * three a child) is taken as it goes, so no entry is lost (22 001 were)
- * and the latest children's events all show their call site; the
+ * and the latest children's events all show their call site (their
+ * file:line; built without libdw, the command names code by file and
+ * offset only: "record_gone+0x...", never a raw address); the
  * entries of children gone whose events were overwritten are dropped, so
  * the recorder's heap stays as flat here too.  And 8 000
  * threads one after another in one process ("threads"): the recorder
@@ -215,13 +217,14 @@ int main(int argc, char **argv)
 			char *shown = NULL;
 			CHECK_EQ(cli_run(CLI("show", log), &shown, NULL), 0);
 			int lines = 0, sym = 0;
+			const char *site = cli_has_libdw() ? "(fork_util.h:" : "@ record_gone+0x";
 			for (char *l = shown; l && *l;) {
 				char *e = strchr(l, '\n');
 				if (e)
 					*e = 0;
 				if (strstr(l, "gone-ev")) {
 					lines++;
-					sym += strstr(l, "(fork_util.h:") != NULL;
+					sym += strstr(l, site) != NULL;
 				}
 				l = e ? e + 1 : NULL;
 			}

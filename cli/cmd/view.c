@@ -61,13 +61,26 @@ static const char help[] =
 "With the filters below, the page holds only the events they keep (its\n"
 "index is then built for them, and not kept).\n";
 
+/* The whole help, the same in a build without libmicrohttpd (which says
+ * so at its end): every option the command takes when it can serve. */
+static void view_help(void)
+{
+	fputs(help, stdout);
+	fputs(filter_help, stdout);
+	fputs(spans_help, stdout);
+	front_help(stdout, 24, 1);
+#ifndef PT_HAVE_MHD
+	fputs("\nThis posixtrace was built without libmicrohttpd: it cannot serve the page\n"
+	      "(Debian: libmicrohttpd-dev; then rebuild).\n", stdout);
+#endif
+}
+
 #ifndef PT_HAVE_MHD
 int cmd_view(int argc, char **argv, const struct tlog_front *front)
 {
 	(void)front;
 	if (want_help(argc, argv)) {
-		fputs(help, stdout);
-		fputs(spans_help, stdout);
+		view_help();
 		return 0;
 	}
 	err_msg("this posixtrace was built without libmicrohttpd, which 'view' needs "
@@ -408,10 +421,7 @@ static int view_options(int argc, char **argv, struct view_opts *o)
 	while ((c = getopt_long(argc, argv, "hp:", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'h':
-			fputs(help, stdout);
-			fputs(filter_help, stdout);
-			fputs(spans_help, stdout);
-			front_help(stdout, 24, 1);
+			view_help();
 			return 0;
 		case FILT_PID: case FILT_THREAD: case FILT_TID: case FILT_NAME: case FILT_TYPE:
 		case FILT_EXCLUDE: case FILT_WHERE:
