@@ -243,6 +243,61 @@ static int holds_chunk(const struct pt_stream *t, int32_t pid)
 	return 0;
 }
 
+/* The pids whose map a kept process's map is made of: a forked child's map
+ * is its parent's as it was (a FORK entry, lo: the parent), so a child
+ * whose entries stay keeps its parent's map entries too, and theirs in
+ * turn (a child still in the stream after the parent ended: a log cut
+ * into parts writes the child's events into the next part, whose map
+ * must give their code; tests/cli_rotate_procs).  Sorted into *out (NULL
+ * and 0 when there is none or no memory: then nothing more is kept).
+ * Whether a process's entries stay is asked here once a FORK entry, as
+ * the caller asks it once a process. */
+static size_t map_parents(const struct pt_reader *rd, const int32_t *held, size_t nheld,
+                          const struct pt_stream *t, int32_t **out)
+{
+	size_t n = 0, cap = 0;
+	int32_t *need = NULL;
+
+	*out = NULL;
+	for (int grew = 1; grew;) { /* (to a fixed point: a chain of forks) */
+		grew = 0;
+		for (size_t i = 0; i < rd->nobjs; i++) {
+			const struct pt_ext_obj *o = &rd->objs[i];
+			if (o->kind != PT_EXT_OBJ_FORK || o->lo == 0 || o->lo > INT32_MAX)
+				continue;
+			int32_t parent = (int32_t)o->lo;
+			if (n && bsearch(&parent, need, n, sizeof *need, by_pid))
+				continue;
+			int stays = !pid_gone(o->pid) ||
+			            (held && (bsearch(&o->pid, held, nheld, sizeof *held, by_pid) ||
+			                      holds_chunk(t, o->pid))) ||
+			            (n && bsearch(&o->pid, need, n, sizeof *need, by_pid));
+			if (!stays)
+				continue;
+			if (n == cap) {
+				size_t ncap = cap ? 2 * cap : 16;
+				int32_t *nn = realloc(need, ncap * sizeof *nn);
+				if (!nn) {
+					free(need);
+					return 0;
+				}
+				need = nn, cap = ncap;
+			}
+			need[n++] = parent;
+			qsort(need, n, sizeof *need, by_pid);
+			grew = 1;
+		}
+	}
+	*out = need;
+	return n;
+}
+
+static int map_kind(unsigned kind)
+{
+	return kind == PT_EXT_OBJ_BEGIN || kind == PT_EXT_OBJ_ADD || kind == PT_EXT_OBJ_DEL ||
+	       kind == PT_EXT_OBJ_FORK;
+}
+
 /* Each event type's latest description, whoever gave it, stays (latest[id]:
  * its index + 1): a process may record a type it never described, and a
  * reader decodes its payloads by another's description of the type
@@ -276,6 +331,8 @@ static size_t retire(struct pt_stream *t, size_t upto, int unheld, int now)
 		nheld = held_pids(t, held);
 		nseal = sealers(t, seal);
 	}
+	int32_t *parents = NULL;
+	size_t nparents = map_parents(rd, held, nheld, t, &parents);
 	memset(latest, 0, sizeof latest);
 	for (size_t i = 0; i < rd->nobjs; i++) {
 		const struct pt_ext_obj *o = &rd->objs[i];
@@ -304,8 +361,11 @@ static size_t retire(struct pt_stream *t, size_t upto, int unheld, int now)
 			}
 			int keep_type = o->kind == PT_EXT_OBJ_TYPE && o->lo < PT_NIDS &&
 			                latest[o->lo] == i + 1;
+			/* a parent's map, while a child's stays */
+			int parent = last_gone && !last_held && map_kind(o->kind) && nparents &&
+			             bsearch(&o->pid, parents, nparents, sizeof *parents, by_pid);
 			struct sealer k = { o->pid, o->base, 0, 0 }, *f = NULL;
-			if ((last_gone && !last_held && !keep_type) ||
+			if ((last_gone && !last_held && !keep_type && !parent) ||
 			    (i < upto && o->kind == PT_EXT_OBJ_THREAD && !last_gone &&
 			     thread_gone(o->pid, o->lo) &&
 			     (!(f = bsearch(&k, seal, nseal, sizeof *seal, by_sealer)) ||
@@ -314,7 +374,7 @@ static size_t retire(struct pt_stream *t, size_t upto, int unheld, int now)
 				dropped += i < upto;
 				continue;
 			}
-			kept_held += last_held;
+			kept_held += last_held || parent; /* (to look again: they go later) */
 		}
 		if (out != i)
 			rd->objs[out] = *o;
@@ -322,6 +382,7 @@ static size_t retire(struct pt_stream *t, size_t upto, int unheld, int now)
 	}
 	free(held);
 	free(seal);
+	free(parents);
 	errno = saved;
 	rd->nobjs = out;
 	memset(rd->obj_cur_i, 0, sizeof rd->obj_cur_i); /* (positions moved) */
