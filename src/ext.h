@@ -209,8 +209,11 @@ int pt_ext_next_batch(trace_id_t trid, struct pt_ext_batch *b);
  * POSIX_TRACE_RESUME, so that pt_ext_losses() then tells its count, as
  * after getnext; the two may be mixed.  n == 0: no more (the end, or
  * where pt_ext_seek_end() stops).  0; EINVAL: not a log (or m NULL). */
-#define PT_EXT_MANY 128u
-#define PT_EXT_MANY_SOFT (64u * 1024u)  /* payload bytes after which a call ends */
+/* (64 events and 16 KiB: what a call brings stays in the first level of
+ * the cache beside the caller's own work; 128 and 64 KiB made the Perfetto
+ * export 7% slower, 16 and 4 KiB stats 4%: docs/performance.md) */
+#define PT_EXT_MANY 64u
+#define PT_EXT_MANY_SOFT (16u * 1024u) /* payload bytes after which a call ends */
 struct pt_ext_many {
 	size_t n;
 	struct posix_trace_event_info ev[PT_EXT_MANY];
