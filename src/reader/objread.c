@@ -243,6 +243,18 @@ static int holds_chunk(const struct pt_stream *t, int32_t pid)
 	return 0;
 }
 
+/* Process pid's events may still be in the stream: it held a chunk when
+ * held was looked at (nheld pids, sorted; NULL: not a stream), or holds
+ * one now (a process that took its first chunk after that look and ended
+ * before being asked about, a child recording a few events, holds its
+ * events in the stream all the same; once gone it takes no chunk, so a
+ * look after the question is the answer). */
+static int held_by(const struct pt_stream *t, const int32_t *held, size_t nheld, int32_t pid)
+{
+	return held && (bsearch(&pid, held, nheld, sizeof *held, by_pid) != NULL ||
+	                holds_chunk(t, pid));
+}
+
 /* The pids whose map a kept process's map is made of: a forked child's map
  * is its parent's as it was (a FORK entry, lo: the parent), so a child
  * whose entries stay keeps its parent's map entries too, and theirs in
@@ -268,9 +280,7 @@ static size_t map_parents(const struct pt_reader *rd, const int32_t *held, size_
 			int32_t parent = (int32_t)o->lo;
 			if (n && bsearch(&parent, need, n, sizeof *need, by_pid))
 				continue;
-			int stays = !pid_gone(o->pid) ||
-			            (held && (bsearch(&o->pid, held, nheld, sizeof *held, by_pid) ||
-			                      holds_chunk(t, o->pid))) ||
+			int stays = !pid_gone(o->pid) || held_by(t, held, nheld, o->pid) ||
 			            (n && bsearch(&o->pid, need, n, sizeof *need, by_pid));
 			if (!stays)
 				continue;
@@ -348,16 +358,7 @@ static size_t retire(struct pt_stream *t, size_t upto, int unheld, int now)
 			if (o->pid != last || i == 0) {
 				last = o->pid;
 				last_gone = pid_gone(o->pid);
-				/* held: in the chunks looked at first, else in
-				 * them now: a process that took its first chunk
-				 * after that look and ended before pid_gone()
-				 * asked (a child recording a few events) holds
-				 * its events in the stream all the same; once
-				 * gone it takes no chunk, so a look after the
-				 * question is the answer */
-				last_held = last_gone && held &&
-				            (bsearch(&last, held, nheld, sizeof *held, by_pid) != NULL ||
-				             holds_chunk(t, last));
+				last_held = last_gone && held_by(t, held, nheld, last);
 			}
 			int keep_type = o->kind == PT_EXT_OBJ_TYPE && o->lo < PT_NIDS &&
 			                latest[o->lo] == i + 1;
