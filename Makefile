@@ -269,6 +269,7 @@ STRESS_TESTS += live_order
 STRESS_TESTS += cli_snapshot_backlog cli_snapshot_inflight
 STRESS_TESTS += cli_relayd_faults cli_relayd_fleet
 STRESS_TESTS += life_exec_ctor
+STRESS_TESTS += cli_rotate_procs rotate_orphan
 stress: $(TESTS) $(SHARED) $(BUILD)/header-ok $(CLI) $(EXAMPLES)
 	PT_STRESS=1 $(BUILD)/tests/cli_symbols
 	PT_STRESS=1 $(BUILD)/tests/logsum
