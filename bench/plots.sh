@@ -135,7 +135,7 @@ fi
 big=$(rows reader '{ n = numq("trace_events"); if (n != "?" && n + 0 > m) m = n + 0 } END { if (m) printf "%.0f\n", m }')
 if [ -n "$big" ]; then
 	rows reader '{ c = str("case"); n = numq("trace_events") + 0; r = numq("events_per_s")
-		if (n != '"$big"' || c == "log" || c == "info" || c ~ /--from/) next
+		if (n != '"$big"' || c == "log" || c == "info" || c ~ /--from/ || c ~ /^recorded: /) next
 		bt = c ~ /^babeltrace2/
 		sub(/ > file$/, "", c); sub(/ > \/dev\/null$/, "", c)
 		printf "\"%s\" %s %d\n", c, r == "?" ? "?" : r / 1e6, bt }' >"$tmp/read.dat"
@@ -195,7 +195,7 @@ else
 fi
 
 # ------------------------------------------------------------ size: time and memory
-rows reader '{ c = str("case"); if (c == "log" || c ~ /--from/) next
+rows reader '{ c = str("case"); if (c == "log" || c ~ /--from/ || c ~ /^recorded: /) next
 	sub(/ > file$/, "", c); sub(/ > \/dev\/null$/, "", c)
 	printf "%s\t%s\t%s\t%s\n", c, numq("trace_events"), numq("s"), numq("rss_mb") }' >"$tmp/size.tsv"
 rows view '{ if (str("case") == "index build") printf "view (index build)\t%s\t%s\t%s\n", numq("trace_events"), numq("s"), numq("rss_mb") }' >>"$tmp/size.tsv"

@@ -85,13 +85,14 @@ tables() {
 			print ""
 		}
 
-		print "\n### Reading and export (each command on a generated log; wall time, peak RSS)\n"
+		print "\n### Reading and export (each command on a generated log, then on one `record` made; wall time, peak RSS)\n"
 		if (nr) {
 			print "| events in the trace | command | s | M events/s | peak RSS (MB) | output B/event |"
 			print "|---:|---|---:|---:|---:|---:|"
 			for (i = 0; i < nr; i++) {
 				$0 = rd[i]; c = str("case")
 				if (c == "log") { printf "| %.0f | (the log itself, %s B/event) | | | | |\n", num("trace_events"), f(num("bytes_per_event"), 1); continue }
+				if (c == "recorded: log") { printf "| %.0f | (a log `record --no-loss` made of one busy thread, %s B/event: the rows \"recorded\") | | | | |\n", num("trace_events"), f(num("bytes_per_event"), 1); continue }
 				r = num("events_per_s")
 				printf "| %.0f | %s | %s | %s | %s | %s |\n", num("trace_events"), c, f(num("s"), 2),
 				       (r == "" ? "—" : sprintf("%.2f", r / 1e6)), mb(num("rss_mb")), f(num("bytes_per_event"), 1)
