@@ -13,6 +13,7 @@
 static const char *dir;
 static unsigned version; /* the format written: 0 the current one, or 3 */
 static int late;         /* some events written late: blocks whose times overlap */
+static int waits;        /* (v10) no-loss waits among the events: WAITS entries */
 
 static int create(const char *name)
 {
@@ -94,6 +95,12 @@ static void seed(const char *name, int policy, uint64_t log_max, int n, int swap
 		must(pt_logw_event(&w, 1700000000000000000ull + (uint64_t)i * 977 - back, 100 + i / 4 % 3,
 		                   0x7f00 + (uint64_t)(i / 4 % 2), 0x401000 + (uint64_t)(i % 5 == 4) * i,
 		                   17 + (unsigned)(i % 3), i % 5 == 0, d, len), "event");
+		if (waits && i % 11 == 5) { /* a wait for room, its ns */
+			uint64_t ns = 1000 + (uint64_t)i * 131;
+			must(pt_logw_event(&w, 1700000000000000000ull + (uint64_t)i * 977 + 2,
+			                   100 + i / 4 % 3, 0x7f00 + (uint64_t)(i / 4 % 2), 0x401000,
+			                   PT_SYS_NOLOSS_WAIT, 0, &ns, sizeof ns), "event");
+		}
 		if (i % 97 == 50) { /* a gap, with its count */
 			uint64_t ts = 1700000000000000000ull + (uint64_t)i * 977 + 1;
 			must(pt_logw_event(&w, ts, 0, 0, 0, POSIX_TRACE_OVERFLOW, 0, NULL, 0), "event");
@@ -134,13 +141,18 @@ static void chunk_seed(const char *name, off_t cut)
 	must(pt_logw_init_opt(&w, fd, &a, POSIX_TRACE_APPEND, 0, &o), "init");
 	must(pt_logw_name(&w, 17, "open"), "name");
 	must(pt_logw_name(&w, 18, "close"), "name");
+	if (waits)
+		must(pt_logw_name(&w, PT_SYS_NOLOSS_WAIT, "posixtrace_noloss_wait"), "name");
 	for (int b = 0; b < 3; b++) {
 		uint32_t k = 0, n = 0;
 		for (int i = 0; i < 12; i++) {
-			uint32_t len = (uint32_t)(i * 5 % 23), words = (len + 7) / 8;
+			/* (waits: records 4 and 5, back to back) */
+			int wt = waits && (i == 4 || i == 5);
+			uint32_t len = wt ? 8 : (uint32_t)(i * 5 % 23), words = (len + 7) / 8;
 			uint64_t tick = t0 + (uint64_t)(b * 100 + i) * 50;
 			int wide = i == 0 || i == 6;
-			uint64_t w0 = (tick & 0xffffffffull) | (uint64_t)(17 + i % 2) << 32 |
+			uint64_t w0 = (tick & 0xffffffffull) |
+			              (uint64_t)(wt ? PT_SYS_NOLOSS_WAIT : 17 + (unsigned)i % 2) << 32 |
 			              (uint64_t)((wide ? PT_RF_WIDE : 0) | (i == 3 ? PT_RF_TRUNC : 0)) << 44 |
 			              (uint64_t)len << 48;
 			recs[k++] = w0;
@@ -197,7 +209,14 @@ int main(int argc, char **argv)
 	ckpt = 0;
 	chunk_seed("chunk.log", 0);
 	chunk_seed("chunk_torn.log", 256 + 200 + 180);
-	version = 8; /* logs of the formats before, still read */
+	waits = 1; /* (v10) WAITS entries in the summary */
+	seed("waits.log", POSIX_TRACE_APPEND, 0, 150, 0, 1, 0, 256);
+	seed("swapped_waits.log", POSIX_TRACE_APPEND, 0, 150, 1, 1, 0, 256);
+	chunk_seed("chunk_waits.log", 0);
+	version = 9; /* logs of the formats before, still read */
+	seed("v9_waits.log", POSIX_TRACE_APPEND, 0, 150, 0, 1, 0, 256);
+	waits = 0;
+	version = 8;
 	seed("v8_append.log", POSIX_TRACE_APPEND, 0, 40, 0, 1, 0, 256);
 	version = 3;
 	seed("v3_append.log", POSIX_TRACE_APPEND, 0, 40, 0, 1, 0, 256);

@@ -227,7 +227,12 @@ int pt_ext_next_many(trace_id_t trid, struct pt_ext_many *m);
  * its writer counted of the events it wrote, read from the end of the
  * file without reading the events (src/log/logsum.c).  Writers are in
  * the order of their first event in the log; types and names by id. */
-struct pt_ext_sum_writer { int32_t pid; uint64_t thread, count, first, last; };
+struct pt_ext_sum_writer {
+	int32_t pid;
+	uint64_t thread, count, first, last;
+	uint64_t waits, wait_ns, wait_max; /* (format 10) its no-loss waits: how many, their
+	                                    * payloads (ns) added up, the longest */
+};
 struct pt_ext_summary {
 	trace_attr_t attr;
 	struct posix_trace_status_info status; /* the END block's */
@@ -247,6 +252,10 @@ struct pt_ext_summary {
 	size_t ntypes;
 	struct pt_ext_proc *procs;    /* (format 6) process identities, as pt_ext_procs() */
 	size_t nprocs;
+	int waits_known;              /* the writers' waits are every posixtrace_noloss_wait
+	                               * event's (they add up to its count: format 10, no
+	                               * waiting writer retired), as a pass over the events
+	                               * with an 8-byte payload each would add them up */
 };
 
 /* The summary of the log open for reading on fd (only pread is used).

@@ -44,7 +44,7 @@ static void note(struct want *x, int32_t pid, uint64_t thr, unsigned id, uint64_
 		;
 	if (k == x->nwr) {
 		REQUIRE(x->nwr < 1024);
-		x->wr[x->nwr++] = (struct pt_logw_sumw){ pid, thr, 0, ts, ts, 0, 0, 0 };
+		x->wr[x->nwr++] = (struct pt_logw_sumw){ pid, thr, 0, ts, ts, 0, 0, 0, { 0, 0, 0 } };
 	}
 	x->wr[k].count++;
 	x->wr[k].first = ts < x->wr[k].first ? ts : x->wr[k].first;
@@ -408,8 +408,13 @@ static void t_versions(void)
 	uint64_t nerr;
 	int fd;
 
-	CHECK_EQ(PT_LOG_VERSION, 9u);
+	CHECK_EQ(PT_LOG_VERSION, 10u);
 	fd = meta_log(0, &x);
+	meta_check(fd, 10, 1, &x);
+	close(fd);
+
+	/* written as format 9 (as main's writer did before WAITS entries) */
+	fd = meta_log(9, &x);
 	meta_check(fd, 9, 1, &x);
 	close(fd);
 

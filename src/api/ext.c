@@ -318,6 +318,23 @@ int pt_ext_seek_end(trace_id_t trid, uint64_t ts_ns)
 	return rc;
 }
 
+/* The n writers wr into s (s->writers has room, s->count is filled): the
+ * waits known if they add up to the waits counted. */
+static void writers_out(struct pt_ext_summary *s, const struct pt_logw_sumw *wr, uint32_t n)
+{
+	uint64_t sum = 0;
+	int over = 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		s->writers[i] = (struct pt_ext_sum_writer){ wr[i].pid, wr[i].thread, wr[i].count,
+		                                            wr[i].first, wr[i].last, wr[i].waits.n,
+		                                            wr[i].waits.ns, wr[i].waits.max };
+		over |= __builtin_add_overflow(sum, wr[i].waits.n, &sum);
+	}
+	s->nwriters = n;
+	s->waits_known = !over && sum == s->count[PT_SYS_NOLOSS_WAIT];
+}
+
 int pt_ext_log_census(trace_id_t trid, struct pt_ext_summary **out, uint64_t *damaged)
 {
 	struct pt_trid *t;
@@ -359,11 +376,7 @@ int pt_ext_log_census(trace_id_t trid, struct pt_ext_summary **out, uint64_t *da
 	memcpy(s->count, c->count, sizeof s->count);
 	memcpy(s->tfirst, c->tfirst, sizeof s->tfirst);
 	memcpy(s->tlast, c->tlast, sizeof s->tlast);
-	for (uint32_t i = 0; i < c->nwr; i++)
-		s->writers[i] = (struct pt_ext_sum_writer){ c->wr[i].pid, c->wr[i].thread,
-		                                            c->wr[i].count, c->wr[i].first,
-		                                            c->wr[i].last };
-	s->nwriters = c->nwr;
+	writers_out(s, c->wr, c->nwr);
 	pt_trid_unlock(t);
 	*out = s;
 	return 0;
@@ -412,11 +425,7 @@ int pt_ext_log_summary(int fd, struct pt_ext_summary **out)
 		pt_ext_summary_free(s);
 		return ENOMEM;
 	}
-	for (uint32_t i = 0; i < ls.nwr; i++)
-		s->writers[i] = (struct pt_ext_sum_writer){ ls.wr[i].pid, ls.wr[i].thread,
-		                                            ls.wr[i].count, ls.wr[i].first,
-		                                            ls.wr[i].last };
-	s->nwriters = ls.nwr;
+	writers_out(s, ls.wr, ls.nwr);
 	/* the area's entries by kind, as pt_ext_objects(), pt_ext_threads()
 	 * and pt_ext_types() give them */
 	size_t nobj = 0, nthr = 0, ntyp = 0, npro = 0;

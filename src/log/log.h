@@ -81,11 +81,16 @@ struct pt_logw_live {    /* LOOP: a block still in the file */
 /* What the writer counts of the blocks it wrote, for the SUMMARY block
  * (logsum.c): APPEND and UNTIL_FULL logs only (a LOOP log keeps only its
  * last lap). */
+/* (v10) A writer's waits for room in a no-loss stream (its
+ * posixtrace_noloss_wait events): how many, their payloads (ns) added up,
+ * the largest. */
+struct pt_log_waits { uint64_t n, ns, max; };
 struct pt_logw_sumw {
 	int32_t pid;
 	uint64_t thread, count, first, last, ckpt;
 	uint32_t gi;    /* (writer side) its place in the WRITER order */
 	uint32_t flags; /* (writer side) PT_LOGW_W_* */
+	struct pt_log_waits waits; /* (v10) the SUMMARY's WAITS entry */
 };
 /* (ckpt: the count the last checkpoint gave, writer side) */
 #define PT_LOGW_W_DIRTY 1u /* new, or counted since the last checkpoint */
@@ -518,6 +523,7 @@ struct pt_log_summary {
 	uint64_t idx_base, chain_off, chain_seq;
 	int idx_based, has_chain;
 	int index_only; /* (set by the caller) only the INDEX and CHAIN entries kept */
+	uint32_t waits_next; /* (v10) the least WRITER place the next WAITS entry may name */
 	uint64_t bytes_read; /* from the file (tests) */
 };
 int pt_log_summary_read(int fd, struct pt_log_summary *s);

@@ -453,9 +453,32 @@ static int ent_writer(unsigned kind, const unsigned char *e, uint32_t n, int sw,
 		(int32_t)pt_log_get32(e + PT_LOG_WRI_PID, sw),
 		pt_log_get64(e + PT_LOG_WRI_THREAD, sw), pt_log_get64(e + PT_LOG_WRI_COUNT, sw),
 		pt_log_get64(e + PT_LOG_WRI_FIRST, sw),
-		pt_log_get64(e + PT_LOG_WRI_LAST, sw), 0, 0, 0 };
+		pt_log_get64(e + PT_LOG_WRI_LAST, sw), 0, 0, 0, { 0, 0, 0 } };
 	if (at == so->nwr)
 		so->nwr++;
+	return 0;
+}
+
+/* (v10) a writer's waits: of a WRITER entry given already, each writer
+ * once and in their order, at least one wait, the longest within the
+ * total (unless the total wrapped: payloads are the program's) */
+static int ent_waits(const unsigned char *e, uint32_t n, int sw, unsigned version,
+                     struct pt_log_summary *so)
+{
+	if (version < 10 || n != PT_LOG_WAI_LEN || pt_log_get32(e + PT_LOG_WAI_ZERO, sw))
+		return EBADMSG;
+	uint32_t at = pt_log_get32(e + PT_LOG_WAI_AT, sw);
+	struct pt_log_waits wt = { pt_log_get64(e + PT_LOG_WAI_N, sw),
+		                   pt_log_get64(e + PT_LOG_WAI_NS, sw),
+		                   pt_log_get64(e + PT_LOG_WAI_MAX, sw) };
+	if (!wt.n || (wt.n == 1 && wt.max != wt.ns))
+		return EBADMSG;
+	if (!so)
+		return 0;
+	if (at >= so->nwr || at < so->waits_next)
+		return EBADMSG;
+	so->wr[at].waits = wt;
+	so->waits_next = at + 1;
 	return 0;
 }
 
@@ -564,6 +587,9 @@ int pt_log_sum_parse(const unsigned char *p, uint32_t len, uint32_t nrec, int sw
 		case PT_LOG_S_WRITER:
 		case PT_LOG_S_WRITER_AT:
 			rc = ent_writer(kind, e, n, sw, version, so);
+			break;
+		case PT_LOG_S_WAITS:
+			rc = ent_waits(e, n, sw, version, so);
 			break;
 		case PT_LOG_S_CHAIN:
 			rc = ent_chain(e, n, sw, version, s);

@@ -198,9 +198,24 @@ int pt_log_unchunk(unsigned char *p, uint32_t len, uint32_t nrec, int sw, uint32
 	return u ? unchunk(p, len, nrec, sw, olen, u, 1) : unchunk(p, len, nrec, sw, olen, NULL, 0);
 }
 
+/* (v10) A no-loss wait at rec (w0 its first word, checked) added to *wt,
+ * as a reader's pass adds it up: its payload, if 8 bytes.  Such a record
+ * never goes the quick way, which reads no payload. */
+static inline void scan_wait(const unsigned char *rec, uint64_t w0, struct pt_log_waits *wt)
+{
+	uint64_t v;
+
+	if (PT_REC_ID(w0) != PT_SYS_NOLOSS_WAIT || PT_REC_LEN(w0) != 8)
+		return;
+	memcpy(&v, rec + PT_REC_SHORT, 8);
+	wt->n++;
+	wt->ns += v;
+	wt->max = v > wt->max ? v : wt->max;
+}
+
 /* What pt_log_chunk_scan() knows at a record: where it is, the caller
- * before it, the least and most tick so far, the last one. */
-struct scan_at { uint32_t i, in; uint64_t addr, glo, ghi, last; };
+ * before it, the least and most tick so far, the last one; the waits. */
+struct scan_at { uint32_t i, in; uint64_t addr, glo, ghi, last; struct pt_log_waits waits; };
 
 /* The records from x on, checked only, once no run is wanted: two shapes
  * of short record (w0's upper half, checked once: types taking turns) go
@@ -209,8 +224,9 @@ static int scan_rest(const unsigned char *recs, uint32_t len, uint32_t nrec,
                      const struct pt_log_chunk_conv *cv, const uint64_t *named,
                      const uint64_t *also, struct scan_at *x, uint64_t *unnamed)
 {
-	uint32_t k[2] = { 0, 0 }, sz[2] = { 0, 0 }, in = x->in;
-	int ok[2] = { 0, 0 };
+	/* (no shape seen yet: one no checked record has, all flags set, and a
+	 * size no record fits in) */
+	uint32_t k[2] = { UINT32_MAX, UINT32_MAX }, sz[2] = { UINT32_MAX, UINT32_MAX }, in = x->in;
 	uint64_t glo = x->glo, ghi = x->ghi, tick = x->last, addr = x->addr;
 
 	for (uint32_t i = x->i; i < nrec; i++) {
@@ -219,7 +235,7 @@ static int scan_rest(const unsigned char *recs, uint32_t len, uint32_t nrec,
 		if (len - in >= PT_REC_SHORT) {
 			memcpy(&w0, recs + in, 8);
 			uint32_t hk = (uint32_t)(w0 >> 32);
-			int j = ok[0] && hk == k[0] ? 0 : ok[1] && hk == k[1] ? 1 : -1;
+			int j = hk == k[0] ? 0 : hk == k[1] ? 1 : -1;
 			if (j >= 0 && sz[j] <= len - in) {
 				tick = pt_rec_tick_short(cv->btick, w0);
 				glo = tick < glo ? tick : glo, ghi = tick > ghi ? tick : ghi;
@@ -233,11 +249,14 @@ static int scan_rest(const unsigned char *recs, uint32_t len, uint32_t nrec,
 			*unnamed = PT_REC_ID(w0);
 			return ENOENT;
 		}
+		scan_wait(recs + in, w0, &x->waits);
 		in += size;
 		glo = tick < glo ? tick : glo, ghi = tick > ghi ? tick : ghi;
-		if (!PT_REC_WIDE(w0)) { /* (the newest shape replaces the older) */
-			k[1] = k[0], sz[1] = sz[0], ok[1] = ok[0];
-			k[0] = (uint32_t)(w0 >> 32), sz[0] = size, ok[0] = 1;
+		/* (the newest shape replaces the older; a wait's never: its
+		 * payload is read) */
+		if (!PT_REC_WIDE(w0) && PT_REC_ID(w0) != PT_SYS_NOLOSS_WAIT) {
+			k[1] = k[0], sz[1] = sz[0];
+			k[0] = (uint32_t)(w0 >> 32), sz[0] = size;
 		}
 	}
 	x->in = in, x->addr = addr, x->glo = glo, x->ghi = ghi, x->last = tick;
@@ -256,7 +275,11 @@ int pt_log_chunk_scan(const unsigned char *recs, uint32_t len, uint32_t nrec,
 	uint32_t in = 0, hk = 0, hsize = 0; /* a short record's w0 >> 32 in the run, its size */
 	int hok = 0;                        /* (hk is such a record's, checked) */
 	uint64_t ns;
+	/* (the waits in memory, not registers: the quick way's loop keeps its
+	 * own there) */
+	struct pt_log_waits *wt = &end->waits;
 
+	*wt = (struct pt_log_waits){ 0, 0, 0 };
 	if (len % 8u || !nrec || addr > PT_MASK48)
 		return EBADMSG;
 	for (uint32_t i = 0; i < nrec; i++) {
@@ -274,9 +297,11 @@ int pt_log_chunk_scan(const unsigned char *recs, uint32_t len, uint32_t nrec,
 		}
 		if (chunk_rec(recs + in, len - in, 0, cv->btick, &w0, &size, &tick, &addr))
 			return EBADMSG;
+		scan_wait(recs + in, w0, wt);
 		in += size;
 		uint32_t id = PT_REC_ID(w0);
-		hk = (uint32_t)(w0 >> 32), hsize = size, hok = !PT_REC_WIDE(w0);
+		hk = (uint32_t)(w0 >> 32), hsize = size;
+		hok = !PT_REC_WIDE(w0) && id != PT_SYS_NOLOSS_WAIT;
 		if (count && id == (uint32_t)key) { /* (the run goes on) */
 			lo = tick < lo ? tick : lo, hi = tick > hi ? tick : hi, t1 = tick;
 			count++;
@@ -293,12 +318,12 @@ int pt_log_chunk_scan(const unsigned char *recs, uint32_t len, uint32_t nrec,
 			                         chunk_ns_ok(cv, hi) };
 			if (!run || !run(ctx, &r)) { /* no more runs wanted: checked only */
 				struct scan_at x = { i + 1, in, addr, tick < glo ? tick : glo,
-				                     tick > ghi ? tick : ghi, tick };
+				                     tick > ghi ? tick : ghi, tick, *wt };
 				int rc = scan_rest(recs, len, nrec, cv, named, also, &x, &end->tick);
 				if (rc || x.in != len || chunk_ns(cv, x.glo, &ns) || chunk_ns(cv, x.ghi, &ns))
 					return rc ? rc : EBADMSG;
 				*end = (struct pt_log_chunk_end){ chunk_ns_ok(cv, x.last), x.last, x.addr,
-				                                  x.ghi };
+				                                  x.ghi, x.waits };
 				return 0;
 			}
 		}
@@ -311,6 +336,6 @@ int pt_log_chunk_scan(const unsigned char *recs, uint32_t len, uint32_t nrec,
 	                         chunk_ns_ok(cv, t1), chunk_ns_ok(cv, lo), chunk_ns_ok(cv, hi) };
 	if (run)
 		(void)run(ctx, &r);
-	*end = (struct pt_log_chunk_end){ r.last, t1, addr, ghi };
+	*end = (struct pt_log_chunk_end){ r.last, t1, addr, ghi, *wt };
 	return 0;
 }

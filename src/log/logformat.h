@@ -30,7 +30,7 @@
 /* ---- file header (PT_LOG_HDR bytes) */
 #define PT_LOG_MAGIC      "PSXTRLOG"  /* 8 bytes, not NUL-terminated in the file */
 #define PT_LOG_BOM        0x01020304u /* u32 at PT_LOG_H_BOM, in the log's order */
-#define PT_LOG_VERSION    9u  /* written; 1 to 8 are still read */
+#define PT_LOG_VERSION    10u /* written; 1 to 9 are still read */
 #define PT_LOG_VERSION_MIN 1u
 #define PT_LOG_HDR        256u
 #define PT_LOG_FIRST      PT_LOG_HDR  /* offset of the first block */
@@ -175,6 +175,8 @@
                                 * checkpoint before (0, 0: none) */
 #define PT_LOG_S_WRITER_AT 8u  /* (v8, checkpoints) 48: u32 index in the WRITER order,
                                 * u32 0, then a WRITER entry's 40 bytes */
+#define PT_LOG_S_WAITS     9u  /* (v10) 32: a writer's no-loss waits: u32 index in the
+                                * WRITER order, u32 0, u64 waits, total ns, longest ns */
 #define PT_LOG_S_HDR       4u
 #define PT_LOG_S_KIND      0   /* u16: PT_LOG_S_TOTALS... */
 #define PT_LOG_S_LEN       2   /* u16: bytes after the entry's header */
@@ -202,6 +204,12 @@
 #define PT_LOG_WRI_LAST    32  /* u64: last timestamp */
 #define PT_LOG_NAM_ID      0   /* NAME: u32 */
 #define PT_LOG_NAM_NAME    4   /* the name, to the entry's end */
+#define PT_LOG_WAI_LEN     32u /* WAITS */
+#define PT_LOG_WAI_AT      0   /* u32: place in the WRITER order */
+#define PT_LOG_WAI_ZERO    4   /* u32, zero */
+#define PT_LOG_WAI_N       8   /* u64: waits (posixtrace_noloss_wait events), >= 1 */
+#define PT_LOG_WAI_NS      16  /* u64: their payloads added up (ns) */
+#define PT_LOG_WAI_MAX     24  /* u64: the largest payload */
 #define PT_LOG_IDX_FROM    0   /* INDEX: u32 first block */
 #define PT_LOG_IDX_K       4   /* u32: block entries */
 #define PT_LOG_IDX_ENTS    8   /* k block entries (PT_LOG_X_*) */
@@ -240,6 +248,7 @@ _Static_assert(PT_LOG_O_BID == PT_LOG_OBJ_FIXED && PT_LOG_E_STREAM_LOST + 8 == P
 _Static_assert(PT_LOG_TOT_WRITERS + 4 == PT_LOG_TOT_LEN && PT_LOG_TYP_LAST + 8 == PT_LOG_TYP_LEN &&
                PT_LOG_WRI_LAST + 8 == PT_LOG_WRI_LEN && PT_LOG_CHN_SEQ + 8 == PT_LOG_CHN_LEN &&
                PT_LOG_WAT_WRITER + PT_LOG_WRI_LEN == PT_LOG_WAT_LEN &&
+               PT_LOG_WAI_MAX + 8 == PT_LOG_WAI_LEN &&
                PT_LOG_X_LAST + 8 == PT_LOG_IDX_ENT && PT_LOG_S_LEN + 2 == PT_LOG_S_HDR,
                "the SUMMARY entries");
 

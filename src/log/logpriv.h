@@ -27,9 +27,9 @@ int pt_logw_sum_init(struct pt_logw *w);
 void pt_logw_sum_block(struct pt_logw *w, const unsigned char *rec, uint32_t len, uint32_t nrec,
                        uint64_t base);
 /* (v9) ... a CHUNK block written (blen bytes), from its runs of one type
- * (pt_log_chunk_scan), its one writer w->wt[0] */
+ * (pt_log_chunk_scan), its one writer w->wt[0], and (v10) its waits */
 void pt_logw_sum_runs(struct pt_logw *w, const struct pt_logw_pre *runs, uint32_t n,
-                      uint32_t blen);
+                      uint32_t blen, const struct pt_log_waits *waits);
 uint32_t pt_logw_sum_body(const struct pt_logw *w, unsigned char *out, uint32_t cap,
                           uint64_t *cursor, uint32_t *nrec, uint32_t parts);
 /* (v8) A checkpoint's body into out (at most cap bytes): the counts, names
@@ -126,7 +126,8 @@ int pt_log_unchunk(unsigned char *p, uint32_t len, uint32_t nrec, int swap, uint
  * as long as it returns non-zero (on failure, what it was told means
  * nothing); *end the last record's time, tick and caller.  The writer
  * (logwrite.c: may the log take it, and its runs for the summary). */
-struct pt_log_chunk_end { uint64_t ns, tick, addr, hi; }; /* (hi: the most tick) */
+/* (hi: the most tick; waits: the no-loss waits among the records) */
+struct pt_log_chunk_end { uint64_t ns, tick, addr, hi; struct pt_log_waits waits; };
 int pt_log_chunk_scan(const unsigned char *recs, uint32_t len, uint32_t nrec,
                       const struct pt_log_chunk_conv *cv, const uint64_t *named,
                       const uint64_t *also, int (*run)(void *ctx, const struct pt_logw_pre *r),

@@ -100,10 +100,18 @@ static long sum_writer(struct pt_logw_sum *s, int32_t pid, uint64_t thread)
 		s->wr = n, s->wcap = ncap;
 	}
 	s->wr[s->nwr] = (struct pt_logw_sumw){ pid, thread, 0, UINT64_MAX, 0, 0, s->nall++,
-	                                       PT_LOGW_W_DIRTY };
+	                                       PT_LOGW_W_DIRTY, { 0, 0, 0 } };
 	s->dirty++;
 	s->hash[j] = ++s->nwr;
 	return (long)s->nwr - 1;
+}
+
+/* (v10) Waits wt added to writer e's */
+static void sum_waits(struct pt_logw_sumw *e, const struct pt_log_waits *wt)
+{
+	e->waits.n += wt->n;
+	e->waits.ns += wt->ns;
+	e->waits.max = wt->max > e->waits.max ? wt->max : e->waits.max;
 }
 
 /* A run of events of one type and one writer, counted at once */
@@ -263,6 +271,8 @@ static uint32_t sum_shorts(struct sum_walk *k, const unsigned char *rec, uint64_
 			break;
 		if ((info2 & PT_LOG_ID_MASK) != rr[c].id) {
 			const struct sum_run *p = &rr[c ^ 1];
+			/* (a wait's payload is read: never here; no open run is
+			 * of waits, see pt_logw_sum_block) */
 			if (!p->count || (info2 & PT_LOG_ID_MASK) != p->id || p->wi != wi)
 				break;
 			c ^= 1;
@@ -290,6 +300,22 @@ static void sum_end(struct pt_logw *w, struct sum_walk *k, uint32_t blen)
 	if (w->version >= 7)
 		s->idx[s->nidx++] = (struct pt_log_bidx){ blen, k->flags, k->first,
 		                                          k->flags ? k->min : 0, k->max, k->last };
+}
+
+/* (v10) A wait's record just counted in the current run (its payload, n
+ * bytes at p) added up for its writer e, as a reader's pass adds it up
+ * (8 bytes, in this machine's order); its run closed, so that no open run
+ * is of waits (sum_shorts, which reads no payload, goes on open runs).
+ * (Out of the walk's loop: waits are rare, the loop's registers are not.) */
+static __attribute__((noinline, cold)) void sum_wait_rec(struct sum_walk *k,
+                                                        struct pt_logw_sumw *e,
+                                                        const unsigned char *p, uint32_t n)
+{
+	if (n == 8) {
+		uint64_t v = pt_log_get64(p, 0);
+		sum_waits(e, &(struct pt_log_waits){ 1, v, v });
+	}
+	sum_close(k, &k->rr[k->c]);
 }
 
 /* Counts one events block (nrec records, len bytes at rec, times from
@@ -343,14 +369,17 @@ void pt_logw_sum_block(struct pt_logw *w, const unsigned char *rec, uint32_t len
 		}
 		if (event && wi < w->nw) {
 			uint64_t ts = base + delta;
+			unsigned id = info & PT_LOG_ID_MASK;
 			sum_seen(&k, ts);
-			sum_count(sum_run_for(&k, info & PT_LOG_ID_MASK, wi, ts), ts);
+			sum_count(sum_run_for(&k, id, wi, ts), ts);
 			if (info & PT_LOG_RF_LOST) {
 				k.flags |= PT_LOG_IDX_LOST;
 				if (n == 8) {
 					s->gaps++;
 					s->last_lost = pt_log_get64(rec + off, sw);
 				}
+			} else if (id == PT_SYS_NOLOSS_WAIT) {
+				sum_wait_rec(&k, &s->wr[map[wi]], rec + off, n);
 			} else if (!sw) {
 				off += n;
 				i = sum_shorts(&k, rec, base, wi, i, nrec, &off, stop);
@@ -363,7 +392,7 @@ void pt_logw_sum_block(struct pt_logw *w, const unsigned char *rec, uint32_t len
 }
 
 void pt_logw_sum_runs(struct pt_logw *w, const struct pt_logw_pre *runs, uint32_t n,
-                      uint32_t blen)
+                      uint32_t blen, const struct pt_log_waits *waits)
 {
 	struct pt_logw_sum *s = w->sum;
 	long map[PT_LOG_MAX_WRITERS];
@@ -378,6 +407,8 @@ void pt_logw_sum_runs(struct pt_logw *w, const struct pt_logw_pre *runs, uint32_
 	}
 	for (uint32_t i = 0; i < n; i++)
 		sum_pre(&k, &runs[i]);
+	if (waits && waits->n && w->nw == 1)
+		sum_waits(&s->wr[map[0]], waits);
 	sum_end(w, &k, blen);
 }
 
@@ -565,7 +596,8 @@ static const unsigned char *spill_obj(const struct pt_logw *w, uint32_t i, uint3
 }
 
 /* Entries in order: TOTALS, TYPE per type seen, NAME per name, WRITER per
- * writer (those retired first), OBJ per entry of the map, (v7) INDEX entries.  The cursor:
+ * writer (those retired first), (v10) WAITS per writer not retired that
+ * waited, OBJ per entry of the map, (v7) INDEX entries.  The cursor:
  * kind << 32 | index. */
 static uint32_t entry(const struct pt_logw *w, uint64_t cur, unsigned char *out, uint32_t parts,
                       int *skip)
@@ -631,6 +663,19 @@ static uint32_t entry(const struct pt_logw *w, uint64_t cur, unsigned char *out,
 		pt_log_put64(b + PT_LOG_S_HDR + PT_LOG_WRI_FIRST, s->wr[i].first, sw);
 		pt_log_put64(b + PT_LOG_S_HDR + PT_LOG_WRI_LAST, s->wr[i].last, sw);
 		break;
+	case PT_LOG_S_WAITS: /* (v10) a writer's waits (a retired one's are not
+	                      * kept: then the WAITS entries do not add up to the
+	                      * waits counted, and a reader reads the events) */
+		if (i < s->nret || !s->wr[i - s->nret].waits.n) {
+			*skip = 1;
+			return 0;
+		}
+		n = PT_LOG_WAI_LEN;
+		pt_log_put32(b + PT_LOG_S_HDR + PT_LOG_WAI_AT, i, sw);
+		pt_log_put64(b + PT_LOG_S_HDR + PT_LOG_WAI_N, s->wr[i - s->nret].waits.n, sw);
+		pt_log_put64(b + PT_LOG_S_HDR + PT_LOG_WAI_NS, s->wr[i - s->nret].waits.ns, sw);
+		pt_log_put64(b + PT_LOG_S_HDR + PT_LOG_WAI_MAX, s->wr[i - s->nret].waits.max, sw);
+		break;
 	case PT_LOG_S_WRITER_AT: /* (v8, checkpoints) the writer and its place */
 		n = PT_LOG_WAT_LEN;
 		pt_log_put32(b + PT_LOG_S_HDR + PT_LOG_WAT_AT, s->wr[i].gi, sw);
@@ -676,12 +721,13 @@ static uint64_t next_cursor(const struct pt_logw *w, uint64_t cur)
 	uint32_t run = idx_run(w);
 	uint64_t nrun = w->version < 7 || w->sum->no_index ? 0 : (w->sum->nidx + run - 1) / run;
 	uint64_t nwr = w->sum->nret + w->sum->nwr;
-	uint32_t lim[8] = { 0, 1, PT_NIDS, nwr > UINT32_MAX ? UINT32_MAX : (uint32_t)nwr, PT_NIDS,
-		            w->nobjs,
-		            nrun > UINT32_MAX ? UINT32_MAX : (uint32_t)nrun, w->sum->ckpts ? 1 : 0 };
+	uint32_t nw32 = nwr > UINT32_MAX ? UINT32_MAX : (uint32_t)nwr;
+	uint32_t lim[10] = { 0, 1, PT_NIDS, nw32, PT_NIDS, w->nobjs,
+		             nrun > UINT32_MAX ? UINT32_MAX : (uint32_t)nrun, w->sum->ckpts ? 1 : 0,
+		             0, w->version >= 10 ? nw32 : 0 };
 
-	/* kinds in the order written: 1, 2, 4, 3, 5, 6, (v8) 7 */
-	static const unsigned after[8] = { 0, 2, 4, 5, 3, 6, 7, 0 };
+	/* kinds in the order written: 1, 2, 4, 3, (v10) 9, 5, 6, (v8) 7 */
+	static const unsigned after[10] = { 0, 2, 4, 9, 3, 6, 7, 0, 0, 5 };
 	while (kind && i >= lim[kind]) {
 		kind = after[kind];
 		i = 0;
@@ -926,6 +972,7 @@ int pt_logw_sum_load(struct pt_logw *w, const struct pt_log_summary *from)
 		s->wr[k].count = from->wr[i].count;
 		s->wr[k].first = from->wr[i].first;
 		s->wr[k].last = from->wr[i].last;
+		s->wr[k].waits = from->wr[i].waits;
 	}
 	return 0;
 }

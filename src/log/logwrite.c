@@ -634,7 +634,7 @@ int pt_logw_chunk(struct pt_logw *w, struct pt_logw_chunk *c)
 	unsigned char h[PT_LOG_C_RECS];
 	const unsigned char *recs = c->recs;
 	struct pt_log_chunk_conv cv = { c->btick, c->addr, c->seg, c->mult, c->base, c->nsoff };
-	struct pt_log_chunk_end end = { 0, 0, 0, 0 };
+	struct pt_log_chunk_end end = { 0, 0, 0, 0, { 0, 0, 0 } };
 	int rc;
 
 	c->unnamed = PT_NIDS;
@@ -688,7 +688,7 @@ int pt_logw_chunk(struct pt_logw *w, struct pt_logw_chunk *c)
 		w->nw = 1;
 		w->wt[0] = (struct pt_logw_who){ c->pid, c->thread };
 		if (runs.n <= CHUNK_RUNS)
-			pt_logw_sum_runs(w, runs.r, runs.n, len);
+			pt_logw_sum_runs(w, runs.r, runs.n, len, &end.waits);
 		else
 			sum_converted(w, h, recs, len, c->nev, c->base);
 		blk_reset(w);
