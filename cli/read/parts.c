@@ -599,6 +599,7 @@ static int add_totals(struct tlog *l, const struct tlog *pl, const uint16_t *idm
 			return -1;
 		struct tthread *u = &l->th[s];
 		u->count += t->count;
+		tthread_waits(u, t->waits, t->wait_ns, t->wait_max);
 		if (t->count) {
 			u->first = t->first < u->first ? t->first : u->first;
 			u->last = t->last > u->last ? t->last : u->last;
@@ -621,6 +622,7 @@ static int add_totals(struct tlog *l, const struct tlog *pl, const uint16_t *idm
 	l->damaged += pl->damaged;
 	l->file_size += pl->file_size;
 	l->summary = firstpart ? pl->summary : l->summary && pl->summary;
+	l->waits_known = firstpart ? pl->waits_known : l->waits_known && pl->waits_known;
 	if (firstpart)
 		l->attr = pl->attr;
 	if (!l->tracer) { /* (the first part that has one) */

@@ -121,7 +121,14 @@ struct tev {
 	uint64_t lost;        /* a RESUME with a count: the events its gap lost; else UINT64_MAX */
 	uint64_t n;           /* its place in the trace: 0 for the first event */
 };
-struct tthread { int32_t pid; uint64_t tid; unsigned idx; uint32_t proc; uint64_t count, first, last; };
+struct tthread {
+	int32_t pid;
+	uint64_t tid;
+	unsigned idx;
+	uint32_t proc;
+	uint64_t count, first, last;
+	uint64_t waits, wait_ns, wait_max; /* --no-loss waits, when the tlog's waits_known */
+};
 struct tproc { int32_t pid; unsigned nthreads; uint64_t count, first, last; };
 /* --t0 (main.c takes it, as --all): time 0 of every relative time, one
  * rule for every command (docs/implementation-defined.md, "Time 0").
@@ -186,6 +193,7 @@ struct tlog {
 	/* reading (tlog.c) */
 	int totals;                    /* the tables hold the whole trace: later passes count nothing */
 	int summary;                   /* they come from the log's summary, not from reading it */
+	int waits_known;               /* ... with each thread's --no-loss waits (format 10) */
 	trace_id_t trid_;
 	int fd_, open_;
 	struct pt_ext_many *many_;     /* events read ahead, many a lock (pt_ext_next_many) */
@@ -359,9 +367,13 @@ const char *tlog_loss_hint(const struct tlog *l);
 /* --no-loss: e is a wait for room (posixtrace_noloss_wait): 1 and *ns the
  * wait; else 0. */
 int tlog_wait_of(const struct tev *e, uint64_t *ns);
+/* n waits of ns in all, the longest max, added to t's */
+void tthread_waits(struct tthread *t, uint64_t n, uint64_t ns, uint64_t max);
 struct twait { uint64_t n, ns, max; };  /* a thread's waits: count, total, longest */
 /* Every wait of the log at path, per thread of l (w[l->nth], zeroed by the
- * caller; the same thread numbers as l's): 0, or 1 after a message.  A
+ * caller; the same thread numbers as l's): 0, or 1 after a message.  From
+ * the totals when they hold them (l->waits_known: format 10), else by a
+ * pass over the events.  A
  * log whose totals were counted by reading it (one being written, or cut
  * short) is still open in l: read there, as far as it was when opened
  * (so the waits are those of the events counted), and rewound. */

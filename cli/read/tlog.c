@@ -113,7 +113,7 @@ static int thread_index(struct tlog *l, int32_t pid, uint64_t tid, uint32_t *out
 	if (!np)
 		return -1;
 	unsigned idx = ++*np;
-	l->th[l->nth] = (struct tthread){ pid, tid, idx, 0, 0, UINT64_MAX, 0 };
+	l->th[l->nth] = (struct tthread){ pid, tid, idx, 0, 0, UINT64_MAX, 0, 0, 0, 0 };
 	h[j] = (struct hslot){ pid, 1, tid, (uint32_t)l->nth };
 	*out = l->last_th_ = (uint32_t)l->nth++;
 	return 0;
@@ -334,13 +334,14 @@ static void tlog_front(struct tlog *l)
 		return;
 	l->recorder = pid;
 	/* one lane (0, 0): the recorder's threads and the reader's own events (losses) */
-	struct tthread lane = { 0, 0, 1, 0, 0, UINT64_MAX, 0 };
+	struct tthread lane = { 0, 0, 1, 0, 0, UINT64_MAX, 0, 0, 0, 0 };
 	for (size_t i = 0; i < l->nth; i++) {
 		const struct tthread *t = &l->th[i];
 		if (t->pid == pid || (t->pid == 0 && t->tid == 0)) {
 			lane.count += t->count;
 			lane.first = t->first < lane.first ? t->first : lane.first;
 			lane.last = t->last > lane.last ? t->last : lane.last;
+			tthread_waits(&lane, t->waits, t->wait_ns, t->wait_max);
 		}
 	}
 	for (size_t i = 0; i < l->nth; i++) {
@@ -837,7 +838,10 @@ static int take_counts(struct tlog *l, const struct pt_ext_summary *s)
 		l->th[th].count += w->count;
 		l->th[th].first = w->first < l->th[th].first ? w->first : l->th[th].first;
 		l->th[th].last = w->last > l->th[th].last ? w->last : l->th[th].last;
+		if (s->waits_known)
+			tthread_waits(&l->th[th], w->waits, w->wait_ns, w->wait_max);
 	}
+	l->waits_known = s->waits_known;
 	memcpy(l->count, s->count, sizeof l->count);
 	memcpy(l->tfirst, s->tfirst, sizeof l->tfirst);
 	memcpy(l->tlast, s->tlast, sizeof l->tlast);

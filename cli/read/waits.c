@@ -1,7 +1,8 @@
 /*
  * waits.c -- the waits for room of a --no-loss recording
  * (posixtrace_noloss_wait events): one event's, and every wait of a log
- * per thread, by a pass over its events in batches.
+ * per thread, from its summary (format 10), else by a pass over its
+ * events in batches.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -16,6 +17,13 @@ int tlog_wait_of(const struct tev *e, uint64_t *ns)
 	return 1;
 }
 
+void tthread_waits(struct tthread *t, uint64_t n, uint64_t ns, uint64_t max)
+{
+	t->waits += n;
+	t->wait_ns += ns;
+	t->wait_max = max > t->wait_max ? max : t->wait_max;
+}
+
 int tlog_waits(const char *path, struct tlog *l, struct twait *w)
 {
 	struct tlog r;
@@ -24,6 +32,12 @@ int tlog_waits(const char *path, struct tlog *l, struct twait *w)
 	uint32_t thread_of[PT_EXT_BATCH_W];
 	int rc;
 
+	if (l->waits_known) { /* (what the log's writer added up: no pass) */
+		for (size_t i = 0; i < l->nth; i++)
+			w[i] = (struct twait){ l->th[i].waits, l->th[i].wait_ns, l->th[i].wait_max };
+		free(b);
+		return 0;
+	}
 	/* (a log being written read anew would also be opened by a second
 	 * checking scan, and hold waits the totals do not count) */
 	if (!b || (from == &r && tlog_load_as(&r, path, &l->front))) {
