@@ -274,8 +274,8 @@ int parts_summary(FILE *f, const char *dir, const char *name, pid_t root,
 	fputc('\n', f);
 	if (waits)
 		fprintf(f, "posixtrace: the program was held %llu time%s for room in the stream "
-		        "(--no-loss): 'posixtrace info' of a part says how long, per thread.\n",
-		        (unsigned long long)waits, waits == 1 ? "" : "s");
+		        "(--no-loss): 'posixtrace info %s' says how long, per thread.\n",
+		        (unsigned long long)waits, waits == 1 ? "" : "s", dir);
 	if (rs && rs->cuts)
 		fprintf(f, "posixtrace: %llu cut%s, each made within %.1f ms of its threshold; the "
 		        "longest took %.1f ms (%.1f ms of CPU at most); %llu older part%s removed "
