@@ -120,6 +120,33 @@ static inline double bench_write_rate(const char *dir, uint64_t bytes, double *s
 	return rate;
 }
 
+/* The copy alone: write() of 64 KiB blocks over the first `bytes` of a
+ * file in dir that already has its pages (written once before, not
+ * timed), in MB/s; -1 if the file cannot be made or written (it is
+ * removed after).  Against bench_write_rate(), what a new file's pages
+ * cost the kernel beyond the copy: 1/new - 1/this, per byte. */
+static inline double bench_rewrite_rate(const char *dir, uint64_t bytes)
+{
+	static unsigned char blk[65536];
+	char path[512];
+	size_t n = (size_t)(bytes / sizeof blk);
+	int fd, ok = 1;
+
+	snprintf(path, sizeof path, "%s/posixtrace-bench-rw-XXXXXX", dir);
+	if ((fd = mkstemp(path)) < 0)
+		return -1;
+	memset(blk, 0x5a, sizeof blk);
+	for (size_t i = 0; ok && i < n; i++)
+		ok = write(fd, blk, sizeof blk) == (ssize_t)sizeof blk;
+	double t0 = bench_now_us();
+	for (size_t i = 0; ok && i < n; i++)
+		ok = pwrite(fd, blk, sizeof blk, (off_t)(i * sizeof blk)) == (ssize_t)sizeof blk;
+	double t1 = bench_now_us();
+	close(fd);
+	unlink(path);
+	return ok && t1 > t0 ? (double)n * sizeof blk / (t1 - t0) : -1; /* bytes/us = MB/s */
+}
+
 /* A thread's CPU time so far, in user and in kernel mode, in seconds
  * (/proc/PID/task/TID/stat, fields 14 and 15, clock ticks): 1, or 0 if it
  * cannot be read (the thread is gone). */

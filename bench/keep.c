@@ -322,7 +322,7 @@ static int run_lttng(struct run *r, struct run *rb, uint64_t events, char *why, 
 					(kind == 'K' ? r : rb)[i] = (struct run){ .made = (double)emitted,
 					                     .kept = disc < 0 ? NAN : (double)(emitted - disc),
 					                     .wall = wall, .cpu = pcpu, .writer_cpu = dcpu,
-					                     .writer_user = NAN, .log_bytes = NAN,
+					                     .writer_user = NAN, .log_bytes = (double)bytes,
 					                     .log_mb_s = NAN };
 					got++;
 				}
@@ -414,7 +414,8 @@ int main(int argc, char **argv)
 	sleep(BENCH_IDLE_S);
 	double dd = bench_write_rate(dir, 1ull << 30, &slow);
 	double behind = bench_write_behind_rate(dir, 1.0);
-	if (dd < 0 || behind < 0)
+	double rewrite = bench_rewrite_rate(dir, 1ull << 30);
+	if (dd < 0 || behind < 0 || rewrite < 0)
 		die(dir, errno);
 
 	lttng_reason(why, sizeof why, PT_BUILD_DIR "/bench-lttng/lttng_keep");
@@ -439,13 +440,16 @@ int main(int argc, char **argv)
 	       sysconf(_SC_NPROCESSORS_ONLN), PAYLOAD, events / 1e6, runs, load0[0], load1[0]);
 	printf("the machine on %s: write() of 64 KiB blocks into a new 1 GB file after %d s idle: "
 	       "%.0f MB/s (slowest %.0f ms: %.0f MB/s); writing what another CPU has just "
-	       "written: %.0f MB/s\n\n",
-	       dir, BENCH_IDLE_S, dd, BENCH_WINDOW_US / 1e3, slow, behind);
-	bench_json("keep", "machine write", "new_file_mb_s", dd, "behind_mb_s", behind, NULL);
+	       "written: %.0f MB/s; the same blocks over pages the file has (the copy alone): "
+	       "%.0f MB/s, so a new file's pages cost the kernel %.2f ns a byte beyond the copy\n\n",
+	       dir, BENCH_IDLE_S, dd, BENCH_WINDOW_US / 1e3, slow, behind, rewrite,
+	       1e3 / dd - 1e3 / rewrite);
+	bench_json("keep", "machine write", "new_file_mb_s", dd, "behind_mb_s", behind,
+	           "rewrite_mb_s", rewrite, NULL);
 	printf("| case | threads | kept M/s | lost | producers M/s (wall) | producer CPU ns/event | "
 	       "writer CPU ns/event kept | of it in user mode | log MB/s |\n"
 	       "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
-	struct fig ffl[NT], fnl[NT], flb[NT];
+	struct fig ffl[NT], fnl[NT], flb[NT], flt[NT];
 	for (int i = 0; i < NT; i++) {
 		struct fig f[5];
 		const char *label[5] = { "flight recorder (LOOP, no log)", "posixtrace record",
@@ -465,6 +469,8 @@ int main(int argc, char **argv)
 			flb[i] = f[4];
 		}
 		ffl[i] = f[0], fnl[i] = f[2];
+		if (lt)
+			flt[i] = f[3];
 		for (int c = 0; c < (lt ? 5 : 3); c++) {
 			char name[32], wr[32] = "-", mb[32] = "-", lost[32] = "-", kept[32] = "-";
 			char us[32] = "-";
@@ -498,9 +504,13 @@ int main(int argc, char **argv)
 		frec[i] = figures(rv, runs);
 	}
 	double bpe = fnl[0].log_b_ev;
+	if (lt) /* (the bytes each writer had to write an event) */
+		printf("\nLTTng-UST's trace (discard channel): %.1f bytes an event kept with 1 thread, "
+		       "%.1f with 4; the log: %.1f\n", flt[0].log_b_ev, flt[NT - 1].log_b_ev, bpe);
 	printf("\nThe machine's ceiling at the log's %.1f bytes per event: %.1f M events/s "
-	       "writing behind another CPU, %.1f M events/s into a new file; `record` kept ",
-	       bpe, behind / bpe, dd / bpe);
+	       "writing behind another CPU, %.1f M events/s into a new file (the kernel's own "
+	       "%.1f ns an event, whatever the writer does); `record` kept ",
+	       bpe, behind / bpe, dd / bpe, 1e3 * bpe / dd);
 	for (int i = 0; i < NT; i++)
 		printf("%s%.1f M/s (%.0f%% of the first) with %d thread%s", i ? ", " : "",
 		       frec[i].kept_per_s / 1e6, 100.0 * frec[i].kept_per_s / 1e6 / (behind / bpe),

@@ -165,7 +165,7 @@ tables() {
 			for (i = 0; i < nk; i++) {
 				$0 = kp[i]
 				if (str("case") == "machine write")
-					printf "\nThe machine, same run: a new file %s MB/s; writing what another CPU has just written %s MB/s.", f(num("new_file_mb_s"), 0), f(num("behind_mb_s"), 0)
+					printf "\nThe machine, same run: a new file %s MB/s; writing what another CPU has just written %s MB/s; the copy alone (pages the file has) %s MB/s.", f(num("new_file_mb_s"), 0), f(num("behind_mb_s"), 0), f(num("rewrite_mb_s"), 0)
 				if (str("case") == "noloss vs flight")
 					printf " `--no-loss`, 1 thread, against the flight recorder: %sx by wall, %sx by CPU time.", f(num("wall_1"), 2), f(num("cpu_1"), 2)
 			}
