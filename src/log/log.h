@@ -433,6 +433,9 @@ struct pt_logr {
 	                      * check with names keeps (else one check is enough) */
 	int file_order;      /* PT_LOGR_FILE_ORDER */
 	struct pt_logr_merge m;
+	uint64_t merge_cap;  /* (tests) the merge's bound in bytes (0: PT_LOGR_MERGE_BYTES) */
+	uint64_t merge_bytes, merge_peak; /* the bytes of the blocks the merge holds
+	                      * (their lengths in the file), and the most since open */
 	uint64_t told_early; /* RESUMEs told before the time recorded (a late event in
 	                      * their gap, merged): since open or rewind */
 	unsigned last_id;    /* the id of the last event returned (an OVERFLOW: a group

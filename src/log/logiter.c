@@ -106,10 +106,11 @@ static size_t group_end(const struct pt_logr *r, size_t i)
 {
 	size_t lim = r->stop < r->nitems ? r->stop : r->nitems, end = i + 1;
 	uint64_t hi = r->items[i].has_ev ? r->items[i].max_ts : 0, bytes = r->items[i].len;
+	uint64_t cap = r->merge_cap ? r->merge_cap : PT_LOGR_MERGE_BYTES;
 
 	for (; end < lim; end++) {
 		const struct pt_logr_item *it = &r->items[end];
-		if (it->error || it->later_min >= hi || (bytes += it->len) > PT_LOGR_MERGE_BYTES)
+		if (it->error || it->later_min >= hi || (bytes += it->len) > cap)
 			break;
 		if (it->has_ev && it->max_ts > hi)
 			hi = it->max_ts;
@@ -189,7 +190,7 @@ static void swap_buf(struct pt_logr *r, struct pt_logr_mblk *b)
 
 /* The block loaded in r->buf becomes block m->nblk of the group (its
  * buffer swapped with a spare one) and is split into runs. */
-static int group_add(struct pt_logr *r)
+static int group_add(struct pt_logr *r, uint32_t len)
 {
 	struct pt_logr_merge *m = &r->m;
 	struct pt_logr_mblk *b;
@@ -239,6 +240,9 @@ static int group_add(struct pt_logr *r)
 		goto undo;
 	m->nblk++;
 	r->loaded = 0;
+	r->merge_bytes += len;
+	if (r->merge_bytes > r->merge_peak)
+		r->merge_peak = r->merge_bytes;
 	return 0;
 undo: /* (memory) the block back in r->buf, as loaded */
 	m->nrun = nrun0;
@@ -260,12 +264,13 @@ static void group_open(struct pt_logr *r)
 	if (r->file_order || ((end = group_end(r, r->cur)) == r->cur + 1 && r->chk_sorted))
 		return;
 	m->nblk = m->nrun = m->nheap = 0;
-	if (group_add(r))
+	r->merge_bytes = 0;
+	if (group_add(r, r->items[r->cur].len))
 		return; /* (memory) the block as it is, still loaded */
 	for (k = r->cur + 1; k < end; k++) {
 		if (load(r, &r->items[k]))
 			break;
-		if (m->nrun + r->rleft > PT_LOGR_MERGE_RUNS || group_add(r)) {
+		if (m->nrun + r->rleft > PT_LOGR_MERGE_RUNS || group_add(r, r->items[k].len)) {
 			r->loaded = 0;
 			break;
 		}
