@@ -357,31 +357,45 @@ struct pt_logr_item {    /* one step of the reading order */
 /* Blocks whose time ranges overlap (a late event: stamped before events
  * of other threads written before it) are read together and their events
  * returned in timestamp order (logiter.c): each block split into runs in
- * which timestamps do not step back, merged by a heap.  At most
- * PT_LOGR_MERGE_BYTES of blocks at once (a group that would need more is
- * read in parts, each in order) and PT_LOGR_MERGE_RUNS runs (beyond
- * that, one block's at least). */
+ * which timestamps do not step back, merged by a heap.  A block is loaded
+ * only once it may hold the next event (a sliding window: the blocks that
+ * overlap the time being read), and let go once its runs are read.  At
+ * most PT_LOGR_MERGE_BYTES of blocks at once (when more would be needed,
+ * a late event far back, the rest is read from the next block on, as a
+ * new merge) and PT_LOGR_MERGE_RUNS runs (beyond that, one block's at
+ * least). */
 #define PT_LOGR_MERGE_BYTES (64u << 20)
 #define PT_LOGR_MERGE_RUNS  (1u << 16)
-struct pt_logr_mblk {    /* a block of the group being merged */
-	unsigned char *buf;
-	uint32_t cap, nw, gen;
-	uint64_t base;
-	uint16_t map[PT_LOG_MAX_WRITERS]; /* writer index -> batch's (gen) */
-};
 struct pt_logr_run {     /* records [off, end) of a block, in time order */
-	uint32_t blk, off, end;
+	uint32_t off, end;
 	uint64_t where, ts;  /* where of the event before off; ts: off's */
 };
+struct pt_logr_mblk {    /* a block being merged (a slot: its buffer kept) */
+	unsigned char *buf;
+	uint32_t cap, nw, gen;
+	uint32_t len;        /* its length in the file (merge_bytes) */
+	uint64_t base;
+	struct pt_logr_run *run; /* its runs */
+	uint32_t nrun, run_cap;
+	uint32_t live;       /* its runs with an event left (0: the slot is free) */
+	uint16_t map[PT_LOG_MAX_WRITERS]; /* writer index -> batch's (gen) */
+};
 struct pt_logr_merge {
-	int on;              /* reading a group: items [cur, end) */
-	size_t end;
+	int on;              /* merging: from item cur on, up to next (not loaded) */
+	int full;            /* no further block is loaded (a bound met, or one
+	                      * that did not load): the merge ends before next */
+	size_t next;
+	uint64_t hi;         /* the largest timestamp of the blocks it loaded */
+	uint64_t load_ts;    /* next's later_min (UINT64_MAX: none to load) */
+	uint64_t seq;        /* the next run's number (file order) */
 	struct pt_logr_mblk *blk;
-	size_t nblk, blk_cap;
-	struct pt_logr_run *run;
-	struct pt_logr_hent { uint64_t ts; uint64_t run; } *heap; /* runs with an event
-	                      * left, their next timestamp: smallest (ts, run) first */
-	size_t nrun, nheap, run_cap;
+	size_t nblk, blk_cap; /* slots made, and room */
+	uint32_t *bfree;     /* the free slots (blk_cap of room) */
+	size_t nbfree;
+	struct pt_logr_hent { uint64_t ts, run; uint32_t blk, idx; } *heap; /* runs
+	                      * with an event left, their next timestamp and number:
+	                      * smallest (ts, run) first; their block and index in it */
+	size_t nrun, nheap, heap_cap; /* nrun: the runs of the blocks held */
 	uint32_t gen;        /* batch number (writer maps) */
 	uint64_t ovf_run;    /* the last event taken was an OVERFLOW, of this run
 	                      * (UINT64_MAX: not): its RESUME comes next */

@@ -1,8 +1,9 @@
 /*
  * logiter.c -- trace log reader, reading: events in order, one block in
- * memory at a time; each block is read and checked again when reached,
- * as the file may have changed since it was opened (or, opened through
- * the block index, was never read before).
+ * memory at a time (or the blocks that overlap in time, merged); each
+ * block is read and checked again when reached, as the file may have
+ * changed since it was opened (or, opened through the block index, was
+ * never read before).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -81,8 +82,17 @@ static int load(struct pt_logr *r, const struct pt_logr_item *it)
  * ranges overlap are read together, each split into runs in which time
  * does not step back, and the runs merged by a heap keyed by (timestamp,
  * run number), the runs numbered in file order (equal timestamps come in
- * the order of the file).  Memory: the group's blocks (at most
- * PT_LOGR_MERGE_BYTES) and a run per step back. */
+ * the order of the file).  A sliding window: the next block of the file
+ * is loaded only once the heap's earliest event comes after the smallest
+ * timestamp of the blocks from that one on (later_min: it, or a block
+ * after it, may hold an event before), and a block is let go (its slot
+ * and buffer kept for the next) once its runs are read.  The merge ends
+ * when every block loaded is read, and the blocks after it are read as
+ * before.  Memory: the blocks that overlap the time being read (about one
+ * per writer busy at once), not the whole chain of blocks that overlap
+ * one another; at most PT_LOGR_MERGE_BYTES (a late event far back: the
+ * merge ends before the block that would need more) and a run per step
+ * back. */
 
 void pt_logr_order(struct pt_logr *r)
 {
@@ -98,15 +108,21 @@ void pt_logr_order(struct pt_logr *r)
 	}
 }
 
+static uint64_t merge_cap(const struct pt_logr *r)
+{
+	return r->merge_cap ? r->merge_cap : PT_LOGR_MERGE_BYTES;
+}
+
 /* The item after the group that starts at item i: the group ends before
  * the first block from which on no block (up to an error item) holds an
  * event stamped before the group's latest one; also at r->stop, at an
- * error item, or at PT_LOGR_MERGE_BYTES. */
+ * error item, or at PT_LOGR_MERGE_BYTES (wrap_ts: the blocks that may
+ * hold the first event). */
 static size_t group_end(const struct pt_logr *r, size_t i)
 {
 	size_t lim = r->stop < r->nitems ? r->stop : r->nitems, end = i + 1;
 	uint64_t hi = r->items[i].has_ev ? r->items[i].max_ts : 0, bytes = r->items[i].len;
-	uint64_t cap = r->merge_cap ? r->merge_cap : PT_LOGR_MERGE_BYTES;
+	uint64_t cap = merge_cap(r);
 
 	for (; end < lim; end++) {
 		const struct pt_logr_item *it = &r->items[end];
@@ -116,6 +132,20 @@ static size_t group_end(const struct pt_logr *r, size_t i)
 			hi = it->max_ts;
 	}
 	return end;
+}
+
+/* Some block after item i's (up to r->stop or an error item) holds an
+ * event stamped before i's latest, and the two fit the bound: group_end
+ * would not end the group at i + 1. */
+static int overlaps_next(const struct pt_logr *r, size_t i)
+{
+	size_t lim = r->stop < r->nitems ? r->stop : r->nitems;
+
+	if (i + 1 >= lim)
+		return 0;
+	const struct pt_logr_item *it = &r->items[i], *nx = it + 1;
+	return !nx->error && nx->later_min < (it->has_ev ? it->max_ts : 0) &&
+	       (uint64_t)it->len + nx->len <= merge_cap(r);
 }
 
 static inline int hent_less(const struct pt_logr_hent *x, const struct pt_logr_hent *y)
@@ -141,12 +171,21 @@ static void sift_down(struct pt_logr *r, size_t i)
 	}
 }
 
+static void sift_up(struct pt_logr *r, size_t i)
+{
+	struct pt_logr_hent *h = r->m.heap, t;
+
+	while (i > 0 && hent_less(&h[i], &h[(i - 1) / 2])) {
+		t = h[i], h[i] = h[(i - 1) / 2], h[(i - 1) / 2] = t;
+		i = (i - 1) / 2;
+	}
+}
+
 /* The run's next event record from u->off on (records of names and map
  * entries passed; they are never short): 1 and its timestamp in u->ts,
  * or 0 at the run's end. */
-static int run_next(const struct pt_logr *r, struct pt_logr_run *u)
+static int run_next(const struct pt_logr *r, const struct pt_logr_mblk *b, struct pt_logr_run *u)
 {
-	const struct pt_logr_mblk *b = &r->m.blk[u->blk];
 	int sw = r->swap;
 
 	while (u->off < u->end) {
@@ -161,21 +200,16 @@ static int run_next(const struct pt_logr *r, struct pt_logr_run *u)
 	return 0;
 }
 
-static int add_run(struct pt_logr *r, uint32_t blk, uint32_t off, uint32_t end, uint64_t where)
+static int add_run(struct pt_logr_mblk *b, uint32_t off, uint32_t end, uint64_t where)
 {
-	struct pt_logr_merge *m = &r->m;
-
-	if (m->nrun == m->run_cap) {
-		size_t ncap = m->run_cap ? 2 * m->run_cap : 64;
-		struct pt_logr_run *nr = realloc(m->run, ncap * sizeof *nr);
-		if (nr)
-			m->run = nr;
-		struct pt_logr_hent *nh = nr ? realloc(m->heap, ncap * sizeof *nh) : NULL;
-		if (!nh)
+	if (b->nrun == b->run_cap) {
+		uint32_t ncap = b->run_cap ? 2 * b->run_cap : 16;
+		struct pt_logr_run *nr = realloc(b->run, ncap * sizeof *nr);
+		if (!nr)
 			return ENOMEM;
-		m->heap = nh, m->run_cap = ncap;
+		b->run = nr, b->run_cap = ncap;
 	}
-	m->run[m->nrun++] = (struct pt_logr_run){ blk, off, end, where, 0 };
+	b->run[b->nrun++] = (struct pt_logr_run){ off, end, where, 0 };
 	return 0;
 }
 
@@ -188,23 +222,51 @@ static void swap_buf(struct pt_logr *r, struct pt_logr_mblk *b)
 	b->cap = r->buf_cap, r->buf_cap = tc;
 }
 
-/* The block loaded in r->buf becomes block m->nblk of the group (its
- * buffer swapped with a spare one) and is split into runs. */
-static int group_add(struct pt_logr *r, uint32_t len)
+/* A free slot for a block on top of m->bfree (taken by the caller): 0 or
+ * ENOMEM. */
+static int slot_free(struct pt_logr_merge *m)
 {
-	struct pt_logr_merge *m = &r->m;
-	struct pt_logr_mblk *b;
-	int sw = r->swap, rc;
-
+	if (m->nbfree)
+		return 0;
 	if (m->nblk == m->blk_cap) {
 		size_t ncap = m->blk_cap ? 2 * m->blk_cap : 8;
 		struct pt_logr_mblk *nb = realloc(m->blk, ncap * sizeof *nb);
 		if (!nb)
 			return ENOMEM;
 		memset(nb + m->blk_cap, 0, (ncap - m->blk_cap) * sizeof *nb);
-		m->blk = nb, m->blk_cap = ncap;
+		m->blk = nb;
+		uint32_t *nf = realloc(m->bfree, ncap * sizeof *nf);
+		if (!nf)
+			return ENOMEM; /* (m->blk larger, its room unused) */
+		m->bfree = nf, m->blk_cap = ncap;
 	}
-	b = &m->blk[m->nblk];
+	m->bfree[m->nbfree++] = (uint32_t)m->nblk++;
+	return 0;
+}
+
+/* Block slot's runs all read: the slot is free again. */
+static void blk_release(struct pt_logr *r, uint32_t slot)
+{
+	struct pt_logr_merge *m = &r->m;
+
+	m->nrun -= m->blk[slot].nrun;
+	r->merge_bytes -= m->blk[slot].len;
+	m->bfree[m->nbfree++] = slot;
+}
+
+/* The block of item it, loaded in r->buf, takes a free slot (its buffer
+ * swapped with the slot's), is split into runs and they go in the heap. */
+static int group_add(struct pt_logr *r, const struct pt_logr_item *it)
+{
+	struct pt_logr_merge *m = &r->m;
+	struct pt_logr_mblk *b;
+	uint32_t slot;
+	int sw = r->swap, rc;
+
+	if ((rc = slot_free(m)))
+		return rc;
+	slot = m->bfree[m->nbfree - 1];
+	b = &m->blk[slot];
 	if (b->cap < r->buf_cap) { /* (a spare buffer as large as r->buf) */
 		unsigned char *nbuf = realloc(b->buf, r->buf_cap);
 		if (!nbuf)
@@ -212,9 +274,8 @@ static int group_add(struct pt_logr *r, uint32_t len)
 		b->buf = nbuf, b->cap = r->buf_cap;
 	}
 	swap_buf(r, b);
-	b->nw = r->nw, b->base = r->base_ts, b->gen = 0;
+	b->nw = r->nw, b->base = r->base_ts, b->gen = 0, b->len = it->len, b->nrun = 0;
 
-	size_t nrun0 = m->nrun;
 	uint32_t off = r->roff, start = off;
 	uint64_t where = r->where, start_where = where, prev = 0;
 	int have = 0;
@@ -226,7 +287,7 @@ static int group_add(struct pt_logr *r, uint32_t len)
 		if (!(info & (PT_LOG_RF_NAME | PT_LOG_RF_OBJ))) {
 			uint64_t ts = b->base + pt_log_get32(p + PT_LOG_R_DELTA, sw);
 			if (have && ts < prev) {
-				if ((rc = add_run(r, (uint32_t)m->nblk, start, off, start_where)))
+				if ((rc = add_run(b, start, off, start_where)))
 					goto undo;
 				start = off, start_where = where;
 			}
@@ -236,113 +297,185 @@ static int group_add(struct pt_logr *r, uint32_t len)
 		}
 		off += hl + n;
 	}
-	if ((rc = add_run(r, (uint32_t)m->nblk, start, off, start_where)))
+	if ((rc = add_run(b, start, off, start_where)))
 		goto undo;
-	m->nblk++;
+	if (m->nheap + b->nrun > m->heap_cap) {
+		size_t ncap = m->heap_cap ? 2 * m->heap_cap : 64;
+		ncap = ncap < m->nheap + b->nrun ? m->nheap + b->nrun : ncap;
+		struct pt_logr_hent *nh = realloc(m->heap, ncap * sizeof *nh);
+		if (!nh) {
+			rc = ENOMEM;
+			goto undo;
+		}
+		m->heap = nh, m->heap_cap = ncap;
+	}
+	/* (nothing fails from here) */
+	m->nbfree--;
+	b->live = 0;
+	for (uint32_t i = 0; i < b->nrun; i++)
+		if (run_next(r, b, &b->run[i])) {
+			m->heap[m->nheap] = (struct pt_logr_hent){ b->run[i].ts, m->seq + i, slot, i };
+			sift_up(r, m->nheap++);
+			b->live++;
+		}
+	m->seq += b->nrun;
+	m->nrun += b->nrun;
+	if (it->has_ev && it->max_ts > m->hi)
+		m->hi = it->max_ts;
 	r->loaded = 0;
-	r->merge_bytes += len;
+	r->merge_bytes += b->len;
 	if (r->merge_bytes > r->merge_peak)
 		r->merge_peak = r->merge_bytes;
+	if (!b->live) /* (names and map entries only) */
+		blk_release(r, slot);
 	return 0;
 undo: /* (memory) the block back in r->buf, as loaded */
-	m->nrun = nrun0;
+	b->nrun = 0;
 	swap_buf(r, b);
 	return rc;
 }
 
-/* Item r->cur is loaded (and checked): when it starts a group of blocks
- * whose ranges overlap, or its own times step back, the group is loaded
- * and merged (r->m.on).  A block of the group that does not load ends
- * the group before it (it is told when reached, as it is unmerged); out
- * of memory, the blocks are read in the order of the file. */
+/* No block held, none in the heap. */
+static void merge_clear(struct pt_logr *r)
+{
+	struct pt_logr_merge *m = &r->m;
+
+	m->nblk = m->nbfree = m->nheap = m->nrun = 0;
+	r->merge_bytes = 0;
+}
+
+/* m->load_ts: the smallest timestamp from the next block not loaded on
+ * (UINT64_MAX: no block is to be loaded any more). */
+static void merge_load_ts(struct pt_logr *r)
+{
+	struct pt_logr_merge *m = &r->m;
+	size_t lim = r->stop < r->nitems ? r->stop : r->nitems;
+
+	m->load_ts = m->full || m->next >= lim || r->items[m->next].error
+	           ? UINT64_MAX : r->items[m->next].later_min;
+}
+
+/* The run of heap entry e: its next record is a RESUME */
+static int run_resume(const struct pt_logr *r, const struct pt_logr_hent *e)
+{
+	const struct pt_logr_mblk *b = &r->m.blk[e->blk];
+	const unsigned char *p = b->buf + b->run[e->idx].off;
+
+	return (pt_log_get16(p + PT_LOG_R_INFO, r->swap) & PT_LOG_ID_MASK) == POSIX_TRACE_RESUME;
+}
+
+/* After an OVERFLOW (m->ovf_run): the heap entry of the first run from
+ * its on whose next record is a RESUME, SIZE_MAX if none. */
+static size_t resume_at(const struct pt_logr *r)
+{
+	const struct pt_logr_merge *m = &r->m;
+	size_t j = SIZE_MAX;
+
+	for (size_t k = 0; k < m->nheap; k++) {
+		uint64_t run = m->heap[k].run;
+		if (run >= m->ovf_run && (j == SIZE_MAX || run < m->heap[j].run) &&
+		    run_resume(r, &m->heap[k]))
+			j = k;
+	}
+	return j;
+}
+
+/* The blocks the next event may be in, loaded: as long as the next one
+ * not loaded, or one after it, may hold an event stamped before the
+ * heap's earliest (equal: the earliest comes first, in the order of the
+ * file); after an OVERFLOW whose RESUME is not in the heap, the blocks
+ * that overlap those loaded too (the group group_end gives, where the
+ * RESUME was looked for).  A block that does not fit the bounds, or does
+ * not load, ends the merge before it (it is read, or told, after). */
+static void merge_load(struct pt_logr *r)
+{
+	struct pt_logr_merge *m = &r->m;
+	uint64_t cap = merge_cap(r);
+
+	while (m->nheap && m->load_ts != UINT64_MAX) {
+		const struct pt_logr_item *it = &r->items[m->next];
+		if (m->heap[0].ts <= m->load_ts &&
+		    (m->ovf_run == UINT64_MAX || m->load_ts >= m->hi || resume_at(r) != SIZE_MAX))
+			break;
+		if (r->merge_bytes + it->len > cap || load(r, it)) {
+			m->full = 1;
+		} else {
+			r->fresh = 0;
+			if (m->nrun + r->rleft > PT_LOGR_MERGE_RUNS || group_add(r, it)) {
+				r->loaded = 0;
+				m->full = 1;
+			} else {
+				m->next++;
+			}
+		}
+		merge_load_ts(r);
+	}
+}
+
+/* Before the next event of the merge is picked. */
+static inline void merge_fill(struct pt_logr *r)
+{
+	const struct pt_logr_merge *m = &r->m;
+
+	if (m->nheap && (m->heap[0].ts > m->load_ts ||
+	                 (m->ovf_run != UINT64_MAX && m->load_ts != UINT64_MAX)))
+		merge_load(r);
+}
+
+/* Item r->cur is loaded (and checked): when a later block overlaps it, or
+ * its own times step back, the merge begins with it (r->m.on); out of
+ * memory, the blocks are read in the order of the file. */
 static void group_open(struct pt_logr *r)
 {
 	struct pt_logr_merge *m = &r->m;
-	size_t end, k;
 
 	r->fresh = 0;
-	if (r->file_order || ((end = group_end(r, r->cur)) == r->cur + 1 && r->chk_sorted))
+	if (r->file_order || (!overlaps_next(r, r->cur) && r->chk_sorted))
 		return;
-	m->nblk = m->nrun = m->nheap = 0;
-	r->merge_bytes = 0;
-	if (group_add(r, r->items[r->cur].len))
+	merge_clear(r);
+	m->hi = 0, m->seq = 0, m->full = 0;
+	if (group_add(r, &r->items[r->cur]))
 		return; /* (memory) the block as it is, still loaded */
-	for (k = r->cur + 1; k < end; k++) {
-		if (load(r, &r->items[k]))
-			break;
-		if (m->nrun + r->rleft > PT_LOGR_MERGE_RUNS || group_add(r, r->items[k].len)) {
-			r->loaded = 0;
-			break;
-		}
-	}
-	r->fresh = 0;
-	m->ovf_run = r->last_id == POSIX_TRACE_OVERFLOW ? 0 : UINT64_MAX; /* (its RESUME first, if in the group) */
+	m->ovf_run = r->last_id == POSIX_TRACE_OVERFLOW ? 0 : UINT64_MAX; /* (its RESUME first, if in the merge) */
 	m->ovf_ts = r->out_ts;
-	for (uint32_t i = 0; i < m->nrun; i++)
-		if (run_next(r, &m->run[i]))
-			m->heap[m->nheap++] = (struct pt_logr_hent){ m->run[i].ts, i };
-	for (size_t i = m->nheap / 2; i-- > 0;)
-		sift_down(r, i);
 	m->on = 1;
-	m->end = k;
+	m->next = r->cur + 1;
+	merge_load_ts(r);
 }
 
 static void group_done(struct pt_logr *r)
 {
 	r->m.on = 0;
-	r->cur = r->m.end;
+	r->cur = r->m.next;
 	r->loaded = 0;
 }
 
-static void sift_up(struct pt_logr *r, size_t i)
-{
-	struct pt_logr_hent *h = r->m.heap, t;
-
-	while (i > 0 && hent_less(&h[i], &h[(i - 1) / 2])) {
-		t = h[i], h[i] = h[(i - 1) / 2], h[(i - 1) / 2] = t;
-		i = (i - 1) / 2;
-	}
-}
-
-/* The run's next record is a RESUME */
-static int run_resume(const struct pt_logr *r, uint64_t run)
-{
-	const struct pt_logr_run *u = &r->m.run[run];
-	const unsigned char *p = r->m.blk[u->blk].buf + u->off;
-
-	return (pt_log_get16(p + PT_LOG_R_INFO, r->swap) & PT_LOG_ID_MASK) == POSIX_TRACE_RESUME;
-}
-
-/* Which heap entry's record comes next (m->nheap > 0), and *ts, the time
- * it is told at: the earliest, except after an OVERFLOW, whose RESUME
- * comes next, as in the file (the first run from the OVERFLOW's on whose
- * next record is a RESUME), stamped as the event after it or, when that
- * is earlier (another thread's late event, stamped inside the gap),
- * as that event but not before the OVERFLOW: a pair is never split and
- * nothing steps back (docs/implementation-defined.md, "Where losses are
- * told", applied to the order read). */
+/* Which heap entry's record comes next (m->nheap > 0, merge_fill done),
+ * and *ts, the time it is told at: the earliest, except after an
+ * OVERFLOW, whose RESUME comes next, as in the file (the first run from
+ * the OVERFLOW's on whose next record is a RESUME), stamped as the event
+ * after it or, when that is earlier (another thread's late event, stamped
+ * inside the gap), as that event but not before the OVERFLOW: a pair is
+ * never split and nothing steps back (docs/implementation-defined.md,
+ * "Where losses are told", applied to the order read). */
 static size_t merge_pick(const struct pt_logr *r, uint64_t *ts)
 {
 	const struct pt_logr_merge *m = &r->m;
-	size_t j = SIZE_MAX;
+	size_t j;
 
 	*ts = m->heap[0].ts;
 	if (m->ovf_run == UINT64_MAX)
 		return 0;
-	for (size_t k = 0; k < m->nheap; k++) {
-		uint64_t run = m->heap[k].run;
-		if (run >= m->ovf_run && (j == SIZE_MAX || run < m->heap[j].run) && run_resume(r, run))
-			j = k;
-	}
-	if (j == SIZE_MAX)
-		return 0; /* (no RESUME left in the group: the next event) */
+	if ((j = resume_at(r)) == SIZE_MAX)
+		return 0; /* (no RESUME left in the merge: the next event) */
 	if (j) /* the earliest left is the top: the RESUME no later than it */
 		*ts = m->heap[0].ts > m->ovf_ts ? m->heap[0].ts : m->ovf_ts;
 	return j;
 }
 
 /* The record of heap entry j (merge_pick) taken: its block, header and
- * where; the run moved past it. */
+ * where; the run moved past it (its block let go when it was its last;
+ * the block and its buffer stay as they are until the next merge_fill). */
 static const unsigned char *merge_take(struct pt_logr *r, size_t j, uint64_t ts,
                                        const struct pt_logr_mblk **blk, uint32_t *hl,
                                        uint64_t *where)
@@ -350,8 +483,9 @@ static const unsigned char *merge_take(struct pt_logr *r, size_t j, uint64_t ts,
 	struct pt_logr_merge *m = &r->m;
 	int sw = r->swap;
 	uint64_t run = m->heap[j].run;
-	struct pt_logr_run *u = &m->run[run];
-	const struct pt_logr_mblk *b = &m->blk[u->blk];
+	uint32_t slot = m->heap[j].blk;
+	struct pt_logr_mblk *b = &m->blk[slot];
+	struct pt_logr_run *u = &b->run[m->heap[j].idx];
 	const unsigned char *p = b->buf + u->off;
 	unsigned info = pt_log_get16(p + PT_LOG_R_INFO, sw);
 
@@ -366,7 +500,7 @@ static const unsigned char *merge_take(struct pt_logr *r, size_t j, uint64_t ts,
 	m->ovf_run = (info & PT_LOG_ID_MASK) == POSIX_TRACE_OVERFLOW ? run : UINT64_MAX;
 	m->ovf_ts = ts;
 	u->off += *hl + pt_log_get16(p + PT_LOG_R_LEN, sw);
-	if (run_next(r, u)) {
+	if (run_next(r, b, u)) {
 		m->heap[j].ts = u->ts; /* (later: down) */
 		sift_down(r, j);
 	} else {
@@ -375,6 +509,8 @@ static const unsigned char *merge_take(struct pt_logr *r, size_t j, uint64_t ts,
 			sift_down(r, j);
 			sift_up(r, j);
 		}
+		if (!--b->live)
+			blk_release(r, slot);
 	}
 	return p;
 }
@@ -383,10 +519,12 @@ void pt_logr_merge_free(struct pt_logr *r)
 {
 	struct pt_logr_merge *m = &r->m;
 
-	for (size_t i = 0; i < m->blk_cap; i++)
+	for (size_t i = 0; i < m->blk_cap; i++) {
 		free(m->blk[i].buf);
+		free(m->blk[i].run);
+	}
 	free(m->blk);
-	free(m->run);
+	free(m->bfree);
 	free(m->heap);
 	memset(m, 0, sizeof *m);
 }
@@ -396,7 +534,7 @@ static void merge_stop(struct pt_logr *r)
 	r->fresh = 0;
 	r->last_id = 0;
 	r->m.on = 0;
-	r->m.nheap = 0;
+	merge_clear(r);
 	r->out_ts = 0;
 }
 
@@ -558,6 +696,7 @@ int pt_logr_next(struct pt_logr *r, struct posix_trace_event_info *ev, void *buf
 			if (r->m.on) { /* a group of blocks merged */
 				const struct pt_logr_mblk *b;
 				uint64_t ts;
+				merge_fill(r);
 				if (!r->m.nheap) {
 					group_done(r);
 					continue;
@@ -644,11 +783,14 @@ static void merge_batch(struct pt_logr *r, struct pt_ext_batch *b)
 		gen = m->gen = 1;
 	}
 	b->nw = 0;
-	while (n < PT_EXT_BATCH && m->nheap) {
+	while (n < PT_EXT_BATCH) {
 		uint64_t ts;
+		merge_fill(r);
+		if (!m->nheap)
+			break;
 		size_t j = merge_pick(r, &ts);
-		struct pt_logr_run *u = &m->run[m->heap[j].run];
-		struct pt_logr_mblk *k = &m->blk[u->blk];
+		struct pt_logr_mblk *k = &m->blk[m->heap[j].blk];
+		struct pt_logr_run *u = &k->run[m->heap[j].idx];
 		const unsigned char *p = k->buf + u->off;
 		unsigned info = pt_log_get16(p + PT_LOG_R_INFO, sw);
 		uint64_t where = info & PT_LOG_RF_SHORT ? u->where : pt_log_get64(p + PT_LOG_R_WHERE, sw);
@@ -897,6 +1039,8 @@ void pt_logr_stop_after(struct pt_logr *r, uint64_t ts)
 			break;
 	}
 	r->stop = k;
+	if (r->m.on) /* (the blocks the merge may load) */
+		merge_load_ts(r);
 }
 
 const struct pt_attr_img *pt_logr_attr(const struct pt_logr *r)
