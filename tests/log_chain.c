@@ -17,6 +17,8 @@
  * shows what a log of more than 64 MiB would; one such log is read with
  * the bound as it is too.  Then the bound below one block: the fallback
  * (the file's order), every event still read, each writer's in order.
+ * And, from inside a merge: a rewind, a seek (every event from there on,
+ * in order), reading stopped after a time (every event up to it).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -88,7 +90,18 @@ static void write_log(const char *path, unsigned nw, uint64_t nchunks)
 struct seen {
 	uint64_t next[MAXW]; /* each writer's next sequence number */
 	uint64_t events, errors, back, bad, last_ts;
+	int any;             /* (after a seek) a writer's first may be any: */
+	int started[MAXW];
+	uint64_t first[MAXW]; /* the first one read */
 };
+
+/* The time of writer k's event seq (of nw writers) */
+static uint64_t ts_of(unsigned nw, unsigned k, uint64_t seq)
+{
+	uint64_t j = seq / NEV, i = seq % NEV;
+
+	return NS0 + T0 + j * P + k * (P / nw) + k + i * STEP - SEG;
+}
 
 /* One event read: its time, id, writer's thread and payload (k, seq) */
 static void see(struct seen *s, unsigned nw, uint64_t ts, unsigned id, uint64_t thread,
@@ -102,6 +115,10 @@ static void see(struct seen *s, unsigned nw, uint64_t ts, unsigned id, uint64_t 
 	if (s->events > 1 && ts < s->last_ts)
 		s->back++;
 	s->last_ts = ts;
+	if (k < nw && s->any && !s->started[k]) {
+		s->started[k] = 1;
+		s->first[k] = s->next[k] = seq;
+	}
 	if (id != ID || k >= nw || thread != thread_of(k) || seq != s->next[k]) {
 		if (s->bad++ < 3)
 			fprintf(stderr, "  event %llu: id %u, writer %u (thread %#llx), seq %u, want %llu\n",
@@ -112,6 +129,44 @@ static void see(struct seen *s, unsigned nw, uint64_t ts, unsigned id, uint64_t 
 	}
 	if (k < nw)
 		s->next[k]++;
+}
+
+/* Events of r into s (batch: pt_logr_next_batch, else pt_logr_next), to
+ * the end or max of them. */
+static void read_all(struct pt_logr *r, struct seen *s, unsigned nw, int batch, uint64_t max)
+{
+	if (batch) {
+		static struct pt_ext_batch b;
+		while (s->events + s->errors < max) {
+			REQUIRE(pt_logr_next_batch(r, &b) == 0);
+			if (!b.n)
+				break;
+			for (size_t i = 0; i < b.n; i++) {
+				const struct pt_ext_bevent *e = &b.ev[i];
+				REQUIRE(e->w < b.nw);
+				if (e->id == ID)
+					CHECK_EQ(e->flags, PT_EXT_BEV_QWORD);
+				see(s, nw, e->ts, e->id, b.w[e->w].thread, e->hi, (uint32_t)e->word);
+			}
+		}
+	} else {
+		while (s->events + s->errors < max) {
+			struct posix_trace_event_info ev;
+			unsigned char buf[64];
+			size_t len;
+			int un = 0;
+			uint64_t v = 0;
+			REQUIRE(pt_logr_next(r, &ev, buf, sizeof buf, &len, &un) == 0);
+			if (un)
+				break;
+			if (len == 8)
+				memcpy(&v, buf, 8);
+			see(s, nw, (uint64_t)ev.posix_timestamp.tv_sec * 1000000000u +
+			            (uint64_t)ev.posix_timestamp.tv_nsec,
+			    (unsigned)ev.posix_event_id, (uint64_t)ev.posix_thread_id, (uint32_t)(v >> 32),
+			    (uint32_t)v);
+		}
+	}
 }
 
 static uint32_t largest_block(const struct pt_logr *r)
@@ -137,38 +192,7 @@ static void read_log(const char *path, unsigned nw, uint64_t nchunks, int flags,
 	REQUIRE(fd >= 0);
 	REQUIRE(pt_logr_open_opt(&r, fd, flags) == 0);
 	r.merge_cap = cap;
-	if (batch) {
-		static struct pt_ext_batch b;
-		for (;;) {
-			REQUIRE(pt_logr_next_batch(&r, &b) == 0);
-			if (!b.n)
-				break;
-			for (size_t i = 0; i < b.n; i++) {
-				const struct pt_ext_bevent *e = &b.ev[i];
-				REQUIRE(e->w < b.nw);
-				if (e->id == ID)
-					CHECK_EQ(e->flags, PT_EXT_BEV_QWORD);
-				see(&s, nw, e->ts, e->id, b.w[e->w].thread, e->hi, (uint32_t)e->word);
-			}
-		}
-	} else {
-		for (;;) {
-			struct posix_trace_event_info ev;
-			unsigned char buf[64];
-			size_t len;
-			int un = 0;
-			uint64_t v = 0;
-			REQUIRE(pt_logr_next(&r, &ev, buf, sizeof buf, &len, &un) == 0);
-			if (un)
-				break;
-			if (len == 8)
-				memcpy(&v, buf, 8);
-			see(&s, nw, (uint64_t)ev.posix_timestamp.tv_sec * 1000000000u +
-			            (uint64_t)ev.posix_timestamp.tv_nsec,
-			    (unsigned)ev.posix_event_id, (uint64_t)ev.posix_thread_id, (uint32_t)(v >> 32),
-			    (uint32_t)v);
-		}
-	}
+	read_all(&r, &s, nw, batch, UINT64_MAX);
 	uint64_t bound = 2ull * nw * largest_block(&r);
 	printf("%s: %u writers, %llu blocks of at most %u bytes, %llu events; %llu out of order; "
 	       "merge held at most %llu bytes (bound %llu)\n", what, nw,
@@ -188,6 +212,65 @@ static void read_log(const char *path, unsigned nw, uint64_t nchunks, int flags,
 	close(fd);
 }
 
+/* Log path read partway (inside a merge), then: rewound, read whole;
+ * partway again, then a seek to writer 0's middle event, read on: every
+ * event from then on; then reading stopped after that time, from the
+ * start, and (mid) partway before it is stopped: every event up to then. */
+static void read_moves(const char *path, unsigned nw, uint64_t nchunks, int batch,
+                       const char *what)
+{
+	struct pt_logr r;
+	struct seen s;
+	uint64_t lost = 1, total = nchunks * NEV, t = ts_of(nw, 0, total / 2);
+	int fd = open(path, O_RDONLY);
+
+	REQUIRE(fd >= 0);
+	REQUIRE(pt_logr_open(&r, fd) == 0);
+	r.merge_cap = 1u << 20;
+	memset(&s, 0, sizeof s);
+	read_all(&r, &s, nw, batch, 12345);
+	pt_logr_rewind(&r);
+	memset(&s, 0, sizeof s);
+	read_all(&r, &s, nw, batch, UINT64_MAX);
+	CHECK_EQ(s.back + s.bad + s.errors, 0);
+	CHECK_EQ(s.events, nw * total);
+
+	pt_logr_rewind(&r);
+	memset(&s, 0, sizeof s);
+	read_all(&r, &s, nw, batch, 777);
+	CHECK_RC(pt_logr_seek(&r, t, &lost), 0);
+	CHECK_EQ(lost, 0);
+	memset(&s, 0, sizeof s);
+	s.any = 1;
+	read_all(&r, &s, nw, batch, UINT64_MAX);
+	CHECK_EQ(s.back + s.bad + s.errors, 0);
+	for (unsigned k = 0; k < nw; k++) {
+		CHECK(s.started[k]);
+		CHECK_EQ(s.next[k], total);
+		CHECK(s.first[k] == 0 || ts_of(nw, k, s.first[k] - 1) < t);
+		CHECK(s.first[k] > 0); /* (it did not start from the start) */
+	}
+	printf("%s: seek to the middle: %llu events read\n", what, (unsigned long long)s.events);
+
+	for (int mid = 0; mid < 2; mid++) {
+		pt_logr_stop_after(&r, UINT64_MAX);
+		pt_logr_rewind(&r);
+		memset(&s, 0, sizeof s);
+		if (mid)
+			read_all(&r, &s, nw, batch, 3333);
+		pt_logr_stop_after(&r, t);
+		read_all(&r, &s, nw, batch, UINT64_MAX);
+		CHECK_EQ(s.back + s.bad + s.errors, 0);
+		CHECK(s.events < nw * total);
+		for (unsigned k = 0; k < nw; k++)
+			CHECK(s.next[k] == total || ts_of(nw, k, s.next[k]) > t);
+		printf("%s: stopped after the middle%s: %llu events read\n", what,
+		       mid ? " (partway)" : "", (unsigned long long)s.events);
+	}
+	pt_logr_close(&r);
+	close(fd);
+}
+
 int main(void)
 {
 	char path[] = "/tmp/pt-log-chain-XXXXXX";
@@ -202,6 +285,8 @@ int main(void)
 	read_log(path, 2, 100, 0, 0, 1u << 20, 1, "2 writers, next");
 	read_log(path, 2, 100, PT_LOGR_SCAN, 0, 1u << 20, 1, "2 writers, next, scan");
 	read_log(path, 2, 100, 0, 1, 1u << 20, 1, "2 writers, batch");
+	read_moves(path, 2, 100, 0, "2 writers, next");
+	read_moves(path, 2, 100, 1, "2 writers, batch");
 	/* the bound below a block: the file's order, every event still read */
 	read_log(path, 2, 100, 0, 0, 1, 0, "2 writers, bound 1 byte, next");
 	read_log(path, 2, 100, 0, 1, 1, 0, "2 writers, bound 1 byte, batch");
@@ -210,6 +295,7 @@ int main(void)
 	write_log(path, 4, 50);
 	read_log(path, 4, 50, 0, 0, 1u << 20, 1, "4 writers, next");
 	read_log(path, 4, 50, 0, 1, 1u << 20, 1, "4 writers, batch");
+	read_moves(path, 4, 50, 0, "4 writers, next");
 
 	/* more than 64 MiB, the bound as it is */
 	write_log(path, 2, 1100);
