@@ -565,4 +565,4 @@ fuzz-seeds: $(BUILD)/fuzz/gen_seeds
 # the headers each object, test, example and bench was built from (DEPFLAGS)
 -include $(wildcard $(BUILD)/obj/*/*.d $(BUILD)/cli/*/*.d $(BUILD)/tests/*.d \
   $(BUILD)/examples/*.d $(BUILD)/bench/*.d $(BUILD)/fuzz/obj/*/*.d $(BUILD)/sqlext/*/*.d \
-  $(BUILD)/fuzz/qobj/*/*.d)
+  $(BUILD)/fuzz/qobj/*/*.d $(BUILD)/fuzz/objnc/*/*.d)
