@@ -85,6 +85,13 @@ struct pt_logw_live {    /* LOOP: a block still in the file */
  * posixtrace_noloss_wait events): how many, their payloads (ns) added up,
  * the largest. */
 struct pt_log_waits { uint64_t n, ns, max; };
+/* n more waits of ns in all, the longest max, added to *w */
+static inline void pt_log_waits_add(struct pt_log_waits *w, uint64_t n, uint64_t ns, uint64_t max)
+{
+	w->n += n;
+	w->ns += ns;
+	w->max = max > w->max ? max : w->max;
+}
 struct pt_logw_sumw {
 	int32_t pid;
 	uint64_t thread, count, first, last, ckpt;

@@ -208,9 +208,7 @@ static inline void scan_wait(const unsigned char *rec, uint64_t w0, struct pt_lo
 	if (PT_REC_ID(w0) != PT_SYS_NOLOSS_WAIT || PT_REC_LEN(w0) != 8)
 		return;
 	memcpy(&v, rec + PT_REC_SHORT, 8);
-	wt->n++;
-	wt->ns += v;
-	wt->max = v > wt->max ? v : wt->max;
+	pt_log_waits_add(wt, 1, v, v);
 }
 
 /* What pt_log_chunk_scan() knows at a record: where it is, the caller

@@ -106,14 +106,6 @@ static long sum_writer(struct pt_logw_sum *s, int32_t pid, uint64_t thread)
 	return (long)s->nwr - 1;
 }
 
-/* (v10) Waits wt added to writer e's */
-static void sum_waits(struct pt_logw_sumw *e, const struct pt_log_waits *wt)
-{
-	e->waits.n += wt->n;
-	e->waits.ns += wt->ns;
-	e->waits.max = wt->max > e->waits.max ? wt->max : e->waits.max;
-}
-
 /* A run of events of one type and one writer, counted at once */
 struct sum_run {
 	unsigned id;
@@ -313,7 +305,7 @@ static __attribute__((noinline, cold)) void sum_wait_rec(struct sum_walk *k,
 {
 	if (n == 8) {
 		uint64_t v = pt_log_get64(p, 0);
-		sum_waits(e, &(struct pt_log_waits){ 1, v, v });
+		pt_log_waits_add(&e->waits, 1, v, v);
 	}
 	sum_close(k, &k->rr[k->c]);
 }
@@ -408,7 +400,7 @@ void pt_logw_sum_runs(struct pt_logw *w, const struct pt_logw_pre *runs, uint32_
 	for (uint32_t i = 0; i < n; i++)
 		sum_pre(&k, &runs[i]);
 	if (waits && waits->n && w->nw == 1)
-		sum_waits(&s->wr[map[0]], waits);
+		pt_log_waits_add(&s->wr[map[0]].waits, waits->n, waits->ns, waits->max);
 	sum_end(w, &k, blen);
 }
 
