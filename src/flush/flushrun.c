@@ -626,16 +626,24 @@ static unsigned take_chunks(struct pt_stream *t, struct pt_logw *lw, struct pt_r
 		 * record: the CHUNK blocks of two threads busy at once overlap in
 		 * time all along the log, and a cut between two of them would
 		 * make consecutive parts overlap (read as a group, with a note);
-		 * the usual way merges those.  Without one, the reader's merge
-		 * (a sliding window, docs/log-format.md) reads such blocks with
-		 * about one block a writer in memory. */
-		if (lw->chunk_apart) {
-			uint32_t j = 0;
+		 * the usual way merges those.  Without one, other writers'
+		 * records may fall inside, but its first must be the oldest
+		 * record of all writers (as the usual way begins with): blocks
+		 * then begin in time order in the file, and the reader's merge (a
+		 * sliding window, docs/log-format.md) holds those that span the
+		 * time it reads, about one block a writer.  (Else a thread kept
+		 * off the CPU with its chunk open, or a flusher behind, would
+		 * leave records far back while the others' chunks went on: the
+		 * reader would hold every block since, up to its bound.) */
+		uint32_t j = 0;
+		if (lw->chunk_apart)
 			while (j < m->n && (j == i || m->p[j].a->next_ts > hi))
 				j++;
-			if (j < m->n)
-				continue;
-		}
+		else
+			while (j < m->n && (j == i || m->p[j].a->next_ts >= a->next_ts))
+				j++;
+		if (j < m->n)
+			continue;
 		hi = below <= hi ? below - 1 : hi;
 		if (hi < a->next_ts)
 			continue;
