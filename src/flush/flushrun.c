@@ -557,11 +557,12 @@ static int still_ours(void *ctx)
  * them within 2^32 ns of the first, and before the next loss the reader
  * tells (it is marked the usual way, before what follows it); with a
  * rotation (lw->chunk_apart), also before every other writer's next
- * record, so that a part ends where the next begins.  Other writers'
- * records may otherwise fall in its time: the reader orders the blocks by
- * time (docs/log-format.md, "Reading in timestamp order").  Called, and
- * returns, with t's lock held, which it lets go while it writes.  How
- * many records it took; 0: none (the merge goes on). */
+ * record, so that a part ends where the next begins; without one, that
+ * or its first the oldest of all writers' next records (others' may then
+ * fall in its time: the blocks begin in time order).  The reader orders
+ * the blocks by time (docs/log-format.md, "Reading in timestamp order").
+ * Called, and returns, with t's lock held, which it lets go while it
+ * writes.  How many records it took; 0: none (the merge goes on). */
 #define PT_FLUSH_CHUNK_MIN 4096u
 
 /* A type a CHUNK block holds but the log has no name of: its name from the
