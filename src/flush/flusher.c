@@ -309,6 +309,7 @@ static int drain(struct pt_stream *t, struct pt_flusher *f, unsigned max, int la
 				int caught;
 				struct pt_rotate *rt = atomic_load_explicit(&f->rot, memory_order_acquire);
 				f->w.chunk_until = rt ? pt_rotate_size(rt) : 0;
+				f->w.chunk_apart = rt != NULL;
 				unsigned k = pt_flush_run(t, &f->w, f->named, &full, &caught);
 				taken += k;
 				if (full)

@@ -555,10 +555,14 @@ static int still_ours(void *ctx)
  * controller's system events take the usual way), its ticks converted by
  * the clock segment its first one is in, which must reach now, and all of
  * them within 2^32 ns of the first, and before the next loss the reader
- * tells (it is marked the usual way, before what follows it).  The reader orders the blocks by
- * time (docs/log-format.md, "Reading in timestamp order").  Called, and
- * returns, with t's lock held, which it lets go while it writes.  How
- * many records it took; 0: none (the merge goes on). */
+ * tells (it is marked the usual way, before what follows it); with a
+ * rotation (lw->chunk_apart), also before every other writer's next
+ * record, so that a part ends where the next begins; without one, that
+ * or its first the oldest of all writers' next records (others' may then
+ * fall in its time: the blocks begin in time order).  The reader orders
+ * the blocks by time (docs/log-format.md, "Reading in timestamp order").
+ * Called, and returns, with t's lock held, which it lets go while it
+ * writes.  How many records it took; 0: none (the merge goes on). */
 #define PT_FLUSH_CHUNK_MIN 4096u
 
 /* A type a CHUNK block holds but the log has no name of: its name from the
@@ -619,14 +623,26 @@ static unsigned take_chunks(struct pt_stream *t, struct pt_logw *lw, struct pt_r
 		 * first (program order), or now, and before the loss; in one
 		 * segment of the clock */
 		uint64_t hi = a->next >= 0 ? rd->ck[a->next].base_ts : pt_now();
-		/* ... all of them before every other writer's next record: the
-		 * CHUNK blocks of two threads busy at once would overlap in time
-		 * all along the log, which the reader's merge of overlapping
-		 * blocks holds in memory whole (in order only up to
-		 * PT_LOGR_MERGE_BYTES); the usual way merges those */
+		/* with a rotation, all of them before every other writer's next
+		 * record: the CHUNK blocks of two threads busy at once overlap in
+		 * time all along the log, and a cut between two of them would
+		 * make consecutive parts overlap (read as a group, with a note);
+		 * the usual way merges those.  Without one, other writers'
+		 * records may fall inside, but its first must be the oldest
+		 * record of all writers (as the usual way begins with): blocks
+		 * then begin in time order in the file, and the reader's merge (a
+		 * sliding window, docs/log-format.md) holds those that span the
+		 * time it reads, about one block a writer.  (Else a thread kept
+		 * off the CPU with its chunk open, or a flusher behind, would
+		 * leave records far back while the others' chunks went on: the
+		 * reader would hold every block since, up to its bound.) */
 		uint32_t j = 0;
-		while (j < m->n && (j == i || m->p[j].a->next_ts > hi))
-			j++;
+		if (lw->chunk_apart)
+			while (j < m->n && (j == i || m->p[j].a->next_ts > hi))
+				j++;
+		else
+			while (j < m->n && (j == i || m->p[j].a->next_ts >= a->next_ts))
+				j++;
 		if (j < m->n)
 			continue;
 		hi = below <= hi ? below - 1 : hi;

@@ -181,6 +181,9 @@ struct pt_logw {
 	                      * no name for: a CHUNK block holds them without one */
 	uint64_t chunk_until; /* (v9, set by the caller) no CHUNK block beyond this many
 	                      * bytes written (a rotation's size); 0: no bound */
+	int chunk_apart;     /* (v9, set by the caller) a CHUNK block only where no
+	                      * other writer's next record falls in its time (the
+	                      * log is cut into parts: they must not overlap) */
 	uint32_t max_payload;
 	uint64_t log_max, limit, pos, seq, nonce;
 	uint64_t ckpt_every; /* (v8) bytes between checkpoints; 0: none */
