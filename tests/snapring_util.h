@@ -116,6 +116,18 @@ struct sread {
 	uint64_t ts_min, ts_max;
 };
 
+/* Spins until CLOCK_MONOTONIC has moved us microseconds on: around a
+ * clock reading that bounds a window, so that no event's time, within
+ * 10 us of the truth (implementation-defined.md), falls on its wrong side */
+static inline void spin_us(long us)
+{
+	struct timespec a, b;
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	do
+		clock_gettime(CLOCK_MONOTONIC, &b);
+	while ((b.tv_sec - a.tv_sec) * 1000000L + (b.tv_nsec - a.tv_nsec) / 1000 < us);
+}
+
 static inline uint64_t ts_ns(const struct timespec *t)
 {
 	return (uint64_t)t->tv_sec * 1000000000u + (uint64_t)t->tv_nsec;
