@@ -28,41 +28,10 @@
 #include <trace.h>
 #include "t.h"
 #include "cli_util.h"
+#include "chunk_blocks.h"
 
 #define EVENTS  "2000000"
 #define THREADS "4"
-
-struct blocks { uint64_t chunk_rec, other_rec, n_chunk; };
-
-/* The blocks of the log at p, added into b (format 9: type 5 CHUNK, type
- * 1 events). */
-static void walk(const char *p, struct blocks *b)
-{
-	unsigned char h[56];
-	int fd = open(p, O_RDONLY);
-	REQUIRE(fd >= 0);
-	off_t size = lseek(fd, 0, SEEK_END);
-	uint64_t off = 256;
-
-	while (off + sizeof h <= (uint64_t)size) {
-		REQUIRE(pread(fd, h, sizeof h, (off_t)off) == (ssize_t)sizeof h);
-		uint16_t type;
-		uint32_t len, nrec;
-		memcpy(&type, h + 4, 2);
-		memcpy(&len, h + 8, 4);
-		memcpy(&nrec, h + 12, 4);
-		if (memcmp(h, "PTLB", 4) || len < 56) {
-			CHECK(!"a block header where the last block ends");
-			break;
-		}
-		if (type == 5)
-			b->n_chunk++, b->chunk_rec += nrec;
-		else if (type == 1)
-			b->other_rec += nrec;
-		off += (len + 7u) & ~7u;
-	}
-	close(fd);
-}
 
 /* `stats` of path: exit 0, the count of flood events in its table; its
  * stderr in *err. */
@@ -106,7 +75,7 @@ int main(void)
 	CHECK_EQ(stats_flood(log, &err), 8000000ull);
 	CHECK(!err || !err[0]);
 	free(err), err = NULL;
-	walk(log, &b);
+	CHECK(chunk_blocks(log, &b));
 	printf("one log: %llu events in %llu CHUNK blocks, %llu records in other blocks\n",
 	       (unsigned long long)b.chunk_rec, (unsigned long long)b.n_chunk,
 	       (unsigned long long)b.other_rec);
@@ -135,7 +104,7 @@ int main(void)
 			if (n > 6 && !strcmp(e->d_name + n - 6, ".ptlog")) {
 				char p[600];
 				snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-				walk(p, &b);
+				CHECK(chunk_blocks(p, &b));
 			}
 		}
 		closedir(d);

@@ -38,6 +38,7 @@
 #include "../src/ext.h"
 #include "../src/log/log.h"
 #include "helpers.h"
+#include "chunk_blocks.h"
 
 enum { NT = 3, NEV = 100000, MAXLEN = 200, WIT_EVERY = 997 };
 
@@ -94,47 +95,21 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-/* The blocks of the file (offset 256 on): how many events (records)
- * CHUNK blocks and other blocks hold; the offset and length of the
- * first CHUNK block and of the last one. */
-struct blocks { uint64_t chunk_rec, other_rec, n_chunk; uint64_t first_off, first_len, first_nrec, last_off, last_len; };
-
+/* The blocks of the file (chunk_blocks.h), b zeroed first, its format
+ * checked: 9 or later. */
 static int walk(const char *p, struct blocks *b)
 {
-	unsigned char h[56];
-	int fd = open(p, O_RDONLY), ok = 1;
-	uint64_t off = 256, size = (uint64_t)lu_fsize(p);
+	unsigned char fh[16];
+	uint16_t version;
+	int fd = open(p, O_RDONLY);
 
 	memset(b, 0, sizeof *b);
 	REQUIRE(fd >= 0);
-	unsigned char fh[16];
 	REQUIRE(pread(fd, fh, sizeof fh, 0) == (ssize_t)sizeof fh);
-	uint16_t version;
+	close(fd);
 	memcpy(&version, fh + 12, 2);
 	CHECK(version >= 9); /* (CHUNK blocks: format 9 and later; this one) */
-	while (off + sizeof h <= size) {
-		REQUIRE(pread(fd, h, sizeof h, (off_t)off) == (ssize_t)sizeof h);
-		uint16_t type;
-		uint32_t len, nrec;
-		memcpy(&type, h + 4, 2);
-		memcpy(&len, h + 8, 4);
-		memcpy(&nrec, h + 12, 4);
-		if (memcmp(h, "PTLB", 4) || len < 56) {
-			ok = 0;
-			break;
-		}
-		if (type == 5) {
-			if (!b->n_chunk++)
-				b->first_off = off, b->first_len = len, b->first_nrec = nrec;
-			b->last_off = off, b->last_len = len;
-			b->chunk_rec += nrec;
-		} else if (type == 1) {
-			b->other_rec += nrec;
-		}
-		off += (len + 7u) & ~7u;
-	}
-	close(fd);
-	return ok && off == size;
+	return chunk_blocks(p, b);
 }
 
 /* The events of the log in file p: each thread's checked as NEV in order
