@@ -3,7 +3,8 @@
  * beside LTTng-UST's discard channel and its consumer, in the same run
  * (run by `make bench`; issue 48).
  *
- * First the machine's own rates on tmpfs (/dev/shm, else $TMPDIR), as
+ * First the machine's own rates on tmpfs (/dev/shm, else $TMPDIR; or in
+ * $KEEP_DIR, any file system, where LTTng's trace goes too), as
  * bench/flush measures them: write() of 64 KiB blocks into a new 1 GB
  * file after BENCH_IDLE_S of idle, and the rate of writing what another
  * CPU has just written (bench_write_behind_rate: a writer with no work of
@@ -397,7 +398,11 @@ int main(int argc, char **argv)
 		die("/proc/self/exe", errno);
 	self[n] = 0;
 	dir = "/dev/shm";
-	if (statfs(dir, &sf) != 0 || sf.f_type != TMPFS_MAGIC_ || access(dir, W_OK) != 0) {
+	if (getenv("KEEP_DIR") && *getenv("KEEP_DIR")) {
+		dir = getenv("KEEP_DIR");
+		if (access(dir, W_OK) != 0)
+			die(dir, errno);
+	} else if (statfs(dir, &sf) != 0 || sf.f_type != TMPFS_MAGIC_ || access(dir, W_OK) != 0) {
 		dir = tmp && *tmp ? tmp : "/tmp";
 		if (statfs(dir, &sf) != 0 || sf.f_type != TMPFS_MAGIC_)
 			fprintf(stderr, "bench/keep: no tmpfs found; the logs go to %s\n", dir);

@@ -36,7 +36,10 @@ home=$(mktemp -d /tmp/ptbench-lttng-home.XXXXXX) || exit 1
 LTTNG_HOME=$home
 export LTTNG_HOME
 scratch=
-for d in /dev/shm /run/user/"$(id -u)" /tmp; do
+if [ -n "${KEEP_DIR:-}" ]; then
+	scratch=$(mktemp -d "$KEEP_DIR/ptbench-lttng.XXXXXX") || exit 1
+fi
+[ -n "$scratch" ] || for d in /dev/shm /run/user/"$(id -u)" /tmp; do
 	if [ "$(stat -f -c %T "$d" 2>/dev/null)" = tmpfs ] &&
 		scratch=$(mktemp -d "$d/ptbench-lttng.XXXXXX" 2>/dev/null); then
 		break
