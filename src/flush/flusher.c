@@ -282,6 +282,14 @@ static void log_cut(struct pt_stream *t, struct pt_flusher *f, struct pt_rotate 
  * longer run means writers that record faster than that: the flusher
  * goes on at once, as it does when it is behind. */
 #define CHASE_MIN 1024
+/* lazy, also: records in a chunk still open wait until they are this old
+ * (pt_read_open_lag): a thread that records fast seals its chunk well
+ * before (256 KiB in 10 ms is 26 MB/s), which then goes into the log
+ * whole, as a CHUNK block, where the usual way would take its records one
+ * by one, a few times the writer's work an event (docs/performance.md).
+ * A slower thread's records go the usual way, at the next look after
+ * that; a flush or a shutdown takes them all. */
+#define OPEN_LAG_NS 10000000u
 static int drain(struct pt_stream *t, struct pt_flusher *f, unsigned max, int lazy)
 {
 	struct staged *st = f->st; /* only the flusher thread drains */
@@ -295,6 +303,7 @@ static int drain(struct pt_stream *t, struct pt_flusher *f, unsigned max, int la
 		int got = 1, full = 0;
 
 		pt_lock(&t->lock);
+		pt_read_open_lag(t, lazy ? OPEN_LAG_NS : 0);
 		uint64_t clear = clear_due(f);
 		if (clear) { /* every event in the log so far was recorded before */
 			pt_unlock(&t->lock);

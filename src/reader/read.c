@@ -371,6 +371,28 @@ static void unstash(struct pt_reader *rd, struct posix_trace_event_info *ev, voi
 #define ALIVE_AFTER_NS 1000000u /* a mark held this long: is its writer alive? (a
                                  * system call, at most once as often per chunk) */
 
+/* The ticks of the stream's clock in ns nanoseconds, or more (before the
+ * clock has two points: as if of 8 GHz). */
+static uint64_t ticks_at_least(const struct pt_clock *c, uint64_t ns)
+{
+	if (c->kind != PT_CLK_TSC)
+		return ns;
+	if (c->n >= 2 && c->pt[c->n - 1].ns > c->pt[0].ns && c->pt[c->n - 1].tick > c->pt[0].tick) {
+		unsigned __int128 x = (unsigned __int128)ns * (c->pt[c->n - 1].tick - c->pt[0].tick);
+		return (uint64_t)(x / (uint64_t)(c->pt[c->n - 1].ns - c->pt[0].ns)) + 1;
+	}
+	return 8ull * ns;
+}
+
+void pt_read_open_lag(struct pt_stream *t, uint64_t ns)
+{
+	struct pt_reader *rd = &t->rd;
+
+	if (!ns != !rd->open_lag)
+		rd->run_w = 0; /* (a run allowed before goes as far as that allowed) */
+	rd->open_lag = ns ? ticks_at_least(&t->clk, ns) : 0;
+}
+
 static void late_init(struct pt_stream *t)
 {
 	struct pt_reader *rd = &t->rd;
@@ -394,17 +416,7 @@ static void late_init(struct pt_stream *t)
 		rd->late_ns = 0;
 		return;
 	}
-	const struct pt_clock *c = &t->clk;
-	if (c->kind != PT_CLK_TSC) {
-		rd->slack = LATE_SLACK_NS;
-	} else if (c->n >= 2 && c->pt[c->n - 1].ns > c->pt[0].ns &&
-	           c->pt[c->n - 1].tick > c->pt[0].tick) {
-		unsigned __int128 x = (unsigned __int128)LATE_SLACK_NS *
-		                      (c->pt[c->n - 1].tick - c->pt[0].tick);
-		rd->slack = (uint64_t)(x / (uint64_t)(c->pt[c->n - 1].ns - c->pt[0].ns)) + 1;
-	} else {
-		rd->slack = 8ull * LATE_SLACK_NS; /* (a clock of 8 GHz at most) */
-	}
+	rd->slack = ticks_at_least(&t->clk, LATE_SLACK_NS);
 }
 
 /* The look's clock, less the slack. */
@@ -508,6 +520,22 @@ static int slack_wait(const struct pt_reader *rd, uint64_t ts)
 	return 0;
 }
 
+/* Is chunk a still open (its writer records into it)? */
+static int chunk_open(const struct pt_stream *t, const struct pt_ractive *a)
+{
+	return atomic_load_explicit(&t->view.chunks[a->idx].ss, memory_order_acquire) ==
+	       PT_SS(a->seq, PT_CK_OPEN);
+}
+
+/* The tick from which a record in an open chunk waits (rd->open_lag),
+ * the look's clock being now: none (UINT64_MAX) without a lag. */
+static uint64_t open_from(const struct pt_reader *rd, uint64_t now)
+{
+	if (!rd->open_lag)
+		return UINT64_MAX;
+	return now > rd->open_lag ? now - rd->open_lag : 0;
+}
+
 /* After an event of writer w was taken with nothing to put before it:
  * until when w's next events may follow with nothing else to do first
  * (read_again, the flusher's runs): before the next record another writer
@@ -515,11 +543,14 @@ static int slack_wait(const struct pt_reader *rd, uint64_t ts)
  * began (all strict: a tie goes the general way).  A writer with nothing
  * new in its open chunk is looked at once more, after that time was
  * read: whatever it commits later was stamped later (the horizon,
- * read_next()).  No run while a writer's chunk needs service(). */
+ * read_next()).  No run while a writer's chunk needs service().  With
+ * rd->open_lag, w's own chunk open and no other writer's records in a
+ * sealed one: not into w's records stamped within the lag. */
 static void allow_run_at(struct pt_stream *t, struct pt_rwriter *w, uint64_t now)
 {
 	struct pt_reader *rd = &t->rd;
 	uint64_t lim = now, mono = 0;
+	int sealed = 0; /* (another writer has records in a sealed chunk) */
 
 	rd->run_w = 0;
 	rd->run_cap = now;
@@ -527,6 +558,9 @@ static void allow_run_at(struct pt_stream *t, struct pt_rwriter *w, uint64_t now
 		if (&rd->w[i] == w || rd->w[i].head == NONE)
 			continue;
 		struct pt_ractive *a = &rd->ck[rd->w[i].head];
+		if (rd->open_lag && !sealed)
+			sealed = rd->w[i].tail != rd->w[i].head ||
+			         (a->has_next && !chunk_open(t, a));
 		if (!a->has_next) {
 			if (!pt_rchunk_peek(t, a)) {
 				a->has_next = 0; /* overwritten: read_next() reports it */
@@ -553,6 +587,11 @@ static void allow_run_at(struct pt_stream *t, struct pt_rwriter *w, uint64_t now
 	}
 	if (w->lost.n && w->lost.e[0].ts < lim)
 		lim = w->lost.e[0].ts;
+	if (rd->open_lag && !sealed && w->head != NONE && w->tail == w->head &&
+	    chunk_open(t, &rd->ck[w->head])) {
+		uint64_t f = open_from(rd, now); /* (its records that wait) */
+		lim = f < lim ? f : lim;
+	}
 	rd->run_w = (uint32_t)(w - rd->w) + 1;
 	rd->run_limit = lim;
 }
@@ -672,7 +711,9 @@ static void add_part(struct pt_stream *t, struct pt_read_merge *m, struct pt_rwr
  * in it after that time was read stays out (whatever it commits later
  * was stamped later, or without anything read here happening before it,
  * as allow_run_at() says); one whose chunk is read to its end and sealed
- * makes the merge wait for the general path (service() moves it on). */
+ * makes the merge wait for the general path (service() moves it on).
+ * With rd->open_lag, when every part is of an open chunk, none goes past
+ * the records stamped within the lag. */
 static int merge_all(struct pt_stream *t, struct pt_read_merge *m)
 {
 	struct pt_reader *rd = &t->rd;
@@ -704,6 +745,14 @@ static int merge_all(struct pt_stream *t, struct pt_read_merge *m)
 			return 0; /* read_next() marks that loss first */
 		uint64_t own = w->lost.n && w->lost.e[0].ts < lim ? w->lost.e[0].ts : lim;
 		add_part(t, m, w, own, open);
+	}
+	if (rd->open_lag) { /* every part in an open chunk: their young records wait */
+		int sealed = 0;
+		for (uint32_t i = 0; i < m->n; i++)
+			sealed |= !m->p[i].open || m->p[i].w->tail != m->p[i].w->head;
+		uint64_t f = sealed ? UINT64_MAX : open_from(rd, rd->run_cap);
+		for (uint32_t i = 0; i < m->n; i++)
+			m->p[i].limit = f < m->p[i].limit ? f : m->p[i].limit;
 	}
 	return m->n != 0;
 }
@@ -852,6 +901,7 @@ struct look {
 	uint64_t now;            /* the clock at the look */
 	uint64_t horizon;        /* records stamped before it are final */
 	uint64_t cap;            /* below the writers in flight */
+	int sealed;              /* a writer has records in a sealed chunk */
 };
 
 /* What a step of read_next() decided: go on to the next step, nothing
@@ -888,10 +938,13 @@ static void look(struct pt_stream *t, struct look *lk)
 	lk->cap = in_flight(t);
 	lk->horizon = lk->cap < lk->horizon ? lk->cap : lk->horizon;
 	lk->best = NULL; /* rd->w does not change until the next look */
+	lk->sealed = 0;
 	for (uint32_t i = 0; i < rd->nw; i++) {
 		if (rd->w[i].head == NONE)
 			continue;
 		struct pt_ractive *a = &rd->ck[rd->w[i].head];
+		if (rd->open_lag && !lk->sealed)
+			lk->sealed = rd->w[i].tail != rd->w[i].head || (a->has_next && !chunk_open(t, a));
 		struct pt_rwriter *best = lk->best;
 		if (a->has_next && (!best || a->next_ts < rd->ck[best->head].next_ts ||
 		                    (a->next_ts == rd->ck[best->head].next_ts &&
@@ -919,6 +972,10 @@ static enum step wait_late(struct pt_stream *t, const struct look *lk)
 			return STEP_AGAIN; /* it was within the slack: look again */
 		return STEP_NONE;
 	}
+	uint64_t f = open_from(rd, lk->now);
+	if (rd->open_lag && !lk->sealed && lk->best_ts >= f && lk->best_ts - f < rd->open_lag + PT_HOLD_MAX &&
+	    chunk_open(t, &rd->ck[lk->best->head]))
+		return STEP_NONE; /* its chunk goes whole once sealed (rd->open_lag) */
 	return STEP_ON;
 }
 

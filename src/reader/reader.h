@@ -104,6 +104,13 @@ struct pt_reader {
 	int late_set;
 	int held;                    /* the last read found none because of a
 	                              * writer in flight (api/getnext.c) */
+	uint64_t open_lag;           /* (the flusher between flushes, its own to
+	                              * set: flush/flusher.c) a record in a chunk
+	                              * still open, stamped less than this many
+	                              * ticks before the look, waits while no
+	                              * writer has records in a sealed chunk (its
+	                              * chunk is sealed soon and goes whole; a
+	                              * sealed one is never held back); 0: none */
 	uint64_t ovf_tick;           /* the tick of the OVERFLOW waiting for its RESUME */
 	uint64_t unknown;            /* losses whose writer is not known */
 	uint64_t reports_lost;       /* loss reports overwritten before they were
@@ -203,6 +210,9 @@ struct pt_read_merge {
 	struct pt_read_part p[PT_MERGE_MAX];
 };
 int pt_read_run_ready(struct pt_stream *t);
+/* Records in open chunks stamped less than ns before a look wait, from
+ * now on (0: none wait; rd->open_lag); under t's lock. */
+void pt_read_open_lag(struct pt_stream *t, uint64_t ns);
 int pt_read_merge_begin(struct pt_stream *t, struct pt_read_merge *m);
 int pt_read_merge_end(struct pt_stream *t, struct pt_read_merge *m);
 

@@ -1,0 +1,257 @@
+/*
+ * read_open_lag.c -- the reader's lag on open chunks (rd->open_lag, set
+ * by the flusher between flushes: flush/flusher.c, OPEN_LAG_NS, so that a
+ * busy thread's chunk goes into the log whole once sealed).  With a lag,
+ * a record in a chunk its writer still records into, stamped less than
+ * the lag before the look, is not read, nor is anything after it; the
+ * records of a sealed chunk are, however young; with the lag off again,
+ * everything is, in order, exactly once.  Each case on a stream of this
+ * process (UNTIL_FULL, 1 MiB), read with trygetnext, its lag (an hour)
+ * set through the reader's own call under the stream's lock.
+ *
+ * 1. 100 events in this thread's open chunk: none read with the lag; the
+ *    100 with none.
+ * 2. A lag turned on while a run (the reader's way of reading one writer's
+ *    records without a look) is allowed on the open chunk: 50 of 200 read
+ *    before, none after, the other 150 once the lag is off.
+ * 3. Three and a half chunks' worth: with the lag, exactly the records of
+ *    this thread's sealed chunks (their counts, off the segment), the
+ *    first ones; then the rest.
+ * 4. A quiet thread's one event, in its open chunk, before three and a
+ *    half chunks' worth of this thread's: with the lag, its event and the
+ *    records of this thread's sealed chunks (a young record in an open
+ *    chunk holds back nothing sealed), then nothing; then the rest.
+ * 5. A lag of 1 s on 100 events recorded 2 s before 100 more, all in the
+ *    open chunk: read with the lag, those stamped over 1 s before the read
+ *    (the first 100, unless this thread was held up as long), none of
+ *    those stamped less than 1 s before it ends (the others); an event's
+ *    time is within 10 us of the truth (docs/implementation-defined.md).
+ */
+#include <stdatomic.h>
+#include <trace.h>
+#include "t.h"
+#include "../src/api/api.h"
+#include "helpers.h"
+
+#define LAG_NS 3600000000000ull
+#define EPS_NS 10000u /* (an event's time against the truth) */
+
+static trace_event_id_t id;
+static uint64_t seq, want; /* the next sequence recorded, and read */
+
+static void record(uint64_t n)
+{
+	for (uint64_t i = 0; i < n; i++, seq++)
+		posix_trace_event(id, &seq, sizeof seq);
+}
+
+static void lag(trace_id_t trid, uint64_t ns)
+{
+	struct pt_trid *t;
+	REQUIRE(pt_trid_lock(trid, &t) == 0);
+	pt_read_open_lag(&t->s, ns);
+	pt_trid_unlock(t);
+}
+
+/* Up to max of this test's events read now, each the one expected next;
+ * how many (system events are skipped) */
+static uint64_t read_some(trace_id_t trid, uint64_t max)
+{
+	struct posix_trace_event_info ev;
+	uint64_t v, n = 0;
+	size_t len;
+
+	while (n < max && t_next(trid, &ev, &v, sizeof v, &len)) {
+		if (ev.posix_event_id != id)
+			continue;
+		int ok = len == sizeof v && v == want;
+		CHECK(ok);
+		if (!ok) {
+			fprintf(stderr, "read %llu (%zu bytes), expected %llu\n", (unsigned long long)v,
+			        len, (unsigned long long)want);
+			exit(1);
+		}
+		want++, n++;
+	}
+	return n;
+}
+
+/* Case 4's quiet thread: one event, then it waits (its chunk open) */
+static pthread_mutex_t quiet_mu = PTHREAD_MUTEX_INITIALIZER;
+static atomic_int quiet_done;
+static trace_event_id_t quiet_id;
+static void *quiet(void *arg)
+{
+	uint64_t v = 7;
+	posix_trace_event(quiet_id, &v, sizeof v);
+	atomic_store(&quiet_done, 1);
+	pthread_mutex_lock(&quiet_mu);
+	pthread_mutex_unlock(&quiet_mu);
+	return arg;
+}
+
+/* This thread's events read now (each the one expected next), the quiet
+ * thread's counted in *other */
+static uint64_t read_mixed(trace_id_t trid, uint64_t *other)
+{
+	struct posix_trace_event_info ev;
+	uint64_t v, n = 0;
+	size_t len;
+
+	while (t_next(trid, &ev, &v, sizeof v, &len)) {
+		if (ev.posix_event_id == quiet_id) {
+			++*other;
+			continue;
+		}
+		if (ev.posix_event_id != id)
+			continue;
+		REQUIRE(len == sizeof v && v == want);
+		want++, n++;
+	}
+	return n;
+}
+
+static int64_t real_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Case 4's reads: with the lag, then without; every event's time */
+static int64_t when[200];
+static uint64_t read_timed(trace_id_t trid)
+{
+	struct posix_trace_event_info ev;
+	uint64_t v, n = 0;
+	size_t len;
+
+	while (t_next(trid, &ev, &v, sizeof v, &len)) {
+		if (ev.posix_event_id != id)
+			continue;
+		REQUIRE(len == sizeof v && v == want && want < 200);
+		when[want++] = (int64_t)ev.posix_timestamp.tv_sec * 1000000000 +
+		               ev.posix_timestamp.tv_nsec;
+		n++;
+	}
+	return n;
+}
+
+/* The records in this thread's sealed chunks (level 0), and the chunk size */
+static uint64_t sealed_records(trace_id_t trid, uint32_t *chunk_size)
+{
+	struct pt_trid *t;
+	uint64_t n = 0;
+
+	REQUIRE(pt_trid_lock(trid, &t) == 0);
+	const struct pt_view *v = &t->s.view;
+	for (uint32_t c = 0; c < v->nchunks; c++) {
+		const struct pt_chunk *ck = &v->chunks[c];
+		if (PT_SS_STATE(atomic_load(&ck->ss)) == PT_CK_SEALED && !atomic_load(&ck->level) &&
+		    atomic_load(&ck->pid) == getpid() &&
+		    atomic_load(&ck->thread) == (uint64_t)pthread_self())
+			n += atomic_load(&ck->nevents);
+	}
+	*chunk_size = v->chunk_size;
+	pt_trid_unlock(t);
+	return n;
+}
+
+static trace_id_t stream(void)
+{
+	seq = want = 0;
+	return t_own_started(0, 1u << 20);
+}
+
+static void done(trace_id_t trid)
+{
+	REQUIRE(posix_trace_shutdown(trid) == 0);
+}
+
+int main(void)
+{
+	T_BEGIN(60);
+	REQUIRE(posix_trace_eventid_open("lag.event", &id) == 0);
+	REQUIRE(posix_trace_eventid_open("lag.quiet", &quiet_id) == 0);
+
+	/* 1 */
+	trace_id_t trid = stream();
+	record(100);
+	lag(trid, LAG_NS);
+	CHECK(read_some(trid, UINT64_MAX) == 0);
+	lag(trid, 0);
+	CHECK(read_some(trid, UINT64_MAX) == 100);
+	done(trid);
+
+	/* 2 */
+	trid = stream();
+	record(200);
+	CHECK(read_some(trid, 50) == 50);
+	lag(trid, LAG_NS);
+	CHECK(read_some(trid, UINT64_MAX) == 0);
+	lag(trid, 0);
+	CHECK(read_some(trid, UINT64_MAX) == 150);
+	done(trid);
+
+	/* 3 */
+	trid = stream();
+	uint32_t cs;
+	(void)sealed_records(trid, &cs);
+	uint64_t n = (uint64_t)cs * 7 / 2 / 16; /* (16 bytes a short record) */
+	record(n);
+	uint64_t sealed = sealed_records(trid, &cs);
+	printf("%llu events, %llu of them in sealed chunks of %u bytes\n", (unsigned long long)n,
+	       (unsigned long long)sealed, cs);
+	CHECK(sealed >= 3 * (cs / 16 - 1) && sealed < n);
+	lag(trid, LAG_NS);
+	uint64_t got = read_some(trid, UINT64_MAX);
+	printf("read with the lag: %llu\n", (unsigned long long)got);
+	CHECK(got == sealed);
+	CHECK(read_some(trid, UINT64_MAX) == 0);
+	lag(trid, 0);
+	CHECK(read_some(trid, UINT64_MAX) == n - sealed);
+	done(trid);
+
+	/* 4 */
+	trid = stream();
+	pthread_t q;
+	REQUIRE(pthread_mutex_lock(&quiet_mu) == 0);
+	REQUIRE(pthread_create(&q, NULL, quiet, NULL) == 0);
+	while (!atomic_load(&quiet_done))
+		t_nap_ms(1);
+	record(n);
+	sealed = sealed_records(trid, &cs);
+	lag(trid, LAG_NS);
+	uint64_t other = 0, mine = read_mixed(trid, &other);
+	printf("with a quiet thread: %llu of its events and %llu of %llu read with the lag "
+	       "(%llu in sealed chunks)\n", (unsigned long long)other, (unsigned long long)mine,
+	       (unsigned long long)n, (unsigned long long)sealed);
+	CHECK(other == 1 && mine == sealed);
+	lag(trid, 0);
+	CHECK(read_some(trid, UINT64_MAX) == n - sealed);
+	REQUIRE(pthread_mutex_unlock(&quiet_mu) == 0);
+	REQUIRE(pthread_join(q, NULL) == 0);
+	done(trid);
+
+	/* 5 */
+	trid = stream();
+	record(100);
+	t_nap_ms(2000);
+	record(100);
+	lag(trid, 1000000000u);
+	int64_t before = real_ns();
+	uint64_t k = read_timed(trid);
+	int64_t after = real_ns();
+	lag(trid, 0);
+	CHECK(read_timed(trid) == 200 - k);
+	uint64_t must = 0, may = 0;
+	for (int i = 0; i < 200; i++) {
+		must += when[i] < before - 1000000000 - EPS_NS;
+		may += when[i] < after - 1000000000 + EPS_NS;
+	}
+	printf("lag of 1 s: %llu of 200 read (at least %llu, at most %llu)\n",
+	       (unsigned long long)k, (unsigned long long)must, (unsigned long long)may);
+	CHECK(must >= 100 && k >= must && k <= may);
+	done(trid);
+	T_END();
+}
