@@ -4,8 +4,11 @@
  * exit status (3: events were lost that no policy asked to lose).
  *
  * The program is this test again ("app DIR SIDE"): a flood of 200 000
- * events of 64 bytes into a 64 KiB stream (--size 64K, policy flush:
- * most are lost, as in tests/cli_loss_sum), then one event a millisecond,
+ * events of 64 bytes into a 64 KiB stream (--size 64K, policy flush),
+ * with the recorder (its parent) stopped meanwhile (SIGSTOP, then
+ * SIGCONT), so that all but what the stream holds are lost however fast
+ * the log's writer would have been (it took them all, once, under
+ * ThreadSanitizer, where the program records slowly), then one event a millisecond,
  * none lost, until three parts more than the flood's exist, so that
  * --keep 3 has removed every part the flood wrote.  The program keeps a
  * hard link to each part (in SIDE) as soon as it sees it: a part is cut
@@ -15,6 +18,7 @@
  * told some of them.
  */
 #include <dirent.h>
+#include <signal.h>
 #include <stdint.h>
 #include <sys/stat.h>
 #include <trace.h>
@@ -54,10 +58,20 @@ static int app(const char *dir, const char *side)
 	unsigned char pay[64] = { 0 };
 	alarm(60);
 	posix_trace_eventid_open("flood", &id);
+	char comm[64] = "", path[64];
+	snprintf(path, sizeof path, "/proc/%d/comm", (int)getppid());
+	FILE *f = fopen(path, "r");
+	if (!f || !fgets(comm, sizeof comm, f) || strncmp(comm, "posixtrace", 10)) {
+		fprintf(stderr, "app: the parent (%d) is not the recorder: %s", (int)getppid(), comm);
+		return 1;
+	}
+	fclose(f);
+	REQUIRE(kill(getppid(), SIGSTOP) == 0);
 	for (uint32_t i = 0; i < 200000; i++) {
 		memcpy(pay, &i, sizeof i);
 		posix_trace_event(id, pay, sizeof pay);
 	}
+	REQUIRE(kill(getppid(), SIGCONT) == 0);
 	unsigned flood = link_parts(dir, side);
 	for (uint32_t i = 0; link_parts(dir, side) < flood + 3 + 1; i++) {
 		memcpy(pay, &i, sizeof i);
