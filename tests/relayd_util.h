@@ -91,7 +91,10 @@ static int wait_exit(pid_t p)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
-static void relayd_start(void)
+/* The relay started on cport, dport and lport: 1 once it listens on all
+ * three (a loaded machine can take seconds to start it: the alarm bounds
+ * the wait), 0 if it ended first. */
+static int relayd_try(void)
 {
 	char c[64], d[64], l[64];
 	snprintf(c, sizeof c, "tcp://127.0.0.1:%u", cport);
@@ -101,18 +104,41 @@ static void relayd_start(void)
 	relayd_pid = spawn((char *const[]){ (char *)relayd_bin, "-C", c, "-D", d, "-L", l, "-o",
 	                                    (char *)cli_path("out"), NULL },
 	                   NULL, cli_path("relayd.log"));
-	/* until it listens on all three (a loaded machine can take seconds to
-	 * start it: the alarm bounds the wait), or it has ended */
 	while (!(port_open(cport) && port_open(dport) && port_open(lport))) {
 		int st;
 		if (waitpid(relayd_pid, &st, WNOHANG) == relayd_pid) {
 			relayd_pid = -1;
-			fprintf(stderr, "lttng-relayd ended before it listened; see %s\n",
-			        cli_path("relayd.log"));
-			REQUIRE(0);
+			return 0;
 		}
 		usleep(5000);
 	}
+	return 1;
+}
+
+/* The relay started.  A port free when free_port() found it may be taken
+ * before the relay binds it (by another program's connection, which
+ * takes a port of the same range, or another test's relay): the relay
+ * then ends at once ("Address already in use").  At its first start the
+ * ports are chosen again; a restart (the recorder comes back to the same
+ * ports) tries the same ones again a while later.  10 tries. */
+static int relayd_started;
+static void relayd_start(void)
+{
+	for (int i = 0; i < 10; i++) {
+		if (relayd_try()) {
+			relayd_started = 1;
+			return;
+		}
+		fprintf(stderr, "lttng-relayd ended before it listened (try %d; see %s)\n", i + 1,
+		        cli_path("relayd.log"));
+		if (!relayd_started) {
+			cport = free_port(), dport = free_port(), lport = free_port();
+			REQUIRE(cport != dport && dport != lport && cport != lport);
+		} else {
+			usleep(200000);
+		}
+	}
+	REQUIRE(0);
 }
 
 static void relayd_stop(int sig)
