@@ -527,6 +527,15 @@ static int chunk_open(const struct pt_stream *t, const struct pt_ractive *a)
 	       PT_SS(a->seq, PT_CK_OPEN);
 }
 
+/* Has writer w records in a sealed chunk (its first chunk, or one queued
+ * after it)?  While one does, no record of an open chunk waits
+ * (rd->open_lag): it may have to go first. */
+static int sealed_records(const struct pt_stream *t, const struct pt_rwriter *w)
+{
+	const struct pt_ractive *a = &t->rd.ck[w->head];
+	return w->tail != w->head || (a->has_next && !chunk_open(t, a));
+}
+
 /* The tick from which a record in an open chunk waits (rd->open_lag),
  * the look's clock being now: none (UINT64_MAX) without a lag. */
 static uint64_t open_from(const struct pt_reader *rd, uint64_t now)
@@ -559,8 +568,7 @@ static void allow_run_at(struct pt_stream *t, struct pt_rwriter *w, uint64_t now
 			continue;
 		struct pt_ractive *a = &rd->ck[rd->w[i].head];
 		if (rd->open_lag && !sealed)
-			sealed = rd->w[i].tail != rd->w[i].head ||
-			         (a->has_next && !chunk_open(t, a));
+			sealed = sealed_records(t, &rd->w[i]);
 		if (!a->has_next) {
 			if (!pt_rchunk_peek(t, a)) {
 				a->has_next = 0; /* overwritten: read_next() reports it */
@@ -748,8 +756,8 @@ static int merge_all(struct pt_stream *t, struct pt_read_merge *m)
 	}
 	if (rd->open_lag) { /* every part in an open chunk: their young records wait */
 		int sealed = 0;
-		for (uint32_t i = 0; i < m->n; i++)
-			sealed |= !m->p[i].open || m->p[i].w->tail != m->p[i].w->head;
+		for (uint32_t i = 0; i < m->n && !sealed; i++)
+			sealed = sealed_records(t, m->p[i].w);
 		uint64_t f = sealed ? UINT64_MAX : open_from(rd, rd->run_cap);
 		for (uint32_t i = 0; i < m->n; i++)
 			m->p[i].limit = f < m->p[i].limit ? f : m->p[i].limit;
@@ -944,7 +952,7 @@ static void look(struct pt_stream *t, struct look *lk)
 			continue;
 		struct pt_ractive *a = &rd->ck[rd->w[i].head];
 		if (rd->open_lag && !lk->sealed)
-			lk->sealed = rd->w[i].tail != rd->w[i].head || (a->has_next && !chunk_open(t, a));
+			lk->sealed = sealed_records(t, &rd->w[i]);
 		struct pt_rwriter *best = lk->best;
 		if (a->has_next && (!best || a->next_ts < rd->ck[best->head].next_ts ||
 		                    (a->next_ts == rd->ck[best->head].next_ts &&
@@ -972,10 +980,12 @@ static enum step wait_late(struct pt_stream *t, const struct look *lk)
 			return STEP_AGAIN; /* it was within the slack: look again */
 		return STEP_NONE;
 	}
+	/* its chunk goes whole once sealed (rd->open_lag; a stamp far ahead,
+	 * as PT_HOLD_MAX says, is not waited for) */
 	uint64_t f = open_from(rd, lk->now);
-	if (rd->open_lag && !lk->sealed && lk->best_ts >= f && lk->best_ts - f < rd->open_lag + PT_HOLD_MAX &&
-	    chunk_open(t, &rd->ck[lk->best->head]))
-		return STEP_NONE; /* its chunk goes whole once sealed (rd->open_lag) */
+	if (rd->open_lag && !lk->sealed && lk->best_ts >= f &&
+	    lk->best_ts - f < rd->open_lag + PT_HOLD_MAX && chunk_open(t, &rd->ck[lk->best->head]))
+		return STEP_NONE;
 	return STEP_ON;
 }
 
