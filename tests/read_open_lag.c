@@ -29,8 +29,14 @@
  *    thread was held up as long), none of those stamped less than 400 ms
  *    before it ends (the others); an event's time is within 10 us of the
  *    truth (docs/implementation-defined.md).
+ * 6. A child's 10 events in a stream of its own that this process made
+ *    (so that the reader can tell a process gone), in its open chunk, the
+ *    child ended (_exit: nothing sealed): read with the lag all the same,
+ *    its process being gone (its chunk is never sealed, and goes back to
+ *    the pool only once read).
  */
 #include <stdatomic.h>
+#include <sys/wait.h>
 #include <trace.h>
 #include "t.h"
 #include "../src/api/api.h"
@@ -225,6 +231,36 @@ int main(void)
 	printf("lag of 400 ms: %llu of 200 read (at least %llu, at most %llu)\n",
 	       (unsigned long long)k, (unsigned long long)must, (unsigned long long)may);
 	CHECK(must >= 100 && k >= must && k <= may);
+	done(trid);
+
+	/* 6 */
+	struct t_pipes pp;
+	pid_t child = t_fork_piped(&pp);
+	if (child == 0) {
+		char go;
+		if (t_read_full(pp.cmd, &go, 1) != 0)
+			_exit(1);
+		seq = 0;
+		record(10);
+		_exit(0);
+	}
+	trace_attr_t attr;
+	REQUIRE(posix_trace_attr_init(&attr) == 0);
+	REQUIRE(posix_trace_attr_setstreamfullpolicy(&attr, POSIX_TRACE_UNTIL_FULL) == 0);
+	REQUIRE(posix_trace_attr_setstreamsize(&attr, 1u << 20) == 0);
+	trid = t_create_ok(child, &attr);
+	REQUIRE(posix_trace_start(trid) == 0);
+	/* (its START, in this process's chunk, which stays open: read first) */
+	REQUIRE(posix_trace_trid_eventid_open(trid, "lag.event", &id) == 0);
+	seq = want = 0;
+	CHECK(read_some(trid, UINT64_MAX) == 0);
+	t_write_full(pp.cmd, "g", 1);
+	int st;
+	REQUIRE(waitpid(child, &st, 0) == child && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	lag(trid, LAG_NS);
+	uint64_t got6 = read_some(trid, UINT64_MAX);
+	printf("a child gone: %llu of its 10 events read with the lag\n", (unsigned long long)got6);
+	CHECK_EQ(got6, 10);
 	done(trid);
 	T_END();
 }

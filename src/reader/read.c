@@ -545,6 +545,29 @@ static uint64_t open_from(const struct pt_reader *rd, uint64_t now)
 	return now > rd->open_lag ? now - rd->open_lag : 0;
 }
 
+/* May the young records of open chunk a wait (rd->open_lag)?  Not those
+ * of a process found gone: its chunk is never sealed, and goes back to
+ * the pool only once read (reap_dead; a program forking short-lived
+ * children would otherwise hold a chunk a child for the lag, and run the
+ * stream short).  Asked of the process at most once a millisecond a
+ * chunk (a system call); a->alive_at, as busy_cap() keeps it. */
+static int may_wait(struct pt_stream *t, struct pt_ractive *a)
+{
+	if (a->alive_at == UINT64_MAX)
+		return 0;
+	uint64_t mono = pt_mono_ns();
+	if (t->fd < 0 || mono - a->alive_at < ALIVE_AFTER_NS)
+		return 1;
+	a->alive_at = mono;
+	const struct pt_chunk *ck = &t->view.chunks[a->idx];
+	uint32_t key = atomic_load_explicit(&ck->alive, memory_order_relaxed);
+	if (key && !alive(t, key, atomic_load_explicit(&ck->pid, memory_order_relaxed))) {
+		a->alive_at = UINT64_MAX; /* gone: never waited for again */
+		return 0;
+	}
+	return 1;
+}
+
 /* After an event of writer w was taken with nothing to put before it:
  * until when w's next events may follow with nothing else to do first
  * (read_again, the flusher's runs): before the next record another writer
@@ -596,7 +619,7 @@ static void allow_run_at(struct pt_stream *t, struct pt_rwriter *w, uint64_t now
 	if (w->lost.n && w->lost.e[0].ts < lim)
 		lim = w->lost.e[0].ts;
 	if (rd->open_lag && !sealed && w->head != NONE && w->tail == w->head &&
-	    chunk_open(t, &rd->ck[w->head])) {
+	    rd->ck[w->head].alive_at != UINT64_MAX && chunk_open(t, &rd->ck[w->head])) {
 		uint64_t f = open_from(rd, now); /* (its records that wait) */
 		lim = f < lim ? f : lim;
 	}
@@ -760,7 +783,8 @@ static int merge_all(struct pt_stream *t, struct pt_read_merge *m)
 			sealed = sealed_records(t, m->p[i].w);
 		uint64_t f = sealed ? UINT64_MAX : open_from(rd, rd->run_cap);
 		for (uint32_t i = 0; i < m->n; i++)
-			m->p[i].limit = f < m->p[i].limit ? f : m->p[i].limit;
+			if (m->p[i].a->alive_at != UINT64_MAX) /* (not a process gone) */
+				m->p[i].limit = f < m->p[i].limit ? f : m->p[i].limit;
 	}
 	return m->n != 0;
 }
@@ -984,7 +1008,8 @@ static enum step wait_late(struct pt_stream *t, const struct look *lk)
 	 * as PT_HOLD_MAX says, is not waited for) */
 	uint64_t f = open_from(rd, lk->now);
 	if (rd->open_lag && !lk->sealed && lk->best_ts >= f &&
-	    lk->best_ts - f < rd->open_lag + PT_HOLD_MAX && chunk_open(t, &rd->ck[lk->best->head]))
+	    lk->best_ts - f < rd->open_lag + PT_HOLD_MAX && chunk_open(t, &rd->ck[lk->best->head]) &&
+	    may_wait(t, &rd->ck[lk->best->head]))
 		return STEP_NONE;
 	return STEP_ON;
 }
