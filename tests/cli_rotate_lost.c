@@ -61,11 +61,13 @@ static int app(const char *dir, const char *side)
 	char comm[64] = "", path[64];
 	snprintf(path, sizeof path, "/proc/%d/comm", (int)getppid());
 	FILE *f = fopen(path, "r");
-	if (!f || !fgets(comm, sizeof comm, f) || strncmp(comm, "posixtrace", 10)) {
+	int got = f && fgets(comm, sizeof comm, f);
+	if (f)
+		fclose(f);
+	if (!got || strncmp(comm, "posixtrace", 10)) {
 		fprintf(stderr, "app: the parent (%d) is not the recorder: %s", (int)getppid(), comm);
 		return 1;
 	}
-	fclose(f);
 	REQUIRE(kill(getppid(), SIGSTOP) == 0);
 	for (uint32_t i = 0; i < 200000; i++) {
 		memcpy(pay, &i, sizeof i);

@@ -91,6 +91,15 @@ static int wait_exit(pid_t p)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
+/* three free loopback ports, distinct, into cport, dport and lport */
+static void pick_ports(void)
+{
+	cport = free_port();
+	dport = free_port();
+	lport = free_port();
+	REQUIRE(cport != dport && dport != lport && cport != lport);
+}
+
 /* The relay started on cport, dport and lport: 1 once it listens on all
  * three (a loaded machine can take seconds to start it: the alarm bounds
  * the wait), 0 if it ended first. */
@@ -131,12 +140,10 @@ static void relayd_start(void)
 		}
 		fprintf(stderr, "lttng-relayd ended before it listened (try %d; see %s)\n", i + 1,
 		        cli_path("relayd.log"));
-		if (!relayd_started) {
-			cport = free_port(), dport = free_port(), lport = free_port();
-			REQUIRE(cport != dport && dport != lport && cport != lport);
-		} else {
+		if (!relayd_started)
+			pick_ports();
+		else
 			usleep(200000);
-		}
 	}
 	REQUIRE(0);
 }
@@ -179,10 +186,7 @@ static void relayd_need(void)
 /* three free loopback ports for the relay, and its stop at exit */
 static void relayd_ports(void)
 {
-	cport = free_port();
-	dport = free_port();
-	lport = free_port();
-	REQUIRE(cport != dport && dport != lport && cport != lport);
+	pick_ports();
 	atexit(at_exit_stop);
 }
 
