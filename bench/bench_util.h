@@ -5,8 +5,9 @@
  * cache, and of data another CPU has just written), a thread's CPU
  * time, the floor: the least a per-thread ring recorder does per
  * event, bench_vs_floor(): the one measurement of the recorder against
- * it, which bench.c and ablate.c both print, and bench_json(): each
- * figure printed also as a machine-readable row.
+ * it, which bench.c and ablate.c both print, bench_json(): each
+ * figure printed also as a machine-readable row, and bench_scratch():
+ * the files a benchmark leaves while it runs, removed if it dies.
  */
 #ifndef POSIXTRACE_BENCH_UTIL_H
 #define POSIXTRACE_BENCH_UTIL_H
@@ -26,6 +27,35 @@
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
 #endif
+
+/* Files a benchmark keeps in a shared place while it runs (logs of a GB
+ * and more on /dev/shm, which is memory), removed when it exits, also
+ * through a die() midway: bench_scratch(path) once for each, from the
+ * process that runs the benchmark (a child it forks and execs, or ends
+ * with _exit, removes nothing). */
+#define BENCH_SCRATCH_MAX 4
+static char bench_scratch_paths[BENCH_SCRATCH_MAX][600] __attribute__((unused));
+
+static inline void bench_scratch_clean(void)
+{
+	for (int i = 0; i < BENCH_SCRATCH_MAX; i++)
+		if (bench_scratch_paths[i][0])
+			unlink(bench_scratch_paths[i]);
+}
+
+static inline void bench_scratch(const char *path)
+{
+	for (int i = 0; i < BENCH_SCRATCH_MAX; i++) {
+		if (!bench_scratch_paths[i][0]) {
+			if (i == 0)
+				atexit(bench_scratch_clean);
+			snprintf(bench_scratch_paths[i], sizeof bench_scratch_paths[i], "%s", path);
+			return;
+		}
+		if (!strcmp(bench_scratch_paths[i], path))
+			return;
+	}
+}
 
 static inline double bench_now_us(void)
 {

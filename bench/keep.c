@@ -218,6 +218,8 @@ static struct run run_pt(const char *mode, int nt, uint64_t events)
 
 	snprintf(log, sizeof log, "%s/posixtrace-bench-keep-%d.ptlog", dir, (int)getpid());
 	snprintf(out, sizeof out, "%s/posixtrace-bench-keep-%d.out", dir, (int)getpid());
+	bench_scratch(log);
+	bench_scratch(out);
 	snprintf(cli, sizeof cli, "%s/posixtrace", PT_BUILD_DIR);
 	snprintf(a_t, sizeof a_t, "%d", nt);
 	snprintf(a_n, sizeof a_n, "%llu", (unsigned long long)each);

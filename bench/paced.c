@@ -175,6 +175,8 @@ static struct result run_one(int threads, double rate, uint64_t per_thread)
 
 	snprintf(log, sizeof log, "%s/posixtrace-bench-paced-%d.ptlog", dir, (int)getpid());
 	snprintf(out, sizeof out, "%s/posixtrace-bench-paced-%d.out", dir, (int)getpid());
+	bench_scratch(log);
+	bench_scratch(out);
 	snprintf(cli, sizeof cli, "%s/posixtrace", PT_BUILD_DIR);
 	snprintf(a_t, sizeof a_t, "%d", threads);
 	snprintf(a_r, sizeof a_r, "%.0f", rate);
