@@ -48,6 +48,8 @@ struct pt_rotate;
 int pt_rotate_new(const struct pt_ext_rotate *in, struct pt_rotate **out);
 void pt_rotate_free(struct pt_rotate *r);
 int pt_rotate_due(struct pt_rotate *r, const struct pt_logw *w); /* at a block boundary */
+int pt_rotate_ready(struct pt_rotate *r, int caught_up); /* a cut due: 1, now */
+int pt_rotate_closing(const struct pt_rotate *r); /* ... waits: write in time order */
 uint64_t pt_rotate_size(const struct pt_rotate *r); /* bytes a part holds before its cut; 0: none */
 int pt_rotate_open(struct pt_rotate *r, int *fd, unsigned *n);  /* the next part */
 void pt_rotate_abandon(struct pt_rotate *r, int fd, unsigned n); /* ... not begun */

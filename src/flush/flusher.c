@@ -211,6 +211,19 @@ static uint64_t clear_due(struct pt_flusher *f)
 	return req;
 }
 
+/* Is nothing left to write older than the latest event the log holds?
+ * (A cut waits for that: pt_rotate_ready.)  Flusher thread, t not locked. */
+static int caught_up(struct pt_stream *t, const struct pt_logw *w)
+{
+	if (!w->hi_ts)
+		return 1;
+	pt_lock(&t->lock);
+	uint64_t e = pt_read_earliest(t);
+	int64_t ns = e == UINT64_MAX ? INT64_MAX : pt_clock_ns(&t->clk, e);
+	pt_unlock(&t->lock);
+	return ns >= 0 && (uint64_t)ns >= w->hi_ts;
+}
+
 /* Rotation (rotate.c, pt_ext_log_rotate), at a block boundary: the part
  * being written is finished as a log is (its summary and END block, with
  * the losses told in it), and the log goes on in the next part, which
@@ -303,7 +316,9 @@ static int drain(struct pt_stream *t, struct pt_flusher *f, unsigned max, int la
 		int got = 1, full = 0;
 
 		pt_lock(&t->lock);
-		pt_read_open_lag(t, lazy ? OPEN_LAG_NS : 0);
+		struct pt_rotate *rt = atomic_load_explicit(&f->rot, memory_order_acquire);
+		int closing = rt && pt_rotate_closing(rt); /* (in time order until the cut) */
+		pt_read_open_lag(t, lazy && !closing ? OPEN_LAG_NS : 0);
 		uint64_t clear = clear_due(f);
 		if (clear) { /* every event in the log so far was recorded before */
 			pt_unlock(&t->lock);
@@ -316,9 +331,8 @@ static int drain(struct pt_stream *t, struct pt_flusher *f, unsigned max, int la
 			size_t len;
 			if (n == 0) { /* nothing staged: a run goes straight into the log */
 				int caught;
-				struct pt_rotate *rt = atomic_load_explicit(&f->rot, memory_order_acquire);
 				f->w.chunk_until = rt ? pt_rotate_size(rt) : 0;
-				f->w.chunk_apart = rt != NULL;
+				f->w.chunk_apart = closing;
 				unsigned k = pt_flush_run(t, &f->w, f->named, &full, &caught);
 				taken += k;
 				if (full)
@@ -378,9 +392,8 @@ static int drain(struct pt_stream *t, struct pt_flusher *f, unsigned max, int la
 		}
 		if (full) /* the block the run filled goes out without t's lock */
 			note_error(f, pt_logw_sync(&f->w));
-		struct pt_rotate *rot = atomic_load_explicit(&f->rot, memory_order_acquire);
-		if (rot && pt_rotate_due(rot, &f->w)) /* (a block boundary) */
-			log_cut(t, f, rot);
+		if (rt && pt_rotate_due(rt, &f->w) && pt_rotate_ready(rt, caught_up(t, &f->w)))
+			log_cut(t, f, rt); /* (a block boundary) */
 		if (!got)
 			break;
 		if (taken >= max) {

@@ -555,11 +555,13 @@ static int still_ours(void *ctx)
  * controller's system events take the usual way), its ticks converted by
  * the clock segment its first one is in, which must reach now, and all of
  * them within 2^32 ns of the first, and before the next loss the reader
- * tells (it is marked the usual way, before what follows it); with a
- * rotation (lw->chunk_apart), also before every other writer's next
- * record, so that a part ends where the next begins; without one, that
- * or its first the oldest of all writers' next records (others' may then
- * fall in its time: the blocks begin in time order).  The reader orders
+ * tells (it is marked the usual way, before what follows it); its first
+ * the oldest of all writers' next records (others' may then fall in its
+ * time: the blocks begin in time order), or, while a cut into a new part
+ * waits (lw->chunk_apart, flush/rotate.c), all of it before every other
+ * writer's next record; in a log cut by size (lw->chunk_until), with
+ * room in the part for it and for the records older than its end, which
+ * must go into the part before its cut (left_before).  The reader orders
  * the blocks by time (docs/log-format.md, "Reading in timestamp order").
  * Called, and returns, with t's lock held, which it lets go while it
  * writes.  How many records it took; 0: none (the merge goes on). */
@@ -586,6 +588,30 @@ static int name_it(struct pt_stream *t, struct pt_logw *lw, uint32_t id)
 	lw->nameless[id / 64] |= 1ull << (id % 64);
 	return 1;
 }
+/* At most how many bytes of records not written yet fall before tick hi,
+ * besides part i's chunk: what a log cut into parts by size must still
+ * take, in time order, before it can cut after that chunk (the cut waits
+ * until nothing older than the part's latest event is left to write:
+ * flush/rotate.c, pt_rotate_ready).  Each writer's chunks that begin by
+ * then (writer i's after that chunk), whole: where their records lie in
+ * their time is not known (a thread kept off the CPU for a while leaves
+ * a chunk that spans much of the others' records). */
+static uint64_t left_before(const struct pt_stream *t, const struct pt_read_merge *m, uint32_t i,
+                            uint64_t hi)
+{
+	const struct pt_reader *rd = &t->rd;
+	uint64_t sum = 0;
+
+	for (uint32_t j = 0; j < m->n; j++) {
+		const struct pt_ractive *a = m->p[j].a;
+		if (j != i && a->next_ts <= hi)
+			sum += a->commit - a->off;
+		for (int32_t k = a->next; k >= 0 && rd->ck[k].base_ts <= hi; k = rd->ck[k].next)
+			sum += t->view.chunk_size;
+	}
+	return sum;
+}
+
 static unsigned take_chunks(struct pt_stream *t, struct pt_logw *lw, struct pt_read_merge *m)
 {
 	struct pt_clock *c = &t->clk;
@@ -623,11 +649,12 @@ static unsigned take_chunks(struct pt_stream *t, struct pt_logw *lw, struct pt_r
 		 * first (program order), or now, and before the loss; in one
 		 * segment of the clock */
 		uint64_t hi = a->next >= 0 ? rd->ck[a->next].base_ts : pt_now();
-		/* with a rotation, all of them before every other writer's next
-		 * record: the CHUNK blocks of two threads busy at once overlap in
-		 * time all along the log, and a cut between two of them would
-		 * make consecutive parts overlap (read as a group, with a note);
-		 * the usual way merges those.  Without one, other writers'
+		/* while a cut waits, all of them before every other writer's
+		 * next record: the CHUNK blocks of two threads busy at once
+		 * overlap in time all along the log, and the cut waits until
+		 * nothing older than the part's latest event is left to write
+		 * (else consecutive parts would overlap: read as a group, with a
+		 * note); the usual way merges those.  Else other writers'
 		 * records may fall inside, but its first must be the oldest
 		 * record of all writers (as the usual way begins with): blocks
 		 * then begin in time order in the file, and the reader's merge (a
@@ -647,6 +674,14 @@ static unsigned take_chunks(struct pt_stream *t, struct pt_logw *lw, struct pt_r
 			continue;
 		hi = below <= hi ? below - 1 : hi;
 		if (hi < a->next_ts)
+			continue;
+		/* a part by size: room for it and for every record before its
+		 * end, or before the end of a block the part took before, which
+		 * go in before the cut (else the usual way takes it, and the part
+		 * ends near its size) */
+		uint64_t upto = hi > lw->chunk_hi ? hi : lw->chunk_hi;
+		if (lw->chunk_until && !lw->chunk_apart &&
+		    lw->written + len + left_before(t, m, i, upto) > lw->chunk_until)
 			continue;
 		if (!pt_clock_ns_cached(c, a->next_ts, &first) || !pt_clock_ns_cached(c, hi, &last)) {
 			(void)pt_clock_ns(c, hi);
@@ -683,6 +718,8 @@ static unsigned take_chunks(struct pt_stream *t, struct pt_logw *lw, struct pt_r
 		}
 		if (c->seg_tail && k.last_tick > c->frontier) /* (as pt_clock_ns_cached moves it) */
 			c->frontier = k.last_tick;
+		if (k.last_tick > lw->chunk_hi)
+			lw->chunk_hi = k.last_tick;
 		p->off = a->commit, p->n = k.nev, p->tick = k.last_tick ? k.last_tick : a->last_ts;
 		p->addr = k.last_addr;
 		took += k.nev;

@@ -36,6 +36,7 @@ struct pt_rotate {
 	int by_size;          /* the cut due is for the size */
 	uint64_t t0, c0;      /* when the cut began: monotonic, and the thread's CPU time */
 	uint64_t retry_at;    /* after a part could not be made: not before */
+	uint64_t wait_since;  /* a cut due waits for older records (monotonic ns); 0: not */
 	struct part *done;    /* finished parts still on disk, oldest first */
 	size_t ndone, cap;
 	uint64_t done_bytes;  /* ... their bytes */
@@ -125,6 +126,32 @@ int pt_rotate_due(struct pt_rotate *r, const struct pt_logw *w)
 		r->checked = now; /* (the last look that found no cut due) */
 	r->by_size = by_size;
 	return due;
+}
+
+/* A cut due waits until no record left to write is older than the
+ * latest event the part holds (caught_up): CHUNK blocks of threads busy
+ * at once overlap in time, and two parts must not.  Meanwhile the flusher
+ * writes in time order (pt_rotate_closing), so it catches up, in about a
+ * chunk of each busy writer (a part by size ends near its size: a CHUNK
+ * block goes into it only with room for the records older than its end
+ * too, flush/flushrun.c); after PT_ROTATE_WAIT_NS it cuts anyway (the
+ * parts then overlap, as a reader of them says).  1: cut now. */
+#define PT_ROTATE_WAIT_NS 100000000u
+int pt_rotate_ready(struct pt_rotate *r, int caught_up)
+{
+	uint64_t now = mono();
+
+	if (!caught_up && !r->wait_since)
+		r->wait_since = now ? now : 1;
+	if (!caught_up && now - r->wait_since < PT_ROTATE_WAIT_NS)
+		return 0;
+	r->wait_since = 0;
+	return 1;
+}
+
+int pt_rotate_closing(const struct pt_rotate *r)
+{
+	return r->wait_since != 0;
 }
 
 /* The next part, made new (O_EXCL: a name taken is stepped over, 64 at

@@ -166,6 +166,8 @@ struct pt_logw {
 	uint64_t written;    /* bytes written successfully (header included) */
 	int gap_open;        /* an OVERFLOW or RESUME is the last event written: the
 	                      * event after the loss is not in yet (rotation waits) */
+	uint64_t hi_ts;      /* the latest time of an event written (ns; 0: none):
+	                      * a rotation cuts once nothing older is left to write */
 	/* set by the caller before pt_logw_finish(): events the stream lost */
 	uint64_t stream_lost;
 
@@ -182,8 +184,10 @@ struct pt_logw {
 	uint64_t chunk_until; /* (v9, set by the caller) no CHUNK block beyond this many
 	                      * bytes written (a rotation's size); 0: no bound */
 	int chunk_apart;     /* (v9, set by the caller) a CHUNK block only where no
-	                      * other writer's next record falls in its time (the
-	                      * log is cut into parts: they must not overlap) */
+	                      * other writer's next record falls in its time (a
+	                      * cut into a new part waits: parts must not overlap) */
+	uint64_t chunk_hi;   /* (v9, the caller's) the latest tick of a CHUNK block in
+	                      * the log (a part) so far */
 	uint32_t max_payload;
 	uint64_t log_max, limit, pos, seq, nonce;
 	uint64_t ckpt_every; /* (v8) bytes between checkpoints; 0: none */

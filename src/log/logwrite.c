@@ -206,6 +206,15 @@ static void put_rec(struct pt_logw *w, uint32_t delta, unsigned info, uint64_t w
 	w->nrec++;
 }
 
+/* The last record written: its time and writer, and the latest time of
+ * any (w->hi_ts: CHUNK blocks of threads busy at once overlap in time,
+ * and an event read late comes after a later one) */
+static inline void note_last(struct pt_logw *w, uint64_t ts, struct pt_logw_who who)
+{
+	w->last_ts = ts, w->last_who = who;
+	w->hi_ts = ts > w->hi_ts ? ts : w->hi_ts;
+}
+
 /* Appends an event record (who != NULL) or a name record; the caller
  * made room. */
 static void add_rec(struct pt_logw *w, const struct pt_logw_who *who, uint64_t ts,
@@ -221,7 +230,7 @@ static void add_rec(struct pt_logw *w, const struct pt_logw_who *who, uint64_t t
 		w->wlast = (uint32_t)wi;
 		if (!w->nev++)
 			w->base_ts = ts;
-		w->last_ts = ts, w->last_who = *who;
+		note_last(w, ts, *who);
 	}
 	if (!w->emitting)
 		w->lap_new++;
@@ -448,13 +457,13 @@ static int put_event(struct pt_logw *w, uint64_t ts_ns, int32_t pid, uint64_t th
 	    fits(w, PT_LOG_REC + len)) {
 		w->nev++;
 		w->nsyn += syn;
-		w->last_ts = ts_ns, w->last_who = who;
+		note_last(w, ts_ns, who);
 		w->lap_new++;
 		put_rec(w, (uint32_t)(ts_ns - w->base_ts), info,
 		        (addr & PT_MASK48) | (uint64_t)w->wlast << PT_LOG_WHERE_WI, data, len);
 		return 0;
 	}
-	w->last_ts = ts_ns, w->last_who = who;
+	note_last(w, ts_ns, who);
 	if (make_room(w, &who, ts_ns, len, &werr)) {
 		w->dropped += !syn;
 		return werr ? werr : ENOSPC;
@@ -566,7 +575,7 @@ void pt_logw_span_close(struct pt_logw *w, const struct pt_logw_span *s, uint32_
 	w->nrec += nev;
 	w->rec_len += bytes;
 	w->lap_new += nev;
-	w->last_ts = last_ts, w->last_who = s->who;
+	note_last(w, last_ts, s->who);
 	w->gap_open = 0; /* (a span holds no OVERFLOW or RESUME) */
 }
 
@@ -697,7 +706,7 @@ int pt_logw_chunk(struct pt_logw *w, struct pt_logw_chunk *c)
 	w->written += padded;
 	w->seq++;
 	w->lap_new += c->nev;
-	w->last_ts = end.ns, w->last_who = (struct pt_logw_who){ c->pid, c->thread };
+	note_last(w, end.ns, (struct pt_logw_who){ c->pid, c->thread });
 	w->gap_open = 0;
 	c->last_ns = end.ns, c->last_tick = end.tick, c->last_addr = end.addr;
 	if (w->ckpt_every)

@@ -986,6 +986,21 @@ static void look(struct pt_stream *t, struct look *lk)
 	lk->best_ts = lk->best ? rd->ck[lk->best->head].next_ts : UINT64_MAX;
 }
 
+/* The flusher's question before it cuts its log into a new part
+ * (flush/flusher.c): the earliest tick of a record not read yet, the
+ * writers' next ones and any in a chunk whose taking is half-published
+ * (rd->hold); not a writer's in flight, which the flusher's reader never
+ * waits for (rd->late_ns is 0: a thread preempted in the middle of an
+ * event is off the CPU for a time slice or more).  UINT64_MAX: none now.
+ * Under t's lock. */
+uint64_t pt_read_earliest(struct pt_stream *t)
+{
+	struct look lk;
+
+	look(t, &lk);
+	return t->rd.hold < lk.best_ts ? t->rd.hold : lk.best_ts;
+}
+
 /* The earliest record waits when it may not be final yet: a writer in
  * flight comes first (bounded: late_ns), and a record stamped during this
  * look goes out at the next one (at once if it was within the slack). */

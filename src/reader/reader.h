@@ -213,6 +213,9 @@ int pt_read_run_ready(struct pt_stream *t);
 /* Records in open chunks stamped less than ns before a look wait, from
  * now on (0: none wait; rd->open_lag); under t's lock. */
 void pt_read_open_lag(struct pt_stream *t, uint64_t ns);
+/* The earliest tick of a record not read yet (UINT64_MAX: none now);
+ * under t's lock. */
+uint64_t pt_read_earliest(struct pt_stream *t);
 int pt_read_merge_begin(struct pt_stream *t, struct pt_read_merge *m);
 int pt_read_merge_end(struct pt_stream *t, struct pt_read_merge *m);
 
