@@ -589,24 +589,31 @@ static int name_it(struct pt_stream *t, struct pt_logw *lw, uint32_t id)
 	return 1;
 }
 /* At most how many bytes of records not written yet fall before tick hi,
- * besides part i's chunk: what a log cut into parts by size must still
- * take, in time order, before it can cut after that chunk (the cut waits
- * until nothing older than the part's latest event is left to write:
- * flush/rotate.c, pt_rotate_ready).  Each writer's chunks that begin by
- * then (writer i's after that chunk), whole: where their records lie in
- * their time is not known (a thread kept off the CPU for a while leaves
- * a chunk that spans much of the others' records). */
-static uint64_t left_before(const struct pt_stream *t, const struct pt_read_merge *m, uint32_t i,
-                            uint64_t hi)
+ * besides the chunk a that writer w's next records are in: what a log cut
+ * into parts by size must still take, in time order, before it can cut
+ * after that chunk (the cut waits until nothing older than the part's
+ * latest event is left to write: flush/rotate.c, pt_rotate_ready).  Each
+ * writer's chunks the reader knows of that begin before then (w's after
+ * a), whole: where their records lie in their time is not known (a
+ * thread kept off the CPU for a while leaves a chunk that spans much of
+ * the others' records).  Every writer, not only those of the merge: a
+ * run of one writer's (pt_read_merge_begin) stops at the others' next
+ * records, a chunk taken whole does not. */
+static uint64_t left_before(const struct pt_stream *t, const struct pt_rwriter *w,
+                            const struct pt_ractive *a, uint64_t hi)
 {
 	const struct pt_reader *rd = &t->rd;
 	uint64_t sum = 0;
 
-	for (uint32_t j = 0; j < m->n; j++) {
-		const struct pt_ractive *a = m->p[j].a;
-		if (j != i && a->next_ts <= hi)
-			sum += a->commit - a->off;
-		for (int32_t k = a->next; k >= 0 && rd->ck[k].base_ts <= hi; k = rd->ck[k].next)
+	for (uint32_t q = 0; q < rd->nw; q++) {
+		if (rd->w[q].head < 0)
+			continue;
+		const struct pt_ractive *h = &rd->ck[rd->w[q].head];
+		if (&rd->w[q] == w)
+			h = a;
+		else if (h->has_next && h->next_ts < hi)
+			sum += h->commit - h->off;
+		for (int32_t k = h->next; k >= 0 && rd->ck[k].base_ts < hi; k = rd->ck[k].next)
 			sum += t->view.chunk_size;
 	}
 	return sum;
@@ -681,7 +688,7 @@ static unsigned take_chunks(struct pt_stream *t, struct pt_logw *lw, struct pt_r
 		 * ends near its size) */
 		uint64_t upto = hi > lw->chunk_hi ? hi : lw->chunk_hi;
 		if (lw->chunk_until && !lw->chunk_apart &&
-		    lw->written + len + left_before(t, m, i, upto) > lw->chunk_until)
+		    lw->written + len + left_before(t, p->w, a, upto) > lw->chunk_until)
 			continue;
 		if (!pt_clock_ns_cached(c, a->next_ts, &first) || !pt_clock_ns_cached(c, hi, &last)) {
 			(void)pt_clock_ns(c, hi);
