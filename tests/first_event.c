@@ -42,6 +42,7 @@
 #include <trace.h>
 #include "t.h"
 #include "cli_util.h"
+#include "helpers.h"
 #include "../src/ext.h"
 
 #if defined(__x86_64__)
@@ -206,16 +207,13 @@ static int scenario(pthread_t *who)
 static void check_trace(trace_id_t trid, int is_log, pthread_t who, int tid)
 {
 	struct posix_trace_event_info ev;
-	char buf[64], name[TRACE_EVENT_NAME_MAX + 1];
+	char buf[64];
 	size_t len;
 	int none = 0, found = 0;
 	uint64_t when = 0;
-	trace_event_id_t id, first_id = (trace_event_id_t)-1;
+	trace_event_id_t first_id = (trace_event_id_t)-1;
 
-	while (posix_trace_eventtypelist_getnext_id(trid, &id, &none) == 0 && !none)
-		if (posix_trace_eventid_get_name(trid, id, name) == 0 && !strcmp(name, "first"))
-			first_id = id;
-	CHECK(first_id != (trace_event_id_t)-1);
+	CHECK(t_type_named(trid, "first", &first_id));
 	while ((is_log ? posix_trace_getnext_event(trid, &ev, buf, sizeof buf, &len, &none)
 	               : posix_trace_trygetnext_event(trid, &ev, buf, sizeof buf, &len, &none)) == 0 &&
 	       !none)

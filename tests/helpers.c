@@ -167,6 +167,20 @@ trace_id_t t_own_started(int inherit, size_t size)
 	return trid;
 }
 
+int t_type_named(trace_id_t trid, const char *name, trace_event_id_t *id)
+{
+	char nm[TRACE_EVENT_NAME_MAX + 1];
+	trace_event_id_t e;
+	int end = 0;
+
+	while (posix_trace_eventtypelist_getnext_id(trid, &e, &end) == 0 && !end)
+		if (posix_trace_eventid_get_name(trid, e, nm) == 0 && !strcmp(nm, name)) {
+			*id = e;
+			return 1;
+		}
+	return 0;
+}
+
 int t_next(trace_id_t trid, struct posix_trace_event_info *ev, void *p, size_t cap, size_t *len)
 {
 	int un = -1, rc = posix_trace_trygetnext_event(trid, ev, p, cap, len, &un);

@@ -118,6 +118,11 @@ trace_id_t t_create_ok(pid_t pid, const trace_attr_t *attr);
  * inherit says), created and started; the test stops on an error. */
 trace_id_t t_own_started(int inherit, size_t size);
 
+/* The id of the event type named `name` in trid (a stream or a log), by
+ * walking its list of types from where the list stands: 1 and *id if
+ * there is one, else 0. */
+int t_type_named(trace_id_t trid, const char *name, trace_event_id_t *id);
+
 /* posix_trace_trygetnext_event() that must work: 1 with the next event
  * (its payload in p, cap bytes at most, its length in *len), 0 when there
  * is none; stops the test on an error. */

@@ -24,6 +24,7 @@
 #include <sys/wait.h>
 #include <trace.h>
 #include "t.h"
+#include "helpers.h"
 #include "../src/ext.h"
 
 #define N 300000
@@ -142,13 +143,8 @@ int main(void)
 		parts++;
 		trace_id_t log;
 		CHECK_RC(posix_trace_open(rfd, &log), 0);
-		trace_event_id_t e, lid = 0;
-		char nm[TRACE_EVENT_NAME_MAX + 1];
-		int end = 0, named = 0;
-		while (!named && posix_trace_eventtypelist_getnext_id(log, &e, &end) == 0 && !end)
-			if (posix_trace_eventid_get_name(log, e, nm) == 0 && !strcmp(nm, "rot"))
-				lid = e, named = 1;
-		CHECK(named);
+		trace_event_id_t lid = 0;
+		CHECK(t_type_named(log, "rot", &lid));
 		for (;;) {
 			struct posix_trace_event_info ev;
 			uint64_t p[2];

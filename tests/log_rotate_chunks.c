@@ -48,6 +48,7 @@
 #include <trace.h>
 #include "t.h"
 #include "chunk_blocks.h"
+#include "helpers.h"
 #include "../src/ext.h"
 
 enum { MAXT = 4 };
@@ -141,14 +142,9 @@ static void run(unsigned nt, uint32_t rounds, uint32_t aburst, uint32_t other, u
 			fprintf(stderr, "part %u: %lld bytes\n", k, (long long)sb.st_size);
 		}
 		trace_id_t log;
-		trace_event_id_t e, id = 0;
-		char nm[TRACE_EVENT_NAME_MAX + 1];
-		int end = 0, named = 0;
+		trace_event_id_t id = 0;
 		REQUIRE(posix_trace_open(rfd, &log) == 0);
-		while (!named && posix_trace_eventtypelist_getnext_id(log, &e, &end) == 0 && !end)
-			if (posix_trace_eventid_get_name(log, e, nm) == 0 && !strcmp(nm, "rotchunk"))
-				id = e, named = 1;
-		CHECK(named);
+		CHECK(t_type_named(log, "rotchunk", &id));
 		struct posix_trace_event_info ev;
 		struct rec p;
 		size_t len;
