@@ -444,6 +444,26 @@ static int alive(const struct pt_stream *t, uint32_t key, int32_t pid)
 	return fcntl(t->fd, F_OFD_GETLK, &fl) != 0 || fl.l_type != F_UNLCK || !pt_pool_gone(pid);
 }
 
+/* Is open chunk a's process found gone (its liveness lock free, its pid
+ * gone)?  Asked of the process at most once a millisecond a chunk (a
+ * system call), when it was last asked kept in a->alive_at; once gone,
+ * UINT64_MAX there, and never asked again.  mono: the monotonic clock. */
+static int found_gone(struct pt_stream *t, struct pt_ractive *a, uint64_t mono)
+{
+	if (a->alive_at == UINT64_MAX)
+		return 1;
+	if (t->fd < 0 || mono - a->alive_at < ALIVE_AFTER_NS)
+		return 0;
+	a->alive_at = mono;
+	const struct pt_chunk *ck = &t->view.chunks[a->idx];
+	uint32_t key = atomic_load_explicit(&ck->alive, memory_order_relaxed);
+	if (key && !alive(t, key, atomic_load_explicit(&ck->pid, memory_order_relaxed))) {
+		a->alive_at = UINT64_MAX;
+		return 1;
+	}
+	return 0;
+}
+
 /* Chunk a, read to its commit, open: if its writer is in flight, the
  * tick before which nothing else may go out now (the writer's last
  * record's, or its chunk's base, + 1); else UINT64_MAX.  *mono: the
@@ -470,16 +490,10 @@ static uint64_t busy_cap(struct pt_stream *t, struct pt_ractive *a, uint64_t *mo
 		a->busy_since = *mono;
 	} else if (*mono - a->busy_since >= t->rd.late_ns) {
 		return UINT64_MAX; /* waited enough: it will come late */
-	} else if (*mono - a->busy_since >= ALIVE_AFTER_NS && *mono - a->alive_at >= ALIVE_AFTER_NS &&
-	           t->fd >= 0) {
+	} else if (*mono - a->busy_since >= ALIVE_AFTER_NS && found_gone(t, a, *mono)) {
 		/* held more than a moment: a process killed inside the call
-		 * (its lock free, its pid gone) leaves its mark for ever */
-		uint32_t key = atomic_load_explicit(&ck->alive, memory_order_relaxed);
-		a->alive_at = *mono;
-		if (key && !alive(t, key, atomic_load_explicit(&ck->pid, memory_order_relaxed))) {
-			a->alive_at = UINT64_MAX; /* gone: never waited for again */
-			return UINT64_MAX;
-		}
+		 * leaves its mark for ever; never waited for again */
+		return UINT64_MAX;
 	}
 	uint64_t lb = a->last_ts > a->base_ts ? a->last_ts : a->base_ts;
 	return lb == UINT64_MAX ? lb : lb + 1;
@@ -543,29 +557,6 @@ static uint64_t open_from(const struct pt_reader *rd, uint64_t now)
 	if (!rd->open_lag)
 		return UINT64_MAX;
 	return now > rd->open_lag ? now - rd->open_lag : 0;
-}
-
-/* May the young records of open chunk a wait (rd->open_lag)?  Not those
- * of a process found gone: its chunk is never sealed, and goes back to
- * the pool only once read (reap_dead; a program forking short-lived
- * children would otherwise hold a chunk a child for the lag, and run the
- * stream short).  Asked of the process at most once a millisecond a
- * chunk (a system call); a->alive_at, as busy_cap() keeps it. */
-static int may_wait(struct pt_stream *t, struct pt_ractive *a)
-{
-	if (a->alive_at == UINT64_MAX)
-		return 0;
-	uint64_t mono = pt_mono_ns();
-	if (t->fd < 0 || mono - a->alive_at < ALIVE_AFTER_NS)
-		return 1;
-	a->alive_at = mono;
-	const struct pt_chunk *ck = &t->view.chunks[a->idx];
-	uint32_t key = atomic_load_explicit(&ck->alive, memory_order_relaxed);
-	if (key && !alive(t, key, atomic_load_explicit(&ck->pid, memory_order_relaxed))) {
-		a->alive_at = UINT64_MAX; /* gone: never waited for again */
-		return 0;
-	}
-	return 1;
 }
 
 /* After an event of writer w was taken with nothing to put before it:
@@ -1020,11 +1011,14 @@ static enum step wait_late(struct pt_stream *t, const struct look *lk)
 		return STEP_NONE;
 	}
 	/* its chunk goes whole once sealed (rd->open_lag; a stamp far ahead,
-	 * as PT_HOLD_MAX says, is not waited for) */
+	 * as PT_HOLD_MAX says, is not waited for, nor a process gone: its
+	 * chunk is never sealed, and goes back to the pool only once read, by
+	 * reap_dead; a program forking short-lived children would otherwise
+	 * hold a chunk a child for the lag, and run the stream short) */
 	uint64_t f = open_from(rd, lk->now);
 	if (rd->open_lag && !lk->sealed && lk->best_ts >= f &&
 	    lk->best_ts - f < rd->open_lag + PT_HOLD_MAX && chunk_open(t, &rd->ck[lk->best->head]) &&
-	    may_wait(t, &rd->ck[lk->best->head]))
+	    !found_gone(t, &rd->ck[lk->best->head], pt_mono_ns()))
 		return STEP_NONE;
 	return STEP_ON;
 }
