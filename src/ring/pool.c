@@ -531,6 +531,16 @@ static int within_budget(const struct pt_view *sl, uint32_t rec)
 	return atomic_load_explicit(&sl->hdr->sealed_bytes, memory_order_relaxed) + rec <= sl->budget;
 }
 
+int pt_pool_has_room(const struct pt_view *sl, uint32_t rec)
+{
+	const struct pt_hdr *h = sl->hdr;
+
+	return within_budget(sl, rec) &&
+	       ((uint32_t)atomic_load_explicit(&h->free_top, memory_order_acquire) < sl->nchunks ||
+	        (uint32_t)atomic_load_explicit(&h->spare_top, memory_order_acquire) != 0 ||
+	        (uint32_t)atomic_load_explicit(&h->cold_top, memory_order_acquire) != 0);
+}
+
 static uint32_t take_free(struct pt_view *sl, uint32_t rec)
 {
 	if (!within_budget(sl, rec))
@@ -548,10 +558,7 @@ int pt_pool_drop_again(struct pt_view *sl, struct pt_tw *tw, uint32_t rec)
 	if (sl->policy != POSIX_TRACE_FLUSH || sl->noloss_ms)
 		return 0;
 	/* take_free() would fail (a race either way is the general path's too) */
-	if (within_budget(sl, rec) &&
-	    ((uint32_t)atomic_load_explicit(&h->free_top, memory_order_acquire) < sl->nchunks ||
-	     (uint32_t)atomic_load_explicit(&h->spare_top, memory_order_acquire) != 0 ||
-	     (uint32_t)atomic_load_explicit(&h->cold_top, memory_order_acquire) != 0))
+	if (pt_pool_has_room(sl, rec))
 		return 0;
 	set_flag(h, PT_ST_FULL);
 	if (tw->drop_g != UINT32_MAX)

@@ -64,6 +64,9 @@ void pt_pool_seal(struct pt_view *sl, struct pt_tw *tw, uint32_t state);
  * event counted lost exactly as acquire would count it; 0: take the
  * general way (there may be room). */
 int pt_pool_drop_again(struct pt_view *sl, struct pt_tw *tw, uint32_t rec);
+/* Whether a record of rec bytes would find a chunk now (take_free's answer
+ * without taking one; a hint, since writers and the reader race with it) */
+int pt_pool_has_room(const struct pt_view *sl, uint32_t rec);
 int pt_pool_free(struct pt_view *sl, uint32_t idx, uint64_t seq, unsigned from_state);
 /* The same, by a controller's reader, with the segment's file (fd, the
  * segment at seg_off in it): a chunk beyond the hot ones (0..hot-1) has its pages
