@@ -20,7 +20,11 @@
  *    at its default action): a FLUSH stream with an APPEND log, 20 000
  *    events of 40 bytes flushed: posix_stream_flush_error is EFBIG,
  *    posix_trace_shutdown() gives EFBIG, the process lives on, the file
- *    is no bigger than the limit.
+ *    is no bigger than the limit.  And the same in a child whose main
+ *    then calls pthread_exit(), the limit passed while recording or only
+ *    by the log's end at the exit: the flusher ends it with status 0, not
+ *    killed by a SIGXFSZ its writes left pending or raised once the
+ *    program's mask was back.
  * 4. RLIMIT_NOFILE at the lowest free fd: posix_trace_create() and
  *    posix_trace_create_withlog() give EAGAIN ("no more trace streams can
  *    be started now"); RLIMIT_AS a little above what the process maps: a
@@ -189,6 +193,80 @@ static void fsize_log(void)
 	unlink(path);
 }
 
+/* 3b, in a child: the same log past the limit, then main's pthread_exit
+ * with the stream running.  The flusher ends the program (exit(0), with
+ * the program's signal mask back): a SIGXFSZ its own writes raised and
+ * left pending would kill it then, at its default action.  at_exit: the
+ * limit set at the log's size once everything is written instead, so that
+ * the first write past it is the end of the log, written at that exit
+ * with the program's mask. */
+static int fsize_log_exit_child(int at_exit)
+{
+	struct rlimit r;
+	struct posix_trace_status_info si;
+	struct stat st;
+	trace_attr_t a;
+	trace_id_t t;
+	trace_event_id_t id;
+	char path[] = "/tmp/pt-life-exit-XXXXXX", buf[40] = { 0 };
+	int fd = mkstemp(path), err = 0, n = at_exit ? 1000 : 20000;
+
+	if (fd < 0)
+		return 10;
+	unlink(path);
+	signal(SIGXFSZ, SIG_DFL);
+	if (getrlimit(RLIMIT_FSIZE, &r) != 0)
+		return 11;
+	r.rlim_cur = 200000;
+	if (posix_trace_attr_init(&a) || posix_trace_attr_setstreamfullpolicy(&a, POSIX_TRACE_FLUSH) ||
+	    posix_trace_attr_setlogfullpolicy(&a, POSIX_TRACE_APPEND) ||
+	    posix_trace_create_withlog(0, &a, fd, &t) || posix_trace_eventid_open("big", &id) ||
+	    (!at_exit && setrlimit(RLIMIT_FSIZE, &r)) || posix_trace_start(t))
+		return 12;
+	for (int i = 0; i < n; i++) {
+		memcpy(buf, &i, sizeof i);
+		posix_trace_event(id, buf, sizeof buf);
+		if (i % 1000 == 999)
+			usleep(1000);
+	}
+	posix_trace_flush(t);
+	for (int i = 0; i < 500; i++) {
+		if (posix_trace_get_status(t, &si) != 0)
+			return 13;
+		err = si.posix_stream_flush_error;
+		if (err || (at_exit && si.posix_stream_flush_status == POSIX_TRACE_NOT_FLUSHING))
+			break;
+		usleep(10000);
+	}
+	if (err != (at_exit ? 0 : EFBIG))
+		return 14;
+	if (at_exit) {
+		if (fstat(fd, &st) != 0)
+			return 15;
+		r.rlim_cur = (rlim_t)st.st_size;
+		if (setrlimit(RLIMIT_FSIZE, &r) != 0)
+			return 16;
+	}
+	pthread_exit(NULL);
+}
+
+static void fsize_log_exit(int at_exit)
+{
+	int st = 0;
+
+	fflush(NULL); /* (the child ends by exit(), which flushes what it has) */
+	pid_t pid = fork();
+	REQUIRE(pid >= 0);
+	if (pid == 0)
+		_exit(fsize_log_exit_child(at_exit));
+	REQUIRE(waitpid(pid, &st, 0) == pid);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	printf("a log past RLIMIT_FSIZE %s, then pthread_exit from main: %s %d\n",
+	       at_exit ? "at the exit" : "while recording",
+	       WIFEXITED(st) ? "exit status" : "killed by signal",
+	       WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+}
+
 static void nofile_as(void)
 {
 	struct rlimit old, r;
@@ -268,6 +346,8 @@ int main(int argc, char **argv)
 	}
 	fsize_stream();
 	fsize_log();
+	fsize_log_exit(0);
+	fsize_log_exit(1);
 	nofile_as();
 	T_END();
 }

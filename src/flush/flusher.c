@@ -554,6 +554,7 @@ static void check_program(struct pt_flusher *f, struct timespec *last)
 		return;
 	*last = now;
 	if (!atomic_load(&exiting) && program_ended() && !atomic_exchange(&exiting, 1)) {
+		pt_logw_sigs_held = 0; /* (the log's last writes hold their own) */
 		pthread_sigmask(SIG_SETMASK, &f->mask, NULL);
 		exit(0); /* what the C library would have done (this thread's stream: pt_flusher_stop) */
 	}
@@ -567,6 +568,9 @@ static void *flusher_main(void *arg)
 
 	pt_nowait = 1; /* (no-loss mode) a writer here, a signal handler, must
 	                * not wait for the room only this thread makes */
+	sigset_t held; /* every signal, from birth (pt_flusher_start) */
+	pt_logw_sigs_held = pthread_sigmask(SIG_BLOCK, NULL, &held) == 0 &&
+	                    sigismember(&held, SIGXFSZ) == 1 && sigismember(&held, SIGPIPE) == 1;
 	name_all(t, f); /* the types known at creation lead the log */
 	for (;;) {
 		check_program(f, &last);

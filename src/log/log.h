@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <trace.h>
 #include "../shm/layout.h"
+#include "../shm/shm.h"
 #include "../shm/mapent.h"
 #include "batch.h"
 #include "logformat.h"
@@ -24,6 +25,11 @@ _Static_assert(PT_LOG_MAX_WRITERS == PT_EXT_BATCH_W, "a batch holds a block's wr
 struct pt_log_bidx { uint32_t len, flags; uint64_t first, min, max, last; };
 
 /* ------------------------------------------------------------- writer */
+
+/* Set by a thread that holds SIGXFSZ and SIGPIPE (every signal) for its
+ * whole life, the flusher: its writes skip the mask they otherwise set
+ * around each write (logwio.c, pt_logw_put_at) */
+extern _Thread_local int pt_logw_sigs_held PT_TLS;
 
 /* the where of the last event record of the block being built (v4) */
 struct pt_log_prev {
