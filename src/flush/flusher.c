@@ -67,6 +67,7 @@ struct pt_flusher {
 	struct staged st[STAGE_EV]; /* a batch between the stream and the log */
 	unsigned char *stage;       /* its payloads: STAGE_BYTES + one event */
 	sigset_t mask;              /* the creating thread's signal mask */
+	int quiet;                  /* the flusher holds every signal (its own thread's) */
 };
 
 static void note_error(struct pt_flusher *f, int rc)
@@ -158,6 +159,15 @@ static void ask_final(struct pt_logw *w, struct pt_stream *t)
 	w->pid_final_ctx = t;
 }
 
+/* The log writer's writes from this thread, the flusher, which holds
+ * every signal (f->quiet), set no mask of their own (logwio.c); after
+ * every new writer (at the start, a clear, a cut).  Flusher thread. */
+static void quiet_writes(struct pt_flusher *f)
+{
+	f->w.quiet_set = f->quiet;
+	f->w.quiet = pthread_self();
+}
+
 /* The stream's log writer on fd (at the start, after a clear, at a cut):
  * its CHUNK blocks as large as the stream's chunks (log/logwrite.c). */
 static int log_init(const struct pt_stream *t, struct pt_logw *w, int fd)
@@ -184,6 +194,7 @@ static void log_reinit(struct pt_stream *t, struct pt_flusher *f, uint64_t req)
 		pt_logw_free(&f->w);
 		f->w = nw;
 		ask_final(&f->w, t);
+		quiet_writes(f);
 		memset(f->named, 0, sizeof f->named);
 		pt_lock(&t->lock);
 		f->objs_done = 0; /* (the whole map again) */
@@ -266,6 +277,7 @@ static void log_cut(struct pt_stream *t, struct pt_flusher *f, struct pt_rotate 
 	pt_logw_free(&f->w);
 	f->w = nw;
 	ask_final(&f->w, t);
+	quiet_writes(f);
 	pt_rotate_switched(r, bytes, lost, dropped, fd, n);
 	memset(f->named, 0, sizeof f->named);
 	name_all(t, f);
@@ -554,7 +566,7 @@ static void check_program(struct pt_flusher *f, struct timespec *last)
 		return;
 	*last = now;
 	if (!atomic_load(&exiting) && program_ended() && !atomic_exchange(&exiting, 1)) {
-		pt_logw_sigs_held = 0; /* (the log's last writes hold their own) */
+		f->w.quiet_set = f->quiet = 0; /* (the log's last writes hold their own) */
 		pthread_sigmask(SIG_SETMASK, &f->mask, NULL);
 		exit(0); /* what the C library would have done (this thread's stream: pt_flusher_stop) */
 	}
@@ -569,8 +581,9 @@ static void *flusher_main(void *arg)
 	pt_nowait = 1; /* (no-loss mode) a writer here, a signal handler, must
 	                * not wait for the room only this thread makes */
 	sigset_t held; /* every signal, from birth (pt_flusher_start) */
-	pt_logw_sigs_held = pthread_sigmask(SIG_BLOCK, NULL, &held) == 0 &&
-	                    sigismember(&held, SIGXFSZ) == 1 && sigismember(&held, SIGPIPE) == 1;
+	f->quiet = pthread_sigmask(SIG_BLOCK, NULL, &held) == 0 &&
+	           sigismember(&held, SIGXFSZ) == 1 && sigismember(&held, SIGPIPE) == 1;
+	quiet_writes(f);
 	name_all(t, f); /* the types known at creation lead the log */
 	for (;;) {
 		check_program(f, &last);

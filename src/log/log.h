@@ -10,11 +10,11 @@
 #ifndef POSIXTRACE_LOG_H
 #define POSIXTRACE_LOG_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <trace.h>
 #include "../shm/layout.h"
-#include "../shm/shm.h"
 #include "../shm/mapent.h"
 #include "batch.h"
 #include "logformat.h"
@@ -25,11 +25,6 @@ _Static_assert(PT_LOG_MAX_WRITERS == PT_EXT_BATCH_W, "a batch holds a block's wr
 struct pt_log_bidx { uint32_t len, flags; uint64_t first, min, max, last; };
 
 /* ------------------------------------------------------------- writer */
-
-/* Set by a thread that holds SIGXFSZ and SIGPIPE (every signal) for its
- * whole life, the flusher: its writes skip the mask they otherwise set
- * around each write (logwio.c, pt_logw_put_at) */
-extern _Thread_local int pt_logw_sigs_held PT_TLS;
 
 /* the where of the last event record of the block being built (v4) */
 struct pt_log_prev {
@@ -229,6 +224,11 @@ struct pt_logw {
 	void *pid_final_ctx;
 	/* writes handed to a second thread (logwbg.c); NULL: made here */
 	struct pt_logw_bg *bg;
+	/* (set by the caller) a thread that holds SIGXFSZ and SIGPIPE, every
+	 * signal, all its life (the flusher): its writes skip the mask that
+	 * every other thread's set around each write (pt_logw_put_at) */
+	int quiet_set;
+	pthread_t quiet;
 };
 
 /* (v9) A stream's records as its chunk holds them (docs/shm-format.md,

@@ -231,8 +231,6 @@ int pt_logw_put(struct pt_logw *w, const void *a, uint32_t alen, const void *b,
 	return pt_logw_put_at(w, w->pos, a, alen, b, blen, c, clen);
 }
 
-_Thread_local int pt_logw_sigs_held PT_TLS;
-
 /* The pieces written at off, to the end or an error (0 or an errno). */
 static int put_all(const struct pt_logw *w, struct iovec *v, int n, uint64_t off)
 {
@@ -291,7 +289,7 @@ int pt_logw_put_at(struct pt_logw *w, uint64_t off, const void *a, uint32_t alen
 	 * flusher) only takes back what a failed write raised: the kernel
 	 * raises SIGXFSZ only with EFBIG, SIGPIPE only with EPIPE (4 system
 	 * calls fewer a write) */
-	if (pt_logw_sigs_held) {
+	if (w->quiet_set && pthread_equal(w->quiet, pthread_self())) {
 		rc = put_all(w, iov, 3, off);
 		if (rc == EFBIG)
 			take_back(SIGXFSZ);
