@@ -16,7 +16,8 @@
  *   - read back: each thread's events exactly (0 .. NEV-1, in order,
  *     intact, of the length made, from the site made), every timestamp in
  *     order, each witnessed one between its two readings (LU_SLACK_NS);
- *   - the summary the log carries counts them as the events read;
+ *   - the summary the log carries counts them as the events read, and
+ *     its block index holds (each entry's times agree);
  *   - one byte changed in a CHUNK block's records: one error event
  *     (EBADMSG) in place of its events, every other event intact;
  *   - the file cut in the middle of a CHUNK block: each thread's events
@@ -305,6 +306,19 @@ int main(void)
 			CHECK_EQ(per, sum->events);
 			pt_ext_summary_free(sum);
 		}
+		close(lfd);
+	}
+
+	/* the block index the summary carries holds (each entry's first,
+	 * least, most and last time agree, which the walk of a CHUNK block's
+	 * records gives): the log reads through it, not by a scan */
+	{
+		struct pt_logr r;
+		int lfd = open(path, O_RDONLY);
+		REQUIRE(lfd >= 0);
+		REQUIRE(pt_logr_open_opt(&r, lfd, 0) == 0);
+		CHECK_EQ(r.indexed, 1);
+		pt_logr_close(&r);
 		close(lfd);
 	}
 

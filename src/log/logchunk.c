@@ -283,15 +283,22 @@ int pt_log_chunk_scan(const unsigned char *recs, uint32_t len, uint32_t nrec,
 	for (uint32_t i = 0; i < nrec; i++) {
 		uint64_t w0, tick;
 		uint32_t size;
-		if (hok && len - in >= PT_REC_SHORT) { /* the run's short records, the quick way */
-			memcpy(&w0, recs + in, 8);
-			if ((uint32_t)(w0 >> 32) == hk && hsize <= len - in) {
-				tick = pt_rec_tick_short(cv->btick, w0);
-				lo = tick < lo ? tick : lo, hi = tick > hi ? tick : hi, t1 = tick;
-				in += hsize;
-				count++;
-				continue;
+		if (hok) { /* the run's short records, the quick way: a loop of its
+			    * own, whose few values stay in registers (hsize >= 8) */
+			uint64_t b = cv->btick, l = lo, h = hi, last = t1;
+			uint32_t at = in, k = i, fit = (len - in) / hsize; /* (records of hsize left) */
+			uint32_t kend = nrec - i < fit ? nrec : i + fit;
+			while (k < kend) {
+				memcpy(&w0, recs + at, 8);
+				if ((uint32_t)(w0 >> 32) != hk)
+					break;
+				last = pt_rec_tick_short(b, w0);
+				l = last < l ? last : l, h = last > h ? last : h;
+				at += hsize, k++;
 			}
+			count += k - i, lo = l, hi = h, t1 = last, in = at, i = k;
+			if (i == nrec)
+				break;
 		}
 		if (chunk_rec(recs + in, len - in, 0, cv->btick, &w0, &size, &tick, &addr))
 			return EBADMSG;
