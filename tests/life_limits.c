@@ -146,42 +146,67 @@ static void fsize_stream(void)
 	       "from the library 0, from the program's own ftruncate %d\n", (int)xfsz_seen);
 }
 
+/* A FLUSH stream with an APPEND log on fd and the type "big", not
+ * started: 0, or the first failed call's error. */
+static int big_stream(int fd, trace_id_t *t, trace_event_id_t *id)
+{
+	trace_attr_t a;
+	int rc;
+
+	if ((rc = posix_trace_attr_init(&a)) != 0)
+		return rc;
+	if ((rc = posix_trace_attr_setstreamfullpolicy(&a, POSIX_TRACE_FLUSH)) == 0 &&
+	    (rc = posix_trace_attr_setlogfullpolicy(&a, POSIX_TRACE_APPEND)) == 0 &&
+	    (rc = posix_trace_create_withlog(0, &a, fd, t)) == 0)
+		rc = posix_trace_eventid_open("big", id);
+	posix_trace_attr_destroy(&a);
+	return rc;
+}
+
+/* n events of 40 bytes into t (room for the flusher every 1000: FLUSH
+ * drops nothing needed here), then a flush: its error once there is one,
+ * or 0 once it is done (500 looks 10 ms apart at most); -1: no status. */
+static int big_events(trace_id_t t, trace_event_id_t id, int n)
+{
+	struct posix_trace_status_info si;
+	char buf[40] = { 0 };
+	int err = 0;
+
+	for (int i = 0; i < n; i++) {
+		memcpy(buf, &i, sizeof i);
+		posix_trace_event(id, buf, sizeof buf);
+		if (i % 1000 == 999)
+			usleep(1000);
+	}
+	posix_trace_flush(t);
+	for (int i = 0; i < 500; i++) {
+		if (posix_trace_get_status(t, &si) != 0)
+			return -1;
+		err = si.posix_stream_flush_error;
+		if (err || si.posix_stream_flush_status == POSIX_TRACE_NOT_FLUSHING)
+			break;
+		usleep(10000);
+	}
+	return err;
+}
+
 static void fsize_log(void)
 {
 	struct rlimit old, r = { 200000, 200000 };
-	struct posix_trace_status_info si;
-	trace_attr_t a;
 	trace_id_t t;
 	trace_event_id_t id;
-	char path[] = "/tmp/pt-life-log-XXXXXX", buf[40] = { 0 };
-	int fd = mkstemp(path), err = 0;
+	char path[] = "/tmp/pt-life-log-XXXXXX";
+	int fd = mkstemp(path);
 	struct stat st;
 
 	REQUIRE(fd >= 0);
 	REQUIRE(getrlimit(RLIMIT_FSIZE, &old) == 0);
 	r.rlim_max = old.rlim_max;
 	signal(SIGXFSZ, SIG_DFL);
-	REQUIRE(posix_trace_attr_init(&a) == 0);
-	REQUIRE(posix_trace_attr_setstreamfullpolicy(&a, POSIX_TRACE_FLUSH) == 0);
-	REQUIRE(posix_trace_attr_setlogfullpolicy(&a, POSIX_TRACE_APPEND) == 0);
-	REQUIRE(posix_trace_create_withlog(0, &a, fd, &t) == 0);
-	REQUIRE(posix_trace_eventid_open("big", &id) == 0);
+	REQUIRE(big_stream(fd, &t, &id) == 0);
 	REQUIRE(setrlimit(RLIMIT_FSIZE, &r) == 0);
 	CHECK_RC(posix_trace_start(t), 0);
-	for (int i = 0; i < 20000; i++) {
-		memcpy(buf, &i, sizeof i);
-		posix_trace_event(id, buf, sizeof buf);
-		if (i % 1000 == 999)
-			usleep(1000); /* (room for the flusher: FLUSH drops nothing needed here) */
-	}
-	posix_trace_flush(t);
-	for (int i = 0; i < 500 && !err; i++) {
-		REQUIRE(posix_trace_get_status(t, &si) == 0);
-		err = si.posix_stream_flush_error;
-		if (!err && si.posix_stream_flush_status == POSIX_TRACE_NOT_FLUSHING)
-			break;
-		usleep(10000);
-	}
+	int err = big_events(t, id, 20000);
 	int rc = posix_trace_shutdown(t);
 	CHECK_EQ(err, EFBIG);
 	CHECK_RC(rc, EFBIG);
@@ -203,13 +228,11 @@ static void fsize_log(void)
 static int fsize_log_exit_child(int at_exit)
 {
 	struct rlimit r;
-	struct posix_trace_status_info si;
 	struct stat st;
-	trace_attr_t a;
 	trace_id_t t;
 	trace_event_id_t id;
-	char path[] = "/tmp/pt-life-exit-XXXXXX", buf[40] = { 0 };
-	int fd = mkstemp(path), err = 0, n = at_exit ? 1000 : 20000;
+	char path[] = "/tmp/pt-life-exit-XXXXXX";
+	int fd = mkstemp(path);
 
 	if (fd < 0)
 		return 10;
@@ -218,27 +241,10 @@ static int fsize_log_exit_child(int at_exit)
 	if (getrlimit(RLIMIT_FSIZE, &r) != 0)
 		return 11;
 	r.rlim_cur = 200000;
-	if (posix_trace_attr_init(&a) || posix_trace_attr_setstreamfullpolicy(&a, POSIX_TRACE_FLUSH) ||
-	    posix_trace_attr_setlogfullpolicy(&a, POSIX_TRACE_APPEND) ||
-	    posix_trace_create_withlog(0, &a, fd, &t) || posix_trace_eventid_open("big", &id) ||
-	    (!at_exit && setrlimit(RLIMIT_FSIZE, &r)) || posix_trace_start(t))
+	if (big_stream(fd, &t, &id) || (!at_exit && setrlimit(RLIMIT_FSIZE, &r)) ||
+	    posix_trace_start(t))
 		return 12;
-	for (int i = 0; i < n; i++) {
-		memcpy(buf, &i, sizeof i);
-		posix_trace_event(id, buf, sizeof buf);
-		if (i % 1000 == 999)
-			usleep(1000);
-	}
-	posix_trace_flush(t);
-	for (int i = 0; i < 500; i++) {
-		if (posix_trace_get_status(t, &si) != 0)
-			return 13;
-		err = si.posix_stream_flush_error;
-		if (err || (at_exit && si.posix_stream_flush_status == POSIX_TRACE_NOT_FLUSHING))
-			break;
-		usleep(10000);
-	}
-	if (err != (at_exit ? 0 : EFBIG))
+	if (big_events(t, id, at_exit ? 1000 : 20000) != (at_exit ? 0 : EFBIG))
 		return 14;
 	if (at_exit) {
 		if (fstat(fd, &st) != 0)
