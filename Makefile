@@ -420,6 +420,11 @@ clean:
 #   view_fuzz        what `posixtrace view` does with a request before it
 #                    reads the log (cli/write/view_req.c) and its JSON strings
 #                    (cli/read/vbuf.c)
+#   chunk_fuzz       a stream's chunk as the log writer walks it before it
+#                    writes it as a CHUNK block (records any traced process
+#                    can write) and as a reader makes it an events block:
+#                    both take the same records and find the same counts
+#                    and times (fuzz/chunk_fuzz.c: src/log/logchunk.c)
 #   make fuzz        build them in $(BUILD)/fuzz/
 #   make fuzz-run    each of FUZZ_TARGETS for FUZZ_SECONDS (those in
 #                    FUZZ_QUICK for a third of it: small grammars, whose
@@ -435,12 +440,12 @@ clean:
 #                    fuzz/corpus-stream (fuzz/stream_seeds.sh)
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
-FUZZ_QUICK   ?= relayd_fuzz join_fuzz typed_fuzz spans_fuzz view_fuzz
+FUZZ_QUICK   ?= relayd_fuzz join_fuzz typed_fuzz spans_fuzz view_fuzz chunk_fuzz
 # a target's seconds (shell arithmetic, at least 1: 0 is libFuzzer's "no limit")
 fuzz_secs     = $(if $(filter $(1),$(FUZZ_QUICK)),$$(( $(FUZZ_SECONDS) / 3 > 0 ? $(FUZZ_SECONDS) / 3 : 1 )),$(FUZZ_SECONDS))
 FUZZ_MAX_LEN ?= 8192
 FUZZ_TARGETS ?= log_fuzz log_fuzz_nocrc logapi_fuzz stream_fuzz relayd_fuzz typed_fuzz spans_fuzz view_fuzz \
-                join_fuzz where_fuzz $(if $(filter 1,$(SQLITE)),query_fuzz,)
+                join_fuzz where_fuzz chunk_fuzz $(if $(filter 1,$(SQLITE)),query_fuzz,)
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 # (PT_LOG_CHECK_MADE: an events block made of a CHUNK block is walked too,
 # and the walk must find what the making said: logcheck.c)
@@ -462,6 +467,7 @@ FUZZ_CORPUS_view_fuzz      := fuzz/corpus-view
 FUZZ_CORPUS_join_fuzz      := fuzz/corpus-join
 FUZZ_CORPUS_query_fuzz     := fuzz/corpus
 FUZZ_CORPUS_where_fuzz     := fuzz/corpus-where
+FUZZ_CORPUS_chunk_fuzz     := fuzz/corpus-chunk
 # the library for stream_fuzz: coverage-instrumented, sanitized, and with
 # its clock and thread ids taken from the target
 FUZZ_LIB_OBJ := $(LIB_SRC:src/%.c=$(BUILD)/fuzz/obj/%.o)
@@ -513,6 +519,9 @@ $(BUILD)/fuzz/typed_fuzz: fuzz/typed_fuzz.c cli/enrich/typed.c cli/read/layout.c
 $(BUILD)/fuzz/where_fuzz: fuzz/where_fuzz.c cli/read/where.c $(CLI_HDR) include/trace.h
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) fuzz/where_fuzz.c -o $@ -lm
+$(BUILD)/fuzz/chunk_fuzz: fuzz/chunk_fuzz.c src/log/logchunk.c $(wildcard src/log/*.h) src/shm/layout.h include/trace.h
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) fuzz/chunk_fuzz.c src/log/logchunk.c -o $@
 $(BUILD)/fuzz/view_fuzz: fuzz/view_fuzz.c cli/write/view_req.c cli/read/vbuf.c $(CLI_HDR) include/trace.h
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) fuzz/view_fuzz.c cli/write/view_req.c cli/read/vbuf.c -o $@
