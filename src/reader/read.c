@@ -72,22 +72,22 @@ void pt_reader_free(struct pt_reader *rd)
  * a page (40 threads flooding a 16 MiB stream: 7000 faults more for 4 M
  * events with a fixed 24).  After a burst the count comes down, and the
  * chunks beyond it leave the free stack (pt_pool_trim).  Looked at
- * every 100 ms: the chunk descriptors' states, one load each; and again
- * at once (now_too) before a chunk beyond the count would go cold, since
- * it was in use: with a count up to 100 ms old at a burst's start, a
- * thread at full speed through a 16 MiB stream (64 chunks) sent chunks
- * cold and took them back 118 times in its first 100 ms (a hole punched,
- * the memory reserved again, each page faulted in anew); now once, at
- * the end.  (The hot chunks are an index range: a chunk in use beyond
- * the most in use and 4 still goes cold.) */
-static uint32_t hot_now(struct pt_stream *t, int now_too)
+ * every 100 ms: the chunk descriptors' states, one load each; and at
+ * once when chunk idx, being freed, is beyond the count (it would go
+ * cold, yet it was in use): with a count up to 100 ms old at a burst's
+ * start, a thread at full speed through a 16 MiB stream (64 chunks) sent
+ * chunks cold and took them back 118 times in its first 100 ms (a hole
+ * punched, the memory reserved again, each page faulted in anew); now
+ * once, at the end.  (The hot chunks are an index range: a chunk in use
+ * beyond the most in use and 4 still goes cold.) */
+static uint32_t hot_now(struct pt_stream *t, uint32_t idx)
 {
 	struct pt_reader *rd = &t->rd;
 	const struct pt_view *v = &t->view;
 	uint32_t base = PT_HOT_CHUNKS(v->sealed_max, v->nchunks);
 	uint64_t now = pt_mono_ns() / 1000000u;
 
-	if (rd->hot && now - rd->hot_look_ms < 100 && !now_too)
+	if (rd->hot && now - rd->hot_look_ms < 100 && idx < rd->hot)
 		return rd->hot;
 	rd->hot_look_ms = now;
 	uint32_t used = 0;
@@ -117,11 +117,7 @@ static uint32_t hot_now(struct pt_stream *t, int now_too)
  * one of the hot ones (ring/pool.c).  1 if it was in that life and state. */
 static int give_back(struct pt_stream *t, uint32_t idx, uint64_t seq, unsigned from)
 {
-	uint32_t hot = hot_now(t, 0);
-
-	if (idx >= hot) /* (it would go cold: the count may be older than its use) */
-		hot = hot_now(t, 1);
-	return pt_pool_give_back(&t->view, idx, seq, from, t->fd, t->region_off, hot);
+	return pt_pool_give_back(&t->view, idx, seq, from, t->fd, t->region_off, hot_now(t, idx));
 }
 
 /* Drop from this CPU's caches the lines of a chunk below end, the
