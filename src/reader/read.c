@@ -134,9 +134,10 @@ static int give_back(struct pt_stream *t, uint32_t idx, uint64_t seq, unsigned f
  * docs/performance.md).  Not while a no-loss stream has no room: its
  * writers then wait for this reader, whose time is what the program waits
  * for, and a writer's miss on a line still here falls inside a wait it
- * makes anyway (record --no-loss of a thread at full speed: 3-5% more
- * events/s, the producer's CPU the same).  Only a hint: it changes no
- * data, and elsewhere it is nothing. */
+ * makes anyway (record --no-loss of a thread at full speed: 3-9% more
+ * events/s; the producer's CPU the same in most series of runs, a third
+ * more in one: docs/performance.md).  Only a hint: it changes no data,
+ * and elsewhere it is nothing. */
 static void evict(const struct pt_stream *t, const struct pt_ractive *a, uint32_t end)
 {
 #if defined(__x86_64__) || defined(__i386__)
