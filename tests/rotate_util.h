@@ -35,6 +35,7 @@
 #include <time.h>
 #include <trace.h>
 #include "../src/ext.h"
+#include "helpers.h"
 
 #define RU_MAXTHR 8
 #define RU_MAXPARTS 4096
@@ -201,12 +202,7 @@ static inline uint64_t ru_read(const char *dir, const char *name, struct ru_part
 			continue;
 		}
 		/* the type by its name, from the part's own list of types */
-		trace_event_id_t e;
-		char nm[TRACE_EVENT_NAME_MAX + 1];
-		int end = 0;
-		while (!p[i].named && posix_trace_eventtypelist_getnext_id(log, &e, &end) == 0 && !end)
-			if (posix_trace_eventid_get_name(log, e, nm) == 0 && !strcmp(nm, "rseq"))
-				id = e, p[i].named = 1;
+		p[i].named = t_type_named(log, "rseq", &id);
 		if (resync && p[i].n == resync)
 			for (unsigned t = 0; t < nthr; t++)
 				next[t] = UINT64_MAX;
