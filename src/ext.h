@@ -148,11 +148,15 @@ const char *pt_ext_ftype_name(enum pt_ext_ftype t); /* "u32", ...; NULL if none 
  * at fork, kept across exec, joined), its parent's pid and its command
  * line (its arguments separated by spaces; cut: it did not fit).  The
  * latest entry of a pid says who it is (an exec changes the command line).
+ * cont: the entry goes on from the one of its pid before it in the stream
+ * (the process's FORK entry, or its image before an exec): the same
+ * process; an entry without it, in a stream of format 11 and later, begins
+ * a process that may have had its pid from another one (pid reuse).
  * Entries from index `from` on, as pt_ext_objects().  0, or EINVAL. */
 struct pt_ext_proc {
 	uint64_t ts;
 	int32_t pid, ppid;
-	int cut;
+	int cut, cont;
 	char cmdline[PT_EXT_OBJ_PATH];
 };
 int pt_ext_procs(trace_id_t trid, size_t from, struct pt_ext_proc *out, size_t cap, size_t *n);

@@ -212,6 +212,7 @@ static void put_proc(void *dst, const struct pt_ext_obj *o)
 	d->pid = o->pid;
 	d->ppid = (int32_t)o->lo;
 	d->cut = (o->flags & PT_EXT_OBJ_TRUNC) != 0;
+	d->cont = (o->flags & PT_EXT_OBJ_CONT) != 0;
 	memcpy(d->cmdline, o->path, strnlen(o->path, sizeof d->cmdline - 1));
 }
 

@@ -150,11 +150,13 @@ int pt_log_obj_decode(const unsigned char *p, uint32_t n, int sw, unsigned versi
 	if (o->bid_len > PT_EXT_OBJ_BID_MAX || n - PT_LOG_OBJ_FIXED < o->bid_len ||
 	    o->kind < PT_EXT_OBJ_BEGIN ||
 	    o->kind > (version >= 6 ? PT_EXT_OBJ_PROC : PT_EXT_OBJ_LOST) ||
-	    (o->flags & ~PT_EXT_OBJ_TRUNC) || pl >= PT_EXT_OBJ_PATH ||
+	    (o->flags & ~(PT_EXT_OBJ_TRUNC | (o->kind == PT_EXT_OBJ_PROC && version >= 11
+	                                      ? PT_EXT_OBJ_CONT : 0u))) ||
+	    pl >= PT_EXT_OBJ_PATH ||
 	    memchr(p + PT_LOG_O_BID + o->bid_len, 0, pl) ||
 	    ((o->kind == PT_EXT_OBJ_ADD || o->kind == PT_EXT_OBJ_DEL) && o->lo >= o->hi) ||
 	    (meta && (!pt_ext_meta_ok(o->kind, o->lo, o->hi, pl, o->bid_len) ||
-	              (o->flags & ~(o->kind == PT_EXT_OBJ_PROC ? PT_EXT_OBJ_TRUNC : 0u)))))
+	              (o->kind != PT_EXT_OBJ_PROC && o->flags))))
 		return EBADMSG;
 	memcpy(o->bid, p + PT_LOG_O_BID, o->bid_len);
 	memcpy(o->path, p + PT_LOG_O_BID + o->bid_len, pl);

@@ -30,7 +30,7 @@
 /* ---- file header (PT_LOG_HDR bytes) */
 #define PT_LOG_MAGIC      "PSXTRLOG"  /* 8 bytes, not NUL-terminated in the file */
 #define PT_LOG_BOM        0x01020304u /* u32 at PT_LOG_H_BOM, in the log's order */
-#define PT_LOG_VERSION    10u /* written; 1 to 9 are still read */
+#define PT_LOG_VERSION    11u /* written; 1 to 10 are still read */
 #define PT_LOG_VERSION_MIN 1u
 #define PT_LOG_HDR        256u
 #define PT_LOG_FIRST      PT_LOG_HDR  /* offset of the first block */
@@ -138,7 +138,7 @@
 #define PT_LOG_O_PID       32  /* i32 */
 #define PT_LOG_O_KIND      36  /* u16: PT_EXT_OBJ_* */
 #define PT_LOG_O_BIDLEN    38  /* u8: build-id bytes */
-#define PT_LOG_O_FLAGS     39  /* u8: PT_EXT_OBJ_TRUNC */
+#define PT_LOG_O_FLAGS     39  /* u8: PT_EXT_OBJ_TRUNC, (v11, PROC) PT_EXT_OBJ_CONT */
 #define PT_LOG_O_BID       40  /* the build-id, then the path */
 #define PT_LOG_OBJ_FIXED   40u
 #define PT_LOG_OBJ_MAX     (PT_LOG_OBJ_FIXED + PT_EXT_OBJ_BID_MAX + PT_EXT_OBJ_PATH - 1)

@@ -139,7 +139,8 @@ int pt_logw_init_opt(struct pt_logw *w, int fd, const struct pt_attr_img *attr,
 	w->swap = opt && opt->swap;
 	w->version = opt && opt->version ? opt->version : PT_LOG_VERSION;
 	if (w->version != 3 && w->version != 5 && w->version != 6 && w->version != 7 &&
-	    w->version != 8 && w->version != 9 && w->version != PT_LOG_VERSION)
+	    w->version != 8 && w->version != 9 && w->version != 10 &&
+	    w->version != PT_LOG_VERSION)
 		return EINVAL;
 	/* (v9) CHUNK blocks: an APPEND log written in place, in this
 	 * machine's order, by this thread (logwrite.c, pt_logw_chunk) */

@@ -399,7 +399,7 @@ int pt_logw_obj(struct pt_logw *w, const struct pt_ext_obj *o)
 	pt_log_put32(p + PT_LOG_O_PID, (uint32_t)o->pid, w->swap);
 	pt_log_put16(p + PT_LOG_O_KIND, o->kind, w->swap);
 	p[PT_LOG_O_BIDLEN] = (unsigned char)bl;
-	p[PT_LOG_O_FLAGS] = o->flags;
+	p[PT_LOG_O_FLAGS] = (unsigned char)(o->flags & (w->version >= 11 ? 0xffu : ~PT_EXT_OBJ_CONT));
 	memcpy(p + PT_LOG_O_BID, o->bid, bl);
 	memcpy(p + PT_LOG_O_BID + bl, o->path, pl);
 	if (keep) {

@@ -270,7 +270,7 @@ static int attach(unsigned s, uint64_t ticket)
 	pt_names_copy(sl->names, pt_ctl_names(pt_ctl));
 	/* the map of this process's code (objmap.c), before its first event */
 	uint32_t known = pt_objmap_dump(sl, pt_pid, 0);
-	pt_procid_put(sl); /* who this process is: its parent, its command line */
+	pt_procid_put(sl, 0); /* who this process is: its parent, its command line */
 	atomic_store_explicit(&pt_proc.cur[s], (uint32_t)v, memory_order_release);
 	atomic_store_explicit(&pt_proc.curp[s], sl, memory_order_release);
 	atomic_fetch_or_explicit(&pt_proc.att, 1u << s, memory_order_release);

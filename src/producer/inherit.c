@@ -25,6 +25,7 @@ void pt_inherit_atfork_child(void)
 	uint32_t live = 0;
 
 	c = pt_ctl_fork_new(&fd);
+	pt_procid_adopted(0); /* a new process: no exec of one the streams knew */
 	for (unsigned s = 0; s < PT_SLOTS; s++) {
 		struct pt_view *sl = pt_view(s);
 		struct pt_ctl_slot *o = &old->slot[s], *n = &c->slot[s];
@@ -84,7 +85,7 @@ void pt_inherit_atfork_child(void)
 		live |= atomic_load(&old->live) & (1u << s);
 		/* the child's map: its parent's, which the parent wrote here */
 		pt_objmap_fork(sl, pt_pid, getppid());
-		pt_procid_put(sl);
+		pt_procid_put(sl, 1);
 	}
 	pt_ctl_fork_use(c, fd, live);
 }
@@ -121,6 +122,7 @@ int pt_inherit_adopt(const char *e)
 	pt_ctl_use(c, (int)v[0]);
 	fcntl((int)v[0], F_SETFD, FD_CLOEXEC);
 	atomic_store(&c->exec, 0); /* the exec is over: the segment is this image's */
+	pt_procid_adopted(1);      /* the same process as the image before */
 	for (unsigned i = 1; i + 3 < n; i += 4) {
 		unsigned s = (unsigned)v[i];
 		if (s >= PT_SLOTS || pt_proc.own_fd[s])

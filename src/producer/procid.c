@@ -6,7 +6,10 @@
  * entry of kind PT_OBJ_PROC), so that a reader can show the process tree.
  * The command line is taken from the arguments the C library passes to
  * the library's constructor, lifecycle.c (no system call at load); the
- * parent's pid is asked when the entry is written.
+ * parent's pid is asked when the entry is written.  An entry says whether
+ * the process was in the stream before (its FORK entry just before it, or
+ * its image before an exec): a reader tells a new process that was given
+ * a gone one's pid from the same process in a new image that way.
  */
 #include <string.h>
 #include <unistd.h>
@@ -14,6 +17,14 @@
 
 static char cmdline[PT_OBJ_PATH]; /* the arguments, space separated, cut to fit */
 static uint8_t cmdline_cut;
+/* PT_OBJ_F_CONT when this image is an exec of a process its streams knew
+ * (inherit.c, pt_inherit_adopt); 0 in a new process (fork) */
+static uint8_t after_exec;
+
+void pt_procid_adopted(int yes)
+{
+	after_exec = yes ? PT_OBJ_F_CONT : 0;
+}
 
 /* At load (lifecycle.c, with the arguments the C library gave it). */
 void pt_procid_init(int argc, char **argv)
@@ -36,13 +47,13 @@ void pt_procid_init(int argc, char **argv)
 	cmdline[n] = 0;
 }
 
-void pt_procid_put(struct pt_view *sl)
+void pt_procid_put(struct pt_view *sl, int cont)
 {
 	struct pt_obj o;
 
 	memset(&o, 0, sizeof o);
 	o.lo = (uint64_t)getppid();
-	o.flags = cmdline_cut;
+	o.flags = cmdline_cut | (cont ? PT_OBJ_F_CONT : after_exec);
 	memcpy(o.path, cmdline, sizeof cmdline);
 	pt_objmap_put(sl, &o, pt_pid, PT_OBJ_PROC, pt_now());
 }

@@ -78,8 +78,14 @@ void pt_objmap_put_all(const struct pt_obj *o, unsigned kind);
 
 /* ------------------------------------ the process's identity (procid.c) */
 void pt_procid_init(int argc, char **argv); /* at load: the command line */
-/* Its parent's pid and command line into sl (a stream just reached it). */
-void pt_procid_put(struct pt_view *sl);
+/* Its parent's pid and command line into sl (a stream just reached it);
+ * cont: the process's FORK entry is just before it.  The entry says it
+ * goes on from the one before it (PT_OBJ_F_CONT) then, and in an image
+ * that kept its previous image's streams across exec. */
+void pt_procid_put(struct pt_view *sl, int cont);
+/* The image adopted its previous image's control segment (1: an exec of
+ * a process the streams knew), or is a new process (0, after fork). */
+void pt_procid_adopted(int yes);
 
 /* ------------------------------------ thread identities (thrmap.c) */
 void pt_thrmap_init(void);

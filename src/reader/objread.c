@@ -20,6 +20,7 @@
 _Static_assert(PT_EXT_OBJ_PATH == PT_OBJ_PATH && PT_EXT_OBJ_BID_MAX == PT_OBJ_BID_MAX &&
                PT_EXT_OBJ_BEGIN == PT_OBJ_BEGIN && PT_EXT_OBJ_ADD == PT_OBJ_ADD &&
                PT_EXT_OBJ_DEL == PT_OBJ_DEL && PT_EXT_OBJ_TRUNC == PT_OBJ_F_TRUNC &&
+               PT_EXT_OBJ_CONT == PT_OBJ_F_CONT &&
                PT_EXT_OBJ_THREAD == PT_OBJ_THREAD && PT_EXT_OBJ_TYPE == PT_OBJ_TYPE &&
                PT_EXT_OBJ_PROC == PT_OBJ_PROC && PT_EXT_OBJ_FORK == PT_OBJ_FORK &&
                PT_EXT_THREAD_NAME == PT_THREAD_NAME && PT_EXT_TYPE_DESC == PT_TYPE_DESC &&
@@ -57,7 +58,7 @@ static int take(struct pt_stream *t, uint32_t i, struct pt_ext_obj *out, int *ok
 		    o.base || o.bid_len || o.flags || o.path[0])
 			return 0;
 	} else if (meta ? !pt_ext_meta_ok(o.kind, o.lo, o.hi, strlen(o.path), o.bid_len) ||
-	                      (o.flags & ~(o.kind == PT_OBJ_PROC ? PT_OBJ_F_TRUNC : 0u)) ||
+	                      (o.flags & ~(o.kind == PT_OBJ_PROC ? PT_OBJ_F_TRUNC | PT_OBJ_F_CONT : 0u)) ||
 	                      o.pid <= 0
 	                : o.kind < PT_OBJ_BEGIN || o.kind > PT_OBJ_DEL ||
 	                      o.bid_len > PT_OBJ_BID_MAX || (o.flags & ~PT_OBJ_F_TRUNC) ||

@@ -331,6 +331,8 @@ struct pt_name {
                                * its pid, as it was at tick; its own ADD and
                                * DEL follow (issue 54: not the whole map again) */
 #define PT_OBJ_F_TRUNC  1u    /* path cut to fit */
+#define PT_OBJ_F_CONT   2u    /* (PROC) the same process as the stream's entry of
+                               * pid before it (its FORK, its previous image) */
 #define PT_THREAD_NAME  16u   /* a thread's name and its NUL (the kernel's comm) */
 #define PT_TYPE_DESC    256u  /* a payload description and its NUL, at most */
 #define PT_OBJ_PATH     (PT_OBJ_SZ - 80u)

@@ -34,6 +34,8 @@
 #define PT_EXT_OBJ_BID_MAX 32u
 #define PT_EXT_OBJ_PATH    432u
 #define PT_EXT_OBJ_TRUNC   1u  /* flags: the path was cut to fit */
+#define PT_EXT_OBJ_CONT    2u  /* (PROC) the same process as the entry of its pid
+                                * before it (its FORK, or the image before its exec) */
 struct pt_ext_obj {
 	uint64_t ts;           /* ns since the epoch (CLOCK_REALTIME), like events */
 	uint64_t base;         /* load bias: run-time address - address in the file */
