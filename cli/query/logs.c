@@ -12,12 +12,6 @@
 #include <string.h>
 #include "query.h"
 
-static int cmp_pid(const void *a, const void *b)
-{
-	int32_t x = *(const int32_t *)a, y = ((const struct tproc *)b)->pid;
-	return (x > y) - (x < y);
-}
-
 int pq_logs_open(struct pq_logs *ls, char *const *paths, size_t n, char *err, size_t cap)
 {
 	uint64_t id = 0, utid = 0, upid = 0;
@@ -47,11 +41,8 @@ int pq_logs_open(struct pq_logs *ls, char *const *paths, size_t n, char *err, si
 			pq_logs_free(ls);
 			return -1;
 		}
-		for (size_t t = 0; t < l->nth; t++) {
-			const struct tproc *p = bsearch(&l->th[t].pid, l->pr, l->npr, sizeof *l->pr,
-			                                cmp_pid);
-			lg->upid_of[t] = p ? (uint32_t)(p - l->pr) : 0;
-		}
+		for (size_t t = 0; t < l->nth; t++) /* (its process, tlog_finish) */
+			lg->upid_of[t] = l->th[t].proc < l->npr ? l->th[t].proc : 0;
 	}
 	return 0;
 }

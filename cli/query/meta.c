@@ -128,17 +128,18 @@ static int process_col(struct pq_cursor *c, struct metas *s, sqlite3_context *ct
 	const struct pq_log *lg = &c->vt->logs.v[c->k];
 	const struct tlog *l = &lg->meta;
 	const struct tproc *p = &l->pr[i];
-	const struct pt_ext_proc *who = tlog_identity(l, p->pid);
+	const struct pt_ext_proc *who = tlog_identity(l, p);
 
 	switch (col) {
 	case PR_UPID: sqlite3_result_int64(ctx, (sqlite3_int64)(lg->upid0 + i)); break;
 	case PR_PID: sqlite3_result_int(ctx, p->pid); break;
 	case PR_PPID: int_or_null(ctx, who != NULL, who ? who->ppid : 0); break;
-	case PR_PARENT:
-		for (size_t j = 0; who && j < l->npr; j++)
-			if (l->pr[j].pid == who->ppid && j != i)
-				sqlite3_result_int64(ctx, (sqlite3_int64)(lg->upid0 + j));
+	case PR_PARENT: { /* the process its parent's pid named then */
+		const struct tproc *pp = who ? tlog_proc(l, who->ppid, who->ts) : NULL;
+		if (pp && pp != p)
+			sqlite3_result_int64(ctx, (sqlite3_int64)(lg->upid0 + (size_t)(pp - l->pr)));
 		break;
+	}
 	case PR_NAME: case PR_EXE: {
 		if (s->zlog != (long)c->k) {
 			if (s->z)
@@ -191,11 +192,12 @@ static int m_column(struct pq_cursor *c, sqlite3_context *ctx, int col)
 		int obj = o->kind == PT_EXT_OBJ_ADD || o->kind == PT_EXT_OBJ_DEL;
 		switch (col) {
 		case OB_TS: sqlite3_result_int64(ctx, (sqlite3_int64)o->ts); break;
-		case OB_UPID:
-			for (size_t j = 0; j < l->npr; j++)
-				if (l->pr[j].pid == o->pid)
-					sqlite3_result_int64(ctx, (sqlite3_int64)(lg->upid0 + j));
+		case OB_UPID: { /* the process its pid named then */
+			const struct tproc *op = tlog_proc(l, o->pid, o->ts);
+			if (op)
+				sqlite3_result_int64(ctx, (sqlite3_int64)(lg->upid0 + (size_t)(op - l->pr)));
 			break;
+		}
 		case OB_PID: sqlite3_result_int(ctx, o->pid); break;
 		case OB_KIND: pq_text(ctx, o->kind <= PT_EXT_OBJ_FORK ? kinds[o->kind] : NULL); break;
 		case OB_START: int_or_null(ctx, obj, (int64_t)o->lo); break;

@@ -533,9 +533,10 @@ static int gather_part(struct tlog *l, struct gather *g, const struct tlog *pl,
 	l->nprocs += pl->nprocs;
 	tlog_sort_procs(l);
 	p = l->procs;
-	for (size_t i = k = 0; i < l->nprocs; i++)
-		if (!k || p[k - 1].pid != p[i].pid || p[k - 1].ppid != p[i].ppid ||
-		    p[k - 1].cut != p[i].cut || strcmp(p[k - 1].cmdline, p[i].cmdline))
+	for (size_t i = k = 0; i < l->nprocs; i++) /* (an entry a part wrote again: its time) */
+		if (!k || p[k - 1].pid != p[i].pid || p[k - 1].ts != p[i].ts ||
+		    p[k - 1].ppid != p[i].ppid || p[k - 1].cut != p[i].cut ||
+		    p[k - 1].cont != p[i].cont || strcmp(p[k - 1].cmdline, p[i].cmdline))
 			p[k++] = p[i];
 	l->nprocs = k;
 
@@ -595,7 +596,7 @@ static int add_totals(struct tlog *l, const struct tlog *pl, const uint16_t *idm
 	for (size_t i = 0; i < pl->nth; i++) {
 		const struct tthread *t = &pl->th[i];
 		uint32_t s;
-		if (tlog_thread(l, t->pid, t->tid, &s))
+		if (tlog_thread(l, t->pid, t->tid, t->count ? t->first : t->born, &s))
 			return -1;
 		struct tthread *u = &l->th[s];
 		u->count += t->count;
@@ -770,9 +771,12 @@ int parts_load(struct tlog *l, const char *path, const struct tlog_front *f)
 		rc = tlog_one_totals_as(&pl, pt->path, &pf);
 		if (rc)
 			goto fail;
-		if (map_ids(l, &pl, idmap, 1) || ((add_totals(l, &pl, idmap, k == 0) ||
-		                                   gather_part(l, &g, &pl, idmap)) &&
-		                                  (err_msg("%s: out of memory", pt->path), 1))) {
+		/* (its entries first: each process's start, births.c, names the
+		 * set's process of each of its threads) */
+		if (map_ids(l, &pl, idmap, 1) ||
+		    ((gather_part(l, &g, &pl, idmap) || tlog_births(l) ||
+		      add_totals(l, &pl, idmap, k == 0)) &&
+		     (err_msg("%s: out of memory", pt->path), 1))) {
 			tlog_one_free(&pl);
 			goto fail;
 		}
@@ -877,8 +881,10 @@ static int map_thread(struct tlog *l, struct tmember *m, uint32_t t, uint32_t *o
 		m->thmap = v;
 		m->nthmap = t + 1;
 	}
+	const struct tthread *pt = &m->in.th[t];
 	if (m->thmap[t] == UINT32_MAX &&
-	    tlog_thread(l, m->in.th[t].pid, m->in.th[t].tid, &m->thmap[t]))
+	    tlog_thread(l, pt->pid, pt->tid, pt->first != UINT64_MAX ? pt->first : pt->born,
+	                &m->thmap[t]))
 		return -1;
 	*out = m->thmap[t];
 	return 0;

@@ -3,7 +3,8 @@
  * trace read as a stream of events, from a log (tlog.c), a set of logs
  * (parts.c; either, trace.c) or a live stream (livestream.c), with the tables
  * that grow as processes, threads and event types appear (threads.c,
- * tracetypes.c), the losses counted (losses.c) and the waits for room
+ * tracetypes.c), processes told apart when they share a pid (births.c),
+ * the losses counted (losses.c) and the waits for room
  * (waits.c); and what every layer shares: messages, parsing and formatting helpers
  * (util.c), times (when.c), histograms (hist.c), a growable text buffer
  * (vbuf.c), event and policy names as a user types them (names.c).
@@ -26,6 +27,7 @@
 
 struct tlog;
 struct tev;
+struct tbirth;
 #define PT_CLI_VERSION "0.1.0"
 #define EXIT_USAGE 2
 #define PT_NIDS 1024 /* event ids are below this (docs/implementation-defined.md) */
@@ -128,8 +130,11 @@ struct tthread {
 	uint32_t proc;
 	uint64_t count, first, last;
 	uint64_t waits, wait_ns, wait_max; /* --no-loss waits, when the tlog's waits_known */
+	uint64_t born, until;  /* its process's start, the next one of its pid (births.c) */
 };
-struct tproc { int32_t pid; unsigned nthreads; uint64_t count, first, last; };
+/* A process: a pid from one start to the next (births.c); two processes
+ * given one pid are two of these. */
+struct tproc { int32_t pid; unsigned nthreads; uint64_t count, first, last, born, until; };
 /* --t0 (main.c takes it, as --all): time 0 of every relative time, one
  * rule for every command (docs/implementation-defined.md, "Time 0").
  * T0_FIRST: the program's first event (the default), T0_TRACE: the
@@ -193,6 +198,7 @@ struct tlog {
 	/* reading (tlog.c) */
 	int totals;                    /* the tables hold the whole trace: later passes count nothing */
 	int summary;                   /* they come from the log's summary, not from reading it */
+	int summary_merged;            /* ... which counted processes given one pid together */
 	int waits_known;               /* ... with each thread's --no-loss waits (format 10) */
 	trace_id_t trid_;
 	int fd_, open_;
@@ -200,10 +206,13 @@ struct tlog {
 	size_t many_at_;               /* the next of them */
 	uint64_t pass_n_;              /* events read in this pass */
 	uint64_t pass_at_;             /* this pass's loss count at the last RESUME */
-	void *hash_;                   /* (pid, tid) -> thread index */
+	void *hash_;                   /* (pid, born, tid) -> thread index */
+	struct tbirth *births_;        /* each process's start (births.c) */
+	size_t nbirths_;
+	struct pt_ext_batch *stash_;   /* the rest of a batch cut where a process began */
 	uint32_t last_th_;             /* the thread of the last event */
 	size_t hcap_;
-	void *pidn_;                   /* pid -> its threads in th (for a new one's idx) */
+	void *pidn_;                   /* (pid, born) -> its threads in th (a new one's idx) */
 	int procs_sorted_;             /* procs by (pid, time) (tlog.c, tlog_sort_procs) */
 	/* (tlog_finish) each process's threads: pth[pth_at[p]..pth_at[p + 1]) are
 	 * the indices in th of l->pr[p]'s, in th's order (TLOG_PROC_THREADS) */
@@ -280,10 +289,11 @@ int t0_live(const struct t0_spec *s, uint64_t ts, int32_t pid, int32_t self, uin
  * at column col. */
 void front_help(FILE *f, int col, int t0);
 const char *tlog_name(const struct tlog *l, unsigned id, char *buf, size_t cap);
-const struct tproc *tlog_proc(const struct tlog *l, int32_t pid); /* after the totals */
-/* Who process pid said it was (its latest identity: an exec changes its
+/* After the totals: the process pid named at time ts, or NULL. */
+const struct tproc *tlog_proc(const struct tlog *l, int32_t pid, uint64_t ts);
+/* Who process p said it was (its latest identity: an exec changes its
  * command line), or NULL. */
-const struct pt_ext_proc *tlog_identity(const struct tlog *l, int32_t pid);
+const struct pt_ext_proc *tlog_identity(const struct tlog *l, const struct tproc *p);
 /* l->procs in the order of (pid, time), equal ones as they came (what
  * tlog_identity() searches; parts.c after merging a part's). */
 void tlog_sort_procs(struct tlog *l);
@@ -315,9 +325,28 @@ extern const char tlog_unfinished[], tlog_writing[];
 void tlog_damage_text(const struct tlog *l, char *buf, size_t cap); /* after the count */
 void tlog_warn(const struct tlog *l);
 
-/* The thread index of writer (pid, tid), made on first sight: 0, or -1
- * out of memory (parts.c: a part's threads onto the set's). */
-int tlog_thread(struct tlog *l, int32_t pid, uint64_t tid, uint32_t *out);
+/* The thread index of writer (pid, tid) at time ts (its process's, births.c),
+ * made on first sight: 0, or -1 out of memory (parts.c: a part's threads
+ * onto the set's). */
+int tlog_thread(struct tlog *l, int32_t pid, uint64_t tid, uint64_t ts, uint32_t *out);
+
+/* ------------------------------------------------------------ births.c */
+/* Each process's start, from l->objs (FORK entries) and l->procs (entries
+ * that do not go on from one before: cont 0), after either changed: 0, or
+ * -1 out of memory.  A log older than format 11 has no cont flags: its
+ * reader sets cont on every PROC entry (only FORK entries begin one). */
+int tlog_births(struct tlog *l);
+/* The start of the process pid named at ts (0: one the trace did not see
+ * begin), and the start of the next one given pid after it (UINT64_MAX:
+ * none). */
+uint64_t tlog_born(const struct tlog *l, int32_t pid, uint64_t ts);
+uint64_t tlog_born_next(const struct tlog *l, int32_t pid, uint64_t born);
+/* After the totals: the pid an export gives process p (an index of l->pr),
+ * where a viewer keys a process by its pid: its pid for the first process
+ * the trace has of it, else pid + k 2^22 for the k-th after it (above any
+ * pid Linux gives; k at most 511); of thread th's process. */
+int32_t tlog_pid_key(const struct tlog *l, size_t p);
+int32_t tlog_thread_pid_key(const struct tlog *l, const struct tthread *th);
 
 /* ------------------------------------------------------------ parts.c */
 /* A set of logs read as one trace: a directory's *.ptlog files (the

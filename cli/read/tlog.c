@@ -26,11 +26,12 @@
 #include <unistd.h>
 #include "read.h"
 
-struct hslot { int32_t pid; uint32_t used; uint64_t tid; uint32_t idx; };
+struct hslot { int32_t pid; uint32_t used; uint64_t tid, born; uint32_t idx; };
 
-static uint64_t mix(int32_t pid, uint64_t tid)
+static uint64_t mix(int32_t pid, uint64_t tid, uint64_t born)
 {
-	uint64_t h = tid * 0x9e3779b97f4a7c15ull ^ (uint64_t)(uint32_t)pid * 0xc2b2ae3d27d4eb4full;
+	uint64_t h = tid * 0x9e3779b97f4a7c15ull ^ (uint64_t)(uint32_t)pid * 0xc2b2ae3d27d4eb4full ^
+	             born * 0x165667b19e3779f9ull;
 	return h ^ h >> 29;
 }
 
@@ -43,7 +44,7 @@ static int grow_hash(struct tlog *l)
 		return -1;
 	for (size_t i = 0; i < l->hcap_; i++)
 		if (o[i].used) {
-			size_t j = mix(o[i].pid, o[i].tid) & (ncap - 1);
+			size_t j = mix(o[i].pid, o[i].tid, o[i].born) & (ncap - 1);
 			while (n[j].used)
 				j = (j + 1) & (ncap - 1);
 			n[j] = o[i];
@@ -54,13 +55,13 @@ static int grow_hash(struct tlog *l)
 	return 0;
 }
 
-/* pid -> how many threads of it l->th holds: the count of pid (0 when new),
- * NULL out of memory.  (A new thread's number in its process came from a
- * look through every thread before: a log of 30 000 forked children took
- * seconds.) */
-struct pidn { int32_t pid; uint32_t n; uint32_t used; };
+/* process (pid, born) -> how many threads of it l->th holds: the count
+ * (0 when new), NULL out of memory.  (A new thread's number in its process
+ * came from a look through every thread before: a log of 30 000 forked
+ * children took seconds.) */
+struct pidn { int32_t pid; uint32_t n; uint64_t born; uint32_t used; };
 
-static uint32_t *pid_threads(struct tlog *l, int32_t pid)
+static uint32_t *pid_threads(struct tlog *l, int32_t pid, uint64_t born)
 {
 	if ((l->npid_ + 1) * 2 > l->pncap_) {
 		size_t ncap = l->pncap_ ? l->pncap_ * 2 : 256;
@@ -69,7 +70,7 @@ static uint32_t *pid_threads(struct tlog *l, int32_t pid)
 			return NULL;
 		for (size_t i = 0; i < l->pncap_; i++)
 			if (o[i].used) {
-				size_t j = mix(o[i].pid, 0) & (ncap - 1);
+				size_t j = mix(o[i].pid, 0, o[i].born) & (ncap - 1);
 				while (n[j].used)
 					j = (j + 1) & (ncap - 1);
 				n[j] = o[i];
@@ -78,28 +79,31 @@ static uint32_t *pid_threads(struct tlog *l, int32_t pid)
 		l->pidn_ = n, l->pncap_ = ncap;
 	}
 	struct pidn *t = l->pidn_;
-	size_t j = mix(pid, 0) & (l->pncap_ - 1);
+	size_t j = mix(pid, 0, born) & (l->pncap_ - 1);
 	for (; t[j].used; j = (j + 1) & (l->pncap_ - 1))
-		if (t[j].pid == pid)
+		if (t[j].pid == pid && t[j].born == born)
 			return &t[j].n;
-	t[j] = (struct pidn){ pid, 0, 1 };
+	t[j] = (struct pidn){ pid, 0, born, 1 };
 	l->npid_++;
 	return &t[j].n;
 }
 
-/* The index of thread (pid, tid), made on first sight. */
-static int thread_index(struct tlog *l, int32_t pid, uint64_t tid, uint32_t *out)
+/* The index of thread (pid, tid) at time ts, of the process pid named
+ * then (births.c), made on first sight. */
+static int thread_index(struct tlog *l, int32_t pid, uint64_t tid, uint64_t ts, uint32_t *out)
 {
-	if (l->nth && l->th[l->last_th_].pid == pid && l->th[l->last_th_].tid == tid) {
+	const struct tthread *t = l->nth ? &l->th[l->last_th_] : NULL;
+	if (t && t->pid == pid && t->tid == tid && ts >= t->born && ts < t->until) {
 		*out = l->last_th_; /* most events: the thread of the one before */
 		return 0;
 	}
+	uint64_t born = tlog_born(l, pid, ts);
 	if ((l->nth + 1) * 2 > l->hcap_ && grow_hash(l))
 		return -1;
 	struct hslot *h = l->hash_;
-	size_t j = mix(pid, tid) & (l->hcap_ - 1);
+	size_t j = mix(pid, tid, born) & (l->hcap_ - 1);
 	for (; h[j].used; j = (j + 1) & (l->hcap_ - 1))
-		if (h[j].pid == pid && h[j].tid == tid) {
+		if (h[j].pid == pid && h[j].tid == tid && h[j].born == born) {
 			*out = l->last_th_ = h[j].idx;
 			return 0;
 		}
@@ -109,19 +113,20 @@ static int thread_index(struct tlog *l, int32_t pid, uint64_t tid, uint32_t *out
 			return -1;
 		l->th = n;
 	}
-	uint32_t *np = pid_threads(l, pid);
+	uint32_t *np = pid_threads(l, pid, born);
 	if (!np)
 		return -1;
 	unsigned idx = ++*np;
-	l->th[l->nth] = (struct tthread){ pid, tid, idx, 0, 0, UINT64_MAX, 0, 0, 0, 0 };
-	h[j] = (struct hslot){ pid, 1, tid, (uint32_t)l->nth };
+	l->th[l->nth] = (struct tthread){ .pid = pid, .tid = tid, .idx = idx, .first = UINT64_MAX,
+	                                  .born = born, .until = tlog_born_next(l, pid, born) };
+	h[j] = (struct hslot){ pid, 1, tid, born, (uint32_t)l->nth };
 	*out = l->last_th_ = (uint32_t)l->nth++;
 	return 0;
 }
 
-int tlog_thread(struct tlog *l, int32_t pid, uint64_t tid, uint32_t *out)
+int tlog_thread(struct tlog *l, int32_t pid, uint64_t tid, uint64_t ts, uint32_t *out)
 {
-	return thread_index(l, pid, tid, out);
+	return thread_index(l, pid, tid, ts, out);
 }
 
 void tlog_init(struct tlog *l)
@@ -156,10 +161,10 @@ int tlog_add(struct tlog *l, trace_id_t trid, const struct posix_trace_event_inf
 {
 	uint32_t th;
 
-	if (thread_index(l, ev->posix_pid, (uint64_t)ev->posix_thread_id, &th))
-		return -1;
 	e->ts = (uint64_t)ev->posix_timestamp.tv_sec * 1000000000u +
 	        (uint64_t)ev->posix_timestamp.tv_nsec;
+	if (thread_index(l, ev->posix_pid, (uint64_t)ev->posix_thread_id, e->ts, &th))
+		return -1;
 	e->addr = (uint64_t)(uintptr_t)ev->posix_prog_address;
 	e->data = data;
 	e->len = (uint32_t)len;
@@ -176,7 +181,9 @@ int tlog_add(struct tlog *l, trace_id_t trid, const struct posix_trace_event_inf
 static int cmp_proc(const void *a, const void *b)
 {
 	const struct tproc *x = a, *y = b;
-	return (x->pid > y->pid) - (x->pid < y->pid);
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return (x->born > y->born) - (x->born < y->born);
 }
 
 void tlog_finish(struct tlog *l)
@@ -187,17 +194,18 @@ void tlog_finish(struct tlog *l)
 	free(l->pth);
 	free(l->pth_at);
 	l->pth = NULL, l->pth_at = NULL;
-	/* pid -> its index + 1 in l->pr (a log of thousands of processes is
-	 * not looked through for each thread) */
+	/* (pid, born) -> its index + 1 in l->pr (a log of thousands of
+	 * processes is not looked through for each thread) */
 	size_t cap = 64, pcap = 0;
 	while (cap < 2 * l->nth + 2)
 		cap *= 2;
-	struct { int32_t pid; uint32_t p; } *tab = calloc(cap, sizeof *tab);
+	struct { int32_t pid; uint32_t p; uint64_t born; } *tab = calloc(cap, sizeof *tab);
 	if (!tab)
 		return;
 	for (size_t i = 0; i < l->nth; i++) {
-		size_t j = (size_t)(mix(l->th[i].pid, 0) & (cap - 1)), p;
-		while (tab[j].p && tab[j].pid != l->th[i].pid)
+		const struct tthread *t = &l->th[i];
+		size_t j = (size_t)(mix(t->pid, 0, t->born) & (cap - 1)), p;
+		while (tab[j].p && (tab[j].pid != t->pid || tab[j].born != t->born))
 			j = (j + 1) & (cap - 1);
 		if (tab[j].p) {
 			p = tab[j].p - 1;
@@ -212,8 +220,8 @@ void tlog_finish(struct tlog *l)
 				l->pr = n;
 			}
 			p = l->npr;
-			l->pr[l->npr++] = (struct tproc){ l->th[i].pid, 0, 0, UINT64_MAX, 0 };
-			tab[j].pid = l->th[i].pid, tab[j].p = (uint32_t)l->npr;
+			l->pr[l->npr++] = (struct tproc){ t->pid, 0, 0, UINT64_MAX, 0, t->born, t->until };
+			tab[j].pid = t->pid, tab[j].born = t->born, tab[j].p = (uint32_t)l->npr;
 		}
 		struct tproc *q = &l->pr[p];
 		q->nthreads++;
@@ -224,8 +232,11 @@ void tlog_finish(struct tlog *l)
 	free(tab);
 	if (l->npr) /* (an empty log: no array to sort) */
 		qsort(l->pr, l->npr, sizeof *l->pr, cmp_proc);
-	for (size_t i = 0; i < l->nth; i++)
-		l->th[i].proc = (uint32_t)(tlog_proc(l, l->th[i].pid) - l->pr);
+	for (size_t i = 0; i < l->nth; i++) {
+		struct tproc key = { .pid = l->th[i].pid, .born = l->th[i].born };
+		l->th[i].proc = (uint32_t)((struct tproc *)bsearch(&key, l->pr, l->npr, sizeof key,
+		                                                   cmp_proc) - l->pr);
+	}
 	/* each process's threads (TLOG_PROC_THREADS): counted, then placed */
 	l->pth = malloc((l->nth + 1) * sizeof *l->pth);
 	l->pth_at = calloc(l->npr + 2, sizeof *l->pth_at);
@@ -262,7 +273,7 @@ int tlog_proc_thread(const struct tlog *l, size_t p, size_t *k, size_t *i)
 		return 1;
 	}
 	while (*k < l->nth) /* (no index: memory ran out for it) */
-		if (l->th[(*k)++].pid == l->pr[p].pid) {
+		if (l->th[(*k)++].pid == l->pr[p].pid && l->th[*k - 1].born == l->pr[p].born) {
 			*i = *k - 1;
 			return 1;
 		}
@@ -280,7 +291,7 @@ static int32_t recorder_pid(const struct tlog *l)
 	if (!l->count[POSIX_TRACE_START]) {
 		/* a later part of a recording (parts.c): the recorder an
 		 * earlier part had, if it is here as a recorder would be */
-		const struct tproc *q = hint > 0 ? tlog_proc(l, hint) : NULL;
+		const struct tproc *q = hint > 0 ? tlog_proc(l, hint, l->first) : NULL;
 		if (!q || q->count > nsys)
 			return 0;
 		for (size_t i = 0; i < l->nth; i++)
@@ -334,7 +345,7 @@ static void tlog_front(struct tlog *l)
 		return;
 	l->recorder = pid;
 	/* one lane (0, 0): the recorder's threads and the reader's own events (losses) */
-	struct tthread lane = { 0, 0, 1, 0, 0, UINT64_MAX, 0, 0, 0, 0 };
+	struct tthread lane = { .idx = 1, .first = UINT64_MAX, .until = UINT64_MAX };
 	for (size_t i = 0; i < l->nth; i++) {
 		const struct tthread *t = &l->th[i];
 		if (t->pid == pid || (t->pid == 0 && t->tid == 0)) {
@@ -366,16 +377,17 @@ static void tlog_front(struct tlog *l)
 	memset(l->hash_, 0, l->hcap_ * sizeof(struct hslot)); /* the index again */
 	struct hslot *h = l->hash_;
 	for (size_t i = 0; i < l->nth; i++) {
-		size_t j = mix(l->th[i].pid, l->th[i].tid) & (l->hcap_ - 1);
+		const struct tthread *t = &l->th[i];
+		size_t j = mix(t->pid, t->tid, t->born) & (l->hcap_ - 1);
 		while (h[j].used)
 			j = (j + 1) & (l->hcap_ - 1);
-		h[j] = (struct hslot){ l->th[i].pid, 1, l->th[i].tid, (uint32_t)i };
+		h[j] = (struct hslot){ t->pid, 1, t->tid, t->born, (uint32_t)i };
 	}
 	if (l->pidn_) /* (and the counts by pid: the recorder's are gone) */
 		memset(l->pidn_, 0, l->pncap_ * sizeof(struct pidn));
 	l->npid_ = 0;
 	for (size_t i = 0; i < l->nth; i++) {
-		uint32_t *np = pid_threads(l, l->th[i].pid);
+		uint32_t *np = pid_threads(l, l->th[i].pid, l->th[i].born);
 		if (np)
 			++*np;
 	}
@@ -545,32 +557,39 @@ void tlog_sort_procs(struct tlog *l)
 	l->procs_sorted_ = 1;
 }
 
-const struct pt_ext_proc *tlog_identity(const struct tlog *l, int32_t pid)
+/* The latest identity of process p: of its pid, stamped from its start
+ * to the next process's (births.c). */
+const struct pt_ext_proc *tlog_identity(const struct tlog *l, const struct tproc *p)
 {
 	const struct pt_ext_proc *best = NULL;
-	if (l->procs_sorted_) { /* the last of pid's: the latest */
+	int32_t pid = p->pid;
+	if (l->procs_sorted_) { /* the last of pid's before the next start */
 		size_t lo = 0, hi = l->nprocs;
 		while (lo < hi) {
 			size_t mid = lo + (hi - lo) / 2;
-			if (l->procs[mid].pid <= pid)
+			if (l->procs[mid].pid < pid ||
+			    (l->procs[mid].pid == pid && l->procs[mid].ts < p->until))
 				lo = mid + 1;
 			else
 				hi = mid;
 		}
-		return lo && l->procs[lo - 1].pid == pid ? &l->procs[lo - 1] : NULL;
+		best = lo ? &l->procs[lo - 1] : NULL;
+		return best && best->pid == pid && best->ts >= p->born ? best : NULL;
 	}
 	for (size_t i = 0; i < l->nprocs; i++)
-		if (l->procs[i].pid == pid && (!best || l->procs[i].ts >= best->ts))
+		if (l->procs[i].pid == pid && l->procs[i].ts >= p->born && l->procs[i].ts < p->until &&
+		    (!best || l->procs[i].ts >= best->ts))
 			best = &l->procs[i];
 	return best;
 }
 
-/* The index in l->pr of i's parent, or -1 (none, or not in the trace). */
+/* The index in l->pr of i's parent, or -1 (none, or not in the trace):
+ * the process its parent's pid named when it said who it was. */
 static long tree_parent(const struct tlog *l, size_t i)
 {
-	const struct pt_ext_proc *id = tlog_identity(l, l->pr[i].pid);
+	const struct pt_ext_proc *id = tlog_identity(l, &l->pr[i]);
 	const struct tproc *pp = id && id->ppid > 0 && id->ppid != l->pr[i].pid
-	                         ? tlog_proc(l, id->ppid) : NULL;
+	                         ? tlog_proc(l, id->ppid, id->ts) : NULL;
 	return pp ? pp - l->pr : -1;
 }
 
@@ -653,9 +672,9 @@ int tlog_tree(const struct tlog *l, size_t **orderp, unsigned **depthp)
 	return 0;
 }
 
-const struct tproc *tlog_proc(const struct tlog *l, int32_t pid)
+const struct tproc *tlog_proc(const struct tlog *l, int32_t pid, uint64_t ts)
 {
-	struct tproc key = { .pid = pid };
+	struct tproc key = { .pid = pid, .born = tlog_born(l, pid, ts) };
 	return bsearch(&key, l->pr, l->npr, sizeof key, cmp_proc);
 }
 
@@ -782,6 +801,19 @@ static int open_file(struct tlog *l, const char *path, const struct tlog_front *
 
 static int take_counts(struct tlog *l, const struct pt_ext_summary *s);
 
+/* After l->procs and l->objs are read from the log on fd: in order, and
+ * each process's start known (births.c; a log older than format 11 does
+ * not say which PROC entries go on from one before: only its FORK entries
+ * begin a process).  0, or -1 out of memory. */
+static int procs_read(struct tlog *l, int fd)
+{
+	if (log_version(fd) < 11)
+		for (size_t i = 0; i < l->nprocs; i++)
+			l->procs[i].cont = 1;
+	tlog_sort_procs(l);
+	return tlog_births(l);
+}
+
 /* The totals from the summary the log carries (src/ext.h); with all (no
  * trace id open) also its attributes, status, names and map of loaded
  * code.  0, or -1: it has none. */
@@ -806,8 +838,7 @@ static int from_summary(struct tlog *l, int fd, int all)
 		l->types = typemap_from(s->types, s->ntypes);
 		l->procs = s->procs, l->nprocs = s->nprocs;
 		s->threads = NULL, s->types = NULL, s->procs = NULL; /* (taken over) */
-		tlog_sort_procs(l);
-		if (!l->thrs || !l->types) {
+		if (!l->thrs || !l->types || procs_read(l, fd)) {
 			pt_ext_summary_free(s);
 			return -1;
 		}
@@ -828,9 +859,18 @@ static int take_counts(struct tlog *l, const struct pt_ext_summary *s)
 {
 	uint32_t th;
 
+	/* a writer's count of two processes given one pid (births.c) is not
+	 * theirs apart: then the events are read for the totals */
 	for (size_t i = 0; i < s->nwriters; i++) {
 		const struct pt_ext_sum_writer *w = &s->writers[i];
-		if (thread_index(l, w->pid, w->thread, &th))
+		if (w->count && tlog_born(l, w->pid, w->first) != tlog_born(l, w->pid, w->last)) {
+			l->summary_merged = 1;
+			return -1;
+		}
+	}
+	for (size_t i = 0; i < s->nwriters; i++) {
+		const struct pt_ext_sum_writer *w = &s->writers[i];
+		if (thread_index(l, w->pid, w->thread, w->count ? w->first : 0, &th))
 			return -1;
 		/* (a writer may come twice: one whose process was gone, and
 		 * another process given its pid since, by a recording that
@@ -940,7 +980,8 @@ int tlog_open(struct tlog *l, const char *path, const struct tlog_front *f)
 	    !(l->procs = ext_fetch_all(trid, sizeof *l->procs, fetch_procs, &l->nprocs)))
 		return open_failed(l, "reading the thread identities and payload descriptions",
 		                   ENOMEM);
-	tlog_sort_procs(l);
+	if (procs_read(l, fd))
+		return open_failed(l, "reading the process identities", ENOMEM);
 	if (!(l->many_ = malloc(sizeof *l->many_)))
 		return open_failed(l, "reading events", ENOMEM);
 	l->many_->n = l->many_at_ = 0;
@@ -967,6 +1008,12 @@ static int ahead(const struct tlog *l)
 	return l->many_ && l->many_at_ < l->many_->n;
 }
 
+/* The rest of a batch cut by tlog_one_next_batch: not given yet. */
+static int stashed(const struct tlog *l)
+{
+	return l->stash_ && l->stash_->n;
+}
+
 int tlog_one_next(struct tlog *l, struct tev *e)
 {
 	struct pt_ext_many *m = l->many_;
@@ -974,6 +1021,10 @@ int tlog_one_next(struct tlog *l, struct tev *e)
 
 	if (!l->open_ || !m)
 		return 0;
+	if (stashed(l)) { /* (tlog_next after tlog_next_batch in one pass) */
+		fail(l->path, "reading events", EINVAL);
+		return -1;
+	}
 	if (l->many_at_ >= m->n) {
 		l->many_at_ = 0;
 		if ((rc = pt_ext_next_many(l->trid_, m)) != 0) {
@@ -1004,6 +1055,72 @@ int tlog_one_next(struct tlog *l, struct tev *e)
 	return 1;
 }
 
+static void unstash(struct tlog *l, struct pt_ext_batch *b)
+{
+	const struct pt_ext_batch *s = l->stash_;
+
+	b->nw = s->nw;
+	memcpy(b->w, s->w, s->nw * sizeof *b->w);
+	b->n = s->n;
+	memcpy(b->ev, s->ev, s->n * sizeof *b->ev);
+	l->stash_->n = 0;
+}
+
+/* Each writer of batch b as a thread (thread_of), the one of its process
+ * at its first event in b.  A writer whose pid another process was given
+ * within b (births.c: rare, a pid reused at once) has events of two
+ * threads under one writer: b ends before the first such event, and the
+ * rest of it is kept for the next call (l->stash_).  0, or -1 out of
+ * memory. */
+static int batch_threads(struct tlog *l, struct pt_ext_batch *b, uint32_t *thread_of)
+{
+	uint64_t first[PT_EXT_BATCH_W];
+
+	for (size_t w = 0; w < b->nw; w++)
+		first[w] = UINT64_MAX;
+	if (l->nbirths_) /* (no process began in the trace: every writer's is 0) */
+		for (size_t i = 0; i < b->n; i++)
+			if (first[b->ev[i].w] == UINT64_MAX)
+				first[b->ev[i].w] = b->ev[i].ts;
+	for (size_t w = 0; w < b->nw; w++) {
+		int32_t pid = b->w[w].pid;
+		uint64_t tid = b->w[w].thread;
+		if (l->recorder && pid == l->recorder) /* the trace's own (tlog_next) */
+			pid = 0, tid = 0;
+		if (thread_index(l, pid, tid, first[w] == UINT64_MAX ? 0 : first[w], &thread_of[w]))
+			return -1;
+	}
+	if (!l->nbirths_)
+		return 0;
+	for (size_t i = 0; i < b->n; i++) {
+		const struct pt_ext_bevent *e = &b->ev[i];
+		const struct tthread *t = &l->th[thread_of[e->w]];
+		if (e->ts >= t->born && e->ts < t->until)
+			continue;
+		if (!l->stash_ && !(l->stash_ = malloc(sizeof *l->stash_)))
+			return -1;
+		/* the rest, with the writers it has events of (a writer of
+		 * none would be made a thread of none) */
+		struct pt_ext_batch *s = l->stash_;
+		uint16_t to[PT_EXT_BATCH_W];
+		memset(to, 0xff, sizeof to);
+		s->nw = 0;
+		s->n = b->n - i;
+		for (size_t k = 0; k < s->n; k++) {
+			s->ev[k] = b->ev[i + k];
+			uint16_t w = s->ev[k].w;
+			if (to[w] == 0xffff) {
+				to[w] = (uint16_t)s->nw;
+				s->w[s->nw++] = b->w[w];
+			}
+			s->ev[k].w = to[w];
+		}
+		b->n = i; /* (i > 0: the first event of a writer is its thread's) */
+		break;
+	}
+	return 0;
+}
+
 int tlog_one_next_batch(struct tlog *l, struct pt_ext_batch *b, uint32_t *thread_of)
 {
 	int rc;
@@ -1012,6 +1129,8 @@ int tlog_one_next_batch(struct tlog *l, struct pt_ext_batch *b, uint32_t *thread
 		return 0;
 	if (ahead(l)) /* (tlog_next_batch after tlog_next in one pass) */
 		rc = EINVAL;
+	else if (stashed(l)) /* (the rest of the batch before) */
+		rc = 0, unstash(l, b);
 	else
 		rc = pt_ext_next_batch(l->trid_, b);
 	if (rc != 0) {
@@ -1023,15 +1142,9 @@ int tlog_one_next_batch(struct tlog *l, struct pt_ext_batch *b, uint32_t *thread
 			tlog_end(l);
 		return 0;
 	}
-	for (size_t w = 0; w < b->nw; w++) {
-		int32_t pid = b->w[w].pid;
-		uint64_t tid = b->w[w].thread;
-		if (l->recorder && pid == l->recorder) /* the trace's own (tlog_next) */
-			pid = 0, tid = 0;
-		if (thread_index(l, pid, tid, &thread_of[w])) {
-			fail(l->path, "reading events", ENOMEM);
-			return -1;
-		}
+	if (batch_threads(l, b, thread_of)) {
+		fail(l->path, "reading events", ENOMEM);
+		return -1;
 	}
 	if (!l->totals) /* the first pass: what tlog_add() counts */
 		for (size_t i = 0; i < b->n; i++) {
@@ -1088,6 +1201,8 @@ int tlog_one_rewind(struct tlog *l)
 		return fail(l->path, "going back to the start", rc);
 	if (l->many_)
 		l->many_at_ = l->many_->n = 0;
+	if (l->stash_)
+		l->stash_->n = 0;
 	l->pass_n_ = 0; /* the next pass counts places again, nothing else */
 	l->pass_at_ = 0;
 	return 0;
@@ -1102,6 +1217,8 @@ int tlog_one_seek(struct tlog *l, uint64_t ts)
 		return fail(l->path, "seeking in the log", rc);
 	if (l->many_)
 		l->many_at_ = l->many_->n = 0;
+	if (l->stash_)
+		l->stash_->n = 0;
 	l->pass_at_ = before;
 	l->pass_n_ = 0;
 	return 0;
@@ -1111,7 +1228,8 @@ int tlog_one_until(struct tlog *l, uint64_t ts)
 {
 	/* (to the end, a pass begun may go on: what was read ahead comes
 	 * first, as it would have; a bound set within it would not hold) */
-	int rc = ahead(l) && ts != UINT64_MAX ? EINVAL : pt_ext_seek_end(l->trid_, ts);
+	int rc = (ahead(l) || stashed(l)) && ts != UINT64_MAX ? EINVAL
+	                                                      : pt_ext_seek_end(l->trid_, ts);
 
 	return rc ? fail(l->path, "seeking in the log", rc) : 0;
 }
@@ -1148,6 +1266,8 @@ void tlog_one_free(struct tlog *l)
 	thrmap_free(l->thrs);
 	typemap_free(l->types);
 	free(l->procs);
+	free(l->births_);
+	free(l->stash_);
 	posix_trace_attr_destroy(&l->attr);
 	memset(l, 0, sizeof *l);
 	l->fd_ = -1;

@@ -157,7 +157,7 @@ static uint64_t thread_tid(FILE *f, const struct tlog *l, const struct tthread *
 			snprintf(n, sizeof n, "%d", (int)t->tid);
 		json_str(j, sizeof j, n);
 		fprintf(f, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,"
-		           "\"args\":{\"name\":%s}}", (int)th->pid, (int)t->tid, j);
+		           "\"args\":{\"name\":%s}}", (int)tlog_thread_pid_key(l, th), (int)t->tid, j);
 		named[e->thread] = t->tid;
 	}
 	return (uint64_t)t->tid;
@@ -220,11 +220,17 @@ static int chrome_processes(const struct chrome *c)
 		return 1;
 	for (size_t k = 0; k < l->npr; k++) {
 		size_t i = order[k];
-		const struct pt_ext_proc *id = tlog_identity(l, l->pr[i].pid);
+		const struct pt_ext_proc *id = tlog_identity(l, &l->pr[i]);
+		/* (a process given a pid another had before: a pid of its own
+		 * for the viewer, births.c, its name the real one) */
+		int key = (int)tlog_pid_key(l, i);
 		label(buf, sizeof buf, c->z, l->pr[i].pid);
+		if (key != l->pr[i].pid)
+			snprintf(buf + strlen(buf), sizeof buf - strlen(buf), " (process %d of pid %d)",
+			         (key - (int)l->pr[i].pid) / (1 << 22) + 1, (int)l->pr[i].pid);
 		json_str(j, sizeof j, buf);
 		fprintf(f, "%s{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":0,"
-		           "\"args\":{\"name\":%s", k == 0 ? "" : ",\n", (int)l->pr[i].pid, j);
+		           "\"args\":{\"name\":%s", k == 0 ? "" : ",\n", key, j);
 		if (id) {
 			static char jc[6 * PT_EXT_OBJ_PATH + 8];
 			json_str(jc, sizeof jc, id->cmdline);
@@ -236,10 +242,10 @@ static int chrome_processes(const struct chrome *c)
 			snprintf(buf, sizeof buf, "parent %d", (int)id->ppid);
 			json_str(j, sizeof j, buf);
 			fprintf(f, ",\n{\"name\":\"process_labels\",\"ph\":\"M\",\"pid\":%d,\"tid\":0,"
-			           "\"args\":{\"labels\":%s}}", (int)l->pr[i].pid, j);
+			           "\"args\":{\"labels\":%s}}", key, j);
 		}
 		fprintf(f, ",\n{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":%d,\"tid\":0,"
-		           "\"args\":{\"sort_index\":%zu}}", (int)l->pr[i].pid, k);
+		           "\"args\":{\"sort_index\":%zu}}", key, k);
 	}
 	free(order);
 	free(depth);
@@ -247,7 +253,7 @@ static int chrome_processes(const struct chrome *c)
 		if (!thrmap_find(l->thrs, l->th[i].pid, l->th[i].tid, 0))
 			fprintf(f, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%u,"
 			           "\"args\":{\"name\":\"thread %u (0x%llx)\"}}",
-			        (int)l->th[i].pid, l->th[i].idx, l->th[i].idx,
+			        (int)tlog_thread_pid_key(l, &l->th[i]), l->th[i].idx, l->th[i].idx,
 			        (unsigned long long)l->th[i].tid);
 	return 0;
 }
@@ -337,15 +343,16 @@ static int chrome_event(struct chrome *c, const struct tev *e)
 	o = put_s(o, sys ? ",\"cat\":\"posix_trace\",\"ph\":\"i\",\"ts\":" : ",\"ph\":\"i\",\"ts\":");
 	o = put_us(o, e->ts - c->t0);
 	o = put_s(o, ",\"pid\":");
-	if (th->pid < 0)
+	int32_t key = tlog_thread_pid_key(l, th);
+	if (key < 0)
 		*o++ = '-';
-	o = put_u(o, th->pid < 0 ? -(uint64_t)(int64_t)th->pid : (uint64_t)th->pid);
+	o = put_u(o, key < 0 ? -(uint64_t)(int64_t)key : (uint64_t)key);
 	o = put_s(o, ",\"tid\":");
 	o = put_u(o, thread_tid(c->f, l, th, e, c->named));
 	uint32_t sf = 0;
 	if (e->addr) {
 		const char *sym = c->z ? symz_lookup(c->z, th->pid, e->ts, e->addr) : "";
-		if ((sf = frame_of(&c->fr, th->pid, e->addr, sym)) != 0) {
+		if ((sf = frame_of(&c->fr, key, e->addr, sym)) != 0) {
 			o = put_s(o, ",\"sf\":");
 			o = put_u(o, sf);
 		}

@@ -511,7 +511,8 @@ static int write_event(struct cw *w, struct tlog *l, struct symz *z, const struc
 	const struct pt_ext_thread *id = thrmap_find(l->thrs, th->pid, th->tid, e->ts);
 
 	if (!x->known || x->id != id) { /* its context */
-		const struct pt_ext_proc *pi = th->pid ? tlog_identity(l, th->pid) : NULL;
+		const struct pt_ext_proc *pi =
+			th->pid && th->proc < l->npr ? tlog_identity(l, &l->pr[th->proc]) : NULL;
 		size_t nl = id ? strnlen(id->name, 15) : 0;
 		ctf_le(x->ctx, (uint32_t)th->pid, 4);
 		ctf_le(x->ctx + 4, (uint32_t)(id ? id->tid : 0), 4);

@@ -244,7 +244,7 @@ static void tables(FILE *f, const struct tlog *l, struct symz *z, uint64_t t0, u
 	tlog_tree(l, &order, &depth); /* a child below its parent, indented (else pid order) */
 	for (size_t q = 0; q < l->npr; q++) {
 		size_t p = order ? order[q] : q;
-		const struct pt_ext_proc *id = tlog_identity(l, l->pr[p].pid);
+		const struct pt_ext_proc *id = tlog_identity(l, &l->pr[p]);
 		fprintf(f, "<tr class=\"proc\" data-pid=\"%d\" data-ppid=\"%d\"><td class=\"n\"><b>%d</b>"
 		           "</td><td class=\"n\">", (int)l->pr[p].pid, id ? (int)id->ppid : 0,
 		        (int)l->pr[p].pid);

@@ -56,12 +56,9 @@ void html_overview(FILE *f, const struct tlog *l, const struct vindex *x, const 
 	if (!row)
 		return;
 	for (uint32_t ln = 0; ln < x->nlanes; ln++) {
-		const struct tproc *pr = tlog_proc(l, x->lanes[ln].pid); /* (its threads only) */
-		row[ln] = UINT32_MAX;
-		if (pr)
-			TLOG_PROC_THREADS(l, (size_t)(pr - l->pr), q, i)
-				if (l->th[i].tid == x->lanes[ln].tid)
-					row[ln] = lane[i];
+		/* (lanes are threads, in the same order: vindex.c, build) */
+		row[ln] = ln < l->nth && l->th[ln].pid == x->lanes[ln].pid &&
+		          l->th[ln].tid == x->lanes[ln].tid ? lane[ln] : UINT32_MAX;
 	}
 	uint64_t max = 1;
 	for (size_t c = 0; c < (size_t)x->nlanes * nbk * x->nslots; c += x->nslots) {

@@ -251,7 +251,7 @@ int info_processes(const struct tlog *l, struct symz *z, uint64_t first)
 	for (size_t k = 0; k < l->npr; k++) {
 		const struct tproc *p = &l->pr[order[k]];
 		const char *exe = p->pid ? symz_exe(z, p->pid) : "(the trace: its system events, the reader's)";
-		const struct pt_ext_proc *id = tlog_identity(l, p->pid);
+		const struct pt_ext_proc *id = tlog_identity(l, p);
 		char pp[16] = "-";
 		if (id)
 			snprintf(pp, sizeof pp, "%d", (int)id->ppid);
@@ -309,6 +309,8 @@ static void info_times(const struct tlog *l, uint64_t t0)
 	printf("events        %llu\n", (unsigned long long)l->nev);
 	printf("counted       %s\n", l->summary ? "from the summary the log carries"
 	       : l->writing ? "by reading the log as far as it was written (its summary comes at its end)"
+	       : l->summary_merged ? "by reading the log (its summary counts processes that were given "
+	                             "one pid as one)"
 	       : "by reading the log (it has no summary: an older or LOOP log, one cut short, or one whose writes failed)");
 }
 

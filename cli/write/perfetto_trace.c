@@ -23,7 +23,8 @@ static uint64_t pf_key(struct pf *w, const struct tlog *l, const struct tthread 
 	if (!t || t->tid <= 0)
 		return th->tid;
 	const char *name = thrmap_latest(l->thrs, t)->name;
-	pf_thread_ident(w, th->pid, (uint64_t)t->tid, t->tid, name[0] ? name : NULL);
+	pf_thread_ident(w, tlog_thread_pid_key(l, th), (uint64_t)t->tid, t->tid,
+	                name[0] ? name : NULL);
 	return (uint64_t)t->tid;
 }
 
@@ -163,13 +164,25 @@ int export_perfetto(struct tlog *l, struct symz *z, struct spans *sp, FILE *f, i
 
 	for (size_t i = 0; w && i < l->npr; i++) {
 		const char *exe = z && l->pr[i].pid ? symz_exe(z, l->pr[i].pid) : NULL;
-		const struct pt_ext_proc *id = tlog_identity(l, l->pr[i].pid);
-		pf_process(w, l->pr[i].pid, exe && strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe,
-		           id ? id->ppid : 0, id ? id->cmdline : NULL);
+		const struct pt_ext_proc *id = tlog_identity(l, &l->pr[i]);
+		/* (a process given a pid another had before: a pid of its own
+		 * for the viewer, births.c, its name the real one; its parent
+		 * the process the parent's pid named then) */
+		int32_t key = tlog_pid_key(l, i);
+		const struct tproc *pp = id && id->ppid > 0 ? tlog_proc(l, id->ppid, id->ts) : NULL;
+		char name[300];
+		const char *nm = exe && strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
+		if (key != l->pr[i].pid) {
+			snprintf(name, sizeof name, "%s (process %d of pid %d)", nm ? nm : "process",
+			         (key - (int)l->pr[i].pid) / (1 << 22) + 1, (int)l->pr[i].pid);
+			nm = name;
+		}
+		pf_process(w, key, nm, pp ? tlog_pid_key(l, (size_t)(pp - l->pr)) : id ? id->ppid : 0,
+		           id ? id->cmdline : NULL);
 	}
 	for (size_t i = 0; w && i < l->nth; i++) /* threads the trace does not identify */
 		if (!thrmap_find(l->thrs, l->th[i].pid, l->th[i].tid, 0))
-			pf_thread(w, l->th[i].pid, l->th[i].tid, l->th[i].idx, NULL);
+			pf_thread(w, tlog_thread_pid_key(l, &l->th[i]), l->th[i].tid, l->th[i].idx, NULL);
 	progress_begin(&p, "export perfetto", l->nev);
 	while (w && (r = tlog_next(l, &ev)) > 0) {
 		const struct tthread *th = &l->th[e->thread];
@@ -184,12 +197,13 @@ int export_perfetto(struct tlog *l, struct symz *z, struct spans *sp, FILE *f, i
 			len = strlen(text);
 		}
 		uint64_t key = pf_key(w, l, th, e->ts);
+		int32_t pid = tlog_thread_pid_key(l, th); /* (the viewer's: births.c) */
 		if (spans_event(sp, l, e, &m)) {
 			err_msg("out of memory");
 			r = -1;
 			break;
 		}
-		pf_span(w, sp, e, &m, th->pid, key, described, 0);
+		pf_span(w, sp, e, &m, pid, key, described, 0);
 		/* a keyed span: an arrow from its begin event to its end event,
 		 * whatever threads they are on */
 		if (m.flow && (m.kind == SPAN_BEGIN || m.paired))
@@ -199,14 +213,14 @@ int export_perfetto(struct tlog *l, struct symz *z, struct spans *sp, FILE *f, i
 		unsigned flags = e->trunc == POSIX_TRACE_TRUNCATED_RECORD ? PF_TRUNCATED : 0;
 		int nf = pf_fields(l, e, fields, fat, ftext, sizeof ftext);
 		if (nf >= 0)
-			pf_event_fields(w, th->pid, key, e->ts, e->id, tlog_name(l, e->id, tmp, sizeof tmp),
+			pf_event_fields(w, pid, key, e->ts, e->id, tlog_name(l, e->id, tmp, sizeof tmp),
 			                sym, sym_id, fields, (size_t)nf, flags);
 		else
-			pf_event(w, th->pid, key, e->ts, e->id, tlog_name(l, e->id, tmp, sizeof tmp), sym,
+			pf_event(w, pid, key, e->ts, e->id, tlog_name(l, e->id, tmp, sizeof tmp), sym,
 			         sym_id, d, len, flags);
-		pf_span(w, sp, e, &m, th->pid, key, described, 1);
+		pf_span(w, sp, e, &m, pid, key, described, 1);
 		if (e->id == POSIX_TRACE_RESUME && e->lost && e->lost != UINT64_MAX) {
-			pf_loss(w, th->pid, key, e->ts, e->lost);
+			pf_loss(w, pid, key, e->ts, e->lost);
 			lost += e->lost;
 		}
 		last = e->ts > last ? e->ts : last;

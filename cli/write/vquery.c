@@ -53,6 +53,13 @@ static uint32_t lane_of(struct vsrv *s, uint32_t t)
 			return UINT32_MAX;
 		for (size_t i = s->nlane_of; i < n; i++) {
 			m[i] = UINT32_MAX;
+			/* (its own number first: processes given one pid have
+			 * threads of one pid and pthread_t, births.c) */
+			if (i < s->x->nlanes && s->x->lanes[i].pid == s->rd->th[i].pid &&
+			    s->x->lanes[i].tid == s->rd->th[i].tid) {
+				m[i] = (uint32_t)i;
+				continue;
+			}
 			for (uint32_t k = 0; k < s->x->nlanes; k++)
 				if (s->x->lanes[k].pid == s->rd->th[i].pid &&
 				    s->x->lanes[k].tid == s->rd->th[i].tid) {
@@ -132,7 +139,12 @@ static void meta(struct vsrv *s, struct vbuf *b)
 		unsigned idx = 0;
 		uint64_t count = 0;
 		uint32_t t = UINT32_MAX;
-		for (size_t i = 0; i < l->nth; i++)
+		if (k < l->nth && l->th[k].pid == ln->pid && l->th[k].tid == ln->tid) {
+			idx = l->th[k].idx; /* (its own number: lanes are threads, in order) */
+			count = l->th[k].count;
+			t = k;
+		}
+		for (size_t i = 0; t == UINT32_MAX && i < l->nth; i++)
 			if (l->th[i].pid == ln->pid && l->th[i].tid == ln->tid) {
 				idx = l->th[i].idx;
 				count = l->th[i].count;
