@@ -5,22 +5,29 @@
  * (a service recorded for days that forks a worker per request), or at
  * once.  Here it is at once, in a PID namespace of the test's own (with a
  * /proc of its own), through /proc/sys/kernel/ns_last_pid: `posixtrace
- * record` traces a service (this test again) that starts three processes
+ * record` traces a service (this test again) that starts four processes
  * in turn, each given the same pid:
  *
  *   C  started with posix_spawn (no fork handlers), joins the recording
  *      through its environment and records 6 (a PROC entry that begins a
  *      process);
- *   A  forked, records 5 events;
- *   B  forked, execs this test again and records 4: one process across
- *      its exec (its PROC entry goes on from its FORK's).
+ *   A  forked, records 5 events and exits, its chunk open;
+ *   A2 forked, records 2: the same writer as A (pid and pthread_t, the
+ *      service's main thread's), its chunk queued behind A's open one,
+ *      which nobody will seal (the reader gives it back: reader/read.c,
+ *      service(); A2's events were lost, and not counted, before);
+ *   B  forked, records 3 (again behind A's chunk), execs this test again
+ *      and records 4 more: one process across its exec (its PROC entry
+ *      goes on from its FORK's), its first image's chunk given back once
+ *      its new image began (reader/read.c, alive()).
  *
- * The log then holds 3 processes of that pid, of 6, 5 and 4 events, and
- * every reading of it says so: record's closing line, `info` (from the
- * log's summary), `stats --json` (reading the events, in batches), `show
- * --processes`, the SQL process table, and the same log cut into parts
- * (record --rotate) read as one.  Without a way to make a PID namespace
- * (not root, no user namespaces) the test skips.
+ * The log then holds 4 processes of that pid, of 6, 5, 2 and 7 events,
+ * and every reading of it says so: record's closing line, `info` (from
+ * the log's summary), `stats --json` (reading the events, in batches),
+ * `show --processes`, the SQL process table, the Chrome export, and the
+ * same recording cut into parts (record --rotate) read as one.  Without
+ * a way to make a PID namespace (not root, no user namespaces) the test
+ * skips.
  *
  * And without a namespace: a forked child that records 3 events, execs
  * and records 4 more is one process of 7 events (its PROC entry after
@@ -103,10 +110,19 @@ static int service(void)
 	}
 	if (p != REUSED || !reaped(p))
 		return 11;
+	if (next_is_reused() || (p = fork()) < 0)
+		return 16;
+	if (p == 0) {
+		emit("a2", 2);
+		_exit(0);
+	}
+	if (p != REUSED || !reaped(p))
+		return 17;
 
 	if (next_is_reused() || (p = fork()) < 0)
 		return 12;
 	if (p == 0) {
+		emit("b", 3);
 		execl(self, self, "--after-exec", (char *)NULL);
 		_exit(4);
 	}
@@ -294,17 +310,17 @@ static void check_reading(const char *log)
 	CHECK_EQ(cli_run((char *const[]){ (char *)cli_bin, "stats", "--json", (char *)log, NULL },
 	                 &out, &err), 0);
 	int n = out ? reused_counts(out, c, 8) : 0;
-	if (n != 3 || c[0] != 4 || c[1] != 5 || c[2] != 6)
+	if (n != 4 || c[0] != 2 || c[1] != 5 || c[2] != 6 || c[3] != 7)
 		fprintf(stderr, "%s: stats --json:\n%s\n%s\n", log, out ? out : "", err ? err : "");
-	CHECK_EQ(n, 3);
-	CHECK(n == 3 && c[0] == 4 && c[1] == 5 && c[2] == 6);
+	CHECK_EQ(n, 4);
+	CHECK(n == 4 && c[0] == 2 && c[1] == 5 && c[2] == 6 && c[3] == 7);
 	free(out), free(err);
 
 	/* the totals (the log's summary, or a pass when it cannot tell) */
 	CHECK_EQ(cli_run((char *const[]){ (char *)cli_bin, "info", (char *)log, NULL }, &out, &err),
 	         0);
-	CHECK(out && cli_contains(out, "processes (4)"));
-	if (!out || !cli_contains(out, "processes (4)"))
+	CHECK(out && cli_contains(out, "processes (5)"));
+	if (!out || !cli_contains(out, "processes (5)"))
 		fprintf(stderr, "%s: info:\n%s\n%s\n", log, out ? out : "", err ? err : "");
 	free(out), free(err);
 
@@ -314,26 +330,27 @@ static void check_reading(const char *log)
 	char want[64];
 	snprintf(want, sizeof want, "\n  %8d  ", REUSED); /* (a row of the table) */
 	int rows = out ? cli_count_str(out, want) : 0;
-	if (rows != 3)
+	if (rows != 4)
 		fprintf(stderr, "%s: show --processes:\n%s\n%s\n", log, out ? out : "", err ? err : "");
-	CHECK_EQ(rows, 3);
+	CHECK_EQ(rows, 4);
 	free(out), free(err);
 
 	/* Chrome's JSON, where a viewer keys a process by its pid: the later
-	 * two get pids of their own above any real one (pid + k 2^22), named
-	 * after the real one, their events and threads under them */
+	 * three get pids of their own above any real one (pid + k 2^22),
+	 * named after the real one, their events and threads under them */
 	const char *json = cli_path("reuse.json");
 	CHECK_EQ(cli_run(CLI("export", "--format", "chrome", "--force", "-o", (char *)json,
 	                     (char *)log), NULL, NULL), 0);
 	char *j = cli_slurp(json);
-	char k1[32], k2[32];
+	char k1[32], k2[32], k3[32];
 	snprintf(k1, sizeof k1, "\"pid\":%d,", REUSED + (1 << 22));
 	snprintf(k2, sizeof k2, "\"pid\":%d,", REUSED + (2 << 22));
-	CHECK(j && cli_contains(j, "(process 2 of pid 200)") && cli_contains(j, "(process 3 of pid 200)"));
-	/* each: its events, its thread's name, its process's three metadata */
-	int n1 = j ? cli_count_str(j, k1) : 0, n2 = j ? cli_count_str(j, k2) : 0;
-	CHECK_EQ(n1, 5 + 4); /* A, the second given the pid */
-	CHECK_EQ(n2, 4 + 4); /* B, the third */
+	snprintf(k3, sizeof k3, "\"pid\":%d,", REUSED + (3 << 22));
+	CHECK(j && cli_contains(j, "(process 2 of pid 200)") && cli_contains(j, "(process 4 of pid 200)"));
+	/* each: its events, its threads' names, its process's three metadata */
+	CHECK_EQ(j ? cli_count_str(j, k1) : 0, 5 + 1 + 3); /* A, the second given the pid */
+	CHECK_EQ(j ? cli_count_str(j, k2) : 0, 2 + 1 + 3); /* A2 */
+	CHECK_EQ(j ? cli_count_str(j, k3) : 0, 7 + 2 + 3); /* B, two images */
 	free(j);
 }
 
@@ -389,8 +406,8 @@ int main(int argc, char **argv)
 	check_reading(log);
 
 	char *said = cli_slurp(rec_err); /* record's closing summary */
-	CHECK(said && cli_contains(said, "from 4 processes"));
-	if (!said || !cli_contains(said, "from 4 processes"))
+	CHECK(said && cli_contains(said, "from 5 processes"));
+	if (!said || !cli_contains(said, "from 5 processes"))
 		fprintf(stderr, "record said:\n%s\n", said ? said : "");
 	free(said);
 
@@ -407,8 +424,8 @@ int main(int argc, char **argv)
 		         REUSED);
 		char *csv = cli_query_csv(log, sql);
 		if (csv) {
-			CHECK(cli_contains(csv, "3,3,15"));
-			if (!cli_contains(csv, "3,3,15"))
+			CHECK(cli_contains(csv, "4,4,20"));
+			if (!cli_contains(csv, "4,4,20"))
 				fprintf(stderr, "query: %s\n", csv);
 			free(csv);
 		}

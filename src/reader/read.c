@@ -165,6 +165,8 @@ static void evict_lost(const struct pt_stream *t, const struct pt_ractive *a)
  * is one: free finished chunks, drop overwritten ones.  A head's next
  * timestamp only ever comes from a peek that checked the chunk's life, so
  * it is never taken from a chunk that changed hands. */
+static int found_gone(struct pt_stream *t, struct pt_ractive *a, uint64_t mono);
+
 static void service(struct pt_stream *t, struct pt_rwriter *w)
 {
 	struct pt_reader *rd = &t->rd;
@@ -179,6 +181,24 @@ static void service(struct pt_stream *t, struct pt_rwriter *w)
 			if (pt_rchunk_peek(t, a)) {
 				if (a->has_next)
 					return;
+				/* Open, read to its commit, and another chunk of the
+				 * same writer (pid, pthread_t) queued behind it: a
+				 * writer seals its chunk before it takes the next, so
+				 * that one is another process's, given the pid and
+				 * pthread_t of this one's, which is gone (killed, or
+				 * exec'd, in its chunk).  Nobody will seal this one:
+				 * it goes back, and the next one is read.  (It waited
+				 * for ever before, and the new process's events with
+				 * it.) */
+				if (st == PT_CK_OPEN && w->tail != w->head && t->fd >= 0 &&
+				    PT_COMMIT_POS(atomic_load_explicit(&t->view.chunks[a->idx].commit,
+				                                       memory_order_acquire)) == a->off &&
+				    found_gone(t, a, pt_mono_ns()) &&
+				    give_back(t, a->idx, a->seq, PT_CK_OPEN)) {
+					evict(t, a, a->off);
+					pt_rwriter_pop(rd, w);
+					continue;
+				}
 				if (st == PT_CK_OPEN)
 					return; /* nothing new yet */
 				/* sealed before we looked, and read to the end */
@@ -443,20 +463,46 @@ static uint64_t look_now(const struct pt_reader *rd, uint64_t *raw)
 	return now > rd->slack ? now - rd->slack : 0;
 }
 
-/* Is the process that stamped key on a chunk alive?  It holds a write
- * lock on that key's byte of the segment's file until it exits, is
- * killed or execs (producer/alive.c); any doubt counts as alive.  The lock
- * alone is not enough: a program that closes every descriptor it did
- * not open (some daemons do) drops it and records on; so the pid the
- * chunk names must be gone too (pt_pool_gone) -- unless it is of another
- * pid namespace, where ours may have no such pid.  (An image exec'd in
- * place keeps its pid: its old image's chunks wait for it to end.) */
-static int alive(const struct pt_stream *t, uint32_t key, int32_t pid)
+/* Did an image of pid begin in the stream after tick (its FORK entry, its
+ * PROC or its map's BEGIN, written before its first chunk: a forked child,
+ * a process that joined or attached, an exec)?  Then no image of pid that
+ * had a chunk before tick records any more.  The entries the traced
+ * processes wrote since the last look are taken first (under t's lock). */
+static int began_since(struct pt_stream *t, int32_t pid, uint64_t tick)
+{
+	int64_t ns = pt_clock_ns(&t->clk, tick);
+
+	pt_objs_collect(t);
+	for (size_t i = t->rd.nobjs; i-- > 0;) {
+		const struct pt_ext_obj *o = &t->rd.objs[i];
+		if (o->pid == pid && (int64_t)o->ts > ns &&
+		    (o->kind == PT_EXT_OBJ_FORK || o->kind == PT_EXT_OBJ_PROC ||
+		     o->kind == PT_EXT_OBJ_BEGIN))
+			return 1;
+	}
+	return 0;
+}
+
+/* Is the process that stamped key on a chunk taken at tick alive?  It
+ * holds a write lock on that key's byte of the segment's file until it
+ * exits, is killed or execs (producer/alive.c); any doubt counts as
+ * alive.  The lock alone is not enough: a program that closes every
+ * descriptor it did not open (some daemons do) drops it and records on;
+ * so the pid the chunk names must be gone too (pt_pool_gone) -- unless it
+ * is of another pid namespace, where ours may have no such pid -- or be
+ * another image's now: one that began in the stream since the chunk was
+ * taken (began_since: the kernel gave the pid to a new process, or the
+ * process exec'd; its old image's chunks are left to us, and a new
+ * process with the old one's pthread_t has its chunks queued behind
+ * them, service()). */
+static int alive(struct pt_stream *t, uint32_t key, int32_t pid, uint64_t tick)
 {
 	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET,
 	                    .l_start = (off_t)PT_ALIVE_BYTE(key), .l_len = 1 };
 
-	return fcntl(t->fd, F_OFD_GETLK, &fl) != 0 || fl.l_type != F_UNLCK || !pt_pool_gone(pid);
+	if (fcntl(t->fd, F_OFD_GETLK, &fl) != 0 || fl.l_type != F_UNLCK)
+		return 1;
+	return !pt_pool_gone(pid) && !began_since(t, pid, tick);
 }
 
 /* Is open chunk a's process found gone (its liveness lock free, its pid
@@ -472,7 +518,7 @@ static int found_gone(struct pt_stream *t, struct pt_ractive *a, uint64_t mono)
 	a->alive_at = mono;
 	const struct pt_chunk *ck = &t->view.chunks[a->idx];
 	uint32_t key = atomic_load_explicit(&ck->alive, memory_order_relaxed);
-	if (key && !alive(t, key, atomic_load_explicit(&ck->pid, memory_order_relaxed))) {
+	if (key && !alive(t, key, atomic_load_explicit(&ck->pid, memory_order_relaxed), a->base_ts)) {
 		a->alive_at = UINT64_MAX;
 		return 1;
 	}
@@ -917,7 +963,8 @@ static void reap_dead(struct pt_stream *t)
 			if (seen[k].key == key)
 				live = seen[k].alive;
 		if (live < 0) {
-			live = alive(t, key, atomic_load_explicit(&ck->pid, memory_order_relaxed));
+			live = alive(t, key, atomic_load_explicit(&ck->pid, memory_order_relaxed),
+			             a->base_ts);
 			if (nseen < sizeof seen / sizeof seen[0])
 				seen[nseen++].key = key, seen[nseen - 1].alive = live;
 		}
@@ -1242,12 +1289,14 @@ uint64_t pt_read_late_ns(struct pt_stream *t)
 	return t->rd.late_ns;
 }
 
-int pt_read_writer_alive(const struct pt_stream *t, uint32_t idx)
+int pt_read_writer_alive(struct pt_stream *t, uint32_t idx)
 {
 	const struct pt_chunk *ck = &t->view.chunks[idx];
 	uint32_t key = atomic_load_explicit(&ck->alive, memory_order_relaxed);
 
-	return t->fd < 0 || !key || alive(t, key, atomic_load_explicit(&ck->pid, memory_order_relaxed));
+	return t->fd < 0 || !key ||
+	       alive(t, key, atomic_load_explicit(&ck->pid, memory_order_relaxed),
+	             atomic_load_explicit(&ck->base_ts, memory_order_relaxed));
 }
 
 /* The next event of a live stream, if there is one now (1; else 0),

@@ -181,7 +181,7 @@ uint64_t pt_read_lost(const struct pt_stream *t);
 void pt_reader_free(struct pt_reader *rd);
 /* the bound of a wait for an event in flight; may chunk idx's writer be alive */
 uint64_t pt_read_late_ns(struct pt_stream *t);
-int pt_read_writer_alive(const struct pt_stream *t, uint32_t idx);
+int pt_read_writer_alive(struct pt_stream *t, uint32_t idx);
 /* the next event of a live stream now: 1, or 0 if none (under t's lock) */
 int pt_read_next(struct pt_stream *t, struct posix_trace_event_info *ev, void *buf, size_t num,
                  size_t *dlen);
