@@ -401,6 +401,58 @@ static void relabel(int fd, unsigned version)
 	REQUIRE(pwrite(fd, h, sizeof h, 0) == (ssize_t)sizeof h);
 }
 
+/* A PROC entry's CONT flag (format 11): kept, in the summary and read
+ * whole; left out when written as format 10; a format 10 log that has it
+ * is damaged there (the entry is not taken). */
+static size_t proc_log(unsigned version, int *fd_out)
+{
+	struct pt_attr_img a = mkattr(200);
+	struct pt_logw_opt o = { .version = version };
+	struct pt_logw w;
+	struct pt_ext_obj m;
+	static struct want x;
+	int fd = mfd();
+
+	REQUIRE(pt_logw_init_opt(&w, fd, &a, POSIX_TRACE_APPEND, 0, &o) == 0);
+	for (int k = 0; k < 2; k++) { /* one that begins a process, one that goes on */
+		memset(&m, 0, sizeof m);
+		m.kind = PT_EXT_OBJ_PROC, m.pid = 77, m.lo = 1, m.ts = T0 + (uint64_t)k;
+		m.flags = k ? PT_EXT_OBJ_CONT : 0;
+		strcpy(m.path, k ? "after exec" : "before");
+		CHECK_RC(pt_logw_obj(&w, &m), 0);
+	}
+	write_log(fd, &w, &x, 100, 0);
+	CHECK_RC(pt_logw_finish(&w, &ST), 0);
+	pt_logw_free(&w);
+	struct pt_ext_summary *es;
+	size_t cont = 0;
+	REQUIRE(pt_ext_log_summary(fd, &es) == 0);
+	CHECK_EQ(es->nprocs, 2u);
+	for (size_t i = 0; i < es->nprocs; i++)
+		cont += es->procs[i].cont && !strcmp(es->procs[i].cmdline, "after exec");
+	pt_ext_summary_free(es);
+	*fd_out = fd;
+	return cont;
+}
+
+static void t_proc_cont(void)
+{
+	uint64_t nerr;
+	int fd;
+
+	CHECK_EQ(proc_log(0, &fd), 1u);
+	count_events(fd, &nerr);
+	CHECK_EQ(nerr, 0u);
+	relabel(fd, 10); /* (the summary too says 11's: no summary then) */
+	count_events(fd, &nerr);
+	CHECK(nerr >= 1);
+	close(fd);
+	CHECK_EQ(proc_log(10, &fd), 0u);
+	count_events(fd, &nerr);
+	CHECK_EQ(nerr, 0u);
+	close(fd);
+}
+
 static void t_versions(void)
 {
 	static struct want x;
@@ -408,8 +460,13 @@ static void t_versions(void)
 	uint64_t nerr;
 	int fd;
 
-	CHECK_EQ(PT_LOG_VERSION, 10u);
+	CHECK_EQ(PT_LOG_VERSION, 11u);
 	fd = meta_log(0, &x);
+	meta_check(fd, 11, 1, &x);
+	close(fd);
+
+	/* written as format 10 (as main's writer did before PROC's CONT) */
+	fd = meta_log(10, &x);
 	meta_check(fd, 10, 1, &x);
 	close(fd);
 
@@ -653,6 +710,7 @@ int main(void)
 	t_until_full();
 	t_no_room_to_write();
 	t_versions();
+	t_proc_cont();
 	t_seek();
 	T_END();
 }

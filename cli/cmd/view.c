@@ -385,11 +385,17 @@ static int filtered_totals(struct tlog *l)
 	if (r == 0) {
 		memcpy(l->count, tc, PT_NIDS * sizeof *tc);
 		l->nev = n;
-		for (size_t p = 0; p < l->npr; p++) {
-			l->pr[p].count = 0;
-			for (size_t i = 0; i < l->nth; i++)
-				if (l->th[i].pid == l->pr[p].pid)
-					l->pr[p].count += thc[i];
+		for (size_t p = 0; p < l->npr; p++) /* (each thread to its process: */
+			l->pr[p].count = 0;             /* processes may share a pid) */
+		for (size_t i = 0; i < l->nth; i++) {
+			const struct tthread *t = &l->th[i];
+			size_t p = t->proc;
+			if (p >= l->npr || l->pr[p].pid != t->pid || l->pr[p].born != t->born) {
+				const struct tproc *q = tlog_proc(l, t->pid, t->born); /* (new since) */
+				p = q ? (size_t)(q - l->pr) : l->npr;
+			}
+			if (p < l->npr)
+				l->pr[p].count += thc[i];
 		}
 		for (size_t i = 0; i < l->nth; i++)
 			l->th[i].count = thc[i];

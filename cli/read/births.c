@@ -8,8 +8,11 @@
  * joined or attached; format 11 tells them from the same process after
  * an exec, whose PROC entry says it goes on: PT_EXT_OBJ_CONT).  A pid's
  * process at time ts is the one of its latest such start at or before
- * ts; events before its first start are of a process the trace saw begin
- * before it (born 0).
+ * ts -- but for its first start: events of the pid before it are of that
+ * same process (a program that traces itself writes its stream's START,
+ * as its controller, before it attaches as a traced process and says who
+ * it is), so the first process of a pid is born 0, and each later start
+ * begins another.
  *
  * The tables key a thread and a process by (pid, born), so two processes
  * given one pid are counted, numbered and shown apart.
@@ -47,9 +50,12 @@ int tlog_births(struct tlog *l)
 			b[n++] = (struct tbirth){ l->procs[i].pid, 0, l->procs[i].ts };
 	if (n)
 		qsort(b, n, sizeof *b, cmp);
-	size_t k = 0; /* (an entry written again: a LOOP lap, a new part) */
+	/* each pid's starts after its first (an entry written again, a LOOP
+	 * lap's or a new part's, once) */
+	size_t k = 0;
 	for (size_t i = 0; i < n; i++)
-		if (!k || cmp(&b[k - 1], &b[i]))
+		if (i > 0 && b[i - 1].pid == b[i].pid && b[i - 1].ts != b[i].ts &&
+		    (!k || cmp(&b[k - 1], &b[i])))
 			b[k++] = b[i];
 	free(l->births_);
 	l->births_ = b;
