@@ -24,6 +24,7 @@
 #include <trace.h>
 #include "t.h"
 #include "cli_util.h"
+#include "helpers.h"
 #include "../src/log/log.h"
 
 #define KIDS    25000
@@ -32,25 +33,14 @@
 #define OBJ_LO  0x400000ull
 #define OBJ_HI  0x500000ull
 
-static void entry(struct pt_logw *w, unsigned kind, int32_t pid, uint64_t ts, uint64_t base,
-                  uint64_t lo, uint64_t hi, const char *path)
-{
-	struct pt_ext_obj o;
-	memset(&o, 0, sizeof o);
-	o.kind = (uint16_t)kind, o.pid = pid, o.ts = ts, o.base = base, o.lo = lo, o.hi = hi;
-	snprintf(o.path, sizeof o.path, "%s", path);
-	CHECK_RC(pt_logw_obj(w, &o), 0);
-}
+/* (tests/helpers.c) */
+#define entry(w, kind, pid, ts, base, lo, hi, path) \
+	CHECK_RC(t_log_entry(w, kind, pid, ts, base, lo, hi, 0, path), 0)
 
 static void write_log(const char *path)
 {
-	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
-	REQUIRE(fd >= 0);
-	struct pt_attr_img attr;
-	memset(&attr, 0, sizeof attr);
-	attr.max_data = 256;
 	struct pt_logw w;
-	REQUIRE(pt_logw_init(&w, fd, &attr, POSIX_TRACE_APPEND, 0) == 0);
+	int fd = t_log_create(path, &w, 256);
 	CHECK_RC(pt_logw_name(&w, 20, "job"), 0);
 	entry(&w, PT_EXT_OBJ_BEGIN, SERVICE, T0, 0, 0, 0, "");
 	entry(&w, PT_EXT_OBJ_ADD, SERVICE, T0, 0, OBJ_LO, OBJ_HI, "/opt/svc/bin/service");
@@ -68,9 +58,7 @@ static void write_log(const char *path)
 		CHECK_RC(pt_logw_event(&w, ts + 1000, pid, 0x7000, OBJ_LO + 0x1234, 20, 0, &i,
 		                       sizeof i), 0);
 	}
-	CHECK_RC(pt_logw_finish(&w, NULL), 0);
-	pt_logw_free(&w);
-	close(fd);
+	CHECK_RC(t_log_close(&w, fd), 0);
 }
 
 int main(void)

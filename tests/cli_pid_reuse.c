@@ -50,6 +50,7 @@
 #include <unistd.h>
 #include "t.h"
 #include "cli_util.h"
+#include "helpers.h"
 #include "../src/log/log.h"
 
 extern char **environ;
@@ -239,43 +240,29 @@ static int reused_counts(const char *out, int *c, int cap)
 #define SVC  5000
 #define T0   1700000000000000000ull
 
-static void entry(struct pt_logw *w, unsigned kind, int32_t pid, uint64_t ts, uint64_t base,
-                  uint64_t lo, unsigned flags, const char *path)
-{
-	struct pt_ext_obj o;
-	memset(&o, 0, sizeof o);
-	o.kind = (uint16_t)kind, o.pid = pid, o.ts = ts, o.base = base, o.lo = lo;
-	o.flags = (uint8_t)flags;
-	snprintf(o.path, sizeof o.path, "%s", path);
-	CHECK_RC(pt_logw_obj(w, &o), 0);
-}
+/* (tests/helpers.c) */
+#define entry(w, kind, pid, ts, lo, flags, path) \
+	CHECK_RC(t_log_entry(w, kind, pid, ts, 0, lo, 0, flags, path), 0)
 
 static void write_wrapped(const char *path)
 {
-	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
-	REQUIRE(fd >= 0);
-	struct pt_attr_img attr;
-	memset(&attr, 0, sizeof attr);
-	attr.max_data = 256;
 	struct pt_logw w;
-	REQUIRE(pt_logw_init(&w, fd, &attr, POSIX_TRACE_APPEND, 0) == 0);
+	int fd = t_log_create(path, &w, 256);
 	CHECK_RC(pt_logw_name(&w, 20, "job"), 0);
-	entry(&w, PT_EXT_OBJ_PROC, SVC, T0, 0, 1, 0, "service");
+	entry(&w, PT_EXT_OBJ_PROC, SVC, T0, 1, 0, "service");
 	CHECK_RC(pt_logw_event(&w, T0 + 10, SVC, 0x7000, 0, 20, 0, NULL, 0), 0);
 	for (int i = 0; i < KIDS; i++) {
 		int32_t pid = 10000 + i % PIDS;
 		uint64_t ts = T0 + 1000ull * (uint64_t)(i + 1);
 		char s[64];
-		entry(&w, PT_EXT_OBJ_FORK, pid, ts, 0, SVC, 0, "");
+		entry(&w, PT_EXT_OBJ_FORK, pid, ts, SVC, 0, "");
 		snprintf(s, sizeof s, "service --kid %d", i);
-		entry(&w, PT_EXT_OBJ_PROC, pid, ts + 1, 0, SVC, PT_EXT_OBJ_CONT, s);
+		entry(&w, PT_EXT_OBJ_PROC, pid, ts + 1, SVC, PT_EXT_OBJ_CONT, s);
 		for (int k = 0; k < 3; k++) /* (the fork child's pthread_t: its parent's) */
 			CHECK_RC(pt_logw_event(&w, ts + 100 + (uint64_t)k, pid, 0x7000, 0, 20, 0, &i,
 			                       sizeof i), 0);
 	}
-	CHECK_RC(pt_logw_finish(&w, NULL), 0);
-	pt_logw_free(&w);
-	close(fd);
+	CHECK_RC(t_log_close(&w, fd), 0);
 }
 
 static void check_wrapped(void)

@@ -16,6 +16,7 @@
 #include <sys/socket.h>
 #include "helpers.h"
 #include "../src/shm/layout.h" /* PT_SYS_IDS, defined again: the same or an error */
+#include "../src/log/log.h"
 
 _Noreturn static void t_die(const char *what)
 {
@@ -179,6 +180,40 @@ int t_type_named(trace_id_t trid, const char *name, trace_event_id_t *id)
 			return 1;
 		}
 	return 0;
+}
+
+int t_log_entry(struct pt_logw *w, unsigned kind, int32_t pid, uint64_t ts, uint64_t base,
+                uint64_t lo, uint64_t hi, unsigned flags, const char *path)
+{
+	struct pt_ext_obj o;
+
+	memset(&o, 0, sizeof o);
+	o.kind = (uint16_t)kind, o.pid = pid, o.ts = ts, o.base = base, o.lo = lo, o.hi = hi;
+	o.flags = (uint8_t)flags;
+	snprintf(o.path, sizeof o.path, "%s", path);
+	return pt_logw_obj(w, &o);
+}
+
+int t_log_create(const char *path, struct pt_logw *w, unsigned max_data)
+{
+	struct pt_attr_img attr;
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+	memset(&attr, 0, sizeof attr);
+	attr.max_data = max_data;
+	if (fd < 0 || pt_logw_init(w, fd, &attr, POSIX_TRACE_APPEND, 0) != 0) {
+		fprintf(stderr, "%s: cannot make the log\n", path);
+		exit(1);
+	}
+	return fd;
+}
+
+int t_log_close(struct pt_logw *w, int fd)
+{
+	int rc = pt_logw_finish(w, NULL);
+	pt_logw_free(w);
+	close(fd);
+	return rc;
 }
 
 int t_next(trace_id_t trid, struct posix_trace_event_info *ev, void *p, size_t cap, size_t *len)

@@ -30,6 +30,9 @@
  *                             async-signal-safe)
  *   t_check64(pid, thr, seq)  a 64-bit check of a process, thread and sequence
  *   t_nap_ms(ms)              sleeps ms milliseconds (async-signal-safe)
+ *   t_log_create(path, w, max), t_log_entry(w, kind, ...), t_log_close(w, fd)
+ *                             a log a test writes itself (src/log/log.h's
+ *                             writer): made, an entry of its map, finished
  *   t_cost_setup(self, cap)   a test of instruction budgets (valgrind): skips
  *                             unless it can run here; this program's path
  *   t_callgrind_spawn(out, args), t_callgrind_totals(label, out, n, names, v)
@@ -122,6 +125,18 @@ trace_id_t t_own_started(int inherit, size_t size);
  * walking its list of types from where the list stands: 1 and *id if
  * there is one, else 0. */
 int t_type_named(trace_id_t trid, const char *name, trace_event_id_t *id);
+
+/* An entry of the map (kind, pid, time, load bias, range lo and hi,
+ * flags, path) written into a log by its writer (src/log/log.h,
+ * pt_logw_obj): its return code. */
+struct pt_logw;
+int t_log_entry(struct pt_logw *w, unsigned kind, int32_t pid, uint64_t ts, uint64_t base,
+                uint64_t lo, uint64_t hi, unsigned flags, const char *path);
+/* A new APPEND log at path, its writer's max data size max_data, into w:
+ * its fd (the test stops if it cannot be made); t_log_close(): finished
+ * (the writer's return code), freed and closed. */
+int t_log_create(const char *path, struct pt_logw *w, unsigned max_data);
+int t_log_close(struct pt_logw *w, int fd);
 
 /* posix_trace_trygetnext_event() that must work: 1 with the next event
  * (its payload in p, cap bytes at most, its length in *len), 0 when there
