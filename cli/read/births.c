@@ -102,10 +102,7 @@ int32_t tlog_pid_key(const struct tlog *l, size_t p)
 {
 	if (p >= l->npr)
 		return 0;
-	size_t q = p; /* (l->pr in the order of pid, then start) */
-	while (q > 0 && l->pr[q - 1].pid == l->pr[p].pid)
-		q--;
-	size_t k = p - q < 511 ? p - q : 511;
+	uint32_t k = l->pr[p].rank < 511 ? l->pr[p].rank : 511;
 	return l->pr[p].pid <= 0 || k == 0 ? l->pr[p].pid : l->pr[p].pid + (int32_t)k * KEY_STEP;
 }
 

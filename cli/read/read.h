@@ -133,8 +133,10 @@ struct tthread {
 	uint64_t born, until;  /* its process's start, the next one of its pid (births.c) */
 };
 /* A process: a pid from one start to the next (births.c); two processes
- * given one pid are two of these. */
-struct tproc { int32_t pid; unsigned nthreads; uint64_t count, first, last, born, until; };
+ * given one pid are two of these (rank: how many of its pid come before
+ * it in l->pr, 0 for the first). */
+struct tproc { int32_t pid; unsigned nthreads; uint64_t count, first, last, born, until;
+               uint32_t rank; };
 /* --t0 (main.c takes it, as --all): time 0 of every relative time, one
  * rule for every command (docs/implementation-defined.md, "Time 0").
  * T0_FIRST: the program's first event (the default), T0_TRACE: the
@@ -209,7 +211,8 @@ struct tlog {
 	void *hash_;                   /* (pid, born, tid) -> thread index */
 	struct tbirth *births_;        /* each process's start (births.c) */
 	size_t nbirths_;
-	struct pt_ext_batch *stash_;   /* the rest of a batch cut where a process began */
+	struct pt_ext_batch *stash_;   /* a batch read ahead, given out in parts (births.c) */
+	size_t stash_at_;              /* the next of its events to give */
 	uint32_t last_th_;             /* the thread of the last event */
 	size_t hcap_;
 	void *pidn_;                   /* (pid, born) -> its threads in th (a new one's idx) */

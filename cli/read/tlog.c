@@ -220,7 +220,7 @@ void tlog_finish(struct tlog *l)
 				l->pr = n;
 			}
 			p = l->npr;
-			l->pr[l->npr++] = (struct tproc){ t->pid, 0, 0, UINT64_MAX, 0, t->born, t->until };
+			l->pr[l->npr++] = (struct tproc){ t->pid, 0, 0, UINT64_MAX, 0, t->born, t->until, 0 };
 			tab[j].pid = t->pid, tab[j].born = t->born, tab[j].p = (uint32_t)l->npr;
 		}
 		struct tproc *q = &l->pr[p];
@@ -232,6 +232,8 @@ void tlog_finish(struct tlog *l)
 	free(tab);
 	if (l->npr) /* (an empty log: no array to sort) */
 		qsort(l->pr, l->npr, sizeof *l->pr, cmp_proc);
+	for (size_t p = 1; p < l->npr; p++) /* (births.c, the exports' pids) */
+		l->pr[p].rank = l->pr[p - 1].pid == l->pr[p].pid ? l->pr[p - 1].rank + 1 : 0;
 	for (size_t i = 0; i < l->nth; i++) {
 		struct tproc key = { .pid = l->th[i].pid, .born = l->th[i].born };
 		l->th[i].proc = (uint32_t)((struct tproc *)bsearch(&key, l->pr, l->npr, sizeof key,
@@ -1008,10 +1010,10 @@ static int ahead(const struct tlog *l)
 	return l->many_ && l->many_at_ < l->many_->n;
 }
 
-/* The rest of a batch cut by tlog_one_next_batch: not given yet. */
+/* The rest of a batch read ahead by tlog_one_next_batch: not given yet. */
 static int stashed(const struct tlog *l)
 {
-	return l->stash_ && l->stash_->n;
+	return l->stash_ && l->stash_at_ < l->stash_->n;
 }
 
 int tlog_one_next(struct tlog *l, struct tev *e)
@@ -1055,96 +1057,96 @@ int tlog_one_next(struct tlog *l, struct tev *e)
 	return 1;
 }
 
-static void unstash(struct tlog *l, struct pt_ext_batch *b)
-{
-	const struct pt_ext_batch *s = l->stash_;
+/* Each writer of batch b as a thread (thread_of), when no process began
+ * in the trace (births.c): every writer's process is its pid's only one.
+ * 0, or -1 out of memory. */
+static int batch_writers(struct tlog *l, const struct pt_ext_batch *b, uint32_t *thread_of);
 
-	b->nw = s->nw;
-	memcpy(b->w, s->w, s->nw * sizeof *b->w);
-	b->n = s->n;
-	memcpy(b->ev, s->ev, s->n * sizeof *b->ev);
-	l->stash_->n = 0;
+/* Writer w of a batch as a thread (the recorder's: the trace's lane). */
+static int writer_thread(struct tlog *l, const struct pt_ext_bwriter *w, uint64_t ts, uint32_t *th)
+{
+	int32_t pid = w->pid;
+	uint64_t tid = w->thread;
+
+	if (l->recorder && pid == l->recorder) /* the trace's own (tlog_next) */
+		pid = 0, tid = 0;
+	return thread_index(l, pid, tid, ts, th);
 }
 
-/* Each writer of batch b as a thread (thread_of), the one of its process
- * at its first event in b.  A writer whose pid another process was given
- * within b (births.c: rare, a pid reused at once) has events of two
- * threads under one writer: b ends before the first such event, and the
- * rest of it is kept for the next call (l->stash_).  0, or -1 out of
- * memory. */
-static int batch_threads(struct tlog *l, struct pt_ext_batch *b, uint32_t *thread_of)
+/* The next part of the batch read into l->stash_ (from l->stash_at_) into
+ * b, with each of its writers as a thread (thread_of): up to a writer's
+ * event of another process than its first event's (births.c: one given
+ * the pid and pthread_t of one gone, in the same block of the log), whose
+ * writer (pid, pthread_t) is two threads; b's writers are those of its
+ * events.  Each event is copied once, whatever the cuts.  0, or -1 out
+ * of memory. */
+static int batch_writers(struct tlog *l, const struct pt_ext_batch *b, uint32_t *thread_of)
 {
-	uint64_t first[PT_EXT_BATCH_W];
-
 	for (size_t w = 0; w < b->nw; w++)
-		first[w] = UINT64_MAX;
-	if (l->nbirths_) /* (no process began in the trace: every writer's is 0) */
-		for (size_t i = 0; i < b->n; i++)
-			if (first[b->ev[i].w] == UINT64_MAX)
-				first[b->ev[i].w] = b->ev[i].ts;
-	for (size_t w = 0; w < b->nw; w++) {
-		int32_t pid = b->w[w].pid;
-		uint64_t tid = b->w[w].thread;
-		if (l->recorder && pid == l->recorder) /* the trace's own (tlog_next) */
-			pid = 0, tid = 0;
-		if (thread_index(l, pid, tid, first[w] == UINT64_MAX ? 0 : first[w], &thread_of[w]))
+		if (writer_thread(l, &b->w[w], 0, &thread_of[w]))
 			return -1;
-	}
-	if (!l->nbirths_)
-		return 0;
-	for (size_t i = 0; i < b->n; i++) {
-		const struct pt_ext_bevent *e = &b->ev[i];
-		const struct tthread *t = &l->th[thread_of[e->w]];
-		if (e->ts >= t->born && e->ts < t->until)
-			continue;
-		if (!l->stash_ && !(l->stash_ = malloc(sizeof *l->stash_)))
-			return -1;
-		/* the rest, with the writers it has events of (a writer of
-		 * none would be made a thread of none) */
-		struct pt_ext_batch *s = l->stash_;
-		uint16_t to[PT_EXT_BATCH_W];
-		memset(to, 0xff, sizeof to);
-		s->nw = 0;
-		s->n = b->n - i;
-		for (size_t k = 0; k < s->n; k++) {
-			s->ev[k] = b->ev[i + k];
-			uint16_t w = s->ev[k].w;
-			if (to[w] == 0xffff) {
-				to[w] = (uint16_t)s->nw;
-				s->w[s->nw++] = b->w[w];
-			}
-			s->ev[k].w = to[w];
+	return 0;
+}
+
+static int stash_part(struct tlog *l, struct pt_ext_batch *b, uint32_t *thread_of)
+{
+	const struct pt_ext_batch *s = l->stash_;
+	uint16_t to[PT_EXT_BATCH_W];
+	size_t i = l->stash_at_;
+
+	memset(to, 0xff, sizeof to);
+	b->nw = b->n = 0;
+	for (; i < s->n; i++) {
+		struct pt_ext_bevent e = s->ev[i];
+		if (to[e.w] == 0xffff) {
+			if (writer_thread(l, &s->w[e.w], e.ts, &thread_of[b->nw]))
+				return -1;
+			b->w[b->nw] = s->w[e.w];
+			to[e.w] = (uint16_t)b->nw++;
+		} else {
+			const struct tthread *t = &l->th[thread_of[to[e.w]]];
+			if (e.ts < t->born || e.ts >= t->until)
+				break; /* (not the first: i > l->stash_at_) */
 		}
-		b->n = i; /* (i > 0: the first event of a writer is its thread's) */
-		break;
+		e.w = to[e.w];
+		b->ev[b->n++] = e;
 	}
+	l->stash_at_ = i;
 	return 0;
 }
 
 int tlog_one_next_batch(struct tlog *l, struct pt_ext_batch *b, uint32_t *thread_of)
 {
-	int rc;
+	int rc = 0;
 
 	if (!l->open_)
 		return 0;
+	/* with processes that began in the trace (births.c), each batch is
+	 * read into l->stash_ and given out in parts (stash_part); else as
+	 * the library gives it */
 	if (ahead(l)) /* (tlog_next_batch after tlog_next in one pass) */
 		rc = EINVAL;
-	else if (stashed(l)) /* (the rest of the batch before) */
-		rc = 0, unstash(l, b);
-	else
+	else if (!l->nbirths_)
 		rc = pt_ext_next_batch(l->trid_, b);
+	else if (!stashed(l)) {
+		if (!l->stash_ && !(l->stash_ = malloc(sizeof *l->stash_)))
+			rc = ENOMEM;
+		else if ((rc = pt_ext_next_batch(l->trid_, l->stash_)) != 0)
+			l->stash_->n = 0;
+		l->stash_at_ = 0;
+	}
 	if (rc != 0) {
 		fail(l->path, "reading events", rc);
+		return -1;
+	}
+	if (l->nbirths_ ? stash_part(l, b, thread_of) != 0 : batch_writers(l, b, thread_of) != 0) {
+		fail(l->path, "reading events", ENOMEM);
 		return -1;
 	}
 	if (!b->n) {
 		if (!l->totals)
 			tlog_end(l);
 		return 0;
-	}
-	if (batch_threads(l, b, thread_of)) {
-		fail(l->path, "reading events", ENOMEM);
-		return -1;
 	}
 	if (!l->totals) /* the first pass: what tlog_add() counts */
 		for (size_t i = 0; i < b->n; i++) {
