@@ -49,7 +49,9 @@ const char *symz_lookup_id(struct symz *z, int32_t pid, uint64_t ts, uint64_t ad
 struct symz_site { char object[PT_EXT_OBJ_PATH], function[256], file[512]; int line;
                    uint64_t offset; };
 int symz_site(struct symz *z, int32_t pid, uint64_t ts, uint64_t addr, struct symz_site *out);
-const char *symz_exe(struct symz *z, int32_t pid);
+/* The program process pid ran at time ts (the first object of its map
+ * then; a forked child's, its parent's at the fork), or NULL. */
+const char *symz_exe(struct symz *z, int32_t pid, uint64_t ts);
 int symz_have_maps(const struct symz *z);
 void symz_close(struct symz *z);
 int symz_backend_dwarf(void);

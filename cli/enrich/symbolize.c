@@ -56,6 +56,11 @@ struct symz {
 	size_t *next, *pfirst;
 	int32_t *ppid;
 	size_t pcap;
+	/* each pid's whole maps (BEGIN and FORK entries), in time order: the
+	 * slot j of pid in pfirst has eps[ep_at[j]] to eps[ep_at[j + 1]] (a
+	 * pid given to thousands of processes is not looked through whole
+	 * for each one, nor for each address) */
+	size_t *eps, *ep_at;
 	trace_id_t trid;          /* live: the stream it comes from */
 	int have_trid;
 	int lost_said;
@@ -87,8 +92,8 @@ static size_t pid_slot(int32_t pid, size_t cap)
 	return (size_t)(h >> 32) & (cap - 1);
 }
 
-/* The first entry of pid, SIZE_MAX if none. */
-static size_t first_of(const struct symz *z, int32_t pid)
+/* The slot of pid in the table by pid, SIZE_MAX if none. */
+static size_t slot_of(const struct symz *z, int32_t pid)
 {
 	if (!z->pcap)
 		return SIZE_MAX;
@@ -96,8 +101,76 @@ static size_t first_of(const struct symz *z, int32_t pid)
 		if (z->pfirst[j] == SIZE_MAX)
 			return SIZE_MAX;
 		if (z->ppid[j] == pid)
-			return z->pfirst[j];
+			return j;
 	}
+}
+
+/* The first entry of pid, SIZE_MAX if none. */
+static size_t first_of(const struct symz *z, int32_t pid)
+{
+	size_t j = slot_of(z, pid);
+	return j == SIZE_MAX ? SIZE_MAX : z->pfirst[j];
+}
+
+static int is_epoch(const struct pt_ext_obj *o);
+
+/* Each pid's whole maps, indexed (z->eps, z->ep_at), after its chains;
+ * none (the chains looked through) when memory runs out. */
+static void index_epochs(struct symz *z)
+{
+	free(z->eps), free(z->ep_at);
+	z->eps = z->ep_at = NULL;
+	if (!z->pcap)
+		return;
+	size_t n = 0;
+	for (size_t i = 0; i < z->nobjs; i++)
+		n += is_epoch(&z->objs[i]);
+	size_t *at = calloc(z->pcap + 1, sizeof *at), *e = malloc((n ? n : 1) * sizeof *e);
+	if (!at || !e) {
+		free(at), free(e);
+		return;
+	}
+	for (size_t i = 0; i < z->nobjs; i++) /* (counted at slot + 1, then summed) */
+		if (is_epoch(&z->objs[i]))
+			at[slot_of(z, z->objs[i].pid) + 1]++;
+	for (size_t j = 0; j < z->pcap; j++)
+		at[j + 1] += at[j];
+	for (size_t i = 0; i < z->nobjs; i++) /* (placed, each slot's start moving on) */
+		if (is_epoch(&z->objs[i]))
+			e[at[slot_of(z, z->objs[i].pid)]++] = i;
+	for (size_t j = z->pcap; j > 0; j--) /* (each one's start again) */
+		at[j] = at[j - 1];
+	at[0] = 0;
+	z->eps = e, z->ep_at = at;
+}
+
+/* pid's whole maps in time order (*n of them), or NULL when they are not
+ * indexed (then the chains are looked through). */
+static const size_t *epochs_of(const struct symz *z, int32_t pid, size_t *n)
+{
+	size_t j = z->eps ? slot_of(z, pid) : SIZE_MAX;
+
+	*n = 0;
+	if (!z->eps)
+		return NULL;
+	if (j == SIZE_MAX)
+		return z->eps;
+	*n = z->ep_at[j + 1] - z->ep_at[j];
+	return z->eps + z->ep_at[j];
+}
+
+/* How many of pid's whole maps (e, n of them) are stamped at or before ts. */
+static size_t epochs_upto(const struct symz *z, const size_t *e, size_t n, uint64_t ts)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (z->objs[e[mid]].ts <= ts)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
 }
 
 /* The chains of each pid's entries made again (after entries came). */
@@ -113,6 +186,7 @@ static void index_pids(struct symz *z)
 		free(next), free(first), free(last), free(pid);
 		free(z->next), free(z->pfirst), free(z->ppid);
 		z->next = z->pfirst = NULL, z->ppid = NULL, z->pcap = 0;
+		index_epochs(z);
 		return; /* (looked through whole: see the callers) */
 	}
 	for (size_t j = 0; j < cap; j++)
@@ -131,6 +205,7 @@ static void index_pids(struct symz *z)
 	free(last);
 	free(z->next), free(z->pfirst), free(z->ppid);
 	z->next = next, z->pfirst = first, z->ppid = pid, z->pcap = cap;
+	index_epochs(z);
 }
 
 /* Going through pid's entries from i on (i one of them, or SIZE_MAX):
@@ -247,7 +322,12 @@ static int is_epoch(const struct pt_ext_obj *o)
 /* Is this the last BEGIN of pid at or before ts (or the first, if none)? */
 static size_t epoch_of(const struct symz *z, int32_t pid, uint64_t ts)
 {
-	size_t e = SIZE_MAX;
+	size_t e = SIZE_MAX, n;
+	const size_t *ep = epochs_of(z, pid, &n);
+	if (ep) {
+		size_t k = epochs_upto(z, ep, n, ts);
+		return n == 0 ? SIZE_MAX : ep[k ? k - 1 : 0];
+	}
 	for (size_t i = PID_FIRST(z, pid); i != SIZE_MAX; i = pid_next(z, i)) {
 		const struct pt_ext_obj *o = &z->objs[i];
 		if (o->pid != pid || !is_epoch(o))
@@ -580,15 +660,25 @@ static void live_maps(struct symz *z, int32_t pid, uint64_t ts, uint64_t addr)
 static void span_of(const struct symz *z, int32_t pid, uint64_t ts, uint64_t addr,
                     uint64_t *from, uint64_t *to)
 {
+	size_t n, start = PID_FIRST(z, pid), stop = SIZE_MAX;
+	const size_t *ep = epochs_of(z, pid, &n);
+
+	if (ep && n) { /* (from the whole map before ts to the one after it) */
+		size_t k = epochs_upto(z, ep, n, ts);
+		start = k ? ep[k - 1] : start;
+		stop = k < n ? ep[k] : SIZE_MAX;
+	}
 	*from = 0, *to = UINT64_MAX;
-	for (size_t i = PID_FIRST(z, pid); i != SIZE_MAX; i = pid_next(z, i)) {
+	for (size_t i = start; i != SIZE_MAX; i = pid_next(z, i)) {
 		const struct pt_ext_obj *o = &z->objs[i];
-		if (o->pid != pid || (!is_epoch(o) && (addr < o->lo || addr >= o->hi)))
-			continue;
-		if (o->ts <= ts)
-			*from = o->ts > *from ? o->ts : *from;
-		else
-			*to = o->ts < *to ? o->ts : *to;
+		if (o->pid == pid && (is_epoch(o) || (addr >= o->lo && addr < o->hi))) {
+			if (o->ts <= ts)
+				*from = o->ts > *from ? o->ts : *from;
+			else
+				*to = o->ts < *to ? o->ts : *to;
+		}
+		if (i == stop)
+			break;
 	}
 }
 
@@ -692,20 +782,20 @@ int symz_site(struct symz *z, int32_t pid, uint64_t ts, uint64_t addr, struct sy
 
 /* The program of pid: the first object of its last map (a forked
  * child's: its parent's), else FILE.maps'. */
-const char *symz_exe(struct symz *z, int32_t pid)
+const char *symz_exe(struct symz *z, int32_t pid, uint64_t ts)
 {
 	const char *exe = NULL;
 	for (unsigned depth = 0; depth < 16 && !exe; depth++) {
 		int32_t parent = 0;
-		/* (pid's own entries: a look through the whole map for each
-		 * process took seconds with 30 000 forked children) */
-		for (size_t i = PID_FIRST(z, pid); i != SIZE_MAX; i = pid_next(z, i)) {
+		/* (pid's whole map at ts, found among its own: a look through
+		 * the whole map for each process took seconds with 30 000
+		 * forked children, and through every map of a pid for each of
+		 * 20 000 processes given it as long) */
+		size_t i = epoch_of(z, pid, ts);
+		if (i != SIZE_MAX) {
 			const struct pt_ext_obj *o = &z->objs[i];
-			if (o->pid != pid || !is_epoch(o))
-				continue;
-			exe = NULL, parent = 0;
 			if (o->kind == PT_EXT_OBJ_FORK && o->lo <= INT32_MAX)
-				parent = (int32_t)o->lo;
+				parent = (int32_t)o->lo, ts = o->ts;
 			else if (i + 1 < z->nobjs && z->objs[i + 1].pid == pid &&
 			         z->objs[i + 1].kind == PT_EXT_OBJ_ADD && z->objs[i + 1].path[0])
 				exe = z->objs[i + 1].path;
@@ -741,6 +831,8 @@ void symz_close(struct symz *z)
 	free(z->next);
 	free(z->pfirst);
 	free(z->ppid);
+	free(z->eps);
+	free(z->ep_at);
 	mapsdb_free(&z->db);
 	free(z);
 }

@@ -147,7 +147,7 @@ static int process_col(struct pq_cursor *c, struct metas *s, sqlite3_context *ct
 			s->z = symz_open(l, l->path, 0);
 			s->zlog = (long)c->k;
 		}
-		const char *exe = p->pid && s->z ? symz_exe(s->z, p->pid) : NULL;
+		const char *exe = p->pid && s->z ? symz_exe(s->z, p->pid, p->last) : NULL;
 		if (exe && !exe[0])
 			exe = NULL;
 		pq_text(ctx, exe && col == PR_NAME ? base_name(exe) : exe);

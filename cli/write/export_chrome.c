@@ -27,9 +27,9 @@
 #include <string.h>
 #include "write.h"
 
-static void label(char *out, size_t cap, struct symz *z, int32_t pid)
+static void label(char *out, size_t cap, struct symz *z, int32_t pid, uint64_t ts)
 {
-	const char *exe = z && pid ? symz_exe(z, pid) : NULL;
+	const char *exe = z && pid ? symz_exe(z, pid, ts) : NULL;
 	const char *b = exe ? strrchr(exe, '/') : NULL;
 
 	if (pid == 0)
@@ -224,7 +224,7 @@ static int chrome_processes(const struct chrome *c)
 		/* (a process given a pid another had before: a pid of its own
 		 * for the viewer, births.c, its name the real one) */
 		int key = (int)tlog_pid_key(l, i);
-		label(buf, sizeof buf, c->z, l->pr[i].pid);
+		label(buf, sizeof buf, c->z, l->pr[i].pid, l->pr[i].last);
 		if (key != l->pr[i].pid)
 			snprintf(buf + strlen(buf), sizeof buf - strlen(buf), " (process %d of pid %d)",
 			         (key - (int)l->pr[i].pid) / (1 << 22) + 1, (int)l->pr[i].pid);

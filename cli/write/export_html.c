@@ -37,9 +37,9 @@ static const char *color_of(unsigned id, const int *order)
 	return palette[order[id] % (int)(sizeof palette / sizeof palette[0])];
 }
 
-static const char *program(struct symz *z, int32_t pid)
+static const char *program(struct symz *z, int32_t pid, uint64_t ts)
 {
-	const char *exe = z && pid ? symz_exe(z, pid) : NULL;
+	const char *exe = z && pid ? symz_exe(z, pid, ts) : NULL;
 	const char *b = exe ? strrchr(exe, '/') : NULL;
 	return pid == 0 ? "(reader)" : b ? b + 1 : exe ? exe : "";
 }
@@ -134,7 +134,7 @@ static int timeline(FILE *f, struct tlog *l, struct symz *z, const unsigned *lan
 			fputs("(synthesized by the reader)", f);
 		else {
 			char who[64];
-			html_text(f, program(z, th->pid));
+			html_text(f, program(z, th->pid, th->last));
 			/* "PID/TID NAME" when the trace says who the thread was */
 			thrmap_label(l->thrs, who, sizeof who, th->pid, th->tid, th->last, th->idx);
 			fputs(" ", f);
@@ -252,7 +252,8 @@ static void tables(FILE *f, const struct tlog *l, struct symz *z, uint64_t t0, u
 			fprintf(f, "%d", (int)id->ppid);
 		fprintf(f, "</td><td style=\"padding-left:%upx\"><b>",
 		        (order ? (depth[q] < 16 ? depth[q] : 16) : 0) * 16 + 4);
-		html_text(f, id && id->cmdline[0] ? id->cmdline : program(z, l->pr[p].pid));
+		html_text(f, id && id->cmdline[0] ? id->cmdline
+		                                    : program(z, l->pr[p].pid, l->pr[p].last));
 		if (id && id->cut)
 			fputs("...", f);
 		fprintf(f, "</b></td><td>%u thread%s</td><td></td><td class=\"n\"><b>%llu</b></td></tr>\n",

@@ -250,7 +250,8 @@ int info_processes(const struct tlog *l, struct symz *z, uint64_t first)
 		return 1;
 	for (size_t k = 0; k < l->npr; k++) {
 		const struct tproc *p = &l->pr[order[k]];
-		const char *exe = p->pid ? symz_exe(z, p->pid) : "(the trace: its system events, the reader's)";
+		const char *exe = p->pid ? symz_exe(z, p->pid, p->last)
+		                         : "(the trace: its system events, the reader's)";
 		const struct pt_ext_proc *id = tlog_identity(l, p);
 		char pp[16] = "-";
 		if (id)

@@ -163,7 +163,7 @@ int export_perfetto(struct tlog *l, struct symz *z, struct spans *sp, FILE *f, i
 		err_msg("built without zlib: plain packets, not compressed ones");
 
 	for (size_t i = 0; w && i < l->npr; i++) {
-		const char *exe = z && l->pr[i].pid ? symz_exe(z, l->pr[i].pid) : NULL;
+		const char *exe = z && l->pr[i].pid ? symz_exe(z, l->pr[i].pid, l->pr[i].last) : NULL;
 		const struct pt_ext_proc *id = tlog_identity(l, &l->pr[i]);
 		/* (a process given a pid another had before: a pid of its own
 		 * for the viewer, births.c, its name the real one; its parent

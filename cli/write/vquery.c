@@ -73,9 +73,9 @@ static uint32_t lane_of(struct vsrv *s, uint32_t t)
 	return t < s->nlane_of ? s->lane_of[t] : UINT32_MAX;
 }
 
-static const char *exe_of(struct vsrv *s, int32_t pid)
+static const char *exe_of(struct vsrv *s, int32_t pid, uint64_t ts)
 {
-	const char *exe = s->z && pid ? symz_exe(s->z, pid) : NULL;
+	const char *exe = s->z && pid ? symz_exe(s->z, pid, ts) : NULL;
 	return pid == 0 ? "(reader)" : exe ? exe : "";
 }
 
@@ -163,7 +163,7 @@ static void meta(struct vsrv *s, struct vbuf *b)
 		}
 		vb_printf(b, ",\"idx\":%u,\"count\":%llu,\"depth\":%u,\"exe\":", idx,
 		          (unsigned long long)count, x->depth ? x->depth[k] : 0);
-		vb_str(b, exe_of(s, ln->pid));
+		vb_str(b, exe_of(s, ln->pid, t != UINT32_MAX ? l->th[t].last : UINT64_MAX));
 		char ident[256] = "";
 		if (l->thrs) /* the kernel thread ids and names it had */
 			thrmap_all(l->thrs, ident, sizeof ident, ln->pid, ln->tid);
@@ -367,7 +367,7 @@ static void one_event(struct vsrv *s, const struct tev *e, uint32_t lane, struct
 	vb_printf(b, ",\"pid\":%d,", (int)th->pid);
 	vb_thread(b, s->rd, e->thread, e->ts);
 	vb_printf(b, ",\"idx\":%u,\"exe\":", th->idx);
-	vb_str(b, exe_of(s, th->pid));
+	vb_str(b, exe_of(s, th->pid, e->ts));
 	char text[600];
 	thrmap_label(s->rd->thrs, text, sizeof text, th->pid, th->tid, e->ts, th->idx);
 	vb_put(b, ",\"ident\":", 9);
