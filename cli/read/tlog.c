@@ -236,8 +236,8 @@ void tlog_finish(struct tlog *l)
 		l->pr[p].rank = l->pr[p - 1].pid == l->pr[p].pid ? l->pr[p - 1].rank + 1 : 0;
 	for (size_t i = 0; i < l->nth; i++) {
 		struct tproc key = { .pid = l->th[i].pid, .born = l->th[i].born };
-		l->th[i].proc = (uint32_t)((struct tproc *)bsearch(&key, l->pr, l->npr, sizeof key,
-		                                                   cmp_proc) - l->pr);
+		const struct tproc *q = bsearch(&key, l->pr, l->npr, sizeof key, cmp_proc);
+		l->th[i].proc = q ? (uint32_t)(q - l->pr) : (uint32_t)l->npr; /* (npr: none) */
 	}
 	/* each process's threads (TLOG_PROC_THREADS): counted, then placed */
 	l->pth = malloc((l->nth + 1) * sizeof *l->pth);
