@@ -1022,7 +1022,8 @@ static void look(struct pt_stream *t, struct look *lk)
 	pt_losses_collect(t);
 	lk->cap = in_flight(t);
 	lk->horizon = lk->cap < lk->horizon ? lk->cap : lk->horizon;
-	lk->best = NULL; /* rd->w does not change until the next look */
+	lk->best = NULL; /* rd->w does not change until the next look (but in a
+	                  * RESUME, which takes the loss reports: take_best) */
 	lk->sealed = 0;
 	for (uint32_t i = 0; i < rd->nw; i++) {
 		if (rd->w[i].head == NONE)
@@ -1212,10 +1213,13 @@ static enum step take_best(struct pt_stream *t, const struct look *lk,
 			return STEP_NONE;
 		r = take(t, best, &rd->st_ev, rd->st_buf, TRACE_DATA_MAX + 1, &n);
 		if (r == TAKE_OK) {
+			/* (the RESUME takes in the loss reports that came: one
+			 * of a writer not known yet adds it, and rd->w moves) */
+			size_t bi = (size_t)(best - rd->w);
 			rd->st_len = (uint32_t)n;
 			rd->stashed = 1;
 			resume(t, ev, buf, num, dlen, ts, ts - 1);
-			best->pairs_at = rd->pairs;
+			rd->w[bi].pairs_at = rd->pairs;
 			return STEP_ONE;
 		}
 	} else {
