@@ -635,6 +635,23 @@ static void sum_converted(struct pt_logw *w, const unsigned char *h, const void 
 		w->sum->idx[nidx].len = len;
 }
 
+#ifdef PT_TSAN
+/* A chunk's records are read where they lie, in the stream's memory,
+ * which a traced process may be writing meanwhile (a hostile one:
+ * tests/hostile does it from a thread of its own): by the kernel's copy
+ * into the log, the walk and the checksum.  Whatever it wrote is found
+ * (the walk's checks; a checksum that does not match what the file got,
+ * the log's reader).  ThreadSanitizer reports those plain reads as races
+ * with such a thread: it is told to look away from them. */
+void AnnotateIgnoreReadsBegin(const char *file, int line);
+void AnnotateIgnoreReadsEnd(const char *file, int line);
+#define SHARED_READS_BEGIN() AnnotateIgnoreReadsBegin(__FILE__, __LINE__)
+#define SHARED_READS_END() AnnotateIgnoreReadsEnd(__FILE__, __LINE__)
+#else
+#define SHARED_READS_BEGIN() ((void)0)
+#define SHARED_READS_END() ((void)0)
+#endif
+
 int pt_logw_chunk(struct pt_logw *w, struct pt_logw_chunk *c)
 {
 	static const unsigned char zero[8];
@@ -655,8 +672,11 @@ int pt_logw_chunk(struct pt_logw *w, struct pt_logw_chunk *c)
 	at = w->pos;
 	/* the records, from where they lie, after their header's room: the
 	 * kernel's copy is the first to read them (another CPU's lines) */
-	if ((rc = pt_logw_put_at(w, at + PT_LOG_C_RECS, recs, c->len, zero, (uint32_t)(padded - len),
-	                         NULL, 0))) {
+	SHARED_READS_BEGIN();
+	rc = pt_logw_put_at(w, at + PT_LOG_C_RECS, recs, c->len, zero, (uint32_t)(padded - len),
+	                    NULL, 0);
+	SHARED_READS_END();
+	if (rc) {
 		w->err = rc;
 		w->dropped += c->nev;
 		return 1;
@@ -666,8 +686,10 @@ int pt_logw_chunk(struct pt_logw *w, struct pt_logw_chunk *c)
 	 * header is not written: the block is not there (the next one goes
 	 * to the same place) */
 	struct chunk_runs runs = { 0, { { 0 } } };
+	SHARED_READS_BEGIN();
 	rc = pt_log_chunk_scan(recs, c->len, c->nev, &cv, w->known, w->nameless, keep_run, &runs,
 	                       &end);
+	SHARED_READS_END();
 	if (rc || end.hi >= c->below) {
 		if (rc == ENOENT)
 			c->unnamed = (uint32_t)end.tick;
@@ -682,9 +704,11 @@ int pt_logw_chunk(struct pt_logw *w, struct pt_logw_chunk *c)
 	pt_log_put64(h + PT_LOG_C_AT + PT_LOG_C_SEG, c->seg, 0);
 	pt_log_put64(h + PT_LOG_C_AT + PT_LOG_C_MULT, c->mult, 0);
 	pt_log_put64(h + PT_LOG_C_AT + PT_LOG_C_NSOFF, (uint64_t)c->nsoff, 0);
-	pt_log_put32(h + PT_LOG_B_BCRC,
-	             pt_log_crc(pt_log_crc(0, h + PT_LOG_BLK, PT_LOG_C_RECS - PT_LOG_BLK), recs, c->len),
-	             0);
+	SHARED_READS_BEGIN();
+	uint32_t bcrc = pt_log_crc(pt_log_crc(0, h + PT_LOG_BLK, PT_LOG_C_RECS - PT_LOG_BLK), recs,
+	                           c->len);
+	SHARED_READS_END();
+	pt_log_put32(h + PT_LOG_B_BCRC, bcrc, 0);
 	pt_log_put32(h + PT_LOG_B_HCRC, pt_log_crc(0, h, PT_LOG_B_HCRC), 0);
 	if (c->still && !c->still(c->still_ctx))
 		return 0;
