@@ -167,6 +167,22 @@ static void evict_lost(const struct pt_stream *t, const struct pt_ractive *a)
  * it is never taken from a chunk that changed hands. */
 static int found_gone(struct pt_stream *t, struct pt_ractive *a, uint64_t mono);
 
+/* w's head chunk a, open, whose writer is gone: back to the pool once
+ * read to its commit (final: nobody writes it any more), and w moves on.
+ * 1 if it went back; 0 (records unread, or no longer in a->seq's life:
+ * the CAS fails) if not. */
+static int give_back_gone(struct pt_stream *t, struct pt_rwriter *w, struct pt_ractive *a)
+{
+	const struct pt_chunk *ck = &t->view.chunks[a->idx];
+
+	if (PT_COMMIT_POS(atomic_load_explicit(&ck->commit, memory_order_acquire)) != a->off ||
+	    !give_back(t, a->idx, a->seq, PT_CK_OPEN))
+		return 0;
+	evict(t, a, a->off);
+	pt_rwriter_pop(&t->rd, w);
+	return 1;
+}
+
 static void service(struct pt_stream *t, struct pt_rwriter *w)
 {
 	struct pt_reader *rd = &t->rd;
@@ -191,14 +207,8 @@ static void service(struct pt_stream *t, struct pt_rwriter *w)
 				 * for ever before, and the new process's events with
 				 * it.) */
 				if (st == PT_CK_OPEN && w->tail != w->head && t->fd >= 0 &&
-				    PT_COMMIT_POS(atomic_load_explicit(&t->view.chunks[a->idx].commit,
-				                                       memory_order_acquire)) == a->off &&
-				    found_gone(t, a, pt_mono_ns()) &&
-				    give_back(t, a->idx, a->seq, PT_CK_OPEN)) {
-					evict(t, a, a->off);
-					pt_rwriter_pop(rd, w);
+				    found_gone(t, a, pt_mono_ns()) && give_back_gone(t, w, a))
 					continue;
-				}
 				if (st == PT_CK_OPEN)
 					return; /* nothing new yet */
 				/* sealed before we looked, and read to the end */
@@ -968,14 +978,8 @@ static void reap_dead(struct pt_stream *t)
 			if (nseen < sizeof seen / sizeof seen[0])
 				seen[nseen++].key = key, seen[nseen - 1].alive = live;
 		}
-		if (live || PT_COMMIT_POS(atomic_load_explicit(&ck->commit, memory_order_acquire)) !=
-		            a->off)
-			continue;
-		/* (the CAS fails if the chunk is no longer in a->seq's life) */
-		if (!give_back(t, a->idx, a->seq, PT_CK_OPEN))
-			continue;
-		evict(t, a, a->off);
-		pt_rwriter_pop(rd, w);
+		if (!live)
+			(void)give_back_gone(t, w, a);
 	}
 }
 
