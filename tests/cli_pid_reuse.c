@@ -91,11 +91,31 @@ static int reaped(pid_t p)
 	return WIFEXITED(st) && WEXITSTATUS(st) == 0;
 }
 
-/* The traced service: A, B and C in turn.  Exit status 0 when each had
- * pid REUSED and ended well. */
+/* A forked child (with pid REUSED when reuse) that records n events of
+ * name and, with exec, runs this test again with --after-exec: 0 once it
+ * ended well; 1 it could not be made (there), 2 it had another pid or
+ * ended badly. */
+static int child(int reuse, const char *name, int n, int exec)
+{
+	pid_t p;
+
+	if ((reuse && next_is_reused()) || (p = fork()) < 0)
+		return 1;
+	if (p == 0) {
+		emit(name, n);
+		if (exec)
+			execl(self, self, "--after-exec", (char *)NULL);
+		_exit(exec ? 4 : 0);
+	}
+	return (reuse && p != REUSED) || !reaped(p) ? 2 : 0;
+}
+
+/* The traced service: C, A, A2 and B in turn.  Exit status 0 when each
+ * had pid REUSED and ended well. */
 static int service(void)
 {
 	pid_t p;
+	int rc;
 
 	emit("svc", 2);
 	char *argv[] = { (char *)self, "--spawned", NULL };
@@ -103,32 +123,12 @@ static int service(void)
 		return 14;
 	if (p != REUSED || !reaped(p))
 		return 15;
-	if (next_is_reused() || (p = fork()) < 0)
-		return 10;
-	if (p == 0) {
-		emit("a", 5);
-		_exit(0);
-	}
-	if (p != REUSED || !reaped(p))
-		return 11;
-	if (next_is_reused() || (p = fork()) < 0)
-		return 16;
-	if (p == 0) {
-		emit("a2", 2);
-		_exit(0);
-	}
-	if (p != REUSED || !reaped(p))
-		return 17;
-
-	if (next_is_reused() || (p = fork()) < 0)
-		return 12;
-	if (p == 0) {
-		emit("b", 3);
-		execl(self, self, "--after-exec", (char *)NULL);
-		_exit(4);
-	}
-	if (p != REUSED || !reaped(p))
-		return 13;
+	if ((rc = child(1, "a", 5, 0)) != 0)
+		return 10 + rc;
+	if ((rc = child(1, "a2", 2, 0)) != 0)
+		return 20 + rc;
+	if ((rc = child(1, "b", 3, 1)) != 0)
+		return 30 + rc;
 	emit("svc", 1);
 	return 0;
 }
@@ -348,15 +348,8 @@ int main(int argc, char **argv)
 	self = argv[0];
 	if (argc > 1 && !strcmp(argv[1], "--service"))
 		return service();
-	if (argc > 1 && !strcmp(argv[1], "--exec-chain")) { /* (no namespace) */
-		pid_t p = fork();
-		if (p == 0) {
-			emit("b", 3);
-			execl(self, self, "--after-exec", (char *)NULL);
-			_exit(4);
-		}
-		return p > 0 && reaped(p) ? 0 : 5;
-	}
+	if (argc > 1 && !strcmp(argv[1], "--exec-chain")) /* (no namespace) */
+		return child(0, "b", 3, 1);
 	if (argc > 1 && !strcmp(argv[1], "--after-exec")) {
 		emit("b2", 4);
 		return 0;

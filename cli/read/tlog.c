@@ -1057,11 +1057,6 @@ int tlog_one_next(struct tlog *l, struct tev *e)
 	return 1;
 }
 
-/* Each writer of batch b as a thread (thread_of), when no process began
- * in the trace (births.c): every writer's process is its pid's only one.
- * 0, or -1 out of memory. */
-static int batch_writers(struct tlog *l, const struct pt_ext_batch *b, uint32_t *thread_of);
-
 /* Writer w of a batch as a thread (the recorder's: the trace's lane). */
 static int writer_thread(struct tlog *l, const struct pt_ext_bwriter *w, uint64_t ts, uint32_t *th)
 {
@@ -1073,13 +1068,9 @@ static int writer_thread(struct tlog *l, const struct pt_ext_bwriter *w, uint64_
 	return thread_index(l, pid, tid, ts, th);
 }
 
-/* The next part of the batch read into l->stash_ (from l->stash_at_) into
- * b, with each of its writers as a thread (thread_of): up to a writer's
- * event of another process than its first event's (births.c: one given
- * the pid and pthread_t of one gone, in the same block of the log), whose
- * writer (pid, pthread_t) is two threads; b's writers are those of its
- * events.  Each event is copied once, whatever the cuts.  0, or -1 out
- * of memory. */
+/* Each writer of batch b as a thread (thread_of), when no process began
+ * in the trace (births.c): every writer's process is its pid's only one.
+ * 0, or -1 out of memory. */
 static int batch_writers(struct tlog *l, const struct pt_ext_batch *b, uint32_t *thread_of)
 {
 	for (size_t w = 0; w < b->nw; w++)
@@ -1088,6 +1079,13 @@ static int batch_writers(struct tlog *l, const struct pt_ext_batch *b, uint32_t 
 	return 0;
 }
 
+/* The next part of the batch read into l->stash_ (from l->stash_at_) into
+ * b, with each of its writers as a thread (thread_of): up to a writer's
+ * event of another process than its first event's (births.c: one given
+ * the pid and pthread_t of one gone, in the same block of the log), whose
+ * writer (pid, pthread_t) is two threads; b's writers are those of its
+ * events.  Each event is copied once, whatever the cuts.  0, or -1 out
+ * of memory. */
 static int stash_part(struct tlog *l, struct pt_ext_batch *b, uint32_t *thread_of)
 {
 	const struct pt_ext_batch *s = l->stash_;
