@@ -14,6 +14,7 @@ static const char *dir;
 static unsigned version; /* the format written: 0 the current one, or 3 */
 static int late;         /* some events written late: blocks whose times overlap */
 static int waits;        /* (v10) no-loss waits among the events: WAITS entries */
+static int reuse;        /* (v11) processes given one pid: FORK and PROC entries midway */
 
 static int create(const char *name)
 {
@@ -71,6 +72,11 @@ static void seed(const char *name, int policy, uint64_t log_max, int n, int swap
 		memset(ob.bid, 0xa0 + i, ob.bid_len);
 		snprintf(ob.path, sizeof ob.path, "/seed/lib%d.so", i);
 		must(pt_logw_obj(&w, &ob), "obj");
+		if (reuse) { /* (v11) the process, from its start */
+			ob.kind = PT_EXT_OBJ_PROC, ob.lo = 1, ob.hi = 0, ob.bid_len = 0;
+			snprintf(ob.path, sizeof ob.path, "seed %d", i);
+			must(pt_logw_obj(&w, &ob), "proc");
+		}
 	}
 	if (n) { /* (v6) a thread's identity and a payload description */
 		struct pt_ext_obj ob;
@@ -90,6 +96,21 @@ static void seed(const char *name, int policy, uint64_t log_max, int n, int swap
 		memset(d, i, sizeof d);
 		if (i == n / 2)
 			must(pt_logw_name(&w, 19, "midway"), "name");
+		if (reuse && (i == n / 3 || i == 2 * n / 3)) {
+			/* a new process given pid 101 (forked: FORK, then its PROC going
+			 * on), then one given pid 102 (spawned: a PROC of its own) */
+			struct pt_ext_obj ob;
+			memset(&ob, 0, sizeof ob);
+			ob.ts = 1700000000000000000ull + (uint64_t)i * 977 - 1;
+			ob.pid = i == n / 3 ? 101 : 102, ob.lo = 100;
+			ob.kind = PT_EXT_OBJ_FORK;
+			if (i == n / 3)
+				must(pt_logw_obj(&w, &ob), "fork");
+			ob.kind = PT_EXT_OBJ_PROC, ob.ts++;
+			ob.flags = i == n / 3 ? PT_EXT_OBJ_CONT : 0;
+			snprintf(ob.path, sizeof ob.path, "seed --child %d", i);
+			must(pt_logw_obj(&w, &ob), "proc");
+		}
 		/* late: one in 7 stamped 25 events before its place */
 		uint64_t back = late && i % 7 == 3 && i >= 25 ? 25 * 977 : 0;
 		must(pt_logw_event(&w, 1700000000000000000ull + (uint64_t)i * 977 - back, 100 + i / 4 % 3,
@@ -213,6 +234,10 @@ int main(int argc, char **argv)
 	seed("waits.log", POSIX_TRACE_APPEND, 0, 150, 0, 1, 0, 256);
 	seed("swapped_waits.log", POSIX_TRACE_APPEND, 0, 150, 1, 1, 0, 256);
 	chunk_seed("chunk_waits.log", 0);
+	reuse = 1;
+	seed("reuse.log", POSIX_TRACE_APPEND, 0, 150, 0, 1, 0, 256);
+	seed("reuse_loop.log", POSIX_TRACE_LOOP, 2048, 200, 0, 1, 0, 256);
+	reuse = 0;
 	version = 9; /* logs of the formats before, still read */
 	seed("v9_waits.log", POSIX_TRACE_APPEND, 0, 150, 0, 1, 0, 256);
 	waits = 0;

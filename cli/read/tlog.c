@@ -236,7 +236,7 @@ void tlog_finish(struct tlog *l)
 		l->pr[p].rank = l->pr[p - 1].pid == l->pr[p].pid ? l->pr[p - 1].rank + 1 : 0;
 	for (size_t i = 0; i < l->nth; i++) {
 		struct tproc key = { .pid = l->th[i].pid, .born = l->th[i].born };
-		const struct tproc *q = bsearch(&key, l->pr, l->npr, sizeof key, cmp_proc);
+		const struct tproc *q = l->npr ? bsearch(&key, l->pr, l->npr, sizeof key, cmp_proc) : NULL;
 		l->th[i].proc = q ? (uint32_t)(q - l->pr) : (uint32_t)l->npr; /* (npr: none) */
 	}
 	/* each process's threads (TLOG_PROC_THREADS): counted, then placed */
@@ -677,6 +677,8 @@ int tlog_tree(const struct tlog *l, size_t **orderp, unsigned **depthp)
 const struct tproc *tlog_proc(const struct tlog *l, int32_t pid, uint64_t ts)
 {
 	struct tproc key = { .pid = pid, .born = tlog_born(l, pid, ts) };
+	if (!l->npr) /* (no array: bsearch's base must not be null) */
+		return NULL;
 	return bsearch(&key, l->pr, l->npr, sizeof key, cmp_proc);
 }
 

@@ -370,7 +370,7 @@ static size_t retire(struct pt_stream *t, size_t upto, int unheld, int now)
 			if ((last_gone && !last_held && !keep_type && !parent) ||
 			    (i < upto && o->kind == PT_EXT_OBJ_THREAD && !last_gone &&
 			     thread_gone(o->pid, o->lo) &&
-			     (!(f = bsearch(&k, seal, nseal, sizeof *seal, by_sealer)) ||
+			     (!nseal || !(f = bsearch(&k, seal, nseal, sizeof *seal, by_sealer)) ||
 			      (int64_t)o->ts < f->keep_from))) {
 				rd->obj_retired[o->kind & 15]++;
 				dropped += i < upto;
