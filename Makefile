@@ -415,6 +415,11 @@ clean:
 #                    extension (cli/query/) over a log, every table and
 #                    every reading path (fuzz/query_fuzz.c; the library
 #                    built sanitized, with its own clock; SQLite as it is)
+#   read_fuzz        the reading commands over a log as a user runs them
+#                    (fuzz/read_fuzz.c: info, stats, show --processes, and
+#                    export to chrome, perfetto, html and ctf; every part of
+#                    the command but main.c, without libdw), each ending
+#                    with status 0 or 1
 #   where_fuzz       the --where expression of the reading commands
 #                    (fuzz/where_fuzz.c: cli/read/where.c, parse and evaluate)
 #   view_fuzz        what `posixtrace view` does with a request before it
@@ -445,7 +450,7 @@ FUZZ_QUICK   ?= relayd_fuzz join_fuzz typed_fuzz spans_fuzz view_fuzz chunk_fuzz
 fuzz_secs     = $(if $(filter $(1),$(FUZZ_QUICK)),$$(( $(FUZZ_SECONDS) / 3 > 0 ? $(FUZZ_SECONDS) / 3 : 1 )),$(FUZZ_SECONDS))
 FUZZ_MAX_LEN ?= 8192
 FUZZ_TARGETS ?= log_fuzz log_fuzz_nocrc logapi_fuzz stream_fuzz relayd_fuzz typed_fuzz spans_fuzz view_fuzz \
-                join_fuzz where_fuzz chunk_fuzz $(if $(filter 1,$(SQLITE)),query_fuzz,)
+                join_fuzz where_fuzz chunk_fuzz read_fuzz $(if $(filter 1,$(SQLITE)),query_fuzz,)
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 # (PT_LOG_CHECK_MADE: an events block made of a CHUNK block is walked too,
 # and the walk must find what the making said: logcheck.c)
@@ -466,6 +471,7 @@ FUZZ_CORPUS_spans_fuzz     := fuzz/corpus-spans
 FUZZ_CORPUS_view_fuzz      := fuzz/corpus-view
 FUZZ_CORPUS_join_fuzz      := fuzz/corpus-join
 FUZZ_CORPUS_query_fuzz     := fuzz/corpus
+FUZZ_CORPUS_read_fuzz      := fuzz/corpus
 FUZZ_CORPUS_where_fuzz     := fuzz/corpus-where
 FUZZ_CORPUS_chunk_fuzz     := fuzz/corpus-chunk
 # the library for stream_fuzz: coverage-instrumented, sanitized, and with
@@ -538,6 +544,15 @@ $(BUILD)/fuzz/qobj/%.o: src/%.c
 $(BUILD)/fuzz/query_fuzz: $(QFUZZ_SRC) $(QFUZZ_OBJ) $(CLI_HDR)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $(QFUZZ_SRC) $(QFUZZ_OBJ) -o $@ -lsqlite3 -lm -lpthread
+
+# read_fuzz: the same library, and every part of the command but main.c
+# (info, stats, show, export), without libdw and libmicrohttpd
+RFUZZ_SRC  := fuzz/read_fuzz.c $(filter-out cli/cmd/main.c,$(CLI_SRC))
+RFUZZ_DEFS := $(PF_DEFS) $(if $(filter 1,$(SQLITE)),-DPT_HAVE_SQLITE $(shell pkg-config --cflags sqlite3),)
+RFUZZ_LIBS := $(PF_LIBS) $(if $(filter 1,$(SQLITE)),$(shell pkg-config --libs sqlite3),) -lm -lpthread
+$(BUILD)/fuzz/read_fuzz: $(RFUZZ_SRC) $(QFUZZ_OBJ) $(CLI_HDR)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(RFUZZ_DEFS) $(RFUZZ_SRC) $(QFUZZ_OBJ) -o $@ $(RFUZZ_LIBS)
 
 $(BUILD)/fuzz/spans_fuzz: fuzz/spans_fuzz.c cli/enrich/spans.c cli/read/hist.c cli/read/layout.c src/api/typedesc.c $(CLI_HDR) include/trace.h
 	@mkdir -p $(dir $@)
