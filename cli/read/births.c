@@ -95,6 +95,27 @@ uint64_t tlog_born_next(const struct tlog *l, int32_t pid, uint64_t born)
 	return i < l->nbirths_ && l->births_[i].pid == pid ? l->births_[i].ts : UINT64_MAX;
 }
 
+int tproc_cmp(const void *a, const void *b)
+{
+	const struct tproc *x = a, *y = b;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return (x->born > y->born) - (x->born < y->born);
+}
+
+const struct tproc *tlog_proc_born(const struct tlog *l, int32_t pid, uint64_t born)
+{
+	struct tproc key = { .pid = pid, .born = born };
+	if (!l->npr) /* (no array: bsearch's base must not be null) */
+		return NULL;
+	return bsearch(&key, l->pr, l->npr, sizeof key, tproc_cmp);
+}
+
+const struct tproc *tlog_proc(const struct tlog *l, int32_t pid, uint64_t ts)
+{
+	return tlog_proc_born(l, pid, tlog_born(l, pid, ts));
+}
+
 /* Above any pid Linux gives (PID_MAX_LIMIT is 2^22). */
 #define KEY_STEP (1 << 22)
 

@@ -292,8 +292,6 @@ int t0_live(const struct t0_spec *s, uint64_t ts, int32_t pid, int32_t self, uin
  * at column col. */
 void front_help(FILE *f, int col, int t0);
 const char *tlog_name(const struct tlog *l, unsigned id, char *buf, size_t cap);
-/* After the totals: the process pid named at time ts, or NULL. */
-const struct tproc *tlog_proc(const struct tlog *l, int32_t pid, uint64_t ts);
 /* Who process p said it was (its latest identity: an exec changes its
  * command line), or NULL. */
 const struct pt_ext_proc *tlog_identity(const struct tlog *l, const struct tproc *p);
@@ -315,6 +313,8 @@ void tlog_init(struct tlog *l);
 int tlog_add(struct tlog *l, trace_id_t trid, const struct posix_trace_event_info *ev,
              const void *data, size_t len, struct tev *e);
 void tlog_finish(struct tlog *l);   /* per-process tables, sorted by pid */
+/* n --no-loss waits of ns in all, the longest max, added to thread t's */
+void tthread_waits(struct tthread *t, uint64_t n, uint64_t ns, uint64_t max);
 /* Each thread of process p (an index of l->pr), in th's order, as i (an
  * index of l->th): after tlog_finish, in a process's threads' time (its
  * index, pth), not a look through every thread for each process (that
@@ -344,6 +344,12 @@ int tlog_births(struct tlog *l);
  * none). */
 uint64_t tlog_born(const struct tlog *l, int32_t pid, uint64_t ts);
 uint64_t tlog_born_next(const struct tlog *l, int32_t pid, uint64_t born);
+/* l->pr's order: by pid, then start (qsort, bsearch) */
+int tproc_cmp(const void *a, const void *b);
+/* After the totals: the process pid named at time ts, or NULL; the one of
+ * pid born at born (as tlog_born gives it), or NULL. */
+const struct tproc *tlog_proc(const struct tlog *l, int32_t pid, uint64_t ts);
+const struct tproc *tlog_proc_born(const struct tlog *l, int32_t pid, uint64_t born);
 /* After the totals: the pid an export gives process p (an index of l->pr),
  * where a viewer keys a process by its pid: its pid for the first process
  * the trace has of it, else pid + k 2^22 for the k-th after it (above any
@@ -399,8 +405,6 @@ const char *tlog_loss_hint(const struct tlog *l);
 /* --no-loss: e is a wait for room (posixtrace_noloss_wait): 1 and *ns the
  * wait; else 0. */
 int tlog_wait_of(const struct tev *e, uint64_t *ns);
-/* n waits of ns in all, the longest max, added to t's */
-void tthread_waits(struct tthread *t, uint64_t n, uint64_t ns, uint64_t max);
 struct twait { uint64_t n, ns, max; };  /* a thread's waits: count, total, longest */
 /* Every wait of the log at path, per thread of l (w[l->nth], zeroed by the
  * caller; the same thread numbers as l's): 0, or 1 after a message.  From

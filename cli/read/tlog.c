@@ -178,12 +178,11 @@ int tlog_add(struct tlog *l, trace_id_t trid, const struct posix_trace_event_inf
 	return 0;
 }
 
-static int cmp_proc(const void *a, const void *b)
+void tthread_waits(struct tthread *t, uint64_t n, uint64_t ns, uint64_t max)
 {
-	const struct tproc *x = a, *y = b;
-	if (x->pid != y->pid)
-		return x->pid < y->pid ? -1 : 1;
-	return (x->born > y->born) - (x->born < y->born);
+	t->waits += n;
+	t->wait_ns += ns;
+	t->wait_max = max > t->wait_max ? max : t->wait_max;
 }
 
 void tlog_finish(struct tlog *l)
@@ -231,12 +230,11 @@ void tlog_finish(struct tlog *l)
 	}
 	free(tab);
 	if (l->npr) /* (an empty log: no array to sort) */
-		qsort(l->pr, l->npr, sizeof *l->pr, cmp_proc);
+		qsort(l->pr, l->npr, sizeof *l->pr, tproc_cmp);
 	for (size_t p = 1; p < l->npr; p++) /* (births.c, the exports' pids) */
 		l->pr[p].rank = l->pr[p - 1].pid == l->pr[p].pid ? l->pr[p - 1].rank + 1 : 0;
 	for (size_t i = 0; i < l->nth; i++) {
-		struct tproc key = { .pid = l->th[i].pid, .born = l->th[i].born };
-		const struct tproc *q = l->npr ? bsearch(&key, l->pr, l->npr, sizeof key, cmp_proc) : NULL;
+		const struct tproc *q = tlog_proc_born(l, l->th[i].pid, l->th[i].born);
 		l->th[i].proc = q ? (uint32_t)(q - l->pr) : (uint32_t)l->npr; /* (npr: none) */
 	}
 	/* each process's threads (TLOG_PROC_THREADS): counted, then placed */
@@ -672,14 +670,6 @@ int tlog_tree(const struct tlog *l, size_t **orderp, unsigned **depthp)
 	free(stack);
 	free(sdepth);
 	return 0;
-}
-
-const struct tproc *tlog_proc(const struct tlog *l, int32_t pid, uint64_t ts)
-{
-	struct tproc key = { .pid = pid, .born = tlog_born(l, pid, ts) };
-	if (!l->npr) /* (no array: bsearch's base must not be null) */
-		return NULL;
-	return bsearch(&key, l->pr, l->npr, sizeof key, cmp_proc);
 }
 
 const char tlog_unfinished[] =

@@ -17,13 +17,6 @@ int tlog_wait_of(const struct tev *e, uint64_t *ns)
 	return 1;
 }
 
-void tthread_waits(struct tthread *t, uint64_t n, uint64_t ns, uint64_t max)
-{
-	t->waits += n;
-	t->wait_ns += ns;
-	t->wait_max = max > t->wait_max ? max : t->wait_max;
-}
-
 int tlog_waits(const char *path, struct tlog *l, struct twait *w)
 {
 	struct tlog r;
