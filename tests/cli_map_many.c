@@ -93,7 +93,7 @@ int main(void)
 	CHECK_EQ(placed, KIDS);
 	free(out), free(err);
 
-	char *info[] = { (char *)cli_bin, "info", (char *)log, NULL };
+	char *info[] = { (char *)cli_bin, "info", "--rows", "0", (char *)log, NULL }; /* (every row) */
 	CHECK_EQ(cli_run(info, &out, &err), 0);
 	char want[128];
 	snprintf(want, sizeof want, "processes (%d)", KIDS); /* (the service recorded nothing) */

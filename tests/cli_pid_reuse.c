@@ -281,7 +281,7 @@ static void check_wrapped(void)
 	CHECK_EQ(rows, KIDS + 1);
 	CHECK_EQ(threes, KIDS);
 	free(out), free(err);
-	CHECK_EQ(cli_run(CLI("info", (char *)log), &out, &err), 0);
+	CHECK_EQ(cli_run(CLI("info", "--rows", "0", (char *)log), &out, &err), 0);
 	CHECK(out && cli_contains(out, "processes (1001)"));
 	CHECK_EQ(out ? cli_count_str(out, "\n     10042      5000        1           3  ") : 0, 10);
 	CHECK(out && cli_contains(out, "service --kid 942\n"));

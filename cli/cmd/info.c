@@ -10,7 +10,7 @@
 #include "cmd.h"
 
 static const char help[] =
-"usage: posixtrace info [--all] [--t0 WHEN] [--span BEGIN,END[,NAME][,key[=FIELD]]]... LOG...\n"
+"usage: posixtrace info [--all] [--t0 WHEN] [--rows N] [--span BEGIN,END[,NAME][,key[=FIELD]]]... LOG...\n"
 "\n"
 "LOG: a log file; or a directory, whose *.ptlog files (the parts of one\n"
 "recording, as record --rotate cuts it) are read as one trace, in the\n"
@@ -34,7 +34,10 @@ static const char help[] =
 "NAME/async-end, or those --span pairs) is read whole for them: per span\n"
 "its types, how it pairs, complete and incomplete ones, p50, p99 and max\n"
 "(posixtrace stats says more).\n"
-"\n";
+"\n"
+"      --rows N     the processes and threads tables show the N with the\n"
+"                   most events (default 50; 0: every one), in the tables'\n"
+"                   order, then how many more and their events\n";
 
 /* The spans of the log at path (sp; l: its totals): read whole, once,
  * and summed up in sp.  0, or 1 after a message.  A log whose totals were
@@ -79,13 +82,14 @@ static int waits_read(struct tlog *l, const char *path, struct twait **w)
 }
 
 /* What the command line asks: the spans, the log. */
-struct info_opts { struct span_args sa; const char *path; };
+struct info_opts { struct span_args sa; const char *path; unsigned rows; };
 
 /* The options into o; -1 to go on, else the exit status. */
 static int info_options(int argc, char **argv, struct info_opts *o)
 {
 	static const struct option lopts[] = {
 		{ "span", required_argument, NULL, 'S' },
+		{ "rows", required_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -96,6 +100,10 @@ static int info_options(int argc, char **argv, struct info_opts *o)
 	while ((c = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'h': fputs(help, stdout); fputs(spans_help, stdout); front_help(stdout, 19, 1); return 0;
+		case 'R':
+			if (parse_rows(optarg, &o->rows))
+				return usage_error("--rows: '%s' is not a count of rows (0: all)", optarg);
+			break;
 		case 'S':
 			if (span_arg(&o->sa, optarg))
 				return EXIT_USAGE;
@@ -127,12 +135,13 @@ static int info_run(const struct info_opts *o, const struct tlog_front *front, s
 	if (in->l.count[PT_EXT_NOLOSS_WAIT] && waits_read(&in->l, o->path, &in->w))
 		return 1;
 	in->z = symz_open(&in->l, o->path, 0);
+	in->rows = o->rows;
 	return 0;
 }
 
 int cmd_info(int argc, char **argv, const struct tlog_front *front)
 {
-	struct info_opts o = { .sa = { .n = 0 } };
+	struct info_opts o = { .sa = { .n = 0 }, .rows = ROWS_DEFAULT };
 	struct info in = { .held = 0 };
 	int c;
 

@@ -172,7 +172,7 @@ static int show_events(struct show_opts *o, struct tlog *l, struct spans *sp,
 	int r = 0;
 
 	if (o->procs) { /* the process tree first, then a blank line, then the events */
-		r = info_processes(l, z, t0) ? -1 : 0;
+		r = info_processes(l, z, t0, 0) ? -1 : 0;
 		putchar('\n');
 	}
 	/* (with spans, from the start: a span begun before --from still pairs) */

@@ -21,7 +21,7 @@
 #include "cmd.h"
 
 static const char help[] =
-"usage: posixtrace stats LOG... [--ascii] [--width N] [--json] [--span ...] [FILTERS]\n"
+"usage: posixtrace stats LOG... [--ascii] [--width N] [--rows N] [--json] [--span ...] [FILTERS]\n"
 "\n"
 "LOG: a log file; or a directory, whose *.ptlog files (the parts of one\n"
 "recording, as record --rotate cuts it) are read as one trace, in the\n"
@@ -41,12 +41,15 @@ static const char help[] =
 "      --ascii      '#' bars and ' .:-=+*#%@' shades, whatever the locale\n"
 "      --json       the same figures as one JSON object (see posixtrace(1))\n"
 "  -w, --width N    the width to fill (default: the terminal's, or 80)\n"
+"      --rows N     the processes and threads tables show the N with the\n"
+"                   most events (default 50; 0: every one), then how many\n"
+"                   more and their events (--json: every one)\n"
 "  -h, --help       this help\n"
 "The slowest spans' starts count from time 0 (--t0).  With filters, every\n"
 "figure is of the events they keep (spans too are made of those).\n";
 
 /* What the command line asks. */
-struct stats_opts { int ascii, width, json; struct span_args sa; const char *path; };
+struct stats_opts { int ascii, width, json; unsigned rows; struct span_args sa; const char *path; };
 
 /* The options into o (the filters into f); -1 to go on, else the exit status. */
 static int stats_options(int argc, char **argv, struct stats_opts *o, struct evfilter *f)
@@ -55,6 +58,7 @@ static int stats_options(int argc, char **argv, struct stats_opts *o, struct evf
 		{ "ascii", no_argument, NULL, 'A' },
 		{ "width", required_argument, NULL, 'w' },
 		{ "json", no_argument, NULL, 'J' },
+		{ "rows", required_argument, NULL, 'R' },
 		{ "span", required_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		FILTER_LONGOPTS,
@@ -83,6 +87,10 @@ static int stats_options(int argc, char **argv, struct stats_opts *o, struct evf
 				return EXIT_USAGE;
 			break;
 		case 'J': o->json = 1; break;
+		case 'R':
+			if (parse_rows(optarg, &o->rows))
+				return usage_error("--rows: '%s' is not a count of rows (0: all)", optarg);
+			break;
 		case 'w':
 			o->width = atoi(optarg);
 			if (o->width < 40 || o->width > 1000)
@@ -124,6 +132,7 @@ static int stats_prepare(struct stats *s, const struct stats_opts *o, const stru
 	}
 	s->utf8 = !o->ascii && utf8_output();
 	s->width = o->width ? o->width : terminal_width();
+	s->rows = o->rows;
 	s->t0 = l->first;
 	s->t1 = l->nev ? l->last : s->t0;
 	s->rel0 = s->t0;
@@ -263,7 +272,7 @@ static void stats_free(struct stats *s)
 int cmd_stats(int argc, char **argv, const struct tlog_front *front)
 {
 	static struct evfilter f;
-	struct stats_opts o = { .width = 0 };
+	struct stats_opts o = { .width = 0, .rows = ROWS_DEFAULT };
 	struct stats s = { .sp = NULL };
 	int c;
 

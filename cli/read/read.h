@@ -43,6 +43,11 @@ int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int parse_size(const char *s, size_t *out);
 int parse_seconds(const char *s, double *out);
 int parse_pid(const char *s, pid_t *out);
+/* --rows N: how many rows a table of processes or threads shows (info,
+ * stats); 0 all of them.  A trace of a service that forks a worker per
+ * request has tens of thousands: the rest are summed up in one line. */
+#define ROWS_DEFAULT 50
+int parse_rows(const char *s, unsigned *out);
 uint64_t now_realtime_ns(void);
 uint64_t now_mono_ns(void);
 void fmt_rel(char *buf, size_t cap, uint64_t ns);            /* s.nnnnnnnnn */

@@ -113,6 +113,18 @@ int parse_seconds(const char *s, double *out)
 	return 0;
 }
 
+int parse_rows(const char *s, unsigned *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long v = strtoul(s, &end, 10);
+
+	if (end == s || *end || errno || *s < '0' || *s > '9' || v > 100000000)
+		return -1;
+	*out = (unsigned)v;
+	return 0;
+}
+
 int parse_pid(const char *s, pid_t *out)
 {
 	char *end;

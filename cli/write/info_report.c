@@ -237,7 +237,7 @@ static void print_safe(const char *s, int cut)
 
 /* The processes table: each below its parent, its command line
  * indented by its depth in the tree (info; show --processes). */
-int info_processes(const struct tlog *l, struct symz *z, uint64_t first)
+int info_processes(const struct tlog *l, struct symz *z, uint64_t first, unsigned rows)
 {
 	char a[64], b[64];
 	unsigned procs, threads;
@@ -248,8 +248,18 @@ int info_processes(const struct tlog *l, struct symz *z, uint64_t first)
 	unsigned *depth;
 	if (tlog_tree(l, &order, &depth)) /* a child below its parent, indented */
 		return 1;
+	/* (cut at rows: the busiest, in the tree's order) */
+	uint64_t *count = malloc((l->npr + 1) * sizeof *count), rest = 0;
+	for (size_t k = 0; count && k < l->npr; k++)
+		count[k] = l->pr[order[k]].count;
+	unsigned char *keep = count ? rows_pick(count, l->npr, rows) : NULL;
+	size_t more = 0;
 	for (size_t k = 0; k < l->npr; k++) {
 		const struct tproc *p = &l->pr[order[k]];
+		if (keep && !keep[k]) {
+			more++, rest += p->count;
+			continue;
+		}
 		const char *exe = p->pid ? symz_exe(z, p->pid, p->last)
 		                         : "(the trace: its system events, the reader's)";
 		const struct pt_ext_proc *id = tlog_identity(l, p);
@@ -268,6 +278,9 @@ int info_processes(const struct tlog *l, struct symz *z, uint64_t first)
 			fputs(exe ? exe : "", stdout);
 		putchar('\n');
 	}
+	rows_more(more, "processes", rest, 2);
+	free(keep);
+	free(count);
 	free(order);
 	free(depth);
 	return 0;
@@ -334,22 +347,37 @@ static void info_types(const struct tlog *l)
 
 /* Each thread as show prints it (PID/TID, its latest name), then every
  * identity the trace gives it (a rename, a pthread_t reused). */
-static void info_threads(const struct tlog *l)
+static void info_threads(const struct tlog *l, unsigned rows)
 {
 	unsigned procs, threads;
+	size_t more = 0, n = 0;
+	uint64_t rest = 0, *count = malloc((l->nth + 1) * sizeof *count);
 
 	tlog_program_counts(l, 0, &procs, &threads);
 	printf("\nthreads (%u)\n  %-14s  %-16s  %-18s  %10s  %s\n", threads, "pid/tid", "name",
 	       "pthread_t", "events", "TID and name (each the trace says)");
+	/* (cut at rows: the busiest, in the table's order) */
+	for (size_t p = 0; count && p < l->npr; p++)
+		TLOG_PROC_THREADS(l, p, k, i)
+			count[n++] = l->th[i].count;
+	unsigned char *keep = count ? rows_pick(count, n, rows) : NULL;
+	n = 0;
 	for (size_t p = 0; p < l->npr; p++)
 		TLOG_PROC_THREADS(l, p, k, i) {
 			const struct tthread *t = &l->th[i];
 			char a[64], who[160], name[40];
+			if (keep && !keep[n++]) {
+				more++, rest += t->count;
+				continue;
+			}
 			tlog_thread_id(l, (uint32_t)i, t->last, a, sizeof a, name, sizeof name, NULL);
 			thrmap_all(l->thrs, who, sizeof who, t->pid, t->tid);
 			printf("  %-14s  %-16s  0x%-16llx  %10llu  %s\n", a, t->pid ? name : "(the trace)",
 			       (unsigned long long)t->tid, (unsigned long long)t->count, who[0] ? who : "-");
 		}
+	rows_more(more, "threads", rest, 2);
+	free(keep);
+	free(count);
 }
 
 /* The description, section by section: 0, or 1 after a message. */
@@ -366,9 +394,9 @@ int info_report(const struct info *in)
 		spans_summary(stdout, in->sp, l);
 	if (in->w)
 		waits_print(l, in->w);
-	if (info_processes(l, in->z, in->t0))
+	if (info_processes(l, in->z, in->t0, in->rows))
 		return 1;
-	info_threads(l);
+	info_threads(l, in->rows);
 	objects(in->z);
 	return 0;
 }

@@ -183,21 +183,42 @@ static void text_types(const struct stats *s, double span)
 }
 
 /* The text report's tables of processes and threads: count and rate
- * (and how long --no-loss held each thread). */
+ * (and how long --no-loss held each thread); each cut at --rows. */
 static void text_threads(const struct stats *s, double span)
 {
 	const struct tlog *l = &s->l;
 	const struct stats_counts *k = &s->k;
+	uint64_t *count = malloc((l->nth + l->npr + 1) * sizeof *count), rest = 0;
+	size_t n = 0, more = 0;
 
+	/* (the rows: processes and threads with events) */
+	for (size_t p = 0; count && p < l->npr; p++)
+		if (k->pr[p])
+			count[n++] = k->pr[p];
+	unsigned char *keep = count ? rows_pick(count, n, s->rows) : NULL;
 	printf("\n%-12s %7s %7s %9s\n", "process", "threads", "count", "rate");
+	n = 0;
 	for (size_t p = 0; p < l->npr; p++) {
 		char rate[24];
 		if (!k->pr[p])
 			continue;
+		if (keep && !keep[n++]) {
+			more++, rest += k->pr[p];
+			continue;
+		}
 		rate_text(rate, sizeof rate, k->pr[p], span);
 		printf("%-12d %7u %7llu %9s\n", (int)l->pr[p].pid, k->prth[p],
 		       (unsigned long long)k->pr[p], rate);
 	}
+	rows_more(more, "processes", rest, 0);
+	free(keep);
+	n = more = rest = 0;
+	for (size_t p = 0; count && p < l->npr; p++)
+		TLOG_PROC_THREADS(l, p, q, i)
+			if (i < s->known && k->th[i])
+				count[n++] = k->th[i];
+	keep = count ? rows_pick(count, n, s->rows) : NULL;
+	n = 0;
 	if (k->waits) /* and how long --no-loss held each */
 		printf("\n%-14s %-16s %7s %9s %7s %11s\n", "pid/tid", "thread", "count", "rate",
 		       "waits", "waited");
@@ -209,6 +230,10 @@ static void text_threads(const struct stats *s, double span)
 			char rate[24], who[48], name[40];
 			if (i >= s->known || !k->th[i])
 				continue;
+			if (keep && !keep[n++]) {
+				more++, rest += k->th[i];
+				continue;
+			}
 			rate_text(rate, sizeof rate, k->th[i], span);
 			tlog_thread_id(l, (uint32_t)i, t->last, who, sizeof who, name, sizeof name, NULL);
 			printf("%-14s %-16s %7llu %9s", who, t->pid ? name : "(the trace)",
@@ -221,6 +246,9 @@ static void text_threads(const struct stats *s, double span)
 			}
 			putchar('\n');
 		}
+	rows_more(more, "threads", rest, 0);
+	free(keep);
+	free(count);
 }
 
 /* The text report: the tables, the activity chart, the spans. */

@@ -552,6 +552,7 @@ struct stats {
 	size_t known;                 /* the threads the log's header knew */
 	uint64_t t0, t1, rel0;        /* the trace's span; time 0 of the slowest spans */
 	int name_w, cols, utf8, width; /* the text's layout */
+	unsigned rows;                /* --rows: of the processes and threads tables (0 all) */
 	/* the chart's column of the last event, and the offsets from t0 it
 	 * covers, [col_lo, col_hi) (stats.c, chart_col) */
 	uint64_t col, col_lo, col_hi;
@@ -572,12 +573,15 @@ struct info {
 	int has_spans;
 	struct twait *w;    /* NULL: no wait recorded */
 	struct symz *z;
+	unsigned rows;      /* --rows: of the processes and threads tables (0 all) */
 };
 int info_report(const struct info *in);
 /* The processes table (a child below its parent, indented), as info
- * prints it and show --processes; first: the trace's first event.  0, or
- * 1 after a message. */
-int info_processes(const struct tlog *l, struct symz *z, uint64_t first);
+ * prints it and show --processes; first: the trace's first event; its
+ * first rows rows (0: all), the others summed up in a line.  0, or 1
+ * after a message. */
+int info_processes(const struct tlog *l, struct symz *z, uint64_t first, unsigned rows);
+
 
 /* ------------------------------------------------------------ top_report.c */
 /* top's figures (cli/cmd/top.c gathers them), and a screen of them on
@@ -596,5 +600,13 @@ void top_report(const struct top *t, pid_t pid, const char *what, uint64_t now);
 
 /* ------------------------------------------------------------ view_assets.c */
 extern const char view_page[];
+
+/* ------------------------------------------------------------ rows.c */
+/* A table of n rows (count[i]: row i's events) cut at rows (--rows, 0:
+ * none): which rows it shows (the rows with the most events; ties: the
+ * first), malloc'd; NULL: every one. */
+unsigned char *rows_pick(const uint64_t *count, size_t n, unsigned rows);
+/* The line after a cut table: how many rows more, and their events. */
+void rows_more(size_t more, const char *what, uint64_t events, int indent);
 
 #endif
