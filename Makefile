@@ -459,7 +459,7 @@ FUZZ_CFLAGS  := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O1 -Iinclude -I
 FUZZ_SRC     := fuzz/log_fuzz.c src/log/logread.c src/log/logiter.c src/log/logsum.c src/log/logcheck.c \
                 src/log/logchunk.c \
                 src/log/objstore.c
-FUZZ_DEPS    := $(FUZZ_SRC) $(wildcard src/log/*.h) src/shm/layout.h include/trace.h
+FUZZ_DEPS    := $(FUZZ_SRC) $(wildcard src/log/*.h) src/shm/layout.h include/trace.h fuzz/fuzz_file.h
 # the committed corpus of each target
 FUZZ_CORPUS_log_fuzz       := fuzz/corpus
 FUZZ_CORPUS_log_fuzz_nocrc := fuzz/corpus
@@ -504,7 +504,7 @@ $(BUILD)/fuzz/objnc/%.o: src/%.c
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_LIB_CFLAGS) -DPT_LOG_FUZZ_NOCRC $(DEPFLAGS) -c $< -o $@
 
-$(BUILD)/fuzz/logapi_fuzz: fuzz/logapi_fuzz.c $(FUZZ_NC_OBJ)
+$(BUILD)/fuzz/logapi_fuzz: fuzz/logapi_fuzz.c fuzz/fuzz_file.h $(FUZZ_NC_OBJ)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) fuzz/logapi_fuzz.c $(FUZZ_NC_OBJ) -o $@ -lpthread
 
@@ -541,7 +541,7 @@ $(BUILD)/fuzz/qobj/%.o: src/%.c
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(filter-out -fsanitize=fuzzer,$(FUZZ_CFLAGS)) -fsanitize=fuzzer-no-link \
 	  $(DEPFLAGS) -c $< -o $@
-$(BUILD)/fuzz/query_fuzz: $(QFUZZ_SRC) $(QFUZZ_OBJ) $(CLI_HDR)
+$(BUILD)/fuzz/query_fuzz: $(QFUZZ_SRC) $(QFUZZ_OBJ) $(CLI_HDR) fuzz/fuzz_file.h
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $(QFUZZ_SRC) $(QFUZZ_OBJ) -o $@ -lsqlite3 -lm -lpthread
 
@@ -550,7 +550,7 @@ $(BUILD)/fuzz/query_fuzz: $(QFUZZ_SRC) $(QFUZZ_OBJ) $(CLI_HDR)
 RFUZZ_SRC  := fuzz/read_fuzz.c $(filter-out cli/cmd/main.c,$(CLI_SRC))
 RFUZZ_DEFS := $(PF_DEFS) $(if $(filter 1,$(SQLITE)),-DPT_HAVE_SQLITE $(shell pkg-config --cflags sqlite3),)
 RFUZZ_LIBS := $(PF_LIBS) $(if $(filter 1,$(SQLITE)),$(shell pkg-config --libs sqlite3),) -lm -lpthread
-$(BUILD)/fuzz/read_fuzz: $(RFUZZ_SRC) $(QFUZZ_OBJ) $(CLI_HDR)
+$(BUILD)/fuzz/read_fuzz: $(RFUZZ_SRC) $(QFUZZ_OBJ) $(CLI_HDR) fuzz/fuzz_file.h
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $(RFUZZ_DEFS) $(RFUZZ_SRC) $(QFUZZ_OBJ) -o $@ $(RFUZZ_LIBS)
 

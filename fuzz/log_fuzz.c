@@ -17,11 +17,11 @@
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
-#include <sys/mman.h>
 #include <unistd.h>
+#include "fuzz_file.h"
 #include "../src/log/logpriv.h"
 
-static int fd = -1;
+static int fd; /* the input: fuzz_file() */
 
 static size_t read_all(struct pt_logr *r, uint64_t *sum)
 {
@@ -201,10 +201,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint64_t s1, s2;
 	size_t n1, n2;
 
-	if (fd < 0 && (fd = memfd_create("log_fuzz", 0)) < 0)
-		abort();
-	if (ftruncate(fd, 0) || (size && pwrite(fd, data, size, 0) != (ssize_t)size))
-		abort();
+	fd = fuzz_file("log_fuzz", data, size, NULL, 0);
 	struct pt_log_summary sum;
 	if (pt_log_summary_read(fd, &sum) == 0) {
 		if (!sum.names || sum.objs.n > PT_LOG_OBJS_MAX)

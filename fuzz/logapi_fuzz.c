@@ -12,10 +12,10 @@
  */
 #include <stdint.h>
 #include <stdlib.h>
-#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 #include <trace.h>
+#include "fuzz_file.h"
 #include "../src/ext.h"
 
 int ptfuzz_clock_gettime(clockid_t clk, struct timespec *ts);
@@ -25,7 +25,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int ptfuzz_clock_gettime(clockid_t clk, struct timespec *ts) { return clock_gettime(clk, ts); }
 pthread_t ptfuzz_thread_self(void) { return (pthread_t)0x7f0000001000ul; }
 
-static int fd = -1;
+static int fd; /* the input: fuzz_file() */
 
 static void losses(trace_id_t t)
 {
@@ -47,11 +47,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t len, n;
 	int un;
 
-	if (fd < 0 && (fd = memfd_create("logapi_fuzz", 0)) < 0)
-		abort();
-	if (ftruncate(fd, 0) || pwrite(fd, data, size, 0) != (ssize_t)size ||
-	    lseek(fd, 0, SEEK_SET) != 0)
-		abort();
+	fd = fuzz_file("logapi_fuzz", data, size, NULL, 0);
 	struct pt_ext_summary *s = NULL;
 	if (pt_ext_log_summary(fd, &s) == 0)
 		pt_ext_summary_free(s);

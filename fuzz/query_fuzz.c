@@ -14,8 +14,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
+#include "fuzz_file.h"
 #include "../cli/query/query.h"
 
 static const char *const statements[] = {
@@ -47,18 +46,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char path[64], *sql;
 	sqlite3 *db = NULL;
-	int fd = memfd_create("query_fuzz", MFD_CLOEXEC);
 
-	if (fd < 0)
-		return 0;
-	if (write(fd, data, size) != (ssize_t)size) {
-		close(fd);
-		return 0;
-	}
-	snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+	fuzz_file("query_fuzz", data, size, path, sizeof path);
 	if (sqlite3_open(":memory:", &db) != SQLITE_OK || pq_register(db) != SQLITE_OK) {
 		sqlite3_close(db);
-		close(fd);
 		return 0;
 	}
 	for (int k = 0; k < PQ_NKINDS; k++) {
@@ -77,6 +68,5 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		sqlite3_finalize(st);
 	}
 	sqlite3_close(db);
-	close(fd);
 	return 0;
 }

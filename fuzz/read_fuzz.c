@@ -20,8 +20,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
+#include "fuzz_file.h"
 #include "../cli/cmd/cmd.h"
 
 void __sanitizer_set_report_fd(void *fd);
@@ -90,15 +90,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char log[64], chrome[96], pf[96], html[96], ctf[96];
-	int fd = memfd_create("read_fuzz", MFD_CLOEXEC);
 
-	if (fd < 0)
-		return 0;
-	if (write(fd, data, size) != (ssize_t)size) {
-		close(fd);
-		return 0;
-	}
-	snprintf(log, sizeof log, "/proc/self/fd/%d", fd);
+	fuzz_file("read_fuzz", data, size, log, sizeof log);
 	snprintf(chrome, sizeof chrome, "%s/t.json", out_dir);
 	snprintf(pf, sizeof pf, "%s/t.pftrace", out_dir);
 	snprintf(html, sizeof html, "%s/t.html", out_dir);
@@ -113,6 +106,5 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	run(cmd_export, all, (char *[]){ "export", "-f", "perfetto", "--force", "-o", pf, log, NULL });
 	run(cmd_export, all, (char *[]){ "export", "-f", "html", "--force", "-o", html, log, NULL });
 	run(cmd_export, all, (char *[]){ "export", "-f", "ctf", "--force", "-o", ctf, log, NULL });
-	close(fd);
 	return 0;
 }
