@@ -280,6 +280,37 @@ static void check_wrapped(void)
 	}
 	CHECK_EQ(rows, KIDS + 1);
 	CHECK_EQ(threes, KIDS);
+	/* the ten of pid 10042 each with its own first event, in order */
+	const char *s = pr;
+	for (int j = 0; j < KIDS / PIDS; j++) {
+		char want[96];
+		snprintf(want, sizeof want, "{\"pid\":10042,\"threads\":1,\"count\":3,");
+		s = s ? strstr(s, want) : NULL;
+		const char *f = s ? strstr(s, "\"first_ns\":") : NULL;
+		CHECK(f && f < th);
+		CHECK_EQ(f ? strtoull(f + 11, NULL, 10) : 0,
+		         T0 + 1000ull * (uint64_t)(42 + PIDS * j + 1) + 100);
+		s = s ? s + 1 : NULL;
+	}
+	free(out), free(err);
+	/* and in the text (time 0: the service's first event, T0 + 10) */
+	CHECK_EQ(cli_run(CLI("stats", "--rows", "0", (char *)log), &out, &err), 0);
+	int seen = 0;
+	char line[256];
+	for (const char *p = out; p && cli_next_line(&p, line, sizeof line) == 0;) {
+		char want[32];
+		size_t len = strlen(line);
+		if (strncmp(line, "10042 ", 6))
+			continue;
+		snprintf(want, sizeof want, " 0.000%06d",
+		         1000 * (42 + PIDS * seen + 1) + 100 - 10);
+		CHECK(len > strlen(want) && !strcmp(line + len - strlen(want), want));
+		if (len <= strlen(want) || strcmp(line + len - strlen(want), want))
+			fprintf(stderr, "row %d of pid 10042: \"%s\", not ending \"%s\"\n", seen,
+			        line, want);
+		seen++;
+	}
+	CHECK_EQ(seen, KIDS / PIDS);
 	free(out), free(err);
 	CHECK_EQ(cli_run(CLI("info", "--rows", "0", (char *)log), &out, &err), 0);
 	CHECK(out && cli_contains(out, "processes (1001)"));

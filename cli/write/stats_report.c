@@ -116,9 +116,11 @@ void stats_json(const struct stats *s)
 	for (size_t p = 0; p < l->npr; p++) {
 		if (!k->pr[p])
 			continue;
-		printf("%s\n{\"pid\":%d,\"threads\":%u,\"count\":%llu,\"rate\":%.3f}",
+		printf("%s\n{\"pid\":%d,\"threads\":%u,\"count\":%llu,\"rate\":%.3f,"
+		       "\"first_ns\":%llu,\"last_ns\":%llu}",
 		       first ? "" : ",", (int)l->pr[p].pid, k->prth[p], (unsigned long long)k->pr[p],
-		       span > 0 ? (double)k->pr[p] / span : 0.0);
+		       span > 0 ? (double)k->pr[p] / span : 0.0, (unsigned long long)l->pr[p].first,
+		       (unsigned long long)l->pr[p].last);
 		first = 0;
 	}
 	fputs("],\n\"threads\":[", stdout);
@@ -183,7 +185,8 @@ static void text_types(const struct stats *s, double span)
 }
 
 /* The text report's tables of processes and threads: count and rate
- * (and how long --no-loss held each thread); each cut at --rows. */
+ * (and how long --no-loss held each thread), a process's first event
+ * (seconds since time 0, as info gives it); each cut at --rows. */
 static void text_threads(const struct stats *s, double span)
 {
 	const struct tlog *l = &s->l;
@@ -196,10 +199,10 @@ static void text_threads(const struct stats *s, double span)
 		if (k->pr[p])
 			count[n++] = k->pr[p];
 	unsigned char *keep = count ? rows_pick(count, n, s->rows) : NULL;
-	printf("\n%-12s %7s %7s %9s\n", "process", "threads", "count", "rate");
+	printf("\n%-12s %7s %7s %9s %12s\n", "process", "threads", "count", "rate", "first (s)");
 	n = 0;
 	for (size_t p = 0; p < l->npr; p++) {
-		char rate[24];
+		char rate[24], since[40];
 		if (!k->pr[p])
 			continue;
 		if (keep && !keep[n++]) {
@@ -207,8 +210,10 @@ static void text_threads(const struct stats *s, double span)
 			continue;
 		}
 		rate_text(rate, sizeof rate, k->pr[p], span);
-		printf("%-12d %7u %7llu %9s\n", (int)l->pr[p].pid, k->prth[p],
-		       (unsigned long long)k->pr[p], rate);
+		/* (when it began tells apart two processes that had one pid) */
+		fmt_since(since, sizeof since, l->pr[p].first, s->rel0);
+		printf("%-12d %7u %7llu %9s %12s\n", (int)l->pr[p].pid, k->prth[p],
+		       (unsigned long long)k->pr[p], rate, since);
 	}
 	rows_more(more, "processes", rest, 0);
 	free(keep);
