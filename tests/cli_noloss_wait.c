@@ -14,6 +14,7 @@
  *  - every tick is in the log; the posixtrace_noloss_wait events are there,
  *    one at least per thread, and their sum per thread (show, each line
  *    "waited N ns") is at most the time that thread spent in its calls;
+ *  - info --rows 1 shows the thread held longest and a line for the other;
  *  - info's and stats' (text and JSON) per-thread counts and totals are
  *    exactly show's, and info's longest wait is show's longest (info
  *    takes them from the log's summary, stats adds them up as it reads).
@@ -182,6 +183,30 @@ int main(int argc, char **argv)
 		if (strcmp(t, total[k]) || strcmp(l, longest[k]))
 			fprintf(stderr, "info: %s: total %s (stats: %s), longest %s (show: %s)\n", who[k],
 			        t, total[k], l, longest[k]);
+	}
+	free(out);
+	/* cut at --rows 1: the thread held longest, then a line for the other */
+	CHECK_EQ(cli_run(CLI("info", "--rows", "1", (char *)log), &out, NULL), 0);
+	{
+		const char *p = out ? strstr(out, "\nno-loss waits") : NULL;
+		const char *e = p ? strstr(p + 1, "\n\n") : NULL; /* (the table's end) */
+		int shown[2];
+		for (int k = 0; k < 2; k++) {
+			snprintf(key, sizeof key, "\n  %-14s  ", who[k]);
+			const char *r = p ? strstr(p, key) : NULL;
+			shown[k] = r && (!e || r < e);
+		}
+		CHECK_EQ(shown[0] + shown[1], 1);
+		if (shown[0] + shown[1] != 1)
+			fprintf(stderr, "info --rows 1 (%s %s):\n%s\n", who[0], who[1], p ? p : "");
+		if (ns[0] != ns[1]) /* (equal: the first in the table's order) */
+			CHECK(shown[ns[1] > ns[0]]);
+		int other = shown[0] ? 1 : 0;
+		snprintf(key, sizeof key, "\n  (and 1 more thread, %llu waits in all: --rows 0 lists "
+		         "every one)\n", n[other]);
+		CHECK(p && strstr(p, key) != NULL);
+		if (!p || !strstr(p, key))
+			fprintf(stderr, "info --rows 1, not \"%s\":\n%s\n", key + 1, p ? p : "");
 	}
 	free(out);
 	CHECK_EQ(cli_run(CLI("stats", (char *)log, "--json"), &out, NULL), 0);

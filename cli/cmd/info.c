@@ -37,7 +37,8 @@ static const char help[] =
 "\n"
 "      --rows N     the processes and threads tables show the N with the\n"
 "                   most events (default 50; 0: every one), in the tables'\n"
-"                   order, then how many more and their events\n";
+"                   order, then how many more and their events; the no-loss\n"
+"                   waits table the N threads held longest\n";
 
 /* The spans of the log at path (sp; l: its totals): read whole, once,
  * and summed up in sp.  0, or 1 after a message.  A log whose totals were

@@ -278,7 +278,7 @@ int info_processes(const struct tlog *l, struct symz *z, uint64_t first, unsigne
 			fputs(exe ? exe : "", stdout);
 		putchar('\n');
 	}
-	rows_more(more, "processes", rest, 2);
+	rows_more(more, "process", rest, "events", 2);
 	free(keep);
 	free(count);
 	free(order);
@@ -286,21 +286,36 @@ int info_processes(const struct tlog *l, struct symz *z, uint64_t first, unsigne
 	return 0;
 }
 
-static void waits_print(const struct tlog *l, const struct twait *w)
+/* The threads --no-loss held, cut at rows: the longest held */
+static void waits_print(const struct tlog *l, const struct twait *w, unsigned rows)
 {
 	char who[48], name[40], a[32], b[32];
+	uint64_t *held = malloc((l->nth + 1) * sizeof *held), rest = 0;
+	size_t n = 0, more = 0;
 
+	for (size_t i = 0; held && i < l->nth; i++)
+		if (w[i].n)
+			held[n++] = w[i].ns;
+	unsigned char *keep = held ? rows_pick(held, n, rows) : NULL;
 	printf("\nno-loss waits (threads held for room in the stream: record --no-loss)\n"
 	       "  %-14s  %-16s  %8s  %12s  %12s\n", "pid/tid", "name", "waits", "total", "longest");
+	n = 0;
 	for (size_t i = 0; i < l->nth; i++) {
 		if (!w[i].n)
 			continue;
+		if (keep && !keep[n++]) {
+			more++, rest += w[i].n;
+			continue;
+		}
 		tlog_thread_id(l, (uint32_t)i, l->th[i].last, who, sizeof who, name, sizeof name, NULL);
 		fmt_duration(a, sizeof a, w[i].ns);
 		fmt_duration(b, sizeof b, w[i].max);
 		printf("  %-14s  %-16s  %8llu  %12s  %12s\n", who, name, (unsigned long long)w[i].n, a,
 		       b);
 	}
+	rows_more(more, "thread", rest, "waits", 2);
+	free(keep);
+	free(held);
 }
 
 /* The trace's time span, its time 0, how many events and how they were
@@ -375,7 +390,7 @@ static void info_threads(const struct tlog *l, unsigned rows)
 			printf("  %-14s  %-16s  0x%-16llx  %10llu  %s\n", a, t->pid ? name : "(the trace)",
 			       (unsigned long long)t->tid, (unsigned long long)t->count, who[0] ? who : "-");
 		}
-	rows_more(more, "threads", rest, 2);
+	rows_more(more, "thread", rest, "events", 2);
 	free(keep);
 	free(count);
 }
@@ -393,7 +408,7 @@ int info_report(const struct info *in)
 	if (in->has_spans)
 		spans_summary(stdout, in->sp, l);
 	if (in->w)
-		waits_print(l, in->w);
+		waits_print(l, in->w, in->rows);
 	if (info_processes(l, in->z, in->t0, in->rows))
 		return 1;
 	info_threads(l, in->rows);

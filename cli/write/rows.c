@@ -1,11 +1,12 @@
 /*
  * rows.c -- tables of processes and threads cut at --rows (info, stats):
  * a trace of a service that forks a worker per request has tens of
- * thousands of each.  The rows shown are the ones with the most events,
- * in the table's own order; a line says how many more there are and
- * their events.
+ * thousands of each.  The rows shown are the ones with the most events
+ * (info's no-loss waits: the longest held), in the table's own order; a
+ * line says how many more there are and their events (waits).
  */
 #include <stdlib.h>
+#include <string.h>
 #include "write.h"
 
 struct rank { uint64_t count; size_t i; };
@@ -38,9 +39,10 @@ unsigned char *rows_pick(const uint64_t *count, size_t n, unsigned rows)
 	return keep;
 }
 
-void rows_more(size_t more, const char *what, uint64_t events, int indent)
+void rows_more(size_t more, const char *what, uint64_t n, const char *unit, int indent)
 {
 	if (more)
-		printf("%*s(and %zu more %s, %llu events in all: --rows 0 lists every one)\n", indent,
-		       "", more, what, (unsigned long long)events);
+		printf("%*s(and %zu more %s%s, %llu %s in all: --rows 0 lists every one)\n", indent, "",
+		       more, what, more == 1 ? "" : strcmp(what, "process") ? "s" : "es",
+		       (unsigned long long)n, unit);
 }

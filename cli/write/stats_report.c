@@ -215,7 +215,7 @@ static void text_threads(const struct stats *s, double span)
 		printf("%-12d %7u %7llu %9s %12s\n", (int)l->pr[p].pid, k->prth[p],
 		       (unsigned long long)k->pr[p], rate, since);
 	}
-	rows_more(more, "processes", rest, 0);
+	rows_more(more, "process", rest, "events", 0);
 	free(keep);
 	n = more = rest = 0;
 	for (size_t p = 0; count && p < l->npr; p++)
@@ -251,7 +251,7 @@ static void text_threads(const struct stats *s, double span)
 			}
 			putchar('\n');
 		}
-	rows_more(more, "threads", rest, 0);
+	rows_more(more, "thread", rest, "events", 0);
 	free(keep);
 	free(count);
 }

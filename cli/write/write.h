@@ -602,11 +602,12 @@ void top_report(const struct top *t, pid_t pid, const char *what, uint64_t now);
 extern const char view_page[];
 
 /* ------------------------------------------------------------ rows.c */
-/* A table of n rows (count[i]: row i's events) cut at rows (--rows, 0:
- * none): which rows it shows (the rows with the most events; ties: the
- * first), malloc'd; NULL: every one. */
+/* A table of n rows (count[i]: row i's events, or what else it is
+ * ranked by) cut at rows (--rows, 0: none): which rows it shows (the
+ * rows with the most; ties: the first), malloc'd; NULL: every one. */
 unsigned char *rows_pick(const uint64_t *count, size_t n, unsigned rows);
-/* The line after a cut table: how many rows more, and their events. */
-void rows_more(size_t more, const char *what, uint64_t events, int indent);
+/* The line after a cut table: how many rows more (of what: "process",
+ * "thread"), and how many of unit ("events", "waits") they hold. */
+void rows_more(size_t more, const char *what, uint64_t n, const char *unit, int indent);
 
 #endif
