@@ -244,15 +244,15 @@ static int reused_counts(const char *out, int *c, int cap)
 #define entry(w, kind, pid, ts, lo, flags, path) \
 	CHECK_RC(t_log_entry(w, kind, pid, ts, 0, lo, 0, flags, path), 0)
 
-static void write_wrapped(const char *path)
+static void write_wrapped(const char *path, int kids, int pids)
 {
 	struct pt_logw w;
 	int fd = t_log_create(path, &w, 256);
 	CHECK_RC(pt_logw_name(&w, 20, "job"), 0);
 	entry(&w, PT_EXT_OBJ_PROC, SVC, T0, 1, 0, "service");
 	CHECK_RC(pt_logw_event(&w, T0 + 10, SVC, 0x7000, 0, 20, 0, NULL, 0), 0);
-	for (int i = 0; i < KIDS; i++) {
-		int32_t pid = 10000 + i % PIDS;
+	for (int i = 0; i < kids; i++) {
+		int32_t pid = 10000 + i % pids;
 		uint64_t ts = T0 + 1000ull * (uint64_t)(i + 1);
 		char s[64];
 		entry(&w, PT_EXT_OBJ_FORK, pid, ts, SVC, 0, "");
@@ -269,7 +269,7 @@ static void check_wrapped(void)
 {
 	const char *log = cli_path("wrapped.ptlog");
 	char *out = NULL, *err = NULL;
-	write_wrapped(log);
+	write_wrapped(log, KIDS, PIDS);
 	CHECK_EQ(cli_run(CLI("stats", "--json", (char *)log), &out, &err), 0);
 	const char *pr = out ? strstr(out, "\"processes\":[") : NULL;
 	const char *th = pr ? strstr(pr, "\"threads\":[") : NULL;
@@ -317,6 +317,34 @@ static void check_wrapped(void)
 	CHECK_EQ(out ? cli_count_str(out, "\n     10042      5000        1           3  ") : 0, 10);
 	CHECK(out && cli_contains(out, "service --kid 942\n"));
 	free(out), free(err);
+}
+
+/* 515 processes of one pid: in Chrome's JSON the first 511 after the
+ * first have a pid of their own (pid + k 2^22 stays an int32 up to k =
+ * 511), and from the 512th on they share the last one, named so. */
+#define MANY 515
+static void check_many(void)
+{
+	const char *log = cli_path("many.ptlog"), *json = cli_path("many.json");
+	char key[48], name[64];
+	write_wrapped(log, MANY, 1);
+	CHECK_EQ(cli_run(CLI("export", "--format", "chrome", "--force", "-o", (char *)json,
+	                     (char *)log), NULL, NULL), 0);
+	char *j = cli_slurp(json);
+	REQUIRE(j);
+	for (int k = 1; k < 511; k++) {
+		snprintf(name, sizeof name, "(process %d of pid 10000)\"", k + 1);
+		snprintf(key, sizeof key, "\"pid\":%d,", 10000 + (k << 22));
+		CHECK_EQ(cli_count_str(j, name), 1);
+		CHECK_EQ(cli_count_str(j, key), 3 + 1 + 3); /* events, thread name, metadata */
+	}
+	snprintf(name, sizeof name, "(process 512 of pid 10000)");
+	CHECK_EQ(cli_count_str(j, name), 0);
+	snprintf(name, sizeof name, "(process 512 or later of pid 10000)\"");
+	CHECK_EQ(cli_count_str(j, name), MANY - 511);
+	snprintf(key, sizeof key, "\"pid\":%d,", 10000 + (511 << 22));
+	CHECK_EQ(cli_count_str(j, key), (MANY - 511) * (3 + 1 + 3));
+	free(j);
 }
 
 static void check_reading(const char *log)
@@ -394,6 +422,7 @@ int main(int argc, char **argv)
 	if ((self = realpath(argv[0], NULL)) == NULL)
 		T_SKIP("cannot find this program's path");
 	check_wrapped();
+	check_many();
 
 	/* one process across its exec, pid reused or not */
 	const char *chain = cli_path("chain.ptlog");

@@ -116,15 +116,31 @@ const struct tproc *tlog_proc(const struct tlog *l, int32_t pid, uint64_t ts)
 	return tlog_proc_born(l, pid, tlog_born(l, pid, ts));
 }
 
-/* Above any pid Linux gives (PID_MAX_LIMIT is 2^22). */
+/* Above any pid Linux gives (PID_MAX_LIMIT is 2^22); the last k whose
+ * key stays below 2^31 (a viewer's pid is an int32). */
 #define KEY_STEP (1 << 22)
+#define KEY_LAST 511u
 
 int32_t tlog_pid_key(const struct tlog *l, size_t p)
 {
 	if (p >= l->npr)
 		return 0;
-	uint32_t k = l->pr[p].rank < 511 ? l->pr[p].rank : 511;
+	uint32_t k = l->pr[p].rank < KEY_LAST ? l->pr[p].rank : KEY_LAST;
 	return l->pr[p].pid <= 0 || k == 0 ? l->pr[p].pid : l->pr[p].pid + (int32_t)k * KEY_STEP;
+}
+
+void tlog_pid_key_note(const struct tlog *l, size_t p, char *buf, size_t cap)
+{
+	if (!cap)
+		return;
+	buf[0] = 0;
+	if (p >= l->npr || l->pr[p].pid <= 0 || !l->pr[p].rank)
+		return;
+	if (l->pr[p].rank < KEY_LAST)
+		snprintf(buf, cap, " (process %u of pid %d)", (unsigned)l->pr[p].rank + 1,
+		         (int)l->pr[p].pid);
+	else
+		snprintf(buf, cap, " (process %u or later of pid %d)", KEY_LAST + 1, (int)l->pr[p].pid);
 }
 
 int32_t tlog_thread_pid_key(const struct tlog *l, const struct tthread *th)

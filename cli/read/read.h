@@ -361,6 +361,10 @@ const struct tproc *tlog_proc_born(const struct tlog *l, int32_t pid, uint64_t b
  * pid Linux gives; k at most 511); of thread th's process. */
 int32_t tlog_pid_key(const struct tlog *l, size_t p);
 int32_t tlog_thread_pid_key(const struct tlog *l, const struct tthread *th);
+/* What an export adds to process p's name when its key is not its pid:
+ * " (process K of pid P)", K its rank + 1 ("512 or later" from where the
+ * keys stop: those share one); "" for the first of its pid. */
+void tlog_pid_key_note(const struct tlog *l, size_t p, char *buf, size_t cap);
 
 /* ------------------------------------------------------------ parts.c */
 /* A set of logs read as one trace: a directory's *.ptlog files (the

@@ -225,9 +225,7 @@ static int chrome_processes(const struct chrome *c)
 		 * for the viewer, births.c, its name the real one) */
 		int key = (int)tlog_pid_key(l, i);
 		label(buf, sizeof buf, c->z, l->pr[i].pid, l->pr[i].last);
-		if (key != l->pr[i].pid)
-			snprintf(buf + strlen(buf), sizeof buf - strlen(buf), " (process %d of pid %d)",
-			         (key - (int)l->pr[i].pid) / (1 << 22) + 1, (int)l->pr[i].pid);
+		tlog_pid_key_note(l, i, buf + strlen(buf), sizeof buf - strlen(buf));
 		json_str(j, sizeof j, buf);
 		fprintf(f, "%s{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":0,"
 		           "\"args\":{\"name\":%s", k == 0 ? "" : ",\n", key, j);

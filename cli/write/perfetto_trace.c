@@ -170,11 +170,11 @@ int export_perfetto(struct tlog *l, struct symz *z, struct spans *sp, FILE *f, i
 		 * the process the parent's pid named then) */
 		int32_t key = tlog_pid_key(l, i);
 		const struct tproc *pp = id && id->ppid > 0 ? tlog_proc(l, id->ppid, id->ts) : NULL;
-		char name[300];
+		char name[300], note[64];
 		const char *nm = exe && strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
-		if (key != l->pr[i].pid) {
-			snprintf(name, sizeof name, "%s (process %d of pid %d)", nm ? nm : "process",
-			         (key - (int)l->pr[i].pid) / (1 << 22) + 1, (int)l->pr[i].pid);
+		tlog_pid_key_note(l, i, note, sizeof note);
+		if (note[0]) {
+			snprintf(name, sizeof name, "%s%s", nm ? nm : "process", note);
 			nm = name;
 		}
 		pf_process(w, key, nm, pp ? tlog_pid_key(l, (size_t)(pp - l->pr)) : id ? id->ppid : 0,
