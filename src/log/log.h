@@ -176,6 +176,10 @@ struct pt_logw {
 	int fd, policy, swap, finished;
 	unsigned version;    /* written: 3, 5 or PT_LOG_VERSION */
 	int seekable, o_append, is_fifo, is_sock;
+	uint64_t ahead;      /* APPEND on a disk's file system: the file's blocks
+	                      * reserved up to here (fallocate, size kept); 0:
+	                      * none reserved, or not worth it (logwio.c) */
+	int ahead_on;
 	uint32_t cap;        /* largest block built in memory */
 	uint32_t chunk_cap;  /* (v9) largest CHUNK block; 0: none (the header declares
 	                      * the larger of the two) */
@@ -297,6 +301,11 @@ int pt_logw_bg_start(struct pt_logw *w, void *ring, size_t size, uint64_t sync_s
 int pt_logw_bg_drain(struct pt_logw *w);
 /* Drains, then ends the thread: 0 or the write error. */
 int pt_logw_bg_stop(struct pt_logw *w);
+/* The blocks an APPEND log's writer reserved past its end (logwio.c)
+ * given back: at the end of the log (pt_logw_finish; pt_logw_free is
+ * memory only).  0, or the errno of the truncation that gives them
+ * back. */
+int pt_logw_ahead_end(struct pt_logw *w);
 uint64_t pt_logw_min_size(const struct pt_attr_img *attr);
 /* One entry of the map of loaded code (kept, and written again after
  * each LOOP wrap like the names).  0, ENOMEM, or a write error. */
