@@ -99,8 +99,8 @@ int pt_logw_init(struct pt_logw *w, int fd, const struct pt_attr_img *attr, int 
  * ramfs, where reserving a page is making it, and the writes would do
  * it again).  ext4 then does not reserve and map each block as a write
  * reaches it: `record` of one thread at full speed to ext4 lost 13-16%
- * of its events without, 3-7% with (the writer 12.2-14.0 ns an event
- * against 9.8-11.3; docs/performance.md).  How far ahead grows with the
+ * of its events without, 3-7% with (the writer 12.0-14.0 ns an event
+ * against 9.4-11.3; docs/performance.md).  How far ahead grows with the
  * log, an eighth of what it wrote, from 1 MiB to 16 MiB, and none before
  * its first MiB: a log written slowly keeps little of the disk that it
  * does not use yet, a small one none.  Given back by pt_logw_finish only
@@ -115,7 +115,7 @@ static int ahead_worth(const struct pt_logw *w, int fd)
 	       fstatfs(fd, &fs) == 0 && fs.f_type != TMPFS_MAGIC && fs.f_type != RAMFS_MAGIC;
 }
 
-/* Before a write that ends at end: the blocks up to end + AHEAD_STEP
+/* Before a write that ends at end: the blocks up to end and a step
  * reserved, if end is past what is.  A failure (ENOSPC, EOPNOTSUPP) stops
  * the reserving: the writes say what they say. */
 static void ahead(struct pt_logw *w, uint64_t end)
