@@ -17,12 +17,20 @@
  *    its parent's control segment) that execs "--rec" only 300 ms later,
  *    longer than creation used to look before it took the child for a
  *    process without the library;
+ *  - made late: a raw clone child as in late exec that, after its 300 ms,
+ *    shows a segment being made (a memfd named like the library's, its
+ *    magic not yet written) in place of its parent's for 50 ms, then
+ *    execs: how a new image looks to a controller between its exec and
+ *    the end of its constructor (CI caught a late exec round there once:
+ *    creation had spent the new image's time on the 300 ms before and
+ *    took it for a process without the library);
  *  - stuck: a raw clone child that keeps its parent's segment until told:
  *    posix_trace_create() fails with EAGAIN (it used to succeed with a
  *    stream the child could never see).
  */
 #include <fcntl.h>
 #include <sched.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -32,6 +40,7 @@
 #define EXEC_ROUNDS 40
 #define FORK_ROUNDS 20
 #define LATE_ROUNDS 3
+#define MADE_ROUNDS 2
 #define STOP_AFTER  50 /* ticks received before the stop byte is sent */
 
 extern char **environ;
@@ -69,14 +78,26 @@ static void rec_argv(const struct pipes *p, char *sfd, char *rfd, char **argv)
 	argv[4] = NULL;
 }
 
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, ms % 1000 * 1000000 };
+	syscall(SYS_nanosleep, &ts, NULL);
+}
+
 /* A child by a raw clone: no fork handler runs, so it shows this
  * process's control segment.  It waits for a byte on wait_fd, or
- * sleep_ms, then execs "--rec" (exec_it) or exits; system calls only. */
-static pid_t raw_child(const struct pipes *p, int wait_fd, long sleep_ms, int exec_it)
+ * wait_ms; then, if made_ms, shows a segment being made in place of this
+ * process's for made_ms; then execs "--rec" (exec_it) or exits; system
+ * calls only. */
+static pid_t raw_child(const struct pipes *p, int wait_fd, long wait_ms, long made_ms,
+                       int exec_it)
 {
 	char sfd[16], rfd[16], *argv[5];
+	const char *ctl = getenv("POSIXTRACE_CTL"); /* this process's segment's fd */
 
 	rec_argv(p, sfd, rfd, argv);
+	if (made_ms && !ctl)
+		return -1;
 	long pid = syscall(SYS_clone, (long)SIGCHLD, 0L, 0L, 0L, 0L);
 	if (pid != 0)
 		return (pid_t)pid;
@@ -84,8 +105,14 @@ static pid_t raw_child(const struct pipes *p, int wait_fd, long sleep_ms, int ex
 		char b;
 		syscall(SYS_read, wait_fd, &b, 1L);
 	} else {
-		struct timespec ts = { sleep_ms / 1000, sleep_ms % 1000 * 1000000 };
-		syscall(SYS_nanosleep, &ts, NULL);
+		sleep_ms(wait_ms);
+	}
+	if (made_ms) { /* zeros, sized as the library's first step sizes it */
+		long fd = syscall(SYS_memfd_create, "posixtrace-ctl", (long)MFD_CLOEXEC);
+		if (fd < 0 || syscall(SYS_ftruncate, fd, 4096L) != 0)
+			syscall(SYS_exit_group, 3L);
+		syscall(SYS_close, (long)atoi(ctl));
+		sleep_ms(made_ms);
 	}
 	if (exec_it)
 		syscall(SYS_execve, argv[0], argv, environ);
@@ -167,7 +194,8 @@ static int child_status(pid_t pid)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
-/* 0 exec at once, 1 record in the forked child, 2 raw clone + late exec */
+/* 0 exec at once, 1 record in the forked child, 2 raw clone + late exec,
+ * 3 the same with a segment being made before the exec */
 static int round_of(int kind, int round)
 {
 	trace_attr_t a;
@@ -176,11 +204,12 @@ static int round_of(int kind, int round)
 	char sfd[16], rfd[16], *argv[5];
 	pid_t pid;
 	int ok = 0, rc;
+	static const char *const kinds[] = { "exec", "fork", "late exec", "made late" };
 
 	REQUIRE(open_pipes(&p) == 0);
 	rec_argv(&p, sfd, rfd, argv);
-	if (kind == 2) {
-		pid = raw_child(&p, -1, 300, 1);
+	if (kind >= 2) {
+		pid = raw_child(&p, -1, 300, kind == 3 ? 50 : 0, 1);
 	} else if ((pid = fork()) == 0) {
 		if (kind == 1)
 			_exit(rec(p.stop[0], p.rep[1]));
@@ -194,11 +223,11 @@ static int round_of(int kind, int round)
 	posix_trace_attr_setstreamsize(&a, 8u << 20);
 	if ((rc = posix_trace_create(pid, &a, &t)) != 0) {
 		fprintf(stderr, "%s round %d: posix_trace_create: %s\n",
-		        kind == 0 ? "exec" : kind == 1 ? "fork" : "late exec", round, strerror(rc));
+		        kinds[kind], round, strerror(rc));
 		kill(pid, SIGKILL);
 	} else {
 		CHECK_RC(posix_trace_start(t), 0);
-		ok = collect(t, pid, &p, kind == 0 ? "exec" : kind == 1 ? "fork" : "late exec", round);
+		ok = collect(t, pid, &p, kinds[kind], round);
 		CHECK_RC(posix_trace_shutdown(t), 0);
 	}
 	posix_trace_attr_destroy(&a);
@@ -229,6 +258,10 @@ int main(int argc, char **argv)
 		ok += round_of(2, r * 8); /* no spin before the create */
 	CHECK_EQ(ok, LATE_ROUNDS);
 
+	for (ok = 0, r = 0; r < MADE_ROUNDS && r - ok < 3; r++)
+		ok += round_of(3, r * 8);
+	CHECK_EQ(ok, MADE_ROUNDS);
+
 	/* a child that keeps showing this process's segment: EAGAIN */
 	{
 		struct pipes p;
@@ -237,7 +270,7 @@ int main(int argc, char **argv)
 		trace_id_t t;
 		REQUIRE(open_pipes(&p) == 0);
 		REQUIRE(pipe2(go, O_CLOEXEC) == 0);
-		pid_t pid = raw_child(&p, go[0], 0, 0);
+		pid_t pid = raw_child(&p, go[0], 0, 0, 0);
 		REQUIRE(pid > 0);
 		posix_trace_attr_init(&a);
 		CHECK_RC(posix_trace_create(pid, &a, &t), EAGAIN);

@@ -46,18 +46,29 @@ static int own_ctl(struct pt_target *tg)
  * own (docs/design.md, "Races, and how each is closed"):
  *  - it shows only its parent's (a child that has not yet run its fork
  *    handler): for up to SCAN_WAIT_NS, then EAGAIN;
- *  - its segment is being closed by its exec (pt_ctl.exec), or was, or
- *    the library is mapped but has made no segment yet (a new image
- *    before its constructors): for up to SCAN_WAIT_NS, then EAGAIN if the
- *    exec is still under way, else the new image is one without the
- *    library;
+ *  - its segment is being closed by its exec (pt_ctl.exec): for up to
+ *    SCAN_WAIT_NS, then EAGAIN;
+ *  - its segment was closed, or the library is mapped but has made no
+ *    segment yet (a new image before its constructors), or it shows one
+ *    whose magic is not written yet (being made): for up to SCAN_WAIT_NS,
+ *    then it is one without the library;
  *  - it shows only someone else's, or none but its environment names a
  *    control segment (an image exec'd by a process of the library, which
- *    may be one too): for up to SCAN_RETRY_NS. */
+ *    may be one too): for up to SCAN_RETRY_NS.
+ * Each state's time counts from the look that first found the target in
+ * it: a child that showed its parent's segment for 300 ms and then
+ * exec'd has the whole time of the next state (when it counted from the
+ * first look, the 200 ms of a new image whose segment was still being
+ * made were spent already, and the stream was made for a process
+ * "without the library": it got nothing).  However the states alternate,
+ * the looks end after SCAN_TOTAL_NS. */
 #define SCAN_MAX      65536u
 #define SCAN_OPEN_MAX 32u
 #define SCAN_RETRY_NS 200000000ull
 #define SCAN_WAIT_NS  2000000000ull
+#define SCAN_TOTAL_NS (2 * SCAN_WAIT_NS) /* however the states alternate */
+/* what a look finds the target doing, each with its time */
+enum { LOOK_EXEC, LOOK_PARENT, LOOK_NEW, LOOK_OTHER };
 #define PROC_READ_MAX (1u << 20) /* of /proc/PID/environ, /proc/PID/maps */
 
 static uint64_t mono_ns(void)
@@ -67,21 +78,30 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* The owner pid of a file that carries a control segment's magic, or 0. */
+/* The owner pid of a file that carries a control segment's magic; 0 if
+ * it has none; -1 if its magic is not written yet: a segment being made
+ * (ctlseg.c writes the magic last), whose owner may be the target, a few
+ * microseconds from publishing it. */
 static pid_t ctl_owner(int fd)
 {
 	struct { uint64_t magic; uint32_t version, size; int32_t pid; } h;
 
-	if (pread(fd, &h, sizeof h, 0) != (ssize_t)sizeof h || h.magic != PT_CTL_MAGIC ||
-	    h.version != PT_CTL_VERSION || h.pid <= 0)
+	ssize_t n = pread(fd, &h, sizeof h, 0);
+	if (n < 0)
+		return 0;
+	if (n < (ssize_t)sizeof h || h.magic == 0) /* (not even sized yet) */
+		return -1;
+	if (h.magic != PT_CTL_MAGIC || h.version != PT_CTL_VERSION || h.pid <= 0)
 		return 0;
 	return h.pid;
 }
 
 /* Look through /proc/PID/fd once: 1 found, 0 none, -1 only someone
  * else's (*parent set if one of those is ppid's: a child that has not yet
- * replaced its parent's after fork). */
-static int scan_fds(DIR *d, pid_t pid, pid_t ppid, struct pt_target *tg, int *parent)
+ * replaced its parent's after fork; *making if one is a segment being
+ * made). */
+static int scan_fds(DIR *d, pid_t pid, pid_t ppid, struct pt_target *tg, int *parent,
+                    int *making)
 {
 	struct dirent *de;
 	char link[64];
@@ -113,7 +133,10 @@ static int scan_fds(DIR *d, pid_t pid, pid_t ppid, struct pt_target *tg, int *pa
 			tg->fd = fd;
 			return 1;
 		}
-		if (ppid > 0 && ctl_owner(fd) == ppid)
+		pid_t owner = ctl_owner(fd);
+		if (owner < 0)
+			*making = 1;
+		else if (ppid > 0 && owner == ppid)
 			*parent = 1;
 		refused[nref++] = st.st_ino;
 		other = 1;
@@ -221,12 +244,12 @@ int pt_target_open(pid_t pid, struct pt_target *tg)
 		       : errno == ENOENT || errno == ESRCH ? ESRCH
 		       : errno == EMFILE || errno == ENFILE ? EAGAIN : ENOMEM;
 	pid_t ppid = parent_of(pid);
-	uint64_t start = mono_ns();
-	int saw_exec = 0, saw_seg = 0;
+	uint64_t start = mono_ns(), since = start;
+	int saw_exec = 0, saw_seg = 0, phase = -1;
 	for (;;) {
-		int parent = 0, in_exec = 0;
-		uint64_t limit = SCAN_WAIT_NS;
-		r = scan_fds(d, pid, ppid, tg, &parent);
+		int parent = 0, making = 0, now_phase;
+		uint64_t limit = SCAN_WAIT_NS, now;
+		r = scan_fds(d, pid, ppid, tg, &parent, &making);
 		if (r == 1 && take_segment(tg) == 0)
 			break;
 		if (r != 0)
@@ -235,19 +258,23 @@ int pt_target_open(pid_t pid, struct pt_target *tg)
 		                   * closes it (it is close-on-exec) */
 			saw_exec = 1;
 		if (r == 1) /* its exec closes the segment, or decides whether to */
-			in_exec = saw_exec = 1;
+			now_phase = LOOK_EXEC, saw_exec = 1;
 		else if (r < 0 && parent)
-			; /* a child before its fork handler made its own */
-		else if (saw_exec || proc_has(pid, "maps", "libposixtrace") == 1)
-			; /* a new image of the library, before its constructors */
+			now_phase = LOOK_PARENT; /* a child before its fork handler made its own */
+		else if (making || saw_exec || proc_has(pid, "maps", "libposixtrace") == 1)
+			now_phase = LOOK_NEW; /* a new image of the library, before its
+			                       * constructors, or making its segment */
 		else if (r < 0 || proc_has(pid, "environ", "POSIXTRACE_CTL=") != 0)
-			limit = SCAN_RETRY_NS; /* someone else's; or an image that a
-			                        * process of the library exec'd, or
-			                        * one in the middle of its exec */
+			now_phase = LOOK_OTHER, limit = SCAN_RETRY_NS;
+		/* (someone else's; or an image that a process of the library
+		 * exec'd, or one in the middle of its exec) */
 		else
 			break; /* a process without the library */
-		if (mono_ns() - start >= limit) {
-			if (in_exec || (r < 0 && parent))
+		now = mono_ns();
+		if (now_phase != phase) /* each state's time counts from its start */
+			phase = now_phase, since = now;
+		if (now - since >= limit || now - start >= SCAN_TOTAL_NS) {
+			if (phase == LOOK_EXEC || phase == LOOK_PARENT)
 				rc = EAGAIN; /* still on its way: a stream now could get nothing */
 			r = 0;
 			break;
