@@ -302,10 +302,9 @@ int pt_logw_bg_drain(struct pt_logw *w);
 /* Drains, then ends the thread: 0 or the write error. */
 int pt_logw_bg_stop(struct pt_logw *w);
 /* The blocks an APPEND log's writer reserved past its end (logwio.c)
- * given back: at the end of the log (pt_logw_finish, which goes on
- * whatever this says; pt_logw_free is memory only).  0, or the errno of
- * the truncation that gives them back. */
-int pt_logw_ahead_end(struct pt_logw *w);
+ * given back, if the file system will: at the end of the log
+ * (pt_logw_finish; pt_logw_free is memory only). */
+void pt_logw_ahead_end(struct pt_logw *w);
 uint64_t pt_logw_min_size(const struct pt_attr_img *attr);
 /* One entry of the map of loaded code (kept, and written again after
  * each LOOP wrap like the names).  0, ENOMEM, or a write error. */

@@ -133,17 +133,17 @@ static void ahead(struct pt_logw *w, uint64_t end)
 	errno = saved;
 }
 
-int pt_logw_ahead_end(struct pt_logw *w)
+void pt_logw_ahead_end(struct pt_logw *w)
 {
 	struct stat st;
-	int rc = 0;
-	if (w->ahead && w->fd >= 0) { /* (a truncation to its size frees the blocks past it) */
-		if (fstat(w->fd, &st) || ftruncate(w->fd, st.st_size))
-			rc = errno;
-	}
+	int saved = errno;
+	/* (a truncation to its size frees the blocks past it; one that fails
+	 * leaves them, and the log is whole all the same) */
+	if (w->ahead && w->fd >= 0 && fstat(w->fd, &st) == 0)
+		(void)!ftruncate(w->fd, st.st_size);
+	errno = saved;
 	w->ahead = 0;
 	w->ahead_on = 0;
-	return rc;
 }
 
 int pt_logw_init_opt(struct pt_logw *w, int fd, const struct pt_attr_img *attr,

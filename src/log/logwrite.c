@@ -836,7 +836,7 @@ int pt_logw_finish(struct pt_logw *w, const struct posix_trace_status_info *st)
 	pt_log_put64(b + PT_LOG_E_STREAM_LOST, w->stream_lost, w->swap);
 	keep_err(&werr, put_block(w, PT_LOG_BT_END, b, sizeof b, 0, 0));
 	keep_err(&werr, pt_logw_bg_stop(w)); /* (all written now) */
-	(void)pt_logw_ahead_end(w); /* (the log is whole whatever it says) */
+	pt_logw_ahead_end(w);
 	w->finished = 1;
 	return werr;
 }
